@@ -1,0 +1,117 @@
+# Makefile - builds dpprof, runs the tests and reproduces the experiments.
+#   make          build ./dpprof (with the CUDA object when nvcc is found, else -DDPPROF_NO_CUDA)
+#   make all      install missing Debian packages, build, run every experiment this machine can, render figures
+#   make test     every test that needs no GPU (GPU tests print SKIP without one); ends with "N passed, N failed"
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DELETE_ON_ERROR:
+MAKEFLAGS += --no-builtin-rules
+
+CC := gcc
+CXX := g++
+NVCC := $(shell command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+
+CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -pedantic
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -g
+# hopper first, ampere supported
+NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror \
+             -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80
+
+ifneq ($(NVCC),)
+CUDA_OBJ := build/dpprof_kernels.o
+CUDA_DEF :=
+LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++ -lm
+else
+CUDA_OBJ :=
+CUDA_DEF := -DDPPROF_NO_CUDA
+LDLIBS := -lm
+endif
+
+# the experiments this version can run; each is experiments/NAME.mk defining its own rules
+EXPERIMENTS := timeline
+FIGURES :=  # each experiments/NAME.mk adds its figures
+
+.PHONY: default all test deps clean figures
+default: dpprof
+
+dpprof: main.c dpprof.h $(CUDA_OBJ)
+	$(CC) $(CFLAGS) $(CUDA_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c $(CUDA_OBJ) -o $@.tmp $(LDLIBS)
+	mv $@.tmp $@
+
+build/dpprof_kernels.o: dpprof_kernels.cu dpprof.h
+	@mkdir -p build
+	$(NVCC) $(NVCCFLAGS) -I. -c $< -o $@.tmp.o
+	mv $@.tmp.o $@
+
+# ---- packages: what a fresh Debian machine lacks --------------------------------------------------
+DEB_PACKAGES := libstb-dev
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq $$missing; fi; \
+	fi
+
+# ---- experiments and figures ------------------------------------------------------------------------
+all: deps
+	$(MAKE) dpprof
+	$(MAKE) figures
+
+include $(foreach e,$(EXPERIMENTS),experiments/$(e).mk)
+
+figures: $(FIGURES)
+
+# ---- tests ------------------------------------------------------------------------------------------
+TEST_BIN := build/tests
+test: deps
+	$(MAKE) dpprof
+	$(MAKE) test-build
+	tests/run.sh $(TEST_BIN)
+
+# test programs: C tests with sanitizers, the gradient check in double, the training test optimised
+TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu
+.PHONY: test-build
+test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_gradcheck test_train test_twotu)
+
+$(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h
+	@mkdir -p $(TEST_BIN)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -I. $< -o $@ -lm
+
+$(TEST_BIN)/test_ops_double: tests/test_ops.c dpprof.h tests/test.h
+	@mkdir -p $(TEST_BIN)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+
+$(TEST_BIN)/test_gradcheck: tests/test_gradcheck.c dpprof.h tests/test.h
+	@mkdir -p $(TEST_BIN)
+	$(CC) $(CFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+
+$(TEST_BIN)/test_train: tests/test_train.c dpprof.h tests/test.h
+	@mkdir -p $(TEST_BIN)
+	$(CC) $(CFLAGS) -O3 -march=native -DDPPROF_NO_CUDA -I. $< -o $@ -lm
+
+# two translation units that include the header, one with the implementation: they must link
+$(TEST_BIN)/test_twotu: tests/test_twotu_a.c tests/test_twotu_b.c dpprof.h
+	@mkdir -p $(TEST_BIN)
+	$(CC) $(CFLAGS) -DDPPROF_NO_CUDA -I. tests/test_twotu_a.c tests/test_twotu_b.c -o $@ -lm
+
+# the GPU test links the real CUDA object when there is one: it prints SKIP without a GPU
+ifneq ($(NVCC),)
+$(TEST_BIN)/test_gpu: tests/test_gpu.c dpprof.h tests/test.h $(CUDA_OBJ)
+	@mkdir -p $(TEST_BIN)
+	$(CC) $(CFLAGS) -I. $< $(CUDA_OBJ) -o $@ $(LDLIBS)
+endif
+
+clean:
+	rm -rf build dpprof dpprof.tmp
+
+# ---- fuzzing (libFuzzer; clang's runtime comes from Debian's libclang-rt-14-dev) -------------------
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+fuzz:
+	@mkdir -p build/fuzz
+	clang -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -DDPPROF_NO_CUDA -I. tests/fuzz/fuzz_json.c -o build/fuzz/fuzz_json -lm
+	cp -r tests/fuzz/corpus_json build/fuzz/corpus_json_run
+	build/fuzz/fuzz_json -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/json.dict build/fuzz/corpus_json_run tests/fuzz/corpus_json

@@ -1,0 +1,6714 @@
+/* dpprof.h - v0.1.0 - exact memory, time and traffic profiles of DP-SGD transformer training - MIT licence
+
+   dpprof measures what differentially private training of Llama-style transformers costs: memory
+   (exactly, by category and by module), time per phase and DRAM traffic, for every way of computing
+   per-sample gradient norms. This file is the whole library: the profiler layer, the model, the
+   CPU reference of every op, the dry backend, the outputs. The only other source is
+   dpprof_kernels.cu (the CUDA backend), linked when nvcc is available.
+
+   USE
+     In exactly one C or C++ file:
+         #define DPPROF_IMPLEMENTATION
+         #include "dpprof.h"
+     elsewhere just #include "dpprof.h". Link with -lm. Without dpprof_kernels.cu, also define
+     DPPROF_NO_CUDA in the implementation file (the cuda backend then answers DPPROF_ERR_NO_CUDA).
+
+   THE PROFILER LAYER ALONE (no model needed)
+         dpprof_prof p;
+         dpprof_prof_init(&p, 0);
+         dpprof_phase_begin(&p, DPPROF_PHASE_FORWARD, 0);
+         float *x = (float *)dpprof_malloc(&p, bytes, DPPROF_CAT_ACTIVATIONS, DPPROF_MOD_MLP);
+         ...                                  // or track your own allocations (cudaMalloc, pools):
+         dpprof_track_alloc(&p, ptr, bytes, DPPROF_CAT_WORKSPACE, DPPROF_MOD_OTHER);
+         dpprof_track_free(&p, ptr);
+         dpprof_free(&p, x);
+         dpprof_phase_end(&p);
+         // p.peak_bytes, p.peak_by_cat[], p.peak_by_mod[] (split at the moment of the peak),
+         // p.events[] (the live-bytes timeline), p.phases[] (bytes at start/end/peak per phase)
+         dpprof_prof_free(&p);
+     Every allocation carries a category and a module; every allocation and free is an event
+     (time, category, module, +-bytes, phase, step). The peak is the first moment live bytes reach
+     their maximum; the breakdown reported is the split at exactly that moment.
+
+   THE ENGINE
+         dpprof_config cfg;  memset(&cfg, 0, sizeof cfg);      // all-zero means defaults
+         cfg.preset = "tiny"; cfg.seq = 64; cfg.batch = 8; cfg.backend = DPPROF_BACKEND_DRY;
+         dpprof_session *s;
+         if (dpprof_session_create(&cfg, &s) != DPPROF_OK) puts(dpprof_last_error());
+         dpprof_session_run(s);                                // warm-up + measured steps
+         dpprof_session_write_json(s, stdout, "my-experiment");
+         dpprof_session_destroy(s);
+     Backends: cpu (reference arithmetic), dry (same schedule and allocator bookkeeping, no
+     arithmetic, no allocation: exact memory of any size in about a second), cuda (GPU), auto.
+
+   BUILD OPTIONS
+     DPPROF_IMPLEMENTATION   compile the implementation in this translation unit
+     DPPROF_NO_CUDA          no dpprof_kernels.cu is linked: cuda entry points return DPPROF_ERR_NO_CUDA
+     DPPROF_REF_DOUBLE       cpu reference stores double instead of float (gradient-check builds only)
+     DPPROF_MALLOC/DPPROF_REALLOC/DPPROF_FREE   override the allocator (all or none)
+     DPPROF_ASSERT           override assert()
+     DPPROF_API              decoration of public functions (default: extern)
+     _POSIX_C_SOURCE>=199309L (or gnu mode) gives a monotonic clock; otherwise C11 timespec_get
+   The header needs only libc and libm. It compiles as C11 (-pedantic), as C++17 and under nvcc.
+   Errors are result codes (dpprof_result); dpprof_last_error() holds the message of the last
+   failure (one buffer per process: not thread-safe). Nothing in the library calls exit().
+*/
+#ifndef DPPROF_H
+#define DPPROF_H
+
+#define DPPROF_VERSION "0.1.0"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <float.h> /* the inline noise generator checks FLT_EVAL_METHOD */
+#include <math.h>
+
+#ifndef DPPROF_API
+#define DPPROF_API extern
+#endif
+
+#if defined(__CUDACC__)
+#define DPPROF_HD __host__ __device__
+#else
+#define DPPROF_HD
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef DPPROF_REF_DOUBLE
+typedef double dpprof_real; /* gradient-check builds: the whole cpu reference in double */
+#else
+typedef float dpprof_real; /* storage of the cpu reference; long sums accumulate in double */
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+   result codes
+   --------------------------------------------------------------------------------------------- */
+#define DPPROF_RESULTS(X)                                                                   \
+    X(DPPROF_OK, 0, "ok")                                                                   \
+    X(DPPROF_ERR_INVALID, -1, "invalid argument")                                           \
+    X(DPPROF_ERR_OOM, -2, "out of memory")                                                  \
+    X(DPPROF_ERR_IO, -3, "input/output error")                                              \
+    X(DPPROF_ERR_NO_CUDA, -4, "built without CUDA")                                         \
+    X(DPPROF_ERR_NO_DEVICE, -5, "no GPU available")                                         \
+    X(DPPROF_ERR_UNSUPPORTED, -6, "not supported")                                          \
+    X(DPPROF_ERR_NUMERIC, -7, "non-finite value")                                           \
+    X(DPPROF_ERR_OVERFLOW, -8, "size overflow")                                             \
+    X(DPPROF_ERR_CUDA, -9, "CUDA error")                                                    \
+    X(DPPROF_ERR_PARSE, -10, "parse error")
+
+typedef enum dpprof_result {
+#define DPPROF__X(name, value, text) name = value,
+    DPPROF_RESULTS(DPPROF__X)
+#undef DPPROF__X
+    DPPROF__RESULT_END = -11
+} dpprof_result;
+
+DPPROF_API const char *dpprof_result_str(int result);
+DPPROF_API const char *dpprof_last_error(void);
+
+/* ---------------------------------------------------------------------------------------------
+   categories, modules, phases (names match the seed's JSON breakdown keys where they exist)
+   --------------------------------------------------------------------------------------------- */
+#define DPPROF_CATEGORIES(X)                                                                \
+    X(MODEL_PARAMETERS, "model_parameters")                                                 \
+    X(OPTIMIZER_STATES, "optimizer_states")                                                 \
+    X(GRADIENTS, "gradients")                                                               \
+    X(ACTIVATIONS, "activations")                                                           \
+    X(ACTIVATION_HOOKS, "activation_hooks")                                                 \
+    X(PER_SAMPLE_GRADIENTS, "per_sample_gradients")                                         \
+    X(NORM_SAMPLES, "norm_samples")                                                         \
+    X(TEMP_MATRICES, "temp_matrices")                                                       \
+    X(LORA, "lora")                                                                         \
+    X(WORKSPACE, "workspace")                                                               \
+    X(DATA, "data")
+
+#define DPPROF_MODULES(X)                                                                   \
+    X(EMBEDDING, "embedding")                                                               \
+    X(ATTENTION, "attention")                                                               \
+    X(MLP, "mlp")                                                                           \
+    X(NORM, "norm")                                                                         \
+    X(LORA, "lora")                                                                         \
+    X(HEAD, "head")                                                                         \
+    X(OPTIMIZER, "optimizer")                                                               \
+    X(OTHER, "other")
+
+#define DPPROF_PHASES(X)                                                                    \
+    X(MODEL_LOADED, "model_loaded")                                                         \
+    X(OPTIMIZER_SETUP, "optimizer_setup")                                                   \
+    X(PRIVACY_SETUP, "privacy_setup")                                                       \
+    X(FORWARD, "forward")                                                                   \
+    X(BACKWARD, "backward")                                                                 \
+    X(BACKWARD_2, "backward_2")                                                             \
+    X(NORMS, "norms")                                                                       \
+    X(CLIP_ACCUMULATE, "clip_accumulate")                                                   \
+    X(NOISE, "noise")                                                                       \
+    X(OPTIMIZER_STEP, "optimizer_step")
+
+typedef enum dpprof_category {
+#define DPPROF__X(name, text) DPPROF_CAT_##name,
+    DPPROF_CATEGORIES(DPPROF__X)
+#undef DPPROF__X
+    DPPROF_CAT_COUNT
+} dpprof_category;
+
+typedef enum dpprof_module {
+#define DPPROF__X(name, text) DPPROF_MOD_##name,
+    DPPROF_MODULES(DPPROF__X)
+#undef DPPROF__X
+    DPPROF_MOD_COUNT
+} dpprof_module;
+
+typedef enum dpprof_phase {
+#define DPPROF__X(name, text) DPPROF_PHASE_##name,
+    DPPROF_PHASES(DPPROF__X)
+#undef DPPROF__X
+    DPPROF_PHASE_COUNT,
+    DPPROF_PHASE_NONE = -1
+} dpprof_phase;
+
+DPPROF_API const char *dpprof_category_name(int category);
+DPPROF_API const char *dpprof_module_name(int module);
+DPPROF_API const char *dpprof_phase_name(int phase);
+
+/* ---------------------------------------------------------------------------------------------
+   profiler layer
+   --------------------------------------------------------------------------------------------- */
+typedef struct dpprof_event {
+    double t_ms;      /* time since dpprof_prof_init (0 with DPPROF_PROF_NO_CLOCK) */
+    int64_t bytes;    /* +allocated / -freed */
+    int64_t live;     /* live bytes after this event */
+    int32_t category, module, phase, step;
+} dpprof_event;
+
+typedef struct dpprof_phase_rec {
+    int32_t phase, step;
+    double t_start_ms, t_end_ms;
+    int64_t bytes_start, bytes_end, bytes_peak; /* live bytes at begin, end, and the max inside */
+    size_t event_start, event_end;              /* events [event_start, event_end) happened inside */
+    double flops, bytes_analytic;               /* analytic cost of the ops run inside */
+    double dram_read, dram_write;               /* measured DRAM bytes; < 0: unavailable */
+} dpprof_phase_rec;
+
+typedef struct dpprof_live_alloc {
+    const void *key;
+    int64_t bytes;
+    int32_t category, module;
+} dpprof_live_alloc;
+
+enum { DPPROF_PROF_NO_CLOCK = 1 }; /* flags: timestamps stay 0 (the dry backend measures no time) */
+
+typedef struct dpprof_prof {
+    int flags;
+    double t0;                                              /* clock origin (ms) */
+    int64_t live_bytes, peak_bytes;                         /* now, and the max ever */
+    int64_t live_by[DPPROF_CAT_COUNT][DPPROF_MOD_COUNT];    /* live bytes by category x module */
+    int64_t peak_by[DPPROF_CAT_COUNT][DPPROF_MOD_COUNT];    /* the same at the moment of the peak */
+    int64_t peak_by_cat[DPPROF_CAT_COUNT], peak_by_mod[DPPROF_MOD_COUNT];
+    size_t peak_event;                                      /* index of the event that set the peak */
+    int32_t peak_phase, peak_step;
+    int32_t cur_phase, cur_step;                            /* DPPROF_PHASE_NONE outside phases */
+    dpprof_event *events;   size_t n_events, cap_events;
+    dpprof_phase_rec *phases; size_t n_phases, cap_phases;
+    dpprof_live_alloc *live; size_t n_live, cap_live;
+    int64_t n_allocs, n_frees;
+    int failed;                                             /* a table could not grow: results incomplete */
+} dpprof_prof;
+
+DPPROF_API int dpprof_prof_init(dpprof_prof *p, int flags);
+DPPROF_API void dpprof_prof_free(dpprof_prof *p);
+DPPROF_API double dpprof_prof_now_ms(const dpprof_prof *p);
+/* the key is only compared, never read: tell gcc, which otherwise warns about fresh malloc memory */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+#define DPPROF__KEY_ONLY __attribute__((access(none, 2)))
+#else
+#define DPPROF__KEY_ONLY
+#endif
+/* record an allocation made elsewhere (malloc, cudaMalloc, a pool): key identifies it until freed */
+DPPROF_API int dpprof_track_alloc(dpprof_prof *p, const void *key, size_t bytes, int category, int module) DPPROF__KEY_ONLY;
+DPPROF_API int dpprof_track_free(dpprof_prof *p, const void *key) DPPROF__KEY_ONLY;
+/* allocate through DPPROF_MALLOC and track; NULL on failure (and dpprof_last_error says so) */
+DPPROF_API void *dpprof_malloc(dpprof_prof *p, size_t bytes, int category, int module);
+DPPROF_API void dpprof_free(dpprof_prof *p, void *ptr);
+/* phases do not nest: begin closes the open one */
+DPPROF_API int dpprof_phase_begin(dpprof_prof *p, int phase, int step);
+DPPROF_API void dpprof_phase_end(dpprof_prof *p);
+/* add analytic cost (FLOPs, bytes moved) to the open phase */
+DPPROF_API void dpprof_prof_add_cost(dpprof_prof *p, double flops, double bytes);
+/* live bytes of one category (module < 0: all modules) */
+DPPROF_API int64_t dpprof_live(const dpprof_prof *p, int category, int module);
+
+/* ---------------------------------------------------------------------------------------------
+   configuration
+   --------------------------------------------------------------------------------------------- */
+typedef enum dpprof_backend { DPPROF_BACKEND_AUTO = 0, DPPROF_BACKEND_CPU, DPPROF_BACKEND_CUDA, DPPROF_BACKEND_DRY } dpprof_backend;
+typedef enum dpprof_task { DPPROF_TASK_DEFAULT = 0, DPPROF_TASK_LM, DPPROF_TASK_CLS } dpprof_task;
+typedef enum dpprof_optimizer { DPPROF_OPT_DEFAULT = 0, DPPROF_OPT_ADAM, DPPROF_OPT_SGD } dpprof_optimizer;
+typedef enum dpprof_dtype { DPPROF_DTYPE_DEFAULT = 0, DPPROF_DTYPE_FP32, DPPROF_DTYPE_BF16 } dpprof_dtype;
+typedef enum dpprof_algo {
+    DPPROF_ALGO_DEFAULT = 0, DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST,
+    DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO, DPPROF_ALGO_COUNT
+} dpprof_algo;
+
+DPPROF_API const char *dpprof_backend_name(int backend);
+DPPROF_API const char *dpprof_algo_name(int algo);
+DPPROF_API int dpprof_algo_parse(const char *name); /* < 0 if unknown */
+
+/* a desc struct: all-zero means defaults, resolved once by dpprof_config_resolve(). */
+typedef struct dpprof_config {
+    const char *preset;          /* NULL -> "tiny"; see dpprof_preset_names() */
+    int vocab, hidden, layers;   /* 0 -> the preset's */
+    int heads, kv_heads, ffn;    /* 0 -> the preset's (kv_heads: grouped-query attention) */
+    int seq;                     /* 0 -> 64 */
+    dpprof_task task;            /* 0 -> lm */
+    int classes;                 /* 0 -> 2 (cls only) */
+    dpprof_algo algo;            /* 0 -> vanilla */
+    int batch;                   /* logical batch; 0 -> 8 */
+    int physical_batch;          /* 0 -> batch */
+    int steps;                   /* measured steps; 0 -> 3 */
+    int warmup;                  /* warm-up steps run first and excluded from timing; 0 -> none */
+    double lr;                   /* 0 -> 1e-3 (adam) or 1e-2 (sgd) */
+    dpprof_optimizer optimizer;  /* 0 -> adam */
+    double weight_decay;         /* adamw decoupled decay; 0 -> none */
+    dpprof_dtype dtype;          /* 0 -> fp32 */
+    dpprof_backend backend;      /* 0 -> auto */
+    uint64_t seed;               /* 0 is a seed like any other */
+    const char *data_path;       /* NULL -> synthetic data; else byte-level text (lm) or label<TAB>text lines (cls) */
+    double rope_theta;           /* 0 -> the preset's */
+    double norm_eps;             /* 0 -> 1e-5 */
+    double init_std;             /* 0 -> 0.02 */
+    int64_t memory_limit;        /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
+    /* DP-SGD (DESIGN.md); the engine refuses non-default values until the DP algorithms land */
+    double sigma;                /* noise multiplier */
+    double max_grad_norm;        /* clipping bound C */
+    int per_layer_clipping;
+    int poisson;
+    long long dataset_size;
+    double delta;
+    int lora_rank;
+    double lora_alpha;
+    const char *lora_targets;
+} dpprof_config;
+
+typedef struct dpprof_shape {
+    int V, C, L, NH, NKV, HS, F, K; /* vocab, hidden, layers, heads, kv heads, head size, ffn, classes */
+    double rope_theta, norm_eps;
+} dpprof_shape;
+
+/* fill `out` with every default resolved and validate; on error the message names the bad value */
+DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out, dpprof_shape *shape);
+/* NULL-terminated list of preset names */
+DPPROF_API const char *const *dpprof_preset_names(void);
+DPPROF_API int dpprof_preset_shape(const char *name, dpprof_shape *shape);
+
+/* ---------------------------------------------------------------------------------------------
+   the engine: model, training step, reports
+   --------------------------------------------------------------------------------------------- */
+typedef struct dpprof_tensor {
+    void *data;              /* NULL on the dry backend */
+    int64_t n;               /* elements */
+    int32_t elem_size, category, module;
+} dpprof_tensor;
+
+typedef struct dpprof_param {
+    char name[64];           /* the dump's name, e.g. model.layers.0.self_attn.q_proj.weight */
+    int rows, cols;          /* (rows, cols); vectors have rows = 1 */
+    int module, layer;       /* layer -1 outside the decoder stack */
+    int trainable;
+    dpprof_tensor w, g, m, v; /* weight, gradient, adam moments */
+} dpprof_param;
+
+typedef struct dpprof_session dpprof_session;
+
+DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **out);
+DPPROF_API void dpprof_session_destroy(dpprof_session *s);
+/* warm-up steps then measured steps; stops at the first failure */
+DPPROF_API int dpprof_session_run(dpprof_session *s);
+/* one logical step: forward+backward over every physical batch, then the optimizer */
+DPPROF_API int dpprof_session_step(dpprof_session *s);
+/* forward+backward of `n` given samples into the gradients (which it zeroes first), no update.
+   tokens (n,T); targets (n,T) for lm, (n) for cls. losses (n) per-sample, may be NULL. */
+DPPROF_API int dpprof_session_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses);
+/* forward only: per-sample losses (n) */
+DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses);
+/* the samples of logical step `step` (index i of the logical batch), as training uses them */
+DPPROF_API int dpprof_session_batch(dpprof_session *s, int step, int first, int n, int *tokens, int *targets);
+
+DPPROF_API const dpprof_config *dpprof_session_config(const dpprof_session *s);
+DPPROF_API const dpprof_shape *dpprof_session_shape(const dpprof_session *s);
+DPPROF_API const dpprof_prof *dpprof_session_prof(const dpprof_session *s);
+DPPROF_API int dpprof_session_param_count(const dpprof_session *s);
+DPPROF_API dpprof_param *dpprof_session_param(dpprof_session *s, int i);
+DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int trainable_only);
+DPPROF_API int dpprof_session_steps_done(const dpprof_session *s);
+DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step); /* mean loss of a step */
+
+/* result JSON (DESIGN.md schema, fixed key order, doubles as %.17g). status: "ok", "oom", "error"... */
+DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const char *experiment, const char *status, const char *error);
+/* --trace: chrome/perfetto trace-event json: phases as complete events, live bytes as counters */
+DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f);
+/* --dump: model.safetensors, batch.safetensors, grads.safetensors, step.json into an existing directory */
+DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir);
+
+/* the cuda side (dpprof_kernels.cu); without it (DPPROF_NO_CUDA) these return DPPROF_ERR_NO_CUDA */
+typedef struct dpprof_device_info {
+    char name[128];
+    int driver_version, runtime_version, cc_major, cc_minor, sm_count;
+    size_t total_bytes, free_bytes;
+} dpprof_device_info;
+DPPROF_API int dpprof_cuda_device_count(int *count);
+DPPROF_API int dpprof_cuda_device_info(int device, dpprof_device_info *info);
+/* device memory through the accountant */
+DPPROF_API int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int category, int module);
+DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr);
+DPPROF_API const char *dpprof_cuda_last_error(void);
+
+/* ---- cpu reference ops: declarations (fragment of dpprof.h) -------------------------------------
+   dimension vocabulary: B batch, T sequence, C channels, N = B*T rows, IC/OC linear in/out features,
+   NH query heads, NKV key/value heads (GQA: query head h reads kv head h / (NH/NKV)), HS head size,
+   V vocabulary (or classes). all tensors are row-major dpprof_real; token/target ids are int.
+   linear layers follow pytorch: weight is (OC, IC), y = x W^T, no bias.
+   gradients of parameters (dweight, dwte) always ACCUMULATE (+=); each input gradient says
+   "+=" (accumulate) or "overwritten" below. long sums accumulate in double whatever dpprof_real is.
+   no op allocates; attention keeps per-row state on the stack, bounded by DPPROF_MAX_HEAD_SIZE. */
+
+#ifndef DPPROF_MAX_HEAD_SIZE
+#define DPPROF_MAX_HEAD_SIZE 256   /* largest HS the reference attention / rope accept (stack arrays) */
+#endif
+
+/* matmul. out (N,OC), inp (N,IC), weight (OC,IC): out = inp @ weight^T, overwritten */
+DPPROF_API void dpprof_matmul_fwd_ref(dpprof_real *out, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC);
+/* dinp (N,IC) += dout (N,OC) @ weight (OC,IC); dweight (OC,IC) += dout^T @ inp (N,IC); either output may be NULL (skipped) */
+DPPROF_API void dpprof_matmul_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC);
+
+/* embedding. out (N,C) overwritten = wte (V,C) row tokens[n]; tokens (N) in [0,V) */
+DPPROF_API void dpprof_embedding_fwd_ref(dpprof_real *out, const int *tokens, const dpprof_real *wte, int N, int C);
+/* dwte (V,C) += dout (N,C) rows scattered by tokens (N); repeated tokens are summed in double */
+DPPROF_API void dpprof_embedding_bwd_ref(dpprof_real *dwte, const dpprof_real *dout, const int *tokens, int N, int C);
+
+/* rmsnorm. out (N,C) overwritten = inp (N,C) * rstd * weight (C); rstd (N) overwritten = 1/sqrt(mean(inp^2) + eps) */
+DPPROF_API void dpprof_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, const dpprof_real *inp, const dpprof_real *weight, int N, int C, float eps);
+/* dinp (N,C) +=, dweight (C) += (may be NULL); dout (N,C), inp (N,C), weight (C), rstd (N) from the forward */
+DPPROF_API void dpprof_rmsnorm_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int N, int C);
+
+/* rope, hf-llama rotate_half convention, in place. x (B,T,NH,HS), row t has position t; HS even, <= DPPROF_MAX_HEAD_SIZE */
+DPPROF_API void dpprof_rope_fwd_ref(dpprof_real *x, int B, int T, int NH, int HS, double theta);
+/* backward of rope, in place: dx (B,T,NH,HS) is rotated by -angle (the transpose of the forward) */
+DPPROF_API void dpprof_rope_bwd_ref(dpprof_real *dx, int B, int T, int NH, int HS, double theta);
+
+/* causal gqa attention, scale 1/sqrt(HS). out (B,T,NH,HS) overwritten, lse (B,NH,T) overwritten (natural log-sum-exp
+   of the scaled scores); q (B,T,NH,HS), k (B,T,NKV,HS), v (B,T,NKV,HS). no T x T storage (online softmax). */
+DPPROF_API void dpprof_attention_fwd_ref(dpprof_real *out, dpprof_real *lse, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, int B, int T, int NH, int NKV, int HS);
+/* dq (B,T,NH,HS), dk (B,T,NKV,HS), dv (B,T,NKV,HS) all OVERWRITTEN; dout, q, out (B,T,NH,HS); k, v (B,T,NKV,HS); lse (B,NH,T).
+   flash-style recomputation, no T x T storage. dq is used as scratch during the call, so dq must not alias any input. */
+DPPROF_API void dpprof_attention_bwd_ref(dpprof_real *dq, dpprof_real *dk, dpprof_real *dv, const dpprof_real *dout, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, const dpprof_real *out, const dpprof_real *lse, int B, int T, int NH, int NKV, int HS);
+
+/* swiglu. h (n) overwritten = silu(gate (n)) * up (n), silu(x) = x / (1 + exp(-x)) */
+DPPROF_API void dpprof_swiglu_fwd_ref(dpprof_real *h, const dpprof_real *gate, const dpprof_real *up, size_t n);
+/* dgate (n), dup (n) OVERWRITTEN; dh, gate, up (n) */
+DPPROF_API void dpprof_swiglu_bwd_ref(dpprof_real *dgate, dpprof_real *dup, const dpprof_real *dh, const dpprof_real *gate, const dpprof_real *up, size_t n);
+
+/* out (n) overwritten = a (n) + b (n); out may alias a or b */
+DPPROF_API void dpprof_add_ref(dpprof_real *out, const dpprof_real *a, const dpprof_real *b, size_t n);
+
+/* per-sample cross-entropy. losses (B) overwritten = (1/T) sum_t -log softmax(logits (B,T,V))[targets (B,T)] */
+DPPROF_API void dpprof_crossentropy_fwd_ref(dpprof_real *losses, const dpprof_real *logits, const int *targets, int B, int T, int V);
+/* dlogits (B,T,V) OVERWRITTEN = dlosses (B)[b]/T * (softmax(logits (B,T,V)) - onehot(targets (B,T))); dlogits may alias logits */
+DPPROF_API void dpprof_crossentropy_bwd_ref(dpprof_real *dlogits, const dpprof_real *logits, const int *targets, const dpprof_real *dlosses, int B, int T, int V);
+
+/* out (B,C) overwritten = inp (B,T,C) row T-1 (the classification head reads the last token) */
+DPPROF_API void dpprof_last_token_fwd_ref(dpprof_real *out, const dpprof_real *inp, int B, int T, int C);
+/* dinp (B,T,C) += dout (B,C) into row T-1; other rows untouched */
+DPPROF_API void dpprof_last_token_bwd_ref(dpprof_real *dinp, const dpprof_real *dout, int B, int T, int C);
+
+/* adamw (pytorch, decoupled decay), in place on param, m, v (n); grad (n); t is the 1-based step */
+DPPROF_API void dpprof_adam_ref(dpprof_real *param, dpprof_real *m, dpprof_real *v, const dpprof_real *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t);
+/* param (n) -= lr * grad (n) */
+DPPROF_API void dpprof_sgd_ref(dpprof_real *param, const dpprof_real *grad, size_t n, double lr);
+/* y (n) overwritten = alpha * x (n); y may alias x */
+DPPROF_API void dpprof_scale_ref(dpprof_real *y, const dpprof_real *x, size_t n, double alpha);
+
+/* ---- analytic cost of each op, for the dry backend ------------------------------------------------
+   flops: a multiply-add counts 2; exp, sqrt, divide, compare count 1 each. these are the algorithmic
+   counts of the op (what a good kernel must do), not what the reference loops happen to do.
+   bytes: minimum dram traffic = every input read once + every output written once, elem_size bytes
+   per tensor element, 4 per int. an accumulated (+=) or in-place tensor is read and written (2x).
+   all arithmetic is in double so llama-8b sizes at long T cannot overflow. */
+typedef struct dpprof_cost { double flops; double bytes; } dpprof_cost;
+
+/* flops 2*N*IC*OC; bytes es*(N*IC + OC*IC + N*OC) */
+DPPROF_API dpprof_cost dpprof_matmul_fwd_cost(int N, int IC, int OC, int elem_size);
+/* flops 2*N*IC*OC (dinp) + 2*N*IC*OC (dweight) + N*IC + OC*IC (the += adds);
+   bytes es*(N*OC dout + N*IC inp + OC*IC weight + 2*N*IC dinp + 2*OC*IC dweight). assumes both outputs wanted */
+DPPROF_API dpprof_cost dpprof_matmul_bwd_cost(int N, int IC, int OC, int elem_size);
+/* flops 0; bytes 4*N tokens + es*(N*C rows read + N*C written) */
+DPPROF_API dpprof_cost dpprof_embedding_fwd_cost(int N, int C, int elem_size);
+/* flops N*C adds; bytes 4*N + es*(N*C dout + 2*N*C dwte rows) (upper bound: a repeated token's row counted per occurrence) */
+DPPROF_API dpprof_cost dpprof_embedding_bwd_cost(int N, int C, int elem_size);
+/* flops N*(4*C + 4): sum of squares 2C, mean/eps/sqrt/reciprocal 4, x*rstd*w 2C; bytes es*(2*N*C + C + N) */
+DPPROF_API dpprof_cost dpprof_rmsnorm_fwd_cost(int N, int C, int elem_size);
+/* flops N*(11*C + 3): row dot sum(dout*w*x) 3C, dinp 5C, dweight 3C, per-row constant 3;
+   bytes es*(N*C dout + N*C inp + C weight + N rstd + 2*N*C dinp + 2*C dweight) */
+DPPROF_API dpprof_cost dpprof_rmsnorm_bwd_cost(int N, int C, int elem_size);
+/* flops 3*B*T*NH*HS (each rotated pair: 4 mul + 2 add; the cos/sin table, T*HS/2 entries, is not counted);
+   bytes es*2*B*T*NH*HS (in place) */
+DPPROF_API dpprof_cost dpprof_rope_fwd_cost(int B, int T, int NH, int HS, int elem_size);
+/* same as the forward */
+DPPROF_API dpprof_cost dpprof_rope_bwd_cost(int B, int T, int NH, int HS, int elem_size);
+/* P = B*NH*T*(T+1)/2 causal (query, key) pairs. flops 2*HS*P (q.k) + 2*HS*P (p*v) + 5*P (scale, running max,
+   subtract, exp, sum) + B*T*NH*HS (final divide); i.e. the two matmuls together are 2*B*NH*HS*T*(T+1).
+   bytes es*(2*B*T*NH*HS q,out + 2*B*T*NKV*HS k,v + B*NH*T lse) */
+DPPROF_API dpprof_cost dpprof_attention_fwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size);
+/* flash-style backward, P as above. flops 10*HS*P (recompute q.k, dout.v, and the dq, dk, dv updates, 2*HS each)
+   + 4*P (exp(s - lse), dp - D, * p, * scale) + 2*B*T*NH*HS (D = rowsum(dout*out)); i.e. 2.5x the forward matmuls.
+   bytes es*(3*B*T*NH*HS dout,q,out + 2*B*T*NKV*HS k,v + B*NH*T lse + B*T*NH*HS dq + 2*B*T*NKV*HS dk,dv) */
+DPPROF_API dpprof_cost dpprof_attention_bwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size);
+/* flops 5*n (negate, exp, +1, divide, *up); bytes es*3*n */
+DPPROF_API dpprof_cost dpprof_swiglu_fwd_cost(size_t n, int elem_size);
+/* flops 12*n: sigmoid 4, silu 1, dup 1, dsilu = s*(1 + g*(1-s)) 4, dgate = dh*up*dsilu 2; bytes es*5*n */
+DPPROF_API dpprof_cost dpprof_swiglu_bwd_cost(size_t n, int elem_size);
+/* flops n; bytes es*3*n */
+DPPROF_API dpprof_cost dpprof_add_cost(size_t n, int elem_size);
+/* flops B*T*(4*V + 4) + B: per row max V, sum exp 3V, log + max + minus target 3, +1 for the mean; per sample a divide;
+   bytes es*B*T*V logits + 4*B*T targets + es*B losses */
+DPPROF_API dpprof_cost dpprof_crossentropy_fwd_cost(int B, int T, int V, int elem_size);
+/* flops B*T*(7*V + 2): per row max V, sum exp 3V, per element subtract, exp, scale 3V, row constant and onehot 2;
+   bytes es*(B*T*V logits + B dlosses + B*T*V dlogits) + 4*B*T targets (in place counts the same) */
+DPPROF_API dpprof_cost dpprof_crossentropy_bwd_cost(int B, int T, int V, int elem_size);
+/* flops 0; bytes es*2*B*C (only row T-1 of each sample is read) */
+DPPROF_API dpprof_cost dpprof_last_token_fwd_cost(int B, int T, int C, int elem_size);
+/* flops B*C adds; bytes es*(B*C dout + 2*B*C dinp row T-1) */
+DPPROF_API dpprof_cost dpprof_last_token_bwd_cost(int B, int T, int C, int elem_size);
+/* flops 16*n: m 3, v 4, two bias corrections 2, sqrt 1, +eps 1, divide 1, wd*p 1, add 1, *lr 1, subtract 1;
+   bytes es*7*n (read param, m, v, grad; write param, m, v) */
+DPPROF_API dpprof_cost dpprof_adam_cost(size_t n, int elem_size);
+/* flops 2*n; bytes es*3*n */
+DPPROF_API dpprof_cost dpprof_sgd_cost(size_t n, int elem_size);
+/* flops n; bytes es*2*n */
+DPPROF_API dpprof_cost dpprof_scale_cost(size_t n, int elem_size);
+
+/* >>>> fragment privacy decl */
+/* ===========================================================================
+   dpprof privacy fragment: declarations and the shared host/device section.
+
+   (a) counter-based gaussian noise: philox4x32-10 (salmon, moraes, dror,
+       shaw, "parallel random numbers: as easy as 1, 2, 3", sc'11) feeding a
+       box-muller transform whose log and sin/cos are computed here, not by
+       libm, so that cpu and gpu produce bitwise identical noise.
+   (b) renyi-dp accountant for the poisson-subsampled gaussian mechanism
+       (mironov, talwar, zhang 2019, "renyi differential privacy of the
+       sampled gaussian mechanism", arxiv:1908.10530), host only.
+
+   needs (from dpprof.h or prelude.h): <stddef.h> <stdint.h> <math.h>
+   <float.h>, DPPROF_API and DPPROF_HD.
+
+   ---- build requirements for bitwise cpu/gpu reproducibility -------------
+   * the noise arithmetic must not be contracted into fused multiply-adds.
+     device: every operation goes through __dmul_rn/__dadd_rn/__dsub_rn/
+     __ddiv_rn/__dsqrt_rn/__fadd_rn (DPPROF__MUL etc. below), which nvcc never
+     fuses, whatever --fmad says.
+     host: measured with gcc 12 / clang 14 on x86-64 -march=haswell:
+       gcc -std=c11 (iso c)        : no contraction (-ffp-contract=off is the
+                                     iso-c default)
+       gcc -std=gnu11, g++ (any
+       -std, c++17 included)       : contracts across statements
+                                     (-ffp-contract=fast is the default)
+       clang / clang++             : contracts within one expression
+                                     (-ffp-contract=on is the default)
+     so the noise functions carry a gcc optimize("fp-contract=off") function
+     attribute (gcc also refuses to inline them into differently-optimised
+     callers, which keeps the protection) and a clang "#pragma STDC
+     FP_CONTRACT OFF" at the top of each body. build.sh runs the golden-bit
+     test under gcc -std=gnu11, g++, clang and clang++ with -march=haswell,
+     shows that g++ without the guards changes the bits, and checks that
+     nvcc's host pass (-Xcompiler -O2,-march=haswell) leaves no fma in the
+     noise functions (19 without the guards). gcc's manual ("floating point
+     implementation") confirms it ignores the fp_contract pragma and only
+     contracts under -ffp-contract=fast. other compilers (icx defaults to
+     fast fp, msvc /fp:fast): build with contraction off
+     (-ffp-contract=off, /fp:precise).
+   * never build with -ffast-math / -Ofast / --use_fast_math on the host side
+     of this code (they allow reassociation and flush subnormals).
+   * FLT_EVAL_METHOD must be 0 (sse2 or better; x87 excess precision would
+     round differently), checked below.
+   * the device intrinsics are correctly rounded; glibc sqrt is correctly
+     rounded (ieee 754 requires it), so sqrt needs no replacement.
+   =========================================================================== */
+#ifndef DPPROF_PRIVACY_DECL_H
+#define DPPROF_PRIVACY_DECL_H
+
+/* ---- result codes (local; the lead maps them to the library's codes) ---- */
+#define DPPROF__PRIV_OK       0
+#define DPPROF__PRIV_ENULL  (-1) /* a required out-pointer is null */
+#define DPPROF__PRIV_EINVAL (-2) /* argument out of domain or nan */
+#define DPPROF__PRIV_ENOCONV (-3) /* fractional-order series did not converge */
+#define DPPROF__PRIV_ERANGE (-4) /* target epsilon unreachable for any sigma */
+
+/* number of orders in the default grid, so callers can size arrays without
+   a vla */
+#define DPPROF__PRIV_N_DEFAULT_ORDERS 151
+
+/* largest finite rdp order accepted: both series cost o(alpha) terms */
+#define DPPROF__PRIV_MAX_ORDER 1.0e6
+
+#if !defined(__CUDA_ARCH__) && defined(FLT_EVAL_METHOD) && \
+    (FLT_EVAL_METHOD == 1 || FLT_EVAL_METHOD == 2) && \
+    !defined(DPPROF_ALLOW_EXCESS_PRECISION)
+#error "dpprof noise needs FLT_EVAL_METHOD == 0 (e.g. -msse2 -mfpmath=sse) to match the gpu bit for bit; define DPPROF_ALLOW_EXCESS_PRECISION to build anyway"
+#endif
+
+/* ---- arithmetic that is never fused, on either side ---- */
+#if defined(__CUDA_ARCH__)
+#define DPPROF__MUL(a, b) __dmul_rn((a), (b))
+#define DPPROF__ADD(a, b) __dadd_rn((a), (b))
+#define DPPROF__SUB(a, b) __dsub_rn((a), (b))
+#define DPPROF__DIV(a, b) __ddiv_rn((a), (b))
+#define DPPROF__SQRT(a) __dsqrt_rn(a)
+#define DPPROF__FADD(a, b) __fadd_rn((a), (b))
+#else
+#define DPPROF__MUL(a, b) ((a) * (b))
+#define DPPROF__ADD(a, b) ((a) + (b))
+#define DPPROF__SUB(a, b) ((a) - (b))
+#define DPPROF__DIV(a, b) ((a) / (b))
+#define DPPROF__SQRT(a) sqrt(a)
+#define DPPROF__FADD(a, b) ((a) + (b))
+#endif
+
+/* host-side guards against contraction, see the header comment. they can be
+   predefined (empty) only to demonstrate what they prevent (build.sh does). */
+#ifndef DPPROF__FP_STRICT
+#if !defined(__CUDA_ARCH__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__INTEL_COMPILER) && !defined(__INTEL_LLVM_COMPILER)
+#define DPPROF__FP_STRICT __attribute__((optimize("fp-contract=off")))
+#else
+#define DPPROF__FP_STRICT
+#endif
+#endif
+#ifndef DPPROF__FP_STRICT_BODY
+#if defined(__clang__)
+#define DPPROF__FP_STRICT_BODY _Pragma("STDC FP_CONTRACT OFF")
+#else
+#define DPPROF__FP_STRICT_BODY
+#endif
+#endif
+
+/* the noise functions are defined (static inline) in every translation unit
+   that includes dpprof.h: the cuda file compiles this same source for the
+   device, and without relocatable device code a __device__ function must be
+   defined in the unit that calls it. */
+#define DPPROF__HDI static inline DPPROF_HD
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dpprof_u32x4 { uint32_t v[4]; } dpprof_u32x4;
+
+/* ---- (a) noise: host-only entry point ---- */
+
+/* out[i] += (float)(stddev * dpprof_normal(seed, stream, offset + i)) for
+   i < n: the reference (cpu) way to add sigma*C gaussian noise to a
+   gradient. the gpu kernel must produce the same bits by calling
+   dpprof_normal4 and dpprof__noise_accum. null out with n == 0 is fine. */
+DPPROF_API void dpprof_add_noise_ref(float *out, size_t n, double stddev,
+                                     uint64_t seed, uint64_t stream,
+                                     uint64_t offset);
+
+/* ---- (b) rdp accountant (host only) ---- */
+
+/* rdp of one step of the poisson-subsampled gaussian mechanism with
+   sampling rate q in [0,1] and noise multiplier sigma >= 0, at order
+   alpha > 1 (alpha may be +inf; finite alpha must be <= 1e6).
+   q == 0 -> 0; sigma == 0 -> +inf; q == 1 -> alpha / (2 sigma^2);
+   sigma < 1e-100 -> +inf (1/sigma^2 would overflow).
+   integer alpha: the exact binomial expansion (mtz 2019 sec. 3.3), summed
+   as log1p of positive terms. fractional alpha: the mtz two-series formula
+   with erfc; where that series would need more than alpha + 10^4 terms or
+   log(A) < 1e-6 (its rounding floor), a trapezoid quadrature of the
+   defining integral (agrees with the integer formula to 3e-14 relative over
+   q in [1e-5, 0.999], sigma in [0.1, 100], alpha in [2, 256]).
+   returns 0, DPPROF__PRIV_ENULL, DPPROF__PRIV_EINVAL or
+   DPPROF__PRIV_ENOCONV (fractional alpha when both methods would be too
+   long; not seen for sigma >= 0.01; rdp at ceil(alpha) is then a valid
+   bound since rdp is nondecreasing in alpha). */
+DPPROF_API int dpprof_rdp_sgm(double q, double sigma, double alpha,
+                              double *rdp);
+
+/* the default order grid, opacus's RDPAccountant.DEFAULT_ALPHAS:
+   1 + x/10 for x = 1..99, then 12..63. returns the count (151) and fills
+   orders when it is not null (pass null to get the size). */
+DPPROF_API int dpprof_rdp_default_orders(double *orders);
+
+/* epsilon at delta after `steps` identical steps, minimised over the
+   orders (orders == null: the default grid, n_orders ignored), using the
+   conversion of balle et al. 2020 (arxiv:1905.09982 thm 21, as in opacus
+   get_privacy_spent):
+     eps(alpha) = steps*rdp - (log(delta) + log(alpha))/(alpha - 1)
+                  + log((alpha - 1)/alpha),
+   clamped at 0 (and exactly 0 when the total rdp is 0: q == 0, steps == 0
+   or sigma == inf). best_order (may be null) receives the minimising order,
+   nan when every order gives +inf. orders for which dpprof_rdp_sgm reports
+   DPPROF__PRIV_ENOCONV are skipped (the minimum over the rest is still a
+   valid bound).
+   errors: ENULL (eps null), EINVAL (q outside [0,1], sigma < 0,
+   steps < 0, delta outside (0,1), an order <= 1 or > 1e6 and finite,
+   n_orders <= 0 with orders given, nan anywhere). */
+DPPROF_API int dpprof_rdp_epsilon(double q, double sigma, long long steps,
+                                  double delta, const double *orders,
+                                  int n_orders, double *eps,
+                                  double *best_order);
+
+/* same, with the classic conversion eps = steps*rdp - log(delta)/(alpha-1)
+   (mironov 2017, prop. 3), for comparison with older published numbers
+   (tf-privacy before 2021, abadi et al. style accounting). */
+DPPROF_API int dpprof_rdp_epsilon_classic(double q, double sigma,
+                                          long long steps, double delta,
+                                          const double *orders, int n_orders,
+                                          double *eps, double *best_order);
+
+/* smallest noise multiplier (to 1e-6 relative, bisection on log sigma) for
+   which dpprof_rdp_epsilon over the default orders gives eps <= target_eps.
+   q == 0 or steps == 0 -> 0 when reachable. errors: ENULL, EINVAL
+   (target_eps <= 0 or nan, others as dpprof_rdp_epsilon), ERANGE (target
+   below what any sigma <= 1e6 reaches). */
+DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
+                                            double delta, double target_eps,
+                                            double *sigma);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ===========================================================================
+   shared host/device section: defined in every unit (see DPPROF__HDI).
+   every floating-point operation below goes through DPPROF__MUL/ADD/SUB/
+   DIV/SQRT/FADD, and each function opens with the anti-contraction guards.
+   =========================================================================== */
+
+/* ieee 754 binary64 bit patterns used below */
+#define DPPROF__F64_MANT_MASK 0x000fffffffffffffULL
+#define DPPROF__F64_ONE_BITS  0x3ff0000000000000ULL
+#define DPPROF__F64_SQRT2_BITS 0x3ff6a09e667f3bcdULL /* 1.4142135623730951 */
+#define DPPROF__F64_PINF_BITS 0x7ff0000000000000ULL
+#define DPPROF__F64_NINF_BITS 0xfff0000000000000ULL
+#define DPPROF__F64_QNAN_BITS 0x7ff8000000000000ULL
+
+DPPROF__HDI uint64_t dpprof__f64_to_bits(double x)
+{
+#if defined(__CUDA_ARCH__)
+    return (uint64_t)__double_as_longlong(x);
+#else
+    /* union punning: defined in c11, documented as supported by gcc, clang
+       and msvc in c++; avoids needing <string.h> for memcpy */
+    union { double d; uint64_t u; } p;
+    p.d = x;
+    return p.u;
+#endif
+}
+
+DPPROF__HDI double dpprof__f64_from_bits(uint64_t b)
+{
+#if defined(__CUDA_ARCH__)
+    return __longlong_as_double((long long)b);
+#else
+    union { double d; uint64_t u; } p;
+    p.u = b;
+    return p.d;
+#endif
+}
+
+/* philox4x32 with 10 rounds (salmon et al. sc'11): each round multiplies the
+   even words by the two philox multipliers, crosses the halves with xor of
+   the odd words and the key, and bumps the key by the weyl constants
+   (golden ratio and sqrt(3)-1 in 32-bit fixed point). integer only, so it is
+   trivially identical on host and device. */
+DPPROF__HDI dpprof_u32x4 dpprof_philox4x32_10(dpprof_u32x4 ctr, uint32_t key0,
+                                              uint32_t key1)
+{
+    int round;
+    for (round = 0; round < 10; ++round) {
+        uint64_t p0, p1;
+        dpprof_u32x4 next;
+        if (round > 0) {
+            key0 = (uint32_t)(key0 + 0x9E3779B9u);
+            key1 = (uint32_t)(key1 + 0xBB67AE85u);
+        }
+        p0 = (uint64_t)0xD2511F53u * (uint64_t)ctr.v[0];
+        p1 = (uint64_t)0xCD9E8D57u * (uint64_t)ctr.v[2];
+        next.v[0] = (uint32_t)(p1 >> 32) ^ ctr.v[1] ^ key0;
+        next.v[1] = (uint32_t)p1;
+        next.v[2] = (uint32_t)(p0 >> 32) ^ ctr.v[3] ^ key1;
+        next.v[3] = (uint32_t)p0;
+        ctr = next;
+    }
+    return ctr;
+}
+
+/* natural log of a positive double from +, -, *, / and bit manipulation only.
+   x = 2^k * m with m in [sqrt(2)/2, sqrt(2)] (exponent split by bit ops, so
+   exact); with f = m - 1 (exact by sterbenz) and s = f/(2+f),
+   log(m) = 2 atanh(s) = f - (hfsq - s*(hfsq + R(s^2))), hfsq = f^2/2,
+   R(z) = sum_{n>=1} 2 z^n/(2n+1): the big term f is exact, so rounding only
+   touches the small correction. |s| <= 0.1716, z <= 0.0295, so 11 taylor
+   terms leave a truncation error below 1e-18 relative. k*ln2 is split into
+   ln2_hi (low 21 bits zero, so k*ln2_hi is exact) and ln2_lo.
+   measured (test_privacy.c, vs logl with a 64-bit mantissa): max 1.50e-16
+   relative (0.84 ulp) over 2^24 philox uniforms in (0,1), 1.46e-16
+   (0.79 ulp) over 2^22 doubles spanning 2^-1074 .. 2^1024.
+   log(0) = -inf, log(x < 0 or nan) = nan, log(+inf) = +inf. */
+DPPROF__HDI DPPROF__FP_STRICT double dpprof__log(double x)
+{
+    DPPROF__FP_STRICT_BODY
+    const double ln2_hi = 6.9314718036912382e-01;   /* 0x3fe62e42fee00000 */
+    const double ln2_lo = 1.9082149292705877e-10;   /* 0x3dea39ef35793c76 */
+    uint64_t b;
+    int k = 0;
+    double m, f, hfsq, s, z, r, dk;
+    if (!(x > 0.0)) {
+        return (x == 0.0) ? dpprof__f64_from_bits(DPPROF__F64_NINF_BITS)
+                          : dpprof__f64_from_bits(DPPROF__F64_QNAN_BITS);
+    }
+    b = dpprof__f64_to_bits(x);
+    if ((b >> 52) >= 0x7ffu) {
+        return x; /* +inf */
+    }
+    if ((b >> 52) == 0u) {
+        /* subnormal: scale by 2^54 first (exact) so the split sees a normal */
+        x = DPPROF__MUL(x, 18014398509481984.0);
+        b = dpprof__f64_to_bits(x);
+        k = -54;
+    }
+    k += (int)(b >> 52) - 1023;
+    b = (b & DPPROF__F64_MANT_MASK) | DPPROF__F64_ONE_BITS; /* m in [1,2) */
+    if (b > DPPROF__F64_SQRT2_BITS) {
+        /* halve m (exponent bits only) to centre the range on 1 */
+        b -= (uint64_t)1 << 52;
+        k += 1;
+    }
+    m = dpprof__f64_from_bits(b);
+    f = DPPROF__SUB(m, 1.0);
+    hfsq = DPPROF__MUL(DPPROF__MUL(0.5, f), f);
+    s = DPPROF__DIV(f, DPPROF__ADD(2.0, f));
+    z = DPPROF__MUL(s, s);
+    /* horner in z with the taylor coefficients 2/(2n+1), n = 11..1 */
+    r = 8.6956521739130432e-02;                              /* 2/23 */
+    r = DPPROF__ADD(9.5238095238095233e-02, DPPROF__MUL(z, r)); /* 2/21 */
+    r = DPPROF__ADD(1.0526315789473684e-01, DPPROF__MUL(z, r)); /* 2/19 */
+    r = DPPROF__ADD(1.1764705882352941e-01, DPPROF__MUL(z, r)); /* 2/17 */
+    r = DPPROF__ADD(1.3333333333333333e-01, DPPROF__MUL(z, r)); /* 2/15 */
+    r = DPPROF__ADD(1.5384615384615385e-01, DPPROF__MUL(z, r)); /* 2/13 */
+    r = DPPROF__ADD(1.8181818181818182e-01, DPPROF__MUL(z, r)); /* 2/11 */
+    r = DPPROF__ADD(2.2222222222222221e-01, DPPROF__MUL(z, r)); /* 2/9 */
+    r = DPPROF__ADD(2.8571428571428570e-01, DPPROF__MUL(z, r)); /* 2/7 */
+    r = DPPROF__ADD(4.0000000000000002e-01, DPPROF__MUL(z, r)); /* 2/5 */
+    r = DPPROF__ADD(6.6666666666666663e-01, DPPROF__MUL(z, r)); /* 2/3 */
+    r = DPPROF__MUL(z, r);
+    dk = (double)k;
+    /* k*ln2_hi + (f - (hfsq - (s*(hfsq + r) + k*ln2_lo))), small terms first */
+    return DPPROF__SUB(
+        DPPROF__MUL(dk, ln2_hi),
+        DPPROF__SUB(
+            DPPROF__SUB(hfsq, DPPROF__ADD(DPPROF__MUL(s, DPPROF__ADD(hfsq, r)),
+                                          DPPROF__MUL(dk, ln2_lo))),
+            f));
+}
+
+/* sin(2 pi u) and cos(2 pi u) from +, -, *, / only. the reduction is exact:
+   t = 4u (exact power-of-two scaling) counts quarter turns, r = t - round(t)
+   is exact (an integer subtracted from a double with the same or larger
+   exponent), so no multiple of pi is ever subtracted in floating point and
+   the zeros of sin/cos at multiples of a quarter turn come out with full
+   relative accuracy. with theta = r*pi/2 in [-pi/4, pi/4], taylor series to
+   theta^19 (sin) and theta^18 (cos) truncate below 1e-18; cos uses
+   1 - theta^2/2 with the rounding error of that subtraction carried
+   separately. domain: |u| < 2^60 (else nan); the noise only uses (0,1).
+   measured (test_privacy.c, vs sinl/cosl): max 2.59e-16 relative (1.83 ulp)
+   over 2^24 uniforms; the rounding of theta = r*pi/2 dominates, glibc
+   sin/cos evaluated on the same rounded theta show the same 1.83 ulp. */
+DPPROF__HDI DPPROF__FP_STRICT void dpprof__sincos_2pi(double u, double *sin_out,
+                                                      double *cos_out)
+{
+    DPPROF__FP_STRICT_BODY
+    const double pio2 = 1.5707963267948966; /* 0x3ff921fb54442d18 */
+    double t, r, th, z, ps, pc, sn, cs, hz, w, corr;
+    int64_t n;
+    unsigned quadrant;
+    if (!(u < 1.152921504606846976e18 && u > -1.152921504606846976e18)) {
+        *sin_out = dpprof__f64_from_bits(DPPROF__F64_QNAN_BITS);
+        *cos_out = *sin_out;
+        return;
+    }
+    t = DPPROF__MUL(u, 4.0);
+    n = (int64_t)t;                 /* truncation toward zero ... */
+    if ((double)n > t) {
+        n -= 1;                     /* ... turned into floor */
+    }
+    r = DPPROF__SUB(t, (double)n);  /* exact, in [0,1) */
+    if (r > 0.5) {
+        r = DPPROF__SUB(r, 1.0);    /* exact (sterbenz), now in (-0.5,0] */
+        n += 1;
+    }
+    quadrant = (unsigned)((uint64_t)n & 3u);
+    th = DPPROF__MUL(r, pio2);
+    z = DPPROF__MUL(th, th);
+    /* sin: th + th*z*(-1/3! + z/5! - ... - z^8/19!) */
+    ps = -8.2206352466243295e-18;                               /* -1/19! */
+    ps = DPPROF__ADD(2.8114572543455206e-15, DPPROF__MUL(z, ps)); /* 1/17! */
+    ps = DPPROF__ADD(-7.6471637318198164e-13, DPPROF__MUL(z, ps)); /* 1/15! */
+    ps = DPPROF__ADD(1.6059043836821613e-10, DPPROF__MUL(z, ps)); /* 1/13! */
+    ps = DPPROF__ADD(-2.5052108385441720e-08, DPPROF__MUL(z, ps)); /* 1/11! */
+    ps = DPPROF__ADD(2.7557319223985893e-06, DPPROF__MUL(z, ps)); /* 1/9! */
+    ps = DPPROF__ADD(-1.9841269841269841e-04, DPPROF__MUL(z, ps)); /* 1/7! */
+    ps = DPPROF__ADD(8.3333333333333332e-03, DPPROF__MUL(z, ps)); /* 1/5! */
+    ps = DPPROF__ADD(-1.6666666666666666e-01, DPPROF__MUL(z, ps)); /* 1/3! */
+    sn = DPPROF__ADD(th, DPPROF__MUL(DPPROF__MUL(th, z), ps));
+    /* cos: (1 - z/2) + z^2*(1/4! - z/6! + ... - z^7/18!) */
+    pc = -1.5619206968586225e-16;                               /* -1/18! */
+    pc = DPPROF__ADD(4.7794773323873853e-14, DPPROF__MUL(z, pc)); /* 1/16! */
+    pc = DPPROF__ADD(-1.1470745597729725e-11, DPPROF__MUL(z, pc)); /* 1/14! */
+    pc = DPPROF__ADD(2.0876756987868100e-09, DPPROF__MUL(z, pc)); /* 1/12! */
+    pc = DPPROF__ADD(-2.7557319223985888e-07, DPPROF__MUL(z, pc)); /* 1/10! */
+    pc = DPPROF__ADD(2.4801587301587302e-05, DPPROF__MUL(z, pc)); /* 1/8! */
+    pc = DPPROF__ADD(-1.3888888888888889e-03, DPPROF__MUL(z, pc)); /* 1/6! */
+    pc = DPPROF__ADD(4.1666666666666664e-02, DPPROF__MUL(z, pc)); /* 1/4! */
+    hz = DPPROF__MUL(0.5, z);
+    w = DPPROF__SUB(1.0, hz);
+    corr = DPPROF__SUB(DPPROF__SUB(1.0, w), hz); /* rounding error of w */
+    cs = DPPROF__ADD(w, DPPROF__ADD(corr, DPPROF__MUL(DPPROF__MUL(z, z), pc)));
+    switch (quadrant) {
+    case 0u: *sin_out = sn; *cos_out = cs; break;
+    case 1u: *sin_out = cs; *cos_out = -sn; break;
+    case 2u: *sin_out = -sn; *cos_out = -cs; break;
+    default: *sin_out = -cs; *cos_out = sn; break;
+    }
+}
+
+/* a philox word -> uniform in (0,1): ((double)x + 0.5) * 2^-32. both steps
+   are exact (33 significant bits at most), so the open interval is
+   guaranteed: smallest 2^-33, largest 1 - 2^-33. */
+DPPROF__HDI DPPROF__FP_STRICT double dpprof__u01(uint32_t x)
+{
+    DPPROF__FP_STRICT_BODY
+    return DPPROF__MUL(DPPROF__ADD((double)x, 0.5), 2.3283064365386962890625e-10);
+}
+
+/* box-muller on one pair of words: r = sqrt(-2 ln u_a),
+   z_a = r cos(2 pi u_b), z_b = r sin(2 pi u_b). since u_a >= 2^-33 the
+   output is bounded by sqrt(66 ln 2) = 6.76; the tail beyond that has
+   probability 1.4e-11 and is absent. */
+DPPROF__HDI DPPROF__FP_STRICT void dpprof__box_muller(uint32_t xa, uint32_t xb,
+                                                      double *za, double *zb)
+{
+    DPPROF__FP_STRICT_BODY
+    double r, s, c;
+    r = DPPROF__SQRT(DPPROF__MUL(-2.0, dpprof__log(dpprof__u01(xa))));
+    dpprof__sincos_2pi(dpprof__u01(xb), &s, &c);
+    *za = DPPROF__MUL(r, c);
+    *zb = DPPROF__MUL(r, s);
+}
+
+/* four standard normals for counter block `block` of stream `stream` under
+   `seed`: ctr = {block lo, block hi, stream lo, stream hi},
+   key = {seed lo, seed hi}; words (x0,x1) -> out[0..1], (x2,x3) -> out[2..3].
+   note for privacy claims: this is floating-point gaussian noise (32-bit
+   uniforms, tail cut at 6.76 sigma); it is not hardened against
+   floating-point side channels of the kind studied by mironov (ccs'12) for
+   laplace noise. */
+DPPROF__HDI void dpprof_normal4(uint64_t seed, uint64_t stream, uint64_t block,
+                                double out[4])
+{
+    dpprof_u32x4 ctr, x;
+    ctr.v[0] = (uint32_t)block;
+    ctr.v[1] = (uint32_t)(block >> 32);
+    ctr.v[2] = (uint32_t)stream;
+    ctr.v[3] = (uint32_t)(stream >> 32);
+    x = dpprof_philox4x32_10(ctr, (uint32_t)seed, (uint32_t)(seed >> 32));
+    dpprof__box_muller(x.v[0], x.v[1], &out[0], &out[1]);
+    dpprof__box_muller(x.v[2], x.v[3], &out[2], &out[3]);
+}
+
+/* the normal for element `index` of (seed, stream): block = index/4,
+   lane = index%4, so any element can be produced independently (one gpu
+   thread per element or per block of four give the same values). */
+DPPROF__HDI double dpprof_normal(uint64_t seed, uint64_t stream, uint64_t index)
+{
+    double z[4];
+    dpprof_normal4(seed, stream, index >> 2, z);
+    return z[index & 3u];
+}
+
+/* acc + (float)(stddev * z): the double product is rounded to double, then
+   to float (both round-to-nearest-even on host and device), then added in
+   float. the gpu kernel must use this helper so that its bits match
+   dpprof_add_noise_ref. */
+DPPROF__HDI DPPROF__FP_STRICT float dpprof__noise_accum(float acc, double stddev,
+                                                        double z)
+{
+    DPPROF__FP_STRICT_BODY
+    float v = (float)DPPROF__MUL(stddev, z);
+    return DPPROF__FADD(acc, v);
+}
+
+#endif /* DPPROF_PRIVACY_DECL_H */
+/* <<<< fragment privacy decl */
+
+/* >>>> fragment json decl */
+/* ---- json reader: declarations ------------------------------------------
+ * a strict rfc 8259 json reader (dom) for dpprof's own result files.
+ * inputs may be truncated or hostile, so the parser never recurses, bounds
+ * nesting at DPPROF_JSON_MAX_DEPTH, runs in time linear in the input (plus
+ * n log n for duplicate-key checks of very large objects), and reports the
+ * first problem as "line L, column C: what" (lines count '\n', columns count
+ * utf-8 characters, both from 1).
+ * all nodes and strings of one document live in one arena owned by the
+ * dpprof_json_doc; pointers returned by the getters stay valid until
+ * dpprof_json_free. a parsed document is read-only, so several threads may
+ * read it at once. */
+
+#define DPPROF_JSON_MAX_DEPTH 256
+
+typedef enum dpprof_json_type {
+    DPPROF_JSON_NULL,
+    DPPROF_JSON_FALSE,
+    DPPROF_JSON_TRUE,
+    DPPROF_JSON_NUMBER,
+    DPPROF_JSON_STRING,
+    DPPROF_JSON_ARRAY,
+    DPPROF_JSON_OBJECT
+} dpprof_json_type;
+
+/* return codes: 0 is success, every failure is negative */
+enum {
+    DPPROF_JSON_OK = 0,
+    DPPROF_JSON_ESYNTAX = -1,  /* input is not valid json (err says where) */
+    DPPROF_JSON_ENOMEM = -2,   /* an allocation failed */
+    DPPROF_JSON_EIO = -3,      /* file could not be opened or read */
+    DPPROF_JSON_ETOOBIG = -4,  /* file larger than max_bytes */
+    DPPROF_JSON_EINVAL = -5,   /* bad argument (null doc pointer, ...) */
+    DPPROF_JSON_EMISSING = -6, /* getter given a null node (absent value) */
+    DPPROF_JSON_ETYPE = -7,    /* getter given a node of another type */
+    DPPROF_JSON_ERANGE = -8    /* int getter: not an exact integer in range */
+};
+
+typedef struct dpprof_json dpprof_json;         /* one value (opaque) */
+typedef struct dpprof_json_doc dpprof_json_doc; /* owns all values */
+
+/* parse n bytes of text (need not be nul-terminated). on success *doc gets
+ * a new document and err (if not NULL) gets "". on failure *doc is NULL, the
+ * result is negative and err (if not NULL and errlen > 0) gets a
+ * nul-terminated, possibly truncated message, e.g.
+ * "line 3, column 17: expected ',' or '}' after object member". */
+DPPROF_API int dpprof_json_parse(const char *text, size_t n, dpprof_json_doc **doc,
+                                 char *err, size_t errlen);
+
+/* read a whole file (at most max_bytes, e.g. 1 << 30) and parse it. messages
+ * start with the file name: "FILE: line L, column C: ...",
+ * "FILE: cannot open: <strerror>", "FILE: read error: <strerror>",
+ * "FILE: file too large (limit N bytes)", "FILE: out of memory". */
+DPPROF_API int dpprof_json_parse_file(const char *path, size_t max_bytes, dpprof_json_doc **doc,
+                                      char *err, size_t errlen);
+
+/* free a document and every value in it; NULL is fine */
+DPPROF_API void dpprof_json_free(dpprof_json_doc *doc);
+
+/* the top-level value; NULL only for a NULL doc */
+DPPROF_API const dpprof_json *dpprof_json_root(const dpprof_json_doc *doc);
+
+/* the type of v. a NULL v (absent value) also reports DPPROF_JSON_NULL, so
+ * test the pointer to tell "absent" from "null". */
+DPPROF_API dpprof_json_type dpprof_json_kind(const dpprof_json *v);
+
+/* object member by key (exact byte compare); NULL if absent, if obj is not
+ * an object, or if either argument is NULL. linear in the member count. */
+DPPROF_API const dpprof_json *dpprof_json_get(const dpprof_json *obj, const char *key);
+
+/* array element i; NULL if out of range or arr is not an array */
+DPPROF_API const dpprof_json *dpprof_json_at(const dpprof_json *arr, size_t i);
+
+/* element count of an array, member count of an object, 0 otherwise */
+DPPROF_API size_t dpprof_json_len(const dpprof_json *v);
+
+/* key and value of object member i (file order); NULL if out of range or
+ * obj is not an object */
+DPPROF_API const char *dpprof_json_key(const dpprof_json *obj, size_t i);
+DPPROF_API const dpprof_json *dpprof_json_member(const dpprof_json *obj, size_t i);
+/* byte length of key i (keys may hold "\u0000"); 0 if out of range */
+DPPROF_API size_t dpprof_json_key_len(const dpprof_json *obj, size_t i);
+
+/* number as a double. returns 0, DPPROF_JSON_EMISSING (v NULL) or
+ * DPPROF_JSON_ETYPE (not a number); *out is written only on success and out
+ * may be NULL to just test. */
+DPPROF_API int dpprof_json_number(const dpprof_json *v, double *out);
+
+/* number as an exact 64-bit integer. integer literals in
+ * [-2^63, 2^63 - 1] are kept exactly; other number literals (with '.' or an
+ * exponent) are accepted only if their double value is integral and less
+ * than 2^53 in magnitude, where a double is exact. otherwise
+ * DPPROF_JSON_ERANGE. */
+DPPROF_API int dpprof_json_int64(const dpprof_json *v, long long *out);
+
+/* string contents (utf-8, nul-terminated); NULL if v is not a string. a
+ * string may hold "\u0000", so use dpprof_json_string_len for its length. */
+DPPROF_API const char *dpprof_json_string(const dpprof_json *v);
+DPPROF_API size_t dpprof_json_string_len(const dpprof_json *v); /* bytes; 0 if not a string */
+
+/* path lookup: "a.b.3.c". segments are split at '.'; in an object a segment
+ * is a key (even if it looks numeric), in an array it must be a decimal index
+ * without leading zeros. "" yields root itself. NULL if any step fails
+ * (keys containing '.' are not reachable this way: use dpprof_json_get). */
+DPPROF_API const dpprof_json *dpprof_json_path(const dpprof_json *root, const char *path);
+/* <<<< fragment json decl */
+
+/* >>>> fragment plot decl */
+/* ===================================================================== */
+/* plot: raster figures into an rgb byte buffer (declarations)           */
+/* ===================================================================== */
+/* the library only renders pixels (row-major, 3 bytes per pixel, no
+ * padding, top row first) so it needs no image codec; the cli writes png.
+ * rendering is deterministic: the same input gives byte-identical pixels. */
+
+/* result codes of the plot functions (0 = ok) */
+#define DPPROF_PLOT_OK 0
+#define DPPROF_PLOT_EARG (-1)   /* null descriptor/canvas/array, count < 1 */
+#define DPPROF_PLOT_EVALUE (-2) /* nan/inf, negative value, value <= 0 on a log axis */
+#define DPPROF_PLOT_EORDER (-3) /* timeline x not ascending (equal neighbours are allowed) */
+#define DPPROF_PLOT_ESIZE (-4)  /* image size out of range, or preallocated canvas of another size */
+#define DPPROF_PLOT_ENOMEM (-5) /* DPPROF_MALLOC failed */
+
+#define DPPROF_PLOT_MIN_W 320   /* figures smaller than this cannot hold axes + legend */
+#define DPPROF_PLOT_MIN_H 200
+#define DPPROF_PLOT_MAX_DIM 16384
+#define DPPROF_PLOT_FONT_W 8    /* glyph cell of the built-in font at scale 1 */
+#define DPPROF_PLOT_FONT_H 13
+#define DPPROF_PLOT_PALETTE_N 12
+
+typedef struct dpprof_canvas {
+  int w, h;
+  unsigned char *rgb; /* w*h*3 bytes; caller-owned, or from dpprof_canvas_init */
+} dpprof_canvas;
+
+/* allocates w*h*3 bytes (white). 0, DPPROF_PLOT_EARG, _ESIZE or _ENOMEM */
+DPPROF_API int dpprof_canvas_init(dpprof_canvas *c, int w, int h);
+/* frees a buffer from dpprof_canvas_init (or a figure function) and zeroes c */
+DPPROF_API void dpprof_canvas_free(dpprof_canvas *c);
+
+/* drawing primitives. colours are 3 bytes r,g,b. everything is clipped to
+ * the canvas, so any coordinates are safe. */
+DPPROF_API void dpprof_canvas_fill(dpprof_canvas *c, const unsigned char *rgb);
+DPPROF_API void dpprof_canvas_rect(dpprof_canvas *c, int x, int y, int w, int h,
+                                   const unsigned char *rgb);
+/* bresenham line with a square pen of width pixels (no anti-aliasing) */
+DPPROF_API void dpprof_canvas_line(dpprof_canvas *c, int x0, int y0, int x1, int y1,
+                                   int width, const unsigned char *rgb);
+/* dashed lines: dash pixels on, gap pixels off, starting at y0 / x0 */
+DPPROF_API void dpprof_canvas_dashed_vline(dpprof_canvas *c, int x, int y0, int y1, int width,
+                                           int dash, int gap, const unsigned char *rgb);
+DPPROF_API void dpprof_canvas_dashed_hline(dpprof_canvas *c, int y, int x0, int x1, int width,
+                                           int dash, int gap, const unsigned char *rgb);
+
+/* text in the built-in 8x13 font (printable ascii; other bytes draw as '?'),
+ * at integer scale 1..64. a string of n chars is (8n - 1) * scale wide and
+ * 13 * scale tall; capitals and digits occupy rows 1..9 of the cell,
+ * descenders rows 10..12. */
+DPPROF_API int dpprof_canvas_text_width(const char *s, int scale);
+DPPROF_API int dpprof_canvas_text_height(int scale);
+/* horizontal text, (x, y) = top-left of the cell box. returns the width */
+DPPROF_API int dpprof_canvas_text(dpprof_canvas *c, int x, int y, const char *s, int scale,
+                                  const unsigned char *rgb);
+/* text rotated 90 degrees counter-clockwise (reads bottom to top), (x, y) =
+ * top-left of the rotated box, which is text_height wide and text_width
+ * tall. returns the box height */
+DPPROF_API int dpprof_canvas_text_up(dpprof_canvas *c, int x, int y, const char *s, int scale,
+                                     const unsigned char *rgb);
+
+/* fixed palette of DPPROF_PLOT_PALETTE_N colours (okabe-ito first, then
+ * paul tol's muted set), so a category keeps its colour in every figure.
+ * i wraps around; returns 3 bytes r,g,b */
+DPPROF_API const unsigned char *dpprof_plot_palette(int i);
+
+/* ---- memory timeline: stacked step areas ---------------------------- */
+typedef struct dpprof_timeline_desc {
+  const char *title, *xlabel, *ylabel; /* NULL -> "", "time (ms)", "memory (MiB)" */
+  int width, height;                   /* 0 -> the preallocated canvas' size, else 1600, 900 */
+  int n_points;
+  const double *x; /* (n_points) ascending (ties allowed), e.g. time in ms */
+  int n_series;
+  const double *y; /* (n_series * n_points) series-major, values >= 0, stacked in
+                      series order (series 0 at the bottom) */
+  const char *const *series_names; /* (n_series), NULL -> "series <i>" */
+  const unsigned char *series_rgb;  /* (n_series*3), NULL -> dpprof_plot_palette(i) */
+  int n_marks;                      /* phase markers: dashed vertical lines */
+  const double *mark_x;             /* (n_marks) any order; outside the x range: ignored */
+  const char *const *mark_names;    /* (n_marks) or NULL; NULL entries draw no label */
+  double y_max;                     /* 0 -> auto: max stacked total, rounded up to a
+                                       nice tick with room for the peak label */
+} dpprof_timeline_desc;
+
+/* renders the timeline into canvas. with canvas->rgb == NULL the canvas is
+ * allocated (free with dpprof_canvas_free); otherwise its w, h must equal the
+ * figure size. the step value of a series holds from its x to the next x;
+ * each pixel column shows the event of largest stacked total inside it, so
+ * short peaks are never hidden. the legend (series with any value > 0) is
+ * right of the data area; the peak total gets a marker and "peak <v> <unit>"
+ * where unit is the text inside the last (...) of ylabel. returns 0 or
+ * DPPROF_PLOT_EARG (NULL d/canvas/x/y, n_points < 1, n_series < 1, n_marks <
+ * 0, NULL mark_x with n_marks > 0), _EVALUE (nan/inf in x/y/mark_x, y < 0,
+ * y_max < 0 or nan), _EORDER (x[i] < x[i-1]), _ESIZE, _ENOMEM. on error the
+ * canvas is left untouched. */
+DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas *canvas);
+
+/* ---- grouped bars (e.g. peak memory per configuration) ----------------- */
+typedef struct dpprof_bars_desc {
+  const char *title, *xlabel, *ylabel; /* NULL -> "", "", "peak memory (MiB)" */
+  int width, height;                   /* 0 -> the preallocated canvas' size, else 1600, 900 */
+  int n_groups;                        /* categories along x, one cluster of bars each */
+  const char *const *group_names;      /* (n_groups), NULL -> "<i>"; long names are
+                                          wrapped or rotated to fit */
+  int n_series;                        /* bars per group, one colour each */
+  const char *const *series_names;     /* (n_series), NULL -> "series <i>"; legend
+                                          right of the data area when n_series > 1 */
+  const double *values;                /* (n_series * n_groups) series-major:
+                                          values[s * n_groups + g], >= 0 (> 0 with log_y) */
+  const unsigned char *series_rgb;     /* (n_series*3), NULL -> dpprof_plot_palette(s) */
+  double y_max;                        /* 0 -> auto (room is left for the value labels) */
+  int log_y;                           /* nonzero -> log10 y axis */
+  int hide_values;                     /* nonzero -> no value labels above the bars */
+} dpprof_bars_desc;
+
+/* renders grouped bars; canvas rules as for dpprof_plot_timeline. returns 0 or
+ * DPPROF_PLOT_EARG (NULL d/canvas/values, n_groups < 1, n_series < 1),
+ * _EVALUE (nan/inf/negative value, value <= 0 with log_y, bad y_max), _ESIZE,
+ * _ENOMEM. */
+DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas);
+/* <<<< fragment plot decl */
+
+/*@@FRAGMENT_DECLS@@*/
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DPPROF_H */
+
+/* =============================================================================================
+   implementation
+   ============================================================================================= */
+#ifdef DPPROF_IMPLEMENTATION
+#ifndef DPPROF_IMPLEMENTATION_DONE
+#define DPPROF_IMPLEMENTATION_DONE
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(DPPROF_MALLOC) && defined(DPPROF_FREE) && defined(DPPROF_REALLOC)
+#elif !defined(DPPROF_MALLOC) && !defined(DPPROF_FREE) && !defined(DPPROF_REALLOC)
+#define DPPROF_MALLOC(sz) malloc(sz)
+#define DPPROF_REALLOC(p, sz) realloc(p, sz)
+#define DPPROF_FREE(p) free(p)
+#else
+#error "define all or none of DPPROF_MALLOC, DPPROF_REALLOC, DPPROF_FREE"
+#endif
+#ifndef DPPROF_ASSERT
+#include <assert.h>
+#define DPPROF_ASSERT(x) assert(x)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+static char dpprof__errbuf[1024];
+
+DPPROF_API const char *dpprof_result_str(int result) {
+    switch (result) {
+#define DPPROF__X(name, value, text) case value: return text;
+        DPPROF_RESULTS(DPPROF__X)
+#undef DPPROF__X
+    default: return "unknown result code";
+    }
+}
+
+DPPROF_API const char *dpprof_last_error(void) { return dpprof__errbuf; }
+
+/* record the message of a failure and return its code, so call sites read `return dpprof__fail(...)` */
+#if defined(__GNUC__)
+static int dpprof__fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#endif
+static int dpprof__fail(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dpprof__errbuf, sizeof dpprof__errbuf, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* ---- names ----------------------------------------------------------------------------------- */
+static const char *const dpprof__cat_names[] = {
+#define DPPROF__X(name, text) text,
+    DPPROF_CATEGORIES(DPPROF__X)
+#undef DPPROF__X
+};
+static const char *const dpprof__mod_names[] = {
+#define DPPROF__X(name, text) text,
+    DPPROF_MODULES(DPPROF__X)
+#undef DPPROF__X
+};
+static const char *const dpprof__phase_names[] = {
+#define DPPROF__X(name, text) text,
+    DPPROF_PHASES(DPPROF__X)
+#undef DPPROF__X
+};
+static const char *const dpprof__algo_names[] = {"default", "vanilla", "persample", "ghost", "ghost_bk", "flash", "flash_bk", "auto"};
+static const char *const dpprof__backend_names[] = {"auto", "cpu", "cuda", "dry"};
+
+DPPROF_API const char *dpprof_category_name(int c) { return c >= 0 && c < DPPROF_CAT_COUNT ? dpprof__cat_names[c] : "?"; }
+DPPROF_API const char *dpprof_module_name(int m) { return m >= 0 && m < DPPROF_MOD_COUNT ? dpprof__mod_names[m] : "?"; }
+DPPROF_API const char *dpprof_phase_name(int ph) { return ph >= 0 && ph < DPPROF_PHASE_COUNT ? dpprof__phase_names[ph] : "none"; }
+DPPROF_API const char *dpprof_algo_name(int a) { return a >= 0 && a < DPPROF_ALGO_COUNT ? dpprof__algo_names[a] : "?"; }
+DPPROF_API const char *dpprof_backend_name(int b) { return b >= 0 && b <= DPPROF_BACKEND_DRY ? dpprof__backend_names[b] : "?"; }
+DPPROF_API int dpprof_algo_parse(const char *name) {
+    int i;
+    for (i = 1; name && i < DPPROF_ALGO_COUNT; i++)
+        if (strcmp(name, dpprof__algo_names[i]) == 0) return i;
+    return -1;
+}
+
+/* ---- clock ----------------------------------------------------------------------------------- */
+static double dpprof__clock_ms(void) {
+    struct timespec ts;
+#if defined(CLOCK_MONOTONIC)
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+#else
+    timespec_get(&ts, TIME_UTC); /* c11 fallback: not monotonic, see BUILD OPTIONS */
+#endif
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* grow a table by doubling; 0 or DPPROF_ERR_OOM */
+static int dpprof__grow(void **ptr, size_t *cap, size_t need, size_t elem) {
+    size_t ncap;
+    void *np;
+    if (need <= *cap) return 0;
+    ncap = *cap ? *cap : 64;
+    while (ncap < need) ncap *= 2;
+    if (ncap > SIZE_MAX / elem) return DPPROF_ERR_OVERFLOW;
+    np = DPPROF_REALLOC(*ptr, ncap * elem);
+    if (!np) return DPPROF_ERR_OOM;
+    *ptr = np;
+    *cap = ncap;
+    return 0;
+}
+
+/* ---- profiler -------------------------------------------------------------------------------- */
+DPPROF_API int dpprof_prof_init(dpprof_prof *p, int flags) {
+    if (!p) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_prof_init: NULL profiler");
+    memset(p, 0, sizeof *p);
+    p->flags = flags;
+    p->t0 = (flags & DPPROF_PROF_NO_CLOCK) ? 0.0 : dpprof__clock_ms();
+    p->cur_phase = DPPROF_PHASE_NONE;
+    p->peak_phase = DPPROF_PHASE_NONE;
+    return DPPROF_OK;
+}
+
+DPPROF_API void dpprof_prof_free(dpprof_prof *p) {
+    if (!p) return;
+    DPPROF_FREE(p->events);
+    DPPROF_FREE(p->phases);
+    DPPROF_FREE(p->live);
+    memset(p, 0, sizeof *p);
+}
+
+DPPROF_API double dpprof_prof_now_ms(const dpprof_prof *p) {
+    return (p->flags & DPPROF_PROF_NO_CLOCK) ? 0.0 : dpprof__clock_ms() - p->t0;
+}
+
+static void dpprof__event(dpprof_prof *p, int64_t bytes, int cat, int mod) {
+    dpprof_event *e;
+    if (dpprof__grow((void **)&p->events, &p->cap_events, p->n_events + 1, sizeof *p->events)) {
+        p->failed = 1;
+        return;
+    }
+    e = &p->events[p->n_events++];
+    e->t_ms = dpprof_prof_now_ms(p);
+    e->bytes = bytes;
+    e->live = p->live_bytes;
+    e->category = cat;
+    e->module = mod;
+    e->phase = p->cur_phase;
+    e->step = p->cur_step;
+}
+
+DPPROF_API int dpprof_track_alloc(dpprof_prof *p, const void *key, size_t bytes, int cat, int mod) {
+    size_t i;
+    dpprof_live_alloc *a;
+    if (!p || !key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_alloc: NULL profiler or key");
+    if (cat < 0 || cat >= DPPROF_CAT_COUNT) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_alloc: category %d out of range", cat);
+    if (mod < 0 || mod >= DPPROF_MOD_COUNT) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_alloc: module %d out of range", mod);
+    if (bytes > (size_t)INT64_MAX || p->live_bytes > INT64_MAX - (int64_t)bytes)
+        return dpprof__fail(DPPROF_ERR_OVERFLOW, "dpprof_track_alloc: %zu bytes overflow the live total", bytes);
+    for (i = p->n_live; i-- > 0;)
+        if (p->live[i].key == key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_alloc: key %p is already live", key);
+    if (dpprof__grow((void **)&p->live, &p->cap_live, p->n_live + 1, sizeof *p->live)) {
+        p->failed = 1;
+        return dpprof__fail(DPPROF_ERR_OOM, "dpprof_track_alloc: cannot grow the allocation table");
+    }
+    a = &p->live[p->n_live++];
+    a->key = key;
+    a->bytes = (int64_t)bytes;
+    a->category = cat;
+    a->module = mod;
+    p->live_bytes += (int64_t)bytes;
+    p->live_by[cat][mod] += (int64_t)bytes;
+    p->n_allocs++;
+    dpprof__event(p, (int64_t)bytes, cat, mod);
+    if (p->live_bytes > p->peak_bytes) { /* strictly greater: the peak is the first moment of the max */
+        int c, m;
+        p->peak_bytes = p->live_bytes;
+        memcpy(p->peak_by, p->live_by, sizeof p->peak_by);
+        memset(p->peak_by_cat, 0, sizeof p->peak_by_cat);
+        memset(p->peak_by_mod, 0, sizeof p->peak_by_mod);
+        for (c = 0; c < DPPROF_CAT_COUNT; c++)
+            for (m = 0; m < DPPROF_MOD_COUNT; m++) {
+                p->peak_by_cat[c] += p->live_by[c][m];
+                p->peak_by_mod[m] += p->live_by[c][m];
+            }
+        p->peak_event = p->n_events ? p->n_events - 1 : 0;
+        p->peak_phase = p->cur_phase;
+        p->peak_step = p->cur_step;
+    }
+    if (p->cur_phase != DPPROF_PHASE_NONE && p->n_phases) {
+        dpprof_phase_rec *r = &p->phases[p->n_phases - 1];
+        if (p->live_bytes > r->bytes_peak) r->bytes_peak = p->live_bytes;
+    }
+    return DPPROF_OK;
+}
+
+DPPROF_API int dpprof_track_free(dpprof_prof *p, const void *key) {
+    size_t i;
+    if (!p || !key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_free: NULL profiler or key");
+    for (i = p->n_live; i-- > 0;) { /* frees are mostly lifo: search from the end */
+        if (p->live[i].key == key) {
+            dpprof_live_alloc a = p->live[i];
+            p->live[i] = p->live[--p->n_live];
+            p->live_bytes -= a.bytes;
+            p->live_by[a.category][a.module] -= a.bytes;
+            p->n_frees++;
+            dpprof__event(p, -a.bytes, a.category, a.module);
+            return DPPROF_OK;
+        }
+    }
+    return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_free: key %p is not a live allocation", key);
+}
+
+DPPROF_API void *dpprof_malloc(dpprof_prof *p, size_t bytes, int cat, int mod) {
+    void *ptr = DPPROF_MALLOC(bytes ? bytes : 1);
+    if (!ptr) {
+        dpprof__fail(DPPROF_ERR_OOM, "dpprof_malloc: cannot allocate %zu bytes (%s, %s)", bytes, dpprof_category_name(cat), dpprof_module_name(mod));
+        return NULL;
+    }
+    if (dpprof_track_alloc(p, ptr, bytes, cat, mod) != DPPROF_OK) {
+        DPPROF_FREE(ptr);
+        return NULL;
+    }
+    return ptr;
+}
+
+DPPROF_API void dpprof_free(dpprof_prof *p, void *ptr) {
+    if (!ptr) return;
+    dpprof_track_free(p, ptr);
+    DPPROF_FREE(ptr);
+}
+
+DPPROF_API int dpprof_phase_begin(dpprof_prof *p, int phase, int step) {
+    dpprof_phase_rec *r;
+    if (!p || phase < 0 || phase >= DPPROF_PHASE_COUNT) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_phase_begin: phase %d out of range", phase);
+    dpprof_phase_end(p);
+    if (dpprof__grow((void **)&p->phases, &p->cap_phases, p->n_phases + 1, sizeof *p->phases)) {
+        p->failed = 1;
+        return dpprof__fail(DPPROF_ERR_OOM, "dpprof_phase_begin: cannot grow the phase table");
+    }
+    r = &p->phases[p->n_phases++];
+    memset(r, 0, sizeof *r);
+    r->phase = phase;
+    r->step = step;
+    r->t_start_ms = r->t_end_ms = dpprof_prof_now_ms(p);
+    r->bytes_start = r->bytes_end = r->bytes_peak = p->live_bytes;
+    r->event_start = r->event_end = p->n_events;
+    r->dram_read = r->dram_write = -1.0;
+    p->cur_phase = phase;
+    p->cur_step = step;
+    return DPPROF_OK;
+}
+
+DPPROF_API void dpprof_phase_end(dpprof_prof *p) {
+    dpprof_phase_rec *r;
+    if (!p || p->cur_phase == DPPROF_PHASE_NONE || !p->n_phases) return;
+    r = &p->phases[p->n_phases - 1];
+    r->t_end_ms = dpprof_prof_now_ms(p);
+    r->bytes_end = p->live_bytes;
+    r->event_end = p->n_events;
+    p->cur_phase = DPPROF_PHASE_NONE;
+}
+
+DPPROF_API void dpprof_prof_add_cost(dpprof_prof *p, double flops, double bytes) {
+    if (!p || p->cur_phase == DPPROF_PHASE_NONE || !p->n_phases) return;
+    p->phases[p->n_phases - 1].flops += flops;
+    p->phases[p->n_phases - 1].bytes_analytic += bytes;
+}
+
+DPPROF_API int64_t dpprof_live(const dpprof_prof *p, int cat, int mod) {
+    int64_t s = 0;
+    int m;
+    if (cat < 0 || cat >= DPPROF_CAT_COUNT) return 0;
+    if (mod >= 0) return mod < DPPROF_MOD_COUNT ? p->live_by[cat][mod] : 0;
+    for (m = 0; m < DPPROF_MOD_COUNT; m++) s += p->live_by[cat][m];
+    return s;
+}
+
+/* ---- presets --------------------------------------------------------------------------------- */
+typedef struct dpprof__preset {
+    const char *name;
+    int V, C, L, NH, NKV, F;
+    double theta;
+} dpprof__preset;
+
+/* shapes of the published configs (untied lm head everywhere: see README) */
+static const dpprof__preset dpprof__presets[] = {
+    {"tiny", 256, 64, 2, 4, 2, 176, 10000.0},
+    {"gpt2-small", 50257, 768, 12, 12, 12, 3072, 10000.0},
+    {"llama-3.2-1b", 128256, 2048, 16, 32, 8, 8192, 500000.0},
+    {"llama-3.2-3b", 128256, 3072, 28, 24, 8, 8192, 500000.0},
+    {"llama-3.1-8b", 128256, 4096, 32, 32, 8, 14336, 500000.0},
+    {"trainer-1b", 32000, 2048, 24, 32, 32, 5632, 10000.0}, /* the seed trainers' ~1b model */
+    {"longctx", 32000, 2048, 20, 16, 16, 5632, 10000.0},    /* the seed's long-context model */
+};
+#define DPPROF__N_PRESETS ((int)(sizeof dpprof__presets / sizeof dpprof__presets[0]))
+static const char *const dpprof__preset_list[] = {"tiny", "gpt2-small", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "trainer-1b", "longctx", NULL};
+
+DPPROF_API const char *const *dpprof_preset_names(void) { return dpprof__preset_list; }
+
+DPPROF_API int dpprof_preset_shape(const char *name, dpprof_shape *sh) {
+    int i;
+    for (i = 0; name && i < DPPROF__N_PRESETS; i++) {
+        const dpprof__preset *p = &dpprof__presets[i];
+        if (strcmp(name, p->name) != 0) continue;
+        memset(sh, 0, sizeof *sh);
+        sh->V = p->V; sh->C = p->C; sh->L = p->L; sh->NH = p->NH; sh->NKV = p->NKV; sh->F = p->F;
+        sh->HS = p->C / p->NH;
+        sh->rope_theta = p->theta;
+        sh->norm_eps = 1e-5;
+        return DPPROF_OK;
+    }
+    return dpprof__fail(DPPROF_ERR_INVALID, "unknown preset '%s' (known: tiny, gpt2-small, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, trainer-1b, longctx)", name ? name : "(null)");
+}
+
+/* the largest value any single dimension may take: keeps products of four dims inside int64 */
+#define DPPROF__DIM_MAX 16777216
+
+static int dpprof__check_dim(const char *what, long long v, long long lo, long long hi) {
+    if (v < lo || v > hi) return dpprof__fail(DPPROF_ERR_INVALID, "%s = %lld is out of range [%lld, %lld]", what, v, lo, hi);
+    return DPPROF_OK;
+}
+
+#define DPPROF__TRY(x) do { int rc_ = (x); if (rc_ != DPPROF_OK) return rc_; } while (0)
+
+DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out, dpprof_shape *sh) {
+    dpprof_config c;
+    dpprof_shape s;
+    if (!in || !out) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_config_resolve: NULL config");
+    c = *in;
+    if (!c.preset) c.preset = "tiny";
+    DPPROF__TRY(dpprof_preset_shape(c.preset, &s));
+    /* negative sizes are errors, not defaults: only 0 means "the preset's" */
+    DPPROF__TRY(dpprof__check_dim("vocab", c.vocab, 0, DPPROF__DIM_MAX));
+    DPPROF__TRY(dpprof__check_dim("hidden", c.hidden, 0, DPPROF__DIM_MAX));
+    DPPROF__TRY(dpprof__check_dim("layers", c.layers, 0, 4096));
+    DPPROF__TRY(dpprof__check_dim("heads", c.heads, 0, 65536));
+    DPPROF__TRY(dpprof__check_dim("kv-heads", c.kv_heads, 0, 65536));
+    DPPROF__TRY(dpprof__check_dim("ffn", c.ffn, 0, DPPROF__DIM_MAX));
+    DPPROF__TRY(dpprof__check_dim("seq", c.seq, 0, DPPROF__DIM_MAX));
+    DPPROF__TRY(dpprof__check_dim("batch", c.batch, 0, DPPROF__DIM_MAX));
+    DPPROF__TRY(dpprof__check_dim("physical-batch", c.physical_batch, 0, DPPROF__DIM_MAX));
+    DPPROF__TRY(dpprof__check_dim("steps", c.steps, 0, 100000000));
+    DPPROF__TRY(dpprof__check_dim("warmup", c.warmup, 0, 100000000));
+    DPPROF__TRY(dpprof__check_dim("classes", c.classes, 0, DPPROF__DIM_MAX));
+    if (c.vocab) s.V = c.vocab;
+    if (c.hidden) s.C = c.hidden;
+    if (c.layers) s.L = c.layers;
+    if (c.heads) s.NH = c.heads;
+    if (c.kv_heads) s.NKV = c.kv_heads;
+    else if (c.heads) s.NKV = c.heads; /* heads given alone: plain multi-head attention */
+    if (c.ffn) s.F = c.ffn;
+    if (c.rope_theta < 0 || c.rope_theta != c.rope_theta) return dpprof__fail(DPPROF_ERR_INVALID, "rope-theta = %g must be positive", c.rope_theta);
+    if (c.rope_theta > 0) s.rope_theta = c.rope_theta;
+    if (!(c.norm_eps >= 0) || c.norm_eps >= 1) return dpprof__fail(DPPROF_ERR_INVALID, "norm-eps = %g must be in (0, 1)", c.norm_eps);
+    if (c.norm_eps > 0) s.norm_eps = c.norm_eps;
+    if (s.C % s.NH) return dpprof__fail(DPPROF_ERR_INVALID, "heads = %d does not divide hidden = %d", s.NH, s.C);
+    if (s.NH % s.NKV) return dpprof__fail(DPPROF_ERR_INVALID, "kv-heads = %d does not divide heads = %d", s.NKV, s.NH);
+    s.HS = s.C / s.NH;
+    if (s.HS % 2) return dpprof__fail(DPPROF_ERR_INVALID, "head size hidden/heads = %d must be even (rotary embedding rotates pairs)", s.HS);
+    if (s.HS > 256) return dpprof__fail(DPPROF_ERR_INVALID, "head size hidden/heads = %d exceeds 256", s.HS);
+    if (!c.seq) c.seq = 64;
+    if (!c.task) c.task = DPPROF_TASK_LM;
+    if (c.task != DPPROF_TASK_LM && c.task != DPPROF_TASK_CLS) return dpprof__fail(DPPROF_ERR_INVALID, "task %d is neither lm nor cls", (int)c.task);
+    if (c.task == DPPROF_TASK_CLS) {
+        if (!c.classes) c.classes = 2;
+        if (c.classes < 2) return dpprof__fail(DPPROF_ERR_INVALID, "classes = %d: a classifier needs at least 2", c.classes);
+        s.K = c.classes;
+    } else {
+        if (c.classes) return dpprof__fail(DPPROF_ERR_INVALID, "classes = %d only applies to --task cls", c.classes);
+        s.K = 0;
+    }
+    if (!c.algo) c.algo = DPPROF_ALGO_VANILLA;
+    if ((int)c.algo < 0 || c.algo >= DPPROF_ALGO_COUNT) return dpprof__fail(DPPROF_ERR_INVALID, "algo %d out of range", (int)c.algo);
+    if (!c.batch) c.batch = 8;
+    if (!c.physical_batch) c.physical_batch = c.batch;
+    if (c.physical_batch > c.batch) return dpprof__fail(DPPROF_ERR_INVALID, "physical-batch = %d is larger than batch = %d", c.physical_batch, c.batch);
+    if (!c.steps) c.steps = 3;
+    if (!c.optimizer) c.optimizer = DPPROF_OPT_ADAM;
+    if (c.optimizer != DPPROF_OPT_ADAM && c.optimizer != DPPROF_OPT_SGD) return dpprof__fail(DPPROF_ERR_INVALID, "optimizer %d is neither adam nor sgd", (int)c.optimizer);
+    if (c.lr != c.lr || c.lr < 0 || c.lr > 1e6) return dpprof__fail(DPPROF_ERR_INVALID, "lr = %g must be in [0, 1e6]", c.lr);
+    if (c.lr == 0) c.lr = c.optimizer == DPPROF_OPT_ADAM ? 1e-3 : 1e-2;
+    if (c.weight_decay != c.weight_decay || c.weight_decay < 0) return dpprof__fail(DPPROF_ERR_INVALID, "weight-decay = %g must be >= 0", c.weight_decay);
+    if (!c.dtype) c.dtype = DPPROF_DTYPE_FP32;
+    if (c.dtype != DPPROF_DTYPE_FP32 && c.dtype != DPPROF_DTYPE_BF16) return dpprof__fail(DPPROF_ERR_INVALID, "dtype %d is neither fp32 nor bf16", (int)c.dtype);
+    if ((int)c.backend < 0 || c.backend > DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_INVALID, "backend %d out of range", (int)c.backend);
+    if (c.init_std != c.init_std || c.init_std < 0) return dpprof__fail(DPPROF_ERR_INVALID, "init-std = %g must be >= 0", c.init_std);
+    if (c.init_std == 0) c.init_std = 0.02;
+    if (c.memory_limit < 0) return dpprof__fail(DPPROF_ERR_INVALID, "memory-limit = %lld must be positive", (long long)c.memory_limit);
+    if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
+    /* DP-SGD options: validated now, refused by the engine until the DP algorithms exist */
+    if (c.sigma != c.sigma || c.sigma < 0) return dpprof__fail(DPPROF_ERR_INVALID, "sigma = %g must be >= 0", c.sigma);
+    if (c.max_grad_norm != c.max_grad_norm || c.max_grad_norm < 0) return dpprof__fail(DPPROF_ERR_INVALID, "max-grad-norm = %g must be > 0", c.max_grad_norm);
+    if (c.delta != c.delta || c.delta < 0 || c.delta >= 1) return dpprof__fail(DPPROF_ERR_INVALID, "delta = %g must be in (0, 1)", c.delta);
+    if (c.dataset_size < 0) return dpprof__fail(DPPROF_ERR_INVALID, "dataset-size = %lld must be positive", c.dataset_size);
+    if (c.lora_rank < 0) return dpprof__fail(DPPROF_ERR_INVALID, "lora-rank = %d must be positive", c.lora_rank);
+    if (c.lora_alpha != c.lora_alpha || c.lora_alpha < 0) return dpprof__fail(DPPROF_ERR_INVALID, "lora-alpha = %g must be positive", c.lora_alpha);
+    *out = c;
+    if (sh) *sh = s;
+    return DPPROF_OK;
+}
+
+/* ---- the engine ------------------------------------------------------------------------------ */
+/* parameters of one decoder layer, in dump order */
+enum { DPPROF__P_LN1, DPPROF__P_Q, DPPROF__P_K, DPPROF__P_V, DPPROF__P_O, DPPROF__P_LN2, DPPROF__P_GATE, DPPROF__P_UP, DPPROF__P_DOWN, DPPROF__P_PER_LAYER };
+
+/* counter-based streams: init, data and (later) noise never share philox counters */
+#define DPPROF__STREAM_INIT (UINT64_C(1) << 40)
+#define DPPROF__STREAM_DATA (UINT64_C(2) << 40)
+
+typedef struct dpprof__layer_acts {
+    dpprof_tensor ln1, rstd1;   /* (n,T,C), (n,T) */
+    dpprof_tensor q, k, v;      /* (n,T,NH,HS), (n,T,NKV,HS) x2, q and k after rope */
+    dpprof_tensor att, lse;     /* (n,T,NH,HS), (n,NH,T) */
+    dpprof_tensor xa;           /* (n,T,C) residual after attention */
+    dpprof_tensor ln2, rstd2;   /* (n,T,C), (n,T) */
+    dpprof_tensor gate, up, h;  /* (n,T,F) x3 */
+    dpprof_tensor xm;           /* (n,T,C) residual after the mlp: the next layer's input */
+} dpprof__layer_acts;
+
+typedef struct dpprof__acts {
+    dpprof_tensor tokens, targets;  /* (n,T) ints; targets (n,T) for lm, (n) for cls */
+    dpprof_tensor x0;               /* (n,T,C) embedding output */
+    dpprof__layer_acts *lay;        /* (L) */
+    dpprof_tensor lnf, rstdf;       /* (n,T,C), (n,T) */
+    dpprof_tensor last;             /* (n,C) cls only: the last token's features */
+    dpprof_tensor logits;           /* (n,T,V) lm, (n,K) cls; dlogits in place in backward */
+    dpprof_tensor losses;           /* (n) per-sample losses */
+} dpprof__acts;
+
+struct dpprof_session {
+    dpprof_config cfg;
+    dpprof_shape sh;
+    int backend;                    /* resolved: cpu, cuda or dry */
+    int elem;                       /* bytes per stored element */
+    dpprof_prof prof;
+    dpprof_param *params;
+    int n_params, p_emb, p_normf, p_head;
+    dpprof__acts a;
+    unsigned char *text;            /* --data contents */
+    size_t text_len;
+    size_t *line_off;               /* cls data: (n_lines) offsets, lengths, labels */
+    int *line_len, *line_label, n_lines;
+    int steps_done, adam_t;
+    double *step_loss, *step_ms;    /* (cap_steps) */
+    size_t cap_steps;
+};
+
+#define DPPROF__F(t) ((dpprof_real *)(t).data)
+#define DPPROF__I(t) ((int *)(t).data)
+#define DPPROF__W(s, i) DPPROF__F((s)->params[i].w)
+/* gradient of a parameter, or NULL when it is frozen (ops then skip the weight gradient) */
+#define DPPROF__G(s, i) ((s)->params[i].trainable ? DPPROF__F((s)->params[i].g) : (dpprof_real *)NULL)
+
+/* every op goes through here: its analytic cost is charged to the open phase on every backend,
+   the arithmetic runs only where there is memory to run it on */
+#define DPPROF__OP(s, op, costargs, args)                                                    \
+    do {                                                                                    \
+        dpprof_cost c_ = dpprof_##op##_cost costargs;                                       \
+        dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);                               \
+        if ((s)->backend == DPPROF_BACKEND_CPU) dpprof_##op##_ref args;                     \
+    } while (0)
+
+static int dpprof__talloc(dpprof_session *s, dpprof_tensor *t, int64_t n, int elem, int cat, int mod, int zero) {
+    int64_t bytes;
+    int rc;
+    if (n <= 0 || n > INT64_MAX / elem || (uint64_t)(n * elem) > (uint64_t)SIZE_MAX)
+        return dpprof__fail(DPPROF_ERR_OVERFLOW, "a %s tensor of %lld elements overflows the size arithmetic", dpprof_category_name(cat), (long long)n);
+    bytes = n * elem;
+    if (s->cfg.memory_limit > 0 && bytes > s->cfg.memory_limit - s->prof.live_bytes)
+        return dpprof__fail(DPPROF_ERR_OOM, "out of memory: %lld more bytes (%s, %s) would bring live memory to %lld bytes, over the limit of %lld bytes",
+                            (long long)bytes, dpprof_category_name(cat), dpprof_module_name(mod), (long long)(s->prof.live_bytes + bytes), (long long)s->cfg.memory_limit);
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    t->elem_size = elem;
+    t->category = cat;
+    t->module = mod;
+    if (s->backend == DPPROF_BACKEND_CPU) {
+        t->data = DPPROF_MALLOC((size_t)bytes);
+        if (!t->data) {
+            memset(t, 0, sizeof *t);
+            return dpprof__fail(DPPROF_ERR_OOM, "out of memory: cannot allocate %lld bytes (%s, %s) with %lld bytes live",
+                                (long long)bytes, dpprof_category_name(cat), dpprof_module_name(mod), (long long)s->prof.live_bytes);
+        }
+        if (zero) memset(t->data, 0, (size_t)bytes);
+    }
+    rc = dpprof_track_alloc(&s->prof, t, (size_t)bytes, cat, mod);
+    if (rc != DPPROF_OK) {
+        DPPROF_FREE(t->data);
+        memset(t, 0, sizeof *t);
+    }
+    return rc;
+}
+
+static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
+    if (!t->n) return;
+    dpprof_track_free(&s->prof, t);
+    DPPROF_FREE(t->data);
+    memset(t, 0, sizeof *t);
+}
+
+#define DPPROF__A(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), s->elem, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 0))
+#define DPPROF__Z(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), s->elem, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 1))
+
+static int dpprof__add_param(dpprof_session *s, const char *name, int rows, int cols, int module, int layer) {
+    dpprof_param *p = &s->params[s->n_params++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->rows = rows;
+    p->cols = cols;
+    p->module = module;
+    p->layer = layer;
+    p->trainable = 1;
+    return dpprof__talloc(s, &p->w, (int64_t)rows * cols, s->elem, DPPROF_CAT_MODEL_PARAMETERS, module, 0);
+}
+
+/* weights ~ N(0, init_std^2) from philox, stream = parameter index, so any backend (or a reader of
+   the README) regenerates them; rmsnorm weights are ones */
+static void dpprof__init_param(dpprof_session *s, int i) {
+    dpprof_param *p = &s->params[i];
+    dpprof_real *w = DPPROF__F(p->w);
+    int64_t e;
+    if (s->backend != DPPROF_BACKEND_CPU) return;
+    if (p->rows == 1) {
+        for (e = 0; e < p->w.n; e++) w[e] = (dpprof_real)1.0;
+        return;
+    }
+    for (e = 0; e < p->w.n; e++)
+        w[e] = (dpprof_real)(s->cfg.init_std * dpprof_normal(s->cfg.seed, DPPROF__STREAM_INIT + (uint64_t)i, (uint64_t)e));
+}
+
+static int dpprof__build_model(dpprof_session *s) {
+    const dpprof_shape *h = &s->sh;
+    int l, i;
+    char name[64];
+    s->params = (dpprof_param *)DPPROF_MALLOC(sizeof(dpprof_param) * (size_t)(3 + DPPROF__P_PER_LAYER * h->L));
+    if (!s->params) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the parameter table");
+    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
+    s->p_emb = s->n_params;
+    DPPROF__TRY(dpprof__add_param(s, "model.embed_tokens.weight", h->V, h->C, DPPROF_MOD_EMBEDDING, -1));
+    for (l = 0; l < h->L; l++) {
+#define DPPROF__LP(suffix, r, c, mod)                                                        \
+    snprintf(name, sizeof name, "model.layers.%d.%s", l, suffix);                           \
+    DPPROF__TRY(dpprof__add_param(s, name, r, c, DPPROF_MOD_##mod, l))
+        DPPROF__LP("input_layernorm.weight", 1, h->C, NORM);
+        DPPROF__LP("self_attn.q_proj.weight", h->NH * h->HS, h->C, ATTENTION);
+        DPPROF__LP("self_attn.k_proj.weight", h->NKV * h->HS, h->C, ATTENTION);
+        DPPROF__LP("self_attn.v_proj.weight", h->NKV * h->HS, h->C, ATTENTION);
+        DPPROF__LP("self_attn.o_proj.weight", h->C, h->NH * h->HS, ATTENTION);
+        DPPROF__LP("post_attention_layernorm.weight", 1, h->C, NORM);
+        DPPROF__LP("mlp.gate_proj.weight", h->F, h->C, MLP);
+        DPPROF__LP("mlp.up_proj.weight", h->F, h->C, MLP);
+        DPPROF__LP("mlp.down_proj.weight", h->C, h->F, MLP);
+#undef DPPROF__LP
+    }
+    s->p_normf = s->n_params;
+    DPPROF__TRY(dpprof__add_param(s, "model.norm.weight", 1, h->C, DPPROF_MOD_NORM, -1));
+    s->p_head = s->n_params;
+    if (s->cfg.task == DPPROF_TASK_LM) DPPROF__TRY(dpprof__add_param(s, "lm_head.weight", h->V, h->C, DPPROF_MOD_HEAD, -1));
+    else DPPROF__TRY(dpprof__add_param(s, "score.weight", h->K, h->C, DPPROF_MOD_HEAD, -1));
+    for (i = 0; i < s->n_params; i++) dpprof__init_param(s, i);
+    dpprof_phase_end(&s->prof);
+
+    /* gradients and optimizer states are persistent: allocated once, like a framework after step 1 */
+    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_OPTIMIZER_SETUP, -1));
+    for (i = 0; i < s->n_params; i++) {
+        dpprof_param *p = &s->params[i];
+        if (!p->trainable) continue;
+        DPPROF__TRY(dpprof__talloc(s, &p->g, p->w.n, s->elem, DPPROF_CAT_GRADIENTS, p->module, 1));
+    }
+    if (s->cfg.optimizer == DPPROF_OPT_ADAM) {
+        for (i = 0; i < s->n_params; i++) {
+            dpprof_param *p = &s->params[i];
+            if (!p->trainable) continue;
+            DPPROF__TRY(dpprof__talloc(s, &p->m, p->w.n, s->elem, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER, 1));
+            DPPROF__TRY(dpprof__talloc(s, &p->v, p->w.n, s->elem, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER, 1));
+        }
+    }
+    dpprof_phase_end(&s->prof);
+    return DPPROF_OK;
+}
+
+/* ---- data ------------------------------------------------------------------------------------ */
+static int dpprof__load_data(dpprof_session *s) {
+    FILE *f;
+    long len;
+    size_t i, start;
+    int line_no;
+    const char *path = s->cfg.data_path;
+    if (!path) return DPPROF_OK;
+    f = fopen(path, "rb");
+    if (!f) return dpprof__fail(DPPROF_ERR_IO, "--data %s: cannot open: %s", path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return dpprof__fail(DPPROF_ERR_IO, "--data %s: cannot read its size (not a regular file?)", path);
+    }
+    s->text = (unsigned char *)DPPROF_MALLOC((size_t)len + 1);
+    if (!s->text) {
+        fclose(f);
+        return dpprof__fail(DPPROF_ERR_OOM, "--data %s: cannot hold %ld bytes", path, len);
+    }
+    if (len && fread(s->text, 1, (size_t)len, f) != (size_t)len) {
+        fclose(f);
+        return dpprof__fail(DPPROF_ERR_IO, "--data %s: read failed: %s", path, strerror(errno));
+    }
+    fclose(f);
+    s->text_len = (size_t)len;
+    if (s->cfg.task == DPPROF_TASK_LM) {
+        if (s->text_len < (size_t)s->cfg.seq + 1)
+            return dpprof__fail(DPPROF_ERR_INVALID, "--data %s: %zu bytes is too short for seq = %d (needs at least %d bytes)", path, s->text_len, s->cfg.seq, s->cfg.seq + 1);
+        return DPPROF_OK;
+    }
+    /* cls: lines "label<TAB>text"; blank lines are skipped */
+    for (i = 0; i < s->text_len; i++) s->n_lines += s->text[i] == '\n';
+    s->n_lines += 1;
+    s->line_off = (size_t *)DPPROF_MALLOC(sizeof(size_t) * (size_t)s->n_lines);
+    s->line_len = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_lines);
+    s->line_label = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_lines);
+    if (!s->line_off || !s->line_len || !s->line_label) return dpprof__fail(DPPROF_ERR_OOM, "--data %s: cannot index its lines", path);
+    s->n_lines = 0;
+    for (start = 0, line_no = 1; start < s->text_len; line_no++) {
+        size_t end = start, tab;
+        long label = 0;
+        int digits = 0;
+        while (end < s->text_len && s->text[end] != '\n') end++;
+        if (end == start || (end == start + 1 && s->text[start] == '\r')) {
+            start = end + 1;
+            continue;
+        }
+        for (tab = start; tab < end && s->text[tab] != '\t'; tab++) {
+            if (s->text[tab] < '0' || s->text[tab] > '9' || ++digits > 9) break;
+            label = label * 10 + (s->text[tab] - '0');
+        }
+        if (tab >= end || s->text[tab] != '\t' || digits == 0)
+            return dpprof__fail(DPPROF_ERR_INVALID, "--data %s:%d: expected 'label<TAB>text' with an integer label in [0, %d)", path, line_no, s->cfg.classes);
+        if (label >= s->cfg.classes)
+            return dpprof__fail(DPPROF_ERR_INVALID, "--data %s:%d: label %ld is not in [0, %d) (set --classes)", path, line_no, label, s->cfg.classes);
+        if (end > tab + 1 && s->text[end - 1] == '\r') end--;
+        if (end == tab + 1) return dpprof__fail(DPPROF_ERR_INVALID, "--data %s:%d: empty text after the label", path, line_no);
+        s->line_off[s->n_lines] = tab + 1;
+        s->line_len[s->n_lines] = (int)(end - tab - 1 > (size_t)INT32_MAX ? INT32_MAX : end - tab - 1);
+        s->line_label[s->n_lines] = (int)label;
+        s->n_lines++;
+        while (start < s->text_len && s->text[start] != '\n') start++;
+        start++;
+    }
+    if (!s->n_lines) return dpprof__fail(DPPROF_ERR_INVALID, "--data %s: no 'label<TAB>text' lines", path);
+    return DPPROF_OK;
+}
+
+/* sample g of the stream (g = step * batch + position): the same sample whatever the physical split.
+   synthetic lm: arithmetic progressions mod V with stride 1..3 (learnable from two tokens);
+   synthetic cls: the class is the stride - 1. text: random windows (lm) or random lines (cls). */
+static void dpprof__sample(const dpprof_session *s, uint64_t g, int *tok, int *tgt) {
+    const int T = s->cfg.seq, V = s->sh.V;
+    dpprof_u32x4 ctr, r;
+    uint64_t r64;
+    int t;
+    ctr.v[0] = (uint32_t)g; ctr.v[1] = (uint32_t)(g >> 32);
+    ctr.v[2] = (uint32_t)DPPROF__STREAM_DATA; ctr.v[3] = (uint32_t)(DPPROF__STREAM_DATA >> 32);
+    r = dpprof_philox4x32_10(ctr, (uint32_t)s->cfg.seed, (uint32_t)(s->cfg.seed >> 32));
+    r64 = (uint64_t)r.v[0] | ((uint64_t)r.v[1] << 32);
+    if (!s->text) {
+        uint64_t start = r.v[2] % (uint32_t)V;
+        int label = s->cfg.task == DPPROF_TASK_CLS ? (int)(r.v[3] % (uint32_t)s->sh.K) : (int)(r.v[3] % 3u);
+        uint64_t d = (uint64_t)label + 1;
+        for (t = 0; t < T; t++) tok[t] = (int)((start + d * (uint64_t)t) % (uint64_t)V);
+        if (s->cfg.task == DPPROF_TASK_CLS) tgt[0] = label;
+        else for (t = 0; t < T; t++) tgt[t] = (int)((start + d * (uint64_t)(t + 1)) % (uint64_t)V);
+        return;
+    }
+    if (s->cfg.task == DPPROF_TASK_LM) {
+        size_t off = (size_t)(r64 % (uint64_t)(s->text_len - (size_t)T));
+        for (t = 0; t < T; t++) {
+            tok[t] = s->text[off + (size_t)t];
+            tgt[t] = s->text[off + (size_t)t + 1];
+        }
+    } else {
+        int li = (int)(r64 % (uint64_t)s->n_lines), m = s->line_len[li] < T ? s->line_len[li] : T;
+        /* left-padded with byte 0 so the last position, which the head reads, is always text */
+        for (t = 0; t < T; t++) tok[t] = t < T - m ? 0 : s->text[s->line_off[li] + (size_t)(t - (T - m))];
+        tgt[0] = s->line_label[li];
+    }
+}
+
+DPPROF_API int dpprof_session_batch(dpprof_session *s, int step, int first, int n, int *tokens, int *targets) {
+    int i, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
+    if (step < 0 || first < 0 || n < 0) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_batch: negative step/first/n");
+    for (i = 0; i < n; i++)
+        dpprof__sample(s, (uint64_t)step * (uint64_t)s->cfg.batch + (uint64_t)(first + i), tokens + (size_t)i * T, targets + (size_t)i * tw);
+    return DPPROF_OK;
+}
+
+/* ---- forward and backward: one schedule for every backend ------------------------------------ */
+static int dpprof__forward(dpprof_session *s, int n) {
+    const dpprof_shape *h = &s->sh;
+    const int T = s->cfg.seq, C = h->C, NH = h->NH, NKV = h->NKV, HS = h->HS, F = h->F, E = s->elem;
+    const int N = n * T, QD = NH * HS, KD = NKV * HS;
+    const float eps = (float)h->norm_eps;
+    dpprof__acts *a = &s->a;
+    dpprof_tensor *x;
+    int l;
+    DPPROF__A(a->x0, (int64_t)N * C, ACTIVATIONS, EMBEDDING);
+    DPPROF__OP(s, embedding_fwd, (N, C, E), (DPPROF__F(a->x0), DPPROF__I(a->tokens), DPPROF__W(s, s->p_emb), N, C));
+    x = &a->x0;
+    for (l = 0; l < h->L; l++) {
+        dpprof__layer_acts *y = &a->lay[l];
+        const int P = 1 + l * DPPROF__P_PER_LAYER;
+        DPPROF__A(y->ln1, (int64_t)N * C, ACTIVATIONS, NORM);
+        DPPROF__A(y->rstd1, N, ACTIVATIONS, NORM);
+        DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln1), DPPROF__F(y->rstd1), DPPROF__F(*x), DPPROF__W(s, P + DPPROF__P_LN1), N, C, eps));
+        DPPROF__A(y->q, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
+        DPPROF__A(y->k, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
+        DPPROF__A(y->v, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
+        DPPROF__OP(s, matmul_fwd, (N, C, QD, E), (DPPROF__F(y->q), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_Q), N, C, QD));
+        DPPROF__OP(s, matmul_fwd, (N, C, KD, E), (DPPROF__F(y->k), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_K), N, C, KD));
+        DPPROF__OP(s, matmul_fwd, (N, C, KD, E), (DPPROF__F(y->v), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_V), N, C, KD));
+        DPPROF__OP(s, rope_fwd, (n, T, NH, HS, E), (DPPROF__F(y->q), n, T, NH, HS, h->rope_theta));
+        DPPROF__OP(s, rope_fwd, (n, T, NKV, HS, E), (DPPROF__F(y->k), n, T, NKV, HS, h->rope_theta));
+        DPPROF__A(y->att, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
+        DPPROF__A(y->lse, (int64_t)n * NH * T, ACTIVATIONS, ATTENTION);
+        DPPROF__OP(s, attention_fwd, (n, T, NH, NKV, HS, E), (DPPROF__F(y->att), DPPROF__F(y->lse), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), n, T, NH, NKV, HS));
+        DPPROF__A(y->xa, (int64_t)N * C, ACTIVATIONS, ATTENTION);
+        DPPROF__OP(s, matmul_fwd, (N, QD, C, E), (DPPROF__F(y->xa), DPPROF__F(y->att), DPPROF__W(s, P + DPPROF__P_O), N, QD, C));
+        DPPROF__OP(s, add, ((size_t)N * C, E), (DPPROF__F(y->xa), DPPROF__F(y->xa), DPPROF__F(*x), (size_t)N * C));
+        DPPROF__A(y->ln2, (int64_t)N * C, ACTIVATIONS, NORM);
+        DPPROF__A(y->rstd2, N, ACTIVATIONS, NORM);
+        DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln2), DPPROF__F(y->rstd2), DPPROF__F(y->xa), DPPROF__W(s, P + DPPROF__P_LN2), N, C, eps));
+        DPPROF__A(y->gate, (int64_t)N * F, ACTIVATIONS, MLP);
+        DPPROF__A(y->up, (int64_t)N * F, ACTIVATIONS, MLP);
+        DPPROF__OP(s, matmul_fwd, (N, C, F, E), (DPPROF__F(y->gate), DPPROF__F(y->ln2), DPPROF__W(s, P + DPPROF__P_GATE), N, C, F));
+        DPPROF__OP(s, matmul_fwd, (N, C, F, E), (DPPROF__F(y->up), DPPROF__F(y->ln2), DPPROF__W(s, P + DPPROF__P_UP), N, C, F));
+        DPPROF__A(y->h, (int64_t)N * F, ACTIVATIONS, MLP);
+        DPPROF__OP(s, swiglu_fwd, ((size_t)N * F, E), (DPPROF__F(y->h), DPPROF__F(y->gate), DPPROF__F(y->up), (size_t)N * F));
+        DPPROF__A(y->xm, (int64_t)N * C, ACTIVATIONS, MLP);
+        DPPROF__OP(s, matmul_fwd, (N, F, C, E), (DPPROF__F(y->xm), DPPROF__F(y->h), DPPROF__W(s, P + DPPROF__P_DOWN), N, F, C));
+        DPPROF__OP(s, add, ((size_t)N * C, E), (DPPROF__F(y->xm), DPPROF__F(y->xm), DPPROF__F(y->xa), (size_t)N * C));
+        x = &y->xm;
+    }
+    DPPROF__A(a->lnf, (int64_t)N * C, ACTIVATIONS, NORM);
+    DPPROF__A(a->rstdf, N, ACTIVATIONS, NORM);
+    DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(a->lnf), DPPROF__F(a->rstdf), DPPROF__F(*x), DPPROF__W(s, s->p_normf), N, C, eps));
+    if (s->cfg.task == DPPROF_TASK_LM) {
+        DPPROF__A(a->logits, (int64_t)N * h->V, ACTIVATIONS, HEAD);
+        DPPROF__OP(s, matmul_fwd, (N, C, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->lnf), DPPROF__W(s, s->p_head), N, C, h->V));
+        DPPROF__A(a->losses, n, ACTIVATIONS, HEAD);
+        DPPROF__OP(s, crossentropy_fwd, (n, T, h->V, E), (DPPROF__F(a->losses), DPPROF__F(a->logits), DPPROF__I(a->targets), n, T, h->V));
+    } else {
+        DPPROF__A(a->last, (int64_t)n * C, ACTIVATIONS, HEAD);
+        DPPROF__OP(s, last_token_fwd, (n, T, C, E), (DPPROF__F(a->last), DPPROF__F(a->lnf), n, T, C));
+        DPPROF__A(a->logits, (int64_t)n * h->K, ACTIVATIONS, HEAD);
+        DPPROF__OP(s, matmul_fwd, (n, C, h->K, E), (DPPROF__F(a->logits), DPPROF__F(a->last), DPPROF__W(s, s->p_head), n, C, h->K));
+        DPPROF__A(a->losses, n, ACTIVATIONS, HEAD);
+        DPPROF__OP(s, crossentropy_fwd, (n, 1, h->K, E), (DPPROF__F(a->losses), DPPROF__F(a->logits), DPPROF__I(a->targets), n, 1, h->K));
+    }
+    return DPPROF_OK;
+}
+
+/* backward of sum_i dloss * loss_i: weight gradients accumulate (+=) into the parameters' g, so
+   physical batches sum into one logical batch; every activation is freed as soon as it is used */
+static int dpprof__backward(dpprof_session *s, int n, double dloss) {
+    const dpprof_shape *h = &s->sh;
+    const int T = s->cfg.seq, C = h->C, NH = h->NH, NKV = h->NKV, HS = h->HS, F = h->F, E = s->elem;
+    const int N = n * T, QD = NH * HS, KD = NKV * HS;
+    dpprof__acts *a = &s->a;
+    dpprof_tensor dlosses, dlnf, dlast, dres, dh, dgate, dup, dln2, datt, dq, dk, dv, dln1;
+    int l, i;
+    DPPROF__A(dlosses, n, ACTIVATIONS, HEAD);
+    if (s->backend == DPPROF_BACKEND_CPU)
+        for (i = 0; i < n; i++) DPPROF__F(dlosses)[i] = (dpprof_real)dloss;
+    DPPROF__Z(dlnf, (int64_t)N * C, ACTIVATIONS, NORM);
+    if (s->cfg.task == DPPROF_TASK_LM) {
+        DPPROF__OP(s, crossentropy_bwd, (n, T, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->logits), DPPROF__I(a->targets), DPPROF__F(dlosses), n, T, h->V));
+        DPPROF__OP(s, matmul_bwd, (N, C, h->V, E), (DPPROF__F(dlnf), DPPROF__G(s, s->p_head), DPPROF__F(a->logits), DPPROF__F(a->lnf), DPPROF__W(s, s->p_head), N, C, h->V));
+    } else {
+        DPPROF__OP(s, crossentropy_bwd, (n, 1, h->K, E), (DPPROF__F(a->logits), DPPROF__F(a->logits), DPPROF__I(a->targets), DPPROF__F(dlosses), n, 1, h->K));
+        DPPROF__Z(dlast, (int64_t)n * C, ACTIVATIONS, HEAD);
+        DPPROF__OP(s, matmul_bwd, (n, C, h->K, E), (DPPROF__F(dlast), DPPROF__G(s, s->p_head), DPPROF__F(a->logits), DPPROF__F(a->last), DPPROF__W(s, s->p_head), n, C, h->K));
+        DPPROF__OP(s, last_token_bwd, (n, T, C, E), (DPPROF__F(dlnf), DPPROF__F(dlast), n, T, C));
+        dpprof__tfree(s, &dlast);
+        dpprof__tfree(s, &a->last);
+    }
+    dpprof__tfree(s, &a->logits);
+    dpprof__tfree(s, &a->losses);
+    dpprof__tfree(s, &dlosses);
+    DPPROF__Z(dres, (int64_t)N * C, ACTIVATIONS, OTHER);
+    {
+        dpprof_tensor *xl = h->L ? &a->lay[h->L - 1].xm : &a->x0;
+        DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(dres), DPPROF__G(s, s->p_normf), DPPROF__F(dlnf), DPPROF__F(*xl), DPPROF__W(s, s->p_normf), DPPROF__F(a->rstdf), N, C));
+    }
+    dpprof__tfree(s, &dlnf);
+    dpprof__tfree(s, &a->lnf);
+    dpprof__tfree(s, &a->rstdf);
+    for (l = h->L - 1; l >= 0; l--) {
+        dpprof__layer_acts *y = &a->lay[l];
+        dpprof_tensor *xin = l ? &a->lay[l - 1].xm : &a->x0;
+        const int P = 1 + l * DPPROF__P_PER_LAYER;
+        dpprof__tfree(s, &y->xm); /* the next layer's input: its backward is done */
+        /* mlp: xm = xa + down(silu(gate(ln2)) * up(ln2)); dres holds d xm */
+        DPPROF__Z(dh, (int64_t)N * F, ACTIVATIONS, MLP);
+        DPPROF__OP(s, matmul_bwd, (N, F, C, E), (DPPROF__F(dh), DPPROF__G(s, P + DPPROF__P_DOWN), DPPROF__F(dres), DPPROF__F(y->h), DPPROF__W(s, P + DPPROF__P_DOWN), N, F, C));
+        dpprof__tfree(s, &y->h);
+        DPPROF__A(dgate, (int64_t)N * F, ACTIVATIONS, MLP);
+        DPPROF__A(dup, (int64_t)N * F, ACTIVATIONS, MLP);
+        DPPROF__OP(s, swiglu_bwd, ((size_t)N * F, E), (DPPROF__F(dgate), DPPROF__F(dup), DPPROF__F(dh), DPPROF__F(y->gate), DPPROF__F(y->up), (size_t)N * F));
+        dpprof__tfree(s, &dh);
+        dpprof__tfree(s, &y->gate);
+        dpprof__tfree(s, &y->up);
+        DPPROF__Z(dln2, (int64_t)N * C, ACTIVATIONS, NORM);
+        DPPROF__OP(s, matmul_bwd, (N, C, F, E), (DPPROF__F(dln2), DPPROF__G(s, P + DPPROF__P_GATE), DPPROF__F(dgate), DPPROF__F(y->ln2), DPPROF__W(s, P + DPPROF__P_GATE), N, C, F));
+        DPPROF__OP(s, matmul_bwd, (N, C, F, E), (DPPROF__F(dln2), DPPROF__G(s, P + DPPROF__P_UP), DPPROF__F(dup), DPPROF__F(y->ln2), DPPROF__W(s, P + DPPROF__P_UP), N, C, F));
+        dpprof__tfree(s, &dgate);
+        dpprof__tfree(s, &dup);
+        dpprof__tfree(s, &y->ln2);
+        DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(dres), DPPROF__G(s, P + DPPROF__P_LN2), DPPROF__F(dln2), DPPROF__F(y->xa), DPPROF__W(s, P + DPPROF__P_LN2), DPPROF__F(y->rstd2), N, C));
+        dpprof__tfree(s, &dln2);
+        dpprof__tfree(s, &y->rstd2);
+        /* attention: xa = x + o(attn(rope(q(ln1)), rope(k(ln1)), v(ln1))); dres now holds d xa */
+        DPPROF__Z(datt, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
+        DPPROF__OP(s, matmul_bwd, (N, QD, C, E), (DPPROF__F(datt), DPPROF__G(s, P + DPPROF__P_O), DPPROF__F(dres), DPPROF__F(y->att), DPPROF__W(s, P + DPPROF__P_O), N, QD, C));
+        DPPROF__A(dq, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
+        DPPROF__A(dk, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
+        DPPROF__A(dv, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
+        DPPROF__OP(s, attention_bwd, (n, T, NH, NKV, HS, E), (DPPROF__F(dq), DPPROF__F(dk), DPPROF__F(dv), DPPROF__F(datt), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), DPPROF__F(y->att), DPPROF__F(y->lse), n, T, NH, NKV, HS));
+        dpprof__tfree(s, &datt);
+        dpprof__tfree(s, &y->att);
+        dpprof__tfree(s, &y->lse);
+        DPPROF__OP(s, rope_bwd, (n, T, NH, HS, E), (DPPROF__F(dq), n, T, NH, HS, h->rope_theta));
+        DPPROF__OP(s, rope_bwd, (n, T, NKV, HS, E), (DPPROF__F(dk), n, T, NKV, HS, h->rope_theta));
+        DPPROF__Z(dln1, (int64_t)N * C, ACTIVATIONS, NORM);
+        DPPROF__OP(s, matmul_bwd, (N, C, QD, E), (DPPROF__F(dln1), DPPROF__G(s, P + DPPROF__P_Q), DPPROF__F(dq), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_Q), N, C, QD));
+        DPPROF__OP(s, matmul_bwd, (N, C, KD, E), (DPPROF__F(dln1), DPPROF__G(s, P + DPPROF__P_K), DPPROF__F(dk), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_K), N, C, KD));
+        DPPROF__OP(s, matmul_bwd, (N, C, KD, E), (DPPROF__F(dln1), DPPROF__G(s, P + DPPROF__P_V), DPPROF__F(dv), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_V), N, C, KD));
+        dpprof__tfree(s, &dq);
+        dpprof__tfree(s, &dk);
+        dpprof__tfree(s, &dv);
+        dpprof__tfree(s, &y->q);
+        dpprof__tfree(s, &y->k);
+        dpprof__tfree(s, &y->v);
+        dpprof__tfree(s, &y->ln1);
+        DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(dres), DPPROF__G(s, P + DPPROF__P_LN1), DPPROF__F(dln1), DPPROF__F(*xin), DPPROF__W(s, P + DPPROF__P_LN1), DPPROF__F(y->rstd1), N, C));
+        dpprof__tfree(s, &dln1);
+        dpprof__tfree(s, &y->rstd1);
+        dpprof__tfree(s, &y->xa);
+    }
+    DPPROF__OP(s, embedding_bwd, (N, C, E), (DPPROF__G(s, s->p_emb), DPPROF__F(dres), DPPROF__I(a->tokens), N, C));
+    dpprof__tfree(s, &dres);
+    dpprof__tfree(s, &a->x0);
+    return DPPROF_OK;
+}
+
+/* free whatever a failed step left live, so the session can report and be destroyed */
+static void dpprof__acts_release(dpprof_session *s) {
+    dpprof__acts *a = &s->a;
+    int l;
+    dpprof_tensor *top[] = {&a->tokens, &a->targets, &a->x0, &a->lnf, &a->rstdf, &a->last, &a->logits, &a->losses};
+    for (l = 0; a->lay && l < s->sh.L; l++) {
+        dpprof__layer_acts *y = &a->lay[l];
+        dpprof_tensor *t[] = {&y->ln1, &y->rstd1, &y->q, &y->k, &y->v, &y->att, &y->lse, &y->xa, &y->ln2, &y->rstd2, &y->gate, &y->up, &y->h, &y->xm};
+        size_t j;
+        for (j = 0; j < sizeof t / sizeof t[0]; j++) dpprof__tfree(s, t[j]);
+    }
+    for (l = 0; l < (int)(sizeof top / sizeof top[0]); l++) dpprof__tfree(s, top[l]);
+}
+
+static int dpprof__data_alloc(dpprof_session *s, int n) {
+    int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
+    DPPROF__TRY(dpprof__talloc(s, &s->a.tokens, (int64_t)n * T, 4, DPPROF_CAT_DATA, DPPROF_MOD_OTHER, 0));
+    DPPROF__TRY(dpprof__talloc(s, &s->a.targets, (int64_t)n * tw, 4, DPPROF_CAT_DATA, DPPROF_MOD_OTHER, 0));
+    return DPPROF_OK;
+}
+
+static void dpprof__zero_grads(dpprof_session *s) {
+    int i;
+    if (s->backend != DPPROF_BACKEND_CPU) return;
+    for (i = 0; i < s->n_params; i++)
+        if (s->params[i].trainable) memset(s->params[i].g.data, 0, (size_t)s->params[i].g.n * (size_t)s->elem);
+}
+
+static double dpprof__sum_losses(const dpprof_session *s, int n, double *out) {
+    double sum = 0;
+    int i;
+    if (s->backend != DPPROF_BACKEND_CPU) return NAN;
+    for (i = 0; i < n; i++) {
+        double v = (double)DPPROF__F(s->a.losses)[i];
+        if (out) out[i] = v;
+        sum += v;
+    }
+    return sum;
+}
+
+static int dpprof__check_tokens(const dpprof_session *s, const int *tokens, const int *targets, int n) {
+    int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1, lim = s->cfg.task == DPPROF_TASK_LM ? s->sh.V : s->sh.K;
+    size_t i;
+    for (i = 0; i < (size_t)n * (size_t)T; i++)
+        if (tokens[i] < 0 || tokens[i] >= s->sh.V) return dpprof__fail(DPPROF_ERR_INVALID, "token %d at %zu is outside [0, %d)", tokens[i], i, s->sh.V);
+    for (i = 0; i < (size_t)n * (size_t)tw; i++)
+        if (targets[i] < 0 || targets[i] >= lim) return dpprof__fail(DPPROF_ERR_INVALID, "target %d at %zu is outside [0, %d)", targets[i], i, lim);
+    return DPPROF_OK;
+}
+
+/* forward (and backward when dloss != 0) of given samples, as one physical batch */
+static int dpprof__fb_given(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses, int backward, double dloss) {
+    int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1, rc;
+    if (!s || !tokens || !targets || n <= 0) return dpprof__fail(DPPROF_ERR_INVALID, "forward/backward needs tokens, targets and n > 0");
+    if (s->backend != DPPROF_BACKEND_CPU) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "computing values needs the cpu backend (this session is %s)", dpprof_backend_name(s->backend));
+    DPPROF__TRY(dpprof__check_tokens(s, tokens, targets, n));
+    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_FORWARD, s->steps_done));
+    rc = dpprof__data_alloc(s, n);
+    if (rc == DPPROF_OK) {
+        memcpy(s->a.tokens.data, tokens, sizeof(int) * (size_t)n * (size_t)T);
+        memcpy(s->a.targets.data, targets, sizeof(int) * (size_t)n * (size_t)tw);
+        rc = dpprof__forward(s, n);
+    }
+    if (rc == DPPROF_OK) {
+        dpprof__sum_losses(s, n, losses);
+        if (backward) {
+            dpprof_phase_begin(&s->prof, DPPROF_PHASE_BACKWARD, s->steps_done);
+            rc = dpprof__backward(s, n, dloss);
+        }
+    }
+    dpprof__acts_release(s);
+    dpprof_phase_end(&s->prof);
+    return rc;
+}
+
+DPPROF_API int dpprof_session_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses) {
+    if (!s) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_grad: NULL session");
+    dpprof__zero_grads(s);
+    return dpprof__fb_given(s, tokens, targets, n, losses, 1, n > 0 ? 1.0 / n : 0.0);
+}
+
+DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses) {
+    return dpprof__fb_given(s, tokens, targets, n, losses, 0, 0.0);
+}
+
+static void dpprof__optimizer(dpprof_session *s) {
+    int i;
+    const int E = s->elem;
+    s->adam_t++;
+    for (i = 0; i < s->n_params; i++) {
+        dpprof_param *p = &s->params[i];
+        if (!p->trainable) continue;
+        if (s->cfg.optimizer == DPPROF_OPT_ADAM)
+            DPPROF__OP(s, adam, ((size_t)p->w.n, E), (DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), (size_t)p->w.n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->adam_t));
+        else
+            DPPROF__OP(s, sgd, ((size_t)p->w.n, E), (DPPROF__F(p->w), DPPROF__F(p->g), (size_t)p->w.n, s->cfg.lr));
+    }
+    dpprof__zero_grads(s);
+}
+
+DPPROF_API int dpprof_session_step(dpprof_session *s) {
+    const int B = s->cfg.batch, b = s->cfg.physical_batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
+    const int step = s->steps_done;
+    double t0 = dpprof__clock_ms(), loss = 0;
+    int first, rc = DPPROF_OK;
+    if (dpprof__grow((void **)&s->step_loss, &s->cap_steps, (size_t)step + 1, sizeof(double)) != 0)
+        return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the loss table");
+    s->step_ms = (double *)DPPROF_REALLOC(s->step_ms, sizeof(double) * (size_t)s->cap_steps);
+    if (!s->step_ms) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the time table");
+    for (first = 0; first < B && rc == DPPROF_OK; first += b) {
+        int n = B - first < b ? B - first : b;
+        rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_FORWARD, step);
+        if (rc == DPPROF_OK) rc = dpprof__data_alloc(s, n);
+        if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CPU) {
+            int i;
+            for (i = 0; i < n; i++)
+                dpprof__sample(s, (uint64_t)step * (uint64_t)B + (uint64_t)(first + i), DPPROF__I(s->a.tokens) + (size_t)i * T, DPPROF__I(s->a.targets) + (size_t)i * tw);
+        }
+        if (rc == DPPROF_OK) rc = dpprof__forward(s, n);
+        if (rc == DPPROF_OK) loss += dpprof__sum_losses(s, n, NULL);
+        if (rc == DPPROF_OK) rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_BACKWARD, step);
+        if (rc == DPPROF_OK) rc = dpprof__backward(s, n, 1.0 / B); /* the gradient of the mean loss of the logical batch */
+        if (rc == DPPROF_OK) {
+            dpprof__tfree(s, &s->a.tokens);
+            dpprof__tfree(s, &s->a.targets);
+        }
+    }
+    if (rc == DPPROF_OK) rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_OPTIMIZER_STEP, step);
+    if (rc == DPPROF_OK) dpprof__optimizer(s);
+    dpprof_phase_end(&s->prof);
+    if (rc != DPPROF_OK) {
+        dpprof__acts_release(s);
+        return rc;
+    }
+    s->step_loss[step] = loss / B;
+    s->step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : dpprof__clock_ms() - t0;
+    s->steps_done++;
+    if (s->backend == DPPROF_BACKEND_CPU && !(s->step_loss[step] == s->step_loss[step] && fabs(s->step_loss[step]) <= DBL_MAX))
+        return dpprof__fail(DPPROF_ERR_NUMERIC, "the loss of step %d is %g", step, s->step_loss[step]);
+    return DPPROF_OK;
+}
+
+DPPROF_API int dpprof_session_run(dpprof_session *s) {
+    int total = s->cfg.warmup + s->cfg.steps;
+    while (s->steps_done < total) DPPROF__TRY(dpprof_session_step(s));
+    return DPPROF_OK;
+}
+
+DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **out) {
+    dpprof_session *s;
+    int rc, count = 0;
+    if (!out) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_create: NULL out");
+    *out = NULL;
+    s = (dpprof_session *)DPPROF_MALLOC(sizeof *s);
+    if (!s) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate a session");
+    memset(s, 0, sizeof *s);
+    rc = dpprof_config_resolve(cfg, &s->cfg, &s->sh);
+    if (rc != DPPROF_OK) goto fail;
+    /* refuse what later work adds, instead of silently ignoring it */
+    if (s->cfg.algo != DPPROF_ALGO_VANILLA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--algo %s: the DP algorithms are not implemented yet; only vanilla runs in this version", dpprof_algo_name(s->cfg.algo)); goto fail; }
+    if (s->cfg.sigma > 0 || s->cfg.max_grad_norm > 0 || s->cfg.per_layer_clipping || s->cfg.poisson || s->cfg.dataset_size || s->cfg.delta > 0) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "DP-SGD options (sigma, max-grad-norm, clipping, poisson, dataset-size, delta) need a DP algorithm, which this version does not have yet"); goto fail; }
+    if (s->cfg.lora_rank || s->cfg.lora_alpha > 0 || s->cfg.lora_targets) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "LoRA options are not implemented yet in this version"); goto fail; }
+    if (s->cfg.dtype == DPPROF_DTYPE_BF16) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dtype bf16 needs the cuda backend's kernels, which this version does not have yet"); goto fail; }
+    s->backend = s->cfg.backend;
+    if (s->backend == DPPROF_BACKEND_AUTO) s->backend = DPPROF_BACKEND_CPU; /* until the cuda kernels exist, auto means cpu */
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        rc = dpprof_cuda_device_count(&count);
+        if (rc != DPPROF_OK && rc != DPPROF_ERR_NO_CUDA) rc = dpprof__fail(rc, "--backend cuda: %s", dpprof_cuda_last_error());
+        if (rc == DPPROF_OK && count == 0) rc = dpprof__fail(DPPROF_ERR_NO_DEVICE, "--backend cuda: no GPU is visible on this machine");
+        if (rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--backend cuda: the GPU kernels are not implemented yet in this version; use cpu or dry");
+        goto fail;
+    }
+    s->cfg.backend = (dpprof_backend)s->backend;
+    s->elem = (int)sizeof(dpprof_real);
+    rc = dpprof_prof_init(&s->prof, s->backend == DPPROF_BACKEND_DRY ? DPPROF_PROF_NO_CLOCK : 0);
+    if (rc != DPPROF_OK) goto fail;
+    s->a.lay = (dpprof__layer_acts *)DPPROF_MALLOC(sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
+    if (!s->a.lay) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the activation table"); goto fail; }
+    memset(s->a.lay, 0, sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
+    rc = dpprof__load_data(s);
+    if (rc != DPPROF_OK) goto fail;
+    rc = dpprof__build_model(s);
+    if (rc != DPPROF_OK) goto fail;
+    *out = s;
+    return DPPROF_OK;
+fail:
+    /* a session whose model did not fit is still returned for its report (status oom) */
+    if (rc == DPPROF_ERR_OOM && s->params) {
+        dpprof_phase_end(&s->prof);
+        *out = s;
+        return rc;
+    }
+    dpprof_session_destroy(s);
+    return rc;
+}
+
+DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
+    int i;
+    if (!s) return;
+    if (s->a.lay) dpprof__acts_release(s);
+    for (i = 0; s->params && i < s->n_params; i++) {
+        dpprof__tfree(s, &s->params[i].w);
+        dpprof__tfree(s, &s->params[i].g);
+        dpprof__tfree(s, &s->params[i].m);
+        dpprof__tfree(s, &s->params[i].v);
+    }
+    DPPROF_FREE(s->params);
+    DPPROF_FREE(s->a.lay);
+    DPPROF_FREE(s->text);
+    DPPROF_FREE(s->line_off);
+    DPPROF_FREE(s->line_len);
+    DPPROF_FREE(s->line_label);
+    DPPROF_FREE(s->step_loss);
+    DPPROF_FREE(s->step_ms);
+    dpprof_prof_free(&s->prof);
+    DPPROF_FREE(s);
+}
+
+DPPROF_API const dpprof_config *dpprof_session_config(const dpprof_session *s) { return &s->cfg; }
+DPPROF_API const dpprof_shape *dpprof_session_shape(const dpprof_session *s) { return &s->sh; }
+DPPROF_API const dpprof_prof *dpprof_session_prof(const dpprof_session *s) { return &s->prof; }
+DPPROF_API int dpprof_session_param_count(const dpprof_session *s) { return s->n_params; }
+DPPROF_API dpprof_param *dpprof_session_param(dpprof_session *s, int i) { return i >= 0 && i < s->n_params ? &s->params[i] : NULL; }
+DPPROF_API int dpprof_session_steps_done(const dpprof_session *s) { return s->steps_done; }
+DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step) { return step >= 0 && step < s->steps_done ? s->step_loss[step] : NAN; }
+DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int trainable_only) {
+    int64_t n = 0;
+    int i;
+    for (i = 0; i < s->n_params; i++)
+        if (!trainable_only || s->params[i].trainable) n += (int64_t)s->params[i].rows * s->params[i].cols;
+    return n;
+}
+
+/* ---- result json ----------------------------------------------------------------------------- */
+#ifndef DPPROF_GIT_COMMIT
+#define DPPROF_GIT_COMMIT "unknown"
+#endif
+#define DPPROF__MIB 1048576.0
+
+static void dpprof__jstr(FILE *f, const char *str) {
+    const unsigned char *p = (const unsigned char *)(str ? str : "");
+    if (!str) { fputs("null", f); return; }
+    fputc('"', f);
+    for (; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p == '\t') fputs("\\t", f);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void dpprof__jnum(FILE *f, double v) {
+    if (v == v && fabs(v) <= DBL_MAX) fprintf(f, "%.17g", v);
+    else fputs("null", f); /* json has no nan or inf: unmeasured and infinite values are null */
+}
+
+static int dpprof__cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* median of v[0..n) (sorts a copy); nan when n == 0 */
+static double dpprof__median(const double *v, size_t n) {
+    double *c, m;
+    if (!n) return NAN;
+    c = (double *)DPPROF_MALLOC(sizeof(double) * n);
+    if (!c) return NAN;
+    memcpy(c, v, sizeof(double) * n);
+    qsort(c, n, sizeof(double), dpprof__cmp_double);
+    m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+    DPPROF_FREE(c);
+    return m;
+}
+
+static void dpprof__write_phases(const dpprof_session *s, FILE *f) {
+    const dpprof_prof *p = &s->prof;
+    int ph, first = 1;
+    double *times = (double *)DPPROF_MALLOC(sizeof(double) * (p->n_phases + 1));
+    fputs("{", f);
+    for (ph = 0; ph < DPPROF_PHASE_COUNT; ph++) {
+        size_t i, count = 0, nt = 0;
+        int64_t b_start = 0, b_end = 0, b_peak = 0;
+        double flops = 0, bytes = 0, tmin = INFINITY, tmax = -INFINITY, tsum = 0;
+        int setup = ph <= DPPROF_PHASE_PRIVACY_SETUP;
+        for (i = 0; i < p->n_phases; i++) {
+            const dpprof_phase_rec *r = &p->phases[i];
+            if (r->phase != ph) continue;
+            if (!count) b_start = r->bytes_start;
+            b_end = r->bytes_end;
+            if (r->bytes_peak > b_peak) b_peak = r->bytes_peak;
+            count++;
+            flops += r->flops;
+            bytes += r->bytes_analytic;
+            /* warm-up steps are excluded from time, never from memory */
+            if (times && s->backend != DPPROF_BACKEND_DRY && (setup || r->step >= s->cfg.warmup)) {
+                double t = r->t_end_ms - r->t_start_ms;
+                times[nt++] = t;
+                tsum += t;
+                if (t < tmin) tmin = t;
+                if (t > tmax) tmax = t;
+            }
+        }
+        if (!count) continue;
+        fprintf(f, "%s\n    ", first ? "" : ",");
+        first = 0;
+        dpprof__jstr(f, dpprof_phase_name(ph));
+        fprintf(f, ": {\"count\": %zu, \"time_ms_mean\": ", count);
+        dpprof__jnum(f, nt ? tsum / (double)nt : NAN);
+        fputs(", \"time_ms_median\": ", f);
+        dpprof__jnum(f, dpprof__median(times, nt));
+        fputs(", \"time_ms_min\": ", f);
+        dpprof__jnum(f, nt ? tmin : NAN);
+        fputs(", \"time_ms_max\": ", f);
+        dpprof__jnum(f, nt ? tmax : NAN);
+        fprintf(f, ", \"bytes_start\": %lld, \"bytes_end\": %lld, \"bytes_peak\": %lld", (long long)b_start, (long long)b_end, (long long)b_peak);
+        fputs(", \"flops\": ", f);
+        dpprof__jnum(f, flops / (double)count);
+        fputs(", \"bytes_analytic\": ", f);
+        dpprof__jnum(f, bytes / (double)count);
+        fputs(", \"dram_read_bytes\": \"unavailable\", \"dram_write_bytes\": \"unavailable\"}", f);
+    }
+    fputs("\n  }", f);
+    DPPROF_FREE(times);
+}
+
+DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const char *experiment, const char *status, const char *error) {
+    const dpprof_config *c = &s->cfg;
+    const dpprof_shape *h = &s->sh;
+    const dpprof_prof *p = &s->prof;
+    int i, measured = 0;
+    size_t e;
+    double tsum = 0, flops_steps = 0, *st;
+    time_t now = time(NULL);
+    char date[32] = "unknown";
+    struct tm *tm = gmtime(&now);
+    if (tm) strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", tm);
+    if (!f) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_write_json: NULL file");
+
+    fputs("{\n  \"experiment\": ", f);
+    dpprof__jstr(f, experiment ? experiment : "run");
+    fputs(",\n  \"config\": {\"preset\": ", f);
+    dpprof__jstr(f, c->preset);
+    fprintf(f, ", \"vocab\": %d, \"hidden\": %d, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_size\": %d, \"ffn\": %d",
+            h->V, h->C, h->L, h->NH, h->NKV, h->HS, h->F);
+    fprintf(f, ", \"seq\": %d, \"task\": \"%s\", \"classes\": %d, \"algo\": \"%s\", \"batch\": %d, \"physical_batch\": %d, \"steps\": %d, \"warmup\": %d",
+            c->seq, c->task == DPPROF_TASK_LM ? "lm" : "cls", h->K, dpprof_algo_name(c->algo), c->batch, c->physical_batch, c->steps, c->warmup);
+    fputs(", \"lr\": ", f);
+    dpprof__jnum(f, c->lr);
+    fprintf(f, ", \"optimizer\": \"%s\", \"weight_decay\": ", c->optimizer == DPPROF_OPT_ADAM ? "adam" : "sgd");
+    dpprof__jnum(f, c->weight_decay);
+    fputs(", \"sigma\": ", f);
+    dpprof__jnum(f, c->sigma);
+    fputs(", \"max_grad_norm\": ", f);
+    dpprof__jnum(f, c->max_grad_norm);
+    fprintf(f, ", \"clipping\": \"%s\", \"poisson\": %s, \"dataset_size\": %lld, \"delta\": ", c->per_layer_clipping ? "per-layer" : "flat", c->poisson ? "true" : "false", c->dataset_size);
+    dpprof__jnum(f, c->delta);
+    fprintf(f, ", \"lora_rank\": %d, \"lora_alpha\": ", c->lora_rank);
+    dpprof__jnum(f, c->lora_alpha);
+    fputs(", \"lora_targets\": ", f);
+    dpprof__jstr(f, c->lora_targets ? c->lora_targets : "");
+    fprintf(f, ", \"dtype\": \"%s\", \"backend\": \"%s\", \"seed\": %llu, \"data\": ", c->dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32", dpprof_backend_name(s->backend), (unsigned long long)c->seed);
+    dpprof__jstr(f, c->data_path);
+    fputs(", \"rope_theta\": ", f);
+    dpprof__jnum(f, h->rope_theta);
+    fputs(", \"norm_eps\": ", f);
+    dpprof__jnum(f, h->norm_eps);
+    fputs(", \"init_std\": ", f);
+    dpprof__jnum(f, c->init_std);
+    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld}",
+            (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit);
+
+    fputs(",\n  \"status\": ", f);
+    dpprof__jstr(f, status ? status : "ok");
+    if (error) {
+        fputs(",\n  \"error\": ", f);
+        dpprof__jstr(f, error);
+    }
+    st = (double *)DPPROF_MALLOC(sizeof(double) * ((size_t)s->steps_done + 1));
+    for (i = c->warmup; i < s->steps_done; i++) {
+        if (st) st[measured] = s->step_ms[i];
+        tsum += s->step_ms[i];
+        measured++;
+    }
+    fputs(",\n  \"avg_time_ms\": ", f);
+    dpprof__jnum(f, measured && s->backend != DPPROF_BACKEND_DRY ? tsum / measured : NAN);
+    fputs(",\n  \"peak_memory_mb\": ", f);
+    dpprof__jnum(f, (double)p->peak_bytes / DPPROF__MIB);
+
+    /* the seed's keys first, then the other categories, then exact bytes */
+    fputs(",\n  \"breakdown\": {", f);
+    {
+        static const int seed_order[] = {DPPROF_CAT_MODEL_PARAMETERS, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_CAT_GRADIENTS, DPPROF_CAT_ACTIVATION_HOOKS, DPPROF_CAT_NORM_SAMPLES, DPPROF_CAT_TEMP_MATRICES};
+        static const int rest[] = {DPPROF_CAT_ACTIVATIONS, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_CAT_LORA, DPPROF_CAT_WORKSPACE, DPPROF_CAT_DATA};
+        int k;
+        for (k = 0; k < 6; k++) {
+            fprintf(f, "%s\"%s_mb\": ", k ? ", " : "", dpprof_category_name(seed_order[k]));
+            dpprof__jnum(f, (double)p->peak_by_cat[seed_order[k]] / DPPROF__MIB);
+        }
+        fputs(", \"total_allocated_mb\": ", f);
+        dpprof__jnum(f, (double)p->live_bytes / DPPROF__MIB);
+        fputs(", \"peak_allocated_mb\": ", f);
+        dpprof__jnum(f, (double)p->peak_bytes / DPPROF__MIB);
+        for (k = 0; k < 5; k++) {
+            fprintf(f, ", \"%s_mb\": ", dpprof_category_name(rest[k]));
+            dpprof__jnum(f, (double)p->peak_by_cat[rest[k]] / DPPROF__MIB);
+        }
+        fputs(", \"bytes\": {", f);
+        for (k = 0; k < DPPROF_CAT_COUNT; k++) fprintf(f, "%s\"%s\": %lld", k ? ", " : "", dpprof_category_name(k), (long long)p->peak_by_cat[k]);
+        fprintf(f, ", \"peak\": %lld, \"final\": %lld}, \"peak_phase\": ", (long long)p->peak_bytes, (long long)p->live_bytes);
+        dpprof__jstr(f, dpprof_phase_name(p->peak_phase));
+        fprintf(f, ", \"peak_step\": %d, \"peak_event\": %zu}", p->peak_step, p->peak_event);
+    }
+    fputs(",\n  \"modules\": {", f);
+    for (i = 0; i < DPPROF_MOD_COUNT; i++) {
+        fprintf(f, "%s\"%s_mb\": ", i ? ", " : "", dpprof_module_name(i));
+        dpprof__jnum(f, (double)p->peak_by_mod[i] / DPPROF__MIB);
+    }
+    fputs(", \"bytes\": {", f);
+    for (i = 0; i < DPPROF_MOD_COUNT; i++) fprintf(f, "%s\"%s\": %lld", i ? ", " : "", dpprof_module_name(i), (long long)p->peak_by_mod[i]);
+    fputs("}}", f);
+
+    fputs(",\n  \"phases\": ", f);
+    dpprof__write_phases(s, f);
+
+    fputs(",\n  \"snapshots\": [", f);
+    for (e = 0; e < p->n_phases; e++) {
+        const dpprof_phase_rec *r = &p->phases[e];
+        char name[64];
+        if (r->step < 0) snprintf(name, sizeof name, "%s", dpprof_phase_name(r->phase));
+        else snprintf(name, sizeof name, "step%d.%s", r->step, dpprof_phase_name(r->phase));
+        fprintf(f, "%s\n    {\"name\": \"%s\", \"allocated_mb\": ", e ? "," : "", name);
+        dpprof__jnum(f, (double)r->bytes_end / DPPROF__MIB);
+        fputs(", \"reserved_mb\": ", f);
+        dpprof__jnum(f, (double)r->bytes_end / DPPROF__MIB); /* no caching allocator on cpu/dry */
+        fputs(", \"timestamp\": ", f);
+        dpprof__jnum(f, s->backend == DPPROF_BACKEND_DRY ? NAN : r->t_end_ms / 1e3);
+        fprintf(f, ", \"bytes\": %lld}", (long long)r->bytes_end);
+    }
+    fputs("\n  ]", f);
+
+    fputs(",\n  \"layers\": [", f);
+    for (i = 0; i < s->n_params; i++) {
+        fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+        dpprof__jstr(f, s->params[i].name);
+        fprintf(f, ", \"shape\": [%d, %d], \"trainable\": %s, \"method\": \"%s\"}", s->params[i].rows, s->params[i].cols,
+                s->params[i].trainable ? "true" : "false", s->params[i].trainable ? "summed" : "frozen");
+    }
+    fputs("\n  ]", f);
+
+    fprintf(f, ",\n  \"privacy\": {\"mechanism\": \"none\", \"epsilon\": null, \"delta\": null, \"sigma\": 0, \"sample_rate\": null, \"steps\": %d, \"best_order\": null}", s->steps_done);
+
+    for (e = 0; e < p->n_phases; e++)
+        if (p->phases[e].step >= c->warmup && p->phases[e].phase >= DPPROF_PHASE_FORWARD) flops_steps += p->phases[e].flops;
+    fputs(",\n  \"throughput\": {\"tokens_per_s\": ", f);
+    dpprof__jnum(f, measured && s->backend != DPPROF_BACKEND_DRY && tsum > 0 ? (double)c->batch * c->seq * measured / (tsum / 1e3) : NAN);
+    fputs(", \"step_time_ms_median\": ", f);
+    dpprof__jnum(f, st && s->backend != DPPROF_BACKEND_DRY ? dpprof__median(st, (size_t)measured) : NAN);
+    fputs(", \"flops_per_step\": ", f);
+    dpprof__jnum(f, measured ? flops_steps / measured : NAN);
+    fputs(", \"mfu\": null, \"mfu_note\": \"no hardware peak is defined for the cpu and dry backends\"}", f);
+    DPPROF_FREE(st);
+
+    fprintf(f, ",\n  \"meta\": {\"dpprof_version\": \"%s\", \"git_commit\": ", DPPROF_VERSION);
+    dpprof__jstr(f, DPPROF_GIT_COMMIT);
+    fprintf(f, ", \"backend\": \"%s\", \"device\": \"%s\", \"driver\": null, \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\"}",
+            dpprof_backend_name(s->backend), s->backend == DPPROF_BACKEND_DRY ? "none (dry run)" : "cpu", (unsigned long long)c->seed, date,
+            sizeof(dpprof_real) == 8 ? "double" : "float");
+
+    fputs(",\n  \"losses\": [", f);
+    for (i = 0; i < s->steps_done; i++) {
+        fputs(i ? ", " : "", f);
+        dpprof__jnum(f, s->step_loss[i]);
+    }
+    fputs("]", f);
+
+    /* the whole event log: enough to redraw the live-bytes timeline from the file alone */
+    fputs(",\n  \"timeline\": {\"categories\": [", f);
+    for (i = 0; i < DPPROF_CAT_COUNT; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", dpprof_category_name(i));
+    fputs("], \"phases\": [", f);
+    for (i = 0; i < DPPROF_PHASE_COUNT; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", dpprof_phase_name(i));
+    fprintf(f, "], \"clock\": \"%s\",\n    \"t_ms\": [", s->backend == DPPROF_BACKEND_DRY ? "none" : "measured");
+    for (e = 0; e < p->n_events; e++) {
+        fputs(e ? "," : "", f);
+        dpprof__jnum(f, p->events[e].t_ms);
+    }
+    fputs("],\n    \"bytes\": [", f);
+    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%lld", e ? "," : "", (long long)p->events[e].bytes);
+    fputs("],\n    \"category\": [", f);
+    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].category);
+    fputs("],\n    \"module\": [", f);
+    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].module);
+    fputs("],\n    \"phase\": [", f);
+    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].phase);
+    fputs("],\n    \"step\": [", f);
+    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].step);
+    fputs("],\n    \"marks\": [", f);
+    for (e = 0; e < p->n_phases; e++) {
+        fprintf(f, "%s{\"phase\": %d, \"step\": %d, \"event\": %zu, \"t_ms\": ", e ? ", " : "", p->phases[e].phase, p->phases[e].step, p->phases[e].event_start);
+        dpprof__jnum(f, p->phases[e].t_start_ms);
+        fputs("}", f);
+    }
+    fputs("]}\n}\n", f);
+    return ferror(f) ? dpprof__fail(DPPROF_ERR_IO, "writing the result json failed") : DPPROF_OK;
+}
+
+/* ---- --trace --------------------------------------------------------------------------------- */
+/* dry runs have no clock: there one event is one microsecond of the trace's time axis */
+DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f) {
+    const dpprof_prof *p = &s->prof;
+    const int dry = s->backend == DPPROF_BACKEND_DRY;
+    int64_t live[DPPROF_CAT_COUNT];
+    int used[DPPROF_CAT_COUNT], c, first = 1;
+    size_t i;
+    if (!f) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_write_trace: NULL file");
+    memset(live, 0, sizeof live);
+    memset(used, 0, sizeof used);
+    for (i = 0; i < p->n_events; i++) used[p->events[i].category] |= p->events[i].bytes > 0;
+    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"dpprof_version\": \"%s\", \"backend\": \"%s\", \"clock\": \"%s\"},\n\"traceEvents\": [\n",
+            DPPROF_VERSION, dpprof_backend_name(s->backend), dry ? "event index (dry run)" : "measured");
+    fputs("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"dpprof\"}}", f);
+    for (i = 0; i < p->n_phases; i++) {
+        const dpprof_phase_rec *r = &p->phases[i];
+        double ts = dry ? (double)r->event_start : r->t_start_ms * 1e3, te = dry ? (double)r->event_end : r->t_end_ms * 1e3;
+        fprintf(f, ",\n{\"name\": \"%s\", \"cat\": \"phase\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": ", dpprof_phase_name(r->phase));
+        dpprof__jnum(f, ts);
+        fputs(", \"dur\": ", f);
+        dpprof__jnum(f, te - ts);
+        fprintf(f, ", \"args\": {\"step\": %d, \"bytes_start\": %lld, \"bytes_end\": %lld, \"bytes_peak\": %lld, \"flops\": ", r->step, (long long)r->bytes_start, (long long)r->bytes_end, (long long)r->bytes_peak);
+        dpprof__jnum(f, r->flops);
+        fputs("}}", f);
+    }
+    for (i = 0; i < p->n_events; i++) {
+        const dpprof_event *e = &p->events[i];
+        live[e->category] += e->bytes;
+        fputs(",\n{\"name\": \"live bytes\", \"ph\": \"C\", \"pid\": 1, \"ts\": ", f);
+        dpprof__jnum(f, dry ? (double)i + 1 : e->t_ms * 1e3);
+        fputs(", \"args\": {", f);
+        first = 1;
+        for (c = 0; c < DPPROF_CAT_COUNT; c++) {
+            if (!used[c]) continue;
+            fprintf(f, "%s\"%s\": %lld", first ? "" : ", ", dpprof_category_name(c), (long long)live[c]);
+            first = 0;
+        }
+        fputs("}}", f);
+    }
+    fputs("\n]}\n", f);
+    return ferror(f) ? dpprof__fail(DPPROF_ERR_IO, "writing the trace failed") : DPPROF_OK;
+}
+
+/* ---- --dump: safetensors + step.json --------------------------------------------------------- */
+typedef struct dpprof__st_entry {
+    const char *name;
+    const char *dtype;            /* "F32" or "I32" */
+    int ndim, dims[3];
+    const void *data;
+    int64_t n;                    /* elements */
+    int from_real;                /* data is dpprof_real: converted to f32 on write */
+} dpprof__st_entry;
+
+/* safetensors: u64 little-endian header length, a json header, then the raw little-endian data */
+static int dpprof__write_safetensors(const char *path, const dpprof__st_entry *ents, int n) {
+    FILE *f;
+    char *hdr;
+    size_t cap = 256 + (size_t)n * 160, len = 0;
+    uint64_t off = 0, hl;
+    unsigned char lenb[8];
+    int i, k;
+    hdr = (char *)DPPROF_MALLOC(cap);
+    if (!hdr) return dpprof__fail(DPPROF_ERR_OOM, "%s: cannot build the header", path);
+    len += (size_t)snprintf(hdr + len, cap - len, "{\"__metadata__\":{\"format\":\"pt\",\"producer\":\"dpprof %s\"}", DPPROF_VERSION);
+    for (i = 0; i < n; i++) {
+        uint64_t nb = (uint64_t)ents[i].n * 4u;
+        len += (size_t)snprintf(hdr + len, cap - len, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", ents[i].name, ents[i].dtype);
+        for (k = 0; k < ents[i].ndim; k++) len += (size_t)snprintf(hdr + len, cap - len, "%s%d", k ? "," : "", ents[i].dims[k]);
+        len += (size_t)snprintf(hdr + len, cap - len, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off, (unsigned long long)(off + nb));
+        off += nb;
+    }
+    len += (size_t)snprintf(hdr + len, cap - len, "}");
+    while (len % 8) hdr[len++] = ' '; /* the data starts 8-byte aligned */
+    hl = len;
+    for (k = 0; k < 8; k++) lenb[k] = (unsigned char)(hl >> (8 * k));
+    f = fopen(path, "wb");
+    if (!f) {
+        DPPROF_FREE(hdr);
+        return dpprof__fail(DPPROF_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    fwrite(lenb, 1, 8, f);
+    fwrite(hdr, 1, len, f);
+    DPPROF_FREE(hdr);
+    for (i = 0; i < n; i++) {
+        int64_t e;
+        for (e = 0; e < ents[i].n; e++) {
+            uint32_t u;
+            unsigned char b[4];
+            if (ents[i].from_real) {
+                float v = (float)((const dpprof_real *)ents[i].data)[e];
+                memcpy(&u, &v, 4);
+            } else {
+                int32_t v = ((const int *)ents[i].data)[e];
+                memcpy(&u, &v, 4);
+            }
+            for (k = 0; k < 4; k++) b[k] = (unsigned char)(u >> (8 * k));
+            fwrite(b, 1, 4, f);
+        }
+    }
+    if (ferror(f) | fclose(f)) return dpprof__fail(DPPROF_ERR_IO, "%s: write failed", path);
+    return DPPROF_OK;
+}
+
+DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
+    const int B = s->cfg.batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
+    int *tok = NULL, *tgt = NULL, i, rc = DPPROF_OK, first;
+    double *losses = NULL, *l1 = NULL;
+    char path[4096];
+    dpprof__st_entry *ents = NULL;
+    FILE *f;
+    if (s->backend != DPPROF_BACKEND_CPU) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dump needs computed values: use --backend cpu (this run is %s)", dpprof_backend_name(s->backend));
+    tok = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)B * T);
+    tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)B * tw);
+    losses = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)B);
+    l1 = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)B);
+    ents = (dpprof__st_entry *)DPPROF_MALLOC(sizeof(dpprof__st_entry) * (size_t)(s->n_params + 2));
+    if (!tok || !tgt || !losses || !l1 || !ents) { rc = dpprof__fail(DPPROF_ERR_OOM, "--dump: out of memory"); goto done; }
+    /* the first logical step's batch, and sum_i grad loss_i at the current parameters, accumulated
+       over the physical batches exactly as a training step does it */
+    dpprof_session_batch(s, 0, 0, B, tok, tgt);
+    for (i = 0; i < s->n_params; i++) {
+        dpprof__st_entry *e = &ents[i];
+        e->name = s->params[i].name;
+        e->dtype = "F32";
+        e->ndim = s->params[i].rows == 1 ? 1 : 2;
+        e->dims[0] = s->params[i].rows == 1 ? s->params[i].cols : s->params[i].rows;
+        e->dims[1] = s->params[i].cols;
+        e->data = s->params[i].w.data;
+        e->n = s->params[i].w.n;
+        e->from_real = 1;
+    }
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    if ((rc = dpprof__write_safetensors(path, ents, s->n_params)) != DPPROF_OK) goto done;
+    dpprof__zero_grads(s);
+    for (first = 0; first < B && rc == DPPROF_OK; first += s->cfg.physical_batch) {
+        int n = B - first < s->cfg.physical_batch ? B - first : s->cfg.physical_batch;
+        rc = dpprof__fb_given(s, tok + (size_t)first * T, tgt + (size_t)first * tw, n, l1, 1, 1.0);
+        memcpy(losses + first, l1, sizeof(double) * (size_t)n);
+    }
+    if (rc != DPPROF_OK) goto done;
+    for (i = 0; i < s->n_params; i++) ents[i].data = s->params[i].g.data;
+    snprintf(path, sizeof path, "%s/grads.safetensors", dir);
+    if ((rc = dpprof__write_safetensors(path, ents, s->n_params)) != DPPROF_OK) goto done;
+    dpprof__zero_grads(s);
+    ents[0].name = "tokens"; ents[0].dtype = "I32"; ents[0].ndim = 2; ents[0].dims[0] = B; ents[0].dims[1] = T;
+    ents[0].data = tok; ents[0].n = (int64_t)B * T; ents[0].from_real = 0;
+    ents[1].name = s->cfg.task == DPPROF_TASK_LM ? "targets" : "labels"; ents[1].dtype = "I32";
+    ents[1].ndim = tw == 1 ? 1 : 2; ents[1].dims[0] = B; ents[1].dims[1] = T;
+    ents[1].data = tgt; ents[1].n = (int64_t)B * tw; ents[1].from_real = 0;
+    snprintf(path, sizeof path, "%s/batch.safetensors", dir);
+    if ((rc = dpprof__write_safetensors(path, ents, 2)) != DPPROF_OK) goto done;
+    snprintf(path, sizeof path, "%s/step.json", dir);
+    f = fopen(path, "w");
+    if (!f) { rc = dpprof__fail(DPPROF_ERR_IO, "%s: cannot write: %s", path, strerror(errno)); goto done; }
+    fprintf(f, "{\n  \"algo\": \"%s\",\n  \"grads\": \"sum over the batch of c_i * grad loss_i, before noise; c_i = 1 without clipping\",\n  \"batch\": %d,\n  \"per_sample_loss\": [", dpprof_algo_name(s->cfg.algo), B);
+    for (i = 0; i < B; i++) {
+        fputs(i ? ", " : "", f);
+        dpprof__jnum(f, losses[i]);
+    }
+    fputs("],\n  \"per_sample_norm\": null,\n  \"clip_factor\": [", f);
+    for (i = 0; i < B; i++) fputs(i ? ", 1" : "1", f);
+    fputs("],\n  \"loss\": ", f);
+    {
+        double m = 0;
+        for (i = 0; i < B; i++) m += losses[i];
+        dpprof__jnum(f, m / B);
+    }
+    fputs("\n}\n", f);
+    if (ferror(f) | fclose(f)) rc = dpprof__fail(DPPROF_ERR_IO, "%s: write failed", path);
+done:
+    DPPROF_FREE(tok);
+    DPPROF_FREE(tgt);
+    DPPROF_FREE(losses);
+    DPPROF_FREE(l1);
+    DPPROF_FREE(ents);
+    return rc;
+}
+
+/* ---- cpu reference ops: implementation (fragment of dpprof.h, goes inside DPPROF_IMPLEMENTATION) ----
+   plain loops, innermost loop contiguous, every long sum in double. this is the specification the gpu
+   kernels are tested against, so clarity wins over speed wherever the two disagree. */
+
+/* dpprof.h defines DPPROF_ASSERT with DPPROF_MALLOC/DPPROF_FREE; this fallback is only for standalone use */
+#ifndef DPPROF_ASSERT
+#include <assert.h>
+#define DPPROF_ASSERT(c) assert(c)
+#endif
+
+/* columns per double accumulator block: 64 doubles = 512 bytes of stack, stays in l1 */
+#define DPPROF__BLK 64
+
+static dpprof_cost dpprof__cost(double flops, double bytes)
+{
+    dpprof_cost c;
+    c.flops = flops;
+    c.bytes = bytes;
+    return c;
+}
+
+/* dot product in double. four interleaved partial sums instead of one chain: gcc may not reorder a
+   single floating-point chain (no -ffast-math), so this is what lets -O2 vectorize it (about 3x) */
+static double dpprof__dot(const dpprof_real *a, const dpprof_real *b, int n)
+{
+    double s[4] = {0.0, 0.0, 0.0, 0.0}, r;
+    int i, l;
+    for (i = 0; i + 4 <= n; i += 4)
+        for (l = 0; l < 4; l++) s[l] += (double)a[i + l] * b[i + l];
+    r = (s[0] + s[1]) + (s[2] + s[3]);
+    for (; i < n; i++) r += (double)a[i] * b[i];
+    return r;
+}
+
+/* acc[0..n) += c * x[0..n) into a double accumulator. gcc -O2 (cheap cost model) leaves a plain
+   variable-length loop scalar; a full block has a constant trip count and any other length is unrolled
+   by four, and both of those it vectorizes (about 3x) */
+static void dpprof__axpy(double *acc, double c, const dpprof_real *x, int n)
+{
+    int i;
+    if (n == DPPROF__BLK) {
+        for (i = 0; i < DPPROF__BLK; i++) acc[i] += c * x[i];
+        return;
+    }
+    for (i = 0; i + 4 <= n; i += 4) {
+        acc[i] += c * x[i];
+        acc[i + 1] += c * x[i + 1];
+        acc[i + 2] += c * x[i + 2];
+        acc[i + 3] += c * x[i + 3];
+    }
+    for (; i < n; i++) acc[i] += c * x[i];
+}
+
+/* ---- matmul ---------------------------------------------------------------------------------- */
+
+void dpprof_matmul_fwd_ref(dpprof_real *out, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC)
+{
+    int n, o;
+    /* both operands of out[n, o] are contiguous rows (inp row n, weight row o): one dot product each */
+    for (n = 0; n < N; n++) {
+        const dpprof_real *x = inp + (size_t)n * IC;
+        dpprof_real *y = out + (size_t)n * OC;
+        for (o = 0; o < OC; o++) y[o] = (dpprof_real)dpprof__dot(x, weight + (size_t)o * IC, IC);
+    }
+}
+
+void dpprof_matmul_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC)
+{
+    double acc[4][DPPROF__BLK]; /* 2 KiB */
+    int n, o, i, r, i0, nb, nr;
+    /* both products are done by column block of IC, so a block of weight (for dinp) or of inp (for dweight)
+       is reused from cache across the whole outer loop, and each output element is one double sum */
+    if (dinp) {
+        /* dinp[n, i] += sum_o dout[n, o] * weight[o, i]: rows of weight are contiguous in i */
+        for (i0 = 0; i0 < IC; i0 += DPPROF__BLK) {
+            nb = IC - i0 < DPPROF__BLK ? IC - i0 : DPPROF__BLK;
+            for (n = 0; n < N; n += 4) {
+                /* four rows of dout per sweep of the weight block: a quarter of the cache traffic */
+                nr = N - n < 4 ? N - n : 4;
+                for (r = 0; r < nr; r++)
+                    for (i = 0; i < nb; i++) acc[r][i] = 0.0;
+                for (o = 0; o < OC; o++) {
+                    const dpprof_real *w = weight + (size_t)o * IC + i0;
+                    for (r = 0; r < nr; r++) dpprof__axpy(acc[r], dout[(size_t)(n + r) * OC + o], w, nb);
+                }
+                for (r = 0; r < nr; r++) {
+                    dpprof_real *dx = dinp + (size_t)(n + r) * IC + i0;
+                    for (i = 0; i < nb; i++) dx[i] = (dpprof_real)(dx[i] + acc[r][i]);
+                }
+            }
+        }
+    }
+    if (dweight) {
+        /* dweight[o, i] += sum_n dout[n, o] * inp[n, i]: rows of inp are contiguous in i */
+        for (i0 = 0; i0 < IC; i0 += DPPROF__BLK) {
+            nb = IC - i0 < DPPROF__BLK ? IC - i0 : DPPROF__BLK;
+            for (o = 0; o < OC; o += 4) {
+                /* four output rows per sweep of the inp block: a quarter of the cache traffic */
+                nr = OC - o < 4 ? OC - o : 4;
+                for (r = 0; r < nr; r++)
+                    for (i = 0; i < nb; i++) acc[r][i] = 0.0;
+                for (n = 0; n < N; n++) {
+                    const dpprof_real *x = inp + (size_t)n * IC + i0;
+                    const dpprof_real *g = dout + (size_t)n * OC + o;
+                    for (r = 0; r < nr; r++) dpprof__axpy(acc[r], g[r], x, nb);
+                }
+                for (r = 0; r < nr; r++) {
+                    dpprof_real *dw = dweight + (size_t)(o + r) * IC + i0;
+                    for (i = 0; i < nb; i++) dw[i] = (dpprof_real)(dw[i] + acc[r][i]);
+                }
+            }
+        }
+    }
+}
+
+/* ---- embedding ------------------------------------------------------------------------------- */
+
+void dpprof_embedding_fwd_ref(dpprof_real *out, const int *tokens, const dpprof_real *wte, int N, int C)
+{
+    int n;
+    for (n = 0; n < N; n++) {
+        DPPROF_ASSERT(tokens[n] >= 0);
+        memcpy(out + (size_t)n * C, wte + (size_t)tokens[n] * C, (size_t)C * sizeof(dpprof_real));
+    }
+}
+
+void dpprof_embedding_bwd_ref(dpprof_real *dwte, const dpprof_real *dout, const int *tokens, int N, int C)
+{
+    double acc[DPPROF__BLK];
+    int n, m, c0, c, nb;
+    /* a frequent token's gradient is a long sum over rows, so all occurrences of a token are summed in
+       double at its first occurrence. finding them costs O(N^2) int compares (no allocation allowed), which
+       is small next to any matmul of the same step. */
+    for (n = 0; n < N; n++) {
+        int tok = tokens[n], seen = 0, repeated = 0;
+        dpprof_real *dw;
+        const dpprof_real *g;
+        DPPROF_ASSERT(tok >= 0);
+        for (m = 0; m < n; m++)
+            if (tokens[m] == tok) { seen = 1; break; }
+        if (seen) continue;
+        for (m = n + 1; m < N; m++)
+            if (tokens[m] == tok) { repeated = 1; break; }
+        dw = dwte + (size_t)tok * C;
+        if (!repeated) {
+            /* single occurrence: one add per element, no sum to protect */
+            g = dout + (size_t)n * C;
+            for (c = 0; c < C; c++) dw[c] = (dpprof_real)((double)dw[c] + g[c]);
+            continue;
+        }
+        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
+            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
+            for (c = 0; c < nb; c++) acc[c] = 0.0;
+            for (m = n; m < N; m++) {
+                if (tokens[m] != tok) continue;
+                dpprof__axpy(acc, 1.0, dout + (size_t)m * C + c0, nb);
+            }
+            for (c = 0; c < nb; c++) dw[c0 + c] = (dpprof_real)(dw[c0 + c] + acc[c]);
+        }
+    }
+}
+
+/* ---- rmsnorm --------------------------------------------------------------------------------- */
+
+void dpprof_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, const dpprof_real *inp, const dpprof_real *weight, int N, int C, float eps)
+{
+    int n, c;
+    for (n = 0; n < N; n++) {
+        const dpprof_real *x = inp + (size_t)n * C;
+        dpprof_real *y = out + (size_t)n * C;
+        double ss = dpprof__dot(x, x, C), r;
+        r = 1.0 / sqrt(ss / C + (double)eps);
+        rstd[n] = (dpprof_real)r;
+        for (c = 0; c < C; c++) y[c] = (dpprof_real)(x[c] * r * weight[c]);
+    }
+}
+
+void dpprof_rmsnorm_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int N, int C)
+{
+    double acc[DPPROF__BLK];
+    int n, c, c0, nb;
+    /* y_c = x_c r w_c with r = (mean(x^2) + eps)^(-1/2), dr/dx_j = -r^3 x_j / C, so
+       dx_j = r (g_j w_j) - x_j r^3 / C * sum_c g_c w_c x_c */
+    for (n = 0; n < N; n++) {
+        const dpprof_real *x = inp + (size_t)n * C;
+        const dpprof_real *g = dout + (size_t)n * C;
+        dpprof_real *dx = dinp + (size_t)n * C;
+        double r = rstd[n], dot = 0.0, k;
+        for (c = 0; c < C; c++) dot += (double)g[c] * weight[c] * x[c];
+        k = r * r * r * dot / C;
+        for (c = 0; c < C; c++) dx[c] = (dpprof_real)(dx[c] + (r * g[c] * weight[c] - k * x[c]));
+    }
+    if (dweight) {
+        /* dweight_c is a sum over all N rows: column blocks, rows inner, double accumulators */
+        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
+            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
+            for (c = 0; c < nb; c++) acc[c] = 0.0;
+            for (n = 0; n < N; n++) {
+                const dpprof_real *x = inp + (size_t)n * C + c0;
+                const dpprof_real *g = dout + (size_t)n * C + c0;
+                double r = rstd[n];
+                for (c = 0; c < nb; c++) acc[c] += (double)g[c] * x[c] * r;
+            }
+            for (c = 0; c < nb; c++) dweight[c0 + c] = (dpprof_real)(dweight[c0 + c] + acc[c]);
+        }
+    }
+}
+
+/* ---- rope ------------------------------------------------------------------------------------ */
+
+/* rotates each (x[i], x[i + HS/2]) pair of every head by sign * t * inv_freq_i; sign -1 is the transpose */
+static void dpprof__rope(dpprof_real *x, int B, int T, int NH, int HS, double theta, double sign)
+{
+    double inv_freq[DPPROF_MAX_HEAD_SIZE / 2], cs[DPPROF_MAX_HEAD_SIZE / 2], sn[DPPROF_MAX_HEAD_SIZE / 2];
+    int half = HS / 2, b, t, h, i;
+    DPPROF_ASSERT(HS % 2 == 0 && HS > 0 && HS <= DPPROF_MAX_HEAD_SIZE);
+    if (HS % 2 != 0 || HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE) return; /* never overrun the tables under NDEBUG */
+    for (i = 0; i < half; i++) inv_freq[i] = pow(theta, -2.0 * i / HS);
+    for (t = 0; t < T; t++) {
+        /* the angle depends only on (t, i): one table per position, reused by every sample and head */
+        for (i = 0; i < half; i++) {
+            double a = t * inv_freq[i];
+            cs[i] = cos(a);
+            sn[i] = sign * sin(a);
+        }
+        for (b = 0; b < B; b++) {
+            for (h = 0; h < NH; h++) {
+                dpprof_real *p = x + (((size_t)b * T + t) * NH + h) * HS;
+                for (i = 0; i < half; i++) {
+                    double x1 = p[i], x2 = p[i + half];
+                    p[i] = (dpprof_real)(x1 * cs[i] - x2 * sn[i]);
+                    p[i + half] = (dpprof_real)(x2 * cs[i] + x1 * sn[i]);
+                }
+            }
+        }
+    }
+}
+
+void dpprof_rope_fwd_ref(dpprof_real *x, int B, int T, int NH, int HS, double theta)
+{
+    dpprof__rope(x, B, T, NH, HS, theta, 1.0);
+}
+
+void dpprof_rope_bwd_ref(dpprof_real *dx, int B, int T, int NH, int HS, double theta)
+{
+    /* the forward is an orthogonal rotation per pair, so its jacobian transpose is the rotation by -angle */
+    dpprof__rope(dx, B, T, NH, HS, theta, -1.0);
+}
+
+/* ---- attention ------------------------------------------------------------------------------- */
+
+void dpprof_attention_fwd_ref(dpprof_real *out, dpprof_real *lse, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, int B, int T, int NH, int NKV, int HS)
+{
+    double acc[DPPROF_MAX_HEAD_SIZE]; /* 2 KiB */
+    size_t qstride = (size_t)NH * HS, kstride = (size_t)NKV * HS; /* between consecutive tokens */
+    double scale = 1.0 / sqrt((double)HS);
+    int b, h, t, j, i, group;
+    DPPROF_ASSERT(HS > 0 && HS <= DPPROF_MAX_HEAD_SIZE && NKV > 0 && NH % NKV == 0);
+    if (HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE || NKV <= 0 || NH % NKV != 0) return; /* never overrun acc under NDEBUG */
+    group = NH / NKV;
+    for (b = 0; b < B; b++) {
+        for (h = 0; h < NH; h++) {
+            const dpprof_real *kb = k + (size_t)b * T * kstride + (size_t)(h / group) * HS;
+            const dpprof_real *vb = v + (size_t)b * T * kstride + (size_t)(h / group) * HS;
+            for (t = 0; t < T; t++) {
+                size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
+                double m = 0.0, l = 0.0;
+                for (i = 0; i < HS; i++) acc[i] = 0.0;
+                /* online softmax: keep the running max m, l = sum exp(s - m) and acc = sum exp(s - m) v,
+                   rescaling both when the max grows, so no score row is ever stored */
+                for (j = 0; j <= t; j++) {
+                    double s = scale * dpprof__dot(q + row, kb + (size_t)j * kstride, HS), p;
+                    if (j == 0) {
+                        m = s;
+                    } else if (s > m) {
+                        double corr = exp(m - s);
+                        l *= corr;
+                        for (i = 0; i < HS; i++) acc[i] *= corr;
+                        m = s;
+                    }
+                    p = exp(s - m);
+                    l += p;
+                    dpprof__axpy(acc, p, vb + (size_t)j * kstride, HS);
+                }
+                /* l >= 1 because the max term contributes exp(0) */
+                for (i = 0; i < HS; i++) out[row + i] = (dpprof_real)(acc[i] / l);
+                lse[((size_t)b * NH + h) * T + t] = (dpprof_real)(m + log(l));
+            }
+        }
+    }
+}
+
+void dpprof_attention_bwd_ref(dpprof_real *dq, dpprof_real *dk, dpprof_real *dv, const dpprof_real *dout, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, const dpprof_real *out, const dpprof_real *lse, int B, int T, int NH, int NKV, int HS)
+{
+    double da[DPPROF_MAX_HEAD_SIZE], db[DPPROF_MAX_HEAD_SIZE]; /* 4 KiB */
+    size_t qstride = (size_t)NH * HS, kstride = (size_t)NKV * HS;
+    double scale = 1.0 / sqrt((double)HS);
+    int b, h, t, j, i, g, kvh, group;
+    DPPROF_ASSERT(HS > 0 && HS <= DPPROF_MAX_HEAD_SIZE && NKV > 0 && NH % NKV == 0);
+    if (HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE || NKV <= 0 || NH % NKV != 0) return;
+    group = NH / NKV;
+
+    /* pass 1: D = dout . out per (b, t, h). with no allocation allowed it is parked in element 0 of the
+       same row of dq: pass 3 overwrites dq row by row and each row needs only its own D (read first).
+       in float builds D is thus rounded to float, like the fp32 D of flash attention kernels. */
+    for (b = 0; b < B; b++)
+        for (t = 0; t < T; t++)
+            for (h = 0; h < NH; h++) {
+                size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
+                dq[row] = (dpprof_real)dpprof__dot(dout + row, out + row, HS);
+            }
+
+    /* pass 2: per key j, dk_j and dv_j are sums over the group's query heads and queries t >= j; looping
+       j outermost keeps each sum in a double accumulator, at the price of recomputing p and dp */
+    for (b = 0; b < B; b++) {
+        for (kvh = 0; kvh < NKV; kvh++) {
+            for (j = 0; j < T; j++) {
+                size_t krow = ((size_t)b * T + j) * kstride + (size_t)kvh * HS;
+                const dpprof_real *kj = k + krow;
+                const dpprof_real *vj = v + krow;
+                for (i = 0; i < HS; i++) { da[i] = 0.0; db[i] = 0.0; }
+                for (g = 0; g < group; g++) {
+                    h = kvh * group + g;
+                    for (t = j; t < T; t++) {
+                        size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
+                        const dpprof_real *qt = q + row;
+                        const dpprof_real *gt = dout + row;
+                        double s = scale * dpprof__dot(qt, kj, HS);
+                        double p = exp(s - lse[((size_t)b * NH + h) * T + t]);
+                        double dp = dpprof__dot(gt, vj, HS);
+                        double ds = p * (dp - dq[row]);
+                        dpprof__axpy(da, scale * ds, qt, HS);
+                        dpprof__axpy(db, p, gt, HS);
+                    }
+                }
+                for (i = 0; i < HS; i++) {
+                    dk[krow + i] = (dpprof_real)da[i];
+                    dv[krow + i] = (dpprof_real)db[i];
+                }
+            }
+        }
+    }
+
+    /* pass 3: dq_t = scale * sum_{j <= t} ds_tj k_j */
+    for (b = 0; b < B; b++) {
+        for (h = 0; h < NH; h++) {
+            const dpprof_real *kb = k + (size_t)b * T * kstride + (size_t)(h / group) * HS;
+            const dpprof_real *vb = v + (size_t)b * T * kstride + (size_t)(h / group) * HS;
+            for (t = 0; t < T; t++) {
+                size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
+                const dpprof_real *qt = q + row;
+                const dpprof_real *gt = dout + row;
+                double D = dq[row], lse_t = lse[((size_t)b * NH + h) * T + t];
+                for (i = 0; i < HS; i++) da[i] = 0.0;
+                for (j = 0; j <= t; j++) {
+                    const dpprof_real *kj = kb + (size_t)j * kstride;
+                    double s = scale * dpprof__dot(qt, kj, HS);
+                    double p = exp(s - lse_t);
+                    double ds = p * (dpprof__dot(gt, vb + (size_t)j * kstride, HS) - D);
+                    dpprof__axpy(da, scale * ds, kj, HS);
+                }
+                for (i = 0; i < HS; i++) dq[row + i] = (dpprof_real)da[i];
+            }
+        }
+    }
+}
+
+/* ---- swiglu, add ----------------------------------------------------------------------------- */
+
+void dpprof_swiglu_fwd_ref(dpprof_real *h, const dpprof_real *gate, const dpprof_real *up, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double g = gate[i];
+        /* exp(-g) overflows to inf for very negative g, which gives the right limit 0 */
+        double s = 1.0 / (1.0 + exp(-g));
+        h[i] = (dpprof_real)(g * s * up[i]);
+    }
+}
+
+void dpprof_swiglu_bwd_ref(dpprof_real *dgate, dpprof_real *dup, const dpprof_real *dh, const dpprof_real *gate, const dpprof_real *up, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        /* all inputs are read before either output is written */
+        double g = gate[i], u = up[i], d = dh[i];
+        double s = 1.0 / (1.0 + exp(-g));
+        /* silu'(g) = s + g s (1 - s) */
+        double dsilu = s * (1.0 + g * (1.0 - s));
+        dup[i] = (dpprof_real)(d * g * s);
+        dgate[i] = (dpprof_real)(d * u * dsilu);
+    }
+}
+
+void dpprof_add_ref(dpprof_real *out, const dpprof_real *a, const dpprof_real *b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+/* ---- cross-entropy --------------------------------------------------------------------------- */
+
+/* max and sum exp(x - max) of one row of logits, in double */
+static void dpprof__softmax_stats(const dpprof_real *x, int V, double *mx, double *sum)
+{
+    double m = x[0], s = 0.0;
+    int i;
+    for (i = 1; i < V; i++)
+        if (x[i] > m) m = x[i];
+    for (i = 0; i < V; i++) s += exp(x[i] - m);
+    *mx = m;
+    *sum = s;
+}
+
+void dpprof_crossentropy_fwd_ref(dpprof_real *losses, const dpprof_real *logits, const int *targets, int B, int T, int V)
+{
+    int b, t;
+    for (b = 0; b < B; b++) {
+        double total = 0.0;
+        for (t = 0; t < T; t++) {
+            const dpprof_real *x = logits + ((size_t)b * T + t) * V;
+            int y = targets[(size_t)b * T + t];
+            double mx, se;
+            DPPROF_ASSERT(y >= 0 && y < V);
+            dpprof__softmax_stats(x, V, &mx, &se);
+            /* -log softmax_y = log sum exp(x - mx) + (mx - x_y); mx - x_y is taken first because it is exact
+               when the two are close, so large logits (1000) lose nothing to rounding */
+            total += log(se) + (mx - (double)x[y]);
+        }
+        losses[b] = (dpprof_real)(total / T);
+    }
+}
+
+void dpprof_crossentropy_bwd_ref(dpprof_real *dlogits, const dpprof_real *logits, const int *targets, const dpprof_real *dlosses, int B, int T, int V)
+{
+    int b, t, i;
+    for (b = 0; b < B; b++) {
+        double sc = (double)dlosses[b] / T;
+        for (t = 0; t < T; t++) {
+            size_t off = ((size_t)b * T + t) * V;
+            const dpprof_real *x = logits + off;
+            dpprof_real *dx = dlogits + off;
+            int y = targets[(size_t)b * T + t];
+            double mx, se;
+            DPPROF_ASSERT(y >= 0 && y < V);
+            /* the row statistics are complete before the first write, and each element is read just
+               before it is overwritten, so dlogits may alias logits */
+            dpprof__softmax_stats(x, V, &mx, &se);
+            for (i = 0; i < V; i++) {
+                double p = exp(x[i] - mx) / se;
+                dx[i] = (dpprof_real)(sc * (i == y ? p - 1.0 : p));
+            }
+        }
+    }
+}
+
+/* ---- last token (classification head) ------------------------------------------------------- */
+
+void dpprof_last_token_fwd_ref(dpprof_real *out, const dpprof_real *inp, int B, int T, int C)
+{
+    int b;
+    for (b = 0; b < B; b++)
+        memcpy(out + (size_t)b * C, inp + ((size_t)b * T + (T - 1)) * C, (size_t)C * sizeof(dpprof_real));
+}
+
+void dpprof_last_token_bwd_ref(dpprof_real *dinp, const dpprof_real *dout, int B, int T, int C)
+{
+    int b, c;
+    for (b = 0; b < B; b++) {
+        dpprof_real *dx = dinp + ((size_t)b * T + (T - 1)) * C;
+        const dpprof_real *g = dout + (size_t)b * C;
+        for (c = 0; c < C; c++) dx[c] = dx[c] + g[c];
+    }
+}
+
+/* ---- optimizers and scaling ------------------------------------------------------------------ */
+
+void dpprof_adam_ref(dpprof_real *param, dpprof_real *m, dpprof_real *v, const dpprof_real *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t)
+{
+    /* bias corrections for the 1-based step t */
+    double bc1 = 1.0 - pow(b1, (double)t), bc2 = 1.0 - pow(b2, (double)t);
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double g = grad[i], p = param[i];
+        double mi = b1 * m[i] + (1.0 - b1) * g;
+        double vi = b2 * v[i] + (1.0 - b2) * g * g;
+        double mhat = mi / bc1, vhat = vi / bc2;
+        /* decoupled decay uses the pre-update p, the same as pytorch's p *= 1 - lr*wd before the adam step */
+        p -= lr * (mhat / (sqrt(vhat) + eps) + wd * p);
+        m[i] = (dpprof_real)mi;
+        v[i] = (dpprof_real)vi;
+        param[i] = (dpprof_real)p;
+    }
+}
+
+void dpprof_sgd_ref(dpprof_real *param, const dpprof_real *grad, size_t n, double lr)
+{
+    size_t i;
+    for (i = 0; i < n; i++) param[i] = (dpprof_real)(param[i] - lr * grad[i]);
+}
+
+void dpprof_scale_ref(dpprof_real *y, const dpprof_real *x, size_t n, double alpha)
+{
+    size_t i;
+    for (i = 0; i < n; i++) y[i] = (dpprof_real)(alpha * x[i]);
+}
+
+/* ---- analytic costs (formulas are documented at the declarations) ---------------------------- */
+
+dpprof_cost dpprof_matmul_fwd_cost(int N, int IC, int OC, int elem_size)
+{
+    double n = N, ic = IC, oc = OC, es = elem_size;
+    return dpprof__cost(2.0 * n * ic * oc, es * (n * ic + oc * ic + n * oc));
+}
+
+dpprof_cost dpprof_matmul_bwd_cost(int N, int IC, int OC, int elem_size)
+{
+    double n = N, ic = IC, oc = OC, es = elem_size;
+    double flops = 2.0 * n * ic * oc     /* dinp = dout @ weight */
+                 + 2.0 * n * ic * oc     /* dweight = dout^T @ inp */
+                 + n * ic + oc * ic;     /* the += into both */
+    double bytes = es * (n * oc + n * ic + oc * ic + 2.0 * n * ic + 2.0 * oc * ic);
+    return dpprof__cost(flops, bytes);
+}
+
+dpprof_cost dpprof_embedding_fwd_cost(int N, int C, int elem_size)
+{
+    double n = N, c = C, es = elem_size;
+    return dpprof__cost(0.0, 4.0 * n + es * (n * c + n * c));
+}
+
+dpprof_cost dpprof_embedding_bwd_cost(int N, int C, int elem_size)
+{
+    double n = N, c = C, es = elem_size;
+    return dpprof__cost(n * c, 4.0 * n + es * (n * c + 2.0 * n * c));
+}
+
+dpprof_cost dpprof_rmsnorm_fwd_cost(int N, int C, int elem_size)
+{
+    double n = N, c = C, es = elem_size;
+    return dpprof__cost(n * (4.0 * c + 4.0), es * (2.0 * n * c + c + n));
+}
+
+dpprof_cost dpprof_rmsnorm_bwd_cost(int N, int C, int elem_size)
+{
+    double n = N, c = C, es = elem_size;
+    double flops = n * (3.0 * c + 5.0 * c + 3.0 * c + 3.0);
+    double bytes = es * (n * c + n * c + c + n + 2.0 * n * c + 2.0 * c);
+    return dpprof__cost(flops, bytes);
+}
+
+dpprof_cost dpprof_rope_fwd_cost(int B, int T, int NH, int HS, int elem_size)
+{
+    double e = (double)B * T * NH * HS, es = elem_size;
+    return dpprof__cost(3.0 * e, es * 2.0 * e);
+}
+
+dpprof_cost dpprof_rope_bwd_cost(int B, int T, int NH, int HS, int elem_size)
+{
+    return dpprof_rope_fwd_cost(B, T, NH, HS, elem_size);
+}
+
+dpprof_cost dpprof_attention_fwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size)
+{
+    double pairs = (double)B * NH * ((double)T * (T + 1) / 2.0); /* causal: query t sees keys 0..t */
+    double hs = HS, es = elem_size;
+    double qsz = (double)B * T * NH * HS, kvsz = (double)B * T * NKV * HS, lsesz = (double)B * NH * T;
+    double flops = 2.0 * hs * pairs      /* q . k */
+                 + 2.0 * hs * pairs      /* p * v */
+                 + 5.0 * pairs           /* scale, running max, subtract, exp, sum */
+                 + qsz;                  /* divide by the row sum */
+    double bytes = es * (2.0 * qsz + 2.0 * kvsz + lsesz);
+    return dpprof__cost(flops, bytes);
+}
+
+dpprof_cost dpprof_attention_bwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size)
+{
+    double pairs = (double)B * NH * ((double)T * (T + 1) / 2.0);
+    double hs = HS, es = elem_size;
+    double qsz = (double)B * T * NH * HS, kvsz = (double)B * T * NKV * HS, lsesz = (double)B * NH * T;
+    double flops = 10.0 * hs * pairs     /* recompute q.k and dout.v, then dq, dk, dv updates */
+                 + 4.0 * pairs           /* exp(s - lse), dp - D, * p, * scale */
+                 + 2.0 * qsz;            /* D = rowsum(dout * out) */
+    double bytes = es * (3.0 * qsz + 2.0 * kvsz + lsesz + qsz + 2.0 * kvsz);
+    return dpprof__cost(flops, bytes);
+}
+
+dpprof_cost dpprof_swiglu_fwd_cost(size_t n, int elem_size)
+{
+    return dpprof__cost(5.0 * (double)n, (double)elem_size * 3.0 * (double)n);
+}
+
+dpprof_cost dpprof_swiglu_bwd_cost(size_t n, int elem_size)
+{
+    return dpprof__cost(12.0 * (double)n, (double)elem_size * 5.0 * (double)n);
+}
+
+dpprof_cost dpprof_add_cost(size_t n, int elem_size)
+{
+    return dpprof__cost((double)n, (double)elem_size * 3.0 * (double)n);
+}
+
+dpprof_cost dpprof_crossentropy_fwd_cost(int B, int T, int V, int elem_size)
+{
+    double rows = (double)B * T, v = V, es = elem_size;
+    return dpprof__cost(rows * (4.0 * v + 4.0) + B, es * rows * v + 4.0 * rows + es * B);
+}
+
+dpprof_cost dpprof_crossentropy_bwd_cost(int B, int T, int V, int elem_size)
+{
+    double rows = (double)B * T, v = V, es = elem_size;
+    return dpprof__cost(rows * (7.0 * v + 2.0), es * (rows * v + B + rows * v) + 4.0 * rows);
+}
+
+dpprof_cost dpprof_last_token_fwd_cost(int B, int T, int C, int elem_size)
+{
+    (void)T; /* only row T-1 is touched, whatever T is */
+    return dpprof__cost(0.0, (double)elem_size * 2.0 * B * C);
+}
+
+dpprof_cost dpprof_last_token_bwd_cost(int B, int T, int C, int elem_size)
+{
+    (void)T;
+    return dpprof__cost((double)B * C, (double)elem_size * 3.0 * B * C);
+}
+
+dpprof_cost dpprof_adam_cost(size_t n, int elem_size)
+{
+    return dpprof__cost(16.0 * (double)n, (double)elem_size * 7.0 * (double)n);
+}
+
+dpprof_cost dpprof_sgd_cost(size_t n, int elem_size)
+{
+    return dpprof__cost(2.0 * (double)n, (double)elem_size * 3.0 * (double)n);
+}
+
+dpprof_cost dpprof_scale_cost(size_t n, int elem_size)
+{
+    return dpprof__cost((double)n, (double)elem_size * 2.0 * (double)n);
+}
+
+/* >>>> fragment privacy impl */
+/* ===========================================================================
+   dpprof privacy fragment: implementation (host only; paste into the
+   DPPROF_IMPLEMENTATION section). uses libm (log, log1p, exp, expm1, erfc,
+   sqrt, floor, fabs): the accountant never runs on the device, so libm's
+   last-ulp differences do not matter here.
+   =========================================================================== */
+#ifndef DPPROF_PRIVACY_IMPL_H
+#define DPPROF_PRIVACY_IMPL_H
+
+/* ---------------------------------------------------------------- noise -- */
+
+DPPROF_API void dpprof_add_noise_ref(float *out, size_t n, double stddev,
+                                     uint64_t seed, uint64_t stream,
+                                     uint64_t offset)
+{
+    size_t i = 0;
+    if (out == NULL) {
+        return;
+    }
+    /* walk whole philox blocks so each block is generated once; the first
+       block may start mid-way when offset is not a multiple of four */
+    while (i < n) {
+        uint64_t idx = offset + (uint64_t)i;
+        unsigned lane = (unsigned)(idx & 3u);
+        double z[4];
+        dpprof_normal4(seed, stream, idx >> 2, z);
+        for (; lane < 4u && i < n; ++lane, ++i) {
+            out[i] = dpprof__noise_accum(out[i], stddev, z[lane]);
+        }
+    }
+}
+
+/* ----------------------------------------------------- log-space helpers -- */
+
+/* log(exp(a) + exp(b)) without overflow */
+static double dpprof__log_add(double a, double b)
+{
+    double hi = a > b ? a : b;
+    double lo = a > b ? b : a;
+    if (lo == -HUGE_VAL) {
+        return hi;
+    }
+    if (hi == HUGE_VAL) {
+        return hi;
+    }
+    return hi + log1p(exp(lo - hi));
+}
+
+/* log(exp(a) - exp(b)) for a >= b; a result that rounding pushed below zero
+   is returned as log(0) = -inf rather than an error, because the callers
+   subtract sums that are non-negative in exact arithmetic */
+static double dpprof__log_sub(double a, double b)
+{
+    if (b == -HUGE_VAL) {
+        return a;
+    }
+    if (!(a > b)) {
+        return -HUGE_VAL;
+    }
+    return a + log(-expm1(b - a));
+}
+
+/* log(erfc(x)) for any x. below 20 libm's erfc keeps full relative accuracy
+   (it is computed as exp(-x^2) times a rational function) and stays far from
+   underflow (erfc(20) ~ 5e-176); from 20 on use the asymptotic series
+   erfc(x) = exp(-x^2)/(x sqrt(pi)) * (1 + sum_k (-1)^k (2k-1)!!/(2x^2)^k),
+   whose first omitted term after k = 10 is below 2e-22 for x >= 20; working
+   in logs it never underflows. */
+static double dpprof__log_erfc(double x)
+{
+    const double half_log_pi = 0.57236494292470008707; /* log(pi)/2 */
+    double t, term, sum;
+    int k;
+    if (x < 20.0) {
+        return log(erfc(x));
+    }
+    t = 1.0 / (2.0 * x * x);
+    term = 1.0;
+    sum = 0.0;
+    for (k = 1; k <= 10; ++k) {
+        term *= -(double)(2 * k - 1) * t;
+        sum += term;
+    }
+    return -x * x - log(x) - half_log_pi + log1p(sum);
+}
+
+/* log(exp(c) - 1) for c >= 0, accurate at both ends */
+static double dpprof__log_expm1(double c)
+{
+    if (c > 40.0) {
+        return c + log1p(-exp(-c));
+    }
+    return log(expm1(c));
+}
+
+/* --------------------------------------------------------- log(A_alpha) -- */
+
+/* integer alpha (mtz 2019 sec. 3.3): A = sum_i C(a,i) q^i (1-q)^(a-i)
+   exp((i^2-i)/(2 sigma^2)). since the binomial weights sum to one and the
+   i = 0, 1 exponents vanish, A = 1 + sum_{i>=2} C(a,i) q^i (1-q)^(a-i)
+   expm1((i^2-i)/(2 sigma^2)), a sum of positive terms: computing it in log
+   space and finishing with log1p keeps full relative accuracy even when
+   log(A) is tiny (small q), where the plain sum would cancel. */
+static int dpprof__log_a_int(double q, double sigma, double alpha, double *out)
+{
+    long a = (long)alpha;
+    long i;
+    double lq = log(q), l1q = log1p(-q);
+    double inv2s2 = 1.0 / (2.0 * sigma * sigma);
+    double logc = 0.0; /* log C(a, i), built up incrementally */
+    double acc = -HUGE_VAL;
+    for (i = 1; i <= a; ++i) {
+        double c, t;
+        logc += log((double)(a - i + 1) / (double)i);
+        if (i < 2) {
+            continue;
+        }
+        c = (double)i * (double)(i - 1) * inv2s2;
+        t = logc + (double)i * lq + (double)(a - i) * l1q + dpprof__log_expm1(c);
+        acc = dpprof__log_add(acc, t);
+    }
+    *out = acc < 0.0 ? log1p(exp(acc)) : acc + log1p(exp(-acc));
+    return DPPROF__PRIV_OK;
+}
+
+/* fractional alpha (mtz 2019 sec. 3.3): split the integral at
+   z0 = sigma^2 log(1/q - 1) + 1/2 and expand each half in a generalised
+   binomial series,
+     A = sum_i C(a,i) q^i (1-q)^(a-i) e^((i^2-i)/(2s^2)) erfc((i-z0)/(sqrt2 s))/2
+       + sum_i C(a,i) q^(a-i) (1-q)^i e^((j^2-j)/(2s^2)) erfc((z0-j)/(sqrt2 s))/2,
+   j = a - i. C(a,i) changes sign for i > a, so positive and negative terms
+   are summed separately in log space and subtracted once at the end. the
+   terms past i > a alternate in sign, so stopping once a term is e^-40
+   below the running positive sum bounds the truncation error by that term.
+   near z0 the terms decay only polynomially (like i^-(a+2)) when
+   sigma*|log(1/q - 1)| is small (q near 1/2, or q ~ 0.01..0.1 with sigma
+   around 1), so after DPPROF__PRIV_SERIES_CAP terms past a the caller
+   switches to quadrature. */
+#define DPPROF__PRIV_SERIES_CAP 10000.0
+static int dpprof__log_a_frac(double q, double sigma, double alpha, double *out)
+{
+    const double log_half = -0.69314718055994530942;
+    const double sqrt2 = 1.41421356237309504880;
+    double lq = log(q), l1q = log1p(-q);
+    double s2 = sigma * sigma;
+    double inv2s2 = 1.0 / (2.0 * s2);
+    double z0 = s2 * (l1q - lq) + 0.5;
+    double scale = 1.0 / (sqrt2 * sigma);
+    double logc = 0.0; /* log |C(a, i)| */
+    int sign = 1;
+    double pos = -HUGE_VAL, neg = -HUGE_VAL;
+    double max_iter = alpha + DPPROF__PRIV_SERIES_CAP;
+    long i;
+    for (i = 0;; ++i) {
+        double di = (double)i, j = alpha - di, s0, s1, t;
+        if (i > 0) {
+            double factor = alpha - (di - 1.0);
+            logc += log(fabs(factor)) - log(di);
+            if (factor < 0.0) {
+                sign = -sign;
+            }
+        }
+        s0 = logc + di * lq + j * l1q + (di * di - di) * inv2s2 + log_half +
+             dpprof__log_erfc((di - z0) * scale);
+        s1 = logc + j * lq + di * l1q + (j * j - j) * inv2s2 + log_half +
+             dpprof__log_erfc((z0 - j) * scale);
+        t = dpprof__log_add(s0, s1);
+        if (sign > 0) {
+            pos = dpprof__log_add(pos, t);
+        } else {
+            neg = dpprof__log_add(neg, t);
+        }
+        if (di > alpha && t < pos - 40.0) {
+            break;
+        }
+        if (di > max_iter) {
+            return DPPROF__PRIV_ENOCONV;
+        }
+    }
+    *out = dpprof__log_sub(pos, neg);
+    return DPPROF__PRIV_OK;
+}
+
+/* log(1 - q + q e^u), the log of the mixture's likelihood ratio */
+static double dpprof__log_mix(double q, double u)
+{
+    if (u < 30.0) {
+        return log1p(q * expm1(u));
+    }
+    return u + log(q) + log1p((1.0 - q) / q * exp(-u));
+}
+
+/* (1 + x)^a - 1 - a x for x > -1 with full relative accuracy: the binomial
+   series sum_{k>=2} C(a,k) x^k when |a x| < 1/2 (term ratios are then below
+   1/6 while k <= a and below 1/2 after, so 60 terms reach 1e-18), the direct
+   form otherwise (its cancellation
+   is then at most a factor ~ 2/((a-1) |x|) <= 4/(1 - 1/a)). */
+static double dpprof__pow1p_m1_lin(double alpha, double x)
+{
+    if (fabs(alpha * x) < 0.5) {
+        double term = 0.5 * alpha * (alpha - 1.0) * x * x, sum = term;
+        int k;
+        for (k = 2; k < 60 && fabs(term) > 1e-18 * fabs(sum); ++k) {
+            term *= (alpha - (double)k) / (double)(k + 1) * x;
+            sum += term;
+        }
+        return sum;
+    }
+    return expm1(alpha * log1p(x)) - alpha * x;
+}
+
+/* quadrature for log(A), used where the series is slow or imprecise: the
+   defining integral A = E_{t~N(0,1)} (1 + q w(t))^a with
+   w = exp(t/s - 1/(2s^2)) - 1 (so q w + 1 is the likelihood ratio) by the
+   trapezoid rule. the integrand is analytic in the strip |im t| < pi s
+   (where 1 + q w first vanishes) and gaussian-decaying, so with h <= s/20
+   the rule converges geometrically (error ~ exp(-2 pi^2 s/h) ~ e^-197
+   relative). range: the log-integrand a L(t) - t^2/2, L = log(1 + q w),
+   is within e^-60 of its maximum only on
+   [-sqrt(2(60 - a log(1-q))), a/s + sqrt(2(60 + a(log(2/q) + 1/(2s^2))))]
+   (from log(1-q) <= L <= log 2 + max(0, t/s)). since E[w] = 0 exactly,
+   A - 1 = E[(1 + q w)^a - 1 - a q w], an integrand of second order in q w
+   with no first-order cancellation: summing it keeps full relative accuracy
+   of a tiny log(A) (small q, large sigma), where the series, which sums
+   terms of size one, is limited to an absolute 1e-16 or so. */
+static int dpprof__log_a_quad(double q, double sigma, double alpha, double *out)
+{
+    const double log_sqrt_2pi = 0.91893853320467274178;
+    double c = 1.0 / (2.0 * sigma * sigma);
+    double h = sigma / 20.0 < 0.05 ? sigma / 20.0 : 0.05;
+    double t_lo = -sqrt(2.0 * (60.0 - alpha * log1p(-q)));
+    double t_hi = alpha / sigma + sqrt(2.0 * (60.0 + alpha * (log(2.0 / q) + c)));
+    double npts = ceil((t_hi - t_lo) / h) + 1.0;
+    double lse = -HUGE_VAL, sum_f = 0.0, log_a;
+    long k, n;
+    if (!(npts <= 4.0e6)) {
+        return DPPROF__PRIV_ENOCONV;
+    }
+    n = (long)npts;
+    for (k = 0; k < n; ++k) {
+        double t = t_lo + h * (double)k;
+        double u = t / sigma - c;
+        double lphi = -0.5 * t * t - log_sqrt_2pi;
+        double al = alpha * dpprof__log_mix(q, u);
+        lse = dpprof__log_add(lse, al + lphi);
+        if (al > 600.0) {
+            /* (1+x)^a would overflow; there the -1 - a x is negligible and
+               the product with the gaussian weight is taken in logs */
+            sum_f += exp(al + lphi);
+        } else {
+            sum_f += dpprof__pow1p_m1_lin(alpha, q * expm1(u)) * exp(lphi);
+        }
+    }
+    log_a = lse + log(h);
+    if (log_a < 0.5 && sum_f < HUGE_VAL) {
+        log_a = log1p(h * sum_f);
+    }
+    *out = log_a;
+    return DPPROF__PRIV_OK;
+}
+
+/* ------------------------------------------------------------ public rdp -- */
+
+DPPROF_API int dpprof_rdp_sgm(double q, double sigma, double alpha, double *rdp)
+{
+    double log_a, r;
+    int rc;
+    if (rdp == NULL) {
+        return DPPROF__PRIV_ENULL;
+    }
+    if (q != q || sigma != sigma || alpha != alpha) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    if (q < 0.0 || q > 1.0 || sigma < 0.0 || !(alpha > 1.0)) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    if (alpha > DPPROF__PRIV_MAX_ORDER && alpha <= DBL_MAX) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    if (q == 0.0) {
+        *rdp = 0.0; /* the data is never touched */
+        return DPPROF__PRIV_OK;
+    }
+    if (sigma < 1e-100 || alpha > DBL_MAX) {
+        *rdp = HUGE_VAL; /* no noise, or the max-divergence limit */
+        return DPPROF__PRIV_OK;
+    }
+    if (sigma > DBL_MAX) {
+        *rdp = 0.0;
+        return DPPROF__PRIV_OK;
+    }
+    if (q == 1.0) {
+        *rdp = alpha / (2.0 * sigma * sigma); /* plain gaussian mechanism */
+        return DPPROF__PRIV_OK;
+    }
+    if (alpha == floor(alpha)) {
+        rc = dpprof__log_a_int(q, sigma, alpha, &log_a);
+    } else {
+        rc = dpprof__log_a_frac(q, sigma, alpha, &log_a);
+        /* the series sums terms of size one, so below log(A) ~ 1e-6 its
+           absolute rounding error (~1e-16) exceeds 1e-10 relative; there,
+           and where it converges too slowly, the quadrature is better */
+        if (rc == DPPROF__PRIV_ENOCONV || (rc == DPPROF__PRIV_OK && log_a < 1e-6)) {
+            double log_a_q;
+            if (dpprof__log_a_quad(q, sigma, alpha, &log_a_q) == DPPROF__PRIV_OK) {
+                log_a = log_a_q;
+                rc = DPPROF__PRIV_OK;
+            }
+        }
+    }
+    if (rc != DPPROF__PRIV_OK) {
+        return rc;
+    }
+    r = log_a / (alpha - 1.0);
+    *rdp = r > 0.0 ? r : 0.0; /* a renyi divergence is never negative */
+    return DPPROF__PRIV_OK;
+}
+
+DPPROF_API int dpprof_rdp_default_orders(double *orders)
+{
+    int n = 0, x;
+    for (x = 1; x <= 99; ++x) {
+        if (orders != NULL) {
+            orders[n] = 1.0 + (double)x / 10.0; /* same rounding as python's 1 + x / 10.0 */
+        }
+        ++n;
+    }
+    for (x = 12; x <= 63; ++x) {
+        if (orders != NULL) {
+            orders[n] = (double)x;
+        }
+        ++n;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------ rdp -> (eps, delta) */
+
+/* epsilon at one order from the total rdp (the tests also call it to check
+   the conversion alone); improved != 0: balle et al. 2020,
+   else the classic mironov 2017 bound */
+static double dpprof__rdp_to_eps_one(double rdp_total, double alpha, double delta,
+                                     int improved)
+{
+    if (rdp_total == HUGE_VAL) {
+        return HUGE_VAL;
+    }
+    if (rdp_total == 0.0) {
+        return 0.0; /* identical output distributions: (0, 0)-dp at any delta */
+    }
+    if (alpha > DBL_MAX) {
+        return rdp_total; /* both correction terms vanish as alpha -> inf */
+    }
+    if (improved) {
+        return rdp_total - (log(delta) + log(alpha)) / (alpha - 1.0) +
+               log1p(-1.0 / alpha);
+    }
+    return rdp_total - log(delta) / (alpha - 1.0);
+}
+
+static int dpprof__rdp_epsilon_impl(double q, double sigma, long long steps,
+                                    double delta, const double *orders,
+                                    int n_orders, double *eps,
+                                    double *best_order, int improved)
+{
+    double def[DPPROF__PRIV_N_DEFAULT_ORDERS];
+    double best = HUGE_VAL, best_a = (double)NAN;
+    int i;
+    if (eps == NULL) {
+        return DPPROF__PRIV_ENULL;
+    }
+    if (q != q || sigma != sigma || delta != delta) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    if (q < 0.0 || q > 1.0 || sigma < 0.0 || steps < 0 || !(delta > 0.0) ||
+        !(delta < 1.0)) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    if (orders == NULL) {
+        n_orders = dpprof_rdp_default_orders(def);
+        orders = def;
+    } else if (n_orders <= 0) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    /* validate every order before computing anything, so an invalid grid
+       fails the same way whatever q and sigma are */
+    for (i = 0; i < n_orders; ++i) {
+        double a = orders[i];
+        if (a != a || !(a > 1.0) || (a > DPPROF__PRIV_MAX_ORDER && a <= DBL_MAX)) {
+            return DPPROF__PRIV_EINVAL;
+        }
+    }
+    for (i = 0; i < n_orders; ++i) {
+        double r, total, e;
+        int rc = dpprof_rdp_sgm(q, sigma, orders[i], &r);
+        if (rc == DPPROF__PRIV_ENOCONV) {
+            continue; /* dropping an order keeps the minimum a valid bound */
+        }
+        if (rc != DPPROF__PRIV_OK) {
+            return rc;
+        }
+        /* steps == 0 composes nothing, even when the per-step rdp is +inf */
+        total = steps == 0 ? 0.0 : r * (double)steps;
+        e = dpprof__rdp_to_eps_one(total, orders[i], delta, improved);
+        if (e < best) {
+            best = e;
+            best_a = orders[i];
+        }
+    }
+    if (improved && best < 0.0) {
+        best = 0.0;
+    }
+    *eps = best;
+    if (best_order != NULL) {
+        *best_order = best_a;
+    }
+    return DPPROF__PRIV_OK;
+}
+
+DPPROF_API int dpprof_rdp_epsilon(double q, double sigma, long long steps,
+                                  double delta, const double *orders,
+                                  int n_orders, double *eps, double *best_order)
+{
+    return dpprof__rdp_epsilon_impl(q, sigma, steps, delta, orders, n_orders,
+                                    eps, best_order, 1);
+}
+
+DPPROF_API int dpprof_rdp_epsilon_classic(double q, double sigma,
+                                          long long steps, double delta,
+                                          const double *orders, int n_orders,
+                                          double *eps, double *best_order)
+{
+    return dpprof__rdp_epsilon_impl(q, sigma, steps, delta, orders, n_orders,
+                                    eps, best_order, 0);
+}
+
+DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
+                                            double delta, double target_eps,
+                                            double *sigma)
+{
+    double lo, hi, e;
+    int rc, iter;
+    if (sigma == NULL) {
+        return DPPROF__PRIV_ENULL;
+    }
+    if (target_eps != target_eps || !(target_eps > 0.0)) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    /* also validates q, steps and delta */
+    rc = dpprof_rdp_epsilon(q, 1.0, steps, delta, NULL, 0, &e, NULL);
+    if (rc != DPPROF__PRIV_OK) {
+        return rc;
+    }
+    if (q == 0.0 || steps == 0) {
+        /* epsilon does not depend on sigma here */
+        if (e <= target_eps) {
+            *sigma = 0.0;
+            return DPPROF__PRIV_OK;
+        }
+        return DPPROF__PRIV_ERANGE;
+    }
+    /* bracket: eps(lo) > target >= eps(hi); eps is non-increasing in sigma
+       because every rdp(alpha) is */
+    hi = 1.0;
+    if (e > target_eps) {
+        lo = hi;
+        for (;;) {
+            hi *= 2.0;
+            if (hi > 1e6) {
+                return DPPROF__PRIV_ERANGE;
+            }
+            rc = dpprof_rdp_epsilon(q, hi, steps, delta, NULL, 0, &e, NULL);
+            if (rc != DPPROF__PRIV_OK) {
+                return rc;
+            }
+            if (e <= target_eps) {
+                break;
+            }
+            lo = hi;
+        }
+    } else {
+        lo = hi;
+        for (;;) {
+            lo *= 0.5;
+            if (lo < 1e-12) {
+                *sigma = hi; /* practically any sigma meets the target */
+                return DPPROF__PRIV_OK;
+            }
+            rc = dpprof_rdp_epsilon(q, lo, steps, delta, NULL, 0, &e, NULL);
+            if (rc != DPPROF__PRIV_OK) {
+                return rc;
+            }
+            if (e > target_eps) {
+                break;
+            }
+            hi = lo;
+        }
+    }
+    /* bisection on log sigma: the geometric mean halves the log-bracket;
+       stop at 1e-7 relative, a margin under the promised 1e-6 */
+    for (iter = 0; iter < 200 && hi > lo * (1.0 + 1e-7); ++iter) {
+        double mid = sqrt(lo * hi);
+        rc = dpprof_rdp_epsilon(q, mid, steps, delta, NULL, 0, &e, NULL);
+        if (rc != DPPROF__PRIV_OK) {
+            return rc;
+        }
+        if (e <= target_eps) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    *sigma = hi; /* hi always meets the target */
+    return DPPROF__PRIV_OK;
+}
+
+#endif /* DPPROF_PRIVACY_IMPL_H */
+/* <<<< fragment privacy impl */
+
+/* >>>> fragment json impl */
+/* ---- json reader: implementation ----------------------------------------
+ * design notes:
+ * - no recursion: containers are parsed with an explicit frame stack of at
+ *   most DPPROF_JSON_MAX_DEPTH entries, so hostile nesting cannot exhaust the
+ *   c stack.
+ * - finished values are pushed onto one growing value stack; when a
+ *   container closes, its children (the top of that stack) are copied once
+ *   into the arena as one contiguous array, so the total work is linear and
+ *   dpprof_json_at is o(1). an object's children alternate key, value.
+ * - a node is two words (a packed type/count and a payload union): a 100 MB
+ *   array of small integers is about 50 M nodes, so node size decides the
+ *   memory bill. */
+
+#define DPPROF__JINT 7u                          /* internal type: number held as exact integer */
+#define DPPROF__JMAXCNT (((size_t)-1) >> 3)      /* largest count that fits next to the type bits */
+#define DPPROF__JBIG ((size_t)16384)             /* allocations this big get their own block */
+
+struct dpprof_json {
+    size_t tl; /* (count << 3) | type: string bytes, array elements or object members */
+    union {
+        double num;
+        long long i;
+        const char *str;
+        const struct dpprof_json *kids;
+    } u;
+};
+
+typedef struct dpprof__jblock {
+    struct dpprof__jblock *next;
+    size_t used;
+    size_t cap;
+} dpprof__jblock;
+
+struct dpprof_json_doc {
+    dpprof_json root;
+    dpprof__jblock *head; /* the bump block first, then full or private blocks */
+    size_t next_cap;      /* size of the next bump block; grows so block count stays small */
+    dpprof_json *owned;   /* the value stack, adopted as the top-level container's children */
+};
+
+typedef struct dpprof__jframe {
+    size_t vstart; /* first child on the value stack */
+    size_t kstart; /* first key offset on the key-offset stack (objects) */
+    int obj;
+} dpprof__jframe;
+
+typedef struct dpprof__jparser {
+    const unsigned char *s;
+    size_t n;
+    size_t pos;
+    dpprof_json_doc *doc;
+    dpprof_json *vals; /* finished values whose container is still open */
+    size_t nvals, capvals;
+    size_t *koffs; /* byte offset of each pending key, only for duplicate-key messages */
+    size_t nkoffs, capkoffs;
+    char *scratch; /* nul-terminated copy of long number tokens for strtod */
+    size_t capscratch;
+    int depth;
+    dpprof__jframe frames[DPPROF_JSON_MAX_DEPTH];
+    int code;      /* error code, once failed */
+    int errpos;    /* whether erroff is meaningful */
+    size_t erroff; /* byte offset the error is reported at */
+    char msg[200];
+} dpprof__jparser;
+
+/* block header rounded up to 16 so that data placed after it keeps malloc's alignment */
+static size_t dpprof__jhdr(void)
+{
+    return (sizeof(dpprof__jblock) + 15u) & ~(size_t)15u;
+}
+
+static void *dpprof__jalloc(dpprof_json_doc *d, size_t size, size_t align)
+{
+    dpprof__jblock *b = d->head, *nb;
+    size_t hdr = dpprof__jhdr(), off, cap;
+    if (b) {
+        off = (b->used + (align - 1)) & ~(align - 1);
+        if (off <= b->cap && size <= b->cap - off) {
+            b->used = off + size;
+            return (char *)b + hdr + off;
+        }
+    }
+    if (size > (size_t)-1 - hdr)
+        return NULL;
+    if (size >= DPPROF__JBIG) {
+        /* a private block, linked behind the bump block so that the bump
+           block's free tail is not abandoned */
+        nb = (dpprof__jblock *)DPPROF_MALLOC(hdr + size);
+        if (!nb)
+            return NULL;
+        nb->used = size;
+        nb->cap = size;
+        if (b) {
+            nb->next = b->next;
+            b->next = nb;
+        } else {
+            nb->next = NULL;
+            d->head = nb;
+        }
+        return (char *)nb + hdr;
+    }
+    cap = d->next_cap < 4096 ? (size_t)4096 : d->next_cap;
+    if (cap < size)
+        cap = size;
+    nb = (dpprof__jblock *)DPPROF_MALLOC(hdr + cap);
+    if (!nb)
+        return NULL;
+    nb->next = b;
+    nb->used = size;
+    nb->cap = cap;
+    d->head = nb;
+    if (cap < ((size_t)1 << 20))
+        d->next_cap = cap * 2;
+    return (char *)nb + hdr;
+}
+
+/* give back the unused tail of the latest bump allocation (string buffers
+   are sized for the worst case before decoding) */
+static void dpprof__jtrim(dpprof_json_doc *d, const unsigned char *p, size_t oldsize, size_t newsize)
+{
+    dpprof__jblock *b = d->head;
+    if (b && b->used >= oldsize && (const unsigned char *)b + dpprof__jhdr() + (b->used - oldsize) == p)
+        b->used -= oldsize - newsize;
+}
+
+static void dpprof__jseterr(dpprof__jparser *p, const char *msg)
+{
+    size_t l = strlen(msg);
+    if (l >= sizeof p->msg)
+        l = sizeof p->msg - 1;
+    memmove(p->msg, msg, l);
+    p->msg[l] = '\0';
+}
+
+/* report a syntax error at byte offset off; p->msg must already hold the text */
+static int dpprof__jat(dpprof__jparser *p, size_t off)
+{
+    p->code = DPPROF_JSON_ESYNTAX;
+    p->errpos = 1;
+    p->erroff = off;
+    return DPPROF_JSON_ESYNTAX;
+}
+
+static int dpprof__jfail(dpprof__jparser *p, size_t off, const char *msg)
+{
+    dpprof__jseterr(p, msg);
+    return dpprof__jat(p, off);
+}
+
+static int dpprof__jnomem(dpprof__jparser *p)
+{
+    dpprof__jseterr(p, "out of memory");
+    p->code = DPPROF_JSON_ENOMEM;
+    p->errpos = 0;
+    return DPPROF_JSON_ENOMEM;
+}
+
+/* how a byte is named in messages: printable ascii quoted, the rest in hex */
+static void dpprof__jdesc(char *buf, size_t len, unsigned char c)
+{
+    if (c > 0x20 && c < 0x7f)
+        snprintf(buf, len, "character '%c'", (char)c);
+    else
+        snprintf(buf, len, "byte 0x%02X", (unsigned)c);
+}
+
+static void dpprof__jws(dpprof__jparser *p)
+{
+    const unsigned char *s = p->s;
+    size_t i = p->pos, n = p->n;
+    while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
+        i++;
+    p->pos = i;
+}
+
+/* a finished value goes to the root at depth 0, else onto the value stack */
+static int dpprof__jpush(dpprof__jparser *p, const dpprof_json *v)
+{
+    dpprof_json *nv;
+    size_t cap;
+    if (p->depth == 0) {
+        p->doc->root = *v;
+        return 0;
+    }
+    if (p->nvals == p->capvals) {
+        if (p->capvals > ((size_t)-1) / 2 / sizeof(dpprof_json))
+            return dpprof__jnomem(p);
+        cap = p->capvals ? p->capvals * 2 : 256;
+        nv = (dpprof_json *)DPPROF_REALLOC(p->vals, cap * sizeof(dpprof_json));
+        if (!nv)
+            return dpprof__jnomem(p);
+        p->vals = nv;
+        p->capvals = cap;
+    }
+    p->vals[p->nvals++] = *v;
+    return 0;
+}
+
+static int dpprof__jpushkoff(dpprof__jparser *p, size_t off)
+{
+    size_t *nk;
+    size_t cap;
+    if (p->nkoffs == p->capkoffs) {
+        if (p->capkoffs > ((size_t)-1) / 2 / sizeof(size_t))
+            return dpprof__jnomem(p);
+        cap = p->capkoffs ? p->capkoffs * 2 : 64;
+        nk = (size_t *)DPPROF_REALLOC(p->koffs, cap * sizeof(size_t));
+        if (!nk)
+            return dpprof__jnomem(p);
+        p->koffs = nk;
+        p->capkoffs = cap;
+    }
+    p->koffs[p->nkoffs++] = off;
+    return 0;
+}
+
+static int dpprof__jkeycmp(const dpprof_json *a, const dpprof_json *b)
+{
+    size_t la = a->tl >> 3, lb = b->tl >> 3;
+    int c = memcmp(a->u.str, b->u.str, la < lb ? la : lb);
+    if (c)
+        return c;
+    return la < lb ? -1 : (la > lb ? 1 : 0);
+}
+
+/* stable bottom-up merge sort of member indices by key; a sort instead of a
+   hash table because its worst case (n log n) cannot be forced by input */
+static void dpprof__jsortkeys(const dpprof_json *v, size_t *a, size_t *t, size_t m)
+{
+    size_t w, lo, mid, hi, i, j, k;
+    size_t *src = a, *dst = t, *sw;
+    for (w = 1; w < m; w *= 2) {
+        for (lo = 0; lo < m; lo += 2 * w) {
+            mid = (m - lo > w) ? lo + w : m;
+            hi = (m - mid > w) ? mid + w : m;
+            i = lo;
+            j = mid;
+            k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = dpprof__jkeycmp(&v[2 * src[j]], &v[2 * src[i]]) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        sw = src;
+        src = dst;
+        dst = sw;
+    }
+    if (src != a)
+        memcpy(a, src, m * sizeof(size_t));
+}
+
+/* append key bytes to a message, escaping what a terminal should not see
+   and cutting long keys at a utf-8 character boundary */
+static void dpprof__jquote(char *out, size_t outlen, const dpprof_json *key)
+{
+    const unsigned char *k = (const unsigned char *)key->u.str;
+    size_t len = key->tl >> 3, lim = len > 40 ? 40 : len, i, o = 0;
+    if (lim < len)
+        while (lim > 0 && (k[lim] & 0xC0) == 0x80)
+            lim--;
+    for (i = 0; i < lim && o + 8 < outlen; i++) {
+        if (k[i] < 0x20 || k[i] == 0x7f) {
+            snprintf(out + o, outlen - o, "\\x%02X", (unsigned)k[i]);
+            o += 4;
+        } else {
+            out[o++] = (char)k[i];
+        }
+    }
+    if (lim < len && o + 4 < outlen) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}
+
+/* rfc 8259 only says names "should" be unique; dpprof rejects duplicates
+   because a silently shadowed result field is a bug. reports the earliest
+   member (in file order) that repeats an earlier key. */
+static int dpprof__jdupcheck(dpprof__jparser *p, const dpprof__jframe *fr)
+{
+    const dpprof_json *v;
+    size_t m = (p->nvals - fr->vstart) / 2, i, j, best = m;
+    size_t *a, *t;
+    char q[96];
+    if (m < 2)
+        return 0;
+    v = p->vals + fr->vstart;
+    if (m <= 16) {
+        for (j = 1; j < m && best == m; j++)
+            for (i = 0; i < j; i++)
+                if (dpprof__jkeycmp(&v[2 * i], &v[2 * j]) == 0) {
+                    best = j;
+                    break;
+                }
+    } else {
+        if (m > ((size_t)-1) / 2 / sizeof(size_t))
+            return dpprof__jnomem(p);
+        a = (size_t *)DPPROF_MALLOC(2 * m * sizeof(size_t));
+        if (!a)
+            return dpprof__jnomem(p);
+        t = a + m;
+        for (i = 0; i < m; i++)
+            a[i] = i;
+        dpprof__jsortkeys(v, a, t, m);
+        /* equal keys are adjacent and, the sort being stable, in file order;
+           the smallest index that follows an equal key is the earliest repeat */
+        for (i = 1; i < m; i++)
+            if (a[i] < best && dpprof__jkeycmp(&v[2 * a[i - 1]], &v[2 * a[i]]) == 0)
+                best = a[i];
+        DPPROF_FREE(a);
+    }
+    if (best == m)
+        return 0;
+    dpprof__jquote(q, sizeof q, &v[2 * best]);
+    snprintf(p->msg, sizeof p->msg, "duplicate key '%s'", q);
+    return dpprof__jat(p, p->koffs[fr->kstart + best]);
+}
+
+/* close the innermost container (p->pos is at its ']' or '}') */
+static int dpprof__jclose(dpprof__jparser *p)
+{
+    dpprof__jframe *fr = &p->frames[p->depth - 1];
+    size_t k = p->nvals - fr->vstart, cnt;
+    dpprof_json node;
+    dpprof_json *kids = NULL, *tmp;
+    unsigned type;
+    int rc;
+    if (fr->obj) {
+        rc = dpprof__jdupcheck(p, fr);
+        if (rc)
+            return rc;
+        cnt = k / 2;
+        type = DPPROF_JSON_OBJECT;
+    } else {
+        cnt = k;
+        type = DPPROF_JSON_ARRAY;
+    }
+    if (cnt > DPPROF__JMAXCNT)
+        return dpprof__jfail(p, p->pos, "array or object too large");
+    if (k > 0) {
+        if (p->depth == 1 && fr->vstart == 0) {
+            /* the top-level container owns the whole value stack: adopt it
+               instead of copying, which halves peak memory for one huge array */
+            kids = p->vals;
+            tmp = (dpprof_json *)DPPROF_REALLOC(p->vals, k * sizeof(dpprof_json));
+            if (tmp)
+                kids = tmp;
+            p->doc->owned = kids;
+            p->vals = NULL;
+            p->capvals = 0;
+        } else {
+            if (k > ((size_t)-1) / sizeof(dpprof_json))
+                return dpprof__jnomem(p);
+            kids = (dpprof_json *)dpprof__jalloc(p->doc, k * sizeof(dpprof_json), 8);
+            if (!kids)
+                return dpprof__jnomem(p);
+            memcpy(kids, p->vals + fr->vstart, k * sizeof(dpprof_json));
+        }
+    }
+    p->nvals = fr->vstart;
+    p->nkoffs = fr->kstart;
+    p->depth--;
+    p->pos++;
+    node.tl = (cnt << 3) | type;
+    node.u.kids = kids;
+    return dpprof__jpush(p, &node);
+}
+
+/* length of the valid utf-8 sequence at s (avail bytes readable): 0 if
+   invalid (overlong, surrogate, above u+10ffff, bad continuation), or
+   (size_t)-1 if the input ends inside an otherwise valid prefix */
+static size_t dpprof__jutf8(const unsigned char *s, size_t avail)
+{
+    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+    size_t need, k;
+    if (c >= 0xC2 && c <= 0xDF) {
+        need = 2;
+    } else if (c == 0xE0) {
+        need = 3;
+        lo = 0xA0;
+    } else if (c >= 0xE1 && c <= 0xEF) {
+        need = 3;
+        if (c == 0xED)
+            hi = 0x9F;
+    } else if (c == 0xF0) {
+        need = 4;
+        lo = 0x90;
+    } else if (c >= 0xF1 && c <= 0xF3) {
+        need = 4;
+    } else if (c == 0xF4) {
+        need = 4;
+        hi = 0x8F;
+    } else {
+        return 0;
+    }
+    for (k = 1; k < need; k++) {
+        if (k >= avail)
+            return (size_t)-1;
+        if (k == 1 ? (s[1] < lo || s[1] > hi) : (s[k] < 0x80 || s[k] > 0xBF))
+            return 0;
+    }
+    return need;
+}
+
+static size_t dpprof__jenc(unsigned long cp, unsigned char *b)
+{
+    if (cp < 0x80) {
+        b[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        b[0] = (unsigned char)(0xC0 | (cp >> 6));
+        b[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        b[0] = (unsigned char)(0xE0 | (cp >> 12));
+        b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    b[0] = (unsigned char)(0xF0 | (cp >> 18));
+    b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+    b[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* four hex digits at offset at (at <= n); esc is the backslash, where a bad
+   digit is reported */
+static int dpprof__jhex4(dpprof__jparser *p, size_t at, size_t esc, unsigned long *cp)
+{
+    unsigned long v = 0;
+    unsigned char c;
+    unsigned d;
+    size_t k;
+    for (k = 0; k < 4; k++) {
+        if (p->n - at <= k)
+            return dpprof__jfail(p, p->n, "unexpected end of input in string");
+        c = p->s[at + k];
+        if (c >= '0' && c <= '9')
+            d = (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            d = (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            d = (unsigned)(c - 'A' + 10);
+        else
+            return dpprof__jfail(p, esc, "invalid \\u escape, expected 4 hex digits");
+        v = v * 16 + d;
+    }
+    *cp = v;
+    return 0;
+}
+
+static int dpprof__jlone(dpprof__jparser *p, size_t esc, unsigned long cp)
+{
+    snprintf(p->msg, sizeof p->msg, "lone surrogate \\u%04lX in string", cp);
+    return dpprof__jat(p, esc);
+}
+
+/* parse the string whose opening quote is at p->pos */
+static int dpprof__jstring(dpprof__jparser *p, dpprof_json *out)
+{
+    const unsigned char *s = p->s;
+    size_t n = p->n, i = p->pos + 1, j = p->pos + 1, span, o = 0, len, adv;
+    unsigned char *buf, c, enc[4];
+    unsigned long cp, lo;
+    char d[32];
+    int rc;
+
+    /* the first unescaped quote (or the end of input) bounds the string;
+       decoding never writes more bytes than it reads, so its length is
+       enough room */
+    while (j < n && s[j] != '"')
+        j += (s[j] == '\\' && n - j >= 2) ? 2 : 1;
+    span = j - i;
+    buf = (unsigned char *)dpprof__jalloc(p->doc, span + 1, 1);
+    if (!buf)
+        return dpprof__jnomem(p);
+    for (;;) {
+        if (i >= n)
+            return dpprof__jfail(p, n, "unexpected end of input in string");
+        c = s[i];
+        if (c >= 0x20 && c < 0x80 && c != '\\' && c != '"') {
+            if (o >= span)
+                return dpprof__jfail(p, i, "internal error: string buffer overrun");
+            buf[o++] = c;
+            i++;
+            continue;
+        }
+        if (c == '"')
+            break;
+        if (c < 0x20) {
+            snprintf(p->msg, sizeof p->msg, "unescaped control character 0x%02X in string", (unsigned)c);
+            return dpprof__jat(p, i);
+        }
+        if (c >= 0x80) {
+            len = dpprof__jutf8(s + i, n - i);
+            if (len == (size_t)-1)
+                return dpprof__jfail(p, n, "unexpected end of input in string");
+            if (len == 0)
+                return dpprof__jfail(p, i, "invalid UTF-8 in string");
+            if (len > span - o)
+                return dpprof__jfail(p, i, "internal error: string buffer overrun");
+            memcpy(buf + o, s + i, len);
+            o += len;
+            i += len;
+            continue;
+        }
+        /* backslash escape */
+        if (n - i < 2)
+            return dpprof__jfail(p, n, "unexpected end of input in string");
+        c = s[i + 1];
+        adv = 2;
+        switch (c) {
+        case '"': case '\\': case '/': cp = c; break;
+        case 'b': cp = 0x08; break;
+        case 'f': cp = 0x0C; break;
+        case 'n': cp = 0x0A; break;
+        case 'r': cp = 0x0D; break;
+        case 't': cp = 0x09; break;
+        case 'u':
+            rc = dpprof__jhex4(p, i + 2, i, &cp);
+            if (rc)
+                return rc;
+            adv = 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                /* a high surrogate must be followed by an escaped low one */
+                if (n - i <= 6)
+                    return dpprof__jfail(p, n, "unexpected end of input in string");
+                if (s[i + 6] != '\\')
+                    return dpprof__jlone(p, i, cp);
+                if (n - i <= 7)
+                    return dpprof__jfail(p, n, "unexpected end of input in string");
+                if (s[i + 7] != 'u')
+                    return dpprof__jlone(p, i, cp);
+                rc = dpprof__jhex4(p, i + 8, i + 6, &lo);
+                if (rc)
+                    return rc;
+                if (lo < 0xDC00 || lo > 0xDFFF)
+                    return dpprof__jlone(p, i, cp);
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                adv = 12;
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                return dpprof__jlone(p, i, cp);
+            }
+            break;
+        default:
+            if (c > 0x20 && c < 0x7f) {
+                snprintf(p->msg, sizeof p->msg, "invalid escape '\\%c' in string", (char)c);
+            } else {
+                dpprof__jdesc(d, sizeof d, c);
+                snprintf(p->msg, sizeof p->msg, "invalid escape: %s after '\\' in string", d);
+            }
+            return dpprof__jat(p, i);
+        }
+        len = dpprof__jenc(cp, enc);
+        if (len > span - o)
+            return dpprof__jfail(p, i, "internal error: string buffer overrun");
+        memcpy(buf + o, enc, len);
+        o += len;
+        i += adv;
+    }
+    if (o > DPPROF__JMAXCNT)
+        return dpprof__jfail(p, p->pos, "string too long");
+    buf[o] = '\0';
+    dpprof__jtrim(p->doc, buf, span + 1, o + 1);
+    out->tl = (o << 3) | (size_t)DPPROF_JSON_STRING;
+    out->u.str = (const char *)buf;
+    p->pos = i + 1;
+    return 0;
+}
+
+static int dpprof__jdigit(const dpprof__jparser *p, size_t i)
+{
+    return i < p->n && p->s[i] >= '0' && p->s[i] <= '9';
+}
+
+static int dpprof__jhas(const dpprof__jparser *p, size_t i, const char *w)
+{
+    size_t l = strlen(w);
+    return p->n - i >= l && memcmp(p->s + i, w, l) == 0;
+}
+
+/* parse the number starting at p->pos (a '-' or a digit) */
+static int dpprof__jnumber(dpprof__jparser *p, dpprof_json *out)
+{
+    const unsigned char *s = p->s;
+    size_t start = p->pos, i = p->pos, ndig = 0, len;
+    unsigned long long mag = 0;
+    int neg = 0, isint = 1;
+    char small[64], *b, *end, *nb;
+    double x;
+
+    if (s[i] == '-') {
+        neg = 1;
+        i++;
+    }
+    if (!dpprof__jdigit(p, i)) {
+        if (dpprof__jhas(p, i, "Infinity"))
+            return dpprof__jfail(p, start, "NaN and Infinity are not allowed");
+        return dpprof__jfail(p, i, "invalid number: expected digit after '-'");
+    }
+    if (s[i] == '0') {
+        i++;
+        if (dpprof__jdigit(p, i))
+            return dpprof__jfail(p, i - 1, "invalid number: leading zeros are not allowed");
+    } else {
+        while (dpprof__jdigit(p, i)) {
+            if (ndig < 19)
+                mag = mag * 10 + (unsigned)(s[i] - '0');
+            ndig++;
+            i++;
+        }
+    }
+    if (i < p->n && s[i] == '.') {
+        isint = 0;
+        i++;
+        if (!dpprof__jdigit(p, i))
+            return dpprof__jfail(p, i, "invalid number: expected digit after '.'");
+        while (dpprof__jdigit(p, i))
+            i++;
+    }
+    if (i < p->n && (s[i] == 'e' || s[i] == 'E')) {
+        isint = 0;
+        i++;
+        if (i < p->n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (!dpprof__jdigit(p, i))
+            return dpprof__jfail(p, i, "invalid number: expected digit in exponent");
+        while (dpprof__jdigit(p, i))
+            i++;
+    }
+    p->pos = i;
+
+    /* integer literals that fit in 64 bits are kept exactly (19 digits
+       cannot overflow the unsigned accumulator); "-0" stays a double so
+       that its sign survives */
+    if (isint && ndig <= 19) {
+        if (!neg && mag <= 9223372036854775807ULL) {
+            out->tl = DPPROF__JINT;
+            out->u.i = (long long)mag;
+            return 0;
+        }
+        if (neg && mag != 0 && mag <= 9223372036854775808ULL) {
+            out->tl = DPPROF__JINT;
+            out->u.i = mag == 9223372036854775808ULL ? (-9223372036854775807LL - 1) : -(long long)mag;
+            return 0;
+        }
+        if (neg && mag == 0) {
+            out->tl = (size_t)DPPROF_JSON_NUMBER;
+            out->u.num = -0.0;
+            return 0;
+        }
+    }
+
+    /* the token is validated json grammar, which is a subset of what strtod
+       accepts, so strtod on a nul-terminated copy gives the correctly rounded
+       value (glibc, musl and macos round correctly; check any other libc). strtod
+       obeys LC_NUMERIC; dpprof never calls setlocale, so the "C" locale is in
+       force. if a host program switches to a locale with a ',' radix, strtod
+       stops early and we report an error instead of a wrong value. */
+    len = i - start;
+    b = small;
+    if (len >= sizeof small) {
+        if (len + 1 > p->capscratch) {
+            nb = (char *)DPPROF_MALLOC(len + 1);
+            if (!nb)
+                return dpprof__jnomem(p);
+            if (p->scratch)
+                DPPROF_FREE(p->scratch);
+            p->scratch = nb;
+            p->capscratch = len + 1;
+        }
+        b = p->scratch;
+    }
+    memcpy(b, s + start, len);
+    b[len] = '\0';
+    x = strtod(b, &end);
+    if (end != b + len)
+        return dpprof__jfail(p, start, "cannot convert number (is a non-C locale active?)");
+    /* overflow is an error; underflow keeps strtod's result (a subnormal,
+       or zero with the literal's sign), which is the nearest double */
+    if (x == HUGE_VAL || x == -HUGE_VAL)
+        return dpprof__jfail(p, start, "number out of range");
+    out->tl = (size_t)DPPROF_JSON_NUMBER;
+    out->u.num = x;
+    return 0;
+}
+
+static int dpprof__jliteral(dpprof__jparser *p, const char *w, unsigned type, dpprof_json *out)
+{
+    size_t k, l = strlen(w);
+    for (k = 0; k < l; k++) {
+        if (p->n - p->pos <= k) {
+            snprintf(p->msg, sizeof p->msg, "unexpected end of input in literal '%s'", w);
+            return dpprof__jat(p, p->n);
+        }
+        if (p->s[p->pos + k] != (unsigned char)w[k]) {
+            snprintf(p->msg, sizeof p->msg, "invalid literal, expected '%s'", w);
+            return dpprof__jat(p, p->pos);
+        }
+    }
+    p->pos += l;
+    out->tl = type;
+    out->u.num = 0.0;
+    return 0;
+}
+
+/* the character at p->pos cannot start a value: say why, with hints for
+   the usual non-json habits */
+static int dpprof__jbadvalue(dpprof__jparser *p)
+{
+    unsigned char c = p->s[p->pos];
+    char d[32];
+    if (c == '/')
+        return dpprof__jfail(p, p->pos, "comments are not allowed");
+    if (c == '\'')
+        return dpprof__jfail(p, p->pos, "single-quoted strings are not allowed");
+    if (dpprof__jhas(p, p->pos, "NaN") || dpprof__jhas(p, p->pos, "Infinity"))
+        return dpprof__jfail(p, p->pos, "NaN and Infinity are not allowed");
+    if (c == '+')
+        return dpprof__jfail(p, p->pos, "invalid number: '+' sign is not allowed");
+    if (c == '.')
+        return dpprof__jfail(p, p->pos, "invalid number: expected digit before '.'");
+    if (p->pos == 0 && dpprof__jhas(p, 0, "\xEF\xBB\xBF"))
+        return dpprof__jfail(p, 0, "UTF-8 byte order mark is not allowed");
+    dpprof__jdesc(d, sizeof d, c);
+    snprintf(p->msg, sizeof p->msg, "unexpected %s, expected a value", d);
+    return dpprof__jat(p, p->pos);
+}
+
+static int dpprof__jrun(dpprof__jparser *p)
+{
+    const unsigned char *s = p->s;
+    size_t n = p->n, comma, koff;
+    dpprof__jframe *fr;
+    dpprof_json v;
+    unsigned char c;
+    char d[32];
+    int rc, st = 0; /* 0: a value is expected, 1: a value just ended, 2: at an object key's quote */
+
+    dpprof__jws(p);
+    if (p->pos >= n)
+        return dpprof__jfail(p, n, "empty input");
+    for (;;) {
+        if (st == 0) {
+            dpprof__jws(p);
+            if (p->pos >= n)
+                return dpprof__jfail(p, n, "unexpected end of input, expected a value");
+            c = s[p->pos];
+            switch (c) {
+            case '{':
+            case '[':
+                if (p->depth >= DPPROF_JSON_MAX_DEPTH) {
+                    snprintf(p->msg, sizeof p->msg, "nesting deeper than %d levels", DPPROF_JSON_MAX_DEPTH);
+                    return dpprof__jat(p, p->pos);
+                }
+                fr = &p->frames[p->depth++];
+                fr->vstart = p->nvals;
+                fr->kstart = p->nkoffs;
+                fr->obj = c == '{';
+                p->pos++;
+                dpprof__jws(p);
+                if (p->pos < n && s[p->pos] == (c == '{' ? '}' : ']')) {
+                    rc = dpprof__jclose(p);
+                    if (rc)
+                        return rc;
+                    st = 1;
+                } else if (c == '{') {
+                    if (p->pos >= n)
+                        return dpprof__jfail(p, n, "unexpected end of input, expected a string key or '}'");
+                    if (s[p->pos] != '"')
+                        return dpprof__jfail(p, p->pos, "expected a string key or '}'");
+                    st = 2;
+                }
+                continue;
+            case '"':
+                rc = dpprof__jstring(p, &v);
+                break;
+            case 't':
+                rc = dpprof__jliteral(p, "true", DPPROF_JSON_TRUE, &v);
+                break;
+            case 'f':
+                rc = dpprof__jliteral(p, "false", DPPROF_JSON_FALSE, &v);
+                break;
+            case 'n':
+                rc = dpprof__jliteral(p, "null", DPPROF_JSON_NULL, &v);
+                break;
+            default:
+                if (c == '-' || (c >= '0' && c <= '9'))
+                    rc = dpprof__jnumber(p, &v);
+                else
+                    return dpprof__jbadvalue(p);
+                break;
+            }
+            if (rc)
+                return rc;
+            rc = dpprof__jpush(p, &v);
+            if (rc)
+                return rc;
+            st = 1;
+        } else if (st == 2) {
+            koff = p->pos;
+            rc = dpprof__jstring(p, &v);
+            if (rc)
+                return rc;
+            rc = dpprof__jpush(p, &v);
+            if (rc)
+                return rc;
+            rc = dpprof__jpushkoff(p, koff);
+            if (rc)
+                return rc;
+            dpprof__jws(p);
+            if (p->pos >= n)
+                return dpprof__jfail(p, n, "unexpected end of input, expected ':'");
+            if (s[p->pos] != ':')
+                return dpprof__jfail(p, p->pos, "expected ':' after object key");
+            p->pos++;
+            st = 0;
+        } else {
+            dpprof__jws(p);
+            if (p->depth == 0) {
+                if (p->pos < n) {
+                    dpprof__jdesc(d, sizeof d, s[p->pos]);
+                    snprintf(p->msg, sizeof p->msg, "unexpected %s after the JSON value", d);
+                    return dpprof__jat(p, p->pos);
+                }
+                return 0;
+            }
+            fr = &p->frames[p->depth - 1];
+            if (p->pos >= n)
+                return dpprof__jfail(p, n, fr->obj ? "unexpected end of input, expected ',' or '}'"
+                                                   : "unexpected end of input, expected ',' or ']'");
+            c = s[p->pos];
+            if (c == ',') {
+                comma = p->pos++;
+                dpprof__jws(p);
+                if (fr->obj) {
+                    if (p->pos >= n)
+                        return dpprof__jfail(p, n, "unexpected end of input, expected a string key");
+                    if (s[p->pos] == '}')
+                        return dpprof__jfail(p, comma, "trailing comma before '}' is not allowed");
+                    if (s[p->pos] != '"')
+                        return dpprof__jfail(p, p->pos, "expected a string key after ','");
+                    st = 2;
+                } else {
+                    if (p->pos < n && s[p->pos] == ']')
+                        return dpprof__jfail(p, comma, "trailing comma before ']' is not allowed");
+                    st = 0;
+                }
+            } else if (c == (fr->obj ? '}' : ']')) {
+                rc = dpprof__jclose(p);
+                if (rc)
+                    return rc;
+            } else {
+                return dpprof__jfail(p, p->pos, fr->obj ? "expected ',' or '}' after object member"
+                                                        : "expected ',' or ']' after array element");
+            }
+        }
+    }
+}
+
+/* line counts '\n'; column counts utf-8 lead bytes, i.e. characters */
+static void dpprof__jlinecol(const unsigned char *s, size_t off, unsigned long long *line,
+                             unsigned long long *col)
+{
+    size_t i, ls = 0;
+    unsigned long long l = 1, c = 1;
+    for (i = 0; i < off; i++)
+        if (s[i] == '\n') {
+            l++;
+            ls = i + 1;
+        }
+    for (i = ls; i < off; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            c++;
+    *line = l;
+    *col = c;
+}
+
+DPPROF_API void dpprof_json_free(dpprof_json_doc *doc)
+{
+    dpprof__jblock *b, *nb;
+    if (!doc)
+        return;
+    for (b = doc->head; b; b = nb) {
+        nb = b->next;
+        DPPROF_FREE(b);
+    }
+    if (doc->owned)
+        DPPROF_FREE(doc->owned);
+    DPPROF_FREE(doc);
+}
+
+DPPROF_API int dpprof_json_parse(const char *text, size_t n, dpprof_json_doc **doc, char *err, size_t errlen)
+{
+    dpprof__jparser p;
+    dpprof_json_doc *d;
+    unsigned long long line, col;
+    int rc;
+    if (err && errlen)
+        err[0] = '\0';
+    if (!doc || (!text && n)) {
+        if (doc)
+            *doc = NULL;
+        if (err && errlen)
+            snprintf(err, errlen, "invalid argument");
+        return DPPROF_JSON_EINVAL;
+    }
+    *doc = NULL;
+    d = (dpprof_json_doc *)DPPROF_MALLOC(sizeof(dpprof_json_doc));
+    if (!d) {
+        if (err && errlen)
+            snprintf(err, errlen, "out of memory");
+        return DPPROF_JSON_ENOMEM;
+    }
+    memset(d, 0, sizeof *d);
+    memset(&p, 0, sizeof p);
+    p.s = (const unsigned char *)(text ? text : "");
+    p.n = n;
+    p.doc = d;
+    rc = dpprof__jrun(&p);
+    if (p.vals)
+        DPPROF_FREE(p.vals);
+    if (p.koffs)
+        DPPROF_FREE(p.koffs);
+    if (p.scratch)
+        DPPROF_FREE(p.scratch);
+    if (rc) {
+        dpprof_json_free(d);
+        if (err && errlen) {
+            if (p.errpos) {
+                dpprof__jlinecol(p.s, p.erroff, &line, &col);
+                snprintf(err, errlen, "line %llu, column %llu: %s", line, col, p.msg);
+            } else {
+                snprintf(err, errlen, "%s", p.msg);
+            }
+        }
+        return rc;
+    }
+    *doc = d;
+    return DPPROF_JSON_OK;
+}
+
+DPPROF_API int dpprof_json_parse_file(const char *path, size_t max_bytes, dpprof_json_doc **doc, char *err,
+                                      size_t errlen)
+{
+    FILE *f;
+    char *buf = NULL, *nb;
+    size_t len = 0, cap = 0, limit, got, ncap;
+    char sub[320];
+    int rc, e;
+    if (err && errlen)
+        err[0] = '\0';
+    if (doc)
+        *doc = NULL;
+    if (!path || !doc) {
+        if (err && errlen)
+            snprintf(err, errlen, "invalid argument");
+        return DPPROF_JSON_EINVAL;
+    }
+    f = fopen(path, "rb");
+    if (!f) {
+        e = errno;
+        if (err && errlen)
+            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
+        return DPPROF_JSON_EIO;
+    }
+    /* read until eof instead of trusting ftell, so pipes and /proc files
+       work; one byte past the limit tells "too large" from "exactly max" */
+    limit = max_bytes < (size_t)-1 ? max_bytes + 1 : max_bytes;
+    for (;;) {
+        if (len == cap) {
+            if (cap >= limit)
+                break;
+            ncap = cap ? (cap <= limit / 2 ? cap * 2 : limit) : (limit < 65536 ? limit : 65536);
+            nb = (char *)DPPROF_REALLOC(buf, ncap);
+            if (!nb) {
+                if (buf)
+                    DPPROF_FREE(buf);
+                fclose(f);
+                if (err && errlen)
+                    snprintf(err, errlen, "%s: out of memory", path);
+                return DPPROF_JSON_ENOMEM;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                e = errno;
+                if (buf)
+                    DPPROF_FREE(buf);
+                fclose(f);
+                if (err && errlen)
+                    snprintf(err, errlen, "%s: read error: %s", path, strerror(e));
+                return DPPROF_JSON_EIO;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    if (len > max_bytes) {
+        if (buf)
+            DPPROF_FREE(buf);
+        if (err && errlen)
+            snprintf(err, errlen, "%s: file too large (limit %llu bytes)", path, (unsigned long long)max_bytes);
+        return DPPROF_JSON_ETOOBIG;
+    }
+    rc = dpprof_json_parse(buf ? buf : "", len, doc, sub, sizeof sub);
+    if (buf)
+        DPPROF_FREE(buf);
+    if (rc && err && errlen)
+        snprintf(err, errlen, "%s: %s", path, sub);
+    return rc;
+}
+
+DPPROF_API const dpprof_json *dpprof_json_root(const dpprof_json_doc *doc)
+{
+    return doc ? &doc->root : NULL;
+}
+
+static unsigned dpprof__jtype(const dpprof_json *v)
+{
+    return (unsigned)(v->tl & 7u);
+}
+
+DPPROF_API dpprof_json_type dpprof_json_kind(const dpprof_json *v)
+{
+    unsigned t;
+    if (!v)
+        return DPPROF_JSON_NULL;
+    t = dpprof__jtype(v);
+    return t == DPPROF__JINT ? DPPROF_JSON_NUMBER : (dpprof_json_type)t;
+}
+
+static const dpprof_json *dpprof__jget(const dpprof_json *obj, const char *key, size_t len)
+{
+    const dpprof_json *k;
+    size_t i, m;
+    if (!obj || !key || dpprof__jtype(obj) != DPPROF_JSON_OBJECT)
+        return NULL;
+    m = obj->tl >> 3;
+    for (i = 0; i < m; i++) {
+        k = &obj->u.kids[2 * i];
+        if ((k->tl >> 3) == len && memcmp(k->u.str, key, len) == 0)
+            return k + 1;
+    }
+    return NULL;
+}
+
+DPPROF_API const dpprof_json *dpprof_json_get(const dpprof_json *obj, const char *key)
+{
+    return key ? dpprof__jget(obj, key, strlen(key)) : NULL;
+}
+
+DPPROF_API const dpprof_json *dpprof_json_at(const dpprof_json *arr, size_t i)
+{
+    if (!arr || dpprof__jtype(arr) != DPPROF_JSON_ARRAY || i >= (arr->tl >> 3))
+        return NULL;
+    return &arr->u.kids[i];
+}
+
+DPPROF_API size_t dpprof_json_len(const dpprof_json *v)
+{
+    if (!v || (dpprof__jtype(v) != DPPROF_JSON_ARRAY && dpprof__jtype(v) != DPPROF_JSON_OBJECT))
+        return 0;
+    return v->tl >> 3;
+}
+
+DPPROF_API const char *dpprof_json_key(const dpprof_json *obj, size_t i)
+{
+    if (!obj || dpprof__jtype(obj) != DPPROF_JSON_OBJECT || i >= (obj->tl >> 3))
+        return NULL;
+    return obj->u.kids[2 * i].u.str;
+}
+
+DPPROF_API size_t dpprof_json_key_len(const dpprof_json *obj, size_t i)
+{
+    if (!obj || dpprof__jtype(obj) != DPPROF_JSON_OBJECT || i >= (obj->tl >> 3))
+        return 0;
+    return obj->u.kids[2 * i].tl >> 3;
+}
+
+DPPROF_API const dpprof_json *dpprof_json_member(const dpprof_json *obj, size_t i)
+{
+    if (!obj || dpprof__jtype(obj) != DPPROF_JSON_OBJECT || i >= (obj->tl >> 3))
+        return NULL;
+    return &obj->u.kids[2 * i + 1];
+}
+
+DPPROF_API int dpprof_json_number(const dpprof_json *v, double *out)
+{
+    if (!v)
+        return DPPROF_JSON_EMISSING;
+    if (dpprof__jtype(v) == DPPROF__JINT) {
+        /* int to double conversion rounds to nearest, like strtod would */
+        if (out)
+            *out = (double)v->u.i;
+        return DPPROF_JSON_OK;
+    }
+    if (dpprof__jtype(v) != DPPROF_JSON_NUMBER)
+        return DPPROF_JSON_ETYPE;
+    if (out)
+        *out = v->u.num;
+    return DPPROF_JSON_OK;
+}
+
+DPPROF_API int dpprof_json_int64(const dpprof_json *v, long long *out)
+{
+    long long r;
+    double x;
+    if (!v)
+        return DPPROF_JSON_EMISSING;
+    if (dpprof__jtype(v) == DPPROF__JINT) {
+        if (out)
+            *out = v->u.i;
+        return DPPROF_JSON_OK;
+    }
+    if (dpprof__jtype(v) != DPPROF_JSON_NUMBER)
+        return DPPROF_JSON_ETYPE;
+    /* from 2^53 on a double may be a rounded neighbour of the literal
+       (2^53 + 1 reads as 2^53), so only magnitudes below 2^53 are accepted */
+    x = v->u.num;
+    if (!(x > -9007199254740992.0 && x < 9007199254740992.0))
+        return DPPROF_JSON_ERANGE;
+    r = (long long)x;
+    if ((double)r != x)
+        return DPPROF_JSON_ERANGE;
+    if (out)
+        *out = r;
+    return DPPROF_JSON_OK;
+}
+
+DPPROF_API const char *dpprof_json_string(const dpprof_json *v)
+{
+    if (!v || dpprof__jtype(v) != DPPROF_JSON_STRING)
+        return NULL;
+    return v->u.str;
+}
+
+DPPROF_API size_t dpprof_json_string_len(const dpprof_json *v)
+{
+    if (!v || dpprof__jtype(v) != DPPROF_JSON_STRING)
+        return 0;
+    return v->tl >> 3;
+}
+
+DPPROF_API const dpprof_json *dpprof_json_path(const dpprof_json *root, const char *path)
+{
+    const dpprof_json *v = root;
+    const char *seg = path, *dot;
+    size_t len, k, idx;
+    unsigned t;
+    if (!root || !path)
+        return NULL;
+    if (!*path)
+        return root;
+    for (;;) {
+        dot = strchr(seg, '.');
+        len = dot ? (size_t)(dot - seg) : strlen(seg);
+        if (len == 0)
+            return NULL;
+        t = dpprof__jtype(v);
+        if (t == DPPROF_JSON_OBJECT) {
+            v = dpprof__jget(v, seg, len);
+        } else if (t == DPPROF_JSON_ARRAY) {
+            if (len > 1 && seg[0] == '0')
+                return NULL;
+            idx = 0;
+            for (k = 0; k < len; k++) {
+                if (seg[k] < '0' || seg[k] > '9')
+                    return NULL;
+                if (idx > (((size_t)-1) - 9) / 10)
+                    return NULL;
+                idx = idx * 10 + (size_t)(seg[k] - '0');
+            }
+            v = dpprof_json_at(v, idx);
+        } else {
+            return NULL;
+        }
+        if (!v)
+            return NULL;
+        if (!dot)
+            return v;
+        seg = dot + 1;
+    }
+}
+/* <<<< fragment json impl */
+
+/* >>>> fragment plot impl */
+/* ===================================================================== */
+/* plot: raster figures into an rgb byte buffer (implementation)          */
+/* ===================================================================== */
+/* layering, so new figure types stay small:
+ *   canvas primitives (rect, line, dashes, text)
+ *   -> number formatting + nice ticks (dpprof__pl_fmt_*, dpprof__pl_ax_*)
+ *   -> dpprof__pl_frame: margins, axes (linear / log10 / categorical on either
+ *      side), grid, tick labels, axis labels, title, with room reserved for
+ *      a legend on the right (right_w) and a band above the data (top_h)
+ *   -> dpprof__pl_legend: measured and drawn outside the data area
+ *   -> figures (timeline, bars): validate, fill the frame, draw the data
+ *      between dpprof__pl_frame_back and dpprof__pl_frame_axes.
+ * a heatmap would use two categorical axes, a scatter two linear/log ones,
+ * stacked bars the bars geometry with cumulative tops. */
+
+/* glyphs of the built-in 8x13 font for 0x20..0x7e, one byte per row, bit 7 =
+ * leftmost column. drawn from tools/font_8x13.txt by tools/gen_font.c. */
+static const unsigned char dpprof__pl_font[95][13] = {
+  {0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00}, /* 0x20 ' ' */
+  {0x00,0x10,0x10,0x10,0x10,0x10,0x10,0x10,0x00,0x10,0x00,0x00,0x00}, /* 0x21 '!' */
+  {0x00,0x48,0x48,0x48,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00}, /* 0x22 '"' */
+  {0x00,0x44,0x44,0xFE,0x44,0x44,0x44,0xFE,0x44,0x44,0x00,0x00,0x00}, /* 0x23 '#' */
+  {0x10,0x7C,0x92,0x90,0x90,0x7C,0x12,0x12,0x92,0x7C,0x10,0x00,0x00}, /* 0x24 '$' */
+  {0x00,0x62,0x92,0x64,0x08,0x10,0x20,0x4C,0x52,0x8C,0x00,0x00,0x00}, /* 0x25 '%' */
+  {0x00,0x60,0x90,0x90,0x60,0x62,0x94,0x88,0x8C,0x72,0x00,0x00,0x00}, /* 0x26 '&' */
+  {0x00,0x10,0x10,0x10,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00}, /* 0x27 ''' */
+  {0x08,0x10,0x20,0x20,0x20,0x20,0x20,0x20,0x20,0x10,0x08,0x00,0x00}, /* 0x28 '(' */
+  {0x20,0x10,0x08,0x08,0x08,0x08,0x08,0x08,0x08,0x10,0x20,0x00,0x00}, /* 0x29 ')' */
+  {0x00,0x00,0x00,0x54,0x38,0xFE,0x38,0x54,0x00,0x00,0x00,0x00,0x00}, /* 0x2A '*' */
+  {0x00,0x00,0x00,0x00,0x10,0x10,0x7C,0x10,0x10,0x00,0x00,0x00,0x00}, /* 0x2B '+' */
+  {0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x30,0x30,0x10,0x20,0x00}, /* 0x2C ',' */
+  {0x00,0x00,0x00,0x00,0x00,0x00,0x78,0x00,0x00,0x00,0x00,0x00,0x00}, /* 0x2D '-' */
+  {0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x30,0x30,0x00,0x00,0x00}, /* 0x2E '.' */
+  {0x00,0x04,0x04,0x08,0x08,0x10,0x20,0x20,0x40,0x40,0x00,0x00,0x00}, /* 0x2F '/' */
+  {0x00,0x78,0x84,0x84,0x84,0x84,0x84,0x84,0x84,0x78,0x00,0x00,0x00}, /* 0x30 '0' */
+  {0x00,0x10,0x30,0x50,0x10,0x10,0x10,0x10,0x10,0x7C,0x00,0x00,0x00}, /* 0x31 '1' */
+  {0x00,0x78,0x84,0x04,0x04,0x08,0x10,0x20,0x40,0xFC,0x00,0x00,0x00}, /* 0x32 '2' */
+  {0x00,0x78,0x84,0x04,0x04,0x38,0x04,0x04,0x84,0x78,0x00,0x00,0x00}, /* 0x33 '3' */
+  {0x00,0x08,0x18,0x28,0x48,0x88,0xFC,0x08,0x08,0x08,0x00,0x00,0x00}, /* 0x34 '4' */
+  {0x00,0xFC,0x80,0x80,0xF8,0x04,0x04,0x04,0x84,0x78,0x00,0x00,0x00}, /* 0x35 '5' */
+  {0x00,0x38,0x40,0x80,0x80,0xF8,0x84,0x84,0x84,0x78,0x00,0x00,0x00}, /* 0x36 '6' */
+  {0x00,0xFC,0x04,0x04,0x08,0x08,0x10,0x10,0x20,0x20,0x00,0x00,0x00}, /* 0x37 '7' */
+  {0x00,0x78,0x84,0x84,0x84,0x78,0x84,0x84,0x84,0x78,0x00,0x00,0x00}, /* 0x38 '8' */
+  {0x00,0x78,0x84,0x84,0x84,0x7C,0x04,0x04,0x08,0x70,0x00,0x00,0x00}, /* 0x39 '9' */
+  {0x00,0x00,0x00,0x30,0x30,0x00,0x00,0x00,0x30,0x30,0x00,0x00,0x00}, /* 0x3A ':' */
+  {0x00,0x00,0x00,0x30,0x30,0x00,0x00,0x00,0x30,0x30,0x10,0x20,0x00}, /* 0x3B ';' */
+  {0x00,0x00,0x00,0x04,0x08,0x10,0x20,0x10,0x08,0x04,0x00,0x00,0x00}, /* 0x3C '<' */
+  {0x00,0x00,0x00,0x00,0x00,0x7C,0x00,0x7C,0x00,0x00,0x00,0x00,0x00}, /* 0x3D '=' */
+  {0x00,0x00,0x00,0x40,0x20,0x10,0x08,0x10,0x20,0x40,0x00,0x00,0x00}, /* 0x3E '>' */
+  {0x00,0x78,0x84,0x04,0x08,0x10,0x20,0x20,0x00,0x20,0x00,0x00,0x00}, /* 0x3F '?' */
+  {0x00,0x3C,0x42,0x9A,0xAA,0xAA,0xAA,0x9C,0x40,0x3C,0x00,0x00,0x00}, /* 0x40 '@' */
+  {0x00,0x30,0x48,0x84,0x84,0x84,0xFC,0x84,0x84,0x84,0x00,0x00,0x00}, /* 0x41 'A' */
+  {0x00,0xF8,0x84,0x84,0x84,0xF8,0x84,0x84,0x84,0xF8,0x00,0x00,0x00}, /* 0x42 'B' */
+  {0x00,0x78,0x84,0x80,0x80,0x80,0x80,0x80,0x84,0x78,0x00,0x00,0x00}, /* 0x43 'C' */
+  {0x00,0xF0,0x88,0x84,0x84,0x84,0x84,0x84,0x88,0xF0,0x00,0x00,0x00}, /* 0x44 'D' */
+  {0x00,0xFC,0x80,0x80,0x80,0xF8,0x80,0x80,0x80,0xFC,0x00,0x00,0x00}, /* 0x45 'E' */
+  {0x00,0xFC,0x80,0x80,0x80,0xF8,0x80,0x80,0x80,0x80,0x00,0x00,0x00}, /* 0x46 'F' */
+  {0x00,0x78,0x84,0x80,0x80,0x9C,0x84,0x84,0x84,0x78,0x00,0x00,0x00}, /* 0x47 'G' */
+  {0x00,0x84,0x84,0x84,0x84,0xFC,0x84,0x84,0x84,0x84,0x00,0x00,0x00}, /* 0x48 'H' */
+  {0x00,0x7C,0x10,0x10,0x10,0x10,0x10,0x10,0x10,0x7C,0x00,0x00,0x00}, /* 0x49 'I' */
+  {0x00,0x1C,0x08,0x08,0x08,0x08,0x08,0x08,0x88,0x70,0x00,0x00,0x00}, /* 0x4A 'J' */
+  {0x00,0x84,0x88,0x90,0xA0,0xC0,0xA0,0x90,0x88,0x84,0x00,0x00,0x00}, /* 0x4B 'K' */
+  {0x00,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0xFC,0x00,0x00,0x00}, /* 0x4C 'L' */
+  {0x00,0x82,0xC6,0xAA,0x92,0x82,0x82,0x82,0x82,0x82,0x00,0x00,0x00}, /* 0x4D 'M' */
+  {0x00,0x84,0xC4,0xC4,0xA4,0xB4,0x94,0x8C,0x8C,0x84,0x00,0x00,0x00}, /* 0x4E 'N' */
+  {0x00,0x7C,0x82,0x82,0x82,0x82,0x82,0x82,0x82,0x7C,0x00,0x00,0x00}, /* 0x4F 'O' */
+  {0x00,0xF8,0x84,0x84,0x84,0xF8,0x80,0x80,0x80,0x80,0x00,0x00,0x00}, /* 0x50 'P' */
+  {0x00,0x7C,0x82,0x82,0x82,0x82,0x82,0x8A,0x84,0x7A,0x00,0x00,0x00}, /* 0x51 'Q' */
+  {0x00,0xF8,0x84,0x84,0x84,0xF8,0x90,0x88,0x84,0x84,0x00,0x00,0x00}, /* 0x52 'R' */
+  {0x00,0x78,0x84,0x80,0x80,0x78,0x04,0x04,0x84,0x78,0x00,0x00,0x00}, /* 0x53 'S' */
+  {0x00,0xFE,0x10,0x10,0x10,0x10,0x10,0x10,0x10,0x10,0x00,0x00,0x00}, /* 0x54 'T' */
+  {0x00,0x84,0x84,0x84,0x84,0x84,0x84,0x84,0x84,0x78,0x00,0x00,0x00}, /* 0x55 'U' */
+  {0x00,0x82,0x82,0x82,0x44,0x44,0x44,0x28,0x28,0x10,0x00,0x00,0x00}, /* 0x56 'V' */
+  {0x00,0x82,0x82,0x82,0x82,0x92,0x92,0xAA,0xC6,0x82,0x00,0x00,0x00}, /* 0x57 'W' */
+  {0x00,0x84,0x84,0x48,0x48,0x30,0x48,0x48,0x84,0x84,0x00,0x00,0x00}, /* 0x58 'X' */
+  {0x00,0x82,0x82,0x44,0x28,0x10,0x10,0x10,0x10,0x10,0x00,0x00,0x00}, /* 0x59 'Y' */
+  {0x00,0xFC,0x04,0x08,0x10,0x20,0x40,0x80,0x80,0xFC,0x00,0x00,0x00}, /* 0x5A 'Z' */
+  {0x38,0x20,0x20,0x20,0x20,0x20,0x20,0x20,0x20,0x20,0x38,0x00,0x00}, /* 0x5B '[' */
+  {0x00,0x40,0x40,0x20,0x20,0x10,0x08,0x08,0x04,0x04,0x00,0x00,0x00}, /* 0x5C backslash */
+  {0x38,0x08,0x08,0x08,0x08,0x08,0x08,0x08,0x08,0x08,0x38,0x00,0x00}, /* 0x5D ']' */
+  {0x00,0x10,0x28,0x44,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00}, /* 0x5E '^' */
+  {0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0xFE,0x00}, /* 0x5F '_' */
+  {0x00,0x20,0x10,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00}, /* 0x60 '`' */
+  {0x00,0x00,0x00,0x00,0x78,0x04,0x7C,0x84,0x84,0x7C,0x00,0x00,0x00}, /* 0x61 'a' */
+  {0x00,0x80,0x80,0x80,0xF8,0x84,0x84,0x84,0x84,0xF8,0x00,0x00,0x00}, /* 0x62 'b' */
+  {0x00,0x00,0x00,0x00,0x78,0x84,0x80,0x80,0x84,0x78,0x00,0x00,0x00}, /* 0x63 'c' */
+  {0x00,0x04,0x04,0x04,0x7C,0x84,0x84,0x84,0x84,0x7C,0x00,0x00,0x00}, /* 0x64 'd' */
+  {0x00,0x00,0x00,0x00,0x78,0x84,0xFC,0x80,0x84,0x78,0x00,0x00,0x00}, /* 0x65 'e' */
+  {0x00,0x1C,0x20,0x20,0xF8,0x20,0x20,0x20,0x20,0x20,0x00,0x00,0x00}, /* 0x66 'f' */
+  {0x00,0x00,0x00,0x00,0x7C,0x84,0x84,0x84,0x84,0x7C,0x04,0x84,0x78}, /* 0x67 'g' */
+  {0x00,0x80,0x80,0x80,0xB8,0xC4,0x84,0x84,0x84,0x84,0x00,0x00,0x00}, /* 0x68 'h' */
+  {0x00,0x10,0x00,0x00,0x30,0x10,0x10,0x10,0x10,0x7C,0x00,0x00,0x00}, /* 0x69 'i' */
+  {0x00,0x08,0x00,0x00,0x18,0x08,0x08,0x08,0x08,0x08,0x08,0x88,0x70}, /* 0x6A 'j' */
+  {0x00,0x80,0x80,0x80,0x84,0x88,0x90,0xF0,0x88,0x84,0x00,0x00,0x00}, /* 0x6B 'k' */
+  {0x00,0x30,0x10,0x10,0x10,0x10,0x10,0x10,0x10,0x7C,0x00,0x00,0x00}, /* 0x6C 'l' */
+  {0x00,0x00,0x00,0x00,0xEC,0x92,0x92,0x92,0x92,0x92,0x00,0x00,0x00}, /* 0x6D 'm' */
+  {0x00,0x00,0x00,0x00,0xB8,0xC4,0x84,0x84,0x84,0x84,0x00,0x00,0x00}, /* 0x6E 'n' */
+  {0x00,0x00,0x00,0x00,0x78,0x84,0x84,0x84,0x84,0x78,0x00,0x00,0x00}, /* 0x6F 'o' */
+  {0x00,0x00,0x00,0x00,0xF8,0x84,0x84,0x84,0x84,0xF8,0x80,0x80,0x80}, /* 0x70 'p' */
+  {0x00,0x00,0x00,0x00,0x7C,0x84,0x84,0x84,0x84,0x7C,0x04,0x04,0x04}, /* 0x71 'q' */
+  {0x00,0x00,0x00,0x00,0xB8,0xC4,0x80,0x80,0x80,0x80,0x00,0x00,0x00}, /* 0x72 'r' */
+  {0x00,0x00,0x00,0x00,0x7C,0x80,0x78,0x04,0x04,0xF8,0x00,0x00,0x00}, /* 0x73 's' */
+  {0x00,0x00,0x20,0x20,0xF8,0x20,0x20,0x20,0x24,0x18,0x00,0x00,0x00}, /* 0x74 't' */
+  {0x00,0x00,0x00,0x00,0x84,0x84,0x84,0x84,0x8C,0x74,0x00,0x00,0x00}, /* 0x75 'u' */
+  {0x00,0x00,0x00,0x00,0x82,0x82,0x44,0x44,0x28,0x10,0x00,0x00,0x00}, /* 0x76 'v' */
+  {0x00,0x00,0x00,0x00,0x82,0x82,0x92,0x92,0xAA,0x44,0x00,0x00,0x00}, /* 0x77 'w' */
+  {0x00,0x00,0x00,0x00,0x84,0x48,0x30,0x30,0x48,0x84,0x00,0x00,0x00}, /* 0x78 'x' */
+  {0x00,0x00,0x00,0x00,0x84,0x84,0x84,0x84,0x84,0x7C,0x04,0x84,0x78}, /* 0x79 'y' */
+  {0x00,0x00,0x00,0x00,0xFC,0x08,0x10,0x20,0x40,0xFC,0x00,0x00,0x00}, /* 0x7A 'z' */
+  {0x0C,0x10,0x10,0x10,0x10,0x60,0x10,0x10,0x10,0x10,0x0C,0x00,0x00}, /* 0x7B '{' */
+  {0x10,0x10,0x10,0x10,0x10,0x10,0x10,0x10,0x10,0x10,0x10,0x10,0x00}, /* 0x7C '|' */
+  {0x60,0x10,0x10,0x10,0x10,0x0C,0x10,0x10,0x10,0x10,0x60,0x00,0x00}, /* 0x7D '}' */
+  {0x00,0x00,0x00,0x00,0x00,0x64,0x98,0x00,0x00,0x00,0x00,0x00,0x00}, /* 0x7E '~' */
+};
+
+/* okabe-ito (minus black, which would hide text) then paul tol's muted
+ * colours: distinguishable for the common colour-vision deficiencies, and
+ * adjacent entries differ in lightness so stacked areas stay separable */
+static const unsigned char dpprof__pl_palette[DPPROF_PLOT_PALETTE_N][3] = {
+  {0, 114, 178},   /* blue */
+  {230, 159, 0},   /* orange */
+  {0, 158, 115},   /* bluish green */
+  {213, 94, 0},    /* vermillion */
+  {86, 180, 233},  /* sky blue */
+  {204, 121, 167}, /* reddish purple */
+  {240, 228, 66},  /* yellow */
+  {51, 34, 136},   /* indigo */
+  {153, 153, 51},  /* olive */
+  {136, 34, 85},   /* wine */
+  {68, 170, 153},  /* teal */
+  {160, 160, 160}  /* grey */
+};
+
+static const unsigned char dpprof__pl_c_bg[3] = {255, 255, 255};
+static const unsigned char dpprof__pl_c_text[3] = {25, 25, 25};
+static const unsigned char dpprof__pl_c_axis[3] = {60, 60, 60};
+static const unsigned char dpprof__pl_c_grid[3] = {218, 218, 218};
+static const unsigned char dpprof__pl_c_grid2[3] = {238, 238, 238};
+static const unsigned char dpprof__pl_c_mark[3] = {70, 70, 70};
+
+DPPROF_API const unsigned char *dpprof_plot_palette(int i) {
+  i %= DPPROF_PLOT_PALETTE_N;
+  if (i < 0) i += DPPROF_PLOT_PALETTE_N;
+  return dpprof__pl_palette[i];
+}
+
+/* ---- small helpers --------------------------------------------------- */
+static int dpprof__pl_imin(int a, int b) { return a < b ? a : b; }
+static int dpprof__pl_imax(int a, int b) { return a > b ? a : b; }
+static int dpprof__pl_iclamp(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+/* exponent-bits test rather than isfinite (macro in c, overload in c++) or
+ * v == v (folded away under -ffast-math) */
+static int dpprof__pl_finite(double v) {
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  return ((b >> 52) & 0x7ffu) != 0x7ffu;
+}
+/* products that get rounded to pixels or digits pass through a volatile so
+ * that a compiler fusing multiply-add (c++ / gnu modes on fma targets) cannot
+ * move a rounding tie: pixels must be byte-identical on every machine */
+static double dpprof__pl_mul(double a, double b) {
+  volatile double r = a * b;
+  return r;
+}
+static int dpprof__pl_round(double v) {
+  if (!(v > -1e9)) return -1000000000; /* also catches nan */
+  if (v > 1e9) return 1000000000;
+  return (int)floor(v + 0.5);
+}
+static int dpprof__pl_floor_i(double v) {
+  if (!(v > -1e9)) return -1000000000;
+  if (v > 1e9) return 1000000000;
+  return (int)floor(v);
+}
+
+/* ---- canvas primitives ----------------------------------------------- */
+DPPROF_API int dpprof_canvas_init(dpprof_canvas *c, int w, int h) {
+  size_t n;
+  if (!c) return DPPROF_PLOT_EARG;
+  if (w < 1 || h < 1 || w > DPPROF_PLOT_MAX_DIM || h > DPPROF_PLOT_MAX_DIM) return DPPROF_PLOT_ESIZE;
+  n = (size_t)w * (size_t)h * 3u;
+  c->rgb = (unsigned char *)DPPROF_MALLOC(n);
+  if (!c->rgb) {
+    c->w = c->h = 0;
+    return DPPROF_PLOT_ENOMEM;
+  }
+  c->w = w;
+  c->h = h;
+  memset(c->rgb, 255, n);
+  return DPPROF_PLOT_OK;
+}
+
+DPPROF_API void dpprof_canvas_free(dpprof_canvas *c) {
+  if (!c) return;
+  if (c->rgb) DPPROF_FREE(c->rgb);
+  c->rgb = NULL;
+  c->w = c->h = 0;
+}
+
+static int dpprof__pl_canvas_ok(const dpprof_canvas *c) { return c && c->rgb && c->w > 0 && c->h > 0; }
+
+static void dpprof__pl_rect(dpprof_canvas *c, int x, int y, int w, int h, const unsigned char *rgb) {
+  long long xa = x, ya = y, xb = (long long)x + w, yb = (long long)y + h;
+  int xx, yy;
+  if (w <= 0 || h <= 0) return;
+  if (xa < 0) xa = 0;
+  if (ya < 0) ya = 0;
+  if (xb > c->w) xb = c->w;
+  if (yb > c->h) yb = c->h;
+  for (yy = (int)ya; yy < (int)yb; yy++) {
+    unsigned char *p = c->rgb + ((size_t)yy * (size_t)c->w + (size_t)xa) * 3u;
+    for (xx = (int)xa; xx < (int)xb; xx++, p += 3) {
+      p[0] = rgb[0];
+      p[1] = rgb[1];
+      p[2] = rgb[2];
+    }
+  }
+}
+
+DPPROF_API void dpprof_canvas_fill(dpprof_canvas *c, const unsigned char *rgb) {
+  if (!dpprof__pl_canvas_ok(c) || !rgb) return;
+  dpprof__pl_rect(c, 0, 0, c->w, c->h, rgb);
+}
+
+DPPROF_API void dpprof_canvas_rect(dpprof_canvas *c, int x, int y, int w, int h,
+                                   const unsigned char *rgb) {
+  if (!dpprof__pl_canvas_ok(c) || !rgb) return;
+  dpprof__pl_rect(c, x, y, w, h, rgb);
+}
+
+/* clips the segment to the canvas grown by the pen width first, so far-away
+ * endpoints cost nothing and int arithmetic cannot overflow */
+static int dpprof__pl_clip_seg(double *x0, double *y0, double *x1, double *y1, double xmin, double ymin,
+                            double xmax, double ymax) {
+  double t0 = 0.0, t1 = 1.0, dx = *x1 - *x0, dy = *y1 - *y0;
+  double p[4], q[4];
+  int i;
+  p[0] = -dx; q[0] = *x0 - xmin;
+  p[1] = dx;  q[1] = xmax - *x0;
+  p[2] = -dy; q[2] = *y0 - ymin;
+  p[3] = dy;  q[3] = ymax - *y0;
+  for (i = 0; i < 4; i++) {
+    if (p[i] == 0.0) {
+      if (q[i] < 0.0) return 0;
+    } else {
+      double r = q[i] / p[i];
+      if (p[i] < 0.0) {
+        if (r > t1) return 0;
+        if (r > t0) t0 = r;
+      } else {
+        if (r < t0) return 0;
+        if (r < t1) t1 = r;
+      }
+    }
+  }
+  {
+    double ax = *x0, ay = *y0;
+    *x0 = ax + dpprof__pl_mul(t0, dx);
+    *y0 = ay + dpprof__pl_mul(t0, dy);
+    *x1 = ax + dpprof__pl_mul(t1, dx);
+    *y1 = ay + dpprof__pl_mul(t1, dy);
+  }
+  return 1;
+}
+
+DPPROF_API void dpprof_canvas_line(dpprof_canvas *c, int x0, int y0, int x1, int y1, int width,
+                                   const unsigned char *rgb) {
+  double fx0 = x0, fy0 = y0, fx1 = x1, fy1 = y1;
+  int dx, dy, sx, sy, err, off;
+  if (!dpprof__pl_canvas_ok(c) || !rgb) return;
+  if (width < 1) width = 1;
+  if (width > 256) width = 256;
+  off = (width - 1) / 2;
+  if (!dpprof__pl_clip_seg(&fx0, &fy0, &fx1, &fy1, -width, -width, c->w + width, c->h + width)) return;
+  x0 = dpprof__pl_round(fx0);
+  y0 = dpprof__pl_round(fy0);
+  x1 = dpprof__pl_round(fx1);
+  y1 = dpprof__pl_round(fy1);
+  dx = x1 > x0 ? x1 - x0 : x0 - x1;
+  dy = y1 > y0 ? y0 - y1 : y1 - y0; /* negative */
+  sx = x0 < x1 ? 1 : -1;
+  sy = y0 < y1 ? 1 : -1;
+  err = dx + dy;
+  for (;;) {
+    dpprof__pl_rect(c, x0 - off, y0 - off, width, width, rgb);
+    if (x0 == x1 && y0 == y1) break;
+    {
+      int e2 = 2 * err;
+      if (e2 >= dy) {
+        err += dy;
+        x0 += sx;
+      }
+      if (e2 <= dx) {
+        err += dx;
+        y0 += sy;
+      }
+    }
+  }
+}
+
+static void dpprof__pl_dashes(dpprof_canvas *c, int vertical, int at, int a, int b, int width, int dash,
+                           int gap, const unsigned char *rgb) {
+  int lo = dpprof__pl_imin(a, b), hi = dpprof__pl_imax(a, b), p, off;
+  if (width < 1) width = 1;
+  if (dash < 1) dash = 1;
+  if (gap < 0) gap = 0;
+  off = (width - 1) / 2;
+  /* start at the first period that can reach the canvas */
+  if (lo < 0) lo += ((0 - lo) / (dash + gap)) * (dash + gap);
+  if (hi > (vertical ? c->h : c->w)) hi = vertical ? c->h : c->w;
+  for (p = lo; p <= hi; p += dash + gap) {
+    int len = dpprof__pl_imin(dash, hi - p + 1);
+    if (vertical)
+      dpprof__pl_rect(c, at - off, p, width, len, rgb);
+    else
+      dpprof__pl_rect(c, p, at - off, len, width, rgb);
+  }
+}
+
+DPPROF_API void dpprof_canvas_dashed_vline(dpprof_canvas *c, int x, int y0, int y1, int width,
+                                           int dash, int gap, const unsigned char *rgb) {
+  if (!dpprof__pl_canvas_ok(c) || !rgb) return;
+  dpprof__pl_dashes(c, 1, x, y0, y1, width, dash, gap, rgb);
+}
+
+DPPROF_API void dpprof_canvas_dashed_hline(dpprof_canvas *c, int y, int x0, int x1, int width,
+                                           int dash, int gap, const unsigned char *rgb) {
+  if (!dpprof__pl_canvas_ok(c) || !rgb) return;
+  dpprof__pl_dashes(c, 0, y, x0, x1, width, dash, gap, rgb);
+}
+
+/* ---- text --------------------------------------------------------------- */
+static int dpprof__pl_tscale(int s) { return s < 1 ? 1 : (s > 64 ? 64 : s); }
+
+/* width of n chars: the last glyph's spacing column is not counted */
+static int dpprof__pl_tw(int n, int s) {
+  long long w;
+  if (n <= 0) return 0;
+  w = ((long long)n * DPPROF_PLOT_FONT_W - 1) * s;
+  return w > 1000000000 ? 1000000000 : (int)w;
+}
+
+static int dpprof__pl_slen(const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  return n > 100000000u ? 100000000 : (int)n;
+}
+
+/* draws n bytes of s; up != 0 rotates 90 degrees counter-clockwise with
+ * (x, y) the top-left of the rotated box */
+static void dpprof__pl_text_n(dpprof_canvas *c, int x, int y, const char *s, int n, int sc,
+                           const unsigned char *rgb, int up) {
+  int i, r, k, wt = dpprof__pl_tw(n, sc);
+  for (i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    const unsigned char *g = dpprof__pl_font[(ch >= 32 && ch <= 126) ? ch - 32 : '?' - 32];
+    long long u = (long long)i * DPPROF_PLOT_FONT_W * sc;
+    if (!up && (long long)x + u > c->w) break; /* the rest is off-canvas */
+    for (r = 0; r < DPPROF_PLOT_FONT_H; r++) {
+      if (!g[r]) continue;
+      for (k = 0; k < DPPROF_PLOT_FONT_W; k++) {
+        int uu;
+        if (!(g[r] & (0x80u >> k))) continue;
+        uu = (int)(u + (long long)k * sc);
+        if (!up)
+          dpprof__pl_rect(c, x + uu, y + r * sc, sc, sc, rgb);
+        else
+          dpprof__pl_rect(c, x + r * sc, y + wt - uu - sc, sc, sc, rgb);
+      }
+    }
+  }
+}
+
+DPPROF_API int dpprof_canvas_text_width(const char *s, int scale) {
+  return dpprof__pl_tw(dpprof__pl_slen(s), dpprof__pl_tscale(scale));
+}
+
+DPPROF_API int dpprof_canvas_text_height(int scale) { return DPPROF_PLOT_FONT_H * dpprof__pl_tscale(scale); }
+
+DPPROF_API int dpprof_canvas_text(dpprof_canvas *c, int x, int y, const char *s, int scale,
+                                  const unsigned char *rgb) {
+  int n = dpprof__pl_slen(s), sc = dpprof__pl_tscale(scale);
+  if (!dpprof__pl_canvas_ok(c) || !rgb || !s) return 0;
+  dpprof__pl_text_n(c, x, y, s, n, sc, rgb, 0);
+  return dpprof__pl_tw(n, sc);
+}
+
+DPPROF_API int dpprof_canvas_text_up(dpprof_canvas *c, int x, int y, const char *s, int scale,
+                                     const unsigned char *rgb) {
+  int n = dpprof__pl_slen(s), sc = dpprof__pl_tscale(scale);
+  if (!dpprof__pl_canvas_ok(c) || !rgb || !s) return 0;
+  dpprof__pl_text_n(c, x, y, s, n, sc, rgb, 1);
+  return dpprof__pl_tw(n, sc);
+}
+
+/* text placed by anchor: ha 0/1/2 = left/centre/right of x; va 0/1/2 =
+ * cell top / cap-height centre / cell bottom at y. centring on the caps
+ * (rows 1..9) rather than the cell keeps digits visually on their tick. */
+static void dpprof__pl_text_at(dpprof_canvas *c, int x, int y, const char *s, int sc, int ha, int va,
+                            const unsigned char *rgb) {
+  int n = dpprof__pl_slen(s), w = dpprof__pl_tw(n, sc);
+  if (ha == 1) x -= w / 2;
+  else if (ha == 2) x -= w;
+  if (va == 1) y -= (11 * sc) / 2;
+  else if (va == 2) y -= DPPROF_PLOT_FONT_H * sc;
+  dpprof__pl_text_n(c, x, y, s, n, sc, rgb, 0);
+}
+
+/* copies s into buf, cut to at most maxc chars with a ".." tail, so long
+ * user names cannot push labels off the figure */
+static const char *dpprof__pl_fit(const char *s, int maxc, char *buf, int cap) {
+  int n = dpprof__pl_slen(s);
+  if (maxc > cap - 1) maxc = cap - 1;
+  if (n <= maxc) return s;
+  if (maxc < 3) maxc = 3;
+  memcpy(buf, s, (size_t)(maxc - 2));
+  buf[maxc - 2] = '.';
+  buf[maxc - 1] = '.';
+  buf[maxc] = 0;
+  return buf;
+}
+
+/* series/category name or a generated one */
+static const char *dpprof__pl_name(const char *const *names, int i, const char *prefix, char *buf, int cap) {
+  if (names && names[i]) return names[i];
+  snprintf(buf, (size_t)cap, "%s%d", prefix, i);
+  return buf;
+}
+
+/* ---- numbers ------------------------------------------------------------- */
+/* powers of ten as literals: exact where representable and identical on
+ * every platform, unlike pow() */
+static const double dpprof__pl_p10t[41] = {
+  1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11, 1e-10,
+  1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0,
+  1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+  1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20};
+
+static double dpprof__pl_p10(int e) { return dpprof__pl_p10t[dpprof__pl_iclamp(e, -20, 20) + 20]; }
+
+/* floor(log10(v)) for v > 0, corrected against the table so that exact
+ * powers of ten never land one decade off */
+static int dpprof__pl_flog10(double v) {
+  int e;
+  if (!(v > 0.0)) return 0;
+  e = dpprof__pl_iclamp(dpprof__pl_floor_i(log10(v)), -20, 20);
+  while (e > -20 && dpprof__pl_p10(e) > v) e--;
+  while (e < 20 && dpprof__pl_p10(e + 1) <= v) e++;
+  return e;
+}
+
+/* fixed-point formatting done with integers: libc's %f/%g round ties
+ * differently across platforms, and labels end up in hashed pngs */
+static void dpprof__pl_fmt_fixed(char *buf, int cap, double v, int dec) {
+  char tmp[40];
+  double r;
+  long long iv;
+  int n = 0, i, neg;
+  if (dec < 0) dec = 0;
+  if (dec > 12) dec = 12;
+  r = floor(dpprof__pl_mul(fabs(v), dpprof__pl_p10(dec)) + 0.5);
+  if (!(r < 9e15)) r = 9e15; /* callers switch to exponents long before */
+  iv = (long long)r;
+  neg = v < 0.0 && iv != 0;
+  do {
+    tmp[n++] = (char)('0' + (int)(iv % 10));
+    iv /= 10;
+  } while (iv > 0 || n <= dec);
+  i = 0;
+  if (neg && i < cap - 1) buf[i++] = '-';
+  while (n > 0 && i < cap - 1) {
+    if (n == dec && i < cap - 1) buf[i++] = '.';
+    if (i < cap - 1) buf[i++] = tmp[--n];
+  }
+  buf[i] = 0;
+}
+
+/* drops trailing zeros of a fraction ("12.50" -> "12.5", "3.0" -> "3") */
+static void dpprof__pl_trim0(char *buf) {
+  char *dot = strchr(buf, '.');
+  size_t n;
+  if (!dot) return;
+  n = strlen(buf);
+  while (n > 0 && buf[n - 1] == '0') buf[--n] = 0;
+  if (n > 0 && buf[n - 1] == '.') buf[--n] = 0;
+}
+
+/* sig significant digits; exponent form "1.5e7" outside 1e-4 .. 1e7 */
+static void dpprof__pl_fmt_sig(char *buf, int cap, double v, int sig) {
+  double a = fabs(v);
+  int e;
+  if (!dpprof__pl_finite(v)) {
+    snprintf(buf, (size_t)cap, "%s", v != v ? "nan" : (v > 0 ? "inf" : "-inf"));
+    return;
+  }
+  if (a == 0.0) {
+    snprintf(buf, (size_t)cap, "0");
+    return;
+  }
+  e = dpprof__pl_flog10(a);
+  if (e >= 7 || e < -4) {
+    char m[32], out[48];
+    double mant = a / dpprof__pl_p10(e);
+    int k = 0, j, ae;
+    dpprof__pl_fmt_fixed(m, (int)sizeof m, mant, sig - 1);
+    if (m[0] == '1' && m[1] == '0') { /* 9.99.. rounded up to 10 */
+      e++;
+      dpprof__pl_fmt_fixed(m, (int)sizeof m, mant / 10.0, sig - 1);
+    }
+    dpprof__pl_trim0(m);
+    /* assembled by hand: no printf in the digits of hashed output */
+    if (v < 0) out[k++] = '-';
+    for (j = 0; m[j] && k < 40; j++) out[k++] = m[j];
+    out[k++] = 'e';
+    if (e < 0) out[k++] = '-';
+    ae = e < 0 ? -e : e;
+    if (ae >= 10) out[k++] = (char)('0' + ae / 10);
+    out[k++] = (char)('0' + ae % 10);
+    out[k] = 0;
+    for (j = 0; j < cap - 1 && out[j]; j++) buf[j] = out[j];
+    buf[j] = 0;
+    return;
+  }
+  dpprof__pl_fmt_fixed(buf, cap, v, dpprof__pl_imax(0, sig - 1 - e));
+  dpprof__pl_trim0(buf);
+}
+
+/* ---- axes ------------------------------------------------------------------ */
+#define DPPROF__PL_AX_LIN 0
+#define DPPROF__PL_AX_LOG 1
+#define DPPROF__PL_AX_CAT 2 /* categories 0..n-1 centred at i + 0.5 of the range 0..n */
+#define DPPROF__PL_MAXT 96
+
+typedef struct dpprof__pl_axis {
+  int kind;
+  double lo, hi;              /* data range (cat: 0 .. ncat) */
+  double p0, p1;              /* pixel coordinates lo and hi map to */
+  const char *const *cat;     /* cat: labels (NULL -> index) */
+  int ncat;
+  int nt;                     /* numeric ticks */
+  double t[DPPROF__PL_MAXT];
+  unsigned char major[DPPROF__PL_MAXT]; /* 1: labelled + grid, 0: minor grid only */
+  char lab[DPPROF__PL_MAXT][24];
+  int lab_w;                  /* widest tick/category label drawn, px */
+  int cmode, csc, cmaxc, cstride, clines; /* cat labels: 0 flat, 1 wrapped, 2 rotated; scale;
+                                        chars per line; every n-th; rotated lines */
+  int cext;                   /* extent of the labels away from the axis, px */
+} dpprof__pl_axis;
+
+/* continuous pixel coordinate of v (pixel i covers [i, i+1)) */
+static double dpprof__pl_ax_map(const dpprof__pl_axis *a, double v) {
+  double t;
+  if (a->kind == DPPROF__PL_AX_LOG) {
+    double l0 = log10(a->lo), l1 = log10(a->hi);
+    if (!(v > 0.0)) return a->p0;
+    t = (log10(v) - l0) / (l1 - l0);
+  } else {
+    t = (v - a->lo) / (a->hi - a->lo);
+  }
+  return a->p0 + dpprof__pl_mul(t, a->p1 - a->p0);
+}
+
+/* pixel (row or column) a tick at v is drawn on */
+static int dpprof__pl_ax_pix(const dpprof__pl_axis *a, double v) {
+  int p = dpprof__pl_floor_i(dpprof__pl_ax_map(a, v));
+  int lo = dpprof__pl_floor_i(a->p0 < a->p1 ? a->p0 : a->p1);
+  int hi = dpprof__pl_floor_i(a->p0 < a->p1 ? a->p1 : a->p0) - 1;
+  return dpprof__pl_iclamp(p, lo, hi);
+}
+
+/* smallest 1-2-5 step >= raw, as mantissa m and exponent e */
+static void dpprof__pl_nice_ge(double raw, int *m, int *e) {
+  double b;
+  if (!(raw > 0.0)) raw = 1.0;
+  *e = dpprof__pl_flog10(raw);
+  b = dpprof__pl_p10(*e);
+  if (raw <= b) *m = 1;
+  else if (raw <= 2.0 * b) *m = 2;
+  else if (raw <= 5.0 * b) *m = 5;
+  else {
+    *m = 1;
+    *e += 1;
+  }
+}
+
+static void dpprof__pl_nice_next(int *m, int *e) {
+  if (*m == 1) *m = 2;
+  else if (*m == 2) *m = 5;
+  else {
+    *m = 1;
+    *e += 1;
+  }
+}
+
+static void dpprof__pl_ax_measure(dpprof__pl_axis *a, int sc) {
+  int i;
+  a->lab_w = 0;
+  for (i = 0; i < a->nt; i++)
+    if (a->major[i]) a->lab_w = dpprof__pl_imax(a->lab_w, dpprof__pl_tw(dpprof__pl_slen(a->lab[i]), sc));
+}
+
+/* linear ticks on 1-2-5 steps: at least min_px apart and, on a horizontal
+ * axis, far enough apart that the labels keep a 2-char gap */
+static void dpprof__pl_ax_ticks_lin(dpprof__pl_axis *a, int sc, int horizontal, int min_px) {
+  double len = fabs(a->p1 - a->p0), range = a->hi - a->lo;
+  int m, e, it;
+  a->nt = 0;
+  if (!(range > 0.0)) return;
+  if (len < 1.0) len = 1.0;
+  dpprof__pl_nice_ge(range * min_px / len, &m, &e);
+  for (it = 0; it < 64; it++, dpprof__pl_nice_next(&m, &e)) {
+    double step = m * dpprof__pl_p10(e), k0, k1, k;
+    double amax = fabs(a->lo) > fabs(a->hi) ? fabs(a->lo) : fabs(a->hi);
+    int expo = amax >= 1e7 || e < -4, i;
+    /* enough significant digits that neighbouring labels differ */
+    int sig = dpprof__pl_iclamp(dpprof__pl_flog10(amax > 0.0 ? amax : 1.0) - e + 1, 1, 15);
+    k0 = ceil(a->lo / step - 1e-9);
+    k1 = floor(a->hi / step + 1e-9);
+    if (k1 - k0 + 1 > DPPROF__PL_MAXT) continue;
+    a->nt = 0;
+    for (k = k0; k <= k1; k += 1.0) {
+      double v = k * step;
+      if (k == 0.0) v = 0.0;
+      i = a->nt++;
+      a->t[i] = v;
+      a->major[i] = 1;
+      if (expo) dpprof__pl_fmt_sig(a->lab[i], 24, v, sig);
+      else dpprof__pl_fmt_fixed(a->lab[i], 24, v, e < 0 ? -e : 0);
+    }
+    dpprof__pl_ax_measure(a, sc);
+    if (!horizontal || a->nt < 2) break;
+    if (step / range * len >= a->lab_w + 2 * DPPROF_PLOT_FONT_W * sc) break;
+  }
+}
+
+/* fills log10 ticks: decades on multiples of stride are labelled; extra 1
+ * also labels 2x and 5x, extra 2 every 1..9 x 10^k; the remaining 2..9 x 10^k
+ * become unlabelled minor grid lines when a decade has room. returns the
+ * number of labelled ticks */
+static int dpprof__pl_ax_log_fill(dpprof__pl_axis *a, int sc, int stride, int extra) {
+  double len = fabs(a->p1 - a->p0);
+  double ldec = len / (log10(a->hi) - log10(a->lo)); /* px per decade */
+  int e0 = dpprof__pl_flog10(a->lo), e1 = dpprof__pl_flog10(a->hi), e, mm, nmaj = 0;
+  int minors = ldec >= 8.0 * sc && stride == 1;
+restart:
+  a->nt = 0;
+  nmaj = 0;
+  for (e = e0; e <= e1; e++) {
+    for (mm = 1; mm <= 9; mm++) {
+      double v = mm * dpprof__pl_p10(e);
+      int maj;
+      if (v < a->lo * (1 - 1e-12) || v > a->hi * (1 + 1e-12)) continue;
+      maj = (mm == 1 && ((e % stride) + stride) % stride == 0) || (extra == 1 && (mm == 2 || mm == 5)) ||
+            extra == 2;
+      if (!maj && !minors) continue;
+      if (a->nt >= DPPROF__PL_MAXT) {
+        /* too many: minor lines go first; labelled ticks past the cap would
+         * only be reached with strides the caller tries next */
+        if (minors) {
+          minors = 0;
+          goto restart;
+        }
+        e = e1;
+        break;
+      }
+      a->t[a->nt] = v;
+      a->major[a->nt] = (unsigned char)maj;
+      dpprof__pl_fmt_sig(a->lab[a->nt], 24, v, 3);
+      a->nt++;
+      nmaj += maj;
+    }
+  }
+  dpprof__pl_ax_measure(a, sc);
+  return nmaj;
+}
+
+/* labelled ticks far enough apart? (labels plus a 2-char gap across a
+ * horizontal axis, min_px along a vertical one) */
+static int dpprof__pl_ax_fits(const dpprof__pl_axis *a, int sc, int horizontal, int min_px) {
+  double prev = 0.0, need = horizontal ? (double)(a->lab_w + 2 * DPPROF_PLOT_FONT_W * sc) : (double)min_px;
+  int i, have = 0;
+  for (i = 0; i < a->nt; i++) {
+    double p;
+    if (!a->major[i]) continue;
+    p = dpprof__pl_ax_map(a, a->t[i]);
+    if (have && fabs(p - prev) < need) return 0;
+    prev = p;
+    have = 1;
+  }
+  return 1;
+}
+
+static void dpprof__pl_ax_ticks_log(dpprof__pl_axis *a, int sc, int horizontal, int min_px) {
+  static const int strides[6] = {1, 2, 3, 5, 10, 20};
+  int nmaj = dpprof__pl_ax_log_fill(a, sc, 1, 0), i;
+  if (nmaj >= 2) {
+    for (i = 0; i < 6; i++) {
+      dpprof__pl_ax_log_fill(a, sc, strides[i], 0);
+      if (dpprof__pl_ax_fits(a, sc, horizontal, min_px)) return;
+    }
+    return;
+  }
+  /* less than two decades inside the range: label 2x and 5x, then all */
+  for (i = 1; i <= 2; i++) {
+    nmaj = dpprof__pl_ax_log_fill(a, sc, 1, i);
+    if (nmaj >= 2) {
+      if (!dpprof__pl_ax_fits(a, sc, horizontal, min_px)) nmaj = dpprof__pl_ax_log_fill(a, sc, 1, i - 1);
+      break;
+    }
+  }
+  if (nmaj < 2) {
+    /* nothing usable inside: label the two ends */
+    a->nt = 2;
+    a->t[0] = a->lo;
+    a->t[1] = a->hi;
+    a->major[0] = a->major[1] = 1;
+    dpprof__pl_fmt_sig(a->lab[0], 24, a->lo, 3);
+    dpprof__pl_fmt_sig(a->lab[1], 24, a->hi, 3);
+    dpprof__pl_ax_measure(a, sc);
+  }
+}
+
+/* greedy line breaking for category labels, preferring to break after
+ * ' ', '_', '-', '/', '.', so "optimizer_states" becomes "optimizer_" +
+ * "states". fills up to maxl (start, length) pairs, returns the line count;
+ * *hard (may be NULL) counts breaks that had to cut a word */
+static int dpprof__pl_wrap(const char *s, int maxc, int *st, int *ln, int maxl, int *hard) {
+  int n = dpprof__pl_slen(s), pos = 0, lines = 0;
+  if (hard) *hard = 0;
+  if (maxc < 1) maxc = 1;
+  while (pos < n && s[pos] == ' ') pos++;
+  while (pos < n) {
+    int take = n - pos, k, len;
+    if (take > maxc) {
+      int found = s[pos + maxc] == ' '; /* a space right after a full line is a free break */
+      take = maxc;
+      for (k = pos + maxc - 1; k > pos && !found; k--) {
+        if (strchr(" _-/.,:", s[k])) {
+          take = k - pos + 1;
+          found = 1;
+        }
+      }
+      if (!found && hard) (*hard)++;
+    }
+    len = take;
+    while (len > 0 && s[pos + len - 1] == ' ') len--;
+    if (lines < maxl) {
+      st[lines] = pos;
+      ln[lines] = len;
+    }
+    lines++;
+    pos += take;
+    while (pos < n && s[pos] == ' ') pos++;
+  }
+  return lines;
+}
+
+#define DPPROF__PL_WRAP_MAX 3
+
+/* category labels under a horizontal axis: flat when they fit their slot,
+ * else wrapped into up to three lines, else rotated to read upwards
+ * (smaller and/or only every n-th one when slots are very narrow), cut at
+ * 30% of the figure height */
+/* most lines any category label wraps into at maxc chars per line, or 0 if
+ * one needs more than maxl lines or (unless allow_cut) cuts a word */
+static int dpprof__pl_wrap_all(const dpprof__pl_axis *a, int maxc, int maxl, int allow_cut) {
+  int i, most = 0, st[DPPROF__PL_WRAP_MAX], ln[DPPROF__PL_WRAP_MAX];
+  char nb[32];
+  for (i = 0; i < a->ncat; i++) {
+    int hard, k = dpprof__pl_wrap(dpprof__pl_name(a->cat, i, "", nb, (int)sizeof nb), maxc, st, ln, DPPROF__PL_WRAP_MAX, &hard);
+    if (k > maxl || (hard && !allow_cut)) return 0;
+    most = dpprof__pl_imax(most, k);
+  }
+  return most;
+}
+
+static void dpprof__pl_ax_cat_x(dpprof__pl_axis *a, int sc, int fig_h) {
+  double slot = fabs(a->p1 - a->p0) / (a->ncat > 0 ? a->ncat : 1);
+  int cw = DPPROF_PLOT_FONT_W * sc, i, maxn = 0, lines;
+  char nb[32];
+  for (i = 0; i < a->ncat; i++) maxn = dpprof__pl_imax(maxn, dpprof__pl_slen(dpprof__pl_name(a->cat, i, "", nb, (int)sizeof nb)));
+  a->csc = sc;
+  a->clines = 1;
+  a->cstride = 1;
+  a->cmaxc = maxn;
+  if (dpprof__pl_tw(maxn, sc) <= slot - cw) {
+    a->cmode = 0;
+    a->cext = DPPROF_PLOT_FONT_H * sc;
+    a->lab_w = dpprof__pl_tw(maxn, sc);
+    return;
+  }
+  {
+    /* flat, wrapped at separators only: a word cut across lines reads worse
+     * than rotated text */
+    int maxc = (int)((slot - cw + sc) / cw);
+    if (maxc >= 5 && (lines = dpprof__pl_wrap_all(a, maxc, DPPROF__PL_WRAP_MAX, 0)) > 0) {
+      a->cmode = 1;
+      a->cmaxc = maxc;
+      a->cext = lines * DPPROF_PLOT_FONT_H * sc;
+      a->lab_w = dpprof__pl_tw(maxc, sc);
+      return;
+    }
+  }
+  a->cmode = 2;
+  while (a->csc > 1 && slot < (DPPROF_PLOT_FONT_H + 2) * a->csc) a->csc--;
+  while (slot * a->cstride < (DPPROF_PLOT_FONT_H + 2) * a->csc) a->cstride++;
+  {
+    /* rotated lines stand side by side, so a wide slot takes 2-3 of them.
+     * the shortest line length that fits every label keeps the band low;
+     * breaks at separators are preferred over any saving from cut words */
+    int cap = dpprof__pl_imax(4, (fig_h * 3 / 10) / (DPPROF_PLOT_FONT_W * a->csc)), mc = 0, pass, found = 0;
+    a->clines = dpprof__pl_iclamp((int)((slot * a->cstride - 2 * a->csc) / (DPPROF_PLOT_FONT_H * a->csc)), 1,
+                               DPPROF__PL_WRAP_MAX);
+    for (pass = 0; pass < 2 && !found; pass++)
+      for (mc = dpprof__pl_imax(4, (maxn + a->clines - 1) / a->clines); mc <= cap && !found; mc++)
+        if (dpprof__pl_wrap_all(a, mc, a->clines, pass)) {
+          found = 1;
+          break;
+        }
+    a->cmaxc = dpprof__pl_imin(maxn, found ? mc : cap);
+  }
+  a->cext = dpprof__pl_tw(a->cmaxc, a->csc);
+  a->lab_w = DPPROF_PLOT_FONT_H * a->csc * a->clines;
+}
+
+/* category labels left of a vertical axis (heatmap rows): flat, cut to 30%
+ * of the figure width, every n-th one when rows are thinner than the text */
+static void dpprof__pl_ax_cat_y(dpprof__pl_axis *a, int sc, int fig_w) {
+  double slot = fabs(a->p1 - a->p0) / (a->ncat > 0 ? a->ncat : 1);
+  int i, maxn = 0;
+  char nb[32];
+  for (i = 0; i < a->ncat; i++)
+    maxn = dpprof__pl_imax(maxn, dpprof__pl_slen(dpprof__pl_name(a->cat, i, "", nb, (int)sizeof nb)));
+  a->cmode = 0;
+  a->csc = sc;
+  a->cstride = 1;
+  while (slot * a->cstride < (DPPROF_PLOT_FONT_H - 2) * sc) a->cstride++;
+  a->cmaxc = dpprof__pl_imin(maxn, dpprof__pl_imax(4, (fig_w * 3 / 10) / (DPPROF_PLOT_FONT_W * sc)));
+  a->lab_w = dpprof__pl_tw(a->cmaxc, sc);
+  a->cext = a->lab_w;
+}
+
+/* ---- frame: data area, axes, labels, title ------------------------------- */
+typedef struct dpprof__pl_frame {
+  dpprof_canvas *c;
+  int ts, tts;                        /* text scale (ticks, labels, legend), title scale */
+  const char *title, *xlabel, *ylabel;
+  dpprof__pl_axis xa, ya;                /* kinds and ranges set by the figure */
+  int right_w;                        /* reserved right of the data area (legend + gap) */
+  int top_h;                          /* reserved band right above the data area */
+  int grid_x, grid_y;                 /* grid lines at numeric ticks */
+  int x0, y0, x1, y1;                 /* data area [x0, x1) x [y0, y1) */
+} dpprof__pl_frame;
+
+static void dpprof__pl_frame_init(dpprof__pl_frame *f, dpprof_canvas *c, const char *title, const char *xlabel,
+                               const char *ylabel) {
+  memset(f, 0, sizeof *f);
+  f->c = c;
+  /* text scales with the figure: 2 at 1600x900 (readable at column width),
+   * 1 below ~1200x675, larger for poster sizes */
+  f->ts = dpprof__pl_iclamp(dpprof__pl_imin((c->w + 400) / 800, (c->h + 225) / 450), 1, 8);
+  f->tts = dpprof__pl_imax(f->ts + 1, f->ts * 3 / 2);
+  f->title = title ? title : "";
+  f->xlabel = xlabel ? xlabel : "";
+  f->ylabel = ylabel ? ylabel : "";
+  f->grid_x = f->grid_y = 1;
+}
+
+static void dpprof__pl_frame_ticks(dpprof__pl_frame *f, dpprof__pl_axis *a, int horizontal) {
+  int s = f->ts, ch = DPPROF_PLOT_FONT_H * s;
+  int min_px = horizontal ? 10 * DPPROF_PLOT_FONT_W * s : 3 * ch;
+  if (a->kind == DPPROF__PL_AX_CAT) {
+    if (horizontal) dpprof__pl_ax_cat_x(a, s, f->c->h);
+    else dpprof__pl_ax_cat_y(a, s, f->c->w);
+    return;
+  }
+  if (a->kind == DPPROF__PL_AX_LOG) dpprof__pl_ax_ticks_log(a, s, horizontal, min_px);
+  else dpprof__pl_ax_ticks_lin(a, s, horizontal, min_px);
+  a->cext = horizontal ? ch : a->lab_w;
+}
+
+/* margins follow from what goes into them; the y tick labels depend on the
+ * data-area height and the x labels (category wrapping) on its width, so
+ * iterate until the extents settle */
+static void dpprof__pl_frame_layout(dpprof__pl_frame *f) {
+  int s = f->ts, ch = DPPROF_PLOT_FONT_H * s, W = f->c->w, H = f->c->h;
+  int pad = 6 * s, tick = 4 * s, lgap = 3 * s;
+  int top, bottom, left, right, it, xext = ch, xhalf = 0;
+  top = pad + (f->title[0] ? DPPROF_PLOT_FONT_H * f->tts + 4 * s : 0) + dpprof__pl_imax(f->top_h, ch / 2 + s);
+  for (it = 0; it < 12; it++) {
+    int xext_used = xext;
+    bottom = pad + (f->xlabel[0] ? ch + 3 * s : 0) + xext + lgap + tick + s;
+    f->y0 = top;
+    f->y1 = dpprof__pl_imax(H - bottom, top + 16);
+    if (f->ya.kind == DPPROF__PL_AX_CAT) {
+      f->ya.p0 = f->y0;
+      f->ya.p1 = f->y1;
+    } else {
+      f->ya.p0 = f->y1;
+      f->ya.p1 = f->y0;
+    }
+    dpprof__pl_frame_ticks(f, &f->ya, 0);
+    left = pad + (f->ylabel[0] ? ch + 3 * s : 0) + f->ya.lab_w + lgap + tick + s;
+    right = dpprof__pl_imax(f->right_w + pad, xhalf + pad);
+    f->x0 = left;
+    f->x1 = dpprof__pl_imax(W - right, left + 16);
+    f->xa.p0 = f->x0;
+    f->xa.p1 = f->x1;
+    dpprof__pl_frame_ticks(f, &f->xa, 1);
+    xext = f->xa.cext;
+    xhalf = f->xa.kind == DPPROF__PL_AX_CAT ? 0 : f->xa.lab_w / 2;
+    if (it >= 3) { /* only grow from here on, so an oscillation must stop */
+      xext = dpprof__pl_imax(xext, xext_used);
+      xhalf = dpprof__pl_imax(xhalf, right - pad);
+    }
+    /* a fixed point: the next pass would start from the same margins */
+    if (xext == xext_used && right == dpprof__pl_imax(f->right_w + pad, xhalf + pad)) break;
+  }
+}
+
+static void dpprof__pl_frame_back(dpprof__pl_frame *f) {
+  int i, gw = dpprof__pl_imax(1, f->ts / 2);
+  dpprof_canvas *c = f->c;
+  dpprof__pl_rect(c, 0, 0, c->w, c->h, dpprof__pl_c_bg);
+  /* minor lines first so major ones win where they meet */
+  if (f->grid_y && f->ya.kind != DPPROF__PL_AX_CAT) {
+    for (i = 0; i < f->ya.nt; i++)
+      if (!f->ya.major[i])
+        dpprof__pl_rect(c, f->x0, dpprof__pl_ax_pix(&f->ya, f->ya.t[i]), f->x1 - f->x0, gw, dpprof__pl_c_grid2);
+    for (i = 0; i < f->ya.nt; i++)
+      if (f->ya.major[i])
+        dpprof__pl_rect(c, f->x0, dpprof__pl_ax_pix(&f->ya, f->ya.t[i]), f->x1 - f->x0, gw, dpprof__pl_c_grid);
+  }
+  if (f->grid_x && f->xa.kind != DPPROF__PL_AX_CAT) {
+    for (i = 0; i < f->xa.nt; i++)
+      if (!f->xa.major[i])
+        dpprof__pl_rect(c, dpprof__pl_ax_pix(&f->xa, f->xa.t[i]), f->y0, gw, f->y1 - f->y0, dpprof__pl_c_grid2);
+    for (i = 0; i < f->xa.nt; i++)
+      if (f->xa.major[i])
+        dpprof__pl_rect(c, dpprof__pl_ax_pix(&f->xa, f->xa.t[i]), f->y0, gw, f->y1 - f->y0, dpprof__pl_c_grid);
+  }
+}
+
+static void dpprof__pl_frame_axes(dpprof__pl_frame *f) {
+  dpprof_canvas *c = f->c;
+  int s = f->ts, ch = DPPROF_PLOT_FONT_H * s, cw = DPPROF_PLOT_FONT_W * s;
+  int pad = 6 * s, tick = 4 * s, lgap = 3 * s, i, w = f->x1 - f->x0, h = f->y1 - f->y0;
+  int ly = f->y1 + s + tick + lgap; /* top of the x tick labels */
+  char nb[32], cut[128];
+  /* box just outside the data area so it never covers data */
+  dpprof__pl_rect(c, f->x0 - s, f->y0 - s, w + 2 * s, s, dpprof__pl_c_axis);
+  dpprof__pl_rect(c, f->x0 - s, f->y1, w + 2 * s, s, dpprof__pl_c_axis);
+  dpprof__pl_rect(c, f->x0 - s, f->y0, s, h, dpprof__pl_c_axis);
+  dpprof__pl_rect(c, f->x1, f->y0, s, h, dpprof__pl_c_axis);
+  /* x axis */
+  if (f->xa.kind != DPPROF__PL_AX_CAT) {
+    for (i = 0; i < f->xa.nt; i++) {
+      int px;
+      if (!f->xa.major[i]) continue;
+      px = dpprof__pl_ax_pix(&f->xa, f->xa.t[i]);
+      dpprof__pl_rect(c, px - s / 2, f->y1 + s, s, tick, dpprof__pl_c_axis);
+      dpprof__pl_text_at(c, px, ly, f->xa.lab[i], s, 1, 0, dpprof__pl_c_text);
+    }
+  } else {
+    for (i = 0; i < f->xa.ncat; i += f->xa.cstride) {
+      int cx = dpprof__pl_floor_i(dpprof__pl_ax_map(&f->xa, i + 0.5));
+      const char *name = dpprof__pl_name(f->xa.cat, i, "", nb, (int)sizeof nb);
+      dpprof__pl_rect(c, cx - s / 2, f->y1 + s, s, tick / 2, dpprof__pl_c_axis);
+      if (f->xa.cmode == 0) {
+        dpprof__pl_text_at(c, cx, ly, name, s, 1, 0, dpprof__pl_c_text);
+      } else if (f->xa.cmode == 1) {
+        int st[DPPROF__PL_WRAP_MAX], ln[DPPROF__PL_WRAP_MAX], k;
+        int nl = dpprof__pl_imin(DPPROF__PL_WRAP_MAX, dpprof__pl_wrap(name, f->xa.cmaxc, st, ln, DPPROF__PL_WRAP_MAX, NULL));
+        for (k = 0; k < nl; k++)
+          dpprof__pl_text_n(c, cx - dpprof__pl_tw(ln[k], s) / 2, ly + k * ch, name + st[k], ln[k], s,
+                         dpprof__pl_c_text, 0);
+      } else {
+        /* rotated lines side by side (first on the left), caps centred on
+         * the slot; each line ends at the axis. a label longer than its
+         * lines gets its last line cut with ".." */
+        int sc2 = f->xa.csc, st[DPPROF__PL_WRAP_MAX], ln[DPPROF__PL_WRAP_MAX], k, lh = DPPROF_PLOT_FONT_H * sc2;
+        int nl = dpprof__pl_wrap(name, f->xa.cmaxc, st, ln, DPPROF__PL_WRAP_MAX, NULL), x0;
+        if (nl > f->xa.clines) {
+          nl = f->xa.clines;
+          ln[nl - 1] = dpprof__pl_slen(name + st[nl - 1]);
+        }
+        x0 = cx - ((nl - 1) * lh + 11 * sc2) / 2;
+        for (k = 0; k < nl; k++) {
+          char part[128];
+          const char *t;
+          int n = dpprof__pl_imin(ln[k], (int)sizeof part - 1);
+          memcpy(part, name + st[k], (size_t)n);
+          part[n] = 0;
+          t = dpprof__pl_fit(part, f->xa.cmaxc, cut, (int)sizeof cut);
+          dpprof__pl_text_n(c, x0 + k * lh, ly, t, dpprof__pl_slen(t), sc2, dpprof__pl_c_text, 1);
+        }
+      }
+    }
+  }
+  /* y axis */
+  if (f->ya.kind != DPPROF__PL_AX_CAT) {
+    for (i = 0; i < f->ya.nt; i++) {
+      int py;
+      if (!f->ya.major[i]) continue;
+      py = dpprof__pl_ax_pix(&f->ya, f->ya.t[i]);
+      dpprof__pl_rect(c, f->x0 - s - tick, py - s / 2, tick, s, dpprof__pl_c_axis);
+      dpprof__pl_text_at(c, f->x0 - s - tick - lgap, py, f->ya.lab[i], s, 2, 1, dpprof__pl_c_text);
+    }
+  } else {
+    for (i = 0; i < f->ya.ncat; i += f->ya.cstride) {
+      int cy = dpprof__pl_floor_i(dpprof__pl_ax_map(&f->ya, i + 0.5));
+      const char *name = dpprof__pl_fit(dpprof__pl_name(f->ya.cat, i, "", nb, (int)sizeof nb), f->ya.cmaxc, cut,
+                                     (int)sizeof cut);
+      dpprof__pl_text_at(c, f->x0 - s - tick - lgap, cy, name, s, 2, 1, dpprof__pl_c_text);
+    }
+  }
+  /* axis labels and title, centred on the data area */
+  if (f->xlabel[0])
+    dpprof__pl_text_at(c, f->x0 + w / 2, ly + f->xa.cext + 3 * s, f->xlabel, s, 1, 0, dpprof__pl_c_text);
+  if (f->ylabel[0]) {
+    const char *t = dpprof__pl_fit(f->ylabel, dpprof__pl_imax(4, h / cw), cut, (int)sizeof cut);
+    int tw = dpprof__pl_tw(dpprof__pl_slen(t), s);
+    dpprof__pl_text_n(c, pad, f->y0 + (h - tw) / 2, t, dpprof__pl_slen(t), s, dpprof__pl_c_text, 1);
+  }
+  if (f->title[0]) {
+    int ts = f->tts;
+    const char *t = dpprof__pl_fit(f->title, dpprof__pl_imax(4, (c->w - 2 * pad) / (DPPROF_PLOT_FONT_W * ts)), cut,
+                                (int)sizeof cut);
+    int tw = dpprof__pl_tw(dpprof__pl_slen(t), ts);
+    int tx = dpprof__pl_iclamp(f->x0 + (w - tw) / 2, pad, dpprof__pl_imax(pad, c->w - pad - tw));
+    dpprof__pl_text_n(c, tx, pad, t, dpprof__pl_slen(t), ts, dpprof__pl_c_text, 0);
+  }
+}
+
+/* ---- legend (always outside the data area) ---------------------------- */
+#define DPPROF__PL_LEG_MAXC 28 /* longest name shown; longer ones are cut with ".." */
+#define DPPROF__PL_LEG_MINC 10 /* names are cut down to this before entries are dropped */
+
+typedef struct dpprof__pl_legend {
+  int n;
+  const char *const *names;  /* (n) or NULL */
+  const unsigned char *rgb;  /* (n*3) or NULL -> palette */
+  const unsigned char *show; /* (n) flags or NULL -> all */
+  int sc;
+  int count, rows, cols, colw, pitch, w, h, maxc;
+  int limit; /* entries drawn before a "+N more" line (0: all) */
+} dpprof__pl_legend;
+
+static const unsigned char *dpprof__pl_series_rgb(const unsigned char *rgb, int i) {
+  return rgb ? rgb + 3 * (size_t)i : dpprof_plot_palette(i);
+}
+
+/* sizes the legend within max_w x max_h: entries flow into more columns
+ * when taller than max_h; when that is too wide, names are cut shorter, and
+ * as a last resort the tail of the list becomes "+N more" */
+static void dpprof__pl_legend_fit(dpprof__pl_legend *L, int max_w, int max_h) {
+  int s = L->sc, i;
+  char nb[32], cut[64];
+  L->pitch = (DPPROF_PLOT_FONT_H + 4) * s;
+  L->count = 0;
+  L->limit = 0;
+  for (i = 0; i < L->n; i++)
+    if (!L->show || L->show[i]) L->count++;
+  if (L->count == 0) {
+    L->rows = L->cols = L->w = L->h = 0;
+    return;
+  }
+  for (L->maxc = DPPROF__PL_LEG_MAXC;; L->maxc--) {
+    int namew = 0;
+    for (i = 0; i < L->n; i++) {
+      const char *t;
+      if (L->show && !L->show[i]) continue;
+      t = dpprof__pl_fit(dpprof__pl_name(L->names, i, "series ", nb, (int)sizeof nb), L->maxc, cut, (int)sizeof cut);
+      namew = dpprof__pl_imax(namew, dpprof__pl_tw(dpprof__pl_slen(t), s));
+    }
+    L->colw = 13 * s + namew + 6 * s;
+    L->rows = dpprof__pl_iclamp((max_h + 4 * s) / L->pitch, 1, L->count);
+    L->cols = (L->count + L->rows - 1) / L->rows;
+    L->rows = (L->count + L->cols - 1) / L->cols; /* balance the columns */
+    L->w = L->cols * L->colw - 6 * s;
+    if (L->w <= max_w || L->maxc <= DPPROF__PL_LEG_MINC) break;
+  }
+  if (L->w > max_w && L->cols > 1) {
+    L->cols = dpprof__pl_imax(1, (max_w + 6 * s) / L->colw);
+    L->rows = dpprof__pl_iclamp((max_h + 4 * s) / L->pitch, 1, L->count);
+    if (L->rows * L->cols < L->count) L->limit = L->rows * L->cols - 1;
+    L->w = L->cols * L->colw - 6 * s;
+  }
+  L->h = L->rows * L->pitch - 4 * s;
+}
+
+static void dpprof__pl_legend_draw(dpprof_canvas *c, const dpprof__pl_legend *L, int x, int y) {
+  int s = L->sc, i, k = 0, in = dpprof__pl_imax(1, s / 2);
+  char nb[32], cut[64];
+  if (L->count <= 0 || L->rows <= 0) return;
+  for (i = 0; i < L->n; i++) {
+    int ex, ey;
+    const char *t;
+    if (L->show && !L->show[i]) continue;
+    ex = x + (k / L->rows) * L->colw;
+    ey = y + (k % L->rows) * L->pitch;
+    if (L->limit > 0 && k == L->limit) {
+      snprintf(nb, sizeof nb, "+%d more", L->count - L->limit);
+      dpprof__pl_text_n(c, ex + 13 * s, ey, nb, dpprof__pl_slen(nb), s, dpprof__pl_c_text, 0);
+      return;
+    }
+    k++;
+    /* swatch over the cap height, outlined so pale colours still show */
+    dpprof__pl_rect(c, ex, ey + s, 9 * s, 9 * s, dpprof__pl_c_axis);
+    dpprof__pl_rect(c, ex + in, ey + s + in, 9 * s - 2 * in, 9 * s - 2 * in, dpprof__pl_series_rgb(L->rgb, i));
+    t = dpprof__pl_fit(dpprof__pl_name(L->names, i, "series ", nb, (int)sizeof nb), L->maxc, cut, (int)sizeof cut);
+    dpprof__pl_text_n(c, ex + 13 * s, ey, t, dpprof__pl_slen(t), s, dpprof__pl_c_text, 0);
+  }
+}
+
+/* ---- figure plumbing ---------------------------------------------------- */
+/* the legend sits right of the data area, top-aligned with it, and may use
+ * its height (known after a layout pass) and at most 35% of the width */
+static void dpprof__pl_frame_legend(dpprof__pl_frame *f, dpprof__pl_legend *L) {
+  int h = f->y1 > f->y0 ? f->y1 - f->y0 : f->c->h * 7 / 10;
+  L->sc = f->ts;
+  dpprof__pl_legend_fit(L, f->c->w * 35 / 100, h);
+  f->right_w = L->count ? L->w + 4 * DPPROF_PLOT_FONT_W * f->ts : 0;
+}
+
+/* size: explicit, else the preallocated canvas', else 1600x900 */
+static int dpprof__pl_fig_size(const dpprof_canvas *c, int w, int h, int *W, int *H) {
+  if (w < 0 || h < 0) return DPPROF_PLOT_ESIZE;
+  if (w == 0) w = c->rgb ? c->w : 1600;
+  if (h == 0) h = c->rgb ? c->h : 900;
+  if (w < DPPROF_PLOT_MIN_W || h < DPPROF_PLOT_MIN_H || w > DPPROF_PLOT_MAX_DIM || h > DPPROF_PLOT_MAX_DIM)
+    return DPPROF_PLOT_ESIZE;
+  if (c->rgb && (c->w != w || c->h != h)) return DPPROF_PLOT_ESIZE;
+  *W = w;
+  *H = h;
+  return DPPROF_PLOT_OK;
+}
+
+/* ticks of [0, need_top] decide the step; the axis top is the next multiple
+ * of that step, so the top gridline is labelled and nothing is cut off */
+static double dpprof__pl_nice_top(dpprof__pl_frame *f, double need_top) {
+  dpprof__pl_axis a = f->ya;
+  double step;
+  a.kind = DPPROF__PL_AX_LIN;
+  a.lo = 0.0;
+  a.hi = need_top > 0.0 ? need_top : 1.0;
+  dpprof__pl_ax_ticks_lin(&a, f->ts, 0, 3 * DPPROF_PLOT_FONT_H * f->ts);
+  step = a.nt >= 2 ? a.t[1] - a.t[0] : a.hi;
+  if (!(step > 0.0)) step = a.hi;
+  return ceil(a.hi / step - 1e-9) * step;
+}
+
+/* the unit for value annotations: text inside the last (...) of a label */
+static void dpprof__pl_unit_of(const char *label, char *buf, int cap) {
+  const char *open = label ? strrchr(label, '(') : NULL;
+  const char *close = open ? strchr(open, ')') : NULL;
+  int n = 0;
+  if (open && close && close > open + 1) {
+    n = (int)(close - open - 1);
+    if (n > cap - 1) n = cap - 1;
+    memcpy(buf, open + 1, (size_t)n);
+  }
+  buf[n] = 0;
+}
+
+/* ---- timeline -------------------------------------------------------------- */
+/* phase labels live in a band of label rows above the data area (row 0
+ * nearest the data), left-aligned just right of their dashed line
+ * (right-aligned left of it near the right edge). a label's line runs up
+ * through the rows below its own, so those must keep that x free, and no
+ * label may cover another label's line. tries mark i from the top row down,
+ * so that, going left to right, labels step downwards and a later line
+ * stops below the earlier labels; returns 1 if placed */
+static int dpprof__pl_mark_try(const dpprof__pl_frame *f, const dpprof_timeline_desc *d, const int *order, int nv, int i,
+                            int *row, int *lx, int *lw, int nrows) {
+  int s = f->ts, j, r, gap = DPPROF_PLOT_FONT_W * s, L, R, px = dpprof__pl_ax_pix(&f->xa, d->mark_x[i]);
+  int maxc = dpprof__pl_imax(4, (f->x1 - f->x0) / (DPPROF_PLOT_FONT_W * s));
+  lw[i] = dpprof__pl_tw(dpprof__pl_imin(dpprof__pl_slen(d->mark_names[i]), maxc), s);
+  /* the band is free up to the canvas edge: the legend starts below it */
+  L = px + 3 * s;
+  if (L + lw[i] > f->c->w - 6 * s) L = px - 2 * s - lw[i];
+  if (L < f->x0) L = f->x0;
+  R = L + lw[i];
+  for (r = nrows - 1; r >= 0; r--) {
+    int ok = 1;
+    for (j = 0; j < nv && ok; j++) {
+      int q = order[j], pq, Lq, Rq;
+      if (q == i || row[q] < 0) continue;
+      pq = dpprof__pl_ax_pix(&f->xa, d->mark_x[q]);
+      Lq = lx[q];
+      Rq = lx[q] + lw[q];
+      if (row[q] == r && L < Rq + gap && Lq < R + gap) ok = 0;
+      if (row[q] < r && px >= Lq - 2 * s && px <= Rq + 2 * s) ok = 0;
+      if (row[q] > r && pq >= L - 2 * s && pq <= R + 2 * s) ok = 0;
+    }
+    if (ok) {
+      row[i] = r;
+      lx[i] = L;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* one placement with nrows rows: each distinct name first (at the first of
+ * its marks that fits), so every phase is named once before repeats
+ * compete for room; then the remaining marks left to right. returns the
+ * number of labels placed */
+static int dpprof__pl_marks_fill(const dpprof__pl_frame *f, const dpprof_timeline_desc *d, const int *order, int nv,
+                              int *row, int *lx, int *lw, int nrows) {
+  int k, j, placed = 0;
+  for (k = 0; k < nv; k++) row[order[k]] = -1;
+  for (k = 0; k < nv; k++) {
+    const char *name = d->mark_names[order[k]];
+    int named = 0;
+    if (!name || !name[0]) continue;
+    for (j = 0; j < nv && !named; j++) {
+      const char *o = d->mark_names[order[j]];
+      named = row[order[j]] >= 0 && o && !strcmp(o, name);
+    }
+    if (!named) placed += dpprof__pl_mark_try(f, d, order, nv, order[k], row, lx, lw, nrows);
+  }
+  for (k = 0; k < nv; k++) {
+    const char *name = d->mark_names[order[k]];
+    if (!name || !name[0] || row[order[k]] >= 0) continue;
+    placed += dpprof__pl_mark_try(f, d, order, nv, order[k], row, lx, lw, nrows);
+  }
+  return placed;
+}
+
+/* places the labels in the fewest rows (up to maxrows) that hold as many
+ * of them as maxrows would; a label that fits nowhere is dropped, its line
+ * is still drawn up to the data area. fixed != 0 uses exactly maxrows rows.
+ * returns the rows used */
+static int dpprof__pl_marks_place(const dpprof__pl_frame *f, const dpprof_timeline_desc *d, const int *order, int nv,
+                               int *row, int *lx, int *lw, int maxrows, int fixed) {
+  int r, best = 0, best_r = 1, k, used = 0;
+  for (k = 0; k < nv; k++) row[order[k]] = -1;
+  /* placement is quadratic in the marks; past a few hundred the lines are
+   * a solid texture anyway and labels could not be told apart */
+  if (!d->mark_names || maxrows < 1 || nv > 600) return 0;
+  if (!fixed) {
+    for (r = 1; r <= maxrows; r++) {
+      int n = dpprof__pl_marks_fill(f, d, order, nv, row, lx, lw, r);
+      if (n > best) {
+        best = n;
+        best_r = r;
+      }
+    }
+    maxrows = best_r;
+  }
+  dpprof__pl_marks_fill(f, d, order, nv, row, lx, lw, maxrows);
+  for (k = 0; k < nv; k++) used = dpprof__pl_imax(used, row[order[k]] + 1);
+  return used;
+}
+
+DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas *canvas) {
+  int n, S, i, k, W = 0, H = 0, rc, peak_i = 0, nv = 0, rows = 0, maxrows = 3;
+  double peak = 0.0;
+  const double *x, *y;
+  unsigned char *show;
+  int *order, *row, *lx, *lw;
+  dpprof__pl_frame f;
+  dpprof__pl_legend L;
+  void *mem;
+  size_t memsz;
+
+  if (!d || !canvas) return DPPROF_PLOT_EARG;
+  n = d->n_points;
+  S = d->n_series;
+  x = d->x;
+  y = d->y;
+  if (n < 1 || S < 1 || !x || !y || d->n_marks < 0 || (d->n_marks > 0 && !d->mark_x)) return DPPROF_PLOT_EARG;
+  if (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0) return DPPROF_PLOT_EVALUE;
+  for (i = 0; i < n; i++) {
+    if (!dpprof__pl_finite(x[i])) return DPPROF_PLOT_EVALUE;
+    if (i > 0 && x[i] < x[i - 1]) return DPPROF_PLOT_EORDER;
+  }
+  for (k = 0; k < S; k++)
+    for (i = 0; i < n; i++) {
+      double v = y[(size_t)k * (size_t)n + (size_t)i];
+      if (!dpprof__pl_finite(v) || v < 0.0) return DPPROF_PLOT_EVALUE;
+    }
+  for (i = 0; i < n; i++) {
+    double t = 0.0;
+    for (k = 0; k < S; k++) t += y[(size_t)k * (size_t)n + (size_t)i];
+    if (!dpprof__pl_finite(t)) return DPPROF_PLOT_EVALUE;
+    if (t > peak) {
+      peak = t;
+      peak_i = i;
+    }
+  }
+  for (i = 0; i < d->n_marks; i++)
+    if (!dpprof__pl_finite(d->mark_x[i])) return DPPROF_PLOT_EVALUE;
+  rc = dpprof__pl_fig_size(canvas, d->width, d->height, &W, &H);
+  if (rc) return rc;
+
+  /* scratch: legend flags + mark order/rows/label x/label width */
+  memsz = (size_t)S + 4u * sizeof(int) * ((size_t)d->n_marks + 1u) + sizeof(int);
+  mem = DPPROF_MALLOC(memsz);
+  if (!mem) return DPPROF_PLOT_ENOMEM;
+  memset(mem, 0, memsz);
+  order = (int *)mem;
+  row = order + d->n_marks + 1;
+  lx = row + d->n_marks + 1;
+  lw = lx + d->n_marks + 1;
+  show = (unsigned char *)(lw + d->n_marks + 1);
+  if (!canvas->rgb) {
+    rc = dpprof_canvas_init(canvas, W, H);
+    if (rc) {
+      DPPROF_FREE(mem);
+      return rc;
+    }
+  }
+  for (k = 0; k < S; k++)
+    for (i = 0; i < n && !show[k]; i++)
+      if (y[(size_t)k * (size_t)n + (size_t)i] > 0.0) show[k] = 1;
+
+  dpprof__pl_frame_init(&f, canvas, d->title, d->xlabel ? d->xlabel : "time (ms)",
+                     d->ylabel ? d->ylabel : "memory (MiB)");
+  f.xa.kind = DPPROF__PL_AX_LIN;
+  f.xa.lo = x[0];
+  f.xa.hi = x[n - 1];
+  if (!(f.xa.hi > f.xa.lo)) {
+    f.xa.lo -= 0.5;
+    f.xa.hi += 0.5;
+  }
+  f.ya.kind = DPPROF__PL_AX_LIN;
+  f.ya.lo = 0.0;
+  f.ya.hi = d->y_max > 0.0 ? d->y_max : (peak > 0.0 ? peak : 1.0);
+
+  memset(&L, 0, sizeof L);
+  L.n = S;
+  L.names = d->series_names;
+  L.rgb = d->series_rgb;
+  L.show = show;
+  dpprof__pl_frame_legend(&f, &L);
+
+  /* valid marks in x order (insertion sort: marks normally come sorted) */
+  for (i = 0; i < d->n_marks; i++) {
+    double mx = d->mark_x[i];
+    if (mx < f.xa.lo || mx > f.xa.hi) continue;
+    k = nv++;
+    while (k > 0 && d->mark_x[order[k - 1]] > mx) {
+      order[k] = order[k - 1];
+      k--;
+    }
+    order[k] = i;
+  }
+
+  /* pass 1 sizes the data area; then the y top gets room for the peak label
+   * and the band above the data gets as many label rows as the marks need */
+  dpprof__pl_frame_layout(&f);
+  if (d->y_max <= 0.0 && peak > 0.0) {
+    double need = (DPPROF_PLOT_FONT_H + 10) * f.ts, hp = f.y1 - f.y0, frac = need / (hp > 1 ? hp : 1);
+    if (frac > 0.5) frac = 0.5;
+    f.ya.hi = dpprof__pl_nice_top(&f, peak / (1.0 - frac));
+  }
+  if (nv > 0) {
+    rows = dpprof__pl_marks_place(&f, d, order, nv, row, lx, lw, maxrows, 0);
+    f.top_h = rows * (DPPROF_PLOT_FONT_H + 2) * f.ts + 2 * f.ts;
+  }
+  dpprof__pl_frame_layout(&f);
+  dpprof__pl_frame_legend(&f, &L); /* now with the real data-area height */
+  dpprof__pl_frame_layout(&f);
+  if (nv > 0 && rows > 0) dpprof__pl_marks_place(&f, d, order, nv, row, lx, lw, rows, 1);
+
+  dpprof__pl_frame_back(&f);
+  {
+    /* stacked step areas, one pixel column at a time: the column shows the
+     * event with the largest stacked total among the one holding at its left
+     * edge and all that start inside it, so no peak can fall between columns */
+    int wd = f.x1 - f.x0, col, ev = 0;
+    double xlo = f.xa.lo, xr = f.xa.hi - f.xa.lo;
+    for (col = 0; col < wd; col++) {
+      double xa = xlo + dpprof__pl_mul(xr, (double)col / wd);
+      double xb = xlo + dpprof__pl_mul(xr, (double)(col + 1) / wd);
+      int best = -1, j, ybot, last = col == wd - 1;
+      double bt = -1.0, cum = 0.0;
+      while (ev + 1 < n && x[ev + 1] <= xa) ev++;
+      j = ev;
+      if (x[j] > xa && !(x[j] < xb || last)) continue; /* before the first event */
+      for (; j < n && (x[j] <= xa || x[j] < xb || last); j++) {
+        double t = 0.0;
+        for (k = 0; k < S; k++) t += y[(size_t)k * (size_t)n + (size_t)j];
+        if (t > bt) {
+          bt = t;
+          best = j;
+        }
+      }
+      if (best < 0) continue;
+      ybot = f.y1;
+      for (k = 0; k < S; k++) {
+        double v = y[(size_t)k * (size_t)n + (size_t)best];
+        int ytop;
+        if (!(v > 0.0)) continue;
+        cum += v;
+        ytop = dpprof__pl_iclamp(dpprof__pl_round(dpprof__pl_ax_map(&f.ya, cum)), f.y0, f.y1);
+        if (ytop < ybot) dpprof__pl_rect(canvas, f.x0 + col, ytop, 1, ybot - ytop, dpprof__pl_series_rgb(d->series_rgb, k));
+        ybot = ytop;
+      }
+    }
+  }
+  {
+    /* phase marks: dashed line through the data, label in the band above */
+    int s = f.ts, pitch = (DPPROF_PLOT_FONT_H + 2) * s, maxc = dpprof__pl_imax(4, (f.x1 - f.x0) / (DPPROF_PLOT_FONT_W * s));
+    for (k = 0; k < nv; k++) {
+      int mi = order[k], px = dpprof__pl_ax_pix(&f.xa, d->mark_x[mi]), ytop = f.y0;
+      if (row[mi] >= 0 && rows > 0) {
+        int cy = f.y0 - s - (row[mi] + 1) * pitch;
+        const char *name = d->mark_names[mi];
+        ytop = cy + s;
+        dpprof__pl_text_n(canvas, lx[mi], cy, name, dpprof__pl_imin(dpprof__pl_slen(name), maxc), s, dpprof__pl_c_text, 0);
+      }
+      dpprof__pl_dashes(canvas, 1, px, ytop, f.y1 - 1, s, 4 * s, 3 * s, dpprof__pl_c_mark);
+    }
+  }
+  if (peak > 0.0) {
+    /* peak: a downward triangle above the highest column and its value.
+     * every column is at most as tall, so the label above it covers no data */
+    int s = f.ts, px = dpprof__pl_ax_pix(&f.xa, x[peak_i]), th = 5 * s, j, tw;
+    int tip = dpprof__pl_round(dpprof__pl_ax_map(&f.ya, peak)) - s - 1;
+    char num[32], unit[24], lab[80];
+    tip = dpprof__pl_imax(tip, f.y0 + DPPROF_PLOT_FONT_H * s + th + 3 * s);
+    for (j = 0; j < th; j++) {
+      int hw = j; /* widens from the tip upwards */
+      dpprof__pl_rect(canvas, px - hw, tip - j, 2 * hw + 1, 1, dpprof__pl_c_text);
+    }
+    dpprof__pl_fmt_sig(num, (int)sizeof num, peak, 4);
+    dpprof__pl_unit_of(f.ylabel, unit, (int)sizeof unit);
+    snprintf(lab, sizeof lab, "peak %s%s%s", num, unit[0] ? " " : "", unit);
+    tw = dpprof__pl_tw(dpprof__pl_slen(lab), s);
+    {
+      int lx0 = dpprof__pl_iclamp(px - tw / 2, f.x0 + 2 * s, dpprof__pl_imax(f.x0 + 2 * s, f.x1 - 2 * s - tw));
+      int ly0 = dpprof__pl_imax(f.y0 + s, tip - th - s - 11 * s);
+      dpprof__pl_rect(canvas, lx0 - 2 * s, ly0, tw + 4 * s, 11 * s, dpprof__pl_c_bg);
+      dpprof__pl_text_n(canvas, lx0, ly0, lab, dpprof__pl_slen(lab), s, dpprof__pl_c_text, 0);
+    }
+  }
+  dpprof__pl_frame_axes(&f);
+  if (L.count) dpprof__pl_legend_draw(canvas, &L, f.x1 + 4 * DPPROF_PLOT_FONT_W * f.ts, f.y0);
+  DPPROF_FREE(mem);
+  return DPPROF_PLOT_OK;
+}
+
+/* ---- grouped bars ------------------------------------------------------- */
+/* value labels above the bars: flat when they fit the room of a bar (its
+ * pitch, or the whole slot when a group holds one bar), else
+ * rotated, smaller if needed, else none. returns the px they need above a bar */
+static int dpprof__pl_bar_labels(const dpprof_bars_desc *d, double room, int ts, int *mode, int *sc) {
+  int i, maxn = 0, N = d->n_groups * d->n_series;
+  char buf[32];
+  *mode = -1;
+  *sc = ts;
+  if (d->hide_values) return 0;
+  for (i = 0; i < N; i++) {
+    dpprof__pl_fmt_sig(buf, (int)sizeof buf, d->values[i], 4);
+    maxn = dpprof__pl_imax(maxn, dpprof__pl_slen(buf));
+  }
+  for (*sc = ts; *sc >= 1; (*sc)--) {
+    if (dpprof__pl_tw(maxn, *sc) <= room - 2 * *sc) {
+      *mode = 0;
+      return (DPPROF_PLOT_FONT_H - 2) * *sc + 2 * ts;
+    }
+    if ((DPPROF_PLOT_FONT_H - 2) * *sc <= room) {
+      *mode = 1;
+      return dpprof__pl_tw(maxn, *sc) + 3 * ts;
+    }
+  }
+  *sc = 1;
+  return 0;
+}
+
+DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas) {
+  int G, S, i, g, k, W = 0, H = 0, rc, N, lmode, lsc, need;
+  double vmax = 0.0, vmin = 0.0, slot, gw, pitch;
+  dpprof__pl_frame f;
+  dpprof__pl_legend L;
+
+  if (!d || !canvas) return DPPROF_PLOT_EARG;
+  G = d->n_groups;
+  S = d->n_series;
+  if (G < 1 || S < 1 || !d->values) return DPPROF_PLOT_EARG;
+  if ((long long)G * S > 1000000) return DPPROF_PLOT_EARG;
+  N = G * S;
+  if (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0) return DPPROF_PLOT_EVALUE;
+  for (i = 0; i < N; i++) {
+    double v = d->values[i];
+    if (!dpprof__pl_finite(v) || v < 0.0 || (d->log_y && !(v > 0.0))) return DPPROF_PLOT_EVALUE;
+    if (v > vmax) vmax = v;
+    if (i == 0 || v < vmin) vmin = v;
+  }
+  rc = dpprof__pl_fig_size(canvas, d->width, d->height, &W, &H);
+  if (rc) return rc;
+  if (!canvas->rgb) {
+    rc = dpprof_canvas_init(canvas, W, H);
+    if (rc) return rc;
+  }
+
+  dpprof__pl_frame_init(&f, canvas, d->title, d->xlabel, d->ylabel ? d->ylabel : "peak memory (MiB)");
+  f.grid_x = 0;
+  f.xa.kind = DPPROF__PL_AX_CAT;
+  f.xa.lo = 0.0;
+  f.xa.hi = G;
+  f.xa.ncat = G;
+  f.xa.cat = d->group_names;
+  if (d->log_y) {
+    int e = dpprof__pl_flog10(vmin);
+    f.ya.kind = DPPROF__PL_AX_LOG;
+    /* bars grow from a decade strictly below the smallest value, so every
+     * bar has visible height */
+    if (dpprof__pl_p10(e) >= vmin) e--;
+    f.ya.lo = dpprof__pl_p10(e);
+    f.ya.hi = d->y_max > f.ya.lo ? d->y_max : dpprof__pl_p10(dpprof__pl_flog10(vmax) + 1);
+  } else {
+    f.ya.kind = DPPROF__PL_AX_LIN;
+    f.ya.lo = 0.0;
+    f.ya.hi = d->y_max > 0.0 ? d->y_max : (vmax > 0.0 ? vmax : 1.0);
+  }
+  memset(&L, 0, sizeof L);
+  if (S > 1) {
+    L.n = S;
+    L.names = d->series_names;
+    L.rgb = d->series_rgb;
+    dpprof__pl_frame_legend(&f, &L);
+  }
+
+  dpprof__pl_frame_layout(&f);
+  if (S > 1) {
+    dpprof__pl_frame_legend(&f, &L); /* now with the real data-area height */
+    dpprof__pl_frame_layout(&f);
+  }
+  slot = (double)(f.x1 - f.x0) / G;
+  gw = slot * (S == 1 ? 0.6 : 0.8);
+  pitch = gw / S;
+  need = dpprof__pl_bar_labels(d, S == 1 ? slot - f.ts : pitch, f.ts, &lmode, &lsc);
+  if (d->y_max <= 0.0) {
+    double hp = f.y1 - f.y0, frac = (need + 2.0 * f.ts) / (hp > 1 ? hp : 1);
+    if (frac > 0.6) frac = 0.6;
+    if (d->log_y) {
+      double l0 = log10(f.ya.lo), l1 = log10(vmax > f.ya.lo ? vmax : f.ya.lo * 10.0);
+      double lt = l0 + (l1 - l0) / (1.0 - frac);
+      /* smallest 1, 2 or 5 x 10^k at or above 10^lt: whole decades would
+       * waste up to 90% of a decade of height */
+      int e = dpprof__pl_floor_i(lt), m = 10;
+      double fr = lt - e;
+      if (fr <= 1e-9) m = 1;
+      else if (fr <= 0.30102999566398120 + 1e-9) m = 2;
+      else if (fr <= 0.69897000433601886 + 1e-9) m = 5;
+      f.ya.hi = m * dpprof__pl_p10(e);
+      if (f.ya.hi < f.ya.lo * 10.0) f.ya.hi = f.ya.lo * 10.0;
+    } else if (vmax > 0.0) {
+      f.ya.hi = dpprof__pl_nice_top(&f, vmax / (1.0 - frac));
+    }
+    dpprof__pl_frame_layout(&f);
+  }
+
+  dpprof__pl_frame_back(&f);
+  slot = (double)(f.x1 - f.x0) / G;
+  gw = slot * (S == 1 ? 0.6 : 0.8);
+  pitch = gw / S;
+  dpprof__pl_bar_labels(d, S == 1 ? slot - f.ts : pitch, f.ts, &lmode, &lsc);
+  for (g = 0; g < G; g++) {
+    for (k = 0; k < S; k++) {
+      double v = d->values[(size_t)k * (size_t)G + (size_t)g];
+      double bl = f.x0 + dpprof__pl_mul(slot, g) + (slot - gw) / 2.0;
+      int left = dpprof__pl_round(bl + dpprof__pl_mul(pitch, k));
+      int right = dpprof__pl_round(bl + dpprof__pl_mul(pitch, k + 1));
+      int top = dpprof__pl_iclamp(dpprof__pl_round(dpprof__pl_ax_map(&f.ya, v)), f.y0, f.y1);
+      int gap = (S > 1 && pitch >= 8 * f.ts) ? f.ts : 0;
+      if (right - gap <= left) right = left + 1 + gap;
+      dpprof__pl_rect(canvas, left, top, right - gap - left, f.y1 - top, dpprof__pl_series_rgb(d->series_rgb, k));
+      if (lmode >= 0) {
+        char buf[32];
+        int cx = (left + right - gap) / 2, s = f.ts;
+        dpprof__pl_fmt_sig(buf, (int)sizeof buf, v, 4);
+        if (lmode == 0) {
+          int cy = dpprof__pl_imax(f.y0 + s, top - 2 * s - 10 * lsc);
+          dpprof__pl_text_at(canvas, cx, cy, buf, lsc, 1, 0, dpprof__pl_c_text);
+        } else {
+          int tw = dpprof__pl_tw(dpprof__pl_slen(buf), lsc);
+          int by = dpprof__pl_imax(f.y0 + s, top - 2 * s - tw);
+          dpprof__pl_text_n(canvas, cx - (11 * lsc) / 2, by, buf, dpprof__pl_slen(buf), lsc, dpprof__pl_c_text, 1);
+        }
+      }
+    }
+  }
+  dpprof__pl_frame_axes(&f);
+  if (S > 1 && L.count) dpprof__pl_legend_draw(canvas, &L, f.x1 + 4 * DPPROF_PLOT_FONT_W * f.ts, f.y0);
+  return DPPROF_PLOT_OK;
+}
+/* <<<< fragment plot impl */
+
+/*@@FRAGMENT_IMPLS@@*/
+
+#ifdef DPPROF_NO_CUDA
+/* built without dpprof_kernels.cu: the cuda entry points say so */
+DPPROF_API int dpprof_cuda_device_count(int *count) {
+    if (count) *count = 0;
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+}
+DPPROF_API int dpprof_cuda_device_info(int device, dpprof_device_info *info) {
+    (void)device;
+    if (info) memset(info, 0, sizeof *info);
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+}
+DPPROF_API int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int category, int module) {
+    (void)p; (void)bytes; (void)category; (void)module;
+    if (ptr) *ptr = NULL;
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+}
+DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr) {
+    (void)p; (void)ptr;
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+}
+DPPROF_API const char *dpprof_cuda_last_error(void) { return "built without CUDA"; }
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DPPROF_IMPLEMENTATION_DONE */
+#endif /* DPPROF_IMPLEMENTATION */

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tests/run.sh BINDIR - runs every test program and shell test, counts PASS/FAIL/SKIP lines, and
+# ends with "N passed, N failed". a program that exits non-zero without a FAIL line (a crash, a
+# sanitizer report) counts as one failure. exit status 1 if anything failed.
+set -u
+bindir=${1:-build/tests}
+cd "$(dirname "$0")/.."
+pass=0 fail=0 skip=0
+logdir=$bindir/logs
+mkdir -p "$logdir"
+run_one() { # name, command...
+    local name=$1; shift
+    local log=$logdir/$name.log start end rc p f s
+    start=$EPOCHREALTIME
+    "$@" >"$log" 2>&1
+    rc=$?
+    end=$EPOCHREALTIME
+    p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log"); s=$(grep -c '^SKIP ' "$log")
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        f=1
+        echo "FAIL $name exited with status $rc without a FAIL line (crash or sanitizer report):" >>"$log"
+    fi
+    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+    printf '%-22s %4d passed %3d failed %3d skipped  %6.1fs\n' "$name" "$p" "$f" "$s" "$(awk "BEGIN{print $end - $start}")"
+    if [ "$f" -ne 0 ]; then grep -E '^FAIL|runtime error|ERROR: AddressSanitizer' "$log" | head -20 | sed 's/^/    /'; tail -5 "$log" | sed 's/^/    | /'; fi
+}
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for t in "$bindir"/test_*; do
+    [ -x "$t" ] && [ -f "$t" ] || continue
+    run_one "$(basename "$t")" "$t"
+done
+for t in tests/*.sh; do
+    [ "$(basename "$t")" = run.sh ] && continue
+    run_one "$(basename "$t" .sh)" bash "$t"
+done
+echo "logs: $logdir"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

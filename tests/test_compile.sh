@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# tests/test_compile.sh - dpprof.h compiles as C11 -pedantic, as C++17 and under nvcc, with and
+# without the implementation, warning-free. run by make test.
+set -u
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf '#include "dpprof.h"\nint main(void) { return dpprof_result_str(0)[0] == 0; }\n' >"$tmp/decl.c"
+printf '#define DPPROF_IMPLEMENTATION\n#define DPPROF_NO_CUDA\n#include "dpprof.h"\nint main(void) { return dpprof_result_str(0)[0] == 0; }\n' >"$tmp/impl.c"
+try() { # name, command...
+    local name=$1; shift
+    if out=$("$@" 2>&1); then echo "PASS $name"; else echo "FAIL $name: $(head -c 600 <<<"$out")"; fi
+}
+try "declarations as C11 -pedantic -Werror" gcc -std=c11 -Wall -Wextra -Werror -pedantic -I. -c "$tmp/decl.c" -o "$tmp/a.o"
+try "implementation as C11 -pedantic -Werror" gcc -std=c11 -Wall -Wextra -Werror -pedantic -I. -c "$tmp/impl.c" -o "$tmp/b.o"
+try "declarations as C++17 -Werror" g++ -std=c++17 -Wall -Wextra -Werror -I. -x c++ -c "$tmp/decl.c" -o "$tmp/c.o"
+try "implementation as C++17 -Werror" g++ -std=c++17 -Wall -Wextra -Werror -I. -x c++ -c "$tmp/impl.c" -o "$tmp/d.o"
+try "implementation with clang -Werror" clang -std=c11 -Wall -Wextra -Werror -pedantic -I. -c "$tmp/impl.c" -o "$tmp/e.o"
+NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+if [ -n "$NVCC" ]; then
+    cp "$tmp/decl.c" "$tmp/decl.cu"; cp "$tmp/impl.c" "$tmp/impl.cu"
+    try "declarations under nvcc" "$NVCC" -std=c++17 -Xcompiler -Wall,-Wextra,-Werror -I. -c "$tmp/decl.cu" -o "$tmp/f.o"
+    try "implementation under nvcc" "$NVCC" -std=c++17 -Xcompiler -Wall,-Wextra,-Werror -I. -c "$tmp/impl.cu" -o "$tmp/g.o"
+else
+    echo "SKIP nvcc not found: the nvcc compile checks did not run"
+fi

@@ -1,0 +1,285 @@
+/* tests/test_engine.c - the engine's memory report and schedule: the report adds up, cpu and dry
+   profiles are byte-identical, physical batches sum to the logical batch, runs are deterministic,
+   dry answers for Llama-3.1-8B at T=16384 in under 2 s, errors come back as exact codes.
+   a custom allocator (the DPPROF_MALLOC override) lets it provoke out-of-memory. run by make test. */
+#include <stdlib.h>
+#include <string.h>
+static size_t test_alloc_budget = (size_t)-1; /* bytes the next mallocs may still take */
+static void *test_malloc(size_t n) {
+    if (n > test_alloc_budget) return NULL;
+    test_alloc_budget -= test_alloc_budget == (size_t)-1 ? 0 : n;
+    return malloc(n);
+}
+#define DPPROF_MALLOC(n) test_malloc(n)
+#define DPPROF_REALLOC(p, n) realloc(p, n)
+#define DPPROF_FREE(p) free(p)
+#define DPPROF_IMPLEMENTATION
+#include "dpprof.h"
+#include "test.h"
+
+#include <time.h>
+
+static dpprof_config tiny(dpprof_backend be, dpprof_task task) {
+    dpprof_config c;
+    memset(&c, 0, sizeof c);
+    c.preset = "tiny";
+    c.seq = 16;
+    c.batch = 5;
+    c.physical_batch = 2; /* 2 + 2 + 1: an uneven split */
+    c.steps = 2;
+    c.task = task;
+    c.backend = be;
+    c.seed = 7;
+    return c;
+}
+
+static int same_profile(const dpprof_prof *a, const dpprof_prof *b, const char **why) {
+    size_t i;
+    *why = "";
+    if (a->n_events != b->n_events) { *why = "event count"; return 0; }
+    for (i = 0; i < a->n_events; i++) {
+        const dpprof_event *x = &a->events[i], *y = &b->events[i];
+        if (x->bytes != y->bytes || x->live != y->live || x->category != y->category || x->module != y->module || x->phase != y->phase || x->step != y->step) { *why = "an event"; return 0; }
+    }
+    if (a->peak_bytes != b->peak_bytes || a->peak_event != b->peak_event || memcmp(a->peak_by, b->peak_by, sizeof a->peak_by)) { *why = "the peak"; return 0; }
+    if (a->n_phases != b->n_phases) { *why = "phase count"; return 0; }
+    for (i = 0; i < a->n_phases; i++) {
+        const dpprof_phase_rec *x = &a->phases[i], *y = &b->phases[i];
+        if (x->phase != y->phase || x->bytes_start != y->bytes_start || x->bytes_end != y->bytes_end || x->bytes_peak != y->bytes_peak || x->flops != y->flops || x->bytes_analytic != y->bytes_analytic) { *why = "a phase record"; return 0; }
+    }
+    return 1;
+}
+
+static void check_report_adds_up(dpprof_task task, const char *name) {
+    dpprof_config c = tiny(DPPROF_BACKEND_CPU, task);
+    dpprof_session *s;
+    const dpprof_prof *p;
+    int64_t sum = 0, params, trainable;
+    int k;
+    c.optimizer = DPPROF_OPT_ADAM;
+    CHECK(dpprof_session_create(&c, &s) == DPPROF_OK && dpprof_session_run(s) == DPPROF_OK, "%s: tiny cpu run", name);
+    p = dpprof_session_prof(s);
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) sum += p->peak_by_cat[k];
+    CHECK(sum == p->peak_bytes, "%s: categories at the peak sum to the peak (%lld bytes)", name, (long long)p->peak_bytes);
+    sum = 0;
+    for (k = 0; k < DPPROF_MOD_COUNT; k++) sum += p->peak_by_mod[k];
+    CHECK(sum == p->peak_bytes, "%s: modules at the peak sum to the peak", name);
+    params = dpprof_session_param_elems(s, 0);
+    trainable = dpprof_session_param_elems(s, 1);
+    CHECK(p->peak_by_cat[DPPROF_CAT_MODEL_PARAMETERS] == 4 * params, "%s: parameter bytes = 4 x %lld parameters", name, (long long)params);
+    CHECK(p->peak_by_cat[DPPROF_CAT_OPTIMIZER_STATES] == 8 * trainable, "%s: adam states = 8 x %lld trainable", name, (long long)trainable);
+    CHECK(p->peak_by_cat[DPPROF_CAT_GRADIENTS] == 4 * trainable, "%s: gradients = 4 x trainable", name);
+    CHECK(p->live_bytes == 16 * params, "%s: after the run only parameters, gradients and adam states are live", name);
+    /* the tiny preset's count, by hand: embedding + 2 layers + final norm + head */
+    {
+        int64_t V = 256, C = 64, F = 176, layer = 2 * C + C * C + 2 * 32 * C + C * C + 3 * C * F;
+        int64_t head = task == DPPROF_TASK_LM ? V * C : 2 * C;
+        CHECK(params == V * C + 2 * layer + C + head, "%s: parameter count %lld matches the architecture", name, (long long)params);
+    }
+    dpprof_session_destroy(s);
+}
+
+static void check_cpu_equals_dry(dpprof_task task, const char *name) {
+    dpprof_config c1 = tiny(DPPROF_BACKEND_CPU, task), c2 = tiny(DPPROF_BACKEND_DRY, task);
+    dpprof_session *a, *b;
+    const char *why;
+    CHECK(dpprof_session_create(&c1, &a) == DPPROF_OK && dpprof_session_run(a) == DPPROF_OK, "%s: cpu run", name);
+    CHECK(dpprof_session_create(&c2, &b) == DPPROF_OK && dpprof_session_run(b) == DPPROF_OK, "%s: dry run", name);
+    CHECK(same_profile(dpprof_session_prof(a), dpprof_session_prof(b), &why), "%s: cpu and dry profiles are byte-identical (%zu events; differs in: %s)", name, dpprof_session_prof(a)->n_events, why);
+    dpprof_session_destroy(a);
+    dpprof_session_destroy(b);
+}
+
+/* one sgd step with lr 1 moves the weights by exactly the gradient of the mean loss */
+static int step_params(int b, dpprof_real **out, size_t *n) {
+    dpprof_config c = tiny(DPPROF_BACKEND_CPU, DPPROF_TASK_LM);
+    dpprof_session *s;
+    int i;
+    size_t off = 0;
+    c.batch = 8;
+    c.physical_batch = b;
+    c.steps = 1;
+    c.optimizer = DPPROF_OPT_SGD;
+    c.lr = 1.0;
+    if (dpprof_session_create(&c, &s) != DPPROF_OK || dpprof_session_run(s) != DPPROF_OK) return -1;
+    *n = (size_t)dpprof_session_param_elems(s, 0);
+    *out = (dpprof_real *)malloc(sizeof(dpprof_real) * *n);
+    for (i = 0; i < dpprof_session_param_count(s); i++) {
+        dpprof_param *p = dpprof_session_param(s, i);
+        memcpy(*out + off, p->w.data, sizeof(dpprof_real) * (size_t)p->w.n);
+        off += (size_t)p->w.n;
+    }
+    dpprof_session_destroy(s);
+    return 0;
+}
+
+static void check_physical_split(void) {
+    dpprof_real *ref, *x;
+    size_t n, m, i;
+    int splits[] = {4, 2, 1}, k;
+    dpprof_config c = tiny(DPPROF_BACKEND_CPU, DPPROF_TASK_LM);
+    dpprof_session *s;
+    double maxd = 0, maxg = 0;
+    CHECK(step_params(8, &ref, &n) == 0, "split: 1 x 8 step");
+    /* the init, to turn moved weights back into the gradient */
+    c.steps = 1;
+    dpprof_session_create(&c, &s);
+    for (k = 0; k < 3; k++) {
+        size_t off = 0;
+        int j;
+        maxd = maxg = 0;
+        CHECK(step_params(splits[k], &x, &m) == 0 && m == n, "split: %d x %d step", 8 / splits[k], splits[k]);
+        for (j = 0; j < dpprof_session_param_count(s); j++) {
+            dpprof_param *p = dpprof_session_param(s, j);
+            for (i = 0; i < (size_t)p->w.n; i++, off++) {
+                double g = (double)((dpprof_real *)p->w.data)[i] - ref[off];
+                double d = fabs((double)x[off] - ref[off]);
+                if (fabs(g) > maxg) maxg = fabs(g);
+                if (d > maxd) maxd = d;
+            }
+        }
+        CHECK(maxd <= 1e-6 * maxg, "the %d x %d update equals the 1 x 8 update: max difference %.3g, max |gradient| %.3g (tolerance 1e-6 relative)", 8 / splits[k], splits[k], maxd, maxg);
+        free(x);
+    }
+    dpprof_session_destroy(s);
+    free(ref);
+}
+
+static void check_determinism(void) {
+    dpprof_config c = tiny(DPPROF_BACKEND_CPU, DPPROF_TASK_CLS);
+    dpprof_session *a, *b;
+    int i, same = 1;
+    dpprof_session_create(&c, &a);
+    dpprof_session_create(&c, &b);
+    dpprof_session_run(a);
+    dpprof_session_run(b);
+    for (i = 0; i < 2; i++) same &= memcmp(&(double){dpprof_session_step_loss(a, i)}, &(double){dpprof_session_step_loss(b, i)}, sizeof(double)) == 0;
+    for (i = 0; i < dpprof_session_param_count(a); i++)
+        same &= memcmp(dpprof_session_param(a, i)->w.data, dpprof_session_param(b, i)->w.data, (size_t)dpprof_session_param(a, i)->w.n * sizeof(dpprof_real)) == 0;
+    CHECK(same, "same configuration and seed: bitwise-identical losses and weights");
+    dpprof_session_destroy(b);
+    c.seed = 8;
+    dpprof_session_create(&c, &b);
+    dpprof_session_run(b);
+    CHECK(dpprof_session_step_loss(a, 0) != dpprof_session_step_loss(b, 0), "another seed gives another run");
+    dpprof_session_destroy(a);
+    dpprof_session_destroy(b);
+}
+
+static void check_dry_large(void) {
+    dpprof_config c;
+    dpprof_session *s;
+    clock_t t0 = clock();
+    double sec;
+    const dpprof_prof *p;
+    memset(&c, 0, sizeof c);
+    c.preset = "llama-3.1-8b";
+    c.seq = 16384;
+    c.batch = 1;
+    c.steps = 2;
+    c.backend = DPPROF_BACKEND_DRY;
+    CHECK(dpprof_session_create(&c, &s) == DPPROF_OK && dpprof_session_run(s) == DPPROF_OK, "dry: llama-3.1-8b, T=16384, B=1");
+    sec = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    p = dpprof_session_prof(s);
+    CHECK(sec < 2.0, "dry: answered in %.3f s (< 2 s)", sec);
+    CHECK(p->peak_by_cat[DPPROF_CAT_MODEL_PARAMETERS] == 4 * dpprof_session_param_elems(s, 0) && dpprof_session_param_elems(s, 0) == INT64_C(8030261248),
+          "dry: llama-3.1-8b has 8030261248 parameters with an untied head (%lld)", (long long)dpprof_session_param_elems(s, 0));
+    /* the head's logits dominate at this length: (T, V) floats */
+    CHECK(p->peak_bytes > (int64_t)16384 * 128256 * 4, "dry: the peak (%.1f GiB) holds the (T, V) logits", (double)p->peak_bytes / 1073741824.0);
+    dpprof_session_destroy(s);
+}
+
+/* vanilla activations are linear in the batch: exactly twice the bytes at twice the batch */
+static void check_activation_scaling(void) {
+    int64_t act[2];
+    int k;
+    for (k = 0; k < 2; k++) {
+        dpprof_config c;
+        dpprof_session *s;
+        memset(&c, 0, sizeof c);
+        c.preset = "llama-3.2-1b";
+        c.seq = 512;
+        c.batch = 4 << k;
+        c.steps = 1;
+        c.backend = DPPROF_BACKEND_DRY;
+        dpprof_session_create(&c, &s);
+        dpprof_session_run(s);
+        act[k] = dpprof_session_prof(s)->peak_by_cat[DPPROF_CAT_ACTIVATIONS] + dpprof_session_prof(s)->peak_by_cat[DPPROF_CAT_DATA];
+        dpprof_session_destroy(s);
+    }
+    CHECK(act[1] == 2 * act[0], "dry: activations at the peak double with the batch (%lld -> %lld bytes)", (long long)act[0], (long long)act[1]);
+}
+
+static void check_errors(void) {
+    dpprof_config c;
+    dpprof_session *s = NULL;
+    int rc;
+#define ERRCASE(setup, code, text)                                                          \
+    do {                                                                                    \
+        c = tiny(DPPROF_BACKEND_DRY, DPPROF_TASK_LM);                                       \
+        setup;                                                                              \
+        rc = dpprof_session_create(&c, &s);                                                 \
+        CHECK(rc == code && strstr(dpprof_last_error(), text) != NULL && s == NULL,          \
+              "error: %s -> %s: %s", #setup, dpprof_result_str(rc), dpprof_last_error());   \
+        dpprof_session_destroy(s);                                                          \
+        s = NULL;                                                                           \
+    } while (0)
+    ERRCASE(c.preset = "llama-9", DPPROF_ERR_INVALID, "unknown preset 'llama-9'");
+    ERRCASE(c.heads = 5, DPPROF_ERR_INVALID, "heads = 5 does not divide hidden = 64");
+    ERRCASE((c.heads = 4, c.kv_heads = 3), DPPROF_ERR_INVALID, "kv-heads = 3 does not divide heads = 4");
+    ERRCASE(c.batch = -3, DPPROF_ERR_INVALID, "batch = -3 is out of range");
+    ERRCASE(c.hidden = -64, DPPROF_ERR_INVALID, "hidden = -64 is out of range");
+    ERRCASE(c.seq = -1, DPPROF_ERR_INVALID, "seq = -1 is out of range");
+    ERRCASE((c.batch = 4, c.physical_batch = 8), DPPROF_ERR_INVALID, "physical-batch = 8 is larger than batch = 4");
+    ERRCASE(c.classes = 3, DPPROF_ERR_INVALID, "classes = 3 only applies to --task cls");
+    ERRCASE((c.task = DPPROF_TASK_CLS, c.classes = 1), DPPROF_ERR_INVALID, "classes = 1: a classifier needs at least 2");
+    ERRCASE((c.hidden = 1024, c.heads = 2, c.kv_heads = 2), DPPROF_ERR_INVALID, "head size hidden/heads = 512 exceeds 256");
+    ERRCASE((c.hidden = 66, c.heads = 6, c.kv_heads = 6), DPPROF_ERR_INVALID, "head size hidden/heads = 11 must be even");
+    ERRCASE(c.data_path = "/nonexistent/dpprof-data.txt", DPPROF_ERR_IO, "--data /nonexistent/dpprof-data.txt: cannot open");
+    ERRCASE((c.vocab = 100, c.data_path = "x"), DPPROF_ERR_INVALID, "needs vocab >= 256, got vocab = 100");
+    ERRCASE(c.algo = DPPROF_ALGO_GHOST, DPPROF_ERR_UNSUPPORTED, "--algo ghost");
+    ERRCASE(c.sigma = 1.0, DPPROF_ERR_UNSUPPORTED, "DP-SGD options");
+    ERRCASE(c.lora_rank = 8, DPPROF_ERR_UNSUPPORTED, "LoRA");
+    ERRCASE(c.dtype = DPPROF_DTYPE_BF16, DPPROF_ERR_UNSUPPORTED, "bf16");
+    ERRCASE(c.delta = 1.0, DPPROF_ERR_INVALID, "delta = 1 must be in (0, 1)");
+    ERRCASE(c.backend = DPPROF_BACKEND_CUDA, DPPROF_ERR_NO_CUDA, "built without CUDA");
+    ERRCASE(c.memory_limit = -1, DPPROF_ERR_INVALID, "memory-limit = -1");
+#undef ERRCASE
+}
+
+static void check_oom(void) {
+    dpprof_config c = tiny(DPPROF_BACKEND_CPU, DPPROF_TASK_LM);
+    dpprof_session *s = NULL;
+    int rc;
+    /* a memory limit: the report stops exactly at the allocation that would cross it */
+    c.memory_limit = 1000000;
+    rc = dpprof_session_create(&c, &s);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(s);
+    CHECK(rc == DPPROF_ERR_OOM && strstr(dpprof_last_error(), "over the limit of 1000000 bytes"), "memory limit: %s", dpprof_last_error());
+    CHECK(s && dpprof_session_prof(s)->peak_bytes <= 1000000, "memory limit: the session survives to report, peak %lld <= limit", s ? (long long)dpprof_session_prof(s)->peak_bytes : -1LL);
+    dpprof_session_destroy(s);
+    /* a malloc that fails during the step: oom with the bytes requested, nothing leaks (asan) */
+    c = tiny(DPPROF_BACKEND_CPU, DPPROF_TASK_LM);
+    s = NULL;
+    rc = dpprof_session_create(&c, &s);
+    test_alloc_budget = 200000;
+    if (rc == DPPROF_OK) rc = dpprof_session_run(s);
+    test_alloc_budget = (size_t)-1;
+    CHECK(rc == DPPROF_ERR_OOM && strstr(dpprof_last_error(), "cannot allocate"), "failing malloc: %s", dpprof_last_error());
+    CHECK(s && dpprof_session_prof(s)->live_bytes > 0, "failing malloc: the session still reports (%lld bytes live)", (long long)dpprof_session_prof(s)->live_bytes);
+    dpprof_session_destroy(s);
+}
+
+int main(void) {
+    check_report_adds_up(DPPROF_TASK_LM, "lm");
+    check_report_adds_up(DPPROF_TASK_CLS, "cls");
+    check_cpu_equals_dry(DPPROF_TASK_LM, "lm");
+    check_cpu_equals_dry(DPPROF_TASK_CLS, "cls");
+    check_physical_split();
+    check_determinism();
+    check_dry_large();
+    check_activation_scaling();
+    check_errors();
+    check_oom();
+    return test_finish();
+}
