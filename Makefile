@@ -72,15 +72,24 @@ test: deps
 	tests/run.sh $(TEST_BIN)
 
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
-TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu
+TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu test_dp test_dpops
 .PHONY: test-build
-test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_gradcheck test_train test_twotu)
+test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu)
 
 $(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -I. $< -o $@ -lm
 
 $(TEST_BIN)/test_ops_double: tests/test_ops.c dpprof.h tests/test.h
+	@mkdir -p $(TEST_BIN)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+
+$(TEST_BIN)/test_dpops_double: tests/test_dpops.c dpprof.h tests/test.h
+	@mkdir -p $(TEST_BIN)
+	$(CC) $(CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+
+# the double build of the dp test is also the float build's reference (test_dp runs it with --ref)
+$(TEST_BIN)/test_dp_double: tests/test_dp.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
 

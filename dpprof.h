@@ -208,6 +208,7 @@ typedef struct dpprof_prof {
     int64_t live_by[DPPROF_CAT_COUNT][DPPROF_MOD_COUNT];    /* live bytes by category x module */
     int64_t peak_by[DPPROF_CAT_COUNT][DPPROF_MOD_COUNT];    /* the same at the moment of the peak */
     int64_t peak_by_cat[DPPROF_CAT_COUNT], peak_by_mod[DPPROF_MOD_COUNT];
+    int64_t max_by_cat[DPPROF_CAT_COUNT];                   /* each category's own high-water mark */
     size_t peak_event;                                      /* index of the event that set the peak */
     int32_t peak_phase, peak_step;
     int32_t cur_phase, cur_step;                            /* DPPROF_PHASE_NONE outside phases */
@@ -230,6 +231,10 @@ DPPROF_API double dpprof_prof_now_ms(const dpprof_prof *p);
 /* record an allocation made elsewhere (malloc, cudaMalloc, a pool): key identifies it until freed */
 DPPROF_API int dpprof_track_alloc(dpprof_prof *p, const void *key, size_t bytes, int category, int module) DPPROF__KEY_ONLY;
 DPPROF_API int dpprof_track_free(dpprof_prof *p, const void *key) DPPROF__KEY_ONLY;
+/* the allocation known as old_key is known as new_key from now on (no event: nothing changed) */
+DPPROF_API int dpprof_track_move(dpprof_prof *p, const void *old_key, const void *new_key);
+/* the allocation changes category/module (an event pair: -bytes from the old, +bytes to the new) */
+DPPROF_API int dpprof_track_retag(dpprof_prof *p, const void *key, int category, int module) DPPROF__KEY_ONLY;
 /* allocate through DPPROF_MALLOC and track; NULL on failure (and dpprof_last_error says so) */
 DPPROF_API void *dpprof_malloc(dpprof_prof *p, size_t bytes, int category, int module);
 DPPROF_API void dpprof_free(dpprof_prof *p, void *ptr);
@@ -311,6 +316,7 @@ typedef struct dpprof_tensor {
     void *data;              /* NULL on the dry backend */
     int64_t n;               /* elements */
     int32_t elem_size, category, module;
+    int32_t kept;            /* the engine handed it to its keep-list: freeing here only forgets it */
 } dpprof_tensor;
 
 typedef struct dpprof_param {
@@ -332,6 +338,12 @@ DPPROF_API int dpprof_session_step(dpprof_session *s);
 /* forward+backward of `n` given samples into the gradients (which it zeroes first), no update.
    tokens (n,T); targets (n,T) for lm, (n) for cls. losses (n) per-sample, may be NULL. */
 DPPROF_API int dpprof_session_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses);
+/* the session's dp algorithm on `n` given samples (split into its physical batches), noise off:
+   leaves sum_i c_i grad loss_i in the gradients (not divided by the batch); per-sample gradient
+   norms (n) and flat clip factors (n; NaN under per-layer clipping) may be NULL */
+DPPROF_API int dpprof_session_clipped_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *norms, double *clip);
+/* the norm method of parameter i, as the result json's layers[].method names it */
+DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int i);
 /* forward only: per-sample losses (n) */
 DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses);
 /* the samples of logical step `step` (index i of the logical batch), as training uses them */
@@ -1188,6 +1200,122 @@ typedef struct dpprof_bars_desc {
 DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas);
 /* <<<< fragment plot decl */
 
+/* >>>> fragment dpops decl */
+/* ---- dp reference ops: declarations (fragment of dpprof.h) ---------------------------------------
+   per-sample gradient norms and clipped sums of dp-sgd, on the cpu. same conventions as the cpu
+   reference ops above, plus: n samples of a physical batch, each of T positions; a linear layer
+   y = x W^T with W (OC,IC), input x (n,T,IC), output gradient dy (n,T,OC); the per-sample gradient of
+   sample i is g_i = dy_i^T x_i (OC,IC). norms are SQUARED l2 (frobenius) norms and always accumulate
+   (+=) into double norm2 (n), whatever dpprof_real is: they feed the clip factors, and a float
+   accumulator would lose the small samples next to the large ones. clip factors c (n) are double too.
+   "overwritten" outputs are written in full (every element, zeros included).
+   the per-sample loss gradient of the second backward pass (book-keeping / ghost clipping) is only a
+   scale of dlosses by c: dpprof_scale_ref does it, there is no separate op. */
+
+#ifndef DPPROF_NORM_TILE
+#define DPPROF_NORM_TILE 32 /* side of the position-pair tiles (gram flash) and of the g_i blocks (psg flash) */
+#endif
+#if DPPROF_NORM_TILE < 1 || DPPROF_NORM_TILE > 64
+#error "DPPROF_NORM_TILE must be in [1, 64]: the psg flash keeps TILE*TILE doubles on the stack (32 KiB at 64)"
+#endif
+
+/* per-sample gradients, materialised (the opacus way): psg (n,OC,IC) overwritten, psg[i] = dy_i^T x_i;
+   dy (n,T,OC), x (n,T,IC) */
+DPPROF_API void dpprof_linear_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC);
+/* norm2 (n) += sum of squares of row i of psg (n,P) */
+DPPROF_API void dpprof_psgrad_sqnorm_ref(double *norm2, const dpprof_real *psg, int n, size_t P);
+/* dw (P) += sum_i c[i] * row i of psg (n,P); c (n). the sum over i is in double, dw is rounded once */
+DPPROF_API void dpprof_psgrad_clipsum_ref(dpprof_real *dw, const dpprof_real *psg, const double *c, int n, size_t P);
+
+/* gram matrices: out (n,T,T) overwritten, out[i] = x_i x_i^T for x (n,T,D). symmetric: the upper triangle is
+   computed and mirrored, so out[i] is exactly symmetric */
+DPPROF_API void dpprof_gram_ref(dpprof_real *out, const dpprof_real *x, int n, int T, int D);
+/* ghost norm from materialised grams: norm2 (n) += <ga_i, gg_i>_F for ga, gg (n,T,T). with ga = gram(x) and
+   gg = gram(dy) this is ||dy_i^T x_i||_F^2 */
+DPPROF_API void dpprof_gram_dot_ref(double *norm2, const dpprof_real *ga, const dpprof_real *gg, int n, int T);
+
+/* flash norm, gram flavour: norm2 (n) += ||dy_i^T x_i||_F^2 = sum_{s,t} (x_i x_i^T)_st (dy_i dy_i^T)_st for
+   dy (n,T,OC), x (n,T,IC). over tiles of DPPROF_NORM_TILE x DPPROF_NORM_TILE position pairs (s,t); only tile
+   pairs with s-tile <= t-tile are computed and the off-diagonal ones count twice (the summand is symmetric in
+   s,t); diagonal tiles are computed in full. never stores a T x T matrix. */
+DPPROF_API void dpprof_linear_sqnorm_gram_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC);
+/* flash norm, per-sample-gradient flavour: norm2 (n) += ||dy_i^T x_i||_F^2, building g_i one
+   DPPROF_NORM_TILE x DPPROF_NORM_TILE block at a time (summed over T in double on the stack, square-summed,
+   discarded). never stores (OC,IC) per sample. dy (n,T,OC), x (n,T,IC) */
+DPPROF_API void dpprof_linear_sqnorm_psg_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC);
+/* book-keeping clipped weight gradient: dw (OC,IC) += sum_i c[i] dy_i^T x_i, one gemm over the n*T rows with
+   dy scaled by c per sample; dy (n,T,OC), x (n,T,IC), c (n). with c = 1 it is dpprof_matmul_bwd_ref's dweight */
+DPPROF_API void dpprof_linear_clipgrad_ref(dpprof_real *dw, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC);
+
+/* embedding (V,C) looked up by tokens (n,T) in [0,V): the per-sample gradient has rows
+   g_i[v] = sum_{t: tokens[i,t] = v} dy[i,t,:]. norm without materialising: norm2 (n) +=
+   sum_{s,t: tok_s = tok_t} <dy_s, dy_t> (pairs s < t computed once and counted twice); dy (n,T,C) */
+DPPROF_API void dpprof_embedding_sqnorm_ref(double *norm2, const dpprof_real *dy, const int *tokens, int n, int T, int C);
+/* materialised: psg (n,V,C) overwritten with g_i; dy (n,T,C), tokens (n,T) in [0,V) */
+DPPROF_API void dpprof_embedding_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C);
+/* clipped: dwte (V,C) += sum_i c[i] g_i; dy (n,T,C), tokens (n,T), c (n). every occurrence of a token in the
+   whole batch is summed in double before the one rounding into dwte */
+DPPROF_API void dpprof_embedding_clipgrad_ref(dpprof_real *dwte, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C);
+
+/* rmsnorm weight: per-sample gradient psg (n,C) overwritten, psg[i,c] = sum_t dout[i,t,c] * inp[i,t,c] * rstd[i,t];
+   dout, inp (n,T,C), rstd (n,T) from the forward. the sum over i is dpprof_rmsnorm_bwd_ref's dweight */
+DPPROF_API void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *rstd, int n, int T, int C);
+
+/* flat clipping: c (n) overwritten, c[i] = min(1, clip / (sqrt(norm2[i]) + 1e-6)); norm2 (n) squared norms.
+   a nan (or negative) norm gives a nan factor, never 1: a broken sample must not pass unclipped. c may alias norm2
+   (in place). clip >= 0 */
+DPPROF_API void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip);
+
+/* which flash flavour is cheaper for one linear layer: 0 gram, 1 psg. compares the flops of
+   dpprof_linear_sqnorm_gram_cost and dpprof_linear_sqnorm_psg_cost (roughly T*(T+TILE)*(IC+OC) against
+   2*T*IC*OC per sample: gram wins at short T, psg at long T); a tie goes to gram. T, IC, OC >= 1 */
+DPPROF_API int dpprof_flash_choice(int T, int IC, int OC);
+
+/* ---- analytic cost of the dp ops (conventions of the costs above). norm2 and c are double whatever
+   elem_size says: 8 bytes per element, norm2 read and written (+=) so 16 per sample, c read once (8).
+   a multiply-add counts 2; "the +=" counts one add per accumulated element. ---- */
+
+/* flops 2*n*T*IC*OC; bytes es*(n*T*OC dy + n*T*IC x + n*OC*IC psg) */
+DPPROF_API dpprof_cost dpprof_linear_psgrad_cost(int n, int T, int IC, int OC, int elem_size);
+/* flops n*(2*P + 1): a multiply-add per element, the += per sample; bytes es*n*P + 16*n */
+DPPROF_API dpprof_cost dpprof_psgrad_sqnorm_cost(int n, size_t P, int elem_size);
+/* flops 2*n*P + P: c[i]*psg multiply-add per element, the += into dw; bytes es*(n*P psg + 2*P dw) + 8*n c */
+DPPROF_API dpprof_cost dpprof_psgrad_clipsum_cost(int n, size_t P, int elem_size);
+/* flops n*T*(T+1)*D: the T*(T+1)/2 entries of the upper triangle, 2*D each (the mirror is free);
+   bytes es*(n*T*D x + n*T*T out) */
+DPPROF_API dpprof_cost dpprof_gram_cost(int n, int T, int D, int elem_size);
+/* flops n*(2*T*T + 1); bytes es*2*n*T*T + 16*n */
+DPPROF_API dpprof_cost dpprof_gram_dot_cost(int n, int T, int elem_size);
+/* with b = DPPROF_NORM_TILE, m = ceil(T/b) tiles of lengths l_k (all b but the last), the computed position pairs
+   are Q = sum_{j<=k} l_j*l_k = (T*T + sum_k l_k^2)/2 (= T*(T+b)/2 when b divides T) in NP = m*(m+1)/2 tile pairs.
+   flops n*(Q*(2*IC + 2*OC + 2) + 2*NP + 1): per pair the two gram entries (2*IC, 2*OC) and their product
+   multiply-added into the tile sum (2); per tile pair its weight (1 or 2) multiply-added into the sample (2);
+   per sample the += (1). the full-square count would be n*T*T*(2*IC + 2*OC + 2).
+   bytes es*n*T*(IC + OC) + 16*n */
+DPPROF_API dpprof_cost dpprof_linear_sqnorm_gram_cost(int n, int T, int IC, int OC, int elem_size);
+/* flops n*(2*T*IC*OC + 2*IC*OC + 1): building g_i (2*T per element), square-summing it (2 per element), the +=;
+   bytes es*n*T*(IC + OC) + 16*n (inputs read once: the minimum, not what the blocked loop rereads) */
+DPPROF_API dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int OC, int elem_size);
+/* flops n*T*OC + 2*n*T*IC*OC + OC*IC: scaling dy by c, the gemm, the += into dw;
+   bytes es*(n*T*OC dy + n*T*IC x + 2*OC*IC dw) + 8*n c */
+DPPROF_API dpprof_cost dpprof_linear_clipgrad_cost(int n, int T, int IC, int OC, int elem_size);
+/* upper bound, reached when every position of a sample holds the same token (and exactly what a kernel that
+   evaluates the whole masked T x T gram does): per sample T*(T-1)/2 token compares, T*(T+1)/2 dot products
+   (2*C each) each multiply-added with its weight 1 or 2 into the sum (2), the += (1):
+   flops n*(T*(T-1)/2 + T*(T+1)/2*(2*C + 2) + 1); bytes 4*n*T tokens + es*n*T*C dy + 16*n */
+DPPROF_API dpprof_cost dpprof_embedding_sqnorm_cost(int n, int T, int C, int elem_size);
+/* flops n*T*C adds; bytes 4*n*T tokens + es*(n*T*C dy + n*V*C psg) (psg is written in full, zeros included) */
+DPPROF_API dpprof_cost dpprof_embedding_psgrad_cost(int n, int T, int V, int C, int elem_size);
+/* flops 2*n*T*C (c[i]*dy multiply-added per element); bytes 4*n*T + es*(n*T*C dy + 2*n*T*C dwte rows) + 8*n c
+   (upper bound as dpprof_embedding_bwd_cost: a repeated token's row counted per occurrence) */
+DPPROF_API dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int elem_size);
+/* flops 3*n*T*C (dout*inp*rstd added: 3 per element, as the dweight part of dpprof_rmsnorm_bwd_cost);
+   bytes es*(2*n*T*C dout,inp + n*T rstd + n*C psg) */
+DPPROF_API dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size);
+/* flops 4*n (sqrt, +1e-6, divide, compare); bytes 16*n (norm2 read, c written, both double; elem_size unused) */
+DPPROF_API dpprof_cost dpprof_clip_factors_cost(int n, int elem_size);
+/* <<<< fragment dpops decl */
+
 /*@@FRAGMENT_DECLS@@*/
 
 #ifdef __cplusplus
@@ -1252,6 +1380,9 @@ static int dpprof__fail(int code, const char *fmt, ...) {
     va_end(ap);
     return code;
 }
+
+/* propagate a failure: the message is already in dpprof_last_error() */
+#define DPPROF__TRY(x) do { int rc_ = (x); if (rc_ != DPPROF_OK) return rc_; } while (0)
 
 /* ---- names ----------------------------------------------------------------------------------- */
 static const char *const dpprof__cat_names[] = {
@@ -1371,6 +1502,10 @@ DPPROF_API int dpprof_track_alloc(dpprof_prof *p, const void *key, size_t bytes,
     p->live_bytes += (int64_t)bytes;
     p->live_by[cat][mod] += (int64_t)bytes;
     p->n_allocs++;
+    {
+        int64_t c_live = dpprof_live(p, cat, -1);
+        if (c_live > p->max_by_cat[cat]) p->max_by_cat[cat] = c_live;
+    }
     dpprof__event(p, (int64_t)bytes, cat, mod);
     if (p->live_bytes > p->peak_bytes) { /* strictly greater: the peak is the first moment of the max */
         int c, m;
@@ -1409,6 +1544,33 @@ DPPROF_API int dpprof_track_free(dpprof_prof *p, const void *key) {
         }
     }
     return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_free: key %p is not a live allocation", key);
+}
+
+DPPROF_API int dpprof_track_move(dpprof_prof *p, const void *old_key, const void *new_key) {
+    size_t i, j;
+    if (!p || !old_key || !new_key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_move: NULL profiler or key");
+    for (j = p->n_live; j-- > 0;)
+        if (p->live[j].key == new_key && old_key != new_key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_move: key %p is already live", new_key);
+    for (i = p->n_live; i-- > 0;)
+        if (p->live[i].key == old_key) {
+            p->live[i].key = new_key;
+            return DPPROF_OK;
+        }
+    return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_move: key %p is not a live allocation", old_key);
+}
+
+DPPROF_API int dpprof_track_retag(dpprof_prof *p, const void *key, int cat, int mod) {
+    size_t i;
+    dpprof_live_alloc a;
+    if (!p || !key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_retag: NULL profiler or key");
+    for (i = p->n_live; i-- > 0;)
+        if (p->live[i].key == key) break;
+    if (i == (size_t)-1) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_retag: key %p is not a live allocation", key);
+    a = p->live[i];
+    if (a.category == cat && a.module == mod) return DPPROF_OK;
+    /* a free and an allocation of the same bytes: the total never moves, so neither does the peak */
+    DPPROF__TRY(dpprof_track_free(p, key));
+    return dpprof_track_alloc(p, key, (size_t)a.bytes, cat, mod);
 }
 
 DPPROF_API void *dpprof_malloc(dpprof_prof *p, size_t bytes, int cat, int mod) {
@@ -1521,7 +1683,6 @@ static int dpprof__check_dim(const char *what, long long v, long long lo, long l
     return DPPROF_OK;
 }
 
-#define DPPROF__TRY(x) do { int rc_ = (x); if (rc_ != DPPROF_OK) return rc_; } while (0)
 
 DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out, dpprof_shape *sh) {
     dpprof_config c;
@@ -1588,11 +1749,22 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.init_std == 0) c.init_std = 0.02;
     if (c.memory_limit < 0) return dpprof__fail(DPPROF_ERR_INVALID, "memory-limit = %lld must be positive", (long long)c.memory_limit);
     if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
-    /* DP-SGD options: validated now, refused by the engine until the DP algorithms exist */
+    /* DP-SGD options */
     if (c.sigma != c.sigma || c.sigma < 0) return dpprof__fail(DPPROF_ERR_INVALID, "sigma = %g must be >= 0", c.sigma);
     if (c.max_grad_norm != c.max_grad_norm || c.max_grad_norm < 0) return dpprof__fail(DPPROF_ERR_INVALID, "max-grad-norm = %g must be > 0", c.max_grad_norm);
     if (c.delta != c.delta || c.delta < 0 || c.delta >= 1) return dpprof__fail(DPPROF_ERR_INVALID, "delta = %g must be in (0, 1)", c.delta);
     if (c.dataset_size < 0) return dpprof__fail(DPPROF_ERR_INVALID, "dataset-size = %lld must be positive", c.dataset_size);
+    if (c.dataset_size > INT32_MAX) return dpprof__fail(DPPROF_ERR_INVALID, "dataset-size = %lld exceeds %d", c.dataset_size, INT32_MAX);
+    if (c.algo == DPPROF_ALGO_VANILLA) {
+        /* non-private training: a noise or clipping option would be silently meaningless */
+        if (c.sigma > 0 || c.max_grad_norm > 0 || c.per_layer_clipping || c.delta > 0)
+            return dpprof__fail(DPPROF_ERR_INVALID, "sigma, max-grad-norm, clipping and delta apply to the DP algorithms, not to --algo vanilla");
+    } else {
+        if (c.max_grad_norm == 0) c.max_grad_norm = 1.0;
+        if (c.delta == 0) c.delta = 1e-5;
+    }
+    if (c.poisson && !c.dataset_size) return dpprof__fail(DPPROF_ERR_INVALID, "--poisson samples from a dataset: give --dataset-size");
+    if (c.dataset_size && c.dataset_size < c.batch) return dpprof__fail(DPPROF_ERR_INVALID, "dataset-size = %lld is smaller than batch = %d", c.dataset_size, c.batch);
     if (c.lora_rank < 0) return dpprof__fail(DPPROF_ERR_INVALID, "lora-rank = %d must be positive", c.lora_rank);
     if (c.lora_alpha != c.lora_alpha || c.lora_alpha < 0) return dpprof__fail(DPPROF_ERR_INVALID, "lora-alpha = %g must be positive", c.lora_alpha);
     *out = c;
@@ -1644,6 +1816,24 @@ struct dpprof_session {
     int steps_done, adam_t;
     double *step_loss, *step_ms;    /* (cap_steps) */
     size_t cap_steps;
+    /* dp-sgd: the algorithm's shape, and the state of the physical batch in flight */
+    int dp, two_pass, bk;           /* private; second backward; book-keeping clip phase */
+    int n_trainable;
+    int *method;                    /* (n_params) DPPROF__M_*: how each tensor's norm is computed */
+    int bw_mode, bw_retain;         /* DPPROF__MODE_*; keep activations for a second pass */
+    int bw_n, bw_T;                 /* the physical batch in the backward */
+    dpprof_tensor norm2;            /* (n_params, n) doubles: per-sample squared norms per tensor */
+    dpprof_tensor clip;             /* (n) flat or (n_params, n) per-layer clip factors, doubles */
+    dpprof_tensor *psg;             /* (n_params) materialised per-sample gradients */
+    dpprof_tensor *kept;            /* (cap_kept) tensors kept for the clip phase: stable addresses */
+    const dpprof_tensor **kept_from;
+    int n_kept, cap_kept;
+    struct dpprof__cache_ent *cache; /* (cap_kept) layers waiting for their clipped gradient */
+    int n_cache;
+    int *batch_ids;                 /* (max batch) sample ids of the logical step in flight */
+    int batch_n;
+    double *last_norms, *last_clip; /* (max batch) per-sample norms and clip factors of the last step */
+    double noise_std;               /* sigma * C */
 };
 
 #define DPPROF__F(t) ((dpprof_real *)(t).data)
@@ -1660,6 +1850,21 @@ struct dpprof_session {
         dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);                               \
         if ((s)->backend == DPPROF_BACKEND_CPU) dpprof_##op##_ref args;                     \
     } while (0)
+/* the same with a cost computed here (one half of an op, a plain copy) */
+#define DPPROF__OPX(s, cost, call)                                                           \
+    do {                                                                                    \
+        dpprof_cost c_ = cost;                                                              \
+        dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);                               \
+        if ((s)->backend == DPPROF_BACKEND_CPU) call;                                       \
+    } while (0)
+
+/* one gemm (M,K) x (K,Nc): 2MKN flops, every operand read or written once */
+static dpprof_cost dpprof__gemm_cost(int M, int K, int Nc, int E) {
+    dpprof_cost c;
+    c.flops = 2.0 * M * (double)K * Nc;
+    c.bytes = (double)E * ((double)M * K + (double)K * Nc + (double)M * Nc);
+    return c;
+}
 
 static int dpprof__talloc(dpprof_session *s, dpprof_tensor *t, int64_t n, int elem, int cat, int mod, int zero) {
     int64_t bytes;
@@ -1694,6 +1899,10 @@ static int dpprof__talloc(dpprof_session *s, dpprof_tensor *t, int64_t n, int el
 
 static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
     if (!t->n) return;
+    if (t->kept) { /* the keep-list owns memory and accounting now */
+        memset(t, 0, sizeof *t);
+        return;
+    }
     dpprof_track_free(&s->prof, t);
     DPPROF_FREE(t->data);
     memset(t, 0, sizeof *t);
@@ -1891,7 +2100,7 @@ DPPROF_API int dpprof_session_batch(dpprof_session *s, int step, int first, int 
     return DPPROF_OK;
 }
 
-/* ---- forward and backward: one schedule for every backend ------------------------------------ */
+/* ---- forward ------------------------------------ */
 static int dpprof__forward(dpprof_session *s, int n) {
     const dpprof_shape *h = &s->sh;
     const int T = s->cfg.seq, C = h->C, NH = h->NH, NKV = h->NKV, HS = h->HS, F = h->F, E = s->elem;
@@ -1956,96 +2165,271 @@ static int dpprof__forward(dpprof_session *s, int n) {
     return DPPROF_OK;
 }
 
-/* backward of sum_i dloss * loss_i: weight gradients accumulate (+=) into the parameters' g, so
-   physical batches sum into one logical batch; every activation is freed as soon as it is used */
-static int dpprof__backward(dpprof_session *s, int n, double dloss) {
+/* ---- dp-sgd: norms, keep-list, clip phase ---------------------------------------------------- */
+/* what one backward pass computes for every trainable tensor */
+enum { DPPROF__MODE_SUM, DPPROF__MODE_CLIPSUM, DPPROF__MODE_NORM };
+/* how a tensor's per-sample norm is computed (the result json's layers[].method) */
+enum { DPPROF__M_SUMMED, DPPROF__M_FROZEN, DPPROF__M_PSG, DPPROF__M_GRAM, DPPROF__M_FLASH_GRAM, DPPROF__M_FLASH_PSG, DPPROF__M_VECTOR, DPPROF__M_TOKEN_PAIRS, DPPROF__M_COUNT };
+static const char *const dpprof__method_names[] = {"summed (non-private)", "frozen", "per-sample gradient materialised", "gram T x T materialised",
+                                                   "flash: tiled gram", "flash: tiled per-sample gradient", "per-sample vector", "token-pair gram"};
+
+typedef struct dpprof__cache_ent {
+    int p, embed;            /* parameter; 1: embedding (x holds the tokens) */
+    dpprof_tensor *x, *dy;   /* kept input and output gradient */
+    int T, IC, OC;
+} dpprof__cache_ent;
+
+#define DPPROF__D(t) ((double *)(t).data)
+/* per-sample squared norms of tensor p, and its clip factors: both (n) vectors */
+#define DPPROF__NORM2(s, p) (DPPROF__D((s)->norm2) ? DPPROF__D((s)->norm2) + (size_t)(p) * (size_t)(s)->bw_n : (double *)NULL)
+#define DPPROF__CLIP(s, p) (DPPROF__D((s)->clip) ? DPPROF__D((s)->clip) + (s)->cfg.per_layer_clipping * (size_t)(p) * (size_t)(s)->bw_n : (double *)NULL)
+
+/* hand a tensor to the keep-list (book-keeping holds it until the clip phase). the original's
+   struct keeps its data pointer for the rest of the backward; freeing it there only forgets it.
+   as_hook: it becomes an activation_hooks allocation (a cached output gradient) */
+static int dpprof__keep(dpprof_session *s, dpprof_tensor *t, int as_hook, dpprof_tensor **out) {
+    int i;
+    if (t->kept) {
+        for (i = s->n_kept; i-- > 0;)
+            if (s->kept_from[i] == t) { *out = &s->kept[i]; return DPPROF_OK; }
+        return dpprof__fail(DPPROF_ERR_INVALID, "internal: a kept tensor lost its slot");
+    }
+    if (s->n_kept >= s->cap_kept) return dpprof__fail(DPPROF_ERR_OVERFLOW, "internal: the keep-list is full (%d)", s->cap_kept);
+    for (i = 0; i < s->n_kept; i++)
+        if (s->kept_from[i] == t) s->kept_from[i] = NULL; /* an older tensor of the same variable */
+    i = s->n_kept++;
+    s->kept[i] = *t;
+    s->kept_from[i] = t;
+    DPPROF__TRY(dpprof_track_move(&s->prof, t, &s->kept[i]));
+    t->kept = 1;
+    if (as_hook) {
+        DPPROF__TRY(dpprof_track_retag(&s->prof, &s->kept[i], DPPROF_CAT_ACTIVATION_HOOKS, t->module));
+        s->kept[i].category = DPPROF_CAT_ACTIVATION_HOOKS;
+    }
+    *out = &s->kept[i];
+    return DPPROF_OK;
+}
+
+/* a copy into the keep-list, for an output gradient the backward keeps changing (the residual's) */
+static int dpprof__keep_copy(dpprof_session *s, const dpprof_tensor *t, int module, dpprof_tensor **out) {
+    int i;
+    dpprof_cost c;
+    if (s->n_kept >= s->cap_kept) return dpprof__fail(DPPROF_ERR_OVERFLOW, "internal: the keep-list is full (%d)", s->cap_kept);
+    i = s->n_kept;
+    DPPROF__TRY(dpprof__talloc(s, &s->kept[i], t->n, t->elem_size, DPPROF_CAT_ACTIVATION_HOOKS, module, 0));
+    s->kept_from[i] = NULL;
+    s->n_kept++;
+    c.flops = 0;
+    c.bytes = 2.0 * (double)t->n * t->elem_size;
+    DPPROF__OPX(s, c, memcpy(s->kept[i].data, t->data, (size_t)t->n * (size_t)t->elem_size));
+    *out = &s->kept[i];
+    return DPPROF_OK;
+}
+
+static int dpprof__cache(dpprof_session *s, int p, int embed, dpprof_tensor *x, dpprof_tensor *dy, int T, int IC, int OC) {
+    dpprof__cache_ent *e;
+    if (s->n_cache >= s->cap_kept) return dpprof__fail(DPPROF_ERR_OVERFLOW, "internal: the clip cache is full");
+    e = &s->cache[s->n_cache++];
+    e->p = p; e->embed = embed; e->x = x; e->dy = dy; e->T = T; e->IC = IC; e->OC = OC;
+    return DPPROF_OK;
+}
+
+/* the backward of y = x W^T for parameter p: dx += dy W, and the weight gradient the pass wants.
+   dy_shared: dy is a buffer the backward keeps accumulating into (book-keeping must copy it) */
+static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dpprof_tensor *dy, int dy_shared, dpprof_tensor *x, int T, int IC, int OC) {
+    const dpprof_param *P = &s->params[p];
+    const int n = s->bw_n, N = n * T, E = s->elem;
+    dpprof_tensor ga, gg, *kx = NULL, *kdy = NULL;
+    if (dx) DPPROF__OPX(s, dpprof__gemm_cost(N, OC, IC, E), dpprof_matmul_bwd_ref(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC));
+    if (!P->trainable) return DPPROF_OK;
+    if (s->bw_mode == DPPROF__MODE_SUM) {
+        DPPROF__OPX(s, dpprof__gemm_cost(OC, N, IC, E), dpprof_matmul_bwd_ref(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC));
+        return DPPROF_OK;
+    }
+    if (s->bw_mode == DPPROF__MODE_CLIPSUM) {
+        DPPROF__OP(s, linear_clipgrad, (n, T, IC, OC, E), (DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__CLIP(s, p), n, T, IC, OC));
+        return DPPROF_OK;
+    }
+    switch (s->method[p]) {
+    case DPPROF__M_PSG: /* opacus: every layer's per-sample gradients live until the clip phase */
+        DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * OC * IC, E, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
+        DPPROF__OP(s, linear_psgrad, (n, T, IC, OC, E), (DPPROF__F(s->psg[p]), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
+        DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)OC * IC, E), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)OC * IC));
+        return DPPROF_OK;
+    case DPPROF__M_GRAM: /* ghost: both gram matrices of the physical batch, (n,T,T) each */
+        DPPROF__TRY(dpprof__talloc(s, &ga, (int64_t)n * T * T, E, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
+        DPPROF__OP(s, gram, (n, T, IC, E), (DPPROF__F(ga), DPPROF__F(*x), n, T, IC));
+        DPPROF__TRY(dpprof__talloc(s, &gg, (int64_t)n * T * T, E, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
+        DPPROF__OP(s, gram, (n, T, OC, E), (DPPROF__F(gg), DPPROF__F(*dy), n, T, OC));
+        DPPROF__OP(s, gram_dot, (n, T, E), (DPPROF__NORM2(s, p), DPPROF__F(ga), DPPROF__F(gg), n, T));
+        dpprof__tfree(s, &gg);
+        dpprof__tfree(s, &ga);
+        break;
+    case DPPROF__M_FLASH_GRAM:
+        DPPROF__OP(s, linear_sqnorm_gram, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
+        break;
+    default:
+        DPPROF__OP(s, linear_sqnorm_psg, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
+        break;
+    }
+    if (s->bk) { /* book-keeping: the clipped gradient is one gemm over n*T rows once c is known */
+        DPPROF__TRY(dpprof__keep(s, x, 0, &kx));
+        if (dy_shared) DPPROF__TRY(dpprof__keep_copy(s, dy, P->module, &kdy));
+        else DPPROF__TRY(dpprof__keep(s, dy, 1, &kdy));
+        DPPROF__TRY(dpprof__cache(s, p, 0, kx, kdy, T, IC, OC));
+    }
+    return DPPROF_OK;
+}
+
+/* rmsnorm with weight p: dinp += ..., and the weight's gradient; its per-sample gradients are
+   (n, C) vectors: materialised for the norm in every dp algorithm */
+static int dpprof__rmsnorm_bwd(dpprof_session *s, int p, dpprof_tensor *dinp, dpprof_tensor *dout, dpprof_tensor *inp, dpprof_tensor *rstd, int T) {
+    const int n = s->bw_n, N = n * T, C = s->sh.C, E = s->elem;
+    const dpprof_param *P = &s->params[p];
+    dpprof_tensor tmp;
+    int sum = s->bw_mode == DPPROF__MODE_SUM && P->trainable;
+    DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(*dinp), sum ? DPPROF__G(s, p) : (dpprof_real *)NULL, DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), N, C));
+    if (sum || !P->trainable) return DPPROF_OK;
+    if (s->bw_mode == DPPROF__MODE_CLIPSUM) {
+        DPPROF__TRY(dpprof__talloc(s, &tmp, (int64_t)n * C, E, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
+        DPPROF__OP(s, rmsnorm_psdweight, (n, T, C, E), (DPPROF__F(tmp), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__F(*rstd), n, T, C));
+        DPPROF__OP(s, psgrad_clipsum, (n, (size_t)C, E), (DPPROF__G(s, p), DPPROF__F(tmp), DPPROF__CLIP(s, p), n, (size_t)C));
+        dpprof__tfree(s, &tmp);
+        return DPPROF_OK;
+    }
+    DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * C, E, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
+    DPPROF__OP(s, rmsnorm_psdweight, (n, T, C, E), (DPPROF__F(s->psg[p]), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__F(*rstd), n, T, C));
+    DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)C, E), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)C));
+    if (s->two_pass) dpprof__tfree(s, &s->psg[p]); /* the second pass sums the clipped vectors itself */
+    return DPPROF_OK;
+}
+
+/* the embedding's weight gradient from the gradient at its output (the residual's, at the end) */
+static int dpprof__embedding_bwd(dpprof_session *s, dpprof_tensor *dres, int T) {
+    const int n = s->bw_n, N = n * T, C = s->sh.C, V = s->sh.V, E = s->elem, p = s->p_emb;
+    dpprof_tensor *kx = NULL, *kdy = NULL;
+    if (!s->params[p].trainable) return DPPROF_OK;
+    if (s->bw_mode == DPPROF__MODE_SUM) {
+        DPPROF__OP(s, embedding_bwd, (N, C, E), (DPPROF__G(s, p), DPPROF__F(*dres), DPPROF__I(s->a.tokens), N, C));
+        return DPPROF_OK;
+    }
+    if (s->bw_mode == DPPROF__MODE_CLIPSUM) {
+        DPPROF__OP(s, embedding_clipgrad, (n, T, C, E), (DPPROF__G(s, p), DPPROF__F(*dres), DPPROF__I(s->a.tokens), DPPROF__CLIP(s, p), n, T, C));
+        return DPPROF_OK;
+    }
+    if (s->method[p] == DPPROF__M_PSG) { /* opacus: a (n, V, C) tensor */
+        DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * V * C, E, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING, 0));
+        DPPROF__OP(s, embedding_psgrad, (n, T, V, C, E), (DPPROF__F(s->psg[p]), DPPROF__F(*dres), DPPROF__I(s->a.tokens), n, T, V, C));
+        DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)V * C, E), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)V * C));
+        return DPPROF_OK;
+    }
+    DPPROF__OP(s, embedding_sqnorm, (n, T, C, E), (DPPROF__NORM2(s, p), DPPROF__F(*dres), DPPROF__I(s->a.tokens), n, T, C));
+    if (s->bk) {
+        DPPROF__TRY(dpprof__keep(s, &s->a.tokens, 0, &kx));
+        DPPROF__TRY(dpprof__keep(s, dres, 1, &kdy));
+        DPPROF__TRY(dpprof__cache(s, p, 1, kx, kdy, T, V, C));
+    }
+    return DPPROF_OK;
+}
+
+/* forward activations: freed as soon as used, unless a second backward pass needs them */
+static void dpprof__afree(dpprof_session *s, dpprof_tensor *t) {
+    if (!s->bw_retain) dpprof__tfree(s, t);
+}
+
+/* ---- forward and backward: one schedule for every backend and algorithm ---------------------- */
+/* backward of sum_i dloss * loss_i (head_ready: the logits already hold the output gradient, as in
+   a second pass). weight gradients go where s->bw_mode says: summed into g, clipped into g, or
+   per-sample norms into s->norm2; every temporary is freed as soon as it has been used */
+static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_ready) {
     const dpprof_shape *h = &s->sh;
     const int T = s->cfg.seq, C = h->C, NH = h->NH, NKV = h->NKV, HS = h->HS, F = h->F, E = s->elem;
-    const int N = n * T, QD = NH * HS, KD = NKV * HS;
+    const int N = n * T, QD = NH * HS, KD = NKV * HS, lm = s->cfg.task == DPPROF_TASK_LM;
     dpprof__acts *a = &s->a;
     dpprof_tensor dlosses, dlnf, dlast, dres, dh, dgate, dup, dln2, datt, dq, dk, dv, dln1;
     int l, i;
-    DPPROF__A(dlosses, n, ACTIVATIONS, HEAD);
-    if (s->backend == DPPROF_BACKEND_CPU)
-        for (i = 0; i < n; i++) DPPROF__F(dlosses)[i] = (dpprof_real)dloss;
+    s->bw_n = n;
+    s->bw_T = T;
+    if (!head_ready) {
+        DPPROF__A(dlosses, n, ACTIVATIONS, HEAD);
+        if (s->backend == DPPROF_BACKEND_CPU)
+            for (i = 0; i < n; i++) DPPROF__F(dlosses)[i] = (dpprof_real)dloss;
+        if (lm) DPPROF__OP(s, crossentropy_bwd, (n, T, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->logits), DPPROF__I(a->targets), DPPROF__F(dlosses), n, T, h->V));
+        else DPPROF__OP(s, crossentropy_bwd, (n, 1, h->K, E), (DPPROF__F(a->logits), DPPROF__F(a->logits), DPPROF__I(a->targets), DPPROF__F(dlosses), n, 1, h->K));
+        dpprof__tfree(s, &dlosses);
+    }
     DPPROF__Z(dlnf, (int64_t)N * C, ACTIVATIONS, NORM);
-    if (s->cfg.task == DPPROF_TASK_LM) {
-        DPPROF__OP(s, crossentropy_bwd, (n, T, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->logits), DPPROF__I(a->targets), DPPROF__F(dlosses), n, T, h->V));
-        DPPROF__OP(s, matmul_bwd, (N, C, h->V, E), (DPPROF__F(dlnf), DPPROF__G(s, s->p_head), DPPROF__F(a->logits), DPPROF__F(a->lnf), DPPROF__W(s, s->p_head), N, C, h->V));
+    if (lm) {
+        DPPROF__TRY(dpprof__linear_bwd(s, s->p_head, &dlnf, &a->logits, 0, &a->lnf, T, C, h->V));
     } else {
-        DPPROF__OP(s, crossentropy_bwd, (n, 1, h->K, E), (DPPROF__F(a->logits), DPPROF__F(a->logits), DPPROF__I(a->targets), DPPROF__F(dlosses), n, 1, h->K));
         DPPROF__Z(dlast, (int64_t)n * C, ACTIVATIONS, HEAD);
-        DPPROF__OP(s, matmul_bwd, (n, C, h->K, E), (DPPROF__F(dlast), DPPROF__G(s, s->p_head), DPPROF__F(a->logits), DPPROF__F(a->last), DPPROF__W(s, s->p_head), n, C, h->K));
+        DPPROF__TRY(dpprof__linear_bwd(s, s->p_head, &dlast, &a->logits, 0, &a->last, 1, C, h->K));
         DPPROF__OP(s, last_token_bwd, (n, T, C, E), (DPPROF__F(dlnf), DPPROF__F(dlast), n, T, C));
         dpprof__tfree(s, &dlast);
-        dpprof__tfree(s, &a->last);
+        dpprof__afree(s, &a->last);
     }
-    dpprof__tfree(s, &a->logits);
-    dpprof__tfree(s, &a->losses);
-    dpprof__tfree(s, &dlosses);
+    dpprof__afree(s, &a->logits);
+    dpprof__afree(s, &a->losses);
     DPPROF__Z(dres, (int64_t)N * C, ACTIVATIONS, OTHER);
-    {
-        dpprof_tensor *xl = h->L ? &a->lay[h->L - 1].xm : &a->x0;
-        DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(dres), DPPROF__G(s, s->p_normf), DPPROF__F(dlnf), DPPROF__F(*xl), DPPROF__W(s, s->p_normf), DPPROF__F(a->rstdf), N, C));
-    }
+    DPPROF__TRY(dpprof__rmsnorm_bwd(s, s->p_normf, &dres, &dlnf, h->L ? &a->lay[h->L - 1].xm : &a->x0, &a->rstdf, T));
     dpprof__tfree(s, &dlnf);
-    dpprof__tfree(s, &a->lnf);
-    dpprof__tfree(s, &a->rstdf);
+    dpprof__afree(s, &a->lnf);
+    dpprof__afree(s, &a->rstdf);
     for (l = h->L - 1; l >= 0; l--) {
         dpprof__layer_acts *y = &a->lay[l];
         dpprof_tensor *xin = l ? &a->lay[l - 1].xm : &a->x0;
         const int P = 1 + l * DPPROF__P_PER_LAYER;
-        dpprof__tfree(s, &y->xm); /* the next layer's input: its backward is done */
+        dpprof__afree(s, &y->xm); /* the next layer's input: its backward is done */
         /* mlp: xm = xa + down(silu(gate(ln2)) * up(ln2)); dres holds d xm */
         DPPROF__Z(dh, (int64_t)N * F, ACTIVATIONS, MLP);
-        DPPROF__OP(s, matmul_bwd, (N, F, C, E), (DPPROF__F(dh), DPPROF__G(s, P + DPPROF__P_DOWN), DPPROF__F(dres), DPPROF__F(y->h), DPPROF__W(s, P + DPPROF__P_DOWN), N, F, C));
-        dpprof__tfree(s, &y->h);
+        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_DOWN, &dh, &dres, 1, &y->h, T, F, C));
+        dpprof__afree(s, &y->h);
         DPPROF__A(dgate, (int64_t)N * F, ACTIVATIONS, MLP);
         DPPROF__A(dup, (int64_t)N * F, ACTIVATIONS, MLP);
         DPPROF__OP(s, swiglu_bwd, ((size_t)N * F, E), (DPPROF__F(dgate), DPPROF__F(dup), DPPROF__F(dh), DPPROF__F(y->gate), DPPROF__F(y->up), (size_t)N * F));
         dpprof__tfree(s, &dh);
-        dpprof__tfree(s, &y->gate);
-        dpprof__tfree(s, &y->up);
+        dpprof__afree(s, &y->gate);
+        dpprof__afree(s, &y->up);
         DPPROF__Z(dln2, (int64_t)N * C, ACTIVATIONS, NORM);
-        DPPROF__OP(s, matmul_bwd, (N, C, F, E), (DPPROF__F(dln2), DPPROF__G(s, P + DPPROF__P_GATE), DPPROF__F(dgate), DPPROF__F(y->ln2), DPPROF__W(s, P + DPPROF__P_GATE), N, C, F));
-        DPPROF__OP(s, matmul_bwd, (N, C, F, E), (DPPROF__F(dln2), DPPROF__G(s, P + DPPROF__P_UP), DPPROF__F(dup), DPPROF__F(y->ln2), DPPROF__W(s, P + DPPROF__P_UP), N, C, F));
+        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_GATE, &dln2, &dgate, 0, &y->ln2, T, C, F));
+        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_UP, &dln2, &dup, 0, &y->ln2, T, C, F));
         dpprof__tfree(s, &dgate);
         dpprof__tfree(s, &dup);
-        dpprof__tfree(s, &y->ln2);
-        DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(dres), DPPROF__G(s, P + DPPROF__P_LN2), DPPROF__F(dln2), DPPROF__F(y->xa), DPPROF__W(s, P + DPPROF__P_LN2), DPPROF__F(y->rstd2), N, C));
+        dpprof__afree(s, &y->ln2);
+        DPPROF__TRY(dpprof__rmsnorm_bwd(s, P + DPPROF__P_LN2, &dres, &dln2, &y->xa, &y->rstd2, T));
         dpprof__tfree(s, &dln2);
-        dpprof__tfree(s, &y->rstd2);
+        dpprof__afree(s, &y->rstd2);
         /* attention: xa = x + o(attn(rope(q(ln1)), rope(k(ln1)), v(ln1))); dres now holds d xa */
         DPPROF__Z(datt, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
-        DPPROF__OP(s, matmul_bwd, (N, QD, C, E), (DPPROF__F(datt), DPPROF__G(s, P + DPPROF__P_O), DPPROF__F(dres), DPPROF__F(y->att), DPPROF__W(s, P + DPPROF__P_O), N, QD, C));
+        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_O, &datt, &dres, 1, &y->att, T, QD, C));
         DPPROF__A(dq, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
         DPPROF__A(dk, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
         DPPROF__A(dv, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
         DPPROF__OP(s, attention_bwd, (n, T, NH, NKV, HS, E), (DPPROF__F(dq), DPPROF__F(dk), DPPROF__F(dv), DPPROF__F(datt), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), DPPROF__F(y->att), DPPROF__F(y->lse), n, T, NH, NKV, HS));
         dpprof__tfree(s, &datt);
-        dpprof__tfree(s, &y->att);
-        dpprof__tfree(s, &y->lse);
+        dpprof__afree(s, &y->att);
+        dpprof__afree(s, &y->lse);
         DPPROF__OP(s, rope_bwd, (n, T, NH, HS, E), (DPPROF__F(dq), n, T, NH, HS, h->rope_theta));
         DPPROF__OP(s, rope_bwd, (n, T, NKV, HS, E), (DPPROF__F(dk), n, T, NKV, HS, h->rope_theta));
         DPPROF__Z(dln1, (int64_t)N * C, ACTIVATIONS, NORM);
-        DPPROF__OP(s, matmul_bwd, (N, C, QD, E), (DPPROF__F(dln1), DPPROF__G(s, P + DPPROF__P_Q), DPPROF__F(dq), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_Q), N, C, QD));
-        DPPROF__OP(s, matmul_bwd, (N, C, KD, E), (DPPROF__F(dln1), DPPROF__G(s, P + DPPROF__P_K), DPPROF__F(dk), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_K), N, C, KD));
-        DPPROF__OP(s, matmul_bwd, (N, C, KD, E), (DPPROF__F(dln1), DPPROF__G(s, P + DPPROF__P_V), DPPROF__F(dv), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_V), N, C, KD));
+        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_Q, &dln1, &dq, 0, &y->ln1, T, C, QD));
+        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_K, &dln1, &dk, 0, &y->ln1, T, C, KD));
+        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_V, &dln1, &dv, 0, &y->ln1, T, C, KD));
         dpprof__tfree(s, &dq);
         dpprof__tfree(s, &dk);
         dpprof__tfree(s, &dv);
-        dpprof__tfree(s, &y->q);
-        dpprof__tfree(s, &y->k);
-        dpprof__tfree(s, &y->v);
-        dpprof__tfree(s, &y->ln1);
-        DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(dres), DPPROF__G(s, P + DPPROF__P_LN1), DPPROF__F(dln1), DPPROF__F(*xin), DPPROF__W(s, P + DPPROF__P_LN1), DPPROF__F(y->rstd1), N, C));
+        dpprof__afree(s, &y->q);
+        dpprof__afree(s, &y->k);
+        dpprof__afree(s, &y->v);
+        dpprof__afree(s, &y->ln1);
+        DPPROF__TRY(dpprof__rmsnorm_bwd(s, P + DPPROF__P_LN1, &dres, &dln1, xin, &y->rstd1, T));
         dpprof__tfree(s, &dln1);
-        dpprof__tfree(s, &y->rstd1);
-        dpprof__tfree(s, &y->xa);
+        dpprof__afree(s, &y->rstd1);
+        dpprof__afree(s, &y->xa);
     }
-    DPPROF__OP(s, embedding_bwd, (N, C, E), (DPPROF__G(s, s->p_emb), DPPROF__F(dres), DPPROF__I(a->tokens), N, C));
+    DPPROF__TRY(dpprof__embedding_bwd(s, &dres, T));
     dpprof__tfree(s, &dres);
-    dpprof__tfree(s, &a->x0);
+    dpprof__afree(s, &a->x0);
     return DPPROF_OK;
 }
 
@@ -2054,6 +2438,7 @@ static void dpprof__acts_release(dpprof_session *s) {
     dpprof__acts *a = &s->a;
     int l;
     dpprof_tensor *top[] = {&a->tokens, &a->targets, &a->x0, &a->lnf, &a->rstdf, &a->last, &a->logits, &a->losses};
+    s->bw_retain = 0;
     for (l = 0; a->lay && l < s->sh.L; l++) {
         dpprof__layer_acts *y = &a->lay[l];
         dpprof_tensor *t[] = {&y->ln1, &y->rstd1, &y->q, &y->k, &y->v, &y->att, &y->lse, &y->xa, &y->ln2, &y->rstd2, &y->gate, &y->up, &y->h, &y->xm};
@@ -2061,6 +2446,106 @@ static void dpprof__acts_release(dpprof_session *s) {
         for (j = 0; j < sizeof t / sizeof t[0]; j++) dpprof__tfree(s, t[j]);
     }
     for (l = 0; l < (int)(sizeof top / sizeof top[0]); l++) dpprof__tfree(s, top[l]);
+    for (l = 0; s->psg && l < s->n_params; l++) dpprof__tfree(s, &s->psg[l]);
+    for (l = 0; l < s->n_kept; l++) dpprof__tfree(s, &s->kept[l]);
+    s->n_kept = s->n_cache = 0;
+    dpprof__tfree(s, &s->clip);
+    dpprof__tfree(s, &s->norm2);
+}
+
+/* the clip factors of the physical batch from its per-sample, per-tensor squared norms */
+static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
+    const int per_layer = s->cfg.per_layer_clipping;
+    int i, p;
+    double cl;
+    DPPROF__TRY(dpprof__talloc(s, &s->clip, per_layer ? (int64_t)n * s->n_params : n, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
+    dpprof_prof_add_cost(&s->prof, (double)n * s->n_params, 8.0 * n * (s->n_params + 1.0));
+    if (s->backend != DPPROF_BACKEND_CPU) return DPPROF_OK;
+    for (i = 0; i < n; i++) {
+        double tot = 0;
+        for (p = 0; p < s->n_params; p++)
+            if (s->params[p].trainable) tot += DPPROF__NORM2(s, p)[i];
+        s->last_norms[first + i] = sqrt(tot);
+        if (!per_layer) DPPROF__D(s->clip)[i] = tot;
+    }
+    if (!per_layer) {
+        dpprof_clip_factors_ref(DPPROF__D(s->clip), DPPROF__D(s->clip), n, s->cfg.max_grad_norm);
+        for (i = 0; i < n; i++) s->last_clip[first + i] = DPPROF__D(s->clip)[i];
+        return DPPROF_OK;
+    }
+    /* per-layer: every clipped tensor gets C / sqrt(number of clipped tensors) */
+    cl = s->cfg.max_grad_norm / sqrt((double)s->n_trainable);
+    for (p = 0; p < s->n_params; p++)
+        if (s->params[p].trainable) dpprof_clip_factors_ref(DPPROF__CLIP(s, p), DPPROF__NORM2(s, p), n, cl);
+    for (i = 0; i < n; i++) s->last_clip[first + i] = NAN; /* one factor per tensor: see the dump */
+    return DPPROF_OK;
+}
+
+/* book-keeping and per-sample materialisation: the clipped gradients, layer by layer */
+static int dpprof__clip_phase(dpprof_session *s) {
+    const int n = s->bw_n, E = s->elem;
+    int k, p;
+    for (k = 0; k < s->n_cache; k++) {
+        const dpprof__cache_ent *e = &s->cache[k];
+        if (e->embed) DPPROF__OP(s, embedding_clipgrad, (n, e->T, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__I(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->OC));
+        else DPPROF__OP(s, linear_clipgrad, (n, e->T, e->IC, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
+    }
+    for (p = 0; p < s->n_params; p++) {
+        if (!s->psg[p].n) continue;
+        DPPROF__OP(s, psgrad_clipsum, (n, (size_t)s->psg[p].n / (size_t)n, E), (DPPROF__G(s, p), DPPROF__F(s->psg[p]), DPPROF__CLIP(s, p), n, (size_t)s->psg[p].n / (size_t)n));
+        dpprof__tfree(s, &s->psg[p]);
+    }
+    for (k = 0; k < s->n_kept; k++) dpprof__tfree(s, &s->kept[k]);
+    s->n_kept = s->n_cache = 0;
+    return DPPROF_OK;
+}
+
+/* one physical batch whose tokens and targets are in s->a: forward, backward(s) and, for dp, the
+   clipped gradient summed into g (vanilla: the gradient of dloss * sum of losses) */
+static int dpprof__physical(dpprof_session *s, int step, int n, int first, double dloss, double *loss_sum, double *losses) {
+    const int lm = s->cfg.task == DPPROF_TASK_LM;
+    int i;
+    DPPROF__TRY(dpprof__forward(s, n));
+    if (s->backend == DPPROF_BACKEND_CPU)
+        for (i = 0; i < n; i++) {
+            double v = (double)DPPROF__F(s->a.losses)[i];
+            if (losses) losses[i] = v;
+            *loss_sum += v;
+        }
+    else *loss_sum = NAN;
+    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_BACKWARD, step));
+    if (!s->dp) {
+        s->bw_mode = DPPROF__MODE_SUM;
+        s->bw_retain = 0;
+        return dpprof__backward(s, n, dloss, 0);
+    }
+    /* pass 1: per-sample norms of every trainable tensor, from the unscaled per-sample losses */
+    s->bw_n = n;
+    DPPROF__TRY(dpprof__talloc(s, &s->norm2, (int64_t)n * s->n_params, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
+    s->bw_mode = DPPROF__MODE_NORM;
+    s->bw_retain = s->two_pass;
+    DPPROF__TRY(dpprof__backward(s, n, 1.0, 0));
+    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_NORMS, step));
+    DPPROF__TRY(dpprof__norms_phase(s, n, first));
+    if (s->two_pass) {
+        /* pass 2: backpropagate sum_i c_i loss_i (flat), or clip each tensor's per-sample
+           gradients with its own factors (per-layer) */
+        DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_BACKWARD_2, step));
+        s->bw_retain = 0;
+        s->bw_mode = s->cfg.per_layer_clipping ? DPPROF__MODE_CLIPSUM : DPPROF__MODE_SUM;
+        if (!s->cfg.per_layer_clipping) {
+            size_t row = lm ? (size_t)s->cfg.seq * (size_t)s->sh.V : (size_t)s->sh.K;
+            for (i = 0; i < n; i++) /* the output gradient of pass 1 is linear in dloss */
+                DPPROF__OP(s, scale, (row, s->elem), (DPPROF__F(s->a.logits) + (size_t)i * row, DPPROF__F(s->a.logits) + (size_t)i * row, row, DPPROF__D(s->clip) ? DPPROF__D(s->clip)[i] : 0.0));
+        }
+        DPPROF__TRY(dpprof__backward(s, n, 1.0, 1));
+    } else {
+        DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_CLIP_ACCUMULATE, step));
+        DPPROF__TRY(dpprof__clip_phase(s));
+    }
+    dpprof__tfree(s, &s->clip);
+    dpprof__tfree(s, &s->norm2);
+    return DPPROF_OK;
 }
 
 static int dpprof__data_alloc(dpprof_session *s, int n) {
@@ -2077,18 +2562,6 @@ static void dpprof__zero_grads(dpprof_session *s) {
         if (s->params[i].trainable) memset(s->params[i].g.data, 0, (size_t)s->params[i].g.n * (size_t)s->elem);
 }
 
-static double dpprof__sum_losses(const dpprof_session *s, int n, double *out) {
-    double sum = 0;
-    int i;
-    if (s->backend != DPPROF_BACKEND_CPU) return NAN;
-    for (i = 0; i < n; i++) {
-        double v = (double)DPPROF__F(s->a.losses)[i];
-        if (out) out[i] = v;
-        sum += v;
-    }
-    return sum;
-}
-
 static int dpprof__check_tokens(const dpprof_session *s, const int *tokens, const int *targets, int n) {
     int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1, lim = s->cfg.task == DPPROF_TASK_LM ? s->sh.V : s->sh.K;
     size_t i;
@@ -2099,39 +2572,63 @@ static int dpprof__check_tokens(const dpprof_session *s, const int *tokens, cons
     return DPPROF_OK;
 }
 
-/* forward (and backward when dloss != 0) of given samples, as one physical batch */
-static int dpprof__fb_given(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses, int backward, double dloss) {
-    int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1, rc;
-    if (!s || !tokens || !targets || n <= 0) return dpprof__fail(DPPROF_ERR_INVALID, "forward/backward needs tokens, targets and n > 0");
+/* given samples, split into physical batches: forward (and, unless loss_only, the gradient the
+   session's algorithm gives, summed into g: vanilla sum_i dloss*grad loss_i, dp sum_i c_i grad loss_i) */
+static int dpprof__given(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses, int loss_only, double dloss) {
+    int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1, rc = DPPROF_OK, first, dp = s->dp;
+    double sum = 0;
+    if (!tokens || !targets || n <= 0) return dpprof__fail(DPPROF_ERR_INVALID, "forward/backward needs tokens, targets and n > 0");
     if (s->backend != DPPROF_BACKEND_CPU) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "computing values needs the cpu backend (this session is %s)", dpprof_backend_name(s->backend));
+    if (n > s->cfg.batch) return dpprof__fail(DPPROF_ERR_INVALID, "%d samples is more than the session's batch of %d", n, s->cfg.batch);
     DPPROF__TRY(dpprof__check_tokens(s, tokens, targets, n));
-    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_FORWARD, s->steps_done));
-    rc = dpprof__data_alloc(s, n);
-    if (rc == DPPROF_OK) {
-        memcpy(s->a.tokens.data, tokens, sizeof(int) * (size_t)n * (size_t)T);
-        memcpy(s->a.targets.data, targets, sizeof(int) * (size_t)n * (size_t)tw);
-        rc = dpprof__forward(s, n);
+    if (loss_only) s->dp = 0;
+    for (first = 0; first < n && rc == DPPROF_OK; first += s->cfg.physical_batch) {
+        int b = n - first < s->cfg.physical_batch ? n - first : s->cfg.physical_batch;
+        rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_FORWARD, s->steps_done);
+        if (rc == DPPROF_OK) rc = dpprof__data_alloc(s, b);
+        if (rc != DPPROF_OK) break;
+        memcpy(s->a.tokens.data, tokens + (size_t)first * T, sizeof(int) * (size_t)b * (size_t)T);
+        memcpy(s->a.targets.data, targets + (size_t)first * tw, sizeof(int) * (size_t)b * (size_t)tw);
+        if (loss_only) {
+            rc = dpprof__forward(s, b);
+            if (rc == DPPROF_OK && losses)
+                for (int i = 0; i < b; i++) losses[first + i] = (double)DPPROF__F(s->a.losses)[i];
+        } else rc = dpprof__physical(s, s->steps_done, b, first, dloss, &sum, losses ? losses + first : NULL);
+        dpprof__acts_release(s);
     }
-    if (rc == DPPROF_OK) {
-        dpprof__sum_losses(s, n, losses);
-        if (backward) {
-            dpprof_phase_begin(&s->prof, DPPROF_PHASE_BACKWARD, s->steps_done);
-            rc = dpprof__backward(s, n, dloss);
-        }
-    }
-    dpprof__acts_release(s);
+    s->dp = dp;
     dpprof_phase_end(&s->prof);
+    if (rc != DPPROF_OK) dpprof__acts_release(s);
     return rc;
 }
 
 DPPROF_API int dpprof_session_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses) {
+    int dp, rc;
     if (!s) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_grad: NULL session");
     dpprof__zero_grads(s);
-    return dpprof__fb_given(s, tokens, targets, n, losses, 1, n > 0 ? 1.0 / n : 0.0);
+    dp = s->dp;
+    s->dp = 0; /* the plain gradient of the mean loss, whatever the algorithm */
+    rc = dpprof__given(s, tokens, targets, n, losses, 0, n > 0 ? 1.0 / n : 0.0);
+    s->dp = dp;
+    return rc;
+}
+
+DPPROF_API int dpprof_session_clipped_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *norms, double *clip) {
+    int rc, i;
+    if (!s) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_clipped_grad: NULL session");
+    if (!s->dp) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_clipped_grad: --algo %s does not clip", dpprof_algo_name(s->cfg.algo));
+    dpprof__zero_grads(s);
+    rc = dpprof__given(s, tokens, targets, n, NULL, 0, 1.0);
+    for (i = 0; rc == DPPROF_OK && i < n; i++) {
+        if (norms) norms[i] = s->last_norms[i];
+        if (clip) clip[i] = s->last_clip[i];
+    }
+    return rc;
 }
 
 DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses) {
-    return dpprof__fb_given(s, tokens, targets, n, losses, 0, 0.0);
+    if (!s) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_loss: NULL session");
+    return dpprof__given(s, tokens, targets, n, losses, 1, 0.0);
 }
 
 static void dpprof__optimizer(dpprof_session *s) {
@@ -2149,8 +2646,70 @@ static void dpprof__optimizer(dpprof_session *s) {
     dpprof__zero_grads(s);
 }
 
+/* noise sigma*C on the clipped sum, from the counter-based generator at (seed, stream = step,
+   element = offset over the trainable tensors in table order), then the division by the expected
+   batch size: the update direction (sum_i c_i g_i + N(0, sigma^2 C^2 I)) / B */
+static void dpprof__noise(dpprof_session *s, int step) {
+    uint64_t off = 0;
+    int i;
+    const double inv_b = 1.0 / s->cfg.batch;
+    for (i = 0; i < s->n_params; i++) {
+        dpprof_param *p = &s->params[i];
+        dpprof_cost c;
+        if (!p->trainable) continue;
+        c.flops = 30.0 * (double)p->g.n; /* philox + box-muller per element, roughly */
+        c.bytes = 2.0 * (double)p->g.n * s->elem;
+        dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
+        if (s->backend == DPPROF_BACKEND_CPU) {
+            dpprof_real *g = DPPROF__F(p->g);
+            int64_t e;
+            if (s->noise_std > 0) {
+#ifdef DPPROF_REF_DOUBLE
+                for (e = 0; e < p->g.n; e++) g[e] += s->noise_std * dpprof_normal(s->cfg.seed, (uint64_t)step, off + (uint64_t)e);
+#else
+                dpprof_add_noise_ref(g, (size_t)p->g.n, s->noise_std, s->cfg.seed, (uint64_t)step, off);
+#endif
+            }
+            for (e = 0; e < p->g.n; e++) g[e] = (dpprof_real)(g[e] * inv_b);
+        }
+        off += (uint64_t)p->g.n;
+    }
+}
+
+/* the sample ids of logical step `step`: a fixed batch, or poisson sampling (each of the dataset's
+   N examples with probability q = B/N, from the counter-based generator) */
+#define DPPROF__STREAM_POISSON (UINT64_C(3) << 40)
+static int dpprof__sample_batch(dpprof_session *s, int step) {
+    int i;
+    s->batch_n = 0;
+    if (!s->cfg.poisson) {
+        for (i = 0; i < s->cfg.batch; i++) {
+            uint64_t g = (uint64_t)step * (uint64_t)s->cfg.batch + (uint64_t)i;
+            if (s->cfg.dataset_size) g %= (uint64_t)s->cfg.dataset_size;
+            s->batch_ids[s->batch_n++] = (int)g;
+        }
+        return DPPROF_OK;
+    }
+    {
+        const double q = (double)s->cfg.batch / (double)s->cfg.dataset_size;
+        long long j;
+        for (j = 0; j < s->cfg.dataset_size; j++) {
+            dpprof_u32x4 ctr, r;
+            ctr.v[0] = (uint32_t)j; ctr.v[1] = (uint32_t)((uint64_t)j >> 32);
+            ctr.v[2] = (uint32_t)step; ctr.v[3] = (uint32_t)(DPPROF__STREAM_POISSON >> 32);
+            r = dpprof_philox4x32_10(ctr, (uint32_t)s->cfg.seed, (uint32_t)(s->cfg.seed >> 32));
+            if (((double)r.v[0] + 0.5) * (1.0 / 4294967296.0) < q) {
+                if (s->batch_n >= s->cfg.batch * 4 + 64) /* far above any plausible draw: refuse to grow without bound */
+                    return dpprof__fail(DPPROF_ERR_OVERFLOW, "poisson sampling drew more than %d samples at step %d", s->batch_n, step);
+                s->batch_ids[s->batch_n++] = (int)j;
+            }
+        }
+    }
+    return DPPROF_OK;
+}
+
 DPPROF_API int dpprof_session_step(dpprof_session *s) {
-    const int B = s->cfg.batch, b = s->cfg.physical_batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
+    const int b = s->cfg.physical_batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
     const int step = s->steps_done;
     double t0 = dpprof__clock_ms(), loss = 0;
     int first, rc = DPPROF_OK;
@@ -2158,23 +2717,26 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the loss table");
     s->step_ms = (double *)DPPROF_REALLOC(s->step_ms, sizeof(double) * (size_t)s->cap_steps);
     if (!s->step_ms) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the time table");
-    for (first = 0; first < B && rc == DPPROF_OK; first += b) {
-        int n = B - first < b ? B - first : b;
+    DPPROF__TRY(dpprof__sample_batch(s, step));
+    for (first = 0; first < s->batch_n && rc == DPPROF_OK; first += b) {
+        int n = s->batch_n - first < b ? s->batch_n - first : b;
         rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_FORWARD, step);
         if (rc == DPPROF_OK) rc = dpprof__data_alloc(s, n);
         if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CPU) {
             int i;
             for (i = 0; i < n; i++)
-                dpprof__sample(s, (uint64_t)step * (uint64_t)B + (uint64_t)(first + i), DPPROF__I(s->a.tokens) + (size_t)i * T, DPPROF__I(s->a.targets) + (size_t)i * tw);
+                dpprof__sample(s, (uint64_t)s->batch_ids[first + i], DPPROF__I(s->a.tokens) + (size_t)i * T, DPPROF__I(s->a.targets) + (size_t)i * tw);
         }
-        if (rc == DPPROF_OK) rc = dpprof__forward(s, n);
-        if (rc == DPPROF_OK) loss += dpprof__sum_losses(s, n, NULL);
-        if (rc == DPPROF_OK) rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_BACKWARD, step);
-        if (rc == DPPROF_OK) rc = dpprof__backward(s, n, 1.0 / B); /* the gradient of the mean loss of the logical batch */
+        /* vanilla: the gradient of the mean loss of the logical batch; dp: the clipped sum */
+        if (rc == DPPROF_OK) rc = dpprof__physical(s, step, n, first, 1.0 / s->cfg.batch, &loss, NULL);
         if (rc == DPPROF_OK) {
             dpprof__tfree(s, &s->a.tokens);
             dpprof__tfree(s, &s->a.targets);
         }
+    }
+    if (rc == DPPROF_OK && s->dp) {
+        rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_NOISE, step);
+        if (rc == DPPROF_OK) dpprof__noise(s, step);
     }
     if (rc == DPPROF_OK) rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_OPTIMIZER_STEP, step);
     if (rc == DPPROF_OK) dpprof__optimizer(s);
@@ -2183,10 +2745,10 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         dpprof__acts_release(s);
         return rc;
     }
-    s->step_loss[step] = loss / B;
+    s->step_loss[step] = s->batch_n ? loss / s->batch_n : NAN;
     s->step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : dpprof__clock_ms() - t0;
     s->steps_done++;
-    if (s->backend == DPPROF_BACKEND_CPU && !(s->step_loss[step] == s->step_loss[step] && fabs(s->step_loss[step]) <= DBL_MAX))
+    if (s->backend == DPPROF_BACKEND_CPU && s->batch_n && !(s->step_loss[step] == s->step_loss[step] && fabs(s->step_loss[step]) <= DBL_MAX))
         return dpprof__fail(DPPROF_ERR_NUMERIC, "the loss of step %d is %g", step, s->step_loss[step]);
     return DPPROF_OK;
 }
@@ -2195,6 +2757,65 @@ DPPROF_API int dpprof_session_run(dpprof_session *s) {
     int total = s->cfg.warmup + s->cfg.steps;
     while (s->steps_done < total) DPPROF__TRY(dpprof_session_step(s));
     return DPPROF_OK;
+}
+
+/* the algorithm's shape and each tensor's norm method; host tables for the dp state */
+static int dpprof__setup_dp(dpprof_session *s) {
+    const int algo = s->cfg.algo;
+    int i, max_batch = s->cfg.poisson ? 4 * s->cfg.batch + 64 : s->cfg.batch;
+    s->dp = algo != DPPROF_ALGO_VANILLA;
+    s->two_pass = algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH;
+    s->bk = algo == DPPROF_ALGO_GHOST_BK || algo == DPPROF_ALGO_FLASH_BK || algo == DPPROF_ALGO_AUTO;
+    s->noise_std = s->cfg.sigma * s->cfg.max_grad_norm;
+    if (algo == DPPROF_ALGO_AUTO && s->cfg.memory_limit > 0) {
+        /* book-keeping holds every layer's output gradient: if that does not fit the budget, the
+           two-pass flash algorithm does the same arithmetic twice in less memory. the dry backend
+           answers which, exactly, in milliseconds */
+        dpprof_config probe = s->cfg;
+        dpprof_session *d = NULL;
+        probe.algo = DPPROF_ALGO_FLASH_BK;
+        probe.backend = DPPROF_BACKEND_DRY;
+        probe.memory_limit = 0;
+        probe.steps = 1;
+        probe.warmup = 0;
+        probe.data_path = NULL;
+        if (dpprof_session_create(&probe, &d) == DPPROF_OK && dpprof_session_step(d) == DPPROF_OK && d->prof.peak_bytes > s->cfg.memory_limit) {
+            s->bk = 0;
+            s->two_pass = 1;
+        }
+        dpprof_session_destroy(d);
+    }
+    s->method = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_params);
+    s->psg = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->n_params);
+    s->cap_kept = 3 * s->n_params + 16;
+    s->kept = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->cap_kept);
+    s->kept_from = (const dpprof_tensor **)DPPROF_MALLOC(sizeof(dpprof_tensor *) * (size_t)s->cap_kept);
+    s->cache = (dpprof__cache_ent *)DPPROF_MALLOC(sizeof(dpprof__cache_ent) * (size_t)s->cap_kept);
+    s->batch_ids = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)max_batch);
+    s->last_norms = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)max_batch);
+    s->last_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)max_batch);
+    if (!s->method || !s->psg || !s->kept || !s->kept_from || !s->cache || !s->batch_ids || !s->last_norms || !s->last_clip)
+        return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the dp tables");
+    memset(s->psg, 0, sizeof(dpprof_tensor) * (size_t)s->n_params);
+    memset(s->kept, 0, sizeof(dpprof_tensor) * (size_t)s->cap_kept);
+    for (i = 0; i < max_batch; i++) s->last_norms[i] = s->last_clip[i] = NAN;
+    for (i = 0; i < s->n_params; i++) {
+        const dpprof_param *p = &s->params[i];
+        int T = (i == s->p_head && s->cfg.task == DPPROF_TASK_CLS) ? 1 : s->cfg.seq;
+        s->n_trainable += p->trainable;
+        if (!p->trainable) s->method[i] = DPPROF__M_FROZEN;
+        else if (!s->dp) s->method[i] = DPPROF__M_SUMMED;
+        else if (p->rows == 1) s->method[i] = DPPROF__M_VECTOR;
+        else if (algo == DPPROF_ALGO_PERSAMPLE) s->method[i] = DPPROF__M_PSG;
+        else if (i == s->p_emb) s->method[i] = DPPROF__M_TOKEN_PAIRS;
+        else if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) s->method[i] = DPPROF__M_GRAM;
+        else s->method[i] = dpprof_flash_choice(T, p->cols, p->rows) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
+    }
+    return DPPROF_OK;
+}
+
+DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int i) {
+    return s && i >= 0 && i < s->n_params && s->method ? dpprof__method_names[s->method[i]] : "?";
 }
 
 DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **out) {
@@ -2208,8 +2829,6 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     rc = dpprof_config_resolve(cfg, &s->cfg, &s->sh);
     if (rc != DPPROF_OK) goto fail;
     /* refuse what later work adds, instead of silently ignoring it */
-    if (s->cfg.algo != DPPROF_ALGO_VANILLA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--algo %s: the DP algorithms are not implemented yet; only vanilla runs in this version", dpprof_algo_name(s->cfg.algo)); goto fail; }
-    if (s->cfg.sigma > 0 || s->cfg.max_grad_norm > 0 || s->cfg.per_layer_clipping || s->cfg.poisson || s->cfg.dataset_size || s->cfg.delta > 0) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "DP-SGD options (sigma, max-grad-norm, clipping, poisson, dataset-size, delta) need a DP algorithm, which this version does not have yet"); goto fail; }
     if (s->cfg.lora_rank || s->cfg.lora_alpha > 0 || s->cfg.lora_targets) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "LoRA options are not implemented yet in this version"); goto fail; }
     if (s->cfg.dtype == DPPROF_DTYPE_BF16) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dtype bf16 needs the cuda backend's kernels, which this version does not have yet"); goto fail; }
     s->backend = s->cfg.backend;
@@ -2231,6 +2850,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     rc = dpprof__load_data(s);
     if (rc != DPPROF_OK) goto fail;
     rc = dpprof__build_model(s);
+    if (rc == DPPROF_OK) rc = dpprof__setup_dp(s);
     if (rc != DPPROF_OK) goto fail;
     *out = s;
     return DPPROF_OK;
@@ -2263,6 +2883,14 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
     DPPROF_FREE(s->line_label);
     DPPROF_FREE(s->step_loss);
     DPPROF_FREE(s->step_ms);
+    DPPROF_FREE(s->method);
+    DPPROF_FREE(s->psg);
+    DPPROF_FREE(s->kept);
+    DPPROF_FREE((void *)s->kept_from);
+    DPPROF_FREE(s->cache);
+    DPPROF_FREE(s->batch_ids);
+    DPPROF_FREE(s->last_norms);
+    DPPROF_FREE(s->last_clip);
     dpprof_prof_free(&s->prof);
     DPPROF_FREE(s);
 }
@@ -2495,8 +3123,9 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     for (i = 0; i < s->n_params; i++) {
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
         dpprof__jstr(f, s->params[i].name);
-        fprintf(f, ", \"shape\": [%d, %d], \"trainable\": %s, \"method\": \"%s\"}", s->params[i].rows, s->params[i].cols,
-                s->params[i].trainable ? "true" : "false", s->params[i].trainable ? "summed" : "frozen");
+        fprintf(f, ", \"shape\": [%d, %d], \"trainable\": %s, \"method\": \"%s\", \"clipped_sum\": \"%s\"}", s->params[i].rows, s->params[i].cols,
+                s->params[i].trainable ? "true" : "false", dpprof_session_param_method(s, i),
+                !s->dp || !s->params[i].trainable ? "none" : s->two_pass ? "second backward" : s->method[i] == DPPROF__M_PSG || s->method[i] == DPPROF__M_VECTOR ? "sum of materialised" : "book-keeping");
     }
     fputs("\n  ]", f);
 
@@ -2662,8 +3291,8 @@ static int dpprof__write_safetensors(const char *path, const dpprof__st_entry *e
 
 DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     const int B = s->cfg.batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
-    int *tok = NULL, *tgt = NULL, i, rc = DPPROF_OK, first;
-    double *losses = NULL, *l1 = NULL;
+    int *tok = NULL, *tgt = NULL, i, rc = DPPROF_OK;
+    double *losses = NULL;
     char path[4096];
     dpprof__st_entry *ents = NULL;
     FILE *f;
@@ -2671,9 +3300,8 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     tok = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)B * T);
     tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)B * tw);
     losses = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)B);
-    l1 = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)B);
     ents = (dpprof__st_entry *)DPPROF_MALLOC(sizeof(dpprof__st_entry) * (size_t)(s->n_params + 2));
-    if (!tok || !tgt || !losses || !l1 || !ents) { rc = dpprof__fail(DPPROF_ERR_OOM, "--dump: out of memory"); goto done; }
+    if (!tok || !tgt || !losses || !ents) { rc = dpprof__fail(DPPROF_ERR_OOM, "--dump: out of memory"); goto done; }
     /* the first logical step's batch, and sum_i grad loss_i at the current parameters, accumulated
        over the physical batches exactly as a training step does it */
     dpprof_session_batch(s, 0, 0, B, tok, tgt);
@@ -2690,12 +3318,9 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     }
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     if ((rc = dpprof__write_safetensors(path, ents, s->n_params)) != DPPROF_OK) goto done;
+    /* the algorithm's own path: sum_i c_i grad loss_i (c_i = 1 when it does not clip), before noise */
     dpprof__zero_grads(s);
-    for (first = 0; first < B && rc == DPPROF_OK; first += s->cfg.physical_batch) {
-        int n = B - first < s->cfg.physical_batch ? B - first : s->cfg.physical_batch;
-        rc = dpprof__fb_given(s, tok + (size_t)first * T, tgt + (size_t)first * tw, n, l1, 1, 1.0);
-        memcpy(losses + first, l1, sizeof(double) * (size_t)n);
-    }
+    rc = dpprof__given(s, tok, tgt, B, losses, 0, 1.0);
     if (rc != DPPROF_OK) goto done;
     for (i = 0; i < s->n_params; i++) ents[i].data = s->params[i].g.data;
     snprintf(path, sizeof path, "%s/grads.safetensors", dir);
@@ -2716,8 +3341,23 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
         fputs(i ? ", " : "", f);
         dpprof__jnum(f, losses[i]);
     }
-    fputs("],\n  \"per_sample_norm\": null,\n  \"clip_factor\": [", f);
-    for (i = 0; i < B; i++) fputs(i ? ", 1" : "1", f);
+    fputs("],\n  \"per_sample_norm\": ", f);
+    if (!s->dp) fputs("null", f);
+    else {
+        fputs("[", f);
+        for (i = 0; i < B; i++) {
+            fputs(i ? ", " : "", f);
+            dpprof__jnum(f, s->last_norms[i]);
+        }
+        fputs("]", f);
+    }
+    fprintf(f, ",\n  \"max_grad_norm\": ");
+    dpprof__jnum(f, s->dp ? s->cfg.max_grad_norm : NAN);
+    fprintf(f, ",\n  \"clipping\": \"%s\",\n  \"clip_factor\": [", !s->dp ? "none" : s->cfg.per_layer_clipping ? "per-layer (one factor per tensor: null here)" : "flat");
+    for (i = 0; i < B; i++) {
+        fputs(i ? ", " : "", f);
+        dpprof__jnum(f, s->dp ? s->last_clip[i] : 1.0);
+    }
     fputs("],\n  \"loss\": ", f);
     {
         double m = 0;
@@ -2730,7 +3370,6 @@ done:
     DPPROF_FREE(tok);
     DPPROF_FREE(tgt);
     DPPROF_FREE(losses);
-    DPPROF_FREE(l1);
     DPPROF_FREE(ents);
     return rc;
 }
@@ -6746,6 +7385,392 @@ DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas
   return DPPROF_PLOT_OK;
 }
 /* <<<< fragment plot impl */
+
+/* >>>> fragment dpops impl */
+/* ---- dp reference ops: implementation (fragment of dpprof.h, goes inside DPPROF_IMPLEMENTATION, after the
+   cpu reference ops: it uses their dpprof__dot, dpprof__axpy, dpprof__cost and DPPROF__BLK) ----
+   same rules as the ops above: plain loops, innermost loop contiguous, every long sum in double, no allocation.
+   the norms are the specification the gpu norm kernels are tested against. */
+
+/* dot product of two long vectors a, b (len): dpprof__dot takes an int length, and a (T,T) gram or a whole
+   model's per-sample gradient can pass INT_MAX elements, so it is fed in chunks of 2^30 */
+static double dpprof__dot_long(const dpprof_real *a, const dpprof_real *b, size_t len)
+{
+    const size_t chunk = (size_t)1 << 30;
+    double s = 0.0;
+    size_t k;
+    for (k = 0; k < len; k += chunk) {
+        size_t m = len - k < chunk ? len - k : chunk;
+        s += dpprof__dot(a + k, b + k, (int)m);
+    }
+    return s;
+}
+
+/* out (OC,IC) = (accumulate ? out : 0) + sum_{i<n} w_i dy_i^T x_i, dy (n,T,OC), x (n,T,IC), w_i = c[i] (c (n)),
+   or 1 when c is NULL. the blocking of dpprof_matmul_bwd_ref's dweight (a 64-column block of x reused by four
+   output rows), over the n*T rows in order, so with c NULL or all ones it repeats that op's arithmetic exactly */
+static void dpprof__linear_dyTx(dpprof_real *out, int accumulate, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC)
+{
+    double acc[4][DPPROF__BLK]; /* 2 KiB */
+    int i, t, o, r, k, i0, nb, nr;
+    for (i0 = 0; i0 < IC; i0 += DPPROF__BLK) {
+        nb = IC - i0 < DPPROF__BLK ? IC - i0 : DPPROF__BLK;
+        for (o = 0; o < OC; o += 4) {
+            nr = OC - o < 4 ? OC - o : 4;
+            for (r = 0; r < nr; r++)
+                for (k = 0; k < nb; k++) acc[r][k] = 0.0;
+            for (i = 0; i < n; i++) {
+                double w = c ? c[i] : 1.0;
+                for (t = 0; t < T; t++) {
+                    size_t row = (size_t)i * T + t;
+                    const dpprof_real *xr = x + row * IC + i0;
+                    const dpprof_real *g = dy + row * OC + o;
+                    /* w * g is the per-sample scaling of dy; 1.0 * g is exact, hence the bitwise match */
+                    for (r = 0; r < nr; r++) dpprof__axpy(acc[r], w * g[r], xr, nb);
+                }
+            }
+            for (r = 0; r < nr; r++) {
+                dpprof_real *dst = out + (size_t)(o + r) * IC + i0;
+                if (accumulate)
+                    for (k = 0; k < nb; k++) dst[k] = (dpprof_real)(dst[k] + acc[r][k]);
+                else
+                    for (k = 0; k < nb; k++) dst[k] = (dpprof_real)acc[r][k];
+            }
+        }
+    }
+}
+
+/* dst (V,C) rows += sum over the N = n*T rows r of dy (N,C) of w_r dy_r into row tokens[r] (tokens (N)),
+   w_r = c[r / T] (c (n)) or 1 when c is NULL. V > 0 bounds the tokens (rows outside [0,V) are skipped under
+   NDEBUG rather than written out of bounds); V <= 0 means unknown (only tok >= 0 is checked). as in
+   dpprof_embedding_bwd_ref, all occurrences of a token are summed in double at its first occurrence, found
+   by O(N^2) int compares (no allocation allowed) */
+static void dpprof__embedding_scatter(dpprof_real *dst, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C, int V)
+{
+    double acc[DPPROF__BLK];
+    size_t N = (size_t)n * T, r, m;
+    int c0, k, nb;
+    for (r = 0; r < N; r++) {
+        int tok = tokens[r], seen = 0, repeated = 0;
+        dpprof_real *dw;
+        DPPROF_ASSERT(tok >= 0 && (V <= 0 || tok < V));
+        if (tok < 0 || (V > 0 && tok >= V)) continue;
+        for (m = 0; m < r; m++)
+            if (tokens[m] == tok) { seen = 1; break; }
+        if (seen) continue;
+        for (m = r + 1; m < N; m++)
+            if (tokens[m] == tok) { repeated = 1; break; }
+        dw = dst + (size_t)tok * C;
+        if (!repeated) {
+            /* single occurrence: one rounding per element, no sum to protect */
+            const dpprof_real *g = dy + r * C;
+            double w = c ? c[r / (size_t)T] : 1.0;
+            for (k = 0; k < C; k++) dw[k] = (dpprof_real)(dw[k] + w * g[k]);
+            continue;
+        }
+        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
+            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
+            for (k = 0; k < nb; k++) acc[k] = 0.0;
+            for (m = r; m < N; m++) {
+                if (tokens[m] != tok) continue;
+                dpprof__axpy(acc, c ? c[m / (size_t)T] : 1.0, dy + m * C + c0, nb);
+            }
+            for (k = 0; k < nb; k++) dw[c0 + k] = (dpprof_real)(dw[c0 + k] + acc[k]);
+        }
+    }
+}
+
+/* ---- linear layers: materialised per-sample gradients ------------------------------------------- */
+
+void dpprof_linear_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
+{
+    int i;
+    /* each sample is its own (T-row) weight gradient, overwritten */
+    for (i = 0; i < n; i++)
+        dpprof__linear_dyTx(psg + (size_t)i * OC * IC, 0, dy + (size_t)i * T * OC, x + (size_t)i * T * IC, NULL, 1, T, IC, OC);
+}
+
+void dpprof_psgrad_sqnorm_ref(double *norm2, const dpprof_real *psg, int n, size_t P)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        const dpprof_real *g = psg + (size_t)i * P;
+        norm2[i] += dpprof__dot_long(g, g, P);
+    }
+}
+
+void dpprof_psgrad_clipsum_ref(dpprof_real *dw, const dpprof_real *psg, const double *c, int n, size_t P)
+{
+    double acc[DPPROF__BLK];
+    size_t p0;
+    int i, k, nb;
+    /* column blocks, samples inner: the sum over i stays in double and dw is rounded once */
+    for (p0 = 0; p0 < P; p0 += DPPROF__BLK) {
+        nb = P - p0 < DPPROF__BLK ? (int)(P - p0) : DPPROF__BLK;
+        for (k = 0; k < nb; k++) acc[k] = 0.0;
+        for (i = 0; i < n; i++) dpprof__axpy(acc, c[i], psg + (size_t)i * P + p0, nb);
+        for (k = 0; k < nb; k++) dw[p0 + k] = (dpprof_real)(dw[p0 + k] + acc[k]);
+    }
+}
+
+/* ---- linear layers: ghost norms ----------------------------------------------------------------- */
+
+void dpprof_gram_ref(dpprof_real *out, const dpprof_real *x, int n, int T, int D)
+{
+    int i, s, t;
+    for (i = 0; i < n; i++) {
+        const dpprof_real *xi = x + (size_t)i * T * D;
+        dpprof_real *o = out + (size_t)i * T * T;
+        /* upper triangle by dot products, mirrored: half the work and an exactly symmetric result */
+        for (s = 0; s < T; s++)
+            for (t = s; t < T; t++) {
+                dpprof_real v = (dpprof_real)dpprof__dot(xi + (size_t)s * D, xi + (size_t)t * D, D);
+                o[(size_t)s * T + t] = v;
+                o[(size_t)t * T + s] = v;
+            }
+    }
+}
+
+void dpprof_gram_dot_ref(double *norm2, const dpprof_real *ga, const dpprof_real *gg, int n, int T)
+{
+    size_t TT = (size_t)T * T;
+    int i;
+    for (i = 0; i < n; i++) norm2[i] += dpprof__dot_long(ga + (size_t)i * TT, gg + (size_t)i * TT, TT);
+}
+
+void dpprof_linear_sqnorm_gram_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
+{
+    int i, s0, t0, s, t, ns, nt;
+    for (i = 0; i < n; i++) {
+        const dpprof_real *xi = x + (size_t)i * T * IC;
+        const dpprof_real *gi = dy + (size_t)i * T * OC;
+        double total = 0.0;
+        for (s0 = 0; s0 < T; s0 += DPPROF_NORM_TILE) {
+            ns = T - s0 < DPPROF_NORM_TILE ? T - s0 : DPPROF_NORM_TILE;
+            /* (x x^T)_st (dy dy^T)_st is symmetric in (s,t): tiles below the diagonal mirror those above */
+            for (t0 = s0; t0 < T; t0 += DPPROF_NORM_TILE) {
+                double tile = 0.0; /* the tile's own accumulator: a gpu block reduces a tile the same way */
+                nt = T - t0 < DPPROF_NORM_TILE ? T - t0 : DPPROF_NORM_TILE;
+                for (s = s0; s < s0 + ns; s++) {
+                    const dpprof_real *xs = xi + (size_t)s * IC, *gs = gi + (size_t)s * OC;
+                    /* each gram entry is made and consumed at once: no tile of either gram is kept */
+                    for (t = t0; t < t0 + nt; t++)
+                        tile += dpprof__dot(xs, xi + (size_t)t * IC, IC) * dpprof__dot(gs, gi + (size_t)t * OC, OC);
+                }
+                total += (t0 == s0 ? 1.0 : 2.0) * tile;
+            }
+        }
+        norm2[i] += total;
+    }
+}
+
+void dpprof_linear_sqnorm_psg_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
+{
+    double acc[DPPROF_NORM_TILE][DPPROF_NORM_TILE]; /* 8 KiB at tile 32: one block of g_i */
+    int i, t, o0, i0, no, ni, o, k;
+    for (i = 0; i < n; i++) {
+        double total = 0.0;
+        for (o0 = 0; o0 < OC; o0 += DPPROF_NORM_TILE) {
+            no = OC - o0 < DPPROF_NORM_TILE ? OC - o0 : DPPROF_NORM_TILE;
+            for (i0 = 0; i0 < IC; i0 += DPPROF_NORM_TILE) {
+                ni = IC - i0 < DPPROF_NORM_TILE ? IC - i0 : DPPROF_NORM_TILE;
+                for (o = 0; o < no; o++)
+                    for (k = 0; k < ni; k++) acc[o][k] = 0.0;
+                /* the whole sum over T goes into the block before it is squared: g_i's elements are exact
+                   double sums, as in the materialised path (without its rounding to dpprof_real) */
+                for (t = 0; t < T; t++) {
+                    size_t row = (size_t)i * T + t;
+                    const dpprof_real *xr = x + row * IC + i0;
+                    const dpprof_real *g = dy + row * OC + o0;
+                    for (o = 0; o < no; o++) dpprof__axpy(acc[o], g[o], xr, ni);
+                }
+                for (o = 0; o < no; o++)
+                    for (k = 0; k < ni; k++) total += acc[o][k] * acc[o][k];
+            }
+        }
+        norm2[i] += total;
+    }
+}
+
+void dpprof_linear_clipgrad_ref(dpprof_real *dw, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC)
+{
+    /* sum_i c_i dy_i^T x_i = (C dy)^T x with C scaling each sample's T rows: one gemm over all n*T rows */
+    dpprof__linear_dyTx(dw, 1, dy, x, c, n, T, IC, OC);
+}
+
+/* ---- embedding ---------------------------------------------------------------------------------- */
+
+void dpprof_embedding_sqnorm_ref(double *norm2, const dpprof_real *dy, const int *tokens, int n, int T, int C)
+{
+    int i, s, t;
+    /* ||g_i||^2 = sum_v ||sum_{t: tok_t = v} dy_t||^2 expanded into pairs: the masked gram of dy. only equal
+       pairs cost a dot product; the mask is O(T^2) int compares */
+    for (i = 0; i < n; i++) {
+        const int *tok = tokens + (size_t)i * T;
+        const dpprof_real *gi = dy + (size_t)i * T * C;
+        double total = 0.0;
+        for (s = 0; s < T; s++) {
+            const dpprof_real *gs = gi + (size_t)s * C;
+            DPPROF_ASSERT(tok[s] >= 0);
+            total += dpprof__dot(gs, gs, C);
+            for (t = s + 1; t < T; t++)
+                if (tok[t] == tok[s]) total += 2.0 * dpprof__dot(gs, gi + (size_t)t * C, C); /* (s,t) and (t,s) */
+        }
+        norm2[i] += total;
+    }
+}
+
+void dpprof_embedding_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C)
+{
+    size_t VC = (size_t)V * C, k;
+    int i;
+    for (i = 0; i < n; i++) {
+        dpprof_real *g = psg + (size_t)i * VC;
+        /* overwritten: rows of tokens the sample does not use are zero gradients, not stale data */
+        for (k = 0; k < VC; k++) g[k] = (dpprof_real)0;
+        dpprof__embedding_scatter(g, dy + (size_t)i * T * C, tokens + (size_t)i * T, NULL, 1, T, C, V);
+    }
+}
+
+void dpprof_embedding_clipgrad_ref(dpprof_real *dwte, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C)
+{
+    /* one scatter over all n*T rows with dy scaled by c per sample: a token shared by samples is summed in
+       double across them, like the vanilla dpprof_embedding_bwd_ref over the whole batch */
+    dpprof__embedding_scatter(dwte, dy, tokens, c, n, T, C, 0);
+}
+
+/* ---- rmsnorm ------------------------------------------------------------------------------------ */
+
+void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *rstd, int n, int T, int C)
+{
+    double acc[DPPROF__BLK];
+    int i, t, c, c0, nb;
+    /* dpprof_rmsnorm_bwd_ref's dweight loop, restarted per sample (same product order, so the sum over i
+       agrees with it to rounding) */
+    for (i = 0; i < n; i++) {
+        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
+            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
+            for (c = 0; c < nb; c++) acc[c] = 0.0;
+            for (t = 0; t < T; t++) {
+                size_t row = (size_t)i * T + t;
+                const dpprof_real *xr = inp + row * C + c0;
+                const dpprof_real *g = dout + row * C + c0;
+                double r = rstd[row];
+                for (c = 0; c < nb; c++) acc[c] += (double)g[c] * xr[c] * r;
+            }
+            for (c = 0; c < nb; c++) psg[(size_t)i * C + c0 + c] = (dpprof_real)acc[c];
+        }
+    }
+}
+
+/* ---- clipping ----------------------------------------------------------------------------------- */
+
+void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip)
+{
+    int i;
+    /* a negative bound would flip gradients instead of shrinking them */
+    DPPROF_ASSERT(clip >= 0.0);
+    for (i = 0; i < n; i++) {
+        /* the 1e-6 (opacus' choice) keeps a zero gradient at factor 1 instead of dividing by zero */
+        double f = clip / (sqrt(norm2[i]) + 1e-6);
+        /* f == f is false only for nan: min() would turn a nan norm into factor 1, an unclipped sample */
+        c[i] = (f == f && f > 1.0) ? 1.0 : f;
+    }
+}
+
+int dpprof_flash_choice(int T, int IC, int OC)
+{
+    /* the same counts as the dry backend's costs, so the choice and the reported flops never disagree */
+    dpprof_cost g = dpprof_linear_sqnorm_gram_cost(1, T, IC, OC, 4);
+    dpprof_cost p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, 4);
+    return g.flops <= p.flops ? 0 : 1;
+}
+
+/* ---- analytic costs of the dp ops (formulas are documented at the declarations) ------------------ */
+
+dpprof_cost dpprof_linear_psgrad_cost(int n, int T, int IC, int OC, int elem_size)
+{
+    double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
+    return dpprof__cost(2.0 * nn * t * ic * oc, es * (nn * t * oc + nn * t * ic + nn * oc * ic));
+}
+
+dpprof_cost dpprof_psgrad_sqnorm_cost(int n, size_t P, int elem_size)
+{
+    double nn = n, p = (double)P, es = elem_size;
+    return dpprof__cost(nn * (2.0 * p + 1.0), es * nn * p + 16.0 * nn);
+}
+
+dpprof_cost dpprof_psgrad_clipsum_cost(int n, size_t P, int elem_size)
+{
+    double nn = n, p = (double)P, es = elem_size;
+    return dpprof__cost(2.0 * nn * p + p, es * (nn * p + 2.0 * p) + 8.0 * nn);
+}
+
+dpprof_cost dpprof_gram_cost(int n, int T, int D, int elem_size)
+{
+    double nn = n, t = T, d = D, es = elem_size;
+    return dpprof__cost(nn * t * (t + 1.0) * d, es * (nn * t * d + nn * t * t));
+}
+
+dpprof_cost dpprof_gram_dot_cost(int n, int T, int elem_size)
+{
+    double nn = n, t = T, es = elem_size;
+    return dpprof__cost(nn * (2.0 * t * t + 1.0), es * 2.0 * nn * t * t + 16.0 * nn);
+}
+
+dpprof_cost dpprof_linear_sqnorm_gram_cost(int n, int T, int IC, int OC, int elem_size)
+{
+    double nn = n, t = T, ic = IC, oc = OC, es = elem_size, b = DPPROF_NORM_TILE;
+    double m = T > 0 ? (double)((T + DPPROF_NORM_TILE - 1) / DPPROF_NORM_TILE) : 0.0; /* tiles */
+    double last = t - (m - 1.0) * b;                                                   /* length of the last */
+    double sumsq = m > 0.0 ? (m - 1.0) * b * b + last * last : 0.0;
+    double q = (t * t + sumsq) / 2.0, np = m * (m + 1.0) / 2.0;
+    return dpprof__cost(nn * (q * (2.0 * ic + 2.0 * oc + 2.0) + 2.0 * np + 1.0), es * nn * t * (ic + oc) + 16.0 * nn);
+}
+
+dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int OC, int elem_size)
+{
+    double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
+    return dpprof__cost(nn * (2.0 * t * ic * oc + 2.0 * ic * oc + 1.0), es * nn * t * (ic + oc) + 16.0 * nn);
+}
+
+dpprof_cost dpprof_linear_clipgrad_cost(int n, int T, int IC, int OC, int elem_size)
+{
+    double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
+    return dpprof__cost(nn * t * oc + 2.0 * nn * t * ic * oc + oc * ic, es * (nn * t * oc + nn * t * ic + 2.0 * oc * ic) + 8.0 * nn);
+}
+
+dpprof_cost dpprof_embedding_sqnorm_cost(int n, int T, int C, int elem_size)
+{
+    double nn = n, t = T, c = C, es = elem_size;
+    double flops = nn * (t * (t - 1.0) / 2.0 + t * (t + 1.0) / 2.0 * (2.0 * c + 2.0) + 1.0);
+    return dpprof__cost(flops, 4.0 * nn * t + es * nn * t * c + 16.0 * nn);
+}
+
+dpprof_cost dpprof_embedding_psgrad_cost(int n, int T, int V, int C, int elem_size)
+{
+    double nn = n, t = T, v = V, c = C, es = elem_size;
+    return dpprof__cost(nn * t * c, 4.0 * nn * t + es * (nn * t * c + nn * v * c));
+}
+
+dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int elem_size)
+{
+    double nn = n, t = T, c = C, es = elem_size;
+    return dpprof__cost(2.0 * nn * t * c, 4.0 * nn * t + es * (nn * t * c + 2.0 * nn * t * c) + 8.0 * nn);
+}
+
+dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size)
+{
+    double nn = n, t = T, c = C, es = elem_size;
+    return dpprof__cost(3.0 * nn * t * c, es * (2.0 * nn * t * c + nn * t + nn * c));
+}
+
+dpprof_cost dpprof_clip_factors_cost(int n, int elem_size)
+{
+    (void)elem_size;
+    return dpprof__cost(4.0 * n, 16.0 * n);
+}
+/* <<<< fragment dpops impl */
 
 /*@@FRAGMENT_IMPLS@@*/
 

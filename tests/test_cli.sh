@@ -34,8 +34,9 @@ bad 2 "--seq '12x': expected an integer" run --seq 12x $o
 bad 2 "--layers '99999999999999999999': expected an integer" run --layers 99999999999999999999 $o
 bad 2 "physical-batch = 16 is larger than batch = 8" run --batch 8 --physical-batch 16 $o
 bad 2 "--algo 'fancy': expected vanilla, persample" run --algo fancy $o
-bad 2 "--algo ghost: the DP algorithms are not implemented yet" run --algo ghost $o
-bad 2 "DP-SGD options" run --sigma 1.0 $o
+bad 2 "sigma, max-grad-norm, clipping and delta apply to the DP algorithms, not to --algo vanilla" run --sigma 1.0 $o
+bad 2 "--poisson samples from a dataset: give --dataset-size" run --algo flash --poisson $o
+bad 2 "--clipping 'layer': expected flat or per-layer" run --algo ghost --clipping layer $o
 bad 2 "--sigma '-1': expected a number in [0," run --sigma -1 $o
 bad 2 "delta = 1 must be in (0, 1)" run --delta 1 $o
 bad 2 "--task 'seq2seq': expected lm or cls" run --task seq2seq $o

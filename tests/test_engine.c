@@ -237,8 +237,11 @@ static void check_errors(void) {
     ERRCASE((c.hidden = 66, c.heads = 6, c.kv_heads = 6), DPPROF_ERR_INVALID, "head size hidden/heads = 11 must be even");
     ERRCASE(c.data_path = "/nonexistent/dpprof-data.txt", DPPROF_ERR_IO, "--data /nonexistent/dpprof-data.txt: cannot open");
     ERRCASE((c.vocab = 100, c.data_path = "x"), DPPROF_ERR_INVALID, "needs vocab >= 256, got vocab = 100");
-    ERRCASE(c.algo = DPPROF_ALGO_GHOST, DPPROF_ERR_UNSUPPORTED, "--algo ghost");
-    ERRCASE(c.sigma = 1.0, DPPROF_ERR_UNSUPPORTED, "DP-SGD options");
+    ERRCASE(c.sigma = 1.0, DPPROF_ERR_INVALID, "apply to the DP algorithms, not to --algo vanilla");
+    ERRCASE(c.per_layer_clipping = 1, DPPROF_ERR_INVALID, "apply to the DP algorithms, not to --algo vanilla");
+    ERRCASE(c.poisson = 1, DPPROF_ERR_INVALID, "--poisson samples from a dataset: give --dataset-size");
+    ERRCASE((c.algo = DPPROF_ALGO_GHOST, c.dataset_size = 3), DPPROF_ERR_INVALID, "dataset-size = 3 is smaller than batch = 5");
+    ERRCASE((c.algo = DPPROF_ALGO_FLASH, c.sigma = -1), DPPROF_ERR_INVALID, "sigma = -1 must be >= 0");
     ERRCASE(c.lora_rank = 8, DPPROF_ERR_UNSUPPORTED, "LoRA");
     ERRCASE(c.dtype = DPPROF_DTYPE_BF16, DPPROF_ERR_UNSUPPORTED, "bf16");
     ERRCASE(c.delta = 1.0, DPPROF_ERR_INVALID, "delta = 1 must be in (0, 1)");

@@ -1,0 +1,404 @@
+/* tests/test_dp.c - every DP algorithm against an explicit loop that backpropagates each sample
+   alone: per-sample norms and the summed clipped gradient, flat and per-layer clipping, both heads,
+   grouped-query attention, repeated tokens, an uneven physical split. built twice by make test:
+   test_dp_double (-DDPPROF_REF_DOUBLE) checks in double and, run as `test_dp_double --ref CASE`,
+   prints its double-precision reference; test_dp (float storage, double accumulation) reads that
+   reference and must agree to 1e-5 relative. also: physical splits give the same noisy update,
+   the noise's mean and variance, and the memory each algorithm needs on the dry backend. */
+#define _POSIX_C_SOURCE 200809L /* popen: the float build reads the double build's reference */
+#define DPPROF_IMPLEMENTATION
+#include "dpprof.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define B 5
+#define T 6
+#define ES ((int64_t)sizeof(dpprof_real)) /* bytes per stored element */
+#ifdef DPPROF_REF_DOUBLE
+#define TOL 1e-10
+#else
+#define TOL 1e-5
+#endif
+
+static const int algos[] = {DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
+
+static dpprof_config small(int cls, int algo) {
+    dpprof_config c;
+    memset(&c, 0, sizeof c);
+    c.preset = "tiny";
+    c.vocab = 11;
+    c.hidden = 16;
+    c.heads = 4;
+    c.kv_heads = 2;
+    c.ffn = 12;
+    c.layers = 2;
+    c.seq = T;
+    c.task = cls ? DPPROF_TASK_CLS : DPPROF_TASK_LM;
+    c.classes = cls ? 3 : 0;
+    c.batch = B;
+    c.physical_batch = 2; /* 2 + 2 + 1 */
+    c.init_std = 0.3;
+    c.algo = (dpprof_algo)algo;
+    c.backend = DPPROF_BACKEND_CPU;
+    c.seed = 11;
+    c.optimizer = DPPROF_OPT_SGD;
+    return c;
+}
+
+static void batch(int *tok, int *tgt, int cls) {
+    int i;
+    for (i = 0; i < B * T; i++) tok[i] = (i * 7 + i / 4) % 5; /* repeated tokens inside each sequence */
+    for (i = 0; i < B * (cls ? 1 : T); i++) tgt[i] = cls ? i % 3 : (i * 5 + 2) % 11;
+}
+
+/* flatten the trainable gradients */
+static size_t grads(dpprof_session *s, double *out) {
+    size_t k = 0;
+    int i;
+    for (i = 0; i < dpprof_session_param_count(s); i++) {
+        dpprof_param *p = dpprof_session_param(s, i);
+        int64_t e;
+        if (!p->trainable) continue;
+        for (e = 0; e < p->g.n; e++) out[k++] = (double)((dpprof_real *)p->g.data)[e];
+    }
+    return k;
+}
+
+/* the reference: each sample alone through the plain backward, then norms, clip, sum.
+   clip_bound <= 0: take the median norm, so some samples are clipped and some are not */
+typedef struct ref { double norms[B], clip, *sum; size_t P; } ref;
+static void reference(int cls, int per_layer, ref *r) {
+    dpprof_config c = small(cls, DPPROF_ALGO_VANILLA);
+    dpprof_session *s;
+    int tok[B * T], tgt[B * T], i, p, k;
+    double *g[B], sorted[B];
+    size_t P = 0;
+    batch(tok, tgt, cls);
+    dpprof_session_create(&c, &s);
+    for (i = 0; i < dpprof_session_param_count(s); i++) P += (size_t)dpprof_session_param(s, i)->w.n;
+    for (i = 0; i < B; i++) {
+        g[i] = (double *)calloc(P, sizeof(double));
+        dpprof_session_grad(s, tok + i * T, tgt + i * (cls ? 1 : T), 1, NULL);
+        r->P = grads(s, g[i]);
+        r->norms[i] = 0;
+        for (k = 0; k < (int)r->P; k++) r->norms[i] += g[i][k] * g[i][k];
+        r->norms[i] = sqrt(r->norms[i]);
+        sorted[i] = r->norms[i];
+    }
+    qsort(sorted, B, sizeof(double), dpprof__cmp_double);
+    r->clip = sorted[B / 2];
+    r->sum = (double *)calloc(r->P, sizeof(double));
+    if (!per_layer) {
+        for (i = 0; i < B; i++) {
+            double ci = r->clip / (r->norms[i] + 1e-6);
+            if (ci > 1) ci = 1;
+            for (k = 0; k < (int)r->P; k++) r->sum[k] += ci * g[i][k];
+        }
+    } else {
+        /* every tensor clipped alone to C / sqrt(number of tensors) */
+        size_t off = 0;
+        int nt = 0;
+        for (p = 0; p < dpprof_session_param_count(s); p++) nt += dpprof_session_param(s, p)->trainable;
+        for (p = 0; p < dpprof_session_param_count(s); p++) {
+            dpprof_param *pp = dpprof_session_param(s, p);
+            if (!pp->trainable) continue;
+            for (i = 0; i < B; i++) {
+                double nrm = 0, ci;
+                int64_t e;
+                for (e = 0; e < pp->g.n; e++) nrm += g[i][off + e] * g[i][off + e];
+                ci = r->clip / sqrt((double)nt) / (sqrt(nrm) + 1e-6);
+                if (ci > 1) ci = 1;
+                for (e = 0; e < pp->g.n; e++) r->sum[off + e] += ci * g[i][off + e];
+            }
+            off += (size_t)pp->g.n;
+        }
+    }
+    for (i = 0; i < B; i++) free(g[i]);
+    dpprof_session_destroy(s);
+}
+
+#ifdef DPPROF_REF_DOUBLE
+static int print_reference(const char *cs) {
+    int cls = cs[0] == 'c', per_layer = cs[1] == 'p';
+    ref r;
+    size_t k;
+    int i;
+    reference(cls, per_layer, &r);
+    printf("%.17g %zu\n", r.clip, r.P);
+    for (i = 0; i < B; i++) printf("%.17g\n", r.norms[i]);
+    for (k = 0; k < r.P; k++) printf("%.17g\n", r.sum[k]);
+    free(r.sum);
+    return 0;
+}
+#endif
+
+/* the double-precision reference: computed here, or read from the double build */
+static int get_reference(int cls, int per_layer, ref *r) {
+#ifdef DPPROF_REF_DOUBLE
+    reference(cls, per_layer, r);
+    return 0;
+#else
+    char cmd[256];
+    FILE *f;
+    size_t k;
+    int i, ok = 1;
+    snprintf(cmd, sizeof cmd, "build/tests/test_dp_double --ref %c%c", cls ? 'c' : 'l', per_layer ? 'p' : 'f');
+    f = popen(cmd, "r");
+    if (!f) return -1;
+    ok &= fscanf(f, "%lf %zu", &r->clip, &r->P) == 2;
+    for (i = 0; ok && i < B; i++) ok &= fscanf(f, "%lf", &r->norms[i]) == 1;
+    r->sum = ok ? (double *)calloc(r->P, sizeof(double)) : NULL;
+    for (k = 0; ok && k < r->P; k++) ok &= fscanf(f, "%lf", &r->sum[k]) == 1;
+    pclose(f);
+    return ok ? 0 : -1;
+#endif
+}
+
+static void check_algorithms(int cls, int per_layer) {
+    ref r;
+    int a, tok[B * T], tgt[B * T], i;
+    const char *name = cls ? "cls" : "lm";
+    const char *clipping = per_layer ? "per-layer" : "flat";
+    if (get_reference(cls, per_layer, &r) != 0) {
+        CHECK(0, "%s %s: the double-precision reference (build/tests/test_dp_double --ref) could not be read", name, clipping);
+        return;
+    }
+    batch(tok, tgt, cls);
+#ifndef DPPROF_REF_DOUBLE
+    { /* the same loop in float storage, for scale: how far plain fp32 is from the double reference */
+        ref fr;
+        double e = 0, m = 0;
+        size_t k;
+        reference(cls, per_layer, &fr);
+        for (k = 0; k < r.P; k++) {
+            e = fmax(e, fabs(fr.sum[k] - r.sum[k]));
+            m = fmax(m, fabs(r.sum[k]));
+        }
+        CHECK(e <= TOL * m, "%s %s: the per-sample loop in float storage is %.2e from the double loop (tolerance %.0e)", name, clipping, e / m, TOL);
+        free(fr.sum);
+    }
+#endif
+    for (a = 0; a < (int)(sizeof algos / sizeof algos[0]); a++) {
+        dpprof_config c = small(cls, algos[a]);
+        dpprof_session *s;
+        double norms[B], clip[B], *g = (double *)calloc(r.P, sizeof(double)), en = 0, es = 0, smax = 0;
+        size_t k;
+        int rc;
+        c.max_grad_norm = r.clip;
+        c.per_layer_clipping = per_layer;
+        rc = dpprof_session_create(&c, &s);
+        if (rc == DPPROF_OK) rc = dpprof_session_clipped_grad(s, tok, tgt, B, norms, clip);
+        CHECK(rc == DPPROF_OK, "%s %s %s: runs (%s)", name, clipping, dpprof_algo_name(algos[a]), rc ? dpprof_last_error() : "ok");
+        if (rc != DPPROF_OK) { free(g); continue; }
+        grads(s, g);
+        for (i = 0; i < B; i++) en = fmax(en, fabs(norms[i] - r.norms[i]) / r.norms[i]);
+        for (k = 0; k < r.P; k++) {
+            es = fmax(es, fabs(g[k] - r.sum[k]));
+            smax = fmax(smax, fabs(r.sum[k]));
+        }
+        CHECK(en <= TOL, "%s %s %-9s: per-sample norms vs the per-sample loop in double: max relative error %.2e (tolerance %.0e)", name, clipping, dpprof_algo_name(algos[a]), en, TOL);
+        CHECK(es <= TOL * smax, "%s %s %-9s: clipped sum vs the per-sample loop in double: max error %.2e relative to max |sum| %.2e (tolerance %.0e)", name, clipping, dpprof_algo_name(algos[a]), es / smax, smax, TOL);
+        if (!per_layer) {
+            double ec = 0;
+            for (i = 0; i < B; i++) ec = fmax(ec, fabs(clip[i] - fmin(1.0, r.clip / (r.norms[i] + 1e-6))));
+            CHECK(ec <= TOL, "%s %s %-9s: clip factors, max error %.2e", name, clipping, dpprof_algo_name(algos[a]), ec);
+        }
+        dpprof_session_destroy(s);
+        free(g);
+    }
+    {
+        int clipped = 0;
+        for (i = 0; i < B; i++) clipped += r.norms[i] > r.clip;
+        CHECK(clipped > 0 && clipped < B, "%s %s: the bound clips %d of %d samples (both branches of min(1, C/norm) are exercised)", name, clipping, clipped, B);
+    }
+    free(r.sum);
+}
+
+/* a logical batch of 8 as 1x8, 2x4, 4x2, 8x1 physical batches: the same noisy update */
+static void check_splits(void) {
+    static const int phys[] = {8, 4, 2, 1};
+    double *w0 = NULL;
+    size_t P = 0;
+    int k, a;
+    for (a = 0; a < 2; a++) {
+        int algo = a ? DPPROF_ALGO_FLASH : DPPROF_ALGO_GHOST_BK;
+        for (k = 0; k < 4; k++) {
+            dpprof_config c = small(0, algo);
+            dpprof_session *s;
+            double *w, d = 0, wmax = 0;
+            size_t j = 0;
+            int i;
+            c.batch = 8;
+            c.physical_batch = phys[k];
+            c.sigma = 0.7;
+            c.max_grad_norm = 0.5;
+            c.steps = 1;
+            c.lr = 1.0;
+            dpprof_session_create(&c, &s);
+            dpprof_session_run(s);
+            if (!P) for (i = 0; i < dpprof_session_param_count(s); i++) P += (size_t)dpprof_session_param(s, i)->w.n;
+            w = (double *)malloc(P * sizeof(double));
+            for (i = 0; i < dpprof_session_param_count(s); i++) {
+                dpprof_param *p = dpprof_session_param(s, i);
+                int64_t e;
+                for (e = 0; e < p->w.n; e++) w[j++] = (double)((dpprof_real *)p->w.data)[e];
+            }
+            if (k == 0) w0 = w;
+            else {
+                for (j = 0; j < P; j++) {
+                    d = fmax(d, fabs(w[j] - w0[j]));
+                    wmax = fmax(wmax, fabs(w0[j]));
+                }
+                CHECK(d <= 1e-6 * wmax, "%s, sigma 0.7: 8 samples as %d x %d gives the 1 x 8 update (max difference %.2e, max |w| %.2e)", dpprof_algo_name(algo), 8 / phys[k], phys[k], d, wmax);
+                free(w);
+            }
+            dpprof_session_destroy(s);
+        }
+        free(w0);
+        w0 = NULL;
+        P = 0;
+    }
+}
+
+/* the noise of one step, recovered from an sgd update with lr 1:
+   w1 = w0 - (clipped sum + sigma C z) / B, so z = (B (w0 - w1) - clipped sum) / (sigma C) */
+static void check_noise(void) {
+    dpprof_config c;
+    dpprof_session *s0, *s1;
+    int tok[8 * 32], tgt[8 * 32], i;
+    double m = 0, v = 0, nn = 0, sigma = 1.3, C = 0.25;
+    memset(&c, 0, sizeof c);
+    c.preset = "tiny";
+    c.seq = 32;
+    c.batch = 8;
+    c.physical_batch = 4;
+    c.algo = DPPROF_ALGO_FLASH_BK;
+    c.optimizer = DPPROF_OPT_SGD;
+    c.lr = 1.0;
+    c.sigma = sigma;
+    c.max_grad_norm = C;
+    c.steps = 1;
+    c.seed = 5;
+    c.backend = DPPROF_BACKEND_CPU;
+    dpprof_session_create(&c, &s0);
+    dpprof_session_create(&c, &s1);
+    dpprof_session_batch(s0, 0, 0, 8, tok, tgt);
+    dpprof_session_clipped_grad(s0, tok, tgt, 8, NULL, NULL);
+    dpprof_session_run(s1);
+    for (i = 0; i < dpprof_session_param_count(s0); i++) {
+        dpprof_param *p0 = dpprof_session_param(s0, i), *p1 = dpprof_session_param(s1, i);
+        int64_t e;
+        for (e = 0; e < p0->w.n; e++) {
+            double w0 = (double)((dpprof_real *)p0->w.data)[e], w1 = (double)((dpprof_real *)p1->w.data)[e];
+            double z = (8.0 * (w0 - w1) - (double)((dpprof_real *)p0->g.data)[e]) / (sigma * C);
+            m += z;
+            v += z * z;
+            nn++;
+        }
+    }
+    m /= nn;
+    v = v / nn - m * m;
+    /* 6 standard errors: a correct generator fails each with probability ~2e-9 */
+    CHECK(fabs(m) < 6.0 / sqrt(nn), "noise: mean of %.0f recovered N(0,1) draws is %.5f (|mean| < 6/sqrt(n) = %.5f; false-failure probability ~2e-9)", nn, m, 6.0 / sqrt(nn));
+    CHECK(fabs(v - 1.0) < 6.0 * sqrt(2.0 / nn) + 1e-3, "noise: variance %.5f (|var - 1| < 6 sqrt(2/n) + 1e-3 float rounding = %.5f)", v, 6.0 * sqrt(2.0 / nn) + 1e-3);
+    dpprof_session_destroy(s0);
+    dpprof_session_destroy(s1);
+    /* same seed: the same noise; another seed: other noise */
+    {
+        dpprof_session *a, *b2;
+        int same = 1, diff = 0;
+        dpprof_session_create(&c, &a);
+        dpprof_session_run(a);
+        c.seed = 6;
+        dpprof_session_create(&c, &b2);
+        dpprof_session_run(b2);
+        dpprof_session_destroy(s1 = NULL);
+        dpprof_session_create((c.seed = 5, &c), &s1);
+        dpprof_session_run(s1);
+        for (i = 0; i < dpprof_session_param_count(a); i++) {
+            same &= !memcmp(dpprof_session_param(a, i)->w.data, dpprof_session_param(s1, i)->w.data, (size_t)dpprof_session_param(a, i)->w.n * sizeof(dpprof_real));
+            diff |= memcmp(dpprof_session_param(a, i)->w.data, dpprof_session_param(b2, i)->w.data, (size_t)dpprof_session_param(a, i)->w.n * sizeof(dpprof_real)) != 0;
+        }
+        CHECK(same, "noise: deterministic per seed (bitwise-identical noisy update)");
+        CHECK(diff, "noise: another seed gives another update");
+        dpprof_session_destroy(a);
+        dpprof_session_destroy(b2);
+        dpprof_session_destroy(s1);
+    }
+}
+
+/* memory on the dry backend follows the theory of each algorithm */
+static const dpprof_prof *dry(dpprof_session **s, int algo, int b, int seq) {
+    dpprof_config c;
+    memset(&c, 0, sizeof c);
+    c.preset = "llama-3.2-1b";
+    c.seq = seq;
+    c.batch = b;
+    c.algo = (dpprof_algo)algo;
+    c.steps = 1;
+    c.backend = DPPROF_BACKEND_DRY;
+    if (dpprof_session_create(&c, s) != DPPROF_OK || dpprof_session_run(*s) != DPPROF_OK) return NULL;
+    return dpprof_session_prof(*s);
+}
+
+static void check_memory_theory(void) {
+    dpprof_session *s1, *s2;
+    const dpprof_prof *p1, *p2;
+    int64_t params;
+    dpprof_shape sh;
+    int64_t widths;
+    dpprof_preset_shape("llama-3.2-1b", &sh);
+    /* persample: every trainable tensor's per-sample gradient at once: 4 b |theta| bytes */
+    p1 = dry(&s1, DPPROF_ALGO_PERSAMPLE, 2, 128);
+    p2 = dry(&s2, DPPROF_ALGO_PERSAMPLE, 4, 128);
+    params = dpprof_session_param_elems(s1, 1);
+    CHECK(p1 && p1->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] == ES * 2 * params, "persample: per-sample gradients peak at %d x b x |theta| = %.2f GiB (b = 2)", (int)ES, (double)ES * 2 * (double)params / 1073741824.0);
+    CHECK(p2 && p2->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] == 2 * p1->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS], "persample: and grow linearly with b (b = 4: %.2f GiB)", (double)p2->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] / 1073741824.0);
+    dpprof_session_destroy(s1);
+    dpprof_session_destroy(s2);
+    /* ghost: two (b, T, T) gram matrices for one layer at a time */
+    p1 = dry(&s1, DPPROF_ALGO_GHOST, 2, 512);
+    p2 = dry(&s2, DPPROF_ALGO_GHOST, 2, 1024);
+    CHECK(p1 && p1->max_by_cat[DPPROF_CAT_TEMP_MATRICES] == (int64_t)2 * 2 * 512 * 512 * ES, "ghost: gram temporaries peak at 2 x b x T^2 x element bytes (T = 512)");
+    CHECK(p2 && p2->max_by_cat[DPPROF_CAT_TEMP_MATRICES] == 4 * p1->max_by_cat[DPPROF_CAT_TEMP_MATRICES], "ghost: and grow with T^2 (T = 1024: x4)");
+    dpprof_session_destroy(s1);
+    dpprof_session_destroy(s2);
+    /* flash: the dp-only memory does not depend on T */
+    {
+        int64_t e1, e2;
+        p1 = dry(&s1, DPPROF_ALGO_FLASH, 2, 256);
+        p2 = dry(&s2, DPPROF_ALGO_FLASH, 2, 2048);
+        e1 = p1->max_by_cat[DPPROF_CAT_TEMP_MATRICES] + p1->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] + p1->max_by_cat[DPPROF_CAT_ACTIVATION_HOOKS] + p1->max_by_cat[DPPROF_CAT_NORM_SAMPLES];
+        e2 = p2->max_by_cat[DPPROF_CAT_TEMP_MATRICES] + p2->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] + p2->max_by_cat[DPPROF_CAT_ACTIVATION_HOOKS] + p2->max_by_cat[DPPROF_CAT_NORM_SAMPLES];
+        CHECK(e1 == e2 && p1->max_by_cat[DPPROF_CAT_TEMP_MATRICES] == 0, "flash: dp-only memory is %lld bytes at T = 256 and %lld at T = 2048 (no T x T, no (p, d) per sample)", (long long)e1, (long long)e2);
+        dpprof_session_destroy(s1);
+        dpprof_session_destroy(s2);
+    }
+    /* book-keeping: the cache holds every trainable layer's output gradient: 4 b T (sum of widths) */
+    widths = (int64_t)sh.L * (sh.NH * sh.HS + 2 * sh.NKV * sh.HS + sh.C + 2 * sh.F + sh.C) + sh.V + sh.C; /* layers, head, embedding */
+    p1 = dry(&s1, DPPROF_ALGO_GHOST_BK, 2, 128);
+    p2 = dry(&s2, DPPROF_ALGO_FLASH_BK, 4, 256);
+    CHECK(p1 && p1->max_by_cat[DPPROF_CAT_ACTIVATION_HOOKS] == ES * 2 * 128 * widths, "book-keeping: the cache peaks at element bytes x b x T x (sum of output widths %lld) = %.1f MiB", (long long)widths, (double)ES * 2 * 128 * (double)widths / 1048576.0);
+    CHECK(p2 && p2->max_by_cat[DPPROF_CAT_ACTIVATION_HOOKS] == ES * 4 * 256 * widths, "book-keeping: and grows with b x T (b = 4, T = 256)");
+    dpprof_session_destroy(s1);
+    dpprof_session_destroy(s2);
+}
+
+int main(int argc, char **argv) {
+#ifdef DPPROF_REF_DOUBLE
+    if (argc == 3 && !strcmp(argv[1], "--ref")) return print_reference(argv[2]);
+#endif
+    (void)argc;
+    (void)argv;
+    check_algorithms(0, 0);
+    check_algorithms(1, 0);
+    check_algorithms(0, 1);
+    check_algorithms(1, 1);
+    check_splits();
+    check_noise();
+    check_memory_theory();
+    return test_finish();
+}
