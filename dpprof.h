@@ -243,6 +243,10 @@ DPPROF_API int dpprof_phase_begin(dpprof_prof *p, int phase, int step);
 DPPROF_API void dpprof_phase_end(dpprof_prof *p);
 /* add analytic cost (FLOPs, bytes moved) to the open phase */
 DPPROF_API void dpprof_prof_add_cost(dpprof_prof *p, double flops, double bytes);
+/* 1 if two profiles saw the same memory history: every event's bytes, category, module, phase
+   and step, the peak and its split, the phases' byte levels (times are not compared); else 0 and
+   *why (if not NULL) names the first difference */
+DPPROF_API int dpprof_prof_same_memory(const dpprof_prof *a, const dpprof_prof *b, const char **why);
 /* live bytes of one category (module < 0: all modules) */
 DPPROF_API int64_t dpprof_live(const dpprof_prof *p, int category, int module);
 
@@ -1629,6 +1633,24 @@ DPPROF_API void dpprof_prof_add_cost(dpprof_prof *p, double flops, double bytes)
     p->phases[p->n_phases - 1].bytes_analytic += bytes;
 }
 
+DPPROF_API int dpprof_prof_same_memory(const dpprof_prof *a, const dpprof_prof *b, const char **why) {
+    size_t i;
+    const char *w = NULL;
+    if (a->n_events != b->n_events) w = "the number of events";
+    for (i = 0; !w && i < a->n_events; i++) {
+        const dpprof_event *x = &a->events[i], *y = &b->events[i];
+        if (x->bytes != y->bytes || x->live != y->live || x->category != y->category || x->module != y->module || x->phase != y->phase || x->step != y->step) w = "an event";
+    }
+    if (!w && (a->peak_bytes != b->peak_bytes || a->peak_event != b->peak_event || memcmp(a->peak_by, b->peak_by, sizeof a->peak_by) != 0)) w = "the peak";
+    if (!w && a->n_phases != b->n_phases) w = "the number of phases";
+    for (i = 0; !w && i < a->n_phases; i++) {
+        const dpprof_phase_rec *x = &a->phases[i], *y = &b->phases[i];
+        if (x->phase != y->phase || x->step != y->step || x->bytes_start != y->bytes_start || x->bytes_end != y->bytes_end || x->bytes_peak != y->bytes_peak) w = "a phase record";
+    }
+    if (why) *why = w ? w : "";
+    return w == NULL;
+}
+
 DPPROF_API int64_t dpprof_live(const dpprof_prof *p, int cat, int mod) {
     int64_t s = 0;
     int m;
@@ -1673,6 +1695,28 @@ DPPROF_API int dpprof_preset_shape(const char *name, dpprof_shape *sh) {
         return DPPROF_OK;
     }
     return dpprof__fail(DPPROF_ERR_INVALID, "unknown preset '%s' (known: tiny, gpt2-small, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, trainer-1b, longctx)", name ? name : "(null)");
+}
+
+/* parameters of one decoder layer, in dump order */
+enum { DPPROF__P_LN1, DPPROF__P_Q, DPPROF__P_K, DPPROF__P_V, DPPROF__P_O, DPPROF__P_LN2, DPPROF__P_GATE, DPPROF__P_UP, DPPROF__P_DOWN, DPPROF__P_PER_LAYER };
+static const char *const dpprof__proj_names[DPPROF__P_PER_LAYER] = {"", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"};
+
+/* "q,v,gate" -> a bit per projection (bit DPPROF__P_Q...); -1 and a message for an unknown name */
+static int dpprof__lora_mask(const char *list) {
+    static const char *const names[] = {"", "q", "k", "v", "o", "", "gate", "up", "down"};
+    int mask = 0, j;
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        for (j = 0; j < DPPROF__P_PER_LAYER; j++)
+            if (names[j][0] && strlen(names[j]) == len && !strncmp(p, names[j], len)) break;
+        if (j == DPPROF__P_PER_LAYER) return dpprof__fail(DPPROF_ERR_INVALID, "lora-targets '%s': '%.*s' is not one of q, k, v, o, gate, up, down", list, (int)len, p);
+        mask |= 1 << j;
+        p += len;
+        if (*p == ',') p++;
+    }
+    if (!mask) return dpprof__fail(DPPROF_ERR_INVALID, "lora-targets '%s' names no projection", list);
+    return mask;
 }
 
 /* the largest value any single dimension may take: keeps products of four dims inside int64 */
@@ -1767,14 +1811,27 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.dataset_size && c.dataset_size < c.batch) return dpprof__fail(DPPROF_ERR_INVALID, "dataset-size = %lld is smaller than batch = %d", c.dataset_size, c.batch);
     if (c.lora_rank < 0) return dpprof__fail(DPPROF_ERR_INVALID, "lora-rank = %d must be positive", c.lora_rank);
     if (c.lora_alpha != c.lora_alpha || c.lora_alpha < 0) return dpprof__fail(DPPROF_ERR_INVALID, "lora-alpha = %g must be positive", c.lora_alpha);
+    if (!c.lora_rank && (c.lora_alpha > 0 || c.lora_targets)) return dpprof__fail(DPPROF_ERR_INVALID, "lora-alpha and lora-targets need --lora-rank");
+    if (c.lora_rank) {
+        /* (IC, OC) of each projection: an adapter of rank >= its narrower side is a full matrix in disguise */
+        const int io[DPPROF__P_PER_LAYER][2] = {{0, 0}, {s.C, s.NH * s.HS}, {s.C, s.NKV * s.HS}, {s.C, s.NKV * s.HS}, {s.NH * s.HS, s.C}, {0, 0}, {s.C, s.F}, {s.C, s.F}, {s.F, s.C}};
+        int mask = dpprof__lora_mask(c.lora_targets ? c.lora_targets : "q,v"), min_width = DPPROF__DIM_MAX, j;
+        if (mask < 0) return DPPROF_ERR_INVALID;
+        if (!c.lora_targets) c.lora_targets = "q,v";
+        if (c.lora_alpha == 0) c.lora_alpha = c.lora_rank; /* scale alpha / r = 1 */
+        for (j = 0; j < DPPROF__P_PER_LAYER; j++)
+            if (mask >> j & 1) {
+                if (io[j][0] < min_width) min_width = io[j][0];
+                if (io[j][1] < min_width) min_width = io[j][1];
+            }
+        if (c.lora_rank >= min_width) return dpprof__fail(DPPROF_ERR_INVALID, "lora-rank = %d must be smaller than the narrowest adapted width (%d)", c.lora_rank, min_width);
+    }
     *out = c;
     if (sh) *sh = s;
     return DPPROF_OK;
 }
 
 /* ---- the engine ------------------------------------------------------------------------------ */
-/* parameters of one decoder layer, in dump order */
-enum { DPPROF__P_LN1, DPPROF__P_Q, DPPROF__P_K, DPPROF__P_V, DPPROF__P_O, DPPROF__P_LN2, DPPROF__P_GATE, DPPROF__P_UP, DPPROF__P_DOWN, DPPROF__P_PER_LAYER };
 
 /* counter-based streams: init, data and (later) noise never share philox counters */
 #define DPPROF__STREAM_INIT (UINT64_C(1) << 40)
@@ -1788,6 +1845,7 @@ typedef struct dpprof__layer_acts {
     dpprof_tensor ln2, rstd2;   /* (n,T,C), (n,T) */
     dpprof_tensor gate, up, h;  /* (n,T,F) x3 */
     dpprof_tensor xm;           /* (n,T,C) residual after the mlp: the next layer's input */
+    dpprof_tensor lu[DPPROF__P_PER_LAYER]; /* (n,T,r) lora: (alpha/r) x A^T per adapted projection, lora_B's input */
 } dpprof__layer_acts;
 
 typedef struct dpprof__acts {
@@ -1834,6 +1892,8 @@ struct dpprof_session {
     int batch_n;
     double *last_norms, *last_clip; /* (max batch) per-sample norms and clip factors of the last step */
     double noise_std;               /* sigma * C */
+    int *lora;                      /* (L * 9) parameter index of lora_A of a projection (lora_B follows), or -1 */
+    double lora_scale;              /* alpha / r */
 };
 
 #define DPPROF__F(t) ((dpprof_real *)(t).data)
@@ -1911,7 +1971,7 @@ static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
 #define DPPROF__A(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), s->elem, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 0))
 #define DPPROF__Z(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), s->elem, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 1))
 
-static int dpprof__add_param(dpprof_session *s, const char *name, int rows, int cols, int module, int layer) {
+static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, int cols, int category, int module, int layer) {
     dpprof_param *p = &s->params[s->n_params++];
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
@@ -1920,7 +1980,11 @@ static int dpprof__add_param(dpprof_session *s, const char *name, int rows, int 
     p->module = module;
     p->layer = layer;
     p->trainable = 1;
-    return dpprof__talloc(s, &p->w, (int64_t)rows * cols, s->elem, DPPROF_CAT_MODEL_PARAMETERS, module, 0);
+    return dpprof__talloc(s, &p->w, (int64_t)rows * cols, s->elem, category, module, 0);
+}
+
+static int dpprof__add_param(dpprof_session *s, const char *name, int rows, int cols, int module, int layer) {
+    return dpprof__add_param_cat(s, name, rows, cols, DPPROF_CAT_MODEL_PARAMETERS, module, layer);
 }
 
 /* weights ~ N(0, init_std^2) from philox, stream = parameter index, so any backend (or a reader of
@@ -1930,6 +1994,10 @@ static void dpprof__init_param(dpprof_session *s, int i) {
     dpprof_real *w = DPPROF__F(p->w);
     int64_t e;
     if (s->backend != DPPROF_BACKEND_CPU) return;
+    if (strstr(p->name, ".lora_B.")) { /* lora starts as the identity change: B = 0 */
+        memset(w, 0, (size_t)p->w.n * sizeof(dpprof_real));
+        return;
+    }
     if (p->rows == 1) {
         for (e = 0; e < p->w.n; e++) w[e] = (dpprof_real)1.0;
         return;
@@ -1942,7 +2010,10 @@ static int dpprof__build_model(dpprof_session *s) {
     const dpprof_shape *h = &s->sh;
     int l, i;
     char name[64];
-    s->params = (dpprof_param *)DPPROF_MALLOC(sizeof(dpprof_param) * (size_t)(3 + DPPROF__P_PER_LAYER * h->L));
+    s->params = (dpprof_param *)DPPROF_MALLOC(sizeof(dpprof_param) * (size_t)(3 + 3 * DPPROF__P_PER_LAYER * h->L));
+    s->lora = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)(DPPROF__P_PER_LAYER * h->L + 1));
+    if (!s->lora) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the lora table");
+    for (i = 0; i < DPPROF__P_PER_LAYER * h->L; i++) s->lora[i] = -1;
     if (!s->params) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the parameter table");
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
     s->p_emb = s->n_params;
@@ -1967,6 +2038,24 @@ static int dpprof__build_model(dpprof_session *s) {
     s->p_head = s->n_params;
     if (s->cfg.task == DPPROF_TASK_LM) DPPROF__TRY(dpprof__add_param(s, "lm_head.weight", h->V, h->C, DPPROF_MOD_HEAD, -1));
     else DPPROF__TRY(dpprof__add_param(s, "score.weight", h->K, h->C, DPPROF_MOD_HEAD, -1));
+    if (s->cfg.lora_rank) {
+        /* adapters after the base table: A (r, IC) and B (OC, r) per adapted projection; only they
+           and the head train, the base model is frozen (no gradient, no optimizer state) */
+        int mask = dpprof__lora_mask(s->cfg.lora_targets), j, r = s->cfg.lora_rank, base = s->n_params;
+        s->lora_scale = s->cfg.lora_alpha / r;
+        for (i = 0; i < base; i++) s->params[i].trainable = i == s->p_head;
+        for (l = 0; l < h->L; l++)
+            for (j = 0; j < DPPROF__P_PER_LAYER; j++) {
+                const dpprof_param *bp = &s->params[1 + l * DPPROF__P_PER_LAYER + j];
+                int rows = bp->rows, cols = bp->cols;
+                if (!(mask >> j & 1)) continue;
+                s->lora[l * DPPROF__P_PER_LAYER + j] = s->n_params;
+                snprintf(name, sizeof name, "model.layers.%d.%s.lora_A.weight", l, dpprof__proj_names[j]);
+                DPPROF__TRY(dpprof__add_param_cat(s, name, r, cols, DPPROF_CAT_LORA, DPPROF_MOD_LORA, l));
+                snprintf(name, sizeof name, "model.layers.%d.%s.lora_B.weight", l, dpprof__proj_names[j]);
+                DPPROF__TRY(dpprof__add_param_cat(s, name, rows, r, DPPROF_CAT_LORA, DPPROF_MOD_LORA, l));
+            }
+    }
     for (i = 0; i < s->n_params; i++) dpprof__init_param(s, i);
     dpprof_phase_end(&s->prof);
 
@@ -2101,6 +2190,24 @@ DPPROF_API int dpprof_session_batch(dpprof_session *s, int step, int first, int 
 }
 
 /* ---- forward ------------------------------------ */
+/* projection j of layer l: y (N,OC) = x W^T, plus (alpha/r) (x A^T) B^T when it has an adapter */
+static int dpprof__proj_fwd(dpprof_session *s, int l, int j, dpprof_tensor *y, dpprof_tensor *x, int N, int IC, int OC) {
+    const int P = 1 + l * DPPROF__P_PER_LAYER + j, E = s->elem, r = s->cfg.lora_rank;
+    const int la = s->lora ? s->lora[l * DPPROF__P_PER_LAYER + j] : -1;
+    dpprof_tensor tmp, *u;
+    DPPROF__OP(s, matmul_fwd, (N, IC, OC, E), (DPPROF__F(*y), DPPROF__F(*x), DPPROF__W(s, P), N, IC, OC));
+    if (la < 0) return DPPROF_OK;
+    u = &s->a.lay[l].lu[j];
+    DPPROF__A(*u, (int64_t)N * r, ACTIVATIONS, LORA);
+    DPPROF__OP(s, matmul_fwd, (N, IC, r, E), (DPPROF__F(*u), DPPROF__F(*x), DPPROF__W(s, la), N, IC, r));
+    DPPROF__OP(s, scale, ((size_t)N * r, E), (DPPROF__F(*u), DPPROF__F(*u), (size_t)N * r, s->lora_scale));
+    DPPROF__A(tmp, (int64_t)N * OC, ACTIVATIONS, LORA);
+    DPPROF__OP(s, matmul_fwd, (N, r, OC, E), (DPPROF__F(tmp), DPPROF__F(*u), DPPROF__W(s, la + 1), N, r, OC));
+    DPPROF__OP(s, add, ((size_t)N * OC, E), (DPPROF__F(*y), DPPROF__F(*y), DPPROF__F(tmp), (size_t)N * OC));
+    dpprof__tfree(s, &tmp);
+    return DPPROF_OK;
+}
+
 static int dpprof__forward(dpprof_session *s, int n) {
     const dpprof_shape *h = &s->sh;
     const int T = s->cfg.seq, C = h->C, NH = h->NH, NKV = h->NKV, HS = h->HS, F = h->F, E = s->elem;
@@ -2121,28 +2228,28 @@ static int dpprof__forward(dpprof_session *s, int n) {
         DPPROF__A(y->q, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
         DPPROF__A(y->k, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
         DPPROF__A(y->v, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
-        DPPROF__OP(s, matmul_fwd, (N, C, QD, E), (DPPROF__F(y->q), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_Q), N, C, QD));
-        DPPROF__OP(s, matmul_fwd, (N, C, KD, E), (DPPROF__F(y->k), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_K), N, C, KD));
-        DPPROF__OP(s, matmul_fwd, (N, C, KD, E), (DPPROF__F(y->v), DPPROF__F(y->ln1), DPPROF__W(s, P + DPPROF__P_V), N, C, KD));
+        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_Q, &y->q, &y->ln1, N, C, QD));
+        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_K, &y->k, &y->ln1, N, C, KD));
+        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_V, &y->v, &y->ln1, N, C, KD));
         DPPROF__OP(s, rope_fwd, (n, T, NH, HS, E), (DPPROF__F(y->q), n, T, NH, HS, h->rope_theta));
         DPPROF__OP(s, rope_fwd, (n, T, NKV, HS, E), (DPPROF__F(y->k), n, T, NKV, HS, h->rope_theta));
         DPPROF__A(y->att, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
         DPPROF__A(y->lse, (int64_t)n * NH * T, ACTIVATIONS, ATTENTION);
         DPPROF__OP(s, attention_fwd, (n, T, NH, NKV, HS, E), (DPPROF__F(y->att), DPPROF__F(y->lse), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), n, T, NH, NKV, HS));
         DPPROF__A(y->xa, (int64_t)N * C, ACTIVATIONS, ATTENTION);
-        DPPROF__OP(s, matmul_fwd, (N, QD, C, E), (DPPROF__F(y->xa), DPPROF__F(y->att), DPPROF__W(s, P + DPPROF__P_O), N, QD, C));
+        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_O, &y->xa, &y->att, N, QD, C));
         DPPROF__OP(s, add, ((size_t)N * C, E), (DPPROF__F(y->xa), DPPROF__F(y->xa), DPPROF__F(*x), (size_t)N * C));
         DPPROF__A(y->ln2, (int64_t)N * C, ACTIVATIONS, NORM);
         DPPROF__A(y->rstd2, N, ACTIVATIONS, NORM);
         DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln2), DPPROF__F(y->rstd2), DPPROF__F(y->xa), DPPROF__W(s, P + DPPROF__P_LN2), N, C, eps));
         DPPROF__A(y->gate, (int64_t)N * F, ACTIVATIONS, MLP);
         DPPROF__A(y->up, (int64_t)N * F, ACTIVATIONS, MLP);
-        DPPROF__OP(s, matmul_fwd, (N, C, F, E), (DPPROF__F(y->gate), DPPROF__F(y->ln2), DPPROF__W(s, P + DPPROF__P_GATE), N, C, F));
-        DPPROF__OP(s, matmul_fwd, (N, C, F, E), (DPPROF__F(y->up), DPPROF__F(y->ln2), DPPROF__W(s, P + DPPROF__P_UP), N, C, F));
+        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_GATE, &y->gate, &y->ln2, N, C, F));
+        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_UP, &y->up, &y->ln2, N, C, F));
         DPPROF__A(y->h, (int64_t)N * F, ACTIVATIONS, MLP);
         DPPROF__OP(s, swiglu_fwd, ((size_t)N * F, E), (DPPROF__F(y->h), DPPROF__F(y->gate), DPPROF__F(y->up), (size_t)N * F));
         DPPROF__A(y->xm, (int64_t)N * C, ACTIVATIONS, MLP);
-        DPPROF__OP(s, matmul_fwd, (N, F, C, E), (DPPROF__F(y->xm), DPPROF__F(y->h), DPPROF__W(s, P + DPPROF__P_DOWN), N, F, C));
+        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_DOWN, &y->xm, &y->h, N, F, C));
         DPPROF__OP(s, add, ((size_t)N * C, E), (DPPROF__F(y->xm), DPPROF__F(y->xm), DPPROF__F(y->xa), (size_t)N * C));
         x = &y->xm;
     }
@@ -2337,6 +2444,22 @@ static void dpprof__afree(dpprof_session *s, dpprof_tensor *t) {
     if (!s->bw_retain) dpprof__tfree(s, t);
 }
 
+/* backward of projection j of layer l; an adapter's A and B are two more linear layers: B reads
+   (alpha/r) u, A reads x, and every algorithm treats them like any other */
+static int dpprof__proj_bwd(dpprof_session *s, int l, int j, dpprof_tensor *dx, dpprof_tensor *dy, int dy_shared, dpprof_tensor *x, int T, int IC, int OC) {
+    const int la = s->lora ? s->lora[l * DPPROF__P_PER_LAYER + j] : -1, r = s->cfg.lora_rank, N = s->bw_n * T, E = s->elem;
+    dpprof_tensor du;
+    DPPROF__TRY(dpprof__linear_bwd(s, 1 + l * DPPROF__P_PER_LAYER + j, dx, dy, dy_shared, x, T, IC, OC));
+    if (la < 0) return DPPROF_OK;
+    DPPROF__Z(du, (int64_t)N * r, ACTIVATIONS, LORA);
+    DPPROF__TRY(dpprof__linear_bwd(s, la + 1, &du, dy, dy_shared, &s->a.lay[l].lu[j], T, r, OC));
+    DPPROF__OP(s, scale, ((size_t)N * r, E), (DPPROF__F(du), DPPROF__F(du), (size_t)N * r, s->lora_scale));
+    DPPROF__TRY(dpprof__linear_bwd(s, la, dx, &du, 0, x, T, IC, r));
+    dpprof__tfree(s, &du);
+    dpprof__afree(s, &s->a.lay[l].lu[j]);
+    return DPPROF_OK;
+}
+
 /* ---- forward and backward: one schedule for every backend and algorithm ---------------------- */
 /* backward of sum_i dloss * loss_i (head_ready: the logits already hold the output gradient, as in
    a second pass). weight gradients go where s->bw_mode says: summed into g, clipped into g, or
@@ -2382,7 +2505,7 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         dpprof__afree(s, &y->xm); /* the next layer's input: its backward is done */
         /* mlp: xm = xa + down(silu(gate(ln2)) * up(ln2)); dres holds d xm */
         DPPROF__Z(dh, (int64_t)N * F, ACTIVATIONS, MLP);
-        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_DOWN, &dh, &dres, 1, &y->h, T, F, C));
+        DPPROF__TRY(dpprof__proj_bwd(s, l, DPPROF__P_DOWN, &dh, &dres, 1, &y->h, T, F, C));
         dpprof__afree(s, &y->h);
         DPPROF__A(dgate, (int64_t)N * F, ACTIVATIONS, MLP);
         DPPROF__A(dup, (int64_t)N * F, ACTIVATIONS, MLP);
@@ -2391,8 +2514,8 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         dpprof__afree(s, &y->gate);
         dpprof__afree(s, &y->up);
         DPPROF__Z(dln2, (int64_t)N * C, ACTIVATIONS, NORM);
-        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_GATE, &dln2, &dgate, 0, &y->ln2, T, C, F));
-        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_UP, &dln2, &dup, 0, &y->ln2, T, C, F));
+        DPPROF__TRY(dpprof__proj_bwd(s, l, DPPROF__P_GATE, &dln2, &dgate, 0, &y->ln2, T, C, F));
+        DPPROF__TRY(dpprof__proj_bwd(s, l, DPPROF__P_UP, &dln2, &dup, 0, &y->ln2, T, C, F));
         dpprof__tfree(s, &dgate);
         dpprof__tfree(s, &dup);
         dpprof__afree(s, &y->ln2);
@@ -2401,7 +2524,7 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         dpprof__afree(s, &y->rstd2);
         /* attention: xa = x + o(attn(rope(q(ln1)), rope(k(ln1)), v(ln1))); dres now holds d xa */
         DPPROF__Z(datt, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
-        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_O, &datt, &dres, 1, &y->att, T, QD, C));
+        DPPROF__TRY(dpprof__proj_bwd(s, l, DPPROF__P_O, &datt, &dres, 1, &y->att, T, QD, C));
         DPPROF__A(dq, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
         DPPROF__A(dk, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
         DPPROF__A(dv, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
@@ -2412,9 +2535,9 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         DPPROF__OP(s, rope_bwd, (n, T, NH, HS, E), (DPPROF__F(dq), n, T, NH, HS, h->rope_theta));
         DPPROF__OP(s, rope_bwd, (n, T, NKV, HS, E), (DPPROF__F(dk), n, T, NKV, HS, h->rope_theta));
         DPPROF__Z(dln1, (int64_t)N * C, ACTIVATIONS, NORM);
-        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_Q, &dln1, &dq, 0, &y->ln1, T, C, QD));
-        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_K, &dln1, &dk, 0, &y->ln1, T, C, KD));
-        DPPROF__TRY(dpprof__linear_bwd(s, P + DPPROF__P_V, &dln1, &dv, 0, &y->ln1, T, C, KD));
+        DPPROF__TRY(dpprof__proj_bwd(s, l, DPPROF__P_Q, &dln1, &dq, 0, &y->ln1, T, C, QD));
+        DPPROF__TRY(dpprof__proj_bwd(s, l, DPPROF__P_K, &dln1, &dk, 0, &y->ln1, T, C, KD));
+        DPPROF__TRY(dpprof__proj_bwd(s, l, DPPROF__P_V, &dln1, &dv, 0, &y->ln1, T, C, KD));
         dpprof__tfree(s, &dq);
         dpprof__tfree(s, &dk);
         dpprof__tfree(s, &dv);
@@ -2444,6 +2567,7 @@ static void dpprof__acts_release(dpprof_session *s) {
         dpprof_tensor *t[] = {&y->ln1, &y->rstd1, &y->q, &y->k, &y->v, &y->att, &y->lse, &y->xa, &y->ln2, &y->rstd2, &y->gate, &y->up, &y->h, &y->xm};
         size_t j;
         for (j = 0; j < sizeof t / sizeof t[0]; j++) dpprof__tfree(s, t[j]);
+        for (j = 0; j < DPPROF__P_PER_LAYER; j++) dpprof__tfree(s, &y->lu[j]);
     }
     for (l = 0; l < (int)(sizeof top / sizeof top[0]); l++) dpprof__tfree(s, top[l]);
     for (l = 0; s->psg && l < s->n_params; l++) dpprof__tfree(s, &s->psg[l]);
@@ -2829,7 +2953,6 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     rc = dpprof_config_resolve(cfg, &s->cfg, &s->sh);
     if (rc != DPPROF_OK) goto fail;
     /* refuse what later work adds, instead of silently ignoring it */
-    if (s->cfg.lora_rank || s->cfg.lora_alpha > 0 || s->cfg.lora_targets) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "LoRA options are not implemented yet in this version"); goto fail; }
     if (s->cfg.dtype == DPPROF_DTYPE_BF16) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dtype bf16 needs the cuda backend's kernels, which this version does not have yet"); goto fail; }
     s->backend = s->cfg.backend;
     if (s->backend == DPPROF_BACKEND_AUTO) s->backend = DPPROF_BACKEND_CPU; /* until the cuda kernels exist, auto means cpu */
@@ -2876,6 +2999,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         dpprof__tfree(s, &s->params[i].v);
     }
     DPPROF_FREE(s->params);
+    DPPROF_FREE(s->lora);
     DPPROF_FREE(s->a.lay);
     DPPROF_FREE(s->text);
     DPPROF_FREE(s->line_off);
@@ -3004,6 +3128,39 @@ static void dpprof__write_phases(const dpprof_session *s, FILE *f) {
     DPPROF_FREE(times);
 }
 
+/* the privacy block: rdp of the subsampled gaussian over every step run (warm-up steps spend
+   privacy too), epsilon at delta with the improved conversion, minimised over opacus's orders */
+static void dpprof__write_privacy(const dpprof_session *s, FILE *f) {
+    const dpprof_config *c = &s->cfg;
+    double q = NAN, eps = NAN, order = NAN;
+    const char *note;
+    if (!s->dp) {
+        fprintf(f, "{\"mechanism\": \"none\", \"accountant\": null, \"epsilon\": null, \"delta\": null, \"sigma\": 0, \"max_grad_norm\": null, \"sample_rate\": null, \"steps\": %d, \"best_order\": null, \"note\": \"non-private training\"}", s->steps_done);
+        return;
+    }
+    if (c->dataset_size) q = (double)c->batch / (double)c->dataset_size;
+    if (c->sigma == 0) note = "sigma = 0: clipping without noise gives no privacy guarantee (epsilon is infinite)";
+    else if (!c->dataset_size) note = "no --dataset-size: the sample rate q = B/N is unknown, so is epsilon";
+    else if (dpprof_rdp_epsilon(q, c->sigma, s->steps_done, c->delta, NULL, 0, &eps, &order) != 0) note = "the accountant could not evaluate this setting";
+    else note = c->poisson ? "rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019), improved conversion (balle et al. 2020)"
+                           : "rdp of the poisson-subsampled gaussian mechanism, as commonly reported for fixed-size batches; this run did not use --poisson";
+    fputs("{\"mechanism\": \"subsampled gaussian\", \"accountant\": \"rdp\", \"epsilon\": ", f);
+    dpprof__jnum(f, eps);
+    fputs(", \"delta\": ", f);
+    dpprof__jnum(f, c->delta);
+    fputs(", \"sigma\": ", f);
+    dpprof__jnum(f, c->sigma);
+    fputs(", \"max_grad_norm\": ", f);
+    dpprof__jnum(f, c->max_grad_norm);
+    fputs(", \"sample_rate\": ", f);
+    dpprof__jnum(f, q);
+    fprintf(f, ", \"steps\": %d, \"best_order\": ", s->steps_done);
+    dpprof__jnum(f, order);
+    fprintf(f, ", \"clipping\": \"%s\", \"poisson\": %s, \"note\": ", c->per_layer_clipping ? "per-layer" : "flat", c->poisson ? "true" : "false");
+    dpprof__jstr(f, note);
+    fputs("}", f);
+}
+
 DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const char *experiment, const char *status, const char *error) {
     const dpprof_config *c = &s->cfg;
     const dpprof_shape *h = &s->sh;
@@ -3129,7 +3286,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     }
     fputs("\n  ]", f);
 
-    fprintf(f, ",\n  \"privacy\": {\"mechanism\": \"none\", \"epsilon\": null, \"delta\": null, \"sigma\": 0, \"sample_rate\": null, \"steps\": %d, \"best_order\": null}", s->steps_done);
+    fputs(",\n  \"privacy\": ", f);
+    dpprof__write_privacy(s, f);
 
     for (e = 0; e < p->n_phases; e++)
         if (p->phases[e].step >= c->warmup && p->phases[e].phase >= DPPROF_PHASE_FORWARD) flops_steps += p->phases[e].flops;
@@ -3322,9 +3480,16 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     dpprof__zero_grads(s);
     rc = dpprof__given(s, tok, tgt, B, losses, 0, 1.0);
     if (rc != DPPROF_OK) goto done;
-    for (i = 0; i < s->n_params; i++) ents[i].data = s->params[i].g.data;
-    snprintf(path, sizeof path, "%s/grads.safetensors", dir);
-    if ((rc = dpprof__write_safetensors(path, ents, s->n_params)) != DPPROF_OK) goto done;
+    { /* only what trains has a gradient (lora freezes the base model) */
+        int k = 0;
+        for (i = 0; i < s->n_params; i++) {
+            if (!s->params[i].trainable) continue;
+            ents[k] = ents[i];
+            ents[k++].data = s->params[i].g.data;
+        }
+        snprintf(path, sizeof path, "%s/grads.safetensors", dir);
+        if ((rc = dpprof__write_safetensors(path, ents, k)) != DPPROF_OK) goto done;
+    }
     dpprof__zero_grads(s);
     ents[0].name = "tokens"; ents[0].dtype = "I32"; ents[0].ndim = 2; ents[0].dims[0] = B; ents[0].dims[1] = T;
     ents[0].data = tok; ents[0].n = (int64_t)B * T; ents[0].from_real = 0;

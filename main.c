@@ -35,6 +35,7 @@ static void help_main(void) {
            "commands:\n"
            "  run       train a Llama-style model for a few steps and profile it (dpprof run --help)\n"
            "  plot      render a figure from result JSON (dpprof plot --help)\n"
+           "  epsilon   privacy spent by DP-SGD: the RDP accountant (dpprof epsilon --help)\n"
            "  presets   list the model presets and their shapes\n"
            "  version   print the version\n\n"
            "backends: cpu (reference arithmetic), dry (exact memory of any size, no arithmetic),\n"
@@ -75,6 +76,7 @@ static void help_run(void) {
            "DP-SGD (accepted and validated, refused until the DP algorithms land):\n"
            "  --sigma S --max-grad-norm C --clipping flat|per-layer --poisson --dataset-size N --delta D\n"
            "  --lora-rank r --lora-alpha a --lora-targets q,k,v,o,gate,up,down\n"
+           "  --target-epsilon E     choose sigma so that the run spends E at delta (needs --dataset-size)\n"
            "output:\n"
            "  --out FILE.json        result JSON (written atomically; also on oom/error, with its status)\n"
            "  --trace FILE.json      Chrome/Perfetto trace: phases and a live-memory counter per category\n"
@@ -167,6 +169,7 @@ typedef struct run_opts {
     dpprof_config cfg;
     const char *out, *trace, *dump, *experiment;
     int quiet;
+    double target_epsilon;
     int limit_given;
 } run_opts;
 
@@ -210,6 +213,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         DBLOPT("--max-grad-norm", max_grad_norm, 0, 1e12, 1)
         DBLOPT("--delta", delta, 0, 1, 1)
         DBLOPT("--lora-alpha", lora_alpha, 0, 1e12, 1)
+        else if (!strcmp(a, "--target-epsilon")) { if (parse_dbl(a, v, 0, 1e6, 1, &o->target_epsilon)) return EXIT_USAGE; }
         else if (!strcmp(a, "--dataset-size")) { if (parse_ll(a, v, 1, LLONG_MAX, &ll)) return EXIT_USAGE; c->dataset_size = ll; }
         else if (!strcmp(a, "--seed")) {
             char *end;
@@ -324,6 +328,21 @@ static int cmd_run(int argc, char **argv) {
     if (dpprof_config_resolve(&o.cfg, &resolved, &shape) != DPPROF_OK) {
         fprintf(stderr, "%s: run: %s\n", prog, dpprof_last_error());
         return EXIT_USAGE;
+    }
+    if (o.target_epsilon > 0) {
+        /* the noise that spends exactly the target over every step this run takes */
+        double sigma;
+        long long steps = (long long)resolved.warmup + resolved.steps;
+        if (resolved.algo == DPPROF_ALGO_VANILLA || !resolved.dataset_size || o.cfg.sigma > 0) {
+            fprintf(stderr, "%s: run: --target-epsilon needs a DP --algo and --dataset-size, and replaces --sigma\n", prog);
+            return EXIT_USAGE;
+        }
+        if (dpprof_rdp_sigma_for_epsilon((double)resolved.batch / (double)resolved.dataset_size, steps, resolved.delta, o.target_epsilon, &sigma) != 0) {
+            fprintf(stderr, "%s: run: --target-epsilon %g: no noise multiplier reaches it at delta %g over %lld steps\n", prog, o.target_epsilon, resolved.delta, steps);
+            return EXIT_USAGE;
+        }
+        o.cfg.sigma = resolved.sigma = sigma;
+        if (!o.quiet) fprintf(stderr, "dpprof: sigma %.6g gives epsilon %g at delta %g over %lld steps (q = %g)\n", sigma, o.target_epsilon, resolved.delta, steps, (double)resolved.batch / (double)resolved.dataset_size);
     }
     if (!o.limit_given && (resolved.backend == DPPROF_BACKEND_CPU || resolved.backend == DPPROF_BACKEND_AUTO))
         o.cfg.memory_limit = mem_available(); /* a model that cannot fit is an oom result, not the oom killer */
@@ -564,6 +583,48 @@ static int cmd_plot(int argc, char **argv) {
     return plot_timeline(in, out, title);
 }
 
+static void help_epsilon(void) {
+    printf("usage: dpprof epsilon --sigma S --sample-rate Q --steps N [--delta D]\n"
+           "       dpprof epsilon --target-epsilon E --sample-rate Q --steps N [--delta D]\n\n"
+           "the RDP accountant of the Poisson-subsampled Gaussian mechanism (Mironov et al. 2019) with\n"
+           "the improved RDP-to-(epsilon, delta) conversion (Balle et al. 2020), minimised over the orders\n"
+           "1.1, 1.2, ..., 10.9, 12, ..., 63. prints epsilon and the best order, or the smallest sigma that\n"
+           "reaches the target epsilon. delta defaults to 1e-5.\n");
+}
+
+static int cmd_epsilon(int argc, char **argv) {
+    double sigma = -1, q = -1, delta = 1e-5, target = -1, eps, order;
+    long long steps = -1;
+    int i;
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help_epsilon(); return EXIT_OK; }
+        if (!v) return usage_error("epsilon: %s needs a value%s", a, "");
+        i++;
+        if (!strcmp(a, "--sigma")) { if (parse_dbl(a, v, 0, 1e6, 0, &sigma)) return EXIT_USAGE; }
+        else if (!strcmp(a, "--sample-rate")) { if (parse_dbl(a, v, 0, 1, 0, &q)) return EXIT_USAGE; }
+        else if (!strcmp(a, "--delta")) { if (parse_dbl(a, v, 0, 1, 1, &delta) || delta >= 1) { fprintf(stderr, "%s: --delta must be in (0, 1)\n", prog); return EXIT_USAGE; } }
+        else if (!strcmp(a, "--target-epsilon")) { if (parse_dbl(a, v, 0, 1e6, 1, &target)) return EXIT_USAGE; }
+        else if (!strcmp(a, "--steps")) { if (parse_ll(a, v, 0, 1000000000000LL, &steps)) return EXIT_USAGE; }
+        else return usage_error("epsilon: unknown option '%s'%s", a, "");
+    }
+    if (q < 0 || steps < 0 || (sigma < 0) == (target < 0))
+        return usage_error("epsilon: give --sample-rate, --steps and one of --sigma or --target-epsilon%s%s", "", "");
+    if (target > 0) {
+        if (dpprof_rdp_sigma_for_epsilon(q, steps, delta, target, &sigma) != 0) {
+            fprintf(stderr, "%s: epsilon: no sigma reaches epsilon %g at delta %g (q %g, %lld steps)\n", prog, target, delta, q, steps);
+            return EXIT_ERROR;
+        }
+        printf("sigma %.10g\n", sigma);
+    }
+    if (dpprof_rdp_epsilon(q, sigma, steps, delta, NULL, 0, &eps, &order) != 0) {
+        fprintf(stderr, "%s: epsilon: the accountant could not evaluate sigma %g, q %g\n", prog, sigma, q);
+        return EXIT_ERROR;
+    }
+    printf("epsilon %.10g\ndelta %g\nbest_order %g\n", eps, delta, order);
+    return EXIT_OK;
+}
+
 static int cmd_presets(void) {
     const char *const *n;
     printf("%-14s %8s %6s %4s %4s %4s %6s %10s\n", "preset", "vocab", "hidden", "L", "NH", "NKV", "ffn", "rope_theta");
@@ -585,7 +646,8 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(argv[1], "plot")) return cmd_plot(argc - 2, argv + 2);
     if (!strcmp(argv[1], "presets")) return cmd_presets();
-    if (!strcmp(argv[1], "sweep") || !strcmp(argv[1], "tables") || !strcmp(argv[1], "epsilon"))
+    if (!strcmp(argv[1], "epsilon")) return cmd_epsilon(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "sweep") || !strcmp(argv[1], "tables"))
         return usage_error("'%s' is not in this version of dpprof%s", argv[1], "");
     return usage_error("unknown command '%s'%s", argv[1], "");
 }

@@ -108,3 +108,25 @@ check "cpu and dry report the same event bytes" bash -c "diff <(grep '\"bytes\":
 check "over the memory limit: exit 3" test $rc -eq 3
 check "over the memory limit: status oom in the json" grep -q '"status": "oom"' "$tmp/oom.json"
 check "over the memory limit: the message names the bytes" grep -q "over the limit of 1048576 bytes" "$tmp/err"
+
+# dp-sgd from the command line: the privacy block, the dump's norms and clip factors, the accountant
+"$bin" run --preset tiny --seq 16 --batch 4 --physical-batch 2 --steps 2 --algo ghost_bk --sigma 1.0 --max-grad-norm 0.5 \
+    --dataset-size 400 --backend cpu --quiet --out "$tmp/dp.json" --dump "$tmp/dpdump"; rc=$?
+check "dp run (ghost_bk) exits 0" test $rc -eq 0
+check "dp run: privacy block with a finite epsilon" grep -q '"privacy": {"mechanism": "subsampled gaussian", "accountant": "rdp", "epsilon": [0-9]' "$tmp/dp.json"
+check "dp run: layers name their method and the clipped sum" grep -q '"method": "gram T x T materialised", "clipped_sum": "book-keeping"' "$tmp/dp.json"
+check "dp dump: per-sample norms" grep -q '"per_sample_norm": \[[0-9]' "$tmp/dpdump/step.json"
+check "dp dump: clip factors, none above 1" bash -c "grep -o '\"clip_factor\": \[[^]]*\]' '$tmp/dpdump/step.json' | tr -d '[]\"a-z_:' | tr ',' '\n' | awk 'NF && (\$1 > 1 || \$1 <= 0) {bad = 1} END {exit bad}'"
+out=$("$bin" epsilon --sigma 1.1 --sample-rate 0.004 --steps 14063 --delta 1e-5); rc=$?
+check "epsilon command prints epsilon and the best order" bash -c "[ $rc -eq 0 ] && grep -q '^epsilon [0-9.]*$' <<<'$out' && grep -q '^best_order ' <<<'$out'"
+out=$("$bin" epsilon --target-epsilon 2 --sample-rate 0.01 --steps 1000); rc=$?
+check "epsilon --target-epsilon finds a sigma that spends at most the target" bash -c "[ $rc -eq 0 ] && awk '/^epsilon/ {exit !(\$2 <= 2 && \$2 > 1.99)}' <<<'$out'"
+bad 2 "epsilon: give --sample-rate, --steps and one of --sigma or --target-epsilon" epsilon --sigma 1
+bad 2 "--sample-rate '1.5': expected a number in [0, 1]" epsilon --sigma 1 --sample-rate 1.5 --steps 10
+bad 2 "--target-epsilon needs a DP --algo and --dataset-size" run --algo flash --target-epsilon 3 $o
+bad 2 "lora-targets 'q,x': 'x' is not one of q, k, v, o, gate, up, down" run --lora-rank 4 --lora-targets q,x $o
+bad 2 "lora-rank = 32 must be smaller than the narrowest adapted width (32)" run --lora-rank 32 --lora-targets k $o
+bad 2 "lora-alpha and lora-targets need --lora-rank" run --lora-alpha 8 $o
+"$bin" run --preset llama-3.2-1b --seq 1024 --batch 8 --physical-batch 2 --algo auto --lora-rank 16 --sigma 1 --dataset-size 50000 --backend dry --steps 1 --quiet --out "$tmp/auto.json"; rc=$?
+check "dry llama-3.2-1b with lora and auto: exits 0" test $rc -eq 0
+check "auto names a flash method per layer" grep -q '"method": "flash: tiled' "$tmp/auto.json"

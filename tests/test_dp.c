@@ -25,6 +25,19 @@
 
 static const int algos[] = {DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
 
+static int use_lora; /* the case in flight adapts q, v and down with rank-3 lora */
+
+/* lora_B starts at zero (so A's gradient would be zero): move it, identically in every session */
+static void perturb_lora(dpprof_session *s) {
+    int i;
+    for (i = 0; i < dpprof_session_param_count(s); i++) {
+        dpprof_param *p = dpprof_session_param(s, i);
+        int64_t e;
+        if (!strstr(p->name, "lora_B")) continue;
+        for (e = 0; e < p->w.n; e++) ((dpprof_real *)p->w.data)[e] = (dpprof_real)(0.2 * sin(0.37 * (double)e + i));
+    }
+}
+
 static dpprof_config small(int cls, int algo) {
     dpprof_config c;
     memset(&c, 0, sizeof c);
@@ -45,6 +58,11 @@ static dpprof_config small(int cls, int algo) {
     c.backend = DPPROF_BACKEND_CPU;
     c.seed = 11;
     c.optimizer = DPPROF_OPT_SGD;
+    if (use_lora) {
+        c.lora_rank = 3;
+        c.lora_alpha = 6;
+        c.lora_targets = "q,v,down";
+    }
     return c;
 }
 
@@ -78,6 +96,7 @@ static void reference(int cls, int per_layer, ref *r) {
     size_t P = 0;
     batch(tok, tgt, cls);
     dpprof_session_create(&c, &s);
+    perturb_lora(s);
     for (i = 0; i < dpprof_session_param_count(s); i++) P += (size_t)dpprof_session_param(s, i)->w.n;
     for (i = 0; i < B; i++) {
         g[i] = (double *)calloc(P, sizeof(double));
@@ -123,6 +142,7 @@ static void reference(int cls, int per_layer, ref *r) {
 #ifdef DPPROF_REF_DOUBLE
 static int print_reference(const char *cs) {
     int cls = cs[0] == 'c', per_layer = cs[1] == 'p';
+    use_lora = cs[2] == 'r';
     ref r;
     size_t k;
     int i;
@@ -145,7 +165,7 @@ static int get_reference(int cls, int per_layer, ref *r) {
     FILE *f;
     size_t k;
     int i, ok = 1;
-    snprintf(cmd, sizeof cmd, "build/tests/test_dp_double --ref %c%c", cls ? 'c' : 'l', per_layer ? 'p' : 'f');
+    snprintf(cmd, sizeof cmd, "build/tests/test_dp_double --ref %c%c%c", cls ? 'c' : 'l', per_layer ? 'p' : 'f', use_lora ? 'r' : '-');
     f = popen(cmd, "r");
     if (!f) return -1;
     ok &= fscanf(f, "%lf %zu", &r->clip, &r->P) == 2;
@@ -160,7 +180,7 @@ static int get_reference(int cls, int per_layer, ref *r) {
 static void check_algorithms(int cls, int per_layer) {
     ref r;
     int a, tok[B * T], tgt[B * T], i;
-    const char *name = cls ? "cls" : "lm";
+    const char *name = use_lora ? (cls ? "cls+lora" : "lm+lora") : cls ? "cls" : "lm";
     const char *clipping = per_layer ? "per-layer" : "flat";
     if (get_reference(cls, per_layer, &r) != 0) {
         CHECK(0, "%s %s: the double-precision reference (build/tests/test_dp_double --ref) could not be read", name, clipping);
@@ -190,6 +210,7 @@ static void check_algorithms(int cls, int per_layer) {
         c.max_grad_norm = r.clip;
         c.per_layer_clipping = per_layer;
         rc = dpprof_session_create(&c, &s);
+        if (rc == DPPROF_OK) perturb_lora(s);
         if (rc == DPPROF_OK) rc = dpprof_session_clipped_grad(s, tok, tgt, B, norms, clip);
         CHECK(rc == DPPROF_OK, "%s %s %s: runs (%s)", name, clipping, dpprof_algo_name(algos[a]), rc ? dpprof_last_error() : "ok");
         if (rc != DPPROF_OK) { free(g); continue; }
@@ -330,6 +351,7 @@ static void check_noise(void) {
     }
 }
 
+
 /* memory on the dry backend follows the theory of each algorithm */
 static const dpprof_prof *dry(dpprof_session **s, int algo, int b, int seq) {
     dpprof_config c;
@@ -387,6 +409,59 @@ static void check_memory_theory(void) {
     dpprof_session_destroy(s2);
 }
 
+/* poisson sampling: variable batch sizes, the same schedule on cpu and dry, and an empty batch
+   whose update is the noise alone: w1 - w0 = -lr sigma C z / B with z the generator's draws */
+static void check_poisson(void) {
+    dpprof_config c = small(0, DPPROF_ALGO_GHOST), d;
+    dpprof_session *s, *sd;
+    int step, empty = 0, sizes = 0, ok = 1;
+    double worst = 0;
+    const char *why;
+    c.batch = 2;
+    c.physical_batch = 1;
+    c.poisson = 1;
+    c.dataset_size = 40;
+    c.sigma = 0.5;
+    c.max_grad_norm = 1.0;
+    c.lr = 1.0;
+    c.steps = 40;
+    d = c;
+    d.backend = DPPROF_BACKEND_DRY;
+    CHECK(dpprof_session_create(&c, &s) == DPPROF_OK && dpprof_session_create(&d, &sd) == DPPROF_OK, "poisson: sessions (q = 2/40)");
+    for (step = 0; step < c.steps; step++) {
+        int i, np = dpprof_session_param_count(s);
+        double **w0 = (double **)calloc((size_t)np, sizeof(double *));
+        for (i = 0; i < np; i++) {
+            dpprof_param *p = dpprof_session_param(s, i);
+            int64_t e;
+            w0[i] = (double *)malloc(sizeof(double) * (size_t)p->w.n);
+            for (e = 0; e < p->w.n; e++) w0[i][e] = (double)((dpprof_real *)p->w.data)[e];
+        }
+        ok &= dpprof_session_step(s) == DPPROF_OK && dpprof_session_step(sd) == DPPROF_OK;
+        if (dpprof_session_step_loss(s, step) != dpprof_session_step_loss(s, step)) { /* nan: nobody was sampled */
+            uint64_t off = 0;
+            empty++;
+            for (i = 0; i < np; i++) {
+                dpprof_param *p = dpprof_session_param(s, i);
+                int64_t e;
+                for (e = 0; e < p->w.n; e++) {
+                    double z = -((double)((dpprof_real *)p->w.data)[e] - w0[i][e]) * c.batch / (c.sigma * c.max_grad_norm);
+                    worst = fmax(worst, fabs(z - dpprof_normal(c.seed, (uint64_t)step, off + (uint64_t)e)));
+                }
+                off += (uint64_t)p->w.n;
+            }
+        } else sizes++;
+        for (i = 0; i < np; i++) free(w0[i]);
+        free(w0);
+    }
+    CHECK(ok, "poisson: %d steps run on cpu and dry", c.steps);
+    CHECK(empty > 0 && sizes > 0, "poisson: %d of %d steps drew nobody, %d drew someone", empty, c.steps, sizes);
+    CHECK(empty > 0 && worst < 1e-4, "poisson: an empty batch's update is exactly the noise / B (max |z - generator| %.2e)", worst);
+    CHECK(dpprof_prof_same_memory(dpprof_session_prof(s), dpprof_session_prof(sd), &why), "poisson: cpu and dry draw the same batches: byte-identical profiles%s%s", *why ? ", differs in " : "", why);
+    dpprof_session_destroy(s);
+    dpprof_session_destroy(sd);
+}
+
 int main(int argc, char **argv) {
 #ifdef DPPROF_REF_DOUBLE
     if (argc == 3 && !strcmp(argv[1], "--ref")) return print_reference(argv[2]);
@@ -397,8 +472,13 @@ int main(int argc, char **argv) {
     check_algorithms(1, 0);
     check_algorithms(0, 1);
     check_algorithms(1, 1);
+    use_lora = 1; /* lora: only the adapters and the head train */
+    check_algorithms(0, 0);
+    check_algorithms(1, 1);
+    use_lora = 0;
     check_splits();
     check_noise();
+    check_poisson();
     check_memory_theory();
     return test_finish();
 }

@@ -91,6 +91,23 @@ int main(void) {
     CHECK(p.live_bytes == 0 && p.n_allocs == p.n_frees, "everything freed: %lld allocations, %lld frees", (long long)p.n_allocs, (long long)p.n_frees);
     dpprof_prof_free(&p);
 
+    /* comparing two memory histories */
+    {
+        dpprof_prof a, b;
+        const char *why;
+        char k1, k2;
+        dpprof_prof_init(&a, 0);
+        dpprof_prof_init(&b, DPPROF_PROF_NO_CLOCK);
+        dpprof_track_alloc(&a, &k1, 100, DPPROF_CAT_DATA, DPPROF_MOD_OTHER);
+        dpprof_track_alloc(&b, &k2, 100, DPPROF_CAT_DATA, DPPROF_MOD_OTHER);
+        CHECK(dpprof_prof_same_memory(&a, &b, &why), "same memory history (keys and clocks differ): equal");
+        dpprof_track_alloc(&a, &k2, 8, DPPROF_CAT_DATA, DPPROF_MOD_OTHER);
+        dpprof_track_alloc(&b, &k1, 8, DPPROF_CAT_WORKSPACE, DPPROF_MOD_OTHER);
+        CHECK(!dpprof_prof_same_memory(&a, &b, &why) && !strcmp(why, "an event"), "a different category: not equal, and why says '%s'", why);
+        dpprof_prof_free(&a);
+        dpprof_prof_free(&b);
+    }
+
     /* no-clock mode (the dry backend) keeps every timestamp at 0 */
     dpprof_prof_init(&p, DPPROF_PROF_NO_CLOCK);
     dpprof_track_alloc(&p, pool, 64, DPPROF_CAT_DATA, DPPROF_MOD_OTHER);
