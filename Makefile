@@ -29,10 +29,9 @@ CUDA_DEF := -DDPPROF_NO_CUDA
 LDLIBS := -lm
 endif
 
-# the experiments this version can run; each is experiments/NAME.mk defining its own rules
-EXPERIMENTS := timeline
-FIGURES :=  # each experiments/NAME.mk adds its figures
-
+# the paper's experiments: experiments/NAME.conf each (DESIGN.md); `make NAME` runs one
+EXPERIMENTS := single_gpu grid trainers longctx dram scaling capacity
+SWEEP_JOBS ?= 2
 .PHONY: default all test deps clean figures
 default: dpprof
 
@@ -60,9 +59,35 @@ all: deps
 	$(MAKE) dpprof
 	$(MAKE) figures
 
-include $(foreach e,$(EXPERIMENTS),experiments/$(e).mk)
+.PHONY: $(EXPERIMENTS) check-repro repro-update
+figures: $(EXPERIMENTS)
+$(EXPERIMENTS): %: results/%/report.done
 
-figures: $(FIGURES)
+# sweep (resumable, one process per configuration), then figures, tables, macros and summary.
+# results made by another binary or another version of the conf are stale: they start over
+results/%/report.done: experiments/%.conf dpprof
+	@mkdir -p results/$* figures paper/generated
+	@stamp="$$(sha256sum dpprof $< | cut -c1-64 | tr '\n' ' ')"; \
+	if [ -f results/$*/.stamp ] && [ "$$(cat results/$*/.stamp)" != "$$stamp" ]; then \
+	  echo "results/$*: made by another dpprof or conf: starting over"; rm -rf results/$*; mkdir -p results/$*; fi; \
+	echo "$$stamp" > results/$*/.stamp
+	./dpprof sweep $< --out-dir results/$* --jobs $(SWEEP_JOBS)
+	./dpprof report $< --results results/$* --figures figures --tables paper/generated
+	touch $@
+
+# the generated figures, tables and macros hash the same as the committed list
+REPRO_LIST := data/repro.sha256
+check-repro: figures
+	@if [ ! -f $(REPRO_LIST) ]; then echo "no $(REPRO_LIST): make repro-update writes it"; exit 1; fi
+	sha256sum --check --strict $(REPRO_LIST)
+	@n=$$(ls figures/*.png paper/generated/*.tex | wc -l); m=$$(wc -l < $(REPRO_LIST)); \
+	if [ "$$n" != "$$m" ]; then echo "check-repro: $$n generated files, $$m listed in $(REPRO_LIST)"; exit 1; fi
+	@echo "check-repro: every generated figure, table and macro file matches $(REPRO_LIST)"
+
+repro-update: figures
+	@mkdir -p data
+	sha256sum figures/*.png paper/generated/*.tex > $(REPRO_LIST).tmp
+	mv $(REPRO_LIST).tmp $(REPRO_LIST)
 
 # ---- tests ------------------------------------------------------------------------------------------
 TEST_BIN := build/tests
@@ -114,7 +139,7 @@ $(TEST_BIN)/test_gpu: tests/test_gpu.c dpprof.h tests/test.h $(CUDA_OBJ)
 endif
 
 clean:
-	rm -rf build dpprof dpprof.tmp
+	rm -rf build dpprof dpprof.tmp results figures paper/generated
 
 # ---- fuzzing (libFuzzer; clang's runtime comes from Debian's libclang-rt-14-dev) -------------------
 FUZZ_SECONDS ?= 60

@@ -290,6 +290,7 @@ typedef struct dpprof_config {
     double norm_eps;             /* 0 -> 1e-5 */
     double init_std;             /* 0 -> 0.02 */
     int64_t memory_limit;        /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
+    int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     /* DP-SGD (DESIGN.md); the engine refuses non-default values until the DP algorithms land */
     double sigma;                /* noise multiplier */
     double max_grad_norm;        /* clipping bound C */
@@ -3314,6 +3315,10 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     fputs("]", f);
 
     /* the whole event log: enough to redraw the live-bytes timeline from the file alone */
+    if (c->no_timeline) {
+        fputs(",\n  \"timeline\": null\n}\n", f);
+        return ferror(f) ? dpprof__fail(DPPROF_ERR_IO, "writing the result json failed") : DPPROF_OK;
+    }
     fputs(",\n  \"timeline\": {\"categories\": [", f);
     for (i = 0; i < DPPROF_CAT_COUNT; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", dpprof_category_name(i));
     fputs("], \"phases\": [", f);

@@ -5,7 +5,14 @@
 #include "dpprof.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/select.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +42,9 @@ static void help_main(void) {
            "commands:\n"
            "  run       train a Llama-style model for a few steps and profile it (dpprof run --help)\n"
            "  plot      render a figure from result JSON (dpprof plot --help)\n"
+           "  sweep     run every configuration of an experiment file, one process each, resumable\n"
+           "            (dpprof sweep --help)\n"
+           "  report    figures, LaTeX tables, macros and a summary of a sweep (dpprof report --help)\n"
            "  epsilon   privacy spent by DP-SGD: the RDP accountant (dpprof epsilon --help)\n"
            "  presets   list the model presets and their shapes\n"
            "  version   print the version\n\n"
@@ -83,6 +93,7 @@ static void help_run(void) {
            "  --dump DIR             model.safetensors, batch.safetensors, grads.safetensors, step.json\n"
            "                         for the first step's batch (cpu backend; DIR is created)\n"
            "  --experiment NAME      the 'experiment' field of the JSON (default 'run')\n"
+           "  --timeline full|none   keep the event log in the JSON (default full; none for big sweeps)\n"
            "  --quiet                no progress lines on stderr\n");
 }
 
@@ -255,6 +266,11 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         }
         else if (!strcmp(a, "--memory-limit")) { if (parse_size(a, v, &ll)) return EXIT_USAGE; c->memory_limit = ll; o->limit_given = 1; }
         else if (!strcmp(a, "--lora-targets")) c->lora_targets = v;
+        else if (!strcmp(a, "--timeline")) {
+            if (!strcmp(v, "full")) c->no_timeline = 0;
+            else if (!strcmp(v, "none")) c->no_timeline = 1;
+            else return usage_error("run: --timeline '%s': expected full or none%s", v, "");
+        }
         else if (!strcmp(a, "--data")) c->data_path = v;
         else if (!strcmp(a, "--out")) o->out = v;
         else if (!strcmp(a, "--trace")) o->trace = v;
@@ -625,6 +641,1739 @@ static int cmd_epsilon(int argc, char **argv) {
     return EXIT_OK;
 }
 
+/* ---- sweep: an experiment file -> one `dpprof run` process per configuration ------------------------
+   paste after cmd_plot (it uses prog, usage_error, parse_int, parse_dbl, atomic_open/atomic_commit).
+   main():  if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc, argv);
+   (the whole argv: argv[0] is the fallback path of the binary when /proc/self/exe cannot be run).
+   */
+
+#define SWEEP_MAX_CONFIGS 100000LL
+#define SWEEP_MAX_ID 240 /* an id names files: ID.json.tmp within NAME_MAX (255) */
+
+static void help_sweep(void) {
+    printf("usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]\n\n"
+           "Runs every configuration of an experiment file, each in its own process:\n"
+           "  dpprof run <base> <axis options> --experiment NAME --out DIR/ID.json --quiet\n"
+           "with the process's stdout and stderr in DIR/logs/ID.log, then writes DIR/summary.csv.\n\n"
+           "options:\n"
+           "  --out-dir DIR       results directory (created if missing; its parent must exist)\n"
+           "  --jobs J            run up to J configurations at once (default 1)\n"
+           "  --dry-run           print the command lines and exit; nothing is written\n"
+           "  --only TEXT         only the configurations whose id contains TEXT\n"
+           "  --timeout SECONDS   kill a configuration that runs longer (default 0: no limit)\n\n"
+           "experiment file: one 'KEY = VALUE' per line; '#' starts a comment (to the end of the line),\n"
+           "blank lines are ignored:\n"
+           "  name = single_gpu                        required; a-z 0-9 _ - ; starts every id\n"
+           "  description = any text                   optional\n"
+           "  base = --preset tiny --backend dry       required (may be empty): options of every run\n"
+           "  axis seq = 64 | 128 | 256                an axis: values separated by '|'\n"
+           "  axis mode = full: | lora16: --lora-rank 16\n"
+           "  axis phys = --physical-batch 1 | --physical-batch 2\n"
+           "an axis value is one of\n"
+           "  LABEL: OPTIONS      OPTIONS (may be empty) labelled LABEL (a-z 0-9 . _ -)\n"
+           "  --option ...        options; the label is made from them: '--physical-batch 2' -> physical-batch-2\n"
+           "  v                   '--NAME v' on axis NAME ('_' in NAME becomes '-'); the label is v\n"
+           "Options are split on whitespace, with no quoting: quotes and backslashes are refused, and so\n"
+           "are --out, --experiment, --quiet and --help (the sweep sets them). Axis names are a-z 0-9 _ -;\n"
+           "labels must differ within an axis. The configurations are the cartesian product of the axes in\n"
+           "file order (the first axis varies slowest), at most %lld; each one's id is\n"
+           "NAME-LABEL1-LABEL2-... (no axes: one configuration, id NAME).\n\n"
+           "results: DIR/ID.json is the run's result JSON. When a run leaves none (it crashed, timed out,\n"
+           "or exited with an error before writing), the sweep writes {\"experiment\", \"id\", \"status\":\n"
+           "\"error\" | \"oom\" (exit 3) | \"crashed\" (a signal) | \"timeout\", \"error\": the exit status or\n"
+           "signal and the last line of the log, \"config\": {\"argv\"}, \"log\"}.\n"
+           "resume: a configuration whose DIR/ID.json parses and has a \"status\" string is skipped; after an\n"
+           "interruption rerun the same command. Delete DIR/ID.json to run a configuration again.\n"
+           "DIR/summary.csv: one row per configuration of the file, in order: id, the label of each axis,\n"
+           "status (not_run: no result yet), peak_memory_mb, avg_time_ms, the breakdown in MiB,\n"
+           "tokens_per_s (empty when missing or null).\n\n"
+           "exit codes: 0 every configuration ended, whatever its status; 1 the sweep could not write;\n"
+           "2 bad experiment file or options (nothing written); 130 interrupted by SIGINT/SIGTERM (running\n"
+           "configurations killed, finished results kept).\n",
+           SWEEP_MAX_CONFIGS);
+}
+
+typedef struct sweep_value {
+    char *label;
+    char **opt; /* nopt options, NULL-terminated */
+    int nopt;
+} sweep_value;
+
+typedef struct sweep_axis {
+    char *name;
+    sweep_value *val;
+    int nval, line;
+} sweep_axis;
+
+typedef struct sweep_spec {
+    const char *file;
+    char *name, *description;
+    char **base;
+    int nbase, name_line, desc_line, base_line;
+    sweep_axis *axis;
+    int naxis, capaxis;
+    long long nconf;
+    char **id;  /* nconf ids, in configuration order */
+    void **mem; /* every allocation but axis[], freed by sweep_spec_free */
+    size_t nmem, capmem;
+} sweep_spec;
+
+static int sweep_oom(void) {
+    fprintf(stderr, "%s: sweep: out of memory\n", prog);
+    return EXIT_OOM;
+}
+
+static void *sweep_keep(sweep_spec *sp, void *p) {
+    if (!p) return NULL;
+    if (sp->nmem == sp->capmem) {
+        size_t cap = sp->capmem ? 2 * sp->capmem : 64;
+        void **m = (void **)realloc(sp->mem, cap * sizeof *m);
+        if (!m) {
+            free(p);
+            return NULL;
+        }
+        sp->mem = m;
+        sp->capmem = cap;
+    }
+    sp->mem[sp->nmem++] = p;
+    return p;
+}
+
+static void *sweep_calloc(sweep_spec *sp, size_t n, size_t size) { return sweep_keep(sp, calloc(n ? n : 1, size)); }
+static char *sweep_strdup(sweep_spec *sp, const char *s) { return (char *)sweep_keep(sp, strdup(s)); }
+
+static void sweep_spec_free(sweep_spec *sp) {
+    size_t i;
+    for (i = 0; i < sp->nmem; i++) free(sp->mem[i]);
+    free(sp->mem);
+    free(sp->axis);
+    memset(sp, 0, sizeof *sp);
+}
+
+/* "dpprof: sweep: FILE:LINE: message" */
+static int sweep_bad(const sweep_spec *sp, int line, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "%s: sweep: %s:%d: ", prog, sp->file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_USAGE;
+}
+
+static int sweep_space(int c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
+
+static char *sweep_trim(char *s) {
+    char *e;
+    while (sweep_space((unsigned char)*s)) s++;
+    e = s + strlen(s);
+    while (e > s && sweep_space((unsigned char)e[-1])) e--;
+    *e = 0;
+    return s;
+}
+
+/* non-empty, only a-z 0-9 and the characters of extra */
+static int sweep_word(const char *s, const char *extra) {
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || strchr(extra, *s))) return 0;
+    return 1;
+}
+
+/* a label from free text: lower case, a-z 0-9 . _ kept, every other run of characters one '-' */
+static char *sweep_slug(sweep_spec *sp, const char *v) {
+    char *o = (char *)sweep_calloc(sp, strlen(v) + 1, 1);
+    size_t k = 0;
+    if (!o) return NULL;
+    for (; *v; v++) {
+        char c = *v;
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_') o[k++] = c;
+        else if (k && o[k - 1] != '-') o[k++] = '-';
+    }
+    while (k && o[k - 1] == '-') k--;
+    o[k] = 0;
+    return o;
+}
+
+/* options the sweep sets itself */
+static const char *sweep_reserved(const char *tok) {
+    if (!strcmp(tok, "--out") || !strcmp(tok, "--experiment") || !strcmp(tok, "--quiet"))
+        return "is set by the sweep (--experiment NAME --out DIR/ID.json --quiet): remove it";
+    if (!strcmp(tok, "--help") || !strcmp(tok, "-h")) return "would print help instead of running";
+    return NULL;
+}
+
+/* split options at whitespace (no quoting) into a NULL-terminated array */
+static int sweep_split(sweep_spec *sp, int line, const char *what, const char *text, char ***out, int *n) {
+    char *buf, *p, **arr;
+    int cnt = 0, k = 0;
+    if (strpbrk(text, "\"'`\\"))
+        return sweep_bad(sp, line, "%s: quotes and backslashes are not supported (options are split on whitespace, with no quoting): '%.300s'", what, text);
+    if (!(buf = sweep_strdup(sp, text))) return sweep_oom();
+    for (p = buf; *p;) {
+        while (*p && sweep_space((unsigned char)*p)) p++;
+        if (!*p) break;
+        cnt++;
+        while (*p && !sweep_space((unsigned char)*p)) p++;
+    }
+    if (!(arr = (char **)sweep_calloc(sp, (size_t)cnt + 1, sizeof *arr))) return sweep_oom();
+    for (p = buf; *p;) {
+        while (*p && sweep_space((unsigned char)*p)) *p++ = 0;
+        if (!*p) break;
+        arr[k++] = p;
+        while (*p && !sweep_space((unsigned char)*p)) p++;
+    }
+    if (cnt && strncmp(arr[0], "--", 2) != 0)
+        return sweep_bad(sp, line, "%s: expected options starting with '--', got '%.300s'", what, text);
+    for (k = 0; k < cnt; k++) {
+        const char *why = sweep_reserved(arr[k]);
+        if (why) return sweep_bad(sp, line, "%s: '%s' %s", what, arr[k], why);
+    }
+    *out = arr;
+    *n = cnt;
+    return EXIT_OK;
+}
+
+/* the summary's fixed columns: an axis may not take their names */
+static const char *const sweep_csv_cols[] = {
+    "peak_memory_mb", "avg_time_ms", "model_parameters_mb", "optimizer_states_mb", "gradients_mb", "activations_mb",
+    "activation_hooks_mb", "per_sample_gradients_mb", "norm_samples_mb", "temp_matrices_mb", "lora_mb",
+    "workspace_mb", "data_mb", "tokens_per_s"};
+static const char *const sweep_csv_paths[] = {
+    "peak_memory_mb", "avg_time_ms", "breakdown.model_parameters_mb", "breakdown.optimizer_states_mb",
+    "breakdown.gradients_mb", "breakdown.activations_mb", "breakdown.activation_hooks_mb",
+    "breakdown.per_sample_gradients_mb", "breakdown.norm_samples_mb", "breakdown.temp_matrices_mb",
+    "breakdown.lora_mb", "breakdown.workspace_mb", "breakdown.data_mb", "throughput.tokens_per_s"};
+#define SWEEP_NCOLS ((int)(sizeof sweep_csv_cols / sizeof sweep_csv_cols[0]))
+
+/* "axis NAME = v1 | v2 | ..." */
+static int sweep_parse_axis(sweep_spec *sp, int line, const char *aname, char *text) {
+    sweep_axis *ax;
+    char *p, *next, what[400];
+    int i, j, rc;
+    if (!*aname) return sweep_bad(sp, line, "axis without a name: write 'axis NAME = v1 | v2 | ...'");
+    if (!sweep_word(aname, "_-")) return sweep_bad(sp, line, "axis name '%.200s': use only a-z 0-9 _ -", aname);
+    if (!strcmp(aname, "id") || !strcmp(aname, "status"))
+        return sweep_bad(sp, line, "axis name '%s' is taken by a summary.csv column: choose another", aname);
+    for (i = 0; i < SWEEP_NCOLS; i++)
+        if (!strcmp(aname, sweep_csv_cols[i])) return sweep_bad(sp, line, "axis name '%s' is taken by a summary.csv column: choose another", aname);
+    for (i = 0; i < sp->naxis; i++)
+        if (!strcmp(sp->axis[i].name, aname)) return sweep_bad(sp, line, "duplicate axis '%s' (first at line %d)", aname, sp->axis[i].line);
+    if (!*text) return sweep_bad(sp, line, "axis '%s' is empty: give its values separated by '|'", aname);
+    if (sp->naxis == sp->capaxis) {
+        int cap = sp->capaxis ? 2 * sp->capaxis : 8;
+        sweep_axis *a = (sweep_axis *)realloc(sp->axis, (size_t)cap * sizeof *a);
+        if (!a) return sweep_oom();
+        sp->axis = a;
+        sp->capaxis = cap;
+    }
+    ax = &sp->axis[sp->naxis];
+    memset(ax, 0, sizeof *ax);
+    ax->line = line;
+    if (!(ax->name = sweep_strdup(sp, aname))) return sweep_oom();
+    for (ax->nval = 1, p = text; *p; p++) ax->nval += *p == '|';
+    if (!(ax->val = (sweep_value *)sweep_calloc(sp, (size_t)ax->nval, sizeof *ax->val))) return sweep_oom();
+    for (i = 0, p = text; i < ax->nval; i++, p = next) {
+        sweep_value *v = &ax->val[i];
+        char *colon, *sep = strchr(p, '|'), *s;
+        next = sep ? sep + 1 : p + strlen(p);
+        if (sep) *sep = 0;
+        s = sweep_trim(p);
+        snprintf(what, sizeof what, "axis '%s' value %d ('%.200s')", aname, i + 1, s);
+        if (!*s) return sweep_bad(sp, line, "axis '%s': value %d is empty (check the '|' separators)", aname, i + 1);
+        colon = strchr(s, ':');
+        if (strncmp(s, "--", 2) != 0 && colon && colon > s && strcspn(s, " \t") > (size_t)(colon - s)) {
+            /* LABEL: OPTIONS */
+            *colon = 0;
+            if (!sweep_word(s, "._-"))
+                return sweep_bad(sp, line, "%s: label '%.200s': use only a-z 0-9 . _ -", what, s);
+            if (!(v->label = sweep_strdup(sp, s))) return sweep_oom();
+            if ((rc = sweep_split(sp, line, what, sweep_trim(colon + 1), &v->opt, &v->nopt)) != EXIT_OK) return rc;
+        } else if (!strncmp(s, "--", 2)) {
+            /* options: the label is made from them */
+            if ((rc = sweep_split(sp, line, what, s, &v->opt, &v->nopt)) != EXIT_OK) return rc;
+            if (!(v->label = sweep_slug(sp, s))) return sweep_oom();
+            if (!*v->label) return sweep_bad(sp, line, "%s: cannot make a label from it: write 'LABEL: OPTIONS'", what);
+        } else {
+            /* a bare value: --NAME v */
+            char *o;
+            if (strpbrk(s, " \t"))
+                return sweep_bad(sp, line, "%s: a bare value is one word (it means '--%s VALUE'): write 'LABEL: OPTIONS' for more", what, aname);
+            if (strpbrk(s, "\"'`\\"))
+                return sweep_bad(sp, line, "%s: quotes and backslashes are not supported (options are split on whitespace, with no quoting)", what);
+            if (!(v->opt = (char **)sweep_calloc(sp, 3, sizeof *v->opt))) return sweep_oom();
+            if (!(o = (char *)sweep_calloc(sp, strlen(aname) + 3, 1))) return sweep_oom();
+            sprintf(o, "--%s", aname);
+            for (j = 2; o[j]; j++)
+                if (o[j] == '_') o[j] = '-';
+            if (sweep_reserved(o)) return sweep_bad(sp, line, "axis '%s': '%s' %s", aname, o, sweep_reserved(o));
+            v->opt[0] = o;
+            if (!(v->opt[1] = sweep_strdup(sp, s))) return sweep_oom();
+            v->nopt = 2;
+            if (!(v->label = sweep_slug(sp, s))) return sweep_oom();
+            if (!*v->label) return sweep_bad(sp, line, "%s: cannot make a label from it: write 'LABEL: OPTIONS'", what);
+        }
+        for (j = 0; j < i; j++)
+            if (!strcmp(ax->val[j].label, v->label))
+                return sweep_bad(sp, line, "axis '%s': values %d and %d both have the label '%s': label them 'LABEL: OPTIONS'", aname, j + 1, i + 1, v->label);
+    }
+    if (sp->nconf * ax->nval > SWEEP_MAX_CONFIGS)
+        return sweep_bad(sp, line, "axis '%s' makes %lld configurations (%lld x %d), more than the limit of %lld", aname,
+                         sp->nconf * ax->nval, sp->nconf, ax->nval, SWEEP_MAX_CONFIGS);
+    sp->nconf *= ax->nval;
+    sp->naxis++;
+    return EXIT_OK;
+}
+
+/* the value index of axis a in configuration c (the first axis varies slowest) */
+static int sweep_pick(const sweep_spec *sp, long long c, int a) {
+    long long stride = 1;
+    int b;
+    for (b = sp->naxis - 1; b > a; b--) stride *= sp->axis[b].nval;
+    return (int)((c / stride) % sp->axis[a].nval);
+}
+
+static int sweep_cmp_id(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int sweep_parse(const char *path, sweep_spec *sp) {
+    FILE *f;
+    char *line = NULL, **sorted;
+    size_t cap = 0;
+    ssize_t len;
+    int ln = 0, rc = EXIT_OK;
+    long long c;
+
+    memset(sp, 0, sizeof *sp);
+    sp->file = path;
+    sp->nconf = 1;
+    if (!(f = fopen(path, "r"))) {
+        fprintf(stderr, "%s: sweep: %s: cannot open: %s\n", prog, path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    while (rc == EXIT_OK && (len = getline(&line, &cap, f)) != -1) {
+        char *s, *eq, *key, *val, *hash;
+        ln++;
+        if ((size_t)len != strlen(line)) { rc = sweep_bad(sp, ln, "a NUL byte: this is not a text file"); break; }
+        if ((hash = strchr(line, '#'))) *hash = 0;
+        s = sweep_trim(line);
+        if (!*s) continue;
+        if (!(eq = strchr(s, '='))) { rc = sweep_bad(sp, ln, "expected 'KEY = VALUE', got '%.300s'", s); break; }
+        *eq = 0;
+        key = sweep_trim(s);
+        val = sweep_trim(eq + 1);
+        if (!strcmp(key, "name")) {
+            if (sp->name) rc = sweep_bad(sp, ln, "duplicate key 'name' (first at line %d)", sp->name_line);
+            else if (!sweep_word(val, "_-")) rc = sweep_bad(sp, ln, "name '%.200s': use only a-z 0-9 _ - (it starts every id and file name)", val);
+            else if (!(sp->name = sweep_strdup(sp, val))) rc = sweep_oom();
+            sp->name_line = ln;
+        } else if (!strcmp(key, "description")) {
+            if (sp->description) rc = sweep_bad(sp, ln, "duplicate key 'description' (first at line %d)", sp->desc_line);
+            else if (!(sp->description = sweep_strdup(sp, val))) rc = sweep_oom();
+            sp->desc_line = ln;
+        } else if (!strcmp(key, "base")) {
+            if (sp->base) rc = sweep_bad(sp, ln, "duplicate key 'base' (first at line %d)", sp->base_line);
+            else rc = sweep_split(sp, ln, "base", val, &sp->base, &sp->nbase);
+            sp->base_line = ln;
+        } else if (!strncmp(key, "axis", 4) && (!key[4] || sweep_space((unsigned char)key[4]))) {
+            rc = sweep_parse_axis(sp, ln, sweep_trim(key + 4), val);
+        } else if (!strcmp(key, "table") || (!strncmp(key, "figure", 6) && sweep_space((unsigned char)key[6]))) {
+            /* dpprof report's lines: it reads them itself */
+        } else {
+            rc = sweep_bad(sp, ln, "unknown key '%.200s' (known: name, description, base, axis NAME, figure NAME, table)", key);
+        }
+    }
+    if (rc == EXIT_OK && ferror(f)) {
+        fprintf(stderr, "%s: sweep: %s: cannot read: %s\n", prog, path, strerror(errno));
+        rc = EXIT_USAGE;
+    }
+    free(line);
+    fclose(f);
+    if (rc != EXIT_OK) return rc;
+    if (ln == 0) ln = 1;
+    if (!sp->name) return sweep_bad(sp, ln, "end of file: no 'name = ...' line (required)");
+    if (!sp->base) return sweep_bad(sp, ln, "end of file: no 'base = ...' line (required; it may be empty)");
+    /* the ids, and no two alike (labels with '-' can collide across axes) */
+    if (!(sp->id = (char **)sweep_calloc(sp, (size_t)sp->nconf, sizeof *sp->id))) return sweep_oom();
+    if (!(sorted = (char **)malloc((size_t)sp->nconf * sizeof *sorted))) return sweep_oom();
+    for (c = 0; c < sp->nconf; c++) {
+        size_t n = strlen(sp->name) + 1, k;
+        int a;
+        for (a = 0; a < sp->naxis; a++) n += 1 + strlen(sp->axis[a].val[sweep_pick(sp, c, a)].label);
+        if (!(sp->id[c] = (char *)sweep_calloc(sp, n, 1))) { free(sorted); return sweep_oom(); }
+        k = (size_t)sprintf(sp->id[c], "%s", sp->name);
+        for (a = 0; a < sp->naxis; a++) k += (size_t)sprintf(sp->id[c] + k, "-%s", sp->axis[a].val[sweep_pick(sp, c, a)].label);
+        if (k > SWEEP_MAX_ID) {
+            free(sorted);
+            return sweep_bad(sp, sp->naxis ? sp->axis[sp->naxis - 1].line : sp->name_line, "the id of configuration %lld is %zu characters long, more than %d (ids name files): shorten the name or the labels", c + 1, k, SWEEP_MAX_ID);
+        }
+        sorted[c] = sp->id[c];
+    }
+    qsort(sorted, (size_t)sp->nconf, sizeof *sorted, sweep_cmp_id);
+    for (c = 1; c < sp->nconf; c++)
+        if (!strcmp(sorted[c - 1], sorted[c])) {
+            rc = sweep_bad(sp, sp->naxis ? sp->axis[sp->naxis - 1].line : ln, "two configurations have the same id '%s' (labels joined with '-' collide): change a label", sorted[c]);
+            break;
+        }
+    free(sorted);
+    return rc;
+}
+
+/* ---- running ------------------------------------------------------------------------------------- */
+static volatile sig_atomic_t sweep_stop;
+static void sweep_on_stop(int sig) { sweep_stop = sig; }
+static void sweep_on_child(int sig) { (void)sig; }
+
+static double sweep_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char *sweep_signame(int sig) {
+    switch (sig) {
+    case SIGHUP: return "SIGHUP";
+    case SIGINT: return "SIGINT";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGFPE: return "SIGFPE";
+    case SIGKILL: return "SIGKILL";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGALRM: return "SIGALRM";
+    case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+#ifdef SIGBUS
+    case SIGBUS: return "SIGBUS";
+#endif
+#ifdef SIGTRAP
+    case SIGTRAP: return "SIGTRAP";
+#endif
+#ifdef SIGXCPU
+    case SIGXCPU: return "SIGXCPU";
+#endif
+#ifdef SIGXFSZ
+    case SIGXFSZ: return "SIGXFSZ";
+#endif
+#ifdef SIGSYS
+    case SIGSYS: return "SIGSYS";
+#endif
+    default: return "signal";
+    }
+}
+
+/* DIR/ID + suffix, or DIR/logs/ID.log; malloc'd */
+static char *sweep_path(const char *dir, const char *mid, const char *id, const char *suffix) {
+    size_t n = strlen(dir) + strlen(mid) + strlen(id) + strlen(suffix) + 2;
+    char *p = (char *)malloc(n);
+    if (p) snprintf(p, n, "%s/%s%s%s", dir, mid, id, suffix);
+    return p;
+}
+
+/* bytes of the valid utf-8 sequence at s, 0 if there is none */
+static int sweep_utf8(const unsigned char *s) {
+    unsigned char c = s[0];
+    int n, i;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4;
+    else return 0;
+    if (c == 0xE0 && s[1] < 0xA0) return 0;
+    if (c == 0xED && s[1] > 0x9F) return 0;
+    if (c == 0xF0 && s[1] < 0x90) return 0;
+    if (c == 0xF4 && s[1] > 0x8F) return 0;
+    for (i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return n;
+}
+
+/* a json string: escapes, invalid utf-8 as U+FFFD */
+static void sweep_json_str(FILE *f, const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', f);
+    while (*p) {
+        int n = sweep_utf8(p);
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p == '\t') fputs("\\t", f);
+        else if (*p < 0x20 || *p == 0x7F) fprintf(f, "\\u%04x", *p);
+        else if (n == 0) fputs("\\ufffd", f);
+        else {
+            fwrite(p, 1, (size_t)n, f);
+            p += n;
+            continue;
+        }
+        p++;
+    }
+    fputc('"', f);
+}
+
+/* a csv field: quoted (quotes doubled) when it holds a comma, a quote or a line break */
+static void sweep_csv_str(FILE *f, const char *s) {
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* a command line a shell reads back as the same words */
+static void sweep_print_cmd(FILE *f, char *const *args) {
+    int i;
+    for (i = 0; args[i]; i++) {
+        const char *a = args[i];
+        if (i) fputc(' ', f);
+        if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == strlen(a)) fputs(a, f);
+        else {
+            fputc('\'', f);
+            for (; *a; a++) {
+                if (*a == '\'') fputs("'\\''", f);
+                else fputc(*a, f);
+            }
+            fputc('\'', f);
+        }
+    }
+    fputc('\n', f);
+}
+
+/* exe run <base> <axis options> --experiment NAME --out OUT --quiet; malloc'd, NULL-terminated */
+static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, char *out) {
+    int n = 8 + sp->nbase, a, k = 0, i;
+    char **v;
+    for (a = 0; a < sp->naxis; a++) n += sp->axis[a].val[sweep_pick(sp, c, a)].nopt;
+    if (!(v = (char **)malloc((size_t)n * sizeof *v))) return NULL;
+    v[k++] = (char *)exe;
+    v[k++] = (char *)"run";
+    for (i = 0; i < sp->nbase; i++) v[k++] = sp->base[i];
+    for (a = 0; a < sp->naxis; a++) {
+        const sweep_value *val = &sp->axis[a].val[sweep_pick(sp, c, a)];
+        for (i = 0; i < val->nopt; i++) v[k++] = val->opt[i];
+    }
+    v[k++] = (char *)"--experiment";
+    v[k++] = sp->name;
+    v[k++] = (char *)"--out";
+    v[k++] = out;
+    v[k++] = (char *)"--quiet";
+    v[k] = NULL;
+    return v;
+}
+
+/* 1 when PATH is a finished result: json with a "status" string (copied to status) and, when it has
+   one, peak_memory_mb (else NaN); 0 otherwise, with the reason in why */
+static int sweep_read_result(const char *path, char *status, size_t stlen, double *peak, char *why, size_t whylen) {
+    dpprof_json_doc *doc = NULL;
+    const dpprof_json *root;
+    const char *st;
+    int ok = 0;
+    *peak = NAN;
+    if (dpprof_json_parse_file(path, (size_t)1 << 30, &doc, why, whylen) != 0) return 0;
+    root = dpprof_json_root(doc);
+    if (!(st = dpprof_json_string(dpprof_json_get(root, "status")))) snprintf(why, whylen, "%s: no \"status\" string", path);
+    else {
+        snprintf(status, stlen, "%s", st);
+        dpprof_json_number(dpprof_json_get(root, "peak_memory_mb"), peak);
+        ok = 1;
+    }
+    dpprof_json_free(doc);
+    return ok;
+}
+
+/* the last non-empty line of a log (at most its last 4 KiB) */
+static void sweep_log_tail(const char *path, char *out, size_t outlen) {
+    char buf[4096], *s, *nl;
+    size_t n, i;
+    long size;
+    FILE *f = fopen(path, "rb");
+    out[0] = 0;
+    if (!f) return;
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > (long)sizeof buf - 1) fseek(f, size - (long)(sizeof buf - 1), SEEK_SET);
+    else fseek(f, 0, SEEK_SET);
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    for (i = 0; i < n; i++)
+        if (!buf[i]) buf[i] = ' ';
+    s = sweep_trim(buf);
+    if ((nl = strrchr(s, '\n'))) s = sweep_trim(nl + 1);
+    snprintf(out, outlen, "%s", s);
+}
+
+typedef struct sweep_job {
+    pid_t pid;
+    long long conf;
+    double t0;
+    int timed_out;
+    char *json, *log, **args;
+} sweep_job;
+
+typedef struct sweep_run {
+    sweep_spec *sp;
+    const char *dir, *exe, *argv0;
+    int jobs, devnull, write_failed;
+    double timeout, t_run;
+    long long nsel, done, ran, skipped;
+    long long n_ok, n_oom, n_error, n_crashed, n_timeout, n_other;
+    sigset_t oldmask;
+} sweep_run;
+
+static void sweep_job_free(sweep_job *j) {
+    free(j->json);
+    free(j->log);
+    free(j->args);
+    memset(j, 0, sizeof *j);
+}
+
+static void sweep_count(sweep_run *r, const char *st) {
+    if (!strcmp(st, "ok")) r->n_ok++;
+    else if (!strcmp(st, "oom")) r->n_oom++;
+    else if (!strcmp(st, "error")) r->n_error++;
+    else if (!strcmp(st, "crashed")) r->n_crashed++;
+    else if (!strcmp(st, "timeout")) r->n_timeout++;
+    else r->n_other++;
+}
+
+/* [k/N] ID: status (peak X MiB) elapsed Ts, remaining ~Rs */
+static void sweep_progress(const sweep_run *r, const char *id, const char *st, double peak, double elapsed, const char *log) {
+    fprintf(stderr, "[%lld/%lld] %s: %s", r->done, r->nsel, id, st);
+    if (peak == peak) fprintf(stderr, " (peak %.1f MiB)", peak);
+    if (!log) {
+        fprintf(stderr, " skipped: done before\n");
+        return;
+    }
+    /* mean wall time per configuration run so far (with --jobs J this is about 1/J of one run) */
+    fprintf(stderr, " elapsed %.1fs, remaining ~%.0fs", elapsed, r->ran ? (sweep_now() - r->t_run) / (double)r->ran * (double)(r->nsel - r->done) : 0.0);
+    if (strcmp(st, "ok") != 0) fprintf(stderr, " (log: %s)", log);
+    fputc('\n', stderr);
+}
+
+/* the result the sweep writes for a run that left none */
+static int sweep_write_error(const sweep_run *r, const sweep_job *j, const char *status, const char *msg) {
+    atomic_file af;
+    int i;
+    if (atomic_open(&af, j->json, "result")) return -1;
+    fprintf(af.f, "{\n  \"experiment\": ");
+    sweep_json_str(af.f, r->sp->name);
+    fprintf(af.f, ",\n  \"id\": ");
+    sweep_json_str(af.f, r->sp->id[j->conf]);
+    fprintf(af.f, ",\n  \"status\": ");
+    sweep_json_str(af.f, status);
+    fprintf(af.f, ",\n  \"error\": ");
+    sweep_json_str(af.f, msg);
+    fprintf(af.f, ",\n  \"config\": {\"argv\": [");
+    for (i = 0; j->args[i]; i++) {
+        if (i) fputs(", ", af.f);
+        sweep_json_str(af.f, j->args[i]);
+    }
+    fprintf(af.f, "]},\n  \"log\": ");
+    sweep_json_str(af.f, j->log);
+    fprintf(af.f, "\n}\n");
+    return atomic_commit(&af);
+}
+
+static int sweep_start(sweep_run *r, sweep_job *j, long long c) {
+    const char *id = r->sp->id[c];
+    int logfd;
+    memset(j, 0, sizeof *j);
+    j->conf = c;
+    if (!(j->json = sweep_path(r->dir, "", id, ".json")) || !(j->log = sweep_path(r->dir, "logs/", id, ".log")) ||
+        !(j->args = sweep_argv(r->sp, c, r->exe, j->json))) {
+        sweep_job_free(j);
+        return sweep_oom();
+    }
+    {   /* an unfinished result (no status) and a leftover .tmp go: the run writes both anew */
+        char *tmp = sweep_path(r->dir, "", id, ".json.tmp");
+        if (!tmp) { sweep_job_free(j); return sweep_oom(); }
+        remove(tmp);
+        free(tmp);
+        remove(j->json);
+    }
+    if ((logfd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+        fprintf(stderr, "%s: sweep: cannot write the log '%s': %s\n", prog, j->log, strerror(errno));
+        sweep_job_free(j);
+        return EXIT_ERROR;
+    }
+    fflush(NULL);
+    j->t0 = sweep_now();
+    j->pid = fork();
+    if (j->pid < 0) {
+        fprintf(stderr, "%s: sweep: cannot start a process: %s\n", prog, strerror(errno));
+        close(logfd);
+        sweep_job_free(j);
+        return EXIT_ERROR;
+    }
+    if (j->pid == 0) {
+        sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
+        if (dup2(r->devnull, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0) _exit(127);
+        execv("/proc/self/exe", j->args);
+        if (strchr(r->argv0, '/')) execv(r->argv0, j->args);
+        else execvp(r->argv0, j->args);
+        dprintf(2, "%s: sweep: cannot execute '%s': %s\n", prog, r->argv0, strerror(errno));
+        _exit(127);
+    }
+    close(logfd);
+    return EXIT_OK;
+}
+
+/* a child ended: keep its result, or write one for it */
+static void sweep_finish(sweep_run *r, sweep_job *j, int wst) {
+    double el = sweep_now() - j->t0, peak;
+    char st[64], why[512], tail[512], what[256], msg[1400];
+    if (!sweep_read_result(j->json, st, sizeof st, &peak, why, sizeof why)) {
+        const char *status = "error";
+        if (j->timed_out) {
+            status = "timeout";
+            snprintf(what, sizeof what, "timed out after %g s and was killed", r->timeout);
+        } else if (WIFSIGNALED(wst)) {
+            status = "crashed";
+            snprintf(what, sizeof what, "killed by signal %s (%d)", sweep_signame(WTERMSIG(wst)), WTERMSIG(wst));
+        } else if (WIFEXITED(wst) && WEXITSTATUS(wst) == 0) {
+            snprintf(what, sizeof what, "exited with status 0 but left no usable result (%.180s)", why);
+        } else {
+            if (WIFEXITED(wst) && WEXITSTATUS(wst) == EXIT_OOM) status = "oom";
+            snprintf(what, sizeof what, "exited with status %d", WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+        }
+        sweep_log_tail(j->log, tail, sizeof tail);
+        if (*tail) snprintf(msg, sizeof msg, "%s: %s", what, tail);
+        else snprintf(msg, sizeof msg, "%s (the log is empty)", what);
+        if (sweep_write_error(r, j, status, msg)) r->write_failed = 1;
+        snprintf(st, sizeof st, "%s", status);
+        peak = NAN;
+    }
+    r->done++;
+    r->ran++;
+    sweep_count(r, st);
+    sweep_progress(r, r->sp->id[j->conf], st, peak, el, j->log);
+    sweep_job_free(j);
+}
+
+/* DIR/summary.csv: every configuration of the file, in order */
+static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
+    atomic_file af;
+    char *path = sweep_path(dir, "", "summary", ".csv"), *json;
+    long long c;
+    int a, k;
+    if (!path) return sweep_oom();
+    if (atomic_open(&af, path, "summary")) {
+        free(path);
+        return EXIT_ERROR;
+    }
+    fputs("id", af.f);
+    for (a = 0; a < sp->naxis; a++) fprintf(af.f, ",%s", sp->axis[a].name);
+    fputs(",status", af.f);
+    for (k = 0; k < SWEEP_NCOLS; k++) fprintf(af.f, ",%s", sweep_csv_cols[k]);
+    fputc('\n', af.f);
+    for (c = 0; c < sp->nconf; c++) {
+        dpprof_json_doc *doc = NULL;
+        const dpprof_json *root = NULL;
+        const char *st;
+        char err[256];
+        if (!(json = sweep_path(dir, "", sp->id[c], ".json"))) {
+            atomic_abort(&af);
+            free(path);
+            return sweep_oom();
+        }
+        if (dpprof_json_parse_file(json, (size_t)1 << 30, &doc, err, sizeof err) == 0) root = dpprof_json_root(doc);
+        sweep_csv_str(af.f, sp->id[c]);
+        for (a = 0; a < sp->naxis; a++) {
+            fputc(',', af.f);
+            sweep_csv_str(af.f, sp->axis[a].val[sweep_pick(sp, c, a)].label);
+        }
+        fputc(',', af.f);
+        st = dpprof_json_string(dpprof_json_get(root, "status"));
+        sweep_csv_str(af.f, st ? st : access(json, F_OK) == 0 ? "unreadable" : "not_run");
+        for (k = 0; k < SWEEP_NCOLS; k++) {
+            double v;
+            fputc(',', af.f);
+            if (dpprof_json_number(dpprof_json_path(root, sweep_csv_paths[k]), &v) == 0) fprintf(af.f, "%.6g", v);
+        }
+        fputc('\n', af.f);
+        dpprof_json_free(doc);
+        free(json);
+    }
+    k = atomic_commit(&af);
+    free(path);
+    return k ? EXIT_ERROR : EXIT_OK;
+}
+
+static int cmd_sweep(int argc, char **argv) {
+    sweep_spec sp;
+    sweep_run r;
+    sweep_job *job = NULL;
+    const char *file = NULL, *outdir = NULL, *only = NULL;
+    char exe[4096], *dir = NULL;
+    long long *sel = NULL, *pend = NULL, c, npend = 0, next = 0;
+    int i, rc, dry = 0, nrun = 0;
+    struct stat stt;
+    struct sigaction sa, old_int, old_term, old_chld;
+    sigset_t block, waitmask;
+
+    memset(&r, 0, sizeof r);
+    r.jobs = 1;
+    r.argv0 = argc > 0 ? argv[0] : "dpprof";
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help_sweep(); return EXIT_OK; }
+        if (!strcmp(a, "--dry-run")) { dry = 1; continue; }
+        if (!strcmp(a, "--out-dir") || !strcmp(a, "--jobs") || !strcmp(a, "--only") || !strcmp(a, "--timeout")) {
+            if (i + 1 >= argc) return usage_error("sweep: %s needs a value%s", a, "");
+            i++;
+            if (!strcmp(a, "--out-dir")) outdir = argv[i];
+            else if (!strcmp(a, "--only")) only = argv[i];
+            else if (!strcmp(a, "--jobs")) { if (parse_int(a, argv[i], 1, 1024, &r.jobs)) return EXIT_USAGE; }
+            else if (parse_dbl(a, argv[i], 0, 1e9, 0, &r.timeout)) return EXIT_USAGE;
+        } else if (!strncmp(a, "--", 2)) return usage_error("sweep: unknown option '%s'%s", a, "");
+        else if (!file) file = a;
+        else return usage_error("sweep: unexpected argument '%s' (one experiment file)%s", a, "");
+    }
+    if (!file || !outdir || !*outdir)
+        return usage_error("sweep: usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]%s%s", "", "");
+    if ((rc = sweep_parse(file, &sp)) != EXIT_OK) {
+        sweep_spec_free(&sp);
+        return rc;
+    }
+    r.sp = &sp;
+    /* DIR without trailing slashes */
+    if (!(dir = strdup(outdir))) { rc = sweep_oom(); goto done; }
+    for (i = (int)strlen(dir); i > 1 && dir[i - 1] == '/'; i--) dir[i - 1] = 0;
+    r.dir = dir;
+    {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) exe[n] = 0;
+        else snprintf(exe, sizeof exe, "%s", r.argv0);
+        r.exe = exe;
+    }
+    if (!(sel = (long long *)malloc((size_t)sp.nconf * sizeof *sel)) || !(pend = (long long *)malloc((size_t)sp.nconf * sizeof *pend))) { rc = sweep_oom(); goto done; }
+    for (c = 0; c < sp.nconf; c++)
+        if (!only || strstr(sp.id[c], only)) sel[r.nsel++] = c;
+    if (r.nsel == 0) {
+        fprintf(stderr, "%s: sweep: --only '%s' matches none of the %lld configurations of %s\n", prog, only, sp.nconf, file);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    if (dry) {
+        for (c = 0; c < r.nsel; c++) {
+            char *json = sweep_path(dir, "", sp.id[sel[c]], ".json");
+            char **args = json ? sweep_argv(&sp, sel[c], exe, json) : NULL;
+            if (!args) { free(json); rc = sweep_oom(); goto done; }
+            sweep_print_cmd(stdout, args);
+            free(args);
+            free(json);
+        }
+        rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
+        goto done;
+    }
+    /* the output directory and its logs/ */
+    {
+        char *logs = sweep_path(dir, "", "logs", "");
+        const char *bad = NULL;
+        int err = 0;
+        if (!logs) { rc = sweep_oom(); goto done; }
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) { bad = dir; err = errno; }
+        else if (stat(dir, &stt) != 0 || !S_ISDIR(stt.st_mode)) { bad = dir; err = ENOTDIR; }
+        else if (mkdir(logs, 0777) != 0 && errno != EEXIST) { bad = logs; err = errno; }
+        else if (stat(logs, &stt) != 0 || !S_ISDIR(stt.st_mode)) { bad = logs; err = ENOTDIR; }
+        if (bad) fprintf(stderr, "%s: sweep: --out-dir: cannot create the directory '%s': %s\n", prog, bad, strerror(err));
+        free(logs);
+        if (bad) { rc = EXIT_USAGE; goto done; }
+    }
+    if ((r.devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, "%s: sweep: cannot open /dev/null: %s\n", prog, strerror(errno));
+        rc = EXIT_ERROR;
+        goto done;
+    }
+    fprintf(stderr, "%s: sweep %s: %lld configuration%s", prog, sp.name, sp.nconf, sp.nconf == 1 ? "" : "s");
+    if (only) fprintf(stderr, ", %lld with '%s' in the id", r.nsel, only);
+    fprintf(stderr, ", %d at a time, results in %s%s%s\n", r.jobs, dir, sp.description ? " - " : "", sp.description ? sp.description : "");
+    /* finished before: skipped */
+    for (c = 0; c < r.nsel; c++) {
+        char *json = sweep_path(dir, "", sp.id[sel[c]], ".json"), *tmp = sweep_path(dir, "", sp.id[sel[c]], ".json.tmp");
+        char st[64], why[256];
+        double peak;
+        if (!json || !tmp) { free(json); free(tmp); rc = sweep_oom(); goto closefd; }
+        remove(tmp); /* a run killed while writing */
+        if (sweep_read_result(json, st, sizeof st, &peak, why, sizeof why)) {
+            r.done++;
+            r.skipped++;
+            sweep_count(&r, st);
+            sweep_progress(&r, sp.id[sel[c]], st, peak, 0, NULL);
+        } else pend[npend++] = sel[c];
+        free(json);
+        free(tmp);
+    }
+    if (!(job = (sweep_job *)calloc((size_t)r.jobs, sizeof *job))) { rc = sweep_oom(); goto closefd; }
+    /* signals stay blocked but while waiting in pselect: no wake-up is lost */
+    sweep_stop = 0;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &block, &r.oldmask);
+    waitmask = r.oldmask;
+    sigdelset(&waitmask, SIGINT);
+    sigdelset(&waitmask, SIGTERM);
+    sigdelset(&waitmask, SIGCHLD);
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = sweep_on_stop;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sa.sa_handler = sweep_on_child;
+    sa.sa_flags = SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, &old_chld);
+    r.t_run = sweep_now();
+    rc = EXIT_OK;
+    while (!sweep_stop) {
+        pid_t pid;
+        int wst, k, reaped = 0;
+        struct timespec ts, *tsp = NULL;
+        double now, wait = -1;
+        while (!r.write_failed && nrun < r.jobs && next < npend) {
+            if ((rc = sweep_start(&r, &job[nrun], pend[next])) != EXIT_OK) { r.write_failed = 1; break; }
+            nrun++;
+            next++;
+        }
+        if (nrun == 0) break;
+        while (!sweep_stop && (pid = waitpid(-1, &wst, WNOHANG)) > 0) {
+            for (k = 0; k < nrun && job[k].pid != pid; k++) {}
+            if (k == nrun) continue;
+            sweep_finish(&r, &job[k], wst);
+            job[k] = job[--nrun];
+            reaped = 1;
+        }
+        if (reaped || sweep_stop) continue;
+        now = sweep_now();
+        for (k = 0; k < nrun; k++) {
+            double left;
+            if (r.timeout <= 0 || job[k].timed_out) continue;
+            left = job[k].t0 + r.timeout - now;
+            if (left <= 0) {
+                kill(job[k].pid, SIGKILL);
+                job[k].timed_out = 1;
+            } else if (wait < 0 || left < wait) wait = left;
+        }
+        if (wait >= 0) {
+            ts.tv_sec = (time_t)wait;
+            ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9) + 1000000; /* a little past the deadline */
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            tsp = &ts;
+        }
+        pselect(0, NULL, NULL, NULL, tsp, &waitmask);
+    }
+    if (sweep_stop) {
+        int k, sig = sweep_stop;
+        for (k = 0; k < nrun; k++) kill(job[k].pid, SIGKILL);
+        for (k = 0; k < nrun; k++) {
+            char *tmp = sweep_path(dir, "", sp.id[job[k].conf], ".json.tmp");
+            while (waitpid(job[k].pid, NULL, 0) < 0 && errno == EINTR) {}
+            if (tmp) remove(tmp);
+            free(tmp);
+            sweep_job_free(&job[k]);
+        }
+        fprintf(stderr, "%s: sweep %s: interrupted by %s: %d running configuration%s killed, %lld of %lld finished; run the same command to resume\n",
+                prog, sp.name, sweep_signame(sig), nrun, nrun == 1 ? "" : "s", r.done, r.nsel);
+        nrun = 0;
+        rc = 130;
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
+    sigprocmask(SIG_SETMASK, &r.oldmask, NULL);
+    if (rc == 130) goto closefd;
+    if (r.write_failed) {
+        fprintf(stderr, "%s: sweep %s: stopped: the sweep could not write its files (see above); %lld of %lld configurations finished\n", prog, sp.name, r.done, r.nsel);
+        if (rc == EXIT_OK) rc = EXIT_ERROR;
+        goto closefd;
+    }
+    if ((rc = sweep_write_summary(&sp, dir)) != EXIT_OK) {
+        fprintf(stderr, "%s: sweep %s: the summary could not be written (see above)\n", prog, sp.name);
+        goto closefd;
+    }
+    fprintf(stderr, "%s: sweep %s: %lld of %lld done (%lld skipped): ok %lld, oom %lld, error %lld, crashed %lld, timeout %lld",
+            prog, sp.name, r.done, r.nsel, r.skipped, r.n_ok, r.n_oom, r.n_error, r.n_crashed, r.n_timeout);
+    if (r.n_other) fprintf(stderr, ", other %lld", r.n_other);
+    fprintf(stderr, "; summary %s/summary.csv\n", dir);
+closefd:
+    close(r.devnull);
+done:
+    free(job);
+    free(sel);
+    free(pend);
+    free(dir);
+    sweep_spec_free(&sp);
+    return rc;
+}
+
+/* ---- report: figures, tables, macros and summary of one experiment --------------------------------
+   dpprof report EXPERIMENT.conf --results DIR [--figures DIR] [--tables DIR]
+   reads the sweep's results (DIR/ID.json), and the conf's lines
+     figure FIG = KIND key=value ...      -> FIGDIR/NAME-FIG.png
+     table = KIND key=value ...           -> TABDIR/NAME-table.tex
+   writes TABDIR/NAME-macros.tex (every metric of every configuration), DIR/summary.txt.
+   figure kinds: bars, heatmap, stacked, modules, phases, lines, capacity, timeline.
+   keys: x= series= rows= cols= group= value=METRIC where=AXIS:LABEL,... ref=LABEL batch=AXIS config=LABELS
+   metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s <category>_gib */
+
+#define REP_MAX_LINES 64
+
+typedef struct rep_res {
+    int have;                         /* a result file was read */
+    char status[16];
+    double peak, cat[DPPROF_CAT_COUNT], mod[DPPROF_MOD_COUNT];
+    double ph_bytes[DPPROF_PHASE_COUNT], ph_flops[DPPROF_PHASE_COUNT];
+    double params, trainable, epsilon, step_ms, tokens_s;
+} rep_res;
+
+typedef struct rep_line {             /* a figure or table line of the conf */
+    int line;
+    char fig[64], kind[32];
+    char key[16][24], val[16][200];
+    int nkv;
+} rep_line;
+
+typedef struct rep {
+    sweep_spec sp;
+    const char *conf, *dir, *figdir, *tabdir;
+    rep_res *res;                     /* (nconf) */
+    rep_line lines[REP_MAX_LINES];
+    int nlines;
+    FILE *summary, *macros;
+} rep;
+
+static int rep_bad(const rep *r, int line, const char *fmt, const char *a) {
+    fprintf(stderr, "%s: report: %s:%d: ", prog, r->conf, line);
+    fprintf(stderr, fmt, a);
+    fputc('\n', stderr);
+    return EXIT_USAGE;
+}
+
+static const char *rep_get(const rep_line *l, const char *key) {
+    int i;
+    for (i = 0; i < l->nkv; i++)
+        if (!strcmp(l->key[i], key)) return l->val[i];
+    return NULL;
+}
+
+/* the figure and table lines: "figure FIG = KIND k=v ..." and "table = KIND k=v ..." */
+static int rep_read_lines(rep *r) {
+    FILE *f = fopen(r->conf, "r");
+    char buf[4096];
+    int ln = 0;
+    if (!f) {
+        fprintf(stderr, "%s: report: %s: cannot open: %s\n", prog, r->conf, strerror(errno));
+        return EXIT_USAGE;
+    }
+    while (fgets(buf, sizeof buf, f)) {
+        char *s = buf, *eq, *tok, *save = NULL, *hash;
+        rep_line *l;
+        ln++;
+        if ((hash = strchr(s, '#'))) *hash = 0;
+        while (*s == ' ' || *s == '\t') s++;
+        if (strncmp(s, "figure", 6) && strncmp(s, "table", 5)) continue;
+        if (r->nlines == REP_MAX_LINES) { fclose(f); return rep_bad(r, ln, "more than %s figure and table lines", "64"); }
+        l = &r->lines[r->nlines++];
+        memset(l, 0, sizeof *l);
+        l->line = ln;
+        if (!(eq = strchr(s, '='))) { fclose(f); return rep_bad(r, ln, "expected 'figure NAME = KIND ...' or 'table = KIND ...'%s", ""); }
+        *eq = 0;
+        if (!strncmp(s, "figure", 6)) {
+            if (sscanf(s + 6, " %63[a-z0-9_-]", l->fig) != 1) { fclose(f); return rep_bad(r, ln, "figure without a name (figure NAME = KIND ...)%s", ""); }
+        } else snprintf(l->fig, sizeof l->fig, "table");
+        tok = strtok_r(eq + 1, " \t\r\n", &save);
+        if (!tok) { fclose(f); return rep_bad(r, ln, "no KIND after '='%s", ""); }
+        snprintf(l->kind, sizeof l->kind, "%s", tok);
+        while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+            char *e = strchr(tok, '=');
+            if (!e || l->nkv == 16) { fclose(f); return rep_bad(r, ln, "'%s': expected key=value", tok); }
+            *e = 0;
+            snprintf(l->key[l->nkv], sizeof l->key[0], "%s", tok);
+            snprintf(l->val[l->nkv], sizeof l->val[0], "%s", e + 1);
+            l->nkv++;
+        }
+    }
+    fclose(f);
+    return EXIT_OK;
+}
+
+static double rep_num(const dpprof_json *v) {
+    double x;
+    return dpprof_json_number(v, &x) == 0 ? x : NAN;
+}
+
+static void rep_load(rep *r, long long c) {
+    rep_res *x = &r->res[c];
+    char *path = sweep_path(r->dir, "", r->sp.id[c], ".json");
+    dpprof_json_doc *doc = NULL;
+    const dpprof_json *root, *ph;
+    char err[256];
+    int k;
+    memset(x, 0, sizeof *x);
+    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = NAN;
+    if (!path || dpprof_json_parse_file(path, (size_t)1 << 30, &doc, err, sizeof err) != 0) {
+        free(path);
+        return;
+    }
+    free(path);
+    root = dpprof_json_root(doc);
+    x->have = 1;
+    snprintf(x->status, sizeof x->status, "%s", dpprof_json_string(dpprof_json_get(root, "status")) ? dpprof_json_string(dpprof_json_get(root, "status")) : "?");
+    x->peak = rep_num(dpprof_json_path(root, "breakdown.bytes.peak"));
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+        char p[96];
+        snprintf(p, sizeof p, "breakdown.bytes.%s", dpprof_category_name(k));
+        x->cat[k] = rep_num(dpprof_json_path(root, p));
+    }
+    for (k = 0; k < DPPROF_MOD_COUNT; k++) {
+        char p[96];
+        snprintf(p, sizeof p, "modules.bytes.%s", dpprof_module_name(k));
+        x->mod[k] = rep_num(dpprof_json_path(root, p));
+    }
+    ph = dpprof_json_get(root, "phases");
+    for (k = 0; k < DPPROF_PHASE_COUNT; k++) {
+        const dpprof_json *p = dpprof_json_get(ph, dpprof_phase_name(k));
+        double cnt = rep_num(dpprof_json_get(p, "count"));
+        /* per step: the per-occurrence mean times the occurrences of one step */
+        x->ph_bytes[k] = p ? rep_num(dpprof_json_get(p, "bytes_analytic")) : 0;
+        x->ph_flops[k] = p ? rep_num(dpprof_json_get(p, "flops")) : 0;
+        (void)cnt;
+    }
+    x->params = rep_num(dpprof_json_path(root, "config.param_count"));
+    x->trainable = rep_num(dpprof_json_path(root, "config.trainable_count"));
+    x->epsilon = rep_num(dpprof_json_path(root, "privacy.epsilon"));
+    x->step_ms = rep_num(dpprof_json_get(root, "avg_time_ms"));
+    x->tokens_s = rep_num(dpprof_json_path(root, "throughput.tokens_per_s"));
+    dpprof_json_free(doc);
+}
+
+static int rep_axis(const rep *r, const char *name) {
+    int a;
+    for (a = 0; name && a < r->sp.naxis; a++)
+        if (!strcmp(r->sp.axis[a].name, name)) return a;
+    return -1;
+}
+
+static const char *rep_label(const rep *r, long long c, int a) { return r->sp.axis[a].val[sweep_pick(&r->sp, c, a)].label; }
+
+/* does configuration c satisfy "where=axis:label,..." */
+static int rep_where(const rep *r, long long c, const char *where) {
+    char buf[512], *tok, *save = NULL;
+    if (!where || !*where) return 1;
+    snprintf(buf, sizeof buf, "%s", where);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        int a;
+        if (!colon) return 0;
+        *colon = 0;
+        a = rep_axis(r, tok);
+        if (a < 0 || strcmp(rep_label(r, c, a), colon + 1) != 0) return 0;
+    }
+    return 1;
+}
+
+/* the configuration that matches `where` and has label la on axis a and lb on axis b (b may be -1) */
+static long long rep_find(const rep *r, const char *where, int a, const char *la, int b, const char *lb) {
+    long long c;
+    for (c = 0; c < r->sp.nconf; c++)
+        if (rep_where(r, c, where) && (a < 0 || !strcmp(rep_label(r, c, a), la)) && (b < 0 || !strcmp(rep_label(r, c, b), lb))) return c;
+    return -1;
+}
+
+/* peak of configuration c relative to its sibling whose "algo" label is ref (same other labels) */
+static double rep_overhead(const rep *r, long long c, const char *ref) {
+    int a = rep_axis(r, "algo"), b;
+    long long d;
+    if (a < 0 || !r->res[c].have || strcmp(r->res[c].status, "ok")) return NAN;
+    for (d = 0; d < r->sp.nconf; d++) {
+        if (strcmp(rep_label(r, d, a), ref)) continue;
+        for (b = 0; b < r->sp.naxis; b++)
+            if (b != a && strcmp(rep_label(r, d, b), rep_label(r, c, b))) break;
+        if (b == r->sp.naxis) return r->res[d].have && !strcmp(r->res[d].status, "ok") ? r->res[c].peak / r->res[d].peak : NAN;
+    }
+    return NAN;
+}
+
+#define REP_GIB 1073741824.0
+static double rep_metric(const rep *r, long long c, const char *m) {
+    const rep_res *x;
+    int k;
+    if (c < 0) return NAN;
+    x = &r->res[c];
+    if (!x->have || strcmp(x->status, "ok")) return NAN;
+    if (!strcmp(m, "peak_gib")) return x->peak / REP_GIB;
+    if (!strcmp(m, "overhead")) return rep_overhead(r, c, "vanilla");
+    if (!strcmp(m, "params_b")) return x->params / 1e9;
+    if (!strcmp(m, "trainable_m")) return x->trainable / 1e6;
+    if (!strcmp(m, "epsilon")) return x->epsilon;
+    if (!strcmp(m, "step_ms")) return x->step_ms;
+    if (!strcmp(m, "tokens_per_s")) return x->tokens_s;
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
+        if (!strcmp(m, name)) return x->cat[k] / REP_GIB;
+    }
+    return NAN;
+}
+
+static int rep_known_metric(const char *m) {
+    int k;
+    static const char *const base[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s"};
+    for (k = 0; k < 7; k++)
+        if (!strcmp(m, base[k])) return 1;
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
+        if (!strcmp(m, name)) return 1;
+    }
+    return 0;
+}
+
+static const char *rep_metric_unit(const char *m) {
+    if (strstr(m, "_gib")) return "GiB";
+    if (!strcmp(m, "overhead")) return "x vanilla";
+    if (!strcmp(m, "step_ms")) return "ms";
+    if (!strcmp(m, "tokens_per_s")) return "tokens/s";
+    return "";
+}
+
+/* the leading integer of a label ("b64" -> 64, "512" -> 512) */
+static double rep_label_num(const char *s) {
+    while (*s && (*s < '0' || *s > '9')) s++;
+    return *s ? strtod(s, NULL) : NAN;
+}
+
+/* the value with the decimals a paper table wants */
+static void rep_fmt(char *out, size_t n, const char *metric, double v) {
+    if (v != v) snprintf(out, n, "--");
+    else if (!strcmp(metric, "overhead")) snprintf(out, n, "%.2f", v);
+    else if (!strcmp(metric, "step_ms") || !strcmp(metric, "tokens_per_s") || !strcmp(metric, "largest_batch")) snprintf(out, n, "%.0f", v);
+    else if (fabs(v) >= 100) snprintf(out, n, "%.1f", v);
+    else snprintf(out, n, "%.2f", v);
+}
+
+/* ---- outputs ---------------------------------------------------------------------------------------- */
+static int rep_png(const rep *r, const char *fig, dpprof_canvas *cv) {
+    char path[4096];
+    atomic_file af;
+    snprintf(path, sizeof path, "%s/%s-%s.png", r->figdir, r->sp.name, fig);
+    if (atomic_open(&af, path, "figure")) return EXIT_ERROR;
+    fclose(af.f);
+    af.f = NULL;
+    if (!stbi_write_png(af.tmp, cv->w, cv->h, 3, cv->rgb, cv->w * 3) || rename(af.tmp, path) != 0) {
+        fprintf(stderr, "%s: report: cannot write '%s'\n", prog, path);
+        remove(af.tmp);
+        return EXIT_ERROR;
+    }
+    fprintf(r->summary, "figure %s\n", path);
+    return EXIT_OK;
+}
+
+/* the labels of axis a that occur among configurations matching `where` */
+static int rep_labels(const rep *r, int a, const char **out, int max) {
+    int v, n = 0;
+    for (v = 0; v < r->sp.axis[a].nval && n < max; v++) out[n++] = r->sp.axis[a].val[v].label;
+    return n;
+}
+
+static const unsigned char *rep_series_rgb(const rep *r, int axis, const char *label, int index) {
+    /* algorithms keep one colour in every figure */
+    if (axis >= 0 && !strcmp(r->sp.axis[axis].name, "algo")) {
+        int al = dpprof_algo_parse(label);
+        /* okabe-ito, colour-blind safe: vanilla grey, then one hue per algorithm */
+        static const unsigned char algo_rgb[8][3] = {{110, 110, 110}, {213, 94, 0}, {230, 159, 0}, {240, 228, 66}, {0, 114, 178}, {86, 180, 233}, {0, 158, 115}, {204, 121, 167}};
+        if (al > 0 && al <= 8) return algo_rgb[al - 1];
+    }
+    return dpprof_plot_palette(index);
+}
+
+#define REP_MAXL 64
+/* grouped bars: x axis labels, one series per label of another axis */
+static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
+    const char *xs = rep_get(l, "x"), *ss = rep_get(l, "series"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
+    const char *batch = rep_get(l, "batch");
+    int ax = rep_axis(r, xs), as = rep_axis(r, ss), ab = rep_axis(r, batch), nx, ns, i, j, rc;
+    const char *xl[REP_MAXL], *sl[REP_MAXL];
+    double *val;
+    unsigned char rgb[REP_MAXL * 3];
+    dpprof_bars_desc d;
+    dpprof_canvas cv;
+    char title[256], ylabel[128];
+    if (ax < 0) return rep_bad(r, l->line, "x=%s is not an axis of this experiment", xs ? xs : "(missing)");
+    if (ss && as < 0) return rep_bad(r, l->line, "series=%s is not an axis of this experiment", ss);
+    if (capacity && ab < 0) return rep_bad(r, l->line, "batch=%s is not an axis of this experiment", batch ? batch : "(missing)");
+    if (!capacity && (!metric || !rep_known_metric(metric))) return rep_bad(r, l->line, "value=%s is not a metric", metric ? metric : "(missing)");
+    nx = rep_labels(r, ax, xl, REP_MAXL);
+    ns = as >= 0 ? rep_labels(r, as, sl, REP_MAXL) : 1;
+    if (as < 0) sl[0] = metric;
+    val = (double *)calloc((size_t)nx * (size_t)ns, sizeof(double));
+    if (!val) return EXIT_ERROR;
+    for (j = 0; j < ns; j++) {
+        memcpy(rgb + 3 * j, rep_series_rgb(r, as, sl[j], j), 3);
+        for (i = 0; i < nx; i++) {
+            double v = NAN;
+            if (capacity) { /* the largest batch among the configurations that fit */
+                long long c;
+                v = 0;
+                for (c = 0; c < r->sp.nconf; c++)
+                    if (rep_where(r, c, where) && !strcmp(rep_label(r, c, ax), xl[i]) && !strcmp(rep_label(r, c, as), sl[j]) &&
+                        r->res[c].have && !strcmp(r->res[c].status, "ok") && rep_label_num(rep_label(r, c, ab)) > v)
+                        v = rep_label_num(rep_label(r, c, ab));
+                fprintf(r->macros, "\\dpdef{%s}{%s-%s}{largest_batch}{%.0f}\n", r->sp.name, sl[j], xl[i], v);
+            } else v = rep_metric(r, rep_find(r, where, ax, xl[i], as, as >= 0 ? sl[j] : NULL), metric);
+            val[j * nx + i] = v == v ? v : 0; /* missing or oom: an empty bar, and the summary says so */
+            if (v != v && !capacity) fprintf(r->summary, "  %s: %s=%s %s=%s has no %s (oom or missing): drawn as 0\n", l->fig, xs, xl[i], ss ? ss : "", ss ? sl[j] : "", metric);
+        }
+    }
+    memset(&d, 0, sizeof d);
+    snprintf(title, sizeof title, "%s: %s%s%s", r->sp.name, capacity ? "largest physical batch within the memory limit" : metric, where ? " (" : "", where ? where : "");
+    if (where) strncat(title, ")", sizeof title - strlen(title) - 1);
+    snprintf(ylabel, sizeof ylabel, capacity ? "physical batch" : "%s (%s)", metric, rep_metric_unit(metric ? metric : ""));
+    d.title = title;
+    d.xlabel = xs;
+    d.ylabel = ylabel;
+    d.width = 1200;
+    d.height = 800;
+    d.n_groups = nx;
+    d.group_names = xl;
+    d.n_series = ns;
+    d.series_names = sl;
+    d.values = val;
+    d.series_rgb = rgb;
+    memset(&cv, 0, sizeof cv);
+    rc = dpprof_plot_bars(&d, &cv);
+    free(val);
+    if (rc != 0) {
+        dpprof_canvas_free(&cv);
+        return rep_bad(r, l->line, "cannot render the bars (code %s)", rc == DPPROF_PLOT_EVALUE ? "EVALUE" : "other");
+    }
+    rc = rep_png(r, l->fig, &cv);
+    dpprof_canvas_free(&cv);
+    return rc;
+}
+
+/* a timeline needs the event log that sweeps leave out: rerun that one configuration with it */
+static int rep_fig_timeline(rep *r, const rep_line *l) {
+    const char *cfgl = rep_get(l, "config");
+    char id[512], *json, png[4096];
+    long long c;
+    int rc;
+    struct stat st;
+    if (!cfgl) return rep_bad(r, l->line, "timeline needs config=LABEL-LABEL-...%s", "");
+    snprintf(id, sizeof id, "%s-%s", r->sp.name, cfgl);
+    for (c = 0; c < r->sp.nconf; c++)
+        if (!strcmp(r->sp.id[c], id)) break;
+    if (c == r->sp.nconf) return rep_bad(r, l->line, "config=%s is not a configuration of this experiment", cfgl);
+    json = sweep_path(r->dir, "", id, ".timeline.json");
+    if (!json) return EXIT_ERROR;
+    if (stat(json, &st) != 0) {
+        char **argv = sweep_argv(&r->sp, c, "/proc/self/exe", json), **full;
+        int n = 0, k, wst = 0;
+        pid_t pid;
+        if (!argv) { free(json); return EXIT_ERROR; }
+        while (argv[n]) n++;
+        full = (char **)calloc((size_t)n + 3, sizeof *full);
+        if (!full) { free(json); return EXIT_ERROR; }
+        for (k = 0; k < n; k++) full[k] = argv[k];
+        full[n] = (char *)"--timeline";
+        full[n + 1] = (char *)"full"; /* the last --timeline wins */
+        pid = fork();
+        if (pid == 0) {
+            execv("/proc/self/exe", full);
+            _exit(127);
+        }
+        if (pid < 0 || waitpid(pid, &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+            fprintf(stderr, "%s: report: the timeline run of %s failed\n", prog, id);
+            free(full);
+            free(json);
+            return EXIT_ERROR;
+        }
+        free(full);
+    }
+    snprintf(png, sizeof png, "%s/%s-%s.png", r->figdir, r->sp.name, l->fig);
+    rc = plot_timeline(json, png, NULL);
+    if (rc == EXIT_OK) fprintf(r->summary, "figure %s (timeline of %s)\n", png, id);
+    free(json);
+    return rc;
+}
+
+/* tables: "pivot rows=AXIS cols=AXIS value=METRIC where=..." or "breakdown group=AXIS where=..." */
+static int rep_table(rep *r, const rep_line *l) {
+    char path[4096], cell[64];
+    const char *where = rep_get(l, "where");
+    atomic_file af;
+    int i, j, k;
+    snprintf(path, sizeof path, "%s/%s-table.tex", r->tabdir, r->sp.name);
+    if (!strcmp(l->kind, "pivot")) {
+        const char *rs = rep_get(l, "rows"), *cs = rep_get(l, "cols"), *metric = rep_get(l, "value");
+        int ar = rep_axis(r, rs), ac = rep_axis(r, cs), nr, nc;
+        const char *rl[REP_MAXL], *cl[REP_MAXL];
+        if (ar < 0 || ac < 0) return rep_bad(r, l->line, "pivot needs rows=AXIS and cols=AXIS of this experiment%s", "");
+        if (!metric || !rep_known_metric(metric)) return rep_bad(r, l->line, "value=%s is not a metric", metric ? metric : "(missing)");
+        nr = rep_labels(r, ar, rl, REP_MAXL);
+        nc = rep_labels(r, ac, cl, REP_MAXL);
+        if (atomic_open(&af, path, "table")) return EXIT_ERROR;
+        fprintf(af.f, "%% generated by dpprof report from %s: %s (%s)%s%s\n\\begin{tabular}{l", r->conf, metric, rep_metric_unit(metric), where ? ", " : "", where ? where : "");
+        for (j = 0; j < nc; j++) fputs("r", af.f);
+        fprintf(af.f, "}\n\\toprule\n%s", rs);
+        for (j = 0; j < nc; j++) fprintf(af.f, " & %s=%s", cs, cl[j]);
+        fputs(" \\\\\n\\midrule\n", af.f);
+        for (i = 0; i < nr; i++) {
+            fprintf(af.f, "%s", rl[i]);
+            for (j = 0; j < nc; j++) {
+                long long c = rep_find(r, where, ar, rl[i], ac, cl[j]);
+                double v = rep_metric(r, c, metric);
+                if (v != v && c >= 0 && r->res[c].have && strcmp(r->res[c].status, "ok")) snprintf(cell, sizeof cell, "%s", r->res[c].status);
+                else rep_fmt(cell, sizeof cell, metric, v);
+                fprintf(af.f, " & %s", cell);
+            }
+            fputs(" \\\\\n", af.f);
+        }
+        fputs("\\bottomrule\n\\end{tabular}\n", af.f);
+    } else if (!strcmp(l->kind, "breakdown")) {
+        static const int cats[] = {DPPROF_CAT_MODEL_PARAMETERS, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_CAT_GRADIENTS, DPPROF_CAT_ACTIVATIONS, DPPROF_CAT_ACTIVATION_HOOKS, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_CAT_TEMP_MATRICES, DPPROF_CAT_NORM_SAMPLES, DPPROF_CAT_LORA};
+        static const char *const short_names[] = {"params", "optim.", "grads", "activ.", "hooks", "per-sample", "temp", "norms", "lora"};
+        const char *gs = rep_get(l, "group");
+        int ag = rep_axis(r, gs), ng;
+        const char *gl[REP_MAXL];
+        if (ag < 0) return rep_bad(r, l->line, "breakdown needs group=AXIS of this experiment%s", "");
+        ng = rep_labels(r, ag, gl, REP_MAXL);
+        if (atomic_open(&af, path, "table")) return EXIT_ERROR;
+        fprintf(af.f, "%% generated by dpprof report from %s: memory at the peak by category (GiB)%s%s\n\\begin{tabular}{lrr", r->conf, where ? ", " : "", where ? where : "");
+        for (k = 0; k < 9; k++) fputs("r", af.f);
+        fprintf(af.f, "}\n\\toprule\n%s & peak & $\\times$vanilla", gs);
+        for (k = 0; k < 9; k++) fprintf(af.f, " & %s", short_names[k]);
+        fputs(" \\\\\n\\midrule\n", af.f);
+        for (i = 0; i < ng; i++) {
+            long long c = rep_find(r, where, ag, gl[i], -1, NULL);
+            char name[64];
+            fprintf(af.f, "%s", gl[i]);
+            for (k = -2; k < 9; k++) {
+                if (k == -2) rep_fmt(cell, sizeof cell, "peak_gib", rep_metric(r, c, "peak_gib"));
+                else if (k == -1) rep_fmt(cell, sizeof cell, "overhead", rep_metric(r, c, "overhead"));
+                else {
+                    snprintf(name, sizeof name, "%s_gib", dpprof_category_name(cats[k]));
+                    rep_fmt(cell, sizeof cell, name, rep_metric(r, c, name));
+                }
+                if (c >= 0 && r->res[c].have && strcmp(r->res[c].status, "ok") && k == -2) snprintf(cell, sizeof cell, "%s", r->res[c].status);
+                fprintf(af.f, " & %s", cell);
+            }
+            fputs(" \\\\\n", af.f);
+        }
+        fputs("\\bottomrule\n\\end{tabular}\n", af.f);
+    } else return rep_bad(r, l->line, "unknown table kind '%s' (known: pivot, breakdown)", l->kind);
+    if (atomic_commit(&af)) return EXIT_ERROR;
+    fprintf(r->summary, "table %s\n", path);
+    return EXIT_OK;
+}
+
+/* every metric of every configuration, for the paper's \dpnum{experiment}{id}{metric} */
+static void rep_macros(rep *r) {
+    static const char *const metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s"};
+    long long c;
+    int k;
+    size_t skip = strlen(r->sp.name) + 1;
+    for (c = 0; c < r->sp.nconf; c++) {
+        const char *id = r->sp.id[c] + skip;
+        char v[64];
+        if (!r->res[c].have) continue;
+        fprintf(r->macros, "\\dpdef{%s}{%s}{status}{%s}\n", r->sp.name, id, r->res[c].status);
+        for (k = 0; k < 7; k++) {
+            double x = rep_metric(r, c, metrics[k]);
+            if (x != x) continue;
+            rep_fmt(v, sizeof v, metrics[k], x);
+            fprintf(r->macros, "\\dpdef{%s}{%s}{%s}{%s}\n", r->sp.name, id, metrics[k], v);
+        }
+        for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+            char name[64];
+            double x;
+            snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
+            x = rep_metric(r, c, name);
+            if (x != x) continue;
+            rep_fmt(v, sizeof v, name, x);
+            fprintf(r->macros, "\\dpdef{%s}{%s}{%s}{%s}\n", r->sp.name, id, name, v);
+        }
+    }
+}
+
+/* grouped bars over the phases (analytic bytes or flops per step) or the modules (bytes at the peak) */
+static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
+    const char *gs = rep_get(l, "group"), *where = rep_get(l, "where"), *value = rep_get(l, "value");
+    int ag = rep_axis(r, gs), ng, np = 0, i, j, rc, idx[DPPROF_PHASE_COUNT + DPPROF_MOD_COUNT];
+    const char *gl[REP_MAXL], *pl[DPPROF_PHASE_COUNT + DPPROF_MOD_COUNT];
+    double *val;
+    unsigned char rgb[REP_MAXL * 3];
+    int flops = value && !strcmp(value, "flops");
+    dpprof_bars_desc d;
+    dpprof_canvas cv;
+    char title[256];
+    if (ag < 0) return rep_bad(r, l->line, "group=%s is not an axis of this experiment", gs ? gs : "(missing)");
+    ng = rep_labels(r, ag, gl, REP_MAXL);
+    /* the parts that any group uses */
+    for (i = 0; i < (phases ? DPPROF_PHASE_COUNT : DPPROF_MOD_COUNT); i++) {
+        int used = 0;
+        if (phases && i <= DPPROF_PHASE_PRIVACY_SETUP) continue; /* setup moves no step bytes */
+        for (j = 0; j < ng; j++) {
+            long long c = rep_find(r, where, ag, gl[j], -1, NULL);
+            if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok"))
+                used |= (phases ? (flops ? r->res[c].ph_flops[i] : r->res[c].ph_bytes[i]) : r->res[c].mod[i]) > 0;
+        }
+        if (used) {
+            idx[np] = i;
+            pl[np++] = phases ? dpprof_phase_name(i) : dpprof_module_name(i);
+        }
+    }
+    if (!np) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
+    val = (double *)calloc((size_t)np * (size_t)ng, sizeof(double));
+    if (!val) return EXIT_ERROR;
+    for (j = 0; j < ng; j++) {
+        long long c = rep_find(r, where, ag, gl[j], -1, NULL);
+        memcpy(rgb + 3 * j, rep_series_rgb(r, ag, gl[j], j), 3);
+        for (i = 0; i < np; i++) {
+            double v = 0;
+            if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok"))
+                v = phases ? (flops ? r->res[c].ph_flops[idx[i]] / 1e12 : r->res[c].ph_bytes[idx[i]] / REP_GIB) : r->res[c].mod[idx[i]] / REP_GIB;
+            val[j * np + i] = v == v ? v : 0;
+        }
+    }
+    memset(&d, 0, sizeof d);
+    snprintf(title, sizeof title, "%s: %s%s%s%s", r->sp.name,
+             phases ? (flops ? "analytic FLOPs per phase occurrence" : "analytic bytes moved per phase occurrence") : "memory at the peak by module",
+             where ? " (" : "", where ? where : "", where ? ")" : "");
+    d.title = title;
+    d.xlabel = phases ? "phase" : "module";
+    d.ylabel = phases ? (flops ? "TFLOP" : "GiB moved (analytic)") : "GiB";
+    d.width = 1200;
+    d.height = 800;
+    d.n_groups = np;
+    d.group_names = pl;
+    d.n_series = ng;
+    d.series_names = gl;
+    d.values = val;
+    d.series_rgb = rgb;
+    memset(&cv, 0, sizeof cv);
+    rc = dpprof_plot_bars(&d, &cv);
+    free(val);
+    if (rc != 0) {
+        dpprof_canvas_free(&cv);
+        return rep_bad(r, l->line, "cannot render the figure (%s)", "bars");
+    }
+    rc = rep_png(r, l->fig, &cv);
+    dpprof_canvas_free(&cv);
+    return rc;
+}
+
+static void help_report(void) {
+    printf("usage: dpprof report EXPERIMENT.conf --results DIR [--figures DIR] [--tables DIR]\n\n"
+           "turns a sweep's results (DIR/ID.json) into the experiment's figures (FIGDIR/NAME-FIG.png,\n"
+           "default figures/), its LaTeX table and macros (TABDIR/NAME-table.tex, NAME-macros.tex,\n"
+           "default paper/generated/) and DIR/summary.txt, as the conf's lines say:\n"
+           "  figure FIG = KIND key=value ...    KIND: bars, capacity, heatmap, stacked, lines, modules,\n"
+           "                                     phases, timeline\n"
+           "  table = pivot|breakdown key=value ...\n"
+           "keys: x= series= rows= cols= group= (axes), value= (a metric), where=AXIS:LABEL,... ref=LABEL\n"
+           "batch=AXIS (capacity), config=LABEL-LABEL-... (timeline: that configuration is rerun on its\n"
+           "own with the event log, into DIR/ID.timeline.json, unless that file exists).\n"
+           "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s <category>_gib\n");
+}
+
+static int rep_figure(rep *r, const rep_line *l);
+
+/* every figure and table line names known kinds, axes and metrics: checked before any work */
+static int rep_validate(const rep *r) {
+    static const char *const kinds[] = {"bars", "capacity", "heatmap", "stacked", "lines", "modules", "phases", "timeline"};
+    static const char *const axis_keys[] = {"x", "series", "rows", "cols", "group", "batch"};
+    int i, k, j;
+    for (i = 0; i < r->nlines; i++) {
+        const rep_line *l = &r->lines[i];
+        int table = !strcmp(l->fig, "table"), known = 0;
+        const char *v;
+        if (table) known = !strcmp(l->kind, "pivot") || !strcmp(l->kind, "breakdown");
+        else for (k = 0; k < 8; k++) known |= !strcmp(l->kind, kinds[k]);
+        if (!known) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, phases, timeline)", l->kind);
+        for (k = 0; k < l->nkv; k++) {
+            int is_axis = 0;
+            for (j = 0; j < 6; j++) is_axis |= !strcmp(l->key[k], axis_keys[j]);
+            if (is_axis && rep_axis(r, l->val[k]) < 0) {
+                char msg[300];
+                snprintf(msg, sizeof msg, "%s=%s is not an axis of this experiment", l->key[k], l->val[k]);
+                return rep_bad(r, l->line, "%s", msg);
+            }
+            if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && !rep_known_metric(l->val[k]))
+                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s <category>_gib)", l->val[k]);
+        }
+        if ((v = rep_get(l, "where"))) {
+            char buf[512], *tok, *save = NULL;
+            snprintf(buf, sizeof buf, "%s", v);
+            for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                char *colon = strchr(tok, ':');
+                if (colon) *colon = 0;
+                if (!colon || rep_axis(r, tok) < 0) return rep_bad(r, l->line, "where=%s: expected AXIS:LABEL,... with axes of this experiment", v);
+            }
+        }
+    }
+    return EXIT_OK;
+}
+
+static int cmd_report(int argc, char **argv) {
+    rep r;
+    const char *conf = NULL;
+    int i, rc = EXIT_OK, n_ok = 0, n_oom = 0, n_err = 0, n_missing = 0, timed = 0;
+    char sum_path[4096], mac_path[4096]; /* atomic_open keeps the path: one buffer each */
+    atomic_file sum, mac;
+    long long c;
+    memset(&r, 0, sizeof r);
+    r.figdir = "figures";
+    r.tabdir = "paper/generated";
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help_report(); return EXIT_OK; }
+        if (!strcmp(a, "--results") || !strcmp(a, "--figures") || !strcmp(a, "--tables")) {
+            if (i + 1 >= argc) return usage_error("report: %s needs a value%s", a, "");
+            if (!strcmp(a, "--results")) r.dir = argv[++i];
+            else if (!strcmp(a, "--figures")) r.figdir = argv[++i];
+            else r.tabdir = argv[++i];
+        } else if (!strncmp(a, "--", 2)) return usage_error("report: unknown option '%s'%s", a, "");
+        else if (!conf) conf = a;
+        else return usage_error("report: unexpected argument '%s'%s", a, "");
+    }
+    if (!conf || !r.dir) return usage_error("report: usage: dpprof report EXPERIMENT.conf --results DIR%s%s", "", "");
+    r.conf = conf;
+    if ((rc = sweep_parse(conf, &r.sp)) != EXIT_OK) return rc;
+    if ((rc = rep_read_lines(&r)) != EXIT_OK || (rc = rep_validate(&r)) != EXIT_OK) { sweep_spec_free(&r.sp); return rc; }
+    if ((mkdir(r.figdir, 0777) != 0 && errno != EEXIST) || (mkdir(r.tabdir, 0777) != 0 && errno != EEXIST)) {
+        fprintf(stderr, "%s: report: cannot create '%s' or '%s': %s\n", prog, r.figdir, r.tabdir, strerror(errno));
+        sweep_spec_free(&r.sp);
+        return EXIT_USAGE;
+    }
+    r.res = (rep_res *)calloc((size_t)r.sp.nconf, sizeof *r.res);
+    if (!r.res) { sweep_spec_free(&r.sp); return EXIT_ERROR; }
+    for (c = 0; c < r.sp.nconf; c++) {
+        rep_load(&r, c);
+        if (!r.res[c].have) n_missing++;
+        else if (!strcmp(r.res[c].status, "ok")) n_ok++;
+        else if (!strcmp(r.res[c].status, "oom")) n_oom++;
+        else n_err++;
+        timed |= r.res[c].step_ms == r.res[c].step_ms;
+    }
+    if (n_missing == r.sp.nconf) {
+        fprintf(stderr, "%s: report: no results of '%s' in %s (run: dpprof sweep %s --out-dir %s)\n", prog, r.sp.name, r.dir, conf, r.dir);
+        free(r.res);
+        sweep_spec_free(&r.sp);
+        return EXIT_USAGE;
+    }
+    snprintf(sum_path, sizeof sum_path, "%s/summary.txt", r.dir);
+    if (atomic_open(&sum, sum_path, "summary")) { free(r.res); sweep_spec_free(&r.sp); return EXIT_ERROR; }
+    snprintf(mac_path, sizeof mac_path, "%s/%s-macros.tex", r.tabdir, r.sp.name);
+    if (atomic_open(&mac, mac_path, "macros")) { atomic_abort(&sum); free(r.res); sweep_spec_free(&r.sp); return EXIT_ERROR; }
+    r.summary = sum.f;
+    r.macros = mac.f;
+    fprintf(r.summary, "experiment %s: %s\nconfigurations %lld: %d ok, %d oom, %d error, %d without a result\n", r.sp.name,
+            r.sp.description ? r.sp.description : "", r.sp.nconf, n_ok, n_oom, n_err, n_missing);
+    fprintf(r.summary, "%s\n", timed ? "time: measured (see each result's meta for the device)"
+                                      : "time and DRAM traffic: not measured (no GPU results): memory only, exact to the byte");
+    fprintf(r.macros, "%% generated by dpprof report from %s and the results in %s\n", conf, r.dir);
+    for (c = 0; c < r.sp.nconf; c++) {
+        char pk[32], ov[32];
+        rep_fmt(pk, sizeof pk, "peak_gib", rep_metric(&r, c, "peak_gib"));
+        rep_fmt(ov, sizeof ov, "overhead", rep_metric(&r, c, "overhead"));
+        fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : "missing", pk, ov);
+    }
+    rep_macros(&r);
+    for (i = 0; i < r.nlines && rc == EXIT_OK; i++) rc = !strcmp(r.lines[i].fig, "table") ? rep_table(&r, &r.lines[i]) : rep_figure(&r, &r.lines[i]);
+    if (rc == EXIT_OK && (atomic_commit(&sum) || atomic_commit(&mac))) rc = EXIT_ERROR;
+    if (rc != EXIT_OK) {
+        atomic_abort(&sum);
+        atomic_abort(&mac);
+    }
+    free(r.res);
+    sweep_spec_free(&r.sp);
+    return rc;
+}
+
+/* memory at the peak by category per group, and the ratio to the reference group */
+static int rep_fig_stacked(rep *r, const rep_line *l) {
+    const char *gs = rep_get(l, "group"), *where = rep_get(l, "where"), *ref = rep_get(l, "ref");
+    int ag = rep_axis(r, gs), ng, nc = 0, i, j, rc, cats[DPPROF_CAT_COUNT];
+    const char *gl[REP_MAXL], *cl[DPPROF_CAT_COUNT];
+    char names[REP_MAXL][64];
+    const char *gn[REP_MAXL];
+    double *val, refpeak = NAN;
+    unsigned char rgb[DPPROF_CAT_COUNT * 3];
+    dpprof_bars_desc d;
+    dpprof_canvas cv;
+    char title[256];
+    if (ag < 0) return rep_bad(r, l->line, "group=%s is not an axis of this experiment", gs ? gs : "(missing)");
+    ng = rep_labels(r, ag, gl, REP_MAXL);
+    if (ref) refpeak = rep_metric(r, rep_find(r, where, ag, ref, -1, NULL), "peak_gib");
+    for (i = 0; i < DPPROF_CAT_COUNT; i++) {
+        int used = 0;
+        for (j = 0; j < ng; j++) {
+            long long c = rep_find(r, where, ag, gl[j], -1, NULL);
+            used |= c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok") && r->res[c].cat[i] > 0;
+        }
+        if (used) { cats[nc] = i; cl[nc++] = dpprof_category_name(i); }
+    }
+    val = (double *)calloc((size_t)nc * (size_t)ng, sizeof(double));
+    if (!val) return EXIT_ERROR;
+    for (j = 0; j < ng; j++) {
+        long long c = rep_find(r, where, ag, gl[j], -1, NULL);
+        double pk = rep_metric(r, c, "peak_gib");
+        /* the group's name carries its total and its ratio to the reference */
+        if (pk == pk && refpeak == refpeak) snprintf(names[j], sizeof names[j], "%s %.2fx", gl[j], pk / refpeak);
+        else if (pk == pk) snprintf(names[j], sizeof names[j], "%s %.1f GiB", gl[j], pk);
+        else snprintf(names[j], sizeof names[j], "%s %s", gl[j], c >= 0 && r->res[c].have ? r->res[c].status : "missing");
+        gn[j] = names[j];
+        for (i = 0; i < nc; i++) val[i * ng + j] = pk == pk ? r->res[c].cat[cats[i]] / REP_GIB : 0;
+    }
+    for (i = 0; i < nc; i++) memcpy(rgb + 3 * i, dpprof_plot_palette(cats[i]), 3);
+    memset(&d, 0, sizeof d);
+    snprintf(title, sizeof title, "%s: memory at the peak by category%s%s%s", r->sp.name, where ? " (" : "", where ? where : "", where ? ")" : "");
+    d.title = title;
+    d.xlabel = gs;
+    d.ylabel = "GiB at the peak";
+    d.width = 1200;
+    d.height = 800;
+    d.n_groups = ng;
+    d.group_names = gn;
+    d.n_series = nc;
+    d.series_names = cl;
+    d.values = val;
+    d.series_rgb = rgb;
+    memset(&cv, 0, sizeof cv);
+    rc = dpprof_plot_bars(&d, &cv);
+    free(val);
+    if (rc != 0) { dpprof_canvas_free(&cv); return rep_bad(r, l->line, "cannot render the figure (%s)", "stacked"); }
+    rc = rep_png(r, l->fig, &cv);
+    dpprof_canvas_free(&cv);
+    return rc;
+}
+
+static int rep_figure(rep *r, const rep_line *l) {
+    if (!strcmp(l->kind, "bars")) return rep_fig_bars(r, l, 0);
+    if (!strcmp(l->kind, "capacity")) return rep_fig_bars(r, l, 1);
+    if (!strcmp(l->kind, "modules")) return rep_fig_parts(r, l, 0);
+    if (!strcmp(l->kind, "phases")) return rep_fig_parts(r, l, 1);
+    if (!strcmp(l->kind, "timeline")) return rep_fig_timeline(r, l);
+    if (!strcmp(l->kind, "stacked")) return rep_fig_stacked(r, l);
+    if (!strcmp(l->kind, "heatmap") || !strcmp(l->kind, "lines")) {
+        /* rows x cols (or x x series) as grouped bars */
+        rep_line m = *l;
+        int i;
+        for (i = 0; i < m.nkv; i++) {
+            if (!strcmp(m.key[i], "rows")) snprintf(m.key[i], sizeof m.key[i], "x");
+            else if (!strcmp(m.key[i], "cols")) snprintf(m.key[i], sizeof m.key[i], "series");
+        }
+        return rep_fig_bars(r, &m, 0);
+    }
+    return rep_bad(r, l->line, "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, phases, timeline)", l->kind);
+}
+
 static int cmd_presets(void) {
     const char *const *n;
     printf("%-14s %8s %6s %4s %4s %4s %6s %10s\n", "preset", "vocab", "hidden", "L", "NH", "NKV", "ffn", "rope_theta");
@@ -647,7 +2396,9 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "plot")) return cmd_plot(argc - 2, argv + 2);
     if (!strcmp(argv[1], "presets")) return cmd_presets();
     if (!strcmp(argv[1], "epsilon")) return cmd_epsilon(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "sweep") || !strcmp(argv[1], "tables"))
+    if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc, argv); /* the whole argv: argv[0] is the fallback binary */
+    if (!strcmp(argv[1], "report")) return cmd_report(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "tables"))
         return usage_error("'%s' is not in this version of dpprof%s", argv[1], "");
     return usage_error("unknown command '%s'%s", argv[1], "");
 }

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# tests/test_report.sh - dpprof report on a small sweep: figures, table, macros and summary exist,
+# name the right numbers, come out byte-identical when regenerated, and bad figure lines are named
+# by file and line. run by make test (from the repository root, after make).
+set -u
+cd "$(dirname "$0")/.."
+bin=./dpprof
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; }
+check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
+
+cat >"$tmp/small.conf" <<'CONF'
+name = small
+base = --preset tiny --backend dry --steps 1 --seq 64 --sigma 1 --dataset-size 1000 --timeline none
+axis algo = vanilla: --algo vanilla --sigma 0 | ghost: --algo ghost | flash_bk: --algo flash_bk
+axis batch = 2 | 4
+axis lim = free: | tight: --memory-limit 2M
+figure peak = bars x=batch series=algo value=peak_gib where=lim:free
+figure mem = stacked group=algo ref=vanilla where=batch:4,lim:free
+figure tl = timeline config=ghost-2-free
+figure ph = phases group=algo where=batch:4,lim:free
+table = pivot rows=algo cols=batch value=peak_gib where=lim:tight
+CONF
+"$bin" sweep "$tmp/small.conf" --out-dir "$tmp/r" 2>/dev/null; rc=$?
+check "sweep of the small experiment exits 0" test $rc -eq 0
+"$bin" report "$tmp/small.conf" --results "$tmp/r" --figures "$tmp/f" --tables "$tmp/t"; rc=$?
+check "report exits 0" test $rc -eq 0
+for f in small-peak small-mem small-tl small-ph; do
+    check "figure $f.png is a PNG" bash -c "head -c 8 '$tmp/f/$f.png' | od -An -t x1 | tr -d ' \n' | grep -qx 89504e470d0a1a0a"
+done
+check "table written as booktabs" bash -c "grep -q '\\\\toprule' '$tmp/t/small-table.tex' && grep -q '\\\\bottomrule' '$tmp/t/small-table.tex'"
+check "the table shows oom where the memory limit was too small" grep -q '^ghost & oom' "$tmp/t/small-table.tex"
+check "macros: peak of every configuration that ran" bash -c "[ \$(grep -c '{peak_gib}' '$tmp/t/small-macros.tex') -eq 6 ]"
+check "macros: overhead of vanilla is 1.00" grep -q '\\dpdef{small}{vanilla-4-free}{overhead}{1.00}' "$tmp/t/small-macros.tex"
+check "macros: oom configurations are marked oom" grep -q '\\dpdef{small}{ghost-4-tight}{status}{oom}' "$tmp/t/small-macros.tex"
+check "summary counts the statuses" grep -q '^configurations 12: 6 ok, 6 oom, 0 error, 0 without a result' "$tmp/r/summary.txt"
+check "summary says time was not measured" grep -q 'not measured (no GPU results)' "$tmp/r/summary.txt"
+# regenerated from the same results: byte for byte the same figures, table and macros
+( cd "$tmp" && sha256sum f/* t/* ) >"$tmp/h1"
+rm -rf "$tmp/f" "$tmp/t" "$tmp/r"/*.timeline.json
+"$bin" report "$tmp/small.conf" --results "$tmp/r" --figures "$tmp/f" --tables "$tmp/t" >/dev/null; rc=$?
+( cd "$tmp" && sha256sum f/* t/* ) >"$tmp/h2"
+check "regenerated outputs are byte-identical" cmp -s "$tmp/h1" "$tmp/h2"
+# bad figure lines: file and line named, exit 2
+printf 'name = small\nbase = --preset tiny --backend dry\naxis algo = vanilla: --algo vanilla\nfigure x = bars x=seqq value=peak_gib\n' >"$tmp/bad1.conf"
+err=$("$bin" report "$tmp/bad1.conf" --results "$tmp/r" --figures "$tmp/f" --tables "$tmp/t" 2>&1); rc=$?
+check "bad axis in a figure line: exit 2 and FILE:LINE (got: $err)" bash -c "[ $rc -eq 2 ] && grep -qF 'bad1.conf:4: x=seqq is not an axis of this experiment' <<<'$err'"
+printf 'name = small\nbase = --preset tiny --backend dry\naxis algo = vanilla: --algo vanilla\nfigure x = pie x=algo\n' >"$tmp/bad2.conf"
+err=$("$bin" report "$tmp/bad2.conf" --results "$tmp/r" --figures "$tmp/f" --tables "$tmp/t" 2>&1); rc=$?
+check "unknown figure kind: exit 2 and FILE:LINE (got: $err)" bash -c "[ $rc -eq 2 ] && grep -qF \"bad2.conf:4: unknown figure kind 'pie'\" <<<\"\$1\"" _ "$err"
+err=$("$bin" report "$tmp/small.conf" --results "$tmp/nothing" 2>&1); rc=$?
+check "no results: exit 2 and says to sweep first" bash -c "[ $rc -eq 2 ] && grep -qF 'run: dpprof sweep' <<<\"\$1\"" _ "$err"

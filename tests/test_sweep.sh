@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# tests/test_sweep.sh - dpprof sweep as a user meets it: a small sweep and its summary, failing
+# configurations recorded and the others finished, interruption and resume, timeouts and crashes,
+# bad experiment files (exact message, exit 2, nothing written), --dry-run, --only, --jobs.
+# run by make test (from the repository root, after make). one line per check: PASS or FAIL.
+set -u
+cd "$(dirname "$0")/.."
+bin=./dpprof
+[ -x "$bin" ] || { echo "FAIL ./dpprof not built (run make in the tree root)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; }
+check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
+status_of() { grep -o '"status": "[^"]*"' "$1" 2>/dev/null | head -1 | sed 's/.*: "\(.*\)"/\1/'; }
+HEADER='id,seq,batch,status,peak_memory_mb,avg_time_ms,model_parameters_mb,optimizer_states_mb,gradients_mb,activations_mb,activation_hooks_mb,per_sample_gradients_mb,norm_samples_mb,temp_matrices_mb,lora_mb,workspace_mb,data_mb,tokens_per_s'
+
+# ---- a small sweep: tiny preset, dry backend, 2 axes, 6 configurations ---------------------------------
+cat >"$tmp/small.conf" <<'EOF'
+# a small sweep
+name = small
+description = tiny model, dry backend: memory vs sequence length and batch
+
+base = --preset tiny --backend dry --steps 1    # every configuration
+axis seq = 16 | 32
+axis batch = 2 | 4 | 8
+EOF
+ids="small-16-2 small-16-4 small-16-8 small-32-2 small-32-4 small-32-8"
+"$bin" sweep "$tmp/small.conf" --out-dir "$tmp/s1" 2>"$tmp/s1.err"; rc=$?
+check "small sweep exits 0" test $rc -eq 0
+missing=""; for id in $ids; do [ -s "$tmp/s1/$id.json" ] && [ -s "$tmp/s1/logs/$id.log" -o -e "$tmp/s1/logs/$id.log" ] || missing="$missing $id"; done
+check "every ID.json and log written${missing:+ (missing:$missing)}" test -z "$missing"
+check "every result has status ok and experiment 'small'" bash -c "for id in $ids; do grep -q '\"status\": \"ok\"' '$tmp/s1/'\$id.json && grep -q '\"experiment\": \"small\"' '$tmp/s1/'\$id.json || exit 1; done"
+check "no .tmp left" test -z "$(find "$tmp/s1" -name '*.tmp')"
+check "summary.csv header" test "$(head -1 "$tmp/s1/summary.csv")" = "$HEADER"
+check "summary.csv has 6 rows in configuration order" test "$(tail -n +2 "$tmp/s1/summary.csv" | cut -d, -f1 | tr '\n' ' ')" = "$ids "
+check "summary.csv rows: labels, status, 18 fields each" bash -c "tail -n +2 '$tmp/s1/summary.csv' | awk -F, 'NF != 18 || \$4 != \"ok\" { exit 1 }' && grep -q '^small-32-4,32,4,ok,[0-9.]*,,0.477783,0.955566,0.477783,' '$tmp/s1/summary.csv'"
+check "dry rows: avg_time_ms and tokens_per_s empty (null)" bash -c "tail -n +2 '$tmp/s1/summary.csv' | awk -F, '\$6 != \"\" || \$18 != \"\" { exit 1 }'"
+check "progress: one line per configuration in the spec'd form" bash -c "[ \$(grep -cE '^\[[1-6]/6\] small-[0-9]+-[0-9]+: ok \(peak [0-9.]+ MiB\) elapsed [0-9.]+s, remaining ~[0-9]+s$' '$tmp/s1.err') -eq 6 ]"
+check "summary line counts the statuses" grep -q "6 of 6 done (0 skipped): ok 6, oom 0, error 0, crashed 0, timeout 0" "$tmp/s1.err"
+
+# ---- --dry-run, --only, --jobs ---------------------------------------------------------------------------
+out=$("$bin" sweep "$tmp/small.conf" --out-dir "$tmp/dry" --dry-run); rc=$?
+check "--dry-run exits 0 and prints 6 lines" test $rc -eq 0 -a "$(printf '%s\n' "$out" | wc -l)" -eq 6
+check "--dry-run writes nothing" test ! -e "$tmp/dry"
+check "--dry-run line is the child's command" bash -c "printf '%s\n' \"\$1\" | sed -n 5p | grep -qE '/dpprof run --preset tiny --backend dry --steps 1 --seq 32 --batch 4 --experiment small --out $tmp/dry/small-32-4.json --quiet\$'" _ "$out"
+out=$("$bin" sweep "$tmp/small.conf" --out-dir "$tmp/dry" --dry-run --only -32-); rc=$?
+check "--dry-run --only -32- prints the 3 matching lines" test $rc -eq 0 -a "$(printf '%s\n' "$out" | grep -c 'small-32-')" -eq 3 -a "$(printf '%s\n' "$out" | wc -l)" -eq 3
+"$bin" sweep "$tmp/small.conf" --out-dir "$tmp/only" --only -16- 2>"$tmp/only.err"; rc=$?
+check "--only -16- runs only those 3" test $rc -eq 0 -a "$(ls "$tmp/only" | grep -c '\.json$')" -eq 3 -a -e "$tmp/only/small-16-8.json" -a ! -e "$tmp/only/small-32-2.json"
+check "--only: summary lists every configuration, the others not_run" bash -c "[ \$(tail -n +2 '$tmp/only/summary.csv' | wc -l) -eq 6 ] && [ \$(grep -c ',not_run,' '$tmp/only/summary.csv') -eq 3 ] && grep -q '^small-32-8,32,8,not_run,,,,,,,,,,,,,,\$' '$tmp/only/summary.csv'"
+check "--only progress counts the selection: [k/3]" test "$(grep -c '^\[[1-3]/3\]' "$tmp/only.err")" -eq 3
+"$bin" sweep "$tmp/small.conf" --out-dir "$tmp/j2" --jobs 2 2>"$tmp/j2.err"; rc=$?
+check "--jobs 2 exits 0 and gives the same summary.csv as --jobs 1" bash -c "[ $rc -eq 0 ] && cmp -s '$tmp/s1/summary.csv' '$tmp/j2/summary.csv'"
+check "--jobs 2 writes the same result files" test "$(cd "$tmp/s1" && ls)" = "$(cd "$tmp/j2" && ls)"
+# the two children run at once: two runs that each time out after 2 s take about 2 s, not 4
+cat >"$tmp/par.conf" <<'EOF'
+name = par
+base = --preset tiny --backend cpu --steps 100000
+axis seed = 1 | 2
+EOF
+t0=$(date +%s%N)
+"$bin" sweep "$tmp/par.conf" --out-dir "$tmp/par" --jobs 2 --timeout 2 2>"$tmp/par.err"; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "--jobs 2 runs two children at once (2 timeouts of 2 s in ${ms} ms < 3500)" test $rc -eq 0 -a $ms -lt 3500 -a "$(status_of "$tmp/par/par-1.json")" = timeout -a "$(status_of "$tmp/par/par-2.json")" = timeout
+
+# ---- impossible configurations in the middle are recorded, the others finish -----------------------------
+cat >"$tmp/bad.conf" <<'EOF'
+name = mixed
+base = --preset tiny --backend dry --steps 1 --seq 16
+axis mode = fine: | tight: --memory-limit 1K | badheads: --heads 5 | after: --batch 4
+EOF
+"$bin" sweep "$tmp/bad.conf" --out-dir "$tmp/bad" 2>"$tmp/bad.err"; rc=$?
+check "a sweep with failing configurations exits 0" test $rc -eq 0
+check "memory-limit 1K: the run's own JSON says oom" bash -c "[ '$(status_of "$tmp/bad/mixed-tight.json")' = oom ] && grep -q 'over the limit of 1024 bytes' '$tmp/bad/mixed-tight.json' && grep -q '\"timeline\"' '$tmp/bad/mixed-tight.json'"
+check "heads 5 (exit 2, no JSON): the sweep writes status error with the exit status and the log's last line" \
+    grep -q '"error": "exited with status 2: dpprof: run: heads = 5 does not divide hidden = 64"' "$tmp/bad/mixed-badheads.json"
+check "the sweep's error JSON: experiment, id, status, config.argv" bash -c "grep -q '\"experiment\": \"mixed\"' '$tmp/bad/mixed-badheads.json' && grep -q '\"id\": \"mixed-badheads\"' '$tmp/bad/mixed-badheads.json' && [ '$(status_of "$tmp/bad/mixed-badheads.json")' = error ] && grep -q '\"argv\": \[\"[^\"]*dpprof\", \"run\", \"--preset\", \"tiny\", \"--backend\", \"dry\", \"--steps\", \"1\", \"--seq\", \"16\", \"--heads\", \"5\", \"--experiment\", \"mixed\", \"--out\", \"$tmp/bad/mixed-badheads.json\", \"--quiet\"\]' '$tmp/bad/mixed-badheads.json'"
+check "the configurations before and after finish ok" test "$(status_of "$tmp/bad/mixed-fine.json")" = ok -a "$(status_of "$tmp/bad/mixed-after.json")" = ok
+check "summary.csv records ok, oom, error, ok" test "$(tail -n +2 "$tmp/bad/summary.csv" | cut -d, -f1,3 | tr '\n' ' ')" = "mixed-fine,ok mixed-tight,oom mixed-badheads,error mixed-after,ok "
+check "the error row has empty metric cells" grep -qx 'mixed-badheads,badheads,error,,,,,,,,,,,,,,' "$tmp/bad/summary.csv"
+check "progress shows the failures and points at the log" grep -q "^\[3/4\] mixed-badheads: error elapsed [0-9.]*s, remaining ~[0-9]*s (log: $tmp/bad/logs/mixed-badheads.log)$" "$tmp/bad.err"
+check "the log holds the run's message" grep -q 'heads = 5 does not divide hidden = 64' "$tmp/bad/logs/mixed-badheads.log"
+
+# ---- interruption and resume -------------------------------------------------------------------------------
+cat >"$tmp/slow.conf" <<'EOF'
+name = slow
+base = --preset tiny --backend cpu --steps 30
+axis seed = 1 | 2 | 3 | 4
+EOF
+"$bin" sweep "$tmp/slow.conf" --out-dir "$tmp/k" 2>"$tmp/k1.err" &
+pid=$!
+for _ in $(seq 600); do [ -e "$tmp/k/slow-1.json" ] && break; sleep 0.05; done
+kill -TERM $pid; wait $pid; rc=$?
+n1=$(ls "$tmp/k" | grep -c '\.json$')
+check "SIGTERM: the sweep exits 130" test $rc -eq 130
+check "SIGTERM: finished results stay ($n1 of 4), the running one is not recorded" test "$n1" -ge 1 -a "$n1" -lt 4
+check "SIGTERM: no .tmp left, the message says how to resume" bash -c "[ -z \"\$(find '$tmp/k' -name '*.tmp')\" ] && grep -q 'interrupted by SIGTERM: 1 running configuration killed, $n1 of 4 finished; run the same command to resume' '$tmp/k1.err'"
+check "SIGTERM: no child survives" bash -c "! grep -qas -- '$tmp/k/slow-[0-9]\.json' /proc/[0-9]*/cmdline"
+check "SIGTERM: no summary.csv for an interrupted sweep" test ! -e "$tmp/k/summary.csv"
+before=$(cd "$tmp/k" && stat -c '%n %y' *.json)
+sleep 0.1
+"$bin" sweep "$tmp/slow.conf" --out-dir "$tmp/k" 2>"$tmp/k2.err"; rc=$?
+check "resume exits 0 and writes all 4" test $rc -eq 0 -a "$(ls "$tmp/k" | grep -c '\.json$')" -eq 4
+check "resume: the $n1 finished ones are skipped (progress says so)" test "$(grep -c 'skipped: done before$' "$tmp/k2.err")" -eq "$n1"
+check "resume: their files are untouched (same mtimes)" test "$before" = "$(cd "$tmp/k" && stat -c '%n %y' $(printf '%s\n' "$before" | cut -d' ' -f1))"
+check "resume: the rest ran" test "$(grep -cE 'ok \(peak [0-9.]+ MiB\) elapsed' "$tmp/k2.err")" -eq $((4 - n1))
+check "resume: summary.csv has every row, all ok, cpu timings filled" bash -c "[ \$(tail -n +2 '$tmp/k/summary.csv' | wc -l) -eq 4 ] && tail -n +2 '$tmp/k/summary.csv' | awk -F, '\$3 != \"ok\" || \$5 == \"\" || \$17 == \"\" { exit 1 }'"
+rm "$tmp/k/summary.csv"
+"$bin" sweep "$tmp/slow.conf" --out-dir "$tmp/k" 2>"$tmp/k3.err"; rc=$?
+check "all done before: exits 0, skips 4, still writes summary.csv" bash -c "[ $rc -eq 0 ] && [ \$(grep -c 'skipped: done before' '$tmp/k3.err') -eq 4 ] && [ \$(tail -n +2 '$tmp/k/summary.csv' | grep -c ',ok,') -eq 4 ]"
+# SIGINT as well
+"$bin" sweep "$tmp/slow.conf" --out-dir "$tmp/ki" 2>"$tmp/ki.err" &
+pid=$!
+for _ in $(seq 600); do [ -e "$tmp/ki/logs/slow-1.log" ] && break; sleep 0.05; done
+sleep 0.3
+kill -INT $pid; wait $pid; rc=$?
+check "SIGINT: exits 130, the killed run left nothing" bash -c "[ $rc -eq 130 ] && [ ! -e '$tmp/ki/slow-1.json' ] && grep -q 'interrupted by SIGINT' '$tmp/ki.err'"
+# a leftover .tmp is removed and the configuration rerun; a truncated result is rerun
+rm -f "$tmp/k/slow-2.json" "$tmp/k/summary.csv"
+echo '{"experiment": "slow", "status": "o' >"$tmp/k/slow-2.json.tmp"
+echo '{"experiment": "slow", "status": "o' >"$tmp/k/slow-3.json"
+"$bin" sweep "$tmp/slow.conf" --out-dir "$tmp/k" 2>"$tmp/k4.err"; rc=$?
+check "leftover ID.json.tmp removed and rerun, truncated ID.json rerun" bash -c "[ $rc -eq 0 ] && [ ! -e '$tmp/k/slow-2.json.tmp' ] && [ '$(status_of "$tmp/k/slow-2.json")' = ok ] && [ \$(grep -c 'skipped: done before' '$tmp/k4.err') -eq 2 ] && grep -q '^\[[34]/4\] slow-3: ok' '$tmp/k4.err' && [ '$(status_of "$tmp/k/slow-3.json")' = ok ]"
+# a result written by hand counts as done; its status cell is csv-quoted
+printf '{"status": "ok, \\"by hand\\"", "peak_memory_mb": 1.5, "breakdown": {"data_mb": null}}\n' >"$tmp/k/slow-4.json"
+"$bin" sweep "$tmp/slow.conf" --out-dir "$tmp/k" 2>/dev/null
+check "a cell with a comma or quote is csv-quoted; null is empty" grep -qx 'slow-4,4,"ok, ""by hand""",1.5,,,,,,,,,,,,,' "$tmp/k/summary.csv"
+
+# ---- timeouts and crashes -----------------------------------------------------------------------------------
+cat >"$tmp/to.conf" <<'EOF'
+name = to
+base = --preset tiny --backend cpu
+axis len = short: --steps 1 | long: --steps 100000
+EOF
+t0=$(date +%s%N)
+"$bin" sweep "$tmp/to.conf" --out-dir "$tmp/to" --timeout 1 2>"$tmp/to.err"; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "--timeout 1: exits 0 after about a second (${ms} ms)" test $rc -eq 0 -a $ms -lt 5000
+check "--timeout 1: the long run is killed and recorded as timeout" bash -c "[ '$(status_of "$tmp/to/to-long.json")' = timeout ] && grep -q '\"error\": \"timed out after 1 s and was killed (the log is empty)\"' '$tmp/to/to-long.json'"
+check "--timeout 1: the short run is ok, the csv says timeout" bash -c "[ '$(status_of "$tmp/to/to-short.json")' = ok ] && grep -q '^to-long,long,timeout,' '$tmp/to/summary.csv'"
+# a real crash without changing dpprof: a cpu-time limit kills the child with SIGXCPU
+cat >"$tmp/crash.conf" <<'EOF'
+name = crash
+base = --preset tiny --backend cpu --steps 100000
+EOF
+(ulimit -c 0; ulimit -S -t 1; exec "$bin" sweep "$tmp/crash.conf" --out-dir "$tmp/crash" 2>"$tmp/crash.err"); rc=$?
+check "a child killed by a signal: the sweep exits 0, status crashed with the signal's name" bash -c "[ $rc -eq 0 ] && [ '$(status_of "$tmp/crash/crash.json")' = crashed ] && grep -q '\"error\": \"killed by signal SIGXCPU ([0-9]*)' '$tmp/crash/crash.json' && grep -q '^crash,crashed,' '$tmp/crash/summary.csv'"
+check "no axes: one configuration whose id is the name" grep -q '^\[1/1\] crash: crashed elapsed' "$tmp/crash.err"
+
+# ---- bad experiment files and options: the exact message, exit 2, nothing written ----------------------------
+n_bad=0
+bad() { # name expected-message conf-text [extra args]   (conf-text '-' = no file written, use $conf)
+    local name=$1 want=$2 text=$3 err rc; shift 3
+    local conf=$tmp/bad_$n_bad.conf
+    n_bad=$((n_bad + 1))
+    [ "$text" = - ] || printf '%s\n' "$text" >"$conf"
+    [ "$text" = - ] && conf=$CONF
+    want=${want//@F/$conf}
+    err=$("$bin" sweep "$conf" --out-dir "$tmp/never/out" "$@" 2>&1 >/dev/null); rc=$?
+    err=${err%%$'\n'*}
+    if [ $rc -eq 2 ] && [ "$err" = "$want" ] && [ ! -e "$tmp/never" ]; then pass "bad input: $name -> exit 2: $err"
+    else fail "bad input: $name: want exit 2 and '$want', got exit $rc: '$err'"; fi
+    rm -rf "$tmp/never"
+}
+mkdir -p "$tmp/never" && rmdir "$tmp/never"
+bad "missing name" "dpprof: sweep: @F:3: end of file: no 'name = ...' line (required)" \
+'# no name
+base = --preset tiny
+axis seq = 16 | 32'
+bad "missing base" "dpprof: sweep: @F:2: end of file: no 'base = ...' line (required; it may be empty)" \
+'name = x
+axis seq = 16 | 32'
+bad "unknown key" "dpprof: sweep: @F:2: unknown key 'nmae' (known: name, description, base, axis NAME, figure NAME, table)" \
+'base = --preset tiny
+nmae = x'
+bad "empty axis" "dpprof: sweep: @F:3: axis 'seq' is empty: give its values separated by '|'" \
+'name = x
+base = --preset tiny
+axis seq =    # nothing'
+bad "empty axis value" "dpprof: sweep: @F:3: axis 'seq': value 2 is empty (check the '|' separators)" \
+'name = x
+base = --preset tiny
+axis seq = 16 | | 32'
+bad "duplicate axis" "dpprof: sweep: @F:4: duplicate axis 'seq' (first at line 3)" \
+'name = x
+base = --preset tiny
+axis seq = 16 | 32
+axis seq = 64'
+bad "duplicate key" "dpprof: sweep: @F:2: duplicate key 'name' (first at line 1)" \
+'name = x
+name = y'
+bad "a line without '='" "dpprof: sweep: @F:3: expected 'KEY = VALUE', got 'axis seq 16 | 32'" \
+'name = x
+base = --preset tiny
+axis seq 16 | 32'
+bad "a quote in base" "dpprof: sweep: @F:2: base: quotes and backslashes are not supported (options are split on whitespace, with no quoting): '--preset \"tiny\"'" \
+'name = x
+base = --preset "tiny"'
+bad "a quote in an axis value" "dpprof: sweep: @F:3: axis 'mode' value 1 ('a: --data 'my file.txt''): quotes and backslashes are not supported (options are split on whitespace, with no quoting): '--data 'my file.txt''" \
+"name = x
+base = --preset tiny
+axis mode = a: --data 'my file.txt'"
+bad "bad name characters" "dpprof: sweep: @F:1: name 'Big Sweep': use only a-z 0-9 _ - (it starts every id and file name)" \
+'name = Big Sweep
+base = --preset tiny'
+bad "bad axis name" "dpprof: sweep: @F:3: axis name 'Seq': use only a-z 0-9 _ -" \
+'name = x
+base = --preset tiny
+axis Seq = 16'
+bad "axis name taken by a csv column" "dpprof: sweep: @F:3: axis name 'status' is taken by a summary.csv column: choose another" \
+'name = x
+base = --preset tiny
+axis status = 16'
+bad "axis without a name" "dpprof: sweep: @F:3: axis without a name: write 'axis NAME = v1 | v2 | ...'" \
+'name = x
+base = --preset tiny
+axis = 16'
+bad "bad label" "dpprof: sweep: @F:3: axis 'mode' value 1 ('Full: --steps 1'): label 'Full': use only a-z 0-9 . _ -" \
+'name = x
+base = --preset tiny
+axis mode = Full: --steps 1'
+bad "duplicate label" "dpprof: sweep: @F:3: axis 'mode': values 1 and 2 both have the label 'a': label them 'LABEL: OPTIONS'" \
+'name = x
+base = --preset tiny
+axis mode = a: --steps 1 | a: --steps 2'
+bad "bare value with a space" "dpprof: sweep: @F:3: axis 'seq' value 1 ('16 32'): a bare value is one word (it means '--seq VALUE'): write 'LABEL: OPTIONS' for more" \
+'name = x
+base = --preset tiny
+axis seq = 16 32'
+bad "options not starting with --" "dpprof: sweep: @F:2: base: expected options starting with '--', got 'preset tiny'" \
+'name = x
+base = preset tiny'
+bad "--out set in the file" "dpprof: sweep: @F:2: base: '--out' is set by the sweep (--experiment NAME --out DIR/ID.json --quiet): remove it" \
+'name = x
+base = --preset tiny --out r.json'
+bad "colliding ids" "dpprof: sweep: @F:4: two configurations have the same id 'x-a-b-c' (labels joined with '-' collide): change a label" \
+'name = x
+base = --preset tiny
+axis p = a-b: | a:
+axis q = c: | b-c:'
+v10=$(seq -s ' | ' 1 10)
+bad "too many configurations" "dpprof: sweep: @F:8: axis 'f' makes 200000 configurations (100000 x 2), more than the limit of 100000" \
+"name = x
+base = --preset tiny
+axis a = $v10
+axis b = $v10
+axis c = $v10
+axis d = $v10
+axis e = $v10
+axis f = 1 | 2"
+long=$(printf '%0250d' 0)
+bad "an id too long for a file name" "dpprof: sweep: @F:3: the id of configuration 2 is 252 characters long, more than 240 (ids name files): shorten the name or the labels" \
+"name = x
+base = --preset tiny
+axis seed = 1 | $long"
+printf 'name = x\nbase = --preset\0tiny\n' >"$tmp/nul.conf"; CONF=$tmp/nul.conf
+bad "a NUL byte" "dpprof: sweep: @F:2: a NUL byte: this is not a text file" -
+CONF=/nonexistent/exp.conf
+bad "unreadable file (missing)" "dpprof: sweep: @F: cannot open: No such file or directory" -
+mkdir "$tmp/adir"; CONF=$tmp/adir
+bad "unreadable file (a directory)" "dpprof: sweep: @F: cannot read: Is a directory" -
+CONF=$tmp/small.conf
+err=$("$bin" sweep "$CONF" --out-dir "$tmp/nonexistent-parent/out" 2>&1 >/dev/null); rc=$?
+check "nonexistent out-dir parent -> exit 2, exact message, nothing written" test $rc -eq 2 -a "$err" = "dpprof: sweep: --out-dir: cannot create the directory '$tmp/nonexistent-parent/out': No such file or directory" -a ! -e "$tmp/nonexistent-parent"
+: >"$tmp/afile"
+err=$("$bin" sweep "$CONF" --out-dir "$tmp/afile" 2>&1 >/dev/null); rc=$?
+check "out-dir is a file -> exit 2" test $rc -eq 2 -a "$err" = "dpprof: sweep: --out-dir: cannot create the directory '$tmp/afile': Not a directory"
+bad "--only matching nothing" "dpprof: sweep: --only 'zzz' matches none of the 6 configurations of @F" - --only zzz
+bad "--jobs 0" "dpprof: --jobs '0': expected an integer in [1, 1024]" - --jobs 0
+bad "--timeout -1" "dpprof: --timeout '-1': expected a number in [0, 1e+09]" - --timeout -1
+bad "unknown option" "dpprof: sweep: unknown option '--job'" - --job 2
+bad "two experiment files" "dpprof: sweep: unexpected argument 'extra.conf' (one experiment file)" - extra.conf
+err=$("$bin" sweep "$CONF" 2>&1 >/dev/null); rc=$?
+check "no --out-dir -> exit 2 with the usage" test $rc -eq 2 -a "${err%%$'\n'*}" = "dpprof: sweep: usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]"
+help=$("$bin" sweep --help); rc=$?
+check "sweep --help exits 0 and describes the file format" bash -c "[ $rc -eq 0 ] && for w in 'name =' 'base =' 'axis seq' 'LABEL: OPTIONS' '--out-dir' '--jobs' '--dry-run' '--only' '--timeout' 'summary.csv' 'skipped'; do grep -qF -- \"\$w\" <<<\"\$1\" || exit 1; done" _ "$help"
+check "dpprof --help lists sweep" bash -c "'$bin' --help | grep -q '^  sweep '"
