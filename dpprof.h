@@ -2588,8 +2588,12 @@ static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
     if (s->backend != DPPROF_BACKEND_CPU) return DPPROF_OK;
     for (i = 0; i < n; i++) {
         double tot = 0;
-        for (p = 0; p < s->n_params; p++)
-            if (s->params[p].trainable) tot += DPPROF__NORM2(s, p)[i];
+        for (p = 0; p < s->n_params; p++) {
+            if (!s->params[p].trainable) continue;
+            if (!(DPPROF__NORM2(s, p)[i] <= DBL_MAX)) /* nan or inf: the clip factor would be meaningless */
+                return dpprof__fail(DPPROF_ERR_NUMERIC, "the per-sample gradient norm of sample %d in %s is %g", first + i, s->params[p].name, sqrt(DPPROF__NORM2(s, p)[i]));
+            tot += DPPROF__NORM2(s, p)[i];
+        }
         s->last_norms[first + i] = sqrt(tot);
         if (!per_layer) DPPROF__D(s->clip)[i] = tot;
     }
@@ -2634,6 +2638,8 @@ static int dpprof__physical(dpprof_session *s, int step, int n, int first, doubl
     if (s->backend == DPPROF_BACKEND_CPU)
         for (i = 0; i < n; i++) {
             double v = (double)DPPROF__F(s->a.losses)[i];
+            if (!(fabs(v) <= DBL_MAX)) /* a non-finite loss poisons every gradient after it */
+                return dpprof__fail(DPPROF_ERR_NUMERIC, "the loss of sample %d of step %d is %g", first + i, step, v);
             if (losses) losses[i] = v;
             *loss_sum += v;
         }
@@ -2833,6 +2839,22 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
     return DPPROF_OK;
 }
 
+/* the optimizer must never see a nan or inf gradient: say which tensor went bad */
+static int dpprof__check_grads(dpprof_session *s, int step) {
+    int i;
+    if (s->backend != DPPROF_BACKEND_CPU) return DPPROF_OK;
+    for (i = 0; i < s->n_params; i++) {
+        const dpprof_param *p = &s->params[i];
+        const dpprof_real *g = DPPROF__F(p->g);
+        int64_t e;
+        if (!p->trainable) continue;
+        for (e = 0; e < p->g.n; e++)
+            if (!(fabs((double)g[e]) <= DBL_MAX))
+                return dpprof__fail(DPPROF_ERR_NUMERIC, "the gradient of %s is %g at element %lld in step %d", p->name, (double)g[e], (long long)e, step);
+    }
+    return DPPROF_OK;
+}
+
 DPPROF_API int dpprof_session_step(dpprof_session *s) {
     const int b = s->cfg.physical_batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
     const int step = s->steps_done;
@@ -2859,6 +2881,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
             dpprof__tfree(s, &s->a.targets);
         }
     }
+    if (rc == DPPROF_OK) rc = dpprof__check_grads(s, step);
     if (rc == DPPROF_OK && s->dp) {
         rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_NOISE, step);
         if (rc == DPPROF_OK) dpprof__noise(s, step);

@@ -130,3 +130,9 @@ bad 2 "lora-alpha and lora-targets need --lora-rank" run --lora-alpha 8 $o
 "$bin" run --preset llama-3.2-1b --seq 1024 --batch 8 --physical-batch 2 --algo auto --lora-rank 16 --sigma 1 --dataset-size 50000 --backend dry --steps 1 --quiet --out "$tmp/auto.json"; rc=$?
 check "dry llama-3.2-1b with lora and auto: exits 0" test $rc -eq 0
 check "auto names a flash method per layer" grep -q '"method": "flash: tiled' "$tmp/auto.json"
+
+# numerical faults stop the run with status error and say where
+"$bin" run --preset tiny --seq 16 --batch 2 --steps 50 --lr 1e5 --optimizer sgd --backend cpu --quiet --out "$tmp/div.json" 2>"$tmp/err"; rc=$?
+check "a diverging run exits 1" test $rc -eq 1
+check "its json says status error" grep -q '"status": "error"' "$tmp/div.json"
+check "and names the tensor and step: $(head -c 200 "$tmp/err")" grep -q 'the gradient of model\..* is -\?nan at element [0-9]* in step [0-9]*' "$tmp/err"

@@ -264,6 +264,24 @@ static void check_oom(void) {
     dpprof_session_destroy(s);
 }
 
+/* a nan in the weights: the step stops at the loss and names the sample */
+static void check_numeric_faults(void) {
+    dpprof_config c = tiny(DPPROF_BACKEND_CPU, DPPROF_TASK_LM);
+    dpprof_session *s;
+    int rc, algo;
+    for (algo = DPPROF_ALGO_VANILLA; algo <= DPPROF_ALGO_FLASH_BK; algo += DPPROF_ALGO_FLASH_BK - DPPROF_ALGO_VANILLA) {
+        c.algo = (dpprof_algo)algo;
+        c.sigma = algo == DPPROF_ALGO_VANILLA ? 0 : 1.0;
+        c.dataset_size = 100;
+        dpprof_session_create(&c, &s);
+        ((dpprof_real *)dpprof_session_param(s, s->p_head)->w.data)[3] = (dpprof_real)NAN;
+        rc = dpprof_session_run(s);
+        CHECK(rc == DPPROF_ERR_NUMERIC && strstr(dpprof_last_error(), "the loss of sample 0 of step 0 is"), "%s: a nan weight stops the step: %s", dpprof_algo_name(algo), dpprof_last_error());
+        CHECK(dpprof_session_steps_done(s) == 0, "%s: and no step is counted as done", dpprof_algo_name(algo));
+        dpprof_session_destroy(s);
+    }
+}
+
 int main(void) {
     check_report_adds_up(DPPROF_TASK_LM, "lm");
     check_report_adds_up(DPPROF_TASK_CLS, "cls");
@@ -275,5 +293,6 @@ int main(void) {
     check_activation_scaling();
     check_errors();
     check_oom();
+    check_numeric_faults();
     return test_finish();
 }
