@@ -1892,17 +1892,31 @@ static const unsigned char *rep_series_rgb(const rep *r, int axis, const char *l
     return dpprof_plot_palette(index);
 }
 
+/* render grouped bars at paper size into FIGDIR/NAME-FIG.png; frees val */
+static int rep_bars_png(const rep *r, const rep_line *l, dpprof_bars_desc *d, double *val) {
+    dpprof_canvas cv;
+    int rc;
+    d->width = 1200;
+    d->height = 800;
+    d->values = val;
+    memset(&cv, 0, sizeof cv);
+    rc = dpprof_plot_bars(d, &cv);
+    free(val);
+    rc = rc == 0 ? rep_png(r, l->fig, &cv) : rep_bad(r, l->line, "cannot render the figure '%s'", l->fig);
+    dpprof_canvas_free(&cv);
+    return rc;
+}
+
 #define REP_MAXL 64
 /* grouped bars: x axis labels, one series per label of another axis */
 static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     const char *xs = rep_get(l, "x"), *ss = rep_get(l, "series"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
     const char *batch = rep_get(l, "batch");
-    int ax = rep_axis(r, xs), as = rep_axis(r, ss), ab = rep_axis(r, batch), nx, ns, i, j, rc;
+    int ax = rep_axis(r, xs), as = rep_axis(r, ss), ab = rep_axis(r, batch), nx, ns, i, j;
     const char *xl[REP_MAXL], *sl[REP_MAXL];
     double *val;
     unsigned char rgb[REP_MAXL * 3];
     dpprof_bars_desc d;
-    dpprof_canvas cv;
     char title[256], ylabel[128];
     if (ax < 0) return rep_bad(r, l->line, "x=%s is not an axis of this experiment", xs ? xs : "(missing)");
     if (ss && as < 0) return rep_bad(r, l->line, "series=%s is not an axis of this experiment", ss);
@@ -1937,24 +1951,12 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     d.title = title;
     d.xlabel = xs;
     d.ylabel = ylabel;
-    d.width = 1200;
-    d.height = 800;
     d.n_groups = nx;
     d.group_names = xl;
     d.n_series = ns;
     d.series_names = sl;
-    d.values = val;
     d.series_rgb = rgb;
-    memset(&cv, 0, sizeof cv);
-    rc = dpprof_plot_bars(&d, &cv);
-    free(val);
-    if (rc != 0) {
-        dpprof_canvas_free(&cv);
-        return rep_bad(r, l->line, "cannot render the bars (code %s)", rc == DPPROF_PLOT_EVALUE ? "EVALUE" : "other");
-    }
-    rc = rep_png(r, l->fig, &cv);
-    dpprof_canvas_free(&cv);
-    return rc;
+    return rep_bars_png(r, l, &d, val);
 }
 
 /* a timeline needs the event log that sweeps leave out: rerun that one configuration with it */
@@ -2104,13 +2106,12 @@ static void rep_macros(rep *r) {
 /* grouped bars over the phases (analytic bytes or flops per step) or the modules (bytes at the peak) */
 static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
     const char *gs = rep_get(l, "group"), *where = rep_get(l, "where"), *value = rep_get(l, "value");
-    int ag = rep_axis(r, gs), ng, np = 0, i, j, rc, idx[DPPROF_PHASE_COUNT + DPPROF_MOD_COUNT];
+    int ag = rep_axis(r, gs), ng, np = 0, i, j, idx[DPPROF_PHASE_COUNT + DPPROF_MOD_COUNT];
     const char *gl[REP_MAXL], *pl[DPPROF_PHASE_COUNT + DPPROF_MOD_COUNT];
     double *val;
     unsigned char rgb[REP_MAXL * 3];
     int flops = value && !strcmp(value, "flops");
     dpprof_bars_desc d;
-    dpprof_canvas cv;
     char title[256];
     if (ag < 0) return rep_bad(r, l->line, "group=%s is not an axis of this experiment", gs ? gs : "(missing)");
     ng = rep_labels(r, ag, gl, REP_MAXL);
@@ -2148,24 +2149,12 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
     d.title = title;
     d.xlabel = phases ? "phase" : "module";
     d.ylabel = phases ? (flops ? "TFLOP" : "GiB moved (analytic)") : "GiB";
-    d.width = 1200;
-    d.height = 800;
     d.n_groups = np;
     d.group_names = pl;
     d.n_series = ng;
     d.series_names = gl;
-    d.values = val;
     d.series_rgb = rgb;
-    memset(&cv, 0, sizeof cv);
-    rc = dpprof_plot_bars(&d, &cv);
-    free(val);
-    if (rc != 0) {
-        dpprof_canvas_free(&cv);
-        return rep_bad(r, l->line, "cannot render the figure (%s)", "bars");
-    }
-    rc = rep_png(r, l->fig, &cv);
-    dpprof_canvas_free(&cv);
-    return rc;
+    return rep_bars_png(r, l, &d, val);
 }
 
 static void help_report(void) {
@@ -2299,14 +2288,13 @@ static int cmd_report(int argc, char **argv) {
 /* memory at the peak by category per group, and the ratio to the reference group */
 static int rep_fig_stacked(rep *r, const rep_line *l) {
     const char *gs = rep_get(l, "group"), *where = rep_get(l, "where"), *ref = rep_get(l, "ref");
-    int ag = rep_axis(r, gs), ng, nc = 0, i, j, rc, cats[DPPROF_CAT_COUNT];
+    int ag = rep_axis(r, gs), ng, nc = 0, i, j, cats[DPPROF_CAT_COUNT];
     const char *gl[REP_MAXL], *cl[DPPROF_CAT_COUNT];
     char names[REP_MAXL][64];
     const char *gn[REP_MAXL];
     double *val, refpeak = NAN;
     unsigned char rgb[DPPROF_CAT_COUNT * 3];
     dpprof_bars_desc d;
-    dpprof_canvas cv;
     char title[256];
     if (ag < 0) return rep_bad(r, l->line, "group=%s is not an axis of this experiment", gs ? gs : "(missing)");
     ng = rep_labels(r, ag, gl, REP_MAXL);
@@ -2337,21 +2325,12 @@ static int rep_fig_stacked(rep *r, const rep_line *l) {
     d.title = title;
     d.xlabel = gs;
     d.ylabel = "GiB at the peak";
-    d.width = 1200;
-    d.height = 800;
     d.n_groups = ng;
     d.group_names = gn;
     d.n_series = nc;
     d.series_names = cl;
-    d.values = val;
     d.series_rgb = rgb;
-    memset(&cv, 0, sizeof cv);
-    rc = dpprof_plot_bars(&d, &cv);
-    free(val);
-    if (rc != 0) { dpprof_canvas_free(&cv); return rep_bad(r, l->line, "cannot render the figure (%s)", "stacked"); }
-    rc = rep_png(r, l->fig, &cv);
-    dpprof_canvas_free(&cv);
-    return rc;
+    return rep_bars_png(r, l, &d, val);
 }
 
 static int rep_figure(rep *r, const rep_line *l) {
