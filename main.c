@@ -44,7 +44,8 @@ static void help_main(void) {
            "  plot      render a figure from result JSON (dpprof plot --help)\n"
            "  sweep     run every configuration of an experiment file, one process each, resumable\n"
            "            (dpprof sweep --help)\n"
-           "  report    figures, LaTeX tables, macros and a summary of a sweep (dpprof report --help)\n"
+           "  report    figures, LaTeX tables, macros and a summary of a sweep (dpprof report --help;\n"
+           "            'dpprof tables' is the same command)\n"
            "  epsilon   privacy spent by DP-SGD: the RDP accountant (dpprof epsilon --help)\n"
            "  presets   list the model presets and their shapes\n"
            "  version   print the version\n\n"
@@ -70,8 +71,9 @@ static void help_run(void) {
            "  --data FILE            train on a text file: byte-level tokens (lm), or lines\n"
            "                         'label<TAB>text' (cls); default: synthetic sequences\n"
            "training:\n"
-           "  --algo ALGO            vanilla (default); persample, ghost, ghost_bk, flash, flash_bk, auto\n"
-           "                         are the DP algorithms (not in this version: refused)\n"
+           "  --algo ALGO            vanilla (default, non-private); DP-SGD: persample (Opacus-style\n"
+           "                         per-sample gradients), ghost, ghost_bk (book-keeping), flash, flash_bk,\n"
+           "                         auto (README: what each keeps in memory)\n"
            "  --batch B              logical batch size (default 8)\n"
            "  --physical-batch b     samples per forward/backward, accumulated to B (default B)\n"
            "  --steps N              measured steps (default 3)\n"
@@ -83,15 +85,22 @@ static void help_run(void) {
            "  --dtype fp32|bf16      storage type (default fp32; bf16 needs the cuda kernels: refused)\n"
            "  --backend auto|cpu|cuda|dry   (default auto)\n"
            "  --memory-limit SIZE    fail as oom past SIZE bytes (K/M/G/T suffixes); default on cpu: MemAvailable\n"
-           "DP-SGD (accepted and validated, refused until the DP algorithms land):\n"
-           "  --sigma S --max-grad-norm C --clipping flat|per-layer --poisson --dataset-size N --delta D\n"
-           "  --lora-rank r --lora-alpha a --lora-targets q,k,v,o,gate,up,down\n"
+           "DP-SGD (with a DP --algo):\n"
+           "  --sigma S              noise multiplier (default 0: clipping without noise)\n"
+           "  --max-grad-norm C      clipping bound (default 1)\n"
+           "  --clipping flat|per-layer   (default flat; per-layer: C/sqrt(tensors) per tensor)\n"
+           "  --dataset-size N       examples in the dataset: the sample rate B/N for the accountant\n"
+           "  --poisson              Poisson sampling with rate B/N (variable batch sizes)\n"
+           "  --delta D              delta of the reported epsilon (default 1e-5)\n"
+           "LoRA (base model frozen; adapters and head train):\n"
+           "  --lora-rank r --lora-alpha a (default r) --lora-targets q,k,v,o,gate,up,down (default q,v)\n"
            "  --target-epsilon E     choose sigma so that the run spends E at delta (needs --dataset-size)\n"
            "output:\n"
            "  --out FILE.json        result JSON (written atomically; also on oom/error, with its status)\n"
            "  --trace FILE.json      Chrome/Perfetto trace: phases and a live-memory counter per category\n"
            "  --dump DIR             model.safetensors, batch.safetensors, grads.safetensors, step.json\n"
-           "                         for the first step's batch (cpu backend; DIR is created)\n"
+           "                         (per-sample losses, norms, clip factors) for samples 0..B-1\n"
+           "                         (cpu backend; DIR is created)\n"
            "  --experiment NAME      the 'experiment' field of the JSON (default 'run')\n"
            "  --timeline full|none   keep the event log in the JSON (default full; none for big sweeps)\n"
            "  --quiet                no progress lines on stderr\n");
@@ -2376,8 +2385,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "presets")) return cmd_presets();
     if (!strcmp(argv[1], "epsilon")) return cmd_epsilon(argc - 2, argv + 2);
     if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc, argv); /* the whole argv: argv[0] is the fallback binary */
-    if (!strcmp(argv[1], "report")) return cmd_report(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "tables"))
-        return usage_error("'%s' is not in this version of dpprof%s", argv[1], "");
+    /* tables: DESIGN.md's name for the LaTeX side of report, which writes figures and tables together */
+    if (!strcmp(argv[1], "report") || !strcmp(argv[1], "tables")) return cmd_report(argc - 2, argv + 2);
     return usage_error("unknown command '%s'%s", argv[1], "");
 }
