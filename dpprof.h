@@ -36,10 +36,22 @@
          dpprof_session *s;
          if (dpprof_session_create(&cfg, &s) != DPPROF_OK) puts(dpprof_last_error());
          dpprof_session_run(s);                                // warm-up + measured steps
-         dpprof_session_write_json(s, stdout, "my-experiment");
+         dpprof_session_write_json(s, stdout, "my-experiment", "ok", NULL);
          dpprof_session_destroy(s);
      Backends: cpu (reference arithmetic), dry (same schedule and allocator bookkeeping, no
      arithmetic, no allocation: exact memory of any size in about a second), cuda (GPU), auto.
+
+   DP-SGD
+     cfg.algo = DPPROF_ALGO_FLASH_BK (or PERSAMPLE, GHOST, GHOST_BK, FLASH, AUTO); cfg.sigma,
+     cfg.max_grad_norm, cfg.per_layer_clipping, cfg.poisson + cfg.dataset_size, cfg.lora_rank...
+     Every algorithm computes the same sum_i c_i grad loss_i; dpprof_session_clipped_grad() runs it
+     on given samples, noise off, for checking against a per-sample loop. The privacy accountant:
+     dpprof_rdp_epsilon(), dpprof_rdp_sigma_for_epsilon(). The noise: dpprof_normal(seed, stream,
+     index), Philox4x32-10 + Box-Muller, bit-identical on host and device.
+
+   ALSO IN HERE
+     the cpu reference of every op (dpprof_<op>_ref, with dpprof_<op>_cost), a strict JSON reader
+     (dpprof_json_*), a raster plotting module with its own font (dpprof_plot_*, dpprof_canvas_*).
 
    BUILD OPTIONS
      DPPROF_IMPLEMENTATION   compile the implementation in this translation unit
@@ -507,7 +519,6 @@ DPPROF_API dpprof_cost dpprof_sgd_cost(size_t n, int elem_size);
 /* flops n; bytes es*2*n */
 DPPROF_API dpprof_cost dpprof_scale_cost(size_t n, int elem_size);
 
-/* >>>> fragment privacy decl */
 /* ===========================================================================
    dpprof privacy fragment: declarations and the shared host/device section.
 
@@ -970,9 +981,7 @@ DPPROF__HDI DPPROF__FP_STRICT float dpprof__noise_accum(float acc, double stddev
 }
 
 #endif /* DPPROF_PRIVACY_DECL_H */
-/* <<<< fragment privacy decl */
 
-/* >>>> fragment json decl */
 /* ---- json reader: declarations ------------------------------------------
  * a strict rfc 8259 json reader (dom) for dpprof's own result files.
  * inputs may be truncated or hostile, so the parser never recurses, bounds
@@ -1077,7 +1086,6 @@ DPPROF_API size_t dpprof_json_string_len(const dpprof_json *v); /* bytes; 0 if n
  * without leading zeros. "" yields root itself. NULL if any step fails
  * (keys containing '.' are not reachable this way: use dpprof_json_get). */
 DPPROF_API const dpprof_json *dpprof_json_path(const dpprof_json *root, const char *path);
-/* <<<< fragment json decl */
 
 /* >>>> fragment plot decl */
 /* ===================================================================== */
@@ -1205,7 +1213,6 @@ typedef struct dpprof_bars_desc {
 DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas);
 /* <<<< fragment plot decl */
 
-/* >>>> fragment dpops decl */
 /* ---- dp reference ops: declarations (fragment of dpprof.h) ---------------------------------------
    per-sample gradient norms and clipped sums of dp-sgd, on the cpu. same conventions as the cpu
    reference ops above, plus: n samples of a physical batch, each of T positions; a linear layer
@@ -1319,7 +1326,6 @@ DPPROF_API dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int e
 DPPROF_API dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size);
 /* flops 4*n (sqrt, +1e-6, divide, compare); bytes 16*n (norm2 read, c written, both double; elem_size unused) */
 DPPROF_API dpprof_cost dpprof_clip_factors_cost(int n, int elem_size);
-/* <<<< fragment dpops decl */
 
 /*@@FRAGMENT_DECLS@@*/
 
@@ -4208,7 +4214,6 @@ dpprof_cost dpprof_scale_cost(size_t n, int elem_size)
     return dpprof__cost((double)n, (double)elem_size * 2.0 * (double)n);
 }
 
-/* >>>> fragment privacy impl */
 /* ===========================================================================
    dpprof privacy fragment: implementation (host only; paste into the
    DPPROF_IMPLEMENTATION section). uses libm (log, log1p, exp, expm1, erfc,
@@ -4726,9 +4731,7 @@ DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
 }
 
 #endif /* DPPROF_PRIVACY_IMPL_H */
-/* <<<< fragment privacy impl */
 
-/* >>>> fragment json impl */
 /* ---- json reader: implementation ----------------------------------------
  * design notes:
  * - no recursion: containers are parsed with an explicit frame stack of at
@@ -5922,7 +5925,6 @@ DPPROF_API const dpprof_json *dpprof_json_path(const dpprof_json *root, const ch
         seg = dot + 1;
     }
 }
-/* <<<< fragment json impl */
 
 /* >>>> fragment plot impl */
 /* ===================================================================== */
@@ -7579,7 +7581,6 @@ DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas
 }
 /* <<<< fragment plot impl */
 
-/* >>>> fragment dpops impl */
 /* ---- dp reference ops: implementation (fragment of dpprof.h, goes inside DPPROF_IMPLEMENTATION, after the
    cpu reference ops: it uses their dpprof__dot, dpprof__axpy, dpprof__cost and DPPROF__BLK) ----
    same rules as the ops above: plain loops, innermost loop contiguous, every long sum in double, no allocation.
@@ -7963,7 +7964,6 @@ dpprof_cost dpprof_clip_factors_cost(int n, int elem_size)
     (void)elem_size;
     return dpprof__cost(4.0 * n, 16.0 * n);
 }
-/* <<<< fragment dpops impl */
 
 /*@@FRAGMENT_IMPLS@@*/
 
