@@ -32,7 +32,7 @@ endif
 # the paper's experiments: experiments/NAME.conf each (DESIGN.md); `make NAME` runs one
 EXPERIMENTS := single_gpu grid trainers longctx dram scaling capacity
 SWEEP_JOBS ?= 2
-.PHONY: default all test deps clean figures
+.PHONY: default all test deps deps-paper clean figures
 default: dpprof
 
 dpprof: main.c dpprof.h $(CUDA_OBJ)
@@ -80,14 +80,66 @@ REPRO_LIST := data/repro.sha256
 check-repro: figures
 	@if [ ! -f $(REPRO_LIST) ]; then echo "no $(REPRO_LIST): make repro-update writes it"; exit 1; fi
 	sha256sum --check --strict $(REPRO_LIST)
-	@n=$$(ls figures/*.png paper/generated/*.tex | wc -l); m=$$(wc -l < $(REPRO_LIST)); \
+	@n=$$(ls figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex | wc -l); m=$$(wc -l < $(REPRO_LIST)); \
 	if [ "$$n" != "$$m" ]; then echo "check-repro: $$n generated files, $$m listed in $(REPRO_LIST)"; exit 1; fi
 	@echo "check-repro: every generated figure, table and macro file matches $(REPRO_LIST)"
 
 repro-update: figures
 	@mkdir -p data
-	sha256sum figures/*.png paper/generated/*.tex > $(REPRO_LIST).tmp
+	sha256sum figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex > $(REPRO_LIST).tmp
 	mv $(REPRO_LIST).tmp $(REPRO_LIST)
+
+# ---- the paper ----------------------------------------------------------------------------------------
+# meta.tex: what the paper says about this build; only stable facts, so regenerating changes nothing
+paper/generated/meta.tex: dpprof
+	@mkdir -p $(@D)
+	{ printf '\\dpdef{meta}{x}{version}{%s}\n' "$$(./dpprof --version | cut -d' ' -f2)"; \
+	  printf '\\dpdef{meta}{x}{commit}{%s}\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"; \
+	  printf '\\dpdef{meta}{x}{date}{%s}\n' "$$(git log -1 --format=%cs 2>/dev/null || echo unknown)"; \
+	  printf '\\dpdef{meta}{x}{gpu}{none}\n'; \
+	  printf '\\dpdef{meta}{x}{cpu}{memory from the dry backend: exact and machine-independent}\n'; } > $@.tmp
+	mv $@.tmp $@
+
+DEB_PACKAGES_PAPER := texlive-latex-base texlive-latex-recommended latexmk poppler-utils
+deps-paper:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES_PAPER)"
+
+# ---- paper ------------------------------------------------------------------------------------------
+#   make paper         paper/paper.pdf from paper/paper.tex, paper/generated/*.tex, figures/*.png, CITATION.bib
+#   make paper-check   render every page to paper/build/pages/page-N.png (pdftoppm) for looking at
+#   make paper-clean   remove the LaTeX build folder and the PDF
+# Reproducible: SOURCE_DATE_EPOCH is the last commit's time (0 without git), FORCE_SOURCE_DATE=1 makes
+# pdfTeX use it for every date, and paper.tex removes the trailer /ID, so the same inputs give a
+# byte-identical PDF. Needs texlive-latex-base, texlive-latex-recommended, latexmk (poppler-utils for
+# paper-check). Missing generated files or figures do not fail the build: the PDF says what is missing.
+PAPER_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+PAPER_EPOCH := $(if $(PAPER_EPOCH),$(PAPER_EPOCH),0)
+PAPER_INPUTS := paper/paper.tex CITATION.bib $(wildcard paper/generated/*.tex) $(wildcard figures/*.png)
+PAPER_ENV := SOURCE_DATE_EPOCH=$(PAPER_EPOCH) FORCE_SOURCE_DATE=1 TZ=UTC LC_ALL=C
+LATEXMK := latexmk -pdf -e '$$bibtex_fudge=0' -interaction=nonstopmode -halt-on-error -file-line-error -outdir=build
+
+.PHONY: paper paper-check paper-clean
+paper: deps-paper
+	$(MAKE) figures paper/generated/meta.tex
+	$(MAKE) paper/paper.pdf
+
+paper/paper.pdf: $(PAPER_INPUTS)
+	rm -rf paper/build
+	cd paper && $(PAPER_ENV) $(LATEXMK) paper.tex >/dev/null || { tail -n 40 build/paper.log; exit 1; }
+	@grep -A1 'Overfull \\hbox' paper/build/paper.log || true
+	@grep -q 'undefined on input line' paper/build/paper.log && { grep 'undefined on input line' paper/build/paper.log; echo "paper: undefined citations or references"; exit 1; } || true
+	cp paper/build/paper.pdf $@.tmp
+	mv $@.tmp $@
+
+paper-check: paper/paper.pdf
+	rm -rf paper/build/pages
+	mkdir -p paper/build/pages
+	pdftoppm -r 100 -png paper/paper.pdf paper/build/pages/page
+	@echo "paper-check: $$(ls paper/build/pages | wc -l) pages in paper/build/pages/"
+	@grep -c 'Overfull' paper/build/paper.log | sed 's/^/paper-check: overfull boxes: /' || true
+
+paper-clean:
+	rm -rf paper/build paper/paper.pdf paper/paper.pdf.tmp
 
 # ---- tests ------------------------------------------------------------------------------------------
 TEST_BIN := build/tests
@@ -139,7 +191,7 @@ $(TEST_BIN)/test_gpu: tests/test_gpu.c dpprof.h tests/test.h $(CUDA_OBJ)
 endif
 
 clean:
-	rm -rf build dpprof dpprof.tmp results figures paper/generated
+	rm -rf build dpprof dpprof.tmp results figures paper/generated paper/build paper/paper.pdf
 
 # ---- fuzzing (libFuzzer; clang's runtime comes from Debian's libclang-rt-14-dev) -------------------
 FUZZ_SECONDS ?= 60
