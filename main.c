@@ -447,7 +447,7 @@ static int json_fail(const char *file, const char *what) {
 }
 
 /* rebuild the live-bytes timeline by category from the event log of a result file */
-static int plot_timeline(const char *in, const char *outpath, const char *title) {
+static int plot_timeline(const char *in, const char *outpath, const char *title, int width, int height, int text_scale) {
     dpprof_json_doc *doc = NULL;
     const dpprof_json *root, *tl, *jt, *jb, *jc, *jm;
     char err[512], name_buf[DPPROF_PHASE_COUNT][32];
@@ -564,6 +564,9 @@ static int plot_timeline(const char *in, const char *outpath, const char *title)
     d.n_marks = (int)nmarks;
     d.mark_x = mx;
     d.mark_names = mnames;
+    d.width = width;
+    d.height = height;
+    d.text_scale = text_scale;
     if ((c = dpprof_plot_timeline(&d, &cv)) != 0) {
         fprintf(stderr, "%s: plot: %s: cannot render the timeline (code %d)\n", prog, in, c);
         code = EXIT_ERROR;
@@ -605,7 +608,7 @@ static int cmd_plot(int argc, char **argv) {
     }
     if (!kind || !in || !out) return usage_error("plot: usage: dpprof plot timeline RESULT.json --out FILE.png%s%s", "", "");
     if (strcmp(kind, "timeline") != 0) return usage_error("plot: unknown figure '%s' (known: timeline)%s", kind, "");
-    return plot_timeline(in, out, title);
+    return plot_timeline(in, out, title, 0, 0, 0);
 }
 
 static void help_epsilon(void) {
@@ -1907,9 +1910,7 @@ static const unsigned char *rep_series_rgb(const rep *r, int axis, const char *l
     /* algorithms keep one colour in every figure */
     if (axis >= 0 && !strcmp(r->sp.axis[axis].name, "algo")) {
         int al = dpprof_algo_parse(label);
-        /* okabe-ito, colour-blind safe: vanilla grey, then one hue per algorithm */
-        static const unsigned char algo_rgb[8][3] = {{110, 110, 110}, {213, 94, 0}, {230, 159, 0}, {240, 228, 66}, {0, 114, 178}, {86, 180, 233}, {0, 158, 115}, {204, 121, 167}};
-        if (al > 0 && al <= 8) return algo_rgb[al - 1];
+        if (al > 0) return dpprof_plot_algo_colour(al - 1);
     }
     return dpprof_plot_palette(index);
 }
@@ -1920,6 +1921,7 @@ static int rep_bars_png(const rep *r, const rep_line *l, dpprof_bars_desc *d, do
     int rc;
     d->width = 1200;
     d->height = 800;
+    d->text_scale = 2; /* legible when the paper prints it at two thirds of the text width */
     d->values = val;
     memset(&cv, 0, sizeof cv);
     rc = dpprof_plot_bars(d, &cv);
@@ -2020,7 +2022,7 @@ static int rep_fig_timeline(rep *r, const rep_line *l) {
         free(full);
     }
     snprintf(png, sizeof png, "%s/%s-%s.png", r->figdir, r->sp.name, l->fig);
-    rc = plot_timeline(json, png, NULL);
+    rc = plot_timeline(json, png, NULL, 1200, 800, 2);
     if (rc == EXIT_OK) fprintf(r->summary, "figure %s (timeline of %s)\n", png, id);
     free(json);
     return rc;
@@ -2326,20 +2328,26 @@ static int cmd_report(int argc, char **argv) {
     return rc;
 }
 
-/* memory at the peak by category per group, and the ratio to the reference group */
+/* render a figure into FIGDIR/NAME-FIG.png: rc is the plot call's result */
+static int rep_render(const rep *r, const rep_line *l, int rc, dpprof_canvas *cv) {
+    rc = rc == 0 ? rep_png(r, l->fig, cv) : rep_bad(r, l->line, "cannot render the figure '%s'", l->fig);
+    dpprof_canvas_free(cv);
+    return rc;
+}
+
+/* memory at the peak by category per group, with each group's ratio to the reference group */
 static int rep_fig_stacked(rep *r, const rep_line *l) {
     const char *gs = rep_get(l, "group"), *where = rep_get(l, "where"), *ref = rep_get(l, "ref");
-    int ag = rep_axis(r, gs), ng, nc = 0, i, j, cats[DPPROF_CAT_COUNT];
+    int ag = rep_axis(r, gs), ng, nc = 0, i, j, cats[DPPROF_CAT_COUNT], refg = -1, rc;
     const char *gl[REP_MAXL], *cl[DPPROF_CAT_COUNT];
-    char names[REP_MAXL][64];
-    const char *gn[REP_MAXL];
-    double *val, refpeak = NAN;
+    double *val;
     unsigned char rgb[DPPROF_CAT_COUNT * 3];
-    dpprof_bars_desc d;
-    char title[256];
-    if (ag < 0) return rep_bad(r, l->line, "group=%s is not an axis of this experiment", gs ? gs : "(missing)");
+    dpprof_stacked_desc d;
+    dpprof_canvas cv;
+    char title[256], olabel[96];
     ng = rep_labels(r, ag, gl, REP_MAXL);
-    if (ref) refpeak = rep_metric(r, rep_find(r, where, ag, ref, -1, NULL), "peak_gib");
+    for (j = 0; ref && j < ng; j++)
+        if (!strcmp(gl[j], ref)) refg = j;
     for (i = 0; i < DPPROF_CAT_COUNT; i++) {
         int used = 0;
         for (j = 0; j < ng; j++) {
@@ -2348,30 +2356,131 @@ static int rep_fig_stacked(rep *r, const rep_line *l) {
         }
         if (used) { cats[nc] = i; cl[nc++] = dpprof_category_name(i); }
     }
+    if (!nc) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
     val = (double *)calloc((size_t)nc * (size_t)ng, sizeof(double));
     if (!val) return EXIT_ERROR;
     for (j = 0; j < ng; j++) {
         long long c = rep_find(r, where, ag, gl[j], -1, NULL);
-        double pk = rep_metric(r, c, "peak_gib");
-        /* the group's name carries its total and its ratio to the reference */
-        if (pk == pk && refpeak == refpeak) snprintf(names[j], sizeof names[j], "%s %.2fx", gl[j], pk / refpeak);
-        else if (pk == pk) snprintf(names[j], sizeof names[j], "%s %.1f GiB", gl[j], pk);
-        else snprintf(names[j], sizeof names[j], "%s %s", gl[j], c >= 0 && r->res[c].have ? r->res[c].status : "missing");
-        gn[j] = names[j];
-        for (i = 0; i < nc; i++) val[i * ng + j] = pk == pk ? r->res[c].cat[cats[i]] / REP_GIB : 0;
+        int ok = c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok");
+        for (i = 0; i < nc; i++) val[i * ng + j] = ok ? r->res[c].cat[cats[i]] / REP_GIB : NAN; /* nan: did not fit */
     }
     for (i = 0; i < nc; i++) memcpy(rgb + 3 * i, dpprof_plot_palette(cats[i]), 3);
     memset(&d, 0, sizeof d);
     snprintf(title, sizeof title, "%s: memory at the peak by category%s%s%s", r->sp.name, where ? " (" : "", where ? where : "", where ? ")" : "");
+    snprintf(olabel, sizeof olabel, "peak / %s", ref ? ref : "");
     d.title = title;
     d.xlabel = gs;
     d.ylabel = "GiB at the peak";
+    d.width = 1200;
+    d.height = 800;
     d.n_groups = ng;
-    d.group_names = gn;
-    d.n_series = nc;
-    d.series_names = cl;
+    d.group_names = gl;
+    d.n_cats = nc;
+    d.cat_names = cl;
+    d.cat_rgb = rgb;
+    d.values = val;
+    d.no_overhead = refg < 0;
+    d.ref_group = refg < 0 ? 0 : refg;
+    d.overhead_label = olabel;
+    d.text_scale = 2;
+    memset(&cv, 0, sizeof cv);
+    rc = dpprof_plot_stacked(&d, &cv);
+    free(val);
+    return rep_render(r, l, rc, &cv);
+}
+
+/* rows x cols of one metric, the value in every cell, oom cells marked */
+static int rep_fig_heatmap(rep *r, const rep_line *l) {
+    const char *rs = rep_get(l, "rows"), *cs = rep_get(l, "cols"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
+    int ar = rep_axis(r, rs), ac = rep_axis(r, cs), nr, nc, i, j, rc;
+    const char *rl[REP_MAXL], *cl[REP_MAXL];
+    double *val;
+    dpprof_heatmap_desc d;
+    dpprof_canvas cv;
+    char title[256], vlabel[96];
+    if (!metric) return rep_bad(r, l->line, "heatmap needs value=METRIC%s", "");
+    nr = rep_labels(r, ar, rl, REP_MAXL);
+    nc = rep_labels(r, ac, cl, REP_MAXL);
+    val = (double *)calloc((size_t)nr * (size_t)nc, sizeof(double));
+    if (!val) return EXIT_ERROR;
+    for (i = 0; i < nr; i++)
+        for (j = 0; j < nc; j++) val[i * nc + j] = rep_metric(r, rep_find(r, where, ar, rl[i], ac, cl[j]), metric);
+    memset(&d, 0, sizeof d);
+    snprintf(title, sizeof title, "%s: %s%s%s%s", r->sp.name, metric, where ? " (" : "", where ? where : "", where ? ")" : "");
+    snprintf(vlabel, sizeof vlabel, "%s (%s)", metric, rep_metric_unit(metric));
+    d.title = title;
+    d.xlabel = cs;
+    d.ylabel = rs;
+    d.value_label = vlabel;
+    d.width = 1200;
+    d.height = 800;
+    d.n_rows = nr;
+    d.n_cols = nc;
+    d.row_names = rl;
+    d.col_names = cl;
+    d.values = val;
+    d.text_scale = 2;
+    memset(&cv, 0, sizeof cv);
+    rc = dpprof_plot_heatmap(&d, &cv);
+    free(val);
+    return rep_render(r, l, rc, &cv);
+}
+
+/* one metric against a numeric axis, a line per series, log-log, configurations that did not fit
+   marked oom at their x */
+static int rep_fig_lines(rep *r, const rep_line *l) {
+    const char *xs = rep_get(l, "x"), *ss = rep_get(l, "series"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
+    int ax = rep_axis(r, xs), as = rep_axis(r, ss), nx, ns, i, j, rc, markers[REP_MAXL];
+    const char *xl[REP_MAXL], *sl[REP_MAXL];
+    double xv[REP_MAXL], *yv;
+    unsigned char *oom, rgb[REP_MAXL * 3];
+    dpprof_lines_desc d;
+    dpprof_canvas cv;
+    char title[256], ylabel[96];
+    if (!metric || as < 0) return rep_bad(r, l->line, "lines needs series=AXIS and value=METRIC%s", "");
+    nx = rep_labels(r, ax, xl, REP_MAXL);
+    ns = rep_labels(r, as, sl, REP_MAXL);
+    for (i = 0; i < nx; i++) {
+        xv[i] = rep_label_num(xl[i]);
+        if (!(xv[i] > 0)) return rep_bad(r, l->line, "x=%s: lines need positive numbers as the axis labels", xs);
+    }
+    yv = (double *)calloc((size_t)nx * (size_t)ns, sizeof(double));
+    oom = (unsigned char *)calloc((size_t)nx * (size_t)ns, 1);
+    if (!yv || !oom) { free(yv); free(oom); return EXIT_ERROR; }
+    for (j = 0; j < ns; j++) {
+        memcpy(rgb + 3 * j, rep_series_rgb(r, as, sl[j], j), 3);
+        markers[j] = j % DPPROF_PLOT_MARKER_N;
+        for (i = 0; i < nx; i++) {
+            long long c = rep_find(r, where, ax, xl[i], as, sl[j]);
+            yv[j * nx + i] = rep_metric(r, c, metric);
+            oom[j * nx + i] = c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "oom");
+        }
+    }
+    memset(&d, 0, sizeof d);
+    snprintf(title, sizeof title, "%s: %s vs %s%s%s%s", r->sp.name, metric, xs, where ? " (" : "", where ? where : "", where ? ")" : "");
+    snprintf(ylabel, sizeof ylabel, "%s (%s)", metric, rep_metric_unit(metric));
+    d.title = title;
+    d.xlabel = xs;
+    d.ylabel = ylabel;
+    d.width = 1200;
+    d.height = 800;
+    d.n_points = nx;
+    d.x = xv;
+    d.n_series = ns;
+    d.y = yv;
+    d.oom = oom;
+    d.series_names = sl;
     d.series_rgb = rgb;
-    return rep_bars_png(r, l, &d, val);
+    d.series_marker = markers;
+    d.log_x = 1;
+    d.log_y = 1;
+    d.x_ticks_at_data = 1;
+    d.text_scale = 2;
+    memset(&cv, 0, sizeof cv);
+    rc = dpprof_plot_lines(&d, &cv);
+    free(yv);
+    free(oom);
+    return rep_render(r, l, rc, &cv);
 }
 
 static int rep_figure(rep *r, const rep_line *l) {
@@ -2381,16 +2490,8 @@ static int rep_figure(rep *r, const rep_line *l) {
     if (!strcmp(l->kind, "phases")) return rep_fig_parts(r, l, 1);
     if (!strcmp(l->kind, "timeline")) return rep_fig_timeline(r, l);
     if (!strcmp(l->kind, "stacked")) return rep_fig_stacked(r, l);
-    if (!strcmp(l->kind, "heatmap") || !strcmp(l->kind, "lines")) {
-        /* rows x cols (or x x series) as grouped bars */
-        rep_line m = *l;
-        int i;
-        for (i = 0; i < m.nkv; i++) {
-            if (!strcmp(m.key[i], "rows")) snprintf(m.key[i], sizeof m.key[i], "x");
-            else if (!strcmp(m.key[i], "cols")) snprintf(m.key[i], sizeof m.key[i], "series");
-        }
-        return rep_fig_bars(r, &m, 0);
-    }
+    if (!strcmp(l->kind, "heatmap")) return rep_fig_heatmap(r, l);
+    if (!strcmp(l->kind, "lines")) return rep_fig_lines(r, l);
     return rep_bad(r, l->line, "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, phases, timeline)", l->kind);
 }
 

@@ -1,6 +1,7 @@
-/* test + demo for the plot fragment. prints "PASS name" / "FAIL name" per
- * check, exits 1 on any failure, writes demo pngs into out/ (relative to the
- * working directory; build.sh runs it from the fragment directory). */
+/* tests/test_plot.c - the plotting module: every figure type renders deterministically, known
+ * pixels have their colours, no text overlaps or leaves the canvas at any text scale, bad input
+ * gives the documented codes. one PASS/FAIL line per check; demo pngs go to build/tests/plot-*.png.
+ * run by make test (from the repository root). */
 #define DPPROF_IMPLEMENTATION
 #include "dpprof.h"
 
@@ -850,6 +851,1058 @@ static void test_odd_inputs(void) {
   check(ok, "odd inputs: single point, zeros, 1e12/1e-9 values, long names, tiny/huge figures render");
 }
 
+/* ======================================================================== */
+/* new figures: heatmap, stacked bars + overhead, scatter, lines, capacity   */
+/* ======================================================================== */
+static dpprof__pl_rec g_rec;
+
+static void rec_begin(void) {
+  memset(&g_rec, 0, sizeof g_rec);
+  dpprof__pl_rec_hook = &g_rec;
+}
+
+static void rec_end(void) { dpprof__pl_rec_hook = NULL; }
+
+static void check2(int ok, const char *label, const char *what) {
+  char buf[200];
+  snprintf(buf, sizeof buf, "%s: %s", label, what);
+  check(ok, buf);
+}
+
+/* the ink of a recorded string: the box its glyphs' set pixels span (the
+ * cell box also holds the blank top row and descender rows) */
+static dpprof__pl_rec_box ink_of(const dpprof__pl_rec_box *b) {
+  dpprof__pl_rec_box k = *b;
+  int n = (int)strlen(b->s), i, r, col, r0 = 99, r1 = -1, u0 = 1 << 30, u1 = -1, s = b->sc;
+  for (i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)b->s[i];
+    const unsigned char *g = dpprof__pl_font[(ch >= 32 && ch <= 126) ? ch - 32 : '?' - 32];
+    for (r = 0; r < DPPROF_PLOT_FONT_H; r++)
+      for (col = 0; col < DPPROF_PLOT_FONT_W; col++)
+        if (g[r] & (0x80u >> col)) {
+          int u = i * DPPROF_PLOT_FONT_W + col;
+          if (r < r0) r0 = r;
+          if (r > r1) r1 = r;
+          if (u < u0) u0 = u;
+          if (u > u1) u1 = u;
+        }
+  }
+  if (r1 < 0) {
+    k.w = k.h = 0;
+    return k;
+  }
+  if (!b->up) {
+    k.x = b->x + u0 * s;
+    k.w = (u1 - u0 + 1) * s;
+    k.y = b->y + r0 * s;
+    k.h = (r1 - r0 + 1) * s;
+  } else {
+    /* rotated: rows run along x, text along -y from the box bottom */
+    k.x = b->x + r0 * s;
+    k.w = (r1 - r0 + 1) * s;
+    k.y = b->y + b->h - (u1 + 1) * s;
+    k.h = (u1 - u0 + 1) * s;
+  }
+  return k;
+}
+
+/* the inks' boxes share a pixel (lines of one wrapped label may touch:
+ * a descender of one line above a capital of the next, 13 rows apart) */
+static int box_hit(const dpprof__pl_rec_box *a0, const dpprof__pl_rec_box *b0) {
+  dpprof__pl_rec_box a = ink_of(a0), b = ink_of(b0);
+  if (a.w <= 0 || b.w <= 0) return 0;
+  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+static int box_in_area(const dpprof__pl_rec_box *a, const int *ar) {
+  return a->x < ar[2] && ar[0] < a->x + a->w && a->y < ar[3] && ar[1] < a->y + a->h;
+}
+
+/* the layout that was drawn: every string's cell inside the canvas, no two
+ * strings' inks overlapping, legend text outside every data area,
+ * nothing cut with ".." (unless allow_cut), data annotations inside a data
+ * area. prints what is wrong */
+static int layout_ok(const dpprof__pl_rec *r, const dpprof_canvas *c, const char *what, int allow_cut) {
+  int i, j, k, ok = 1, bad = 0;
+  if (r->dropped) {
+    printf("  %s: %d text boxes not recorded\n", what, r->dropped);
+    ok = 0;
+  }
+  for (i = 0; i < r->n; i++) {
+    const dpprof__pl_rec_box *a = &r->b[i];
+    size_t n = strlen(a->s);
+    if (a->x < 0 || a->y < 0 || a->x + a->w > c->w || a->y + a->h > c->h) {
+      if (bad++ < 5) printf("  %s: '%s' leaves the canvas (%d,%d %dx%d)\n", what, a->s, a->x, a->y, a->w, a->h);
+      ok = 0;
+    }
+    if (!allow_cut && n >= 2 && a->s[n - 1] == '.' && a->s[n - 2] == '.') {
+      if (bad++ < 5) printf("  %s: '%s' was cut\n", what, a->s);
+      ok = 0;
+    }
+    for (k = 0; k < r->na; k++) {
+      if (a->kind == DPPROF__PL_K_LEGEND && box_in_area(a, r->area[k])) {
+        if (bad++ < 5) printf("  %s: legend '%s' inside data area %d\n", what, a->s, k);
+        ok = 0;
+      }
+    }
+    if (a->kind == DPPROF__PL_K_DATA) {
+      int inside = 0;
+      for (k = 0; k < r->na; k++)
+        if (a->x >= r->area[k][0] && a->y >= r->area[k][1] && a->x + a->w <= r->area[k][2] &&
+            a->y + a->h <= r->area[k][3])
+          inside = 1;
+      if (!inside) {
+        if (bad++ < 5) printf("  %s: annotation '%s' not inside a data area\n", what, a->s);
+        ok = 0;
+      }
+    }
+    for (j = i + 1; j < r->n; j++)
+      if (box_hit(a, &r->b[j])) {
+        if (bad++ < 5)
+          printf("  %s: '%s' (%d,%d %dx%d) overlaps '%s' (%d,%d %dx%d)\n", what, a->s, a->x, a->y, a->w, a->h,
+                 r->b[j].s, r->b[j].x, r->b[j].y, r->b[j].w, r->b[j].h);
+        ok = 0;
+      }
+  }
+  return ok;
+}
+
+/* was string s drawn (whole, in one box)? */
+static int rec_has(const dpprof__pl_rec *r, const char *s) {
+  int i;
+  for (i = 0; i < r->n; i++)
+    if (!strcmp(r->b[i].s, s)) return 1;
+  return 0;
+}
+
+static int count_colour(const dpprof_canvas *c, int x0, int y0, int x1, int y1, const unsigned char *rgb) {
+  int x, y, n = 0;
+  for (y = dpprof__pl_imax(y0, 0); y < dpprof__pl_imin(y1, c->h); y++)
+    for (x = dpprof__pl_imax(x0, 0); x < dpprof__pl_imin(x1, c->w); x++) n += px_is(c, x, y, rgb);
+  return n;
+}
+
+#define NAN_V (strtod("nan", NULL))
+
+static const char *const k_algos[7] = {"vanilla", "persample", "ghost", "ghost_bk", "flash", "flash_bk", "auto"};
+
+/* checks a figure function over one desc: the same pixels twice and over a
+ * dirty preallocated canvas, the drawn layout at text scale ts and size w x
+ * h; saves the image. the desc's width/height/text_scale are set by the
+ * caller's setter */
+#define RENDER_CHECKS(fn, desc, label, png)                                                               \
+  do {                                                                                                    \
+    dpprof_canvas a_, b_, d_;                                                                             \
+    int r1_, r2_, r3_;                                                                                    \
+    memset(&a_, 0, sizeof a_);                                                                            \
+    memset(&b_, 0, sizeof b_);                                                                            \
+    memset(&d_, 0, sizeof d_);                                                                            \
+    rec_begin();                                                                                          \
+    r1_ = fn(&(desc), &a_);                                                                               \
+    rec_end();                                                                                            \
+    r2_ = fn(&(desc), &b_);                                                                               \
+    if (r1_ == 0) {                                                                                       \
+      dpprof_canvas_init(&d_, a_.w, a_.h);                                                                \
+      memset(d_.rgb, 0xa5, (size_t)a_.w * a_.h * 3);                                                      \
+    }                                                                                                     \
+    r3_ = r1_ == 0 ? fn(&(desc), &d_) : -99;                                                              \
+    check2(r1_ == 0 && r2_ == 0 && r3_ == 0 && !memcmp(a_.rgb, b_.rgb, (size_t)a_.w * a_.h * 3) &&         \
+              !memcmp(a_.rgb, d_.rgb, (size_t)a_.w * a_.h * 3),                                          \
+          label, "renders deterministically (twice, and over a dirty canvas)");                          \
+    if (r1_ == 0) {                                                                                       \
+      char what_[96];                                                                                     \
+      snprintf(what_, sizeof what_, "%s %dx%d", label, a_.w, a_.h);                                       \
+      check2(layout_ok(&g_rec, &a_, what_, 0), label, "no text overlaps, leaves the figure or is cut");    \
+      save(png, &a_);                                                                                     \
+    }                                                                                                     \
+    dpprof_canvas_free(&a_);                                                                              \
+    dpprof_canvas_free(&b_);                                                                              \
+    dpprof_canvas_free(&d_);                                                                              \
+  } while (0)
+
+/* ---- algorithm colours ---------------------------------------------------- */
+static void test_algo_colours(void) {
+  int i, j, ok = 1;
+  for (i = 0; i < DPPROF_PLOT_ALGO_N; i++) {
+    const unsigned char *a = dpprof_plot_algo_colour(i);
+    for (j = i + 1; j < DPPROF_PLOT_ALGO_N; j++) {
+      const unsigned char *b = dpprof_plot_algo_colour(j);
+      if (abs(a[0] - b[0]) + abs(a[1] - b[1]) + abs(a[2] - b[2]) < 80) ok = 0;
+    }
+    for (j = 0; j < 6; j++) {
+      const unsigned char *p = dpprof_plot_palette(j);
+      if (abs(a[0] - p[0]) + abs(a[1] - p[1]) + abs(a[2] - p[2]) < 40) {
+        printf("  algo %d is close to palette %d\n", i, j);
+        ok = 0;
+      }
+    }
+  }
+  check(ok && dpprof_plot_algo_colour(8) == dpprof_plot_algo_colour(0) &&
+            dpprof_plot_algo_colour(-1) == dpprof_plot_algo_colour(7),
+        "algo colours: 8 distinct, apart from the first category colours, index wraps");
+}
+
+/* ---- heatmap --------------------------------------------------------------- */
+static const char *const k_seq[6] = {"256", "512", "1024", "2048", "4096", "8192"};
+static const char *const k_batch[7] = {"1", "2", "4", "8", "16", "32", "64"};
+
+/* peak memory (GiB) of per-sample clipping over seq x batch; >80 did not fit */
+static void heat_data(double *v, const char **labels) {
+  int r, c;
+  for (r = 0; r < 6; r++)
+    for (c = 0; c < 7; c++) {
+      double x = 6.2 + 0.0011 * (256 << r) * (1 << c) * 0.9 + 0.35 * (1 << c);
+      v[r * 7 + c] = x > 80.0 ? NAN_V : x;
+      labels[r * 7 + c] = NULL;
+    }
+  labels[0 * 7 + 6] = "n/a"; /* a configuration that was not run */
+}
+
+static void heat_desc(dpprof_heatmap_desc *d, const double *v, const char *const *labels) {
+  memset(d, 0, sizeof *d);
+  d->title = "Peak memory, per-sample clipping (Llama-3.2-1B)";
+  d->xlabel = "batch size";
+  d->ylabel = "sequence length";
+  d->value_label = "peak memory (GiB)";
+  d->n_rows = 6;
+  d->n_cols = 7;
+  d->row_names = k_seq;
+  d->col_names = k_batch;
+  d->values = v;
+  d->cell_labels = labels;
+}
+
+static void test_heatmap(void) {
+  double v[42], vb[42];
+  const char *labels[42];
+  dpprof_heatmap_desc d, u;
+  dpprof_canvas c;
+  int ok, i;
+  heat_data(v, labels);
+  heat_desc(&d, v, labels);
+  RENDER_CHECKS(dpprof_plot_heatmap, d, "heatmap", "build/tests/plot-heatmap.png");
+  u = d;
+  u.width = 1200;
+  u.height = 800;
+  u.text_scale = 3;
+  u.title = "Peak memory, per-sample";
+  RENDER_CHECKS(dpprof_plot_heatmap, u, "heatmap 1200x800 ts3", "build/tests/plot-heatmap_ts3.png");
+  u.text_scale = 2;
+  RENDER_CHECKS(dpprof_plot_heatmap, u, "heatmap 1200x800 ts2", "build/tests/plot-heatmap_ts2.png");
+
+  /* known pixels: explicit scale 0..10 on a 2x2 grid with one missing cell */
+  {
+    static const char *const rn[2] = {"a", "b"}, *const cn[2] = {"x", "y"};
+    double kv[4];
+    unsigned char mid[3];
+    int x0, y0, x1, y1, cx[2], cy[2], hatch = 0, white_txt = 0, dark_txt = 0, xx, yy;
+    kv[0] = 0.0;  /* darkest: white text */
+    kv[1] = 10.0; /* yellow: dark text */
+    kv[2] = 5.0;
+    kv[3] = NAN_V;
+    memset(&u, 0, sizeof u);
+    memset(&c, 0, sizeof c);
+    u.n_rows = 2;
+    u.n_cols = 2;
+    u.row_names = rn;
+    u.col_names = cn;
+    u.values = kv;
+    u.v_min = 0.0;
+    u.v_max = 10.0;
+    rec_begin();
+    ok = dpprof_plot_heatmap(&u, &c) == 0;
+    rec_end();
+    if (ok && g_rec.na == 1) {
+      x0 = g_rec.area[0][0];
+      y0 = g_rec.area[0][1];
+      x1 = g_rec.area[0][2];
+      y1 = g_rec.area[0][3];
+      for (i = 0; i < 2; i++) {
+        cx[i] = x0 + (x1 - x0) * (2 * i + 1) / 4;
+        cy[i] = y0 + (y1 - y0) * (2 * i + 1) / 4;
+      }
+      dpprof__pl_seq_colour(0.5, mid);
+      /* sample off the text: a quarter of the way into each cell */
+      check(px_is(&c, cx[0] - (x1 - x0) / 8, cy[0] - (y1 - y0) / 8, dpprof__pl_viridis[0]) &&
+                px_is(&c, cx[1] - (x1 - x0) / 8, cy[0] - (y1 - y0) / 8, dpprof__pl_viridis[10]) &&
+                px_is(&c, cx[0] - (x1 - x0) / 8, cy[1] - (y1 - y0) / 8, mid),
+            "heatmap: cell fills are the scale's colours (min, max, middle)");
+      for (yy = y0 + (y1 - y0) / 2 + 4; yy < y1 - 2; yy++)
+        for (xx = x0 + (x1 - x0) / 2 + 4; xx < x1 - 2; xx++) hatch += px_is(&c, xx, yy, dpprof__pl_c_hatch);
+      white_txt = count_colour(&c, cx[0] - 40, cy[0] - 20, cx[0] + 40, cy[0] + 20, dpprof__pl_c_bg);
+      dark_txt = count_colour(&c, cx[1] - 40, cy[0] - 20, cx[1] + 40, cy[0] + 20, dpprof__pl_c_text);
+      check(hatch > 200 && rec_has(&g_rec, "oom"), "heatmap: missing cell hatched, with \"oom\"");
+      check(white_txt > 20 && dark_txt > 20 && rec_has(&g_rec, "0") && rec_has(&g_rec, "10") && rec_has(&g_rec, "5"),
+            "heatmap: cell text white on dark fills, dark on light fills");
+      /* every cell text sits inside its cell */
+      {
+        int inside = 1;
+        for (i = 0; i < g_rec.n; i++) {
+          const dpprof__pl_rec_box *b = &g_rec.b[i];
+          int col = (b->x + b->w / 2 - x0) * 2 / (x1 - x0), row = (b->y + b->h / 2 - y0) * 2 / (y1 - y0);
+          if (b->kind != DPPROF__PL_K_DATA) continue;
+          if (b->x < x0 + col * (x1 - x0) / 2 || b->x + b->w > x0 + (col + 1) * (x1 - x0) / 2 ||
+              b->y < y0 + row * (y1 - y0) / 2 || b->y + b->h > y0 + (row + 1) * (y1 - y0) / 2)
+            inside = 0;
+        }
+        check(inside, "heatmap: every cell's text inside its cell");
+      }
+      save("build/tests/plot-test_heatmap_known.png", &c);
+    } else {
+      check(0, "heatmap: known pixels (render failed)");
+    }
+    dpprof_canvas_free(&c);
+  }
+  /* 40 x 40 cells: too small for text, must still render */
+  {
+    double *big = (double *)malloc(sizeof(double) * 1600);
+    for (i = 0; i < 1600; i++) big[i] = (i * 37) % 101;
+    memset(&u, 0, sizeof u);
+    memset(&c, 0, sizeof c);
+    u.n_rows = 40;
+    u.n_cols = 40;
+    u.values = big;
+    u.log_scale = 0;
+    u.width = 640;
+    u.height = 400;
+    rec_begin();
+    ok = dpprof_plot_heatmap(&u, &c) == 0;
+    rec_end();
+    for (i = 0; i < g_rec.n; i++)
+      if (g_rec.b[i].kind == DPPROF__PL_K_DATA) ok = 0;
+    check(ok && layout_ok(&g_rec, &c, "heatmap 40x40", 0), "heatmap: cells too small for text get none");
+    dpprof_canvas_free(&c);
+    free(big);
+  }
+  /* bad inputs */
+  {
+    double neg[42];
+    memcpy(neg, v, sizeof neg);
+    memset(&c, 0, sizeof c);
+    ok = dpprof_plot_heatmap(NULL, &c) == DPPROF_PLOT_EARG && dpprof_plot_heatmap(&d, NULL) == DPPROF_PLOT_EARG;
+    u = d;
+    u.values = NULL;
+    ok &= dpprof_plot_heatmap(&u, &c) == DPPROF_PLOT_EARG;
+    u = d;
+    u.n_rows = 0;
+    ok &= dpprof_plot_heatmap(&u, &c) == DPPROF_PLOT_EARG;
+    u = d;
+    u.text_scale = -1;
+    ok &= dpprof_plot_heatmap(&u, &c) == DPPROF_PLOT_EARG;
+    u.text_scale = DPPROF_PLOT_MAX_TEXT_SCALE + 1;
+    ok &= dpprof_plot_heatmap(&u, &c) == DPPROF_PLOT_EARG;
+    neg[3] = strtod("inf", NULL);
+    u = d;
+    u.values = neg;
+    ok &= dpprof_plot_heatmap(&u, &c) == DPPROF_PLOT_EVALUE;
+    neg[3] = -1.0;
+    u.log_scale = 1;
+    ok &= dpprof_plot_heatmap(&u, &c) == DPPROF_PLOT_EVALUE;
+    u = d;
+    u.v_min = 5;
+    u.v_max = 1;
+    ok &= dpprof_plot_heatmap(&u, &c) == DPPROF_PLOT_EVALUE;
+    u = d;
+    u.digits = 16;
+    ok &= dpprof_plot_heatmap(&u, &c) == DPPROF_PLOT_EVALUE;
+    u = d;
+    u.width = 100;
+    ok &= dpprof_plot_heatmap(&u, &c) == DPPROF_PLOT_ESIZE;
+    ok &= c.rgb == NULL;
+    /* all missing, one cell, log scale, rows_up: valid */
+    for (i = 0; i < 42; i++) vb[i] = NAN_V;
+    u = d;
+    u.values = vb;
+    ok &= dpprof_plot_heatmap(&u, &c) == 0;
+    dpprof_canvas_free(&c);
+    u = d;
+    u.log_scale = 1;
+    u.rows_up = 1;
+    u.cell_labels = NULL;
+    ok &= dpprof_plot_heatmap(&u, &c) == 0;
+    if (c.rgb) save("build/tests/plot-heatmap_log_rows_up.png", &c);
+    dpprof_canvas_free(&c);
+    check(ok, "heatmap: bad inputs give the documented codes; all-missing, log, rows_up render");
+  }
+}
+
+/* ---- stacked bars + overhead panel ---------------------------------------- */
+static const char *const k_cats[7] = {"model_parameters", "optimizer_states", "gradients", "per_sample_grads",
+                                      "activations",      "workspace",        "dp_noise"};
+
+/* GiB per category (rows) and algorithm (columns); auto did not fit */
+static void stack_data(double *v, double *t) {
+  static const double base[7][7] = {
+      {2.4, 2.4, 2.4, 2.4, 2.4, 2.4, 2.4},       /* parameters */
+      {4.8, 4.8, 4.8, 4.8, 4.8, 4.8, 4.8},       /* optimizer */
+      {2.4, 2.4, 2.4, 2.4, 2.4, 2.4, 2.4},       /* gradients */
+      {0.0, 14.2, 0.0, 0.0, 0.0, 0.0, 0.0},      /* per-sample grads */
+      {6.1, 6.1, 12.2, 6.3, 6.1, 6.2, 6.2},      /* activations */
+      {0.3, 0.6, 1.1, 0.9, 0.4, 0.4, 0.5},       /* workspace */
+      {0.0, 2.4, 2.4, 2.4, 2.4, 2.4, 2.4}};      /* noise */
+  static const double tm[7] = {210, 620, 455, 300, 262, 241, 0}; /* ms per step; auto: none */
+  int k, g;
+  for (k = 0; k < 7; k++)
+    for (g = 0; g < 7; g++) v[k * 7 + g] = base[k][g];
+  v[5 * 7 + 6] = NAN_V; /* auto: oom */
+  for (g = 0; g < 7; g++) t[g] = tm[g] > 0.0 ? tm[g] : NAN_V;
+}
+
+static void stack_desc(dpprof_stacked_desc *d, const double *v, const double *t, const unsigned char *argb) {
+  memset(d, 0, sizeof *d);
+  d->title = "Peak memory by algorithm (Llama-3.2-1B, seq 1024, batch 8)";
+  d->xlabel = "algorithm";
+  d->ylabel = "peak memory (GiB)";
+  d->n_groups = 7;
+  d->group_names = k_algos;
+  d->n_cats = 7;
+  d->cat_names = k_cats;
+  d->values = v;
+  d->overhead = t;
+  d->overhead_label = "time per step relative to vanilla";
+  d->group_rgb = argb;
+}
+
+static void test_stacked(void) {
+  double v[49], t[7];
+  unsigned char argb[21];
+  dpprof_stacked_desc d, u;
+  dpprof_canvas c;
+  int i, ok;
+  for (i = 0; i < 7; i++) memcpy(argb + 3 * i, dpprof_plot_algo_colour(i), 3);
+  stack_data(v, t);
+  stack_desc(&d, v, t, argb);
+  RENDER_CHECKS(dpprof_plot_stacked, d, "stacked", "build/tests/plot-stacked.png");
+  u = d;
+  u.title = "Peak memory by algorithm";
+  u.width = 1200;
+  u.height = 800;
+  u.text_scale = 3;
+  RENDER_CHECKS(dpprof_plot_stacked, u, "stacked 1200x800 ts3", "build/tests/plot-stacked_ts3.png");
+  u.text_scale = 2;
+  RENDER_CHECKS(dpprof_plot_stacked, u, "stacked 1200x800 ts2", "build/tests/plot-stacked_ts2.png");
+  u = d;
+  u.overhead = NULL; /* ratios of the totals (memory overhead) */
+  u.overhead_label = NULL;
+  u.no_overhead = 0;
+  u.ref_group = 0;
+  RENDER_CHECKS(dpprof_plot_stacked, u, "stacked, memory ratios", "build/tests/plot-stacked_mem_ratio.png");
+  u.no_overhead = 1;
+  RENDER_CHECKS(dpprof_plot_stacked, u, "stacked without panel", "build/tests/plot-stacked_no_panel.png");
+
+  /* known pixels: y_max 40 makes the segments' rows exact; each segment's
+   * middle has its category colour; the dots carry the group colours */
+  {
+    int x0, y0, x1, y1, g, k, seg_ok = 1, dots_ok = 1;
+    u = d;
+    u.y_max = 40.0;
+    memset(&c, 0, sizeof c);
+    rec_begin();
+    ok = dpprof_plot_stacked(&u, &c) == 0;
+    rec_end();
+    if (ok && g_rec.na == 2) {
+      x0 = g_rec.area[0][0];
+      y0 = g_rec.area[0][1];
+      x1 = g_rec.area[0][2];
+      y1 = g_rec.area[0][3];
+      for (g = 0; g < 6; g++) {
+        double cum = 0.0;
+        int cx = x0 + (int)((x1 - x0) * (g + 0.5) / 7);
+        for (k = 0; k < 7; k++) {
+          double val = v[k * 7 + g];
+          int py = y1 - (int)((cum + val / 2) / 40.0 * (y1 - y0));
+          cum += val;
+          if (val < 1.0) continue; /* thin: too few rows to sample safely */
+          if (!px_is(&c, cx, py, dpprof_plot_palette(k))) {
+            printf("  group %d category %d at (%d,%d) wrong colour\n", g, k, cx, py);
+            seg_ok = 0;
+          }
+        }
+      }
+      /* the missing group: no bar colour in its slot, "oom" written */
+      for (k = 0; k < 7; k++)
+        if (count_colour(&c, x0 + (x1 - x0) * 6 / 7 + 2, y0, x1 - 2, y1, dpprof_plot_palette(k)) > 0) seg_ok = 0;
+      for (g = 0; g < 6; g++) {
+        int gx0 = g_rec.area[1][0] + (g_rec.area[1][2] - g_rec.area[1][0]) * g / 7;
+        int gx1 = g_rec.area[1][0] + (g_rec.area[1][2] - g_rec.area[1][0]) * (g + 1) / 7;
+        if (count_colour(&c, gx0, g_rec.area[1][1], gx1, g_rec.area[1][3], argb + 3 * g) < 20) dots_ok = 0;
+      }
+      check(seg_ok && rec_has(&g_rec, "oom"), "stacked: segment pixels carry their category colour, oom group empty");
+      check(dots_ok && rec_has(&g_rec, "1.00x") && rec_has(&g_rec, "2.95x"),
+            "stacked: overhead dots in group colours, ratios written (1.00x, 2.95x)");
+      check(rec_has(&g_rec, "32.9") && rec_has(&g_rec, "16"), "stacked: totals above the bars (32.9, 16)");
+      save("build/tests/plot-test_stacked_known.png", &c);
+    } else {
+      check(0, "stacked: known pixels (render failed)");
+    }
+    dpprof_canvas_free(&c);
+  }
+  /* bad inputs */
+  {
+    double w[49];
+    memcpy(w, v, sizeof w);
+    memset(&c, 0, sizeof c);
+    ok = dpprof_plot_stacked(NULL, &c) == DPPROF_PLOT_EARG && dpprof_plot_stacked(&d, NULL) == DPPROF_PLOT_EARG;
+    u = d;
+    u.values = NULL;
+    ok &= dpprof_plot_stacked(&u, &c) == DPPROF_PLOT_EARG;
+    u = d;
+    u.n_cats = 0;
+    ok &= dpprof_plot_stacked(&u, &c) == DPPROF_PLOT_EARG;
+    u = d;
+    u.ref_group = 7;
+    ok &= dpprof_plot_stacked(&u, &c) == DPPROF_PLOT_EARG;
+    u.ref_group = -1;
+    ok &= dpprof_plot_stacked(&u, &c) == DPPROF_PLOT_EARG;
+    u = d;
+    u.text_scale = 17;
+    ok &= dpprof_plot_stacked(&u, &c) == DPPROF_PLOT_EARG;
+    u = d;
+    u.values = w;
+    w[3] = -1.0;
+    ok &= dpprof_plot_stacked(&u, &c) == DPPROF_PLOT_EVALUE;
+    w[3] = strtod("inf", NULL);
+    ok &= dpprof_plot_stacked(&u, &c) == DPPROF_PLOT_EVALUE;
+    u = d;
+    u.ref_group = 6; /* auto: missing -> no reference */
+    u.overhead = NULL;
+    ok &= dpprof_plot_stacked(&u, &c) == DPPROF_PLOT_EVALUE;
+    u.no_overhead = 1; /* fine without the panel */
+    ok &= c.rgb == NULL;
+    ok &= dpprof_plot_stacked(&u, &c) == 0;
+    dpprof_canvas_free(&c);
+    {
+      double tb[7];
+      memcpy(tb, t, sizeof tb);
+      tb[0] = 0.0;
+      u = d;
+      u.overhead = tb;
+      ok &= dpprof_plot_stacked(&u, &c) == DPPROF_PLOT_EVALUE;
+      tb[0] = 100.0;
+      tb[3] = -5.0;
+      ok &= dpprof_plot_stacked(&u, &c) == DPPROF_PLOT_EVALUE;
+      tb[3] = NAN_V; /* no ratio for that group: fine */
+      ok &= dpprof_plot_stacked(&u, &c) == 0;
+      dpprof_canvas_free(&c);
+    }
+    u = d;
+    u.y_max = -1;
+    ok &= dpprof_plot_stacked(&u, &c) == DPPROF_PLOT_EVALUE;
+    ok &= c.rgb == NULL;
+    check(ok, "stacked: bad inputs give the documented codes");
+  }
+}
+
+/* ---- scatter ------------------------------------------------------------------ */
+/* memory-time trade-off: 7 algorithms x 3 batch sizes */
+static void scatter_data(double *x, double *y, const char **lab, char names[21][32], unsigned char *rgb, int *mk) {
+  static const double t32[7] = {210, 620, 455, 300, 262, 241, 249}, m32[7] = {15.9, 32.9, 28.1, 18.6, 16.2, 16.4, 16.3};
+  static const int bs[3] = {8, 16, 32};
+  int a, b;
+  for (b = 0; b < 3; b++)
+    for (a = 0; a < 7; a++) {
+      int i = b * 7 + a;
+      double f = (double)bs[b] / 32.0;
+      x[i] = t32[a] * (0.3 + 0.7 * f);
+      y[i] = 5.0 + (m32[a] - 5.0) * (0.25 + 0.75 * f);
+      snprintf(names[i], 32, "%s b%d", k_algos[a], bs[b]);
+      lab[i] = names[i];
+      memcpy(rgb + 3 * i, dpprof_plot_algo_colour(a), 3);
+      mk[i] = b == 0 ? DPPROF_PLOT_MARKER_TRIANGLE_DOWN : (b == 1 ? DPPROF_PLOT_MARKER_SQUARE : DPPROF_PLOT_MARKER_CIRCLE);
+    }
+}
+
+/* scatter labels: each inside the data area, over no marker (no point or
+ * rim colour inside its box), and (layout_ok) over no other label */
+static int scatter_labels_ok(const dpprof_canvas *c, const unsigned char *rgb, int n, int *placed) {
+  int i, k, ok = 1;
+  *placed = 0;
+  for (i = 0; i < g_rec.n; i++) {
+    const dpprof__pl_rec_box *b = &g_rec.b[i];
+    if (b->kind != DPPROF__PL_K_DATA) continue;
+    (*placed)++;
+    for (k = 0; k < n; k++)
+      if (count_colour(c, b->x, b->y, b->x + b->w, b->y + b->h, rgb + 3 * k)) {
+        printf("  label '%s' covers point colour %d\n", b->s, k);
+        ok = 0;
+      }
+    if (count_colour(c, b->x, b->y, b->x + b->w, b->y + b->h, dpprof__pl_c_axis)) {
+      printf("  label '%s' covers a marker rim\n", b->s);
+      ok = 0;
+    }
+  }
+  return ok;
+}
+
+static void test_scatter(void) {
+  double x[21], y[21];
+  const char *lab[21];
+  static char names[21][32];
+  unsigned char rgb[63], lrgb[21];
+  int mk[21], lmk[7], i, ok, placed = 0;
+  static const char *const lnames[7] = {"vanilla", "persample", "ghost", "ghost_bk", "flash", "flash_bk", "auto"};
+  dpprof_scatter_desc d, u;
+  dpprof_canvas c;
+  scatter_data(x, y, lab, names, rgb, mk);
+  for (i = 0; i < 7; i++) {
+    memcpy(lrgb + 3 * i, dpprof_plot_algo_colour(i), 3);
+    lmk[i] = DPPROF_PLOT_MARKER_CIRCLE;
+  }
+  memset(&d, 0, sizeof d);
+  d.title = "Memory-time trade-off (batch 8, 16, 32)";
+  d.xlabel = "time per step (ms)";
+  d.ylabel = "peak memory (GiB)";
+  d.n_points = 21;
+  d.x = x;
+  d.y = y;
+  d.labels = lab;
+  d.point_rgb = rgb;
+  d.point_marker = mk;
+  d.n_legend = 7;
+  d.legend_names = lnames;
+  d.legend_rgb = lrgb;
+  d.legend_marker = lmk;
+  RENDER_CHECKS(dpprof_plot_scatter, d, "scatter", "build/tests/plot-scatter.png");
+  u = d;
+  u.width = 1200;
+  u.height = 800;
+  u.text_scale = 3;
+  u.title = "Memory-time trade-off";
+  RENDER_CHECKS(dpprof_plot_scatter, u, "scatter 1200x800 ts3", "build/tests/plot-scatter_ts3.png");
+  u.text_scale = 2;
+  RENDER_CHECKS(dpprof_plot_scatter, u, "scatter 1200x800 ts2", "build/tests/plot-scatter_ts2.png");
+  u = d;
+  u.log_x = u.log_y = 1;
+  u.title = "Memory-time trade-off (log-log)";
+  RENDER_CHECKS(dpprof_plot_scatter, u, "scatter log-log", "build/tests/plot-scatter_log.png");
+
+  /* labels never overlap a point or each other; crowded: 60 points in a
+   * cluster, most labels dropped, none overlapping */
+  {
+    const char *what[3] = {"scatter default", "scatter ts3", "scatter crowded"};
+    int pass;
+    double cx[60], cy[60];
+    const char *cl[60];
+    unsigned char crgb[180];
+    for (i = 0; i < 60; i++) {
+      unsigned s = 1234u + (unsigned)i * 7u;
+      cx[i] = 100 + (lcg(&s) % 1000) / 10.0;
+      cy[i] = 50 + (lcg(&s) % 1000) / 25.0;
+      cl[i] = names[i % 21];
+      memcpy(crgb + 3 * i, dpprof_plot_algo_colour(i % 7), 3);
+    }
+    for (pass = 0; pass < 3; pass++) {
+      u = d;
+      if (pass == 1) u.width = 1200, u.height = 800, u.text_scale = 3, u.title = "t";
+      if (pass == 2) {
+        u.title = "scatter label stress: 60 points";
+        u.n_points = 60;
+        u.x = cx;
+        u.y = cy;
+        u.labels = cl;
+        u.point_rgb = crgb;
+        u.point_marker = NULL;
+      }
+      memset(&c, 0, sizeof c);
+      rec_begin();
+      ok = dpprof_plot_scatter(&u, &c) == 0;
+      rec_end();
+      ok = ok && layout_ok(&g_rec, &c, what[pass], 0) &&
+           scatter_labels_ok(&c, u.point_rgb, pass == 2 ? 7 : 21, &placed);
+      printf("  %s: %d of %d labels placed\n", what[pass], placed, u.n_points);
+      check(ok && placed >= (pass == 0 ? 12 : 5), "scatter: labels placed without covering points or labels");
+      if (pass == 2) save("build/tests/plot-test_scatter_crowded.png", &c);
+      dpprof_canvas_free(&c);
+    }
+  }
+  /* known pixels: explicit ranges make the marker centres exact */
+  {
+    double kx[2] = {25.0, 75.0}, ky[2] = {25.0, 75.0};
+    static const unsigned char kr[6] = {200, 20, 20, 20, 20, 200};
+    memset(&u, 0, sizeof u);
+    memset(&c, 0, sizeof c);
+    u.n_points = 2;
+    u.x = kx;
+    u.y = ky;
+    u.point_rgb = kr;
+    u.x_min = 0;
+    u.x_max = 100;
+    u.y_min = 0;
+    u.y_max = 100;
+    rec_begin();
+    ok = dpprof_plot_scatter(&u, &c) == 0;
+    rec_end();
+    if (ok && g_rec.na == 1) {
+      int x0 = g_rec.area[0][0], y0 = g_rec.area[0][1], x1 = g_rec.area[0][2], y1 = g_rec.area[0][3];
+      int ax = x0 + (x1 - x0) / 4, ay = y1 - (y1 - y0) / 4, bx = x0 + (x1 - x0) * 3 / 4, by = y1 - (y1 - y0) * 3 / 4;
+      check(px_is(&c, ax, ay, kr) && px_is(&c, bx, by, kr + 3) && px_is(&c, ax + 3, ay + 3, kr),
+            "scatter: marker centres have their point colour");
+    } else {
+      check(0, "scatter: known pixels (render failed)");
+    }
+    dpprof_canvas_free(&c);
+  }
+  /* bad inputs */
+  {
+    double bx[3] = {1, 2, 3}, by[3] = {1, 0, 3};
+    int bm[3] = {0, 9, 0};
+    memset(&c, 0, sizeof c);
+    memset(&u, 0, sizeof u);
+    u.n_points = 3;
+    u.x = bx;
+    u.y = by;
+    ok = dpprof_plot_scatter(NULL, &c) == DPPROF_PLOT_EARG;
+    d = u;
+    d.y = NULL;
+    ok &= dpprof_plot_scatter(&d, &c) == DPPROF_PLOT_EARG;
+    d = u;
+    d.n_points = 0;
+    ok &= dpprof_plot_scatter(&d, &c) == DPPROF_PLOT_EARG;
+    d = u;
+    d.point_marker = bm;
+    ok &= dpprof_plot_scatter(&d, &c) == DPPROF_PLOT_EARG;
+    d = u;
+    d.n_legend = 2;
+    ok &= dpprof_plot_scatter(&d, &c) == DPPROF_PLOT_EARG;
+    d = u;
+    d.log_y = 1; /* y has a 0 */
+    ok &= dpprof_plot_scatter(&d, &c) == DPPROF_PLOT_EVALUE;
+    d = u;
+    d.x_min = 3;
+    d.x_max = 3;
+    ok &= dpprof_plot_scatter(&d, &c) == DPPROF_PLOT_EVALUE;
+    bx[1] = NAN_V;
+    ok &= dpprof_plot_scatter(&u, &c) == DPPROF_PLOT_EVALUE;
+    bx[1] = 2;
+    d = u;
+    d.text_scale = -2;
+    ok &= dpprof_plot_scatter(&d, &c) == DPPROF_PLOT_EARG;
+    ok &= c.rgb == NULL;
+    /* one point, all equal: renders */
+    d = u;
+    d.n_points = 1;
+    ok &= dpprof_plot_scatter(&d, &c) == 0;
+    dpprof_canvas_free(&c);
+    check(ok, "scatter: bad inputs give the documented codes; a single point renders");
+  }
+}
+
+/* ---- lines ----------------------------------------------------------------------- */
+/* peak memory over sequence length per algorithm; > 80 GiB did not fit */
+static void lines_data(double *x, double *y, unsigned char *oom) {
+  static const double per_tok[6] = {0.0009, 0.0031, 0.0016, 0.0012, 0.00125, 0.00097};
+  static const double quad[6] = {0.0, 0.0, 9e-8, 2e-8, 0.0, 0.0};
+  int k, i;
+  for (i = 0; i < 8; i++) x[i] = 512 << i;
+  for (k = 0; k < 6; k++)
+    for (i = 0; i < 8; i++) {
+      double v = 16.0 + (k == 1 ? 2.5 : 0.0) + per_tok[k] * x[i] + quad[k] * x[i] * x[i];
+      y[k * 8 + i] = v;
+      oom[k * 8 + i] = v > 80.0;
+    }
+  y[4 * 8 + 3] = NAN_V; /* flash at 4096: not measured, the line breaks */
+}
+
+static void test_lines(void) {
+  double x[8], y[48];
+  unsigned char oom[48], rgb[18];
+  dpprof_lines_desc d, u;
+  dpprof_canvas c;
+  int i, ok;
+  lines_data(x, y, oom);
+  for (i = 0; i < 6; i++) memcpy(rgb + 3 * i, dpprof_plot_algo_colour(i), 3);
+  memset(&d, 0, sizeof d);
+  d.title = "Peak memory vs sequence length (Llama-3.2-1B, batch 1)";
+  d.xlabel = "sequence length (tokens)";
+  d.ylabel = "peak memory (GiB)";
+  d.n_points = 8;
+  d.x = x;
+  d.n_series = 6;
+  d.y = y;
+  d.oom = oom;
+  d.series_names = k_algos;
+  d.series_rgb = rgb;
+  d.log_x = d.log_y = 1;
+  d.x_ticks_at_data = 1;
+  RENDER_CHECKS(dpprof_plot_lines, d, "lines", "build/tests/plot-lines.png");
+  u = d;
+  u.width = 1200;
+  u.height = 800;
+  u.text_scale = 3;
+  u.title = "Memory scaling";
+  RENDER_CHECKS(dpprof_plot_lines, u, "lines 1200x800 ts3", "build/tests/plot-lines_ts3.png");
+  u.text_scale = 2;
+  RENDER_CHECKS(dpprof_plot_lines, u, "lines 1200x800 ts2", "build/tests/plot-lines_ts2.png");
+  u = d;
+  u.x_ticks_at_data = 0;
+  u.title = "Peak memory vs sequence length (decade ticks)";
+  rec_begin();
+  memset(&c, 0, sizeof c);
+  ok = dpprof_plot_lines(&u, &c) == 0;
+  rec_end();
+  check(ok && rec_has(&g_rec, "1000") && rec_has(&g_rec, "10000") && rec_has(&g_rec, "100"),
+        "lines: log-log axes labelled at decades (1000, 10000 on x, 100 on y)");
+  if (ok) save("build/tests/plot-lines_decades.png", &c);
+  dpprof_canvas_free(&c);
+  u = d;
+  u.log_x = u.log_y = 0;
+  u.x_ticks_at_data = 0;
+  u.oom = NULL;
+  u.title = "Peak memory vs sequence length (linear)";
+  RENDER_CHECKS(dpprof_plot_lines, u, "lines linear", "build/tests/plot-lines_linear.png");
+
+  /* known pixels on linear axes with explicit ranges: marker centres, a
+   * NaN gap without line, the oom cross above the data */
+  {
+    double kx[4] = {10, 20, 30, 40}, ky[8] = {10, 20, 30, 40, 50, NAN_V, 50, 0};
+    unsigned char ko[8] = {0, 0, 0, 0, 0, 0, 0, 1};
+    static const unsigned char kr[6] = {200, 30, 30, 30, 30, 200};
+    static const char *const kn[2] = {"rising", "gap"};
+    memset(&u, 0, sizeof u);
+    memset(&c, 0, sizeof c);
+    u.n_points = 4;
+    u.x = kx;
+    u.n_series = 2;
+    u.y = ky;
+    u.oom = ko;
+    u.series_rgb = kr;
+    u.series_names = kn;
+    u.x_min = 0;
+    u.x_max = 50;
+    u.y_min = 0;
+    u.y_max = 100;
+    rec_begin();
+    ok = dpprof_plot_lines(&u, &c) == 0;
+    rec_end();
+    if (ok && g_rec.na == 1) {
+      int x0 = g_rec.area[0][0], y0 = g_rec.area[0][1], x1 = g_rec.area[0][2], y1 = g_rec.area[0][3];
+      int px10 = x0 + (x1 - x0) / 5, px20 = x0 + (x1 - x0) * 2 / 5, px25 = x0 + (x1 - x0) / 2, py50 = y0 + (y1 - y0) / 2;
+      int py20 = y1 - (y1 - y0) / 5, px40 = x0 + (x1 - x0) * 4 / 5;
+      int gap_col = 0, cross = 0, yy;
+      check(px_is(&c, px10, y1 - (y1 - y0) / 10, kr) && px_is(&c, px20, py20, kr) && px_is(&c, px10, py50, kr + 3),
+            "lines: marker centres have their series colour");
+      /* series 1 has no point at x = 20, so nothing of its colour between
+       * its markers at 10 and 30 (apart from the marker edges) */
+      for (yy = y0; yy < y1; yy++) gap_col += px_is(&c, px20, yy, kr + 3) + px_is(&c, px25, yy, kr + 3);
+      cross = count_colour(&c, px40 - 20, 0, px40 + 20, y0 - 1, kr + 3);
+      check(gap_col == 0 && count_colour(&c, px10 + 20, py50 - 3, px10 + 30, py50 + 3, kr + 3) == 0,
+            "lines: a NaN point breaks the line");
+      check(cross > 10 && rec_has(&g_rec, "oom"), "lines: oom point drawn as a cross above the data, in the legend");
+      save("build/tests/plot-test_lines_known.png", &c);
+    } else {
+      check(0, "lines: known pixels (render failed)");
+    }
+    dpprof_canvas_free(&c);
+  }
+  /* bad inputs */
+  {
+    double bx[3] = {1, 2, 3}, by[3] = {1, NAN_V, 3};
+    int bm[1] = {6};
+    memset(&c, 0, sizeof c);
+    memset(&u, 0, sizeof u);
+    u.n_points = 3;
+    u.x = bx;
+    u.n_series = 1;
+    u.y = by;
+    ok = dpprof_plot_lines(NULL, &c) == DPPROF_PLOT_EARG && dpprof_plot_lines(&u, NULL) == DPPROF_PLOT_EARG;
+    d = u;
+    d.x = NULL;
+    ok &= dpprof_plot_lines(&d, &c) == DPPROF_PLOT_EARG;
+    d = u;
+    d.n_series = 0;
+    ok &= dpprof_plot_lines(&d, &c) == DPPROF_PLOT_EARG;
+    d = u;
+    d.series_marker = bm;
+    ok &= dpprof_plot_lines(&d, &c) == DPPROF_PLOT_EARG;
+    d = u;
+    d.text_scale = 99;
+    ok &= dpprof_plot_lines(&d, &c) == DPPROF_PLOT_EARG;
+    bx[0] = NAN_V;
+    ok &= dpprof_plot_lines(&u, &c) == DPPROF_PLOT_EVALUE;
+    bx[0] = 0.0;
+    d = u;
+    d.log_x = 1;
+    ok &= dpprof_plot_lines(&d, &c) == DPPROF_PLOT_EVALUE;
+    bx[0] = 1.0;
+    by[0] = strtod("inf", NULL);
+    ok &= dpprof_plot_lines(&u, &c) == DPPROF_PLOT_EVALUE;
+    by[0] = -1.0;
+    d = u;
+    d.log_y = 1;
+    ok &= dpprof_plot_lines(&d, &c) == DPPROF_PLOT_EVALUE;
+    d = u;
+    d.y_min = 5;
+    d.y_max = 1;
+    ok &= dpprof_plot_lines(&d, &c) == DPPROF_PLOT_EVALUE;
+    ok &= c.rgb == NULL;
+    /* every y missing: renders an empty frame */
+    by[0] = by[2] = NAN_V;
+    ok &= dpprof_plot_lines(&u, &c) == 0;
+    dpprof_canvas_free(&c);
+    check(ok, "lines: bad inputs give the documented codes; all-missing renders");
+  }
+}
+
+/* ---- capacity: horizontal bars, whole numbers, algorithm colours -------------- */
+static void test_capacity(void) {
+  static const double cap[7] = {64, 8, 48, 56, 16384, 112, 120};
+  unsigned char argb[21];
+  dpprof_bars_desc b, u;
+  dpprof_canvas c;
+  int i, ok;
+  for (i = 0; i < 7; i++) memcpy(argb + 3 * i, dpprof_plot_algo_colour(i), 3);
+  memset(&b, 0, sizeof b);
+  b.title = "Capacity: largest batch that fits in 80 GiB";
+  b.xlabel = "algorithm";
+  b.ylabel = "largest batch size";
+  b.n_groups = 7;
+  b.group_names = k_algos;
+  b.n_series = 1;
+  b.values = cap;
+  b.group_rgb = argb;
+  b.horizontal = 1;
+  b.log_y = 1;
+  RENDER_CHECKS(dpprof_plot_bars, b, "capacity (horizontal, log)", "build/tests/plot-capacity.png");
+  u = b;
+  u.width = 1200;
+  u.height = 800;
+  u.text_scale = 3;
+  u.title = "Capacity (80 GiB)";
+  RENDER_CHECKS(dpprof_plot_bars, u, "capacity 1200x800 ts3", "build/tests/plot-capacity_ts3.png");
+  u = b;
+  u.log_y = 0;
+  u.values = cap; /* linear: 16384 dwarfs the rest but must print whole */
+  rec_begin();
+  memset(&c, 0, sizeof c);
+  ok = dpprof_plot_bars(&u, &c) == 0;
+  rec_end();
+  check(ok && rec_has(&g_rec, "16384") && rec_has(&g_rec, "8") && rec_has(&g_rec, "112"),
+        "bars: whole numbers print with all digits and no decimals (16384, 8, 112)");
+  if (ok && g_rec.na == 1) {
+    /* bar g is centred on row g: its colour at a quarter of the axis */
+    int x0 = g_rec.area[0][0], y0 = g_rec.area[0][1], y1 = g_rec.area[0][3], g, col_ok = 1;
+    for (g = 0; g < 7; g++)
+      if (!px_is(&c, x0, y0 + (int)((y1 - y0) * (g + 0.5) / 7), argb + 3 * g)) col_ok = 0;
+    check(col_ok, "bars: horizontal bars start at the axis in their group colour");
+  }
+  dpprof_canvas_free(&c);
+  /* the vertical bars with group colours, and both bars at ts3 */
+  u = b;
+  u.horizontal = 0;
+  u.log_y = 0;
+  u.values = cap;
+  {
+    static const double cap2[7] = {64, 8, 48, 56, 128, 112, 120};
+    u.values = cap2;
+    u.title = "Capacity (vertical)";
+    RENDER_CHECKS(dpprof_plot_bars, u, "capacity vertical", "build/tests/plot-capacity_vertical.png");
+  }
+  u = b;
+  u.text_scale = -1;
+  memset(&c, 0, sizeof c);
+  check(dpprof_plot_bars(&u, &c) == DPPROF_PLOT_EARG && c.rgb == NULL, "bars: text_scale out of range is EARG");
+}
+
+/* the two existing figures at the paper setting: 1200x800, text scale 2/3 */
+static void test_paper_scale(void) {
+  static const char *const groups[5] = {"non-private SGD", "DP-SGD (per-sample, Opacus)", "DP-SGD ghost clipping",
+                                        "DP-SGD book-keeping", "DP-SGD mixed ghost"};
+  static const char *const series[3] = {"batch 32", "batch 64", "batch 128"};
+  static const double vals[15] = {1612.5, 1788.0, 1694.3, 1650.9, 1660.2, 2105.0, 3420.8, 2250.6,
+                                  2190.1, 2201.7, 3050.2, 6230.4, 3390.0, 3262.8, 3301.5};
+  demo dm;
+  dpprof_timeline_desc t;
+  dpprof_bars_desc b;
+  int ts;
+  for (ts = 2; ts <= 3; ts++) {
+    char png[64], lab[64];
+    demo_make(&dm, 10);
+    demo_desc(&dm, &t);
+    t.title = "DP-SGD memory timeline";
+    t.width = 1200;
+    t.height = 800;
+    t.text_scale = ts;
+    snprintf(png, sizeof png, "build/tests/plot-timeline_ts%d.png", ts);
+    snprintf(lab, sizeof lab, "timeline 1200x800 ts%d", ts);
+    RENDER_CHECKS(dpprof_plot_timeline, t, lab, png);
+    demo_free(&dm);
+    memset(&b, 0, sizeof b);
+    b.title = "Peak GPU memory by clipping method";
+    b.xlabel = "method";
+    b.n_groups = 5;
+    b.group_names = groups;
+    b.n_series = 3;
+    b.series_names = series;
+    b.values = vals;
+    b.width = 1200;
+    b.height = 800;
+    b.text_scale = ts;
+    snprintf(png, sizeof png, "build/tests/plot-bars_ts%d.png", ts);
+    snprintf(lab, sizeof lab, "bars 1200x800 ts%d", ts);
+    RENDER_CHECKS(dpprof_plot_bars, b, lab, png);
+  }
+  /* the default renders keep their layout: no text overlaps there either */
+  demo_make(&dm, 10);
+  demo_desc(&dm, &t);
+  RENDER_CHECKS(dpprof_plot_timeline, t, "timeline default", "build/tests/plot-timeline.png");
+  demo_free(&dm);
+}
+
+/* every new figure over odd sizes and scales: renders (asan/ubsan watch) */
+static void test_new_odd(void) {
+  static const int sizes[4][2] = {{320, 200}, {640, 360}, {1200, 800}, {2400, 1350}};
+  double hv[42], sv[49], st[7], x[8], y[48], sx[21], sy[21];
+  const char *hl[42], *sl[21];
+  static char names[21][32];
+  unsigned char oom[48], srgb[63];
+  int smk[21], si, ts, ok = 1, rc;
+  dpprof_canvas c;
+  heat_data(hv, hl);
+  stack_data(sv, st);
+  lines_data(x, y, oom);
+  scatter_data(sx, sy, sl, names, srgb, smk);
+  memset(&c, 0, sizeof c);
+  for (si = 0; si < 4; si++)
+    for (ts = 0; ts <= 8; ts += (ts < 4 ? 1 : 4)) {
+      dpprof_heatmap_desc h;
+      dpprof_stacked_desc s;
+      dpprof_lines_desc l;
+      dpprof_scatter_desc p;
+      dpprof_bars_desc b;
+      heat_desc(&h, hv, hl);
+      h.width = sizes[si][0], h.height = sizes[si][1], h.text_scale = ts;
+      rc = dpprof_plot_heatmap(&h, &c);
+      ok &= rc == 0;
+      dpprof_canvas_free(&c);
+      stack_desc(&s, sv, st, NULL);
+      s.width = sizes[si][0], s.height = sizes[si][1], s.text_scale = ts;
+      rc = dpprof_plot_stacked(&s, &c);
+      ok &= rc == 0;
+      dpprof_canvas_free(&c);
+      memset(&l, 0, sizeof l);
+      l.n_points = 8, l.x = x, l.n_series = 6, l.y = y, l.oom = oom, l.series_names = k_algos;
+      l.log_x = l.log_y = si & 1, l.x_ticks_at_data = si >> 1;
+      l.width = sizes[si][0], l.height = sizes[si][1], l.text_scale = ts;
+      rc = dpprof_plot_lines(&l, &c);
+      ok &= rc == 0;
+      dpprof_canvas_free(&c);
+      memset(&p, 0, sizeof p);
+      p.n_points = 21, p.x = sx, p.y = sy, p.labels = sl, p.point_rgb = srgb, p.point_marker = smk;
+      p.log_x = si & 1;
+      p.width = sizes[si][0], p.height = sizes[si][1], p.text_scale = ts;
+      rc = dpprof_plot_scatter(&p, &c);
+      ok &= rc == 0;
+      dpprof_canvas_free(&c);
+      memset(&b, 0, sizeof b);
+      b.n_groups = 7, b.group_names = k_algos, b.n_series = 2, b.values = y, b.horizontal = 1;
+      b.width = sizes[si][0], b.height = sizes[si][1], b.text_scale = ts;
+      rc = dpprof_plot_bars(&b, &c);
+      ok &= rc == 0;
+      dpprof_canvas_free(&c);
+    }
+  check(ok, "new figures: every size 320x200..2400x1350 at text scales 0..8 renders");
+}
+
 int main(void) {
   test_font();
   test_text_metrics();
@@ -864,5 +1917,13 @@ int main(void) {
   test_bars();
   font_sheet();
   stress_images();
+  test_algo_colours();
+  test_heatmap();
+  test_stacked();
+  test_scatter();
+  test_lines();
+  test_capacity();
+  test_paper_scale();
+  test_new_odd();
   return g_fail ? 1 : 0;
 }
