@@ -145,7 +145,7 @@ paper-clean:
 TEST_BIN := build/tests
 test: deps
 	$(MAKE) dpprof
-	$(MAKE) test-build
+	$(MAKE) -j$$(nproc) test-build
 	tests/run.sh $(TEST_BIN)
 
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
