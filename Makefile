@@ -144,9 +144,16 @@ paper-clean:
 # ---- tests ------------------------------------------------------------------------------------------
 TEST_BIN := build/tests
 test: deps
-	$(MAKE) dpprof
+	$(MAKE) dpprof build/dpprof-nocuda
 	$(MAKE) -j$$(nproc) test-build
 	tests/run.sh $(TEST_BIN)
+
+# the same program without the CUDA object: what tests/test_memcheck.sh runs under valgrind (libcudart
+# makes valgrind report on the CUDA runtime, not on dpprof)
+build/dpprof-nocuda: main.c dpprof.h
+	@mkdir -p build
+	$(CC) $(CFLAGS) -g -DDPPROF_NO_CUDA -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c -o $@.tmp -lm
+	mv $@.tmp $@
 
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
 TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu test_dp test_dpops
@@ -194,10 +201,41 @@ clean:
 	rm -rf build dpprof dpprof.tmp results figures paper/generated paper/build paper/paper.pdf
 
 # ---- fuzzing (libFuzzer; clang's runtime comes from Debian's libclang-rt-14-dev) -------------------
+# make fuzz: each harness of tests/fuzz/ for FUZZ_SECONDS (default 60) from its committed corpus and
+# dictionary; new inputs go to build/fuzz/corpus_NAME_run, a crash to build/fuzz/NAME/ (and the make
+# fails, naming it). make fuzz-ci: the same for 20 s each (.ci/run).
+#   json     the json reader: parse, getters, write back, parse again
+#   options  dpprof run's parse_run() + dpprof_config_resolve() + one dry step (cpu when small)
+#   conf     experiment files: sweep_parse() and the report's rep_read_lines() + rep_validate()
 FUZZ_SECONDS ?= 60
-.PHONY: fuzz
-fuzz:
+FUZZERS := json options conf
+FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DDPPROF_NO_CUDA -I.
+.PHONY: fuzz fuzz-ci fuzz-build
+fuzz-build: $(addprefix build/fuzz/fuzz_,$(FUZZERS))
+
+# options and conf include main.c (its main renamed) to reach its static parsers
+build/fuzz/fuzz_options build/fuzz/fuzz_conf: main.c
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c dpprof.h
 	@mkdir -p build/fuzz
-	clang -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -DDPPROF_NO_CUDA -I. tests/fuzz/fuzz_json.c -o build/fuzz/fuzz_json -lm
-	cp -r tests/fuzz/corpus_json build/fuzz/corpus_json_run
-	build/fuzz/fuzz_json -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/json.dict build/fuzz/corpus_json_run tests/fuzz/corpus_json
+	clang $(FUZZ_CFLAGS) $< -o $@.tmp -lm
+	mv $@.tmp $@
+
+fuzz: fuzz-build
+	@failed=""; \
+	for f in $(FUZZERS); do \
+	  mkdir -p build/fuzz/corpus_$${f}_run build/fuzz/$$f; \
+	  echo "fuzz_$$f: $(FUZZ_SECONDS) s (log build/fuzz/fuzz_$$f.log)"; \
+	  if build/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=4096 -print_final_stats=1 \
+	       -dict=tests/fuzz/$$f.dict -artifact_prefix=build/fuzz/$$f/ \
+	       build/fuzz/corpus_$${f}_run tests/fuzz/corpus_$$f >build/fuzz/fuzz_$$f.log 2>&1; then \
+	    grep -E '^stat::number_of_executed_units|^Done ' build/fuzz/fuzz_$$f.log | tr '\n' ' ' | sed 's/^/  /'; echo; \
+	  else \
+	    failed="$$failed $$f"; \
+	    grep -E 'ERROR|runtime error|invariant failed|Test unit written' build/fuzz/fuzz_$$f.log | head -5 | sed 's/^/  /'; \
+	  fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed (inputs in build/fuzz/NAME/; rerun one: build/fuzz/fuzz_NAME FILE)"; exit 1; fi; \
+	echo "fuzz: $(FUZZERS): no crash in $(FUZZ_SECONDS) s each"
+
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=20

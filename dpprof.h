@@ -1984,6 +1984,9 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (!c.batch) c.batch = 8;
     if (!c.physical_batch) c.physical_batch = c.batch;
     if (c.physical_batch > c.batch) return dpprof__fail(DPPROF_ERR_INVALID, "physical-batch = %d is larger than batch = %d", c.physical_batch, c.batch);
+    /* the engine counts the rows of a physical batch (physical-batch x seq) in an int */
+    if ((long long)c.physical_batch * c.seq > INT32_MAX)
+        return dpprof__fail(DPPROF_ERR_OVERFLOW, "seq x physical-batch = %d x %d = %lld tokens overflows the size arithmetic (at most %d per physical batch)", c.seq, c.physical_batch, (long long)c.physical_batch * c.seq, INT32_MAX);
     if (!c.steps) c.steps = 3;
     if (!c.optimizer) c.optimizer = DPPROF_OPT_ADAM;
     if (c.optimizer != DPPROF_OPT_ADAM && c.optimizer != DPPROF_OPT_SGD) return dpprof__fail(DPPROF_ERR_INVALID, "optimizer %d is neither adam nor sgd", (int)c.optimizer);
@@ -2292,6 +2295,12 @@ static int dpprof__load_data(dpprof_session *s) {
     if (!path) return DPPROF_OK;
     f = fopen(path, "rb");
     if (!f) return dpprof__fail(DPPROF_ERR_IO, "--data %s: cannot open: %s", path, strerror(errno));
+    /* a directory opens, and its size reads as LONG_MAX: reading it is what fails */
+    if (getc(f) == EOF && ferror(f)) {
+        int e = errno;
+        fclose(f);
+        return dpprof__fail(DPPROF_ERR_IO, "--data %s: cannot read: %s", path, strerror(e));
+    }
     if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
         return dpprof__fail(DPPROF_ERR_IO, "--data %s: cannot read its size (not a regular file?)", path);
@@ -3267,8 +3276,10 @@ DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int train
 #endif
 #define DPPROF__MIB 1048576.0
 
+static size_t dpprof__jutf8(const unsigned char *s, size_t avail);
 static void dpprof__jstr(FILE *f, const char *str) {
     const unsigned char *p = (const unsigned char *)(str ? str : "");
+    size_t n;
     if (!str) { fputs("null", f); return; }
     fputc('"', f);
     for (; *p; p++) {
@@ -3276,7 +3287,14 @@ static void dpprof__jstr(FILE *f, const char *str) {
         else if (*p == '\n') fputs("\\n", f);
         else if (*p == '\t') fputs("\\t", f);
         else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
+        else if (*p < 0x80) fputc(*p, f);
+        /* json is utf-8: an invalid byte (--experiment, a --data path) becomes U+FFFD, so that
+           dpprof's own reader takes the file back. the nul ends a sequence early: 4 is safe */
+        else if ((n = dpprof__jutf8(p, 4)) == 0 || n == (size_t)-1) fputs("\\ufffd", f);
+        else {
+            fwrite(p, 1, n, f);
+            p += n - 1;
+        }
     }
     fputc('"', f);
 }

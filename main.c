@@ -382,12 +382,13 @@ static int cmd_run(int argc, char **argv) {
     }
 
     rc = dpprof_session_create(&o.cfg, &s);
-    if (rc != DPPROF_OK && rc != DPPROF_ERR_OOM) {
+    /* an oom before the model was built (the session itself, --data) comes back without a session */
+    if (rc != DPPROF_OK && (rc != DPPROF_ERR_OOM || !s)) {
         fprintf(stderr, "%s: run: %s\n", prog, dpprof_last_error());
         atomic_abort(&out);
         atomic_abort(&trace);
         /* input the engine refuses (unknown data, unsupported option) is bad input: no file at all */
-        return rc == DPPROF_ERR_INVALID || rc == DPPROF_ERR_UNSUPPORTED || rc == DPPROF_ERR_IO || rc == DPPROF_ERR_NO_CUDA || rc == DPPROF_ERR_NO_DEVICE ? EXIT_USAGE : EXIT_ERROR;
+        return rc == DPPROF_ERR_INVALID || rc == DPPROF_ERR_UNSUPPORTED || rc == DPPROF_ERR_IO || rc == DPPROF_ERR_NO_CUDA || rc == DPPROF_ERR_NO_DEVICE || rc == DPPROF_ERR_OVERFLOW ? EXIT_USAGE : rc == DPPROF_ERR_OOM ? EXIT_OOM : EXIT_ERROR;
     }
     total = resolved.warmup + resolved.steps;
     if (rc == DPPROF_OK && !o.quiet)
@@ -910,7 +911,7 @@ static int sweep_parse_axis(sweep_spec *sp, int line, const char *aname, char *t
         } else {
             /* a bare value: --NAME v */
             char *o;
-            if (strpbrk(s, " \t"))
+            if (strpbrk(s, " \t\r\n\v\f")) /* sweep_space: what sweep_split splits at */
                 return sweep_bad(sp, line, "%s: a bare value is one word (it means '--%s VALUE'): write 'LABEL: OPTIONS' for more", what, aname);
             if (strpbrk(s, "\"'`\\"))
                 return sweep_bad(sp, line, "%s: quotes and backslashes are not supported (options are split on whitespace, with no quoting)", what);
@@ -1677,42 +1678,46 @@ static const char *rep_get(const rep_line *l, const char *key) {
 /* the figure and table lines: "figure FIG = KIND k=v ..." and "table = KIND k=v ..." */
 static int rep_read_lines(rep *r) {
     FILE *f = fopen(r->conf, "r");
-    char buf[4096];
-    int ln = 0;
+    char *buf = NULL;
+    size_t cap = 0;
+    int ln = 0, rc = EXIT_OK;
     if (!f) {
         fprintf(stderr, "%s: report: %s: cannot open: %s\n", prog, r->conf, strerror(errno));
         return EXIT_USAGE;
     }
-    while (fgets(buf, sizeof buf, f)) {
+    /* whole lines and the same white space as sweep_parse, which accepted the file: a figure line
+       after a vertical tab, or inside a long description, is what the sweep saw */
+    while (rc == EXIT_OK && getline(&buf, &cap, f) != -1) {
         char *s = buf, *eq, *tok, *save = NULL, *hash;
         rep_line *l;
         ln++;
         if ((hash = strchr(s, '#'))) *hash = 0;
-        while (*s == ' ' || *s == '\t') s++;
+        while (sweep_space((unsigned char)*s)) s++;
         if (strncmp(s, "figure", 6) && strncmp(s, "table", 5)) continue;
-        if (r->nlines == REP_MAX_LINES) { fclose(f); return rep_bad(r, ln, "more than %s figure and table lines", "64"); }
+        if (r->nlines == REP_MAX_LINES) { rc = rep_bad(r, ln, "more than %s figure and table lines", "64"); break; }
         l = &r->lines[r->nlines++];
         memset(l, 0, sizeof *l);
         l->line = ln;
-        if (!(eq = strchr(s, '='))) { fclose(f); return rep_bad(r, ln, "expected 'figure NAME = KIND ...' or 'table = KIND ...'%s", ""); }
+        if (!(eq = strchr(s, '='))) { rc = rep_bad(r, ln, "expected 'figure NAME = KIND ...' or 'table = KIND ...'%s", ""); break; }
         *eq = 0;
         if (!strncmp(s, "figure", 6)) {
-            if (sscanf(s + 6, " %63[a-z0-9_-]", l->fig) != 1) { fclose(f); return rep_bad(r, ln, "figure without a name (figure NAME = KIND ...)%s", ""); }
+            if (sscanf(s + 6, " %63[a-z0-9_-]", l->fig) != 1) { rc = rep_bad(r, ln, "figure without a name (figure NAME = KIND ...)%s", ""); break; }
         } else snprintf(l->fig, sizeof l->fig, "table");
-        tok = strtok_r(eq + 1, " \t\r\n", &save);
-        if (!tok) { fclose(f); return rep_bad(r, ln, "no KIND after '='%s", ""); }
+        tok = strtok_r(eq + 1, " \t\r\n\v\f", &save);
+        if (!tok) { rc = rep_bad(r, ln, "no KIND after '='%s", ""); break; }
         snprintf(l->kind, sizeof l->kind, "%s", tok);
-        while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+        while ((tok = strtok_r(NULL, " \t\r\n\v\f", &save))) {
             char *e = strchr(tok, '=');
-            if (!e || l->nkv == 16) { fclose(f); return rep_bad(r, ln, "'%s': expected key=value", tok); }
+            if (!e || l->nkv == 16) { rc = rep_bad(r, ln, "'%s': expected key=value", tok); break; }
             *e = 0;
             snprintf(l->key[l->nkv], sizeof l->key[0], "%s", tok);
             snprintf(l->val[l->nkv], sizeof l->val[0], "%s", e + 1);
             l->nkv++;
         }
     }
+    free(buf);
     fclose(f);
-    return EXIT_OK;
+    return rc;
 }
 
 static double rep_num(const dpprof_json *v) {
@@ -2004,8 +2009,9 @@ static int rep_fig_timeline(rep *r, const rep_line *l) {
         if (!argv) { free(json); return EXIT_ERROR; }
         while (argv[n]) n++;
         full = (char **)calloc((size_t)n + 3, sizeof *full);
-        if (!full) { free(json); return EXIT_ERROR; }
+        if (!full) { free(argv); free(json); return EXIT_ERROR; }
         for (k = 0; k < n; k++) full[k] = argv[k];
+        free(argv); /* the strings belong to the spec: full holds them now */
         full[n] = (char *)"--timeline";
         full[n + 1] = (char *)"full"; /* the last --timeline wins */
         pid = fork();

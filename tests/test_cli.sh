@@ -57,6 +57,83 @@ bad 2 "trunc.json: line 2, column 1" plot timeline "$tmp/trunc.json" --out "$tmp
 echo '{"experiment": "x"}' >"$tmp/notl.json"
 bad 2 "no timeline" plot timeline "$tmp/notl.json" --out "$tmp/bad.json"
 
+
+# ---- bad input, part 2: sizes at and past their limits, values that are not numbers, files that are
+# not what they say, outputs that cannot be written; each with dpprof's exact message ------------------
+bad 2 "--vocab '99999999999': expected an integer in [2, 16777216]" run --vocab 99999999999 $o
+bad 2 "--batch '2147483647': expected an integer in [1, 16777216]" run --batch 2147483647 $o
+bad 2 "--classes '99999999999': expected an integer in [2, 16777216]" run --task cls --classes 99999999999 $o
+bad 2 "--classes '1': expected an integer in [2, 16777216]" run --task cls --classes 1 $o
+bad 2 "head size hidden/heads = 4194304 exceeds 256" run --hidden 16777216 --layers 4096 --out "$tmp/bad.json" --steps 1 --backend cpu
+# a model of 2^62 elements: on dry its bytes overflow the accountant (bad input, no file); on cpu it
+# is over the memory limit (MemAvailable by default): an oom result, never a crash
+bad 2 "dpprof_track_alloc: 1125899906842624 bytes overflow the live total" run --hidden 16777216 --heads 65536 --layers 4096 $o
+bad 3 "run: out of memory: 1125899906842624 more bytes (model_parameters, attention) would bring live memory to" \
+    run --hidden 16777216 --heads 65536 --layers 4096 --steps 1 --backend cpu --quiet --out "$tmp/huge.json"
+check "a model past the memory limit: its json says oom" grep -q '"status": "oom"' "$tmp/huge.json"
+# the rows of a physical batch (seq x physical-batch) are an int: past it is overflow, not a wrap
+bad 2 "seq x physical-batch = 16777216 x 16777216 = 281474976710656 tokens overflows the size arithmetic (at most 2147483647 per physical batch)" \
+    run --seq 16777216 --batch 16777216 $o
+bad 2 "seq x physical-batch = 16777216 x 128 = 2147483648 tokens overflows the size arithmetic" run --seq 16777216 --batch 128 $o
+"$bin" run --seq 16777216 --batch 128 --physical-batch 127 --steps 1 --backend dry --timeline none --quiet --out "$tmp/edge.json"; rc=$?
+check "seq x physical-batch = 2^24 x 127 (just under 2^31) runs on dry" test $rc -eq 0 -a -s "$tmp/edge.json"
+bad 2 "--lr '-1': expected a number in (0, 1e+06]" run --lr -1 $o
+bad 2 "--lr 'nan': expected a number in (0, 1e+06]" run --lr nan $o
+bad 2 "--sigma 'inf': expected a number in [0, 1e+06]" run --algo flash --sigma inf $o
+bad 2 "--delta '0': expected a number in (0, 1]" run --algo flash --delta 0 $o
+bad 2 "--delta '1.5': expected a number in (0, 1]" run --algo flash --delta 1.5 $o
+bad 2 "--max-grad-norm '0': expected a number in (0, 1e+12]" run --algo ghost --max-grad-norm 0 $o
+bad 2 "--dataset-size '0': expected an integer in [1, 9223372036854775807]" run --algo flash --dataset-size 0 $o
+bad 2 "--physical-batch '0': expected an integer in [1, 16777216]" run --physical-batch 0 $o
+bad 2 "--steps '0': expected an integer in [1, 100000000]" run --steps 0 --out "$tmp/bad.json" --backend dry
+bad 2 "--warmup '-1': expected an integer in [0, 100000000]" run --warmup -1 $o
+bad 2 "--seed '-1': expected an integer in [0, 2^64)" run --seed -1 $o
+bad 2 "--memory-limit '0': expected a positive size in bytes" run --memory-limit 0 $o
+bad 2 "--timeline 'some': expected full or none" run --timeline some $o
+# --data that is not a text file of samples
+mkdir -p "$tmp/datadir"
+bad 2 "--data $tmp/datadir: cannot read: Is a directory" run --data "$tmp/datadir" $o
+: >"$tmp/empty.txt"
+bad 2 "empty.txt: 0 bytes is too short for seq = 64 (needs at least 65 bytes)" run --data "$tmp/empty.txt" $o
+bad 2 "empty.txt: no 'label<TAB>text' lines" run --task cls --data "$tmp/empty.txt" $o
+printf '\000\001\002\377\t\n\211PNG\r\n' >"$tmp/garbage.bin"
+bad 2 "garbage.bin:1: expected 'label<TAB>text' with an integer label in [0, 2)" run --task cls --data "$tmp/garbage.bin" $o
+# a --data file larger than memory (sparse): a clean out of memory, no session, no file left behind
+if truncate -s 1T "$tmp/huge.txt" 2>/dev/null; then
+    err=$(ulimit -v 4000000; "$bin" run --data "$tmp/huge.txt" $o 2>&1 >/dev/null); rc=$?
+    check "a 1 TiB --data file: exit 3 'cannot hold 1099511627776 bytes', no file (got exit $rc: $err)" \
+        bash -c "[ $rc -eq 3 ] && grep -qF 'huge.txt: cannot hold 1099511627776 bytes' <<<\"\$1\" && [ ! -e '$tmp/bad.json' ] && [ ! -e '$tmp/bad.json.tmp' ]" _ "$err"
+    rm -f "$tmp/huge.txt" "$tmp/bad.json" "$tmp/bad.json.tmp"
+else
+    echo "SKIP a 1 TiB --data file: this file system has no sparse files"
+fi
+# outputs that cannot be written: nothing is left behind, not even the --out that opened first
+: >"$tmp/afile"
+bad 2 "--out '/sys/dpprof-r.json': cannot write" run --steps 1 --backend dry --out /sys/dpprof-r.json
+bad 2 "--out '$tmp/afile/r.json': cannot write: Not a directory" run --steps 1 --backend dry --out "$tmp/afile/r.json"
+bad 2 "--dump '$tmp/afile/dump': cannot create the directory: Not a directory" run --dump "$tmp/afile/dump" $o
+bad 2 "--trace '$tmp/afile/t.json': cannot write: Not a directory" run --trace "$tmp/afile/t.json" $o
+# the command line itself: --opt=value is not a form dpprof reads; bytes that are not ascii
+bad 2 "unknown option '--seq=64'" run --seq=64 $o
+bad 2 "--seq '1"$'\xc2\xb2'"': expected an integer in [1, 16777216]" run --seq $'1\xc2\xb2' $o
+bad 2 "unknown preset 'tin"$'\xc3\xa9'"'" run --preset $'tin\xc3\xa9' $o
+bad 2 "lora-targets 'q,"$'\xff'"': '"$'\xff'"' is not one of q, k, v, o, gate, up, down" run --lora-rank 2 --lora-targets $'q,\xff' $o
+# a repeated option: the last one wins
+"$bin" run --seq 8 --seq 16 --batch 2 --batch 3 --steps 1 --backend dry --quiet --out "$tmp/dup.json"; rc=$?
+check "a repeated option: the last one wins (seq 16, batch 3)" bash -c "[ $rc -eq 0 ] && grep -q '\"seq\": 16,' '$tmp/dup.json' && grep -q '\"batch\": 3,' '$tmp/dup.json'"
+# an --experiment that is not utf-8: the json holds U+FFFD, so dpprof's own reader takes it back
+"$bin" run --experiment $'x\xff\xfey' --steps 1 --backend dry --quiet --out "$tmp/u8.json"; rc=$?
+check "--experiment with invalid utf-8: the result json says x\\ufffd\\ufffdy" bash -c "[ $rc -eq 0 ] && grep -qF '\"experiment\": \"x\\ufffd\\ufffdy\"' '$tmp/u8.json'"
+"$bin" plot timeline "$tmp/u8.json" --out "$tmp/u8.png"; rc=$?
+check "... and plot reads that json back" test $rc -eq 0 -a -s "$tmp/u8.png"
+# plot on what is not a result
+printf '\211PNG\r\n\032\n\000\000\000\rIHDR' >"$tmp/g.png"
+bad 2 "g.png: line 1, column 1: unexpected byte 0x89, expected a value" plot timeline "$tmp/g.png" --out "$tmp/bad.json"
+echo '{"timeline": {"t_ms": [0, 1], "bytes": [5, -5, 3], "category": [0, 0, 0]}}' >"$tmp/len.json"
+bad 2 "len.json: timeline arrays are empty or of different lengths" plot timeline "$tmp/len.json" --out "$tmp/bad.json"
+bad 2 "plot: usage: dpprof plot timeline RESULT.json --out FILE.png" plot timeline "$tmp/len.json"
+bad 2 "--steps '-5': expected an integer in [0, 1000000000000]" epsilon --steps -5 --sigma 1 --sample-rate 0.01
+bad 2 "--delta must be in (0, 1)" epsilon --sigma 1 --sample-rate 0.1 --steps 10 --delta 1
 # help is complete: every option of the run contract appears
 help=$("$bin" run --help); rc=$?
 missing=""

@@ -52,3 +52,14 @@ err=$("$bin" report "$tmp/bad2.conf" --results "$tmp/r" --figures "$tmp/f" --tab
 check "unknown figure kind: exit 2 and FILE:LINE (got: $err)" bash -c "[ $rc -eq 2 ] && grep -qF \"bad2.conf:4: unknown figure kind 'pie'\" <<<\"\$1\"" _ "$err"
 err=$("$bin" report "$tmp/small.conf" --results "$tmp/nothing" 2>&1); rc=$?
 check "no results: exit 2 and says to sweep first" bash -c "[ $rc -eq 2 ] && grep -qF 'run: dpprof sweep' <<<\"\$1\"" _ "$err"
+# the report reads the lines the sweep accepted, as the sweep reads them: a table line after a
+# vertical tab is drawn, and a description longer than 4095 bytes is one line (its text past byte
+# 4095 is not read as a line of its own)
+printf 'name = v\nbase = --preset tiny --backend dry --steps 1 --timeline none\naxis seq = 8 | 16\n\vtable = breakdown group=seq\n' >"$tmp/vt.conf"
+"$bin" sweep "$tmp/vt.conf" --out-dir "$tmp/vr" 2>/dev/null
+"$bin" report "$tmp/vt.conf" --results "$tmp/vr" --figures "$tmp/vf" --tables "$tmp/vtab" 2>"$tmp/vt.err"; rc=$?
+check "a table line after a vertical tab: the table is written" test $rc -eq 0 -a -s "$tmp/vtab/v-table.tex"
+{ printf 'name = v\nbase = --preset tiny --backend dry --steps 1 --timeline none\ndescription = '; head -c 4081 /dev/zero | tr '\0' 'a'
+  printf 'figure x = pie x=seq\naxis seq = 8 | 16\n'; } >"$tmp/long.conf"
+err=$("$bin" report "$tmp/long.conf" --results "$tmp/vr" --figures "$tmp/vf" --tables "$tmp/vtab" 2>&1); rc=$?
+check "a 4200-byte description is one line, not a figure line (got: $err)" test $rc -eq 0

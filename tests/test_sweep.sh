@@ -228,6 +228,10 @@ bad "bare value with a space" "dpprof: sweep: @F:3: axis 'seq' value 1 ('16 32')
 'name = x
 base = --preset tiny
 axis seq = 16 32'
+bad "bare value with a vertical tab (white space, as the options split at it)" "dpprof: sweep: @F:3: axis 'seed' value 1 ('1"$'\v'"2'): a bare value is one word (it means '--seed VALUE'): write 'LABEL: OPTIONS' for more" \
+"name = x
+base = --preset tiny
+axis seed = 1"$'\v'"2"
 bad "options not starting with --" "dpprof: sweep: @F:2: base: expected options starting with '--', got 'preset tiny'" \
 'name = x
 base = preset tiny'
