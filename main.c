@@ -231,7 +231,15 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         DBLOPT("--init-std", init_std, 0, 1e3, 1)
         DBLOPT("--sigma", sigma, 0, 1e6, 0)
         DBLOPT("--max-grad-norm", max_grad_norm, 0, 1e12, 1)
-        DBLOPT("--delta", delta, 0, 1, 1)
+        else if (!strcmp(a, "--delta")) { /* open at both ends, unlike parse_dbl's ranges */
+            char *end;
+            errno = 0;
+            c->delta = strtod(v, &end);
+            if (!*v || *end || errno == ERANGE || !(c->delta > 0 && c->delta < 1)) {
+                fprintf(stderr, "%s: --delta '%s': expected a number in (0, 1)\n", prog, v);
+                return EXIT_USAGE;
+            }
+        }
         DBLOPT("--lora-alpha", lora_alpha, 0, 1e12, 1)
         else if (!strcmp(a, "--target-epsilon")) { if (parse_dbl(a, v, 0, 1e6, 1, &o->target_epsilon)) return EXIT_USAGE; }
         else if (!strcmp(a, "--dataset-size")) { if (parse_ll(a, v, 1, LLONG_MAX, &ll)) return EXIT_USAGE; c->dataset_size = ll; }
@@ -2284,11 +2292,6 @@ static int cmd_report(int argc, char **argv) {
     r.conf = conf;
     if ((rc = sweep_parse(conf, &r.sp)) != EXIT_OK) return rc;
     if ((rc = rep_read_lines(&r)) != EXIT_OK || (rc = rep_validate(&r)) != EXIT_OK) { sweep_spec_free(&r.sp); return rc; }
-    if ((mkdir(r.figdir, 0777) != 0 && errno != EEXIST) || (mkdir(r.tabdir, 0777) != 0 && errno != EEXIST)) {
-        fprintf(stderr, "%s: report: cannot create '%s' or '%s': %s\n", prog, r.figdir, r.tabdir, strerror(errno));
-        sweep_spec_free(&r.sp);
-        return EXIT_USAGE;
-    }
     r.res = (rep_res *)calloc((size_t)r.sp.nconf, sizeof *r.res);
     if (!r.res) { sweep_spec_free(&r.sp); return EXIT_ERROR; }
     for (c = 0; c < r.sp.nconf; c++) {
@@ -2301,6 +2304,12 @@ static int cmd_report(int argc, char **argv) {
     }
     if (n_missing == r.sp.nconf) {
         fprintf(stderr, "%s: report: no results of '%s' in %s (run: dpprof sweep %s --out-dir %s)\n", prog, r.sp.name, r.dir, conf, r.dir);
+        free(r.res);
+        sweep_spec_free(&r.sp);
+        return EXIT_USAGE;
+    }
+    if ((mkdir(r.figdir, 0777) != 0 && errno != EEXIST) || (mkdir(r.tabdir, 0777) != 0 && errno != EEXIST)) {
+        fprintf(stderr, "%s: report: cannot create '%s' or '%s': %s\n", prog, r.figdir, r.tabdir, strerror(errno));
         free(r.res);
         sweep_spec_free(&r.sp);
         return EXIT_USAGE;

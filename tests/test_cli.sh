@@ -38,7 +38,7 @@ bad 2 "sigma, max-grad-norm, clipping and delta apply to the DP algorithms, not 
 bad 2 "--poisson samples from a dataset: give --dataset-size" run --algo flash --poisson $o
 bad 2 "--clipping 'layer': expected flat or per-layer" run --algo ghost --clipping layer $o
 bad 2 "--sigma '-1': expected a number in [0," run --sigma -1 $o
-bad 2 "delta = 1 must be in (0, 1)" run --delta 1 $o
+bad 2 "--delta '1': expected a number in (0, 1)" run --delta 1 $o
 bad 2 "--task 'seq2seq': expected lm or cls" run --task seq2seq $o
 bad 2 "unknown option '--bogus'" run --bogus 1 $o
 bad 2 "--steps needs a value" run $o --steps
@@ -81,7 +81,7 @@ bad 2 "--lr '-1': expected a number in (0, 1e+06]" run --lr -1 $o
 bad 2 "--lr 'nan': expected a number in (0, 1e+06]" run --lr nan $o
 bad 2 "--sigma 'inf': expected a number in [0, 1e+06]" run --algo flash --sigma inf $o
 bad 2 "--delta '0': expected a number in (0, 1]" run --algo flash --delta 0 $o
-bad 2 "--delta '1.5': expected a number in (0, 1]" run --algo flash --delta 1.5 $o
+bad 2 "--delta '1.5': expected a number in (0, 1)" run --algo flash --delta 1.5 $o
 bad 2 "--max-grad-norm '0': expected a number in (0, 1e+12]" run --algo ghost --max-grad-norm 0 $o
 bad 2 "--dataset-size '0': expected an integer in [1, 9223372036854775807]" run --algo flash --dataset-size 0 $o
 bad 2 "--physical-batch '0': expected an integer in [1, 16777216]" run --physical-batch 0 $o
