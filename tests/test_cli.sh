@@ -80,7 +80,7 @@ check "seq x physical-batch = 2^24 x 127 (just under 2^31) runs on dry" test $rc
 bad 2 "--lr '-1': expected a number in (0, 1e+06]" run --lr -1 $o
 bad 2 "--lr 'nan': expected a number in (0, 1e+06]" run --lr nan $o
 bad 2 "--sigma 'inf': expected a number in [0, 1e+06]" run --algo flash --sigma inf $o
-bad 2 "--delta '0': expected a number in (0, 1]" run --algo flash --delta 0 $o
+bad 2 "--delta '0': expected a number in (0, 1)" run --algo flash --delta 0 $o
 bad 2 "--delta '1.5': expected a number in (0, 1)" run --algo flash --delta 1.5 $o
 bad 2 "--max-grad-norm '0': expected a number in (0, 1e+12]" run --algo ghost --max-grad-norm 0 $o
 bad 2 "--dataset-size '0': expected an integer in [1, 9223372036854775807]" run --algo flash --dataset-size 0 $o
