@@ -395,7 +395,7 @@ DPPROF_API int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int 
 DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr);
 DPPROF_API const char *dpprof_cuda_last_error(void);
 
-/* ---- cpu reference ops: declarations (fragment of dpprof.h) -------------------------------------
+/* ---- cpu reference ops: declarations -----------------------------------------------------
    dimension vocabulary: B batch, T sequence, C channels, N = B*T rows, IC/OC linear in/out features,
    NH query heads, NKV key/value heads (GQA: query head h reads kv head h / (NH/NKV)), HS head size,
    V vocabulary (or classes). all tensors are row-major dpprof_real; token/target ids are int.
@@ -520,7 +520,7 @@ DPPROF_API dpprof_cost dpprof_sgd_cost(size_t n, int elem_size);
 DPPROF_API dpprof_cost dpprof_scale_cost(size_t n, int elem_size);
 
 /* ===========================================================================
-   dpprof privacy fragment: declarations and the shared host/device section.
+   privacy: declarations and the shared host/device section.
 
    (a) counter-based gaussian noise: philox4x32-10 (salmon, moraes, dror,
        shaw, "parallel random numbers: as easy as 1, 2, 3", sc'11) feeding a
@@ -1087,7 +1087,6 @@ DPPROF_API size_t dpprof_json_string_len(const dpprof_json *v); /* bytes; 0 if n
  * (keys containing '.' are not reachable this way: use dpprof_json_get). */
 DPPROF_API const dpprof_json *dpprof_json_path(const dpprof_json *root, const char *path);
 
-/* >>>> fragment plot decl */
 /* ===================================================================== */
 /* plot: raster figures into an rgb byte buffer (declarations)           */
 /* ===================================================================== */
@@ -1408,9 +1407,8 @@ typedef struct dpprof_lines_desc {
  * _EVALUE (nan/inf x, inf y, value <= 0 on a log axis, bad explicit range),
  * _ESIZE, _ENOMEM. */
 DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canvas);
-/* <<<< fragment plot decl */
 
-/* ---- dp reference ops: declarations (fragment of dpprof.h) ---------------------------------------
+/* ---- dp reference ops: declarations -------------------------------------------------------
    per-sample gradient norms and clipped sums of dp-sgd, on the cpu. same conventions as the cpu
    reference ops above, plus: n samples of a physical batch, each of T positions; a linear layer
    y = x W^T with W (OC,IC), input x (n,T,IC), output gradient dy (n,T,OC); the per-sample gradient of
@@ -1524,7 +1522,6 @@ DPPROF_API dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int el
 /* flops 4*n (sqrt, +1e-6, divide, compare); bytes 16*n (norm2 read, c written, both double; elem_size unused) */
 DPPROF_API dpprof_cost dpprof_clip_factors_cost(int n, int elem_size);
 
-/*@@FRAGMENT_DECLS@@*/
 
 #ifdef __cplusplus
 }
@@ -3788,7 +3785,7 @@ done:
     return rc;
 }
 
-/* ---- cpu reference ops: implementation (fragment of dpprof.h, goes inside DPPROF_IMPLEMENTATION) ----
+/* ---- cpu reference ops: implementation ----------------------------------------------------------
    plain loops, innermost loop contiguous, every long sum in double. this is the specification the gpu
    kernels are tested against, so clarity wins over speed wherever the two disagree. */
 
@@ -4430,7 +4427,7 @@ dpprof_cost dpprof_scale_cost(size_t n, int elem_size)
 }
 
 /* ===========================================================================
-   dpprof privacy fragment: implementation (host only; paste into the
+   privacy: implementation (host only, in the
    DPPROF_IMPLEMENTATION section). uses libm (log, log1p, exp, expm1, erfc,
    sqrt, floor, fabs): the accountant never runs on the device, so libm's
    last-ulp differences do not matter here.
@@ -6141,7 +6138,6 @@ DPPROF_API const dpprof_json *dpprof_json_path(const dpprof_json *root, const ch
     }
 }
 
-/* >>>> fragment plot impl */
 /* ===================================================================== */
 /* plot: raster figures into an rgb byte buffer (implementation)          */
 /* ===================================================================== */
@@ -9705,9 +9701,8 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
   DPPROF_FREE(mem);
   return DPPROF_PLOT_OK;
 }
-/* <<<< fragment plot impl */
 
-/* ---- dp reference ops: implementation (fragment of dpprof.h, goes inside DPPROF_IMPLEMENTATION, after the
+/* ---- dp reference ops: implementation (after the
    cpu reference ops: it uses their dpprof__dot, dpprof__axpy, dpprof__cost and DPPROF__BLK) ----
    same rules as the ops above: plain loops, innermost loop contiguous, every long sum in double, no allocation.
    the norms are the specification the gpu norm kernels are tested against. */
@@ -10091,7 +10086,6 @@ dpprof_cost dpprof_clip_factors_cost(int n, int elem_size)
     return dpprof__cost(4.0 * n, 16.0 * n);
 }
 
-/*@@FRAGMENT_IMPLS@@*/
 
 #ifdef DPPROF_NO_CUDA
 /* built without dpprof_kernels.cu: the cuda entry points say so */
