@@ -227,6 +227,7 @@ typedef struct dpprof_prof {
     dpprof_event *events;   size_t n_events, cap_events;
     dpprof_phase_rec *phases; size_t n_phases, cap_phases;
     dpprof_live_alloc *live; size_t n_live, cap_live;
+    size_t *index; size_t cap_index, used_index;             /* open-addressing index: key -> live[] slot + 1 */
     int64_t n_allocs, n_frees;
     int failed;                                             /* a table could not grow: results incomplete */
 } dpprof_prof;
@@ -1647,6 +1648,54 @@ static int dpprof__grow(void **ptr, size_t *cap, size_t need, size_t elem) {
 }
 
 /* ---- profiler -------------------------------------------------------------------------------- */
+/* the live table is indexed by key so that a run with thousands of live allocations stays linear:
+   slots hold live[] position + 1; 0 is empty, DPPROF__TOMB a freed slot that probes continue past */
+#define DPPROF__TOMB ((size_t)-1)
+static size_t dpprof__hash(uintptr_t key, size_t mask) {
+    uint64_t h = (uint64_t)key * UINT64_C(0x9E3779B97F4A7C15);
+    return (size_t)(h >> 17) & mask;
+}
+
+/* the index slot of key, or of the place to insert it (*found says which) */
+static size_t dpprof__slot(const dpprof_prof *p, const void *key, int *found) DPPROF__KEY_ONLY;
+static size_t dpprof__slot(const dpprof_prof *p, const void *key, int *found) {
+    size_t mask = p->cap_index - 1, i = dpprof__hash((uintptr_t)key, mask), tomb = (size_t)-1;
+    for (;; i = (i + 1) & mask) {
+        size_t v = p->index[i];
+        if (v == 0) {
+            *found = 0;
+            return tomb != (size_t)-1 ? tomb : i;
+        }
+        if (v == DPPROF__TOMB) {
+            if (tomb == (size_t)-1) tomb = i;
+        } else if (p->live[v - 1].key == key) {
+            *found = 1;
+            return i;
+        }
+    }
+}
+
+/* keep at most half the slots used (tombstones included): rebuild at twice the live count */
+static int dpprof__reindex(dpprof_prof *p, size_t need) {
+    size_t cap = 64, k;
+    size_t *idx;
+    while (cap < 4 * need) cap *= 2;
+    idx = (size_t *)DPPROF_MALLOC(cap * sizeof(size_t));
+    if (!idx) return DPPROF_ERR_OOM;
+    memset(idx, 0, cap * sizeof(size_t));
+    DPPROF_FREE(p->index);
+    p->index = idx;
+    p->cap_index = cap;
+    p->used_index = 0;
+    for (k = 0; k < p->n_live; k++) {
+        int found;
+        size_t slot = dpprof__slot(p, p->live[k].key, &found);
+        p->index[slot] = k + 1;
+        p->used_index++;
+    }
+    return DPPROF_OK;
+}
+
 DPPROF_API int dpprof_prof_init(dpprof_prof *p, int flags) {
     if (!p) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_prof_init: NULL profiler");
     memset(p, 0, sizeof *p);
@@ -1662,6 +1711,7 @@ DPPROF_API void dpprof_prof_free(dpprof_prof *p) {
     DPPROF_FREE(p->events);
     DPPROF_FREE(p->phases);
     DPPROF_FREE(p->live);
+    DPPROF_FREE(p->index);
     memset(p, 0, sizeof *p);
 }
 
@@ -1687,18 +1737,25 @@ static void dpprof__event(dpprof_prof *p, int64_t bytes, int cat, int mod) {
 
 DPPROF_API int dpprof_track_alloc(dpprof_prof *p, const void *key, size_t bytes, int cat, int mod) {
     size_t i;
+    int found;
     dpprof_live_alloc *a;
     if (!p || !key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_alloc: NULL profiler or key");
     if (cat < 0 || cat >= DPPROF_CAT_COUNT) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_alloc: category %d out of range", cat);
     if (mod < 0 || mod >= DPPROF_MOD_COUNT) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_alloc: module %d out of range", mod);
     if (bytes > (size_t)INT64_MAX || p->live_bytes > INT64_MAX - (int64_t)bytes)
         return dpprof__fail(DPPROF_ERR_OVERFLOW, "dpprof_track_alloc: %zu bytes overflow the live total", bytes);
-    for (i = p->n_live; i-- > 0;)
-        if (p->live[i].key == key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_alloc: key %p is already live", key);
+    if (2 * (p->used_index + 1) > p->cap_index && dpprof__reindex(p, p->n_live + 1) != DPPROF_OK) {
+        p->failed = 1;
+        return dpprof__fail(DPPROF_ERR_OOM, "dpprof_track_alloc: cannot grow the allocation index");
+    }
+    i = dpprof__slot(p, key, &found);
+    if (found) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_alloc: key %p is already live", key);
     if (dpprof__grow((void **)&p->live, &p->cap_live, p->n_live + 1, sizeof *p->live)) {
         p->failed = 1;
         return dpprof__fail(DPPROF_ERR_OOM, "dpprof_track_alloc: cannot grow the allocation table");
     }
+    if (p->index[i] == 0) p->used_index++;
+    p->index[i] = p->n_live + 1;
     a = &p->live[p->n_live++];
     a->key = key;
     a->bytes = (int64_t)bytes;
@@ -1735,42 +1792,59 @@ DPPROF_API int dpprof_track_alloc(dpprof_prof *p, const void *key, size_t bytes,
 }
 
 DPPROF_API int dpprof_track_free(dpprof_prof *p, const void *key) {
-    size_t i;
+    size_t slot, i;
+    int found = 0;
+    dpprof_live_alloc a;
     if (!p || !key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_free: NULL profiler or key");
-    for (i = p->n_live; i-- > 0;) { /* frees are mostly lifo: search from the end */
-        if (p->live[i].key == key) {
-            dpprof_live_alloc a = p->live[i];
-            p->live[i] = p->live[--p->n_live];
-            p->live_bytes -= a.bytes;
-            p->live_by[a.category][a.module] -= a.bytes;
-            p->n_frees++;
-            dpprof__event(p, -a.bytes, a.category, a.module);
-            return DPPROF_OK;
-        }
+    if (p->cap_index) slot = dpprof__slot(p, key, &found);
+    if (!found) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_free: key %p is not a live allocation", key);
+    i = p->index[slot] - 1;
+    a = p->live[i];
+    p->index[slot] = DPPROF__TOMB;
+    if (i != p->n_live - 1) { /* the last entry fills the hole: its index slot follows it */
+        int f2;
+        p->live[i] = p->live[p->n_live - 1];
+        p->index[dpprof__slot(p, p->live[i].key, &f2)] = i + 1;
     }
-    return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_free: key %p is not a live allocation", key);
+    p->n_live--;
+    p->live_bytes -= a.bytes;
+    p->live_by[a.category][a.module] -= a.bytes;
+    p->n_frees++;
+    dpprof__event(p, -a.bytes, a.category, a.module);
+    return DPPROF_OK;
 }
 
 DPPROF_API int dpprof_track_move(dpprof_prof *p, const void *old_key, const void *new_key) {
     size_t i, j;
     if (!p || !old_key || !new_key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_move: NULL profiler or key");
-    for (j = p->n_live; j-- > 0;)
-        if (p->live[j].key == new_key && old_key != new_key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_move: key %p is already live", new_key);
-    for (i = p->n_live; i-- > 0;)
-        if (p->live[i].key == old_key) {
-            p->live[i].key = new_key;
-            return DPPROF_OK;
-        }
-    return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_move: key %p is not a live allocation", old_key);
+    {
+        int f_old = 0, f_new = 0;
+        size_t s_old = p->cap_index ? dpprof__slot(p, old_key, &f_old) : 0;
+        if (!f_old) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_move: key %p is not a live allocation", old_key);
+        if (old_key == new_key) return DPPROF_OK;
+        dpprof__slot(p, new_key, &f_new);
+        if (f_new) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_move: key %p is already live", new_key);
+        i = p->index[s_old] - 1;
+        p->index[s_old] = DPPROF__TOMB;
+        p->live[i].key = new_key;
+        j = dpprof__slot(p, new_key, &f_new);
+        if (p->index[j] == 0) p->used_index++;
+        p->index[j] = i + 1;
+        if (2 * p->used_index > p->cap_index) return dpprof__reindex(p, p->n_live);
+        return DPPROF_OK;
+    }
 }
 
 DPPROF_API int dpprof_track_retag(dpprof_prof *p, const void *key, int cat, int mod) {
     size_t i;
     dpprof_live_alloc a;
     if (!p || !key) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_retag: NULL profiler or key");
-    for (i = p->n_live; i-- > 0;)
-        if (p->live[i].key == key) break;
-    if (i == (size_t)-1) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_retag: key %p is not a live allocation", key);
+    {
+        int found = 0;
+        size_t slot = p->cap_index ? dpprof__slot(p, key, &found) : 0;
+        if (!found) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_retag: key %p is not a live allocation", key);
+        i = p->index[slot] - 1;
+    }
     a = p->live[i];
     if (a.category == cat && a.module == mod) return DPPROF_OK;
     /* a free and an allocation of the same bytes: the total never moves, so neither does the peak */

@@ -108,6 +108,33 @@ int main(void) {
         dpprof_prof_free(&b);
     }
 
+    /* many live allocations, freed in a scrambled order, some moved or re-tagged on the way:
+       the index behind the live table must find every key, and nothing else */
+    {
+        enum { NK = 200000 };
+        static char keys[2 * NK];
+        dpprof_prof q;
+        size_t k, bad = 0;
+        int64_t expect = 0;
+        dpprof_prof_init(&q, DPPROF_PROF_NO_CLOCK);
+        for (k = 0; k < NK; k++) {
+            bad += dpprof_track_alloc(&q, &keys[k], k % 7 + 1, DPPROF_CAT_ACTIVATIONS, DPPROF_MOD_MLP) != DPPROF_OK;
+            expect += (int64_t)(k % 7 + 1);
+        }
+        bad += dpprof_track_alloc(&q, &keys[NK / 2], 1, DPPROF_CAT_DATA, DPPROF_MOD_OTHER) != DPPROF_ERR_INVALID; /* still live */
+        for (k = 0; k < NK; k += 3) bad += dpprof_track_move(&q, &keys[k], &keys[NK + k]) != DPPROF_OK;
+        for (k = 1; k < NK; k += 5) bad += dpprof_track_retag(&q, &keys[k], DPPROF_CAT_ACTIVATION_HOOKS, DPPROF_MOD_MLP) != DPPROF_OK;
+        for (k = 0; k < NK; k++) {
+            size_t j = (k * 7919) % NK; /* a permutation: 7919 is prime and does not divide NK */
+            const void *key = j % 3 == 0 ? (const void *)&keys[NK + j] : (const void *)&keys[j];
+            bad += dpprof_track_free(&q, key) != DPPROF_OK;
+        }
+        bad += dpprof_track_free(&q, &keys[5]) != DPPROF_ERR_INVALID; /* already freed */
+        CHECK(!bad && q.live_bytes == 0 && q.n_live == 0 && q.peak_bytes == expect,
+              "200000 allocations moved, re-tagged and freed in scrambled order: every key found (%zu failures), peak %lld", bad, (long long)q.peak_bytes);
+        dpprof_prof_free(&q);
+    }
+
     /* no-clock mode (the dry backend) keeps every timestamp at 0 */
     dpprof_prof_init(&p, DPPROF_PROF_NO_CLOCK);
     dpprof_track_alloc(&p, pool, 64, DPPROF_CAT_DATA, DPPROF_MOD_OTHER);
