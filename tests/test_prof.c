@@ -123,7 +123,8 @@ int main(void) {
         }
         bad += dpprof_track_alloc(&q, &keys[NK / 2], 1, DPPROF_CAT_DATA, DPPROF_MOD_OTHER) != DPPROF_ERR_INVALID; /* still live */
         for (k = 0; k < NK; k += 3) bad += dpprof_track_move(&q, &keys[k], &keys[NK + k]) != DPPROF_OK;
-        for (k = 1; k < NK; k += 5) bad += dpprof_track_retag(&q, &keys[k], DPPROF_CAT_ACTIVATION_HOOKS, DPPROF_MOD_MLP) != DPPROF_OK;
+        for (k = 1; k < NK; k += 5) /* by its current key: the ones moved above answer to the new one */
+            bad += dpprof_track_retag(&q, k % 3 == 0 ? (const void *)&keys[NK + k] : (const void *)&keys[k], DPPROF_CAT_ACTIVATION_HOOKS, DPPROF_MOD_MLP) != DPPROF_OK;
         for (k = 0; k < NK; k++) {
             size_t j = (k * 7919) % NK; /* a permutation: 7919 is prime and does not divide NK */
             const void *key = j % 3 == 0 ? (const void *)&keys[NK + j] : (const void *)&keys[j];
