@@ -280,3 +280,26 @@ check "no --out-dir -> exit 2 with the usage" test $rc -eq 2 -a "${err%%$'\n'*}"
 help=$("$bin" sweep --help); rc=$?
 check "sweep --help exits 0 and describes the file format" bash -c "[ $rc -eq 0 ] && for w in 'name =' 'base =' 'axis seq' 'LABEL: OPTIONS' '--out-dir' '--jobs' '--dry-run' '--only' '--timeout' 'summary.csv' 'skipped'; do grep -qF -- \"\$w\" <<<\"\$1\" || exit 1; done" _ "$help"
 check "dpprof --help lists sweep" bash -c "'$bin' --help | grep -q '^  sweep '"
+
+# a full disk: finished results stay whole, nothing half-written is left, the sweep says why and
+# stops, and a rerun with room resumes (a 40 KiB tmpfs; SKIP where mounting is not allowed)
+fd="$tmp/fulldisk"
+mkdir -p "$fd"
+if mount -t tmpfs -o size=40k tmpfs "$fd" 2>/dev/null; then
+    printf 'name = fd\nbase = --preset tiny --backend dry --steps 1 --timeline none\naxis seq = 8 | 16 | 32 | 64 | 128 | 256 | 512 | 1024 | 2048 | 4096\n' >"$tmp/fd.conf"
+    err=$("$bin" sweep "$tmp/fd.conf" --out-dir "$fd/r" 2>&1 >/dev/null); rc=$?
+    check "full disk: the sweep stops with exit 1 and says it could not write" bash -c "[ $rc -eq 1 ] && grep -q 'No space left on device' <<<\"\$1\" && grep -q 'could not write' <<<\"\$1\"" _ "$err"
+    bad_json=0
+    for f in "$fd"/r/*.json; do
+        [ -e "$f" ] || continue
+        "$bin" plot timeline "$f" --out /dev/null 2>&1 | grep -q 'line [0-9]*, column' && bad_json=1
+    done
+    check "full disk: every result file left is whole JSON, no .tmp left" bash -c "[ $bad_json -eq 0 ] && ! ls '$fd'/r/*.tmp >/dev/null 2>&1"
+    n_before=$(ls "$fd"/r/*.json | wc -l)
+    cp -r "$fd/r" "$tmp/fd-moved"
+    umount "$fd"
+    "$bin" sweep "$tmp/fd.conf" --out-dir "$tmp/fd-moved" 2>"$tmp/fd.err"; rc=$?
+    check "full disk: with room, the rerun skips the $n_before finished and completes the rest" bash -c "[ $rc -eq 0 ] && [ \$(grep -c 'skipped: done before' '$tmp/fd.err') -eq $n_before ] && [ \$(ls '$tmp'/fd-moved/*.json | wc -l) -eq 10 ]"
+else
+    echo "SKIP full disk: cannot mount a small tmpfs here (needs root)"
+fi
