@@ -32,7 +32,7 @@ endif
 # the paper's experiments: experiments/NAME.conf each (DESIGN.md); `make NAME` runs one
 EXPERIMENTS := single_gpu grid trainers longctx dram scaling capacity
 SWEEP_JOBS ?= 2
-.PHONY: default all test deps deps-paper clean figures
+.PHONY: default all test deps deps-paper deps-test clean figures
 default: dpprof
 
 dpprof: main.c dpprof.h $(CUDA_OBJ)
@@ -101,6 +101,11 @@ paper/generated/meta.tex: dpprof
 	mv $@.tmp $@
 
 DEB_PACKAGES_PAPER := texlive-latex-base texlive-latex-recommended latexmk poppler-utils
+# the tests also compile with clang, fuzz with libFuzzer and run valgrind
+DEB_PACKAGES_TEST := libstb-dev clang libclang-rt-14-dev valgrind
+deps-test:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES_TEST)"
+
 deps-paper:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES_PAPER)"
 
@@ -143,7 +148,7 @@ paper-clean:
 
 # ---- tests ------------------------------------------------------------------------------------------
 TEST_BIN := build/tests
-test: deps
+test: deps-test
 	$(MAKE) dpprof build/dpprof-nocuda
 	$(MAKE) -j$$(nproc) test-build
 	tests/run.sh $(TEST_BIN)
