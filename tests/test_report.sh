@@ -5,11 +5,7 @@
 set -u
 cd "$(dirname "$0")/.."
 bin=./dpprof
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; }
-check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
+. tests/lib.bash
 
 cat >"$tmp/small.conf" <<'CONF'
 name = small

@@ -7,11 +7,7 @@ set -u
 cd "$(dirname "$0")/.."
 bin=./dpprof
 [ -x "$bin" ] || { echo "FAIL ./dpprof not built (run make in the tree root)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; }
-check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
+. tests/lib.bash
 status_of() { grep -o '"status": "[^"]*"' "$1" 2>/dev/null | head -1 | sed 's/.*: "\(.*\)"/\1/'; }
 HEADER='id,seq,batch,status,peak_memory_mb,avg_time_ms,model_parameters_mb,optimizer_states_mb,gradients_mb,activations_mb,activation_hooks_mb,per_sample_gradients_mb,norm_samples_mb,temp_matrices_mb,lora_mb,workspace_mb,data_mb,tokens_per_s'
 
