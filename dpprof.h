@@ -396,6 +396,77 @@ DPPROF_API int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int 
 DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr);
 DPPROF_API const char *dpprof_cuda_last_error(void);
 
+/* ---- the cuda backend's device runtime (dpprof_kernels.cu) ----------------------------------------
+   one device and one stream per process. kernels and copies are queued on the stream; the first
+   error of anything queued is kept (nothing more is queued after it) and dpprof_cuda_sync() returns
+   it, with dpprof_cuda_last_error() saying what failed. DPPROF_NO_CUDA builds answer DPPROF_ERR_NO_CUDA.
+   the workspace (DPPROF_WORKSPACE_BYTES, one allocation the caller makes and tracks as category
+   workspace) holds cuBLAS's workspace (first DPPROF_CUBLAS_WORKSPACE_BYTES) and the kernels' scratch. */
+#define DPPROF_CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* what NVIDIA recommends for cuBLAS on Hopper */
+#define DPPROF_SCRATCH_BYTES ((size_t)8 << 20)            /* partial sums of the norm kernels, flags */
+#define DPPROF_WORKSPACE_BYTES (DPPROF_CUBLAS_WORKSPACE_BYTES + DPPROF_SCRATCH_BYTES)
+enum { DPPROF_COPY_H2D, DPPROF_COPY_D2H, DPPROF_COPY_D2D };
+DPPROF_API int dpprof_cuda_init(int device);                 /* select, create the stream and cuBLAS; idempotent */
+DPPROF_API int dpprof_cuda_alloc(void **ptr, size_t bytes);  /* cudaMalloc, untracked: the caller tracks it */
+DPPROF_API void dpprof_cuda_release(void *ptr);              /* cudaFree of dpprof_cuda_alloc's pointer (NULL: nothing) */
+DPPROF_API int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir); /* DPPROF_COPY_*; D2H waits for it */
+DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes);    /* queued memset 0 */
+DPPROF_API int dpprof_cuda_sync(void);                       /* wait for the stream; the first error of anything queued */
+DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes); /* bytes >= DPPROF_WORKSPACE_BYTES */
+DPPROF_API int dpprof_cuda_mem_used(size_t *used);           /* the driver's figure: total - free device memory */
+DPPROF_API int dpprof_cuda_event(int *id);                   /* record an event on the stream; ids count from 0 */
+DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms); /* time from event a to event b (waits for b) */
+DPPROF_API void dpprof_cuda_events_reset(void);              /* forget recorded events (ids restart at 0) */
+
+/* ---- the gpu ops: each computes exactly what its dpprof_<op>_ref computes (same arguments, same
+   accumulate/overwrite rules, device pointers, fp32), queued on the stream; tests/test_gpu.c holds
+   the tolerances. beyond the op table, the engine needs these: */
+/* out (n) = value */
+DPPROF_API void dpprof_fill_gpu(float *out, size_t n, float value);
+/* out[e] = (float)(stddev * dpprof_normal(seed, stream, e)): the cpu's initialisation, bit for bit */
+DPPROF_API void dpprof_init_normal_gpu(float *out, size_t n, double stddev, uint64_t seed, uint64_t stream);
+/* g[e] = (float)((double)dpprof__noise_accum(g[e], stddev, dpprof_normal(seed, stream, offset + e)) * scale), or without
+   the noise when stddev == 0: dpprof_add_noise_ref then the division by the batch, bit for bit */
+DPPROF_API void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale);
+/* non-finite checks without a sync per tensor: reset, check any number of tensors (each with a tag >= 0),
+   then result: *tag = the smallest tag that held a nan or inf, or -1 (waits for the stream) */
+DPPROF_API void dpprof_nonfinite_reset_gpu(void);
+DPPROF_API void dpprof_nonfinite_gpu(const float *x, size_t n, int tag);
+DPPROF_API int dpprof_nonfinite_result_gpu(int *tag);
+
+DPPROF_API void dpprof_matmul_fwd_gpu(float *out, const float *inp, const float *weight, int N, int IC, int OC);
+DPPROF_API void dpprof_matmul_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, int N, int IC, int OC);
+DPPROF_API void dpprof_embedding_fwd_gpu(float *out, const int *tokens, const float *wte, int N, int C);
+DPPROF_API void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const int *tokens, int N, int C);
+DPPROF_API void dpprof_rmsnorm_fwd_gpu(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps);
+DPPROF_API void dpprof_rmsnorm_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, const float *rstd, int N, int C);
+DPPROF_API void dpprof_rope_fwd_gpu(float *x, int B, int T, int NH, int HS, double theta);
+DPPROF_API void dpprof_rope_bwd_gpu(float *dx, int B, int T, int NH, int HS, double theta);
+DPPROF_API void dpprof_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS);
+DPPROF_API void dpprof_attention_bwd_gpu(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS);
+DPPROF_API void dpprof_swiglu_fwd_gpu(float *h, const float *gate, const float *up, size_t n);
+DPPROF_API void dpprof_swiglu_bwd_gpu(float *dgate, float *dup, const float *dh, const float *gate, const float *up, size_t n);
+DPPROF_API void dpprof_add_gpu(float *out, const float *a, const float *b, size_t n);
+DPPROF_API void dpprof_crossentropy_fwd_gpu(float *losses, const float *logits, const int *targets, int B, int T, int V);
+DPPROF_API void dpprof_crossentropy_bwd_gpu(float *dlogits, const float *logits, const int *targets, const float *dlosses, int B, int T, int V);
+DPPROF_API void dpprof_last_token_fwd_gpu(float *out, const float *inp, int B, int T, int C);
+DPPROF_API void dpprof_last_token_bwd_gpu(float *dinp, const float *dout, int B, int T, int C);
+DPPROF_API void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t);
+DPPROF_API void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double lr);
+DPPROF_API void dpprof_scale_gpu(float *y, const float *x, size_t n, double alpha);
+DPPROF_API void dpprof_linear_psgrad_gpu(float *psg, const float *dy, const float *x, int n, int T, int IC, int OC);
+DPPROF_API void dpprof_psgrad_sqnorm_gpu(double *norm2, const float *psg, int n, size_t P);
+DPPROF_API void dpprof_psgrad_clipsum_gpu(float *dw, const float *psg, const double *c, int n, size_t P);
+DPPROF_API void dpprof_gram_gpu(float *out, const float *x, int n, int T, int D);
+DPPROF_API void dpprof_gram_dot_gpu(double *norm2, const float *ga, const float *gg, int n, int T);
+DPPROF_API void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
+DPPROF_API void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
+DPPROF_API void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC);
+DPPROF_API void dpprof_embedding_sqnorm_gpu(double *norm2, const float *dy, const int *tokens, int n, int T, int C);
+DPPROF_API void dpprof_embedding_psgrad_gpu(float *psg, const float *dy, const int *tokens, int n, int T, int V, int C);
+DPPROF_API void dpprof_embedding_clipgrad_gpu(float *dwte, const float *dy, const int *tokens, const double *c, int n, int T, int C);
+DPPROF_API void dpprof_rmsnorm_psdweight_gpu(float *psg, const float *dout, const float *inp, const float *rstd, int n, int T, int C);
+
 /* ---- cpu reference ops: declarations -----------------------------------------------------
    dimension vocabulary: B batch, T sequence, C channels, N = B*T rows, IC/OC linear in/out features,
    NH query heads, NKV key/value heads (GQA: query head h reads kv head h / (NH/NKV)), HS head size,
