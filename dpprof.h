@@ -304,6 +304,7 @@ typedef struct dpprof_config {
     double init_std;             /* 0 -> 0.02 */
     int64_t memory_limit;        /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
+    int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
     /* DP-SGD (DESIGN.md); the engine refuses non-default values until the DP algorithms land */
     double sigma;                /* noise multiplier */
     double max_grad_norm;        /* clipping bound C */
@@ -373,6 +374,9 @@ DPPROF_API const dpprof_prof *dpprof_session_prof(const dpprof_session *s);
 DPPROF_API int dpprof_session_param_count(const dpprof_session *s);
 DPPROF_API dpprof_param *dpprof_session_param(dpprof_session *s, int i);
 DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int trainable_only);
+/* copy tensor i's weights ('w'), gradient ('g') or adam moments ('m', 'v') to host memory out
+   (w.n elements), on the cpu or the cuda backend (the dry backend holds no values: UNSUPPORTED) */
+DPPROF_API int dpprof_session_param_read(dpprof_session *s, int i, char which, dpprof_real *out);
 DPPROF_API int dpprof_session_steps_done(const dpprof_session *s);
 DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step); /* mean loss of a step */
 
@@ -388,7 +392,12 @@ typedef struct dpprof_device_info {
     char name[128];
     int driver_version, runtime_version, cc_major, cc_minor, sm_count;
     size_t total_bytes, free_bytes;
+    int clock_khz, mem_clock_khz, bus_width_bits; /* the sm's peak clock; dram clock and width */
 } dpprof_device_info;
+/* a device's theoretical peaks from its sm count, clock and compute capability: dense fp32 (cuda
+   cores) and bf16 (tensor cores) flop/s, and dram bytes/s (2 x memory clock x bus width). 0 when the
+   architecture is not in the table (sm 8.0, 8.6, 8.9, 9.0, 10.0) */
+DPPROF_API void dpprof_device_peaks(const dpprof_device_info *d, double *fp32_flops, double *bf16_flops, double *dram_bytes);
 DPPROF_API int dpprof_cuda_device_count(int *count);
 DPPROF_API int dpprof_cuda_device_info(int device, dpprof_device_info *info);
 /* device memory through the accountant */
@@ -2243,6 +2252,17 @@ struct dpprof_session {
     double noise_std;               /* sigma * C */
     int *lora;                      /* (L * 9) parameter index of lora_A of a projection (lora_B follows), or -1 */
     double lora_scale;              /* alpha / r */
+    dpprof_tensor ws;               /* the workspace: cuBLAS's and the kernels' scratch (every backend tracks it) */
+    /* cuda: host copies of what the host reads or writes between kernels */
+    int *h_tok, *h_tgt;             /* (physical batch * T) tokens and targets before the upload */
+    float *h_loss;                  /* (physical batch) per-sample losses after the forward */
+    double *h_norm2, *h_clip;       /* (n_params * physical batch) squared norms down, clip factors up */
+    int64_t drv_base, drv_peak;     /* driver's used bytes before the session, and its peak above that */
+    dpprof_device_info dev;         /* cuda: the device */
+    struct dpprof__op_rec *ops;     /* trace_ops: every op's name, phase record and time */
+    size_t n_ops, cap_ops;
+    int *ph_ev;                     /* (cap_ph_ev) event id recorded at the start of each phase record, or -1 */
+    size_t cap_ph_ev;
 };
 
 #define DPPROF__F(t) ((dpprof_real *)(t).data)
@@ -2251,20 +2271,71 @@ struct dpprof_session {
 /* gradient of a parameter, or NULL when it is frozen (ops then skip the weight gradient) */
 #define DPPROF__G(s, i) ((s)->params[i].trainable ? DPPROF__F((s)->params[i].g) : (dpprof_real *)NULL)
 
+/* the cuda path exists where the kernels are linked and the reference is fp32 (the gpu ops are fp32) */
+#if defined(DPPROF_NO_CUDA) || defined(DPPROF_REF_DOUBLE)
+#define DPPROF__CUDA 0
+#define DPPROF__GPU(s, call) ((void)0)
+#else
+#define DPPROF__CUDA 1
+#define DPPROF__GPU(s, call)                                                                 \
+    do {                                                                                    \
+        if ((s)->backend == DPPROF_BACKEND_CUDA) call;                                      \
+    } while (0)
+#endif
+#define DPPROF__ON_GPU(s) (DPPROF__CUDA && (s)->backend == DPPROF_BACKEND_CUDA)
+
+/* --trace: each op's start and end (host clock on cpu, a cuda event pair on cuda, resolved when the
+   step's work has run) */
+typedef struct dpprof__op_rec {
+    const char *name;
+    size_t phase_rec;      /* the phase record it ran in */
+    int ev0, ev1;          /* cuda events, or -1 */
+    double t0, t1;         /* ms on the profiler's clock; nan until known */
+    double flops, bytes;   /* its analytic cost */
+} dpprof__op_rec;
+
+static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) {
+    dpprof__op_rec *r;
+    if (s->backend == DPPROF_BACKEND_DRY || !s->prof.n_phases) return;
+    if (!name) { /* the end of the op begun last */
+        if (!s->n_ops) return;
+        r = &s->ops[s->n_ops - 1];
+        if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_event(&r->ev1);
+        else r->t1 = dpprof_prof_now_ms(&s->prof);
+        return;
+    }
+    if (dpprof__grow((void **)&s->ops, &s->cap_ops, s->n_ops + 1, sizeof *s->ops) != 0) return; /* the trace loses ops, the run goes on */
+    r = &s->ops[s->n_ops++];
+    r->name = name;
+    r->phase_rec = s->prof.n_phases - 1;
+    r->ev0 = r->ev1 = -1;
+    r->t0 = r->t1 = NAN;
+    r->flops = c.flops;
+    r->bytes = c.bytes;
+    if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_event(&r->ev0);
+    else r->t0 = dpprof_prof_now_ms(&s->prof);
+}
+
 /* every op goes through here: its analytic cost is charged to the open phase on every backend,
-   the arithmetic runs only where there is memory to run it on */
+   the arithmetic runs where there is memory to run it on: the reference on cpu, the kernel on cuda */
 #define DPPROF__OP(s, op, costargs, args)                                                    \
     do {                                                                                    \
         dpprof_cost c_ = dpprof_##op##_cost costargs;                                       \
         dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);                               \
+        if ((s)->cfg.trace_ops) dpprof__op_mark(s, #op, c_);                                \
         if ((s)->backend == DPPROF_BACKEND_CPU) dpprof_##op##_ref args;                     \
+        DPPROF__GPU(s, dpprof_##op##_gpu args);                                             \
+        if ((s)->cfg.trace_ops) dpprof__op_mark(s, NULL, c_);                               \
     } while (0)
-/* the same with a cost computed here (one half of an op, a plain copy) */
-#define DPPROF__OPX(s, cost, call)                                                           \
+/* the same with a cost computed here (one half of an op, a plain copy): cpu call, gpu call */
+#define DPPROF__OPX(s, name, cost, call, gcall)                                              \
     do {                                                                                    \
         dpprof_cost c_ = cost;                                                              \
         dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);                               \
+        if ((s)->cfg.trace_ops) dpprof__op_mark(s, name, c_);                               \
         if ((s)->backend == DPPROF_BACKEND_CPU) call;                                       \
+        DPPROF__GPU(s, gcall);                                                              \
+        if ((s)->cfg.trace_ops) dpprof__op_mark(s, NULL, c_);                               \
     } while (0)
 
 /* one gemm (M,K) x (K,Nc): 2MKN flops, every operand read or written once */
@@ -2273,6 +2344,29 @@ static dpprof_cost dpprof__gemm_cost(int M, int K, int Nc, int E) {
     c.flops = 2.0 * M * (double)K * Nc;
     c.bytes = (double)E * ((double)M * K + (double)K * Nc + (double)M * Nc);
     return c;
+}
+
+/* host or device memory of the session's backend (dry: none) */
+static void dpprof__release(dpprof_session *s, void *data) {
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        dpprof_cuda_release(data);
+        return;
+    }
+#endif
+    (void)s;
+    DPPROF_FREE(data);
+}
+
+/* the driver's figure at a new peak of the accountant: what cudaMemGetInfo says is used, less what
+   was used before the session allocated anything (the context, other processes) */
+static void dpprof__driver_peak(dpprof_session *s) {
+#if DPPROF__CUDA
+    size_t used = 0;
+    if (dpprof_cuda_mem_used(&used) == DPPROF_OK && (int64_t)used - s->drv_base > s->drv_peak) s->drv_peak = (int64_t)used - s->drv_base;
+#else
+    (void)s;
+#endif
 }
 
 static int dpprof__talloc(dpprof_session *s, dpprof_tensor *t, int64_t n, int elem, int cat, int mod, int zero) {
@@ -2298,11 +2392,27 @@ static int dpprof__talloc(dpprof_session *s, dpprof_tensor *t, int64_t n, int el
         }
         if (zero) memset(t->data, 0, (size_t)bytes);
     }
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        if (dpprof_cuda_alloc(&t->data, (size_t)bytes) != DPPROF_OK) {
+            memset(t, 0, sizeof *t);
+            return dpprof__fail(DPPROF_ERR_OOM, "out of device memory: cudaMalloc of %lld bytes (%s, %s) failed with %lld bytes live (%s)",
+                                (long long)bytes, dpprof_category_name(cat), dpprof_module_name(mod), (long long)s->prof.live_bytes, dpprof_cuda_last_error());
+        }
+        if (zero && dpprof_cuda_zero(t->data, (size_t)bytes) != DPPROF_OK) {
+            dpprof_cuda_release(t->data);
+            memset(t, 0, sizeof *t);
+            return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        }
+    }
+#endif
     rc = dpprof_track_alloc(&s->prof, t, (size_t)bytes, cat, mod);
     if (rc != DPPROF_OK) {
-        DPPROF_FREE(t->data);
+        dpprof__release(s, t->data);
         memset(t, 0, sizeof *t);
+        return rc;
     }
+    if (DPPROF__ON_GPU(s) && s->prof.live_bytes == s->prof.peak_bytes) dpprof__driver_peak(s);
     return rc;
 }
 
@@ -2313,7 +2423,7 @@ static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
         return;
     }
     dpprof_track_free(&s->prof, t);
-    DPPROF_FREE(t->data);
+    dpprof__release(s, t->data);
     memset(t, 0, sizeof *t);
 }
 
@@ -2342,6 +2452,14 @@ static void dpprof__init_param(dpprof_session *s, int i) {
     dpprof_param *p = &s->params[i];
     dpprof_real *w = DPPROF__F(p->w);
     int64_t e;
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) { /* the same values, made on the device */
+        if (strstr(p->name, ".lora_B.")) dpprof_fill_gpu(w, (size_t)p->w.n, 0.0f);
+        else if (p->rows == 1) dpprof_fill_gpu(w, (size_t)p->w.n, 1.0f);
+        else dpprof_init_normal_gpu(w, (size_t)p->w.n, s->cfg.init_std, s->cfg.seed, DPPROF__STREAM_INIT + (uint64_t)i);
+        return;
+    }
+#endif
     if (s->backend != DPPROF_BACKEND_CPU) return;
     if (strstr(p->name, ".lora_B.")) { /* lora starts as the identity change: B = 0 */
         memset(w, 0, (size_t)p->w.n * sizeof(dpprof_real));
@@ -2365,6 +2483,13 @@ static int dpprof__build_model(dpprof_session *s) {
     for (i = 0; i < DPPROF__P_PER_LAYER * h->L; i++) s->lora[i] = -1;
     if (!s->params) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the parameter table");
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
+    /* cuBLAS's workspace and the kernels' scratch: one tracked allocation on every backend, so that
+       dry and cpu report what the gpu holds */
+    DPPROF__TRY(dpprof__talloc(s, &s->ws, (int64_t)DPPROF_WORKSPACE_BYTES, 1, DPPROF_CAT_WORKSPACE, DPPROF_MOD_OTHER, 0));
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA && dpprof_cuda_set_workspace(s->ws.data, (size_t)s->ws.n) != DPPROF_OK)
+        return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+#endif
     s->p_emb = s->n_params;
     DPPROF__TRY(dpprof__add_param(s, "model.embed_tokens.weight", h->V, h->C, DPPROF_MOD_EMBEDDING, -1));
     for (l = 0; l < h->L; l++) {
@@ -2683,7 +2808,8 @@ static int dpprof__keep_copy(dpprof_session *s, const dpprof_tensor *t, int modu
     s->n_kept++;
     c.flops = 0;
     c.bytes = 2.0 * (double)t->n * t->elem_size;
-    DPPROF__OPX(s, c, memcpy(s->kept[i].data, t->data, (size_t)t->n * (size_t)t->elem_size));
+    DPPROF__OPX(s, "keep_copy", c, memcpy(s->kept[i].data, t->data, (size_t)t->n * (size_t)t->elem_size),
+                (void)dpprof_cuda_copy(s->kept[i].data, t->data, (size_t)t->n * (size_t)t->elem_size, DPPROF_COPY_D2D));
     *out = &s->kept[i];
     return DPPROF_OK;
 }
@@ -2702,10 +2828,12 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
     const dpprof_param *P = &s->params[p];
     const int n = s->bw_n, N = n * T, E = s->elem;
     dpprof_tensor ga, gg, *kx = NULL, *kdy = NULL;
-    if (dx) DPPROF__OPX(s, dpprof__gemm_cost(N, OC, IC, E), dpprof_matmul_bwd_ref(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC));
+    if (dx) DPPROF__OPX(s, "matmul_bwd_dinp", dpprof__gemm_cost(N, OC, IC, E), dpprof_matmul_bwd_ref(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC),
+                        dpprof_matmul_bwd_gpu(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC));
     if (!P->trainable) return DPPROF_OK;
     if (s->bw_mode == DPPROF__MODE_SUM) {
-        DPPROF__OPX(s, dpprof__gemm_cost(OC, N, IC, E), dpprof_matmul_bwd_ref(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC));
+        DPPROF__OPX(s, "matmul_bwd_dweight", dpprof__gemm_cost(OC, N, IC, E), dpprof_matmul_bwd_ref(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC),
+                    dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC));
         return DPPROF_OK;
     }
     if (s->bw_mode == DPPROF__MODE_CLIPSUM) {
@@ -2832,6 +2960,7 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         DPPROF__A(dlosses, n, ACTIVATIONS, HEAD);
         if (s->backend == DPPROF_BACKEND_CPU)
             for (i = 0; i < n; i++) DPPROF__F(dlosses)[i] = (dpprof_real)dloss;
+        DPPROF__GPU(s, dpprof_fill_gpu(DPPROF__F(dlosses), (size_t)n, (float)dloss));
         if (lm) DPPROF__OP(s, crossentropy_bwd, (n, T, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->logits), DPPROF__I(a->targets), DPPROF__F(dlosses), n, T, h->V));
         else DPPROF__OP(s, crossentropy_bwd, (n, 1, h->K, E), (DPPROF__F(a->logits), DPPROF__F(a->logits), DPPROF__I(a->targets), DPPROF__F(dlosses), n, 1, h->K));
         dpprof__tfree(s, &dlosses);
@@ -2932,36 +3061,91 @@ static void dpprof__acts_release(dpprof_session *s) {
     dpprof__tfree(s, &s->norm2);
 }
 
-/* the clip factors of the physical batch from its per-sample, per-tensor squared norms */
+/* a phase of the step begins; on cuda an event marks where on the device's stream it does */
+static int dpprof__phase(dpprof_session *s, int phase, int step) {
+    DPPROF__TRY(dpprof_phase_begin(&s->prof, phase, step));
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        size_t k = s->prof.n_phases - 1, old = s->cap_ph_ev, j;
+        if (dpprof__grow((void **)&s->ph_ev, &s->cap_ph_ev, k + 1, sizeof(int)) != 0) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the phase event table");
+        for (j = old; j < s->cap_ph_ev; j++) s->ph_ev[j] = -1;
+        if (dpprof_cuda_event(&s->ph_ev[k]) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+    }
+#endif
+    return DPPROF_OK;
+}
+
+/* the per-sample losses of the physical batch where the host can read them: the tensor on cpu, a
+   copy on cuda (this waits for the forward), NULL on dry */
+static int dpprof__host_losses(dpprof_session *s, int n, const dpprof_real **out) {
+    *out = NULL;
+    (void)n;
+    if (s->backend == DPPROF_BACKEND_CPU) *out = DPPROF__F(s->a.losses);
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        if (dpprof_cuda_copy(s->h_loss, s->a.losses.data, sizeof(float) * (size_t)n, DPPROF_COPY_D2H) != DPPROF_OK)
+            return dpprof__fail(DPPROF_ERR_CUDA, "the forward on the gpu failed: %s", dpprof_cuda_last_error());
+        *out = s->h_loss;
+    }
+#endif
+    return DPPROF_OK;
+}
+
+/* the clip factors of the physical batch from its per-sample, per-tensor squared norms. on cuda the
+   norms come down to the host (n_params x n doubles), the factors are computed there and go back up:
+   the same arithmetic as the cpu's, on the same doubles */
 static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
     const int per_layer = s->cfg.per_layer_clipping;
+    const size_t n_clip = per_layer ? (size_t)n * (size_t)s->n_params : (size_t)n;
     int i, p;
-    double cl;
-    DPPROF__TRY(dpprof__talloc(s, &s->clip, per_layer ? (int64_t)n * s->n_params : n, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
+    double cl, *norm2 = DPPROF__D(s->norm2), *clip;
+    DPPROF__TRY(dpprof__talloc(s, &s->clip, (int64_t)n_clip, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
     dpprof_prof_add_cost(&s->prof, (double)n * s->n_params, 8.0 * n * (s->n_params + 1.0));
-    if (s->backend != DPPROF_BACKEND_CPU) return DPPROF_OK;
+    clip = DPPROF__D(s->clip);
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        if (dpprof_cuda_copy(s->h_norm2, s->norm2.data, sizeof(double) * (size_t)n * (size_t)s->n_params, DPPROF_COPY_D2H) != DPPROF_OK)
+            return dpprof__fail(DPPROF_ERR_CUDA, "the backward on the gpu failed: %s", dpprof_cuda_last_error());
+        norm2 = s->h_norm2;
+        clip = s->h_clip;
+        memset(clip, 0, sizeof(double) * n_clip);
+    }
+#endif
+    if (s->backend == DPPROF_BACKEND_DRY) return DPPROF_OK;
+#define DPPROF__HN(p) (norm2 + (size_t)(p) * (size_t)n)  /* the host's squared norms of tensor p */
     for (i = 0; i < n; i++) {
         double tot = 0;
         for (p = 0; p < s->n_params; p++) {
             if (!s->params[p].trainable) continue;
-            if (!(DPPROF__NORM2(s, p)[i] <= DBL_MAX)) /* nan or inf: the clip factor would be meaningless */
-                return dpprof__fail(DPPROF_ERR_NUMERIC, "the per-sample gradient norm of sample %d in %s is %g", first + i, s->params[p].name, sqrt(DPPROF__NORM2(s, p)[i]));
-            tot += DPPROF__NORM2(s, p)[i];
+            if (!(DPPROF__HN(p)[i] <= DBL_MAX)) /* nan or inf: the clip factor would be meaningless */
+                return dpprof__fail(DPPROF_ERR_NUMERIC, "the per-sample gradient norm of sample %d in %s is %g", first + i, s->params[p].name, sqrt(DPPROF__HN(p)[i]));
+            tot += DPPROF__HN(p)[i];
         }
         s->last_norms[first + i] = sqrt(tot);
-        if (!per_layer) DPPROF__D(s->clip)[i] = tot;
+        if (!per_layer) clip[i] = tot;
     }
     if (!per_layer) {
-        dpprof_clip_factors_ref(DPPROF__D(s->clip), DPPROF__D(s->clip), n, s->cfg.max_grad_norm);
-        for (i = 0; i < n; i++) s->last_clip[first + i] = DPPROF__D(s->clip)[i];
-        return DPPROF_OK;
+        dpprof_clip_factors_ref(clip, clip, n, s->cfg.max_grad_norm);
+        for (i = 0; i < n; i++) s->last_clip[first + i] = clip[i];
+    } else {
+        /* per-layer: every clipped tensor gets C / sqrt(number of clipped tensors) */
+        cl = s->cfg.max_grad_norm / sqrt((double)s->n_trainable);
+        for (p = 0; p < s->n_params; p++)
+            if (s->params[p].trainable) dpprof_clip_factors_ref(clip + (size_t)p * (size_t)n, DPPROF__HN(p), n, cl);
+        for (i = 0; i < n; i++) s->last_clip[first + i] = NAN; /* one factor per tensor: see the dump */
     }
-    /* per-layer: every clipped tensor gets C / sqrt(number of clipped tensors) */
-    cl = s->cfg.max_grad_norm / sqrt((double)s->n_trainable);
-    for (p = 0; p < s->n_params; p++)
-        if (s->params[p].trainable) dpprof_clip_factors_ref(DPPROF__CLIP(s, p), DPPROF__NORM2(s, p), n, cl);
-    for (i = 0; i < n; i++) s->last_clip[first + i] = NAN; /* one factor per tensor: see the dump */
+#undef DPPROF__HN
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA && dpprof_cuda_copy(s->clip.data, clip, sizeof(double) * n_clip, DPPROF_COPY_H2D) != DPPROF_OK)
+        return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+#endif
     return DPPROF_OK;
+}
+
+/* the clip factor of sample i (flat clipping) where the host can read it */
+static double dpprof__host_clip(const dpprof_session *s, int i) {
+    if (s->backend == DPPROF_BACKEND_CUDA) return s->h_clip[i];
+    return DPPROF__D(s->clip) ? DPPROF__D(s->clip)[i] : 0.0;
 }
 
 /* book-keeping and per-sample materialisation: the clipped gradients, layer by layer */
@@ -2988,17 +3172,19 @@ static int dpprof__clip_phase(dpprof_session *s) {
 static int dpprof__physical(dpprof_session *s, int step, int n, int first, double dloss, double *loss_sum, double *losses) {
     const int lm = s->cfg.task == DPPROF_TASK_LM;
     int i;
+    const dpprof_real *hl;
     DPPROF__TRY(dpprof__forward(s, n));
-    if (s->backend == DPPROF_BACKEND_CPU)
+    DPPROF__TRY(dpprof__host_losses(s, n, &hl));
+    if (hl)
         for (i = 0; i < n; i++) {
-            double v = (double)DPPROF__F(s->a.losses)[i];
+            double v = (double)hl[i];
             if (!(fabs(v) <= DBL_MAX)) /* a non-finite loss poisons every gradient after it */
                 return dpprof__fail(DPPROF_ERR_NUMERIC, "the loss of sample %d of step %d is %g", first + i, step, v);
             if (losses) losses[i] = v;
             *loss_sum += v;
         }
     else *loss_sum = NAN;
-    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_BACKWARD, step));
+    DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_BACKWARD, step));
     if (!s->dp) {
         s->bw_mode = DPPROF__MODE_SUM;
         s->bw_retain = 0;
@@ -3010,22 +3196,22 @@ static int dpprof__physical(dpprof_session *s, int step, int n, int first, doubl
     s->bw_mode = DPPROF__MODE_NORM;
     s->bw_retain = s->two_pass;
     DPPROF__TRY(dpprof__backward(s, n, 1.0, 0));
-    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_NORMS, step));
+    DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_NORMS, step));
     DPPROF__TRY(dpprof__norms_phase(s, n, first));
     if (s->two_pass) {
         /* pass 2: backpropagate sum_i c_i loss_i (flat), or clip each tensor's per-sample
            gradients with its own factors (per-layer) */
-        DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_BACKWARD_2, step));
+        DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_BACKWARD_2, step));
         s->bw_retain = 0;
         s->bw_mode = s->cfg.per_layer_clipping ? DPPROF__MODE_CLIPSUM : DPPROF__MODE_SUM;
         if (!s->cfg.per_layer_clipping) {
             size_t row = lm ? (size_t)s->cfg.seq * (size_t)s->sh.V : (size_t)s->sh.K;
             for (i = 0; i < n; i++) /* the output gradient of pass 1 is linear in dloss */
-                DPPROF__OP(s, scale, (row, s->elem), (DPPROF__F(s->a.logits) + (size_t)i * row, DPPROF__F(s->a.logits) + (size_t)i * row, row, DPPROF__D(s->clip) ? DPPROF__D(s->clip)[i] : 0.0));
+                DPPROF__OP(s, scale, (row, s->elem), (DPPROF__F(s->a.logits) + (size_t)i * row, DPPROF__F(s->a.logits) + (size_t)i * row, row, dpprof__host_clip(s, i)));
         }
         DPPROF__TRY(dpprof__backward(s, n, 1.0, 1));
     } else {
-        DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_CLIP_ACCUMULATE, step));
+        DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_CLIP_ACCUMULATE, step));
         DPPROF__TRY(dpprof__clip_phase(s));
     }
     dpprof__tfree(s, &s->clip);
@@ -3040,11 +3226,27 @@ static int dpprof__data_alloc(dpprof_session *s, int n) {
     return DPPROF_OK;
 }
 
+/* cuda: the batch sampled on the host (h_tok, h_tgt) to the device tensors */
+static int dpprof__upload_batch(dpprof_session *s, int n) {
+#if DPPROF__CUDA
+    const int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
+    if (s->backend == DPPROF_BACKEND_CUDA &&
+        (dpprof_cuda_copy(s->a.tokens.data, s->h_tok, sizeof(int) * (size_t)n * (size_t)T, DPPROF_COPY_H2D) != DPPROF_OK ||
+         dpprof_cuda_copy(s->a.targets.data, s->h_tgt, sizeof(int) * (size_t)n * (size_t)tw, DPPROF_COPY_H2D) != DPPROF_OK))
+        return dpprof__fail(DPPROF_ERR_CUDA, "uploading the batch: %s", dpprof_cuda_last_error());
+#else
+    (void)s; (void)n;
+#endif
+    return DPPROF_OK;
+}
+
 static void dpprof__zero_grads(dpprof_session *s) {
     int i;
-    if (s->backend != DPPROF_BACKEND_CPU) return;
-    for (i = 0; i < s->n_params; i++)
-        if (s->params[i].trainable) memset(s->params[i].g.data, 0, (size_t)s->params[i].g.n * (size_t)s->elem);
+    for (i = 0; i < s->n_params; i++) {
+        if (!s->params[i].trainable) continue;
+        if (s->backend == DPPROF_BACKEND_CPU) memset(s->params[i].g.data, 0, (size_t)s->params[i].g.n * (size_t)s->elem);
+        DPPROF__GPU(s, (void)dpprof_cuda_zero(s->params[i].g.data, (size_t)s->params[i].g.n * (size_t)s->elem));
+    }
 }
 
 static int dpprof__check_tokens(const dpprof_session *s, const int *tokens, const int *targets, int n) {
@@ -3063,21 +3265,30 @@ static int dpprof__given(dpprof_session *s, const int *tokens, const int *target
     int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1, rc = DPPROF_OK, first, dp = s->dp;
     double sum = 0;
     if (!tokens || !targets || n <= 0) return dpprof__fail(DPPROF_ERR_INVALID, "forward/backward needs tokens, targets and n > 0");
-    if (s->backend != DPPROF_BACKEND_CPU) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "computing values needs the cpu backend (this session is %s)", dpprof_backend_name(s->backend));
+    if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "computing values needs the cpu or cuda backend (this session is dry)");
     if (n > s->cfg.batch) return dpprof__fail(DPPROF_ERR_INVALID, "%d samples is more than the session's batch of %d", n, s->cfg.batch);
     DPPROF__TRY(dpprof__check_tokens(s, tokens, targets, n));
     if (loss_only) s->dp = 0;
     for (first = 0; first < n && rc == DPPROF_OK; first += s->cfg.physical_batch) {
         int b = n - first < s->cfg.physical_batch ? n - first : s->cfg.physical_batch;
-        rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_FORWARD, s->steps_done);
+        rc = dpprof__phase(s, DPPROF_PHASE_FORWARD, s->steps_done);
         if (rc == DPPROF_OK) rc = dpprof__data_alloc(s, b);
         if (rc != DPPROF_OK) break;
-        memcpy(s->a.tokens.data, tokens + (size_t)first * T, sizeof(int) * (size_t)b * (size_t)T);
-        memcpy(s->a.targets.data, targets + (size_t)first * tw, sizeof(int) * (size_t)b * (size_t)tw);
+        if (s->backend == DPPROF_BACKEND_CUDA) {
+            memcpy(s->h_tok, tokens + (size_t)first * T, sizeof(int) * (size_t)b * (size_t)T);
+            memcpy(s->h_tgt, targets + (size_t)first * tw, sizeof(int) * (size_t)b * (size_t)tw);
+            rc = dpprof__upload_batch(s, b);
+            if (rc != DPPROF_OK) break;
+        } else {
+            memcpy(s->a.tokens.data, tokens + (size_t)first * T, sizeof(int) * (size_t)b * (size_t)T);
+            memcpy(s->a.targets.data, targets + (size_t)first * tw, sizeof(int) * (size_t)b * (size_t)tw);
+        }
         if (loss_only) {
+            const dpprof_real *hl = NULL;
             rc = dpprof__forward(s, b);
+            if (rc == DPPROF_OK) rc = dpprof__host_losses(s, b, &hl);
             if (rc == DPPROF_OK && losses)
-                for (int i = 0; i < b; i++) losses[first + i] = (double)DPPROF__F(s->a.losses)[i];
+                for (int i = 0; i < b; i++) losses[first + i] = (double)hl[i];
         } else rc = dpprof__physical(s, s->steps_done, b, first, dloss, &sum, losses ? losses + first : NULL);
         dpprof__acts_release(s);
     }
@@ -3145,6 +3356,7 @@ static void dpprof__noise(dpprof_session *s, int step) {
         c.flops = 30.0 * (double)p->g.n; /* philox + box-muller per element, roughly */
         c.bytes = 2.0 * (double)p->g.n * s->elem;
         dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
+        DPPROF__GPU(s, dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->noise_std, s->cfg.seed, (uint64_t)step, off, inv_b));
         if (s->backend == DPPROF_BACKEND_CPU) {
             dpprof_real *g = DPPROF__F(p->g);
             int64_t e;
@@ -3196,6 +3408,17 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
 /* the optimizer must never see a nan or inf gradient: say which tensor went bad */
 static int dpprof__check_grads(dpprof_session *s, int step) {
     int i;
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) { /* one flag for all tensors, one wait */
+        int bad = -1;
+        dpprof_nonfinite_reset_gpu();
+        for (i = 0; i < s->n_params; i++)
+            if (s->params[i].trainable) dpprof_nonfinite_gpu(DPPROF__F(s->params[i].g), (size_t)s->params[i].g.n, i);
+        if (dpprof_nonfinite_result_gpu(&bad) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "step %d on the gpu: %s", step, dpprof_cuda_last_error());
+        if (bad >= 0) return dpprof__fail(DPPROF_ERR_NUMERIC, "the gradient of %s holds a nan or inf in step %d", s->params[bad].name, step);
+        return DPPROF_OK;
+    }
+#endif
     if (s->backend != DPPROF_BACKEND_CPU) return DPPROF_OK;
     for (i = 0; i < s->n_params; i++) {
         const dpprof_param *p = &s->params[i];
@@ -3209,11 +3432,51 @@ static int dpprof__check_grads(dpprof_session *s, int step) {
     return DPPROF_OK;
 }
 
+/* cuda: when the step's last queued work has run, the phases of the step get the device's times
+   (cuda events recorded where each phase began), placed on the host clock at the step's start */
+static int dpprof__gpu_times(dpprof_session *s, size_t first_phase, int ev_start, double t0, double *step_ms) {
+#if DPPROF__CUDA
+    size_t k;
+    int ev_end;
+    double ms;
+    if (dpprof_cuda_event(&ev_end) != DPPROF_OK || dpprof_cuda_sync() != DPPROF_OK || dpprof_cuda_event_ms(ev_start, ev_end, step_ms) != DPPROF_OK)
+        return dpprof__fail(DPPROF_ERR_CUDA, "the step on the gpu failed: %s", dpprof_cuda_last_error());
+    for (k = first_phase; k < s->prof.n_phases; k++) {
+        dpprof_phase_rec *r = &s->prof.phases[k];
+        int a = k < s->cap_ph_ev ? s->ph_ev[k] : -1, b = k + 1 < s->prof.n_phases && k + 1 < s->cap_ph_ev ? s->ph_ev[k + 1] : ev_end;
+        if (a < 0 || b < 0) continue;
+        if (dpprof_cuda_event_ms(ev_start, a, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        r->t_start_ms = t0 + ms;
+        if (dpprof_cuda_event_ms(ev_start, b, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        r->t_end_ms = t0 + ms;
+    }
+    for (k = s->n_ops; k-- > 0 && s->ops[k].phase_rec >= first_phase;) {
+        dpprof__op_rec *o = &s->ops[k];
+        if (o->ev0 < 0 || o->ev1 < 0) continue;
+        if (dpprof_cuda_event_ms(ev_start, o->ev0, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        o->t0 = t0 + ms;
+        if (dpprof_cuda_event_ms(ev_start, o->ev1, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        o->t1 = t0 + ms;
+    }
+#else
+    (void)s; (void)first_phase; (void)ev_start; (void)t0; (void)step_ms;
+#endif
+    return DPPROF_OK;
+}
+
 DPPROF_API int dpprof_session_step(dpprof_session *s) {
     const int b = s->cfg.physical_batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
     const int step = s->steps_done;
-    double t0 = dpprof__clock_ms(), loss = 0;
-    int first, rc = DPPROF_OK;
+    double t0 = dpprof__clock_ms(), tp0 = 0, loss = 0, gpu_ms = NAN;
+    int first, rc = DPPROF_OK, ev_start = -1;
+    size_t first_phase = s->prof.n_phases;
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        dpprof_cuda_events_reset();
+        if (dpprof_cuda_event(&ev_start) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        tp0 = dpprof_prof_now_ms(&s->prof);
+    }
+#endif
     if (dpprof__grow((void **)&s->step_loss, &s->cap_steps, (size_t)step + 1, sizeof(double)) != 0)
         return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the loss table");
     s->step_ms = (double *)DPPROF_REALLOC(s->step_ms, sizeof(double) * (size_t)s->cap_steps);
@@ -3221,12 +3484,13 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     DPPROF__TRY(dpprof__sample_batch(s, step));
     for (first = 0; first < s->batch_n && rc == DPPROF_OK; first += b) {
         int n = s->batch_n - first < b ? s->batch_n - first : b;
-        rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_FORWARD, step);
+        rc = dpprof__phase(s, DPPROF_PHASE_FORWARD, step);
         if (rc == DPPROF_OK) rc = dpprof__data_alloc(s, n);
-        if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CPU) {
-            int i;
-            for (i = 0; i < n; i++)
-                dpprof__sample(s, (uint64_t)s->batch_ids[first + i], DPPROF__I(s->a.tokens) + (size_t)i * T, DPPROF__I(s->a.targets) + (size_t)i * tw);
+        if (rc == DPPROF_OK && s->backend != DPPROF_BACKEND_DRY) {
+            int i, *tok = s->backend == DPPROF_BACKEND_CUDA ? s->h_tok : DPPROF__I(s->a.tokens);
+            int *tgt = s->backend == DPPROF_BACKEND_CUDA ? s->h_tgt : DPPROF__I(s->a.targets);
+            for (i = 0; i < n; i++) dpprof__sample(s, (uint64_t)s->batch_ids[first + i], tok + (size_t)i * T, tgt + (size_t)i * tw);
+            rc = dpprof__upload_batch(s, n);
         }
         /* vanilla: the gradient of the mean loss of the logical batch; dp: the clipped sum */
         if (rc == DPPROF_OK) rc = dpprof__physical(s, step, n, first, 1.0 / s->cfg.batch, &loss, NULL);
@@ -3237,20 +3501,21 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     }
     if (rc == DPPROF_OK) rc = dpprof__check_grads(s, step);
     if (rc == DPPROF_OK && s->dp) {
-        rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_NOISE, step);
+        rc = dpprof__phase(s, DPPROF_PHASE_NOISE, step);
         if (rc == DPPROF_OK) dpprof__noise(s, step);
     }
-    if (rc == DPPROF_OK) rc = dpprof_phase_begin(&s->prof, DPPROF_PHASE_OPTIMIZER_STEP, step);
+    if (rc == DPPROF_OK) rc = dpprof__phase(s, DPPROF_PHASE_OPTIMIZER_STEP, step);
     if (rc == DPPROF_OK) dpprof__optimizer(s);
+    if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) rc = dpprof__gpu_times(s, first_phase, ev_start, tp0, &gpu_ms);
     dpprof_phase_end(&s->prof);
     if (rc != DPPROF_OK) {
         dpprof__acts_release(s);
         return rc;
     }
     s->step_loss[step] = s->batch_n ? loss / s->batch_n : NAN;
-    s->step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : dpprof__clock_ms() - t0;
+    s->step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0;
     s->steps_done++;
-    if (s->backend == DPPROF_BACKEND_CPU && s->batch_n && !(s->step_loss[step] == s->step_loss[step] && fabs(s->step_loss[step]) <= DBL_MAX))
+    if (s->backend != DPPROF_BACKEND_DRY && s->batch_n && !(s->step_loss[step] == s->step_loss[step] && fabs(s->step_loss[step]) <= DBL_MAX))
         return dpprof__fail(DPPROF_ERR_NUMERIC, "the loss of step %d is %g", step, s->step_loss[step]);
     return DPPROF_OK;
 }
@@ -3296,6 +3561,11 @@ static int dpprof__setup_dp(dpprof_session *s) {
     s->batch_ids = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)max_batch);
     s->last_norms = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)max_batch);
     s->last_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)max_batch);
+    if (s->backend == DPPROF_BACKEND_CUDA) { /* what the norms phase moves between host and device */
+        s->h_norm2 = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->n_params * (size_t)s->cfg.physical_batch);
+        s->h_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->n_params * (size_t)s->cfg.physical_batch);
+        if (!s->h_norm2 || !s->h_clip) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host copies of the norms");
+    }
     if (!s->method || !s->psg || !s->kept || !s->kept_from || !s->cache || !s->batch_ids || !s->last_norms || !s->last_clip)
         return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the dp tables");
     memset(s->psg, 0, sizeof(dpprof_tensor) * (size_t)s->n_params);
@@ -3333,13 +3603,24 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     /* refuse what later work adds, instead of silently ignoring it */
     if (s->cfg.dtype == DPPROF_DTYPE_BF16) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dtype bf16 needs the cuda backend's kernels, which this version does not have yet"); goto fail; }
     s->backend = s->cfg.backend;
-    if (s->backend == DPPROF_BACKEND_AUTO) s->backend = DPPROF_BACKEND_CPU; /* until the cuda kernels exist, auto means cpu */
+    if (s->backend == DPPROF_BACKEND_AUTO) /* cuda when this build has it and a gpu is visible, else cpu */
+        s->backend = DPPROF__CUDA && dpprof_cuda_device_count(&count) == DPPROF_OK && count > 0 ? DPPROF_BACKEND_CUDA : DPPROF_BACKEND_CPU;
     if (s->backend == DPPROF_BACKEND_CUDA) {
         rc = dpprof_cuda_device_count(&count);
         if (rc != DPPROF_OK && rc != DPPROF_ERR_NO_CUDA) rc = dpprof__fail(rc, "--backend cuda: %s", dpprof_cuda_last_error());
         if (rc == DPPROF_OK && count == 0) rc = dpprof__fail(DPPROF_ERR_NO_DEVICE, "--backend cuda: no GPU is visible on this machine");
-        if (rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--backend cuda: the GPU kernels are not implemented yet in this version; use cpu or dry");
-        goto fail;
+        if (rc == DPPROF_OK && !DPPROF__CUDA) rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--backend cuda: this build computes in double (DPPROF_REF_DOUBLE) and has no gpu path");
+        if (rc == DPPROF_OK && dpprof_cuda_device_info(0, &s->dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
+        if (rc == DPPROF_OK && dpprof_cuda_init(0) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
+        if (rc != DPPROF_OK) goto fail;
+        {
+            size_t used = 0;
+            if (dpprof_cuda_sync() == DPPROF_OK && dpprof_cuda_mem_used(&used) == DPPROF_OK) s->drv_base = (int64_t)used;
+        }
+        s->h_tok = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
+        s->h_tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
+        s->h_loss = (float *)DPPROF_MALLOC(sizeof(float) * (size_t)s->cfg.physical_batch);
+        if (!s->h_tok || !s->h_tgt || !s->h_loss) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host staging buffers"); goto fail; }
     }
     s->cfg.backend = (dpprof_backend)s->backend;
     s->elem = (int)sizeof(dpprof_real);
@@ -3376,8 +3657,16 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         dpprof__tfree(s, &s->params[i].m);
         dpprof__tfree(s, &s->params[i].v);
     }
+    dpprof__tfree(s, &s->ws);
     DPPROF_FREE(s->params);
     DPPROF_FREE(s->lora);
+    DPPROF_FREE(s->h_tok);
+    DPPROF_FREE(s->h_tgt);
+    DPPROF_FREE(s->h_loss);
+    DPPROF_FREE(s->h_norm2);
+    DPPROF_FREE(s->h_clip);
+    DPPROF_FREE(s->ph_ev);
+    DPPROF_FREE(s->ops);
     DPPROF_FREE(s->a.lay);
     DPPROF_FREE(s->text);
     DPPROF_FREE(s->line_off);
@@ -3402,6 +3691,24 @@ DPPROF_API const dpprof_shape *dpprof_session_shape(const dpprof_session *s) { r
 DPPROF_API const dpprof_prof *dpprof_session_prof(const dpprof_session *s) { return &s->prof; }
 DPPROF_API int dpprof_session_param_count(const dpprof_session *s) { return s->n_params; }
 DPPROF_API dpprof_param *dpprof_session_param(dpprof_session *s, int i) { return i >= 0 && i < s->n_params ? &s->params[i] : NULL; }
+DPPROF_API int dpprof_session_param_read(dpprof_session *s, int i, char which, dpprof_real *out) {
+    const dpprof_tensor *t;
+    size_t bytes;
+    if (!s || i < 0 || i >= s->n_params || !out) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: no tensor %d", i);
+    t = which == 'w' ? &s->params[i].w : which == 'g' ? &s->params[i].g : which == 'm' ? &s->params[i].m : which == 'v' ? &s->params[i].v : NULL;
+    if (!t) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: '%c' is not w, g, m or v", which);
+    if (!t->n) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: %s has no '%c' (frozen, or not adam)", s->params[i].name, which);
+    if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "the dry backend holds no values");
+    bytes = (size_t)t->n * sizeof(dpprof_real);
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        if (dpprof_cuda_copy(out, t->data, bytes, DPPROF_COPY_D2H) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        return DPPROF_OK;
+    }
+#endif
+    memcpy(out, t->data, bytes);
+    return DPPROF_OK;
+}
 DPPROF_API int dpprof_session_steps_done(const dpprof_session *s) { return s->steps_done; }
 DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step) { return step >= 0 && step < s->steps_done ? s->step_loss[step] : NAN; }
 DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int trainable_only) {
@@ -3554,7 +3861,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     const dpprof_prof *p = &s->prof;
     int i, measured = 0;
     size_t e;
-    double tsum = 0, flops_steps = 0, *st;
+    double tsum = 0, flops_steps = 0, fwd_flops = 0, *st;
     time_t now = time(NULL);
     char date[32] = "unknown";
     struct tm *tm = gmtime(&now);
@@ -3676,21 +3983,46 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     fputs(",\n  \"privacy\": ", f);
     dpprof__write_privacy(s, f);
 
-    for (e = 0; e < p->n_phases; e++)
+    for (e = 0; e < p->n_phases; e++) {
         if (p->phases[e].step >= c->warmup && p->phases[e].phase >= DPPROF_PHASE_FORWARD) flops_steps += p->phases[e].flops;
+        if (p->phases[e].step >= c->warmup && p->phases[e].phase == DPPROF_PHASE_FORWARD) fwd_flops += p->phases[e].flops;
+    }
     fputs(",\n  \"throughput\": {\"tokens_per_s\": ", f);
     dpprof__jnum(f, measured && s->backend != DPPROF_BACKEND_DRY && tsum > 0 ? (double)c->batch * c->seq * measured / (tsum / 1e3) : NAN);
     fputs(", \"step_time_ms_median\": ", f);
     dpprof__jnum(f, st && s->backend != DPPROF_BACKEND_DRY ? dpprof__median(st, (size_t)measured) : NAN);
     fputs(", \"flops_per_step\": ", f);
     dpprof__jnum(f, measured ? flops_steps / measured : NAN);
-    fputs(", \"mfu\": null, \"mfu_note\": \"no hardware peak is defined for the cpu and dry backends\"}", f);
+    if (s->backend == DPPROF_BACKEND_CUDA && measured && tsum > 0) {
+        /* model flops: 3 x the forward's analytic flops (forward + a backward of twice its cost: the
+           usual 6 N per token plus attention), the same for every algorithm, so the dp overhead
+           shows as lost mfu; the peak is the data-sheet dense peak of the storage precision */
+        double f32, b16, dram, peak;
+        dpprof_device_peaks(&s->dev, &f32, &b16, &dram);
+        peak = c->dtype == DPPROF_DTYPE_BF16 ? b16 : f32;
+        fputs(", \"model_flops_per_step\": ", f);
+        dpprof__jnum(f, 3.0 * fwd_flops / measured);
+        fputs(", \"peak_flops\": ", f);
+        dpprof__jnum(f, peak > 0 ? peak : NAN);
+        fputs(", \"mfu\": ", f);
+        dpprof__jnum(f, peak > 0 ? 3.0 * fwd_flops / (tsum / 1e3) / peak : NAN);
+        fputs(", \"analytic_flops_share_of_peak\": ", f);
+        dpprof__jnum(f, peak > 0 ? flops_steps / (tsum / 1e3) / peak : NAN);
+        fprintf(f, ", \"mfu_note\": \"mfu = 3 x forward analytic flops per step / mean step time / %s dense peak of %s (data sheet)\"}",
+                c->dtype == DPPROF_DTYPE_BF16 ? "bf16 tensor-core" : "fp32 cuda-core", s->dev.name);
+    } else fputs(", \"mfu\": null, \"mfu_note\": \"no hardware peak is defined for the cpu and dry backends\"}", f);
     DPPROF_FREE(st);
 
     fprintf(f, ",\n  \"meta\": {\"dpprof_version\": \"%s\", \"git_commit\": ", DPPROF_VERSION);
     dpprof__jstr(f, DPPROF_GIT_COMMIT);
-    fprintf(f, ", \"backend\": \"%s\", \"device\": \"%s\", \"driver\": null, \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\"}",
-            dpprof_backend_name(s->backend), s->backend == DPPROF_BACKEND_DRY ? "none (dry run)" : "cpu", (unsigned long long)c->seed, date,
+    fprintf(f, ", \"backend\": \"%s\", \"device\": ", dpprof_backend_name(s->backend));
+    dpprof__jstr(f, s->backend == DPPROF_BACKEND_DRY ? "none (dry run)" : s->backend == DPPROF_BACKEND_CUDA ? s->dev.name : "cpu");
+    if (s->backend == DPPROF_BACKEND_CUDA)
+        fprintf(f, ", \"driver\": %d, \"cuda_runtime\": %d, \"compute_capability\": \"%d.%d\", \"sm_count\": %d, \"device_memory_bytes\": %zu, \"driver_peak_used_mb\": %.17g, \"driver_note\": \"%s\"",
+                s->dev.driver_version, s->dev.runtime_version, s->dev.cc_major, s->dev.cc_minor, s->dev.sm_count, s->dev.total_bytes, (double)s->drv_peak / 1048576.0,
+                "cudaMemGetInfo's used bytes at the accountant's peaks, less those used before the session: the stream-ordered pool keeps freed memory, rounds to its granularity and holds the cuBLAS handle's own state");
+    else fputs(", \"driver\": null", f);
+    fprintf(f, ", \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\"}", (unsigned long long)c->seed, date,
             sizeof(dpprof_real) == 8 ? "double" : "float");
 
     fputs(",\n  \"losses\": [", f);
@@ -3758,6 +4090,22 @@ DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f) {
         dpprof__jnum(f, te - ts);
         fprintf(f, ", \"args\": {\"step\": %d, \"bytes_start\": %lld, \"bytes_end\": %lld, \"bytes_peak\": %lld, \"flops\": ", r->step, (long long)r->bytes_start, (long long)r->bytes_end, (long long)r->bytes_peak);
         dpprof__jnum(f, r->flops);
+        fputs("}}", f);
+    }
+    if (s->n_ops) fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 2, \"args\": {\"name\": \"%s\"}}", s->backend == DPPROF_BACKEND_CUDA ? "ops (gpu kernels, cuda events)" : "ops (cpu reference)");
+    for (i = 0; i < s->n_ops; i++) {
+        const dpprof__op_rec *o = &s->ops[i];
+        if (!(o->t0 == o->t0) || !(o->t1 == o->t1)) continue; /* not timed (a call outside a step) */
+        fputs(",\n{\"name\": ", f);
+        dpprof__jstr(f, o->name);
+        fputs(", \"cat\": \"op\", \"ph\": \"X\", \"pid\": 1, \"tid\": 2, \"ts\": ", f);
+        dpprof__jnum(f, o->t0 * 1e3);
+        fputs(", \"dur\": ", f);
+        dpprof__jnum(f, (o->t1 - o->t0) * 1e3);
+        fputs(", \"args\": {\"flops\": ", f);
+        dpprof__jnum(f, o->flops);
+        fputs(", \"bytes\": ", f);
+        dpprof__jnum(f, o->bytes);
         fputs("}}", f);
     }
     for (i = 0; i < p->n_events; i++) {
@@ -3844,8 +4192,14 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     double *losses = NULL;
     char path[4096];
     dpprof__st_entry *ents = NULL;
+    dpprof_real **hostw = NULL;
     FILE *f;
-    if (s->backend != DPPROF_BACKEND_CPU) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dump needs computed values: use --backend cpu (this run is %s)", dpprof_backend_name(s->backend));
+    if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dump needs computed values: use --backend cpu or cuda (this run is dry)");
+    if (s->backend == DPPROF_BACKEND_CUDA) { /* host copies of every tensor, freed at the end */
+        hostw = (dpprof_real **)DPPROF_MALLOC(sizeof(dpprof_real *) * (size_t)s->n_params);
+        if (!hostw) return dpprof__fail(DPPROF_ERR_OOM, "--dump: out of memory");
+        memset(hostw, 0, sizeof(dpprof_real *) * (size_t)s->n_params);
+    }
     tok = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)B * T);
     tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)B * tw);
     losses = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)B);
@@ -3864,6 +4218,12 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
         e->data = s->params[i].w.data;
         e->n = s->params[i].w.n;
         e->from_real = 1;
+        if (hostw) {
+            hostw[i] = (dpprof_real *)DPPROF_MALLOC(sizeof(dpprof_real) * (size_t)e->n);
+            if (!hostw[i]) { rc = dpprof__fail(DPPROF_ERR_OOM, "--dump: out of memory"); goto done; }
+            if ((rc = dpprof_session_param_read(s, i, 'w', hostw[i])) != DPPROF_OK) goto done;
+            e->data = hostw[i];
+        }
     }
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     if ((rc = dpprof__write_safetensors(path, ents, s->n_params)) != DPPROF_OK) goto done;
@@ -3876,7 +4236,12 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
         for (i = 0; i < s->n_params; i++) {
             if (!s->params[i].trainable) continue;
             ents[k] = ents[i];
-            ents[k++].data = s->params[i].g.data;
+            ents[k].data = s->params[i].g.data;
+            if (hostw) {
+                if ((rc = dpprof_session_param_read(s, i, 'g', hostw[i])) != DPPROF_OK) goto done;
+                ents[k].data = hostw[i];
+            }
+            k++;
         }
         snprintf(path, sizeof path, "%s/grads.safetensors", dir);
         if ((rc = dpprof__write_safetensors(path, ents, k)) != DPPROF_OK) goto done;
@@ -3923,6 +4288,8 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     fputs("\n}\n", f);
     if (ferror(f) | fclose(f)) rc = dpprof__fail(DPPROF_ERR_IO, "%s: write failed", path);
 done:
+    for (i = 0; hostw && i < s->n_params; i++) DPPROF_FREE(hostw[i]);
+    DPPROF_FREE(hostw);
     DPPROF_FREE(tok);
     DPPROF_FREE(tgt);
     DPPROF_FREE(losses);
@@ -10232,6 +10599,24 @@ dpprof_cost dpprof_clip_factors_cost(int n, int elem_size)
 }
 
 
+/* the data-sheet peaks of the gpus we measure on (NVIDIA H100/H200/A100 data sheets: dense, no
+   sparsity), else sm count x clock x per-sm rate (fp32: 2 x cuda cores per sm; bf16 tensor cores:
+   2048 flop/clock/sm on sm 8.0, 4096 on sm 9.0) and 2 x memory clock x bus width */
+DPPROF_API void dpprof_device_peaks(const dpprof_device_info *d, double *fp32_flops, double *bf16_flops, double *dram_bytes) {
+    double f32 = 0, b16 = 0, dram = 0;
+    if (d && strstr(d->name, "H200")) { f32 = 66.9e12; b16 = 989.4e12; dram = 4.8e12; }
+    else if (d && strstr(d->name, "H100") && strstr(d->name, "NVL")) { f32 = 60e12; b16 = 835e12; dram = 3.9e12; }
+    else if (d && strstr(d->name, "H100") && strstr(d->name, "PCIe")) { f32 = 51.2e12; b16 = 756e12; dram = 2.0e12; }
+    else if (d && strstr(d->name, "H100")) { f32 = 66.9e12; b16 = 989.4e12; dram = 3.35e12; }
+    else if (d && strstr(d->name, "A100")) { f32 = 19.5e12; b16 = 312e12; dram = d->total_bytes > ((size_t)50 << 30) ? 2.039e12 : 1.555e12; }
+    else if (d && d->cc_major == 9 && d->cc_minor == 0) { f32 = 256.0 * d->sm_count * d->clock_khz * 1e3; b16 = 4096.0 * d->sm_count * d->clock_khz * 1e3; }
+    else if (d && d->cc_major == 8 && d->cc_minor == 0) { f32 = 128.0 * d->sm_count * d->clock_khz * 1e3; b16 = 2048.0 * d->sm_count * d->clock_khz * 1e3; }
+    if (d && dram == 0 && d->mem_clock_khz > 0) dram = 2.0 * d->mem_clock_khz * 1e3 * d->bus_width_bits / 8.0;
+    if (fp32_flops) *fp32_flops = f32;
+    if (bf16_flops) *bf16_flops = b16;
+    if (dram_bytes) *dram_bytes = dram;
+}
+
 #ifdef DPPROF_NO_CUDA
 /* built without dpprof_kernels.cu: the cuda entry points say so */
 DPPROF_API int dpprof_cuda_device_count(int *count) {
@@ -10253,6 +10638,17 @@ DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr) {
     return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
 }
 DPPROF_API const char *dpprof_cuda_last_error(void) { return "built without CUDA"; }
+DPPROF_API int dpprof_cuda_init(int device) { (void)device; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_alloc(void **ptr, size_t bytes) { (void)bytes; if (ptr) *ptr = NULL; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API void dpprof_cuda_release(void *ptr) { (void)ptr; }
+DPPROF_API int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir) { (void)dst; (void)src; (void)bytes; (void)dir; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes) { (void)dst; (void)bytes; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_sync(void) { return DPPROF_OK; }
+DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes) { (void)ptr; (void)bytes; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_mem_used(size_t *used) { if (used) *used = 0; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_event(int *id) { if (id) *id = -1; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms) { (void)a; (void)b; if (ms) *ms = 0; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API void dpprof_cuda_events_reset(void) {}
 #endif
 
 #ifdef __cplusplus

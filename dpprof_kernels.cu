@@ -12,9 +12,11 @@
 // size, dynamic shared memory only through DPPROF__SMEM_DYN, threadIdx/blockIdx/blockDim/gridDim,
 // __syncthreads, __syncwarp, __shfl_xor_sync/__shfl_down_sync/__shfl_sync on full warps, atomicAdd,
 // atomicMin (int), math (expf, logf, sqrtf, rsqrtf, fmaxf, exp, log, sqrt, sin, cos, pow, isfinite),
-// launches only through dpprof__launch, runtime calls: cudaMalloc/Free, cudaMemcpyAsync,
+// launches only through dpprof__launch, runtime calls: cudaMalloc/Free, cudaMallocAsync/FreeAsync,
+// cudaDeviceGetDefaultMemPool, cudaMemPoolSetAttribute(ReleaseThreshold), cudaMemcpyAsync,
 // cudaMemsetAsync, cudaStreamCreateWithFlags/Synchronize, cudaEventCreate/Record/Synchronize/
-// ElapsedTime, cudaGetDeviceCount/Properties, cudaSetDevice, cudaMemGetInfo, cudaDriverGetVersion,
+// ElapsedTime, cudaGetDeviceCount/Properties, cudaDeviceGetAttribute (ClockRate, MemoryClockRate,
+// GlobalMemoryBusWidth), cudaSetDevice, cudaMemGetInfo, cudaDriverGetVersion,
 // cudaRuntimeGetVersion, cudaFuncSetAttribute(MaxDynamicSharedMemorySize), cudaGetLastError,
 // cudaGetErrorString; cuBLAS: cublasCreate, cublasSetStream, cublasSetWorkspace, cublasSetMathMode,
 // cublasSgemm, cublasSgemmStridedBatched, cublasGetStatusString.
@@ -154,6 +156,9 @@ extern "C" int dpprof_cuda_device_info(int device, dpprof_device_info *info) {
     info->sm_count = prop.multiProcessorCount;
     if ((rc = DPPROF_CU(cudaDriverGetVersion(&info->driver_version))) != DPPROF_OK) return rc;
     if ((rc = DPPROF_CU(cudaRuntimeGetVersion(&info->runtime_version))) != DPPROF_OK) return rc;
+    if ((rc = DPPROF_CU(cudaDeviceGetAttribute(&info->clock_khz, cudaDevAttrClockRate, device))) != DPPROF_OK) return rc;
+    if ((rc = DPPROF_CU(cudaDeviceGetAttribute(&info->mem_clock_khz, cudaDevAttrMemoryClockRate, device))) != DPPROF_OK) return rc;
+    if ((rc = DPPROF_CU(cudaDeviceGetAttribute(&info->bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, device))) != DPPROF_OK) return rc;
     if ((rc = DPPROF_CU(cudaSetDevice(device))) != DPPROF_OK) return rc;
     return DPPROF_CU(cudaMemGetInfo(&info->free_bytes, &info->total_bytes));
 }
@@ -164,6 +169,12 @@ extern "C" int dpprof_cuda_init(int device) {
     if (dpprof__cu.ready) return device == dpprof__cu.device ? DPPROF_OK : DPPROF_ERR_INVALID;
     if ((rc = DPPROF_CU(cudaSetDevice(device))) != DPPROF_OK) return rc;
     if ((rc = DPPROF_CU(cudaStreamCreateWithFlags(&dpprof__cu.stream, cudaStreamNonBlocking))) != DPPROF_OK) return rc;
+    {
+        cudaMemPool_t pool;
+        uint64_t keep = UINT64_MAX;
+        if ((rc = DPPROF_CU(cudaDeviceGetDefaultMemPool(&pool, device))) != DPPROF_OK) return rc;
+        if ((rc = DPPROF_CU(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep))) != DPPROF_OK) return rc;
+    }
     st = cublasCreate(&dpprof__cu.blas);
     if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetStream(dpprof__cu.blas, dpprof__cu.stream);
     // fp32 means fp32: no tf32 tensor cores behind the user's back (the cpu comparison needs it)
@@ -178,17 +189,25 @@ extern "C" int dpprof_cuda_init(int device) {
     return DPPROF_OK;
 }
 
+// stream-ordered allocation: a free does not wait for the device (cudaFree would synchronise the
+// whole device at every activation the backward releases); the pool keeps what it got from the
+// driver (release threshold: everything), like a framework's caching allocator, so the driver's
+// figure is the pool's high-water mark
 extern "C" int dpprof_cuda_alloc(void **ptr, size_t bytes) {
     int rc;
     if (!ptr) return DPPROF_ERR_INVALID;
     *ptr = nullptr;
-    rc = DPPROF_CU(cudaMalloc(ptr, bytes ? bytes : 1));
+    if (!dpprof__cu.ready) {
+        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_cuda_alloc: dpprof_cuda_init was not called");
+        return DPPROF_ERR_INVALID;
+    }
+    rc = DPPROF_CU(cudaMallocAsync(ptr, bytes ? bytes : 1, dpprof__cu.stream));
     if (rc != DPPROF_OK) *ptr = nullptr;
     return rc;
 }
 
 extern "C" void dpprof_cuda_release(void *ptr) {
-    if (ptr) cudaFree(ptr);
+    if (ptr) dpprof__cu_post("cudaFreeAsync", cudaFreeAsync(ptr, dpprof__cu.stream));
 }
 
 extern "C" int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir) {
@@ -277,8 +296,10 @@ extern "C" void dpprof_cuda_events_reset(void) { dpprof__cu.n_ev = 0; }
 extern "C" int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int category, int module) {
     int rc;
     if (!ptr) return DPPROF_ERR_INVALID;
-    rc = dpprof_cuda_alloc(ptr, bytes);
+    *ptr = nullptr;
+    rc = DPPROF_CU(cudaMalloc(ptr, bytes ? bytes : 1));
     if (rc != DPPROF_OK) {
+        *ptr = nullptr;
         std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "cudaMalloc of %zu bytes (%s, %s) failed", bytes,
                       dpprof_category_name(category), dpprof_module_name(module));
         return rc;

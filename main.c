@@ -83,7 +83,7 @@ static void help_run(void) {
            "  --weight-decay X       decoupled (AdamW) weight decay (default 0)\n"
            "  --seed S               seed of init, data and noise (default 0)\n"
            "  --dtype fp32|bf16      storage type (default fp32; bf16 needs the cuda kernels: refused)\n"
-           "  --backend auto|cpu|cuda|dry   (default auto)\n"
+           "  --backend auto|cpu|cuda|dry   (default auto: cuda when a GPU is visible, else cpu)\n"
            "  --memory-limit SIZE    fail as oom past SIZE bytes (K/M/G/T suffixes); default on cpu: MemAvailable\n"
            "DP-SGD (with a DP --algo):\n"
            "  --sigma S              noise multiplier (default 0: clipping without noise)\n"
@@ -97,7 +97,7 @@ static void help_run(void) {
            "  --target-epsilon E     choose sigma so that the run spends E at delta (needs --dataset-size)\n"
            "output:\n"
            "  --out FILE.json        result JSON (written atomically; also on oom/error, with its status)\n"
-           "  --trace FILE.json      Chrome/Perfetto trace: phases and a live-memory counter per category\n"
+           "  --trace FILE.json      Chrome/Perfetto trace: phases, every op (cuda: timed by events) and a live-memory counter per category\n"
            "  --dump DIR             model.safetensors, batch.safetensors, grads.safetensors, step.json\n"
            "                         (per-sample losses, norms, clip factors) for samples 0..B-1\n"
            "                         (cpu backend; DIR is created)\n"
@@ -290,7 +290,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         }
         else if (!strcmp(a, "--data")) c->data_path = v;
         else if (!strcmp(a, "--out")) o->out = v;
-        else if (!strcmp(a, "--trace")) o->trace = v;
+        else if (!strcmp(a, "--trace")) { o->trace = v; c->trace_ops = 1; }
         else if (!strcmp(a, "--dump")) o->dump = v;
         else if (!strcmp(a, "--experiment")) o->experiment = v;
         else return usage_error("run: unknown option '%s'%s", a, "");
@@ -377,8 +377,12 @@ static int cmd_run(int argc, char **argv) {
         o.cfg.sigma = resolved.sigma = sigma;
         if (!o.quiet) fprintf(stderr, "dpprof: sigma %.6g gives epsilon %g at delta %g over %lld steps (q = %g)\n", sigma, o.target_epsilon, resolved.delta, steps, (double)resolved.batch / (double)resolved.dataset_size);
     }
-    if (!o.limit_given && (resolved.backend == DPPROF_BACKEND_CPU || resolved.backend == DPPROF_BACKEND_AUTO))
-        o.cfg.memory_limit = mem_available(); /* a model that cannot fit is an oom result, not the oom killer */
+    {
+        int gpus = 0; /* auto runs on a gpu when there is one: then the gpu's own memory is the limit */
+        if (resolved.backend == DPPROF_BACKEND_AUTO && dpprof_cuda_device_count(&gpus) != DPPROF_OK) gpus = 0;
+        if (!o.limit_given && (resolved.backend == DPPROF_BACKEND_CPU || (resolved.backend == DPPROF_BACKEND_AUTO && gpus == 0)))
+            o.cfg.memory_limit = mem_available(); /* a model that cannot fit is an oom result, not the oom killer */
+    }
     if (o.dump && mkdir(o.dump, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "%s: --dump '%s': cannot create the directory: %s\n", prog, o.dump, strerror(errno));
         return EXIT_USAGE;

@@ -53,7 +53,8 @@ static void check_report_adds_up(dpprof_task task, const char *name) {
     CHECK(p->peak_by_cat[DPPROF_CAT_MODEL_PARAMETERS] == 4 * params, "%s: parameter bytes = 4 x %lld parameters", name, (long long)params);
     CHECK(p->peak_by_cat[DPPROF_CAT_OPTIMIZER_STATES] == 8 * trainable, "%s: adam states = 8 x %lld trainable", name, (long long)trainable);
     CHECK(p->peak_by_cat[DPPROF_CAT_GRADIENTS] == 4 * trainable, "%s: gradients = 4 x trainable", name);
-    CHECK(p->live_bytes == 16 * params, "%s: after the run only parameters, gradients and adam states are live", name);
+    CHECK(p->live_bytes == 16 * params + (int64_t)DPPROF_WORKSPACE_BYTES, "%s: after the run only parameters, gradients, adam states and the workspace are live", name);
+    CHECK(p->peak_by_cat[DPPROF_CAT_WORKSPACE] == (int64_t)DPPROF_WORKSPACE_BYTES, "%s: the workspace (cuBLAS + kernel scratch) is %lld bytes on every backend", name, (long long)DPPROF_WORKSPACE_BYTES);
     /* the tiny preset's count, by hand: embedding + 2 layers + final norm + head */
     {
         int64_t V = 256, C = 64, F = 176, layer = 2 * C + C * C + 2 * 32 * C + C * C + 3 * C * F;
