@@ -22,7 +22,7 @@ NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror \
 ifneq ($(NVCC),)
 CUDA_OBJ := build/dpprof_kernels.o
 CUDA_DEF :=
-LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++ -lm
+LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lcupti -ldl -lstdc++ -lm
 else
 CUDA_OBJ :=
 CUDA_DEF := -DDPPROF_NO_CUDA
@@ -163,7 +163,7 @@ build/dpprof-nocuda: main.c dpprof.h
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
 TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu test_dp test_dpops
 .PHONY: test-build
-test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu)
+test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu test_cuemu) build/dpprof-cuemu
 
 $(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
@@ -196,11 +196,29 @@ $(TEST_BIN)/test_twotu: tests/test_twotu_a.c tests/test_twotu_b.c dpprof.h
 	$(CC) $(CFLAGS) -DDPPROF_NO_CUDA -I. tests/test_twotu_a.c tests/test_twotu_b.c -o $@ -lm
 
 # the GPU test links the real CUDA object when there is one: it prints SKIP without a GPU
+GPU_TEST_SRC := tests/test_gpu.c tests/gpu_model.c tests/gpu_attn.c tests/gpu_dp.c tests/gpu_steps.c tests/gpu_counters.c dpprof.h tests/test.h
 ifneq ($(NVCC),)
-$(TEST_BIN)/test_gpu: tests/test_gpu.c dpprof.h tests/test.h $(CUDA_OBJ)
+$(TEST_BIN)/test_gpu: $(GPU_TEST_SRC) $(CUDA_OBJ)
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(CFLAGS) -I. $< $(CUDA_OBJ) -o $@ $(LDLIBS)
 endif
+
+# the same kernels compiled by g++ for tests/cuemu.h, the cpu emulator of the cuda subset they use:
+# test_cuemu runs the whole gpu test on it, dpprof-cuemu is the command line on it (test_cuemu.sh).
+# no -ffp-contract: the noise must be bitwise the cpu's; ubsan yes, asan no (it does not follow fibers)
+EMU_FLAGS := -O1 -g -ffp-contract=off -fsanitize=undefined -fno-sanitize-recover=undefined
+build/dpprof_kernels_emu.o: dpprof_kernels.cu dpprof.h tests/cuemu.h
+	@mkdir -p build
+	$(CXX) -std=c++17 $(EMU_FLAGS) -Wall -Wextra -Werror -x c++ -DDPPROF_CUEMU -I. -Itests -c $< -o $@.tmp.o
+	mv $@.tmp.o $@
+
+$(TEST_BIN)/test_cuemu: $(GPU_TEST_SRC) build/dpprof_kernels_emu.o
+	@mkdir -p $(TEST_BIN)
+	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -I. $< build/dpprof_kernels_emu.o -o $@ -lstdc++ -lm
+
+build/dpprof-cuemu: main.c dpprof.h build/dpprof_kernels_emu.o
+	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c build/dpprof_kernels_emu.o -o $@.tmp -lstdc++ -lm
+	mv $@.tmp $@
 
 clean:
 	rm -rf build dpprof dpprof.tmp results figures paper/generated paper/build paper/paper.pdf

@@ -203,6 +203,7 @@ typedef struct dpprof_phase_rec {
     size_t event_start, event_end;              /* events [event_start, event_end) happened inside */
     double flops, bytes_analytic;               /* analytic cost of the ops run inside */
     double dram_read, dram_write;               /* measured DRAM bytes; < 0: unavailable */
+    double l2_read, l2_write;                   /* measured L2 bytes (from the SMs); < 0: unavailable */
 } dpprof_phase_rec;
 
 typedef struct dpprof_live_alloc {
@@ -305,6 +306,7 @@ typedef struct dpprof_config {
     int64_t memory_limit;        /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
+    int dram;                    /* cuda: DRAM and L2 bytes per phase from CUPTI, in warm-up step 0 (needs warmup >= 1) */
     /* DP-SGD (DESIGN.md); the engine refuses non-default values until the DP algorithms land */
     double sigma;                /* noise multiplier */
     double max_grad_norm;        /* clipping bound C */
@@ -377,6 +379,8 @@ DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int train
 /* copy tensor i's weights ('w'), gradient ('g') or adam moments ('m', 'v') to host memory out
    (w.n elements), on the cpu or the cuda backend (the dry backend holds no values: UNSUPPORTED) */
 DPPROF_API int dpprof_session_param_read(dpprof_session *s, int i, char which, dpprof_real *out);
+/* the other way: overwrite tensor i's 'w', 'g', 'm' or 'v' from host memory in (w.n elements) */
+DPPROF_API int dpprof_session_param_write(dpprof_session *s, int i, char which, const dpprof_real *in);
 DPPROF_API int dpprof_session_steps_done(const dpprof_session *s);
 DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step); /* mean loss of a step */
 
@@ -421,11 +425,20 @@ DPPROF_API void dpprof_cuda_release(void *ptr);              /* cudaFree of dppr
 DPPROF_API int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir); /* DPPROF_COPY_*; D2H waits for it */
 DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes);    /* queued memset 0 */
 DPPROF_API int dpprof_cuda_sync(void);                       /* wait for the stream; the first error of anything queued */
+DPPROF_API int dpprof_cuda_trim(void);                       /* wait, then give the allocation pool's unused memory back to the driver */
 DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes); /* bytes >= DPPROF_WORKSPACE_BYTES */
 DPPROF_API int dpprof_cuda_mem_used(size_t *used);           /* the driver's figure: total - free device memory */
 DPPROF_API int dpprof_cuda_event(int *id);                   /* record an event on the stream; ids count from 0 */
 DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms); /* time from event a to event b (waits for b) */
 DPPROF_API void dpprof_cuda_events_reset(void);              /* forget recorded events (ids restart at 0) */
+typedef struct dpprof_counter_range { char name[64]; double dram_read, dram_write, l2_read, l2_write; } dpprof_counter_range; /* bytes; < 0 where a metric is unavailable */
+/* DRAM and L2 traffic per named range, from CUPTI's range profiler. begin: DPPROF_OK, or DPPROF_ERR_UNSUPPORTED with the reason
+   in dpprof_cuda_last_error() (counters not permitted for this user: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES / NVPW errors, an
+   unsupported device, CUPTI missing, more than one pass needed). Only one collection at a time. */
+DPPROF_API int dpprof_cuda_counters_begin(int max_ranges);     /* after dpprof_cuda_init; sets up the profiler for the metrics below with user ranges */
+DPPROF_API int dpprof_cuda_counters_push(const char *name);    /* a range begins on the stream (ranges are not nested by the engine: push, pop, push, pop...) */
+DPPROF_API int dpprof_cuda_counters_pop(void);
+DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n); /* stop, decode, evaluate; fills up to max ranges in order, *n = how many; tears everything down so begin can be called again */
 
 /* ---- the gpu ops: each computes exactly what its dpprof_<op>_ref computes (same arguments, same
    accumulate/overwrite rules, device pointers, fp32), queued on the stream; tests/test_gpu.c holds
@@ -1966,7 +1979,7 @@ DPPROF_API int dpprof_phase_begin(dpprof_prof *p, int phase, int step) {
     r->t_start_ms = r->t_end_ms = dpprof_prof_now_ms(p);
     r->bytes_start = r->bytes_end = r->bytes_peak = p->live_bytes;
     r->event_start = r->event_end = p->n_events;
-    r->dram_read = r->dram_write = -1.0;
+    r->dram_read = r->dram_write = r->l2_read = r->l2_write = -1.0;
     p->cur_phase = phase;
     p->cur_step = step;
     return DPPROF_OK;
@@ -2259,6 +2272,8 @@ struct dpprof_session {
     double *h_norm2, *h_clip;       /* (n_params * physical batch) squared norms down, clip factors up */
     int64_t drv_base, drv_peak;     /* driver's used bytes before the session, and its peak above that */
     dpprof_device_info dev;         /* cuda: the device */
+    int counting;                   /* cfg.dram: CUPTI ranges are open in this step (one per phase record) */
+    char dram_note[256];            /* why there are no counter values, when there are none */
     struct dpprof__op_rec *ops;     /* trace_ops: every op's name, phase record and time */
     size_t n_ops, cap_ops;
     int *ph_ev;                     /* (cap_ph_ev) event id recorded at the start of each phase record, or -1 */
@@ -3061,8 +3076,43 @@ static void dpprof__acts_release(dpprof_session *s) {
     dpprof__tfree(s, &s->norm2);
 }
 
+/* the counters step ends: one range per phase record of the step, in order */
+static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
+#if DPPROF__CUDA
+    dpprof_counter_range *cr;
+    int n = 0, max = (int)(s->prof.n_phases - first_phase), rc, k;
+    s->counting = 0;
+    rc = dpprof_cuda_counters_pop();
+    cr = (dpprof_counter_range *)DPPROF_MALLOC(sizeof *cr * (size_t)(max > 0 ? max : 1));
+    if (!cr) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the counter results");
+    if (rc == DPPROF_OK) rc = dpprof_cuda_counters_end(cr, max, &n);
+    else { int dummy; dpprof_cuda_counters_end(cr, 0, &dummy); }
+    if (rc != DPPROF_OK || n != max) /* the run goes on without counters: the json says why */
+        snprintf(s->dram_note, sizeof s->dram_note, "CUPTI range profiler: %s (%d ranges for %d phases)", rc != DPPROF_OK ? dpprof_cuda_last_error() : "range count mismatch", n, max);
+    else
+        for (k = 0; k < n; k++) {
+            dpprof_phase_rec *r = &s->prof.phases[first_phase + (size_t)k];
+            r->dram_read = cr[k].dram_read;
+            r->dram_write = cr[k].dram_write;
+            r->l2_read = cr[k].l2_read;
+            r->l2_write = cr[k].l2_write;
+        }
+    DPPROF_FREE(cr);
+#else
+    (void)s; (void)first_phase;
+#endif
+    return DPPROF_OK;
+}
+
 /* a phase of the step begins; on cuda an event marks where on the device's stream it does */
 static int dpprof__phase(dpprof_session *s, int phase, int step) {
+#if DPPROF__CUDA
+    if (s->counting) { /* one counter range per phase record: close the last, open this one */
+        if (s->prof.cur_phase != DPPROF_PHASE_NONE && dpprof_cuda_counters_pop() != DPPROF_OK)
+            return dpprof__fail(DPPROF_ERR_CUDA, "DRAM counters: %s", dpprof_cuda_last_error());
+        if (dpprof_cuda_counters_push(dpprof_phase_name(phase)) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "DRAM counters: %s", dpprof_cuda_last_error());
+    }
+#endif
     DPPROF__TRY(dpprof_phase_begin(&s->prof, phase, step));
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
@@ -3472,6 +3522,10 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     size_t first_phase = s->prof.n_phases;
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
+        if (s->cfg.dram && step == 0) { /* the counters step: warm-up, so its syncs do not touch the timing */
+            if (dpprof_cuda_counters_begin(64 + 8 * (s->cfg.batch / s->cfg.physical_batch + 2)) == DPPROF_OK) s->counting = 1;
+            else snprintf(s->dram_note, sizeof s->dram_note, "CUPTI range profiler unavailable: %s", dpprof_cuda_last_error());
+        }
         dpprof_cuda_events_reset();
         if (dpprof_cuda_event(&ev_start) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
         tp0 = dpprof_prof_now_ms(&s->prof);
@@ -3507,6 +3561,10 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     if (rc == DPPROF_OK) rc = dpprof__phase(s, DPPROF_PHASE_OPTIMIZER_STEP, step);
     if (rc == DPPROF_OK) dpprof__optimizer(s);
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) rc = dpprof__gpu_times(s, first_phase, ev_start, tp0, &gpu_ms);
+    if (s->counting) {
+        int rc2 = dpprof__counters_end(s, first_phase);
+        if (rc == DPPROF_OK) rc = rc2;
+    }
     dpprof_phase_end(&s->prof);
     if (rc != DPPROF_OK) {
         dpprof__acts_release(s);
@@ -3614,14 +3672,16 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         if (rc == DPPROF_OK && dpprof_cuda_init(0) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
         if (rc != DPPROF_OK) goto fail;
         {
-            size_t used = 0;
-            if (dpprof_cuda_sync() == DPPROF_OK && dpprof_cuda_mem_used(&used) == DPPROF_OK) s->drv_base = (int64_t)used;
+            size_t used = 0; /* what the driver holds before this session: the pool trimmed first */
+            if (dpprof_cuda_trim() == DPPROF_OK && dpprof_cuda_mem_used(&used) == DPPROF_OK) s->drv_base = (int64_t)used;
         }
         s->h_tok = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
         s->h_tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
         s->h_loss = (float *)DPPROF_MALLOC(sizeof(float) * (size_t)s->cfg.physical_batch);
         if (!s->h_tok || !s->h_tgt || !s->h_loss) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host staging buffers"); goto fail; }
     }
+    if (s->cfg.dram && s->backend != DPPROF_BACKEND_CUDA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dram reads the GPU's DRAM counters: it needs --backend cuda (this run is %s)", dpprof_backend_name(s->backend)); goto fail; }
+    if (s->cfg.dram && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--dram counts DRAM traffic in warm-up step 0, outside the timing: it needs --warmup 1 or more"); goto fail; }
     s->cfg.backend = (dpprof_backend)s->backend;
     s->elem = (int)sizeof(dpprof_real);
     rc = dpprof_prof_init(&s->prof, s->backend == DPPROF_BACKEND_DRY ? DPPROF_PROF_NO_CLOCK : 0);
@@ -3658,6 +3718,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         dpprof__tfree(s, &s->params[i].v);
     }
     dpprof__tfree(s, &s->ws);
+    if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_trim(); /* what this session held goes back to the driver */
     DPPROF_FREE(s->params);
     DPPROF_FREE(s->lora);
     DPPROF_FREE(s->h_tok);
@@ -3691,10 +3752,10 @@ DPPROF_API const dpprof_shape *dpprof_session_shape(const dpprof_session *s) { r
 DPPROF_API const dpprof_prof *dpprof_session_prof(const dpprof_session *s) { return &s->prof; }
 DPPROF_API int dpprof_session_param_count(const dpprof_session *s) { return s->n_params; }
 DPPROF_API dpprof_param *dpprof_session_param(dpprof_session *s, int i) { return i >= 0 && i < s->n_params ? &s->params[i] : NULL; }
-DPPROF_API int dpprof_session_param_read(dpprof_session *s, int i, char which, dpprof_real *out) {
+static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real *host, int to_host) {
     const dpprof_tensor *t;
     size_t bytes;
-    if (!s || i < 0 || i >= s->n_params || !out) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: no tensor %d", i);
+    if (!s || i < 0 || i >= s->n_params || !host) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read/write: no tensor %d", i);
     t = which == 'w' ? &s->params[i].w : which == 'g' ? &s->params[i].g : which == 'm' ? &s->params[i].m : which == 'v' ? &s->params[i].v : NULL;
     if (!t) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: '%c' is not w, g, m or v", which);
     if (!t->n) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: %s has no '%c' (frozen, or not adam)", s->params[i].name, which);
@@ -3702,13 +3763,16 @@ DPPROF_API int dpprof_session_param_read(dpprof_session *s, int i, char which, d
     bytes = (size_t)t->n * sizeof(dpprof_real);
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
-        if (dpprof_cuda_copy(out, t->data, bytes, DPPROF_COPY_D2H) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
-        return DPPROF_OK;
+        int rc = to_host ? dpprof_cuda_copy(host, t->data, bytes, DPPROF_COPY_D2H) : dpprof_cuda_copy(t->data, host, bytes, DPPROF_COPY_H2D);
+        return rc == DPPROF_OK ? DPPROF_OK : dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
     }
 #endif
-    memcpy(out, t->data, bytes);
+    if (to_host) memcpy(host, t->data, bytes);
+    else memcpy(t->data, host, bytes);
     return DPPROF_OK;
 }
+DPPROF_API int dpprof_session_param_read(dpprof_session *s, int i, char which, dpprof_real *out) { return dpprof__param_copy(s, i, which, out, 1); }
+DPPROF_API int dpprof_session_param_write(dpprof_session *s, int i, char which, const dpprof_real *in) { return dpprof__param_copy(s, i, which, (dpprof_real *)in, 0); }
 DPPROF_API int dpprof_session_steps_done(const dpprof_session *s) { return s->steps_done; }
 DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step) { return step >= 0 && step < s->steps_done ? s->step_loss[step] : NAN; }
 DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int trainable_only) {
@@ -3779,7 +3843,8 @@ static void dpprof__write_phases(const dpprof_session *s, FILE *f) {
     for (ph = 0; ph < DPPROF_PHASE_COUNT; ph++) {
         size_t i, count = 0, nt = 0;
         int64_t b_start = 0, b_end = 0, b_peak = 0;
-        double flops = 0, bytes = 0, tmin = INFINITY, tmax = -INFINITY, tsum = 0;
+        double flops = 0, bytes = 0, tmin = INFINITY, tmax = -INFINITY, tsum = 0, dr = 0, dw = 0, lr = 0, lw = 0;
+        size_t ndram = 0, nl2 = 0;
         int setup = ph <= DPPROF_PHASE_PRIVACY_SETUP;
         for (i = 0; i < p->n_phases; i++) {
             const dpprof_phase_rec *r = &p->phases[i];
@@ -3790,6 +3855,10 @@ static void dpprof__write_phases(const dpprof_session *s, FILE *f) {
             count++;
             flops += r->flops;
             bytes += r->bytes_analytic;
+            if (r->dram_read >= 0) { dr += r->dram_read; ndram++; }
+            if (r->dram_write >= 0) dw += r->dram_write;
+            if (r->l2_read >= 0) { lr += r->l2_read; nl2++; }
+            if (r->l2_write >= 0) lw += r->l2_write;
             /* warm-up steps are excluded from time, never from memory */
             if (times && s->backend != DPPROF_BACKEND_DRY && (setup || r->step >= s->cfg.warmup)) {
                 double t = r->t_end_ms - r->t_start_ms;
@@ -3816,7 +3885,20 @@ static void dpprof__write_phases(const dpprof_session *s, FILE *f) {
         dpprof__jnum(f, flops / (double)count);
         fputs(", \"bytes_analytic\": ", f);
         dpprof__jnum(f, bytes / (double)count);
-        fputs(", \"dram_read_bytes\": \"unavailable\", \"dram_write_bytes\": \"unavailable\"}", f);
+        /* measured in one step (the counters step): the sum of its records of this phase */
+        if (ndram) {
+            fputs(", \"dram_read_bytes\": ", f);
+            dpprof__jnum(f, dr);
+            fputs(", \"dram_write_bytes\": ", f);
+            dpprof__jnum(f, dw);
+        } else fputs(", \"dram_read_bytes\": \"unavailable\", \"dram_write_bytes\": \"unavailable\"", f);
+        if (nl2) {
+            fputs(", \"l2_read_bytes\": ", f);
+            dpprof__jnum(f, lr);
+            fputs(", \"l2_write_bytes\": ", f);
+            dpprof__jnum(f, lw);
+        } else fputs(", \"l2_read_bytes\": \"unavailable\", \"l2_write_bytes\": \"unavailable\"", f);
+        fputs("}", f);
     }
     fputs("\n  }", f);
     DPPROF_FREE(times);
@@ -4008,7 +4090,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         dpprof__jnum(f, peak > 0 ? 3.0 * fwd_flops / (tsum / 1e3) / peak : NAN);
         fputs(", \"analytic_flops_share_of_peak\": ", f);
         dpprof__jnum(f, peak > 0 ? flops_steps / (tsum / 1e3) / peak : NAN);
-        fprintf(f, ", \"mfu_note\": \"mfu = 3 x forward analytic flops per step / mean step time / %s dense peak of %s (data sheet)\"}",
+        fprintf(f, ", \"mfu_note\": \"mfu = 3 x forward analytic flops per step / mean step time / the %s dense peak of %s (dpprof_device_peaks: data sheet, else SMs x clock x per-SM rate)\"}",
                 c->dtype == DPPROF_DTYPE_BF16 ? "bf16 tensor-core" : "fp32 cuda-core", s->dev.name);
     } else fputs(", \"mfu\": null, \"mfu_note\": \"no hardware peak is defined for the cpu and dry backends\"}", f);
     DPPROF_FREE(st);
@@ -4022,6 +4104,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
                 s->dev.driver_version, s->dev.runtime_version, s->dev.cc_major, s->dev.cc_minor, s->dev.sm_count, s->dev.total_bytes, (double)s->drv_peak / 1048576.0,
                 "cudaMemGetInfo's used bytes at the accountant's peaks, less those used before the session: the stream-ordered pool keeps freed memory, rounds to its granularity and holds the cuBLAS handle's own state");
     else fputs(", \"driver\": null", f);
+    fputs(", \"dram_note\": ", f);
+    dpprof__jstr(f, s->dram_note[0] ? s->dram_note : !c->dram ? "not requested (--dram)" : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
     fprintf(f, ", \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\"}", (unsigned long long)c->seed, date,
             sizeof(dpprof_real) == 8 ? "double" : "float");
 
@@ -10644,11 +10728,16 @@ DPPROF_API void dpprof_cuda_release(void *ptr) { (void)ptr; }
 DPPROF_API int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir) { (void)dst; (void)src; (void)bytes; (void)dir; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes) { (void)dst; (void)bytes; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_sync(void) { return DPPROF_OK; }
+DPPROF_API int dpprof_cuda_trim(void) { return DPPROF_OK; }
 DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes) { (void)ptr; (void)bytes; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_mem_used(size_t *used) { if (used) *used = 0; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_event(int *id) { if (id) *id = -1; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms) { (void)a; (void)b; if (ms) *ms = 0; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API void dpprof_cuda_events_reset(void) {}
+DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n) { (void)out; (void)max; if (n) *n = 0; return DPPROF_ERR_NO_CUDA; }
 #endif
 
 #ifdef __cplusplus

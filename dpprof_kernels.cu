@@ -13,7 +13,7 @@
 // __syncthreads, __syncwarp, __shfl_xor_sync/__shfl_down_sync/__shfl_sync on full warps, atomicAdd,
 // atomicMin (int), math (expf, logf, sqrtf, rsqrtf, fmaxf, exp, log, sqrt, sin, cos, pow, isfinite),
 // launches only through dpprof__launch, runtime calls: cudaMalloc/Free, cudaMallocAsync/FreeAsync,
-// cudaDeviceGetDefaultMemPool, cudaMemPoolSetAttribute(ReleaseThreshold), cudaMemcpyAsync,
+// cudaDeviceGetDefaultMemPool, cudaMemPoolSetAttribute(ReleaseThreshold), cudaMemPoolTrimTo, cudaMemcpyAsync,
 // cudaMemsetAsync, cudaStreamCreateWithFlags/Synchronize, cudaEventCreate/Record/Synchronize/
 // ElapsedTime, cudaGetDeviceCount/Properties, cudaDeviceGetAttribute (ClockRate, MemoryClockRate,
 // GlobalMemoryBusWidth), cudaSetDevice, cudaMemGetInfo, cudaDriverGetVersion,
@@ -89,6 +89,7 @@ static void dpprof__launch(const char *what, void (*kernel)(P...), dim3 grid, di
         return;
     }
 #ifdef DPPROF_CUEMU
+    cuemu_name_next_launch(what); // the emulator's deadlock and fault messages name the op
     cuemu_launch(kernel, grid, block, smem, static_cast<P>(args)...);
 #else
     kernel<<<grid, block, smem, dpprof__cu.stream>>>(static_cast<P>(args)...);
@@ -101,7 +102,7 @@ static void dpprof__launch(const char *what, void (*kernel)(P...), dim3 grid, di
 #define DPPROF__SMEM_DYN(T, name) T *name = (T *)cuemu_dynamic_smem()
 #else
 #define DPPROF__SMEM_DYN(T, name)                 \
-    extern __shared__ double4 dpprof__smem_raw[]; \
+    extern __shared__ __align__(16) unsigned char dpprof__smem_raw[]; \
     T *name = (T *)dpprof__smem_raw
 #endif
 
@@ -234,6 +235,15 @@ extern "C" int dpprof_cuda_sync(void) {
     return dpprof__cu.err;
 }
 
+extern "C" int dpprof_cuda_trim(void) {
+    cudaMemPool_t pool;
+    int rc;
+    if (!dpprof__cu.ready) return DPPROF_OK;
+    if ((rc = dpprof_cuda_sync()) != DPPROF_OK) return rc;
+    if ((rc = DPPROF_CU(cudaDeviceGetDefaultMemPool(&pool, dpprof__cu.device))) != DPPROF_OK) return rc;
+    return DPPROF_CU(cudaMemPoolTrimTo(pool, 0));
+}
+
 extern "C" int dpprof_cuda_set_workspace(void *ptr, size_t bytes) {
     cublasStatus_t st;
     if (!dpprof__cu.ready) return DPPROF_ERR_INVALID;
@@ -320,3 +330,2229 @@ extern "C" int dpprof_cuda_free(dpprof_prof *p, void *ptr) {
 }
 
 // ==== kernels ======================================================================================
+
+// ---- model ops: fill/init/noise, non-finite flag, matmul, embedding, rmsnorm, rope, swiglu, add,
+// cross-entropy, last token, optimizers, scale. kernels are dpprof__k_model_*; every launch goes
+// through dpprof__launch; nothing uses float atomics, so every output is the same bits on every run.
+// element counts are size_t (grid-stride loops); rows are grid-strided too, so no grid limit is hit.
+
+#define DPPROF__MODEL_THREADS 256
+#define DPPROF__MODEL_FLAG_NONE 0x7fffffff // INT_MAX: no tensor held a nan or inf
+#define DPPROF__MODEL_TILE 2048            // keys per shared-memory tile of the embedding sort
+
+#define DPPROF__MODEL_GS(i, n) \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (size_t)(n); i += (size_t)gridDim.x * blockDim.x)
+
+// launch over n independent items, DPPROF__MODEL_THREADS per block, grid-stride beyond the cap
+#define DPPROF__MODEL_FLAT(what, kernel, n, ...) \
+    dpprof__launch(what, kernel, dim3(dpprof__blocks((size_t)(n), DPPROF__MODEL_THREADS)), dim3(DPPROF__MODEL_THREADS), 0, __VA_ARGS__)
+
+// scratch bytes usable by one op (the flag's last bytes excluded); 0 when no workspace is set
+static size_t dpprof__model_avail(void) {
+    if (!dpprof__cu.scratch || dpprof__cu.scratch_bytes <= DPPROF__FLAG_BYTES) return 0;
+    return dpprof__cu.scratch_bytes - DPPROF__FLAG_BYTES;
+}
+
+// ---- reductions: fixed trees, so the same bits every run ----------------------------------------
+// xor butterflies: every lane ends with the same bits (a+b == b+a in ieee arithmetic)
+__device__ __forceinline__ double dpprof__k_model_warp_sum(double v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float dpprof__k_model_warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+// sum over the block (blockDim.x a multiple of 32); every thread gets the same bits. buf: 32 shared doubles
+__device__ double dpprof__k_model_block_sum(double v, double *buf) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    v = dpprof__k_model_warp_sum(v);
+    __syncthreads(); // buf may still be read from a previous call
+    if (lane == 0) buf[warp] = v;
+    __syncthreads();
+    return dpprof__k_model_warp_sum(lane < nw ? buf[lane] : 0.0);
+}
+__device__ float dpprof__k_model_block_max(float v, float *buf) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    v = dpprof__k_model_warp_max(v);
+    __syncthreads();
+    if (lane == 0) buf[warp] = v;
+    __syncthreads();
+    return dpprof__k_model_warp_max(lane < nw ? buf[lane] : -INFINITY);
+}
+
+// ---- fill, initialisation, noise: bit for bit the cpu's ------------------------------------------
+// out (n) = value. grid-stride, one write per element
+__global__ void dpprof__k_model_fill(float *out, size_t n, float value) {
+    DPPROF__MODEL_GS(i, n) out[i] = value;
+}
+
+// out[e] = (float)(stddev * dpprof_normal(seed, stream, e)). one thread per philox block of four
+// elements (one philox call gives all four); DPPROF__MUL is __dmul_rn on the device, never fused
+__global__ void dpprof__k_model_init_normal(float *out, size_t n, double stddev, uint64_t seed, uint64_t stream) {
+    DPPROF__MODEL_GS(q, (n + 3) / 4) {
+        double z[4];
+        dpprof_normal4(seed, stream, (uint64_t)q, z);
+        for (int l = 0; l < 4; l++) {
+            size_t e = 4 * q + (size_t)l;
+            if (e < n) out[e] = (float)DPPROF__MUL(stddev, z[l]);
+        }
+    }
+}
+
+// g[e] = (float)((double)acc * scale), acc = g[e] + (float)(stddev * z_{offset+e}) (dpprof__noise_accum)
+// when stddev > 0, else g[e]: the engine's dpprof_add_noise_ref then division by the batch. one thread
+// per philox block q covering indices [4q, 4q+4) of the stream, clipped to [offset, offset+n)
+__global__ void dpprof__k_model_noise_scale(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale) {
+    uint64_t q0 = offset >> 2, nq = ((offset + (uint64_t)n - 1) >> 2) - q0 + 1;
+    int noise = stddev > 0;
+    DPPROF__MODEL_GS(j, nq) {
+        uint64_t q = q0 + (uint64_t)j;
+        double z[4] = {0.0, 0.0, 0.0, 0.0};
+        if (noise) dpprof_normal4(seed, stream, q, z);
+        for (int l = 0; l < 4; l++) {
+            uint64_t idx = 4 * q + (uint64_t)l;
+            if (idx < offset || idx - offset >= (uint64_t)n) continue;
+            size_t e = (size_t)(idx - offset);
+            float acc = g[e];
+            if (noise) acc = dpprof__noise_accum(acc, stddev, z[l]);
+            g[e] = (float)DPPROF__MUL((double)acc, scale);
+        }
+    }
+}
+
+extern "C" void dpprof_fill_gpu(float *out, size_t n, float value) {
+    if (!n) return;
+    DPPROF__MODEL_FLAT("dpprof_fill_gpu", dpprof__k_model_fill, n, out, n, value);
+}
+
+extern "C" void dpprof_init_normal_gpu(float *out, size_t n, double stddev, uint64_t seed, uint64_t stream) {
+    if (!n) return;
+    DPPROF__MODEL_FLAT("dpprof_init_normal_gpu", dpprof__k_model_init_normal, (n + 3) / 4, out, n, stddev, seed, stream);
+}
+
+extern "C" void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale) {
+    if (!n) return;
+    uint64_t nq = ((offset + (uint64_t)n - 1) >> 2) - (offset >> 2) + 1;
+    DPPROF__MODEL_FLAT("dpprof_noise_scale_gpu", dpprof__k_model_noise_scale, nq, g, n, stddev, seed, stream, offset, scale);
+}
+
+// ---- non-finite flag: an int in the last DPPROF__FLAG_BYTES of the scratch -----------------------
+static int *dpprof__model_flag(const char *what) {
+    if (!dpprof__cu.scratch || dpprof__cu.scratch_bytes < DPPROF__FLAG_BYTES) {
+        dpprof__cu_fail(DPPROF_ERR_INVALID, "%s: %s", what, "no workspace set (dpprof_cuda_set_workspace)");
+        return nullptr;
+    }
+    return (int *)(dpprof__cu.scratch + dpprof__cu.scratch_bytes - DPPROF__FLAG_BYTES);
+}
+
+// *flag = INT_MAX (a memset cannot write it). one thread
+__global__ void dpprof__k_model_flag_reset(int *flag) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *flag = DPPROF__MODEL_FLAG_NONE;
+}
+
+// atomicMin(flag, tag) when any of x (n) is nan or inf. grid-stride read of x, stops early when a
+// smaller or equal tag is already set or this thread found one; one integer atomic per finding thread
+__global__ void dpprof__k_model_nonfinite(const float *x, size_t n, int tag, int *flag) {
+    if (*(volatile int *)flag <= tag) return;
+    int bad = 0;
+    DPPROF__MODEL_GS(i, n) {
+        if (!isfinite(x[i])) {
+            bad = 1;
+            break;
+        }
+    }
+    if (bad) atomicMin(flag, tag);
+}
+
+extern "C" void dpprof_nonfinite_reset_gpu(void) {
+    int *flag = dpprof__model_flag("dpprof_nonfinite_reset_gpu");
+    if (!flag) return;
+    dpprof__launch("dpprof_nonfinite_reset_gpu", dpprof__k_model_flag_reset, dim3(1), dim3(32), 0, flag);
+}
+
+extern "C" void dpprof_nonfinite_gpu(const float *x, size_t n, int tag) {
+    int *flag = dpprof__model_flag("dpprof_nonfinite_gpu");
+    if (!flag || !n) return;
+    DPPROF__MODEL_FLAT("dpprof_nonfinite_gpu", dpprof__k_model_nonfinite, n, x, n, tag, flag);
+}
+
+extern "C" int dpprof_nonfinite_result_gpu(int *tag) {
+    int h = DPPROF__MODEL_FLAG_NONE, rc;
+    int *flag = dpprof__model_flag("dpprof_nonfinite_result_gpu");
+    if (tag) *tag = -1;
+    if (!flag) return dpprof__cu.err;
+    rc = dpprof_cuda_copy(&h, flag, sizeof h, DPPROF_COPY_D2H); // waits for the stream
+    if (rc != DPPROF_OK) return rc;
+    if (tag) *tag = h == DPPROF__MODEL_FLAG_NONE ? -1 : h;
+    return DPPROF_OK;
+}
+
+// ---- matmul: cuBLAS sgemm. row-major (R,C) is column-major (C,R), so out^T = W inp^T etc. ------
+// fp32 accumulation inside cuBLAS (default math, no tf32); the reference sums in double
+extern "C" void dpprof_matmul_fwd_gpu(float *out, const float *inp, const float *weight, int N, int IC, int OC) {
+    const float one = 1.0f, zero = 0.0f;
+    if (N <= 0 || OC <= 0 || dpprof__cu.err) return;
+    if (IC <= 0) { // empty dot products: zeros
+        dpprof_fill_gpu(out, (size_t)N * OC, 0.0f);
+        return;
+    }
+    // out_cm (OC,N) = W_cm^T (OC,IC) @ inp_cm (IC,N)
+    dpprof__blas_post("dpprof_matmul_fwd_gpu", cublasSgemm(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, OC, N, IC, &one, weight, IC, inp, IC, &zero, out, OC));
+}
+
+extern "C" void dpprof_matmul_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, int N, int IC, int OC) {
+    const float one = 1.0f;
+    if (N <= 0 || IC <= 0 || OC <= 0 || dpprof__cu.err) return; // nothing to add
+    // dinp_cm (IC,N) += W_cm (IC,OC) @ dout_cm (OC,N)
+    if (dinp) dpprof__blas_post("dpprof_matmul_bwd_gpu (dinp)", cublasSgemm(dpprof__cu.blas, CUBLAS_OP_N, CUBLAS_OP_N, IC, N, OC, &one, weight, IC, dout, OC, &one, dinp, IC));
+    // dW_cm (IC,OC) += inp_cm (IC,N) @ dout_cm^T (N,OC)
+    if (dweight) dpprof__blas_post("dpprof_matmul_bwd_gpu (dweight)", cublasSgemm(dpprof__cu.blas, CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, N, &one, inp, IC, dout, OC, &one, dweight, IC));
+}
+
+// ---- embedding ------------------------------------------------------------------------------------
+// out (N,C) = wte rows tokens[n]. grid-stride over N*C, coalesced reads of each row
+__global__ void dpprof__k_model_emb_fwd(float *out, const int *tokens, const float *wte, size_t N, size_t C) {
+    DPPROF__MODEL_GS(i, N * C) {
+        size_t n = i / C, c = i - n * C;
+        out[i] = wte[(size_t)tokens[n] * C + c];
+    }
+}
+
+extern "C" void dpprof_embedding_fwd_gpu(float *out, const int *tokens, const float *wte, int N, int C) {
+    if (N <= 0 || C <= 0) return;
+    DPPROF__MODEL_FLAT("dpprof_embedding_fwd_gpu", dpprof__k_model_emb_fwd, (size_t)N * C, out, tokens, wte, (size_t)N, (size_t)C);
+}
+
+// the backward sorts the keys (token << 32 | position) of a chunk of positions (bitonic sort, keys are
+// unique so the order is canonical), then sums each token's rows in position order in double, like
+// the reference: deterministic, no atomics, O(N log^2 N) sort + one read of dout.
+
+// key[i] = token(n0+i) << 32 | i for i < P, all ones up to Npad (a power of two). grid-stride
+__global__ void dpprof__k_model_emb_keys(unsigned long long *key, const int *tokens, size_t P, size_t Npad) {
+    DPPROF__MODEL_GS(i, Npad) key[i] = i < P ? ((unsigned long long)(unsigned)tokens[i] << 32) | (unsigned long long)i : ~0ull;
+}
+
+__device__ __forceinline__ void dpprof__k_model_cmpx(unsigned long long *a, size_t i, size_t l, bool up) {
+    unsigned long long x = a[i], y = a[l];
+    if (up ? x > y : x < y) {
+        a[i] = y;
+        a[l] = x;
+    }
+}
+
+// bitonic stages inside one tile of `tile` keys (<= DPPROF__MODEL_TILE, a power of two) in shared
+// memory: for k = kfirst..klast (doubling), the steps j < tile. kfirst 2, klast tile: sorts the tile
+// (direction by the global index, ready for the merges). grid: Npad/tile blocks of tile/2 threads;
+// traffic: one read and one write of the keys
+__global__ void dpprof__k_model_emb_sort_tile(unsigned long long *key, unsigned tile, size_t kfirst, size_t klast) {
+    __shared__ unsigned long long s[DPPROF__MODEL_TILE];
+    size_t base = (size_t)blockIdx.x * tile;
+    for (unsigned i = threadIdx.x; i < tile; i += blockDim.x) s[i] = key[base + i];
+    __syncthreads();
+    for (size_t k = kfirst; k <= klast; k <<= 1) {
+        for (unsigned j = (unsigned)((k < tile ? k : tile) / 2); j > 0; j >>= 1) {
+            for (unsigned t = threadIdx.x; t < tile / 2; t += blockDim.x) {
+                unsigned i = ((t & ~(j - 1)) << 1) | (t & (j - 1));
+                dpprof__k_model_cmpx(s, i, i + j, ((base + i) & k) == 0);
+            }
+            __syncthreads();
+        }
+    }
+    for (unsigned i = threadIdx.x; i < tile; i += blockDim.x) key[base + i] = s[i];
+}
+
+// one bitonic step (k, j >= tile) over all Npad keys in global memory: one thread per compared pair
+__global__ void dpprof__k_model_emb_sort_step(unsigned long long *key, size_t Npad, size_t j, size_t k) {
+    DPPROF__MODEL_GS(t, Npad / 2) {
+        size_t i = ((t & ~(j - 1)) << 1) | (t & (j - 1));
+        dpprof__k_model_cmpx(key, i, i + j, (i & k) == 0);
+    }
+}
+
+// dwte[tok, c] = (float)(dwte[tok, c] + sum in double of dout rows of tok in position order), as the
+// reference. grid (ceil(C/blockDim), min(P, 65535)): blockIdx.y strides over sorted keys and acts on
+// the first key of each token; threads over columns, so each dout row read is coalesced
+__global__ void dpprof__k_model_emb_acc(float *dwte, const float *dout, const unsigned long long *key, size_t P, size_t C) {
+    size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    for (size_t s = blockIdx.y; s < P; s += gridDim.y) {
+        unsigned long long tok = key[s] >> 32;
+        if (s > 0 && (key[s - 1] >> 32) == tok) continue; // not the token's first position
+        double acc = 0.0;
+        for (size_t m = s; m < P && (key[m] >> 32) == tok; m++) acc += (double)dout[(size_t)(key[m] & 0xffffffffull) * C + c];
+        float *dw = dwte + (size_t)tok * C + c;
+        *dw = (float)(*dw + acc);
+    }
+}
+
+extern "C" void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const int *tokens, int N, int C) {
+    const char *what = "dpprof_embedding_bwd_gpu";
+    size_t avail = dpprof__model_avail(), cap = 1, n0;
+    if (N <= 0 || C <= 0) return;
+    // positions per chunk: the largest power of two whose keys fit the scratch (2^19 with 8 MiB).
+    // a token spanning chunks is added once per chunk (the reference adds one double sum)
+    while (cap * 2 * sizeof(unsigned long long) <= avail) cap *= 2;
+    for (n0 = 0; n0 < (size_t)N; n0 += cap) {
+        size_t P = (size_t)N - n0 < cap ? (size_t)N - n0 : cap, Npad = 2, k, j;
+        unsigned tile;
+        while (Npad < P) Npad *= 2;
+        unsigned long long *key = (unsigned long long *)dpprof__scratch(Npad * sizeof(unsigned long long), what);
+        if (!key) return;
+        DPPROF__MODEL_FLAT(what, dpprof__k_model_emb_keys, Npad, key, tokens + n0, P, Npad);
+        tile = (unsigned)(Npad < DPPROF__MODEL_TILE ? Npad : DPPROF__MODEL_TILE);
+        dpprof__launch(what, dpprof__k_model_emb_sort_tile, dim3((unsigned)(Npad / tile)), dim3(tile / 2), 0, key, tile, (size_t)2, (size_t)tile);
+        for (k = 2 * (size_t)tile; k <= Npad; k *= 2) {
+            for (j = k / 2; j >= tile; j /= 2)
+                DPPROF__MODEL_FLAT(what, dpprof__k_model_emb_sort_step, Npad / 2, key, Npad, j, k);
+            dpprof__launch(what, dpprof__k_model_emb_sort_tile, dim3((unsigned)(Npad / tile)), dim3(tile / 2), 0, key, tile, k, k);
+        }
+        dim3 grid((unsigned)(((size_t)C + 127) / 128), (unsigned)(P < 65535 ? P : 65535));
+        dpprof__launch(what, dpprof__k_model_emb_acc, grid, dim3(128), 0, dwte, dout + n0 * (size_t)C, (const unsigned long long *)key, P, (size_t)C);
+    }
+}
+
+// ---- rmsnorm: one warp per row, sums in double (per-lane strided partials, then a xor butterfly) ----
+// out (N,C) = inp * rstd * weight, rstd (N) = 1/sqrt(mean(inp^2) + eps). blocks of 8 warps, rows
+// grid-strided; reads inp twice (the second from cache for C up to a few thousand), writes out once
+__global__ void dpprof__k_model_rms_fwd(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps) {
+    int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    for (long long row = (long long)blockIdx.x * warps + (threadIdx.x >> 5); row < N; row += (long long)gridDim.x * warps) {
+        const float *x = inp + (size_t)row * C;
+        float *y = out + (size_t)row * C;
+        double ss = 0.0, r;
+        for (int c = lane; c < C; c += 32) ss += (double)x[c] * x[c];
+        ss = dpprof__k_model_warp_sum(ss);
+        r = 1.0 / sqrt(ss / C + (double)eps);
+        if (lane == 0) rstd[row] = (float)r;
+        for (int c = lane; c < C; c += 32) y[c] = (float)(x[c] * r * weight[c]);
+    }
+}
+
+// dinp (N,C) += r g w - x r^3/C sum_c g w x: one warp per row as the forward
+__global__ void dpprof__k_model_rms_bwd_dx(float *dinp, const float *dout, const float *inp, const float *weight, const float *rstd, int N, int C) {
+    int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+    for (long long row = (long long)blockIdx.x * warps + (threadIdx.x >> 5); row < N; row += (long long)gridDim.x * warps) {
+        const float *x = inp + (size_t)row * C, *g = dout + (size_t)row * C;
+        float *dx = dinp + (size_t)row * C;
+        double r = rstd[row], dot = 0.0, k;
+        for (int c = lane; c < C; c += 32) dot += (double)g[c] * weight[c] * x[c];
+        dot = dpprof__k_model_warp_sum(dot);
+        k = r * r * r * dot / C;
+        for (int c = lane; c < C; c += 32) dx[c] = (float)(dx[c] + (r * g[c] * weight[c] - k * x[c]));
+    }
+}
+
+// dweight stage 1: part[y, c - c0] = sum over rows [y*rpc, (y+1)*rpc) of g x r, in double.
+// grid (ceil(cn/128), R), threads over columns (coalesced row reads); reads dout and inp once
+__global__ void dpprof__k_model_rms_dw_part(double *part, const float *dout, const float *inp, const float *rstd, int N, int C, int c0, int cn, int rpc) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= cn) return;
+    long long r0 = (long long)blockIdx.y * rpc, r1 = r0 + rpc < N ? r0 + rpc : N;
+    double acc = 0.0;
+    for (long long n = r0; n < r1; n++) {
+        size_t o = (size_t)n * C + c0 + c;
+        acc += (double)dout[o] * inp[o] * (double)rstd[n];
+    }
+    part[(size_t)blockIdx.y * cn + c] = acc;
+}
+
+// dweight stage 2: dweight[c0 + c] += sum over y = 0..R-1 in order of part[y, c]. one thread per column
+__global__ void dpprof__k_model_rms_dw_final(float *dweight, const double *part, int c0, int cn, int R) {
+    DPPROF__MODEL_GS(c, cn) {
+        double acc = 0.0;
+        for (int y = 0; y < R; y++) acc += part[(size_t)y * cn + c];
+        dweight[c0 + c] = (float)(dweight[c0 + c] + acc);
+    }
+}
+
+extern "C" void dpprof_rmsnorm_fwd_gpu(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps) {
+    if (N <= 0) return;
+    // C == 0: the mean of nothing is nan in the reference (0/0); the kernel does the same division
+    dpprof__launch("dpprof_rmsnorm_fwd_gpu", dpprof__k_model_rms_fwd, dim3(dpprof__blocks((size_t)N, 8)), dim3(256), 0, out, rstd, inp, weight, N, C, eps);
+}
+
+extern "C" void dpprof_rmsnorm_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, const float *rstd, int N, int C) {
+    const char *what = "dpprof_rmsnorm_bwd_gpu";
+    if (N <= 0 || C <= 0) return;
+    dpprof__launch(what, dpprof__k_model_rms_bwd_dx, dim3(dpprof__blocks((size_t)N, 8)), dim3(256), 0, dinp, dout, inp, weight, rstd, N, C);
+    if (!dweight) return;
+    // row chunks of at least 64 rows, at most 1024 chunks, as many as the scratch holds for cn columns;
+    // the partition depends only on (N, C, scratch size), so the sums are the same bits every run
+    size_t avail = dpprof__model_avail() / sizeof(double);
+    int cmax = (int)(avail < (size_t)C ? avail : (size_t)C);
+    if (cmax < 1) cmax = 1; // dpprof__scratch reports the missing workspace
+    for (int c0 = 0; c0 < C; c0 += cmax) {
+        int cn = C - c0 < cmax ? C - c0 : cmax;
+        long long R = ((long long)N + 63) / 64;
+        if (R > 1024) R = 1024;
+        if ((size_t)R * cn > avail) R = (long long)(avail / cn);
+        if (R < 1) R = 1;
+        int rpc = (int)(((long long)N + R - 1) / R);
+        R = ((long long)N + rpc - 1) / rpc;
+        double *part = (double *)dpprof__scratch((size_t)R * cn * sizeof(double), what);
+        if (!part) return;
+        dpprof__launch(what, dpprof__k_model_rms_dw_part, dim3((unsigned)((cn + 127) / 128), (unsigned)R), dim3(128), 0, part, dout, inp, rstd, N, C, c0, cn, rpc);
+        DPPROF__MODEL_FLAT(what, dpprof__k_model_rms_dw_final, cn, dweight, (const double *)part, c0, cn, (int)R);
+    }
+}
+
+// ---- rope: in place, the reference's angles in double ----------------------------------------------
+// pair (x[i], x[i + HS/2]) of every head of row (b, t) rotated by sign * t * theta^(-2i/HS).
+// grid (t, b) grid-strided; the block computes the position's cos/sin table (HS/2 entries) in shared
+// memory once and sweeps the NH heads of row (b, t) (contiguous); reads and writes x once
+__global__ void dpprof__k_model_rope(float *x, int B, int T, int NH, int HS, double theta, double sign) {
+    __shared__ double cs[DPPROF_MAX_HEAD_SIZE / 2], sn[DPPROF_MAX_HEAD_SIZE / 2];
+    int half = HS / 2;
+    for (int t = blockIdx.x; t < T; t += gridDim.x) {
+        __syncthreads(); // the previous position's table is no longer read
+        for (int i = threadIdx.x; i < half; i += blockDim.x) {
+            double a = t * pow(theta, -2.0 * i / HS);
+            cs[i] = cos(a);
+            sn[i] = sign * sin(a);
+        }
+        __syncthreads();
+        for (int b = blockIdx.y; b < B; b += gridDim.y) {
+            float *row = x + ((size_t)b * T + t) * NH * HS;
+            for (int j = threadIdx.x; j < NH * half; j += blockDim.x) {
+                int h = j / half, i = j - h * half;
+                float *p = row + (size_t)h * HS;
+                double x1 = p[i], x2 = p[i + half];
+                p[i] = (float)(x1 * cs[i] - x2 * sn[i]);
+                p[i + half] = (float)(x2 * cs[i] + x1 * sn[i]);
+            }
+        }
+    }
+}
+
+static void dpprof__model_rope(const char *what, float *x, int B, int T, int NH, int HS, double theta, double sign) {
+    if (B <= 0 || T <= 0 || NH <= 0) return;
+    if (HS % 2 != 0 || HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE) return; // the reference does nothing either
+    dim3 grid((unsigned)(T < 65535 * 8 ? T : 65535 * 8), (unsigned)(B < 65535 ? B : 65535));
+    dpprof__launch(what, dpprof__k_model_rope, grid, dim3(128), 0, x, B, T, NH, HS, theta, sign);
+}
+
+extern "C" void dpprof_rope_fwd_gpu(float *x, int B, int T, int NH, int HS, double theta) {
+    dpprof__model_rope("dpprof_rope_fwd_gpu", x, B, T, NH, HS, theta, 1.0);
+}
+
+extern "C" void dpprof_rope_bwd_gpu(float *dx, int B, int T, int NH, int HS, double theta) {
+    dpprof__model_rope("dpprof_rope_bwd_gpu", dx, B, T, NH, HS, theta, -1.0);
+}
+
+// ---- elementwise: swiglu (in double as the reference), add, last token ------------------------------
+// h = silu(gate) * up. grid-stride; reads 2 and writes 1 float per element
+__global__ void dpprof__k_model_swiglu_fwd(float *h, const float *gate, const float *up, size_t n) {
+    DPPROF__MODEL_GS(i, n) {
+        double g = gate[i], s = 1.0 / (1.0 + exp(-g));
+        h[i] = (float)(g * s * up[i]);
+    }
+}
+
+// dup = dh silu(gate), dgate = dh up silu'(gate), overwritten; all inputs read before the writes
+__global__ void dpprof__k_model_swiglu_bwd(float *dgate, float *dup, const float *dh, const float *gate, const float *up, size_t n) {
+    DPPROF__MODEL_GS(i, n) {
+        double g = gate[i], u = up[i], d = dh[i];
+        double s = 1.0 / (1.0 + exp(-g));
+        double dsilu = s * (1.0 + g * (1.0 - s));
+        dup[i] = (float)(d * g * s);
+        dgate[i] = (float)(d * u * dsilu);
+    }
+}
+
+// out = a + b in float (out may alias a or b)
+__global__ void dpprof__k_model_add(float *out, const float *a, const float *b, size_t n) {
+    DPPROF__MODEL_GS(i, n) out[i] = a[i] + b[i];
+}
+
+extern "C" void dpprof_swiglu_fwd_gpu(float *h, const float *gate, const float *up, size_t n) {
+    if (!n) return;
+    DPPROF__MODEL_FLAT("dpprof_swiglu_fwd_gpu", dpprof__k_model_swiglu_fwd, n, h, gate, up, n);
+}
+
+extern "C" void dpprof_swiglu_bwd_gpu(float *dgate, float *dup, const float *dh, const float *gate, const float *up, size_t n) {
+    if (!n) return;
+    DPPROF__MODEL_FLAT("dpprof_swiglu_bwd_gpu", dpprof__k_model_swiglu_bwd, n, dgate, dup, dh, gate, up, n);
+}
+
+extern "C" void dpprof_add_gpu(float *out, const float *a, const float *b, size_t n) {
+    if (!n) return;
+    DPPROF__MODEL_FLAT("dpprof_add_gpu", dpprof__k_model_add, n, out, a, b, n);
+}
+
+// out (B,C) = inp (B,T,C) row T-1; grid-stride over B*C
+__global__ void dpprof__k_model_last_fwd(float *out, const float *inp, size_t B, size_t T, size_t C) {
+    DPPROF__MODEL_GS(i, B * C) {
+        size_t b = i / C, c = i - b * C;
+        out[i] = inp[(b * T + T - 1) * C + c];
+    }
+}
+
+// dinp (B,T,C) row T-1 += dout (B,C), in float as the reference
+__global__ void dpprof__k_model_last_bwd(float *dinp, const float *dout, size_t B, size_t T, size_t C) {
+    DPPROF__MODEL_GS(i, B * C) {
+        size_t b = i / C, c = i - b * C;
+        float *d = dinp + (b * T + T - 1) * C + c;
+        *d = *d + dout[i];
+    }
+}
+
+extern "C" void dpprof_last_token_fwd_gpu(float *out, const float *inp, int B, int T, int C) {
+    if (B <= 0 || T <= 0 || C <= 0) return;
+    DPPROF__MODEL_FLAT("dpprof_last_token_fwd_gpu", dpprof__k_model_last_fwd, (size_t)B * C, out, inp, (size_t)B, (size_t)T, (size_t)C);
+}
+
+extern "C" void dpprof_last_token_bwd_gpu(float *dinp, const float *dout, int B, int T, int C) {
+    if (B <= 0 || T <= 0 || C <= 0) return;
+    DPPROF__MODEL_FLAT("dpprof_last_token_bwd_gpu", dpprof__k_model_last_bwd, (size_t)B * C, dinp, dout, (size_t)B, (size_t)T, (size_t)C);
+}
+
+// ---- cross-entropy: one block per row of logits --------------------------------------------------
+// the row's max M and S = sum exp(x - M). one pass: each thread keeps an online (max, sum) over its
+// strided elements (terms expf in fp32, sums and rescales in double), then block trees combine them.
+// every thread returns the same M and S. bufs: 32 floats and 32 doubles of shared memory
+__device__ void dpprof__k_model_softmax_stats(const float *x, int V, float *fbuf, double *dbuf, float *M, double *S) {
+    float m = -FLT_MAX; // not -inf: a thread with only -inf logits must add expf(-inf) = 0, not nan
+    double s = 0.0;
+    for (int i = threadIdx.x; i < V; i += blockDim.x) {
+        float v = x[i];
+        if (v > m) {
+            s = s * exp((double)m - (double)v) + 1.0;
+            m = v;
+        } else {
+            s += (double)expf(v - m);
+        }
+    }
+    float bm = dpprof__k_model_block_max(m, fbuf);
+    *S = dpprof__k_model_block_sum(s * exp((double)m - (double)bm), dbuf);
+    *M = bm;
+}
+
+// rowloss[r] = log S + (M - x[target]) for rows [row0, row0 + nrows) (double, in the scratch).
+// grid: rows grid-strided; reads each logit once
+__global__ void dpprof__k_model_ce_rows(double *rowloss, const float *logits, const int *targets, size_t row0, size_t nrows, int V) {
+    __shared__ float fbuf[32];
+    __shared__ double dbuf[32];
+    for (size_t r = blockIdx.x; r < nrows; r += gridDim.x) {
+        const float *x = logits + (row0 + r) * (size_t)V;
+        float M;
+        double S;
+        dpprof__k_model_softmax_stats(x, V, fbuf, dbuf, &M, &S);
+        if (threadIdx.x == 0) rowloss[r] = log(S) + ((double)M - (double)x[targets[row0 + r]]);
+    }
+}
+
+// losses[b0 + b] = (float)(sum over t in order of rowloss[b*T + t] / T). one thread per sample
+__global__ void dpprof__k_model_ce_mean(float *losses, const double *rowloss, size_t b0, size_t nb, int T) {
+    DPPROF__MODEL_GS(b, nb) {
+        double total = 0.0;
+        for (int t = 0; t < T; t++) total += rowloss[b * T + t];
+        losses[b0 + b] = (float)(total / T);
+    }
+}
+
+// dlogits = dlosses[b]/T (softmax - onehot), overwritten; may alias logits: the statistics of a row are
+// complete (block reductions synchronise) before its first write, and each thread reads an element
+// just before writing it. reads logits twice (second time mostly from cache), writes once
+__global__ void dpprof__k_model_ce_bwd(float *dlogits, const float *logits, const int *targets, const float *dlosses, size_t N, int T, int V) {
+    __shared__ float fbuf[32];
+    __shared__ double dbuf[32];
+    for (size_t r = blockIdx.x; r < N; r += gridDim.x) {
+        const float *x = logits + r * (size_t)V;
+        float *dx = dlogits + r * (size_t)V;
+        float M;
+        double S;
+        int y = targets[r];
+        double sc = (double)dlosses[r / T] / T;
+        dpprof__k_model_softmax_stats(x, V, fbuf, dbuf, &M, &S);
+        for (int i = threadIdx.x; i < V; i += blockDim.x) {
+            double p = (double)expf(x[i] - M) / S;
+            dx[i] = (float)(sc * (i == y ? p - 1.0 : p));
+        }
+    }
+}
+
+// threads per row: a multiple of 32, up to 512, no more than the row needs
+static unsigned dpprof__model_row_threads(int V) {
+    unsigned t = ((unsigned)V + 31) / 32 * 32;
+    return t > 512 ? 512 : t < 32 ? 32 : t;
+}
+
+extern "C" void dpprof_crossentropy_fwd_gpu(float *losses, const float *logits, const int *targets, int B, int T, int V) {
+    const char *what = "dpprof_crossentropy_fwd_gpu";
+    if (B <= 0 || T <= 0 || V <= 0) return;
+    // whole samples per pass, as many as the scratch holds per-row losses for
+    size_t per = dpprof__model_avail() / (sizeof(double) * (size_t)T), b0;
+    if (per < 1) per = 1; // dpprof__scratch reports that it does not fit
+    for (b0 = 0; b0 < (size_t)B; b0 += per) {
+        size_t nb = (size_t)B - b0 < per ? (size_t)B - b0 : per, nrows = nb * (size_t)T;
+        double *rowloss = (double *)dpprof__scratch(nrows * sizeof(double), what);
+        if (!rowloss) return;
+        dpprof__launch(what, dpprof__k_model_ce_rows, dim3(dpprof__blocks(nrows, 1)), dim3(dpprof__model_row_threads(V)), 0, rowloss, logits, targets, b0 * (size_t)T, nrows, V);
+        DPPROF__MODEL_FLAT(what, dpprof__k_model_ce_mean, nb, losses, (const double *)rowloss, b0, nb, T);
+    }
+}
+
+extern "C" void dpprof_crossentropy_bwd_gpu(float *dlogits, const float *logits, const int *targets, const float *dlosses, int B, int T, int V) {
+    size_t N = (size_t)B * (size_t)T;
+    if (B <= 0 || T <= 0 || V <= 0) return;
+    dpprof__launch("dpprof_crossentropy_bwd_gpu", dpprof__k_model_ce_bwd, dim3(dpprof__blocks(N, 1)), dim3(dpprof__model_row_threads(V)), 0, dlogits, logits, targets, dlosses, N, T, V);
+}
+
+// ---- optimizers and scaling: the reference's double arithmetic, unfused (DPPROF__MUL etc. are
+// __dmul_rn and friends on the device), so the results are the cpu's bits --------------------------
+// adamw (decoupled decay on the pre-update p); bc1, bc2, 1-b1, 1-b2 come from the host as the reference's
+__global__ void dpprof__k_model_adam(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double omb1, double omb2, double eps, double wd, double bc1, double bc2) {
+    DPPROF__MODEL_GS(i, n) {
+        double g = grad[i], p = param[i];
+        double mi = DPPROF__ADD(DPPROF__MUL(b1, (double)m[i]), DPPROF__MUL(omb1, g));
+        double vi = DPPROF__ADD(DPPROF__MUL(b2, (double)v[i]), DPPROF__MUL(DPPROF__MUL(omb2, g), g));
+        double mhat = DPPROF__DIV(mi, bc1), vhat = DPPROF__DIV(vi, bc2);
+        p = DPPROF__SUB(p, DPPROF__MUL(lr, DPPROF__ADD(DPPROF__DIV(mhat, DPPROF__ADD(DPPROF__SQRT(vhat), eps)), DPPROF__MUL(wd, p))));
+        m[i] = (float)mi;
+        v[i] = (float)vi;
+        param[i] = (float)p;
+    }
+}
+
+// param -= lr * grad in double
+__global__ void dpprof__k_model_sgd(float *param, const float *grad, size_t n, double lr) {
+    DPPROF__MODEL_GS(i, n) param[i] = (float)DPPROF__SUB((double)param[i], DPPROF__MUL(lr, (double)grad[i]));
+}
+
+// y = alpha * x in double (y may alias x)
+__global__ void dpprof__k_model_scale(float *y, const float *x, size_t n, double alpha) {
+    DPPROF__MODEL_GS(i, n) y[i] = (float)DPPROF__MUL(alpha, (double)x[i]);
+}
+
+extern "C" void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t) {
+    if (!n) return;
+    double bc1 = 1.0 - pow(b1, (double)t), bc2 = 1.0 - pow(b2, (double)t);
+    DPPROF__MODEL_FLAT("dpprof_adam_gpu", dpprof__k_model_adam, n, param, m, v, grad, n, lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, bc1, bc2);
+}
+
+extern "C" void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double lr) {
+    if (!n) return;
+    DPPROF__MODEL_FLAT("dpprof_sgd_gpu", dpprof__k_model_sgd, n, param, grad, n, lr);
+}
+
+extern "C" void dpprof_scale_gpu(float *y, const float *x, size_t n, double alpha) {
+    if (!n) return;
+    DPPROF__MODEL_FLAT("dpprof_scale_gpu", dpprof__k_model_scale, n, y, x, n, alpha);
+}
+
+// ---- attention: causal gqa flash attention in fp32 (simt) ------------------------------------------
+// no T x T (or (B,NH,T,T)) tensor and no scratch: the forward keeps an online softmax per query row,
+// the backward recomputes P = exp(scale q.k - lse) from the forward's lse, tile by tile. every sum is
+// fp32 in a fixed order (no atomics): the same bits on every run. the references sum in double.
+// tiles sit in dynamic shared memory. in a score tile a thread owns 4 rows of the "row side"
+// (ty*4 + 0..3, ty = tid/16) and the columns tx + 16 j of the "column side" (tx = tid%16), so a
+// row's 16 owners are 16 lanes of one warp (row max / row sum by xor shuffles); in an output tile it
+// owns the same 4 rows and columns 4 tx + 64 m + 0..3 (m < HSP/64). HSP is HS rounded up to 64, 128
+// or 256 (register arrays need it at compile time); loops stop at HS (rounded up to 4, zero-filled),
+// so a small HS pays only for its padding to 4. global rows are read as float4 when HS % 4 == 0
+// (float2 when only even, else scalar), one row after another by consecutive threads (coalesced).
+// shared strides: tiles read down a column (rows tx + 16 j) are padded by 4 floats (a quarter warp's
+// float4 reads hit distinct banks), tiles read along rows by all 16 lanes (broadcast) are not.
+
+#ifdef DPPROF_CUEMU
+#define DPPROF__ATTN_UNROLL
+#define DPPROF__ATTN_LB(n)
+#else
+#define DPPROF__ATTN_UNROLL _Pragma("unroll")
+#define DPPROF__ATTN_LB(n) __launch_bounds__(n, 1) // (n, 1): up to 255 registers, no spills (the default capped some at 128 and spilled)
+#endif
+#define DPPROF__ATTN_NINF (-INFINITY)
+
+struct alignas(16) dpprof__attn_f4 { float x, y, z, w; };
+struct alignas(8) dpprof__attn_f2 { float x, y; };
+
+__device__ __forceinline__ int dpprof__k_attn_imin(int a, int b) { return a < b ? a : b; }
+
+#ifdef DPPROF_CUEMU
+static void dpprof__k_attn_misaligned(const void *p, unsigned a) {
+    if ((uintptr_t)p & (a - 1)) {
+        std::fprintf(stderr, "attention: %u-byte access at misaligned %p\n", a, p);
+        std::abort();
+    }
+}
+#endif
+
+// 16-byte (shared or global) load/store; 8-byte global load. the emulator checks the alignment
+__device__ __forceinline__ dpprof__attn_f4 dpprof__k_attn_ld4(const float *p) {
+#ifdef DPPROF_CUEMU
+    dpprof__k_attn_misaligned(p, 16);
+    dpprof__attn_f4 v = {p[0], p[1], p[2], p[3]};
+    return v;
+#else
+    return *reinterpret_cast<const dpprof__attn_f4 *>(p);
+#endif
+}
+__device__ __forceinline__ void dpprof__k_attn_st4(float *p, dpprof__attn_f4 v) {
+#ifdef DPPROF_CUEMU
+    dpprof__k_attn_misaligned(p, 16);
+    p[0] = v.x, p[1] = v.y, p[2] = v.z, p[3] = v.w;
+#else
+    *reinterpret_cast<dpprof__attn_f4 *>(p) = v;
+#endif
+}
+__device__ __forceinline__ dpprof__attn_f2 dpprof__k_attn_ld2(const float *p) {
+#ifdef DPPROF_CUEMU
+    dpprof__k_attn_misaligned(p, 8);
+    dpprof__attn_f2 v = {p[0], p[1]};
+    return v;
+#else
+    return *reinterpret_cast<const dpprof__attn_f2 *>(p);
+#endif
+}
+
+// rows [0, ROWS) x columns [0, hs4) of a tile into shared dst (row stride LDS): row r from
+// src + r*rs, zero for r >= nvalid or a column >= HS. vw floats per global access (4, 2 or 1)
+template <int ROWS, int LDS, int NT>
+__device__ __forceinline__ void dpprof__k_attn_load(float *dst, const float *src, size_t rs, int nvalid, int HS, int hs4, int vw) {
+    const int cpr = hs4 >> 2; // float4 chunks per row
+    for (int e = threadIdx.x; e < ROWS * cpr; e += NT) {
+        const int r = e / cpr, c = (e - r * cpr) * 4;
+        dpprof__attn_f4 v = {0.f, 0.f, 0.f, 0.f};
+        if (r < nvalid) {
+            const float *p = src + (size_t)r * rs + c;
+            if (vw == 4) {
+                v = dpprof__k_attn_ld4(p);
+            } else if (vw == 2) { // HS even: c, c+1 < HS
+                dpprof__attn_f2 a = dpprof__k_attn_ld2(p);
+                v.x = a.x, v.y = a.y;
+                if (c + 2 < HS) a = dpprof__k_attn_ld2(p + 2), v.z = a.x, v.w = a.y;
+            } else {
+                v.x = p[0];
+                if (c + 1 < HS) v.y = p[1];
+                if (c + 2 < HS) v.z = p[2];
+                if (c + 3 < HS) v.w = p[3];
+            }
+        }
+        dpprof__k_attn_st4(dst + r * LDS + c, v);
+    }
+}
+
+// s[i][j] = sum_{d < hs4} X[(ty*4+i)*LDX + d] * Y[(tx+16j)*LDY + d]   (both in shared memory)
+template <int CJ, int LDX, int LDY>
+__device__ __forceinline__ void dpprof__k_attn_dots(float (&s)[4][CJ], const float *X, const float *Y, int ty, int tx, int hs4) {
+    const float *x0 = X + ty * 4 * LDX, *y0 = Y + tx * LDY;
+    DPPROF__ATTN_UNROLL
+    for (int i = 0; i < 4; i++) {
+        DPPROF__ATTN_UNROLL
+        for (int j = 0; j < CJ; j++) s[i][j] = 0.f;
+    }
+    for (int d = 0; d < hs4; d += 4) {
+        dpprof__attn_f4 a[4];
+        DPPROF__ATTN_UNROLL
+        for (int i = 0; i < 4; i++) a[i] = dpprof__k_attn_ld4(x0 + i * LDX + d);
+        DPPROF__ATTN_UNROLL
+        for (int j = 0; j < CJ; j++) {
+            const dpprof__attn_f4 y = dpprof__k_attn_ld4(y0 + j * 16 * LDY + d);
+            DPPROF__ATTN_UNROLL
+            for (int i = 0; i < 4; i++) {
+                s[i][j] += a[i].x * y.x;
+                s[i][j] += a[i].y * y.y;
+                s[i][j] += a[i].z * y.z;
+                s[i][j] += a[i].w * y.w;
+            }
+        }
+    }
+}
+
+// acc[i][4m+u] += sum_{c < cnt} W[c*LDW + ty*4+i] * Z[c*LDZ + 4tx + 64m + u], for column chunks below hs
+// (FULL: hs == 64 NM, no test in the loop)
+template <int NM, int LDW, int LDZ, bool FULL>
+__device__ __forceinline__ void dpprof__k_attn_accum_(float (&acc)[4][4 * NM], const float *W, const float *Z, int cnt, int ty, int tx, int hs) {
+    for (int c = 0; c < cnt; c++) {
+        const dpprof__attn_f4 w4 = dpprof__k_attn_ld4(W + c * LDW + ty * 4);
+        const float w[4] = {w4.x, w4.y, w4.z, w4.w};
+        DPPROF__ATTN_UNROLL
+        for (int m = 0; m < NM; m++) {
+            if (FULL || 4 * tx + 64 * m < hs) {
+                const dpprof__attn_f4 z = dpprof__k_attn_ld4(Z + c * LDZ + 4 * tx + 64 * m);
+                DPPROF__ATTN_UNROLL
+                for (int i = 0; i < 4; i++) {
+                    acc[i][4 * m + 0] += w[i] * z.x;
+                    acc[i][4 * m + 1] += w[i] * z.y;
+                    acc[i][4 * m + 2] += w[i] * z.z;
+                    acc[i][4 * m + 3] += w[i] * z.w;
+                }
+            }
+        }
+    }
+}
+template <int NM, int LDW, int LDZ>
+__device__ __forceinline__ void dpprof__k_attn_accum(float (&acc)[4][4 * NM], const float *W, const float *Z, int cnt, int ty, int tx, int hs) {
+    if (hs == 64 * NM) dpprof__k_attn_accum_<NM, LDW, LDZ, true>(acc, W, Z, cnt, ty, tx, hs);
+    else dpprof__k_attn_accum_<NM, LDW, LDZ, false>(acc, W, Z, cnt, ty, tx, hs);
+}
+
+// Ds[r] = sum_{d < hs} dOs[r*LDS + d] * o[r*rs + d] (0 for r >= nvalid): a warp per row, lanes
+// stride the row (coalesced o), fixed xor tree. the same routine in both backward kernels, so D is
+// the same bits in both
+template <int ROWS, int LDS, int NT>
+__device__ __forceinline__ void dpprof__k_attn_rowdot(float *Ds, const float *dOs, const float *o, size_t rs, int nvalid, int hs) {
+    const int lane = threadIdx.x & 31;
+    for (int r = threadIdx.x >> 5; r < ROWS; r += NT / 32) {
+        float a = 0.f;
+        if (r < nvalid)
+            for (int d = lane; d < hs; d += 32) a += dOs[r * LDS + d] * o[(size_t)r * rs + d];
+        for (int off = 16; off > 0; off >>= 1) a += __shfl_xor_sync(0xffffffffu, a, off);
+        if (lane == 0) Ds[r] = a;
+    }
+}
+
+// acc (4 rows x 4 NM columns of this thread, times mul) to the global rows row0 + ty*4 + i < T
+// (row stride rs); columns below HS
+template <int NM>
+__device__ __forceinline__ void dpprof__k_attn_store(float *dst, const float (&acc)[4][4 * NM], const float (&mul)[4], size_t rs, int rows_left, int ty, int tx, int HS, int vw) {
+    DPPROF__ATTN_UNROLL
+    for (int i = 0; i < 4; i++) {
+        if (ty * 4 + i >= rows_left) continue;
+        float *row = dst + (size_t)(ty * 4 + i) * rs;
+        DPPROF__ATTN_UNROLL
+        for (int m = 0; m < NM; m++) {
+            const int c = 4 * tx + 64 * m;
+            if (c >= HS) continue;
+            const float o[4] = {acc[i][4 * m] * mul[i], acc[i][4 * m + 1] * mul[i], acc[i][4 * m + 2] * mul[i], acc[i][4 * m + 3] * mul[i]};
+            if (vw == 4) {
+                const dpprof__attn_f4 v = {o[0], o[1], o[2], o[3]};
+                dpprof__k_attn_st4(row + c, v);
+            } else {
+                DPPROF__ATTN_UNROLL
+                for (int u = 0; u < 4; u++)
+                    if (c + u < HS) row[c + u] = o[u];
+            }
+        }
+    }
+}
+
+// P (or dS) of this thread, 4 rows x CJ columns, transposed into shared: dst[(tx+16j)*LDP + ty*4 + i]
+template <int CJ, int LDP>
+__device__ __forceinline__ void dpprof__k_attn_put(float *dst, const float (&p)[4][CJ], int ty, int tx) {
+    DPPROF__ATTN_UNROLL
+    for (int j = 0; j < CJ; j++) {
+        const dpprof__attn_f4 v = {p[0][j], p[1][j], p[2][j], p[3][j]};
+        dpprof__k_attn_st4(dst + (tx + 16 * j) * LDP + ty * 4, v);
+    }
+}
+
+// ---- forward ----
+// shared: Q tile (BR x HSP), one K-then-V tile (BC x HSP+4), P^T (BC x BR+4)
+template <int HSP, int BR, int BC>
+struct dpprof__attn_fwd_cfg {
+    static constexpr int NT = BR * 4, LDQ = HSP, LDK = HSP + 4, LDP = BR + 4;
+    static constexpr int OFF_KV = BR * LDQ, OFF_P = OFF_KV + BC * LDK, FLOATS = OFF_P + BC * LDP;
+};
+
+// out, lse of BR query rows of head h, batch b: online softmax over the key tiles up to the diagonal
+// (K tile -> scores -> rescale; V tile -> out += P V). grid (ceil(T/BR), NH, B), BR*4 threads, the
+// longest rows first. traffic: q, out once; k, v once per query tile at or below the diagonal
+template <int HSP, int BR, int BC>
+__global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int T, int NH, int NKV, int HS, int vw, float scale) {
+    typedef dpprof__attn_fwd_cfg<HSP, BR, BC> C;
+    constexpr int CJ = BC / 16, NM = HSP / 64;
+    DPPROF__SMEM_DYN(float, sm);
+    float *Qs = sm, *KVs = sm + C::OFF_KV, *Ps = sm + C::OFF_P;
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    const int h = blockIdx.y, b = blockIdx.z, g = h / (NH / NKV);
+    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * BR;
+    const int hs4 = (HS + 3) & ~3, kend = dpprof__k_attn_imin(q0 + BR, T);
+    const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS;
+    const float *kb = k + (size_t)b * T * ks + (size_t)g * HS, *vb = v + (size_t)b * T * ks + (size_t)g * HS;
+    float m[4], l[4], o[4][4 * NM];
+    DPPROF__ATTN_UNROLL
+    for (int i = 0; i < 4; i++) {
+        m[i] = DPPROF__ATTN_NINF, l[i] = 0.f;
+        DPPROF__ATTN_UNROLL
+        for (int n = 0; n < 4 * NM; n++) o[i][n] = 0.f;
+    }
+    dpprof__k_attn_load<BR, C::LDQ, C::NT>(Qs, q + ((size_t)b * T + q0) * qs + (size_t)h * HS, qs, T - q0, HS, hs4, vw);
+    for (int k0 = 0; k0 < kend; k0 += BC) {
+        const int cnt = dpprof__k_attn_imin(BC, kend - k0);
+        __syncthreads(); // the previous tile's readers of KVs and Ps are done
+        dpprof__k_attn_load<BC, C::LDK, C::NT>(KVs, kb + (size_t)k0 * ks, ks, cnt, HS, hs4, vw);
+        __syncthreads();
+        float s[4][CJ];
+        dpprof__k_attn_dots<CJ, C::LDQ, C::LDK>(s, Qs, KVs, ty, tx, hs4);
+        DPPROF__ATTN_UNROLL
+        for (int i = 0; i < 4; i++) {
+            const int r = q0 + ty * 4 + i;
+            float mx = DPPROF__ATTN_NINF, ps = 0.f;
+            DPPROF__ATTN_UNROLL
+            for (int j = 0; j < CJ; j++) {
+                const int c = k0 + tx + 16 * j;
+                s[i][j] = (c <= r && c < kend) ? s[i][j] * scale : DPPROF__ATTN_NINF;
+                mx = fmaxf(mx, s[i][j]);
+            }
+            for (int off = 8; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+            const float mn = fmaxf(m[i], mx);
+            const float mref = mn == DPPROF__ATTN_NINF ? 0.f : mn; // a row with no key yet: all p = 0
+            const float corr = expf(m[i] - mref);
+            m[i] = mn;
+            DPPROF__ATTN_UNROLL
+            for (int j = 0; j < CJ; j++) {
+                s[i][j] = expf(s[i][j] - mref);
+                ps += s[i][j];
+            }
+            l[i] = l[i] * corr + ps; // this lane's columns only; summed over the 16 owners at the end
+            DPPROF__ATTN_UNROLL
+            for (int n = 0; n < 4 * NM; n++) o[i][n] *= corr;
+        }
+        __syncthreads(); // K no longer read
+        dpprof__k_attn_put<CJ, C::LDP>(Ps, s, ty, tx);
+        dpprof__k_attn_load<BC, C::LDK, C::NT>(KVs, vb + (size_t)k0 * ks, ks, cnt, HS, hs4, vw);
+        __syncthreads();
+        dpprof__k_attn_accum<NM, C::LDP, C::LDK>(o, Ps, KVs, cnt, ty, tx, HS);
+    }
+    float inv[4];
+    DPPROF__ATTN_UNROLL
+    for (int i = 0; i < 4; i++) {
+        for (int off = 8; off > 0; off >>= 1) l[i] += __shfl_xor_sync(0xffffffffu, l[i], off);
+        inv[i] = 1.f / l[i]; // l >= 1 for a real row (its max term is exp(0))
+        const int r = q0 + ty * 4 + i;
+        if (tx == 0 && r < T) lse[((size_t)b * NH + h) * T + r] = m[i] + logf(l[i]);
+    }
+    dpprof__k_attn_store<NM>(out + ((size_t)b * T + q0) * qs + (size_t)h * HS, o, inv, qs, T - q0, ty, tx, HS, vw);
+}
+
+// ---- backward, kernel A: dk, dv ----
+// shared: K, V tiles (BK x HSP), Q, dO tiles (BQ x HSP+4), P^T or dS^T as [q][k] (BQ x BK+4), lse, D
+template <int HSP, int BK, int BQ>
+struct dpprof__attn_bkv_cfg {
+    static constexpr int NT = BK * 4, LDK = HSP, LDQ = HSP + 4, LDP = BK + 4;
+    static constexpr int OFF_V = BK * LDK, OFF_Q = 2 * BK * LDK, OFF_DO = OFF_Q + BQ * LDQ, OFF_P = OFF_DO + BQ * LDQ;
+    static constexpr int OFF_L = OFF_P + BQ * LDP, OFF_D = OFF_L + BQ, FLOATS = OFF_D + BQ;
+};
+
+// dk, dv of BK keys of kv head g, batch b: over the group's query heads and the query tiles at or
+// below the diagonal, P^T = exp(scale K Q^T - lse), dS^T = P^T (V dO^T - D), dv += P^T dO,
+// dk += scale dS^T Q, in registers; D = rowsum(dO * out) per query tile. grid (ceil(T/BK), NKV, B),
+// BK*4 threads, the longest first. traffic: k, v, dk, dv once; q, dout, out once per key tile at or above
+template <int HSP, int BK, int BQ>
+__global__ void DPPROF__ATTN_LB(BK * 4) dpprof__k_attn_bkv(float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int T, int NH, int NKV, int HS, int vw, float scale) {
+    typedef dpprof__attn_bkv_cfg<HSP, BK, BQ> C;
+    constexpr int CJ = BQ / 16, NM = HSP / 64;
+    DPPROF__SMEM_DYN(float, sm);
+    float *Ks = sm, *Vs = sm + C::OFF_V, *Qs = sm + C::OFF_Q, *dOs = sm + C::OFF_DO, *Ps = sm + C::OFF_P, *Ls = sm + C::OFF_L, *Ds = sm + C::OFF_D;
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    const int g = blockIdx.y, b = blockIdx.z, group = NH / NKV;
+    const int k0 = (int)blockIdx.x * BK;
+    const int hs4 = (HS + 3) & ~3;
+    const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS;
+    const size_t koff = ((size_t)b * T + k0) * ks + (size_t)g * HS;
+    float dka[4][4 * NM], dva[4][4 * NM];
+    DPPROF__ATTN_UNROLL
+    for (int i = 0; i < 4; i++) {
+        DPPROF__ATTN_UNROLL
+        for (int n = 0; n < 4 * NM; n++) dka[i][n] = 0.f, dva[i][n] = 0.f;
+    }
+    dpprof__k_attn_load<BK, C::LDK, C::NT>(Ks, k + koff, ks, T - k0, HS, hs4, vw);
+    dpprof__k_attn_load<BK, C::LDK, C::NT>(Vs, v + koff, ks, T - k0, HS, hs4, vw);
+    for (int hh = 0; hh < group; hh++) {
+        const int h = g * group + hh;
+        const size_t qoff = (size_t)b * T * qs + (size_t)h * HS;
+        const float *lh = lse + ((size_t)b * NH + h) * T;
+        for (int q0 = (k0 / BQ) * BQ; q0 < T; q0 += BQ) {
+            const int qn = dpprof__k_attn_imin(BQ, T - q0);
+            __syncthreads(); // the previous tile's readers of Qs, dOs, Ps, Ls, Ds are done
+            dpprof__k_attn_load<BQ, C::LDQ, C::NT>(Qs, q + qoff + (size_t)q0 * qs, qs, qn, HS, hs4, vw);
+            dpprof__k_attn_load<BQ, C::LDQ, C::NT>(dOs, dout + qoff + (size_t)q0 * qs, qs, qn, HS, hs4, vw);
+            for (int j = threadIdx.x; j < BQ; j += C::NT) Ls[j] = j < qn ? lh[q0 + j] : 0.f;
+            __syncthreads();
+            dpprof__k_attn_rowdot<BQ, C::LDQ, C::NT>(Ds, dOs, out + qoff + (size_t)q0 * qs, qs, qn, HS);
+            __syncthreads();
+            float p[4][CJ], ds[4][CJ];
+            dpprof__k_attn_dots<CJ, C::LDK, C::LDQ>(p, Ks, Qs, ty, tx, hs4);
+            dpprof__k_attn_dots<CJ, C::LDK, C::LDQ>(ds, Vs, dOs, ty, tx, hs4);
+            DPPROF__ATTN_UNROLL
+            for (int i = 0; i < 4; i++) {
+                const int key = k0 + ty * 4 + i;
+                DPPROF__ATTN_UNROLL
+                for (int j = 0; j < CJ; j++) {
+                    const int jj = tx + 16 * j, qi = q0 + jj; // qi >= key also masks key >= T
+                    p[i][j] = (qi >= key && qi < T) ? expf(p[i][j] * scale - Ls[jj]) : 0.f;
+                    ds[i][j] = p[i][j] * (ds[i][j] - Ds[jj]);
+                }
+            }
+            dpprof__k_attn_put<CJ, C::LDP>(Ps, p, ty, tx);
+            __syncthreads();
+            dpprof__k_attn_accum<NM, C::LDP, C::LDQ>(dva, Ps, dOs, qn, ty, tx, HS);
+            __syncthreads();
+            dpprof__k_attn_put<CJ, C::LDP>(Ps, ds, ty, tx);
+            __syncthreads();
+            dpprof__k_attn_accum<NM, C::LDP, C::LDQ>(dka, Ps, Qs, qn, ty, tx, HS);
+        }
+    }
+    const float one[4] = {1.f, 1.f, 1.f, 1.f}, sc[4] = {scale, scale, scale, scale};
+    dpprof__k_attn_store<NM>(dk + koff, dka, sc, ks, T - k0, ty, tx, HS, vw);
+    dpprof__k_attn_store<NM>(dv + koff, dva, one, ks, T - k0, ty, tx, HS, vw);
+}
+
+// ---- backward, kernel B: dq ----
+// shared: Q, dO tiles (BR x HSP), one V-then-K tile (BC x HSP+4), dS^T as [k][q] (BC x BR+4), D
+template <int HSP, int BR, int BC>
+struct dpprof__attn_bq_cfg {
+    static constexpr int NT = BR * 4, LDQ = HSP, LDK = HSP + 4, LDP = BR + 4;
+    static constexpr int OFF_DO = BR * LDQ, OFF_KV = 2 * BR * LDQ, OFF_P = OFF_KV + BC * LDK, OFF_D = OFF_P + BC * LDP, FLOATS = OFF_D + BR;
+};
+
+// dq of BR query rows of head h, batch b: over the key tiles up to the diagonal, dP = dO V^T (V tile),
+// P = exp(scale Q K^T - lse), dS = P (dP - D) (K tile), dq += scale dS K, in registers.
+// grid (ceil(T/BR), NH, B), BR*4 threads, the longest rows first. traffic: q, dout, out, dq once;
+// k, v once per query tile at or below the diagonal
+template <int HSP, int BR, int BC>
+__global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_bq(float *dq, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int T, int NH, int NKV, int HS, int vw, float scale) {
+    typedef dpprof__attn_bq_cfg<HSP, BR, BC> C;
+    constexpr int CJ = BC / 16, NM = HSP / 64;
+    DPPROF__SMEM_DYN(float, sm);
+    float *Qs = sm, *dOs = sm + C::OFF_DO, *KVs = sm + C::OFF_KV, *Ps = sm + C::OFF_P, *Ds = sm + C::OFF_D;
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    const int h = blockIdx.y, b = blockIdx.z, g = h / (NH / NKV);
+    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * BR;
+    const int hs4 = (HS + 3) & ~3, kend = dpprof__k_attn_imin(q0 + BR, T), qn = T - q0;
+    const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS;
+    const size_t qoff = ((size_t)b * T + q0) * qs + (size_t)h * HS;
+    const float *kb = k + (size_t)b * T * ks + (size_t)g * HS, *vb = v + (size_t)b * T * ks + (size_t)g * HS;
+    dpprof__k_attn_load<BR, C::LDQ, C::NT>(Qs, q + qoff, qs, qn, HS, hs4, vw);
+    dpprof__k_attn_load<BR, C::LDQ, C::NT>(dOs, dout + qoff, qs, qn, HS, hs4, vw);
+    __syncthreads();
+    dpprof__k_attn_rowdot<BR, C::LDQ, C::NT>(Ds, dOs, out + qoff, qs, qn, HS);
+    __syncthreads();
+    float L[4], D[4], dqa[4][4 * NM];
+    DPPROF__ATTN_UNROLL
+    for (int i = 0; i < 4; i++) {
+        const int r = q0 + ty * 4 + i;
+        L[i] = r < T ? lse[((size_t)b * NH + h) * T + r] : 0.f;
+        D[i] = Ds[ty * 4 + i];
+        DPPROF__ATTN_UNROLL
+        for (int n = 0; n < 4 * NM; n++) dqa[i][n] = 0.f;
+    }
+    for (int k0 = 0; k0 < kend; k0 += BC) {
+        const int cnt = dpprof__k_attn_imin(BC, kend - k0);
+        float p[4][CJ], dp[4][CJ];
+        __syncthreads(); // the previous tile's readers of KVs and Ps are done
+        dpprof__k_attn_load<BC, C::LDK, C::NT>(KVs, vb + (size_t)k0 * ks, ks, cnt, HS, hs4, vw);
+        __syncthreads();
+        dpprof__k_attn_dots<CJ, C::LDQ, C::LDK>(dp, dOs, KVs, ty, tx, hs4);
+        __syncthreads(); // V no longer read
+        dpprof__k_attn_load<BC, C::LDK, C::NT>(KVs, kb + (size_t)k0 * ks, ks, cnt, HS, hs4, vw);
+        __syncthreads();
+        dpprof__k_attn_dots<CJ, C::LDQ, C::LDK>(p, Qs, KVs, ty, tx, hs4);
+        DPPROF__ATTN_UNROLL
+        for (int i = 0; i < 4; i++) {
+            const int r = q0 + ty * 4 + i;
+            DPPROF__ATTN_UNROLL
+            for (int j = 0; j < CJ; j++) {
+                const int c = k0 + tx + 16 * j;
+                const float pp = (c <= r && c < kend) ? expf(p[i][j] * scale - L[i]) : 0.f;
+                p[i][j] = pp * (dp[i][j] - D[i]);
+            }
+        }
+        dpprof__k_attn_put<CJ, C::LDP>(Ps, p, ty, tx);
+        __syncthreads();
+        dpprof__k_attn_accum<NM, C::LDP, C::LDK>(dqa, Ps, KVs, cnt, ty, tx, HS);
+    }
+    const float sc[4] = {scale, scale, scale, scale};
+    dpprof__k_attn_store<NM>(dq + qoff, dqa, sc, qs, qn, ty, tx, HS, vw);
+}
+
+// ---- host side ----
+// 0: nothing to do; -1: a queued error; 1: go
+static int dpprof__attn_shape(const char *what, int B, int T, int NH, int NKV, int HS) {
+    if (B == 0 || T == 0 || NH == 0 || HS == 0) return 0;
+    if (B < 0 || T < 0 || NH < 0 || HS < 0 || HS > DPPROF_MAX_HEAD_SIZE || NKV <= 0 || NH % NKV || B > 65535 || NH > 65535) {
+        dpprof__cu_fail(DPPROF_ERR_INVALID, "%s: %s", what, "bad shape (HS in 1..256, NKV dividing NH, B and NH <= 65535)");
+        return -1;
+    }
+    return 1;
+}
+
+// floats per global access: 4 when HS % 4 == 0 and every pointer is 16-byte aligned, 2 when even and 8-byte
+static int dpprof__attn_vw(int HS, const void *const *p, int n) {
+    uintptr_t a = 0;
+    for (int i = 0; i < n; i++) a |= (uintptr_t)p[i];
+    if (HS % 4 == 0 && !(a & 15)) return 4;
+    if (HS % 2 == 0 && !(a & 7)) return 2;
+    return 1;
+}
+
+template <int HSP, int BR, int BC>
+static void dpprof__attn_fwd_run(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, int vw, float scale) {
+    const char *what = "dpprof_attention_fwd_gpu";
+    const size_t smem = sizeof(float) * dpprof__attn_fwd_cfg<HSP, BR, BC>::FLOATS;
+    dpprof__smem_optin(dpprof__k_attn_fwd<HSP, BR, BC>, smem, what);
+    dpprof__launch(what, dpprof__k_attn_fwd<HSP, BR, BC>, dim3((unsigned)((T + BR - 1) / BR), (unsigned)NH, (unsigned)B), dim3(BR * 4), smem,
+                   out, lse, q, k, v, T, NH, NKV, HS, vw, scale);
+}
+
+template <int HSP, int BK, int BQ, int BR, int BC>
+static void dpprof__attn_bwd_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, int vw, float scale) {
+    const char *what = "dpprof_attention_bwd_gpu";
+    const size_t smem_a = sizeof(float) * dpprof__attn_bkv_cfg<HSP, BK, BQ>::FLOATS;
+    const size_t smem_b = sizeof(float) * dpprof__attn_bq_cfg<HSP, BR, BC>::FLOATS;
+    dpprof__smem_optin(dpprof__k_attn_bkv<HSP, BK, BQ>, smem_a, what);
+    dpprof__smem_optin(dpprof__k_attn_bq<HSP, BR, BC>, smem_b, what);
+    dpprof__launch(what, dpprof__k_attn_bkv<HSP, BK, BQ>, dim3((unsigned)((T + BK - 1) / BK), (unsigned)NKV, (unsigned)B), dim3(BK * 4), smem_a,
+                   dk, dv, dout, q, k, v, out, lse, T, NH, NKV, HS, vw, scale);
+    dpprof__launch(what, dpprof__k_attn_bq<HSP, BR, BC>, dim3((unsigned)((T + BR - 1) / BR), (unsigned)NH, (unsigned)B), dim3(BR * 4), smem_b,
+                   dq, dout, q, k, v, out, lse, T, NH, NKV, HS, vw, scale);
+}
+
+// tiles by head size (shared memory: forward 50 / 82 / 69 KiB, dk-dv 58 / 70 / 99 KiB, dq 66 / 53 / 83 KiB
+// for HSP 64 / 128 / 256: all within the 99 KiB opt-in of sm_86, the 163 KiB of sm_80, the 227 KiB of sm_90)
+extern "C" void dpprof_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS) {
+    if (dpprof__attn_shape("dpprof_attention_fwd_gpu", B, T, NH, NKV, HS) <= 0) return;
+    const void *p[] = {out, q, k, v};
+    const int vw = dpprof__attn_vw(HS, p, 4);
+    const float scale = (float)(1.0 / std::sqrt((double)HS));
+    if (HS <= 64) dpprof__attn_fwd_run<64, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, vw, scale);
+    else if (HS <= 128) dpprof__attn_fwd_run<128, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, vw, scale);
+    else dpprof__attn_fwd_run<256, 32, 32>(out, lse, q, k, v, B, T, NH, NKV, HS, vw, scale);
+}
+
+extern "C" void dpprof_attention_bwd_gpu(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS) {
+    if (dpprof__attn_shape("dpprof_attention_bwd_gpu", B, T, NH, NKV, HS) <= 0) return;
+    const void *p[] = {dq, dk, dv, dout, q, k, v, out};
+    const int vw = dpprof__attn_vw(HS, p, 8);
+    const float scale = (float)(1.0 / std::sqrt((double)HS));
+    if (HS <= 64) dpprof__attn_bwd_run<64, 64, 32, 64, 64>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, vw, scale);
+    else if (HS <= 128) dpprof__attn_bwd_run<128, 32, 32, 32, 32>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, vw, scale);
+    else dpprof__attn_bwd_run<256, 32, 16, 32, 16>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, vw, scale);
+}
+
+// ---- dp ops: per-sample gradients, norms and clipped sums (dpprof_<op>_ref in dpprof.h) ---------
+// determinism: no float atomics anywhere. every norm is reduced in double: a thread's terms in a fixed
+// order, a block's threads by a fixed shared-memory tree into one partial per block in the scratch,
+// then one block per sample adds its partials in index order (dpprof__k_dp_reduce) into norm2[i].
+// the slot counts (partials per sample) depend only on the shapes, never on the scratch size, so
+// a shape gives the same bits on every run and every workspace. every block uses 256 threads.
+// precision: the gemm-shaped sums (psgrad, clipgrad, the g_i tiles of the psg flash norm, the gram
+// tiles) are fp32 fma chains in row/feature order where the reference sums in double (the tests'
+// 1e-5 relative holds with ~100x margin at their sizes); squares, products of gram tiles, norms, and
+// the sums of clipsum, rmsnorm_psdweight and the embedding ops are in double as the reference.
+#define DPPROF__DP_NT 256                   // threads per block, all dp kernels
+#define DPPROF__DP_TM 64                    // gemm output tile: rows (OC, or s positions)
+#define DPPROF__DP_TN 64                    // gemm output tile: columns (IC, or t positions)
+#define DPPROF__DP_TK 16                    // rows of dy/x per shared-memory stage (dy^T x core)
+#define DPPROF__DP_TF 32                    // features per shared-memory stage (x x^T core)
+#define DPPROF__DP_CPT 8                    // channels per thread in the embedding kernels
+#ifndef DPPROF__DP_CAP_BYTES                // scratch the dp ops plan for (tests may shrink it to force chunking)
+#define DPPROF__DP_CAP_BYTES (DPPROF_SCRATCH_BYTES - DPPROF__FLAG_BYTES)
+#endif
+#define DPPROF__DP_CAP ((long long)(DPPROF__DP_CAP_BYTES / sizeof(double))) // partials that fit
+#define DPPROF__DP_MAXZ 65535LL             // gridDim.y/z limit
+
+static long long dpprof__dp_min(long long a, long long b) { return a < b ? a : b; }
+static long long dpprof__dp_cdiv(long long a, long long b) { return (a + b - 1) / b; }
+// samples per launch: as many as have `per` units each in `cap` units, at least 1, at most the grid's z
+static long long dpprof__dp_chunk(long long n, long long cap, long long per) {
+    long long k = dpprof__dp_min(dpprof__dp_min(n, cap / per), DPPROF__DP_MAXZ);
+    return k < 1 ? 1 : k;
+}
+
+// sum of v over the block's 256 threads in a fixed tree (red: 256 shared doubles); all threads get it
+__device__ __forceinline__ double dpprof__k_dp_block_sum(double v, double *red) {
+    const int tid = threadIdx.x;
+    red[tid] = v;
+    __syncthreads();
+    for (int s = DPPROF__DP_NT / 2; s > 0; s >>= 1) {
+        if (tid < s) red[tid] += red[tid + s];
+        __syncthreads();
+    }
+    double r = red[0];
+    __syncthreads(); // red may be reused at once
+    return r;
+}
+
+// norm2[b] += sum_{j<G} part[b*G + j]: one block per sample, threads strided over j, then the tree.
+// grid (samples), reads G doubles per sample
+__global__ void dpprof__k_dp_reduce(double *norm2, const double *part, long long G) {
+    __shared__ double red[DPPROF__DP_NT];
+    const double *p = part + (size_t)blockIdx.x * (size_t)G;
+    double s = 0.0;
+    for (long long j = threadIdx.x; j < G; j += DPPROF__DP_NT) s += p[j];
+    s = dpprof__k_dp_block_sum(s, red);
+    if (threadIdx.x == 0) norm2[blockIdx.x] += s;
+}
+
+// ---- the gemm core "dy^T x over a range of rows" --------------------------------------------------
+// one stage: rows rs .. rs+15 of dy (columns o0..o0+63) and x (columns k0..k0+63) into registers, 4
+// elements of each per thread: row rs + (tid>>6) + 4l, column tid&63 (a warp reads 32 consecutive floats
+// of one row). zero outside [.., r1) x OC/IC. with c, dy is loaded as (float)(c[r/T] * (double)dy)
+__device__ __forceinline__ void dpprof__k_dp_load_tn(float ra[4], float rb[4], const float *dy, const float *x, long long rs, long long r1,
+                                                      int o0, int k0, int OC, int IC, const double *c, int T) {
+    const int cc = threadIdx.x & 63, rr0 = threadIdx.x >> 6;
+    const bool oa = o0 + cc < OC, ob = k0 + cc < IC;
+    const long long q = c ? rs / T : 0; // sample of row rs (one division per stage)
+    for (int l = 0; l < 4; l++) {
+        long long r = rs + rr0 + 4 * l;
+        float va = 0.0f, vb = 0.0f;
+        if (r < r1) {
+            if (oa) {
+                va = dy[(size_t)r * (size_t)OC + (size_t)(o0 + cc)];
+                if (c) {
+                    long long i = q, rem = r - q * T;
+                    while (rem >= T) {
+                        rem -= T;
+                        i++;
+                    }
+                    va = (float)(c[i] * (double)va);
+                }
+            }
+            if (ob) vb = x[(size_t)r * (size_t)IC + (size_t)(k0 + cc)];
+        }
+        ra[l] = va;
+        rb[l] = vb;
+    }
+}
+
+// acc[a][b] = sum_{r0 <= r < r1} w_r dy[r, o0+4ty+a] * x[r, k0+4tx+b] (tx = tid%16, ty = tid/16): fp32 fma
+// in row order, 4 contiguous columns per thread (16-byte shared loads from the alignas(16) tiles).
+// dy (rows,OC), x (rows,IC) row-major; outside OC/IC the operands load as 0, so those acc are exactly 0.
+// w_r = 1 when c is null, else c[r/T] applied to dy on load: the clip factor times dy in double,
+// rounded to float once (the reference's w*g before its double sum). stages of 16 rows; the next
+// stage's global loads are issued before the current stage is computed (register prefetch)
+__device__ __forceinline__ void dpprof__k_dp_gemm_tn(float acc[4][4], float (*sA)[DPPROF__DP_TM], float (*sB)[DPPROF__DP_TN],
+                                                      const float *dy, const float *x, long long r0, long long r1, int o0, int k0,
+                                                      int OC, int IC, const double *c, int T) {
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int cc = tid & 63, rr0 = tid >> 6;
+    float ra[4], rb[4];
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++) acc[a][b] = 0.0f;
+    if (r1 <= r0) return;
+    dpprof__k_dp_load_tn(ra, rb, dy, x, r0, r1, o0, k0, OC, IC, c, T);
+    for (long long rs = r0; rs < r1; rs += DPPROF__DP_TK) {
+        for (int l = 0; l < 4; l++) {
+            sA[rr0 + 4 * l][cc] = ra[l];
+            sB[rr0 + 4 * l][cc] = rb[l];
+        }
+        __syncthreads();
+        if (rs + DPPROF__DP_TK < r1) dpprof__k_dp_load_tn(ra, rb, dy, x, rs + DPPROF__DP_TK, r1, o0, k0, OC, IC, c, T);
+        int nk = r1 - rs < DPPROF__DP_TK ? (int)(r1 - rs) : DPPROF__DP_TK;
+        for (int kk = 0; kk < nk; kk++) {
+            float av[4], bv[4];
+            for (int a = 0; a < 4; a++) av[a] = sA[kk][4 * ty + a];
+            for (int b = 0; b < 4; b++) bv[b] = sB[kk][4 * tx + b];
+            for (int a = 0; a < 4; a++)
+                for (int b = 0; b < 4; b++) acc[a][b] += av[a] * bv[b]; // an fma under nvcc
+        }
+        __syncthreads();
+    }
+}
+
+// ---- the gemm core "x x^T over features" (gram tiles) -----------------------------------------------
+#define DPPROF__DP_LDT (DPPROF__DP_TM + 4) // row stride of the transposed tiles: 16-byte rows, see below
+
+// one stage: features f0 .. f0+31 of rows [0,na) of A and [0,nb) of B into registers, 8 of each per
+// thread: feature (lane&7) + 8(l&3), row (lane>>3) + 4 warp + 32(l>>2); a warp reads 4 rows x 8
+// consecutive floats (4 full 32-byte sectors); zero outside the rows and F
+__device__ __forceinline__ void dpprof__k_dp_load_nt(float ra[8], float rb[8], const float *A, const float *B, int na, int nb, int F, int f0) {
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    for (int l = 0; l < 8; l++) {
+        int f = f0 + (lane & 7) + 8 * (l & 3), rw = (lane >> 3) + 4 * w + 32 * (l >> 2);
+        ra[l] = f < F && rw < na ? A[(size_t)rw * (size_t)F + (size_t)f] : 0.0f;
+        rb[l] = f < F && rw < nb ? B[(size_t)rw * (size_t)F + (size_t)f] : 0.0f;
+    }
+}
+
+// acc[a][b] = sum_{f<F} A[s][f] B[t][f] with s = 4ty+a, t = 4tx+b: A = rows [0,na) of A (row stride F),
+// B = rows [0,nb) of B; rows past na/nb load as 0, so their acc are exactly 0. stages of 32 features,
+// register prefetch as the other core; the tiles are stored transposed (feature-major) with row stride
+// 68: the stores are bank-conflict free (bank 4*feature + row covers all 32 in a warp) and the reads
+// are 16-byte loads
+__device__ __forceinline__ void dpprof__k_dp_gemm_nt(float acc[4][4], float (*sA)[DPPROF__DP_LDT], float (*sB)[DPPROF__DP_LDT],
+                                                      const float *A, const float *B, int na, int nb, int F) {
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int lane = tid & 31, w = tid >> 5;
+    float ra[8], rb[8];
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++) acc[a][b] = 0.0f;
+    if (F <= 0) return;
+    dpprof__k_dp_load_nt(ra, rb, A, B, na, nb, F, 0);
+    for (int f0 = 0; f0 < F; f0 += DPPROF__DP_TF) {
+        for (int l = 0; l < 8; l++) {
+            int f = (lane & 7) + 8 * (l & 3), rw = (lane >> 3) + 4 * w + 32 * (l >> 2);
+            sA[f][rw] = ra[l];
+            sB[f][rw] = rb[l];
+        }
+        __syncthreads();
+        if (f0 + DPPROF__DP_TF < F) dpprof__k_dp_load_nt(ra, rb, A, B, na, nb, F, f0 + DPPROF__DP_TF);
+        int nf = F - f0 < DPPROF__DP_TF ? F - f0 : DPPROF__DP_TF;
+        for (int kk = 0; kk < nf; kk++) {
+            float av[4], bv[4];
+            for (int a = 0; a < 4; a++) av[a] = sA[kk][4 * ty + a];
+            for (int b = 0; b < 4; b++) bv[b] = sB[kk][4 * tx + b];
+            for (int a = 0; a < 4; a++)
+                for (int b = 0; b < 4; b++) acc[a][b] += av[a] * bv[b]; // an fma under nvcc
+        }
+        __syncthreads();
+    }
+}
+
+// upper-triangle tile pair p (p = tb(tb+1)/2 + sa, sa <= tb) of an m x m tile grid
+__device__ __forceinline__ void dpprof__k_dp_pair(long long p, long long *sa, long long *tb) {
+    long long t = (long long)((sqrt(8.0 * (double)p + 1.0) - 1.0) * 0.5);
+    while (t > 0 && t * (t + 1) / 2 > p) t--;
+    while ((t + 1) * (t + 2) / 2 <= p) t++;
+    *tb = t;
+    *sa = p - t * (t + 1) / 2;
+}
+
+// ---- linear layers ---------------------------------------------------------------------------------
+
+// psg[i] (OC,IC) = dy_i^T x_i, overwritten (zeros when T = 0). grid (OC/64, IC/64, samples strided);
+// each block reads a 64-column strip of dy_i and of x_i once and writes its 64x64 tile
+__global__ void dpprof__k_dp_psgrad(float *psg, const float *dy, const float *x, int n, int T, int IC, int OC) {
+    alignas(16) __shared__ float sA[DPPROF__DP_TK][DPPROF__DP_TM], sB[DPPROF__DP_TK][DPPROF__DP_TN];
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    const int o0 = blockIdx.x * DPPROF__DP_TM, k0 = blockIdx.y * DPPROF__DP_TN;
+    for (int i = blockIdx.z; i < n; i += gridDim.z) {
+        float acc[4][4];
+        dpprof__k_dp_gemm_tn(acc, sA, sB, dy, x, (long long)i * T, (long long)i * T + T, o0, k0, OC, IC, nullptr, T);
+        float *out = psg + (size_t)i * (size_t)OC * (size_t)IC;
+        for (int a = 0; a < 4; a++) {
+            int o = o0 + 4 * ty + a;
+            if (o >= OC) continue;
+            for (int b = 0; b < 4; b++) {
+                int k = k0 + 4 * tx + b;
+                if (k < IC) out[(size_t)o * (size_t)IC + (size_t)k] = acc[a][b];
+            }
+        }
+    }
+}
+
+extern "C" void dpprof_linear_psgrad_gpu(float *psg, const float *dy, const float *x, int n, int T, int IC, int OC) {
+    if (n <= 0 || IC <= 0 || OC <= 0) return;
+    if (T < 0) T = 0;
+    long long ty = dpprof__dp_cdiv(IC, DPPROF__DP_TN);
+    if (ty > DPPROF__DP_MAXZ) {
+        dpprof__cu_fail(DPPROF_ERR_INVALID, "%s: %s", "dpprof_linear_psgrad_gpu", "IC too large for the grid");
+        return;
+    }
+    dim3 grid((unsigned)dpprof__dp_cdiv(OC, DPPROF__DP_TM), (unsigned)ty, (unsigned)dpprof__dp_min(n, DPPROF__DP_MAXZ));
+    dpprof__launch("dpprof_linear_psgrad_gpu", dpprof__k_dp_psgrad, grid, dim3(DPPROF__DP_NT), 0, psg, dy, x, n, T, IC, OC);
+}
+
+// flash norm, psg flavour: the fused epilogue. block (slot j, sample i0+z) builds the 64x64 tiles
+// p = j, j+G, ... of g_i = dy_i^T x_i (fp32 fma over the T rows), squares them in double and writes one
+// partial part[z*G + j]; no (OC,IC) tile ever leaves the chip. grid (G, 1, samples of the chunk);
+// reads dy_i, x_i strips once per tile
+__global__ void dpprof__k_dp_sqnorm_psg(double *part, const float *dy, const float *x, int i0, int T, int IC, int OC, long long tiles_k,
+                                        long long tiles, long long G) {
+    alignas(16) __shared__ float sA[DPPROF__DP_TK][DPPROF__DP_TM], sB[DPPROF__DP_TK][DPPROF__DP_TN];
+    __shared__ double red[DPPROF__DP_NT];
+    const long long i = (long long)i0 + blockIdx.z;
+    double s = 0.0;
+    for (long long p = blockIdx.x; p < tiles; p += G) {
+        float acc[4][4];
+        int o0 = (int)(p / tiles_k) * DPPROF__DP_TM, k0 = (int)(p % tiles_k) * DPPROF__DP_TN;
+        dpprof__k_dp_gemm_tn(acc, sA, sB, dy, x, i * T, i * T + T, o0, k0, OC, IC, nullptr, T);
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++) s += (double)acc[a][b] * (double)acc[a][b];
+    }
+    s = dpprof__k_dp_block_sum(s, red);
+    if (threadIdx.x == 0) part[(size_t)blockIdx.z * (size_t)G + blockIdx.x] = s;
+}
+
+extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
+    const char *what = "dpprof_linear_sqnorm_psg_gpu";
+    if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
+    long long tk = dpprof__dp_cdiv(IC, DPPROF__DP_TN), tiles = dpprof__dp_cdiv(OC, DPPROF__DP_TM) * tk;
+    long long G = dpprof__dp_min(tiles, DPPROF__DP_CAP);                      // partials per sample
+    long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);                  // samples per launch
+    double *part = (double *)dpprof__scratch((size_t)(G * chunk) * sizeof(double), what);
+    if (!part) return;
+    for (int i0 = 0; i0 < n; i0 += (int)chunk) {
+        long long m = dpprof__dp_min(chunk, n - i0);
+        dpprof__launch(what, dpprof__k_dp_sqnorm_psg, dim3((unsigned)G, 1, (unsigned)m), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, tk, tiles, G);
+        dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)m), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
+    }
+}
+
+// book-keeping clipped gradient: dw (OC,IC) += sum_r w_r dy_r^T x_r over all n*T rows, w_r = c[r/T]
+// (dy scaled on load, the product in double rounded to float once); the tile is summed in fp32 and
+// added to dw with one float add. each dw element is owned by one thread: deterministic.
+// grid (OC/64, IC/64); reads dy and x once per output tile column/row strip
+__global__ void dpprof__k_dp_clipgrad(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC) {
+    alignas(16) __shared__ float sA[DPPROF__DP_TK][DPPROF__DP_TM], sB[DPPROF__DP_TK][DPPROF__DP_TN];
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    const int o0 = blockIdx.x * DPPROF__DP_TM, k0 = blockIdx.y * DPPROF__DP_TN;
+    float acc[4][4];
+    dpprof__k_dp_gemm_tn(acc, sA, sB, dy, x, 0, (long long)n * T, o0, k0, OC, IC, c, T);
+    for (int a = 0; a < 4; a++) {
+        int o = o0 + 4 * ty + a;
+        if (o >= OC) continue;
+        for (int b = 0; b < 4; b++) {
+            int k = k0 + 4 * tx + b;
+            if (k < IC) {
+                float *d = dw + (size_t)o * (size_t)IC + (size_t)k;
+                *d = *d + acc[a][b];
+            }
+        }
+    }
+}
+
+extern "C" void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC) {
+    if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // dw += 0
+    long long ty = dpprof__dp_cdiv(IC, DPPROF__DP_TN);
+    if (ty > DPPROF__DP_MAXZ) {
+        dpprof__cu_fail(DPPROF_ERR_INVALID, "%s: %s", "dpprof_linear_clipgrad_gpu", "IC too large for the grid");
+        return;
+    }
+    dim3 grid((unsigned)dpprof__dp_cdiv(OC, DPPROF__DP_TM), (unsigned)ty, 1);
+    dpprof__launch("dpprof_linear_clipgrad_gpu", dpprof__k_dp_clipgrad, grid, dim3(DPPROF__DP_NT), 0, dw, dy, x, c, n, T, IC, OC);
+}
+
+// flash norm, gram flavour: block (slot j, sample i0+z) takes the position-tile pairs p = j, j+G, ... of
+// the upper triangle (64x64 tiles, sa <= tb), builds the tile of x_i x_i^T (over IC) and of dy_i dy_i^T
+// (over OC) in fp32, multiplies them elementwise in double and sums, off-diagonal tiles twice; one
+// partial per block. no T x T matrix is stored. grid (G, 1, samples of the chunk); reads 2x64 rows of
+// x_i and dy_i per tile pair
+__global__ void dpprof__k_dp_sqnorm_gram(double *part, const float *dy, const float *x, int i0, int T, int IC, int OC, long long pairs,
+                                         long long G) {
+    alignas(16) __shared__ float sA[DPPROF__DP_TF][DPPROF__DP_LDT], sB[DPPROF__DP_TF][DPPROF__DP_LDT];
+    __shared__ double red[DPPROF__DP_NT];
+    const size_t i = (size_t)i0 + blockIdx.z;
+    const float *xi = x + i * (size_t)T * (size_t)IC, *gi = dy + i * (size_t)T * (size_t)OC;
+    double s = 0.0;
+    for (long long p = blockIdx.x; p < pairs; p += G) {
+        long long sa, tb;
+        float gx[4][4], gy[4][4];
+        dpprof__k_dp_pair(p, &sa, &tb);
+        int s0 = (int)sa * DPPROF__DP_TM, t0 = (int)tb * DPPROF__DP_TN;
+        int ns = T - s0 < DPPROF__DP_TM ? T - s0 : DPPROF__DP_TM, nt = T - t0 < DPPROF__DP_TN ? T - t0 : DPPROF__DP_TN;
+        dpprof__k_dp_gemm_nt(gx, sA, sB, xi + (size_t)s0 * IC, xi + (size_t)t0 * IC, ns, nt, IC);
+        dpprof__k_dp_gemm_nt(gy, sA, sB, gi + (size_t)s0 * OC, gi + (size_t)t0 * OC, ns, nt, OC);
+        double tile = 0.0; // rows/columns past T are 0 in both grams
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++) tile += (double)gx[a][b] * (double)gy[a][b];
+        s += (sa == tb ? 1.0 : 2.0) * tile;
+    }
+    s = dpprof__k_dp_block_sum(s, red);
+    if (threadIdx.x == 0) part[(size_t)blockIdx.z * (size_t)G + blockIdx.x] = s;
+}
+
+extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
+    const char *what = "dpprof_linear_sqnorm_gram_gpu";
+    if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
+    long long m = dpprof__dp_cdiv(T, DPPROF__DP_TM), pairs = m * (m + 1) / 2;
+    long long G = dpprof__dp_min(pairs, DPPROF__DP_CAP);
+    long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);
+    double *part = (double *)dpprof__scratch((size_t)(G * chunk) * sizeof(double), what);
+    if (!part) return;
+    for (int i0 = 0; i0 < n; i0 += (int)chunk) {
+        long long k = dpprof__dp_min(chunk, n - i0);
+        dpprof__launch(what, dpprof__k_dp_sqnorm_gram, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
+        dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
+    }
+}
+
+// gram matrices out[i] (T,T) = x_i x_i^T, overwritten: block (tile pair p of the upper triangle, samples
+// strided) computes the 64x64 tile once and writes it and its mirror from the same floats (the mirror
+// transposed through shared memory, so both stores are coalesced): exactly symmetric. grid (pairs, 1, n)
+__global__ void dpprof__k_dp_gram(float *out, const float *x, int n, int T, int D) {
+    alignas(16) __shared__ float sA[DPPROF__DP_TF][DPPROF__DP_LDT], sB[DPPROF__DP_TF][DPPROF__DP_LDT];
+    __shared__ float sC[DPPROF__DP_TM][DPPROF__DP_TN + 1];
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    long long sa, tb;
+    dpprof__k_dp_pair(blockIdx.x, &sa, &tb);
+    const int s0 = (int)sa * DPPROF__DP_TM, t0 = (int)tb * DPPROF__DP_TN;
+    const int ns = T - s0 < DPPROF__DP_TM ? T - s0 : DPPROF__DP_TM, nt = T - t0 < DPPROF__DP_TN ? T - t0 : DPPROF__DP_TN;
+    const bool diag = sa == tb;
+    for (int i = blockIdx.z; i < n; i += gridDim.z) {
+        const float *xi = x + (size_t)i * (size_t)T * (size_t)D;
+        float *o = out + (size_t)i * (size_t)T * (size_t)T;
+        float acc[4][4];
+        dpprof__k_dp_gemm_nt(acc, sA, sB, xi + (size_t)s0 * D, xi + (size_t)t0 * D, ns, nt, D);
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++) sC[4 * ty + a][4 * tx + b] = acc[a][b];
+        __syncthreads();
+        // the tile, then its mirror out[t0+t][s0+s] = tile[s][t]; consecutive threads write consecutive
+        // columns both times (bank (s + t) % 32: no conflicts). a diagonal tile writes its upper triangle
+        // directly and mirrors it, so both halves come from the same floats
+        for (int e = tid; e < DPPROF__DP_TM * DPPROF__DP_TN; e += DPPROF__DP_NT) {
+            int s = e / DPPROF__DP_TN, t = e % DPPROF__DP_TN;
+            if (s < ns && t < nt && (!diag || s <= t)) o[(size_t)(s0 + s) * T + (size_t)(t0 + t)] = sC[s][t];
+        }
+        for (int e = tid; e < DPPROF__DP_TM * DPPROF__DP_TN; e += DPPROF__DP_NT) {
+            int t = e / DPPROF__DP_TM, s = e % DPPROF__DP_TM;
+            if (s < ns && t < nt && (!diag || s < t)) o[(size_t)(t0 + t) * T + (size_t)(s0 + s)] = sC[s][t];
+        }
+        __syncthreads();
+    }
+}
+
+extern "C" void dpprof_gram_gpu(float *out, const float *x, int n, int T, int D) {
+    if (n <= 0 || T <= 0) return;
+    if (D < 0) D = 0;
+    long long m = dpprof__dp_cdiv(T, DPPROF__DP_TM), pairs = m * (m + 1) / 2;
+    dim3 grid((unsigned)pairs, 1, (unsigned)dpprof__dp_min(n, DPPROF__DP_MAXZ));
+    dpprof__launch("dpprof_gram_gpu", dpprof__k_dp_gram, grid, dim3(DPPROF__DP_NT), 0, out, x, n, T, D);
+}
+
+// ---- long per-sample dots --------------------------------------------------------------------------
+
+// part[z*G + j] = sum over the elements e = j*256 + tid + k*G*256 of row i0+z of a.b (a, b (n,P)), in
+// double, the block's threads by the tree. grid (G, 1, samples of the chunk); reads a and b once
+__global__ void dpprof__k_dp_rowdot(double *part, const float *a, const float *b, int i0, size_t P, long long G) {
+    __shared__ double red[DPPROF__DP_NT];
+    const size_t row = ((size_t)i0 + blockIdx.z) * P;
+    const float *ar = a + row, *br = b + row;
+    const size_t stride = (size_t)G * DPPROF__DP_NT;
+    double s = 0.0;
+    for (size_t e = (size_t)blockIdx.x * DPPROF__DP_NT + threadIdx.x; e < P; e += stride) s += (double)ar[e] * (double)br[e];
+    s = dpprof__k_dp_block_sum(s, red);
+    if (threadIdx.x == 0) part[(size_t)blockIdx.z * (size_t)G + blockIdx.x] = s;
+}
+
+// norm2[i] += sum_e a[i,e] b[i,e] for i < n, e < P
+static void dpprof__dp_rowdots(const char *what, double *norm2, const float *a, const float *b, int n, size_t P) {
+    if (n <= 0 || P == 0) return;
+    // ~16 elements per thread, at most 4096 partials per sample
+    long long G = dpprof__dp_min(dpprof__dp_min((long long)((P + 16 * DPPROF__DP_NT - 1) / (16 * DPPROF__DP_NT)), 4096), DPPROF__DP_CAP);
+    long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);
+    double *part = (double *)dpprof__scratch((size_t)(G * chunk) * sizeof(double), what);
+    if (!part) return;
+    for (int i0 = 0; i0 < n; i0 += (int)chunk) {
+        long long k = dpprof__dp_min(chunk, n - i0);
+        dpprof__launch(what, dpprof__k_dp_rowdot, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, a, b, i0, P, G);
+        dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
+    }
+}
+
+extern "C" void dpprof_psgrad_sqnorm_gpu(double *norm2, const float *psg, int n, size_t P) {
+    dpprof__dp_rowdots("dpprof_psgrad_sqnorm_gpu", norm2, psg, psg, n, P);
+}
+
+extern "C" void dpprof_gram_dot_gpu(double *norm2, const float *ga, const float *gg, int n, int T) {
+    if (T <= 0) return;
+    dpprof__dp_rowdots("dpprof_gram_dot_gpu", norm2, ga, gg, n, (size_t)T * (size_t)T);
+}
+
+// dw[e] = (float)(dw[e] + sum_i c[i] * psg[i,e]): the sum over i in double in sample order, one rounding
+// (the reference's arithmetic). grid-stride over e (coalesced); reads psg once
+__global__ void dpprof__k_dp_clipsum(float *dw, const float *psg, const double *c, int n, size_t P) {
+    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < P; e += (size_t)gridDim.x * blockDim.x) {
+        double acc = 0.0;
+        for (int i = 0; i < n; i++) acc += c[i] * (double)psg[(size_t)i * P + e];
+        dw[e] = (float)((double)dw[e] + acc);
+    }
+}
+
+extern "C" void dpprof_psgrad_clipsum_gpu(float *dw, const float *psg, const double *c, int n, size_t P) {
+    if (n <= 0 || P == 0) return; // dw += 0
+    dpprof__launch("dpprof_psgrad_clipsum_gpu", dpprof__k_dp_clipsum, dim3(dpprof__blocks(P, DPPROF__DP_NT)), dim3(DPPROF__DP_NT), 0, dw, psg, c, n, P);
+}
+
+// ---- rmsnorm weight --------------------------------------------------------------------------------
+
+// the sum over t of dout*inp*rstd (product ((double)dout*inp)*rstd as the reference) for channel c of
+// sample i, over the rows of split s of S (rows s*L .. s*L+L). S == 1: psg[i,c] = (float)sum directly,
+// else part[(i*S + s)*C + c] = sum. grid (C/256, S, samples strided); coalesced over c
+__global__ void dpprof__k_dp_rms_psdw(float *psg, double *part, const float *dout, const float *inp, const float *rstd, int n, int T, int C,
+                                      int S, int L) {
+    const int c = blockIdx.x * DPPROF__DP_NT + threadIdx.x, s = blockIdx.y;
+    if (c >= C) return;
+    const int t0 = s * L, t1 = t0 + L < T ? t0 + L : T;
+    for (int i = blockIdx.z; i < n; i += gridDim.z) {
+        double acc = 0.0;
+        for (int t = t0; t < t1; t++) {
+            size_t row = (size_t)i * T + t;
+            acc += (double)dout[row * C + c] * inp[row * C + c] * (double)rstd[row];
+        }
+        if (S == 1) psg[(size_t)i * C + c] = (float)acc;
+        else part[((size_t)i * S + s) * C + c] = acc;
+    }
+}
+
+// psg[i,c] = (float)(sum_s part[(i*S + s)*C + c]) in split order. grid-stride over n*C
+__global__ void dpprof__k_dp_rms_psdw_sum(float *psg, const double *part, int n, int C, int S) {
+    size_t total = (size_t)n * C;
+    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (size_t)gridDim.x * blockDim.x) {
+        size_t i = e / (size_t)C, c = e % (size_t)C;
+        double acc = 0.0;
+        for (int s = 0; s < S; s++) acc += part[(i * S + s) * C + c];
+        psg[e] = (float)acc;
+    }
+}
+
+extern "C" void dpprof_rmsnorm_psdweight_gpu(float *psg, const float *dout, const float *inp, const float *rstd, int n, int T, int C) {
+    const char *what = "dpprof_rmsnorm_psdweight_gpu";
+    if (n <= 0 || C <= 0) return;
+    if (T < 0) T = 0;
+    // split T into S pieces of >= 64 rows (at most 64 pieces) when the n*S*C partials fit the scratch
+    long long S = dpprof__dp_min(dpprof__dp_min(dpprof__dp_cdiv(T, 64), 64), DPPROF__DP_CAP / ((long long)n * C));
+    if (S < 1) S = 1;
+    int L = (int)dpprof__dp_cdiv(T, S);
+    double *part = nullptr;
+    if (S > 1 && !(part = (double *)dpprof__scratch((size_t)n * (size_t)S * (size_t)C * sizeof(double), what))) return;
+    dim3 grid((unsigned)dpprof__dp_cdiv(C, DPPROF__DP_NT), (unsigned)S, (unsigned)dpprof__dp_min(n, DPPROF__DP_MAXZ));
+    dpprof__launch(what, dpprof__k_dp_rms_psdw, grid, dim3(DPPROF__DP_NT), 0, psg, part, dout, inp, rstd, n, T, C, (int)S, L);
+    if (S > 1)
+        dpprof__launch(what, dpprof__k_dp_rms_psdw_sum, dim3(dpprof__blocks((size_t)n * C, DPPROF__DP_NT)), dim3(DPPROF__DP_NT), 0, psg,
+                       (const double *)part, n, C, (int)S);
+}
+
+// ---- embedding -------------------------------------------------------------------------------------
+// occurrences of a token are chained: head[r] = 1 when r is the first row of its segment holding its
+// token, next[r] = the next row of the segment holding it (or -1). a head's block walks its chain in row
+// order, so every sum over occurrences has a fixed order (the reference's order: increasing rows).
+
+// links of segments of L rows (tokens + seg*L); grid (L/256, segments); every block scans the whole
+// segment's tokens through shared memory: O(L^2) int compares per segment, tokens read L/256 times
+__global__ void dpprof__k_dp_links(int *head, int *next, const int *tokens, int L) {
+    __shared__ int st[DPPROF__DP_NT];
+    const size_t base = (size_t)blockIdx.y * (size_t)L;
+    const int r = blockIdx.x * DPPROF__DP_NT + threadIdx.x;
+    const bool valid = r < L;
+    const int tok = valid ? tokens[base + r] : 0;
+    int seen = 0, nx = -1;
+    for (int m0 = 0; m0 < L; m0 += DPPROF__DP_NT) {
+        int cnt = L - m0 < DPPROF__DP_NT ? L - m0 : DPPROF__DP_NT;
+        if ((int)threadIdx.x < cnt) st[threadIdx.x] = tokens[base + m0 + threadIdx.x];
+        __syncthreads();
+        // only tiles that can still change something: rows before r while unseen, after r while no next
+        if (valid && ((!seen && m0 < r) || (nx < 0 && m0 + cnt - 1 > r)))
+            for (int j = 0; j < cnt; j++) {
+                int m = m0 + j;
+                if (st[j] != tok) continue;
+                if (m < r) seen = 1;
+                else if (m > r && nx < 0) nx = m;
+            }
+        __syncthreads();
+    }
+    if (valid) {
+        head[base + r] = !seen;
+        next[base + r] = nx;
+    }
+}
+
+// per-sample ||g_i||^2 = sum over distinct tokens v of ||sum_{t: tok_t = v} dy_t||^2: block (t, sample z of
+// the chunk); if t heads its token, each thread sums its channels c = tid + 256j over the chain in double
+// and square-sums them; part[z*T + t] (0 for non-heads). grid (T, samples); reads each dy row once
+__global__ void dpprof__k_dp_emb_sqnorm(double *part, const int *head, const int *next, const float *dy, int T, int C) {
+    __shared__ double red[DPPROF__DP_NT];
+    const size_t z = blockIdx.y, base = z * (size_t)T;
+    const int t = blockIdx.x;
+    if (!head[base + t]) {
+        if (threadIdx.x == 0) part[base + t] = 0.0;
+        return;
+    }
+    const float *g = dy + base * (size_t)C;
+    double tot = 0.0;
+    for (int c0 = 0; c0 < C; c0 += DPPROF__DP_NT * DPPROF__DP_CPT) {
+        double acc[DPPROF__DP_CPT];
+        for (int j = 0; j < DPPROF__DP_CPT; j++) acc[j] = 0.0;
+        for (int m = t; m >= 0; m = next[base + m]) {
+            const float *row = g + (size_t)m * C;
+            for (int j = 0; j < DPPROF__DP_CPT; j++) {
+                int c = c0 + threadIdx.x + DPPROF__DP_NT * j;
+                if (c < C) acc[j] += (double)row[c];
+            }
+        }
+        for (int j = 0; j < DPPROF__DP_CPT; j++) tot += acc[j] * acc[j];
+    }
+    tot = dpprof__k_dp_block_sum(tot, red);
+    if (threadIdx.x == 0) part[base + t] = tot;
+}
+
+extern "C" void dpprof_embedding_sqnorm_gpu(double *norm2, const float *dy, const int *tokens, int n, int T, int C) {
+    const char *what = "dpprof_embedding_sqnorm_gpu";
+    if (n <= 0 || T <= 0 || C <= 0) return; // norm2 += 0
+    // scratch per row: a double partial, head, next
+    long long per = (long long)T * (long long)(sizeof(double) + 2 * sizeof(int));
+    long long chunk = dpprof__dp_chunk(n, (long long)DPPROF__DP_CAP_BYTES, per); // T too long: dpprof__scratch reports it
+    size_t rows = (size_t)chunk * (size_t)T;
+    unsigned char *sc = (unsigned char *)dpprof__scratch(rows * (sizeof(double) + 2 * sizeof(int)), what);
+    if (!sc) return;
+    double *part = (double *)sc;
+    int *head = (int *)(sc + rows * sizeof(double)), *next = head + rows;
+    for (int i0 = 0; i0 < n; i0 += (int)chunk) {
+        long long k = dpprof__dp_min(chunk, n - i0);
+        const size_t off = (size_t)i0 * (size_t)T;
+        dpprof__launch(what, dpprof__k_dp_links, dim3((unsigned)dpprof__dp_cdiv(T, DPPROF__DP_NT), (unsigned)k), dim3(DPPROF__DP_NT), 0, head, next,
+                       tokens + off, T);
+        dpprof__launch(what, dpprof__k_dp_emb_sqnorm, dim3((unsigned)T, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, (const int *)head,
+                       (const int *)next, dy + off * (size_t)C, T, C);
+        dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, (long long)T);
+    }
+}
+
+// psg[i, tok] (C) = (float)(sum over the chain of dy rows, in double) for each head t with 0 <= tok < V
+// (the rest of psg was zeroed before). block (t, sample z of the chunk); grid (T, samples)
+__global__ void dpprof__k_dp_emb_psgrad(float *psg, const int *head, const int *next, const float *dy, const int *tokens, int T, int V,
+                                        int C) {
+    const size_t z = blockIdx.y, base = z * (size_t)T;
+    const int t = blockIdx.x;
+    const int tok = tokens[base + t];
+    if (!head[base + t] || tok < 0 || tok >= V) return;
+    const float *g = dy + base * (size_t)C;
+    float *dst = psg + (z * (size_t)V + (size_t)tok) * (size_t)C;
+    for (int c0 = 0; c0 < C; c0 += DPPROF__DP_NT * DPPROF__DP_CPT) {
+        double acc[DPPROF__DP_CPT];
+        for (int j = 0; j < DPPROF__DP_CPT; j++) acc[j] = 0.0;
+        for (int m = t; m >= 0; m = next[base + m]) {
+            const float *row = g + (size_t)m * C;
+            for (int j = 0; j < DPPROF__DP_CPT; j++) {
+                int c = c0 + threadIdx.x + DPPROF__DP_NT * j;
+                if (c < C) acc[j] += (double)row[c];
+            }
+        }
+        for (int j = 0; j < DPPROF__DP_CPT; j++) {
+            int c = c0 + threadIdx.x + DPPROF__DP_NT * j;
+            if (c < C) dst[c] = (float)acc[j];
+        }
+    }
+}
+
+extern "C" void dpprof_embedding_psgrad_gpu(float *psg, const float *dy, const int *tokens, int n, int T, int V, int C) {
+    const char *what = "dpprof_embedding_psgrad_gpu";
+    if (n <= 0 || V <= 0 || C <= 0) return;
+    if (dpprof__cu.err) return;
+    // overwritten: rows of tokens a sample does not use are zeros
+    dpprof__cu_post(what, cudaMemsetAsync(psg, 0, (size_t)n * (size_t)V * (size_t)C * sizeof(float), dpprof__cu.stream));
+    if (T <= 0) return;
+    long long per = (long long)T * (long long)(2 * sizeof(int));
+    long long chunk = dpprof__dp_chunk(n, (long long)DPPROF__DP_CAP_BYTES, per);
+    size_t rows = (size_t)chunk * (size_t)T;
+    int *head = (int *)dpprof__scratch(rows * 2 * sizeof(int), what), *next = head ? head + rows : nullptr;
+    if (!head) return;
+    for (int i0 = 0; i0 < n; i0 += (int)chunk) {
+        long long k = dpprof__dp_min(chunk, n - i0);
+        const size_t off = (size_t)i0 * (size_t)T;
+        dpprof__launch(what, dpprof__k_dp_links, dim3((unsigned)dpprof__dp_cdiv(T, DPPROF__DP_NT), (unsigned)k), dim3(DPPROF__DP_NT), 0, head, next,
+                       tokens + off, T);
+        dpprof__launch(what, dpprof__k_dp_emb_psgrad, dim3((unsigned)T, (unsigned)k), dim3(DPPROF__DP_NT), 0, psg + (size_t)i0 * (size_t)V * (size_t)C,
+                       (const int *)head, (const int *)next, dy + off * (size_t)C, tokens + off, T, V, C);
+    }
+}
+
+// dwte[tok] (C) = (float)(dwte[tok] + sum over the batch-wide chain of c[m/T] * dy_m, in double) for each
+// head row r of the whole batch (tok >= 0): every occurrence summed before one rounding, each dwte row
+// written by one block. grid (n*T); reads each dy row once
+__global__ void dpprof__k_dp_emb_clipgrad(float *dwte, const int *head, const int *next, const float *dy, const int *tokens, const double *c,
+                                          int T, int C) {
+    const int r = blockIdx.x;
+    const int tok = tokens[r];
+    if (!head[r] || tok < 0) return;
+    float *dst = dwte + (size_t)tok * (size_t)C;
+    for (int c0 = 0; c0 < C; c0 += DPPROF__DP_NT * DPPROF__DP_CPT) {
+        double acc[DPPROF__DP_CPT];
+        for (int j = 0; j < DPPROF__DP_CPT; j++) acc[j] = 0.0;
+        for (int m = r; m >= 0; m = next[m]) {
+            const float *row = dy + (size_t)m * C;
+            const double w = c[m / T];
+            for (int j = 0; j < DPPROF__DP_CPT; j++) {
+                int ch = c0 + threadIdx.x + DPPROF__DP_NT * j;
+                if (ch < C) acc[j] += w * (double)row[ch];
+            }
+        }
+        for (int j = 0; j < DPPROF__DP_CPT; j++) {
+            int ch = c0 + threadIdx.x + DPPROF__DP_NT * j;
+            if (ch < C) dst[ch] = (float)((double)dst[ch] + acc[j]);
+        }
+    }
+}
+
+extern "C" void dpprof_embedding_clipgrad_gpu(float *dwte, const float *dy, const int *tokens, const double *c, int n, int T, int C) {
+    const char *what = "dpprof_embedding_clipgrad_gpu";
+    if (n <= 0 || T <= 0 || C <= 0) return; // dwte += 0
+    long long N = (long long)n * T;
+    if (N > 0x7fffffffLL) {
+        dpprof__cu_fail(DPPROF_ERR_INVALID, "%s: %s", what, "n*T rows exceed int");
+        return;
+    }
+    // the chains span the whole batch (a token shared by samples is summed across them): one segment
+    int *head = (int *)dpprof__scratch((size_t)N * 2 * sizeof(int), what), *next = head ? head + N : nullptr;
+    if (!head) return;
+    dpprof__launch(what, dpprof__k_dp_links, dim3((unsigned)dpprof__dp_cdiv(N, DPPROF__DP_NT), 1), dim3(DPPROF__DP_NT), 0, head, next, tokens, (int)N);
+    dpprof__launch(what, dpprof__k_dp_emb_clipgrad, dim3((unsigned)N), dim3(DPPROF__DP_NT), 0, dwte, (const int *)head, (const int *)next, dy, tokens, c,
+                   T, C);
+}
+
+// ==== cupti: measured dram and l2 bytes per named range (CUPTI range profiler) ====================
+// one collection at a time, on the runtime's primary context of the dpprof_cuda_init device:
+//   begin   cuptiProfilerInitialize, device check, chip name, counter availability, a config image
+//           for the metrics below (host object), cuptiRangeProfilerEnable, a counter data image for
+//           max_ranges ranges, SetConfig(user ranges, user replay, one nesting level), Start
+//   push    drain the device, PushRange("<index>:<name>"), drain again (the range holds exactly the
+//           work queued between push and pop, whatever channel CUPTI marks the boundary on)
+//   pop     drain the device, PopRange
+//   end     Stop (must report every pass submitted: the config is single-pass), DecodeData, then per
+//           decoded range its "<index>:" prefix says which push it was, EvaluateToGpuValues; teardown
+// the config must collect in ONE pass: the engine's stream work runs once and cannot be replayed.
+// dram__bytes_{read,write}.sum and lts__t_sectors_srcunit_tex_op_{read,write}.sum (x32 bytes: l2
+// traffic from the SMs, not from copy engines) are one pass together on sm 7.5-10.x (checked with
+// cuptiProfilerHostGetNumOfPasses for TU102, GA100, GA102, AD102, GH100, GB100); where they are not,
+// the l2 pair is dropped (values -1) and the dram pair alone must be one pass, else UNSUPPORTED.
+// link: -lcupti (libcupti dlopens libcuda.so.1 and libnvperf_host.so itself; -ldl for dlopen on
+// glibc < 2.34); no -lcuda: the context comes from cuCtxGetCurrent reached through
+// cudaGetDriverEntryPointByVersion, so nothing needs the driver at load time.
+#ifndef DPPROF_CUEMU
+#include <cuda.h>
+#include <cupti_result.h>
+#include <cupti_target.h>
+#include <cupti_profiler_target.h>
+#include <cupti_profiler_host.h>
+#include <cupti_range_profiler.h>
+#include <dlfcn.h>
+#include <link.h>
+
+#define DPPROF__CUPTI_NAME 64 // == sizeof dpprof_counter_range.name
+static const char *dpprof__cupti_metric[4] = {"dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+                                              "lts__t_sectors_srcunit_tex_op_write.sum"};
+
+struct dpprof__cupti_state {
+    int active, open, n, max;     // collecting; a range is pushed; ranges pushed; capacity (max_ranges)
+    int initialized, started, l2; // cuptiProfilerInitialize done; Start done; the l2 pair is in the config
+    size_t n_metrics;             // 4, or 2 (dram only)
+    CUcontext ctx;
+    CUpti_RangeProfiler_Object *obj;
+    CUpti_Profiler_Host_Object *host;
+    uint8_t *avail, *config, *counter; // counter availability, config and counter data images (host memory)
+    size_t avail_bytes, config_bytes, counter_bytes;
+    char chip[64];
+    char (*names)[DPPROF__CUPTI_NAME]; // the pushed names, in push order
+};
+static dpprof__cupti_state dpprof__cupti;
+
+// zeroed params with their structSize (aggregate {size} would trip -Wmissing-field-initializers)
+#define DPPROF__CUPTI_PARAMS(T, v) \
+    T v;                           \
+    std::memset(&v, 0, sizeof v);  \
+    v.structSize = T##_STRUCT_SIZE
+
+// a failed CUPTI call: its name and message for dpprof_cuda_last_error(); returns code (OOM for OOM)
+static int dpprof__cupti_fail(CUptiResult r, const char *what, int code) {
+    const char *name = nullptr, *msg = nullptr, *hint = "";
+    char text[384];
+    size_t len;
+    if (cuptiGetResultString(r, &name) != CUPTI_SUCCESS || !name) name = "unknown CUPTI error";
+    if (cuptiGetErrorMessage(r, &msg) != CUPTI_SUCCESS || !msg || !std::strcmp(msg, name)) msg = "";
+    len = strnlen(msg, sizeof text - 1); // CUPTI's message, without its trailing blanks and newline
+    std::memcpy(text, msg, len);
+    while (len && (text[len - 1] == ' ' || text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == '\t')) len--;
+    text[len] = 0;
+    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES) { // CUPTI's own words overflow the buffer
+        hint = ": gpu performance counters are restricted to admin users: run as root, or load the nvidia module with "
+               "NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+        text[0] = 0;
+    }
+    if (r == CUPTI_ERROR_OUT_OF_MEMORY) code = DPPROF_ERR_OOM;
+    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "counters: %s: %s%s%s%s", what, name, hint, *text ? ": " : "", text);
+    return code;
+}
+static int dpprof__cupti_say(int code, const char *what) {
+    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "counters: %s", what);
+    return code;
+}
+static const char *dpprof__cupti_level(CUpti_Profiler_Support_Level l) {
+    return l == CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "supported" : l == CUPTI_PROFILER_CONFIGURATION_DISABLED ? "disabled"
+                                                                   : l == CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED ? "unsupported" : "unknown";
+}
+
+// libcupti dlopens "libnvperf_host.so" by bare name, which the executable's RUNPATH does not reach
+// (only LD_LIBRARY_PATH or ld.so.cache do): load it first from libcupti's own directory (the same
+// toolkit), so CUPTI's dlopen finds it loaded. kept loaded for the process (CUPTI holds it too);
+// if this fails CUPTI searches as usual and begin reports what it finds
+static void *dpprof__cupti_nvperf;
+static int dpprof__cupti_find(struct dl_phdr_info *info, size_t, void *path) {
+    const char *name = info->dlpi_name, *slash = name ? std::strrchr(name, '/') : nullptr;
+    if (!slash || std::strncmp(slash + 1, "libcupti.so", 11)) return 0;
+    std::snprintf((char *)path, 512, "%.*s/libnvperf_host.so", (int)(slash - name), name);
+    return 1;
+}
+static void dpprof__cupti_preload(void) {
+    char path[512] = "";
+    if (dpprof__cupti_nvperf) return;
+    dl_iterate_phdr(dpprof__cupti_find, path);
+    if (*path) dpprof__cupti_nvperf = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+}
+
+// undo whatever begin got to; rc is the error so far (a teardown failure is reported only when
+// nothing failed before). the state is all zero afterwards, so begin can run again
+static int dpprof__cupti_teardown(int rc) {
+    dpprof__cupti_state &s = dpprof__cupti;
+    CUptiResult r;
+    if (s.obj && s.open) {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params, p);
+        p.pRangeProfilerObject = s.obj;
+        r = cuptiRangeProfilerPopRange(&p);
+        if (r != CUPTI_SUCCESS && rc == DPPROF_OK) rc = dpprof__cupti_fail(r, "cuptiRangeProfilerPopRange", DPPROF_ERR_CUDA);
+    }
+    if (s.obj && s.started) {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params, p);
+        p.pRangeProfilerObject = s.obj;
+        r = cuptiRangeProfilerStop(&p);
+        if (r != CUPTI_SUCCESS && rc == DPPROF_OK) rc = dpprof__cupti_fail(r, "cuptiRangeProfilerStop", DPPROF_ERR_CUDA);
+    }
+    if (s.obj) {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params, p);
+        p.pRangeProfilerObject = s.obj;
+        r = cuptiRangeProfilerDisable(&p);
+        if (r != CUPTI_SUCCESS && rc == DPPROF_OK) rc = dpprof__cupti_fail(r, "cuptiRangeProfilerDisable", DPPROF_ERR_CUDA);
+    }
+    if (s.host) {
+        DPPROF__CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, p);
+        p.pHostObject = s.host;
+        r = cuptiProfilerHostDeinitialize(&p);
+        if (r != CUPTI_SUCCESS && rc == DPPROF_OK) rc = dpprof__cupti_fail(r, "cuptiProfilerHostDeinitialize", DPPROF_ERR_CUDA);
+    }
+    if (s.initialized) {
+        DPPROF__CUPTI_PARAMS(CUpti_Profiler_DeInitialize_Params, p);
+        r = cuptiProfilerDeInitialize(&p);
+        if (r != CUPTI_SUCCESS && rc == DPPROF_OK) rc = dpprof__cupti_fail(r, "cuptiProfilerDeInitialize", DPPROF_ERR_CUDA);
+    }
+    std::free(s.avail);
+    std::free(s.config);
+    std::free(s.counter);
+    std::free(s.names);
+    std::memset(&s, 0, sizeof s);
+    return rc;
+}
+
+// a fresh host object and a config image for the first n metrics; *passes: how many it needs
+static int dpprof__cupti_config(size_t n, size_t *passes) {
+    dpprof__cupti_state &s = dpprof__cupti;
+    CUptiResult r;
+    *passes = 0;
+    if (s.host) { // ConfigAddMetrics accumulates: every attempt starts from a new host object
+        DPPROF__CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params, p);
+        p.pHostObject = s.host;
+        s.host = nullptr;
+        if ((r = cuptiProfilerHostDeinitialize(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerHostDeinitialize", DPPROF_ERR_CUDA);
+    }
+    std::free(s.config);
+    s.config = nullptr;
+    s.config_bytes = 0;
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params, p);
+        p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+        p.pChipName = s.chip;
+        p.pCounterAvailabilityImage = s.avail;
+        if ((r = cuptiProfilerHostInitialize(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerHostInitialize", DPPROF_ERR_UNSUPPORTED);
+        s.host = p.pHostObject;
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params, p);
+        p.pHostObject = s.host;
+        p.ppMetricNames = dpprof__cupti_metric;
+        p.numMetrics = n;
+        if ((r = cuptiProfilerHostConfigAddMetrics(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerHostConfigAddMetrics", DPPROF_ERR_UNSUPPORTED);
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params, p);
+        p.pHostObject = s.host;
+        if ((r = cuptiProfilerHostGetConfigImageSize(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerHostGetConfigImageSize", DPPROF_ERR_UNSUPPORTED);
+        if (!p.configImageSize) return dpprof__cupti_say(DPPROF_ERR_UNSUPPORTED, "cuptiProfilerHostGetConfigImageSize: an empty config image");
+        if (!(s.config = (uint8_t *)std::calloc(1, p.configImageSize))) return dpprof__cupti_say(DPPROF_ERR_OOM, "no host memory for the config image");
+        s.config_bytes = p.configImageSize;
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params, p);
+        p.pHostObject = s.host;
+        p.configImageSize = s.config_bytes;
+        p.pConfigImage = s.config;
+        if ((r = cuptiProfilerHostGetConfigImage(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerHostGetConfigImage", DPPROF_ERR_UNSUPPORTED);
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params, p);
+        p.configImageSize = s.config_bytes;
+        p.pConfigImage = s.config;
+        if ((r = cuptiProfilerHostGetNumOfPasses(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerHostGetNumOfPasses", DPPROF_ERR_UNSUPPORTED);
+        *passes = p.numOfPasses;
+    }
+    s.n_metrics = n;
+    return DPPROF_OK;
+}
+
+// everything begin does up to Start; on failure the caller tears down what was made
+static int dpprof__cupti_setup(int max_ranges) {
+    dpprof__cupti_state &s = dpprof__cupti;
+    const int dev = dpprof__cu.device;
+    CUptiResult r;
+    int rc;
+    // the runtime's primary context, current on this thread; nothing of the engine still running
+    if ((rc = DPPROF_CU(cudaSetDevice(dev))) != DPPROF_OK) return rc;
+    if ((rc = DPPROF_CU(cudaFree(0))) != DPPROF_OK) return rc;
+    if ((rc = DPPROF_CU(cudaDeviceSynchronize())) != DPPROF_OK) return rc;
+    {
+        typedef CUresult(CUDAAPI * ctx_get_fn)(CUcontext *);
+        void *fn = nullptr;
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        if ((rc = DPPROF_CU(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &q))) != DPPROF_OK) return rc;
+        if (q != cudaDriverEntryPointSuccess || !fn) return dpprof__cupti_say(DPPROF_ERR_UNSUPPORTED, "the driver has no cuCtxGetCurrent entry point");
+        CUresult cr = reinterpret_cast<ctx_get_fn>(fn)(&s.ctx);
+        if (cr != CUDA_SUCCESS || !s.ctx) return dpprof__cupti_say(DPPROF_ERR_CUDA, "cuCtxGetCurrent: no current CUDA context after cudaSetDevice");
+    }
+    dpprof__cupti_preload();
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_Profiler_Initialize_Params, p);
+        if ((r = cuptiProfilerInitialize(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerInitialize", DPPROF_ERR_UNSUPPORTED);
+        s.initialized = 1;
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params, p);
+        p.cuDevice = (CUdevice)dev;
+        p.api = CUPTI_PROFILER_RANGE_PROFILING;
+        if ((r = cuptiProfilerDeviceSupported(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerDeviceSupported", DPPROF_ERR_UNSUPPORTED);
+        if (p.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+            std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err,
+                          "counters: range profiling is %s on device %d (architecture %s, sli %s, vgpu %s, confidential compute %s, cmp %s, wsl %s)",
+                          dpprof__cupti_level(p.isSupported), dev, dpprof__cupti_level(p.architecture), dpprof__cupti_level(p.sli), dpprof__cupti_level(p.vGpu),
+                          dpprof__cupti_level(p.confidentialCompute), dpprof__cupti_level(p.cmp), dpprof__cupti_level(p.wsl));
+            return DPPROF_ERR_UNSUPPORTED;
+        }
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_Device_GetChipName_Params, p);
+        p.deviceIndex = (size_t)dev;
+        if ((r = cuptiDeviceGetChipName(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiDeviceGetChipName", DPPROF_ERR_UNSUPPORTED);
+        if (!p.pChipName || std::strlen(p.pChipName) >= sizeof s.chip) return dpprof__cupti_say(DPPROF_ERR_UNSUPPORTED, "cuptiDeviceGetChipName: no usable chip name");
+        std::memcpy(s.chip, p.pChipName, std::strlen(p.pChipName) + 1);
+    }
+    { // which counters this context may read (filters out what MIG, vGPU, ... hide); before Enable
+        DPPROF__CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params, p);
+        p.ctx = s.ctx;
+        if ((r = cuptiProfilerGetCounterAvailability(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerGetCounterAvailability (size)", DPPROF_ERR_UNSUPPORTED);
+        if (!p.counterAvailabilityImageSize) return dpprof__cupti_say(DPPROF_ERR_UNSUPPORTED, "cuptiProfilerGetCounterAvailability: an empty image");
+        if (!(s.avail = (uint8_t *)std::calloc(1, p.counterAvailabilityImageSize))) return dpprof__cupti_say(DPPROF_ERR_OOM, "no host memory for the counter availability image");
+        s.avail_bytes = p.counterAvailabilityImageSize;
+        p.pCounterAvailabilityImage = s.avail;
+        if ((r = cuptiProfilerGetCounterAvailability(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerGetCounterAvailability", DPPROF_ERR_UNSUPPORTED);
+    }
+    { // dram + l2 in one pass, else dram alone in one pass, else nothing
+        size_t passes = 0;
+        rc = dpprof__cupti_config(4, &passes);
+        s.l2 = rc == DPPROF_OK && passes == 1;
+        if (!s.l2) {
+            if (rc == DPPROF_ERR_OOM) return rc;
+            if ((rc = dpprof__cupti_config(2, &passes)) != DPPROF_OK) return rc;
+            if (passes != 1) {
+                std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err,
+                              "counters: dram__bytes_read.sum and dram__bytes_write.sum need %zu passes on %s; the engine's work runs once (one pass only)", passes, s.chip);
+                return DPPROF_ERR_UNSUPPORTED;
+            }
+        }
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params, p);
+        p.ctx = s.ctx;
+        if ((r = cuptiRangeProfilerEnable(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiRangeProfilerEnable", DPPROF_ERR_UNSUPPORTED);
+        s.obj = p.pRangeProfilerObject;
+        if (!s.obj) return dpprof__cupti_say(DPPROF_ERR_UNSUPPORTED, "cuptiRangeProfilerEnable returned no profiler object");
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params, p);
+        p.pRangeProfilerObject = s.obj;
+        p.pMetricNames = dpprof__cupti_metric;
+        p.numMetrics = s.n_metrics;
+        p.maxNumOfRanges = (size_t)max_ranges;
+        p.maxNumRangeTreeNodes = (uint32_t)max_ranges; // every range name is unique: one tree node each
+        if ((r = cuptiRangeProfilerGetCounterDataSize(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiRangeProfilerGetCounterDataSize", DPPROF_ERR_UNSUPPORTED);
+        if (!p.counterDataSize) return dpprof__cupti_say(DPPROF_ERR_UNSUPPORTED, "cuptiRangeProfilerGetCounterDataSize: an empty image");
+        if (!(s.counter = (uint8_t *)std::calloc(1, p.counterDataSize))) return dpprof__cupti_say(DPPROF_ERR_OOM, "no host memory for the counter data image");
+        s.counter_bytes = p.counterDataSize;
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params, p);
+        p.pRangeProfilerObject = s.obj;
+        p.counterDataSize = s.counter_bytes;
+        p.pCounterData = s.counter;
+        if ((r = cuptiRangeProfilerCounterDataImageInitialize(&p)) != CUPTI_SUCCESS)
+            return dpprof__cupti_fail(r, "cuptiRangeProfilerCounterDataImageInitialize", DPPROF_ERR_UNSUPPORTED);
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params, p);
+        p.pRangeProfilerObject = s.obj;
+        p.configSize = s.config_bytes;
+        p.pConfig = s.config;
+        p.counterDataImageSize = s.counter_bytes;
+        p.pCounterDataImage = s.counter;
+        p.range = CUPTI_UserRange;       // ranges are what push/pop bracket, any number of launches each
+        p.replayMode = CUPTI_UserReplay; // we never replay: the config is single-pass (checked above)
+        p.maxRangesPerPass = (size_t)max_ranges;
+        p.numNestingLevels = 1;
+        p.minNestingLevel = 1;
+        p.passIndex = 0;
+        p.targetNestingLevel = 1;
+        if ((r = cuptiRangeProfilerSetConfig(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiRangeProfilerSetConfig", DPPROF_ERR_UNSUPPORTED);
+    }
+    if (!(s.names = (char(*)[DPPROF__CUPTI_NAME])std::calloc((size_t)max_ranges, DPPROF__CUPTI_NAME)))
+        return dpprof__cupti_say(DPPROF_ERR_OOM, "no host memory for the range names");
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params, p);
+        p.pRangeProfilerObject = s.obj;
+        if ((r = cuptiRangeProfilerStart(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiRangeProfilerStart", DPPROF_ERR_UNSUPPORTED);
+        s.started = 1;
+    }
+    s.max = max_ranges;
+    s.active = 1;
+    return DPPROF_OK;
+}
+
+extern "C" int dpprof_cuda_counters_begin(int max_ranges) {
+    int rc;
+    if (dpprof__cupti.active) return dpprof__cupti_say(DPPROF_ERR_INVALID, "dpprof_cuda_counters_begin: a collection is already running (one at a time)");
+    if (max_ranges <= 0 || max_ranges > (1 << 20)) return dpprof__cupti_say(DPPROF_ERR_INVALID, "dpprof_cuda_counters_begin: max_ranges must be 1..2^20");
+    if (!dpprof__cu.ready) return dpprof__cupti_say(DPPROF_ERR_INVALID, "dpprof_cuda_counters_begin: dpprof_cuda_init was not called");
+    if ((rc = dpprof__cupti_setup(max_ranges)) != DPPROF_OK) return dpprof__cupti_teardown(rc);
+    return DPPROF_OK;
+}
+
+extern "C" int dpprof_cuda_counters_push(const char *name) {
+    dpprof__cupti_state &s = dpprof__cupti;
+    char tag[DPPROF__CUPTI_NAME + 16];
+    size_t len;
+    CUptiResult r;
+    int rc;
+    if (!s.active) return dpprof__cupti_say(DPPROF_ERR_INVALID, "dpprof_cuda_counters_push: no collection running (dpprof_cuda_counters_begin)");
+    if (!name) return dpprof__cupti_say(DPPROF_ERR_INVALID, "dpprof_cuda_counters_push: NULL name");
+    if (s.open) return dpprof__cupti_say(DPPROF_ERR_INVALID, "dpprof_cuda_counters_push: a range is open (ranges do not nest: pop it first)");
+    if (s.n >= s.max) return dpprof__cupti_say(DPPROF_ERR_INVALID, "dpprof_cuda_counters_push: more ranges than max_ranges");
+    // the previous work ends before the range starts
+    if ((rc = DPPROF_CU(cudaDeviceSynchronize())) != DPPROF_OK) return rc;
+    len = strnlen(name, DPPROF__CUPTI_NAME - 1);
+    std::memcpy(s.names[s.n], name, len);
+    s.names[s.n][len] = 0;
+    // the index makes every range name unique (CUPTI keys counter data by range name) and maps the
+    // decoded ranges back to push order
+    std::snprintf(tag, sizeof tag, "%d:%s", s.n, s.names[s.n]);
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params, p);
+        p.pRangeProfilerObject = s.obj;
+        p.pRangeName = tag;
+        if ((r = cuptiRangeProfilerPushRange(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiRangeProfilerPushRange", DPPROF_ERR_CUDA);
+    }
+    s.open = 1;
+    s.n++;
+    // the range's start is in place before its work is queued
+    return DPPROF_CU(cudaDeviceSynchronize());
+}
+
+extern "C" int dpprof_cuda_counters_pop(void) {
+    dpprof__cupti_state &s = dpprof__cupti;
+    CUptiResult r;
+    int rc;
+    if (!s.active) return dpprof__cupti_say(DPPROF_ERR_INVALID, "dpprof_cuda_counters_pop: no collection running (dpprof_cuda_counters_begin)");
+    if (!s.open) return dpprof__cupti_say(DPPROF_ERR_INVALID, "dpprof_cuda_counters_pop: no range is open");
+    // the range's work ends before the range does
+    if ((rc = DPPROF_CU(cudaDeviceSynchronize())) != DPPROF_OK) return rc;
+    s.open = 0;
+    DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params, p);
+    p.pRangeProfilerObject = s.obj;
+    if ((r = cuptiRangeProfilerPopRange(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiRangeProfilerPopRange", DPPROF_ERR_CUDA);
+    return DPPROF_OK;
+}
+
+// stop, decode and evaluate into out[0 .. min(pushed, max)); ranges not decoded stay at -1
+static int dpprof__cupti_collect(dpprof_counter_range *out, int max, int *n) {
+    dpprof__cupti_state &s = dpprof__cupti;
+    const int count = s.n < max ? s.n : max;
+    size_t total = 0, i;
+    CUptiResult r;
+    int rc, k;
+    if (s.open && (rc = dpprof_cuda_counters_pop()) != DPPROF_OK) return rc;
+    if ((rc = DPPROF_CU(cudaDeviceSynchronize())) != DPPROF_OK) return rc;
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params, p);
+        p.pRangeProfilerObject = s.obj;
+        r = cuptiRangeProfilerStop(&p);
+        s.started = 0;
+        if (r != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiRangeProfilerStop", DPPROF_ERR_CUDA);
+        if (!p.isAllPassSubmitted)
+            return dpprof__cupti_say(DPPROF_ERR_UNSUPPORTED, "cuptiRangeProfilerStop: the config needs another pass (user replay), which the engine cannot run");
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params, p);
+        p.pRangeProfilerObject = s.obj;
+        if ((r = cuptiRangeProfilerDecodeData(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiRangeProfilerDecodeData", DPPROF_ERR_CUDA);
+    }
+    {
+        DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params, p);
+        p.pCounterDataImage = s.counter;
+        p.counterDataImageSize = s.counter_bytes;
+        if ((r = cuptiRangeProfilerGetCounterDataInfo(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiRangeProfilerGetCounterDataInfo", DPPROF_ERR_CUDA);
+        total = p.numTotalRanges;
+    }
+    for (k = 0; k < count; k++) {
+        std::memcpy(out[k].name, s.names[k], DPPROF__CUPTI_NAME);
+        out[k].dram_read = out[k].dram_write = out[k].l2_read = out[k].l2_write = -1.0;
+    }
+    *n = count;
+    for (i = 0; i < total; i++) {
+        const char *tag = nullptr;
+        char *end = nullptr;
+        double v[4] = {-1.0, -1.0, -1.0, -1.0};
+        long idx;
+        {
+            DPPROF__CUPTI_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params, p);
+            p.pCounterDataImage = s.counter;
+            p.counterDataImageSize = s.counter_bytes;
+            p.rangeIndex = i;
+            p.rangeDelimiter = "/";
+            if ((r = cuptiRangeProfilerCounterDataGetRangeInfo(&p)) != CUPTI_SUCCESS)
+                return dpprof__cupti_fail(r, "cuptiRangeProfilerCounterDataGetRangeInfo", DPPROF_ERR_CUDA);
+            tag = p.rangeName; // CUPTI's string (not documented as ours to free)
+        }
+        if (!tag) continue;
+        if (std::strrchr(tag, '/')) tag = std::strrchr(tag, '/') + 1; // one level only, but tolerate a "parent/" prefix
+        idx = std::strtol(tag, &end, 10);
+        if (end == tag || *end != ':' || idx < 0 || idx >= count) continue; // not one of ours, or beyond max
+        {
+            DPPROF__CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params, p);
+            p.pHostObject = s.host;
+            p.pCounterDataImage = s.counter;
+            p.counterDataImageSize = s.counter_bytes;
+            p.rangeIndex = i;
+            p.ppMetricNames = dpprof__cupti_metric;
+            p.numMetrics = s.n_metrics;
+            p.pMetricValues = v;
+            if ((r = cuptiProfilerHostEvaluateToGpuValues(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerHostEvaluateToGpuValues", DPPROF_ERR_CUDA);
+        }
+        out[idx].dram_read = v[0];
+        out[idx].dram_write = v[1];
+        if (s.l2) { // l2 sectors are 32 bytes
+            out[idx].l2_read = 32.0 * v[2];
+            out[idx].l2_write = 32.0 * v[3];
+        }
+    }
+    return DPPROF_OK;
+}
+
+extern "C" int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n) {
+    int rc, got = 0;
+    if (n) *n = 0;
+    if (!dpprof__cupti.active) return dpprof__cupti_say(DPPROF_ERR_INVALID, "dpprof_cuda_counters_end: no collection running (dpprof_cuda_counters_begin)");
+    if (max < 0 || (max > 0 && !out)) rc = dpprof__cupti_say(DPPROF_ERR_INVALID, "dpprof_cuda_counters_end: NULL out or negative max");
+    else rc = dpprof__cupti_collect(out, max, &got);
+    rc = dpprof__cupti_teardown(rc);
+    if (n) *n = rc == DPPROF_OK ? got : 0;
+    return rc;
+}
+
+#else // DPPROF_CUEMU: no counters on the cpu emulator
+
+static int dpprof__cupti_emu(void) {
+    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "counters need a real GPU (cpu emulation)");
+    return DPPROF_ERR_UNSUPPORTED;
+}
+extern "C" int dpprof_cuda_counters_begin(int max_ranges) {
+    (void)max_ranges;
+    return dpprof__cupti_emu();
+}
+extern "C" int dpprof_cuda_counters_push(const char *name) {
+    (void)name;
+    return dpprof__cupti_emu();
+}
+extern "C" int dpprof_cuda_counters_pop(void) { return dpprof__cupti_emu(); }
+extern "C" int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n) {
+    (void)out;
+    (void)max;
+    if (n) *n = 0;
+    return dpprof__cupti_emu();
+}
+#endif

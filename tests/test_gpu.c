@@ -1,38 +1,89 @@
-/* tests/test_gpu.c - what needs a GPU: device memory through the accountant against the driver's
-   own figure. prints SKIP without a GPU (or without CUDA at build time); with one it must pass.
-   run by make test. */
+/* tests/test_gpu.c - the cuda backend: every gpu op against its cpu reference (tests/gpu_model.c,
+   gpu_attn.c, gpu_dp.c), whole DP steps of every algorithm against the cpu backend, the device memory
+   profile against the dry backend and the driver, determinism and out-of-memory (tests/gpu_steps.c).
+   make test builds it twice: build/tests/test_gpu links the real dpprof_kernels.cu (prints SKIP
+   without a GPU) and build/tests/test_cuemu links the same kernels compiled for tests/cuemu.h, the
+   cpu emulator of the cuda subset they use, so every check also runs on machines without a GPU.
+   DRAM counters (tests/gpu_counters.c) need a real GPU and permission to read them, else SKIP.
+   usage: test_gpu [accountant|model|attn|dp|counters|steps ...]  (default: all groups) */
 #define DPPROF_IMPLEMENTATION
 #include "dpprof.h"
 #include "test.h"
 
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-int main(void) {
-    int count = 0, rc = dpprof_cuda_device_count(&count);
-    dpprof_device_info before, after;
+#ifndef DPPROF_NO_CUDA /* a build without the kernels has no gpu ops to call */
+#include "gpu_model.c"
+#include "gpu_attn.c"
+#include "gpu_dp.c"
+#include "gpu_steps.c"
+#include "gpu_counters.c"
+#else
+static void test_counters(void) {}
+static void test_model(void) {}
+static void test_attn(void) {}
+static void test_dp(void) {}
+static void test_steps(void) {}
+#endif
+
+/* the profiler layer alone on device memory: dpprof_cuda_malloc through the accountant */
+static void test_accountant(const dpprof_device_info *before) {
+    dpprof_device_info after;
     dpprof_prof p;
     void *ptr[4];
     int i;
+    dpprof_prof_init(&p, 0);
+    for (i = 0; i < 4; i++) CHECK(dpprof_cuda_malloc(&p, &ptr[i], (size_t)256 << 20, DPPROF_CAT_ACTIVATIONS, DPPROF_MOD_MLP) == DPPROF_OK, "gpu: cudaMalloc 256 MiB through the accountant");
+    dpprof_cuda_device_info(0, &after);
+    CHECK(p.live_bytes == (int64_t)1 << 30, "gpu: the accountant counts 1 GiB");
+    /* the driver rounds allocations up (2 MiB pages) and may map more: a stated margin of 64 MiB */
+    CHECK(before->free_bytes - after.free_bytes >= ((size_t)1 << 30) && before->free_bytes - after.free_bytes <= ((size_t)1 << 30) + ((size_t)64 << 20),
+          "gpu: the driver's free memory dropped by %.1f MiB (1024 MiB requested, margin 64 MiB)", (double)(before->free_bytes - after.free_bytes) / 1048576.0);
+    for (i = 0; i < 4; i++) dpprof_cuda_free(&p, ptr[i]);
+    CHECK(p.live_bytes == 0, "gpu: all freed");
+    CHECK(dpprof_cuda_malloc(&p, &ptr[0], (size_t)1 << 50, DPPROF_CAT_ACTIVATIONS, DPPROF_MOD_MLP) == DPPROF_ERR_OOM && p.live_bytes == 0, "gpu: a 1 PiB request is DPPROF_ERR_OOM and tracks nothing");
+    dpprof_prof_free(&p);
+}
+
+static int wanted(int argc, char **argv, const char *group) {
+    int i;
+    if (argc < 2) return 1;
+    for (i = 1; i < argc; i++)
+        if (!strcmp(argv[i], group)) return 1;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    int count = 0, rc = dpprof_cuda_device_count(&count);
+    dpprof_device_info info;
+    void *ws = NULL;
     if (rc == DPPROF_ERR_NO_CUDA) {
         SKIP("gpu: built without CUDA");
         return test_finish();
     }
     CHECK(rc == DPPROF_OK, "gpu: the device count answers (%s)", rc ? dpprof_cuda_last_error() : "ok");
     if (count == 0) {
-        SKIP("gpu: no GPU on this machine: device memory checks not run");
+        SKIP("gpu: no GPU on this machine: the gpu ops, steps and device memory checks were not run here (build/tests/test_cuemu runs them on the cpu emulator)");
         return test_finish();
     }
-    CHECK(dpprof_cuda_device_info(0, &before) == DPPROF_OK, "gpu: %s, driver %d, runtime %d, %.1f GiB", before.name, before.driver_version, before.runtime_version, (double)before.total_bytes / 1073741824.0);
-    dpprof_prof_init(&p, 0);
-    for (i = 0; i < 4; i++) CHECK(dpprof_cuda_malloc(&p, &ptr[i], (size_t)256 << 20, DPPROF_CAT_ACTIVATIONS, DPPROF_MOD_MLP) == DPPROF_OK, "gpu: cudaMalloc 256 MiB through the accountant");
-    dpprof_cuda_device_info(0, &after);
-    CHECK(p.live_bytes == (int64_t)1 << 30, "gpu: the accountant counts 1 GiB");
-    /* the driver rounds allocations up (2 MiB pages) and may map more: a stated margin of 64 MiB */
-    CHECK(before.free_bytes - after.free_bytes >= ((size_t)1 << 30) && before.free_bytes - after.free_bytes <= ((size_t)1 << 30) + ((size_t)64 << 20),
-          "gpu: the driver's free memory dropped by %.1f MiB (1024 MiB requested, margin 64 MiB)", (double)(before.free_bytes - after.free_bytes) / 1048576.0);
-    for (i = 0; i < 4; i++) dpprof_cuda_free(&p, ptr[i]);
-    CHECK(p.live_bytes == 0, "gpu: all freed");
-    CHECK(dpprof_cuda_malloc(&p, &ptr[0], (size_t)1 << 50, DPPROF_CAT_ACTIVATIONS, DPPROF_MOD_MLP) == DPPROF_ERR_OOM && p.live_bytes == 0, "gpu: a 1 PiB request is DPPROF_ERR_OOM and tracks nothing");
-    dpprof_prof_free(&p);
+    CHECK(dpprof_cuda_device_info(0, &info) == DPPROF_OK, "gpu: %s, sm %d.%d, %d SMs, driver %d, runtime %d, %.1f GiB", info.name, info.cc_major, info.cc_minor, info.sm_count,
+          info.driver_version, info.runtime_version, (double)info.total_bytes / 1073741824.0);
+    if (wanted(argc, argv, "accountant")) test_accountant(&info);
+    rc = dpprof_cuda_init(0);
+    if (rc == DPPROF_OK) rc = dpprof_cuda_alloc(&ws, DPPROF_WORKSPACE_BYTES);
+    if (rc == DPPROF_OK) rc = dpprof_cuda_set_workspace(ws, DPPROF_WORKSPACE_BYTES);
+    CHECK(rc == DPPROF_OK, "gpu: stream, cuBLAS and a %zu-byte workspace (%s)", (size_t)DPPROF_WORKSPACE_BYTES, rc ? dpprof_cuda_last_error() : "ok");
+    if (rc != DPPROF_OK) return test_finish();
+    if (wanted(argc, argv, "model")) test_model();
+    if (wanted(argc, argv, "attn")) test_attn();
+    if (wanted(argc, argv, "dp")) test_dp();
+    if (wanted(argc, argv, "counters")) test_counters();
+    /* the sessions set their own workspace: the ops' tests are done with this one */
+    CHECK(dpprof_cuda_sync() == DPPROF_OK, "gpu: no queued error after the op tests (%s)", dpprof_cuda_last_error());
+    if (wanted(argc, argv, "steps")) test_steps();
+    dpprof_cuda_release(ws);
     return test_finish();
 }

@@ -1,0 +1,141 @@
+/* ---- attention: dpprof_attention_fwd_gpu / _bwd_gpu against the references ---------------------
+   error of an output: max over elements of |gpu - ref| / max(|ref|, floor), floor = 1e-2 * max(max |ref|, 1)
+   (an element that nearly cancels is judged against the tensor's scale, and a tensor that cancels
+   as a whole, like dq and dk at T = 1, against the unit scale of the inputs). the gpu sums in fp32
+   (tiles of 16-64 keys, online softmax), the references in double: tolerances 1e-4 for out and
+   lse, 2e-4 for dq, dk, dv (dS = P (dP - D) cancels, and dk, dv sum over up to T * NH/NKV rows);
+   the emulator measured at most 3.5e-5 and 5.4e-5 (and 1e-6 as max |gpu - ref| / max |ref|).
+   the backward gets the reference's out and lse, so it is judged on its own. outputs start as
+   garbage (different in the two runs), so "overwritten" and bitwise determinism are both checked. */
+
+static uint64_t test_attn_seed = 0x9e3779b97f4a7c15ull;
+
+static float test_attn_rand(void) { /* xorshift64*, uniform in [-1, 1) */
+    test_attn_seed ^= test_attn_seed >> 12;
+    test_attn_seed ^= test_attn_seed << 25;
+    test_attn_seed ^= test_attn_seed >> 27;
+    return (float)((double)((test_attn_seed * 0x2545f4914f6cdd1dull) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+static double test_attn_err(const float *g, const dpprof_real *r, size_t n) {
+    double mx = 0.0, e = 0.0, fl;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (fabs((double)r[i]) > mx) mx = fabs((double)r[i]);
+    fl = 1e-2 * (mx > 1.0 ? mx : 1.0);
+    for (i = 0; i < n; i++) {
+        double d = fabs((double)g[i] - (double)r[i]), a = fabs((double)r[i]);
+        d /= a > fl ? a : fl;
+        if (!(d <= e)) e = d; /* a nan wins */
+    }
+    return e;
+}
+
+static void test_attn_tof(float *dst, const dpprof_real *src, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) dst[i] = (float)src[i];
+}
+
+static void test_attn_garbage(float *dev, size_t n, float value) {
+    float *h = (float *)malloc(n * sizeof(float));
+    size_t i;
+    for (i = 0; i < n; i++) h[i] = value * (float)(1 + (i % 7));
+    dpprof_cuda_copy(dev, h, n * sizeof(float), DPPROF_COPY_H2D);
+    free(h);
+}
+
+static void test_attn_case(int B, int T, int NH, int NKV, int HS) {
+    size_t nq = (size_t)B * T * NH * HS, nk = (size_t)B * T * NKV * HS, nl = (size_t)B * NH * T, i;
+    dpprof_real *q = (dpprof_real *)malloc(nq * sizeof(dpprof_real)), *k = (dpprof_real *)malloc(nk * sizeof(dpprof_real));
+    dpprof_real *v = (dpprof_real *)malloc(nk * sizeof(dpprof_real)), *dout = (dpprof_real *)malloc(nq * sizeof(dpprof_real));
+    dpprof_real *out = (dpprof_real *)malloc(nq * sizeof(dpprof_real)), *lse = (dpprof_real *)malloc(nl * sizeof(dpprof_real));
+    dpprof_real *dq = (dpprof_real *)malloc(nq * sizeof(dpprof_real)), *dk = (dpprof_real *)malloc(nk * sizeof(dpprof_real));
+    dpprof_real *dv = (dpprof_real *)malloc(nk * sizeof(dpprof_real));
+    float *hq = (float *)malloc(nq * sizeof(float)), *hk = (float *)malloc(nk * sizeof(float)), *hl = (float *)malloc(nl * sizeof(float));
+    float *hq2 = (float *)malloc(nq * sizeof(float)), *hk2 = (float *)malloc(nk * sizeof(float)), *hk3 = (float *)malloc(nk * sizeof(float));
+    float *hl2 = (float *)malloc(nl * sizeof(float));
+    float *d_q = NULL, *d_k = NULL, *d_v = NULL, *d_dout = NULL, *d_out = NULL, *d_lse = NULL, *d_dq = NULL, *d_dk = NULL, *d_dv = NULL;
+    double e_out, e_lse, e_dq, e_dk, e_dv;
+    int same_f, same_b, rc = 0;
+
+    /* q scaled up so that the softmax is far from uniform */
+    for (i = 0; i < nq; i++) q[i] = (dpprof_real)(2.0f * test_attn_rand());
+    for (i = 0; i < nk; i++) k[i] = (dpprof_real)(2.0f * test_attn_rand());
+    for (i = 0; i < nk; i++) v[i] = (dpprof_real)test_attn_rand();
+    for (i = 0; i < nq; i++) dout[i] = (dpprof_real)test_attn_rand();
+    dpprof_attention_fwd_ref(out, lse, q, k, v, B, T, NH, NKV, HS);
+    dpprof_attention_bwd_ref(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS);
+
+    rc |= dpprof_cuda_alloc((void **)&d_q, nq * sizeof(float));
+    rc |= dpprof_cuda_alloc((void **)&d_k, nk * sizeof(float));
+    rc |= dpprof_cuda_alloc((void **)&d_v, nk * sizeof(float));
+    rc |= dpprof_cuda_alloc((void **)&d_dout, nq * sizeof(float));
+    rc |= dpprof_cuda_alloc((void **)&d_out, nq * sizeof(float));
+    rc |= dpprof_cuda_alloc((void **)&d_lse, nl * sizeof(float));
+    rc |= dpprof_cuda_alloc((void **)&d_dq, nq * sizeof(float));
+    rc |= dpprof_cuda_alloc((void **)&d_dk, nk * sizeof(float));
+    rc |= dpprof_cuda_alloc((void **)&d_dv, nk * sizeof(float));
+    test_attn_tof(hq, q, nq), dpprof_cuda_copy(d_q, hq, nq * sizeof(float), DPPROF_COPY_H2D);
+    test_attn_tof(hk, k, nk), dpprof_cuda_copy(d_k, hk, nk * sizeof(float), DPPROF_COPY_H2D);
+    test_attn_tof(hk, v, nk), dpprof_cuda_copy(d_v, hk, nk * sizeof(float), DPPROF_COPY_H2D);
+    test_attn_tof(hq, dout, nq), dpprof_cuda_copy(d_dout, hq, nq * sizeof(float), DPPROF_COPY_H2D);
+
+    /* forward twice from different garbage */
+    test_attn_garbage(d_out, nq, 1e4f), test_attn_garbage(d_lse, nl, -3e3f);
+    dpprof_attention_fwd_gpu(d_out, d_lse, d_q, d_k, d_v, B, T, NH, NKV, HS);
+    rc |= dpprof_cuda_copy(hq, d_out, nq * sizeof(float), DPPROF_COPY_D2H);
+    rc |= dpprof_cuda_copy(hl, d_lse, nl * sizeof(float), DPPROF_COPY_D2H);
+    test_attn_garbage(d_out, nq, -7e3f), test_attn_garbage(d_lse, nl, 5e2f);
+    dpprof_attention_fwd_gpu(d_out, d_lse, d_q, d_k, d_v, B, T, NH, NKV, HS);
+    rc |= dpprof_cuda_copy(hq2, d_out, nq * sizeof(float), DPPROF_COPY_D2H);
+    rc |= dpprof_cuda_copy(hl2, d_lse, nl * sizeof(float), DPPROF_COPY_D2H);
+    rc |= dpprof_cuda_sync();
+    e_out = test_attn_err(hq, out, nq);
+    e_lse = test_attn_err(hl, lse, nl);
+    same_f = !memcmp(hq, hq2, nq * sizeof(float)) && !memcmp(hl, hl2, nl * sizeof(float));
+    CHECK(rc == 0 && e_out <= 1e-4 && e_lse <= 1e-4 && same_f,
+          "attention_fwd_gpu B=%d T=%d NH=%d NKV=%d HS=%d: out err %.2e, lse err %.2e (tol 1e-4), two runs bitwise %s%s%s",
+          B, T, NH, NKV, HS, e_out, e_lse, same_f ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+
+    /* backward on the reference's out and lse, twice from different garbage */
+    test_attn_tof(hq, out, nq), dpprof_cuda_copy(d_out, hq, nq * sizeof(float), DPPROF_COPY_H2D);
+    test_attn_tof(hl, lse, nl), dpprof_cuda_copy(d_lse, hl, nl * sizeof(float), DPPROF_COPY_H2D);
+    test_attn_garbage(d_dq, nq, 3e3f), test_attn_garbage(d_dk, nk, -2e3f), test_attn_garbage(d_dv, nk, 9e2f);
+    dpprof_attention_bwd_gpu(d_dq, d_dk, d_dv, d_dout, d_q, d_k, d_v, d_out, d_lse, B, T, NH, NKV, HS);
+    rc |= dpprof_cuda_copy(hq, d_dq, nq * sizeof(float), DPPROF_COPY_D2H);
+    rc |= dpprof_cuda_copy(hk, d_dk, nk * sizeof(float), DPPROF_COPY_D2H);
+    rc |= dpprof_cuda_copy(hk2, d_dv, nk * sizeof(float), DPPROF_COPY_D2H);
+    e_dq = test_attn_err(hq, dq, nq);
+    e_dk = test_attn_err(hk, dk, nk);
+    e_dv = test_attn_err(hk2, dv, nk);
+    test_attn_garbage(d_dq, nq, -1e3f), test_attn_garbage(d_dk, nk, 4e3f), test_attn_garbage(d_dv, nk, -6e2f);
+    dpprof_attention_bwd_gpu(d_dq, d_dk, d_dv, d_dout, d_q, d_k, d_v, d_out, d_lse, B, T, NH, NKV, HS);
+    rc |= dpprof_cuda_copy(hq2, d_dq, nq * sizeof(float), DPPROF_COPY_D2H);
+    rc |= dpprof_cuda_copy(hk3, d_dk, nk * sizeof(float), DPPROF_COPY_D2H);
+    same_b = !memcmp(hq, hq2, nq * sizeof(float)) && !memcmp(hk, hk3, nk * sizeof(float));
+    rc |= dpprof_cuda_copy(hk3, d_dv, nk * sizeof(float), DPPROF_COPY_D2H);
+    rc |= dpprof_cuda_sync();
+    same_b = same_b && !memcmp(hk2, hk3, nk * sizeof(float));
+    CHECK(rc == 0 && e_dq <= 2e-4 && e_dk <= 2e-4 && e_dv <= 2e-4 && same_b,
+          "attention_bwd_gpu B=%d T=%d NH=%d NKV=%d HS=%d: dq err %.2e, dk err %.2e, dv err %.2e (tol 2e-4), two runs bitwise %s%s%s",
+          B, T, NH, NKV, HS, e_dq, e_dk, e_dv, same_b ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+
+    dpprof_cuda_release(d_q), dpprof_cuda_release(d_k), dpprof_cuda_release(d_v), dpprof_cuda_release(d_dout);
+    dpprof_cuda_release(d_out), dpprof_cuda_release(d_lse), dpprof_cuda_release(d_dq), dpprof_cuda_release(d_dk);
+    dpprof_cuda_release(d_dv);
+    free(q), free(k), free(v), free(dout), free(out), free(lse), free(dq), free(dk), free(dv);
+    free(hq), free(hk), free(hl), free(hq2), free(hk2), free(hk3), free(hl2);
+}
+
+static void test_attn(void) {
+    /* tiles (rows x keys): HS <= 64: forward 64x64, dk/dv 64 keys x 32 queries, dq 64x64;
+       HS <= 128: 64x64, 32x32, 32x32; HS <= 256: 32x32, 32x16, 32x16. so T = 70 (HS 64), 130 (HS 96),
+       33 (HS 128), 40 (HS 256) and 65 (HS 8) give several query and key tiles and ragged last tiles;
+       HS = 2 and 34 take the float2 path, the rest float4; NKV < NH covers gqa */
+    static const int cases[][5] = {
+        {1, 1, 1, 1, 2}, {2, 37, 4, 2, 16}, {1, 70, 2, 1, 64}, {1, 33, 2, 2, 128}, {1, 40, 1, 1, 256},
+        {2, 65, 6, 3, 8}, {1, 130, 2, 1, 96}, {1, 45, 3, 1, 34},
+    };
+    size_t c;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) test_attn_case(cases[c][0], cases[c][1], cases[c][2], cases[c][3], cases[c][4]);
+}

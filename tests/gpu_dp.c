@@ -1,0 +1,351 @@
+/* ---- dp gpu ops against their cpu references (part dp) ---------------------------------------------
+   every dpprof_<op>_gpu of the dp section on random inputs against dpprof_<op>_ref: shapes that are not
+   multiples of the 64x64 tiles and one with several tiles in every dimension, tokens with repeats and
+   never-used vocabulary rows, clip factors in (0,1], accumulate semantics (norm2, dw, dwte start
+   non-zero; overwritten outputs start as garbage), bitwise determinism (a second run on a second buffer
+   from the same start), and the norms of one layer computed four ways agreeing.
+   tolerance TDP_TOL (1e-5) relative: norms per sample |gpu - ref| / |ref|; tensors max |gpu - ref| over
+   max |ref| of the tensor (fp32 gemm sums against the reference's double sums). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#define TDP_TOL 1e-5
+
+static uint64_t tdp_state = 0x2545F4914F6CDD1DULL;
+static double tdp_unif(void) { /* (0,1] */
+    tdp_state ^= tdp_state << 13;
+    tdp_state ^= tdp_state >> 7;
+    tdp_state ^= tdp_state << 17;
+    return ((double)(tdp_state >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+}
+static dpprof_real *tdp_rand(size_t n, double scale) {
+    dpprof_real *a = (dpprof_real *)malloc((n ? n : 1) * sizeof *a);
+    size_t i;
+    for (i = 0; i < n; i++) a[i] = (dpprof_real)(scale * (2.0 * tdp_unif() - 1.0));
+    return a;
+}
+static void *tdp_dev(const void *host, size_t bytes) {
+    void *d = NULL;
+    if (dpprof_cuda_alloc(&d, bytes) != DPPROF_OK) return NULL;
+    if (host) dpprof_cuda_copy(d, host, bytes, DPPROF_COPY_H2D);
+    return d;
+}
+static void *tdp_get(const void *dev, size_t bytes) {
+    void *h = malloc(bytes ? bytes : 1);
+    memset(h, 0, bytes ? bytes : 1);
+    if (dev) dpprof_cuda_copy(h, dev, bytes, DPPROF_COPY_D2H);
+    return h;
+}
+/* max |got - ref| / max(max |ref|, 1e-30) */
+static double tdp_err(const dpprof_real *got, const dpprof_real *ref, size_t n) {
+    double d = 0.0, m = 0.0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double e = fabs((double)got[i] - (double)ref[i]);
+        if (!(e <= d)) d = e; /* a nan is the worst error */
+        if (fabs((double)ref[i]) > m) m = fabs((double)ref[i]);
+    }
+    return d == 0.0 ? 0.0 : d / (m > 1e-30 ? m : 1e-30);
+}
+/* max_i |got_i - ref_i| / max(|ref_i|, 1e-300) */
+static double tdp_nerr(const double *got, const double *ref, int n) {
+    double w = 0.0;
+    int i;
+    for (i = 0; i < n; i++) {
+        double a = fabs(ref[i]), e = fabs(got[i] - ref[i]) / (a > 1e-300 ? a : 1e-300);
+        if (got[i] == ref[i]) e = 0.0;
+        if (!(e <= w)) w = e;
+    }
+    return w;
+}
+static double tdp_worst_norm, tdp_worst_grad;
+static void tdp_note(double e, int norm) {
+    if (norm && e > tdp_worst_norm) tdp_worst_norm = e;
+    if (!norm && e > tdp_worst_grad) tdp_worst_grad = e;
+}
+
+/* one norm op run twice on two device copies of the same start: err against ref, bitwise equal runs */
+typedef void (*tdp_norm_fn)(double *norm2, const void *ctx);
+static void tdp_norm_check(const char *name, const char *shape, tdp_norm_fn fn, const void *ctx, const double *start, const double *ref, int n) {
+    double *d1 = (double *)tdp_dev(start, (size_t)n * sizeof(double)), *d2 = (double *)tdp_dev(start, (size_t)n * sizeof(double));
+    double *h1, *h2, e;
+    int rc, same;
+    fn(d1, ctx);
+    fn(d2, ctx);
+    rc = dpprof_cuda_sync();
+    h1 = (double *)tdp_get(d1, (size_t)n * sizeof(double));
+    h2 = (double *)tdp_get(d2, (size_t)n * sizeof(double));
+    e = tdp_nerr(h1, ref, n);
+    same = memcmp(h1, h2, (size_t)n * sizeof(double)) == 0;
+    tdp_note(e, 1);
+    CHECK(rc == DPPROF_OK && e <= TDP_TOL && same, "gpu dp: %s %s: norm2 += (start non-zero), rel err %.2e (tol %.0e), second run bitwise %s%s%s", name,
+          shape, e, TDP_TOL, same ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+    dpprof_cuda_release(d1);
+    dpprof_cuda_release(d2);
+    free(h1);
+    free(h2);
+}
+
+/* one overwriting or accumulating float op run twice on two device copies of `start` (garbage for an
+   overwritten output): err against ref, bitwise equal runs */
+typedef void (*tdp_grad_fn)(float *out, const void *ctx);
+static void tdp_grad_check(const char *name, const char *shape, const char *sem, tdp_grad_fn fn, const void *ctx, const dpprof_real *start,
+                           const dpprof_real *ref, size_t len, int symmetric_T) {
+    size_t bytes = len * sizeof(float);
+    float *d1 = (float *)tdp_dev(start, bytes), *d2 = (float *)tdp_dev(start, bytes);
+    dpprof_real *h1, *h2;
+    double e;
+    int rc, same, sym = 1;
+    fn(d1, ctx);
+    fn(d2, ctx);
+    rc = dpprof_cuda_sync();
+    h1 = (dpprof_real *)tdp_get(d1, bytes);
+    h2 = (dpprof_real *)tdp_get(d2, bytes);
+    e = tdp_err(h1, ref, len);
+    same = memcmp(h1, h2, bytes) == 0;
+    if (symmetric_T > 0) { /* (n,T,T) grams: exactly symmetric */
+        size_t TT = (size_t)symmetric_T * symmetric_T, i, s, t;
+        for (i = 0; i < len / TT; i++)
+            for (s = 0; s < (size_t)symmetric_T; s++)
+                for (t = 0; t < s; t++)
+                    if (memcmp(&h1[i * TT + s * symmetric_T + t], &h1[i * TT + t * symmetric_T + s], sizeof(dpprof_real))) sym = 0;
+    }
+    tdp_note(e, 0);
+    CHECK(rc == DPPROF_OK && e <= TDP_TOL && same && sym, "gpu dp: %s %s: %s, rel err %.2e (tol %.0e), second run bitwise %s%s%s%s", name, shape, sem, e,
+          TDP_TOL, same ? "equal" : "DIFFERENT", symmetric_T > 0 ? (sym ? ", exactly symmetric" : ", NOT SYMMETRIC") : "", rc ? ": " : "",
+          rc ? dpprof_cuda_last_error() : "");
+    dpprof_cuda_release(d1);
+    dpprof_cuda_release(d2);
+    free(h1);
+    free(h2);
+}
+
+/* the device inputs of one case */
+typedef struct {
+    int n, T, IC, OC, V, C, D;
+    size_t P;
+    const float *dy, *x, *psg, *ga, *gg, *inp, *rstd;
+    const int *tok;
+    const double *c;
+} tdp_ctx;
+
+static void tdp_f_psgrad(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_linear_psgrad_gpu(o, k->dy, k->x, k->n, k->T, k->IC, k->OC); }
+static void tdp_f_clipsum(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_psgrad_clipsum_gpu(o, k->psg, k->c, k->n, k->P); }
+static void tdp_f_gram(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_gram_gpu(o, k->x, k->n, k->T, k->D); }
+static void tdp_f_clipgrad(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_linear_clipgrad_gpu(o, k->dy, k->x, k->c, k->n, k->T, k->IC, k->OC); }
+static void tdp_f_epsgrad(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_embedding_psgrad_gpu(o, k->dy, k->tok, k->n, k->T, k->V, k->C); }
+static void tdp_f_eclip(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_embedding_clipgrad_gpu(o, k->dy, k->tok, k->c, k->n, k->T, k->C); }
+static void tdp_f_rms(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_rmsnorm_psdweight_gpu(o, k->dy, k->inp, k->rstd, k->n, k->T, k->C); }
+static void tdp_n_sqnorm(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_psgrad_sqnorm_gpu(o, k->psg, k->n, k->P); }
+static void tdp_n_gdot(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_gram_dot_gpu(o, k->ga, k->gg, k->n, k->T); }
+static void tdp_n_fgram(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_linear_sqnorm_gram_gpu(o, k->dy, k->x, k->n, k->T, k->IC, k->OC); }
+static void tdp_n_fpsg(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_linear_sqnorm_psg_gpu(o, k->dy, k->x, k->n, k->T, k->IC, k->OC); }
+static void tdp_n_emb(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_embedding_sqnorm_gpu(o, k->dy, k->tok, k->n, k->T, k->C); }
+
+static double *tdp_start(int n) {
+    double *s = (double *)malloc((size_t)n * sizeof(double));
+    int i;
+    for (i = 0; i < n; i++) s[i] = 0.25 + 0.5 * i;
+    return s;
+}
+static double *tdp_clip(int n) {
+    double *c = (double *)malloc((size_t)n * sizeof(double));
+    int i;
+    for (i = 0; i < n; i++) c[i] = i == 0 ? 1.0 : tdp_unif(); /* (0,1], the first unclipped */
+    return c;
+}
+
+static void tdp_linear(int n, int T, int IC, int OC) {
+    char shape[96];
+    size_t P = (size_t)OC * IC, nT = (size_t)n * T;
+    dpprof_real *dy = tdp_rand(nT * OC, 1.0), *x = tdp_rand(nT * IC, 1.0), *psg = tdp_rand(n * P, 1.0), *garbage = tdp_rand(n * P + nT * T, 1e3);
+    dpprof_real *dw0 = tdp_rand(P, 1.0), *dw = (dpprof_real *)malloc(P * sizeof *dw);
+    dpprof_real *ga = (dpprof_real *)malloc(nT * T * sizeof *ga), *gg = (dpprof_real *)malloc(nT * T * sizeof *gg);
+    double *c = tdp_clip(n), *start = tdp_start(n), *ref = (double *)malloc((size_t)n * sizeof(double));
+    tdp_ctx k;
+    memset(&k, 0, sizeof k);
+    snprintf(shape, sizeof shape, "n=%d T=%d IC=%d OC=%d", n, T, IC, OC);
+    k.n = n, k.T = T, k.IC = IC, k.OC = OC, k.P = P;
+    k.dy = (const float *)tdp_dev(dy, nT * OC * sizeof(float));
+    k.x = (const float *)tdp_dev(x, nT * IC * sizeof(float));
+    k.c = (const double *)tdp_dev(c, (size_t)n * sizeof(double));
+
+    dpprof_linear_psgrad_ref(psg, dy, x, n, T, IC, OC);
+    tdp_grad_check("linear_psgrad", shape, "psg overwritten (start garbage)", tdp_f_psgrad, &k, garbage, psg, n * P, 0);
+    /* the materialised-norm and clipsum ops read the reference's psg */
+    k.psg = (const float *)tdp_dev(psg, n * P * sizeof(float));
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_psgrad_sqnorm_ref(ref, psg, n, P);
+    tdp_norm_check("psgrad_sqnorm", shape, tdp_n_sqnorm, &k, start, ref, n);
+    memcpy(dw, dw0, P * sizeof *dw);
+    dpprof_psgrad_clipsum_ref(dw, psg, c, n, P);
+    tdp_grad_check("psgrad_clipsum", shape, "dw += (start non-zero)", tdp_f_clipsum, &k, dw0, dw, P, 0);
+
+    dpprof_gram_ref(ga, x, n, T, IC);
+    dpprof_gram_ref(gg, dy, n, T, OC);
+    k.D = IC;
+    tdp_grad_check("gram (x, D=IC)", shape, "out overwritten (start garbage)", tdp_f_gram, &k, garbage, ga, nT * T, T);
+    {
+        tdp_ctx k2 = k;
+        k2.x = k.dy, k2.D = OC;
+        tdp_grad_check("gram (dy, D=OC)", shape, "out overwritten (start garbage)", tdp_f_gram, &k2, garbage, gg, nT * T, T);
+    }
+    k.ga = (const float *)tdp_dev(ga, nT * T * sizeof(float));
+    k.gg = (const float *)tdp_dev(gg, nT * T * sizeof(float));
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_gram_dot_ref(ref, ga, gg, n, T);
+    tdp_norm_check("gram_dot", shape, tdp_n_gdot, &k, start, ref, n);
+
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_linear_sqnorm_gram_ref(ref, dy, x, n, T, IC, OC);
+    tdp_norm_check("linear_sqnorm_gram", shape, tdp_n_fgram, &k, start, ref, n);
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_linear_sqnorm_psg_ref(ref, dy, x, n, T, IC, OC);
+    tdp_norm_check("linear_sqnorm_psg", shape, tdp_n_fpsg, &k, start, ref, n);
+
+    memcpy(dw, dw0, P * sizeof *dw);
+    dpprof_linear_clipgrad_ref(dw, dy, x, c, n, T, IC, OC);
+    tdp_grad_check("linear_clipgrad", shape, "dw += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
+
+    { /* one layer's norms four ways on the gpu, from zero: flash psg is the yardstick */
+        double *h[4], e = 0.0;
+        double *dn = (double *)tdp_dev(NULL, (size_t)n * 4 * sizeof(double));
+        float *dpsg = (float *)tdp_dev(NULL, n * P * sizeof(float)), *dga = (float *)tdp_dev(NULL, nT * T * sizeof(float)),
+              *dgg = (float *)tdp_dev(NULL, nT * T * sizeof(float));
+        int j, rc;
+        dpprof_cuda_zero(dn, (size_t)n * 4 * sizeof(double));
+        dpprof_linear_sqnorm_psg_gpu(dn, k.dy, k.x, n, T, IC, OC);
+        dpprof_linear_sqnorm_gram_gpu(dn + n, k.dy, k.x, n, T, IC, OC);
+        dpprof_linear_psgrad_gpu(dpsg, k.dy, k.x, n, T, IC, OC);
+        dpprof_psgrad_sqnorm_gpu(dn + 2 * n, dpsg, n, P);
+        dpprof_gram_gpu(dga, k.x, n, T, IC);
+        dpprof_gram_gpu(dgg, k.dy, n, T, OC);
+        dpprof_gram_dot_gpu(dn + 3 * n, dga, dgg, n, T);
+        rc = dpprof_cuda_sync();
+        for (j = 0; j < 4; j++) h[j] = (double *)tdp_get(dn + (size_t)j * n, (size_t)n * sizeof(double));
+        for (j = 1; j < 4; j++) {
+            double ej = tdp_nerr(h[j], h[0], n);
+            if (ej > e) e = ej;
+        }
+        tdp_note(e, 1);
+        CHECK(rc == DPPROF_OK && e <= TDP_TOL, "gpu dp: sqnorm_psg == sqnorm_gram == psgrad+psgrad_sqnorm == gram+gram_dot %s: rel %.2e (tol %.0e)", shape, e, TDP_TOL);
+        { /* book-keeping == materialised clipped sum */
+            float *d1 = (float *)tdp_dev(dw0, P * sizeof(float)), *d2 = (float *)tdp_dev(dw0, P * sizeof(float));
+            dpprof_real *h1, *h2;
+            dpprof_linear_clipgrad_gpu(d1, k.dy, k.x, k.c, n, T, IC, OC);
+            dpprof_psgrad_clipsum_gpu(d2, dpsg, k.c, n, P);
+            rc = dpprof_cuda_sync();
+            h1 = (dpprof_real *)tdp_get(d1, P * sizeof(float));
+            h2 = (dpprof_real *)tdp_get(d2, P * sizeof(float));
+            e = tdp_err(h1, h2, P);
+            tdp_note(e, 0);
+            CHECK(rc == DPPROF_OK && e <= TDP_TOL, "gpu dp: linear_clipgrad == psgrad+psgrad_clipsum %s: rel %.2e (tol %.0e)", shape, e, TDP_TOL);
+            dpprof_cuda_release(d1);
+            dpprof_cuda_release(d2);
+            free(h1);
+            free(h2);
+        }
+        for (j = 0; j < 4; j++) free(h[j]);
+        dpprof_cuda_release(dn);
+        dpprof_cuda_release(dpsg);
+        dpprof_cuda_release(dga);
+        dpprof_cuda_release(dgg);
+    }
+
+    dpprof_cuda_release((void *)k.dy);
+    dpprof_cuda_release((void *)k.x);
+    dpprof_cuda_release((void *)k.c);
+    dpprof_cuda_release((void *)k.psg);
+    dpprof_cuda_release((void *)k.ga);
+    dpprof_cuda_release((void *)k.gg);
+    free(dy), free(x), free(psg), free(garbage), free(dw0), free(dw), free(ga), free(gg), free(c), free(start), free(ref);
+}
+
+/* tokens drawn from [0, used) of a vocabulary of V: rows used..V-1 never appear */
+static void tdp_embedding(int n, int T, int V, int used, int C) {
+    char shape[96];
+    size_t nT = (size_t)n * T, VC = (size_t)V * C, i;
+    int *tok = (int *)malloc((nT ? nT : 1) * sizeof(int));
+    dpprof_real *dy = tdp_rand(nT * C, 1.0), *psg = (dpprof_real *)malloc(n * VC * sizeof *psg), *garbage = tdp_rand(n * VC, 1e3);
+    dpprof_real *dw0 = tdp_rand(VC, 1.0), *dw = (dpprof_real *)malloc(VC * sizeof *dw);
+    double *c = tdp_clip(n), *start = tdp_start(n), *ref = (double *)malloc((size_t)n * sizeof(double));
+    tdp_ctx k;
+    for (i = 0; i < nT; i++) tok[i] = (int)(tdp_unif() * used) % used;
+    memset(&k, 0, sizeof k);
+    snprintf(shape, sizeof shape, "n=%d T=%d V=%d (tokens < %d) C=%d", n, T, V, used, C);
+    k.n = n, k.T = T, k.V = V, k.C = C, k.P = VC;
+    k.dy = (const float *)tdp_dev(dy, nT * C * sizeof(float));
+    k.tok = (const int *)tdp_dev(tok, nT * sizeof(int));
+    k.c = (const double *)tdp_dev(c, (size_t)n * sizeof(double));
+
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_embedding_sqnorm_ref(ref, dy, tok, n, T, C);
+    tdp_norm_check("embedding_sqnorm", shape, tdp_n_emb, &k, start, ref, n);
+    dpprof_embedding_psgrad_ref(psg, dy, tok, n, T, V, C);
+    tdp_grad_check("embedding_psgrad", shape, "psg overwritten (start garbage)", tdp_f_epsgrad, &k, garbage, psg, n * VC, 0);
+    memcpy(dw, dw0, VC * sizeof *dw);
+    dpprof_embedding_clipgrad_ref(dw, dy, tok, c, n, T, C);
+    tdp_grad_check("embedding_clipgrad", shape, "dwte += (start non-zero)", tdp_f_eclip, &k, dw0, dw, VC, 0);
+    { /* masked-gram norm == materialised norm, on the gpu */
+        double *dn = (double *)tdp_dev(NULL, (size_t)n * 2 * sizeof(double)), *h1, *h2, e;
+        float *dpsg = (float *)tdp_dev(NULL, n * VC * sizeof(float));
+        int rc;
+        dpprof_cuda_zero(dn, (size_t)n * 2 * sizeof(double));
+        dpprof_embedding_sqnorm_gpu(dn, k.dy, k.tok, n, T, C);
+        dpprof_embedding_psgrad_gpu(dpsg, k.dy, k.tok, n, T, V, C);
+        dpprof_psgrad_sqnorm_gpu(dn + n, dpsg, n, VC);
+        rc = dpprof_cuda_sync();
+        h1 = (double *)tdp_get(dn, (size_t)n * sizeof(double));
+        h2 = (double *)tdp_get(dn + n, (size_t)n * sizeof(double));
+        e = tdp_nerr(h2, h1, n);
+        tdp_note(e, 1);
+        CHECK(rc == DPPROF_OK && e <= TDP_TOL, "gpu dp: embedding_sqnorm == embedding_psgrad+psgrad_sqnorm %s: rel %.2e (tol %.0e)", shape, e, TDP_TOL);
+        dpprof_cuda_release(dn);
+        dpprof_cuda_release(dpsg);
+        free(h1);
+        free(h2);
+    }
+    dpprof_cuda_release((void *)k.dy);
+    dpprof_cuda_release((void *)k.tok);
+    dpprof_cuda_release((void *)k.c);
+    free(tok), free(dy), free(psg), free(garbage), free(dw0), free(dw), free(c), free(start), free(ref);
+}
+
+static void tdp_rmsnorm(int n, int T, int C) {
+    char shape[64];
+    size_t nT = (size_t)n * T, i;
+    dpprof_real *dout = tdp_rand(nT * C, 1.0), *inp = tdp_rand(nT * C, 1.0), *rstd = tdp_rand(nT, 0.5), *psg = (dpprof_real *)malloc(n * (size_t)C * sizeof *psg);
+    dpprof_real *garbage = tdp_rand(n * (size_t)C, 1e3);
+    tdp_ctx k;
+    for (i = 0; i < nT; i++) rstd[i] = (dpprof_real)(1.0 + rstd[i]); /* (0.5, 1.5) */
+    memset(&k, 0, sizeof k);
+    snprintf(shape, sizeof shape, "n=%d T=%d C=%d", n, T, C);
+    k.n = n, k.T = T, k.C = C;
+    k.dy = (const float *)tdp_dev(dout, nT * C * sizeof(float));
+    k.inp = (const float *)tdp_dev(inp, nT * C * sizeof(float));
+    k.rstd = (const float *)tdp_dev(rstd, nT * sizeof(float));
+    dpprof_rmsnorm_psdweight_ref(psg, dout, inp, rstd, n, T, C);
+    tdp_grad_check("rmsnorm_psdweight", shape, "psg overwritten (start garbage)", tdp_f_rms, &k, garbage, psg, n * (size_t)C, 0);
+    dpprof_cuda_release((void *)k.dy);
+    dpprof_cuda_release((void *)k.inp);
+    dpprof_cuda_release((void *)k.rstd);
+    free(dout), free(inp), free(rstd), free(psg), free(garbage);
+}
+
+static void test_dp(void) {
+    static const int lin[][4] = {{1, 1, 24, 40}, {3, 5, 40, 24}, {3, 37, 70, 40}, {1, 37, 24, 70}, {3, 70, 130, 100}, {2, 0, 24, 40}}; /* n, T, IC, OC */
+    static const int emb[][5] = {{1, 1, 5, 5, 24}, {3, 5, 7, 3, 40}, {3, 37, 50, 10, 70}, {2, 37, 64, 20, 2100}, {2, 300, 40, 30, 24}, {2, 0, 9, 5, 24}}; /* n T V used C */
+    static const int rms[][3] = {{1, 1, 24}, {3, 5, 70}, {3, 37, 300}, {2, 300, 130}, {2, 0, 24}};                               /* n T C */
+    size_t j;
+    if (sizeof(dpprof_real) != sizeof(float)) {
+        SKIP("gpu dp: the gpu ops are fp32; this build's reference is double");
+        return;
+    }
+    tdp_worst_norm = tdp_worst_grad = 0.0;
+    for (j = 0; j < sizeof lin / sizeof lin[0]; j++) tdp_linear(lin[j][0], lin[j][1], lin[j][2], lin[j][3]);
+    for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4]);
+    for (j = 0; j < sizeof rms / sizeof rms[0]; j++) tdp_rmsnorm(rms[j][0], rms[j][1], rms[j][2]);
+    printf("# gpu dp: worst relative error: norms %.2e, gradients %.2e (tolerance %.0e)\n", tdp_worst_norm, tdp_worst_grad, TDP_TOL);
+}

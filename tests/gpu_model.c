@@ -1,0 +1,621 @@
+/* ---- model ops on the gpu against their cpu references (test_model) ------------------------------
+   every op of the model part: random inputs, the _ref on host arrays, the _gpu on device copies.
+   tolerances: err = max_i |gpu_i - ref_i| / max(|ref_i|, floor). elementwise double ops (swiglu, rope,
+   adam, sgd, cross-entropy) 1e-5 with a small floor; fp32 cuBLAS against the double reference: floor =
+   max |ref| (error relative to the largest output), 1e-5. ops whose arithmetic is the reference's
+   exactly (fill, init, noise, add, scale, embedding fwd, last token) are compared bit for bit; the
+   reductions are also run twice and must give the same bits. */
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+static uint64_t model_rng = 0x9E3779B97F4A7C15ull;
+
+static uint64_t model_next(void) {
+    model_rng ^= model_rng << 13;
+    model_rng ^= model_rng >> 7;
+    model_rng ^= model_rng << 17;
+    return model_rng;
+}
+
+/* uniform in [-scale, scale) */
+static float *model_rand(size_t n, float scale) {
+    float *h = (float *)malloc((n ? n : 1) * sizeof(float));
+    size_t i;
+    for (i = 0; i < n; i++) h[i] = scale * (float)((double)(model_next() >> 11) / 4503599627370496.0 - 1.0);
+    return h;
+}
+
+static float *model_copyh(const float *h, size_t n) {
+    float *c = (float *)malloc((n ? n : 1) * sizeof(float));
+    memcpy(c, h, n * sizeof(float));
+    return c;
+}
+
+static void *model_up(const void *h, size_t bytes) {
+    void *d = NULL;
+    if (dpprof_cuda_alloc(&d, bytes) != DPPROF_OK) return NULL;
+    if (bytes && dpprof_cuda_copy(d, h, bytes, DPPROF_COPY_H2D) != DPPROF_OK) {
+        dpprof_cuda_release(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* device -> new host array of n floats */
+static float *model_down(const float *d, size_t n) {
+    float *h = (float *)calloc(n ? n : 1, sizeof(float));
+    if (n) dpprof_cuda_copy(h, d, n * sizeof(float), DPPROF_COPY_D2H);
+    return h;
+}
+
+static void model_set(float *d, const float *h, size_t n) {
+    if (n) dpprof_cuda_copy(d, h, n * sizeof(float), DPPROF_COPY_H2D);
+}
+
+static double model_maxabs(const float *r, size_t n) {
+    double m = 0.0;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (fabs((double)r[i]) > m) m = fabs((double)r[i]);
+    return m;
+}
+
+/* max relative error with a floor; nan anywhere is an infinite error */
+static double model_err(const float *g, const float *r, size_t n, double floor) {
+    double e = 0.0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double d = fabs((double)g[i] - (double)r[i]), s = fabs((double)r[i]);
+        if (d != d) return INFINITY;
+        if (s < floor) s = floor;
+        if (d / s > e) e = d / s;
+    }
+    return e;
+}
+
+static int model_same(const float *a, const float *b, size_t n) { return memcmp(a, b, n * sizeof(float)) == 0; }
+
+static int model_ok(void) { return dpprof_cuda_sync() == DPPROF_OK; }
+
+/* ---- fill, init, noise: bit for bit ---- */
+static void test_model_rng_ops(void) {
+    const uint64_t seed = 0x1234567890ABCDEFull, stream = ((uint64_t)1 << 40) + 3;
+    size_t n = 5001, i, k;
+    float *h = (float *)calloc(n, sizeof(float)), *g, *d;
+    d = (float *)model_up(h, n * sizeof(float));
+    if (!d) {
+        CHECK(0, "model: device allocation");
+        free(h);
+        return;
+    }
+    dpprof_fill_gpu(d, n, 1.5f);
+    g = model_down(d, n);
+    for (i = 0; i < n; i++) h[i] = 1.5f;
+    CHECK(model_ok() && model_same(g, h, n), "model fill_gpu n=%zu: bitwise", n);
+    free(g);
+
+    /* init: as dpprof__init_param: (dpprof_real)(init_std * dpprof_normal(seed, stream, e)) */
+    {
+        const double sd = 0.02;
+        dpprof_init_normal_gpu(d, n, sd, seed, stream);
+        g = model_down(d, n);
+        for (i = 0; i < n; i++) h[i] = (float)(sd * dpprof_normal(seed, stream, (uint64_t)i));
+        CHECK(model_ok() && model_same(g, h, n), "model init_normal_gpu n=%zu (2 blocks of 4-element groups, tail of 1): bitwise", n);
+        free(g);
+    }
+
+    /* noise + division by the batch, as dpprof__noise: dpprof_add_noise_ref then (float)(g * inv_b) */
+    {
+        struct { size_t n; uint64_t offset; double sd; } cs[] = {{5001, 5, 0.7}, {1000, 8, 1.3}, {3, 2, 0.5}, {1, 7, 2.0}, {777, 3, 0.0}};
+        const double inv_b = 1.0 / 7.0;
+        for (k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+            size_t m = cs[k].n;
+            float *x = model_rand(m, 1.0f), *ref = model_copyh(x, m);
+            model_set(d, x, m);
+            dpprof_noise_scale_gpu(d, m, cs[k].sd, seed, 17, cs[k].offset, inv_b);
+            g = model_down(d, m);
+            if (cs[k].sd > 0) dpprof_add_noise_ref(ref, m, cs[k].sd, seed, 17, cs[k].offset);
+            for (i = 0; i < m; i++) ref[i] = (float)(ref[i] * inv_b);
+            CHECK(model_ok() && model_same(g, ref, m), "model noise_scale_gpu n=%zu offset=%llu stddev=%g: bitwise (worst %.3g)", m,
+                  (unsigned long long)cs[k].offset, cs[k].sd, model_err(g, ref, m, 1e-30));
+            free(x);
+            free(ref);
+            free(g);
+        }
+    }
+    dpprof_cuda_release(d);
+    free(h);
+}
+
+/* ---- non-finite flag ---- */
+static void test_model_nonfinite(void) {
+    size_t na = 100, nb = 1000, nc = 50;
+    float *a = model_rand(na, 1.0f), *b = model_rand(nb, 1.0f), *c = model_rand(nc, 1.0f);
+    float *da = (float *)model_up(a, na * 4), *db = (float *)model_up(b, nb * 4), *dc = (float *)model_up(c, nc * 4);
+    int tag = 123, rc;
+    float nanv = NAN, infv = INFINITY;
+    dpprof_nonfinite_reset_gpu();
+    dpprof_nonfinite_gpu(da, na, 2);
+    dpprof_nonfinite_gpu(db, nb, 5);
+    dpprof_nonfinite_gpu(dc, nc, 9);
+    rc = dpprof_nonfinite_result_gpu(&tag);
+    CHECK(rc == DPPROF_OK && tag == -1, "model nonfinite: all finite gives -1 (got %d, rc %d)", tag, rc);
+
+    dpprof_cuda_copy(db + 777, &nanv, sizeof nanv, DPPROF_COPY_H2D);
+    dpprof_nonfinite_reset_gpu();
+    dpprof_nonfinite_gpu(da, na, 2);
+    dpprof_nonfinite_gpu(db, nb, 5);
+    dpprof_nonfinite_gpu(dc, nc, 9);
+    rc = dpprof_nonfinite_result_gpu(&tag);
+    CHECK(rc == DPPROF_OK && tag == 5, "model nonfinite: nan at element 777 of the second tensor (tag 5) gives 5 (got %d)", tag);
+
+    dpprof_cuda_copy(dc + 3, &infv, sizeof infv, DPPROF_COPY_H2D);
+    dpprof_nonfinite_reset_gpu();
+    dpprof_nonfinite_gpu(dc, nc, 9);
+    dpprof_nonfinite_gpu(da, na, 2);
+    dpprof_nonfinite_gpu(db, nb, 5);
+    rc = dpprof_nonfinite_result_gpu(&tag);
+    CHECK(rc == DPPROF_OK && tag == 5, "model nonfinite: inf (tag 9) checked first, nan (tag 5) later: the smallest, 5 (got %d)", tag);
+
+    dpprof_nonfinite_reset_gpu();
+    dpprof_nonfinite_gpu(da, na, 2);
+    rc = dpprof_nonfinite_result_gpu(&tag);
+    CHECK(rc == DPPROF_OK && tag == -1, "model nonfinite: reset clears the flag (got %d)", tag);
+    dpprof_cuda_release(da);
+    dpprof_cuda_release(db);
+    dpprof_cuda_release(dc);
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* ---- matmul (cuBLAS) ---- */
+static void test_model_matmul_shape(int N, int IC, int OC) {
+    size_t ni = (size_t)N * IC, nw = (size_t)OC * IC, no = (size_t)N * OC;
+    float *inp = model_rand(ni, 1.0f), *w = model_rand(nw, 1.0f), *dout = model_rand(no, 1.0f);
+    float *dinp0 = model_rand(ni, 1.0f), *dw0 = model_rand(nw, 1.0f);
+    float *out = (float *)malloc(no * 4), *dinp = model_copyh(dinp0, ni), *dw = model_copyh(dw0, nw);
+    float *d_inp = (float *)model_up(inp, ni * 4), *d_w = (float *)model_up(w, nw * 4), *d_dout = (float *)model_up(dout, no * 4);
+    float *d_out = (float *)model_up(dout, no * 4); /* garbage start: the forward overwrites */
+    float *d_dinp = (float *)model_up(dinp0, ni * 4), *d_dw = (float *)model_up(dw0, nw * 4);
+    float *g, *g2, *g3;
+    int ok;
+
+    dpprof_matmul_fwd_ref(out, inp, w, N, IC, OC);
+    dpprof_matmul_fwd_gpu(d_out, d_inp, d_w, N, IC, OC);
+    g = model_down(d_out, no);
+    CHECK(model_ok() && model_err(g, out, no, model_maxabs(out, no)) < 1e-5, "model matmul_fwd N=%d IC=%d OC=%d: err %.3g (of max |out|) < 1e-5", N, IC, OC,
+          model_err(g, out, no, model_maxabs(out, no)));
+    free(g);
+
+    dpprof_matmul_bwd_ref(dinp, dw, dout, inp, w, N, IC, OC);
+    dpprof_matmul_bwd_gpu(d_dinp, d_dw, d_dout, d_inp, d_w, N, IC, OC);
+    g = model_down(d_dinp, ni);
+    g2 = model_down(d_dw, nw);
+    CHECK(model_ok() && model_err(g, dinp, ni, model_maxabs(dinp, ni)) < 1e-5 && model_err(g2, dw, nw, model_maxabs(dw, nw)) < 1e-5,
+          "model matmul_bwd N=%d IC=%d OC=%d (+= onto random): dinp err %.3g, dweight err %.3g < 1e-5", N, IC, OC,
+          model_err(g, dinp, ni, model_maxabs(dinp, ni)), model_err(g2, dw, nw, model_maxabs(dw, nw)));
+
+    /* one output at a time (the other NULL), from the same start: the same bits as both at once */
+    model_set(d_dinp, dinp0, ni);
+    model_set(d_dw, dw0, nw);
+    dpprof_matmul_bwd_gpu(d_dinp, NULL, d_dout, d_inp, d_w, N, IC, OC);
+    g3 = model_down(d_dw, nw);
+    ok = model_same(g3, dw0, nw);
+    free(g3);
+    g3 = model_down(d_dinp, ni);
+    ok = ok && model_same(g3, g, ni);
+    free(g3);
+    dpprof_matmul_bwd_gpu(NULL, d_dw, d_dout, d_inp, d_w, N, IC, OC);
+    g3 = model_down(d_dw, nw);
+    ok = ok && model_same(g3, g2, nw);
+    free(g3);
+    g3 = model_down(d_dinp, ni);
+    ok = ok && model_same(g3, g, ni);
+    free(g3);
+    CHECK(model_ok() && ok, "model matmul_bwd N=%d IC=%d OC=%d: a NULL output is skipped, the other is the same bits (determinism)", N, IC, OC);
+    free(g);
+    free(g2);
+    dpprof_cuda_release(d_inp);
+    dpprof_cuda_release(d_w);
+    dpprof_cuda_release(d_dout);
+    dpprof_cuda_release(d_out);
+    dpprof_cuda_release(d_dinp);
+    dpprof_cuda_release(d_dw);
+    free(inp);
+    free(w);
+    free(dout);
+    free(dinp0);
+    free(dw0);
+    free(out);
+    free(dinp);
+    free(dw);
+}
+
+/* ---- embedding ---- */
+static void test_model_embedding_shape(int N, int C, int V, int distinct) {
+    size_t nw = (size_t)V * C, no = (size_t)N * C;
+    int *tok = (int *)malloc((size_t)N * sizeof(int)), n;
+    float *wte = model_rand(nw, 1.0f), *dout = model_rand(no, 1.0f), *dw0 = model_rand(nw, 1.0f), *out = (float *)malloc(no * 4);
+    float *dw = model_copyh(dw0, nw), *g, *g2;
+    int *d_tok;
+    float *d_wte, *d_out, *d_dout, *d_dw;
+    for (n = 0; n < N; n++) tok[n] = (int)(model_next() % (uint64_t)distinct); /* repeats */
+    tok[N - 1] = V - 1;                                                        /* the last row of wte */
+    d_tok = (int *)model_up(tok, (size_t)N * sizeof(int));
+    d_wte = (float *)model_up(wte, nw * 4);
+    d_out = (float *)model_up(dout, no * 4);
+    d_dout = (float *)model_up(dout, no * 4);
+    d_dw = (float *)model_up(dw0, nw * 4);
+
+    dpprof_embedding_fwd_ref(out, tok, wte, N, C);
+    dpprof_embedding_fwd_gpu(d_out, d_tok, d_wte, N, C);
+    g = model_down(d_out, no);
+    CHECK(model_ok() && model_same(g, out, no), "model embedding_fwd N=%d C=%d V=%d: bitwise", N, C, V);
+    free(g);
+
+    dpprof_embedding_bwd_ref(dw, dout, tok, N, C);
+    dpprof_embedding_bwd_gpu(d_dw, d_dout, d_tok, N, C);
+    g = model_down(d_dw, nw);
+    model_set(d_dw, dw0, nw);
+    dpprof_embedding_bwd_gpu(d_dw, d_dout, d_tok, N, C);
+    g2 = model_down(d_dw, nw);
+    CHECK(model_ok() && model_err(g, dw, nw, 1e-3) < 1e-5 && model_same(g, g2, nw),
+          "model embedding_bwd N=%d C=%d V=%d, %d distinct tokens, += onto random: err %.3g < 1e-5 (%s), two runs the same bits", N, C, V, distinct,
+          model_err(g, dw, nw, 1e-3), model_same(g, dw, nw) ? "bitwise equal to the reference" : "not bitwise");
+    free(g);
+    free(g2);
+    dpprof_cuda_release(d_tok);
+    dpprof_cuda_release(d_wte);
+    dpprof_cuda_release(d_out);
+    dpprof_cuda_release(d_dout);
+    dpprof_cuda_release(d_dw);
+    free(tok);
+    free(wte);
+    free(dout);
+    free(dw0);
+    free(out);
+    free(dw);
+}
+
+/* ---- rmsnorm ---- */
+static void test_model_rmsnorm_shape(int N, int C, float eps) {
+    size_t nx = (size_t)N * C;
+    float *inp = model_rand(nx, 2.0f), *w = model_rand((size_t)C, 1.5f), *dout = model_rand(nx, 1.0f), *dinp0 = model_rand(nx, 1.0f), *dw0 = model_rand((size_t)C, 1.0f);
+    float *out = (float *)malloc(nx * 4), *rstd = (float *)malloc((size_t)N * 4), *dinp = model_copyh(dinp0, nx), *dw = model_copyh(dw0, (size_t)C);
+    float *d_inp = (float *)model_up(inp, nx * 4), *d_w = (float *)model_up(w, (size_t)C * 4), *d_dout = (float *)model_up(dout, nx * 4);
+    float *d_out = (float *)model_up(dout, nx * 4), *d_rstd = (float *)model_up(inp, (size_t)N * 4);
+    float *d_dinp = (float *)model_up(dinp0, nx * 4), *d_dw = (float *)model_up(dw0, (size_t)C * 4);
+    float *g, *g2, *g3, *g4;
+    double e1, e2;
+
+    dpprof_rmsnorm_fwd_ref(out, rstd, inp, w, N, C, eps);
+    dpprof_rmsnorm_fwd_gpu(d_out, d_rstd, d_inp, d_w, N, C, eps);
+    g = model_down(d_out, nx);
+    g2 = model_down(d_rstd, (size_t)N);
+    e1 = model_err(g, out, nx, 1e-3);
+    e2 = model_err(g2, rstd, (size_t)N, 1e-3);
+    CHECK(model_ok() && e1 < 1e-5 && e2 < 1e-5, "model rmsnorm_fwd N=%d C=%d eps=%g: out err %.3g, rstd err %.3g < 1e-5", N, C, (double)eps, e1, e2);
+    free(g);
+    free(g2);
+
+    /* the backward from the reference's rstd, so only the backward is measured */
+    model_set(d_rstd, rstd, (size_t)N);
+    dpprof_rmsnorm_bwd_ref(dinp, dw, dout, inp, w, rstd, N, C);
+    dpprof_rmsnorm_bwd_gpu(d_dinp, d_dw, d_dout, d_inp, d_w, d_rstd, N, C);
+    g = model_down(d_dinp, nx);
+    g2 = model_down(d_dw, (size_t)C);
+    e1 = model_err(g, dinp, nx, 1e-2);
+    e2 = model_err(g2, dw, (size_t)C, model_maxabs(dw, (size_t)C));
+    CHECK(model_ok() && e1 < 1e-5 && e2 < 1e-5, "model rmsnorm_bwd N=%d C=%d (+= onto random): dinp err %.3g, dweight err %.3g < 1e-5", N, C, e1, e2);
+
+    /* again from the same start: the same bits; dweight NULL leaves dinp's bits alone */
+    model_set(d_dinp, dinp0, nx);
+    model_set(d_dw, dw0, (size_t)C);
+    dpprof_rmsnorm_bwd_gpu(d_dinp, d_dw, d_dout, d_inp, d_w, d_rstd, N, C);
+    g3 = model_down(d_dinp, nx);
+    g4 = model_down(d_dw, (size_t)C);
+    CHECK(model_ok() && model_same(g, g3, nx) && model_same(g2, g4, (size_t)C), "model rmsnorm_bwd N=%d C=%d: two runs the same bits", N, C);
+    free(g3);
+    free(g4);
+    model_set(d_dinp, dinp0, nx);
+    model_set(d_dw, dw0, (size_t)C);
+    dpprof_rmsnorm_bwd_gpu(d_dinp, NULL, d_dout, d_inp, d_w, d_rstd, N, C);
+    g3 = model_down(d_dinp, nx);
+    g4 = model_down(d_dw, (size_t)C);
+    CHECK(model_ok() && model_same(g, g3, nx) && model_same(g4, dw0, (size_t)C), "model rmsnorm_bwd N=%d C=%d: dweight NULL, dinp the same bits", N, C);
+    free(g3);
+    free(g4);
+    free(g);
+    free(g2);
+    dpprof_cuda_release(d_inp);
+    dpprof_cuda_release(d_w);
+    dpprof_cuda_release(d_dout);
+    dpprof_cuda_release(d_out);
+    dpprof_cuda_release(d_rstd);
+    dpprof_cuda_release(d_dinp);
+    dpprof_cuda_release(d_dw);
+    free(inp);
+    free(w);
+    free(dout);
+    free(dinp0);
+    free(dw0);
+    free(out);
+    free(rstd);
+    free(dinp);
+    free(dw);
+}
+
+/* ---- rope ---- */
+static void test_model_rope_shape(int B, int T, int NH, int HS, double theta) {
+    size_t n = (size_t)B * T * NH * HS;
+    float *x = model_rand(n, 1.0f), *ref = model_copyh(x, n), *d_x = (float *)model_up(x, n * 4), *g;
+    double e1, e2;
+    dpprof_rope_fwd_ref(ref, B, T, NH, HS, theta);
+    dpprof_rope_fwd_gpu(d_x, B, T, NH, HS, theta);
+    g = model_down(d_x, n);
+    e1 = model_err(g, ref, n, 1e-2);
+    free(g);
+    dpprof_rope_bwd_ref(ref, B, T, NH, HS, theta);
+    dpprof_rope_bwd_gpu(d_x, B, T, NH, HS, theta);
+    g = model_down(d_x, n);
+    e2 = model_err(g, ref, n, 1e-2);
+    CHECK(model_ok() && e1 < 1e-5 && e2 < 1e-5, "model rope B=%d T=%d NH=%d HS=%d theta=%g: fwd err %.3g, then bwd err %.3g < 1e-5 (floor 1e-2)", B, T, NH, HS, theta, e1, e2);
+    free(g);
+    free(x);
+    free(ref);
+    dpprof_cuda_release(d_x);
+}
+
+/* ---- swiglu, add, scale, last token ---- */
+static void test_model_elementwise(size_t n) {
+    float *gate = model_rand(n, 6.0f), *up = model_rand(n, 2.0f), *dh = model_rand(n, 1.0f);
+    float *h = (float *)malloc(n * 4), *dg = (float *)malloc(n * 4), *du = (float *)malloc(n * 4), *g, *g2;
+    float *d_gate = (float *)model_up(gate, n * 4), *d_up = (float *)model_up(up, n * 4), *d_dh = (float *)model_up(dh, n * 4);
+    float *d_h = (float *)model_up(dh, n * 4), *d_dg = (float *)model_up(dh, n * 4), *d_du = (float *)model_up(dh, n * 4);
+    double e1, e2;
+
+    dpprof_swiglu_fwd_ref(h, gate, up, n);
+    dpprof_swiglu_fwd_gpu(d_h, d_gate, d_up, n);
+    g = model_down(d_h, n);
+    e1 = model_err(g, h, n, 1e-6);
+    CHECK(model_ok() && e1 < 1e-5, "model swiglu_fwd n=%zu: err %.3g < 1e-5", n, e1);
+    free(g);
+    dpprof_swiglu_bwd_ref(dg, du, dh, gate, up, n);
+    dpprof_swiglu_bwd_gpu(d_dg, d_du, d_dh, d_gate, d_up, n);
+    g = model_down(d_dg, n);
+    g2 = model_down(d_du, n);
+    e1 = model_err(g, dg, n, 1e-6);
+    e2 = model_err(g2, du, n, 1e-6);
+    CHECK(model_ok() && e1 < 1e-5 && e2 < 1e-5, "model swiglu_bwd n=%zu: dgate err %.3g, dup err %.3g < 1e-5", n, e1, e2);
+    free(g);
+    free(g2);
+
+    /* add: separate output, out == a, out == b; bit for bit (one float add) */
+    {
+        int ok;
+        dpprof_add_ref(h, gate, up, n);
+        dpprof_add_gpu(d_h, d_gate, d_up, n);
+        g = model_down(d_h, n);
+        ok = model_same(g, h, n);
+        free(g);
+        dpprof_add_gpu(d_dg, d_gate, d_up, n); /* d_dg = gate + up, then d_dg += dh in place (out == a) */
+        dpprof_add_gpu(d_dg, d_dg, d_dh, n);
+        dpprof_add_ref(h, h, dh, n);
+        g = model_down(d_dg, n);
+        ok = ok && model_same(g, h, n);
+        free(g);
+        dpprof_add_gpu(d_dg, d_up, d_dg, n); /* out == b */
+        dpprof_add_ref(h, up, h, n);
+        g = model_down(d_dg, n);
+        ok = ok && model_same(g, h, n);
+        free(g);
+        CHECK(model_ok() && ok, "model add n=%zu: separate, out == a, out == b: bitwise", n);
+    }
+    /* scale: separate and in place, bit for bit */
+    {
+        int ok;
+        dpprof_scale_ref(h, gate, n, 0.3);
+        dpprof_scale_gpu(d_h, d_gate, n, 0.3);
+        g = model_down(d_h, n);
+        ok = model_same(g, h, n);
+        free(g);
+        dpprof_scale_ref(h, h, n, -1.0 / 3.0);
+        dpprof_scale_gpu(d_h, d_h, n, -1.0 / 3.0);
+        g = model_down(d_h, n);
+        ok = ok && model_same(g, h, n);
+        CHECK(model_ok() && ok, "model scale n=%zu: separate and in place: bitwise (worst %.3g)", n, model_err(g, h, n, 1e-30));
+        free(g);
+    }
+    dpprof_cuda_release(d_gate);
+    dpprof_cuda_release(d_up);
+    dpprof_cuda_release(d_dh);
+    dpprof_cuda_release(d_h);
+    dpprof_cuda_release(d_dg);
+    dpprof_cuda_release(d_du);
+    free(gate);
+    free(up);
+    free(dh);
+    free(h);
+    free(dg);
+    free(du);
+}
+
+static void test_model_last_token(int B, int T, int C) {
+    size_t ni = (size_t)B * T * C, no = (size_t)B * C;
+    float *inp = model_rand(ni, 1.0f), *dout = model_rand(no, 1.0f), *out = (float *)malloc(no * 4), *dinp = model_copyh(inp, ni);
+    float *d_inp = (float *)model_up(inp, ni * 4), *d_dout = (float *)model_up(dout, no * 4), *d_out = (float *)model_up(dout, no * 4), *g;
+    int ok;
+    dpprof_last_token_fwd_ref(out, inp, B, T, C);
+    dpprof_last_token_fwd_gpu(d_out, d_inp, B, T, C);
+    g = model_down(d_out, no);
+    ok = model_same(g, out, no);
+    free(g);
+    dpprof_last_token_bwd_ref(dinp, dout, B, T, C); /* += onto inp's values: the other rows untouched */
+    dpprof_last_token_bwd_gpu(d_inp, d_dout, B, T, C);
+    g = model_down(d_inp, ni);
+    CHECK(model_ok() && ok && model_same(g, dinp, ni), "model last_token fwd and bwd (+=) B=%d T=%d C=%d: bitwise", B, T, C);
+    free(g);
+    dpprof_cuda_release(d_inp);
+    dpprof_cuda_release(d_dout);
+    dpprof_cuda_release(d_out);
+    free(inp);
+    free(dout);
+    free(out);
+    free(dinp);
+}
+
+/* ---- cross-entropy ---- */
+static void test_model_crossentropy_shape(int B, int T, int V, float scale, float shift) {
+    size_t N = (size_t)B * T, nl = N * (size_t)V, i;
+    int *tgt = (int *)malloc(N * sizeof(int)), *d_tgt;
+    float *logits = model_rand(nl, scale), *dl = model_rand((size_t)B, 1.0f), *losses = (float *)malloc((size_t)B * 4), *dlog = (float *)malloc(nl * 4);
+    float *d_logits, *d_dl, *d_losses, *d_dlog, *g, *g2;
+    double e1, e2;
+    for (i = 0; i < nl; i++) logits[i] += shift;
+    for (i = 0; i < N; i++) tgt[i] = (int)(model_next() % (uint64_t)V);
+    tgt[0] = V - 1;
+    d_tgt = (int *)model_up(tgt, N * sizeof(int));
+    d_logits = (float *)model_up(logits, nl * 4);
+    d_dl = (float *)model_up(dl, (size_t)B * 4);
+    d_losses = (float *)model_up(dl, (size_t)B * 4);
+    d_dlog = (float *)model_up(logits, nl * 4);
+
+    dpprof_crossentropy_fwd_ref(losses, logits, tgt, B, T, V);
+    dpprof_crossentropy_fwd_gpu(d_losses, d_logits, d_tgt, B, T, V);
+    g = model_down(d_losses, (size_t)B);
+    dpprof_crossentropy_fwd_gpu(d_losses, d_logits, d_tgt, B, T, V);
+    g2 = model_down(d_losses, (size_t)B);
+    e1 = model_err(g, losses, (size_t)B, 1e-3);
+    CHECK(model_ok() && e1 < 1e-5 && model_same(g, g2, (size_t)B), "model crossentropy_fwd B=%d T=%d V=%d logits %g+-%g: err %.3g < 1e-5, two runs the same bits", B, T, V,
+          shift, scale, e1);
+    free(g);
+    free(g2);
+
+    dpprof_crossentropy_bwd_ref(dlog, logits, tgt, dl, B, T, V);
+    dpprof_crossentropy_bwd_gpu(d_dlog, d_logits, d_tgt, d_dl, B, T, V); /* separate output (started as garbage) */
+    g = model_down(d_dlog, nl);
+    dpprof_crossentropy_bwd_gpu(d_logits, d_logits, d_tgt, d_dl, B, T, V); /* in place */
+    g2 = model_down(d_logits, nl);
+    e1 = model_err(g, dlog, nl, 1e-6);
+    e2 = model_err(g2, dlog, nl, 1e-6);
+    CHECK(model_ok() && e1 < 1e-5 && e2 < 1e-5 && model_same(g, g2, nl), "model crossentropy_bwd B=%d T=%d V=%d: err %.3g, in place err %.3g < 1e-5, the same bits", B, T, V,
+          e1, e2);
+    free(g);
+    free(g2);
+    dpprof_cuda_release(d_tgt);
+    dpprof_cuda_release(d_logits);
+    dpprof_cuda_release(d_dl);
+    dpprof_cuda_release(d_losses);
+    dpprof_cuda_release(d_dlog);
+    free(tgt);
+    free(logits);
+    free(dl);
+    free(losses);
+    free(dlog);
+}
+
+/* ---- optimizers ---- */
+static void test_model_optim(size_t n) {
+    float *p = model_rand(n, 1.0f), *m = model_rand(n, 0.1f), *v = model_rand(n, 0.01f), *gr = model_rand(n, 1.0f);
+    float *d_p, *d_m, *d_v, *d_g, *g1, *g2, *g3;
+    size_t i;
+    double e1, e2, e3;
+    for (i = 0; i < n; i++) v[i] = v[i] * v[i];
+    d_p = (float *)model_up(p, n * 4);
+    d_m = (float *)model_up(m, n * 4);
+    d_v = (float *)model_up(v, n * 4);
+    d_g = (float *)model_up(gr, n * 4);
+    dpprof_adam_ref(p, m, v, gr, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3);
+    dpprof_adam_gpu(d_p, d_m, d_v, d_g, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3);
+    g1 = model_down(d_p, n);
+    g2 = model_down(d_m, n);
+    g3 = model_down(d_v, n);
+    e1 = model_err(g1, p, n, 1e-6);
+    e2 = model_err(g2, m, n, 1e-6);
+    e3 = model_err(g3, v, n, 1e-12);
+    CHECK(model_ok() && e1 < 1e-6 && e2 < 1e-6 && e3 < 1e-6, "model adam n=%zu t=3 wd=0.1: param err %.3g, m err %.3g, v err %.3g < 1e-6 (%s)", n, e1, e2, e3,
+          model_same(g1, p, n) && model_same(g2, m, n) && model_same(g3, v, n) ? "bitwise" : "not bitwise");
+    free(g1);
+    free(g2);
+    free(g3);
+    dpprof_sgd_ref(p, gr, n, 0.05);
+    dpprof_sgd_gpu(d_p, d_g, n, 0.05);
+    g1 = model_down(d_p, n);
+    e1 = model_err(g1, p, n, 1e-6);
+    CHECK(model_ok() && e1 < 1e-6, "model sgd n=%zu: err %.3g < 1e-6 (%s)", n, e1, model_same(g1, p, n) ? "bitwise" : "not bitwise");
+    free(g1);
+    dpprof_cuda_release(d_p);
+    dpprof_cuda_release(d_m);
+    dpprof_cuda_release(d_v);
+    dpprof_cuda_release(d_g);
+    free(p);
+    free(m);
+    free(v);
+    free(gr);
+}
+
+/* empty sizes queue nothing and write nothing; matmul with IC = 0 writes zeros (empty dot products) */
+static void test_model_zero_sizes(void) {
+    float h[8] = {1, 2, 3, 4, 5, 6, 7, 8}, *g;
+    int tok[2] = {0, 1};
+    float *d = (float *)model_up(h, sizeof h), *d2 = (float *)model_up(h, sizeof h);
+    int *dt = (int *)model_up(tok, sizeof tok), ok;
+    dpprof_fill_gpu(d, 0, 0.0f);
+    dpprof_init_normal_gpu(d, 0, 1.0, 1, 2);
+    dpprof_noise_scale_gpu(d, 0, 1.0, 1, 2, 3, 0.5);
+    dpprof_nonfinite_gpu(d, 0, 0);
+    dpprof_matmul_fwd_gpu(d, d2, d2, 0, 2, 2);
+    dpprof_matmul_bwd_gpu(d, d, d2, d2, d2, 0, 2, 2);
+    dpprof_matmul_bwd_gpu(d, d, d2, d2, d2, 2, 2, 0);
+    dpprof_embedding_fwd_gpu(d, dt, d2, 0, 4);
+    dpprof_embedding_bwd_gpu(d, d2, dt, 0, 4);
+    dpprof_embedding_bwd_gpu(d, d2, dt, 2, 0);
+    dpprof_rmsnorm_fwd_gpu(d, d, d2, d2, 0, 4, 1e-5f);
+    dpprof_rmsnorm_bwd_gpu(d, d, d2, d2, d2, d2, 0, 4);
+    dpprof_rope_fwd_gpu(d, 0, 2, 1, 4, 1e4);
+    dpprof_rope_bwd_gpu(d, 1, 0, 1, 4, 1e4);
+    dpprof_swiglu_fwd_gpu(d, d2, d2, 0);
+    dpprof_swiglu_bwd_gpu(d, d, d2, d2, d2, 0);
+    dpprof_add_gpu(d, d2, d2, 0);
+    dpprof_scale_gpu(d, d2, 0, 2.0);
+    dpprof_crossentropy_fwd_gpu(d, d2, dt, 0, 2, 4);
+    dpprof_crossentropy_bwd_gpu(d, d2, dt, d2, 1, 0, 4);
+    dpprof_last_token_fwd_gpu(d, d2, 0, 2, 4);
+    dpprof_last_token_bwd_gpu(d, d2, 2, 2, 0);
+    dpprof_adam_gpu(d, d, d, d2, 0, 1e-3, 0.9, 0.999, 1e-8, 0.0, 1);
+    dpprof_sgd_gpu(d, d2, 0, 0.1);
+    g = model_down(d, 8);
+    ok = model_ok() && model_same(g, h, 8);
+    free(g);
+    dpprof_matmul_fwd_gpu(d, d2, d2, 2, 0, 3); /* out (2,3) = zeros */
+    g = model_down(d, 8);
+    ok = ok && g[0] == 0 && g[5] == 0 && g[6] == 7;
+    CHECK(model_ok() && ok, "model: zero sizes queue no error and write nothing; matmul with IC=0 writes zeros");
+    free(g);
+    dpprof_cuda_release(d);
+    dpprof_cuda_release(d2);
+    dpprof_cuda_release(dt);
+}
+
+static void test_model(void) {
+    test_model_rng_ops();
+    test_model_nonfinite();
+    test_model_matmul_shape(37, 48, 53);
+    test_model_matmul_shape(130, 300, 70);
+    test_model_embedding_shape(37, 48, 53, 10);
+    test_model_embedding_shape(2500, 40, 53, 53); /* 4096 sorted keys: two tiles and the global merge steps */
+    test_model_rmsnorm_shape(37, 48, 1e-3f);
+    test_model_rmsnorm_shape(300, 200, 1e-5f); /* 38 blocks of 8 rows; dweight in 5 row chunks, 2 column blocks */
+    test_model_rope_shape(2, 5, 3, 16, 10000.0);
+    test_model_rope_shape(2, 5, 3, 64, 10000.0);
+    test_model_rope_shape(3, 37, 4, 128, 500000.0);
+    test_model_elementwise(1000);
+    test_model_last_token(3, 5, 48);
+    test_model_last_token(4, 3, 300); /* 5 blocks */
+    test_model_zero_sizes();
+    test_model_crossentropy_shape(3, 5, 53, 3.0f, 0.0f);
+    test_model_crossentropy_shape(2, 3, 1000, 8.0f, 1000.0f); /* 512 threads per row, large logits */
+    test_model_optim(1000);
+}

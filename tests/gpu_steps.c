@@ -1,0 +1,256 @@
+/* ---- whole steps: the cuda backend against the cpu backend --------------------------------------- */
+
+/* largest |a - b| / max(|b|, floor) over n values */
+static double steps_relerr(const dpprof_real *a, const dpprof_real *b, size_t n, double floor_) {
+    double worst = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]), m = fabs((double)b[i]);
+        double e = d / (m > floor_ ? m : floor_);
+        if (!(e <= worst)) worst = e; /* nan wins */
+    }
+    return worst;
+}
+
+/* the largest relative error over every trainable tensor's 'g' or 'w' of two sessions; floor is a
+   fraction of the tensor's largest magnitude (tiny entries of a sum of cancelling terms carry fp32 noise) */
+static double steps_tensors_err(dpprof_session *a, dpprof_session *b, char which, const char **worst_name) {
+    double worst = 0;
+    int i;
+    *worst_name = "-";
+    for (i = 0; i < dpprof_session_param_count(a); i++) {
+        dpprof_param *p = dpprof_session_param(a, i);
+        size_t n = (size_t)p->w.n, k;
+        dpprof_real *x, *y;
+        double big = 0, e;
+        if (which == 'g' && !p->trainable) continue;
+        x = (dpprof_real *)malloc(sizeof(dpprof_real) * n);
+        y = (dpprof_real *)malloc(sizeof(dpprof_real) * n);
+        if (!x || !y || dpprof_session_param_read(a, i, which, x) != DPPROF_OK || dpprof_session_param_read(b, i, which, y) != DPPROF_OK) {
+            free(x);
+            free(y);
+            return INFINITY;
+        }
+        for (k = 0; k < n; k++)
+            if (fabs((double)y[k]) > big) big = fabs((double)y[k]);
+        e = steps_relerr(x, y, n, big * 1e-3 > 1e-30 ? big * 1e-3 : 1e-30);
+        if (!(e <= worst)) {
+            worst = e;
+            *worst_name = p->name;
+        }
+        free(x);
+        free(y);
+    }
+    return worst;
+}
+
+static void steps_config(dpprof_config *c, int algo, int per_layer, int cls, int lora) {
+    memset(c, 0, sizeof *c);
+    c->preset = "tiny";
+    c->seq = 12;
+    c->batch = 4;
+    c->physical_batch = 3; /* an uneven split: 3 + 1 */
+    c->algo = (dpprof_algo)algo;
+    c->per_layer_clipping = per_layer;
+    if (algo != DPPROF_ALGO_VANILLA) c->max_grad_norm = 0.05; /* small enough that some samples are clipped, some not */
+    c->task = cls ? DPPROF_TASK_CLS : DPPROF_TASK_LM;
+    if (cls) c->classes = 3;
+    c->seed = 7;
+    c->steps = 2;
+    if (lora) {
+        c->lora_rank = 4;
+        c->lora_targets = "q,v,down";
+    }
+}
+
+/* lora_B starts at zero: move it the same way in both sessions so A has a gradient */
+static int steps_perturb_lora(dpprof_session *s) {
+    int i;
+    for (i = 0; i < dpprof_session_param_count(s); i++) {
+        dpprof_param *p = dpprof_session_param(s, i);
+        dpprof_real *w;
+        int64_t e;
+        if (!strstr(p->name, "lora_B")) continue;
+        w = (dpprof_real *)malloc(sizeof(dpprof_real) * (size_t)p->w.n);
+        if (!w) return DPPROF_ERR_OOM;
+        for (e = 0; e < p->w.n; e++) w[e] = (dpprof_real)(0.2 * sin(0.37 * (double)e + i));
+        if (dpprof_session_param_write(s, i, 'w', w) != DPPROF_OK) {
+            free(w);
+            return DPPROF_ERR_CUDA;
+        }
+        free(w);
+    }
+    return DPPROF_OK;
+}
+
+/* one configuration: the clipped gradient (norms, factors, sum) and then two noisy adam steps */
+static void steps_case(int algo, int per_layer, int cls, int lora) {
+    dpprof_config c;
+    dpprof_session *cpu = NULL, *gpu = NULL;
+    char name[128];
+    int tok[4 * 12], tgt[4 * 12], i, rc;
+    double ncpu[4], ngpu[4], ccpu[4], cgpu[4], en = 0, ec = 0, eg, ew;
+    const char *wn;
+    snprintf(name, sizeof name, "step %s%s%s%s", dpprof_algo_name(algo), per_layer ? " per-layer" : "", cls ? " cls" : " lm", lora ? " lora" : "");
+    steps_config(&c, algo, per_layer, cls, lora);
+    c.backend = DPPROF_BACKEND_CPU;
+    rc = dpprof_session_create(&c, &cpu);
+    if (rc == DPPROF_OK) {
+        c.backend = DPPROF_BACKEND_CUDA;
+        rc = dpprof_session_create(&c, &gpu);
+    }
+    CHECK(rc == DPPROF_OK, "%s: cpu and cuda sessions (%s)", name, rc ? dpprof_last_error() : "ok");
+    if (rc != DPPROF_OK) goto done;
+    if (lora) CHECK(steps_perturb_lora(cpu) == DPPROF_OK && steps_perturb_lora(gpu) == DPPROF_OK, "%s: lora_B moved off zero in both", name);
+    ew = steps_tensors_err(gpu, cpu, 'w', &wn);
+    CHECK(ew == 0, "%s: the initial weights are bitwise equal (worst %.3g in %s)", name, ew, wn);
+    dpprof_session_batch(cpu, 0, 0, 4, tok, tgt);
+    if (algo == DPPROF_ALGO_VANILLA) {
+        double lcpu[4], lgpu[4];
+        rc = dpprof_session_grad(cpu, tok, tgt, 4, lcpu);
+        if (rc == DPPROF_OK) rc = dpprof_session_grad(gpu, tok, tgt, 4, lgpu);
+        CHECK(rc == DPPROF_OK, "%s: the gradient on both backends (%s)", name, rc ? dpprof_last_error() : "ok");
+        for (i = 0; i < 4; i++) en = fmax(en, fabs(lcpu[i] - lgpu[i]) / fabs(lcpu[i]));
+        CHECK(en < 1e-5, "%s: per-sample losses agree (worst relative %.3g, tolerance 1e-5)", name, en);
+    } else {
+        rc = dpprof_session_clipped_grad(cpu, tok, tgt, 4, ncpu, ccpu);
+        if (rc == DPPROF_OK) rc = dpprof_session_clipped_grad(gpu, tok, tgt, 4, ngpu, cgpu);
+        CHECK(rc == DPPROF_OK, "%s: the clipped gradient on both backends (%s)", name, rc ? dpprof_last_error() : "ok");
+        if (rc != DPPROF_OK) goto done;
+        for (i = 0; i < 4; i++) {
+            en = fmax(en, fabs(ncpu[i] - ngpu[i]) / ncpu[i]);
+            if (!per_layer) ec = fmax(ec, fabs(ccpu[i] - cgpu[i]) / ccpu[i]);
+        }
+        CHECK(en < 1e-4, "%s: per-sample norms agree (worst relative %.3g, tolerance 1e-4; norms %.4g .. %.4g)", name, en, ncpu[0], ncpu[3]);
+        if (!per_layer) {
+            int clipped = 0;
+            for (i = 0; i < 4; i++) clipped += ccpu[i] < 1;
+            CHECK(ec < 1e-4, "%s: clip factors agree (worst relative %.3g, tolerance 1e-4; %d of 4 clipped)", name, ec, clipped);
+        }
+    }
+    eg = steps_tensors_err(gpu, cpu, 'g', &wn);
+    CHECK(eg < 1e-3, "%s: the summed (clipped) gradient agrees (worst relative %.3g in %s, tolerance 1e-3, floor 1e-3 of each tensor's largest value)", name, eg, wn);
+    /* two full steps with noise: the same noise bits on both, updates within fp32 tolerance */
+    dpprof_session_destroy(cpu);
+    dpprof_session_destroy(gpu);
+    cpu = gpu = NULL;
+    if (algo != DPPROF_ALGO_VANILLA) c.sigma = 0.5;
+    c.backend = DPPROF_BACKEND_CPU;
+    rc = dpprof_session_create(&c, &cpu);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(cpu);
+    if (rc == DPPROF_OK) {
+        c.backend = DPPROF_BACKEND_CUDA;
+        rc = dpprof_session_create(&c, &gpu);
+    }
+    if (rc == DPPROF_OK) rc = dpprof_session_run(gpu);
+    CHECK(rc == DPPROF_OK, "%s: two noisy adam steps on both backends (%s)", name, rc ? dpprof_last_error() : "ok");
+    if (rc != DPPROF_OK) goto done;
+    ew = steps_tensors_err(gpu, cpu, 'w', &wn);
+    /* adam divides by sqrt(v): an element whose gradient is ~0 moves by lr either way, so compare
+       the weights at the scale of lr rather than relative to tiny values */
+    CHECK(ew < 1e-3, "%s: weights after two steps agree (worst %.3g relative to 1e-3 of each tensor's scale, in %s)", name, ew, wn);
+    CHECK(fabs(dpprof_session_step_loss(cpu, 1) - dpprof_session_step_loss(gpu, 1)) < 1e-4 * fabs(dpprof_session_step_loss(cpu, 1)),
+          "%s: the second step's loss agrees (cpu %.8g, cuda %.8g)", name, dpprof_session_step_loss(cpu, 1), dpprof_session_step_loss(gpu, 1));
+    {
+        const char *why = NULL;
+        dpprof_session *dry = NULL;
+        c.backend = DPPROF_BACKEND_DRY;
+        rc = dpprof_session_create(&c, &dry);
+        if (rc == DPPROF_OK) rc = dpprof_session_run(dry);
+        CHECK(rc == DPPROF_OK && dpprof_prof_same_memory(dpprof_session_prof(gpu), dpprof_session_prof(dry), &why),
+              "%s: the device memory profile equals the dry backend's, event for event (%s)", name, why ? why : "same");
+        dpprof_session_destroy(dry);
+    }
+    {
+        /* the driver (the pool) rounds every live allocation up to its granularity (2 MiB) and holds
+           the cuBLAS handle's state: a stated margin of 2 MiB per allocation live at the peak plus 64 MiB */
+        const dpprof_prof *p = dpprof_session_prof(gpu);
+        size_t e, live = 0;
+        double peak = (double)p->peak_bytes, drv = (double)gpu->drv_peak, margin;
+        for (e = 0; e <= p->peak_event && e < p->n_events; e++) live = p->events[e].bytes > 0 ? live + 1 : live - 1;
+        margin = 2.0 * 1048576.0 * (double)live + 64.0 * 1048576.0;
+        CHECK(drv >= 0.99 * peak && drv <= peak + margin, "%s: the driver's peak use %.1f MiB vs the accountant's %.1f MiB (margin %.0f MiB)", name, drv / 1048576.0,
+              peak / 1048576.0, margin / 1048576.0);
+    }
+done:
+    dpprof_session_destroy(cpu);
+    dpprof_session_destroy(gpu);
+}
+
+/* the same configuration twice on the gpu: bitwise the same losses and weights */
+static void steps_determinism(void) {
+    dpprof_config c;
+    dpprof_session *a = NULL, *b = NULL;
+    const char *wn;
+    int rc;
+    steps_config(&c, DPPROF_ALGO_FLASH_BK, 0, 0, 0);
+    c.sigma = 1.0;
+    c.backend = DPPROF_BACKEND_CUDA;
+    rc = dpprof_session_create(&c, &a);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(a);
+    if (rc == DPPROF_OK) rc = dpprof_session_create(&c, &b);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(b);
+    CHECK(rc == DPPROF_OK, "determinism: two identical flash_bk runs on the gpu (%s)", rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK) {
+        double ew = steps_tensors_err(a, b, 'w', &wn);
+        CHECK(ew == 0 && dpprof_session_step_loss(a, 1) == dpprof_session_step_loss(b, 1), "determinism: bitwise equal weights and losses (worst %.3g in %s)", ew, wn);
+    }
+    dpprof_session_destroy(a);
+    dpprof_session_destroy(b);
+}
+
+/* a configuration that cannot fit is status oom with the bytes it asked for, not a crash */
+static void steps_oom(void) {
+    dpprof_config c;
+    dpprof_session *s = NULL;
+    dpprof_device_info d;
+    int rc;
+    memset(&c, 0, sizeof c);
+    c.preset = "llama-3.1-8b";
+    c.seq = 16384;
+    c.batch = 64;
+    c.algo = DPPROF_ALGO_PERSAMPLE;
+    c.backend = DPPROF_BACKEND_CUDA;
+    c.steps = 1;
+    dpprof_cuda_device_info(0, &d);
+    rc = dpprof_session_create(&c, &s);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(s);
+    CHECK(rc == DPPROF_ERR_OOM && strstr(dpprof_last_error(), "bytes"), "oom: llama-3.1-8b, T=16384, B=64, persample on %.0f GiB is DPPROF_ERR_OOM naming the bytes (%s)",
+          (double)d.total_bytes / 1073741824.0, dpprof_last_error());
+    if (s) {
+        FILE *f = tmpfile();
+        char buf[4096];
+        size_t n = 0;
+        CHECK(f && dpprof_session_write_json(s, f, "oom", "oom", dpprof_last_error()) == DPPROF_OK, "oom: the result json is written");
+        if (f) {
+            rewind(f);
+            n = fread(buf, 1, sizeof buf - 1, f);
+            buf[n] = 0;
+            fclose(f);
+        }
+        CHECK(strstr(buf, "\"status\": \"oom\"") != NULL, "oom: its status is oom");
+    }
+    dpprof_session_destroy(s);
+    /* and the device is usable afterwards */
+    steps_config(&c, DPPROF_ALGO_VANILLA, 0, 0, 0);
+    c.backend = DPPROF_BACKEND_CUDA;
+    s = NULL;
+    rc = dpprof_session_create(&c, &s);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(s);
+    CHECK(rc == DPPROF_OK, "oom: a small run after it succeeds (%s)", rc ? dpprof_last_error() : "ok");
+    dpprof_session_destroy(s);
+}
+
+static void test_steps(void) {
+    static const int algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
+    size_t a;
+    for (a = 0; a < sizeof algos / sizeof algos[0]; a++) steps_case(algos[a], 0, 0, 0);
+    steps_case(DPPROF_ALGO_FLASH_BK, 1, 0, 0);
+    steps_case(DPPROF_ALGO_GHOST, 1, 0, 0);
+    steps_case(DPPROF_ALGO_PERSAMPLE, 0, 1, 0);
+    steps_case(DPPROF_ALGO_FLASH, 0, 1, 0);
+    steps_case(DPPROF_ALGO_GHOST_BK, 0, 0, 1);
+    steps_case(DPPROF_ALGO_FLASH_BK, 0, 1, 1);
+    steps_determinism();
+    steps_oom();
+}
