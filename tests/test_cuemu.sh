@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# tests/test_cuemu.sh - the command line on the cuda backend, run on tests/cuemu.h (the cpu emulator of
+# the cuda subset dpprof_kernels.cu uses; build/dpprof-cuemu): a run's json names the device and has
+# gpu times, mfu and the driver's memory figure; --trace has the ops; --dump works from device memory;
+# --dram says why it has no counters; out-of-memory on the device is exit 3 with status oom; the
+# memory profile equals the dry backend's. the arithmetic itself is checked by build/tests/test_cuemu.
+cd "$(dirname "$0")/.." || exit 1
+source tests/lib.bash
+bin=build/dpprof-cuemu
+[ -x "$bin" ] || { fail "$bin is missing (make test builds it)"; exit 1; }
+small="--preset tiny --seq 16 --batch 4 --physical-batch 2 --steps 2 --warmup 1 --quiet"
+
+"$bin" run $small --backend cuda --algo flash_bk --sigma 1 --max-grad-norm 1 --dram --out "$tmp/run.json" --trace "$tmp/trace.json" 2>"$tmp/err"
+check "cuda run (emulated) exits 0" test $? -eq 0
+check "its json names the backend and the device" grep -q '"backend": "cuda", "device": "cuemu (cpu emulation of cuda)"' "$tmp/run.json"
+check "its json has a measured step time and an mfu" grep -Eq '"step_time_ms_median": [0-9.]+.*"mfu": [0-9.e-]+' "$tmp/run.json"
+check "its json has the driver's figure at the peak" grep -Eq '"driver_peak_used_mb": [0-9.]+' "$tmp/run.json"
+check "--dram without counters says why, and the phases say unavailable" \
+    bash -c "grep -q '\"dram_note\": \"CUPTI range profiler unavailable: counters need a real GPU' '$tmp/run.json' && grep -q '\"dram_read_bytes\": \"unavailable\"' '$tmp/run.json'"
+check "--trace holds every op on a kernels track" bash -c "[ \$(grep -c '\"cat\": \"op\"' '$tmp/trace.json') -gt 100 ] && grep -q 'ops (gpu kernels, cuda events)' '$tmp/trace.json'"
+
+"$bin" run $small --backend dry --algo flash_bk --sigma 1 --max-grad-norm 1 --out "$tmp/dry.json"
+peak() { grep -o '"peak_memory_mb": [0-9.e+-]*' "$1"; }
+check "the cuda run's peak equals the dry run's ($(peak "$tmp/run.json"))" test "$(peak "$tmp/run.json")" = "$(peak "$tmp/dry.json")"
+
+"$bin" run $small --backend cuda --algo ghost_bk --dump "$tmp/dump" --out "$tmp/dump.json"
+check "--dump on cuda writes the four files" bash -c "for f in model.safetensors grads.safetensors batch.safetensors step.json; do [ -s '$tmp/dump/'\$f ] || exit 1; done"
+build/dpprof-nocuda run $small --backend cpu --algo ghost_bk --dump "$tmp/dumpcpu" --out "$tmp/dumpcpu.json"
+check "the dumped batch equals the cpu backend's byte for byte, the model file has its size" bash -c "cmp -s '$tmp/dump/batch.safetensors' '$tmp/dumpcpu/batch.safetensors' && [ \$(stat -c %s '$tmp/dump/model.safetensors') = \$(stat -c %s '$tmp/dumpcpu/model.safetensors') ]"
+
+CUEMU_MEMORY_BYTES=$((64 << 20)) "$bin" run --preset tiny --seq 64 --batch 64 --steps 1 --quiet --backend cuda --algo persample --out "$tmp/oom.json" 2>"$tmp/oom.err"
+rc=$?
+check "a run that does not fit the device exits 3 (got $rc)" test $rc -eq 3
+check "its json says oom" grep -q '"status": "oom"' "$tmp/oom.json"
+check "the message names the bytes cudaMalloc could not get" grep -q 'out of device memory: cudaMalloc of [0-9]* bytes' "$tmp/oom.json"
+
+CUEMU_NO_DEVICE=1 "$bin" run $small --backend cuda --out "$tmp/nodev.json" 2>"$tmp/nodev.err"
+rc=$?
+check "--backend cuda without a device is exit 2 with a message (got $rc)" bash -c "[ $rc -eq 2 ] && grep -q 'no GPU is visible' '$tmp/nodev.err' && [ ! -e '$tmp/nodev.json' ]"
+CUEMU_NO_DEVICE=1 "$bin" run $small --out "$tmp/auto.json"
+check "--backend auto without a device runs on the cpu" grep -q '"backend": "cpu"' "$tmp/auto.json"
+"$bin" run $small --out "$tmp/auto2.json"
+check "--backend auto with a device runs on it" grep -q '"backend": "cuda"' "$tmp/auto2.json"
+"$bin" run $small --backend cpu --dram --out "$tmp/dramcpu.json" 2>"$tmp/dramcpu.err"
+rc=$?
+check "--dram on the cpu backend is exit 2 naming the reason (got $rc)" bash -c "[ $rc -eq 2 ] && grep -q -- '--dram reads the GPU' '$tmp/dramcpu.err'"
