@@ -204,7 +204,7 @@ $(TEST_BIN)/test_gpu: $(GPU_TEST_SRC) $(CUDA_OBJ)
 endif
 
 # the same kernels compiled by g++ for tests/cuemu.h, the cpu emulator of the cuda subset they use:
-# test_cuemu runs the whole gpu test on it, dpprof-cuemu is the command line on it (test_cuemu.sh).
+# test_cuemu runs the whole gpu test on it, dpprof-cuemu is the command line on it (test_cuemu_cli.sh).
 # no -ffp-contract: the noise must be bitwise the cpu's; ubsan yes, asan no (it does not follow fibers)
 EMU_FLAGS := -O1 -g -ffp-contract=off -fsanitize=undefined -fno-sanitize-recover=undefined
 build/dpprof_kernels_emu.o: dpprof_kernels.cu dpprof.h tests/cuemu.h

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/test_cuemu.sh - the command line on the cuda backend, run on tests/cuemu.h (the cpu emulator of
+# tests/test_cuemu_cli.sh - the command line on the cuda backend, run on tests/cuemu.h (the cpu emulator of
 # the cuda subset dpprof_kernels.cu uses; build/dpprof-cuemu): a run's json names the device and has
 # gpu times, mfu and the driver's memory figure; --trace has the ops; --dump works from device memory;
 # --dram says why it has no counters; out-of-memory on the device is exit 3 with status oom; the
