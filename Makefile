@@ -58,6 +58,7 @@ deps:
 all: deps
 	$(MAKE) dpprof
 	$(MAKE) figures
+	$(MAKE) bench
 
 .PHONY: $(EXPERIMENTS) check-repro repro-update
 figures: $(EXPERIMENTS)
@@ -80,14 +81,54 @@ REPRO_LIST := data/repro.sha256
 check-repro: figures
 	@if [ ! -f $(REPRO_LIST) ]; then echo "no $(REPRO_LIST): make repro-update writes it"; exit 1; fi
 	sha256sum --check --strict $(REPRO_LIST)
-	@n=$$(ls figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex | wc -l); m=$$(wc -l < $(REPRO_LIST)); \
+	@n=$$(ls figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex | grep -v '/bench-' | wc -l); m=$$(wc -l < $(REPRO_LIST)); \
 	if [ "$$n" != "$$m" ]; then echo "check-repro: $$n generated files, $$m listed in $(REPRO_LIST)"; exit 1; fi
 	@echo "check-repro: every generated figure, table and macro file matches $(REPRO_LIST)"
 
 repro-update: figures
 	@mkdir -p data
-	sha256sum figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex > $(REPRO_LIST).tmp
+	sha256sum $$(ls figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex | grep -v '/bench-') > $(REPRO_LIST).tmp
 	mv $(REPRO_LIST).tmp $(REPRO_LIST)
+
+# ---- measured on a GPU: make bench (issue 6's benchmark) and make gpu-check ------------------------------
+# both ask `dpprof devices` first: without a GPU they say so and exit 0. bench runs experiments/bench.conf
+# one configuration at a time (a shared GPU would distort the times), renders figures/bench-*.png and
+# paper/generated/bench-table.tex (measured, so outside check-repro) and copies every result JSON, with
+# the device, driver and date, to data/bench/DATE-DEVICE/ to be committed.
+.PHONY: bench gpu-check
+DPPROF_BIN ?= ./dpprof
+BENCH_CONF ?= experiments/bench.conf
+bench: dpprof
+	@if ! $(DPPROF_BIN) devices >/dev/null; then echo "make bench: $$($(DPPROF_BIN) devices): nothing measured"; exit 0; fi; \
+	$(DPPROF_BIN) devices; \
+	rm -rf results/bench; mkdir -p results/bench figures paper/generated; \
+	$(DPPROF_BIN) sweep $(BENCH_CONF) --out-dir results/bench --jobs 1; \
+	$(DPPROF_BIN) report $(BENCH_CONF) --results results/bench --figures figures --tables paper/generated; \
+	d=data/bench/$$(date -u +%Y-%m-%d)-$$($(DPPROF_BIN) devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g'); \
+	mkdir -p $$d; cp results/bench/*.json results/bench/summary.csv results/bench/summary.txt paper/generated/bench-table.tex $$d/; \
+	$(DPPROF_BIN) devices > $$d/device.txt; echo "make bench: measured results in $$d (commit them)"
+
+# on a GPU: the gpu test (every op against the cpu reference, whole steps, memory, counters), the same
+# under compute-sanitizer (memcheck: out-of-bounds and uninitialised reads; racecheck: shared-memory
+# races, on the op groups), and the long-context configuration of issue 4 with the algorithms that
+# must fit 80 GB; logs and results in results/gpu-check/, copied to data/gpu-check/DATE-DEVICE/
+gpu-check: dpprof build/tests/test_gpu
+	@if ! ./dpprof devices >/dev/null; then echo "make gpu-check: $$(./dpprof devices): nothing checked"; exit 0; fi; \
+	./dpprof devices; rm -rf results/gpu-check; mkdir -p results/gpu-check; fail=0; \
+	build/tests/test_gpu 2>&1 | tee results/gpu-check/test_gpu.log | grep -E '^(FAIL|SKIP)|^#' || true; \
+	grep -q '^FAIL' results/gpu-check/test_gpu.log && fail=1; \
+	compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gpu model attn dp steps > results/gpu-check/memcheck.log 2>&1 || fail=1; \
+	tail -n 3 results/gpu-check/memcheck.log; \
+	compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gpu model attn dp > results/gpu-check/racecheck.log 2>&1 || fail=1; \
+	tail -n 3 results/gpu-check/racecheck.log; \
+	for a in vanilla ghost_bk flash flash_bk; do \
+	  ./dpprof run --preset longctx --seq 16384 --batch 1 --algo $$a --sigma 1 --dataset-size 100000 --backend cuda --steps 2 --warmup 1 \
+	    --timeline none --quiet --experiment longctx-gpu --out results/gpu-check/longctx-$$a.json; \
+	  echo "longctx T=16384 $$a: exit $$? $$(grep -o '"status": "[a-z]*"' results/gpu-check/longctx-$$a.json) $$(grep -o '"peak_memory_mb": [0-9.]*' results/gpu-check/longctx-$$a.json) $$(grep -o '"step_time_ms_median": [0-9.]*' results/gpu-check/longctx-$$a.json)"; \
+	done; \
+	d=data/gpu-check/$$(date -u +%Y-%m-%d)-$$(./dpprof devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g'); mkdir -p $$d; \
+	cp results/gpu-check/* $$d/; ./dpprof devices > $$d/device.txt; echo "make gpu-check: logs and results in $$d"; \
+	[ $$fail = 0 ] || { echo "make gpu-check: FAILED (see $$d)"; exit 1; }
 
 # ---- the paper ----------------------------------------------------------------------------------------
 # meta.tex: what the paper says about this build; only stable facts, so regenerating changes nothing

@@ -48,9 +48,10 @@ static void help_main(void) {
            "            'dpprof tables' is the same command)\n"
            "  epsilon   privacy spent by DP-SGD: the RDP accountant (dpprof epsilon --help)\n"
            "  presets   list the model presets and their shapes\n"
+           "  devices   list the GPUs the cuda backend sees, with their peaks (exit 1 when none)\n"
            "  version   print the version\n\n"
            "backends: cpu (reference arithmetic), dry (exact memory of any size, no arithmetic),\n"
-           "cuda (GPU; not in this version), auto (cuda when it can run, else cpu).\n"
+           "cuda (GPU kernels, fp32), auto (cuda when a GPU is visible, else cpu).\n"
            "exit codes: 0 ok, 1 runtime error, 2 bad input, 3 out of memory (result JSON says oom).\n",
            DPPROF_VERSION);
 }
@@ -1646,7 +1647,7 @@ done:
    writes TABDIR/NAME-macros.tex (every metric of every configuration), DIR/summary.txt.
    figure kinds: bars, heatmap, stacked, modules, phases, lines, capacity, timeline.
    keys: x= series= rows= cols= group= value=METRIC where=AXIS:LABEL,... ref=LABEL batch=AXIS config=LABELS
-   metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s <category>_gib */
+   metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib <category>_gib */
 
 #define REP_MAX_LINES 64
 
@@ -1657,6 +1658,7 @@ typedef struct rep_res {
     double ph_bytes[DPPROF_PHASE_COUNT], ph_flops[DPPROF_PHASE_COUNT];
     double params, trainable, epsilon, step_ms, tokens_s;
     double moved, flops;              /* analytic bytes and flops of one training step */
+    double mfu, dram;                 /* cuda: model flops utilisation; measured dram bytes of the counters step */
 } rep_res;
 
 typedef struct rep_line {             /* a figure or table line of the conf */
@@ -1747,7 +1749,7 @@ static void rep_load(rep *r, long long c) {
     char err[256];
     int k;
     memset(x, 0, sizeof *x);
-    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = NAN;
+    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = x->mfu = x->dram = NAN;
     if (!path || dpprof_json_parse_file(path, (size_t)1 << 30, &doc, err, sizeof err) != 0) {
         free(path);
         return;
@@ -1773,6 +1775,10 @@ static void rep_load(rep *r, long long c) {
         double cnt = rep_num(dpprof_json_get(p, "count"));
         x->ph_bytes[k] = p ? rep_num(dpprof_json_get(p, "bytes_analytic")) : 0;
         x->ph_flops[k] = p ? rep_num(dpprof_json_get(p, "flops")) : 0;
+        if (p) { /* measured (--dram): numbers; "unavailable" strings read as nan and are skipped */
+            double dr = rep_num(dpprof_json_get(p, "dram_read_bytes")), dw = rep_num(dpprof_json_get(p, "dram_write_bytes"));
+            if (dr == dr && dw == dw) x->dram = (x->dram == x->dram ? x->dram : 0) + dr + dw;
+        }
         /* per step: the per-occurrence mean times the occurrences, over the steps run */
         if (p && k > DPPROF_PHASE_PRIVACY_SETUP && cnt == cnt) {
             x->moved += x->ph_bytes[k] * cnt;
@@ -1789,6 +1795,7 @@ static void rep_load(rep *r, long long c) {
     x->epsilon = rep_num(dpprof_json_path(root, "privacy.epsilon"));
     x->step_ms = rep_num(dpprof_json_get(root, "avg_time_ms"));
     x->tokens_s = rep_num(dpprof_json_path(root, "throughput.tokens_per_s"));
+    x->mfu = rep_num(dpprof_json_path(root, "throughput.mfu"));
     dpprof_json_free(doc);
 }
 
@@ -1825,6 +1832,27 @@ static long long rep_find(const rep *r, const char *where, int a, const char *la
     return -1;
 }
 
+/* the sibling of configuration c whose "algo" label is ref (same other labels), or -1 */
+static long long rep_sibling(const rep *r, long long c, const char *ref) {
+    int a = rep_axis(r, "algo"), b;
+    long long d;
+    if (a < 0) return -1;
+    for (d = 0; d < r->sp.nconf; d++) {
+        if (strcmp(rep_label(r, d, a), ref)) continue;
+        for (b = 0; b < r->sp.naxis; b++)
+            if (b != a && strcmp(rep_label(r, d, b), rep_label(r, c, b))) break;
+        if (b == r->sp.naxis) return d;
+    }
+    return -1;
+}
+
+/* throughput of configuration c relative to its vanilla sibling (measured: cuda) */
+static double rep_speed(const rep *r, long long c) {
+    long long d = rep_sibling(r, c, "vanilla");
+    if (d < 0 || !r->res[c].have || strcmp(r->res[c].status, "ok") || !r->res[d].have || strcmp(r->res[d].status, "ok")) return NAN;
+    return r->res[c].tokens_s / r->res[d].tokens_s;
+}
+
 /* peak of configuration c relative to its sibling whose "algo" label is ref (same other labels) */
 static double rep_overhead(const rep *r, long long c, const char *ref) {
     int a = rep_axis(r, "algo"), b;
@@ -1855,6 +1883,9 @@ static double rep_metric(const rep *r, long long c, const char *m) {
     if (!strcmp(m, "tokens_per_s")) return x->tokens_s;
     if (!strcmp(m, "moved_gib")) return x->moved / REP_GIB;
     if (!strcmp(m, "tflop")) return x->flops / 1e12;
+    if (!strcmp(m, "mfu")) return 100.0 * x->mfu;
+    if (!strcmp(m, "speed")) return rep_speed(r, c);
+    if (!strcmp(m, "dram_gib")) return x->dram / REP_GIB;
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
         char name[64];
         snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
@@ -1865,8 +1896,8 @@ static double rep_metric(const rep *r, long long c, const char *m) {
 
 static int rep_known_metric(const char *m) {
     int k;
-    static const char *const base[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop"};
-    for (k = 0; k < 9; k++)
+    static const char *const base[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib"};
+    for (k = 0; k < (int)(sizeof base / sizeof base[0]); k++)
         if (!strcmp(m, base[k])) return 1;
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
         char name[64];
@@ -1878,6 +1909,9 @@ static int rep_known_metric(const char *m) {
 
 static const char *rep_metric_unit(const char *m) {
     if (!strcmp(m, "moved_gib")) return "GiB per step, analytic";
+    if (!strcmp(m, "dram_gib")) return "GiB per step, measured DRAM read + write";
+    if (!strcmp(m, "mfu")) return "% MFU";
+    if (!strcmp(m, "speed")) return "x vanilla tokens/s";
     if (!strcmp(m, "tflop")) return "TFLOP per step, analytic";
     if (strstr(m, "_gib")) return "GiB";
     if (!strcmp(m, "overhead")) return "x vanilla";
@@ -2138,7 +2172,7 @@ static int rep_table(rep *r, const rep_line *l) {
 
 /* every metric of every configuration, for the paper's \dpnum{experiment}{id}{metric} */
 static void rep_macros(rep *r) {
-    static const char *const metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop"};
+    static const char *const metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib"};
     long long c;
     int k;
     size_t skip = strlen(r->sp.name) + 1;
@@ -2147,7 +2181,7 @@ static void rep_macros(rep *r) {
         char v[64];
         if (!r->res[c].have) continue;
         fprintf(r->macros, "\\dpdef{%s}{%s}{status}{%s}\n", r->sp.name, id, r->res[c].status);
-        for (k = 0; k < 9; k++) {
+        for (k = 0; k < (int)(sizeof metrics / sizeof metrics[0]); k++) {
             double x = rep_metric(r, c, metrics[k]);
             if (x != x) continue;
             rep_fmt(v, sizeof v, metrics[k], x);
@@ -2231,6 +2265,7 @@ static void help_report(void) {
            "batch=AXIS (capacity), config=LABEL-LABEL-... (timeline: that configuration is rerun on its\n"
            "own with the event log, into DIR/ID.timeline.json, unless that file exists).\n"
            "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
+           "mfu (%%, cuda) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
            "(analytic bytes and flops of one step) <category>_gib\n");
 }
 
@@ -2257,7 +2292,7 @@ static int rep_validate(const rep *r) {
                 return rep_bad(r, l->line, "%s", msg);
             }
             if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && !rep_known_metric(l->val[k]))
-                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop <category>_gib)", l->val[k]);
+                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib <category>_gib)", l->val[k]);
         }
         if ((v = rep_get(l, "where"))) {
             char buf[512], *tok, *save = NULL;
@@ -2527,6 +2562,28 @@ static int cmd_presets(void) {
     return EXIT_OK;
 }
 
+/* what the cuda backend would run on: make bench and make gpu-check ask this first */
+static int cmd_devices(void) {
+    int count = 0, i, rc = dpprof_cuda_device_count(&count);
+    if (rc != DPPROF_OK || count == 0) {
+        printf("no GPU visible: %s\n", rc == DPPROF_ERR_NO_CUDA ? "this dpprof was built without CUDA" : rc != DPPROF_OK ? dpprof_cuda_last_error() : "the CUDA runtime sees no device");
+        return EXIT_ERROR;
+    }
+    for (i = 0; i < count; i++) {
+        dpprof_device_info d;
+        double f32, b16, dram;
+        if (dpprof_cuda_device_info(i, &d) != DPPROF_OK) {
+            printf("%d: %s\n", i, dpprof_cuda_last_error());
+            continue;
+        }
+        dpprof_device_peaks(&d, &f32, &b16, &dram);
+        printf("%d: %s, sm %d.%d, %d SMs, %.1f GiB (%.1f GiB free), driver %d, runtime %d; peaks: fp32 %.1f TFLOP/s, bf16 %.1f TFLOP/s, dram %.2f TB/s\n", i, d.name,
+               d.cc_major, d.cc_minor, d.sm_count, (double)d.total_bytes / 1073741824.0, (double)d.free_bytes / 1073741824.0, d.driver_version, d.runtime_version,
+               f32 / 1e12, b16 / 1e12, dram / 1e12);
+    }
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         help_main();
@@ -2537,6 +2594,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(argv[1], "plot")) return cmd_plot(argc - 2, argv + 2);
     if (!strcmp(argv[1], "presets")) return cmd_presets();
+    if (!strcmp(argv[1], "devices")) return cmd_devices();
     if (!strcmp(argv[1], "epsilon")) return cmd_epsilon(argc - 2, argv + 2);
     if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc, argv); /* the whole argv: argv[0] is the fallback binary */
     /* tables: DESIGN.md's name for the LaTeX side of report, which writes figures and tables together */

@@ -44,3 +44,20 @@ check "--backend auto with a device runs on it" grep -q '"backend": "cuda"' "$tm
 "$bin" run $small --backend cpu --dram --out "$tmp/dramcpu.json" 2>"$tmp/dramcpu.err"
 rc=$?
 check "--dram on the cpu backend is exit 2 naming the reason (got $rc)" bash -c "[ $rc -eq 2 ] && grep -q -- '--dram reads the GPU' '$tmp/dramcpu.err'"
+
+# dpprof devices: what make bench and make gpu-check ask before measuring anything
+"$bin" devices >"$tmp/dev.txt"
+check "devices lists the (emulated) GPU with its peaks, exit 0" bash -c "[ $? -eq 0 ] && grep -q '^0: cuemu (cpu emulation of cuda), sm 9.0, 2 SMs.*peaks: fp32' '$tmp/dev.txt'"
+CUEMU_NO_DEVICE=1 "$bin" devices >"$tmp/nodev.txt"
+rc=$?
+check "devices without a GPU says so, exit 1 (got $rc)" bash -c "[ $rc -eq 1 ] && grep -q '^no GPU visible' '$tmp/nodev.txt'"
+build/dpprof-nocuda devices >"$tmp/nocuda.txt"
+rc=$?
+check "devices in a build without CUDA says so, exit 1 (got $rc)" bash -c "[ $rc -eq 1 ] && grep -q 'built without CUDA' '$tmp/nocuda.txt'"
+# the benchmark's report on emulated results: speed and mfu per configuration
+sed -e 's/^base = .*/base = --backend cuda --steps 1 --warmup 1 --dram --sigma 1.0 --dataset-size 1000 --timeline none/' \
+    -e 's/^axis shape = .*/axis shape = a: --preset tiny --seq 8 --batch 2/' -e 's/^axis algo = .*/axis algo = vanilla: --algo vanilla --sigma 0 | flash_bk: --algo flash_bk/' \
+    experiments/bench.conf >"$tmp/bench.conf"
+"$bin" sweep "$tmp/bench.conf" --out-dir "$tmp/bench" --jobs 1 >/dev/null 2>&1 && "$bin" report "$tmp/bench.conf" --results "$tmp/bench" --figures "$tmp/bench" --tables "$tmp/bench" >/dev/null 2>&1
+check "bench.conf sweeps and reports on the emulated GPU (table, speed figure)" bash -c "[ -s '$tmp/bench/bench-table.tex' ] && [ -s '$tmp/bench/bench-speed.png' ]"
+check "the bench macros have speed 1.00 for vanilla and an mfu" bash -c "grep -q 'dpdef{bench}{a-vanilla}{speed}{1.00}' '$tmp/bench/bench-macros.tex' && grep -q 'dpdef{bench}{a-flash_bk}{mfu}' '$tmp/bench/bench-macros.tex'"
