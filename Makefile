@@ -14,6 +14,9 @@ CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
 CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -pedantic
+# a machine that cannot install libstb-dev (a GPU box without a package mirror) can be handed the
+# Debian header at build time: cp -r /usr/include/stb .carry/include/ (ignored by git, never committed)
+CFLAGS += $(if $(wildcard .carry/include/stb/stb_image_write.h),-I.carry/include)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -g
 # hopper first, ampere supported
 NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror \
