@@ -64,7 +64,15 @@ all: deps
 	$(MAKE) bench
 
 .PHONY: $(EXPERIMENTS) check-repro repro-update
-figures: $(EXPERIMENTS)
+figures: $(EXPERIMENTS) bench-figures
+
+# the benchmark's figures and table from the newest measurements committed to data/bench/ (none: nothing)
+BENCH_DATA := $(patsubst %/device.txt,%,$(lastword $(sort $(wildcard data/bench/*/device.txt))))
+.PHONY: bench-figures
+bench-figures: dpprof
+	@if [ -z "$(BENCH_DATA)" ]; then echo "bench: no GPU measurements in data/bench/: its figure and table are left out"; exit 0; fi; \
+	rm -rf results/bench-data; mkdir -p results/bench-data figures paper/generated; cp $(BENCH_DATA)/*.json results/bench-data/; \
+	./dpprof report experiments/bench.conf --results results/bench-data --figures figures --tables paper/generated
 $(EXPERIMENTS): %: results/%/report.done
 
 # sweep (resumable, one process per configuration), then figures, tables, macros and summary.
@@ -141,6 +149,7 @@ paper/generated/meta.tex: dpprof
 	  printf '\\dpdef{meta}{x}{commit}{%s}\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"; \
 	  printf '\\dpdef{meta}{x}{date}{%s}\n' "$$(git log -1 --format=%cs 2>/dev/null || echo unknown)"; \
 	  printf '\\dpdef{meta}{x}{gpu}{none}\n'; \
+	  printf '\\dpdef{meta}{x}{bench}{%s}\n' "$(if $(BENCH_DATA),$(notdir $(BENCH_DATA)),none)"; \
 	  printf '\\dpdef{meta}{x}{cpu}{memory from the dry backend: exact and machine-independent}\n'; } > $@.tmp
 	mv $@.tmp $@
 
