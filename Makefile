@@ -133,7 +133,7 @@ gpu-check: dpprof build/tests/test_gpu
 	compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gpu model attn dp > results/gpu-check/racecheck.log 2>&1 || fail=1; \
 	tail -n 3 results/gpu-check/racecheck.log; \
 	for a in vanilla ghost_bk flash flash_bk; do \
-	  ./dpprof run --preset longctx --seq 16384 --batch 1 --algo $$a --sigma 1 --dataset-size 100000 --backend cuda --steps 2 --warmup 1 \
+	  ./dpprof run --preset longctx --seq 16384 --batch 1 --algo $$a $$([ $$a = vanilla ] || echo --sigma 1 --dataset-size 100000) --backend cuda --steps 2 --warmup 1 \
 	    --timeline none --quiet --experiment longctx-gpu --out results/gpu-check/longctx-$$a.json; \
 	  echo "longctx T=16384 $$a: exit $$? $$(grep -o '"status": "[a-z]*"' results/gpu-check/longctx-$$a.json) $$(grep -o '"peak_memory_mb": [0-9.]*' results/gpu-check/longctx-$$a.json) $$(grep -o '"step_time_ms_median": [0-9.]*' results/gpu-check/longctx-$$a.json)"; \
 	done; \
