@@ -2265,6 +2265,7 @@ struct dpprof_session {
     double noise_std;               /* sigma * C */
     int *lora;                      /* (L * 9) parameter index of lora_A of a projection (lora_B follows), or -1 */
     double lora_scale;              /* alpha / r */
+    double rate_gram, rate_psg;     /* auto on cuda: measured flop/s of the two flash flavours */
     dpprof_tensor ws;               /* the workspace: cuBLAS's and the kernels' scratch (every backend tracks it) */
     /* cuda: host copies of what the host reads or writes between kernels */
     int *h_tok, *h_tgt;             /* (physical batch * T) tokens and targets before the upload */
@@ -3584,6 +3585,56 @@ DPPROF_API int dpprof_session_run(dpprof_session *s) {
     return DPPROF_OK;
 }
 
+/* auto on cuda: how fast this device runs each flash flavour, measured once on one sample of a
+   (T, C) -> (T, C) layer (the model's width at the run's T). the two inputs are allocated on every
+   backend, so the memory profiles of cpu, dry and cuda stay equal; off the gpu both rates are 1 and
+   the choice is by flops (dpprof_flash_choice) */
+static int dpprof__calibrate(dpprof_session *s) {
+    const int T = s->cfg.seq, C = s->sh.C;
+    dpprof_tensor x, dy, nrm;
+    int rc;
+    s->rate_gram = s->rate_psg = 1.0;
+    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_PRIVACY_SETUP, -1));
+    DPPROF__TRY(dpprof__talloc(s, &x, (int64_t)T * C, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0));
+    rc = dpprof__talloc(s, &dy, (int64_t)T * C, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
+    if (rc == DPPROF_OK) rc = dpprof__talloc(s, &nrm, 1, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1);
+    else memset(&nrm, 0, sizeof nrm);
+#if DPPROF__CUDA
+    if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
+        int f, k, e0 = -1, e1 = -1;
+        double ms = 0;
+        dpprof_init_normal_gpu(DPPROF__F(x), (size_t)T * C, 1.0, s->cfg.seed, UINT64_C(5) << 40);
+        dpprof_init_normal_gpu(DPPROF__F(dy), (size_t)T * C, 1.0, s->cfg.seed, (UINT64_C(5) << 40) + 1);
+        for (f = 0; f < 2 && rc == DPPROF_OK; f++) {
+            dpprof_cost c = f ? dpprof_linear_sqnorm_psg_cost(1, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(1, T, C, C, s->elem);
+            for (k = 0; k < 4; k++) { /* one warm-up, three timed */
+                if (k == 1 && dpprof_cuda_event(&e0) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
+                if (f) dpprof_linear_sqnorm_psg_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), 1, T, C, C);
+                else dpprof_linear_sqnorm_gram_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), 1, T, C, C);
+            }
+            if (rc == DPPROF_OK && (dpprof_cuda_event(&e1) != DPPROF_OK || dpprof_cuda_event_ms(e0, e1, &ms) != DPPROF_OK)) rc = DPPROF_ERR_CUDA;
+            if (rc == DPPROF_OK && ms > 0) *(f ? &s->rate_psg : &s->rate_gram) = c.flops / (ms / 3.0 * 1e-3);
+        }
+        dpprof_cuda_events_reset();
+        if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the flash norms for --algo auto: %s", dpprof_cuda_last_error());
+    }
+#endif
+    dpprof__tfree(s, &nrm);
+    dpprof__tfree(s, &dy);
+    dpprof__tfree(s, &x);
+    dpprof_phase_end(&s->prof);
+    return rc;
+}
+
+/* the cheaper flash flavour for a layer: measured rates on cuda (auto), flops elsewhere; 1 = psg */
+static int dpprof__flash_pick(const dpprof_session *s, int T, int IC, int OC) {
+    double g, p;
+    if (s->cfg.algo != DPPROF_ALGO_AUTO || s->backend != DPPROF_BACKEND_CUDA) return dpprof_flash_choice(T, IC, OC);
+    g = dpprof_linear_sqnorm_gram_cost(1, T, IC, OC, s->elem).flops / s->rate_gram;
+    p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / s->rate_psg;
+    return p < g;
+}
+
 /* the algorithm's shape and each tensor's norm method; host tables for the dp state */
 static int dpprof__setup_dp(dpprof_session *s) {
     const int algo = s->cfg.algo;
@@ -3626,6 +3677,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
     }
     if (!s->method || !s->psg || !s->kept || !s->kept_from || !s->cache || !s->batch_ids || !s->last_norms || !s->last_clip)
         return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the dp tables");
+    if (algo == DPPROF_ALGO_AUTO) DPPROF__TRY(dpprof__calibrate(s));
     memset(s->psg, 0, sizeof(dpprof_tensor) * (size_t)s->n_params);
     memset(s->kept, 0, sizeof(dpprof_tensor) * (size_t)s->cap_kept);
     for (i = 0; i < max_batch; i++) s->last_norms[i] = s->last_clip[i] = NAN;
@@ -3639,7 +3691,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
         else if (algo == DPPROF_ALGO_PERSAMPLE) s->method[i] = DPPROF__M_PSG;
         else if (i == s->p_emb) s->method[i] = DPPROF__M_TOKEN_PAIRS;
         else if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) s->method[i] = DPPROF__M_GRAM;
-        else s->method[i] = dpprof_flash_choice(T, p->cols, p->rows) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
+        else s->method[i] = dpprof__flash_pick(s, T, p->cols, p->rows) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
     }
     return DPPROF_OK;
 }
@@ -4106,6 +4158,13 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     else fputs(", \"driver\": null", f);
     fputs(", \"dram_note\": ", f);
     dpprof__jstr(f, s->dram_note[0] ? s->dram_note : !c->dram ? "not requested (--dram)" : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
+    if (s->backend == DPPROF_BACKEND_CUDA && c->algo == DPPROF_ALGO_AUTO) {
+        fputs(", \"auto_flash_flops_per_s\": {\"gram\": ", f);
+        dpprof__jnum(f, s->rate_gram);
+        fputs(", \"psg\": ", f);
+        dpprof__jnum(f, s->rate_psg);
+        fputs(", \"note\": \"measured at session start on one sample of a (seq, hidden) layer; auto gives each layer the flavour with the smaller flops / rate\"}", f);
+    }
     fprintf(f, ", \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\"}", (unsigned long long)c->seed, date,
             sizeof(dpprof_real) == 8 ? "double" : "float");
 

@@ -61,3 +61,8 @@ sed -e 's/^base = .*/base = --backend cuda --steps 1 --warmup 1 --dram --sigma 1
 "$bin" sweep "$tmp/bench.conf" --out-dir "$tmp/bench" --jobs 1 >/dev/null 2>&1 && "$bin" report "$tmp/bench.conf" --results "$tmp/bench" --figures "$tmp/bench" --tables "$tmp/bench" >/dev/null 2>&1
 check "bench.conf sweeps and reports on the emulated GPU (table, speed figure)" bash -c "[ -s '$tmp/bench/bench-table.tex' ] && [ -s '$tmp/bench/bench-speed.png' ]"
 check "the bench macros have speed 1.00 for vanilla and an mfu" bash -c "grep -q 'dpdef{bench}{a-vanilla}{speed}{1.00}' '$tmp/bench/bench-macros.tex' && grep -q 'dpdef{bench}{a-flash_bk}{mfu}' '$tmp/bench/bench-macros.tex'"
+# auto times the two flash flavours on the device and picks per layer by flops / measured rate
+"$bin" run $small --backend cuda --algo auto --sigma 1 --out "$tmp/auto.json"
+check "auto on cuda records the measured rates of both flash flavours" grep -Eq '"auto_flash_flops_per_s": \{"gram": [0-9.e+]+, "psg": [0-9.e+]+' "$tmp/auto.json"
+"$bin" run $small --backend dry --algo auto --sigma 1 --out "$tmp/autodry.json"
+check "auto's timing buffers are in the schedule: its peak equals dry's" test "$(peak "$tmp/auto.json")" = "$(peak "$tmp/autodry.json")"
