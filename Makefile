@@ -18,9 +18,9 @@ CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -pedantic
 # Debian header at build time: cp -r /usr/include/stb .carry/include/ (ignored by git, never committed)
 CFLAGS += $(if $(wildcard .carry/include/stb/stb_image_write.h),-I.carry/include)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -g
-# hopper first, ampere supported
+# hopper first, ampere supported; ptx for newer gpus (jit-compiled by the driver)
 NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror \
-             -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80
+             -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 
 ifneq ($(NVCC),)
 CUDA_OBJ := build/dpprof_kernels.o

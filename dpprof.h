@@ -450,6 +450,8 @@ DPPROF_API void dpprof_init_normal_gpu(float *out, size_t n, double stddev, uint
 /* g[e] = (float)((double)dpprof__noise_accum(g[e], stddev, dpprof_normal(seed, stream, offset + e)) * scale), or without
    the noise when stddev == 0: dpprof_add_noise_ref then the division by the batch, bit for bit */
 DPPROF_API void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale);
+/* book-keeping on cuda: x (n,T,D) in place, x[i,t,:] = (float)(c[i] * (double)x[i,t,:]); c (n) device doubles */
+DPPROF_API void dpprof_scale_rows_gpu(float *x, const double *c, int n, int T, int D);
 /* non-finite checks without a sync per tensor: reset, check any number of tensors (each with a tag >= 0),
    then result: *tag = the smallest tag that held a nan or inf, or -1 (waits for the stream) */
 DPPROF_API void dpprof_nonfinite_reset_gpu(void);
@@ -3200,14 +3202,44 @@ static double dpprof__host_clip(const dpprof_session *s, int i) {
 }
 
 /* book-keeping and per-sample materialisation: the clipped gradients, layer by layer */
+/* cuda, flat clipping: sum_i c_i dy_i^T x_i = dy^T (diag(c) x). every kept input is scaled by its
+   sample's factor once, in place (it dies after this phase, and with flat clipping every layer that
+   reads it wants the same factors), then the clipped weight gradient is cuBLAS's dweight GEMM. an
+   input that is also some layer's output gradient is never scaled: that layer uses the kernel */
+static int dpprof__clipgrad_fast(dpprof_session *s, int k, const void **scaled, int *n_scaled) {
+#if DPPROF__CUDA
+    const dpprof__cache_ent *e = &s->cache[k];
+    const int n = s->bw_n;
+    int j;
+    if (s->cfg.per_layer_clipping) return 0;
+    for (j = 0; j < s->n_cache; j++)
+        if (s->cache[j].dy->data == e->x->data) return 0;
+    for (j = 0; j < *n_scaled && scaled[j] != e->x->data; j++) {}
+    if (j == *n_scaled) {
+        dpprof_scale_rows_gpu(DPPROF__F(*e->x), DPPROF__D(s->clip), n, e->T, e->IC);
+        scaled[(*n_scaled)++] = e->x->data;
+    }
+    dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__W(s, e->p), n * e->T, e->IC, e->OC);
+    return 1;
+#else
+    (void)s; (void)k; (void)scaled; (void)n_scaled;
+    return 0;
+#endif
+}
+
 static int dpprof__clip_phase(dpprof_session *s) {
     const int n = s->bw_n, E = s->elem;
-    int k, p;
+    int k, p, n_scaled = 0;
+    const void **scaled = (const void **)DPPROF_MALLOC(sizeof(void *) * (size_t)(s->n_cache + 1));
+    if (!scaled) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the clip phase's table");
     for (k = 0; k < s->n_cache; k++) {
         const dpprof__cache_ent *e = &s->cache[k];
         if (e->embed) DPPROF__OP(s, embedding_clipgrad, (n, e->T, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__I(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->OC));
+        else if (s->backend == DPPROF_BACKEND_CUDA && DPPROF__G(s, e->p))
+            DPPROF__OPX(s, "linear_clipgrad", dpprof_linear_clipgrad_cost(n, e->T, e->IC, e->OC, E), (void)0, if (!dpprof__clipgrad_fast(s, k, scaled, &n_scaled)) dpprof_linear_clipgrad_gpu(DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
         else DPPROF__OP(s, linear_clipgrad, (n, e->T, e->IC, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
     }
+    DPPROF_FREE(scaled);
     for (p = 0; p < s->n_params; p++) {
         if (!s->psg[p].n) continue;
         DPPROF__OP(s, psgrad_clipsum, (n, (size_t)s->psg[p].n / (size_t)n, E), (DPPROF__G(s, p), DPPROF__F(s->psg[p]), DPPROF__CLIP(s, p), n, (size_t)s->psg[p].n / (size_t)n));

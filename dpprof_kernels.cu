@@ -40,6 +40,7 @@ struct dpprof__cu_state {
     cudaStream_t stream;
     cublasHandle_t blas;
     int err;                     // first error of anything queued (DPPROF_ERR_*), 0 while none
+    void *ws;                    // the workspace buffer cuBLAS and the scratch point into (dpprof_cuda_set_workspace)
     unsigned char *scratch;      // the kernels' part of the workspace
     size_t scratch_bytes;
     cudaEvent_t *ev;             // recorded events; created ones are reused after a reset
@@ -161,7 +162,10 @@ extern "C" int dpprof_cuda_device_info(int device, dpprof_device_info *info) {
     if ((rc = DPPROF_CU(cudaDeviceGetAttribute(&info->mem_clock_khz, cudaDevAttrMemoryClockRate, device))) != DPPROF_OK) return rc;
     if ((rc = DPPROF_CU(cudaDeviceGetAttribute(&info->bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, device))) != DPPROF_OK) return rc;
     if ((rc = DPPROF_CU(cudaSetDevice(device))) != DPPROF_OK) return rc;
-    return DPPROF_CU(cudaMemGetInfo(&info->free_bytes, &info->total_bytes));
+    rc = DPPROF_CU(cudaMemGetInfo(&info->free_bytes, &info->total_bytes));
+    // after dpprof_cuda_init the stream, pool and cuBLAS belong to its device: make that current again
+    if (dpprof__cu.ready && device != dpprof__cu.device) dpprof__cu_post("cudaSetDevice", cudaSetDevice(dpprof__cu.device));
+    return rc;
 }
 
 extern "C" int dpprof_cuda_init(int device) {
@@ -207,7 +211,18 @@ extern "C" int dpprof_cuda_alloc(void **ptr, size_t bytes) {
     return rc;
 }
 
+// freeing the workspace detaches it: cuBLAS (back to its own pool: cublasSetStream drops a user workspace)
+// and the kernels must not write into memory the pool hands out again (the next session sets its own)
+static void dpprof__cu_drop_ws(void *ptr) {
+    if (!ptr || ptr != dpprof__cu.ws) return;
+    dpprof__blas_post("cublasSetStream", cublasSetStream(dpprof__cu.blas, dpprof__cu.stream));
+    dpprof__cu.ws = nullptr;
+    dpprof__cu.scratch = nullptr;
+    dpprof__cu.scratch_bytes = 0;
+}
+
 extern "C" void dpprof_cuda_release(void *ptr) {
+    dpprof__cu_drop_ws(ptr);
     if (ptr) dpprof__cu_post("cudaFreeAsync", cudaFreeAsync(ptr, dpprof__cu.stream));
 }
 
@@ -256,6 +271,7 @@ extern "C" int dpprof_cuda_set_workspace(void *ptr, size_t bytes) {
         std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "cublasSetWorkspace: %s", cublasGetStatusString(st));
         return DPPROF_ERR_CUDA;
     }
+    dpprof__cu.ws = ptr;
     dpprof__cu.scratch = (unsigned char *)ptr + DPPROF_CUBLAS_WORKSPACE_BYTES;
     dpprof__cu.scratch_bytes = bytes - DPPROF_CUBLAS_WORKSPACE_BYTES;
     return DPPROF_OK;
@@ -324,6 +340,7 @@ extern "C" int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int 
 
 extern "C" int dpprof_cuda_free(dpprof_prof *p, void *ptr) {
     if (!ptr) return DPPROF_OK;
+    dpprof__cu_drop_ws(ptr);
     int rc = dpprof_track_free(p, ptr);
     int rc2 = DPPROF_CU(cudaFree(ptr));
     return rc != DPPROF_OK ? rc : rc2;
@@ -2556,3 +2573,17 @@ extern "C" int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
     return dpprof__cupti_emu();
 }
 #endif
+
+// ==== book-keeping's row scaling ====================================================================
+// x (n,T,D) in place: row i*T+t times c[i], the product in double rounded once (as linear_clipgrad
+// scales dy). grid-stride over the n*T*D elements; one read and one write of x
+__global__ void dpprof__k_scale_rows(float *x, const double *c, long long rows_per_sample, long long D, long long total) {
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x)
+        x[e] = (float)(c[e / D / rows_per_sample] * (double)x[e]);
+}
+
+extern "C" void dpprof_scale_rows_gpu(float *x, const double *c, int n, int T, int D) {
+    long long total = (long long)n * T * D;
+    if (total <= 0) return;
+    dpprof__launch("dpprof_scale_rows_gpu", dpprof__k_scale_rows, dim3(dpprof__blocks((size_t)total, 256)), dim3(256), 0, x, c, (long long)T, (long long)D, total);
+}
