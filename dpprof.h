@@ -3206,8 +3206,8 @@ static double dpprof__host_clip(const dpprof_session *s, int i) {
    sample's factor once, in place (it dies after this phase, and with flat clipping every layer that
    reads it wants the same factors), then the clipped weight gradient is cuBLAS's dweight GEMM. an
    input that is also some layer's output gradient is never scaled: that layer uses the kernel */
-static int dpprof__clipgrad_fast(dpprof_session *s, int k, const void **scaled, int *n_scaled) {
 #if DPPROF__CUDA
+static int dpprof__clipgrad_fast(dpprof_session *s, int k, const void **scaled, int *n_scaled) {
     const dpprof__cache_ent *e = &s->cache[k];
     const int n = s->bw_n;
     int j;
@@ -3221,17 +3221,15 @@ static int dpprof__clipgrad_fast(dpprof_session *s, int k, const void **scaled, 
     }
     dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__W(s, e->p), n * e->T, e->IC, e->OC);
     return 1;
-#else
-    (void)s; (void)k; (void)scaled; (void)n_scaled;
-    return 0;
-#endif
 }
+#endif
 
 static int dpprof__clip_phase(dpprof_session *s) {
     const int n = s->bw_n, E = s->elem;
     int k, p, n_scaled = 0;
     const void **scaled = (const void **)DPPROF_MALLOC(sizeof(void *) * (size_t)(s->n_cache + 1));
     if (!scaled) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the clip phase's table");
+    (void)n_scaled; /* used by the cuda path only */
     for (k = 0; k < s->n_cache; k++) {
         const dpprof__cache_ent *e = &s->cache[k];
         if (e->embed) DPPROF__OP(s, embedding_clipgrad, (n, e->T, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__I(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->OC));
