@@ -306,6 +306,7 @@ typedef struct dpprof_config {
     int64_t memory_limit;        /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
+    int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
     int dram;                    /* cuda: DRAM and L2 bytes per phase from CUPTI, in warm-up step 0 (needs warmup >= 1) */
     /* DP-SGD (DESIGN.md); the engine refuses non-default values until the DP algorithms land */
     double sigma;                /* noise multiplier */
@@ -2277,6 +2278,7 @@ struct dpprof_session {
     dpprof_device_info dev;         /* cuda: the device */
     int counting;                   /* cfg.dram: CUPTI ranges are open in this step (one per phase record) */
     char dram_note[256];            /* why there are no counter values, when there are none */
+    int mark_ops;                   /* ops are timed now: trace_ops, or op_times in a warm-up step */
     struct dpprof__op_rec *ops;     /* trace_ops: every op's name, phase record and time */
     size_t n_ops, cap_ops;
     int *ph_ev;                     /* (cap_ph_ev) event id recorded at the start of each phase record, or -1 */
@@ -2340,20 +2342,20 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
     do {                                                                                    \
         dpprof_cost c_ = dpprof_##op##_cost costargs;                                       \
         dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);                               \
-        if ((s)->cfg.trace_ops) dpprof__op_mark(s, #op, c_);                                \
+        if ((s)->mark_ops) dpprof__op_mark(s, #op, c_);                                \
         if ((s)->backend == DPPROF_BACKEND_CPU) dpprof_##op##_ref args;                     \
         DPPROF__GPU(s, dpprof_##op##_gpu args);                                             \
-        if ((s)->cfg.trace_ops) dpprof__op_mark(s, NULL, c_);                               \
+        if ((s)->mark_ops) dpprof__op_mark(s, NULL, c_);                               \
     } while (0)
 /* the same with a cost computed here (one half of an op, a plain copy): cpu call, gpu call */
 #define DPPROF__OPX(s, name, cost, call, gcall)                                              \
     do {                                                                                    \
         dpprof_cost c_ = cost;                                                              \
         dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);                               \
-        if ((s)->cfg.trace_ops) dpprof__op_mark(s, name, c_);                               \
+        if ((s)->mark_ops) dpprof__op_mark(s, name, c_);                               \
         if ((s)->backend == DPPROF_BACKEND_CPU) call;                                       \
         DPPROF__GPU(s, gcall);                                                              \
-        if ((s)->cfg.trace_ops) dpprof__op_mark(s, NULL, c_);                               \
+        if ((s)->mark_ops) dpprof__op_mark(s, NULL, c_);                               \
     } while (0)
 
 /* one gemm (M,K) x (K,Nc): 2MKN flops, every operand read or written once */
@@ -3566,6 +3568,8 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the loss table");
     s->step_ms = (double *)DPPROF_REALLOC(s->step_ms, sizeof(double) * (size_t)s->cap_steps);
     if (!s->step_ms) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the time table");
+    /* op times in the warm-up steps, but not in the counters step when there is another warm-up step */
+    s->mark_ops = s->cfg.trace_ops || (s->cfg.op_times && step < s->cfg.warmup && !(s->cfg.dram && step == 0 && s->cfg.warmup >= 2));
     DPPROF__TRY(dpprof__sample_batch(s, step));
     for (first = 0; first < s->batch_n && rc == DPPROF_OK; first += b) {
         int n = s->batch_n - first < b ? s->batch_n - first : b;
@@ -3601,6 +3605,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         dpprof__acts_release(s);
         return rc;
     }
+    s->mark_ops = s->cfg.trace_ops;
     s->step_loss[step] = s->batch_n ? loss / s->batch_n : NAN;
     s->step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0;
     s->steps_done++;
@@ -3763,6 +3768,8 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         if (!s->h_tok || !s->h_tgt || !s->h_loss) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host staging buffers"); goto fail; }
     }
     if (s->cfg.dram && s->backend != DPPROF_BACKEND_CUDA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dram reads the GPU's DRAM counters: it needs --backend cuda (this run is %s)", dpprof_backend_name(s->backend)); goto fail; }
+    if (s->cfg.op_times && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--op-times times every op in the warm-up steps, outside the timing: it needs --warmup 1 or more"); goto fail; }
+    s->mark_ops = s->cfg.trace_ops;
     if (s->cfg.dram && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--dram counts DRAM traffic in warm-up step 0, outside the timing: it needs --warmup 1 or more"); goto fail; }
     s->cfg.backend = (dpprof_backend)s->backend;
     s->elem = (int)sizeof(dpprof_real);
@@ -3915,6 +3922,61 @@ static double dpprof__median(const double *v, size_t n) {
     m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
     DPPROF_FREE(c);
     return m;
+}
+
+/* throughput.ops: the timed ops (--op-times: warm-up steps; --trace: every step) by name, the most
+   time first: time, analytic flops and bytes, the rates they imply and, on cuda, their share of the
+   device's peaks (fp32 flop/s, dram bytes/s): how close each kernel runs to what bounds it */
+static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
+    enum { MAXN = 64 };
+    const char *name[MAXN];
+    double ms[MAXN], fl[MAXN], by[MAXN], pf = 0, pb = 0;
+    long cnt[MAXN];
+    int n = 0, i, j, order[MAXN];
+    size_t k;
+    for (k = 0; k < s->n_ops; k++) {
+        const dpprof__op_rec *o = &s->ops[k];
+        if (!(o->t0 == o->t0) || !(o->t1 == o->t1)) continue;
+        for (i = 0; i < n && strcmp(name[i], o->name); i++) {}
+        if (i == n) {
+            if (n == MAXN) continue;
+            name[n] = o->name;
+            ms[n] = fl[n] = by[n] = 0;
+            cnt[n++] = 0;
+        }
+        ms[i] += o->t1 - o->t0;
+        fl[i] += o->flops;
+        by[i] += o->bytes;
+        cnt[i]++;
+    }
+    if (!n) {
+        fputs(", \"ops\": null", f);
+        return;
+    }
+    if (s->backend == DPPROF_BACKEND_CUDA) dpprof_device_peaks(&s->dev, &pf, NULL, &pb);
+    for (i = 0; i < n; i++) order[i] = i;
+    for (i = 1; i < n; i++) /* insertion sort by time, the most first */
+        for (j = i; j > 0 && ms[order[j]] > ms[order[j - 1]]; j--) { int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t; }
+    fprintf(f, ", \"ops\": {\"note\": \"%s\", \"by_op\": {", s->backend == DPPROF_BACKEND_CUDA ? "cuda events around each op (its kernels); shares of the fp32 and dram data-sheet peaks" : "host clock around each reference op");
+    for (j = 0; j < n; j++) {
+        i = order[j];
+        fprintf(f, "%s\"%s\": {\"count\": %ld, \"ms\": ", j ? ", " : "", name[i], cnt[i]);
+        dpprof__jnum(f, ms[i]);
+        fputs(", \"flops\": ", f);
+        dpprof__jnum(f, fl[i]);
+        fputs(", \"bytes_analytic\": ", f);
+        dpprof__jnum(f, by[i]);
+        fputs(", \"flops_per_s\": ", f);
+        dpprof__jnum(f, ms[i] > 0 ? fl[i] / (ms[i] * 1e-3) : NAN);
+        fputs(", \"bytes_per_s\": ", f);
+        dpprof__jnum(f, ms[i] > 0 ? by[i] / (ms[i] * 1e-3) : NAN);
+        fputs(", \"share_of_fp32_peak\": ", f);
+        dpprof__jnum(f, ms[i] > 0 && pf > 0 ? fl[i] / (ms[i] * 1e-3) / pf : NAN);
+        fputs(", \"share_of_dram_peak\": ", f);
+        dpprof__jnum(f, ms[i] > 0 && pb > 0 ? by[i] / (ms[i] * 1e-3) / pb : NAN);
+        fputs("}", f);
+    }
+    fputs("}}", f);
 }
 
 static void dpprof__write_phases(const dpprof_session *s, FILE *f) {
@@ -4157,6 +4219,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, st && s->backend != DPPROF_BACKEND_DRY ? dpprof__median(st, (size_t)measured) : NAN);
     fputs(", \"flops_per_step\": ", f);
     dpprof__jnum(f, measured ? flops_steps / measured : NAN);
+    dpprof__write_ops(s, f);
     if (s->backend == DPPROF_BACKEND_CUDA && measured && tsum > 0) {
         /* model flops: 3 x the forward's analytic flops (forward + a backward of twice its cost: the
            usual 6 N per token plus attention), the same for every algorithm, so the dp overhead

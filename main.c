@@ -100,6 +100,7 @@ static void help_run(void) {
            "  --out FILE.json        result JSON (written atomically; also on oom/error, with its status)\n"
            "  --trace FILE.json      Chrome/Perfetto trace: phases, every op (cuda: timed by events) and a live-memory counter per category\n"
            "  --dram                 cuda: DRAM and L2 bytes per phase from CUPTI counters, measured in warm-up step 0 (needs --warmup 1)\n"
+           "  --op-times             time every op in the warm-up steps: throughput.ops (rates, shares of the peaks) in the json\n"
            "  --dump DIR             model.safetensors, batch.safetensors, grads.safetensors, step.json\n"
            "                         (per-sample losses, norms, clip factors) for samples 0..B-1\n"
            "                         (cpu backend; DIR is created)\n"
@@ -208,6 +209,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
         if (!strcmp(a, "--poisson")) { c->poisson = 1; continue; }
         if (!strcmp(a, "--dram")) { c->dram = 1; continue; }
+        if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
         if (strncmp(a, "--", 2) != 0) return usage_error("run: unexpected argument '%s'%s", a, "");
         if (!v) return usage_error("run: %s needs a value%s", a, "");
         i++;

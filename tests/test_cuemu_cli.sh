@@ -66,3 +66,11 @@ check "the bench macros have speed 1.00 for vanilla and an mfu" bash -c "grep -q
 check "auto on cuda records the measured rates of both flash flavours" grep -Eq '"auto_flash_flops_per_s": \{"gram": [0-9.e+]+, "psg": [0-9.e+]+' "$tmp/auto.json"
 "$bin" run $small --backend dry --algo auto --sigma 1 --out "$tmp/autodry.json"
 check "auto's timing buffers are in the schedule: its peak equals dry's" test "$(peak "$tmp/auto.json")" = "$(peak "$tmp/autodry.json")"
+# --op-times: every op timed in the warm-up steps, by name in throughput.ops with its share of the peaks
+"$bin" run $small --backend cuda --algo flash_bk --sigma 1 --op-times --out "$tmp/ops.json"
+check "--op-times gives throughput.ops with rates and shares of the peaks" grep -Eq '"ops": \{"note": "cuda events around each op.*"linear_sqnorm_gram": \{"count": [0-9]+, "ms": [0-9.e+-]+.*"share_of_dram_peak": [0-9.e+-]+' "$tmp/ops.json"
+"$bin" run $small --backend cuda --algo flash_bk --sigma 1 --out "$tmp/noops.json"
+check "without it throughput.ops is null" grep -q '"ops": null' "$tmp/noops.json"
+"$bin" run --preset tiny --seq 16 --batch 4 --steps 1 --quiet --backend cuda --op-times --out "$tmp/opsw.json" 2>"$tmp/opsw.err"
+rc=$?
+check "--op-times without warm-up is exit 2 naming the reason (got $rc)" bash -c "[ $rc -eq 2 ] && grep -q -- '--op-times times every op in the warm-up steps' '$tmp/opsw.err' && [ ! -e '$tmp/opsw.json' ]"
