@@ -109,11 +109,15 @@ repro-update: figures
 .PHONY: bench gpu-check
 DPPROF_BIN ?= ./dpprof
 BENCH_CONF ?= experiments/bench.conf
+# a session with little GPU time can run part of it (BENCH_ONLY=longctx) and come back: the sweep resumes
+# (make clean, or rm -rf results/bench, starts over); one configuration may take BENCH_TIMEOUT seconds
+BENCH_ONLY ?=
+BENCH_TIMEOUT ?= 600
 bench: dpprof
 	@if ! $(DPPROF_BIN) devices >/dev/null; then echo "make bench: $$($(DPPROF_BIN) devices): nothing measured"; exit 0; fi; \
 	$(DPPROF_BIN) devices; \
-	rm -rf results/bench; mkdir -p results/bench figures paper/generated; \
-	$(DPPROF_BIN) sweep $(BENCH_CONF) --out-dir results/bench --jobs 1; \
+	mkdir -p results/bench figures paper/generated; \
+	$(DPPROF_BIN) sweep $(BENCH_CONF) --out-dir results/bench --jobs 1 --timeout $(BENCH_TIMEOUT) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)); \
 	$(DPPROF_BIN) report $(BENCH_CONF) --results results/bench --figures figures --tables paper/generated; \
 	d=data/bench/$$(date -u +%Y-%m-%d)-$$($(DPPROF_BIN) devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g'); \
 	mkdir -p $$d; cp results/bench/*.json results/bench/summary.csv results/bench/summary.txt paper/generated/bench-table.tex $$d/; \
