@@ -1649,7 +1649,7 @@ done:
    writes TABDIR/NAME-macros.tex (every metric of every configuration), DIR/summary.txt.
    figure kinds: bars, heatmap, stacked, modules, phases, lines, capacity, timeline.
    keys: x= series= rows= cols= group= value=METRIC where=AXIS:LABEL,... ref=LABEL batch=AXIS config=LABELS
-   metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib <category>_gib */
+   metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib norm_dram_pct norm_flops_pct <category>_gib */
 
 #define REP_MAX_LINES 64
 
@@ -1661,6 +1661,7 @@ typedef struct rep_res {
     double params, trainable, epsilon, step_ms, tokens_s;
     double moved, flops;              /* analytic bytes and flops of one training step */
     double mfu, dram;                 /* cuda: model flops utilisation; measured dram bytes of the counters step */
+    double norm_dram, norm_flops;     /* cuda --op-times: the norm kernels' share of the dram and fp32 peaks */
 } rep_res;
 
 typedef struct rep_line {             /* a figure or table line of the conf */
@@ -1751,7 +1752,7 @@ static void rep_load(rep *r, long long c) {
     char err[256];
     int k;
     memset(x, 0, sizeof *x);
-    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = x->mfu = x->dram = NAN;
+    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = x->mfu = x->dram = x->norm_dram = x->norm_flops = NAN;
     if (!path || dpprof_json_parse_file(path, (size_t)1 << 30, &doc, err, sizeof err) != 0) {
         free(path);
         return;
@@ -1798,6 +1799,24 @@ static void rep_load(rep *r, long long c) {
     x->step_ms = rep_num(dpprof_json_get(root, "avg_time_ms"));
     x->tokens_s = rep_num(dpprof_json_path(root, "throughput.tokens_per_s"));
     x->mfu = rep_num(dpprof_json_path(root, "throughput.mfu"));
+    { /* the per-sample norm kernels (--op-times): their achieved share of the device's dram and fp32 peaks */
+        const dpprof_json *ops = dpprof_json_path(root, "throughput.ops.by_op");
+        double ms = 0, by = 0, fl = 0, pb = NAN, pf = NAN;
+        size_t i;
+        for (i = 0; i < dpprof_json_len(ops); i++) {
+            const char *nm = dpprof_json_key(ops, i);
+            const dpprof_json *o = dpprof_json_member(ops, i);
+            double m = rep_num(dpprof_json_get(o, "ms")), b = rep_num(dpprof_json_get(o, "bytes_analytic")), fo = rep_num(dpprof_json_get(o, "flops"));
+            double bs = rep_num(dpprof_json_get(o, "bytes_per_s")), sb = rep_num(dpprof_json_get(o, "share_of_dram_peak"));
+            double fs = rep_num(dpprof_json_get(o, "flops_per_s")), sf = rep_num(dpprof_json_get(o, "share_of_fp32_peak"));
+            if (bs > 0 && sb > 0) pb = bs / sb; /* the peaks the run used */
+            if (fs > 0 && sf > 0) pf = fs / sf;
+            if (!nm || !(strstr(nm, "sqnorm") || strstr(nm, "gram"))) continue;
+            if (m == m && b == b && fo == fo) { ms += m; by += b; fl += fo; }
+        }
+        x->norm_dram = ms > 0 ? by / (ms * 1e-3) / pb : NAN;
+        x->norm_flops = ms > 0 ? fl / (ms * 1e-3) / pf : NAN;
+    }
     dpprof_json_free(doc);
 }
 
@@ -1888,6 +1907,8 @@ static double rep_metric(const rep *r, long long c, const char *m) {
     if (!strcmp(m, "mfu")) return 100.0 * x->mfu;
     if (!strcmp(m, "speed")) return rep_speed(r, c);
     if (!strcmp(m, "dram_gib")) return x->dram / REP_GIB;
+    if (!strcmp(m, "norm_dram_pct")) return 100.0 * x->norm_dram;
+    if (!strcmp(m, "norm_flops_pct")) return 100.0 * x->norm_flops;
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
         char name[64];
         snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
@@ -1898,7 +1919,7 @@ static double rep_metric(const rep *r, long long c, const char *m) {
 
 static int rep_known_metric(const char *m) {
     int k;
-    static const char *const base[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib"};
+    static const char *const base[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct"};
     for (k = 0; k < (int)(sizeof base / sizeof base[0]); k++)
         if (!strcmp(m, base[k])) return 1;
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
@@ -1913,6 +1934,8 @@ static const char *rep_metric_unit(const char *m) {
     if (!strcmp(m, "moved_gib")) return "GiB per step, analytic";
     if (!strcmp(m, "dram_gib")) return "GiB per step, measured DRAM read + write";
     if (!strcmp(m, "mfu")) return "% MFU";
+    if (!strcmp(m, "norm_dram_pct")) return "% of DRAM peak, norm kernels";
+    if (!strcmp(m, "norm_flops_pct")) return "% of fp32 peak, norm kernels";
     if (!strcmp(m, "speed")) return "x vanilla tokens/s";
     if (!strcmp(m, "tflop")) return "TFLOP per step, analytic";
     if (strstr(m, "_gib")) return "GiB";
@@ -2174,7 +2197,7 @@ static int rep_table(rep *r, const rep_line *l) {
 
 /* every metric of every configuration, for the paper's \dpnum{experiment}{id}{metric} */
 static void rep_macros(rep *r) {
-    static const char *const metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib"};
+    static const char *const metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct"};
     long long c;
     int k;
     size_t skip = strlen(r->sp.name) + 1;
@@ -2268,6 +2291,7 @@ static void help_report(void) {
            "own with the event log, into DIR/ID.timeline.json, unless that file exists).\n"
            "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
            "mfu (%%, cuda) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
+           "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram and fp32 peaks, --op-times)\n"
            "(analytic bytes and flops of one step) <category>_gib\n");
 }
 
@@ -2294,7 +2318,7 @@ static int rep_validate(const rep *r) {
                 return rep_bad(r, l->line, "%s", msg);
             }
             if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && !rep_known_metric(l->val[k]))
-                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib <category>_gib)", l->val[k]);
+                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib norm_dram_pct norm_flops_pct <category>_gib)", l->val[k]);
         }
         if ((v = rep_get(l, "where"))) {
             char buf[512], *tok, *save = NULL;

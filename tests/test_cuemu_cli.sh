@@ -55,7 +55,7 @@ build/dpprof-nocuda devices >"$tmp/nocuda.txt"
 rc=$?
 check "devices in a build without CUDA says so, exit 1 (got $rc)" bash -c "[ $rc -eq 1 ] && grep -q 'built without CUDA' '$tmp/nocuda.txt'"
 # the benchmark's report on emulated results: speed and mfu per configuration
-sed -e 's/^base = .*/base = --backend cuda --steps 1 --warmup 1 --dram --sigma 1.0 --dataset-size 1000 --timeline none/' \
+sed -e 's/^base = .*/base = --backend cuda --steps 1 --warmup 1 --dram --op-times --sigma 1.0 --dataset-size 1000 --timeline none/' \
     -e 's/^axis shape = .*/axis shape = a: --preset tiny --seq 8 --batch 2/' -e 's/^axis algo = .*/axis algo = vanilla: --algo vanilla --sigma 0 | flash_bk: --algo flash_bk/' \
     experiments/bench.conf >"$tmp/bench.conf"
 "$bin" sweep "$tmp/bench.conf" --out-dir "$tmp/bench" --jobs 1 >/dev/null 2>&1 && "$bin" report "$tmp/bench.conf" --results "$tmp/bench" --figures "$tmp/bench" --tables "$tmp/bench" >/dev/null 2>&1
@@ -74,3 +74,4 @@ check "without it throughput.ops is null" grep -q '"ops": null' "$tmp/noops.json
 "$bin" run --preset tiny --seq 16 --batch 4 --steps 1 --quiet --backend cuda --op-times --out "$tmp/opsw.json" 2>"$tmp/opsw.err"
 rc=$?
 check "--op-times without warm-up is exit 2 naming the reason (got $rc)" bash -c "[ $rc -eq 2 ] && grep -q -- '--op-times times every op in the warm-up steps' '$tmp/opsw.err' && [ ! -e '$tmp/opsw.json' ]"
+check "the bench macros have the norm kernels' share of the dram peak (--op-times)" grep -q 'dpdef{bench}{a-flash_bk}{norm_dram_pct}' "$tmp/bench/bench-macros.tex"
