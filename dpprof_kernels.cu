@@ -177,8 +177,11 @@ extern "C" int dpprof_cuda_init(int device) {
     {
         cudaMemPool_t pool;
         uint64_t keep = UINT64_MAX;
-        if ((rc = DPPROF_CU(cudaDeviceGetDefaultMemPool(&pool, device))) != DPPROF_OK) return rc;
-        if ((rc = DPPROF_CU(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep))) != DPPROF_OK) return rc;
+        if ((rc = DPPROF_CU(cudaDeviceGetDefaultMemPool(&pool, device))) != DPPROF_OK ||
+            (rc = DPPROF_CU(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep))) != DPPROF_OK) {
+            cudaStreamDestroy(dpprof__cu.stream); // a later init starts clean
+            return rc;
+        }
     }
     st = cublasCreate(&dpprof__cu.blas);
     if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetStream(dpprof__cu.blas, dpprof__cu.stream);
@@ -186,6 +189,9 @@ extern "C" int dpprof_cuda_init(int device) {
     if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetMathMode(dpprof__cu.blas, CUBLAS_DEFAULT_MATH);
     if (st != CUBLAS_STATUS_SUCCESS) {
         std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "cuBLAS initialisation: %s", cublasGetStatusString(st));
+        if (dpprof__cu.blas) cublasDestroy(dpprof__cu.blas);
+        dpprof__cu.blas = nullptr;
+        cudaStreamDestroy(dpprof__cu.stream);
         return st == CUBLAS_STATUS_ALLOC_FAILED ? DPPROF_ERR_OOM : DPPROF_ERR_CUDA;
     }
     dpprof__cu.device = device;
