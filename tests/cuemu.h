@@ -925,11 +925,11 @@ inline bool resolve() {
             if (F[base + l].state != DONE) livem |= 1u << l;
             if (F[base + l].state == WAIT_WARP) waiting |= 1u << l;
         }
-        for (unsigned todo = waiting; todo;) {
-            unsigned mask = F[base + __builtin_ctz(todo)].mask, grp = 0;
+        for (unsigned unseen = waiting; unseen;) { // lanes whose mask group is not yet looked at
+            unsigned mask = F[base + __builtin_ctz(unseen)].mask, grp = 0;
             for (unsigned m = waiting; m; m &= m - 1)
                 if (F[base + __builtin_ctz(m)].mask == mask) grp |= 1u << __builtin_ctz(m);
-            todo &= ~grp;
+            unseen &= ~grp;
             if ((mask & livem) == grp) {
                 release_warp(base, grp);
                 any = true;
