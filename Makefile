@@ -108,6 +108,8 @@ repro-update: figures
 # the device, driver and date, to data/bench/DATE-DEVICE/ to be committed.
 .PHONY: bench gpu-check
 DPPROF_BIN ?= ./dpprof
+# where a GPU run's results go: DATE-DEVICE, the device as `dpprof devices` names GPU 0 (shell text)
+RUN_TAG = $$(date -u +%Y-%m-%d)-$$($(DPPROF_BIN) devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
 BENCH_CONF ?= experiments/bench.conf
 # a session with little GPU time can run part of it (BENCH_ONLY=longctx) and come back: the sweep resumes
 # (make clean, or rm -rf results/bench, starts over); one configuration may take BENCH_TIMEOUT seconds
@@ -119,7 +121,7 @@ bench: dpprof
 	mkdir -p results/bench figures paper/generated; \
 	$(DPPROF_BIN) sweep $(BENCH_CONF) --out-dir results/bench --jobs 1 --timeout $(BENCH_TIMEOUT) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)); \
 	$(DPPROF_BIN) report $(BENCH_CONF) --results results/bench --figures figures --tables paper/generated; \
-	d=data/bench/$$(date -u +%Y-%m-%d)-$$($(DPPROF_BIN) devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g'); \
+	d=data/bench/$(RUN_TAG); \
 	mkdir -p $$d; cp results/bench/*.json results/bench/summary.csv results/bench/summary.txt paper/generated/bench-table.tex $$d/; \
 	$(DPPROF_BIN) devices > $$d/device.txt; echo "make bench: measured results in $$d (commit them)"
 
@@ -141,7 +143,7 @@ gpu-check: dpprof build/tests/test_gpu
 	    --timeline none --quiet --experiment longctx-gpu --out results/gpu-check/longctx-$$a.json; \
 	  echo "longctx T=16384 $$a: exit $$? $$(grep -o '"status": "[a-z]*"' results/gpu-check/longctx-$$a.json) $$(grep -o '"peak_memory_mb": [0-9.]*' results/gpu-check/longctx-$$a.json) $$(grep -o '"step_time_ms_median": [0-9.]*' results/gpu-check/longctx-$$a.json)"; \
 	done; \
-	d=data/gpu-check/$$(date -u +%Y-%m-%d)-$$(./dpprof devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g'); mkdir -p $$d; \
+	d=data/gpu-check/$(RUN_TAG); mkdir -p $$d; \
 	cp results/gpu-check/* $$d/; ./dpprof devices > $$d/device.txt; echo "make gpu-check: logs and results in $$d"; \
 	[ $$fail = 0 ] || { echo "make gpu-check: FAILED (see $$d)"; exit 1; }
 
