@@ -3349,6 +3349,7 @@ static int dpprof__given(dpprof_session *s, const int *tokens, const int *target
     double sum = 0;
     if (!tokens || !targets || n <= 0) return dpprof__fail(DPPROF_ERR_INVALID, "forward/backward needs tokens, targets and n > 0");
     if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "computing values needs the cpu or cuda backend (this session is dry)");
+    if (s->backend == DPPROF_BACKEND_CUDA) dpprof_cuda_events_reset(); /* its phases' events are not kept: a caller's loop must not grow the pool */
     if (n > s->cfg.batch) return dpprof__fail(DPPROF_ERR_INVALID, "%d samples is more than the session's batch of %d", n, s->cfg.batch);
     DPPROF__TRY(dpprof__check_tokens(s, tokens, targets, n));
     if (loss_only) s->dp = 0;
