@@ -271,6 +271,15 @@ typedef enum dpprof_backend { DPPROF_BACKEND_AUTO = 0, DPPROF_BACKEND_CPU, DPPRO
 typedef enum dpprof_task { DPPROF_TASK_DEFAULT = 0, DPPROF_TASK_LM, DPPROF_TASK_CLS } dpprof_task;
 typedef enum dpprof_optimizer { DPPROF_OPT_DEFAULT = 0, DPPROF_OPT_ADAM, DPPROF_OPT_SGD } dpprof_optimizer;
 typedef enum dpprof_dtype { DPPROF_DTYPE_DEFAULT = 0, DPPROF_DTYPE_FP32, DPPROF_DTYPE_BF16 } dpprof_dtype;
+/* bf16: the top 16 bits of an ieee float. conversions: to float is exact; from float rounds to
+   the nearest, ties to even; an inf stays inf, a nan stays a (quiet) nan; a finite value past the
+   largest bf16 rounds to inf as ieee rounding does. */
+typedef uint16_t dpprof_bf16;
+DPPROF_API dpprof_bf16 dpprof_bf16_from_float(float f);
+DPPROF_API float dpprof_bf16_to_float(dpprof_bf16 h);
+DPPROF_API void dpprof_bf16_round_ref(float *x, size_t n);                       /* x = to_float(from_float(x)) */
+DPPROF_API void dpprof_bf16_pack_ref(dpprof_bf16 *dst, const float *src, size_t n);   /* dst = from_float(src) */
+DPPROF_API void dpprof_bf16_unpack_ref(float *dst, const dpprof_bf16 *src, size_t n); /* dst = to_float(src) */
 typedef enum dpprof_algo {
     DPPROF_ALGO_DEFAULT = 0, DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST,
     DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO, DPPROF_ALGO_COUNT
@@ -443,7 +452,23 @@ DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
 
 /* ---- the gpu ops: each computes exactly what its dpprof_<op>_ref computes (same arguments, same
    accumulate/overwrite rules, device pointers, fp32), queued on the stream; tests/test_gpu.c holds
-   the tolerances. beyond the op table, the engine needs these: */
+   the tolerances.
+   storage (--dtype bf16): dpprof_cuda_set_storage(DPPROF_DTYPE_BF16) makes the ops that follow read
+   and write ACTIVATIONS as bf16 (dpprof_bf16, stored behind the same float * parameters), like
+   cublasSetPointerMode changes how a pointer is read. activations are the token-indexed tensors: the
+   inputs and outputs of every op and their gradients (x, out, dinp, dout, q, k, v, att, dq..., gate,
+   up, h, logits, dlogits, dy), and the matmul weight (the bf16 working copy of the fp32 master).
+   always fp32 whatever the storage: parameters other than the matmul weight (wte, rmsnorm weight),
+   every parameter gradient (dweight, dwte, dw), per-sample gradients (psg), gram outputs (gram_gpu's
+   out, gram_dot's inputs), rstd, lse, losses, dlosses, optimizer state; norms and clip factors are
+   doubles. arithmetic is fp32 (long sums as the fp32 kernel does them): a bf16 op reads its bf16
+   inputs widened exactly to fp32, computes like the fp32 op and rounds what it stores to the nearest
+   bf16 (ties to even); its reference is the fp32 reference on the widened inputs with the stored
+   outputs rounded by dpprof_bf16_round_ref. beyond the op table, the engine needs these: */
+DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype);   /* FP32 (the default) or BF16; else DPPROF_ERR_INVALID */
+DPPROF_API dpprof_dtype dpprof_cuda_storage(void);
+/* dst (n) = src (n) rounded to the nearest bf16, ties to even: the bf16 working copy of a weight */
+DPPROF_API void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t n);
 /* out (n) = value */
 DPPROF_API void dpprof_fill_gpu(float *out, size_t n, float value);
 /* out[e] = (float)(stddev * dpprof_normal(seed, stream, e)): the cpu's initialisation, bit for bit */
@@ -1708,6 +1733,32 @@ static const char *const dpprof__backend_names[] = {"auto", "cpu", "cuda", "dry"
 DPPROF_API const char *dpprof_category_name(int c) { return c >= 0 && c < DPPROF_CAT_COUNT ? dpprof__cat_names[c] : "?"; }
 DPPROF_API const char *dpprof_module_name(int m) { return m >= 0 && m < DPPROF_MOD_COUNT ? dpprof__mod_names[m] : "?"; }
 DPPROF_API const char *dpprof_phase_name(int ph) { return ph >= 0 && ph < DPPROF_PHASE_COUNT ? dpprof__phase_names[ph] : "none"; }
+DPPROF_API dpprof_bf16 dpprof_bf16_from_float(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return (dpprof_bf16)((u >> 16) | 0x0040u); /* nan: quiet, sign kept */
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest, ties to even; a carry into the exponent is right (up to inf) */
+    return (dpprof_bf16)(u >> 16);
+}
+DPPROF_API float dpprof_bf16_to_float(dpprof_bf16 h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+DPPROF_API void dpprof_bf16_round_ref(float *x, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) x[i] = dpprof_bf16_to_float(dpprof_bf16_from_float(x[i]));
+}
+DPPROF_API void dpprof_bf16_pack_ref(dpprof_bf16 *dst, const float *src, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) dst[i] = dpprof_bf16_from_float(src[i]);
+}
+DPPROF_API void dpprof_bf16_unpack_ref(float *dst, const dpprof_bf16 *src, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) dst[i] = dpprof_bf16_to_float(src[i]);
+}
+
 DPPROF_API const char *dpprof_algo_name(int a) { return a >= 0 && a < DPPROF_ALGO_COUNT ? dpprof__algo_names[a] : "?"; }
 DPPROF_API const char *dpprof_backend_name(int b) { return b >= 0 && b <= DPPROF_BACKEND_DRY ? dpprof__backend_names[b] : "?"; }
 DPPROF_API int dpprof_algo_parse(const char *name) {
