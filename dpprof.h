@@ -305,7 +305,7 @@ typedef struct dpprof_config {
     double lr;                   /* 0 -> 1e-3 (adam) or 1e-2 (sgd) */
     dpprof_optimizer optimizer;  /* 0 -> adam */
     double weight_decay;         /* adamw decoupled decay; 0 -> none */
-    dpprof_dtype dtype;          /* 0 -> fp32 */
+    dpprof_dtype dtype;          /* 0 -> fp32; bf16: activations in bf16, fp32 masters (cuda, dry; cpu refuses) */
     dpprof_backend backend;      /* 0 -> auto */
     uint64_t seed;               /* 0 is a seed like any other */
     const char *data_path;       /* NULL -> synthetic data; else byte-level text (lm) or label<TAB>text lines (cls) */
@@ -4622,7 +4622,9 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     snprintf(path, sizeof path, "%s/step.json", dir);
     f = fopen(path, "w");
     if (!f) { rc = dpprof__fail(DPPROF_ERR_IO, "%s: cannot write: %s", path, strerror(errno)); goto done; }
-    fprintf(f, "{\n  \"algo\": \"%s\",\n  \"grads\": \"sum over the batch of c_i * grad loss_i, before noise; c_i = 1 without clipping\",\n  \"batch\": %d,\n  \"per_sample_loss\": [", dpprof_algo_name(s->cfg.algo), B);
+    /* the tensors are the fp32 masters and gradients either way; dtype says how they were computed */
+    fprintf(f, "{\n  \"algo\": \"%s\",\n  \"dtype\": \"%s\",\n  \"grads\": \"sum over the batch of c_i * grad loss_i, before noise; c_i = 1 without clipping\",\n  \"batch\": %d,\n  \"per_sample_loss\": [",
+            dpprof_algo_name(s->cfg.algo), s->cfg.dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32", B);
     for (i = 0; i < B; i++) {
         fputs(i ? ", " : "", f);
         dpprof__jnum(f, losses[i]);
