@@ -3313,7 +3313,9 @@ static int dpprof__clipgrad_fast(dpprof_session *s, int k, const void **scaled, 
     const dpprof__cache_ent *e = &s->cache[k];
     const int n = s->bw_n;
     int j;
-    if (s->cfg.per_layer_clipping) return 0;
+    /* bf16: x scaled in place would be c_i x_i rounded to bf16, a relative error up to 2^-8 on the clipped
+       gradient, past the bound; the clipgrad kernel applies c_i in fp32 to the very values the norm read */
+    if (s->cfg.per_layer_clipping || s->cfg.dtype == DPPROF_DTYPE_BF16) return 0;
     for (j = 0; j < s->n_cache; j++)
         if (s->cache[j].dy->data == e->x->data) return 0;
     for (j = 0; j < *n_scaled && scaled[j] != e->x->data; j++) {}
