@@ -3388,8 +3388,11 @@ static int dpprof__physical(dpprof_session *s, int step, int n, int first, doubl
            gradients with its own factors (per-layer) */
         DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_BACKWARD_2, step));
         s->bw_retain = 0;
-        s->bw_mode = s->cfg.per_layer_clipping ? DPPROF__MODE_CLIPSUM : DPPROF__MODE_SUM;
-        if (!s->cfg.per_layer_clipping) {
+        /* bf16: a scaled logits' gradient would be rounded to bf16 again at every tensor it flows
+           through, off the norm by up to 2^-8; unscaled, pass 2 repeats pass 1's bf16 values bit for bit
+           and every layer applies its c_i in fp32 (the clipsum path, with the flat factors) */
+        s->bw_mode = s->cfg.per_layer_clipping || s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF__MODE_CLIPSUM : DPPROF__MODE_SUM;
+        if (s->bw_mode == DPPROF__MODE_SUM) {
             size_t row = lm ? (size_t)s->cfg.seq * (size_t)s->sh.V : (size_t)s->sh.K;
             for (i = 0; i < n; i++) /* the output gradient of pass 1 is linear in dloss */
                 DPPROF__OP(s, scale, (row, s->elem), (DPPROF__AT(s->a.logits, (size_t)i * row), DPPROF__AT(s->a.logits, (size_t)i * row), row, dpprof__host_clip(s, i)));
