@@ -199,11 +199,12 @@ static void steps_determinism(void) {
     dpprof_session_destroy(b);
 }
 
-/* tolerances of bf16 against fp32, from bf16's unit roundoff 2^-8 = 3.9e-3 on every stored activation
-   (measured on the emulator: see the commit) */
-#define BF16_TOL_NORM 2e-2
+/* tolerances of bf16 against fp32: bf16's unit roundoff is 2^-8 = 3.9e-3 on every stored activation.
+   measured on the emulator (tiny, T = 12): norms 1.1e-3, gradients 1.5e-2 of a tensor's largest
+   value, weights after two adam steps 1e-2 lr apart (vanilla; 5e-5 lr with noise) */
+#define BF16_TOL_NORM 1e-2
 #define BF16_TOL_GRAD 5e-2
-#define BF16_TOL_WEIGHTS 0.1
+#define BF16_TOL_WEIGHTS 5e-2
 
 /* ---- --dtype bf16: cuda with bf16 activations against the cpu's fp32 step -------------------------
    bf16 stores every activation with 8 significant bits, so the comparison with fp32 is at bf16's
@@ -272,15 +273,43 @@ static double bf16_weights_apart(dpprof_session *a, dpprof_session *b, double lr
 static double bf16_ref_norms[4], bf16_ref_clip[4];
 static dpprof_session *bf16_ref;
 
-static void steps_bf16_case(int algo) {
+/* every bf16 working copy is its fp32 master rounded to nearest even, bit for bit (after init, each
+   update and param_write); the count of tensors that differ, or -1 if one could not be read */
+static int bf16_copies_stale(dpprof_session *s) {
+    int i, stale = 0;
+    for (i = 0; i < dpprof_session_param_count(s); i++) {
+        dpprof_param *p = dpprof_session_param(s, i);
+        size_t n = (size_t)p->wl.n;
+        float *w;
+        dpprof_bf16 *want, *got;
+        if (!n) continue;
+        w = (float *)malloc(sizeof(float) * n);
+        want = (dpprof_bf16 *)malloc(sizeof(dpprof_bf16) * n);
+        got = (dpprof_bf16 *)malloc(sizeof(dpprof_bf16) * n);
+        if (!w || !want || !got || dpprof_session_param_read(s, i, 'w', w) != DPPROF_OK || dpprof_cuda_copy(got, p->wl.data, sizeof(dpprof_bf16) * n, DPPROF_COPY_D2H) != DPPROF_OK)
+            stale = -1;
+        else {
+            dpprof_bf16_pack_ref(want, w, n);
+            stale += memcmp(want, got, sizeof(dpprof_bf16) * n) != 0;
+        }
+        free(w);
+        free(want);
+        free(got);
+        if (stale < 0) return -1;
+    }
+    return stale;
+}
+
+static void steps_bf16_case(int algo, int cls, int lora) {
     dpprof_config c;
     dpprof_session *cpu = NULL, *gpu = NULL;
     char name[128];
     int tok[4 * 12], tgt[4 * 12], i, rc;
     double ncpu[4], ngpu[4], ccpu[4], cgpu[4], en = 0, ec = 0, eg, ew;
     const char *wn;
-    snprintf(name, sizeof name, "bf16 step %s lm", dpprof_algo_name(algo));
-    steps_config(&c, algo, 0, 0, 0);
+    const int ref_case = !cls && !lora; /* persample's lm results are the others' reference */
+    snprintf(name, sizeof name, "bf16 step %s%s%s", dpprof_algo_name(algo), cls ? " cls" : " lm", lora ? " lora" : "");
+    steps_config(&c, algo, 0, cls, lora);
     c.backend = DPPROF_BACKEND_CPU;
     rc = dpprof_session_create(&c, &cpu);
     if (rc == DPPROF_OK) {
@@ -290,6 +319,8 @@ static void steps_bf16_case(int algo) {
     }
     CHECK(rc == DPPROF_OK, "%s: cpu fp32 and cuda bf16 sessions (%s)", name, rc ? dpprof_last_error() : "ok");
     if (rc != DPPROF_OK) goto done;
+    if (lora) CHECK(steps_perturb_lora(cpu) == DPPROF_OK && steps_perturb_lora(gpu) == DPPROF_OK, "%s: lora_B moved off zero in both (param_write)", name);
+    CHECK(bf16_copies_stale(gpu) == 0, "%s: every bf16 copy is its master rounded, after init%s", name, lora ? " and param_write" : "");
     ew = steps_tensors_err(gpu, cpu, 'w', &wn);
     CHECK(ew == 0, "%s: the initial fp32 master weights are bitwise equal (worst %.3g in %s)", name, ew, wn);
     dpprof_session_batch(cpu, 0, 0, 4, tok, tgt);
@@ -311,10 +342,10 @@ static void steps_bf16_case(int algo) {
         }
         CHECK(en < BF16_TOL_NORM, "%s: per-sample norms agree with fp32's (worst relative %.3g, tolerance %g; norms %.4g .. %.4g)", name, en, BF16_TOL_NORM, ncpu[0], ncpu[3]);
         CHECK(ec < BF16_TOL_NORM, "%s: clip factors agree with fp32's (worst relative %.3g, tolerance %g)", name, ec, BF16_TOL_NORM);
-        if (algo == DPPROF_ALGO_PERSAMPLE) {
+        if (algo == DPPROF_ALGO_PERSAMPLE && ref_case) {
             memcpy(bf16_ref_norms, ngpu, sizeof ngpu);
             memcpy(bf16_ref_clip, cgpu, sizeof cgpu);
-        } else if (bf16_ref) {
+        } else if (bf16_ref && ref_case) {
             double rn = 0;
             for (i = 0; i < 4; i++) rn = fmax(rn, fmax(fabs(ngpu[i] - bf16_ref_norms[i]) / bf16_ref_norms[i], fabs(cgpu[i] - bf16_ref_clip[i]) / bf16_ref_clip[i]));
             CHECK(rn < 1e-4, "%s: norms and clip factors agree with persample's in bf16 (worst relative %.3g, tolerance 1e-4: the same bf16 activations)", name, rn);
@@ -324,7 +355,7 @@ static void steps_bf16_case(int algo) {
     }
     eg = bf16_tensors_err(gpu, cpu, 'g', &wn);
     CHECK(eg < BF16_TOL_GRAD, "%s: the summed (clipped) gradient agrees with fp32's (worst %.3g of a tensor's largest value, in %s; tolerance %g)", name, eg, wn, BF16_TOL_GRAD);
-    if (algo == DPPROF_ALGO_PERSAMPLE) {
+    if (algo == DPPROF_ALGO_PERSAMPLE && ref_case) {
         bf16_ref = gpu; /* kept for the algorithms after it */
         gpu = NULL;
     }
@@ -345,6 +376,7 @@ static void steps_bf16_case(int algo) {
     if (rc == DPPROF_OK) rc = dpprof_session_run(gpu);
     CHECK(rc == DPPROF_OK, "%s: two noisy adam steps on both (%s)", name, rc ? dpprof_last_error() : "ok");
     if (rc != DPPROF_OK) goto done;
+    CHECK(bf16_copies_stale(gpu) == 0, "%s: every bf16 copy is its updated master rounded, after the steps", name);
     ew = bf16_weights_apart(gpu, cpu, dpprof_session_config(cpu)->lr);
     CHECK(ew < BF16_TOL_WEIGHTS, "%s: weights after two steps: mean |w_bf16 - w_fp32| = %.3g lr (tolerance %g lr)", name, ew, BF16_TOL_WEIGHTS);
     CHECK(fabs(dpprof_session_step_loss(cpu, 1) - dpprof_session_step_loss(gpu, 1)) < 2e-2 * fabs(dpprof_session_step_loss(cpu, 1)),
@@ -391,9 +423,11 @@ static void steps_bf16_determinism(void) {
 static void test_steps_bf16(void) {
     static const int algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK};
     size_t a;
-    for (a = 0; a < sizeof algos / sizeof algos[0]; a++) steps_bf16_case(algos[a]);
+    for (a = 0; a < sizeof algos / sizeof algos[0]; a++) steps_bf16_case(algos[a], 0, 0);
     dpprof_session_destroy(bf16_ref);
     bf16_ref = NULL;
+    steps_bf16_case(DPPROF_ALGO_FLASH, 1, 0);
+    steps_bf16_case(DPPROF_ALGO_GHOST_BK, 0, 1);
     steps_bf16_determinism();
 }
 
