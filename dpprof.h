@@ -40,6 +40,8 @@
          dpprof_session_destroy(s);
      Backends: cpu (reference arithmetic), dry (same schedule and allocator bookkeeping, no
      arithmetic, no allocation: exact memory of any size in about a second), cuda (GPU), auto.
+     cfg.dtype = DPPROF_DTYPE_BF16 (cuda, dry): activations and the matmul weights' working copies
+     (dpprof_param.wl) in bf16; fp32 master weights, gradients, optimizer states. cpu refuses it.
 
    DP-SGD
      cfg.algo = DPPROF_ALGO_FLASH_BK (or PERSAMPLE, GHOST, GHOST_BK, FLASH, AUTO); cfg.sigma,
