@@ -161,6 +161,16 @@ __device__ __forceinline__ unsigned short dpprof__bf16_round(float f) {
 __device__ __forceinline__ void dpprof__st(float *p, float v) { *p = v; }
 __device__ __forceinline__ void dpprof__st(dpprof__bf16 *p, float v) { p->bits = dpprof__bf16_round(v); }
 
+// a vector access the emulator checks (a gpu faults on a misaligned one; a cpu does not)
+#ifdef DPPROF_CUEMU
+static void dpprof__k_misaligned(const void *p, unsigned a) {
+    if ((uintptr_t)p & (a - 1)) {
+        std::fprintf(stderr, "%u-byte access at misaligned %p\n", a, p);
+        std::abort();
+    }
+}
+#endif
+
 // the activation pointers of an op in the storage type (the api keeps float * for both)
 template <typename A> static A *dpprof__act(float *p) { return reinterpret_cast<A *>(p); }
 template <typename A> static const A *dpprof__act(const float *p) { return reinterpret_cast<const A *>(p); }
@@ -868,6 +878,9 @@ __device__ __forceinline__ void dpprof__ld2(float (&v)[2], const A *p, size_t i,
 }
 __device__ __forceinline__ void dpprof__ld2(float (&v)[2], const dpprof__bf16 *p, size_t i, size_t n) {
     if (i + 1 < n) {
+#ifdef DPPROF_CUEMU
+        dpprof__k_misaligned(p + i, 4);
+#endif
         const dpprof__bf16x2 w = *reinterpret_cast<const dpprof__bf16x2 *>(p + i);
         v[0] = dpprof__bf16_widen(w.lo), v[1] = dpprof__bf16_widen(w.hi);
     } else {
@@ -881,6 +894,9 @@ __device__ __forceinline__ void dpprof__st2(A *p, size_t i, size_t n, const floa
 }
 __device__ __forceinline__ void dpprof__st2(dpprof__bf16 *p, size_t i, size_t n, const float (&v)[2]) {
     if (i + 1 < n) {
+#ifdef DPPROF_CUEMU
+        dpprof__k_misaligned(p + i, 4);
+#endif
         const dpprof__bf16x2 w = {dpprof__bf16_round(v[0]), dpprof__bf16_round(v[1])};
         *reinterpret_cast<dpprof__bf16x2 *>(p + i) = w;
     } else {
@@ -1213,6 +1229,10 @@ __global__ void dpprof__k_model_cast_bf16(dpprof__bf16 *dst, const float *src, s
         if (V == 1 || V * j + 1 >= n) {
             dpprof__st(&dst[V * j], src[V * j]);
         } else {
+#ifdef DPPROF_CUEMU
+            dpprof__k_misaligned(src + V * j, 8);
+            dpprof__k_misaligned(dst + V * j, 4);
+#endif
             const float2 f = *reinterpret_cast<const float2 *>(src + V * j);
             const dpprof__bf16x2 w = {dpprof__bf16_round(f.x), dpprof__bf16_round(f.y)};
             *reinterpret_cast<dpprof__bf16x2 *>(dst + V * j) = w;
@@ -1237,7 +1257,9 @@ extern "C" void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t 
 // owns the same 4 rows and columns 4 tx + 64 m + 0..3 (m < HSP/64). HSP is HS rounded up to 64, 128
 // or 256 (register arrays need it at compile time); loops stop at HS (rounded up to 4, zero-filled),
 // so a small HS pays only for its padding to 4. global rows are read as float4 when HS % 4 == 0
-// (float2 when only even, else scalar), one row after another by consecutive threads (coalesced).
+// (float2 when only even, else scalar), one row after another by consecutive threads (coalesced); in
+// bf16 storage as 4, 2 or 1 bf16 (8, 4, 2 bytes) widened into the same float tiles, the outputs
+// rounded on their store.
 // shared strides: tiles read down a column (rows tx + 16 j) are padded by 4 floats (a quarter warp's
 // float4 reads hit distinct banks), tiles read along rows by all 16 lanes (broadcast) are not.
 
@@ -1255,19 +1277,10 @@ struct alignas(8) dpprof__attn_f2 { float x, y; };
 
 __device__ __forceinline__ int dpprof__k_attn_imin(int a, int b) { return a < b ? a : b; }
 
-#ifdef DPPROF_CUEMU
-static void dpprof__k_attn_misaligned(const void *p, unsigned a) {
-    if ((uintptr_t)p & (a - 1)) {
-        std::fprintf(stderr, "attention: %u-byte access at misaligned %p\n", a, p);
-        std::abort();
-    }
-}
-#endif
-
 // 16-byte (shared or global) load/store; 8-byte global load. the emulator checks the alignment
 __device__ __forceinline__ dpprof__attn_f4 dpprof__k_attn_ld4(const float *p) {
 #ifdef DPPROF_CUEMU
-    dpprof__k_attn_misaligned(p, 16);
+    dpprof__k_misaligned(p, 16);
     dpprof__attn_f4 v = {p[0], p[1], p[2], p[3]};
     return v;
 #else
@@ -1276,7 +1289,7 @@ __device__ __forceinline__ dpprof__attn_f4 dpprof__k_attn_ld4(const float *p) {
 }
 __device__ __forceinline__ void dpprof__k_attn_st4(float *p, dpprof__attn_f4 v) {
 #ifdef DPPROF_CUEMU
-    dpprof__k_attn_misaligned(p, 16);
+    dpprof__k_misaligned(p, 16);
     p[0] = v.x, p[1] = v.y, p[2] = v.z, p[3] = v.w;
 #else
     *reinterpret_cast<dpprof__attn_f4 *>(p) = v;
@@ -1284,7 +1297,7 @@ __device__ __forceinline__ void dpprof__k_attn_st4(float *p, dpprof__attn_f4 v) 
 }
 __device__ __forceinline__ dpprof__attn_f2 dpprof__k_attn_ld2(const float *p) {
 #ifdef DPPROF_CUEMU
-    dpprof__k_attn_misaligned(p, 8);
+    dpprof__k_misaligned(p, 8);
     dpprof__attn_f2 v = {p[0], p[1]};
     return v;
 #else
@@ -1295,19 +1308,19 @@ __device__ __forceinline__ dpprof__attn_f2 dpprof__k_attn_ld2(const float *p) {
 // bf16 storage: 8-byte (four) and 4-byte (two) global loads and the 8-byte store, checked as above
 __device__ __forceinline__ dpprof__bf16x4 dpprof__k_attn_ld4h(const dpprof__bf16 *p) {
 #ifdef DPPROF_CUEMU
-    dpprof__k_attn_misaligned(p, 8);
+    dpprof__k_misaligned(p, 8);
 #endif
     return *reinterpret_cast<const dpprof__bf16x4 *>(p);
 }
 __device__ __forceinline__ dpprof__bf16x2 dpprof__k_attn_ld2h(const dpprof__bf16 *p) {
 #ifdef DPPROF_CUEMU
-    dpprof__k_attn_misaligned(p, 4);
+    dpprof__k_misaligned(p, 4);
 #endif
     return *reinterpret_cast<const dpprof__bf16x2 *>(p);
 }
 __device__ __forceinline__ void dpprof__k_attn_st4h(dpprof__bf16 *p, dpprof__bf16x4 v) {
 #ifdef DPPROF_CUEMU
-    dpprof__k_attn_misaligned(p, 8);
+    dpprof__k_misaligned(p, 8);
 #endif
     *reinterpret_cast<dpprof__bf16x4 *>(p) = v;
 }
@@ -1781,6 +1794,8 @@ extern "C" void dpprof_attention_bwd_gpu(float *dq, float *dk, float *dv, const 
 }
 
 // ---- dp ops: per-sample gradients, norms and clipped sums (dpprof_<op>_ref in dpprof.h) ---------
+// bf16 storage: dy, x, inp are activations, read as bf16 and widened on load (dpprof__ld); every
+// output here is fp32 or double, so after the loads the kernels are the fp32 ones.
 // determinism: no float atomics anywhere. every norm is reduced in double: a thread's terms in a fixed
 // order, a block's threads by a fixed shared-memory tree into one partial per block in the scratch,
 // then one block per sample adds its partials in index order (dpprof__k_dp_reduce) into norm2[i].
