@@ -13,7 +13,8 @@
 // __syncthreads, __syncwarp, __shfl_xor_sync/__shfl_down_sync/__shfl_sync on full warps, atomicAdd,
 // atomicMin (int), math (expf, logf, sqrtf, rsqrtf, fmaxf, exp, log, sqrt, sin, cos, pow, isfinite),
 // __uint_as_float, __float_as_uint, launches only through dpprof__launch, runtime calls:
-// cudaMalloc/Free, cudaMallocAsync/FreeAsync, cudaDeviceGetDefaultMemPool, cudaMemPoolSetAttribute(ReleaseThreshold), cudaMemPoolTrimTo, cudaMemcpyAsync,
+// cudaMalloc/Free, cudaMallocAsync/FreeAsync, cudaDeviceGetDefaultMemPool,
+// cudaMemPoolSetAttribute(ReleaseThreshold), cudaMemPoolTrimTo, cudaMemcpyAsync,
 // cudaMemsetAsync, cudaStreamCreateWithFlags/Synchronize, cudaEventCreate/Record/Synchronize/
 // ElapsedTime, cudaGetDeviceCount/Properties, cudaDeviceGetAttribute (ClockRate, MemoryClockRate,
 // GlobalMemoryBusWidth), cudaSetDevice, cudaMemGetInfo, cudaDriverGetVersion,
