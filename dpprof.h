@@ -40,6 +40,8 @@
          dpprof_session_destroy(s);
      Backends: cpu (reference arithmetic), dry (same schedule and allocator bookkeeping, no
      arithmetic, no allocation: exact memory of any size in about a second), cuda (GPU), auto.
+     cfg.dtype = DPPROF_DTYPE_BF16 (cuda, dry): activations and the matmul weights' working copies
+     (dpprof_param.wl) in bf16; fp32 master weights, gradients, optimizer states. cpu refuses it.
 
    DP-SGD
      cfg.algo = DPPROF_ALGO_FLASH_BK (or PERSAMPLE, GHOST, GHOST_BK, FLASH, AUTO); cfg.sigma,
@@ -305,7 +307,7 @@ typedef struct dpprof_config {
     double lr;                   /* 0 -> 1e-3 (adam) or 1e-2 (sgd) */
     dpprof_optimizer optimizer;  /* 0 -> adam */
     double weight_decay;         /* adamw decoupled decay; 0 -> none */
-    dpprof_dtype dtype;          /* 0 -> fp32 */
+    dpprof_dtype dtype;          /* 0 -> fp32; bf16: activations in bf16, fp32 masters (cuda, dry; cpu refuses) */
     dpprof_backend backend;      /* 0 -> auto */
     uint64_t seed;               /* 0 is a seed like any other */
     const char *data_path;       /* NULL -> synthetic data; else byte-level text (lm) or label<TAB>text lines (cls) */
@@ -355,7 +357,10 @@ typedef struct dpprof_param {
     int rows, cols;          /* (rows, cols); vectors have rows = 1 */
     int module, layer;       /* layer -1 outside the decoder stack */
     int trainable;
-    dpprof_tensor w, g, m, v; /* weight, gradient, adam moments */
+    dpprof_tensor w, g, m, v; /* weight, gradient, adam moments: fp32 (dpprof_real) whatever the dtype */
+    dpprof_tensor wl;        /* --dtype bf16 on cuda and dry: the bf16 working copy of a matmul weight
+                                (projections, lora A and B, the head) that the matmuls read, cast from w
+                                after init, each update and param_write; n = 0 where there is none */
 } dpprof_param;
 
 typedef struct dpprof_session dpprof_session;
@@ -2258,6 +2263,9 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
 
 /* ---- the engine ------------------------------------------------------------------------------ */
 
+/* what a cpu session with --dtype bf16 answers (DPPROF_ERR_UNSUPPORTED) */
+#define DPPROF__BF16_CPU_MSG "--dtype bf16 runs on --backend cuda (and --backend dry reports its memory); the cpu backend computes in fp32 only"
+
 /* counter-based streams: init, data and (later) noise never share philox counters */
 #define DPPROF__STREAM_INIT (UINT64_C(1) << 40)
 #define DPPROF__STREAM_DATA (UINT64_C(2) << 40)
@@ -2287,7 +2295,7 @@ struct dpprof_session {
     dpprof_config cfg;
     dpprof_shape sh;
     int backend;                    /* resolved: cpu, cuda or dry */
-    int elem;                       /* bytes per stored element */
+    int elem;                       /* bytes per activation element: 4 (fp32), 2 (bf16); everything else is dpprof_real */
     dpprof_prof prof;
     dpprof_param *params;
     int n_params, p_emb, p_normf, p_head;
@@ -2339,6 +2347,14 @@ struct dpprof_session {
 #define DPPROF__F(t) ((dpprof_real *)(t).data)
 #define DPPROF__I(t) ((int *)(t).data)
 #define DPPROF__W(s, i) DPPROF__F((s)->params[i].w)
+/* the weight a matmul reads: the bf16 working copy where there is one (its bits behind a float *, as
+   the storage contract says), else the master */
+#define DPPROF__WM(s, i) ((s)->params[i].wl.n ? DPPROF__F((s)->params[i].wl) : DPPROF__W(s, i))
+/* element off of a tensor, stepping by its own element size (an activation is 2 bytes in bf16) */
+#define DPPROF__AT(t, off) ((dpprof_real *)(void *)((char *)(t).data + (size_t)(off) * (size_t)(t).elem_size))
+/* bytes per element of what is always dpprof_real: parameters, gradients, optimizer states,
+   per-sample gradients, gram matrices, rstd, lse, losses */
+#define DPPROF__R ((int)sizeof(dpprof_real))
 /* gradient of a parameter, or NULL when it is frozen (ops then skip the weight gradient) */
 #define DPPROF__G(s, i) ((s)->params[i].trainable ? DPPROF__F((s)->params[i].g) : (dpprof_real *)NULL)
 
@@ -2409,11 +2425,12 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
         if ((s)->mark_ops) dpprof__op_mark(s, NULL, c_);                               \
     } while (0)
 
-/* one gemm (M,K) x (K,Nc): 2MKN flops, every operand read or written once */
-static dpprof_cost dpprof__gemm_cost(int M, int K, int Nc, int E) {
+/* one gemm (M,K) x (K,Nc): 2MKN flops, every operand read or written once; E bytes per input
+   element, Eo per output element (a weight gradient is fp32 whatever the activations are) */
+static dpprof_cost dpprof__gemm_cost(int M, int K, int Nc, int E, int Eo) {
     dpprof_cost c;
     c.flops = 2.0 * M * (double)K * Nc;
-    c.bytes = (double)E * ((double)M * K + (double)K * Nc + (double)M * Nc);
+    c.bytes = (double)E * ((double)M * K + (double)K * Nc) + (double)Eo * ((double)M * Nc);
     return c;
 }
 
@@ -2498,8 +2515,11 @@ static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
     memset(t, 0, sizeof *t);
 }
 
+/* an activation (s->elem bytes: bf16 under --dtype bf16), zeroed with Z; AR: an activation-category
+   tensor that stays dpprof_real (rstd, lse, losses, dlosses) */
 #define DPPROF__A(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), s->elem, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 0))
 #define DPPROF__Z(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), s->elem, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 1))
+#define DPPROF__AR(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), DPPROF__R, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 0))
 
 static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, int cols, int category, int module, int layer) {
     dpprof_param *p = &s->params[s->n_params++];
@@ -2510,7 +2530,12 @@ static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, 
     p->module = module;
     p->layer = layer;
     p->trainable = 1;
-    return dpprof__talloc(s, &p->w, (int64_t)rows * cols, s->elem, category, module, 0);
+    DPPROF__TRY(dpprof__talloc(s, &p->w, (int64_t)rows * cols, DPPROF__R, category, module, 0));
+    /* bf16: the matmul weights (not the embedding table, not the norm vectors) get their working
+       copy beside the master, in the master's category and module */
+    if (s->cfg.dtype == DPPROF_DTYPE_BF16 && s->n_params - 1 != s->p_emb && module != DPPROF_MOD_NORM)
+        DPPROF__TRY(dpprof__talloc(s, &p->wl, (int64_t)rows * cols, (int)sizeof(dpprof_bf16), category, module, 0));
+    return DPPROF_OK;
 }
 
 static int dpprof__add_param(dpprof_session *s, const char *name, int rows, int cols, int module, int layer) {
@@ -2542,6 +2567,31 @@ static void dpprof__init_param(dpprof_session *s, int i) {
     }
     for (e = 0; e < p->w.n; e++)
         w[e] = (dpprof_real)(s->cfg.init_std * dpprof_normal(s->cfg.seed, DPPROF__STREAM_INIT + (uint64_t)i, (uint64_t)e));
+}
+
+/* the storage mode of the gpu ops is per process (dpprof_cuda_set_storage): each entry point that
+   queues ops sets this session's, so that sessions of either dtype can be used in turn */
+static void dpprof__bind(const dpprof_session *s) {
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_set_storage(s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
+#else
+    (void)s;
+#endif
+}
+
+/* bf16: refresh the working copies (wl) of the matmul weights from their fp32 masters; only_trainable:
+   after an update, when frozen weights have not changed. charged as an op on every backend (read 4,
+   write 2 bytes per element) so that the profile shows what mixed precision costs */
+static void dpprof__cast_weights(dpprof_session *s, int first, int last, int only_trainable) {
+    int i;
+    for (i = first; i < last; i++) {
+        dpprof_param *p = &s->params[i];
+        dpprof_cost c;
+        if (!p->wl.n || (only_trainable && !p->trainable)) continue;
+        c.flops = (double)p->wl.n;
+        c.bytes = 6.0 * (double)p->wl.n;
+        DPPROF__OPX(s, "cast_bf16", c, (void)0, dpprof_cast_bf16_gpu((dpprof_bf16 *)p->wl.data, (const float *)p->w.data, (size_t)p->wl.n));
+    }
 }
 
 static int dpprof__build_model(dpprof_session *s) {
@@ -2602,6 +2652,7 @@ static int dpprof__build_model(dpprof_session *s) {
             }
     }
     for (i = 0; i < s->n_params; i++) dpprof__init_param(s, i);
+    dpprof__cast_weights(s, 0, s->n_params, 0);
     dpprof_phase_end(&s->prof);
 
     /* gradients and optimizer states are persistent: allocated once, like a framework after step 1 */
@@ -2609,14 +2660,14 @@ static int dpprof__build_model(dpprof_session *s) {
     for (i = 0; i < s->n_params; i++) {
         dpprof_param *p = &s->params[i];
         if (!p->trainable) continue;
-        DPPROF__TRY(dpprof__talloc(s, &p->g, p->w.n, s->elem, DPPROF_CAT_GRADIENTS, p->module, 1));
+        DPPROF__TRY(dpprof__talloc(s, &p->g, p->w.n, DPPROF__R, DPPROF_CAT_GRADIENTS, p->module, 1));
     }
     if (s->cfg.optimizer == DPPROF_OPT_ADAM) {
         for (i = 0; i < s->n_params; i++) {
             dpprof_param *p = &s->params[i];
             if (!p->trainable) continue;
-            DPPROF__TRY(dpprof__talloc(s, &p->m, p->w.n, s->elem, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER, 1));
-            DPPROF__TRY(dpprof__talloc(s, &p->v, p->w.n, s->elem, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER, 1));
+            DPPROF__TRY(dpprof__talloc(s, &p->m, p->w.n, DPPROF__R, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER, 1));
+            DPPROF__TRY(dpprof__talloc(s, &p->v, p->w.n, DPPROF__R, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER, 1));
         }
     }
     dpprof_phase_end(&s->prof);
@@ -2746,14 +2797,14 @@ static int dpprof__proj_fwd(dpprof_session *s, int l, int j, dpprof_tensor *y, d
     const int P = 1 + l * DPPROF__P_PER_LAYER + j, E = s->elem, r = s->cfg.lora_rank;
     const int la = s->lora ? s->lora[l * DPPROF__P_PER_LAYER + j] : -1;
     dpprof_tensor tmp, *u;
-    DPPROF__OP(s, matmul_fwd, (N, IC, OC, E), (DPPROF__F(*y), DPPROF__F(*x), DPPROF__W(s, P), N, IC, OC));
+    DPPROF__OP(s, matmul_fwd, (N, IC, OC, E), (DPPROF__F(*y), DPPROF__F(*x), DPPROF__WM(s, P), N, IC, OC));
     if (la < 0) return DPPROF_OK;
     u = &s->a.lay[l].lu[j];
     DPPROF__A(*u, (int64_t)N * r, ACTIVATIONS, LORA);
-    DPPROF__OP(s, matmul_fwd, (N, IC, r, E), (DPPROF__F(*u), DPPROF__F(*x), DPPROF__W(s, la), N, IC, r));
+    DPPROF__OP(s, matmul_fwd, (N, IC, r, E), (DPPROF__F(*u), DPPROF__F(*x), DPPROF__WM(s, la), N, IC, r));
     DPPROF__OP(s, scale, ((size_t)N * r, E), (DPPROF__F(*u), DPPROF__F(*u), (size_t)N * r, s->lora_scale));
     DPPROF__A(tmp, (int64_t)N * OC, ACTIVATIONS, LORA);
-    DPPROF__OP(s, matmul_fwd, (N, r, OC, E), (DPPROF__F(tmp), DPPROF__F(*u), DPPROF__W(s, la + 1), N, r, OC));
+    DPPROF__OP(s, matmul_fwd, (N, r, OC, E), (DPPROF__F(tmp), DPPROF__F(*u), DPPROF__WM(s, la + 1), N, r, OC));
     DPPROF__OP(s, add, ((size_t)N * OC, E), (DPPROF__F(*y), DPPROF__F(*y), DPPROF__F(tmp), (size_t)N * OC));
     dpprof__tfree(s, &tmp);
     return DPPROF_OK;
@@ -2774,7 +2825,7 @@ static int dpprof__forward(dpprof_session *s, int n) {
         dpprof__layer_acts *y = &a->lay[l];
         const int P = 1 + l * DPPROF__P_PER_LAYER;
         DPPROF__A(y->ln1, (int64_t)N * C, ACTIVATIONS, NORM);
-        DPPROF__A(y->rstd1, N, ACTIVATIONS, NORM);
+        DPPROF__AR(y->rstd1, N, ACTIVATIONS, NORM);
         DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln1), DPPROF__F(y->rstd1), DPPROF__F(*x), DPPROF__W(s, P + DPPROF__P_LN1), N, C, eps));
         DPPROF__A(y->q, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
         DPPROF__A(y->k, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
@@ -2785,13 +2836,13 @@ static int dpprof__forward(dpprof_session *s, int n) {
         DPPROF__OP(s, rope_fwd, (n, T, NH, HS, E), (DPPROF__F(y->q), n, T, NH, HS, h->rope_theta));
         DPPROF__OP(s, rope_fwd, (n, T, NKV, HS, E), (DPPROF__F(y->k), n, T, NKV, HS, h->rope_theta));
         DPPROF__A(y->att, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
-        DPPROF__A(y->lse, (int64_t)n * NH * T, ACTIVATIONS, ATTENTION);
+        DPPROF__AR(y->lse, (int64_t)n * NH * T, ACTIVATIONS, ATTENTION);
         DPPROF__OP(s, attention_fwd, (n, T, NH, NKV, HS, E), (DPPROF__F(y->att), DPPROF__F(y->lse), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), n, T, NH, NKV, HS));
         DPPROF__A(y->xa, (int64_t)N * C, ACTIVATIONS, ATTENTION);
         DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_O, &y->xa, &y->att, N, QD, C));
         DPPROF__OP(s, add, ((size_t)N * C, E), (DPPROF__F(y->xa), DPPROF__F(y->xa), DPPROF__F(*x), (size_t)N * C));
         DPPROF__A(y->ln2, (int64_t)N * C, ACTIVATIONS, NORM);
-        DPPROF__A(y->rstd2, N, ACTIVATIONS, NORM);
+        DPPROF__AR(y->rstd2, N, ACTIVATIONS, NORM);
         DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln2), DPPROF__F(y->rstd2), DPPROF__F(y->xa), DPPROF__W(s, P + DPPROF__P_LN2), N, C, eps));
         DPPROF__A(y->gate, (int64_t)N * F, ACTIVATIONS, MLP);
         DPPROF__A(y->up, (int64_t)N * F, ACTIVATIONS, MLP);
@@ -2805,19 +2856,19 @@ static int dpprof__forward(dpprof_session *s, int n) {
         x = &y->xm;
     }
     DPPROF__A(a->lnf, (int64_t)N * C, ACTIVATIONS, NORM);
-    DPPROF__A(a->rstdf, N, ACTIVATIONS, NORM);
+    DPPROF__AR(a->rstdf, N, ACTIVATIONS, NORM);
     DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(a->lnf), DPPROF__F(a->rstdf), DPPROF__F(*x), DPPROF__W(s, s->p_normf), N, C, eps));
     if (s->cfg.task == DPPROF_TASK_LM) {
         DPPROF__A(a->logits, (int64_t)N * h->V, ACTIVATIONS, HEAD);
-        DPPROF__OP(s, matmul_fwd, (N, C, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->lnf), DPPROF__W(s, s->p_head), N, C, h->V));
-        DPPROF__A(a->losses, n, ACTIVATIONS, HEAD);
+        DPPROF__OP(s, matmul_fwd, (N, C, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->lnf), DPPROF__WM(s, s->p_head), N, C, h->V));
+        DPPROF__AR(a->losses, n, ACTIVATIONS, HEAD);
         DPPROF__OP(s, crossentropy_fwd, (n, T, h->V, E), (DPPROF__F(a->losses), DPPROF__F(a->logits), DPPROF__I(a->targets), n, T, h->V));
     } else {
         DPPROF__A(a->last, (int64_t)n * C, ACTIVATIONS, HEAD);
         DPPROF__OP(s, last_token_fwd, (n, T, C, E), (DPPROF__F(a->last), DPPROF__F(a->lnf), n, T, C));
         DPPROF__A(a->logits, (int64_t)n * h->K, ACTIVATIONS, HEAD);
-        DPPROF__OP(s, matmul_fwd, (n, C, h->K, E), (DPPROF__F(a->logits), DPPROF__F(a->last), DPPROF__W(s, s->p_head), n, C, h->K));
-        DPPROF__A(a->losses, n, ACTIVATIONS, HEAD);
+        DPPROF__OP(s, matmul_fwd, (n, C, h->K, E), (DPPROF__F(a->logits), DPPROF__F(a->last), DPPROF__WM(s, s->p_head), n, C, h->K));
+        DPPROF__AR(a->losses, n, ACTIVATIONS, HEAD);
         DPPROF__OP(s, crossentropy_fwd, (n, 1, h->K, E), (DPPROF__F(a->losses), DPPROF__F(a->logits), DPPROF__I(a->targets), n, 1, h->K));
     }
     return DPPROF_OK;
@@ -2899,12 +2950,12 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
     const dpprof_param *P = &s->params[p];
     const int n = s->bw_n, N = n * T, E = s->elem;
     dpprof_tensor ga, gg, *kx = NULL, *kdy = NULL;
-    if (dx) DPPROF__OPX(s, "matmul_bwd_dinp", dpprof__gemm_cost(N, OC, IC, E), dpprof_matmul_bwd_ref(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC),
-                        dpprof_matmul_bwd_gpu(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC));
+    if (dx) DPPROF__OPX(s, "matmul_bwd_dinp", dpprof__gemm_cost(N, OC, IC, E, E), dpprof_matmul_bwd_ref(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC),
+                        dpprof_matmul_bwd_gpu(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC));
     if (!P->trainable) return DPPROF_OK;
     if (s->bw_mode == DPPROF__MODE_SUM) {
-        DPPROF__OPX(s, "matmul_bwd_dweight", dpprof__gemm_cost(OC, N, IC, E), dpprof_matmul_bwd_ref(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC),
-                    dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__W(s, p), N, IC, OC));
+        DPPROF__OPX(s, "matmul_bwd_dweight", dpprof__gemm_cost(OC, N, IC, E, DPPROF__R), dpprof_matmul_bwd_ref(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC),
+                    dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC));
         return DPPROF_OK;
     }
     if (s->bw_mode == DPPROF__MODE_CLIPSUM) {
@@ -2913,16 +2964,16 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
     }
     switch (s->method[p]) {
     case DPPROF__M_PSG: /* opacus: every layer's per-sample gradients live until the clip phase */
-        DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * OC * IC, E, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
+        DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * OC * IC, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
         DPPROF__OP(s, linear_psgrad, (n, T, IC, OC, E), (DPPROF__F(s->psg[p]), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
-        DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)OC * IC, E), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)OC * IC));
+        DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)OC * IC, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)OC * IC));
         return DPPROF_OK;
     case DPPROF__M_GRAM: /* ghost: both gram matrices of the physical batch, (n,T,T) each */
-        DPPROF__TRY(dpprof__talloc(s, &ga, (int64_t)n * T * T, E, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
+        DPPROF__TRY(dpprof__talloc(s, &ga, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
         DPPROF__OP(s, gram, (n, T, IC, E), (DPPROF__F(ga), DPPROF__F(*x), n, T, IC));
-        DPPROF__TRY(dpprof__talloc(s, &gg, (int64_t)n * T * T, E, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
+        DPPROF__TRY(dpprof__talloc(s, &gg, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
         DPPROF__OP(s, gram, (n, T, OC, E), (DPPROF__F(gg), DPPROF__F(*dy), n, T, OC));
-        DPPROF__OP(s, gram_dot, (n, T, E), (DPPROF__NORM2(s, p), DPPROF__F(ga), DPPROF__F(gg), n, T));
+        DPPROF__OP(s, gram_dot, (n, T, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(ga), DPPROF__F(gg), n, T));
         dpprof__tfree(s, &gg);
         dpprof__tfree(s, &ga);
         break;
@@ -2952,15 +3003,15 @@ static int dpprof__rmsnorm_bwd(dpprof_session *s, int p, dpprof_tensor *dinp, dp
     DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(*dinp), sum ? DPPROF__G(s, p) : (dpprof_real *)NULL, DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), N, C));
     if (sum || !P->trainable) return DPPROF_OK;
     if (s->bw_mode == DPPROF__MODE_CLIPSUM) {
-        DPPROF__TRY(dpprof__talloc(s, &tmp, (int64_t)n * C, E, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
+        DPPROF__TRY(dpprof__talloc(s, &tmp, (int64_t)n * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
         DPPROF__OP(s, rmsnorm_psdweight, (n, T, C, E), (DPPROF__F(tmp), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__F(*rstd), n, T, C));
-        DPPROF__OP(s, psgrad_clipsum, (n, (size_t)C, E), (DPPROF__G(s, p), DPPROF__F(tmp), DPPROF__CLIP(s, p), n, (size_t)C));
+        DPPROF__OP(s, psgrad_clipsum, (n, (size_t)C, DPPROF__R), (DPPROF__G(s, p), DPPROF__F(tmp), DPPROF__CLIP(s, p), n, (size_t)C));
         dpprof__tfree(s, &tmp);
         return DPPROF_OK;
     }
-    DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * C, E, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
+    DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
     DPPROF__OP(s, rmsnorm_psdweight, (n, T, C, E), (DPPROF__F(s->psg[p]), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__F(*rstd), n, T, C));
-    DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)C, E), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)C));
+    DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)C, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)C));
     if (s->two_pass) dpprof__tfree(s, &s->psg[p]); /* the second pass sums the clipped vectors itself */
     return DPPROF_OK;
 }
@@ -2979,9 +3030,9 @@ static int dpprof__embedding_bwd(dpprof_session *s, dpprof_tensor *dres, int T) 
         return DPPROF_OK;
     }
     if (s->method[p] == DPPROF__M_PSG) { /* opacus: a (n, V, C) tensor */
-        DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * V * C, E, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING, 0));
+        DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * V * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING, 0));
         DPPROF__OP(s, embedding_psgrad, (n, T, V, C, E), (DPPROF__F(s->psg[p]), DPPROF__F(*dres), DPPROF__I(s->a.tokens), n, T, V, C));
-        DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)V * C, E), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)V * C));
+        DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)V * C, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)V * C));
         return DPPROF_OK;
     }
     DPPROF__OP(s, embedding_sqnorm, (n, T, C, E), (DPPROF__NORM2(s, p), DPPROF__F(*dres), DPPROF__I(s->a.tokens), n, T, C));
@@ -3028,7 +3079,7 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
     s->bw_n = n;
     s->bw_T = T;
     if (!head_ready) {
-        DPPROF__A(dlosses, n, ACTIVATIONS, HEAD);
+        DPPROF__AR(dlosses, n, ACTIVATIONS, HEAD);
         if (s->backend == DPPROF_BACKEND_CPU)
             for (i = 0; i < n; i++) DPPROF__F(dlosses)[i] = (dpprof_real)dloss;
         DPPROF__GPU(s, dpprof_fill_gpu(DPPROF__F(dlosses), (size_t)n, (float)dloss));
@@ -3264,7 +3315,9 @@ static int dpprof__clipgrad_fast(dpprof_session *s, int k, const void **scaled, 
     const dpprof__cache_ent *e = &s->cache[k];
     const int n = s->bw_n;
     int j;
-    if (s->cfg.per_layer_clipping) return 0;
+    /* bf16: x scaled in place would be c_i x_i rounded to bf16, a relative error up to 2^-8 on the clipped
+       gradient, past the bound; the clipgrad kernel applies c_i in fp32 to the very values the norm read */
+    if (s->cfg.per_layer_clipping || s->cfg.dtype == DPPROF_DTYPE_BF16) return 0;
     for (j = 0; j < s->n_cache; j++)
         if (s->cache[j].dy->data == e->x->data) return 0;
     for (j = 0; j < *n_scaled && scaled[j] != e->x->data; j++) {}
@@ -3272,7 +3325,7 @@ static int dpprof__clipgrad_fast(dpprof_session *s, int k, const void **scaled, 
         dpprof_scale_rows_gpu(DPPROF__F(*e->x), DPPROF__D(s->clip), n, e->T, e->IC);
         scaled[(*n_scaled)++] = e->x->data;
     }
-    dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__W(s, e->p), n * e->T, e->IC, e->OC);
+    dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__WM(s, e->p), n * e->T, e->IC, e->OC);
     return 1;
 }
 #endif
@@ -3293,7 +3346,7 @@ static int dpprof__clip_phase(dpprof_session *s) {
     DPPROF_FREE(scaled);
     for (p = 0; p < s->n_params; p++) {
         if (!s->psg[p].n) continue;
-        DPPROF__OP(s, psgrad_clipsum, (n, (size_t)s->psg[p].n / (size_t)n, E), (DPPROF__G(s, p), DPPROF__F(s->psg[p]), DPPROF__CLIP(s, p), n, (size_t)s->psg[p].n / (size_t)n));
+        DPPROF__OP(s, psgrad_clipsum, (n, (size_t)s->psg[p].n / (size_t)n, DPPROF__R), (DPPROF__G(s, p), DPPROF__F(s->psg[p]), DPPROF__CLIP(s, p), n, (size_t)s->psg[p].n / (size_t)n));
         dpprof__tfree(s, &s->psg[p]);
     }
     for (k = 0; k < s->n_kept; k++) dpprof__tfree(s, &s->kept[k]);
@@ -3337,11 +3390,14 @@ static int dpprof__physical(dpprof_session *s, int step, int n, int first, doubl
            gradients with its own factors (per-layer) */
         DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_BACKWARD_2, step));
         s->bw_retain = 0;
-        s->bw_mode = s->cfg.per_layer_clipping ? DPPROF__MODE_CLIPSUM : DPPROF__MODE_SUM;
-        if (!s->cfg.per_layer_clipping) {
+        /* bf16: a scaled logits' gradient would be rounded to bf16 again at every tensor it flows
+           through, off the norm by up to 2^-8; unscaled, pass 2 repeats pass 1's bf16 values bit for bit
+           and every layer applies its c_i in fp32 (the clipsum path, with the flat factors) */
+        s->bw_mode = s->cfg.per_layer_clipping || s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF__MODE_CLIPSUM : DPPROF__MODE_SUM;
+        if (s->bw_mode == DPPROF__MODE_SUM) {
             size_t row = lm ? (size_t)s->cfg.seq * (size_t)s->sh.V : (size_t)s->sh.K;
             for (i = 0; i < n; i++) /* the output gradient of pass 1 is linear in dloss */
-                DPPROF__OP(s, scale, (row, s->elem), (DPPROF__F(s->a.logits) + (size_t)i * row, DPPROF__F(s->a.logits) + (size_t)i * row, row, dpprof__host_clip(s, i)));
+                DPPROF__OP(s, scale, (row, s->elem), (DPPROF__AT(s->a.logits, (size_t)i * row), DPPROF__AT(s->a.logits, (size_t)i * row), row, dpprof__host_clip(s, i)));
         }
         DPPROF__TRY(dpprof__backward(s, n, 1.0, 1));
     } else {
@@ -3378,8 +3434,8 @@ static void dpprof__zero_grads(dpprof_session *s) {
     int i;
     for (i = 0; i < s->n_params; i++) {
         if (!s->params[i].trainable) continue;
-        if (s->backend == DPPROF_BACKEND_CPU) memset(s->params[i].g.data, 0, (size_t)s->params[i].g.n * (size_t)s->elem);
-        DPPROF__GPU(s, (void)dpprof_cuda_zero(s->params[i].g.data, (size_t)s->params[i].g.n * (size_t)s->elem));
+        if (s->backend == DPPROF_BACKEND_CPU) memset(s->params[i].g.data, 0, (size_t)s->params[i].g.n * (size_t)s->params[i].g.elem_size);
+        DPPROF__GPU(s, (void)dpprof_cuda_zero(s->params[i].g.data, (size_t)s->params[i].g.n * (size_t)s->params[i].g.elem_size));
     }
 }
 
@@ -3401,6 +3457,7 @@ static int dpprof__given(dpprof_session *s, const int *tokens, const int *target
     if (!tokens || !targets || n <= 0) return dpprof__fail(DPPROF_ERR_INVALID, "forward/backward needs tokens, targets and n > 0");
     if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "computing values needs the cpu or cuda backend (this session is dry)");
     if (s->backend == DPPROF_BACKEND_CUDA) dpprof_cuda_events_reset(); /* its phases' events are not kept: a caller's loop must not grow the pool */
+    dpprof__bind(s);
     if (n > s->cfg.batch) return dpprof__fail(DPPROF_ERR_INVALID, "%d samples is more than the session's batch of %d", n, s->cfg.batch);
     DPPROF__TRY(dpprof__check_tokens(s, tokens, targets, n));
     if (loss_only) s->dp = 0;
@@ -3464,7 +3521,7 @@ DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const i
 
 static void dpprof__optimizer(dpprof_session *s) {
     int i;
-    const int E = s->elem;
+    const int E = DPPROF__R; /* weights, gradients and moments are fp32 whatever the activations */
     s->adam_t++;
     for (i = 0; i < s->n_params; i++) {
         dpprof_param *p = &s->params[i];
@@ -3474,6 +3531,7 @@ static void dpprof__optimizer(dpprof_session *s) {
         else
             DPPROF__OP(s, sgd, ((size_t)p->w.n, E), (DPPROF__F(p->w), DPPROF__F(p->g), (size_t)p->w.n, s->cfg.lr));
     }
+    dpprof__cast_weights(s, 0, s->n_params, 1);
     dpprof__zero_grads(s);
 }
 
@@ -3489,7 +3547,7 @@ static void dpprof__noise(dpprof_session *s, int step) {
         dpprof_cost c;
         if (!p->trainable) continue;
         c.flops = 30.0 * (double)p->g.n; /* philox + box-muller per element, roughly */
-        c.bytes = 2.0 * (double)p->g.n * s->elem;
+        c.bytes = 2.0 * (double)p->g.n * p->g.elem_size;
         dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
         DPPROF__GPU(s, dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->noise_std, s->cfg.seed, (uint64_t)step, off, inv_b));
         if (s->backend == DPPROF_BACKEND_CPU) {
@@ -3605,6 +3663,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     double t0 = dpprof__clock_ms(), tp0 = 0, loss = 0, gpu_ms = NAN;
     int first, rc = DPPROF_OK, ev_start = -1;
     size_t first_phase = s->prof.n_phases;
+    dpprof__bind(s);
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
         if (s->cfg.dram && step == 0) { /* the counters step: warm-up, so its syncs do not touch the timing */
@@ -3690,8 +3749,20 @@ static int dpprof__calibrate(dpprof_session *s) {
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
         int f, k, e0 = -1, e1 = -1;
         double ms = 0;
-        dpprof_init_normal_gpu(DPPROF__F(x), (size_t)T * C, 1.0, s->cfg.seed, UINT64_C(5) << 40);
-        dpprof_init_normal_gpu(DPPROF__F(dy), (size_t)T * C, 1.0, s->cfg.seed, (UINT64_C(5) << 40) + 1);
+        if (s->cfg.dtype == DPPROF_DTYPE_BF16) {
+            /* x and dy are bf16 activations here: fill them with pairs of bf16 (-1, 1), the bits of
+               one float per pair (the normal generator writes fp32 only) */
+            const uint32_t pair = 0x3f80bf80u;
+            float v;
+            memcpy(&v, &pair, sizeof v);
+            (void)dpprof_cuda_zero(x.data, (size_t)x.n * (size_t)x.elem_size);
+            (void)dpprof_cuda_zero(dy.data, (size_t)dy.n * (size_t)dy.elem_size);
+            dpprof_fill_gpu(DPPROF__F(x), (size_t)T * C / 2, v);
+            dpprof_fill_gpu(DPPROF__F(dy), (size_t)T * C / 2, v);
+        } else {
+            dpprof_init_normal_gpu(DPPROF__F(x), (size_t)T * C, 1.0, s->cfg.seed, UINT64_C(5) << 40);
+            dpprof_init_normal_gpu(DPPROF__F(dy), (size_t)T * C, 1.0, s->cfg.seed, (UINT64_C(5) << 40) + 1);
+        }
         for (f = 0; f < 2 && rc == DPPROF_OK; f++) {
             dpprof_cost c = f ? dpprof_linear_sqnorm_psg_cost(1, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(1, T, C, C, s->elem);
             for (k = 0; k < 4; k++) { /* one warm-up, three timed */
@@ -3797,11 +3868,14 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     memset(s, 0, sizeof *s);
     rc = dpprof_config_resolve(cfg, &s->cfg, &s->sh);
     if (rc != DPPROF_OK) goto fail;
-    /* refuse what later work adds, instead of silently ignoring it */
-    if (s->cfg.dtype == DPPROF_DTYPE_BF16) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dtype bf16 needs the cuda backend's kernels, which this version does not have yet"); goto fail; }
     s->backend = s->cfg.backend;
     if (s->backend == DPPROF_BACKEND_AUTO) /* cuda when this build has it and a gpu is visible, else cpu */
         s->backend = DPPROF__CUDA && dpprof_cuda_device_count(&count) == DPPROF_OK && count > 0 ? DPPROF_BACKEND_CUDA : DPPROF_BACKEND_CPU;
+    /* the cpu reference computes in dpprof_real only: a bf16 run there would be an fp32 run under another name */
+    if (s->cfg.dtype == DPPROF_DTYPE_BF16 && s->backend == DPPROF_BACKEND_CPU) {
+        rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, DPPROF__BF16_CPU_MSG);
+        goto fail;
+    }
     if (s->backend == DPPROF_BACKEND_CUDA) {
         rc = dpprof_cuda_device_count(&count);
         if (rc != DPPROF_OK && rc != DPPROF_ERR_NO_CUDA) rc = dpprof__fail(rc, "--backend cuda: %s", dpprof_cuda_last_error());
@@ -3810,6 +3884,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         if (rc == DPPROF_OK && dpprof_cuda_device_info(0, &s->dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
         if (rc == DPPROF_OK && dpprof_cuda_init(0) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
         if (rc != DPPROF_OK) goto fail;
+        dpprof__bind(s);
         {
             size_t used = 0; /* what the driver holds before this session: the pool trimmed first */
             if (dpprof_cuda_trim() == DPPROF_OK && dpprof_cuda_mem_used(&used) == DPPROF_OK) s->drv_base = (int64_t)used;
@@ -3824,7 +3899,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     s->mark_ops = s->cfg.trace_ops;
     if (s->cfg.dram && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--dram counts DRAM traffic in warm-up step 0, outside the timing: it needs --warmup 1 or more"); goto fail; }
     s->cfg.backend = (dpprof_backend)s->backend;
-    s->elem = (int)sizeof(dpprof_real);
+    s->elem = s->cfg.dtype == DPPROF_DTYPE_BF16 ? (int)sizeof(dpprof_bf16) : (int)sizeof(dpprof_real);
     rc = dpprof_prof_init(&s->prof, s->backend == DPPROF_BACKEND_DRY ? DPPROF_PROF_NO_CLOCK : 0);
     if (rc != DPPROF_OK) goto fail;
     s->a.lay = (dpprof__layer_acts *)DPPROF_MALLOC(sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
@@ -3854,12 +3929,18 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
     if (s->a.lay) dpprof__acts_release(s);
     for (i = 0; s->params && i < s->n_params; i++) {
         dpprof__tfree(s, &s->params[i].w);
+        dpprof__tfree(s, &s->params[i].wl);
         dpprof__tfree(s, &s->params[i].g);
         dpprof__tfree(s, &s->params[i].m);
         dpprof__tfree(s, &s->params[i].v);
     }
     dpprof__tfree(s, &s->ws);
-    if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_trim(); /* what this session held goes back to the driver */
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        (void)dpprof_cuda_trim(); /* what this session held goes back to the driver */
+#if DPPROF__CUDA
+        (void)dpprof_cuda_set_storage(DPPROF_DTYPE_FP32); /* the default for whoever queues ops next */
+#endif
+    }
     DPPROF_FREE(s->params);
     DPPROF_FREE(s->lora);
     DPPROF_FREE(s->h_tok);
@@ -3905,6 +3986,7 @@ static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real 
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
         int rc = to_host ? dpprof_cuda_copy(host, t->data, bytes, DPPROF_COPY_D2H) : dpprof_cuda_copy(t->data, host, bytes, DPPROF_COPY_H2D);
+        if (rc == DPPROF_OK && !to_host && which == 'w') dpprof__cast_weights(s, i, i + 1, 0); /* the matmuls read the new values */
         return rc == DPPROF_OK ? DPPROF_OK : dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
     }
 #endif
@@ -4310,8 +4392,10 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         dpprof__jnum(f, s->rate_psg);
         fputs(", \"note\": \"measured at session start on one sample of a (seq, hidden) layer; auto gives each layer the flavour with the smaller flops / rate\"}", f);
     }
-    fprintf(f, ", \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\"}", (unsigned long long)c->seed, date,
-            sizeof(dpprof_real) == 8 ? "double" : "float");
+    fprintf(f, ", \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\", \"storage\": \"%s\"}", (unsigned long long)c->seed, date,
+            sizeof(dpprof_real) == 8 ? "double" : "float",
+            c->dtype == DPPROF_DTYPE_BF16 ? "bf16: activations and the matmul weights' working copies (counted as weights); fp32: master weights, gradients, optimizer states, per-sample gradients, rstd, lse, losses"
+                                          : "all tensors in the real type");
 
     fputs(",\n  \"losses\": [", f);
     for (i = 0; i < s->steps_done; i++) {
@@ -4545,7 +4629,9 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     snprintf(path, sizeof path, "%s/step.json", dir);
     f = fopen(path, "w");
     if (!f) { rc = dpprof__fail(DPPROF_ERR_IO, "%s: cannot write: %s", path, strerror(errno)); goto done; }
-    fprintf(f, "{\n  \"algo\": \"%s\",\n  \"grads\": \"sum over the batch of c_i * grad loss_i, before noise; c_i = 1 without clipping\",\n  \"batch\": %d,\n  \"per_sample_loss\": [", dpprof_algo_name(s->cfg.algo), B);
+    /* the tensors are the fp32 masters and gradients either way; dtype says how they were computed */
+    fprintf(f, "{\n  \"algo\": \"%s\",\n  \"dtype\": \"%s\",\n  \"grads\": \"sum over the batch of c_i * grad loss_i, before noise; c_i = 1 without clipping\",\n  \"batch\": %d,\n  \"per_sample_loss\": [",
+            dpprof_algo_name(s->cfg.algo), s->cfg.dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32", B);
     for (i = 0; i < B; i++) {
         fputs(i ? ", " : "", f);
         dpprof__jnum(f, losses[i]);
@@ -10938,6 +11024,8 @@ DPPROF_API int dpprof_cuda_mem_used(size_t *used) { if (used) *used = 0; return 
 DPPROF_API int dpprof_cuda_event(int *id) { if (id) *id = -1; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms) { (void)a; (void)b; if (ms) *ms = 0; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API void dpprof_cuda_events_reset(void) {}
+DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype) { (void)dtype; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API dpprof_dtype dpprof_cuda_storage(void) { return DPPROF_DTYPE_FP32; }
 DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }

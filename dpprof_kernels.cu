@@ -12,14 +12,17 @@
 // size, dynamic shared memory only through DPPROF__SMEM_DYN, threadIdx/blockIdx/blockDim/gridDim,
 // __syncthreads, __syncwarp, __shfl_xor_sync/__shfl_down_sync/__shfl_sync on full warps, atomicAdd,
 // atomicMin (int), math (expf, logf, sqrtf, rsqrtf, fmaxf, exp, log, sqrt, sin, cos, pow, isfinite),
-// launches only through dpprof__launch, runtime calls: cudaMalloc/Free, cudaMallocAsync/FreeAsync,
-// cudaDeviceGetDefaultMemPool, cudaMemPoolSetAttribute(ReleaseThreshold), cudaMemPoolTrimTo, cudaMemcpyAsync,
+// __uint_as_float, __float_as_uint, launches only through dpprof__launch, runtime calls:
+// cudaMalloc/Free, cudaMallocAsync/FreeAsync, cudaDeviceGetDefaultMemPool,
+// cudaMemPoolSetAttribute(ReleaseThreshold), cudaMemPoolTrimTo, cudaMemcpyAsync,
 // cudaMemsetAsync, cudaStreamCreateWithFlags/Synchronize, cudaEventCreate/Record/Synchronize/
 // ElapsedTime, cudaGetDeviceCount/Properties, cudaDeviceGetAttribute (ClockRate, MemoryClockRate,
 // GlobalMemoryBusWidth), cudaSetDevice, cudaMemGetInfo, cudaDriverGetVersion,
 // cudaRuntimeGetVersion, cudaFuncSetAttribute(MaxDynamicSharedMemorySize), cudaGetLastError,
 // cudaGetErrorString; cuBLAS: cublasCreate, cublasSetStream, cublasSetWorkspace, cublasSetMathMode,
-// cublasSgemm, cublasSgemmStridedBatched, cublasGetStatusString.
+// cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx (CUDA_R_32F and CUDA_R_16BF operands,
+// CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), cublasGetStatusString. bf16 storage needs no cuda_bf16.h:
+// the kernels' bf16 is a 16-bit struct of their own.
 #include "dpprof.h"
 
 #ifdef DPPROF_CUEMU
@@ -33,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 // ---- state: one device, one stream, one cuBLAS handle, the first error --------------------------
 struct dpprof__cu_state {
@@ -45,6 +49,7 @@ struct dpprof__cu_state {
     size_t scratch_bytes;
     cudaEvent_t *ev;             // recorded events; created ones are reused after a reset
     int n_ev, cap_ev, made_ev;
+    int bf16;                    // activations stored as bf16 (dpprof_cuda_set_storage), else fp32
 };
 static dpprof__cu_state dpprof__cu;
 static char dpprof_cu_err[512] = "";
@@ -133,6 +138,57 @@ static void dpprof__smem_optin(void (*kernel)(P...), size_t bytes, const char *w
     if (bytes <= 48 * 1024) return;
     dpprof__cu_post(what, cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
 }
+
+// ---- activation storage: fp32 or bf16 ------------------------------------------------------------
+// every kernel that reads or writes activations is a template on their storage type A (float or
+// dpprof__bf16); the entry points pick the instantiation by the mode (DPPROF__BY_STORAGE). loads widen
+// to float exactly, stores round to nearest even (dpprof_bf16_from_float's bits), so the arithmetic
+// between them is the fp32 kernel's and the float instantiation is the fp32 kernel unchanged
+struct dpprof__bf16 { unsigned short bits; };
+struct alignas(4) dpprof__bf16x2 { unsigned short lo, hi; };   // two bf16 in one 32-bit access
+struct alignas(8) dpprof__bf16x4 { unsigned short x, y, z, w; }; // four in one 64-bit access
+
+__device__ __forceinline__ float dpprof__ld(float v) { return v; }
+__device__ __forceinline__ float dpprof__ld(dpprof__bf16 v) { return __uint_as_float((unsigned)v.bits << 16); }
+__device__ __forceinline__ float dpprof__bf16_widen(unsigned short h) { return __uint_as_float((unsigned)h << 16); }
+// dpprof_bf16_from_float: nan stays a quiet nan with its sign, else round to nearest even (a carry
+// into the exponent is right, up to inf)
+__device__ __forceinline__ unsigned short dpprof__bf16_round(float f) {
+    unsigned u = __float_as_uint(f);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return (unsigned short)((u >> 16) | 0x0040u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+}
+__device__ __forceinline__ void dpprof__st(float *p, float v) { *p = v; }
+__device__ __forceinline__ void dpprof__st(dpprof__bf16 *p, float v) { p->bits = dpprof__bf16_round(v); }
+
+// a vector access the emulator checks (a gpu faults on a misaligned one; a cpu does not)
+#ifdef DPPROF_CUEMU
+static void dpprof__k_misaligned(const void *p, unsigned a) {
+    if ((uintptr_t)p & (a - 1)) {
+        std::fprintf(stderr, "%u-byte access at misaligned %p\n", a, p);
+        std::abort();
+    }
+}
+#endif
+
+// the activation pointers of an op in the storage type (the api keeps float * for both)
+template <typename A> static A *dpprof__act(float *p) { return reinterpret_cast<A *>(p); }
+template <typename A> static const A *dpprof__act(const float *p) { return reinterpret_cast<const A *>(p); }
+
+// fn<float>(...) or fn<dpprof__bf16>(...) by the storage mode
+#define DPPROF__BY_STORAGE(fn, ...) (dpprof__cu.bf16 ? fn<dpprof__bf16>(__VA_ARGS__) : fn<float>(__VA_ARGS__))
+
+extern "C" int dpprof_cuda_set_storage(dpprof_dtype dtype) {
+    if (dtype != DPPROF_DTYPE_FP32 && dtype != DPPROF_DTYPE_BF16) {
+        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_cuda_set_storage: dtype %d is neither fp32 nor bf16", (int)dtype);
+        return DPPROF_ERR_INVALID;
+    }
+    dpprof__cu.bf16 = dtype == DPPROF_DTYPE_BF16;
+    return DPPROF_OK;
+}
+
+extern "C" dpprof_dtype dpprof_cuda_storage(void) { return dpprof__cu.bf16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32; }
 
 // ---- device runtime -------------------------------------------------------------------------------
 extern "C" const char *dpprof_cuda_last_error(void) { return dpprof_cu_err; }
@@ -512,21 +568,37 @@ extern "C" int dpprof_nonfinite_result_gpu(int *tag) {
 }
 
 // ---- matmul: cuBLAS sgemm. row-major (R,C) is column-major (C,R), so out^T = W inp^T etc. ------
-// fp32 accumulation inside cuBLAS (default math, no tf32); the reference sums in double
+// fp32 accumulation inside cuBLAS (default math, no tf32); the reference sums in double. bf16 storage:
+// cublasGemmEx on bf16 operands (tensor cores) with fp32 compute, out and dinp stored as bf16 (dinp
+// widened, accumulated in fp32, rounded), dweight fp32
+static cublasStatus_t dpprof__gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *A, int lda, const void *B, int ldb,
+                                        float beta, void *C, cudaDataType ctype, int ldc) {
+    const float one = 1.0f;
+    return cublasGemmEx(dpprof__cu.blas, ta, tb, m, n, k, &one, A, CUDA_R_16BF, lda, B, CUDA_R_16BF, ldb, &beta, C, ctype, ldc, CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT);
+}
+
 extern "C" void dpprof_matmul_fwd_gpu(float *out, const float *inp, const float *weight, int N, int IC, int OC) {
     const float one = 1.0f, zero = 0.0f;
     if (N <= 0 || OC <= 0 || dpprof__cu.err) return;
-    if (IC <= 0) { // empty dot products: zeros
-        dpprof_fill_gpu(out, (size_t)N * OC, 0.0f);
+    if (IC <= 0) { // empty dot products: zeros (+0 is all zero bits in both storages)
+        if (dpprof__cu.bf16) dpprof__cu_post("dpprof_matmul_fwd_gpu", cudaMemsetAsync(out, 0, (size_t)N * OC * sizeof(dpprof__bf16), dpprof__cu.stream));
+        else dpprof_fill_gpu(out, (size_t)N * OC, 0.0f);
         return;
     }
     // out_cm (OC,N) = W_cm^T (OC,IC) @ inp_cm (IC,N)
-    dpprof__blas_post("dpprof_matmul_fwd_gpu", cublasSgemm(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, OC, N, IC, &one, weight, IC, inp, IC, &zero, out, OC));
+    if (dpprof__cu.bf16) dpprof__blas_post("dpprof_matmul_fwd_gpu", dpprof__gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, OC, N, IC, weight, IC, inp, IC, 0.0f, out, CUDA_R_16BF, OC));
+    else dpprof__blas_post("dpprof_matmul_fwd_gpu", cublasSgemm(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, OC, N, IC, &one, weight, IC, inp, IC, &zero, out, OC));
 }
 
 extern "C" void dpprof_matmul_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, int N, int IC, int OC) {
     const float one = 1.0f;
     if (N <= 0 || IC <= 0 || OC <= 0 || dpprof__cu.err) return; // nothing to add
+    if (dpprof__cu.bf16) {
+        if (dinp) dpprof__blas_post("dpprof_matmul_bwd_gpu (dinp)", dpprof__gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_N, IC, N, OC, weight, IC, dout, OC, 1.0f, dinp, CUDA_R_16BF, IC));
+        if (dweight) dpprof__blas_post("dpprof_matmul_bwd_gpu (dweight)", dpprof__gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, N, inp, IC, dout, OC, 1.0f, dweight, CUDA_R_32F, IC));
+        return;
+    }
     // dinp_cm (IC,N) += W_cm (IC,OC) @ dout_cm (OC,N)
     if (dinp) dpprof__blas_post("dpprof_matmul_bwd_gpu (dinp)", cublasSgemm(dpprof__cu.blas, CUBLAS_OP_N, CUBLAS_OP_N, IC, N, OC, &one, weight, IC, dout, OC, &one, dinp, IC));
     // dW_cm (IC,OC) += inp_cm (IC,N) @ dout_cm^T (N,OC)
@@ -535,16 +607,22 @@ extern "C" void dpprof_matmul_bwd_gpu(float *dinp, float *dweight, const float *
 
 // ---- embedding ------------------------------------------------------------------------------------
 // out (N,C) = wte rows tokens[n]. grid-stride over N*C, coalesced reads of each row
-__global__ void dpprof__k_model_emb_fwd(float *out, const int *tokens, const float *wte, size_t N, size_t C) {
+template <typename A>
+__global__ void dpprof__k_model_emb_fwd(A *out, const int *tokens, const float *wte, size_t N, size_t C) {
     DPPROF__MODEL_GS(i, N * C) {
         size_t n = i / C, c = i - n * C;
-        out[i] = wte[(size_t)tokens[n] * C + c];
+        dpprof__st(&out[i], wte[(size_t)tokens[n] * C + c]);
     }
+}
+
+template <typename A>
+static void dpprof__model_emb_fwd(float *out, const int *tokens, const float *wte, int N, int C) {
+    DPPROF__MODEL_FLAT("dpprof_embedding_fwd_gpu", dpprof__k_model_emb_fwd<A>, (size_t)N * C, dpprof__act<A>(out), tokens, wte, (size_t)N, (size_t)C);
 }
 
 extern "C" void dpprof_embedding_fwd_gpu(float *out, const int *tokens, const float *wte, int N, int C) {
     if (N <= 0 || C <= 0) return;
-    DPPROF__MODEL_FLAT("dpprof_embedding_fwd_gpu", dpprof__k_model_emb_fwd, (size_t)N * C, out, tokens, wte, (size_t)N, (size_t)C);
+    DPPROF__BY_STORAGE(dpprof__model_emb_fwd, out, tokens, wte, N, C);
 }
 
 // the backward sorts the keys (token << 32 | position) of a chunk of positions (bitonic sort, keys are
@@ -596,21 +674,24 @@ __global__ void dpprof__k_model_emb_sort_step(unsigned long long *key, size_t Np
 // dwte[tok, c] = (float)(dwte[tok, c] + sum in double of dout rows of tok in position order), as the
 // reference. grid (ceil(C/blockDim), min(P, 65535)): blockIdx.y strides over sorted keys and acts on
 // the first key of each token; threads over columns, so each dout row read is coalesced
-__global__ void dpprof__k_model_emb_acc(float *dwte, const float *dout, const unsigned long long *key, size_t P, size_t C) {
+template <typename A>
+__global__ void dpprof__k_model_emb_acc(float *dwte, const A *dout, const unsigned long long *key, size_t P, size_t C) {
     size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= C) return;
     for (size_t s = blockIdx.y; s < P; s += gridDim.y) {
         unsigned long long tok = key[s] >> 32;
         if (s > 0 && (key[s - 1] >> 32) == tok) continue; // not the token's first position
         double acc = 0.0;
-        for (size_t m = s; m < P && (key[m] >> 32) == tok; m++) acc += (double)dout[(size_t)(key[m] & 0xffffffffull) * C + c];
+        for (size_t m = s; m < P && (key[m] >> 32) == tok; m++) acc += (double)dpprof__ld(dout[(size_t)(key[m] & 0xffffffffull) * C + c]);
         float *dw = dwte + (size_t)tok * C + c;
         *dw = (float)(*dw + acc);
     }
 }
 
-extern "C" void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const int *tokens, int N, int C) {
+template <typename A>
+static void dpprof__model_emb_bwd(float *dwte, const float *dout_, const int *tokens, int N, int C) {
     const char *what = "dpprof_embedding_bwd_gpu";
+    const A *dout = dpprof__act<A>(dout_);
     size_t avail = dpprof__model_avail(), cap = 1, n0;
     if (N <= 0 || C <= 0) return;
     // positions per chunk: the largest power of two whose keys fit the scratch (2^19 with 8 MiB).
@@ -631,51 +712,61 @@ extern "C" void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const i
             dpprof__launch(what, dpprof__k_model_emb_sort_tile, dim3((unsigned)(Npad / tile)), dim3(tile / 2), 0, key, tile, k, k);
         }
         dim3 grid((unsigned)(((size_t)C + 127) / 128), (unsigned)(P < 65535 ? P : 65535));
-        dpprof__launch(what, dpprof__k_model_emb_acc, grid, dim3(128), 0, dwte, dout + n0 * (size_t)C, (const unsigned long long *)key, P, (size_t)C);
+        dpprof__launch(what, dpprof__k_model_emb_acc<A>, grid, dim3(128), 0, dwte, dout + n0 * (size_t)C, (const unsigned long long *)key, P, (size_t)C);
     }
+}
+
+extern "C" void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const int *tokens, int N, int C) {
+    DPPROF__BY_STORAGE(dpprof__model_emb_bwd, dwte, dout, tokens, N, C);
 }
 
 // ---- rmsnorm: one warp per row, sums in double (per-lane strided partials, then a xor butterfly) ----
 // out (N,C) = inp * rstd * weight, rstd (N) = 1/sqrt(mean(inp^2) + eps). blocks of 8 warps, rows
 // grid-strided; reads inp twice (the second from cache for C up to a few thousand), writes out once
-__global__ void dpprof__k_model_rms_fwd(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps) {
+template <typename A>
+__global__ void dpprof__k_model_rms_fwd(A *out, float *rstd, const A *inp, const float *weight, int N, int C, float eps) {
     int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
     for (long long row = (long long)blockIdx.x * warps + (threadIdx.x >> 5); row < N; row += (long long)gridDim.x * warps) {
-        const float *x = inp + (size_t)row * C;
-        float *y = out + (size_t)row * C;
+        const A *x = inp + (size_t)row * C;
+        A *y = out + (size_t)row * C;
         double ss = 0.0, r;
-        for (int c = lane; c < C; c += 32) ss += (double)x[c] * x[c];
+        for (int c = lane; c < C; c += 32) {
+            const float xc = dpprof__ld(x[c]);
+            ss += (double)xc * xc;
+        }
         ss = dpprof__k_model_warp_sum(ss);
         r = 1.0 / sqrt(ss / C + (double)eps);
         if (lane == 0) rstd[row] = (float)r;
-        for (int c = lane; c < C; c += 32) y[c] = (float)(x[c] * r * weight[c]);
+        for (int c = lane; c < C; c += 32) dpprof__st(&y[c], (float)(dpprof__ld(x[c]) * r * weight[c]));
     }
 }
 
 // dinp (N,C) += r g w - x r^3/C sum_c g w x: one warp per row as the forward
-__global__ void dpprof__k_model_rms_bwd_dx(float *dinp, const float *dout, const float *inp, const float *weight, const float *rstd, int N, int C) {
+template <typename A>
+__global__ void dpprof__k_model_rms_bwd_dx(A *dinp, const A *dout, const A *inp, const float *weight, const float *rstd, int N, int C) {
     int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
     for (long long row = (long long)blockIdx.x * warps + (threadIdx.x >> 5); row < N; row += (long long)gridDim.x * warps) {
-        const float *x = inp + (size_t)row * C, *g = dout + (size_t)row * C;
-        float *dx = dinp + (size_t)row * C;
+        const A *x = inp + (size_t)row * C, *g = dout + (size_t)row * C;
+        A *dx = dinp + (size_t)row * C;
         double r = rstd[row], dot = 0.0, k;
-        for (int c = lane; c < C; c += 32) dot += (double)g[c] * weight[c] * x[c];
+        for (int c = lane; c < C; c += 32) dot += (double)dpprof__ld(g[c]) * weight[c] * dpprof__ld(x[c]);
         dot = dpprof__k_model_warp_sum(dot);
         k = r * r * r * dot / C;
-        for (int c = lane; c < C; c += 32) dx[c] = (float)(dx[c] + (r * g[c] * weight[c] - k * x[c]));
+        for (int c = lane; c < C; c += 32) dpprof__st(&dx[c], (float)(dpprof__ld(dx[c]) + (r * dpprof__ld(g[c]) * weight[c] - k * dpprof__ld(x[c]))));
     }
 }
 
 // dweight stage 1: part[y, c - c0] = sum over rows [y*rpc, (y+1)*rpc) of g x r, in double.
 // grid (ceil(cn/128), R), threads over columns (coalesced row reads); reads dout and inp once
-__global__ void dpprof__k_model_rms_dw_part(double *part, const float *dout, const float *inp, const float *rstd, int N, int C, int c0, int cn, int rpc) {
+template <typename A>
+__global__ void dpprof__k_model_rms_dw_part(double *part, const A *dout, const A *inp, const float *rstd, int N, int C, int c0, int cn, int rpc) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= cn) return;
     long long r0 = (long long)blockIdx.y * rpc, r1 = r0 + rpc < N ? r0 + rpc : N;
     double acc = 0.0;
     for (long long n = r0; n < r1; n++) {
         size_t o = (size_t)n * C + c0 + c;
-        acc += (double)dout[o] * inp[o] * (double)rstd[n];
+        acc += (double)dpprof__ld(dout[o]) * dpprof__ld(inp[o]) * (double)rstd[n];
     }
     part[(size_t)blockIdx.y * cn + c] = acc;
 }
@@ -689,16 +780,24 @@ __global__ void dpprof__k_model_rms_dw_final(float *dweight, const double *part,
     }
 }
 
+template <typename A>
+static void dpprof__model_rms_fwd(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps) {
+    dpprof__launch("dpprof_rmsnorm_fwd_gpu", dpprof__k_model_rms_fwd<A>, dim3(dpprof__blocks((size_t)N, 8)), dim3(256), 0, dpprof__act<A>(out), rstd,
+                   dpprof__act<A>(inp), weight, N, C, eps);
+}
+
 extern "C" void dpprof_rmsnorm_fwd_gpu(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps) {
     if (N <= 0) return;
     // C == 0: the mean of nothing is nan in the reference (0/0); the kernel does the same division
-    dpprof__launch("dpprof_rmsnorm_fwd_gpu", dpprof__k_model_rms_fwd, dim3(dpprof__blocks((size_t)N, 8)), dim3(256), 0, out, rstd, inp, weight, N, C, eps);
+    DPPROF__BY_STORAGE(dpprof__model_rms_fwd, out, rstd, inp, weight, N, C, eps);
 }
 
-extern "C" void dpprof_rmsnorm_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, const float *rstd, int N, int C) {
+template <typename A>
+static void dpprof__model_rms_bwd(float *dinp_, float *dweight, const float *dout_, const float *inp_, const float *weight, const float *rstd, int N, int C) {
     const char *what = "dpprof_rmsnorm_bwd_gpu";
-    if (N <= 0 || C <= 0) return;
-    dpprof__launch(what, dpprof__k_model_rms_bwd_dx, dim3(dpprof__blocks((size_t)N, 8)), dim3(256), 0, dinp, dout, inp, weight, rstd, N, C);
+    A *dinp = dpprof__act<A>(dinp_);
+    const A *dout = dpprof__act<A>(dout_), *inp = dpprof__act<A>(inp_);
+    dpprof__launch(what, dpprof__k_model_rms_bwd_dx<A>, dim3(dpprof__blocks((size_t)N, 8)), dim3(256), 0, dinp, dout, inp, weight, rstd, N, C);
     if (!dweight) return;
     // row chunks of at least 64 rows, at most 1024 chunks, as many as the scratch holds for cn columns;
     // the partition depends only on (N, C, scratch size), so the sums are the same bits every run
@@ -715,16 +814,22 @@ extern "C" void dpprof_rmsnorm_bwd_gpu(float *dinp, float *dweight, const float 
         R = ((long long)N + rpc - 1) / rpc;
         double *part = (double *)dpprof__scratch((size_t)R * cn * sizeof(double), what);
         if (!part) return;
-        dpprof__launch(what, dpprof__k_model_rms_dw_part, dim3((unsigned)((cn + 127) / 128), (unsigned)R), dim3(128), 0, part, dout, inp, rstd, N, C, c0, cn, rpc);
+        dpprof__launch(what, dpprof__k_model_rms_dw_part<A>, dim3((unsigned)((cn + 127) / 128), (unsigned)R), dim3(128), 0, part, dout, inp, rstd, N, C, c0, cn, rpc);
         DPPROF__MODEL_FLAT(what, dpprof__k_model_rms_dw_final, cn, dweight, (const double *)part, c0, cn, (int)R);
     }
+}
+
+extern "C" void dpprof_rmsnorm_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, const float *rstd, int N, int C) {
+    if (N <= 0 || C <= 0) return;
+    DPPROF__BY_STORAGE(dpprof__model_rms_bwd, dinp, dweight, dout, inp, weight, rstd, N, C);
 }
 
 // ---- rope: in place, the reference's angles in double ----------------------------------------------
 // pair (x[i], x[i + HS/2]) of every head of row (b, t) rotated by sign * t * theta^(-2i/HS).
 // grid (t, b) grid-strided; the block computes the position's cos/sin table (HS/2 entries) in shared
 // memory once and sweeps the NH heads of row (b, t) (contiguous); reads and writes x once
-__global__ void dpprof__k_model_rope(float *x, int B, int T, int NH, int HS, double theta, double sign) {
+template <typename A>
+__global__ void dpprof__k_model_rope(A *x, int B, int T, int NH, int HS, double theta, double sign) {
     __shared__ double cs[DPPROF_MAX_HEAD_SIZE / 2], sn[DPPROF_MAX_HEAD_SIZE / 2];
     int half = HS / 2;
     for (int t = blockIdx.x; t < T; t += gridDim.x) {
@@ -736,13 +841,13 @@ __global__ void dpprof__k_model_rope(float *x, int B, int T, int NH, int HS, dou
         }
         __syncthreads();
         for (int b = blockIdx.y; b < B; b += gridDim.y) {
-            float *row = x + ((size_t)b * T + t) * NH * HS;
+            A *row = x + ((size_t)b * T + t) * NH * HS;
             for (int j = threadIdx.x; j < NH * half; j += blockDim.x) {
                 int h = j / half, i = j - h * half;
-                float *p = row + (size_t)h * HS;
-                double x1 = p[i], x2 = p[i + half];
-                p[i] = (float)(x1 * cs[i] - x2 * sn[i]);
-                p[i + half] = (float)(x2 * cs[i] + x1 * sn[i]);
+                A *p = row + (size_t)h * HS;
+                double x1 = dpprof__ld(p[i]), x2 = dpprof__ld(p[i + half]);
+                dpprof__st(&p[i], (float)(x1 * cs[i] - x2 * sn[i]));
+                dpprof__st(&p[i + half], (float)(x2 * cs[i] + x1 * sn[i]));
             }
         }
     }
@@ -752,7 +857,8 @@ static void dpprof__model_rope(const char *what, float *x, int B, int T, int NH,
     if (B <= 0 || T <= 0 || NH <= 0) return;
     if (HS % 2 != 0 || HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE) return; // the reference does nothing either
     dim3 grid((unsigned)(T < 65535 * 8 ? T : 65535 * 8), (unsigned)(B < 65535 ? B : 65535));
-    dpprof__launch(what, dpprof__k_model_rope, grid, dim3(128), 0, x, B, T, NH, HS, theta, sign);
+    if (dpprof__cu.bf16) dpprof__launch(what, dpprof__k_model_rope<dpprof__bf16>, grid, dim3(128), 0, dpprof__act<dpprof__bf16>(x), B, T, NH, HS, theta, sign);
+    else dpprof__launch(what, dpprof__k_model_rope<float>, grid, dim3(128), 0, x, B, T, NH, HS, theta, sign);
 }
 
 extern "C" void dpprof_rope_fwd_gpu(float *x, int B, int T, int NH, int HS, double theta) {
@@ -764,81 +870,201 @@ extern "C" void dpprof_rope_bwd_gpu(float *dx, int B, int T, int NH, int HS, dou
 }
 
 // ---- elementwise: swiglu (in double as the reference), add, last token ------------------------------
-// h = silu(gate) * up. grid-stride; reads 2 and writes 1 float per element
-__global__ void dpprof__k_model_swiglu_fwd(float *h, const float *gate, const float *up, size_t n) {
-    DPPROF__MODEL_GS(i, n) {
-        double g = gate[i], s = 1.0 / (1.0 + exp(-g));
-        h[i] = (float)(g * s * up[i]);
+// V elements per thread: 1, or 2 for bf16 storage when every pointer is 4-byte aligned (a pair per
+// 32-bit access; element i even, the pair's second element only when i + 1 < n)
+template <typename A>
+__device__ __forceinline__ void dpprof__ld2(float (&v)[2], const A *p, size_t i, size_t n) {
+    v[0] = dpprof__ld(p[i]);
+    v[1] = i + 1 < n ? dpprof__ld(p[i + 1]) : 0.0f;
+}
+__device__ __forceinline__ void dpprof__ld2(float (&v)[2], const dpprof__bf16 *p, size_t i, size_t n) {
+    if (i + 1 < n) {
+#ifdef DPPROF_CUEMU
+        dpprof__k_misaligned(p + i, 4);
+#endif
+        const dpprof__bf16x2 w = *reinterpret_cast<const dpprof__bf16x2 *>(p + i);
+        v[0] = dpprof__bf16_widen(w.lo), v[1] = dpprof__bf16_widen(w.hi);
+    } else {
+        v[0] = dpprof__ld(p[i]), v[1] = 0.0f;
+    }
+}
+template <typename A>
+__device__ __forceinline__ void dpprof__st2(A *p, size_t i, size_t n, const float (&v)[2]) {
+    dpprof__st(&p[i], v[0]);
+    if (i + 1 < n) dpprof__st(&p[i + 1], v[1]);
+}
+__device__ __forceinline__ void dpprof__st2(dpprof__bf16 *p, size_t i, size_t n, const float (&v)[2]) {
+    if (i + 1 < n) {
+#ifdef DPPROF_CUEMU
+        dpprof__k_misaligned(p + i, 4);
+#endif
+        const dpprof__bf16x2 w = {dpprof__bf16_round(v[0]), dpprof__bf16_round(v[1])};
+        *reinterpret_cast<dpprof__bf16x2 *>(p + i) = w;
+    } else {
+        dpprof__st(&p[i], v[0]);
+    }
+}
+
+// pairs for these pointers: bf16 storage and all 4-byte aligned
+template <typename A>
+static bool dpprof__pairs(const void *a, const void *b = nullptr, const void *c = nullptr, const void *d = nullptr, const void *e = nullptr) {
+    if (!std::is_same<A, dpprof__bf16>::value) return false;
+    return !(((uintptr_t)a | (uintptr_t)b | (uintptr_t)c | (uintptr_t)d | (uintptr_t)e) & 3u);
+}
+
+// h = silu(gate) * up. grid-stride; reads 2 and writes 1 element per element
+template <typename A, int V>
+__global__ void dpprof__k_model_swiglu_fwd(A *h, const A *gate, const A *up, size_t n) {
+    DPPROF__MODEL_GS(j, (n + V - 1) / V) {
+        if (V == 1) {
+            double g = dpprof__ld(gate[j]), s = 1.0 / (1.0 + exp(-g));
+            dpprof__st(&h[j], (float)(g * s * dpprof__ld(up[j])));
+        } else {
+            float gv[2], uv[2], hv[2];
+            dpprof__ld2(gv, gate, V * j, n);
+            dpprof__ld2(uv, up, V * j, n);
+            for (int l = 0; l < 2; l++) {
+                double g = gv[l], s = 1.0 / (1.0 + exp(-g));
+                hv[l] = (float)(g * s * uv[l]);
+            }
+            dpprof__st2(h, V * j, n, hv);
+        }
     }
 }
 
 // dup = dh silu(gate), dgate = dh up silu'(gate), overwritten; all inputs read before the writes
-__global__ void dpprof__k_model_swiglu_bwd(float *dgate, float *dup, const float *dh, const float *gate, const float *up, size_t n) {
-    DPPROF__MODEL_GS(i, n) {
-        double g = gate[i], u = up[i], d = dh[i];
-        double s = 1.0 / (1.0 + exp(-g));
-        double dsilu = s * (1.0 + g * (1.0 - s));
-        dup[i] = (float)(d * g * s);
-        dgate[i] = (float)(d * u * dsilu);
+__device__ __forceinline__ void dpprof__model_swiglu_bwd1(float *dg, float *du, double d, double g, double u) {
+    double s = 1.0 / (1.0 + exp(-g));
+    double dsilu = s * (1.0 + g * (1.0 - s));
+    *du = (float)(d * g * s);
+    *dg = (float)(d * u * dsilu);
+}
+template <typename A, int V>
+__global__ void dpprof__k_model_swiglu_bwd(A *dgate, A *dup, const A *dh, const A *gate, const A *up, size_t n) {
+    DPPROF__MODEL_GS(j, (n + V - 1) / V) {
+        if (V == 1) {
+            float dg, du;
+            dpprof__model_swiglu_bwd1(&dg, &du, dpprof__ld(dh[j]), dpprof__ld(gate[j]), dpprof__ld(up[j]));
+            dpprof__st(&dup[j], du);
+            dpprof__st(&dgate[j], dg);
+        } else {
+            float dv[2], gv[2], uv[2], dgv[2], duv[2];
+            dpprof__ld2(dv, dh, V * j, n);
+            dpprof__ld2(gv, gate, V * j, n);
+            dpprof__ld2(uv, up, V * j, n);
+            for (int l = 0; l < 2; l++) dpprof__model_swiglu_bwd1(&dgv[l], &duv[l], dv[l], gv[l], uv[l]);
+            dpprof__st2(dup, V * j, n, duv);
+            dpprof__st2(dgate, V * j, n, dgv);
+        }
     }
 }
 
 // out = a + b in float (out may alias a or b)
-__global__ void dpprof__k_model_add(float *out, const float *a, const float *b, size_t n) {
-    DPPROF__MODEL_GS(i, n) out[i] = a[i] + b[i];
+template <typename A, int V>
+__global__ void dpprof__k_model_add(A *out, const A *a, const A *b, size_t n) {
+    DPPROF__MODEL_GS(j, (n + V - 1) / V) {
+        if (V == 1) {
+            dpprof__st(&out[j], dpprof__ld(a[j]) + dpprof__ld(b[j]));
+        } else {
+            float av[2], bv[2], ov[2];
+            dpprof__ld2(av, a, V * j, n);
+            dpprof__ld2(bv, b, V * j, n);
+            ov[0] = av[0] + bv[0], ov[1] = av[1] + bv[1];
+            dpprof__st2(out, V * j, n, ov);
+        }
+    }
+}
+
+template <typename A>
+static void dpprof__model_swiglu_fwd(float *h, const float *gate, const float *up, size_t n) {
+    const bool p = dpprof__pairs<A>(h, gate, up);
+    const auto k = p ? dpprof__k_model_swiglu_fwd<A, 2> : dpprof__k_model_swiglu_fwd<A, 1>;
+    DPPROF__MODEL_FLAT("dpprof_swiglu_fwd_gpu", k, p ? (n + 1) / 2 : n,
+                       dpprof__act<A>(h), dpprof__act<A>(gate), dpprof__act<A>(up), n);
+}
+
+template <typename A>
+static void dpprof__model_swiglu_bwd(float *dgate, float *dup, const float *dh, const float *gate, const float *up, size_t n) {
+    const bool p = dpprof__pairs<A>(dgate, dup, dh, gate, up);
+    const auto k = p ? dpprof__k_model_swiglu_bwd<A, 2> : dpprof__k_model_swiglu_bwd<A, 1>;
+    DPPROF__MODEL_FLAT("dpprof_swiglu_bwd_gpu", k, p ? (n + 1) / 2 : n,
+                       dpprof__act<A>(dgate), dpprof__act<A>(dup), dpprof__act<A>(dh), dpprof__act<A>(gate), dpprof__act<A>(up), n);
+}
+
+template <typename A>
+static void dpprof__model_add(float *out, const float *a, const float *b, size_t n) {
+    const bool p = dpprof__pairs<A>(out, a, b);
+    const auto k = p ? dpprof__k_model_add<A, 2> : dpprof__k_model_add<A, 1>;
+    DPPROF__MODEL_FLAT("dpprof_add_gpu", k, p ? (n + 1) / 2 : n, dpprof__act<A>(out),
+                       dpprof__act<A>(a), dpprof__act<A>(b), n);
 }
 
 extern "C" void dpprof_swiglu_fwd_gpu(float *h, const float *gate, const float *up, size_t n) {
     if (!n) return;
-    DPPROF__MODEL_FLAT("dpprof_swiglu_fwd_gpu", dpprof__k_model_swiglu_fwd, n, h, gate, up, n);
+    DPPROF__BY_STORAGE(dpprof__model_swiglu_fwd, h, gate, up, n);
 }
 
 extern "C" void dpprof_swiglu_bwd_gpu(float *dgate, float *dup, const float *dh, const float *gate, const float *up, size_t n) {
     if (!n) return;
-    DPPROF__MODEL_FLAT("dpprof_swiglu_bwd_gpu", dpprof__k_model_swiglu_bwd, n, dgate, dup, dh, gate, up, n);
+    DPPROF__BY_STORAGE(dpprof__model_swiglu_bwd, dgate, dup, dh, gate, up, n);
 }
 
 extern "C" void dpprof_add_gpu(float *out, const float *a, const float *b, size_t n) {
     if (!n) return;
-    DPPROF__MODEL_FLAT("dpprof_add_gpu", dpprof__k_model_add, n, out, a, b, n);
+    DPPROF__BY_STORAGE(dpprof__model_add, out, a, b, n);
 }
 
 // out (B,C) = inp (B,T,C) row T-1; grid-stride over B*C
-__global__ void dpprof__k_model_last_fwd(float *out, const float *inp, size_t B, size_t T, size_t C) {
+template <typename A>
+__global__ void dpprof__k_model_last_fwd(A *out, const A *inp, size_t B, size_t T, size_t C) {
     DPPROF__MODEL_GS(i, B * C) {
         size_t b = i / C, c = i - b * C;
-        out[i] = inp[(b * T + T - 1) * C + c];
+        dpprof__st(&out[i], dpprof__ld(inp[(b * T + T - 1) * C + c]));
     }
 }
 
 // dinp (B,T,C) row T-1 += dout (B,C), in float as the reference
-__global__ void dpprof__k_model_last_bwd(float *dinp, const float *dout, size_t B, size_t T, size_t C) {
+template <typename A>
+__global__ void dpprof__k_model_last_bwd(A *dinp, const A *dout, size_t B, size_t T, size_t C) {
     DPPROF__MODEL_GS(i, B * C) {
         size_t b = i / C, c = i - b * C;
-        float *d = dinp + (b * T + T - 1) * C + c;
-        *d = *d + dout[i];
+        A *d = dinp + (b * T + T - 1) * C + c;
+        dpprof__st(d, dpprof__ld(*d) + dpprof__ld(dout[i]));
     }
+}
+
+template <typename A>
+static void dpprof__model_last_fwd(float *out, const float *inp, int B, int T, int C) {
+    DPPROF__MODEL_FLAT("dpprof_last_token_fwd_gpu", dpprof__k_model_last_fwd<A>, (size_t)B * C, dpprof__act<A>(out), dpprof__act<A>(inp), (size_t)B, (size_t)T,
+                       (size_t)C);
+}
+
+template <typename A>
+static void dpprof__model_last_bwd(float *dinp, const float *dout, int B, int T, int C) {
+    DPPROF__MODEL_FLAT("dpprof_last_token_bwd_gpu", dpprof__k_model_last_bwd<A>, (size_t)B * C, dpprof__act<A>(dinp), dpprof__act<A>(dout), (size_t)B,
+                       (size_t)T, (size_t)C);
 }
 
 extern "C" void dpprof_last_token_fwd_gpu(float *out, const float *inp, int B, int T, int C) {
     if (B <= 0 || T <= 0 || C <= 0) return;
-    DPPROF__MODEL_FLAT("dpprof_last_token_fwd_gpu", dpprof__k_model_last_fwd, (size_t)B * C, out, inp, (size_t)B, (size_t)T, (size_t)C);
+    DPPROF__BY_STORAGE(dpprof__model_last_fwd, out, inp, B, T, C);
 }
 
 extern "C" void dpprof_last_token_bwd_gpu(float *dinp, const float *dout, int B, int T, int C) {
     if (B <= 0 || T <= 0 || C <= 0) return;
-    DPPROF__MODEL_FLAT("dpprof_last_token_bwd_gpu", dpprof__k_model_last_bwd, (size_t)B * C, dinp, dout, (size_t)B, (size_t)T, (size_t)C);
+    DPPROF__BY_STORAGE(dpprof__model_last_bwd, dinp, dout, B, T, C);
 }
 
 // ---- cross-entropy: one block per row of logits --------------------------------------------------
 // the row's max M and S = sum exp(x - M). one pass: each thread keeps an online (max, sum) over its
 // strided elements (terms expf in fp32, sums and rescales in double), then block trees combine them.
 // every thread returns the same M and S. bufs: 32 floats and 32 doubles of shared memory
-__device__ void dpprof__k_model_softmax_stats(const float *x, int V, float *fbuf, double *dbuf, float *M, double *S) {
+template <typename A>
+__device__ void dpprof__k_model_softmax_stats(const A *x, int V, float *fbuf, double *dbuf, float *M, double *S) {
     float m = -FLT_MAX; // not -inf: a thread with only -inf logits must add expf(-inf) = 0, not nan
     double s = 0.0;
     for (int i = threadIdx.x; i < V; i += blockDim.x) {
-        float v = x[i];
+        float v = dpprof__ld(x[i]);
         if (v > m) {
             s = s * exp((double)m - (double)v) + 1.0;
             m = v;
@@ -853,15 +1079,16 @@ __device__ void dpprof__k_model_softmax_stats(const float *x, int V, float *fbuf
 
 // rowloss[r] = log S + (M - x[target]) for rows [row0, row0 + nrows) (double, in the scratch).
 // grid: rows grid-strided; reads each logit once
-__global__ void dpprof__k_model_ce_rows(double *rowloss, const float *logits, const int *targets, size_t row0, size_t nrows, int V) {
+template <typename A>
+__global__ void dpprof__k_model_ce_rows(double *rowloss, const A *logits, const int *targets, size_t row0, size_t nrows, int V) {
     __shared__ float fbuf[32];
     __shared__ double dbuf[32];
     for (size_t r = blockIdx.x; r < nrows; r += gridDim.x) {
-        const float *x = logits + (row0 + r) * (size_t)V;
+        const A *x = logits + (row0 + r) * (size_t)V;
         float M;
         double S;
         dpprof__k_model_softmax_stats(x, V, fbuf, dbuf, &M, &S);
-        if (threadIdx.x == 0) rowloss[r] = log(S) + ((double)M - (double)x[targets[row0 + r]]);
+        if (threadIdx.x == 0) rowloss[r] = log(S) + ((double)M - (double)dpprof__ld(x[targets[row0 + r]]));
     }
 }
 
@@ -877,20 +1104,21 @@ __global__ void dpprof__k_model_ce_mean(float *losses, const double *rowloss, si
 // dlogits = dlosses[b]/T (softmax - onehot), overwritten; may alias logits: the statistics of a row are
 // complete (block reductions synchronise) before its first write, and each thread reads an element
 // just before writing it. reads logits twice (second time mostly from cache), writes once
-__global__ void dpprof__k_model_ce_bwd(float *dlogits, const float *logits, const int *targets, const float *dlosses, size_t N, int T, int V) {
+template <typename A>
+__global__ void dpprof__k_model_ce_bwd(A *dlogits, const A *logits, const int *targets, const float *dlosses, size_t N, int T, int V) {
     __shared__ float fbuf[32];
     __shared__ double dbuf[32];
     for (size_t r = blockIdx.x; r < N; r += gridDim.x) {
-        const float *x = logits + r * (size_t)V;
-        float *dx = dlogits + r * (size_t)V;
+        const A *x = logits + r * (size_t)V;
+        A *dx = dlogits + r * (size_t)V;
         float M;
         double S;
         int y = targets[r];
         double sc = (double)dlosses[r / T] / T;
         dpprof__k_model_softmax_stats(x, V, fbuf, dbuf, &M, &S);
         for (int i = threadIdx.x; i < V; i += blockDim.x) {
-            double p = (double)expf(x[i] - M) / S;
-            dx[i] = (float)(sc * (i == y ? p - 1.0 : p));
+            double p = (double)expf(dpprof__ld(x[i]) - M) / S;
+            dpprof__st(&dx[i], (float)(sc * (i == y ? p - 1.0 : p)));
         }
     }
 }
@@ -901,9 +1129,10 @@ static unsigned dpprof__model_row_threads(int V) {
     return t > 512 ? 512 : t < 32 ? 32 : t;
 }
 
-extern "C" void dpprof_crossentropy_fwd_gpu(float *losses, const float *logits, const int *targets, int B, int T, int V) {
+template <typename A>
+static void dpprof__model_ce_fwd(float *losses, const float *logits_, const int *targets, int B, int T, int V) {
     const char *what = "dpprof_crossentropy_fwd_gpu";
-    if (B <= 0 || T <= 0 || V <= 0) return;
+    const A *logits = dpprof__act<A>(logits_);
     // whole samples per pass, as many as the scratch holds per-row losses for
     size_t per = dpprof__model_avail() / (sizeof(double) * (size_t)T), b0;
     if (per < 1) per = 1; // dpprof__scratch reports that it does not fit
@@ -911,15 +1140,26 @@ extern "C" void dpprof_crossentropy_fwd_gpu(float *losses, const float *logits, 
         size_t nb = (size_t)B - b0 < per ? (size_t)B - b0 : per, nrows = nb * (size_t)T;
         double *rowloss = (double *)dpprof__scratch(nrows * sizeof(double), what);
         if (!rowloss) return;
-        dpprof__launch(what, dpprof__k_model_ce_rows, dim3(dpprof__blocks(nrows, 1)), dim3(dpprof__model_row_threads(V)), 0, rowloss, logits, targets, b0 * (size_t)T, nrows, V);
+        dpprof__launch(what, dpprof__k_model_ce_rows<A>, dim3(dpprof__blocks(nrows, 1)), dim3(dpprof__model_row_threads(V)), 0, rowloss, logits, targets, b0 * (size_t)T, nrows, V);
         DPPROF__MODEL_FLAT(what, dpprof__k_model_ce_mean, nb, losses, (const double *)rowloss, b0, nb, T);
     }
 }
 
-extern "C" void dpprof_crossentropy_bwd_gpu(float *dlogits, const float *logits, const int *targets, const float *dlosses, int B, int T, int V) {
-    size_t N = (size_t)B * (size_t)T;
+extern "C" void dpprof_crossentropy_fwd_gpu(float *losses, const float *logits, const int *targets, int B, int T, int V) {
     if (B <= 0 || T <= 0 || V <= 0) return;
-    dpprof__launch("dpprof_crossentropy_bwd_gpu", dpprof__k_model_ce_bwd, dim3(dpprof__blocks(N, 1)), dim3(dpprof__model_row_threads(V)), 0, dlogits, logits, targets, dlosses, N, T, V);
+    DPPROF__BY_STORAGE(dpprof__model_ce_fwd, losses, logits, targets, B, T, V);
+}
+
+template <typename A>
+static void dpprof__model_ce_bwd(float *dlogits, const float *logits, const int *targets, const float *dlosses, int B, int T, int V) {
+    size_t N = (size_t)B * (size_t)T;
+    dpprof__launch("dpprof_crossentropy_bwd_gpu", dpprof__k_model_ce_bwd<A>, dim3(dpprof__blocks(N, 1)), dim3(dpprof__model_row_threads(V)), 0,
+                   dpprof__act<A>(dlogits), dpprof__act<A>(logits), targets, dlosses, N, T, V);
+}
+
+extern "C" void dpprof_crossentropy_bwd_gpu(float *dlogits, const float *logits, const int *targets, const float *dlosses, int B, int T, int V) {
+    if (B <= 0 || T <= 0 || V <= 0) return;
+    DPPROF__BY_STORAGE(dpprof__model_ce_bwd, dlogits, logits, targets, dlosses, B, T, V);
 }
 
 // ---- optimizers and scaling: the reference's double arithmetic, unfused (DPPROF__MUL etc. are
@@ -943,9 +1183,27 @@ __global__ void dpprof__k_model_sgd(float *param, const float *grad, size_t n, d
     DPPROF__MODEL_GS(i, n) param[i] = (float)DPPROF__SUB((double)param[i], DPPROF__MUL(lr, (double)grad[i]));
 }
 
-// y = alpha * x in double (y may alias x)
-__global__ void dpprof__k_model_scale(float *y, const float *x, size_t n, double alpha) {
-    DPPROF__MODEL_GS(i, n) y[i] = (float)DPPROF__MUL(alpha, (double)x[i]);
+// y = alpha * x in double (y may alias x); V elements per thread as the elementwise kernels
+template <typename A, int V>
+__global__ void dpprof__k_model_scale(A *y, const A *x, size_t n, double alpha) {
+    DPPROF__MODEL_GS(j, (n + V - 1) / V) {
+        if (V == 1) {
+            dpprof__st(&y[j], (float)DPPROF__MUL(alpha, (double)dpprof__ld(x[j])));
+        } else {
+            float xv[2], yv[2];
+            dpprof__ld2(xv, x, V * j, n);
+            yv[0] = (float)DPPROF__MUL(alpha, (double)xv[0]), yv[1] = (float)DPPROF__MUL(alpha, (double)xv[1]);
+            dpprof__st2(y, V * j, n, yv);
+        }
+    }
+}
+
+template <typename A>
+static void dpprof__model_scale(float *y, const float *x, size_t n, double alpha) {
+    const bool p = dpprof__pairs<A>(y, x);
+    const auto k = p ? dpprof__k_model_scale<A, 2> : dpprof__k_model_scale<A, 1>;
+    DPPROF__MODEL_FLAT("dpprof_scale_gpu", k, p ? (n + 1) / 2 : n, dpprof__act<A>(y),
+                       dpprof__act<A>(x), n, alpha);
 }
 
 extern "C" void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t) {
@@ -961,7 +1219,33 @@ extern "C" void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double
 
 extern "C" void dpprof_scale_gpu(float *y, const float *x, size_t n, double alpha) {
     if (!n) return;
-    DPPROF__MODEL_FLAT("dpprof_scale_gpu", dpprof__k_model_scale, n, y, x, n, alpha);
+    DPPROF__BY_STORAGE(dpprof__model_scale, y, x, n, alpha);
+}
+
+// the bf16 working copy of a weight: dst (n) = src (n) rounded, whatever the storage mode. V = 2: a
+// float2 read and a bf16 pair written per thread (src 8-byte, dst 4-byte aligned)
+template <int V>
+__global__ void dpprof__k_model_cast_bf16(dpprof__bf16 *dst, const float *src, size_t n) {
+    DPPROF__MODEL_GS(j, (n + V - 1) / V) {
+        if (V == 1 || V * j + 1 >= n) {
+            dpprof__st(&dst[V * j], src[V * j]);
+        } else {
+#ifdef DPPROF_CUEMU
+            dpprof__k_misaligned(src + V * j, 8);
+            dpprof__k_misaligned(dst + V * j, 4);
+#endif
+            const float2 f = *reinterpret_cast<const float2 *>(src + V * j);
+            const dpprof__bf16x2 w = {dpprof__bf16_round(f.x), dpprof__bf16_round(f.y)};
+            *reinterpret_cast<dpprof__bf16x2 *>(dst + V * j) = w;
+        }
+    }
+}
+
+extern "C" void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t n) {
+    if (!n) return;
+    dpprof__bf16 *d = reinterpret_cast<dpprof__bf16 *>(dst);
+    if (((uintptr_t)dst & 3u) || ((uintptr_t)src & 7u)) DPPROF__MODEL_FLAT("dpprof_cast_bf16_gpu", dpprof__k_model_cast_bf16<1>, n, d, src, n);
+    else DPPROF__MODEL_FLAT("dpprof_cast_bf16_gpu", dpprof__k_model_cast_bf16<2>, (n + 1) / 2, d, src, n);
 }
 
 // ---- attention: causal gqa flash attention in fp32 (simt) ------------------------------------------
@@ -974,7 +1258,9 @@ extern "C" void dpprof_scale_gpu(float *y, const float *x, size_t n, double alph
 // owns the same 4 rows and columns 4 tx + 64 m + 0..3 (m < HSP/64). HSP is HS rounded up to 64, 128
 // or 256 (register arrays need it at compile time); loops stop at HS (rounded up to 4, zero-filled),
 // so a small HS pays only for its padding to 4. global rows are read as float4 when HS % 4 == 0
-// (float2 when only even, else scalar), one row after another by consecutive threads (coalesced).
+// (float2 when only even, else scalar), one row after another by consecutive threads (coalesced); in
+// bf16 storage as 4, 2 or 1 bf16 (8, 4, 2 bytes) widened into the same float tiles, the outputs
+// rounded on their store.
 // shared strides: tiles read down a column (rows tx + 16 j) are padded by 4 floats (a quarter warp's
 // float4 reads hit distinct banks), tiles read along rows by all 16 lanes (broadcast) are not.
 
@@ -992,19 +1278,10 @@ struct alignas(8) dpprof__attn_f2 { float x, y; };
 
 __device__ __forceinline__ int dpprof__k_attn_imin(int a, int b) { return a < b ? a : b; }
 
-#ifdef DPPROF_CUEMU
-static void dpprof__k_attn_misaligned(const void *p, unsigned a) {
-    if ((uintptr_t)p & (a - 1)) {
-        std::fprintf(stderr, "attention: %u-byte access at misaligned %p\n", a, p);
-        std::abort();
-    }
-}
-#endif
-
 // 16-byte (shared or global) load/store; 8-byte global load. the emulator checks the alignment
 __device__ __forceinline__ dpprof__attn_f4 dpprof__k_attn_ld4(const float *p) {
 #ifdef DPPROF_CUEMU
-    dpprof__k_attn_misaligned(p, 16);
+    dpprof__k_misaligned(p, 16);
     dpprof__attn_f4 v = {p[0], p[1], p[2], p[3]};
     return v;
 #else
@@ -1013,7 +1290,7 @@ __device__ __forceinline__ dpprof__attn_f4 dpprof__k_attn_ld4(const float *p) {
 }
 __device__ __forceinline__ void dpprof__k_attn_st4(float *p, dpprof__attn_f4 v) {
 #ifdef DPPROF_CUEMU
-    dpprof__k_attn_misaligned(p, 16);
+    dpprof__k_misaligned(p, 16);
     p[0] = v.x, p[1] = v.y, p[2] = v.z, p[3] = v.w;
 #else
     *reinterpret_cast<dpprof__attn_f4 *>(p) = v;
@@ -1021,7 +1298,7 @@ __device__ __forceinline__ void dpprof__k_attn_st4(float *p, dpprof__attn_f4 v) 
 }
 __device__ __forceinline__ dpprof__attn_f2 dpprof__k_attn_ld2(const float *p) {
 #ifdef DPPROF_CUEMU
-    dpprof__k_attn_misaligned(p, 8);
+    dpprof__k_misaligned(p, 8);
     dpprof__attn_f2 v = {p[0], p[1]};
     return v;
 #else
@@ -1029,29 +1306,71 @@ __device__ __forceinline__ dpprof__attn_f2 dpprof__k_attn_ld2(const float *p) {
 #endif
 }
 
-// rows [0, ROWS) x columns [0, hs4) of a tile into shared dst (row stride LDS): row r from
-// src + r*rs, zero for r >= nvalid or a column >= HS. vw floats per global access (4, 2 or 1)
-template <int ROWS, int LDS, int NT>
-__device__ __forceinline__ void dpprof__k_attn_load(float *dst, const float *src, size_t rs, int nvalid, int HS, int hs4, int vw) {
+// bf16 storage: 8-byte (four) and 4-byte (two) global loads and the 8-byte store, checked as above
+__device__ __forceinline__ dpprof__bf16x4 dpprof__k_attn_ld4h(const dpprof__bf16 *p) {
+#ifdef DPPROF_CUEMU
+    dpprof__k_misaligned(p, 8);
+#endif
+    return *reinterpret_cast<const dpprof__bf16x4 *>(p);
+}
+__device__ __forceinline__ dpprof__bf16x2 dpprof__k_attn_ld2h(const dpprof__bf16 *p) {
+#ifdef DPPROF_CUEMU
+    dpprof__k_misaligned(p, 4);
+#endif
+    return *reinterpret_cast<const dpprof__bf16x2 *>(p);
+}
+__device__ __forceinline__ void dpprof__k_attn_st4h(dpprof__bf16 *p, dpprof__bf16x4 v) {
+#ifdef DPPROF_CUEMU
+    dpprof__k_misaligned(p, 8);
+#endif
+    *reinterpret_cast<dpprof__bf16x4 *>(p) = v;
+}
+
+// columns c .. c+3 (those below HS) of a global row at p = row + c, widened to float; 0 elsewhere.
+// vw elements per global access (4, 2 or 1)
+__device__ __forceinline__ dpprof__attn_f4 dpprof__k_attn_ldrow(const float *p, int c, int HS, int vw) {
+    dpprof__attn_f4 v = {0.f, 0.f, 0.f, 0.f};
+    if (vw == 4) {
+        v = dpprof__k_attn_ld4(p);
+    } else if (vw == 2) { // HS even: c, c+1 < HS
+        dpprof__attn_f2 a = dpprof__k_attn_ld2(p);
+        v.x = a.x, v.y = a.y;
+        if (c + 2 < HS) a = dpprof__k_attn_ld2(p + 2), v.z = a.x, v.w = a.y;
+    } else {
+        v.x = p[0];
+        if (c + 1 < HS) v.y = p[1];
+        if (c + 2 < HS) v.z = p[2];
+        if (c + 3 < HS) v.w = p[3];
+    }
+    return v;
+}
+__device__ __forceinline__ dpprof__attn_f4 dpprof__k_attn_ldrow(const dpprof__bf16 *p, int c, int HS, int vw) {
+    dpprof__attn_f4 v = {0.f, 0.f, 0.f, 0.f};
+    if (vw == 4) {
+        const dpprof__bf16x4 a = dpprof__k_attn_ld4h(p);
+        v.x = dpprof__bf16_widen(a.x), v.y = dpprof__bf16_widen(a.y), v.z = dpprof__bf16_widen(a.z), v.w = dpprof__bf16_widen(a.w);
+    } else if (vw == 2) {
+        dpprof__bf16x2 a = dpprof__k_attn_ld2h(p);
+        v.x = dpprof__bf16_widen(a.lo), v.y = dpprof__bf16_widen(a.hi);
+        if (c + 2 < HS) a = dpprof__k_attn_ld2h(p + 2), v.z = dpprof__bf16_widen(a.lo), v.w = dpprof__bf16_widen(a.hi);
+    } else {
+        v.x = dpprof__ld(p[0]);
+        if (c + 1 < HS) v.y = dpprof__ld(p[1]);
+        if (c + 2 < HS) v.z = dpprof__ld(p[2]);
+        if (c + 3 < HS) v.w = dpprof__ld(p[3]);
+    }
+    return v;
+}
+
+// rows [0, ROWS) x columns [0, hs4) of a tile into shared dst (row stride LDS, float): row r from
+// src + r*rs, zero for r >= nvalid or a column >= HS. vw elements per global access (4, 2 or 1)
+template <int ROWS, int LDS, int NT, typename A>
+__device__ __forceinline__ void dpprof__k_attn_load(float *dst, const A *src, size_t rs, int nvalid, int HS, int hs4, int vw) {
     const int cpr = hs4 >> 2; // float4 chunks per row
     for (int e = threadIdx.x; e < ROWS * cpr; e += NT) {
         const int r = e / cpr, c = (e - r * cpr) * 4;
         dpprof__attn_f4 v = {0.f, 0.f, 0.f, 0.f};
-        if (r < nvalid) {
-            const float *p = src + (size_t)r * rs + c;
-            if (vw == 4) {
-                v = dpprof__k_attn_ld4(p);
-            } else if (vw == 2) { // HS even: c, c+1 < HS
-                dpprof__attn_f2 a = dpprof__k_attn_ld2(p);
-                v.x = a.x, v.y = a.y;
-                if (c + 2 < HS) a = dpprof__k_attn_ld2(p + 2), v.z = a.x, v.w = a.y;
-            } else {
-                v.x = p[0];
-                if (c + 1 < HS) v.y = p[1];
-                if (c + 2 < HS) v.z = p[2];
-                if (c + 3 < HS) v.w = p[3];
-            }
-        }
+        if (r < nvalid) v = dpprof__k_attn_ldrow(src + (size_t)r * rs + c, c, HS, vw);
         dpprof__k_attn_st4(dst + r * LDS + c, v);
     }
 }
@@ -1114,39 +1433,55 @@ __device__ __forceinline__ void dpprof__k_attn_accum(float (&acc)[4][4 * NM], co
 // Ds[r] = sum_{d < hs} dOs[r*LDS + d] * o[r*rs + d] (0 for r >= nvalid): a warp per row, lanes
 // stride the row (coalesced o), fixed xor tree. the same routine in both backward kernels, so D is
 // the same bits in both
-template <int ROWS, int LDS, int NT>
-__device__ __forceinline__ void dpprof__k_attn_rowdot(float *Ds, const float *dOs, const float *o, size_t rs, int nvalid, int hs) {
+template <int ROWS, int LDS, int NT, typename A>
+__device__ __forceinline__ void dpprof__k_attn_rowdot(float *Ds, const float *dOs, const A *o, size_t rs, int nvalid, int hs) {
     const int lane = threadIdx.x & 31;
     for (int r = threadIdx.x >> 5; r < ROWS; r += NT / 32) {
         float a = 0.f;
         if (r < nvalid)
-            for (int d = lane; d < hs; d += 32) a += dOs[r * LDS + d] * o[(size_t)r * rs + d];
+            for (int d = lane; d < hs; d += 32) a += dOs[r * LDS + d] * dpprof__ld(o[(size_t)r * rs + d]);
         for (int off = 16; off > 0; off >>= 1) a += __shfl_xor_sync(0xffffffffu, a, off);
         if (lane == 0) Ds[r] = a;
     }
 }
 
+// four values to a global row at p (vw == 4: one 16-byte float4 or 8-byte bf16x4 store), else
+// those below HS one by one
+__device__ __forceinline__ void dpprof__k_attn_strow(float *p, const float (&o)[4], int c, int HS, int vw) {
+    if (vw == 4) {
+        const dpprof__attn_f4 v = {o[0], o[1], o[2], o[3]};
+        dpprof__k_attn_st4(p, v);
+    } else {
+        DPPROF__ATTN_UNROLL
+        for (int u = 0; u < 4; u++)
+            if (c + u < HS) p[u] = o[u];
+    }
+}
+__device__ __forceinline__ void dpprof__k_attn_strow(dpprof__bf16 *p, const float (&o)[4], int c, int HS, int vw) {
+    if (vw == 4) {
+        const dpprof__bf16x4 v = {dpprof__bf16_round(o[0]), dpprof__bf16_round(o[1]), dpprof__bf16_round(o[2]), dpprof__bf16_round(o[3])};
+        dpprof__k_attn_st4h(p, v);
+    } else {
+        DPPROF__ATTN_UNROLL
+        for (int u = 0; u < 4; u++)
+            if (c + u < HS) dpprof__st(&p[u], o[u]);
+    }
+}
+
 // acc (4 rows x 4 NM columns of this thread, times mul) to the global rows row0 + ty*4 + i < T
 // (row stride rs); columns below HS
-template <int NM>
-__device__ __forceinline__ void dpprof__k_attn_store(float *dst, const float (&acc)[4][4 * NM], const float (&mul)[4], size_t rs, int rows_left, int ty, int tx, int HS, int vw) {
+template <int NM, typename A>
+__device__ __forceinline__ void dpprof__k_attn_store(A *dst, const float (&acc)[4][4 * NM], const float (&mul)[4], size_t rs, int rows_left, int ty, int tx, int HS, int vw) {
     DPPROF__ATTN_UNROLL
     for (int i = 0; i < 4; i++) {
         if (ty * 4 + i >= rows_left) continue;
-        float *row = dst + (size_t)(ty * 4 + i) * rs;
+        A *row = dst + (size_t)(ty * 4 + i) * rs;
         DPPROF__ATTN_UNROLL
         for (int m = 0; m < NM; m++) {
             const int c = 4 * tx + 64 * m;
             if (c >= HS) continue;
             const float o[4] = {acc[i][4 * m] * mul[i], acc[i][4 * m + 1] * mul[i], acc[i][4 * m + 2] * mul[i], acc[i][4 * m + 3] * mul[i]};
-            if (vw == 4) {
-                const dpprof__attn_f4 v = {o[0], o[1], o[2], o[3]};
-                dpprof__k_attn_st4(row + c, v);
-            } else {
-                DPPROF__ATTN_UNROLL
-                for (int u = 0; u < 4; u++)
-                    if (c + u < HS) row[c + u] = o[u];
-            }
+            dpprof__k_attn_strow(row + c, o, c, HS, vw);
         }
     }
 }
@@ -1172,8 +1507,8 @@ struct dpprof__attn_fwd_cfg {
 // out, lse of BR query rows of head h, batch b: online softmax over the key tiles up to the diagonal
 // (K tile -> scores -> rescale; V tile -> out += P V). grid (ceil(T/BR), NH, B), BR*4 threads, the
 // longest rows first. traffic: q, out once; k, v once per query tile at or below the diagonal
-template <int HSP, int BR, int BC>
-__global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int T, int NH, int NKV, int HS, int vw, float scale) {
+template <typename A, int HSP, int BR, int BC>
+__global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_fwd(A *out, float *lse, const A *q, const A *k, const A *v, int T, int NH, int NKV, int HS, int vw, float scale) {
     typedef dpprof__attn_fwd_cfg<HSP, BR, BC> C;
     constexpr int CJ = BC / 16, NM = HSP / 64;
     DPPROF__SMEM_DYN(float, sm);
@@ -1183,7 +1518,7 @@ __global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_fwd(float *out, float *ls
     const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * BR;
     const int hs4 = (HS + 3) & ~3, kend = dpprof__k_attn_imin(q0 + BR, T);
     const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS;
-    const float *kb = k + (size_t)b * T * ks + (size_t)g * HS, *vb = v + (size_t)b * T * ks + (size_t)g * HS;
+    const A *kb = k + (size_t)b * T * ks + (size_t)g * HS, *vb = v + (size_t)b * T * ks + (size_t)g * HS;
     float m[4], l[4], o[4][4 * NM];
     DPPROF__ATTN_UNROLL
     for (int i = 0; i < 4; i++) {
@@ -1253,8 +1588,8 @@ struct dpprof__attn_bkv_cfg {
 // below the diagonal, P^T = exp(scale K Q^T - lse), dS^T = P^T (V dO^T - D), dv += P^T dO,
 // dk += scale dS^T Q, in registers; D = rowsum(dO * out) per query tile. grid (ceil(T/BK), NKV, B),
 // BK*4 threads, the longest first. traffic: k, v, dk, dv once; q, dout, out once per key tile at or above
-template <int HSP, int BK, int BQ>
-__global__ void DPPROF__ATTN_LB(BK * 4) dpprof__k_attn_bkv(float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int T, int NH, int NKV, int HS, int vw, float scale) {
+template <typename A, int HSP, int BK, int BQ>
+__global__ void DPPROF__ATTN_LB(BK * 4) dpprof__k_attn_bkv(A *dk, A *dv, const A *dout, const A *q, const A *k, const A *v, const A *out, const float *lse, int T, int NH, int NKV, int HS, int vw, float scale) {
     typedef dpprof__attn_bkv_cfg<HSP, BK, BQ> C;
     constexpr int CJ = BQ / 16, NM = HSP / 64;
     DPPROF__SMEM_DYN(float, sm);
@@ -1325,8 +1660,8 @@ struct dpprof__attn_bq_cfg {
 // P = exp(scale Q K^T - lse), dS = P (dP - D) (K tile), dq += scale dS K, in registers.
 // grid (ceil(T/BR), NH, B), BR*4 threads, the longest rows first. traffic: q, dout, out, dq once;
 // k, v once per query tile at or below the diagonal
-template <int HSP, int BR, int BC>
-__global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_bq(float *dq, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int T, int NH, int NKV, int HS, int vw, float scale) {
+template <typename A, int HSP, int BR, int BC>
+__global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_bq(A *dq, const A *dout, const A *q, const A *k, const A *v, const A *out, const float *lse, int T, int NH, int NKV, int HS, int vw, float scale) {
     typedef dpprof__attn_bq_cfg<HSP, BR, BC> C;
     constexpr int CJ = BC / 16, NM = HSP / 64;
     DPPROF__SMEM_DYN(float, sm);
@@ -1337,7 +1672,7 @@ __global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_bq(float *dq, const float
     const int hs4 = (HS + 3) & ~3, kend = dpprof__k_attn_imin(q0 + BR, T), qn = T - q0;
     const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS;
     const size_t qoff = ((size_t)b * T + q0) * qs + (size_t)h * HS;
-    const float *kb = k + (size_t)b * T * ks + (size_t)g * HS, *vb = v + (size_t)b * T * ks + (size_t)g * HS;
+    const A *kb = k + (size_t)b * T * ks + (size_t)g * HS, *vb = v + (size_t)b * T * ks + (size_t)g * HS;
     dpprof__k_attn_load<BR, C::LDQ, C::NT>(Qs, q + qoff, qs, qn, HS, hs4, vw);
     dpprof__k_attn_load<BR, C::LDQ, C::NT>(dOs, dout + qoff, qs, qn, HS, hs4, vw);
     __syncthreads();
@@ -1392,60 +1727,76 @@ static int dpprof__attn_shape(const char *what, int B, int T, int NH, int NKV, i
     return 1;
 }
 
-// floats per global access: 4 when HS % 4 == 0 and every pointer is 16-byte aligned, 2 when even and 8-byte
-static int dpprof__attn_vw(int HS, const void *const *p, int n) {
+// elements per global access: 4 when HS % 4 == 0 and every pointer is aligned to 4 elements (16 bytes
+// in fp32, 8 in bf16), 2 when even and aligned to 2
+static int dpprof__attn_vw(int HS, const void *const *p, int n, size_t es) {
     uintptr_t a = 0;
     for (int i = 0; i < n; i++) a |= (uintptr_t)p[i];
-    if (HS % 4 == 0 && !(a & 15)) return 4;
-    if (HS % 2 == 0 && !(a & 7)) return 2;
+    if (HS % 4 == 0 && !(a & (4 * es - 1))) return 4;
+    if (HS % 2 == 0 && !(a & (2 * es - 1))) return 2;
     return 1;
 }
 
-template <int HSP, int BR, int BC>
-static void dpprof__attn_fwd_run(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, int vw, float scale) {
+template <typename A, int HSP, int BR, int BC>
+static void dpprof__attn_fwd_run(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, float scale) {
     const char *what = "dpprof_attention_fwd_gpu";
     const size_t smem = sizeof(float) * dpprof__attn_fwd_cfg<HSP, BR, BC>::FLOATS;
-    dpprof__smem_optin(dpprof__k_attn_fwd<HSP, BR, BC>, smem, what);
-    dpprof__launch(what, dpprof__k_attn_fwd<HSP, BR, BC>, dim3((unsigned)((T + BR - 1) / BR), (unsigned)NH, (unsigned)B), dim3(BR * 4), smem,
-                   out, lse, q, k, v, T, NH, NKV, HS, vw, scale);
+    const void *p[] = {out, q, k, v};
+    const int vw = dpprof__attn_vw(HS, p, 4, sizeof(A));
+    dpprof__smem_optin(dpprof__k_attn_fwd<A, HSP, BR, BC>, smem, what);
+    dpprof__launch(what, dpprof__k_attn_fwd<A, HSP, BR, BC>, dim3((unsigned)((T + BR - 1) / BR), (unsigned)NH, (unsigned)B), dim3(BR * 4), smem,
+                   dpprof__act<A>(out), lse, dpprof__act<A>(q), dpprof__act<A>(k), dpprof__act<A>(v), T, NH, NKV, HS, vw, scale);
 }
 
-template <int HSP, int BK, int BQ, int BR, int BC>
-static void dpprof__attn_bwd_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, int vw, float scale) {
+template <typename A, int HSP, int BK, int BQ, int BR, int BC>
+static void dpprof__attn_bwd_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
     const char *what = "dpprof_attention_bwd_gpu";
     const size_t smem_a = sizeof(float) * dpprof__attn_bkv_cfg<HSP, BK, BQ>::FLOATS;
     const size_t smem_b = sizeof(float) * dpprof__attn_bq_cfg<HSP, BR, BC>::FLOATS;
-    dpprof__smem_optin(dpprof__k_attn_bkv<HSP, BK, BQ>, smem_a, what);
-    dpprof__smem_optin(dpprof__k_attn_bq<HSP, BR, BC>, smem_b, what);
-    dpprof__launch(what, dpprof__k_attn_bkv<HSP, BK, BQ>, dim3((unsigned)((T + BK - 1) / BK), (unsigned)NKV, (unsigned)B), dim3(BK * 4), smem_a,
-                   dk, dv, dout, q, k, v, out, lse, T, NH, NKV, HS, vw, scale);
-    dpprof__launch(what, dpprof__k_attn_bq<HSP, BR, BC>, dim3((unsigned)((T + BR - 1) / BR), (unsigned)NH, (unsigned)B), dim3(BR * 4), smem_b,
-                   dq, dout, q, k, v, out, lse, T, NH, NKV, HS, vw, scale);
+    const void *p[] = {dq, dk, dv, dout, q, k, v, out};
+    const int vw = dpprof__attn_vw(HS, p, 8, sizeof(A));
+    dpprof__smem_optin(dpprof__k_attn_bkv<A, HSP, BK, BQ>, smem_a, what);
+    dpprof__smem_optin(dpprof__k_attn_bq<A, HSP, BR, BC>, smem_b, what);
+    dpprof__launch(what, dpprof__k_attn_bkv<A, HSP, BK, BQ>, dim3((unsigned)((T + BK - 1) / BK), (unsigned)NKV, (unsigned)B), dim3(BK * 4), smem_a,
+                   dpprof__act<A>(dk), dpprof__act<A>(dv), dpprof__act<A>(dout), dpprof__act<A>(q), dpprof__act<A>(k), dpprof__act<A>(v), dpprof__act<A>(out), lse,
+                   T, NH, NKV, HS, vw, scale);
+    dpprof__launch(what, dpprof__k_attn_bq<A, HSP, BR, BC>, dim3((unsigned)((T + BR - 1) / BR), (unsigned)NH, (unsigned)B), dim3(BR * 4), smem_b,
+                   dpprof__act<A>(dq), dpprof__act<A>(dout), dpprof__act<A>(q), dpprof__act<A>(k), dpprof__act<A>(v), dpprof__act<A>(out), lse, T, NH, NKV, HS, vw,
+                   scale);
 }
 
 // tiles by head size (shared memory: forward 50 / 82 / 69 KiB, dk-dv 58 / 70 / 99 KiB, dq 66 / 53 / 83 KiB
-// for HSP 64 / 128 / 256: all within the 99 KiB opt-in of sm_86, the 163 KiB of sm_80, the 227 KiB of sm_90)
+// for HSP 64 / 128 / 256: all within the 99 KiB opt-in of sm_86, the 163 KiB of sm_80, the 227 KiB of sm_90).
+// bf16 storage: the same tiles, in shared memory as float (widened on load, rounded on the final store)
+template <typename A>
+static void dpprof__attn_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS) {
+    const float scale = (float)(1.0 / std::sqrt((double)HS));
+    if (HS <= 64) dpprof__attn_fwd_run<A, 64, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+    else if (HS <= 128) dpprof__attn_fwd_run<A, 128, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+    else dpprof__attn_fwd_run<A, 256, 32, 32>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+}
+
+template <typename A>
+static void dpprof__attn_bwd(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS) {
+    const float scale = (float)(1.0 / std::sqrt((double)HS));
+    if (HS <= 64) dpprof__attn_bwd_run<A, 64, 64, 32, 64, 64>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+    else if (HS <= 128) dpprof__attn_bwd_run<A, 128, 32, 32, 32, 32>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+    else dpprof__attn_bwd_run<A, 256, 32, 16, 32, 16>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+}
+
 extern "C" void dpprof_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS) {
     if (dpprof__attn_shape("dpprof_attention_fwd_gpu", B, T, NH, NKV, HS) <= 0) return;
-    const void *p[] = {out, q, k, v};
-    const int vw = dpprof__attn_vw(HS, p, 4);
-    const float scale = (float)(1.0 / std::sqrt((double)HS));
-    if (HS <= 64) dpprof__attn_fwd_run<64, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, vw, scale);
-    else if (HS <= 128) dpprof__attn_fwd_run<128, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, vw, scale);
-    else dpprof__attn_fwd_run<256, 32, 32>(out, lse, q, k, v, B, T, NH, NKV, HS, vw, scale);
+    DPPROF__BY_STORAGE(dpprof__attn_fwd, out, lse, q, k, v, B, T, NH, NKV, HS);
 }
 
 extern "C" void dpprof_attention_bwd_gpu(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS) {
     if (dpprof__attn_shape("dpprof_attention_bwd_gpu", B, T, NH, NKV, HS) <= 0) return;
-    const void *p[] = {dq, dk, dv, dout, q, k, v, out};
-    const int vw = dpprof__attn_vw(HS, p, 8);
-    const float scale = (float)(1.0 / std::sqrt((double)HS));
-    if (HS <= 64) dpprof__attn_bwd_run<64, 64, 32, 64, 64>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, vw, scale);
-    else if (HS <= 128) dpprof__attn_bwd_run<128, 32, 32, 32, 32>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, vw, scale);
-    else dpprof__attn_bwd_run<256, 32, 16, 32, 16>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, vw, scale);
+    DPPROF__BY_STORAGE(dpprof__attn_bwd, dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS);
 }
 
 // ---- dp ops: per-sample gradients, norms and clipped sums (dpprof_<op>_ref in dpprof.h) ---------
+// bf16 storage: dy, x, inp are activations, read as bf16 and widened on load (dpprof__ld); every
+// output here is fp32 or double, so after the loads the kernels are the fp32 ones.
 // determinism: no float atomics anywhere. every norm is reduced in double: a thread's terms in a fixed
 // order, a block's threads by a fixed shared-memory tree into one partial per block in the scratch,
 // then one block per sample adds its partials in index order (dpprof__k_dp_reduce) into norm2[i].
@@ -1504,7 +1855,8 @@ __global__ void dpprof__k_dp_reduce(double *norm2, const double *part, long long
 // one stage: rows rs .. rs+15 of dy (columns o0..o0+63) and x (columns k0..k0+63) into registers, 4
 // elements of each per thread: row rs + (tid>>6) + 4l, column tid&63 (a warp reads 32 consecutive floats
 // of one row). zero outside [.., r1) x OC/IC. with c, dy is loaded as (float)(c[r/T] * (double)dy)
-__device__ __forceinline__ void dpprof__k_dp_load_tn(float ra[4], float rb[4], const float *dy, const float *x, long long rs, long long r1,
+template <typename A>
+__device__ __forceinline__ void dpprof__k_dp_load_tn(float ra[4], float rb[4], const A *dy, const A *x, long long rs, long long r1,
                                                       int o0, int k0, int OC, int IC, const double *c, int T) {
     const int cc = threadIdx.x & 63, rr0 = threadIdx.x >> 6;
     const bool oa = o0 + cc < OC, ob = k0 + cc < IC;
@@ -1514,7 +1866,7 @@ __device__ __forceinline__ void dpprof__k_dp_load_tn(float ra[4], float rb[4], c
         float va = 0.0f, vb = 0.0f;
         if (r < r1) {
             if (oa) {
-                va = dy[(size_t)r * (size_t)OC + (size_t)(o0 + cc)];
+                va = dpprof__ld(dy[(size_t)r * (size_t)OC + (size_t)(o0 + cc)]);
                 if (c) {
                     long long i = q, rem = r - q * T;
                     while (rem >= T) {
@@ -1524,7 +1876,7 @@ __device__ __forceinline__ void dpprof__k_dp_load_tn(float ra[4], float rb[4], c
                     va = (float)(c[i] * (double)va);
                 }
             }
-            if (ob) vb = x[(size_t)r * (size_t)IC + (size_t)(k0 + cc)];
+            if (ob) vb = dpprof__ld(x[(size_t)r * (size_t)IC + (size_t)(k0 + cc)]);
         }
         ra[l] = va;
         rb[l] = vb;
@@ -1537,8 +1889,9 @@ __device__ __forceinline__ void dpprof__k_dp_load_tn(float ra[4], float rb[4], c
 // w_r = 1 when c is null, else c[r/T] applied to dy on load: the clip factor times dy in double,
 // rounded to float once (the reference's w*g before its double sum). stages of 16 rows; the next
 // stage's global loads are issued before the current stage is computed (register prefetch)
+template <typename A>
 __device__ __forceinline__ void dpprof__k_dp_gemm_tn(float acc[4][4], float (*sA)[DPPROF__DP_TM], float (*sB)[DPPROF__DP_TN],
-                                                      const float *dy, const float *x, long long r0, long long r1, int o0, int k0,
+                                                      const A *dy, const A *x, long long r0, long long r1, int o0, int k0,
                                                       int OC, int IC, const double *c, int T) {
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const int cc = tid & 63, rr0 = tid >> 6;
@@ -1572,12 +1925,13 @@ __device__ __forceinline__ void dpprof__k_dp_gemm_tn(float acc[4][4], float (*sA
 // one stage: features f0 .. f0+31 of rows [0,na) of A and [0,nb) of B into registers, 8 of each per
 // thread: feature (lane&7) + 8(l&3), row (lane>>3) + 4 warp + 32(l>>2); a warp reads 4 rows x 8
 // consecutive floats (4 full 32-byte sectors); zero outside the rows and F
-__device__ __forceinline__ void dpprof__k_dp_load_nt(float ra[8], float rb[8], const float *A, const float *B, int na, int nb, int F, int f0) {
+template <typename S>
+__device__ __forceinline__ void dpprof__k_dp_load_nt(float ra[8], float rb[8], const S *A, const S *B, int na, int nb, int F, int f0) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     for (int l = 0; l < 8; l++) {
         int f = f0 + (lane & 7) + 8 * (l & 3), rw = (lane >> 3) + 4 * w + 32 * (l >> 2);
-        ra[l] = f < F && rw < na ? A[(size_t)rw * (size_t)F + (size_t)f] : 0.0f;
-        rb[l] = f < F && rw < nb ? B[(size_t)rw * (size_t)F + (size_t)f] : 0.0f;
+        ra[l] = f < F && rw < na ? dpprof__ld(A[(size_t)rw * (size_t)F + (size_t)f]) : 0.0f;
+        rb[l] = f < F && rw < nb ? dpprof__ld(B[(size_t)rw * (size_t)F + (size_t)f]) : 0.0f;
     }
 }
 
@@ -1586,8 +1940,9 @@ __device__ __forceinline__ void dpprof__k_dp_load_nt(float ra[8], float rb[8], c
 // register prefetch as the other core; the tiles are stored transposed (feature-major) with row stride
 // 68: the stores are bank-conflict free (bank 4*feature + row covers all 32 in a warp) and the reads
 // are 16-byte loads
+template <typename S>
 __device__ __forceinline__ void dpprof__k_dp_gemm_nt(float acc[4][4], float (*sA)[DPPROF__DP_LDT], float (*sB)[DPPROF__DP_LDT],
-                                                      const float *A, const float *B, int na, int nb, int F) {
+                                                      const S *A, const S *B, int na, int nb, int F) {
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const int lane = tid & 31, w = tid >> 5;
     float ra[8], rb[8];
@@ -1628,7 +1983,8 @@ __device__ __forceinline__ void dpprof__k_dp_pair(long long p, long long *sa, lo
 
 // psg[i] (OC,IC) = dy_i^T x_i, overwritten (zeros when T = 0). grid (OC/64, IC/64, samples strided);
 // each block reads a 64-column strip of dy_i and of x_i once and writes its 64x64 tile
-__global__ void dpprof__k_dp_psgrad(float *psg, const float *dy, const float *x, int n, int T, int IC, int OC) {
+template <typename A>
+__global__ void dpprof__k_dp_psgrad(float *psg, const A *dy, const A *x, int n, int T, int IC, int OC) {
     alignas(16) __shared__ float sA[DPPROF__DP_TK][DPPROF__DP_TM], sB[DPPROF__DP_TK][DPPROF__DP_TN];
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
     const int o0 = blockIdx.x * DPPROF__DP_TM, k0 = blockIdx.y * DPPROF__DP_TN;
@@ -1656,14 +2012,18 @@ extern "C" void dpprof_linear_psgrad_gpu(float *psg, const float *dy, const floa
         return;
     }
     dim3 grid((unsigned)dpprof__dp_cdiv(OC, DPPROF__DP_TM), (unsigned)ty, (unsigned)dpprof__dp_min(n, DPPROF__DP_MAXZ));
-    dpprof__launch("dpprof_linear_psgrad_gpu", dpprof__k_dp_psgrad, grid, dim3(DPPROF__DP_NT), 0, psg, dy, x, n, T, IC, OC);
+    if (dpprof__cu.bf16)
+        dpprof__launch("dpprof_linear_psgrad_gpu", dpprof__k_dp_psgrad<dpprof__bf16>, grid, dim3(DPPROF__DP_NT), 0, psg, dpprof__act<dpprof__bf16>(dy),
+                       dpprof__act<dpprof__bf16>(x), n, T, IC, OC);
+    else dpprof__launch("dpprof_linear_psgrad_gpu", dpprof__k_dp_psgrad<float>, grid, dim3(DPPROF__DP_NT), 0, psg, dy, x, n, T, IC, OC);
 }
 
 // flash norm, psg flavour: the fused epilogue. block (slot j, sample i0+z) builds the 64x64 tiles
 // p = j, j+G, ... of g_i = dy_i^T x_i (fp32 fma over the T rows), squares them in double and writes one
 // partial part[z*G + j]; no (OC,IC) tile ever leaves the chip. grid (G, 1, samples of the chunk);
 // reads dy_i, x_i strips once per tile
-__global__ void dpprof__k_dp_sqnorm_psg(double *part, const float *dy, const float *x, int i0, int T, int IC, int OC, long long tiles_k,
+template <typename A>
+__global__ void dpprof__k_dp_sqnorm_psg(double *part, const A *dy, const A *x, int i0, int T, int IC, int OC, long long tiles_k,
                                         long long tiles, long long G) {
     alignas(16) __shared__ float sA[DPPROF__DP_TK][DPPROF__DP_TM], sB[DPPROF__DP_TK][DPPROF__DP_TN];
     __shared__ double red[DPPROF__DP_NT];
@@ -1690,7 +2050,10 @@ extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, con
     if (!part) return;
     for (int i0 = 0; i0 < n; i0 += (int)chunk) {
         long long m = dpprof__dp_min(chunk, n - i0);
-        dpprof__launch(what, dpprof__k_dp_sqnorm_psg, dim3((unsigned)G, 1, (unsigned)m), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, tk, tiles, G);
+        if (dpprof__cu.bf16)
+            dpprof__launch(what, dpprof__k_dp_sqnorm_psg<dpprof__bf16>, dim3((unsigned)G, 1, (unsigned)m), dim3(DPPROF__DP_NT), 0, part,
+                           dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), i0, T, IC, OC, tk, tiles, G);
+        else dpprof__launch(what, dpprof__k_dp_sqnorm_psg<float>, dim3((unsigned)G, 1, (unsigned)m), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, tk, tiles, G);
         dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)m), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
     }
 }
@@ -1699,7 +2062,8 @@ extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, con
 // (dy scaled on load, the product in double rounded to float once); the tile is summed in fp32 and
 // added to dw with one float add. each dw element is owned by one thread: deterministic.
 // grid (OC/64, IC/64); reads dy and x once per output tile column/row strip
-__global__ void dpprof__k_dp_clipgrad(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC) {
+template <typename A>
+__global__ void dpprof__k_dp_clipgrad(float *dw, const A *dy, const A *x, const double *c, int n, int T, int IC, int OC) {
     alignas(16) __shared__ float sA[DPPROF__DP_TK][DPPROF__DP_TM], sB[DPPROF__DP_TK][DPPROF__DP_TN];
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
     const int o0 = blockIdx.x * DPPROF__DP_TM, k0 = blockIdx.y * DPPROF__DP_TN;
@@ -1726,7 +2090,10 @@ extern "C" void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const flo
         return;
     }
     dim3 grid((unsigned)dpprof__dp_cdiv(OC, DPPROF__DP_TM), (unsigned)ty, 1);
-    dpprof__launch("dpprof_linear_clipgrad_gpu", dpprof__k_dp_clipgrad, grid, dim3(DPPROF__DP_NT), 0, dw, dy, x, c, n, T, IC, OC);
+    if (dpprof__cu.bf16)
+        dpprof__launch("dpprof_linear_clipgrad_gpu", dpprof__k_dp_clipgrad<dpprof__bf16>, grid, dim3(DPPROF__DP_NT), 0, dw, dpprof__act<dpprof__bf16>(dy),
+                       dpprof__act<dpprof__bf16>(x), c, n, T, IC, OC);
+    else dpprof__launch("dpprof_linear_clipgrad_gpu", dpprof__k_dp_clipgrad<float>, grid, dim3(DPPROF__DP_NT), 0, dw, dy, x, c, n, T, IC, OC);
 }
 
 // flash norm, gram flavour: block (slot j, sample i0+z) takes the position-tile pairs p = j, j+G, ... of
@@ -1734,12 +2101,13 @@ extern "C" void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const flo
 // (over OC) in fp32, multiplies them elementwise in double and sums, off-diagonal tiles twice; one
 // partial per block. no T x T matrix is stored. grid (G, 1, samples of the chunk); reads 2x64 rows of
 // x_i and dy_i per tile pair
-__global__ void dpprof__k_dp_sqnorm_gram(double *part, const float *dy, const float *x, int i0, int T, int IC, int OC, long long pairs,
+template <typename A>
+__global__ void dpprof__k_dp_sqnorm_gram(double *part, const A *dy, const A *x, int i0, int T, int IC, int OC, long long pairs,
                                          long long G) {
     alignas(16) __shared__ float sA[DPPROF__DP_TF][DPPROF__DP_LDT], sB[DPPROF__DP_TF][DPPROF__DP_LDT];
     __shared__ double red[DPPROF__DP_NT];
     const size_t i = (size_t)i0 + blockIdx.z;
-    const float *xi = x + i * (size_t)T * (size_t)IC, *gi = dy + i * (size_t)T * (size_t)OC;
+    const A *xi = x + i * (size_t)T * (size_t)IC, *gi = dy + i * (size_t)T * (size_t)OC;
     double s = 0.0;
     for (long long p = blockIdx.x; p < pairs; p += G) {
         long long sa, tb;
@@ -1768,7 +2136,10 @@ extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, co
     if (!part) return;
     for (int i0 = 0; i0 < n; i0 += (int)chunk) {
         long long k = dpprof__dp_min(chunk, n - i0);
-        dpprof__launch(what, dpprof__k_dp_sqnorm_gram, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
+        if (dpprof__cu.bf16)
+            dpprof__launch(what, dpprof__k_dp_sqnorm_gram<dpprof__bf16>, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part,
+                           dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), i0, T, IC, OC, pairs, G);
+        else dpprof__launch(what, dpprof__k_dp_sqnorm_gram<float>, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
         dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
     }
 }
@@ -1776,7 +2147,8 @@ extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, co
 // gram matrices out[i] (T,T) = x_i x_i^T, overwritten: block (tile pair p of the upper triangle, samples
 // strided) computes the 64x64 tile once and writes it and its mirror from the same floats (the mirror
 // transposed through shared memory, so both stores are coalesced): exactly symmetric. grid (pairs, 1, n)
-__global__ void dpprof__k_dp_gram(float *out, const float *x, int n, int T, int D) {
+template <typename A>
+__global__ void dpprof__k_dp_gram(float *out, const A *x, int n, int T, int D) {
     alignas(16) __shared__ float sA[DPPROF__DP_TF][DPPROF__DP_LDT], sB[DPPROF__DP_TF][DPPROF__DP_LDT];
     __shared__ float sC[DPPROF__DP_TM][DPPROF__DP_TN + 1];
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
@@ -1786,7 +2158,7 @@ __global__ void dpprof__k_dp_gram(float *out, const float *x, int n, int T, int 
     const int ns = T - s0 < DPPROF__DP_TM ? T - s0 : DPPROF__DP_TM, nt = T - t0 < DPPROF__DP_TN ? T - t0 : DPPROF__DP_TN;
     const bool diag = sa == tb;
     for (int i = blockIdx.z; i < n; i += gridDim.z) {
-        const float *xi = x + (size_t)i * (size_t)T * (size_t)D;
+        const A *xi = x + (size_t)i * (size_t)T * (size_t)D;
         float *o = out + (size_t)i * (size_t)T * (size_t)T;
         float acc[4][4];
         dpprof__k_dp_gemm_nt(acc, sA, sB, xi + (size_t)s0 * D, xi + (size_t)t0 * D, ns, nt, D);
@@ -1813,7 +2185,8 @@ extern "C" void dpprof_gram_gpu(float *out, const float *x, int n, int T, int D)
     if (D < 0) D = 0;
     long long m = dpprof__dp_cdiv(T, DPPROF__DP_TM), pairs = m * (m + 1) / 2;
     dim3 grid((unsigned)pairs, 1, (unsigned)dpprof__dp_min(n, DPPROF__DP_MAXZ));
-    dpprof__launch("dpprof_gram_gpu", dpprof__k_dp_gram, grid, dim3(DPPROF__DP_NT), 0, out, x, n, T, D);
+    if (dpprof__cu.bf16) dpprof__launch("dpprof_gram_gpu", dpprof__k_dp_gram<dpprof__bf16>, grid, dim3(DPPROF__DP_NT), 0, out, dpprof__act<dpprof__bf16>(x), n, T, D);
+    else dpprof__launch("dpprof_gram_gpu", dpprof__k_dp_gram<float>, grid, dim3(DPPROF__DP_NT), 0, out, x, n, T, D);
 }
 
 // ---- long per-sample dots --------------------------------------------------------------------------
@@ -1875,7 +2248,8 @@ extern "C" void dpprof_psgrad_clipsum_gpu(float *dw, const float *psg, const dou
 // the sum over t of dout*inp*rstd (product ((double)dout*inp)*rstd as the reference) for channel c of
 // sample i, over the rows of split s of S (rows s*L .. s*L+L). S == 1: psg[i,c] = (float)sum directly,
 // else part[(i*S + s)*C + c] = sum. grid (C/256, S, samples strided); coalesced over c
-__global__ void dpprof__k_dp_rms_psdw(float *psg, double *part, const float *dout, const float *inp, const float *rstd, int n, int T, int C,
+template <typename A>
+__global__ void dpprof__k_dp_rms_psdw(float *psg, double *part, const A *dout, const A *inp, const float *rstd, int n, int T, int C,
                                       int S, int L) {
     const int c = blockIdx.x * DPPROF__DP_NT + threadIdx.x, s = blockIdx.y;
     if (c >= C) return;
@@ -1884,7 +2258,7 @@ __global__ void dpprof__k_dp_rms_psdw(float *psg, double *part, const float *dou
         double acc = 0.0;
         for (int t = t0; t < t1; t++) {
             size_t row = (size_t)i * T + t;
-            acc += (double)dout[row * C + c] * inp[row * C + c] * (double)rstd[row];
+            acc += (double)dpprof__ld(dout[row * C + c]) * dpprof__ld(inp[row * C + c]) * (double)rstd[row];
         }
         if (S == 1) psg[(size_t)i * C + c] = (float)acc;
         else part[((size_t)i * S + s) * C + c] = acc;
@@ -1913,7 +2287,10 @@ extern "C" void dpprof_rmsnorm_psdweight_gpu(float *psg, const float *dout, cons
     double *part = nullptr;
     if (S > 1 && !(part = (double *)dpprof__scratch((size_t)n * (size_t)S * (size_t)C * sizeof(double), what))) return;
     dim3 grid((unsigned)dpprof__dp_cdiv(C, DPPROF__DP_NT), (unsigned)S, (unsigned)dpprof__dp_min(n, DPPROF__DP_MAXZ));
-    dpprof__launch(what, dpprof__k_dp_rms_psdw, grid, dim3(DPPROF__DP_NT), 0, psg, part, dout, inp, rstd, n, T, C, (int)S, L);
+    if (dpprof__cu.bf16)
+        dpprof__launch(what, dpprof__k_dp_rms_psdw<dpprof__bf16>, grid, dim3(DPPROF__DP_NT), 0, psg, part, dpprof__act<dpprof__bf16>(dout),
+                       dpprof__act<dpprof__bf16>(inp), rstd, n, T, C, (int)S, L);
+    else dpprof__launch(what, dpprof__k_dp_rms_psdw<float>, grid, dim3(DPPROF__DP_NT), 0, psg, part, dout, inp, rstd, n, T, C, (int)S, L);
     if (S > 1)
         dpprof__launch(what, dpprof__k_dp_rms_psdw_sum, dim3(dpprof__blocks((size_t)n * C, DPPROF__DP_NT)), dim3(DPPROF__DP_NT), 0, psg,
                        (const double *)part, n, C, (int)S);
@@ -1956,7 +2333,8 @@ __global__ void dpprof__k_dp_links(int *head, int *next, const int *tokens, int 
 // per-sample ||g_i||^2 = sum over distinct tokens v of ||sum_{t: tok_t = v} dy_t||^2: block (t, sample z of
 // the chunk); if t heads its token, each thread sums its channels c = tid + 256j over the chain in double
 // and square-sums them; part[z*T + t] (0 for non-heads). grid (T, samples); reads each dy row once
-__global__ void dpprof__k_dp_emb_sqnorm(double *part, const int *head, const int *next, const float *dy, int T, int C) {
+template <typename A>
+__global__ void dpprof__k_dp_emb_sqnorm(double *part, const int *head, const int *next, const A *dy, int T, int C) {
     __shared__ double red[DPPROF__DP_NT];
     const size_t z = blockIdx.y, base = z * (size_t)T;
     const int t = blockIdx.x;
@@ -1964,16 +2342,16 @@ __global__ void dpprof__k_dp_emb_sqnorm(double *part, const int *head, const int
         if (threadIdx.x == 0) part[base + t] = 0.0;
         return;
     }
-    const float *g = dy + base * (size_t)C;
+    const A *g = dy + base * (size_t)C;
     double tot = 0.0;
     for (int c0 = 0; c0 < C; c0 += DPPROF__DP_NT * DPPROF__DP_CPT) {
         double acc[DPPROF__DP_CPT];
         for (int j = 0; j < DPPROF__DP_CPT; j++) acc[j] = 0.0;
         for (int m = t; m >= 0; m = next[base + m]) {
-            const float *row = g + (size_t)m * C;
+            const A *row = g + (size_t)m * C;
             for (int j = 0; j < DPPROF__DP_CPT; j++) {
                 int c = c0 + threadIdx.x + DPPROF__DP_NT * j;
-                if (c < C) acc[j] += (double)row[c];
+                if (c < C) acc[j] += (double)dpprof__ld(row[c]);
             }
         }
         for (int j = 0; j < DPPROF__DP_CPT; j++) tot += acc[j] * acc[j];
@@ -1998,30 +2376,34 @@ extern "C" void dpprof_embedding_sqnorm_gpu(double *norm2, const float *dy, cons
         const size_t off = (size_t)i0 * (size_t)T;
         dpprof__launch(what, dpprof__k_dp_links, dim3((unsigned)dpprof__dp_cdiv(T, DPPROF__DP_NT), (unsigned)k), dim3(DPPROF__DP_NT), 0, head, next,
                        tokens + off, T);
-        dpprof__launch(what, dpprof__k_dp_emb_sqnorm, dim3((unsigned)T, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, (const int *)head,
-                       (const int *)next, dy + off * (size_t)C, T, C);
+        if (dpprof__cu.bf16)
+            dpprof__launch(what, dpprof__k_dp_emb_sqnorm<dpprof__bf16>, dim3((unsigned)T, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, (const int *)head,
+                           (const int *)next, dpprof__act<dpprof__bf16>(dy) + off * (size_t)C, T, C);
+        else dpprof__launch(what, dpprof__k_dp_emb_sqnorm<float>, dim3((unsigned)T, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, (const int *)head,
+                            (const int *)next, dy + off * (size_t)C, T, C);
         dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, (long long)T);
     }
 }
 
 // psg[i, tok] (C) = (float)(sum over the chain of dy rows, in double) for each head t with 0 <= tok < V
 // (the rest of psg was zeroed before). block (t, sample z of the chunk); grid (T, samples)
-__global__ void dpprof__k_dp_emb_psgrad(float *psg, const int *head, const int *next, const float *dy, const int *tokens, int T, int V,
+template <typename A>
+__global__ void dpprof__k_dp_emb_psgrad(float *psg, const int *head, const int *next, const A *dy, const int *tokens, int T, int V,
                                         int C) {
     const size_t z = blockIdx.y, base = z * (size_t)T;
     const int t = blockIdx.x;
     const int tok = tokens[base + t];
     if (!head[base + t] || tok < 0 || tok >= V) return;
-    const float *g = dy + base * (size_t)C;
+    const A *g = dy + base * (size_t)C;
     float *dst = psg + (z * (size_t)V + (size_t)tok) * (size_t)C;
     for (int c0 = 0; c0 < C; c0 += DPPROF__DP_NT * DPPROF__DP_CPT) {
         double acc[DPPROF__DP_CPT];
         for (int j = 0; j < DPPROF__DP_CPT; j++) acc[j] = 0.0;
         for (int m = t; m >= 0; m = next[base + m]) {
-            const float *row = g + (size_t)m * C;
+            const A *row = g + (size_t)m * C;
             for (int j = 0; j < DPPROF__DP_CPT; j++) {
                 int c = c0 + threadIdx.x + DPPROF__DP_NT * j;
-                if (c < C) acc[j] += (double)row[c];
+                if (c < C) acc[j] += (double)dpprof__ld(row[c]);
             }
         }
         for (int j = 0; j < DPPROF__DP_CPT; j++) {
@@ -2048,15 +2430,20 @@ extern "C" void dpprof_embedding_psgrad_gpu(float *psg, const float *dy, const i
         const size_t off = (size_t)i0 * (size_t)T;
         dpprof__launch(what, dpprof__k_dp_links, dim3((unsigned)dpprof__dp_cdiv(T, DPPROF__DP_NT), (unsigned)k), dim3(DPPROF__DP_NT), 0, head, next,
                        tokens + off, T);
-        dpprof__launch(what, dpprof__k_dp_emb_psgrad, dim3((unsigned)T, (unsigned)k), dim3(DPPROF__DP_NT), 0, psg + (size_t)i0 * (size_t)V * (size_t)C,
-                       (const int *)head, (const int *)next, dy + off * (size_t)C, tokens + off, T, V, C);
+        if (dpprof__cu.bf16)
+            dpprof__launch(what, dpprof__k_dp_emb_psgrad<dpprof__bf16>, dim3((unsigned)T, (unsigned)k), dim3(DPPROF__DP_NT), 0,
+                           psg + (size_t)i0 * (size_t)V * (size_t)C, (const int *)head, (const int *)next, dpprof__act<dpprof__bf16>(dy) + off * (size_t)C,
+                           tokens + off, T, V, C);
+        else dpprof__launch(what, dpprof__k_dp_emb_psgrad<float>, dim3((unsigned)T, (unsigned)k), dim3(DPPROF__DP_NT), 0, psg + (size_t)i0 * (size_t)V * (size_t)C,
+                            (const int *)head, (const int *)next, dy + off * (size_t)C, tokens + off, T, V, C);
     }
 }
 
 // dwte[tok] (C) = (float)(dwte[tok] + sum over the batch-wide chain of c[m/T] * dy_m, in double) for each
 // head row r of the whole batch (tok >= 0): every occurrence summed before one rounding, each dwte row
 // written by one block. grid (n*T); reads each dy row once
-__global__ void dpprof__k_dp_emb_clipgrad(float *dwte, const int *head, const int *next, const float *dy, const int *tokens, const double *c,
+template <typename A>
+__global__ void dpprof__k_dp_emb_clipgrad(float *dwte, const int *head, const int *next, const A *dy, const int *tokens, const double *c,
                                           int T, int C) {
     const int r = blockIdx.x;
     const int tok = tokens[r];
@@ -2066,11 +2453,11 @@ __global__ void dpprof__k_dp_emb_clipgrad(float *dwte, const int *head, const in
         double acc[DPPROF__DP_CPT];
         for (int j = 0; j < DPPROF__DP_CPT; j++) acc[j] = 0.0;
         for (int m = r; m >= 0; m = next[m]) {
-            const float *row = dy + (size_t)m * C;
+            const A *row = dy + (size_t)m * C;
             const double w = c[m / T];
             for (int j = 0; j < DPPROF__DP_CPT; j++) {
                 int ch = c0 + threadIdx.x + DPPROF__DP_NT * j;
-                if (ch < C) acc[j] += w * (double)row[ch];
+                if (ch < C) acc[j] += w * (double)dpprof__ld(row[ch]);
             }
         }
         for (int j = 0; j < DPPROF__DP_CPT; j++) {
@@ -2092,8 +2479,11 @@ extern "C" void dpprof_embedding_clipgrad_gpu(float *dwte, const float *dy, cons
     int *head = (int *)dpprof__scratch((size_t)N * 2 * sizeof(int), what), *next = head ? head + N : nullptr;
     if (!head) return;
     dpprof__launch(what, dpprof__k_dp_links, dim3((unsigned)dpprof__dp_cdiv(N, DPPROF__DP_NT), 1), dim3(DPPROF__DP_NT), 0, head, next, tokens, (int)N);
-    dpprof__launch(what, dpprof__k_dp_emb_clipgrad, dim3((unsigned)N), dim3(DPPROF__DP_NT), 0, dwte, (const int *)head, (const int *)next, dy, tokens, c,
-                   T, C);
+    if (dpprof__cu.bf16)
+        dpprof__launch(what, dpprof__k_dp_emb_clipgrad<dpprof__bf16>, dim3((unsigned)N), dim3(DPPROF__DP_NT), 0, dwte, (const int *)head, (const int *)next,
+                       dpprof__act<dpprof__bf16>(dy), tokens, c, T, C);
+    else dpprof__launch(what, dpprof__k_dp_emb_clipgrad<float>, dim3((unsigned)N), dim3(DPPROF__DP_NT), 0, dwte, (const int *)head, (const int *)next, dy,
+                        tokens, c, T, C);
 }
 
 // ==== cupti: measured dram and l2 bytes per named range (CUPTI range profiler) ====================
@@ -2583,13 +2973,20 @@ extern "C" int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
 // ==== book-keeping's row scaling ====================================================================
 // x (n,T,D) in place: row i*T+t times c[i], the product in double rounded once (as linear_clipgrad
 // scales dy). grid-stride over the n*T*D elements; one read and one write of x
-__global__ void dpprof__k_scale_rows(float *x, const double *c, long long rows_per_sample, long long D, long long total) {
+template <typename A>
+__global__ void dpprof__k_scale_rows(A *x, const double *c, long long rows_per_sample, long long D, long long total) {
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x)
-        x[e] = (float)(c[e / D / rows_per_sample] * (double)x[e]);
+        dpprof__st(&x[e], (float)(c[e / D / rows_per_sample] * (double)dpprof__ld(x[e])));
+}
+
+template <typename A>
+static void dpprof__scale_rows(float *x, const double *c, int T, int D, long long total) {
+    dpprof__launch("dpprof_scale_rows_gpu", dpprof__k_scale_rows<A>, dim3(dpprof__blocks((size_t)total, 256)), dim3(256), 0, dpprof__act<A>(x), c, (long long)T,
+                   (long long)D, total);
 }
 
 extern "C" void dpprof_scale_rows_gpu(float *x, const double *c, int n, int T, int D) {
     long long total = (long long)n * T * D;
     if (total <= 0) return;
-    dpprof__launch("dpprof_scale_rows_gpu", dpprof__k_scale_rows, dim3(dpprof__blocks((size_t)total, 256)), dim3(256), 0, x, c, (long long)T, (long long)D, total);
+    DPPROF__BY_STORAGE(dpprof__scale_rows, x, c, T, D, total);
 }

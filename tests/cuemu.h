@@ -18,7 +18,8 @@
 //   8. protection       device memory is PROT_NONE while host code runs; guard pages after every
 //                       allocation, every fiber stack and the dynamic shared memory (with the
 //                       memory functions of 7 and the fault handler)
-//   9. cuBLAS           cublasSgemm, cublasSgemmStridedBatched and the handle functions
+//   9. cuBLAS           cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx (fp32 and bf16
+//                       operands, fp32 compute) and the handle functions
 //
 // environment (read when first needed unless said otherwise):
 //   CUEMU_PROTECT=0        leave device memory accessible to host code (default 1: protected)
@@ -252,6 +253,43 @@ typedef enum {
     CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16
 } cublasMath_t;
 typedef enum { CUBLAS_POINTER_MODE_HOST = 0, CUBLAS_POINTER_MODE_DEVICE = 1 } cublasPointerMode_t;
+// cublasGemmEx's types (library_types.h / cublas_api.h values); only some are emulated (section 9)
+typedef enum cudaDataType_t {
+    CUDA_R_32F = 0,
+    CUDA_R_64F = 1,
+    CUDA_R_16F = 2,
+    CUDA_R_8I = 3,
+    CUDA_C_32F = 4,
+    CUDA_C_64F = 5,
+    CUDA_C_16F = 6,
+    CUDA_R_32I = 10,
+    CUDA_R_16BF = 14,
+    CUDA_C_16BF = 15
+} cudaDataType_t;
+typedef cudaDataType_t cudaDataType;
+typedef enum {
+    CUBLAS_COMPUTE_16F = 64,
+    CUBLAS_COMPUTE_16F_PEDANTIC = 65,
+    CUBLAS_COMPUTE_32F = 68,
+    CUBLAS_COMPUTE_32F_PEDANTIC = 69,
+    CUBLAS_COMPUTE_64F = 70,
+    CUBLAS_COMPUTE_64F_PEDANTIC = 71,
+    CUBLAS_COMPUTE_32I = 72,
+    CUBLAS_COMPUTE_32I_PEDANTIC = 73,
+    CUBLAS_COMPUTE_32F_FAST_16F = 74,
+    CUBLAS_COMPUTE_32F_FAST_16BF = 75,
+    CUBLAS_COMPUTE_32F_FAST_TF32 = 77
+} cublasComputeType_t;
+typedef enum {
+    CUBLAS_GEMM_DFALT = -1,
+    CUBLAS_GEMM_DEFAULT = -1,
+    CUBLAS_GEMM_ALGO0 = 0,
+    CUBLAS_GEMM_ALGO23 = 23,
+    CUBLAS_GEMM_DEFAULT_TENSOR_OP = 99,
+    CUBLAS_GEMM_DFALT_TENSOR_OP = 99,
+    CUBLAS_GEMM_ALGO0_TENSOR_OP = 100,
+    CUBLAS_GEMM_ALGO15_TENSOR_OP = 115
+} cublasGemmAlgo_t;
 
 // =================================================================================================
 // internal state (namespace cuemu). everything is plain data with static storage, so calls made
@@ -2128,6 +2166,11 @@ inline cudaError_t cudaFuncSetAttribute(T *entry, cudaFuncAttribute attr, int va
 //    (so NaN there does not propagate), as the reference BLAS and cuBLAS documentation say. in
 //    CUBLAS_TF32_TENSOR_OP_MATH, A and B are first rounded to tf32 (10-bit mantissa), which models
 //    the tensor cores' loss of precision. the workspace is recorded, never used.
+//    cublasGemmEx: CUBLAS_COMPUTE_32F(_PEDANTIC) with A, B, C of types (CUDA_R_32F x3),
+//    (CUDA_R_16BF x3) or (CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F), three of the combinations cuBLAS
+//    documents; bf16 operands are widened exactly, a bf16 C is widened for beta and the result is
+//    rounded to float then to bf16 (nearest even, nan quiet). any other type or compute type answers
+//    CUBLAS_STATUS_NOT_SUPPORTED (with a note), as cuBLAS does for a combination it lacks.
 // =================================================================================================
 struct cublasContext {
     unsigned magic;
@@ -2242,8 +2285,19 @@ inline float tf32(float x) { // round to nearest even at 10 mantissa bits
     u += 0xfffu + ((u >> 13) & 1u);
     return from_bits<float>(u & 0xffffe000u);
 }
-inline size_t mat_bytes(long long rows, long long cols, long long ld) {
-    return rows && cols ? (size_t)((cols - 1) * ld + rows) * sizeof(float) : 0;
+inline size_t mat_bytes(long long rows, long long cols, long long ld, size_t es = sizeof(float)) {
+    return rows && cols ? (size_t)((cols - 1) * ld + rows) * es : 0;
+}
+// operands: float (tf32-rounded in tf32 math) or bf16 (uint16_t, widened exactly)
+inline double blas_in(float v, bool use_tf32) { return use_tf32 ? tf32(v) : v; }
+inline double blas_in(uint16_t h, bool) { return from_bits<float>((uint32_t)h << 16); }
+inline double blas_c(float c) { return c; }
+inline double blas_c(uint16_t h) { return from_bits<float>((uint32_t)h << 16); }
+inline void blas_put(float *c, double v) { *c = (float)v; }
+inline void blas_put(uint16_t *c, double v) { // to float, then to the nearest bf16 (ties to even); nan stays a quiet nan
+    uint32_t u = (uint32_t)to_bits((float)v);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) *c = (uint16_t)((u >> 16) | 0x0040u);
+    else *c = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 inline bool blas_range(const char *fn, const char *which, const void *p, size_t bytes, long long batch) {
     if (!bytes || is_device_range(p, bytes)) return true;
@@ -2252,19 +2306,14 @@ inline bool blas_range(const char *fn, const char *which, const void *p, size_t 
     return false;
 }
 // C = alpha op(A) op(B) + beta C for one matrix triple (device memory is open)
-inline void gemm1(bool ta, bool tb, int m, int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
-                  float beta, float *C, int ldc, bool use_tf32, double *acc) {
-    auto a = [&](int i, int l) -> double {
-        float v = ta ? A[l + (size_t)i * lda] : A[i + (size_t)l * lda];
-        return use_tf32 ? tf32(v) : v;
-    };
-    auto b = [&](int l, int j) -> double {
-        float v = tb ? B[j + (size_t)l * ldb] : B[l + (size_t)j * ldb];
-        return use_tf32 ? tf32(v) : v;
-    };
+template <typename TA, typename TC>
+inline void gemm1(bool ta, bool tb, int m, int n, int k, float alpha, const TA *A, int lda, const TA *B, int ldb,
+                  float beta, TC *C, int ldc, bool use_tf32, double *acc) {
+    auto a = [&](int i, int l) -> double { return blas_in(ta ? A[l + (size_t)i * lda] : A[i + (size_t)l * lda], use_tf32); };
+    auto b = [&](int l, int j) -> double { return blas_in(tb ? B[j + (size_t)l * ldb] : B[l + (size_t)j * ldb], use_tf32); };
     bool prod = alpha != 0.0f && k > 0;
     for (int j = 0; j < n; j++) {
-        float *c = C + (size_t)j * ldc;
+        TC *c = C + (size_t)j * ldc;
         if (prod) {
             if (!ta) { // columns of A scaled by B(l, j): unit stride through A
                 for (int i = 0; i < m; i++) acc[i] = 0.0;
@@ -2282,14 +2331,15 @@ inline void gemm1(bool ta, bool tb, int m, int n, int k, float alpha, const floa
         }
         for (int i = 0; i < m; i++) {
             double v = prod ? (double)alpha * acc[i] : 0.0;
-            if (beta != 0.0f) v += (double)beta * (double)c[i];
-            c[i] = (float)v;
+            if (beta != 0.0f) v += (double)beta * blas_c(c[i]);
+            blas_put(&c[i], v);
         }
     }
 }
+template <typename TA, typename TC>
 inline cublasStatus_t gemm(const char *fn, cublasHandle_t h, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
-                           int k, const float *alpha, const float *A, int lda, long long sA, const float *B, int ldb,
-                           long long sB, const float *beta, float *C, int ldc, long long sC, int batch) {
+                           int k, const float *alpha, const TA *A, int lda, long long sA, const TA *B, int ldb,
+                           long long sB, const float *beta, TC *C, int ldc, long long sC, int batch, bool allow_tf32 = true) {
     init();
     if (!blas_ok(h)) return CUBLAS_STATUS_NOT_INITIALIZED;
     if ((unsigned)transa > 2u || (unsigned)transb > 2u || m < 0 || n < 0 || k < 0 || batch < 0 || !alpha || !beta)
@@ -2314,14 +2364,14 @@ inline cublasStatus_t gemm(const char *fn, cublasHandle_t h, cublasOperation_t t
     bool needab = al != 0.0f && k > 0;
     for (long long i = 0; i < batch; i++) {
         long long q = batch > 1 ? i : -1;
-        if ((needab && (!blas_range(fn, "A", A + i * sA, mat_bytes(ra, ca, lda), q) ||
-                        !blas_range(fn, "B", B + i * sB, mat_bytes(rb, cb, ldb), q))) ||
-            !blas_range(fn, "C", C + i * sC, mat_bytes(m, n, ldc), q))
+        if ((needab && (!blas_range(fn, "A", A + i * sA, mat_bytes(ra, ca, lda, sizeof(TA)), q) ||
+                        !blas_range(fn, "B", B + i * sB, mat_bytes(rb, cb, ldb, sizeof(TA)), q))) ||
+            !blas_range(fn, "C", C + i * sC, mat_bytes(m, n, ldc, sizeof(TC)), q))
             return CUBLAS_STATUS_EXECUTION_FAILED;
     }
     double *acc = (double *)std::malloc(sizeof(double) * (size_t)m);
     if (!acc) return CUBLAS_STATUS_ALLOC_FAILED;
-    bool t32 = (h->math & 15) == CUBLAS_TF32_TENSOR_OP_MATH;
+    bool t32 = allow_tf32 && (h->math & 15) == CUBLAS_TF32_TENSOR_OP_MATH;
     {
         DeviceAccess open;
         for (long long i = 0; i < batch; i++) {
@@ -2347,6 +2397,36 @@ inline cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOpe
                                                 const float *beta, float *C, int ldc, long long strideC, int batchCount) {
     return ::cuemu::gemm("cublasSgemmStridedBatched", handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb,
                          strideB, beta, C, ldc, strideC, batchCount);
+}
+
+// alpha and beta are floats (compute type 32F); the emulated combinations are listed in the header of 9
+inline cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                                   const void *alpha, const void *A, cudaDataType_t Atype, int lda, const void *B, cudaDataType_t Btype,
+                                   int ldb, const void *beta, void *C, cudaDataType_t Ctype, int ldc, cublasComputeType_t computeType,
+                                   cublasGemmAlgo_t algo) {
+    const char *fn = "cublasGemmEx";
+    const float *al = (const float *)alpha, *be = (const float *)beta;
+    ::cuemu::init();
+    if (!::cuemu::blas_ok(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    int ag = (int)algo;
+    if (!(ag == -1 || (ag >= 0 && ag <= 23) || (ag >= 99 && ag <= 115))) return CUBLAS_STATUS_INVALID_VALUE;
+    if (computeType != CUBLAS_COMPUTE_32F && computeType != CUBLAS_COMPUTE_32F_PEDANTIC) {
+        ::cuemu::warn("%s: compute type %d is not emulated (CUBLAS_COMPUTE_32F and _PEDANTIC are)", fn, (int)computeType);
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    bool pedantic = computeType == CUBLAS_COMPUTE_32F_PEDANTIC;
+    if (Atype == CUDA_R_32F && Btype == CUDA_R_32F && Ctype == CUDA_R_32F)
+        return ::cuemu::gemm(fn, handle, transa, transb, m, n, k, al, (const float *)A, lda, 0, (const float *)B, ldb, 0, be, (float *)C, ldc, 0, 1,
+                             !pedantic);
+    if (Atype == CUDA_R_16BF && Btype == CUDA_R_16BF && Ctype == CUDA_R_16BF)
+        return ::cuemu::gemm(fn, handle, transa, transb, m, n, k, al, (const uint16_t *)A, lda, 0, (const uint16_t *)B, ldb, 0, be, (uint16_t *)C, ldc,
+                             0, 1, false);
+    if (Atype == CUDA_R_16BF && Btype == CUDA_R_16BF && Ctype == CUDA_R_32F)
+        return ::cuemu::gemm(fn, handle, transa, transb, m, n, k, al, (const uint16_t *)A, lda, 0, (const uint16_t *)B, ldb, 0, be, (float *)C, ldc, 0, 1,
+                             false);
+    ::cuemu::warn("%s: types A %d, B %d, C %d with CUBLAS_COMPUTE_32F are not a supported combination here (emulated: 32F x3, 16BF x3, 16BF 16BF 32F)",
+                  fn, (int)Atype, (int)Btype, (int)Ctype);
+    return CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
 #endif // CUEMU_H

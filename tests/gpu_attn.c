@@ -127,6 +127,69 @@ static void test_attn_case(int B, int T, int NH, int NKV, int HS) {
     free(hq), free(hk), free(hl), free(hq2), free(hk2), free(hk3), free(hl2);
 }
 
+/* bf16 storage: q, k, v, dout, out and dq, dk, dv as bf16 (lse fp32), against the reference on the widened
+   inputs with out, dq, dk, dv rounded; the backward gets the rounded reference out and its lse. bf16
+   outputs: model_ulp's score (gpu_model.c) with abs = the fp32 tolerance x this file's floor; lse as in
+   fp32. the helpers are gpu_model.c's (one translation unit) */
+static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS) {
+    size_t nq = (size_t)B * T * NH * HS, nk = (size_t)B * T * NKV * HS, nl = (size_t)B * NH * T, i;
+    float *q = model_rand(nq, 2.0f), *k = model_rand(nk, 2.0f), *v = model_rand(nk, 1.0f), *dout = model_rand(nq, 1.0f);
+    float *out = (float *)malloc(nq * 4), *lse = (float *)malloc(nl * 4), *dq = (float *)malloc(nq * 4), *dk = (float *)malloc(nk * 4), *dv = (float *)malloc(nk * 4);
+    float *g[5], *g2[5], *hl, *hl2;
+    void *d_q, *d_k, *d_v, *d_dout, *d_out, *d_dq, *d_dk, *d_dv;
+    float *d_lse;
+    double e_out, e_lse, e_dq, e_dk, e_dv, fl;
+    int same, rc;
+    dpprof_bf16_round_ref(q, nq), dpprof_bf16_round_ref(k, nk), dpprof_bf16_round_ref(v, nk), dpprof_bf16_round_ref(dout, nq);
+    dpprof_attention_fwd_ref(out, lse, q, k, v, B, T, NH, NKV, HS);
+    dpprof_bf16_round_ref(out, nq);
+    dpprof_attention_bwd_ref(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS);
+    dpprof_bf16_round_ref(dq, nq), dpprof_bf16_round_ref(dk, nk), dpprof_bf16_round_ref(dv, nk);
+    d_q = model_up16(q, nq), d_k = model_up16(k, nk), d_v = model_up16(v, nk), d_dout = model_up16(dout, nq);
+    d_out = model_up16(dout, nq), d_dq = model_up16(q, nq), d_dk = model_up16(v, nk), d_dv = model_up16(k, nk); /* garbage */
+    d_lse = (float *)model_up(lse, nl * 4);
+    test_attn_garbage(d_lse, nl, -3e3f);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+
+    /* forward twice, the second from other garbage */
+    dpprof_attention_fwd_gpu((float *)d_out, d_lse, (const float *)d_q, (const float *)d_k, (const float *)d_v, B, T, NH, NKV, HS);
+    g[0] = model_down16(d_out, nq), hl = model_down(d_lse, nl);
+    model_set16(d_out, v, nk < nq ? nk : nq), test_attn_garbage(d_lse, nl, 5e2f);
+    dpprof_attention_fwd_gpu((float *)d_out, d_lse, (const float *)d_q, (const float *)d_k, (const float *)d_v, B, T, NH, NKV, HS);
+    g2[0] = model_down16(d_out, nq), hl2 = model_down(d_lse, nl);
+    rc = dpprof_cuda_sync();
+    fl = 1e-2 * fmax(model_maxabs(out, nq), 1.0);
+    e_out = model_ulp(g[0], out, nq, 1e-4 * fl);
+    e_lse = test_attn_err(hl, lse, nl);
+    same = model_same(g[0], g2[0], nq) && model_same(hl, hl2, nl);
+    CHECK(rc == 0 && e_out <= 1.0 && e_lse <= 1e-4 && same, "attention_fwd_gpu bf16 B=%d T=%d NH=%d NKV=%d HS=%d: out (bf16) score %.2e (1 ulp + 1e-4 floor), lse err %.2e (tol 1e-4), two runs bitwise %s",
+          B, T, NH, NKV, HS, e_out, e_lse, same ? "equal" : "DIFFERENT");
+
+    /* backward on the reference's (rounded) out and lse, twice */
+    model_set16(d_out, out, nq), model_set(d_lse, lse, nl);
+    dpprof_attention_bwd_gpu((float *)d_dq, (float *)d_dk, (float *)d_dv, (const float *)d_dout, (const float *)d_q, (const float *)d_k, (const float *)d_v,
+                             (const float *)d_out, d_lse, B, T, NH, NKV, HS);
+    g[1] = model_down16(d_dq, nq), g[2] = model_down16(d_dk, nk), g[3] = model_down16(d_dv, nk);
+    model_set16(d_dq, dout, nq), model_set16(d_dk, q, nk), model_set16(d_dv, dout, nk);
+    dpprof_attention_bwd_gpu((float *)d_dq, (float *)d_dk, (float *)d_dv, (const float *)d_dout, (const float *)d_q, (const float *)d_k, (const float *)d_v,
+                             (const float *)d_out, d_lse, B, T, NH, NKV, HS);
+    g2[1] = model_down16(d_dq, nq), g2[2] = model_down16(d_dk, nk), g2[3] = model_down16(d_dv, nk);
+    rc = dpprof_cuda_sync();
+    e_dq = model_ulp(g[1], dq, nq, 2e-4 * 1e-2 * fmax(model_maxabs(dq, nq), 1.0));
+    e_dk = model_ulp(g[2], dk, nk, 2e-4 * 1e-2 * fmax(model_maxabs(dk, nk), 1.0));
+    e_dv = model_ulp(g[3], dv, nk, 2e-4 * 1e-2 * fmax(model_maxabs(dv, nk), 1.0));
+    same = model_same(g[1], g2[1], nq) && model_same(g[2], g2[2], nk) && model_same(g[3], g2[3], nk);
+    CHECK(rc == 0 && e_dq <= 1.0 && e_dk <= 1.0 && e_dv <= 1.0 && same,
+          "attention_bwd_gpu bf16 B=%d T=%d NH=%d NKV=%d HS=%d: dq, dk, dv (bf16) scores %.2e %.2e %.2e (1 ulp + 2e-4 floor), two runs bitwise %s%s%s", B, T, NH, NKV, HS,
+          e_dq, e_dk, e_dv, same ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    for (i = 0; i < 4; i++) free(g[i]), free(g2[i]);
+    free(hl), free(hl2);
+    dpprof_cuda_release(d_q), dpprof_cuda_release(d_k), dpprof_cuda_release(d_v), dpprof_cuda_release(d_dout), dpprof_cuda_release(d_out);
+    dpprof_cuda_release(d_dq), dpprof_cuda_release(d_dk), dpprof_cuda_release(d_dv), dpprof_cuda_release(d_lse);
+    free(q), free(k), free(v), free(dout), free(out), free(lse), free(dq), free(dk), free(dv);
+}
+
 static void test_attn(void) {
     /* tiles (rows x keys): HS <= 64: forward 64x64, dk/dv 64 keys x 32 queries, dq 64x64;
        HS <= 128: 64x64, 32x32, 32x32; HS <= 256: 32x32, 32x16, 32x16. so T = 70 (HS 64), 130 (HS 96),
@@ -138,4 +201,11 @@ static void test_attn(void) {
     };
     size_t c;
     for (c = 0; c < sizeof cases / sizeof cases[0]; c++) test_attn_case(cases[c][0], cases[c][1], cases[c][2], cases[c][3], cases[c][4]);
+    /* bf16: 8-byte (HS % 4 == 0), 4-byte (HS = 2, 34) and, for HS odd, 2-byte global accesses */
+    if (sizeof(dpprof_real) != sizeof(float)) {
+        SKIP("attention bf16: this build's reference is double");
+        return;
+    }
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) test_attn_case_bf16(cases[c][0], cases[c][1], cases[c][2], cases[c][3], cases[c][4]);
+    test_attn_case_bf16(1, 21, 2, 1, 7);
 }

@@ -334,6 +334,149 @@ static void tdp_rmsnorm(int n, int T, int C) {
     free(dout), free(inp), free(rstd), free(psg), free(garbage);
 }
 
+/* ---- bf16 storage: the ops with activation inputs (dy, x, inp) read them as bf16 -------------------
+   inputs rounded to bf16 and uploaded packed (model_up16, gpu_model.c: one translation unit); every output
+   of these ops is fp32 or double, so the references are the fp32 ones on the widened inputs with the same
+   tolerance. the fp32-only ops (psgrad_sqnorm, psgrad_clipsum, gram_dot) run in bf16 mode too: unaffected */
+static void tdp_linear_bf16(int n, int T, int IC, int OC) {
+    char shape[96];
+    size_t P = (size_t)OC * IC, nT = (size_t)n * T;
+    dpprof_real *dy = tdp_rand(nT * OC, 1.0), *x = tdp_rand(nT * IC, 1.0), *psg = tdp_rand(n * P, 1.0), *garbage = tdp_rand(n * P + nT * T, 1e3);
+    dpprof_real *dw0 = tdp_rand(P, 1.0), *dw = (dpprof_real *)malloc(P * sizeof *dw);
+    dpprof_real *ga = (dpprof_real *)malloc(nT * T * sizeof *ga), *gg = (dpprof_real *)malloc(nT * T * sizeof *gg);
+    double *c = tdp_clip(n), *start = tdp_start(n), *ref = (double *)malloc((size_t)n * sizeof(double));
+    tdp_ctx k;
+    dpprof_bf16_round_ref(dy, nT * OC), dpprof_bf16_round_ref(x, nT * IC);
+    memset(&k, 0, sizeof k);
+    snprintf(shape, sizeof shape, "bf16 n=%d T=%d IC=%d OC=%d", n, T, IC, OC);
+    k.n = n, k.T = T, k.IC = IC, k.OC = OC, k.P = P;
+    k.dy = (const float *)model_up16(dy, nT * OC);
+    k.x = (const float *)model_up16(x, nT * IC);
+    k.c = (const double *)tdp_dev(c, (size_t)n * sizeof(double));
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+
+    dpprof_linear_psgrad_ref(psg, dy, x, n, T, IC, OC);
+    tdp_grad_check("linear_psgrad", shape, "psg (fp32) overwritten (start garbage)", tdp_f_psgrad, &k, garbage, psg, n * P, 0);
+    k.psg = (const float *)tdp_dev(psg, n * P * sizeof(float));
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_psgrad_sqnorm_ref(ref, psg, n, P);
+    tdp_norm_check("psgrad_sqnorm (fp32 only)", shape, tdp_n_sqnorm, &k, start, ref, n);
+    memcpy(dw, dw0, P * sizeof *dw);
+    dpprof_psgrad_clipsum_ref(dw, psg, c, n, P);
+    tdp_grad_check("psgrad_clipsum (fp32 only)", shape, "dw += (start non-zero)", tdp_f_clipsum, &k, dw0, dw, P, 0);
+
+    dpprof_gram_ref(ga, x, n, T, IC);
+    dpprof_gram_ref(gg, dy, n, T, OC);
+    k.D = IC;
+    tdp_grad_check("gram (x, D=IC)", shape, "out (fp32) overwritten (start garbage)", tdp_f_gram, &k, garbage, ga, nT * T, T);
+    {
+        tdp_ctx k2 = k;
+        k2.x = k.dy, k2.D = OC;
+        tdp_grad_check("gram (dy, D=OC)", shape, "out (fp32) overwritten (start garbage)", tdp_f_gram, &k2, garbage, gg, nT * T, T);
+    }
+    k.ga = (const float *)tdp_dev(ga, nT * T * sizeof(float));
+    k.gg = (const float *)tdp_dev(gg, nT * T * sizeof(float));
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_gram_dot_ref(ref, ga, gg, n, T);
+    tdp_norm_check("gram_dot (fp32 only)", shape, tdp_n_gdot, &k, start, ref, n);
+
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_linear_sqnorm_gram_ref(ref, dy, x, n, T, IC, OC);
+    tdp_norm_check("linear_sqnorm_gram", shape, tdp_n_fgram, &k, start, ref, n);
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_linear_sqnorm_psg_ref(ref, dy, x, n, T, IC, OC);
+    tdp_norm_check("linear_sqnorm_psg", shape, tdp_n_fpsg, &k, start, ref, n);
+    memcpy(dw, dw0, P * sizeof *dw);
+    dpprof_linear_clipgrad_ref(dw, dy, x, c, n, T, IC, OC);
+    tdp_grad_check("linear_clipgrad", shape, "dw (fp32) += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
+
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    dpprof_cuda_release((void *)k.dy), dpprof_cuda_release((void *)k.x), dpprof_cuda_release((void *)k.c), dpprof_cuda_release((void *)k.psg);
+    dpprof_cuda_release((void *)k.ga), dpprof_cuda_release((void *)k.gg);
+    free(dy), free(x), free(psg), free(garbage), free(dw0), free(dw), free(ga), free(gg), free(c), free(start), free(ref);
+}
+
+static void tdp_embedding_bf16(int n, int T, int V, int used, int C) {
+    char shape[96];
+    size_t nT = (size_t)n * T, VC = (size_t)V * C, i;
+    int *tok = (int *)malloc((nT ? nT : 1) * sizeof(int));
+    dpprof_real *dy = tdp_rand(nT * C, 1.0), *psg = (dpprof_real *)malloc(n * VC * sizeof *psg), *garbage = tdp_rand(n * VC, 1e3);
+    dpprof_real *dw0 = tdp_rand(VC, 1.0), *dw = (dpprof_real *)malloc(VC * sizeof *dw);
+    double *c = tdp_clip(n), *start = tdp_start(n), *ref = (double *)malloc((size_t)n * sizeof(double));
+    tdp_ctx k;
+    for (i = 0; i < nT; i++) tok[i] = (int)(tdp_unif() * used) % used;
+    dpprof_bf16_round_ref(dy, nT * C);
+    memset(&k, 0, sizeof k);
+    snprintf(shape, sizeof shape, "bf16 n=%d T=%d V=%d (tokens < %d) C=%d", n, T, V, used, C);
+    k.n = n, k.T = T, k.V = V, k.C = C, k.P = VC;
+    k.dy = (const float *)model_up16(dy, nT * C);
+    k.tok = (const int *)tdp_dev(tok, nT * sizeof(int));
+    k.c = (const double *)tdp_dev(c, (size_t)n * sizeof(double));
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_embedding_sqnorm_ref(ref, dy, tok, n, T, C);
+    tdp_norm_check("embedding_sqnorm", shape, tdp_n_emb, &k, start, ref, n);
+    dpprof_embedding_psgrad_ref(psg, dy, tok, n, T, V, C);
+    tdp_grad_check("embedding_psgrad", shape, "psg (fp32) overwritten (start garbage)", tdp_f_epsgrad, &k, garbage, psg, n * VC, 0);
+    memcpy(dw, dw0, VC * sizeof *dw);
+    dpprof_embedding_clipgrad_ref(dw, dy, tok, c, n, T, C);
+    tdp_grad_check("embedding_clipgrad", shape, "dwte (fp32) += (start non-zero)", tdp_f_eclip, &k, dw0, dw, VC, 0);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    dpprof_cuda_release((void *)k.dy), dpprof_cuda_release((void *)k.tok), dpprof_cuda_release((void *)k.c);
+    free(tok), free(dy), free(psg), free(garbage), free(dw0), free(dw), free(c), free(start), free(ref);
+}
+
+static void tdp_rmsnorm_bf16(int n, int T, int C) {
+    char shape[64];
+    size_t nT = (size_t)n * T, i;
+    dpprof_real *dout = tdp_rand(nT * C, 1.0), *inp = tdp_rand(nT * C, 1.0), *rstd = tdp_rand(nT, 0.5), *psg = (dpprof_real *)malloc(n * (size_t)C * sizeof *psg);
+    dpprof_real *garbage = tdp_rand(n * (size_t)C, 1e3);
+    tdp_ctx k;
+    for (i = 0; i < nT; i++) rstd[i] = (dpprof_real)(1.0 + rstd[i]);
+    dpprof_bf16_round_ref(dout, nT * C), dpprof_bf16_round_ref(inp, nT * C);
+    memset(&k, 0, sizeof k);
+    snprintf(shape, sizeof shape, "bf16 n=%d T=%d C=%d", n, T, C);
+    k.n = n, k.T = T, k.C = C;
+    k.dy = (const float *)model_up16(dout, nT * C);
+    k.inp = (const float *)model_up16(inp, nT * C);
+    k.rstd = (const float *)tdp_dev(rstd, nT * sizeof(float));
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+    dpprof_rmsnorm_psdweight_ref(psg, dout, inp, rstd, n, T, C);
+    tdp_grad_check("rmsnorm_psdweight", shape, "psg (fp32) overwritten (start garbage)", tdp_f_rms, &k, garbage, psg, n * (size_t)C, 0);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    dpprof_cuda_release((void *)k.dy), dpprof_cuda_release((void *)k.inp), dpprof_cuda_release((void *)k.rstd);
+    free(dout), free(inp), free(rstd), free(psg), free(garbage);
+}
+
+/* book-keeping's row scaling, x[i,t,:] = (float)(c[i] * (double)x[i,t,:]) in place (no _ref: the
+   expression is the reference): bitwise in fp32, and in bf16 (then rounded) */
+static void tdp_scale_rows(int n, int T, int D) {
+    size_t m = (size_t)n * T * D, e;
+    dpprof_real *x = tdp_rand(m, 2.0), *ref = (dpprof_real *)malloc(m * sizeof *ref), *ref16 = (dpprof_real *)malloc(m * sizeof *ref);
+    double *c = tdp_clip(n), *dc = (double *)tdp_dev(c, (size_t)n * sizeof(double));
+    float *dx = (float *)tdp_dev(x, m * sizeof(float)), *h, *h16;
+    void *dx16;
+    int rc, ok, ok16;
+    for (e = 0; e < m; e++) ref[e] = (dpprof_real)(c[e / ((size_t)T * D)] * (double)x[e]);
+    dpprof_bf16_round_ref(x, m);
+    dx16 = model_up16(x, m);
+    for (e = 0; e < m; e++) ref16[e] = (dpprof_real)(c[e / ((size_t)T * D)] * (double)x[e]);
+    dpprof_bf16_round_ref(ref16, m);
+    dpprof_scale_rows_gpu(dx, dc, n, T, D);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+    dpprof_scale_rows_gpu((float *)dx16, dc, n, T, D);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    rc = dpprof_cuda_sync();
+    h = (float *)tdp_get(dx, m * sizeof(float));
+    h16 = model_down16(dx16, m);
+    ok = !memcmp(h, ref, m * sizeof(float));
+    ok16 = !memcmp(h16, ref16, m * sizeof(float));
+    CHECK(rc == DPPROF_OK && ok && ok16, "gpu dp: scale_rows n=%d T=%d D=%d in place: fp32 bitwise %s, bf16 bitwise %s", n, T, D, ok ? "equal" : "DIFFERENT",
+          ok16 ? "equal" : "DIFFERENT");
+    dpprof_cuda_release(dc), dpprof_cuda_release(dx), dpprof_cuda_release(dx16);
+    free(x), free(ref), free(ref16), free(c), free(h), free(h16);
+}
+
 static void test_dp(void) {
     static const int lin[][4] = {{1, 1, 24, 40}, {3, 5, 40, 24}, {3, 37, 70, 40}, {1, 37, 24, 70}, {3, 70, 130, 100}, {2, 0, 24, 40}}; /* n, T, IC, OC */
     static const int emb[][5] = {{1, 1, 5, 5, 24}, {3, 5, 7, 3, 40}, {3, 37, 50, 10, 70}, {2, 37, 64, 20, 2100}, {2, 300, 40, 30, 24}, {2, 0, 9, 5, 24}}; /* n T V used C */
@@ -347,5 +490,10 @@ static void test_dp(void) {
     for (j = 0; j < sizeof lin / sizeof lin[0]; j++) tdp_linear(lin[j][0], lin[j][1], lin[j][2], lin[j][3]);
     for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4]);
     for (j = 0; j < sizeof rms / sizeof rms[0]; j++) tdp_rmsnorm(rms[j][0], rms[j][1], rms[j][2]);
+    for (j = 0; j < sizeof lin / sizeof lin[0]; j++) tdp_linear_bf16(lin[j][0], lin[j][1], lin[j][2], lin[j][3]);
+    for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding_bf16(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4]);
+    for (j = 0; j < sizeof rms / sizeof rms[0]; j++) tdp_rmsnorm_bf16(rms[j][0], rms[j][1], rms[j][2]);
+    tdp_scale_rows(3, 5, 7);
+    tdp_scale_rows(2, 37, 300);
     printf("# gpu dp: worst relative error: norms %.2e, gradients %.2e (tolerance %.0e)\n", tdp_worst_norm, tdp_worst_grad, TDP_TOL);
 }

@@ -599,6 +599,428 @@ static void test_model_zero_sizes(void) {
     dpprof_cuda_release(dt);
 }
 
+/* ---- bf16 storage (dpprof_cuda_set_storage(DPPROF_DTYPE_BF16)) -------------------------------------
+   each op again with its activations stored as bf16: random inputs rounded to bf16, activations uploaded
+   packed, the rest fp32. reference: the fp32 _ref on the widened inputs, its activation outputs rounded
+   (dpprof_bf16_round_ref). fp32 outputs (dweight, dwte, rstd, losses) keep the fp32 checks' tolerances.
+   a bf16 output b against its reference r passes when |b - r| <= 2^-7 max(|b|, |r|) + tol * floor, with
+   tol and floor those of the fp32 check: one bf16 ulp (gpu and reference round fp32 values that differ
+   by at most the fp32 check's allowance, so they land on the same or adjacent bf16) plus that
+   allowance near zero, and at most 5% of the elements off by more than that allowance (model_ulp's score).
+   ops the fp32 checks compare bitwise are compared bitwise here too. */
+
+/* host floats rounded to bf16 (a new array) */
+static float *model_b16(const float *x, size_t n) {
+    float *r = model_copyh(x, n);
+    dpprof_bf16_round_ref(r, n);
+    return r;
+}
+
+/* host floats (already bf16 values, or any: they are rounded) packed and uploaded */
+static void *model_up16(const float *h, size_t n) {
+    dpprof_bf16 *p = (dpprof_bf16 *)malloc((n ? n : 1) * sizeof(dpprof_bf16));
+    void *d;
+    dpprof_bf16_pack_ref(p, h, n);
+    d = model_up(p, n * sizeof(dpprof_bf16));
+    free(p);
+    return d;
+}
+
+static void model_set16(void *d, const float *h, size_t n) {
+    dpprof_bf16 *p = (dpprof_bf16 *)malloc((n ? n : 1) * sizeof(dpprof_bf16));
+    dpprof_bf16_pack_ref(p, h, n);
+    if (n) dpprof_cuda_copy(d, p, n * sizeof(dpprof_bf16), DPPROF_COPY_H2D);
+    free(p);
+}
+
+/* n bf16 on the device -> new host array of their float values */
+static float *model_down16(const void *d, size_t n) {
+    dpprof_bf16 *p = (dpprof_bf16 *)calloc(n ? n : 1, sizeof(dpprof_bf16));
+    float *h = (float *)calloc(n ? n : 1, sizeof(float));
+    if (n) dpprof_cuda_copy(p, d, n * sizeof(dpprof_bf16), DPPROF_COPY_D2H);
+    dpprof_bf16_unpack_ref(h, p, n);
+    free(p);
+    return h;
+}
+
+/* score of a bf16 output, <= 1 passes: the worst |b - r| / (2^-7 max(|b|,|r|) + abs), and the fraction of
+   elements that differ by more than abs over 5% (gpu and reference round nearly the same value: a few
+   land on the other side of a rounding boundary, a rounding that is not to nearest moves about half).
+   nan fails */
+static double model_ulp(const float *b, const float *r, size_t n, double abs) {
+    double w = 0.0;
+    size_t i, off = 0;
+    for (i = 0; i < n; i++) {
+        double d = fabs((double)b[i] - (double)r[i]), m = fmax(fabs((double)b[i]), fabs((double)r[i]));
+        double q = d == 0.0 ? 0.0 : d / (m / 128.0 + abs);
+        if (!(q <= w)) w = q;
+        off += !(d <= abs);
+    }
+    return n && (double)off / (double)n / 0.05 > w ? (double)off / (double)n / 0.05 : w;
+}
+
+/* the header's conversions on the cpu: ties to even, nan quiet with its sign, overflow to inf, denormals */
+static void test_model_bf16_convert(void) {
+    static const struct { uint32_t f; uint16_t h; } cs[] = {
+        {0x3f800000u, 0x3f80}, {0x3f808000u, 0x3f80}, {0x3f818000u, 0x3f82}, {0x3f808001u, 0x3f81}, {0x3f80ffffu, 0x3f81},
+        {0xbf808000u, 0xbf80}, {0xbf818000u, 0xbf82}, {0x00000000u, 0x0000}, {0x80000000u, 0x8000}, {0x7f800000u, 0x7f80},
+        {0xff800000u, 0xff80}, {0x7fc00000u, 0x7fc0}, {0x7f800001u, 0x7fc0}, {0xffa00000u, 0xffe0}, {0x7f7fffffu, 0x7f80},
+        {0xff7fffffu, 0xff80}, {0x7f7f7fffu, 0x7f7f}, {0x7f7f8000u, 0x7f80}, {0x00008000u, 0x0000}, {0x00018000u, 0x0002},
+        {0x00000001u, 0x0000}, {0x0000c000u, 0x0001}, {0x007fffffu, 0x0080}, {0x80018000u, 0x8002},
+    };
+    size_t i, bad = 0;
+    for (i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        float f, back, r;
+        uint32_t u;
+        dpprof_bf16 h;
+        memcpy(&f, &cs[i].f, 4);
+        h = dpprof_bf16_from_float(f);
+        back = dpprof_bf16_to_float(h);
+        memcpy(&u, &back, 4);
+        r = f;
+        dpprof_bf16_round_ref(&r, 1);
+        if (h != cs[i].h || u != (uint32_t)cs[i].h << 16 || memcmp(&r, &back, 4)) {
+            bad++;
+            printf("# bf16 %08x -> %04x (want %04x), back %08x\n", (unsigned)cs[i].f, (unsigned)h, (unsigned)cs[i].h, (unsigned)u);
+        }
+    }
+    CHECK(bad == 0, "model bf16 conversions (cpu): %zu values (ties to even, nan quiet with sign, overflow to inf, denormals, -0): %zu wrong",
+          sizeof cs / sizeof cs[0], bad);
+}
+
+/* the cast kernel: bitwise dpprof_bf16_pack_ref, on special values, in pairs and one by one (odd n, offsets) */
+static void test_model_bf16_cast(void) {
+    static const uint32_t sp[] = {0x3f808000u, 0x3f818000u, 0x7f800001u, 0xffa00000u, 0x7fc00000u, 0x7f800000u, 0xff800000u,
+                                  0x7f7fffffu, 0xff7f8000u, 0x00008000u, 0x00018000u, 0x00000001u, 0x80000000u, 0x007fffffu, 0x3f80ffffu};
+    size_t n = 1001, i, k;
+    float *src = model_rand(n + 2, 3.0f);
+    dpprof_bf16 *want = (dpprof_bf16 *)malloc((n + 2) * sizeof(dpprof_bf16)), *got = (dpprof_bf16 *)malloc((n + 2) * sizeof(dpprof_bf16));
+    float *d_src;
+    dpprof_bf16 *d_dst;
+    int ok = 1;
+    for (i = 0; i < sizeof sp / sizeof sp[0]; i++) memcpy(&src[3 * i + 1], &sp[i], 4); /* at even and odd indices */
+    memcpy(&src[n - 1], &sp[2], 4);                                                      /* the odd tail */
+    d_src = (float *)model_up(src, (n + 2) * sizeof(float));
+    d_dst = (dpprof_bf16 *)model_up(src, (n + 2) * sizeof(dpprof_bf16));
+    /* (dst offset, src offset): aligned pairs, dst 2-byte aligned, src 4-byte (not 8) aligned */
+    for (k = 0; k < 3; k++) {
+        size_t od = k == 1, os = k == 2, m = n - k;
+        dpprof_cuda_zero(d_dst, (n + 2) * sizeof(dpprof_bf16));
+        dpprof_cast_bf16_gpu(d_dst + od, d_src + os, m);
+        dpprof_cuda_copy(got, d_dst, (n + 2) * sizeof(dpprof_bf16), DPPROF_COPY_D2H);
+        dpprof_bf16_pack_ref(want, src + os, m);
+        if (memcmp(got + od, want, m * sizeof(dpprof_bf16)) || got[od + m] != 0 || (od && got[0] != 0)) ok = 0;
+    }
+    CHECK(model_ok() && ok, "model cast_bf16_gpu n=%zu (pairs; dst and src misaligned for pairs; ties, nan, inf, overflow, denormals): bitwise pack_ref, nothing else written", n);
+    dpprof_cuda_release(d_src);
+    dpprof_cuda_release(d_dst);
+    free(src);
+    free(want);
+    free(got);
+}
+
+static void test_model_bf16_matmul(int N, int IC, int OC) {
+    size_t ni = (size_t)N * IC, nw = (size_t)OC * IC, no = (size_t)N * OC;
+    float *r0 = model_rand(ni, 1.0f), *r1 = model_rand(nw, 1.0f), *r2 = model_rand(no, 1.0f), *r3 = model_rand(ni, 1.0f);
+    float *inp = model_b16(r0, ni), *w = model_b16(r1, nw), *dout = model_b16(r2, no), *dinp0 = model_b16(r3, ni), *dw0 = model_rand(nw, 1.0f);
+    float *out = (float *)malloc(no * 4), *dinp = model_copyh(dinp0, ni), *dw = model_copyh(dw0, nw), *g, *g2;
+    void *d_inp = model_up16(inp, ni), *d_w = model_up16(w, nw), *d_dout = model_up16(dout, no), *d_out = model_up16(dout, no), *d_dinp = model_up16(dinp0, ni);
+    float *d_dw = (float *)model_up(dw0, nw * 4);
+    double e1, e2;
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+    dpprof_matmul_fwd_ref(out, inp, w, N, IC, OC);
+    dpprof_bf16_round_ref(out, no);
+    dpprof_matmul_fwd_gpu((float *)d_out, (const float *)d_inp, (const float *)d_w, N, IC, OC);
+    g = model_down16(d_out, no);
+    e1 = model_ulp(g, out, no, 1e-5 * model_maxabs(out, no));
+    CHECK(model_ok() && e1 <= 1.0, "model bf16 matmul_fwd N=%d IC=%d OC=%d: out (bf16) score %.3g <= 1 (1 ulp + 1e-5 max|out|)", N, IC, OC, e1);
+    free(g);
+    dpprof_matmul_bwd_ref(dinp, dw, dout, inp, w, N, IC, OC);
+    dpprof_bf16_round_ref(dinp, ni);
+    dpprof_matmul_bwd_gpu((float *)d_dinp, d_dw, (const float *)d_dout, (const float *)d_inp, (const float *)d_w, N, IC, OC);
+    g = model_down16(d_dinp, ni);
+    g2 = model_down(d_dw, nw);
+    e1 = model_ulp(g, dinp, ni, 1e-5 * model_maxabs(dinp, ni));
+    e2 = model_err(g2, dw, nw, model_maxabs(dw, nw));
+    CHECK(model_ok() && e1 <= 1.0 && e2 < 1e-5, "model bf16 matmul_bwd N=%d IC=%d OC=%d (+= onto random): dinp (bf16) score %.3g (1 ulp + 1e-5 max), dweight (fp32) err %.3g < 1e-5",
+          N, IC, OC, e1, e2);
+    free(g);
+    free(g2);
+    g2 = model_down16(d_out, 8);
+    dpprof_matmul_fwd_gpu((float *)d_out, (const float *)d_inp, (const float *)d_w, 2, 0, 3); /* IC = 0: out (2,3) = bf16 zeros */
+    g = model_down16(d_out, 8);
+    CHECK(model_ok() && g[0] == 0 && g[5] == 0 && !signbit(g[3]) && g[6] == g2[6] && g[7] == g2[7],
+          "model bf16 matmul_fwd N=2 IC=0 OC=3: 6 bf16 zeros written, the 7th and 8th values untouched");
+    free(g);
+    free(g2);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    dpprof_cuda_release(d_inp), dpprof_cuda_release(d_w), dpprof_cuda_release(d_dout), dpprof_cuda_release(d_out), dpprof_cuda_release(d_dinp), dpprof_cuda_release(d_dw);
+    free(r0), free(r1), free(r2), free(r3), free(inp), free(w), free(dout), free(dinp0), free(dw0), free(out), free(dinp), free(dw);
+}
+
+static void test_model_bf16_embedding(int N, int C, int V, int distinct) {
+    size_t nw = (size_t)V * C, no = (size_t)N * C;
+    int *tok = (int *)malloc((size_t)N * sizeof(int)), n, *d_tok;
+    float *wte = model_rand(nw, 1.0f), *r = model_rand(no, 1.0f), *dout = model_b16(r, no), *dw0 = model_rand(nw, 1.0f);
+    float *out = (float *)malloc(no * 4), *dw = model_copyh(dw0, nw), *g;
+    float *d_wte, *d_dw;
+    void *d_out, *d_dout;
+    double e;
+    for (n = 0; n < N; n++) tok[n] = (int)(model_next() % (uint64_t)distinct);
+    tok[N - 1] = V - 1;
+    d_tok = (int *)model_up(tok, (size_t)N * sizeof(int));
+    d_wte = (float *)model_up(wte, nw * 4);
+    d_out = model_up16(dout, no);
+    d_dout = model_up16(dout, no);
+    d_dw = (float *)model_up(dw0, nw * 4);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+    dpprof_embedding_fwd_ref(out, tok, wte, N, C);
+    dpprof_bf16_round_ref(out, no);
+    dpprof_embedding_fwd_gpu((float *)d_out, d_tok, d_wte, N, C);
+    g = model_down16(d_out, no);
+    CHECK(model_ok() && model_same(g, out, no), "model bf16 embedding_fwd N=%d C=%d V=%d: out (bf16) bitwise the rounded reference", N, C, V);
+    free(g);
+    dpprof_embedding_bwd_ref(dw, dout, tok, N, C);
+    dpprof_embedding_bwd_gpu(d_dw, (const float *)d_dout, d_tok, N, C);
+    g = model_down(d_dw, nw);
+    e = model_err(g, dw, nw, 1e-3);
+    CHECK(model_ok() && e < 1e-5, "model bf16 embedding_bwd N=%d C=%d V=%d, += onto random: dwte (fp32) err %.3g < 1e-5", N, C, V, e);
+    free(g);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    dpprof_cuda_release(d_tok), dpprof_cuda_release(d_wte), dpprof_cuda_release(d_out), dpprof_cuda_release(d_dout), dpprof_cuda_release(d_dw);
+    free(tok), free(wte), free(r), free(dout), free(dw0), free(out), free(dw);
+}
+
+static void test_model_bf16_rmsnorm(int N, int C, float eps) {
+    size_t nx = (size_t)N * C;
+    float *r0 = model_rand(nx, 2.0f), *r1 = model_rand(nx, 1.0f), *r2 = model_rand(nx, 1.0f);
+    float *inp = model_b16(r0, nx), *dout = model_b16(r1, nx), *dinp0 = model_b16(r2, nx), *w = model_rand((size_t)C, 1.5f), *dw0 = model_rand((size_t)C, 1.0f);
+    float *out = (float *)malloc(nx * 4), *rstd = (float *)malloc((size_t)N * 4), *dinp = model_copyh(dinp0, nx), *dw = model_copyh(dw0, (size_t)C), *g, *g2;
+    void *d_inp = model_up16(inp, nx), *d_dout = model_up16(dout, nx), *d_out = model_up16(dout, nx), *d_dinp = model_up16(dinp0, nx);
+    float *d_w = (float *)model_up(w, (size_t)C * 4), *d_rstd = (float *)model_up(w, (size_t)N * 4), *d_dw = (float *)model_up(dw0, (size_t)C * 4);
+    double e1, e2;
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+    dpprof_rmsnorm_fwd_ref(out, rstd, inp, w, N, C, eps);
+    dpprof_bf16_round_ref(out, nx);
+    dpprof_rmsnorm_fwd_gpu((float *)d_out, d_rstd, (const float *)d_inp, d_w, N, C, eps);
+    g = model_down16(d_out, nx);
+    g2 = model_down(d_rstd, (size_t)N);
+    e1 = model_ulp(g, out, nx, 1e-5 * 1e-3);
+    e2 = model_err(g2, rstd, (size_t)N, 1e-3);
+    CHECK(model_ok() && e1 <= 1.0 && e2 < 1e-5, "model bf16 rmsnorm_fwd N=%d C=%d: out (bf16) score %.3g (1 ulp + 1e-8), rstd (fp32) err %.3g < 1e-5", N, C, e1, e2);
+    free(g);
+    free(g2);
+    model_set(d_rstd, rstd, (size_t)N);
+    dpprof_rmsnorm_bwd_ref(dinp, dw, dout, inp, w, rstd, N, C);
+    dpprof_bf16_round_ref(dinp, nx);
+    dpprof_rmsnorm_bwd_gpu((float *)d_dinp, d_dw, (const float *)d_dout, (const float *)d_inp, d_w, d_rstd, N, C);
+    g = model_down16(d_dinp, nx);
+    g2 = model_down(d_dw, (size_t)C);
+    e1 = model_ulp(g, dinp, nx, 1e-5 * 1e-2);
+    e2 = model_err(g2, dw, (size_t)C, model_maxabs(dw, (size_t)C));
+    CHECK(model_ok() && e1 <= 1.0 && e2 < 1e-5, "model bf16 rmsnorm_bwd N=%d C=%d (+= onto random): dinp (bf16) score %.3g (1 ulp + 1e-7), dweight (fp32) err %.3g < 1e-5", N, C,
+          e1, e2);
+    free(g);
+    free(g2);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    dpprof_cuda_release(d_inp), dpprof_cuda_release(d_dout), dpprof_cuda_release(d_out), dpprof_cuda_release(d_dinp);
+    dpprof_cuda_release(d_w), dpprof_cuda_release(d_rstd), dpprof_cuda_release(d_dw);
+    free(r0), free(r1), free(r2), free(inp), free(dout), free(dinp0), free(w), free(dw0), free(out), free(rstd), free(dinp), free(dw);
+}
+
+static void test_model_bf16_rope(int B, int T, int NH, int HS, double theta) {
+    size_t n = (size_t)B * T * NH * HS;
+    float *r = model_rand(n, 1.0f), *x = model_b16(r, n), *ref = model_copyh(x, n), *ref2 = model_copyh(x, n), *g, *g2;
+    void *d_x = model_up16(x, n), *d_x2 = model_up16(x, n);
+    double e1, e2;
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+    dpprof_rope_fwd_ref(ref, B, T, NH, HS, theta);
+    dpprof_bf16_round_ref(ref, n);
+    dpprof_rope_bwd_ref(ref2, B, T, NH, HS, theta);
+    dpprof_bf16_round_ref(ref2, n);
+    dpprof_rope_fwd_gpu((float *)d_x, B, T, NH, HS, theta);
+    dpprof_rope_bwd_gpu((float *)d_x2, B, T, NH, HS, theta);
+    g = model_down16(d_x, n);
+    g2 = model_down16(d_x2, n);
+    e1 = model_ulp(g, ref, n, 1e-5 * 1e-2);
+    e2 = model_ulp(g2, ref2, n, 1e-5 * 1e-2);
+    CHECK(model_ok() && e1 <= 1.0 && e2 <= 1.0, "model bf16 rope B=%d T=%d NH=%d HS=%d: fwd score %.3g, bwd score %.3g (1 ulp + 1e-7)", B, T, NH, HS, e1, e2);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    free(g), free(g2), free(r), free(x), free(ref), free(ref2);
+    dpprof_cuda_release(d_x), dpprof_cuda_release(d_x2);
+}
+
+/* off: element offset of every device pointer (1: not 4-byte aligned, so no pairs); n odd: a lone tail */
+static void test_model_bf16_elementwise(size_t n, size_t off) {
+    float *r0 = model_rand(n, 6.0f), *r1 = model_rand(n, 2.0f), *r2 = model_rand(n, 1.0f);
+    float *gate = model_b16(r0, n), *up = model_b16(r1, n), *dh = model_b16(r2, n);
+    float *h = (float *)malloc(n * 4), *dg = (float *)malloc(n * 4), *du = (float *)malloc(n * 4), *g, *g2;
+    dpprof_bf16 *b_gate = (dpprof_bf16 *)model_up16(gate, n + off), *b_up = (dpprof_bf16 *)model_up16(up, n + off), *b_dh = (dpprof_bf16 *)model_up16(dh, n + off);
+    dpprof_bf16 *b_h = (dpprof_bf16 *)model_up16(dh, n + off), *b_dg = (dpprof_bf16 *)model_up16(dh, n + off), *b_du = (dpprof_bf16 *)model_up16(dh, n + off);
+    float *d_gate = (float *)(b_gate + off), *d_up = (float *)(b_up + off), *d_dh = (float *)(b_dh + off), *d_h = (float *)(b_h + off), *d_dg = (float *)(b_dg + off),
+          *d_du = (float *)(b_du + off);
+    double e1, e2;
+    int ok;
+    model_set16(d_gate, gate, n), model_set16(d_up, up, n), model_set16(d_dh, dh, n);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+    dpprof_swiglu_fwd_ref(h, gate, up, n);
+    dpprof_bf16_round_ref(h, n);
+    dpprof_swiglu_fwd_gpu(d_h, d_gate, d_up, n);
+    g = model_down16(d_h, n);
+    e1 = model_ulp(g, h, n, 1e-5 * 1e-6);
+    CHECK(model_ok() && e1 <= 1.0, "model bf16 swiglu_fwd n=%zu offset %zu: score %.3g (1 ulp + 1e-11)", n, off, e1);
+    free(g);
+    dpprof_swiglu_bwd_ref(dg, du, dh, gate, up, n);
+    dpprof_bf16_round_ref(dg, n);
+    dpprof_bf16_round_ref(du, n);
+    dpprof_swiglu_bwd_gpu(d_dg, d_du, d_dh, d_gate, d_up, n);
+    g = model_down16(d_dg, n);
+    g2 = model_down16(d_du, n);
+    e1 = model_ulp(g, dg, n, 1e-5 * 1e-6);
+    e2 = model_ulp(g2, du, n, 1e-5 * 1e-6);
+    CHECK(model_ok() && e1 <= 1.0 && e2 <= 1.0, "model bf16 swiglu_bwd n=%zu offset %zu: dgate score %.3g, dup score %.3g (1 ulp + 1e-11)", n, off, e1, e2);
+    free(g);
+    free(g2);
+    /* add: separate, out == a, out == b; bitwise */
+    dpprof_add_ref(h, gate, up, n);
+    dpprof_bf16_round_ref(h, n);
+    dpprof_add_gpu(d_h, d_gate, d_up, n);
+    g = model_down16(d_h, n);
+    ok = model_same(g, h, n);
+    free(g);
+    dpprof_add_gpu(d_dg, d_gate, d_up, n);
+    dpprof_add_gpu(d_dg, d_dg, d_dh, n);
+    dpprof_add_ref(h, h, dh, n);
+    dpprof_bf16_round_ref(h, n);
+    g = model_down16(d_dg, n);
+    ok = ok && model_same(g, h, n);
+    free(g);
+    dpprof_add_gpu(d_dg, d_up, d_dg, n);
+    dpprof_add_ref(h, up, h, n);
+    dpprof_bf16_round_ref(h, n);
+    g = model_down16(d_dg, n);
+    ok = ok && model_same(g, h, n);
+    free(g);
+    CHECK(model_ok() && ok, "model bf16 add n=%zu offset %zu: separate, out == a, out == b: bitwise", n, off);
+    /* scale: separate and in place, bitwise */
+    dpprof_scale_ref(h, gate, n, 0.3);
+    dpprof_bf16_round_ref(h, n);
+    dpprof_scale_gpu(d_h, d_gate, n, 0.3);
+    g = model_down16(d_h, n);
+    ok = model_same(g, h, n);
+    free(g);
+    dpprof_scale_ref(h, h, n, -1.0 / 3.0);
+    dpprof_bf16_round_ref(h, n);
+    dpprof_scale_gpu(d_h, d_h, n, -1.0 / 3.0);
+    g = model_down16(d_h, n);
+    ok = ok && model_same(g, h, n);
+    CHECK(model_ok() && ok, "model bf16 scale n=%zu offset %zu: separate and in place: bitwise (worst %.3g)", n, off, model_err(g, h, n, 1e-30));
+    free(g);
+    /* nothing before the offset or past n was written */
+    if (off) {
+        g = model_down16(b_h, 1);
+        CHECK(model_ok() && g[0] == dh[0], "model bf16 elementwise offset %zu: the element before is untouched", off);
+        free(g);
+    }
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    dpprof_cuda_release(b_gate), dpprof_cuda_release(b_up), dpprof_cuda_release(b_dh), dpprof_cuda_release(b_h), dpprof_cuda_release(b_dg), dpprof_cuda_release(b_du);
+    free(r0), free(r1), free(r2), free(gate), free(up), free(dh), free(h), free(dg), free(du);
+}
+
+static void test_model_bf16_last_token(int B, int T, int C) {
+    size_t ni = (size_t)B * T * C, no = (size_t)B * C;
+    float *r0 = model_rand(ni, 1.0f), *r1 = model_rand(no, 1.0f), *inp = model_b16(r0, ni), *dout = model_b16(r1, no);
+    float *out = (float *)malloc(no * 4), *dinp = model_copyh(inp, ni), *g;
+    void *d_inp = model_up16(inp, ni), *d_dout = model_up16(dout, no), *d_out = model_up16(dout, no);
+    int ok;
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+    dpprof_last_token_fwd_ref(out, inp, B, T, C);
+    dpprof_last_token_fwd_gpu((float *)d_out, (const float *)d_inp, B, T, C);
+    g = model_down16(d_out, no);
+    ok = model_same(g, out, no);
+    free(g);
+    dpprof_last_token_bwd_ref(dinp, dout, B, T, C);
+    dpprof_bf16_round_ref(dinp, ni);
+    dpprof_last_token_bwd_gpu((float *)d_inp, (const float *)d_dout, B, T, C);
+    g = model_down16(d_inp, ni);
+    CHECK(model_ok() && ok && model_same(g, dinp, ni), "model bf16 last_token fwd and bwd (+=) B=%d T=%d C=%d: bitwise", B, T, C);
+    free(g);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    dpprof_cuda_release(d_inp), dpprof_cuda_release(d_dout), dpprof_cuda_release(d_out);
+    free(r0), free(r1), free(inp), free(dout), free(out), free(dinp);
+}
+
+static void test_model_bf16_crossentropy(int B, int T, int V, float scale, float shift) {
+    size_t N = (size_t)B * T, nl = N * (size_t)V, i;
+    int *tgt = (int *)malloc(N * sizeof(int)), *d_tgt;
+    float *r = model_rand(nl, scale), *logits, *dl = model_rand((size_t)B, 1.0f), *losses = (float *)malloc((size_t)B * 4), *dlog = (float *)malloc(nl * 4), *g, *g2;
+    float *d_dl, *d_losses;
+    void *d_logits, *d_dlog;
+    double e1, e2;
+    for (i = 0; i < nl; i++) r[i] += shift;
+    logits = model_b16(r, nl);
+    for (i = 0; i < N; i++) tgt[i] = (int)(model_next() % (uint64_t)V);
+    tgt[0] = V - 1;
+    d_tgt = (int *)model_up(tgt, N * sizeof(int));
+    d_logits = model_up16(logits, nl);
+    d_dlog = model_up16(logits, nl);
+    d_dl = (float *)model_up(dl, (size_t)B * 4);
+    d_losses = (float *)model_up(dl, (size_t)B * 4);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+    dpprof_crossentropy_fwd_ref(losses, logits, tgt, B, T, V);
+    dpprof_crossentropy_fwd_gpu(d_losses, (const float *)d_logits, d_tgt, B, T, V);
+    g = model_down(d_losses, (size_t)B);
+    e1 = model_err(g, losses, (size_t)B, 1e-3);
+    CHECK(model_ok() && e1 < 1e-5, "model bf16 crossentropy_fwd B=%d T=%d V=%d logits %g+-%g: losses (fp32) err %.3g < 1e-5", B, T, V, shift, scale, e1);
+    free(g);
+    dpprof_crossentropy_bwd_ref(dlog, logits, tgt, dl, B, T, V);
+    dpprof_bf16_round_ref(dlog, nl);
+    dpprof_crossentropy_bwd_gpu((float *)d_dlog, (const float *)d_logits, d_tgt, d_dl, B, T, V);
+    g = model_down16(d_dlog, nl);
+    dpprof_crossentropy_bwd_gpu((float *)d_logits, (const float *)d_logits, d_tgt, d_dl, B, T, V); /* in place */
+    g2 = model_down16(d_logits, nl);
+    e1 = model_ulp(g, dlog, nl, 1e-5 * 1e-6);
+    e2 = model_ulp(g2, dlog, nl, 1e-5 * 1e-6);
+    CHECK(model_ok() && e1 <= 1.0 && e2 <= 1.0 && model_same(g, g2, nl), "model bf16 crossentropy_bwd B=%d T=%d V=%d: dlogits score %.3g, in place %.3g (1 ulp + 1e-11), the same bits",
+          B, T, V, e1, e2);
+    free(g);
+    free(g2);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    dpprof_cuda_release(d_tgt), dpprof_cuda_release(d_logits), dpprof_cuda_release(d_dlog), dpprof_cuda_release(d_dl), dpprof_cuda_release(d_losses);
+    free(tgt), free(r), free(logits), free(dl), free(losses), free(dlog);
+}
+
+/* the mode itself: fp32 by default, bf16 and back, anything else refused (and the mode kept) */
+static void test_model_bf16_mode(void) {
+    int ok = dpprof_cuda_storage() == DPPROF_DTYPE_FP32;
+    ok = ok && dpprof_cuda_set_storage(DPPROF_DTYPE_BF16) == DPPROF_OK && dpprof_cuda_storage() == DPPROF_DTYPE_BF16;
+    ok = ok && dpprof_cuda_set_storage(DPPROF_DTYPE_DEFAULT) == DPPROF_ERR_INVALID && dpprof_cuda_storage() == DPPROF_DTYPE_BF16;
+    ok = ok && dpprof_cuda_set_storage((dpprof_dtype)7) == DPPROF_ERR_INVALID;
+    ok = ok && dpprof_cuda_set_storage(DPPROF_DTYPE_FP32) == DPPROF_OK && dpprof_cuda_storage() == DPPROF_DTYPE_FP32;
+    CHECK(ok, "model bf16: storage fp32 by default; bf16 and back; DEFAULT and 7 refused (DPPROF_ERR_INVALID), the mode kept");
+}
+
+static void test_model_bf16(void) {
+    test_model_bf16_mode();
+    test_model_bf16_convert();
+    test_model_bf16_cast();
+    test_model_bf16_matmul(37, 48, 53);
+    test_model_bf16_matmul(130, 300, 70);
+    test_model_bf16_embedding(37, 48, 53, 10);
+    test_model_bf16_embedding(2500, 40, 53, 53);
+    test_model_bf16_rmsnorm(37, 48, 1e-3f);
+    test_model_bf16_rmsnorm(300, 200, 1e-5f);
+    test_model_bf16_rope(2, 5, 3, 16, 10000.0);
+    test_model_bf16_rope(3, 37, 4, 128, 500000.0);
+    test_model_bf16_elementwise(1000, 0);
+    test_model_bf16_elementwise(1001, 0); /* pairs and a lone tail */
+    test_model_bf16_elementwise(777, 1);  /* 2-byte aligned: one by one */
+    test_model_bf16_last_token(3, 5, 48);
+    test_model_bf16_last_token(4, 3, 300);
+    test_model_bf16_crossentropy(3, 5, 53, 3.0f, 0.0f);
+    test_model_bf16_crossentropy(2, 3, 1000, 8.0f, 1000.0f);
+}
+
 static void test_model(void) {
     test_model_rng_ops();
     test_model_nonfinite();
@@ -618,4 +1040,5 @@ static void test_model(void) {
     test_model_crossentropy_shape(3, 5, 53, 3.0f, 0.0f);
     test_model_crossentropy_shape(2, 3, 1000, 8.0f, 1000.0f); /* 512 threads per row, large logits */
     test_model_optim(1000);
+    test_model_bf16();
 }

@@ -199,6 +199,238 @@ static void steps_determinism(void) {
     dpprof_session_destroy(b);
 }
 
+/* tolerances of bf16 against fp32: bf16's unit roundoff is 2^-8 = 3.9e-3 on every stored activation.
+   measured on the emulator (tiny, T = 12): norms 1.1e-3, gradients 1.5e-2 of a tensor's largest
+   value, weights after two adam steps 1e-2 lr apart (vanilla; 5e-5 lr with noise) */
+#define BF16_TOL_NORM 1e-2
+#define BF16_TOL_GRAD 5e-2
+#define BF16_TOL_WEIGHTS 5e-2
+
+/* ---- --dtype bf16: cuda with bf16 activations against the cpu's fp32 step -------------------------
+   bf16 stores every activation with 8 significant bits, so the comparison with fp32 is at bf16's
+   scale (tolerances below, each stated); the dp algorithms read the same bf16 activations for the
+   norms, so among themselves they agree at fp32's scale */
+
+/* the largest max|a - b| / max|b| over the tensors of two sessions ('w' or 'g'; 'g' only where trainable):
+   the error relative to each tensor's scale */
+static double bf16_tensors_err(dpprof_session *a, dpprof_session *b, char which, const char **worst_name) {
+    double worst = 0;
+    int i;
+    *worst_name = "-";
+    for (i = 0; i < dpprof_session_param_count(a); i++) {
+        dpprof_param *p = dpprof_session_param(a, i);
+        size_t n = (size_t)p->w.n, k;
+        dpprof_real *x, *y;
+        double big = 0, d = 0, e;
+        if (which == 'g' && !p->trainable) continue;
+        x = (dpprof_real *)malloc(sizeof(dpprof_real) * n);
+        y = (dpprof_real *)malloc(sizeof(dpprof_real) * n);
+        if (!x || !y || dpprof_session_param_read(a, i, which, x) != DPPROF_OK || dpprof_session_param_read(b, i, which, y) != DPPROF_OK) {
+            free(x);
+            free(y);
+            return INFINITY;
+        }
+        for (k = 0; k < n; k++) {
+            big = fmax(big, fabs((double)y[k]));
+            d = fmax(d, fabs((double)x[k] - (double)y[k]));
+            if (x[k] != x[k]) d = INFINITY;
+        }
+        e = d / (big > 1e-30 ? big : 1e-30);
+        if (!(e <= worst)) {
+            worst = e;
+            *worst_name = p->name;
+        }
+        free(x);
+        free(y);
+    }
+    return worst;
+}
+
+/* the mean |w_a - w_b| over every weight, in units of the learning rate: how far apart two runs'
+   updates took the weights (adam moves each weight by about lr per step) */
+static double bf16_weights_apart(dpprof_session *a, dpprof_session *b, double lr) {
+    double sum = 0;
+    size_t cnt = 0;
+    int i;
+    for (i = 0; i < dpprof_session_param_count(a); i++) {
+        dpprof_param *p = dpprof_session_param(a, i);
+        size_t n = (size_t)p->w.n, k;
+        dpprof_real *x = (dpprof_real *)malloc(sizeof(dpprof_real) * n), *y = (dpprof_real *)malloc(sizeof(dpprof_real) * n);
+        if (!x || !y || dpprof_session_param_read(a, i, 'w', x) != DPPROF_OK || dpprof_session_param_read(b, i, 'w', y) != DPPROF_OK) {
+            free(x);
+            free(y);
+            return INFINITY;
+        }
+        for (k = 0; k < n; k++) sum += fabs((double)x[k] - (double)y[k]);
+        cnt += n;
+        free(x);
+        free(y);
+    }
+    return sum / (double)cnt / lr;
+}
+
+/* the persample algorithm's bf16 results on the case's batch: what the other algorithms must match */
+static double bf16_ref_norms[4], bf16_ref_clip[4];
+static dpprof_session *bf16_ref;
+
+/* every bf16 working copy is its fp32 master rounded to nearest even, bit for bit (after init, each
+   update and param_write); the count of tensors that differ, or -1 if one could not be read */
+static int bf16_copies_stale(dpprof_session *s) {
+    int i, stale = 0;
+    for (i = 0; i < dpprof_session_param_count(s); i++) {
+        dpprof_param *p = dpprof_session_param(s, i);
+        size_t n = (size_t)p->wl.n;
+        float *w;
+        dpprof_bf16 *want, *got;
+        if (!n) continue;
+        w = (float *)malloc(sizeof(float) * n);
+        want = (dpprof_bf16 *)malloc(sizeof(dpprof_bf16) * n);
+        got = (dpprof_bf16 *)malloc(sizeof(dpprof_bf16) * n);
+        if (!w || !want || !got || dpprof_session_param_read(s, i, 'w', w) != DPPROF_OK || dpprof_cuda_copy(got, p->wl.data, sizeof(dpprof_bf16) * n, DPPROF_COPY_D2H) != DPPROF_OK)
+            stale = -1;
+        else {
+            dpprof_bf16_pack_ref(want, w, n);
+            stale += memcmp(want, got, sizeof(dpprof_bf16) * n) != 0;
+        }
+        free(w);
+        free(want);
+        free(got);
+        if (stale < 0) return -1;
+    }
+    return stale;
+}
+
+static void steps_bf16_case(int algo, int cls, int lora) {
+    dpprof_config c;
+    dpprof_session *cpu = NULL, *gpu = NULL;
+    char name[128];
+    int tok[4 * 12], tgt[4 * 12], i, rc;
+    double ncpu[4], ngpu[4], ccpu[4], cgpu[4], en = 0, ec = 0, eg, ew;
+    const char *wn;
+    const int ref_case = !cls && !lora; /* persample's lm results are the others' reference */
+    snprintf(name, sizeof name, "bf16 step %s%s%s", dpprof_algo_name(algo), cls ? " cls" : " lm", lora ? " lora" : "");
+    steps_config(&c, algo, 0, cls, lora);
+    c.backend = DPPROF_BACKEND_CPU;
+    rc = dpprof_session_create(&c, &cpu);
+    if (rc == DPPROF_OK) {
+        c.backend = DPPROF_BACKEND_CUDA;
+        c.dtype = DPPROF_DTYPE_BF16;
+        rc = dpprof_session_create(&c, &gpu);
+    }
+    CHECK(rc == DPPROF_OK, "%s: cpu fp32 and cuda bf16 sessions (%s)", name, rc ? dpprof_last_error() : "ok");
+    if (rc != DPPROF_OK) goto done;
+    if (lora) CHECK(steps_perturb_lora(cpu) == DPPROF_OK && steps_perturb_lora(gpu) == DPPROF_OK, "%s: lora_B moved off zero in both (param_write)", name);
+    CHECK(bf16_copies_stale(gpu) == 0, "%s: every bf16 copy is its master rounded, after init%s", name, lora ? " and param_write" : "");
+    ew = steps_tensors_err(gpu, cpu, 'w', &wn);
+    CHECK(ew == 0, "%s: the initial fp32 master weights are bitwise equal (worst %.3g in %s)", name, ew, wn);
+    dpprof_session_batch(cpu, 0, 0, 4, tok, tgt);
+    if (algo == DPPROF_ALGO_VANILLA) {
+        double lcpu[4], lgpu[4];
+        rc = dpprof_session_grad(cpu, tok, tgt, 4, lcpu);
+        if (rc == DPPROF_OK) rc = dpprof_session_grad(gpu, tok, tgt, 4, lgpu);
+        CHECK(rc == DPPROF_OK, "%s: the gradient on both (%s)", name, rc ? dpprof_last_error() : "ok");
+        for (i = 0; i < 4; i++) en = fmax(en, fabs(lcpu[i] - lgpu[i]) / fabs(lcpu[i]));
+        CHECK(en < 2e-2, "%s: per-sample losses agree (worst relative %.3g, tolerance 2e-2)", name, en);
+    } else {
+        rc = dpprof_session_clipped_grad(cpu, tok, tgt, 4, ncpu, ccpu);
+        if (rc == DPPROF_OK) rc = dpprof_session_clipped_grad(gpu, tok, tgt, 4, ngpu, cgpu);
+        CHECK(rc == DPPROF_OK, "%s: the clipped gradient on both (%s)", name, rc ? dpprof_last_error() : "ok");
+        if (rc != DPPROF_OK) goto done;
+        for (i = 0; i < 4; i++) {
+            en = fmax(en, fabs(ncpu[i] - ngpu[i]) / ncpu[i]);
+            ec = fmax(ec, fabs(ccpu[i] - cgpu[i]) / ccpu[i]);
+        }
+        CHECK(en < BF16_TOL_NORM, "%s: per-sample norms agree with fp32's (worst relative %.3g, tolerance %g; norms %.4g .. %.4g)", name, en, BF16_TOL_NORM, ncpu[0], ncpu[3]);
+        CHECK(ec < BF16_TOL_NORM, "%s: clip factors agree with fp32's (worst relative %.3g, tolerance %g)", name, ec, BF16_TOL_NORM);
+        if (algo == DPPROF_ALGO_PERSAMPLE && ref_case) {
+            memcpy(bf16_ref_norms, ngpu, sizeof ngpu);
+            memcpy(bf16_ref_clip, cgpu, sizeof cgpu);
+        } else if (bf16_ref && ref_case) {
+            double rn = 0;
+            for (i = 0; i < 4; i++) rn = fmax(rn, fmax(fabs(ngpu[i] - bf16_ref_norms[i]) / bf16_ref_norms[i], fabs(cgpu[i] - bf16_ref_clip[i]) / bf16_ref_clip[i]));
+            CHECK(rn < 1e-4, "%s: norms and clip factors agree with persample's in bf16 (worst relative %.3g, tolerance 1e-4: the same bf16 activations)", name, rn);
+            eg = bf16_tensors_err(gpu, bf16_ref, 'g', &wn);
+            CHECK(eg < 1e-4, "%s: the clipped sum agrees with persample's in bf16 (worst %.3g of a tensor's largest value, in %s; tolerance 1e-4)", name, eg, wn);
+        }
+    }
+    eg = bf16_tensors_err(gpu, cpu, 'g', &wn);
+    CHECK(eg < BF16_TOL_GRAD, "%s: the summed (clipped) gradient agrees with fp32's (worst %.3g of a tensor's largest value, in %s; tolerance %g)", name, eg, wn, BF16_TOL_GRAD);
+    if (algo == DPPROF_ALGO_PERSAMPLE && ref_case) {
+        bf16_ref = gpu; /* kept for the algorithms after it */
+        gpu = NULL;
+    }
+    /* two noisy adam steps: the same noise bits, updates at bf16's distance */
+    dpprof_session_destroy(cpu);
+    dpprof_session_destroy(gpu);
+    cpu = gpu = NULL;
+    if (algo != DPPROF_ALGO_VANILLA) c.sigma = 0.5;
+    c.backend = DPPROF_BACKEND_CPU;
+    c.dtype = DPPROF_DTYPE_FP32;
+    rc = dpprof_session_create(&c, &cpu);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(cpu);
+    if (rc == DPPROF_OK) {
+        c.backend = DPPROF_BACKEND_CUDA;
+        c.dtype = DPPROF_DTYPE_BF16;
+        rc = dpprof_session_create(&c, &gpu);
+    }
+    if (rc == DPPROF_OK) rc = dpprof_session_run(gpu);
+    CHECK(rc == DPPROF_OK, "%s: two noisy adam steps on both (%s)", name, rc ? dpprof_last_error() : "ok");
+    if (rc != DPPROF_OK) goto done;
+    CHECK(bf16_copies_stale(gpu) == 0, "%s: every bf16 copy is its updated master rounded, after the steps", name);
+    ew = bf16_weights_apart(gpu, cpu, dpprof_session_config(cpu)->lr);
+    CHECK(ew < BF16_TOL_WEIGHTS, "%s: weights after two steps: mean |w_bf16 - w_fp32| = %.3g lr (tolerance %g lr)", name, ew, BF16_TOL_WEIGHTS);
+    CHECK(fabs(dpprof_session_step_loss(cpu, 1) - dpprof_session_step_loss(gpu, 1)) < 2e-2 * fabs(dpprof_session_step_loss(cpu, 1)),
+          "%s: the second step's loss agrees (fp32 %.8g, bf16 %.8g, tolerance 2e-2 relative)", name, dpprof_session_step_loss(cpu, 1), dpprof_session_step_loss(gpu, 1));
+    {
+        const char *why = NULL;
+        dpprof_session *dry = NULL;
+        c.backend = DPPROF_BACKEND_DRY;
+        rc = dpprof_session_create(&c, &dry);
+        if (rc == DPPROF_OK) rc = dpprof_session_run(dry);
+        CHECK(rc == DPPROF_OK && dpprof_prof_same_memory(dpprof_session_prof(gpu), dpprof_session_prof(dry), &why),
+              "%s: the device memory profile equals the dry bf16 backend's, event for event (%s)", name, why ? why : "same");
+        dpprof_session_destroy(dry);
+    }
+done:
+    dpprof_session_destroy(cpu);
+    dpprof_session_destroy(gpu);
+}
+
+/* two bf16 runs: bitwise the same; and an fp32 session used after a bf16 one is fp32 again */
+static void steps_bf16_determinism(void) {
+    dpprof_config c;
+    dpprof_session *a = NULL, *b = NULL;
+    const char *wn;
+    int rc;
+    steps_config(&c, DPPROF_ALGO_FLASH_BK, 0, 0, 0);
+    c.sigma = 1.0;
+    c.backend = DPPROF_BACKEND_CUDA;
+    c.dtype = DPPROF_DTYPE_BF16;
+    rc = dpprof_session_create(&c, &a);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(a);
+    if (rc == DPPROF_OK) rc = dpprof_session_create(&c, &b);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(b);
+    CHECK(rc == DPPROF_OK, "bf16 determinism: two identical flash_bk runs on the gpu (%s)", rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK) {
+        double ew = steps_tensors_err(a, b, 'w', &wn);
+        CHECK(ew == 0 && dpprof_session_step_loss(a, 1) == dpprof_session_step_loss(b, 1), "bf16 determinism: bitwise equal weights and losses (worst %.3g in %s)", ew, wn);
+    }
+    dpprof_session_destroy(a);
+    dpprof_session_destroy(b);
+    CHECK(dpprof_cuda_storage() == DPPROF_DTYPE_FP32, "bf16: a destroyed bf16 session leaves the gpu ops in fp32 storage");
+}
+
+static void test_steps_bf16(void) {
+    static const int algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK};
+    size_t a;
+    for (a = 0; a < sizeof algos / sizeof algos[0]; a++) steps_bf16_case(algos[a], 0, 0);
+    dpprof_session_destroy(bf16_ref);
+    bf16_ref = NULL;
+    steps_bf16_case(DPPROF_ALGO_FLASH, 1, 0);
+    steps_bf16_case(DPPROF_ALGO_GHOST_BK, 0, 1);
+    steps_bf16_determinism();
+}
+
 /* a configuration that cannot fit is status oom with the bytes it asked for, not a crash */
 static void steps_oom(void) {
     dpprof_config c;
@@ -252,5 +484,6 @@ static void test_steps(void) {
     steps_case(DPPROF_ALGO_GHOST_BK, 0, 0, 1);
     steps_case(DPPROF_ALGO_FLASH_BK, 0, 1, 1);
     steps_determinism();
+    test_steps_bf16();
     steps_oom();
 }

@@ -176,6 +176,17 @@ check "dry llama-3.1-8b T=16384 B=1 exits 0" test $rc -eq 0
 check "cpu and dry report the same breakdown and modules" bash -c "diff <(grep -E '^  \"(peak_memory_mb|breakdown|modules)\"' '$tmp/a.json') <(grep -E '^  \"(peak_memory_mb|breakdown|modules)\"' '$tmp/b.json') >/dev/null"
 check "cpu and dry report the same event bytes" bash -c "diff <(grep '\"bytes\": \[' '$tmp/a.json') <(grep '\"bytes\": \[' '$tmp/b.json') >/dev/null"
 
+# --dtype bf16: refused on cpu (it computes in fp32 only), reported on dry
+bad 2 "--dtype bf16 runs on --backend cuda (and --backend dry reports its memory); the cpu backend computes in fp32 only" run --dtype bf16 --backend cpu --steps 1 --out "$tmp/bad.json"
+"$bin" run --preset tiny --seq 24 --batch 3 --steps 1 --dtype bf16 --backend dry --quiet --out "$tmp/bf16.json"; rc=$?
+check "dry bf16 run exits 0" test $rc -eq 0
+check "dry bf16: the json says dtype bf16 and what is stored in bf16" bash -c "grep -q '\"dtype\": \"bf16\"' '$tmp/bf16.json' && grep -q '\"storage\": \"bf16: activations' '$tmp/bf16.json'"
+"$bin" run --preset tiny --seq 24 --batch 3 --steps 1 --backend dry --quiet --out "$tmp/fp32.json"
+peak_bytes() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | grep -o '[0-9]*$'; } # the breakdown's exact bytes of a category
+check "dry bf16: fewer activation bytes than fp32 ($(peak_bytes activations "$tmp/bf16.json") < $(peak_bytes activations "$tmp/fp32.json")), more weight bytes (the bf16 copies)" \
+    test "$(peak_bytes activations "$tmp/bf16.json")" -lt "$(peak_bytes activations "$tmp/fp32.json")" -a \
+         "$(peak_bytes model_parameters "$tmp/bf16.json")" -gt "$(peak_bytes model_parameters "$tmp/fp32.json")"
+
 # a model that cannot fit the memory limit: status oom, exit 3, the json still written
 "$bin" run --preset tiny --seq 64 --batch 8 --steps 1 --backend cpu --memory-limit 1M --quiet --out "$tmp/oom.json" 2>"$tmp/err"; rc=$?
 check "over the memory limit: exit 3" test $rc -eq 3

@@ -202,6 +202,117 @@ static void check_activation_scaling(void) {
     CHECK(act[1] == 2 * act[0], "dry: activations at the peak double with the batch (%lld -> %lld bytes)", (long long)act[0], (long long)act[1]);
 }
 
+/* --dtype bf16 on dry: the same schedule as fp32, every token-indexed activation at half the bytes,
+   the row statistics (rstd, lse, losses) and everything parameter-shaped at fp32's, plus a bf16
+   working copy of each matmul weight beside its master. event for event against the fp32 dry run */
+static void check_bf16_dry(int algo, dpprof_task task, int lora) {
+    dpprof_config c = tiny(DPPROF_BACKEND_DRY, task);
+    dpprof_session *a = NULL, *b = NULL;
+    const dpprof_prof *pa, *pb;
+    char name[96];
+    size_t i, j, bad = 0, halved = 0, kept = 0, extra = 0;
+    const int two_pass_flat = algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH;
+    int64_t copies = 0, copies_lora = 0, sum = 0;
+    int k, NH, T, ok;
+    snprintf(name, sizeof name, "bf16 dry %s %s%s", dpprof_algo_name(algo), task == DPPROF_TASK_LM ? "lm" : "cls", lora ? " lora" : "");
+    c.algo = (dpprof_algo)algo;
+    if (task == DPPROF_TASK_CLS) {
+        c.classes = 3;
+        c.seq = 8; /* keeps the cls head's sizes apart from the row statistics' (see fp32_row below) */
+    }
+    if (lora) {
+        c.lora_rank = 4;
+        c.lora_targets = "q,v,down";
+    }
+    ok = dpprof_session_create(&c, &a) == DPPROF_OK && dpprof_session_run(a) == DPPROF_OK;
+    c.dtype = DPPROF_DTYPE_BF16;
+    ok = ok && dpprof_session_create(&c, &b) == DPPROF_OK && dpprof_session_run(b) == DPPROF_OK;
+    CHECK(ok, "%s: fp32 and bf16 dry runs (%s)", name, ok ? "ok" : dpprof_last_error());
+    if (!ok) goto done;
+    pa = dpprof_session_prof(a);
+    pb = dpprof_session_prof(b);
+    NH = dpprof_session_shape(a)->NH;
+    T = c.seq;
+    /* the copies: every parameter but the embedding table and the norm vectors (the matmuls' weights),
+       counted from the shapes */
+    for (k = 0; k < dpprof_session_param_count(b); k++) {
+        dpprof_param *p = dpprof_session_param(b, k);
+        int64_t want = k != 0 && p->module != DPPROF_MOD_NORM ? (int64_t)p->rows * p->cols : 0;
+        if (p->wl.n != want || (want && (p->wl.elem_size != 2 || p->wl.category != p->w.category || p->wl.module != p->w.module)) || p->w.elem_size != 4 ||
+            (p->trainable && (p->g.elem_size != 4 || p->m.elem_size != 4 || p->v.elem_size != 4))) {
+            if (!bad++) printf("# %s: %s: copy of %lld elements (%d bytes each), master %d bytes\n", name, p->name, (long long)p->wl.n, p->wl.elem_size, p->w.elem_size);
+        }
+        if (p->w.category == DPPROF_CAT_LORA) copies_lora += 2 * want;
+        else copies += 2 * want;
+    }
+    CHECK(!bad, "%s: every parameter has an fp32 master, gradient and moments; the %s's weights a bf16 copy of the same shape, category and module, the others none", name,
+          lora ? "projections', adapters' and head" : "projections' and head");
+    bad = 0;
+    /* the event logs: in the model_loaded phase each master is followed by its copy, if it has one;
+       then one to one */
+    for (i = j = 0, k = -1; i < pa->n_events && j < pb->n_events; i++, j++) {
+        const dpprof_event *x = &pa->events[i], *y = &pb->events[j];
+        if (two_pass_flat && y->phase == DPPROF_PHASE_BACKWARD_2 && y->category == DPPROF_CAT_PER_SAMPLE_GRADIENTS && x->category != y->category && j + 2 < pb->n_events) {
+            /* bf16 ghost/flash clip layer by layer in the second backward: a trainable norm vector's
+               (n, C) per-sample gradients live for one op there, an alloc and its free (2L + 1 per
+               physical batch) */
+            extra += pb->events[j + 1].bytes == -y->bytes && y->bytes <= 8 * dpprof_session_shape(a)->C ? 1 : 1000000;
+            j += 2;
+            y = &pb->events[j];
+        }
+        /* fp32 in both: an n x T rstd (norm), an n x NH x T lse (attention), an n loss (head), n = 1, 2 */
+        int64_t m = x->bytes < 0 ? -x->bytes : x->bytes;
+        int fp32_row = (x->module == DPPROF_MOD_NORM && (m == 4 * T || m == 8 * T)) || (x->module == DPPROF_MOD_ATTENTION && (m == 4 * NH * T || m == 8 * NH * T)) ||
+                       (x->module == DPPROF_MOD_HEAD && (m == 4 || m == 8));
+        int act = (x->category == DPPROF_CAT_ACTIVATIONS || x->category == DPPROF_CAT_ACTIVATION_HOOKS) && !fp32_row;
+        int diff = x->category != y->category || x->module != y->module || x->phase != y->phase || x->step != y->step || (act ? 2 * y->bytes != x->bytes : y->bytes != x->bytes);
+        if (x->phase == DPPROF_PHASE_MODEL_LOADED && x->category != DPPROF_CAT_WORKSPACE && ++k < dpprof_session_param_count(b) && dpprof_session_param(b, k)->wl.n) {
+            const dpprof_event *z = j + 1 < pb->n_events ? &pb->events[++j] : y;
+            diff |= z == y || z->bytes != 2 * dpprof_session_param(b, k)->wl.n || z->category != x->category || z->module != x->module || z->phase != x->phase;
+        }
+        if (diff && !bad++)
+            printf("# %s: first difference at fp32 event %zu: %lld bytes (%s, %s) vs bf16 event %zu: %lld bytes (%s, %s)\n", name, i, (long long)x->bytes,
+                   dpprof_category_name(x->category), dpprof_module_name(x->module), j, (long long)y->bytes, dpprof_category_name(y->category), dpprof_module_name(y->module));
+        if (act) halved++;
+        else kept++;
+    }
+    CHECK(!bad && i == pa->n_events && j == pb->n_events && extra == (two_pass_flat && !lora ? (size_t)(2 * dpprof_session_shape(a)->L + 1) * (size_t)((c.batch + c.physical_batch - 1) / c.physical_batch * c.steps) : 0),
+          "%s: event for event, activations at half the bytes, everything else the same (%zu halved, %zu the same, %zu differences; %zu per-sample vector pairs in backward_2)", name,
+          halved, kept, bad, extra);
+    CHECK(pb->peak_by_cat[DPPROF_CAT_MODEL_PARAMETERS] == pa->peak_by_cat[DPPROF_CAT_MODEL_PARAMETERS] + copies && pb->peak_by_cat[DPPROF_CAT_LORA] == pa->peak_by_cat[DPPROF_CAT_LORA] + copies_lora,
+          "%s: weights = fp32 masters + bf16 copies (%lld + %lld bytes; lora %lld + %lld)", name, (long long)pa->peak_by_cat[DPPROF_CAT_MODEL_PARAMETERS], (long long)copies,
+          (long long)pa->peak_by_cat[DPPROF_CAT_LORA], (long long)copies_lora);
+    CHECK(pb->peak_by_cat[DPPROF_CAT_GRADIENTS] == pa->peak_by_cat[DPPROF_CAT_GRADIENTS] && pb->peak_by_cat[DPPROF_CAT_OPTIMIZER_STATES] == pa->peak_by_cat[DPPROF_CAT_OPTIMIZER_STATES] &&
+              pb->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] == pa->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] && pb->max_by_cat[DPPROF_CAT_TEMP_MATRICES] == pa->max_by_cat[DPPROF_CAT_TEMP_MATRICES],
+          "%s: gradients, optimizer states, per-sample gradients and gram matrices as in fp32 (%lld, %lld bytes)", name, (long long)pb->peak_by_cat[DPPROF_CAT_GRADIENTS],
+          (long long)pb->peak_by_cat[DPPROF_CAT_OPTIMIZER_STATES]);
+    CHECK(pb->max_by_cat[DPPROF_CAT_ACTIVATIONS] < pa->max_by_cat[DPPROF_CAT_ACTIVATIONS] && 2 * pb->max_by_cat[DPPROF_CAT_ACTIVATIONS] > pa->max_by_cat[DPPROF_CAT_ACTIVATIONS],
+          "%s: activations' high-water mark %lld bytes, a little over half of fp32's %lld (the row statistics stay fp32)", name, (long long)pb->max_by_cat[DPPROF_CAT_ACTIVATIONS],
+          (long long)pa->max_by_cat[DPPROF_CAT_ACTIVATIONS]);
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) sum += pb->peak_by_cat[k];
+    CHECK(sum == pb->peak_bytes, "%s: categories at the peak sum to the peak (%lld bytes)", name, (long long)pb->peak_bytes);
+    sum = 0;
+    for (k = 0; k < DPPROF_MOD_COUNT; k++) sum += pb->peak_by_mod[k];
+    CHECK(sum == pb->peak_bytes, "%s: modules at the peak sum to the peak", name);
+    CHECK(pb->live_bytes == pa->live_bytes + copies + copies_lora, "%s: after the run, fp32's live bytes plus the copies are live (%lld)", name, (long long)pb->live_bytes);
+    {
+        FILE *f = tmpfile();
+        char buf[1 << 16];
+        size_t n = 0;
+        if (f && dpprof_session_write_json(b, f, "bf16", "ok", NULL) == DPPROF_OK) {
+            rewind(f);
+            n = fread(buf, 1, sizeof buf - 1, f);
+        }
+        buf[n] = 0;
+        if (f) fclose(f);
+        CHECK(strstr(buf, "\"dtype\": \"bf16\"") && strstr(buf, "\"bytes_per_element\": 2") && strstr(buf, "\"storage\": \"bf16: activations"),
+              "%s: the result json says dtype bf16, 2 bytes per activation element and what is stored how", name);
+    }
+done:
+    dpprof_session_destroy(a);
+    dpprof_session_destroy(b);
+}
+
 static void check_errors(void) {
     dpprof_config c;
     dpprof_session *s = NULL;
@@ -235,7 +346,8 @@ static void check_errors(void) {
     ERRCASE((c.algo = DPPROF_ALGO_GHOST, c.dataset_size = 3), DPPROF_ERR_INVALID, "dataset-size = 3 is smaller than batch = 5");
     ERRCASE((c.algo = DPPROF_ALGO_FLASH, c.sigma = -1), DPPROF_ERR_INVALID, "sigma = -1 must be >= 0");
     ERRCASE(c.lora_rank = 32, DPPROF_ERR_INVALID, "lora-rank = 32 must be smaller than the narrowest adapted width (32)");
-    ERRCASE(c.dtype = DPPROF_DTYPE_BF16, DPPROF_ERR_UNSUPPORTED, "bf16");
+    ERRCASE((c.backend = DPPROF_BACKEND_CPU, c.dtype = DPPROF_DTYPE_BF16), DPPROF_ERR_UNSUPPORTED,
+            "--dtype bf16 runs on --backend cuda (and --backend dry reports its memory); the cpu backend computes in fp32 only");
     ERRCASE(c.delta = 1.0, DPPROF_ERR_INVALID, "delta = 1 must be in (0, 1)");
     ERRCASE(c.backend = DPPROF_BACKEND_CUDA, DPPROF_ERR_NO_CUDA, "built without CUDA");
     ERRCASE(c.memory_limit = -1, DPPROF_ERR_INVALID, "memory-limit = -1");
@@ -292,6 +404,12 @@ int main(void) {
     check_determinism();
     check_dry_large();
     check_activation_scaling();
+    check_bf16_dry(DPPROF_ALGO_VANILLA, DPPROF_TASK_LM, 0);
+    check_bf16_dry(DPPROF_ALGO_PERSAMPLE, DPPROF_TASK_LM, 0);
+    check_bf16_dry(DPPROF_ALGO_GHOST, DPPROF_TASK_CLS, 0);
+    check_bf16_dry(DPPROF_ALGO_FLASH_BK, DPPROF_TASK_LM, 0);
+    check_bf16_dry(DPPROF_ALGO_GHOST_BK, DPPROF_TASK_LM, 1);
+    check_bf16_dry(DPPROF_ALGO_FLASH, DPPROF_TASK_CLS, 1);
     check_errors();
     check_oom();
     check_numeric_faults();
