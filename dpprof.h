@@ -3316,7 +3316,8 @@ static int dpprof__clipgrad_fast(dpprof_session *s, int k, const void **scaled, 
     const int n = s->bw_n;
     int j;
     /* bf16: x scaled in place would be c_i x_i rounded to bf16, a relative error up to 2^-8 on the clipped
-       gradient, past the bound; the clipgrad kernel applies c_i in fp32 to the very values the norm read */
+       gradient, past the bound; the bf16 clipgrad applies c_i in fp32 to the very values the norm read
+       (one cuBLAS bf16 GEMM per sample with alpha = c_i rounded toward zero: tensor cores, no copy) */
     if (s->cfg.per_layer_clipping || s->cfg.dtype == DPPROF_DTYPE_BF16) return 0;
     for (j = 0; j < s->n_cache; j++)
         if (s->cache[j].dy->data == e->x->data) return 0;

@@ -19,7 +19,7 @@
 // ElapsedTime, cudaGetDeviceCount/Properties, cudaDeviceGetAttribute (ClockRate, MemoryClockRate,
 // GlobalMemoryBusWidth), cudaSetDevice, cudaMemGetInfo, cudaDriverGetVersion,
 // cudaRuntimeGetVersion, cudaFuncSetAttribute(MaxDynamicSharedMemorySize), cudaGetLastError,
-// cudaGetErrorString; cuBLAS: cublasCreate, cublasSetStream, cublasSetWorkspace, cublasSetMathMode,
+// cudaGetErrorString; cuBLAS: cublasCreate, cublasSetStream, cublasSetWorkspace, cublasSetMathMode, cublasSetPointerMode,
 // cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx (CUDA_R_32F and CUDA_R_16BF operands,
 // CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), cublasGetStatusString. bf16 storage needs no cuda_bf16.h:
 // the kernels' bf16 is a 16-bit struct of their own.
@@ -2058,7 +2058,7 @@ extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, con
     }
 }
 
-// book-keeping clipped gradient: dw (OC,IC) += sum_r w_r dy_r^T x_r over all n*T rows, w_r = c[r/T]
+// book-keeping clipped gradient (fp32 storage; bf16 goes to cuBLAS above): dw (OC,IC) += sum_r w_r dy_r^T x_r over all n*T rows, w_r = c[r/T]
 // (dy scaled on load, the product in double rounded to float once); the tile is summed in fp32 and
 // added to dw with one float add. each dw element is owned by one thread: deterministic.
 // grid (OC/64, IC/64); reads dy and x once per output tile column/row strip
@@ -2082,18 +2082,49 @@ __global__ void dpprof__k_dp_clipgrad(float *dw, const A *dy, const A *x, const 
     }
 }
 
+// bf16 clipgrad on the tensor cores: the factors as floats rounded toward zero (|c_f| <= |c_i|, so the
+// clipping bound is never loosened by the conversion), then a 1.0 for beta, for device pointer mode
+__global__ void dpprof__k_dp_clip_alpha(float *cf, const double *c, int n) {
+    int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i > n) return;
+    if (i == n) {
+        cf[n] = 1.0f;
+        return;
+    }
+    float f = (float)c[i];
+    if (f != 0.0f && fabs((double)f) > fabs(c[i])) f = __uint_as_float(__float_as_uint(f) - 1u); // one step toward zero
+    cf[i] = f;
+}
+
+// dw (OC,IC) fp32 += sum_i c_i dy_i^T x_i with dy_i, x_i bf16: one cuBLAS GEMM per sample (K = T) with
+// alpha = c_i read from the device, accumulated into fp32 in sample order (deterministic)
+static void dpprof__clipgrad_bf16(float *dw, const dpprof__bf16 *dy, const dpprof__bf16 *x, const double *c, int n, int T, int IC, int OC) {
+    const char *what = "dpprof_linear_clipgrad_gpu";
+    float *cf = (float *)dpprof__scratch((size_t)(n + 1) * sizeof(float), what);
+    if (!cf) return;
+    dpprof__launch(what, dpprof__k_dp_clip_alpha, dim3((unsigned)((n + 256) / 256)), dim3(256), 0, cf, c, n);
+    if (dpprof__cu.err) return;
+    cublasStatus_t st = cublasSetPointerMode(dpprof__cu.blas, CUBLAS_POINTER_MODE_DEVICE);
+    for (int i = 0; i < n && st == CUBLAS_STATUS_SUCCESS; i++) // dw_cm (IC,OC) += c_i x_i_cm (IC,T) dy_i_cm^T (T,OC)
+        st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, T, cf + i, x + (size_t)i * T * IC, CUDA_R_16BF, IC,
+                          dy + (size_t)i * T * OC, CUDA_R_16BF, OC, cf + n, dw, CUDA_R_32F, IC, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    cublasStatus_t back = cublasSetPointerMode(dpprof__cu.blas, CUBLAS_POINTER_MODE_HOST);
+    dpprof__blas_post(what, st != CUBLAS_STATUS_SUCCESS ? st : back);
+}
+
 extern "C" void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC) {
-    if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // dw += 0
+    if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0 || dpprof__cu.err) return; // dw += 0
+    if (dpprof__cu.bf16) {
+        dpprof__clipgrad_bf16(dw, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), c, n, T, IC, OC);
+        return;
+    }
     long long ty = dpprof__dp_cdiv(IC, DPPROF__DP_TN);
     if (ty > DPPROF__DP_MAXZ) {
         dpprof__cu_fail(DPPROF_ERR_INVALID, "%s: %s", "dpprof_linear_clipgrad_gpu", "IC too large for the grid");
         return;
     }
     dim3 grid((unsigned)dpprof__dp_cdiv(OC, DPPROF__DP_TM), (unsigned)ty, 1);
-    if (dpprof__cu.bf16)
-        dpprof__launch("dpprof_linear_clipgrad_gpu", dpprof__k_dp_clipgrad<dpprof__bf16>, grid, dim3(DPPROF__DP_NT), 0, dw, dpprof__act<dpprof__bf16>(dy),
-                       dpprof__act<dpprof__bf16>(x), c, n, T, IC, OC);
-    else dpprof__launch("dpprof_linear_clipgrad_gpu", dpprof__k_dp_clipgrad<float>, grid, dim3(DPPROF__DP_NT), 0, dw, dy, x, c, n, T, IC, OC);
+    dpprof__launch("dpprof_linear_clipgrad_gpu", dpprof__k_dp_clipgrad<float>, grid, dim3(DPPROF__DP_NT), 0, dw, dy, x, c, n, T, IC, OC);
 }
 
 // flash norm, gram flavour: block (slot j, sample i0+z) takes the position-tile pairs p = j, j+G, ... of
