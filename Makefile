@@ -33,7 +33,7 @@ LDLIBS := -lm
 endif
 
 # the paper's experiments: experiments/NAME.conf each (DESIGN.md); `make NAME` runs one
-EXPERIMENTS := single_gpu grid trainers longctx dram scaling capacity
+EXPERIMENTS := single_gpu grid trainers longctx dram scaling capacity precision
 SWEEP_JOBS ?= 2
 .PHONY: default all test deps deps-paper deps-test clean figures
 default: dpprof

@@ -20,7 +20,7 @@
 // GlobalMemoryBusWidth), cudaSetDevice, cudaMemGetInfo, cudaDriverGetVersion,
 // cudaRuntimeGetVersion, cudaFuncSetAttribute(MaxDynamicSharedMemorySize), cudaGetLastError,
 // cudaGetErrorString; cuBLAS: cublasCreate, cublasSetStream, cublasSetWorkspace, cublasSetMathMode, cublasSetPointerMode,
-// cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx (CUDA_R_32F and CUDA_R_16BF operands,
+// cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx, cublasGemmStridedBatchedEx (CUDA_R_32F and CUDA_R_16BF operands,
 // CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), cublasGetStatusString. bf16 storage needs no cuda_bf16.h:
 // the kernels' bf16 is a 16-bit struct of their own.
 #include "dpprof.h"
@@ -2216,7 +2216,13 @@ extern "C" void dpprof_gram_gpu(float *out, const float *x, int n, int T, int D)
     if (D < 0) D = 0;
     long long m = dpprof__dp_cdiv(T, DPPROF__DP_TM), pairs = m * (m + 1) / 2;
     dim3 grid((unsigned)pairs, 1, (unsigned)dpprof__dp_min(n, DPPROF__DP_MAXZ));
-    if (dpprof__cu.bf16) dpprof__launch("dpprof_gram_gpu", dpprof__k_dp_gram<dpprof__bf16>, grid, dim3(DPPROF__DP_NT), 0, out, dpprof__act<dpprof__bf16>(x), n, T, D);
+    if (dpprof__cu.bf16 && D > 0) { // bf16: the tensor cores, fp32 out. out_i (T,T) = x_i x_i^T: x_i row-major (T,D) is X (D,T), out = X^T X
+        const float one = 1.0f, zero = 0.0f;
+        if (dpprof__cu.err) return;
+        dpprof__blas_post("dpprof_gram_gpu", cublasGemmStridedBatchedEx(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, T, T, D, &one, x, CUDA_R_16BF, D, (long long)T * D,
+                                                                        x, CUDA_R_16BF, D, (long long)T * D, &zero, out, CUDA_R_32F, T, (long long)T * T, n,
+                                                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    } else if (dpprof__cu.bf16) dpprof__launch("dpprof_gram_gpu", dpprof__k_dp_gram<dpprof__bf16>, grid, dim3(DPPROF__DP_NT), 0, out, dpprof__act<dpprof__bf16>(x), n, T, D);
     else dpprof__launch("dpprof_gram_gpu", dpprof__k_dp_gram<float>, grid, dim3(DPPROF__DP_NT), 0, out, x, n, T, D);
 }
 

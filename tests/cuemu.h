@@ -18,7 +18,7 @@
 //   8. protection       device memory is PROT_NONE while host code runs; guard pages after every
 //                       allocation, every fiber stack and the dynamic shared memory (with the
 //                       memory functions of 7 and the fault handler)
-//   9. cuBLAS           cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx (fp32 and bf16
+//   9. cuBLAS           cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx, cublasGemmStridedBatchedEx (fp32 and bf16
 //                       operands, fp32 compute) and the handle functions
 //
 // environment (read when first needed unless said otherwise):
@@ -2400,33 +2400,50 @@ inline cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOpe
 }
 
 // alpha and beta are floats (compute type 32F); the emulated combinations are listed in the header of 9
-inline cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
-                                   const void *alpha, const void *A, cudaDataType_t Atype, int lda, const void *B, cudaDataType_t Btype,
-                                   int ldb, const void *beta, void *C, cudaDataType_t Ctype, int ldc, cublasComputeType_t computeType,
-                                   cublasGemmAlgo_t algo) {
-    const char *fn = "cublasGemmEx";
+namespace cuemu {
+// cublasGemmEx and cublasGemmStridedBatchedEx: the emulated type combinations on the shared gemm
+inline cublasStatus_t gemm_ex(const char *fn, cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                              const void *alpha, const void *A, cudaDataType_t Atype, int lda, long long strideA, const void *B,
+                              cudaDataType_t Btype, int ldb, long long strideB, const void *beta, void *C, cudaDataType_t Ctype, int ldc,
+                              long long strideC, int batch, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     const float *al = (const float *)alpha, *be = (const float *)beta;
-    ::cuemu::init();
-    if (!::cuemu::blas_ok(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    init();
+    if (!blas_ok(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
     int ag = (int)algo;
     if (!(ag == -1 || (ag >= 0 && ag <= 23) || (ag >= 99 && ag <= 115))) return CUBLAS_STATUS_INVALID_VALUE;
     if (computeType != CUBLAS_COMPUTE_32F && computeType != CUBLAS_COMPUTE_32F_PEDANTIC) {
-        ::cuemu::warn("%s: compute type %d is not emulated (CUBLAS_COMPUTE_32F and _PEDANTIC are)", fn, (int)computeType);
+        warn("%s: compute type %d is not emulated (CUBLAS_COMPUTE_32F and _PEDANTIC are)", fn, (int)computeType);
         return CUBLAS_STATUS_NOT_SUPPORTED;
     }
     bool pedantic = computeType == CUBLAS_COMPUTE_32F_PEDANTIC;
     if (Atype == CUDA_R_32F && Btype == CUDA_R_32F && Ctype == CUDA_R_32F)
-        return ::cuemu::gemm(fn, handle, transa, transb, m, n, k, al, (const float *)A, lda, 0, (const float *)B, ldb, 0, be, (float *)C, ldc, 0, 1,
-                             !pedantic);
+        return gemm(fn, handle, transa, transb, m, n, k, al, (const float *)A, lda, strideA, (const float *)B, ldb, strideB, be, (float *)C, ldc,
+                    strideC, batch, !pedantic);
     if (Atype == CUDA_R_16BF && Btype == CUDA_R_16BF && Ctype == CUDA_R_16BF)
-        return ::cuemu::gemm(fn, handle, transa, transb, m, n, k, al, (const uint16_t *)A, lda, 0, (const uint16_t *)B, ldb, 0, be, (uint16_t *)C, ldc,
-                             0, 1, false);
+        return gemm(fn, handle, transa, transb, m, n, k, al, (const uint16_t *)A, lda, strideA, (const uint16_t *)B, ldb, strideB, be, (uint16_t *)C,
+                    ldc, strideC, batch, false);
     if (Atype == CUDA_R_16BF && Btype == CUDA_R_16BF && Ctype == CUDA_R_32F)
-        return ::cuemu::gemm(fn, handle, transa, transb, m, n, k, al, (const uint16_t *)A, lda, 0, (const uint16_t *)B, ldb, 0, be, (float *)C, ldc, 0, 1,
-                             false);
-    ::cuemu::warn("%s: types A %d, B %d, C %d with CUBLAS_COMPUTE_32F are not a supported combination here (emulated: 32F x3, 16BF x3, 16BF 16BF 32F)",
-                  fn, (int)Atype, (int)Btype, (int)Ctype);
+        return gemm(fn, handle, transa, transb, m, n, k, al, (const uint16_t *)A, lda, strideA, (const uint16_t *)B, ldb, strideB, be, (float *)C, ldc,
+                    strideC, batch, false);
+    warn("%s: types A %d, B %d, C %d with CUBLAS_COMPUTE_32F are not a supported combination here (emulated: 32F x3, 16BF x3, 16BF 16BF 32F)", fn,
+         (int)Atype, (int)Btype, (int)Ctype);
     return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+} // namespace cuemu
+
+inline cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                                   const void *alpha, const void *A, cudaDataType_t Atype, int lda, const void *B, cudaDataType_t Btype,
+                                   int ldb, const void *beta, void *C, cudaDataType_t Ctype, int ldc, cublasComputeType_t computeType,
+                                   cublasGemmAlgo_t algo) {
+    return ::cuemu::gemm_ex("cublasGemmEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0, beta, C, Ctype, ldc, 0, 1,
+                            computeType, algo);
+}
+inline cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                                                 const void *alpha, const void *A, cudaDataType_t Atype, int lda, long long strideA, const void *B,
+                                                 cudaDataType_t Btype, int ldb, long long strideB, const void *beta, void *C, cudaDataType_t Ctype,
+                                                 int ldc, long long strideC, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+    return ::cuemu::gemm_ex("cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta,
+                            C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
 
 #endif // CUEMU_H

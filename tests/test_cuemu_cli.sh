@@ -59,8 +59,8 @@ sed -e 's/^base = .*/base = --backend cuda --steps 1 --warmup 1 --dram --op-time
     -e 's/^axis shape = .*/axis shape = a: --preset tiny --seq 8 --batch 2/' -e 's/^axis algo = .*/axis algo = vanilla: --algo vanilla --sigma 0 | flash_bk: --algo flash_bk/' \
     experiments/bench.conf >"$tmp/bench.conf"
 "$bin" sweep "$tmp/bench.conf" --out-dir "$tmp/bench" --jobs 1 >/dev/null 2>&1 && "$bin" report "$tmp/bench.conf" --results "$tmp/bench" --figures "$tmp/bench" --tables "$tmp/bench" >/dev/null 2>&1
-check "bench.conf sweeps and reports on the emulated GPU (table, speed figure)" bash -c "[ -s '$tmp/bench/bench-table.tex' ] && [ -s '$tmp/bench/bench-speed.png' ]"
-check "the bench macros have speed 1.00 for vanilla and an mfu" bash -c "grep -q 'dpdef{bench}{a-vanilla}{speed}{1.00}' '$tmp/bench/bench-macros.tex' && grep -q 'dpdef{bench}{a-flash_bk}{mfu}' '$tmp/bench/bench-macros.tex'"
+check "bench.conf sweeps and reports on the emulated GPU (table, speed figures bf16 and fp32, mfu figure)" bash -c "[ -s '$tmp/bench/bench-table.tex' ] && [ -s '$tmp/bench/bench-speed.png' ] && [ -s '$tmp/bench/bench-speed_fp32.png' ] && [ -s '$tmp/bench/bench-mfu.png' ]"
+check "the bench macros have speed 1.00 for vanilla in each dtype and an mfu" bash -c "grep -q 'dpdef{bench}{bf16-a-vanilla}{speed}{1.00}' '$tmp/bench/bench-macros.tex' && grep -q 'dpdef{bench}{fp32-a-vanilla}{speed}{1.00}' '$tmp/bench/bench-macros.tex' && grep -q 'dpdef{bench}{bf16-a-flash_bk}{mfu}' '$tmp/bench/bench-macros.tex'"
 # auto times the two flash flavours on the device and picks per layer by flops / measured rate
 "$bin" run $small --backend cuda --algo auto --sigma 1 --out "$tmp/auto.json"
 check "auto on cuda records the measured rates of both flash flavours" grep -Eq '"auto_flash_flops_per_s": \{"gram": [0-9.e+]+, "psg": [0-9.e+]+' "$tmp/auto.json"
@@ -74,7 +74,7 @@ check "without it throughput.ops is null" grep -q '"ops": null' "$tmp/noops.json
 "$bin" run --preset tiny --seq 16 --batch 4 --steps 1 --quiet --backend cuda --op-times --out "$tmp/opsw.json" 2>"$tmp/opsw.err"
 rc=$?
 check "--op-times without warm-up is exit 2 naming the reason (got $rc)" bash -c "[ $rc -eq 2 ] && grep -q -- '--op-times times every op in the warm-up steps' '$tmp/opsw.err' && [ ! -e '$tmp/opsw.json' ]"
-check "the bench macros have the norm kernels' share of the dram peak (--op-times)" grep -q 'dpdef{bench}{a-flash_bk}{norm_dram_pct}' "$tmp/bench/bench-macros.tex"
+check "the bench macros have the norm kernels' share of the dram peak (--op-times)" grep -q 'dpdef{bench}{bf16-a-flash_bk}{norm_dram_pct}' "$tmp/bench/bench-macros.tex"
 # --dtype bf16 on cuda: bf16 activations, the weight copies' cast as an op, the dry backend's memory
 "$bin" run $small --backend cuda --dtype bf16 --algo auto --sigma 1 --op-times --out "$tmp/bf16.json" --dump "$tmp/bf16dump" 2>"$tmp/bf16.err"
 check "a bf16 cuda run (auto, --op-times, --dump) exits 0: $(head -c 200 "$tmp/bf16.err")" test -s "$tmp/bf16.json"
