@@ -128,7 +128,7 @@ bench: dpprof
 # on a GPU: the gpu test (every op against the cpu reference, whole steps, memory, counters), the same
 # under compute-sanitizer (memcheck: out-of-bounds and uninitialised reads; racecheck: shared-memory
 # races, on the op groups), and the long-context configuration of issue 4 with the algorithms that
-# must fit 80 GB; logs and results in results/gpu-check/, copied to data/gpu-check/DATE-DEVICE/
+# must fit 80 GB, in fp32 and bf16; logs and results in results/gpu-check/, copied to data/gpu-check/DATE-DEVICE/
 gpu-check: dpprof build/tests/test_gpu
 	@if ! ./dpprof devices >/dev/null; then echo "make gpu-check: $$(./dpprof devices): nothing checked"; exit 0; fi; \
 	./dpprof devices; rm -rf results/gpu-check; mkdir -p results/gpu-check; fail=0; \
@@ -138,11 +138,11 @@ gpu-check: dpprof build/tests/test_gpu
 	tail -n 3 results/gpu-check/memcheck.log; \
 	compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gpu model attn dp > results/gpu-check/racecheck.log 2>&1 || fail=1; \
 	tail -n 3 results/gpu-check/racecheck.log; \
-	for a in vanilla ghost_bk flash flash_bk; do \
-	  ./dpprof run --preset longctx --seq 16384 --batch 1 --algo $$a $$([ $$a = vanilla ] || echo --sigma 1 --dataset-size 100000) --backend cuda --steps 2 --warmup 1 \
-	    --timeline none --quiet --experiment longctx-gpu --out results/gpu-check/longctx-$$a.json; \
-	  echo "longctx T=16384 $$a: exit $$? $$(grep -o '"status": "[a-z]*"' results/gpu-check/longctx-$$a.json) $$(grep -o '"peak_memory_mb": [0-9.]*' results/gpu-check/longctx-$$a.json) $$(grep -o '"step_time_ms_median": [0-9.]*' results/gpu-check/longctx-$$a.json)"; \
-	done; \
+	for t in fp32 bf16; do for a in vanilla ghost_bk flash flash_bk; do \
+	  ./dpprof run --preset longctx --seq 16384 --batch 1 --dtype $$t --algo $$a $$([ $$a = vanilla ] || echo --sigma 1 --dataset-size 100000) --backend cuda --steps 2 --warmup 1 \
+	    --timeline none --quiet --experiment longctx-gpu --out results/gpu-check/longctx-$$t-$$a.json; \
+	  echo "longctx T=16384 $$t $$a: exit $$? $$(grep -o '"status": "[a-z]*"' results/gpu-check/longctx-$$t-$$a.json) $$(grep -o '"peak_memory_mb": [0-9.]*' results/gpu-check/longctx-$$t-$$a.json) $$(grep -o '"step_time_ms_median": [0-9.]*' results/gpu-check/longctx-$$t-$$a.json)"; \
+	done; done; \
 	d=data/gpu-check/$(RUN_TAG); mkdir -p $$d; \
 	cp results/gpu-check/* $$d/; ./dpprof devices > $$d/device.txt; echo "make gpu-check: logs and results in $$d"; \
 	[ $$fail = 0 ] || { echo "make gpu-check: FAILED (see $$d)"; exit 1; }
