@@ -159,7 +159,17 @@ static double *tdp_clip(int n) {
     return c;
 }
 
-static void tdp_linear(int n, int T, int IC, int OC) {
+/* bf16 storage (bf16 = 1): the activation inputs (dy, x, inp) are rounded to bf16 on the host, so the fp32
+   references read exactly what the gpu reads, and uploaded packed (model_up16, gpu_model.c: one translation
+   unit); every output of these ops is fp32 or double, so the tolerances are the fp32 ones. the fp32-only
+   ops (psgrad_sqnorm, psgrad_clipsum, gram_dot) run in bf16 mode too: unaffected by it */
+static const float *tdp_act(dpprof_real *h, size_t n, int bf16) {
+    if (!bf16) return (const float *)tdp_dev(h, n * sizeof(float));
+    dpprof_bf16_round_ref(h, n);
+    return (const float *)model_up16(h, n);
+}
+
+static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
     char shape[96];
     size_t P = (size_t)OC * IC, nT = (size_t)n * T;
     dpprof_real *dy = tdp_rand(nT * OC, 1.0), *x = tdp_rand(nT * IC, 1.0), *psg = tdp_rand(n * P, 1.0), *garbage = tdp_rand(n * P + nT * T, 1e3);
@@ -168,11 +178,12 @@ static void tdp_linear(int n, int T, int IC, int OC) {
     double *c = tdp_clip(n), *start = tdp_start(n), *ref = (double *)malloc((size_t)n * sizeof(double));
     tdp_ctx k;
     memset(&k, 0, sizeof k);
-    snprintf(shape, sizeof shape, "n=%d T=%d IC=%d OC=%d", n, T, IC, OC);
+    snprintf(shape, sizeof shape, "%sn=%d T=%d IC=%d OC=%d", bf16 ? "bf16 " : "", n, T, IC, OC);
     k.n = n, k.T = T, k.IC = IC, k.OC = OC, k.P = P;
-    k.dy = (const float *)tdp_dev(dy, nT * OC * sizeof(float));
-    k.x = (const float *)tdp_dev(x, nT * IC * sizeof(float));
+    k.dy = tdp_act(dy, nT * OC, bf16);
+    k.x = tdp_act(x, nT * IC, bf16);
     k.c = (const double *)tdp_dev(c, (size_t)n * sizeof(double));
+    if (bf16) dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
 
     dpprof_linear_psgrad_ref(psg, dy, x, n, T, IC, OC);
     tdp_grad_check("linear_psgrad", shape, "psg overwritten (start garbage)", tdp_f_psgrad, &k, garbage, psg, n * P, 0);
@@ -256,6 +267,7 @@ static void tdp_linear(int n, int T, int IC, int OC) {
         dpprof_cuda_release(dgg);
     }
 
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
     dpprof_cuda_release((void *)k.dy);
     dpprof_cuda_release((void *)k.x);
     dpprof_cuda_release((void *)k.c);
@@ -266,7 +278,7 @@ static void tdp_linear(int n, int T, int IC, int OC) {
 }
 
 /* tokens drawn from [0, used) of a vocabulary of V: rows used..V-1 never appear */
-static void tdp_embedding(int n, int T, int V, int used, int C) {
+static void tdp_embedding(int n, int T, int V, int used, int C, int bf16) {
     char shape[96];
     size_t nT = (size_t)n * T, VC = (size_t)V * C, i;
     int *tok = (int *)malloc((nT ? nT : 1) * sizeof(int));
@@ -276,11 +288,12 @@ static void tdp_embedding(int n, int T, int V, int used, int C) {
     tdp_ctx k;
     for (i = 0; i < nT; i++) tok[i] = (int)(tdp_unif() * used) % used;
     memset(&k, 0, sizeof k);
-    snprintf(shape, sizeof shape, "n=%d T=%d V=%d (tokens < %d) C=%d", n, T, V, used, C);
+    snprintf(shape, sizeof shape, "%sn=%d T=%d V=%d (tokens < %d) C=%d", bf16 ? "bf16 " : "", n, T, V, used, C);
     k.n = n, k.T = T, k.V = V, k.C = C, k.P = VC;
-    k.dy = (const float *)tdp_dev(dy, nT * C * sizeof(float));
+    k.dy = tdp_act(dy, nT * C, bf16);
     k.tok = (const int *)tdp_dev(tok, nT * sizeof(int));
     k.c = (const double *)tdp_dev(c, (size_t)n * sizeof(double));
+    if (bf16) dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
 
     memcpy(ref, start, (size_t)n * sizeof(double));
     dpprof_embedding_sqnorm_ref(ref, dy, tok, n, T, C);
@@ -309,13 +322,14 @@ static void tdp_embedding(int n, int T, int V, int used, int C) {
         free(h1);
         free(h2);
     }
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
     dpprof_cuda_release((void *)k.dy);
     dpprof_cuda_release((void *)k.tok);
     dpprof_cuda_release((void *)k.c);
     free(tok), free(dy), free(psg), free(garbage), free(dw0), free(dw), free(c), free(start), free(ref);
 }
 
-static void tdp_rmsnorm(int n, int T, int C) {
+static void tdp_rmsnorm(int n, int T, int C, int bf16) {
     char shape[64];
     size_t nT = (size_t)n * T, i;
     dpprof_real *dout = tdp_rand(nT * C, 1.0), *inp = tdp_rand(nT * C, 1.0), *rstd = tdp_rand(nT, 0.5), *psg = (dpprof_real *)malloc(n * (size_t)C * sizeof *psg);
@@ -323,132 +337,21 @@ static void tdp_rmsnorm(int n, int T, int C) {
     tdp_ctx k;
     for (i = 0; i < nT; i++) rstd[i] = (dpprof_real)(1.0 + rstd[i]); /* (0.5, 1.5) */
     memset(&k, 0, sizeof k);
-    snprintf(shape, sizeof shape, "n=%d T=%d C=%d", n, T, C);
+    snprintf(shape, sizeof shape, "%sn=%d T=%d C=%d", bf16 ? "bf16 " : "", n, T, C);
     k.n = n, k.T = T, k.C = C;
-    k.dy = (const float *)tdp_dev(dout, nT * C * sizeof(float));
-    k.inp = (const float *)tdp_dev(inp, nT * C * sizeof(float));
+    k.dy = tdp_act(dout, nT * C, bf16);
+    k.inp = tdp_act(inp, nT * C, bf16);
     k.rstd = (const float *)tdp_dev(rstd, nT * sizeof(float));
+    if (bf16) dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
     dpprof_rmsnorm_psdweight_ref(psg, dout, inp, rstd, n, T, C);
     tdp_grad_check("rmsnorm_psdweight", shape, "psg overwritten (start garbage)", tdp_f_rms, &k, garbage, psg, n * (size_t)C, 0);
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
     dpprof_cuda_release((void *)k.dy);
     dpprof_cuda_release((void *)k.inp);
     dpprof_cuda_release((void *)k.rstd);
     free(dout), free(inp), free(rstd), free(psg), free(garbage);
 }
 
-/* ---- bf16 storage: the ops with activation inputs (dy, x, inp) read them as bf16 -------------------
-   inputs rounded to bf16 and uploaded packed (model_up16, gpu_model.c: one translation unit); every output
-   of these ops is fp32 or double, so the references are the fp32 ones on the widened inputs with the same
-   tolerance. the fp32-only ops (psgrad_sqnorm, psgrad_clipsum, gram_dot) run in bf16 mode too: unaffected */
-static void tdp_linear_bf16(int n, int T, int IC, int OC) {
-    char shape[96];
-    size_t P = (size_t)OC * IC, nT = (size_t)n * T;
-    dpprof_real *dy = tdp_rand(nT * OC, 1.0), *x = tdp_rand(nT * IC, 1.0), *psg = tdp_rand(n * P, 1.0), *garbage = tdp_rand(n * P + nT * T, 1e3);
-    dpprof_real *dw0 = tdp_rand(P, 1.0), *dw = (dpprof_real *)malloc(P * sizeof *dw);
-    dpprof_real *ga = (dpprof_real *)malloc(nT * T * sizeof *ga), *gg = (dpprof_real *)malloc(nT * T * sizeof *gg);
-    double *c = tdp_clip(n), *start = tdp_start(n), *ref = (double *)malloc((size_t)n * sizeof(double));
-    tdp_ctx k;
-    dpprof_bf16_round_ref(dy, nT * OC), dpprof_bf16_round_ref(x, nT * IC);
-    memset(&k, 0, sizeof k);
-    snprintf(shape, sizeof shape, "bf16 n=%d T=%d IC=%d OC=%d", n, T, IC, OC);
-    k.n = n, k.T = T, k.IC = IC, k.OC = OC, k.P = P;
-    k.dy = (const float *)model_up16(dy, nT * OC);
-    k.x = (const float *)model_up16(x, nT * IC);
-    k.c = (const double *)tdp_dev(c, (size_t)n * sizeof(double));
-    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
-
-    dpprof_linear_psgrad_ref(psg, dy, x, n, T, IC, OC);
-    tdp_grad_check("linear_psgrad", shape, "psg (fp32) overwritten (start garbage)", tdp_f_psgrad, &k, garbage, psg, n * P, 0);
-    k.psg = (const float *)tdp_dev(psg, n * P * sizeof(float));
-    memcpy(ref, start, (size_t)n * sizeof(double));
-    dpprof_psgrad_sqnorm_ref(ref, psg, n, P);
-    tdp_norm_check("psgrad_sqnorm (fp32 only)", shape, tdp_n_sqnorm, &k, start, ref, n);
-    memcpy(dw, dw0, P * sizeof *dw);
-    dpprof_psgrad_clipsum_ref(dw, psg, c, n, P);
-    tdp_grad_check("psgrad_clipsum (fp32 only)", shape, "dw += (start non-zero)", tdp_f_clipsum, &k, dw0, dw, P, 0);
-
-    dpprof_gram_ref(ga, x, n, T, IC);
-    dpprof_gram_ref(gg, dy, n, T, OC);
-    k.D = IC;
-    tdp_grad_check("gram (x, D=IC)", shape, "out (fp32) overwritten (start garbage)", tdp_f_gram, &k, garbage, ga, nT * T, T);
-    {
-        tdp_ctx k2 = k;
-        k2.x = k.dy, k2.D = OC;
-        tdp_grad_check("gram (dy, D=OC)", shape, "out (fp32) overwritten (start garbage)", tdp_f_gram, &k2, garbage, gg, nT * T, T);
-    }
-    k.ga = (const float *)tdp_dev(ga, nT * T * sizeof(float));
-    k.gg = (const float *)tdp_dev(gg, nT * T * sizeof(float));
-    memcpy(ref, start, (size_t)n * sizeof(double));
-    dpprof_gram_dot_ref(ref, ga, gg, n, T);
-    tdp_norm_check("gram_dot (fp32 only)", shape, tdp_n_gdot, &k, start, ref, n);
-
-    memcpy(ref, start, (size_t)n * sizeof(double));
-    dpprof_linear_sqnorm_gram_ref(ref, dy, x, n, T, IC, OC);
-    tdp_norm_check("linear_sqnorm_gram", shape, tdp_n_fgram, &k, start, ref, n);
-    memcpy(ref, start, (size_t)n * sizeof(double));
-    dpprof_linear_sqnorm_psg_ref(ref, dy, x, n, T, IC, OC);
-    tdp_norm_check("linear_sqnorm_psg", shape, tdp_n_fpsg, &k, start, ref, n);
-    memcpy(dw, dw0, P * sizeof *dw);
-    dpprof_linear_clipgrad_ref(dw, dy, x, c, n, T, IC, OC);
-    tdp_grad_check("linear_clipgrad", shape, "dw (fp32) += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
-
-    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
-    dpprof_cuda_release((void *)k.dy), dpprof_cuda_release((void *)k.x), dpprof_cuda_release((void *)k.c), dpprof_cuda_release((void *)k.psg);
-    dpprof_cuda_release((void *)k.ga), dpprof_cuda_release((void *)k.gg);
-    free(dy), free(x), free(psg), free(garbage), free(dw0), free(dw), free(ga), free(gg), free(c), free(start), free(ref);
-}
-
-static void tdp_embedding_bf16(int n, int T, int V, int used, int C) {
-    char shape[96];
-    size_t nT = (size_t)n * T, VC = (size_t)V * C, i;
-    int *tok = (int *)malloc((nT ? nT : 1) * sizeof(int));
-    dpprof_real *dy = tdp_rand(nT * C, 1.0), *psg = (dpprof_real *)malloc(n * VC * sizeof *psg), *garbage = tdp_rand(n * VC, 1e3);
-    dpprof_real *dw0 = tdp_rand(VC, 1.0), *dw = (dpprof_real *)malloc(VC * sizeof *dw);
-    double *c = tdp_clip(n), *start = tdp_start(n), *ref = (double *)malloc((size_t)n * sizeof(double));
-    tdp_ctx k;
-    for (i = 0; i < nT; i++) tok[i] = (int)(tdp_unif() * used) % used;
-    dpprof_bf16_round_ref(dy, nT * C);
-    memset(&k, 0, sizeof k);
-    snprintf(shape, sizeof shape, "bf16 n=%d T=%d V=%d (tokens < %d) C=%d", n, T, V, used, C);
-    k.n = n, k.T = T, k.V = V, k.C = C, k.P = VC;
-    k.dy = (const float *)model_up16(dy, nT * C);
-    k.tok = (const int *)tdp_dev(tok, nT * sizeof(int));
-    k.c = (const double *)tdp_dev(c, (size_t)n * sizeof(double));
-    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
-    memcpy(ref, start, (size_t)n * sizeof(double));
-    dpprof_embedding_sqnorm_ref(ref, dy, tok, n, T, C);
-    tdp_norm_check("embedding_sqnorm", shape, tdp_n_emb, &k, start, ref, n);
-    dpprof_embedding_psgrad_ref(psg, dy, tok, n, T, V, C);
-    tdp_grad_check("embedding_psgrad", shape, "psg (fp32) overwritten (start garbage)", tdp_f_epsgrad, &k, garbage, psg, n * VC, 0);
-    memcpy(dw, dw0, VC * sizeof *dw);
-    dpprof_embedding_clipgrad_ref(dw, dy, tok, c, n, T, C);
-    tdp_grad_check("embedding_clipgrad", shape, "dwte (fp32) += (start non-zero)", tdp_f_eclip, &k, dw0, dw, VC, 0);
-    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
-    dpprof_cuda_release((void *)k.dy), dpprof_cuda_release((void *)k.tok), dpprof_cuda_release((void *)k.c);
-    free(tok), free(dy), free(psg), free(garbage), free(dw0), free(dw), free(c), free(start), free(ref);
-}
-
-static void tdp_rmsnorm_bf16(int n, int T, int C) {
-    char shape[64];
-    size_t nT = (size_t)n * T, i;
-    dpprof_real *dout = tdp_rand(nT * C, 1.0), *inp = tdp_rand(nT * C, 1.0), *rstd = tdp_rand(nT, 0.5), *psg = (dpprof_real *)malloc(n * (size_t)C * sizeof *psg);
-    dpprof_real *garbage = tdp_rand(n * (size_t)C, 1e3);
-    tdp_ctx k;
-    for (i = 0; i < nT; i++) rstd[i] = (dpprof_real)(1.0 + rstd[i]);
-    dpprof_bf16_round_ref(dout, nT * C), dpprof_bf16_round_ref(inp, nT * C);
-    memset(&k, 0, sizeof k);
-    snprintf(shape, sizeof shape, "bf16 n=%d T=%d C=%d", n, T, C);
-    k.n = n, k.T = T, k.C = C;
-    k.dy = (const float *)model_up16(dout, nT * C);
-    k.inp = (const float *)model_up16(inp, nT * C);
-    k.rstd = (const float *)tdp_dev(rstd, nT * sizeof(float));
-    dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
-    dpprof_rmsnorm_psdweight_ref(psg, dout, inp, rstd, n, T, C);
-    tdp_grad_check("rmsnorm_psdweight", shape, "psg (fp32) overwritten (start garbage)", tdp_f_rms, &k, garbage, psg, n * (size_t)C, 0);
-    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
-    dpprof_cuda_release((void *)k.dy), dpprof_cuda_release((void *)k.inp), dpprof_cuda_release((void *)k.rstd);
-    free(dout), free(inp), free(rstd), free(psg), free(garbage);
-}
 
 /* book-keeping's row scaling, x[i,t,:] = (float)(c[i] * (double)x[i,t,:]) in place (no _ref: the
    expression is the reference): bitwise in fp32, and in bf16 (then rounded) */
@@ -484,17 +387,17 @@ static void test_dp(void) {
     static const int emb[][5] = {{1, 1, 5, 5, 24}, {3, 5, 7, 3, 40}, {3, 37, 50, 10, 70}, {2, 37, 64, 20, 2100}, {2, 300, 40, 30, 24}, {2, 0, 9, 5, 24}}; /* n T V used C */
     static const int rms[][3] = {{1, 1, 24}, {3, 5, 70}, {3, 37, 300}, {2, 300, 130}, {2, 0, 24}};                               /* n T C */
     size_t j;
+    int b;
     if (sizeof(dpprof_real) != sizeof(float)) {
         SKIP("gpu dp: the gpu ops are fp32; this build's reference is double");
         return;
     }
     tdp_worst_norm = tdp_worst_grad = 0.0;
-    for (j = 0; j < sizeof lin / sizeof lin[0]; j++) tdp_linear(lin[j][0], lin[j][1], lin[j][2], lin[j][3]);
-    for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4]);
-    for (j = 0; j < sizeof rms / sizeof rms[0]; j++) tdp_rmsnorm(rms[j][0], rms[j][1], rms[j][2]);
-    for (j = 0; j < sizeof lin / sizeof lin[0]; j++) tdp_linear_bf16(lin[j][0], lin[j][1], lin[j][2], lin[j][3]);
-    for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding_bf16(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4]);
-    for (j = 0; j < sizeof rms / sizeof rms[0]; j++) tdp_rmsnorm_bf16(rms[j][0], rms[j][1], rms[j][2]);
+    for (b = 0; b < 2; b++) { /* fp32 storage, then bf16 */
+        for (j = 0; j < sizeof lin / sizeof lin[0]; j++) tdp_linear(lin[j][0], lin[j][1], lin[j][2], lin[j][3], b);
+        for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4], b);
+        for (j = 0; j < sizeof rms / sizeof rms[0]; j++) tdp_rmsnorm(rms[j][0], rms[j][1], rms[j][2], b);
+    }
     tdp_scale_rows(3, 5, 7);
     tdp_scale_rows(2, 37, 300);
     printf("# gpu dp: worst relative error: norms %.2e, gradients %.2e (tolerance %.0e)\n", tdp_worst_norm, tdp_worst_grad, TDP_TOL);

@@ -177,8 +177,10 @@ done:
     dpprof_session_destroy(gpu);
 }
 
-/* the same configuration twice on the gpu: bitwise the same losses and weights */
-static void steps_determinism(void) {
+/* the same configuration twice on the gpu: bitwise the same losses and weights; in bf16 too, and a
+   destroyed bf16 session leaves the gpu ops in fp32 storage */
+static void steps_determinism(dpprof_dtype dtype) {
+    const char *tag = dtype == DPPROF_DTYPE_BF16 ? "bf16 determinism" : "determinism";
     dpprof_config c;
     dpprof_session *a = NULL, *b = NULL;
     const char *wn;
@@ -186,17 +188,19 @@ static void steps_determinism(void) {
     steps_config(&c, DPPROF_ALGO_FLASH_BK, 0, 0, 0);
     c.sigma = 1.0;
     c.backend = DPPROF_BACKEND_CUDA;
+    c.dtype = dtype;
     rc = dpprof_session_create(&c, &a);
     if (rc == DPPROF_OK) rc = dpprof_session_run(a);
     if (rc == DPPROF_OK) rc = dpprof_session_create(&c, &b);
     if (rc == DPPROF_OK) rc = dpprof_session_run(b);
-    CHECK(rc == DPPROF_OK, "determinism: two identical flash_bk runs on the gpu (%s)", rc ? dpprof_last_error() : "ok");
+    CHECK(rc == DPPROF_OK, "%s: two identical flash_bk runs on the gpu (%s)", tag, rc ? dpprof_last_error() : "ok");
     if (rc == DPPROF_OK) {
         double ew = steps_tensors_err(a, b, 'w', &wn);
-        CHECK(ew == 0 && dpprof_session_step_loss(a, 1) == dpprof_session_step_loss(b, 1), "determinism: bitwise equal weights and losses (worst %.3g in %s)", ew, wn);
+        CHECK(ew == 0 && dpprof_session_step_loss(a, 1) == dpprof_session_step_loss(b, 1), "%s: bitwise equal weights and losses (worst %.3g in %s)", tag, ew, wn);
     }
     dpprof_session_destroy(a);
     dpprof_session_destroy(b);
+    if (dtype == DPPROF_DTYPE_BF16) CHECK(dpprof_cuda_storage() == DPPROF_DTYPE_FP32, "bf16: a destroyed bf16 session leaves the gpu ops in fp32 storage");
 }
 
 /* tolerances of bf16 against fp32: bf16's unit roundoff is 2^-8 = 3.9e-3 on every stored activation.
@@ -396,29 +400,6 @@ done:
     dpprof_session_destroy(gpu);
 }
 
-/* two bf16 runs: bitwise the same; and an fp32 session used after a bf16 one is fp32 again */
-static void steps_bf16_determinism(void) {
-    dpprof_config c;
-    dpprof_session *a = NULL, *b = NULL;
-    const char *wn;
-    int rc;
-    steps_config(&c, DPPROF_ALGO_FLASH_BK, 0, 0, 0);
-    c.sigma = 1.0;
-    c.backend = DPPROF_BACKEND_CUDA;
-    c.dtype = DPPROF_DTYPE_BF16;
-    rc = dpprof_session_create(&c, &a);
-    if (rc == DPPROF_OK) rc = dpprof_session_run(a);
-    if (rc == DPPROF_OK) rc = dpprof_session_create(&c, &b);
-    if (rc == DPPROF_OK) rc = dpprof_session_run(b);
-    CHECK(rc == DPPROF_OK, "bf16 determinism: two identical flash_bk runs on the gpu (%s)", rc ? dpprof_last_error() : "ok");
-    if (rc == DPPROF_OK) {
-        double ew = steps_tensors_err(a, b, 'w', &wn);
-        CHECK(ew == 0 && dpprof_session_step_loss(a, 1) == dpprof_session_step_loss(b, 1), "bf16 determinism: bitwise equal weights and losses (worst %.3g in %s)", ew, wn);
-    }
-    dpprof_session_destroy(a);
-    dpprof_session_destroy(b);
-    CHECK(dpprof_cuda_storage() == DPPROF_DTYPE_FP32, "bf16: a destroyed bf16 session leaves the gpu ops in fp32 storage");
-}
 
 static void test_steps_bf16(void) {
     static const int algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK};
@@ -428,7 +409,7 @@ static void test_steps_bf16(void) {
     bf16_ref = NULL;
     steps_bf16_case(DPPROF_ALGO_FLASH, 1, 0);
     steps_bf16_case(DPPROF_ALGO_GHOST_BK, 0, 1);
-    steps_bf16_determinism();
+    steps_determinism(DPPROF_DTYPE_BF16);
 }
 
 /* a configuration that cannot fit is status oom with the bytes it asked for, not a crash */
@@ -483,7 +464,7 @@ static void test_steps(void) {
     steps_case(DPPROF_ALGO_FLASH, 0, 1, 0);
     steps_case(DPPROF_ALGO_GHOST_BK, 0, 0, 1);
     steps_case(DPPROF_ALGO_FLASH_BK, 0, 1, 1);
-    steps_determinism();
+    steps_determinism(DPPROF_DTYPE_FP32);
     test_steps_bf16();
     steps_oom();
 }
