@@ -83,6 +83,27 @@ static int steps_perturb_lora(dpprof_session *s) {
     return DPPROF_OK;
 }
 
+/* a cpu fp32 session and a cuda session (of c's dtype otherwise: dtype) of one configuration, lora_B moved
+   off zero in both, with bitwise equal initial fp32 weights; DPPROF_OK or the first error */
+static int steps_pair(dpprof_config *c, dpprof_dtype dtype, const char *name, int lora, dpprof_session **cpu, dpprof_session **gpu) {
+    const char *wn;
+    double ew;
+    int rc;
+    c->backend = DPPROF_BACKEND_CPU;
+    rc = dpprof_session_create(c, cpu);
+    if (rc == DPPROF_OK) {
+        c->backend = DPPROF_BACKEND_CUDA;
+        c->dtype = dtype;
+        rc = dpprof_session_create(c, gpu);
+    }
+    CHECK(rc == DPPROF_OK, "%s: cpu fp32 and cuda %s sessions (%s)", name, dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32", rc ? dpprof_last_error() : "ok");
+    if (rc != DPPROF_OK) return rc;
+    if (lora) CHECK(steps_perturb_lora(*cpu) == DPPROF_OK && steps_perturb_lora(*gpu) == DPPROF_OK, "%s: lora_B moved off zero in both (param_write)", name);
+    ew = steps_tensors_err(*gpu, *cpu, 'w', &wn);
+    CHECK(ew == 0, "%s: the initial fp32 master weights are bitwise equal (worst %.3g in %s)", name, ew, wn);
+    return DPPROF_OK;
+}
+
 /* one configuration: the clipped gradient (norms, factors, sum) and then two noisy adam steps */
 static void steps_case(int algo, int per_layer, int cls, int lora) {
     dpprof_config c;
@@ -93,17 +114,7 @@ static void steps_case(int algo, int per_layer, int cls, int lora) {
     const char *wn;
     snprintf(name, sizeof name, "step %s%s%s%s", dpprof_algo_name(algo), per_layer ? " per-layer" : "", cls ? " cls" : " lm", lora ? " lora" : "");
     steps_config(&c, algo, per_layer, cls, lora);
-    c.backend = DPPROF_BACKEND_CPU;
-    rc = dpprof_session_create(&c, &cpu);
-    if (rc == DPPROF_OK) {
-        c.backend = DPPROF_BACKEND_CUDA;
-        rc = dpprof_session_create(&c, &gpu);
-    }
-    CHECK(rc == DPPROF_OK, "%s: cpu and cuda sessions (%s)", name, rc ? dpprof_last_error() : "ok");
-    if (rc != DPPROF_OK) goto done;
-    if (lora) CHECK(steps_perturb_lora(cpu) == DPPROF_OK && steps_perturb_lora(gpu) == DPPROF_OK, "%s: lora_B moved off zero in both", name);
-    ew = steps_tensors_err(gpu, cpu, 'w', &wn);
-    CHECK(ew == 0, "%s: the initial weights are bitwise equal (worst %.3g in %s)", name, ew, wn);
+    if (steps_pair(&c, DPPROF_DTYPE_FP32, name, lora, &cpu, &gpu) != DPPROF_OK) goto done;
     dpprof_session_batch(cpu, 0, 0, 4, tok, tgt);
     if (algo == DPPROF_ALGO_VANILLA) {
         double lcpu[4], lgpu[4];
@@ -314,19 +325,8 @@ static void steps_bf16_case(int algo, int cls, int lora) {
     const int ref_case = !cls && !lora; /* persample's lm results are the others' reference */
     snprintf(name, sizeof name, "bf16 step %s%s%s", dpprof_algo_name(algo), cls ? " cls" : " lm", lora ? " lora" : "");
     steps_config(&c, algo, 0, cls, lora);
-    c.backend = DPPROF_BACKEND_CPU;
-    rc = dpprof_session_create(&c, &cpu);
-    if (rc == DPPROF_OK) {
-        c.backend = DPPROF_BACKEND_CUDA;
-        c.dtype = DPPROF_DTYPE_BF16;
-        rc = dpprof_session_create(&c, &gpu);
-    }
-    CHECK(rc == DPPROF_OK, "%s: cpu fp32 and cuda bf16 sessions (%s)", name, rc ? dpprof_last_error() : "ok");
-    if (rc != DPPROF_OK) goto done;
-    if (lora) CHECK(steps_perturb_lora(cpu) == DPPROF_OK && steps_perturb_lora(gpu) == DPPROF_OK, "%s: lora_B moved off zero in both (param_write)", name);
+    if (steps_pair(&c, DPPROF_DTYPE_BF16, name, lora, &cpu, &gpu) != DPPROF_OK) goto done;
     CHECK(bf16_copies_stale(gpu) == 0, "%s: every bf16 copy is its master rounded, after init%s", name, lora ? " and param_write" : "");
-    ew = steps_tensors_err(gpu, cpu, 'w', &wn);
-    CHECK(ew == 0, "%s: the initial fp32 master weights are bitwise equal (worst %.3g in %s)", name, ew, wn);
     dpprof_session_batch(cpu, 0, 0, 4, tok, tgt);
     if (algo == DPPROF_ALGO_VANILLA) {
         double lcpu[4], lgpu[4];
