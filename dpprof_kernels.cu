@@ -117,7 +117,7 @@ static void dpprof__launch(const char *what, void (*kernel)(P...), dim3 grid, di
 #define DPPROF__FLAG_BYTES 256
 static void *dpprof__scratch(size_t bytes, const char *what) {
     if (!dpprof__cu.scratch || bytes > dpprof__cu.scratch_bytes - DPPROF__FLAG_BYTES) {
-        char need[64];
+        char need[96];
         std::snprintf(need, sizeof need, "%zu bytes of kernel scratch (not set or too small)", bytes);
         dpprof__cu_fail(DPPROF_ERR_INVALID, "%s: needs %s", what, need);
         return nullptr;
@@ -2157,9 +2157,51 @@ __global__ void dpprof__k_dp_sqnorm_gram(double *part, const A *dy, const A *x, 
     if (threadIdx.x == 0) part[(size_t)blockIdx.z * (size_t)G + blockIdx.x] = s;
 }
 
+// bf16 flash norm, gram flavour, on the tensor cores: row blocks [s0, s1) of Tb positions, whose two gram
+// blocks fit the scratch (after the rowdot partials), so no T x T matrix exists. for sample i and block b:
+// gx (s1 x Tb) = x_i[0:s1] x_i[s0:s1]^T with alpha 2 on the rows t < s0 (each pair below the diagonal
+// block stands for itself and its mirror) and 1 on the diagonal block, gy the same for dy with alpha 1
+// everywhere, norm2[i] += <gx, gy> (fp32 grams, double sums, as the fp32 kernel). rows t >= s1 are
+// left to later blocks, so every (s, t) pair of the T x T sum counts exactly once with its mirror
+static void dpprof__dp_rowdots(const char *what, double *norm2, const float *a, const float *b, int n, size_t P);
+static void dpprof__sqnorm_gram_bf16(double *norm2, const dpprof__bf16 *dy, const dpprof__bf16 *x, int n, int T, int IC, int OC) {
+    const char *what = "dpprof_linear_sqnorm_gram_gpu";
+    const size_t part_bytes = 4096 * sizeof(double); // dpprof__dp_rowdots' partials for one sample
+    const size_t avail = dpprof__model_avail();
+    long long Tb = avail > part_bytes ? (long long)((avail - part_bytes) / (2 * sizeof(float) * (size_t)T)) : 0;
+    if (Tb > T) Tb = T;
+    unsigned char *base = (unsigned char *)dpprof__scratch(part_bytes + 2 * sizeof(float) * (size_t)(Tb > 0 ? Tb : 1) * (size_t)T, what);
+    if (!base || Tb < 1) return; // dpprof__scratch said why (T too long for the scratch)
+    float *gx = (float *)(base + part_bytes), *gy = gx + (size_t)Tb * T;
+    const float one = 1.0f, two = 2.0f, zero = 0.0f;
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    for (int i = 0; i < n && st == CUBLAS_STATUS_SUCCESS && !dpprof__cu.err; i++) {
+        const dpprof__bf16 *xi = x + (size_t)i * T * IC, *gi = dy + (size_t)i * T * OC;
+        for (int s0 = 0; s0 < T && st == CUBLAS_STATUS_SUCCESS; s0 += (int)Tb) {
+            const int s1 = s0 + (int)Tb < T ? s0 + (int)Tb : T, tb = s1 - s0;
+            // column-major: gx (s1, tb), ld s1; entry (t, s) = x_t . x_{s0+s}
+            if (s0 > 0)
+                st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, s0, tb, IC, &two, xi, CUDA_R_16BF, IC, xi + (size_t)s0 * IC, CUDA_R_16BF, IC, &zero,
+                                  gx, CUDA_R_32F, s1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            if (st == CUBLAS_STATUS_SUCCESS)
+                st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, tb, tb, IC, &one, xi + (size_t)s0 * IC, CUDA_R_16BF, IC, xi + (size_t)s0 * IC,
+                                  CUDA_R_16BF, IC, &zero, gx + s0, CUDA_R_32F, s1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            if (st == CUBLAS_STATUS_SUCCESS)
+                st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, s1, tb, OC, &one, gi, CUDA_R_16BF, OC, gi + (size_t)s0 * OC, CUDA_R_16BF, OC, &zero,
+                                  gy, CUDA_R_32F, s1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            if (st == CUBLAS_STATUS_SUCCESS) dpprof__dp_rowdots(what, norm2 + i, gx, gy, 1, (size_t)s1 * (size_t)tb);
+        }
+    }
+    dpprof__blas_post(what, st);
+}
+
 extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_gram_gpu";
     if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
+    if (dpprof__cu.bf16) {
+        dpprof__sqnorm_gram_bf16(norm2, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), n, T, IC, OC);
+        return;
+    }
     long long m = dpprof__dp_cdiv(T, DPPROF__DP_TM), pairs = m * (m + 1) / 2;
     long long G = dpprof__dp_min(pairs, DPPROF__DP_CAP);
     long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);
@@ -2167,10 +2209,7 @@ extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, co
     if (!part) return;
     for (int i0 = 0; i0 < n; i0 += (int)chunk) {
         long long k = dpprof__dp_min(chunk, n - i0);
-        if (dpprof__cu.bf16)
-            dpprof__launch(what, dpprof__k_dp_sqnorm_gram<dpprof__bf16>, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part,
-                           dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), i0, T, IC, OC, pairs, G);
-        else dpprof__launch(what, dpprof__k_dp_sqnorm_gram<float>, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
+        dpprof__launch(what, dpprof__k_dp_sqnorm_gram<float>, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
         dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
     }
 }
