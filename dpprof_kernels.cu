@@ -2040,9 +2040,48 @@ __global__ void dpprof__k_dp_sqnorm_psg(double *part, const A *dy, const A *x, i
     if (threadIdx.x == 0) part[(size_t)blockIdx.z * (size_t)G + blockIdx.x] = s;
 }
 
+static void dpprof__dp_rowdots(const char *what, double *norm2, const float *a, const float *b, int n, size_t P);
+
+// the rows per block when at most `most` fit: as many blocks as needed, of equal size (no thin last one)
+static long long dpprof__even_blocks(long long total, long long most) {
+    if (most >= total || most < 1) return most < 1 ? most : total;
+    long long nb = (total + most - 1) / most;
+    return (total + nb - 1) / nb;
+}
+
+// bf16 flash norm, per-sample-gradient flavour, on the tensor cores: g_i is built OCb output rows at a
+// time in the scratch (fp32, a block of at most the scratch, never OC x IC) by a cuBLAS GEMM over T, and
+// square-summed in double by the fixed-order row dots before the next block overwrites it
+static void dpprof__sqnorm_psg_bf16(double *norm2, const dpprof__bf16 *dy, const dpprof__bf16 *x, int n, int T, int IC, int OC) {
+    const char *what = "dpprof_linear_sqnorm_psg_gpu";
+    const size_t part_bytes = 4096 * sizeof(double); // dpprof__dp_rowdots' partials for one sample
+    const size_t avail = dpprof__model_avail();
+    long long OCb = dpprof__even_blocks(OC, avail > part_bytes ? (long long)((avail - part_bytes) / (sizeof(float) * (size_t)IC)) : 0);
+    float *g = (float *)dpprof__scratch(part_bytes + sizeof(float) * (size_t)(OCb > 0 ? OCb : 1) * (size_t)IC, what);
+    if (!g || OCb < 1) return; // dpprof__scratch said why (IC too wide for the scratch)
+    g = (float *)((unsigned char *)g + part_bytes);
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    for (int i = 0; i < n && st == CUBLAS_STATUS_SUCCESS && !dpprof__cu.err; i++) {
+        const dpprof__bf16 *xi = x + (size_t)i * T * IC, *gi = dy + (size_t)i * T * OC;
+        for (int o0 = 0; o0 < OC && st == CUBLAS_STATUS_SUCCESS; o0 += (int)OCb) {
+            const int ob = o0 + (int)OCb < OC ? (int)OCb : OC - o0;
+            // column-major: g (IC, ob) = X_i (IC, T) DY_i[o0:o0+ob, :]^T, i.e. rows o0.. of dy_i^T x_i
+            st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_N, CUBLAS_OP_T, IC, ob, T, &one, xi, CUDA_R_16BF, IC, gi + o0, CUDA_R_16BF, OC, &zero, g, CUDA_R_32F,
+                              IC, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            if (st == CUBLAS_STATUS_SUCCESS) dpprof__dp_rowdots(what, norm2 + i, g, g, 1, (size_t)ob * (size_t)IC);
+        }
+    }
+    dpprof__blas_post(what, st);
+}
+
 extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_psg_gpu";
     if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
+    if (dpprof__cu.bf16) {
+        dpprof__sqnorm_psg_bf16(norm2, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), n, T, IC, OC);
+        return;
+    }
     long long tk = dpprof__dp_cdiv(IC, DPPROF__DP_TN), tiles = dpprof__dp_cdiv(OC, DPPROF__DP_TM) * tk;
     long long G = dpprof__dp_min(tiles, DPPROF__DP_CAP);                      // partials per sample
     long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);                  // samples per launch
@@ -2050,10 +2089,7 @@ extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, con
     if (!part) return;
     for (int i0 = 0; i0 < n; i0 += (int)chunk) {
         long long m = dpprof__dp_min(chunk, n - i0);
-        if (dpprof__cu.bf16)
-            dpprof__launch(what, dpprof__k_dp_sqnorm_psg<dpprof__bf16>, dim3((unsigned)G, 1, (unsigned)m), dim3(DPPROF__DP_NT), 0, part,
-                           dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), i0, T, IC, OC, tk, tiles, G);
-        else dpprof__launch(what, dpprof__k_dp_sqnorm_psg<float>, dim3((unsigned)G, 1, (unsigned)m), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, tk, tiles, G);
+        dpprof__launch(what, dpprof__k_dp_sqnorm_psg<float>, dim3((unsigned)G, 1, (unsigned)m), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, tk, tiles, G);
         dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)m), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
     }
 }
@@ -2163,13 +2199,11 @@ __global__ void dpprof__k_dp_sqnorm_gram(double *part, const A *dy, const A *x, 
 // block stands for itself and its mirror) and 1 on the diagonal block, gy the same for dy with alpha 1
 // everywhere, norm2[i] += <gx, gy> (fp32 grams, double sums, as the fp32 kernel). rows t >= s1 are
 // left to later blocks, so every (s, t) pair of the T x T sum counts exactly once with its mirror
-static void dpprof__dp_rowdots(const char *what, double *norm2, const float *a, const float *b, int n, size_t P);
 static void dpprof__sqnorm_gram_bf16(double *norm2, const dpprof__bf16 *dy, const dpprof__bf16 *x, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_gram_gpu";
     const size_t part_bytes = 4096 * sizeof(double); // dpprof__dp_rowdots' partials for one sample
     const size_t avail = dpprof__model_avail();
-    long long Tb = avail > part_bytes ? (long long)((avail - part_bytes) / (2 * sizeof(float) * (size_t)T)) : 0;
-    if (Tb > T) Tb = T;
+    long long Tb = dpprof__even_blocks(T, avail > part_bytes ? (long long)((avail - part_bytes) / (2 * sizeof(float) * (size_t)T)) : 0);
     unsigned char *base = (unsigned char *)dpprof__scratch(part_bytes + 2 * sizeof(float) * (size_t)(Tb > 0 ? Tb : 1) * (size_t)T, what);
     if (!base || Tb < 1) return; // dpprof__scratch said why (T too long for the scratch)
     float *gx = (float *)(base + part_bytes), *gy = gx + (size_t)Tb * T;
