@@ -1599,17 +1599,25 @@ static int cmd_sweep(int argc, char **argv) {
         pselect(0, NULL, NULL, NULL, tsp, &waitmask);
     }
     if (sweep_stop) {
-        int k, sig = sweep_stop;
+        int k, sig = sweep_stop, killed = 0;
         for (k = 0; k < nrun; k++) kill(job[k].pid, SIGKILL);
         for (k = 0; k < nrun; k++) {
-            char *tmp = sweep_path(dir, "", sp.id[job[k].conf], ".json.tmp");
-            while (waitpid(job[k].pid, NULL, 0) < 0 && errno == EINTR) {}
+            char *tmp = sweep_path(dir, "", sp.id[job[k].conf], ".json.tmp"), st[64], why[64];
+            double peak;
+            int wst = 0;
+            while (waitpid(job[k].pid, &wst, 0) < 0 && errno == EINTR) {}
             if (tmp) remove(tmp);
             free(tmp);
-            sweep_job_free(&job[k]);
+            /* a child that had written its whole result before the signal finished (the file is the
+               result, whether or not the child had exited yet): recorded and counted as such */
+            if (sweep_read_result(job[k].json, st, sizeof st, &peak, why, sizeof why)) sweep_finish(&r, &job[k], wst);
+            else {
+                killed++;
+                sweep_job_free(&job[k]);
+            }
         }
         fprintf(stderr, "%s: sweep %s: interrupted by %s: %d running configuration%s killed, %lld of %lld finished; run the same command to resume\n",
-                prog, sp.name, sweep_signame(sig), nrun, nrun == 1 ? "" : "s", r.done, r.nsel);
+                prog, sp.name, sweep_signame(sig), killed, killed == 1 ? "" : "s", r.done, r.nsel);
         nrun = 0;
         rc = 130;
     }
