@@ -4065,7 +4065,7 @@ static double dpprof__median(const double *v, size_t n) {
 static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
     enum { MAXN = 64 };
     const char *name[MAXN];
-    double ms[MAXN], fl[MAXN], by[MAXN], pf = 0, pb = 0;
+    double ms[MAXN], fl[MAXN], by[MAXN], pf = 0, ph = 0, pb = 0;
     long cnt[MAXN];
     int n = 0, i, j, order[MAXN];
     size_t k;
@@ -4088,11 +4088,11 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
         fputs(", \"ops\": null", f);
         return;
     }
-    if (s->backend == DPPROF_BACKEND_CUDA) dpprof_device_peaks(&s->dev, &pf, NULL, &pb);
+    if (s->backend == DPPROF_BACKEND_CUDA) dpprof_device_peaks(&s->dev, &pf, &ph, &pb);
     for (i = 0; i < n; i++) order[i] = i;
     for (i = 1; i < n; i++) /* insertion sort by time, the most first */
         for (j = i; j > 0 && ms[order[j]] > ms[order[j - 1]]; j--) { int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t; }
-    fprintf(f, ", \"ops\": {\"note\": \"%s\", \"by_op\": {", s->backend == DPPROF_BACKEND_CUDA ? "cuda events around each op (its kernels); shares of the fp32 and dram data-sheet peaks" : "host clock around each reference op");
+    fprintf(f, ", \"ops\": {\"note\": \"%s\", \"by_op\": {", s->backend == DPPROF_BACKEND_CUDA ? "cuda events around each op (its kernels); shares of the fp32, bf16 tensor-core and dram data-sheet peaks" : "host clock around each reference op");
     for (j = 0; j < n; j++) {
         i = order[j];
         fprintf(f, "%s\"%s\": {\"count\": %ld, \"ms\": ", j ? ", " : "", name[i], cnt[i]);
@@ -4107,6 +4107,8 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
         dpprof__jnum(f, ms[i] > 0 ? by[i] / (ms[i] * 1e-3) : NAN);
         fputs(", \"share_of_fp32_peak\": ", f);
         dpprof__jnum(f, ms[i] > 0 && pf > 0 ? fl[i] / (ms[i] * 1e-3) / pf : NAN);
+        fputs(", \"share_of_bf16_peak\": ", f);
+        dpprof__jnum(f, ms[i] > 0 && ph > 0 ? fl[i] / (ms[i] * 1e-3) / ph : NAN);
         fputs(", \"share_of_dram_peak\": ", f);
         dpprof__jnum(f, ms[i] > 0 && pb > 0 ? by[i] / (ms[i] * 1e-3) / pb : NAN);
         fputs("}", f);

@@ -1808,8 +1808,11 @@ static void rep_load(rep *r, long long c) {
     x->step_ms = rep_num(dpprof_json_get(root, "avg_time_ms"));
     x->tokens_s = rep_num(dpprof_json_path(root, "throughput.tokens_per_s"));
     x->mfu = rep_num(dpprof_json_path(root, "throughput.mfu"));
-    { /* the per-sample norm kernels (--op-times): their achieved share of the device's dram and fp32 peaks */
+    { /* the per-sample norm kernels (--op-times): their achieved share of the device's dram peak and of the
+         compute peak of the run's dtype (fp32 cores; bf16 tensor cores, where they run in bf16) */
         const dpprof_json *ops = dpprof_json_path(root, "throughput.ops.by_op");
+        const char *dt = dpprof_json_string(dpprof_json_path(root, "config.dtype"));
+        const char *share = dt && !strcmp(dt, "bf16") ? "share_of_bf16_peak" : "share_of_fp32_peak";
         double ms = 0, by = 0, fl = 0, pb = NAN, pf = NAN;
         size_t i;
         for (i = 0; i < dpprof_json_len(ops); i++) {
@@ -1817,7 +1820,7 @@ static void rep_load(rep *r, long long c) {
             const dpprof_json *o = dpprof_json_member(ops, i);
             double m = rep_num(dpprof_json_get(o, "ms")), b = rep_num(dpprof_json_get(o, "bytes_analytic")), fo = rep_num(dpprof_json_get(o, "flops"));
             double bs = rep_num(dpprof_json_get(o, "bytes_per_s")), sb = rep_num(dpprof_json_get(o, "share_of_dram_peak"));
-            double fs = rep_num(dpprof_json_get(o, "flops_per_s")), sf = rep_num(dpprof_json_get(o, "share_of_fp32_peak"));
+            double fs = rep_num(dpprof_json_get(o, "flops_per_s")), sf = rep_num(dpprof_json_get(o, share));
             if (bs > 0 && sb > 0) pb = bs / sb; /* the peaks the run used */
             if (fs > 0 && sf > 0) pf = fs / sf;
             if (!nm || !(strstr(nm, "sqnorm") || strstr(nm, "gram"))) continue;
@@ -1944,7 +1947,7 @@ static const char *rep_metric_unit(const char *m) {
     if (!strcmp(m, "dram_gib")) return "GiB per step, measured DRAM read + write";
     if (!strcmp(m, "mfu")) return "% MFU";
     if (!strcmp(m, "norm_dram_pct")) return "% of DRAM peak, norm kernels";
-    if (!strcmp(m, "norm_flops_pct")) return "% of fp32 peak, norm kernels";
+    if (!strcmp(m, "norm_flops_pct")) return "% of the dtype's compute peak, norm kernels";
     if (!strcmp(m, "speed")) return "x vanilla tokens/s";
     if (!strcmp(m, "tflop")) return "TFLOP per step, analytic";
     if (strstr(m, "_gib")) return "GiB";
@@ -2300,7 +2303,8 @@ static void help_report(void) {
            "own with the event log, into DIR/ID.timeline.json, unless that file exists).\n"
            "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
            "mfu (%%, cuda) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
-           "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram and fp32 peaks, --op-times)\n"
+           "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram peak and of the compute peak of the\n"
+           "run's dtype: fp32 cores, bf16 tensor cores; --op-times)\n"
            "(analytic bytes and flops of one step) <category>_gib\n");
 }
 

@@ -69,6 +69,10 @@ check "auto's timing buffers are in the schedule: its peak equals dry's" test "$
 # --op-times: every op timed in the warm-up steps, by name in throughput.ops with its share of the peaks
 "$bin" run $small --backend cuda --algo flash_bk --sigma 1 --op-times --out "$tmp/ops.json"
 check "--op-times gives throughput.ops with rates and shares of the peaks" grep -Eq '"ops": \{"note": "cuda events around each op.*"linear_sqnorm_gram": \{"count": [0-9]+, "ms": [0-9.e+-]+.*"share_of_dram_peak": [0-9.e+-]+' "$tmp/ops.json"
+sf=$(grep -o '"linear_sqnorm_gram": {[^}]*}' "$tmp/ops.json" | grep -Eo '"share_of_fp32_peak": [0-9.e+-]+' | grep -Eo '[0-9.e+-]+$')
+sh=$(grep -o '"linear_sqnorm_gram": {[^}]*}' "$tmp/ops.json" | grep -Eo '"share_of_bf16_peak": [0-9.e+-]+' | grep -Eo '[0-9.e+-]+$')
+check "each op's share of the bf16 tensor-core peak is its fp32 share over the peaks' ratio (fp32 $sf, bf16 $sh)" awk -v a="$sf" -v b="$sh" 'BEGIN { exit !(a > 0 && b > 0 && a / b > 2) }'
+check "the bench macros have the norm kernels' share of the compute peak (bf16 runs: the tensor cores')" grep -q 'dpdef{bench}{bf16-a-flash_bk}{norm_flops_pct}' "$tmp/bench/bench-macros.tex"
 "$bin" run $small --backend cuda --algo flash_bk --sigma 1 --out "$tmp/noops.json"
 check "without it throughput.ops is null" grep -q '"ops": null' "$tmp/noops.json"
 "$bin" run --preset tiny --seq 16 --batch 4 --steps 1 --quiet --backend cuda --op-times --out "$tmp/opsw.json" 2>"$tmp/opsw.err"
