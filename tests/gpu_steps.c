@@ -104,34 +104,79 @@ static int steps_pair(dpprof_config *c, dpprof_dtype dtype, const char *name, in
     return DPPROF_OK;
 }
 
+/* one batch on both sessions: vanilla's per-sample losses (their worst relative gap in *en) or the dp
+   algorithms' norms and clip factors (n*, c*; worst relative gaps in *en, *ec); DPPROF_OK or the error */
+static int steps_batch(dpprof_session *cpu, dpprof_session *gpu, const char *name, int algo, double *ncpu, double *ngpu, double *ccpu, double *cgpu,
+                       double *en, double *ec) {
+    int tok[4 * 12], tgt[4 * 12], i, rc;
+    *en = *ec = 0;
+    dpprof_session_batch(cpu, 0, 0, 4, tok, tgt);
+    if (algo == DPPROF_ALGO_VANILLA) {
+        rc = dpprof_session_grad(cpu, tok, tgt, 4, ncpu);
+        if (rc == DPPROF_OK) rc = dpprof_session_grad(gpu, tok, tgt, 4, ngpu);
+        CHECK(rc == DPPROF_OK, "%s: the gradient on both backends (%s)", name, rc ? dpprof_last_error() : "ok");
+        for (i = 0; rc == DPPROF_OK && i < 4; i++) *en = fmax(*en, fabs(ncpu[i] - ngpu[i]) / fabs(ncpu[i]));
+        return rc;
+    }
+    rc = dpprof_session_clipped_grad(cpu, tok, tgt, 4, ncpu, ccpu);
+    if (rc == DPPROF_OK) rc = dpprof_session_clipped_grad(gpu, tok, tgt, 4, ngpu, cgpu);
+    CHECK(rc == DPPROF_OK, "%s: the clipped gradient on both backends (%s)", name, rc ? dpprof_last_error() : "ok");
+    for (i = 0; rc == DPPROF_OK && i < 4; i++) {
+        *en = fmax(*en, fabs(ncpu[i] - ngpu[i]) / ncpu[i]);
+        *ec = fmax(*ec, fabs(ccpu[i] - cgpu[i]) / ccpu[i]);
+    }
+    return rc;
+}
+
+/* the configuration run whole (two steps) on the cpu in fp32 and on the gpu in dtype, from fresh sessions */
+static int steps_run_pair(dpprof_config *c, dpprof_dtype dtype, const char *name, dpprof_session **cpu, dpprof_session **gpu) {
+    int rc;
+    dpprof_session_destroy(*cpu);
+    dpprof_session_destroy(*gpu);
+    *cpu = *gpu = NULL;
+    c->backend = DPPROF_BACKEND_CPU;
+    c->dtype = DPPROF_DTYPE_FP32;
+    rc = dpprof_session_create(c, cpu);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(*cpu);
+    if (rc == DPPROF_OK) {
+        c->backend = DPPROF_BACKEND_CUDA;
+        c->dtype = dtype;
+        rc = dpprof_session_create(c, gpu);
+    }
+    if (rc == DPPROF_OK) rc = dpprof_session_run(*gpu);
+    CHECK(rc == DPPROF_OK, "%s: two noisy adam steps on both backends (%s)", name, rc ? dpprof_last_error() : "ok");
+    return rc;
+}
+
+/* the gpu session's memory profile against a dry run of the same configuration (c's dtype) */
+static void steps_same_as_dry(dpprof_config *c, const dpprof_session *gpu, const char *name) {
+    const char *why = NULL;
+    dpprof_session *dry = NULL;
+    int rc;
+    c->backend = DPPROF_BACKEND_DRY;
+    rc = dpprof_session_create(c, &dry);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(dry);
+    CHECK(rc == DPPROF_OK && dpprof_prof_same_memory(dpprof_session_prof(gpu), dpprof_session_prof(dry), &why),
+          "%s: the device memory profile equals the dry %s backend's, event for event (%s)", name, c->dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32",
+          why ? why : "same");
+    dpprof_session_destroy(dry);
+}
+
 /* one configuration: the clipped gradient (norms, factors, sum) and then two noisy adam steps */
 static void steps_case(int algo, int per_layer, int cls, int lora) {
     dpprof_config c;
     dpprof_session *cpu = NULL, *gpu = NULL;
     char name[128];
-    int tok[4 * 12], tgt[4 * 12], i, rc;
+    int i;
     double ncpu[4], ngpu[4], ccpu[4], cgpu[4], en = 0, ec = 0, eg, ew;
     const char *wn;
     snprintf(name, sizeof name, "step %s%s%s%s", dpprof_algo_name(algo), per_layer ? " per-layer" : "", cls ? " cls" : " lm", lora ? " lora" : "");
     steps_config(&c, algo, per_layer, cls, lora);
     if (steps_pair(&c, DPPROF_DTYPE_FP32, name, lora, &cpu, &gpu) != DPPROF_OK) goto done;
-    dpprof_session_batch(cpu, 0, 0, 4, tok, tgt);
+    if (steps_batch(cpu, gpu, name, algo, ncpu, ngpu, ccpu, cgpu, &en, &ec) != DPPROF_OK) goto done;
     if (algo == DPPROF_ALGO_VANILLA) {
-        double lcpu[4], lgpu[4];
-        rc = dpprof_session_grad(cpu, tok, tgt, 4, lcpu);
-        if (rc == DPPROF_OK) rc = dpprof_session_grad(gpu, tok, tgt, 4, lgpu);
-        CHECK(rc == DPPROF_OK, "%s: the gradient on both backends (%s)", name, rc ? dpprof_last_error() : "ok");
-        for (i = 0; i < 4; i++) en = fmax(en, fabs(lcpu[i] - lgpu[i]) / fabs(lcpu[i]));
         CHECK(en < 1e-5, "%s: per-sample losses agree (worst relative %.3g, tolerance 1e-5)", name, en);
     } else {
-        rc = dpprof_session_clipped_grad(cpu, tok, tgt, 4, ncpu, ccpu);
-        if (rc == DPPROF_OK) rc = dpprof_session_clipped_grad(gpu, tok, tgt, 4, ngpu, cgpu);
-        CHECK(rc == DPPROF_OK, "%s: the clipped gradient on both backends (%s)", name, rc ? dpprof_last_error() : "ok");
-        if (rc != DPPROF_OK) goto done;
-        for (i = 0; i < 4; i++) {
-            en = fmax(en, fabs(ncpu[i] - ngpu[i]) / ncpu[i]);
-            if (!per_layer) ec = fmax(ec, fabs(ccpu[i] - cgpu[i]) / ccpu[i]);
-        }
         CHECK(en < 1e-4, "%s: per-sample norms agree (worst relative %.3g, tolerance 1e-4; norms %.4g .. %.4g)", name, en, ncpu[0], ncpu[3]);
         if (!per_layer) {
             int clipped = 0;
@@ -142,36 +187,15 @@ static void steps_case(int algo, int per_layer, int cls, int lora) {
     eg = steps_tensors_err(gpu, cpu, 'g', &wn);
     CHECK(eg < 1e-3, "%s: the summed (clipped) gradient agrees (worst relative %.3g in %s, tolerance 1e-3, floor 1e-3 of each tensor's largest value)", name, eg, wn);
     /* two full steps with noise: the same noise bits on both, updates within fp32 tolerance */
-    dpprof_session_destroy(cpu);
-    dpprof_session_destroy(gpu);
-    cpu = gpu = NULL;
     if (algo != DPPROF_ALGO_VANILLA) c.sigma = 0.5;
-    c.backend = DPPROF_BACKEND_CPU;
-    rc = dpprof_session_create(&c, &cpu);
-    if (rc == DPPROF_OK) rc = dpprof_session_run(cpu);
-    if (rc == DPPROF_OK) {
-        c.backend = DPPROF_BACKEND_CUDA;
-        rc = dpprof_session_create(&c, &gpu);
-    }
-    if (rc == DPPROF_OK) rc = dpprof_session_run(gpu);
-    CHECK(rc == DPPROF_OK, "%s: two noisy adam steps on both backends (%s)", name, rc ? dpprof_last_error() : "ok");
-    if (rc != DPPROF_OK) goto done;
+    if (steps_run_pair(&c, DPPROF_DTYPE_FP32, name, &cpu, &gpu) != DPPROF_OK) goto done;
     ew = steps_tensors_err(gpu, cpu, 'w', &wn);
     /* adam divides by sqrt(v): an element whose gradient is ~0 moves by lr either way, so compare
        the weights at the scale of lr rather than relative to tiny values */
     CHECK(ew < 1e-3, "%s: weights after two steps agree (worst %.3g relative to 1e-3 of each tensor's scale, in %s)", name, ew, wn);
     CHECK(fabs(dpprof_session_step_loss(cpu, 1) - dpprof_session_step_loss(gpu, 1)) < 1e-4 * fabs(dpprof_session_step_loss(cpu, 1)),
           "%s: the second step's loss agrees (cpu %.8g, cuda %.8g)", name, dpprof_session_step_loss(cpu, 1), dpprof_session_step_loss(gpu, 1));
-    {
-        const char *why = NULL;
-        dpprof_session *dry = NULL;
-        c.backend = DPPROF_BACKEND_DRY;
-        rc = dpprof_session_create(&c, &dry);
-        if (rc == DPPROF_OK) rc = dpprof_session_run(dry);
-        CHECK(rc == DPPROF_OK && dpprof_prof_same_memory(dpprof_session_prof(gpu), dpprof_session_prof(dry), &why),
-              "%s: the device memory profile equals the dry backend's, event for event (%s)", name, why ? why : "same");
-        dpprof_session_destroy(dry);
-    }
+    steps_same_as_dry(&c, gpu, name);
     {
         /* the driver (the pool) rounds every live allocation up to its granularity (2 MiB) and holds
            the cuBLAS handle's state: a stated margin of 2 MiB per allocation live at the peak plus 64 MiB */
@@ -319,7 +343,7 @@ static void steps_bf16_case(int algo, int cls, int lora) {
     dpprof_config c;
     dpprof_session *cpu = NULL, *gpu = NULL;
     char name[128];
-    int tok[4 * 12], tgt[4 * 12], i, rc;
+    int i;
     double ncpu[4], ngpu[4], ccpu[4], cgpu[4], en = 0, ec = 0, eg, ew;
     const char *wn;
     const int ref_case = !cls && !lora; /* persample's lm results are the others' reference */
@@ -327,23 +351,10 @@ static void steps_bf16_case(int algo, int cls, int lora) {
     steps_config(&c, algo, 0, cls, lora);
     if (steps_pair(&c, DPPROF_DTYPE_BF16, name, lora, &cpu, &gpu) != DPPROF_OK) goto done;
     CHECK(bf16_copies_stale(gpu) == 0, "%s: every bf16 copy is its master rounded, after init%s", name, lora ? " and param_write" : "");
-    dpprof_session_batch(cpu, 0, 0, 4, tok, tgt);
+    if (steps_batch(cpu, gpu, name, algo, ncpu, ngpu, ccpu, cgpu, &en, &ec) != DPPROF_OK) goto done;
     if (algo == DPPROF_ALGO_VANILLA) {
-        double lcpu[4], lgpu[4];
-        rc = dpprof_session_grad(cpu, tok, tgt, 4, lcpu);
-        if (rc == DPPROF_OK) rc = dpprof_session_grad(gpu, tok, tgt, 4, lgpu);
-        CHECK(rc == DPPROF_OK, "%s: the gradient on both (%s)", name, rc ? dpprof_last_error() : "ok");
-        for (i = 0; i < 4; i++) en = fmax(en, fabs(lcpu[i] - lgpu[i]) / fabs(lcpu[i]));
         CHECK(en < 2e-2, "%s: per-sample losses agree (worst relative %.3g, tolerance 2e-2)", name, en);
     } else {
-        rc = dpprof_session_clipped_grad(cpu, tok, tgt, 4, ncpu, ccpu);
-        if (rc == DPPROF_OK) rc = dpprof_session_clipped_grad(gpu, tok, tgt, 4, ngpu, cgpu);
-        CHECK(rc == DPPROF_OK, "%s: the clipped gradient on both (%s)", name, rc ? dpprof_last_error() : "ok");
-        if (rc != DPPROF_OK) goto done;
-        for (i = 0; i < 4; i++) {
-            en = fmax(en, fabs(ncpu[i] - ngpu[i]) / ncpu[i]);
-            ec = fmax(ec, fabs(ccpu[i] - cgpu[i]) / ccpu[i]);
-        }
         CHECK(en < BF16_TOL_NORM, "%s: per-sample norms agree with fp32's (worst relative %.3g, tolerance %g; norms %.4g .. %.4g)", name, en, BF16_TOL_NORM, ncpu[0], ncpu[3]);
         CHECK(ec < BF16_TOL_NORM, "%s: clip factors agree with fp32's (worst relative %.3g, tolerance %g)", name, ec, BF16_TOL_NORM);
         if (algo == DPPROF_ALGO_PERSAMPLE && ref_case) {
@@ -364,37 +375,16 @@ static void steps_bf16_case(int algo, int cls, int lora) {
         gpu = NULL;
     }
     /* two noisy adam steps: the same noise bits, updates at bf16's distance */
-    dpprof_session_destroy(cpu);
-    dpprof_session_destroy(gpu);
-    cpu = gpu = NULL;
     if (algo != DPPROF_ALGO_VANILLA) c.sigma = 0.5;
-    c.backend = DPPROF_BACKEND_CPU;
-    c.dtype = DPPROF_DTYPE_FP32;
-    rc = dpprof_session_create(&c, &cpu);
-    if (rc == DPPROF_OK) rc = dpprof_session_run(cpu);
-    if (rc == DPPROF_OK) {
-        c.backend = DPPROF_BACKEND_CUDA;
-        c.dtype = DPPROF_DTYPE_BF16;
-        rc = dpprof_session_create(&c, &gpu);
-    }
-    if (rc == DPPROF_OK) rc = dpprof_session_run(gpu);
-    CHECK(rc == DPPROF_OK, "%s: two noisy adam steps on both (%s)", name, rc ? dpprof_last_error() : "ok");
-    if (rc != DPPROF_OK) goto done;
+    if (steps_run_pair(&c, DPPROF_DTYPE_BF16, name, &cpu, &gpu) != DPPROF_OK) goto done;
     CHECK(bf16_copies_stale(gpu) == 0, "%s: every bf16 copy is its updated master rounded, after the steps", name);
     ew = bf16_weights_apart(gpu, cpu, dpprof_session_config(cpu)->lr);
     CHECK(ew < BF16_TOL_WEIGHTS, "%s: weights after two steps: mean |w_bf16 - w_fp32| = %.3g lr (tolerance %g lr)", name, ew, BF16_TOL_WEIGHTS);
     CHECK(fabs(dpprof_session_step_loss(cpu, 1) - dpprof_session_step_loss(gpu, 1)) < 2e-2 * fabs(dpprof_session_step_loss(cpu, 1)),
           "%s: the second step's loss agrees (fp32 %.8g, bf16 %.8g, tolerance 2e-2 relative)", name, dpprof_session_step_loss(cpu, 1), dpprof_session_step_loss(gpu, 1));
-    {
-        const char *why = NULL;
-        dpprof_session *dry = NULL;
-        c.backend = DPPROF_BACKEND_DRY;
-        rc = dpprof_session_create(&c, &dry);
-        if (rc == DPPROF_OK) rc = dpprof_session_run(dry);
-        CHECK(rc == DPPROF_OK && dpprof_prof_same_memory(dpprof_session_prof(gpu), dpprof_session_prof(dry), &why),
-              "%s: the device memory profile equals the dry bf16 backend's, event for event (%s)", name, why ? why : "same");
-        dpprof_session_destroy(dry);
-    }
+    /* two noisy adam steps: the same noise bits, updates at bf16's distance */
+    if (algo != DPPROF_ALGO_VANILLA) c.sigma = 0.5;
+    if (steps_run_pair(&c, DPPROF_DTYPE_BF16, name, &cpu, &gpu) != DPPROF_OK) goto done;
 done:
     dpprof_session_destroy(cpu);
     dpprof_session_destroy(gpu);
