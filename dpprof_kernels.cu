@@ -571,10 +571,9 @@ extern "C" int dpprof_nonfinite_result_gpu(int *tag) {
 // fp32 accumulation inside cuBLAS (default math, no tf32); the reference sums in double. bf16 storage:
 // cublasGemmEx on bf16 operands (tensor cores) with fp32 compute, out and dinp stored as bf16 (dinp
 // widened, accumulated in fp32, rounded), dweight fp32
-static cublasStatus_t dpprof__gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *A, int lda, const void *B, int ldb,
-                                        float beta, void *C, cudaDataType ctype, int ldc) {
-    const float one = 1.0f;
-    return cublasGemmEx(dpprof__cu.blas, ta, tb, m, n, k, &one, A, CUDA_R_16BF, lda, B, CUDA_R_16BF, ldb, &beta, C, ctype, ldc, CUBLAS_COMPUTE_32F,
+static cublasStatus_t dpprof__gemm_bf16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha, const void *A, int lda, const void *B,
+                                        int ldb, float beta, void *C, cudaDataType ctype, int ldc) {
+    return cublasGemmEx(dpprof__cu.blas, ta, tb, m, n, k, &alpha, A, CUDA_R_16BF, lda, B, CUDA_R_16BF, ldb, &beta, C, ctype, ldc, CUBLAS_COMPUTE_32F,
                         CUBLAS_GEMM_DEFAULT);
 }
 
@@ -587,7 +586,7 @@ extern "C" void dpprof_matmul_fwd_gpu(float *out, const float *inp, const float 
         return;
     }
     // out_cm (OC,N) = W_cm^T (OC,IC) @ inp_cm (IC,N)
-    if (dpprof__cu.bf16) dpprof__blas_post("dpprof_matmul_fwd_gpu", dpprof__gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, OC, N, IC, weight, IC, inp, IC, 0.0f, out, CUDA_R_16BF, OC));
+    if (dpprof__cu.bf16) dpprof__blas_post("dpprof_matmul_fwd_gpu", dpprof__gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, OC, N, IC, 1.0f, weight, IC, inp, IC, 0.0f, out, CUDA_R_16BF, OC));
     else dpprof__blas_post("dpprof_matmul_fwd_gpu", cublasSgemm(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, OC, N, IC, &one, weight, IC, inp, IC, &zero, out, OC));
 }
 
@@ -595,8 +594,8 @@ extern "C" void dpprof_matmul_bwd_gpu(float *dinp, float *dweight, const float *
     const float one = 1.0f;
     if (N <= 0 || IC <= 0 || OC <= 0 || dpprof__cu.err) return; // nothing to add
     if (dpprof__cu.bf16) {
-        if (dinp) dpprof__blas_post("dpprof_matmul_bwd_gpu (dinp)", dpprof__gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_N, IC, N, OC, weight, IC, dout, OC, 1.0f, dinp, CUDA_R_16BF, IC));
-        if (dweight) dpprof__blas_post("dpprof_matmul_bwd_gpu (dweight)", dpprof__gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, N, inp, IC, dout, OC, 1.0f, dweight, CUDA_R_32F, IC));
+        if (dinp) dpprof__blas_post("dpprof_matmul_bwd_gpu (dinp)", dpprof__gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_N, IC, N, OC, 1.0f, weight, IC, dout, OC, 1.0f, dinp, CUDA_R_16BF, IC));
+        if (dweight) dpprof__blas_post("dpprof_matmul_bwd_gpu (dweight)", dpprof__gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, N, 1.0f, inp, IC, dout, OC, 1.0f, dweight, CUDA_R_32F, IC));
         return;
     }
     // dinp_cm (IC,N) += W_cm (IC,OC) @ dout_cm (OC,N)
@@ -2049,26 +2048,31 @@ static long long dpprof__even_blocks(long long total, long long most) {
     return (total + nb - 1) / nb;
 }
 
+// the blocked bf16 norms' scratch: the row dots' partials first (one sample's: at most 4096 doubles),
+// then `mats` fp32 matrices of rows x width, rows (*rows, at most total, equal blocks) as many as fit.
+// nullptr (with the error queued) when not even one row fits
+static float *dpprof__norm_blocks(const char *what, long long total, size_t width, int mats, long long *rows) {
+    const size_t part_bytes = 4096 * sizeof(double), avail = dpprof__model_avail(), per_row = (size_t)mats * sizeof(float) * width;
+    *rows = dpprof__even_blocks(total, avail > part_bytes ? (long long)((avail - part_bytes) / per_row) : 0);
+    unsigned char *base = (unsigned char *)dpprof__scratch(part_bytes + per_row * (size_t)(*rows > 0 ? *rows : 1), what);
+    return base && *rows >= 1 ? (float *)(base + part_bytes) : nullptr;
+}
+
 // bf16 flash norm, per-sample-gradient flavour, on the tensor cores: g_i is built OCb output rows at a
 // time in the scratch (fp32, a block of at most the scratch, never OC x IC) by a cuBLAS GEMM over T, and
 // square-summed in double by the fixed-order row dots before the next block overwrites it
 static void dpprof__sqnorm_psg_bf16(double *norm2, const dpprof__bf16 *dy, const dpprof__bf16 *x, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_psg_gpu";
-    const size_t part_bytes = 4096 * sizeof(double); // dpprof__dp_rowdots' partials for one sample
-    const size_t avail = dpprof__model_avail();
-    long long OCb = dpprof__even_blocks(OC, avail > part_bytes ? (long long)((avail - part_bytes) / (sizeof(float) * (size_t)IC)) : 0);
-    float *g = (float *)dpprof__scratch(part_bytes + sizeof(float) * (size_t)(OCb > 0 ? OCb : 1) * (size_t)IC, what);
-    if (!g || OCb < 1) return; // dpprof__scratch said why (IC too wide for the scratch)
-    g = (float *)((unsigned char *)g + part_bytes);
-    const float one = 1.0f, zero = 0.0f;
+    long long OCb;
+    float *g = dpprof__norm_blocks(what, OC, (size_t)IC, 1, &OCb);
+    if (!g) return; // IC too wide for the scratch: the error is queued
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
     for (int i = 0; i < n && st == CUBLAS_STATUS_SUCCESS && !dpprof__cu.err; i++) {
         const dpprof__bf16 *xi = x + (size_t)i * T * IC, *gi = dy + (size_t)i * T * OC;
         for (int o0 = 0; o0 < OC && st == CUBLAS_STATUS_SUCCESS; o0 += (int)OCb) {
             const int ob = o0 + (int)OCb < OC ? (int)OCb : OC - o0;
             // column-major: g (IC, ob) = X_i (IC, T) DY_i[o0:o0+ob, :]^T, i.e. rows o0.. of dy_i^T x_i
-            st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_N, CUBLAS_OP_T, IC, ob, T, &one, xi, CUDA_R_16BF, IC, gi + o0, CUDA_R_16BF, OC, &zero, g, CUDA_R_32F,
-                              IC, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            st = dpprof__gemm_bf16(CUBLAS_OP_N, CUBLAS_OP_T, IC, ob, T, 1.0f, xi, IC, gi + o0, OC, 0.0f, g, CUDA_R_32F, IC);
             if (st == CUBLAS_STATUS_SUCCESS) dpprof__dp_rowdots(what, norm2 + i, g, g, 1, (size_t)ob * (size_t)IC);
         }
     }
@@ -2201,28 +2205,21 @@ __global__ void dpprof__k_dp_sqnorm_gram(double *part, const A *dy, const A *x, 
 // left to later blocks, so every (s, t) pair of the T x T sum counts exactly once with its mirror
 static void dpprof__sqnorm_gram_bf16(double *norm2, const dpprof__bf16 *dy, const dpprof__bf16 *x, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_gram_gpu";
-    const size_t part_bytes = 4096 * sizeof(double); // dpprof__dp_rowdots' partials for one sample
-    const size_t avail = dpprof__model_avail();
-    long long Tb = dpprof__even_blocks(T, avail > part_bytes ? (long long)((avail - part_bytes) / (2 * sizeof(float) * (size_t)T)) : 0);
-    unsigned char *base = (unsigned char *)dpprof__scratch(part_bytes + 2 * sizeof(float) * (size_t)(Tb > 0 ? Tb : 1) * (size_t)T, what);
-    if (!base || Tb < 1) return; // dpprof__scratch said why (T too long for the scratch)
-    float *gx = (float *)(base + part_bytes), *gy = gx + (size_t)Tb * T;
-    const float one = 1.0f, two = 2.0f, zero = 0.0f;
+    long long Tb;
+    float *gx = dpprof__norm_blocks(what, T, (size_t)T, 2, &Tb);
+    if (!gx) return; // T too long for the scratch: the error is queued
+    float *gy = gx + (size_t)Tb * T;
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
     for (int i = 0; i < n && st == CUBLAS_STATUS_SUCCESS && !dpprof__cu.err; i++) {
         const dpprof__bf16 *xi = x + (size_t)i * T * IC, *gi = dy + (size_t)i * T * OC;
         for (int s0 = 0; s0 < T && st == CUBLAS_STATUS_SUCCESS; s0 += (int)Tb) {
             const int s1 = s0 + (int)Tb < T ? s0 + (int)Tb : T, tb = s1 - s0;
             // column-major: gx (s1, tb), ld s1; entry (t, s) = x_t . x_{s0+s}
-            if (s0 > 0)
-                st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, s0, tb, IC, &two, xi, CUDA_R_16BF, IC, xi + (size_t)s0 * IC, CUDA_R_16BF, IC, &zero,
-                                  gx, CUDA_R_32F, s1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            if (s0 > 0) st = dpprof__gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, s0, tb, IC, 2.0f, xi, IC, xi + (size_t)s0 * IC, IC, 0.0f, gx, CUDA_R_32F, s1);
             if (st == CUBLAS_STATUS_SUCCESS)
-                st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, tb, tb, IC, &one, xi + (size_t)s0 * IC, CUDA_R_16BF, IC, xi + (size_t)s0 * IC,
-                                  CUDA_R_16BF, IC, &zero, gx + s0, CUDA_R_32F, s1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                st = dpprof__gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, tb, tb, IC, 1.0f, xi + (size_t)s0 * IC, IC, xi + (size_t)s0 * IC, IC, 0.0f, gx + s0, CUDA_R_32F, s1);
             if (st == CUBLAS_STATUS_SUCCESS)
-                st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, s1, tb, OC, &one, gi, CUDA_R_16BF, OC, gi + (size_t)s0 * OC, CUDA_R_16BF, OC, &zero,
-                                  gy, CUDA_R_32F, s1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                st = dpprof__gemm_bf16(CUBLAS_OP_T, CUBLAS_OP_N, s1, tb, OC, 1.0f, gi, OC, gi + (size_t)s0 * OC, OC, 0.0f, gy, CUDA_R_32F, s1);
             if (st == CUBLAS_STATUS_SUCCESS) dpprof__dp_rowdots(what, norm2 + i, gx, gy, 1, (size_t)s1 * (size_t)tb);
         }
     }
