@@ -2021,8 +2021,7 @@ extern "C" void dpprof_linear_psgrad_gpu(float *psg, const float *dy, const floa
 // p = j, j+G, ... of g_i = dy_i^T x_i (fp32 fma over the T rows), squares them in double and writes one
 // partial part[z*G + j]; no (OC,IC) tile ever leaves the chip. grid (G, 1, samples of the chunk);
 // reads dy_i, x_i strips once per tile
-template <typename A>
-__global__ void dpprof__k_dp_sqnorm_psg(double *part, const A *dy, const A *x, int i0, int T, int IC, int OC, long long tiles_k,
+__global__ void dpprof__k_dp_sqnorm_psg(double *part, const float *dy, const float *x, int i0, int T, int IC, int OC, long long tiles_k,
                                         long long tiles, long long G) {
     alignas(16) __shared__ float sA[DPPROF__DP_TK][DPPROF__DP_TM], sB[DPPROF__DP_TK][DPPROF__DP_TN];
     __shared__ double red[DPPROF__DP_NT];
@@ -2093,7 +2092,7 @@ extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, con
     if (!part) return;
     for (int i0 = 0; i0 < n; i0 += (int)chunk) {
         long long m = dpprof__dp_min(chunk, n - i0);
-        dpprof__launch(what, dpprof__k_dp_sqnorm_psg<float>, dim3((unsigned)G, 1, (unsigned)m), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, tk, tiles, G);
+        dpprof__launch(what, dpprof__k_dp_sqnorm_psg, dim3((unsigned)G, 1, (unsigned)m), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, tk, tiles, G);
         dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)m), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
     }
 }
@@ -2102,8 +2101,7 @@ extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, con
 // (dy scaled on load, the product in double rounded to float once); the tile is summed in fp32 and
 // added to dw with one float add. each dw element is owned by one thread: deterministic.
 // grid (OC/64, IC/64); reads dy and x once per output tile column/row strip
-template <typename A>
-__global__ void dpprof__k_dp_clipgrad(float *dw, const A *dy, const A *x, const double *c, int n, int T, int IC, int OC) {
+__global__ void dpprof__k_dp_clipgrad(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC) {
     alignas(16) __shared__ float sA[DPPROF__DP_TK][DPPROF__DP_TM], sB[DPPROF__DP_TK][DPPROF__DP_TN];
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
     const int o0 = blockIdx.x * DPPROF__DP_TM, k0 = blockIdx.y * DPPROF__DP_TN;
@@ -2164,7 +2162,7 @@ extern "C" void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const flo
         return;
     }
     dim3 grid((unsigned)dpprof__dp_cdiv(OC, DPPROF__DP_TM), (unsigned)ty, 1);
-    dpprof__launch("dpprof_linear_clipgrad_gpu", dpprof__k_dp_clipgrad<float>, grid, dim3(DPPROF__DP_NT), 0, dw, dy, x, c, n, T, IC, OC);
+    dpprof__launch("dpprof_linear_clipgrad_gpu", dpprof__k_dp_clipgrad, grid, dim3(DPPROF__DP_NT), 0, dw, dy, x, c, n, T, IC, OC);
 }
 
 // flash norm, gram flavour: block (slot j, sample i0+z) takes the position-tile pairs p = j, j+G, ... of
@@ -2172,13 +2170,12 @@ extern "C" void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const flo
 // (over OC) in fp32, multiplies them elementwise in double and sums, off-diagonal tiles twice; one
 // partial per block. no T x T matrix is stored. grid (G, 1, samples of the chunk); reads 2x64 rows of
 // x_i and dy_i per tile pair
-template <typename A>
-__global__ void dpprof__k_dp_sqnorm_gram(double *part, const A *dy, const A *x, int i0, int T, int IC, int OC, long long pairs,
+__global__ void dpprof__k_dp_sqnorm_gram(double *part, const float *dy, const float *x, int i0, int T, int IC, int OC, long long pairs,
                                          long long G) {
     alignas(16) __shared__ float sA[DPPROF__DP_TF][DPPROF__DP_LDT], sB[DPPROF__DP_TF][DPPROF__DP_LDT];
     __shared__ double red[DPPROF__DP_NT];
     const size_t i = (size_t)i0 + blockIdx.z;
-    const A *xi = x + i * (size_t)T * (size_t)IC, *gi = dy + i * (size_t)T * (size_t)OC;
+    const float *xi = x + i * (size_t)T * (size_t)IC, *gi = dy + i * (size_t)T * (size_t)OC;
     double s = 0.0;
     for (long long p = blockIdx.x; p < pairs; p += G) {
         long long sa, tb;
@@ -2240,7 +2237,7 @@ extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, co
     if (!part) return;
     for (int i0 = 0; i0 < n; i0 += (int)chunk) {
         long long k = dpprof__dp_min(chunk, n - i0);
-        dpprof__launch(what, dpprof__k_dp_sqnorm_gram<float>, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
+        dpprof__launch(what, dpprof__k_dp_sqnorm_gram, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
         dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
     }
 }
@@ -2248,8 +2245,7 @@ extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, co
 // gram matrices out[i] (T,T) = x_i x_i^T, overwritten: block (tile pair p of the upper triangle, samples
 // strided) computes the 64x64 tile once and writes it and its mirror from the same floats (the mirror
 // transposed through shared memory, so both stores are coalesced): exactly symmetric. grid (pairs, 1, n)
-template <typename A>
-__global__ void dpprof__k_dp_gram(float *out, const A *x, int n, int T, int D) {
+__global__ void dpprof__k_dp_gram(float *out, const float *x, int n, int T, int D) {
     alignas(16) __shared__ float sA[DPPROF__DP_TF][DPPROF__DP_LDT], sB[DPPROF__DP_TF][DPPROF__DP_LDT];
     __shared__ float sC[DPPROF__DP_TM][DPPROF__DP_TN + 1];
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
@@ -2259,7 +2255,7 @@ __global__ void dpprof__k_dp_gram(float *out, const A *x, int n, int T, int D) {
     const int ns = T - s0 < DPPROF__DP_TM ? T - s0 : DPPROF__DP_TM, nt = T - t0 < DPPROF__DP_TN ? T - t0 : DPPROF__DP_TN;
     const bool diag = sa == tb;
     for (int i = blockIdx.z; i < n; i += gridDim.z) {
-        const A *xi = x + (size_t)i * (size_t)T * (size_t)D;
+        const float *xi = x + (size_t)i * (size_t)T * (size_t)D;
         float *o = out + (size_t)i * (size_t)T * (size_t)T;
         float acc[4][4];
         dpprof__k_dp_gemm_nt(acc, sA, sB, xi + (size_t)s0 * D, xi + (size_t)t0 * D, ns, nt, D);
@@ -2292,8 +2288,7 @@ extern "C" void dpprof_gram_gpu(float *out, const float *x, int n, int T, int D)
         dpprof__blas_post("dpprof_gram_gpu", cublasGemmStridedBatchedEx(dpprof__cu.blas, CUBLAS_OP_T, CUBLAS_OP_N, T, T, D, &one, x, CUDA_R_16BF, D, (long long)T * D,
                                                                         x, CUDA_R_16BF, D, (long long)T * D, &zero, out, CUDA_R_32F, T, (long long)T * T, n,
                                                                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    } else if (dpprof__cu.bf16) dpprof__launch("dpprof_gram_gpu", dpprof__k_dp_gram<dpprof__bf16>, grid, dim3(DPPROF__DP_NT), 0, out, dpprof__act<dpprof__bf16>(x), n, T, D);
-    else dpprof__launch("dpprof_gram_gpu", dpprof__k_dp_gram<float>, grid, dim3(DPPROF__DP_NT), 0, out, x, n, T, D);
+    } else dpprof__launch("dpprof_gram_gpu", dpprof__k_dp_gram, grid, dim3(DPPROF__DP_NT), 0, out, x, n, T, D); // fp32, or D = 0 (zeros: x is not read)
 }
 
 // ---- long per-sample dots --------------------------------------------------------------------------
