@@ -12,17 +12,28 @@ static double steps_relerr(const dpprof_real *a, const dpprof_real *b, size_t n,
     return worst;
 }
 
-/* the largest relative error over every trainable tensor's 'g' or 'w' of two sessions; floor is a
-   fraction of the tensor's largest magnitude (tiny entries of a sum of cancelling terms carry fp32 noise) */
-static double steps_tensors_err(dpprof_session *a, dpprof_session *b, char which, const char **worst_name) {
+/* the error of tensor x against y (n values): steps_relerr with a floor of 1e-3 of y's largest magnitude
+   (tiny entries of a sum of cancelling terms carry fp32 noise) */
+static double steps_err_floor(const dpprof_real *x, const dpprof_real *y, size_t n) {
+    double big = 0;
+    size_t k;
+    for (k = 0; k < n; k++)
+        if (fabs((double)y[k]) > big) big = fabs((double)y[k]);
+    return steps_relerr(x, y, n, big * 1e-3 > 1e-30 ? big * 1e-3 : 1e-30);
+}
+
+/* the worst err(x, y) over the tensors of two sessions ('w' or 'g'; 'g' only where trainable), with
+   the name of the worst; INFINITY when a tensor cannot be read */
+static double steps_worst(dpprof_session *a, dpprof_session *b, char which, double (*err)(const dpprof_real *, const dpprof_real *, size_t),
+                          const char **worst_name) {
     double worst = 0;
     int i;
     *worst_name = "-";
     for (i = 0; i < dpprof_session_param_count(a); i++) {
         dpprof_param *p = dpprof_session_param(a, i);
-        size_t n = (size_t)p->w.n, k;
+        size_t n = (size_t)p->w.n;
         dpprof_real *x, *y;
-        double big = 0, e;
+        double e;
         if (which == 'g' && !p->trainable) continue;
         x = (dpprof_real *)malloc(sizeof(dpprof_real) * n);
         y = (dpprof_real *)malloc(sizeof(dpprof_real) * n);
@@ -31,9 +42,7 @@ static double steps_tensors_err(dpprof_session *a, dpprof_session *b, char which
             free(y);
             return INFINITY;
         }
-        for (k = 0; k < n; k++)
-            if (fabs((double)y[k]) > big) big = fabs((double)y[k]);
-        e = steps_relerr(x, y, n, big * 1e-3 > 1e-30 ? big * 1e-3 : 1e-30);
+        e = err(x, y, n);
         if (!(e <= worst)) {
             worst = e;
             *worst_name = p->name;
@@ -42,6 +51,11 @@ static double steps_tensors_err(dpprof_session *a, dpprof_session *b, char which
         free(y);
     }
     return worst;
+}
+
+/* the largest relative error over every trainable tensor's 'g' or 'w' of two sessions */
+static double steps_tensors_err(dpprof_session *a, dpprof_session *b, char which, const char **worst_name) {
+    return steps_worst(a, b, which, steps_err_floor, worst_name);
 }
 
 static void steps_config(dpprof_config *c, int algo, int per_layer, int cls, int lora) {
@@ -250,39 +264,21 @@ static void steps_determinism(dpprof_dtype dtype) {
    scale (tolerances below, each stated); the dp algorithms read the same bf16 activations for the
    norms, so among themselves they agree at fp32's scale */
 
-/* the largest max|a - b| / max|b| over the tensors of two sessions ('w' or 'g'; 'g' only where trainable):
-   the error relative to each tensor's scale */
-static double bf16_tensors_err(dpprof_session *a, dpprof_session *b, char which, const char **worst_name) {
-    double worst = 0;
-    int i;
-    *worst_name = "-";
-    for (i = 0; i < dpprof_session_param_count(a); i++) {
-        dpprof_param *p = dpprof_session_param(a, i);
-        size_t n = (size_t)p->w.n, k;
-        dpprof_real *x, *y;
-        double big = 0, d = 0, e;
-        if (which == 'g' && !p->trainable) continue;
-        x = (dpprof_real *)malloc(sizeof(dpprof_real) * n);
-        y = (dpprof_real *)malloc(sizeof(dpprof_real) * n);
-        if (!x || !y || dpprof_session_param_read(a, i, which, x) != DPPROF_OK || dpprof_session_param_read(b, i, which, y) != DPPROF_OK) {
-            free(x);
-            free(y);
-            return INFINITY;
-        }
-        for (k = 0; k < n; k++) {
-            big = fmax(big, fabs((double)y[k]));
-            d = fmax(d, fabs((double)x[k] - (double)y[k]));
-            if (x[k] != x[k]) d = INFINITY;
-        }
-        e = d / (big > 1e-30 ? big : 1e-30);
-        if (!(e <= worst)) {
-            worst = e;
-            *worst_name = p->name;
-        }
-        free(x);
-        free(y);
+/* max|x - y| / max|y|: the error relative to the tensor's scale (a nan is infinite) */
+static double bf16_err_scale(const dpprof_real *x, const dpprof_real *y, size_t n) {
+    double big = 0, d = 0;
+    size_t k;
+    for (k = 0; k < n; k++) {
+        big = fmax(big, fabs((double)y[k]));
+        d = fmax(d, fabs((double)x[k] - (double)y[k]));
+        if (x[k] != x[k]) d = INFINITY;
     }
-    return worst;
+    return d / (big > 1e-30 ? big : 1e-30);
+}
+
+/* the largest max|a - b| / max|b| over the tensors of two sessions ('w' or 'g'; 'g' only where trainable) */
+static double bf16_tensors_err(dpprof_session *a, dpprof_session *b, char which, const char **worst_name) {
+    return steps_worst(a, b, which, bf16_err_scale, worst_name);
 }
 
 /* the mean |w_a - w_b| over every weight, in units of the learning rate: how far apart two runs'
