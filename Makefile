@@ -222,7 +222,7 @@ build/dpprof-nocuda: main.c dpprof.h
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
 TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu test_dp test_dpops
 .PHONY: test-build
-test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu test_cuemu) build/dpprof-cuemu
+test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu test_cuemu test_emu) build/dpprof-cuemu
 
 $(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
@@ -274,6 +274,11 @@ build/dpprof_kernels_emu.o: dpprof_kernels.cu dpprof.h tests/cuemu.h
 $(TEST_BIN)/test_cuemu: $(GPU_TEST_SRC) build/dpprof_kernels_emu.o
 	@mkdir -p $(TEST_BIN)
 	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -I. $< build/dpprof_kernels_emu.o -o $@ -lstdc++ -lm
+
+# the emulator's own checks: the races, stale shared memory and faults it is there to catch, caught
+$(TEST_BIN)/test_emu: tests/test_emu.cc tests/cuemu.h tests/test.h
+	@mkdir -p $(TEST_BIN)
+	$(CXX) -std=c++17 $(EMU_FLAGS) -Wall -Wextra -Werror -Itests $< -o $@
 
 build/dpprof-cuemu: main.c dpprof.h build/dpprof_kernels_emu.o
 	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c build/dpprof_kernels_emu.o -o $@.tmp -lstdc++ -lm

@@ -30,6 +30,14 @@
 //   CUEMU_STRICT=1         abort when a __syncthreads completes while some threads of the block
 //                          have already exited (hardware tolerates it; cuda calls it undefined)
 //   CUEMU_STACK_KB=n       fiber stack size in KiB (default 256)
+//   CUEMU_SCHEDULE=s       the order of the warps of a block, of the lanes of a warp, and of the
+//                          blocks (section 4): forward (default: linear id order), reverse, or
+//                          random[:seed] (a new permutation every round and every launch; seed
+//                          default 1). a kernel whose threads race (a shared value read in the same
+//                          barrier interval another thread writes it, a global value another block
+//                          writes) computes other values in another order: run its test in more than
+//                          one (make test does forward, reverse and random)
+//   CUEMU_SMEM_POISON=0    shared memory is not filled at the start of every block (section 1)
 //   CUEMU_QUIET=1          no stderr notes on api misuse that returns an error code (the notes say why)
 //   CUEMU_MEMORY_BYTES=n   device memory size (default 24 GiB; suffixes K, M, G); read on every
 //                          cudaMalloc/cudaMemGetInfo/cudaGetDeviceProperties
@@ -65,6 +73,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -80,11 +89,14 @@
 
 // =================================================================================================
 // 1. keywords. execution-space qualifiers are empty: every function is a host function.
-//    __shared__ is `static`: blocks run one after another, so a function-static array is the
-//    running block's shared memory. unlike hardware it is zero before the first block and keeps
-//    the previous block's values afterwards: a kernel must neither rely on shared memory being
-//    zero nor on it keeping values across blocks (both are undefined on a gpu). `extern
-//    __shared__` does not work: dynamic shared memory comes from cuemu_dynamic_smem().
+//    __shared__ is `static` in a section of its own (cuemu_smem): blocks run one after another, so a
+//    function-static array is the running block's shared memory. hardware leaves shared memory
+//    undefined at the start of a block; here every block starts with all of it (every kernel's
+//    static arrays and the dynamic bytes) filled with 0xff bytes (NaN as float or double, -1 as an
+//    int), so a kernel that reads shared memory before writing it, or relies on the previous
+//    block's values, computes NaN or garbage and its test fails (CUEMU_SMEM_POISON=0: all zero at
+//    the first block, then the previous block's values, as before). `extern __shared__` does not
+//    work: dynamic shared memory comes from cuemu_dynamic_smem().
 //    __CUDACC__ and __CUDA_ARCH__ stay undefined, so code written for both sides takes the host path.
 // =================================================================================================
 #define __global__
@@ -94,7 +106,7 @@
 #define __grid_constant__
 #define __forceinline__ __inline__
 #define __launch_bounds__(...)
-#define __shared__ static
+#define __shared__ static __attribute__((section("cuemu_smem")))
 #define __align__(n) __attribute__((aligned(n)))
 
 // =================================================================================================
@@ -295,7 +307,14 @@ typedef enum {
 // internal state (namespace cuemu). everything is plain data with static storage, so calls made
 // from atexit handlers or destructors of other statics still find it intact.
 // =================================================================================================
+// the bounds of the kernels' static shared memory (section 1), which the linker defines when some
+// __shared__ array exists (weak: null when none does)
+extern "C" char __start_cuemu_smem[] __attribute__((weak));
+extern "C" char __stop_cuemu_smem[] __attribute__((weak));
+
 namespace cuemu {
+inline char *smem_static_lo() { return __start_cuemu_smem; }
+inline char *smem_static_hi() { return __stop_cuemu_smem; }
 
 constexpr unsigned kMaxThreads = 1024;                     // threads per block
 constexpr size_t kSmemDefault = 48 * 1024;                 // dynamic smem without opt-in
@@ -374,6 +393,9 @@ struct Optin {
 struct State {
     int inited;
     int protect, strict;
+    int sched, smem_poison; // CUEMU_SCHEDULE (0 forward, 1 reverse, 2 random), CUEMU_SMEM_POISON
+    uint64_t rng;           // the random schedule's xorshift state
+    unsigned order[32], worder[kMaxThreads / 32]; // this round's lane and warp orders
     size_t poison_budget, poisoned_live; // CUEMU_POISON: live bytes that may be filled, bytes filled
     size_t page, stack_bytes, guard_bytes;
     // device memory: live allocations sorted by base
@@ -683,6 +705,42 @@ inline void ensure_altstack() {
     sigaltstack(&ss, nullptr);
 }
 
+// CUEMU_SCHEDULE (or cuemu_set_schedule): forward | reverse | random[:seed]; anything else is a fatal
+// error (a typo must not quietly test the default order)
+inline void set_schedule(const char *v) {
+    g.rng = 1;
+    if (!v || !*v || !std::strcmp(v, "forward")) g.sched = 0;
+    else if (!std::strcmp(v, "reverse")) g.sched = 1;
+    else if (!std::strncmp(v, "random", 6) && (!v[6] || v[6] == ':')) {
+        g.sched = 2;
+        if (v[6] == ':') {
+            char *end;
+            unsigned long long s = std::strtoull(v + 7, &end, 10);
+            if (end == v + 7 || *end) fatal("CUEMU_SCHEDULE=%s: the seed after random: is not a decimal number", v);
+            g.rng = s;
+        }
+        g.rng = g.rng * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull; // never zero for xorshift
+        if (!g.rng) g.rng = 1;
+    } else fatal("CUEMU_SCHEDULE=%s: not forward, reverse or random[:seed]", v);
+}
+inline uint64_t next_rand() { // xorshift64*
+    g.rng ^= g.rng >> 12;
+    g.rng ^= g.rng << 25;
+    g.rng ^= g.rng >> 27;
+    return g.rng * 0x2545f4914f6cdd1dull;
+}
+// a[0..n) = the order of n items in this schedule: forward, reverse or a fresh random permutation
+inline void schedule_order(unsigned *a, unsigned n) {
+    for (unsigned i = 0; i < n; i++) a[i] = g.sched == 1 ? n - 1 - i : i;
+    if (g.sched == 2)
+        for (unsigned i = n; i > 1; i--) {
+            unsigned j = (unsigned)(next_rand() % i);
+            unsigned t = a[i - 1];
+            a[i - 1] = a[j];
+            a[j] = t;
+        }
+}
+
 inline void init() {
     if (g.inited) return;
     g.inited = 1;
@@ -691,6 +749,8 @@ inline void init() {
     long long pz = env_ll("CUEMU_POISON", 1); // 0: off, 1: the default budget, else a budget in bytes
     g.poison_budget = pz == 1 ? kPoisonBudget : (size_t)pz;
     g.strict = (int)env_ll("CUEMU_STRICT", 0) != 0;
+    g.smem_poison = (int)env_ll("CUEMU_SMEM_POISON", 1) != 0;
+    set_schedule(std::getenv("CUEMU_SCHEDULE"));
     long long kb = env_ll("CUEMU_STACK_KB", 256);
     g.stack_bytes = round_up((size_t)(kb < 64 ? 64 : kb) * 1024, g.page);
     g.guard_bytes = round_up(256 * 1024, g.page);
@@ -708,16 +768,19 @@ inline void init() {
 // =================================================================================================
 // 4. fibers and the block scheduler.
 //    the threads of a block are fibers with their own stacks (CUEMU_STACK_KB, a guard region below
-//    each), allocated once and reused. the scheduler runs every runnable fiber in turn (linear id
-//    order) until it returns or waits at a barrier; when none can run it releases the barriers
-//    that are complete (a block barrier when every not-yet-exited thread waits at one; a warp
-//    collective when every not-yet-exited lane of its mask waits at one with the same mask), and
-//    when none is complete, that is a deadlock: it aborts naming the launch, block and threads.
-//    threads that exited count as arrived, as on hardware (lanes beyond the block's last thread
-//    count as exited). differences from hardware: no thread runs between two barriers while
-//    another runs (so races between threads of a block show up only as wrong orders, never as torn
-//    values), and warps do not run in lockstep (code relying on implicit warp-synchronous
-//    execution without __syncwarp breaks here, as it may on volta and later).
+//    each), allocated once and reused. the scheduler takes the warps one at a time (in the order of
+//    CUEMU_SCHEDULE): it runs each runnable lane of the warp in turn until it returns or waits, and
+//    releases the warp's complete warp collectives (every not-yet-exited lane of the mask waits at
+//    one with the same mask), until the whole warp waits at a block barrier or has exited; only
+//    then does the next warp start. when every warp is stuck it releases a block barrier that every
+//    not-yet-exited thread waits at; when none is complete, that is a deadlock: it aborts naming the
+//    launch, block and threads. threads that exited count as arrived, as on hardware (lanes beyond
+//    the block's last thread count as exited). differences from hardware: no thread runs between
+//    two barriers while another runs (so races between threads of a block show up only as wrong
+//    orders, never as torn values: run a test in more than one schedule), a warp runs as far
+//    ahead of the others as the block barriers let it (the extreme order: a race between warps
+//    across warp collectives shows), and warps do not run in lockstep (code relying on implicit
+//    warp-synchronous execution without __syncwarp breaks here, as it may on volta and later).
 // =================================================================================================
 #ifndef CUEMU_UCONTEXT
 // cuemu_ctx_swap(save, load): push the callee-saved registers, the sse control/status word and the
@@ -944,6 +1007,29 @@ inline void release_warp(unsigned base, unsigned grp) {
     for (unsigned m = grp; m; m &= m - 1) W[__builtin_ctz(m)].state = RUNNABLE;
 }
 
+// the warp collectives of the warp starting at linear id base that every live lane of their mask
+// has reached: released; false when none is
+inline bool resolve_warp(unsigned base) {
+    Fiber *F = g.fib;
+    unsigned n = g.nthreads, cnt = n - base < 32 ? n - base : 32, livem = 0, waiting = 0;
+    bool any = false;
+    for (unsigned l = 0; l < cnt; l++) {
+        if (F[base + l].state != DONE) livem |= 1u << l;
+        if (F[base + l].state == WAIT_WARP) waiting |= 1u << l;
+    }
+    for (unsigned unseen = waiting; unseen;) { // lanes whose mask group is not yet looked at
+        unsigned mask = F[base + __builtin_ctz(unseen)].mask, grp = 0;
+        for (unsigned m = waiting; m; m &= m - 1)
+            if (F[base + __builtin_ctz(m)].mask == mask) grp |= 1u << __builtin_ctz(m);
+        unseen &= ~grp;
+        if ((mask & livem) == grp) {
+            release_warp(base, grp);
+            any = true;
+        }
+    }
+    return any;
+}
+
 // all fibers wait: release what is complete; false when nothing is (a deadlock)
 inline bool resolve() {
     Fiber *F = g.fib;
@@ -957,23 +1043,7 @@ inline bool resolve() {
         return true;
     }
     bool any = false;
-    for (unsigned base = 0; base < n; base += 32) {
-        unsigned cnt = n - base < 32 ? n - base : 32, livem = 0, waiting = 0;
-        for (unsigned l = 0; l < cnt; l++) {
-            if (F[base + l].state != DONE) livem |= 1u << l;
-            if (F[base + l].state == WAIT_WARP) waiting |= 1u << l;
-        }
-        for (unsigned unseen = waiting; unseen;) { // lanes whose mask group is not yet looked at
-            unsigned mask = F[base + __builtin_ctz(unseen)].mask, grp = 0;
-            for (unsigned m = waiting; m; m &= m - 1)
-                if (F[base + __builtin_ctz(m)].mask == mask) grp |= 1u << __builtin_ctz(m);
-            unseen &= ~grp;
-            if ((mask & livem) == grp) {
-                release_warp(base, grp);
-                any = true;
-            }
-        }
-    }
+    for (unsigned base = 0; base < n; base += 32) any = resolve_warp(base) || any;
     return any;
 }
 
@@ -1040,17 +1110,28 @@ inline void run_block() {
         f.line = 0;
     }
     g.live = n;
+    const unsigned nw = (n + 31) / 32;
     for (;;) {
-        for (unsigned i = 0; i < n; i++) {
-            Fiber &f = F[i];
-            if (f.state != RUNNABLE) continue;
-            if (!f.started) {
-                f.stack = take_stack();
-                fiber_start(&f, f.stack);
-                f.started = 1;
-            }
-            switch_in(&f);
-            if (f.state == DONE) give_stack(f.stack);
+        // each warp alone runs as far as it can (through its own warp collectives, up to a block
+        // barrier or its end) before the next one starts: what the others then read in shared memory
+        // is what they would read if that warp had run far ahead of them
+        schedule_order(g.worder, nw);
+        for (unsigned w = 0; w < nw; w++) {
+            const unsigned base = g.worder[w] * 32, cnt = n - base < 32 ? n - base : 32;
+            do {
+                schedule_order(g.order, cnt);
+                for (unsigned k = 0; k < cnt; k++) {
+                    Fiber &f = F[base + g.order[k]];
+                    if (f.state != RUNNABLE) continue;
+                    if (!f.started) {
+                        f.stack = take_stack();
+                        fiber_start(&f, f.stack);
+                        f.started = 1;
+                    }
+                    switch_in(&f);
+                    if (f.state == DONE) give_stack(f.stack);
+                }
+            } while (resolve_warp(base));
         }
         if (!g.live) return;
         if (!resolve()) deadlock();
@@ -1131,13 +1212,25 @@ inline void launch(const void *kernel, dim3 grid, dim3 block, size_t smem, void 
     {
         DeviceAccess acc;
         open_args(ctx); // the allocations the arguments point into
-        for (unsigned z = 0; z < grid.z; z++)
-            for (unsigned y = 0; y < grid.y; y++)
-                for (unsigned x = 0; x < grid.x; x++) {
-                    g.block_idx = uint3{x, y, z};
-                    if (smem) std::memset(g.smem_base, 0, smem);
-                    run_block();
-                }
+        // blocks in linear order b = x + grid.x*(y + grid.y*z), reversed, or permuted by b -> (a*b + c) mod
+        // total with a random a prime to total (a permutation without a table, new every launch)
+        const uint64_t total = (uint64_t)grid.x * grid.y * grid.z;
+        uint64_t pa = 1, pc = 0;
+        if (g.sched == 2 && total > 1) {
+            do pa = 1 + next_rand() % (total - 1);
+            while (std::gcd(pa, total) != 1);
+            pc = next_rand() % total;
+        }
+        char *ss = smem_static_lo(), *se = smem_static_hi();
+        for (uint64_t k = 0; k < total; k++) {
+            uint64_t b = g.sched == 1 ? total - 1 - k : g.sched == 2 ? (uint64_t)(((unsigned __int128)pa * k + pc) % total) : k;
+            g.block_idx = uint3{(unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y), (unsigned)(b / grid.x / grid.y)};
+            if (g.smem_poison) {
+                if (smem) std::memset(g.smem_base, 0xff, smem);
+                if (se > ss) std::memset(ss, 0xff, (size_t)(se - ss));
+            } else if (smem) std::memset(g.smem_base, 0, smem);
+            run_block();
+        }
     }
     g.in_launch = 0;
     g.block_idx = uint3{0, 0, 0};
@@ -1332,6 +1425,16 @@ inline size_t cuemu_live_bytes() {
 }
 inline bool cuemu_is_device_pointer(const void *p) { return ::cuemu::is_device_pointer(p); }
 inline unsigned long long cuemu_launch_count() { return ::cuemu::g.launches; }
+// the emulator's own tests switch the schedule and the shared-memory poison between launches (the
+// environment variables CUEMU_SCHEDULE and CUEMU_SMEM_POISON set them for a whole program)
+inline void cuemu_set_schedule(const char *schedule) {
+    ::cuemu::init();
+    ::cuemu::set_schedule(schedule);
+}
+inline void cuemu_set_smem_poison(int on) {
+    ::cuemu::init();
+    ::cuemu::g.smem_poison = on != 0;
+}
 
 // =================================================================================================
 // 5. atomics. one fiber runs at a time and none is interrupted inside these, so they are atomic.

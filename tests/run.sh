@@ -31,6 +31,12 @@ for t in "$bindir"/test_*; do
     [ -x "$t" ] && [ -f "$t" ] || continue
     run_one "$(basename "$t")" "$t"
 done
+# the emulated gpu test again with the threads of every block (and the blocks) in other orders: a race
+# that one order hides shows in another (tests/cuemu.h, CUEMU_SCHEDULE; test_emu shows each catching one)
+if [ -x "$bindir/test_cuemu" ]; then
+    run_one test_cuemu_reverse env CUEMU_SCHEDULE=reverse "$bindir/test_cuemu" model attn dp steps
+    run_one test_cuemu_random env CUEMU_SCHEDULE=random:1 "$bindir/test_cuemu" model attn dp
+fi
 for t in tests/*.sh; do
     [ "$(basename "$t")" = run.sh ] && continue
     run_one "$(basename "$t" .sh)" bash "$t"

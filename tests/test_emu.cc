@@ -1,0 +1,331 @@
+// tests/test_emu.cc - the emulator's own checks (tests/cuemu.h): each bug it is there to catch is
+// planted in a small kernel and seen caught, and the same kernel without the bug is seen to pass
+// (no false alarm). test_cuemu then trusts the emulator with dpprof's kernels.
+//   schedules   forward, reverse and random thread and block orders are what they say, random is
+//               reproducible from its seed, a bad CUEMU_SCHEDULE is an error
+//   races       a read of a neighbour's shared value without a barrier (read after write: forward
+//               hides it, reverse catches it), an overwrite before the neighbour read the old value
+//               (write after read: reverse hides it, forward catches it), a block reading what
+//               another block writes (reverse and random catch it)
+//   poison      shared memory (static and dynamic) starts every block as 0xff bytes: a tile only
+//               partly loaded, or loaded by block 0 alone, reads garbage
+//   faults      a write past an allocation and threads waiting at different barriers stop the
+//               program with a message naming the launch
+// build: g++ -std=c++17 -Itests tests/test_emu.cc (see the Makefile); runs in a second or two.
+#include "cuemu.h"
+#include "test.h"
+
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+#define NT 64 // threads of the race kernels' blocks
+
+// ---- kernels ----------------------------------------------------------------------------------------
+// the order the threads (blocks) ran in: out[k] = the k-th thread (block) to reach the atomic
+__global__ void k_thread_order(int *out, int *count) { out[atomicAdd(count, 1)] = (int)threadIdx.x; }
+__global__ void k_block_order(int *out, int *count) {
+    if (threadIdx.x == 0) out[atomicAdd(count, 1)] = (int)(blockIdx.x + gridDim.x * blockIdx.y);
+}
+
+// read after write: thread t reads s[t-1], which thread t-1 writes; out[t] = t is intended
+__global__ void k_raw(int *out, int barrier) {
+    __shared__ int s[NT];
+    const int t = (int)threadIdx.x;
+    s[t] = t + 1;
+    if (barrier) __syncthreads();
+    out[t] = t ? s[t - 1] : 0;
+}
+
+// write after read: two tiles through one shared array; thread t reads s[t-1] of each tile, and
+// without the second barrier thread t-1 may already have stored the next tile there
+__global__ void k_war(int *out, const int *in, int barrier) {
+    __shared__ int s[NT];
+    const int t = (int)threadIdx.x;
+    int acc = 0;
+    for (int it = 0; it < 2; it++) {
+        s[t] = in[it * NT + t];
+        __syncthreads();
+        if (t) acc += s[t - 1];
+        if (barrier) __syncthreads();
+    }
+    out[t] = acc;
+}
+
+// a race between warps across a warp collective: each thread reads the other warp's half of a tile,
+// sums with its neighbour lane (a shuffle), then stores the next tile; without the barrier before the
+// store, a warp that runs ahead overwrites what the other warp has yet to read
+__global__ void k_cross_warp(int *out, int barrier) {
+    __shared__ int s[NT];
+    const int t = (int)threadIdx.x;
+    s[t] = t;
+    __syncthreads();
+    int v = s[NT - 1 - t];
+    v += __shfl_xor_sync(0xffffffffu, v, 1);
+    if (barrier) __syncthreads();
+    s[t] = 1000 + t;
+    __syncthreads();
+    out[t] = v + s[t] - (1000 + t);
+}
+
+// one block's output depends on another's: out[b] = out[b-1] + 1 (only right if blocks ran in order)
+__global__ void k_chain(int *out) {
+    const int b = (int)blockIdx.x;
+    out[b] = (b ? out[b - 1] : 0) + 1;
+}
+
+// a tile loaded by the first `load` threads of the block, or by block 0 alone (only0), then read by all
+__global__ void k_tile(int *out, int load, int only0) {
+    __shared__ int s[NT];
+    const int t = (int)threadIdx.x;
+    if (t < load && (!only0 || blockIdx.x == 0)) s[t] = 1000 + t;
+    __syncthreads();
+    out[blockIdx.x * NT + t] = s[t];
+}
+
+// dynamic shared memory as each block finds it (first 4 ints), then written with the block's index
+__global__ void k_dyn(unsigned *out) {
+    unsigned *s = (unsigned *)cuemu_dynamic_smem();
+    const int t = (int)threadIdx.x;
+    if (t < 4) out[blockIdx.x * 4 + t] = s[t];
+    __syncthreads();
+    s[t] = blockIdx.x;
+}
+
+__global__ void k_past_end(int *out, int n) { out[n + (int)threadIdx.x] = 1; }
+__global__ void k_two_barriers(int *out) {
+    if (threadIdx.x % 2) __syncthreads();
+    else out[threadIdx.x] = __syncthreads_count(1);
+}
+
+// ---- helpers ----------------------------------------------------------------------------------------
+static int *dev_ints(size_t n) { // device ints, as cudaMalloc leaves them (0xff bytes: -1)
+    void *p = nullptr;
+    if (cudaMalloc(&p, n * sizeof(int)) != cudaSuccess) {
+        std::fprintf(stderr, "test_emu: cudaMalloc of %zu ints failed\n", n);
+        std::exit(2);
+    }
+    return (int *)p;
+}
+static std::vector<int> host(const void *d, size_t n) {
+    std::vector<int> h(n);
+    cudaMemcpy(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost);
+    return h;
+}
+static void upload(void *d, const std::vector<int> &h) { cudaMemcpy(d, h.data(), h.size() * sizeof(int), cudaMemcpyHostToDevice); }
+static void zero(void *d, size_t n) { cudaMemset(d, 0, n * sizeof(int)); }
+
+static bool is_permutation(const std::vector<int> &v) {
+    std::vector<int> seen(v.size(), 0);
+    for (int x : v) {
+        if (x < 0 || (size_t)x >= v.size() || seen[(size_t)x]) return false;
+        seen[(size_t)x] = 1;
+    }
+    return true;
+}
+static std::vector<int> iota(size_t n, bool reversed) {
+    std::vector<int> v(n);
+    for (size_t i = 0; i < n; i++) v[i] = (int)(reversed ? n - 1 - i : i);
+    return v;
+}
+
+// the order a launch ran its threads (blocks = 0) or blocks (blocks = grid size) in, under schedule s
+static std::vector<int> order(const char *s, unsigned blocks) {
+    cuemu_set_schedule(s);
+    size_t n = blocks ? blocks : 96;
+    int *out = dev_ints(n), *count = dev_ints(1);
+    zero(count, 1);
+    if (blocks) cuemu_launch(k_block_order, dim3(blocks), dim3(32), 0, out, count);
+    else cuemu_launch(k_thread_order, dim3(1), dim3((unsigned)n), 0, out, count);
+    std::vector<int> h = host(out, n);
+    cudaFree(out);
+    cudaFree(count);
+    return h;
+}
+
+// runs fn in a child process; its exit status (or 128 + signal) and what it wrote to stderr
+static int in_child(void (*fn)(), std::string *err) {
+    int fd[2];
+    if (pipe(fd) != 0) return -1;
+    std::fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        dup2(fd[1], 2);
+        fn();
+        std::_Exit(0);
+    }
+    close(fd[1]);
+    char buf[4096];
+    ssize_t k;
+    err->clear();
+    while ((k = read(fd[0], buf, sizeof buf)) > 0) err->append(buf, (size_t)k);
+    while (!err->empty() && err->back() == '\n') err->pop_back();
+    close(fd[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+static bool has(const std::string &s, const char *what) { return s.find(what) != std::string::npos; }
+
+// ---- checks -----------------------------------------------------------------------------------------
+static void test_schedules() {
+    std::vector<int> f = order("forward", 0), r = order("reverse", 0), a = order("random:5", 0), b = order("random:5", 0),
+                     c = order("random:6", 0);
+    CHECK(f == iota(96, false), "schedule forward: the threads of a block run in linear id order");
+    CHECK(r == iota(96, true), "schedule reverse: the threads of a block run in reverse linear id order");
+    CHECK(is_permutation(a) && a != f && a != r, "schedule random:5: the threads run in a permutation that is neither forward nor reverse");
+    CHECK(a == b && a != c, "schedule random: the same seed gives the same order, another seed another");
+    for (unsigned g : {36u, 37u}) { // the block permutation needs a multiplier prime to the grid size
+        std::vector<int> bf = order("forward", g), br = order("reverse", g), ba = order("random:5", g);
+        CHECK(bf == iota(g, false) && br == iota(g, true), "schedule forward/reverse: %u blocks run in (reverse) linear order", g);
+        CHECK(is_permutation(ba) && ba != bf && ba != br, "schedule random:5: %u blocks run in a permutation that is neither", g);
+    }
+    std::string err;
+    int rc = in_child([] { cuemu_set_schedule("sideways"); }, &err);
+    CHECK(rc != 0 && has(err, "CUEMU_SCHEDULE=sideways: not forward, reverse or random[:seed]"),
+          "a bad schedule stops the program and names it (exit %d: %s)", rc, err.c_str());
+    rc = in_child([] { cuemu_set_schedule("random:x1"); }, &err);
+    CHECK(rc != 0 && has(err, "CUEMU_SCHEDULE=random:x1: the seed"), "a bad random seed stops the program and names it (exit %d: %s)", rc,
+          err.c_str());
+    cuemu_set_schedule("forward");
+}
+
+// runs a race kernel under each schedule; which schedules give the intended result
+struct Seen {
+    bool forward, reverse, random;
+};
+template <typename Run>
+static Seen under_schedules(Run run) {
+    Seen s;
+    cuemu_set_schedule("forward");
+    s.forward = run();
+    cuemu_set_schedule("reverse");
+    s.reverse = run();
+    cuemu_set_schedule("random:1");
+    s.random = run();
+    cuemu_set_schedule("forward");
+    return s;
+}
+
+static void test_races() {
+    int *out = dev_ints(NT), *in = dev_ints(2 * NT);
+    std::vector<int> hin(2 * NT);
+    for (int i = 0; i < 2 * NT; i++) hin[(size_t)i] = 3 * i + 1;
+    upload(in, hin);
+    for (int barrier = 0; barrier < 2; barrier++) {
+        Seen raw = under_schedules([&] {
+            cuemu_launch(k_raw, dim3(1), dim3(NT), 0, out, barrier);
+            return host(out, NT) == iota(NT, false);
+        });
+        Seen war = under_schedules([&] {
+            cuemu_launch(k_war, dim3(1), dim3(NT), 0, out, in, barrier);
+            std::vector<int> h = host(out, NT);
+            bool ok = h[0] == 0;
+            for (int t = 1; t < NT; t++) ok = ok && h[(size_t)t] == hin[(size_t)t - 1] + hin[(size_t)(NT + t - 1)];
+            return ok;
+        });
+        Seen cw = under_schedules([&] {
+            cuemu_launch(k_cross_warp, dim3(1), dim3(NT), 0, out, barrier);
+            std::vector<int> h = host(out, NT);
+            bool ok = true;
+            for (int t = 0; t < NT; t++) ok = ok && h[(size_t)t] == (NT - 1 - t) + (NT - 1 - (t ^ 1));
+            return ok;
+        });
+        if (barrier) {
+            CHECK(raw.forward && raw.reverse && raw.random, "race-free read of a neighbour's shared value: right in every schedule");
+            CHECK(war.forward && war.reverse && war.random, "race-free reuse of a shared tile: right in every schedule");
+            CHECK(cw.forward && cw.reverse && cw.random, "race-free reuse of a tile across warps: right in every schedule");
+        } else {
+            CHECK(!cw.forward && !cw.reverse,
+                  "a race between warps across a warp collective (a warp stores the next tile before the other read this one): caught");
+            CHECK(raw.forward && !raw.reverse && !raw.random,
+                  "read-after-write race (no barrier between a store and a neighbour's load): forward hides it, reverse and random catch it");
+            CHECK(!war.forward && war.reverse,
+                  "write-after-read race (the next tile stored before the neighbour read this one): reverse hides it, forward catches it");
+        }
+    }
+    const unsigned G = 40;
+    int *chain = dev_ints(G);
+    Seen ch = under_schedules([&] {
+        cudaMemset(chain, 0xff, G * sizeof(int)); // no earlier run's values
+        cuemu_launch(k_chain, dim3(G), dim3(1), 0, chain);
+        std::vector<int> h = host(chain, G), want(G);
+        for (unsigned b = 0; b < G; b++) want[b] = (int)b + 1;
+        return h == want;
+    });
+    CHECK(ch.forward && !ch.reverse && !ch.random, "a block reading another block's output: forward hides it, reverse and random catch it");
+    cudaFree(chain);
+    cudaFree(in);
+    cudaFree(out);
+}
+
+static void test_poison() {
+    const unsigned G = 3;
+    int *out = dev_ints(G * NT);
+    // the whole tile loaded in every block: no poison left
+    cuemu_launch(k_tile, dim3(G), dim3(NT), 0, out, NT, 0);
+    std::vector<int> h = host(out, G * NT);
+    bool ok = true;
+    for (unsigned i = 0; i < G * NT; i++) ok = ok && h[i] == 1000 + (int)(i % NT);
+    CHECK(ok, "a tile every block loads whole reads back right (no false alarm)");
+    // a partly loaded tile: the rest reads as the poison, 0xffffffff
+    cuemu_launch(k_tile, dim3(G), dim3(NT), 0, out, 40, 0);
+    h = host(out, G * NT);
+    ok = true;
+    for (unsigned i = 0; i < G * NT; i++) ok = ok && h[i] == (i % NT < 40 ? 1000 + (int)(i % NT) : -1);
+    CHECK(ok, "shared memory a block reads before writing it is 0xff bytes, in every block");
+    // a tile only block 0 loads: later blocks see the poison, not block 0's values
+    cuemu_launch(k_tile, dim3(G), dim3(NT), 0, out, NT, 1);
+    h = host(out, G * NT);
+    ok = true;
+    for (unsigned i = 0; i < G * NT; i++) ok = ok && h[i] == (i < NT ? 1000 + (int)i : -1);
+    CHECK(ok, "shared memory does not keep the previous block's values (a kernel relying on them reads 0xff bytes)");
+    // CUEMU_SMEM_POISON=0: the old behaviour, under which that bug passes unseen
+    cuemu_set_smem_poison(0);
+    cuemu_launch(k_tile, dim3(G), dim3(NT), 0, out, NT, 1);
+    h = host(out, G * NT);
+    ok = true;
+    for (unsigned i = 0; i < G * NT; i++) ok = ok && h[i] == 1000 + (int)(i % NT);
+    CHECK(ok, "without the poison, the blocks after block 0 read block 0's tile (the bug the poison exposes)");
+    cuemu_set_smem_poison(1);
+    // dynamic shared memory: 0xff bytes at the start of every block, whatever the block before wrote
+    unsigned *dyn = (unsigned *)dev_ints(G * 4);
+    cuemu_launch(k_dyn, dim3(G), dim3(NT), NT * sizeof(unsigned), dyn);
+    h = host(dyn, G * 4);
+    ok = true;
+    for (unsigned i = 0; i < G * 4; i++) ok = ok && (unsigned)h[i] == 0xffffffffu;
+    CHECK(ok, "dynamic shared memory is 0xff bytes at the start of every block");
+    cudaFree(dyn);
+    cudaFree(out);
+}
+
+static void test_faults() {
+    std::string err;
+    int rc = in_child(
+        [] {
+            int *o = dev_ints(64);
+            cuemu_name_next_launch("k_past_end");
+            cuemu_launch(k_past_end, dim3(1), dim3(32), 0, o, 64);
+        },
+        &err);
+    CHECK(rc != 0 && has(err, "k_past_end") && has(err, "past the end of device allocation"),
+          "a write past an allocation stops the program, naming the launch (exit %d)", rc);
+    rc = in_child(
+        [] {
+            int *o = dev_ints(64);
+            cuemu_launch(k_two_barriers, dim3(1), dim3(64), 0, o);
+        },
+        &err);
+    CHECK(rc != 0 && has(err, "wait at different block barriers"), "threads at different barriers stop the program with why (exit %d)",
+          rc);
+}
+
+int main() {
+    setenv("CUEMU_QUIET", "1", 1);
+    test_schedules();
+    test_races();
+    test_poison();
+    test_faults();
+    return test_finish();
+}
