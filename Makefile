@@ -128,24 +128,40 @@ bench: dpprof
 # on a GPU: the gpu test (every op against the cpu reference, whole steps, memory, counters), the same
 # under compute-sanitizer (memcheck: out-of-bounds and uninitialised reads; racecheck: shared-memory
 # races, on the op groups), and the long-context configuration of issue 4 with the algorithms that
-# must fit 80 GB, in fp32 and bf16; logs and results in results/gpu-check/, copied to data/gpu-check/DATE-DEVICE/
+# must fit 80 GB, in fp32 and bf16. each part is a target of its own (a session whose commands may
+# run 10 minutes runs them one by one; each is bounded by GPU_CHECK_TIMEOUT seconds); logs and
+# results in results/gpu-check/, copied to data/gpu-check/DATE-DEVICE/ after each part
+GPU_CHECK_PARTS := test memcheck racecheck longctx
+GPU_CHECK_TIMEOUT ?= 540
+.PHONY: $(addprefix gpu-check-,$(GPU_CHECK_PARTS))
 gpu-check: dpprof build/tests/test_gpu
-	@if ! ./dpprof devices >/dev/null; then echo "make gpu-check: $$(./dpprof devices): nothing checked"; exit 0; fi; \
-	./dpprof devices; rm -rf results/gpu-check; mkdir -p results/gpu-check; fail=0; \
-	build/tests/test_gpu 2>&1 | tee results/gpu-check/test_gpu.log | grep -E '^(FAIL|SKIP)|^#' || true; \
-	grep -q '^FAIL' results/gpu-check/test_gpu.log && fail=1; \
-	compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gpu model attn dp steps > results/gpu-check/memcheck.log 2>&1 || fail=1; \
-	tail -n 3 results/gpu-check/memcheck.log; \
-	compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gpu model attn dp > results/gpu-check/racecheck.log 2>&1 || fail=1; \
-	tail -n 3 results/gpu-check/racecheck.log; \
-	for t in fp32 bf16; do for a in vanilla ghost_bk flash flash_bk; do \
-	  ./dpprof run --preset longctx --seq 16384 --batch 1 --dtype $$t --algo $$a $$([ $$a = vanilla ] || echo --sigma 1 --dataset-size 100000) --backend cuda --steps 2 --warmup 1 \
-	    --timeline none --quiet --experiment longctx-gpu --out results/gpu-check/longctx-$$t-$$a.json; \
-	  echo "longctx T=16384 $$t $$a: exit $$? $$(grep -o '"status": "[a-z]*"' results/gpu-check/longctx-$$t-$$a.json) $$(grep -o '"peak_memory_mb": [0-9.]*' results/gpu-check/longctx-$$t-$$a.json) $$(grep -o '"step_time_ms_median": [0-9.]*' results/gpu-check/longctx-$$t-$$a.json)"; \
-	done; done; \
+	@fail=0; for p in $(GPU_CHECK_PARTS); do $(MAKE) --no-print-directory gpu-check-$$p || fail=1; done; \
+	[ $$fail = 0 ] || { echo "make gpu-check: FAILED (see data/gpu-check/)"; exit 1; }
+
+# $(call gpu_part,NAME,COMMAND): runs COMMAND (which sets fail=1 on a failure) on a GPU, then copies the logs
+define gpu_part
+	@if ! ./dpprof devices >/dev/null; then echo "make gpu-check-$(1): $$(./dpprof devices): nothing checked"; exit 0; fi; \
+	./dpprof devices | head -1; mkdir -p results/gpu-check; fail=0; \
+	$(2); \
 	d=data/gpu-check/$(RUN_TAG); mkdir -p $$d; \
-	cp results/gpu-check/* $$d/; ./dpprof devices > $$d/device.txt; echo "make gpu-check: logs and results in $$d"; \
-	[ $$fail = 0 ] || { echo "make gpu-check: FAILED (see $$d)"; exit 1; }
+	cp results/gpu-check/* $$d/; ./dpprof devices > $$d/device.txt; echo "make gpu-check-$(1): logs and results in $$d"; \
+	[ $$fail = 0 ] || { echo "make gpu-check-$(1): FAILED (see $$d)"; exit 1; }
+endef
+gpu-check-test: dpprof build/tests/test_gpu
+	$(call gpu_part,test,timeout $(GPU_CHECK_TIMEOUT) build/tests/test_gpu > results/gpu-check/test_gpu.log 2>&1 || fail=1; \
+	grep -E '^(FAIL|SKIP)|^#' results/gpu-check/test_gpu.log; grep -q '^FAIL' results/gpu-check/test_gpu.log && fail=1)
+gpu-check-memcheck: dpprof build/tests/test_gpu
+	$(call gpu_part,memcheck,timeout $(GPU_CHECK_TIMEOUT) compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gpu model attn dp steps \
+	  > results/gpu-check/memcheck.log 2>&1 || fail=1; tail -n 3 results/gpu-check/memcheck.log)
+gpu-check-racecheck: dpprof build/tests/test_gpu
+	$(call gpu_part,racecheck,timeout $(GPU_CHECK_TIMEOUT) compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gpu model attn dp \
+	  > results/gpu-check/racecheck.log 2>&1 || fail=1; tail -n 3 results/gpu-check/racecheck.log)
+gpu-check-longctx: dpprof
+	$(call gpu_part,longctx,for t in fp32 bf16; do for a in vanilla ghost_bk flash flash_bk; do \
+	  timeout $(GPU_CHECK_TIMEOUT) ./dpprof run --preset longctx --seq 16384 --batch 1 --dtype $$t --algo $$a $$([ $$a = vanilla ] || echo --sigma 1 --dataset-size 100000) \
+	    --backend cuda --steps 2 --warmup 1 --timeline none --quiet --experiment longctx-gpu --out results/gpu-check/longctx-$$t-$$a.json || fail=1; \
+	  echo "longctx T=16384 $$t $$a: $$(grep -o '"status": "[a-z]*"' results/gpu-check/longctx-$$t-$$a.json) $$(grep -o '"peak_memory_mb": [0-9.]*' results/gpu-check/longctx-$$t-$$a.json) $$(grep -o '"step_time_ms_median": [0-9.]*' results/gpu-check/longctx-$$t-$$a.json)"; \
+	done; done)
 
 # ---- the paper ----------------------------------------------------------------------------------------
 # meta.tex: what the paper says about this build; only stable facts, so regenerating changes nothing
