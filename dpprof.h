@@ -472,6 +472,11 @@ DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
    outputs rounded by dpprof_bf16_round_ref. beyond the op table, the engine needs these: */
 DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype);   /* FP32 (the default) or BF16; else DPPROF_ERR_INVALID */
 DPPROF_API dpprof_dtype dpprof_cuda_storage(void);
+/* bf16 attention on the tensor cores (the default, for even head sizes up to 128: mma.sync m16n8k16, P
+   rounded to bf16 before P V as flash attention 2 does, so the forward output is within 2^-8 max|v| of
+   the reference beyond its own rounding), or 0: the fp32 SIMT kernels the fp32 storage uses, widened
+   (for comparing the two; tests). returns the previous setting */
+DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on);
 /* dst (n) = src (n) rounded to the nearest bf16, ties to even: the bf16 working copy of a weight */
 DPPROF_API void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t n);
 /* out (n) = value */
@@ -11029,6 +11034,7 @@ DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms) { (void)a; (void)b
 DPPROF_API void dpprof_cuda_events_reset(void) {}
 DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype) { (void)dtype; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API dpprof_dtype dpprof_cuda_storage(void) { return DPPROF_DTYPE_FP32; }
+DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on) { (void)on; return 0; }
 DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }

@@ -21,7 +21,8 @@
 // cudaRuntimeGetVersion, cudaFuncSetAttribute(MaxDynamicSharedMemorySize), cudaGetLastError,
 // cudaGetErrorString; cuBLAS: cublasCreate, cublasSetStream, cublasSetWorkspace, cublasSetMathMode, cublasSetPointerMode,
 // cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx, cublasGemmStridedBatchedEx (CUDA_R_32F and CUDA_R_16BF operands,
-// CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), cublasGetStatusString. bf16 storage needs no cuda_bf16.h:
+// CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), cublasGetStatusString. tensor cores: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 as
+// inline ptx (dpprof__mma_bf16; the emulator's cuemu_mma_m16n8k16_bf16). bf16 storage needs no cuda_bf16.h:
 // the kernels' bf16 is a 16-bit struct of their own.
 #include "dpprof.h"
 
@@ -50,6 +51,7 @@ struct dpprof__cu_state {
     cudaEvent_t *ev;             // recorded events; created ones are reused after a reset
     int n_ev, cap_ev, made_ev;
     int bf16;                    // activations stored as bf16 (dpprof_cuda_set_storage), else fp32
+    int attn_simt;               // bf16 attention on the fp32 simt kernels (dpprof_cuda_set_tensor_core_attention(0))
 };
 static dpprof__cu_state dpprof__cu;
 static char dpprof_cu_err[512] = "";
@@ -189,6 +191,12 @@ extern "C" int dpprof_cuda_set_storage(dpprof_dtype dtype) {
 }
 
 extern "C" dpprof_dtype dpprof_cuda_storage(void) { return dpprof__cu.bf16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32; }
+
+extern "C" int dpprof_cuda_set_tensor_core_attention(int on) {
+    const int was = !dpprof__cu.attn_simt;
+    dpprof__cu.attn_simt = !on;
+    return was;
+}
 
 // ---- device runtime -------------------------------------------------------------------------------
 extern "C" const char *dpprof_cuda_last_error(void) { return dpprof_cu_err; }
@@ -1574,6 +1582,158 @@ __global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_fwd(A *out, float *lse, c
     dpprof__k_attn_store<NM>(out + ((size_t)b * T + q0) * qs + (size_t)h * HS, o, inv, qs, T - q0, ty, tx, HS, vw);
 }
 
+// ---- forward on the tensor cores (bf16 storage, HS even, HS <= 128) ----
+// d += a b over the warp: mma.sync m16n8k16 with bf16 operands and fp32 accumulators, in the ptx
+// isa's fragment layout (g = lane / 4, t = lane % 4; tests/cuemu.h section 10 spells it out):
+//   a[j] holds A's row g (+8 if j odd), columns 2t, 2t+1 (+8 if j >= 2); b[j] B's rows 2t, 2t+1
+//   (+8 if j == 1) of column g; d[i] D's row g (+8 if i >= 2), column 2t + (i & 1)
+__device__ __forceinline__ void dpprof__mma_bf16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#ifdef DPPROF_CUEMU
+    cuemu_mma_m16n8k16_bf16(d, a, b);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    (void)d, (void)a, (void)b; // not compiled for a device: the build targets sm_80 and sm_90 only
+#endif
+}
+// two bf16 in one 32-bit register, the first in the low half: rounded from floats, or loaded (4-byte aligned)
+__device__ __forceinline__ uint32_t dpprof__pack_bf16(float lo, float hi) {
+    return (uint32_t)dpprof__bf16_round(lo) | ((uint32_t)dpprof__bf16_round(hi) << 16);
+}
+__device__ __forceinline__ uint32_t dpprof__ld_pair(const dpprof__bf16 *p) {
+    const dpprof__bf16x2 v = dpprof__k_attn_ld2h(p);
+    return (uint32_t)v.lo | ((uint32_t)v.hi << 16);
+}
+__device__ __forceinline__ void dpprof__st_pair(dpprof__bf16 *p, uint32_t v) {
+#ifdef DPPROF_CUEMU
+    dpprof__k_misaligned(p, 4);
+#endif
+    const dpprof__bf16x2 w = {(unsigned short)(v & 0xffffu), (unsigned short)(v >> 16)};
+    *reinterpret_cast<dpprof__bf16x2 *>(p) = w;
+}
+
+// 64 query rows a block (4 warps of 16), 64 keys a tile; shared rows padded by 8 bf16 so that the
+// fragment loads of a warp hit 32 different banks
+template <int HSP>
+struct dpprof__attn_tc_cfg {
+    static constexpr int BR = 64, BC = 64, NT = 128, LDK = HSP + 8, LDV = BC + 8;
+};
+
+// out, lse of 64 query rows of head h, batch b: each warp keeps its 16 rows of Q as mma fragments
+// in registers; per key tile S = Q K^T (K as is in shared), the online softmax on the accumulators
+// (a lane holds two rows, r0 and r1 = r0 + 8, a quad of lanes shares a row), then O += P V with P
+// rounded to bf16 in registers as the A operand (V transposed in shared). P is rounded where the fp32
+// kernel keeps it in fp32 (as flash attention 2 does); l sums the unrounded p. zeros pad HS to HSP
+// and the rows beyond T. grid (ceil(T/64), NH, B), 128 threads, the longest rows first
+template <int HSP>
+__global__ void __launch_bounds__(128) dpprof__k_attn_fwd_tc(dpprof__bf16 *out, float *lse, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v, int T, int NH,
+                                                             int NKV, int HS, float scale) {
+    typedef dpprof__attn_tc_cfg<HSP> C;
+    constexpr int KS = HSP / 16, NB = C::BC / 8, ND = HSP / 8;
+    __shared__ __align__(16) dpprof__bf16 Ks[C::BC * C::LDK];
+    __shared__ __align__(16) dpprof__bf16 Vt[HSP * C::LDV];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    const int h = blockIdx.y, b = blockIdx.z, kvh = h / (NH / NKV);
+    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * C::BR, kend = dpprof__k_attn_imin(q0 + C::BR, T);
+    const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS;
+    const dpprof__bf16 *qb = q + (size_t)b * T * qs + (size_t)h * HS;
+    const dpprof__bf16 *kb = k + (size_t)b * T * ks + (size_t)kvh * HS, *vb = v + (size_t)b * T * ks + (size_t)kvh * HS;
+    const int r[2] = {q0 + 16 * w + g, q0 + 16 * w + g + 8};
+    uint32_t qf[KS][4];
+    DPPROF__ATTN_UNROLL
+    for (int kk = 0; kk < KS; kk++)
+        DPPROF__ATTN_UNROLL
+        for (int j = 0; j < 4; j++) {
+            const int row = r[j & 1], col = 16 * kk + 2 * t + ((j & 2) ? 8 : 0);
+            qf[kk][j] = row < T && col < HS ? dpprof__ld_pair(qb + (size_t)row * qs + col) : 0u;
+        }
+    float m[2] = {DPPROF__ATTN_NINF, DPPROF__ATTN_NINF}, l[2] = {0.f, 0.f}, o[ND][4];
+    DPPROF__ATTN_UNROLL
+    for (int n = 0; n < ND; n++) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+    for (int k0 = 0; k0 < kend; k0 += C::BC) {
+        __syncthreads(); // the previous tile's K and V are no longer read
+        for (int i = threadIdx.x; i < C::BC * (HSP / 2); i += C::NT) {
+            const int key = i / (HSP / 2), d = 2 * (i % (HSP / 2));
+            uint32_t kv = 0u, vv = 0u;
+            if (k0 + key < kend && d < HS) {
+                kv = dpprof__ld_pair(kb + (size_t)(k0 + key) * ks + d);
+                vv = dpprof__ld_pair(vb + (size_t)(k0 + key) * ks + d);
+            }
+            dpprof__st_pair(&Ks[key * C::LDK + d], kv);
+            Vt[d * C::LDV + key].bits = (unsigned short)(vv & 0xffffu);
+            Vt[(d + 1) * C::LDV + key].bits = (unsigned short)(vv >> 16);
+        }
+        __syncthreads();
+        float s[NB][4];
+        DPPROF__ATTN_UNROLL
+        for (int nb = 0; nb < NB; nb++) {
+            s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.f;
+            const dpprof__bf16 *kr = Ks + (nb * 8 + g) * C::LDK + 2 * t;
+            DPPROF__ATTN_UNROLL
+            for (int kk = 0; kk < KS; kk++) {
+                const uint32_t bb[2] = {dpprof__ld_pair(kr + 16 * kk), dpprof__ld_pair(kr + 16 * kk + 8)};
+                dpprof__mma_bf16(s[nb], qf[kk], bb);
+            }
+        }
+        float mx[2] = {DPPROF__ATTN_NINF, DPPROF__ATTN_NINF}, ps[2] = {0.f, 0.f}, mref[2];
+        DPPROF__ATTN_UNROLL
+        for (int nb = 0; nb < NB; nb++)
+            DPPROF__ATTN_UNROLL
+            for (int j = 0; j < 4; j++) {
+                const int c = k0 + nb * 8 + 2 * t + (j & 1), row = r[j >> 1];
+                s[nb][j] = (c <= row && c < kend) ? s[nb][j] * scale : DPPROF__ATTN_NINF;
+                mx[j >> 1] = fmaxf(mx[j >> 1], s[nb][j]);
+            }
+        DPPROF__ATTN_UNROLL
+        for (int i = 0; i < 2; i++) {
+            mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+            mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+            const float mn = fmaxf(m[i], mx[i]);
+            mref[i] = mn == DPPROF__ATTN_NINF ? 0.f : mn; // a row with no key yet (beyond T): all p = 0
+            const float corr = expf(m[i] - mref[i]);
+            m[i] = mn;
+            l[i] *= corr;
+            DPPROF__ATTN_UNROLL
+            for (int n = 0; n < ND; n++) o[n][2 * i] *= corr, o[n][2 * i + 1] *= corr;
+        }
+        DPPROF__ATTN_UNROLL
+        for (int nb = 0; nb < NB; nb++)
+            DPPROF__ATTN_UNROLL
+            for (int j = 0; j < 4; j++) {
+                s[nb][j] = expf(s[nb][j] - mref[j >> 1]);
+                ps[j >> 1] += s[nb][j];
+            }
+        l[0] += ps[0], l[1] += ps[1]; // this lane's columns only; summed over the quad at the end
+        DPPROF__ATTN_UNROLL
+        for (int kk = 0; kk < C::BC / 16; kk++) {
+            const uint32_t a[4] = {dpprof__pack_bf16(s[2 * kk][0], s[2 * kk][1]), dpprof__pack_bf16(s[2 * kk][2], s[2 * kk][3]),
+                                   dpprof__pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]), dpprof__pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+            DPPROF__ATTN_UNROLL
+            for (int n = 0; n < ND; n++) {
+                const dpprof__bf16 *vr = Vt + (n * 8 + g) * C::LDV + 16 * kk + 2 * t;
+                const uint32_t bb[2] = {dpprof__ld_pair(vr), dpprof__ld_pair(vr + 8)};
+                dpprof__mma_bf16(o[n], a, bb);
+            }
+        }
+    }
+    DPPROF__ATTN_UNROLL
+    for (int i = 0; i < 2; i++) {
+        l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
+        l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+        if (t == 0 && r[i] < T) lse[((size_t)b * NH + h) * T + r[i]] = m[i] + logf(l[i]);
+        const float inv = 1.f / l[i]; // l >= 1 for a real row (its max term is exp(0))
+        if (r[i] >= T) continue;
+        dpprof__bf16 *orow = out + ((size_t)b * T + r[i]) * qs + (size_t)h * HS;
+        DPPROF__ATTN_UNROLL
+        for (int n = 0; n < ND; n++) {
+            const int c = n * 8 + 2 * t;
+            if (c < HS) dpprof__st_pair(orow + c, dpprof__pack_bf16(o[n][2 * i] * inv, o[n][2 * i + 1] * inv));
+        }
+    }
+}
+
 // ---- backward, kernel A: dk, dv ----
 // shared: K, V tiles (BK x HSP), Q, dO tiles (BQ x HSP+4), P^T or dS^T as [q][k] (BQ x BK+4), lse, D
 template <int HSP, int BK, int BQ>
@@ -1747,6 +1907,14 @@ static void dpprof__attn_fwd_run(float *out, float *lse, const float *q, const f
                    dpprof__act<A>(out), lse, dpprof__act<A>(q), dpprof__act<A>(k), dpprof__act<A>(v), T, NH, NKV, HS, vw, scale);
 }
 
+template <int HSP>
+static void dpprof__attn_fwd_tc_run(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, float scale) {
+    typedef dpprof__attn_tc_cfg<HSP> C;
+    dpprof__launch("dpprof_attention_fwd_gpu", dpprof__k_attn_fwd_tc<HSP>, dim3((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B), dim3(C::NT), 0,
+                   dpprof__act<dpprof__bf16>(out), lse, dpprof__act<dpprof__bf16>(q), dpprof__act<dpprof__bf16>(k), dpprof__act<dpprof__bf16>(v), T, NH, NKV, HS,
+                   scale);
+}
+
 template <typename A, int HSP, int BK, int BQ, int BR, int BC>
 static void dpprof__attn_bwd_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
     const char *what = "dpprof_attention_bwd_gpu";
@@ -1770,6 +1938,15 @@ static void dpprof__attn_bwd_run(float *dq, float *dk, float *dv, const float *d
 template <typename A>
 static void dpprof__attn_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS) {
     const float scale = (float)(1.0 / std::sqrt((double)HS));
+    if (std::is_same<A, dpprof__bf16>::value && !dpprof__cu.attn_simt && HS % 2 == 0 && HS <= 128) {
+        const void *p[] = {out, q, k, v};
+        if (dpprof__attn_vw(HS, p, 4, sizeof(A)) >= 2) { // pairs: every pointer 4-byte aligned
+            if (HS <= 32) dpprof__attn_fwd_tc_run<32>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+            else if (HS <= 64) dpprof__attn_fwd_tc_run<64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+            else dpprof__attn_fwd_tc_run<128>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+            return;
+        }
+    }
     if (HS <= 64) dpprof__attn_fwd_run<A, 64, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
     else if (HS <= 128) dpprof__attn_fwd_run<A, 128, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
     else dpprof__attn_fwd_run<A, 256, 32, 32>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);

@@ -20,6 +20,8 @@
 //                       memory functions of 7 and the fault handler)
 //   9. cuBLAS           cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx, cublasGemmStridedBatchedEx (fp32 and bf16
 //                       operands, fp32 compute) and the handle functions
+//  10. tensor cores     mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (cuemu_mma_m16n8k16_bf16, for
+//                       the kernels' inline ptx) as a warp collective with the ptx isa's fragment layout
 //
 // environment (read when first needed unless said otherwise):
 //   CUEMU_PROTECT=0        leave device memory accessible to host code (default 1: protected)
@@ -330,14 +332,16 @@ enum Op : unsigned char {
     OP_SYNCTHREADS, OP_SYNC_AND, OP_SYNC_OR, OP_SYNC_COUNT,
     // warp collectives
     OP_SYNCWARP, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY, OP_ALL,
-    OP_REDUCE_ADD, OP_REDUCE_MIN, OP_REDUCE_MAX, OP_REDUCE_AND, OP_REDUCE_OR, OP_REDUCE_XOR
+    OP_REDUCE_ADD, OP_REDUCE_MIN, OP_REDUCE_MAX, OP_REDUCE_AND, OP_REDUCE_OR, OP_REDUCE_XOR,
+    OP_MMA_BF16 // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (section 10)
 };
 inline const char *op_name(unsigned op) {
     static const char *const names[] = {"__syncthreads", "__syncthreads_and", "__syncthreads_or", "__syncthreads_count",
                                         "__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
                                         "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
                                         "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync",
-                                        "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync"};
+                                        "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync",
+                                        "mma.sync.m16n8k16.bf16"};
     return op < sizeof names / sizeof names[0] ? names[op] : "?";
 }
 
@@ -945,6 +949,48 @@ inline void release_block() {
         }
 }
 
+// ---- tensor cores (section 10) ---------------------------------------------------------------------
+// one lane's registers of mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32: four .b32 of A (two
+// bf16 each, the lower index in the low half), two of B, four floats of C in and D out
+struct MmaLane {
+    uint32_t a[4], b[2];
+    float d[4];
+};
+inline float bf16_bits_to_float(uint32_t h) {
+    uint32_t u = (h & 0xffffu) << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
+// D = A B + C over the whole warp, in the fragment layout of the ptx isa ("matrix fragments for
+// mma.m16n8k16 with floating point type"), g = lane >> 2, t = lane % 4:
+//   A (16x16, row major)  a_i: row g (+8 for i in {2,3,6,7}), column 2t + (i & 1) (+8 for i >= 4)
+//   B (16x8, column major) b_i: row 2t + (i & 1) (+8 for i >= 2), column g
+//   C, D (16x8)            c_i: row g (+8 for i >= 2), column 2t + (i & 1)
+// the products are exact in fp32 (bf16 x bf16); each dot product is summed in double and rounded once
+// (a tensor core's fp32 accumulation order and rounding are unspecified: the kernels' tests allow for it)
+inline void mma_bf16(Fiber *W) {
+    float A[16][16], B[16][8], C[16][8];
+    for (unsigned l = 0; l < 32; l++) {
+        const MmaLane *io = (const MmaLane *)(uintptr_t)W[l].in;
+        const unsigned g = l >> 2, t = l & 3;
+        for (unsigned i = 0; i < 8; i++)
+            A[g + ((i & 2) ? 8 : 0)][2 * t + (i & 1) + (i >= 4 ? 8 : 0)] = bf16_bits_to_float(io->a[i / 2] >> (16 * (i & 1)));
+        for (unsigned i = 0; i < 4; i++) B[2 * t + (i & 1) + (i >= 2 ? 8 : 0)][g] = bf16_bits_to_float(io->b[i / 2] >> (16 * (i & 1)));
+        for (unsigned i = 0; i < 4; i++) C[g + (i >= 2 ? 8 : 0)][2 * t + (i & 1)] = io->d[i];
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        MmaLane *io = (MmaLane *)(uintptr_t)W[l].in;
+        const unsigned g = l >> 2, t = l & 3;
+        for (unsigned i = 0; i < 4; i++) {
+            const unsigned r = g + (i >= 2 ? 8 : 0), c = 2 * t + (i & 1);
+            double s = C[r][c];
+            for (unsigned k = 0; k < 16; k++) s += (double)A[r][k] * (double)B[k][c];
+            io->d[i] = (float)s;
+        }
+    }
+}
+
 // the lanes in grp (bits) of the warp starting at linear id base all wait with the same mask
 inline void release_warp(unsigned base, unsigned grp) {
     Fiber *W = g.fib + base;
@@ -957,6 +1003,14 @@ inline void release_warp(unsigned base, unsigned grp) {
                   "lane %u at %s (width %d, %s:%d)",
                   base / 32, a.mask, l0, op_name(a.op), a.width, a.file, a.line, (unsigned)__builtin_ctz(m), op_name(b.op),
                   b.width, b.file, b.line);
+    }
+    if (a.op == OP_MMA_BF16) {
+        if (grp != 0xffffffffu)
+            fatal("%s at %s:%d: every lane of warp %u must execute it (.aligned), but only lanes 0x%08x did (the rest exited "
+                  "or are beyond the block)", op_name(a.op), a.file, a.line, base / 32, grp);
+        mma_bf16(W);
+        for (unsigned l = 0; l < 32; l++) W[l].state = RUNNABLE;
+        return;
     }
     // votes and reductions over the participating lanes
     unsigned ballot = 0;
@@ -1334,6 +1388,14 @@ struct At {
     unsigned reduce_and_sync(unsigned mask, unsigned v) const { return (unsigned)red(OP_REDUCE_AND, mask, v, 0); }
     unsigned reduce_or_sync(unsigned mask, unsigned v) const { return (unsigned)red(OP_REDUCE_OR, mask, v, 0); }
     unsigned reduce_xor_sync(unsigned mask, unsigned v) const { return (unsigned)red(OP_REDUCE_XOR, mask, v, 0); }
+    // d += a b: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (section 10); every lane of the warp calls it
+    void mma_m16n8k16_bf16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) const {
+        Fiber *f = in_kernel(op_name(OP_MMA_BF16), file, line);
+        MmaLane io = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}, {d[0], d[1], d[2], d[3]}};
+        f->signed_ = 0;
+        wait_warp(f, OP_MMA_BF16, 0xffffffffu, (uint64_t)(uintptr_t)&io, 0, 32, 0, file, line);
+        for (int i = 0; i < 4; i++) d[i] = io.d[i];
+    }
 
   private:
     uint64_t sync_red(unsigned op, int p) const {
@@ -1383,6 +1445,8 @@ static constexpr int warpSize = 32;
 #define __reduce_and_sync CUEMU_AT.reduce_and_sync
 #define __reduce_or_sync CUEMU_AT.reduce_or_sync
 #define __reduce_xor_sync CUEMU_AT.reduce_xor_sync
+// the tensor-core mma the kernels write as inline ptx on a gpu (section 10)
+#define cuemu_mma_m16n8k16_bf16 CUEMU_AT.mma_m16n8k16_bf16
 
 // memory fences order nothing here: one thread runs at a time
 inline void __threadfence() {}

@@ -11,6 +11,8 @@
 //               partly loaded, or loaded by block 0 alone, reads garbage
 //   faults      a write past an allocation and threads waiting at different barriers stop the
 //               program with a message naming the launch
+//   mma         the tensor-core mma computes A B + C in the ptx isa's fragment layout, and needs the
+//               whole warp
 // build: g++ -std=c++17 -Itests tests/test_emu.cc (see the Makefile); runs in a second or two.
 #include "cuemu.h"
 #include "test.h"
@@ -90,6 +92,31 @@ __global__ void k_dyn(unsigned *out) {
     if (t < 4) out[blockIdx.x * 4 + t] = s[t];
     __syncthreads();
     s[t] = blockIdx.x;
+}
+
+// d = 2 (A B) through two tensor-core mma calls; A (16x16), B (16x8) given as bf16 bits, row major; the
+// fragments are gathered by the ptx isa's formulas (g = lane / 4, t = lane % 4), D scattered back
+__global__ void k_mma(float *d, const unsigned short *A, const unsigned short *B) {
+    const unsigned lane = threadIdx.x, g = lane >> 2, t = lane & 3;
+    uint32_t a[4], b[2];
+    for (unsigned j = 0; j < 4; j++) {
+        const unsigned row = g + ((j & 1) ? 8 : 0), col = 2 * t + ((j & 2) ? 8 : 0);
+        a[j] = (uint32_t)A[row * 16 + col] | ((uint32_t)A[row * 16 + col + 1] << 16);
+    }
+    for (unsigned j = 0; j < 2; j++) {
+        const unsigned k = 2 * t + (j ? 8 : 0);
+        b[j] = (uint32_t)B[k * 8 + g] | ((uint32_t)B[(k + 1) * 8 + g] << 16);
+    }
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    cuemu_mma_m16n8k16_bf16(acc, a, b);
+    cuemu_mma_m16n8k16_bf16(acc, a, b);
+    for (unsigned i = 0; i < 4; i++) d[(g + (i >= 2 ? 8 : 0)) * 8 + 2 * t + (i & 1)] = acc[i];
+}
+__global__ void k_mma_half_warp(float *d) {
+    uint32_t a[4] = {0, 0, 0, 0}, b[2] = {0, 0};
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    if (threadIdx.x < 16) cuemu_mma_m16n8k16_bf16(acc, a, b);
+    d[threadIdx.x] = acc[0];
 }
 
 __global__ void k_past_end(int *out, int n) { out[n + (int)threadIdx.x] = 1; }
@@ -321,11 +348,55 @@ static void test_faults() {
           rc);
 }
 
+// the tensor-core mma: D of two accumulated calls against the product in double, exactly (bf16 inputs
+// that are small integers make every product and sum exact); a warp with lanes missing stops
+static void test_mma() {
+    unsigned short hA[256], hB[128];
+    double want[128];
+    for (int i = 0; i < 256; i++) { // small integers as bf16 bits: exact in fp32
+        float f = (float)((i * 7) % 11 - 5);
+        uint32_t u;
+        std::memcpy(&u, &f, sizeof u);
+        hA[i] = (unsigned short)(u >> 16);
+    }
+    for (int i = 0; i < 128; i++) {
+        float f = (float)((i * 5) % 9 - 4);
+        uint32_t u;
+        std::memcpy(&u, &f, sizeof u);
+        hB[i] = (unsigned short)(u >> 16);
+    }
+    for (int r = 0; r < 16; r++)
+        for (int c = 0; c < 8; c++) {
+            double s = 0.0;
+            for (int k = 0; k < 16; k++) s += (double)((r * 16 + k) * 7 % 11 - 5) * (double)((k * 8 + c) * 5 % 9 - 4);
+            want[r * 8 + c] = 2.0 * s;
+        }
+    void *dA, *dB, *dD;
+    cudaMalloc(&dA, sizeof hA), cudaMalloc(&dB, sizeof hB), cudaMalloc(&dD, 128 * sizeof(float));
+    cudaMemcpy(dA, hA, sizeof hA, cudaMemcpyHostToDevice), cudaMemcpy(dB, hB, sizeof hB, cudaMemcpyHostToDevice);
+    cuemu_launch(k_mma, dim3(1), dim3(32), 0, (float *)dD, (const unsigned short *)dA, (const unsigned short *)dB);
+    float hD[128];
+    cudaMemcpy(hD, dD, sizeof hD, cudaMemcpyDeviceToHost);
+    int bad = 0;
+    for (int i = 0; i < 128; i++) bad += (double)hD[i] != want[i];
+    CHECK(bad == 0, "mma.sync m16n8k16 bf16: two accumulated calls give 2 A B exactly in the documented fragment layout (%d of 128 differ)", bad);
+    cudaFree(dA), cudaFree(dB), cudaFree(dD);
+    std::string err;
+    int rc = in_child(
+        [] {
+            float *o = (float *)dev_ints(32);
+            cuemu_launch(k_mma_half_warp, dim3(1), dim3(32), 0, o);
+        },
+        &err);
+    CHECK(rc != 0 && has(err, "every lane of warp 0 must execute it"), "an mma half the warp skips stops the program with why (exit %d)", rc);
+}
+
 int main() {
     setenv("CUEMU_QUIET", "1", 1);
     test_schedules();
     test_races();
     test_poison();
     test_faults();
+    test_mma();
     return test_finish();
 }
