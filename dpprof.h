@@ -473,9 +473,10 @@ DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
 DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype);   /* FP32 (the default) or BF16; else DPPROF_ERR_INVALID */
 DPPROF_API dpprof_dtype dpprof_cuda_storage(void);
 /* bf16 attention on the tensor cores (the default, for even head sizes up to 128: mma.sync m16n8k16, P
-   rounded to bf16 before P V as flash attention 2 does, so the forward output is within 2^-8 max|v| of
-   the reference beyond its own rounding), or 0: the fp32 SIMT kernels the fp32 storage uses, widened
-   (for comparing the two; tests). returns the previous setting */
+   and in the backward dS rounded to bf16 before the products that take them, as flash attention 2 does,
+   so with u = 2^-8 the forward output is within u max|v| of the reference beyond its own rounding, and
+   each element of dq, dk, dv within u times the sum of its terms' magnitudes), or 0: the fp32 SIMT
+   kernels the fp32 storage uses, widened (for comparing the two; tests). returns the previous setting */
 DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on);
 /* dst (n) = src (n) rounded to the nearest bf16, ties to even: the bf16 working copy of a weight */
 DPPROF_API void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t n);

@@ -1875,6 +1875,247 @@ __global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_bq(A *dq, const A *dout, 
     dpprof__k_attn_store<NM>(dq + qoff, dqa, sc, qs, qn, ty, tx, HS, vw);
 }
 
+// ---- backward on the tensor cores (bf16 storage, HS even, HS <= 128) ----
+// the simt backward's two kernels with every product on mma.sync m16n8k16 (the forward's fragments):
+// kernel A walks 64 keys a block (16 a warp) over the query tiles at or below them, kernel B 64 query
+// rows a block (16 a warp) over the key tiles up to the diagonal. P and dS are rounded to bf16 in
+// registers as the A operand of dV += P^T dO, dK += dS^T Q and dQ += dS K (as flash attention 2 does),
+// so each of dq, dk, dv may differ from the fp32 computation on the same inputs by up to 2^-8 times the
+// sum of its terms' magnitudes (u = 2^-8, bf16's unit roundoff) beyond its own rounding; lse and D are
+// unaffected. the B operands of those three products pair elements along the query (or key) axis, so
+// Q and dO (kernel A) and K (kernel B) are also kept transposed in shared memory, as the forward keeps V.
+// every sum is an fp32 accumulator in a fixed order: no atomics, the same bits every run
+
+// an A fragment of the row-major bf16 tile X (rows row0 .. row0 + 15, columns 16 kk ..) and a B fragment
+// of B = X^T (columns n0 .. n0 + 7 of B are rows of X, B's rows 16 kk .. its columns)
+template <int LD>
+__device__ __forceinline__ void dpprof__frag_a(uint32_t (&a)[4], const dpprof__bf16 *X, int row0, int kk, int g, int t) {
+    const dpprof__bf16 *p = X + (row0 + g) * LD + 16 * kk + 2 * t;
+    a[0] = dpprof__ld_pair(p), a[1] = dpprof__ld_pair(p + 8 * LD), a[2] = dpprof__ld_pair(p + 8), a[3] = dpprof__ld_pair(p + 8 * LD + 8);
+}
+template <int LD>
+__device__ __forceinline__ void dpprof__frag_b(uint32_t (&b)[2], const dpprof__bf16 *X, int n0, int kk, int g, int t) {
+    const dpprof__bf16 *p = X + (n0 + g) * LD + 16 * kk + 2 * t;
+    b[0] = dpprof__ld_pair(p), b[1] = dpprof__ld_pair(p + 8);
+}
+// the A fragment of columns 16 kk .. of a 16-row accumulator tile (blocks 2 kk and 2 kk + 1), rounded to bf16
+__device__ __forceinline__ void dpprof__frag_acc(uint32_t (&a)[4], const float (&lo)[4], const float (&hi)[4]) {
+    a[0] = dpprof__pack_bf16(lo[0], lo[1]), a[1] = dpprof__pack_bf16(lo[2], lo[3]);
+    a[2] = dpprof__pack_bf16(hi[0], hi[1]), a[3] = dpprof__pack_bf16(hi[2], hi[3]);
+}
+// c += a b and d += e f, b and f the B fragments of X^T and Y^T at (n0, kk): the backward's products come in pairs
+template <int LD>
+__device__ __forceinline__ void dpprof__mma_two(float (&c)[4], float (&d)[4], const uint32_t (&a)[4], const uint32_t (&e)[4], const dpprof__bf16 *X, const dpprof__bf16 *Y, int n0,
+                                                int kk, int g, int t) {
+    uint32_t b[2], f[2];
+    dpprof__frag_b<LD>(b, X, n0, kk, g, t);
+    dpprof__frag_b<LD>(f, Y, n0, kk, g, t);
+    dpprof__mma_bf16(c, a, b);
+    dpprof__mma_bf16(d, e, f);
+}
+// the two halves of a bf16 pair, widened
+__device__ __forceinline__ float dpprof__pair_lo(uint32_t v) { return __uint_as_float(v << 16); }
+__device__ __forceinline__ float dpprof__pair_hi(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }
+// n rows of HSP/2 bf16 pairs (zeros at rows >= valid and columns >= HS) into X as is and, when XT, transposed
+template <int LD, int LDT, int HSP, int NT>
+__device__ __forceinline__ void dpprof__tc_tile(dpprof__bf16 *X, dpprof__bf16 *XT, const dpprof__bf16 *src, size_t rs, int n, int valid, int HS) {
+    for (int i = threadIdx.x; i < n * (HSP / 2); i += NT) {
+        const int r = i / (HSP / 2), d = 2 * (i % (HSP / 2));
+        const uint32_t x = r < valid && d < HS ? dpprof__ld_pair(src + (size_t)r * rs + d) : 0u;
+        dpprof__st_pair(&X[r * LD + d], x);
+        if (XT) XT[d * LDT + r].bits = (unsigned short)(x & 0xffffu), XT[(d + 1) * LDT + r].bits = (unsigned short)(x >> 16);
+    }
+}
+
+// kernel A's dynamic shared memory: K, V (BK x LDK), Q, dO (BQ x LDK), Q^T, dO^T (HSP x LDT) as bf16, then
+// lse and D (BQ floats each). BQ, the query tile, is also kernel B's key tile
+template <int HSP, int BQ>
+struct dpprof__attn_tc_bwd_cfg {
+    static constexpr int BK = 64, BR = 64, NT = 128, LDK = HSP + 8, LDT = BQ + 8;
+    static constexpr int OFF_V = BK * LDK, OFF_Q = 2 * BK * LDK, OFF_DO = OFF_Q + BQ * LDK, OFF_QT = OFF_DO + BQ * LDK;
+    static constexpr int OFF_DOT = OFF_QT + HSP * LDT, HALVES = OFF_DOT + HSP * LDT;
+    static constexpr size_t BYTES = (size_t)HALVES * 2 + 2 * BQ * sizeof(float);
+};
+
+// dk, dv of 64 keys of kv head kvh, batch b: over the group's query heads and the query tiles at or
+// below the keys, S^T = K Q^T and dP^T = V dO^T (K, V fragments from shared), P^T = exp(scale S^T - lse),
+// dS^T = P^T (dP^T - D), dv += P^T dO, dk += dS^T Q; D = rowsum(dO * out) per query tile (TPR threads a
+// row, fixed order). grid (ceil(T/64), NKV, B), 128 threads, the longest (key block 0) first
+template <int HSP, int BQ>
+__global__ void DPPROF__ATTN_LB(128) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk, dpprof__bf16 *dv, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k,
+                                                             const dpprof__bf16 *v, const dpprof__bf16 *out, const float *lse, int T, int NH, int NKV, int HS, float scale) {
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ> C;
+    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BQ / 8, TPR = C::NT / BQ;
+    DPPROF__SMEM_DYN(dpprof__bf16, sm);
+    dpprof__bf16 *Ks = sm, *Vs = sm + C::OFF_V, *Qs = sm + C::OFF_Q, *dOs = sm + C::OFF_DO, *Qt = sm + C::OFF_QT, *dOt = sm + C::OFF_DOT;
+    float *Ls = reinterpret_cast<float *>(sm + C::HALVES), *Ds = Ls + BQ;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    const int kvh = blockIdx.y, b = blockIdx.z, group = NH / NKV, k0 = (int)blockIdx.x * C::BK;
+    const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS, koff = ((size_t)b * T + k0) * ks + (size_t)kvh * HS;
+    const int key[2] = {k0 + 16 * w + g, k0 + 16 * w + g + 8};
+    dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(Ks, nullptr, k + koff, ks, C::BK, T - k0, HS);
+    dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(Vs, nullptr, v + koff, ks, C::BK, T - k0, HS);
+    float dka[ND][4], dva[ND][4];
+    DPPROF__ATTN_UNROLL
+    for (int n = 0; n < ND; n++)
+        DPPROF__ATTN_UNROLL
+        for (int j = 0; j < 4; j++) dka[n][j] = dva[n][j] = 0.f;
+    for (int hh = 0; hh < group; hh++) {
+        const int h = kvh * group + hh;
+        const size_t qoff = (size_t)b * T * qs + (size_t)h * HS;
+        const float *lh = lse + ((size_t)b * NH + h) * T;
+        for (int q0 = k0; q0 < T; q0 += BQ) {
+            __syncthreads(); // the previous tile's Q, dO, lse and D are no longer read
+            dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(Qs, Qt, q + qoff + (size_t)q0 * qs, qs, BQ, T - q0, HS);
+            dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(dOs, dOt, dout + qoff + (size_t)q0 * qs, qs, BQ, T - q0, HS);
+            {
+                const int r = threadIdx.x / TPR, sub = threadIdx.x % TPR;
+                float dd = 0.f;
+                if (q0 + r < T)
+                    for (int d = 2 * sub; d < HS; d += 2 * TPR) {
+                        const uint32_t gv = dpprof__ld_pair(dout + qoff + (size_t)(q0 + r) * qs + d), ov = dpprof__ld_pair(out + qoff + (size_t)(q0 + r) * qs + d);
+                        dd += dpprof__pair_lo(gv) * dpprof__pair_lo(ov);
+                        dd += dpprof__pair_hi(gv) * dpprof__pair_hi(ov);
+                    }
+                DPPROF__ATTN_UNROLL
+                for (int o = 1; o < TPR; o <<= 1) dd += __shfl_xor_sync(0xffffffffu, dd, o);
+                if (sub == 0) Ds[r] = dd, Ls[r] = q0 + r < T ? lh[q0 + r] : 0.f;
+            }
+            __syncthreads();
+            float s[NB][4], dp[NB][4];
+            DPPROF__ATTN_UNROLL
+            for (int nb = 0; nb < NB; nb++)
+                DPPROF__ATTN_UNROLL
+                for (int j = 0; j < 4; j++) s[nb][j] = dp[nb][j] = 0.f;
+            DPPROF__ATTN_UNROLL
+            for (int kk = 0; kk < KS; kk++) {
+                uint32_t ka[4], va[4];
+                dpprof__frag_a<C::LDK>(ka, Ks, 16 * w, kk, g, t);
+                dpprof__frag_a<C::LDK>(va, Vs, 16 * w, kk, g, t);
+                DPPROF__ATTN_UNROLL
+                for (int nb = 0; nb < NB; nb++) dpprof__mma_two<C::LDK>(s[nb], dp[nb], ka, va, Qs, dOs, 8 * nb, kk, g, t);
+            }
+            DPPROF__ATTN_UNROLL
+            for (int nb = 0; nb < NB; nb++)
+                DPPROF__ATTN_UNROLL
+                for (int j = 0; j < 4; j++) {
+                    const int c = 8 * nb + 2 * t + (j & 1), qi = q0 + c; // qi >= key also masks keys >= T
+                    const float p = qi >= key[j >> 1] && qi < T ? expf(s[nb][j] * scale - Ls[c]) : 0.f;
+                    s[nb][j] = p;
+                    dp[nb][j] = p * (dp[nb][j] - Ds[c]);
+                }
+            DPPROF__ATTN_UNROLL
+            for (int kk = 0; kk < BQ / 16; kk++) {
+                uint32_t pa[4], da[4];
+                dpprof__frag_acc(pa, s[2 * kk], s[2 * kk + 1]);
+                dpprof__frag_acc(da, dp[2 * kk], dp[2 * kk + 1]);
+                DPPROF__ATTN_UNROLL
+                for (int n = 0; n < ND; n++) dpprof__mma_two<C::LDT>(dva[n], dka[n], pa, da, dOt, Qt, 8 * n, kk, g, t);
+            }
+        }
+    }
+    DPPROF__ATTN_UNROLL
+    for (int i = 0; i < 2; i++) {
+        if (key[i] >= T) continue;
+        const size_t row = koff + (size_t)(key[i] - k0) * ks;
+        DPPROF__ATTN_UNROLL
+        for (int n = 0; n < ND; n++) {
+            const int c = n * 8 + 2 * t;
+            if (c >= HS) continue;
+            dpprof__st_pair(dk + row + c, dpprof__pack_bf16(dka[n][2 * i] * scale, dka[n][2 * i + 1] * scale));
+            dpprof__st_pair(dv + row + c, dpprof__pack_bf16(dva[n][2 * i], dva[n][2 * i + 1]));
+        }
+    }
+}
+
+// dq of 64 query rows of head h, batch b: Q and dO of the warp's 16 rows as fragments in registers, D of
+// each row from them and out (a quad of lanes a row); over the key tiles of BC up to the diagonal,
+// S = Q K^T, dP = dO V^T (K, V as is in shared), dS = P (dP - D), dq += dS K (K transposed in shared).
+// grid (ceil(T/64), NH, B), 128 threads, the longest rows first
+template <int HSP, int BC>
+__global__ void DPPROF__ATTN_LB(128) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v,
+                                                            const dpprof__bf16 *out, const float *lse, int T, int NH, int NKV, int HS, float scale) {
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BC> C;
+    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BC / 8;
+    __shared__ __align__(16) dpprof__bf16 Ks[BC * C::LDK];
+    __shared__ __align__(16) dpprof__bf16 Vs[BC * C::LDK];
+    __shared__ __align__(16) dpprof__bf16 Kt[HSP * C::LDT];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    const int h = blockIdx.y, b = blockIdx.z, kvh = h / (NH / NKV);
+    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * C::BR, kend = dpprof__k_attn_imin(q0 + C::BR, T);
+    const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS, qoff = (size_t)b * T * qs + (size_t)h * HS;
+    const dpprof__bf16 *kb = k + (size_t)b * T * ks + (size_t)kvh * HS, *vb = v + (size_t)b * T * ks + (size_t)kvh * HS;
+    const int r[2] = {q0 + 16 * w + g, q0 + 16 * w + g + 8};
+    uint32_t qf[KS][4], gf[KS][4];
+    float D[2] = {0.f, 0.f}, L[2];
+    DPPROF__ATTN_UNROLL
+    for (int kk = 0; kk < KS; kk++)
+        DPPROF__ATTN_UNROLL
+        for (int j = 0; j < 4; j++) {
+            const int row = r[j & 1], col = 16 * kk + 2 * t + ((j & 2) ? 8 : 0);
+            qf[kk][j] = gf[kk][j] = 0u;
+            if (row < T && col < HS) {
+                const size_t e = qoff + (size_t)row * qs + col;
+                const uint32_t ov = dpprof__ld_pair(out + e);
+                qf[kk][j] = dpprof__ld_pair(q + e), gf[kk][j] = dpprof__ld_pair(dout + e);
+                D[j & 1] += dpprof__pair_lo(gf[kk][j]) * dpprof__pair_lo(ov);
+                D[j & 1] += dpprof__pair_hi(gf[kk][j]) * dpprof__pair_hi(ov);
+            }
+        }
+    DPPROF__ATTN_UNROLL
+    for (int i = 0; i < 2; i++) {
+        D[i] += __shfl_xor_sync(0xffffffffu, D[i], 1);
+        D[i] += __shfl_xor_sync(0xffffffffu, D[i], 2);
+        L[i] = r[i] < T ? lse[((size_t)b * NH + h) * T + r[i]] : 0.f;
+    }
+    float dqa[ND][4];
+    DPPROF__ATTN_UNROLL
+    for (int n = 0; n < ND; n++) dqa[n][0] = dqa[n][1] = dqa[n][2] = dqa[n][3] = 0.f;
+    for (int k0 = 0; k0 < kend; k0 += BC) {
+        __syncthreads(); // the previous tile's K, V are no longer read
+        dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(Ks, Kt, kb + (size_t)k0 * ks, ks, BC, kend - k0, HS);
+        dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(Vs, nullptr, vb + (size_t)k0 * ks, ks, BC, kend - k0, HS);
+        __syncthreads();
+        float s[NB][4], dp[NB][4];
+        DPPROF__ATTN_UNROLL
+        for (int nb = 0; nb < NB; nb++) {
+            s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.f;
+            dp[nb][0] = dp[nb][1] = dp[nb][2] = dp[nb][3] = 0.f;
+            DPPROF__ATTN_UNROLL
+            for (int kk = 0; kk < KS; kk++) dpprof__mma_two<C::LDK>(s[nb], dp[nb], qf[kk], gf[kk], Ks, Vs, 8 * nb, kk, g, t);
+        }
+        DPPROF__ATTN_UNROLL
+        for (int nb = 0; nb < NB; nb++)
+            DPPROF__ATTN_UNROLL
+            for (int j = 0; j < 4; j++) {
+                const int c = k0 + 8 * nb + 2 * t + (j & 1), i = j >> 1;
+                const float p = c <= r[i] && c < kend && r[i] < T ? expf(s[nb][j] * scale - L[i]) : 0.f;
+                dp[nb][j] = p * (dp[nb][j] - D[i]);
+            }
+        DPPROF__ATTN_UNROLL
+        for (int kk = 0; kk < BC / 16; kk++) {
+            uint32_t da[4];
+            dpprof__frag_acc(da, dp[2 * kk], dp[2 * kk + 1]);
+            DPPROF__ATTN_UNROLL
+            for (int n = 0; n < ND; n++) {
+                uint32_t bk[2];
+                dpprof__frag_b<C::LDT>(bk, Kt, 8 * n, kk, g, t);
+                dpprof__mma_bf16(dqa[n], da, bk);
+            }
+        }
+    }
+    DPPROF__ATTN_UNROLL
+    for (int i = 0; i < 2; i++) {
+        if (r[i] >= T) continue;
+        dpprof__bf16 *qrow = dq + qoff + (size_t)r[i] * qs;
+        DPPROF__ATTN_UNROLL
+        for (int n = 0; n < ND; n++) {
+            const int c = n * 8 + 2 * t;
+            if (c < HS) dpprof__st_pair(qrow + c, dpprof__pack_bf16(dqa[n][2 * i] * scale, dqa[n][2 * i + 1] * scale));
+        }
+    }
+}
+
 // ---- host side ----
 // 0: nothing to do; -1: a queued error; 1: go
 static int dpprof__attn_shape(const char *what, int B, int T, int NH, int NKV, int HS) {
@@ -1915,6 +2156,29 @@ static void dpprof__attn_fwd_tc_run(float *out, float *lse, const float *q, cons
                    scale);
 }
 
+// kernel A (dk, dv) in 64-key blocks with query tiles of BQ, then kernel B (dq) in 64-row blocks with key
+// tiles of BQ. kernel A's shared memory: 29.5 / 54.5 / 71.3 KiB for (HSP, BQ) = (32, 64), (64, 64), (128, 32);
+// kernel B's: 14.5 / 27 / 27 KiB (static)
+template <int HSP, int BQ>
+static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ> C;
+    const char *what = "dpprof_attention_bwd_gpu";
+    const dim3 grid_kv((unsigned)((T + C::BK - 1) / C::BK), (unsigned)NKV, (unsigned)B), grid_q((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B);
+    typedef dpprof__bf16 H;
+    dpprof__smem_optin(dpprof__k_attn_bkv_tc<HSP, BQ>, C::BYTES, what);
+    dpprof__launch(what, dpprof__k_attn_bkv_tc<HSP, BQ>, grid_kv, dim3(C::NT), C::BYTES, dpprof__act<H>(dk), dpprof__act<H>(dv), dpprof__act<H>(dout), dpprof__act<H>(q),
+                   dpprof__act<H>(k), dpprof__act<H>(v), dpprof__act<H>(out), lse, T, NH, NKV, HS, scale);
+    dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BQ>, grid_q, dim3(C::NT), 0, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q), dpprof__act<H>(k),
+                   dpprof__act<H>(v), dpprof__act<H>(out), lse, T, NH, NKV, HS, scale);
+}
+
+// attention on the tensor cores: bf16 storage, not switched off (dpprof_cuda_set_tensor_core_attention),
+// an even head size up to 128 and every pointer 4-byte aligned (the kernels move bf16 pairs)
+template <typename A>
+static bool dpprof__attn_tc(int HS, const void *const *p, int n) {
+    return std::is_same<A, dpprof__bf16>::value && !dpprof__cu.attn_simt && HS % 2 == 0 && HS <= 128 && dpprof__attn_vw(HS, p, n, sizeof(A)) >= 2;
+}
+
 template <typename A, int HSP, int BK, int BQ, int BR, int BC>
 static void dpprof__attn_bwd_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
     const char *what = "dpprof_attention_bwd_gpu";
@@ -1938,14 +2202,12 @@ static void dpprof__attn_bwd_run(float *dq, float *dk, float *dv, const float *d
 template <typename A>
 static void dpprof__attn_fwd(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS) {
     const float scale = (float)(1.0 / std::sqrt((double)HS));
-    if (std::is_same<A, dpprof__bf16>::value && !dpprof__cu.attn_simt && HS % 2 == 0 && HS <= 128) {
-        const void *p[] = {out, q, k, v};
-        if (dpprof__attn_vw(HS, p, 4, sizeof(A)) >= 2) { // pairs: every pointer 4-byte aligned
-            if (HS <= 32) dpprof__attn_fwd_tc_run<32>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
-            else if (HS <= 64) dpprof__attn_fwd_tc_run<64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
-            else dpprof__attn_fwd_tc_run<128>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
-            return;
-        }
+    const void *p[] = {out, q, k, v};
+    if (dpprof__attn_tc<A>(HS, p, 4)) {
+        if (HS <= 32) dpprof__attn_fwd_tc_run<32>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+        else if (HS <= 64) dpprof__attn_fwd_tc_run<64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+        else dpprof__attn_fwd_tc_run<128>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+        return;
     }
     if (HS <= 64) dpprof__attn_fwd_run<A, 64, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
     else if (HS <= 128) dpprof__attn_fwd_run<A, 128, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
@@ -1955,6 +2217,13 @@ static void dpprof__attn_fwd(float *out, float *lse, const float *q, const float
 template <typename A>
 static void dpprof__attn_bwd(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS) {
     const float scale = (float)(1.0 / std::sqrt((double)HS));
+    const void *p[] = {dq, dk, dv, dout, q, k, v, out};
+    if (dpprof__attn_tc<A>(HS, p, 8)) {
+        if (HS <= 32) dpprof__attn_bwd_tc_run<32, 64>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+        else if (HS <= 64) dpprof__attn_bwd_tc_run<64, 64>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+        else dpprof__attn_bwd_tc_run<128, 32>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+        return;
+    }
     if (HS <= 64) dpprof__attn_bwd_run<A, 64, 64, 32, 64, 64>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
     else if (HS <= 128) dpprof__attn_bwd_run<A, 128, 32, 32, 32, 32>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
     else dpprof__attn_bwd_run<A, 256, 32, 16, 32, 16>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);

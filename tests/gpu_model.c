@@ -646,18 +646,19 @@ static float *model_down16(const void *d, size_t n) {
 /* score of a bf16 output, <= 1 passes: the worst |b - r| / (2^-7 max(|b|,|r|) + abs), and the fraction of
    elements that differ by more than abs over 5% (gpu and reference round nearly the same value: a few
    land on the other side of a rounding boundary, a rounding that is not to nearest moves about half).
-   nan fails */
-static double model_ulp(const float *b, const float *r, size_t n, double abs) {
+   nan fails. model_ulpv adds absv[i] (when not NULL) to element i's abs */
+static double model_ulpv(const float *b, const float *r, size_t n, const double *absv, double abs) {
     double w = 0.0;
     size_t i, off = 0;
     for (i = 0; i < n; i++) {
         double d = fabs((double)b[i] - (double)r[i]), m = fmax(fabs((double)b[i]), fabs((double)r[i]));
-        double q = d == 0.0 ? 0.0 : d / (m / 128.0 + abs);
+        double a = abs + (absv ? absv[i] : 0.0), q = d == 0.0 ? 0.0 : d / (m / 128.0 + a);
         if (!(q <= w)) w = q;
-        off += !(d <= abs);
+        off += !(d <= a);
     }
     return n && (double)off / (double)n / 0.05 > w ? (double)off / (double)n / 0.05 : w;
 }
+static double model_ulp(const float *b, const float *r, size_t n, double abs) { return model_ulpv(b, r, n, NULL, abs); }
 
 /* the header's conversions on the cpu: ties to even, nan quiet with its sign, overflow to inf, denormals */
 static void test_model_bf16_convert(void) {
