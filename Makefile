@@ -106,7 +106,7 @@ repro-update: figures
 # one configuration at a time (a shared GPU would distort the times), renders figures/bench-*.png and
 # paper/generated/bench-table.tex (measured, so outside check-repro) and copies every result JSON, with
 # the device, driver and date, to data/bench/DATE-DEVICE/ to be committed.
-.PHONY: bench gpu-check
+.PHONY: bench bench-attn gpu-check
 DPPROF_BIN ?= ./dpprof
 # where a GPU run's results go: DATE-DEVICE, the device as `dpprof devices` names GPU 0 (shell text)
 RUN_TAG = $$(date -u +%Y-%m-%d)-$$($(DPPROF_BIN) devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
@@ -123,7 +123,20 @@ bench: dpprof
 	$(DPPROF_BIN) report $(BENCH_CONF) --results results/bench --figures figures --tables paper/generated; \
 	d=data/bench/$(RUN_TAG); \
 	mkdir -p $$d; cp results/bench/*.json results/bench/summary.csv results/bench/summary.txt paper/generated/bench-table.tex $$d/; \
-	$(DPPROF_BIN) devices > $$d/device.txt; echo "make bench: measured results in $$d (commit them)"
+	$(DPPROF_BIN) devices > $$d/device.txt; echo "make bench: measured results in $$d (commit them)"; \
+	$(if $(BENCH_ONLY),true,$(MAKE) --no-print-directory bench-attn)
+
+# the attention kernels alone (dpprof attnbench: fp32 and bf16 simt, bf16 tensor cores in blocks of 64 and
+# 128 rows; forward and backward at the bench shapes, or ATTNBENCH_ARGS="--shape B,T,NH,NKV,HS ..."), into
+# data/bench/DATE-DEVICE/attn/, apart from the run JSON the report reads. part of make bench (without
+# BENCH_ONLY); about a minute on an H100
+ATTNBENCH_ARGS ?=
+bench-attn: dpprof
+	@if ! $(DPPROF_BIN) devices >/dev/null; then echo "make bench-attn: $$($(DPPROF_BIN) devices): nothing measured"; exit 0; fi; \
+	mkdir -p results/bench-attn; \
+	rc=0; $(DPPROF_BIN) attnbench $(ATTNBENCH_ARGS) --out results/bench-attn/attnbench.json | tee results/bench-attn/attnbench.txt || rc=$$?; \
+	d=data/bench/$(RUN_TAG)/attn; mkdir -p $$d; cp results/bench-attn/attnbench.* $$d/; \
+	echo "make bench-attn: measured results in $$d (commit them)"; exit $$rc
 
 # on a GPU: the gpu test (every op against the cpu reference, whole steps, memory, counters), the same
 # under compute-sanitizer (memcheck: out-of-bounds and uninitialised reads; racecheck: shared-memory
@@ -211,7 +224,7 @@ paper/paper.pdf: $(PAPER_INPUTS)
 	cp paper/build/paper.pdf $@.tmp
 	mv $@.tmp $@
 
-paper-check: paper/paper.pdf
+paper-check: paper
 	rm -rf paper/build/pages
 	mkdir -p paper/build/pages
 	pdftoppm -r 100 -png paper/paper.pdf paper/build/pages/page

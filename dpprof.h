@@ -478,6 +478,12 @@ DPPROF_API dpprof_dtype dpprof_cuda_storage(void);
    each element of dq, dk, dv within u times the sum of its terms' magnitudes), or 0: the fp32 SIMT
    kernels the fp32 storage uses, widened (for comparing the two; tests). returns the previous setting */
 DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on);
+/* rows of a tensor-core attention block (query rows of the forward and dq kernels, keys of the dk/dv
+   kernel): 64 (4 warps; what 0, the default, gives) or 128 (8 warps: each K, V or Q tile a block loads
+   serves twice the rows, for half the L2 traffic per flop, but fewer blocks and more shared memory),
+   for measuring the two (dpprof attnbench) and tests; the same arithmetic per element either way, so
+   the same tolerances. returns the previous setting, or -1 for any other value (nothing changes) */
+DPPROF_API int dpprof_cuda_set_attention_block(int rows);
 /* dst (n) = src (n) rounded to the nearest bf16, ties to even: the bf16 working copy of a weight */
 DPPROF_API void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t n);
 /* out (n) = value */
@@ -11036,6 +11042,7 @@ DPPROF_API void dpprof_cuda_events_reset(void) {}
 DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype) { (void)dtype; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API dpprof_dtype dpprof_cuda_storage(void) { return DPPROF_DTYPE_FP32; }
 DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on) { (void)on; return 0; }
+DPPROF_API int dpprof_cuda_set_attention_block(int rows) { return rows == 0 || rows == 64 || rows == 128 ? 0 : -1; }
 DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }

@@ -17,7 +17,7 @@
 // cudaMemPoolSetAttribute(ReleaseThreshold), cudaMemPoolTrimTo, cudaMemcpyAsync,
 // cudaMemsetAsync, cudaStreamCreateWithFlags/Synchronize, cudaEventCreate/Record/Synchronize/
 // ElapsedTime, cudaGetDeviceCount/Properties, cudaDeviceGetAttribute (ClockRate, MemoryClockRate,
-// GlobalMemoryBusWidth), cudaSetDevice, cudaMemGetInfo, cudaDriverGetVersion,
+// GlobalMemoryBusWidth, MaxSharedMemoryPerBlockOptin), cudaSetDevice, cudaMemGetInfo, cudaDriverGetVersion,
 // cudaRuntimeGetVersion, cudaFuncSetAttribute(MaxDynamicSharedMemorySize), cudaGetLastError,
 // cudaGetErrorString; cuBLAS: cublasCreate, cublasSetStream, cublasSetWorkspace, cublasSetMathMode, cublasSetPointerMode,
 // cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx, cublasGemmStridedBatchedEx (CUDA_R_32F and CUDA_R_16BF operands,
@@ -52,6 +52,8 @@ struct dpprof__cu_state {
     int n_ev, cap_ev, made_ev;
     int bf16;                    // activations stored as bf16 (dpprof_cuda_set_storage), else fp32
     int attn_simt;               // bf16 attention on the fp32 simt kernels (dpprof_cuda_set_tensor_core_attention(0))
+    int attn_rows;               // rows of a tensor-core attention block, 64 or 128; 0: the default (dpprof_cuda_set_attention_block)
+    int smem_optin;              // the device's most dynamic shared memory per block (opt-in), 0 if unknown
 };
 static dpprof__cu_state dpprof__cu;
 static char dpprof_cu_err[512] = "";
@@ -134,10 +136,17 @@ static unsigned dpprof__blocks(size_t n, unsigned threads) {
     return b ? (unsigned)b : 1u;
 }
 
-// opt a kernel in to more than 48 KiB of dynamic shared memory (once per kernel and size)
+// opt a kernel in to more than 48 KiB of dynamic shared memory (once per kernel and size); a device that
+// allows less gets an error that says so (the runtime would only say "invalid argument")
 template <typename... P>
 static void dpprof__smem_optin(void (*kernel)(P...), size_t bytes, const char *what) {
-    if (bytes <= 48 * 1024) return;
+    if (bytes <= 48 * 1024 || dpprof__cu.err) return;
+    if (dpprof__cu.smem_optin > 0 && bytes > (size_t)dpprof__cu.smem_optin) {
+        char d[160];
+        std::snprintf(d, sizeof d, "needs %zu bytes of shared memory per block, this device allows %d", bytes, dpprof__cu.smem_optin);
+        dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", what, d);
+        return;
+    }
     dpprof__cu_post(what, cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
 }
 
@@ -195,6 +204,13 @@ extern "C" dpprof_dtype dpprof_cuda_storage(void) { return dpprof__cu.bf16 ? DPP
 extern "C" int dpprof_cuda_set_tensor_core_attention(int on) {
     const int was = !dpprof__cu.attn_simt;
     dpprof__cu.attn_simt = !on;
+    return was;
+}
+
+extern "C" int dpprof_cuda_set_attention_block(int rows) {
+    const int was = dpprof__cu.attn_rows;
+    if (rows != 0 && rows != 64 && rows != 128) return -1;
+    dpprof__cu.attn_rows = rows;
     return was;
 }
 
@@ -259,6 +275,10 @@ extern "C" int dpprof_cuda_init(int device) {
         return st == CUBLAS_STATUS_ALLOC_FAILED ? DPPROF_ERR_OOM : DPPROF_ERR_CUDA;
     }
     dpprof__cu.device = device;
+    if (cudaDeviceGetAttribute(&dpprof__cu.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+        dpprof__cu.smem_optin = 0; // unknown: cudaFuncSetAttribute will say
+        cudaGetLastError();
+    }
     dpprof__cu.ready = 1;
     dpprof__cu.err = 0;
     return DPPROF_OK;
@@ -1614,23 +1634,23 @@ __device__ __forceinline__ void dpprof__st_pair(dpprof__bf16 *p, uint32_t v) {
     *reinterpret_cast<dpprof__bf16x2 *>(p) = w;
 }
 
-// 64 query rows a block (4 warps of 16), 64 keys a tile; shared rows padded by 8 bf16 so that the
-// fragment loads of a warp hit 32 different banks
-template <int HSP>
+// 16 NW query rows a block (NW warps of 16: 64 or 128 rows), 64 keys a tile; shared rows padded by 8
+// bf16 so that the fragment loads of a warp hit 32 different banks
+template <int HSP, int NW>
 struct dpprof__attn_tc_cfg {
-    static constexpr int BR = 64, BC = 64, NT = 128, LDK = HSP + 8, LDV = BC + 8;
+    static constexpr int BR = 16 * NW, BC = 64, NT = 32 * NW, LDK = HSP + 8, LDV = BC + 8;
 };
 
-// out, lse of 64 query rows of head h, batch b: each warp keeps its 16 rows of Q as mma fragments
+// out, lse of 16 NW query rows of head h, batch b: each warp keeps its 16 rows of Q as mma fragments
 // in registers; per key tile S = Q K^T (K as is in shared), the online softmax on the accumulators
 // (a lane holds two rows, r0 and r1 = r0 + 8, a quad of lanes shares a row), then O += P V with P
 // rounded to bf16 in registers as the A operand (V transposed in shared). P is rounded where the fp32
 // kernel keeps it in fp32 (as flash attention 2 does); l sums the unrounded p. zeros pad HS to HSP
-// and the rows beyond T. grid (ceil(T/64), NH, B), 128 threads, the longest rows first
-template <int HSP>
-__global__ void __launch_bounds__(128) dpprof__k_attn_fwd_tc(dpprof__bf16 *out, float *lse, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v, int T, int NH,
+// and the rows beyond T. grid (ceil(T/BR), NH, B), 32 NW threads, the longest rows first
+template <int HSP, int NW>
+__global__ void __launch_bounds__(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out, float *lse, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v, int T, int NH,
                                                              int NKV, int HS, float scale) {
-    typedef dpprof__attn_tc_cfg<HSP> C;
+    typedef dpprof__attn_tc_cfg<HSP, NW> C;
     constexpr int KS = HSP / 16, NB = C::BC / 8, ND = HSP / 8;
     __shared__ __align__(16) dpprof__bf16 Ks[C::BC * C::LDK];
     __shared__ __align__(16) dpprof__bf16 Vt[HSP * C::LDV];
@@ -1927,25 +1947,27 @@ __device__ __forceinline__ void dpprof__tc_tile(dpprof__bf16 *X, dpprof__bf16 *X
     }
 }
 
-// kernel A's dynamic shared memory: K, V (BK x LDK), Q, dO (BQ x LDK), Q^T, dO^T (HSP x LDT) as bf16, then
-// lse and D (BQ floats each). BQ, the query tile, is also kernel B's key tile
-template <int HSP, int BQ>
+// NW warps of 16 rows: kernel A takes BK = 16 NW keys a block, kernel B BR = 16 NW query rows. kernel
+// A's dynamic shared memory: K, V (BK x LDK), Q, dO (BQ x LDK), Q^T, dO^T (HSP x LDT) as bf16, then lse
+// and D (BQ floats each). BQ, the query tile, is also kernel B's key tile
+template <int HSP, int BQ, int NW>
 struct dpprof__attn_tc_bwd_cfg {
-    static constexpr int BK = 64, BR = 64, NT = 128, LDK = HSP + 8, LDT = BQ + 8;
+    static constexpr int BK = 16 * NW, BR = 16 * NW, NT = 32 * NW, LDK = HSP + 8, LDT = BQ + 8;
     static constexpr int OFF_V = BK * LDK, OFF_Q = 2 * BK * LDK, OFF_DO = OFF_Q + BQ * LDK, OFF_QT = OFF_DO + BQ * LDK;
     static constexpr int OFF_DOT = OFF_QT + HSP * LDT, HALVES = OFF_DOT + HSP * LDT;
     static constexpr size_t BYTES = (size_t)HALVES * 2 + 2 * BQ * sizeof(float);
 };
 
-// dk, dv of 64 keys of kv head kvh, batch b: over the group's query heads and the query tiles at or
+// dk, dv of BK keys of kv head kvh, batch b: over the group's query heads and the query tiles at or
 // below the keys, S^T = K Q^T and dP^T = V dO^T (K, V fragments from shared), P^T = exp(scale S^T - lse),
 // dS^T = P^T (dP^T - D), dv += P^T dO, dk += dS^T Q; D = rowsum(dO * out) per query tile (TPR threads a
-// row, fixed order). grid (ceil(T/64), NKV, B), 128 threads, the longest (key block 0) first
-template <int HSP, int BQ>
-__global__ void DPPROF__ATTN_LB(128) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk, dpprof__bf16 *dv, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k,
+// row, fixed order). grid (ceil(T/BK), NKV, B), 32 NW threads, the longest (key block 0) first
+template <int HSP, int BQ, int NW>
+__global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk, dpprof__bf16 *dv, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k,
                                                              const dpprof__bf16 *v, const dpprof__bf16 *out, const float *lse, int T, int NH, int NKV, int HS, float scale) {
-    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ> C;
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;
     constexpr int KS = HSP / 16, ND = HSP / 8, NB = BQ / 8, TPR = C::NT / BQ;
+    static_assert(TPR * BQ == C::NT && 32 % TPR == 0, "D: TPR threads a row, within one warp");
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
     dpprof__bf16 *Ks = sm, *Vs = sm + C::OFF_V, *Qs = sm + C::OFF_Q, *dOs = sm + C::OFF_DO, *Qt = sm + C::OFF_QT, *dOt = sm + C::OFF_DOT;
     float *Ls = reinterpret_cast<float *>(sm + C::HALVES), *Ds = Ls + BQ;
@@ -2028,14 +2050,14 @@ __global__ void DPPROF__ATTN_LB(128) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk, dpp
     }
 }
 
-// dq of 64 query rows of head h, batch b: Q and dO of the warp's 16 rows as fragments in registers, D of
+// dq of BR query rows of head h, batch b: Q and dO of the warp's 16 rows as fragments in registers, D of
 // each row from them and out (a quad of lanes a row); over the key tiles of BC up to the diagonal,
 // S = Q K^T, dP = dO V^T (K, V as is in shared), dS = P (dP - D), dq += dS K (K transposed in shared).
-// grid (ceil(T/64), NH, B), 128 threads, the longest rows first
-template <int HSP, int BC>
-__global__ void DPPROF__ATTN_LB(128) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v,
+// grid (ceil(T/BR), NH, B), 32 NW threads, the longest rows first
+template <int HSP, int BC, int NW>
+__global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v,
                                                             const dpprof__bf16 *out, const float *lse, int T, int NH, int NKV, int HS, float scale) {
-    typedef dpprof__attn_tc_bwd_cfg<HSP, BC> C;
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BC, NW> C;
     constexpr int KS = HSP / 16, ND = HSP / 8, NB = BC / 8;
     __shared__ __align__(16) dpprof__bf16 Ks[BC * C::LDK];
     __shared__ __align__(16) dpprof__bf16 Vs[BC * C::LDK];
@@ -2148,27 +2170,29 @@ static void dpprof__attn_fwd_run(float *out, float *lse, const float *q, const f
                    dpprof__act<A>(out), lse, dpprof__act<A>(q), dpprof__act<A>(k), dpprof__act<A>(v), T, NH, NKV, HS, vw, scale);
 }
 
-template <int HSP>
+template <int HSP, int NW>
 static void dpprof__attn_fwd_tc_run(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, float scale) {
-    typedef dpprof__attn_tc_cfg<HSP> C;
-    dpprof__launch("dpprof_attention_fwd_gpu", dpprof__k_attn_fwd_tc<HSP>, dim3((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B), dim3(C::NT), 0,
+    typedef dpprof__attn_tc_cfg<HSP, NW> C;
+    dpprof__launch("dpprof_attention_fwd_gpu", dpprof__k_attn_fwd_tc<HSP, NW>, dim3((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B), dim3(C::NT), 0,
                    dpprof__act<dpprof__bf16>(out), lse, dpprof__act<dpprof__bf16>(q), dpprof__act<dpprof__bf16>(k), dpprof__act<dpprof__bf16>(v), T, NH, NKV, HS,
                    scale);
 }
 
-// kernel A (dk, dv) in 64-key blocks with query tiles of BQ, then kernel B (dq) in 64-row blocks with key
-// tiles of BQ. kernel A's shared memory: 29.5 / 54.5 / 71.3 KiB for (HSP, BQ) = (32, 64), (64, 64), (128, 32);
-// kernel B's: 14.5 / 27 / 27 KiB (static)
-template <int HSP, int BQ>
+// kernel A (dk, dv) in blocks of 16 NW keys with query tiles of BQ, then kernel B (dq) in blocks of 16 NW
+// query rows with key tiles of BQ. kernel A's shared memory for (HSP, BQ) = (32, 64), (64, 64), (128, 32):
+// 29.5 / 54.5 / 71.3 KiB with NW = 4, 39.5 / 72.5 / 105.3 KiB with NW = 8 (beyond sm_86's 99 KiB opt-in:
+// there the 128-row HSP 128 backward is an error naming the bytes, dpprof__smem_optin); kernel B's: 14.5 /
+// 27 / 27 KiB (static)
+template <int HSP, int BQ, int NW>
 static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
-    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ> C;
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;
     const char *what = "dpprof_attention_bwd_gpu";
     const dim3 grid_kv((unsigned)((T + C::BK - 1) / C::BK), (unsigned)NKV, (unsigned)B), grid_q((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B);
     typedef dpprof__bf16 H;
-    dpprof__smem_optin(dpprof__k_attn_bkv_tc<HSP, BQ>, C::BYTES, what);
-    dpprof__launch(what, dpprof__k_attn_bkv_tc<HSP, BQ>, grid_kv, dim3(C::NT), C::BYTES, dpprof__act<H>(dk), dpprof__act<H>(dv), dpprof__act<H>(dout), dpprof__act<H>(q),
+    dpprof__smem_optin(dpprof__k_attn_bkv_tc<HSP, BQ, NW>, C::BYTES, what);
+    dpprof__launch(what, dpprof__k_attn_bkv_tc<HSP, BQ, NW>, grid_kv, dim3(C::NT), C::BYTES, dpprof__act<H>(dk), dpprof__act<H>(dv), dpprof__act<H>(dout), dpprof__act<H>(q),
                    dpprof__act<H>(k), dpprof__act<H>(v), dpprof__act<H>(out), lse, T, NH, NKV, HS, scale);
-    dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BQ>, grid_q, dim3(C::NT), 0, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q), dpprof__act<H>(k),
+    dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BQ, NW>, grid_q, dim3(C::NT), 0, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q), dpprof__act<H>(k),
                    dpprof__act<H>(v), dpprof__act<H>(out), lse, T, NH, NKV, HS, scale);
 }
 
@@ -2177,6 +2201,21 @@ static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float
 template <typename A>
 static bool dpprof__attn_tc(int HS, const void *const *p, int n) {
     return std::is_same<A, dpprof__bf16>::value && !dpprof__cu.attn_simt && HS % 2 == 0 && HS <= 128 && dpprof__attn_vw(HS, p, n, sizeof(A)) >= 2;
+}
+
+// the tensor-core kernels by head size (HSP 32, 64, 128; the backward's query tile 64, 64, 32) and
+// block rows (64 unless dpprof_cuda_set_attention_block(128): NW = 4 or 8 warps)
+template <int NW>
+static void dpprof__attn_fwd_tc_hs(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, float scale) {
+    if (HS <= 32) dpprof__attn_fwd_tc_run<32, NW>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+    else if (HS <= 64) dpprof__attn_fwd_tc_run<64, NW>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+    else dpprof__attn_fwd_tc_run<128, NW>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+}
+template <int NW>
+static void dpprof__attn_bwd_tc_hs(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
+    if (HS <= 32) dpprof__attn_bwd_tc_run<32, 64, NW>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+    else if (HS <= 64) dpprof__attn_bwd_tc_run<64, 64, NW>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+    else dpprof__attn_bwd_tc_run<128, 32, NW>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
 }
 
 template <typename A, int HSP, int BK, int BQ, int BR, int BC>
@@ -2204,9 +2243,8 @@ static void dpprof__attn_fwd(float *out, float *lse, const float *q, const float
     const float scale = (float)(1.0 / std::sqrt((double)HS));
     const void *p[] = {out, q, k, v};
     if (dpprof__attn_tc<A>(HS, p, 4)) {
-        if (HS <= 32) dpprof__attn_fwd_tc_run<32>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
-        else if (HS <= 64) dpprof__attn_fwd_tc_run<64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
-        else dpprof__attn_fwd_tc_run<128>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+        if (dpprof__cu.attn_rows == 128) dpprof__attn_fwd_tc_hs<8>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+        else dpprof__attn_fwd_tc_hs<4>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
         return;
     }
     if (HS <= 64) dpprof__attn_fwd_run<A, 64, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
@@ -2219,9 +2257,8 @@ static void dpprof__attn_bwd(float *dq, float *dk, float *dv, const float *dout,
     const float scale = (float)(1.0 / std::sqrt((double)HS));
     const void *p[] = {dq, dk, dv, dout, q, k, v, out};
     if (dpprof__attn_tc<A>(HS, p, 8)) {
-        if (HS <= 32) dpprof__attn_bwd_tc_run<32, 64>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
-        else if (HS <= 64) dpprof__attn_bwd_tc_run<64, 64>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
-        else dpprof__attn_bwd_tc_run<128, 32>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+        if (dpprof__cu.attn_rows == 128) dpprof__attn_bwd_tc_hs<8>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+        else dpprof__attn_bwd_tc_hs<4>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
         return;
     }
     if (HS <= 64) dpprof__attn_bwd_run<A, 64, 64, 32, 64, 64>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);

@@ -49,9 +49,10 @@ static void help_main(void) {
            "  epsilon   privacy spent by DP-SGD: the RDP accountant (dpprof epsilon --help)\n"
            "  presets   list the model presets and their shapes\n"
            "  devices   list the GPUs the cuda backend sees, with their peaks (exit 1 when none)\n"
+           "  attnbench time the attention kernels alone on the GPU, every variant (dpprof attnbench --help)\n"
            "  version   print the version\n\n"
            "backends: cpu (reference arithmetic), dry (exact memory of any size, no arithmetic),\n"
-           "cuda (GPU kernels, fp32), auto (cuda when a GPU is visible, else cpu).\n"
+           "cuda (GPU kernels, fp32 or bf16), auto (cuda when a GPU is visible, else cpu).\n"
            "exit codes: 0 ok, 1 runtime error, 2 bad input, 3 out of memory (result JSON says oom).\n",
            DPPROF_VERSION);
 }
@@ -2602,6 +2603,271 @@ static int cmd_presets(void) {
 }
 
 /* what the cuda backend would run on: make bench and make gpu-check ask this first */
+/* ---- attnbench: the attention kernels alone, timed on the GPU ------------------------------------------
+   every kernel variant (fp32 simt; bf16 simt; bf16 tensor cores in blocks of 64 and of 128 rows) forward
+   and backward at a few shapes, so the block size can be chosen from a measurement (issue 6): median,
+   min and max of --repeats timed calls after one warm-up, each call between two CUDA events; rates from
+   the analytic flops and bytes of dpprof_attention_{fwd,bwd}_cost. a failed launch stops the measuring
+   (the device queue keeps its first error); what was measured is written, with the error */
+#define AB_MAX_SHAPES 16
+#define AB_MAX_REPEATS 1000
+typedef struct ab_shape { char name[48]; int B, T, NH, NKV, HS; } ab_shape;
+typedef struct ab_variant { const char *storage, *kernel; int rows; } ab_variant;
+static const ab_variant ab_variants[] = {{"fp32", "simt", 0}, {"bf16", "simt", 0}, {"bf16", "tc", 64}, {"bf16", "tc", 128}};
+#define AB_NV ((int)(sizeof ab_variants / sizeof ab_variants[0]))
+typedef struct ab_row { const char *status; char note[160]; double ms_med, ms_min, ms_max, flops, bytes; } ab_row;
+
+static void help_attnbench(void) {
+    printf("usage: dpprof attnbench [--shape B,T,NH,NKV,HS]... [--repeats N] [--out FILE.json]\n\n"
+           "Times the attention kernels alone on the GPU, forward and backward, for every variant: fp32 on\n"
+           "the simt kernels; bf16 storage on the simt kernels, and on the tensor cores in blocks of 64 and of\n"
+           "128 rows (dpprof_cuda_set_attention_block; the tensor cores take even head sizes up to 128).\n"
+           "Each timing is the median (with min and max) of N calls after one warm-up call, each between two\n"
+           "CUDA events; TFLOP/s and the shares of the device's fp32, bf16 and DRAM peaks come from the\n"
+           "analytic flops and bytes of the op (the same as in a run's throughput.ops).\n\n"
+           "options:\n"
+           "  --shape B,T,NH,NKV,HS  a shape (repeatable; default: the bench shapes, trainer-1b at B=8 T=1024,\n"
+           "                         longctx at B=1 T=16384, llama-3.2-1b at B=8 T=1024, from the presets)\n"
+           "  --repeats N            timed calls per variant and pass (default 10, at most %d)\n"
+           "  --out FILE.json        the results (written atomically)\n\n"
+           "needs a GPU: without one it says so and exits 2, writing nothing. a shape that does not fit in\n"
+           "device memory is recorded as oom and the others are measured. a launch that fails stops the\n"
+           "measuring (the device keeps its first error): what was measured is written, the rest marked\n"
+           "not_run, status error, exit 1.\n",
+           AB_MAX_REPEATS);
+}
+
+/* "B,T,NH,NKV,HS" -> a shape named after its numbers; 0 or a message on stderr */
+static int ab_parse_shape(const char *v, ab_shape *sh) {
+    long long x[5];
+    const char *p = v;
+    int i;
+    for (i = 0; i < 5; i++) {
+        char *end;
+        errno = 0;
+        x[i] = strtoll(p, &end, 10);
+        if (end == p || errno == ERANGE || *end != (i < 4 ? ',' : '\0') || x[i] < 1 || x[i] > 1000000) {
+            fprintf(stderr, "%s: attnbench: --shape '%s': expected B,T,NH,NKV,HS, five integers in [1, 1000000]\n", prog, v);
+            return -1;
+        }
+        p = end + 1;
+    }
+    if (x[2] % x[3] || x[4] > DPPROF_MAX_HEAD_SIZE || x[0] > 65535 || x[2] > 65535) {
+        fprintf(stderr, "%s: attnbench: --shape '%s': NKV must divide NH, HS be at most %d, B and NH at most 65535\n", prog, v, DPPROF_MAX_HEAD_SIZE);
+        return -1;
+    }
+    if ((double)x[0] * (double)x[1] * (double)x[2] * (double)x[4] * 4.0 > 1e12) {
+        fprintf(stderr, "%s: attnbench: --shape '%s': B*T*NH*HS*4 bytes exceeds 1e12\n", prog, v);
+        return -1;
+    }
+    sh->B = (int)x[0], sh->T = (int)x[1], sh->NH = (int)x[2], sh->NKV = (int)x[3], sh->HS = (int)x[4];
+    snprintf(sh->name, sizeof sh->name, "B%d-T%d-NH%d-NKV%d-HS%d", sh->B, sh->T, sh->NH, sh->NKV, sh->HS);
+    return 0;
+}
+
+static int ab_cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* one variant and pass of a shape: one warm-up call, then `repeats` timed ones; the row says how it went.
+   returns DPPROF_OK or the device queue's error */
+static int ab_time(ab_row *row, int bwd, int repeats, float **t16, float **t32, const ab_shape *sh, int bf16) {
+    float **t = bf16 ? t16 : t32; /* q k v dout out lse dq dk dv */
+    double ms[AB_MAX_REPEATS];
+    int r, rc = DPPROF_OK;
+    dpprof_cuda_events_reset();
+    for (r = 0; r <= repeats && rc == DPPROF_OK; r++) {
+        int e0 = -1, e1 = -1;
+        if (r > 0) rc = dpprof_cuda_event(&e0);
+        if (!bwd) dpprof_attention_fwd_gpu(t[4], t32[5], t[0], t[1], t[2], sh->B, sh->T, sh->NH, sh->NKV, sh->HS);
+        else dpprof_attention_bwd_gpu(t[6], t[7], t[8], t[3], t[0], t[1], t[2], t[4], t32[5], sh->B, sh->T, sh->NH, sh->NKV, sh->HS);
+        if (r > 0 && rc == DPPROF_OK) rc = dpprof_cuda_event(&e1);
+        if (r > 0 && rc == DPPROF_OK) rc = dpprof_cuda_event_ms(e0, e1, &ms[r - 1]);
+        if (rc == DPPROF_OK) rc = dpprof_cuda_sync();
+    }
+    dpprof_cuda_events_reset();
+    if (rc != DPPROF_OK) {
+        row->status = "error";
+        snprintf(row->note, sizeof row->note, "%s", dpprof_cuda_last_error());
+        return rc;
+    }
+    qsort(ms, (size_t)repeats, sizeof ms[0], ab_cmp);
+    row->status = "ok";
+    row->ms_min = ms[0], row->ms_max = ms[repeats - 1];
+    row->ms_med = repeats % 2 ? ms[repeats / 2] : 0.5 * (ms[repeats / 2 - 1] + ms[repeats / 2]);
+    return DPPROF_OK;
+}
+
+static void ab_json_num(FILE *f, double v) {
+    if (v == v && v - v == 0) fprintf(f, "%.17g", v);
+    else fputs("null", f);
+}
+
+static int cmd_attnbench(int argc, char **argv) {
+    ab_shape shapes[AB_MAX_SHAPES];
+    static const struct { const char *preset; int B, T; } defaults[] = {{"trainer-1b", 8, 1024}, {"longctx", 1, 16384}, {"llama-3.2-1b", 8, 1024}};
+    ab_row *rows;
+    dpprof_device_info dev;
+    double peak32 = 0, peak16 = 0, peakdram = 0;
+    int nshape = 0, repeats = 10, count = 0, i, s, v, pass, stop = 0, rc;
+    const char *out_path = NULL;
+    atomic_file af;
+    char date[32];
+    time_t now = time(NULL);
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help_attnbench(); return EXIT_OK; }
+        if (!val) return usage_error("attnbench: %s needs a value%s", a, "");
+        i++;
+        if (!strcmp(a, "--shape")) {
+            if (nshape == AB_MAX_SHAPES) return usage_error("attnbench: at most 16 --shape options%s%s", "", "");
+            if (ab_parse_shape(val, &shapes[nshape])) return EXIT_USAGE;
+            nshape++;
+        } else if (!strcmp(a, "--repeats")) { if (parse_int(a, val, 1, AB_MAX_REPEATS, &repeats)) return EXIT_USAGE; }
+        else if (!strcmp(a, "--out")) out_path = val;
+        else return usage_error("attnbench: unknown option '%s'%s", a, "");
+    }
+    for (i = 0; nshape == 0 && i < (int)(sizeof defaults / sizeof defaults[0]); i++) {
+        dpprof_shape p;
+        if (dpprof_preset_shape(defaults[i].preset, &p) != DPPROF_OK) return usage_error("attnbench: preset %s is missing%s", defaults[i].preset, "");
+        snprintf(shapes[i].name, sizeof shapes[i].name, "%s", defaults[i].preset);
+        shapes[i].B = defaults[i].B, shapes[i].T = defaults[i].T, shapes[i].NH = p.NH, shapes[i].NKV = p.NKV, shapes[i].HS = p.HS;
+        if (i + 1 == (int)(sizeof defaults / sizeof defaults[0])) nshape = i + 1;
+    }
+    rc = dpprof_cuda_device_count(&count);
+    if (rc != DPPROF_OK || count == 0) {
+        fprintf(stderr, "%s: attnbench: no GPU is visible on this machine (%s): nothing measured\n", prog,
+                rc == DPPROF_ERR_NO_CUDA ? "this dpprof was built without CUDA" : rc != DPPROF_OK ? dpprof_cuda_last_error() : "the CUDA runtime sees no device");
+        return EXIT_USAGE;
+    }
+    if (out_path && atomic_open(&af, out_path, "--out")) return EXIT_USAGE;
+    if (dpprof_cuda_device_info(0, &dev) != DPPROF_OK || dpprof_cuda_init(0) != DPPROF_OK) {
+        fprintf(stderr, "%s: attnbench: %s\n", prog, dpprof_cuda_last_error());
+        if (out_path) atomic_abort(&af);
+        return EXIT_ERROR;
+    }
+    dpprof_device_peaks(&dev, &peak32, &peak16, &peakdram);
+    rows = (ab_row *)calloc((size_t)nshape * AB_NV * 2, sizeof *rows);
+    if (!rows) {
+        fprintf(stderr, "%s: attnbench: out of host memory\n", prog);
+        if (out_path) atomic_abort(&af);
+        return EXIT_ERROR;
+    }
+    printf("attnbench on %s (sm %d.%d, %d SMs; peaks fp32 %.1f, bf16 %.1f TFLOP/s, dram %.2f TB/s), %d timed calls each\n", dev.name, dev.cc_major, dev.cc_minor,
+           dev.sm_count, peak32 / 1e12, peak16 / 1e12, peakdram / 1e12, repeats);
+    printf("%-24s %-5s %-9s %-4s %10s %10s %9s %7s %7s\n", "shape", "dtype", "kernel", "pass", "ms median", "ms min", "TFLOP/s", "%fp32", "%bf16");
+    for (s = 0; s < nshape; s++) {
+        const ab_shape *sh = &shapes[s];
+        const size_t nq = (size_t)sh->B * sh->T * sh->NH * sh->HS, nk = (size_t)sh->B * sh->T * sh->NKV * sh->HS, nl = (size_t)sh->B * sh->NH * sh->T;
+        const size_t n[9] = {nq, nk, nk, nq, nq, nl, nq, nk, nk};
+        float *t32[9] = {0}, *t16[9] = {0};
+        int arc = DPPROF_OK;
+        for (i = 0; i < 9 && arc == DPPROF_OK; i++) {
+            arc = dpprof_cuda_alloc((void **)&t32[i], n[i] * sizeof(float));
+            if (arc == DPPROF_OK && i != 5) arc = dpprof_cuda_alloc((void **)&t16[i], n[i] * sizeof(dpprof_bf16));
+        }
+        if (arc == DPPROF_OK) { /* inputs: standard normals (q, k, v, dout), and their bf16 roundings */
+            for (i = 0; i < 4; i++) {
+                dpprof_init_normal_gpu(t32[i], n[i], 1.0, 1234, (uint64_t)i);
+                dpprof_cast_bf16_gpu((dpprof_bf16 *)t16[i], t32[i], n[i]);
+            }
+            arc = dpprof_cuda_sync();
+        }
+        for (v = 0; v < AB_NV; v++)
+            for (pass = 0; pass < 2; pass++) {
+                ab_row *row = &rows[((size_t)s * AB_NV + v) * 2 + pass];
+                const ab_variant *va = &ab_variants[v];
+                const int bf16 = !strcmp(va->storage, "bf16");
+                char label[16];
+                const dpprof_cost c = pass ? dpprof_attention_bwd_cost(sh->B, sh->T, sh->NH, sh->NKV, sh->HS, bf16 ? 2 : 4)
+                                           : dpprof_attention_fwd_cost(sh->B, sh->T, sh->NH, sh->NKV, sh->HS, bf16 ? 2 : 4);
+                row->flops = c.flops, row->bytes = c.bytes;
+                snprintf(label, sizeof label, "%s%s", va->kernel, va->rows == 128 ? "-128" : va->rows ? "-64" : "");
+                if (stop) {
+                    row->status = "not_run";
+                    snprintf(row->note, sizeof row->note, "an earlier launch failed: the device queue keeps its first error");
+                } else if (arc != DPPROF_OK) {
+                    row->status = arc == DPPROF_ERR_OOM ? "oom" : "error";
+                    snprintf(row->note, sizeof row->note, "%s", dpprof_cuda_last_error());
+                } else if (va->rows && !(sh->HS % 2 == 0 && sh->HS <= 128)) {
+                    row->status = "skipped";
+                    snprintf(row->note, sizeof row->note, "HS %d: the tensor-core kernels take even head sizes up to 128", sh->HS);
+                } else {
+                    dpprof_cuda_set_storage(bf16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
+                    dpprof_cuda_set_tensor_core_attention(va->rows != 0);
+                    dpprof_cuda_set_attention_block(va->rows);
+                    if (ab_time(row, pass, repeats, t16, t32, sh, bf16) != DPPROF_OK) stop = 1;
+                }
+                if (!strcmp(row->status, "ok"))
+                    printf("%-24s %-5s %-9s %-4s %10.3f %10.3f %9.1f %6.1f%% %6.1f%%\n", sh->name, va->storage, label, pass ? "bwd" : "fwd", row->ms_med, row->ms_min, row->flops / (row->ms_med * 1e-3) / 1e12,
+                           peak32 > 0 ? 100.0 * row->flops / (row->ms_med * 1e-3) / peak32 : 0.0, peak16 > 0 ? 100.0 * row->flops / (row->ms_med * 1e-3) / peak16 : 0.0);
+                else printf("%-24s %-5s %-9s %-4s %s: %s\n", sh->name, va->storage, label, pass ? "bwd" : "fwd", row->status, row->note);
+                fflush(stdout);
+            }
+        dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+        dpprof_cuda_set_tensor_core_attention(1);
+        dpprof_cuda_set_attention_block(0);
+        for (i = 0; i < 9; i++) dpprof_cuda_release(t32[i]), dpprof_cuda_release(t16[i]);
+    }
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+    if (out_path) {
+        FILE *f = af.f;
+        fputs("{\n  \"experiment\": \"attnbench\",\n  \"status\": ", f);
+        sweep_json_str(f, stop ? "error" : "ok");
+        fprintf(f, ",\n  \"repeats\": %d,\n  \"results\": [", repeats);
+        for (s = 0; s < nshape; s++)
+            for (v = 0; v < AB_NV; v++)
+                for (pass = 0; pass < 2; pass++) {
+                    const ab_row *row = &rows[((size_t)s * AB_NV + v) * 2 + pass];
+                    const int ok = !strcmp(row->status, "ok");
+                    const double rate = ok ? row->flops / (row->ms_med * 1e-3) : NAN, bw = ok ? row->bytes / (row->ms_med * 1e-3) : NAN;
+                    fputs(s || v || pass ? ",\n    {\"shape\": " : "\n    {\"shape\": ", f);
+                    sweep_json_str(f, shapes[s].name);
+                    fprintf(f, ", \"B\": %d, \"T\": %d, \"NH\": %d, \"NKV\": %d, \"HS\": %d, \"storage\": \"%s\", \"kernel\": \"%s\", \"block_rows\": ", shapes[s].B, shapes[s].T,
+                            shapes[s].NH, shapes[s].NKV, shapes[s].HS, ab_variants[v].storage, ab_variants[v].kernel);
+                    if (ab_variants[v].rows) fprintf(f, "%d", ab_variants[v].rows);
+                    else fputs("null", f);
+                    fprintf(f, ", \"pass\": \"%s\", \"status\": ", pass ? "bwd" : "fwd");
+                    sweep_json_str(f, row->status);
+                    fputs(", \"note\": ", f);
+                    if (row->note[0]) sweep_json_str(f, row->note);
+                    else fputs("null", f);
+                    fputs(", \"ms_median\": ", f), ab_json_num(f, ok ? row->ms_med : NAN);
+                    fputs(", \"ms_min\": ", f), ab_json_num(f, ok ? row->ms_min : NAN);
+                    fputs(", \"ms_max\": ", f), ab_json_num(f, ok ? row->ms_max : NAN);
+                    fputs(", \"flops\": ", f), ab_json_num(f, row->flops);
+                    fputs(", \"bytes_analytic\": ", f), ab_json_num(f, row->bytes);
+                    fputs(", \"tflops\": ", f), ab_json_num(f, rate / 1e12);
+                    fputs(", \"share_of_fp32_peak\": ", f), ab_json_num(f, peak32 > 0 ? rate / peak32 : NAN);
+                    fputs(", \"share_of_bf16_peak\": ", f), ab_json_num(f, peak16 > 0 ? rate / peak16 : NAN);
+                    fputs(", \"share_of_dram_peak\": ", f), ab_json_num(f, peakdram > 0 ? bw / peakdram : NAN);
+                    fputs("}", f);
+                }
+        fputs("\n  ],\n  \"meta\": {\"dpprof_version\": ", f);
+        sweep_json_str(f, DPPROF_VERSION);
+        fputs(", \"git_commit\": ", f);
+        sweep_json_str(f, DPPROF_GIT_COMMIT);
+        fputs(", \"device\": ", f);
+        sweep_json_str(f, dev.name);
+        fprintf(f, ", \"driver\": %d, \"cuda_runtime\": %d, \"compute_capability\": \"%d.%d\", \"sm_count\": %d, \"peak_fp32_flops\": ", dev.driver_version,
+                dev.runtime_version, dev.cc_major, dev.cc_minor, dev.sm_count);
+        ab_json_num(f, peak32 > 0 ? peak32 : NAN);
+        fputs(", \"peak_bf16_flops\": ", f), ab_json_num(f, peak16 > 0 ? peak16 : NAN);
+        fputs(", \"peak_dram_bytes_per_s\": ", f), ab_json_num(f, peakdram > 0 ? peakdram : NAN);
+        fprintf(f, ", \"date\": \"%s\", \"note\": \"flops and bytes_analytic are dpprof_attention_fwd_cost / _bwd_cost (causal pairs: 4 HS flops each forward, "
+                   "10 HS backward, as flash attention counts; the backward kernels also recompute q.k and dout.v for dq: 14 HS executed); "
+                   "peaks from dpprof_device_peaks\"}\n}\n",
+                date);
+        if (atomic_commit(&af)) {
+            free(rows);
+            return EXIT_ERROR;
+        }
+    }
+    free(rows);
+    return stop ? EXIT_ERROR : EXIT_OK;
+}
+
 static int cmd_devices(void) {
     int count = 0, i, rc = dpprof_cuda_device_count(&count);
     if (rc != DPPROF_OK || count == 0) {
@@ -2634,6 +2900,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "plot")) return cmd_plot(argc - 2, argv + 2);
     if (!strcmp(argv[1], "presets")) return cmd_presets();
     if (!strcmp(argv[1], "devices")) return cmd_devices();
+    if (!strcmp(argv[1], "attnbench")) return cmd_attnbench(argc - 2, argv + 2);
     if (!strcmp(argv[1], "epsilon")) return cmd_epsilon(argc - 2, argv + 2);
     if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc, argv); /* the whole argv: argv[0] is the fallback binary */
     /* tables: DESIGN.md's name for the LaTeX side of report, which writes figures and tables together */

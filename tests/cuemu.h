@@ -43,6 +43,8 @@
 //   CUEMU_QUIET=1          no stderr notes on api misuse that returns an error code (the notes say why)
 //   CUEMU_MEMORY_BYTES=n   device memory size (default 24 GiB; suffixes K, M, G); read on every
 //                          cudaMalloc/cudaMemGetInfo/cudaGetDeviceProperties
+//   CUEMU_SMEM_OPTIN=n     the opt-in limit of dynamic shared memory per block (default and most: an H100's
+//                          227 KiB; 99K plays an sm_86 gpu, 163K an A100; suffixes K, M)
 //   CUEMU_NO_DEVICE=1      behave like a machine without a gpu (cudaErrorNoDevice);
 //   CUEMU_NO_DEVICE=driver like one with a too old driver (cudaErrorInsufficientDriver); both read
 //                          on every call that checks for a device
@@ -526,6 +528,11 @@ inline long long env_ll(const char *name, long long dflt) {
     return x < 0 ? 0 : (long long)x;
 }
 inline size_t total_memory() { return (size_t)env_ll("CUEMU_MEMORY_BYTES", (long long)kDefaultMemory); }
+// the opt-in shared memory limit per block: CUEMU_SMEM_OPTIN, within [kSmemDefault, kSmemOptin]
+inline size_t smem_optin() {
+    const long long v = env_ll("CUEMU_SMEM_OPTIN", (long long)kSmemOptin);
+    return v < (long long)kSmemDefault ? kSmemDefault : v > (long long)kSmemOptin ? kSmemOptin : (size_t)v;
+}
 // cudaSuccess, or the error a machine without a usable gpu gives
 inline cudaError_t no_device() {
     const char *v = std::getenv("CUEMU_NO_DEVICE");
@@ -1212,7 +1219,7 @@ inline cudaError_t check_launch(const void *kernel, dim3 grid, dim3 block, size_
     if (smem > limit) {
         warn("kernel launch #%llu: %zu bytes of dynamic shared memory, more than the kernel's limit of %zu (above %zu "
              "needs cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize), at most %zu)",
-             g.launches, smem, limit, kSmemDefault, kSmemOptin);
+             g.launches, smem, limit, kSmemDefault, smem_optin());
         return cudaErrorInvalidValue;
     }
     return cudaSuccess;
@@ -1854,7 +1861,7 @@ inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device) {
     prop->maxThreadsPerMultiProcessor = 2048;
     prop->sharedMemPerMultiprocessor = 228 * 1024;
     prop->regsPerMultiprocessor = 65536;
-    prop->sharedMemPerBlockOptin = ::cuemu::kSmemOptin;
+    prop->sharedMemPerBlockOptin = ::cuemu::smem_optin();
     prop->maxBlocksPerMultiProcessor = 32;
     prop->reservedSharedMemPerBlock = 1024;
     return cudaSuccess;
@@ -1934,7 +1941,7 @@ inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int d
     case cudaDevAttrComputeCapabilityMajor: v = 9; break;
     case cudaDevAttrComputeCapabilityMinor: v = 0; break;
     case cudaDevAttrMaxSharedMemoryPerMultiprocessor: v = 228 * 1024; break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: v = (int)::cuemu::kSmemOptin; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: v = (int)::cuemu::smem_optin(); break;
     case cudaDevAttrMemoryPoolsSupported: v = 1; break;
     default: return ::cuemu::set_error(cudaErrorInvalidValue);
     }
@@ -2302,8 +2309,8 @@ inline cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr
     if (attr == cudaFuncAttributePreferredSharedMemoryCarveout)
         return value >= -1 && value <= 100 ? cudaSuccess : set_error(cudaErrorInvalidValue);
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return set_error(cudaErrorInvalidValue);
-    if (value < 0 || (size_t)value > kSmemOptin) {
-        warn("cudaFuncSetAttribute(MaxDynamicSharedMemorySize, %d): at most %zu bytes", value, kSmemOptin);
+    if (value < 0 || (size_t)value > smem_optin()) {
+        warn("cudaFuncSetAttribute(MaxDynamicSharedMemorySize, %d): at most %zu bytes", value, smem_optin());
         return set_error(cudaErrorInvalidValue);
     }
     for (size_t i = 0; i < g.n_optin; i++)

@@ -164,9 +164,10 @@ static void test_attn_tc_bounds(double *bq, double *bk, double *bv, const float 
    inputs with out, dq, dk, dv rounded; the backward gets the rounded reference out and its lse. bf16
    outputs: model_ulp's score (gpu_model.c) with abs = the fp32 tolerance x this file's floor, plus on the
    tensor cores what rounding P (and dS) to bf16 may add: 2^-8 max|v| for out, test_attn_tc_bounds for
-   dq, dk, dv; lse as in fp32. tc = 0 runs the simt kernels, tc = 1 the tensor-core ones where they apply
-   (and shows the simt ones taking over where they do not). the helpers are gpu_model.c's (one translation unit) */
-static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int tc) {
+   dq, dk, dv; lse as in fp32. rows = 0 runs the simt kernels, 64 or 128 the tensor-core ones in blocks of
+   that many rows where they apply (and shows the simt ones taking over where they do not). the helpers
+   are gpu_model.c's (one translation unit) */
+static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int rows) {
     size_t nq = (size_t)B * T * NH * HS, nk = (size_t)B * T * NKV * HS, nl = (size_t)B * NH * T, i;
     float *q = model_rand(nq, 2.0f), *k = model_rand(nk, 2.0f), *v = model_rand(nk, 1.0f), *dout = model_rand(nq, 1.0f);
     float *out = (float *)malloc(nq * 4), *lse = (float *)malloc(nl * 4), *dq = (float *)malloc(nq * 4), *dk = (float *)malloc(nk * 4), *dv = (float *)malloc(nk * 4);
@@ -176,8 +177,8 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int tc) {
     float *d_lse;
     double e_out, e_lse, e_dq, e_dk, e_dv, fl;
     int same, rc;
-    const int tc_used = tc && HS % 2 == 0 && HS <= 128; /* the tensor-core kernels take these head sizes */
-    const char *kind = tc_used ? "tensor cores" : tc ? "simt (HS beyond the tensor-core kernels)" : "simt";
+    const int tc_used = rows && HS % 2 == 0 && HS <= 128; /* the tensor-core kernels take these head sizes */
+    const char *kind = !tc_used ? (rows ? "simt (HS beyond the tensor-core kernels)" : "simt") : rows == 64 ? "tensor cores, 64-row blocks" : "tensor cores, 128-row blocks";
     dpprof_bf16_round_ref(q, nq), dpprof_bf16_round_ref(k, nk), dpprof_bf16_round_ref(v, nk), dpprof_bf16_round_ref(dout, nq);
     dpprof_attention_fwd_ref(out, lse, q, k, v, B, T, NH, NKV, HS);
     dpprof_bf16_round_ref(out, nq);
@@ -188,7 +189,8 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int tc) {
     d_lse = (float *)model_up(lse, nl * 4);
     test_attn_garbage(d_lse, nl, -3e3f);
     dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
-    dpprof_cuda_set_tensor_core_attention(tc);
+    dpprof_cuda_set_tensor_core_attention(rows != 0);
+    dpprof_cuda_set_attention_block(rows);
 
     /* forward twice, the second from other garbage */
     dpprof_attention_fwd_gpu((float *)d_out, d_lse, (const float *)d_q, (const float *)d_k, (const float *)d_v, B, T, NH, NKV, HS);
@@ -233,6 +235,7 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int tc) {
     }
     dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
     dpprof_cuda_set_tensor_core_attention(1);
+    dpprof_cuda_set_attention_block(0);
     for (i = 0; i < 4; i++) free(g[i]), free(g2[i]);
     free(hl), free(hl2), free(bq), free(bk), free(bv);
     dpprof_cuda_release(d_q), dpprof_cuda_release(d_k), dpprof_cuda_release(d_v), dpprof_cuda_release(d_dout), dpprof_cuda_release(d_out);
@@ -244,21 +247,29 @@ static void test_attn(void) {
     /* tiles (rows x keys): HS <= 64: forward 64x64, dk/dv 64 keys x 32 queries, dq 64x64;
        HS <= 128: 64x64, 32x32, 32x32; HS <= 256: 32x32, 32x16, 32x16. so T = 70 (HS 64), 130 (HS 96),
        33 (HS 128), 40 (HS 256) and 65 (HS 8) give several query and key tiles and ragged last tiles;
-       HS = 2 and 34 take the float2 path, the rest float4; NKV < NH covers gqa */
+       HS = 2 and 34 take the float2 path, the rest float4; NKV < NH covers gqa. the tensor-core kernels
+       (bf16) take blocks of 64 or 128 rows and tiles of 64 keys (forward), 64 or 32 queries (dk/dv) and
+       keys (dq): T = 130 and 200 give several 128-row blocks, the last ragged */
     static const int cases[][5] = {
         {1, 1, 1, 1, 2}, {2, 37, 4, 2, 16}, {1, 70, 2, 1, 64}, {1, 33, 2, 2, 128}, {1, 40, 1, 1, 256},
-        {2, 65, 6, 3, 8}, {1, 130, 2, 1, 96}, {1, 45, 3, 1, 34},
+        {2, 65, 6, 3, 8}, {1, 130, 2, 1, 96}, {1, 45, 3, 1, 34}, {1, 200, 4, 2, 64},
     };
-    size_t c;
-    int tc;
+    static const int rows[] = {0, 64, 128};
+    size_t c, m;
     for (c = 0; c < sizeof cases / sizeof cases[0]; c++) test_attn_case(cases[c][0], cases[c][1], cases[c][2], cases[c][3], cases[c][4]);
     /* bf16: 8-byte (HS % 4 == 0), 4-byte (HS = 2, 34) and, for HS odd, 2-byte global accesses */
     if (sizeof(dpprof_real) != sizeof(float)) {
         SKIP("attention bf16: this build's reference is double");
         return;
     }
-    for (tc = 0; tc < 2; tc++) {
-        for (c = 0; c < sizeof cases / sizeof cases[0]; c++) test_attn_case_bf16(cases[c][0], cases[c][1], cases[c][2], cases[c][3], cases[c][4], tc);
-        test_attn_case_bf16(1, 21, 2, 1, 7, tc);
+    CHECK(dpprof_cuda_set_attention_block(96) == -1 && dpprof_cuda_set_attention_block(128) == 0 && dpprof_cuda_set_attention_block(-1) == -1 &&
+              dpprof_cuda_set_attention_block(0) == 128 && dpprof_cuda_set_attention_block(64) == 0 && dpprof_cuda_set_attention_block(0) == 64,
+          "dpprof_cuda_set_attention_block: 0, 64 and 128 taken (the previous value returned), 96 and -1 refused with -1");
+    for (m = 0; m < sizeof rows / sizeof rows[0]; m++) {
+        for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            if (rows[m] == 128 && !(cases[c][4] % 2 == 0 && cases[c][4] <= 128)) continue; /* the simt fallback: shown with 64 */
+            test_attn_case_bf16(cases[c][0], cases[c][1], cases[c][2], cases[c][3], cases[c][4], rows[m]);
+        }
+        if (rows[m] != 128) test_attn_case_bf16(1, 21, 2, 1, 7, rows[m]);
     }
 }

@@ -211,6 +211,17 @@ bad 2 "--target-epsilon needs a DP --algo and --dataset-size" run --algo flash -
 bad 2 "lora-targets 'q,x': 'x' is not one of q, k, v, o, gate, up, down" run --lora-rank 4 --lora-targets q,x $o
 bad 2 "lora-rank = 32 must be smaller than the narrowest adapted width (32)" run --lora-rank 32 --lora-targets k $o
 bad 2 "lora-alpha and lora-targets need --lora-rank" run --lora-alpha 8 $o
+# attnbench checks its options before it looks for a GPU (none here): each bad value named, nothing written
+ab="--out $tmp/bad.json"
+bad 2 "--shape '1,2,3': expected B,T,NH,NKV,HS, five integers in [1, 1000000]" attnbench --shape 1,2,3 $ab
+bad 2 "--shape '1,64,0,1,64': expected B,T,NH,NKV,HS" attnbench --shape 1,64,0,1,64 $ab
+bad 2 "--shape '1,64,4,3,64': NKV must divide NH, HS be at most 256" attnbench --shape 1,64,4,3,64 $ab
+bad 2 "--shape '1,64,4,4,512': NKV must divide NH, HS be at most 256" attnbench --shape 1,64,4,4,512 $ab
+bad 2 "--shape '60000,1000000,64,1,256': B*T*NH*HS*4 bytes exceeds 1e12" attnbench --shape 60000,1000000,64,1,256 $ab
+bad 2 "--shape '1,64,4,4,64x': expected B,T,NH,NKV,HS" attnbench --shape 1,64,4,4,64x $ab
+bad 2 "--repeats '0': expected an integer in [1, 1000]" attnbench --repeats 0 $ab
+bad 2 "attnbench: unknown option '--seq'" attnbench --seq 64 $ab
+bad 2 "attnbench: no GPU is visible on this machine" attnbench $ab
 "$bin" run --preset llama-3.2-1b --seq 1024 --batch 8 --physical-batch 2 --algo auto --lora-rank 16 --sigma 1 --dataset-size 50000 --backend dry --steps 1 --quiet --out "$tmp/auto.json"; rc=$?
 check "dry llama-3.2-1b with lora and auto: exits 0" test $rc -eq 0
 check "auto names a flash method per layer" grep -q '"method": "flash: tiled' "$tmp/auto.json"
