@@ -510,6 +510,8 @@ DPPROF_API void dpprof_rmsnorm_bwd_gpu(float *dinp, float *dweight, const float 
 DPPROF_API void dpprof_rope_fwd_gpu(float *x, int B, int T, int NH, int HS, double theta);
 DPPROF_API void dpprof_rope_bwd_gpu(float *dx, int B, int T, int NH, int HS, double theta);
 DPPROF_API void dpprof_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS);
+/* dq, dk, dv must not overlap each other or the inputs: dq's storage also holds D = rowsum(dout * out)
+   of every query row between the backward's kernels on the tensor cores (no scratch beyond the outputs) */
 DPPROF_API void dpprof_attention_bwd_gpu(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS);
 DPPROF_API void dpprof_swiglu_fwd_gpu(float *h, const float *gate, const float *up, size_t n);
 DPPROF_API void dpprof_swiglu_bwd_gpu(float *dgate, float *dup, const float *dh, const float *gate, const float *up, size_t n);

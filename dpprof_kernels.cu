@@ -1634,6 +1634,24 @@ __device__ __forceinline__ void dpprof__st_pair(dpprof__bf16 *p, uint32_t v) {
     *reinterpret_cast<dpprof__bf16x2 *>(p) = w;
 }
 
+// n rows (n % 8 == 0) of HSP columns (HSP % 16 == 0) from src (row stride rs), zeros at rows >= valid and
+// columns >= HS, into X as is (row stride LD) when X, and transposed (XT[d LDT + r], LDT even) when XT. a
+// thread moves a 2x2 block, rows r, r+1 and columns d, d+1 (two 4-byte loads, 4-byte stores: the
+// transposed pairs are (x0.lo, x1.lo) and (x0.hi, x1.hi)); a warp takes 4 row pairs x 8 column pairs, so
+// its loads are whole 32-byte sectors, its stores as is hit 32 banks when LD / 2 = 4 (mod 16) (LD = HSP + 8)
+// and its transposed stores at most 2 a bank when LDT = 8 (mod 16) (a thread a pair, 16-bit transposed stores, gave 8)
+template <int LD, int LDT, int HSP, int NT>
+__device__ __forceinline__ void dpprof__tc_tile(dpprof__bf16 *X, dpprof__bf16 *XT, const dpprof__bf16 *src, size_t rs, int n, int valid, int HS) {
+    const int rp4 = n / 8;
+    for (int i = threadIdx.x; i < n * (HSP / 4); i += NT) {
+        const int q = i >> 5, r = 2 * (4 * (q % rp4) + ((i >> 3) & 3)), d = 2 * (8 * (q / rp4) + (i & 7));
+        const uint32_t x0 = r < valid && d < HS ? dpprof__ld_pair(src + (size_t)r * rs + d) : 0u;
+        const uint32_t x1 = r + 1 < valid && d < HS ? dpprof__ld_pair(src + (size_t)(r + 1) * rs + d) : 0u;
+        if (X) dpprof__st_pair(&X[r * LD + d], x0), dpprof__st_pair(&X[(r + 1) * LD + d], x1);
+        if (XT) dpprof__st_pair(&XT[d * LDT + r], (x0 & 0xffffu) | (x1 << 16)), dpprof__st_pair(&XT[(d + 1) * LDT + r], (x0 >> 16) | (x1 & 0xffff0000u));
+    }
+}
+
 // 16 NW query rows a block (NW warps of 16: 64 or 128 rows), 64 keys a tile; shared rows padded by 8
 // bf16 so that the fragment loads of a warp hit 32 different banks
 template <int HSP, int NW>
@@ -1648,7 +1666,7 @@ struct dpprof__attn_tc_cfg {
 // kernel keeps it in fp32 (as flash attention 2 does); l sums the unrounded p. zeros pad HS to HSP
 // and the rows beyond T. grid (ceil(T/BR), NH, B), 32 NW threads, the longest rows first
 template <int HSP, int NW>
-__global__ void __launch_bounds__(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out, float *lse, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v, int T, int NH,
+__global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out, float *lse, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v, int T, int NH,
                                                              int NKV, int HS, float scale) {
     typedef dpprof__attn_tc_cfg<HSP, NW> C;
     constexpr int KS = HSP / 16, NB = C::BC / 8, ND = HSP / 8;
@@ -1674,17 +1692,8 @@ __global__ void __launch_bounds__(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *o
     for (int n = 0; n < ND; n++) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
     for (int k0 = 0; k0 < kend; k0 += C::BC) {
         __syncthreads(); // the previous tile's K and V are no longer read
-        for (int i = threadIdx.x; i < C::BC * (HSP / 2); i += C::NT) {
-            const int key = i / (HSP / 2), d = 2 * (i % (HSP / 2));
-            uint32_t kv = 0u, vv = 0u;
-            if (k0 + key < kend && d < HS) {
-                kv = dpprof__ld_pair(kb + (size_t)(k0 + key) * ks + d);
-                vv = dpprof__ld_pair(vb + (size_t)(k0 + key) * ks + d);
-            }
-            dpprof__st_pair(&Ks[key * C::LDK + d], kv);
-            Vt[d * C::LDV + key].bits = (unsigned short)(vv & 0xffffu);
-            Vt[(d + 1) * C::LDV + key].bits = (unsigned short)(vv >> 16);
-        }
+        dpprof__tc_tile<C::LDK, C::LDV, HSP, C::NT>(Ks, nullptr, kb + (size_t)k0 * ks, ks, C::BC, kend - k0, HS);
+        dpprof__tc_tile<C::LDK, C::LDV, HSP, C::NT>(nullptr, Vt, vb + (size_t)k0 * ks, ks, C::BC, kend - k0, HS);
         __syncthreads();
         float s[NB][4];
         DPPROF__ATTN_UNROLL
@@ -1936,16 +1945,6 @@ __device__ __forceinline__ void dpprof__mma_two(float (&c)[4], float (&d)[4], co
 // the two halves of a bf16 pair, widened
 __device__ __forceinline__ float dpprof__pair_lo(uint32_t v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float dpprof__pair_hi(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }
-// n rows of HSP/2 bf16 pairs (zeros at rows >= valid and columns >= HS) into X as is and, when XT, transposed
-template <int LD, int LDT, int HSP, int NT>
-__device__ __forceinline__ void dpprof__tc_tile(dpprof__bf16 *X, dpprof__bf16 *XT, const dpprof__bf16 *src, size_t rs, int n, int valid, int HS) {
-    for (int i = threadIdx.x; i < n * (HSP / 2); i += NT) {
-        const int r = i / (HSP / 2), d = 2 * (i % (HSP / 2));
-        const uint32_t x = r < valid && d < HS ? dpprof__ld_pair(src + (size_t)r * rs + d) : 0u;
-        dpprof__st_pair(&X[r * LD + d], x);
-        if (XT) XT[d * LDT + r].bits = (unsigned short)(x & 0xffffu), XT[(d + 1) * LDT + r].bits = (unsigned short)(x >> 16);
-    }
-}
 
 // NW warps of 16 rows: kernel A takes BK = 16 NW keys a block, kernel B BR = 16 NW query rows. kernel
 // A's dynamic shared memory: K, V (BK x LDK), Q, dO (BQ x LDK), Q^T, dO^T (HSP x LDT) as bf16, then lse
@@ -1958,16 +1957,43 @@ struct dpprof__attn_tc_bwd_cfg {
     static constexpr size_t BYTES = (size_t)HALVES * 2 + 2 * BQ * sizeof(float);
 };
 
+// D = rowsum(dO * out) of a query row, computed once before the two backward kernels and kept in the row's
+// own dq storage: a float over its first two bf16 (4-byte aligned: dq is, and HS is even). the dK/dV
+// kernel reads it for every query tile; the dQ kernel reads its rows' D before it overwrites those rows
+// (and only those), so no extra buffer exists and the model's memory stays what the dry report says
+__device__ __forceinline__ float *dpprof__attn_dslot(dpprof__bf16 *dq, size_t e) { return reinterpret_cast<float *>(dq + e); }
+__device__ __forceinline__ float dpprof__attn_dget(const dpprof__bf16 *dq, size_t e) { return *reinterpret_cast<const float *>(dq + e); }
+
+// D of rows (B T NH rows of HS, row-major as q): 8 lanes a row, pairs 2 sub + 16 m in order, then a
+// butterfly over the 8 (a fixed order). a warp takes 4 consecutive rows; grid-stride over warps
+__global__ void dpprof__k_attn_dsum_tc(dpprof__bf16 *dq, const dpprof__bf16 *dout, const dpprof__bf16 *out, long long rows, int HS) {
+    const int lane = threadIdx.x & 31, sub = lane & 7;
+    const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+    for (long long base = 4 * ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)); base < rows; base += 4 * warps) {
+        const long long row = base + (lane >> 3);
+        float dd = 0.f;
+        if (row < rows)
+            for (int d = 2 * sub; d < HS; d += 16) {
+                const size_t e = (size_t)row * (size_t)HS + (size_t)d;
+                const uint32_t gv = dpprof__ld_pair(dout + e), ov = dpprof__ld_pair(out + e);
+                dd += dpprof__pair_lo(gv) * dpprof__pair_lo(ov);
+                dd += dpprof__pair_hi(gv) * dpprof__pair_hi(ov);
+            }
+        for (int o = 1; o < 8; o <<= 1) dd += __shfl_xor_sync(0xffffffffu, dd, o);
+        if (row < rows && sub == 0) *dpprof__attn_dslot(dq, (size_t)row * (size_t)HS) = dd;
+    }
+}
+
 // dk, dv of BK keys of kv head kvh, batch b: over the group's query heads and the query tiles at or
 // below the keys, S^T = K Q^T and dP^T = V dO^T (K, V fragments from shared), P^T = exp(scale S^T - lse),
-// dS^T = P^T (dP^T - D), dv += P^T dO, dk += dS^T Q; D = rowsum(dO * out) per query tile (TPR threads a
-// row, fixed order). grid (ceil(T/BK), NKV, B), 32 NW threads, the longest (key block 0) first
+// dS^T = P^T (dP^T - D), dv += P^T dO, dk += dS^T Q; D from dq's storage (dpprof__attn_dslot).
+// grid (ceil(T/BK), NKV, B), 32 NW threads, the longest (key block 0) first
 template <int HSP, int BQ, int NW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk, dpprof__bf16 *dv, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k,
-                                                             const dpprof__bf16 *v, const dpprof__bf16 *out, const float *lse, int T, int NH, int NKV, int HS, float scale) {
+                                                             const dpprof__bf16 *v, const dpprof__bf16 *dsum, const float *lse, int T, int NH, int NKV, int HS, float scale) {
     typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;
-    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BQ / 8, TPR = C::NT / BQ;
-    static_assert(TPR * BQ == C::NT && 32 % TPR == 0, "D: TPR threads a row, within one warp");
+    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BQ / 8;
+    static_assert(BQ <= C::NT, "D and lse: a thread a row of the query tile");
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
     dpprof__bf16 *Ks = sm, *Vs = sm + C::OFF_V, *Qs = sm + C::OFF_Q, *dOs = sm + C::OFF_DO, *Qt = sm + C::OFF_QT, *dOt = sm + C::OFF_DOT;
     float *Ls = reinterpret_cast<float *>(sm + C::HALVES), *Ds = Ls + BQ;
@@ -1990,18 +2016,10 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
             __syncthreads(); // the previous tile's Q, dO, lse and D are no longer read
             dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(Qs, Qt, q + qoff + (size_t)q0 * qs, qs, BQ, T - q0, HS);
             dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(dOs, dOt, dout + qoff + (size_t)q0 * qs, qs, BQ, T - q0, HS);
-            {
-                const int r = threadIdx.x / TPR, sub = threadIdx.x % TPR;
-                float dd = 0.f;
-                if (q0 + r < T)
-                    for (int d = 2 * sub; d < HS; d += 2 * TPR) {
-                        const uint32_t gv = dpprof__ld_pair(dout + qoff + (size_t)(q0 + r) * qs + d), ov = dpprof__ld_pair(out + qoff + (size_t)(q0 + r) * qs + d);
-                        dd += dpprof__pair_lo(gv) * dpprof__pair_lo(ov);
-                        dd += dpprof__pair_hi(gv) * dpprof__pair_hi(ov);
-                    }
-                DPPROF__ATTN_UNROLL
-                for (int o = 1; o < TPR; o <<= 1) dd += __shfl_xor_sync(0xffffffffu, dd, o);
-                if (sub == 0) Ds[r] = dd, Ls[r] = q0 + r < T ? lh[q0 + r] : 0.f;
+            if (threadIdx.x < BQ) {
+                const int r = threadIdx.x, qi = q0 + r;
+                Ds[r] = qi < T ? dpprof__attn_dget(dsum, qoff + (size_t)qi * qs) : 0.f;
+                Ls[r] = qi < T ? lh[qi] : 0.f;
             }
             __syncthreads();
             float s[NB][4], dp[NB][4];
@@ -2051,12 +2069,12 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
 }
 
 // dq of BR query rows of head h, batch b: Q and dO of the warp's 16 rows as fragments in registers, D of
-// each row from them and out (a quad of lanes a row); over the key tiles of BC up to the diagonal,
+// each row from dq's storage (read before the rows are overwritten); over the key tiles of BC up to the diagonal,
 // S = Q K^T, dP = dO V^T (K, V as is in shared), dS = P (dP - D), dq += dS K (K transposed in shared).
 // grid (ceil(T/BR), NH, B), 32 NW threads, the longest rows first
 template <int HSP, int BC, int NW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v,
-                                                            const dpprof__bf16 *out, const float *lse, int T, int NH, int NKV, int HS, float scale) {
+                                                            const float *lse, int T, int NH, int NKV, int HS, float scale) {
     typedef dpprof__attn_tc_bwd_cfg<HSP, BC, NW> C;
     constexpr int KS = HSP / 16, ND = HSP / 8, NB = BC / 8;
     __shared__ __align__(16) dpprof__bf16 Ks[BC * C::LDK];
@@ -2069,25 +2087,19 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
     const dpprof__bf16 *kb = k + (size_t)b * T * ks + (size_t)kvh * HS, *vb = v + (size_t)b * T * ks + (size_t)kvh * HS;
     const int r[2] = {q0 + 16 * w + g, q0 + 16 * w + g + 8};
     uint32_t qf[KS][4], gf[KS][4];
-    float D[2] = {0.f, 0.f}, L[2];
+    float D[2], L[2];
     DPPROF__ATTN_UNROLL
     for (int kk = 0; kk < KS; kk++)
         DPPROF__ATTN_UNROLL
         for (int j = 0; j < 4; j++) {
             const int row = r[j & 1], col = 16 * kk + 2 * t + ((j & 2) ? 8 : 0);
-            qf[kk][j] = gf[kk][j] = 0u;
-            if (row < T && col < HS) {
-                const size_t e = qoff + (size_t)row * qs + col;
-                const uint32_t ov = dpprof__ld_pair(out + e);
-                qf[kk][j] = dpprof__ld_pair(q + e), gf[kk][j] = dpprof__ld_pair(dout + e);
-                D[j & 1] += dpprof__pair_lo(gf[kk][j]) * dpprof__pair_lo(ov);
-                D[j & 1] += dpprof__pair_hi(gf[kk][j]) * dpprof__pair_hi(ov);
-            }
+            const size_t e = qoff + (size_t)row * qs + col;
+            qf[kk][j] = row < T && col < HS ? dpprof__ld_pair(q + e) : 0u;
+            gf[kk][j] = row < T && col < HS ? dpprof__ld_pair(dout + e) : 0u;
         }
     DPPROF__ATTN_UNROLL
     for (int i = 0; i < 2; i++) {
-        D[i] += __shfl_xor_sync(0xffffffffu, D[i], 1);
-        D[i] += __shfl_xor_sync(0xffffffffu, D[i], 2);
+        D[i] = r[i] < T ? dpprof__attn_dget(dq, qoff + (size_t)r[i] * qs) : 0.f;
         L[i] = r[i] < T ? lse[((size_t)b * NH + h) * T + r[i]] : 0.f;
     }
     float dqa[ND][4];
@@ -2126,6 +2138,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
             }
         }
     }
+    __syncwarp(); // every lane of the row's quad has read its D before lane 0 overwrites it
     DPPROF__ATTN_UNROLL
     for (int i = 0; i < 2; i++) {
         if (r[i] >= T) continue;
@@ -2178,8 +2191,8 @@ static void dpprof__attn_fwd_tc_run(float *out, float *lse, const float *q, cons
                    scale);
 }
 
-// kernel A (dk, dv) in blocks of 16 NW keys with query tiles of BQ, then kernel B (dq) in blocks of 16 NW
-// query rows with key tiles of BQ. kernel A's shared memory for (HSP, BQ) = (32, 64), (64, 64), (128, 32):
+// D of every query row into dq's storage (dpprof__attn_dslot), kernel A (dk, dv) in blocks of 16 NW keys
+// with query tiles of BQ, then kernel B (dq) in blocks of 16 NW query rows with key tiles of BQ. kernel A's shared memory for (HSP, BQ) = (32, 64), (64, 64), (128, 32):
 // 29.5 / 54.5 / 71.3 KiB with NW = 4, 39.5 / 72.5 / 105.3 KiB with NW = 8 (beyond sm_86's 99 KiB opt-in:
 // there the 128-row HSP 128 backward is an error naming the bytes, dpprof__smem_optin); kernel B's: 14.5 /
 // 27 / 27 KiB (static)
@@ -2189,11 +2202,14 @@ static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float
     const char *what = "dpprof_attention_bwd_gpu";
     const dim3 grid_kv((unsigned)((T + C::BK - 1) / C::BK), (unsigned)NKV, (unsigned)B), grid_q((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B);
     typedef dpprof__bf16 H;
+    const long long rows = (long long)B * T * NH, dblocks = (rows + 31) / 32;
     dpprof__smem_optin(dpprof__k_attn_bkv_tc<HSP, BQ, NW>, C::BYTES, what);
+    dpprof__launch(what, dpprof__k_attn_dsum_tc, dim3((unsigned)(dblocks < (1 << 20) ? dblocks : (1 << 20))), dim3(256), 0, dpprof__act<H>(dq), dpprof__act<H>(dout),
+                   dpprof__act<H>(out), rows, HS);
     dpprof__launch(what, dpprof__k_attn_bkv_tc<HSP, BQ, NW>, grid_kv, dim3(C::NT), C::BYTES, dpprof__act<H>(dk), dpprof__act<H>(dv), dpprof__act<H>(dout), dpprof__act<H>(q),
-                   dpprof__act<H>(k), dpprof__act<H>(v), dpprof__act<H>(out), lse, T, NH, NKV, HS, scale);
+                   dpprof__act<H>(k), dpprof__act<H>(v), dpprof__act<H>(dq), lse, T, NH, NKV, HS, scale);
     dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BQ, NW>, grid_q, dim3(C::NT), 0, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q), dpprof__act<H>(k),
-                   dpprof__act<H>(v), dpprof__act<H>(out), lse, T, NH, NKV, HS, scale);
+                   dpprof__act<H>(v), lse, T, NH, NKV, HS, scale);
 }
 
 // attention on the tensor cores: bf16 storage, not switched off (dpprof_cuda_set_tensor_core_attention),
