@@ -315,6 +315,9 @@ typedef struct dpprof_config {
     double norm_eps;             /* 0 -> 1e-5 */
     double init_std;             /* 0 -> 0.02 */
     int64_t memory_limit;        /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
+    int auto_materialise;        /* --algo auto with book-keeping: 0 -> materialise the per-sample gradients of the
+                                    linear layers whose input is at most elem T / sizeof(real) wide when an exact dry
+                                    run shows that the peak does not grow; 1 -> without the dry run; -1 -> never */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
     int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
@@ -2236,6 +2239,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.init_std != c.init_std || c.init_std < 0) return dpprof__fail(DPPROF_ERR_INVALID, "init-std = %g must be >= 0", c.init_std);
     if (c.init_std == 0) c.init_std = 0.02;
     if (c.memory_limit < 0) return dpprof__fail(DPPROF_ERR_INVALID, "memory-limit = %lld must be positive", (long long)c.memory_limit);
+    if (c.auto_materialise < -1 || c.auto_materialise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_materialise = %d must be -1, 0 or 1", c.auto_materialise);
     if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
     /* DP-SGD options */
     if (c.sigma != c.sigma || c.sigma < 0) return dpprof__fail(DPPROF_ERR_INVALID, "sigma = %g must be >= 0", c.sigma);
@@ -2323,6 +2327,7 @@ struct dpprof_session {
     size_t cap_steps;
     /* dp-sgd: the algorithm's shape, and the state of the physical batch in flight */
     int dp, two_pass, bk;           /* private; second backward; book-keeping clip phase */
+    int auto_mat;                   /* auto: materialise where dpprof__psg_fits */
     int n_trainable;
     int *method;                    /* (n_params) DPPROF__M_*: how each tensor's norm is computed */
     int bw_mode, bw_retain;         /* DPPROF__MODE_*; keep activations for a second pass */
@@ -3808,6 +3813,67 @@ static int dpprof__flash_pick(const dpprof_session *s, int T, int IC, int OC) {
     return p < g;
 }
 
+/* auto with book-keeping: a linear layer's per-sample gradients (n x OC x IC reals) may be materialised, as
+   persample does, where they take no more bytes than the output gradient that book-keeping would keep
+   for the layer instead (n x T x OC elements): sizeof(real) IC <= elem T. the layer then needs no norm
+   pass (its norm is the materialised gradients', its clipped sum a scaled sum of them, not a second
+   GEMM over n T rows): fewer FLOPs. long sequences meet it (bf16, T = 16384: every layer up to
+   IC = 8192), short ones do not (T = 1024: IC <= 512). the bytes alone do not settle the peak (a
+   per-sample gradient is born while tensors that die soon after are still alive, the logits' gradient
+   at the head), so by default an exact dry run of both decides (dpprof__auto_setup) */
+static int dpprof__psg_fits(const dpprof_session *s, int T, int IC) {
+    return (double)DPPROF__R * IC <= (double)s->elem * T;
+}
+
+/* the sequence length a parameter's norm sees: 1 for a classification head (the last position) */
+static int dpprof__param_T(const dpprof_session *s, int i) {
+    return (i == s->p_head && s->cfg.task == DPPROF_TASK_CLS) ? 1 : s->cfg.seq;
+}
+
+/* the peak of one step of this configuration on the dry backend with algo and materialisation mat;
+   DPPROF_OK or the probe's error (the caller keeps its default then) */
+static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int64_t *peak) {
+    dpprof_config probe = s->cfg;
+    dpprof_session *d = NULL;
+    int rc;
+    probe.algo = (dpprof_algo)algo;
+    probe.backend = DPPROF_BACKEND_DRY;
+    probe.memory_limit = 0;
+    probe.auto_materialise = mat;
+    probe.steps = 1;
+    probe.warmup = 0;
+    probe.data_path = NULL;
+    rc = dpprof_session_create(&probe, &d);
+    if (rc == DPPROF_OK) rc = dpprof_session_step(d);
+    if (rc == DPPROF_OK) *peak = d->prof.peak_bytes;
+    dpprof_session_destroy(d);
+    return rc;
+}
+
+/* auto: book-keeping unless --memory-limit cannot hold flash_bk's peak (then two passes), and with
+   book-keeping the per-sample gradients materialised where they fit (dpprof__psg_fits) unless that
+   raises the peak above flash_bk's. each question is one exact dry step (milliseconds) */
+static void dpprof__auto_setup(dpprof_session *s) {
+    int64_t bk_peak = -1, mat_peak = -1;
+    int i, fits = 0;
+    if (s->cfg.memory_limit > 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, &bk_peak) == DPPROF_OK && bk_peak > s->cfg.memory_limit) {
+        /* book-keeping holds every layer's output gradient: if that does not fit the budget, the
+           two-pass flash algorithm does the same arithmetic twice in less memory */
+        s->bk = 0;
+        s->two_pass = 1;
+        return;
+    }
+    if (s->cfg.auto_materialise < 0) return;
+    for (i = 0; i < s->n_params; i++) {
+        const dpprof_param *p = &s->params[i];
+        fits += p->trainable && p->rows > 1 && i != s->p_emb && dpprof__psg_fits(s, dpprof__param_T(s, i), p->cols);
+    }
+    if (!fits) return;
+    if (s->cfg.auto_materialise == 1) s->auto_mat = 1;
+    else if ((bk_peak >= 0 || dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, &bk_peak) == DPPROF_OK) && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 1, &mat_peak) == DPPROF_OK)
+        s->auto_mat = mat_peak <= bk_peak;
+}
+
 /* the algorithm's shape and each tensor's norm method; host tables for the dp state */
 static int dpprof__setup_dp(dpprof_session *s) {
     const int algo = s->cfg.algo;
@@ -3816,24 +3882,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
     s->two_pass = algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH;
     s->bk = algo == DPPROF_ALGO_GHOST_BK || algo == DPPROF_ALGO_FLASH_BK || algo == DPPROF_ALGO_AUTO;
     s->noise_std = s->cfg.sigma * s->cfg.max_grad_norm;
-    if (algo == DPPROF_ALGO_AUTO && s->cfg.memory_limit > 0) {
-        /* book-keeping holds every layer's output gradient: if that does not fit the budget, the
-           two-pass flash algorithm does the same arithmetic twice in less memory. the dry backend
-           answers which, exactly, in milliseconds */
-        dpprof_config probe = s->cfg;
-        dpprof_session *d = NULL;
-        probe.algo = DPPROF_ALGO_FLASH_BK;
-        probe.backend = DPPROF_BACKEND_DRY;
-        probe.memory_limit = 0;
-        probe.steps = 1;
-        probe.warmup = 0;
-        probe.data_path = NULL;
-        if (dpprof_session_create(&probe, &d) == DPPROF_OK && dpprof_session_step(d) == DPPROF_OK && d->prof.peak_bytes > s->cfg.memory_limit) {
-            s->bk = 0;
-            s->two_pass = 1;
-        }
-        dpprof_session_destroy(d);
-    }
+    if (algo == DPPROF_ALGO_AUTO) dpprof__auto_setup(s);
     s->method = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_params);
     s->psg = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->n_params);
     s->cap_kept = 3 * s->n_params + 16;
@@ -3856,7 +3905,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
     for (i = 0; i < max_batch; i++) s->last_norms[i] = s->last_clip[i] = NAN;
     for (i = 0; i < s->n_params; i++) {
         const dpprof_param *p = &s->params[i];
-        int T = (i == s->p_head && s->cfg.task == DPPROF_TASK_CLS) ? 1 : s->cfg.seq;
+        int T = dpprof__param_T(s, i);
         s->n_trainable += p->trainable;
         if (!p->trainable) s->method[i] = DPPROF__M_FROZEN;
         else if (!s->dp) s->method[i] = DPPROF__M_SUMMED;
@@ -3864,6 +3913,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
         else if (algo == DPPROF_ALGO_PERSAMPLE) s->method[i] = DPPROF__M_PSG;
         else if (i == s->p_emb) s->method[i] = DPPROF__M_TOKEN_PAIRS;
         else if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) s->method[i] = DPPROF__M_GRAM;
+        else if (s->auto_mat && dpprof__psg_fits(s, T, p->cols)) s->method[i] = DPPROF__M_PSG;
         else s->method[i] = dpprof__flash_pick(s, T, p->cols, p->rows) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
     }
     return DPPROF_OK;

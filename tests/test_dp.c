@@ -26,6 +26,8 @@
 static const int algos[] = {DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
 
 static int use_lora; /* the case in flight adapts q, v and down with rank-3 lora */
+static int use_narrow; /* the case in flight is 4 wide (2 heads of 2): auto materialises the per-sample
+                          gradients of every layer whose input is at most T = 6 wide, not down's (12) */
 
 /* lora_B starts at zero (so A's gradient would be zero): move it, identically in every session */
 static void perturb_lora(dpprof_session *s) {
@@ -48,6 +50,7 @@ static dpprof_config small(int cls, int algo) {
     c.kv_heads = 2;
     c.ffn = 12;
     c.layers = 2;
+    if (use_narrow) c.hidden = 4, c.heads = 2, c.kv_heads = 1, c.auto_materialise = 1; /* auto mixes methods */
     c.seq = T;
     c.task = cls ? DPPROF_TASK_CLS : DPPROF_TASK_LM;
     c.classes = cls ? 3 : 0;
@@ -143,6 +146,7 @@ static void reference(int cls, int per_layer, ref *r) {
 static int print_reference(const char *cs) {
     int cls = cs[0] == 'c', per_layer = cs[1] == 'p';
     use_lora = cs[2] == 'r';
+    use_narrow = cs[3] == 'n';
     ref r;
     size_t k;
     int i;
@@ -165,7 +169,7 @@ static int get_reference(int cls, int per_layer, ref *r) {
     FILE *f;
     size_t k;
     int i, ok = 1;
-    snprintf(cmd, sizeof cmd, "build/tests/test_dp_double --ref %c%c%c", cls ? 'c' : 'l', per_layer ? 'p' : 'f', use_lora ? 'r' : '-');
+    snprintf(cmd, sizeof cmd, "build/tests/test_dp_double --ref %c%c%c%c", cls ? 'c' : 'l', per_layer ? 'p' : 'f', use_lora ? 'r' : '-', use_narrow ? 'n' : '-');
     f = popen(cmd, "r");
     if (!f) return -1;
     ok &= fscanf(f, "%lf %zu", &r->clip, &r->P) == 2;
@@ -180,7 +184,7 @@ static int get_reference(int cls, int per_layer, ref *r) {
 static void check_algorithms(int cls, int per_layer) {
     ref r;
     int a, tok[B * T], tgt[B * T], i;
-    const char *name = use_lora ? (cls ? "cls+lora" : "lm+lora") : cls ? "cls" : "lm";
+    const char *name = use_narrow ? (cls ? "cls narrow" : "lm narrow") : use_lora ? (cls ? "cls+lora" : "lm+lora") : cls ? "cls" : "lm";
     const char *clipping = per_layer ? "per-layer" : "flat";
     if (get_reference(cls, per_layer, &r) != 0) {
         CHECK(0, "%s %s: the double-precision reference (build/tests/test_dp_double --ref) could not be read", name, clipping);
@@ -236,6 +240,48 @@ static void check_algorithms(int cls, int per_layer) {
         CHECK(clipped > 0 && clipped < B, "%s %s: the bound clips %d of %d samples (both branches of min(1, C/norm) are exercised)", name, clipping, clipped, B);
     }
     free(r.sum);
+}
+
+/* what auto chose, tensor by tensor, with auto_materialise = 1: with book-keeping, a linear layer whose
+   input is at most T wide (fp32: its per-sample gradients take no more bytes than its cached output
+   gradient) materialised, the others flash; the two-pass fallback (a memory limit too small for the
+   cache) materialises nothing, nor does auto_materialise = -1 */
+static void check_auto_methods(void) {
+    int lim, i;
+    int64_t bk_peak = 0;
+    { /* what auto's probe measures: flash_bk's peak on the dry backend, one step */
+        dpprof_config c = small(0, DPPROF_ALGO_FLASH_BK);
+        dpprof_session *d;
+        c.backend = DPPROF_BACKEND_DRY;
+        c.steps = 1;
+        if (dpprof_session_create(&c, &d) == DPPROF_OK && dpprof_session_step(d) == DPPROF_OK) bk_peak = dpprof_session_prof(d)->peak_bytes;
+        dpprof_session_destroy(d);
+        CHECK(bk_peak > 0, "auto: flash_bk's dry peak for the memory limit (%lld bytes)", (long long)bk_peak);
+    }
+    for (lim = 0; lim < 3; lim++) {
+        dpprof_config c = small(0, DPPROF_ALGO_AUTO);
+        dpprof_session *s;
+        int mat = 0, flash = 0, wrong = 0;
+        c.auto_materialise = lim == 2 ? -1 : 1;
+        if (lim == 1) c.memory_limit = bk_peak - 1; /* the cache does not fit: auto takes the second backward */
+        if (dpprof_session_create(&c, &s) != DPPROF_OK) {
+            CHECK(0, "auto (%s): session (%s)", use_narrow ? "narrow" : "16 wide", dpprof_last_error());
+            continue;
+        }
+        for (i = 0; i < dpprof_session_param_count(s); i++) {
+            const dpprof_param *p = dpprof_session_param(s, i);
+            const char *m = dpprof_session_param_method(s, i);
+            int is_mat = !strcmp(m, "per-sample gradient materialised");
+            if (p->rows == 1 || !p->trainable || strstr(p->name, "embed")) continue;
+            mat += is_mat;
+            flash += !strncmp(m, "flash:", 6);
+            wrong += is_mat != (!lim && p->cols <= T);
+        }
+        CHECK(wrong == 0 && (lim || !use_narrow ? mat == 0 : mat > 0 && flash > 0),
+              "auto, %s, %s: %d linear tensors materialised, %d flash, %d against the rule (input width <= T = %d, book-keeping only)", use_narrow ? "4 wide" : "16 wide",
+              lim == 2 ? "auto_materialise -1" : lim ? "memory limit below flash_bk's peak (two passes)" : "no limit", mat, flash, wrong, T);
+        dpprof_session_destroy(s);
+    }
 }
 
 /* a logical batch of 8 as 1x8, 2x4, 4x2, 8x1 physical batches: the same noisy update */
@@ -407,6 +453,41 @@ static void check_memory_theory(void) {
     CHECK(p2 && p2->max_by_cat[DPPROF_CAT_ACTIVATION_HOOKS] == ES * 4 * 256 * widths, "book-keeping: and grows with b x T (b = 4, T = 256)");
     dpprof_session_destroy(s1);
     dpprof_session_destroy(s2);
+    /* auto at b = 1 and long T (every linear layer of llama-3.2-1b but down, 8192 wide, has its input at
+       most T wide at T = 4096; every one of longctx's at T = 16384): materialised per-sample gradients
+       replace the cached output gradients and the clipped sum's GEMM where the exact dry run shows the
+       peak does not grow. never above flash_bk's peak; at T = 16384 it is taken, with fewer FLOPs */
+    {
+        static const char *const presets[2] = {"llama-3.2-1b", "longctx"};
+        static const int seqs[2] = {4096, 16384};
+        int k;
+        for (k = 0; k < 2; k++) {
+            dpprof_config c;
+            double f[2] = {0, 0};
+            const dpprof_prof *pp[2];
+            dpprof_session *ss[2];
+            int a;
+            size_t ph;
+            for (a = 0; a < 2; a++) {
+                memset(&c, 0, sizeof c);
+                c.preset = presets[k];
+                c.seq = seqs[k];
+                c.batch = 1;
+                c.algo = a ? DPPROF_ALGO_AUTO : DPPROF_ALGO_FLASH_BK;
+                c.steps = 1;
+                c.backend = DPPROF_BACKEND_DRY;
+                ss[a] = NULL;
+                pp[a] = dpprof_session_create(&c, &ss[a]) == DPPROF_OK && dpprof_session_run(ss[a]) == DPPROF_OK ? dpprof_session_prof(ss[a]) : NULL;
+                for (ph = 0; pp[a] && ph < pp[a]->n_phases; ph++) f[a] += pp[a]->phases[ph].flops;
+            }
+            CHECK(pp[0] && pp[1] && pp[1]->peak_bytes <= pp[0]->peak_bytes && (k == 0 || (f[1] < 0.9 * f[0] && pp[1]->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] > 0)),
+                  "auto, %s, b = 1, T = %d: peak %.3f GiB (flash_bk %.3f), %.1f TFLOP (flash_bk %.1f), %.3f GiB of per-sample gradients at most", presets[k], seqs[k],
+                  pp[1] ? (double)pp[1]->peak_bytes / 1073741824.0 : 0.0, pp[0] ? (double)pp[0]->peak_bytes / 1073741824.0 : 0.0, f[1] / 1e12, f[0] / 1e12,
+                  pp[1] ? (double)pp[1]->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] / 1073741824.0 : 0.0);
+            dpprof_session_destroy(ss[0]);
+            dpprof_session_destroy(ss[1]);
+        }
+    }
 }
 
 /* poisson sampling: variable batch sizes, the same schedule on cpu and dry, and an empty batch
@@ -476,6 +557,12 @@ int main(int argc, char **argv) {
     check_algorithms(0, 0);
     check_algorithms(1, 1);
     use_lora = 0;
+    use_narrow = 1;
+    check_algorithms(0, 0);
+    check_algorithms(1, 1);
+    check_auto_methods();
+    use_narrow = 0;
+    check_auto_methods();
     check_splits();
     check_noise();
     check_poisson();
