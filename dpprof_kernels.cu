@@ -2192,10 +2192,10 @@ static void dpprof__attn_fwd_tc_run(float *out, float *lse, const float *q, cons
 }
 
 // D of every query row into dq's storage (dpprof__attn_dslot), kernel A (dk, dv) in blocks of 16 NW keys
-// with query tiles of BQ, then kernel B (dq) in blocks of 16 NW query rows with key tiles of BQ. kernel A's shared memory for (HSP, BQ) = (32, 64), (64, 64), (128, 32):
-// 29.5 / 54.5 / 71.3 KiB with NW = 4, 39.5 / 72.5 / 105.3 KiB with NW = 8 (beyond sm_86's 99 KiB opt-in:
-// there the 128-row HSP 128 backward is an error naming the bytes, dpprof__smem_optin); kernel B's: 14.5 /
-// 27 / 27 KiB (static)
+// with query tiles of BQ, then kernel B (dq) in blocks of 16 NW query rows with key tiles of BQ. kernel
+// A's shared memory for (HSP, BQ) = (32, 64), (64, 64), (128, 32): 29.5 / 54.5 / 71.3 KiB with NW = 4,
+// 39.5 / 72.5 / 105.3 KiB with NW = 8 (beyond sm_86's 99 KiB opt-in: there the 128-row HSP 128 backward
+// is an error naming the bytes, dpprof__smem_optin); kernel B's: 14.5 / 27 / 27 KiB (static)
 template <int HSP, int BQ, int NW>
 static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
     typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;

@@ -399,10 +399,10 @@ static void check_noise(void) {
 
 
 /* memory on the dry backend follows the theory of each algorithm */
-static const dpprof_prof *dry(dpprof_session **s, int algo, int b, int seq) {
+static const dpprof_prof *dry_preset(dpprof_session **s, const char *preset, int algo, int b, int seq) {
     dpprof_config c;
     memset(&c, 0, sizeof c);
-    c.preset = "llama-3.2-1b";
+    c.preset = preset;
     c.seq = seq;
     c.batch = b;
     c.algo = (dpprof_algo)algo;
@@ -411,6 +411,7 @@ static const dpprof_prof *dry(dpprof_session **s, int algo, int b, int seq) {
     if (dpprof_session_create(&c, s) != DPPROF_OK || dpprof_session_run(*s) != DPPROF_OK) return NULL;
     return dpprof_session_prof(*s);
 }
+static const dpprof_prof *dry(dpprof_session **s, int algo, int b, int seq) { return dry_preset(s, "llama-3.2-1b", algo, b, seq); }
 
 static void check_memory_theory(void) {
     dpprof_session *s1, *s2;
@@ -462,22 +463,13 @@ static void check_memory_theory(void) {
         static const int seqs[2] = {4096, 16384};
         int k;
         for (k = 0; k < 2; k++) {
-            dpprof_config c;
             double f[2] = {0, 0};
             const dpprof_prof *pp[2];
             dpprof_session *ss[2];
             int a;
             size_t ph;
             for (a = 0; a < 2; a++) {
-                memset(&c, 0, sizeof c);
-                c.preset = presets[k];
-                c.seq = seqs[k];
-                c.batch = 1;
-                c.algo = a ? DPPROF_ALGO_AUTO : DPPROF_ALGO_FLASH_BK;
-                c.steps = 1;
-                c.backend = DPPROF_BACKEND_DRY;
-                ss[a] = NULL;
-                pp[a] = dpprof_session_create(&c, &ss[a]) == DPPROF_OK && dpprof_session_run(ss[a]) == DPPROF_OK ? dpprof_session_prof(ss[a]) : NULL;
+                pp[a] = dry_preset(&ss[a], presets[k], a ? DPPROF_ALGO_AUTO : DPPROF_ALGO_FLASH_BK, 1, seqs[k]);
                 for (ph = 0; pp[a] && ph < pp[a]->n_phases; ph++) f[a] += pp[a]->phases[ph].flops;
             }
             CHECK(pp[0] && pp[1] && pp[1]->peak_bytes <= pp[0]->peak_bytes && (k == 0 || (f[1] < 0.9 * f[0] && pp[1]->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] > 0)),
