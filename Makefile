@@ -16,7 +16,7 @@ GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -pedantic
 # a machine that cannot install libstb-dev (a GPU box without a package mirror) can be handed the
 # Debian header at build time: cp -r /usr/include/stb .carry/include/ (ignored by git, never committed)
-CFLAGS += $(if $(wildcard .carry/include/stb/stb_image_write.h),-I.carry/include)
+CFLAGS += $(if $(wildcard .carry/include/stb/stb_image_write.h),-isystem .carry/include)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -g
 # hopper first, ampere supported; ptx for newer gpus (jit-compiled by the driver)
 NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror \
@@ -105,11 +105,17 @@ repro-update: figures
 # both ask `dpprof devices` first: without a GPU they say so and exit 0. bench runs experiments/bench.conf
 # one configuration at a time (a shared GPU would distort the times), renders figures/bench-*.png and
 # paper/generated/bench-table.tex (measured, so outside check-repro) and copies every result JSON, with
-# the device, driver and date, to data/bench/DATE-DEVICE/ to be committed.
+# the device, driver and date, to data/bench/DATE-TIME-DEVICE/ to be committed.
 .PHONY: bench bench-attn gpu-check
 DPPROF_BIN ?= ./dpprof
-# where a GPU run's results go: DATE-DEVICE, the device as `dpprof devices` names GPU 0 (shell text)
-RUN_TAG = $$(date -u +%Y-%m-%d)-$$($(DPPROF_BIN) devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
+# where a GPU run's results go: DATE-TIME-DEVICE (UTC, to the minute, so that runs of one day, of different
+# builds, keep apart and sort in time order; RUN_STAMP=... on the command line puts several targets' results
+# in one folder), the device as `dpprof devices` names GPU 0 (shell text)
+RUN_STAMP ?= $(shell date -u +%Y-%m-%d-%H%M)
+RUN_STAMP := $(RUN_STAMP)
+# device.txt beside the results: dpprof's view (cuda versions, peaks) and the driver's own version from nvidia-smi
+DEVICE_TXT = { $(DPPROF_BIN) devices; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv 2>/dev/null || true; }
+RUN_TAG = $(RUN_STAMP)-$$($(DPPROF_BIN) devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
 BENCH_CONF ?= experiments/bench.conf
 # a session with little GPU time can run part of it (BENCH_ONLY=longctx) and come back: the sweep resumes
 # (make clean, or rm -rf results/bench, starts over); one configuration may take BENCH_TIMEOUT seconds
@@ -123,12 +129,12 @@ bench: dpprof
 	$(DPPROF_BIN) report $(BENCH_CONF) --results results/bench --figures figures --tables paper/generated; \
 	d=data/bench/$(RUN_TAG); \
 	mkdir -p $$d; cp results/bench/*.json results/bench/summary.csv results/bench/summary.txt paper/generated/bench-table.tex $$d/; \
-	$(DPPROF_BIN) devices > $$d/device.txt; echo "make bench: measured results in $$d (commit them)"; \
+	$(DEVICE_TXT) > $$d/device.txt; echo "make bench: measured results in $$d (commit them)"; \
 	$(if $(BENCH_ONLY),true,$(MAKE) --no-print-directory bench-attn)
 
 # the attention kernels alone (dpprof attnbench: fp32 and bf16 simt, bf16 tensor cores in blocks of 64 and
 # 128 rows; forward and backward at the bench shapes, or ATTNBENCH_ARGS="--shape B,T,NH,NKV,HS ..."), into
-# data/bench/DATE-DEVICE/attn/, apart from the run JSON the report reads. part of make bench (without
+# data/bench/DATE-TIME-DEVICE/attn/, apart from the run JSON the report reads. part of make bench (without
 # BENCH_ONLY); about a minute on an H100
 ATTNBENCH_ARGS ?=
 bench-attn: dpprof
@@ -140,10 +146,11 @@ bench-attn: dpprof
 
 # on a GPU: the gpu test (every op against the cpu reference, whole steps, memory, counters), the same
 # under compute-sanitizer (memcheck: out-of-bounds and uninitialised reads; racecheck: shared-memory
-# races, on the op groups), and the long-context configuration of issue 4 with the algorithms that
+# races, on the op groups; API errors are not reported by the sanitizer, because the out-of-memory test
+# makes cudaMallocAsync fail on purpose and dpprof checks every API call's status itself), and the long-context configuration of issue 4 with the algorithms that
 # must fit 80 GB, in fp32 and bf16. each part is a target of its own (a session whose commands may
 # run 10 minutes runs them one by one; each is bounded by GPU_CHECK_TIMEOUT seconds); logs and
-# results in results/gpu-check/, copied to data/gpu-check/DATE-DEVICE/ after each part
+# results in results/gpu-check/, copied to data/gpu-check/DATE-TIME-DEVICE/ after each part
 GPU_CHECK_PARTS := test memcheck racecheck longctx
 GPU_CHECK_TIMEOUT ?= 540
 .PHONY: $(addprefix gpu-check-,$(GPU_CHECK_PARTS))
@@ -157,14 +164,14 @@ define gpu_part
 	./dpprof devices | head -1; mkdir -p results/gpu-check; fail=0; \
 	$(2); \
 	d=data/gpu-check/$(RUN_TAG); mkdir -p $$d; \
-	cp results/gpu-check/* $$d/; ./dpprof devices > $$d/device.txt; echo "make gpu-check-$(1): logs and results in $$d"; \
+	cp results/gpu-check/* $$d/; $(DEVICE_TXT) > $$d/device.txt; echo "make gpu-check-$(1): logs and results in $$d"; \
 	[ $$fail = 0 ] || { echo "make gpu-check-$(1): FAILED (see $$d)"; exit 1; }
 endef
 gpu-check-test: dpprof build/tests/test_gpu
 	$(call gpu_part,test,timeout $(GPU_CHECK_TIMEOUT) build/tests/test_gpu > results/gpu-check/test_gpu.log 2>&1 || fail=1; \
 	grep -E '^(FAIL|SKIP)|^#' results/gpu-check/test_gpu.log; grep -q '^FAIL' results/gpu-check/test_gpu.log && fail=1)
 gpu-check-memcheck: dpprof build/tests/test_gpu
-	$(call gpu_part,memcheck,timeout $(GPU_CHECK_TIMEOUT) compute-sanitizer --tool memcheck --error-exitcode 9 build/tests/test_gpu model attn dp steps \
+	$(call gpu_part,memcheck,timeout $(GPU_CHECK_TIMEOUT) compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 build/tests/test_gpu model attn dp steps \
 	  > results/gpu-check/memcheck.log 2>&1 || fail=1; tail -n 3 results/gpu-check/memcheck.log)
 gpu-check-racecheck: dpprof build/tests/test_gpu
 	$(call gpu_part,racecheck,timeout $(GPU_CHECK_TIMEOUT) compute-sanitizer --tool racecheck --error-exitcode 9 build/tests/test_gpu model attn dp \

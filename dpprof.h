@@ -318,6 +318,10 @@ typedef struct dpprof_config {
     int auto_materialise;        /* --algo auto with book-keeping: 0 -> materialise the per-sample gradients of the
                                     linear layers whose input is at most elem T / sizeof(real) wide when an exact dry
                                     run shows that the peak does not grow; 1 -> without the dry run; -1 -> never */
+    int auto_ghost;              /* --algo auto with book-keeping: 0 -> a layer not materialised takes ghost's gram
+                                    matrices (n T x T, one layer at a time) where the exact dry run shows that the
+                                    peak does not grow and, on cuda, the measured time is below both flash
+                                    flavours' (never off the gpu); 1 -> every such layer, unmeasured; -1 -> never */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
     int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
@@ -2240,6 +2244,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.init_std == 0) c.init_std = 0.02;
     if (c.memory_limit < 0) return dpprof__fail(DPPROF_ERR_INVALID, "memory-limit = %lld must be positive", (long long)c.memory_limit);
     if (c.auto_materialise < -1 || c.auto_materialise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_materialise = %d must be -1, 0 or 1", c.auto_materialise);
+    if (c.auto_ghost < -1 || c.auto_ghost > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_ghost = %d must be -1, 0 or 1", c.auto_ghost);
     if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
     /* DP-SGD options */
     if (c.sigma != c.sigma || c.sigma < 0) return dpprof__fail(DPPROF_ERR_INVALID, "sigma = %g must be >= 0", c.sigma);
@@ -2328,6 +2333,7 @@ struct dpprof_session {
     /* dp-sgd: the algorithm's shape, and the state of the physical batch in flight */
     int dp, two_pass, bk;           /* private; second backward; book-keeping clip phase */
     int auto_mat;                   /* auto: materialise where dpprof__psg_fits */
+    int auto_ghost;                 /* auto: ghost's grams may replace flash (dpprof__auto_ghost) */
     int n_trainable;
     int *method;                    /* (n_params) DPPROF__M_*: how each tensor's norm is computed */
     int bw_mode, bw_retain;         /* DPPROF__MODE_*; keep activations for a second pass */
@@ -2347,6 +2353,7 @@ struct dpprof_session {
     int *lora;                      /* (L * 9) parameter index of lora_A of a projection (lora_B follows), or -1 */
     double lora_scale;              /* alpha / r */
     double rate_gram, rate_psg;     /* auto on cuda: measured flop/s of the two flash flavours */
+    double rate_ghost;              /* auto on cuda: measured flop/s of ghost's two grams and their dot; 0 -> unmeasured */
     dpprof_tensor ws;               /* the workspace: cuBLAS's and the kernels' scratch (every backend tracks it) */
     /* cuda: host copies of what the host reads or writes between kernels */
     int *h_tok, *h_tgt;             /* (physical batch * T) tokens and targets before the upload */
@@ -3757,14 +3764,21 @@ DPPROF_API int dpprof_session_run(dpprof_session *s) {
    the choice is by flops (dpprof_flash_choice) */
 static int dpprof__calibrate(dpprof_session *s) {
     const int T = s->cfg.seq, C = s->sh.C;
-    dpprof_tensor x, dy, nrm;
+    /* ghost's grams are timed too where auto may use them and the rates decide (dpprof__auto_ghost) */
+    const int ghost = s->auto_ghost && !s->cfg.auto_ghost;
+    dpprof_tensor x, dy, nrm, ga, gg;
     int rc;
     s->rate_gram = s->rate_psg = 1.0;
+    s->rate_ghost = 0;
+    memset(&ga, 0, sizeof ga);
+    memset(&gg, 0, sizeof gg);
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_PRIVACY_SETUP, -1));
     DPPROF__TRY(dpprof__talloc(s, &x, (int64_t)T * C, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0));
     rc = dpprof__talloc(s, &dy, (int64_t)T * C, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
     if (rc == DPPROF_OK) rc = dpprof__talloc(s, &nrm, 1, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1);
     else memset(&nrm, 0, sizeof nrm);
+    if (rc == DPPROF_OK && ghost) rc = dpprof__talloc(s, &ga, (int64_t)T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
+    if (rc == DPPROF_OK && ghost) rc = dpprof__talloc(s, &gg, (int64_t)T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
 #if DPPROF__CUDA
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
         int f, k, e0 = -1, e1 = -1;
@@ -3783,20 +3797,27 @@ static int dpprof__calibrate(dpprof_session *s) {
             dpprof_init_normal_gpu(DPPROF__F(x), (size_t)T * C, 1.0, s->cfg.seed, UINT64_C(5) << 40);
             dpprof_init_normal_gpu(DPPROF__F(dy), (size_t)T * C, 1.0, s->cfg.seed, (UINT64_C(5) << 40) + 1);
         }
-        for (f = 0; f < 2 && rc == DPPROF_OK; f++) {
-            dpprof_cost c = f ? dpprof_linear_sqnorm_psg_cost(1, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(1, T, C, C, s->elem);
+        for (f = 0; f < 2 + ghost && rc == DPPROF_OK; f++) { /* flash gram, flash psg, ghost */
+            dpprof_cost c = f == 2 ? dpprof_gram_cost(1, T, C, s->elem) : f ? dpprof_linear_sqnorm_psg_cost(1, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(1, T, C, C, s->elem);
+            if (f == 2) c.flops = 2 * c.flops + dpprof_gram_dot_cost(1, T, s->elem).flops;
             for (k = 0; k < 4; k++) { /* one warm-up, three timed */
                 if (k == 1 && dpprof_cuda_event(&e0) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
-                if (f) dpprof_linear_sqnorm_psg_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), 1, T, C, C);
+                if (f == 2) {
+                    dpprof_gram_gpu(DPPROF__F(ga), DPPROF__F(x), 1, T, C);
+                    dpprof_gram_gpu(DPPROF__F(gg), DPPROF__F(dy), 1, T, C);
+                    dpprof_gram_dot_gpu((double *)nrm.data, DPPROF__F(ga), DPPROF__F(gg), 1, T);
+                } else if (f) dpprof_linear_sqnorm_psg_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), 1, T, C, C);
                 else dpprof_linear_sqnorm_gram_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), 1, T, C, C);
             }
             if (rc == DPPROF_OK && (dpprof_cuda_event(&e1) != DPPROF_OK || dpprof_cuda_event_ms(e0, e1, &ms) != DPPROF_OK)) rc = DPPROF_ERR_CUDA;
-            if (rc == DPPROF_OK && ms > 0) *(f ? &s->rate_psg : &s->rate_gram) = c.flops / (ms / 3.0 * 1e-3);
+            if (rc == DPPROF_OK && ms > 0) *(f == 2 ? &s->rate_ghost : f ? &s->rate_psg : &s->rate_gram) = c.flops / (ms / 3.0 * 1e-3);
         }
         dpprof_cuda_events_reset();
         if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the flash norms for --algo auto: %s", dpprof_cuda_last_error());
     }
 #endif
+    dpprof__tfree(s, &gg);
+    dpprof__tfree(s, &ga);
     dpprof__tfree(s, &nrm);
     dpprof__tfree(s, &dy);
     dpprof__tfree(s, &x);
@@ -3832,7 +3853,7 @@ static int dpprof__param_T(const dpprof_session *s, int i) {
 
 /* the peak of one step of this configuration on the dry backend with algo and materialisation mat;
    DPPROF_OK or the probe's error (the caller keeps its default then) */
-static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int64_t *peak) {
+static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int ghost, int64_t *peak) {
     dpprof_config probe = s->cfg;
     dpprof_session *d = NULL;
     int rc;
@@ -3840,9 +3861,17 @@ static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int64_t 
     probe.backend = DPPROF_BACKEND_DRY;
     probe.memory_limit = 0;
     probe.auto_materialise = mat;
+    probe.auto_ghost = ghost;
     probe.steps = 1;
     probe.warmup = 0;
     probe.data_path = NULL;
+    /* what only measures (and needs a gpu or warm-up steps) is off: the probe asks for bytes alone. with
+       --op-times or --dram left on, the dry session refused them and auto quietly lost its choice (seen in
+       the first H100 bench: auto at longctx ran as flash_bk) */
+    probe.op_times = 0;
+    probe.dram = 0;
+    probe.trace_ops = 0;
+    probe.no_timeline = 1;
     rc = dpprof_session_create(&probe, &d);
     if (rc == DPPROF_OK) rc = dpprof_session_step(d);
     if (rc == DPPROF_OK) *peak = d->prof.peak_bytes;
@@ -3856,7 +3885,7 @@ static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int64_t 
 static void dpprof__auto_setup(dpprof_session *s) {
     int64_t bk_peak = -1, mat_peak = -1;
     int i, fits = 0;
-    if (s->cfg.memory_limit > 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, &bk_peak) == DPPROF_OK && bk_peak > s->cfg.memory_limit) {
+    if (s->cfg.memory_limit > 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) == DPPROF_OK && bk_peak > s->cfg.memory_limit) {
         /* book-keeping holds every layer's output gradient: if that does not fit the budget, the
            two-pass flash algorithm does the same arithmetic twice in less memory */
         s->bk = 0;
@@ -3870,8 +3899,38 @@ static void dpprof__auto_setup(dpprof_session *s) {
     }
     if (!fits) return;
     if (s->cfg.auto_materialise == 1) s->auto_mat = 1;
-    else if ((bk_peak >= 0 || dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, &bk_peak) == DPPROF_OK) && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 1, &mat_peak) == DPPROF_OK)
+    else if ((bk_peak >= 0 || dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) == DPPROF_OK) && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 1, -1, &mat_peak) == DPPROF_OK)
         s->auto_mat = mat_peak <= bk_peak;
+}
+
+/* auto with book-keeping: may ghost's gram matrices replace flash? they are n T x T fp32 pairs, one layer
+   at a time: at short T (1024) they are smaller than what the step holds anyway, and cuBLAS makes them
+   for all n samples in one batched GEMM, where a flash block is one sample's (measured on an H100 at the
+   1b trainer shape, T = 1024, B = 8: ghost_bk's norms took 30 ms a step, flash_bk's 90 ms, the same peak).
+   an exact dry step with every candidate layer on ghost must show no higher peak than without; which
+   layers take it is for the measured rates (dpprof__ghost_pick) */
+static void dpprof__auto_ghost(dpprof_session *s) {
+    int64_t base = -1, ghost = -1;
+    const int mat = s->auto_mat ? 1 : -1;
+    if (s->cfg.auto_ghost) {
+        s->auto_ghost = s->cfg.auto_ghost > 0;
+        return;
+    }
+    if (dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, -1, &base) == DPPROF_OK && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, 1, &ghost) == DPPROF_OK)
+        s->auto_ghost = ghost <= base;
+}
+
+/* a layer on ghost's grams (auto): every candidate when forced (auto_ghost = 1), else on cuda where the
+   measured time of the grams and their dot is below both flash flavours'; off the gpu never (flash needs
+   no more flops, and the dry and cpu reports stay those of flash) */
+static int dpprof__ghost_pick(const dpprof_session *s, int T, int IC, int OC) {
+    double g, f, p;
+    if (s->cfg.auto_ghost > 0) return 1;
+    if (s->backend != DPPROF_BACKEND_CUDA || !(s->rate_ghost > 0)) return 0;
+    g = (dpprof_gram_cost(1, T, IC, s->elem).flops + dpprof_gram_cost(1, T, OC, s->elem).flops + dpprof_gram_dot_cost(1, T, s->elem).flops) / s->rate_ghost;
+    f = dpprof_linear_sqnorm_gram_cost(1, T, IC, OC, s->elem).flops / s->rate_gram;
+    p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / s->rate_psg;
+    return g < f && g < p;
 }
 
 /* the algorithm's shape and each tensor's norm method; host tables for the dp state */
@@ -3883,6 +3942,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
     s->bk = algo == DPPROF_ALGO_GHOST_BK || algo == DPPROF_ALGO_FLASH_BK || algo == DPPROF_ALGO_AUTO;
     s->noise_std = s->cfg.sigma * s->cfg.max_grad_norm;
     if (algo == DPPROF_ALGO_AUTO) dpprof__auto_setup(s);
+    if (algo == DPPROF_ALGO_AUTO && s->bk) dpprof__auto_ghost(s);
     s->method = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_params);
     s->psg = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->n_params);
     s->cap_kept = 3 * s->n_params + 16;
@@ -3914,6 +3974,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
         else if (i == s->p_emb) s->method[i] = DPPROF__M_TOKEN_PAIRS;
         else if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) s->method[i] = DPPROF__M_GRAM;
         else if (s->auto_mat && dpprof__psg_fits(s, T, p->cols)) s->method[i] = DPPROF__M_PSG;
+        else if (s->auto_ghost && dpprof__ghost_pick(s, T, p->cols, p->rows)) s->method[i] = DPPROF__M_GRAM;
         else s->method[i] = dpprof__flash_pick(s, T, p->cols, p->rows) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
     }
     return DPPROF_OK;
@@ -4457,7 +4518,10 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         dpprof__jnum(f, s->rate_gram);
         fputs(", \"psg\": ", f);
         dpprof__jnum(f, s->rate_psg);
-        fputs(", \"note\": \"measured at session start on one sample of a (seq, hidden) layer; auto gives each layer the flavour with the smaller flops / rate\"}", f);
+        fputs(", \"ghost\": ", f);
+        if (s->rate_ghost > 0) dpprof__jnum(f, s->rate_ghost);
+        else fputs("null", f);
+        fputs(", \"note\": \"measured at session start on one sample of a (seq, hidden) layer; auto gives each layer the flavour with the smaller flops / rate; ghost (its two grams and their dot) is timed only where an exact dry step shows its T x T grams do not raise the peak, else null\"}", f);
     }
     fprintf(f, ", \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\", \"storage\": \"%s\"}", (unsigned long long)c->seed, date,
             sizeof(dpprof_real) == 8 ? "double" : "float",

@@ -65,6 +65,7 @@ static dpprof_config small(int cls, int algo) {
         c.lora_rank = 3;
         c.lora_alpha = 6;
         c.lora_targets = "q,v,down";
+        c.auto_ghost = 1; /* auto takes ghost's grams for every layer it does not materialise */
     }
     return c;
 }
@@ -261,7 +262,7 @@ static void check_auto_methods(void) {
     for (lim = 0; lim < 3; lim++) {
         dpprof_config c = small(0, DPPROF_ALGO_AUTO);
         dpprof_session *s;
-        int mat = 0, flash = 0, wrong = 0;
+        int mat = 0, flash = 0, wrong = 0, ghost = 0;
         c.auto_materialise = lim == 2 ? -1 : 1;
         if (lim == 1) c.memory_limit = bk_peak - 1; /* the cache does not fit: auto takes the second backward */
         if (dpprof_session_create(&c, &s) != DPPROF_OK) {
@@ -275,12 +276,34 @@ static void check_auto_methods(void) {
             if (p->rows == 1 || !p->trainable || strstr(p->name, "embed")) continue;
             mat += is_mat;
             flash += !strncmp(m, "flash:", 6);
+            ghost += !strcmp(m, "gram T x T materialised");
             wrong += is_mat != (!lim && p->cols <= T);
         }
+        /* auto_ghost 0 off the gpu: ghost is never taken (flash needs no more flops) */
+        CHECK(ghost == 0, "auto, %s, auto_ghost 0 on the cpu: %d linear tensors on ghost's grams", use_narrow ? "4 wide" : "16 wide", ghost);
         CHECK(wrong == 0 && (lim || !use_narrow ? mat == 0 : mat > 0 && flash > 0),
               "auto, %s, %s: %d linear tensors materialised, %d flash, %d against the rule (input width <= T = %d, book-keeping only)", use_narrow ? "4 wide" : "16 wide",
               lim == 2 ? "auto_materialise -1" : lim ? "memory limit below flash_bk's peak (two passes)" : "no limit", mat, flash, wrong, T);
         dpprof_session_destroy(s);
+    }
+    { /* auto_ghost 1: every linear tensor not materialised takes ghost's grams (with book-keeping) */
+        dpprof_config c = small(0, DPPROF_ALGO_AUTO);
+        dpprof_session *s;
+        int ghost = 0, other = 0;
+        c.auto_ghost = 1;
+        if (dpprof_session_create(&c, &s) == DPPROF_OK) {
+            for (i = 0; i < dpprof_session_param_count(s); i++) {
+                const dpprof_param *p = dpprof_session_param(s, i);
+                const char *m = dpprof_session_param_method(s, i);
+                if (p->rows == 1 || !p->trainable || strstr(p->name, "embed") || !strcmp(m, "per-sample gradient materialised")) continue;
+                if (!strcmp(m, "gram T x T materialised")) ghost++;
+                else other++;
+            }
+            dpprof_session_destroy(s);
+        }
+        CHECK(ghost > 0 && other == 0, "auto, %s, auto_ghost 1: %d linear tensors on ghost's grams, %d on anything else but materialised", use_narrow ? "4 wide" : "16 wide", ghost, other);
+        c.auto_ghost = 2;
+        CHECK(dpprof_session_create(&c, &s) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "auto_ghost = 2"), "auto_ghost = 2 is refused: %s", dpprof_last_error());
     }
 }
 
@@ -399,7 +422,8 @@ static void check_noise(void) {
 
 
 /* memory on the dry backend follows the theory of each algorithm */
-static const dpprof_prof *dry_preset(dpprof_session **s, const char *preset, int algo, int b, int seq) {
+/* measure: with --op-times and a warm-up step, which only time (the dry backend has nothing to time) */
+static const dpprof_prof *dry_preset(dpprof_session **s, const char *preset, int algo, int b, int seq, int measure) {
     dpprof_config c;
     memset(&c, 0, sizeof c);
     c.preset = preset;
@@ -408,10 +432,11 @@ static const dpprof_prof *dry_preset(dpprof_session **s, const char *preset, int
     c.algo = (dpprof_algo)algo;
     c.steps = 1;
     c.backend = DPPROF_BACKEND_DRY;
+    c.op_times = c.warmup = measure;
     if (dpprof_session_create(&c, s) != DPPROF_OK || dpprof_session_run(*s) != DPPROF_OK) return NULL;
     return dpprof_session_prof(*s);
 }
-static const dpprof_prof *dry(dpprof_session **s, int algo, int b, int seq) { return dry_preset(s, "llama-3.2-1b", algo, b, seq); }
+static const dpprof_prof *dry(dpprof_session **s, int algo, int b, int seq) { return dry_preset(s, "llama-3.2-1b", algo, b, seq, 0); }
 
 static void check_memory_theory(void) {
     dpprof_session *s1, *s2;
@@ -463,15 +488,20 @@ static void check_memory_theory(void) {
         static const int seqs[2] = {4096, 16384};
         int k;
         for (k = 0; k < 2; k++) {
-            double f[2] = {0, 0};
-            const dpprof_prof *pp[2];
-            dpprof_session *ss[2];
+            double f[3] = {0, 0, 0};
+            const dpprof_prof *pp[3];
+            dpprof_session *ss[3];
             int a;
             size_t ph;
-            for (a = 0; a < 2; a++) {
-                pp[a] = dry_preset(&ss[a], presets[k], a ? DPPROF_ALGO_AUTO : DPPROF_ALGO_FLASH_BK, 1, seqs[k]);
+            for (a = 0; a < 3; a++) {
+                pp[a] = dry_preset(&ss[a], presets[k], a ? DPPROF_ALGO_AUTO : DPPROF_ALGO_FLASH_BK, 1, seqs[k], a == 2);
                 for (ph = 0; pp[a] && ph < pp[a]->n_phases; ph++) f[a] += pp[a]->phases[ph].flops;
             }
+            /* auto's dry probe asks for bytes alone: a run that also times (--op-times, as make bench does)
+               chooses the same methods, so the same peak */
+            CHECK(pp[1] && pp[2] && pp[2]->peak_bytes == pp[1]->peak_bytes, "auto, %s, b = 1, T = %d, with --op-times and a warm-up step: the same peak (%.3f GiB) as without",
+                  presets[k], seqs[k], pp[2] ? (double)pp[2]->peak_bytes / 1073741824.0 : 0.0);
+            dpprof_session_destroy(ss[2]);
             CHECK(pp[0] && pp[1] && pp[1]->peak_bytes <= pp[0]->peak_bytes && (k == 0 || (f[1] < 0.9 * f[0] && pp[1]->max_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] > 0)),
                   "auto, %s, b = 1, T = %d: peak %.3f GiB (flash_bk %.3f), %.1f TFLOP (flash_bk %.1f), %.3f GiB of per-sample gradients at most", presets[k], seqs[k],
                   pp[1] ? (double)pp[1]->peak_bytes / 1073741824.0 : 0.0, pp[0] ? (double)pp[0]->peak_bytes / 1073741824.0 : 0.0, f[1] / 1e12, f[0] / 1e12,
