@@ -191,7 +191,7 @@ paper/generated/meta.tex: dpprof
 	  printf '\\dpdef{meta}{x}{commit}{%s}\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"; \
 	  printf '\\dpdef{meta}{x}{date}{%s}\n' "$$(git log -1 --format=%cs 2>/dev/null || echo unknown)"; \
 	  printf '\\dpdef{meta}{x}{gpu}{none}\n'; \
-	  printf '\\dpdef{meta}{x}{bench}{%s}\n' "$(if $(BENCH_DATA),$(notdir $(BENCH_DATA)),none)"; \
+	  printf '\\dpdef{meta}{x}{bench}{%s}\n' "$(if $(BENCH_DATA),$(subst _,\_,$(notdir $(BENCH_DATA))),none)"; \
 	  printf '\\dpdef{meta}{x}{cpu}{memory from the dry backend: exact and machine-independent}\n'; } > $@.tmp
 	mv $@.tmp $@
 

@@ -1366,7 +1366,8 @@ typedef struct dpprof_bars_desc {
   const char *const *series_names;     /* (n_series), NULL -> "series <i>"; legend
                                           outside the data area when n_series > 1 */
   const double *values;                /* (n_series * n_groups) series-major:
-                                          values[s * n_groups + g], >= 0 (> 0 with log_y) */
+                                          values[s * n_groups + g], >= 0 (> 0 with log_y); NaN:
+                                          no value (not measured, oom): no bar, labelled "n/a" */
   const unsigned char *series_rgb;     /* (n_series*3), NULL -> dpprof_plot_palette(s) */
   double y_max;                        /* 0 -> auto (room is left for the value labels) */
   int log_y;                           /* nonzero -> log10 value axis */
@@ -8037,7 +8038,9 @@ static void dpprof__pl_ax_ticks_log(dpprof__pl_axis *a, int sc, int horizontal, 
  * ("16384", not "1.638e4" or "16380"), anything else with sig significant
  * digits */
 static void dpprof__pl_fmt_val(char *buf, int cap, double v, int sig) {
-  if (dpprof__pl_finite(v) && fabs(v) < 1e7 && v == floor(v))
+  if (v != v) /* a missing value (bars): said, never drawn as a number */
+    snprintf(buf, (size_t)cap, "n/a");
+  else if (dpprof__pl_finite(v) && fabs(v) < 1e7 && v == floor(v))
     dpprof__pl_fmt_fixed(buf, cap, v, 0);
   else
     dpprof__pl_fmt_sig(buf, cap, v, sig);
@@ -9424,11 +9427,11 @@ static int dpprof__pl_hbars(const dpprof_bars_desc *d, dpprof_canvas *canvas, do
       double bt = f.y0 + dpprof__pl_mul(slot, g) + (slot - gw) / 2.0;
       int top = dpprof__pl_round(bt + dpprof__pl_mul(pitch, k));
       int bot = dpprof__pl_round(bt + dpprof__pl_mul(pitch, k + 1));
-      int right = dpprof__pl_iclamp(dpprof__pl_round(dpprof__pl_ax_map(&f.xa, v)), f.x0, f.x1);
+      int right = v != v ? f.x0 : dpprof__pl_iclamp(dpprof__pl_round(dpprof__pl_ax_map(&f.xa, v)), f.x0, f.x1);
       if (v > 0.0 && right <= f.x0) right = f.x0 + 1; /* every bar that is not 0 shows */
       int gap = (S > 1 && pitch >= 8 * f.ts) ? f.ts : 0;
       if (bot - gap <= top) bot = top + 1 + gap;
-      dpprof__pl_rect(canvas, f.x0, top, right - f.x0, bot - gap - top, dpprof__pl_bar_rgb(d, k, g));
+      if (v == v) dpprof__pl_rect(canvas, f.x0, top, right - f.x0, bot - gap - top, dpprof__pl_bar_rgb(d, k, g));
       if (lsc > 0) {
         int s = f.ts, tw;
         dpprof__pl_fmt_val(buf, (int)sizeof buf, v, 4);
@@ -9445,7 +9448,7 @@ static int dpprof__pl_hbars(const dpprof_bars_desc *d, dpprof_canvas *canvas, do
 }
 
 DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas) {
-  int G, S, i, g, k, W = 0, H = 0, rc, N, lmode, lsc, need;
+  int G, S, i, g, k, W = 0, H = 0, rc, N, n, lmode, lsc, need;
   double vmax = 0.0, vmin = 0.0, slot, gw, pitch;
   dpprof__pl_frame f;
   dpprof__pl_legend L;
@@ -9458,12 +9461,14 @@ DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas
   if (d->text_scale < 0 || d->text_scale > DPPROF_PLOT_MAX_TEXT_SCALE) return DPPROF_PLOT_EARG;
   N = G * S;
   if (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0) return DPPROF_PLOT_EVALUE;
-  for (i = 0; i < N; i++) {
+  for (i = 0, n = 0; i < N; i++) {
     double v = d->values[i];
+    if (v != v) continue; /* no value: no bar */
     if (!dpprof__pl_finite(v) || v < 0.0 || (d->log_y && !(v > 0.0))) return DPPROF_PLOT_EVALUE;
     if (v > vmax) vmax = v;
-    if (i == 0 || v < vmin) vmin = v;
+    if (n++ == 0 || v < vmin) vmin = v;
   }
+  if (n == 0 && d->log_y) vmin = vmax = 1.0; /* nothing to draw: any log axis */
   rc = dpprof__pl_fig_size(canvas, d->width, d->height, &W, &H);
   if (rc) return rc;
   if (!canvas->rgb) {
@@ -9544,10 +9549,10 @@ DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas
       double bl = f.x0 + dpprof__pl_mul(slot, g) + (slot - gw) / 2.0;
       int left = dpprof__pl_round(bl + dpprof__pl_mul(pitch, k));
       int right = dpprof__pl_round(bl + dpprof__pl_mul(pitch, k + 1));
-      int top = dpprof__pl_iclamp(dpprof__pl_round(dpprof__pl_ax_map(&f.ya, v)), f.y0, f.y1);
+      int top = v != v ? f.y1 : dpprof__pl_iclamp(dpprof__pl_round(dpprof__pl_ax_map(&f.ya, v)), f.y0, f.y1);
       int gap = (S > 1 && pitch >= 8 * f.ts) ? f.ts : 0;
       if (right - gap <= left) right = left + 1 + gap;
-      dpprof__pl_rect(canvas, left, top, right - gap - left, f.y1 - top, dpprof__pl_bar_rgb(d, k, g));
+      if (v == v) dpprof__pl_rect(canvas, left, top, right - gap - left, f.y1 - top, dpprof__pl_bar_rgb(d, k, g));
       if (lmode >= 0) {
         char buf[32];
         int cx = (left + right - gap) / 2, s = f.ts;

@@ -2055,8 +2055,8 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
                         v = rep_label_num(rep_label(r, c, ab));
                 fprintf(r->macros, "\\dpdef{%s}{%s-%s}{largest_batch}{%.0f}\n", r->sp.name, sl[j], xl[i], v);
             } else v = rep_metric(r, rep_find(r, where, ax, xl[i], as, as >= 0 ? sl[j] : NULL), metric);
-            val[j * nx + i] = v == v ? v : 0; /* missing or oom: an empty bar, and the summary says so */
-            if (v != v && !capacity) fprintf(r->summary, "  %s: %s=%s %s=%s has no %s (oom or missing): drawn as 0\n", l->fig, xs, xl[i], ss ? ss : "", ss ? sl[j] : "", metric);
+            val[j * nx + i] = v; /* missing or oom (NaN): no bar, labelled n/a, and the summary says so */
+            if (v != v && !capacity) fprintf(r->summary, "  %s: %s=%s %s=%s has no %s (oom or missing): no bar, labelled n/a\n", l->fig, xs, xl[i], ss ? ss : "", ss ? sl[j] : "", metric);
         }
     }
     memset(&d, 0, sizeof d);

@@ -622,6 +622,39 @@ static void test_bad_inputs(void) {
   }
   EXPECT(dpprof_plot_bars(NULL, &c), DPPROF_PLOT_EARG, "bars NULL desc");
   check(ok, "bad inputs: bars returns the documented codes");
+  { /* NaN is a missing value (a configuration not measured, or oom): no bar and the label n/a, never a
+       bar of 0; on a log axis too, and horizontal */
+    double m[3] = {1, NAN, 2}, z[3] = {1, 0, 2}, lone[3] = {NAN, NAN, NAN};
+    dpprof_canvas cm, cz;
+    int h, okm = 1;
+    for (h = 0; h < 2; h++) {
+      memset(&cm, 0, sizeof cm);
+      memset(&cz, 0, sizeof cz);
+      v = b;
+      v.width = 400;
+      v.height = 300;
+      v.horizontal = h;
+      v.values = m;
+      okm &= dpprof_plot_bars(&v, &cm) == DPPROF_PLOT_OK;
+      v.values = z;
+      okm &= dpprof_plot_bars(&v, &cz) == DPPROF_PLOT_OK;
+      /* the same axes (the maximum is 2 either way): only the label differs, "n/a" against "0" */
+      okm &= cm.rgb && cz.rgb && memcmp(cm.rgb, cz.rgb, (size_t)cm.w * (size_t)cm.h * 3) != 0;
+      dpprof_canvas_free(&cm);
+      dpprof_canvas_free(&cz);
+    }
+    v = b;
+    v.values = m;
+    v.log_y = 1;
+    memset(&cm, 0, sizeof cm);
+    okm &= dpprof_plot_bars(&v, &cm) == DPPROF_PLOT_OK;
+    dpprof_canvas_free(&cm);
+    v.values = lone;
+    memset(&cm, 0, sizeof cm);
+    okm &= dpprof_plot_bars(&v, &cm) == DPPROF_PLOT_OK;
+    dpprof_canvas_free(&cm);
+    check(okm, "bars: a NaN value is drawn as no bar labelled n/a (vertical, horizontal, log axis, all missing)");
+  }
   check(dpprof_canvas_init(&c, 0, 10) == DPPROF_PLOT_ESIZE && !c.rgb &&
             dpprof_canvas_init(NULL, 5, 5) == DPPROF_PLOT_EARG,
         "bad inputs: canvas_init");
