@@ -486,9 +486,10 @@ DPPROF_API dpprof_dtype dpprof_cuda_storage(void);
    kernels the fp32 storage uses, widened (for comparing the two; tests). returns the previous setting */
 DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on);
 /* rows of a tensor-core attention block (query rows of the forward and dq kernels, keys of the dk/dv
-   kernel): 64 (4 warps; what 0, the default, gives) or 128 (8 warps: each K, V or Q tile a block loads
-   serves twice the rows, for half the L2 traffic per flop, but fewer blocks and more shared memory),
-   for measuring the two (dpprof attnbench) and tests; the same arithmetic per element either way, so
+   kernel): 64 (4 warps) or 128 (8 warps), or 0, the default: 128 on sm_90 and newer (faster on an H100,
+   forward and backward together, at every bench shape), 64 on older gpus (not measured). with 128 each
+   K, V or Q tile a block loads serves twice the rows, for half the L2 traffic per flop, but fewer blocks
+   and more shared memory. setting it is for measuring the two (dpprof attnbench) and tests; the same arithmetic per element either way, so
    the same tolerances. returns the previous setting, or -1 for any other value (nothing changes) */
 DPPROF_API int dpprof_cuda_set_attention_block(int rows);
 /* dst (n) = src (n) rounded to the nearest bf16, ties to even: the bf16 working copy of a weight */

@@ -64,6 +64,7 @@ check "the bench macros have speed 1.00 for vanilla in each dtype and an mfu" ba
 # auto times the two flash flavours on the device and picks per layer by flops / measured rate
 "$bin" run $small --backend cuda --algo auto --sigma 1 --out "$tmp/auto.json"
 check "auto on cuda records the measured rates of both flash flavours" grep -Eq '"auto_flash_flops_per_s": \{"gram": [0-9.e+]+, "psg": [0-9.e+]+' "$tmp/auto.json"
+check "auto on cuda records ghost's measured rate, or null where its grams would raise the peak" grep -Eq '"auto_flash_flops_per_s": \{"gram": [0-9.e+]+, "psg": [0-9.e+]+, "ghost": ([0-9.e+]+|null)' "$tmp/auto.json"
 "$bin" run $small --backend dry --algo auto --sigma 1 --out "$tmp/autodry.json"
 check "auto's timing buffers are in the schedule: its peak equals dry's" test "$(peak "$tmp/auto.json")" = "$(peak "$tmp/autodry.json")"
 # --op-times: every op timed in the warm-up steps, by name in throughput.ops with its share of the peaks
@@ -116,3 +117,9 @@ check "attnbench on a 99 KiB device: exit 1, json status error (got $rc)" bash -
 check "attnbench on a 99 KiB device: 7 rows measured, the 128-row backward failed naming the bytes, 8 not run" bash -c "
     [ \$(grep -c '\"status\": \"ok\"' '$tmp/ab99.json') -eq 7 ] && [ \$(grep -c '\"status\": \"not_run\"' '$tmp/ab99.json') -eq 8 ] &&
     grep '\"block_rows\": 128, \"pass\": \"bwd\"' '$tmp/ab99.json' | grep -q 'needs 107776 bytes of shared memory per block, this device allows 101376'"
+# the default block (128 rows on sm_90+) falls back to 64 where the 128-row backward does not fit: a bf16
+# step at HS 128 on the 99 KiB device runs
+CUEMU_QUIET=1 CUEMU_SMEM_OPTIN=99K "$bin" run --preset tiny --hidden 256 --heads 2 --kv-heads 1 --ffn 64 --layers 1 --vocab 64 --seq 8 --batch 1 --steps 1 \
+    --backend cuda --dtype bf16 --quiet --out "$tmp/run99.json" 2>"$tmp/run99.err"
+rc=$?
+check "a bf16 step with HS 128 on a 99 KiB device takes 64-row attention blocks and runs (got $rc)" bash -c "[ $rc -eq 0 ] && grep -q '\"status\": \"ok\"' '$tmp/run99.json'"
