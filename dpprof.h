@@ -3883,8 +3883,9 @@ static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int ghos
 
 /* auto: book-keeping unless --memory-limit cannot hold flash_bk's peak (then two passes), and with
    book-keeping the per-sample gradients materialised where they fit (dpprof__psg_fits) unless that
-   raises the peak above flash_bk's. each question is one exact dry step (milliseconds) */
-static void dpprof__auto_setup(dpprof_session *s) {
+   raises the peak above flash_bk's. each question is one exact dry step (milliseconds). returns the dry
+   peak of what it chose where it measured one (dpprof__auto_ghost compares against it), else -1 */
+static int64_t dpprof__auto_setup(dpprof_session *s) {
     int64_t bk_peak = -1, mat_peak = -1;
     int i, fits = 0;
     if (s->cfg.memory_limit > 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) == DPPROF_OK && bk_peak > s->cfg.memory_limit) {
@@ -3892,17 +3893,23 @@ static void dpprof__auto_setup(dpprof_session *s) {
            two-pass flash algorithm does the same arithmetic twice in less memory */
         s->bk = 0;
         s->two_pass = 1;
-        return;
+        return -1;
     }
-    if (s->cfg.auto_materialise < 0) return;
+    if (s->cfg.auto_materialise < 0) return bk_peak;
     for (i = 0; i < s->n_params; i++) {
         const dpprof_param *p = &s->params[i];
         fits += p->trainable && p->rows > 1 && i != s->p_emb && dpprof__psg_fits(s, dpprof__param_T(s, i), p->cols);
     }
-    if (!fits) return;
-    if (s->cfg.auto_materialise == 1) s->auto_mat = 1;
-    else if ((bk_peak >= 0 || dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) == DPPROF_OK) && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 1, -1, &mat_peak) == DPPROF_OK)
+    if (!fits) return bk_peak;
+    if (s->cfg.auto_materialise == 1) {
+        s->auto_mat = 1;
+        return -1;
+    }
+    if ((bk_peak >= 0 || dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) == DPPROF_OK) && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 1, -1, &mat_peak) == DPPROF_OK) {
         s->auto_mat = mat_peak <= bk_peak;
+        return s->auto_mat ? mat_peak : bk_peak;
+    }
+    return -1;
 }
 
 /* auto with book-keeping: may ghost's gram matrices replace flash? they are n T x T fp32 pairs, one layer
@@ -3910,15 +3917,16 @@ static void dpprof__auto_setup(dpprof_session *s) {
    for all n samples in one batched GEMM, where a flash block is one sample's (measured on an H100 at the
    1b trainer shape, T = 1024, B = 8: ghost_bk's norms took 30 ms a step, flash_bk's 90 ms, the same peak).
    an exact dry step with every candidate layer on ghost must show no higher peak than without; which
-   layers take it is for the measured rates (dpprof__ghost_pick) */
-static void dpprof__auto_ghost(dpprof_session *s) {
-    int64_t base = -1, ghost = -1;
+   layers take it is for the measured rates (dpprof__ghost_pick). base: the peak without ghost where
+   dpprof__auto_setup measured it (flash_bk's, or with the materialised layers), else -1 */
+static void dpprof__auto_ghost(dpprof_session *s, int64_t base) {
+    int64_t ghost = -1;
     const int mat = s->auto_mat ? 1 : -1;
     if (s->cfg.auto_ghost) {
         s->auto_ghost = s->cfg.auto_ghost > 0;
         return;
     }
-    if (dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, -1, &base) == DPPROF_OK && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, 1, &ghost) == DPPROF_OK)
+    if ((base >= 0 || dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, -1, &base) == DPPROF_OK) && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, 1, &ghost) == DPPROF_OK)
         s->auto_ghost = ghost <= base;
 }
 
@@ -3943,8 +3951,10 @@ static int dpprof__setup_dp(dpprof_session *s) {
     s->two_pass = algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH;
     s->bk = algo == DPPROF_ALGO_GHOST_BK || algo == DPPROF_ALGO_FLASH_BK || algo == DPPROF_ALGO_AUTO;
     s->noise_std = s->cfg.sigma * s->cfg.max_grad_norm;
-    if (algo == DPPROF_ALGO_AUTO) dpprof__auto_setup(s);
-    if (algo == DPPROF_ALGO_AUTO && s->bk) dpprof__auto_ghost(s);
+    if (algo == DPPROF_ALGO_AUTO) {
+        const int64_t base = dpprof__auto_setup(s);
+        if (s->bk) dpprof__auto_ghost(s, base);
+    }
     s->method = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_params);
     s->psg = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->n_params);
     s->cap_kept = 3 * s->n_params + 16;
