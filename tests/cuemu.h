@@ -21,7 +21,11 @@
 //   9. cuBLAS           cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx, cublasGemmStridedBatchedEx (fp32 and bf16
 //                       operands, fp32 compute) and the handle functions
 //  10. tensor cores     mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (cuemu_mma_m16n8k16_bf16, for
-//                       the kernels' inline ptx) as a warp collective with the ptx isa's fragment layout
+//                       the kernels' inline ptx) as a warp collective with the ptx isa's fragment layout;
+//                       ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 (cuemu_ldmatrix_x4), also a warp
+//                       collective; cp.async.cg 16-byte copies into shared memory with commit_group and
+//                       wait_group (cuemu_cp_async_16, _commit, _wait): the bytes land only at the wait that
+//                       covers them, and a thread that exits with copies in flight stops the program
 //
 // environment (read when first needed unless said otherwise):
 //   CUEMU_PROTECT=0        leave device memory accessible to host code (default 1: protected)
@@ -335,7 +339,8 @@ enum Op : unsigned char {
     // warp collectives
     OP_SYNCWARP, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY, OP_ALL,
     OP_REDUCE_ADD, OP_REDUCE_MIN, OP_REDUCE_MAX, OP_REDUCE_AND, OP_REDUCE_OR, OP_REDUCE_XOR,
-    OP_MMA_BF16 // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (section 10)
+    OP_MMA_BF16, // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (section 10)
+    OP_LDMATRIX  // ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 (section 10)
 };
 inline const char *op_name(unsigned op) {
     static const char *const names[] = {"__syncthreads", "__syncthreads_and", "__syncthreads_or", "__syncthreads_count",
@@ -343,9 +348,18 @@ inline const char *op_name(unsigned op) {
                                         "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
                                         "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync",
                                         "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync",
-                                        "mma.sync.m16n8k16.bf16"};
+                                        "mma.sync.m16n8k16.bf16", "ldmatrix.sync.m8n8.x4.b16"};
     return op < sizeof names / sizeof names[0] ? names[op] : "?";
 }
+
+// one cp.async copy in flight (section 10): its 16 bytes were read from global memory when it was issued
+// and land in shared memory when a cp.async.wait_group of the issuing thread covers its group
+constexpr unsigned kMaxCpAsync = 64; // copies one thread may have in flight
+struct CpAsync {
+    char *dst;
+    unsigned group;
+    unsigned char data[16];
+};
 
 // one emulated thread
 struct Fiber {
@@ -364,6 +378,8 @@ struct Fiber {
     uint64_t in, out;      // value deposited, value received (raw bytes)
     const char *file;      // where it waits
     int line;
+    unsigned n_cp, cp_group; // cp.async: copies in flight, the group the next copy joins (commits so far)
+    CpAsync cp[kMaxCpAsync];
 #ifdef CUEMU_UCONTEXT
     ucontext_t uc;
 #endif
@@ -850,6 +866,9 @@ inline void switch_in(Fiber *f) { // scheduler -> fiber, until it waits or retur
 [[noreturn]] inline void fiber_entry() {
     Fiber *f = g_cur;
     g.body(g.body_ctx);
+    if (f->n_cp)
+        fatal("thread %u of block (%u,%u,%u) exited with %u cp.async copies into shared memory not waited for (cp.async.wait_group)",
+              f->lin, g.block_idx.x, g.block_idx.y, g.block_idx.z, f->n_cp);
     f->state = DONE;
     g.live--;
     switch_out(f);
@@ -998,6 +1017,43 @@ inline void mma_bf16(Fiber *W) {
     }
 }
 
+// shared memory of the running block (dynamic or static) holds [p, p + n)
+inline bool in_smem(const void *p, size_t n) {
+    const char *c = (const char *)p, *ss = smem_static_lo(), *se = smem_static_hi();
+    return (c >= g.smem_base && c + n <= g.smem_base + g.smem_bytes) || (ss && c >= ss && c + n <= se);
+}
+
+// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 over the whole warp: lanes 8j .. 8j + 7 give the
+// addresses of rows 0 .. 7 of matrix j (8 b16 each, 16 bytes, 16-byte aligned, in shared memory); lane l
+// receives in register j matrix j's elements (row l / 4, columns 2 (l % 4), 2 (l % 4) + 1), or with
+// .trans (rows 2 (l % 4), 2 (l % 4) + 1, column l / 4), the lower index in the low half (ptx isa,
+// "warp-level matrix load instruction: ldmatrix")
+struct LdsmLane {
+    const void *row;
+    uint32_t r[4];
+};
+inline void ldmatrix_x4(Fiber *W, unsigned base) {
+    uint16_t M[4][8][8];
+    const long long trans = W[0].arg;
+    for (unsigned l = 0; l < 32; l++) {
+        const LdsmLane *io = (const LdsmLane *)(uintptr_t)W[l].in;
+        if (W[l].arg != trans)
+            fatal("%s at %s:%d: lanes 0 and %u of warp %u disagree on .trans", op_name(OP_LDMATRIX), W[l].file, W[l].line, l, base / 32);
+        if (((uintptr_t)io->row & 15) || !in_smem(io->row, 16))
+            fatal("%s at %s:%d: lane %u of warp %u gives row address %p, not 16 bytes of shared memory at a 16-byte boundary",
+                  op_name(OP_LDMATRIX), W[l].file, W[l].line, l, base / 32, io->row);
+        std::memcpy(M[l / 8][l % 8], io->row, 16);
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        LdsmLane *io = (LdsmLane *)(uintptr_t)W[l].in;
+        const unsigned g8 = l >> 2, t = l & 3;
+        for (unsigned j = 0; j < 4; j++) {
+            const uint16_t lo = trans ? M[j][2 * t][g8] : M[j][g8][2 * t], hi = trans ? M[j][2 * t + 1][g8] : M[j][g8][2 * t + 1];
+            io->r[j] = (uint32_t)lo | ((uint32_t)hi << 16);
+        }
+    }
+}
+
 // the lanes in grp (bits) of the warp starting at linear id base all wait with the same mask
 inline void release_warp(unsigned base, unsigned grp) {
     Fiber *W = g.fib + base;
@@ -1010,6 +1066,14 @@ inline void release_warp(unsigned base, unsigned grp) {
                   "lane %u at %s (width %d, %s:%d)",
                   base / 32, a.mask, l0, op_name(a.op), a.width, a.file, a.line, (unsigned)__builtin_ctz(m), op_name(b.op),
                   b.width, b.file, b.line);
+    }
+    if (a.op == OP_LDMATRIX) {
+        if (grp != 0xffffffffu)
+            fatal("%s at %s:%d: every lane of warp %u must execute it (.aligned), but only lanes 0x%08x did (the rest exited "
+                  "or are beyond the block)", op_name(a.op), a.file, a.line, base / 32, grp);
+        ldmatrix_x4(W, base);
+        for (unsigned l = 0; l < 32; l++) W[l].state = RUNNABLE;
+        return;
     }
     if (a.op == OP_MMA_BF16) {
         if (grp != 0xffffffffu)
@@ -1169,6 +1233,7 @@ inline void run_block() {
         f.op = 0;
         f.file = "";
         f.line = 0;
+        f.n_cp = f.cp_group = 0;
     }
     g.live = n;
     const unsigned nw = (n + 31) / 32;
@@ -1404,6 +1469,48 @@ struct At {
         for (int i = 0; i < 4; i++) d[i] = io.d[i];
     }
 
+    // r = four 8x8 b16 matrices (transposed when trans), row addresses from the lanes: ldmatrix.sync.aligned.
+    // m8n8.x4[.trans].shared.b16 (section 10); every lane of the warp calls it
+    void ldmatrix_x4(uint32_t (&r)[4], const void *row, int trans) const {
+        Fiber *f = in_kernel(op_name(OP_LDMATRIX), file, line);
+        LdsmLane io = {row, {0, 0, 0, 0}};
+        f->signed_ = 0;
+        wait_warp(f, OP_LDMATRIX, 0xffffffffu, (uint64_t)(uintptr_t)&io, trans != 0, 32, 0, file, line);
+        for (int i = 0; i < 4; i++) r[i] = io.r[i];
+    }
+    // cp.async.cg.shared.global [dst], [src], 16, src_bytes: 16 bytes into shared memory, the first src_bytes
+    // (0 or 16) from global memory, the rest zeros. the source is read now; the bytes land in shared memory
+    // only when a cp_async_wait of this thread covers the copy's group, so a tile read before its wait
+    // reads what was there before (the poison: section 1)
+    void cp_async_16(void *dst, const void *src, int src_bytes) const {
+        Fiber *f = in_kernel("cp.async", file, line);
+        if (((uintptr_t)dst & 15) || !in_smem(dst, 16))
+            fatal("cp.async at %s:%d: destination %p is not 16 bytes of shared memory at a 16-byte boundary", file, line, dst);
+        if (src_bytes != 0 && src_bytes != 16) fatal("cp.async at %s:%d: src_bytes %d, the kernels use 0 or 16", file, line, src_bytes);
+        if (src_bytes && (((uintptr_t)src & 15) || !is_device_pointer(src)))
+            fatal("cp.async at %s:%d: source %p is not device memory at a 16-byte boundary", file, line, src);
+        if (f->n_cp == kMaxCpAsync) fatal("cp.async at %s:%d: more than %u copies in flight in one thread", file, line, kMaxCpAsync);
+        CpAsync &c = f->cp[f->n_cp++];
+        c.dst = (char *)dst;
+        c.group = f->cp_group;
+        std::memset(c.data, 0, 16);
+        if (src_bytes) std::memcpy(c.data, src, 16);
+    }
+    // cp.async.commit_group: the copies issued since the last commit form a group
+    void cp_async_commit() const { in_kernel("cp.async.commit_group", file, line)->cp_group++; }
+    // cp.async.wait_group n: every committed group but the newest n has landed (copies not yet committed
+    // are not waited for, as in ptx)
+    void cp_async_wait(int n) const {
+        Fiber *f = in_kernel("cp.async.wait_group", file, line);
+        unsigned k = 0;
+        for (unsigned i = 0; i < f->n_cp; i++) {
+            CpAsync &c = f->cp[i];
+            if ((long long)c.group < (long long)f->cp_group - n) std::memcpy(c.dst, c.data, 16);
+            else f->cp[k++] = c;
+        }
+        f->n_cp = k;
+    }
+
   private:
     uint64_t sync_red(unsigned op, int p) const {
         Fiber *f = in_kernel(op_name(op), file, line);
@@ -1454,6 +1561,10 @@ static constexpr int warpSize = 32;
 #define __reduce_xor_sync CUEMU_AT.reduce_xor_sync
 // the tensor-core mma the kernels write as inline ptx on a gpu (section 10)
 #define cuemu_mma_m16n8k16_bf16 CUEMU_AT.mma_m16n8k16_bf16
+#define cuemu_ldmatrix_x4 CUEMU_AT.ldmatrix_x4
+#define cuemu_cp_async_16 CUEMU_AT.cp_async_16
+#define cuemu_cp_async_commit CUEMU_AT.cp_async_commit
+#define cuemu_cp_async_wait CUEMU_AT.cp_async_wait
 
 // memory fences order nothing here: one thread runs at a time
 inline void __threadfence() {}

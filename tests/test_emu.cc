@@ -13,6 +13,10 @@
 //               program with a message naming the launch
 //   mma         the tensor-core mma computes A B + C in the ptx isa's fragment layout, and needs the
 //               whole warp
+//   ldmatrix    x4 and x4.trans hand each lane the elements the ptx isa says, from the rows the lanes
+//               point at; a misaligned row stops the program
+//   cp.async    a copy lands at the wait_group that covers its group, not before; src_bytes 0 fills
+//               zeros; a thread that exits with a copy in flight stops the program
 // build: g++ -std=c++17 -Itests tests/test_emu.cc (see the Makefile); runs in a second or two.
 #include "cuemu.h"
 #include "test.h"
@@ -117,6 +121,39 @@ __global__ void k_mma_half_warp(float *d) {
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
     if (threadIdx.x < 16) cuemu_mma_m16n8k16_bf16(acc, a, b);
     d[threadIdx.x] = acc[0];
+}
+
+// four 8x8 b16 matrices in static shared memory, element (j, r, c) = 1000 j + 10 r + c, rows 24 b16 apart
+// (48 bytes: 16-byte aligned, not contiguous); lane l points at row l % 8 of matrix l / 8 (plus `skew` b16:
+// 0, or 1 for a misaligned row); out[4 l + j] = lane l's register j
+__global__ void k_ldmatrix(uint32_t *out, int trans, int skew) {
+    __shared__ __align__(16) unsigned short tile[4 * 8 * 24 + 8];
+    const unsigned l = threadIdx.x;
+    for (unsigned i = l; i < 4 * 8 * 24; i += 32) {
+        const unsigned j = i / 192, r = i % 192 / 24, c = i % 24;
+        tile[i] = (unsigned short)(c < 8 ? 1000 * j + 10 * r + c : 0xffff);
+    }
+    __syncthreads();
+    uint32_t r[4];
+    cuemu_ldmatrix_x4(r, tile + (l / 8) * 192 + (l % 8) * 24 + skew, trans);
+    for (unsigned j = 0; j < 4; j++) out[4 * l + j] = r[j];
+}
+// 32 threads, each copies 16 bytes (4 ints) of src into dynamic shared memory in two groups (lanes' first
+// copy from src, second from src + 128 ints, or zeros when zfill), reading its slots back after each step:
+// out[0 ..) before any wait, after wait_group 1 (the first group only), after wait_group 0
+__global__ void k_cp_async(int *out, const int *src, int zfill, int forget) {
+    int *s = (int *)cuemu_dynamic_smem();
+    const int l = (int)threadIdx.x;
+    cuemu_cp_async_16(s + 4 * l, src + 4 * l, 16);
+    cuemu_cp_async_commit();
+    cuemu_cp_async_16(s + 128 + 4 * l, src + 128 + 4 * l, zfill ? 0 : 16);
+    cuemu_cp_async_commit();
+    if (forget) return;
+    for (int step = 0; step < 3; step++) {
+        if (step == 1) cuemu_cp_async_wait(1);
+        if (step == 2) cuemu_cp_async_wait(0);
+        for (int k = 0; k < 4; k++) out[step * 256 + 4 * l + k] = s[4 * l + k], out[step * 256 + 128 + 4 * l + k] = s[128 + 4 * l + k];
+    }
 }
 
 __global__ void k_past_end(int *out, int n) { out[n + (int)threadIdx.x] = 1; }
@@ -391,6 +428,67 @@ static void test_mma() {
     CHECK(rc != 0 && has(err, "every lane of warp 0 must execute it"), "an mma half the warp skips stops the program with why (exit %d)", rc);
 }
 
+// ldmatrix x4: lane l's register j holds matrix j's (g, 2t), (g, 2t+1), or with .trans (2t, g), (2t+1, g),
+// g = l / 4, t = l % 4 (the formulas of the ptx isa, written here independently of the emulator's)
+static void test_ldmatrix() {
+    uint32_t *d = (uint32_t *)dev_ints(128);
+    for (int trans = 0; trans < 2; trans++) {
+        cuemu_launch(k_ldmatrix, dim3(1), dim3(32), 0, d, trans, 0);
+        std::vector<int> h = host(d, 128);
+        int bad = 0;
+        for (unsigned l = 0; l < 32; l++)
+            for (unsigned j = 0; j < 4; j++) {
+                const unsigned g8 = l / 4, t = l % 4;
+                const unsigned lo = trans ? 1000 * j + 10 * (2 * t) + g8 : 1000 * j + 10 * g8 + 2 * t;
+                const unsigned hi = trans ? 1000 * j + 10 * (2 * t + 1) + g8 : 1000 * j + 10 * g8 + 2 * t + 1;
+                bad += (uint32_t)h[4 * l + j] != (lo | (hi << 16));
+            }
+        CHECK(bad == 0, "ldmatrix.x4%s: every lane gets the documented elements of the four matrices (%d of 128 registers differ)", trans ? ".trans" : "", bad);
+    }
+    cudaFree(d);
+    std::string err;
+    int rc = in_child(
+        [] {
+            uint32_t *o = (uint32_t *)dev_ints(128);
+            cuemu_launch(k_ldmatrix, dim3(1), dim3(32), 0, o, 0, 1);
+        },
+        &err);
+    CHECK(rc != 0 && has(err, "not 16 bytes of shared memory at a 16-byte boundary"), "ldmatrix of a misaligned row stops the program with why (exit %d)", rc);
+}
+
+// cp.async: nothing lands before a wait (the slots still hold the 0xff poison: -1), wait_group 1 lands the
+// first group only, wait_group 0 the second too (zeros with src_bytes 0); exiting with copies in flight stops
+static void test_cp_async() {
+    std::vector<int> src(256);
+    for (int i = 0; i < 256; i++) src[(size_t)i] = 7 * i + 1;
+    int *dsrc = dev_ints(256), *out = dev_ints(768);
+    upload(dsrc, src);
+    for (int zfill = 0; zfill < 2; zfill++) {
+        cuemu_set_smem_poison(1);
+        cuemu_launch(k_cp_async, dim3(1), dim3(32), 256 * sizeof(int), out, (const int *)dsrc, zfill, 0);
+        std::vector<int> h = host(out, 768);
+        int before = 0, mid = 0, after = 0;
+        for (int i = 0; i < 256; i++) {
+            const int want2 = zfill ? 0 : src[(size_t)i];
+            before += h[(size_t)i] != -1;
+            mid += h[256 + (size_t)i] != (i < 128 ? src[(size_t)i] : -1);
+            after += h[512 + (size_t)i] != (i < 128 ? src[(size_t)i] : want2);
+        }
+        CHECK(before == 0 && mid == 0 && after == 0,
+              "cp.async%s: no copy lands before a wait (%d wrong), wait_group 1 lands the first group only (%d wrong), wait_group 0 the second (%d wrong)",
+              zfill ? " with src_bytes 0 (zero fill)" : "", before, mid, after);
+    }
+    cudaFree(dsrc), cudaFree(out);
+    std::string err;
+    int rc = in_child(
+        [] {
+            int *o = dev_ints(768), *sr = dev_ints(256);
+            cuemu_launch(k_cp_async, dim3(1), dim3(32), 256 * sizeof(int), o, (const int *)sr, 0, 1);
+        },
+        &err);
+    CHECK(rc != 0 && has(err, "cp.async copies into shared memory not waited for"), "a thread exiting with cp.async copies in flight stops the program with why (exit %d)", rc);
+}
+
 int main() {
     setenv("CUEMU_QUIET", "1", 1);
     test_schedules();
@@ -398,5 +496,7 @@ int main() {
     test_poison();
     test_faults();
     test_mma();
+    test_ldmatrix();
+    test_cp_async();
     return test_finish();
 }
