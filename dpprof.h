@@ -492,6 +492,15 @@ DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on);
    and more shared memory. setting it is for measuring the two (dpprof attnbench) and tests; the same arithmetic per element either way, so
    the same tolerances. returns the previous setting, or -1 for any other value (nothing changes) */
 DPPROF_API int dpprof_cuda_set_attention_block(int rows);
+/* the bf16 clipped weight gradient (linear_clipgrad) on one fused tensor-core kernel (1) instead of one
+   cuBLAS GEMM per sample (0, the default). the fused kernel reads dy and x once and writes dw once, where the
+   per-sample GEMMs read and write all of dw per sample; the same clip factors (as floats rounded toward
+   zero), each sample's product summed in fp32 and added to a running total with one fma per element, so the
+   same tolerances. it takes IC and OC multiples of 8 (other shapes stay on cuBLAS). not yet the default: not
+   yet measured on a GPU (dpprof clipbench times the two). returns the previous setting */
+DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on);
+/* the kernels dpprof has queued since the process started (its own; cuBLAS's are not counted) */
+DPPROF_API long long dpprof_cuda_launch_count(void);
 /* dst (n) = src (n) rounded to the nearest bf16, ties to even: the bf16 working copy of a weight */
 DPPROF_API void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t n);
 /* out (n) = value */
@@ -11175,6 +11184,8 @@ DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype) { (void)dtype; return
 DPPROF_API dpprof_dtype dpprof_cuda_storage(void) { return DPPROF_DTYPE_FP32; }
 DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on) { (void)on; return 0; }
 DPPROF_API int dpprof_cuda_set_attention_block(int rows) { return rows == 0 || rows == 64 || rows == 128 ? 0 : -1; }
+DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on) { (void)on; return 0; }
+DPPROF_API long long dpprof_cuda_launch_count(void) { return 0; }
 DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }

@@ -55,6 +55,8 @@ struct dpprof__cu_state {
     int attn_rows;               // rows of a tensor-core attention block, 64 or 128; 0: the default (dpprof_cuda_set_attention_block)
     int attn_rows_default;       // 128 on sm_90 and newer (measured faster on an H100), 64 before (unmeasured); set by dpprof_cuda_init
     int smem_optin;              // the device's most dynamic shared memory per block (opt-in), 0 if unknown
+    long long launches;          // kernels queued by dpprof__launch since dpprof_cuda_init (dpprof_cuda_launch_count)
+    int clipgrad_fused;          // bf16 clipgrad on the fused tensor-core kernel, not cuBLAS per sample (dpprof_cuda_set_fused_clipgrad)
 };
 static dpprof__cu_state dpprof__cu;
 static char dpprof_cu_err[512] = "";
@@ -105,6 +107,7 @@ static void dpprof__launch(const char *what, void (*kernel)(P...), dim3 grid, di
 #else
     kernel<<<grid, block, smem, dpprof__cu.stream>>>(static_cast<P>(args)...);
 #endif
+    dpprof__cu.launches++;
     dpprof__cu_post(what, cudaGetLastError());
 }
 
@@ -205,6 +208,14 @@ extern "C" dpprof_dtype dpprof_cuda_storage(void) { return dpprof__cu.bf16 ? DPP
 extern "C" int dpprof_cuda_set_tensor_core_attention(int on) {
     const int was = !dpprof__cu.attn_simt;
     dpprof__cu.attn_simt = !on;
+    return was;
+}
+
+extern "C" long long dpprof_cuda_launch_count(void) { return dpprof__cu.launches; }
+
+extern "C" int dpprof_cuda_set_fused_clipgrad(int on) {
+    const int was = dpprof__cu.clipgrad_fused;
+    dpprof__cu.clipgrad_fused = on != 0;
     return was;
 }
 
@@ -1682,6 +1693,48 @@ __device__ __forceinline__ void dpprof__mma_bf16(float (&d)[4], const uint32_t (
     (void)d, (void)a, (void)b; // not compiled for a device: the build targets sm_80 and sm_90 only
 #endif
 }
+// r = four 8x8 bf16 matrices of shared memory, transposed: lanes 8j .. 8j + 7 give the 16-byte-aligned
+// addresses of rows 0 .. 7 of matrix j; lane l gets in r[j] matrix j's (2 (l % 4), l / 4), (2 (l % 4) + 1, l / 4)
+// (ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: an mma fragment of a tile stored the other way round)
+__device__ __forceinline__ void dpprof__ldsm4t(uint32_t (&r)[4], const dpprof__bf16 *row) {
+#ifdef DPPROF_CUEMU
+    cuemu_ldmatrix_x4(r, row, 1);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+#else
+    (void)row, r[0] = r[1] = r[2] = r[3] = 0u;
+#endif
+}
+// 16 bytes global -> shared without the registers (cp.async.cg): the first `bytes` (0 or 16) from src, the
+// rest zeros; they land when a dpprof__cp_wait covers the group dpprof__cp_commit closed after them
+__device__ __forceinline__ void dpprof__cp16(void *dst, const void *src, int bytes) {
+#ifdef DPPROF_CUEMU
+    cuemu_cp_async_16(dst, src, bytes);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned a = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(src), "r"(bytes) : "memory");
+#else
+    (void)dst, (void)src, (void)bytes;
+#endif
+}
+__device__ __forceinline__ void dpprof__cp_commit() {
+#ifdef DPPROF_CUEMU
+    cuemu_cp_async_commit();
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// every committed group but the newest N has landed (for this thread: a barrier shares them)
+template <int N>
+__device__ __forceinline__ void dpprof__cp_wait() {
+#ifdef DPPROF_CUEMU
+    cuemu_cp_async_wait(N);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
 // two bf16 in one 32-bit register, the first in the low half: rounded from floats, or loaded (4-byte aligned)
 __device__ __forceinline__ uint32_t dpprof__pack_bf16(float lo, float hi) {
     return (uint32_t)dpprof__bf16_round(lo) | ((uint32_t)dpprof__bf16_round(hi) << 16);
@@ -2715,14 +2768,120 @@ __global__ void dpprof__k_dp_clip_alpha(float *cf, const double *c, int n) {
     cf[i] = f;
 }
 
-// dw (OC,IC) fp32 += sum_i c_i dy_i^T x_i with dy_i, x_i bf16: one cuBLAS GEMM per sample (K = T) with
-// alpha = c_i read from the device, accumulated into fp32 in sample order (deterministic)
+// the fused bf16 clipgrad (dpprof_cuda_set_fused_clipgrad): dw (OC, IC) fp32 += sum_i cf_i dy_i^T x_i in one
+// pass over dy and x, dw read and written once. a block owns a 128 x 128 tile of dw (OC rows from o0, IC
+// columns from k0) and walks every sample's T rows 32 at a time through a 3-stage cp.async pipeline (rows
+// past T and columns past OC or IC zero-filled); 8 warps of 64 x 32. per sample the fp32 mma accumulators
+// hold the tile of dy_i^T x_i; at the sample's last step each thread adds cf_i times them to its running
+// total (fp32 fma, in sample order) and clears them. cf is the cuBLAS path's (rounded toward zero), every dw
+// element is one thread's: deterministic. the operands are used as they lie (dy rows [t][o], x rows [t][k]):
+// ldmatrix.trans makes the A fragments of dy^T and the B fragments of x. rows padded by 8 bf16 (272 bytes),
+// so an ldmatrix's 8 row addresses fall in 8 different 16-byte bank groups. IC, OC multiples of 8 and 16-byte
+// aligned dy, x (whole 16-byte chunks); the caller checks
+#define DPPROF__CG_BK 32                                      // rows of a pipeline stage
+#define DPPROF__CG_ST 3                                       // stages
+#define DPPROF__CG_LD (128 + 8)                               // bf16 per shared row
+#define DPPROF__CG_STAGE (2 * DPPROF__CG_BK * DPPROF__CG_LD)  // bf16 per stage: the dy tile, then the x tile
+#define DPPROF__CG_BYTES ((size_t)DPPROF__CG_ST * DPPROF__CG_STAGE * 2)
+
+// step it of a block's walk (sample it / KT, rows 32 (it % KT) ..) into stage buffer S: 512 16-byte chunks of
+// dy and of x, two of each per thread
+__device__ __forceinline__ void dpprof__cg_load(dpprof__bf16 *S, const dpprof__bf16 *dy, const dpprof__bf16 *x, long long it, int KT, int T, int IC, int OC, int o0, int k0) {
+    const long long i = it / KT;
+    const int t0 = (int)(it % KT) * DPPROF__CG_BK;
+    DPPROF__UNROLL
+    for (int h = 0; h < 2; h++) {
+        const int c = (int)threadIdx.x + 256 * h, r = c >> 4, col = 8 * (c & 15);
+        const bool row = t0 + r < T;
+        const size_t g = (size_t)(i * T + t0 + r);
+        const bool vo = row && o0 + col < OC, vk = row && k0 + col < IC;
+        dpprof__cp16(S + r * DPPROF__CG_LD + col, vo ? dy + g * OC + o0 + col : dy, vo ? 16 : 0);
+        dpprof__cp16(S + (DPPROF__CG_BK + r) * DPPROF__CG_LD + col, vk ? x + g * IC + k0 + col : x, vk ? 16 : 0);
+    }
+}
+
+__global__ void DPPROF__ATTN_LB(256) dpprof__k_clipgrad_tc(float *dw, const dpprof__bf16 *dy, const dpprof__bf16 *x, const float *cf, int n, int T, int IC, int OC) {
+    DPPROF__SMEM_DYN(dpprof__bf16, sm);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w >> 2, wn = w & 3, g = lane >> 2, t4 = lane & 3;
+    const int o0 = (int)blockIdx.y * 128, k0 = (int)blockIdx.x * 128, KT = (T + DPPROF__CG_BK - 1) / DPPROF__CG_BK;
+    const long long NIT = (long long)n * KT;
+    // this lane's ldmatrix rows: A (dy^T) matrices j = lane / 8 at t + 8 (j / 2), o + 8 (j % 2); B (x) at t + 8 (j % 2), k + 8 (j / 2)
+    const int arow = (lane & 7) + 8 * (lane >> 4), acol = 64 * wm + 8 * ((lane >> 3) & 1);
+    const int brow = (lane & 7) + 8 * ((lane >> 3) & 1), bcol = 32 * wn + 8 * (lane >> 4);
+    float acc[4][4][4], tot[4][4][4];
+    DPPROF__UNROLL
+    for (int mi = 0; mi < 4; mi++)
+        DPPROF__UNROLL
+        for (int ni = 0; ni < 4; ni++)
+            DPPROF__UNROLL
+            for (int e = 0; e < 4; e++) acc[mi][ni][e] = tot[mi][ni][e] = 0.f;
+    for (int s = 0; s < DPPROF__CG_ST - 1; s++) {
+        if (s < NIT) dpprof__cg_load(sm + s * DPPROF__CG_STAGE, dy, x, s, KT, T, IC, OC, o0, k0);
+        dpprof__cp_commit();
+    }
+    for (long long it = 0; it < NIT; it++) {
+        dpprof__cp_wait<DPPROF__CG_ST - 2>(); // this thread's copies of step it have landed
+        __syncthreads();                      // everyone's have, and step it - 1's stage is no longer read
+        const long long nx = it + DPPROF__CG_ST - 1;
+        if (nx < NIT) dpprof__cg_load(sm + (int)(nx % DPPROF__CG_ST) * DPPROF__CG_STAGE, dy, x, nx, KT, T, IC, OC, o0, k0);
+        dpprof__cp_commit(); // empty past the end: the wait above counts groups
+        const dpprof__bf16 *As = sm + (int)(it % DPPROF__CG_ST) * DPPROF__CG_STAGE, *Bs = As + DPPROF__CG_BK * DPPROF__CG_LD;
+        DPPROF__UNROLL
+        for (int kk = 0; kk < DPPROF__CG_BK / 16; kk++) {
+            uint32_t a[4][4], b[4][2];
+            DPPROF__UNROLL
+            for (int mi = 0; mi < 4; mi++) dpprof__ldsm4t(a[mi], As + (16 * kk + arow) * DPPROF__CG_LD + acol + 16 * mi);
+            DPPROF__UNROLL
+            for (int nj = 0; nj < 2; nj++) {
+                uint32_t r[4];
+                dpprof__ldsm4t(r, Bs + (16 * kk + brow) * DPPROF__CG_LD + bcol + 16 * nj);
+                b[2 * nj][0] = r[0], b[2 * nj][1] = r[1], b[2 * nj + 1][0] = r[2], b[2 * nj + 1][1] = r[3];
+            }
+            DPPROF__UNROLL
+            for (int mi = 0; mi < 4; mi++)
+                DPPROF__UNROLL
+                for (int ni = 0; ni < 4; ni++) dpprof__mma_bf16(acc[mi][ni], a[mi], b[ni]);
+        }
+        if ((it + 1) % KT == 0) { // the sample's last rows: total += cf_i (its dy_i^T x_i tile)
+            const float c = cf[it / KT];
+            DPPROF__UNROLL
+            for (int mi = 0; mi < 4; mi++)
+                DPPROF__UNROLL
+                for (int ni = 0; ni < 4; ni++)
+                    DPPROF__UNROLL
+                    for (int e = 0; e < 4; e++) tot[mi][ni][e] = fmaf(c, acc[mi][ni][e], tot[mi][ni][e]), acc[mi][ni][e] = 0.f;
+        }
+    }
+    dpprof__cp_wait<0>(); // only empty groups remain; nothing in flight at the exit
+    DPPROF__UNROLL
+    for (int mi = 0; mi < 4; mi++)
+        DPPROF__UNROLL
+        for (int ni = 0; ni < 4; ni++)
+            DPPROF__UNROLL
+            for (int hf = 0; hf < 2; hf++) {
+                const int o = o0 + 64 * wm + 16 * mi + g + 8 * hf, k = k0 + 32 * wn + 8 * ni + 2 * t4; // k even, IC even: k + 1 < IC with k
+                if (o >= OC || k >= IC) continue;
+                float *d = dw + (size_t)o * IC + k;
+                d[0] += tot[mi][ni][2 * hf], d[1] += tot[mi][ni][2 * hf + 1];
+            }
+}
+
+// dw (OC,IC) fp32 += sum_i c_i dy_i^T x_i with dy_i, x_i bf16: by default one cuBLAS GEMM per sample (K = T)
+// with alpha = c_i read from the device, accumulated into fp32 in sample order (deterministic); with
+// dpprof_cuda_set_fused_clipgrad(1), where IC and OC are multiples of 8 and dy, x 16-byte aligned, the fused
+// kernel above (the same factors, one pass)
 static void dpprof__clipgrad_bf16(float *dw, const dpprof__bf16 *dy, const dpprof__bf16 *x, const double *c, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_clipgrad_gpu";
     float *cf = (float *)dpprof__scratch((size_t)(n + 1) * sizeof(float), what);
     if (!cf) return;
     dpprof__launch(what, dpprof__k_dp_clip_alpha, dim3((unsigned)((n + 256) / 256)), dim3(256), 0, cf, c, n);
     if (dpprof__cu.err) return;
+    if (dpprof__cu.clipgrad_fused && IC % 8 == 0 && OC % 8 == 0 && !((uintptr_t)dy & 15) && !((uintptr_t)x & 15)) {
+        dpprof__smem_optin(dpprof__k_clipgrad_tc, DPPROF__CG_BYTES, what);
+        dpprof__launch(what, dpprof__k_clipgrad_tc, dim3((unsigned)((IC + 127) / 128), (unsigned)((OC + 127) / 128)), dim3(256), DPPROF__CG_BYTES, dw, dy, x,
+                       (const float *)cf, n, T, IC, OC);
+        return;
+    }
     cublasStatus_t st = cublasSetPointerMode(dpprof__cu.blas, CUBLAS_POINTER_MODE_DEVICE);
     for (int i = 0; i < n && st == CUBLAS_STATUS_SUCCESS; i++) // dw_cm (IC,OC) += c_i x_i_cm (IC,T) dy_i_cm^T (T,OC)
         st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, T, cf + i, x + (size_t)i * T * IC, CUDA_R_16BF, IC,

@@ -221,6 +221,17 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
     memcpy(dw, dw0, P * sizeof *dw);
     dpprof_linear_clipgrad_ref(dw, dy, x, c, n, T, IC, OC);
     tdp_grad_check("linear_clipgrad", shape, "dw += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
+    if (bf16) { /* the fused tensor-core kernel (dpprof_cuda_set_fused_clipgrad): where IC and OC are multiples of 8 it is
+                   the only kernel after the factors' (two launches a call, cuBLAS's are not counted), else cuBLAS stays */
+        const long long want = n == 0 || T == 0 ? 0 : IC % 8 == 0 && OC % 8 == 0 ? 4 : 2;
+        long long l0, ran;
+        dpprof_cuda_set_fused_clipgrad(1);
+        l0 = dpprof_cuda_launch_count();
+        tdp_grad_check("linear_clipgrad (fused kernel)", shape, "dw += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
+        ran = dpprof_cuda_launch_count() - l0;
+        CHECK(dpprof_cuda_set_fused_clipgrad(0) == 1 && ran == want, "gpu dp: linear_clipgrad %s: the fused kernel %s (%lld launches for two calls, want %lld)", shape,
+              want == 4 ? "ran" : "was not taken", ran, want);
+    }
 
     { /* one layer's norms four ways on the gpu, from zero: flash psg is the yardstick */
         double *h[4], e = 0.0;
@@ -383,7 +394,7 @@ static void tdp_scale_rows(int n, int T, int D) {
 }
 
 static void test_dp(void) {
-    static const int lin[][4] = {{1, 1, 24, 40}, {3, 5, 40, 24}, {3, 37, 70, 40}, {1, 37, 24, 70}, {3, 70, 130, 100}, {2, 0, 24, 40}, {2, 1100, 8, 12}, {2, 3, 1024, 2100}}; /* n, T, IC, OC; the last two need two blocks of the scratch: bf16 gram norm (T=1100), bf16 psg norm (OC x IC) */
+    static const int lin[][4] = {{1, 1, 24, 40}, {3, 5, 40, 24}, {3, 37, 70, 40}, {1, 37, 24, 70}, {3, 70, 130, 100}, {3, 70, 136, 264}, {2, 0, 24, 40}, {2, 1100, 8, 12}, {2, 3, 1024, 2100}}; /* n, T, IC, OC; 136 x 264: the fused bf16 clipgrad over 2 x 3 tiles with T past a 32-row step; the last two need two blocks of the scratch: bf16 gram norm (T=1100), bf16 psg norm (OC x IC) */
     static const int emb[][5] = {{1, 1, 5, 5, 24}, {3, 5, 7, 3, 40}, {3, 37, 50, 10, 70}, {2, 37, 64, 20, 2100}, {2, 300, 40, 30, 24}, {2, 0, 9, 5, 24}}; /* n T V used C */
     static const int rms[][3] = {{1, 1, 24}, {3, 5, 70}, {3, 37, 300}, {2, 300, 130}, {2, 0, 24}};                               /* n T C */
     size_t j;
