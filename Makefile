@@ -106,7 +106,7 @@ repro-update: figures
 # one configuration at a time (a shared GPU would distort the times), renders figures/bench-*.png and
 # paper/generated/bench-table.tex (measured, so outside check-repro) and copies every result JSON, with
 # the device, driver and date, to data/bench/DATE-TIME-DEVICE/ to be committed.
-.PHONY: bench bench-attn gpu-check
+.PHONY: bench bench-attn bench-clipgrad gpu-check
 DPPROF_BIN ?= ./dpprof
 # where a GPU run's results go: DATE-TIME-DEVICE (UTC, to the minute, so that runs of one day, of different
 # builds, keep apart and sort in time order; RUN_STAMP=... on the command line puts several targets' results
@@ -130,7 +130,21 @@ bench: dpprof
 	d=data/bench/$(RUN_TAG); \
 	mkdir -p $$d; cp results/bench/*.json results/bench/summary.csv results/bench/summary.txt paper/generated/bench-table.tex $$d/; \
 	$(DEVICE_TXT) > $$d/device.txt; echo "make bench: measured results in $$d (commit them)"; \
-	$(if $(BENCH_ONLY),true,$(MAKE) --no-print-directory bench-attn)
+	$(if $(BENCH_ONLY),true,$(MAKE) --no-print-directory bench-attn && $(MAKE) --no-print-directory bench-clipgrad)
+
+# the bf16 clipped weight gradient on cuBLAS per sample against the fused kernel (--fused-clipgrad), every
+# bf16 book-keeping algorithm and vanilla at the bench shapes (experiments/clipgrad.conf), into
+# data/bench/DATE-TIME-DEVICE/clipgrad/ with its figures and table; part of make bench (without BENCH_ONLY),
+# a few minutes on an H100; CLIPGRAD_ONLY=trainer runs a slice, and a rerun resumes
+CLIPGRAD_ONLY ?=
+bench-clipgrad: dpprof
+	@if ! $(DPPROF_BIN) devices >/dev/null; then echo "make bench-clipgrad: $$($(DPPROF_BIN) devices): nothing measured"; exit 0; fi; \
+	mkdir -p results/bench-clipgrad; \
+	$(DPPROF_BIN) sweep experiments/clipgrad.conf --out-dir results/bench-clipgrad --jobs 1 --timeout $(BENCH_TIMEOUT) $(if $(CLIPGRAD_ONLY),--only $(CLIPGRAD_ONLY)); \
+	$(DPPROF_BIN) report experiments/clipgrad.conf --results results/bench-clipgrad --figures results/bench-clipgrad --tables results/bench-clipgrad; \
+	d=data/bench/$(RUN_TAG)/clipgrad; mkdir -p $$d; \
+	cp results/bench-clipgrad/*.json results/bench-clipgrad/summary.* results/bench-clipgrad/*.png results/bench-clipgrad/*.tex $$d/ 2>/dev/null; \
+	$(DEVICE_TXT) > $$d/device.txt; echo "make bench-clipgrad: measured results in $$d (commit them)"
 
 # the attention kernels alone (dpprof attnbench: fp32 and bf16 simt, bf16 tensor cores in blocks of 64 and
 # 128 rows; forward and backward at the bench shapes, or ATTNBENCH_ARGS="--shape B,T,NH,NKV,HS ..."), into

@@ -322,6 +322,8 @@ typedef struct dpprof_config {
                                     matrices (n T x T, one layer at a time) where the exact dry run shows that the
                                     peak does not grow and, on cuda, the measured time is below both flash
                                     flavours' (never off the gpu); 1 -> every such layer, unmeasured; -1 -> never */
+    int fused_clipgrad;          /* cuda, bf16: the clipped weight gradients (book-keeping) on the fused tensor-core kernel
+                                    (dpprof_cuda_set_fused_clipgrad) instead of one cuBLAS GEMM per sample; 0 or 1 */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
     int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
@@ -2256,6 +2258,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.memory_limit < 0) return dpprof__fail(DPPROF_ERR_INVALID, "memory-limit = %lld must be positive", (long long)c.memory_limit);
     if (c.auto_materialise < -1 || c.auto_materialise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_materialise = %d must be -1, 0 or 1", c.auto_materialise);
     if (c.auto_ghost < -1 || c.auto_ghost > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_ghost = %d must be -1, 0 or 1", c.auto_ghost);
+    if (c.fused_clipgrad < 0 || c.fused_clipgrad > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_clipgrad = %d must be 0 or 1", c.fused_clipgrad);
     if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
     /* DP-SGD options */
     if (c.sigma != c.sigma || c.sigma < 0) return dpprof__fail(DPPROF_ERR_INVALID, "sigma = %g must be >= 0", c.sigma);
@@ -2345,6 +2348,7 @@ struct dpprof_session {
     int dp, two_pass, bk;           /* private; second backward; book-keeping clip phase */
     int auto_mat;                   /* auto: materialise where dpprof__psg_fits */
     int auto_ghost;                 /* auto: ghost's grams may replace flash (dpprof__auto_ghost) */
+    long long launches;             /* cuda: the kernels dpprof queued in the measured steps (not cuBLAS's) */
     int n_trainable;
     int *method;                    /* (n_params) DPPROF__M_*: how each tensor's norm is computed */
     int bw_mode, bw_retain;         /* DPPROF__MODE_*; keep activations for a second pass */
@@ -2610,7 +2614,10 @@ static void dpprof__init_param(dpprof_session *s, int i) {
    queues ops sets this session's, so that sessions of either dtype can be used in turn */
 static void dpprof__bind(const dpprof_session *s) {
 #if DPPROF__CUDA
-    if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_set_storage(s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        (void)dpprof_cuda_set_storage(s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
+        (void)dpprof_cuda_set_fused_clipgrad(s->cfg.fused_clipgrad);
+    }
 #else
     (void)s;
 #endif
@@ -3701,6 +3708,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     double t0 = dpprof__clock_ms(), tp0 = 0, loss = 0, gpu_ms = NAN;
     int first, rc = DPPROF_OK, ev_start = -1;
     size_t first_phase = s->prof.n_phases;
+    const long long launches0 = dpprof_cuda_launch_count();
     dpprof__bind(s);
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
@@ -3758,6 +3766,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     s->step_loss[step] = s->batch_n ? loss / s->batch_n : NAN;
     s->step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0;
     s->steps_done++;
+    if (step >= s->cfg.warmup) s->launches += dpprof_cuda_launch_count() - launches0;
     if (s->backend != DPPROF_BACKEND_DRY && s->batch_n && !(s->step_loss[step] == s->step_loss[step] && fabs(s->step_loss[step]) <= DBL_MAX))
         return dpprof__fail(DPPROF_ERR_NUMERIC, "the loss of step %d is %g", step, s->step_loss[step]);
     return DPPROF_OK;
@@ -4086,6 +4095,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         (void)dpprof_cuda_trim(); /* what this session held goes back to the driver */
 #if DPPROF__CUDA
         (void)dpprof_cuda_set_storage(DPPROF_DTYPE_FP32); /* the default for whoever queues ops next */
+        (void)dpprof_cuda_set_fused_clipgrad(0);
 #endif
     }
     DPPROF_FREE(s->params);
@@ -4407,8 +4417,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, h->norm_eps);
     fputs(", \"init_std\": ", f);
     dpprof__jnum(f, c->init_std);
-    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld}",
-            (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit);
+    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s}",
+            (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit, c->fused_clipgrad ? "true" : "false");
 
     fputs(",\n  \"status\": ", f);
     dpprof__jstr(f, status ? status : "ok");
@@ -4518,6 +4528,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         dpprof__jnum(f, peak > 0 ? 3.0 * fwd_flops / (tsum / 1e3) / peak : NAN);
         fputs(", \"analytic_flops_share_of_peak\": ", f);
         dpprof__jnum(f, peak > 0 ? flops_steps / (tsum / 1e3) / peak : NAN);
+        fputs(", \"kernel_launches_per_step\": ", f);
+        dpprof__jnum(f, (double)s->launches / measured);
         fprintf(f, ", \"mfu_note\": \"mfu = 3 x forward analytic flops per step / mean step time / the %s dense peak of %s (dpprof_device_peaks: data sheet, else SMs x clock x per-SM rate)\"}",
                 c->dtype == DPPROF_DTYPE_BF16 ? "bf16 tensor-core" : "fp32 cuda-core", s->dev.name);
     } else fputs(", \"mfu\": null, \"mfu_note\": \"no hardware peak is defined for the cpu and dry backends\"}", f);

@@ -92,6 +92,8 @@ static void help_run(void) {
            "  --sigma S              noise multiplier (default 0: clipping without noise)\n"
            "  --max-grad-norm C      clipping bound (default 1)\n"
            "  --clipping flat|per-layer   (default flat; per-layer: C/sqrt(tensors) per tensor)\n"
+           "  --fused-clipgrad       cuda, bf16: the clipped weight gradients (book-keeping) on one fused tensor-core\n"
+           "                         kernel, not one cuBLAS GEMM per sample (not yet the default: not yet measured)\n"
            "  --dataset-size N       examples in the dataset: the sample rate B/N for the accountant\n"
            "  --poisson              Poisson sampling with rate B/N (variable batch sizes)\n"
            "  --delta D              delta of the reported epsilon (default 1e-5)\n"
@@ -212,6 +214,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         if (!strcmp(a, "--poisson")) { c->poisson = 1; continue; }
         if (!strcmp(a, "--dram")) { c->dram = 1; continue; }
         if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
+        if (!strcmp(a, "--fused-clipgrad")) { c->fused_clipgrad = 1; continue; }
         if (strncmp(a, "--", 2) != 0) return usage_error("run: unexpected argument '%s'%s", a, "");
         if (!v) return usage_error("run: %s needs a value%s", a, "");
         i++;

@@ -67,6 +67,20 @@ check "auto on cuda records the measured rates of both flash flavours" grep -Eq 
 check "auto on cuda records ghost's measured rate, or null where its grams would raise the peak" grep -Eq '"auto_flash_flops_per_s": \{"gram": [0-9.e+]+, "psg": [0-9.e+]+, "ghost": ([0-9.e+]+|null)' "$tmp/auto.json"
 "$bin" run $small --backend dry --algo auto --sigma 1 --out "$tmp/autodry.json"
 check "auto's timing buffers are in the schedule: its peak equals dry's" test "$(peak "$tmp/auto.json")" = "$(peak "$tmp/autodry.json")"
+# --fused-clipgrad: bf16 book-keeping's clipped gradients on the fused tensor-core kernel, which dpprof launches
+# itself (cuBLAS's per-sample GEMMs are not counted): one more kernel per clipped linear layer (tiny: 2 x 7 and the
+# head) and physical batch (2), the json says so, the losses are the cuBLAS path's to fp32 rounding; fp32 ignores it
+for f in "" --fused-clipgrad; do
+    "$bin" run $small --backend cuda --dtype bf16 --algo ghost_bk --sigma 0 $f --out "$tmp/cg$f.json"
+    "$bin" run $small --backend cuda --algo ghost_bk --sigma 0 $f --out "$tmp/cg32$f.json"
+done
+launches() { grep -Eo '"kernel_launches_per_step": [0-9.e+]+' "$1" | grep -Eo '[0-9.e+]+$'; }
+losses() { grep -o '"losses": \[[^]]*\]' "$1" | tr -d '"losses:[]' | tr ',' ' '; }
+check "--fused-clipgrad is in the json's config" bash -c "grep -q '\"fused_clipgrad\": true' '$tmp/cg--fused-clipgrad.json' && grep -q '\"fused_clipgrad\": false' '$tmp/cg.json'"
+check "bf16 with --fused-clipgrad launches 30 more kernels a step ($(launches "$tmp/cg--fused-clipgrad.json") against $(launches "$tmp/cg.json")), fp32 the same number" \
+    bash -c "[ \$(( $(launches "$tmp/cg--fused-clipgrad.json") - $(launches "$tmp/cg.json") )) -eq 30 ] && [ '$(launches "$tmp/cg32--fused-clipgrad.json")' = '$(launches "$tmp/cg32.json")' ]"
+check "bf16 losses with and without --fused-clipgrad agree to 1e-5 ($(losses "$tmp/cg--fused-clipgrad.json"))" \
+    awk -v a="$(losses "$tmp/cg--fused-clipgrad.json")" -v b="$(losses "$tmp/cg.json")" 'BEGIN { n = split(a, x, " "); m = split(b, y, " "); if (n != m || n < 3) exit 1; for (i = 1; i <= n; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 1e-5 * y[i]) exit 1 } }'
 # --op-times: every op timed in the warm-up steps, by name in throughput.ops with its share of the peaks
 "$bin" run $small --backend cuda --algo flash_bk --sigma 1 --op-times --out "$tmp/ops.json"
 check "--op-times gives throughput.ops with rates and shares of the peaks" grep -Eq '"ops": \{"note": "cuda events around each op.*"linear_sqnorm_gram": \{"count": [0-9]+, "ms": [0-9.e+-]+.*"share_of_dram_peak": [0-9.e+-]+' "$tmp/ops.json"
