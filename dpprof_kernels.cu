@@ -1693,15 +1693,18 @@ __device__ __forceinline__ void dpprof__mma_bf16(float (&d)[4], const uint32_t (
     (void)d, (void)a, (void)b; // not compiled for a device: the build targets sm_80 and sm_90 only
 #endif
 }
-// r = four 8x8 bf16 matrices of shared memory, transposed: lanes 8j .. 8j + 7 give the 16-byte-aligned
-// addresses of rows 0 .. 7 of matrix j; lane l gets in r[j] matrix j's (2 (l % 4), l / 4), (2 (l % 4) + 1, l / 4)
-// (ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: an mma fragment of a tile stored the other way round)
-__device__ __forceinline__ void dpprof__ldsm4t(uint32_t (&r)[4], const dpprof__bf16 *row) {
+// r = four 8x8 bf16 matrices of shared memory: lanes 8j .. 8j + 7 give the 16-byte-aligned addresses of
+// rows 0 .. 7 of matrix j; lane l gets in r[j] matrix j's (l / 4, 2 (l % 4)), (l / 4, 2 (l % 4) + 1), or with TR
+// (transposed) its (2 (l % 4), l / 4), (2 (l % 4) + 1, l / 4) (ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16:
+// mma fragments of a tile stored either way round, four registers an instruction)
+template <bool TR>
+__device__ __forceinline__ void dpprof__ldsm4(uint32_t (&r)[4], const dpprof__bf16 *row) {
 #ifdef DPPROF_CUEMU
-    cuemu_ldmatrix_x4(r, row, 1);
+    cuemu_ldmatrix_x4(r, row, TR);
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned a = (unsigned)__cvta_generic_to_shared(row);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+    if (TR) asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+    else asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
 #else
     (void)row, r[0] = r[1] = r[2] = r[3] = 0u;
 #endif
@@ -1770,32 +1773,59 @@ __device__ __forceinline__ void dpprof__tc_tile(dpprof__bf16 *X, dpprof__bf16 *X
 }
 
 // 16 NW query rows a block (NW warps of 16: 64 or 128 rows), 64 keys a tile; shared rows padded by 8
-// bf16 so that the fragment loads of a warp hit 32 different banks
+// bf16 (LDK = HSP + 8: rows 16 (HSP / 8 + 1) bytes apart, so the 8 row addresses of an ldmatrix fall in 8
+// different 16-byte bank groups)
 template <int HSP, int NW>
 struct dpprof__attn_tc_cfg {
-    static constexpr int BR = 16 * NW, BC = 64, NT = 32 * NW, LDK = HSP + 8, LDV = BC + 8;
+    static constexpr int BR = 16 * NW, BC = 64, NT = 32 * NW, LDK = HSP + 8;
+    static constexpr int TILE = BC * LDK;                          // bf16 of one K or V tile
+    static constexpr size_t FWD_BYTES = (size_t)4 * TILE * 2;      // the forward's K and V tiles, two stages each
 };
 
+// a K or V tile of the forward (BC rows of HSP, row stride LDK, as they lie: key-major) into shared memory:
+// with cp.async in 16-byte chunks when `async` (HS % 8 == 0, 16-byte aligned rows: a chunk is all inside HS
+// or all past it, past HS and past `valid` rows zero-filled; they land at the next dpprof__cp_wait), else
+// by the synchronous 2x2 loader (any even HS)
+template <int LDK, int HSP, int BC, int NT>
+__device__ __forceinline__ void dpprof__tc_tile_async(dpprof__bf16 *X, const dpprof__bf16 *src, size_t rs, int valid, int HS, bool async) {
+    if (!async) {
+        dpprof__tc_tile<LDK, LDK, HSP, NT>(X, nullptr, src, rs, BC, valid, HS);
+        return;
+    }
+    constexpr int CPR = HSP / 8; // chunks a row
+    for (int c = threadIdx.x; c < BC * CPR; c += NT) {
+        const int r = c / CPR, d = 8 * (c % CPR);
+        const bool ok = r < valid && d < HS;
+        dpprof__cp16(X + r * LDK + d, ok ? src + (size_t)r * rs + d : src, ok ? 16 : 0);
+    }
+}
+
 // out, lse of 16 NW query rows of head h, batch b: each warp keeps its 16 rows of Q as mma fragments
-// in registers; per key tile S = Q K^T (K as is in shared), the online softmax on the accumulators
-// (a lane holds two rows, r0 and r1 = r0 + 8, a quad of lanes shares a row), then O += P V with P
-// rounded to bf16 in registers as the A operand (V transposed in shared). P is rounded where the fp32
-// kernel keeps it in fp32 (as flash attention 2 does); l sums the unrounded p. zeros pad HS to HSP
-// and the rows beyond T. grid (ceil(T/BR), NH, B), 32 NW threads, the longest rows first
+// in registers; per key tile S = Q K^T, the online softmax on the accumulators (a lane holds two rows,
+// r0 and r1 = r0 + 8, a quad of lanes shares a row), then O += P V with P rounded to bf16 in registers as
+// the A operand. P is rounded where the fp32 kernel keeps it in fp32 (as flash attention 2 does); l sums
+// the unrounded p. zeros pad HS to HSP and the rows beyond T. K and V tiles lie in shared memory as in
+// global (key-major), two stages: tile j + 1 is on its way (cp.async, when `async`) while tile j is used;
+// the B fragments come by ldmatrix (K as is, V transposed). dynamic shared memory FWD_BYTES. grid
+// (ceil(T/BR), NH, B), 32 NW threads, the longest rows first
 template <int HSP, int NW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out, float *lse, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v, int T, int NH,
-                                                             int NKV, int HS, float scale) {
+                                                             int NKV, int HS, float scale, int async) {
     typedef dpprof__attn_tc_cfg<HSP, NW> C;
     constexpr int KS = HSP / 16, NB = C::BC / 8, ND = HSP / 8;
-    __shared__ __align__(16) dpprof__bf16 Ks[C::BC * C::LDK];
-    __shared__ __align__(16) dpprof__bf16 Vt[HSP * C::LDV];
+    static_assert(KS % 2 == 0 && ND % 2 == 0, "ldmatrix x4 takes the B fragments of two k (K) or two n (V) blocks");
+    DPPROF__SMEM_DYN(dpprof__bf16, sm); // K stage 0, K stage 1, V stage 0, V stage 1
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int h = blockIdx.y, b = blockIdx.z, kvh = h / (NH / NKV);
-    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * C::BR, kend = dpprof__k_attn_imin(q0 + C::BR, T);
+    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * C::BR, kend = dpprof__k_attn_imin(q0 + C::BR, T), ntile = (kend + C::BC - 1) / C::BC;
     const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS;
     const dpprof__bf16 *qb = q + (size_t)b * T * qs + (size_t)h * HS;
     const dpprof__bf16 *kb = k + (size_t)b * T * ks + (size_t)kvh * HS, *vb = v + (size_t)b * T * ks + (size_t)kvh * HS;
     const int r[2] = {q0 + 16 * w + g, q0 + 16 * w + g + 8};
+    // this lane's ldmatrix row: K (as is) key 8 nb + lane % 8, columns 16 kk + 8 (lane / 8) (two kk a call);
+    // V (transposed) key 16 kk + lane % 8 + 8 ((lane / 8) % 2), columns 8 n + 8 (lane / 16) (two n a call)
+    const int koffs = (lane & 7) * C::LDK + 8 * (lane >> 3), voffs = ((lane & 7) + 8 * ((lane >> 3) & 1)) * C::LDK + 8 * (lane >> 4);
+    const bool as = async != 0;
     uint32_t qf[KS][4];
     DPPROF__ATTN_UNROLL
     for (int kk = 0; kk < KS; kk++)
@@ -1807,30 +1837,43 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
     float m[2] = {DPPROF__ATTN_NINF, DPPROF__ATTN_NINF}, l[2] = {0.f, 0.f}, o[ND][4];
     DPPROF__ATTN_UNROLL
     for (int n = 0; n < ND; n++) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-    for (int k0 = 0; k0 < kend; k0 += C::BC) {
-        __syncthreads(); // the previous tile's K and V are no longer read
-        dpprof__tc_tile<C::LDK, C::LDV, HSP, C::NT>(Ks, nullptr, kb + (size_t)k0 * ks, ks, C::BC, kend - k0, HS);
-        dpprof__tc_tile<C::LDK, C::LDV, HSP, C::NT>(nullptr, Vt, vb + (size_t)k0 * ks, ks, C::BC, kend - k0, HS);
-        __syncthreads();
+    if (ntile > 0) {
+        dpprof__tc_tile_async<C::LDK, HSP, C::BC, C::NT>(sm, kb, ks, kend, HS, as);
+        dpprof__tc_tile_async<C::LDK, HSP, C::BC, C::NT>(sm + 2 * C::TILE, vb, ks, kend, HS, as);
+    }
+    dpprof__cp_commit();
+    for (int j = 0; j < ntile; j++) {
+        const int k0 = j * C::BC;
+        dpprof__cp_wait<0>(); // this thread's part of tile j has landed
+        __syncthreads();      // everyone's has, and tile j - 1 (the other stage) is no longer read
+        if (j + 1 < ntile) {
+            const int k1 = k0 + C::BC, st = (j + 1) & 1;
+            dpprof__tc_tile_async<C::LDK, HSP, C::BC, C::NT>(sm + st * C::TILE, kb + (size_t)k1 * ks, ks, kend - k1, HS, as);
+            dpprof__tc_tile_async<C::LDK, HSP, C::BC, C::NT>(sm + (2 + st) * C::TILE, vb + (size_t)k1 * ks, ks, kend - k1, HS, as);
+        }
+        dpprof__cp_commit();
+        const dpprof__bf16 *Ks = sm + (j & 1) * C::TILE, *Vs = sm + (2 + (j & 1)) * C::TILE;
         float s[NB][4];
         DPPROF__ATTN_UNROLL
         for (int nb = 0; nb < NB; nb++) {
             s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.f;
-            const dpprof__bf16 *kr = Ks + (nb * 8 + g) * C::LDK + 2 * t;
             DPPROF__ATTN_UNROLL
-            for (int kk = 0; kk < KS; kk++) {
-                const uint32_t bb[2] = {dpprof__ld_pair(kr + 16 * kk), dpprof__ld_pair(kr + 16 * kk + 8)};
-                dpprof__mma_bf16(s[nb], qf[kk], bb);
+            for (int kk = 0; kk < KS; kk += 2) {
+                uint32_t bb[4];
+                dpprof__ldsm4<false>(bb, Ks + 8 * nb * C::LDK + 16 * kk + koffs);
+                const uint32_t b0[2] = {bb[0], bb[1]}, b1[2] = {bb[2], bb[3]};
+                dpprof__mma_bf16(s[nb], qf[kk], b0);
+                dpprof__mma_bf16(s[nb], qf[kk + 1], b1);
             }
         }
         float mx[2] = {DPPROF__ATTN_NINF, DPPROF__ATTN_NINF}, ps[2] = {0.f, 0.f}, mref[2];
         DPPROF__ATTN_UNROLL
         for (int nb = 0; nb < NB; nb++)
             DPPROF__ATTN_UNROLL
-            for (int j = 0; j < 4; j++) {
-                const int c = k0 + nb * 8 + 2 * t + (j & 1), row = r[j >> 1];
-                s[nb][j] = (c <= row && c < kend) ? s[nb][j] * scale : DPPROF__ATTN_NINF;
-                mx[j >> 1] = fmaxf(mx[j >> 1], s[nb][j]);
+            for (int jj = 0; jj < 4; jj++) {
+                const int c = k0 + nb * 8 + 2 * t + (jj & 1), row = r[jj >> 1];
+                s[nb][jj] = (c <= row && c < kend) ? s[nb][jj] * scale : DPPROF__ATTN_NINF;
+                mx[jj >> 1] = fmaxf(mx[jj >> 1], s[nb][jj]);
             }
         DPPROF__ATTN_UNROLL
         for (int i = 0; i < 2; i++) {
@@ -1847,9 +1890,9 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
         DPPROF__ATTN_UNROLL
         for (int nb = 0; nb < NB; nb++)
             DPPROF__ATTN_UNROLL
-            for (int j = 0; j < 4; j++) {
-                s[nb][j] = expf(s[nb][j] - mref[j >> 1]);
-                ps[j >> 1] += s[nb][j];
+            for (int jj = 0; jj < 4; jj++) {
+                s[nb][jj] = expf(s[nb][jj] - mref[jj >> 1]);
+                ps[jj >> 1] += s[nb][jj];
             }
         l[0] += ps[0], l[1] += ps[1]; // this lane's columns only; summed over the quad at the end
         DPPROF__ATTN_UNROLL
@@ -1857,13 +1900,16 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
             const uint32_t a[4] = {dpprof__pack_bf16(s[2 * kk][0], s[2 * kk][1]), dpprof__pack_bf16(s[2 * kk][2], s[2 * kk][3]),
                                    dpprof__pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]), dpprof__pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
             DPPROF__ATTN_UNROLL
-            for (int n = 0; n < ND; n++) {
-                const dpprof__bf16 *vr = Vt + (n * 8 + g) * C::LDV + 16 * kk + 2 * t;
-                const uint32_t bb[2] = {dpprof__ld_pair(vr), dpprof__ld_pair(vr + 8)};
-                dpprof__mma_bf16(o[n], a, bb);
+            for (int n = 0; n < ND; n += 2) {
+                uint32_t bb[4];
+                dpprof__ldsm4<true>(bb, Vs + 16 * kk * C::LDK + 8 * n + voffs);
+                const uint32_t b0[2] = {bb[0], bb[1]}, b1[2] = {bb[2], bb[3]};
+                dpprof__mma_bf16(o[n], a, b0);
+                dpprof__mma_bf16(o[n + 1], a, b1);
             }
         }
     }
+    dpprof__cp_wait<0>(); // only an empty group remains; nothing in flight at the exit
     DPPROF__ATTN_UNROLL
     for (int i = 0; i < 2; i++) {
         l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
@@ -2303,9 +2349,13 @@ static void dpprof__attn_fwd_run(float *out, float *lse, const float *q, const f
 template <int HSP, int NW>
 static void dpprof__attn_fwd_tc_run(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, float scale) {
     typedef dpprof__attn_tc_cfg<HSP, NW> C;
-    dpprof__launch("dpprof_attention_fwd_gpu", dpprof__k_attn_fwd_tc<HSP, NW>, dim3((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B), dim3(C::NT), 0,
+    const char *what = "dpprof_attention_fwd_gpu";
+    // cp.async takes whole 16-byte chunks: HS a multiple of 8 and k, v 16-byte aligned (rows are then too)
+    const int async = HS % 8 == 0 && !(((uintptr_t)k | (uintptr_t)v) & 15);
+    dpprof__smem_optin(dpprof__k_attn_fwd_tc<HSP, NW>, C::FWD_BYTES, what);
+    dpprof__launch(what, dpprof__k_attn_fwd_tc<HSP, NW>, dim3((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B), dim3(C::NT), C::FWD_BYTES,
                    dpprof__act<dpprof__bf16>(out), lse, dpprof__act<dpprof__bf16>(q), dpprof__act<dpprof__bf16>(k), dpprof__act<dpprof__bf16>(v), T, NH, NKV, HS,
-                   scale);
+                   scale, async);
 }
 
 // D of every query row into dq's storage (dpprof__attn_dslot), kernel A (dk, dv) in blocks of 16 NW keys
@@ -2830,11 +2880,11 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_clipgrad_tc(float *dw, const dppr
         for (int kk = 0; kk < DPPROF__CG_BK / 16; kk++) {
             uint32_t a[4][4], b[4][2];
             DPPROF__UNROLL
-            for (int mi = 0; mi < 4; mi++) dpprof__ldsm4t(a[mi], As + (16 * kk + arow) * DPPROF__CG_LD + acol + 16 * mi);
+            for (int mi = 0; mi < 4; mi++) dpprof__ldsm4<true>(a[mi], As + (16 * kk + arow) * DPPROF__CG_LD + acol + 16 * mi);
             DPPROF__UNROLL
             for (int nj = 0; nj < 2; nj++) {
                 uint32_t r[4];
-                dpprof__ldsm4t(r, Bs + (16 * kk + brow) * DPPROF__CG_LD + bcol + 16 * nj);
+                dpprof__ldsm4<true>(r, Bs + (16 * kk + brow) * DPPROF__CG_LD + bcol + 16 * nj);
                 b[2 * nj][0] = r[0], b[2 * nj][1] = r[1], b[2 * nj + 1][0] = r[2], b[2 * nj + 1][1] = r[3];
             }
             DPPROF__UNROLL
