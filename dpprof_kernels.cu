@@ -1755,21 +1755,42 @@ __device__ __forceinline__ void dpprof__st_pair(dpprof__bf16 *p, uint32_t v) {
 }
 
 // n rows (n % 8 == 0) of HSP columns (HSP % 16 == 0) from src (row stride rs), zeros at rows >= valid and
-// columns >= HS, into X as is (row stride LD) when X, and transposed (XT[d LDT + r], LDT even) when XT. a
-// thread moves a 2x2 block, rows r, r+1 and columns d, d+1 (two 4-byte loads, 4-byte stores: the
-// transposed pairs are (x0.lo, x1.lo) and (x0.hi, x1.hi)); a warp takes 4 row pairs x 8 column pairs, so
-// its loads are whole 32-byte sectors, its stores as is hit 32 banks when LD / 2 = 4 (mod 16) (LD = HSP + 8)
-// and its transposed stores at most 2 a bank when LDT = 8 (mod 16) (a thread a pair, 16-bit transposed stores, gave 8)
-template <int LD, int LDT, int HSP, int NT>
-__device__ __forceinline__ void dpprof__tc_tile(dpprof__bf16 *X, dpprof__bf16 *XT, const dpprof__bf16 *src, size_t rs, int n, int valid, int HS) {
+// columns >= HS, into X (row stride LD), synchronously: the tile loader where cp.async cannot be used (HS not
+// a multiple of 8). a thread moves a 2x2 block, rows r, r+1 and columns d, d+1 (two 4-byte loads, two 4-byte
+// stores); a warp takes 4 row pairs x 8 column pairs, so its loads are whole 32-byte sectors and its stores
+// hit 32 banks when LD / 2 = 4 (mod 16) (LD = HSP + 8)
+template <int LD, int HSP, int NT>
+__device__ __forceinline__ void dpprof__tc_tile(dpprof__bf16 *X, const dpprof__bf16 *src, size_t rs, int n, int valid, int HS) {
     const int rp4 = n / 8;
     for (int i = threadIdx.x; i < n * (HSP / 4); i += NT) {
         const int q = i >> 5, r = 2 * (4 * (q % rp4) + ((i >> 3) & 3)), d = 2 * (8 * (q / rp4) + (i & 7));
         const uint32_t x0 = r < valid && d < HS ? dpprof__ld_pair(src + (size_t)r * rs + d) : 0u;
         const uint32_t x1 = r + 1 < valid && d < HS ? dpprof__ld_pair(src + (size_t)(r + 1) * rs + d) : 0u;
-        if (X) dpprof__st_pair(&X[r * LD + d], x0), dpprof__st_pair(&X[(r + 1) * LD + d], x1);
-        if (XT) dpprof__st_pair(&XT[d * LDT + r], (x0 & 0xffffu) | (x1 << 16)), dpprof__st_pair(&XT[(d + 1) * LDT + r], (x0 >> 16) | (x1 & 0xffff0000u));
+        dpprof__st_pair(&X[r * LD + d], x0), dpprof__st_pair(&X[(r + 1) * LD + d], x1);
     }
+}
+
+// this lane's ldmatrix x4 row offset in a row-major tile of row stride LD. ldsm_a: the A fragment of 16
+// rows x 16 columns (matrix j = lane / 8 at rows + 8 (j % 2), columns + 8 (j / 2)); taken transposed, the
+// same offsets give the B fragments of the tile itself for two n blocks (rows: the k pairs, columns 8 n ..
+// 8 n + 15). ldsm_bt: the B fragments of the tile's transpose, taken as is: 8 rows (the n of B), columns
+// 16 kk .. 16 kk + 31 (two k blocks)
+template <int LD>
+__device__ __forceinline__ int dpprof__ldsm_a(int lane) { return ((lane & 7) + 8 * ((lane >> 3) & 1)) * LD + 8 * (lane >> 4); }
+template <int LD>
+__device__ __forceinline__ int dpprof__ldsm_bt(int lane) { return (lane & 7) * LD + 8 * (lane >> 3); }
+
+// c += a0 x[0..1] + a1 x[2..3]: the A fragments of two k blocks against their B fragments (one ldmatrix x4)
+__device__ __forceinline__ void dpprof__mma_pair(float (&c)[4], const uint32_t (&a0)[4], const uint32_t (&a1)[4], const uint32_t (&x)[4]) {
+    const uint32_t b0[2] = {x[0], x[1]}, b1[2] = {x[2], x[3]};
+    dpprof__mma_bf16(c, a0, b0);
+    dpprof__mma_bf16(c, a1, b1);
+}
+// c0 += a x[0..1] and c1 += a x[2..3]: one A fragment against the B fragments of two n blocks
+__device__ __forceinline__ void dpprof__mma_cols(float (&c0)[4], float (&c1)[4], const uint32_t (&a)[4], const uint32_t (&x)[4]) {
+    const uint32_t b0[2] = {x[0], x[1]}, b1[2] = {x[2], x[3]};
+    dpprof__mma_bf16(c0, a, b0);
+    dpprof__mma_bf16(c1, a, b1);
 }
 
 // 16 NW query rows a block (NW warps of 16: 64 or 128 rows), 64 keys a tile; shared rows padded by 8
@@ -1789,7 +1810,7 @@ struct dpprof__attn_tc_cfg {
 template <int LDK, int HSP, int BC, int NT>
 __device__ __forceinline__ void dpprof__tc_tile_async(dpprof__bf16 *X, const dpprof__bf16 *src, size_t rs, int valid, int HS, bool async) {
     if (!async) {
-        dpprof__tc_tile<LDK, LDK, HSP, NT>(X, nullptr, src, rs, BC, valid, HS);
+        dpprof__tc_tile<LDK, HSP, NT>(X, src, rs, BC, valid, HS);
         return;
     }
     constexpr int CPR = HSP / 8; // chunks a row
@@ -1822,9 +1843,8 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
     const dpprof__bf16 *qb = q + (size_t)b * T * qs + (size_t)h * HS;
     const dpprof__bf16 *kb = k + (size_t)b * T * ks + (size_t)kvh * HS, *vb = v + (size_t)b * T * ks + (size_t)kvh * HS;
     const int r[2] = {q0 + 16 * w + g, q0 + 16 * w + g + 8};
-    // this lane's ldmatrix row: K (as is) key 8 nb + lane % 8, columns 16 kk + 8 (lane / 8) (two kk a call);
-    // V (transposed) key 16 kk + lane % 8 + 8 ((lane / 8) % 2), columns 8 n + 8 (lane / 16) (two n a call)
-    const int koffs = (lane & 7) * C::LDK + 8 * (lane >> 3), voffs = ((lane & 7) + 8 * ((lane >> 3) & 1)) * C::LDK + 8 * (lane >> 4);
+    // this lane's ldmatrix rows: K as is (B of K^T, two kk a call), V transposed (B of V, two n a call)
+    const int koffs = dpprof__ldsm_bt<C::LDK>(lane), voffs = dpprof__ldsm_a<C::LDK>(lane);
     const bool as = async != 0;
     uint32_t qf[KS][4];
     DPPROF__ATTN_UNROLL
@@ -1861,9 +1881,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
             for (int kk = 0; kk < KS; kk += 2) {
                 uint32_t bb[4];
                 dpprof__ldsm4<false>(bb, Ks + 8 * nb * C::LDK + 16 * kk + koffs);
-                const uint32_t b0[2] = {bb[0], bb[1]}, b1[2] = {bb[2], bb[3]};
-                dpprof__mma_bf16(s[nb], qf[kk], b0);
-                dpprof__mma_bf16(s[nb], qf[kk + 1], b1);
+                dpprof__mma_pair(s[nb], qf[kk], qf[kk + 1], bb);
             }
         }
         float mx[2] = {DPPROF__ATTN_NINF, DPPROF__ATTN_NINF}, ps[2] = {0.f, 0.f}, mref[2];
@@ -1903,9 +1921,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
             for (int n = 0; n < ND; n += 2) {
                 uint32_t bb[4];
                 dpprof__ldsm4<true>(bb, Vs + 16 * kk * C::LDK + 8 * n + voffs);
-                const uint32_t b0[2] = {bb[0], bb[1]}, b1[2] = {bb[2], bb[3]};
-                dpprof__mma_bf16(o[n], a, b0);
-                dpprof__mma_bf16(o[n + 1], a, b1);
+                dpprof__mma_cols(o[n], o[n + 1], a, bb);
             }
         }
     }
@@ -2069,55 +2085,37 @@ __global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_bq(A *dq, const A *dout, 
 
 // ---- backward on the tensor cores (bf16 storage, HS even, HS <= 128) ----
 // the simt backward's two kernels with every product on mma.sync m16n8k16 (the forward's fragments):
-// kernel A walks 64 keys a block (16 a warp) over the query tiles at or below them, kernel B 64 query
+// kernel A walks 16 NW keys a block (16 a warp) over the query tiles at or below them, kernel B 16 NW query
 // rows a block (16 a warp) over the key tiles up to the diagonal. P and dS are rounded to bf16 in
 // registers as the A operand of dV += P^T dO, dK += dS^T Q and dQ += dS K (as flash attention 2 does),
 // so each of dq, dk, dv may differ from the fp32 computation on the same inputs by up to 2^-8 times the
 // sum of its terms' magnitudes (u = 2^-8, bf16's unit roundoff) beyond its own rounding; lse and D are
-// unaffected. the B operands of those three products pair elements along the query (or key) axis, so
-// Q and dO (kernel A) and K (kernel B) are also kept transposed in shared memory, as the forward keeps V.
-// every sum is an fp32 accumulator in a fixed order: no atomics, the same bits every run
+// unaffected. every tile lies in shared memory as in global memory (row-major, rows padded to LDK) and
+// the fragments come by ldmatrix: as is for the products over the head dimension, transposed for the
+// three above (their B operands pair elements along the query or key axis). the tiles a block walks
+// (Q and dO in kernel A, K and V in kernel B) come in two stages, the next by cp.async while the current
+// is used (as the forward). every sum is an fp32 accumulator in a fixed order: no atomics, the same bits
+// every run
 
-// an A fragment of the row-major bf16 tile X (rows row0 .. row0 + 15, columns 16 kk ..) and a B fragment
-// of B = X^T (columns n0 .. n0 + 7 of B are rows of X, B's rows 16 kk .. its columns)
-template <int LD>
-__device__ __forceinline__ void dpprof__frag_a(uint32_t (&a)[4], const dpprof__bf16 *X, int row0, int kk, int g, int t) {
-    const dpprof__bf16 *p = X + (row0 + g) * LD + 16 * kk + 2 * t;
-    a[0] = dpprof__ld_pair(p), a[1] = dpprof__ld_pair(p + 8 * LD), a[2] = dpprof__ld_pair(p + 8), a[3] = dpprof__ld_pair(p + 8 * LD + 8);
-}
-template <int LD>
-__device__ __forceinline__ void dpprof__frag_b(uint32_t (&b)[2], const dpprof__bf16 *X, int n0, int kk, int g, int t) {
-    const dpprof__bf16 *p = X + (n0 + g) * LD + 16 * kk + 2 * t;
-    b[0] = dpprof__ld_pair(p), b[1] = dpprof__ld_pair(p + 8);
-}
 // the A fragment of columns 16 kk .. of a 16-row accumulator tile (blocks 2 kk and 2 kk + 1), rounded to bf16
 __device__ __forceinline__ void dpprof__frag_acc(uint32_t (&a)[4], const float (&lo)[4], const float (&hi)[4]) {
     a[0] = dpprof__pack_bf16(lo[0], lo[1]), a[1] = dpprof__pack_bf16(lo[2], lo[3]);
     a[2] = dpprof__pack_bf16(hi[0], hi[1]), a[3] = dpprof__pack_bf16(hi[2], hi[3]);
-}
-// c += a b and d += e f, b and f the B fragments of X^T and Y^T at (n0, kk): the backward's products come in pairs
-template <int LD>
-__device__ __forceinline__ void dpprof__mma_two(float (&c)[4], float (&d)[4], const uint32_t (&a)[4], const uint32_t (&e)[4], const dpprof__bf16 *X, const dpprof__bf16 *Y, int n0,
-                                                int kk, int g, int t) {
-    uint32_t b[2], f[2];
-    dpprof__frag_b<LD>(b, X, n0, kk, g, t);
-    dpprof__frag_b<LD>(f, Y, n0, kk, g, t);
-    dpprof__mma_bf16(c, a, b);
-    dpprof__mma_bf16(d, e, f);
 }
 // the two halves of a bf16 pair, widened
 __device__ __forceinline__ float dpprof__pair_lo(uint32_t v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float dpprof__pair_hi(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }
 
 // NW warps of 16 rows: kernel A takes BK = 16 NW keys a block, kernel B BR = 16 NW query rows. kernel
-// A's dynamic shared memory: K, V (BK x LDK), Q, dO (BQ x LDK), Q^T, dO^T (HSP x LDT) as bf16, then lse
-// and D (BQ floats each). BQ, the query tile, is also kernel B's key tile
+// A's dynamic shared memory: K, V (BK x LDK), Q stages 0, 1 and dO stages 0, 1 (BQ x LDK each) as bf16, then
+// lse stages 0, 1 and D stages 0, 1 (BQ floats each). BQ, the query tile, is also kernel B's key tile:
+// kernel B's K stages 0, 1 and V stages 0, 1 (BQ x LDK each), BQ_BYTES
 template <int HSP, int BQ, int NW>
 struct dpprof__attn_tc_bwd_cfg {
-    static constexpr int BK = 16 * NW, BR = 16 * NW, NT = 32 * NW, LDK = HSP + 8, LDT = BQ + 8;
-    static constexpr int OFF_V = BK * LDK, OFF_Q = 2 * BK * LDK, OFF_DO = OFF_Q + BQ * LDK, OFF_QT = OFF_DO + BQ * LDK;
-    static constexpr int OFF_DOT = OFF_QT + HSP * LDT, HALVES = OFF_DOT + HSP * LDT;
-    static constexpr size_t BYTES = (size_t)HALVES * 2 + 2 * BQ * sizeof(float);
+    static constexpr int BK = 16 * NW, BR = 16 * NW, NT = 32 * NW, LDK = HSP + 8, TILE = BQ * LDK;
+    static constexpr int OFF_V = BK * LDK, OFF_Q = 2 * BK * LDK, HALVES = OFF_Q + 4 * TILE;
+    static constexpr size_t BYTES = (size_t)HALVES * 2 + 4 * BQ * sizeof(float);
+    static constexpr size_t BQ_BYTES = (size_t)4 * TILE * 2;
 };
 
 // D = rowsum(dO * out) of a query row, computed once before the two backward kernels and kept in the row's
@@ -2148,75 +2146,110 @@ __global__ void dpprof__k_attn_dsum_tc(dpprof__bf16 *dq, const dpprof__bf16 *dou
 }
 
 // dk, dv of BK keys of kv head kvh, batch b: over the group's query heads and the query tiles at or
-// below the keys, S^T = K Q^T and dP^T = V dO^T (K, V fragments from shared), P^T = exp(scale S^T - lse),
-// dS^T = P^T (dP^T - D), dv += P^T dO, dk += dS^T Q; D from dq's storage (dpprof__attn_dslot).
+// below the keys (tile j: head j / nq, rows k0 + BQ (j % nq) ..), S^T = K Q^T and dP^T = V dO^T,
+// P^T = exp(scale S^T - lse), dS^T = P^T (dP^T - D), dv += P^T dO, dk += dS^T Q; D from dq's storage
+// (dpprof__attn_dslot). tile j + 1's Q and dO come by cp.async (when `async`) and its lse and D into
+// registers while tile j is used; they go to shared memory at the end of the iteration.
 // grid (ceil(T/BK), NKV, B), 32 NW threads, the longest (key block 0) first
 template <int HSP, int BQ, int NW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk, dpprof__bf16 *dv, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k,
-                                                             const dpprof__bf16 *v, const dpprof__bf16 *dsum, const float *lse, int T, int NH, int NKV, int HS, float scale) {
+                                                             const dpprof__bf16 *v, const dpprof__bf16 *dsum, const float *lse, int T, int NH, int NKV, int HS, float scale,
+                                                             int async) {
     typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;
     constexpr int KS = HSP / 16, ND = HSP / 8, NB = BQ / 8;
     static_assert(BQ <= C::NT, "D and lse: a thread a row of the query tile");
+    static_assert(KS % 2 == 0 && ND % 2 == 0, "ldmatrix x4 takes two k or two n blocks");
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
-    dpprof__bf16 *Ks = sm, *Vs = sm + C::OFF_V, *Qs = sm + C::OFF_Q, *dOs = sm + C::OFF_DO, *Qt = sm + C::OFF_QT, *dOt = sm + C::OFF_DOT;
-    float *Ls = reinterpret_cast<float *>(sm + C::HALVES), *Ds = Ls + BQ;
+    const dpprof__bf16 *Ks = sm, *Vs = sm + C::OFF_V;
+    float *LD = reinterpret_cast<float *>(sm + C::HALVES); // lse stage s at LD + s BQ, D stage s at LD + (2 + s) BQ
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int kvh = blockIdx.y, b = blockIdx.z, group = NH / NKV, k0 = (int)blockIdx.x * C::BK;
+    const int nq = (T - k0 + BQ - 1) / BQ, ntile = group * nq; // k0 < T: at least one tile
     const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS, koff = ((size_t)b * T + k0) * ks + (size_t)kvh * HS;
     const int key[2] = {k0 + 16 * w + g, k0 + 16 * w + g + 8};
-    dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(Ks, nullptr, k + koff, ks, C::BK, T - k0, HS);
-    dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(Vs, nullptr, v + koff, ks, C::BK, T - k0, HS);
+    const int aoff = 16 * w * C::LDK + dpprof__ldsm_a<C::LDK>(lane), btoff = dpprof__ldsm_bt<C::LDK>(lane), boff = dpprof__ldsm_a<C::LDK>(lane);
+    const bool as = async != 0;
+    // tile j's head and first row; its Q and dO into stage st, its lse and D (thread < BQ: row q0 + thread) into *l, *d
+    auto tile = [&](int j, int st, float *l, float *d) {
+        const int h = kvh * group + j / nq, q0 = k0 + (j % nq) * BQ;
+        const size_t qoff = (size_t)b * T * qs + (size_t)h * HS + (size_t)q0 * qs;
+        dpprof__tc_tile_async<C::LDK, HSP, BQ, C::NT>(sm + C::OFF_Q + st * C::TILE, q + qoff, qs, T - q0, HS, as);
+        dpprof__tc_tile_async<C::LDK, HSP, BQ, C::NT>(sm + C::OFF_Q + (2 + st) * C::TILE, dout + qoff, qs, T - q0, HS, as);
+        if (threadIdx.x < BQ) {
+            const int qi = q0 + (int)threadIdx.x;
+            *l = qi < T ? lse[((size_t)b * NH + h) * T + qi] : 0.f;
+            *d = qi < T ? dpprof__attn_dget(dsum, qoff + threadIdx.x * qs) : 0.f;
+        }
+    };
+    dpprof__tc_tile_async<C::LDK, HSP, C::BK, C::NT>(sm, k + koff, ks, T - k0, HS, as);
+    dpprof__tc_tile_async<C::LDK, HSP, C::BK, C::NT>(sm + C::OFF_V, v + koff, ks, T - k0, HS, as);
+    {
+        float l0 = 0.f, d0 = 0.f;
+        tile(0, 0, &l0, &d0);
+        if (threadIdx.x < BQ) LD[threadIdx.x] = l0, LD[2 * BQ + threadIdx.x] = d0;
+    }
+    dpprof__cp_commit();
     float dka[ND][4], dva[ND][4];
     DPPROF__ATTN_UNROLL
     for (int n = 0; n < ND; n++)
         DPPROF__ATTN_UNROLL
         for (int j = 0; j < 4; j++) dka[n][j] = dva[n][j] = 0.f;
-    for (int hh = 0; hh < group; hh++) {
-        const int h = kvh * group + hh;
-        const size_t qoff = (size_t)b * T * qs + (size_t)h * HS;
-        const float *lh = lse + ((size_t)b * NH + h) * T;
-        for (int q0 = k0; q0 < T; q0 += BQ) {
-            __syncthreads(); // the previous tile's Q, dO, lse and D are no longer read
-            dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(Qs, Qt, q + qoff + (size_t)q0 * qs, qs, BQ, T - q0, HS);
-            dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(dOs, dOt, dout + qoff + (size_t)q0 * qs, qs, BQ, T - q0, HS);
-            if (threadIdx.x < BQ) {
-                const int r = threadIdx.x, qi = q0 + r;
-                Ds[r] = qi < T ? dpprof__attn_dget(dsum, qoff + (size_t)qi * qs) : 0.f;
-                Ls[r] = qi < T ? lh[qi] : 0.f;
-            }
-            __syncthreads();
-            float s[NB][4], dp[NB][4];
+    for (int j = 0; j < ntile; j++) {
+        const int st = j & 1, q0 = k0 + (j % nq) * BQ;
+        dpprof__cp_wait<0>(); // this thread's part of tile j (and of K, V) has landed
+        __syncthreads();      // everyone's has, lse and D of tile j are stored, tile j - 1 is no longer read
+        float nl = 0.f, nd = 0.f;
+        if (j + 1 < ntile) tile(j + 1, st ^ 1, &nl, &nd);
+        dpprof__cp_commit();
+        const dpprof__bf16 *Qs = sm + C::OFF_Q + st * C::TILE, *dOs = sm + C::OFF_Q + (2 + st) * C::TILE;
+        const float *Ls = LD + st * BQ, *Ds = LD + (2 + st) * BQ;
+        float s[NB][4], dp[NB][4];
+        DPPROF__ATTN_UNROLL
+        for (int nb = 0; nb < NB; nb++)
             DPPROF__ATTN_UNROLL
-            for (int nb = 0; nb < NB; nb++)
-                DPPROF__ATTN_UNROLL
-                for (int j = 0; j < 4; j++) s[nb][j] = dp[nb][j] = 0.f;
+            for (int jj = 0; jj < 4; jj++) s[nb][jj] = dp[nb][jj] = 0.f;
+        DPPROF__ATTN_UNROLL
+        for (int kk = 0; kk < KS; kk += 2) {
+            uint32_t ka0[4], ka1[4], va0[4], va1[4];
+            dpprof__ldsm4<false>(ka0, Ks + aoff + 16 * kk);
+            dpprof__ldsm4<false>(ka1, Ks + aoff + 16 * kk + 16);
+            dpprof__ldsm4<false>(va0, Vs + aoff + 16 * kk);
+            dpprof__ldsm4<false>(va1, Vs + aoff + 16 * kk + 16);
             DPPROF__ATTN_UNROLL
-            for (int kk = 0; kk < KS; kk++) {
-                uint32_t ka[4], va[4];
-                dpprof__frag_a<C::LDK>(ka, Ks, 16 * w, kk, g, t);
-                dpprof__frag_a<C::LDK>(va, Vs, 16 * w, kk, g, t);
-                DPPROF__ATTN_UNROLL
-                for (int nb = 0; nb < NB; nb++) dpprof__mma_two<C::LDK>(s[nb], dp[nb], ka, va, Qs, dOs, 8 * nb, kk, g, t);
-            }
-            DPPROF__ATTN_UNROLL
-            for (int nb = 0; nb < NB; nb++)
-                DPPROF__ATTN_UNROLL
-                for (int j = 0; j < 4; j++) {
-                    const int c = 8 * nb + 2 * t + (j & 1), qi = q0 + c; // qi >= key also masks keys >= T
-                    const float p = qi >= key[j >> 1] && qi < T ? expf(s[nb][j] * scale - Ls[c]) : 0.f;
-                    s[nb][j] = p;
-                    dp[nb][j] = p * (dp[nb][j] - Ds[c]);
-                }
-            DPPROF__ATTN_UNROLL
-            for (int kk = 0; kk < BQ / 16; kk++) {
-                uint32_t pa[4], da[4];
-                dpprof__frag_acc(pa, s[2 * kk], s[2 * kk + 1]);
-                dpprof__frag_acc(da, dp[2 * kk], dp[2 * kk + 1]);
-                DPPROF__ATTN_UNROLL
-                for (int n = 0; n < ND; n++) dpprof__mma_two<C::LDT>(dva[n], dka[n], pa, da, dOt, Qt, 8 * n, kk, g, t);
+            for (int nb = 0; nb < NB; nb++) {
+                uint32_t bq[4], bg[4];
+                dpprof__ldsm4<false>(bq, Qs + 8 * nb * C::LDK + 16 * kk + btoff);
+                dpprof__ldsm4<false>(bg, dOs + 8 * nb * C::LDK + 16 * kk + btoff);
+                dpprof__mma_pair(s[nb], ka0, ka1, bq);
+                dpprof__mma_pair(dp[nb], va0, va1, bg);
             }
         }
+        DPPROF__ATTN_UNROLL
+        for (int nb = 0; nb < NB; nb++)
+            DPPROF__ATTN_UNROLL
+            for (int jj = 0; jj < 4; jj++) {
+                const int c = 8 * nb + 2 * t + (jj & 1), qi = q0 + c; // qi >= key also masks keys >= T
+                const float p = qi >= key[jj >> 1] && qi < T ? expf(s[nb][jj] * scale - Ls[c]) : 0.f;
+                s[nb][jj] = p;
+                dp[nb][jj] = p * (dp[nb][jj] - Ds[c]);
+            }
+        DPPROF__ATTN_UNROLL
+        for (int kk = 0; kk < BQ / 16; kk++) {
+            uint32_t pa[4], da[4];
+            dpprof__frag_acc(pa, s[2 * kk], s[2 * kk + 1]);
+            dpprof__frag_acc(da, dp[2 * kk], dp[2 * kk + 1]);
+            DPPROF__ATTN_UNROLL
+            for (int n = 0; n < ND; n += 2) {
+                uint32_t bo[4], bq[4];
+                dpprof__ldsm4<true>(bo, dOs + 16 * kk * C::LDK + 8 * n + boff);
+                dpprof__ldsm4<true>(bq, Qs + 16 * kk * C::LDK + 8 * n + boff);
+                dpprof__mma_cols(dva[n], dva[n + 1], pa, bo);
+                dpprof__mma_cols(dka[n], dka[n + 1], da, bq);
+            }
+        }
+        if (j + 1 < ntile && threadIdx.x < BQ) LD[(st ^ 1) * BQ + threadIdx.x] = nl, LD[(2 + (st ^ 1)) * BQ + threadIdx.x] = nd;
     }
+    dpprof__cp_wait<0>(); // only an empty group remains
     DPPROF__ATTN_UNROLL
     for (int i = 0; i < 2; i++) {
         if (key[i] >= T) continue;
@@ -2232,23 +2265,25 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
 }
 
 // dq of BR query rows of head h, batch b: Q and dO of the warp's 16 rows as fragments in registers, D of
-// each row from dq's storage (read before the rows are overwritten); over the key tiles of BC up to the diagonal,
-// S = Q K^T, dP = dO V^T (K, V as is in shared), dS = P (dP - D), dq += dS K (K transposed in shared).
+// each row from dq's storage (read before the rows are overwritten); over the key tiles of BC up to the
+// diagonal, S = Q K^T, dP = dO V^T, dS = P (dP - D), dq += dS K (K transposed by ldmatrix). K and V in two
+// stages, the next by cp.async (when `async`) while the current is used; dynamic shared memory BQ_BYTES.
 // grid (ceil(T/BR), NH, B), 32 NW threads, the longest rows first
 template <int HSP, int BC, int NW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v,
-                                                            const float *lse, int T, int NH, int NKV, int HS, float scale) {
+                                                            const float *lse, int T, int NH, int NKV, int HS, float scale, int async) {
     typedef dpprof__attn_tc_bwd_cfg<HSP, BC, NW> C;
     constexpr int KS = HSP / 16, ND = HSP / 8, NB = BC / 8;
-    __shared__ __align__(16) dpprof__bf16 Ks[BC * C::LDK];
-    __shared__ __align__(16) dpprof__bf16 Vs[BC * C::LDK];
-    __shared__ __align__(16) dpprof__bf16 Kt[HSP * C::LDT];
+    static_assert(KS % 2 == 0 && ND % 2 == 0, "ldmatrix x4 takes two k or two n blocks");
+    DPPROF__SMEM_DYN(dpprof__bf16, sm); // K stages 0, 1, V stages 0, 1
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int h = blockIdx.y, b = blockIdx.z, kvh = h / (NH / NKV);
-    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * C::BR, kend = dpprof__k_attn_imin(q0 + C::BR, T);
+    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * C::BR, kend = dpprof__k_attn_imin(q0 + C::BR, T), ntile = (kend + BC - 1) / BC;
     const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS, qoff = (size_t)b * T * qs + (size_t)h * HS;
     const dpprof__bf16 *kb = k + (size_t)b * T * ks + (size_t)kvh * HS, *vb = v + (size_t)b * T * ks + (size_t)kvh * HS;
     const int r[2] = {q0 + 16 * w + g, q0 + 16 * w + g + 8};
+    const int btoff = dpprof__ldsm_bt<C::LDK>(lane), boff = dpprof__ldsm_a<C::LDK>(lane);
+    const bool as = async != 0;
     uint32_t qf[KS][4], gf[KS][4];
     float D[2], L[2];
     DPPROF__ATTN_UNROLL
@@ -2268,40 +2303,58 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
     float dqa[ND][4];
     DPPROF__ATTN_UNROLL
     for (int n = 0; n < ND; n++) dqa[n][0] = dqa[n][1] = dqa[n][2] = dqa[n][3] = 0.f;
-    for (int k0 = 0; k0 < kend; k0 += BC) {
-        __syncthreads(); // the previous tile's K, V are no longer read
-        dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(Ks, Kt, kb + (size_t)k0 * ks, ks, BC, kend - k0, HS);
-        dpprof__tc_tile<C::LDK, C::LDT, HSP, C::NT>(Vs, nullptr, vb + (size_t)k0 * ks, ks, BC, kend - k0, HS);
-        __syncthreads();
+    if (ntile > 0) {
+        dpprof__tc_tile_async<C::LDK, HSP, BC, C::NT>(sm, kb, ks, kend, HS, as);
+        dpprof__tc_tile_async<C::LDK, HSP, BC, C::NT>(sm + 2 * C::TILE, vb, ks, kend, HS, as);
+    }
+    dpprof__cp_commit();
+    for (int j = 0; j < ntile; j++) {
+        const int k0 = j * BC;
+        dpprof__cp_wait<0>(); // this thread's part of tile j has landed
+        __syncthreads();      // everyone's has, and tile j - 1 (the other stage) is no longer read
+        if (j + 1 < ntile) {
+            const int k1 = k0 + BC, st = (j + 1) & 1;
+            dpprof__tc_tile_async<C::LDK, HSP, BC, C::NT>(sm + st * C::TILE, kb + (size_t)k1 * ks, ks, kend - k1, HS, as);
+            dpprof__tc_tile_async<C::LDK, HSP, BC, C::NT>(sm + (2 + st) * C::TILE, vb + (size_t)k1 * ks, ks, kend - k1, HS, as);
+        }
+        dpprof__cp_commit();
+        const dpprof__bf16 *Ks = sm + (j & 1) * C::TILE, *Vs = sm + (2 + (j & 1)) * C::TILE;
         float s[NB][4], dp[NB][4];
         DPPROF__ATTN_UNROLL
         for (int nb = 0; nb < NB; nb++) {
             s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.f;
             dp[nb][0] = dp[nb][1] = dp[nb][2] = dp[nb][3] = 0.f;
             DPPROF__ATTN_UNROLL
-            for (int kk = 0; kk < KS; kk++) dpprof__mma_two<C::LDK>(s[nb], dp[nb], qf[kk], gf[kk], Ks, Vs, 8 * nb, kk, g, t);
+            for (int kk = 0; kk < KS; kk += 2) {
+                uint32_t bk[4], bv[4];
+                dpprof__ldsm4<false>(bk, Ks + 8 * nb * C::LDK + 16 * kk + btoff);
+                dpprof__ldsm4<false>(bv, Vs + 8 * nb * C::LDK + 16 * kk + btoff);
+                dpprof__mma_pair(s[nb], qf[kk], qf[kk + 1], bk);
+                dpprof__mma_pair(dp[nb], gf[kk], gf[kk + 1], bv);
+            }
         }
         DPPROF__ATTN_UNROLL
         for (int nb = 0; nb < NB; nb++)
             DPPROF__ATTN_UNROLL
-            for (int j = 0; j < 4; j++) {
-                const int c = k0 + 8 * nb + 2 * t + (j & 1), i = j >> 1;
-                const float p = c <= r[i] && c < kend && r[i] < T ? expf(s[nb][j] * scale - L[i]) : 0.f;
-                dp[nb][j] = p * (dp[nb][j] - D[i]);
+            for (int jj = 0; jj < 4; jj++) {
+                const int c = k0 + 8 * nb + 2 * t + (jj & 1), i = jj >> 1;
+                const float p = c <= r[i] && c < kend && r[i] < T ? expf(s[nb][jj] * scale - L[i]) : 0.f;
+                dp[nb][jj] = p * (dp[nb][jj] - D[i]);
             }
         DPPROF__ATTN_UNROLL
         for (int kk = 0; kk < BC / 16; kk++) {
             uint32_t da[4];
             dpprof__frag_acc(da, dp[2 * kk], dp[2 * kk + 1]);
             DPPROF__ATTN_UNROLL
-            for (int n = 0; n < ND; n++) {
-                uint32_t bk[2];
-                dpprof__frag_b<C::LDT>(bk, Kt, 8 * n, kk, g, t);
-                dpprof__mma_bf16(dqa[n], da, bk);
+            for (int n = 0; n < ND; n += 2) {
+                uint32_t bk[4];
+                dpprof__ldsm4<true>(bk, Ks + 16 * kk * C::LDK + 8 * n + boff);
+                dpprof__mma_cols(dqa[n], dqa[n + 1], da, bk);
             }
         }
     }
-    __syncwarp(); // every lane of the row's quad has read its D before lane 0 overwrites it
+    dpprof__cp_wait<0>(); // only an empty group remains
+    __syncwarp();         // every lane of the row's quad has read its D before lane 0 overwrites it
     DPPROF__ATTN_UNROLL
     for (int i = 0; i < 2; i++) {
         if (r[i] >= T) continue;
@@ -2360,9 +2413,9 @@ static void dpprof__attn_fwd_tc_run(float *out, float *lse, const float *q, cons
 
 // D of every query row into dq's storage (dpprof__attn_dslot), kernel A (dk, dv) in blocks of 16 NW keys
 // with query tiles of BQ, then kernel B (dq) in blocks of 16 NW query rows with key tiles of BQ. kernel
-// A's shared memory for (HSP, BQ) = (32, 64), (64, 64), (128, 32): 29.5 / 54.5 / 71.3 KiB with NW = 4,
-// 39.5 / 72.5 / 105.3 KiB with NW = 8 (beyond sm_86's 99 KiB opt-in: there the 128-row HSP 128 backward
-// is an error naming the bytes, dpprof__smem_optin); kernel B's: 14.5 / 27 / 27 KiB (static)
+// A's shared memory for (HSP, BQ) = (32, 64), (64, 64), (128, 32): 31 / 55 / 68.5 KiB with NW = 4,
+// 41 / 73 / 102.5 KiB with NW = 8 (beyond sm_86's 99 KiB opt-in: there the 128-row HSP 128 backward
+// is an error naming the bytes, dpprof__smem_optin); kernel B's: 20 / 36 / 34 KiB (the forward's: 20 / 36 / 68)
 template <int HSP, int BQ, int NW>
 static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
     typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;
@@ -2370,13 +2423,16 @@ static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float
     const dim3 grid_kv((unsigned)((T + C::BK - 1) / C::BK), (unsigned)NKV, (unsigned)B), grid_q((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B);
     typedef dpprof__bf16 H;
     const long long rows = (long long)B * T * NH, dblocks = (rows + 31) / 32;
+    // cp.async takes whole 16-byte chunks: HS a multiple of 8 and every tile's source 16-byte aligned
+    const int async = HS % 8 == 0 && !(((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)dout) & 15);
     dpprof__smem_optin(dpprof__k_attn_bkv_tc<HSP, BQ, NW>, C::BYTES, what);
+    dpprof__smem_optin(dpprof__k_attn_bq_tc<HSP, BQ, NW>, C::BQ_BYTES, what);
     dpprof__launch(what, dpprof__k_attn_dsum_tc, dim3((unsigned)(dblocks < (1 << 20) ? dblocks : (1 << 20))), dim3(256), 0, dpprof__act<H>(dq), dpprof__act<H>(dout),
                    dpprof__act<H>(out), rows, HS);
     dpprof__launch(what, dpprof__k_attn_bkv_tc<HSP, BQ, NW>, grid_kv, dim3(C::NT), C::BYTES, dpprof__act<H>(dk), dpprof__act<H>(dv), dpprof__act<H>(dout), dpprof__act<H>(q),
-                   dpprof__act<H>(k), dpprof__act<H>(v), dpprof__act<H>(dq), lse, T, NH, NKV, HS, scale);
-    dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BQ, NW>, grid_q, dim3(C::NT), 0, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q), dpprof__act<H>(k),
-                   dpprof__act<H>(v), lse, T, NH, NKV, HS, scale);
+                   dpprof__act<H>(k), dpprof__act<H>(v), dpprof__act<H>(dq), lse, T, NH, NKV, HS, scale, async);
+    dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BQ, NW>, grid_q, dim3(C::NT), C::BQ_BYTES, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q), dpprof__act<H>(k),
+                   dpprof__act<H>(v), lse, T, NH, NKV, HS, scale, async);
 }
 
 // the tensor-core block rows in effect: the caller's choice, else the device's default (128 on sm_90+),
