@@ -56,6 +56,7 @@ struct dpprof__cu_state {
     int attn_rows_default;       // 128 on sm_90 and newer (measured faster on an H100), 64 before (unmeasured); set by dpprof_cuda_init
     int smem_optin;              // the device's most dynamic shared memory per block (opt-in), 0 if unknown
     long long launches;          // kernels queued by dpprof__launch since dpprof_cuda_init (dpprof_cuda_launch_count)
+    int gram_cublas;             // bf16 flash gram norm on cuBLAS row blocks, not the tensor-core kernel (dpprof_cuda_set_tc_gram_norm(0))
     int clipgrad_fused;          // bf16 clipgrad on the fused tensor-core kernel, not cuBLAS per sample (dpprof_cuda_set_fused_clipgrad)
 };
 static dpprof__cu_state dpprof__cu;
@@ -212,6 +213,12 @@ extern "C" int dpprof_cuda_set_tensor_core_attention(int on) {
 }
 
 extern "C" long long dpprof_cuda_launch_count(void) { return dpprof__cu.launches; }
+
+extern "C" int dpprof_cuda_set_tc_gram_norm(int on) {
+    const int was = !dpprof__cu.gram_cublas;
+    dpprof__cu.gram_cublas = !on;
+    return was;
+}
 
 extern "C" int dpprof_cuda_set_fused_clipgrad(int on) {
     const int was = dpprof__cu.clipgrad_fused;
@@ -2874,6 +2881,16 @@ __global__ void dpprof__k_dp_clip_alpha(float *cf, const double *c, int n) {
     cf[i] = f;
 }
 
+// a = b = 0: the two accumulator sets (a warp's 64 x 32, 4 x 4 mma tiles) of the clipgrad and gram kernels
+__device__ __forceinline__ void dpprof__zero_tiles(float (&a)[4][4][4], float (&b)[4][4][4]) {
+    DPPROF__UNROLL
+    for (int mi = 0; mi < 4; mi++)
+        DPPROF__UNROLL
+        for (int ni = 0; ni < 4; ni++)
+            DPPROF__UNROLL
+            for (int e = 0; e < 4; e++) a[mi][ni][e] = b[mi][ni][e] = 0.f;
+}
+
 // the fused bf16 clipgrad (dpprof_cuda_set_fused_clipgrad): dw (OC, IC) fp32 += sum_i cf_i dy_i^T x_i in one
 // pass over dy and x, dw read and written once. a block owns a 128 x 128 tile of dw (OC rows from o0, IC
 // columns from k0) and walks every sample's T rows 32 at a time through a 3-stage cp.async pipeline (rows
@@ -2915,12 +2932,7 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_clipgrad_tc(float *dw, const dppr
     const int arow = (lane & 7) + 8 * (lane >> 4), acol = 64 * wm + 8 * ((lane >> 3) & 1);
     const int brow = (lane & 7) + 8 * ((lane >> 3) & 1), bcol = 32 * wn + 8 * (lane >> 4);
     float acc[4][4][4], tot[4][4][4];
-    DPPROF__UNROLL
-    for (int mi = 0; mi < 4; mi++)
-        DPPROF__UNROLL
-        for (int ni = 0; ni < 4; ni++)
-            DPPROF__UNROLL
-            for (int e = 0; e < 4; e++) acc[mi][ni][e] = tot[mi][ni][e] = 0.f;
+    dpprof__zero_tiles(acc, tot);
     for (int s = 0; s < DPPROF__CG_ST - 1; s++) {
         if (s < NIT) dpprof__cg_load(sm + s * DPPROF__CG_STAGE, dy, x, s, KT, T, IC, OC, o0, k0);
         dpprof__cp_commit();
@@ -3040,7 +3052,108 @@ __global__ void dpprof__k_dp_sqnorm_gram(double *part, const float *dy, const fl
     if (threadIdx.x == 0) part[(size_t)blockIdx.z * (size_t)G + blockIdx.x] = s;
 }
 
-// bf16 flash norm, gram flavour, on the tensor cores: row blocks [s0, s1) of Tb positions, whose two gram
+// bf16 flash norm, gram flavour, in one tensor-core kernel (the default where IC and OC are multiples of 8;
+// dpprof_cuda_set_tc_gram_norm): block (slot j, sample i0 + z) takes the tile pairs p = j, j + G, ... of the
+// upper triangle of 128 x 128 position tiles (sa <= tb) and builds both gram tiles in fp32 mma accumulators,
+// gx = x_i[s0 ..] x_i[t0 ..]^T over IC, then gy the same for dy_i over OC, 32 columns a step through a
+// 3-stage cp.async pipeline that runs on across the pairs (rows past T and columns past IC or OC zero-filled:
+// zero in both grams). at the pair's last step each thread adds its elements' gx gy in double, twice off the
+// diagonal, and clears both; one partial per block (dpprof__k_dp_block_sum), reduced in index order by
+// dpprof__k_dp_reduce: no T x T matrix, no atomics, the same bits every run. 8 warps of 64 x 32; both
+// operands are row blocks of the same row-major matrix, so A comes by ldmatrix as is and B (the
+// transpose's) by ldmatrix as is too. rows padded to 40 bf16 (80 bytes: an ldmatrix's 8 rows hit 8
+// different 16-byte bank groups)
+#define DPPROF__GN_BK 32                                      // columns (of IC or OC) a step
+#define DPPROF__GN_ST 3                                       // stages
+#define DPPROF__GN_LD (DPPROF__GN_BK + 8)                     // bf16 per shared row
+#define DPPROF__GN_STAGE (2 * 128 * DPPROF__GN_LD)            // bf16 a stage: rows s0 .., then rows t0 ..
+#define DPPROF__GN_BYTES ((size_t)DPPROF__GN_ST * DPPROF__GN_STAGE * 2)
+
+// step it of the block's walk into stage buffer S: pair it / (KX + KY) of the block's, then columns of x
+// (step < KX) or of dy: 2 x 128 rows of 4 chunks of 16 bytes, 4 chunks a thread
+__device__ __forceinline__ void dpprof__gn_load(dpprof__bf16 *S, const dpprof__bf16 *xi, const dpprof__bf16 *gi, long long it, int KX, int KY, long long p0, long long G,
+                                                int T, int IC, int OC) {
+    const long long pi = it / (KX + KY);
+    const int r = (int)(it % (KX + KY)), isx = r < KX, D = isx ? IC : OC, d0 = DPPROF__GN_BK * (isx ? r : r - KX);
+    const dpprof__bf16 *M = isx ? xi : gi;
+    long long sa, tb;
+    dpprof__k_dp_pair(p0 + pi * G, &sa, &tb);
+    DPPROF__UNROLL
+    for (int h = 0; h < 4; h++) {
+        const int c = (int)threadIdx.x + 256 * h, row = c >> 2, half = row >> 7, rr = row & 127, col = 8 * (c & 3);
+        const int t = (int)((half ? tb : sa) * 128) + rr;
+        const bool ok = t < T && d0 + col < D;
+        dpprof__cp16(S + row * DPPROF__GN_LD + col, ok ? M + (size_t)t * D + d0 + col : M, ok ? 16 : 0);
+    }
+}
+
+// acc += (rows s of the stage) (rows t of the stage)^T over its 32 columns, this warp's 64 x 32: the B
+// fragments of both k blocks first (one ldmatrix an n block), then the A fragments a k block at a time
+__device__ __forceinline__ void dpprof__gn_mma(float (&acc)[4][4][4], const dpprof__bf16 *S, int aoff, int boff) {
+    uint32_t b[4][4];
+    DPPROF__UNROLL
+    for (int ni = 0; ni < 4; ni++) dpprof__ldsm4<false>(b[ni], S + 128 * DPPROF__GN_LD + boff + 8 * ni * DPPROF__GN_LD);
+    DPPROF__UNROLL
+    for (int kk = 0; kk < DPPROF__GN_BK / 16; kk++) {
+        uint32_t a[4][4];
+        DPPROF__UNROLL
+        for (int mi = 0; mi < 4; mi++) dpprof__ldsm4<false>(a[mi], S + aoff + 16 * mi * DPPROF__GN_LD + 16 * kk);
+        DPPROF__UNROLL
+        for (int ni = 0; ni < 4; ni++) {
+            const uint32_t bk[2] = {b[ni][2 * kk], b[ni][2 * kk + 1]};
+            DPPROF__UNROLL
+            for (int mi = 0; mi < 4; mi++) dpprof__mma_bf16(acc[mi][ni], a[mi], bk);
+        }
+    }
+}
+
+__global__ void DPPROF__ATTN_LB(256) dpprof__k_dp_sqnorm_gram_tc(double *part, const dpprof__bf16 *dy, const dpprof__bf16 *x, int i0, int T, int IC, int OC, long long pairs,
+                                                              long long G) {
+    DPPROF__SMEM_DYN(dpprof__bf16, sm);
+    __shared__ double red[DPPROF__DP_NT];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w >> 2, wn = w & 3;
+    const size_t i = (size_t)i0 + blockIdx.z;
+    const dpprof__bf16 *xi = x + i * (size_t)T * (size_t)IC, *gi = dy + i * (size_t)T * (size_t)OC;
+    const int KX = (IC + DPPROF__GN_BK - 1) / DPPROF__GN_BK, KY = (OC + DPPROF__GN_BK - 1) / DPPROF__GN_BK;
+    const long long np = blockIdx.x < pairs ? (pairs - 1 - blockIdx.x) / G + 1 : 0, NIT = np * (KX + KY);
+    // A: rows 64 wm + 16 mi of the s block; B: rows 32 wn + 8 ni of the t block, columns 0 .. 31 (both k blocks)
+    const int aoff = 64 * wm * DPPROF__GN_LD + dpprof__ldsm_a<DPPROF__GN_LD>(lane), boff = 32 * wn * DPPROF__GN_LD + dpprof__ldsm_bt<DPPROF__GN_LD>(lane);
+    float gx[4][4][4], gy[4][4][4];
+    dpprof__zero_tiles(gx, gy);
+    double s = 0.0;
+    for (int st = 0; st < DPPROF__GN_ST - 1; st++) {
+        if (st < NIT) dpprof__gn_load(sm + st * DPPROF__GN_STAGE, xi, gi, st, KX, KY, blockIdx.x, G, T, IC, OC);
+        dpprof__cp_commit();
+    }
+    for (long long it = 0; it < NIT; it++) {
+        dpprof__cp_wait<DPPROF__GN_ST - 2>(); // this thread's copies of step it have landed
+        __syncthreads();                      // everyone's have, and step it - 1's stage is no longer read
+        const long long nx = it + DPPROF__GN_ST - 1;
+        if (nx < NIT) dpprof__gn_load(sm + (int)(nx % DPPROF__GN_ST) * DPPROF__GN_STAGE, xi, gi, nx, KX, KY, blockIdx.x, G, T, IC, OC);
+        dpprof__cp_commit(); // empty past the end: the wait above counts groups
+        const dpprof__bf16 *S = sm + (int)(it % DPPROF__GN_ST) * DPPROF__GN_STAGE;
+        const int r = (int)(it % (KX + KY));
+        if (r < KX) dpprof__gn_mma(gx, S, aoff, boff);
+        else dpprof__gn_mma(gy, S, aoff, boff);
+        if (r == KX + KY - 1) { // the pair's last step: <gx, gy> over this thread's elements
+            long long sa, tb;
+            dpprof__k_dp_pair(blockIdx.x + (it / (KX + KY)) * G, &sa, &tb);
+            double tile = 0.0;
+            DPPROF__UNROLL
+            for (int mi = 0; mi < 4; mi++)
+                DPPROF__UNROLL
+                for (int ni = 0; ni < 4; ni++)
+                    DPPROF__UNROLL
+                    for (int e = 0; e < 4; e++) tile += (double)gx[mi][ni][e] * (double)gy[mi][ni][e], gx[mi][ni][e] = gy[mi][ni][e] = 0.f;
+            s += (sa == tb ? 1.0 : 2.0) * tile;
+        }
+    }
+    dpprof__cp_wait<0>(); // only empty groups remain
+    s = dpprof__k_dp_block_sum(s, red);
+    if (threadIdx.x == 0) part[(size_t)blockIdx.z * (size_t)G + blockIdx.x] = s;
+}
+
+// bf16 flash norm, gram flavour, on cuBLAS (IC or OC not a multiple of 8, or dpprof_cuda_set_tc_gram_norm(0)): row blocks [s0, s1) of Tb positions, whose two gram
 // blocks fit the scratch (after the rowdot partials), so no T x T matrix exists. for sample i and block b:
 // gx (s1 x Tb) = x_i[0:s1] x_i[s0:s1]^T with alpha 2 on the rows t < s0 (each pair below the diagonal
 // block stands for itself and its mirror) and 1 on the diagonal block, gy the same for dy with alpha 1
@@ -3072,18 +3185,24 @@ static void dpprof__sqnorm_gram_bf16(double *norm2, const dpprof__bf16 *dy, cons
 extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_gram_gpu";
     if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
-    if (dpprof__cu.bf16) {
+    // the tensor-core kernel takes whole 16-byte chunks of rows: IC, OC multiples of 8, x and dy 16-byte aligned
+    const bool tc = dpprof__cu.bf16 && !dpprof__cu.gram_cublas && IC % 8 == 0 && OC % 8 == 0 && !(((uintptr_t)dy | (uintptr_t)x) & 15);
+    if (dpprof__cu.bf16 && !tc) {
         dpprof__sqnorm_gram_bf16(norm2, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), n, T, IC, OC);
         return;
     }
-    long long m = dpprof__dp_cdiv(T, DPPROF__DP_TM), pairs = m * (m + 1) / 2;
+    const long long tile = tc ? 128 : DPPROF__DP_TM, m = dpprof__dp_cdiv(T, tile), pairs = m * (m + 1) / 2;
     long long G = dpprof__dp_min(pairs, DPPROF__DP_CAP);
     long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);
     double *part = (double *)dpprof__scratch((size_t)(G * chunk) * sizeof(double), what);
     if (!part) return;
+    if (tc) dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc, DPPROF__GN_BYTES, what);
     for (int i0 = 0; i0 < n; i0 += (int)chunk) {
         long long k = dpprof__dp_min(chunk, n - i0);
-        dpprof__launch(what, dpprof__k_dp_sqnorm_gram, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
+        if (tc)
+            dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), DPPROF__GN_BYTES, part, dpprof__act<dpprof__bf16>(dy),
+                           dpprof__act<dpprof__bf16>(x), i0, T, IC, OC, pairs, G);
+        else dpprof__launch(what, dpprof__k_dp_sqnorm_gram, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
         dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
     }
 }

@@ -213,7 +213,21 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
 
     memcpy(ref, start, (size_t)n * sizeof(double));
     dpprof_linear_sqnorm_gram_ref(ref, dy, x, n, T, IC, OC);
-    tdp_norm_check("linear_sqnorm_gram", shape, tdp_n_fgram, &k, start, ref, n);
+    {
+        /* bf16: the tensor-core kernel where IC and OC are multiples of 8 (one launch and its reduction a call,
+           two calls), else cuBLAS row blocks; with dpprof_cuda_set_tc_gram_norm(0) cuBLAS everywhere */
+        const int tc = bf16 && n > 0 && T > 0 && IC % 8 == 0 && OC % 8 == 0;
+        const long long l0 = dpprof_cuda_launch_count();
+        long long ran;
+        tdp_norm_check("linear_sqnorm_gram", shape, tdp_n_fgram, &k, start, ref, n);
+        ran = dpprof_cuda_launch_count() - l0;
+        if (tc) CHECK(ran == 4, "gpu dp: linear_sqnorm_gram %s: the tensor-core kernel and its reduction ran (%lld launches for two calls, want 4)", shape, ran);
+        if (bf16) {
+            CHECK(dpprof_cuda_set_tc_gram_norm(0) == 1, "gpu dp: dpprof_cuda_set_tc_gram_norm(0) returns the default, 1");
+            tdp_norm_check("linear_sqnorm_gram (cuBLAS row blocks)", shape, tdp_n_fgram, &k, start, ref, n);
+            dpprof_cuda_set_tc_gram_norm(1);
+        }
+    }
     memcpy(ref, start, (size_t)n * sizeof(double));
     dpprof_linear_sqnorm_psg_ref(ref, dy, x, n, T, IC, OC);
     tdp_norm_check("linear_sqnorm_psg", shape, tdp_n_fpsg, &k, start, ref, n);
@@ -394,7 +408,7 @@ static void tdp_scale_rows(int n, int T, int D) {
 }
 
 static void test_dp(void) {
-    static const int lin[][4] = {{1, 1, 24, 40}, {3, 5, 40, 24}, {3, 37, 70, 40}, {1, 37, 24, 70}, {3, 70, 130, 100}, {3, 70, 136, 264}, {2, 0, 24, 40}, {2, 1100, 8, 12}, {2, 3, 1024, 2100}}; /* n, T, IC, OC; 136 x 264: the fused bf16 clipgrad over 2 x 3 tiles with T past a 32-row step; the last two need two blocks of the scratch: bf16 gram norm (T=1100), bf16 psg norm (OC x IC) */
+    static const int lin[][4] = {{1, 1, 24, 40}, {3, 5, 40, 24}, {3, 37, 70, 40}, {1, 37, 24, 70}, {3, 70, 130, 100}, {3, 70, 136, 264}, {2, 300, 48, 40}, {2, 0, 24, 40}, {2, 1100, 8, 12}, {2, 3, 1024, 2100}}; /* n, T, IC, OC; 136 x 264: the fused bf16 clipgrad over 2 x 3 tiles with T past a 32-row step; T=300: the bf16 gram kernel over 6 tile pairs (3 positions blocks); the last two need two blocks of the scratch: bf16 gram norm (T=1100), bf16 psg norm (OC x IC) */
     static const int emb[][5] = {{1, 1, 5, 5, 24}, {3, 5, 7, 3, 40}, {3, 37, 50, 10, 70}, {2, 37, 64, 20, 2100}, {2, 300, 40, 30, 24}, {2, 0, 9, 5, 24}}; /* n T V used C */
     static const int rms[][3] = {{1, 1, 24}, {3, 5, 70}, {3, 37, 300}, {2, 300, 130}, {2, 0, 24}};                               /* n T C */
     size_t j;
