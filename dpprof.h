@@ -556,6 +556,11 @@ DPPROF_API void dpprof_psgrad_clipsum_gpu(float *dw, const float *psg, const dou
 DPPROF_API void dpprof_gram_gpu(float *out, const float *x, int n, int T, int D);
 DPPROF_API void dpprof_gram_dot_gpu(double *norm2, const float *ga, const float *gg, int n, int T);
 DPPROF_API void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
+/* norm2[0] += reps times the squared norm of sample 0, as linear_sqnorm_gram computes it for a batch of reps
+   copies of it, without their memory (every block of the batch's launch reads sample 0): --algo auto times the
+   gram flavour with it at the run's physical batch, since the bf16 tensor-core kernel's rate grows with the
+   samples it runs at once */
+DPPROF_API void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy, const float *x, int reps, int T, int IC, int OC);
 DPPROF_API void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
 DPPROF_API void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC);
 DPPROF_API void dpprof_embedding_sqnorm_gpu(double *norm2, const float *dy, const int *tokens, int n, int T, int C);
@@ -3787,7 +3792,8 @@ DPPROF_API int dpprof_session_run(dpprof_session *s) {
 }
 
 /* auto on cuda: how fast this device runs each flash flavour, measured once on one sample of a
-   (T, C) -> (T, C) layer (the model's width at the run's T). the two inputs are allocated on every
+   (T, C) -> (T, C) layer (the model's width at the run's T; the gram flavour on the physical batch's worth
+   of copies of it, dpprof_linear_sqnorm_gram_rep_gpu). the two inputs are allocated on every
    backend, so the memory profiles of cpu, dry and cuda stay equal; off the gpu both rates are 1 and
    the choice is by flops (dpprof_flash_choice) */
 static int dpprof__calibrate(dpprof_session *s) {
@@ -3826,7 +3832,8 @@ static int dpprof__calibrate(dpprof_session *s) {
             dpprof_init_normal_gpu(DPPROF__F(dy), (size_t)T * C, 1.0, s->cfg.seed, (UINT64_C(5) << 40) + 1);
         }
         for (f = 0; f < 2 + ghost && rc == DPPROF_OK; f++) { /* flash gram, flash psg, ghost */
-            dpprof_cost c = f == 2 ? dpprof_gram_cost(1, T, C, s->elem) : f ? dpprof_linear_sqnorm_psg_cost(1, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(1, T, C, C, s->elem);
+            /* the gram flavour at the physical batch (its kernel runs the samples at once; psg's takes one at a time) */
+            dpprof_cost c = f == 2 ? dpprof_gram_cost(1, T, C, s->elem) : f ? dpprof_linear_sqnorm_psg_cost(1, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(s->cfg.physical_batch, T, C, C, s->elem);
             if (f == 2) c.flops = 2 * c.flops + dpprof_gram_dot_cost(1, T, s->elem).flops;
             for (k = 0; k < 4; k++) { /* one warm-up, three timed */
                 if (k == 1 && dpprof_cuda_event(&e0) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
@@ -3835,7 +3842,7 @@ static int dpprof__calibrate(dpprof_session *s) {
                     dpprof_gram_gpu(DPPROF__F(gg), DPPROF__F(dy), 1, T, C);
                     dpprof_gram_dot_gpu((double *)nrm.data, DPPROF__F(ga), DPPROF__F(gg), 1, T);
                 } else if (f) dpprof_linear_sqnorm_psg_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), 1, T, C, C);
-                else dpprof_linear_sqnorm_gram_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), 1, T, C, C);
+                else dpprof_linear_sqnorm_gram_rep_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), s->cfg.physical_batch, T, C, C);
             }
             if (rc == DPPROF_OK && (dpprof_cuda_event(&e1) != DPPROF_OK || dpprof_cuda_event_ms(e0, e1, &ms) != DPPROF_OK)) rc = DPPROF_ERR_CUDA;
             if (rc == DPPROF_OK && ms > 0) *(f == 2 ? &s->rate_ghost : f ? &s->rate_psg : &s->rate_gram) = c.flops / (ms / 3.0 * 1e-3);

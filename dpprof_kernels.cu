@@ -3108,11 +3108,11 @@ __device__ __forceinline__ void dpprof__gn_mma(float (&acc)[4][4][4], const dppr
 }
 
 __global__ void DPPROF__ATTN_LB(256) dpprof__k_dp_sqnorm_gram_tc(double *part, const dpprof__bf16 *dy, const dpprof__bf16 *x, int i0, int T, int IC, int OC, long long pairs,
-                                                              long long G) {
+                                                              long long G, int rep) {
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
     __shared__ double red[DPPROF__DP_NT];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w >> 2, wn = w & 3;
-    const size_t i = (size_t)i0 + blockIdx.z;
+    const size_t i = rep ? 0 : (size_t)i0 + blockIdx.z; // rep: every z reads sample 0 (dpprof_linear_sqnorm_gram_rep_gpu)
     const dpprof__bf16 *xi = x + i * (size_t)T * (size_t)IC, *gi = dy + i * (size_t)T * (size_t)OC;
     const int KX = (IC + DPPROF__GN_BK - 1) / DPPROF__GN_BK, KY = (OC + DPPROF__GN_BK - 1) / DPPROF__GN_BK;
     const long long np = blockIdx.x < pairs ? (pairs - 1 - blockIdx.x) / G + 1 : 0, NIT = np * (KX + KY);
@@ -3182,11 +3182,36 @@ static void dpprof__sqnorm_gram_bf16(double *norm2, const dpprof__bf16 *dy, cons
     dpprof__blas_post(what, st);
 }
 
+// the bf16 gram norm goes to the tensor-core kernel: it takes whole 16-byte chunks of rows (IC, OC multiples
+// of 8, x and dy 16-byte aligned)
+static bool dpprof__gram_tc(const float *dy, const float *x, int IC, int OC) {
+    return dpprof__cu.bf16 && !dpprof__cu.gram_cublas && IC % 8 == 0 && OC % 8 == 0 && !(((uintptr_t)dy | (uintptr_t)x) & 15);
+}
+
+extern "C" void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy, const float *x, int reps, int T, int IC, int OC) {
+    const char *what = "dpprof_linear_sqnorm_gram_rep_gpu";
+    if (reps <= 0 || T <= 0 || IC <= 0 || OC <= 0) return;
+    if (!dpprof__gram_tc(dy, x, IC, OC)) { // the other paths take a batch one sample at a time (or per sample, in its grid)
+        for (int r = 0; r < reps && !dpprof__cu.err; r++) dpprof_linear_sqnorm_gram_gpu(norm2, dy, x, 1, T, IC, OC);
+        return;
+    }
+    const long long m = dpprof__dp_cdiv(T, 128), pairs = m * (m + 1) / 2, G = dpprof__dp_min(pairs, DPPROF__DP_CAP);
+    const long long k = dpprof__dp_min(dpprof__dp_chunk(reps, DPPROF__DP_CAP, G), reps); // the rest repeat the first launch's work: not needed for a rate
+    double *part = (double *)dpprof__scratch((size_t)(G * k) * sizeof(double), what);
+    if (!part) return;
+    dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc, DPPROF__GN_BYTES, what);
+    for (long long r = 0; r < reps; r += k) {
+        const long long kk = dpprof__dp_min(k, reps - r);
+        dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc, dim3((unsigned)G, 1, (unsigned)kk), dim3(DPPROF__DP_NT), DPPROF__GN_BYTES, part, dpprof__act<dpprof__bf16>(dy),
+                       dpprof__act<dpprof__bf16>(x), 0, T, IC, OC, pairs, G, 1);
+        dpprof__launch(what, dpprof__k_dp_reduce, dim3(1), dim3(DPPROF__DP_NT), 0, norm2, (const double *)part, G * kk);
+    }
+}
+
 extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_gram_gpu";
     if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
-    // the tensor-core kernel takes whole 16-byte chunks of rows: IC, OC multiples of 8, x and dy 16-byte aligned
-    const bool tc = dpprof__cu.bf16 && !dpprof__cu.gram_cublas && IC % 8 == 0 && OC % 8 == 0 && !(((uintptr_t)dy | (uintptr_t)x) & 15);
+    const bool tc = dpprof__gram_tc(dy, x, IC, OC);
     if (dpprof__cu.bf16 && !tc) {
         dpprof__sqnorm_gram_bf16(norm2, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), n, T, IC, OC);
         return;
@@ -3201,7 +3226,7 @@ extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, co
         long long k = dpprof__dp_min(chunk, n - i0);
         if (tc)
             dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), DPPROF__GN_BYTES, part, dpprof__act<dpprof__bf16>(dy),
-                           dpprof__act<dpprof__bf16>(x), i0, T, IC, OC, pairs, G);
+                           dpprof__act<dpprof__bf16>(x), i0, T, IC, OC, pairs, G, 0);
         else dpprof__launch(what, dpprof__k_dp_sqnorm_gram, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
         dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
     }

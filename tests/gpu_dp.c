@@ -222,6 +222,17 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
         tdp_norm_check("linear_sqnorm_gram", shape, tdp_n_fgram, &k, start, ref, n);
         ran = dpprof_cuda_launch_count() - l0;
         if (tc) CHECK(ran == 4, "gpu dp: linear_sqnorm_gram %s: the tensor-core kernel and its reduction ran (%lld launches for two calls, want 4)", shape, ran);
+        if (n > 0) { /* auto's timing call: reps copies of sample 0, norm2[0] += reps ||g_0||^2 */
+            double one = 0.0, want, got = 0.25, *d = (double *)tdp_dev(&got, sizeof got);
+            int rc;
+            dpprof_linear_sqnorm_gram_ref(&one, dy, x, 1, T, IC, OC);
+            want = 0.25 + 5.0 * one;
+            dpprof_linear_sqnorm_gram_rep_gpu(d, k.dy, k.x, 5, T, IC, OC);
+            rc = dpprof_cuda_sync();
+            dpprof_cuda_copy(&got, d, sizeof got, DPPROF_COPY_D2H);
+            CHECK(rc == DPPROF_OK && fabs(got - want) <= TDP_TOL * fabs(want), "gpu dp: linear_sqnorm_gram_rep %s: 5 copies of sample 0, %.9g (want %.9g)", shape, got, want);
+            dpprof_cuda_release(d);
+        }
         if (bf16) {
             CHECK(dpprof_cuda_set_tc_gram_norm(0) == 1, "gpu dp: dpprof_cuda_set_tc_gram_norm(0) returns the default, 1");
             tdp_norm_check("linear_sqnorm_gram (cuBLAS row blocks)", shape, tdp_n_fgram, &k, start, ref, n);
