@@ -498,7 +498,8 @@ DPPROF_API int dpprof_cuda_set_attention_block(int rows);
    cuBLAS GEMM per sample (0, the default). the fused kernel reads dy and x once and writes dw once, where the
    per-sample GEMMs read and write all of dw per sample; the same clip factors (as floats rounded toward
    zero), each sample's product summed in fp32 and added to a running total with one fma per element, so the
-   same tolerances. it takes IC and OC multiples of 8 (other shapes stay on cuBLAS). not yet the default: not
+   same tolerances. it takes IC and OC multiples of 8 and two samples or more (other calls stay on cuBLAS: with
+   one sample its single GEMM already writes dw once). not yet the default: not
    yet measured on a GPU (dpprof clipbench times the two). returns the previous setting */
 DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on);
 /* the bf16 per-sample squared norms of a linear layer, gram flavour (linear_sqnorm_gram: flash and flash_bk,

@@ -2986,15 +2986,16 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_clipgrad_tc(float *dw, const dppr
 
 // dw (OC,IC) fp32 += sum_i c_i dy_i^T x_i with dy_i, x_i bf16: by default one cuBLAS GEMM per sample (K = T)
 // with alpha = c_i read from the device, accumulated into fp32 in sample order (deterministic); with
-// dpprof_cuda_set_fused_clipgrad(1), where IC and OC are multiples of 8 and dy, x 16-byte aligned, the fused
-// kernel above (the same factors, one pass)
+// dpprof_cuda_set_fused_clipgrad(1), where there are 2 samples or more, IC and OC are multiples of 8 and dy, x
+// 16-byte aligned, the fused kernel above (the same factors, one pass)
 static void dpprof__clipgrad_bf16(float *dw, const dpprof__bf16 *dy, const dpprof__bf16 *x, const double *c, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_clipgrad_gpu";
     float *cf = (float *)dpprof__scratch((size_t)(n + 1) * sizeof(float), what);
     if (!cf) return;
     dpprof__launch(what, dpprof__k_dp_clip_alpha, dim3((unsigned)((n + 256) / 256)), dim3(256), 0, cf, c, n);
     if (dpprof__cu.err) return;
-    if (dpprof__cu.clipgrad_fused && IC % 8 == 0 && OC % 8 == 0 && !((uintptr_t)dy & 15) && !((uintptr_t)x & 15)) {
+    // one sample: cuBLAS's single GEMM already writes dw once, and is the faster GEMM
+    if (dpprof__cu.clipgrad_fused && n > 1 && IC % 8 == 0 && OC % 8 == 0 && !((uintptr_t)dy & 15) && !((uintptr_t)x & 15)) {
         dpprof__smem_optin(dpprof__k_clipgrad_tc, DPPROF__CG_BYTES, what);
         dpprof__launch(what, dpprof__k_clipgrad_tc, dim3((unsigned)((IC + 127) / 128), (unsigned)((OC + 127) / 128)), dim3(256), DPPROF__CG_BYTES, dw, dy, x,
                        (const float *)cf, n, T, IC, OC);

@@ -246,9 +246,9 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
     memcpy(dw, dw0, P * sizeof *dw);
     dpprof_linear_clipgrad_ref(dw, dy, x, c, n, T, IC, OC);
     tdp_grad_check("linear_clipgrad", shape, "dw += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
-    if (bf16) { /* the fused tensor-core kernel (dpprof_cuda_set_fused_clipgrad): where IC and OC are multiples of 8 it is
-                   the only kernel after the factors' (two launches a call, cuBLAS's are not counted), else cuBLAS stays */
-        const long long want = n == 0 || T == 0 ? 0 : IC % 8 == 0 && OC % 8 == 0 ? 4 : 2;
+    if (bf16) { /* the fused tensor-core kernel (dpprof_cuda_set_fused_clipgrad): with 2 samples or more and IC, OC multiples
+                   of 8 it is the only kernel after the factors' (two launches a call, cuBLAS's are not counted), else cuBLAS stays */
+        const long long want = n == 0 || T == 0 ? 0 : n > 1 && IC % 8 == 0 && OC % 8 == 0 ? 4 : 2;
         long long l0, ran;
         dpprof_cuda_set_fused_clipgrad(1);
         l0 = dpprof_cuda_launch_count();
