@@ -500,7 +500,7 @@ DPPROF_API int dpprof_cuda_set_attention_block(int rows);
    zero), each sample's product summed in fp32 and added to a running total with one fma per element, so the
    same tolerances. it takes IC and OC multiples of 8 and two samples or more (other calls stay on cuBLAS: with
    one sample its single GEMM already writes dw once). not yet the default: not
-   yet measured on a GPU (dpprof clipbench times the two). returns the previous setting */
+   yet measured on a GPU (make bench-clipgrad times the two, dpprof run --fused-clipgrad). returns the previous setting */
 DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on);
 /* the bf16 per-sample squared norms of a linear layer, gram flavour (linear_sqnorm_gram: flash and flash_bk,
    and auto where it takes them), on one tensor-core kernel of dpprof's own (1, the default where IC and OC

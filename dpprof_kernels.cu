@@ -1745,6 +1745,20 @@ __device__ __forceinline__ void dpprof__cp_wait() {
 #endif
 }
 
+// a ROWS x COLS bf16 tile (COLS % 8 == 0) of row-major src (row stride rs, 16-byte aligned rows) into X (row
+// stride LD) by cp.async, 16-byte chunks spread over the NT threads: rows >= vrows and chunks starting at
+// columns >= vcols (vcols % 8 == 0: a chunk is all inside or all past) are zero-filled. it lands at the
+// dpprof__cp_wait that covers the group committed after it
+template <int ROWS, int COLS, int LD, int NT>
+__device__ __forceinline__ void dpprof__cp_tile(dpprof__bf16 *X, const dpprof__bf16 *src, size_t rs, int vrows, int vcols) {
+    constexpr int CPR = COLS / 8; // chunks a row
+    for (int c = threadIdx.x; c < ROWS * CPR; c += NT) {
+        const int r = c / CPR, d = 8 * (c % CPR);
+        const bool ok = r < vrows && d < vcols;
+        dpprof__cp16(X + r * LD + d, ok ? src + (size_t)r * rs + d : src, ok ? 16 : 0);
+    }
+}
+
 // two bf16 in one 32-bit register, the first in the low half: rounded from floats, or loaded (4-byte aligned)
 __device__ __forceinline__ uint32_t dpprof__pack_bf16(float lo, float hi) {
     return (uint32_t)dpprof__bf16_round(lo) | ((uint32_t)dpprof__bf16_round(hi) << 16);
@@ -1816,16 +1830,8 @@ struct dpprof__attn_tc_cfg {
 // by the synchronous 2x2 loader (any even HS)
 template <int LDK, int HSP, int BC, int NT>
 __device__ __forceinline__ void dpprof__tc_tile_async(dpprof__bf16 *X, const dpprof__bf16 *src, size_t rs, int valid, int HS, bool async) {
-    if (!async) {
-        dpprof__tc_tile<LDK, HSP, NT>(X, src, rs, BC, valid, HS);
-        return;
-    }
-    constexpr int CPR = HSP / 8; // chunks a row
-    for (int c = threadIdx.x; c < BC * CPR; c += NT) {
-        const int r = c / CPR, d = 8 * (c % CPR);
-        const bool ok = r < valid && d < HS;
-        dpprof__cp16(X + r * LDK + d, ok ? src + (size_t)r * rs + d : src, ok ? 16 : 0);
-    }
+    if (async) dpprof__cp_tile<BC, HSP, LDK, NT>(X, src, rs, valid, HS);
+    else dpprof__tc_tile<LDK, HSP, NT>(X, src, rs, BC, valid, HS);
 }
 
 // out, lse of 16 NW query rows of head h, batch b: each warp keeps its 16 rows of Q as mma fragments
@@ -2907,20 +2913,13 @@ __device__ __forceinline__ void dpprof__zero_tiles(float (&a)[4][4][4], float (&
 #define DPPROF__CG_STAGE (2 * DPPROF__CG_BK * DPPROF__CG_LD)  // bf16 per stage: the dy tile, then the x tile
 #define DPPROF__CG_BYTES ((size_t)DPPROF__CG_ST * DPPROF__CG_STAGE * 2)
 
-// step it of a block's walk (sample it / KT, rows 32 (it % KT) ..) into stage buffer S: 512 16-byte chunks of
-// dy and of x, two of each per thread
+// step it of a block's walk (sample it / KT, rows 32 (it % KT) ..) into stage buffer S: the dy tile (columns
+// o0 ..) and the x tile (columns k0 ..), 32 x 128 each
 __device__ __forceinline__ void dpprof__cg_load(dpprof__bf16 *S, const dpprof__bf16 *dy, const dpprof__bf16 *x, long long it, int KT, int T, int IC, int OC, int o0, int k0) {
-    const long long i = it / KT;
     const int t0 = (int)(it % KT) * DPPROF__CG_BK;
-    DPPROF__UNROLL
-    for (int h = 0; h < 2; h++) {
-        const int c = (int)threadIdx.x + 256 * h, r = c >> 4, col = 8 * (c & 15);
-        const bool row = t0 + r < T;
-        const size_t g = (size_t)(i * T + t0 + r);
-        const bool vo = row && o0 + col < OC, vk = row && k0 + col < IC;
-        dpprof__cp16(S + r * DPPROF__CG_LD + col, vo ? dy + g * OC + o0 + col : dy, vo ? 16 : 0);
-        dpprof__cp16(S + (DPPROF__CG_BK + r) * DPPROF__CG_LD + col, vk ? x + g * IC + k0 + col : x, vk ? 16 : 0);
-    }
+    const size_t g = (size_t)(it / KT) * T + t0; // the first row
+    dpprof__cp_tile<DPPROF__CG_BK, 128, DPPROF__CG_LD, 256>(S, dy + g * OC + o0, OC, T - t0, OC - o0);
+    dpprof__cp_tile<DPPROF__CG_BK, 128, DPPROF__CG_LD, 256>(S + DPPROF__CG_BK * DPPROF__CG_LD, x + g * IC + k0, IC, T - t0, IC - k0);
 }
 
 __global__ void DPPROF__ATTN_LB(256) dpprof__k_clipgrad_tc(float *dw, const dpprof__bf16 *dy, const dpprof__bf16 *x, const float *cf, int n, int T, int IC, int OC) {
@@ -3070,22 +3069,17 @@ __global__ void dpprof__k_dp_sqnorm_gram(double *part, const float *dy, const fl
 #define DPPROF__GN_STAGE (2 * 128 * DPPROF__GN_LD)            // bf16 a stage: rows s0 .., then rows t0 ..
 #define DPPROF__GN_BYTES ((size_t)DPPROF__GN_ST * DPPROF__GN_STAGE * 2)
 
-// step it of the block's walk into stage buffer S: pair it / (KX + KY) of the block's, then columns of x
-// (step < KX) or of dy: 2 x 128 rows of 4 chunks of 16 bytes, 4 chunks a thread
+// step it of the block's walk into stage buffer S: pair it / (KX + KY) of the block's, then 32 columns of x
+// (step < KX) or of dy: rows s0 .. and rows t0 .., 128 each
 __device__ __forceinline__ void dpprof__gn_load(dpprof__bf16 *S, const dpprof__bf16 *xi, const dpprof__bf16 *gi, long long it, int KX, int KY, long long p0, long long G,
                                                 int T, int IC, int OC) {
-    const long long pi = it / (KX + KY);
     const int r = (int)(it % (KX + KY)), isx = r < KX, D = isx ? IC : OC, d0 = DPPROF__GN_BK * (isx ? r : r - KX);
-    const dpprof__bf16 *M = isx ? xi : gi;
+    const dpprof__bf16 *M = (isx ? xi : gi) + d0;
     long long sa, tb;
-    dpprof__k_dp_pair(p0 + pi * G, &sa, &tb);
-    DPPROF__UNROLL
-    for (int h = 0; h < 4; h++) {
-        const int c = (int)threadIdx.x + 256 * h, row = c >> 2, half = row >> 7, rr = row & 127, col = 8 * (c & 3);
-        const int t = (int)((half ? tb : sa) * 128) + rr;
-        const bool ok = t < T && d0 + col < D;
-        dpprof__cp16(S + row * DPPROF__GN_LD + col, ok ? M + (size_t)t * D + d0 + col : M, ok ? 16 : 0);
-    }
+    dpprof__k_dp_pair(p0 + it / (KX + KY) * G, &sa, &tb);
+    const int s0 = (int)sa * 128, t0 = (int)tb * 128;
+    dpprof__cp_tile<128, DPPROF__GN_BK, DPPROF__GN_LD, 256>(S, M + (size_t)s0 * D, D, T - s0, D - d0);
+    dpprof__cp_tile<128, DPPROF__GN_BK, DPPROF__GN_LD, 256>(S + 128 * DPPROF__GN_LD, M + (size_t)t0 * D, D, T - t0, D - d0);
 }
 
 // acc += (rows s of the stage) (rows t of the stage)^T over its 32 columns, this warp's 64 x 32: the B
@@ -3197,7 +3191,7 @@ extern "C" void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy
         return;
     }
     const long long m = dpprof__dp_cdiv(T, 128), pairs = m * (m + 1) / 2, G = dpprof__dp_min(pairs, DPPROF__DP_CAP);
-    const long long k = dpprof__dp_min(dpprof__dp_chunk(reps, DPPROF__DP_CAP, G), reps); // the rest repeat the first launch's work: not needed for a rate
+    const long long k = dpprof__dp_chunk(reps, DPPROF__DP_CAP, G); // copies a launch
     double *part = (double *)dpprof__scratch((size_t)(G * k) * sizeof(double), what);
     if (!part) return;
     dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc, DPPROF__GN_BYTES, what);

@@ -75,7 +75,7 @@ for f in "" --fused-clipgrad; do
     "$bin" run $small --backend cuda --algo ghost_bk --sigma 0 $f --out "$tmp/cg32$f.json"
 done
 launches() { grep -Eo '"kernel_launches_per_step": [0-9.e+]+' "$1" | grep -Eo '[0-9.e+]+$'; }
-losses() { grep -o '"losses": \[[^]]*\]' "$1" | tr -d '"losses:[]' | tr ',' ' '; }
+losses() { grep -o '"losses": \[[^]]*\]' "$1" | grep -Eo -e '-?[0-9][0-9.e+-]*' | tr '\n' ' '; }
 check "--fused-clipgrad is in the json's config" bash -c "grep -q '\"fused_clipgrad\": true' '$tmp/cg--fused-clipgrad.json' && grep -q '\"fused_clipgrad\": false' '$tmp/cg.json'"
 check "bf16 with --fused-clipgrad launches 30 more kernels a step ($(launches "$tmp/cg--fused-clipgrad.json") against $(launches "$tmp/cg.json")), fp32 the same number" \
     bash -c "[ \$(( $(launches "$tmp/cg--fused-clipgrad.json") - $(launches "$tmp/cg.json") )) -eq 30 ] && [ '$(launches "$tmp/cg32--fused-clipgrad.json")' = '$(launches "$tmp/cg32.json")' ]"
