@@ -199,14 +199,14 @@ gpu-check-longctx: dpprof
 
 # ---- the paper ----------------------------------------------------------------------------------------
 # meta.tex: what the paper says about this build; only stable facts, so regenerating changes nothing
-paper/generated/meta.tex: dpprof
+paper/generated/meta.tex: dpprof Makefile
 	@mkdir -p $(@D)
 	{ printf '\\dpdef{meta}{x}{version}{%s}\n' "$$(./dpprof --version | cut -d' ' -f2)"; \
 	  printf '\\dpdef{meta}{x}{commit}{%s}\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"; \
 	  printf '\\dpdef{meta}{x}{date}{%s}\n' "$$(git log -1 --format=%cs 2>/dev/null || echo unknown)"; \
 	  printf '\\dpdef{meta}{x}{gpu}{none}\n'; \
 	  printf '\\dpdef{meta}{x}{bench}{%s}\n' "$(if $(BENCH_DATA),$(subst _,\_,$(notdir $(BENCH_DATA))),none)"; \
-	  printf '\\dpdef{meta}{x}{cpu}{memory from the dry backend: exact and machine-independent}\n'; } > $@.tmp
+	  printf '\\dpdef{meta}{x}{cpu}{not one the results depend on (memory from the dry backend is exact and machine-independent)}\n'; } > $@.tmp
 	mv $@.tmp $@
 
 DEB_PACKAGES_PAPER := texlive-latex-base texlive-latex-recommended latexmk poppler-utils
