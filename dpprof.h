@@ -502,14 +502,18 @@ DPPROF_API int dpprof_cuda_set_attention_block(int rows);
    one sample its single GEMM already writes dw once). not yet the default: not
    yet measured on a GPU (make bench-clipgrad times the two, dpprof run --fused-clipgrad). returns the previous setting */
 DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on);
-/* the bf16 per-sample squared norms of a linear layer, gram flavour (linear_sqnorm_gram: flash and flash_bk,
-   and auto where it takes them), on one tensor-core kernel of dpprof's own (1, the default where IC and OC
-   are multiples of 8: both gram tiles of a 128 x 128 position pair in mma accumulators, multiplied in double,
-   only the upper triangle of pairs, all samples in one launch) or on cuBLAS row blocks of the two grams and a
-   rowdot pass (0; the path of other shapes). the same sums in another order: the same tolerances. the kernel
-   is not yet measured on a GPU (the cuBLAS path ran at 9.6% of an H100's bf16 peak at T=1024). returns the
-   previous setting */
-DPPROF_API int dpprof_cuda_set_tc_gram_norm(int on);
+/* the bf16 per-sample squared norms of a linear layer (flash and flash_bk, and auto where it takes them) on
+   tensor-core kernels of dpprof's own (1, the default where IC and OC are multiples of 8) or on cuBLAS (0;
+   the path of other shapes). the kernels store nothing of size T x T or OC x IC:
+   - gram flavour (linear_sqnorm_gram): both gram tiles of a 128 x 128 position pair in mma accumulators,
+     multiplied in double, only the upper triangle of pairs, all samples in one launch; cuBLAS: row blocks
+     of the two grams in the scratch and a rowdot pass (9.6% of an H100's bf16 peak at T=1024);
+   - per-sample-gradient flavour (linear_sqnorm_psg): each 128 x 128 tile of dy_i^T x_i in mma accumulators,
+     squared in double in the epilogue (the weight-gradient GEMM with the norm as its epilogue); cuBLAS:
+     blocks of dy_i^T x_i written to the scratch in fp32 and read back by a rowdot pass.
+   the same sums in another order: the same tolerances. neither kernel is measured on a GPU yet. returns
+   the previous setting */
+DPPROF_API int dpprof_cuda_set_tc_norms(int on);
 /* the kernels dpprof has queued since the process started (its own; cuBLAS's are not counted) */
 DPPROF_API long long dpprof_cuda_launch_count(void);
 /* dst (n) = src (n) rounded to the nearest bf16, ties to even: the bf16 working copy of a weight */
@@ -11214,7 +11218,7 @@ DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on) { (void)on; return 
 DPPROF_API int dpprof_cuda_set_attention_block(int rows) { return rows == 0 || rows == 64 || rows == 128 ? 0 : -1; }
 DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on) { (void)on; return 0; }
 DPPROF_API long long dpprof_cuda_launch_count(void) { return 0; }
-DPPROF_API int dpprof_cuda_set_tc_gram_norm(int on) { (void)on; return 1; }
+DPPROF_API int dpprof_cuda_set_tc_norms(int on) { (void)on; return 1; }
 DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }

@@ -56,7 +56,7 @@ struct dpprof__cu_state {
     int attn_rows_default;       // 128 on sm_90 and newer (measured faster on an H100), 64 before (unmeasured); set by dpprof_cuda_init
     int smem_optin;              // the device's most dynamic shared memory per block (opt-in), 0 if unknown
     long long launches;          // kernels queued by dpprof__launch since dpprof_cuda_init (dpprof_cuda_launch_count)
-    int gram_cublas;             // bf16 flash gram norm on cuBLAS row blocks, not the tensor-core kernel (dpprof_cuda_set_tc_gram_norm(0))
+    int norms_cublas;            // bf16 flash norms on cuBLAS blocks, not dpprof's tensor-core kernels (dpprof_cuda_set_tc_norms(0))
     int clipgrad_fused;          // bf16 clipgrad on the fused tensor-core kernel, not cuBLAS per sample (dpprof_cuda_set_fused_clipgrad)
 };
 static dpprof__cu_state dpprof__cu;
@@ -214,9 +214,9 @@ extern "C" int dpprof_cuda_set_tensor_core_attention(int on) {
 
 extern "C" long long dpprof_cuda_launch_count(void) { return dpprof__cu.launches; }
 
-extern "C" int dpprof_cuda_set_tc_gram_norm(int on) {
-    const int was = !dpprof__cu.gram_cublas;
-    dpprof__cu.gram_cublas = !on;
+extern "C" int dpprof_cuda_set_tc_norms(int on) {
+    const int was = !dpprof__cu.norms_cublas;
+    dpprof__cu.norms_cublas = !on;
     return was;
 }
 
@@ -2831,25 +2831,6 @@ static void dpprof__sqnorm_psg_bf16(double *norm2, const dpprof__bf16 *dy, const
     dpprof__blas_post(what, st);
 }
 
-extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
-    const char *what = "dpprof_linear_sqnorm_psg_gpu";
-    if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
-    if (dpprof__cu.bf16) {
-        dpprof__sqnorm_psg_bf16(norm2, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), n, T, IC, OC);
-        return;
-    }
-    long long tk = dpprof__dp_cdiv(IC, DPPROF__DP_TN), tiles = dpprof__dp_cdiv(OC, DPPROF__DP_TM) * tk;
-    long long G = dpprof__dp_min(tiles, DPPROF__DP_CAP);                      // partials per sample
-    long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);                  // samples per launch
-    double *part = (double *)dpprof__scratch((size_t)(G * chunk) * sizeof(double), what);
-    if (!part) return;
-    for (int i0 = 0; i0 < n; i0 += (int)chunk) {
-        long long m = dpprof__dp_min(chunk, n - i0);
-        dpprof__launch(what, dpprof__k_dp_sqnorm_psg, dim3((unsigned)G, 1, (unsigned)m), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, tk, tiles, G);
-        dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)m), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
-    }
-}
-
 // book-keeping clipped gradient (fp32 storage; bf16 goes to cuBLAS above): dw (OC,IC) += sum_r w_r dy_r^T x_r over all n*T rows, w_r = c[r/T]
 // (dy scaled on load, the product in double rounded to float once); the tile is summed in fp32 and
 // added to dw with one float add. each dw element is owned by one thread: deterministic.
@@ -2897,23 +2878,48 @@ __device__ __forceinline__ void dpprof__zero_tiles(float (&a)[4][4][4], float (&
             for (int e = 0; e < 4; e++) a[mi][ni][e] = b[mi][ni][e] = 0.f;
 }
 
-// the fused bf16 clipgrad (dpprof_cuda_set_fused_clipgrad): dw (OC, IC) fp32 += sum_i cf_i dy_i^T x_i in one
-// pass over dy and x, dw read and written once. a block owns a 128 x 128 tile of dw (OC rows from o0, IC
-// columns from k0) and walks every sample's T rows 32 at a time through a 3-stage cp.async pipeline (rows
-// past T and columns past OC or IC zero-filled); 8 warps of 64 x 32. per sample the fp32 mma accumulators
-// hold the tile of dy_i^T x_i; at the sample's last step each thread adds cf_i times them to its running
-// total (fp32 fma, in sample order) and clears them. cf is the cuBLAS path's (rounded toward zero), every dw
-// element is one thread's: deterministic. the operands are used as they lie (dy rows [t][o], x rows [t][k]):
-// ldmatrix.trans makes the A fragments of dy^T and the B fragments of x. rows padded by 8 bf16 (272 bytes),
-// so an ldmatrix's 8 row addresses fall in 8 different 16-byte bank groups. IC, OC multiples of 8 and 16-byte
-// aligned dy, x (whole 16-byte chunks); the caller checks
+// the bf16 flash norms (psg and gram flavours) go to dpprof's tensor-core kernels unless
+// dpprof_cuda_set_tc_norms(0): they take whole 16-byte chunks of rows (IC, OC multiples of 8, x and dy
+// 16-byte aligned)
+static bool dpprof__norm_tc(const float *dy, const float *x, int IC, int OC) {
+    return dpprof__cu.bf16 && !dpprof__cu.norms_cublas && IC % 8 == 0 && OC % 8 == 0 && !(((uintptr_t)dy | (uintptr_t)x) & 15);
+}
+
+// sum over a thread's elements of its two accumulator sets' product a * b, in double, in a fixed order
+// (the epilogues of the norm kernels)
+__device__ __forceinline__ double dpprof__tiles_dot(const float (&a)[4][4][4], const float (&b)[4][4][4]) {
+    double s = 0.0;
+    DPPROF__UNROLL
+    for (int mi = 0; mi < 4; mi++)
+        DPPROF__UNROLL
+        for (int ni = 0; ni < 4; ni++)
+            DPPROF__UNROLL
+            for (int e = 0; e < 4; e++) s += (double)a[mi][ni][e] * (double)b[mi][ni][e];
+    return s;
+}
+
+// the bf16 weight-gradient tiles on the tensor cores, two uses of one main loop (dpprof__k_wgrad_tc<NORM>):
+// - clipgrad (NORM false, dpprof_cuda_set_fused_clipgrad): dw (OC, IC) fp32 += sum_i cf_i dy_i^T x_i in one
+//   pass over dy and x, dw read and written once. a block owns a 128 x 128 tile of dw and walks every
+//   sample's T rows; at a sample's last step each thread adds cf_i times its accumulators to a running total
+//   (fp32 fma, in sample order) and clears them. cf is the cuBLAS path's (rounded toward zero), every dw
+//   element is one thread's: deterministic.
+// - psg norm (NORM true, the flash norm's per-sample-gradient flavour): block (tile, sample i0 + z) builds
+//   its 128 x 128 tile of g_i = dy_i^T x_i over sample i's T rows and squares it in double in the epilogue:
+//   one partial part[z * tiles + tile] (the fixed-order tree), no tile of g_i ever leaves the chip, and dy_i,
+//   x_i are read once per tile row / column, as the weight-gradient GEMM itself reads them.
+// the main loop: T rows 32 at a time through a 3-stage cp.async pipeline (rows past T and columns past OC or
+// IC zero-filled); 8 warps of 64 x 32, fp32 mma accumulators. the operands are used as they lie (dy rows
+// [t][o], x rows [t][k]): ldmatrix.trans makes the A fragments of dy^T and the B fragments of x. rows padded
+// by 8 bf16 (272 bytes), so an ldmatrix's 8 row addresses fall in 8 different 16-byte bank groups. IC, OC
+// multiples of 8 and 16-byte aligned dy, x (whole 16-byte chunks); the callers check
 #define DPPROF__CG_BK 32                                      // rows of a pipeline stage
 #define DPPROF__CG_ST 3                                       // stages
 #define DPPROF__CG_LD (128 + 8)                               // bf16 per shared row
 #define DPPROF__CG_STAGE (2 * DPPROF__CG_BK * DPPROF__CG_LD)  // bf16 per stage: the dy tile, then the x tile
 #define DPPROF__CG_BYTES ((size_t)DPPROF__CG_ST * DPPROF__CG_STAGE * 2)
 
-// step it of a block's walk (sample it / KT, rows 32 (it % KT) ..) into stage buffer S: the dy tile (columns
+// step it of a walk (sample it / KT, rows 32 (it % KT) ..) into stage buffer S: the dy tile (columns
 // o0 ..) and the x tile (columns k0 ..), 32 x 128 each
 __device__ __forceinline__ void dpprof__cg_load(dpprof__bf16 *S, const dpprof__bf16 *dy, const dpprof__bf16 *x, long long it, int KT, int T, int IC, int OC, int o0, int k0) {
     const int t0 = (int)(it % KT) * DPPROF__CG_BK;
@@ -2922,27 +2928,31 @@ __device__ __forceinline__ void dpprof__cg_load(dpprof__bf16 *S, const dpprof__b
     dpprof__cp_tile<DPPROF__CG_BK, 128, DPPROF__CG_LD, 256>(S + DPPROF__CG_BK * DPPROF__CG_LD, x + g * IC + k0, IC, T - t0, IC - k0);
 }
 
-__global__ void DPPROF__ATTN_LB(256) dpprof__k_clipgrad_tc(float *dw, const dpprof__bf16 *dy, const dpprof__bf16 *x, const float *cf, int n, int T, int IC, int OC) {
+template <bool NORM>
+__global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part, const dpprof__bf16 *dy, const dpprof__bf16 *x, const float *cf, int i0, int n, int T,
+                                                      int IC, int OC) {
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
+    __shared__ double red[DPPROF__DP_NT];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w >> 2, wn = w & 3, g = lane >> 2, t4 = lane & 3;
     const int o0 = (int)blockIdx.y * 128, k0 = (int)blockIdx.x * 128, KT = (T + DPPROF__CG_BK - 1) / DPPROF__CG_BK;
-    const long long NIT = (long long)n * KT;
+    // the walk: steps it0 .. it0 + NIT - 1 (NORM: sample i0 + z's; else every sample's)
+    const long long it0 = NORM ? ((long long)i0 + blockIdx.z) * KT : 0, NIT = NORM ? KT : (long long)n * KT;
     // this lane's ldmatrix rows: A (dy^T) matrices j = lane / 8 at t + 8 (j / 2), o + 8 (j % 2); B (x) at t + 8 (j % 2), k + 8 (j / 2)
     const int arow = (lane & 7) + 8 * (lane >> 4), acol = 64 * wm + 8 * ((lane >> 3) & 1);
     const int brow = (lane & 7) + 8 * ((lane >> 3) & 1), bcol = 32 * wn + 8 * (lane >> 4);
     float acc[4][4][4], tot[4][4][4];
     dpprof__zero_tiles(acc, tot);
     for (int s = 0; s < DPPROF__CG_ST - 1; s++) {
-        if (s < NIT) dpprof__cg_load(sm + s * DPPROF__CG_STAGE, dy, x, s, KT, T, IC, OC, o0, k0);
+        if (s < NIT) dpprof__cg_load(sm + s * DPPROF__CG_STAGE, dy, x, it0 + s, KT, T, IC, OC, o0, k0);
         dpprof__cp_commit();
     }
-    for (long long it = 0; it < NIT; it++) {
-        dpprof__cp_wait<DPPROF__CG_ST - 2>(); // this thread's copies of step it have landed
-        __syncthreads();                      // everyone's have, and step it - 1's stage is no longer read
-        const long long nx = it + DPPROF__CG_ST - 1;
-        if (nx < NIT) dpprof__cg_load(sm + (int)(nx % DPPROF__CG_ST) * DPPROF__CG_STAGE, dy, x, nx, KT, T, IC, OC, o0, k0);
+    for (long long j = 0; j < NIT; j++) {
+        dpprof__cp_wait<DPPROF__CG_ST - 2>(); // this thread's copies of step j have landed
+        __syncthreads();                      // everyone's have, and step j - 1's stage is no longer read
+        const long long nx = j + DPPROF__CG_ST - 1;
+        if (nx < NIT) dpprof__cg_load(sm + (int)(nx % DPPROF__CG_ST) * DPPROF__CG_STAGE, dy, x, it0 + nx, KT, T, IC, OC, o0, k0);
         dpprof__cp_commit(); // empty past the end: the wait above counts groups
-        const dpprof__bf16 *As = sm + (int)(it % DPPROF__CG_ST) * DPPROF__CG_STAGE, *Bs = As + DPPROF__CG_BK * DPPROF__CG_LD;
+        const dpprof__bf16 *As = sm + (int)(j % DPPROF__CG_ST) * DPPROF__CG_STAGE, *Bs = As + DPPROF__CG_BK * DPPROF__CG_LD;
         DPPROF__UNROLL
         for (int kk = 0; kk < DPPROF__CG_BK / 16; kk++) {
             uint32_t a[4][4], b[4][2];
@@ -2959,8 +2969,8 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_clipgrad_tc(float *dw, const dppr
                 DPPROF__UNROLL
                 for (int ni = 0; ni < 4; ni++) dpprof__mma_bf16(acc[mi][ni], a[mi], b[ni]);
         }
-        if ((it + 1) % KT == 0) { // the sample's last rows: total += cf_i (its dy_i^T x_i tile)
-            const float c = cf[it / KT];
+        if (!NORM && (j + 1) % KT == 0) { // the sample's last rows: total += cf_i (its dy_i^T x_i tile)
+            const float c = cf[j / KT];
             DPPROF__UNROLL
             for (int mi = 0; mi < 4; mi++)
                 DPPROF__UNROLL
@@ -2970,17 +2980,22 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_clipgrad_tc(float *dw, const dppr
         }
     }
     dpprof__cp_wait<0>(); // only empty groups remain; nothing in flight at the exit
-    DPPROF__UNROLL
-    for (int mi = 0; mi < 4; mi++)
+    if constexpr (NORM) { // ||tile of g_i||^2: elements past OC or IC are zeros (zero-filled operands)
+        const double s = dpprof__k_dp_block_sum(dpprof__tiles_dot(acc, acc), red);
+        if (threadIdx.x == 0) part[(size_t)blockIdx.z * gridDim.x * gridDim.y + (size_t)blockIdx.y * gridDim.x + blockIdx.x] = s;
+    } else {
         DPPROF__UNROLL
-        for (int ni = 0; ni < 4; ni++)
+        for (int mi = 0; mi < 4; mi++)
             DPPROF__UNROLL
-            for (int hf = 0; hf < 2; hf++) {
-                const int o = o0 + 64 * wm + 16 * mi + g + 8 * hf, k = k0 + 32 * wn + 8 * ni + 2 * t4; // k even, IC even: k + 1 < IC with k
-                if (o >= OC || k >= IC) continue;
-                float *d = dw + (size_t)o * IC + k;
-                d[0] += tot[mi][ni][2 * hf], d[1] += tot[mi][ni][2 * hf + 1];
-            }
+            for (int ni = 0; ni < 4; ni++)
+                DPPROF__UNROLL
+                for (int hf = 0; hf < 2; hf++) {
+                    const int o = o0 + 64 * wm + 16 * mi + g + 8 * hf, k = k0 + 32 * wn + 8 * ni + 2 * t4; // k even, IC even: k + 1 < IC with k
+                    if (o >= OC || k >= IC) continue;
+                    float *d = dw + (size_t)o * IC + k;
+                    d[0] += tot[mi][ni][2 * hf], d[1] += tot[mi][ni][2 * hf + 1];
+                }
+    }
 }
 
 // dw (OC,IC) fp32 += sum_i c_i dy_i^T x_i with dy_i, x_i bf16: by default one cuBLAS GEMM per sample (K = T)
@@ -2995,9 +3010,9 @@ static void dpprof__clipgrad_bf16(float *dw, const dpprof__bf16 *dy, const dppro
     if (dpprof__cu.err) return;
     // one sample: cuBLAS's single GEMM already writes dw once, and is the faster GEMM
     if (dpprof__cu.clipgrad_fused && n > 1 && IC % 8 == 0 && OC % 8 == 0 && !((uintptr_t)dy & 15) && !((uintptr_t)x & 15)) {
-        dpprof__smem_optin(dpprof__k_clipgrad_tc, DPPROF__CG_BYTES, what);
-        dpprof__launch(what, dpprof__k_clipgrad_tc, dim3((unsigned)((IC + 127) / 128), (unsigned)((OC + 127) / 128)), dim3(256), DPPROF__CG_BYTES, dw, dy, x,
-                       (const float *)cf, n, T, IC, OC);
+        dpprof__smem_optin(dpprof__k_wgrad_tc<false>, DPPROF__CG_BYTES, what);
+        dpprof__launch(what, dpprof__k_wgrad_tc<false>, dim3((unsigned)((IC + 127) / 128), (unsigned)((OC + 127) / 128)), dim3(256), DPPROF__CG_BYTES, dw,
+                       (double *)nullptr, dy, x, (const float *)cf, 0, n, T, IC, OC);
         return;
     }
     cublasStatus_t st = cublasSetPointerMode(dpprof__cu.blas, CUBLAS_POINTER_MODE_DEVICE);
@@ -3021,6 +3036,42 @@ extern "C" void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const flo
     }
     dim3 grid((unsigned)dpprof__dp_cdiv(OC, DPPROF__DP_TM), (unsigned)ty, 1);
     dpprof__launch("dpprof_linear_clipgrad_gpu", dpprof__k_dp_clipgrad, grid, dim3(DPPROF__DP_NT), 0, dw, dy, x, c, n, T, IC, OC);
+}
+
+// the flash norm, per-sample-gradient flavour: fp32 on the simt kernel, bf16 on the tensor-core kernel
+// (dpprof__k_wgrad_tc<true>, one partial per 128 x 128 tile and sample, every sample of a chunk in one
+// launch) or, for other shapes and with dpprof_cuda_set_tc_norms(0), on cuBLAS blocks of g_i in the scratch
+extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
+    const char *what = "dpprof_linear_sqnorm_psg_gpu";
+    if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
+    const long long cx = dpprof__dp_cdiv(IC, 128), cy = dpprof__dp_cdiv(OC, 128), ct = cx * cy; // the 128 x 128 tiles
+    if (dpprof__norm_tc(dy, x, IC, OC) && ct <= DPPROF__DP_CAP && cy <= DPPROF__DP_MAXZ) {
+        const long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, ct); // samples per launch
+        double *part = (double *)dpprof__scratch((size_t)(ct * chunk) * sizeof(double), what);
+        if (!part) return;
+        dpprof__smem_optin(dpprof__k_wgrad_tc<true>, DPPROF__CG_BYTES, what);
+        for (int i0 = 0; i0 < n; i0 += (int)chunk) {
+            const long long k = dpprof__dp_min(chunk, n - i0);
+            dpprof__launch(what, dpprof__k_wgrad_tc<true>, dim3((unsigned)cx, (unsigned)cy, (unsigned)k), dim3(DPPROF__DP_NT), DPPROF__CG_BYTES, (float *)nullptr, part,
+                           dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), (const float *)nullptr, i0, n, T, IC, OC);
+            dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, ct);
+        }
+        return;
+    }
+    if (dpprof__cu.bf16) {
+        dpprof__sqnorm_psg_bf16(norm2, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), n, T, IC, OC);
+        return;
+    }
+    long long tk = dpprof__dp_cdiv(IC, DPPROF__DP_TN), tiles = dpprof__dp_cdiv(OC, DPPROF__DP_TM) * tk;
+    long long G = dpprof__dp_min(tiles, DPPROF__DP_CAP);                      // partials per sample
+    long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);                  // samples per launch
+    double *part = (double *)dpprof__scratch((size_t)(G * chunk) * sizeof(double), what);
+    if (!part) return;
+    for (int i0 = 0; i0 < n; i0 += (int)chunk) {
+        long long m = dpprof__dp_min(chunk, n - i0);
+        dpprof__launch(what, dpprof__k_dp_sqnorm_psg, dim3((unsigned)G, 1, (unsigned)m), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, tk, tiles, G);
+        dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)m), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
+    }
 }
 
 // flash norm, gram flavour: block (slot j, sample i0+z) takes the position-tile pairs p = j, j+G, ... of
@@ -3053,7 +3104,7 @@ __global__ void dpprof__k_dp_sqnorm_gram(double *part, const float *dy, const fl
 }
 
 // bf16 flash norm, gram flavour, in one tensor-core kernel (the default where IC and OC are multiples of 8;
-// dpprof_cuda_set_tc_gram_norm): block (slot j, sample i0 + z) takes the tile pairs p = j, j + G, ... of the
+// dpprof_cuda_set_tc_norms): block (slot j, sample i0 + z) takes the tile pairs p = j, j + G, ... of the
 // upper triangle of 128 x 128 position tiles (sa <= tb) and builds both gram tiles in fp32 mma accumulators,
 // gx = x_i[s0 ..] x_i[t0 ..]^T over IC, then gy the same for dy_i over OC, 32 columns a step through a
 // 3-stage cp.async pipeline that runs on across the pairs (rows past T and columns past IC or OC zero-filled:
@@ -3133,14 +3184,8 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_dp_sqnorm_gram_tc(double *part, c
         if (r == KX + KY - 1) { // the pair's last step: <gx, gy> over this thread's elements
             long long sa, tb;
             dpprof__k_dp_pair(blockIdx.x + (it / (KX + KY)) * G, &sa, &tb);
-            double tile = 0.0;
-            DPPROF__UNROLL
-            for (int mi = 0; mi < 4; mi++)
-                DPPROF__UNROLL
-                for (int ni = 0; ni < 4; ni++)
-                    DPPROF__UNROLL
-                    for (int e = 0; e < 4; e++) tile += (double)gx[mi][ni][e] * (double)gy[mi][ni][e], gx[mi][ni][e] = gy[mi][ni][e] = 0.f;
-            s += (sa == tb ? 1.0 : 2.0) * tile;
+            s += (sa == tb ? 1.0 : 2.0) * dpprof__tiles_dot(gx, gy);
+            dpprof__zero_tiles(gx, gy);
         }
     }
     dpprof__cp_wait<0>(); // only empty groups remain
@@ -3148,7 +3193,7 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_dp_sqnorm_gram_tc(double *part, c
     if (threadIdx.x == 0) part[(size_t)blockIdx.z * (size_t)G + blockIdx.x] = s;
 }
 
-// bf16 flash norm, gram flavour, on cuBLAS (IC or OC not a multiple of 8, or dpprof_cuda_set_tc_gram_norm(0)): row blocks [s0, s1) of Tb positions, whose two gram
+// bf16 flash norm, gram flavour, on cuBLAS (IC or OC not a multiple of 8, or dpprof_cuda_set_tc_norms(0)): row blocks [s0, s1) of Tb positions, whose two gram
 // blocks fit the scratch (after the rowdot partials), so no T x T matrix exists. for sample i and block b:
 // gx (s1 x Tb) = x_i[0:s1] x_i[s0:s1]^T with alpha 2 on the rows t < s0 (each pair below the diagonal
 // block stands for itself and its mirror) and 1 on the diagonal block, gy the same for dy with alpha 1
@@ -3177,16 +3222,10 @@ static void dpprof__sqnorm_gram_bf16(double *norm2, const dpprof__bf16 *dy, cons
     dpprof__blas_post(what, st);
 }
 
-// the bf16 gram norm goes to the tensor-core kernel: it takes whole 16-byte chunks of rows (IC, OC multiples
-// of 8, x and dy 16-byte aligned)
-static bool dpprof__gram_tc(const float *dy, const float *x, int IC, int OC) {
-    return dpprof__cu.bf16 && !dpprof__cu.gram_cublas && IC % 8 == 0 && OC % 8 == 0 && !(((uintptr_t)dy | (uintptr_t)x) & 15);
-}
-
 extern "C" void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy, const float *x, int reps, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_gram_rep_gpu";
     if (reps <= 0 || T <= 0 || IC <= 0 || OC <= 0) return;
-    if (!dpprof__gram_tc(dy, x, IC, OC)) { // the other paths take a batch one sample at a time (or per sample, in its grid)
+    if (!dpprof__norm_tc(dy, x, IC, OC)) { // the other paths take a batch one sample at a time (or per sample, in its grid)
         for (int r = 0; r < reps && !dpprof__cu.err; r++) dpprof_linear_sqnorm_gram_gpu(norm2, dy, x, 1, T, IC, OC);
         return;
     }
@@ -3206,7 +3245,7 @@ extern "C" void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy
 extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_gram_gpu";
     if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
-    const bool tc = dpprof__gram_tc(dy, x, IC, OC);
+    const bool tc = dpprof__norm_tc(dy, x, IC, OC);
     if (dpprof__cu.bf16 && !tc) {
         dpprof__sqnorm_gram_bf16(norm2, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), n, T, IC, OC);
         return;

@@ -169,6 +169,22 @@ static const float *tdp_act(dpprof_real *h, size_t n, int bf16) {
     return (const float *)model_up16(h, n);
 }
 
+/* a bf16 flash norm on both paths: the tensor-core kernel where tc (IC and OC multiples of 8: one launch and
+   its reduction a call, two calls), else cuBLAS blocks; with dpprof_cuda_set_tc_norms(0) cuBLAS everywhere */
+static void tdp_norm_paths(const char *name, const char *shape, tdp_norm_fn fn, const tdp_ctx *k, const double *start, const double *ref, int tc) {
+    char alt[96];
+    const long long l0 = dpprof_cuda_launch_count();
+    long long ran;
+    tdp_norm_check(name, shape, fn, k, start, ref, k->n);
+    ran = dpprof_cuda_launch_count() - l0;
+    if (tc && k->n > 0 && k->T > 0) CHECK(ran == 4, "gpu dp: %s %s: the tensor-core kernel and its reduction ran (%lld launches for two calls, want 4)", name, shape, ran);
+    if (dpprof_cuda_storage() != DPPROF_DTYPE_BF16) return;
+    snprintf(alt, sizeof alt, "%s (cuBLAS)", name);
+    CHECK(dpprof_cuda_set_tc_norms(0) == 1, "gpu dp: dpprof_cuda_set_tc_norms(0) returns the default, 1");
+    tdp_norm_check(alt, shape, fn, k, start, ref, k->n);
+    dpprof_cuda_set_tc_norms(1);
+}
+
 static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
     char shape[96];
     size_t P = (size_t)OC * IC, nT = (size_t)n * T;
@@ -213,35 +229,21 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
 
     memcpy(ref, start, (size_t)n * sizeof(double));
     dpprof_linear_sqnorm_gram_ref(ref, dy, x, n, T, IC, OC);
-    {
-        /* bf16: the tensor-core kernel where IC and OC are multiples of 8 (one launch and its reduction a call,
-           two calls), else cuBLAS row blocks; with dpprof_cuda_set_tc_gram_norm(0) cuBLAS everywhere */
-        const int tc = bf16 && n > 0 && T > 0 && IC % 8 == 0 && OC % 8 == 0;
-        const long long l0 = dpprof_cuda_launch_count();
-        long long ran;
-        tdp_norm_check("linear_sqnorm_gram", shape, tdp_n_fgram, &k, start, ref, n);
-        ran = dpprof_cuda_launch_count() - l0;
-        if (tc) CHECK(ran == 4, "gpu dp: linear_sqnorm_gram %s: the tensor-core kernel and its reduction ran (%lld launches for two calls, want 4)", shape, ran);
-        if (n > 0) { /* auto's timing call: reps copies of sample 0, norm2[0] += reps ||g_0||^2 */
-            double one = 0.0, want, got = 0.25, *d = (double *)tdp_dev(&got, sizeof got);
-            int rc;
-            dpprof_linear_sqnorm_gram_ref(&one, dy, x, 1, T, IC, OC);
-            want = 0.25 + 5.0 * one;
-            dpprof_linear_sqnorm_gram_rep_gpu(d, k.dy, k.x, 5, T, IC, OC);
-            rc = dpprof_cuda_sync();
-            dpprof_cuda_copy(&got, d, sizeof got, DPPROF_COPY_D2H);
-            CHECK(rc == DPPROF_OK && fabs(got - want) <= TDP_TOL * fabs(want), "gpu dp: linear_sqnorm_gram_rep %s: 5 copies of sample 0, %.9g (want %.9g)", shape, got, want);
-            dpprof_cuda_release(d);
-        }
-        if (bf16) {
-            CHECK(dpprof_cuda_set_tc_gram_norm(0) == 1, "gpu dp: dpprof_cuda_set_tc_gram_norm(0) returns the default, 1");
-            tdp_norm_check("linear_sqnorm_gram (cuBLAS row blocks)", shape, tdp_n_fgram, &k, start, ref, n);
-            dpprof_cuda_set_tc_gram_norm(1);
-        }
+    tdp_norm_paths("linear_sqnorm_gram", shape, tdp_n_fgram, &k, start, ref, bf16 && IC % 8 == 0 && OC % 8 == 0);
+    if (n > 0) { /* auto's timing call: reps copies of sample 0, norm2[0] += reps ||g_0||^2 */
+        double one = 0.0, want, got = 0.25, *d = (double *)tdp_dev(&got, sizeof got);
+        int rc;
+        dpprof_linear_sqnorm_gram_ref(&one, dy, x, 1, T, IC, OC);
+        want = 0.25 + 5.0 * one;
+        dpprof_linear_sqnorm_gram_rep_gpu(d, k.dy, k.x, 5, T, IC, OC);
+        rc = dpprof_cuda_sync();
+        dpprof_cuda_copy(&got, d, sizeof got, DPPROF_COPY_D2H);
+        CHECK(rc == DPPROF_OK && fabs(got - want) <= TDP_TOL * fabs(want), "gpu dp: linear_sqnorm_gram_rep %s: 5 copies of sample 0, %.9g (want %.9g)", shape, got, want);
+        dpprof_cuda_release(d);
     }
     memcpy(ref, start, (size_t)n * sizeof(double));
     dpprof_linear_sqnorm_psg_ref(ref, dy, x, n, T, IC, OC);
-    tdp_norm_check("linear_sqnorm_psg", shape, tdp_n_fpsg, &k, start, ref, n);
+    tdp_norm_paths("linear_sqnorm_psg", shape, tdp_n_fpsg, &k, start, ref, bf16 && IC % 8 == 0 && OC % 8 == 0);
 
     memcpy(dw, dw0, P * sizeof *dw);
     dpprof_linear_clipgrad_ref(dw, dy, x, c, n, T, IC, OC);
