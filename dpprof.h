@@ -552,8 +552,11 @@ DPPROF_API void dpprof_crossentropy_fwd_gpu(float *losses, const float *logits, 
 DPPROF_API void dpprof_crossentropy_bwd_gpu(float *dlogits, const float *logits, const int *targets, const float *dlosses, int B, int T, int V);
 DPPROF_API void dpprof_last_token_fwd_gpu(float *out, const float *inp, int B, int T, int C);
 DPPROF_API void dpprof_last_token_bwd_gpu(float *dinp, const float *dout, int B, int T, int C);
-DPPROF_API void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t);
-DPPROF_API void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double lr);
+/* the optimizers: dpprof_adam_ref, dpprof_sgd_ref bit for bit; copy (n), unless NULL, gets the updated weight's
+   bf16 working copy in the same pass (dpprof_cast_bf16_gpu's bits, without reading the weight back) */
+DPPROF_API void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
+                                dpprof_bf16 *copy);
+DPPROF_API void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy);
 DPPROF_API void dpprof_scale_gpu(float *y, const float *x, size_t n, double alpha);
 DPPROF_API void dpprof_linear_psgrad_gpu(float *psg, const float *dy, const float *x, int n, int T, int IC, int OC);
 DPPROF_API void dpprof_psgrad_sqnorm_gpu(double *norm2, const float *psg, int n, size_t P);
@@ -3582,19 +3585,25 @@ DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const i
     return dpprof__given(s, tokens, targets, n, losses, 1, 0.0);
 }
 
+/* the update of every trainable weight; bf16: the optimizer's kernel also writes the weight's working copy
+   (charged 1 flop and 2 bytes per element more), so no cast_bf16 op reads the new weight back */
 static void dpprof__optimizer(dpprof_session *s) {
     int i;
     const int E = DPPROF__R; /* weights, gradients and moments are fp32 whatever the activations */
     s->adam_t++;
     for (i = 0; i < s->n_params; i++) {
         dpprof_param *p = &s->params[i];
+        const size_t n = (size_t)p->w.n;
+        dpprof_bf16 *copy = p->wl.n ? (dpprof_bf16 *)p->wl.data : NULL; /* cuda and dry only: cpu refuses bf16 */
+        dpprof_cost c = s->cfg.optimizer == DPPROF_OPT_ADAM ? dpprof_adam_cost(n, E) : dpprof_sgd_cost(n, E);
         if (!p->trainable) continue;
+        if (p->wl.n) c.flops += (double)n, c.bytes += 2.0 * (double)n; /* dry has no data, the same cost */
         if (s->cfg.optimizer == DPPROF_OPT_ADAM)
-            DPPROF__OP(s, adam, ((size_t)p->w.n, E), (DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), (size_t)p->w.n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->adam_t));
+            DPPROF__OPX(s, "adam", c, dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->adam_t),
+                        dpprof_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->adam_t, copy));
         else
-            DPPROF__OP(s, sgd, ((size_t)p->w.n, E), (DPPROF__F(p->w), DPPROF__F(p->g), (size_t)p->w.n, s->cfg.lr));
+            DPPROF__OPX(s, "sgd", c, dpprof_sgd_ref(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr), dpprof_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy));
     }
-    dpprof__cast_weights(s, 0, s->n_params, 1);
     dpprof__zero_grads(s);
 }
 

@@ -1274,8 +1274,11 @@ extern "C" void dpprof_crossentropy_bwd_gpu(float *dlogits, const float *logits,
 
 // ---- optimizers and scaling: the reference's double arithmetic, unfused (DPPROF__MUL etc. are
 // __dmul_rn and friends on the device), so the results are the cpu's bits --------------------------
-// adamw (decoupled decay on the pre-update p); bc1, bc2, 1-b1, 1-b2 come from the host as the reference's
-__global__ void dpprof__k_model_adam(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double omb1, double omb2, double eps, double wd, double bc1, double bc2) {
+// adamw (decoupled decay on the pre-update p); bc1, bc2, 1-b1, 1-b2 come from the host as the reference's.
+// COPY: the new weight's bf16 working copy written in the same pass (dpprof_cast_bf16_gpu's rounding of the
+// stored float), so that no kernel reads the fp32 weight back to cast it
+template <bool COPY>
+__global__ void dpprof__k_model_adam(float *param, float *m, float *v, const float *grad, dpprof__bf16 *copy, size_t n, double lr, double b1, double b2, double omb1, double omb2, double eps, double wd, double bc1, double bc2) {
     DPPROF__MODEL_GS(i, n) {
         double g = grad[i], p = param[i];
         double mi = DPPROF__ADD(DPPROF__MUL(b1, (double)m[i]), DPPROF__MUL(omb1, g));
@@ -1285,12 +1288,18 @@ __global__ void dpprof__k_model_adam(float *param, float *m, float *v, const flo
         m[i] = (float)mi;
         v[i] = (float)vi;
         param[i] = (float)p;
+        if (COPY) dpprof__st(&copy[i], (float)p);
     }
 }
 
-// param -= lr * grad in double
-__global__ void dpprof__k_model_sgd(float *param, const float *grad, size_t n, double lr) {
-    DPPROF__MODEL_GS(i, n) param[i] = (float)DPPROF__SUB((double)param[i], DPPROF__MUL(lr, (double)grad[i]));
+// param -= lr * grad in double; COPY as adam's
+template <bool COPY>
+__global__ void dpprof__k_model_sgd(float *param, const float *grad, dpprof__bf16 *copy, size_t n, double lr) {
+    DPPROF__MODEL_GS(i, n) {
+        const float p = (float)DPPROF__SUB((double)param[i], DPPROF__MUL(lr, (double)grad[i]));
+        param[i] = p;
+        if (COPY) dpprof__st(&copy[i], p);
+    }
 }
 
 // y = alpha * x in double (y may alias x); V elements per thread as the elementwise kernels
@@ -1316,15 +1325,20 @@ static void dpprof__model_scale(float *y, const float *x, size_t n, double alpha
                        dpprof__act<A>(x), n, alpha);
 }
 
-extern "C" void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t) {
+extern "C" void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
+                                dpprof_bf16 *copy) {
     if (!n) return;
     double bc1 = 1.0 - pow(b1, (double)t), bc2 = 1.0 - pow(b2, (double)t);
-    DPPROF__MODEL_FLAT("dpprof_adam_gpu", dpprof__k_model_adam, n, param, m, v, grad, n, lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, bc1, bc2);
+    dpprof__bf16 *c = reinterpret_cast<dpprof__bf16 *>(copy);
+    if (c) DPPROF__MODEL_FLAT("dpprof_adam_gpu", dpprof__k_model_adam<true>, n, param, m, v, grad, c, n, lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, bc1, bc2);
+    else DPPROF__MODEL_FLAT("dpprof_adam_gpu", dpprof__k_model_adam<false>, n, param, m, v, grad, c, n, lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, bc1, bc2);
 }
 
-extern "C" void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double lr) {
+extern "C" void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy) {
     if (!n) return;
-    DPPROF__MODEL_FLAT("dpprof_sgd_gpu", dpprof__k_model_sgd, n, param, grad, n, lr);
+    dpprof__bf16 *c = reinterpret_cast<dpprof__bf16 *>(copy);
+    if (c) DPPROF__MODEL_FLAT("dpprof_sgd_gpu", dpprof__k_model_sgd<true>, n, param, grad, c, n, lr);
+    else DPPROF__MODEL_FLAT("dpprof_sgd_gpu", dpprof__k_model_sgd<false>, n, param, grad, c, n, lr);
 }
 
 extern "C" void dpprof_scale_gpu(float *y, const float *x, size_t n, double alpha) {

@@ -528,7 +528,7 @@ static void test_model_optim(size_t n) {
     d_v = (float *)model_up(v, n * 4);
     d_g = (float *)model_up(gr, n * 4);
     dpprof_adam_ref(p, m, v, gr, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3);
-    dpprof_adam_gpu(d_p, d_m, d_v, d_g, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3);
+    dpprof_adam_gpu(d_p, d_m, d_v, d_g, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, NULL);
     g1 = model_down(d_p, n);
     g2 = model_down(d_m, n);
     g3 = model_down(d_v, n);
@@ -541,7 +541,7 @@ static void test_model_optim(size_t n) {
     free(g2);
     free(g3);
     dpprof_sgd_ref(p, gr, n, 0.05);
-    dpprof_sgd_gpu(d_p, d_g, n, 0.05);
+    dpprof_sgd_gpu(d_p, d_g, n, 0.05, NULL);
     g1 = model_down(d_p, n);
     e1 = model_err(g1, p, n, 1e-6);
     CHECK(model_ok() && e1 < 1e-6, "model sgd n=%zu: err %.3g < 1e-6 (%s)", n, e1, model_same(g1, p, n) ? "bitwise" : "not bitwise");
@@ -554,6 +554,45 @@ static void test_model_optim(size_t n) {
     free(m);
     free(v);
     free(gr);
+}
+
+/* the optimizers with the bf16 working copy written in the same pass (what the bf16 engine runs): the weights
+   and moments bit for bit those of the call without it, the copy bit for bit dpprof_bf16_pack_ref of the new
+   weights (what dpprof_cast_bf16_gpu would write after it), and nothing past n written */
+static void test_model_optim_copy(size_t n) {
+    float *h[4], *d[2][3], *d_g;
+    dpprof_bf16 *d_c, *got = (dpprof_bf16 *)malloc((n + 1) * sizeof(dpprof_bf16)), *want = (dpprof_bf16 *)malloc(n * sizeof(dpprof_bf16));
+    int k, j, ok[2] = {1, 1};
+    h[0] = model_rand(n, 1.0f), h[1] = model_rand(n, 0.1f), h[2] = model_rand(n, 0.01f), h[3] = model_rand(n, 1.0f);
+    for (size_t i = 0; i < n; i++) h[2][i] *= h[2][i];
+    d_g = (float *)model_up(h[3], n * 4);
+    for (k = 0; k < 2; k++) { /* adam, then sgd */
+        float *a[2][3];
+        for (j = 0; j < 3; j++) d[0][j] = (float *)model_up(h[j], n * 4), d[1][j] = (float *)model_up(h[j], n * 4);
+        d_c = (dpprof_bf16 *)model_up(h[3], (n + 1) * sizeof(dpprof_bf16)); /* garbage, and one element past n */
+        if (k == 0) {
+            dpprof_adam_gpu(d[0][0], d[0][1], d[0][2], d_g, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, NULL);
+            dpprof_adam_gpu(d[1][0], d[1][1], d[1][2], d_g, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, d_c);
+        } else {
+            dpprof_sgd_gpu(d[0][0], d_g, n, 0.05, NULL);
+            dpprof_sgd_gpu(d[1][0], d_g, n, 0.05, d_c);
+        }
+        dpprof_cuda_copy(got, d_c, (n + 1) * sizeof(dpprof_bf16), DPPROF_COPY_D2H);
+        for (j = 0; j < 2; j++)
+            for (int t = 0; t < 3; t++) a[j][t] = model_down(d[j][t], n);
+        dpprof_bf16_pack_ref(want, a[1][0], n);
+        ok[k] = model_ok() && model_same(a[0][0], a[1][0], n) && model_same(a[0][1], a[1][1], n) && model_same(a[0][2], a[1][2], n) &&
+                !memcmp(got, want, n * sizeof(dpprof_bf16)) && !memcmp(got + n, (const dpprof_bf16 *)h[3] + n, sizeof(dpprof_bf16));
+        for (j = 0; j < 2; j++)
+            for (int t = 0; t < 3; t++) free(a[j][t]), dpprof_cuda_release(d[j][t]);
+        dpprof_cuda_release(d_c);
+    }
+    CHECK(ok[0], "model adam n=%zu with the bf16 copy: weights and moments bitwise those without it, the copy bitwise pack_ref of the new weights", n);
+    CHECK(ok[1], "model sgd n=%zu with the bf16 copy: weights bitwise those without it, the copy bitwise pack_ref of the new weights", n);
+    dpprof_cuda_release(d_g);
+    for (j = 0; j < 4; j++) free(h[j]);
+    free(got);
+    free(want);
 }
 
 /* empty sizes queue nothing and write nothing; matmul with IC = 0 writes zeros (empty dot products) */
@@ -584,8 +623,8 @@ static void test_model_zero_sizes(void) {
     dpprof_crossentropy_bwd_gpu(d, d2, dt, d2, 1, 0, 4);
     dpprof_last_token_fwd_gpu(d, d2, 0, 2, 4);
     dpprof_last_token_bwd_gpu(d, d2, 2, 2, 0);
-    dpprof_adam_gpu(d, d, d, d2, 0, 1e-3, 0.9, 0.999, 1e-8, 0.0, 1);
-    dpprof_sgd_gpu(d, d2, 0, 0.1);
+    dpprof_adam_gpu(d, d, d, d2, 0, 1e-3, 0.9, 0.999, 1e-8, 0.0, 1, (dpprof_bf16 *)d);
+    dpprof_sgd_gpu(d, d2, 0, 0.1, (dpprof_bf16 *)d);
     g = model_down(d, 8);
     ok = model_ok() && model_same(g, h, 8);
     free(g);
@@ -1041,5 +1080,6 @@ static void test_model(void) {
     test_model_crossentropy_shape(3, 5, 53, 3.0f, 0.0f);
     test_model_crossentropy_shape(2, 3, 1000, 8.0f, 1000.0f); /* 512 threads per row, large logits */
     test_model_optim(1000);
+    test_model_optim_copy(1001);
     test_model_bf16();
 }
