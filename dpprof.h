@@ -324,6 +324,9 @@ typedef struct dpprof_config {
                                     flavours' (never off the gpu); 1 -> every such layer, unmeasured; -1 -> never */
     int fused_clipgrad;          /* cuda, bf16: the clipped weight gradients (book-keeping) on the fused tensor-core kernel
                                     (dpprof_cuda_set_fused_clipgrad) instead of one cuBLAS GEMM per sample; 0 or 1 */
+    int fused_noise;             /* dp: the noise, the division by the batch and the optimizer step in one pass over the
+                                    gradients (dpprof_noise_adam_gpu on cuda), the same bits; no noise phase then: the
+                                    optimizer_step phase holds it; 0 or 1 */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
     int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
@@ -557,6 +560,13 @@ DPPROF_API void dpprof_last_token_bwd_gpu(float *dinp, const float *dout, int B,
 DPPROF_API void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
                                 dpprof_bf16 *copy);
 DPPROF_API void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy);
+/* the noise and the optimizer step in one pass over the gradient (dpprof_config.fused_noise): exactly
+   dpprof_noise_scale_gpu(grad, n, stddev, seed, stream, offset, scale) then dpprof_adam_gpu or dpprof_sgd_gpu
+   on the result, bit for bit, except that grad is only read (the privatised gradient is never stored) */
+DPPROF_API void dpprof_noise_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
+                                      dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale);
+DPPROF_API void dpprof_noise_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream,
+                                     uint64_t offset, double scale);
 DPPROF_API void dpprof_scale_gpu(float *y, const float *x, size_t n, double alpha);
 DPPROF_API void dpprof_linear_psgrad_gpu(float *psg, const float *dy, const float *x, int n, int T, int IC, int OC);
 DPPROF_API void dpprof_psgrad_sqnorm_gpu(double *norm2, const float *psg, int n, size_t P);
@@ -2280,6 +2290,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.auto_materialise < -1 || c.auto_materialise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_materialise = %d must be -1, 0 or 1", c.auto_materialise);
     if (c.auto_ghost < -1 || c.auto_ghost > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_ghost = %d must be -1, 0 or 1", c.auto_ghost);
     if (c.fused_clipgrad < 0 || c.fused_clipgrad > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_clipgrad = %d must be 0 or 1", c.fused_clipgrad);
+    if (c.fused_noise < 0 || c.fused_noise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_noise = %d must be 0 or 1", c.fused_noise);
     if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
     /* DP-SGD options */
     if (c.sigma != c.sigma || c.sigma < 0) return dpprof__fail(DPPROF_ERR_INVALID, "sigma = %g must be >= 0", c.sigma);
@@ -3586,54 +3597,82 @@ DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const i
 }
 
 /* the update of every trainable weight; bf16: the optimizer's kernel also writes the weight's working copy
-   (charged 1 flop and 2 bytes per element more), so no cast_bf16 op reads the new weight back */
-static void dpprof__optimizer(dpprof_session *s) {
+   (charged 1 flop and 2 bytes per element more), so no cast_bf16 op reads the new weight back.
+   noise_step >= 0 (fused_noise): each tensor's noise and division by the batch (dpprof__noise's, the same
+   stream offsets) in the same pass, never stored: the op noise_adam (noise_sgd), charged the noise's flops
+   and none of its bytes; the cpu backend runs the two references in turn (the same bits) */
+static void dpprof__noise_cpu(dpprof_session *s, dpprof_real *g, int64_t n, int step, uint64_t off);
+static dpprof_cost dpprof__noise_cost(const dpprof_tensor *g);
+static void dpprof__optimizer(dpprof_session *s, int noise_step) {
     int i;
-    const int E = DPPROF__R; /* weights, gradients and moments are fp32 whatever the activations */
+    const int E = DPPROF__R, adam = s->cfg.optimizer == DPPROF_OPT_ADAM; /* weights, gradients and moments are fp32 whatever the activations */
+    const double inv_b = 1.0 / s->cfg.batch;
+    uint64_t off = 0;
     s->adam_t++;
     for (i = 0; i < s->n_params; i++) {
         dpprof_param *p = &s->params[i];
         const size_t n = (size_t)p->w.n;
         dpprof_bf16 *copy = p->wl.n ? (dpprof_bf16 *)p->wl.data : NULL; /* cuda and dry only: cpu refuses bf16 */
-        dpprof_cost c = s->cfg.optimizer == DPPROF_OPT_ADAM ? dpprof_adam_cost(n, E) : dpprof_sgd_cost(n, E);
+        const uint64_t o = off;
+        dpprof_cost c = adam ? dpprof_adam_cost(n, E) : dpprof_sgd_cost(n, E);
         if (!p->trainable) continue;
+        off += (uint64_t)p->g.n;
+        (void)copy, (void)o; /* without cuda */
         if (p->wl.n) c.flops += (double)n, c.bytes += 2.0 * (double)n; /* dry has no data, the same cost */
-        if (s->cfg.optimizer == DPPROF_OPT_ADAM)
+        if (noise_step >= 0) {
+            c.flops += dpprof__noise_cost(&p->g).flops;
+            if (adam)
+                DPPROF__OPX(s, "noise_adam", c,
+                            (dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, noise_step, o),
+                             dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->adam_t)),
+                            dpprof_noise_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay,
+                                                  s->adam_t, copy, s->noise_std, s->cfg.seed, (uint64_t)noise_step, o, inv_b));
+            else
+                DPPROF__OPX(s, "noise_sgd", c, (dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, noise_step, o), dpprof_sgd_ref(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr)),
+                            dpprof_noise_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy, s->noise_std, s->cfg.seed, (uint64_t)noise_step, o, inv_b));
+        } else if (adam)
             DPPROF__OPX(s, "adam", c, dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->adam_t),
                         dpprof_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->adam_t, copy));
         else
             DPPROF__OPX(s, "sgd", c, dpprof_sgd_ref(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr), dpprof_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy));
     }
+    (void)inv_b;
     dpprof__zero_grads(s);
 }
 
-/* noise sigma*C on the clipped sum, from the counter-based generator at (seed, stream = step,
-   element = offset over the trainable tensors in table order), then the division by the expected
-   batch size: the update direction (sum_i c_i g_i + N(0, sigma^2 C^2 I)) / B */
+/* one trainable tensor's part of dpprof__noise on the cpu backend: g (n) from element `off` of the stream */
+static void dpprof__noise_cpu(dpprof_session *s, dpprof_real *g, int64_t n, int step, uint64_t off) {
+    const double inv_b = 1.0 / s->cfg.batch;
+    int64_t e;
+    if (s->noise_std > 0) {
+#ifdef DPPROF_REF_DOUBLE
+        for (e = 0; e < n; e++) g[e] += s->noise_std * dpprof_normal(s->cfg.seed, (uint64_t)step, off + (uint64_t)e);
+#else
+        dpprof_add_noise_ref(g, (size_t)n, s->noise_std, s->cfg.seed, (uint64_t)step, off);
+#endif
+    }
+    for (e = 0; e < n; e++) g[e] = (dpprof_real)(g[e] * inv_b);
+}
+
+/* the noise's analytic cost on a gradient: philox + box-muller per element, roughly; the gradient read and written */
+static dpprof_cost dpprof__noise_cost(const dpprof_tensor *g) {
+    dpprof_cost c;
+    c.flops = 30.0 * (double)g->n;
+    c.bytes = 2.0 * (double)g->n * g->elem_size;
+    return c;
+}
+
 static void dpprof__noise(dpprof_session *s, int step) {
     uint64_t off = 0;
     int i;
-    const double inv_b = 1.0 / s->cfg.batch;
     for (i = 0; i < s->n_params; i++) {
         dpprof_param *p = &s->params[i];
         dpprof_cost c;
         if (!p->trainable) continue;
-        c.flops = 30.0 * (double)p->g.n; /* philox + box-muller per element, roughly */
-        c.bytes = 2.0 * (double)p->g.n * p->g.elem_size;
+        c = dpprof__noise_cost(&p->g);
         dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
-        DPPROF__GPU(s, dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->noise_std, s->cfg.seed, (uint64_t)step, off, inv_b));
-        if (s->backend == DPPROF_BACKEND_CPU) {
-            dpprof_real *g = DPPROF__F(p->g);
-            int64_t e;
-            if (s->noise_std > 0) {
-#ifdef DPPROF_REF_DOUBLE
-                for (e = 0; e < p->g.n; e++) g[e] += s->noise_std * dpprof_normal(s->cfg.seed, (uint64_t)step, off + (uint64_t)e);
-#else
-                dpprof_add_noise_ref(g, (size_t)p->g.n, s->noise_std, s->cfg.seed, (uint64_t)step, off);
-#endif
-            }
-            for (e = 0; e < p->g.n; e++) g[e] = (dpprof_real)(g[e] * inv_b);
-        }
+        DPPROF__GPU(s, dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->noise_std, s->cfg.seed, (uint64_t)step, off, 1.0 / s->cfg.batch));
+        if (s->backend == DPPROF_BACKEND_CPU) dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, step, off);
         off += (uint64_t)p->g.n;
     }
 }
@@ -3773,12 +3812,12 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         }
     }
     if (rc == DPPROF_OK) rc = dpprof__check_grads(s, step);
-    if (rc == DPPROF_OK && s->dp) {
+    if (rc == DPPROF_OK && s->dp && !s->cfg.fused_noise) {
         rc = dpprof__phase(s, DPPROF_PHASE_NOISE, step);
         if (rc == DPPROF_OK) dpprof__noise(s, step);
     }
     if (rc == DPPROF_OK) rc = dpprof__phase(s, DPPROF_PHASE_OPTIMIZER_STEP, step);
-    if (rc == DPPROF_OK) dpprof__optimizer(s);
+    if (rc == DPPROF_OK) dpprof__optimizer(s, s->dp && s->cfg.fused_noise ? step : -1);
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) rc = dpprof__gpu_times(s, first_phase, ev_start, tp0, &gpu_ms);
     if (s->counting) {
         int rc2 = dpprof__counters_end(s, first_phase);
@@ -4446,8 +4485,9 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, h->norm_eps);
     fputs(", \"init_std\": ", f);
     dpprof__jnum(f, c->init_std);
-    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s}",
-            (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit, c->fused_clipgrad ? "true" : "false");
+    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"fused_noise\": %s}",
+            (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit, c->fused_clipgrad ? "true" : "false",
+            c->fused_noise ? "true" : "false");
 
     fputs(",\n  \"status\": ", f);
     dpprof__jstr(f, status ? status : "ok");

@@ -536,27 +536,6 @@ __global__ void dpprof__k_model_init_normal(float *out, size_t n, double stddev,
     }
 }
 
-// g[e] = (float)((double)acc * scale), acc = g[e] + (float)(stddev * z_{offset+e}) (dpprof__noise_accum)
-// when stddev > 0, else g[e]: the engine's dpprof_add_noise_ref then division by the batch. one thread
-// per philox block q covering indices [4q, 4q+4) of the stream, clipped to [offset, offset+n)
-__global__ void dpprof__k_model_noise_scale(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale) {
-    uint64_t q0 = offset >> 2, nq = ((offset + (uint64_t)n - 1) >> 2) - q0 + 1;
-    int noise = stddev > 0;
-    DPPROF__MODEL_GS(j, nq) {
-        uint64_t q = q0 + (uint64_t)j;
-        double z[4] = {0.0, 0.0, 0.0, 0.0};
-        if (noise) dpprof_normal4(seed, stream, q, z);
-        for (int l = 0; l < 4; l++) {
-            uint64_t idx = 4 * q + (uint64_t)l;
-            if (idx < offset || idx - offset >= (uint64_t)n) continue;
-            size_t e = (size_t)(idx - offset);
-            float acc = g[e];
-            if (noise) acc = dpprof__noise_accum(acc, stddev, z[l]);
-            g[e] = (float)DPPROF__MUL((double)acc, scale);
-        }
-    }
-}
-
 extern "C" void dpprof_fill_gpu(float *out, size_t n, float value) {
     if (!n) return;
     DPPROF__MODEL_FLAT("dpprof_fill_gpu", dpprof__k_model_fill, n, out, n, value);
@@ -567,11 +546,6 @@ extern "C" void dpprof_init_normal_gpu(float *out, size_t n, double stddev, uint
     DPPROF__MODEL_FLAT("dpprof_init_normal_gpu", dpprof__k_model_init_normal, (n + 3) / 4, out, n, stddev, seed, stream);
 }
 
-extern "C" void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale) {
-    if (!n) return;
-    uint64_t nq = ((offset + (uint64_t)n - 1) >> 2) - (offset >> 2) + 1;
-    DPPROF__MODEL_FLAT("dpprof_noise_scale_gpu", dpprof__k_model_noise_scale, nq, g, n, stddev, seed, stream, offset, scale);
-}
 
 // ---- non-finite flag: an int in the last DPPROF__FLAG_BYTES of the scratch -----------------------
 static int *dpprof__model_flag(const char *what) {
@@ -1274,31 +1248,59 @@ extern "C" void dpprof_crossentropy_bwd_gpu(float *dlogits, const float *logits,
 
 // ---- optimizers and scaling: the reference's double arithmetic, unfused (DPPROF__MUL etc. are
 // __dmul_rn and friends on the device), so the results are the cpu's bits --------------------------
-// adamw (decoupled decay on the pre-update p); bc1, bc2, 1-b1, 1-b2 come from the host as the reference's.
-// COPY: the new weight's bf16 working copy written in the same pass (dpprof_cast_bf16_gpu's rounding of the
-// stored float), so that no kernel reads the fp32 weight back to cast it
-template <bool COPY>
-__global__ void dpprof__k_model_adam(float *param, float *m, float *v, const float *grad, dpprof__bf16 *copy, size_t n, double lr, double b1, double b2, double omb1, double omb2, double eps, double wd, double bc1, double bc2) {
-    DPPROF__MODEL_GS(i, n) {
-        double g = grad[i], p = param[i];
-        double mi = DPPROF__ADD(DPPROF__MUL(b1, (double)m[i]), DPPROF__MUL(omb1, g));
-        double vi = DPPROF__ADD(DPPROF__MUL(b2, (double)v[i]), DPPROF__MUL(DPPROF__MUL(omb2, g), g));
-        double mhat = DPPROF__DIV(mi, bc1), vhat = DPPROF__DIV(vi, bc2);
-        p = DPPROF__SUB(p, DPPROF__MUL(lr, DPPROF__ADD(DPPROF__DIV(mhat, DPPROF__ADD(DPPROF__SQRT(vhat), eps)), DPPROF__MUL(wd, p))));
+// an optimizer's constants: adamw (decoupled decay on the pre-update p; bc1, bc2, 1-b1, 1-b2 from the
+// host as the reference's) or sgd (adam 0: lr only)
+struct dpprof__opt_k {
+    int adam;
+    double lr, b1, b2, omb1, omb2, eps, wd, bc1, bc2;
+};
+
+// one element's update from its gradient g, the reference's double arithmetic: param[i] (and m[i], v[i]);
+// copy, unless null, gets the new weight's bf16 working copy in the same pass (dpprof_cast_bf16_gpu's
+// rounding of the stored float), so that no kernel reads the fp32 weight back to cast it
+__device__ __forceinline__ void dpprof__opt_elem(const dpprof__opt_k &k, float *param, float *m, float *v, dpprof__bf16 *copy, size_t i, double g) {
+    double p = param[i];
+    if (k.adam) {
+        double mi = DPPROF__ADD(DPPROF__MUL(k.b1, (double)m[i]), DPPROF__MUL(k.omb1, g));
+        double vi = DPPROF__ADD(DPPROF__MUL(k.b2, (double)v[i]), DPPROF__MUL(DPPROF__MUL(k.omb2, g), g));
+        double mhat = DPPROF__DIV(mi, k.bc1), vhat = DPPROF__DIV(vi, k.bc2);
+        p = DPPROF__SUB(p, DPPROF__MUL(k.lr, DPPROF__ADD(DPPROF__DIV(mhat, DPPROF__ADD(DPPROF__SQRT(vhat), k.eps)), DPPROF__MUL(k.wd, p))));
         m[i] = (float)mi;
         v[i] = (float)vi;
-        param[i] = (float)p;
-        if (COPY) dpprof__st(&copy[i], (float)p);
-    }
+    } else p = DPPROF__SUB(p, DPPROF__MUL(k.lr, g));
+    param[i] = (float)p;
+    if (copy) dpprof__st(&copy[i], (float)p);
 }
 
-// param -= lr * grad in double; COPY as adam's
-template <bool COPY>
-__global__ void dpprof__k_model_sgd(float *param, const float *grad, dpprof__bf16 *copy, size_t n, double lr) {
-    DPPROF__MODEL_GS(i, n) {
-        const float p = (float)DPPROF__SUB((double)param[i], DPPROF__MUL(lr, (double)grad[i]));
-        param[i] = p;
-        if (COPY) dpprof__st(&copy[i], p);
+// the update of n weights from their gradients
+__global__ void dpprof__k_model_opt(dpprof__opt_k k, float *param, float *m, float *v, const float *grad, dpprof__bf16 *copy, size_t n) {
+    DPPROF__MODEL_GS(i, n) dpprof__opt_elem(k, param, m, v, copy, i, (double)grad[i]);
+}
+
+// the privatised gradient: (float)((double)acc * scale), acc = g[e] + (float)(stddev * z_{offset+e})
+// (dpprof__noise_accum) when stddev > 0, else g[e]: the engine's dpprof_add_noise_ref then the division by
+// the batch. UPDATE false: written to out (g itself in the engine); true: not stored, the optimizer step k taken with it at once
+// (the noise and the step in one pass over the gradient). one thread per philox block q covering indices
+// [4q, 4q+4) of the stream, clipped to [offset, offset+n)
+template <bool UPDATE>
+__global__ void dpprof__k_model_noise_scale(float *out, const float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale, dpprof__opt_k k,
+                                            float *param, float *m, float *v, dpprof__bf16 *copy) {
+    uint64_t q0 = offset >> 2, nq = ((offset + (uint64_t)n - 1) >> 2) - q0 + 1;
+    int noise = stddev > 0;
+    DPPROF__MODEL_GS(j, nq) {
+        uint64_t q = q0 + (uint64_t)j;
+        double z[4] = {0.0, 0.0, 0.0, 0.0};
+        if (noise) dpprof_normal4(seed, stream, q, z);
+        for (int l = 0; l < 4; l++) {
+            uint64_t idx = 4 * q + (uint64_t)l;
+            if (idx < offset || idx - offset >= (uint64_t)n) continue;
+            size_t e = (size_t)(idx - offset);
+            float acc = g[e];
+            if (noise) acc = dpprof__noise_accum(acc, stddev, z[l]);
+            const float ge = (float)DPPROF__MUL((double)acc, scale);
+            if (UPDATE) dpprof__opt_elem(k, param, m, v, copy, e, (double)ge);
+            else out[e] = ge;
+        }
     }
 }
 
@@ -1325,20 +1327,46 @@ static void dpprof__model_scale(float *y, const float *x, size_t n, double alpha
                        dpprof__act<A>(x), n, alpha);
 }
 
+static dpprof__opt_k dpprof__adam_k(double lr, double b1, double b2, double eps, double wd, int t) {
+    return dpprof__opt_k{1, lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, 1.0 - pow(b1, (double)t), 1.0 - pow(b2, (double)t)};
+}
+static dpprof__opt_k dpprof__sgd_k(double lr) { return dpprof__opt_k{0, lr, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0}; }
+
+// the philox blocks the stream's elements [offset, offset + n) touch (n >= 1)
+static uint64_t dpprof__noise_blocks(size_t n, uint64_t offset) { return ((offset + (uint64_t)n - 1) >> 2) - (offset >> 2) + 1; }
+
+static void dpprof__noise_opt(const char *what, const float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale,
+                              const dpprof__opt_k &k, float *param, float *m, float *v, dpprof_bf16 *copy) {
+    if (!n) return;
+    DPPROF__MODEL_FLAT(what, dpprof__k_model_noise_scale<true>, dpprof__noise_blocks(n, offset), (float *)nullptr, g, n, stddev, seed, stream, offset, scale, k, param, m, v,
+                       reinterpret_cast<dpprof__bf16 *>(copy));
+}
+
+extern "C" void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale) {
+    if (!n) return;
+    DPPROF__MODEL_FLAT("dpprof_noise_scale_gpu", dpprof__k_model_noise_scale<false>, dpprof__noise_blocks(n, offset), g, (const float *)g, n, stddev, seed, stream, offset, scale,
+                       dpprof__sgd_k(0.0), (float *)nullptr, (float *)nullptr, (float *)nullptr, (dpprof__bf16 *)nullptr);
+}
+
 extern "C" void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
                                 dpprof_bf16 *copy) {
     if (!n) return;
-    double bc1 = 1.0 - pow(b1, (double)t), bc2 = 1.0 - pow(b2, (double)t);
-    dpprof__bf16 *c = reinterpret_cast<dpprof__bf16 *>(copy);
-    if (c) DPPROF__MODEL_FLAT("dpprof_adam_gpu", dpprof__k_model_adam<true>, n, param, m, v, grad, c, n, lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, bc1, bc2);
-    else DPPROF__MODEL_FLAT("dpprof_adam_gpu", dpprof__k_model_adam<false>, n, param, m, v, grad, c, n, lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, bc1, bc2);
+    DPPROF__MODEL_FLAT("dpprof_adam_gpu", dpprof__k_model_opt, n, dpprof__adam_k(lr, b1, b2, eps, wd, t), param, m, v, grad, reinterpret_cast<dpprof__bf16 *>(copy), n);
 }
 
 extern "C" void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy) {
     if (!n) return;
-    dpprof__bf16 *c = reinterpret_cast<dpprof__bf16 *>(copy);
-    if (c) DPPROF__MODEL_FLAT("dpprof_sgd_gpu", dpprof__k_model_sgd<true>, n, param, grad, c, n, lr);
-    else DPPROF__MODEL_FLAT("dpprof_sgd_gpu", dpprof__k_model_sgd<false>, n, param, grad, c, n, lr);
+    DPPROF__MODEL_FLAT("dpprof_sgd_gpu", dpprof__k_model_opt, n, dpprof__sgd_k(lr), param, (float *)nullptr, (float *)nullptr, grad, reinterpret_cast<dpprof__bf16 *>(copy), n);
+}
+
+extern "C" void dpprof_noise_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
+                                      dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale) {
+    dpprof__noise_opt("dpprof_noise_adam_gpu", grad, n, stddev, seed, stream, offset, scale, dpprof__adam_k(lr, b1, b2, eps, wd, t), param, m, v, copy);
+}
+
+extern "C" void dpprof_noise_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream,
+                                     uint64_t offset, double scale) {
+    dpprof__noise_opt("dpprof_noise_sgd_gpu", grad, n, stddev, seed, stream, offset, scale, dpprof__sgd_k(lr), param, nullptr, nullptr, copy);
 }
 
 extern "C" void dpprof_scale_gpu(float *y, const float *x, size_t n, double alpha) {

@@ -95,10 +95,13 @@ static void help_run(void) {
            "  --fused-clipgrad       cuda, bf16: the clipped weight gradients (book-keeping) on one fused tensor-core\n"
            "                         kernel, not one cuBLAS GEMM per sample, where a physical batch has 2 samples or\n"
            "                         more (not yet the default: not yet measured on a GPU)\n"
+           "  --fused-noise          the noise, the division by the batch and the optimizer step in one pass over\n"
+           "                         the gradients (the same bits); the noise phase is then part of optimizer_step\n"
+           "                         (not yet the default: not yet measured on a GPU)\n"
            "  --dataset-size N       examples in the dataset: the sample rate B/N for the accountant\n"
            "  --poisson              Poisson sampling with rate B/N (variable batch sizes)\n"
-           "  --delta D              delta of the reported epsilon (default 1e-5)\n"
-           "LoRA (base model frozen; adapters and head train):\n"
+           "  --delta D              delta of the reported epsilon (default 1e-5)\n");
+    printf("LoRA (base model frozen; adapters and head train):\n"
            "  --lora-rank r --lora-alpha a (default r) --lora-targets q,k,v,o,gate,up,down (default q,v)\n"
            "  --target-epsilon E     choose sigma so that the run spends E at delta (needs --dataset-size)\n"
            "output:\n"
@@ -216,6 +219,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         if (!strcmp(a, "--dram")) { c->dram = 1; continue; }
         if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
         if (!strcmp(a, "--fused-clipgrad")) { c->fused_clipgrad = 1; continue; }
+        if (!strcmp(a, "--fused-noise")) { c->fused_noise = 1; continue; }
         if (strncmp(a, "--", 2) != 0) return usage_error("run: unexpected argument '%s'%s", a, "");
         if (!v) return usage_error("run: %s needs a value%s", a, "");
         i++;

@@ -556,42 +556,59 @@ static void test_model_optim(size_t n) {
     free(gr);
 }
 
-/* the optimizers with the bf16 working copy written in the same pass (what the bf16 engine runs): the weights
-   and moments bit for bit those of the call without it, the copy bit for bit dpprof_bf16_pack_ref of the new
-   weights (what dpprof_cast_bf16_gpu would write after it), and nothing past n written */
-static void test_model_optim_copy(size_t n) {
-    float *h[4], *d[2][3], *d_g;
-    dpprof_bf16 *d_c, *got = (dpprof_bf16 *)malloc((n + 1) * sizeof(dpprof_bf16)), *want = (dpprof_bf16 *)malloc(n * sizeof(dpprof_bf16));
-    int k, j, ok[2] = {1, 1};
+/* the optimizers' fused passes (what the engine runs): with the bf16 working copy written in the same pass,
+   the weights and moments are bit for bit those without it and the copy is bit for bit dpprof_bf16_pack_ref of
+   the new weights (what dpprof_cast_bf16_gpu would write after it), nothing past n written; with the noise
+   in the same pass too (dpprof_noise_adam_gpu, --fused-noise), the same bits as dpprof_noise_scale_gpu then
+   the optimizer, at an offset inside a philox block, and the gradient left as it was */
+static void test_model_optim_fused(size_t n) {
+    float *h[4], *g[2];
+    dpprof_bf16 *want = (dpprof_bf16 *)malloc(n * sizeof(dpprof_bf16));
+    int k, j, ok[2][2] = {{1, 1}, {1, 1}};
+    const double sd = 0.7, inv_b = 0.125;
+    const uint64_t seed = 99, step = 4, off = 5;
     h[0] = model_rand(n, 1.0f), h[1] = model_rand(n, 0.1f), h[2] = model_rand(n, 0.01f), h[3] = model_rand(n, 1.0f);
     for (size_t i = 0; i < n; i++) h[2][i] *= h[2][i];
-    d_g = (float *)model_up(h[3], n * 4);
-    for (k = 0; k < 2; k++) { /* adam, then sgd */
-        float *a[2][3];
-        for (j = 0; j < 3; j++) d[0][j] = (float *)model_up(h[j], n * 4), d[1][j] = (float *)model_up(h[j], n * 4);
-        d_c = (dpprof_bf16 *)model_up(h[3], (n + 1) * sizeof(dpprof_bf16)); /* garbage, and one element past n */
-        if (k == 0) {
-            dpprof_adam_gpu(d[0][0], d[0][1], d[0][2], d_g, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, NULL);
-            dpprof_adam_gpu(d[1][0], d[1][1], d[1][2], d_g, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, d_c);
-        } else {
-            dpprof_sgd_gpu(d[0][0], d_g, n, 0.05, NULL);
-            dpprof_sgd_gpu(d[1][0], d_g, n, 0.05, d_c);
+    for (k = 0; k < 2; k++) {       /* adam, sgd */
+        for (j = 0; j < 2; j++) { /* the copy alone, then the noise as well */
+            float *d[2][3], *a[2][3], *gb;
+            dpprof_bf16 *d_c[2], *c[2];
+            int u, t;
+            g[0] = (float *)model_up(h[3], n * 4), g[1] = (float *)model_up(h[3], n * 4);
+            for (u = 0; u < 2; u++) {
+                for (t = 0; t < 3; t++) d[u][t] = (float *)model_up(h[t], n * 4);
+                d_c[u] = (dpprof_bf16 *)model_up(h[3], (n + 1) * sizeof(dpprof_bf16)); /* garbage, and one element past n */
+            }
+            /* set 0: the unfused ops (no copy; the noise on its own); set 1: the fused pass */
+            if (j) dpprof_noise_scale_gpu(g[0], n, sd, seed, step, off, inv_b);
+            if (k == 0) dpprof_adam_gpu(d[0][0], d[0][1], d[0][2], g[0], n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, j ? d_c[0] : NULL);
+            else dpprof_sgd_gpu(d[0][0], g[0], n, 0.05, j ? d_c[0] : NULL);
+            if (k == 0 && j) dpprof_noise_adam_gpu(d[1][0], d[1][1], d[1][2], g[1], n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, d_c[1], sd, seed, step, off, inv_b);
+            else if (k == 0) dpprof_adam_gpu(d[1][0], d[1][1], d[1][2], g[1], n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, d_c[1]);
+            else if (j) dpprof_noise_sgd_gpu(d[1][0], g[1], n, 0.05, d_c[1], sd, seed, step, off, inv_b);
+            else dpprof_sgd_gpu(d[1][0], g[1], n, 0.05, d_c[1]);
+            for (u = 0; u < 2; u++) {
+                c[u] = (dpprof_bf16 *)malloc((n + 1) * sizeof(dpprof_bf16));
+                dpprof_cuda_copy(c[u], d_c[u], (n + 1) * sizeof(dpprof_bf16), DPPROF_COPY_D2H);
+                for (t = 0; t < 3; t++) a[u][t] = model_down(d[u][t], n);
+            }
+            gb = model_down(g[1], n);
+            dpprof_bf16_pack_ref(want, a[1][0], n);
+            ok[k][j] = model_ok() && model_same(a[0][0], a[1][0], n) && model_same(a[0][1], a[1][1], n) && model_same(a[0][2], a[1][2], n) &&
+                       !memcmp(c[1], want, n * sizeof(dpprof_bf16)) && !memcmp(c[1] + n, (const dpprof_bf16 *)h[3] + n, sizeof(dpprof_bf16)) &&
+                       (!j || !memcmp(c[0], c[1], n * sizeof(dpprof_bf16))) && model_same(gb, h[3], n);
+            for (u = 0; u < 2; u++) {
+                for (t = 0; t < 3; t++) free(a[u][t]), dpprof_cuda_release(d[u][t]);
+                dpprof_cuda_release(d_c[u]), dpprof_cuda_release(g[u]), free(c[u]);
+            }
+            free(gb);
         }
-        dpprof_cuda_copy(got, d_c, (n + 1) * sizeof(dpprof_bf16), DPPROF_COPY_D2H);
-        for (j = 0; j < 2; j++)
-            for (int t = 0; t < 3; t++) a[j][t] = model_down(d[j][t], n);
-        dpprof_bf16_pack_ref(want, a[1][0], n);
-        ok[k] = model_ok() && model_same(a[0][0], a[1][0], n) && model_same(a[0][1], a[1][1], n) && model_same(a[0][2], a[1][2], n) &&
-                !memcmp(got, want, n * sizeof(dpprof_bf16)) && !memcmp(got + n, (const dpprof_bf16 *)h[3] + n, sizeof(dpprof_bf16));
-        for (j = 0; j < 2; j++)
-            for (int t = 0; t < 3; t++) free(a[j][t]), dpprof_cuda_release(d[j][t]);
-        dpprof_cuda_release(d_c);
     }
-    CHECK(ok[0], "model adam n=%zu with the bf16 copy: weights and moments bitwise those without it, the copy bitwise pack_ref of the new weights", n);
-    CHECK(ok[1], "model sgd n=%zu with the bf16 copy: weights bitwise those without it, the copy bitwise pack_ref of the new weights", n);
-    dpprof_cuda_release(d_g);
+    CHECK(ok[0][0], "model adam n=%zu with the bf16 copy: weights and moments bitwise those without it, the copy bitwise pack_ref of the new weights", n);
+    CHECK(ok[1][0], "model sgd n=%zu with the bf16 copy: weights bitwise those without it, the copy bitwise pack_ref of the new weights", n);
+    CHECK(ok[0][1], "model noise_adam n=%zu offset=%llu stddev=%g: bitwise noise_scale then adam (weights, moments, copy), the gradient unchanged", n, (unsigned long long)off, sd);
+    CHECK(ok[1][1], "model noise_sgd n=%zu offset=%llu stddev=%g: bitwise noise_scale then sgd (weights, copy), the gradient unchanged", n, (unsigned long long)off, sd);
     for (j = 0; j < 4; j++) free(h[j]);
-    free(got);
     free(want);
 }
 
@@ -625,6 +642,8 @@ static void test_model_zero_sizes(void) {
     dpprof_last_token_bwd_gpu(d, d2, 2, 2, 0);
     dpprof_adam_gpu(d, d, d, d2, 0, 1e-3, 0.9, 0.999, 1e-8, 0.0, 1, (dpprof_bf16 *)d);
     dpprof_sgd_gpu(d, d2, 0, 0.1, (dpprof_bf16 *)d);
+    dpprof_noise_adam_gpu(d, d, d, d2, 0, 1e-3, 0.9, 0.999, 1e-8, 0.0, 1, (dpprof_bf16 *)d, 1.0, 1, 2, 3, 0.5);
+    dpprof_noise_sgd_gpu(d, d2, 0, 0.1, (dpprof_bf16 *)d, 1.0, 1, 2, 3, 0.5);
     g = model_down(d, 8);
     ok = model_ok() && model_same(g, h, 8);
     free(g);
@@ -1080,6 +1099,6 @@ static void test_model(void) {
     test_model_crossentropy_shape(3, 5, 53, 3.0f, 0.0f);
     test_model_crossentropy_shape(2, 3, 1000, 8.0f, 1000.0f); /* 512 threads per row, large logits */
     test_model_optim(1000);
-    test_model_optim_copy(1001);
+    test_model_optim_fused(1001);
     test_model_bf16();
 }

@@ -136,7 +136,7 @@ missing=""
 for opt in --preset --vocab --hidden --layers --heads --kv-heads --ffn --seq --task --classes --algo --batch \
            --physical-batch --steps --warmup --lr --optimizer --sigma --max-grad-norm --clipping --poisson \
            --dataset-size --delta --lora-rank --lora-alpha --lora-targets --dtype --backend --seed --out \
-           --trace --dump --data --memory-limit; do
+           --trace --dump --data --memory-limit --fused-clipgrad --fused-noise; do
     grep -qF -- "$opt" <<<"$help" || missing="$missing $opt"
 done
 check "run --help exits 0 and names every option${missing:+ (missing:$missing)}" test "$rc" -eq 0 -a -z "$missing"
@@ -200,6 +200,17 @@ check "dp run (ghost_bk) exits 0" test $rc -eq 0
 check "dp run: privacy block with a finite epsilon" grep -q '"privacy": {"mechanism": "subsampled gaussian", "accountant": "rdp", "epsilon": [0-9]' "$tmp/dp.json"
 check "dp run: layers name their method and the clipped sum" grep -q '"method": "gram T x T materialised", "clipped_sum": "book-keeping"' "$tmp/dp.json"
 check "dp dump: per-sample norms" grep -q '"per_sample_norm": \[[0-9]' "$tmp/dpdump/step.json"
+# --fused-noise: the noise and the optimizer step in one pass, the same bits (the cpu runs the two references per
+# tensor in turn), and no noise phase; adam and sgd
+for opt in adam sgd; do
+    for f in "" --fused-noise; do
+        "$bin" run --preset tiny --seq 16 --batch 4 --steps 3 --algo ghost_bk --sigma 1.0 --optimizer $opt --backend cpu --quiet $f --out "$tmp/fn$opt$f.json"
+    done
+    check "--fused-noise ($opt, cpu): the losses of every step bitwise those without it, no noise phase, the config says so" \
+        bash -c "[ \"\$(grep -o '\"losses\": \[[^]]*\]' '$tmp/fn$opt.json')\" = \"\$(grep -o '\"losses\": \[[^]]*\]' '$tmp/fn$opt--fused-noise.json')\" ] &&
+                 grep -q '\"noise\": {\"count\"' '$tmp/fn$opt.json' && ! grep -q '\"noise\": {\"count\"' '$tmp/fn$opt--fused-noise.json' &&
+                 grep -q '\"fused_noise\": true' '$tmp/fn$opt--fused-noise.json' && grep -q '\"fused_noise\": false' '$tmp/fn$opt.json'"
+done
 check "dp dump: clip factors, none above 1" bash -c "grep -o '\"clip_factor\": \[[^]]*\]' '$tmp/dpdump/step.json' | tr -d '[]\"a-z_:' | tr ',' '\n' | awk 'NF && (\$1 > 1 || \$1 <= 0) {bad = 1} END {exit bad}'"
 out=$("$bin" epsilon --sigma 1.1 --sample-rate 0.004 --steps 14063 --delta 1e-5); rc=$?
 check "epsilon command prints epsilon and the best order" bash -c "[ $rc -eq 0 ] && grep -q '^epsilon [0-9.]*$' <<<'$out' && grep -q '^best_order ' <<<'$out'"

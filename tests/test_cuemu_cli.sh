@@ -94,6 +94,17 @@ check "without it throughput.ops is null" grep -q '"ops": null' "$tmp/noops.json
 rc=$?
 check "--op-times without warm-up is exit 2 naming the reason (got $rc)" bash -c "[ $rc -eq 2 ] && grep -q -- '--op-times times every op in the warm-up steps' '$tmp/opsw.err' && [ ! -e '$tmp/opsw.json' ]"
 check "the bench macros have the norm kernels' share of the dram peak (--op-times)" grep -q 'dpdef{bench}{bf16-a-flash_bk}{norm_dram_pct}' "$tmp/bench/bench-macros.tex"
+# --fused-noise on cuda: the noise and the optimizer step in one kernel per tensor (dpprof_noise_adam_gpu), the same
+# bits as the noise kernel then adam's, in fp32 and bf16 (where it also writes the working copies); no noise phase
+for d in fp32 bf16; do
+    for f in "" --fused-noise; do
+        "$bin" run $small --backend cuda --dtype $d --algo flash_bk --sigma 1 --warmup 1 --op-times $f --out "$tmp/fn$d$f.json"
+    done
+    check "--fused-noise ($d, cuda): losses bitwise those without it, noise_adam ops and no noise phase, fewer launches ($(launches "$tmp/fn$d--fused-noise.json") against $(launches "$tmp/fn$d.json"))" \
+        bash -c "[ '$(losses "$tmp/fn$d.json")' = '$(losses "$tmp/fn$d--fused-noise.json")' ] && [ -n '$(losses "$tmp/fn$d.json")' ] &&
+                 grep -Eq '\"noise_adam\": \{\"count\": [0-9]+' '$tmp/fn$d--fused-noise.json' && ! grep -q '\"noise\": {\"count\"' '$tmp/fn$d--fused-noise.json' &&
+                 grep -q '\"noise\": {\"count\"' '$tmp/fn$d.json' && [ $(launches "$tmp/fn$d--fused-noise.json" | cut -d. -f1) -lt $(launches "$tmp/fn$d.json" | cut -d. -f1) ]"
+done
 # --dtype bf16 on cuda: bf16 activations, the weight copies refreshed by the optimizer, the dry backend's memory
 "$bin" run $small --backend cuda --dtype bf16 --algo auto --sigma 1 --op-times --out "$tmp/bf16.json" --dump "$tmp/bf16dump" 2>"$tmp/bf16.err"
 check "a bf16 cuda run (auto, --op-times, --dump) exits 0: $(head -c 200 "$tmp/bf16.err")" test -s "$tmp/bf16.json"
