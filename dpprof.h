@@ -3596,13 +3596,51 @@ DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const i
     return dpprof__given(s, tokens, targets, n, losses, 1, 0.0);
 }
 
+/* one trainable tensor's part of dpprof__noise on the cpu backend: g (n) from element `off` of the stream */
+static void dpprof__noise_cpu(dpprof_session *s, dpprof_real *g, int64_t n, int step, uint64_t off) {
+    const double inv_b = 1.0 / s->cfg.batch;
+    int64_t e;
+    if (s->noise_std > 0) {
+#ifdef DPPROF_REF_DOUBLE
+        for (e = 0; e < n; e++) g[e] += s->noise_std * dpprof_normal(s->cfg.seed, (uint64_t)step, off + (uint64_t)e);
+#else
+        dpprof_add_noise_ref(g, (size_t)n, s->noise_std, s->cfg.seed, (uint64_t)step, off);
+#endif
+    }
+    for (e = 0; e < n; e++) g[e] = (dpprof_real)(g[e] * inv_b);
+}
+
+/* the noise's analytic cost on a gradient: philox + box-muller per element, roughly; the gradient read and written */
+static dpprof_cost dpprof__noise_cost(const dpprof_tensor *g) {
+    dpprof_cost c;
+    c.flops = 30.0 * (double)g->n;
+    c.bytes = 2.0 * (double)g->n * g->elem_size;
+    return c;
+}
+
+/* noise sigma*C on the clipped sum, from the counter-based generator at (seed, stream = step,
+   element = offset over the trainable tensors in table order), then the division by the expected
+   batch size: the update direction (sum_i c_i g_i + N(0, sigma^2 C^2 I)) / B */
+static void dpprof__noise(dpprof_session *s, int step) {
+    uint64_t off = 0;
+    int i;
+    for (i = 0; i < s->n_params; i++) {
+        dpprof_param *p = &s->params[i];
+        dpprof_cost c;
+        if (!p->trainable) continue;
+        c = dpprof__noise_cost(&p->g);
+        dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
+        DPPROF__GPU(s, dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->noise_std, s->cfg.seed, (uint64_t)step, off, 1.0 / s->cfg.batch));
+        if (s->backend == DPPROF_BACKEND_CPU) dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, step, off);
+        off += (uint64_t)p->g.n;
+    }
+}
+
 /* the update of every trainable weight; bf16: the optimizer's kernel also writes the weight's working copy
    (charged 1 flop and 2 bytes per element more), so no cast_bf16 op reads the new weight back.
    noise_step >= 0 (fused_noise): each tensor's noise and division by the batch (dpprof__noise's, the same
    stream offsets) in the same pass, never stored: the op noise_adam (noise_sgd), charged the noise's flops
    and none of its bytes; the cpu backend runs the two references in turn (the same bits) */
-static void dpprof__noise_cpu(dpprof_session *s, dpprof_real *g, int64_t n, int step, uint64_t off);
-static dpprof_cost dpprof__noise_cost(const dpprof_tensor *g);
 static void dpprof__optimizer(dpprof_session *s, int noise_step) {
     int i;
     const int E = DPPROF__R, adam = s->cfg.optimizer == DPPROF_OPT_ADAM; /* weights, gradients and moments are fp32 whatever the activations */
@@ -3638,43 +3676,6 @@ static void dpprof__optimizer(dpprof_session *s, int noise_step) {
     }
     (void)inv_b;
     dpprof__zero_grads(s);
-}
-
-/* one trainable tensor's part of dpprof__noise on the cpu backend: g (n) from element `off` of the stream */
-static void dpprof__noise_cpu(dpprof_session *s, dpprof_real *g, int64_t n, int step, uint64_t off) {
-    const double inv_b = 1.0 / s->cfg.batch;
-    int64_t e;
-    if (s->noise_std > 0) {
-#ifdef DPPROF_REF_DOUBLE
-        for (e = 0; e < n; e++) g[e] += s->noise_std * dpprof_normal(s->cfg.seed, (uint64_t)step, off + (uint64_t)e);
-#else
-        dpprof_add_noise_ref(g, (size_t)n, s->noise_std, s->cfg.seed, (uint64_t)step, off);
-#endif
-    }
-    for (e = 0; e < n; e++) g[e] = (dpprof_real)(g[e] * inv_b);
-}
-
-/* the noise's analytic cost on a gradient: philox + box-muller per element, roughly; the gradient read and written */
-static dpprof_cost dpprof__noise_cost(const dpprof_tensor *g) {
-    dpprof_cost c;
-    c.flops = 30.0 * (double)g->n;
-    c.bytes = 2.0 * (double)g->n * g->elem_size;
-    return c;
-}
-
-static void dpprof__noise(dpprof_session *s, int step) {
-    uint64_t off = 0;
-    int i;
-    for (i = 0; i < s->n_params; i++) {
-        dpprof_param *p = &s->params[i];
-        dpprof_cost c;
-        if (!p->trainable) continue;
-        c = dpprof__noise_cost(&p->g);
-        dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
-        DPPROF__GPU(s, dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->noise_std, s->cfg.seed, (uint64_t)step, off, 1.0 / s->cfg.batch));
-        if (s->backend == DPPROF_BACKEND_CPU) dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, step, off);
-        off += (uint64_t)p->g.n;
-    }
 }
 
 /* the sample ids of logical step `step`: a fixed batch, or poisson sampling (each of the dataset's
