@@ -751,7 +751,7 @@ extern "C" void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const i
 }
 
 // ---- rmsnorm: one warp per row, sums in double (per-lane strided partials, then a xor butterfly) ----
-// a lane takes the columns lane, lane + 32, ... of its row, DPPROF__RMS_U of them per batch: the batch's
+// (the row kernels: for rows the 16-byte vector kernels further down do not take.) a lane takes the columns lane, lane + 32, ... of its row, DPPROF__RMS_U of them per batch: the batch's
 // loads are all issued before any is used, so a warp keeps U requests per array in flight instead of
 // one (the row loops were latency-bound: 7% of DRAM bandwidth in the backward on an H100, ncu). the
 // per-lane order of the sums is the column order, as one column at a time
@@ -761,6 +761,82 @@ extern "C" void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const i
 #else
 #define DPPROF__UNROLL _Pragma("unroll")
 #endif
+
+// ---- vectors of activations: V consecutive elements in one global access ------------------------
+// V = 16 / sizeof(A) (8 bf16 or 4 floats: one 16-byte access), 2 or 1, by what the pointers' alignment
+// allows (dpprof__vw). a pack is V elements as they lie in memory; it moves through a word of its size
+// (uint4 for 16 bytes), so a warp's accesses are whole sectors
+template <int BYTES> struct dpprof__word;
+template <> struct dpprof__word<2> { typedef unsigned short T; };
+template <> struct dpprof__word<4> { typedef unsigned T; };
+template <> struct dpprof__word<8> { typedef unsigned long long T; };
+#ifdef DPPROF_CUEMU
+struct alignas(16) dpprof__w128 { unsigned long long a, b; };
+template <> struct dpprof__word<16> { typedef dpprof__w128 T; };
+#else
+template <> struct dpprof__word<16> { typedef uint4 T; };
+#endif
+template <typename A, int V>
+struct alignas(V * sizeof(A)) dpprof__pack { A e[V]; };
+
+// v = elements i .. i + V - 1 of p widened to float, 0 at and past n; one access when all are below n
+// (p + i then V * sizeof(A)-aligned), else one by one
+template <typename A, int V>
+__device__ __forceinline__ void dpprof__ldn(float (&v)[V], const A *p, size_t i, size_t n) {
+    if (i + V <= n) {
+        dpprof__pack<A, V> w;
+#ifdef DPPROF_CUEMU
+        dpprof__k_misaligned(p + i, (unsigned)sizeof w);
+        std::memcpy(&w, p + i, sizeof w);
+#else
+        typedef typename dpprof__word<V * sizeof(A)>::T W;
+        *reinterpret_cast<W *>(&w) = *reinterpret_cast<const W *>(p + i);
+#endif
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) v[l] = dpprof__ld(w.e[l]);
+    } else {
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) v[l] = i + l < n ? dpprof__ld(p[i + l]) : 0.0f;
+    }
+}
+// elements i .. i + V - 1 (those below n) of p = v, rounded to the storage type; one access as dpprof__ldn
+template <typename A, int V>
+__device__ __forceinline__ void dpprof__stn(A *p, size_t i, size_t n, const float (&v)[V]) {
+    if (i + V <= n) {
+        dpprof__pack<A, V> w;
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) dpprof__st(&w.e[l], v[l]);
+#ifdef DPPROF_CUEMU
+        dpprof__k_misaligned(p + i, (unsigned)sizeof w);
+        std::memcpy(p + i, &w, sizeof w);
+#else
+        typedef typename dpprof__word<V * sizeof(A)>::T W;
+        *reinterpret_cast<W *>(p + i) = *reinterpret_cast<const W *>(&w);
+#endif
+    } else {
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++)
+            if (i + l < n) dpprof__st(&p[i + l], v[l]);
+    }
+}
+
+// the widest vector these activation pointers (null ones ignored) allow: 16 / sizeof(A) elements
+// when all are 16-byte aligned, 2 when all are 2 sizeof(A)-aligned, else 1
+template <typename A, typename... P>
+static int dpprof__vw(const P *...p) {
+    const uintptr_t u = (0 | ... | (uintptr_t)p);
+    return !(u & 15u) ? 16 / (int)sizeof(A) : !(u & (2 * sizeof(A) - 1)) ? 2 : 1;
+}
+
+// kernel<A, V> over n elements, a thread per V of them, V = vw (a dpprof__vw value)
+#define DPPROF__MODEL_VEC(what, kernel, A, vw, n, ...)                                                                   \
+    do {                                                                                                                 \
+        constexpr int VE_ = 16 / (int)sizeof(A);                                                                         \
+        if ((vw) == VE_) DPPROF__MODEL_FLAT(what, (kernel<A, VE_>), ((n) + VE_ - 1) / VE_, __VA_ARGS__);                 \
+        else if ((vw) == 2) DPPROF__MODEL_FLAT(what, (kernel<A, 2>), ((n) + 1) / 2, __VA_ARGS__);                        \
+        else DPPROF__MODEL_FLAT(what, (kernel<A, 1>), (n), __VA_ARGS__);                                                 \
+    } while (0)
+
 
 // out (N,C) = inp * rstd * weight, rstd (N) = 1/sqrt(mean(inp^2) + eps). blocks of 8 warps, rows
 // grid-strided; reads inp twice (the second from cache for C up to a few thousand), writes out once
@@ -855,19 +931,159 @@ __global__ void dpprof__k_model_rms_dw_part(double *part, const A *dout, const A
     part[(size_t)blockIdx.y * cn + c] = acc;
 }
 
-// dweight stage 2: dweight[c0 + c] += sum over y = 0..R-1 in order of part[y, c]. one thread per column
+// dweight stage 2: dweight[c0 + c] += sum over y = 0..R-1 of part[y, c]: a block of 256 threads takes 32
+// columns, warp w sums rows w, w + 8, ... in order (a warp reads 32 consecutive doubles of a row), then
+// the 8 warp sums are added in warp order. grid ceil(cn / 32)
 __global__ void dpprof__k_model_rms_dw_final(float *dweight, const double *part, int c0, int cn, int R) {
-    DPPROF__MODEL_GS(c, cn) {
-        double acc = 0.0;
-        for (int y = 0; y < R; y++) acc += part[(size_t)y * cn + c];
-        dweight[c0 + c] = (float)(dweight[c0 + c] + acc);
+    __shared__ double s[8][32];
+    const int cx = threadIdx.x & 31, ry = threadIdx.x >> 5, c = blockIdx.x * 32 + cx;
+    double acc = 0.0;
+    if (c < cn)
+        for (int y = ry; y < R; y += 8) acc += part[(size_t)y * cn + c];
+    s[ry][cx] = acc;
+    __syncthreads();
+    if (ry == 0 && c < cn) {
+        double t = 0.0;
+        for (int i = 0; i < 8; i++) t += s[i][cx];
+        dweight[c0 + c] = (float)(dweight[c0 + c] + t);
     }
 }
 
+// ---- rmsnorm on 16-byte vectors: a block takes one row at a time, a thread one vector of it -----------
+// thread i takes the V = 16 / sizeof(A) columns from c = V i (NT threads, NT V >= C; the launcher takes
+// these kernels where C % V == 0, every row is 16-byte aligned and C <= 512 V): the row stays in registers
+// from its sum to its use, so every input is read from DRAM once. NT is 128, 256 or 512, the fewest
+// that cover the row (512: at most 128 registers a thread). the row sum: per-thread partials in double, a
+// xor butterfly per warp, then every thread adds the NT / 32 warp sums in warp order
+#define DPPROF__RMS_NTMAX 512
+// the sum over the block of every thread's v, the same bits in every thread. slot: two rows' warp sums
+// in shared memory, used in turn (it: the block's row count so far), so one barrier a row suffices: a
+// warp writes slot it & 1 again only after the next row's barrier, which every reader of it has passed
+template <int NT>
+__device__ __forceinline__ double dpprof__rms_block_sum(double v, double (*slot)[NT / 32], int it) {
+    double *s = slot[it & 1];
+    v = dpprof__k_model_warp_sum(v);
+    if ((threadIdx.x & 31) == 0) s[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = 0.0;
+    for (int i = 0; i < NT / 32; i++) v += s[i];
+    return v;
+}
+
+// this thread's weights (0 past C), once a block
+template <int V>
+__device__ __forceinline__ void dpprof__rms_w(float (&wv)[V], const float *weight, int C) {
+    const int c = V * (int)threadIdx.x;
+    DPPROF__UNROLL
+    for (int l = 0; l < V; l++) wv[l] = c < C ? weight[c + l] : 0.0f;
+}
+
+// this thread's vector of a row (0 past C)
+template <typename A, int V>
+__device__ __forceinline__ void dpprof__rms_ld(float (&v)[V], const A *row, int C) {
+    const int c = V * (int)threadIdx.x;
+    if (c < C) {
+        dpprof__ldn<A, V>(v, row, (size_t)c, (size_t)C);
+    } else {
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) v[l] = 0.0f;
+    }
+}
+
+// the forward of dpprof__k_model_rms_fwd on vectors: rows grid-strided; reads inp once, writes out once
+template <typename A, int NT>
+__global__ void __launch_bounds__(NT) dpprof__k_model_rms_fwd_v(A *out, float *rstd, const A *inp, const float *weight, int N, int C, float eps) {
+    constexpr int V = 16 / (int)sizeof(A);
+    __shared__ double slot[2][NT / 32];
+    const int c = V * (int)threadIdx.x;
+    float wv[V];
+    int it = 0;
+    dpprof__rms_w<V>(wv, weight, C);
+    for (long long row = blockIdx.x; row < N; row += gridDim.x, it++) {
+        float xv[V], yv[V];
+        double ss = 0.0, r;
+        dpprof__rms_ld<A, V>(xv, inp + (size_t)row * C, C);
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) ss += (double)xv[l] * xv[l];
+        ss = dpprof__rms_block_sum<NT>(ss, slot, it);
+        r = 1.0 / sqrt(ss / C + (double)eps);
+        if (threadIdx.x == 0) rstd[row] = (float)r;
+        if (c >= C) continue;
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) yv[l] = (float)(xv[l] * r * wv[l]);
+        dpprof__stn<A, V>(out + (size_t)row * C, (size_t)c, (size_t)C, yv);
+    }
+}
+
+// the backward on vectors, dinp and the dweight partials in one pass: block y takes rows [y rpb, (y + 1)
+// rpb) in order; dinp += r g w - x r^3/C sum_c g w x as dpprof__k_model_rms_bwd_dx, and (part not null)
+// part[y, c] = sum over its rows of g x r in double, as dpprof__k_model_rms_dw_part. reads dout, inp and
+// dinp once, writes dinp once
+template <typename A, int NT>
+__global__ void __launch_bounds__(NT) dpprof__k_model_rms_bwd_v(A *dinp, double *part, const A *dout, const A *inp, const float *weight, const float *rstd, int N, int C, int rpb) {
+    constexpr int V = 16 / (int)sizeof(A);
+    __shared__ double slot[2][NT / 32];
+    const long long r0 = (long long)blockIdx.x * rpb, r1 = r0 + rpb < N ? r0 + rpb : N;
+    const int c = V * (int)threadIdx.x;
+    float wv[V];
+    double dw[V];
+    int it = 0;
+    dpprof__rms_w<V>(wv, weight, C);
+    DPPROF__UNROLL
+    for (int l = 0; l < V; l++) dw[l] = 0.0;
+    for (long long row = r0; row < r1; row++, it++) {
+        const size_t o = (size_t)row * C;
+        float gv[V], xv[V], dv[V];
+        double dot = 0.0, k;
+        const double r = rstd[row];
+        dpprof__rms_ld<A, V>(gv, dout + o, C);
+        dpprof__rms_ld<A, V>(xv, inp + o, C);
+        dpprof__rms_ld<A, V>(dv, dinp + o, C);
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) dot += (double)gv[l] * wv[l] * xv[l];
+        dot = dpprof__rms_block_sum<NT>(dot, slot, it);
+        k = r * r * r * dot / C;
+        if (c >= C) continue;
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) {
+            dv[l] = (float)(dv[l] + (r * gv[l] * wv[l] - k * xv[l]));
+            dw[l] += (double)gv[l] * xv[l] * r;
+        }
+        dpprof__stn<A, V>(dinp + o, (size_t)c, (size_t)C, dv);
+    }
+    if (!part || c >= C) return;
+    DPPROF__UNROLL
+    for (int l = 0; l < V; l++) part[(size_t)blockIdx.x * C + c + l] = dw[l];
+}
+
+// the block size of the vector kernels for rows of C elements at these pointers (128, 256 or 512), or 0
+// where they do not apply: C % V != 0, a row not 16-byte aligned, C > 512 V
+template <typename A, typename... P>
+static int dpprof__rms_nt(int C, const P *...p) {
+    constexpr int V = 16 / (int)sizeof(A);
+    int nt = 128;
+    if (C % V != 0 || dpprof__vw<A>(p...) != V) return 0;
+    while (nt < DPPROF__RMS_NTMAX && C > nt * V) nt *= 2;
+    return C <= nt * V ? nt : 0;
+}
+
+// kernel<A, nt> for nt = 128, 256 or 512
+#define DPPROF__RMS_LAUNCH(what, kernel, A, nt, grid, ...)                                                \
+    do {                                                                                                  \
+        if ((nt) == 128) dpprof__launch(what, (kernel<A, 128>), grid, dim3(128), 0, __VA_ARGS__);        \
+        else if ((nt) == 256) dpprof__launch(what, (kernel<A, 256>), grid, dim3(256), 0, __VA_ARGS__);   \
+        else dpprof__launch(what, (kernel<A, DPPROF__RMS_NTMAX>), grid, dim3(DPPROF__RMS_NTMAX), 0, __VA_ARGS__); \
+    } while (0)
+
 template <typename A>
 static void dpprof__model_rms_fwd(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps) {
-    dpprof__launch("dpprof_rmsnorm_fwd_gpu", dpprof__k_model_rms_fwd<A>, dim3(dpprof__blocks((size_t)N, 8)), dim3(256), 0, dpprof__act<A>(out), rstd,
-                   dpprof__act<A>(inp), weight, N, C, eps);
+    const char *what = "dpprof_rmsnorm_fwd_gpu";
+    const int nt = dpprof__rms_nt<A>(C, out, inp);
+    if (nt) { // four rows a block: the weights are read once for them
+        DPPROF__RMS_LAUNCH(what, dpprof__k_model_rms_fwd_v, A, nt, dim3(dpprof__blocks((size_t)N, 4)), dpprof__act<A>(out), rstd, dpprof__act<A>(inp), weight, N, C, eps);
+        return;
+    }
+    dpprof__launch(what, dpprof__k_model_rms_fwd<A>, dim3(dpprof__blocks((size_t)N, 8)), dim3(256), 0, dpprof__act<A>(out), rstd, dpprof__act<A>(inp), weight, N, C, eps);
 }
 
 extern "C" void dpprof_rmsnorm_fwd_gpu(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps) {
@@ -876,11 +1092,32 @@ extern "C" void dpprof_rmsnorm_fwd_gpu(float *out, float *rstd, const float *inp
     DPPROF__BY_STORAGE(dpprof__model_rms_fwd, out, rstd, inp, weight, N, C, eps);
 }
 
+// the row blocks of the fused backward: at least 16 rows a block, at most 512 blocks, as many partial rows
+// of C doubles as the scratch holds; 0 when it holds none. it depends only on (N, C, scratch size), so the
+// sums are the same bits every run
+static int dpprof__rms_rpb(int N, int C) {
+    const size_t rmax = dpprof__model_avail() / ((size_t)C * sizeof(double));
+    const long long R = (long long)(rmax < 512 ? rmax : 512);
+    long long rpb;
+    if (R < 1) return 0;
+    rpb = ((long long)N + R - 1) / R;
+    return (int)(rpb < 16 ? 16 : rpb);
+}
+
 template <typename A>
 static void dpprof__model_rms_bwd(float *dinp_, float *dweight, const float *dout_, const float *inp_, const float *weight, const float *rstd, int N, int C) {
     const char *what = "dpprof_rmsnorm_bwd_gpu";
     A *dinp = dpprof__act<A>(dinp_);
     const A *dout = dpprof__act<A>(dout_), *inp = dpprof__act<A>(inp_);
+    const int nt = dpprof__rms_nt<A>(C, dinp, dout, inp), rpb = nt ? (dweight ? dpprof__rms_rpb(N, C) : 16) : 0;
+    if (rpb) { // one pass: dinp, and each row block's dweight partial in the scratch
+        const int R = (int)(((long long)N + rpb - 1) / rpb);
+        double *part = dweight ? (double *)dpprof__scratch((size_t)R * C * sizeof(double), what) : nullptr;
+        if (dweight && !part) return;
+        DPPROF__RMS_LAUNCH(what, dpprof__k_model_rms_bwd_v, A, nt, dim3((unsigned)R), dinp, part, dout, inp, weight, rstd, N, C, rpb);
+        if (dweight) dpprof__launch(what, dpprof__k_model_rms_dw_final, dim3((unsigned)((C + 31) / 32)), dim3(256), 0, dweight, (const double *)part, 0, C, R);
+        return;
+    }
     dpprof__launch(what, dpprof__k_model_rms_bwd_dx<A>, dim3(dpprof__blocks((size_t)N, 8)), dim3(256), 0, dinp, dout, inp, weight, rstd, N, C);
     if (!dweight) return;
     // row chunks of at least 64 rows, at most 1024 chunks, as many as the scratch holds for cn columns;
@@ -899,7 +1136,7 @@ static void dpprof__model_rms_bwd(float *dinp_, float *dweight, const float *dou
         double *part = (double *)dpprof__scratch((size_t)R * cn * sizeof(double), what);
         if (!part) return;
         dpprof__launch(what, dpprof__k_model_rms_dw_part<A>, dim3((unsigned)((cn + 127) / 128), (unsigned)R), dim3(128), 0, part, dout, inp, rstd, N, C, c0, cn, rpc);
-        DPPROF__MODEL_FLAT(what, dpprof__k_model_rms_dw_final, cn, dweight, (const double *)part, c0, cn, (int)R);
+        dpprof__launch(what, dpprof__k_model_rms_dw_final, dim3((unsigned)((cn + 31) / 32)), dim3(256), 0, dweight, (const double *)part, c0, cn, (int)R);
     }
 }
 
@@ -910,12 +1147,14 @@ extern "C" void dpprof_rmsnorm_bwd_gpu(float *dinp, float *dweight, const float 
 
 // ---- rope: in place, the reference's angles in double ----------------------------------------------
 // pair (x[i], x[i + HS/2]) of every head of row (b, t) rotated by sign * t * theta^(-2i/HS).
-// grid (t, b) grid-strided; the block computes the position's cos/sin table (HS/2 entries) in shared
-// memory once and sweeps the NH heads of row (b, t) (contiguous); reads and writes x once
-template <typename A>
+// grid over t (grid-strided): the block computes the position's cos/sin table (HS/2 entries) in shared
+// memory once and sweeps the B x NH head rows at t; a thread takes V consecutive pairs (V divides HS/2),
+// each half as one vector access where V > 1. reads and writes x once
+template <typename A, int V>
 __global__ void dpprof__k_model_rope(A *x, int B, int T, int NH, int HS, double theta, double sign) {
     __shared__ double cs[DPPROF_MAX_HEAD_SIZE / 2], sn[DPPROF_MAX_HEAD_SIZE / 2];
-    int half = HS / 2;
+    const int half = HS / 2, nv = half / V;
+    const long long items = (long long)B * NH * nv;
     for (int t = blockIdx.x; t < T; t += gridDim.x) {
         __syncthreads(); // the previous position's table is no longer read
         for (int i = threadIdx.x; i < half; i += blockDim.x) {
@@ -924,25 +1163,41 @@ __global__ void dpprof__k_model_rope(A *x, int B, int T, int NH, int HS, double 
             sn[i] = sign * sin(a);
         }
         __syncthreads();
-        for (int b = blockIdx.y; b < B; b += gridDim.y) {
-            A *row = x + ((size_t)b * T + t) * NH * HS;
-            for (int j = threadIdx.x; j < NH * half; j += blockDim.x) {
-                int h = j / half, i = j - h * half;
-                A *p = row + (size_t)h * HS;
-                double x1 = dpprof__ld(p[i]), x2 = dpprof__ld(p[i + half]);
-                dpprof__st(&p[i], (float)(x1 * cs[i] - x2 * sn[i]));
-                dpprof__st(&p[i + half], (float)(x2 * cs[i] + x1 * sn[i]));
+        for (long long j = threadIdx.x; j < items; j += blockDim.x) {
+            const long long bh = j / nv;
+            const int i = V * (int)(j - bh * nv), b = (int)(bh / NH), h = (int)(bh - (long long)b * NH);
+            A *p = x + (((size_t)b * T + t) * NH + h) * HS;
+            float x1[V], x2[V], y1[V], y2[V];
+            dpprof__ldn<A, V>(x1, p, (size_t)i, (size_t)half);
+            dpprof__ldn<A, V>(x2, p + half, (size_t)i, (size_t)half);
+            DPPROF__UNROLL
+            for (int l = 0; l < V; l++) {
+                const double u1 = x1[l], u2 = x2[l];
+                y1[l] = (float)(u1 * cs[i + l] - u2 * sn[i + l]);
+                y2[l] = (float)(u2 * cs[i + l] + u1 * sn[i + l]);
             }
+            dpprof__stn<A, V>(p, (size_t)i, (size_t)half, y1);
+            dpprof__stn<A, V>(p + half, (size_t)i, (size_t)half, y2);
         }
     }
+}
+
+template <typename A>
+static void dpprof__model_rope_as(const char *what, float *x_, int B, int T, int NH, int HS, double theta, double sign) {
+    constexpr int VE = 16 / (int)sizeof(A);
+    A *x = dpprof__act<A>(x_);
+    const int half = HS / 2, vw = dpprof__vw<A>(x), v = half % VE == 0 && vw == VE ? VE : half % 2 == 0 && vw >= 2 ? 2 : 1;
+    const dim3 grid((unsigned)(T < 65535 * 8 ? T : 65535 * 8));
+    if (v == VE) dpprof__launch(what, dpprof__k_model_rope<A, VE>, grid, dim3(128), 0, x, B, T, NH, HS, theta, sign);
+    else if (v == 2) dpprof__launch(what, dpprof__k_model_rope<A, 2>, grid, dim3(128), 0, x, B, T, NH, HS, theta, sign);
+    else dpprof__launch(what, dpprof__k_model_rope<A, 1>, grid, dim3(128), 0, x, B, T, NH, HS, theta, sign);
 }
 
 static void dpprof__model_rope(const char *what, float *x, int B, int T, int NH, int HS, double theta, double sign) {
     if (B <= 0 || T <= 0 || NH <= 0) return;
     if (HS % 2 != 0 || HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE) return; // the reference does nothing either
-    dim3 grid((unsigned)(T < 65535 * 8 ? T : 65535 * 8), (unsigned)(B < 65535 ? B : 65535));
-    if (dpprof__cu.bf16) dpprof__launch(what, dpprof__k_model_rope<dpprof__bf16>, grid, dim3(128), 0, dpprof__act<dpprof__bf16>(x), B, T, NH, HS, theta, sign);
-    else dpprof__launch(what, dpprof__k_model_rope<float>, grid, dim3(128), 0, x, B, T, NH, HS, theta, sign);
+    if (dpprof__cu.bf16) dpprof__model_rope_as<dpprof__bf16>(what, x, B, T, NH, HS, theta, sign);
+    else dpprof__model_rope_as<float>(what, x, B, T, NH, HS, theta, sign);
 }
 
 extern "C" void dpprof_rope_fwd_gpu(float *x, int B, int T, int NH, int HS, double theta) {
@@ -954,65 +1209,19 @@ extern "C" void dpprof_rope_bwd_gpu(float *dx, int B, int T, int NH, int HS, dou
 }
 
 // ---- elementwise: swiglu (in double as the reference), add, last token ------------------------------
-// V elements per thread: 1, or 2 for bf16 storage when every pointer is 4-byte aligned (a pair per
-// 32-bit access; element i even, the pair's second element only when i + 1 < n)
-template <typename A>
-__device__ __forceinline__ void dpprof__ld2(float (&v)[2], const A *p, size_t i, size_t n) {
-    v[0] = dpprof__ld(p[i]);
-    v[1] = i + 1 < n ? dpprof__ld(p[i + 1]) : 0.0f;
-}
-__device__ __forceinline__ void dpprof__ld2(float (&v)[2], const dpprof__bf16 *p, size_t i, size_t n) {
-    if (i + 1 < n) {
-#ifdef DPPROF_CUEMU
-        dpprof__k_misaligned(p + i, 4);
-#endif
-        const dpprof__bf16x2 w = *reinterpret_cast<const dpprof__bf16x2 *>(p + i);
-        v[0] = dpprof__bf16_widen(w.lo), v[1] = dpprof__bf16_widen(w.hi);
-    } else {
-        v[0] = dpprof__ld(p[i]), v[1] = 0.0f;
-    }
-}
-template <typename A>
-__device__ __forceinline__ void dpprof__st2(A *p, size_t i, size_t n, const float (&v)[2]) {
-    dpprof__st(&p[i], v[0]);
-    if (i + 1 < n) dpprof__st(&p[i + 1], v[1]);
-}
-__device__ __forceinline__ void dpprof__st2(dpprof__bf16 *p, size_t i, size_t n, const float (&v)[2]) {
-    if (i + 1 < n) {
-#ifdef DPPROF_CUEMU
-        dpprof__k_misaligned(p + i, 4);
-#endif
-        const dpprof__bf16x2 w = {dpprof__bf16_round(v[0]), dpprof__bf16_round(v[1])};
-        *reinterpret_cast<dpprof__bf16x2 *>(p + i) = w;
-    } else {
-        dpprof__st(&p[i], v[0]);
-    }
-}
-
-// pairs for these pointers: bf16 storage and all 4-byte aligned
-template <typename A>
-static bool dpprof__pairs(const void *a, const void *b = nullptr, const void *c = nullptr, const void *d = nullptr, const void *e = nullptr) {
-    if (!std::is_same<A, dpprof__bf16>::value) return false;
-    return !(((uintptr_t)a | (uintptr_t)b | (uintptr_t)c | (uintptr_t)d | (uintptr_t)e) & 3u);
-}
-
-// h = silu(gate) * up. grid-stride; reads 2 and writes 1 element per element
+// h = silu(gate) * up. grid-stride, V elements a thread; reads 2 and writes 1 element per element
 template <typename A, int V>
 __global__ void dpprof__k_model_swiglu_fwd(A *h, const A *gate, const A *up, size_t n) {
     DPPROF__MODEL_GS(j, (n + V - 1) / V) {
-        if (V == 1) {
-            double g = dpprof__ld(gate[j]), s = 1.0 / (1.0 + exp(-g));
-            dpprof__st(&h[j], (float)(g * s * dpprof__ld(up[j])));
-        } else {
-            float gv[2], uv[2], hv[2];
-            dpprof__ld2(gv, gate, V * j, n);
-            dpprof__ld2(uv, up, V * j, n);
-            for (int l = 0; l < 2; l++) {
-                double g = gv[l], s = 1.0 / (1.0 + exp(-g));
-                hv[l] = (float)(g * s * uv[l]);
-            }
-            dpprof__st2(h, V * j, n, hv);
+        float gv[V], uv[V], hv[V];
+        dpprof__ldn<A, V>(gv, gate, V * j, n);
+        dpprof__ldn<A, V>(uv, up, V * j, n);
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) {
+            double g = gv[l], s = 1.0 / (1.0 + exp(-g));
+            hv[l] = (float)(g * s * uv[l]);
         }
+        dpprof__stn<A, V>(h, V * j, n, hv);
     }
 }
 
@@ -1026,20 +1235,14 @@ __device__ __forceinline__ void dpprof__model_swiglu_bwd1(float *dg, float *du, 
 template <typename A, int V>
 __global__ void dpprof__k_model_swiglu_bwd(A *dgate, A *dup, const A *dh, const A *gate, const A *up, size_t n) {
     DPPROF__MODEL_GS(j, (n + V - 1) / V) {
-        if (V == 1) {
-            float dg, du;
-            dpprof__model_swiglu_bwd1(&dg, &du, dpprof__ld(dh[j]), dpprof__ld(gate[j]), dpprof__ld(up[j]));
-            dpprof__st(&dup[j], du);
-            dpprof__st(&dgate[j], dg);
-        } else {
-            float dv[2], gv[2], uv[2], dgv[2], duv[2];
-            dpprof__ld2(dv, dh, V * j, n);
-            dpprof__ld2(gv, gate, V * j, n);
-            dpprof__ld2(uv, up, V * j, n);
-            for (int l = 0; l < 2; l++) dpprof__model_swiglu_bwd1(&dgv[l], &duv[l], dv[l], gv[l], uv[l]);
-            dpprof__st2(dup, V * j, n, duv);
-            dpprof__st2(dgate, V * j, n, dgv);
-        }
+        float dv[V], gv[V], uv[V], dgv[V], duv[V];
+        dpprof__ldn<A, V>(dv, dh, V * j, n);
+        dpprof__ldn<A, V>(gv, gate, V * j, n);
+        dpprof__ldn<A, V>(uv, up, V * j, n);
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) dpprof__model_swiglu_bwd1(&dgv[l], &duv[l], dv[l], gv[l], uv[l]);
+        dpprof__stn<A, V>(dup, V * j, n, duv);
+        dpprof__stn<A, V>(dgate, V * j, n, dgv);
     }
 }
 
@@ -1047,40 +1250,30 @@ __global__ void dpprof__k_model_swiglu_bwd(A *dgate, A *dup, const A *dh, const 
 template <typename A, int V>
 __global__ void dpprof__k_model_add(A *out, const A *a, const A *b, size_t n) {
     DPPROF__MODEL_GS(j, (n + V - 1) / V) {
-        if (V == 1) {
-            dpprof__st(&out[j], dpprof__ld(a[j]) + dpprof__ld(b[j]));
-        } else {
-            float av[2], bv[2], ov[2];
-            dpprof__ld2(av, a, V * j, n);
-            dpprof__ld2(bv, b, V * j, n);
-            ov[0] = av[0] + bv[0], ov[1] = av[1] + bv[1];
-            dpprof__st2(out, V * j, n, ov);
-        }
+        float av[V], bv[V], ov[V];
+        dpprof__ldn<A, V>(av, a, V * j, n);
+        dpprof__ldn<A, V>(bv, b, V * j, n);
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) ov[l] = av[l] + bv[l];
+        dpprof__stn<A, V>(out, V * j, n, ov);
     }
 }
 
 template <typename A>
 static void dpprof__model_swiglu_fwd(float *h, const float *gate, const float *up, size_t n) {
-    const bool p = dpprof__pairs<A>(h, gate, up);
-    const auto k = p ? dpprof__k_model_swiglu_fwd<A, 2> : dpprof__k_model_swiglu_fwd<A, 1>;
-    DPPROF__MODEL_FLAT("dpprof_swiglu_fwd_gpu", k, p ? (n + 1) / 2 : n,
-                       dpprof__act<A>(h), dpprof__act<A>(gate), dpprof__act<A>(up), n);
+    DPPROF__MODEL_VEC("dpprof_swiglu_fwd_gpu", dpprof__k_model_swiglu_fwd, A, dpprof__vw<A>(h, gate, up), n, dpprof__act<A>(h), dpprof__act<A>(gate),
+                      dpprof__act<A>(up), n);
 }
 
 template <typename A>
 static void dpprof__model_swiglu_bwd(float *dgate, float *dup, const float *dh, const float *gate, const float *up, size_t n) {
-    const bool p = dpprof__pairs<A>(dgate, dup, dh, gate, up);
-    const auto k = p ? dpprof__k_model_swiglu_bwd<A, 2> : dpprof__k_model_swiglu_bwd<A, 1>;
-    DPPROF__MODEL_FLAT("dpprof_swiglu_bwd_gpu", k, p ? (n + 1) / 2 : n,
-                       dpprof__act<A>(dgate), dpprof__act<A>(dup), dpprof__act<A>(dh), dpprof__act<A>(gate), dpprof__act<A>(up), n);
+    DPPROF__MODEL_VEC("dpprof_swiglu_bwd_gpu", dpprof__k_model_swiglu_bwd, A, dpprof__vw<A>(dgate, dup, dh, gate, up), n, dpprof__act<A>(dgate),
+                      dpprof__act<A>(dup), dpprof__act<A>(dh), dpprof__act<A>(gate), dpprof__act<A>(up), n);
 }
 
 template <typename A>
 static void dpprof__model_add(float *out, const float *a, const float *b, size_t n) {
-    const bool p = dpprof__pairs<A>(out, a, b);
-    const auto k = p ? dpprof__k_model_add<A, 2> : dpprof__k_model_add<A, 1>;
-    DPPROF__MODEL_FLAT("dpprof_add_gpu", k, p ? (n + 1) / 2 : n, dpprof__act<A>(out),
-                       dpprof__act<A>(a), dpprof__act<A>(b), n);
+    DPPROF__MODEL_VEC("dpprof_add_gpu", dpprof__k_model_add, A, dpprof__vw<A>(out, a, b), n, dpprof__act<A>(out), dpprof__act<A>(a), dpprof__act<A>(b), n);
 }
 
 extern "C" void dpprof_swiglu_fwd_gpu(float *h, const float *gate, const float *up, size_t n) {
@@ -1308,23 +1501,17 @@ __global__ void dpprof__k_model_noise_scale(float *out, const float *g, size_t n
 template <typename A, int V>
 __global__ void dpprof__k_model_scale(A *y, const A *x, size_t n, double alpha) {
     DPPROF__MODEL_GS(j, (n + V - 1) / V) {
-        if (V == 1) {
-            dpprof__st(&y[j], (float)DPPROF__MUL(alpha, (double)dpprof__ld(x[j])));
-        } else {
-            float xv[2], yv[2];
-            dpprof__ld2(xv, x, V * j, n);
-            yv[0] = (float)DPPROF__MUL(alpha, (double)xv[0]), yv[1] = (float)DPPROF__MUL(alpha, (double)xv[1]);
-            dpprof__st2(y, V * j, n, yv);
-        }
+        float xv[V], yv[V];
+        dpprof__ldn<A, V>(xv, x, V * j, n);
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) yv[l] = (float)DPPROF__MUL(alpha, (double)xv[l]);
+        dpprof__stn<A, V>(y, V * j, n, yv);
     }
 }
 
 template <typename A>
 static void dpprof__model_scale(float *y, const float *x, size_t n, double alpha) {
-    const bool p = dpprof__pairs<A>(y, x);
-    const auto k = p ? dpprof__k_model_scale<A, 2> : dpprof__k_model_scale<A, 1>;
-    DPPROF__MODEL_FLAT("dpprof_scale_gpu", k, p ? (n + 1) / 2 : n, dpprof__act<A>(y),
-                       dpprof__act<A>(x), n, alpha);
+    DPPROF__MODEL_VEC("dpprof_scale_gpu", dpprof__k_model_scale, A, dpprof__vw<A>(y, x), n, dpprof__act<A>(y), dpprof__act<A>(x), n, alpha);
 }
 
 static dpprof__opt_k dpprof__adam_k(double lr, double b1, double b2, double eps, double wd, int t) {

@@ -280,8 +280,11 @@ static void test_model_embedding_shape(int N, int C, int V, int distinct) {
 }
 
 /* ---- rmsnorm ---- */
-static void test_model_rmsnorm_shape(int N, int C, float eps) {
+/* vec: the 16-byte vector kernels take it (the backward in one pass and the dweight sum: 2 launches), else
+   the row kernels (the backward's dinp pass, the dweight partials and their sum: 3) */
+static void test_model_rmsnorm_shape(int N, int C, float eps, int vec) {
     size_t nx = (size_t)N * C;
+    long long l0;
     float *inp = model_rand(nx, 2.0f), *w = model_rand((size_t)C, 1.5f), *dout = model_rand(nx, 1.0f), *dinp0 = model_rand(nx, 1.0f), *dw0 = model_rand((size_t)C, 1.0f);
     float *out = (float *)malloc(nx * 4), *rstd = (float *)malloc((size_t)N * 4), *dinp = model_copyh(dinp0, nx), *dw = model_copyh(dw0, (size_t)C);
     float *d_inp = (float *)model_up(inp, nx * 4), *d_w = (float *)model_up(w, (size_t)C * 4), *d_dout = (float *)model_up(dout, nx * 4);
@@ -303,12 +306,15 @@ static void test_model_rmsnorm_shape(int N, int C, float eps) {
     /* the backward from the reference's rstd, so only the backward is measured */
     model_set(d_rstd, rstd, (size_t)N);
     dpprof_rmsnorm_bwd_ref(dinp, dw, dout, inp, w, rstd, N, C);
+    l0 = dpprof_cuda_launch_count();
     dpprof_rmsnorm_bwd_gpu(d_dinp, d_dw, d_dout, d_inp, d_w, d_rstd, N, C);
+    l0 = dpprof_cuda_launch_count() - l0;
     g = model_down(d_dinp, nx);
     g2 = model_down(d_dw, (size_t)C);
     e1 = model_err(g, dinp, nx, 1e-2);
     e2 = model_err(g2, dw, (size_t)C, model_maxabs(dw, (size_t)C));
-    CHECK(model_ok() && e1 < 1e-5 && e2 < 1e-5, "model rmsnorm_bwd N=%d C=%d (+= onto random): dinp err %.3g, dweight err %.3g < 1e-5", N, C, e1, e2);
+    CHECK(model_ok() && e1 < 1e-5 && e2 < 1e-5 && l0 == (vec ? 2 : 3), "model rmsnorm_bwd N=%d C=%d (+= onto random): dinp err %.3g, dweight err %.3g < 1e-5; %lld launches (%s)", N,
+          C, e1, e2, l0, vec ? "the vector kernel and the sum: 2" : "the row kernels: 3");
 
     /* again from the same start: the same bits; dweight NULL leaves dinp's bits alone */
     model_set(d_dinp, dinp0, nx);
@@ -369,18 +375,22 @@ static void test_model_rope_shape(int B, int T, int NH, int HS, double theta) {
 }
 
 /* ---- swiglu, add, scale, last token ---- */
-static void test_model_elementwise(size_t n) {
+/* off: element offset of every device pointer (1: 4-byte aligned, one by one; 2: 8-byte, pairs; 0: 16-byte
+   vectors); n not a multiple of 4: a tail past the last vector */
+static void test_model_elementwise(size_t n, size_t off) {
     float *gate = model_rand(n, 6.0f), *up = model_rand(n, 2.0f), *dh = model_rand(n, 1.0f);
-    float *h = (float *)malloc(n * 4), *dg = (float *)malloc(n * 4), *du = (float *)malloc(n * 4), *g, *g2;
-    float *d_gate = (float *)model_up(gate, n * 4), *d_up = (float *)model_up(up, n * 4), *d_dh = (float *)model_up(dh, n * 4);
-    float *d_h = (float *)model_up(dh, n * 4), *d_dg = (float *)model_up(dh, n * 4), *d_du = (float *)model_up(dh, n * 4);
+    float *h = (float *)malloc(n * 4), *dg = (float *)malloc(n * 4), *du = (float *)malloc(n * 4), *g, *g2, *pad = model_rand(n + off, 1.0f);
+    float *b_gate = (float *)model_up(pad, (n + off) * 4), *b_up = (float *)model_up(pad, (n + off) * 4), *b_dh = (float *)model_up(pad, (n + off) * 4);
+    float *b_h = (float *)model_up(pad, (n + off) * 4), *b_dg = (float *)model_up(pad, (n + off) * 4), *b_du = (float *)model_up(pad, (n + off) * 4);
+    float *d_gate = b_gate + off, *d_up = b_up + off, *d_dh = b_dh + off, *d_h = b_h + off, *d_dg = b_dg + off, *d_du = b_du + off;
     double e1, e2;
+    model_set(d_gate, gate, n), model_set(d_up, up, n), model_set(d_dh, dh, n);
 
     dpprof_swiglu_fwd_ref(h, gate, up, n);
     dpprof_swiglu_fwd_gpu(d_h, d_gate, d_up, n);
     g = model_down(d_h, n);
     e1 = model_err(g, h, n, 1e-6);
-    CHECK(model_ok() && e1 < 1e-5, "model swiglu_fwd n=%zu: err %.3g < 1e-5", n, e1);
+    CHECK(model_ok() && e1 < 1e-5, "model swiglu_fwd n=%zu offset %zu: err %.3g < 1e-5", n, off, e1);
     free(g);
     dpprof_swiglu_bwd_ref(dg, du, dh, gate, up, n);
     dpprof_swiglu_bwd_gpu(d_dg, d_du, d_dh, d_gate, d_up, n);
@@ -388,7 +398,7 @@ static void test_model_elementwise(size_t n) {
     g2 = model_down(d_du, n);
     e1 = model_err(g, dg, n, 1e-6);
     e2 = model_err(g2, du, n, 1e-6);
-    CHECK(model_ok() && e1 < 1e-5 && e2 < 1e-5, "model swiglu_bwd n=%zu: dgate err %.3g, dup err %.3g < 1e-5", n, e1, e2);
+    CHECK(model_ok() && e1 < 1e-5 && e2 < 1e-5, "model swiglu_bwd n=%zu offset %zu: dgate err %.3g, dup err %.3g < 1e-5", n, off, e1, e2);
     free(g);
     free(g2);
 
@@ -411,7 +421,7 @@ static void test_model_elementwise(size_t n) {
         g = model_down(d_dg, n);
         ok = ok && model_same(g, h, n);
         free(g);
-        CHECK(model_ok() && ok, "model add n=%zu: separate, out == a, out == b: bitwise", n);
+        CHECK(model_ok() && ok, "model add n=%zu offset %zu: separate, out == a, out == b: bitwise", n, off);
     }
     /* scale: separate and in place, bit for bit */
     {
@@ -425,15 +435,21 @@ static void test_model_elementwise(size_t n) {
         dpprof_scale_gpu(d_h, d_h, n, -1.0 / 3.0);
         g = model_down(d_h, n);
         ok = ok && model_same(g, h, n);
-        CHECK(model_ok() && ok, "model scale n=%zu: separate and in place: bitwise (worst %.3g)", n, model_err(g, h, n, 1e-30));
+        CHECK(model_ok() && ok, "model scale n=%zu offset %zu: separate and in place: bitwise (worst %.3g)", n, off, model_err(g, h, n, 1e-30));
         free(g);
     }
-    dpprof_cuda_release(d_gate);
-    dpprof_cuda_release(d_up);
-    dpprof_cuda_release(d_dh);
-    dpprof_cuda_release(d_h);
-    dpprof_cuda_release(d_dg);
-    dpprof_cuda_release(d_du);
+    if (off) { /* nothing before the offset was written */
+        g = model_down(b_h, off);
+        CHECK(model_ok() && !memcmp(g, pad, off * 4), "model elementwise n=%zu offset %zu: the elements before are untouched", n, off);
+        free(g);
+    }
+    dpprof_cuda_release(b_gate);
+    dpprof_cuda_release(b_up);
+    dpprof_cuda_release(b_dh);
+    dpprof_cuda_release(b_h);
+    dpprof_cuda_release(b_dg);
+    dpprof_cuda_release(b_du);
+    free(pad);
     free(gate);
     free(up);
     free(dh);
@@ -862,8 +878,9 @@ static void test_model_bf16_embedding(int N, int C, int V, int distinct) {
     free(tok), free(wte), free(r), free(dout), free(dw0), free(out), free(dw);
 }
 
-static void test_model_bf16_rmsnorm(int N, int C, float eps) {
+static void test_model_bf16_rmsnorm(int N, int C, float eps, int vec) {
     size_t nx = (size_t)N * C;
+    long long l0;
     float *r0 = model_rand(nx, 2.0f), *r1 = model_rand(nx, 1.0f), *r2 = model_rand(nx, 1.0f);
     float *inp = model_b16(r0, nx), *dout = model_b16(r1, nx), *dinp0 = model_b16(r2, nx), *w = model_rand((size_t)C, 1.5f), *dw0 = model_rand((size_t)C, 1.0f);
     float *out = (float *)malloc(nx * 4), *rstd = (float *)malloc((size_t)N * 4), *dinp = model_copyh(dinp0, nx), *dw = model_copyh(dw0, (size_t)C), *g, *g2;
@@ -884,13 +901,16 @@ static void test_model_bf16_rmsnorm(int N, int C, float eps) {
     model_set(d_rstd, rstd, (size_t)N);
     dpprof_rmsnorm_bwd_ref(dinp, dw, dout, inp, w, rstd, N, C);
     dpprof_bf16_round_ref(dinp, nx);
+    l0 = dpprof_cuda_launch_count();
     dpprof_rmsnorm_bwd_gpu((float *)d_dinp, d_dw, (const float *)d_dout, (const float *)d_inp, d_w, d_rstd, N, C);
+    l0 = dpprof_cuda_launch_count() - l0;
     g = model_down16(d_dinp, nx);
     g2 = model_down(d_dw, (size_t)C);
     e1 = model_ulp(g, dinp, nx, 1e-5 * 1e-2);
     e2 = model_err(g2, dw, (size_t)C, model_maxabs(dw, (size_t)C));
-    CHECK(model_ok() && e1 <= 1.0 && e2 < 1e-5, "model bf16 rmsnorm_bwd N=%d C=%d (+= onto random): dinp (bf16) score %.3g (1 ulp + 1e-7), dweight (fp32) err %.3g < 1e-5", N, C,
-          e1, e2);
+    CHECK(model_ok() && e1 <= 1.0 && e2 < 1e-5 && l0 == (vec ? 2 : 3),
+          "model bf16 rmsnorm_bwd N=%d C=%d (+= onto random): dinp (bf16) score %.3g (1 ulp + 1e-7), dweight (fp32) err %.3g < 1e-5; %lld launches (%s)", N, C, e1, e2, l0,
+          vec ? "the vector kernel and the sum: 2" : "the row kernels: 3");
     free(g);
     free(g2);
     dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
@@ -921,7 +941,8 @@ static void test_model_bf16_rope(int B, int T, int NH, int HS, double theta) {
     dpprof_cuda_release(d_x), dpprof_cuda_release(d_x2);
 }
 
-/* off: element offset of every device pointer (1: not 4-byte aligned, so no pairs); n odd: a lone tail */
+/* off: element offset of every device pointer (0: 16-byte vectors; 1: not 4-byte aligned, one by one; 2, 4:
+   pairs); n not a multiple of 8: a tail past the last vector */
 static void test_model_bf16_elementwise(size_t n, size_t off) {
     float *r0 = model_rand(n, 6.0f), *r1 = model_rand(n, 2.0f), *r2 = model_rand(n, 1.0f);
     float *gate = model_b16(r0, n), *up = model_b16(r1, n), *dh = model_b16(r2, n);
@@ -1079,13 +1100,21 @@ static void test_model_bf16(void) {
     test_model_bf16_matmul(130, 300, 70);
     test_model_bf16_embedding(37, 48, 53, 10);
     test_model_bf16_embedding(2500, 40, 53, 53);
-    test_model_bf16_rmsnorm(37, 48, 1e-3f);
-    test_model_bf16_rmsnorm(300, 200, 1e-5f);
+    test_model_bf16_rmsnorm(37, 48, 1e-3f, 1);
+    test_model_bf16_rmsnorm(300, 200, 1e-5f, 1); /* 19 row blocks, the last of 12 rows */
+    test_model_bf16_rmsnorm(5, 2000, 1e-5f, 1);  /* 256 threads */
+    test_model_bf16_rmsnorm(3, 4000, 1e-5f, 1);  /* 512 */
+    test_model_bf16_rmsnorm(3, 4104, 1e-5f, 0);  /* wider than 512 vectors */
+    test_model_bf16_rmsnorm(37, 52, 1e-3f, 0);   /* rows not 16-byte aligned */
     test_model_bf16_rope(2, 5, 3, 16, 10000.0);
     test_model_bf16_rope(3, 37, 4, 128, 500000.0);
+    test_model_bf16_rope(2, 5, 3, 12, 10000.0); /* half 6: pairs */
+    test_model_bf16_rope(2, 5, 3, 10, 10000.0); /* half 5: one by one */
     test_model_bf16_elementwise(1000, 0);
-    test_model_bf16_elementwise(1001, 0); /* pairs and a lone tail */
+    test_model_bf16_elementwise(1007, 0); /* 16-byte vectors and a tail of 7 */
+    test_model_bf16_elementwise(1001, 2); /* 4-byte aligned: pairs and a lone tail */
     test_model_bf16_elementwise(777, 1);  /* 2-byte aligned: one by one */
+    test_model_bf16_elementwise(1001, 4); /* 8-byte aligned: pairs */
     test_model_bf16_last_token(3, 5, 48);
     test_model_bf16_last_token(4, 3, 300);
     test_model_bf16_crossentropy(3, 5, 53, 3.0f, 0.0f);
@@ -1099,12 +1128,22 @@ static void test_model(void) {
     test_model_matmul_shape(130, 300, 70);
     test_model_embedding_shape(37, 48, 53, 10);
     test_model_embedding_shape(2500, 40, 53, 53); /* 4096 sorted keys: two tiles and the global merge steps */
-    test_model_rmsnorm_shape(37, 48, 1e-3f);
-    test_model_rmsnorm_shape(300, 200, 1e-5f); /* 38 blocks of 8 rows; dweight in 5 row chunks, 2 column blocks */
+    test_model_rmsnorm_shape(37, 48, 1e-3f, 1);
+    test_model_rmsnorm_shape(300, 200, 1e-5f, 1); /* 19 row blocks, the last of 12 rows */
+    test_model_rmsnorm_shape(8300, 8, 1e-5f, 1);  /* 489 row blocks of 17 rows */
+    test_model_rmsnorm_shape(5, 1000, 1e-5f, 1);  /* 256 threads */
+    test_model_rmsnorm_shape(3, 2000, 1e-5f, 1);  /* 512 */
+    test_model_rmsnorm_shape(3, 2052, 1e-5f, 0);  /* wider than 512 vectors */
+    test_model_rmsnorm_shape(300, 202, 1e-5f, 0); /* rows not 16-byte aligned: 38 blocks of 8 rows; dweight in 5 row chunks, 2 column blocks */
     test_model_rope_shape(2, 5, 3, 16, 10000.0);
     test_model_rope_shape(2, 5, 3, 64, 10000.0);
     test_model_rope_shape(3, 37, 4, 128, 500000.0);
-    test_model_elementwise(1000);
+    test_model_rope_shape(2, 5, 3, 12, 10000.0); /* half 6: pairs */
+    test_model_rope_shape(2, 5, 3, 6, 10000.0);  /* half 3: one by one */
+    test_model_elementwise(1000, 0);
+    test_model_elementwise(1003, 0); /* vectors and a tail of 3 */
+    test_model_elementwise(1001, 1); /* one by one */
+    test_model_elementwise(1001, 2); /* pairs and a lone tail */
     test_model_last_token(3, 5, 48);
     test_model_last_token(4, 3, 300); /* 5 blocks */
     test_model_zero_sizes();
