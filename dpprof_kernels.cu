@@ -1448,26 +1448,56 @@ struct dpprof__opt_k {
     double lr, b1, b2, omb1, omb2, eps, wd, bc1, bc2;
 };
 
-// one element's update from its gradient g, the reference's double arithmetic: param[i] (and m[i], v[i]);
-// copy, unless null, gets the new weight's bf16 working copy in the same pass (dpprof_cast_bf16_gpu's
-// rounding of the stored float), so that no kernel reads the fp32 weight back to cast it
-__device__ __forceinline__ void dpprof__opt_elem(const dpprof__opt_k &k, float *param, float *m, float *v, dpprof__bf16 *copy, size_t i, double g) {
-    double p = param[i];
+// one weight's update from its gradient g, the reference's double arithmetic: p (and m, v for adam)
+__device__ __forceinline__ void dpprof__opt_val(const dpprof__opt_k &k, float &p_, float &m, float &v, double g) {
+    double p = p_;
     if (k.adam) {
-        double mi = DPPROF__ADD(DPPROF__MUL(k.b1, (double)m[i]), DPPROF__MUL(k.omb1, g));
-        double vi = DPPROF__ADD(DPPROF__MUL(k.b2, (double)v[i]), DPPROF__MUL(DPPROF__MUL(k.omb2, g), g));
+        double mi = DPPROF__ADD(DPPROF__MUL(k.b1, (double)m), DPPROF__MUL(k.omb1, g));
+        double vi = DPPROF__ADD(DPPROF__MUL(k.b2, (double)v), DPPROF__MUL(DPPROF__MUL(k.omb2, g), g));
         double mhat = DPPROF__DIV(mi, k.bc1), vhat = DPPROF__DIV(vi, k.bc2);
         p = DPPROF__SUB(p, DPPROF__MUL(k.lr, DPPROF__ADD(DPPROF__DIV(mhat, DPPROF__ADD(DPPROF__SQRT(vhat), k.eps)), DPPROF__MUL(k.wd, p))));
-        m[i] = (float)mi;
-        v[i] = (float)vi;
+        m = (float)mi;
+        v = (float)vi;
     } else p = DPPROF__SUB(p, DPPROF__MUL(k.lr, g));
-    param[i] = (float)p;
-    if (copy) dpprof__st(&copy[i], (float)p);
+    p_ = (float)p;
 }
 
-// the update of n weights from their gradients
+// element i's update in memory: param[i] (and m[i], v[i]); copy, unless null, gets the new weight's bf16
+// working copy in the same pass (dpprof_cast_bf16_gpu's rounding of the stored float), so that no kernel
+// reads the fp32 weight back to cast it
+__device__ __forceinline__ void dpprof__opt_elem(const dpprof__opt_k &k, float *param, float *m, float *v, dpprof__bf16 *copy, size_t i, double g) {
+    float p = param[i], mi = k.adam ? m[i] : 0.0f, vi = k.adam ? v[i] : 0.0f;
+    dpprof__opt_val(k, p, mi, vi, g);
+    param[i] = p;
+    if (k.adam) m[i] = mi, v[i] = vi;
+    if (copy) dpprof__st(&copy[i], p);
+}
+
+// the update of n weights from their gradients, V consecutive weights a thread (4: 16-byte accesses to
+// the fp32 arrays and 8-byte ones to the copy; dpprof__opt_vw)
+template <int V>
 __global__ void dpprof__k_model_opt(dpprof__opt_k k, float *param, float *m, float *v, const float *grad, dpprof__bf16 *copy, size_t n) {
-    DPPROF__MODEL_GS(i, n) dpprof__opt_elem(k, param, m, v, copy, i, (double)grad[i]);
+    DPPROF__MODEL_GS(j, (n + V - 1) / V) {
+        const size_t i = V * j;
+        float pv[V], mv[V], vv[V], gv[V];
+        dpprof__ldn<float, V>(pv, param, i, n);
+        dpprof__ldn<float, V>(gv, grad, i, n);
+        if (k.adam) {
+            dpprof__ldn<float, V>(mv, m, i, n);
+            dpprof__ldn<float, V>(vv, v, i, n);
+        } else {
+            DPPROF__UNROLL
+            for (int l = 0; l < V; l++) mv[l] = vv[l] = 0.0f;
+        }
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) dpprof__opt_val(k, pv[l], mv[l], vv[l], (double)gv[l]);
+        dpprof__stn<float, V>(param, i, n, pv);
+        if (k.adam) {
+            dpprof__stn<float, V>(m, i, n, mv);
+            dpprof__stn<float, V>(v, i, n, vv);
+        }
+        if (copy) dpprof__stn<dpprof__bf16, V>(copy, i, n, pv);
+    }
 }
 
 // the privatised gradient: (float)((double)acc * scale), acc = g[e] + (float)(stddev * z_{offset+e})
@@ -1535,15 +1565,22 @@ extern "C" void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, uint64
                        dpprof__sgd_k(0.0), (float *)nullptr, (float *)nullptr, (float *)nullptr, (dpprof__bf16 *)nullptr);
 }
 
+// the optimizer's step on 4 weights a thread where every array allows it (the fp32 ones 16-byte aligned,
+// the copy 8-byte aligned), else one
+static void dpprof__opt(const char *what, const dpprof__opt_k &k, float *param, float *m, float *v, const float *grad, dpprof_bf16 *copy_, size_t n) {
+    dpprof__bf16 *copy = reinterpret_cast<dpprof__bf16 *>(copy_);
+    if (!n) return;
+    if (dpprof__vw<float>(param, m, v, grad) == 4 && !((uintptr_t)copy & 7u)) DPPROF__MODEL_FLAT(what, dpprof__k_model_opt<4>, (n + 3) / 4, k, param, m, v, grad, copy, n);
+    else DPPROF__MODEL_FLAT(what, dpprof__k_model_opt<1>, n, k, param, m, v, grad, copy, n);
+}
+
 extern "C" void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
                                 dpprof_bf16 *copy) {
-    if (!n) return;
-    DPPROF__MODEL_FLAT("dpprof_adam_gpu", dpprof__k_model_opt, n, dpprof__adam_k(lr, b1, b2, eps, wd, t), param, m, v, grad, reinterpret_cast<dpprof__bf16 *>(copy), n);
+    dpprof__opt("dpprof_adam_gpu", dpprof__adam_k(lr, b1, b2, eps, wd, t), param, m, v, grad, copy, n);
 }
 
 extern "C" void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy) {
-    if (!n) return;
-    DPPROF__MODEL_FLAT("dpprof_sgd_gpu", dpprof__k_model_opt, n, dpprof__sgd_k(lr), param, (float *)nullptr, (float *)nullptr, grad, reinterpret_cast<dpprof__bf16 *>(copy), n);
+    dpprof__opt("dpprof_sgd_gpu", dpprof__sgd_k(lr), param, nullptr, nullptr, grad, copy, n);
 }
 
 extern "C" void dpprof_noise_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,

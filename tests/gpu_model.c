@@ -533,16 +533,15 @@ static void test_model_crossentropy_shape(int B, int T, int V, float scale, floa
 }
 
 /* ---- optimizers ---- */
-static void test_model_optim(size_t n) {
-    float *p = model_rand(n, 1.0f), *m = model_rand(n, 0.1f), *v = model_rand(n, 0.01f), *gr = model_rand(n, 1.0f);
-    float *d_p, *d_m, *d_v, *d_g, *g1, *g2, *g3;
+/* off: element offset of the device arrays (0: 4 weights a thread, with a tail where n % 4 != 0; 1: one) */
+static void test_model_optim(size_t n, size_t off) {
+    float *p = model_rand(n, 1.0f), *m = model_rand(n, 0.1f), *v = model_rand(n, 0.01f), *gr = model_rand(n, 1.0f), *pad = model_rand(n + off, 1.0f);
+    float *b_p = (float *)model_up(pad, (n + off) * 4), *b_m = (float *)model_up(pad, (n + off) * 4), *b_v = (float *)model_up(pad, (n + off) * 4);
+    float *b_g = (float *)model_up(pad, (n + off) * 4), *d_p = b_p + off, *d_m = b_m + off, *d_v = b_v + off, *d_g = b_g + off, *g1, *g2, *g3;
     size_t i;
     double e1, e2, e3;
     for (i = 0; i < n; i++) v[i] = v[i] * v[i];
-    d_p = (float *)model_up(p, n * 4);
-    d_m = (float *)model_up(m, n * 4);
-    d_v = (float *)model_up(v, n * 4);
-    d_g = (float *)model_up(gr, n * 4);
+    model_set(d_p, p, n), model_set(d_m, m, n), model_set(d_v, v, n), model_set(d_g, gr, n);
     dpprof_adam_ref(p, m, v, gr, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3);
     dpprof_adam_gpu(d_p, d_m, d_v, d_g, n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, NULL);
     g1 = model_down(d_p, n);
@@ -551,7 +550,7 @@ static void test_model_optim(size_t n) {
     e1 = model_err(g1, p, n, 1e-6);
     e2 = model_err(g2, m, n, 1e-6);
     e3 = model_err(g3, v, n, 1e-12);
-    CHECK(model_ok() && e1 < 1e-6 && e2 < 1e-6 && e3 < 1e-6, "model adam n=%zu t=3 wd=0.1: param err %.3g, m err %.3g, v err %.3g < 1e-6 (%s)", n, e1, e2, e3,
+    CHECK(model_ok() && e1 < 1e-6 && e2 < 1e-6 && e3 < 1e-6, "model adam n=%zu offset %zu t=3 wd=0.1: param err %.3g, m err %.3g, v err %.3g < 1e-6 (%s)", n, off, e1, e2, e3,
           model_same(g1, p, n) && model_same(g2, m, n) && model_same(g3, v, n) ? "bitwise" : "not bitwise");
     free(g1);
     free(g2);
@@ -560,12 +559,13 @@ static void test_model_optim(size_t n) {
     dpprof_sgd_gpu(d_p, d_g, n, 0.05, NULL);
     g1 = model_down(d_p, n);
     e1 = model_err(g1, p, n, 1e-6);
-    CHECK(model_ok() && e1 < 1e-6, "model sgd n=%zu: err %.3g < 1e-6 (%s)", n, e1, model_same(g1, p, n) ? "bitwise" : "not bitwise");
+    CHECK(model_ok() && e1 < 1e-6, "model sgd n=%zu offset %zu: err %.3g < 1e-6 (%s)", n, off, e1, model_same(g1, p, n) ? "bitwise" : "not bitwise");
     free(g1);
-    dpprof_cuda_release(d_p);
-    dpprof_cuda_release(d_m);
-    dpprof_cuda_release(d_v);
-    dpprof_cuda_release(d_g);
+    dpprof_cuda_release(b_p);
+    dpprof_cuda_release(b_m);
+    dpprof_cuda_release(b_v);
+    dpprof_cuda_release(b_g);
+    free(pad);
     free(p);
     free(m);
     free(v);
@@ -1149,7 +1149,9 @@ static void test_model(void) {
     test_model_zero_sizes();
     test_model_crossentropy_shape(3, 5, 53, 3.0f, 0.0f);
     test_model_crossentropy_shape(2, 3, 1000, 8.0f, 1000.0f); /* 512 threads per row, large logits */
-    test_model_optim(1000);
+    test_model_optim(1000, 0);
+    test_model_optim(1003, 0);
+    test_model_optim(1003, 1);
     test_model_optim_fused(1001);
     test_model_bf16();
 }
