@@ -1334,20 +1334,26 @@ extern "C" void dpprof_last_token_bwd_gpu(float *dinp, const float *dout, int B,
 
 // ---- cross-entropy: one block per row of logits --------------------------------------------------
 // the row's max M and S = sum exp(x - M). one pass: each thread keeps an online (max, sum) over its
-// strided elements (terms expf in fp32, sums and rescales in double), then block trees combine them.
-// every thread returns the same M and S. bufs: 32 floats and 32 doubles of shared memory
-template <typename A>
+// strided vectors of W logits (W = 16 / sizeof(A) where the rows are 16-byte aligned, else 1; terms expf
+// in fp32, sums and rescales in double), then block trees combine them. every thread returns the same M
+// and S. bufs: 32 floats and 32 doubles of shared memory
+template <typename A, int W>
 __device__ void dpprof__k_model_softmax_stats(const A *x, int V, float *fbuf, double *dbuf, float *M, double *S) {
     float m = -FLT_MAX; // not -inf: a thread with only -inf logits must add expf(-inf) = 0, not nan
     double s = 0.0;
-    for (int i = threadIdx.x; i < V; i += blockDim.x) {
-        float v = dpprof__ld(x[i]);
-        if (v > m) {
-            s = s * exp((double)m - (double)v) + 1.0;
-            m = v;
-        } else {
-            s += (double)expf(v - m);
+    for (int i = W * (int)threadIdx.x; i < V; i += W * (int)blockDim.x) {
+        float v[W], vm = -FLT_MAX;
+        dpprof__ldn<A, W>(v, x, (size_t)i, (size_t)V);
+        DPPROF__UNROLL
+        for (int l = 0; l < W; l++)
+            if (i + l < V) vm = fmaxf(vm, v[l]);
+        if (vm > m) {
+            s *= exp((double)m - (double)vm);
+            m = vm;
         }
+        DPPROF__UNROLL
+        for (int l = 0; l < W; l++)
+            if (i + l < V) s += (double)expf(v[l] - m);
     }
     float bm = dpprof__k_model_block_max(m, fbuf);
     *S = dpprof__k_model_block_sum(s * exp((double)m - (double)bm), dbuf);
@@ -1356,7 +1362,7 @@ __device__ void dpprof__k_model_softmax_stats(const A *x, int V, float *fbuf, do
 
 // rowloss[r] = log S + (M - x[target]) for rows [row0, row0 + nrows) (double, in the scratch).
 // grid: rows grid-strided; reads each logit once
-template <typename A>
+template <typename A, int W>
 __global__ void dpprof__k_model_ce_rows(double *rowloss, const A *logits, const int *targets, size_t row0, size_t nrows, int V) {
     __shared__ float fbuf[32];
     __shared__ double dbuf[32];
@@ -1364,7 +1370,7 @@ __global__ void dpprof__k_model_ce_rows(double *rowloss, const A *logits, const 
         const A *x = logits + (row0 + r) * (size_t)V;
         float M;
         double S;
-        dpprof__k_model_softmax_stats(x, V, fbuf, dbuf, &M, &S);
+        dpprof__k_model_softmax_stats<A, W>(x, V, fbuf, dbuf, &M, &S);
         if (threadIdx.x == 0) rowloss[r] = log(S) + ((double)M - (double)dpprof__ld(x[targets[row0 + r]]));
     }
 }
@@ -1379,9 +1385,9 @@ __global__ void dpprof__k_model_ce_mean(float *losses, const double *rowloss, si
 }
 
 // dlogits = dlosses[b]/T (softmax - onehot), overwritten; may alias logits: the statistics of a row are
-// complete (block reductions synchronise) before its first write, and each thread reads an element
-// just before writing it. reads logits twice (second time mostly from cache), writes once
-template <typename A>
+// complete (block reductions synchronise) before its first write, and each thread reads a vector just
+// before writing it. reads logits twice (second time mostly from cache), writes once
+template <typename A, int W>
 __global__ void dpprof__k_model_ce_bwd(A *dlogits, const A *logits, const int *targets, const float *dlosses, size_t N, int T, int V) {
     __shared__ float fbuf[32];
     __shared__ double dbuf[32];
@@ -1392,24 +1398,38 @@ __global__ void dpprof__k_model_ce_bwd(A *dlogits, const A *logits, const int *t
         double S;
         int y = targets[r];
         double sc = (double)dlosses[r / T] / T;
-        dpprof__k_model_softmax_stats(x, V, fbuf, dbuf, &M, &S);
-        for (int i = threadIdx.x; i < V; i += blockDim.x) {
-            double p = (double)expf(dpprof__ld(x[i]) - M) / S;
-            dpprof__st(&dx[i], (float)(sc * (i == y ? p - 1.0 : p)));
+        dpprof__k_model_softmax_stats<A, W>(x, V, fbuf, dbuf, &M, &S);
+        for (int i = W * (int)threadIdx.x; i < V; i += W * (int)blockDim.x) {
+            float v[W];
+            dpprof__ldn<A, W>(v, x, (size_t)i, (size_t)V);
+            DPPROF__UNROLL
+            for (int l = 0; l < W; l++) {
+                double p = (double)expf(v[l] - M) / S;
+                v[l] = (float)(sc * (i + l == y ? p - 1.0 : p));
+            }
+            dpprof__stn<A, W>(dx, (size_t)i, (size_t)V, v);
         }
     }
 }
 
-// threads per row: a multiple of 32, up to 512, no more than the row needs
-static unsigned dpprof__model_row_threads(int V) {
-    unsigned t = ((unsigned)V + 31) / 32 * 32;
+// threads per row of V logits read W at a time: a multiple of 32, up to 512, no more than the row needs
+static unsigned dpprof__model_row_threads(int V, int W) {
+    unsigned t = ((unsigned)((V + W - 1) / W) + 31) / 32 * 32;
     return t > 512 ? 512 : t < 32 ? 32 : t;
+}
+
+// the logits' vector width: 16 bytes where every row is 16-byte aligned, else one
+template <typename A, typename... P>
+static int dpprof__ce_w(int V, const P *...p) {
+    return V % (16 / (int)sizeof(A)) == 0 && dpprof__vw<A>(p...) == 16 / (int)sizeof(A) ? 16 / (int)sizeof(A) : 1;
 }
 
 template <typename A>
 static void dpprof__model_ce_fwd(float *losses, const float *logits_, const int *targets, int B, int T, int V) {
+    constexpr int VE = 16 / (int)sizeof(A);
     const char *what = "dpprof_crossentropy_fwd_gpu";
     const A *logits = dpprof__act<A>(logits_);
+    const int w = dpprof__ce_w<A>(V, logits);
     // whole samples per pass, as many as the scratch holds per-row losses for
     size_t per = dpprof__model_avail() / (sizeof(double) * (size_t)T), b0;
     if (per < 1) per = 1; // dpprof__scratch reports that it does not fit
@@ -1417,7 +1437,9 @@ static void dpprof__model_ce_fwd(float *losses, const float *logits_, const int 
         size_t nb = (size_t)B - b0 < per ? (size_t)B - b0 : per, nrows = nb * (size_t)T;
         double *rowloss = (double *)dpprof__scratch(nrows * sizeof(double), what);
         if (!rowloss) return;
-        dpprof__launch(what, dpprof__k_model_ce_rows<A>, dim3(dpprof__blocks(nrows, 1)), dim3(dpprof__model_row_threads(V)), 0, rowloss, logits, targets, b0 * (size_t)T, nrows, V);
+        const dim3 grid(dpprof__blocks(nrows, 1)), block(dpprof__model_row_threads(V, w));
+        if (w == VE) dpprof__launch(what, dpprof__k_model_ce_rows<A, VE>, grid, block, 0, rowloss, logits, targets, b0 * (size_t)T, nrows, V);
+        else dpprof__launch(what, dpprof__k_model_ce_rows<A, 1>, grid, block, 0, rowloss, logits, targets, b0 * (size_t)T, nrows, V);
         DPPROF__MODEL_FLAT(what, dpprof__k_model_ce_mean, nb, losses, (const double *)rowloss, b0, nb, T);
     }
 }
@@ -1428,10 +1450,16 @@ extern "C" void dpprof_crossentropy_fwd_gpu(float *losses, const float *logits, 
 }
 
 template <typename A>
-static void dpprof__model_ce_bwd(float *dlogits, const float *logits, const int *targets, const float *dlosses, int B, int T, int V) {
-    size_t N = (size_t)B * (size_t)T;
-    dpprof__launch("dpprof_crossentropy_bwd_gpu", dpprof__k_model_ce_bwd<A>, dim3(dpprof__blocks(N, 1)), dim3(dpprof__model_row_threads(V)), 0,
-                   dpprof__act<A>(dlogits), dpprof__act<A>(logits), targets, dlosses, N, T, V);
+static void dpprof__model_ce_bwd(float *dlogits_, const float *logits_, const int *targets, const float *dlosses, int B, int T, int V) {
+    constexpr int VE = 16 / (int)sizeof(A);
+    const char *what = "dpprof_crossentropy_bwd_gpu";
+    A *dlogits = dpprof__act<A>(dlogits_);
+    const A *logits = dpprof__act<A>(logits_);
+    const size_t N = (size_t)B * (size_t)T;
+    const int w = dpprof__ce_w<A>(V, dlogits, logits);
+    const dim3 grid(dpprof__blocks(N, 1)), block(dpprof__model_row_threads(V, w));
+    if (w == VE) dpprof__launch(what, dpprof__k_model_ce_bwd<A, VE>, grid, block, 0, dlogits, logits, targets, dlosses, N, T, V);
+    else dpprof__launch(what, dpprof__k_model_ce_bwd<A, 1>, grid, block, 0, dlogits, logits, targets, dlosses, N, T, V);
 }
 
 extern "C" void dpprof_crossentropy_bwd_gpu(float *dlogits, const float *logits, const int *targets, const float *dlosses, int B, int T, int V) {

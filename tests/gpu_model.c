@@ -492,6 +492,8 @@ static void test_model_crossentropy_shape(int B, int T, int V, float scale, floa
     for (i = 0; i < nl; i++) logits[i] += shift;
     for (i = 0; i < N; i++) tgt[i] = (int)(model_next() % (uint64_t)V);
     tgt[0] = V - 1;
+    logits[V + 2] = -INFINITY; /* a logit that adds nothing, inside a vector of row 1 */
+    if (tgt[1] == 2) tgt[1] = 3;
     d_tgt = (int *)model_up(tgt, N * sizeof(int));
     d_logits = (float *)model_up(logits, nl * 4);
     d_dl = (float *)model_up(dl, (size_t)B * 4);
@@ -1119,6 +1121,7 @@ static void test_model_bf16(void) {
     test_model_bf16_last_token(4, 3, 300);
     test_model_bf16_crossentropy(3, 5, 53, 3.0f, 0.0f);
     test_model_bf16_crossentropy(2, 3, 1000, 8.0f, 1000.0f);
+    test_model_bf16_crossentropy(2, 3, 5000, 8.0f, 0.0f); /* vectors of 8, 512 threads, 2 vectors each for most */
 }
 
 static void test_model(void) {
@@ -1148,7 +1151,9 @@ static void test_model(void) {
     test_model_last_token(4, 3, 300); /* 5 blocks */
     test_model_zero_sizes();
     test_model_crossentropy_shape(3, 5, 53, 3.0f, 0.0f);
-    test_model_crossentropy_shape(2, 3, 1000, 8.0f, 1000.0f); /* 512 threads per row, large logits */
+    test_model_crossentropy_shape(2, 3, 1000, 8.0f, 1000.0f); /* vectors of 4, 256 threads per row, large logits */
+    test_model_crossentropy_shape(2, 3, 4100, 8.0f, 0.0f);    /* 512 threads, 2 vectors each for most */
+    test_model_crossentropy_shape(2, 3, 1002, 8.0f, 0.0f);    /* one by one, 512 threads */
     test_model_optim(1000, 0);
     test_model_optim(1003, 0);
     test_model_optim(1003, 1);
