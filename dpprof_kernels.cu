@@ -3667,21 +3667,33 @@ extern "C" void dpprof_psgrad_clipsum_gpu(float *dw, const float *psg, const dou
 
 // the sum over t of dout*inp*rstd (product ((double)dout*inp)*rstd as the reference) for channel c of
 // sample i, over the rows of split s of S (rows s*L .. s*L+L). S == 1: psg[i,c] = (float)sum directly,
-// else part[(i*S + s)*C + c] = sum. grid (C/256, S, samples strided); coalesced over c
-template <typename A>
+// else part[(i*S + s)*C + c] = sum. a thread takes W consecutive channels (one 16-byte access a row
+// where the rows are 16-byte aligned, W = 16 / sizeof(A); else W = 1). grid (C/(W*256), S, samples
+// strided); coalesced over c
+template <typename A, int W>
 __global__ void dpprof__k_dp_rms_psdw(float *psg, double *part, const A *dout, const A *inp, const float *rstd, int n, int T, int C,
                                       int S, int L) {
-    const int c = blockIdx.x * DPPROF__DP_NT + threadIdx.x, s = blockIdx.y;
+    const int c = W * (blockIdx.x * DPPROF__DP_NT + threadIdx.x), s = blockIdx.y;
     if (c >= C) return;
     const int t0 = s * L, t1 = t0 + L < T ? t0 + L : T;
     for (int i = blockIdx.z; i < n; i += gridDim.z) {
-        double acc = 0.0;
+        double acc[W];
+        DPPROF__UNROLL
+        for (int l = 0; l < W; l++) acc[l] = 0.0;
         for (int t = t0; t < t1; t++) {
-            size_t row = (size_t)i * T + t;
-            acc += (double)dpprof__ld(dout[row * C + c]) * dpprof__ld(inp[row * C + c]) * (double)rstd[row];
+            const size_t row = (size_t)i * T + t;
+            const double r = rstd[row];
+            float g[W], x[W];
+            dpprof__ldn<A, W>(g, dout + row * C, (size_t)c, (size_t)C);
+            dpprof__ldn<A, W>(x, inp + row * C, (size_t)c, (size_t)C);
+            DPPROF__UNROLL
+            for (int l = 0; l < W; l++) acc[l] += (double)g[l] * x[l] * r;
         }
-        if (S == 1) psg[(size_t)i * C + c] = (float)acc;
-        else part[((size_t)i * S + s) * C + c] = acc;
+        DPPROF__UNROLL
+        for (int l = 0; l < W && c + l < C; l++) {
+            if (S == 1) psg[(size_t)i * C + c + l] = (float)acc[l];
+            else part[((size_t)i * S + s) * C + c + l] = acc[l];
+        }
     }
 }
 
@@ -3696,6 +3708,15 @@ __global__ void dpprof__k_dp_rms_psdw_sum(float *psg, const double *part, int n,
     }
 }
 
+template <typename A>
+static void dpprof__rms_psdw_as(const char *what, float *psg, double *part, const float *dout, const float *inp, const float *rstd, int n, int T, int C, int S, int L) {
+    constexpr int VE = 16 / (int)sizeof(A);
+    const int w = C % VE == 0 && dpprof__vw<A>(dout, inp) == VE ? VE : 1;
+    const dim3 grid((unsigned)dpprof__dp_cdiv(dpprof__dp_cdiv(C, w), DPPROF__DP_NT), (unsigned)S, (unsigned)dpprof__dp_min(n, DPPROF__DP_MAXZ));
+    if (w == VE) dpprof__launch(what, dpprof__k_dp_rms_psdw<A, VE>, grid, dim3(DPPROF__DP_NT), 0, psg, part, dpprof__act<A>(dout), dpprof__act<A>(inp), rstd, n, T, C, S, L);
+    else dpprof__launch(what, dpprof__k_dp_rms_psdw<A, 1>, grid, dim3(DPPROF__DP_NT), 0, psg, part, dpprof__act<A>(dout), dpprof__act<A>(inp), rstd, n, T, C, S, L);
+}
+
 extern "C" void dpprof_rmsnorm_psdweight_gpu(float *psg, const float *dout, const float *inp, const float *rstd, int n, int T, int C) {
     const char *what = "dpprof_rmsnorm_psdweight_gpu";
     if (n <= 0 || C <= 0) return;
@@ -3706,11 +3727,8 @@ extern "C" void dpprof_rmsnorm_psdweight_gpu(float *psg, const float *dout, cons
     int L = (int)dpprof__dp_cdiv(T, S);
     double *part = nullptr;
     if (S > 1 && !(part = (double *)dpprof__scratch((size_t)n * (size_t)S * (size_t)C * sizeof(double), what))) return;
-    dim3 grid((unsigned)dpprof__dp_cdiv(C, DPPROF__DP_NT), (unsigned)S, (unsigned)dpprof__dp_min(n, DPPROF__DP_MAXZ));
-    if (dpprof__cu.bf16)
-        dpprof__launch(what, dpprof__k_dp_rms_psdw<dpprof__bf16>, grid, dim3(DPPROF__DP_NT), 0, psg, part, dpprof__act<dpprof__bf16>(dout),
-                       dpprof__act<dpprof__bf16>(inp), rstd, n, T, C, (int)S, L);
-    else dpprof__launch(what, dpprof__k_dp_rms_psdw<float>, grid, dim3(DPPROF__DP_NT), 0, psg, part, dout, inp, rstd, n, T, C, (int)S, L);
+    if (dpprof__cu.bf16) dpprof__rms_psdw_as<dpprof__bf16>(what, psg, part, dout, inp, rstd, n, T, C, (int)S, L);
+    else dpprof__rms_psdw_as<float>(what, psg, part, dout, inp, rstd, n, T, C, (int)S, L);
     if (S > 1)
         dpprof__launch(what, dpprof__k_dp_rms_psdw_sum, dim3(dpprof__blocks((size_t)n * C, DPPROF__DP_NT)), dim3(DPPROF__DP_NT), 0, psg,
                        (const double *)part, n, C, (int)S);

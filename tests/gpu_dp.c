@@ -423,7 +423,7 @@ static void tdp_scale_rows(int n, int T, int D) {
 static void test_dp(void) {
     static const int lin[][4] = {{1, 1, 24, 40}, {3, 5, 40, 24}, {3, 37, 70, 40}, {1, 37, 24, 70}, {3, 70, 130, 100}, {3, 70, 136, 264}, {2, 300, 48, 40}, {2, 0, 24, 40}, {2, 1100, 8, 12}, {2, 3, 1024, 2100}}; /* n, T, IC, OC; 136 x 264: the fused bf16 clipgrad over 2 x 3 tiles with T past a 32-row step; T=300: the bf16 gram kernel over 6 tile pairs (3 positions blocks); the last two need two blocks of the scratch: bf16 gram norm (T=1100), bf16 psg norm (OC x IC) */
     static const int emb[][5] = {{1, 1, 5, 5, 24}, {3, 5, 7, 3, 40}, {3, 37, 50, 10, 70}, {2, 37, 64, 20, 2100}, {2, 300, 40, 30, 24}, {2, 0, 9, 5, 24}}; /* n T V used C */
-    static const int rms[][3] = {{1, 1, 24}, {3, 5, 70}, {3, 37, 300}, {2, 300, 130}, {2, 0, 24}};                               /* n T C */
+    static const int rms[][3] = {{1, 1, 24}, {3, 5, 70}, {3, 37, 300}, {2, 300, 130}, {2, 0, 24}, {2, 300, 136}, {3, 37, 264}}; /* n T C; C % 8 == 0: 16-byte vectors in bf16 (C % 4: in fp32), T = 300: split rows */
     size_t j;
     int b;
     if (sizeof(dpprof_real) != sizeof(float)) {
