@@ -751,7 +751,8 @@ extern "C" void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const i
 }
 
 // ---- rmsnorm: one warp per row, sums in double (per-lane strided partials, then a xor butterfly) ----
-// (the row kernels: for rows the 16-byte vector kernels further down do not take.) a lane takes the columns lane, lane + 32, ... of its row, DPPROF__RMS_U of them per batch: the batch's
+// the row kernels, for rows the 16-byte vector kernels further down do not take. a lane takes the
+// columns lane, lane + 32, ... of its row, DPPROF__RMS_U of them per batch: the batch's
 // loads are all issued before any is used, so a warp keeps U requests per array in flight instead of
 // one (the row loops were latency-bound: 7% of DRAM bandwidth in the backward on an H100, ncu). the
 // per-lane order of the sums is the column order, as one column at a time
@@ -836,7 +837,6 @@ static int dpprof__vw(const P *...p) {
         else if ((vw) == 2) DPPROF__MODEL_FLAT(what, (kernel<A, 2>), ((n) + 1) / 2, __VA_ARGS__);                        \
         else DPPROF__MODEL_FLAT(what, (kernel<A, 1>), (n), __VA_ARGS__);                                                 \
     } while (0)
-
 
 // out (N,C) = inp * rstd * weight, rstd (N) = 1/sqrt(mean(inp^2) + eps). blocks of 8 warps, rows
 // grid-strided; reads inp twice (the second from cache for C up to a few thousand), writes out once
@@ -978,18 +978,6 @@ __device__ __forceinline__ void dpprof__rms_w(float (&wv)[V], const float *weigh
     for (int l = 0; l < V; l++) wv[l] = c < C ? weight[c + l] : 0.0f;
 }
 
-// this thread's vector of a row (0 past C)
-template <typename A, int V>
-__device__ __forceinline__ void dpprof__rms_ld(float (&v)[V], const A *row, int C) {
-    const int c = V * (int)threadIdx.x;
-    if (c < C) {
-        dpprof__ldn<A, V>(v, row, (size_t)c, (size_t)C);
-    } else {
-        DPPROF__UNROLL
-        for (int l = 0; l < V; l++) v[l] = 0.0f;
-    }
-}
-
 // the forward of dpprof__k_model_rms_fwd on vectors: rows grid-strided; reads inp once, writes out once
 template <typename A, int NT>
 __global__ void __launch_bounds__(NT) dpprof__k_model_rms_fwd_v(A *out, float *rstd, const A *inp, const float *weight, int N, int C, float eps) {
@@ -1002,7 +990,7 @@ __global__ void __launch_bounds__(NT) dpprof__k_model_rms_fwd_v(A *out, float *r
     for (long long row = blockIdx.x; row < N; row += gridDim.x, it++) {
         float xv[V], yv[V];
         double ss = 0.0, r;
-        dpprof__rms_ld<A, V>(xv, inp + (size_t)row * C, C);
+        dpprof__ldn<A, V>(xv, inp + (size_t)row * C, (size_t)c, (size_t)C); // zeros at and past C
         DPPROF__UNROLL
         for (int l = 0; l < V; l++) ss += (double)xv[l] * xv[l];
         ss = dpprof__rms_block_sum<NT>(ss, slot, it);
@@ -1036,9 +1024,9 @@ __global__ void __launch_bounds__(NT) dpprof__k_model_rms_bwd_v(A *dinp, double 
         float gv[V], xv[V], dv[V];
         double dot = 0.0, k;
         const double r = rstd[row];
-        dpprof__rms_ld<A, V>(gv, dout + o, C);
-        dpprof__rms_ld<A, V>(xv, inp + o, C);
-        dpprof__rms_ld<A, V>(dv, dinp + o, C);
+        dpprof__ldn<A, V>(gv, dout + o, (size_t)c, (size_t)C); // zeros at and past C
+        dpprof__ldn<A, V>(xv, inp + o, (size_t)c, (size_t)C);
+        dpprof__ldn<A, V>(dv, dinp + o, (size_t)c, (size_t)C);
         DPPROF__UNROLL
         for (int l = 0; l < V; l++) dot += (double)gv[l] * wv[l] * xv[l];
         dot = dpprof__rms_block_sum<NT>(dot, slot, it);
