@@ -829,6 +829,14 @@ static int dpprof__vw(const P *...p) {
     return !(u & 15u) ? 16 / (int)sizeof(A) : !(u & (2 * sizeof(A) - 1)) ? 2 : 1;
 }
 
+// the vector width for rows of len elements at these pointers: 16 / sizeof(A) where every row is 16-byte
+// aligned (len a multiple of it, every pointer 16-byte aligned), else 1
+template <typename A, typename... P>
+static int dpprof__rows_vw(size_t len, const P *...p) {
+    constexpr int VE = 16 / (int)sizeof(A);
+    return len % VE == 0 && dpprof__vw<A>(p...) == VE ? VE : 1;
+}
+
 // kernel<A, V> over n elements, a thread per V of them, V = vw (a dpprof__vw value)
 #define DPPROF__MODEL_VEC(what, kernel, A, vw, n, ...)                                                                   \
     do {                                                                                                                 \
@@ -1050,7 +1058,7 @@ template <typename A, typename... P>
 static int dpprof__rms_nt(int C, const P *...p) {
     constexpr int V = 16 / (int)sizeof(A);
     int nt = 128;
-    if (C % V != 0 || dpprof__vw<A>(p...) != V) return 0;
+    if (dpprof__rows_vw<A>((size_t)C, p...) != V) return 0;
     while (nt < DPPROF__RMS_NTMAX && C > nt * V) nt *= 2;
     return C <= nt * V ? nt : 0;
 }
@@ -1406,18 +1414,12 @@ static unsigned dpprof__model_row_threads(int V, int W) {
     return t > 512 ? 512 : t < 32 ? 32 : t;
 }
 
-// the logits' vector width: 16 bytes where every row is 16-byte aligned, else one
-template <typename A, typename... P>
-static int dpprof__ce_w(int V, const P *...p) {
-    return V % (16 / (int)sizeof(A)) == 0 && dpprof__vw<A>(p...) == 16 / (int)sizeof(A) ? 16 / (int)sizeof(A) : 1;
-}
-
 template <typename A>
 static void dpprof__model_ce_fwd(float *losses, const float *logits_, const int *targets, int B, int T, int V) {
     constexpr int VE = 16 / (int)sizeof(A);
     const char *what = "dpprof_crossentropy_fwd_gpu";
     const A *logits = dpprof__act<A>(logits_);
-    const int w = dpprof__ce_w<A>(V, logits);
+    const int w = dpprof__rows_vw<A>((size_t)V, logits);
     // whole samples per pass, as many as the scratch holds per-row losses for
     size_t per = dpprof__model_avail() / (sizeof(double) * (size_t)T), b0;
     if (per < 1) per = 1; // dpprof__scratch reports that it does not fit
@@ -1444,7 +1446,7 @@ static void dpprof__model_ce_bwd(float *dlogits_, const float *logits_, const in
     A *dlogits = dpprof__act<A>(dlogits_);
     const A *logits = dpprof__act<A>(logits_);
     const size_t N = (size_t)B * (size_t)T;
-    const int w = dpprof__ce_w<A>(V, dlogits, logits);
+    const int w = dpprof__rows_vw<A>((size_t)V, dlogits, logits);
     const dim3 grid(dpprof__blocks(N, 1)), block(dpprof__model_row_threads(V, w));
     if (w == VE) dpprof__launch(what, dpprof__k_model_ce_bwd<A, VE>, grid, block, 0, dlogits, logits, targets, dlosses, N, T, V);
     else dpprof__launch(what, dpprof__k_model_ce_bwd<A, 1>, grid, block, 0, dlogits, logits, targets, dlosses, N, T, V);
@@ -1490,7 +1492,7 @@ __device__ __forceinline__ void dpprof__opt_elem(const dpprof__opt_k &k, float *
 }
 
 // the update of n weights from their gradients, V consecutive weights a thread (4: 16-byte accesses to
-// the fp32 arrays and 8-byte ones to the copy; dpprof__opt_vw)
+// the fp32 arrays and 8-byte ones to the copy, where dpprof__opt finds them aligned)
 template <int V>
 __global__ void dpprof__k_model_opt(dpprof__opt_k k, float *param, float *m, float *v, const float *grad, dpprof__bf16 *copy, size_t n) {
     DPPROF__MODEL_GS(j, (n + V - 1) / V) {
@@ -3623,7 +3625,7 @@ __global__ void dpprof__k_dp_rowdot(double *part, const float *a, const float *b
 // norm2[i] += sum_e a[i,e] b[i,e] for i < n, e < P
 static void dpprof__dp_rowdots(const char *what, double *norm2, const float *a, const float *b, int n, size_t P) {
     if (n <= 0 || P == 0) return;
-    const int w = P % 4 == 0 && dpprof__vw<float>(a, b) == 4 ? 4 : 1;
+    const int w = dpprof__rows_vw<float>(P, a, b);
     // ~16 elements per thread, at most 4096 partials per sample
     long long G = dpprof__dp_min(dpprof__dp_min((long long)((P + 16 * DPPROF__DP_NT - 1) / (16 * DPPROF__DP_NT)), 4096), DPPROF__DP_CAP);
     long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);
@@ -3710,7 +3712,7 @@ __global__ void dpprof__k_dp_rms_psdw_sum(float *psg, const double *part, int n,
 template <typename A>
 static void dpprof__rms_psdw_as(const char *what, float *psg, double *part, const float *dout, const float *inp, const float *rstd, int n, int T, int C, int S, int L) {
     constexpr int VE = 16 / (int)sizeof(A);
-    const int w = C % VE == 0 && dpprof__vw<A>(dout, inp) == VE ? VE : 1;
+    const int w = dpprof__rows_vw<A>((size_t)C, dout, inp);
     const dim3 grid((unsigned)dpprof__dp_cdiv(dpprof__dp_cdiv(C, w), DPPROF__DP_NT), (unsigned)S, (unsigned)dpprof__dp_min(n, DPPROF__DP_MAXZ));
     if (w == VE) dpprof__launch(what, dpprof__k_dp_rms_psdw<A, VE>, grid, dim3(DPPROF__DP_NT), 0, psg, part, dpprof__act<A>(dout), dpprof__act<A>(inp), rstd, n, T, C, S, L);
     else dpprof__launch(what, dpprof__k_dp_rms_psdw<A, 1>, grid, dim3(DPPROF__DP_NT), 0, psg, part, dpprof__act<A>(dout), dpprof__act<A>(inp), rstd, n, T, C, S, L);
