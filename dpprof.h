@@ -4290,7 +4290,8 @@ static double dpprof__median(const double *v, size_t n) {
 static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
     enum { MAXN = 64 };
     const char *name[MAXN];
-    double ms[MAXN], fl[MAXN], by[MAXN], pf = 0, ph = 0, pb = 0;
+    double ms[MAXN], fl[MAXN], by[MAXN], pf = 0, ph = 0, pb = 0, pc;
+    const int bf16 = s->cfg.dtype == DPPROF_DTYPE_BF16; /* the compute peak of the roofline: the run's dtype's */
     long cnt[MAXN];
     int n = 0, i, j, order[MAXN];
     size_t k;
@@ -4314,6 +4315,7 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
         return;
     }
     if (s->backend == DPPROF_BACKEND_CUDA) dpprof_device_peaks(&s->dev, &pf, &ph, &pb);
+    pc = bf16 ? ph : pf;
     for (i = 0; i < n; i++) order[i] = i;
     for (i = 1; i < n; i++) /* insertion sort by time, the most first */
         for (j = i; j > 0 && ms[order[j]] > ms[order[j - 1]]; j--) { int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t; }
@@ -4336,6 +4338,11 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
         dpprof__jnum(f, ms[i] > 0 && ph > 0 ? fl[i] / (ms[i] * 1e-3) / ph : NAN);
         fputs(", \"share_of_dram_peak\": ", f);
         dpprof__jnum(f, ms[i] > 0 && pb > 0 ? by[i] / (ms[i] * 1e-3) / pb : NAN);
+        if (pb > 0 && pc > 0 && ms[i] > 0) { /* the roofline: whichever peak takes longer for its bytes and flops */
+            double tb = by[i] / pb, tc = fl[i] / pc;
+            fprintf(f, ", \"bound\": \"%s\", \"share_of_bound\": ", tb >= tc ? "dram" : bf16 ? "bf16" : "fp32");
+            dpprof__jnum(f, (tb >= tc ? tb : tc) / (ms[i] * 1e-3));
+        } else fputs(", \"bound\": null, \"share_of_bound\": null", f);
         fputs("}", f);
     }
     fputs("}}", f);

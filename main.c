@@ -1667,7 +1667,7 @@ done:
    writes TABDIR/NAME-macros.tex (every metric of every configuration), DIR/summary.txt.
    figure kinds: bars, heatmap, stacked, modules, phases, lines, capacity, timeline.
    keys: x= series= rows= cols= group= value=METRIC where=AXIS:LABEL,... ref=LABEL batch=AXIS config=LABELS
-   metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib norm_dram_pct norm_flops_pct <category>_gib */
+   metrics: rep_metrics, and <category>_gib */
 
 #define REP_MAX_LINES 64
 
@@ -1679,8 +1679,14 @@ typedef struct rep_res {
     double params, trainable, epsilon, step_ms, tokens_s;
     double moved, flops;              /* analytic bytes and flops of one training step */
     double mfu, dram;                 /* cuda: model flops utilisation; measured dram bytes of the counters step */
-    double norm_dram, norm_flops;     /* cuda --op-times: the norm kernels' share of the dram and fp32 peaks */
+    double norm_dram, norm_flops;     /* cuda --op-times: the norm kernels' share of the dram peak and the dtype's compute peak */
+    double norm_roof;                 /* their roofline time (each op's bytes at the dram peak or flops at the compute
+                                         peak, whichever takes longer) over their measured time */
+    char norm_bound[32];              /* which peak bounds most of that roofline time ("" when not measured) */
 } rep_res;
+
+/* the numeric metrics of a result, in the order the macros list them (norm_bound is a string macro) */
+static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct"};
 
 typedef struct rep_line {             /* a figure or table line of the conf */
     int line;
@@ -1770,7 +1776,7 @@ static void rep_load(rep *r, long long c) {
     char err[256];
     int k;
     memset(x, 0, sizeof *x);
-    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = x->mfu = x->dram = x->norm_dram = x->norm_flops = NAN;
+    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = x->mfu = x->dram = x->norm_dram = x->norm_flops = x->norm_roof = NAN;
     if (!path || dpprof_json_parse_file(path, (size_t)1 << 30, &doc, err, sizeof err) != 0) {
         free(path);
         return;
@@ -1822,21 +1828,35 @@ static void rep_load(rep *r, long long c) {
         const dpprof_json *ops = dpprof_json_path(root, "throughput.ops.by_op");
         const char *dt = dpprof_json_string(dpprof_json_path(root, "config.dtype"));
         const char *share = dt && !strcmp(dt, "bf16") ? "share_of_bf16_peak" : "share_of_fp32_peak";
-        double ms = 0, by = 0, fl = 0, pb = NAN, pf = NAN;
+        double ms = 0, by = 0, fl = 0, pb = NAN, pf = NAN, tb = 0, tf = 0;
         size_t i;
+        for (i = 0; i < dpprof_json_len(ops); i++) { /* the peaks the run used, from any op's rate and share */
+            const dpprof_json *o = dpprof_json_member(ops, i);
+            double bs = rep_num(dpprof_json_get(o, "bytes_per_s")), sb = rep_num(dpprof_json_get(o, "share_of_dram_peak"));
+            double fs = rep_num(dpprof_json_get(o, "flops_per_s")), sf = rep_num(dpprof_json_get(o, share));
+            if (bs > 0 && sb > 0) pb = bs / sb;
+            if (fs > 0 && sf > 0) pf = fs / sf;
+        }
         for (i = 0; i < dpprof_json_len(ops); i++) {
             const char *nm = dpprof_json_key(ops, i);
             const dpprof_json *o = dpprof_json_member(ops, i);
             double m = rep_num(dpprof_json_get(o, "ms")), b = rep_num(dpprof_json_get(o, "bytes_analytic")), fo = rep_num(dpprof_json_get(o, "flops"));
-            double bs = rep_num(dpprof_json_get(o, "bytes_per_s")), sb = rep_num(dpprof_json_get(o, "share_of_dram_peak"));
-            double fs = rep_num(dpprof_json_get(o, "flops_per_s")), sf = rep_num(dpprof_json_get(o, share));
-            if (bs > 0 && sb > 0) pb = bs / sb; /* the peaks the run used */
-            if (fs > 0 && sf > 0) pf = fs / sf;
             if (!nm || !(strstr(nm, "sqnorm") || strstr(nm, "gram"))) continue;
-            if (m == m && b == b && fo == fo) { ms += m; by += b; fl += fo; }
+            if (m == m && b == b && fo == fo) {
+                ms += m;
+                by += b;
+                fl += fo;
+                /* each op's roofline time is bounded by its own intensity: bytes over the dram peak or flops
+                   over the compute peak, the longer; summed by which one it was */
+                if (b / pb >= fo / pf) tb += b / pb;
+                else tf += fo / pf;
+            }
         }
         x->norm_dram = ms > 0 ? by / (ms * 1e-3) / pb : NAN;
         x->norm_flops = ms > 0 ? fl / (ms * 1e-3) / pf : NAN;
+        x->norm_roof = ms > 0 && pb > 0 && pf > 0 ? (tb + tf) / (ms * 1e-3) : NAN;
+        if (x->norm_roof == x->norm_roof)
+            snprintf(x->norm_bound, sizeof x->norm_bound, "%s", tb >= tf ? "DRAM bandwidth" : dt && !strcmp(dt, "bf16") ? "bf16 tensor-core peak" : "fp32 peak");
     }
     dpprof_json_free(doc);
 }
@@ -1930,6 +1950,7 @@ static double rep_metric(const rep *r, long long c, const char *m) {
     if (!strcmp(m, "dram_gib")) return x->dram / REP_GIB;
     if (!strcmp(m, "norm_dram_pct")) return 100.0 * x->norm_dram;
     if (!strcmp(m, "norm_flops_pct")) return 100.0 * x->norm_flops;
+    if (!strcmp(m, "norm_bound_pct")) return 100.0 * x->norm_roof;
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
         char name[64];
         snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
@@ -1940,9 +1961,8 @@ static double rep_metric(const rep *r, long long c, const char *m) {
 
 static int rep_known_metric(const char *m) {
     int k;
-    static const char *const base[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct"};
-    for (k = 0; k < (int)(sizeof base / sizeof base[0]); k++)
-        if (!strcmp(m, base[k])) return 1;
+    for (k = 0; k < (int)(sizeof rep_metrics / sizeof rep_metrics[0]); k++)
+        if (!strcmp(m, rep_metrics[k])) return 1;
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
         char name[64];
         snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
@@ -1957,6 +1977,7 @@ static const char *rep_metric_unit(const char *m) {
     if (!strcmp(m, "mfu")) return "% MFU";
     if (!strcmp(m, "norm_dram_pct")) return "% of DRAM peak, norm kernels";
     if (!strcmp(m, "norm_flops_pct")) return "% of the dtype's compute peak, norm kernels";
+    if (!strcmp(m, "norm_bound_pct")) return "% of the roofline bound, norm kernels";
     if (!strcmp(m, "speed")) return "x vanilla tokens/s";
     if (!strcmp(m, "tflop")) return "TFLOP per step, analytic";
     if (strstr(m, "_gib")) return "GiB";
@@ -2218,7 +2239,6 @@ static int rep_table(rep *r, const rep_line *l) {
 
 /* every metric of every configuration, for the paper's \dpnum{experiment}{id}{metric} */
 static void rep_macros(rep *r) {
-    static const char *const metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct"};
     long long c;
     int k;
     size_t skip = strlen(r->sp.name) + 1;
@@ -2227,12 +2247,13 @@ static void rep_macros(rep *r) {
         char v[64];
         if (!r->res[c].have) continue;
         fprintf(r->macros, "\\dpdef{%s}{%s}{status}{%s}\n", r->sp.name, id, r->res[c].status);
-        for (k = 0; k < (int)(sizeof metrics / sizeof metrics[0]); k++) {
-            double x = rep_metric(r, c, metrics[k]);
+        for (k = 0; k < (int)(sizeof rep_metrics / sizeof rep_metrics[0]); k++) {
+            double x = rep_metric(r, c, rep_metrics[k]);
             if (x != x) continue;
-            rep_fmt(v, sizeof v, metrics[k], x);
-            fprintf(r->macros, "\\dpdef{%s}{%s}{%s}{%s}\n", r->sp.name, id, metrics[k], v);
+            rep_fmt(v, sizeof v, rep_metrics[k], x);
+            fprintf(r->macros, "\\dpdef{%s}{%s}{%s}{%s}\n", r->sp.name, id, rep_metrics[k], v);
         }
+        if (r->res[c].norm_bound[0]) fprintf(r->macros, "\\dpdef{%s}{%s}{norm_bound}{%s}\n", r->sp.name, id, r->res[c].norm_bound);
         for (k = 0; k < DPPROF_CAT_COUNT; k++) {
             char name[64];
             double x;
@@ -2313,7 +2334,8 @@ static void help_report(void) {
            "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
            "mfu (%%, cuda) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
            "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram peak and of the compute peak of the\n"
-           "run's dtype: fp32 cores, bf16 tensor cores; --op-times)\n"
+           "run's dtype: fp32 cores, bf16 tensor cores; --op-times) norm_bound_pct (their roofline time, each op at\n"
+           "whichever peak bounds it, over their measured time; the macros also name that bound: norm_bound)\n"
            "(analytic bytes and flops of one step) <category>_gib\n");
 }
 
@@ -2340,7 +2362,7 @@ static int rep_validate(const rep *r) {
                 return rep_bad(r, l->line, "%s", msg);
             }
             if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && !rep_known_metric(l->val[k]))
-                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib norm_dram_pct norm_flops_pct <category>_gib)", l->val[k]);
+                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct <category>_gib)", l->val[k]);
         }
         if ((v = rep_get(l, "where"))) {
             char buf[512], *tok, *save = NULL;

@@ -87,6 +87,11 @@ check "--op-times gives throughput.ops with rates and shares of the peaks" grep 
 sf=$(grep -o '"linear_sqnorm_gram": {[^}]*}' "$tmp/ops.json" | grep -Eo '"share_of_fp32_peak": [0-9.e+-]+' | grep -Eo '[0-9.e+-]+$')
 sh=$(grep -o '"linear_sqnorm_gram": {[^}]*}' "$tmp/ops.json" | grep -Eo '"share_of_bf16_peak": [0-9.e+-]+' | grep -Eo '[0-9.e+-]+$')
 check "each op's share of the bf16 tensor-core peak is its fp32 share over the peaks' ratio (fp32 $sf, bf16 $sh)" awk -v a="$sf" -v b="$sh" 'BEGIN { exit !(a > 0 && b > 0 && a / b > 2) }'
+sd=$(grep -o '"linear_sqnorm_gram": {[^}]*}' "$tmp/ops.json" | grep -Eo '"share_of_dram_peak": [0-9.e+-]+' | grep -Eo '[0-9.e+-]+$')
+bd=$(grep -o '"linear_sqnorm_gram": {[^}]*}' "$tmp/ops.json" | grep -Eo '"bound": "[a-z0-9]+"' | grep -Eo '[a-z0-9]+"$' | tr -d '"')
+sb=$(grep -o '"linear_sqnorm_gram": {[^}]*}' "$tmp/ops.json" | grep -Eo '"share_of_bound": [0-9.e+-]+' | grep -Eo '[0-9.e+-]+$')
+check "each op names its roofline bound (an fp32 run: dram or fp32) and its share of it is the larger of the two shares (bound $bd: $sb; dram $sd, fp32 $sf)" \
+    awk -v d="$sd" -v f="$sf" -v b="$sb" -v n="$bd" 'BEGIN { m = d > f ? d : f; w = d >= f ? "dram" : "fp32"; exit !(n == w && b > 0 && (b - m) / m < 1e-9 && (m - b) / m < 1e-9) }'
 check "the bench macros have the norm kernels' share of the compute peak (bf16 runs: the tensor cores')" grep -q 'dpdef{bench}{bf16-a-flash_bk}{norm_flops_pct}' "$tmp/bench/bench-macros.tex"
 "$bin" run $small --backend cuda --algo flash_bk --sigma 1 --out "$tmp/noops.json"
 check "without it throughput.ops is null" grep -q '"ops": null' "$tmp/noops.json"

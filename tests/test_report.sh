@@ -59,3 +59,26 @@ check "a table line after a vertical tab: the table is written" test $rc -eq 0 -
   printf 'figure x = pie x=seq\naxis seq = 8 | 16\n'; } >"$tmp/long.conf"
 err=$("$bin" report "$tmp/long.conf" --results "$tmp/vr" --figures "$tmp/vf" --tables "$tmp/vtab" 2>&1); rc=$?
 check "a 4200-byte description is one line, not a figure line (got: $err)" test $rc -eq 0
+# the norm kernels' roofline (results of --op-times, written by hand here so the answer is known): each op's
+# time at the peak that bounds it (bytes at the dram peak, or flops at the compute peak of the run's dtype,
+# the longer), summed, over the measured time, and the macros name the bound that holds most of that time.
+# bf16: the peaks are 2e12 B/s and 1e15 flop/s; linear_sqnorm_gram 2 ms, bound by the tensor cores at 1 ms
+# (0.5 ms of bytes), gram_dot 2 ms bound by dram at 0.5 ms, adam not a norm kernel: 1.5 ms of 4 = 37.50 %.
+# fp32 (peak 5e13): gram_dot 4 ms bound by dram at 2 ms, linear_sqnorm_gram 2 ms bound by flops at 0.2 ms:
+# 2.2 of 6 ms = 36.67 %, DRAM bandwidth
+printf 'name = nb\nbase = --preset tiny --backend dry --steps 1\naxis dt = b: --dtype bf16 | f: --dtype fp32\n' >"$tmp/nb.conf"
+mkdir -p "$tmp/nb"
+op() { printf '"%s": {"count": 1, "ms": %s, "flops": %s, "bytes_analytic": %s, "flops_per_s": %s, "bytes_per_s": %s, "share_of_fp32_peak": %s, "share_of_bf16_peak": %s, "share_of_dram_peak": %s}' "$@"; }
+printf '{"status": "ok", "config": {"dtype": "bf16"}, "throughput": {"ops": {"by_op": {%s, %s, %s}}}}\n' \
+    "$(op linear_sqnorm_gram 2 1e12 1e9 5e14 5e11 10 0.5 0.25)" "$(op gram_dot 2 1e9 1e9 5e11 5e11 0.01 5e-4 0.25)" \
+    "$(op adam 10 0 1e10 0 1e12 0 0 0.5)" >"$tmp/nb/nb-b.json"
+printf '{"status": "ok", "config": {"dtype": "fp32"}, "throughput": {"ops": {"by_op": {%s, %s}}}}\n' \
+    "$(op gram_dot 4 1e9 4e9 2.5e11 1e12 0.005 0 0.5)" "$(op linear_sqnorm_gram 2 1e10 1e8 5e12 5e10 0.1 0 0.025)" >"$tmp/nb/nb-f.json"
+"$bin" report "$tmp/nb.conf" --results "$tmp/nb" --figures "$tmp/nbf" --tables "$tmp/nbt" >/dev/null 2>&1; rc=$?
+m="$tmp/nbt/nb-macros.tex"
+check "report on hand-written op times exits 0 (got $rc)" test $rc -eq 0
+check "bf16: the norm kernels reach 37.50 % of their roofline, bound by the tensor cores; 25.00 % of dram" \
+    bash -c "grep -qxF '\\dpdef{nb}{b}{norm_bound_pct}{37.50}' '$m' && grep -qxF '\\dpdef{nb}{b}{norm_bound}{bf16 tensor-core peak}' '$m' && grep -qxF '\\dpdef{nb}{b}{norm_dram_pct}{25.00}' '$m'"
+check "fp32: 36.67 % of their roofline, bound by DRAM bandwidth" \
+    bash -c "grep -qxF '\\dpdef{nb}{f}{norm_bound_pct}{36.67}' '$m' && grep -qxF '\\dpdef{nb}{f}{norm_bound}{DRAM bandwidth}' '$m'"
+check "a result without op times has no norm_bound macro" bash -c "[ -s '$tmp/t/small-macros.tex' ] && ! grep -q '{norm_bound' '$tmp/t/small-macros.tex'"
