@@ -585,6 +585,7 @@ DPPROF_API void dpprof_embedding_sqnorm_gpu(double *norm2, const float *dy, cons
 DPPROF_API void dpprof_embedding_psgrad_gpu(float *psg, const float *dy, const int *tokens, int n, int T, int V, int C);
 DPPROF_API void dpprof_embedding_clipgrad_gpu(float *dwte, const float *dy, const int *tokens, const double *c, int n, int T, int C);
 DPPROF_API void dpprof_rmsnorm_psdweight_gpu(float *psg, const float *dout, const float *inp, const float *rstd, int n, int T, int C);
+DPPROF_API void dpprof_rmsnorm_bwd_ps_gpu(float *dinp, float *psg, const float *dout, const float *inp, const float *weight, const float *rstd, int n, int T, int C);
 
 /* ---- cpu reference ops: declarations -----------------------------------------------------
    dimension vocabulary: B batch, T sequence, C channels, N = B*T rows, IC/OC linear in/out features,
@@ -1659,6 +1660,10 @@ DPPROF_API void dpprof_embedding_clipgrad_ref(dpprof_real *dwte, const dpprof_re
 /* rmsnorm weight: per-sample gradient psg (n,C) overwritten, psg[i,c] = sum_t dout[i,t,c] * inp[i,t,c] * rstd[i,t];
    dout, inp (n,T,C), rstd (n,T) from the forward. the sum over i is dpprof_rmsnorm_bwd_ref's dweight */
 DPPROF_API void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *rstd, int n, int T, int C);
+/* the rmsnorm backward of the dp algorithms: dinp (n*T,C) += as dpprof_rmsnorm_bwd_ref (with no dweight), and
+   psg (n,C) overwritten with the per-sample weight gradients as dpprof_rmsnorm_psdweight_ref; the gpu op reads
+   dout and inp once for both */
+DPPROF_API void dpprof_rmsnorm_bwd_ps_ref(dpprof_real *dinp, dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int n, int T, int C);
 
 /* flat clipping: c (n) overwritten, c[i] = min(1, clip / (sqrt(norm2[i]) + 1e-6)); norm2 (n) squared norms.
    a nan (or negative) norm gives a nan factor, never 1: a broken sample must not pass unclipped. c may alias norm2
@@ -1711,6 +1716,9 @@ DPPROF_API dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int e
 /* flops 3*n*T*C (dout*inp*rstd added: 3 per element, as the dweight part of dpprof_rmsnorm_bwd_cost);
    bytes es*(2*n*T*C dout,inp + n*T rstd + n*C psg) */
 DPPROF_API dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size);
+/* dpprof_rmsnorm_bwd_cost's flops over N = n*T rows (its dweight part now per sample); bytes es*(4*N*C dout, inp,
+   dinp read and written + C weight + N rstd + n*C psg): no second pass over dout and inp */
+DPPROF_API dpprof_cost dpprof_rmsnorm_bwd_ps_cost(int n, int T, int C, int elem_size);
 /* flops 4*n (sqrt, +1e-6, divide, compare); bytes 16*n (norm2 read, c written, both double; elem_size unused) */
 DPPROF_API dpprof_cost dpprof_clip_factors_cost(int n, int elem_size);
 
@@ -3070,23 +3078,26 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
 }
 
 /* rmsnorm with weight p: dinp += ..., and the weight's gradient; its per-sample gradients are
-   (n, C) vectors: materialised for the norm in every dp algorithm */
+   (n, C) vectors: materialised for the norm in every dp algorithm, in the same pass as dinp (rmsnorm_bwd_ps) */
 static int dpprof__rmsnorm_bwd(dpprof_session *s, int p, dpprof_tensor *dinp, dpprof_tensor *dout, dpprof_tensor *inp, dpprof_tensor *rstd, int T) {
     const int n = s->bw_n, N = n * T, C = s->sh.C, E = s->elem;
     const dpprof_param *P = &s->params[p];
     dpprof_tensor tmp;
     int sum = s->bw_mode == DPPROF__MODE_SUM && P->trainable;
-    DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(*dinp), sum ? DPPROF__G(s, p) : (dpprof_real *)NULL, DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), N, C));
-    if (sum || !P->trainable) return DPPROF_OK;
+    if (sum || !P->trainable) {
+        DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(*dinp), sum ? DPPROF__G(s, p) : (dpprof_real *)NULL, DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), N, C));
+        return DPPROF_OK;
+    }
+    /* dp: dinp and the per-sample weight gradients from one pass over dout and inp */
     if (s->bw_mode == DPPROF__MODE_CLIPSUM) {
         DPPROF__TRY(dpprof__talloc(s, &tmp, (int64_t)n * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
-        DPPROF__OP(s, rmsnorm_psdweight, (n, T, C, E), (DPPROF__F(tmp), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__F(*rstd), n, T, C));
+        DPPROF__OP(s, rmsnorm_bwd_ps, (n, T, C, E), (DPPROF__F(*dinp), DPPROF__F(tmp), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), n, T, C));
         DPPROF__OP(s, psgrad_clipsum, (n, (size_t)C, DPPROF__R), (DPPROF__G(s, p), DPPROF__F(tmp), DPPROF__CLIP(s, p), n, (size_t)C));
         dpprof__tfree(s, &tmp);
         return DPPROF_OK;
     }
     DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
-    DPPROF__OP(s, rmsnorm_psdweight, (n, T, C, E), (DPPROF__F(s->psg[p]), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__F(*rstd), n, T, C));
+    DPPROF__OP(s, rmsnorm_bwd_ps, (n, T, C, E), (DPPROF__F(*dinp), DPPROF__F(s->psg[p]), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), n, T, C));
     DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)C, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)C));
     if (s->two_pass) dpprof__tfree(s, &s->psg[p]); /* the second pass sums the clipped vectors itself */
     return DPPROF_OK;
@@ -11109,6 +11120,12 @@ void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, con
     }
 }
 
+void dpprof_rmsnorm_bwd_ps_ref(dpprof_real *dinp, dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int n, int T, int C)
+{
+    dpprof_rmsnorm_bwd_ref(dinp, NULL, dout, inp, weight, rstd, n * T, C);
+    dpprof_rmsnorm_psdweight_ref(psg, dout, inp, rstd, n, T, C);
+}
+
 /* ---- clipping ----------------------------------------------------------------------------------- */
 
 void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip)
@@ -11209,6 +11226,12 @@ dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size)
 {
     double nn = n, t = T, c = C, es = elem_size;
     return dpprof__cost(3.0 * nn * t * c, es * (2.0 * nn * t * c + nn * t + nn * c));
+}
+
+dpprof_cost dpprof_rmsnorm_bwd_ps_cost(int n, int T, int C, int elem_size)
+{
+    double nn = n, N = (double)n * T, c = C, es = elem_size;
+    return dpprof__cost(N * (11.0 * c + 3.0), es * (4.0 * N * c + c + N + nn * c));
 }
 
 dpprof_cost dpprof_clip_factors_cost(int n, int elem_size)

@@ -941,11 +941,15 @@ __global__ void dpprof__k_model_rms_dw_part(double *part, const A *dout, const A
 
 // dweight stage 2: dweight[c0 + c] += sum over y = 0..R-1 of part[y, c]: a block of 256 threads takes 32
 // columns, warp w sums rows w, w + 8, ... in order (a warp reads 32 consecutive doubles of a row), then
-// the 8 warp sums are added in warp order. grid ceil(cn / 32)
-__global__ void dpprof__k_model_rms_dw_final(float *dweight, const double *part, int c0, int cn, int R) {
+// the 8 warp sums are added in warp order. grid (ceil(cn / 32), S): segment z sums its own R partial rows
+// (part + z R cn) into dweight + z cn (the per-sample weight gradients: S samples, c0 = 0, cn = C); add 0
+// overwrites instead of adding
+__global__ void dpprof__k_model_rms_dw_final(float *dweight, const double *part, int c0, int cn, int R, int add) {
     __shared__ double s[8][32];
     const int cx = threadIdx.x & 31, ry = threadIdx.x >> 5, c = blockIdx.x * 32 + cx;
     double acc = 0.0;
+    part += (size_t)blockIdx.y * R * cn;
+    dweight += (size_t)blockIdx.y * cn;
     if (c < cn)
         for (int y = ry; y < R; y += 8) acc += part[(size_t)y * cn + c];
     s[ry][cx] = acc;
@@ -953,7 +957,7 @@ __global__ void dpprof__k_model_rms_dw_final(float *dweight, const double *part,
     if (ry == 0 && c < cn) {
         double t = 0.0;
         for (int i = 0; i < 8; i++) t += s[i][cx];
-        dweight[c0 + c] = (float)(dweight[c0 + c] + t);
+        dweight[c0 + c] = (float)(add ? dweight[c0 + c] + t : t);
     }
 }
 
@@ -1011,15 +1015,16 @@ __global__ void __launch_bounds__(NT) dpprof__k_model_rms_fwd_v(A *out, float *r
     }
 }
 
-// the backward on vectors, dinp and the dweight partials in one pass: block y takes rows [y rpb, (y + 1)
-// rpb) in order; dinp += r g w - x r^3/C sum_c g w x as dpprof__k_model_rms_bwd_dx, and (part not null)
-// part[y, c] = sum over its rows of g x r in double, as dpprof__k_model_rms_dw_part. reads dout, inp and
-// dinp once, writes dinp once
+// the backward on vectors, dinp and the dweight partials in one pass: the rows are segments of T (the
+// samples, or one segment of all N rows), each cut into K blocks of rpb rows; block y = z K + k takes rows
+// [z T + k rpb, min(z T + (k + 1) rpb, (z + 1) T)) in order; dinp += r g w - x r^3/C sum_c g w x as
+// dpprof__k_model_rms_bwd_dx, and (part not null) part[y, c] = sum over its rows of g x r in double, as
+// dpprof__k_model_rms_dw_part. reads dout, inp and dinp once, writes dinp once
 template <typename A, int NT>
-__global__ void __launch_bounds__(NT) dpprof__k_model_rms_bwd_v(A *dinp, double *part, const A *dout, const A *inp, const float *weight, const float *rstd, int N, int C, int rpb) {
+__global__ void __launch_bounds__(NT) dpprof__k_model_rms_bwd_v(A *dinp, double *part, const A *dout, const A *inp, const float *weight, const float *rstd, int C, int rpb, int T, int K) {
     constexpr int V = 16 / (int)sizeof(A);
     __shared__ double slot[2][NT / 32];
-    const long long r0 = (long long)blockIdx.x * rpb, r1 = r0 + rpb < N ? r0 + rpb : N;
+    const long long z = blockIdx.x / K, s0 = z * T, r0 = s0 + (long long)(blockIdx.x % K) * rpb, r1 = r0 + rpb < s0 + T ? r0 + rpb : s0 + T;
     const int c = V * (int)threadIdx.x;
     float wv[V];
     double dw[V];
@@ -1110,8 +1115,8 @@ static void dpprof__model_rms_bwd(float *dinp_, float *dweight, const float *dou
         const int R = (int)(((long long)N + rpb - 1) / rpb);
         double *part = dweight ? (double *)dpprof__scratch((size_t)R * C * sizeof(double), what) : nullptr;
         if (dweight && !part) return;
-        DPPROF__RMS_LAUNCH(what, dpprof__k_model_rms_bwd_v, A, nt, dim3((unsigned)R), dinp, part, dout, inp, weight, rstd, N, C, rpb);
-        if (dweight) dpprof__launch(what, dpprof__k_model_rms_dw_final, dim3((unsigned)((C + 31) / 32)), dim3(256), 0, dweight, (const double *)part, 0, C, R);
+        DPPROF__RMS_LAUNCH(what, dpprof__k_model_rms_bwd_v, A, nt, dim3((unsigned)R), dinp, part, dout, inp, weight, rstd, C, rpb, N, R);
+        if (dweight) dpprof__launch(what, dpprof__k_model_rms_dw_final, dim3((unsigned)((C + 31) / 32)), dim3(256), 0, dweight, (const double *)part, 0, C, R, 1);
         return;
     }
     dpprof__launch(what, dpprof__k_model_rms_bwd_dx<A>, dim3(dpprof__blocks((size_t)N, 8)), dim3(256), 0, dinp, dout, inp, weight, rstd, N, C);
@@ -1132,13 +1137,49 @@ static void dpprof__model_rms_bwd(float *dinp_, float *dweight, const float *dou
         double *part = (double *)dpprof__scratch((size_t)R * cn * sizeof(double), what);
         if (!part) return;
         dpprof__launch(what, dpprof__k_model_rms_dw_part<A>, dim3((unsigned)((cn + 127) / 128), (unsigned)R), dim3(128), 0, part, dout, inp, rstd, N, C, c0, cn, rpc);
-        dpprof__launch(what, dpprof__k_model_rms_dw_final, dim3((unsigned)((cn + 31) / 32)), dim3(256), 0, dweight, (const double *)part, c0, cn, (int)R);
+        dpprof__launch(what, dpprof__k_model_rms_dw_final, dim3((unsigned)((cn + 31) / 32)), dim3(256), 0, dweight, (const double *)part, c0, cn, (int)R, 1);
     }
 }
 
 extern "C" void dpprof_rmsnorm_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, const float *rstd, int N, int C) {
     if (N <= 0 || C <= 0) return;
     DPPROF__BY_STORAGE(dpprof__model_rms_bwd, dinp, dweight, dout, inp, weight, rstd, N, C);
+}
+
+// the dp algorithms' backward (dpprof_rmsnorm_bwd_ps_ref): dinp, and the per-sample weight gradients from the
+// same pass. each sample's T rows are cut into K blocks of at least 16 rows (at most 512 blocks in all, when
+// the samples are fewer; as many n K C partials as the scratch holds), so that a block's dweight partial
+// belongs to one sample; dpprof__k_model_rms_dw_final sums each sample's K partials into its row of psg.
+// the partition depends only on (n, T, C, scratch size): the same bits every run. returns 0 (nothing done)
+// where it does not apply: rows not on 16-byte vectors or wider than 512 of them, too little scratch for one
+// partial a sample, more than 65535 samples (the grid's y)
+template <typename A>
+static int dpprof__model_rms_bwd_ps(float *dinp_, float *psg, const float *dout_, const float *inp_, const float *weight, const float *rstd, int n, int T, int C) {
+    const char *what = "dpprof_rmsnorm_bwd_ps_gpu";
+    A *dinp = dpprof__act<A>(dinp_);
+    const A *dout = dpprof__act<A>(dout_), *inp = dpprof__act<A>(inp_);
+    const int nt = dpprof__rms_nt<A>(C, dinp, dout, inp);
+    const long long kmax = (long long)(dpprof__model_avail() / ((size_t)n * C * sizeof(double)));
+    long long K = ((long long)T + 15) / 16, rpb;
+    if (!nt || kmax < 1 || n > 65535) return 0;
+    if (K > 512 / n) K = 512 / n;
+    if (K > kmax) K = kmax;
+    if (K < 1) K = 1;
+    rpb = ((long long)T + K - 1) / K;
+    K = ((long long)T + rpb - 1) / rpb; // no empty block
+    double *part = (double *)dpprof__scratch((size_t)n * (size_t)K * C * sizeof(double), what);
+    if (!part) return 1; // the error is recorded
+    DPPROF__RMS_LAUNCH(what, dpprof__k_model_rms_bwd_v, A, nt, dim3((unsigned)(n * K)), dinp, part, dout, inp, weight, rstd, C, (int)rpb, T, (int)K);
+    dpprof__launch(what, dpprof__k_model_rms_dw_final, dim3((unsigned)((C + 31) / 32), (unsigned)n), dim3(256), 0, psg, (const double *)part, 0, C, (int)K, 0);
+    return 1;
+}
+
+extern "C" void dpprof_rmsnorm_bwd_ps_gpu(float *dinp, float *psg, const float *dout, const float *inp, const float *weight, const float *rstd, int n, int T, int C) {
+    if (n <= 0 || C <= 0) return;
+    if (T > 0 && DPPROF__BY_STORAGE(dpprof__model_rms_bwd_ps, dinp, psg, dout, inp, weight, rstd, n, T, C)) return;
+    // else the two ops in turn (dinp alone, then the per-sample pass over dout and inp)
+    if (T > 0) dpprof_rmsnorm_bwd_gpu(dinp, nullptr, dout, inp, weight, rstd, n * T, C);
+    dpprof_rmsnorm_psdweight_gpu(psg, dout, inp, rstd, n, T, C);
 }
 
 // ---- rope: in place, the reference's angles in double ----------------------------------------------

@@ -383,6 +383,42 @@ static void tdp_rmsnorm(int n, int T, int C, int bf16) {
     if (bf16) dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
     dpprof_rmsnorm_psdweight_ref(psg, dout, inp, rstd, n, T, C);
     tdp_grad_check("rmsnorm_psdweight", shape, "psg overwritten (start garbage)", tdp_f_rms, &k, garbage, psg, n * (size_t)C, 0);
+    { /* the dp algorithms' backward: dinp += (start random) and psg overwritten (start garbage) from one pass,
+         twice on two copies of the start: the vector kernel (each sample's rows in blocks of its own) and the
+         per-sample sum of their partials, 2 launches, where the rows are 16-byte vectors; else the two ops */
+        const size_t nx = nT * C;
+        const int V = bf16 ? 8 : 4, vec = T > 0 && C % V == 0 && C <= 512 * V;
+        dpprof_real *w = tdp_rand((size_t)C, 1.5), *din0 = tdp_rand(nx, 1.0), *dref, *h1, *h2, *p1, *p2;
+        float *d_w = (float *)tdp_dev(w, (size_t)C * sizeof(float)), *d_din1, *d_din2;
+        float *d_p1 = (float *)tdp_dev(garbage, n * (size_t)C * sizeof(float)), *d_p2 = (float *)tdp_dev(garbage, n * (size_t)C * sizeof(float));
+        long long l0;
+        double e1, e2;
+        int rc, same;
+        d_din1 = (float *)tdp_act(din0, nx, bf16); /* rounds din0 to bf16 in place where bf16 */
+        d_din2 = (float *)tdp_act(din0, nx, bf16);
+        dref = (dpprof_real *)malloc((nx ? nx : 1) * sizeof *dref);
+        memcpy(dref, din0, nx * sizeof *dref);
+        dpprof_rmsnorm_bwd_ref(dref, NULL, dout, inp, w, rstd, n * T, C);
+        if (bf16) dpprof_bf16_round_ref(dref, nx);
+        l0 = dpprof_cuda_launch_count();
+        dpprof_rmsnorm_bwd_ps_gpu(d_din1, d_p1, k.dy, k.inp, d_w, k.rstd, n, T, C);
+        l0 = dpprof_cuda_launch_count() - l0;
+        dpprof_rmsnorm_bwd_ps_gpu(d_din2, d_p2, k.dy, k.inp, d_w, k.rstd, n, T, C);
+        rc = dpprof_cuda_sync();
+        h1 = bf16 ? model_down16(d_din1, nx) : (dpprof_real *)tdp_get(d_din1, nx * sizeof(float));
+        h2 = bf16 ? model_down16(d_din2, nx) : (dpprof_real *)tdp_get(d_din2, nx * sizeof(float));
+        p1 = (dpprof_real *)tdp_get(d_p1, n * (size_t)C * sizeof(float));
+        p2 = (dpprof_real *)tdp_get(d_p2, n * (size_t)C * sizeof(float));
+        e1 = bf16 ? model_ulp(h1, dref, nx, 1e-5 * 1e-2) : tdp_err(h1, dref, nx); /* bf16: 1 ulp + 1e-7 */
+        e2 = tdp_err(p1, psg, n * (size_t)C);
+        same = !memcmp(h1, h2, nx * sizeof *h1) && !memcmp(p1, p2, n * (size_t)C * sizeof *p1);
+        tdp_note(e2, 0);
+        CHECK(rc == DPPROF_OK && (bf16 ? e1 <= 1.0 : e1 <= TDP_TOL) && e2 <= TDP_TOL && same && (!vec || l0 == 2),
+              "gpu dp: rmsnorm_bwd_ps %s: dinp += (start random) %s %.2e, psg overwritten (start garbage) rel err %.2e (tol %.0e), second run bitwise %s; %lld launches (%s)", shape,
+              bf16 ? "bf16 score (1 ulp + 1e-7)" : "rel err", e1, e2, TDP_TOL, same ? "equal" : "DIFFERENT", l0, vec ? "one pass and the per-sample sums: 2" : "the two ops");
+        dpprof_cuda_release(d_w), dpprof_cuda_release(d_din1), dpprof_cuda_release(d_din2), dpprof_cuda_release(d_p1), dpprof_cuda_release(d_p2);
+        free(w), free(din0), free(dref), free(h1), free(h2), free(p1), free(p2);
+    }
     dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
     dpprof_cuda_release((void *)k.dy);
     dpprof_cuda_release((void *)k.inp);
@@ -423,7 +459,7 @@ static void tdp_scale_rows(int n, int T, int D) {
 static void test_dp(void) {
     static const int lin[][4] = {{1, 1, 24, 40}, {3, 5, 40, 24}, {3, 37, 70, 40}, {1, 37, 24, 70}, {3, 70, 130, 100}, {3, 70, 136, 264}, {2, 300, 48, 40}, {2, 0, 24, 40}, {2, 1100, 8, 12}, {2, 3, 1024, 2100}}; /* n, T, IC, OC; 136 x 264: the fused bf16 clipgrad over 2 x 3 tiles with T past a 32-row step; T=300: the bf16 gram kernel over 6 tile pairs (3 positions blocks); the last two need two blocks of the scratch: bf16 gram norm (T=1100), bf16 psg norm (OC x IC) */
     static const int emb[][5] = {{1, 1, 5, 5, 24}, {3, 5, 7, 3, 40}, {3, 37, 50, 10, 70}, {2, 37, 64, 20, 2100}, {2, 300, 40, 30, 24}, {2, 0, 9, 5, 24}}; /* n T V used C */
-    static const int rms[][3] = {{1, 1, 24}, {3, 5, 70}, {3, 37, 300}, {2, 300, 130}, {2, 0, 24}, {2, 300, 136}, {3, 37, 264}}; /* n T C; C % 8 == 0: 16-byte vectors in bf16 (C % 4: in fp32), T = 300: split rows */
+    static const int rms[][3] = {{1, 1, 24}, {3, 5, 70}, {3, 37, 300}, {2, 300, 130}, {2, 0, 24}, {2, 300, 136}, {3, 37, 264}, {40, 300, 24}, {600, 3, 16}}; /* n T C; C % 8 == 0: 16-byte vectors in bf16 (C % 4: in fp32), T = 300: split rows; the fused backward: 40 samples of 12 blocks (512 / n), 600 of one */
     size_t j;
     int b;
     if (sizeof(dpprof_real) != sizeof(float)) {

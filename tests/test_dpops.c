@@ -27,11 +27,11 @@ enum {
     C_PSGRAD, C_PSG_SQNORM, C_PSG_CLIPSUM, C_PSG_SUM_MATMUL,
     C_GRAM, C_GRAM_DOT, C_SQNORM_GRAM, C_SQNORM_PSG, C_CLIPGRAD, C_CLIPGRAD_C1,
     C_EMB_PSGRAD, C_EMB_PSG_SUM, C_EMB_SQNORM, C_EMB_CLIPGRAD,
-    C_RMS_PSD, C_RMS_PSD_SUM,
+    C_RMS_PSD, C_RMS_PSD_SUM, C_RMS_BWD_PS,
     C_CLIP,
     C_COST_PSGRAD, C_COST_PSG_SQNORM, C_COST_PSG_CLIPSUM, C_COST_GRAM, C_COST_GRAM_DOT, C_COST_SQNORM_GRAM,
     C_COST_SQNORM_PSG, C_COST_CLIPGRAD, C_COST_EMB_SQNORM, C_COST_EMB_PSGRAD, C_COST_EMB_CLIPGRAD,
-    C_COST_RMS_PSD, C_COST_CLIP, C_FLASH_CHOICE,
+    C_COST_RMS_PSD, C_COST_RMS_BWD_PS, C_COST_CLIP, C_FLASH_CHOICE,
     C_COUNT
 };
 
@@ -41,11 +41,11 @@ static const char *check_name[C_COUNT] = {
     "linear_clipgrad_vs_psgrad_clipsum", "linear_clipgrad_c1_vs_matmul_bwd_dweight",
     "embedding_psgrad_vs_naive", "embedding_psgrad_sum_vs_embedding_bwd", "embedding_sqnorm_vs_psgrad_norm",
     "embedding_clipgrad_vs_psgrad_clipsum",
-    "rmsnorm_psdweight_vs_naive", "rmsnorm_psdweight_sum_vs_rmsnorm_bwd_dweight",
+    "rmsnorm_psdweight_vs_naive", "rmsnorm_psdweight_sum_vs_rmsnorm_bwd_dweight", "rmsnorm_bwd_ps_vs_bwd_and_naive",
     "clip_factors_exact",
     "cost_linear_psgrad", "cost_psgrad_sqnorm", "cost_psgrad_clipsum", "cost_gram", "cost_gram_dot",
     "cost_linear_sqnorm_gram", "cost_linear_sqnorm_psg", "cost_linear_clipgrad", "cost_embedding_sqnorm",
-    "cost_embedding_psgrad", "cost_embedding_clipgrad", "cost_rmsnorm_psdweight", "cost_clip_factors",
+    "cost_embedding_psgrad", "cost_embedding_clipgrad", "cost_rmsnorm_psdweight", "cost_rmsnorm_bwd_ps", "cost_clip_factors",
     "flash_choice",
 };
 
@@ -331,7 +331,18 @@ static void test_rmsnorm(int T, int C)
             want[(size_t)i * C + j] = a;
         }
     note(C_RMS_PSD, err_ld(psg, want, (size_t)NS * C), w);
-
+    { /* the dp backward: rmsnorm_bwd's dinp (+= onto a start) and the per-sample weight gradients (want) */
+        dpprof_real *d1 = rvec(nx), *d2 = (dpprof_real *)xcalloc(nx, sizeof(dpprof_real)), *p2 = jvec((size_t)NS * C);
+        double e = 0;
+        memcpy(d2, d1, nx * sizeof *d1);
+        dpprof_rmsnorm_bwd_ref(d1, NULL, dout, inp, wgt, rstd, NS * T, C);
+        dpprof_rmsnorm_bwd_ps_ref(d2, p2, dout, inp, wgt, rstd, NS, T, C);
+        for (k = 0; k < nx; k++)
+            if (d1[k] != d2[k]) e = HUGE_VAL;
+        e += err_ld(p2, want, (size_t)NS * C);
+        note(C_RMS_BWD_PS, e, w);
+        free(d1); free(d2); free(p2);
+    }
     dpprof_rmsnorm_bwd_ref(dinp, dwgt, dout, inp, wgt, rstd, NS * T, C);
     for (k = 0; k < (size_t)C; k++) {
         long double a = 0;
@@ -412,6 +423,9 @@ static void test_costs(void)
     cost_is(C_COST_EMB_CLIPGRAD, dpprof_embedding_clipgrad_cost(2, 40, 3, 4), 480, 3216, "n=2 T=40 C=3");
     /* 3*240 = 720; 4*(480 + 80 + 6) = 2264 */
     cost_is(C_COST_RMS_PSD, dpprof_rmsnorm_psdweight_cost(2, 40, 3, 4), 720, 2264, "n=2 T=40 C=3");
+    /* N = 80: 80*(33 + 3) = 2880; 4*(4*240 + 3 + 80 + 6) = 4196, less than rmsnorm_bwd's and psdweight's together
+       (the second pass over dout and inp is gone) */
+    cost_is(C_COST_RMS_BWD_PS, dpprof_rmsnorm_bwd_ps_cost(2, 40, 3, 4), 2880, 4196, "n=2 T=40 C=3");
     /* 4*2 = 8; 16*2 = 32 (elem_size does not matter: norm2 and c are double) */
     cost_is(C_COST_CLIP, dpprof_clip_factors_cost(2, 4), 8, 32, "n=2 es=4");
     cost_is(C_COST_CLIP, dpprof_clip_factors_cost(2, 2), 8, 32, "n=2 es=2");
