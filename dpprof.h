@@ -541,6 +541,7 @@ DPPROF_API void dpprof_matmul_bwd_gpu(float *dinp, float *dweight, const float *
 DPPROF_API void dpprof_embedding_fwd_gpu(float *out, const int *tokens, const float *wte, int N, int C);
 DPPROF_API void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const int *tokens, int N, int C);
 DPPROF_API void dpprof_rmsnorm_fwd_gpu(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps);
+DPPROF_API void dpprof_add_rmsnorm_fwd_gpu(float *out, float *rstd, float *res, const float *other, const float *weight, int N, int C, float eps);
 DPPROF_API void dpprof_rmsnorm_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, const float *rstd, int N, int C);
 DPPROF_API void dpprof_rope_fwd_gpu(float *x, int B, int T, int NH, int HS, double theta);
 DPPROF_API void dpprof_rope_bwd_gpu(float *dx, int B, int T, int NH, int HS, double theta);
@@ -612,6 +613,9 @@ DPPROF_API void dpprof_embedding_bwd_ref(dpprof_real *dwte, const dpprof_real *d
 
 /* rmsnorm. out (N,C) overwritten = inp (N,C) * rstd * weight (C); rstd (N) overwritten = 1/sqrt(mean(inp^2) + eps) */
 DPPROF_API void dpprof_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, const dpprof_real *inp, const dpprof_real *weight, int N, int C, float eps);
+/* the residual add and the norm after it: res (N,C) += other (N,C) as dpprof_add_ref, then dpprof_rmsnorm_fwd_ref of
+   res into out and rstd; the gpu op reads res and other once and never reads the sum back */
+DPPROF_API void dpprof_add_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, dpprof_real *res, const dpprof_real *other, const dpprof_real *weight, int N, int C, float eps);
 /* dinp (N,C) +=, dweight (C) += (may be NULL); dout (N,C), inp (N,C), weight (C), rstd (N) from the forward */
 DPPROF_API void dpprof_rmsnorm_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int N, int C);
 
@@ -671,6 +675,8 @@ DPPROF_API dpprof_cost dpprof_embedding_fwd_cost(int N, int C, int elem_size);
 DPPROF_API dpprof_cost dpprof_embedding_bwd_cost(int N, int C, int elem_size);
 /* flops N*(4*C + 4): sum of squares 2C, mean/eps/sqrt/reciprocal 4, x*rstd*w 2C; bytes es*(2*N*C + C + N) */
 DPPROF_API dpprof_cost dpprof_rmsnorm_fwd_cost(int N, int C, int elem_size);
+/* the add's N*C flops and dpprof_rmsnorm_fwd_cost's; bytes es*(4*N*C res read and written, other, out + C + N) */
+DPPROF_API dpprof_cost dpprof_add_rmsnorm_fwd_cost(int N, int C, int elem_size);
 /* flops N*(11*C + 3): row dot sum(dout*w*x) 3C, dinp 5C, dweight 3C, per-row constant 3;
    bytes es*(N*C dout + N*C inp + C weight + N rstd + 2*N*C dinp + 2*C dweight) */
 DPPROF_API dpprof_cost dpprof_rmsnorm_bwd_cost(int N, int C, int elem_size);
@@ -2908,9 +2914,11 @@ static int dpprof__forward(dpprof_session *s, int n) {
     for (l = 0; l < h->L; l++) {
         dpprof__layer_acts *y = &a->lay[l];
         const int P = 1 + l * DPPROF__P_PER_LAYER;
-        DPPROF__A(y->ln1, (int64_t)N * C, ACTIVATIONS, NORM);
-        DPPROF__AR(y->rstd1, N, ACTIVATIONS, NORM);
-        DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln1), DPPROF__F(y->rstd1), DPPROF__F(*x), DPPROF__W(s, P + DPPROF__P_LN1), N, C, eps));
+        if (!l) { /* later layers' ln1 comes with the residual add that ends the layer before */
+            DPPROF__A(y->ln1, (int64_t)N * C, ACTIVATIONS, NORM);
+            DPPROF__AR(y->rstd1, N, ACTIVATIONS, NORM);
+            DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln1), DPPROF__F(y->rstd1), DPPROF__F(*x), DPPROF__W(s, P + DPPROF__P_LN1), N, C, eps));
+        }
         DPPROF__A(y->q, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
         DPPROF__A(y->k, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
         DPPROF__A(y->v, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
@@ -2924,10 +2932,9 @@ static int dpprof__forward(dpprof_session *s, int n) {
         DPPROF__OP(s, attention_fwd, (n, T, NH, NKV, HS, E), (DPPROF__F(y->att), DPPROF__F(y->lse), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), n, T, NH, NKV, HS));
         DPPROF__A(y->xa, (int64_t)N * C, ACTIVATIONS, ATTENTION);
         DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_O, &y->xa, &y->att, N, QD, C));
-        DPPROF__OP(s, add, ((size_t)N * C, E), (DPPROF__F(y->xa), DPPROF__F(y->xa), DPPROF__F(*x), (size_t)N * C));
         DPPROF__A(y->ln2, (int64_t)N * C, ACTIVATIONS, NORM);
         DPPROF__AR(y->rstd2, N, ACTIVATIONS, NORM);
-        DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln2), DPPROF__F(y->rstd2), DPPROF__F(y->xa), DPPROF__W(s, P + DPPROF__P_LN2), N, C, eps));
+        DPPROF__OP(s, add_rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln2), DPPROF__F(y->rstd2), DPPROF__F(y->xa), DPPROF__F(*x), DPPROF__W(s, P + DPPROF__P_LN2), N, C, eps));
         DPPROF__A(y->gate, (int64_t)N * F, ACTIVATIONS, MLP);
         DPPROF__A(y->up, (int64_t)N * F, ACTIVATIONS, MLP);
         DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_GATE, &y->gate, &y->ln2, N, C, F));
@@ -2936,12 +2943,20 @@ static int dpprof__forward(dpprof_session *s, int n) {
         DPPROF__OP(s, swiglu_fwd, ((size_t)N * F, E), (DPPROF__F(y->h), DPPROF__F(y->gate), DPPROF__F(y->up), (size_t)N * F));
         DPPROF__A(y->xm, (int64_t)N * C, ACTIVATIONS, MLP);
         DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_DOWN, &y->xm, &y->h, N, F, C));
-        DPPROF__OP(s, add, ((size_t)N * C, E), (DPPROF__F(y->xm), DPPROF__F(y->xm), DPPROF__F(y->xa), (size_t)N * C));
+        { /* the residual add, and the norm that reads its sum next: the next layer's ln1 or the final norm */
+            const int last = l == h->L - 1;
+            dpprof_tensor *o = last ? &a->lnf : &a->lay[l + 1].ln1, *r = last ? &a->rstdf : &a->lay[l + 1].rstd1;
+            DPPROF__A(*o, (int64_t)N * C, ACTIVATIONS, NORM);
+            DPPROF__AR(*r, N, ACTIVATIONS, NORM);
+            DPPROF__OP(s, add_rmsnorm_fwd, (N, C, E), (DPPROF__F(*o), DPPROF__F(*r), DPPROF__F(y->xm), DPPROF__F(y->xa), DPPROF__W(s, last ? s->p_normf : P + DPPROF__P_PER_LAYER + DPPROF__P_LN1), N, C, eps));
+        }
         x = &y->xm;
     }
-    DPPROF__A(a->lnf, (int64_t)N * C, ACTIVATIONS, NORM);
-    DPPROF__AR(a->rstdf, N, ACTIVATIONS, NORM);
-    DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(a->lnf), DPPROF__F(a->rstdf), DPPROF__F(*x), DPPROF__W(s, s->p_normf), N, C, eps));
+    if (!h->L) {
+        DPPROF__A(a->lnf, (int64_t)N * C, ACTIVATIONS, NORM);
+        DPPROF__AR(a->rstdf, N, ACTIVATIONS, NORM);
+        DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(a->lnf), DPPROF__F(a->rstdf), DPPROF__F(*x), DPPROF__W(s, s->p_normf), N, C, eps));
+    }
     if (s->cfg.task == DPPROF_TASK_LM) {
         DPPROF__A(a->logits, (int64_t)N * h->V, ACTIVATIONS, HEAD);
         DPPROF__OP(s, matmul_fwd, (N, C, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->lnf), DPPROF__WM(s, s->p_head), N, C, h->V));
@@ -5100,6 +5115,12 @@ void dpprof_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, const dpprof_re
     }
 }
 
+void dpprof_add_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, dpprof_real *res, const dpprof_real *other, const dpprof_real *weight, int N, int C, float eps)
+{
+    if (N > 0 && C > 0) dpprof_add_ref(res, res, other, (size_t)N * C);
+    dpprof_rmsnorm_fwd_ref(out, rstd, res, weight, N, C, eps);
+}
+
 void dpprof_rmsnorm_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int N, int C)
 {
     double acc[DPPROF__BLK];
@@ -5464,6 +5485,12 @@ dpprof_cost dpprof_rmsnorm_fwd_cost(int N, int C, int elem_size)
 {
     double n = N, c = C, es = elem_size;
     return dpprof__cost(n * (4.0 * c + 4.0), es * (2.0 * n * c + c + n));
+}
+
+dpprof_cost dpprof_add_rmsnorm_fwd_cost(int N, int C, int elem_size)
+{
+    double n = N, c = C, es = elem_size;
+    return dpprof__cost(n * (5.0 * c + 4.0), es * (4.0 * n * c + c + n));
 }
 
 dpprof_cost dpprof_rmsnorm_bwd_cost(int N, int C, int elem_size)

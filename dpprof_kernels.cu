@@ -177,6 +177,9 @@ __device__ __forceinline__ unsigned short dpprof__bf16_round(float f) {
 }
 __device__ __forceinline__ void dpprof__st(float *p, float v) { *p = v; }
 __device__ __forceinline__ void dpprof__st(dpprof__bf16 *p, float v) { p->bits = dpprof__bf16_round(v); }
+// v as the storage type A holds it (bf16: rounded), widened back: what a later load of the stored v reads
+template <typename A> __device__ __forceinline__ float dpprof__as_stored(float v) { return v; }
+template <> __device__ __forceinline__ float dpprof__as_stored<dpprof__bf16>(float v) { return dpprof__bf16_widen(dpprof__bf16_round(v)); }
 
 // a vector access the emulator checks (a gpu faults on a misaligned one; a cpu does not)
 #ifdef DPPROF_CUEMU
@@ -990,9 +993,11 @@ __device__ __forceinline__ void dpprof__rms_w(float (&wv)[V], const float *weigh
     for (int l = 0; l < V; l++) wv[l] = c < C ? weight[c + l] : 0.0f;
 }
 
-// the forward of dpprof__k_model_rms_fwd on vectors: rows grid-strided; reads inp once, writes out once
+// the forward of dpprof__k_model_rms_fwd on vectors: rows grid-strided; reads inp once, writes out once.
+// other not null: the residual add first, sum = inp + other (as dpprof__k_model_add; sum may be inp), and the
+// norm of the sum as stored (bf16: rounded), so the sum is never read back from DRAM
 template <typename A, int NT>
-__global__ void __launch_bounds__(NT) dpprof__k_model_rms_fwd_v(A *out, float *rstd, const A *inp, const float *weight, int N, int C, float eps) {
+__global__ void __launch_bounds__(NT) dpprof__k_model_rms_fwd_v(A *out, float *rstd, const A *inp, const A *other, A *sum, const float *weight, int N, int C, float eps) {
     constexpr int V = 16 / (int)sizeof(A);
     __shared__ double slot[2][NT / 32];
     const int c = V * (int)threadIdx.x;
@@ -1003,6 +1008,12 @@ __global__ void __launch_bounds__(NT) dpprof__k_model_rms_fwd_v(A *out, float *r
         float xv[V], yv[V];
         double ss = 0.0, r;
         dpprof__ldn<A, V>(xv, inp + (size_t)row * C, (size_t)c, (size_t)C); // zeros at and past C
+        if (other) {
+            dpprof__ldn<A, V>(yv, other + (size_t)row * C, (size_t)c, (size_t)C);
+            DPPROF__UNROLL
+            for (int l = 0; l < V; l++) xv[l] = dpprof__as_stored<A>(xv[l] + yv[l]);
+            if (c < C) dpprof__stn<A, V>(sum + (size_t)row * C, (size_t)c, (size_t)C, xv);
+        }
         DPPROF__UNROLL
         for (int l = 0; l < V; l++) ss += (double)xv[l] * xv[l];
         ss = dpprof__rms_block_sum<NT>(ss, slot, it);
@@ -1081,7 +1092,7 @@ static void dpprof__model_rms_fwd(float *out, float *rstd, const float *inp, con
     const char *what = "dpprof_rmsnorm_fwd_gpu";
     const int nt = dpprof__rms_nt<A>(C, out, inp);
     if (nt) { // four rows a block: the weights are read once for them
-        DPPROF__RMS_LAUNCH(what, dpprof__k_model_rms_fwd_v, A, nt, dim3(dpprof__blocks((size_t)N, 4)), dpprof__act<A>(out), rstd, dpprof__act<A>(inp), weight, N, C, eps);
+        DPPROF__RMS_LAUNCH(what, dpprof__k_model_rms_fwd_v, A, nt, dim3(dpprof__blocks((size_t)N, 4)), dpprof__act<A>(out), rstd, dpprof__act<A>(inp), (const A *)nullptr, (A *)nullptr, weight, N, C, eps);
         return;
     }
     dpprof__launch(what, dpprof__k_model_rms_fwd<A>, dim3(dpprof__blocks((size_t)N, 8)), dim3(256), 0, dpprof__act<A>(out), rstd, dpprof__act<A>(inp), weight, N, C, eps);
@@ -1091,6 +1102,24 @@ extern "C" void dpprof_rmsnorm_fwd_gpu(float *out, float *rstd, const float *inp
     if (N <= 0) return;
     // C == 0: the mean of nothing is nan in the reference (0/0); the kernel does the same division
     DPPROF__BY_STORAGE(dpprof__model_rms_fwd, out, rstd, inp, weight, N, C, eps);
+}
+
+// the residual add and the norm that follows it (dpprof_add_rmsnorm_fwd_ref) in one pass where the vector
+// kernel applies; else the two ops. returns whether it ran
+template <typename A>
+static int dpprof__model_add_rms_fwd(float *out, float *rstd, float *res, const float *other, const float *weight, int N, int C, float eps) {
+    const int nt = dpprof__rms_nt<A>(C, out, res, other);
+    if (!nt) return 0;
+    DPPROF__RMS_LAUNCH("dpprof_add_rmsnorm_fwd_gpu", dpprof__k_model_rms_fwd_v, A, nt, dim3(dpprof__blocks((size_t)N, 4)), dpprof__act<A>(out), rstd, dpprof__act<A>((const float *)res),
+                       dpprof__act<A>(other), dpprof__act<A>(res), weight, N, C, eps);
+    return 1;
+}
+
+extern "C" void dpprof_add_rmsnorm_fwd_gpu(float *out, float *rstd, float *res, const float *other, const float *weight, int N, int C, float eps) {
+    if (N <= 0) return;
+    if (C > 0 && DPPROF__BY_STORAGE(dpprof__model_add_rms_fwd, out, rstd, res, other, weight, N, C, eps)) return;
+    if (C > 0) dpprof_add_gpu(res, res, other, (size_t)N * C);
+    dpprof_rmsnorm_fwd_gpu(out, rstd, res, weight, N, C, eps);
 }
 
 // the row blocks of the fused backward: at least 16 rows a block, at most 512 blocks, as many partial rows

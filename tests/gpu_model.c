@@ -303,6 +303,24 @@ static void test_model_rmsnorm_shape(int N, int C, float eps, int vec) {
     free(g);
     free(g2);
 
+    { /* the residual add and the norm of its sum: one launch (vector kernel), else the add and the norm's */
+        float *res = model_copyh(dinp0, nx), *o2 = (float *)malloc(nx * 4), *r2 = (float *)malloc((size_t)N * 4);
+        float *d_res = (float *)model_up(dinp0, nx * 4), *gr;
+        dpprof_add_rmsnorm_fwd_ref(o2, r2, res, inp, w, N, C, eps);
+        l0 = dpprof_cuda_launch_count();
+        dpprof_add_rmsnorm_fwd_gpu(d_out, d_rstd, d_res, d_inp, d_w, N, C, eps);
+        l0 = dpprof_cuda_launch_count() - l0;
+        g = model_down(d_out, nx);
+        g2 = model_down(d_rstd, (size_t)N);
+        gr = model_down(d_res, nx);
+        e1 = model_err(g, o2, nx, 1e-3);
+        e2 = model_err(g2, r2, (size_t)N, 1e-3);
+        CHECK(model_ok() && model_same(gr, res, nx) && e1 < 1e-5 && e2 < 1e-5 && l0 == (vec ? 1 : 2),
+              "model add_rmsnorm_fwd N=%d C=%d: res += other bitwise, out err %.3g, rstd err %.3g < 1e-5; %lld launches (%s)", N, C, e1, e2, l0, vec ? "one pass: 1" : "the add, then the norm: 2");
+        free(g), free(g2), free(gr), free(res), free(o2), free(r2);
+        dpprof_cuda_release(d_res);
+    }
+
     /* the backward from the reference's rstd, so only the backward is measured */
     model_set(d_rstd, rstd, (size_t)N);
     dpprof_rmsnorm_bwd_ref(dinp, dw, dout, inp, w, rstd, N, C);
@@ -900,6 +918,27 @@ static void test_model_bf16_rmsnorm(int N, int C, float eps, int vec) {
     CHECK(model_ok() && e1 <= 1.0 && e2 < 1e-5, "model bf16 rmsnorm_fwd N=%d C=%d: out (bf16) score %.3g (1 ulp + 1e-8), rstd (fp32) err %.3g < 1e-5", N, C, e1, e2);
     free(g);
     free(g2);
+    { /* the residual add and the norm: the norm reads the sum as stored (rounded to bf16), as the two ops do */
+        float *res = model_copyh(dinp0, nx), *o2 = (float *)malloc(nx * 4), *r2 = (float *)malloc((size_t)N * 4), *gr;
+        void *d_res = model_up16(dinp0, nx);
+        dpprof_add_ref(res, res, inp, nx);
+        dpprof_bf16_round_ref(res, nx);
+        dpprof_rmsnorm_fwd_ref(o2, r2, res, w, N, C, eps);
+        dpprof_bf16_round_ref(o2, nx);
+        l0 = dpprof_cuda_launch_count();
+        dpprof_add_rmsnorm_fwd_gpu((float *)d_out, d_rstd, (float *)d_res, (const float *)d_inp, d_w, N, C, eps);
+        l0 = dpprof_cuda_launch_count() - l0;
+        g = model_down16(d_out, nx);
+        g2 = model_down(d_rstd, (size_t)N);
+        gr = model_down16(d_res, nx);
+        e1 = model_ulp(g, o2, nx, 1e-5 * 1e-3);
+        e2 = model_err(g2, r2, (size_t)N, 1e-3);
+        CHECK(model_ok() && model_same(gr, res, nx) && e1 <= 1.0 && e2 < 1e-5 && l0 == (vec ? 1 : 2),
+              "model bf16 add_rmsnorm_fwd N=%d C=%d: res += other bitwise (bf16), out score %.3g (1 ulp + 1e-8), rstd err %.3g < 1e-5; %lld launches (%s)", N, C, e1, e2, l0,
+              vec ? "one pass: 1" : "the add, then the norm: 2");
+        free(g), free(g2), free(gr), free(res), free(o2), free(r2);
+        dpprof_cuda_release(d_res);
+    }
     model_set(d_rstd, rstd, (size_t)N);
     dpprof_rmsnorm_bwd_ref(dinp, dw, dout, inp, w, rstd, N, C);
     dpprof_bf16_round_ref(dinp, nx);

@@ -780,6 +780,29 @@ static void test_costs(void)
     c = dpprof_matmul_bwd_cost(16384, 4096, 14336, 4);
     e = 4.0 * 16384 * 4096 * 14336 + 16384.0 * 4096 + 14336.0 * 4096;
     check("cost matmul bwd llama-8b mlp (no overflow)", fabs(c.flops - e) / e, 1e-15, "rel diff");
+    /* the residual add and the norm: the two ops' flops, 2*3 + 2*(4*3 + 4) = 38, and their bytes less one pass
+       over the sum, 4*3*6 + 4*(12 + 3 + 2) - 4*6 = 116 */
+    c = dpprof_add_rmsnorm_fwd_cost(2, 3, 4);
+    check("cost add_rmsnorm fwd (2,3) fp32", fabs(c.flops - 38) + fabs(c.bytes - 116), 0.0, "abs diff");
+}
+
+/* the residual add and the norm of its sum: the same bits as dpprof_add_ref, then dpprof_rmsnorm_fwd_ref */
+static void test_add_rmsnorm(void)
+{
+    enum { N = 5, C = 7 };
+    dpprof_real res[N * C], res2[N * C], oth[N * C], w[C], out[N * C], out2[N * C], rs[N], rs2[N];
+    double d = 0;
+    int i;
+    for (i = 0; i < N * C; i++) res[i] = res2[i] = (dpprof_real)sin(1.0 + i), oth[i] = (dpprof_real)cos(0.5 * i);
+    for (i = 0; i < C; i++) w[i] = (dpprof_real)(1.0 + 0.1 * i);
+    dpprof_add_rmsnorm_fwd_ref(out, rs, res, oth, w, N, C, 1e-5f);
+    dpprof_add_ref(res2, res2, oth, N * C);
+    dpprof_rmsnorm_fwd_ref(out2, rs2, res2, w, N, C, 1e-5f);
+    d += memcmp(res, res2, sizeof res) != 0;
+    d += memcmp(out, out2, sizeof out) != 0;
+    d += memcmp(rs, rs2, sizeof rs) != 0;
+    d += fabs((double)res[3] - (sin(4.0) + cos(1.5))) > 1e-6; /* the sum was stored */
+    check("add_rmsnorm fwd: res += other, then the norm of res (bitwise the two ops)", d, 0.0, "mismatches");
 }
 
 int main(void)
@@ -796,6 +819,7 @@ int main(void)
     test_optim();
     test_ce_inplace();
     test_costs();
+    test_add_rmsnorm();
     printf("# ops: %d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }
