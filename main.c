@@ -2332,11 +2332,11 @@ static void help_report(void) {
            "batch=AXIS (capacity), config=LABEL-LABEL-... (timeline: that configuration is rerun on its\n"
            "own with the event log, into DIR/ID.timeline.json, unless that file exists).\n"
            "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
-           "mfu (%%, cuda) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
+           "(analytic bytes and flops of one step) mfu (%%, cuda) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
            "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram peak and of the compute peak of the\n"
            "run's dtype: fp32 cores, bf16 tensor cores; --op-times) norm_bound_pct (their roofline time, each op at\n"
            "whichever peak bounds it, over their measured time; the macros also name that bound: norm_bound)\n"
-           "(analytic bytes and flops of one step) <category>_gib\n");
+           "<category>_gib\n");
 }
 
 static int rep_figure(rep *r, const rep_line *l);
