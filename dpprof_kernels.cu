@@ -2117,6 +2117,34 @@ __device__ __forceinline__ void dpprof__cp_tile(dpprof__bf16 *X, const dpprof__b
 __device__ __forceinline__ uint32_t dpprof__pack_bf16(float lo, float hi) {
     return (uint32_t)dpprof__bf16_round(lo) | ((uint32_t)dpprof__bf16_round(hi) << 16);
 }
+// the same pair as an mma operand, in one instruction (cvt.rn.bf16x2.f32 packs its first source in the high
+// half): round to nearest even as dpprof__bf16_round, the same bits for every non-NaN float (a NaN stays a
+// NaN, its payload may not). the software rounding took about 7 instructions a value, and the softmax's
+// P and dS are rounded every tile
+__device__ __forceinline__ uint32_t dpprof__pack_bf16_op(float lo, float hi) {
+#if !defined(DPPROF_CUEMU) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+#else
+    return dpprof__pack_bf16(lo, hi);
+#endif
+}
+// 2^x on the special function unit, one instruction (ex2.approx.ftz.f32: relative error below 2^-22,
+// results below 2^-126 flushed to zero, 2^-inf = 0). the tensor-core softmax works in base 2 with the
+// scale folded in (p = 2^(s scale log2(e) - m scale log2(e)), one fma and one ex2 a score, as flash
+// attention 2 does): expf is a range reduction of several instructions around the same ex2
+__device__ __forceinline__ float dpprof__ex2(float x) {
+#if !defined(DPPROF_CUEMU) && defined(__CUDA_ARCH__)
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+#else
+    const float y = exp2f(x);
+    return y < 1.17549435e-38f ? 0.f : y; // ftz
+#endif
+}
+#define DPPROF__LOG2E 1.44269504088896340736f
 __device__ __forceinline__ uint32_t dpprof__ld_pair(const dpprof__bf16 *p) {
     const dpprof__bf16x2 v = dpprof__k_attn_ld2h(p);
     return (uint32_t)v.lo | ((uint32_t)v.hi << 16);
@@ -2213,6 +2241,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
     // this lane's ldmatrix rows: K as is (B of K^T, two kk a call), V transposed (B of V, two n a call)
     const int koffs = dpprof__ldsm_bt<C::LDK>(lane), voffs = dpprof__ldsm_a<C::LDK>(lane);
     const bool as = async != 0;
+    const float sl2 = scale * DPPROF__LOG2E;
     uint32_t qf[KS][4];
     DPPROF__ATTN_UNROLL
     for (int kk = 0; kk < KS; kk++)
@@ -2251,22 +2280,31 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
                 dpprof__mma_pair(s[nb], qf[kk], qf[kk + 1], bb);
             }
         }
-        float mx[2] = {DPPROF__ATTN_NINF, DPPROF__ATTN_NINF}, ps[2] = {0.f, 0.f}, mref[2];
+        // the causal mask and the end of the keys only where the tile crosses them for this warp's rows
+        // (q0 + 16 w .. + 15): the tile on the diagonal, the last one; the others are used as they are
+        if (k0 + C::BC - 1 > q0 + 16 * w || k0 + C::BC > kend) {
+            DPPROF__ATTN_UNROLL
+            for (int nb = 0; nb < NB; nb++)
+                DPPROF__ATTN_UNROLL
+                for (int jj = 0; jj < 4; jj++) {
+                    const int c = k0 + nb * 8 + 2 * t + (jj & 1);
+                    if (!(c <= r[jj >> 1] && c < kend)) s[nb][jj] = DPPROF__ATTN_NINF;
+                }
+        }
+        // m is the running max of the unscaled scores (scale > 0: the same argmax); p = 2^(s sl2 - m sl2)
+        float mx[2] = {DPPROF__ATTN_NINF, DPPROF__ATTN_NINF}, ps[2] = {0.f, 0.f}, msc[2];
         DPPROF__ATTN_UNROLL
         for (int nb = 0; nb < NB; nb++)
             DPPROF__ATTN_UNROLL
-            for (int jj = 0; jj < 4; jj++) {
-                const int c = k0 + nb * 8 + 2 * t + (jj & 1), row = r[jj >> 1];
-                s[nb][jj] = (c <= row && c < kend) ? s[nb][jj] * scale : DPPROF__ATTN_NINF;
-                mx[jj >> 1] = fmaxf(mx[jj >> 1], s[nb][jj]);
-            }
+            for (int jj = 0; jj < 4; jj++) mx[jj >> 1] = fmaxf(mx[jj >> 1], s[nb][jj]);
         DPPROF__ATTN_UNROLL
         for (int i = 0; i < 2; i++) {
             mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
             mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
             const float mn = fmaxf(m[i], mx[i]);
-            mref[i] = mn == DPPROF__ATTN_NINF ? 0.f : mn; // a row with no key yet (beyond T): all p = 0
-            const float corr = expf(m[i] - mref[i]);
+            const float mref = mn == DPPROF__ATTN_NINF ? 0.f : mn; // a row with no key yet (beyond T): all p = 0
+            const float corr = dpprof__ex2((m[i] - mref) * sl2);
+            msc[i] = mref * sl2;
             m[i] = mn;
             l[i] *= corr;
             DPPROF__ATTN_UNROLL
@@ -2276,14 +2314,14 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
         for (int nb = 0; nb < NB; nb++)
             DPPROF__ATTN_UNROLL
             for (int jj = 0; jj < 4; jj++) {
-                s[nb][jj] = expf(s[nb][jj] - mref[jj >> 1]);
+                s[nb][jj] = dpprof__ex2(fmaf(s[nb][jj], sl2, -msc[jj >> 1]));
                 ps[jj >> 1] += s[nb][jj];
             }
         l[0] += ps[0], l[1] += ps[1]; // this lane's columns only; summed over the quad at the end
         DPPROF__ATTN_UNROLL
         for (int kk = 0; kk < C::BC / 16; kk++) {
-            const uint32_t a[4] = {dpprof__pack_bf16(s[2 * kk][0], s[2 * kk][1]), dpprof__pack_bf16(s[2 * kk][2], s[2 * kk][3]),
-                                   dpprof__pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]), dpprof__pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+            const uint32_t a[4] = {dpprof__pack_bf16_op(s[2 * kk][0], s[2 * kk][1]), dpprof__pack_bf16_op(s[2 * kk][2], s[2 * kk][3]),
+                                   dpprof__pack_bf16_op(s[2 * kk + 1][0], s[2 * kk + 1][1]), dpprof__pack_bf16_op(s[2 * kk + 1][2], s[2 * kk + 1][3])};
             DPPROF__ATTN_UNROLL
             for (int n = 0; n < ND; n += 2) {
                 uint32_t bb[4];
@@ -2297,7 +2335,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
     for (int i = 0; i < 2; i++) {
         l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
         l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
-        if (t == 0 && r[i] < T) lse[((size_t)b * NH + h) * T + r[i]] = m[i] + logf(l[i]);
+        if (t == 0 && r[i] < T) lse[((size_t)b * NH + h) * T + r[i]] = m[i] * scale + logf(l[i]);
         const float inv = 1.f / l[i]; // l >= 1 for a real row (its max term is exp(0))
         if (r[i] >= T) continue;
         dpprof__bf16 *orow = out + ((size_t)b * T + r[i]) * qs + (size_t)h * HS;
@@ -2466,8 +2504,8 @@ __global__ void DPPROF__ATTN_LB(BR * 4) dpprof__k_attn_bq(A *dq, const A *dout, 
 
 // the A fragment of columns 16 kk .. of a 16-row accumulator tile (blocks 2 kk and 2 kk + 1), rounded to bf16
 __device__ __forceinline__ void dpprof__frag_acc(uint32_t (&a)[4], const float (&lo)[4], const float (&hi)[4]) {
-    a[0] = dpprof__pack_bf16(lo[0], lo[1]), a[1] = dpprof__pack_bf16(lo[2], lo[3]);
-    a[2] = dpprof__pack_bf16(hi[0], hi[1]), a[3] = dpprof__pack_bf16(hi[2], hi[3]);
+    a[0] = dpprof__pack_bf16_op(lo[0], lo[1]), a[1] = dpprof__pack_bf16_op(lo[2], lo[3]);
+    a[2] = dpprof__pack_bf16_op(hi[0], hi[1]), a[3] = dpprof__pack_bf16_op(hi[2], hi[3]);
 }
 // the two halves of a bf16 pair, widened
 __device__ __forceinline__ float dpprof__pair_lo(uint32_t v) { return __uint_as_float(v << 16); }
@@ -2536,6 +2574,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
     const int key[2] = {k0 + 16 * w + g, k0 + 16 * w + g + 8};
     const int aoff = 16 * w * C::LDK + dpprof__ldsm_a<C::LDK>(lane), btoff = dpprof__ldsm_bt<C::LDK>(lane), boff = dpprof__ldsm_a<C::LDK>(lane);
     const bool as = async != 0;
+    const float sl2 = scale * DPPROF__LOG2E;
     // tile j's head and first row; its Q and dO into stage st, its lse and D (thread < BQ: row q0 + thread) into *l, *d
     auto tile = [&](int j, int st, float *l, float *d) {
         const int h = kvh * group + j / nq, q0 = k0 + (j % nq) * BQ;
@@ -2544,7 +2583,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
         dpprof__tc_tile_async<C::LDK, HSP, BQ, C::NT>(sm + C::OFF_Q + (2 + st) * C::TILE, dout + qoff, qs, T - q0, HS, as);
         if (threadIdx.x < BQ) {
             const int qi = q0 + (int)threadIdx.x;
-            *l = qi < T ? lse[((size_t)b * NH + h) * T + qi] : 0.f;
+            *l = qi < T ? lse[((size_t)b * NH + h) * T + qi] * DPPROF__LOG2E : 0.f; // base 2
             *d = qi < T ? dpprof__attn_dget(dsum, qoff + threadIdx.x * qs) : 0.f;
         }
     };
@@ -2591,12 +2630,23 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
                 dpprof__mma_pair(dp[nb], va0, va1, bg);
             }
         }
+        // the mask only where the tile crosses it for this warp's keys (k0 + 16 w .. + 15): queries before
+        // the last key, or past T (qi >= key also masks keys >= T, which only such tiles have)
+        if (q0 < k0 + 16 * w + 15 || q0 + BQ > T) {
+            DPPROF__ATTN_UNROLL
+            for (int nb = 0; nb < NB; nb++)
+                DPPROF__ATTN_UNROLL
+                for (int jj = 0; jj < 4; jj++) {
+                    const int qi = q0 + 8 * nb + 2 * t + (jj & 1);
+                    if (!(qi >= key[jj >> 1] && qi < T)) s[nb][jj] = DPPROF__ATTN_NINF; // p = 2^-inf = 0
+                }
+        }
         DPPROF__ATTN_UNROLL
         for (int nb = 0; nb < NB; nb++)
             DPPROF__ATTN_UNROLL
             for (int jj = 0; jj < 4; jj++) {
-                const int c = 8 * nb + 2 * t + (jj & 1), qi = q0 + c; // qi >= key also masks keys >= T
-                const float p = qi >= key[jj >> 1] && qi < T ? expf(s[nb][jj] * scale - Ls[c]) : 0.f;
+                const int c = 8 * nb + 2 * t + (jj & 1);
+                const float p = dpprof__ex2(fmaf(s[nb][jj], sl2, -Ls[c])); // exp(scale s - lse), Ls in base 2
                 s[nb][jj] = p;
                 dp[nb][jj] = p * (dp[nb][jj] - Ds[c]);
             }
@@ -2651,6 +2701,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
     const int r[2] = {q0 + 16 * w + g, q0 + 16 * w + g + 8};
     const int btoff = dpprof__ldsm_bt<C::LDK>(lane), boff = dpprof__ldsm_a<C::LDK>(lane);
     const bool as = async != 0;
+    const float sl2 = scale * DPPROF__LOG2E;
     uint32_t qf[KS][4], gf[KS][4];
     float D[2], L[2];
     DPPROF__ATTN_UNROLL
@@ -2665,7 +2716,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
     DPPROF__ATTN_UNROLL
     for (int i = 0; i < 2; i++) {
         D[i] = r[i] < T ? dpprof__attn_dget(dq, qoff + (size_t)r[i] * qs) : 0.f;
-        L[i] = r[i] < T ? lse[((size_t)b * NH + h) * T + r[i]] : 0.f;
+        L[i] = r[i] < T ? lse[((size_t)b * NH + h) * T + r[i]] * DPPROF__LOG2E : 0.f; // base 2
     }
     float dqa[ND][4];
     DPPROF__ATTN_UNROLL
@@ -2700,12 +2751,23 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
                 dpprof__mma_pair(dp[nb], gf[kk], gf[kk + 1], bv);
             }
         }
+        // the mask only where the tile crosses it for this warp's rows (q0 + 16 w .. + 15): the diagonal,
+        // the end of the keys, rows past T
+        if (k0 + BC - 1 > q0 + 16 * w || k0 + BC > kend || q0 + 16 * w + 15 >= T) {
+            DPPROF__ATTN_UNROLL
+            for (int nb = 0; nb < NB; nb++)
+                DPPROF__ATTN_UNROLL
+                for (int jj = 0; jj < 4; jj++) {
+                    const int c = k0 + 8 * nb + 2 * t + (jj & 1), i = jj >> 1;
+                    if (!(c <= r[i] && c < kend && r[i] < T)) s[nb][jj] = DPPROF__ATTN_NINF; // p = 2^-inf = 0
+                }
+        }
         DPPROF__ATTN_UNROLL
         for (int nb = 0; nb < NB; nb++)
             DPPROF__ATTN_UNROLL
             for (int jj = 0; jj < 4; jj++) {
-                const int c = k0 + 8 * nb + 2 * t + (jj & 1), i = jj >> 1;
-                const float p = c <= r[i] && c < kend && r[i] < T ? expf(s[nb][jj] * scale - L[i]) : 0.f;
+                const int i = jj >> 1;
+                const float p = dpprof__ex2(fmaf(s[nb][jj], sl2, -L[i])); // exp(scale s - lse), L in base 2
                 dp[nb][jj] = p * (dp[nb][jj] - D[i]);
             }
         DPPROF__ATTN_UNROLL
