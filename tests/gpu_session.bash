@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# tests/gpu_session.bash - one call on a lent GPU machine: build, then the named steps in order, each
+# bounded by what is left of one time budget, so the call returns (with everything measured so far packed
+# in one file) before the machine's limit on a command kills it.
+#
+#   bash tests/gpu_session.bash [STEP ...]        (default: test attn bench:bf16-trainer)
+#
+# steps (each a make target of the Makefile; README "On a lent GPU" gives a plan for three calls):
+#   test             make gpu-check-test        every op and whole DP step against the cpu reference
+#   memcheck         make gpu-check-memcheck    the same under compute-sanitizer memcheck
+#   racecheck        make gpu-check-racecheck   shared-memory races of the op groups
+#   longctx          make gpu-check-longctx     the long-context configuration, fp32 and bf16
+#   attn             make bench-attn            the attention kernels alone
+#   bench[:SLICE]    make bench BENCH_ONLY=SLICE   experiments/bench.conf, or the configurations whose id
+#                                               holds SLICE (bench alone: all of it, then attn and clipgrad)
+#   clipgrad[:SLICE] make bench-clipgrad CLIPGRAD_ONLY=SLICE
+#   ncu-attn         Nsight Compute on the tensor-core attention kernels at the trainer shape
+# environment:
+#   BUDGET     seconds for the whole call, build included (default 560: the device runs a command 600 s)
+#   RUN_STAMP  the DATE-TIME part of the data/ folders (default: now, UTC); give every call of a session
+#              the same one so that their results land in one folder
+#   OUT        where the packed results go (the device sets it; default results/gpu-session/out)
+#   MIN_STEP   the least seconds left for a step to be started (default 60 for test and attn, 90 for
+#              ncu-attn, 120 for the others); what it may take is what is left, less 20 s to pack
+#   DPPROF_BIN the dpprof the bench targets and the device query run (default ./dpprof, as the Makefile's)
+# what comes back: $OUT/gpu-session.tar.gz (data/bench/RUN_STAMP-*, data/gpu-check/RUN_STAMP-*, the raw
+# results/bench*/ and results/gpu-check/ folders, each step's log) and $OUT/gpu-session.txt (the table
+# below). unpack it in the repository root: `tar xzf .../gpu-session.tar.gz`; a later call that carries
+# results/bench resumes the sweep where this one stopped. without a GPU every step says so and is skipped;
+# the exit status is 1 when a step failed or a step name is unknown (2, before anything runs).
+set -u
+cd "$(dirname "$0")/.."
+start=$SECONDS
+budget=${BUDGET:-560}
+case $budget in '' | *[!0-9]*) echo "gpu_session: BUDGET=$budget is not a whole number of seconds" >&2; exit 2 ;; esac
+case ${MIN_STEP-0} in '' | *[!0-9]*) echo "gpu_session: MIN_STEP=$MIN_STEP is not a whole number of seconds" >&2; exit 2 ;; esac
+export DPPROF_BIN=${DPPROF_BIN:-./dpprof}
+export RUN_STAMP=${RUN_STAMP:-$(date -u +%Y-%m-%d-%H%M)}
+case $RUN_STAMP in *[!0-9-]* | '') echo "gpu_session: RUN_STAMP=$RUN_STAMP: expected DATE-TIME as 2026-11-26-1405" >&2; exit 2 ;; esac
+out=${OUT:-results/gpu-session/out}
+logs=results/gpu-session
+[ $# -gt 0 ] || set -- test attn bench:bf16-trainer
+
+# the least time a step needs to be worth starting (seconds); what it may take is what is left
+need() {
+    [ -n "${MIN_STEP:-}" ] && { echo "$MIN_STEP"; return; }
+    case $1 in
+    test | attn) echo 60 ;;
+    ncu-attn) echo 90 ;;
+    *) echo 120 ;;
+    esac
+}
+for s in "$@"; do
+    case $s in
+    test | memcheck | racecheck | longctx | attn | ncu-attn | bench | bench:?* | clipgrad | clipgrad:?*) ;;
+    *) echo "gpu_session: unknown step '$s' (test memcheck racecheck longctx attn bench[:SLICE] clipgrad[:SLICE] ncu-attn)" >&2; exit 2 ;;
+    esac
+done
+
+mkdir -p "$logs" "$out"
+table=$logs/table.txt
+: >"$table"
+failed=0
+row() { printf '%-24s %-34s %6ds\n' "$1" "$2" "$3" | tee -a "$table"; }
+
+# everything measured so far, in one file, however the call ends
+pack() {
+    local dirs=()
+    for d in data/bench/"$RUN_STAMP"-* data/gpu-check/"$RUN_STAMP"-* results/bench results/bench-attn results/bench-clipgrad results/gpu-check "$logs"; do
+        [ -e "$d" ] && dirs+=("$d")
+    done
+    cp "$table" "$out/gpu-session.txt" 2>/dev/null
+    tar czf "$out/gpu-session.tar.gz" --exclude="$out" --exclude="$logs/out" "${dirs[@]}" 2>/dev/null
+    echo "gpu_session: packed ${dirs[*]} into $out/gpu-session.tar.gz"
+}
+trap pack EXIT
+
+left() { echo $((budget - (SECONDS - start))); }
+
+# the build: the device machine has no libstb-dev; the header can travel in .carry/include (Makefile)
+if [ ! -f /usr/include/stb/stb_image_write.h ] && [ ! -f .carry/include/stb/stb_image_write.h ]; then
+    echo "gpu_session: stb_image_write.h is missing here: on the machine that has libstb-dev run" >&2
+    echo "  mkdir -p .carry/include && cp -r /usr/include/stb .carry/include/   and carry .carry" >&2
+    row build "failed (no stb_image_write.h)" 0
+    exit 1
+fi
+t0=$SECONDS
+if [ "$(left)" -le 0 ]; then row build "skipped (BUDGET=$budget)" 0; exit 1; fi
+if ! timeout "$(left)" make -j"$(nproc)" dpprof build/tests/test_gpu >"$logs/build.log" 2>&1; then
+    tail -20 "$logs/build.log"
+    row build "failed ($logs/build.log)" $((SECONDS - t0))
+    exit 1
+fi
+row build ok $((SECONDS - t0))
+gpu=1
+if ! dev=$($DPPROF_BIN devices 2>&1); then gpu=0; fi
+echo "$dev" | head -3
+
+for s in "$@"; do
+    t0=$SECONDS
+    if [ $gpu = 0 ]; then row "$s" "skipped (no GPU)" 0; continue; fi
+    l=$(left)
+    if [ "$l" -lt "$(need "${s%%:*}")" ]; then row "$s" "skipped (${l}s left of ${budget}s)" 0; continue; fi
+    # make's own per-part limits inside what is left, with 20 s to pack
+    lim=$((l > 25 ? l - 20 : 5))
+    per=$((lim < 540 ? lim : 540))
+    log=$logs/${s/:/-}.log
+    case $s in
+    test | memcheck | racecheck | longctx) cmd=(make --no-print-directory gpu-check-"$s" GPU_CHECK_TIMEOUT=$per) ;;
+    attn) cmd=(make --no-print-directory bench-attn) ;;
+    bench) cmd=(make --no-print-directory bench BENCH_TIMEOUT=$per) ;;
+    bench:*) cmd=(make --no-print-directory bench BENCH_ONLY="${s#bench:}" BENCH_TIMEOUT=$per) ;;
+    clipgrad) cmd=(make --no-print-directory bench-clipgrad BENCH_TIMEOUT=$per) ;;
+    clipgrad:*) cmd=(make --no-print-directory bench-clipgrad CLIPGRAD_ONLY="${s#clipgrad:}" BENCH_TIMEOUT=$per) ;;
+    ncu-attn)
+        d=data/gpu-check/$RUN_STAMP-$($DPPROF_BIN devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
+        mkdir -p "$d"
+        # attnbench runs each tensor-core variant (64-, then 128-row blocks) as a warm-up and a timed call:
+        # 12 launches are both calls of fwd, bkv and bq in each
+        cmd=(ncu --clock-control none -k 'regex:attn_(fwd|bkv|bq)_tc' --launch-count 12 --section SpeedOfLight --section Occupancy
+            --section LaunchStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats
+            $DPPROF_BIN attnbench --shape 8,1024,32,32,64 --repeats 1 --out "$d/ncu-attn-attnbench.json")
+        ;;
+    esac
+    rc=0
+    timeout "$lim" "${cmd[@]}" >"$log" 2>&1 || rc=$?
+    [ "$s" = ncu-attn ] && cp "$log" "$d/ncu-attn.txt"
+    if [ $rc = 0 ]; then
+        row "$s" ok $((SECONDS - t0))
+    else
+        failed=1
+        if [ $rc = 124 ]; then row "$s" "cut at ${lim}s ($log)" $((SECONDS - t0)); else row "$s" "failed, status $rc ($log)" $((SECONDS - t0)); fi
+        grep -E '^FAIL' "$log" | head -10
+    fi
+    # the lines worth reading in the reply
+    grep -hE '^# [0-9]+ passed|^make [a-z-]+: FAILED|ERROR SUMMARY' "$log" | tail -3
+done
+[ -f results/bench/summary.txt ] && tail -n 30 results/bench/summary.txt
+echo "--- $RUN_STAMP, $((SECONDS - start))s of ${budget}s"
+cat "$table"
+exit $failed

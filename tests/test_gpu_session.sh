@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# tests/test_gpu_session.sh - tests/gpu_session.bash, the one-call plan for a lent GPU, where there is
+# none (or, on a GPU, with too little budget to start a step): bad arguments refused before anything
+# runs, the build, every step reported and skipped, the results packed, the exit status.
+# run from the repository root after make (tests/run.sh does).
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.bash
+s=tests/gpu_session.bash
+
+out=$(bash $s test bogus 2>&1); rc=$?
+check "an unknown step is refused with status 2, naming it" test "$rc" = 2 -a -n "$(echo "$out" | grep -F "unknown step 'bogus'")"
+out=$(BUDGET=5m bash $s test 2>&1); rc=$?
+check "a BUDGET that is not whole seconds is refused with status 2, naming it" test "$rc" = 2 -a -n "$(echo "$out" | grep -F 'BUDGET=5m')"
+out=$(RUN_STAMP='x;y' bash $s test 2>&1); rc=$?
+check "a RUN_STAMP that is not DATE-TIME is refused with status 2, naming it" test "$rc" = 2 -a -n "$(echo "$out" | grep -F 'RUN_STAMP=x;y')"
+check "nothing was made by the refusals" test ! -e "$tmp/out"
+
+# steps that need 120 s under a budget of 100: skipped for time on a GPU, for the GPU without one
+out=$(OUT=$tmp/out BUDGET=100 RUN_STAMP=2000-01-01-0000 bash $s bench:bf16-trainer memcheck clipgrad:trainer 2>&1); rc=$?
+echo "$out" | sed 's/^/  | /'
+check "without a step to run, the call succeeds" test "$rc" = 0
+check "the build is reported" grep -qE '^build +ok' <<<"$out"
+n=$(grep -cE '^(bench:bf16-trainer|memcheck|clipgrad:trainer) +skipped \((no GPU|[0-9]+s left of 100s)\)' "$tmp/out/gpu-session.txt")
+check "the table that comes back reports every step as skipped, with the reason ($n of 3)" test "$n" = 3
+check "the results are packed, with the table and the build log" \
+    bash -c "tar tzf '$tmp/out/gpu-session.tar.gz' | grep -qx 'results/gpu-session/table.txt' && tar tzf '$tmp/out/gpu-session.tar.gz' | grep -qx 'results/gpu-session/build.log'"
+check "the pack does not hold itself" bash -c "! tar tzf '$tmp/out/gpu-session.tar.gz' | grep -q gpu-session.tar.gz"
+
+out=$(OUT=$tmp/out0 BUDGET=0 bash $s test 2>&1); rc=$?
+check "no budget: status 1, the build reported skipped, still packed" \
+    test "$rc" = 1 -a -n "$(grep -E '^build +skipped \(BUDGET=0\)' <<<"$out")" -a -f "$tmp/out0/gpu-session.tar.gz"
+
+# a stand-in for dpprof that claims a GPU: the steps run, a failure and a step cut by the budget are
+# reported, and what they left is packed. bench-attn writes to data/bench/RUN_STAMP-Fake_GPU: removed after
+fake=$tmp/fake-dpprof
+cat >"$fake" <<'SH'
+#!/usr/bin/env bash
+case $1 in
+devices) echo "0: Fake GPU, sm 9.0, 1 SMs" ;;
+attnbench) echo "attnbench stand-in"; sleep "${FAKE_SLEEP:-0}"; exit "${FAKE_RC:-0}" ;;
+*) exit 2 ;;
+esac
+SH
+chmod +x "$fake"
+stamp=2000-01-01-0001
+trap 'rm -rf "$tmp" data/bench/$stamp-Fake_GPU' EXIT
+out=$(OUT=$tmp/o1 DPPROF_BIN=$fake RUN_STAMP=$stamp MIN_STEP=1 bash $s attn 2>&1); rc=$?
+check "a step that succeeds: ok, status 0" test "$rc" = 0 -a -n "$(grep -E '^attn +ok' "$tmp/o1/gpu-session.txt")"
+check "its results are packed" bash -c "tar tzf '$tmp/o1/gpu-session.tar.gz' | grep -qx 'data/bench/$stamp-Fake_GPU/attn/attnbench.txt'"
+out=$(OUT=$tmp/o2 DPPROF_BIN=$fake RUN_STAMP=$stamp MIN_STEP=1 FAKE_RC=3 bash $s attn 2>&1); rc=$?
+check "a step that fails: reported with its status, the call's status 1" \
+    test "$rc" = 1 -a -n "$(grep -E '^attn +failed, status [1-9]' "$tmp/o2/gpu-session.txt")"
+t0=$SECONDS
+out=$(OUT=$tmp/o3 DPPROF_BIN=$fake RUN_STAMP=$stamp MIN_STEP=16 BUDGET=20 FAKE_SLEEP=60 bash $s attn test 2>&1); rc=$?
+check "a step longer than the budget is cut at what was left ($((SECONDS - t0)) s of 20)" \
+    test "$rc" = 1 -a $((SECONDS - t0)) -lt 20 -a -n "$(grep -E '^attn +cut at [0-9]+s' "$tmp/o3/gpu-session.txt")"
+check "the step after it is skipped for time, and the pack is there" \
+    test -n "$(grep -E '^test +skipped \([0-9]+s left of 20s\)' "$tmp/o3/gpu-session.txt")" -a -f "$tmp/o3/gpu-session.tar.gz"
