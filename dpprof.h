@@ -323,7 +323,9 @@ typedef struct dpprof_config {
                                     peak does not grow and, on cuda, the measured time is below both flash
                                     flavours' (never off the gpu); 1 -> every such layer, unmeasured; -1 -> never */
     int fused_clipgrad;          /* cuda, bf16: the clipped weight gradients (book-keeping) on the fused tensor-core kernel
-                                    (dpprof_cuda_set_fused_clipgrad) instead of one cuBLAS GEMM per sample; 0 or 1 */
+                                    (dpprof_cuda_set_fused_clipgrad) or on one cuBLAS GEMM per sample: 1 -> fused;
+                                    -1 -> cuBLAS; 0 -> --algo auto times both at each linear layer's shape at session
+                                    start (physical batch >= 2) and takes the faster, the other algorithms cuBLAS */
     int fused_noise;             /* dp: the noise, the division by the batch and the optimizer step in one pass over the
                                     gradients (dpprof_noise_adam_gpu on cuda), the same bits; no noise phase then: the
                                     optimizer_step phase holds it; 0 or 1 */
@@ -502,8 +504,9 @@ DPPROF_API int dpprof_cuda_set_attention_block(int rows);
    per-sample GEMMs read and write all of dw per sample; the same clip factors (as floats rounded toward
    zero), each sample's product summed in fp32 and added to a running total with one fma per element, so the
    same tolerances. it takes IC and OC multiples of 8 and two samples or more (other calls stay on cuBLAS: with
-   one sample its single GEMM already writes dw once). not yet the default: not
-   yet measured on a GPU (make bench-clipgrad times the two, dpprof run --fused-clipgrad). returns the previous setting */
+   one sample its single GEMM already writes dw once). a session sets it per layer: dpprof_config.fused_clipgrad,
+   or under --algo auto the kernel it measured faster at the layer's shape (make bench-clipgrad times the two).
+   returns the previous setting */
 DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on);
 /* the bf16 per-sample squared norms of a linear layer (flash and flash_bk, and auto where it takes them) on
    tensor-core kernels of dpprof's own (1, the default where IC and OC are multiples of 8) or on cuBLAS (0;
@@ -582,6 +585,10 @@ DPPROF_API void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, co
 DPPROF_API void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy, const float *x, int reps, int T, int IC, int OC);
 DPPROF_API void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
 DPPROF_API void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC);
+/* dw += sum_{i < reps} c_i dy_0^T x_0, as linear_clipgrad computes it for a batch of reps copies of sample 0,
+   without their memory, on the kernel dpprof_cuda_set_fused_clipgrad selects: --algo auto times the two
+   kernels with it at the run's physical batch (the fused kernel's one pass against cuBLAS's reps GEMMs) */
+DPPROF_API void dpprof_linear_clipgrad_rep_gpu(float *dw, const float *dy, const float *x, const double *c, int reps, int T, int IC, int OC);
 DPPROF_API void dpprof_embedding_sqnorm_gpu(double *norm2, const float *dy, const int *tokens, int n, int T, int C);
 DPPROF_API void dpprof_embedding_psgrad_gpu(float *psg, const float *dy, const int *tokens, int n, int T, int V, int C);
 DPPROF_API void dpprof_embedding_clipgrad_gpu(float *dwte, const float *dy, const int *tokens, const double *c, int n, int T, int C);
@@ -2303,7 +2310,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.memory_limit < 0) return dpprof__fail(DPPROF_ERR_INVALID, "memory-limit = %lld must be positive", (long long)c.memory_limit);
     if (c.auto_materialise < -1 || c.auto_materialise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_materialise = %d must be -1, 0 or 1", c.auto_materialise);
     if (c.auto_ghost < -1 || c.auto_ghost > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_ghost = %d must be -1, 0 or 1", c.auto_ghost);
-    if (c.fused_clipgrad < 0 || c.fused_clipgrad > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_clipgrad = %d must be 0 or 1", c.fused_clipgrad);
+    if (c.fused_clipgrad < -1 || c.fused_clipgrad > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_clipgrad = %d must be -1, 0 or 1", c.fused_clipgrad);
     if (c.fused_noise < 0 || c.fused_noise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_noise = %d must be 0 or 1", c.fused_noise);
     if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
     /* DP-SGD options */
@@ -2415,6 +2422,10 @@ struct dpprof_session {
     double lora_scale;              /* alpha / r */
     double rate_gram, rate_psg;     /* auto on cuda: measured flop/s of the two flash flavours */
     double rate_ghost;              /* auto on cuda: measured flop/s of ghost's two grams and their dot; 0 -> unmeasured */
+    int *cg_fused;                  /* (n_params) cuda, bf16: a linear layer's clipped gradient on the fused kernel (1) or
+                                       on cuBLAS per sample (0): fused_clipgrad's, or auto's measured choice */
+    double *cg_ms;                  /* (2 n_params) auto: ms of one clipped gradient at the layer's shape and the physical
+                                       batch on cuBLAS per sample, then on the fused kernel; NAN where unmeasured */
     dpprof_tensor ws;               /* the workspace: cuBLAS's and the kernels' scratch (every backend tracks it) */
     /* cuda: host copies of what the host reads or writes between kernels */
     int *h_tok, *h_tgt;             /* (physical batch * T) tokens and targets before the upload */
@@ -2662,7 +2673,7 @@ static void dpprof__bind(const dpprof_session *s) {
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
         (void)dpprof_cuda_set_storage(s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
-        (void)dpprof_cuda_set_fused_clipgrad(s->cfg.fused_clipgrad);
+        (void)dpprof_cuda_set_fused_clipgrad(s->cfg.fused_clipgrad > 0);
     }
 #else
     (void)s;
@@ -3442,9 +3453,12 @@ static int dpprof__clip_phase(dpprof_session *s) {
     for (k = 0; k < s->n_cache; k++) {
         const dpprof__cache_ent *e = &s->cache[k];
         if (e->embed) DPPROF__OP(s, embedding_clipgrad, (n, e->T, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__I(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->OC));
-        else if (s->backend == DPPROF_BACKEND_CUDA && DPPROF__G(s, e->p))
+        else if (s->backend == DPPROF_BACKEND_CUDA && DPPROF__G(s, e->p)) {
+#if DPPROF__CUDA
+            (void)dpprof_cuda_set_fused_clipgrad(s->cg_fused[e->p]);
+#endif
             DPPROF__OPX(s, "linear_clipgrad", dpprof_linear_clipgrad_cost(n, e->T, e->IC, e->OC, E), (void)0, if (!dpprof__clipgrad_fast(s, k, scaled, &n_scaled)) dpprof_linear_clipgrad_gpu(DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
-        else DPPROF__OP(s, linear_clipgrad, (n, e->T, e->IC, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
+        } else DPPROF__OP(s, linear_clipgrad, (n, e->T, e->IC, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
     }
     DPPROF_FREE(scaled);
     for (p = 0; p < s->n_params; p++) {
@@ -3871,6 +3885,81 @@ DPPROF_API int dpprof_session_run(dpprof_session *s) {
     return DPPROF_OK;
 }
 
+/* the sequence length a parameter's norm sees: 1 for a classification head (the last position) */
+static int dpprof__param_T(const dpprof_session *s, int i) {
+    return (i == s->p_head && s->cfg.task == DPPROF_TASK_CLS) ? 1 : s->cfg.seq;
+}
+
+/* auto, bf16 book-keeping with physical batches of 2 or more (and fused_clipgrad 0): which kernel makes each
+   linear layer's clipped gradient, measured once per distinct shape at session start, one warm-up and three
+   timed calls of each: cuBLAS per sample (the GEMMs read and write all of dw once a sample) against the fused
+   kernel (one pass; dpprof_linear_clipgrad_rep_gpu, the physical batch's worth of copies of one sample). the
+   inputs (seq x widest input, seq x widest output, bf16) and the factors are allocated on every backend that
+   runs bf16, so the dry and cuda memory profiles stay equal; dw is the layer's own gradient, zeroed after */
+static int dpprof__calibrate_clipgrad(dpprof_session *s) {
+    const int n = s->cfg.physical_batch, T = s->cfg.seq;
+    int i, wi = 0, wo = 0, rc;
+    dpprof_tensor xs, ys, cs;
+    if (s->cfg.fused_clipgrad || !s->bk || s->two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || n < 2) return DPPROF_OK;
+    for (i = 0; i < s->n_params; i++) {
+        const dpprof_param *p = &s->params[i];
+        if (!p->trainable || p->rows <= 1 || i == s->p_emb || p->rows % 8 || p->cols % 8) continue;
+        if (p->cols > wi) wi = p->cols;
+        if (p->rows > wo) wo = p->rows;
+    }
+    if (!wi) return DPPROF_OK;
+    memset(&ys, 0, sizeof ys);
+    memset(&cs, 0, sizeof cs);
+    DPPROF__TRY(dpprof__talloc(s, &xs, (int64_t)T * wi, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0));
+    rc = dpprof__talloc(s, &ys, (int64_t)T * wo, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
+    if (rc == DPPROF_OK) rc = dpprof__talloc(s, &cs, n, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 0);
+#if DPPROF__CUDA
+    if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
+        const uint32_t pair = 0x3f80bf80u; /* bf16 (-1, 1) pairs, as dpprof__calibrate's inputs */
+        double *hc = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)n);
+        float v;
+        int e0 = -1, e1 = -1, j, k, f;
+        memcpy(&v, &pair, sizeof v);
+        dpprof_fill_gpu(DPPROF__F(xs), (size_t)T * (size_t)wi / 2, v);
+        dpprof_fill_gpu(DPPROF__F(ys), (size_t)T * (size_t)wo / 2, v);
+        if (!hc) rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the clip factors for --algo auto's timing");
+        for (j = 0; rc == DPPROF_OK && j < n; j++) hc[j] = 1.0 / (j + 2); /* any factors below 1: the timing does not depend on them */
+        if (rc == DPPROF_OK && dpprof_cuda_copy(cs.data, hc, sizeof(double) * (size_t)n, DPPROF_COPY_H2D) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
+        DPPROF_FREE(hc);
+        for (i = 0; rc == DPPROF_OK && i < s->n_params; i++) {
+            dpprof_param *p = &s->params[i];
+            const int Ti = dpprof__param_T(s, i);
+            if (!p->trainable || p->rows <= 1 || i == s->p_emb || p->rows % 8 || p->cols % 8) continue;
+            for (j = 0; j < i; j++) /* a shape measured already */
+                if (!isnan(s->cg_ms[2 * j]) && s->params[j].rows == p->rows && s->params[j].cols == p->cols && dpprof__param_T(s, j) == Ti) break;
+            if (j < i) {
+                s->cg_ms[2 * i] = s->cg_ms[2 * j], s->cg_ms[2 * i + 1] = s->cg_ms[2 * j + 1], s->cg_fused[i] = s->cg_fused[j];
+                continue;
+            }
+            for (f = 0; f < 2 && rc == DPPROF_OK; f++) {
+                double ms = 0;
+                (void)dpprof_cuda_set_fused_clipgrad(f);
+                for (k = 0; k < 4; k++) { /* one warm-up, three timed */
+                    if (k == 1 && dpprof_cuda_event(&e0) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
+                    dpprof_linear_clipgrad_rep_gpu(DPPROF__F(p->g), DPPROF__F(ys), DPPROF__F(xs), (const double *)cs.data, n, Ti, p->cols, p->rows);
+                }
+                if (rc == DPPROF_OK && (dpprof_cuda_event(&e1) != DPPROF_OK || dpprof_cuda_event_ms(e0, e1, &ms) != DPPROF_OK)) rc = DPPROF_ERR_CUDA;
+                if (rc == DPPROF_OK) s->cg_ms[2 * i + f] = ms / 3.0;
+            }
+            if (rc == DPPROF_OK) s->cg_fused[i] = s->cg_ms[2 * i + 1] < s->cg_ms[2 * i];
+            (void)dpprof_cuda_zero(p->g.data, (size_t)p->g.n * (size_t)p->g.elem_size);
+        }
+        (void)dpprof_cuda_set_fused_clipgrad(s->cfg.fused_clipgrad > 0);
+        dpprof_cuda_events_reset();
+        if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the clipped gradient kernels for --algo auto: %s", dpprof_cuda_last_error());
+    }
+#endif
+    dpprof__tfree(s, &cs);
+    dpprof__tfree(s, &ys);
+    dpprof__tfree(s, &xs);
+    return rc;
+}
+
 /* auto on cuda: how fast this device runs each flash flavour, measured once on one sample of a
    (T, C) -> (T, C) layer (the model's width at the run's T; the gram flavour on the physical batch's worth
    of copies of it, dpprof_linear_sqnorm_gram_rep_gpu). the two inputs are allocated on every
@@ -3936,8 +4025,26 @@ static int dpprof__calibrate(dpprof_session *s) {
     dpprof__tfree(s, &nrm);
     dpprof__tfree(s, &dy);
     dpprof__tfree(s, &x);
+    if (rc == DPPROF_OK) rc = dpprof__calibrate_clipgrad(s);
     dpprof_phase_end(&s->prof);
     return rc;
+}
+
+/* auto's clipgrad timing: whether any layer was measured (at = NULL), or whether layer *at was, as the first
+   of its shape (the json lists each shape once) */
+static int dpprof__cg_measured(const dpprof_session *s, const int *at) {
+    int i, j;
+    if (!s->cg_ms) return 0;
+    for (i = at ? *at : 0; i < (at ? *at + 1 : s->n_params); i++) {
+        if (isnan(s->cg_ms[2 * i])) continue;
+        if (!at) return 1;
+        for (j = 0; j < i; j++)
+            if (!isnan(s->cg_ms[2 * j]) && s->params[j].rows == s->params[i].rows && s->params[j].cols == s->params[i].cols &&
+                dpprof__param_T(s, j) == dpprof__param_T(s, i))
+                return 0;
+        return 1;
+    }
+    return 0;
 }
 
 /* the cheaper flash flavour for a layer: measured rates on cuda (auto), flops elsewhere; 1 = psg */
@@ -3959,11 +4066,6 @@ static int dpprof__flash_pick(const dpprof_session *s, int T, int IC, int OC) {
    at the head), so by default an exact dry run of both decides (dpprof__auto_setup) */
 static int dpprof__psg_fits(const dpprof_session *s, int T, int IC) {
     return (double)DPPROF__R * IC <= (double)s->elem * T;
-}
-
-/* the sequence length a parameter's norm sees: 1 for a classification head (the last position) */
-static int dpprof__param_T(const dpprof_session *s, int i) {
-    return (i == s->p_head && s->cfg.task == DPPROF_TASK_CLS) ? 1 : s->cfg.seq;
 }
 
 /* the peak of one step of this configuration on the dry backend with algo and materialisation mat;
@@ -4069,6 +4171,10 @@ static int dpprof__setup_dp(dpprof_session *s) {
         if (s->bk) dpprof__auto_ghost(s, base);
     }
     s->method = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_params);
+    s->cg_fused = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_params);
+    s->cg_ms = (double *)DPPROF_MALLOC(sizeof(double) * 2 * (size_t)s->n_params);
+    if (s->cg_fused && s->cg_ms)
+        for (i = 0; i < s->n_params; i++) s->cg_fused[i] = s->cfg.fused_clipgrad > 0, s->cg_ms[2 * i] = s->cg_ms[2 * i + 1] = NAN;
     s->psg = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->n_params);
     s->cap_kept = 3 * s->n_params + 16;
     s->kept = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->cap_kept);
@@ -4082,7 +4188,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
         s->h_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->n_params * (size_t)s->cfg.physical_batch);
         if (!s->h_norm2 || !s->h_clip) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host copies of the norms");
     }
-    if (!s->method || !s->psg || !s->kept || !s->kept_from || !s->cache || !s->batch_ids || !s->last_norms || !s->last_clip)
+    if (!s->method || !s->cg_fused || !s->cg_ms || !s->psg || !s->kept || !s->kept_from || !s->cache || !s->batch_ids || !s->last_norms || !s->last_clip)
         return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the dp tables");
     if (algo == DPPROF_ALGO_AUTO) DPPROF__TRY(dpprof__calibrate(s));
     memset(s->psg, 0, sizeof(dpprof_tensor) * (size_t)s->n_params);
@@ -4210,6 +4316,8 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
     DPPROF_FREE(s->step_loss);
     DPPROF_FREE(s->step_ms);
     DPPROF_FREE(s->method);
+    DPPROF_FREE(s->cg_fused);
+    DPPROF_FREE(s->cg_ms);
     DPPROF_FREE(s->psg);
     DPPROF_FREE(s->kept);
     DPPROF_FREE((void *)s->kept_from);
@@ -4520,7 +4628,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     fputs(", \"init_std\": ", f);
     dpprof__jnum(f, c->init_std);
     fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"fused_noise\": %s}",
-            (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit, c->fused_clipgrad ? "true" : "false",
+            (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit,
+            c->fused_clipgrad > 0 ? "true" : c->fused_clipgrad == 0 && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false",
             c->fused_noise ? "true" : "false");
 
     fputs(",\n  \"status\": ", f);
@@ -4596,9 +4705,11 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     for (i = 0; i < s->n_params; i++) {
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
         dpprof__jstr(f, s->params[i].name);
-        fprintf(f, ", \"shape\": [%d, %d], \"trainable\": %s, \"method\": \"%s\", \"clipped_sum\": \"%s\"}", s->params[i].rows, s->params[i].cols,
-                s->params[i].trainable ? "true" : "false", dpprof_session_param_method(s, i),
-                !s->dp || !s->params[i].trainable ? "none" : s->two_pass ? "second backward" : s->method[i] == DPPROF__M_PSG || s->method[i] == DPPROF__M_VECTOR ? "sum of materialised" : "book-keeping");
+        const int bkl = s->dp && s->params[i].trainable && !s->two_pass && s->method[i] != DPPROF__M_PSG && s->method[i] != DPPROF__M_VECTOR;
+        fprintf(f, ", \"shape\": [%d, %d], \"trainable\": %s, \"method\": \"%s\", \"clipped_sum\": \"%s\", \"clipgrad_kernel\": \"%s\"}", s->params[i].rows,
+                s->params[i].cols, s->params[i].trainable ? "true" : "false", dpprof_session_param_method(s, i),
+                !s->dp || !s->params[i].trainable ? "none" : s->two_pass ? "second backward" : s->method[i] == DPPROF__M_PSG || s->method[i] == DPPROF__M_VECTOR ? "sum of materialised" : "book-keeping",
+                !bkl || s->backend != DPPROF_BACKEND_CUDA || c->dtype != DPPROF_DTYPE_BF16 || i == s->p_emb ? "none" : s->cg_fused[i] ? "fused" : "cublas");
     }
     fputs("\n  ]", f);
 
@@ -4658,6 +4769,22 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         if (s->rate_ghost > 0) dpprof__jnum(f, s->rate_ghost);
         else fputs("null", f);
         fputs(", \"note\": \"measured at session start on one sample of a (seq, hidden) layer; auto gives each layer the flavour with the smaller flops / rate; ghost (its two grams and their dot) is timed only where an exact dry step shows its T x T grams do not raise the peak, else null\"}", f);
+        fputs(", \"auto_clipgrad_ms\": ", f);
+        if (!dpprof__cg_measured(s, NULL)) fputs("null", f);
+        else {
+            int first = 1;
+            fputs("{\"note\": \"bf16 book-keeping: one clipped weight gradient at each distinct linear shape and the physical batch, timed at session start, on cuBLAS per sample and on the fused kernel; each layer takes the faster (layers[].clipgrad_kernel)\", \"shapes\": [", f);
+            for (i = 0; i < s->n_params; i++) {
+                if (!dpprof__cg_measured(s, &i)) continue;
+                fprintf(f, "%s{\"shape\": [%d, %d], \"seq\": %d, \"cublas\": ", first ? "" : ", ", s->params[i].rows, s->params[i].cols, dpprof__param_T(s, i));
+                dpprof__jnum(f, s->cg_ms[2 * i]);
+                fputs(", \"fused\": ", f);
+                dpprof__jnum(f, s->cg_ms[2 * i + 1]);
+                fputs("}", f);
+                first = 0;
+            }
+            fputs("]}", f);
+        }
     }
     fprintf(f, ", \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\", \"storage\": \"%s\"}", (unsigned long long)c->seed, date,
             sizeof(dpprof_real) == 8 ? "double" : "float",

@@ -3336,17 +3336,19 @@ __device__ __forceinline__ double dpprof__tiles_dot(const float (&a)[4][4][4], c
 #define DPPROF__CG_BYTES ((size_t)DPPROF__CG_ST * DPPROF__CG_STAGE * 2)
 
 // step it of a walk (sample it / KT, rows 32 (it % KT) ..) into stage buffer S: the dy tile (columns
-// o0 ..) and the x tile (columns k0 ..), 32 x 128 each
-__device__ __forceinline__ void dpprof__cg_load(dpprof__bf16 *S, const dpprof__bf16 *dy, const dpprof__bf16 *x, long long it, int KT, int T, int IC, int OC, int o0, int k0) {
+// o0 ..) and the x tile (columns k0 ..), 32 x 128 each. rep: every sample of the walk reads sample 0's rows
+// (dpprof_linear_clipgrad_rep_gpu)
+__device__ __forceinline__ void dpprof__cg_load(dpprof__bf16 *S, const dpprof__bf16 *dy, const dpprof__bf16 *x, long long it, int KT, int T, int IC, int OC, int o0, int k0,
+                                                int rep) {
     const int t0 = (int)(it % KT) * DPPROF__CG_BK;
-    const size_t g = (size_t)(it / KT) * T + t0; // the first row
+    const size_t g = (size_t)(rep ? 0 : it / KT) * T + t0; // the first row
     dpprof__cp_tile<DPPROF__CG_BK, 128, DPPROF__CG_LD, 256>(S, dy + g * OC + o0, OC, T - t0, OC - o0);
     dpprof__cp_tile<DPPROF__CG_BK, 128, DPPROF__CG_LD, 256>(S + DPPROF__CG_BK * DPPROF__CG_LD, x + g * IC + k0, IC, T - t0, IC - k0);
 }
 
 template <bool NORM>
 __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part, const dpprof__bf16 *dy, const dpprof__bf16 *x, const float *cf, int i0, int n, int T,
-                                                      int IC, int OC) {
+                                                      int IC, int OC, int rep) {
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
     __shared__ double red[DPPROF__DP_NT];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w >> 2, wn = w & 3, g = lane >> 2, t4 = lane & 3;
@@ -3359,14 +3361,14 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part,
     float acc[4][4][4], tot[4][4][4];
     dpprof__zero_tiles(acc, tot);
     for (int s = 0; s < DPPROF__CG_ST - 1; s++) {
-        if (s < NIT) dpprof__cg_load(sm + s * DPPROF__CG_STAGE, dy, x, it0 + s, KT, T, IC, OC, o0, k0);
+        if (s < NIT) dpprof__cg_load(sm + s * DPPROF__CG_STAGE, dy, x, it0 + s, KT, T, IC, OC, o0, k0, rep);
         dpprof__cp_commit();
     }
     for (long long j = 0; j < NIT; j++) {
         dpprof__cp_wait<DPPROF__CG_ST - 2>(); // this thread's copies of step j have landed
         __syncthreads();                      // everyone's have, and step j - 1's stage is no longer read
         const long long nx = j + DPPROF__CG_ST - 1;
-        if (nx < NIT) dpprof__cg_load(sm + (int)(nx % DPPROF__CG_ST) * DPPROF__CG_STAGE, dy, x, it0 + nx, KT, T, IC, OC, o0, k0);
+        if (nx < NIT) dpprof__cg_load(sm + (int)(nx % DPPROF__CG_ST) * DPPROF__CG_STAGE, dy, x, it0 + nx, KT, T, IC, OC, o0, k0, rep);
         dpprof__cp_commit(); // empty past the end: the wait above counts groups
         const dpprof__bf16 *As = sm + (int)(j % DPPROF__CG_ST) * DPPROF__CG_STAGE, *Bs = As + DPPROF__CG_BK * DPPROF__CG_LD;
         DPPROF__UNROLL
@@ -3417,8 +3419,9 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part,
 // dw (OC,IC) fp32 += sum_i c_i dy_i^T x_i with dy_i, x_i bf16: by default one cuBLAS GEMM per sample (K = T)
 // with alpha = c_i read from the device, accumulated into fp32 in sample order (deterministic); with
 // dpprof_cuda_set_fused_clipgrad(1), where there are 2 samples or more, IC and OC are multiples of 8 and dy, x
-// 16-byte aligned, the fused kernel above (the same factors, one pass)
-static void dpprof__clipgrad_bf16(float *dw, const dpprof__bf16 *dy, const dpprof__bf16 *x, const double *c, int n, int T, int IC, int OC) {
+// 16-byte aligned, the fused kernel above (the same factors, one pass). rep: every sample is sample 0
+// (dpprof_linear_clipgrad_rep_gpu, auto's timing call), with c's n factors
+static void dpprof__clipgrad_bf16(float *dw, const dpprof__bf16 *dy, const dpprof__bf16 *x, const double *c, int n, int T, int IC, int OC, int rep) {
     const char *what = "dpprof_linear_clipgrad_gpu";
     float *cf = (float *)dpprof__scratch((size_t)(n + 1) * sizeof(float), what);
     if (!cf) return;
@@ -3428,13 +3431,14 @@ static void dpprof__clipgrad_bf16(float *dw, const dpprof__bf16 *dy, const dppro
     if (dpprof__cu.clipgrad_fused && n > 1 && IC % 8 == 0 && OC % 8 == 0 && !((uintptr_t)dy & 15) && !((uintptr_t)x & 15)) {
         dpprof__smem_optin(dpprof__k_wgrad_tc<false>, DPPROF__CG_BYTES, what);
         dpprof__launch(what, dpprof__k_wgrad_tc<false>, dim3((unsigned)((IC + 127) / 128), (unsigned)((OC + 127) / 128)), dim3(256), DPPROF__CG_BYTES, dw,
-                       (double *)nullptr, dy, x, (const float *)cf, 0, n, T, IC, OC);
+                       (double *)nullptr, dy, x, (const float *)cf, 0, n, T, IC, OC, rep);
         return;
     }
+    const size_t sx = rep ? 0 : (size_t)T * IC, sy = rep ? 0 : (size_t)T * OC;
     cublasStatus_t st = cublasSetPointerMode(dpprof__cu.blas, CUBLAS_POINTER_MODE_DEVICE);
     for (int i = 0; i < n && st == CUBLAS_STATUS_SUCCESS; i++) // dw_cm (IC,OC) += c_i x_i_cm (IC,T) dy_i_cm^T (T,OC)
-        st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, T, cf + i, x + (size_t)i * T * IC, CUDA_R_16BF, IC,
-                          dy + (size_t)i * T * OC, CUDA_R_16BF, OC, cf + n, dw, CUDA_R_32F, IC, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        st = cublasGemmEx(dpprof__cu.blas, CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, T, cf + i, x + (size_t)i * sx, CUDA_R_16BF, IC, dy + (size_t)i * sy, CUDA_R_16BF, OC,
+                          cf + n, dw, CUDA_R_32F, IC, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     cublasStatus_t back = cublasSetPointerMode(dpprof__cu.blas, CUBLAS_POINTER_MODE_HOST);
     dpprof__blas_post(what, st != CUBLAS_STATUS_SUCCESS ? st : back);
 }
@@ -3442,7 +3446,7 @@ static void dpprof__clipgrad_bf16(float *dw, const dpprof__bf16 *dy, const dppro
 extern "C" void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC) {
     if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0 || dpprof__cu.err) return; // dw += 0
     if (dpprof__cu.bf16) {
-        dpprof__clipgrad_bf16(dw, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), c, n, T, IC, OC);
+        dpprof__clipgrad_bf16(dw, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), c, n, T, IC, OC, 0);
         return;
     }
     long long ty = dpprof__dp_cdiv(IC, DPPROF__DP_TN);
@@ -3452,6 +3456,13 @@ extern "C" void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const flo
     }
     dim3 grid((unsigned)dpprof__dp_cdiv(OC, DPPROF__DP_TM), (unsigned)ty, 1);
     dpprof__launch("dpprof_linear_clipgrad_gpu", dpprof__k_dp_clipgrad, grid, dim3(DPPROF__DP_NT), 0, dw, dy, x, c, n, T, IC, OC);
+}
+
+extern "C" void dpprof_linear_clipgrad_rep_gpu(float *dw, const float *dy, const float *x, const double *c, int reps, int T, int IC, int OC) {
+    if (reps <= 0 || T <= 0 || IC <= 0 || OC <= 0 || dpprof__cu.err) return; // dw += 0
+    if (dpprof__cu.bf16) dpprof__clipgrad_bf16(dw, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), c, reps, T, IC, OC, 1);
+    else
+        for (int i = 0; i < reps && !dpprof__cu.err; i++) dpprof_linear_clipgrad_gpu(dw, dy, x, c + i, 1, T, IC, OC);
 }
 
 // the flash norm, per-sample-gradient flavour: fp32 on the simt kernel, bf16 on the tensor-core kernel
@@ -3469,7 +3480,7 @@ extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, con
         for (int i0 = 0; i0 < n; i0 += (int)chunk) {
             const long long k = dpprof__dp_min(chunk, n - i0);
             dpprof__launch(what, dpprof__k_wgrad_tc<true>, dim3((unsigned)cx, (unsigned)cy, (unsigned)k), dim3(DPPROF__DP_NT), DPPROF__CG_BYTES, (float *)nullptr, part,
-                           dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), (const float *)nullptr, i0, n, T, IC, OC);
+                           dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), (const float *)nullptr, i0, n, T, IC, OC, 0);
             dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, ct);
         }
         return;

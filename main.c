@@ -94,7 +94,10 @@ static void help_run(void) {
            "  --clipping flat|per-layer   (default flat; per-layer: C/sqrt(tensors) per tensor)\n"
            "  --fused-clipgrad       cuda, bf16: the clipped weight gradients (book-keeping) on one fused tensor-core\n"
            "                         kernel, not one cuBLAS GEMM per sample, where a physical batch has 2 samples or\n"
-           "                         more (not yet the default: not yet measured on a GPU)\n"
+           "                         more. default: --algo auto times both at each linear layer's shape at session\n"
+           "                         start and takes the faster (the json's auto_clipgrad_ms, layers[].clipgrad_kernel);\n"
+           "                         the other algorithms use cuBLAS\n"
+           "  --cublas-clipgrad      the clipped weight gradients on cuBLAS per sample, --algo auto too (no timing)\n"
            "  --fused-noise          the noise, the division by the batch and the optimizer step in one pass over\n"
            "                         the gradients (the same bits); the noise phase is then part of optimizer_step\n"
            "                         (not yet the default: not yet measured on a GPU)\n"
@@ -219,6 +222,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         if (!strcmp(a, "--dram")) { c->dram = 1; continue; }
         if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
         if (!strcmp(a, "--fused-clipgrad")) { c->fused_clipgrad = 1; continue; }
+        if (!strcmp(a, "--cublas-clipgrad")) { c->fused_clipgrad = -1; continue; }
         if (!strcmp(a, "--fused-noise")) { c->fused_noise = 1; continue; }
         if (strncmp(a, "--", 2) != 0) return usage_error("run: unexpected argument '%s'%s", a, "");
         if (!v) return usage_error("run: %s needs a value%s", a, "");

@@ -81,6 +81,23 @@ check "bf16 with --fused-clipgrad launches 30 more kernels a step ($(launches "$
     bash -c "[ \$(( $(launches "$tmp/cg--fused-clipgrad.json") - $(launches "$tmp/cg.json") )) -eq 30 ] && [ '$(launches "$tmp/cg32--fused-clipgrad.json")' = '$(launches "$tmp/cg32.json")' ]"
 check "bf16 losses with and without --fused-clipgrad agree to 1e-5 ($(losses "$tmp/cg--fused-clipgrad.json"))" \
     awk -v a="$(losses "$tmp/cg--fused-clipgrad.json")" -v b="$(losses "$tmp/cg.json")" 'BEGIN { n = split(a, x, " "); m = split(b, y, " "); if (n != m || n < 3) exit 1; for (i = 1; i <= n; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 1e-5 * y[i]) exit 1 } }'
+# auto, bf16 book-keeping: the clipped gradient's kernel timed at each linear shape at session start (cuBLAS per
+# sample against the fused kernel, auto_clipgrad_ms), each layer on the faster; --fused-clipgrad and
+# --cublas-clipgrad force one, untimed; the timing buffers are in the schedule (dry's peak)
+for f in "" --fused-clipgrad --cublas-clipgrad; do
+    "$bin" run $small --backend cuda --dtype bf16 --algo auto --sigma 1 $f --out "$tmp/acg$f.json"
+done
+"$bin" run $small --backend dry --dtype bf16 --algo auto --sigma 1 --out "$tmp/acgdry.json"
+kernels() { grep -o '"clipgrad_kernel": "[a-z]*"' "$1" | grep -Eo '[a-z]+"$' | tr -d '"' | sort | uniq -c | tr -s ' \n' ' '; }
+nshapes=$(grep -o '"auto_clipgrad_ms": {.*' "$tmp/acg.json" | grep -o '"shape": \[[0-9]*, [0-9]*\], "seq": 16, "cublas": [0-9.e+-]*, "fused": [0-9.e+-]*' | wc -l)
+check "auto bf16 times the two clipgrad kernels once per distinct linear shape ($nshapes shapes: q and o, k and v (gqa), gate and up, down, the head)" test "$nshapes" -eq 5
+check "auto bf16's config says the kernel was measured, and every book-keeping linear layer names its kernel ($(kernels "$tmp/acg.json"))" \
+    bash -c "grep -q '\"fused_clipgrad\": \"measured\"' '$tmp/acg.json' && [ \$(grep -Eo '\"clipgrad_kernel\": \"(fused|cublas)\"' '$tmp/acg.json' | wc -l) -eq 15 ]"
+check "auto bf16's clipgrad timing buffers are in the schedule: its peak equals dry's" test "$(peak "$tmp/acg.json")" = "$(peak "$tmp/acgdry.json")"
+check "--fused-clipgrad and --cublas-clipgrad force the kernel under auto, untimed ($(kernels "$tmp/acg--fused-clipgrad.json"); $(kernels "$tmp/acg--cublas-clipgrad.json"))" \
+    bash -c "grep -q '\"auto_clipgrad_ms\": null' '$tmp/acg--fused-clipgrad.json' && grep -q '\"auto_clipgrad_ms\": null' '$tmp/acg--cublas-clipgrad.json' &&
+             [ \$(grep -o '\"clipgrad_kernel\": \"fused\"' '$tmp/acg--fused-clipgrad.json' | wc -l) -eq 15 ] &&
+             [ \$(grep -o '\"clipgrad_kernel\": \"cublas\"' '$tmp/acg--cublas-clipgrad.json' | wc -l) -eq 15 ] && grep -q '\"fused_clipgrad\": false' '$tmp/acg--cublas-clipgrad.json'"
 # --op-times: every op timed in the warm-up steps, by name in throughput.ops with its share of the peaks
 "$bin" run $small --backend cuda --algo flash_bk --sigma 1 --op-times --out "$tmp/ops.json"
 check "--op-times gives throughput.ops with rates and shares of the peaks" grep -Eq '"ops": \{"note": "cuda events around each op.*"linear_sqnorm_gram": \{"count": [0-9]+, "ms": [0-9.e+-]+.*"share_of_dram_peak": [0-9.e+-]+' "$tmp/ops.json"

@@ -351,7 +351,8 @@ static void check_errors(void) {
     ERRCASE(c.delta = 1.0, DPPROF_ERR_INVALID, "delta = 1 must be in (0, 1)");
     ERRCASE(c.backend = DPPROF_BACKEND_CUDA, DPPROF_ERR_NO_CUDA, "built without CUDA");
     ERRCASE(c.memory_limit = -1, DPPROF_ERR_INVALID, "memory-limit = -1");
-    ERRCASE(c.fused_clipgrad = 2, DPPROF_ERR_INVALID, "fused_clipgrad = 2 must be 0 or 1");
+    ERRCASE(c.fused_clipgrad = 2, DPPROF_ERR_INVALID, "fused_clipgrad = 2 must be -1, 0 or 1");
+    ERRCASE(c.fused_clipgrad = -2, DPPROF_ERR_INVALID, "fused_clipgrad = -2 must be -1, 0 or 1");
     ERRCASE(c.fused_noise = -1, DPPROF_ERR_INVALID, "fused_noise = -1 must be 0 or 1");
 #undef ERRCASE
 }
