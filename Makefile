@@ -132,8 +132,8 @@ bench: dpprof
 	$(DEVICE_TXT) > $$d/device.txt; echo "make bench: measured results in $$d (commit them)"; \
 	$(if $(BENCH_ONLY),true,$(MAKE) --no-print-directory bench-attn && $(MAKE) --no-print-directory bench-clipgrad)
 
-# the bf16 clipped weight gradient on cuBLAS per sample and the noise on its own pass against the fused kernel
-# and the noise in the optimizer's pass (--fused-clipgrad --fused-noise), every
+# the bf16 clipped weight gradient on cuBLAS per sample and the noise on its own pass (--cublas-clipgrad
+# --separate-noise) against the fused kernel and the noise in the optimizer's pass (--fused-clipgrad --fused-noise), every
 # bf16 book-keeping algorithm and vanilla at the bench shapes of B=8 (experiments/clipgrad.conf), into
 # data/bench/DATE-TIME-DEVICE/clipgrad/ with its figures and table; part of make bench (without BENCH_ONLY),
 # a few minutes on an H100; CLIPGRAD_ONLY=trainer runs a slice, and a rerun resumes

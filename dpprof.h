@@ -260,8 +260,10 @@ DPPROF_API void dpprof_phase_end(dpprof_prof *p);
 /* add analytic cost (FLOPs, bytes moved) to the open phase */
 DPPROF_API void dpprof_prof_add_cost(dpprof_prof *p, double flops, double bytes);
 /* 1 if two profiles saw the same memory history: every event's bytes, category, module, phase
-   and step, the peak and its split, the phases' byte levels (times are not compared); else 0 and
-   *why (if not NULL) names the first difference */
+   and step, the peak and its split, the phases' byte levels (times are not compared); a noise phase
+   that moves no memory may be in one profile only (the noise in the optimizer's pass has none: auto
+   chooses that by timing on cuda, which dry cannot); else 0 and *why (if not NULL) names the first
+   difference */
 DPPROF_API int dpprof_prof_same_memory(const dpprof_prof *a, const dpprof_prof *b, const char **why);
 /* live bytes of one category (module < 0: all modules) */
 DPPROF_API int64_t dpprof_live(const dpprof_prof *p, int category, int module);
@@ -328,7 +330,8 @@ typedef struct dpprof_config {
                                     start (physical batch >= 2) and takes the faster, the other algorithms cuBLAS */
     int fused_noise;             /* dp: the noise, the division by the batch and the optimizer step in one pass over the
                                     gradients (dpprof_noise_adam_gpu on cuda), the same bits; no noise phase then: the
-                                    optimizer_step phase holds it; 0 or 1 */
+                                    optimizer_step phase holds it. 1 -> fused; -1 -> two passes; 0 -> --algo auto on
+                                    cuda times both at session start and takes the faster, the others two passes */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
     int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
@@ -2146,8 +2149,12 @@ DPPROF_API void dpprof_prof_add_cost(dpprof_prof *p, double flops, double bytes)
     p->phases[p->n_phases - 1].bytes_analytic += bytes;
 }
 
+static int dpprof__phase_neutral_noise(const dpprof_phase_rec *r) {
+    return r->phase == DPPROF_PHASE_NOISE && r->bytes_start == r->bytes_end && r->bytes_peak == r->bytes_start;
+}
+
 DPPROF_API int dpprof_prof_same_memory(const dpprof_prof *a, const dpprof_prof *b, const char **why) {
-    size_t i;
+    size_t i, j;
     const char *w = NULL;
     if (a->n_events != b->n_events) w = "the number of events";
     for (i = 0; !w && i < a->n_events; i++) {
@@ -2155,10 +2162,14 @@ DPPROF_API int dpprof_prof_same_memory(const dpprof_prof *a, const dpprof_prof *
         if (x->bytes != y->bytes || x->live != y->live || x->category != y->category || x->module != y->module || x->phase != y->phase || x->step != y->step) w = "an event";
     }
     if (!w && (a->peak_bytes != b->peak_bytes || a->peak_event != b->peak_event || memcmp(a->peak_by, b->peak_by, sizeof a->peak_by) != 0)) w = "the peak";
-    if (!w && a->n_phases != b->n_phases) w = "the number of phases";
-    for (i = 0; !w && i < a->n_phases; i++) {
-        const dpprof_phase_rec *x = &a->phases[i], *y = &b->phases[i];
-        if (x->phase != y->phase || x->step != y->step || x->bytes_start != y->bytes_start || x->bytes_end != y->bytes_end || x->bytes_peak != y->bytes_peak) w = "a phase record";
+    for (i = j = 0; !w && (i < a->n_phases || j < b->n_phases);) {
+        const dpprof_phase_rec *x = i < a->n_phases ? &a->phases[i] : NULL, *y = j < b->n_phases ? &b->phases[j] : NULL;
+        if (x && y && x->phase == y->phase && x->step == y->step) {
+            if (x->bytes_start != y->bytes_start || x->bytes_end != y->bytes_end || x->bytes_peak != y->bytes_peak) w = "a phase record";
+            i++, j++;
+        } else if (x && dpprof__phase_neutral_noise(x)) i++;
+        else if (y && dpprof__phase_neutral_noise(y)) j++;
+        else w = x && y ? "a phase record" : "the number of phases";
     }
     if (why) *why = w ? w : "";
     return w == NULL;
@@ -2311,7 +2322,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.auto_materialise < -1 || c.auto_materialise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_materialise = %d must be -1, 0 or 1", c.auto_materialise);
     if (c.auto_ghost < -1 || c.auto_ghost > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_ghost = %d must be -1, 0 or 1", c.auto_ghost);
     if (c.fused_clipgrad < -1 || c.fused_clipgrad > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_clipgrad = %d must be -1, 0 or 1", c.fused_clipgrad);
-    if (c.fused_noise < 0 || c.fused_noise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_noise = %d must be 0 or 1", c.fused_noise);
+    if (c.fused_noise < -1 || c.fused_noise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_noise = %d must be -1, 0 or 1", c.fused_noise);
     if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
     /* DP-SGD options */
     if (c.sigma != c.sigma || c.sigma < 0) return dpprof__fail(DPPROF_ERR_INVALID, "sigma = %g must be >= 0", c.sigma);
@@ -2426,6 +2437,10 @@ struct dpprof_session {
                                        on cuBLAS per sample (0): fused_clipgrad's, or auto's measured choice */
     double *cg_ms;                  /* (2 n_params) auto: ms of one clipped gradient at the layer's shape and the physical
                                        batch on cuBLAS per sample, then on the fused kernel; NAN where unmeasured */
+    int fused_noise;                /* the noise in the optimizer's pass: fused_noise's, or auto's measured choice */
+    double noise_ms[2];             /* auto: ms of the noise and the optimizer step on noise_n weights, two passes then
+                                       one; NAN unmeasured */
+    int64_t noise_n;
     dpprof_tensor ws;               /* the workspace: cuBLAS's and the kernels' scratch (every backend tracks it) */
     /* cuda: host copies of what the host reads or writes between kernels */
     int *h_tok, *h_tgt;             /* (physical batch * T) tokens and targets before the upload */
@@ -3853,12 +3868,12 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         }
     }
     if (rc == DPPROF_OK) rc = dpprof__check_grads(s, step);
-    if (rc == DPPROF_OK && s->dp && !s->cfg.fused_noise) {
+    if (rc == DPPROF_OK && s->dp && !s->fused_noise) {
         rc = dpprof__phase(s, DPPROF_PHASE_NOISE, step);
         if (rc == DPPROF_OK) dpprof__noise(s, step);
     }
     if (rc == DPPROF_OK) rc = dpprof__phase(s, DPPROF_PHASE_OPTIMIZER_STEP, step);
-    if (rc == DPPROF_OK) dpprof__optimizer(s, s->dp && s->cfg.fused_noise ? step : -1);
+    if (rc == DPPROF_OK) dpprof__optimizer(s, s->dp && s->fused_noise ? step : -1);
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) rc = dpprof__gpu_times(s, first_phase, ev_start, tp0, &gpu_ms);
     if (s->counting) {
         int rc2 = dpprof__counters_end(s, first_phase);
@@ -3960,6 +3975,67 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
     return rc;
 }
 
+/* auto with noise (fused_noise 0): the noise and the optimizer step as two passes over the gradient
+   (dpprof_noise_scale_gpu, then adam or sgd) or as one (dpprof_noise_adam_gpu, noise_sgd), timed once at
+   session start on the largest trainable tensor's count of weights (at most 2^24), one warm-up and three timed
+   calls each, on buffers of their own (weights, gradient, moments, the bf16 copy where the run keeps them),
+   allocated on every backend so that the dry and cuda memory profiles stay equal; the step takes the faster */
+static int dpprof__calibrate_noise(dpprof_session *s) {
+    const int adam = s->cfg.optimizer == DPPROF_OPT_ADAM, bf16 = s->cfg.dtype == DPPROF_DTYPE_BF16;
+    int64_t N = 0;
+    int i, rc;
+    dpprof_tensor w, g, m, v, cp;
+    if (s->cfg.fused_noise || !s->dp) return DPPROF_OK;
+    for (i = 0; i < s->n_params; i++)
+        if (s->params[i].trainable && s->params[i].g.n > N) N = s->params[i].g.n;
+    if (N > (INT64_C(1) << 24)) N = INT64_C(1) << 24;
+    if (!N) return DPPROF_OK;
+    memset(&g, 0, sizeof g);
+    memset(&m, 0, sizeof m);
+    memset(&v, 0, sizeof v);
+    memset(&cp, 0, sizeof cp);
+    DPPROF__TRY(dpprof__talloc(s, &w, N, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 1));
+    rc = dpprof__talloc(s, &g, N, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 1);
+    if (rc == DPPROF_OK && adam) rc = dpprof__talloc(s, &m, N, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 1);
+    if (rc == DPPROF_OK && adam) rc = dpprof__talloc(s, &v, N, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 1);
+    if (rc == DPPROF_OK && bf16) rc = dpprof__talloc(s, &cp, N, 2, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 1);
+    s->noise_n = N;
+#if DPPROF__CUDA
+    if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
+        const double inv_b = 1.0 / s->cfg.batch;
+        dpprof_bf16 *copy = bf16 ? (dpprof_bf16 *)cp.data : NULL;
+        int e0 = -1, e1 = -1, k, f;
+        for (f = 0; f < 2 && rc == DPPROF_OK; f++) {
+            double ms = 0;
+            for (k = 0; k < 4; k++) { /* one warm-up, three timed; stream 2^62 + k: no step's noise */
+                const uint64_t st = (UINT64_C(1) << 62) + (uint64_t)k;
+                if (k == 1 && dpprof_cuda_event(&e0) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
+                if (f) {
+                    if (adam) dpprof_noise_adam_gpu(DPPROF__F(w), DPPROF__F(m), DPPROF__F(v), DPPROF__F(g), (size_t)N, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, 1, copy,
+                                                    s->noise_std, s->cfg.seed, st, 0, inv_b);
+                    else dpprof_noise_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy, s->noise_std, s->cfg.seed, st, 0, inv_b);
+                } else {
+                    dpprof_noise_scale_gpu(DPPROF__F(g), (size_t)N, s->noise_std, s->cfg.seed, st, 0, inv_b);
+                    if (adam) dpprof_adam_gpu(DPPROF__F(w), DPPROF__F(m), DPPROF__F(v), DPPROF__F(g), (size_t)N, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, 1, copy);
+                    else dpprof_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy);
+                }
+            }
+            if (rc == DPPROF_OK && (dpprof_cuda_event(&e1) != DPPROF_OK || dpprof_cuda_event_ms(e0, e1, &ms) != DPPROF_OK)) rc = DPPROF_ERR_CUDA;
+            if (rc == DPPROF_OK) s->noise_ms[f] = ms / 3.0;
+        }
+        if (rc == DPPROF_OK) s->fused_noise = s->noise_ms[1] < s->noise_ms[0];
+        dpprof_cuda_events_reset();
+        if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the noise and the optimizer step for --algo auto: %s", dpprof_cuda_last_error());
+    }
+#endif
+    dpprof__tfree(s, &cp);
+    dpprof__tfree(s, &v);
+    dpprof__tfree(s, &m);
+    dpprof__tfree(s, &g);
+    dpprof__tfree(s, &w);
+    return rc;
+}
+
 /* auto on cuda: how fast this device runs each flash flavour, measured once on one sample of a
    (T, C) -> (T, C) layer (the model's width at the run's T; the gram flavour on the physical batch's worth
    of copies of it, dpprof_linear_sqnorm_gram_rep_gpu). the two inputs are allocated on every
@@ -4026,6 +4102,7 @@ static int dpprof__calibrate(dpprof_session *s) {
     dpprof__tfree(s, &dy);
     dpprof__tfree(s, &x);
     if (rc == DPPROF_OK) rc = dpprof__calibrate_clipgrad(s);
+    if (rc == DPPROF_OK) rc = dpprof__calibrate_noise(s);
     dpprof_phase_end(&s->prof);
     return rc;
 }
@@ -4087,6 +4164,8 @@ static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int ghos
        the first H100 bench: auto at longctx ran as flash_bk) */
     probe.op_times = 0;
     probe.dram = 0;
+    probe.fused_clipgrad = -1; /* neither changes the bytes; forced, the probe allocates no timing buffers */
+    probe.fused_noise = -1;
     probe.trace_ops = 0;
     probe.no_timeline = 1;
     rc = dpprof_session_create(&probe, &d);
@@ -4175,6 +4254,8 @@ static int dpprof__setup_dp(dpprof_session *s) {
     s->cg_ms = (double *)DPPROF_MALLOC(sizeof(double) * 2 * (size_t)s->n_params);
     if (s->cg_fused && s->cg_ms)
         for (i = 0; i < s->n_params; i++) s->cg_fused[i] = s->cfg.fused_clipgrad > 0, s->cg_ms[2 * i] = s->cg_ms[2 * i + 1] = NAN;
+    s->fused_noise = s->cfg.fused_noise > 0;
+    s->noise_ms[0] = s->noise_ms[1] = NAN;
     s->psg = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->n_params);
     s->cap_kept = 3 * s->n_params + 16;
     s->kept = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->cap_kept);
@@ -4630,7 +4711,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"fused_noise\": %s}",
             (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit,
             c->fused_clipgrad > 0 ? "true" : c->fused_clipgrad == 0 && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false",
-            c->fused_noise ? "true" : "false");
+            c->fused_noise > 0 ? "true" : c->fused_noise == 0 && s->noise_n > 0 && !isnan(s->noise_ms[0]) ? "\"measured\"" : "false");
 
     fputs(",\n  \"status\": ", f);
     dpprof__jstr(f, status ? status : "ok");
@@ -4784,6 +4865,16 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
                 first = 0;
             }
             fputs("]}", f);
+        }
+        fputs(", \"auto_noise_ms\": ", f);
+        if (!(s->noise_n > 0 && !isnan(s->noise_ms[0]))) fputs("null", f);
+        else {
+            fputs("{\"two_passes\": ", f);
+            dpprof__jnum(f, s->noise_ms[0]);
+            fputs(", \"one_pass\": ", f);
+            dpprof__jnum(f, s->noise_ms[1]);
+            fprintf(f, ", \"weights\": %lld, \"fused\": %s, \"note\": \"the noise and the optimizer step on the largest trainable tensor's count of weights (at most 2^24), timed at session start as two passes over the gradient and as one; the steps take the faster (--fused-noise or --separate-noise force one)\"}",
+                    (long long)s->noise_n, s->fused_noise ? "true" : "false");
         }
     }
     fprintf(f, ", \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\", \"storage\": \"%s\"}", (unsigned long long)c->seed, date,

@@ -99,8 +99,10 @@ static void help_run(void) {
            "                         the other algorithms use cuBLAS\n"
            "  --cublas-clipgrad      the clipped weight gradients on cuBLAS per sample, --algo auto too (no timing)\n"
            "  --fused-noise          the noise, the division by the batch and the optimizer step in one pass over\n"
-           "                         the gradients (the same bits); the noise phase is then part of optimizer_step\n"
-           "                         (not yet the default: not yet measured on a GPU)\n"
+           "                         the gradients (the same bits); the noise phase is then part of optimizer_step.\n"
+           "                         default: --algo auto on cuda times one pass against two at session start and\n"
+           "                         takes the faster (the json's auto_noise_ms); the other algorithms two passes\n"
+           "  --separate-noise       the noise on a pass of its own before the optimizer's, --algo auto too (no timing)\n"
            "  --dataset-size N       examples in the dataset: the sample rate B/N for the accountant\n"
            "  --poisson              Poisson sampling with rate B/N (variable batch sizes)\n"
            "  --delta D              delta of the reported epsilon (default 1e-5)\n");
@@ -224,6 +226,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         if (!strcmp(a, "--fused-clipgrad")) { c->fused_clipgrad = 1; continue; }
         if (!strcmp(a, "--cublas-clipgrad")) { c->fused_clipgrad = -1; continue; }
         if (!strcmp(a, "--fused-noise")) { c->fused_noise = 1; continue; }
+        if (!strcmp(a, "--separate-noise")) { c->fused_noise = -1; continue; }
         if (strncmp(a, "--", 2) != 0) return usage_error("run: unexpected argument '%s'%s", a, "");
         if (!v) return usage_error("run: %s needs a value%s", a, "");
         i++;

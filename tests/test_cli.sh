@@ -136,7 +136,7 @@ missing=""
 for opt in --preset --vocab --hidden --layers --heads --kv-heads --ffn --seq --task --classes --algo --batch \
            --physical-batch --steps --warmup --lr --optimizer --sigma --max-grad-norm --clipping --poisson \
            --dataset-size --delta --lora-rank --lora-alpha --lora-targets --dtype --backend --seed --out \
-           --trace --dump --data --memory-limit --fused-clipgrad --cublas-clipgrad --fused-noise; do
+           --trace --dump --data --memory-limit --fused-clipgrad --cublas-clipgrad --fused-noise --separate-noise; do
     grep -qF -- "$opt" <<<"$help" || missing="$missing $opt"
 done
 check "run --help exits 0 and names every option${missing:+ (missing:$missing)}" test "$rc" -eq 0 -a -z "$missing"

@@ -353,7 +353,8 @@ static void check_errors(void) {
     ERRCASE(c.memory_limit = -1, DPPROF_ERR_INVALID, "memory-limit = -1");
     ERRCASE(c.fused_clipgrad = 2, DPPROF_ERR_INVALID, "fused_clipgrad = 2 must be -1, 0 or 1");
     ERRCASE(c.fused_clipgrad = -2, DPPROF_ERR_INVALID, "fused_clipgrad = -2 must be -1, 0 or 1");
-    ERRCASE(c.fused_noise = -1, DPPROF_ERR_INVALID, "fused_noise = -1 must be 0 or 1");
+    ERRCASE(c.fused_noise = -2, DPPROF_ERR_INVALID, "fused_noise = -2 must be -1, 0 or 1");
+    ERRCASE(c.fused_noise = 2, DPPROF_ERR_INVALID, "fused_noise = 2 must be -1, 0 or 1");
 #undef ERRCASE
 }
 

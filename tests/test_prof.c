@@ -108,6 +108,40 @@ int main(void) {
         dpprof_prof_free(&b);
     }
 
+    /* phases: a noise phase that moves no memory may be in one profile only (the noise in the optimizer's
+       pass); any other extra phase, or a noise phase that allocates, is a difference */
+    {
+        dpprof_prof a, b;
+        const char *why;
+        char k1, k2, k3;
+        int extra;
+        for (extra = 0; extra < 3; extra++) {
+            dpprof_prof_init(&a, 0);
+            dpprof_prof_init(&b, DPPROF_PROF_NO_CLOCK);
+            dpprof_phase_begin(&a, DPPROF_PHASE_BACKWARD, 0);
+            dpprof_phase_begin(&b, DPPROF_PHASE_BACKWARD, 0);
+            dpprof_track_alloc(&a, &k1, 64, DPPROF_CAT_GRADIENTS, DPPROF_MOD_OTHER);
+            dpprof_track_alloc(&b, &k2, 64, DPPROF_CAT_GRADIENTS, DPPROF_MOD_OTHER);
+            dpprof_phase_begin(&a, extra == 1 ? DPPROF_PHASE_NORMS : DPPROF_PHASE_NOISE, 0); /* in a only */
+            if (extra == 2) {
+                dpprof_track_alloc(&a, &k3, 8, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER);
+                dpprof_track_alloc(&b, &k3, 8, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER); /* b: in the optimizer's phase below */
+            }
+            dpprof_phase_begin(&a, DPPROF_PHASE_OPTIMIZER_STEP, 0);
+            dpprof_phase_begin(&b, DPPROF_PHASE_OPTIMIZER_STEP, 0);
+            dpprof_phase_end(&a);
+            dpprof_phase_end(&b);
+            if (extra == 0) {
+                CHECK(dpprof_prof_same_memory(&a, &b, &why) && dpprof_prof_same_memory(&b, &a, &why), "a noise phase that moves no memory, in one profile only: equal (both ways)");
+            } else {
+                CHECK(!dpprof_prof_same_memory(&a, &b, &why) && !dpprof_prof_same_memory(&b, &a, &why), "%s in one profile only: not equal (why: %s)",
+                      extra == 1 ? "a norms phase" : "a noise phase that allocates", why);
+            }
+            dpprof_prof_free(&a);
+            dpprof_prof_free(&b);
+        }
+    }
+
     /* many live allocations, freed in a scrambled order, some moved or re-tagged on the way:
        the index behind the live table must find every key, and nothing else */
     {
