@@ -318,8 +318,11 @@ typedef struct dpprof_config {
     double init_std;             /* 0 -> 0.02 */
     int64_t memory_limit;        /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
     int auto_materialise;        /* --algo auto with book-keeping: 0 -> materialise the per-sample gradients of the
-                                    linear layers whose input is at most elem T / sizeof(real) wide when an exact dry
-                                    run shows that the peak does not grow; 1 -> without the dry run; -1 -> never */
+                                    linear layers whose input is at most elem T / sizeof(real) wide, or whose
+                                    per-sample gradients take no more bytes than their input and output gradient
+                                    (dpprof__psg_fits), when an exact dry run shows that the peak does not grow (else
+                                    the first rule alone, dry-run too); 1 -> both rules without the dry run; 2 -> the
+                                    first rule alone without the dry run; -1 -> never */
     int auto_ghost;              /* --algo auto with book-keeping: 0 -> a layer not materialised takes ghost's gram
                                     matrices (n T x T, one layer at a time) where the exact dry run shows that the
                                     peak does not grow and, on cuda, the measured time is below both flash
@@ -2319,7 +2322,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.init_std != c.init_std || c.init_std < 0) return dpprof__fail(DPPROF_ERR_INVALID, "init-std = %g must be >= 0", c.init_std);
     if (c.init_std == 0) c.init_std = 0.02;
     if (c.memory_limit < 0) return dpprof__fail(DPPROF_ERR_INVALID, "memory-limit = %lld must be positive", (long long)c.memory_limit);
-    if (c.auto_materialise < -1 || c.auto_materialise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_materialise = %d must be -1, 0 or 1", c.auto_materialise);
+    if (c.auto_materialise < -1 || c.auto_materialise > 2) return dpprof__fail(DPPROF_ERR_INVALID, "auto_materialise = %d must be -1, 0, 1 or 2", c.auto_materialise);
     if (c.auto_ghost < -1 || c.auto_ghost > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_ghost = %d must be -1, 0 or 1", c.auto_ghost);
     if (c.fused_clipgrad < -1 || c.fused_clipgrad > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_clipgrad = %d must be -1, 0 or 1", c.fused_clipgrad);
     if (c.fused_noise < -1 || c.fused_noise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_noise = %d must be -1, 0 or 1", c.fused_noise);
@@ -2410,7 +2413,7 @@ struct dpprof_session {
     size_t cap_steps;
     /* dp-sgd: the algorithm's shape, and the state of the physical batch in flight */
     int dp, two_pass, bk;           /* private; second backward; book-keeping clip phase */
-    int auto_mat;                   /* auto: materialise where dpprof__psg_fits */
+    int auto_mat;                   /* auto: materialise where dpprof__psg_fits at this level (1, 2), 0 nowhere */
     int auto_ghost;                 /* auto: ghost's grams may replace flash (dpprof__auto_ghost) */
     long long launches;             /* cuda: the kernels dpprof queued in the measured steps (not cuBLAS's) */
     int n_trainable;
@@ -4134,15 +4137,19 @@ static int dpprof__flash_pick(const dpprof_session *s, int T, int IC, int OC) {
 }
 
 /* auto with book-keeping: a linear layer's per-sample gradients (n x OC x IC reals) may be materialised, as
-   persample does, where they take no more bytes than the output gradient that book-keeping would keep
-   for the layer instead (n x T x OC elements): sizeof(real) IC <= elem T. the layer then needs no norm
-   pass (its norm is the materialised gradients', its clipped sum a scaled sum of them, not a second
-   GEMM over n T rows): fewer FLOPs. long sequences meet it (bf16, T = 16384: every layer up to
-   IC = 8192), short ones do not (T = 1024: IC <= 512). the bytes alone do not settle the peak (a
-   per-sample gradient is born while tensors that die soon after are still alive, the logits' gradient
-   at the head), so by default an exact dry run of both decides (dpprof__auto_setup) */
-static int dpprof__psg_fits(const dpprof_session *s, int T, int IC) {
-    return (double)DPPROF__R * IC <= (double)s->elem * T;
+   persample does, where they take no more bytes than what book-keeping would keep for the layer instead.
+   level 1: no more than its output gradient (n x T x OC elements): sizeof(real) IC <= elem T; level 2: or
+   no more than its output gradient and its input together (n x T x (OC + IC) elements), which takes the
+   narrow layers of any T as well (LoRA's A, r x IC: at r = 16, IC = 2048, T = 1024 its per-sample
+   gradients are 1/32 of its input). the layer then needs no norm pass (its norm is the materialised
+   gradients', its clipped sum a scaled sum of them, not a second GEMM over n T rows): fewer FLOPs. long
+   sequences meet level 1 (bf16, T = 16384: every layer up to IC = 8192), short ones do not (T = 1024:
+   IC <= 512). the bytes alone do not settle the peak (a per-sample gradient is born while tensors that
+   die soon after are still alive, the logits' gradient at the head; an input several layers read is kept
+   once), so by default an exact dry run decides (dpprof__auto_setup) */
+static int dpprof__psg_fits(const dpprof_session *s, int T, int IC, int OC, int level) {
+    if ((double)DPPROF__R * IC <= (double)s->elem * T) return 1;
+    return level > 1 && (double)DPPROF__R * IC * OC <= (double)s->elem * T * ((double)IC + OC);
 }
 
 /* the peak of one step of this configuration on the dry backend with algo and materialisation mat;
@@ -4181,7 +4188,7 @@ static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int ghos
    peak of what it chose where it measured one (dpprof__auto_ghost compares against it), else -1 */
 static int64_t dpprof__auto_setup(dpprof_session *s) {
     int64_t bk_peak = -1, mat_peak = -1;
-    int i, fits = 0;
+    int i, fits1 = 0, fits2 = 0;
     if (s->cfg.memory_limit > 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) == DPPROF_OK && bk_peak > s->cfg.memory_limit) {
         /* book-keeping holds every layer's output gradient: if that does not fit the budget, the
            two-pass flash algorithm does the same arithmetic twice in less memory */
@@ -4192,18 +4199,26 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
     if (s->cfg.auto_materialise < 0) return bk_peak;
     for (i = 0; i < s->n_params; i++) {
         const dpprof_param *p = &s->params[i];
-        fits += p->trainable && p->rows > 1 && i != s->p_emb && dpprof__psg_fits(s, dpprof__param_T(s, i), p->cols);
+        const int cand = p->trainable && p->rows > 1 && i != s->p_emb;
+        fits1 += cand && dpprof__psg_fits(s, dpprof__param_T(s, i), p->cols, p->rows, 1);
+        fits2 += cand && dpprof__psg_fits(s, dpprof__param_T(s, i), p->cols, p->rows, 2);
     }
-    if (!fits) return bk_peak;
-    if (s->cfg.auto_materialise == 1) {
-        s->auto_mat = 1;
+    if (!fits2) return bk_peak;
+    if (s->cfg.auto_materialise > 0) { /* 1: level 2, 2: level 1 (the probes), unmeasured */
+        s->auto_mat = s->cfg.auto_materialise == 1 ? 2 : fits1 ? 1 : 0;
         return -1;
     }
-    if ((bk_peak >= 0 || dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) == DPPROF_OK) && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 1, -1, &mat_peak) == DPPROF_OK) {
-        s->auto_mat = mat_peak <= bk_peak;
-        return s->auto_mat ? mat_peak : bk_peak;
+    if (bk_peak < 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) != DPPROF_OK) return -1;
+    /* level 2, and where it raises the peak and takes more layers than level 1, level 1 alone */
+    if (dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 1, -1, &mat_peak) == DPPROF_OK && mat_peak <= bk_peak) {
+        s->auto_mat = 2;
+        return mat_peak;
     }
-    return -1;
+    if (fits1 && fits1 < fits2 && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 2, -1, &mat_peak) == DPPROF_OK && mat_peak <= bk_peak) {
+        s->auto_mat = 1;
+        return mat_peak;
+    }
+    return bk_peak;
 }
 
 /* auto with book-keeping: may ghost's gram matrices replace flash? they are n T x T fp32 pairs, one layer
@@ -4215,7 +4230,7 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
    dpprof__auto_setup measured it (flash_bk's, or with the materialised layers), else -1 */
 static void dpprof__auto_ghost(dpprof_session *s, int64_t base) {
     int64_t ghost = -1;
-    const int mat = s->auto_mat ? 1 : -1;
+    const int mat = s->auto_mat == 2 ? 1 : s->auto_mat == 1 ? 2 : -1; /* the probe's auto_materialise for this level */
     if (s->cfg.auto_ghost) {
         s->auto_ghost = s->cfg.auto_ghost > 0;
         return;
@@ -4285,7 +4300,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
         else if (algo == DPPROF_ALGO_PERSAMPLE) s->method[i] = DPPROF__M_PSG;
         else if (i == s->p_emb) s->method[i] = DPPROF__M_TOKEN_PAIRS;
         else if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) s->method[i] = DPPROF__M_GRAM;
-        else if (s->auto_mat && dpprof__psg_fits(s, T, p->cols)) s->method[i] = DPPROF__M_PSG;
+        else if (s->auto_mat && dpprof__psg_fits(s, T, p->cols, p->rows, s->auto_mat)) s->method[i] = DPPROF__M_PSG;
         else if (s->auto_ghost && dpprof__ghost_pick(s, T, p->cols, p->rows)) s->method[i] = DPPROF__M_GRAM;
         else s->method[i] = dpprof__flash_pick(s, T, p->cols, p->rows) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
     }

@@ -50,7 +50,10 @@ static dpprof_config small(int cls, int algo) {
     c.kv_heads = 2;
     c.ffn = 12;
     c.layers = 2;
-    if (use_narrow) c.hidden = 4, c.heads = 2, c.kv_heads = 1, c.auto_materialise = 1; /* auto mixes methods */
+    /* auto mixes methods: narrow, by the input-width rule alone (level 1 unmeasured: 4 <= T materialised, the
+       ffn's 12 not); 16 wide, by the dry-run rule (k and v, 8 x 16: their per-sample gradients no larger
+       than their input and output gradient) */
+    if (use_narrow) c.hidden = 4, c.heads = 2, c.kv_heads = 1, c.auto_materialise = 2;
     c.seq = T;
     c.task = cls ? DPPROF_TASK_CLS : DPPROF_TASK_LM;
     c.classes = cls ? 3 : 0;
@@ -245,8 +248,9 @@ static void check_algorithms(int cls, int per_layer) {
 
 /* what auto chose, tensor by tensor, with auto_materialise = 1: with book-keeping, a linear layer whose
    input is at most T wide (fp32: its per-sample gradients take no more bytes than its cached output
-   gradient) materialised, the others flash; the two-pass fallback (a memory limit too small for the
-   cache) materialises nothing, nor does auto_materialise = -1 */
+   gradient), or whose per-sample gradients take no more than its input and output gradient together
+   (OC IC <= T (OC + IC)), materialised, the others flash; the two-pass fallback (a memory limit too small
+   for the cache) materialises nothing, nor does auto_materialise = -1 */
 static void check_auto_methods(void) {
     int lim, i;
     int64_t bk_peak = 0;
@@ -259,11 +263,11 @@ static void check_auto_methods(void) {
         dpprof_session_destroy(d);
         CHECK(bk_peak > 0, "auto: flash_bk's dry peak for the memory limit (%lld bytes)", (long long)bk_peak);
     }
-    for (lim = 0; lim < 3; lim++) {
+    for (lim = 0; lim < 4; lim++) { /* 0: no limit, both rules unmeasured; 3: no limit, the width rule alone */
         dpprof_config c = small(0, DPPROF_ALGO_AUTO);
         dpprof_session *s;
         int mat = 0, flash = 0, wrong = 0, ghost = 0;
-        c.auto_materialise = lim == 2 ? -1 : 1;
+        c.auto_materialise = lim == 2 ? -1 : lim == 3 ? 2 : 1;
         if (lim == 1) c.memory_limit = bk_peak - 1; /* the cache does not fit: auto takes the second backward */
         if (dpprof_session_create(&c, &s) != DPPROF_OK) {
             CHECK(0, "auto (%s): session (%s)", use_narrow ? "narrow" : "16 wide", dpprof_last_error());
@@ -277,13 +281,16 @@ static void check_auto_methods(void) {
             mat += is_mat;
             flash += !strncmp(m, "flash:", 6);
             ghost += !strcmp(m, "gram T x T materialised");
-            wrong += is_mat != (!lim && p->cols <= T);
+            wrong += is_mat != ((!lim || lim == 3) && (p->cols <= T || (lim == 0 && (double)p->cols * p->rows <= (double)T * (p->cols + p->rows))));
         }
         /* auto_ghost 0 off the gpu: ghost is never taken (flash needs no more flops) */
         CHECK(ghost == 0, "auto, %s, auto_ghost 0 on the cpu: %d linear tensors on ghost's grams", use_narrow ? "4 wide" : "16 wide", ghost);
-        CHECK(wrong == 0 && (lim || !use_narrow ? mat == 0 : mat > 0 && flash > 0),
-              "auto, %s, %s: %d linear tensors materialised, %d flash, %d against the rule (input width <= T = %d, book-keeping only)", use_narrow ? "4 wide" : "16 wide",
-              lim == 2 ? "auto_materialise -1" : lim ? "memory limit below flash_bk's peak (two passes)" : "no limit", mat, flash, wrong, T);
+        /* narrow: the width rule takes q, k, v, o, gate, up and the head (4 <= T), both rules every layer; 16 wide:
+           the width rule none, both rules k and v */
+        CHECK(wrong == 0 && (lim == 1 || lim == 2 ? mat == 0 : lim == 3 && !use_narrow ? mat == 0 : lim == 0 && use_narrow ? mat > 0 && flash == 0 : mat > 0 && flash > 0),
+              "auto, %s, %s: %d linear tensors materialised, %d flash, %d against the rule (book-keeping only; input width <= T = %d%s)", use_narrow ? "4 wide" : "16 wide",
+              lim == 2 ? "auto_materialise -1" : lim == 1 ? "memory limit below flash_bk's peak (two passes)" : lim == 3 ? "no limit, the width rule alone" : "no limit, both rules",
+              mat, flash, wrong, T, lim == 0 ? ", or OC IC <= T (OC + IC)" : "");
         dpprof_session_destroy(s);
     }
     { /* auto_ghost 1: every linear tensor not materialised takes ghost's grams (with book-keeping) */
@@ -509,6 +516,41 @@ static void check_memory_theory(void) {
             dpprof_session_destroy(ss[0]);
             dpprof_session_destroy(ss[1]);
         }
+    }
+    /* auto with LoRA at short T: every adapter's per-sample gradients (r x IC or OC x r) are far smaller than
+       its kept input and output gradient, so the dry run takes them all (A's by the second rule alone):
+       no norm pass and no clipped GEMM for any adapter, never above flash_bk's peak, fewer FLOPs */
+    {
+        dpprof_session *ss[2] = {NULL, NULL};
+        const dpprof_prof *pp[2];
+        double f[2] = {0, 0};
+        int a, i, lora = 0, mat = 0;
+        size_t ph;
+        for (a = 0; a < 2; a++) {
+            dpprof_config c;
+            memset(&c, 0, sizeof c);
+            c.preset = "llama-3.2-1b";
+            c.seq = 1024;
+            c.batch = 2;
+            c.lora_rank = 16;
+            c.algo = a ? DPPROF_ALGO_AUTO : DPPROF_ALGO_FLASH_BK;
+            c.steps = 1;
+            c.backend = DPPROF_BACKEND_DRY;
+            c.dtype = DPPROF_DTYPE_BF16;
+            pp[a] = dpprof_session_create(&c, &ss[a]) == DPPROF_OK && dpprof_session_run(ss[a]) == DPPROF_OK ? dpprof_session_prof(ss[a]) : NULL;
+            for (ph = 0; pp[a] && ph < pp[a]->n_phases; ph++) f[a] += pp[a]->phases[ph].flops;
+        }
+        for (i = 0; pp[1] && i < dpprof_session_param_count(ss[1]); i++) {
+            const dpprof_param *p = dpprof_session_param(ss[1], i);
+            if (!p->trainable || p->rows == 1 || !strstr(p->name, "lora")) continue;
+            lora++;
+            mat += !strcmp(dpprof_session_param_method(ss[1], i), "per-sample gradient materialised");
+        }
+        CHECK(pp[0] && pp[1] && lora > 0 && mat == lora && pp[1]->peak_bytes <= pp[0]->peak_bytes && f[1] < f[0],
+              "auto, llama-3.2-1b LoRA r = 16, bf16, b = 2, T = 1024: %d of %d adapter tensors materialised, peak %.3f GiB (flash_bk %.3f), %.2f TFLOP (flash_bk %.2f)", mat, lora,
+              pp[1] ? (double)pp[1]->peak_bytes / 1073741824.0 : 0.0, pp[0] ? (double)pp[0]->peak_bytes / 1073741824.0 : 0.0, f[1] / 1e12, f[0] / 1e12);
+        dpprof_session_destroy(ss[0]);
+        dpprof_session_destroy(ss[1]);
     }
 }
 
