@@ -430,7 +430,7 @@ static void check_noise(void) {
 
 /* memory on the dry backend follows the theory of each algorithm */
 /* measure: with --op-times and a warm-up step, which only time (the dry backend has nothing to time) */
-static const dpprof_prof *dry_preset(dpprof_session **s, const char *preset, int algo, int b, int seq, int measure) {
+static dpprof_config dry_config(const char *preset, int algo, int b, int seq) {
     dpprof_config c;
     memset(&c, 0, sizeof c);
     c.preset = preset;
@@ -439,6 +439,10 @@ static const dpprof_prof *dry_preset(dpprof_session **s, const char *preset, int
     c.algo = (dpprof_algo)algo;
     c.steps = 1;
     c.backend = DPPROF_BACKEND_DRY;
+    return c;
+}
+static const dpprof_prof *dry_preset(dpprof_session **s, const char *preset, int algo, int b, int seq, int measure) {
+    dpprof_config c = dry_config(preset, algo, b, seq);
     c.op_times = c.warmup = measure;
     if (dpprof_session_create(&c, s) != DPPROF_OK || dpprof_session_run(*s) != DPPROF_OK) return NULL;
     return dpprof_session_prof(*s);
@@ -527,15 +531,8 @@ static void check_memory_theory(void) {
         int a, i, lora = 0, mat = 0;
         size_t ph;
         for (a = 0; a < 2; a++) {
-            dpprof_config c;
-            memset(&c, 0, sizeof c);
-            c.preset = "llama-3.2-1b";
-            c.seq = 1024;
-            c.batch = 2;
+            dpprof_config c = dry_config("llama-3.2-1b", a ? DPPROF_ALGO_AUTO : DPPROF_ALGO_FLASH_BK, 2, 1024);
             c.lora_rank = 16;
-            c.algo = a ? DPPROF_ALGO_AUTO : DPPROF_ALGO_FLASH_BK;
-            c.steps = 1;
-            c.backend = DPPROF_BACKEND_DRY;
             c.dtype = DPPROF_DTYPE_BF16;
             pp[a] = dpprof_session_create(&c, &ss[a]) == DPPROF_OK && dpprof_session_run(ss[a]) == DPPROF_OK ? dpprof_session_prof(ss[a]) : NULL;
             for (ph = 0; pp[a] && ph < pp[a]->n_phases; ph++) f[a] += pp[a]->phases[ph].flops;
