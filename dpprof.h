@@ -2436,6 +2436,10 @@ struct dpprof_session {
     double lora_scale;              /* alpha / r */
     double rate_gram, rate_psg;     /* auto on cuda: measured flop/s of the two flash flavours */
     double rate_ghost;              /* auto on cuda: measured flop/s of ghost's two grams and their dot; 0 -> unmeasured */
+    dpprof_tensor xg;               /* ghost's gram of a layer's input (n, T, T), kept for the next layers that read the
+                                       same input (q, k, v; gate, up) while xg_keep: one gram for the group */
+    const dpprof_tensor *xg_src;    /* the input xg is the gram of (the tensor, not its data: dry has none) */
+    int xg_keep;                    /* the backward: the next linear layer reads the same input */
     int *cg_fused;                  /* (n_params) cuda, bf16: a linear layer's clipped gradient on the fused kernel (1) or
                                        on cuBLAS per sample (0): fused_clipgrad's, or auto's measured choice */
     double *cg_ms;                  /* (2 n_params) auto: ms of one clipped gradient at the layer's shape and the physical
@@ -3072,12 +3076,18 @@ static int dpprof__cache(dpprof_session *s, int p, int embed, dpprof_tensor *x, 
     return DPPROF_OK;
 }
 
+/* ghost's shared input gram, freed */
+static void dpprof__xg_release(dpprof_session *s) {
+    dpprof__tfree(s, &s->xg);
+    s->xg_src = NULL;
+}
+
 /* the backward of y = x W^T for parameter p: dx += dy W, and the weight gradient the pass wants.
    dy_shared: dy is a buffer the backward keeps accumulating into (book-keeping must copy it) */
 static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dpprof_tensor *dy, int dy_shared, dpprof_tensor *x, int T, int IC, int OC) {
     const dpprof_param *P = &s->params[p];
     const int n = s->bw_n, N = n * T, E = s->elem;
-    dpprof_tensor ga, gg, *kx = NULL, *kdy = NULL;
+    dpprof_tensor gg, *kx = NULL, *kdy = NULL;
     if (dx) DPPROF__OPX(s, "matmul_bwd_dinp", dpprof__gemm_cost(N, OC, IC, E, E), dpprof_matmul_bwd_ref(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC),
                         dpprof_matmul_bwd_gpu(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC));
     if (!P->trainable) return DPPROF_OK;
@@ -3096,14 +3106,19 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
         DPPROF__OP(s, linear_psgrad, (n, T, IC, OC, E), (DPPROF__F(s->psg[p]), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
         DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)OC * IC, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)OC * IC));
         return DPPROF_OK;
-    case DPPROF__M_GRAM: /* ghost: both gram matrices of the physical batch, (n,T,T) each */
-        DPPROF__TRY(dpprof__talloc(s, &ga, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
-        DPPROF__OP(s, gram, (n, T, IC, E), (DPPROF__F(ga), DPPROF__F(*x), n, T, IC));
+    case DPPROF__M_GRAM: /* ghost: both gram matrices of the physical batch, (n,T,T) each; the input's is shared
+                            with the next layers that read the same input (dpprof__proj_bwd's xg_keep) */
+        if (!(s->xg.n == (int64_t)n * T * T && s->xg_src == x)) {
+            dpprof__xg_release(s);
+            DPPROF__TRY(dpprof__talloc(s, &s->xg, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
+            DPPROF__OP(s, gram, (n, T, IC, E), (DPPROF__F(s->xg), DPPROF__F(*x), n, T, IC));
+            s->xg_src = x;
+        }
         DPPROF__TRY(dpprof__talloc(s, &gg, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
         DPPROF__OP(s, gram, (n, T, OC, E), (DPPROF__F(gg), DPPROF__F(*dy), n, T, OC));
-        DPPROF__OP(s, gram_dot, (n, T, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(ga), DPPROF__F(gg), n, T));
+        DPPROF__OP(s, gram_dot, (n, T, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->xg), DPPROF__F(gg), n, T));
         dpprof__tfree(s, &gg);
-        dpprof__tfree(s, &ga);
+        if (!s->xg_keep) dpprof__xg_release(s);
         break;
     case DPPROF__M_FLASH_GRAM:
         DPPROF__OP(s, linear_sqnorm_gram, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
@@ -3185,14 +3200,22 @@ static void dpprof__afree(dpprof_session *s, dpprof_tensor *t) {
 static int dpprof__proj_bwd(dpprof_session *s, int l, int j, dpprof_tensor *dx, dpprof_tensor *dy, int dy_shared, dpprof_tensor *x, int T, int IC, int OC) {
     const int la = s->lora ? s->lora[l * DPPROF__P_PER_LAYER + j] : -1, r = s->cfg.lora_rank, N = s->bw_n * T, E = s->elem;
     dpprof_tensor du;
+    /* q and k are followed by k and v, gate by up, each reading the same input: ghost's gram of it stays */
+    s->xg_keep = j == DPPROF__P_Q || j == DPPROF__P_K || j == DPPROF__P_GATE;
     DPPROF__TRY(dpprof__linear_bwd(s, 1 + l * DPPROF__P_PER_LAYER + j, dx, dy, dy_shared, x, T, IC, OC));
-    if (la < 0) return DPPROF_OK;
+    if (la < 0) {
+        if (!s->xg_keep) dpprof__xg_release(s);
+        s->xg_keep = 0;
+        return DPPROF_OK;
+    }
     DPPROF__Z(du, (int64_t)N * r, ACTIVATIONS, LORA);
     DPPROF__TRY(dpprof__linear_bwd(s, la + 1, &du, dy, dy_shared, &s->a.lay[l].lu[j], T, r, OC));
     DPPROF__OP(s, scale, ((size_t)N * r, E), (DPPROF__F(du), DPPROF__F(du), (size_t)N * r, s->lora_scale));
     DPPROF__TRY(dpprof__linear_bwd(s, la, dx, &du, 0, x, T, IC, r));
     dpprof__tfree(s, &du);
     dpprof__afree(s, &s->a.lay[l].lu[j]);
+    if (!s->xg_keep) dpprof__xg_release(s);
+    s->xg_keep = 0;
     return DPPROF_OK;
 }
 
@@ -3298,6 +3321,8 @@ static void dpprof__acts_release(dpprof_session *s) {
     dpprof__acts *a = &s->a;
     int l;
     dpprof_tensor *top[] = {&a->tokens, &a->targets, &a->x0, &a->lnf, &a->rstdf, &a->last, &a->logits, &a->losses};
+    dpprof__xg_release(s);
+    s->xg_keep = 0;
     s->bw_retain = 0;
     for (l = 0; a->lay && l < s->sh.L; l++) {
         dpprof__layer_acts *y = &a->lay[l];

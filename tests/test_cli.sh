@@ -200,6 +200,11 @@ check "dp run (ghost_bk) exits 0" test $rc -eq 0
 check "dp run: privacy block with a finite epsilon" grep -q '"privacy": {"mechanism": "subsampled gaussian", "accountant": "rdp", "epsilon": [0-9]' "$tmp/dp.json"
 check "dp run: layers name their method and the clipped sum" grep -q '"method": "gram T x T materialised", "clipped_sum": "book-keeping"' "$tmp/dp.json"
 check "dp dump: per-sample norms" grep -q '"per_sample_norm": \[[0-9]' "$tmp/dpdump/step.json"
+# ghost's gram of a layer's input is made once for the layers that read it (q, k, v; gate, up): per decoder layer
+# 4 input grams and 7 output grams, not 7 and 7, and the head's two; a gram_dot for each of the 15 linear layers
+"$bin" run --preset tiny --seq 8 --batch 2 --steps 1 --algo ghost_bk --sigma 1 --backend cpu --quiet --trace "$tmp/gt.json" --out "$tmp/g.json"
+ng=$(grep -o '"name": "gram"' "$tmp/gt.json" | wc -l); nd=$(grep -o '"name": "gram_dot"' "$tmp/gt.json" | wc -l)
+check "ghost_bk shares the input gram of q, k, v and of gate, up: $ng grams (2 layers x 11 + 2), $nd gram dots (15)" test "$ng" -eq 24 -a "$nd" -eq 15
 # --fused-noise: the noise and the optimizer step in one pass, the same bits (the cpu runs the two references per
 # tensor in turn), and no noise phase; adam and sgd
 for opt in adam sgd; do
