@@ -4266,15 +4266,25 @@ static void dpprof__auto_ghost(dpprof_session *s, int64_t base) {
 
 /* a layer on ghost's grams (auto): every candidate when forced (auto_ghost = 1), else on cuda where the
    measured time of the grams and their dot is below both flash flavours'; off the gpu never (flash needs
-   no more flops, and the dry and cpu reports stay those of flash) */
-static int dpprof__ghost_pick(const dpprof_session *s, int T, int IC, int OC) {
+   no more flops, and the dry and cpu reports stay those of flash). share: the layers that read the
+   layer's input (q, k, v: 3; gate, up: 2; else 1), whose ghost makes the input's gram once
+   (dpprof__proj_bwd), so each is charged its share of it */
+static int dpprof__ghost_pick(const dpprof_session *s, int T, int IC, int OC, int share) {
     double g, f, p;
     if (s->cfg.auto_ghost > 0) return 1;
     if (s->backend != DPPROF_BACKEND_CUDA || !(s->rate_ghost > 0)) return 0;
-    g = (dpprof_gram_cost(1, T, IC, s->elem).flops + dpprof_gram_cost(1, T, OC, s->elem).flops + dpprof_gram_dot_cost(1, T, s->elem).flops) / s->rate_ghost;
+    g = (dpprof_gram_cost(1, T, IC, s->elem).flops / share + dpprof_gram_cost(1, T, OC, s->elem).flops + dpprof_gram_dot_cost(1, T, s->elem).flops) / s->rate_ghost;
     f = dpprof_linear_sqnorm_gram_cost(1, T, IC, OC, s->elem).flops / s->rate_gram;
     p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / s->rate_psg;
     return g < f && g < p;
+}
+
+/* the layers that read parameter i's input in the backward's ghost group: 3 for a decoder layer's q, k, v,
+   2 for gate and up, 1 for every other tensor (the adapters: a frozen base layer between them breaks it) */
+static int dpprof__input_share(const dpprof_session *s, int i) {
+    const int j = (i - 1) % DPPROF__P_PER_LAYER;
+    if (i < 1 || i > s->sh.L * DPPROF__P_PER_LAYER || s->cfg.lora_rank > 0) return 1;
+    return j == DPPROF__P_Q || j == DPPROF__P_K || j == DPPROF__P_V ? 3 : j == DPPROF__P_GATE || j == DPPROF__P_UP ? 2 : 1;
 }
 
 /* the algorithm's shape and each tensor's norm method; host tables for the dp state */
@@ -4326,7 +4336,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
         else if (i == s->p_emb) s->method[i] = DPPROF__M_TOKEN_PAIRS;
         else if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) s->method[i] = DPPROF__M_GRAM;
         else if (s->auto_mat && dpprof__psg_fits(s, T, p->cols, p->rows, s->auto_mat)) s->method[i] = DPPROF__M_PSG;
-        else if (s->auto_ghost && dpprof__ghost_pick(s, T, p->cols, p->rows)) s->method[i] = DPPROF__M_GRAM;
+        else if (s->auto_ghost && dpprof__ghost_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i))) s->method[i] = DPPROF__M_GRAM;
         else s->method[i] = dpprof__flash_pick(s, T, p->cols, p->rows) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
     }
     return DPPROF_OK;

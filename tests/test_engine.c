@@ -399,7 +399,52 @@ static void check_numeric_faults(void) {
     }
 }
 
+/* auto's ghost cost for a layer whose input gram is shared (dpprof__proj_bwd keeps it for q, k, v and for
+   gate, up): which tensors share it, and a layer that loses to flash alone but wins with its third of the
+   input gram (the measured rates set between the two costs) */
+static void check_ghost_share(void) {
+    dpprof_config c;
+    dpprof_session *s = NULL, fake;
+    int i, bad = 0, lora;
+    for (lora = 0; lora < 2; lora++) {
+        memset(&c, 0, sizeof c);
+        c.preset = "tiny";
+        c.seq = 8;
+        c.batch = 2;
+        c.algo = DPPROF_ALGO_GHOST_BK;
+        c.backend = DPPROF_BACKEND_DRY;
+        c.lora_rank = lora ? 4 : 0;
+        if (dpprof_session_create(&c, &s) != DPPROF_OK) {
+            CHECK(0, "ghost share: session (%s)", dpprof_last_error());
+            return;
+        }
+        for (i = 0; i < s->n_params; i++) {
+            const char *n = s->params[i].name;
+            const int want = lora ? 1 : strstr(n, "q_proj") || strstr(n, "k_proj") || strstr(n, "v_proj") ? 3 : strstr(n, "gate_proj") || strstr(n, "up_proj") ? 2 : 1;
+            bad += dpprof__input_share(s, i) != want;
+        }
+        CHECK(bad == 0, "ghost share: %s (%d wrong of %d)",
+              lora ? "with lora no tensor shares its input gram (an adapter's B, reading its own input, comes between)" : "q, k, v share their input gram 3 ways, gate and up 2 ways, every other tensor none",
+              bad, s->n_params);
+        dpprof_session_destroy(s);
+    }
+    {
+        const int T = 1024, D = 2048;
+        double full, shared;
+        memset(&fake, 0, sizeof fake);
+        fake.backend = DPPROF_BACKEND_CUDA;
+        fake.elem = 2;
+        full = 2 * dpprof_gram_cost(1, T, D, 2).flops + dpprof_gram_dot_cost(1, T, 2).flops;
+        shared = full - dpprof_gram_cost(1, T, D, 2).flops * 2.0 / 3.0;
+        fake.rate_ghost = 1.0;
+        fake.rate_gram = dpprof_linear_sqnorm_gram_cost(1, T, D, D, 2).flops / (0.5 * (full + shared)); /* flash between the two */
+        fake.rate_psg = 1e-30;
+        CHECK(!dpprof__ghost_pick(&fake, T, D, D, 1) && dpprof__ghost_pick(&fake, T, D, D, 3), "ghost pick: a layer that loses to flash with its whole input gram wins with a third of it");
+    }
+}
+
 int main(void) {
+    check_ghost_share();
     check_report_adds_up(DPPROF_TASK_LM, "lm");
     check_report_adds_up(DPPROF_TASK_CLS, "cls");
     check_cpu_equals_dry(DPPROF_TASK_LM, "lm");
