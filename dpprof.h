@@ -3994,7 +3994,7 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
         }
         (void)dpprof_cuda_set_fused_clipgrad(s->cfg.fused_clipgrad > 0);
         dpprof_cuda_events_reset();
-        if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the clipped gradient kernels for --algo auto: %s", dpprof_cuda_last_error());
+        if (rc == DPPROF_ERR_CUDA) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the clipped gradient kernels for --algo auto: %s", dpprof_cuda_last_error());
     }
 #endif
     dpprof__tfree(s, &cs);
@@ -4005,7 +4005,7 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
 
 /* auto with noise (fused_noise 0): the noise and the optimizer step as two passes over the gradient
    (dpprof_noise_scale_gpu, then adam or sgd) or as one (dpprof_noise_adam_gpu, noise_sgd), timed once at
-   session start on the largest trainable tensor's count of weights (at most 2^24), one warm-up and three timed
+   session start on the largest trainable tensor's count of weights (at most 2^22), one warm-up and three timed
    calls each, on buffers of their own (weights, gradient, moments, the bf16 copy where the run keeps them),
    allocated on every backend so that the dry and cuda memory profiles stay equal; the step takes the faster */
 static int dpprof__calibrate_noise(dpprof_session *s) {
@@ -4016,7 +4016,7 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
     if (s->cfg.fused_noise || !s->dp) return DPPROF_OK;
     for (i = 0; i < s->n_params; i++)
         if (s->params[i].trainable && s->params[i].g.n > N) N = s->params[i].g.n;
-    if (N > (INT64_C(1) << 24)) N = INT64_C(1) << 24;
+    if (N > (INT64_C(1) << 22)) N = INT64_C(1) << 22; /* 4M weights: 152 MB a pass, past any launch overhead */
     if (!N) return DPPROF_OK;
     memset(&g, 0, sizeof g);
     memset(&m, 0, sizeof m);
@@ -4053,7 +4053,7 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
         }
         if (rc == DPPROF_OK) s->fused_noise = s->noise_ms[1] < s->noise_ms[0];
         dpprof_cuda_events_reset();
-        if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the noise and the optimizer step for --algo auto: %s", dpprof_cuda_last_error());
+        if (rc == DPPROF_ERR_CUDA) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the noise and the optimizer step for --algo auto: %s", dpprof_cuda_last_error());
     }
 #endif
     dpprof__tfree(s, &cp);
@@ -4923,7 +4923,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
             dpprof__jnum(f, s->noise_ms[0]);
             fputs(", \"one_pass\": ", f);
             dpprof__jnum(f, s->noise_ms[1]);
-            fprintf(f, ", \"weights\": %lld, \"fused\": %s, \"note\": \"the noise and the optimizer step on the largest trainable tensor's count of weights (at most 2^24), timed at session start as two passes over the gradient and as one; the steps take the faster (--fused-noise or --separate-noise force one)\"}",
+            fprintf(f, ", \"weights\": %lld, \"fused\": %s, \"note\": \"the noise and the optimizer step on the largest trainable tensor's count of weights (at most 2^22), timed at session start as two passes over the gradient and as one; the steps take the faster (--fused-noise or --separate-noise force one)\"}",
                     (long long)s->noise_n, s->fused_noise ? "true" : "false");
         }
     }
