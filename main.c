@@ -223,10 +223,19 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         if (!strcmp(a, "--poisson")) { c->poisson = 1; continue; }
         if (!strcmp(a, "--dram")) { c->dram = 1; continue; }
         if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
-        if (!strcmp(a, "--fused-clipgrad")) { c->fused_clipgrad = 1; continue; }
-        if (!strcmp(a, "--cublas-clipgrad")) { c->fused_clipgrad = -1; continue; }
-        if (!strcmp(a, "--fused-noise")) { c->fused_noise = 1; continue; }
-        if (!strcmp(a, "--separate-noise")) { c->fused_noise = -1; continue; }
+        /* each pair forces one of two kernels: both at once is a contradiction, not a last-one-wins */
+        if (!strcmp(a, "--fused-clipgrad") || !strcmp(a, "--cublas-clipgrad")) {
+            const int want = a[2] == 'f' ? 1 : -1;
+            if (c->fused_clipgrad == -want) return usage_error("run: --fused-clipgrad and --cublas-clipgrad contradict each other (%s came second)%s", a, "");
+            c->fused_clipgrad = want;
+            continue;
+        }
+        if (!strcmp(a, "--fused-noise") || !strcmp(a, "--separate-noise")) {
+            const int want = a[2] == 'f' ? 1 : -1;
+            if (c->fused_noise == -want) return usage_error("run: --fused-noise and --separate-noise contradict each other (%s came second)%s", a, "");
+            c->fused_noise = want;
+            continue;
+        }
         if (strncmp(a, "--", 2) != 0) return usage_error("run: unexpected argument '%s'%s", a, "");
         if (!v) return usage_error("run: %s needs a value%s", a, "");
         i++;

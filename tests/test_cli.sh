@@ -130,6 +130,8 @@ bad 2 "len.json: timeline arrays are empty or of different lengths" plot timelin
 bad 2 "plot: usage: dpprof plot timeline RESULT.json --out FILE.png" plot timeline "$tmp/len.json"
 bad 2 "--steps '-5': expected an integer in [0, 1000000000000]" epsilon --steps -5 --sigma 1 --sample-rate 0.01
 bad 2 "--delta must be in (0, 1)" epsilon --sigma 1 --sample-rate 0.1 --steps 10 --delta 1
+bad 2 "run: --fused-clipgrad and --cublas-clipgrad contradict each other (--cublas-clipgrad came second)" run --preset tiny --algo auto --fused-clipgrad --cublas-clipgrad
+bad 2 "run: --fused-noise and --separate-noise contradict each other (--fused-noise came second)" run --preset tiny --algo auto --separate-noise --fused-noise
 # help is complete: every option of the run contract appears
 help=$("$bin" run --help); rc=$?
 missing=""
