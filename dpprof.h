@@ -3933,6 +3933,18 @@ static int dpprof__param_T(const dpprof_session *s, int i) {
     return (i == s->p_head && s->cfg.task == DPPROF_TASK_CLS) ? 1 : s->cfg.seq;
 }
 
+#if DPPROF__CUDA
+/* auto's timings run a call 4 times: k = 0 warms up, the clock starts before k = 1 (dpprof__tick) and
+   dpprof__tock gives the mean of the three timed calls; DPPROF_OK or DPPROF_ERR_CUDA (the caller says what) */
+static int dpprof__tick(int k, int *e0) { return k != 1 || dpprof_cuda_event(e0) == DPPROF_OK ? DPPROF_OK : DPPROF_ERR_CUDA; }
+static int dpprof__tock(int e0, double *ms) {
+    int e1 = -1;
+    if (dpprof_cuda_event(&e1) != DPPROF_OK || dpprof_cuda_event_ms(e0, e1, ms) != DPPROF_OK) return DPPROF_ERR_CUDA;
+    *ms /= 3.0;
+    return DPPROF_OK;
+}
+#endif
+
 /* auto, bf16 book-keeping with physical batches of 2 or more (and fused_clipgrad 0): which kernel makes each
    linear layer's clipped gradient, measured once per distinct shape at session start, one warm-up and three
    timed calls of each: cuBLAS per sample (the GEMMs read and write all of dw once a sample) against the fused
@@ -3961,7 +3973,7 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
         const uint32_t pair = 0x3f80bf80u; /* bf16 (-1, 1) pairs, as dpprof__calibrate's inputs */
         double *hc = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)n);
         float v;
-        int e0 = -1, e1 = -1, j, k, f;
+        int e0 = -1, j, k, f;
         memcpy(&v, &pair, sizeof v);
         dpprof_fill_gpu(DPPROF__F(xs), (size_t)T * (size_t)wi / 2, v);
         dpprof_fill_gpu(DPPROF__F(ys), (size_t)T * (size_t)wo / 2, v);
@@ -3982,12 +3994,12 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
             for (f = 0; f < 2 && rc == DPPROF_OK; f++) {
                 double ms = 0;
                 (void)dpprof_cuda_set_fused_clipgrad(f);
-                for (k = 0; k < 4; k++) { /* one warm-up, three timed */
-                    if (k == 1 && dpprof_cuda_event(&e0) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
+                for (k = 0; k < 4 && rc == DPPROF_OK; k++) {
+                    rc = dpprof__tick(k, &e0);
                     dpprof_linear_clipgrad_rep_gpu(DPPROF__F(p->g), DPPROF__F(ys), DPPROF__F(xs), (const double *)cs.data, n, Ti, p->cols, p->rows);
                 }
-                if (rc == DPPROF_OK && (dpprof_cuda_event(&e1) != DPPROF_OK || dpprof_cuda_event_ms(e0, e1, &ms) != DPPROF_OK)) rc = DPPROF_ERR_CUDA;
-                if (rc == DPPROF_OK) s->cg_ms[2 * i + f] = ms / 3.0;
+                if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
+                if (rc == DPPROF_OK) s->cg_ms[2 * i + f] = ms;
             }
             if (rc == DPPROF_OK) s->cg_fused[i] = s->cg_ms[2 * i + 1] < s->cg_ms[2 * i];
             (void)dpprof_cuda_zero(p->g.data, (size_t)p->g.n * (size_t)p->g.elem_size);
@@ -4032,12 +4044,12 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
         const double inv_b = 1.0 / s->cfg.batch;
         dpprof_bf16 *copy = bf16 ? (dpprof_bf16 *)cp.data : NULL;
-        int e0 = -1, e1 = -1, k, f;
+        int e0 = -1, k, f;
         for (f = 0; f < 2 && rc == DPPROF_OK; f++) {
             double ms = 0;
-            for (k = 0; k < 4; k++) { /* one warm-up, three timed; stream 2^62 + k: no step's noise */
+            for (k = 0; k < 4 && rc == DPPROF_OK; k++) { /* stream 2^62 + k: no step's noise */
                 const uint64_t st = (UINT64_C(1) << 62) + (uint64_t)k;
-                if (k == 1 && dpprof_cuda_event(&e0) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
+                rc = dpprof__tick(k, &e0);
                 if (f) {
                     if (adam) dpprof_noise_adam_gpu(DPPROF__F(w), DPPROF__F(m), DPPROF__F(v), DPPROF__F(g), (size_t)N, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, 1, copy,
                                                     s->noise_std, s->cfg.seed, st, 0, inv_b);
@@ -4048,8 +4060,8 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
                     else dpprof_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy);
                 }
             }
-            if (rc == DPPROF_OK && (dpprof_cuda_event(&e1) != DPPROF_OK || dpprof_cuda_event_ms(e0, e1, &ms) != DPPROF_OK)) rc = DPPROF_ERR_CUDA;
-            if (rc == DPPROF_OK) s->noise_ms[f] = ms / 3.0;
+            if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
+            if (rc == DPPROF_OK) s->noise_ms[f] = ms;
         }
         if (rc == DPPROF_OK) s->fused_noise = s->noise_ms[1] < s->noise_ms[0];
         dpprof_cuda_events_reset();
@@ -4088,7 +4100,7 @@ static int dpprof__calibrate(dpprof_session *s) {
     if (rc == DPPROF_OK && ghost) rc = dpprof__talloc(s, &gg, (int64_t)T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
 #if DPPROF__CUDA
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
-        int f, k, e0 = -1, e1 = -1;
+        int f, k, e0 = -1;
         double ms = 0;
         if (s->cfg.dtype == DPPROF_DTYPE_BF16) {
             /* x and dy are bf16 activations here: fill them with pairs of bf16 (-1, 1), the bits of
@@ -4108,8 +4120,8 @@ static int dpprof__calibrate(dpprof_session *s) {
             /* the gram flavour at the physical batch (its kernel runs the samples at once; psg's takes one at a time) */
             dpprof_cost c = f == 2 ? dpprof_gram_cost(1, T, C, s->elem) : f ? dpprof_linear_sqnorm_psg_cost(1, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(s->cfg.physical_batch, T, C, C, s->elem);
             if (f == 2) c.flops = 2 * c.flops + dpprof_gram_dot_cost(1, T, s->elem).flops;
-            for (k = 0; k < 4; k++) { /* one warm-up, three timed */
-                if (k == 1 && dpprof_cuda_event(&e0) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
+            for (k = 0; k < 4 && rc == DPPROF_OK; k++) {
+                rc = dpprof__tick(k, &e0);
                 if (f == 2) {
                     dpprof_gram_gpu(DPPROF__F(ga), DPPROF__F(x), 1, T, C);
                     dpprof_gram_gpu(DPPROF__F(gg), DPPROF__F(dy), 1, T, C);
@@ -4117,8 +4129,8 @@ static int dpprof__calibrate(dpprof_session *s) {
                 } else if (f) dpprof_linear_sqnorm_psg_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), 1, T, C, C);
                 else dpprof_linear_sqnorm_gram_rep_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), s->cfg.physical_batch, T, C, C);
             }
-            if (rc == DPPROF_OK && (dpprof_cuda_event(&e1) != DPPROF_OK || dpprof_cuda_event_ms(e0, e1, &ms) != DPPROF_OK)) rc = DPPROF_ERR_CUDA;
-            if (rc == DPPROF_OK && ms > 0) *(f == 2 ? &s->rate_ghost : f ? &s->rate_psg : &s->rate_gram) = c.flops / (ms / 3.0 * 1e-3);
+            if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
+            if (rc == DPPROF_OK && ms > 0) *(f == 2 ? &s->rate_ghost : f ? &s->rate_psg : &s->rate_gram) = c.flops / (ms * 1e-3);
         }
         dpprof_cuda_events_reset();
         if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the flash norms for --algo auto: %s", dpprof_cuda_last_error());

@@ -194,18 +194,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rc = parse_run(argc, argv, &o);
     fflush(stderr);
     if (rc != EXIT_OK) {
-        /* refused with a message; then the options that parse on their own, in order, so that most
-           inputs still reach the resolution and a step. parse_run checks each option alone, so
-           what passes alone passes together */
+        /* refused with a message; then the options that parse after those kept so far, in order, so
+           that most inputs still reach the resolution and a step (parse_run checks each option alone,
+           except the pairs that force opposite kernels, which contradict each other: a later one of a
+           pair is dropped); what the kept prefix accepts, it accepts whole */
         char *kept[FUZZ_MAX_WORDS + 1];
         int k = 0, j;
         FUZZ_ASSERT(rc == EXIT_USAGE);
         FUZZ_ASSERT(fuzz_msg_len > 8 && !strncmp(fuzz_msg, "dpprof: ", 8));
         for (j = 0; j < argc;) {
             int w = j + 1 < argc ? 2 : 1;
+            kept[k] = argv[j];
+            if (w == 2) kept[k + 1] = argv[j + 1];
             rewind(stderr);
-            if (parse_run(1, argv + j, &o) == EXIT_OK) w = 1; /* a flag: --quiet, --poisson */
-            else if (w == 1 || (rewind(stderr), parse_run(2, argv + j, &o)) != EXIT_OK) { j++; continue; }
+            if (parse_run(k + 1, kept, &o) == EXIT_OK) w = 1; /* a flag: --quiet, --poisson */
+            else if (w == 1 || (rewind(stderr), parse_run(k + 2, kept, &o)) != EXIT_OK) { j++; continue; }
             while (w--) kept[k++] = argv[j++];
         }
         kept[k] = NULL;
