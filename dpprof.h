@@ -518,7 +518,8 @@ DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on);
    tensor-core kernels of dpprof's own (1, the default where IC and OC are multiples of 8) or on cuBLAS (0;
    the path of other shapes). the kernels store nothing of size T x T or OC x IC:
    - gram flavour (linear_sqnorm_gram): both gram tiles of a 128 x 128 position pair in mma accumulators,
-     multiplied in double, only the upper triangle of pairs, all samples in one launch; cuBLAS: row blocks
+     multiplied in double, only the upper triangle of pairs, all samples in one launch, and the layers that read
+     one input (q, k, v; gate, up) in one launch that makes the input's gram tile once for them; cuBLAS: row blocks
      of the two grams in the scratch and a rowdot pass (9.6% of an H100's bf16 peak at T=1024);
    - per-sample-gradient flavour (linear_sqnorm_psg): each 128 x 128 tile of dy_i^T x_i in mma accumulators,
      squared in double in the epilogue (the weight-gradient GEMM with the norm as its epilogue); cuBLAS:
@@ -589,6 +590,11 @@ DPPROF_API void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, co
    gram flavour with it at the run's physical batch, since the bf16 tensor-core kernel's rate grows with the
    samples it runs at once */
 DPPROF_API void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy, const float *x, int reps, int T, int IC, int OC);
+/* linear_sqnorm_gram for m layers that read the same input x (n,T,IC): norm2[j] (n) += the squared norms of
+   layer j, whose output gradient is dy[j] (n,T,OC[j]). the tensor-core kernel makes each tile of x's gram once
+   for up to three layers (q, k, v; gate, up), so their norms cost one input gram instead of m; each layer's
+   bits are those of dpprof_linear_sqnorm_gram_gpu alone. other paths take the layers one at a time */
+DPPROF_API void dpprof_linear_sqnorm_gram_group_gpu(double *const *norm2, const float *const *dy, const int *OC, int m, const float *x, int n, int T, int IC);
 DPPROF_API void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
 DPPROF_API void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC);
 /* dw += sum_{i < reps} c_i dy_0^T x_0, as linear_clipgrad computes it for a batch of reps copies of sample 0,
@@ -1658,6 +1664,9 @@ DPPROF_API void dpprof_gram_dot_ref(double *norm2, const dpprof_real *ga, const 
    pairs with s-tile <= t-tile are computed and the off-diagonal ones count twice (the summand is symmetric in
    s,t); diagonal tiles are computed in full. never stores a T x T matrix. */
 DPPROF_API void dpprof_linear_sqnorm_gram_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC);
+/* the same for m layers that read one input x (n,T,IC) (q, k, v; gate, up): norm2[j] (n) += the squared norms of
+   layer j, whose output gradient is dy[j] (n,T,OC[j]); each layer's sums are dpprof_linear_sqnorm_gram_ref's */
+DPPROF_API void dpprof_linear_sqnorm_gram_group_ref(double *const *norm2, const dpprof_real *const *dy, const int *OC, int m, const dpprof_real *x, int n, int T, int IC);
 /* flash norm, per-sample-gradient flavour: norm2 (n) += ||dy_i^T x_i||_F^2, building g_i one
    DPPROF_NORM_TILE x DPPROF_NORM_TILE block at a time (summed over T in double on the stack, square-summed,
    discarded). never stores (OC,IC) per sample. dy (n,T,OC), x (n,T,IC) */
@@ -1716,6 +1725,10 @@ DPPROF_API dpprof_cost dpprof_gram_dot_cost(int n, int T, int elem_size);
    per sample the += (1). the full-square count would be n*T*T*(2*IC + 2*OC + 2).
    bytes es*n*T*(IC + OC) + 16*n */
 DPPROF_API dpprof_cost dpprof_linear_sqnorm_gram_cost(int n, int T, int IC, int OC, int elem_size);
+/* m layers that read the same input, OC their summed widths: the input's gram entries once (2*IC a pair), each
+   layer's its own, the products and sums per layer: flops n*(Q*(2*IC + 2*OC + 2*m) + m*(2*NP + 1)); bytes
+   es*n*T*(IC + OC) + 16*n*m. with m = 1 it is dpprof_linear_sqnorm_gram_cost */
+DPPROF_API dpprof_cost dpprof_linear_sqnorm_gram_group_cost(int n, int T, int IC, int OC, int m, int elem_size);
 /* flops n*(2*T*IC*OC + 2*IC*OC + 1): building g_i (2*T per element), square-summing it (2 per element), the +=;
    bytes es*n*T*(IC + OC) + 16*n (inputs read once: the minimum, not what the blocked loop rereads) */
 DPPROF_API dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int OC, int elem_size);
@@ -2440,6 +2453,12 @@ struct dpprof_session {
                                        same input (q, k, v; gate, up) while xg_keep: one gram for the group */
     const dpprof_tensor *xg_src;    /* the input xg is the gram of (the tensor, not its data: dry has none) */
     int xg_keep;                    /* the backward: the next linear layer reads the same input */
+    int fg_ok;                      /* the backward: this linear layer's output gradient lives until the group's last
+                                       (a base q, k or gate; an adapter's is freed at once) */
+    int fg_n;                       /* flash's gram norms waiting for the group's last layer (dpprof__flash_group) */
+    int fg_p[3], fg_oc[3];          /* their parameters and widths */
+    dpprof_tensor *fg_dy[3];        /* their output gradients */
+    const dpprof_tensor *fg_x;      /* the input they read */
     int *cg_fused;                  /* (n_params) cuda, bf16: a linear layer's clipped gradient on the fused kernel (1) or
                                        on cuBLAS per sample (0): fused_clipgrad's, or auto's measured choice */
     double *cg_ms;                  /* (2 n_params) auto: ms of one clipped gradient at the layer's shape and the physical
@@ -3082,6 +3101,30 @@ static void dpprof__xg_release(dpprof_session *s) {
     s->xg_src = NULL;
 }
 
+/* flash's gram norms of the layers waiting in s->fg (they read one input x): one op for the group, whose
+   kernel makes the input's gram once (dpprof_linear_sqnorm_gram_group_gpu). the op is linear_sqnorm_gram
+   with the group's cost; the cpu reference takes the layers one by one (the same sums) */
+static void dpprof__flash_group(dpprof_session *s) {
+    const int n = s->bw_n, T = s->bw_T, m = s->fg_n, E = s->elem;
+    int j, oc = 0;
+    double *norm2[3];
+    const dpprof_real *dy[3];
+    if (!m) return;
+    s->fg_n = 0;
+    for (j = 0; j < m; j++) {
+        norm2[j] = DPPROF__NORM2(s, s->fg_p[j]);
+        dy[j] = DPPROF__F(*s->fg_dy[j]);
+        oc += s->fg_oc[j];
+    }
+    {
+        const int IC = s->params[s->fg_p[0]].cols;
+        const dpprof_real *x = DPPROF__F(*s->fg_x);
+        DPPROF__OPX(s, "linear_sqnorm_gram", dpprof_linear_sqnorm_gram_group_cost(n, T, IC, oc, m, E), dpprof_linear_sqnorm_gram_group_ref(norm2, dy, s->fg_oc, m, x, n, T, IC),
+                    dpprof_linear_sqnorm_gram_group_gpu(norm2, dy, s->fg_oc, m, x, n, T, IC));
+    }
+    s->fg_x = NULL;
+}
+
 /* the backward of y = x W^T for parameter p: dx += dy W, and the weight gradient the pass wants.
    dy_shared: dy is a buffer the backward keeps accumulating into (book-keeping must copy it) */
 static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dpprof_tensor *dy, int dy_shared, dpprof_tensor *x, int T, int IC, int OC) {
@@ -3120,8 +3163,16 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
         dpprof__tfree(s, &gg);
         if (!s->xg_keep) dpprof__xg_release(s);
         break;
-    case DPPROF__M_FLASH_GRAM:
-        DPPROF__OP(s, linear_sqnorm_gram, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
+    case DPPROF__M_FLASH_GRAM: /* a layer of a group that reads one input (q, k, v; gate, up) waits for the group's
+                                  last, which takes the norms of all (dpprof__flash_group); a lone layer at once */
+        if (s->fg_n && s->fg_x != x) dpprof__flash_group(s);
+        if (s->fg_ok || s->fg_n) {
+            s->fg_p[s->fg_n] = p;
+            s->fg_oc[s->fg_n] = OC;
+            s->fg_dy[s->fg_n++] = dy;
+            s->fg_x = x;
+            if (!s->fg_ok || s->fg_n == 3) dpprof__flash_group(s);
+        } else DPPROF__OP(s, linear_sqnorm_gram, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
         break;
     default:
         DPPROF__OP(s, linear_sqnorm_psg, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
@@ -3202,7 +3253,12 @@ static int dpprof__proj_bwd(dpprof_session *s, int l, int j, dpprof_tensor *dx, 
     dpprof_tensor du;
     /* q and k are followed by k and v, gate by up, each reading the same input: ghost's gram of it stays */
     s->xg_keep = j == DPPROF__P_Q || j == DPPROF__P_K || j == DPPROF__P_GATE;
+    /* flash's gram norms of q, k (gate) wait for v's (up's): dq, dk, dv (dgate, dup) live until all three are
+       done, so the wait holds no byte more; an adapter's output gradient does not, and its layers go alone */
+    s->fg_ok = s->xg_keep && la < 0;
     DPPROF__TRY(dpprof__linear_bwd(s, 1 + l * DPPROF__P_PER_LAYER + j, dx, dy, dy_shared, x, T, IC, OC));
+    s->fg_ok = 0;
+    if (!s->xg_keep) dpprof__flash_group(s); /* the group's last did not take them (another method) */
     if (la < 0) {
         if (!s->xg_keep) dpprof__xg_release(s);
         s->xg_keep = 0;
@@ -3323,6 +3379,8 @@ static void dpprof__acts_release(dpprof_session *s) {
     dpprof_tensor *top[] = {&a->tokens, &a->targets, &a->x0, &a->lnf, &a->rstdf, &a->last, &a->logits, &a->losses};
     dpprof__xg_release(s);
     s->xg_keep = 0;
+    s->fg_ok = s->fg_n = 0;
+    s->fg_x = NULL;
     s->bw_retain = 0;
     for (l = 0; a->lay && l < s->sh.L; l++) {
         dpprof__layer_acts *y = &a->lay[l];
@@ -4164,11 +4222,21 @@ static int dpprof__cg_measured(const dpprof_session *s, const int *at) {
     return 0;
 }
 
-/* the cheaper flash flavour for a layer: measured rates on cuda (auto), flops elsewhere; 1 = psg */
-static int dpprof__flash_pick(const dpprof_session *s, int T, int IC, int OC) {
+/* the flops of a layer's flash gram norm per sample where share layers read its input (dpprof__input_share):
+   the group's kernel makes the input's gram once, so each pays its share of it (assuming the group forms:
+   the others on the gram flavour too, as layers of one shape are) */
+static double dpprof__gram_flops(int T, int IC, int OC, int share) {
+    const double all = dpprof_linear_sqnorm_gram_cost(1, T, IC, OC, 4).flops, x = dpprof_linear_sqnorm_gram_group_cost(1, T, IC, 0, 0, 4).flops;
+    return all - (1.0 - 1.0 / share) * x;
+}
+
+/* the cheaper flash flavour for a layer: measured rates on cuda (auto), flops elsewhere (dpprof_flash_choice's
+   counts, with the input's gram shared); 1 = psg */
+static int dpprof__flash_pick(const dpprof_session *s, int T, int IC, int OC, int share) {
     double g, p;
-    if (s->cfg.algo != DPPROF_ALGO_AUTO || s->backend != DPPROF_BACKEND_CUDA) return dpprof_flash_choice(T, IC, OC);
-    g = dpprof_linear_sqnorm_gram_cost(1, T, IC, OC, s->elem).flops / s->rate_gram;
+    if (s->cfg.algo != DPPROF_ALGO_AUTO || s->backend != DPPROF_BACKEND_CUDA)
+        return dpprof__gram_flops(T, IC, OC, share) <= dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, 4).flops ? 0 : 1;
+    g = dpprof__gram_flops(T, IC, OC, share) / s->rate_gram;
     p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / s->rate_psg;
     return p < g;
 }
@@ -4286,7 +4354,7 @@ static int dpprof__ghost_pick(const dpprof_session *s, int T, int IC, int OC, in
     if (s->cfg.auto_ghost > 0) return 1;
     if (s->backend != DPPROF_BACKEND_CUDA || !(s->rate_ghost > 0)) return 0;
     g = (dpprof_gram_cost(1, T, IC, s->elem).flops / share + dpprof_gram_cost(1, T, OC, s->elem).flops + dpprof_gram_dot_cost(1, T, s->elem).flops) / s->rate_ghost;
-    f = dpprof_linear_sqnorm_gram_cost(1, T, IC, OC, s->elem).flops / s->rate_gram;
+    f = dpprof__gram_flops(T, IC, OC, share) / s->rate_gram;
     p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / s->rate_psg;
     return g < f && g < p;
 }
@@ -4349,7 +4417,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
         else if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) s->method[i] = DPPROF__M_GRAM;
         else if (s->auto_mat && dpprof__psg_fits(s, T, p->cols, p->rows, s->auto_mat)) s->method[i] = DPPROF__M_PSG;
         else if (s->auto_ghost && dpprof__ghost_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i))) s->method[i] = DPPROF__M_GRAM;
-        else s->method[i] = dpprof__flash_pick(s, T, p->cols, p->rows) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
+        else s->method[i] = dpprof__flash_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i)) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
     }
     return DPPROF_OK;
 }
@@ -11328,6 +11396,12 @@ void dpprof_linear_sqnorm_gram_ref(double *norm2, const dpprof_real *dy, const d
     }
 }
 
+void dpprof_linear_sqnorm_gram_group_ref(double *const *norm2, const dpprof_real *const *dy, const int *OC, int m, const dpprof_real *x, int n, int T, int IC)
+{
+    int j;
+    for (j = 0; j < m; j++) dpprof_linear_sqnorm_gram_ref(norm2[j], dy[j], x, n, T, IC, OC[j]);
+}
+
 void dpprof_linear_sqnorm_psg_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
 {
     double acc[DPPROF_NORM_TILE][DPPROF_NORM_TILE]; /* 8 KiB at tile 32: one block of g_i */
@@ -11490,12 +11564,17 @@ dpprof_cost dpprof_gram_dot_cost(int n, int T, int elem_size)
 
 dpprof_cost dpprof_linear_sqnorm_gram_cost(int n, int T, int IC, int OC, int elem_size)
 {
-    double nn = n, t = T, ic = IC, oc = OC, es = elem_size, b = DPPROF_NORM_TILE;
-    double m = T > 0 ? (double)((T + DPPROF_NORM_TILE - 1) / DPPROF_NORM_TILE) : 0.0; /* tiles */
-    double last = t - (m - 1.0) * b;                                                   /* length of the last */
-    double sumsq = m > 0.0 ? (m - 1.0) * b * b + last * last : 0.0;
-    double q = (t * t + sumsq) / 2.0, np = m * (m + 1.0) / 2.0;
-    return dpprof__cost(nn * (q * (2.0 * ic + 2.0 * oc + 2.0) + 2.0 * np + 1.0), es * nn * t * (ic + oc) + 16.0 * nn);
+    return dpprof_linear_sqnorm_gram_group_cost(n, T, IC, OC, 1, elem_size);
+}
+
+dpprof_cost dpprof_linear_sqnorm_gram_group_cost(int n, int T, int IC, int OC, int m, int elem_size)
+{
+    double nn = n, t = T, ic = IC, oc = OC, es = elem_size, b = DPPROF_NORM_TILE, mm = m;
+    double k = T > 0 ? (double)((T + DPPROF_NORM_TILE - 1) / DPPROF_NORM_TILE) : 0.0; /* tiles */
+    double last = t - (k - 1.0) * b;                                                   /* length of the last */
+    double sumsq = k > 0.0 ? (k - 1.0) * b * b + last * last : 0.0;
+    double q = (t * t + sumsq) / 2.0, np = k * (k + 1.0) / 2.0;
+    return dpprof__cost(nn * (q * (2.0 * ic + 2.0 * oc + 2.0 * mm) + mm * (2.0 * np + 1.0)), es * nn * t * (ic + oc) + 16.0 * nn * mm);
 }
 
 dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int OC, int elem_size)

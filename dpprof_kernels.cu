@@ -3532,34 +3532,52 @@ __global__ void dpprof__k_dp_sqnorm_gram(double *part, const float *dy, const fl
 
 // bf16 flash norm, gram flavour, in one tensor-core kernel (the default where IC and OC are multiples of 8;
 // dpprof_cuda_set_tc_norms): block (slot j, sample i0 + z) takes the tile pairs p = j, j + G, ... of the
-// upper triangle of 128 x 128 position tiles (sa <= tb) and builds both gram tiles in fp32 mma accumulators,
-// gx = x_i[s0 ..] x_i[t0 ..]^T over IC, then gy the same for dy_i over OC, 32 columns a step through a
-// 3-stage cp.async pipeline that runs on across the pairs (rows past T and columns past IC or OC zero-filled:
-// zero in both grams). at the pair's last step each thread adds its elements' gx gy in double, twice off the
-// diagonal, and clears both; one partial per block (dpprof__k_dp_block_sum), reduced in index order by
-// dpprof__k_dp_reduce: no T x T matrix, no atomics, the same bits every run. 8 warps of 64 x 32; both
-// operands are row blocks of the same row-major matrix, so A comes by ldmatrix as is and B (the
-// transpose's) by ldmatrix as is too. rows padded to 40 bf16 (80 bytes: an ldmatrix's 8 rows hit 8
-// different 16-byte bank groups)
+// upper triangle of 128 x 128 position tiles (sa <= tb) and builds the gram tiles in fp32 mma accumulators,
+// gx = x_i[s0 ..] x_i[t0 ..]^T over IC, then for each of up to three layers that read the same input x
+// (q, k, v; gate, up: dpprof_linear_sqnorm_gram_group_gpu) gy the same for its dy_i over its OC, 32 columns
+// a step through a 3-stage cp.async pipeline that runs on across the layers and the pairs (rows past T and
+// columns past IC or OC zero-filled: zero in both grams). at a layer's last step of the pair each thread adds
+// its elements' gx gy in double to the layer's sum, twice off the diagonal, and clears gy; gx is cleared at
+// the pair's end, so the input's gram tile is made once for the whole group. one partial per block and
+// layer (dpprof__k_dp_block_sum), reduced in index order by dpprof__k_dp_reduce: no T x T matrix, no
+// atomics, the same bits every run, and a layer's bits are the same in any group. 8
+// warps of 64 x 32; both operands are row blocks of the same row-major matrix, so A comes by ldmatrix as
+// is and B (the transpose's) by ldmatrix as is too. rows padded to 40 bf16 (80 bytes: an ldmatrix's 8 rows
+// hit 8 different 16-byte bank groups)
 #define DPPROF__GN_BK 32                                      // columns (of IC or OC) a step
 #define DPPROF__GN_ST 3                                       // stages
 #define DPPROF__GN_LD (DPPROF__GN_BK + 8)                     // bf16 per shared row
 #define DPPROF__GN_STAGE (2 * 128 * DPPROF__GN_LD)            // bf16 a stage: rows s0 .., then rows t0 ..
 #define DPPROF__GN_BYTES ((size_t)DPPROF__GN_ST * DPPROF__GN_STAGE * 2)
+#define DPPROF__GN_MAXSRC 3                                   // layers a launch takes (q, k, v)
 
-// step it of the block's walk into stage buffer S: pair it / (KX + KY) of the block's, then 32 columns of x
-// (step < KX) or of dy: rows s0 .. and rows t0 .., 128 each
-__device__ __forceinline__ void dpprof__gn_load(dpprof__bf16 *S, const dpprof__bf16 *xi, const dpprof__bf16 *gi, long long it, int KX, int KY, long long p0, long long G,
-                                                int T, int IC, int OC) {
-    const int r = (int)(it % (KX + KY)), isx = r < KX, D = isx ? IC : OC, d0 = DPPROF__GN_BK * (isx ? r : r - KX);
-    const dpprof__bf16 *M = (isx ? xi : gi) + d0;
+// the layers of one launch: their output gradients (n, T, OC[j]) and their steps a pair, 32 columns each
+// (KY[j], 0 past m); E[j] is the step after layer j's last in a pair's walk (x's KX steps come first)
+struct dpprof__gn_srcs {
+    const dpprof__bf16 *dy[DPPROF__GN_MAXSRC];
+    int OC[DPPROF__GN_MAXSRC], E[DPPROF__GN_MAXSRC];
+    int m, KX, K; // layers, x's steps a pair, steps a pair
+};
+
+// step it of the block's walk into stage buffer S: pair it / K of the block's, then 32 columns of x
+// (step < KX) or of layer j's dy: rows s0 .. and rows t0 .., 128 each
+__device__ __forceinline__ void dpprof__gn_load(dpprof__bf16 *S, const dpprof__bf16 *xi, const dpprof__gn_srcs &Q, size_t i, long long it, long long p0, long long G,
+                                                int T, int IC) {
+    const int r = (int)(it % Q.K);
+    const dpprof__bf16 *M;
+    int D, d0;
+    if (r < Q.KX) M = xi, D = IC, d0 = DPPROF__GN_BK * r;
+    else if (r < Q.E[0]) M = Q.dy[0], D = Q.OC[0], d0 = DPPROF__GN_BK * (r - Q.KX);
+    else if (r < Q.E[1]) M = Q.dy[1], D = Q.OC[1], d0 = DPPROF__GN_BK * (r - Q.E[0]);
+    else M = Q.dy[2], D = Q.OC[2], d0 = DPPROF__GN_BK * (r - Q.E[1]);
+    if (r >= Q.KX) M += i * (size_t)T * (size_t)D;
+    M += d0;
     long long sa, tb;
-    dpprof__k_dp_pair(p0 + it / (KX + KY) * G, &sa, &tb);
+    dpprof__k_dp_pair(p0 + it / Q.K * G, &sa, &tb);
     const int s0 = (int)sa * 128, t0 = (int)tb * 128;
     dpprof__cp_tile<128, DPPROF__GN_BK, DPPROF__GN_LD, 256>(S, M + (size_t)s0 * D, D, T - s0, D - d0);
     dpprof__cp_tile<128, DPPROF__GN_BK, DPPROF__GN_LD, 256>(S + 128 * DPPROF__GN_LD, M + (size_t)t0 * D, D, T - t0, D - d0);
 }
-
 // acc += (rows s of the stage) (rows t of the stage)^T over its 32 columns, this warp's 64 x 32: the B
 // fragments of both k blocks first (one ldmatrix an n block), then the A fragments a k block at a time
 __device__ __forceinline__ void dpprof__gn_mma(float (&acc)[4][4][4], const dpprof__bf16 *S, int aoff, int boff) {
@@ -3580,44 +3598,53 @@ __device__ __forceinline__ void dpprof__gn_mma(float (&acc)[4][4][4], const dppr
     }
 }
 
-__global__ void DPPROF__ATTN_LB(256) dpprof__k_dp_sqnorm_gram_tc(double *part, const dpprof__bf16 *dy, const dpprof__bf16 *x, int i0, int T, int IC, int OC, long long pairs,
+__global__ void DPPROF__ATTN_LB(256) dpprof__k_dp_sqnorm_gram_tc(double *part, const dpprof__gn_srcs Q, const dpprof__bf16 *x, int i0, int T, int IC, long long pairs,
                                                               long long G, int rep) {
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
     __shared__ double red[DPPROF__DP_NT];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w >> 2, wn = w & 3;
     const size_t i = rep ? 0 : (size_t)i0 + blockIdx.z; // rep: every z reads sample 0 (dpprof_linear_sqnorm_gram_rep_gpu)
-    const dpprof__bf16 *xi = x + i * (size_t)T * (size_t)IC, *gi = dy + i * (size_t)T * (size_t)OC;
-    const int KX = (IC + DPPROF__GN_BK - 1) / DPPROF__GN_BK, KY = (OC + DPPROF__GN_BK - 1) / DPPROF__GN_BK;
-    const long long np = blockIdx.x < pairs ? (pairs - 1 - blockIdx.x) / G + 1 : 0, NIT = np * (KX + KY);
+    const dpprof__bf16 *xi = x + i * (size_t)T * (size_t)IC;
+    const long long np = blockIdx.x < pairs ? (pairs - 1 - blockIdx.x) / G + 1 : 0, NIT = np * Q.K;
     // A: rows 64 wm + 16 mi of the s block; B: rows 32 wn + 8 ni of the t block, columns 0 .. 31 (both k blocks)
     const int aoff = 64 * wm * DPPROF__GN_LD + dpprof__ldsm_a<DPPROF__GN_LD>(lane), boff = 32 * wn * DPPROF__GN_LD + dpprof__ldsm_bt<DPPROF__GN_LD>(lane);
     float gx[4][4][4], gy[4][4][4];
     dpprof__zero_tiles(gx, gy);
-    double s = 0.0;
+    double s[DPPROF__GN_MAXSRC] = {0.0, 0.0, 0.0};
     for (int st = 0; st < DPPROF__GN_ST - 1; st++) {
-        if (st < NIT) dpprof__gn_load(sm + st * DPPROF__GN_STAGE, xi, gi, st, KX, KY, blockIdx.x, G, T, IC, OC);
+        if (st < NIT) dpprof__gn_load(sm + st * DPPROF__GN_STAGE, xi, Q, i, st, blockIdx.x, G, T, IC);
         dpprof__cp_commit();
     }
     for (long long it = 0; it < NIT; it++) {
         dpprof__cp_wait<DPPROF__GN_ST - 2>(); // this thread's copies of step it have landed
         __syncthreads();                      // everyone's have, and step it - 1's stage is no longer read
         const long long nx = it + DPPROF__GN_ST - 1;
-        if (nx < NIT) dpprof__gn_load(sm + (int)(nx % DPPROF__GN_ST) * DPPROF__GN_STAGE, xi, gi, nx, KX, KY, blockIdx.x, G, T, IC, OC);
+        if (nx < NIT) dpprof__gn_load(sm + (int)(nx % DPPROF__GN_ST) * DPPROF__GN_STAGE, xi, Q, i, nx, blockIdx.x, G, T, IC);
         dpprof__cp_commit(); // empty past the end: the wait above counts groups
         const dpprof__bf16 *S = sm + (int)(it % DPPROF__GN_ST) * DPPROF__GN_STAGE;
-        const int r = (int)(it % (KX + KY));
-        if (r < KX) dpprof__gn_mma(gx, S, aoff, boff);
+        const int r = (int)(it % Q.K);
+        if (r < Q.KX) dpprof__gn_mma(gx, S, aoff, boff);
         else dpprof__gn_mma(gy, S, aoff, boff);
-        if (r == KX + KY - 1) { // the pair's last step: <gx, gy> over this thread's elements
+        // a layer's last step of the pair: <gx, gy> over this thread's elements into the layer's sum
+        const int j = r == Q.E[0] - 1 ? 0 : Q.m > 1 && r == Q.E[1] - 1 ? 1 : Q.m > 2 && r == Q.E[2] - 1 ? 2 : -1;
+        if (j >= 0) {
             long long sa, tb;
-            dpprof__k_dp_pair(blockIdx.x + (it / (KX + KY)) * G, &sa, &tb);
-            s += (sa == tb ? 1.0 : 2.0) * dpprof__tiles_dot(gx, gy);
-            dpprof__zero_tiles(gx, gy);
+            dpprof__k_dp_pair(blockIdx.x + (it / Q.K) * G, &sa, &tb);
+            const double d = (sa == tb ? 1.0 : 2.0) * dpprof__tiles_dot(gx, gy);
+            DPPROF__UNROLL
+            for (int q = 0; q < DPPROF__GN_MAXSRC; q++)
+                if (q == j) s[q] += d;
+            if (j == Q.m - 1) dpprof__zero_tiles(gx, gy); // the pair's end: gx too
+            else dpprof__zero_tiles(gy, gy);
         }
     }
     dpprof__cp_wait<0>(); // only empty groups remain
-    s = dpprof__k_dp_block_sum(s, red);
-    if (threadIdx.x == 0) part[(size_t)blockIdx.z * (size_t)G + blockIdx.x] = s;
+    DPPROF__UNROLL
+    for (int q = 0; q < DPPROF__GN_MAXSRC; q++) {
+        if (q >= Q.m) break;
+        const double b = dpprof__k_dp_block_sum(s[q], red);
+        if (threadIdx.x == 0) part[((size_t)q * gridDim.z + blockIdx.z) * (size_t)G + blockIdx.x] = b;
+    }
 }
 
 // bf16 flash norm, gram flavour, on cuBLAS (IC or OC not a multiple of 8, or dpprof_cuda_set_tc_norms(0)): row blocks [s0, s1) of Tb positions, whose two gram
@@ -3649,6 +3676,36 @@ static void dpprof__sqnorm_gram_bf16(double *norm2, const dpprof__bf16 *dy, cons
     dpprof__blas_post(what, st);
 }
 
+// the tensor-core gram kernel over layers [0, m) (m <= DPPROF__GN_MAXSRC) that read x: norm2[j][i] += sample
+// i's squared norm of layer j, or with rep, norm2[j][0] += n times sample 0's. as many samples a launch as
+// their partials (m G each) fit the scratch; then each layer's partials are reduced in index order
+static void dpprof__gram_tc(const char *what, double *const *norm2, const float *const *dy, const int *OC, int m, const float *x, int n, int T, int IC, int rep) {
+    const long long t = dpprof__dp_cdiv(T, 128), pairs = t * (t + 1) / 2, G = dpprof__dp_min(pairs, DPPROF__DP_CAP / m);
+    const long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, m * G);
+    double *part = (double *)dpprof__scratch((size_t)(m * G * chunk) * sizeof(double), what);
+    if (!part) return;
+    dpprof__gn_srcs Q;
+    Q.m = m;
+    Q.K = Q.KX = (int)dpprof__dp_cdiv(IC, DPPROF__GN_BK);
+    for (int j = 0; j < DPPROF__GN_MAXSRC; j++) {
+        Q.dy[j] = j < m ? dpprof__act<dpprof__bf16>(dy[j]) : nullptr;
+        Q.OC[j] = j < m ? OC[j] : 0;
+        Q.K += j < m ? (int)dpprof__dp_cdiv(OC[j], DPPROF__GN_BK) : 0;
+        Q.E[j] = Q.K;
+    }
+    dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc, DPPROF__GN_BYTES, what);
+    for (int i0 = 0; i0 < n && !dpprof__cu.err; i0 += (int)chunk) {
+        const long long k = dpprof__dp_min(chunk, n - i0);
+        dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), DPPROF__GN_BYTES, part, Q,
+                       dpprof__act<dpprof__bf16>(x), rep ? 0 : i0, T, IC, pairs, G, rep);
+        for (int j = 0; j < m; j++) {
+            const double *pj = part + (size_t)(j * k * G);
+            if (rep) dpprof__launch(what, dpprof__k_dp_reduce, dim3(1), dim3(DPPROF__DP_NT), 0, norm2[j], pj, G * k);
+            else dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2[j] + i0, pj, G);
+        }
+    }
+}
+
 extern "C" void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy, const float *x, int reps, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_gram_rep_gpu";
     if (reps <= 0 || T <= 0 || IC <= 0 || OC <= 0) return;
@@ -3656,40 +3713,45 @@ extern "C" void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy
         for (int r = 0; r < reps && !dpprof__cu.err; r++) dpprof_linear_sqnorm_gram_gpu(norm2, dy, x, 1, T, IC, OC);
         return;
     }
-    const long long m = dpprof__dp_cdiv(T, 128), pairs = m * (m + 1) / 2, G = dpprof__dp_min(pairs, DPPROF__DP_CAP);
-    const long long k = dpprof__dp_chunk(reps, DPPROF__DP_CAP, G); // copies a launch
-    double *part = (double *)dpprof__scratch((size_t)(G * k) * sizeof(double), what);
-    if (!part) return;
-    dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc, DPPROF__GN_BYTES, what);
-    for (long long r = 0; r < reps; r += k) {
-        const long long kk = dpprof__dp_min(k, reps - r);
-        dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc, dim3((unsigned)G, 1, (unsigned)kk), dim3(DPPROF__DP_NT), DPPROF__GN_BYTES, part, dpprof__act<dpprof__bf16>(dy),
-                       dpprof__act<dpprof__bf16>(x), 0, T, IC, OC, pairs, G, 1);
-        dpprof__launch(what, dpprof__k_dp_reduce, dim3(1), dim3(DPPROF__DP_NT), 0, norm2, (const double *)part, G * kk);
-    }
+    dpprof__gram_tc(what, &norm2, &dy, &OC, 1, x, reps, T, IC, 1);
 }
 
 extern "C" void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_gram_gpu";
     if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
     const bool tc = dpprof__norm_tc(dy, x, IC, OC);
-    if (dpprof__cu.bf16 && !tc) {
+    if (tc) {
+        dpprof__gram_tc(what, &norm2, &dy, &OC, 1, x, n, T, IC, 0);
+        return;
+    }
+    if (dpprof__cu.bf16) {
         dpprof__sqnorm_gram_bf16(norm2, dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), n, T, IC, OC);
         return;
     }
-    const long long tile = tc ? 128 : DPPROF__DP_TM, m = dpprof__dp_cdiv(T, tile), pairs = m * (m + 1) / 2;
+    const long long m = dpprof__dp_cdiv(T, DPPROF__DP_TM), pairs = m * (m + 1) / 2;
     long long G = dpprof__dp_min(pairs, DPPROF__DP_CAP);
     long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);
     double *part = (double *)dpprof__scratch((size_t)(G * chunk) * sizeof(double), what);
     if (!part) return;
-    if (tc) dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc, DPPROF__GN_BYTES, what);
     for (int i0 = 0; i0 < n; i0 += (int)chunk) {
         long long k = dpprof__dp_min(chunk, n - i0);
-        if (tc)
-            dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), DPPROF__GN_BYTES, part, dpprof__act<dpprof__bf16>(dy),
-                           dpprof__act<dpprof__bf16>(x), i0, T, IC, OC, pairs, G, 0);
-        else dpprof__launch(what, dpprof__k_dp_sqnorm_gram, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
+        dpprof__launch(what, dpprof__k_dp_sqnorm_gram, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dy, x, i0, T, IC, OC, pairs, G);
         dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
+    }
+}
+
+extern "C" void dpprof_linear_sqnorm_gram_group_gpu(double *const *norm2, const float *const *dy, const int *OC, int m, const float *x, int n, int T, int IC) {
+    const char *what = "dpprof_linear_sqnorm_gram_group_gpu";
+    if (m <= 0 || n <= 0 || T <= 0 || IC <= 0) return;
+    bool tc = true;
+    for (int j = 0; j < m; j++) tc = tc && OC[j] > 0 && dpprof__norm_tc(dy[j], x, IC, OC[j]);
+    if (!tc) { // the other paths make the input's gram per layer
+        for (int j = 0; j < m && !dpprof__cu.err; j++) dpprof_linear_sqnorm_gram_gpu(norm2[j], dy[j], x, n, T, IC, OC[j]);
+        return;
+    }
+    for (int j0 = 0; j0 < m && !dpprof__cu.err; j0 += DPPROF__GN_MAXSRC) {
+        const int mm = m - j0 < DPPROF__GN_MAXSRC ? m - j0 : DPPROF__GN_MAXSRC;
+        dpprof__gram_tc(what, norm2 + j0, dy + j0, OC + j0, mm, x, n, T, IC, 0);
     }
 }
 

@@ -474,6 +474,63 @@ static void tdp_scale_rows(int n, int T, int D) {
     free(x), free(ref), free(ref16), free(c), free(h), free(h16);
 }
 
+/* flash's gram norms of m layers that read one input (q, k, v; gate, up), ocs their widths: the group call
+   against the reference, and bit for bit against one dpprof_linear_sqnorm_gram_gpu call per layer (a layer's
+   sums do not depend on its group); on the bf16 tensor-core path one kernel and a reduction per layer for
+   each three layers (the input's gram made once for them), elsewhere the single calls */
+static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16) {
+    char shape[128];
+    const size_t nT = (size_t)n * T;
+    dpprof_real *x = tdp_rand(nT * IC, 1.0), *dy[5];
+    const float *ddy[5];
+    double *start = tdp_start(n), *ref = (double *)malloc((size_t)n * m * sizeof(double)), *refp[5], *dn1[5], *dn2[5], *h1, *h2;
+    const float *dx = tdp_act(x, nT * IC, bf16);
+    int j, tc = bf16 && IC % 8 == 0, rc, same, len = snprintf(shape, sizeof shape, "%sn=%d T=%d IC=%d OC=", bf16 ? "bf16 " : "", n, T, IC);
+    long long l0, ran, want;
+    double e;
+    for (j = 0; j < m; j++) {
+        dy[j] = tdp_rand(nT * ocs[j], 1.0);
+        ddy[j] = tdp_act(dy[j], nT * ocs[j], bf16);
+        tc = tc && ocs[j] % 8 == 0;
+        len += snprintf(shape + len, sizeof shape - (size_t)len, "%s%d", j ? "," : "", ocs[j]);
+        refp[j] = ref + (size_t)j * n;
+        memcpy(refp[j], start, (size_t)n * sizeof(double));
+        dn1[j] = (double *)tdp_dev(start, (size_t)n * sizeof(double));
+        dn2[j] = (double *)tdp_dev(start, (size_t)n * sizeof(double));
+    }
+    if (bf16) dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+    dpprof_linear_sqnorm_gram_group_ref(refp, (const dpprof_real *const *)dy, ocs, m, x, n, T, IC);
+    l0 = dpprof_cuda_launch_count();
+    dpprof_linear_sqnorm_gram_group_gpu(dn1, ddy, ocs, m, dx, n, T, IC);
+    ran = dpprof_cuda_launch_count() - l0;
+    for (j = 0; j < m; j++) dpprof_linear_sqnorm_gram_gpu(dn2[j], ddy[j], dx, n, T, IC, ocs[j]);
+    rc = dpprof_cuda_sync();
+    e = 0.0;
+    same = 1;
+    for (j = 0; j < m; j++) {
+        double ej;
+        h1 = (double *)tdp_get(dn1[j], (size_t)n * sizeof(double));
+        h2 = (double *)tdp_get(dn2[j], (size_t)n * sizeof(double));
+        ej = tdp_nerr(h1, refp[j], n);
+        e = ej > e ? ej : e;
+        same = same && !memcmp(h1, h2, (size_t)n * sizeof(double));
+        free(h1);
+        free(h2);
+        dpprof_cuda_release(dn1[j]);
+        dpprof_cuda_release(dn2[j]);
+        dpprof_cuda_release((void *)ddy[j]);
+        free(dy[j]);
+    }
+    tdp_note(e, 1);
+    want = !tc || n == 0 || T == 0 ? -1 : m + (m + 2) / 3; /* a kernel each three layers, a reduction each layer */
+    CHECK(rc == DPPROF_OK && e <= TDP_TOL && same && (want < 0 || ran == want),
+          "gpu dp: linear_sqnorm_gram_group %s: norm2[j] += (start non-zero), rel err %.2e (tol %.0e), bitwise %s one call per layer, %lld launches%s", shape, e, TDP_TOL,
+          same ? "equal to" : "DIFFERENT FROM", ran, want < 0 ? " (the single calls)" : want == ran ? " (the tensor-core kernel)" : " (WANT the tensor-core kernel's)");
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    dpprof_cuda_release((void *)dx);
+    free(x), free(start), free(ref);
+}
+
 static void test_dp(void) {
     static const int lin[][4] = {{1, 1, 24, 40}, {3, 5, 40, 24}, {3, 37, 70, 40}, {1, 37, 24, 70}, {3, 70, 130, 100}, {3, 70, 136, 264}, {2, 300, 48, 40}, {2, 0, 24, 40}, {2, 1100, 8, 12}, {2, 3, 1024, 2100}}; /* n, T, IC, OC; 136 x 264: the fused bf16 clipgrad over 2 x 3 tiles with T past a 32-row step; T=300: the bf16 gram kernel over 6 tile pairs (3 positions blocks); the last two need two blocks of the scratch: bf16 gram norm (T=1100), bf16 psg norm (OC x IC) */
     static const int emb[][5] = {{1, 1, 5, 5, 24}, {3, 5, 7, 3, 40}, {3, 37, 50, 10, 70}, {2, 37, 64, 20, 2100}, {2, 300, 40, 30, 24}, {2, 0, 9, 5, 24}}; /* n T V used C */
@@ -489,6 +546,15 @@ static void test_dp(void) {
         for (j = 0; j < sizeof lin / sizeof lin[0]; j++) tdp_linear(lin[j][0], lin[j][1], lin[j][2], lin[j][3], b);
         for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4], b);
         for (j = 0; j < sizeof rms / sizeof rms[0]; j++) tdp_rmsnorm(rms[j][0], rms[j][1], rms[j][2], b);
+    }
+    for (b = 0; b < 2; b++) { /* q, k, v of a grouped-query layer; gate, up; one layer; four (a kernel for three, one for one); a width not a multiple of 8 */
+        static const int qkv[] = {48, 16, 16}, gu[] = {40, 40}, one[] = {24}, four[] = {16, 24, 8, 32}, odd[] = {16, 20, 8};
+        tdp_gram_group(3, 300, 32, 3, qkv, b);
+        tdp_gram_group(2, 37, 24, 2, gu, b);
+        tdp_gram_group(2, 129, 16, 1, one, b);
+        tdp_gram_group(2, 40, 16, 4, four, b);
+        tdp_gram_group(2, 37, 16, 3, odd, b);
+        tdp_gram_group(2, 0, 16, 2, gu, b);
     }
     tdp_scale_rows(3, 5, 7);
     tdp_scale_rows(2, 37, 300);

@@ -207,6 +207,10 @@ check "dp dump: per-sample norms" grep -q '"per_sample_norm": \[[0-9]' "$tmp/dpd
 "$bin" run --preset tiny --seq 8 --batch 2 --steps 1 --algo ghost_bk --sigma 1 --backend cpu --quiet --trace "$tmp/gt.json" --out "$tmp/g.json"
 ng=$(grep -o '"name": "gram"' "$tmp/gt.json" | wc -l); nd=$(grep -o '"name": "gram_dot"' "$tmp/gt.json" | wc -l)
 check "ghost_bk shares the input gram of q, k, v and of gate, up: $ng grams (2 layers x 11 + 2), $nd gram dots (15)" test "$ng" -eq 24 -a "$nd" -eq 15
+# flash's gram norms likewise: one op for q, k, v and one for gate, up (4 a decoder layer, not 7, and the head's)
+"$bin" run --preset tiny --seq 8 --batch 2 --steps 1 --algo flash_bk --sigma 1 --backend cpu --quiet --trace "$tmp/ft.json" --out "$tmp/f.json"
+nf=$(grep -o '"name": "linear_sqnorm_gram"' "$tmp/ft.json" | wc -l); nl=$(grep -o '"method": "flash: tiled gram"' "$tmp/f.json" | wc -l)
+check "flash_bk makes the input gram of q, k, v and of gate, up once: $nf gram-norm ops (2 layers x 4 + 1) for $nl layers (15)" test "$nf" -eq 9 -a "$nl" -eq 15
 # --fused-noise: the noise and the optimizer step in one pass, the same bits (the cpu runs the two references per
 # tensor in turn), and no noise phase; adam and sgd
 for opt in adam sgd; do

@@ -437,9 +437,26 @@ static void check_ghost_share(void) {
         full = 2 * dpprof_gram_cost(1, T, D, 2).flops + dpprof_gram_dot_cost(1, T, 2).flops;
         shared = full - dpprof_gram_cost(1, T, D, 2).flops * 2.0 / 3.0;
         fake.rate_ghost = 1.0;
-        fake.rate_gram = dpprof_linear_sqnorm_gram_cost(1, T, D, D, 2).flops / (0.5 * (full + shared)); /* flash between the two */
         fake.rate_psg = 1e-30;
-        CHECK(!dpprof__ghost_pick(&fake, T, D, D, 1) && dpprof__ghost_pick(&fake, T, D, D, 3), "ghost pick: a layer that loses to flash with its whole input gram wins with a third of it");
+        /* flash a hair slower than ghost where both make a third of the input gram, and a hair faster: ghost is
+           charged its third, and flash its own (dpprof__gram_flops), not the whole gram */
+        fake.rate_gram = dpprof__gram_flops(T, D, D, 3) / (1.001 * shared);
+        i = dpprof__ghost_pick(&fake, T, D, D, 3);
+        fake.rate_gram = dpprof__gram_flops(T, D, D, 3) / (0.999 * shared);
+        CHECK(i && !dpprof__ghost_pick(&fake, T, D, D, 3) && shared < full, "ghost pick: against flash, each with a third of the input gram");
+    }
+    { /* flash's gram flavour makes the input gram once for its group too (dpprof__flash_group): by flops
+         (dry, cpu), a 64 x 64 layer at T = 40 takes the psg flavour alone (gram about T^2 4D/2 against 2 T D^2) and
+         the gram flavour as one of q, k, v (about T^2 (2D/3 + 2D)/2) */
+        const int T = 40, D = 64;
+        const double g1 = dpprof__gram_flops(T, D, D, 1), g3 = dpprof__gram_flops(T, D, D, 3), p = dpprof_linear_sqnorm_psg_cost(1, T, D, D, 4).flops;
+        memset(&fake, 0, sizeof fake);
+        fake.backend = DPPROF_BACKEND_DRY;
+        fake.cfg.algo = DPPROF_ALGO_FLASH_BK;
+        CHECK(g1 == dpprof_linear_sqnorm_gram_cost(1, T, D, D, 4).flops && g3 < p && p < g1 && dpprof__flash_pick(&fake, T, D, D, 1) == 1 && dpprof__flash_pick(&fake, T, D, D, 3) == 0,
+              "flash pick: gram flops %.0f alone, %.0f with a third of the input gram, psg %.0f: psg alone, gram in the group", g1, g3, p);
+        CHECK(dpprof_linear_sqnorm_gram_group_cost(2, T, D, 3 * D, 3, 2).flops == 2 * (3 * g3) && dpprof_linear_sqnorm_gram_group_cost(2, T, D, D, 1, 2).flops == 2 * g1,
+              "flash group cost: three layers cost three shares, one layer the single cost");
     }
 }
 
