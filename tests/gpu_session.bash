@@ -15,6 +15,8 @@
 #                                               holds SLICE (bench alone: all of it, then attn and clipgrad)
 #   clipgrad[:SLICE] make bench-clipgrad CLIPGRAD_ONLY=SLICE
 #   ncu-attn         Nsight Compute on the tensor-core attention kernels at the trainer shape
+#   ncu-dp           Nsight Compute on the dp kernels in one flash_bk step at the trainer shape (bf16, fused clipped
+#                    sum and noise): the gram norms' first 5 launches, the clipped sum's first 3, the noise's first 2
 # environment:
 #   BUDGET     seconds for the whole call, build included (default 560: the device runs a command 600 s)
 #   RUN_STAMP  the DATE-TIME part of the data/ folders (default: now, UTC); give every call of a session
@@ -46,14 +48,14 @@ need() {
     [ -n "${MIN_STEP:-}" ] && { echo "$MIN_STEP"; return; }
     case $1 in
     test | attn) echo 60 ;;
-    ncu-attn) echo 90 ;;
+    ncu-attn | ncu-dp) echo 90 ;;
     *) echo 120 ;;
     esac
 }
 for s in "$@"; do
     case $s in
-    test | memcheck | racecheck | longctx | attn | ncu-attn | bench | bench:?* | clipgrad | clipgrad:?*) ;;
-    *) echo "gpu_session: unknown step '$s' (test memcheck racecheck longctx attn bench[:SLICE] clipgrad[:SLICE] ncu-attn)" >&2; exit 2 ;;
+    test | memcheck | racecheck | longctx | attn | ncu-attn | ncu-dp | bench | bench:?* | clipgrad | clipgrad:?*) ;;
+    *) echo "gpu_session: unknown step '$s' (test memcheck racecheck longctx attn bench[:SLICE] clipgrad[:SLICE] ncu-attn ncu-dp)" >&2; exit 2 ;;
     esac
 done
 
@@ -121,10 +123,24 @@ for s in "$@"; do
             --section LaunchStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats
             $DPPROF_BIN attnbench --shape 8,1024,32,32,64 --repeats 1 --out "$d/ncu-attn-attnbench.json")
         ;;
+    ncu-dp)
+        d=data/gpu-check/$RUN_STAMP-$($DPPROF_BIN devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
+        mkdir -p "$d"
+        # one ncu a kernel family, each over one step (the launches past the count run unprofiled): the backward
+        # makes the head's and the last layer's gram norms first (down, gate+up, o, q+k+v: 5 launches), the clip
+        # phase the clipped sums, the optimizer the noise
+        cmd=(bash -c 'bin=$1 d=$2; shift 2; for kc in "dp_sqnorm_gram_tc 5" "wgrad_tc 3" "model_noise_scale 2"; do
+            set -- $kc
+            ncu --clock-control none -k "regex:$1" --launch-count "$2" --section SpeedOfLight --section Occupancy --section LaunchStats \
+                --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats \
+                "$bin" run --preset trainer-1b --seq 1024 --batch 8 --physical-batch 8 --algo flash_bk --dtype bf16 --sigma 1 \
+                --steps 1 --warmup 0 --fused-clipgrad --fused-noise --quiet --out "$d/ncu-dp-$1.json" || exit
+        done' _ "$DPPROF_BIN" "$d")
+        ;;
     esac
     rc=0
     timeout "$lim" "${cmd[@]}" >"$log" 2>&1 || rc=$?
-    [ "$s" = ncu-attn ] && cp "$log" "$d/ncu-attn.txt"
+    case $s in ncu-attn | ncu-dp) cp "$log" "$d/$s.txt" ;; esac
     if [ $rc = 0 ]; then
         row "$s" ok $((SECONDS - t0))
     else

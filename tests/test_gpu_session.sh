@@ -16,12 +16,12 @@ check "a RUN_STAMP that is not DATE-TIME is refused with status 2, naming it" te
 check "nothing was made by the refusals" test ! -e "$tmp/out"
 
 # steps that need 120 s under a budget of 100: skipped for time on a GPU, for the GPU without one
-out=$(OUT=$tmp/out BUDGET=100 RUN_STAMP=2000-01-01-0000 bash $s bench:bf16-trainer memcheck clipgrad:trainer 2>&1); rc=$?
+out=$(OUT=$tmp/out BUDGET=100 RUN_STAMP=2000-01-01-0000 bash $s bench:bf16-trainer memcheck clipgrad:trainer ncu-dp 2>&1); rc=$?
 echo "$out" | sed 's/^/  | /'
 check "without a step to run, the call succeeds" test "$rc" = 0
 check "the build is reported" grep -qE '^build +ok' <<<"$out"
-n=$(grep -cE '^(bench:bf16-trainer|memcheck|clipgrad:trainer) +skipped \((no GPU|[0-9]+s left of 100s)\)' "$tmp/out/gpu-session.txt")
-check "the table that comes back reports every step as skipped, with the reason ($n of 3)" test "$n" = 3
+n=$(grep -cE '^(bench:bf16-trainer|memcheck|clipgrad:trainer|ncu-dp) +skipped \((no GPU|[0-9]+s left of 100s)\)' "$tmp/out/gpu-session.txt")
+check "the table that comes back reports every step as skipped, with the reason ($n of 4)" test "$n" = 4
 check "the results are packed, with the table and the build log" \
     bash -c "tar tzf '$tmp/out/gpu-session.tar.gz' | grep -qx 'results/gpu-session/table.txt' && tar tzf '$tmp/out/gpu-session.tar.gz' | grep -qx 'results/gpu-session/build.log'"
 check "the pack does not hold itself" bash -c "! tar tzf '$tmp/out/gpu-session.tar.gz' | grep -q gpu-session.tar.gz"
@@ -57,3 +57,26 @@ check "a step longer than the budget is cut at what was left ($((SECONDS - t0)) 
     test "$rc" = 1 -a $((SECONDS - t0)) -lt 20 -a -n "$(grep -E '^attn +cut at [0-9]+s' "$tmp/o3/gpu-session.txt")"
 check "the step after it is skipped for time, and the pack is there" \
     test -n "$(grep -E '^test +skipped \([0-9]+s left of 20s\)' "$tmp/o3/gpu-session.txt")" -a -f "$tmp/o3/gpu-session.tar.gz"
+
+# ncu-dp under a stand-in ncu that logs its arguments and runs the program it was given: three runs of one
+# flash_bk step (gram norms, clipped sums, noise), each with its kernel regex and launch count, and the log
+# copied beside them into data/gpu-check/RUN_STAMP-Fake_GPU (removed after, with the bench folder)
+mkdir -p "$tmp/bin"
+cat >"$tmp/bin/ncu" <<'SH'
+#!/usr/bin/env bash
+echo "ncu $*" >>"$NCU_LOG"
+while [ $# -gt 0 ] && [ "$1" != "$FAKE_BIN" ]; do shift; done
+exec "$@"
+SH
+chmod +x "$tmp/bin/ncu"
+sed -i 's/^\*) exit 2 ;;$/run) echo "run $*" ;;\n*) exit 2 ;;/' "$fake"
+trap 'rm -rf "$tmp" data/bench/$stamp-Fake_GPU data/gpu-check/$stamp-Fake_GPU; grep -qs "attnbench stand-in" results/bench-attn/attnbench.txt && rm -rf results/bench-attn' EXIT
+out=$(PATH="$tmp/bin:$PATH" NCU_LOG=$tmp/ncu.log FAKE_BIN=$fake OUT=$tmp/o4 DPPROF_BIN=$fake RUN_STAMP=$stamp MIN_STEP=1 bash $s ncu-dp 2>&1); rc=$?
+check "ncu-dp: ok, status 0" test "$rc" = 0 -a -n "$(grep -E '^ncu-dp +ok' "$tmp/o4/gpu-session.txt" 2>/dev/null)"
+check "ncu-dp: ncu ran three times, on the gram norms (5 launches), the clipped sums (3) and the noise (2)" \
+    test "$(grep -c . "$tmp/ncu.log" 2>/dev/null)" = 3 -a -n "$(grep -E 'regex:dp_sqnorm_gram_tc --launch-count 5 ' "$tmp/ncu.log")" \
+    -a -n "$(grep -E 'regex:wgrad_tc --launch-count 3 ' "$tmp/ncu.log")" -a -n "$(grep -E 'regex:model_noise_scale --launch-count 2 ' "$tmp/ncu.log")"
+check "ncu-dp: each over one flash_bk step at the trainer shape in bf16, with the fused clipped sum and noise" \
+    test "$(grep -c -- "run --preset trainer-1b --seq 1024 --batch 8 --physical-batch 8 --algo flash_bk --dtype bf16 --sigma 1 --steps 1 --warmup 0 --fused-clipgrad --fused-noise" "$tmp/ncu.log")" = 3
+check "ncu-dp: the step's log is packed beside the results" \
+    bash -c "tar tzf '$tmp/o4/gpu-session.tar.gz' | grep -qx 'data/gpu-check/$stamp-Fake_GPU/ncu-dp.txt'"
