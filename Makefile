@@ -128,7 +128,7 @@ bench: dpprof
 	$(DPPROF_BIN) sweep $(BENCH_CONF) --out-dir results/bench --jobs 1 --timeout $(BENCH_TIMEOUT) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)); \
 	$(DPPROF_BIN) report $(BENCH_CONF) --results results/bench --figures figures --tables paper/generated; \
 	d=data/bench/$(RUN_TAG); \
-	mkdir -p $$d; cp results/bench/*.json results/bench/summary.csv results/bench/summary.txt paper/generated/bench-table.tex $$d/; \
+	mkdir -p $$d; cp results/bench/*.json results/bench/summary.csv results/bench/summary.txt paper/generated/bench-*table.tex $$d/; \
 	$(DEVICE_TXT) > $$d/device.txt; echo "make bench: measured results in $$d (commit them)"; \
 	$(if $(BENCH_ONLY),true,$(MAKE) --no-print-directory bench-attn && $(MAKE) --no-print-directory bench-clipgrad)
 

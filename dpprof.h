@@ -3648,12 +3648,17 @@ static int dpprof__upload_batch(dpprof_session *s, int n) {
     return DPPROF_OK;
 }
 
+/* every trainable tensor's gradient = 0: the op grad_zero of the optimizer's phase (a write of every
+   gradient byte; outside a step, dpprof_session_grad's, no phase is open and nothing is charged) */
 static void dpprof__zero_grads(dpprof_session *s) {
     int i;
     for (i = 0; i < s->n_params; i++) {
+        const size_t bytes = (size_t)s->params[i].g.n * (size_t)s->params[i].g.elem_size;
+        dpprof_cost c;
         if (!s->params[i].trainable) continue;
-        if (s->backend == DPPROF_BACKEND_CPU) memset(s->params[i].g.data, 0, (size_t)s->params[i].g.n * (size_t)s->params[i].g.elem_size);
-        DPPROF__GPU(s, (void)dpprof_cuda_zero(s->params[i].g.data, (size_t)s->params[i].g.n * (size_t)s->params[i].g.elem_size));
+        c.flops = 0.0;
+        c.bytes = (double)bytes;
+        DPPROF__OPX(s, "grad_zero", c, memset(s->params[i].g.data, 0, bytes), (void)dpprof_cuda_zero(s->params[i].g.data, bytes));
     }
 }
 
@@ -3770,9 +3775,8 @@ static void dpprof__noise(dpprof_session *s, int step) {
         dpprof_cost c;
         if (!p->trainable) continue;
         c = dpprof__noise_cost(&p->g);
-        dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
-        DPPROF__GPU(s, dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->noise_std, s->cfg.seed, (uint64_t)step, off, 1.0 / s->cfg.batch));
-        if (s->backend == DPPROF_BACKEND_CPU) dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, step, off);
+        DPPROF__OPX(s, "noise", c, dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, step, off),
+                    dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->noise_std, s->cfg.seed, (uint64_t)step, off, 1.0 / s->cfg.batch));
         off += (uint64_t)p->g.n;
     }
 }
@@ -3852,7 +3856,7 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
 }
 
 /* the optimizer must never see a nan or inf gradient: say which tensor went bad */
-static int dpprof__check_grads(dpprof_session *s, int step) {
+static int dpprof__check_grads_run(dpprof_session *s, int step) {
     int i;
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) { /* one flag for all tensors, one wait */
@@ -3876,6 +3880,22 @@ static int dpprof__check_grads(dpprof_session *s, int step) {
                 return dpprof__fail(DPPROF_ERR_NUMERIC, "the gradient of %s is %g at element %lld in step %d", p->name, (double)g[e], (long long)e, step);
     }
     return DPPROF_OK;
+}
+
+/* the check as the op grad_check: a read of every gradient byte (charged on every backend, dry too, so
+   that the analytic bytes are the same everywhere) */
+static int dpprof__check_grads(dpprof_session *s, int step) {
+    dpprof_cost c;
+    int i, rc;
+    c.flops = 0.0;
+    c.bytes = 0.0;
+    for (i = 0; i < s->n_params; i++)
+        if (s->params[i].trainable) c.bytes += (double)s->params[i].g.n * (double)s->params[i].g.elem_size;
+    dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
+    if (s->mark_ops) dpprof__op_mark(s, "grad_check", c);
+    rc = dpprof__check_grads_run(s, step);
+    if (s->mark_ops) dpprof__op_mark(s, NULL, c);
+    return rc;
 }
 
 /* cuda: when the step's last queued work has run, the phases of the step get the device's times

@@ -1033,10 +1033,10 @@ static int sweep_parse(const char *path, sweep_spec *sp) {
             sp->base_line = ln;
         } else if (!strncmp(key, "axis", 4) && (!key[4] || sweep_space((unsigned char)key[4]))) {
             rc = sweep_parse_axis(sp, ln, sweep_trim(key + 4), val);
-        } else if (!strcmp(key, "table") || (!strncmp(key, "figure", 6) && sweep_space((unsigned char)key[6]))) {
+        } else if (!strcmp(key, "table") || (!strncmp(key, "table", 5) && sweep_space((unsigned char)key[5])) || (!strncmp(key, "figure", 6) && sweep_space((unsigned char)key[6]))) {
             /* dpprof report's lines: it reads them itself */
         } else {
-            rc = sweep_bad(sp, ln, "unknown key '%.200s' (known: name, description, base, axis NAME, figure NAME, table)", key);
+            rc = sweep_bad(sp, ln, "unknown key '%.200s' (known: name, description, base, axis NAME, figure NAME, table [NAME])", key);
         }
     }
     if (rc == EXIT_OK && ferror(f)) {
@@ -1686,6 +1686,7 @@ done:
    metrics: rep_metrics, and <category>_gib */
 
 #define REP_MAX_LINES 64
+#define REP_MAXOPS 64 /* ops of one result an ops table reads (dpprof has fewer op names) */
 
 typedef struct rep_res {
     int have;                         /* a result file was read */
@@ -1699,6 +1700,9 @@ typedef struct rep_res {
     double norm_roof;                 /* their roofline time (each op's bytes at the dram peak or flops at the compute
                                          peak, whichever takes longer) over their measured time */
     char norm_bound[32];              /* which peak bounds most of that roofline time ("" when not measured) */
+    int nops;                         /* --op-times: the timed step's ops (throughput.ops.by_op), their names and ms */
+    char opname[REP_MAXOPS][40];
+    double opms[REP_MAXOPS];
 } rep_res;
 
 /* the numeric metrics of a result, in the order the macros list them (norm_bound is a string macro) */
@@ -1706,6 +1710,7 @@ static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "t
 
 typedef struct rep_line {             /* a figure or table line of the conf */
     int line;
+    int table;                        /* a table line: fig is its name, "" for the experiment's unnamed table */
     char fig[64], kind[32];
     char key[16][24], val[16][200];
     int nkv;
@@ -1761,7 +1766,18 @@ static int rep_read_lines(rep *r) {
         *eq = 0;
         if (!strncmp(s, "figure", 6)) {
             if (sscanf(s + 6, " %63[a-z0-9_-]", l->fig) != 1) { rc = rep_bad(r, ln, "figure without a name (figure NAME = KIND ...)%s", ""); break; }
-        } else snprintf(l->fig, sizeof l->fig, "table");
+        } else { /* table [NAME]: a-z, 0-9, _ and - (the file NAME-TNAME-table.tex) */
+            char *nm = s + 5, *end;
+            while (sweep_space((unsigned char)*nm)) nm++;
+            end = nm + strlen(nm);
+            while (end > nm && sweep_space((unsigned char)end[-1])) *--end = 0;
+            if (strlen(nm) >= sizeof l->fig || strspn(nm, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(nm)) {
+                rc = rep_bad(r, ln, "table name '%s': expected up to 63 of a-z, 0-9, _ and - (table NAME = KIND ...)", nm);
+                break;
+            }
+            snprintf(l->fig, sizeof l->fig, "%s", nm);
+        }
+        l->table = !!strncmp(s, "figure", 6);
         tok = strtok_r(eq + 1, " \t\r\n\v\f", &save);
         if (!tok) { rc = rep_bad(r, ln, "no KIND after '='%s", ""); break; }
         snprintf(l->kind, sizeof l->kind, "%s", tok);
@@ -1857,6 +1873,10 @@ static void rep_load(rep *r, long long c) {
             const char *nm = dpprof_json_key(ops, i);
             const dpprof_json *o = dpprof_json_member(ops, i);
             double m = rep_num(dpprof_json_get(o, "ms")), b = rep_num(dpprof_json_get(o, "bytes_analytic")), fo = rep_num(dpprof_json_get(o, "flops"));
+            if (nm && m == m && x->nops < REP_MAXOPS) { /* every op, for the ops tables */
+                snprintf(x->opname[x->nops], sizeof x->opname[0], "%s", nm);
+                x->opms[x->nops++] = m;
+            }
             if (!nm || !(strstr(nm, "sqnorm") || strstr(nm, "gram"))) continue;
             if (m == m && b == b && fo == fo) {
                 ms += m;
@@ -2174,13 +2194,99 @@ static void rep_tex(FILE *f, const char *t) {
     }
 }
 
+/* an ops table (--op-times results): "ops cols=AXIS where=... top=N". a column per label of the axis (the
+   configuration where= and the label pick), the top ops by their longest time in any column, longest first
+   (ties by name), then the other ops together, all ops, and the step's measured mean (avg_time_ms; the op
+   times come from one timed step, with events around every op). ms; "--" where a column has no such op,
+   the status where its configuration did not finish */
+static int rep_table_ops(rep *r, const rep_line *l, const char *path) {
+    enum { MAXN = 4 * REP_MAXOPS };
+    const char *cs = rep_get(l, "cols"), *ts = rep_get(l, "top"), *where = rep_get(l, "where");
+    const char *cl[REP_MAXL], *names[MAXN];
+    double worst[MAXN];
+    long long cc[REP_MAXL];
+    int ac = rep_axis(r, cs), nc, top = 10, nn = 0, i, j, k, any = 0;
+    atomic_file af;
+    char cell[64];
+    if (ac < 0) return rep_bad(r, l->line, "ops needs cols=AXIS of this experiment%s", "");
+    if (ts) {
+        char *end;
+        long t = strtol(ts, &end, 10);
+        if (!*ts || *end || t < 1 || t > REP_MAXOPS) return rep_bad(r, l->line, "top=%s: expected a whole number of ops from 1 to 64", ts);
+        top = (int)t;
+    }
+    nc = rep_labels(r, ac, cl, REP_MAXL);
+    for (j = 0; j < nc; j++) { /* the union of the columns' ops, each with its longest time */
+        const rep_res *x;
+        cc[j] = rep_find(r, where, ac, cl[j], -1, NULL);
+        if (cc[j] < 0 || !r->res[cc[j]].have) continue;
+        x = &r->res[cc[j]];
+        any |= x->nops > 0;
+        for (k = 0; k < x->nops; k++) {
+            for (i = 0; i < nn && strcmp(names[i], x->opname[k]); i++) {}
+            if (i == nn) {
+                if (nn == MAXN) continue;
+                names[nn] = x->opname[k];
+                worst[nn++] = x->opms[k];
+            } else if (x->opms[k] > worst[i]) worst[i] = x->opms[k];
+        }
+    }
+    for (i = 1; i < nn; i++) /* longest first, ties by name: the same table from the same results */
+        for (k = i; k > 0 && (worst[k] > worst[k - 1] || (worst[k] == worst[k - 1] && strcmp(names[k], names[k - 1]) < 0)); k--) {
+            const char *tn = names[k];
+            double tw = worst[k];
+            names[k] = names[k - 1], worst[k] = worst[k - 1];
+            names[k - 1] = tn, worst[k - 1] = tw;
+        }
+    if (top > nn) top = nn;
+    if (atomic_open(&af, path, "table")) return EXIT_ERROR;
+    fprintf(af.f, "%% generated by dpprof report from %s: ms per op in the timed step (--op-times)%s%s\n\\begin{tabular}{l", r->conf, where ? ", " : "", where ? where : "");
+    for (j = 0; j < nc; j++) fputs("r", af.f);
+    fputs("}\n\\toprule\nop", af.f);
+    for (j = 0; j < nc; j++) {
+        fputs(" & ", af.f);
+        rep_tex(af.f, cl[j]);
+    }
+    fputs(" \\\\\n\\midrule\n", af.f);
+    if (!any) fprintf(af.f, "\\multicolumn{%d}{l}{no op times in these results (--op-times)} \\\\\n", nc + 1);
+    for (i = 0; any && i < top + 3; i++) { /* the top ops, then: other ops, all ops, the step */
+        if (i == top) fputs("\\midrule\n", af.f);
+        if (i < top) fprintf(af.f, "\\texttt{"), rep_tex(af.f, names[i]), fputs("}", af.f);
+        else fputs(i == top ? "other ops" : i == top + 1 ? "all ops" : "step (mean)", af.f);
+        for (j = 0; j < nc; j++) {
+            const rep_res *x = cc[j] >= 0 ? &r->res[cc[j]] : NULL;
+            double v = NAN;
+            if (x && x->have && strcmp(x->status, "ok")) {
+                fprintf(af.f, " & %s", x->status);
+                continue;
+            }
+            if (x && x->have && i == top + 2) v = x->step_ms;
+            else if (x && x->have && x->nops) {
+                v = i < top ? NAN : 0.0;
+                for (k = 0; k < x->nops; k++) {
+                    int m, in_top = 0;
+                    for (m = 0; m < top; m++) in_top |= !strcmp(names[m], x->opname[k]);
+                    if (i < top ? !strcmp(names[i], x->opname[k]) : i == top + 1 || !in_top) v = (v == v ? v : 0.0) + x->opms[k];
+                }
+            }
+            if (v != v) snprintf(cell, sizeof cell, "--");
+            else snprintf(cell, sizeof cell, "%.1f", v);
+            fprintf(af.f, " & %s", cell);
+        }
+        fputs(" \\\\\n", af.f);
+    }
+    fputs("\\bottomrule\n\\end{tabular}\n", af.f);
+    return atomic_commit(&af) ? EXIT_ERROR : EXIT_OK;
+}
+
 /* tables: "pivot rows=AXIS cols=AXIS value=METRIC where=..." or "breakdown group=AXIS where=..." */
 static int rep_table(rep *r, const rep_line *l) {
     char path[4096], cell[64];
     const char *where = rep_get(l, "where");
     atomic_file af;
     int i, j, k;
-    snprintf(path, sizeof path, "%s/%s-table.tex", r->tabdir, r->sp.name);
+    if (l->fig[0]) snprintf(path, sizeof path, "%s/%s-%s-table.tex", r->tabdir, r->sp.name, l->fig);
+    else snprintf(path, sizeof path, "%s/%s-table.tex", r->tabdir, r->sp.name);
     if (!strcmp(l->kind, "pivot")) {
         const char *rs = rep_get(l, "rows"), *cs = rep_get(l, "cols"), *metric = rep_get(l, "value");
         int ar = rep_axis(r, rs), ac = rep_axis(r, cs), nr, nc;
@@ -2247,7 +2353,12 @@ static int rep_table(rep *r, const rep_line *l) {
             fputs(" \\\\\n", af.f);
         }
         fputs("\\bottomrule\n\\end{tabular}\n", af.f);
-    } else return rep_bad(r, l->line, "unknown table kind '%s' (known: pivot, breakdown)", l->kind);
+    } else if (!strcmp(l->kind, "ops")) {
+        int rc = rep_table_ops(r, l, path);
+        if (rc != EXIT_OK) return rc;
+        fprintf(r->summary, "table %s\n", path);
+        return EXIT_OK;
+    } else return rep_bad(r, l->line, "unknown table kind '%s' (known: pivot, breakdown, ops)", l->kind);
     if (atomic_commit(&af)) return EXIT_ERROR;
     fprintf(r->summary, "table %s\n", path);
     return EXIT_OK;
@@ -2343,10 +2454,12 @@ static void help_report(void) {
            "default paper/generated/) and DIR/summary.txt, as the conf's lines say:\n"
            "  figure FIG = KIND key=value ...    KIND: bars, capacity, heatmap, stacked, lines, modules,\n"
            "                                     phases, timeline\n"
-           "  table = pivot|breakdown key=value ...\n"
+           "  table [T] = pivot|breakdown|ops key=value ...   (TABDIR/NAME-table.tex; named T: NAME-T-table.tex)\n"
            "keys: x= series= rows= cols= group= (axes), value= (a metric), where=AXIS:LABEL,... ref=LABEL\n"
            "batch=AXIS (capacity), config=LABEL-LABEL-... (timeline: that configuration is rerun on its\n"
            "own with the event log, into DIR/ID.timeline.json, unless that file exists).\n"
+           "ops tables (results of --op-times): cols=AXIS where=AXIS:LABEL,... top=N: one column a label, the N ops\n"
+           "with the longest time in any column (ms in the timed step), then the other ops, all ops and the step.\n"
            "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
            "(analytic bytes and flops of one step) mfu (%%, cuda) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
            "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram peak and of the compute peak of the\n"
@@ -2364,11 +2477,16 @@ static int rep_validate(const rep *r) {
     int i, k, j;
     for (i = 0; i < r->nlines; i++) {
         const rep_line *l = &r->lines[i];
-        int table = !strcmp(l->fig, "table"), known = 0;
+        int table = l->table, known = 0;
         const char *v;
-        if (table) known = !strcmp(l->kind, "pivot") || !strcmp(l->kind, "breakdown");
+        if (table) known = !strcmp(l->kind, "pivot") || !strcmp(l->kind, "breakdown") || !strcmp(l->kind, "ops");
         else for (k = 0; k < 8; k++) known |= !strcmp(l->kind, kinds[k]);
-        if (!known) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, phases, timeline)", l->kind);
+        if (!known) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown, ops)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, phases, timeline)", l->kind);
+        if (table && !strcmp(l->kind, "ops") && (v = rep_get(l, "top"))) {
+            char *end;
+            long t = strtol(v, &end, 10);
+            if (!*v || *end || t < 1 || t > REP_MAXOPS) return rep_bad(r, l->line, "top=%s: expected a whole number of ops from 1 to 64", v);
+        }
         for (k = 0; k < l->nkv; k++) {
             int is_axis = 0;
             for (j = 0; j < 6; j++) is_axis |= !strcmp(l->key[k], axis_keys[j]);
@@ -2459,7 +2577,7 @@ static int cmd_report(int argc, char **argv) {
         fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : "missing", pk, ov);
     }
     rep_macros(&r);
-    for (i = 0; i < r.nlines && rc == EXIT_OK; i++) rc = !strcmp(r.lines[i].fig, "table") ? rep_table(&r, &r.lines[i]) : rep_figure(&r, &r.lines[i]);
+    for (i = 0; i < r.nlines && rc == EXIT_OK; i++) rc = r.lines[i].table ? rep_table(&r, &r.lines[i]) : rep_figure(&r, &r.lines[i]);
     if (rc == EXIT_OK && (atomic_commit(&sum) || atomic_commit(&mac))) rc = EXIT_ERROR;
     if (rc != EXIT_OK) {
         atomic_abort(&sum);

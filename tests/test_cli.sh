@@ -211,6 +211,11 @@ check "ghost_bk shares the input gram of q, k, v and of gate, up: $ng grams (2 l
 "$bin" run --preset tiny --seq 8 --batch 2 --steps 1 --algo flash_bk --sigma 1 --backend cpu --quiet --trace "$tmp/ft.json" --out "$tmp/f.json"
 nf=$(grep -o '"name": "linear_sqnorm_gram"' "$tmp/ft.json" | wc -l); nl=$(grep -o '"method": "flash: tiled gram"' "$tmp/f.json" | wc -l)
 check "flash_bk makes the input gram of q, k, v and of gate, up once: $nf gram-norm ops (2 layers x 4 + 1) for $nl layers (15)" test "$nf" -eq 9 -a "$nl" -eq 15
+# the passes over every gradient are ops too (timed by --op-times, charged their bytes): the noise and the
+# zeroing once a trainable tensor (21 in tiny), the non-finite check once a step
+nn=$(grep -o '"name": "noise", "cat": "op"' "$tmp/ft.json" | wc -l); nz=$(grep -o '"name": "grad_zero", "cat": "op"' "$tmp/ft.json" | wc -l)
+nc=$(grep -o '"name": "grad_check", "cat": "op"' "$tmp/ft.json" | wc -l)
+check "the noise ($nn), the gradients' zeroing ($nz) and their non-finite check ($nc) are ops: 21, 21 and 1 in a step" test "$nn" -eq 21 -a "$nz" -eq 21 -a "$nc" -eq 1
 # --fused-noise: the noise and the optimizer step in one pass, the same bits (the cpu runs the two references per
 # tensor in turn), and no noise phase; adam and sgd
 for opt in adam sgd; do

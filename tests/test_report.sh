@@ -82,3 +82,25 @@ check "bf16: the norm kernels reach 37.50 % of their roofline, bound by the tens
 check "fp32: 36.67 % of their roofline, bound by DRAM bandwidth" \
     bash -c "grep -qxF '\\dpdef{nb}{f}{norm_bound_pct}{36.67}' '$m' && grep -qxF '\\dpdef{nb}{f}{norm_bound}{DRAM bandwidth}' '$m'"
 check "a result without op times has no norm_bound macro" bash -c "[ -s '$tmp/t/small-macros.tex' ] && ! grep -q '{norm_bound' '$tmp/t/small-macros.tex'"
+# an ops table (table NAME = ops ...: its own file) from hand-written op times: the top ops by their longest
+# time in any column, longest first and ties by name, then the other ops, all ops and the step's mean; "--"
+# where a column has no such op, the status where a configuration did not finish, and a bad top= refused
+printf 'name = ot\nbase = --preset tiny --backend dry --steps 1\naxis algo = v: --algo vanilla | g: --algo ghost | x: --algo flash\ntable ops = ops cols=algo top=2\ntable = pivot rows=algo cols=algo value=step_ms\n' >"$tmp/ot.conf"
+mkdir -p "$tmp/ot"
+printf '{"status": "ok", "avg_time_ms": 12.5, "throughput": {"ops": {"by_op": {%s, %s, %s}}}}\n' "$(op matmul_fwd 4 0 0 0 0 0 0 0)" "$(op adam 1 0 0 0 0 0 0 0)" "$(op rope_fwd 0.5 0 0 0 0 0 0 0)" >"$tmp/ot/ot-v.json"
+printf '{"status": "ok", "avg_time_ms": 20, "throughput": {"ops": {"by_op": {%s, %s, %s, %s}}}}\n' "$(op matmul_fwd 4 0 0 0 0 0 0 0)" "$(op gram 6 0 0 0 0 0 0 0)" "$(op adam 1 0 0 0 0 0 0 0)" "$(op gram_dot 3 0 0 0 0 0 0 0)" >"$tmp/ot/ot-g.json"
+printf '{"status": "oom"}\n' >"$tmp/ot/ot-x.json"
+"$bin" report "$tmp/ot.conf" --results "$tmp/ot" --figures "$tmp/otf" --tables "$tmp/ott" >/dev/null 2>&1; rc=$?
+t="$tmp/ott/ot-ops-table.tex"
+check "ops table: report exits 0 and writes ot-ops-table.tex beside ot-table.tex" test $rc -eq 0 -a -s "$t" -a -s "$tmp/ott/ot-table.tex"
+check "ops table: the header names the columns" grep -qxF 'op & v & g & x \\' "$t"
+check "ops table: gram (6 ms) first, matmul_fwd (4) second; -- where vanilla has no gram; oom where flash did not finish" \
+    bash -c "grep -A2 -xF '\\midrule' '$t' | head -3 | tail -2 | tr '\n' '|' | grep -qxF '\\texttt{gram} & -- & 6.0 & oom \\\\|\\texttt{matmul\\_fwd} & 4.0 & 4.0 & oom \\\\|'"
+check "ops table: other ops (adam, rope; adam, gram_dot), all ops, the step's mean" \
+    bash -c "grep -qxF 'other ops & 1.5 & 4.0 & oom \\\\' '$t' && grep -qxF 'all ops & 5.5 & 14.0 & oom \\\\' '$t' && grep -qxF 'step (mean) & 12.5 & 20.0 & oom \\\\' '$t'"
+printf 'name = ot\nbase = --preset tiny --backend dry --steps 1\naxis algo = v: --algo vanilla\ntable ops = ops cols=algo top=0\n' >"$tmp/otbad.conf"
+err=$("$bin" report "$tmp/otbad.conf" --results "$tmp/ot" --figures "$tmp/otf" --tables "$tmp/ott" 2>&1); rc=$?
+check "ops table: top=0 is refused with exit 2, FILE:LINE and the value (got: $err)" bash -c "[ $rc -eq 2 ] && grep -qF 'otbad.conf:4: top=0: expected a whole number of ops from 1 to 64' <<<\"\$1\"" _ "$err"
+printf 'name = ot\nbase = --preset tiny --backend dry --steps 1\naxis algo = v: --algo vanilla\ntable Ops! = ops cols=algo\n' >"$tmp/otname.conf"
+err=$("$bin" report "$tmp/otname.conf" --results "$tmp/ot" --figures "$tmp/otf" --tables "$tmp/ott" 2>&1); rc=$?
+check "a table name outside a-z, 0-9, _ and - is refused with exit 2, FILE:LINE and the name (got: $err)" bash -c "[ $rc -eq 2 ] && grep -qF \"otname.conf:4: table name 'Ops!': expected up to 63 of a-z, 0-9, _ and -\" <<<\"\$1\"" _ "$err"

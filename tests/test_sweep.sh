@@ -169,7 +169,7 @@ axis seq = 16 | 32'
 bad "missing base" "dpprof: sweep: @F:2: end of file: no 'base = ...' line (required; it may be empty)" \
 'name = x
 axis seq = 16 | 32'
-bad "unknown key" "dpprof: sweep: @F:2: unknown key 'nmae' (known: name, description, base, axis NAME, figure NAME, table)" \
+bad "unknown key" "dpprof: sweep: @F:2: unknown key 'nmae' (known: name, description, base, axis NAME, figure NAME, table [NAME])" \
 'base = --preset tiny
 nmae = x'
 bad "empty axis" "dpprof: sweep: @F:3: axis 'seq' is empty: give its values separated by '|'" \

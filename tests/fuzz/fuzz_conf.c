@@ -145,7 +145,7 @@ static int count_report_lines(const uint8_t *data, size_t size) {
             *eq = 0;
             key = sweep_trim(s);
             k = strlen(key);
-            if (!strcmp(key, "table") || (k > 6 && !strncmp(key, "figure", 6) && sweep_space((unsigned char)key[6]))) n++;
+            if (!strcmp(key, "table") || (k > 5 && !strncmp(key, "table", 5) && sweep_space((unsigned char)key[5])) || (k > 6 && !strncmp(key, "figure", 6) && sweep_space((unsigned char)key[6]))) n++;
         }
         free(line);
         i = e + 1;
