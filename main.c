@@ -2209,12 +2209,7 @@ static int rep_table_ops(rep *r, const rep_line *l, const char *path) {
     atomic_file af;
     char cell[64];
     if (ac < 0) return rep_bad(r, l->line, "ops needs cols=AXIS of this experiment%s", "");
-    if (ts) {
-        char *end;
-        long t = strtol(ts, &end, 10);
-        if (!*ts || *end || t < 1 || t > REP_MAXOPS) return rep_bad(r, l->line, "top=%s: expected a whole number of ops from 1 to 64", ts);
-        top = (int)t;
-    }
+    if (ts) top = (int)strtol(ts, NULL, 10); /* 1 .. REP_MAXOPS: rep_validate checked it */
     nc = rep_labels(r, ac, cl, REP_MAXL);
     for (j = 0; j < nc; j++) { /* the union of the columns' ops, each with its longest time */
         const rep_res *x;
