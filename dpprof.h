@@ -586,9 +586,9 @@ DPPROF_API void dpprof_gram_gpu(float *out, const float *x, int n, int T, int D)
 DPPROF_API void dpprof_gram_dot_gpu(double *norm2, const float *ga, const float *gg, int n, int T);
 DPPROF_API void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
 /* norm2[0] += reps times the squared norm of sample 0, as linear_sqnorm_gram computes it for a batch of reps
-   copies of it, without their memory (every block of the batch's launch reads sample 0): --algo auto times the
-   gram flavour with it at the run's physical batch, since the bf16 tensor-core kernel's rate grows with the
-   samples it runs at once */
+   copies of it, without their memory (every block of the batch's launch reads sample 0): a way to time the gram
+   flavour at a batch without the batch's inputs (the bf16 tensor-core kernel's rate grows with the samples it
+   runs at once; the copies are read from L2 rather than DRAM) */
 DPPROF_API void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy, const float *x, int reps, int T, int IC, int OC);
 /* linear_sqnorm_gram for m layers that read the same input x (n,T,IC): norm2[j] (n) += the squared norms of
    layer j, whose output gradient is dy[j] (n,T,OC[j]). the tensor-core kernel makes each tile of x's gram once
@@ -2522,7 +2522,8 @@ typedef struct dpprof__op_rec {
 
 static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) {
     dpprof__op_rec *r;
-    if (s->backend == DPPROF_BACKEND_DRY || !s->prof.n_phases) return;
+    /* an op outside every phase (dpprof_session_grad's zeroing of the gradients) is not one of a step's */
+    if (s->backend == DPPROF_BACKEND_DRY || !s->prof.n_phases || s->prof.cur_phase == DPPROF_PHASE_NONE) return;
     if (!name) { /* the end of the op begun last */
         if (!s->n_ops) return;
         r = &s->ops[s->n_ops - 1];
@@ -4154,13 +4155,14 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
     return rc;
 }
 
-/* auto on cuda: how fast this device runs each flash flavour, measured once on one sample of a
-   (T, C) -> (T, C) layer (the model's width at the run's T; the gram flavour on the physical batch's worth
-   of copies of it, dpprof_linear_sqnorm_gram_rep_gpu). the two inputs are allocated on every
+/* auto on cuda: how fast this device runs each flash flavour (and ghost's grams), measured once on the
+   physical batch's worth of samples of a (T, C) -> (T, C) layer (the model's width at the run's T): the
+   kernels' rates grow with the samples a launch takes (ghost's batched grams of one sample at T = 1024 fill
+   half of an H100), and distinct samples are read from DRAM as the step reads them. the inputs are allocated on every
    backend, so the memory profiles of cpu, dry and cuda stay equal; off the gpu both rates are 1 and
    the choice is by flops (dpprof_flash_choice) */
 static int dpprof__calibrate(dpprof_session *s) {
-    const int T = s->cfg.seq, C = s->sh.C;
+    const int T = s->cfg.seq, C = s->sh.C, n = s->cfg.physical_batch;
     /* ghost's grams are timed too where auto may use them and the rates decide (dpprof__auto_ghost) */
     const int ghost = s->auto_ghost && !s->cfg.auto_ghost;
     dpprof_tensor x, dy, nrm, ga, gg;
@@ -4170,12 +4172,12 @@ static int dpprof__calibrate(dpprof_session *s) {
     memset(&ga, 0, sizeof ga);
     memset(&gg, 0, sizeof gg);
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_PRIVACY_SETUP, -1));
-    DPPROF__TRY(dpprof__talloc(s, &x, (int64_t)T * C, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0));
-    rc = dpprof__talloc(s, &dy, (int64_t)T * C, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
-    if (rc == DPPROF_OK) rc = dpprof__talloc(s, &nrm, 1, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1);
+    DPPROF__TRY(dpprof__talloc(s, &x, (int64_t)n * T * C, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0));
+    rc = dpprof__talloc(s, &dy, (int64_t)n * T * C, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
+    if (rc == DPPROF_OK) rc = dpprof__talloc(s, &nrm, n, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1);
     else memset(&nrm, 0, sizeof nrm);
-    if (rc == DPPROF_OK && ghost) rc = dpprof__talloc(s, &ga, (int64_t)T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
-    if (rc == DPPROF_OK && ghost) rc = dpprof__talloc(s, &gg, (int64_t)T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
+    if (rc == DPPROF_OK && ghost) rc = dpprof__talloc(s, &ga, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
+    if (rc == DPPROF_OK && ghost) rc = dpprof__talloc(s, &gg, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
 #if DPPROF__CUDA
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
         int f, k, e0 = -1;
@@ -4188,24 +4190,23 @@ static int dpprof__calibrate(dpprof_session *s) {
             memcpy(&v, &pair, sizeof v);
             (void)dpprof_cuda_zero(x.data, (size_t)x.n * (size_t)x.elem_size);
             (void)dpprof_cuda_zero(dy.data, (size_t)dy.n * (size_t)dy.elem_size);
-            dpprof_fill_gpu(DPPROF__F(x), (size_t)T * C / 2, v);
-            dpprof_fill_gpu(DPPROF__F(dy), (size_t)T * C / 2, v);
+            dpprof_fill_gpu(DPPROF__F(x), (size_t)n * T * C / 2, v);
+            dpprof_fill_gpu(DPPROF__F(dy), (size_t)n * T * C / 2, v);
         } else {
-            dpprof_init_normal_gpu(DPPROF__F(x), (size_t)T * C, 1.0, s->cfg.seed, UINT64_C(5) << 40);
-            dpprof_init_normal_gpu(DPPROF__F(dy), (size_t)T * C, 1.0, s->cfg.seed, (UINT64_C(5) << 40) + 1);
+            dpprof_init_normal_gpu(DPPROF__F(x), (size_t)n * T * C, 1.0, s->cfg.seed, UINT64_C(5) << 40);
+            dpprof_init_normal_gpu(DPPROF__F(dy), (size_t)n * T * C, 1.0, s->cfg.seed, (UINT64_C(5) << 40) + 1);
         }
         for (f = 0; f < 2 + ghost && rc == DPPROF_OK; f++) { /* flash gram, flash psg, ghost */
-            /* the gram flavour at the physical batch (its kernel runs the samples at once; psg's takes one at a time) */
-            dpprof_cost c = f == 2 ? dpprof_gram_cost(1, T, C, s->elem) : f ? dpprof_linear_sqnorm_psg_cost(1, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(s->cfg.physical_batch, T, C, C, s->elem);
-            if (f == 2) c.flops = 2 * c.flops + dpprof_gram_dot_cost(1, T, s->elem).flops;
+            dpprof_cost c = f == 2 ? dpprof_gram_cost(n, T, C, s->elem) : f ? dpprof_linear_sqnorm_psg_cost(n, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(n, T, C, C, s->elem);
+            if (f == 2) c.flops = 2 * c.flops + dpprof_gram_dot_cost(n, T, s->elem).flops;
             for (k = 0; k < 4 && rc == DPPROF_OK; k++) {
                 rc = dpprof__tick(k, &e0);
                 if (f == 2) {
-                    dpprof_gram_gpu(DPPROF__F(ga), DPPROF__F(x), 1, T, C);
-                    dpprof_gram_gpu(DPPROF__F(gg), DPPROF__F(dy), 1, T, C);
-                    dpprof_gram_dot_gpu((double *)nrm.data, DPPROF__F(ga), DPPROF__F(gg), 1, T);
-                } else if (f) dpprof_linear_sqnorm_psg_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), 1, T, C, C);
-                else dpprof_linear_sqnorm_gram_rep_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), s->cfg.physical_batch, T, C, C);
+                    dpprof_gram_gpu(DPPROF__F(ga), DPPROF__F(x), n, T, C);
+                    dpprof_gram_gpu(DPPROF__F(gg), DPPROF__F(dy), n, T, C);
+                    dpprof_gram_dot_gpu((double *)nrm.data, DPPROF__F(ga), DPPROF__F(gg), n, T);
+                } else if (f) dpprof_linear_sqnorm_psg_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), n, T, C, C);
+                else dpprof_linear_sqnorm_gram_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), n, T, C, C);
             }
             if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
             if (rc == DPPROF_OK && ms > 0) *(f == 2 ? &s->rate_ghost : f ? &s->rate_psg : &s->rate_gram) = c.flops / (ms * 1e-3);
@@ -4999,7 +5000,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         fputs(", \"ghost\": ", f);
         if (s->rate_ghost > 0) dpprof__jnum(f, s->rate_ghost);
         else fputs("null", f);
-        fputs(", \"note\": \"measured at session start on one sample of a (seq, hidden) layer; auto gives each layer the flavour with the smaller flops / rate; ghost (its two grams and their dot) is timed only where an exact dry step shows its T x T grams do not raise the peak, else null\"}", f);
+        fputs(", \"note\": \"measured at session start on the physical batch of a (seq, hidden) layer; auto gives each layer the flavour with the smaller flops / rate; ghost (its two grams and their dot) is timed only where an exact dry step shows its T x T grams do not raise the peak, else null\"}", f);
         fputs(", \"auto_clipgrad_ms\": ", f);
         if (!dpprof__cg_measured(s, NULL)) fputs("null", f);
         else {
