@@ -1706,7 +1706,7 @@ typedef struct rep_res {
 } rep_res;
 
 /* the numeric metrics of a result, in the order the macros list them (norm_bound is a string macro) */
-static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct"};
+static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling"};
 
 typedef struct rep_line {             /* a figure or table line of the conf */
     int line;
@@ -1951,6 +1951,14 @@ static double rep_speed(const rep *r, long long c) {
     return r->res[c].tokens_s / r->res[d].tokens_s;
 }
 
+/* vanilla's analytic flops of a step over configuration c's: the speed against vanilla that c would have if
+   both ran at the same flop rate (the ceiling of its speed at kernels as efficient as vanilla's) */
+static double rep_flop_ceiling(const rep *r, long long c) {
+    long long d = rep_sibling(r, c, "vanilla");
+    if (d < 0 || !r->res[c].have || strcmp(r->res[c].status, "ok") || !r->res[d].have || strcmp(r->res[d].status, "ok") || !(r->res[c].flops > 0)) return NAN;
+    return r->res[d].flops / r->res[c].flops;
+}
+
 /* peak of configuration c relative to its sibling whose "algo" label is ref (same other labels) */
 static double rep_overhead(const rep *r, long long c, const char *ref) {
     int a = rep_axis(r, "algo"), b;
@@ -1983,6 +1991,7 @@ static double rep_metric(const rep *r, long long c, const char *m) {
     if (!strcmp(m, "tflop")) return x->flops / 1e12;
     if (!strcmp(m, "mfu")) return 100.0 * x->mfu;
     if (!strcmp(m, "speed")) return rep_speed(r, c);
+    if (!strcmp(m, "flop_ceiling")) return rep_flop_ceiling(r, c);
     if (!strcmp(m, "dram_gib")) return x->dram / REP_GIB;
     if (!strcmp(m, "norm_dram_pct")) return 100.0 * x->norm_dram;
     if (!strcmp(m, "norm_flops_pct")) return 100.0 * x->norm_flops;
@@ -2460,6 +2469,7 @@ static void help_report(void) {
            "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram peak and of the compute peak of the\n"
            "run's dtype: fp32 cores, bf16 tensor cores; --op-times) norm_bound_pct (their roofline time, each op at\n"
            "whichever peak bounds it, over their measured time; the macros also name that bound: norm_bound)\n"
+           "flop_ceiling (vanilla's analytic flops over the configuration's: its speed at vanilla's flop rate)\n"
            "<category>_gib\n");
 }
 
@@ -2491,7 +2501,7 @@ static int rep_validate(const rep *r) {
                 return rep_bad(r, l->line, "%s", msg);
             }
             if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && !rep_known_metric(l->val[k]))
-                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct <category>_gib)", l->val[k]);
+                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling <category>_gib)", l->val[k]);
         }
         if ((v = rep_get(l, "where"))) {
             char buf[512], *tok, *save = NULL;

@@ -104,3 +104,11 @@ check "ops table: top=0 is refused with exit 2, FILE:LINE and the value (got: $e
 printf 'name = ot\nbase = --preset tiny --backend dry --steps 1\naxis algo = v: --algo vanilla\ntable Ops! = ops cols=algo\n' >"$tmp/otname.conf"
 err=$("$bin" report "$tmp/otname.conf" --results "$tmp/ot" --figures "$tmp/otf" --tables "$tmp/ott" 2>&1); rc=$?
 check "a table name outside a-z, 0-9, _ and - is refused with exit 2, FILE:LINE and the name (got: $err)" bash -c "[ $rc -eq 2 ] && grep -qF \"otname.conf:4: table name 'Ops!': expected up to 63 of a-z, 0-9, _ and -\" <<<\"\$1\"" _ "$err"
+# flop_ceiling: vanilla's analytic flops over the configuration's (its speed at vanilla's flop rate): 1.00 for
+# vanilla, below 1 for ghost's two backward passes, and the value is the ratio of the two runs' flops_per_step
+m="$tmp/t/small-macros.tex"
+fv=$(grep -o '"flops_per_step": [0-9.e+]*' "$tmp/r/small-vanilla-4-free.json" | grep -o '[0-9.e+]*$')
+fg=$(grep -o '"flops_per_step": [0-9.e+]*' "$tmp/r/small-ghost-4-free.json" | grep -o '[0-9.e+]*$')
+cg=$(grep -o '\\dpdef{small}{ghost-4-free}{flop_ceiling}{[0-9.]*}' "$m" | grep -o '{[0-9.]*}$' | tr -d '{}')
+check "flop_ceiling: vanilla 1.00, ghost $cg, the flops of a step $fv / $fg" \
+    bash -c "grep -qxF '\\dpdef{small}{vanilla-4-free}{flop_ceiling}{1.00}' '$m' && awk -v c='$cg' -v v='$fv' -v g='$fg' 'BEGIN { exit !(c > 0 && c < 1 && (c - v / g) ^ 2 < 0.01 ^ 2) }'"
