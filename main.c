@@ -1944,18 +1944,24 @@ static long long rep_sibling(const rep *r, long long c, const char *ref) {
     return -1;
 }
 
+/* configuration c's vanilla sibling where both finished, else -1 */
+static long long rep_vanilla_ok(const rep *r, long long c) {
+    long long d = rep_sibling(r, c, "vanilla");
+    return d < 0 || !r->res[c].have || strcmp(r->res[c].status, "ok") || !r->res[d].have || strcmp(r->res[d].status, "ok") ? -1 : d;
+}
+
 /* throughput of configuration c relative to its vanilla sibling (measured: cuda) */
 static double rep_speed(const rep *r, long long c) {
-    long long d = rep_sibling(r, c, "vanilla");
-    if (d < 0 || !r->res[c].have || strcmp(r->res[c].status, "ok") || !r->res[d].have || strcmp(r->res[d].status, "ok")) return NAN;
+    long long d = rep_vanilla_ok(r, c);
+    if (d < 0) return NAN;
     return r->res[c].tokens_s / r->res[d].tokens_s;
 }
 
 /* vanilla's analytic flops of a step over configuration c's: the speed against vanilla that c would have if
    both ran at the same flop rate (the ceiling of its speed at kernels as efficient as vanilla's) */
 static double rep_flop_ceiling(const rep *r, long long c) {
-    long long d = rep_sibling(r, c, "vanilla");
-    if (d < 0 || !r->res[c].have || strcmp(r->res[c].status, "ok") || !r->res[d].have || strcmp(r->res[d].status, "ok") || !(r->res[c].flops > 0)) return NAN;
+    long long d = rep_vanilla_ok(r, c);
+    if (d < 0 || !(r->res[c].flops > 0)) return NAN;
     return r->res[d].flops / r->res[c].flops;
 }
 
