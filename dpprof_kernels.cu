@@ -58,6 +58,7 @@ struct dpprof__cu_state {
     long long launches;          // kernels queued by dpprof__launch since dpprof_cuda_init (dpprof_cuda_launch_count)
     int norms_cublas;            // bf16 flash norms on cuBLAS blocks, not dpprof's tensor-core kernels (dpprof_cuda_set_tc_norms(0))
     int clipgrad_fused;          // bf16 clipgrad on the fused tensor-core kernel, not cuBLAS per sample (dpprof_cuda_set_fused_clipgrad)
+    int wg_rows;                 // rows of a weight-gradient tensor-core block, 128 or 256; 0: the widest the device holds (dpprof_cuda_set_wgrad_block)
 };
 static dpprof__cu_state dpprof__cu;
 static char dpprof_cu_err[512] = "";
@@ -233,6 +234,13 @@ extern "C" int dpprof_cuda_set_attention_block(int rows) {
     const int was = dpprof__cu.attn_rows;
     if (rows != 0 && rows != 64 && rows != 128) return -1;
     dpprof__cu.attn_rows = rows;
+    return was;
+}
+
+extern "C" int dpprof_cuda_set_wgrad_block(int rows) {
+    const int was = dpprof__cu.wg_rows;
+    if (rows != 0 && rows != 128 && rows != 256) return -1;
+    dpprof__cu.wg_rows = rows;
     return was;
 }
 
@@ -3284,12 +3292,13 @@ __global__ void dpprof__k_dp_clip_alpha(float *cf, const double *c, int n) {
     cf[i] = f;
 }
 
-// a = b = 0: the two accumulator sets (a warp's 64 x 32, 4 x 4 mma tiles) of the clipgrad and gram kernels
-__device__ __forceinline__ void dpprof__zero_tiles(float (&a)[4][4][4], float (&b)[4][4][4]) {
+// a = b = 0: accumulator sets of a warp's mma tiles (M x N tiles of 16 x 8: the clipgrad, psg-norm and gram kernels)
+template <int M, int N>
+__device__ __forceinline__ void dpprof__zero_tiles(float (&a)[M][N][4], float (&b)[M][N][4]) {
     DPPROF__UNROLL
-    for (int mi = 0; mi < 4; mi++)
+    for (int mi = 0; mi < M; mi++)
         DPPROF__UNROLL
-        for (int ni = 0; ni < 4; ni++)
+        for (int ni = 0; ni < N; ni++)
             DPPROF__UNROLL
             for (int e = 0; e < 4; e++) a[mi][ni][e] = b[mi][ni][e] = 0.f;
 }
@@ -3303,117 +3312,191 @@ static bool dpprof__norm_tc(const float *dy, const float *x, int IC, int OC) {
 
 // sum over a thread's elements of its two accumulator sets' product a * b, in double, in a fixed order
 // (the epilogues of the norm kernels)
-__device__ __forceinline__ double dpprof__tiles_dot(const float (&a)[4][4][4], const float (&b)[4][4][4]) {
+template <int M, int N>
+__device__ __forceinline__ double dpprof__tiles_dot(const float (&a)[M][N][4], const float (&b)[M][N][4]) {
     double s = 0.0;
     DPPROF__UNROLL
-    for (int mi = 0; mi < 4; mi++)
+    for (int mi = 0; mi < M; mi++)
         DPPROF__UNROLL
-        for (int ni = 0; ni < 4; ni++)
+        for (int ni = 0; ni < N; ni++)
             DPPROF__UNROLL
             for (int e = 0; e < 4; e++) s += (double)a[mi][ni][e] * (double)b[mi][ni][e];
     return s;
 }
 
-// the bf16 weight-gradient tiles on the tensor cores, two uses of one main loop (dpprof__k_wgrad_tc<NORM>):
+// the bf16 weight-gradient tiles on the tensor cores, two uses of one main loop (dpprof__k_wgrad_tc<NORM, WN>):
 // - clipgrad (NORM false, dpprof_cuda_set_fused_clipgrad): dw (OC, IC) fp32 += sum_i cf_i dy_i^T x_i in one
-//   pass over dy and x, dw read and written once. a block owns a 128 x 128 tile of dw and walks every
+//   pass over dy and x, dw read and written once. a block owns a BM x 128 tile of dw and walks every
 //   sample's T rows; at a sample's last step each thread adds cf_i times its accumulators to a running total
 //   (fp32 fma, in sample order) and clears them. cf is the cuBLAS path's (rounded toward zero), every dw
 //   element is one thread's: deterministic.
 // - psg norm (NORM true, the flash norm's per-sample-gradient flavour): block (tile, sample i0 + z) builds
-//   its 128 x 128 tile of g_i = dy_i^T x_i over sample i's T rows and squares it in double in the epilogue:
+//   its BM x 128 tile of g_i = dy_i^T x_i over sample i's T rows and squares it in double in the epilogue:
 //   one partial part[z * tiles + tile] (the fixed-order tree), no tile of g_i ever leaves the chip, and dy_i,
 //   x_i are read once per tile row / column, as the weight-gradient GEMM itself reads them.
-// the main loop: T rows 32 at a time through a 3-stage cp.async pipeline (rows past T and columns past OC or
-// IC zero-filled); 8 warps of 64 x 32, fp32 mma accumulators. the operands are used as they lie (dy rows
-// [t][o], x rows [t][k]): ldmatrix.trans makes the A fragments of dy^T and the B fragments of x. rows padded
-// by 8 bf16 (272 bytes), so an ldmatrix's 8 row addresses fall in 8 different 16-byte bank groups. IC, OC
-// multiples of 8 and 16-byte aligned dy, x (whole 16-byte chunks); the callers check
-#define DPPROF__CG_BK 32                                      // rows of a pipeline stage
-#define DPPROF__CG_ST 3                                       // stages
-#define DPPROF__CG_LD (128 + 8)                               // bf16 per shared row
-#define DPPROF__CG_STAGE (2 * DPPROF__CG_BK * DPPROF__CG_LD)  // bf16 per stage: the dy tile, then the x tile
-#define DPPROF__CG_BYTES ((size_t)DPPROF__CG_ST * DPPROF__CG_STAGE * 2)
+// the main loop: T rows 32 at a time through a cp.async pipeline (rows past T and columns past OC or IC
+// zero-filled); 8 warps of 64 x WN, fp32 mma accumulators. the operands are used as they lie (dy rows [t][o],
+// x rows [t][k]): ldmatrix.trans makes the A fragments of dy^T and the B fragments of x. rows padded by 8
+// bf16, so an ldmatrix's 8 row addresses fall in 8 different 16-byte bank groups. IC, OC multiples of 8 and
+// 16-byte aligned dy, x (whole 16-byte chunks); the callers check.
+// the warp tile is what shared memory's bandwidth allows: an mma.sync m16n8k16 is 2048 multiply-adds, and an
+// H100 SM does 2048 a clock but reads 128 bytes of shared memory a clock. a warp of 64 x WN reads (64 + WN)
+// x 16 bf16 of fragments per 64 WN 16 multiply-adds by ldmatrix, and the cp.async stores of a BM x 128 block
+// add (BM + 128) x 2 bytes per BM x 128: per multiply-add, 3/32 + 1/32 byte at WN = 32 (BM = 128), which
+// bounds the kernel at half the tensor-core peak; 1/16 + 3/128 at WN = 64 (BM = 256): 73%. WN = 64 is the
+// default where the device's shared memory per block holds it (sm_90); its accumulators are 128 floats a
+// thread, so the clipgrad's running totals (128 more) live in shared memory, each thread's own (laid out by
+// thread, so a warp's 32 accesses are 32 consecutive words), read and written once per sample.
+template <bool NORM, int WN>
+struct dpprof__wg_cfg {
+    static_assert(WN == 32 || WN == 64, "warp tiles of 64 x 32 or 64 x 64");
+    static constexpr int NI = WN / 8;                                  // mma tiles of a warp along k
+    static constexpr int WNC = 128 / WN, WMC = 8 / WNC;                // warps along k and along o
+    static constexpr int BM = 64 * WMC, BN = 128, BK = 32;             // block tile (o x k), rows a stage
+    static constexpr int ST = 3;                                       // stages
+    static constexpr int LDA = BM + 8, LDB = BN + 8;                   // bf16 per shared row: dy, x
+    static constexpr int STAGE = BK * (LDA + LDB);                     // bf16 a stage: the dy tile, then the x tile
+    static constexpr bool TOT_SMEM = !NORM && WN == 64;                // the clipgrad's totals in shared memory
+    static constexpr int TOT = 4 * NI * 4;                             // accumulators a thread
+    static constexpr size_t BYTES = (size_t)ST * STAGE * 2 + (TOT_SMEM ? (size_t)TOT * 256 * sizeof(float) : 0);
+};
 
-// step it of a walk (sample it / KT, rows 32 (it % KT) ..) into stage buffer S: the dy tile (columns
-// o0 ..) and the x tile (columns k0 ..), 32 x 128 each. rep: every sample of the walk reads sample 0's rows
+// step it of a walk (sample it / KT, rows BK (it % KT) ..) into stage buffer S: the dy tile (columns o0 ..)
+// and the x tile (columns k0 ..), BK x BM and BK x 128. rep: every sample of the walk reads sample 0's rows
 // (dpprof_linear_clipgrad_rep_gpu)
+template <class C>
 __device__ __forceinline__ void dpprof__cg_load(dpprof__bf16 *S, const dpprof__bf16 *dy, const dpprof__bf16 *x, long long it, int KT, int T, int IC, int OC, int o0, int k0,
                                                 int rep) {
-    const int t0 = (int)(it % KT) * DPPROF__CG_BK;
+    const int t0 = (int)(it % KT) * C::BK;
     const size_t g = (size_t)(rep ? 0 : it / KT) * T + t0; // the first row
-    dpprof__cp_tile<DPPROF__CG_BK, 128, DPPROF__CG_LD, 256>(S, dy + g * OC + o0, OC, T - t0, OC - o0);
-    dpprof__cp_tile<DPPROF__CG_BK, 128, DPPROF__CG_LD, 256>(S + DPPROF__CG_BK * DPPROF__CG_LD, x + g * IC + k0, IC, T - t0, IC - k0);
+    dpprof__cp_tile<C::BK, C::BM, C::LDA, 256>(S, dy + g * OC + o0, OC, T - t0, OC - o0);
+    dpprof__cp_tile<C::BK, C::BN, C::LDB, 256>(S + C::BK * C::LDA, x + g * IC + k0, IC, T - t0, IC - k0);
 }
 
-template <bool NORM>
+template <bool NORM, int WN>
 __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part, const dpprof__bf16 *dy, const dpprof__bf16 *x, const float *cf, int i0, int n, int T,
                                                       int IC, int OC, int rep) {
+    using C = dpprof__wg_cfg<NORM, WN>;
+    constexpr int NI = C::NI, ST = C::ST, BK = C::BK, LDA = C::LDA, LDB = C::LDB;
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
     __shared__ double red[DPPROF__DP_NT];
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w >> 2, wn = w & 3, g = lane >> 2, t4 = lane & 3;
-    const int o0 = (int)blockIdx.y * 128, k0 = (int)blockIdx.x * 128, KT = (T + DPPROF__CG_BK - 1) / DPPROF__CG_BK;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w / C::WNC, wn = w % C::WNC, g = lane >> 2, t4 = lane & 3;
+    const int o0 = (int)blockIdx.y * C::BM, k0 = (int)blockIdx.x * C::BN, KT = (T + BK - 1) / BK;
     // the walk: steps it0 .. it0 + NIT - 1 (NORM: sample i0 + z's; else every sample's)
     const long long it0 = NORM ? ((long long)i0 + blockIdx.z) * KT : 0, NIT = NORM ? KT : (long long)n * KT;
     // this lane's ldmatrix rows: A (dy^T) matrices j = lane / 8 at t + 8 (j / 2), o + 8 (j % 2); B (x) at t + 8 (j % 2), k + 8 (j / 2)
     const int arow = (lane & 7) + 8 * (lane >> 4), acol = 64 * wm + 8 * ((lane >> 3) & 1);
-    const int brow = (lane & 7) + 8 * ((lane >> 3) & 1), bcol = 32 * wn + 8 * (lane >> 4);
-    float acc[4][4][4], tot[4][4][4];
+    const int brow = (lane & 7) + 8 * ((lane >> 3) & 1), bcol = WN * wn + 8 * (lane >> 4);
+    // this thread's running totals in shared memory (TOT_SMEM): element q at totm[256 q]
+    float *const totm = C::TOT_SMEM ? (float *)(sm + ST * C::STAGE) + threadIdx.x : nullptr;
+    float acc[4][NI][4], tot[4][NI][4];
     dpprof__zero_tiles(acc, tot);
-    for (int s = 0; s < DPPROF__CG_ST - 1; s++) {
-        if (s < NIT) dpprof__cg_load(sm + s * DPPROF__CG_STAGE, dy, x, it0 + s, KT, T, IC, OC, o0, k0, rep);
+    if constexpr (C::TOT_SMEM)
+        for (int q = 0; q < C::TOT; q++) totm[256 * q] = 0.f;
+    for (int s = 0; s < ST - 1; s++) {
+        if (s < NIT) dpprof__cg_load<C>(sm + s * C::STAGE, dy, x, it0 + s, KT, T, IC, OC, o0, k0, rep);
         dpprof__cp_commit();
     }
     for (long long j = 0; j < NIT; j++) {
-        dpprof__cp_wait<DPPROF__CG_ST - 2>(); // this thread's copies of step j have landed
-        __syncthreads();                      // everyone's have, and step j - 1's stage is no longer read
-        const long long nx = j + DPPROF__CG_ST - 1;
-        if (nx < NIT) dpprof__cg_load(sm + (int)(nx % DPPROF__CG_ST) * DPPROF__CG_STAGE, dy, x, it0 + nx, KT, T, IC, OC, o0, k0, rep);
+        dpprof__cp_wait<ST - 2>(); // this thread's copies of step j have landed
+        __syncthreads();           // everyone's have, and step j - 1's stage is no longer read
+        const long long nx = j + ST - 1;
+        if (nx < NIT) dpprof__cg_load<C>(sm + (int)(nx % ST) * C::STAGE, dy, x, it0 + nx, KT, T, IC, OC, o0, k0, rep);
         dpprof__cp_commit(); // empty past the end: the wait above counts groups
-        const dpprof__bf16 *As = sm + (int)(j % DPPROF__CG_ST) * DPPROF__CG_STAGE, *Bs = As + DPPROF__CG_BK * DPPROF__CG_LD;
+        const dpprof__bf16 *As = sm + (int)(j % ST) * C::STAGE, *Bs = As + BK * LDA;
         DPPROF__UNROLL
-        for (int kk = 0; kk < DPPROF__CG_BK / 16; kk++) {
-            uint32_t a[4][4], b[4][2];
+        for (int kk = 0; kk < BK / 16; kk++) {
+            uint32_t a[4][4], b[NI][2];
             DPPROF__UNROLL
-            for (int mi = 0; mi < 4; mi++) dpprof__ldsm4<true>(a[mi], As + (16 * kk + arow) * DPPROF__CG_LD + acol + 16 * mi);
+            for (int mi = 0; mi < 4; mi++) dpprof__ldsm4<true>(a[mi], As + (16 * kk + arow) * LDA + acol + 16 * mi);
             DPPROF__UNROLL
-            for (int nj = 0; nj < 2; nj++) {
+            for (int nj = 0; nj < NI / 2; nj++) {
                 uint32_t r[4];
-                dpprof__ldsm4<true>(r, Bs + (16 * kk + brow) * DPPROF__CG_LD + bcol + 16 * nj);
+                dpprof__ldsm4<true>(r, Bs + (16 * kk + brow) * LDB + bcol + 16 * nj);
                 b[2 * nj][0] = r[0], b[2 * nj][1] = r[1], b[2 * nj + 1][0] = r[2], b[2 * nj + 1][1] = r[3];
             }
             DPPROF__UNROLL
             for (int mi = 0; mi < 4; mi++)
                 DPPROF__UNROLL
-                for (int ni = 0; ni < 4; ni++) dpprof__mma_bf16(acc[mi][ni], a[mi], b[ni]);
+                for (int ni = 0; ni < NI; ni++) dpprof__mma_bf16(acc[mi][ni], a[mi], b[ni]);
         }
         if (!NORM && (j + 1) % KT == 0) { // the sample's last rows: total += cf_i (its dy_i^T x_i tile)
             const float c = cf[j / KT];
             DPPROF__UNROLL
             for (int mi = 0; mi < 4; mi++)
                 DPPROF__UNROLL
-                for (int ni = 0; ni < 4; ni++)
+                for (int ni = 0; ni < NI; ni++)
                     DPPROF__UNROLL
-                    for (int e = 0; e < 4; e++) tot[mi][ni][e] = fmaf(c, acc[mi][ni][e], tot[mi][ni][e]), acc[mi][ni][e] = 0.f;
+                    for (int e = 0; e < 4; e++) {
+                        if constexpr (C::TOT_SMEM) {
+                            float *t = totm + 256 * ((mi * NI + ni) * 4 + e);
+                            *t = fmaf(c, acc[mi][ni][e], *t);
+                        } else tot[mi][ni][e] = fmaf(c, acc[mi][ni][e], tot[mi][ni][e]);
+                        acc[mi][ni][e] = 0.f;
+                    }
         }
     }
     dpprof__cp_wait<0>(); // only empty groups remain; nothing in flight at the exit
     if constexpr (NORM) { // ||tile of g_i||^2: elements past OC or IC are zeros (zero-filled operands)
-        const double s = dpprof__k_dp_block_sum(dpprof__tiles_dot(acc, acc), red);
+        double s = 0.0;
+        if constexpr (WN == 64) {
+            // the squares in tiles_dot's order, each half of the accumulators first stored to the (spent) stages and
+            // read back (volatile: through shared memory, not forwarded), so they die as they are stored: squared
+            // in registers, ptxas widens all 128 at once and spills
+            static_assert((size_t)ST * C::STAGE * 2 >= (size_t)2 * NI * 4 * 256 * sizeof(float), "half the accumulators fit in the stages");
+            volatile float *st = (float *)sm + threadIdx.x;
+            __syncthreads(); // every warp is done with the last stage
+            DPPROF__UNROLL
+            for (int h = 0; h < 2; h++) {
+                DPPROF__UNROLL
+                for (int mi = 2 * h; mi < 2 * h + 2; mi++)
+                    DPPROF__UNROLL
+                    for (int ni = 0; ni < NI; ni++)
+                        DPPROF__UNROLL
+                        for (int e = 0; e < 4; e++) st[256 * (((mi - 2 * h) * NI + ni) * 4 + e)] = acc[mi][ni][e];
+                DPPROF__UNROLL
+                for (int q = 0; q < 2 * NI * 4; q++) {
+                    const double v = (double)st[256 * q];
+                    s += v * v;
+                }
+            }
+        } else s = dpprof__tiles_dot(acc, acc);
+        s = dpprof__k_dp_block_sum(s, red);
         if (threadIdx.x == 0) part[(size_t)blockIdx.z * gridDim.x * gridDim.y + (size_t)blockIdx.y * gridDim.x + blockIdx.x] = s;
     } else {
         DPPROF__UNROLL
         for (int mi = 0; mi < 4; mi++)
             DPPROF__UNROLL
-            for (int ni = 0; ni < 4; ni++)
+            for (int ni = 0; ni < NI; ni++)
                 DPPROF__UNROLL
                 for (int hf = 0; hf < 2; hf++) {
-                    const int o = o0 + 64 * wm + 16 * mi + g + 8 * hf, k = k0 + 32 * wn + 8 * ni + 2 * t4; // k even, IC even: k + 1 < IC with k
+                    const int o = o0 + 64 * wm + 16 * mi + g + 8 * hf, k = k0 + WN * wn + 8 * ni + 2 * t4; // k even, IC even: k + 1 < IC with k
                     if (o >= OC || k >= IC) continue;
                     float *d = dw + (size_t)o * IC + k;
-                    d[0] += tot[mi][ni][2 * hf], d[1] += tot[mi][ni][2 * hf + 1];
+                    if constexpr (C::TOT_SMEM) {
+                        const float *t = totm + 256 * ((mi * NI + ni) * 4 + 2 * hf);
+                        d[0] += t[0], d[1] += t[256];
+                    } else d[0] += tot[mi][ni][2 * hf], d[1] += tot[mi][ni][2 * hf + 1];
                 }
     }
+}
+
+// the weight-gradient kernel's warp tile for this device: 64 (blocks of 256 x 128) where its shared memory per
+// block holds that kernel, else 32 (128 x 128); dpprof_cuda_set_wgrad_block(128 or 256) forces one
+template <bool NORM>
+static bool dpprof__wg_wide() {
+    if (dpprof__cu.wg_rows) return dpprof__cu.wg_rows == 256;
+    return dpprof__cu.smem_optin > 0 && dpprof__wg_cfg<NORM, 64>::BYTES + DPPROF__DP_NT * sizeof(double) <= (size_t)dpprof__cu.smem_optin;
+}
+
+// one launch of dpprof__k_wgrad_tc<NORM, WN>: grid (IC / 128, OC / BM, z) blocks
+template <bool NORM, int WN>
+static void dpprof__wg_launch(const char *what, unsigned z, float *dw, double *part, const dpprof__bf16 *dy, const dpprof__bf16 *x, const float *cf, int i0, int n,
+                              int T, int IC, int OC, int rep) {
+    using C = dpprof__wg_cfg<NORM, WN>;
+    dpprof__smem_optin(dpprof__k_wgrad_tc<NORM, WN>, C::BYTES, what);
+    dpprof__launch(what, dpprof__k_wgrad_tc<NORM, WN>, dim3((unsigned)((IC + C::BN - 1) / C::BN), (unsigned)((OC + C::BM - 1) / C::BM), z), dim3(DPPROF__DP_NT),
+                   C::BYTES, dw, part, dy, x, cf, i0, n, T, IC, OC, rep);
 }
 
 // dw (OC,IC) fp32 += sum_i c_i dy_i^T x_i with dy_i, x_i bf16: by default one cuBLAS GEMM per sample (K = T)
@@ -3429,9 +3512,8 @@ static void dpprof__clipgrad_bf16(float *dw, const dpprof__bf16 *dy, const dppro
     if (dpprof__cu.err) return;
     // one sample: cuBLAS's single GEMM already writes dw once, and is the faster GEMM
     if (dpprof__cu.clipgrad_fused && n > 1 && IC % 8 == 0 && OC % 8 == 0 && !((uintptr_t)dy & 15) && !((uintptr_t)x & 15)) {
-        dpprof__smem_optin(dpprof__k_wgrad_tc<false>, DPPROF__CG_BYTES, what);
-        dpprof__launch(what, dpprof__k_wgrad_tc<false>, dim3((unsigned)((IC + 127) / 128), (unsigned)((OC + 127) / 128)), dim3(256), DPPROF__CG_BYTES, dw,
-                       (double *)nullptr, dy, x, (const float *)cf, 0, n, T, IC, OC, rep);
+        if (dpprof__wg_wide<false>()) dpprof__wg_launch<false, 64>(what, 1, dw, nullptr, dy, x, cf, 0, n, T, IC, OC, rep);
+        else dpprof__wg_launch<false, 32>(what, 1, dw, nullptr, dy, x, cf, 0, n, T, IC, OC, rep);
         return;
     }
     const size_t sx = rep ? 0 : (size_t)T * IC, sy = rep ? 0 : (size_t)T * OC;
@@ -3466,21 +3548,22 @@ extern "C" void dpprof_linear_clipgrad_rep_gpu(float *dw, const float *dy, const
 }
 
 // the flash norm, per-sample-gradient flavour: fp32 on the simt kernel, bf16 on the tensor-core kernel
-// (dpprof__k_wgrad_tc<true>, one partial per 128 x 128 tile and sample, every sample of a chunk in one
-// launch) or, for other shapes and with dpprof_cuda_set_tc_norms(0), on cuBLAS blocks of g_i in the scratch
+// (dpprof__k_wgrad_tc<true, WN>, one partial per tile of 256 x 128 or 128 x 128 and sample, every sample of
+// a chunk in one launch) or, for other shapes and with dpprof_cuda_set_tc_norms(0), on cuBLAS blocks of g_i in the scratch
 extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_psg_gpu";
     if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
-    const long long cx = dpprof__dp_cdiv(IC, 128), cy = dpprof__dp_cdiv(OC, 128), ct = cx * cy; // the 128 x 128 tiles
+    const bool wide = dpprof__wg_wide<true>();
+    const long long cx = dpprof__dp_cdiv(IC, 128), cy = dpprof__dp_cdiv(OC, wide ? 256 : 128), ct = cx * cy; // the tensor-core kernel's tiles
     if (dpprof__norm_tc(dy, x, IC, OC) && ct <= DPPROF__DP_CAP && cy <= DPPROF__DP_MAXZ) {
         const long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, ct); // samples per launch
         double *part = (double *)dpprof__scratch((size_t)(ct * chunk) * sizeof(double), what);
         if (!part) return;
-        dpprof__smem_optin(dpprof__k_wgrad_tc<true>, DPPROF__CG_BYTES, what);
         for (int i0 = 0; i0 < n; i0 += (int)chunk) {
             const long long k = dpprof__dp_min(chunk, n - i0);
-            dpprof__launch(what, dpprof__k_wgrad_tc<true>, dim3((unsigned)cx, (unsigned)cy, (unsigned)k), dim3(DPPROF__DP_NT), DPPROF__CG_BYTES, (float *)nullptr, part,
-                           dpprof__act<dpprof__bf16>(dy), dpprof__act<dpprof__bf16>(x), (const float *)nullptr, i0, n, T, IC, OC, 0);
+            const dpprof__bf16 *dyb = dpprof__act<dpprof__bf16>(dy), *xb = dpprof__act<dpprof__bf16>(x);
+            if (wide) dpprof__wg_launch<true, 64>(what, (unsigned)k, nullptr, part, dyb, xb, nullptr, i0, n, T, IC, OC, 0);
+            else dpprof__wg_launch<true, 32>(what, (unsigned)k, nullptr, part, dyb, xb, nullptr, i0, n, T, IC, OC, 0);
             dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, ct);
         }
         return;

@@ -98,6 +98,9 @@ static void help_run(void) {
            "                         start and takes the faster (the json's auto_clipgrad_ms, layers[].clipgrad_kernel);\n"
            "                         the other algorithms use cuBLAS\n"
            "  --cublas-clipgrad      the clipped weight gradients on cuBLAS per sample, --algo auto too (no timing)\n"
+           "  --wgrad-block 128|256  cuda, bf16: rows of a block of the weight-gradient tensor-core kernel (the fused\n"
+           "                         clipped gradient, the flash norm's psg flavour); default 256 where the device's\n"
+           "                         shared memory per block holds it (sm_90), else 128: for comparing the two\n"
            "  --fused-noise          the noise, the division by the batch and the optimizer step in one pass over\n"
            "                         the gradients (the same bits); the noise phase is then part of optimizer_step.\n"
            "                         default: --algo auto on cuda times one pass against two at session start and\n"
@@ -270,6 +273,13 @@ static int parse_run(int argc, char **argv, run_opts *o) {
                 fprintf(stderr, "%s: --delta '%s': expected a number in (0, 1)\n", prog, v);
                 return EXIT_USAGE;
             }
+        }
+        else if (!strcmp(a, "--wgrad-block")) {
+            if (strcmp(v, "128") && strcmp(v, "256")) {
+                fprintf(stderr, "%s: --wgrad-block '%s': expected 128 or 256\n", prog, v);
+                return EXIT_USAGE;
+            }
+            c->wgrad_block = atoi(v);
         }
         DBLOPT("--lora-alpha", lora_alpha, 0, 1e12, 1)
         else if (!strcmp(a, "--target-epsilon")) { if (parse_dbl(a, v, 0, 1e6, 1, &o->target_epsilon)) return EXIT_USAGE; }

@@ -245,20 +245,48 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
     memcpy(ref, start, (size_t)n * sizeof(double));
     dpprof_linear_sqnorm_psg_ref(ref, dy, x, n, T, IC, OC);
     tdp_norm_paths("linear_sqnorm_psg", shape, tdp_n_fpsg, &k, start, ref, bf16 && IC % 8 == 0 && OC % 8 == 0);
+    if (bf16) { /* the same kernel in blocks of 128 x 128 (the default on a device whose shared memory holds them: 256 x 128) */
+        CHECK(dpprof_cuda_set_wgrad_block(128) == 0 && dpprof_cuda_set_wgrad_block(100) == -1, "gpu dp: dpprof_cuda_set_wgrad_block(128) returns the default 0, 100 is refused");
+        tdp_norm_check("linear_sqnorm_psg (128-row blocks)", shape, tdp_n_fpsg, &k, start, ref, n);
+        CHECK(dpprof_cuda_set_wgrad_block(0) == 128, "gpu dp: dpprof_cuda_set_wgrad_block(0) returns the previous 128");
+    }
 
     memcpy(dw, dw0, P * sizeof *dw);
     dpprof_linear_clipgrad_ref(dw, dy, x, c, n, T, IC, OC);
     tdp_grad_check("linear_clipgrad", shape, "dw += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
     if (bf16) { /* the fused tensor-core kernel (dpprof_cuda_set_fused_clipgrad): with 2 samples or more and IC, OC multiples
-                   of 8 it is the only kernel after the factors' (two launches a call, cuBLAS's are not counted), else cuBLAS stays */
+                   of 8 it is the only kernel after the factors' (two launches a call, cuBLAS's are not counted), else cuBLAS stays.
+                   its default blocks (256 rows where the device holds them) and blocks of 128 rows give every element the same
+                   arithmetic: the same bits */
         const long long want = n == 0 || T == 0 ? 0 : n > 1 && IC % 8 == 0 && OC % 8 == 0 ? 4 : 2;
-        long long l0, ran;
+        static const int rows[2] = {0, 128};
+        float *out[2];
+        int r, same;
         dpprof_cuda_set_fused_clipgrad(1);
-        l0 = dpprof_cuda_launch_count();
-        tdp_grad_check("linear_clipgrad (fused kernel)", shape, "dw += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
-        ran = dpprof_cuda_launch_count() - l0;
-        CHECK(dpprof_cuda_set_fused_clipgrad(0) == 1 && ran == want, "gpu dp: linear_clipgrad %s: the fused kernel %s (%lld launches for two calls, want %lld)", shape,
-              want == 4 ? "ran" : "was not taken", ran, want);
+        for (r = 0; r < 2; r++) {
+            char name[64];
+            long long l0, ran;
+            snprintf(name, sizeof name, "linear_clipgrad (fused kernel, %s blocks)", r ? "128-row" : "default");
+            dpprof_cuda_set_wgrad_block(rows[r]);
+            l0 = dpprof_cuda_launch_count();
+            tdp_grad_check(name, shape, "dw += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
+            ran = dpprof_cuda_launch_count() - l0;
+            CHECK(ran == want, "gpu dp: linear_clipgrad %s: the fused kernel in %s blocks %s (%lld launches for two calls, want %lld)", shape, r ? "128-row" : "default",
+                  want == 4 ? "ran" : "was not taken", ran, want);
+            out[r] = (float *)tdp_dev(dw0, P * sizeof(float));
+            tdp_f_clipgrad(out[r], &k);
+        }
+        dpprof_cuda_set_wgrad_block(0);
+        CHECK(dpprof_cuda_set_fused_clipgrad(0) == 1, "gpu dp: dpprof_cuda_set_fused_clipgrad(0) returns 1 after 1");
+        {
+            dpprof_real *h0 = (dpprof_real *)tdp_get(out[0], P * sizeof(float)), *h1 = (dpprof_real *)tdp_get(out[1], P * sizeof(float));
+            same = dpprof_cuda_sync() == DPPROF_OK && memcmp(h0, h1, P * sizeof(float)) == 0;
+            CHECK(same, "gpu dp: linear_clipgrad %s: the fused kernel's default and 128-row blocks give the same bits", shape);
+            free(h0);
+            free(h1);
+        }
+        dpprof_cuda_release(out[0]);
+        dpprof_cuda_release(out[1]);
     }
     if (n > 0) { /* auto's timing call on either kernel: n copies of sample 0 with the n factors */
         dpprof_real *dyr = (dpprof_real *)malloc((size_t)n * T * OC * sizeof *dyr), *xr = (dpprof_real *)malloc((size_t)n * T * IC * sizeof *xr);
