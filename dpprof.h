@@ -335,9 +335,9 @@ typedef struct dpprof_config {
                                     gradients (dpprof_noise_adam_gpu on cuda), the same bits; no noise phase then: the
                                     optimizer_step phase holds it. 1 -> fused; -1 -> two passes; 0 -> --algo auto on
                                     cuda times both at session start and takes the faster, the others two passes */
-    int wgrad_block;             /* cuda, bf16: rows of a block of the weight-gradient tensor-core kernel (the fused clipgrad
-                                    and the psg flavour of the flash norm), dpprof_cuda_set_wgrad_block: 256 or 128;
-                                    0 -> the default (256 where the device's shared memory per block holds the kernel) */
+    int dp_warp_tile;            /* cuda, bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipgrad, both
+                                    flavours of the flash norm), dpprof_cuda_set_dp_warp_tile: 64 (64 x 64) or 32 (64 x 32);
+                                    0 -> the default (64 where the device's shared memory per block holds the kernels) */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
     int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
@@ -517,20 +517,25 @@ DPPROF_API int dpprof_cuda_set_attention_block(int rows);
    or under --algo auto the kernel it measured faster at the layer's shape (make bench-clipgrad times the two).
    returns the previous setting */
 DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on);
-/* rows of a block of the bf16 weight-gradient tensor-core kernel (the fused clipgrad and the psg flavour of the
-   flash norm): 256 (8 warps of 64 x 64 over 256 x 128 of dw; the clipgrad's running totals in shared memory) or
-   128 (8 warps of 64 x 32 over 128 x 128, the totals in registers), or 0, the default: 256 where the device's
-   shared memory per block holds that kernel (sm_90: 205 KiB for the clipgrad), else 128. at 128 the ldmatrix
-   reads and cp.async stores bound the kernel at half an H100's tensor-core peak (shared memory moves 128
-   bytes a clock, the tensor cores take 2048 multiply-adds); at 256, at 73% (67% for the clipgrad, whose totals
-   add 9% to the traffic at T=1024). the same arithmetic per element
-   either way (the norm's partials are summed in another grouping): the same tolerances. for measuring the
-   two and tests; returns the previous setting, or -1 for any other value (nothing changes) */
-DPPROF_API int dpprof_cuda_set_wgrad_block(int rows);
+/* the warp tile of dpprof's bf16 dp tensor-core kernels: the weight-gradient kernel (the fused clipgrad and the
+   psg flavour of the flash norm) and the gram kernel (the gram flavour). 64: warps of 64 x 64 (the weight
+   gradient in blocks of 256 x 128 with 8 warps, the clipgrad's running totals in shared memory; the grams of a
+   128 x 128 position pair with 4 warps, the input's gram in shared memory); 32: warps of 64 x 32 (blocks of
+   128 x 128 with 8 warps, everything in registers); 0, the default: 64 where the device's shared memory per
+   block holds the kernel (sm_90: 205 KiB for the clipgrad, 124 KiB for the gram kernel), else 32. the reason is
+   shared memory's bandwidth: an H100 SM's tensor cores take 2048 multiply-adds a clock and its shared memory
+   moves 128 bytes, so the ldmatrix reads and cp.async stores of 64 x 32 warps (1/8 byte a multiply-add) bound
+   these kernels at half the tensor-core peak; 64 x 64 warps need 11/128 byte (73%; 67% for the clipgrad, whose
+   totals add 9% at T=1024) in the weight-gradient kernel and 3/32 (67%) in the gram kernel. the same arithmetic
+   per element (the clipgrad has the same bits; the norms' partials are summed in another grouping): the same
+   tolerances. for measuring the two and tests; returns the previous setting, or -1 for any other value
+   (nothing changes) */
+DPPROF_API int dpprof_cuda_set_dp_warp_tile(int cols);
 /* the bf16 per-sample squared norms of a linear layer (flash and flash_bk, and auto where it takes them) on
    tensor-core kernels of dpprof's own (1, the default where IC and OC are multiples of 8) or on cuBLAS (0;
    the path of other shapes). the kernels store nothing of size T x T or OC x IC:
-   - gram flavour (linear_sqnorm_gram): both gram tiles of a 128 x 128 position pair in mma accumulators,
+   - gram flavour (linear_sqnorm_gram): both gram tiles of a 128 x 128 position pair on chip (mma accumulators;
+     the input's in shared memory with warps of 64 x 64, dpprof_cuda_set_dp_warp_tile),
      multiplied in double, only the upper triangle of pairs, all samples in one launch, and the layers that read
      one input (q, k, v; gate, up) in one launch that makes the input's gram tile once for them; cuBLAS: row blocks
      of the two grams in the scratch and a rowdot pass (9.6% of an H100's bf16 peak at T=1024);
@@ -2351,7 +2356,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.auto_materialise < -1 || c.auto_materialise > 2) return dpprof__fail(DPPROF_ERR_INVALID, "auto_materialise = %d must be -1, 0, 1 or 2", c.auto_materialise);
     if (c.auto_ghost < -1 || c.auto_ghost > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_ghost = %d must be -1, 0 or 1", c.auto_ghost);
     if (c.fused_clipgrad < -1 || c.fused_clipgrad > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_clipgrad = %d must be -1, 0 or 1", c.fused_clipgrad);
-    if (c.wgrad_block != 0 && c.wgrad_block != 128 && c.wgrad_block != 256) return dpprof__fail(DPPROF_ERR_INVALID, "wgrad_block = %d must be 0, 128 or 256", c.wgrad_block);
+    if (c.dp_warp_tile != 0 && c.dp_warp_tile != 32 && c.dp_warp_tile != 64) return dpprof__fail(DPPROF_ERR_INVALID, "dp_warp_tile = %d must be 0, 32 or 64", c.dp_warp_tile);
     if (c.fused_noise < -1 || c.fused_noise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_noise = %d must be -1, 0 or 1", c.fused_noise);
     if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
     /* DP-SGD options */
@@ -2730,7 +2735,7 @@ static void dpprof__bind(const dpprof_session *s) {
     if (s->backend == DPPROF_BACKEND_CUDA) {
         (void)dpprof_cuda_set_storage(s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
         (void)dpprof_cuda_set_fused_clipgrad(s->cfg.fused_clipgrad > 0);
-        (void)dpprof_cuda_set_wgrad_block(s->cfg.wgrad_block);
+        (void)dpprof_cuda_set_dp_warp_tile(s->cfg.dp_warp_tile);
     }
 #else
     (void)s;
@@ -4544,7 +4549,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
 #if DPPROF__CUDA
         (void)dpprof_cuda_set_storage(DPPROF_DTYPE_FP32); /* the default for whoever queues ops next */
         (void)dpprof_cuda_set_fused_clipgrad(0);
-        (void)dpprof_cuda_set_wgrad_block(0);
+        (void)dpprof_cuda_set_dp_warp_tile(0);
 #endif
     }
     DPPROF_FREE(s->params);
@@ -4875,10 +4880,10 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, h->norm_eps);
     fputs(", \"init_std\": ", f);
     dpprof__jnum(f, c->init_std);
-    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"fused_noise\": %s, \"wgrad_block\": %d}",
+    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"fused_noise\": %s, \"dp_warp_tile\": %d}",
             (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit,
             c->fused_clipgrad > 0 ? "true" : c->fused_clipgrad == 0 && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false",
-            c->fused_noise > 0 ? "true" : c->fused_noise == 0 && s->noise_n > 0 && !isnan(s->noise_ms[0]) ? "\"measured\"" : "false", c->wgrad_block);
+            c->fused_noise > 0 ? "true" : c->fused_noise == 0 && s->noise_n > 0 && !isnan(s->noise_ms[0]) ? "\"measured\"" : "false", c->dp_warp_tile);
 
     fputs(",\n  \"status\": ", f);
     dpprof__jstr(f, status ? status : "ok");
@@ -11722,7 +11727,7 @@ DPPROF_API int dpprof_cuda_set_attention_block(int rows) { return rows == 0 || r
 DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on) { (void)on; return 0; }
 DPPROF_API long long dpprof_cuda_launch_count(void) { return 0; }
 DPPROF_API int dpprof_cuda_set_tc_norms(int on) { (void)on; return 1; }
-DPPROF_API int dpprof_cuda_set_wgrad_block(int rows) { return rows == 0 || rows == 128 || rows == 256 ? 0 : -1; }
+DPPROF_API int dpprof_cuda_set_dp_warp_tile(int cols) { return cols == 0 || cols == 32 || cols == 64 ? 0 : -1; }
 DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }

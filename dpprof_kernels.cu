@@ -58,7 +58,7 @@ struct dpprof__cu_state {
     long long launches;          // kernels queued by dpprof__launch since dpprof_cuda_init (dpprof_cuda_launch_count)
     int norms_cublas;            // bf16 flash norms on cuBLAS blocks, not dpprof's tensor-core kernels (dpprof_cuda_set_tc_norms(0))
     int clipgrad_fused;          // bf16 clipgrad on the fused tensor-core kernel, not cuBLAS per sample (dpprof_cuda_set_fused_clipgrad)
-    int wg_rows;                 // rows of a weight-gradient tensor-core block, 128 or 256; 0: the widest the device holds (dpprof_cuda_set_wgrad_block)
+    int dp_warp;                 // warp tile of the dp tensor-core kernels, 32 or 64 columns; 0: the widest the device holds (dpprof_cuda_set_dp_warp_tile)
 };
 static dpprof__cu_state dpprof__cu;
 static char dpprof_cu_err[512] = "";
@@ -237,10 +237,10 @@ extern "C" int dpprof_cuda_set_attention_block(int rows) {
     return was;
 }
 
-extern "C" int dpprof_cuda_set_wgrad_block(int rows) {
-    const int was = dpprof__cu.wg_rows;
-    if (rows != 0 && rows != 128 && rows != 256) return -1;
-    dpprof__cu.wg_rows = rows;
+extern "C" int dpprof_cuda_set_dp_warp_tile(int cols) {
+    const int was = dpprof__cu.dp_warp;
+    if (cols != 0 && cols != 32 && cols != 64) return -1;
+    dpprof__cu.dp_warp = cols;
     return was;
 }
 
@@ -2992,12 +2992,13 @@ static long long dpprof__dp_chunk(long long n, long long cap, long long per) {
     return k < 1 ? 1 : k;
 }
 
-// sum of v over the block's 256 threads in a fixed tree (red: 256 shared doubles); all threads get it
-__device__ __forceinline__ double dpprof__k_dp_block_sum(double v, double *red) {
+// sum of v over a block's NT threads in a fixed tree (red: NT shared doubles); all threads get it
+template <int NT>
+__device__ __forceinline__ double dpprof__block_sum_n(double v, double *red) {
     const int tid = threadIdx.x;
     red[tid] = v;
     __syncthreads();
-    for (int s = DPPROF__DP_NT / 2; s > 0; s >>= 1) {
+    for (int s = NT / 2; s > 0; s >>= 1) {
         if (tid < s) red[tid] += red[tid + s];
         __syncthreads();
     }
@@ -3005,6 +3006,8 @@ __device__ __forceinline__ double dpprof__k_dp_block_sum(double v, double *red) 
     __syncthreads(); // red may be reused at once
     return r;
 }
+// the dp kernels' 256 threads
+__device__ __forceinline__ double dpprof__k_dp_block_sum(double v, double *red) { return dpprof__block_sum_n<DPPROF__DP_NT>(v, red); }
 
 // norm2[b] += sum_{j<G} part[b*G + j]: one block per sample, threads strided over j, then the tree.
 // grid (samples), reads G doubles per sample
@@ -3481,12 +3484,16 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part,
     }
 }
 
-// the weight-gradient kernel's warp tile for this device: 64 (blocks of 256 x 128) where its shared memory per
-// block holds that kernel, else 32 (128 x 128); dpprof_cuda_set_wgrad_block(128 or 256) forces one
+// the warp tile of dpprof's dp tensor-core kernels (the weight-gradient kernel, the gram-norm kernel) for a
+// kernel of `bytes` of dynamic and nt doubles of static shared memory at 64 x 64: 64 where the device's
+// shared memory per block holds it, else 32; dpprof_cuda_set_dp_warp_tile(32 or 64) forces one
+static bool dpprof__warp64(size_t bytes, int nt) {
+    if (dpprof__cu.dp_warp) return dpprof__cu.dp_warp == 64;
+    return dpprof__cu.smem_optin > 0 && bytes + (size_t)nt * sizeof(double) <= (size_t)dpprof__cu.smem_optin;
+}
 template <bool NORM>
 static bool dpprof__wg_wide() {
-    if (dpprof__cu.wg_rows) return dpprof__cu.wg_rows == 256;
-    return dpprof__cu.smem_optin > 0 && dpprof__wg_cfg<NORM, 64>::BYTES + DPPROF__DP_NT * sizeof(double) <= (size_t)dpprof__cu.smem_optin;
+    return dpprof__warp64(dpprof__wg_cfg<NORM, 64>::BYTES, DPPROF__DP_NT);
 }
 
 // one launch of dpprof__k_wgrad_tc<NORM, WN>: grid (IC / 128, OC / BM, z) blocks
@@ -3620,19 +3627,30 @@ __global__ void dpprof__k_dp_sqnorm_gram(double *part, const float *dy, const fl
 // (q, k, v; gate, up: dpprof_linear_sqnorm_gram_group_gpu) gy the same for its dy_i over its OC, 32 columns
 // a step through a 3-stage cp.async pipeline that runs on across the layers and the pairs (rows past T and
 // columns past IC or OC zero-filled: zero in both grams). at a layer's last step of the pair each thread adds
-// its elements' gx gy in double to the layer's sum, twice off the diagonal, and clears gy; gx is cleared at
-// the pair's end, so the input's gram tile is made once for the whole group. one partial per block and
-// layer (dpprof__k_dp_block_sum), reduced in index order by dpprof__k_dp_reduce: no T x T matrix, no
-// atomics, the same bits every run, and a layer's bits are the same in any group. 8
-// warps of 64 x 32; both operands are row blocks of the same row-major matrix, so A comes by ldmatrix as
-// is and B (the transpose's) by ldmatrix as is too. rows padded to 40 bf16 (80 bytes: an ldmatrix's 8 rows
-// hit 8 different 16-byte bank groups)
+// its elements' gx gy in double to the layer's sum, twice off the diagonal, and clears gy, so the input's
+// gram tile is made once for the whole group. one partial per block and layer (a block sum), reduced in
+// index order by dpprof__k_dp_reduce: no T x T matrix, no atomics, the same bits every run, and a layer's
+// bits are the same in any group. both operands are row blocks of the same row-major matrix, so A comes by
+// ldmatrix as is and B (the transpose's) by ldmatrix as is too. rows padded to 40 bf16 (80 bytes: an
+// ldmatrix's 8 rows hit 8 different 16-byte bank groups).
+// warp tiles (dpprof__gn_cfg<WN>), for the same reason as the weight-gradient kernel's: WN = 32, 8 warps of
+// 64 x 32 with both grams in registers, needs 1/8 byte of shared memory per multiply-add (the ldmatrix reads
+// and the cp.async stores of a 128 x 128 pair), which bounds it at half an H100's tensor-core peak; WN = 64,
+// 4 warps of 64 x 64, needs 3/32 (67%) but has room in registers for one gram only: gx goes to shared memory
+// (each thread's own 128 floats, laid out by thread) at the end of x's steps and is read back at each layer's
+// end. WN = 64 is the default where the device's shared memory per block holds it (124 KiB)
 #define DPPROF__GN_BK 32                                      // columns (of IC or OC) a step
 #define DPPROF__GN_ST 3                                       // stages
 #define DPPROF__GN_LD (DPPROF__GN_BK + 8)                     // bf16 per shared row
 #define DPPROF__GN_STAGE (2 * 128 * DPPROF__GN_LD)            // bf16 a stage: rows s0 .., then rows t0 ..
-#define DPPROF__GN_BYTES ((size_t)DPPROF__GN_ST * DPPROF__GN_STAGE * 2)
 #define DPPROF__GN_MAXSRC 3                                   // layers a launch takes (q, k, v)
+template <int WN>
+struct dpprof__gn_cfg {
+    static_assert(WN == 32 || WN == 64, "warp tiles of 64 x 32 or 64 x 64");
+    static constexpr int NI = WN / 8, NW = WN == 64 ? 4 : 8, NT = 32 * NW; // mma tiles of a warp along t, warps, threads
+    static constexpr int TOT = 4 * NI * 4;                                 // accumulators a thread
+    static constexpr size_t BYTES = (size_t)DPPROF__GN_ST * DPPROF__GN_STAGE * 2 + (WN == 64 ? (size_t)TOT * NT * sizeof(float) : 0);
+};
 
 // the layers of one launch: their output gradients (n, T, OC[j]) and their steps a pair, 32 columns each
 // (KY[j], 0 past m); E[j] is the step after layer j's last in a pair's walk (x's KX steps come first)
@@ -3643,7 +3661,8 @@ struct dpprof__gn_srcs {
 };
 
 // step it of the block's walk into stage buffer S: pair it / K of the block's, then 32 columns of x
-// (step < KX) or of layer j's dy: rows s0 .. and rows t0 .., 128 each
+// (step < KX) or of layer j's dy: rows s0 .. and rows t0 .., 128 each, over NT threads
+template <int NT>
 __device__ __forceinline__ void dpprof__gn_load(dpprof__bf16 *S, const dpprof__bf16 *xi, const dpprof__gn_srcs &Q, size_t i, long long it, long long p0, long long G,
                                                 int T, int IC) {
     const int r = (int)(it % Q.K);
@@ -3658,22 +3677,23 @@ __device__ __forceinline__ void dpprof__gn_load(dpprof__bf16 *S, const dpprof__b
     long long sa, tb;
     dpprof__k_dp_pair(p0 + it / Q.K * G, &sa, &tb);
     const int s0 = (int)sa * 128, t0 = (int)tb * 128;
-    dpprof__cp_tile<128, DPPROF__GN_BK, DPPROF__GN_LD, 256>(S, M + (size_t)s0 * D, D, T - s0, D - d0);
-    dpprof__cp_tile<128, DPPROF__GN_BK, DPPROF__GN_LD, 256>(S + 128 * DPPROF__GN_LD, M + (size_t)t0 * D, D, T - t0, D - d0);
+    dpprof__cp_tile<128, DPPROF__GN_BK, DPPROF__GN_LD, NT>(S, M + (size_t)s0 * D, D, T - s0, D - d0);
+    dpprof__cp_tile<128, DPPROF__GN_BK, DPPROF__GN_LD, NT>(S + 128 * DPPROF__GN_LD, M + (size_t)t0 * D, D, T - t0, D - d0);
 }
-// acc += (rows s of the stage) (rows t of the stage)^T over its 32 columns, this warp's 64 x 32: the B
+// acc += (rows s of the stage) (rows t of the stage)^T over its 32 columns, this warp's 64 x 8 NI: the B
 // fragments of both k blocks first (one ldmatrix an n block), then the A fragments a k block at a time
-__device__ __forceinline__ void dpprof__gn_mma(float (&acc)[4][4][4], const dpprof__bf16 *S, int aoff, int boff) {
-    uint32_t b[4][4];
+template <int NI>
+__device__ __forceinline__ void dpprof__gn_mma(float (&acc)[4][NI][4], const dpprof__bf16 *S, int aoff, int boff) {
+    uint32_t b[NI][4];
     DPPROF__UNROLL
-    for (int ni = 0; ni < 4; ni++) dpprof__ldsm4<false>(b[ni], S + 128 * DPPROF__GN_LD + boff + 8 * ni * DPPROF__GN_LD);
+    for (int ni = 0; ni < NI; ni++) dpprof__ldsm4<false>(b[ni], S + 128 * DPPROF__GN_LD + boff + 8 * ni * DPPROF__GN_LD);
     DPPROF__UNROLL
     for (int kk = 0; kk < DPPROF__GN_BK / 16; kk++) {
         uint32_t a[4][4];
         DPPROF__UNROLL
         for (int mi = 0; mi < 4; mi++) dpprof__ldsm4<false>(a[mi], S + aoff + 16 * mi * DPPROF__GN_LD + 16 * kk);
         DPPROF__UNROLL
-        for (int ni = 0; ni < 4; ni++) {
+        for (int ni = 0; ni < NI; ni++) {
             const uint32_t bk[2] = {b[ni][2 * kk], b[ni][2 * kk + 1]};
             DPPROF__UNROLL
             for (int mi = 0; mi < 4; mi++) dpprof__mma_bf16(acc[mi][ni], a[mi], bk);
@@ -3681,43 +3701,67 @@ __device__ __forceinline__ void dpprof__gn_mma(float (&acc)[4][4][4], const dppr
     }
 }
 
-__global__ void DPPROF__ATTN_LB(256) dpprof__k_dp_sqnorm_gram_tc(double *part, const dpprof__gn_srcs Q, const dpprof__bf16 *x, int i0, int T, int IC, long long pairs,
-                                                              long long G, int rep) {
+template <int WN>
+__global__ void DPPROF__ATTN_LB(dpprof__gn_cfg<WN>::NT) dpprof__k_dp_sqnorm_gram_tc(double *part, const dpprof__gn_srcs Q, const dpprof__bf16 *x, int i0, int T, int IC,
+                                                                                  long long pairs, long long G, int rep) {
+    using C = dpprof__gn_cfg<WN>;
+    constexpr int NI = C::NI, NT = C::NT, LD = DPPROF__GN_LD;
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
-    __shared__ double red[DPPROF__DP_NT];
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w >> 2, wn = w & 3;
+    __shared__ double red[NT];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, wm = w / (128 / WN), wn = w % (128 / WN);
     const size_t i = rep ? 0 : (size_t)i0 + blockIdx.z; // rep: every z reads sample 0 (dpprof_linear_sqnorm_gram_rep_gpu)
     const dpprof__bf16 *xi = x + i * (size_t)T * (size_t)IC;
     const long long np = blockIdx.x < pairs ? (pairs - 1 - blockIdx.x) / G + 1 : 0, NIT = np * Q.K;
-    // A: rows 64 wm + 16 mi of the s block; B: rows 32 wn + 8 ni of the t block, columns 0 .. 31 (both k blocks)
-    const int aoff = 64 * wm * DPPROF__GN_LD + dpprof__ldsm_a<DPPROF__GN_LD>(lane), boff = 32 * wn * DPPROF__GN_LD + dpprof__ldsm_bt<DPPROF__GN_LD>(lane);
-    float gx[4][4][4], gy[4][4][4];
+    // A: rows 64 wm + 16 mi of the s block; B: rows WN wn + 8 ni of the t block, columns 0 .. 31 (both k blocks)
+    const int aoff = 64 * wm * LD + dpprof__ldsm_a<LD>(lane), boff = WN * wn * LD + dpprof__ldsm_bt<LD>(lane);
+    // WN = 64: x's gram in shared memory, element q of this thread's at gxs[NT q]; gy accumulates both grams
+    float *const gxs = WN == 64 ? (float *)(sm + DPPROF__GN_ST * DPPROF__GN_STAGE) + threadIdx.x : nullptr;
+    float gx[4][NI][4], gy[4][NI][4];
     dpprof__zero_tiles(gx, gy);
     double s[DPPROF__GN_MAXSRC] = {0.0, 0.0, 0.0};
     for (int st = 0; st < DPPROF__GN_ST - 1; st++) {
-        if (st < NIT) dpprof__gn_load(sm + st * DPPROF__GN_STAGE, xi, Q, i, st, blockIdx.x, G, T, IC);
+        if (st < NIT) dpprof__gn_load<NT>(sm + st * DPPROF__GN_STAGE, xi, Q, i, st, blockIdx.x, G, T, IC);
         dpprof__cp_commit();
     }
     for (long long it = 0; it < NIT; it++) {
         dpprof__cp_wait<DPPROF__GN_ST - 2>(); // this thread's copies of step it have landed
         __syncthreads();                      // everyone's have, and step it - 1's stage is no longer read
         const long long nx = it + DPPROF__GN_ST - 1;
-        if (nx < NIT) dpprof__gn_load(sm + (int)(nx % DPPROF__GN_ST) * DPPROF__GN_STAGE, xi, Q, i, nx, blockIdx.x, G, T, IC);
+        if (nx < NIT) dpprof__gn_load<NT>(sm + (int)(nx % DPPROF__GN_ST) * DPPROF__GN_STAGE, xi, Q, i, nx, blockIdx.x, G, T, IC);
         dpprof__cp_commit(); // empty past the end: the wait above counts groups
         const dpprof__bf16 *S = sm + (int)(it % DPPROF__GN_ST) * DPPROF__GN_STAGE;
         const int r = (int)(it % Q.K);
-        if (r < Q.KX) dpprof__gn_mma(gx, S, aoff, boff);
+        if constexpr (WN == 64) {
+            dpprof__gn_mma(gy, S, aoff, boff);
+            if (r == Q.KX - 1) { // x's gram of the pair is complete: to shared memory
+                DPPROF__UNROLL
+                for (int mi = 0; mi < 4; mi++)
+                    DPPROF__UNROLL
+                    for (int ni = 0; ni < NI; ni++)
+                        DPPROF__UNROLL
+                        for (int e = 0; e < 4; e++) gxs[NT * ((mi * NI + ni) * 4 + e)] = gy[mi][ni][e], gy[mi][ni][e] = 0.f;
+            }
+        } else if (r < Q.KX) dpprof__gn_mma(gx, S, aoff, boff);
         else dpprof__gn_mma(gy, S, aoff, boff);
         // a layer's last step of the pair: <gx, gy> over this thread's elements into the layer's sum
         const int j = r == Q.E[0] - 1 ? 0 : Q.m > 1 && r == Q.E[1] - 1 ? 1 : Q.m > 2 && r == Q.E[2] - 1 ? 2 : -1;
         if (j >= 0) {
             long long sa, tb;
             dpprof__k_dp_pair(blockIdx.x + (it / Q.K) * G, &sa, &tb);
-            const double d = (sa == tb ? 1.0 : 2.0) * dpprof__tiles_dot(gx, gy);
+            double d = 0.0;
+            if constexpr (WN == 64) { // tiles_dot's order, gx from shared memory
+                DPPROF__UNROLL
+                for (int mi = 0; mi < 4; mi++)
+                    DPPROF__UNROLL
+                    for (int ni = 0; ni < NI; ni++)
+                        DPPROF__UNROLL
+                        for (int e = 0; e < 4; e++) d += (double)gxs[NT * ((mi * NI + ni) * 4 + e)] * (double)gy[mi][ni][e];
+            } else d = dpprof__tiles_dot(gx, gy);
+            d *= sa == tb ? 1.0 : 2.0;
             DPPROF__UNROLL
             for (int q = 0; q < DPPROF__GN_MAXSRC; q++)
                 if (q == j) s[q] += d;
-            if (j == Q.m - 1) dpprof__zero_tiles(gx, gy); // the pair's end: gx too
+            if (WN == 32 && j == Q.m - 1) dpprof__zero_tiles(gx, gy); // the pair's end: gx too
             else dpprof__zero_tiles(gy, gy);
         }
     }
@@ -3725,7 +3769,7 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_dp_sqnorm_gram_tc(double *part, c
     DPPROF__UNROLL
     for (int q = 0; q < DPPROF__GN_MAXSRC; q++) {
         if (q >= Q.m) break;
-        const double b = dpprof__k_dp_block_sum(s[q], red);
+        const double b = dpprof__block_sum_n<NT>(s[q], red);
         if (threadIdx.x == 0) part[((size_t)q * gridDim.z + blockIdx.z) * (size_t)G + blockIdx.x] = b;
     }
 }
@@ -3776,11 +3820,15 @@ static void dpprof__gram_tc(const char *what, double *const *norm2, const float 
         Q.K += j < m ? (int)dpprof__dp_cdiv(OC[j], DPPROF__GN_BK) : 0;
         Q.E[j] = Q.K;
     }
-    dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc, DPPROF__GN_BYTES, what);
+    const bool wide = dpprof__warp64(dpprof__gn_cfg<64>::BYTES, dpprof__gn_cfg<64>::NT);
+    if (wide) dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc<64>, dpprof__gn_cfg<64>::BYTES, what);
+    else dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc<32>, dpprof__gn_cfg<32>::BYTES, what);
     for (int i0 = 0; i0 < n && !dpprof__cu.err; i0 += (int)chunk) {
         const long long k = dpprof__dp_min(chunk, n - i0);
-        dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc, dim3((unsigned)G, 1, (unsigned)k), dim3(DPPROF__DP_NT), DPPROF__GN_BYTES, part, Q,
-                       dpprof__act<dpprof__bf16>(x), rep ? 0 : i0, T, IC, pairs, G, rep);
+        const dim3 grid((unsigned)G, 1, (unsigned)k);
+        const dpprof__bf16 *xb = dpprof__act<dpprof__bf16>(x);
+        if (wide) dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc<64>, grid, dim3(dpprof__gn_cfg<64>::NT), dpprof__gn_cfg<64>::BYTES, part, Q, xb, rep ? 0 : i0, T, IC, pairs, G, rep);
+        else dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc<32>, grid, dim3(dpprof__gn_cfg<32>::NT), dpprof__gn_cfg<32>::BYTES, part, Q, xb, rep ? 0 : i0, T, IC, pairs, G, rep);
         for (int j = 0; j < m; j++) {
             const double *pj = part + (size_t)(j * k * G);
             if (rep) dpprof__launch(what, dpprof__k_dp_reduce, dim3(1), dim3(DPPROF__DP_NT), 0, norm2[j], pj, G * k);

@@ -98,9 +98,9 @@ static void help_run(void) {
            "                         start and takes the faster (the json's auto_clipgrad_ms, layers[].clipgrad_kernel);\n"
            "                         the other algorithms use cuBLAS\n"
            "  --cublas-clipgrad      the clipped weight gradients on cuBLAS per sample, --algo auto too (no timing)\n"
-           "  --wgrad-block 128|256  cuda, bf16: rows of a block of the weight-gradient tensor-core kernel (the fused\n"
-           "                         clipped gradient, the flash norm's psg flavour); default 256 where the device's\n"
-           "                         shared memory per block holds it (sm_90), else 128: for comparing the two\n"
+           "  --dp-warp-tile 32|64   cuda, bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipped\n"
+           "                         gradient, both flash norms): 64 x 64, the default where the device's shared memory\n"
+           "                         per block holds them (sm_90), or 64 x 32 (the kernels before): for comparing\n"
            "  --fused-noise          the noise, the division by the batch and the optimizer step in one pass over\n"
            "                         the gradients (the same bits); the noise phase is then part of optimizer_step.\n"
            "                         default: --algo auto on cuda times one pass against two at session start and\n"
@@ -274,12 +274,12 @@ static int parse_run(int argc, char **argv, run_opts *o) {
                 return EXIT_USAGE;
             }
         }
-        else if (!strcmp(a, "--wgrad-block")) {
-            if (strcmp(v, "128") && strcmp(v, "256")) {
-                fprintf(stderr, "%s: --wgrad-block '%s': expected 128 or 256\n", prog, v);
+        else if (!strcmp(a, "--dp-warp-tile")) {
+            if (strcmp(v, "32") && strcmp(v, "64")) {
+                fprintf(stderr, "%s: --dp-warp-tile '%s': expected 32 or 64\n", prog, v);
                 return EXIT_USAGE;
             }
-            c->wgrad_block = atoi(v);
+            c->dp_warp_tile = atoi(v);
         }
         DBLOPT("--lora-alpha", lora_alpha, 0, 1e12, 1)
         else if (!strcmp(a, "--target-epsilon")) { if (parse_dbl(a, v, 0, 1e6, 1, &o->target_epsilon)) return EXIT_USAGE; }

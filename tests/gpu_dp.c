@@ -245,10 +245,10 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
     memcpy(ref, start, (size_t)n * sizeof(double));
     dpprof_linear_sqnorm_psg_ref(ref, dy, x, n, T, IC, OC);
     tdp_norm_paths("linear_sqnorm_psg", shape, tdp_n_fpsg, &k, start, ref, bf16 && IC % 8 == 0 && OC % 8 == 0);
-    if (bf16) { /* the same kernel in blocks of 128 x 128 (the default on a device whose shared memory holds them: 256 x 128) */
-        CHECK(dpprof_cuda_set_wgrad_block(128) == 0 && dpprof_cuda_set_wgrad_block(100) == -1, "gpu dp: dpprof_cuda_set_wgrad_block(128) returns the default 0, 100 is refused");
-        tdp_norm_check("linear_sqnorm_psg (128-row blocks)", shape, tdp_n_fpsg, &k, start, ref, n);
-        CHECK(dpprof_cuda_set_wgrad_block(0) == 128, "gpu dp: dpprof_cuda_set_wgrad_block(0) returns the previous 128");
+    if (bf16) { /* the same kernel with warps of 64 x 32 (the default where the device's shared memory holds it: 64 x 64) */
+        CHECK(dpprof_cuda_set_dp_warp_tile(32) == 0 && dpprof_cuda_set_dp_warp_tile(128) == -1, "gpu dp: dpprof_cuda_set_dp_warp_tile(32) returns the default 0, 128 is refused");
+        tdp_norm_check("linear_sqnorm_psg (64 x 32 warps)", shape, tdp_n_fpsg, &k, start, ref, n);
+        CHECK(dpprof_cuda_set_dp_warp_tile(0) == 32, "gpu dp: dpprof_cuda_set_dp_warp_tile(0) returns the previous 32");
     }
 
     memcpy(dw, dw0, P * sizeof *dw);
@@ -256,32 +256,32 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
     tdp_grad_check("linear_clipgrad", shape, "dw += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
     if (bf16) { /* the fused tensor-core kernel (dpprof_cuda_set_fused_clipgrad): with 2 samples or more and IC, OC multiples
                    of 8 it is the only kernel after the factors' (two launches a call, cuBLAS's are not counted), else cuBLAS stays.
-                   its default blocks (256 rows where the device holds them) and blocks of 128 rows give every element the same
+                   its default warps (64 x 64 where the device holds the kernel) and warps of 64 x 32 give every element the same
                    arithmetic: the same bits */
         const long long want = n == 0 || T == 0 ? 0 : n > 1 && IC % 8 == 0 && OC % 8 == 0 ? 4 : 2;
-        static const int rows[2] = {0, 128};
+        static const int tile[2] = {0, 32};
         float *out[2];
         int r, same;
         dpprof_cuda_set_fused_clipgrad(1);
         for (r = 0; r < 2; r++) {
             char name[64];
             long long l0, ran;
-            snprintf(name, sizeof name, "linear_clipgrad (fused kernel, %s blocks)", r ? "128-row" : "default");
-            dpprof_cuda_set_wgrad_block(rows[r]);
+            snprintf(name, sizeof name, "linear_clipgrad (fused kernel, %s warps)", r ? "64 x 32" : "default");
+            dpprof_cuda_set_dp_warp_tile(tile[r]);
             l0 = dpprof_cuda_launch_count();
             tdp_grad_check(name, shape, "dw += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
             ran = dpprof_cuda_launch_count() - l0;
-            CHECK(ran == want, "gpu dp: linear_clipgrad %s: the fused kernel in %s blocks %s (%lld launches for two calls, want %lld)", shape, r ? "128-row" : "default",
+            CHECK(ran == want, "gpu dp: linear_clipgrad %s: the fused kernel with %s warps %s (%lld launches for two calls, want %lld)", shape, r ? "64 x 32" : "default",
                   want == 4 ? "ran" : "was not taken", ran, want);
             out[r] = (float *)tdp_dev(dw0, P * sizeof(float));
             tdp_f_clipgrad(out[r], &k);
         }
-        dpprof_cuda_set_wgrad_block(0);
+        dpprof_cuda_set_dp_warp_tile(0);
         CHECK(dpprof_cuda_set_fused_clipgrad(0) == 1, "gpu dp: dpprof_cuda_set_fused_clipgrad(0) returns 1 after 1");
         {
             dpprof_real *h0 = (dpprof_real *)tdp_get(out[0], P * sizeof(float)), *h1 = (dpprof_real *)tdp_get(out[1], P * sizeof(float));
             same = dpprof_cuda_sync() == DPPROF_OK && memcmp(h0, h1, P * sizeof(float)) == 0;
-            CHECK(same, "gpu dp: linear_clipgrad %s: the fused kernel's default and 128-row blocks give the same bits", shape);
+            CHECK(same, "gpu dp: linear_clipgrad %s: the fused kernel's default and 64 x 32 warps give the same bits", shape);
             free(h0);
             free(h1);
         }
@@ -505,7 +505,8 @@ static void tdp_scale_rows(int n, int T, int D) {
 /* flash's gram norms of m layers that read one input (q, k, v; gate, up), ocs their widths: the group call
    against the reference, and bit for bit against one dpprof_linear_sqnorm_gram_gpu call per layer (a layer's
    sums do not depend on its group); on the bf16 tensor-core path one kernel and a reduction per layer for
-   each three layers (the input's gram made once for them), elsewhere the single calls */
+   each three layers (the input's gram made once for them), elsewhere the single calls. bf16: 0 fp32, 1 bf16,
+   2 bf16 with warps of 64 x 32 (the caller sets them) */
 static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16) {
     char shape[128];
     const size_t nT = (size_t)n * T;
@@ -513,7 +514,7 @@ static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16
     const float *ddy[5];
     double *start = tdp_start(n), *ref = (double *)malloc((size_t)n * m * sizeof(double)), *refp[5], *dn1[5], *dn2[5], *h1, *h2;
     const float *dx = tdp_act(x, nT * IC, bf16);
-    int j, tc = bf16 && IC % 8 == 0, rc, same, len = snprintf(shape, sizeof shape, "%sn=%d T=%d IC=%d OC=", bf16 ? "bf16 " : "", n, T, IC);
+    int j, tc = bf16 && IC % 8 == 0, rc, same, len = snprintf(shape, sizeof shape, "%sn=%d T=%d IC=%d OC=", bf16 == 2 ? "bf16 (64 x 32 warps) " : bf16 ? "bf16 " : "", n, T, IC);
     long long l0, ran, want;
     double e;
     for (j = 0; j < m; j++) {
@@ -575,8 +576,10 @@ static void test_dp(void) {
         for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4], b);
         for (j = 0; j < sizeof rms / sizeof rms[0]; j++) tdp_rmsnorm(rms[j][0], rms[j][1], rms[j][2], b);
     }
-    for (b = 0; b < 2; b++) { /* q, k, v of a grouped-query layer; gate, up; one layer; four (a kernel for three, one for one); a width not a multiple of 8 */
+    for (b = 0; b < 3; b++) { /* fp32, bf16, bf16 with warps of 64 x 32: q, k, v of a grouped-query layer; gate, up; one layer;
+                                 four (a kernel for three, one for one); a width not a multiple of 8 */
         static const int qkv[] = {48, 16, 16}, gu[] = {40, 40}, one[] = {24}, four[] = {16, 24, 8, 32}, odd[] = {16, 20, 8};
+        dpprof_cuda_set_dp_warp_tile(b == 2 ? 32 : 0);
         tdp_gram_group(3, 300, 32, 3, qkv, b);
         tdp_gram_group(2, 37, 24, 2, gu, b);
         tdp_gram_group(2, 129, 16, 1, one, b);
@@ -584,6 +587,7 @@ static void test_dp(void) {
         tdp_gram_group(2, 37, 16, 3, odd, b);
         tdp_gram_group(2, 0, 16, 2, gu, b);
     }
+    dpprof_cuda_set_dp_warp_tile(0);
     tdp_scale_rows(3, 5, 7);
     tdp_scale_rows(2, 37, 300);
     printf("# gpu dp: worst relative error: norms %.2e, gradients %.2e (tolerance %.0e)\n", tdp_worst_norm, tdp_worst_grad, TDP_TOL);

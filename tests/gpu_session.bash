@@ -128,13 +128,14 @@ for s in "$@"; do
         mkdir -p "$d"
         # one ncu a kernel family, each over one step (the launches past the count run unprofiled): the backward
         # makes the head's and the last layer's gram norms first (down, gate+up, o, q+k+v: 5 launches), the clip
-        # phase the clipped sums (the default blocks, then blocks of 128 rows: --wgrad-block), the optimizer the noise
-        cmd=(bash -c 'bin=$1 d=$2; shift 2; for kc in "dp_sqnorm_gram_tc 5" "wgrad_tc 3" "wgrad_tc 3 128" "model_noise_scale 2"; do
+        # phase the clipped sums, the optimizer the noise; the gram norms and the clipped sums again with warps of 64 x 32
+        # (--dp-warp-tile 32) to compare with the default 64 x 64
+        cmd=(bash -c 'bin=$1 d=$2; shift 2; for kc in "dp_sqnorm_gram_tc 5" "wgrad_tc 3" "model_noise_scale 2" "dp_sqnorm_gram_tc 5 32" "wgrad_tc 3 32"; do
             set -- $kc
             ncu --clock-control none -k "regex:$1" --launch-count "$2" --section SpeedOfLight --section Occupancy --section LaunchStats \
                 --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats \
                 "$bin" run --preset trainer-1b --seq 1024 --batch 8 --physical-batch 8 --algo flash_bk --dtype bf16 --sigma 1 \
-                --steps 1 --warmup 0 --fused-clipgrad --fused-noise ${3:+--wgrad-block $3} --quiet --out "$d/ncu-dp-$1${3:+-$3}.json" || exit
+                --steps 1 --warmup 0 --fused-clipgrad --fused-noise ${3:+--dp-warp-tile $3} --quiet --out "$d/ncu-dp-$1${3:+-$3}.json" || exit
         done' _ "$DPPROF_BIN" "$d")
         ;;
     esac

@@ -81,13 +81,13 @@ check "bf16 with --fused-clipgrad launches 30 more kernels a step ($(launches "$
     bash -c "[ \$(( $(launches "$tmp/cg--fused-clipgrad.json") - $(launches "$tmp/cg.json") )) -eq 30 ] && [ '$(launches "$tmp/cg32--fused-clipgrad.json")' = '$(launches "$tmp/cg32.json")' ]"
 check "bf16 losses with and without --fused-clipgrad agree to 1e-5 ($(losses "$tmp/cg--fused-clipgrad.json"))" \
     awk -v a="$(losses "$tmp/cg--fused-clipgrad.json")" -v b="$(losses "$tmp/cg.json")" 'BEGIN { n = split(a, x, " "); m = split(b, y, " "); if (n != m || n < 3) exit 1; for (i = 1; i <= n; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 1e-5 * y[i]) exit 1 } }'
-# --wgrad-block 128: the fused kernel in blocks of 128 rows instead of the default (256 where the device holds them,
-# the emulator's 227 KiB does): every element's arithmetic is the same, so ghost_bk's losses (its norms are ghost's,
-# not this kernel's) are the same bits
-"$bin" run $small --backend cuda --dtype bf16 --algo ghost_bk --sigma 0 --fused-clipgrad --wgrad-block 128 --out "$tmp/cg128.json"
-check "--wgrad-block 128 is in the json's config, and the losses are the default blocks' bits ($(losses "$tmp/cg128.json"))" \
-    bash -c "grep -q '\"wgrad_block\": 128' '$tmp/cg128.json' && grep -q '\"wgrad_block\": 0' '$tmp/cg--fused-clipgrad.json' && [ -n '$(losses "$tmp/cg128.json")' ] &&
-             [ '$(losses "$tmp/cg128.json")' = '$(losses "$tmp/cg--fused-clipgrad.json")' ]"
+# --dp-warp-tile 32: the fused kernel with warps of 64 x 32 instead of the default (64 x 64 where the device holds
+# the kernel, as the emulator's 227 KiB does): every element's arithmetic is the same, so ghost_bk's losses (its
+# norms are ghost's, not these kernels') are the same bits
+"$bin" run $small --backend cuda --dtype bf16 --algo ghost_bk --sigma 0 --fused-clipgrad --dp-warp-tile 32 --out "$tmp/cg32w.json"
+check "--dp-warp-tile 32 is in the json's config, and the losses are the default warps' bits ($(losses "$tmp/cg32w.json"))" \
+    bash -c "grep -q '\"dp_warp_tile\": 32' '$tmp/cg32w.json' && grep -q '\"dp_warp_tile\": 0' '$tmp/cg--fused-clipgrad.json' && [ -n '$(losses "$tmp/cg32w.json")' ] &&
+             [ '$(losses "$tmp/cg32w.json")' = '$(losses "$tmp/cg--fused-clipgrad.json")' ]"
 # auto, bf16 book-keeping: the clipped gradient's kernel timed at each linear shape at session start (cuBLAS per
 # sample against the fused kernel, auto_clipgrad_ms), each layer on the faster; --fused-clipgrad and
 # --cublas-clipgrad force one, untimed; the timing buffers are in the schedule (dry's peak)
