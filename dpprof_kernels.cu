@@ -54,6 +54,8 @@ struct dpprof__cu_state {
     int attn_simt;               // bf16 attention on the fp32 simt kernels (dpprof_cuda_set_tensor_core_attention(0))
     int attn_rows;               // rows of a tensor-core attention block, 64 or 128; 0: the default (dpprof_cuda_set_attention_block)
     int attn_rows_default;       // 128 on sm_90 and newer (measured faster on an H100), 64 before (unmeasured); set by dpprof_cuda_init
+    int attn_warp_rows;          // query rows a warp of the tensor-core attention forward, 16 or 32; 0: the default (dpprof_cuda_set_attention_warp_rows)
+    int attn_warp_rows_default;  // 32 on sm_90 and newer (the shared-memory bound; not yet measured), 16 before; set by dpprof_cuda_init
     int smem_optin;              // the device's most dynamic shared memory per block (opt-in), 0 if unknown
     long long launches;          // kernels queued by dpprof__launch since dpprof_cuda_init (dpprof_cuda_launch_count)
     int norms_cublas;            // bf16 flash norms on cuBLAS blocks, not dpprof's tensor-core kernels (dpprof_cuda_set_tc_norms(0))
@@ -237,6 +239,13 @@ extern "C" int dpprof_cuda_set_attention_block(int rows) {
     return was;
 }
 
+extern "C" int dpprof_cuda_set_attention_warp_rows(int rows) {
+    const int was = dpprof__cu.attn_warp_rows;
+    if (rows != 0 && rows != 16 && rows != 32) return -1;
+    dpprof__cu.attn_warp_rows = rows;
+    return was;
+}
+
 extern "C" int dpprof_cuda_set_dp_warp_tile(int cols) {
     const int was = dpprof__cu.dp_warp;
     if (cols != 0 && cols != 32 && cols != 64) return -1;
@@ -314,6 +323,10 @@ extern "C" int dpprof_cuda_init(int device) {
             cudaGetLastError();
         }
         dpprof__cu.attn_rows_default = major >= 9 ? 128 : 64;
+        // 32 rows a warp at head sizes up to 64 on sm_90: each K and V fragment read once for two row blocks
+        // halves the forward's shared-memory bytes a multiply-add (dpprof__attn_tc_cfg), what bounds it at
+        // 16 rows; an analysis, not a measurement (dpprof attnbench times both: tc-128 and tc-128w32)
+        dpprof__cu.attn_warp_rows_default = major >= 9 ? 32 : 16;
     }
     if (cudaDeviceGetAttribute(&dpprof__cu.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
         dpprof__cu.smem_optin = 0; // unknown: cudaFuncSetAttribute will say
@@ -2204,12 +2217,16 @@ __device__ __forceinline__ void dpprof__mma_cols(float (&c0)[4], float (&c1)[4],
     dpprof__mma_bf16(c1, a, b1);
 }
 
-// 16 NW query rows a block (NW warps of 16: 64 or 128 rows), 64 keys a tile; shared rows padded by 8
+// NW warps of 16 MW query rows a block (MW = 1: 16 rows a warp, 64 or 128 rows a block; MW = 2: 32 rows a
+// warp, as flash attention 2 takes them at head sizes up to 64), 64 keys a tile; shared rows padded by 8
 // bf16 (LDK = HSP + 8: rows 16 (HSP / 8 + 1) bytes apart, so the 8 row addresses of an ldmatrix fall in 8
-// different 16-byte bank groups)
-template <int HSP, int NW>
+// different 16-byte bank groups). a warp reads each K and V fragment once for its MW row blocks: the
+// forward's ldmatrix reads are 1/(8 MW) byte a multiply-add (and the cp.async stores 1/(8 MW NW)), so the
+// H100's 128 bytes of shared memory a clock against 2048 multiply-adds cap it near 45% of the tensor-core
+// peak with MW = 1 (NW = 8) and near 80% with MW = 2 (NW = 4): a bound, not a measurement
+template <int HSP, int NW, int MW = 1>
 struct dpprof__attn_tc_cfg {
-    static constexpr int BR = 16 * NW, BC = 64, NT = 32 * NW, LDK = HSP + 8;
+    static constexpr int BR = 16 * NW * MW, BC = 64, NT = 32 * NW, LDK = HSP + 8;
     static constexpr int TILE = BC * LDK;                          // bf16 of one K or V tile
     static constexpr size_t FWD_BYTES = (size_t)4 * TILE * 2;      // the forward's K and V tiles, two stages each
 };
@@ -2224,43 +2241,49 @@ __device__ __forceinline__ void dpprof__tc_tile_async(dpprof__bf16 *X, const dpp
     else dpprof__tc_tile<LDK, HSP, NT>(X, src, rs, BC, valid, HS);
 }
 
-// out, lse of 16 NW query rows of head h, batch b: each warp keeps its 16 rows of Q as mma fragments
-// in registers; per key tile S = Q K^T, the online softmax on the accumulators (a lane holds two rows,
-// r0 and r1 = r0 + 8, a quad of lanes shares a row), then O += P V with P rounded to bf16 in registers as
-// the A operand. P is rounded where the fp32 kernel keeps it in fp32 (as flash attention 2 does); l sums
-// the unrounded p. zeros pad HS to HSP and the rows beyond T. K and V tiles lie in shared memory as in
-// global (key-major), two stages: tile j + 1 is on its way (cp.async, when `async`) while tile j is used;
-// the B fragments come by ldmatrix (K as is, V transposed). dynamic shared memory FWD_BYTES. grid
-// (ceil(T/BR), NH, B), 32 NW threads, the longest rows first
-template <int HSP, int NW>
+// out, lse of 16 NW MW query rows of head h, batch b: each warp keeps its 16 MW rows of Q as mma fragments
+// in registers (MW blocks of 16); per key tile S = Q K^T, the online softmax on the accumulators (in each
+// row block a lane holds two rows, r0 and r1 = r0 + 8, a quad of lanes shares a row), then O += P V with
+// P rounded to bf16 in registers as the A operand. P is rounded where the fp32 kernel keeps it in fp32 (as
+// flash attention 2 does); l sums the unrounded p. zeros pad HS to HSP and the rows beyond T. K and V tiles
+// lie in shared memory as in global (key-major), two stages: tile j + 1 is on its way (cp.async, when
+// `async`) while tile j is used; the B fragments come by ldmatrix (K as is, V transposed), each serving the
+// warp's MW row blocks. every row gets the same arithmetic in the same order whatever NW and MW are, so
+// the outputs have the same bits (the tiles past a block's rows add p = 0 and scale by 2^0 = 1). dynamic
+// shared memory FWD_BYTES. grid (ceil(T/BR), NH, B), 32 NW threads, the longest rows first
+template <int HSP, int NW, int MW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out, float *lse, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v, int T, int NH,
                                                              int NKV, int HS, float scale, int async) {
-    typedef dpprof__attn_tc_cfg<HSP, NW> C;
+    typedef dpprof__attn_tc_cfg<HSP, NW, MW> C;
     constexpr int KS = HSP / 16, NB = C::BC / 8, ND = HSP / 8;
     static_assert(KS % 2 == 0 && ND % 2 == 0, "ldmatrix x4 takes the B fragments of two k (K) or two n (V) blocks");
     DPPROF__SMEM_DYN(dpprof__bf16, sm); // K stage 0, K stage 1, V stage 0, V stage 1
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int h = blockIdx.y, b = blockIdx.z, kvh = h / (NH / NKV);
     const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * C::BR, kend = dpprof__k_attn_imin(q0 + C::BR, T), ntile = (kend + C::BC - 1) / C::BC;
+    const int w0 = q0 + 16 * MW * w; // this warp's first row
     const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS;
     const dpprof__bf16 *qb = q + (size_t)b * T * qs + (size_t)h * HS;
     const dpprof__bf16 *kb = k + (size_t)b * T * ks + (size_t)kvh * HS, *vb = v + (size_t)b * T * ks + (size_t)kvh * HS;
-    const int r[2] = {q0 + 16 * w + g, q0 + 16 * w + g + 8};
     // this lane's ldmatrix rows: K as is (B of K^T, two kk a call), V transposed (B of V, two n a call)
     const int koffs = dpprof__ldsm_bt<C::LDK>(lane), voffs = dpprof__ldsm_a<C::LDK>(lane);
     const bool as = async != 0;
     const float sl2 = scale * DPPROF__LOG2E;
-    uint32_t qf[KS][4];
+    uint32_t qf[MW][KS][4];
+    float m[MW][2], l[MW][2], o[MW][ND][4];
     DPPROF__ATTN_UNROLL
-    for (int kk = 0; kk < KS; kk++)
+    for (int mi = 0; mi < MW; mi++) {
         DPPROF__ATTN_UNROLL
-        for (int j = 0; j < 4; j++) {
-            const int row = r[j & 1], col = 16 * kk + 2 * t + ((j & 2) ? 8 : 0);
-            qf[kk][j] = row < T && col < HS ? dpprof__ld_pair(qb + (size_t)row * qs + col) : 0u;
-        }
-    float m[2] = {DPPROF__ATTN_NINF, DPPROF__ATTN_NINF}, l[2] = {0.f, 0.f}, o[ND][4];
-    DPPROF__ATTN_UNROLL
-    for (int n = 0; n < ND; n++) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+        for (int kk = 0; kk < KS; kk++)
+            DPPROF__ATTN_UNROLL
+            for (int j = 0; j < 4; j++) {
+                const int row = w0 + 16 * mi + g + ((j & 1) ? 8 : 0), col = 16 * kk + 2 * t + ((j & 2) ? 8 : 0);
+                qf[mi][kk][j] = row < T && col < HS ? dpprof__ld_pair(qb + (size_t)row * qs + col) : 0u;
+            }
+        m[mi][0] = m[mi][1] = DPPROF__ATTN_NINF, l[mi][0] = l[mi][1] = 0.f;
+        DPPROF__ATTN_UNROLL
+        for (int n = 0; n < ND; n++) o[mi][n][0] = o[mi][n][1] = o[mi][n][2] = o[mi][n][3] = 0.f;
+    }
     if (ntile > 0) {
         dpprof__tc_tile_async<C::LDK, HSP, C::BC, C::NT>(sm, kb, ks, kend, HS, as);
         dpprof__tc_tile_async<C::LDK, HSP, C::BC, C::NT>(sm + 2 * C::TILE, vb, ks, kend, HS, as);
@@ -2277,82 +2300,98 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
         }
         dpprof__cp_commit();
         const dpprof__bf16 *Ks = sm + (j & 1) * C::TILE, *Vs = sm + (2 + (j & 1)) * C::TILE;
-        float s[NB][4];
+        float s[MW][NB][4];
         DPPROF__ATTN_UNROLL
         for (int nb = 0; nb < NB; nb++) {
-            s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.f;
+            DPPROF__ATTN_UNROLL
+            for (int mi = 0; mi < MW; mi++) s[mi][nb][0] = s[mi][nb][1] = s[mi][nb][2] = s[mi][nb][3] = 0.f;
             DPPROF__ATTN_UNROLL
             for (int kk = 0; kk < KS; kk += 2) {
                 uint32_t bb[4];
                 dpprof__ldsm4<false>(bb, Ks + 8 * nb * C::LDK + 16 * kk + koffs);
-                dpprof__mma_pair(s[nb], qf[kk], qf[kk + 1], bb);
+                DPPROF__ATTN_UNROLL
+                for (int mi = 0; mi < MW; mi++) dpprof__mma_pair(s[mi][nb], qf[mi][kk], qf[mi][kk + 1], bb);
             }
         }
         // the causal mask and the end of the keys only where the tile crosses them for this warp's rows
-        // (q0 + 16 w .. + 15): the tile on the diagonal, the last one; the others are used as they are
-        if (k0 + C::BC - 1 > q0 + 16 * w || k0 + C::BC > kend) {
+        // (w0 .. w0 + 16 MW - 1): the tile on the diagonal, the last one; the others are used as they are
+        if (k0 + C::BC - 1 > w0 || k0 + C::BC > kend) {
+            DPPROF__ATTN_UNROLL
+            for (int mi = 0; mi < MW; mi++)
+                DPPROF__ATTN_UNROLL
+                for (int nb = 0; nb < NB; nb++)
+                    DPPROF__ATTN_UNROLL
+                    for (int jj = 0; jj < 4; jj++) {
+                        const int c = k0 + nb * 8 + 2 * t + (jj & 1), row = w0 + 16 * mi + g + ((jj & 2) ? 8 : 0);
+                        if (!(c <= row && c < kend)) s[mi][nb][jj] = DPPROF__ATTN_NINF;
+                    }
+        }
+        DPPROF__ATTN_UNROLL
+        for (int mi = 0; mi < MW; mi++) {
+            // m is the running max of the unscaled scores (scale > 0: the same argmax); p = 2^(s sl2 - m sl2)
+            float mx[2] = {DPPROF__ATTN_NINF, DPPROF__ATTN_NINF}, ps[2] = {0.f, 0.f}, msc[2];
+            DPPROF__ATTN_UNROLL
+            for (int nb = 0; nb < NB; nb++)
+                DPPROF__ATTN_UNROLL
+                for (int jj = 0; jj < 4; jj++) mx[jj >> 1] = fmaxf(mx[jj >> 1], s[mi][nb][jj]);
+            DPPROF__ATTN_UNROLL
+            for (int i = 0; i < 2; i++) {
+                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+                const float mn = fmaxf(m[mi][i], mx[i]);
+                const float mref = mn == DPPROF__ATTN_NINF ? 0.f : mn; // a row with no key yet (beyond T): all p = 0
+                const float corr = dpprof__ex2((m[mi][i] - mref) * sl2);
+                msc[i] = mref * sl2;
+                m[mi][i] = mn;
+                l[mi][i] *= corr;
+                DPPROF__ATTN_UNROLL
+                for (int n = 0; n < ND; n++) o[mi][n][2 * i] *= corr, o[mi][n][2 * i + 1] *= corr;
+            }
             DPPROF__ATTN_UNROLL
             for (int nb = 0; nb < NB; nb++)
                 DPPROF__ATTN_UNROLL
                 for (int jj = 0; jj < 4; jj++) {
-                    const int c = k0 + nb * 8 + 2 * t + (jj & 1);
-                    if (!(c <= r[jj >> 1] && c < kend)) s[nb][jj] = DPPROF__ATTN_NINF;
+                    s[mi][nb][jj] = dpprof__ex2(fmaf(s[mi][nb][jj], sl2, -msc[jj >> 1]));
+                    ps[jj >> 1] += s[mi][nb][jj];
                 }
+            l[mi][0] += ps[0], l[mi][1] += ps[1]; // this lane's columns only; summed over the quad at the end
         }
-        // m is the running max of the unscaled scores (scale > 0: the same argmax); p = 2^(s sl2 - m sl2)
-        float mx[2] = {DPPROF__ATTN_NINF, DPPROF__ATTN_NINF}, ps[2] = {0.f, 0.f}, msc[2];
-        DPPROF__ATTN_UNROLL
-        for (int nb = 0; nb < NB; nb++)
-            DPPROF__ATTN_UNROLL
-            for (int jj = 0; jj < 4; jj++) mx[jj >> 1] = fmaxf(mx[jj >> 1], s[nb][jj]);
-        DPPROF__ATTN_UNROLL
-        for (int i = 0; i < 2; i++) {
-            mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
-            mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-            const float mn = fmaxf(m[i], mx[i]);
-            const float mref = mn == DPPROF__ATTN_NINF ? 0.f : mn; // a row with no key yet (beyond T): all p = 0
-            const float corr = dpprof__ex2((m[i] - mref) * sl2);
-            msc[i] = mref * sl2;
-            m[i] = mn;
-            l[i] *= corr;
-            DPPROF__ATTN_UNROLL
-            for (int n = 0; n < ND; n++) o[n][2 * i] *= corr, o[n][2 * i + 1] *= corr;
-        }
-        DPPROF__ATTN_UNROLL
-        for (int nb = 0; nb < NB; nb++)
-            DPPROF__ATTN_UNROLL
-            for (int jj = 0; jj < 4; jj++) {
-                s[nb][jj] = dpprof__ex2(fmaf(s[nb][jj], sl2, -msc[jj >> 1]));
-                ps[jj >> 1] += s[nb][jj];
-            }
-        l[0] += ps[0], l[1] += ps[1]; // this lane's columns only; summed over the quad at the end
         DPPROF__ATTN_UNROLL
         for (int kk = 0; kk < C::BC / 16; kk++) {
-            const uint32_t a[4] = {dpprof__pack_bf16_op(s[2 * kk][0], s[2 * kk][1]), dpprof__pack_bf16_op(s[2 * kk][2], s[2 * kk][3]),
-                                   dpprof__pack_bf16_op(s[2 * kk + 1][0], s[2 * kk + 1][1]), dpprof__pack_bf16_op(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+            uint32_t a[MW][4];
+            DPPROF__ATTN_UNROLL
+            for (int mi = 0; mi < MW; mi++) {
+                a[mi][0] = dpprof__pack_bf16_op(s[mi][2 * kk][0], s[mi][2 * kk][1]), a[mi][1] = dpprof__pack_bf16_op(s[mi][2 * kk][2], s[mi][2 * kk][3]);
+                a[mi][2] = dpprof__pack_bf16_op(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]), a[mi][3] = dpprof__pack_bf16_op(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
+            }
             DPPROF__ATTN_UNROLL
             for (int n = 0; n < ND; n += 2) {
                 uint32_t bb[4];
                 dpprof__ldsm4<true>(bb, Vs + 16 * kk * C::LDK + 8 * n + voffs);
-                dpprof__mma_cols(o[n], o[n + 1], a, bb);
+                DPPROF__ATTN_UNROLL
+                for (int mi = 0; mi < MW; mi++) dpprof__mma_cols(o[mi][n], o[mi][n + 1], a[mi], bb);
             }
         }
     }
     dpprof__cp_wait<0>(); // only an empty group remains; nothing in flight at the exit
     DPPROF__ATTN_UNROLL
-    for (int i = 0; i < 2; i++) {
-        l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
-        l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
-        if (t == 0 && r[i] < T) lse[((size_t)b * NH + h) * T + r[i]] = m[i] * scale + logf(l[i]);
-        const float inv = 1.f / l[i]; // l >= 1 for a real row (its max term is exp(0))
-        if (r[i] >= T) continue;
-        dpprof__bf16 *orow = out + ((size_t)b * T + r[i]) * qs + (size_t)h * HS;
+    for (int mi = 0; mi < MW; mi++)
         DPPROF__ATTN_UNROLL
-        for (int n = 0; n < ND; n++) {
-            const int c = n * 8 + 2 * t;
-            if (c < HS) dpprof__st_pair(orow + c, dpprof__pack_bf16(o[n][2 * i] * inv, o[n][2 * i + 1] * inv));
+        for (int i = 0; i < 2; i++) {
+            const int row = w0 + 16 * mi + g + 8 * i;
+            float li = l[mi][i];
+            li += __shfl_xor_sync(0xffffffffu, li, 1);
+            li += __shfl_xor_sync(0xffffffffu, li, 2);
+            if (t == 0 && row < T) lse[((size_t)b * NH + h) * T + row] = m[mi][i] * scale + logf(li);
+            const float inv = 1.f / li; // l >= 1 for a real row (its max term is exp(0))
+            if (row >= T) continue;
+            dpprof__bf16 *orow = out + ((size_t)b * T + row) * qs + (size_t)h * HS;
+            DPPROF__ATTN_UNROLL
+            for (int n = 0; n < ND; n++) {
+                const int c = n * 8 + 2 * t;
+                if (c < HS) dpprof__st_pair(orow + c, dpprof__pack_bf16(o[mi][n][2 * i] * inv, o[mi][n][2 * i + 1] * inv));
+            }
         }
-    }
 }
 
 // ---- backward, kernel A: dk, dv ----
@@ -2836,14 +2875,14 @@ static void dpprof__attn_fwd_run(float *out, float *lse, const float *q, const f
                    dpprof__act<A>(out), lse, dpprof__act<A>(q), dpprof__act<A>(k), dpprof__act<A>(v), T, NH, NKV, HS, vw, scale);
 }
 
-template <int HSP, int NW>
+template <int HSP, int NW, int MW>
 static void dpprof__attn_fwd_tc_run(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, float scale) {
-    typedef dpprof__attn_tc_cfg<HSP, NW> C;
+    typedef dpprof__attn_tc_cfg<HSP, NW, MW> C;
     const char *what = "dpprof_attention_fwd_gpu";
     // cp.async takes whole 16-byte chunks: HS a multiple of 8 and k, v 16-byte aligned (rows are then too)
     const int async = HS % 8 == 0 && !(((uintptr_t)k | (uintptr_t)v) & 15);
-    dpprof__smem_optin(dpprof__k_attn_fwd_tc<HSP, NW>, C::FWD_BYTES, what);
-    dpprof__launch(what, dpprof__k_attn_fwd_tc<HSP, NW>, dim3((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B), dim3(C::NT), C::FWD_BYTES,
+    dpprof__smem_optin(dpprof__k_attn_fwd_tc<HSP, NW, MW>, C::FWD_BYTES, what);
+    dpprof__launch(what, dpprof__k_attn_fwd_tc<HSP, NW, MW>, dim3((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B), dim3(C::NT), C::FWD_BYTES,
                    dpprof__act<dpprof__bf16>(out), lse, dpprof__act<dpprof__bf16>(q), dpprof__act<dpprof__bf16>(k), dpprof__act<dpprof__bf16>(v), T, NH, NKV, HS,
                    scale, async);
 }
@@ -2887,13 +2926,21 @@ static bool dpprof__attn_tc(int HS, const void *const *p, int n) {
     return std::is_same<A, dpprof__bf16>::value && !dpprof__cu.attn_simt && HS % 2 == 0 && HS <= 128 && dpprof__attn_vw(HS, p, n, sizeof(A)) >= 2;
 }
 
+// the query rows a warp of the tensor-core forward in effect: the caller's choice, else the device's default
+// (32 on sm_90+). 32 applies to head sizes up to 64; larger ones keep 16 (their accumulators fill the registers)
+static int dpprof__attn_warp_rows() {
+    if (dpprof__cu.attn_warp_rows) return dpprof__cu.attn_warp_rows;
+    return dpprof__cu.attn_warp_rows_default == 32 ? 32 : 16;
+}
+
 // the tensor-core kernels by head size (HSP 32, 64, 128; the backward's query tile 64, 64, 32) and
-// block rows (dpprof_cuda_set_attention_block: 64 or 128, NW = 4 or 8 warps; by default 128 on sm_90+, else 64)
-template <int NW>
+// block rows (dpprof_cuda_set_attention_block: 64 or 128, NW = 4 or 8 warps; by default 128 on sm_90+, else 64).
+// the forward takes NW warps of 16 MW rows (dpprof_cuda_set_attention_warp_rows); at HSP 128, MW = 1
+template <int NW, int MW>
 static void dpprof__attn_fwd_tc_hs(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, float scale) {
-    if (HS <= 32) dpprof__attn_fwd_tc_run<32, NW>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
-    else if (HS <= 64) dpprof__attn_fwd_tc_run<64, NW>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
-    else dpprof__attn_fwd_tc_run<128, NW>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+    if (HS <= 32) dpprof__attn_fwd_tc_run<32, NW, MW>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+    else if (HS <= 64) dpprof__attn_fwd_tc_run<64, NW, MW>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+    else dpprof__attn_fwd_tc_run<128, NW * MW, 1>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
 }
 template <int NW>
 static void dpprof__attn_bwd_tc_hs(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
@@ -2927,8 +2974,11 @@ static void dpprof__attn_fwd(float *out, float *lse, const float *q, const float
     const float scale = (float)(1.0 / std::sqrt((double)HS));
     const void *p[] = {out, q, k, v};
     if (dpprof__attn_tc<A>(HS, p, 4)) {
-        if (dpprof__attn_rows() == 128) dpprof__attn_fwd_tc_hs<8>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
-        else dpprof__attn_fwd_tc_hs<4>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+        const int rows = dpprof__attn_rows(), wide = dpprof__attn_warp_rows() == 32;
+        if (rows == 128 && wide) dpprof__attn_fwd_tc_hs<4, 2>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+        else if (rows == 128) dpprof__attn_fwd_tc_hs<8, 1>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+        else if (wide) dpprof__attn_fwd_tc_hs<2, 2>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
+        else dpprof__attn_fwd_tc_hs<4, 1>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
         return;
     }
     if (HS <= 64) dpprof__attn_fwd_run<A, 64, 64, 64>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);

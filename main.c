@@ -2789,16 +2789,17 @@ static int cmd_presets(void) {
 
 /* what the cuda backend would run on: make bench and make gpu-check ask this first */
 /* ---- attnbench: the attention kernels alone, timed on the GPU ------------------------------------------
-   every kernel variant (fp32 simt; bf16 simt; bf16 tensor cores in blocks of 64 and of 128 rows) forward
-   and backward at a few shapes, so the block size can be chosen from a measurement (issue 6): median,
+   every kernel variant (fp32 simt; bf16 simt; bf16 tensor cores in blocks of 64 and of 128 rows, the forward
+   with 16 or 32 rows a warp) forward and backward at a few shapes, so the block size and the forward's warp
+   rows can be chosen from a measurement (issue 6): median,
    min and max of --repeats timed calls after one warm-up, each call between two CUDA events; rates from
    the analytic flops and bytes of dpprof_attention_{fwd,bwd}_cost. a failed launch stops the measuring
    (the device queue keeps its first error); what was measured is written, with the error */
 #define AB_MAX_SHAPES 16
 #define AB_MAX_REPEATS 1000
 typedef struct ab_shape { char name[48]; int B, T, NH, NKV, HS; } ab_shape;
-typedef struct ab_variant { const char *storage, *kernel; int rows; } ab_variant;
-static const ab_variant ab_variants[] = {{"fp32", "simt", 0}, {"bf16", "simt", 0}, {"bf16", "tc", 64}, {"bf16", "tc", 128}};
+typedef struct ab_variant { const char *storage, *kernel; int rows, wrows; } ab_variant; /* wrows: the forward's rows a warp */
+static const ab_variant ab_variants[] = {{"fp32", "simt", 0, 0}, {"bf16", "simt", 0, 0}, {"bf16", "tc", 64, 16}, {"bf16", "tc", 128, 16}, {"bf16", "tc", 64, 32}, {"bf16", "tc", 128, 32}};
 #define AB_NV ((int)(sizeof ab_variants / sizeof ab_variants[0]))
 typedef struct ab_row { const char *status; char note[160]; double ms_med, ms_min, ms_max, flops, bytes; } ab_row;
 
@@ -2806,7 +2807,9 @@ static void help_attnbench(void) {
     printf("usage: dpprof attnbench [--shape B,T,NH,NKV,HS]... [--repeats N] [--out FILE.json]\n\n"
            "Times the attention kernels alone on the GPU, forward and backward, for every variant: fp32 on\n"
            "the simt kernels; bf16 storage on the simt kernels, and on the tensor cores in blocks of 64 and of\n"
-           "128 rows (dpprof_cuda_set_attention_block; the tensor cores take even head sizes up to 128).\n"
+           "128 rows (dpprof_cuda_set_attention_block; the tensor cores take even head sizes up to 128), each\n"
+           "with 16 rows a warp (tc-64, tc-128) and, for the forward at head sizes up to 64, with 32 (tc-64w32,\n"
+           "tc-128w32; dpprof_cuda_set_attention_warp_rows: the backward kernels take 16 in every variant).\n"
            "Each timing is the median (with min and max) of N calls after one warm-up call, each between two\n"
            "CUDA events; TFLOP/s and the shares of the device's fp32, bf16 and DRAM peaks come from the\n"
            "analytic flops and bytes of the op (the same as in a run's throughput.ops).\n\n"
@@ -2968,7 +2971,7 @@ static int cmd_attnbench(int argc, char **argv) {
                 const dpprof_cost c = pass ? dpprof_attention_bwd_cost(sh->B, sh->T, sh->NH, sh->NKV, sh->HS, bf16 ? 2 : 4)
                                            : dpprof_attention_fwd_cost(sh->B, sh->T, sh->NH, sh->NKV, sh->HS, bf16 ? 2 : 4);
                 row->flops = c.flops, row->bytes = c.bytes;
-                snprintf(label, sizeof label, "%s%s", va->kernel, va->rows == 128 ? "-128" : va->rows ? "-64" : "");
+                snprintf(label, sizeof label, "%s%s%s", va->kernel, va->rows == 128 ? "-128" : va->rows ? "-64" : "", va->wrows == 32 ? "w32" : "");
                 if (stop) {
                     row->status = "not_run";
                     snprintf(row->note, sizeof row->note, "an earlier launch failed: the device queue keeps its first error");
@@ -2978,10 +2981,15 @@ static int cmd_attnbench(int argc, char **argv) {
                 } else if (va->rows && !(sh->HS % 2 == 0 && sh->HS <= 128)) {
                     row->status = "skipped";
                     snprintf(row->note, sizeof row->note, "HS %d: the tensor-core kernels take even head sizes up to 128", sh->HS);
+                } else if (va->wrows == 32 && (pass || sh->HS > 64)) {
+                    row->status = "skipped";
+                    if (pass) snprintf(row->note, sizeof row->note, "the backward kernels take 16 rows a warp in every variant: tc-%d times them", va->rows);
+                    else snprintf(row->note, sizeof row->note, "HS %d: 32 rows a warp apply up to head size 64, above it the forward is tc-%d's", sh->HS, va->rows);
                 } else {
                     dpprof_cuda_set_storage(bf16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
                     dpprof_cuda_set_tensor_core_attention(va->rows != 0);
                     dpprof_cuda_set_attention_block(va->rows);
+                    dpprof_cuda_set_attention_warp_rows(va->wrows);
                     if (ab_time(row, pass, repeats, t16, t32, sh, bf16) != DPPROF_OK) stop = 1;
                 }
                 if (!strcmp(row->status, "ok"))
@@ -2993,6 +3001,7 @@ static int cmd_attnbench(int argc, char **argv) {
         dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
         dpprof_cuda_set_tensor_core_attention(1);
         dpprof_cuda_set_attention_block(0);
+        dpprof_cuda_set_attention_warp_rows(0);
         for (i = 0; i < 9; i++) dpprof_cuda_release(t32[i]), dpprof_cuda_release(t16[i]);
     }
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
@@ -3012,6 +3021,9 @@ static int cmd_attnbench(int argc, char **argv) {
                     fprintf(f, ", \"B\": %d, \"T\": %d, \"NH\": %d, \"NKV\": %d, \"HS\": %d, \"storage\": \"%s\", \"kernel\": \"%s\", \"block_rows\": ", shapes[s].B, shapes[s].T,
                             shapes[s].NH, shapes[s].NKV, shapes[s].HS, ab_variants[v].storage, ab_variants[v].kernel);
                     if (ab_variants[v].rows) fprintf(f, "%d", ab_variants[v].rows);
+                    else fputs("null", f);
+                    fputs(", \"warp_rows\": ", f);
+                    if (ab_variants[v].wrows) fprintf(f, "%d", ab_variants[v].wrows);
                     else fputs("null", f);
                     fprintf(f, ", \"pass\": \"%s\", \"status\": ", pass ? "bwd" : "fwd");
                     sweep_json_str(f, row->status);

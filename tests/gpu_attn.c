@@ -208,6 +208,26 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int rows)
     CHECK(rc == 0 && e_out <= 1.0 && e_lse <= 1e-4 && same, "attention_fwd_gpu bf16 (%s) B=%d T=%d NH=%d NKV=%d HS=%d: out (bf16) score %.2e (1 ulp + %s floor), lse err %.2e (tol 1e-4), two runs bitwise %s",
           kind, B, T, NH, NKV, HS, e_out, tc_used ? "2^-8 max|v|" : "1e-4", e_lse, same ? "equal" : "DIFFERENT");
 
+    /* the forward with 16 and with 32 rows a warp (the default above is the device's): every row gets the
+       same arithmetic in the same order, so out and lse have the same bits as the default's */
+    if (tc_used) {
+        static const int wr[] = {16, 32};
+        size_t w;
+        for (w = 0; w < 2; w++) {
+            float *gw, *hw;
+            int prev = dpprof_cuda_set_attention_warp_rows(wr[w]);
+            model_set16(d_out, v, nk < nq ? nk : nq), test_attn_garbage(d_lse, nl, 7e2f);
+            dpprof_attention_fwd_gpu((float *)d_out, d_lse, (const float *)d_q, (const float *)d_k, (const float *)d_v, B, T, NH, NKV, HS);
+            gw = model_down16(d_out, nq), hw = model_down(d_lse, nl);
+            rc = dpprof_cuda_sync();
+            same = model_same(g[0], gw, nq) && model_same(hl, hw, nl);
+            CHECK(prev == 0 && rc == 0 && same, "attention_fwd_gpu bf16 (%s) B=%d T=%d NH=%d NKV=%d HS=%d with %d rows a warp%s: out and lse the default's bits: %s", kind, B, T,
+                  NH, NKV, HS, wr[w], HS > 64 ? " (16 above head size 64)" : "", same ? "yes" : "NO");
+            dpprof_cuda_set_attention_warp_rows(0);
+            free(gw), free(hw);
+        }
+    }
+
     /* backward on the reference's (rounded) out and lse, twice */
     {
         double fq = 2e-4 * 1e-2 * fmax(model_maxabs(dq, nq), 1.0), fk = 2e-4 * 1e-2 * fmax(model_maxabs(dk, nk), 1.0);
@@ -265,6 +285,9 @@ static void test_attn(void) {
     CHECK(dpprof_cuda_set_attention_block(96) == -1 && dpprof_cuda_set_attention_block(128) == 0 && dpprof_cuda_set_attention_block(-1) == -1 &&
               dpprof_cuda_set_attention_block(0) == 128 && dpprof_cuda_set_attention_block(64) == 0 && dpprof_cuda_set_attention_block(0) == 64,
           "dpprof_cuda_set_attention_block: 0, 64 and 128 taken (the previous value returned), 96 and -1 refused with -1");
+    CHECK(dpprof_cuda_set_attention_warp_rows(24) == -1 && dpprof_cuda_set_attention_warp_rows(16) == 0 && dpprof_cuda_set_attention_warp_rows(-16) == -1 &&
+              dpprof_cuda_set_attention_warp_rows(32) == 16 && dpprof_cuda_set_attention_warp_rows(0) == 32,
+          "dpprof_cuda_set_attention_warp_rows: 0, 16 and 32 taken (the previous value returned), 24 and -16 refused with -1");
     for (m = 0; m < sizeof rows / sizeof rows[0]; m++) {
         for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             if (rows[m] == 128 && !(cases[c][4] % 2 == 0 && cases[c][4] <= 128)) continue; /* the simt fallback: shown with 64 */

@@ -164,18 +164,21 @@ check "its dump says dtype bf16 (the tensors are the fp32 masters and gradients)
 # the json are what is checked here)
 "$bin" attnbench --shape 1,70,2,1,64 --shape 1,21,2,1,7 --repeats 2 --out "$tmp/ab.json" >"$tmp/ab.out" 2>&1
 check "attnbench (emulated) exits 0" test $? -eq 0
-check "attnbench: 16 rows (2 shapes x 4 variants x forward and backward)" test "$(grep -c '"shape": ' "$tmp/ab.json")" -eq 16
-check "attnbench: all 8 of HS 64 measured (a median time each)" \
-    test "$(grep '"HS": 64,' "$tmp/ab.json" | grep -c '"status": "ok", "note": null, "ms_median": [0-9]')" -eq 8
+check "attnbench: 24 rows (2 shapes x 6 variants x forward and backward)" test "$(grep -c '"shape": ' "$tmp/ab.json")" -eq 24
+check "attnbench: 10 of HS 64 measured (a median time each), the 32-row-warp variants' backward skipped naming the variant that times it" bash -c "
+    [ \$(grep '\"HS\": 64,' '$tmp/ab.json' | grep -c '\"status\": \"ok\", \"note\": null, \"ms_median\": [0-9]') -eq 10 ] &&
+    [ \$(grep '\"HS\": 64,' '$tmp/ab.json' | grep -c '\"warp_rows\": 32, \"pass\": \"bwd\", \"status\": \"skipped\", \"note\": \"the backward kernels take 16 rows a warp in every variant: tc-[0-9]* times them\"') -eq 2 ] &&
+    [ \$(grep '\"HS\": 64,' '$tmp/ab.json' | grep -c '\"warp_rows\": 32, \"pass\": \"fwd\", \"status\": \"ok\"') -eq 2 ]"
 check "attnbench: HS 7 on the tensor cores skipped, saying why; its simt rows measured" bash -c "
-    [ \$(grep -c '\"status\": \"skipped\", \"note\": \"HS 7: the tensor-core kernels take even head sizes up to 128\"' '$tmp/ab.json') -eq 4 ] &&
+    [ \$(grep -c '\"status\": \"skipped\", \"note\": \"HS 7: the tensor-core kernels take even head sizes up to 128\"' '$tmp/ab.json') -eq 8 ] &&
     [ \$(grep '\"HS\": 7,' '$tmp/ab.json' | grep -c '\"kernel\": \"simt\".*\"status\": \"ok\"') -eq 4 ]"
 check "attnbench: the table has the 128-row tensor-core backward" grep -Eq '^B1-T70-NH2-NKV1-HS64 +bf16 +tc-128 +bwd +[0-9.]+' "$tmp/ab.out"
+check "attnbench: the table has the forward with 32 rows a warp" grep -Eq '^B1-T70-NH2-NKV1-HS64 +bf16 +tc-128w32 +fwd +[0-9.]+' "$tmp/ab.out"
 check "attnbench: meta names the device and the flop formula" grep -q '"device": "cuemu (cpu emulation of cuda)".*"note": "flops and bytes_analytic are dpprof_attention_fwd_cost' "$tmp/ab.json"
 CUEMU_MEMORY_BYTES=$((64 << 20)) "$bin" attnbench --shape 1,4096,32,32,64 --shape 1,16,1,1,8 --repeats 1 --out "$tmp/aboom.json" >/dev/null 2>&1
 rc=$?
 check "attnbench: a shape that does not fit is oom, the next one is measured (exit $rc)" bash -c "[ $rc -eq 0 ] &&
-    [ \$(grep '\"T\": 4096,' '$tmp/aboom.json' | grep -c '\"status\": \"oom\"') -eq 8 ] && [ \$(grep '\"T\": 16,' '$tmp/aboom.json' | grep -c '\"status\": \"ok\"') -eq 8 ]"
+    [ \$(grep '\"T\": 4096,' '$tmp/aboom.json' | grep -c '\"status\": \"oom\"') -eq 12 ] && [ \$(grep '\"T\": 16,' '$tmp/aboom.json' | grep -c '\"status\": \"ok\"') -eq 10 ]"
 CUEMU_NO_DEVICE=1 "$bin" attnbench --out "$tmp/abnodev.json" 2>"$tmp/abnodev.err"
 rc=$?
 check "attnbench without a device: exit 2, a message, no file (got $rc)" bash -c "[ $rc -eq 2 ] && grep -q 'no GPU is visible' '$tmp/abnodev.err' && [ ! -e '$tmp/abnodev.json' ]"
@@ -185,9 +188,9 @@ check "attnbench without a device: exit 2, a message, no file (got $rc)" bash -c
 CUEMU_QUIET=1 CUEMU_SMEM_OPTIN=99K "$bin" attnbench --shape 1,40,2,2,128 --shape 1,16,1,1,8 --repeats 1 --out "$tmp/ab99.json" >/dev/null 2>&1
 rc=$?
 check "attnbench on a 99 KiB device: exit 1, json status error (got $rc)" bash -c "[ $rc -eq 1 ] && grep -q '^  \"status\": \"error\",' '$tmp/ab99.json'"
-check "attnbench on a 99 KiB device: 7 rows measured, the 128-row backward failed naming the bytes, 8 not run" bash -c "
-    [ \$(grep -c '\"status\": \"ok\"' '$tmp/ab99.json') -eq 7 ] && [ \$(grep -c '\"status\": \"not_run\"' '$tmp/ab99.json') -eq 8 ] &&
-    grep '\"block_rows\": 128, \"pass\": \"bwd\"' '$tmp/ab99.json' | grep -q 'needs 104960 bytes of shared memory per block, this device allows 101376'"
+check "attnbench on a 99 KiB device: 7 rows measured, the 128-row backward failed naming the bytes, 16 not run" bash -c "
+    [ \$(grep -c '\"status\": \"ok\"' '$tmp/ab99.json') -eq 7 ] && [ \$(grep -c '\"status\": \"not_run\"' '$tmp/ab99.json') -eq 16 ] &&
+    grep '\"block_rows\": 128, \"warp_rows\": 16, \"pass\": \"bwd\"' '$tmp/ab99.json' | grep -q 'needs 104960 bytes of shared memory per block, this device allows 101376'"
 # the default block (128 rows on sm_90+) falls back to 64 where the 128-row backward does not fit: a bf16
 # step at HS 128 on the 99 KiB device runs
 CUEMU_QUIET=1 CUEMU_SMEM_OPTIN=99K "$bin" run --preset tiny --hidden 256 --heads 2 --kv-heads 1 --ffn 64 --layers 1 --vocab 64 --seq 8 --batch 1 --steps 1 \
