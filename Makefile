@@ -148,7 +148,7 @@ bench-clipgrad: dpprof
 	$(DEVICE_TXT) > $$d/device.txt; echo "make bench-clipgrad: measured results in $$d (commit them)"
 
 # the attention kernels alone (dpprof attnbench: fp32 and bf16 simt, bf16 tensor cores in blocks of 64 and
-# 128 rows, the forward also with 32 rows a warp; forward and backward at the bench shapes, or
+# 128 rows, with 16 and 32 query rows a warp; forward and backward at the bench shapes, or
 # ATTNBENCH_ARGS="--shape B,T,NH,NKV,HS ..."), into
 # data/bench/DATE-TIME-DEVICE/attn/, apart from the run JSON the report reads. part of make bench (without
 # BENCH_ONLY); about a minute on an H100

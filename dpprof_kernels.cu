@@ -2241,6 +2241,21 @@ __device__ __forceinline__ void dpprof__tc_tile_async(dpprof__bf16 *X, const dpp
     else dpprof__tc_tile<LDK, HSP, NT>(X, src, rs, BC, valid, HS);
 }
 
+// the A fragments of a warp's MW blocks of 16 rows (from row w0) of a row-major bf16 matrix (row stride rs),
+// columns 0 .. 16 KS - 1: zeros at rows >= T and columns >= HS (g = lane / 4, t = lane % 4)
+template <int MW, int KS>
+__device__ __forceinline__ void dpprof__frag_rows(uint32_t (&f)[MW][KS][4], const dpprof__bf16 *src, size_t rs, int w0, int T, int HS, int g, int t) {
+    DPPROF__ATTN_UNROLL
+    for (int mi = 0; mi < MW; mi++)
+        DPPROF__ATTN_UNROLL
+        for (int kk = 0; kk < KS; kk++)
+            DPPROF__ATTN_UNROLL
+            for (int j = 0; j < 4; j++) {
+                const int row = w0 + 16 * mi + g + ((j & 1) ? 8 : 0), col = 16 * kk + 2 * t + ((j & 2) ? 8 : 0);
+                f[mi][kk][j] = row < T && col < HS ? dpprof__ld_pair(src + (size_t)row * rs + col) : 0u;
+            }
+}
+
 // out, lse of 16 NW MW query rows of head h, batch b: each warp keeps its 16 MW rows of Q as mma fragments
 // in registers (MW blocks of 16); per key tile S = Q K^T, the online softmax on the accumulators (in each
 // row block a lane holds two rows, r0 and r1 = r0 + 8, a quad of lanes shares a row), then O += P V with
@@ -2271,15 +2286,9 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
     const float sl2 = scale * DPPROF__LOG2E;
     uint32_t qf[MW][KS][4];
     float m[MW][2], l[MW][2], o[MW][ND][4];
+    dpprof__frag_rows<MW, KS>(qf, qb, qs, w0, T, HS, g, t);
     DPPROF__ATTN_UNROLL
     for (int mi = 0; mi < MW; mi++) {
-        DPPROF__ATTN_UNROLL
-        for (int kk = 0; kk < KS; kk++)
-            DPPROF__ATTN_UNROLL
-            for (int j = 0; j < 4; j++) {
-                const int row = w0 + 16 * mi + g + ((j & 1) ? 8 : 0), col = 16 * kk + 2 * t + ((j & 2) ? 8 : 0);
-                qf[mi][kk][j] = row < T && col < HS ? dpprof__ld_pair(qb + (size_t)row * qs + col) : 0u;
-            }
         m[mi][0] = m[mi][1] = DPPROF__ATTN_NINF, l[mi][0] = l[mi][1] = 0.f;
         DPPROF__ATTN_UNROLL
         for (int n = 0; n < ND; n++) o[mi][n][0] = o[mi][n][1] = o[mi][n][2] = o[mi][n][3] = 0.f;
@@ -2561,13 +2570,14 @@ __device__ __forceinline__ float dpprof__pair_hi(uint32_t v) { return __uint_as_
 // NW warps of 16 rows: kernel A takes BK = 16 NW keys a block, kernel B BR = 16 NW query rows. kernel
 // A's dynamic shared memory: K, V (BK x LDK), Q stages 0, 1 and dO stages 0, 1 (BQ x LDK each) as bf16, then
 // lse stages 0, 1 and D stages 0, 1 (BQ floats each). BQ, the query tile, is also kernel B's key tile:
-// kernel B's K stages 0, 1 and V stages 0, 1 (BQ x LDK each), BQ_BYTES
+// kernel B's K stages and V stages (NSQ each, BQ x LDK: 2, or 4 for tiles of 16 keys, whose compute is too
+// short to hide a load one tile ahead), BQ_BYTES
 template <int HSP, int BQ, int NW>
 struct dpprof__attn_tc_bwd_cfg {
-    static constexpr int BK = 16 * NW, BR = 16 * NW, NT = 32 * NW, LDK = HSP + 8, TILE = BQ * LDK;
+    static constexpr int BK = 16 * NW, BR = 16 * NW, NT = 32 * NW, LDK = HSP + 8, TILE = BQ * LDK, NSQ = BQ >= 32 ? 2 : 4;
     static constexpr int OFF_V = BK * LDK, OFF_Q = 2 * BK * LDK, HALVES = OFF_Q + 4 * TILE;
     static constexpr size_t BYTES = (size_t)HALVES * 2 + 4 * BQ * sizeof(float);
-    static constexpr size_t BQ_BYTES = (size_t)4 * TILE * 2;
+    static constexpr size_t BQ_BYTES = (size_t)2 * NSQ * TILE * 2;
 };
 
 // D = rowsum(dO * out) of a query row, computed once before the two backward kernels and kept in the row's
@@ -2728,119 +2738,136 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
     }
 }
 
-// dq of BR query rows of head h, batch b: Q and dO of the warp's 16 rows as fragments in registers, D of
-// each row from dq's storage (read before the rows are overwritten); over the key tiles of BC up to the
-// diagonal, S = Q K^T, dP = dO V^T, dS = P (dP - D), dq += dS K (K transposed by ldmatrix). K and V in two
-// stages, the next by cp.async (when `async`) while the current is used; dynamic shared memory BQ_BYTES.
-// grid (ceil(T/BR), NH, B), 32 NW threads, the longest rows first
-template <int HSP, int BC, int NW>
+// dq of BR = 16 NW MW query rows of head h, batch b: Q and dO of the warp's 16 MW rows (MW blocks of 16) as
+// fragments in registers, D of each row from dq's storage (read before the rows are overwritten); over the
+// key tiles of BC up to the diagonal, S = Q K^T, dP = dO V^T, dS = P (dP - D), dq += dS K (K transposed by
+// ldmatrix). each K and V fragment a warp reads serves its MW row blocks (MW = 2: half the shared-memory
+// bytes a multiply-add, as in the forward). K and V in two stages, the next by cp.async (when `async`) while
+// the current is used; dynamic shared memory BQ_BYTES. every row gets the same arithmetic in the same order
+// whatever BC, NW and MW are (the keys in blocks of 16, in order), so the same bits. grid (ceil(T/BR), NH, B),
+// 32 NW threads, the longest rows first
+template <int HSP, int BC, int NW, int MW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v,
                                                             const float *lse, int T, int NH, int NKV, int HS, float scale, int async) {
     typedef dpprof__attn_tc_bwd_cfg<HSP, BC, NW> C;
-    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BC / 8;
+    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BC / 8, BR = 16 * NW * MW;
     static_assert(KS % 2 == 0 && ND % 2 == 0, "ldmatrix x4 takes two k or two n blocks");
     DPPROF__SMEM_DYN(dpprof__bf16, sm); // K stages 0, 1, V stages 0, 1
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int h = blockIdx.y, b = blockIdx.z, kvh = h / (NH / NKV);
-    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * C::BR, kend = dpprof__k_attn_imin(q0 + C::BR, T), ntile = (kend + BC - 1) / BC;
+    const int q0 = (int)(gridDim.x - 1 - blockIdx.x) * BR, kend = dpprof__k_attn_imin(q0 + BR, T), ntile = (kend + BC - 1) / BC;
+    const int w0 = q0 + 16 * MW * w; // this warp's first row
     const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS, qoff = (size_t)b * T * qs + (size_t)h * HS;
     const dpprof__bf16 *kb = k + (size_t)b * T * ks + (size_t)kvh * HS, *vb = v + (size_t)b * T * ks + (size_t)kvh * HS;
-    const int r[2] = {q0 + 16 * w + g, q0 + 16 * w + g + 8};
     const int btoff = dpprof__ldsm_bt<C::LDK>(lane), boff = dpprof__ldsm_a<C::LDK>(lane);
     const bool as = async != 0;
     const float sl2 = scale * DPPROF__LOG2E;
-    uint32_t qf[KS][4], gf[KS][4];
-    float D[2], L[2];
+    uint32_t qf[MW][KS][4], gf[MW][KS][4];
+    float D[MW][2], L[MW][2], dqa[MW][ND][4];
+    dpprof__frag_rows<MW, KS>(qf, q + qoff, qs, w0, T, HS, g, t);
+    dpprof__frag_rows<MW, KS>(gf, dout + qoff, qs, w0, T, HS, g, t);
     DPPROF__ATTN_UNROLL
-    for (int kk = 0; kk < KS; kk++)
+    for (int mi = 0; mi < MW; mi++) {
         DPPROF__ATTN_UNROLL
-        for (int j = 0; j < 4; j++) {
-            const int row = r[j & 1], col = 16 * kk + 2 * t + ((j & 2) ? 8 : 0);
-            const size_t e = qoff + (size_t)row * qs + col;
-            qf[kk][j] = row < T && col < HS ? dpprof__ld_pair(q + e) : 0u;
-            gf[kk][j] = row < T && col < HS ? dpprof__ld_pair(dout + e) : 0u;
+        for (int i = 0; i < 2; i++) {
+            const int row = w0 + 16 * mi + g + 8 * i;
+            D[mi][i] = row < T ? dpprof__attn_dget(dq, qoff + (size_t)row * qs) : 0.f;
+            L[mi][i] = row < T ? lse[((size_t)b * NH + h) * T + row] * DPPROF__LOG2E : 0.f; // base 2
         }
-    DPPROF__ATTN_UNROLL
-    for (int i = 0; i < 2; i++) {
-        D[i] = r[i] < T ? dpprof__attn_dget(dq, qoff + (size_t)r[i] * qs) : 0.f;
-        L[i] = r[i] < T ? lse[((size_t)b * NH + h) * T + r[i]] * DPPROF__LOG2E : 0.f; // base 2
+        DPPROF__ATTN_UNROLL
+        for (int n = 0; n < ND; n++) dqa[mi][n][0] = dqa[mi][n][1] = dqa[mi][n][2] = dqa[mi][n][3] = 0.f;
     }
-    float dqa[ND][4];
+    // K tile j in stage j % NS at sm + stage TILE, V tile j at sm + (NS + stage) TILE; tiles 0 .. NS - 2 on
+    // their way first, one commit group each
+    constexpr int NS = C::NSQ;
+    auto tile = [&](int j) {
+        const int k1 = j * BC, st = j % NS;
+        dpprof__tc_tile_async<C::LDK, HSP, BC, C::NT>(sm + st * C::TILE, kb + (size_t)k1 * ks, ks, kend - k1, HS, as);
+        dpprof__tc_tile_async<C::LDK, HSP, BC, C::NT>(sm + (NS + st) * C::TILE, vb + (size_t)k1 * ks, ks, kend - k1, HS, as);
+    };
     DPPROF__ATTN_UNROLL
-    for (int n = 0; n < ND; n++) dqa[n][0] = dqa[n][1] = dqa[n][2] = dqa[n][3] = 0.f;
-    if (ntile > 0) {
-        dpprof__tc_tile_async<C::LDK, HSP, BC, C::NT>(sm, kb, ks, kend, HS, as);
-        dpprof__tc_tile_async<C::LDK, HSP, BC, C::NT>(sm + 2 * C::TILE, vb, ks, kend, HS, as);
+    for (int j = 0; j < NS - 1; j++) {
+        if (j < ntile) tile(j);
+        dpprof__cp_commit();
     }
-    dpprof__cp_commit();
     for (int j = 0; j < ntile; j++) {
         const int k0 = j * BC;
-        dpprof__cp_wait<0>(); // this thread's part of tile j has landed
-        __syncthreads();      // everyone's has, and tile j - 1 (the other stage) is no longer read
-        if (j + 1 < ntile) {
-            const int k1 = k0 + BC, st = (j + 1) & 1;
-            dpprof__tc_tile_async<C::LDK, HSP, BC, C::NT>(sm + st * C::TILE, kb + (size_t)k1 * ks, ks, kend - k1, HS, as);
-            dpprof__tc_tile_async<C::LDK, HSP, BC, C::NT>(sm + (2 + st) * C::TILE, vb + (size_t)k1 * ks, ks, kend - k1, HS, as);
-        }
+        dpprof__cp_wait<NS - 2>(); // this thread's part of tile j has landed (only the newer groups may not have)
+        __syncthreads();           // everyone's has, and tile j - 1 (the stage tile j + NS - 1 takes) is no longer read
+        if (j + NS - 1 < ntile) tile(j + NS - 1);
         dpprof__cp_commit();
-        const dpprof__bf16 *Ks = sm + (j & 1) * C::TILE, *Vs = sm + (2 + (j & 1)) * C::TILE;
-        float s[NB][4], dp[NB][4];
+        const dpprof__bf16 *Ks = sm + (j % NS) * C::TILE, *Vs = sm + (NS + j % NS) * C::TILE;
+        float s[MW][NB][4], dp[MW][NB][4];
         DPPROF__ATTN_UNROLL
         for (int nb = 0; nb < NB; nb++) {
-            s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.f;
-            dp[nb][0] = dp[nb][1] = dp[nb][2] = dp[nb][3] = 0.f;
+            DPPROF__ATTN_UNROLL
+            for (int mi = 0; mi < MW; mi++)
+                DPPROF__ATTN_UNROLL
+                for (int jj = 0; jj < 4; jj++) s[mi][nb][jj] = dp[mi][nb][jj] = 0.f;
             DPPROF__ATTN_UNROLL
             for (int kk = 0; kk < KS; kk += 2) {
                 uint32_t bk[4], bv[4];
                 dpprof__ldsm4<false>(bk, Ks + 8 * nb * C::LDK + 16 * kk + btoff);
                 dpprof__ldsm4<false>(bv, Vs + 8 * nb * C::LDK + 16 * kk + btoff);
-                dpprof__mma_pair(s[nb], qf[kk], qf[kk + 1], bk);
-                dpprof__mma_pair(dp[nb], gf[kk], gf[kk + 1], bv);
+                DPPROF__ATTN_UNROLL
+                for (int mi = 0; mi < MW; mi++) {
+                    dpprof__mma_pair(s[mi][nb], qf[mi][kk], qf[mi][kk + 1], bk);
+                    dpprof__mma_pair(dp[mi][nb], gf[mi][kk], gf[mi][kk + 1], bv);
+                }
             }
         }
-        // the mask only where the tile crosses it for this warp's rows (q0 + 16 w .. + 15): the diagonal,
+        // the mask only where the tile crosses it for this warp's rows (w0 .. w0 + 16 MW - 1): the diagonal,
         // the end of the keys, rows past T
-        if (k0 + BC - 1 > q0 + 16 * w || k0 + BC > kend || q0 + 16 * w + 15 >= T) {
+        if (k0 + BC - 1 > w0 || k0 + BC > kend || w0 + 16 * MW - 1 >= T) {
+            DPPROF__ATTN_UNROLL
+            for (int mi = 0; mi < MW; mi++)
+                DPPROF__ATTN_UNROLL
+                for (int nb = 0; nb < NB; nb++)
+                    DPPROF__ATTN_UNROLL
+                    for (int jj = 0; jj < 4; jj++) {
+                        const int c = k0 + 8 * nb + 2 * t + (jj & 1), row = w0 + 16 * mi + g + ((jj & 2) ? 8 : 0);
+                        if (!(c <= row && c < kend && row < T)) s[mi][nb][jj] = DPPROF__ATTN_NINF; // p = 2^-inf = 0
+                    }
+        }
+        DPPROF__ATTN_UNROLL
+        for (int mi = 0; mi < MW; mi++)
             DPPROF__ATTN_UNROLL
             for (int nb = 0; nb < NB; nb++)
                 DPPROF__ATTN_UNROLL
                 for (int jj = 0; jj < 4; jj++) {
-                    const int c = k0 + 8 * nb + 2 * t + (jj & 1), i = jj >> 1;
-                    if (!(c <= r[i] && c < kend && r[i] < T)) s[nb][jj] = DPPROF__ATTN_NINF; // p = 2^-inf = 0
+                    const int i = jj >> 1;
+                    const float p = dpprof__ex2(fmaf(s[mi][nb][jj], sl2, -L[mi][i])); // exp(scale s - lse), L in base 2
+                    dp[mi][nb][jj] = p * (dp[mi][nb][jj] - D[mi][i]);
                 }
-        }
-        DPPROF__ATTN_UNROLL
-        for (int nb = 0; nb < NB; nb++)
-            DPPROF__ATTN_UNROLL
-            for (int jj = 0; jj < 4; jj++) {
-                const int i = jj >> 1;
-                const float p = dpprof__ex2(fmaf(s[nb][jj], sl2, -L[i])); // exp(scale s - lse), L in base 2
-                dp[nb][jj] = p * (dp[nb][jj] - D[i]);
-            }
         DPPROF__ATTN_UNROLL
         for (int kk = 0; kk < BC / 16; kk++) {
-            uint32_t da[4];
-            dpprof__frag_acc(da, dp[2 * kk], dp[2 * kk + 1]);
+            uint32_t da[MW][4];
+            DPPROF__ATTN_UNROLL
+            for (int mi = 0; mi < MW; mi++) dpprof__frag_acc(da[mi], dp[mi][2 * kk], dp[mi][2 * kk + 1]);
             DPPROF__ATTN_UNROLL
             for (int n = 0; n < ND; n += 2) {
                 uint32_t bk[4];
                 dpprof__ldsm4<true>(bk, Ks + 16 * kk * C::LDK + 8 * n + boff);
-                dpprof__mma_cols(dqa[n], dqa[n + 1], da, bk);
+                DPPROF__ATTN_UNROLL
+                for (int mi = 0; mi < MW; mi++) dpprof__mma_cols(dqa[mi][n], dqa[mi][n + 1], da[mi], bk);
             }
         }
     }
     dpprof__cp_wait<0>(); // only an empty group remains
     __syncwarp();         // every lane of the row's quad has read its D before lane 0 overwrites it
     DPPROF__ATTN_UNROLL
-    for (int i = 0; i < 2; i++) {
-        if (r[i] >= T) continue;
-        dpprof__bf16 *qrow = dq + qoff + (size_t)r[i] * qs;
+    for (int mi = 0; mi < MW; mi++)
         DPPROF__ATTN_UNROLL
-        for (int n = 0; n < ND; n++) {
-            const int c = n * 8 + 2 * t;
-            if (c < HS) dpprof__st_pair(qrow + c, dpprof__pack_bf16(dqa[n][2 * i] * scale, dqa[n][2 * i + 1] * scale));
+        for (int i = 0; i < 2; i++) {
+            const int row = w0 + 16 * mi + g + 8 * i;
+            if (row >= T) continue;
+            dpprof__bf16 *qrow = dq + qoff + (size_t)row * qs;
+            DPPROF__ATTN_UNROLL
+            for (int n = 0; n < ND; n++) {
+                const int c = n * 8 + 2 * t;
+                if (c < HS) dpprof__st_pair(qrow + c, dpprof__pack_bf16(dqa[mi][n][2 * i] * scale, dqa[mi][n][2 * i + 1] * scale));
+            }
         }
-    }
 }
 
 // ---- host side ----
@@ -2892,22 +2919,24 @@ static void dpprof__attn_fwd_tc_run(float *out, float *lse, const float *q, cons
 // A's shared memory for (HSP, BQ) = (32, 64), (64, 64), (128, 32): 31 / 55 / 68.5 KiB with NW = 4,
 // 41 / 73 / 102.5 KiB with NW = 8 (beyond sm_86's 99 KiB opt-in: there the 128-row HSP 128 backward
 // is an error naming the bytes, dpprof__smem_optin); kernel B's: 20 / 36 / 34 KiB (the forward's: 20 / 36 / 68)
-template <int HSP, int BQ, int NW>
+template <int HSP, int BQ, int NW, int MW>
 static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
     typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;
     const char *what = "dpprof_attention_bwd_gpu";
+    constexpr int BCQ = MW == 2 ? 16 : BQ; // the dq kernel's key tile: 16 with two row blocks a warp (their registers)
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BCQ, NW / MW> CQ;
     const dim3 grid_kv((unsigned)((T + C::BK - 1) / C::BK), (unsigned)NKV, (unsigned)B), grid_q((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B);
     typedef dpprof__bf16 H;
     const long long rows = (long long)B * T * NH, dblocks = (rows + 31) / 32;
     // cp.async takes whole 16-byte chunks: HS a multiple of 8 and every tile's source 16-byte aligned
     const int async = HS % 8 == 0 && !(((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)dout) & 15);
     dpprof__smem_optin(dpprof__k_attn_bkv_tc<HSP, BQ, NW>, C::BYTES, what);
-    dpprof__smem_optin(dpprof__k_attn_bq_tc<HSP, BQ, NW>, C::BQ_BYTES, what);
+    dpprof__smem_optin(dpprof__k_attn_bq_tc<HSP, BCQ, NW / MW, MW>, CQ::BQ_BYTES, what);
     dpprof__launch(what, dpprof__k_attn_dsum_tc, dim3((unsigned)(dblocks < (1 << 20) ? dblocks : (1 << 20))), dim3(256), 0, dpprof__act<H>(dq), dpprof__act<H>(dout),
                    dpprof__act<H>(out), rows, HS);
     dpprof__launch(what, dpprof__k_attn_bkv_tc<HSP, BQ, NW>, grid_kv, dim3(C::NT), C::BYTES, dpprof__act<H>(dk), dpprof__act<H>(dv), dpprof__act<H>(dout), dpprof__act<H>(q),
                    dpprof__act<H>(k), dpprof__act<H>(v), dpprof__act<H>(dq), lse, T, NH, NKV, HS, scale, async);
-    dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BQ, NW>, grid_q, dim3(C::NT), C::BQ_BYTES, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q), dpprof__act<H>(k),
+    dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BCQ, NW / MW, MW>, grid_q, dim3(CQ::NT), CQ::BQ_BYTES, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q), dpprof__act<H>(k),
                    dpprof__act<H>(v), lse, T, NH, NKV, HS, scale, async);
 }
 
@@ -2942,11 +2971,11 @@ static void dpprof__attn_fwd_tc_hs(float *out, float *lse, const float *q, const
     else if (HS <= 64) dpprof__attn_fwd_tc_run<64, NW, MW>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
     else dpprof__attn_fwd_tc_run<128, NW * MW, 1>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
 }
-template <int NW>
+template <int NW, int MW>
 static void dpprof__attn_bwd_tc_hs(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
-    if (HS <= 32) dpprof__attn_bwd_tc_run<32, 64, NW>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
-    else if (HS <= 64) dpprof__attn_bwd_tc_run<64, 64, NW>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
-    else dpprof__attn_bwd_tc_run<128, 32, NW>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+    if (HS <= 32) dpprof__attn_bwd_tc_run<32, 64, NW, MW>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+    else if (HS <= 64) dpprof__attn_bwd_tc_run<64, 64, NW, MW>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+    else dpprof__attn_bwd_tc_run<128, 32, NW, 1>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
 }
 
 template <typename A, int HSP, int BK, int BQ, int BR, int BC>
@@ -2991,8 +3020,12 @@ static void dpprof__attn_bwd(float *dq, float *dk, float *dv, const float *dout,
     const float scale = (float)(1.0 / std::sqrt((double)HS));
     const void *p[] = {dq, dk, dv, dout, q, k, v, out};
     if (dpprof__attn_tc<A>(HS, p, 8)) {
-        if (dpprof__attn_rows() == 128) dpprof__attn_bwd_tc_hs<8>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
-        else dpprof__attn_bwd_tc_hs<4>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+        const int rows = dpprof__attn_rows(), wide = dpprof__attn_warp_rows() == 32;
+        if (rows == 128) {
+            if (wide) dpprof__attn_bwd_tc_hs<8, 2>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+            else dpprof__attn_bwd_tc_hs<8, 1>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+        } else if (wide) dpprof__attn_bwd_tc_hs<4, 2>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
+        else dpprof__attn_bwd_tc_hs<4, 1>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
         return;
     }
     if (HS <= 64) dpprof__attn_bwd_run<A, 64, 64, 32, 64, 64>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);

@@ -2789,8 +2789,8 @@ static int cmd_presets(void) {
 
 /* what the cuda backend would run on: make bench and make gpu-check ask this first */
 /* ---- attnbench: the attention kernels alone, timed on the GPU ------------------------------------------
-   every kernel variant (fp32 simt; bf16 simt; bf16 tensor cores in blocks of 64 and of 128 rows, the forward
-   with 16 or 32 rows a warp) forward and backward at a few shapes, so the block size and the forward's warp
+   every kernel variant (fp32 simt; bf16 simt; bf16 tensor cores in blocks of 64 and of 128 rows, with 16 or 32
+   query rows a warp) forward and backward at a few shapes, so the block size and the warp
    rows can be chosen from a measurement (issue 6): median,
    min and max of --repeats timed calls after one warm-up, each call between two CUDA events; rates from
    the analytic flops and bytes of dpprof_attention_{fwd,bwd}_cost. a failed launch stops the measuring
@@ -2808,8 +2808,9 @@ static void help_attnbench(void) {
            "Times the attention kernels alone on the GPU, forward and backward, for every variant: fp32 on\n"
            "the simt kernels; bf16 storage on the simt kernels, and on the tensor cores in blocks of 64 and of\n"
            "128 rows (dpprof_cuda_set_attention_block; the tensor cores take even head sizes up to 128), each\n"
-           "with 16 rows a warp (tc-64, tc-128) and, for the forward at head sizes up to 64, with 32 (tc-64w32,\n"
-           "tc-128w32; dpprof_cuda_set_attention_warp_rows: the backward kernels take 16 in every variant).\n"
+           "with 16 query rows a warp (tc-64, tc-128) and, at head sizes up to 64, with 32 (tc-64w32,\n"
+           "tc-128w32; dpprof_cuda_set_attention_warp_rows: the forward and the dq kernel; the dk/dv kernel\n"
+           "takes 16 keys a warp in every variant).\n"
            "Each timing is the median (with min and max) of N calls after one warm-up call, each between two\n"
            "CUDA events; TFLOP/s and the shares of the device's fp32, bf16 and DRAM peaks come from the\n"
            "analytic flops and bytes of the op (the same as in a run's throughput.ops).\n\n"
@@ -2981,10 +2982,9 @@ static int cmd_attnbench(int argc, char **argv) {
                 } else if (va->rows && !(sh->HS % 2 == 0 && sh->HS <= 128)) {
                     row->status = "skipped";
                     snprintf(row->note, sizeof row->note, "HS %d: the tensor-core kernels take even head sizes up to 128", sh->HS);
-                } else if (va->wrows == 32 && (pass || sh->HS > 64)) {
+                } else if (va->wrows == 32 && sh->HS > 64) {
                     row->status = "skipped";
-                    if (pass) snprintf(row->note, sizeof row->note, "the backward kernels take 16 rows a warp in every variant: tc-%d times them", va->rows);
-                    else snprintf(row->note, sizeof row->note, "HS %d: 32 rows a warp apply up to head size 64, above it the forward is tc-%d's", sh->HS, va->rows);
+                    snprintf(row->note, sizeof row->note, "HS %d: 32 rows a warp apply up to head size 64, above it tc-%d's kernels run", sh->HS, va->rows);
                 } else {
                     dpprof_cuda_set_storage(bf16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
                     dpprof_cuda_set_tensor_core_attention(va->rows != 0);

@@ -252,6 +252,27 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int rows)
         CHECK(rc == 0 && e_dq <= 1.0 && e_dk <= 1.0 && e_dv <= 1.0 && same,
               "attention_bwd_gpu bf16 (%s) B=%d T=%d NH=%d NKV=%d HS=%d: dq, dk, dv (bf16) scores %.2e %.2e %.2e (1 ulp + 2e-4 floor%s), two runs bitwise %s%s%s", kind, B, T,
               NH, NKV, HS, e_dq, e_dk, e_dv, tc_used ? " + 2^-8 sum|terms|" : "", same ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+
+        /* dq with 16 and with 32 rows a warp in the dq kernel (dk, dv: the same kernel either way): the same
+           arithmetic per row in the same order, the same bits as the default's */
+        if (tc_used) {
+            static const int wr[] = {16, 32};
+            size_t w;
+            for (w = 0; w < 2; w++) {
+                float *gw[3];
+                int prev = dpprof_cuda_set_attention_warp_rows(wr[w]), sw;
+                model_set16(d_dq, dout, nq), model_set16(d_dk, q, nk), model_set16(d_dv, dout, nk);
+                dpprof_attention_bwd_gpu((float *)d_dq, (float *)d_dk, (float *)d_dv, (const float *)d_dout, (const float *)d_q, (const float *)d_k, (const float *)d_v,
+                                         (const float *)d_out, d_lse, B, T, NH, NKV, HS);
+                gw[0] = model_down16(d_dq, nq), gw[1] = model_down16(d_dk, nk), gw[2] = model_down16(d_dv, nk);
+                rc = dpprof_cuda_sync();
+                sw = model_same(g[1], gw[0], nq) && model_same(g[2], gw[1], nk) && model_same(g[3], gw[2], nk);
+                CHECK(prev == 0 && rc == 0 && sw, "attention_bwd_gpu bf16 (%s) B=%d T=%d NH=%d NKV=%d HS=%d with %d rows a warp%s: dq, dk, dv the default's bits: %s", kind, B, T, NH,
+                      NKV, HS, wr[w], HS > 64 ? " (16 above head size 64)" : "", sw ? "yes" : "NO");
+                dpprof_cuda_set_attention_warp_rows(0);
+                free(gw[0]), free(gw[1]), free(gw[2]);
+            }
+        }
     }
     dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
     dpprof_cuda_set_tensor_core_attention(1);

@@ -117,10 +117,9 @@ for s in "$@"; do
     ncu-attn)
         d=data/gpu-check/$RUN_STAMP-$($DPPROF_BIN devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
         mkdir -p "$d"
-        # attnbench runs each tensor-core variant (64-, then 128-row blocks; then the forward alone with 32 rows a
-        # warp in each) as a warm-up and a timed call: 16 launches are both calls of fwd, bkv and bq in the first
-        # two and of fwd in the last two
-        cmd=(ncu --clock-control none -k 'regex:attn_(fwd|bkv|bq)_tc' --launch-count 16 --section SpeedOfLight --section Occupancy
+        # attnbench runs each tensor-core variant (64-, then 128-row blocks, with 16 and then 32 query rows a warp)
+        # as a warm-up and a timed call: 24 launches are both calls of fwd, bkv and bq in each
+        cmd=(ncu --clock-control none -k 'regex:attn_(fwd|bkv|bq)_tc' --launch-count 24 --section SpeedOfLight --section Occupancy
             --section LaunchStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats
             $DPPROF_BIN attnbench --shape 8,1024,32,32,64 --repeats 1 --out "$d/ncu-attn-attnbench.json")
         ;;

@@ -82,9 +82,9 @@ check "ncu-dp: each over one flash_bk step at the trainer shape in bf16, with th
     test "$(grep -c -- "run --preset trainer-1b --seq 1024 --batch 8 --physical-batch 8 --algo flash_bk --dtype bf16 --sigma 1 --steps 1 --warmup 0 --fused-clipgrad --fused-noise" "$tmp/ncu.log")" = 5
 check "ncu-dp: the step's log is packed beside the results" \
     bash -c "tar tzf '$tmp/o4/gpu-session.tar.gz' | grep -qx 'data/gpu-check/$stamp-Fake_GPU/ncu-dp.txt'"
-# ncu-attn under the same stand-in: one attnbench at the trainer shape, 16 launches (both calls of the forward,
-# dk/dv and dq kernels with 64- and 128-row blocks, then of the forward with 32 rows a warp in each)
+# ncu-attn under the same stand-in: one attnbench at the trainer shape, 24 launches (both calls of the forward,
+# dk/dv and dq kernels with 64- and 128-row blocks, each with 16 and with 32 query rows a warp)
 out=$(PATH="$tmp/bin:$PATH" NCU_LOG=$tmp/ncu-attn.log FAKE_BIN=$fake OUT=$tmp/o5 DPPROF_BIN=$fake RUN_STAMP=$stamp MIN_STEP=1 bash $s ncu-attn 2>&1); rc=$?
-check "ncu-attn: ok, one ncu over attnbench at the trainer shape with the attention kernels' 16 launches" \
+check "ncu-attn: ok, one ncu over attnbench at the trainer shape with the attention kernels' 24 launches" \
     test "$rc" = 0 -a "$(grep -c . "$tmp/ncu-attn.log" 2>/dev/null)" = 1 \
-    -a -n "$(grep -E -- "-k regex:attn_\(fwd\|bkv\|bq\)_tc --launch-count 16 .* attnbench --shape 8,1024,32,32,64 --repeats 1 " "$tmp/ncu-attn.log")"
+    -a -n "$(grep -E -- "-k regex:attn_\(fwd\|bkv\|bq\)_tc --launch-count 24 .* attnbench --shape 8,1024,32,32,64 --repeats 1 " "$tmp/ncu-attn.log")"
