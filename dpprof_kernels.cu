@@ -2256,6 +2256,19 @@ __device__ __forceinline__ void dpprof__frag_rows(uint32_t (&f)[MW][KS][4], cons
             }
 }
 
+// -inf (p = 0) into the scores of a warp's MW row blocks (rows a0 + 16 mi ..: an A operand's rows) x the
+// columns c0 + 8 nb .. (the B operand's) of an accumulator tile where keep(row, column) is false
+template <int MW, int NB, typename F>
+__device__ __forceinline__ void dpprof__attn_mask(float (&s)[MW][NB][4], int a0, int c0, int g, int t, F keep) {
+    DPPROF__ATTN_UNROLL
+    for (int mi = 0; mi < MW; mi++)
+        DPPROF__ATTN_UNROLL
+        for (int nb = 0; nb < NB; nb++)
+            DPPROF__ATTN_UNROLL
+            for (int jj = 0; jj < 4; jj++)
+                if (!keep(a0 + 16 * mi + g + ((jj & 2) ? 8 : 0), c0 + 8 * nb + 2 * t + (jj & 1))) s[mi][nb][jj] = DPPROF__ATTN_NINF;
+}
+
 // out, lse of 16 NW MW query rows of head h, batch b: each warp keeps its 16 MW rows of Q as mma fragments
 // in registers (MW blocks of 16); per key tile S = Q K^T, the online softmax on the accumulators (in each
 // row block a lane holds two rows, r0 and r1 = r0 + 8, a quad of lanes shares a row), then O += P V with
@@ -2324,17 +2337,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
         }
         // the causal mask and the end of the keys only where the tile crosses them for this warp's rows
         // (w0 .. w0 + 16 MW - 1): the tile on the diagonal, the last one; the others are used as they are
-        if (k0 + C::BC - 1 > w0 || k0 + C::BC > kend) {
-            DPPROF__ATTN_UNROLL
-            for (int mi = 0; mi < MW; mi++)
-                DPPROF__ATTN_UNROLL
-                for (int nb = 0; nb < NB; nb++)
-                    DPPROF__ATTN_UNROLL
-                    for (int jj = 0; jj < 4; jj++) {
-                        const int c = k0 + nb * 8 + 2 * t + (jj & 1), row = w0 + 16 * mi + g + ((jj & 2) ? 8 : 0);
-                        if (!(c <= row && c < kend)) s[mi][nb][jj] = DPPROF__ATTN_NINF;
-                    }
-        }
+        if (k0 + C::BC - 1 > w0 || k0 + C::BC > kend) dpprof__attn_mask(s, w0, k0, g, t, [&](int row, int c) { return c <= row && c < kend; });
         DPPROF__ATTN_UNROLL
         for (int mi = 0; mi < MW; mi++) {
             // m is the running max of the unscaled scores (scale > 0: the same argmax); p = 2^(s sl2 - m sl2)
@@ -2567,17 +2570,17 @@ __device__ __forceinline__ void dpprof__frag_acc(uint32_t (&a)[4], const float (
 __device__ __forceinline__ float dpprof__pair_lo(uint32_t v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float dpprof__pair_hi(uint32_t v) { return __uint_as_float(v & 0xffff0000u); }
 
-// NW warps of 16 rows: kernel A takes BK = 16 NW keys a block, kernel B BR = 16 NW query rows. kernel
-// A's dynamic shared memory: K, V (BK x LDK), Q stages 0, 1 and dO stages 0, 1 (BQ x LDK each) as bf16, then
-// lse stages 0, 1 and D stages 0, 1 (BQ floats each). BQ, the query tile, is also kernel B's key tile:
-// kernel B's K stages and V stages (NSQ each, BQ x LDK: 2, or 4 for tiles of 16 keys, whose compute is too
-// short to hide a load one tile ahead), BQ_BYTES
-template <int HSP, int BQ, int NW>
+// NW warps of 16 MW rows: kernel A takes BK = 16 NW MW keys a block, kernel B BR = 16 NW MW query rows. BQ,
+// kernel A's query tile, is also kernel B's key tile; NS stages of the tiles a kernel walks are in flight (2,
+// or 4 for tiles of 16, whose compute is too short to hide a load one tile ahead). kernel A's dynamic shared
+// memory: K, V (BK x LDK), Q stages and dO stages (NS each, BQ x LDK) as bf16, then lse stages and D stages
+// (NS each, BQ floats), BYTES; kernel B's: K stages and V stages (NS each, BQ x LDK), BQ_BYTES
+template <int HSP, int BQ, int NW, int MW = 1>
 struct dpprof__attn_tc_bwd_cfg {
-    static constexpr int BK = 16 * NW, BR = 16 * NW, NT = 32 * NW, LDK = HSP + 8, TILE = BQ * LDK, NSQ = BQ >= 32 ? 2 : 4;
-    static constexpr int OFF_V = BK * LDK, OFF_Q = 2 * BK * LDK, HALVES = OFF_Q + 4 * TILE;
-    static constexpr size_t BYTES = (size_t)HALVES * 2 + 4 * BQ * sizeof(float);
-    static constexpr size_t BQ_BYTES = (size_t)2 * NSQ * TILE * 2;
+    static constexpr int BK = 16 * NW * MW, BR = 16 * NW * MW, NT = 32 * NW, LDK = HSP + 8, TILE = BQ * LDK, NS = BQ >= 32 ? 2 : 4;
+    static constexpr int OFF_V = BK * LDK, OFF_Q = 2 * BK * LDK, HALVES = OFF_Q + 2 * NS * TILE;
+    static constexpr size_t BYTES = (size_t)HALVES * 2 + 2 * NS * BQ * sizeof(float);
+    static constexpr size_t BQ_BYTES = (size_t)2 * NS * TILE * 2;
 };
 
 // D = rowsum(dO * out) of a query row, computed once before the two backward kernels and kept in the row's
@@ -2607,37 +2610,40 @@ __global__ void dpprof__k_attn_dsum_tc(dpprof__bf16 *dq, const dpprof__bf16 *dou
     }
 }
 
-// dk, dv of BK keys of kv head kvh, batch b: over the group's query heads and the query tiles at or
-// below the keys (tile j: head j / nq, rows k0 + BQ (j % nq) ..), S^T = K Q^T and dP^T = V dO^T,
-// P^T = exp(scale S^T - lse), dS^T = P^T (dP^T - D), dv += P^T dO, dk += dS^T Q; D from dq's storage
-// (dpprof__attn_dslot). tile j + 1's Q and dO come by cp.async (when `async`) and its lse and D into
-// registers while tile j is used; they go to shared memory at the end of the iteration.
-// grid (ceil(T/BK), NKV, B), 32 NW threads, the longest (key block 0) first
-template <int HSP, int BQ, int NW>
+// dk, dv of BK = 16 NW MW keys of kv head kvh, batch b (a warp's MW blocks of 16 keys): over the group's query
+// heads and the query tiles at or below the keys (tile j: head j / nq, rows k0 + BQ (j % nq) ..), S^T = K Q^T
+// and dP^T = V dO^T, P^T = exp(scale S^T - lse), dS^T = P^T (dP^T - D), dv += P^T dO, dk += dS^T Q; D from dq's
+// storage (dpprof__attn_dslot). each Q and dO fragment a warp reads serves its MW key blocks (MW = 2: half the
+// shared-memory bytes a multiply-add). tiles j + 1 .. j + NS - 1's Q and dO come by cp.async (when `async`)
+// while tile j is used, the newest one's lse and D into registers, to shared memory at the end of the
+// iteration. every key gets the same arithmetic in the same order whatever BQ, NW and MW are (the queries in
+// blocks of 16, in order), so the same bits. grid (ceil(T/BK), NKV, B), 32 NW threads, the longest (key
+// block 0) first
+template <int HSP, int BQ, int NW, int MW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk, dpprof__bf16 *dv, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k,
                                                              const dpprof__bf16 *v, const dpprof__bf16 *dsum, const float *lse, int T, int NH, int NKV, int HS, float scale,
                                                              int async) {
-    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;
-    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BQ / 8;
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW, MW> C;
+    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BQ / 8, NS = C::NS;
     static_assert(BQ <= C::NT, "D and lse: a thread a row of the query tile");
     static_assert(KS % 2 == 0 && ND % 2 == 0, "ldmatrix x4 takes two k or two n blocks");
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
     const dpprof__bf16 *Ks = sm, *Vs = sm + C::OFF_V;
-    float *LD = reinterpret_cast<float *>(sm + C::HALVES); // lse stage s at LD + s BQ, D stage s at LD + (2 + s) BQ
+    float *LD = reinterpret_cast<float *>(sm + C::HALVES); // lse stage s at LD + s BQ, D stage s at LD + (NS + s) BQ
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int kvh = blockIdx.y, b = blockIdx.z, group = NH / NKV, k0 = (int)blockIdx.x * C::BK;
     const int nq = (T - k0 + BQ - 1) / BQ, ntile = group * nq; // k0 < T: at least one tile
+    const int wk0 = k0 + 16 * MW * w;                          // this warp's first key
     const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS, koff = ((size_t)b * T + k0) * ks + (size_t)kvh * HS;
-    const int key[2] = {k0 + 16 * w + g, k0 + 16 * w + g + 8};
-    const int aoff = 16 * w * C::LDK + dpprof__ldsm_a<C::LDK>(lane), btoff = dpprof__ldsm_bt<C::LDK>(lane), boff = dpprof__ldsm_a<C::LDK>(lane);
+    const int aoff = 16 * MW * w * C::LDK + dpprof__ldsm_a<C::LDK>(lane), btoff = dpprof__ldsm_bt<C::LDK>(lane), boff = dpprof__ldsm_a<C::LDK>(lane);
     const bool as = async != 0;
     const float sl2 = scale * DPPROF__LOG2E;
-    // tile j's head and first row; its Q and dO into stage st, its lse and D (thread < BQ: row q0 + thread) into *l, *d
-    auto tile = [&](int j, int st, float *l, float *d) {
-        const int h = kvh * group + j / nq, q0 = k0 + (j % nq) * BQ;
+    // tile j's head and first row; its Q and dO into stage j % NS, its lse and D (thread < BQ: row q0 + thread) into *l, *d
+    auto tile = [&](int j, float *l, float *d) {
+        const int h = kvh * group + j / nq, q0 = k0 + (j % nq) * BQ, st = j % NS;
         const size_t qoff = (size_t)b * T * qs + (size_t)h * HS + (size_t)q0 * qs;
         dpprof__tc_tile_async<C::LDK, HSP, BQ, C::NT>(sm + C::OFF_Q + st * C::TILE, q + qoff, qs, T - q0, HS, as);
-        dpprof__tc_tile_async<C::LDK, HSP, BQ, C::NT>(sm + C::OFF_Q + (2 + st) * C::TILE, dout + qoff, qs, T - q0, HS, as);
+        dpprof__tc_tile_async<C::LDK, HSP, BQ, C::NT>(sm + C::OFF_Q + (NS + st) * C::TILE, dout + qoff, qs, T - q0, HS, as);
         if (threadIdx.x < BQ) {
             const int qi = q0 + (int)threadIdx.x;
             *l = qi < T ? lse[((size_t)b * NH + h) * T + qi] * DPPROF__LOG2E : 0.f; // base 2
@@ -2646,96 +2652,111 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
     };
     dpprof__tc_tile_async<C::LDK, HSP, C::BK, C::NT>(sm, k + koff, ks, T - k0, HS, as);
     dpprof__tc_tile_async<C::LDK, HSP, C::BK, C::NT>(sm + C::OFF_V, v + koff, ks, T - k0, HS, as);
-    {
-        float l0 = 0.f, d0 = 0.f;
-        tile(0, 0, &l0, &d0);
-        if (threadIdx.x < BQ) LD[threadIdx.x] = l0, LD[2 * BQ + threadIdx.x] = d0;
-    }
-    dpprof__cp_commit();
-    float dka[ND][4], dva[ND][4];
     DPPROF__ATTN_UNROLL
-    for (int n = 0; n < ND; n++)
-        DPPROF__ATTN_UNROLL
-        for (int j = 0; j < 4; j++) dka[n][j] = dva[n][j] = 0.f;
-    for (int j = 0; j < ntile; j++) {
-        const int st = j & 1, q0 = k0 + (j % nq) * BQ;
-        dpprof__cp_wait<0>(); // this thread's part of tile j (and of K, V) has landed
-        __syncthreads();      // everyone's has, lse and D of tile j are stored, tile j - 1 is no longer read
-        float nl = 0.f, nd = 0.f;
-        if (j + 1 < ntile) tile(j + 1, st ^ 1, &nl, &nd);
+    for (int j = 0; j < NS - 1; j++) { // K and V land with tile 0: its group is the first
+        float l0 = 0.f, d0 = 0.f;
+        if (j < ntile) tile(j, &l0, &d0);
+        if (j < ntile && threadIdx.x < BQ) LD[j * BQ + threadIdx.x] = l0, LD[(NS + j) * BQ + threadIdx.x] = d0;
         dpprof__cp_commit();
-        const dpprof__bf16 *Qs = sm + C::OFF_Q + st * C::TILE, *dOs = sm + C::OFF_Q + (2 + st) * C::TILE;
-        const float *Ls = LD + st * BQ, *Ds = LD + (2 + st) * BQ;
-        float s[NB][4], dp[NB][4];
+    }
+    float dka[MW][ND][4], dva[MW][ND][4];
+    DPPROF__ATTN_UNROLL
+    for (int mi = 0; mi < MW; mi++)
         DPPROF__ATTN_UNROLL
-        for (int nb = 0; nb < NB; nb++)
+        for (int n = 0; n < ND; n++)
             DPPROF__ATTN_UNROLL
-            for (int jj = 0; jj < 4; jj++) s[nb][jj] = dp[nb][jj] = 0.f;
+            for (int j = 0; j < 4; j++) dka[mi][n][j] = dva[mi][n][j] = 0.f;
+    for (int j = 0; j < ntile; j++) {
+        const int st = j % NS, q0 = k0 + (j % nq) * BQ;
+        dpprof__cp_wait<NS - 2>(); // this thread's part of tile j (and of K, V) has landed
+        __syncthreads();           // everyone's has, lse and D of tile j are stored, tile j - 1 (whose stages tile j + NS - 1 takes) is no longer read
+        float nl = 0.f, nd = 0.f;
+        if (j + NS - 1 < ntile) tile(j + NS - 1, &nl, &nd);
+        dpprof__cp_commit();
+        const dpprof__bf16 *Qs = sm + C::OFF_Q + st * C::TILE, *dOs = sm + C::OFF_Q + (NS + st) * C::TILE;
+        const float *Ls = LD + st * BQ, *Ds = LD + (NS + st) * BQ;
+        float s[MW][NB][4], dp[MW][NB][4];
+        DPPROF__ATTN_UNROLL
+        for (int mi = 0; mi < MW; mi++)
+            DPPROF__ATTN_UNROLL
+            for (int nb = 0; nb < NB; nb++)
+                DPPROF__ATTN_UNROLL
+                for (int jj = 0; jj < 4; jj++) s[mi][nb][jj] = dp[mi][nb][jj] = 0.f;
         DPPROF__ATTN_UNROLL
         for (int kk = 0; kk < KS; kk += 2) {
-            uint32_t ka0[4], ka1[4], va0[4], va1[4];
-            dpprof__ldsm4<false>(ka0, Ks + aoff + 16 * kk);
-            dpprof__ldsm4<false>(ka1, Ks + aoff + 16 * kk + 16);
-            dpprof__ldsm4<false>(va0, Vs + aoff + 16 * kk);
-            dpprof__ldsm4<false>(va1, Vs + aoff + 16 * kk + 16);
+            uint32_t ka0[MW][4], ka1[MW][4], va0[MW][4], va1[MW][4];
+            DPPROF__ATTN_UNROLL
+            for (int mi = 0; mi < MW; mi++) {
+                const int a = aoff + 16 * mi * C::LDK + 16 * kk;
+                dpprof__ldsm4<false>(ka0[mi], Ks + a);
+                dpprof__ldsm4<false>(ka1[mi], Ks + a + 16);
+                dpprof__ldsm4<false>(va0[mi], Vs + a);
+                dpprof__ldsm4<false>(va1[mi], Vs + a + 16);
+            }
             DPPROF__ATTN_UNROLL
             for (int nb = 0; nb < NB; nb++) {
                 uint32_t bq[4], bg[4];
                 dpprof__ldsm4<false>(bq, Qs + 8 * nb * C::LDK + 16 * kk + btoff);
                 dpprof__ldsm4<false>(bg, dOs + 8 * nb * C::LDK + 16 * kk + btoff);
-                dpprof__mma_pair(s[nb], ka0, ka1, bq);
-                dpprof__mma_pair(dp[nb], va0, va1, bg);
+                DPPROF__ATTN_UNROLL
+                for (int mi = 0; mi < MW; mi++) {
+                    dpprof__mma_pair(s[mi][nb], ka0[mi], ka1[mi], bq);
+                    dpprof__mma_pair(dp[mi][nb], va0[mi], va1[mi], bg);
+                }
             }
         }
-        // the mask only where the tile crosses it for this warp's keys (k0 + 16 w .. + 15): queries before
+        // the mask only where the tile crosses it for this warp's keys (wk0 .. wk0 + 16 MW - 1): queries before
         // the last key, or past T (qi >= key also masks keys >= T, which only such tiles have)
-        if (q0 < k0 + 16 * w + 15 || q0 + BQ > T) {
+        if (q0 < wk0 + 16 * MW - 1 || q0 + BQ > T) dpprof__attn_mask(s, wk0, q0, g, t, [&](int key, int qi) { return qi >= key && qi < T; });
+        DPPROF__ATTN_UNROLL
+        for (int mi = 0; mi < MW; mi++)
             DPPROF__ATTN_UNROLL
             for (int nb = 0; nb < NB; nb++)
                 DPPROF__ATTN_UNROLL
                 for (int jj = 0; jj < 4; jj++) {
-                    const int qi = q0 + 8 * nb + 2 * t + (jj & 1);
-                    if (!(qi >= key[jj >> 1] && qi < T)) s[nb][jj] = DPPROF__ATTN_NINF; // p = 2^-inf = 0
+                    const int c = 8 * nb + 2 * t + (jj & 1);
+                    const float p = dpprof__ex2(fmaf(s[mi][nb][jj], sl2, -Ls[c])); // exp(scale s - lse), Ls in base 2
+                    s[mi][nb][jj] = p;
+                    dp[mi][nb][jj] = p * (dp[mi][nb][jj] - Ds[c]);
                 }
-        }
-        DPPROF__ATTN_UNROLL
-        for (int nb = 0; nb < NB; nb++)
-            DPPROF__ATTN_UNROLL
-            for (int jj = 0; jj < 4; jj++) {
-                const int c = 8 * nb + 2 * t + (jj & 1);
-                const float p = dpprof__ex2(fmaf(s[nb][jj], sl2, -Ls[c])); // exp(scale s - lse), Ls in base 2
-                s[nb][jj] = p;
-                dp[nb][jj] = p * (dp[nb][jj] - Ds[c]);
-            }
         DPPROF__ATTN_UNROLL
         for (int kk = 0; kk < BQ / 16; kk++) {
-            uint32_t pa[4], da[4];
-            dpprof__frag_acc(pa, s[2 * kk], s[2 * kk + 1]);
-            dpprof__frag_acc(da, dp[2 * kk], dp[2 * kk + 1]);
+            uint32_t pa[MW][4], da[MW][4];
+            DPPROF__ATTN_UNROLL
+            for (int mi = 0; mi < MW; mi++) {
+                dpprof__frag_acc(pa[mi], s[mi][2 * kk], s[mi][2 * kk + 1]);
+                dpprof__frag_acc(da[mi], dp[mi][2 * kk], dp[mi][2 * kk + 1]);
+            }
             DPPROF__ATTN_UNROLL
             for (int n = 0; n < ND; n += 2) {
                 uint32_t bo[4], bq[4];
                 dpprof__ldsm4<true>(bo, dOs + 16 * kk * C::LDK + 8 * n + boff);
                 dpprof__ldsm4<true>(bq, Qs + 16 * kk * C::LDK + 8 * n + boff);
-                dpprof__mma_cols(dva[n], dva[n + 1], pa, bo);
-                dpprof__mma_cols(dka[n], dka[n + 1], da, bq);
+                DPPROF__ATTN_UNROLL
+                for (int mi = 0; mi < MW; mi++) {
+                    dpprof__mma_cols(dva[mi][n], dva[mi][n + 1], pa[mi], bo);
+                    dpprof__mma_cols(dka[mi][n], dka[mi][n + 1], da[mi], bq);
+                }
             }
         }
-        if (j + 1 < ntile && threadIdx.x < BQ) LD[(st ^ 1) * BQ + threadIdx.x] = nl, LD[(2 + (st ^ 1)) * BQ + threadIdx.x] = nd;
+        if (j + NS - 1 < ntile && threadIdx.x < BQ) LD[((j + NS - 1) % NS) * BQ + threadIdx.x] = nl, LD[(NS + (j + NS - 1) % NS) * BQ + threadIdx.x] = nd;
     }
-    dpprof__cp_wait<0>(); // only an empty group remains
+    dpprof__cp_wait<0>(); // only empty groups remain
     DPPROF__ATTN_UNROLL
-    for (int i = 0; i < 2; i++) {
-        if (key[i] >= T) continue;
-        const size_t row = koff + (size_t)(key[i] - k0) * ks;
+    for (int mi = 0; mi < MW; mi++)
         DPPROF__ATTN_UNROLL
-        for (int n = 0; n < ND; n++) {
-            const int c = n * 8 + 2 * t;
-            if (c >= HS) continue;
-            dpprof__st_pair(dk + row + c, dpprof__pack_bf16(dka[n][2 * i] * scale, dka[n][2 * i + 1] * scale));
-            dpprof__st_pair(dv + row + c, dpprof__pack_bf16(dva[n][2 * i], dva[n][2 * i + 1]));
+        for (int i = 0; i < 2; i++) {
+            const int key = wk0 + 16 * mi + g + 8 * i;
+            if (key >= T) continue;
+            const size_t row = koff + (size_t)(key - k0) * ks;
+            DPPROF__ATTN_UNROLL
+            for (int n = 0; n < ND; n++) {
+                const int c = n * 8 + 2 * t;
+                if (c >= HS) continue;
+                dpprof__st_pair(dk + row + c, dpprof__pack_bf16(dka[mi][n][2 * i] * scale, dka[mi][n][2 * i + 1] * scale));
+                dpprof__st_pair(dv + row + c, dpprof__pack_bf16(dva[mi][n][2 * i], dva[mi][n][2 * i + 1]));
+            }
         }
-    }
 }
 
 // dq of BR = 16 NW MW query rows of head h, batch b: Q and dO of the warp's 16 MW rows (MW blocks of 16) as
@@ -2749,8 +2770,8 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
 template <int HSP, int BC, int NW, int MW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v,
                                                             const float *lse, int T, int NH, int NKV, int HS, float scale, int async) {
-    typedef dpprof__attn_tc_bwd_cfg<HSP, BC, NW> C;
-    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BC / 8, BR = 16 * NW * MW;
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BC, NW, MW> C;
+    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BC / 8, BR = C::BR;
     static_assert(KS % 2 == 0 && ND % 2 == 0, "ldmatrix x4 takes two k or two n blocks");
     DPPROF__SMEM_DYN(dpprof__bf16, sm); // K stages 0, 1, V stages 0, 1
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
@@ -2779,7 +2800,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
     }
     // K tile j in stage j % NS at sm + stage TILE, V tile j at sm + (NS + stage) TILE; tiles 0 .. NS - 2 on
     // their way first, one commit group each
-    constexpr int NS = C::NSQ;
+    constexpr int NS = C::NS;
     auto tile = [&](int j) {
         const int k1 = j * BC, st = j % NS;
         dpprof__tc_tile_async<C::LDK, HSP, BC, C::NT>(sm + st * C::TILE, kb + (size_t)k1 * ks, ks, kend - k1, HS, as);
@@ -2818,17 +2839,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
         }
         // the mask only where the tile crosses it for this warp's rows (w0 .. w0 + 16 MW - 1): the diagonal,
         // the end of the keys, rows past T
-        if (k0 + BC - 1 > w0 || k0 + BC > kend || w0 + 16 * MW - 1 >= T) {
-            DPPROF__ATTN_UNROLL
-            for (int mi = 0; mi < MW; mi++)
-                DPPROF__ATTN_UNROLL
-                for (int nb = 0; nb < NB; nb++)
-                    DPPROF__ATTN_UNROLL
-                    for (int jj = 0; jj < 4; jj++) {
-                        const int c = k0 + 8 * nb + 2 * t + (jj & 1), row = w0 + 16 * mi + g + ((jj & 2) ? 8 : 0);
-                        if (!(c <= row && c < kend && row < T)) s[mi][nb][jj] = DPPROF__ATTN_NINF; // p = 2^-inf = 0
-                    }
-        }
+        if (k0 + BC - 1 > w0 || k0 + BC > kend || w0 + 16 * MW - 1 >= T) dpprof__attn_mask(s, w0, k0, g, t, [&](int row, int c) { return c <= row && c < kend && row < T; });
         DPPROF__ATTN_UNROLL
         for (int mi = 0; mi < MW; mi++)
             DPPROF__ATTN_UNROLL
@@ -2915,29 +2926,30 @@ static void dpprof__attn_fwd_tc_run(float *out, float *lse, const float *q, cons
 }
 
 // D of every query row into dq's storage (dpprof__attn_dslot), kernel A (dk, dv) in blocks of 16 NW keys
-// with query tiles of BQ, then kernel B (dq) in blocks of 16 NW query rows with key tiles of BQ. kernel
-// A's shared memory for (HSP, BQ) = (32, 64), (64, 64), (128, 32): 31 / 55 / 68.5 KiB with NW = 4,
-// 41 / 73 / 102.5 KiB with NW = 8 (beyond sm_86's 99 KiB opt-in: there the 128-row HSP 128 backward
-// is an error naming the bytes, dpprof__smem_optin); kernel B's: 20 / 36 / 34 KiB (the forward's: 20 / 36 / 68)
+// with query tiles of BQ, then kernel B (dq) in blocks of 16 NW query rows with key tiles of BQ; with MW = 2
+// (32 rows a warp, HSP up to 64) both take NW / 2 warps of 32 and tiles of 16 in 4 stages. kernel A's shared
+// memory for (HSP, BQ) = (32, 64), (64, 64), (128, 32): 31 / 55 / 68.5 KiB with NW = 4, 41 / 73 / 102.5 KiB
+// with NW = 8 (beyond sm_86's 99 KiB opt-in: there the 128-row HSP 128 backward is an error naming the bytes,
+// dpprof__smem_optin), 26.5 / 45 KiB with MW = 2 and 128 rows; kernel B's: 20 / 36 / 34 KiB, 10 / 18 KiB with
+// MW = 2 (the forward's: 20 / 36 / 68)
 template <int HSP, int BQ, int NW, int MW>
 static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
-    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;
     const char *what = "dpprof_attention_bwd_gpu";
-    constexpr int BCQ = MW == 2 ? 16 : BQ; // the dq kernel's key tile: 16 with two row blocks a warp (their registers)
-    typedef dpprof__attn_tc_bwd_cfg<HSP, BCQ, NW / MW> CQ;
+    constexpr int BT = MW == 2 ? 16 : BQ; // the tiles both kernels walk: 16 with two row blocks a warp (their registers)
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BT, NW / MW, MW> C;
     const dim3 grid_kv((unsigned)((T + C::BK - 1) / C::BK), (unsigned)NKV, (unsigned)B), grid_q((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B);
     typedef dpprof__bf16 H;
     const long long rows = (long long)B * T * NH, dblocks = (rows + 31) / 32;
     // cp.async takes whole 16-byte chunks: HS a multiple of 8 and every tile's source 16-byte aligned
     const int async = HS % 8 == 0 && !(((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)dout) & 15);
-    dpprof__smem_optin(dpprof__k_attn_bkv_tc<HSP, BQ, NW>, C::BYTES, what);
-    dpprof__smem_optin(dpprof__k_attn_bq_tc<HSP, BCQ, NW / MW, MW>, CQ::BQ_BYTES, what);
+    dpprof__smem_optin(dpprof__k_attn_bkv_tc<HSP, BT, NW / MW, MW>, C::BYTES, what);
+    dpprof__smem_optin(dpprof__k_attn_bq_tc<HSP, BT, NW / MW, MW>, C::BQ_BYTES, what);
     dpprof__launch(what, dpprof__k_attn_dsum_tc, dim3((unsigned)(dblocks < (1 << 20) ? dblocks : (1 << 20))), dim3(256), 0, dpprof__act<H>(dq), dpprof__act<H>(dout),
                    dpprof__act<H>(out), rows, HS);
-    dpprof__launch(what, dpprof__k_attn_bkv_tc<HSP, BQ, NW>, grid_kv, dim3(C::NT), C::BYTES, dpprof__act<H>(dk), dpprof__act<H>(dv), dpprof__act<H>(dout), dpprof__act<H>(q),
-                   dpprof__act<H>(k), dpprof__act<H>(v), dpprof__act<H>(dq), lse, T, NH, NKV, HS, scale, async);
-    dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BCQ, NW / MW, MW>, grid_q, dim3(CQ::NT), CQ::BQ_BYTES, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q), dpprof__act<H>(k),
-                   dpprof__act<H>(v), lse, T, NH, NKV, HS, scale, async);
+    dpprof__launch(what, dpprof__k_attn_bkv_tc<HSP, BT, NW / MW, MW>, grid_kv, dim3(C::NT), C::BYTES, dpprof__act<H>(dk), dpprof__act<H>(dv), dpprof__act<H>(dout),
+                   dpprof__act<H>(q), dpprof__act<H>(k), dpprof__act<H>(v), dpprof__act<H>(dq), lse, T, NH, NKV, HS, scale, async);
+    dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BT, NW / MW, MW>, grid_q, dim3(C::NT), C::BQ_BYTES, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q),
+                   dpprof__act<H>(k), dpprof__act<H>(v), lse, T, NH, NKV, HS, scale, async);
 }
 
 // the tensor-core block rows in effect: the caller's choice, else the device's default (128 on sm_90+),
