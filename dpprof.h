@@ -508,15 +508,16 @@ DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on);
    and more shared memory. setting it is for measuring the two (dpprof attnbench) and tests; the same arithmetic per element either way, so
    the same tolerances. returns the previous setting, or -1 for any other value (nothing changes) */
 DPPROF_API int dpprof_cuda_set_attention_block(int rows);
-/* query rows a warp of the tensor-core attention kernels (keys a warp of the dk/dv kernel): 16 or 32, or 0, the
-   default: 32 on sm_90 and newer, 16 on older gpus. with 32 (flash attention 2's layout at these head sizes) a
-   warp holds two blocks of 16 rows and uses each fragment it reads from shared memory (K and V in the forward
-   and the dq kernel, Q and dO in the dk/dv kernel) for both, so their ldmatrix reads are 1/16 byte a
-   multiply-add instead of 1/8: an H100 SM moves 128 bytes of shared memory a clock against 2048 tensor-core
-   multiply-adds, which bounds the 16-row kernels near 45% of the tensor-core peak and the 32-row ones near 80%
-   (a bound, not a measurement: dpprof attnbench times both). the backward kernels then walk their tiles 16 at a
-   time with four in flight (their registers hold no more). 32 applies to head sizes up to 64; larger ones keep
-   16 (the accumulators of two row blocks fill the registers). a block has the rows of
+/* query rows a warp of the tensor-core attention's forward and dq kernels: 16 or 32, or 0, the default: 32 on
+   sm_90 and newer, 16 on older gpus. with 32 (flash attention 2's layout at these head sizes) a warp holds two
+   blocks of 16 rows and uses each K and V fragment it reads from shared memory for both, so their ldmatrix
+   reads are 1/16 byte a multiply-add instead of 1/8: an H100 SM moves 128 bytes of shared memory a clock
+   against 2048 tensor-core multiply-adds, which bounds the 16-row kernels near 45% of the tensor-core peak and
+   the 32-row ones near 80% (a bound, not a measurement: dpprof attnbench times both). the dq kernel then walks
+   the keys 16 at a time with four tiles in flight (its registers hold no more). the dk/dv kernel keeps 16 keys
+   a warp: with 32 its registers would allow query tiles of 16 only, and each warp would read its K and V
+   fragments again every tile, for 11% fewer bytes and twice the barriers. 32 applies to head sizes up to 64;
+   larger ones keep 16 (the accumulators of two row blocks fill the registers). a block has the rows of
    dpprof_cuda_set_attention_block either way (4 warps of 32 or 8 of 16 for 128). every row gets the same
    arithmetic in the same order: the same bits. returns the previous setting, or -1 for any other value
    (nothing changes) */

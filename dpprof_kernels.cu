@@ -2619,7 +2619,9 @@ __global__ void dpprof__k_attn_dsum_tc(dpprof__bf16 *dq, const dpprof__bf16 *dou
 // iteration. every key gets the same arithmetic in the same order whatever BQ, NW and MW are (the queries in
 // blocks of 16, in order), so the same bits. grid (ceil(T/BK), NKV, B), 32 NW threads, the longest (key
 // block 0) first
-template <int HSP, int BQ, int NW, int MW>
+// (dpprof__attn_bwd_tc_run launches MW = 1: with MW = 2 the registers allow query tiles of 16 only, which save
+// little; it was checked bit-equal on the emulator when it was written)
+template <int HSP, int BQ, int NW, int MW = 1>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk, dpprof__bf16 *dv, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k,
                                                              const dpprof__bf16 *v, const dpprof__bf16 *dsum, const float *lse, int T, int NH, int NKV, int HS, float scale,
                                                              int async) {
@@ -2927,28 +2929,31 @@ static void dpprof__attn_fwd_tc_run(float *out, float *lse, const float *q, cons
 
 // D of every query row into dq's storage (dpprof__attn_dslot), kernel A (dk, dv) in blocks of 16 NW keys
 // with query tiles of BQ, then kernel B (dq) in blocks of 16 NW query rows with key tiles of BQ; with MW = 2
-// (32 rows a warp, HSP up to 64) both take NW / 2 warps of 32 and tiles of 16 in 4 stages. kernel A's shared
-// memory for (HSP, BQ) = (32, 64), (64, 64), (128, 32): 31 / 55 / 68.5 KiB with NW = 4, 41 / 73 / 102.5 KiB
-// with NW = 8 (beyond sm_86's 99 KiB opt-in: there the 128-row HSP 128 backward is an error naming the bytes,
-// dpprof__smem_optin), 26.5 / 45 KiB with MW = 2 and 128 rows; kernel B's: 20 / 36 / 34 KiB, 10 / 18 KiB with
-// MW = 2 (the forward's: 20 / 36 / 68)
+// (32 rows a warp, HSP up to 64) kernel B takes NW / 2 warps of 32 rows and key tiles of 16 in 4 stages.
+// kernel A keeps 16 keys a warp: with two key blocks a warp its registers allow query tiles of 16 only, and a
+// warp then reads its keys' K and V fragments again every tile, so its ldmatrix bytes a multiply-add hardly
+// fall (1/8 against 0.137 with MW = 1, 11%) while its barriers double. kernel A's shared memory for (HSP, BQ)
+// = (32, 64), (64, 64), (128, 32): 31 / 55 / 68.5 KiB with NW = 4, 41 / 73 / 102.5 KiB with NW = 8 (beyond
+// sm_86's 99 KiB opt-in: there the 128-row HSP 128 backward is an error naming the bytes, dpprof__smem_optin);
+// kernel B's: 20 / 36 / 34 KiB, 10 / 18 KiB with MW = 2 (the forward's: 20 / 36 / 68)
 template <int HSP, int BQ, int NW, int MW>
 static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, float scale) {
     const char *what = "dpprof_attention_bwd_gpu";
-    constexpr int BT = MW == 2 ? 16 : BQ; // the tiles both kernels walk: 16 with two row blocks a warp (their registers)
-    typedef dpprof__attn_tc_bwd_cfg<HSP, BT, NW / MW, MW> C;
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;
+    constexpr int BCQ = MW == 2 ? 16 : BQ; // kernel B's key tile: 16 with two row blocks a warp (their registers)
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BCQ, NW / MW, MW> CQ;
     const dim3 grid_kv((unsigned)((T + C::BK - 1) / C::BK), (unsigned)NKV, (unsigned)B), grid_q((unsigned)((T + C::BR - 1) / C::BR), (unsigned)NH, (unsigned)B);
     typedef dpprof__bf16 H;
     const long long rows = (long long)B * T * NH, dblocks = (rows + 31) / 32;
     // cp.async takes whole 16-byte chunks: HS a multiple of 8 and every tile's source 16-byte aligned
     const int async = HS % 8 == 0 && !(((uintptr_t)q | (uintptr_t)k | (uintptr_t)v | (uintptr_t)dout) & 15);
-    dpprof__smem_optin(dpprof__k_attn_bkv_tc<HSP, BT, NW / MW, MW>, C::BYTES, what);
-    dpprof__smem_optin(dpprof__k_attn_bq_tc<HSP, BT, NW / MW, MW>, C::BQ_BYTES, what);
+    dpprof__smem_optin(dpprof__k_attn_bkv_tc<HSP, BQ, NW>, C::BYTES, what);
+    dpprof__smem_optin(dpprof__k_attn_bq_tc<HSP, BCQ, NW / MW, MW>, CQ::BQ_BYTES, what);
     dpprof__launch(what, dpprof__k_attn_dsum_tc, dim3((unsigned)(dblocks < (1 << 20) ? dblocks : (1 << 20))), dim3(256), 0, dpprof__act<H>(dq), dpprof__act<H>(dout),
                    dpprof__act<H>(out), rows, HS);
-    dpprof__launch(what, dpprof__k_attn_bkv_tc<HSP, BT, NW / MW, MW>, grid_kv, dim3(C::NT), C::BYTES, dpprof__act<H>(dk), dpprof__act<H>(dv), dpprof__act<H>(dout),
-                   dpprof__act<H>(q), dpprof__act<H>(k), dpprof__act<H>(v), dpprof__act<H>(dq), lse, T, NH, NKV, HS, scale, async);
-    dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BT, NW / MW, MW>, grid_q, dim3(C::NT), C::BQ_BYTES, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q),
+    dpprof__launch(what, dpprof__k_attn_bkv_tc<HSP, BQ, NW>, grid_kv, dim3(C::NT), C::BYTES, dpprof__act<H>(dk), dpprof__act<H>(dv), dpprof__act<H>(dout), dpprof__act<H>(q),
+                   dpprof__act<H>(k), dpprof__act<H>(v), dpprof__act<H>(dq), lse, T, NH, NKV, HS, scale, async);
+    dpprof__launch(what, dpprof__k_attn_bq_tc<HSP, BCQ, NW / MW, MW>, grid_q, dim3(CQ::NT), CQ::BQ_BYTES, dpprof__act<H>(dq), dpprof__act<H>(dout), dpprof__act<H>(q),
                    dpprof__act<H>(k), dpprof__act<H>(v), lse, T, NH, NKV, HS, scale, async);
 }
 

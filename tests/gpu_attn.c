@@ -253,8 +253,8 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int rows)
               "attention_bwd_gpu bf16 (%s) B=%d T=%d NH=%d NKV=%d HS=%d: dq, dk, dv (bf16) scores %.2e %.2e %.2e (1 ulp + 2e-4 floor%s), two runs bitwise %s%s%s", kind, B, T,
               NH, NKV, HS, e_dq, e_dk, e_dv, tc_used ? " + 2^-8 sum|terms|" : "", same ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
 
-        /* the backward with 16 and with 32 rows (keys) a warp: the same arithmetic per row (key) in the same
-           order, so dq, dk, dv have the same bits as the default's */
+        /* the backward with 16 and with 32 rows a warp in the dq kernel (the dk/dv kernel keeps 16): the same
+           arithmetic per row in the same order, so dq, dk, dv have the same bits as the default's */
         if (tc_used) {
             static const int wr[] = {16, 32};
             size_t w;
