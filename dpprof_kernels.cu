@@ -2610,42 +2610,37 @@ __global__ void dpprof__k_attn_dsum_tc(dpprof__bf16 *dq, const dpprof__bf16 *dou
     }
 }
 
-// dk, dv of BK = 16 NW MW keys of kv head kvh, batch b (a warp's MW blocks of 16 keys): over the group's query
-// heads and the query tiles at or below the keys (tile j: head j / nq, rows k0 + BQ (j % nq) ..), S^T = K Q^T
-// and dP^T = V dO^T, P^T = exp(scale S^T - lse), dS^T = P^T (dP^T - D), dv += P^T dO, dk += dS^T Q; D from dq's
-// storage (dpprof__attn_dslot). each Q and dO fragment a warp reads serves its MW key blocks (MW = 2: half the
-// shared-memory bytes a multiply-add). tiles j + 1 .. j + NS - 1's Q and dO come by cp.async (when `async`)
-// while tile j is used, the newest one's lse and D into registers, to shared memory at the end of the
-// iteration. every key gets the same arithmetic in the same order whatever BQ, NW and MW are (the queries in
-// blocks of 16, in order), so the same bits. grid (ceil(T/BK), NKV, B), 32 NW threads, the longest (key
-// block 0) first
-// (dpprof__attn_bwd_tc_run launches MW = 1: with MW = 2 the registers allow query tiles of 16 only, which save
-// little; it was checked bit-equal on the emulator when it was written)
-template <int HSP, int BQ, int NW, int MW = 1>
+// dk, dv of BK keys of kv head kvh, batch b: over the group's query heads and the query tiles at or
+// below the keys (tile j: head j / nq, rows k0 + BQ (j % nq) ..), S^T = K Q^T and dP^T = V dO^T,
+// P^T = exp(scale S^T - lse), dS^T = P^T (dP^T - D), dv += P^T dO, dk += dS^T Q; D from dq's storage
+// (dpprof__attn_dslot). tile j + 1's Q and dO come by cp.async (when `async`) and its lse and D into
+// registers while tile j is used; they go to shared memory at the end of the iteration.
+// grid (ceil(T/BK), NKV, B), 32 NW threads, the longest (key block 0) first
+template <int HSP, int BQ, int NW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk, dpprof__bf16 *dv, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k,
                                                              const dpprof__bf16 *v, const dpprof__bf16 *dsum, const float *lse, int T, int NH, int NKV, int HS, float scale,
                                                              int async) {
-    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW, MW> C;
-    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BQ / 8, NS = C::NS;
+    typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;
+    constexpr int KS = HSP / 16, ND = HSP / 8, NB = BQ / 8;
     static_assert(BQ <= C::NT, "D and lse: a thread a row of the query tile");
     static_assert(KS % 2 == 0 && ND % 2 == 0, "ldmatrix x4 takes two k or two n blocks");
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
     const dpprof__bf16 *Ks = sm, *Vs = sm + C::OFF_V;
-    float *LD = reinterpret_cast<float *>(sm + C::HALVES); // lse stage s at LD + s BQ, D stage s at LD + (NS + s) BQ
+    float *LD = reinterpret_cast<float *>(sm + C::HALVES); // lse stage s at LD + s BQ, D stage s at LD + (2 + s) BQ
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int kvh = blockIdx.y, b = blockIdx.z, group = NH / NKV, k0 = (int)blockIdx.x * C::BK;
     const int nq = (T - k0 + BQ - 1) / BQ, ntile = group * nq; // k0 < T: at least one tile
-    const int wk0 = k0 + 16 * MW * w;                          // this warp's first key
     const size_t qs = (size_t)NH * HS, ks = (size_t)NKV * HS, koff = ((size_t)b * T + k0) * ks + (size_t)kvh * HS;
-    const int aoff = 16 * MW * w * C::LDK + dpprof__ldsm_a<C::LDK>(lane), btoff = dpprof__ldsm_bt<C::LDK>(lane), boff = dpprof__ldsm_a<C::LDK>(lane);
+    const int key[2] = {k0 + 16 * w + g, k0 + 16 * w + g + 8};
+    const int aoff = 16 * w * C::LDK + dpprof__ldsm_a<C::LDK>(lane), btoff = dpprof__ldsm_bt<C::LDK>(lane), boff = dpprof__ldsm_a<C::LDK>(lane);
     const bool as = async != 0;
     const float sl2 = scale * DPPROF__LOG2E;
-    // tile j's head and first row; its Q and dO into stage j % NS, its lse and D (thread < BQ: row q0 + thread) into *l, *d
-    auto tile = [&](int j, float *l, float *d) {
-        const int h = kvh * group + j / nq, q0 = k0 + (j % nq) * BQ, st = j % NS;
+    // tile j's head and first row; its Q and dO into stage st, its lse and D (thread < BQ: row q0 + thread) into *l, *d
+    auto tile = [&](int j, int st, float *l, float *d) {
+        const int h = kvh * group + j / nq, q0 = k0 + (j % nq) * BQ;
         const size_t qoff = (size_t)b * T * qs + (size_t)h * HS + (size_t)q0 * qs;
         dpprof__tc_tile_async<C::LDK, HSP, BQ, C::NT>(sm + C::OFF_Q + st * C::TILE, q + qoff, qs, T - q0, HS, as);
-        dpprof__tc_tile_async<C::LDK, HSP, BQ, C::NT>(sm + C::OFF_Q + (NS + st) * C::TILE, dout + qoff, qs, T - q0, HS, as);
+        dpprof__tc_tile_async<C::LDK, HSP, BQ, C::NT>(sm + C::OFF_Q + (2 + st) * C::TILE, dout + qoff, qs, T - q0, HS, as);
         if (threadIdx.x < BQ) {
             const int qi = q0 + (int)threadIdx.x;
             *l = qi < T ? lse[((size_t)b * NH + h) * T + qi] * DPPROF__LOG2E : 0.f; // base 2
@@ -2654,111 +2649,96 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
     };
     dpprof__tc_tile_async<C::LDK, HSP, C::BK, C::NT>(sm, k + koff, ks, T - k0, HS, as);
     dpprof__tc_tile_async<C::LDK, HSP, C::BK, C::NT>(sm + C::OFF_V, v + koff, ks, T - k0, HS, as);
-    DPPROF__ATTN_UNROLL
-    for (int j = 0; j < NS - 1; j++) { // K and V land with tile 0: its group is the first
+    {
         float l0 = 0.f, d0 = 0.f;
-        if (j < ntile) tile(j, &l0, &d0);
-        if (j < ntile && threadIdx.x < BQ) LD[j * BQ + threadIdx.x] = l0, LD[(NS + j) * BQ + threadIdx.x] = d0;
-        dpprof__cp_commit();
+        tile(0, 0, &l0, &d0);
+        if (threadIdx.x < BQ) LD[threadIdx.x] = l0, LD[2 * BQ + threadIdx.x] = d0;
     }
-    float dka[MW][ND][4], dva[MW][ND][4];
+    dpprof__cp_commit();
+    float dka[ND][4], dva[ND][4];
     DPPROF__ATTN_UNROLL
-    for (int mi = 0; mi < MW; mi++)
+    for (int n = 0; n < ND; n++)
         DPPROF__ATTN_UNROLL
-        for (int n = 0; n < ND; n++)
-            DPPROF__ATTN_UNROLL
-            for (int j = 0; j < 4; j++) dka[mi][n][j] = dva[mi][n][j] = 0.f;
+        for (int j = 0; j < 4; j++) dka[n][j] = dva[n][j] = 0.f;
     for (int j = 0; j < ntile; j++) {
-        const int st = j % NS, q0 = k0 + (j % nq) * BQ;
-        dpprof__cp_wait<NS - 2>(); // this thread's part of tile j (and of K, V) has landed
-        __syncthreads();           // everyone's has, lse and D of tile j are stored, tile j - 1 (whose stages tile j + NS - 1 takes) is no longer read
+        const int st = j & 1, q0 = k0 + (j % nq) * BQ;
+        dpprof__cp_wait<0>(); // this thread's part of tile j (and of K, V) has landed
+        __syncthreads();      // everyone's has, lse and D of tile j are stored, tile j - 1 is no longer read
         float nl = 0.f, nd = 0.f;
-        if (j + NS - 1 < ntile) tile(j + NS - 1, &nl, &nd);
+        if (j + 1 < ntile) tile(j + 1, st ^ 1, &nl, &nd);
         dpprof__cp_commit();
-        const dpprof__bf16 *Qs = sm + C::OFF_Q + st * C::TILE, *dOs = sm + C::OFF_Q + (NS + st) * C::TILE;
-        const float *Ls = LD + st * BQ, *Ds = LD + (NS + st) * BQ;
-        float s[MW][NB][4], dp[MW][NB][4];
+        const dpprof__bf16 *Qs = sm + C::OFF_Q + st * C::TILE, *dOs = sm + C::OFF_Q + (2 + st) * C::TILE;
+        const float *Ls = LD + st * BQ, *Ds = LD + (2 + st) * BQ;
+        float s[NB][4], dp[NB][4];
         DPPROF__ATTN_UNROLL
-        for (int mi = 0; mi < MW; mi++)
+        for (int nb = 0; nb < NB; nb++)
             DPPROF__ATTN_UNROLL
-            for (int nb = 0; nb < NB; nb++)
-                DPPROF__ATTN_UNROLL
-                for (int jj = 0; jj < 4; jj++) s[mi][nb][jj] = dp[mi][nb][jj] = 0.f;
+            for (int jj = 0; jj < 4; jj++) s[nb][jj] = dp[nb][jj] = 0.f;
         DPPROF__ATTN_UNROLL
         for (int kk = 0; kk < KS; kk += 2) {
-            uint32_t ka0[MW][4], ka1[MW][4], va0[MW][4], va1[MW][4];
-            DPPROF__ATTN_UNROLL
-            for (int mi = 0; mi < MW; mi++) {
-                const int a = aoff + 16 * mi * C::LDK + 16 * kk;
-                dpprof__ldsm4<false>(ka0[mi], Ks + a);
-                dpprof__ldsm4<false>(ka1[mi], Ks + a + 16);
-                dpprof__ldsm4<false>(va0[mi], Vs + a);
-                dpprof__ldsm4<false>(va1[mi], Vs + a + 16);
-            }
+            uint32_t ka0[4], ka1[4], va0[4], va1[4];
+            dpprof__ldsm4<false>(ka0, Ks + aoff + 16 * kk);
+            dpprof__ldsm4<false>(ka1, Ks + aoff + 16 * kk + 16);
+            dpprof__ldsm4<false>(va0, Vs + aoff + 16 * kk);
+            dpprof__ldsm4<false>(va1, Vs + aoff + 16 * kk + 16);
             DPPROF__ATTN_UNROLL
             for (int nb = 0; nb < NB; nb++) {
                 uint32_t bq[4], bg[4];
                 dpprof__ldsm4<false>(bq, Qs + 8 * nb * C::LDK + 16 * kk + btoff);
                 dpprof__ldsm4<false>(bg, dOs + 8 * nb * C::LDK + 16 * kk + btoff);
-                DPPROF__ATTN_UNROLL
-                for (int mi = 0; mi < MW; mi++) {
-                    dpprof__mma_pair(s[mi][nb], ka0[mi], ka1[mi], bq);
-                    dpprof__mma_pair(dp[mi][nb], va0[mi], va1[mi], bg);
-                }
+                dpprof__mma_pair(s[nb], ka0, ka1, bq);
+                dpprof__mma_pair(dp[nb], va0, va1, bg);
             }
         }
-        // the mask only where the tile crosses it for this warp's keys (wk0 .. wk0 + 16 MW - 1): queries before
+        // the mask only where the tile crosses it for this warp's keys (k0 + 16 w .. + 15): queries before
         // the last key, or past T (qi >= key also masks keys >= T, which only such tiles have)
-        if (q0 < wk0 + 16 * MW - 1 || q0 + BQ > T) dpprof__attn_mask(s, wk0, q0, g, t, [&](int key, int qi) { return qi >= key && qi < T; });
-        DPPROF__ATTN_UNROLL
-        for (int mi = 0; mi < MW; mi++)
+        if (q0 < k0 + 16 * w + 15 || q0 + BQ > T) {
             DPPROF__ATTN_UNROLL
             for (int nb = 0; nb < NB; nb++)
                 DPPROF__ATTN_UNROLL
                 for (int jj = 0; jj < 4; jj++) {
-                    const int c = 8 * nb + 2 * t + (jj & 1);
-                    const float p = dpprof__ex2(fmaf(s[mi][nb][jj], sl2, -Ls[c])); // exp(scale s - lse), Ls in base 2
-                    s[mi][nb][jj] = p;
-                    dp[mi][nb][jj] = p * (dp[mi][nb][jj] - Ds[c]);
+                    const int qi = q0 + 8 * nb + 2 * t + (jj & 1);
+                    if (!(qi >= key[jj >> 1] && qi < T)) s[nb][jj] = DPPROF__ATTN_NINF; // p = 2^-inf = 0
                 }
+        }
+        DPPROF__ATTN_UNROLL
+        for (int nb = 0; nb < NB; nb++)
+            DPPROF__ATTN_UNROLL
+            for (int jj = 0; jj < 4; jj++) {
+                const int c = 8 * nb + 2 * t + (jj & 1);
+                const float p = dpprof__ex2(fmaf(s[nb][jj], sl2, -Ls[c])); // exp(scale s - lse), Ls in base 2
+                s[nb][jj] = p;
+                dp[nb][jj] = p * (dp[nb][jj] - Ds[c]);
+            }
         DPPROF__ATTN_UNROLL
         for (int kk = 0; kk < BQ / 16; kk++) {
-            uint32_t pa[MW][4], da[MW][4];
-            DPPROF__ATTN_UNROLL
-            for (int mi = 0; mi < MW; mi++) {
-                dpprof__frag_acc(pa[mi], s[mi][2 * kk], s[mi][2 * kk + 1]);
-                dpprof__frag_acc(da[mi], dp[mi][2 * kk], dp[mi][2 * kk + 1]);
-            }
+            uint32_t pa[4], da[4];
+            dpprof__frag_acc(pa, s[2 * kk], s[2 * kk + 1]);
+            dpprof__frag_acc(da, dp[2 * kk], dp[2 * kk + 1]);
             DPPROF__ATTN_UNROLL
             for (int n = 0; n < ND; n += 2) {
                 uint32_t bo[4], bq[4];
                 dpprof__ldsm4<true>(bo, dOs + 16 * kk * C::LDK + 8 * n + boff);
                 dpprof__ldsm4<true>(bq, Qs + 16 * kk * C::LDK + 8 * n + boff);
-                DPPROF__ATTN_UNROLL
-                for (int mi = 0; mi < MW; mi++) {
-                    dpprof__mma_cols(dva[mi][n], dva[mi][n + 1], pa[mi], bo);
-                    dpprof__mma_cols(dka[mi][n], dka[mi][n + 1], da[mi], bq);
-                }
+                dpprof__mma_cols(dva[n], dva[n + 1], pa, bo);
+                dpprof__mma_cols(dka[n], dka[n + 1], da, bq);
             }
         }
-        if (j + NS - 1 < ntile && threadIdx.x < BQ) LD[((j + NS - 1) % NS) * BQ + threadIdx.x] = nl, LD[(NS + (j + NS - 1) % NS) * BQ + threadIdx.x] = nd;
+        if (j + 1 < ntile && threadIdx.x < BQ) LD[(st ^ 1) * BQ + threadIdx.x] = nl, LD[(2 + (st ^ 1)) * BQ + threadIdx.x] = nd;
     }
-    dpprof__cp_wait<0>(); // only empty groups remain
+    dpprof__cp_wait<0>(); // only an empty group remains
     DPPROF__ATTN_UNROLL
-    for (int mi = 0; mi < MW; mi++)
+    for (int i = 0; i < 2; i++) {
+        if (key[i] >= T) continue;
+        const size_t row = koff + (size_t)(key[i] - k0) * ks;
         DPPROF__ATTN_UNROLL
-        for (int i = 0; i < 2; i++) {
-            const int key = wk0 + 16 * mi + g + 8 * i;
-            if (key >= T) continue;
-            const size_t row = koff + (size_t)(key - k0) * ks;
-            DPPROF__ATTN_UNROLL
-            for (int n = 0; n < ND; n++) {
-                const int c = n * 8 + 2 * t;
-                if (c >= HS) continue;
-                dpprof__st_pair(dk + row + c, dpprof__pack_bf16(dka[mi][n][2 * i] * scale, dka[mi][n][2 * i + 1] * scale));
-                dpprof__st_pair(dv + row + c, dpprof__pack_bf16(dva[mi][n][2 * i], dva[mi][n][2 * i + 1]));
-            }
+        for (int n = 0; n < ND; n++) {
+            const int c = n * 8 + 2 * t;
+            if (c >= HS) continue;
+            dpprof__st_pair(dk + row + c, dpprof__pack_bf16(dka[n][2 * i] * scale, dka[n][2 * i + 1] * scale));
+            dpprof__st_pair(dv + row + c, dpprof__pack_bf16(dva[n][2 * i], dva[n][2 * i + 1]));
         }
+    }
 }
 
 // dq of BR = 16 NW MW query rows of head h, batch b: Q and dO of the warp's 16 MW rows (MW blocks of 16) as
