@@ -184,6 +184,25 @@ __device__ __forceinline__ void dpprof__st(dpprof__bf16 *p, float v) { p->bits =
 template <typename A> __device__ __forceinline__ float dpprof__as_stored(float v) { return v; }
 template <> __device__ __forceinline__ float dpprof__as_stored<dpprof__bf16>(float v) { return dpprof__bf16_widen(dpprof__bf16_round(v)); }
 
+// the arithmetic of the elementwise kernels on storage A (dpprof__ew<A>::T): fp32 storage keeps the
+// reference's double arithmetic; bf16 storage computes in float (sums across a row still in double). its
+// error, a few fp32 ulps where no cancellation amplifies it, is far under the half bf16 ulp the result is
+// rounded to, so a stored value differs from the rounded double reference only near a tie, by one ulp (the
+// tests' bound for every bf16 op). the reason is speed: an H100 SM converts 16 floats to double a clock and
+// does 64 double multiply-adds, against 128 float ones, and the double arithmetic of swiglu, the
+// cross-entropy and rmsnorm kept those pipes busier than their bytes kept the DRAM (swiglu's forward took
+// 167 us at T=1024, B=8 on the H100 where its 277 MB need 83 us at the data-sheet bandwidth)
+template <typename A> struct dpprof__ew {
+    typedef double T;
+    static constexpr bool flt = false;
+};
+template <> struct dpprof__ew<dpprof__bf16> {
+    typedef float T;
+    static constexpr bool flt = true;
+};
+__device__ __forceinline__ float dpprof__ew_exp(float x) { return expf(x); }
+__device__ __forceinline__ double dpprof__ew_exp(double x) { return exp(x); }
+
 // a vector access the emulator checks (a gpu faults on a misaligned one; a cpu does not)
 #ifdef DPPROF_CUEMU
 static void dpprof__k_misaligned(const void *p, unsigned a) {
@@ -1020,6 +1039,7 @@ __device__ __forceinline__ void dpprof__rms_w(float (&wv)[V], const float *weigh
 template <typename A, int NT>
 __global__ void __launch_bounds__(NT) dpprof__k_model_rms_fwd_v(A *out, float *rstd, const A *inp, const A *other, A *sum, const float *weight, int N, int C, float eps) {
     constexpr int V = 16 / (int)sizeof(A);
+    constexpr bool F = dpprof__ew<A>::flt; // bf16: float arithmetic
     __shared__ double slot[2][NT / 32];
     const int c = V * (int)threadIdx.x;
     float wv[V];
@@ -1035,14 +1055,21 @@ __global__ void __launch_bounds__(NT) dpprof__k_model_rms_fwd_v(A *out, float *r
             for (int l = 0; l < V; l++) xv[l] = dpprof__as_stored<A>(xv[l] + yv[l]);
             if (c < C) dpprof__stn<A, V>(sum + (size_t)row * C, (size_t)c, (size_t)C, xv);
         }
-        DPPROF__UNROLL
-        for (int l = 0; l < V; l++) ss += (double)xv[l] * xv[l];
+        if (F) { // the thread's V squares summed in float (each exact: 16 significant bits), then in double
+            float sf = 0.0f;
+            DPPROF__UNROLL
+            for (int l = 0; l < V; l++) sf += xv[l] * xv[l];
+            ss = sf;
+        } else {
+            DPPROF__UNROLL
+            for (int l = 0; l < V; l++) ss += (double)xv[l] * xv[l];
+        }
         ss = dpprof__rms_block_sum<NT>(ss, slot, it);
         r = 1.0 / sqrt(ss / C + (double)eps);
         if (threadIdx.x == 0) rstd[row] = (float)r;
         if (c >= C) continue;
         DPPROF__UNROLL
-        for (int l = 0; l < V; l++) yv[l] = (float)(xv[l] * r * wv[l]);
+        for (int l = 0; l < V; l++) yv[l] = F ? xv[l] * (float)r * wv[l] : (float)(xv[l] * r * wv[l]);
         dpprof__stn<A, V>(out + (size_t)row * C, (size_t)c, (size_t)C, yv);
     }
 }
@@ -1055,6 +1082,7 @@ __global__ void __launch_bounds__(NT) dpprof__k_model_rms_fwd_v(A *out, float *r
 template <typename A, int NT>
 __global__ void __launch_bounds__(NT) dpprof__k_model_rms_bwd_v(A *dinp, double *part, const A *dout, const A *inp, const float *weight, const float *rstd, int C, int rpb, int T, int K) {
     constexpr int V = 16 / (int)sizeof(A);
+    constexpr bool F = dpprof__ew<A>::flt; // bf16: float arithmetic
     __shared__ double slot[2][NT / 32];
     const long long z = blockIdx.x / K, s0 = z * T, r0 = s0 + (long long)(blockIdx.x % K) * rpb, r1 = r0 + rpb < s0 + T ? r0 + rpb : s0 + T;
     const int c = V * (int)threadIdx.x;
@@ -1072,15 +1100,24 @@ __global__ void __launch_bounds__(NT) dpprof__k_model_rms_bwd_v(A *dinp, double 
         dpprof__ldn<A, V>(gv, dout + o, (size_t)c, (size_t)C); // zeros at and past C
         dpprof__ldn<A, V>(xv, inp + o, (size_t)c, (size_t)C);
         dpprof__ldn<A, V>(dv, dinp + o, (size_t)c, (size_t)C);
-        DPPROF__UNROLL
-        for (int l = 0; l < V; l++) dot += (double)gv[l] * wv[l] * xv[l];
+        if (F) { // the thread's V terms summed in float, then in double
+            float df = 0.0f;
+            DPPROF__UNROLL
+            for (int l = 0; l < V; l++) df += gv[l] * wv[l] * xv[l];
+            dot = df;
+        } else {
+            DPPROF__UNROLL
+            for (int l = 0; l < V; l++) dot += (double)gv[l] * wv[l] * xv[l];
+        }
         dot = dpprof__rms_block_sum<NT>(dot, slot, it);
         k = r * r * r * dot / C;
         if (c >= C) continue;
         DPPROF__UNROLL
         for (int l = 0; l < V; l++) {
-            dv[l] = (float)(dv[l] + (r * gv[l] * wv[l] - k * xv[l]));
-            dw[l] += (double)gv[l] * xv[l] * r;
+            // bf16: g x is exact in float (16 significant bits, while it is a normal float), so dw gets
+            // the double path's terms with one conversion instead of two
+            dv[l] = F ? dv[l] + ((float)r * gv[l] * wv[l] - (float)k * xv[l]) : (float)(dv[l] + (r * gv[l] * wv[l] - k * xv[l]));
+            dw[l] += F ? (double)(gv[l] * xv[l]) * r : (double)gv[l] * xv[l] * r;
         }
         dpprof__stn<A, V>(dinp + o, (size_t)c, (size_t)C, dv);
     }
@@ -1233,51 +1270,86 @@ extern "C" void dpprof_rmsnorm_bwd_ps_gpu(float *dinp, float *psg, const float *
 }
 
 // ---- rope: in place, the reference's angles in double ----------------------------------------------
-// pair (x[i], x[i + HS/2]) of every head of row (b, t) rotated by sign * t * theta^(-2i/HS).
-// grid over t (grid-strided): the block computes the position's cos/sin table (HS/2 entries) in shared
-// memory once and sweeps the B x NH head rows at t; a thread takes V consecutive pairs (V divides HS/2),
-// each half as one vector access where V > 1. reads and writes x once
+// pair (x[i], x[i + HS/2]) of every head of row (b, t) rotated by sign * t * theta^(-2i/HS), the reference's
+// double arithmetic (a = t * inv_freq[i], its cos and sin; the rotation in double). a block takes TB
+// consecutive positions at a time (grid-strided): the inverse frequencies once a block, the TB positions'
+// cos/sin tables in shared memory, then the B x NH x TB head rows; a thread takes V consecutive pairs (V
+// divides HS/2), each half as one vector access where V > 1, and two such items at a time, both loaded
+// before either is stored (the stores could alias the next loads for all the compiler knows, so one item
+// at a time would leave one load of each thread in flight). TB (dpprof__rope_tb) gives every thread of the
+// block an item where a position has fewer head rows than threads. reads and writes x once
+#define DPPROF__ROPE_NT 256
+#define DPPROF__ROPE_TAB 1024 // table entries (TB x HS/2) a block holds
 template <typename A, int V>
-__global__ void dpprof__k_model_rope(A *x, int B, int T, int NH, int HS, double theta, double sign) {
-    __shared__ double cs[DPPROF_MAX_HEAD_SIZE / 2], sn[DPPROF_MAX_HEAD_SIZE / 2];
+__device__ __forceinline__ void dpprof__rope_item(A *x, long long j, long long per, int nv, int NH, int T, int HS, int t0, float (&x1)[V], float (&x2)[V], A *&p, int &e) {
+    const int half = HS / 2, u = (int)(j / per);
+    const long long r = j - (long long)u * per, bh = r / nv;
+    const int i = V * (int)(r - bh * nv), b = (int)(bh / NH), h = (int)(bh - (long long)b * NH);
+    p = x + (((size_t)b * T + t0 + u) * NH + h) * HS;
+    e = u * half + i;
+    dpprof__ldn<A, V>(x1, p, (size_t)i, (size_t)half);
+    dpprof__ldn<A, V>(x2, p + half, (size_t)i, (size_t)half);
+    p += i;
+}
+template <typename A, int V>
+__device__ __forceinline__ void dpprof__rope_rot(A *p, int e, int half, const double *cs, const double *sn, const float (&x1)[V], const float (&x2)[V]) {
+    float y1[V], y2[V];
+    DPPROF__UNROLL
+    for (int l = 0; l < V; l++) {
+        const double u1 = x1[l], u2 = x2[l];
+        y1[l] = (float)(u1 * cs[e + l] - u2 * sn[e + l]);
+        y2[l] = (float)(u2 * cs[e + l] + u1 * sn[e + l]);
+    }
+    dpprof__stn<A, V>(p, 0, (size_t)V, y1);
+    dpprof__stn<A, V>(p + half, 0, (size_t)V, y2);
+}
+template <typename A, int V>
+__global__ void __launch_bounds__(DPPROF__ROPE_NT) dpprof__k_model_rope(A *x, int B, int T, int NH, int HS, double theta, double sign, int TB) {
+    __shared__ double fr[DPPROF_MAX_HEAD_SIZE / 2], cs[DPPROF__ROPE_TAB], sn[DPPROF__ROPE_TAB];
     const int half = HS / 2, nv = half / V;
-    const long long items = (long long)B * NH * nv;
-    for (int t = blockIdx.x; t < T; t += gridDim.x) {
-        __syncthreads(); // the previous position's table is no longer read
-        for (int i = threadIdx.x; i < half; i += blockDim.x) {
-            double a = t * pow(theta, -2.0 * i / HS);
-            cs[i] = cos(a);
-            sn[i] = sign * sin(a);
+    const long long per = (long long)B * NH * nv;
+    for (int i = threadIdx.x; i < half; i += blockDim.x) fr[i] = pow(theta, -2.0 * i / HS);
+    for (long long t0 = (long long)blockIdx.x * TB; t0 < T; t0 += (long long)gridDim.x * TB) {
+        const int tn = T - t0 < TB ? (int)(T - t0) : TB;
+        const long long items = per * tn;
+        __syncthreads(); // fr is written; the previous positions' tables are no longer read
+        for (int e = threadIdx.x; e < tn * half; e += blockDim.x) {
+            const int u = e / half, i = e - u * half;
+            const double a = (double)(t0 + u) * fr[i];
+            cs[e] = cos(a);
+            sn[e] = sign * sin(a);
         }
         __syncthreads();
-        for (long long j = threadIdx.x; j < items; j += blockDim.x) {
-            const long long bh = j / nv;
-            const int i = V * (int)(j - bh * nv), b = (int)(bh / NH), h = (int)(bh - (long long)b * NH);
-            A *p = x + (((size_t)b * T + t) * NH + h) * HS;
-            float x1[V], x2[V], y1[V], y2[V];
-            dpprof__ldn<A, V>(x1, p, (size_t)i, (size_t)half);
-            dpprof__ldn<A, V>(x2, p + half, (size_t)i, (size_t)half);
-            DPPROF__UNROLL
-            for (int l = 0; l < V; l++) {
-                const double u1 = x1[l], u2 = x2[l];
-                y1[l] = (float)(u1 * cs[i + l] - u2 * sn[i + l]);
-                y2[l] = (float)(u2 * cs[i + l] + u1 * sn[i + l]);
-            }
-            dpprof__stn<A, V>(p, (size_t)i, (size_t)half, y1);
-            dpprof__stn<A, V>(p + half, (size_t)i, (size_t)half, y2);
+        for (long long j = threadIdx.x; j < items; j += 2 * (long long)blockDim.x) {
+            float a1[V], a2[V], b1[V], b2[V];
+            A *pa, *pb = nullptr;
+            int ea, eb = 0;
+            const bool two = j + blockDim.x < items;
+            dpprof__rope_item<A, V>(x, j, per, nv, NH, T, HS, (int)t0, a1, a2, pa, ea);
+            if (two) dpprof__rope_item<A, V>(x, j + blockDim.x, per, nv, NH, T, HS, (int)t0, b1, b2, pb, eb);
+            dpprof__rope_rot<A, V>(pa, ea, half, cs, sn, a1, a2);
+            if (two) dpprof__rope_rot<A, V>(pb, eb, half, cs, sn, b1, b2);
         }
     }
+}
+
+// positions a block of dpprof__k_model_rope takes at a time: enough that its head rows (B x NH x HS/2/v a
+// position) give every thread an item, as many as its tables hold
+static int dpprof__rope_tb(int B, int NH, int HS, int v) {
+    const long long per = (long long)B * NH * (HS / 2 / v), want = (DPPROF__ROPE_NT + per - 1) / per, most = DPPROF__ROPE_TAB / (HS / 2);
+    return (int)(want < most ? want : most);
 }
 
 template <typename A>
 static void dpprof__model_rope_as(const char *what, float *x_, int B, int T, int NH, int HS, double theta, double sign) {
     constexpr int VE = 16 / (int)sizeof(A);
     A *x = dpprof__act<A>(x_);
-    const int half = HS / 2, vw = dpprof__vw<A>(x), v = half % VE == 0 && vw == VE ? VE : half % 2 == 0 && vw >= 2 ? 2 : 1;
-    const dim3 grid((unsigned)(T < 65535 * 8 ? T : 65535 * 8));
-    if (v == VE) dpprof__launch(what, dpprof__k_model_rope<A, VE>, grid, dim3(128), 0, x, B, T, NH, HS, theta, sign);
-    else if (v == 2) dpprof__launch(what, dpprof__k_model_rope<A, 2>, grid, dim3(128), 0, x, B, T, NH, HS, theta, sign);
-    else dpprof__launch(what, dpprof__k_model_rope<A, 1>, grid, dim3(128), 0, x, B, T, NH, HS, theta, sign);
+    const int half = HS / 2, vw = dpprof__vw<A>(x), v = half % VE == 0 && vw == VE ? VE : half % 2 == 0 && vw >= 2 ? 2 : 1, tb = dpprof__rope_tb(B, NH, HS, v);
+    const long long chunks = ((long long)T + tb - 1) / tb;
+    const dim3 grid((unsigned)(chunks < 2048 ? chunks : 2048)), block(DPPROF__ROPE_NT);
+    if (v == VE) dpprof__launch(what, dpprof__k_model_rope<A, VE>, grid, block, 0, x, B, T, NH, HS, theta, sign, tb);
+    else if (v == 2) dpprof__launch(what, dpprof__k_model_rope<A, 2>, grid, block, 0, x, B, T, NH, HS, theta, sign, tb);
+    else dpprof__launch(what, dpprof__k_model_rope<A, 1>, grid, block, 0, x, B, T, NH, HS, theta, sign, tb);
 }
 
 static void dpprof__model_rope(const char *what, float *x, int B, int T, int NH, int HS, double theta, double sign) {
@@ -1295,39 +1367,44 @@ extern "C" void dpprof_rope_bwd_gpu(float *dx, int B, int T, int NH, int HS, dou
     dpprof__model_rope("dpprof_rope_bwd_gpu", dx, B, T, NH, HS, theta, -1.0);
 }
 
-// ---- elementwise: swiglu (in double as the reference), add, last token ------------------------------
-// h = silu(gate) * up. grid-stride, V elements a thread; reads 2 and writes 1 element per element
+// ---- elementwise: swiglu, add, last token -------------------------------------------------------------
+
+// h = silu(gate) * up = gate up / (1 + exp(-gate)). grid-stride, V elements a thread; reads 2 and writes
+// 1 element per element
 template <typename A, int V>
 __global__ void dpprof__k_model_swiglu_fwd(A *h, const A *gate, const A *up, size_t n) {
+    typedef typename dpprof__ew<A>::T M;
     DPPROF__MODEL_GS(j, (n + V - 1) / V) {
         float gv[V], uv[V], hv[V];
         dpprof__ldn<A, V>(gv, gate, V * j, n);
         dpprof__ldn<A, V>(uv, up, V * j, n);
         DPPROF__UNROLL
         for (int l = 0; l < V; l++) {
-            double g = gv[l], s = 1.0 / (1.0 + exp(-g));
-            hv[l] = (float)(g * s * uv[l]);
+            const M g = gv[l], s = (M)1 / ((M)1 + dpprof__ew_exp(-g));
+            hv[l] = (float)(g * s * (M)uv[l]);
         }
         dpprof__stn<A, V>(h, V * j, n, hv);
     }
 }
 
-// dup = dh silu(gate), dgate = dh up silu'(gate), overwritten; all inputs read before the writes
-__device__ __forceinline__ void dpprof__model_swiglu_bwd1(float *dg, float *du, double d, double g, double u) {
-    double s = 1.0 / (1.0 + exp(-g));
-    double dsilu = s * (1.0 + g * (1.0 - s));
+// dup = dh silu(gate), dgate = dh up silu'(gate), overwritten; all inputs read before the writes. M the
+// arithmetic (dpprof__ew)
+template <typename M>
+__device__ __forceinline__ void dpprof__model_swiglu_bwd1(float *dg, float *du, M d, M g, M u) {
+    const M s = (M)1 / ((M)1 + dpprof__ew_exp(-g)), dsilu = s * ((M)1 + g * ((M)1 - s));
     *du = (float)(d * g * s);
     *dg = (float)(d * u * dsilu);
 }
 template <typename A, int V>
 __global__ void dpprof__k_model_swiglu_bwd(A *dgate, A *dup, const A *dh, const A *gate, const A *up, size_t n) {
+    typedef typename dpprof__ew<A>::T M;
     DPPROF__MODEL_GS(j, (n + V - 1) / V) {
         float dv[V], gv[V], uv[V], dgv[V], duv[V];
         dpprof__ldn<A, V>(dv, dh, V * j, n);
         dpprof__ldn<A, V>(gv, gate, V * j, n);
         dpprof__ldn<A, V>(uv, up, V * j, n);
         DPPROF__UNROLL
-        for (int l = 0; l < V; l++) dpprof__model_swiglu_bwd1(&dgv[l], &duv[l], dv[l], gv[l], uv[l]);
+        for (int l = 0; l < V; l++) dpprof__model_swiglu_bwd1<M>(&dgv[l], &duv[l], dv[l], gv[l], uv[l]);
         dpprof__stn<A, V>(dup, V * j, n, duv);
         dpprof__stn<A, V>(dgate, V * j, n, dgv);
     }
@@ -1422,14 +1499,15 @@ extern "C" void dpprof_last_token_bwd_gpu(float *dinp, const float *dout, int B,
 // ---- cross-entropy: one block per row of logits --------------------------------------------------
 // the row's max M and S = sum exp(x - M). one pass: each thread keeps an online (max, sum) over its
 // strided vectors of W logits (W = 16 / sizeof(A) where the rows are 16-byte aligned, else 1; terms expf
-// in fp32, sums and rescales in double), then block trees combine them. every thread returns the same M
-// and S. bufs: 32 floats and 32 doubles of shared memory
+// in fp32, sums and rescales in double; bf16 storage (dpprof__ew) sums a vector's W terms in float first,
+// one conversion to double a vector instead of one a term), then block trees combine them. every thread
+// returns the same M and S. bufs: 32 floats and 32 doubles of shared memory
 template <typename A, int W>
 __device__ void dpprof__k_model_softmax_stats(const A *x, int V, float *fbuf, double *dbuf, float *M, double *S) {
     float m = -FLT_MAX; // not -inf: a thread with only -inf logits must add expf(-inf) = 0, not nan
     double s = 0.0;
     for (int i = W * (int)threadIdx.x; i < V; i += W * (int)blockDim.x) {
-        float v[W], vm = -FLT_MAX;
+        float v[W], vm = -FLT_MAX, part = 0.0f;
         dpprof__ldn<A, W>(v, x, (size_t)i, (size_t)V);
         DPPROF__UNROLL
         for (int l = 0; l < W; l++)
@@ -1440,7 +1518,11 @@ __device__ void dpprof__k_model_softmax_stats(const A *x, int V, float *fbuf, do
         }
         DPPROF__UNROLL
         for (int l = 0; l < W; l++)
-            if (i + l < V) s += (double)expf(v[l] - m);
+            if (i + l < V) {
+                if (!dpprof__ew<A>::flt) s += (double)expf(v[l] - m);
+                else part += expf(v[l] - m);
+            }
+        if (dpprof__ew<A>::flt) s += (double)part;
     }
     float bm = dpprof__k_model_block_max(m, fbuf);
     *S = dpprof__k_model_block_sum(s * exp((double)m - (double)bm), dbuf);
@@ -1471,7 +1553,7 @@ __global__ void dpprof__k_model_ce_mean(float *losses, const double *rowloss, si
     }
 }
 
-// dlogits = dlosses[b]/T (softmax - onehot), overwritten; may alias logits: the statistics of a row are
+// dlogits = dlosses[b]/T (softmax - onehot), overwritten (bf16 storage: in float, dpprof__ew); may alias logits: the statistics of a row are
 // complete (block reductions synchronise) before its first write, and each thread reads a vector just
 // before writing it. reads logits twice (second time mostly from cache), writes once
 template <typename A, int W>
@@ -1486,13 +1568,19 @@ __global__ void dpprof__k_model_ce_bwd(A *dlogits, const A *logits, const int *t
         int y = targets[r];
         double sc = (double)dlosses[r / T] / T;
         dpprof__k_model_softmax_stats<A, W>(x, V, fbuf, dbuf, &M, &S);
+        const float scf = (float)sc, rs = (float)(1.0 / S);
         for (int i = W * (int)threadIdx.x; i < V; i += W * (int)blockDim.x) {
             float v[W];
             dpprof__ldn<A, W>(v, x, (size_t)i, (size_t)V);
             DPPROF__UNROLL
             for (int l = 0; l < W; l++) {
-                double p = (double)expf(v[l] - M) / S;
-                v[l] = (float)(sc * (i + l == y ? p - 1.0 : p));
+                if (!dpprof__ew<A>::flt) {
+                    const double p = (double)expf(v[l] - M) / S;
+                    v[l] = (float)(sc * (i + l == y ? p - 1.0 : p));
+                } else { // bf16 (dpprof__ew): a float multiply by 1/S instead of a double division
+                    const float p = expf(v[l] - M) * rs;
+                    v[l] = scf * (i + l == y ? p - 1.0f : p);
+                }
             }
             dpprof__stn<A, W>(dx, (size_t)i, (size_t)V, v);
         }

@@ -1182,6 +1182,7 @@ static void test_model(void) {
     test_model_rope_shape(3, 37, 4, 128, 500000.0);
     test_model_rope_shape(2, 5, 3, 12, 10000.0); /* half 6: pairs */
     test_model_rope_shape(2, 5, 3, 6, 10000.0);  /* half 3: one by one */
+    test_model_rope_shape(1, 2100, 64, 32, 1e4); /* one position a block (TB 1): 2048 blocks, some take two */
     test_model_elementwise(1000, 0);
     test_model_elementwise(1003, 0); /* vectors and a tail of 3 */
     test_model_elementwise(1001, 1); /* one by one */
