@@ -604,43 +604,6 @@ __global__ void dpprof__k_model_flag_reset(int *flag) {
     if (blockIdx.x == 0 && threadIdx.x == 0) *flag = DPPROF__MODEL_FLAG_NONE;
 }
 
-// atomicMin(flag, tag) when any of x (n) is nan or inf. grid-stride read of x, stops early when a
-// smaller or equal tag is already set or this thread found one; one integer atomic per finding thread
-__global__ void dpprof__k_model_nonfinite(const float *x, size_t n, int tag, int *flag) {
-    if (*(volatile int *)flag <= tag) return;
-    int bad = 0;
-    DPPROF__MODEL_GS(i, n) {
-        if (!isfinite(x[i])) {
-            bad = 1;
-            break;
-        }
-    }
-    if (bad) atomicMin(flag, tag);
-}
-
-extern "C" void dpprof_nonfinite_reset_gpu(void) {
-    int *flag = dpprof__model_flag("dpprof_nonfinite_reset_gpu");
-    if (!flag) return;
-    dpprof__launch("dpprof_nonfinite_reset_gpu", dpprof__k_model_flag_reset, dim3(1), dim3(32), 0, flag);
-}
-
-extern "C" void dpprof_nonfinite_gpu(const float *x, size_t n, int tag) {
-    int *flag = dpprof__model_flag("dpprof_nonfinite_gpu");
-    if (!flag || !n) return;
-    DPPROF__MODEL_FLAT("dpprof_nonfinite_gpu", dpprof__k_model_nonfinite, n, x, n, tag, flag);
-}
-
-extern "C" int dpprof_nonfinite_result_gpu(int *tag) {
-    int h = DPPROF__MODEL_FLAG_NONE, rc;
-    int *flag = dpprof__model_flag("dpprof_nonfinite_result_gpu");
-    if (tag) *tag = -1;
-    if (!flag) return dpprof__cu.err;
-    rc = dpprof_cuda_copy(&h, flag, sizeof h, DPPROF_COPY_D2H); // waits for the stream
-    if (rc != DPPROF_OK) return rc;
-    if (tag) *tag = h == DPPROF__MODEL_FLAG_NONE ? -1 : h;
-    return DPPROF_OK;
-}
-
 // ---- matmul: cuBLAS sgemm. row-major (R,C) is column-major (C,R), so out^T = W inp^T etc. ------
 // fp32 accumulation inside cuBLAS (default math, no tf32); the reference sums in double. bf16 storage:
 // cublasGemmEx on bf16 operands (tensor cores) with fp32 compute, out and dinp stored as bf16 (dinp
@@ -870,6 +833,49 @@ template <typename A, typename... P>
 static int dpprof__vw(const P *...p) {
     const uintptr_t u = (0 | ... | (uintptr_t)p);
     return !(u & 15u) ? 16 / (int)sizeof(A) : !(u & (2 * sizeof(A) - 1)) ? 2 : 1;
+}
+
+// ---- the gradients' non-finite check -------------------------------------------------------------
+// atomicMin(flag, tag) when any of x (n) is nan or inf. grid-stride read of x, V floats a thread (4: one
+// 16-byte access where x is 16-byte aligned; it reads every gradient of the step, 5.2 GB at the trainer
+// shape), stops early when a smaller or equal tag is already set or this thread found one; one integer
+// atomic per finding thread
+template <int V>
+__global__ void dpprof__k_model_nonfinite(const float *x, size_t n, int tag, int *flag) {
+    if (*(volatile int *)flag <= tag) return;
+    int bad = 0;
+    DPPROF__MODEL_GS(j, (n + V - 1) / V) {
+        float v[V];
+        dpprof__ldn<float, V>(v, x, V * j, n); // 0 past n
+        DPPROF__UNROLL
+        for (int l = 0; l < V; l++) bad |= !isfinite(v[l]);
+        if (bad) break;
+    }
+    if (bad) atomicMin(flag, tag);
+}
+
+extern "C" void dpprof_nonfinite_reset_gpu(void) {
+    int *flag = dpprof__model_flag("dpprof_nonfinite_reset_gpu");
+    if (!flag) return;
+    dpprof__launch("dpprof_nonfinite_reset_gpu", dpprof__k_model_flag_reset, dim3(1), dim3(32), 0, flag);
+}
+
+extern "C" void dpprof_nonfinite_gpu(const float *x, size_t n, int tag) {
+    int *flag = dpprof__model_flag("dpprof_nonfinite_gpu");
+    if (!flag || !n) return;
+    if (dpprof__vw<float>(x) == 4) DPPROF__MODEL_FLAT("dpprof_nonfinite_gpu", dpprof__k_model_nonfinite<4>, (n + 3) / 4, x, n, tag, flag);
+    else DPPROF__MODEL_FLAT("dpprof_nonfinite_gpu", dpprof__k_model_nonfinite<1>, n, x, n, tag, flag);
+}
+
+extern "C" int dpprof_nonfinite_result_gpu(int *tag) {
+    int h = DPPROF__MODEL_FLAG_NONE, rc;
+    int *flag = dpprof__model_flag("dpprof_nonfinite_result_gpu");
+    if (tag) *tag = -1;
+    if (!flag) return dpprof__cu.err;
+    rc = dpprof_cuda_copy(&h, flag, sizeof h, DPPROF_COPY_D2H); // waits for the stream
+    if (rc != DPPROF_OK) return rc;
+    if (tag) *tag = h == DPPROF__MODEL_FLAG_NONE ? -1 : h;
+    return DPPROF_OK;
 }
 
 // the vector width for rows of len elements at these pointers: 16 / sizeof(A) where every row is 16-byte

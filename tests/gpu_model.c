@@ -162,6 +162,24 @@ static void test_model_nonfinite(void) {
     dpprof_nonfinite_gpu(da, na, 2);
     rc = dpprof_nonfinite_result_gpu(&tag);
     CHECK(rc == DPPROF_OK && tag == -1, "model nonfinite: reset clears the flag (got %d)", tag);
+
+    { /* 16-byte vectors with the inf in the tail past the last one; views not 16-byte aligned: one by one */
+        size_t ne = 1003;
+        float *e = model_rand(ne, 1.0f), *de = (float *)model_up(e, ne * 4);
+        dpprof_cuda_copy(de + 1002, &infv, sizeof infv, DPPROF_COPY_H2D);
+        dpprof_nonfinite_reset_gpu();
+        dpprof_nonfinite_gpu(de, ne - 1, 3); /* 250 vectors and a tail of 2, all finite */
+        dpprof_nonfinite_gpu(de, ne, 4);     /* the inf is the tail's last element */
+        rc = dpprof_nonfinite_result_gpu(&tag);
+        CHECK(rc == DPPROF_OK && tag == 4, "model nonfinite: inf in the tail after 250 vectors gives its tag 4, the finite prefix none (got %d)", tag);
+        dpprof_nonfinite_reset_gpu();
+        dpprof_nonfinite_gpu(de + 1, ne - 2, 3); /* misaligned, without the inf */
+        dpprof_nonfinite_gpu(db + 1, nb - 1, 7); /* misaligned, with the nan at 777 */
+        rc = dpprof_nonfinite_result_gpu(&tag);
+        CHECK(rc == DPPROF_OK && tag == 7, "model nonfinite: views off 16-byte alignment: the one holding the nan gives 7 (got %d)", tag);
+        dpprof_cuda_release(de);
+        free(e);
+    }
     dpprof_cuda_release(da);
     dpprof_cuda_release(db);
     dpprof_cuda_release(dc);
