@@ -1288,6 +1288,8 @@ extern "C" void dpprof_rmsnorm_bwd_ps_gpu(float *dinp, float *psg, const float *
 // threads with one 16-byte pair each, 40 KiB, 42% of the DRAM bandwidth). reads and writes x once
 #define DPPROF__ROPE_NT 128
 #define DPPROF__ROPE_TAB 1024 // table entries (TB x HS/2) a block holds
+// item j of the positions from t0 (position t0 + j / per): its two halves loaded into x1 and x2, p set to
+// its first element and e to its angles' index in the tables
 template <typename A, int V>
 __device__ __forceinline__ void dpprof__rope_item(A *x, long long j, long long per, int nv, int NH, int T, int HS, int t0, float (&x1)[V], float (&x2)[V], A *&p, int &e) {
     const int half = HS / 2, u = (int)(j / per);
@@ -1299,6 +1301,7 @@ __device__ __forceinline__ void dpprof__rope_item(A *x, long long j, long long p
     dpprof__ldn<A, V>(x2, p + half, (size_t)i, (size_t)half);
     p += i;
 }
+// the rotation of a loaded item, stored at p (first half) and p + half
 template <typename A, int V>
 __device__ __forceinline__ void dpprof__rope_rot(A *p, int e, int half, const double *cs, const double *sn, const float (&x1)[V], const float (&x2)[V]) {
     float y1[V], y2[V];
