@@ -25,7 +25,13 @@
 //                       ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 (cuemu_ldmatrix_x4), also a warp
 //                       collective; cp.async.cg 16-byte copies into shared memory with commit_group and
 //                       wait_group (cuemu_cp_async_16, _commit, _wait): the bytes land only at the wait that
-//                       covers them, and a thread that exits with copies in flight stops the program
+//                       covers them, and a thread that exits with copies in flight stops the program;
+//                       wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 from shared-memory descriptors
+//                       of the interleaved (unswizzled) K-major layout, with wgmma.fence, commit_group and
+//                       wait_group (cuemu_wgmma_*, cuemu_smem_u32 for the addresses, cuemu_fence_proxy_async):
+//                       each warp computes its 16 rows; the operands are read at the wgmma, the accumulators
+//                       written at the wait_group that covers it, an operand that changes in between or a warp
+//                       that exits with one in flight stops the program
 //
 // environment (read when first needed unless said otherwise):
 //   CUEMU_PROTECT=0        leave device memory accessible to host code (default 1: protected)
@@ -340,7 +346,10 @@ enum Op : unsigned char {
     OP_SYNCWARP, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY, OP_ALL,
     OP_REDUCE_ADD, OP_REDUCE_MIN, OP_REDUCE_MAX, OP_REDUCE_AND, OP_REDUCE_OR, OP_REDUCE_XOR,
     OP_MMA_BF16, // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (section 10)
-    OP_LDMATRIX  // ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 (section 10)
+    OP_LDMATRIX, // ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 (section 10)
+    OP_WGMMA,        // wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 (section 10), per warp
+    OP_WGMMA_COMMIT, // wgmma.commit_group.sync.aligned
+    OP_WGMMA_WAIT    // wgmma.wait_group.sync.aligned
 };
 inline const char *op_name(unsigned op) {
     static const char *const names[] = {"__syncthreads", "__syncthreads_and", "__syncthreads_or", "__syncthreads_count",
@@ -348,7 +357,8 @@ inline const char *op_name(unsigned op) {
                                         "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
                                         "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync",
                                         "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync",
-                                        "mma.sync.m16n8k16.bf16", "ldmatrix.sync.m8n8.x4.b16"};
+                                        "mma.sync.m16n8k16.bf16", "ldmatrix.sync.m8n8.x4.b16",
+                                        "wgmma.mma_async.m64n128k16.bf16", "wgmma.commit_group", "wgmma.wait_group"};
     return op < sizeof names / sizeof names[0] ? names[op] : "?";
 }
 
@@ -466,6 +476,27 @@ struct State {
 };
 
 inline State g;                 // the emulator's state
+
+// one wgmma.mma_async of a warp in flight (section 10): this warp's 16 rows of A and B's 128 rows, read
+// from shared memory when it was issued, with the 16-byte rows they came from and those bytes, so that the
+// wait_group that completes it can check that nobody overwrote them meanwhile; the lanes' accumulators
+// are written only then
+struct WgmmaOp {
+    float *d[32];   // each lane's 64 accumulators
+    int scale_d;    // 0: d = A B; 1: d += A B
+    unsigned group; // the warp's commit count when it was issued
+    float A[16][16], B[128][16];
+    const unsigned char *row[16 * 2 + 128 * 2]; // the 16-byte core-matrix rows it read: A's, then B's
+    unsigned char bytes[16 * 2 + 128 * 2][16];
+    const char *file;
+    int line;
+};
+constexpr unsigned kMaxWgmma = 16; // wgmma ops one warp may have in flight
+struct WgmmaWarp {
+    unsigned n, groups; // ops in flight, commits so far
+    WgmmaOp op[kMaxWgmma];
+};
+inline WgmmaWarp *g_wgmma = nullptr; // kMaxThreads / 32 warps, allocated at the first wgmma
 inline Fiber *g_cur = nullptr;  // the running fiber, nullptr in host code
 
 // ---- diagnostics -------------------------------------------------------------------------------
@@ -1054,6 +1085,111 @@ inline void ldmatrix_x4(Fiber *W, unsigned base) {
     }
 }
 
+// wgmma (sm_90a) per warp: a warpgroup's m64nNk16 product gives warp w % 4 of the group rows 16 (w % 4) ..
+// 16 (w % 4) + 15 of D, and those rows need only the same rows of A, so each warp's part runs as its own
+// warp collective. what one lane hands in: its accumulators (64 floats for n128) and the two descriptors
+struct WgmmaLane {
+    float *d;
+    uint64_t da, db;
+    int scale_d;
+};
+// the 16 bytes of a K-major operand held in shared memory under descriptor desc (ptx isa, "matrix
+// descriptor format": bits 0-13 the start address >> 4, 16-29 the leading dimension byte offset (LBO) >> 4,
+// 32-45 the stride dimension byte offset (SBO) >> 4, 49-51 the base offset, 62-63 the swizzle mode) that
+// hold row m, columns 8 kh .. 8 kh + 7 of its 16-column slice: the interleaved layout of 8 x 16-byte core
+// matrices (swizzle mode 0, base offset 0, the only one emulated) puts them at start + (m / 8) SBO + kh LBO
+// + (m % 8) 16. shared addresses are offsets into the block's dynamic shared memory (cuemu_smem_u32)
+inline const unsigned char *wgmma_row(uint64_t desc, unsigned m, unsigned kh, const char *file, int line) {
+    const size_t start = (size_t)(desc & 0x3fff) << 4, lbo = (size_t)((desc >> 16) & 0x3fff) << 4, sbo = (size_t)((desc >> 32) & 0x3fff) << 4;
+    if ((desc >> 62) != 0 || ((desc >> 49) & 7) != 0)
+        fatal("%s at %s:%d: descriptor 0x%016llx has swizzle mode %u and base offset %u; only the interleaved layout (0, 0) is emulated",
+              op_name(OP_WGMMA), file, line, (unsigned long long)desc, (unsigned)(desc >> 62), (unsigned)((desc >> 49) & 7));
+    const size_t off = start + (m / 8) * sbo + kh * lbo + (m % 8) * 16;
+    if (off + 16 > g.smem_bytes)
+        fatal("%s at %s:%d: descriptor 0x%016llx puts row %u (columns %u..) at shared byte %zu, past the block's %zu bytes of dynamic shared memory",
+              op_name(OP_WGMMA), file, line, (unsigned long long)desc, m, 8 * kh, off, g.smem_bytes);
+    return (const unsigned char *)g.smem_base + off;
+}
+inline WgmmaWarp &wgmma_warp(unsigned base) {
+    if (!g_wgmma) {
+        g_wgmma = (WgmmaWarp *)std::calloc(kMaxThreads / 32, sizeof(WgmmaWarp));
+        if (!g_wgmma) fatal("out of host memory for wgmma state");
+    }
+    return g_wgmma[base / 32];
+}
+// wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 d, da, db, scale_d, 1, 1, 0, 0 (both operands K-major
+// in shared memory): the operands are read now, the accumulators written at the wait_group that covers it
+inline void wgmma_issue(Fiber *W, unsigned base) {
+    const WgmmaLane *l0 = (const WgmmaLane *)(uintptr_t)W[0].in;
+    for (unsigned l = 1; l < 32; l++) {
+        const WgmmaLane *io = (const WgmmaLane *)(uintptr_t)W[l].in;
+        if (io->da != l0->da || io->db != l0->db || io->scale_d != l0->scale_d)
+            fatal("%s at %s:%d: lanes 0 and %u of warp %u give different descriptors or scale-d", op_name(OP_WGMMA), W[l].file, W[l].line, l, base / 32);
+    }
+    WgmmaWarp &ww = wgmma_warp(base);
+    if (ww.n == kMaxWgmma) fatal("%s at %s:%d: more than %u in flight in warp %u", op_name(OP_WGMMA), W[0].file, W[0].line, kMaxWgmma, base / 32);
+    WgmmaOp &op = ww.op[ww.n++];
+    const unsigned rank = base / 32 % 4; // the warp's rows of A: 16 rank ..
+    op.scale_d = l0->scale_d;
+    op.group = ww.groups;
+    op.file = W[0].file;
+    op.line = W[0].line;
+    for (unsigned l = 0; l < 32; l++) op.d[l] = ((const WgmmaLane *)(uintptr_t)W[l].in)->d;
+    unsigned q = 0;
+    for (unsigned r = 0; r < 16 + 128; r++)
+        for (unsigned kh = 0; kh < 2; kh++, q++) {
+            const unsigned char *p = r < 16 ? wgmma_row(l0->da, 16 * rank + r, kh, W[0].file, W[0].line) : wgmma_row(l0->db, r - 16, kh, W[0].file, W[0].line);
+            op.row[q] = p;
+            std::memcpy(op.bytes[q], p, 16);
+            for (unsigned e = 0; e < 8; e++) {
+                const float v = bf16_bits_to_float((uint32_t)p[2 * e] | ((uint32_t)p[2 * e + 1] << 8));
+                if (r < 16) op.A[r][8 * kh + e] = v;
+                else op.B[r - 16][8 * kh + e] = v;
+            }
+        }
+}
+// wgmma.wait_group.sync.aligned n: every committed group of the warp's but the newest n completes, in issue
+// order: D (16 x 128, this warp's rows) = A B (+ D with scale-d), each dot product summed in double and rounded
+// once, as the mma.sync emulation; lane l holds d[i] = D(l / 4 + 8 ((i / 2) % 2), 8 (i / 4) + 2 (l % 4) + i % 2)
+// (ptx isa, "register fragments: matrix fragments for wgmma.mma_async.m64nNk16"). an operand row that changed
+// in shared memory since the issue stops the program: the hardware reads it at some time in between
+inline void wgmma_wait(Fiber *W, unsigned base) {
+    const long long n = W[0].arg;
+    for (unsigned l = 1; l < 32; l++)
+        if (W[l].arg != n) fatal("%s at %s:%d: lanes 0 and %u of warp %u wait for different counts", op_name(OP_WGMMA_WAIT), W[l].file, W[l].line, l, base / 32);
+    WgmmaWarp &ww = wgmma_warp(base);
+    unsigned k = 0;
+    for (unsigned j = 0; j < ww.n; j++) {
+        WgmmaOp &op = ww.op[j];
+        if ((long long)op.group >= (long long)ww.groups - n) { // not covered: stays in flight
+            if (k != j) ww.op[k] = op;
+            k++;
+            continue;
+        }
+        for (unsigned q = 0; q < 16 * 2 + 128 * 2; q++)
+            if (std::memcmp(op.row[q], op.bytes[q], 16) != 0)
+                fatal("%s at %s:%d (warp %u): shared memory it reads (byte %td of the dynamic shared memory) changed before the %s at %s:%d that "
+                      "completes it", op_name(OP_WGMMA), op.file, op.line, base / 32, (const char *)op.row[q] - g.smem_base, op_name(OP_WGMMA_WAIT), W[0].file,
+                      W[0].line);
+        for (unsigned l = 0; l < 32; l++)
+            for (unsigned i = 0; i < 64; i++) {
+                const unsigned r = l / 4 + 8 * ((i / 2) % 2), c = 8 * (i / 4) + 2 * (l % 4) + i % 2;
+                double s = op.scale_d ? (double)op.d[l][i] : 0.0;
+                for (unsigned kk = 0; kk < 16; kk++) s += (double)op.A[r][kk] * (double)op.B[c][kk];
+                op.d[l][i] = (float)s;
+            }
+    }
+    ww.n = k;
+}
+// the end of a block: no warp may leave a wgmma in flight
+inline void wgmma_block_end() {
+    if (!g_wgmma) return;
+    for (unsigned w = 0; w < (g.nthreads + 31) / 32; w++)
+        if (g_wgmma[w].n)
+            fatal("warp %u of block (%u,%u,%u) exited with %u wgmma.mma_async in flight (the first at %s:%d) not completed by a wgmma.wait_group", w,
+                  g.block_idx.x, g.block_idx.y, g.block_idx.z, g_wgmma[w].n, g_wgmma[w].op[0].file, g_wgmma[w].op[0].line);
+}
+
 // the lanes in grp (bits) of the warp starting at linear id base all wait with the same mask
 inline void release_warp(unsigned base, unsigned grp) {
     Fiber *W = g.fib + base;
@@ -1072,6 +1208,16 @@ inline void release_warp(unsigned base, unsigned grp) {
             fatal("%s at %s:%d: every lane of warp %u must execute it (.aligned), but only lanes 0x%08x did (the rest exited "
                   "or are beyond the block)", op_name(a.op), a.file, a.line, base / 32, grp);
         ldmatrix_x4(W, base);
+        for (unsigned l = 0; l < 32; l++) W[l].state = RUNNABLE;
+        return;
+    }
+    if (a.op == OP_WGMMA || a.op == OP_WGMMA_COMMIT || a.op == OP_WGMMA_WAIT) {
+        if (grp != 0xffffffffu)
+            fatal("%s at %s:%d: every lane of warp %u must execute it (.aligned), but only lanes 0x%08x did (the rest exited "
+                  "or are beyond the block)", op_name(a.op), a.file, a.line, base / 32, grp);
+        if (a.op == OP_WGMMA) wgmma_issue(W, base);
+        else if (a.op == OP_WGMMA_COMMIT) wgmma_warp(base).groups++;
+        else wgmma_wait(W, base);
         for (unsigned l = 0; l < 32; l++) W[l].state = RUNNABLE;
         return;
     }
@@ -1235,6 +1381,8 @@ inline void run_block() {
         f.line = 0;
         f.n_cp = f.cp_group = 0;
     }
+    if (g_wgmma)
+        for (unsigned w = 0; w < (n + 31) / 32; w++) g_wgmma[w].n = g_wgmma[w].groups = 0;
     g.live = n;
     const unsigned nw = (n + 31) / 32;
     for (;;) {
@@ -1259,7 +1407,10 @@ inline void run_block() {
                 }
             } while (resolve_warp(base));
         }
-        if (!g.live) return;
+        if (!g.live) {
+            wgmma_block_end();
+            return;
+        }
         if (!resolve()) deadlock();
     }
 }
@@ -1469,6 +1620,39 @@ struct At {
         for (int i = 0; i < 4; i++) d[i] = io.d[i];
     }
 
+    // wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 (section 10): every lane of each warp of the
+    // warpgroup calls it; d is written at the wgmma_wait that covers it
+    void wgmma_m64n128k16_bf16(float (&d)[64], uint64_t da, uint64_t db, int scale_d) const {
+        Fiber *f = in_kernel(op_name(OP_WGMMA), file, line);
+        WgmmaLane io = {d, da, db, scale_d != 0};
+        f->signed_ = 0;
+        wait_warp(f, OP_WGMMA, 0xffffffffu, (uint64_t)(uintptr_t)&io, 0, 32, 0, file, line);
+    }
+    // wgmma.fence.sync.aligned and fence.proxy.async.shared::cta: the emulator's shared memory and registers
+    // are one proxy, so they only check that a kernel runs them
+    void wgmma_fence() const { in_kernel("wgmma.fence", file, line); }
+    void fence_proxy_async() const { in_kernel("fence.proxy.async", file, line); }
+    void wgmma_commit() const {
+        Fiber *f = in_kernel(op_name(OP_WGMMA_COMMIT), file, line);
+        f->signed_ = 0;
+        wait_warp(f, OP_WGMMA_COMMIT, 0xffffffffu, 0, 0, 32, 0, file, line);
+    }
+    void wgmma_wait(int n) const {
+        Fiber *f = in_kernel(op_name(OP_WGMMA_WAIT), file, line);
+        f->signed_ = 0;
+        wait_warp(f, OP_WGMMA_WAIT, 0xffffffffu, 0, n, 32, 0, file, line);
+    }
+    // the shared-memory address of p (__cvta_generic_to_shared) for a descriptor: its offset into the block's
+    // dynamic shared memory
+    unsigned smem_u32(const void *p) const {
+        in_kernel("__cvta_generic_to_shared", file, line);
+        const char *c = (const char *)p;
+        if (c < g.smem_base || c >= g.smem_base + g.smem_bytes)
+            fatal("__cvta_generic_to_shared at %s:%d: %p is not in the block's dynamic shared memory (the only kind wgmma descriptors are emulated for)", file,
+                  line, p);
+        return (unsigned)(c - g.smem_base);
+    }
+
     // r = four 8x8 b16 matrices (transposed when trans), row addresses from the lanes: ldmatrix.sync.aligned.
     // m8n8.x4[.trans].shared.b16 (section 10); every lane of the warp calls it
     void ldmatrix_x4(uint32_t (&r)[4], const void *row, int trans) const {
@@ -1565,6 +1749,12 @@ static constexpr int warpSize = 32;
 #define cuemu_cp_async_16 CUEMU_AT.cp_async_16
 #define cuemu_cp_async_commit CUEMU_AT.cp_async_commit
 #define cuemu_cp_async_wait CUEMU_AT.cp_async_wait
+#define cuemu_wgmma_m64n128k16_bf16 CUEMU_AT.wgmma_m64n128k16_bf16
+#define cuemu_wgmma_fence CUEMU_AT.wgmma_fence
+#define cuemu_wgmma_commit CUEMU_AT.wgmma_commit
+#define cuemu_wgmma_wait CUEMU_AT.wgmma_wait
+#define cuemu_fence_proxy_async CUEMU_AT.fence_proxy_async
+#define cuemu_smem_u32 CUEMU_AT.smem_u32
 
 // memory fences order nothing here: one thread runs at a time
 inline void __threadfence() {}

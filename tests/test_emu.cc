@@ -17,6 +17,9 @@
 //               point at; a misaligned row stops the program
 //   cp.async    a copy lands at the wait_group that covers its group, not before; src_bytes 0 fills
 //               zeros; a thread that exits with a copy in flight stops the program
+//   wgmma       two warpgroups' m64n128k16 products from descriptors of the interleaved layout give each
+//               lane the documented accumulators at the wait_group; an operand overwritten before that
+//               wait, and a warp that exits with one in flight, stop the program
 // build: g++ -std=c++17 -Itests tests/test_emu.cc (see the Makefile); runs in a second or two.
 #include "cuemu.h"
 #include "test.h"
@@ -154,6 +157,36 @@ __global__ void k_cp_async(int *out, const int *src, int zfill, int forget) {
         if (step == 2) cuemu_cp_async_wait(0);
         for (int k = 0; k < 4; k++) out[step * 256 + 4 * l + k] = s[4 * l + k], out[step * 256 + 128 + 4 * l + k] = s[128 + 4 * l + k];
     }
+}
+
+// wgmma: two warpgroups (256 threads); A (128 x 16) and B (128 x 16) as bf16 bits, row major, copied into
+// dynamic shared memory in the interleaved core-matrix layout (element (m, k) at (m / 8) SBO + (k / 8) LBO +
+// (m % 8) 16 + (k % 8) 2 bytes, LBO 128, SBO 256; B after A); warpgroup q multiplies A's rows 64 q .. by B^T
+// twice (scale-d 0, then 1) into d: D (128 x 128) = 2 A B^T, scattered back by the ptx isa's formula. mode 1
+// overwrites A between the wgmma and its wait; mode 2 exits without the wait
+__global__ void k_wgmma(float *D, const unsigned short *A, const unsigned short *B, int mode) {
+    unsigned char *s = (unsigned char *)cuemu_dynamic_smem();
+    const unsigned t = threadIdx.x, wq = t / 128, w = t / 32 % 4, l = t % 32;
+    for (unsigned i = t; i < 2 * 128 * 16; i += 256) {
+        const unsigned m = i / 16 % 128, k = i % 16, off = (m / 8) * 256 + (k / 8) * 128 + (m % 8) * 16 + (k % 8) * 2;
+        const unsigned short v = i < 128 * 16 ? A[i] : B[i - 128 * 16];
+        std::memcpy(s + (i < 128 * 16 ? 0 : 4096) + off, &v, 2);
+    }
+    __syncthreads();
+    const uint64_t lay = ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    const uint64_t da = lay | ((cuemu_smem_u32(s + wq * 8 * 256) >> 4) & 0x3fff), db = lay | ((cuemu_smem_u32(s + 4096) >> 4) & 0x3fff);
+    float d[64];
+    for (int i = 0; i < 64; i++) d[i] = -1.f;
+    cuemu_fence_proxy_async();
+    cuemu_wgmma_fence();
+    cuemu_wgmma_m64n128k16_bf16(d, da, db, 0);
+    cuemu_wgmma_m64n128k16_bf16(d, da, db, 1);
+    cuemu_wgmma_commit();
+    if (mode == 2) return;
+    __syncthreads();
+    if (mode == 1 && t == 0) s[0] ^= 1;
+    cuemu_wgmma_wait(0);
+    for (unsigned i = 0; i < 64; i++) D[(64 * wq + 16 * w + l / 4 + 8 * (i / 2 % 2)) * 128 + 8 * (i / 4) + 2 * (l % 4) + i % 2] = d[i];
 }
 
 __global__ void k_past_end(int *out, int n) { out[n + (int)threadIdx.x] = 1; }
@@ -489,6 +522,48 @@ static void test_cp_async() {
     CHECK(rc != 0 && has(err, "cp.async copies into shared memory not waited for"), "a thread exiting with cp.async copies in flight stops the program with why (exit %d)", rc);
 }
 
+// wgmma: D = 2 A B^T exactly (small integers), every lane's accumulators where the ptx isa puts them; the
+// operand check and the in-flight check stop the program with why
+static void test_wgmma() {
+    std::vector<unsigned short> hA(128 * 16), hB(128 * 16);
+    auto bits = [](int v) {
+        float f = (float)v;
+        uint32_t u;
+        std::memcpy(&u, &f, sizeof u);
+        return (unsigned short)(u >> 16);
+    };
+    for (int i = 0; i < 128 * 16; i++) hA[(size_t)i] = bits((i * 7) % 11 - 5), hB[(size_t)i] = bits((i * 5) % 9 - 4);
+    void *dA, *dB, *dD;
+    cudaMalloc(&dA, hA.size() * 2), cudaMalloc(&dB, hB.size() * 2), cudaMalloc(&dD, 128 * 128 * sizeof(float));
+    cudaMemcpy(dA, hA.data(), hA.size() * 2, cudaMemcpyHostToDevice), cudaMemcpy(dB, hB.data(), hB.size() * 2, cudaMemcpyHostToDevice);
+    cuemu_launch(k_wgmma, dim3(1), dim3(256), 8192, (float *)dD, (const unsigned short *)dA, (const unsigned short *)dB, 0);
+    std::vector<float> hD(128 * 128);
+    cudaMemcpy(hD.data(), dD, hD.size() * sizeof(float), cudaMemcpyDeviceToHost);
+    int bad = 0;
+    for (int m = 0; m < 128; m++)
+        for (int n = 0; n < 128; n++) {
+            double sum = 0.0;
+            for (int k = 0; k < 16; k++) sum += (double)((m * 16 + k) * 7 % 11 - 5) * (double)((n * 16 + k) * 5 % 9 - 4);
+            bad += (double)hD[(size_t)(m * 128 + n)] != 2.0 * sum;
+        }
+    CHECK(bad == 0, "wgmma m64n128k16 bf16: two warpgroups, scale-d 0 then 1, give 2 A B^T exactly in the documented fragment layout (%d of 16384 differ)", bad);
+    cudaFree(dA), cudaFree(dB), cudaFree(dD);
+    static int g_mode;
+    for (g_mode = 1; g_mode < 3; g_mode++) {
+        const int mode = g_mode;
+        std::string err;
+        int rc = in_child(
+            [] {
+                float *o = (float *)dev_ints(128 * 128);
+                unsigned short *a = (unsigned short *)dev_ints(128 * 8);
+                cuemu_launch(k_wgmma, dim3(1), dim3(256), 8192, o, (const unsigned short *)a, (const unsigned short *)a, g_mode);
+            },
+            &err);
+        CHECK(rc != 0 && has(err, mode == 1 ? "changed before the wgmma.wait_group" : "in flight"),
+              "%s stops the program with why (exit %d)", mode == 1 ? "an operand overwritten before the wgmma's wait_group" : "a warp exiting with a wgmma in flight", rc);
+    }
+}
+
 int main() {
     setenv("CUEMU_QUIET", "1", 1);
     test_schedules();
@@ -498,5 +573,6 @@ int main() {
     test_mma();
     test_ldmatrix();
     test_cp_async();
+    test_wgmma();
     return test_finish();
 }
