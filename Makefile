@@ -18,9 +18,10 @@ CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -pedantic
 # Debian header at build time: cp -r /usr/include/stb .carry/include/ (ignored by git, never committed)
 CFLAGS += $(if $(wildcard .carry/include/stb/stb_image_write.h),-isystem .carry/include)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -g
-# hopper first, ampere supported; ptx for newer gpus (jit-compiled by the driver)
+# hopper first (sm_90a: its arch-specific code, wgmma among it, runs on compute capability 9.0 only), ampere
+# supported; ptx for newer gpus (jit-compiled by the driver, without the sm_90a instructions)
 NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror \
-             -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
+             -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 
 ifneq ($(NVCC),)
 CUDA_OBJ := build/dpprof_kernels.o

@@ -338,6 +338,9 @@ typedef struct dpprof_config {
     int dp_warp_tile;            /* cuda, bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipgrad, both
                                     flavours of the flash norm), dpprof_cuda_set_dp_warp_tile: 64 (64 x 64) or 32 (64 x 32);
                                     0 -> the default (64 where the device's shared memory per block holds the kernels) */
+    int wgmma;                   /* cuda, bf16: the gram flavour of the flash norm on Hopper's warpgroup mma
+                                    (dpprof_cuda_set_wgmma; compute capability 9.0 only): 1 -> on; 0 -> off, the
+                                    default until the kernel has run on a GPU */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
     int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
@@ -545,6 +548,18 @@ DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on);
    tolerances. for measuring the two and tests; returns the previous setting, or -1 for any other value
    (nothing changes) */
 DPPROF_API int dpprof_cuda_set_dp_warp_tile(int cols);
+/* the bf16 gram flavour of the flash norm on a kernel of Hopper's warpgroup mma (wgmma.mma_async, in the build's
+   sm_90a code) instead of mma.sync (1), or not (0, the default). the same walk and partials as the mma.sync gram
+   kernel; two warpgroups take a 128 x 128 position pair, each its 64 rows of both gram tiles in registers, and
+   wgmma reads both operands from shared memory once for its warpgroup, where mma.sync's ldmatrix reads them once a
+   warp: the shared-memory bound of 67% of the tensor-core peak (dpprof_cuda_set_dp_warp_tile) is gone, and the
+   kernel's own cp.async stores need 1/32 byte a multiply-add. the same sums in another grouping: the same
+   tolerances. it has run on the CPU emulator only (tests/cuemu.h), so it is off until a GPU run shows it right
+   and fast. returns the previous setting, or -1 (nothing changes) for 1 on a device other than compute
+   capability 9.0 (H100, H200), the only one its code runs on */
+DPPROF_API int dpprof_cuda_set_wgmma(int on);
+/* kernels on wgmma queued since dpprof_cuda_init (tests: the path was taken) */
+DPPROF_API long long dpprof_cuda_wgmma_count(void);
 /* the bf16 per-sample squared norms of a linear layer (flash and flash_bk, and auto where it takes them) on
    tensor-core kernels of dpprof's own (1, the default where IC and OC are multiples of 8) or on cuBLAS (0;
    the path of other shapes). the kernels store nothing of size T x T or OC x IC:
@@ -2371,6 +2386,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.auto_ghost < -1 || c.auto_ghost > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_ghost = %d must be -1, 0 or 1", c.auto_ghost);
     if (c.fused_clipgrad < -1 || c.fused_clipgrad > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_clipgrad = %d must be -1, 0 or 1", c.fused_clipgrad);
     if (c.dp_warp_tile != 0 && c.dp_warp_tile != 32 && c.dp_warp_tile != 64) return dpprof__fail(DPPROF_ERR_INVALID, "dp_warp_tile = %d must be 0, 32 or 64", c.dp_warp_tile);
+    if (c.wgmma != 0 && c.wgmma != 1) return dpprof__fail(DPPROF_ERR_INVALID, "wgmma = %d must be 0 or 1", c.wgmma);
     if (c.fused_noise < -1 || c.fused_noise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_noise = %d must be -1, 0 or 1", c.fused_noise);
     if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
     /* DP-SGD options */
@@ -2462,6 +2478,7 @@ struct dpprof_session {
     int auto_mat;                   /* auto: materialise where dpprof__psg_fits at this level (1, 2), 0 nowhere */
     int auto_ghost;                 /* auto: ghost's grams may replace flash (dpprof__auto_ghost) */
     long long launches;             /* cuda: the kernels dpprof queued in the measured steps (not cuBLAS's) */
+    long long wgmma_launches;       /* cuda: of those, the ones on Hopper's warpgroup mma (--wgmma) */
     int n_trainable;
     int *method;                    /* (n_params) DPPROF__M_*: how each tensor's norm is computed */
     int bw_mode, bw_retain;         /* DPPROF__MODE_*; keep activations for a second pass */
@@ -2750,6 +2767,7 @@ static void dpprof__bind(const dpprof_session *s) {
         (void)dpprof_cuda_set_storage(s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
         (void)dpprof_cuda_set_fused_clipgrad(s->cfg.fused_clipgrad > 0);
         (void)dpprof_cuda_set_dp_warp_tile(s->cfg.dp_warp_tile);
+        (void)dpprof_cuda_set_wgmma(s->cfg.wgmma > 0); /* a device that cannot was refused at session start */
     }
 #else
     (void)s;
@@ -3971,7 +3989,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     double t0 = dpprof__clock_ms(), tp0 = 0, loss = 0, gpu_ms = NAN;
     int first, rc = DPPROF_OK, ev_start = -1;
     size_t first_phase = s->prof.n_phases;
-    const long long launches0 = dpprof_cuda_launch_count();
+    const long long launches0 = dpprof_cuda_launch_count(), wgmma0 = dpprof_cuda_wgmma_count();
     dpprof__bind(s);
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
@@ -4029,7 +4047,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     s->step_loss[step] = s->batch_n ? loss / s->batch_n : NAN;
     s->step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0;
     s->steps_done++;
-    if (step >= s->cfg.warmup) s->launches += dpprof_cuda_launch_count() - launches0;
+    if (step >= s->cfg.warmup) s->launches += dpprof_cuda_launch_count() - launches0, s->wgmma_launches += dpprof_cuda_wgmma_count() - wgmma0;
     if (s->backend != DPPROF_BACKEND_DRY && s->batch_n && !(s->step_loss[step] == s->step_loss[step] && fabs(s->step_loss[step]) <= DBL_MAX))
         return dpprof__fail(DPPROF_ERR_NUMERIC, "the loss of step %d is %g", step, s->step_loss[step]);
     return DPPROF_OK;
@@ -4506,6 +4524,9 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         if (rc == DPPROF_OK && !DPPROF__CUDA) rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--backend cuda: this build computes in double (DPPROF_REF_DOUBLE) and has no gpu path");
         if (rc == DPPROF_OK && dpprof_cuda_device_info(0, &s->dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
         if (rc == DPPROF_OK && dpprof_cuda_init(0) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
+        if (rc == DPPROF_OK && s->cfg.wgmma > 0 && dpprof_cuda_set_wgmma(1) < 0)
+            rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--wgmma: Hopper's warpgroup mma runs on compute capability 9.0 only (H100, H200); this GPU, %s, is %d.%d",
+                              s->dev.name, s->dev.cc_major, s->dev.cc_minor);
         if (rc != DPPROF_OK) goto fail;
         dpprof__bind(s);
         {
@@ -4516,6 +4537,11 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         s->h_tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
         s->h_loss = (float *)DPPROF_MALLOC(sizeof(float) * (size_t)s->cfg.physical_batch);
         if (!s->h_tok || !s->h_tgt || !s->h_loss) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host staging buffers"); goto fail; }
+    }
+    if (s->cfg.wgmma > 0 && (s->backend == DPPROF_BACKEND_CPU || s->cfg.dtype != DPPROF_DTYPE_BF16)) {
+        rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is %s, %s)",
+                          dpprof_backend_name(s->backend), s->cfg.dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32");
+        goto fail;
     }
     if (s->cfg.dram && s->backend != DPPROF_BACKEND_CUDA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dram reads the GPU's DRAM counters: it needs --backend cuda (this run is %s)", dpprof_backend_name(s->backend)); goto fail; }
     if (s->cfg.op_times && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--op-times times every op in the warm-up steps, outside the timing: it needs --warmup 1 or more"); goto fail; }
@@ -4564,6 +4590,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         (void)dpprof_cuda_set_storage(DPPROF_DTYPE_FP32); /* the default for whoever queues ops next */
         (void)dpprof_cuda_set_fused_clipgrad(0);
         (void)dpprof_cuda_set_dp_warp_tile(0);
+        (void)dpprof_cuda_set_wgmma(0);
 #endif
     }
     DPPROF_FREE(s->params);
@@ -4894,10 +4921,11 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, h->norm_eps);
     fputs(", \"init_std\": ", f);
     dpprof__jnum(f, c->init_std);
-    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"fused_noise\": %s, \"dp_warp_tile\": %d}",
+    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"fused_noise\": %s, \"dp_warp_tile\": %d, \"wgmma\": %s}",
             (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit,
             c->fused_clipgrad > 0 ? "true" : c->fused_clipgrad == 0 && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false",
-            c->fused_noise > 0 ? "true" : c->fused_noise == 0 && s->noise_n > 0 && !isnan(s->noise_ms[0]) ? "\"measured\"" : "false", c->dp_warp_tile);
+            c->fused_noise > 0 ? "true" : c->fused_noise == 0 && s->noise_n > 0 && !isnan(s->noise_ms[0]) ? "\"measured\"" : "false", c->dp_warp_tile,
+            c->wgmma > 0 ? "true" : "false");
 
     fputs(",\n  \"status\": ", f);
     dpprof__jstr(f, status ? status : "ok");
@@ -5011,6 +5039,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         dpprof__jnum(f, peak > 0 ? flops_steps / (tsum / 1e3) / peak : NAN);
         fputs(", \"kernel_launches_per_step\": ", f);
         dpprof__jnum(f, (double)s->launches / measured);
+        fputs(", \"wgmma_kernels_per_step\": ", f);
+        dpprof__jnum(f, (double)s->wgmma_launches / measured);
         fprintf(f, ", \"mfu_note\": \"mfu = 3 x forward analytic flops per step / mean step time / the %s dense peak of %s (dpprof_device_peaks: data sheet, else SMs x clock x per-SM rate)\"}",
                 c->dtype == DPPROF_DTYPE_BF16 ? "bf16 tensor-core" : "fp32 cuda-core", s->dev.name);
     } else fputs(", \"mfu\": null, \"mfu_note\": \"no hardware peak is defined for the cpu and dry backends\"}", f);
@@ -11743,6 +11773,8 @@ DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on) { (void)on; return 0; }
 DPPROF_API long long dpprof_cuda_launch_count(void) { return 0; }
 DPPROF_API int dpprof_cuda_set_tc_norms(int on) { (void)on; return 1; }
 DPPROF_API int dpprof_cuda_set_dp_warp_tile(int cols) { return cols == 0 || cols == 32 || cols == 64 ? 0 : -1; }
+DPPROF_API int dpprof_cuda_set_wgmma(int on) { return on ? -1 : 0; }
+DPPROF_API long long dpprof_cuda_wgmma_count(void) { return 0; }
 DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }

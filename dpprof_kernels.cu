@@ -61,6 +61,9 @@ struct dpprof__cu_state {
     int norms_cublas;            // bf16 flash norms on cuBLAS blocks, not dpprof's tensor-core kernels (dpprof_cuda_set_tc_norms(0))
     int clipgrad_fused;          // bf16 clipgrad on the fused tensor-core kernel, not cuBLAS per sample (dpprof_cuda_set_fused_clipgrad)
     int dp_warp;                 // warp tile of the dp tensor-core kernels, 32 or 64 columns; 0: the widest the device holds (dpprof_cuda_set_dp_warp_tile)
+    int wgmma;                   // the bf16 gram norm on Hopper's warpgroup mma (dpprof_cuda_set_wgmma): 0 off (the default), 1 on
+    int cc90;                    // the device is compute capability 9.0, the only one the build's sm_90a code runs on
+    long long wgmma_launches;    // kernels on wgmma queued since dpprof_cuda_init (dpprof_cuda_wgmma_count)
 };
 static dpprof__cu_state dpprof__cu;
 static char dpprof_cu_err[512] = "";
@@ -265,6 +268,15 @@ extern "C" int dpprof_cuda_set_attention_warp_rows(int rows) {
     return was;
 }
 
+extern "C" int dpprof_cuda_set_wgmma(int on) {
+    const int was = dpprof__cu.wgmma;
+    if (on && !dpprof__cu.cc90) return -1;
+    dpprof__cu.wgmma = on != 0;
+    return was;
+}
+
+extern "C" long long dpprof_cuda_wgmma_count(void) { return dpprof__cu.wgmma_launches; }
+
 extern "C" int dpprof_cuda_set_dp_warp_tile(int cols) {
     const int was = dpprof__cu.dp_warp;
     if (cols != 0 && cols != 32 && cols != 64) return -1;
@@ -346,6 +358,14 @@ extern "C" int dpprof_cuda_init(int device) {
         // halves the forward's shared-memory bytes a multiply-add (dpprof__attn_tc_cfg), what bounds it at
         // 16 rows; an analysis, not a measurement (dpprof attnbench times both: tc-128 and tc-128w32)
         dpprof__cu.attn_warp_rows_default = major >= 9 ? 32 : 16;
+        int minor = 0;
+        if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+            minor = -1;
+            cudaGetLastError();
+        }
+        dpprof__cu.cc90 = major == 9 && minor == 0;
+        if (!dpprof__cu.cc90) dpprof__cu.wgmma = 0;
+        dpprof__cu.wgmma_launches = 0;
     }
     if (cudaDeviceGetAttribute(&dpprof__cu.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
         dpprof__cu.smem_optin = 0; // unknown: cudaFuncSetAttribute will say
@@ -2233,6 +2253,90 @@ __device__ __forceinline__ void dpprof__cp_tile(dpprof__bf16 *X, const dpprof__b
     }
 }
 
+// ---- Hopper's warpgroup mma (wgmma.mma_async, sm_90a only): the device code exists where nvcc compiles for
+// sm_90a (the build's -gencode arch=compute_90a,code=sm_90a); the emulator runs it as tests/cuemu.h section 10
+// says. a warpgroup is 4 consecutive warps starting at a multiple of 4; every wgmma helper below is called by
+// all of its threads
+#if !defined(DPPROF_CUEMU) && defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define DPPROF__HAS_WGMMA 1
+#else
+#define DPPROF__HAS_WGMMA 0
+#endif
+// the shared-memory address of p, as a wgmma descriptor counts it
+__device__ __forceinline__ unsigned dpprof__smem_u32(const void *p) {
+#ifdef DPPROF_CUEMU
+    return cuemu_smem_u32(p);
+#elif defined(__CUDA_ARCH__)
+    return (unsigned)__cvta_generic_to_shared(p);
+#else
+    return (unsigned)(uintptr_t)p;
+#endif
+}
+// the descriptor of a K-major operand at p in the interleaved layout (swizzle mode 0): 8 x 16-byte core
+// matrices, lbo bytes apart along K and sbo bytes apart along M or N (ptx isa, "matrix descriptor format":
+// start address >> 4 in bits 0-13, lbo >> 4 in 16-29, sbo >> 4 in 32-45, base offset 0, swizzle 0)
+__device__ __forceinline__ uint64_t dpprof__wg_desc(const void *p, unsigned lbo, unsigned sbo) {
+    return (uint64_t)((dpprof__smem_u32(p) >> 4) & 0x3fffu) | ((uint64_t)((lbo >> 4) & 0x3fffu) << 16) | ((uint64_t)((sbo >> 4) & 0x3fffu) << 32);
+}
+// d (64 x 128 over the warpgroup, fp32; this thread's 64: row 16 (warp % 4) + lane / 4 + 8 ((i / 2) % 2),
+// column 8 (i / 4) + 2 (lane % 4) + i % 2) = A (64 x 16, descriptor da) B^T (B 128 x 16, db) + (scale_d ? d : 0).
+// asynchronous: d may be read or written by other instructions only after a dpprof__wg_wait that covers it
+__device__ __forceinline__ void dpprof__wgmma_128(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
+#ifdef DPPROF_CUEMU
+    cuemu_wgmma_m64n128k16_bf16(d, da, db, scale_d);
+#elif DPPROF__HAS_WGMMA
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db), "r"(scale_d));
+#else
+    (void)d, (void)da, (void)db, (void)scale_d;
+#endif
+}
+// wgmma.fence: before the first wgmma after other instructions touched its accumulators (every step here)
+__device__ __forceinline__ void dpprof__wg_fence() {
+#ifdef DPPROF_CUEMU
+    cuemu_wgmma_fence();
+#elif DPPROF__HAS_WGMMA
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void dpprof__wg_commit() {
+#ifdef DPPROF_CUEMU
+    cuemu_wgmma_commit();
+#elif DPPROF__HAS_WGMMA
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+// every committed wgmma group of this warp's but the newest N has completed
+template <int N>
+__device__ __forceinline__ void dpprof__wg_wait() {
+#ifdef DPPROF_CUEMU
+    cuemu_wgmma_wait(N);
+#elif DPPROF__HAS_WGMMA
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+// what the generic proxy wrote to shared memory (cp.async, stores) becomes visible to wgmma's async proxy
+// (then a barrier shares it across the block)
+__device__ __forceinline__ void dpprof__fence_proxy_async() {
+#ifdef DPPROF_CUEMU
+    cuemu_fence_proxy_async();
+#elif DPPROF__HAS_WGMMA
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+// keeps the compiler from moving reads or writes of accumulators across the asm statements around them
+// (after a wait, before a wgmma): an empty asm that reads and writes each of them
+__device__ __forceinline__ void dpprof__wg_pin(float (&d)[64]) {
+#if DPPROF__HAS_WGMMA
+    DPPROF__UNROLL
+    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+#else
+    (void)d;
+#endif
+}
+
 // two bf16 in one 32-bit register, the first in the low half: rounded from floats, or loaded (4-byte aligned)
 __device__ __forceinline__ uint32_t dpprof__pack_bf16(float lo, float hi) {
     return (uint32_t)dpprof__bf16_round(lo) | ((uint32_t)dpprof__bf16_round(hi) << 16);
@@ -3670,6 +3774,11 @@ static bool dpprof__warp64(size_t bytes, int nt) {
     if (dpprof__cu.dp_warp) return dpprof__cu.dp_warp == 64;
     return dpprof__cu.smem_optin > 0 && bytes + (size_t)nt * sizeof(double) <= (size_t)dpprof__cu.smem_optin;
 }
+// a kernel on wgmma (bytes of shared memory in all) is taken: dpprof_cuda_set_wgmma(1) on a device of compute
+// capability 9.0 whose shared memory per block holds it
+static bool dpprof__wgmma_on(size_t bytes) {
+    return dpprof__cu.wgmma && dpprof__cu.cc90 && dpprof__cu.smem_optin > 0 && bytes <= (size_t)dpprof__cu.smem_optin;
+}
 template <bool NORM>
 static bool dpprof__wg_wide() {
     return dpprof__warp64(dpprof__wg_cfg<NORM, 64>::BYTES, DPPROF__DP_NT);
@@ -3953,6 +4062,112 @@ __global__ void DPPROF__ATTN_LB(dpprof__gn_cfg<WN>::NT) dpprof__k_dp_sqnorm_gram
     }
 }
 
+// the gram kernel on Hopper's warpgroup mma (dpprof_cuda_set_wgmma; sm_90a): the same walk, pairs and
+// partials as dpprof__k_dp_sqnorm_gram_tc, and each pair's gram tiles from wgmma.mma_async, which reads both
+// operands from shared memory once for a warpgroup instead of once a warp by ldmatrix: the shared-memory
+// bound of the mma.sync kernels (3/32 byte a multiply-add at warps of 64 x 64, 67% of the peak) falls to the
+// cp.async stores alone, (128 + 128) x 2 bytes per 128 x 128, 1/32 byte a multiply-add. 2 warpgroups: the s
+// block's rows 64 q .. 64 q + 63 for warpgroup q, all 128 rows of the t block, so each thread holds 64 floats
+// of each gram (gx, gy) in registers. 64 columns a step, 4 stages of 2 x 128 x 64 bf16 (128 KiB) in the
+// interleaved K-major layout (row r, columns 8c .. 8c + 7 at (r / 8) 1024 + 128 c + 16 (r % 8) bytes: LBO 128,
+// SBO 1024), loaded by cp.async two steps ahead: a stage is reloaded only after both warpgroups waited for the
+// wgmma of the step that read it (wait_group 1 after each step's, then the next step's barrier). x's steps
+// accumulate into gx, a layer's into gy, the first step of each with scale-d 0 (no clearing); at a layer's last
+// step the warpgroup waits for all its wgmma and adds its <gx, gy> (in double, twice off the diagonal) to the
+// layer's sum. the partials are the mma.sync kernel's; the sums come in another grouping
+#define DPPROF__GW_BK 64                          // columns a step
+#define DPPROF__GW_ST 4                           // stages
+#define DPPROF__GW_TILE (128 * DPPROF__GW_BK * 2) // bytes of a 128-row tile of a step
+#define DPPROF__GW_BYTES ((size_t)DPPROF__GW_ST * 2 * DPPROF__GW_TILE)
+#define DPPROF__GW_NT 256
+
+// step it of the block's walk into stage S (bytes): pair it / Q.K, then 64 columns of x (step < Q.KX) or
+// of a layer's dy, rows s0 .. and t0 .. (128 each) in the interleaved layout; 16-byte chunk q of the stage:
+// tile q / 1024, row 8 (q / 64 % 16) + q % 8, chunk q / 8 % 8 (8 consecutive threads fill one 128-byte core
+// matrix; rows past T and chunks past the width zero-filled)
+__device__ __forceinline__ void dpprof__gw_load(unsigned char *S, const dpprof__bf16 *xi, const dpprof__gn_srcs &Q, size_t i, long long it, long long p0, long long G,
+                                                int T, int IC) {
+    const int r = (int)(it % Q.K);
+    const dpprof__bf16 *M;
+    int D, d0;
+    if (r < Q.KX) M = xi, D = IC, d0 = DPPROF__GW_BK * r;
+    else if (r < Q.E[0]) M = Q.dy[0], D = Q.OC[0], d0 = DPPROF__GW_BK * (r - Q.KX);
+    else if (r < Q.E[1]) M = Q.dy[1], D = Q.OC[1], d0 = DPPROF__GW_BK * (r - Q.E[0]);
+    else M = Q.dy[2], D = Q.OC[2], d0 = DPPROF__GW_BK * (r - Q.E[1]);
+    if (r >= Q.KX) M += i * (size_t)T * (size_t)D;
+    long long sa, tb;
+    dpprof__k_dp_pair(p0 + it / Q.K * G, &sa, &tb);
+    for (int q = (int)threadIdx.x; q < 2 * 1024; q += DPPROF__GW_NT) {
+        const int tile = q / 1024, row = 8 * (q / 64 % 16) + q % 8, c = q / 8 % 8, r0 = (tile ? (int)tb : (int)sa) * 128;
+        const bool ok = r0 + row < T && d0 + 8 * c < D;
+        dpprof__cp16(S + tile * DPPROF__GW_TILE + (row / 8) * 1024 + 128 * c + 16 * (row % 8), ok ? M + (size_t)(r0 + row) * D + d0 + 8 * c : M, ok ? 16 : 0);
+    }
+}
+// this step's 4 wgmma of 16 columns into acc (scale-d 0 on the first when first)
+__device__ __forceinline__ void dpprof__gw_mma(float (&acc)[64], const unsigned char *S, int wq, bool first) {
+    DPPROF__UNROLL
+    for (int kk = 0; kk < DPPROF__GW_BK / 16; kk++)
+        dpprof__wgmma_128(acc, dpprof__wg_desc(S + wq * 8 * 1024 + 256 * kk, 128, 1024), dpprof__wg_desc(S + DPPROF__GW_TILE + 256 * kk, 128, 1024), first && kk == 0 ? 0 : 1);
+}
+
+__global__ void DPPROF__ATTN_LB(DPPROF__GW_NT) dpprof__k_dp_sqnorm_gram_wg(double *part, const dpprof__gn_srcs Q, const dpprof__bf16 *x, int i0, int T, int IC,
+                                                                           long long pairs, long long G, int rep) {
+    __shared__ double red[DPPROF__GW_NT];
+    double s[DPPROF__GN_MAXSRC] = {0.0, 0.0, 0.0};
+#if DPPROF__HAS_WGMMA || defined(DPPROF_CUEMU)
+    DPPROF__SMEM_DYN(unsigned char, sm);
+    const int wq = (int)threadIdx.x / 128;
+    const size_t i = rep ? 0 : (size_t)i0 + blockIdx.z; // rep: every z reads sample 0 (dpprof_linear_sqnorm_gram_rep_gpu)
+    const dpprof__bf16 *xi = x + i * (size_t)T * (size_t)IC;
+    const long long np = blockIdx.x < pairs ? (pairs - 1 - blockIdx.x) / G + 1 : 0, NIT = np * Q.K;
+    float gx[64], gy[64];
+    for (int st = 0; st < DPPROF__GW_ST - 2; st++) {
+        if (st < NIT) dpprof__gw_load(sm + st * 2 * DPPROF__GW_TILE, xi, Q, i, st, blockIdx.x, G, T, IC);
+        dpprof__cp_commit();
+    }
+    for (long long it = 0; it < NIT; it++) {
+        dpprof__cp_wait<DPPROF__GW_ST - 3>(); // this thread's copies of step it have landed
+        dpprof__fence_proxy_async();          // visible to the wgmma
+        __syncthreads();                      // everyone's; and both warpgroups' wgmma of step it - 2 are done
+        const long long nx = it + DPPROF__GW_ST - 2;
+        if (nx < NIT) dpprof__gw_load(sm + (int)(nx % DPPROF__GW_ST) * 2 * DPPROF__GW_TILE, xi, Q, i, nx, blockIdx.x, G, T, IC);
+        dpprof__cp_commit(); // empty past the end: the wait above counts groups
+        const unsigned char *S = sm + (int)(it % DPPROF__GW_ST) * 2 * DPPROF__GW_TILE;
+        const int r = (int)(it % Q.K);
+        const int j = r == Q.E[0] - 1 ? 0 : Q.m > 1 && r == Q.E[1] - 1 ? 1 : Q.m > 2 && r == Q.E[2] - 1 ? 2 : -1;
+        dpprof__wg_fence(); // the epilogue below read the accumulators
+        if (r < Q.KX) dpprof__gw_mma(gx, S, wq, r == 0);
+        else dpprof__gw_mma(gy, S, wq, r == Q.KX || r == Q.E[0] || (Q.m > 2 && r == Q.E[1]));
+        dpprof__wg_commit();
+        if (j >= 0) { // a layer's last step of the pair: <gx, gy> over this thread's elements into its sum
+            dpprof__wg_wait<0>();
+            dpprof__wg_pin(gx);
+            dpprof__wg_pin(gy);
+            long long sa, tb;
+            dpprof__k_dp_pair(blockIdx.x + (it / Q.K) * G, &sa, &tb);
+            double d = 0.0;
+            DPPROF__UNROLL
+            for (int e = 0; e < 64; e++) d += (double)gx[e] * (double)gy[e];
+            d *= sa == tb ? 1.0 : 2.0;
+            DPPROF__UNROLL
+            for (int q = 0; q < DPPROF__GN_MAXSRC; q++)
+                if (q == j) s[q] += d;
+        } else dpprof__wg_wait<1>(); // step it - 1's are done: its stage may be reloaded after the next barrier
+    }
+    dpprof__wg_wait<0>();
+    dpprof__cp_wait<0>(); // only empty groups remain
+#else // no wgmma in this build of the kernel (a device other than sm_90a): partials that no norm can pass for
+    (void)x, (void)i0, (void)T, (void)IC, (void)pairs, (void)rep;
+    s[0] = s[1] = s[2] = NAN;
+#endif
+    DPPROF__UNROLL
+    for (int q = 0; q < DPPROF__GN_MAXSRC; q++) {
+        if (q >= Q.m) break;
+        const double b = dpprof__block_sum_n<DPPROF__GW_NT>(s[q], red);
+        if (threadIdx.x == 0) part[((size_t)q * gridDim.z + blockIdx.z) * (size_t)G + blockIdx.x] = b;
+    }
+}
+
 // bf16 flash norm, gram flavour, on cuBLAS (IC or OC not a multiple of 8, or dpprof_cuda_set_tc_norms(0)): row blocks [s0, s1) of Tb positions, whose two gram
 // blocks fit the scratch (after the rowdot partials), so no T x T matrix exists. for sample i and block b:
 // gx (s1 x Tb) = x_i[0:s1] x_i[s0:s1]^T with alpha 2 on the rows t < s0 (each pair below the diagonal
@@ -3990,23 +4205,30 @@ static void dpprof__gram_tc(const char *what, double *const *norm2, const float 
     const long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, m * G);
     double *part = (double *)dpprof__scratch((size_t)(m * G * chunk) * sizeof(double), what);
     if (!part) return;
+    // steps of 64 columns on the wgmma kernel (dpprof_cuda_set_wgmma, compute capability 9.0), else 32
+    const bool wg = dpprof__wgmma_on(DPPROF__GW_BYTES + DPPROF__GW_NT * sizeof(double));
+    const int bk = wg ? DPPROF__GW_BK : DPPROF__GN_BK;
     dpprof__gn_srcs Q;
     Q.m = m;
-    Q.K = Q.KX = (int)dpprof__dp_cdiv(IC, DPPROF__GN_BK);
+    Q.K = Q.KX = (int)dpprof__dp_cdiv(IC, bk);
     for (int j = 0; j < DPPROF__GN_MAXSRC; j++) {
         Q.dy[j] = j < m ? dpprof__act<dpprof__bf16>(dy[j]) : nullptr;
         Q.OC[j] = j < m ? OC[j] : 0;
-        Q.K += j < m ? (int)dpprof__dp_cdiv(OC[j], DPPROF__GN_BK) : 0;
+        Q.K += j < m ? (int)dpprof__dp_cdiv(OC[j], bk) : 0;
         Q.E[j] = Q.K;
     }
     const bool wide = dpprof__warp64(dpprof__gn_cfg<64>::BYTES, dpprof__gn_cfg<64>::NT);
-    if (wide) dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc<64>, dpprof__gn_cfg<64>::BYTES, what);
+    if (wg) dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_wg, DPPROF__GW_BYTES, what);
+    else if (wide) dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc<64>, dpprof__gn_cfg<64>::BYTES, what);
     else dpprof__smem_optin(dpprof__k_dp_sqnorm_gram_tc<32>, dpprof__gn_cfg<32>::BYTES, what);
     for (int i0 = 0; i0 < n && !dpprof__cu.err; i0 += (int)chunk) {
         const long long k = dpprof__dp_min(chunk, n - i0);
         const dim3 grid((unsigned)G, 1, (unsigned)k);
         const dpprof__bf16 *xb = dpprof__act<dpprof__bf16>(x);
-        if (wide) dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc<64>, grid, dim3(dpprof__gn_cfg<64>::NT), dpprof__gn_cfg<64>::BYTES, part, Q, xb, rep ? 0 : i0, T, IC, pairs, G, rep);
+        if (wg) {
+            dpprof__launch(what, dpprof__k_dp_sqnorm_gram_wg, grid, dim3(DPPROF__GW_NT), DPPROF__GW_BYTES, part, Q, xb, rep ? 0 : i0, T, IC, pairs, G, rep);
+            dpprof__cu.wgmma_launches++;
+        } else if (wide) dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc<64>, grid, dim3(dpprof__gn_cfg<64>::NT), dpprof__gn_cfg<64>::BYTES, part, Q, xb, rep ? 0 : i0, T, IC, pairs, G, rep);
         else dpprof__launch(what, dpprof__k_dp_sqnorm_gram_tc<32>, grid, dim3(dpprof__gn_cfg<32>::NT), dpprof__gn_cfg<32>::BYTES, part, Q, xb, rep ? 0 : i0, T, IC, pairs, G, rep);
         for (int j = 0; j < m; j++) {
             const double *pj = part + (size_t)(j * k * G);

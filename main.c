@@ -101,7 +101,9 @@ static void help_run(void) {
            "  --dp-warp-tile 32|64   cuda, bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipped\n"
            "                         gradient, both flash norms): 64 x 64, the default where the device's shared memory\n"
            "                         per block holds them (sm_90), or 64 x 32 (the kernels before): for comparing\n"
-           "  --fused-noise          the noise, the division by the batch and the optimizer step in one pass over\n"
+           "  --wgmma                cuda, bf16: the gram flavour of the flash norm on Hopper's warpgroup mma (wgmma;\n"
+           "                         compute capability 9.0 only), not mma.sync: not yet run on a GPU, so off by default\n");
+    printf("  --fused-noise          the noise, the division by the batch and the optimizer step in one pass over\n"
            "                         the gradients (the same bits); the noise phase is then part of optimizer_step.\n"
            "                         default: --algo auto on cuda times one pass against two at session start and\n"
            "                         takes the faster (the json's auto_noise_ms); the other algorithms two passes\n"
@@ -226,6 +228,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         if (!strcmp(a, "--poisson")) { c->poisson = 1; continue; }
         if (!strcmp(a, "--dram")) { c->dram = 1; continue; }
         if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
+        if (!strcmp(a, "--wgmma")) { c->wgmma = 1; continue; }
         /* each pair forces one of two kernels: both at once is a contradiction, not a last-one-wins */
         if (!strcmp(a, "--fused-clipgrad") || !strcmp(a, "--cublas-clipgrad")) {
             const int want = a[2] == 'f' ? 1 : -1;

@@ -1166,6 +1166,20 @@ inline void wgmma_wait(Fiber *W, unsigned base) {
             k++;
             continue;
         }
+        // a cp.async into a row it reads, issued before it completes, may land first on hardware (the emulator
+        // lands copies at their wait_group, the latest they can): the same race
+        const unsigned char *lo = op.row[0], *hi = op.row[0];
+        for (unsigned q = 1; q < 16 * 2 + 128 * 2; q++) lo = op.row[q] < lo ? op.row[q] : lo, hi = op.row[q] > hi ? op.row[q] : hi;
+        for (unsigned t = 0; t < g.nthreads; t++)
+            for (unsigned c = 0; c < g.fib[t].n_cp; c++) {
+                const unsigned char *dst = (const unsigned char *)g.fib[t].cp[c].dst;
+                if (dst + 16 <= lo || dst >= hi + 16) continue;
+                for (unsigned q = 0; q < 16 * 2 + 128 * 2; q++)
+                    if (dst < op.row[q] + 16 && op.row[q] < dst + 16)
+                        fatal("%s at %s:%d (warp %u): thread %u has a cp.async in flight into shared memory it reads (byte %td of the dynamic shared memory) "
+                              "at the %s at %s:%d that completes it: on hardware the copy may land first",
+                              op_name(OP_WGMMA), op.file, op.line, base / 32, t, (const char *)dst - g.smem_base, op_name(OP_WGMMA_WAIT), W[0].file, W[0].line);
+            }
         for (unsigned q = 0; q < 16 * 2 + 128 * 2; q++)
             if (std::memcmp(op.row[q], op.bytes[q], 16) != 0)
                 fatal("%s at %s:%d (warp %u): shared memory it reads (byte %td of the dynamic shared memory) changed before the %s at %s:%d that "

@@ -44,7 +44,8 @@ static double tdp_err(const dpprof_real *got, const dpprof_real *ref, size_t n) 
     size_t i;
     for (i = 0; i < n; i++) {
         double e = fabs((double)got[i] - (double)ref[i]);
-        if (!(e <= d)) d = e; /* a nan is the worst error */
+        if (e != e) return INFINITY; /* a nan is the worst error (a later max must not overwrite it) */
+        if (e > d) d = e;
         if (fabs((double)ref[i]) > m) m = fabs((double)ref[i]);
     }
     return d == 0.0 ? 0.0 : d / (m > 1e-30 ? m : 1e-30);
@@ -56,6 +57,7 @@ static double tdp_nerr(const double *got, const double *ref, int n) {
     for (i = 0; i < n; i++) {
         double a = fabs(ref[i]), e = fabs(got[i] - ref[i]) / (a > 1e-300 ? a : 1e-300);
         if (got[i] == ref[i]) e = 0.0;
+        if (e != e) return INFINITY; /* a nan result is the worst error, not one that later maxima overwrite */
         if (!(e <= w)) w = e;
     }
     return w;
@@ -514,8 +516,8 @@ static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16
     const float *ddy[5];
     double *start = tdp_start(n), *ref = (double *)malloc((size_t)n * m * sizeof(double)), *refp[5], *dn1[5], *dn2[5], *h1, *h2;
     const float *dx = tdp_act(x, nT * IC, bf16);
-    int j, tc = bf16 && IC % 8 == 0, rc, same, len = snprintf(shape, sizeof shape, "%sn=%d T=%d IC=%d OC=", bf16 == 2 ? "bf16 (64 x 32 warps) " : bf16 ? "bf16 " : "", n, T, IC);
-    long long l0, ran, want;
+    int j, tc = bf16 && IC % 8 == 0, rc, same, len = snprintf(shape, sizeof shape, "%sn=%d T=%d IC=%d OC=", bf16 == 3 ? "bf16 (wgmma) " : bf16 == 2 ? "bf16 (64 x 32 warps) " : bf16 ? "bf16 " : "", n, T, IC);
+    long long l0, ran, want, w0 = dpprof_cuda_wgmma_count(), wran, wwant = 0;
     double e;
     for (j = 0; j < m; j++) {
         dy[j] = tdp_rand(nT * ocs[j], 1.0);
@@ -532,6 +534,7 @@ static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16
     l0 = dpprof_cuda_launch_count();
     dpprof_linear_sqnorm_gram_group_gpu(dn1, ddy, ocs, m, dx, n, T, IC);
     ran = dpprof_cuda_launch_count() - l0;
+    wran = dpprof_cuda_wgmma_count() - w0;
     for (j = 0; j < m; j++) dpprof_linear_sqnorm_gram_gpu(dn2[j], ddy[j], dx, n, T, IC, ocs[j]);
     rc = dpprof_cuda_sync();
     e = 0.0;
@@ -552,9 +555,11 @@ static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16
     }
     tdp_note(e, 1);
     want = !tc || n == 0 || T == 0 ? -1 : m + (m + 2) / 3; /* a kernel each three layers, a reduction each layer */
-    CHECK(rc == DPPROF_OK && e <= TDP_TOL && same && (want < 0 || ran == want),
-          "gpu dp: linear_sqnorm_gram_group %s: norm2[j] += (start non-zero), rel err %.2e (tol %.0e), bitwise %s one call per layer, %lld launches%s", shape, e, TDP_TOL,
-          same ? "equal to" : "DIFFERENT FROM", ran, want < 0 ? " (the single calls)" : want == ran ? " (the tensor-core kernel)" : " (WANT the tensor-core kernel's)");
+    if (bf16 == 3 && n > 0 && T > 0 && IC % 8 == 0) /* on wgmma: the group's kernels, or the single calls' of the widths that are multiples of 8 */
+        for (j = 0, wwant = tc ? (m + 2) / 3 : 0; j < m && !tc; j++) wwant += ocs[j] % 8 == 0;
+    CHECK(rc == DPPROF_OK && e <= TDP_TOL && same && (want < 0 || ran == want) && wran == wwant,
+          "gpu dp: linear_sqnorm_gram_group %s: norm2[j] += (start non-zero), rel err %.2e (tol %.0e), bitwise %s one call per layer, %lld launches%s, %lld on wgmma", shape, e, TDP_TOL,
+          same ? "equal to" : "DIFFERENT FROM", ran, want < 0 ? " (the single calls)" : want == ran ? " (the tensor-core kernel)" : " (WANT the tensor-core kernel's)", wran);
     dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
     dpprof_cuda_release((void *)dx);
     free(x), free(start), free(ref);
@@ -576,16 +581,31 @@ static void test_dp(void) {
         for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4], b);
         for (j = 0; j < sizeof rms / sizeof rms[0]; j++) tdp_rmsnorm(rms[j][0], rms[j][1], rms[j][2], b);
     }
-    for (b = 0; b < 3; b++) { /* fp32, bf16, bf16 with warps of 64 x 32: q, k, v of a grouped-query layer; gate, up; one layer;
-                                 four (a kernel for three, one for one); a width not a multiple of 8 */
-        static const int qkv[] = {48, 16, 16}, gu[] = {40, 40}, one[] = {24}, four[] = {16, 24, 8, 32}, odd[] = {16, 20, 8};
+    for (b = 0; b < 4; b++) { /* fp32, bf16, bf16 with warps of 64 x 32, bf16 on wgmma: q, k, v of a grouped-query layer; gate,
+                                 up; one layer; four (a kernel for three, one for one); a width not a multiple of 8; on wgmma
+                                 also widths past one step of 64 columns (IC 136, OC 72) and T = 1100 (9 position blocks,
+                                 45 pairs) with widths below one step */
+        static const int qkv[] = {48, 16, 16}, gu[] = {40, 40}, one[] = {24}, four[] = {16, 24, 8, 32}, odd[] = {16, 20, 8}, wide[] = {72, 8}, narrow[] = {16, 8};
         dpprof_cuda_set_dp_warp_tile(b == 2 ? 32 : 0);
+        if (b == 3) {
+            const int was = dpprof_cuda_set_wgmma(1);
+            if (was < 0) {
+                SKIP("gpu dp: the gram kernel on wgmma: this device is not compute capability 9.0");
+                break;
+            }
+            CHECK(was == 0, "gpu dp: dpprof_cuda_set_wgmma(1) returns the default 0 (off)");
+        }
         tdp_gram_group(3, 300, 32, 3, qkv, b);
         tdp_gram_group(2, 37, 24, 2, gu, b);
         tdp_gram_group(2, 129, 16, 1, one, b);
         tdp_gram_group(2, 40, 16, 4, four, b);
         tdp_gram_group(2, 37, 16, 3, odd, b);
         tdp_gram_group(2, 0, 16, 2, gu, b);
+        if (b == 3) {
+            tdp_gram_group(2, 200, 136, 2, wide, b);
+            tdp_gram_group(2, 1100, 8, 2, narrow, b);
+            CHECK(dpprof_cuda_set_wgmma(0) == 1, "gpu dp: dpprof_cuda_set_wgmma(0) returns the previous 1");
+        }
     }
     dpprof_cuda_set_dp_warp_tile(0);
     tdp_scale_rows(3, 5, 7);

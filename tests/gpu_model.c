@@ -773,7 +773,7 @@ static double model_ulpv(const float *b, const float *r, size_t n, const double 
     for (i = 0; i < n; i++) {
         double d = fabs((double)b[i] - (double)r[i]), m = fmax(fabs((double)b[i]), fabs((double)r[i]));
         double a = abs + (absv ? absv[i] : 0.0), q = d == 0.0 ? 0.0 : d / (m / 128.0 + a);
-        if (!(q <= w)) w = q;
+        if (!(q <= w) && w == w) w = q; /* a nan stays */
         if (!(d <= a)) off++, bias += fabs((double)b[i]) > fabs((double)r[i]) ? 1 : -1;
         if (m > 0.0) allow += fmin(1.0, a / (m / 128.0));
     }

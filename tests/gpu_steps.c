@@ -7,7 +7,8 @@ static double steps_relerr(const dpprof_real *a, const dpprof_real *b, size_t n,
     for (i = 0; i < n; i++) {
         double d = fabs((double)a[i] - (double)b[i]), m = fabs((double)b[i]);
         double e = d / (m > floor_ ? m : floor_);
-        if (!(e <= worst)) worst = e; /* nan wins */
+        if (e != e) return INFINITY; /* a nan is the worst error (a later max must not overwrite it) */
+        if (e > worst) worst = e;
     }
     return worst;
 }

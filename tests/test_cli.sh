@@ -133,13 +133,15 @@ bad 2 "--delta must be in (0, 1)" epsilon --sigma 1 --sample-rate 0.1 --steps 10
 bad 2 "run: --fused-clipgrad and --cublas-clipgrad contradict each other (--cublas-clipgrad came second)" run --preset tiny --algo auto --fused-clipgrad --cublas-clipgrad
 bad 2 "run: --fused-noise and --separate-noise contradict each other (--fused-noise came second)" run --preset tiny --algo auto --separate-noise --fused-noise
 bad 2 "--dp-warp-tile '48': expected 32 or 64" run --preset tiny --dp-warp-tile 48
+bad 2 "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is cpu, fp32)" run --preset tiny --wgmma --backend cpu --out "$tmp/bad.json"
+bad 2 "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is dry, fp32)" run --wgmma $o
 # help is complete: every option of the run contract appears
 help=$("$bin" run --help); rc=$?
 missing=""
 for opt in --preset --vocab --hidden --layers --heads --kv-heads --ffn --seq --task --classes --algo --batch \
            --physical-batch --steps --warmup --lr --optimizer --sigma --max-grad-norm --clipping --poisson \
            --dataset-size --delta --lora-rank --lora-alpha --lora-targets --dtype --backend --seed --out \
-           --trace --dump --data --memory-limit --fused-clipgrad --cublas-clipgrad --fused-noise --separate-noise --dp-warp-tile; do
+           --trace --dump --data --memory-limit --fused-clipgrad --cublas-clipgrad --fused-noise --separate-noise --dp-warp-tile --wgmma; do
     grep -qF -- "$opt" <<<"$help" || missing="$missing $opt"
 done
 check "run --help exits 0 and names every option${missing:+ (missing:$missing)}" test "$rc" -eq 0 -a -z "$missing"

@@ -19,7 +19,8 @@
 //               zeros; a thread that exits with a copy in flight stops the program
 //   wgmma       two warpgroups' m64n128k16 products from descriptors of the interleaved layout give each
 //               lane the documented accumulators at the wait_group; an operand overwritten before that
-//               wait, and a warp that exits with one in flight, stop the program
+//               wait or a cp.async into one started before it, and a warp that exits with one in flight,
+//               stop the program
 // build: g++ -std=c++17 -Itests tests/test_emu.cc (see the Makefile); runs in a second or two.
 #include "cuemu.h"
 #include "test.h"
@@ -163,7 +164,8 @@ __global__ void k_cp_async(int *out, const int *src, int zfill, int forget) {
 // dynamic shared memory in the interleaved core-matrix layout (element (m, k) at (m / 8) SBO + (k / 8) LBO +
 // (m % 8) 16 + (k % 8) 2 bytes, LBO 128, SBO 256; B after A); warpgroup q multiplies A's rows 64 q .. by B^T
 // twice (scale-d 0, then 1) into d: D (128 x 128) = 2 A B^T, scattered back by the ptx isa's formula. mode 1
-// overwrites A between the wgmma and its wait; mode 2 exits without the wait
+// overwrites A between the wgmma and its wait; mode 2 exits without the wait; mode 3 starts a cp.async into A
+// before the wait
 __global__ void k_wgmma(float *D, const unsigned short *A, const unsigned short *B, int mode) {
     unsigned char *s = (unsigned char *)cuemu_dynamic_smem();
     const unsigned t = threadIdx.x, wq = t / 128, w = t / 32 % 4, l = t % 32;
@@ -185,7 +187,9 @@ __global__ void k_wgmma(float *D, const unsigned short *A, const unsigned short 
     if (mode == 2) return;
     __syncthreads();
     if (mode == 1 && t == 0) s[0] ^= 1;
+    if (mode == 3 && t == 0) cuemu_cp_async_16(s, A, 16), cuemu_cp_async_commit();
     cuemu_wgmma_wait(0);
+    if (mode == 3) cuemu_cp_async_wait(0);
     for (unsigned i = 0; i < 64; i++) D[(64 * wq + 16 * w + l / 4 + 8 * (i / 2 % 2)) * 128 + 8 * (i / 4) + 2 * (l % 4) + i % 2] = d[i];
 }
 
@@ -549,7 +553,7 @@ static void test_wgmma() {
     CHECK(bad == 0, "wgmma m64n128k16 bf16: two warpgroups, scale-d 0 then 1, give 2 A B^T exactly in the documented fragment layout (%d of 16384 differ)", bad);
     cudaFree(dA), cudaFree(dB), cudaFree(dD);
     static int g_mode;
-    for (g_mode = 1; g_mode < 3; g_mode++) {
+    for (g_mode = 1; g_mode < 4; g_mode++) {
         const int mode = g_mode;
         std::string err;
         int rc = in_child(
@@ -559,8 +563,10 @@ static void test_wgmma() {
                 cuemu_launch(k_wgmma, dim3(1), dim3(256), 8192, o, (const unsigned short *)a, (const unsigned short *)a, g_mode);
             },
             &err);
-        CHECK(rc != 0 && has(err, mode == 1 ? "changed before the wgmma.wait_group" : "in flight"),
-              "%s stops the program with why (exit %d)", mode == 1 ? "an operand overwritten before the wgmma's wait_group" : "a warp exiting with a wgmma in flight", rc);
+        static const char *const want[] = {"", "changed before the wgmma.wait_group", "wgmma.mma_async in flight (the first at", "has a cp.async in flight into shared memory it reads"};
+        static const char *const what[] = {"", "an operand overwritten before the wgmma's wait_group", "a warp exiting with a wgmma in flight",
+                                           "a cp.async into an operand started before the wgmma's wait_group"};
+        CHECK(rc != 0 && has(err, want[mode]), "%s stops the program with why (exit %d)", what[mode], rc);
     }
 }
 
