@@ -16,7 +16,8 @@
 #   clipgrad[:SLICE] make bench-clipgrad CLIPGRAD_ONLY=SLICE
 #   ncu-attn         Nsight Compute on the tensor-core attention kernels at the trainer shape
 #   ncu-dp           Nsight Compute on the dp kernels in one flash_bk step at the trainer shape (bf16, fused clipped
-#                    sum and noise): the gram norms' first 5 launches, the clipped sum's first 3, the noise's first 2
+#                    sum and noise): the gram norms' first 5 launches, the clipped sum's first 3, the noise's first 2;
+#                    the gram norms' on the wgmma kernel (--wgmma) too
 # environment:
 #   BUDGET     seconds for the whole call, build included (default 560: the device runs a command 600 s)
 #   RUN_STAMP  the DATE-TIME part of the data/ folders (default: now, UTC); give every call of a session
@@ -129,13 +130,14 @@ for s in "$@"; do
         # one ncu a kernel family, each over one step (the launches past the count run unprofiled): the backward
         # makes the head's and the last layer's gram norms first (down, gate+up, o, q+k+v: 5 launches), the clip
         # phase the clipped sums, the optimizer the noise; the gram norms and the clipped sums again with warps of 64 x 32
-        # (--dp-warp-tile 32) to compare with the default 64 x 64
-        cmd=(bash -c 'bin=$1 d=$2; shift 2; for kc in "dp_sqnorm_gram_tc 5" "wgrad_tc 3" "model_noise_scale 2" "dp_sqnorm_gram_tc 5 32" "wgrad_tc 3 32"; do
+        # (--dp-warp-tile 32) to compare with the default 64 x 64, and the gram norms on the wgmma kernel (--wgmma)
+        cmd=(bash -c 'bin=$1 d=$2; shift 2; for kc in "dp_sqnorm_gram_tc 5" "wgrad_tc 3" "model_noise_scale 2" "dp_sqnorm_gram_tc 5 32" "wgrad_tc 3 32" "dp_sqnorm_gram_wg 5 wgmma"; do
             set -- $kc
+            case ${3-} in 32) x="--dp-warp-tile 32" ;; wgmma) x=--wgmma ;; *) x= ;; esac
             ncu --clock-control none -k "regex:$1" --launch-count "$2" --section SpeedOfLight --section Occupancy --section LaunchStats \
                 --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats \
                 "$bin" run --preset trainer-1b --seq 1024 --batch 8 --physical-batch 8 --algo flash_bk --dtype bf16 --sigma 1 \
-                --steps 1 --warmup 0 --fused-clipgrad --fused-noise ${3:+--dp-warp-tile $3} --quiet --out "$d/ncu-dp-$1${3:+-$3}.json" || exit
+                --steps 1 --warmup 0 --fused-clipgrad --fused-noise $x --quiet --out "$d/ncu-dp-$1${3:+-$3}.json" || exit
         done' _ "$DPPROF_BIN" "$d")
         ;;
     esac

@@ -74,12 +74,13 @@ sed -i 's/^\*) exit 2 ;;$/run) echo "run $*" ;;\n*) exit 2 ;;/' "$fake"
 trap 'rm -rf "$tmp" data/bench/$stamp-Fake_GPU data/gpu-check/$stamp-Fake_GPU; grep -qs "attnbench stand-in" results/bench-attn/attnbench.txt && rm -rf results/bench-attn' EXIT
 out=$(PATH="$tmp/bin:$PATH" NCU_LOG=$tmp/ncu.log FAKE_BIN=$fake OUT=$tmp/o4 DPPROF_BIN=$fake RUN_STAMP=$stamp MIN_STEP=1 bash $s ncu-dp 2>&1); rc=$?
 check "ncu-dp: ok, status 0" test "$rc" = 0 -a -n "$(grep -E '^ncu-dp +ok' "$tmp/o4/gpu-session.txt" 2>/dev/null)"
-check "ncu-dp: ncu ran five times, on the gram norms (5 launches) and the clipped sums (3) with both warp tiles, and the noise (2)" \
-    test "$(grep -c . "$tmp/ncu.log" 2>/dev/null)" = 5 -a "$(grep -cE 'regex:dp_sqnorm_gram_tc --launch-count 5 ' "$tmp/ncu.log")" = 2 \
+check "ncu-dp: ncu ran six times, on the gram norms (5 launches) and the clipped sums (3) with both warp tiles, the noise (2), the gram norms on wgmma (5)" \
+    test "$(grep -c . "$tmp/ncu.log" 2>/dev/null)" = 6 -a "$(grep -cE 'regex:dp_sqnorm_gram_tc --launch-count 5 ' "$tmp/ncu.log")" = 2 \
+    -a "$(grep -cE -- 'regex:dp_sqnorm_gram_wg --launch-count 5 .* --wgmma --quiet --out [^ ]*/ncu-dp-dp_sqnorm_gram_wg-wgmma.json' "$tmp/ncu.log")" = 1 \
     -a "$(grep -cE 'regex:wgrad_tc --launch-count 3 ' "$tmp/ncu.log")" = 2 -a -n "$(grep -E 'regex:model_noise_scale --launch-count 2 ' "$tmp/ncu.log")" \
     -a "$(grep -cE -- '--dp-warp-tile 32 --quiet --out [^ ]*/ncu-dp-(wgrad_tc|dp_sqnorm_gram_tc)-32.json' "$tmp/ncu.log")" = 2
 check "ncu-dp: each over one flash_bk step at the trainer shape in bf16, with the fused clipped sum and noise" \
-    test "$(grep -c -- "run --preset trainer-1b --seq 1024 --batch 8 --physical-batch 8 --algo flash_bk --dtype bf16 --sigma 1 --steps 1 --warmup 0 --fused-clipgrad --fused-noise" "$tmp/ncu.log")" = 5
+    test "$(grep -c -- "run --preset trainer-1b --seq 1024 --batch 8 --physical-batch 8 --algo flash_bk --dtype bf16 --sigma 1 --steps 1 --warmup 0 --fused-clipgrad --fused-noise" "$tmp/ncu.log")" = 6
 check "ncu-dp: the step's log is packed beside the results" \
     bash -c "tar tzf '$tmp/o4/gpu-session.tar.gz' | grep -qx 'data/gpu-check/$stamp-Fake_GPU/ncu-dp.txt'"
 # ncu-attn under the same stand-in: one attnbench at the trainer shape, 24 launches (both calls of the forward,
