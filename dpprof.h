@@ -552,8 +552,8 @@ DPPROF_API int dpprof_cuda_set_dp_warp_tile(int cols);
    sm_90a code) instead of mma.sync (1), or not (0, the default). the same walk and partials as the mma.sync gram
    kernel; two warpgroups take a 128 x 128 position pair, each its 64 rows of both gram tiles in registers, and
    wgmma reads both operands from shared memory once for its warpgroup, where mma.sync's ldmatrix reads them once a
-   warp: the shared-memory bound of 67% of the tensor-core peak (dpprof_cuda_set_dp_warp_tile) is gone, and the
-   kernel's own cp.async stores need 1/32 byte a multiply-add. the same sums in another grouping: the same
+   warp (3/64 byte a multiply-add against 1/16 at warps of 64 x 64, the reads behind the shared-memory bound of
+   dpprof_cuda_set_dp_warp_tile; cp.async's stores add 1/32 to either). the same sums in another grouping: the same
    tolerances. it has run on the CPU emulator only (tests/cuemu.h), so it is off until a GPU run shows it right
    and fast. returns the previous setting, or -1 (nothing changes) for 1 on a device other than compute
    capability 9.0 (H100, H200), the only one its code runs on */

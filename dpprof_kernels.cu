@@ -4064,9 +4064,10 @@ __global__ void DPPROF__ATTN_LB(dpprof__gn_cfg<WN>::NT) dpprof__k_dp_sqnorm_gram
 
 // the gram kernel on Hopper's warpgroup mma (dpprof_cuda_set_wgmma; sm_90a): the same walk, pairs and
 // partials as dpprof__k_dp_sqnorm_gram_tc, and each pair's gram tiles from wgmma.mma_async, which reads both
-// operands from shared memory once for a warpgroup instead of once a warp by ldmatrix: the shared-memory
-// bound of the mma.sync kernels (3/32 byte a multiply-add at warps of 64 x 64, 67% of the peak) falls to the
-// cp.async stores alone, (128 + 128) x 2 bytes per 128 x 128, 1/32 byte a multiply-add. 2 warpgroups: the s
+// operands from shared memory once for a warpgroup instead of once a warp by ldmatrix: the two warpgroups read
+// (64 + 128) x 2 x 16 bytes each per 128 x 128 x 16, 3/64 byte a multiply-add, against the 64 x 64 warps' 1/16 (with
+// the cp.async stores' 1/32, the 3/32 behind the mma.sync kernel's bound of 67% of the peak; 5/64 here, 80% if
+// wgmma's reads share shared memory's 128 bytes a clock as ldmatrix's do). 2 warpgroups: the s
 // block's rows 64 q .. 64 q + 63 for warpgroup q, all 128 rows of the t block, so each thread holds 64 floats
 // of each gram (gx, gy) in registers. 64 columns a step, 4 stages of 2 x 128 x 64 bf16 (128 KiB) in the
 // interleaved K-major layout (row r, columns 8c .. 8c + 7 at (r / 8) 1024 + 128 c + 16 (r % 8) bytes: LBO 128,
