@@ -3950,18 +3950,22 @@ struct dpprof__gn_srcs {
 
 // step it of the block's walk into stage buffer S: pair it / K of the block's, then 32 columns of x
 // (step < KX) or of layer j's dy: rows s0 .. and rows t0 .., 128 each, over NT threads
+// the matrix step r of a pair reads, steps of BK columns: sample i's x (r < KX: xi) or a layer's dy, its width D
+// and first column d0
+template <int BK>
+__device__ __forceinline__ const dpprof__bf16 *dpprof__gn_src(const dpprof__bf16 *xi, const dpprof__gn_srcs &Q, size_t i, int r, int T, int IC, int *D, int *d0) {
+    const dpprof__bf16 *M;
+    if (r < Q.KX) M = xi, *D = IC, *d0 = BK * r;
+    else if (r < Q.E[0]) M = Q.dy[0], *D = Q.OC[0], *d0 = BK * (r - Q.KX);
+    else if (r < Q.E[1]) M = Q.dy[1], *D = Q.OC[1], *d0 = BK * (r - Q.E[0]);
+    else M = Q.dy[2], *D = Q.OC[2], *d0 = BK * (r - Q.E[1]);
+    return r >= Q.KX ? M + i * (size_t)T * (size_t)*D : M;
+}
 template <int NT>
 __device__ __forceinline__ void dpprof__gn_load(dpprof__bf16 *S, const dpprof__bf16 *xi, const dpprof__gn_srcs &Q, size_t i, long long it, long long p0, long long G,
                                                 int T, int IC) {
-    const int r = (int)(it % Q.K);
-    const dpprof__bf16 *M;
     int D, d0;
-    if (r < Q.KX) M = xi, D = IC, d0 = DPPROF__GN_BK * r;
-    else if (r < Q.E[0]) M = Q.dy[0], D = Q.OC[0], d0 = DPPROF__GN_BK * (r - Q.KX);
-    else if (r < Q.E[1]) M = Q.dy[1], D = Q.OC[1], d0 = DPPROF__GN_BK * (r - Q.E[0]);
-    else M = Q.dy[2], D = Q.OC[2], d0 = DPPROF__GN_BK * (r - Q.E[1]);
-    if (r >= Q.KX) M += i * (size_t)T * (size_t)D;
-    M += d0;
+    const dpprof__bf16 *M = dpprof__gn_src<DPPROF__GN_BK>(xi, Q, i, (int)(it % Q.K), T, IC, &D, &d0) + d0;
     long long sa, tb;
     dpprof__k_dp_pair(p0 + it / Q.K * G, &sa, &tb);
     const int s0 = (int)sa * 128, t0 = (int)tb * 128;
@@ -4088,14 +4092,8 @@ __global__ void DPPROF__ATTN_LB(dpprof__gn_cfg<WN>::NT) dpprof__k_dp_sqnorm_gram
 // matrix; rows past T and chunks past the width zero-filled)
 __device__ __forceinline__ void dpprof__gw_load(unsigned char *S, const dpprof__bf16 *xi, const dpprof__gn_srcs &Q, size_t i, long long it, long long p0, long long G,
                                                 int T, int IC) {
-    const int r = (int)(it % Q.K);
-    const dpprof__bf16 *M;
     int D, d0;
-    if (r < Q.KX) M = xi, D = IC, d0 = DPPROF__GW_BK * r;
-    else if (r < Q.E[0]) M = Q.dy[0], D = Q.OC[0], d0 = DPPROF__GW_BK * (r - Q.KX);
-    else if (r < Q.E[1]) M = Q.dy[1], D = Q.OC[1], d0 = DPPROF__GW_BK * (r - Q.E[0]);
-    else M = Q.dy[2], D = Q.OC[2], d0 = DPPROF__GW_BK * (r - Q.E[1]);
-    if (r >= Q.KX) M += i * (size_t)T * (size_t)D;
+    const dpprof__bf16 *M = dpprof__gn_src<DPPROF__GW_BK>(xi, Q, i, (int)(it % Q.K), T, IC, &D, &d0);
     long long sa, tb;
     dpprof__k_dp_pair(p0 + it / Q.K * G, &sa, &tb);
     for (int q = (int)threadIdx.x; q < 2 * 1024; q += DPPROF__GW_NT) {
