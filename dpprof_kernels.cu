@@ -2274,7 +2274,9 @@ __device__ __forceinline__ unsigned dpprof__smem_u32(const void *p) {
 }
 // the descriptor of a K-major operand at p in the interleaved layout (swizzle mode 0): 8 x 16-byte core
 // matrices, lbo bytes apart along K and sbo bytes apart along M or N (ptx isa, "matrix descriptor format":
-// start address >> 4 in bits 0-13, lbo >> 4 in 16-29, sbo >> 4 in 32-45, base offset 0, swizzle 0)
+// start address >> 4 in bits 0-13, lbo >> 4 in 16-29, sbo >> 4 in 32-45, base offset 0, swizzle 0). cutlass's
+// make_gmma_desc reads K-major interleave the same way, ((8, n), 2) : ((1, sbo), lbo) in 16-byte units with the
+// same bit fields: an independent reading, not a hardware check
 __device__ __forceinline__ uint64_t dpprof__wg_desc(const void *p, unsigned lbo, unsigned sbo) {
     return (uint64_t)((dpprof__smem_u32(p) >> 4) & 0x3fffu) | ((uint64_t)((lbo >> 4) & 0x3fffu) << 16) | ((uint64_t)((sbo >> 4) & 0x3fffu) << 32);
 }
@@ -4138,7 +4140,8 @@ __global__ void DPPROF__ATTN_LB(DPPROF__GW_NT) dpprof__k_dp_sqnorm_gram_wg(doubl
         if (r < Q.KX) dpprof__gw_mma(gx, S, wq, r == 0);
         else dpprof__gw_mma(gy, S, wq, r == Q.KX || r == Q.E[0] || (Q.m > 2 && r == Q.E[1]));
         dpprof__wg_commit();
-        if (j >= 0) { // a layer's last step of the pair: <gx, gy> over this thread's elements into its sum
+        if (j >= 0) { // a layer's last step of the pair: <gx, gy> over this thread's elements into its sum (gx and gy
+                      // share one fragment layout, so the sum does not depend on which (s, t) each element is)
             dpprof__wg_wait<0>();
             dpprof__wg_pin(gx);
             dpprof__wg_pin(gy);
