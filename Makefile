@@ -33,7 +33,7 @@ CUDA_DEF := -DDPPROF_NO_CUDA
 LDLIBS := -lm
 endif
 
-# the paper's experiments: experiments/NAME.conf each (DESIGN.md); `make NAME` runs one
+# the paper's experiments: experiments/NAME.conf each (README's table); `make NAME` runs one
 EXPERIMENTS := single_gpu grid trainers longctx dram scaling capacity precision
 SWEEP_JOBS ?= 2
 .PHONY: default all test deps deps-paper deps-test clean figures
@@ -102,7 +102,7 @@ repro-update: figures
 	sha256sum $$(ls figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex | grep -v '/bench-') > $(REPRO_LIST).tmp
 	mv $(REPRO_LIST).tmp $(REPRO_LIST)
 
-# ---- measured on a GPU: make bench (issue 6's benchmark) and make gpu-check ------------------------------
+# ---- measured on a GPU: make bench and make gpu-check ------------------------------
 # both ask `dpprof devices` first: without a GPU they say so and exit 0. bench runs experiments/bench.conf
 # one configuration at a time (a shared GPU would distort the times), renders figures/bench-*.png and
 # paper/generated/bench-table.tex (measured, so outside check-repro) and copies every result JSON, with
@@ -164,7 +164,7 @@ bench-attn: dpprof
 # on a GPU: the gpu test (every op against the cpu reference, whole steps, memory, counters), the same
 # under compute-sanitizer (memcheck: out-of-bounds and uninitialised reads; racecheck: shared-memory
 # races, on the op groups; API errors are not reported by the sanitizer, because the out-of-memory test
-# makes cudaMallocAsync fail on purpose and dpprof checks every API call's status itself), and the long-context configuration of issue 4 with the algorithms that
+# makes cudaMallocAsync fail on purpose and dpprof checks every API call's status itself), and the long-context configuration with the algorithms that
 # must fit 80 GB, in fp32 and bf16. each part is a target of its own (a session whose commands may
 # run 10 minutes runs them one by one; each is bounded by GPU_CHECK_TIMEOUT seconds); logs and
 # results in results/gpu-check/, copied to data/gpu-check/DATE-TIME-DEVICE/ after each part

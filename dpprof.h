@@ -339,13 +339,13 @@ typedef struct dpprof_config {
                                     flavours of the flash norm), dpprof_cuda_set_dp_warp_tile: 64 (64 x 64) or 32 (64 x 32);
                                     0 -> the default (64 where the device's shared memory per block holds the kernels) */
     int wgmma;                   /* cuda, bf16: the gram flavour of the flash norm on Hopper's warpgroup mma
-                                    (dpprof_cuda_set_wgmma; compute capability 9.0 only): 1 -> on; 0 -> off, the
-                                    default until the kernel has run on a GPU */
+                                    (dpprof_cuda_set_wgmma): 1 -> on (compute capability 9.0 only, else refused);
+                                    -1 -> off (mma.sync); 0 -> the default: on where the device is 9.0 */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
     int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
     int dram;                    /* cuda: DRAM and L2 bytes per phase from CUPTI, in warm-up step 0 (needs warmup >= 1) */
-    /* DP-SGD (DESIGN.md); the engine refuses non-default values until the DP algorithms land */
+    /* DP-SGD (docs/dp.md) */
     double sigma;                /* noise multiplier */
     double max_grad_norm;        /* clipping bound C */
     int per_layer_clipping;
@@ -425,7 +425,7 @@ DPPROF_API int dpprof_session_param_write(dpprof_session *s, int i, char which, 
 DPPROF_API int dpprof_session_steps_done(const dpprof_session *s);
 DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step); /* mean loss of a step */
 
-/* result JSON (DESIGN.md schema, fixed key order, doubles as %.17g). status: "ok", "oom", "error"... */
+/* result JSON (docs/results.md, fixed key order, doubles as %.17g). status: "ok", "oom", "error"... */
 DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const char *experiment, const char *status, const char *error);
 /* --trace: chrome/perfetto trace-event json: phases as complete events, live bytes as counters */
 DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f);
@@ -505,18 +505,20 @@ DPPROF_API dpprof_dtype dpprof_cuda_storage(void);
    kernels the fp32 storage uses, widened (for comparing the two; tests). returns the previous setting */
 DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on);
 /* rows of a tensor-core attention block (query rows of the forward and dq kernels, keys of the dk/dv
-   kernel): 64 (4 warps) or 128 (8 warps), or 0, the default: 128 on sm_90 and newer (faster on an H100,
-   forward and backward together, at every bench shape), 64 on older gpus (not measured). with 128 each
+   kernel): 64 (4 warps) or 128 (8 warps), or 0, the default: for the forward 128 on sm_90 and newer (faster on
+   an H100 and an H200), 64 on older gpus (not measured); for the backward 64 (faster on an H200, 2026-11-27:
+   dk/dv 372 us against 404, dq 271 against 301 at the trainer shape). with 128 each
    K, V or Q tile a block loads serves twice the rows, for half the L2 traffic per flop, but fewer blocks
    and more shared memory. setting it is for measuring the two (dpprof attnbench) and tests; the same arithmetic per element either way, so
    the same tolerances. returns the previous setting, or -1 for any other value (nothing changes) */
 DPPROF_API int dpprof_cuda_set_attention_block(int rows);
-/* query rows a warp of the tensor-core attention's forward and dq kernels: 16 or 32, or 0, the default: 32 on
-   sm_90 and newer, 16 on older gpus. with 32 (flash attention 2's layout at these head sizes) a warp holds two
+/* query rows a warp of the tensor-core attention's forward and dq kernels: 16 or 32, or 0, the default: for the
+   forward 32 on sm_90 and newer (faster on an H200: 0.197 ms against 0.263 at the trainer shape), 16 on older
+   gpus; for the dq kernel 16 (32 measured slower: 322 us against 271). with 32 (flash attention 2's layout at these head sizes) a warp holds two
    blocks of 16 rows and uses each K and V fragment it reads from shared memory for both, so their ldmatrix
-   reads are 1/16 byte a multiply-add instead of 1/8: an H100 SM moves 128 bytes of shared memory a clock
-   against 2048 tensor-core multiply-adds, which bounds the 16-row kernels near 45% of the tensor-core peak and
-   the 32-row ones near 80% (a bound, not a measurement: dpprof attnbench times both). the dq kernel then walks
+   reads are 1/16 byte a multiply-add instead of 1/8 (an H100 SM moves 128 bytes of shared memory a clock
+   against 2048 tensor-core multiply-adds: a bound near 45% of the tensor-core peak for 16 rows, 80% for 32;
+   dpprof attnbench measures both). the dq kernel then walks
    the keys 16 at a time with four tiles in flight (its registers hold no more). the dk/dv kernel keeps 16 keys
    a warp: with 32 its registers would allow query tiles of 16 only, and each warp would read its K and V
    fragments again every tile, for 11% fewer bytes and twice the barriers. 32 applies to head sizes up to 64;
@@ -549,14 +551,16 @@ DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on);
    (nothing changes) */
 DPPROF_API int dpprof_cuda_set_dp_warp_tile(int cols);
 /* the bf16 gram flavour of the flash norm on a kernel of Hopper's warpgroup mma (wgmma.mma_async, in the build's
-   sm_90a code) instead of mma.sync (1), or not (0, the default). the same walk and partials as the mma.sync gram
+   sm_90a code) instead of mma.sync: 1 on, 0 off, -1 the device's default (on where the code runs, compute
+   capability 9.0; dpprof_cuda_init sets it). the same walk and partials as the mma.sync gram
    kernel; two warpgroups take a 128 x 128 position pair, each its 64 rows of both gram tiles in registers, and
    wgmma reads both operands from shared memory once for its warpgroup, where mma.sync's ldmatrix reads them once a
    warp (3/64 byte a multiply-add against 1/16 at warps of 64 x 64, the reads behind the shared-memory bound of
    dpprof_cuda_set_dp_warp_tile; cp.async's stores add 1/32 to either). the same sums in another grouping: the same
-   tolerances. it has run on the CPU emulator only (tests/cuemu.h), so it is off until a GPU run shows it right
-   and fast. returns the previous setting, or -1 (nothing changes) for 1 on a device other than compute
-   capability 9.0 (H100, H200), the only one its code runs on */
+   tolerances. on an H200 (2026-11-27) the gpu test passed on it and, in one flash_bk step at the trainer shape,
+   each of the first five launches took 22% less than on mma.sync with warps of 64 x 64 (3.55 ms against 4.54 for
+   the largest). returns the previous setting (0 or 1), or -1 (nothing changes) for 1 on a device other than
+   compute capability 9.0 (H100, H200), the only one its code runs on */
 DPPROF_API int dpprof_cuda_set_wgmma(int on);
 /* kernels on wgmma queued since dpprof_cuda_init (tests: the path was taken) */
 DPPROF_API long long dpprof_cuda_wgmma_count(void);
@@ -794,7 +798,7 @@ DPPROF_API dpprof_cost dpprof_scale_cost(size_t n, int elem_size);
        (mironov, talwar, zhang 2019, "renyi differential privacy of the
        sampled gaussian mechanism", arxiv:1908.10530), host only.
 
-   needs (from dpprof.h or prelude.h): <stddef.h> <stdint.h> <math.h>
+   needs (from dpprof.h): <stddef.h> <stdint.h> <math.h>
    <float.h>, DPPROF_API and DPPROF_HD.
 
    ---- build requirements for bitwise cpu/gpu reproducibility -------------
@@ -813,11 +817,12 @@ DPPROF_API dpprof_cost dpprof_scale_cost(size_t n, int elem_size);
      so the noise functions carry a gcc optimize("fp-contract=off") function
      attribute (gcc also refuses to inline them into differently-optimised
      callers, which keeps the protection) and a clang "#pragma STDC
-     FP_CONTRACT OFF" at the top of each body. build.sh runs the golden-bit
-     test under gcc -std=gnu11, g++, clang and clang++ with -march=haswell,
-     shows that g++ without the guards changes the bits, and checks that
-     nvcc's host pass (-Xcompiler -O2,-march=haswell) leaves no fma in the
-     noise functions (19 without the guards). gcc's manual ("floating point
+     FP_CONTRACT OFF" at the top of each body. when they were written, the
+     golden-bit test (tests/test_privacy.c) ran under gcc -std=gnu11, g++,
+     clang and clang++ with -march=haswell: g++ without the guards changed
+     the bits, and nvcc's host pass (-Xcompiler -O2,-march=haswell) leaves no fma in the
+     noise functions (19 without the guards). make test runs it as c11, and
+     the gpu test holds the cuda noise to the cpu's bits. gcc's manual ("floating point
      implementation") confirms it ignores the fp_contract pragma and only
      contracts under -ffp-contract=fast. other compilers (icx defaults to
      fast fp, msvc /fp:fast): build with contraction off
@@ -870,7 +875,7 @@ DPPROF_API dpprof_cost dpprof_scale_cost(size_t n, int elem_size);
 #endif
 
 /* host-side guards against contraction, see the header comment. they can be
-   predefined (empty) only to demonstrate what they prevent (build.sh does). */
+   predefined (empty) only to demonstrate what they prevent. */
 #ifndef DPPROF__FP_STRICT
 #if !defined(__CUDA_ARCH__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(__INTEL_COMPILER) && !defined(__INTEL_LLVM_COMPILER)
@@ -2386,7 +2391,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.auto_ghost < -1 || c.auto_ghost > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_ghost = %d must be -1, 0 or 1", c.auto_ghost);
     if (c.fused_clipgrad < -1 || c.fused_clipgrad > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_clipgrad = %d must be -1, 0 or 1", c.fused_clipgrad);
     if (c.dp_warp_tile != 0 && c.dp_warp_tile != 32 && c.dp_warp_tile != 64) return dpprof__fail(DPPROF_ERR_INVALID, "dp_warp_tile = %d must be 0, 32 or 64", c.dp_warp_tile);
-    if (c.wgmma != 0 && c.wgmma != 1) return dpprof__fail(DPPROF_ERR_INVALID, "wgmma = %d must be 0 or 1", c.wgmma);
+    if (c.wgmma < -1 || c.wgmma > 1) return dpprof__fail(DPPROF_ERR_INVALID, "wgmma = %d must be 1 (on), -1 (off) or 0 (the device's default)", c.wgmma);
     if (c.fused_noise < -1 || c.fused_noise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_noise = %d must be -1, 0 or 1", c.fused_noise);
     if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
     /* DP-SGD options */
@@ -2767,7 +2772,7 @@ static void dpprof__bind(const dpprof_session *s) {
         (void)dpprof_cuda_set_storage(s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
         (void)dpprof_cuda_set_fused_clipgrad(s->cfg.fused_clipgrad > 0);
         (void)dpprof_cuda_set_dp_warp_tile(s->cfg.dp_warp_tile);
-        (void)dpprof_cuda_set_wgmma(s->cfg.wgmma > 0); /* a device that cannot was refused at session start */
+        (void)dpprof_cuda_set_wgmma(s->cfg.wgmma > 0 ? 1 : s->cfg.wgmma < 0 ? 0 : -1); /* 1 on a device that cannot was refused at session start */
     }
 #else
     (void)s;
@@ -4590,7 +4595,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         (void)dpprof_cuda_set_storage(DPPROF_DTYPE_FP32); /* the default for whoever queues ops next */
         (void)dpprof_cuda_set_fused_clipgrad(0);
         (void)dpprof_cuda_set_dp_warp_tile(0);
-        (void)dpprof_cuda_set_wgmma(0);
+        (void)dpprof_cuda_set_wgmma(-1);
 #endif
     }
     DPPROF_FREE(s->params);
@@ -4925,7 +4930,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
             (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit,
             c->fused_clipgrad > 0 ? "true" : c->fused_clipgrad == 0 && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false",
             c->fused_noise > 0 ? "true" : c->fused_noise == 0 && s->noise_n > 0 && !isnan(s->noise_ms[0]) ? "\"measured\"" : "false", c->dp_warp_tile,
-            c->wgmma > 0 ? "true" : "false");
+            c->wgmma > 0 || (c->wgmma == 0 && s->backend == DPPROF_BACKEND_CUDA && c->dtype == DPPROF_DTYPE_BF16 && s->dev.cc_major == 9 && s->dev.cc_minor == 0) ? "true" : "false");
 
     fputs(",\n  \"status\": ", f);
     dpprof__jstr(f, status ? status : "ok");
@@ -11773,7 +11778,7 @@ DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on) { (void)on; return 0; }
 DPPROF_API long long dpprof_cuda_launch_count(void) { return 0; }
 DPPROF_API int dpprof_cuda_set_tc_norms(int on) { (void)on; return 1; }
 DPPROF_API int dpprof_cuda_set_dp_warp_tile(int cols) { return cols == 0 || cols == 32 || cols == 64 ? 0 : -1; }
-DPPROF_API int dpprof_cuda_set_wgmma(int on) { return on ? -1 : 0; }
+DPPROF_API int dpprof_cuda_set_wgmma(int on) { return on > 0 ? -1 : 0; }
 DPPROF_API long long dpprof_cuda_wgmma_count(void) { return 0; }
 DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }

@@ -53,15 +53,18 @@ struct dpprof__cu_state {
     int bf16;                    // activations stored as bf16 (dpprof_cuda_set_storage), else fp32
     int attn_simt;               // bf16 attention on the fp32 simt kernels (dpprof_cuda_set_tensor_core_attention(0))
     int attn_rows;               // rows of a tensor-core attention block, 64 or 128; 0: the default (dpprof_cuda_set_attention_block)
-    int attn_rows_default;       // 128 on sm_90 and newer (measured faster on an H100), 64 before (unmeasured); set by dpprof_cuda_init
-    int attn_warp_rows;          // query rows a warp of the tensor-core attention forward, 16 or 32; 0: the default (dpprof_cuda_set_attention_warp_rows)
-    int attn_warp_rows_default;  // 32 on sm_90 and newer (the shared-memory bound; not yet measured), 16 before; set by dpprof_cuda_init
+    int attn_rows_default;       // the forward's: 128 on sm_90 and newer (measured faster on an H100 and an H200), 64 before
+                                 // (unmeasured); set by dpprof_cuda_init. the backward's is 64 (dpprof__attn_bwd_rows)
+    int attn_warp_rows;          // query rows a warp of the tensor-core attention forward and dq kernel, 16 or 32; 0: the default (dpprof_cuda_set_attention_warp_rows)
+    int attn_warp_rows_default;  // the forward's: 32 on sm_90 and newer (measured faster on an H200), 16 before; set by dpprof_cuda_init.
+                                 // the dq kernel's is 16 (dpprof__attn_bwd_warp_rows)
     int smem_optin;              // the device's most dynamic shared memory per block (opt-in), 0 if unknown
     long long launches;          // kernels queued by dpprof__launch since dpprof_cuda_init (dpprof_cuda_launch_count)
     int norms_cublas;            // bf16 flash norms on cuBLAS blocks, not dpprof's tensor-core kernels (dpprof_cuda_set_tc_norms(0))
     int clipgrad_fused;          // bf16 clipgrad on the fused tensor-core kernel, not cuBLAS per sample (dpprof_cuda_set_fused_clipgrad)
     int dp_warp;                 // warp tile of the dp tensor-core kernels, 32 or 64 columns; 0: the widest the device holds (dpprof_cuda_set_dp_warp_tile)
-    int wgmma;                   // the bf16 gram norm on Hopper's warpgroup mma (dpprof_cuda_set_wgmma): 0 off (the default), 1 on
+    int wgmma;                   // the bf16 gram norm on Hopper's warpgroup mma (dpprof_cuda_set_wgmma): 1 on (the default on
+                                 // compute capability 9.0, set by dpprof_cuda_init), 0 off
     int cc90;                    // the device is compute capability 9.0, the only one the build's sm_90a code runs on
     long long wgmma_launches;    // kernels on wgmma queued since dpprof_cuda_init (dpprof_cuda_wgmma_count)
 };
@@ -270,6 +273,7 @@ extern "C" int dpprof_cuda_set_attention_warp_rows(int rows) {
 
 extern "C" int dpprof_cuda_set_wgmma(int on) {
     const int was = dpprof__cu.wgmma;
+    if (on < 0) on = dpprof__cu.cc90; // the device's default
     if (on && !dpprof__cu.cc90) return -1;
     dpprof__cu.wgmma = on != 0;
     return was;
@@ -346,8 +350,9 @@ extern "C" int dpprof_cuda_init(int device) {
     }
     dpprof__cu.device = device;
     {
-        // the default attention block: on an H100 (dpprof attnbench, data/bench/2026-11-24-2135-*/attn) 128
-        // rows made forward + backward 9% faster at T = 1024 and 23% at T = 16384; no older gpu measured
+        // the forward's default attention block: on an H100 (dpprof attnbench, data/bench/2026-11-24-2135-*/attn)
+        // 128 rows made forward + backward 9% faster at T = 1024 and 23% at T = 16384; on an H200 with today's kernels
+        // (data/bench/2026-11-27-1100-*/attn) the forward is fastest in 128-row blocks, the backward in 64 (below)
         int major = 0;
         if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
             major = 0;
@@ -355,8 +360,9 @@ extern "C" int dpprof_cuda_init(int device) {
         }
         dpprof__cu.attn_rows_default = major >= 9 ? 128 : 64;
         // 32 rows a warp at head sizes up to 64 on sm_90: each K and V fragment read once for two row blocks
-        // halves the forward's shared-memory bytes a multiply-add (dpprof__attn_tc_cfg), what bounds it at
-        // 16 rows; an analysis, not a measurement (dpprof attnbench times both: tc-128 and tc-128w32)
+        // halves the forward's shared-memory bytes a multiply-add (dpprof__attn_tc_cfg). measured on an H200
+        // (attnbench at the trainer shape): the forward 0.197 ms in 128-row blocks with 32 rows a warp against
+        // 0.263 with 16; the dq kernel slower with 32 (322 us against 271), so it keeps 16 by default
         dpprof__cu.attn_warp_rows_default = major >= 9 ? 32 : 16;
         int minor = 0;
         if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
@@ -364,7 +370,9 @@ extern "C" int dpprof_cuda_init(int device) {
             cudaGetLastError();
         }
         dpprof__cu.cc90 = major == 9 && minor == 0;
-        if (!dpprof__cu.cc90) dpprof__cu.wgmma = 0;
+        // the gram norm on wgmma where its code runs: on an H200 (ncu, one flash_bk step at the trainer shape,
+        // data/gpu-check/2026-11-27-1100-*) each of the first five launches took 22% less than on mma.sync
+        dpprof__cu.wgmma = dpprof__cu.cc90;
         dpprof__cu.wgmma_launches = 0;
     }
     if (cudaDeviceGetAttribute(&dpprof__cu.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
@@ -3142,12 +3150,17 @@ static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float
                    dpprof__act<H>(k), dpprof__act<H>(v), lse, T, NH, NKV, HS, scale, async);
 }
 
-// the tensor-core block rows in effect: the caller's choice, else the device's default (128 on sm_90+),
-// unless the device's shared-memory opt-in cannot hold the 128-row backward's largest tile set
+// the tensor-core block rows of the forward in effect: the caller's choice, else the device's default (128 on
+// sm_90+), unless the device's shared-memory opt-in cannot hold the 128-row backward's largest tile set
 static int dpprof__attn_rows() {
     if (dpprof__cu.attn_rows) return dpprof__cu.attn_rows;
     if (dpprof__cu.smem_optin > 0 && (size_t)dpprof__cu.smem_optin < dpprof__attn_tc_bwd_cfg<128, 32, 8>::BYTES) return 64;
     return dpprof__cu.attn_rows_default;
+}
+// the backward's: the caller's choice, else 64 (on an H200 at the trainer shape the dk/dv kernel took 372 us in
+// 64-row blocks against 404 in 128, the dq kernel 271 against 301; the same at T = 16384)
+static int dpprof__attn_bwd_rows() {
+    return dpprof__cu.attn_rows ? dpprof__cu.attn_rows : 64;
 }
 
 // attention on the tensor cores: bf16 storage, not switched off (dpprof_cuda_set_tensor_core_attention),
@@ -3163,9 +3176,14 @@ static int dpprof__attn_warp_rows() {
     if (dpprof__cu.attn_warp_rows) return dpprof__cu.attn_warp_rows;
     return dpprof__cu.attn_warp_rows_default == 32 ? 32 : 16;
 }
+// the dq kernel's: the caller's choice, else 16 (measured faster than 32 on an H200: dpprof_cuda_init)
+static int dpprof__attn_bwd_warp_rows() {
+    return dpprof__cu.attn_warp_rows ? dpprof__cu.attn_warp_rows : 16;
+}
 
 // the tensor-core kernels by head size (HSP 32, 64, 128; the backward's query tile 64, 64, 32) and
-// block rows (dpprof_cuda_set_attention_block: 64 or 128, NW = 4 or 8 warps; by default 128 on sm_90+, else 64).
+// block rows (dpprof_cuda_set_attention_block: 64 or 128, NW = 4 or 8 warps; by default the forward 128 on sm_90+,
+// else 64, the backward 64).
 // the forward takes NW warps of 16 MW rows (dpprof_cuda_set_attention_warp_rows); at HSP 128, MW = 1
 template <int NW, int MW>
 static void dpprof__attn_fwd_tc_hs(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, float scale) {
@@ -3222,7 +3240,7 @@ static void dpprof__attn_bwd(float *dq, float *dk, float *dv, const float *dout,
     const float scale = (float)(1.0 / std::sqrt((double)HS));
     const void *p[] = {dq, dk, dv, dout, q, k, v, out};
     if (dpprof__attn_tc<A>(HS, p, 8)) {
-        const int rows = dpprof__attn_rows(), wide = dpprof__attn_warp_rows() == 32;
+        const int rows = dpprof__attn_bwd_rows(), wide = dpprof__attn_bwd_warp_rows() == 32;
         if (rows == 128) {
             if (wide) dpprof__attn_bwd_tc_hs<8, 2>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
             else dpprof__attn_bwd_tc_hs<8, 1>(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS, scale);
@@ -3776,8 +3794,8 @@ static bool dpprof__warp64(size_t bytes, int nt) {
     if (dpprof__cu.dp_warp) return dpprof__cu.dp_warp == 64;
     return dpprof__cu.smem_optin > 0 && bytes + (size_t)nt * sizeof(double) <= (size_t)dpprof__cu.smem_optin;
 }
-// a kernel on wgmma (bytes of shared memory in all) is taken: dpprof_cuda_set_wgmma(1) on a device of compute
-// capability 9.0 whose shared memory per block holds it
+// a kernel on wgmma (bytes of shared memory in all) is taken: dpprof_cuda_set_wgmma on (the default there) on a
+// device of compute capability 9.0 whose shared memory per block holds it
 static bool dpprof__wgmma_on(size_t bytes) {
     return dpprof__cu.wgmma && dpprof__cu.cc90 && dpprof__cu.smem_optin > 0 && bytes <= (size_t)dpprof__cu.smem_optin;
 }

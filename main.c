@@ -57,74 +57,149 @@ static void help_main(void) {
            DPPROF_VERSION);
 }
 
+/* ---- options: one table a command drives its parser and its help text ---------------------------- */
+typedef struct cli_opt {
+    const char *name; /* "--seq"; NULL: a heading (help is its text) */
+    const char *arg;  /* the value's name ("T"): the option takes one; NULL: a flag */
+    const char *help; /* a '\n' continues on the next line, under the first */
+} cli_opt;
+
+static const cli_opt *cli_find(const cli_opt *t, size_t n, const char *name) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (t[i].name && !strcmp(t[i].name, name)) return &t[i];
+    return NULL;
+}
+
+static void cli_help(FILE *f, const cli_opt *t, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        char head[64];
+        const char *h = t[i].help, *nl;
+        int w;
+        if (!t[i].name) {
+            fprintf(f, "%s\n", h);
+            continue;
+        }
+        w = snprintf(head, sizeof head, "%s%s%s", t[i].name, t[i].arg ? " " : "", t[i].arg ? t[i].arg : "");
+        if (w > 22) fprintf(f, "  %s\n%25s", head, "");
+        else fprintf(f, "  %-22s ", head);
+        while ((nl = strchr(h, '\n')) != NULL) {
+            fprintf(f, "%.*s\n%25s", (int)(nl - h), h, "");
+            h = nl + 1;
+        }
+        fprintf(f, "%s\n", h);
+    }
+}
+
+/* the next option of argv[*i]: its name (without "=value") in name, its value (the part after '=', or the
+   next argument for an option that takes one) in *val. "--" ends the options: what follows is an argument.
+   returns 1 for an option, 0 for an argument (*val is it), or EXIT_USAGE after saying why */
+static int cli_next(const char *cmd, const cli_opt *t, size_t n, int argc, char **argv, int *i, int *ended, char *name, size_t cap, const char **val) {
+    const char *a = argv[*i], *eq;
+    const cli_opt *o;
+    *val = NULL;
+    if (!*ended && !strcmp(a, "--")) {
+        *ended = 1;
+        if (++*i >= argc) return -1;
+        a = argv[*i];
+    }
+    if (*ended || strncmp(a, "--", 2) != 0 || !a[2]) {
+        *val = a;
+        return 0;
+    }
+    eq = strchr(a, '=');
+    if ((size_t)(eq ? eq - a : (ptrdiff_t)strlen(a)) >= cap) {
+        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, a, prog, cmd);
+        return EXIT_USAGE;
+    }
+    snprintf(name, cap, "%.*s", (int)(eq ? eq - a : (ptrdiff_t)strlen(a)), a);
+    if (!(o = cli_find(t, n, name))) {
+        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, name, prog, cmd);
+        return EXIT_USAGE;
+    }
+    if (!o->arg) {
+        if (eq) {
+            fprintf(stderr, "%s: %s: %s takes no value (got '%s')\n", prog, cmd, name, eq + 1);
+            return EXIT_USAGE;
+        }
+        return 1;
+    }
+    if (eq) *val = eq + 1;
+    else if (*i + 1 < argc) *val = argv[++*i];
+    else {
+        fprintf(stderr, "%s: %s: %s needs a value (%s)\n", prog, cmd, name, o->arg);
+        return EXIT_USAGE;
+    }
+    return 1;
+}
+
+static const cli_opt run_table[] = {
+    {NULL, NULL, "model (a preset, each size overridable):"},
+    {"--preset", "NAME", "tiny (default), gpt2-small, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b,\ntrainer-1b, longctx  (dpprof presets lists their shapes)"},
+    {"--vocab", "V", "vocabulary size"},
+    {"--hidden", "C", "model width"},
+    {"--layers", "L", "decoder layers"},
+    {"--heads", "NH", "attention heads"},
+    {"--kv-heads", "NKV", "key/value heads (grouped-query attention; NH a multiple of it)"},
+    {"--ffn", "F", "MLP width"},
+    {"--rope-theta", "X", "rotary base (default: the preset's)"},
+    {"--norm-eps", "X", "rmsnorm epsilon (default 1e-5)"},
+    {"--init-std", "X", "std of the normal weight init (default 0.02)"},
+    {NULL, NULL, "task and data:"},
+    {"--seq", "T", "sequence length (default 64)"},
+    {"--task", "lm|cls", "next-token prediction (default) or classification from the last token"},
+    {"--classes", "K", "number of classes for cls (default 2)"},
+    {"--data", "FILE", "train on a text file: byte-level tokens (lm), or lines\n'label<TAB>text' (cls); default: synthetic sequences"},
+    {NULL, NULL, "training:"},
+    {"--algo", "ALGO", "vanilla (default, non-private); DP-SGD: persample (Opacus-style\nper-sample gradients), ghost, ghost_bk (book-keeping), flash, flash_bk,\nauto (docs/dp.md: what each keeps in memory)"},
+    {"--batch", "B", "logical batch size (default 8)"},
+    {"--physical-batch", "b", "samples per forward/backward, accumulated to B (default B)"},
+    {"--steps", "N", "measured steps (default 3)"},
+    {"--warmup", "W", "steps run first and excluded from timing (default 0)"},
+    {"--optimizer", "adam|sgd", "(default adam, betas 0.9/0.999, eps 1e-8)"},
+    {"--lr", "X", "learning rate (default 1e-3 adam, 1e-2 sgd)"},
+    {"--weight-decay", "X", "decoupled (AdamW) weight decay (default 0)"},
+    {"--seed", "S", "seed of init, data and noise (default 0)"},
+    {"--dtype", "fp32|bf16", "storage type (default fp32); bf16: activations and matmul weight copies in bf16,\nfp32 master weights, gradients, optimizer states (--backend cuda, dry; not cpu)"},
+    {"--backend", "auto|cpu|cuda|dry", "(default auto: cuda when a GPU is visible, else cpu)"},
+    {"--memory-limit", "SIZE", "fail as oom past SIZE bytes; K, M, G, T (or KiB, MiB, GiB, TiB) are powers\nof 1024, KB, MB, GB, TB powers of 1000 (80G = 80GiB = 85899345920 bytes,\n80GB = 8e10). default on cpu: MemAvailable"},
+    {NULL, NULL, "DP-SGD (with a DP --algo):"},
+    {"--sigma", "S", "noise multiplier (default 0: clipping without noise)"},
+    {"--max-grad-norm", "C", "clipping bound (default 1)"},
+    {"--clipping", "flat|per-layer", "(default flat; per-layer: C/sqrt(tensors) per tensor)"},
+    {"--dataset-size", "N", "examples in the dataset: the sample rate B/N for the accountant"},
+    {"--poisson", NULL, "Poisson sampling with rate B/N (variable batch sizes)"},
+    {"--delta", "D", "delta of the reported epsilon (default 1e-5)"},
+    {"--target-epsilon", "E", "choose sigma so that the run spends E at delta (needs --dataset-size)"},
+    {NULL, NULL, "LoRA (base model frozen; adapters and head train):"},
+    {"--lora-rank", "r", "adapter rank (default: no LoRA)"},
+    {"--lora-alpha", "a", "adapter scale alpha/r (default r)"},
+    {"--lora-targets", "LIST", "of q,k,v,o,gate,up,down (default q,v)"},
+    {NULL, NULL, "GPU kernels (cuda; each pair forces one of two kernels, default: see each):"},
+    {"--fused-clipgrad", NULL, "bf16: the clipped weight gradients (book-keeping) on one fused tensor-core\nkernel, not one cuBLAS GEMM per sample, where a physical batch has 2 samples or\nmore. default: --algo auto times both at each linear layer's shape at session\nstart and takes the faster (the json's auto_clipgrad_ms, layers[].clipgrad_kernel);\nthe other algorithms use cuBLAS"},
+    {"--cublas-clipgrad", NULL, "the clipped weight gradients on cuBLAS per sample, --algo auto too (no timing)"},
+    {"--fused-noise", NULL, "the noise, the division by the batch and the optimizer step in one pass over\nthe gradients (the same bits); the noise phase is then part of optimizer_step.\ndefault: --algo auto times one pass against two at session start and\ntakes the faster (the json's auto_noise_ms); the other algorithms two passes"},
+    {"--separate-noise", NULL, "the noise on a pass of its own before the optimizer's, --algo auto too (no timing)"},
+    {"--dp-warp-tile", "32|64", "bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipped\ngradient, both flash norms): 64 x 64, the default where the device's shared memory\nper block holds them (sm_90), or 64 x 32: for comparing"},
+    {"--wgmma", NULL, "bf16: the gram flavour of the flash norm on Hopper's warpgroup mma (compute\ncapability 9.0 only): the default there (measured faster on an H200)"},
+    {"--no-wgmma", NULL, "bf16: the gram flavour of the flash norm on mma.sync"},
+    {NULL, NULL, "output (FILE '-' is standard output; progress and summary go to standard error):"},
+    {"--out", "FILE.json", "result JSON (written atomically; also on oom/error, with its status)"},
+    {"--trace", "FILE.json", "Chrome/Perfetto trace: phases, every op (cuda: timed by events) and a\nlive-memory counter per category"},
+    {"--dram", NULL, "cuda: DRAM and L2 bytes per phase from CUPTI counters, measured in warm-up\nstep 0 (needs --warmup 1)"},
+    {"--op-times", NULL, "time every op in the warm-up steps: throughput.ops (rates, shares of the\npeaks) in the json"},
+    {"--dump", "DIR", "model.safetensors, batch.safetensors, grads.safetensors, step.json\n(per-sample losses, norms, clip factors) for samples 0..B-1\n(cpu backend; DIR is created)"},
+    {"--experiment", "NAME", "the 'experiment' field of the JSON (default 'run')"},
+    {"--timeline", "full|none", "keep the event log in the JSON (default full; none for big sweeps)"},
+    {"--quiet", NULL, "no progress lines on stderr"},
+    {"--help", NULL, "this text"},
+};
+#define RUN_NOPT (sizeof run_table / sizeof run_table[0])
+
 static void help_run(void) {
-    printf("usage: dpprof run [options]\n\n"
-           "model (a preset, each size overridable):\n"
-           "  --preset NAME          tiny (default), gpt2-small, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b,\n"
-           "                         trainer-1b, longctx  (dpprof presets lists their shapes)\n"
-           "  --vocab V --hidden C --layers L --heads NH --kv-heads NKV --ffn F\n"
-           "  --rope-theta X         rotary base (default: the preset's)\n"
-           "  --norm-eps X           rmsnorm epsilon (default 1e-5)\n"
-           "  --init-std X           std of the normal weight init (default 0.02)\n"
-           "task and data:\n"
-           "  --seq T                sequence length (default 64)\n"
-           "  --task lm|cls          next-token prediction (default) or classification from the last token\n"
-           "  --classes K            number of classes for cls (default 2)\n"
-           "  --data FILE            train on a text file: byte-level tokens (lm), or lines\n"
-           "                         'label<TAB>text' (cls); default: synthetic sequences\n"
-           "training:\n"
-           "  --algo ALGO            vanilla (default, non-private); DP-SGD: persample (Opacus-style\n"
-           "                         per-sample gradients), ghost, ghost_bk (book-keeping), flash, flash_bk,\n"
-           "                         auto (README: what each keeps in memory)\n"
-           "  --batch B              logical batch size (default 8)\n"
-           "  --physical-batch b     samples per forward/backward, accumulated to B (default B)\n"
-           "  --steps N              measured steps (default 3)\n"
-           "  --warmup W             steps run first and excluded from timing (default 0)\n"
-           "  --optimizer adam|sgd   (default adam, betas 0.9/0.999, eps 1e-8)\n"
-           "  --lr X                 learning rate (default 1e-3 adam, 1e-2 sgd)\n"
-           "  --weight-decay X       decoupled (AdamW) weight decay (default 0)\n"
-           "  --seed S               seed of init, data and noise (default 0)\n"
-           "  --dtype fp32|bf16      storage type (default fp32); bf16: activations and matmul weight copies in bf16,\n"
-           "                         fp32 master weights, gradients, optimizer states (--backend cuda, dry; not cpu)\n"
-           "  --backend auto|cpu|cuda|dry   (default auto: cuda when a GPU is visible, else cpu)\n"
-           "  --memory-limit SIZE    fail as oom past SIZE bytes (K/M/G/T suffixes); default on cpu: MemAvailable\n"
-           "DP-SGD (with a DP --algo):\n"
-           "  --sigma S              noise multiplier (default 0: clipping without noise)\n"
-           "  --max-grad-norm C      clipping bound (default 1)\n"
-           "  --clipping flat|per-layer   (default flat; per-layer: C/sqrt(tensors) per tensor)\n"
-           "  --fused-clipgrad       cuda, bf16: the clipped weight gradients (book-keeping) on one fused tensor-core\n"
-           "                         kernel, not one cuBLAS GEMM per sample, where a physical batch has 2 samples or\n"
-           "                         more. default: --algo auto times both at each linear layer's shape at session\n"
-           "                         start and takes the faster (the json's auto_clipgrad_ms, layers[].clipgrad_kernel);\n"
-           "                         the other algorithms use cuBLAS\n"
-           "  --cublas-clipgrad      the clipped weight gradients on cuBLAS per sample, --algo auto too (no timing)\n"
-           "  --dp-warp-tile 32|64   cuda, bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipped\n"
-           "                         gradient, both flash norms): 64 x 64, the default where the device's shared memory\n"
-           "                         per block holds them (sm_90), or 64 x 32 (the kernels before): for comparing\n"
-           "  --wgmma                cuda, bf16: the gram flavour of the flash norm on Hopper's warpgroup mma (wgmma;\n"
-           "                         compute capability 9.0 only), not mma.sync: not yet run on a GPU, so off by default\n");
-    printf("  --fused-noise          the noise, the division by the batch and the optimizer step in one pass over\n"
-           "                         the gradients (the same bits); the noise phase is then part of optimizer_step.\n"
-           "                         default: --algo auto on cuda times one pass against two at session start and\n"
-           "                         takes the faster (the json's auto_noise_ms); the other algorithms two passes\n"
-           "  --separate-noise       the noise on a pass of its own before the optimizer's, --algo auto too (no timing)\n"
-           "  --dataset-size N       examples in the dataset: the sample rate B/N for the accountant\n"
-           "  --poisson              Poisson sampling with rate B/N (variable batch sizes)\n"
-           "  --delta D              delta of the reported epsilon (default 1e-5)\n");
-    printf("LoRA (base model frozen; adapters and head train):\n"
-           "  --lora-rank r --lora-alpha a (default r) --lora-targets q,k,v,o,gate,up,down (default q,v)\n"
-           "  --target-epsilon E     choose sigma so that the run spends E at delta (needs --dataset-size)\n"
-           "output:\n"
-           "  --out FILE.json        result JSON (written atomically; also on oom/error, with its status)\n"
-           "  --trace FILE.json      Chrome/Perfetto trace: phases, every op (cuda: timed by events) and a live-memory counter per category\n"
-           "  --dram                 cuda: DRAM and L2 bytes per phase from CUPTI counters, measured in warm-up step 0 (needs --warmup 1)\n"
-           "  --op-times             time every op in the warm-up steps: throughput.ops (rates, shares of the peaks) in the json\n"
-           "  --dump DIR             model.safetensors, batch.safetensors, grads.safetensors, step.json\n"
-           "                         (per-sample losses, norms, clip factors) for samples 0..B-1\n"
-           "                         (cpu backend; DIR is created)\n"
-           "  --experiment NAME      the 'experiment' field of the JSON (default 'run')\n"
-           "  --timeline full|none   keep the event log in the JSON (default full; none for big sweeps)\n"
-           "  --quiet                no progress lines on stderr\n");
+    printf("usage: dpprof run [options]   (--opt VALUE or --opt=VALUE)\n\n");
+    cli_help(stdout, run_table, RUN_NOPT);
 }
 
 static void help_plot(void) {
@@ -169,28 +244,46 @@ static int parse_dbl(const char *opt, const char *s, double lo, double hi, int o
     return 0;
 }
 
-/* sizes: bytes, or with a binary suffix K, M, G, T (KiB, MiB, GiB, TiB) */
+/* sizes: bytes, or a number with a suffix: K, M, G, T or KiB, MiB, GiB, TiB are powers of 1024 (as in GNU
+   tools); KB, MB, GB, TB powers of 1000; a trailing B alone means bytes */
 static int parse_size(const char *opt, const char *s, long long *out) {
+    static const struct { const char *sfx; double mul; } sfx[] = {
+        {"", 1}, {"B", 1}, {"K", 1024.0}, {"k", 1024.0}, {"KiB", 1024.0}, {"KB", 1e3}, {"kB", 1e3},
+        {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1e6}, {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
+        {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
+    };
     char *end;
-    double v;
-    double mul = 1;
+    double v, mul = -1;
+    size_t k;
     errno = 0;
     v = strtod(s, &end);
-    if (end != s && *end && !end[1]) {
-        switch (*end) {
-        case 'K': mul = 1024.0; end++; break;
-        case 'M': mul = 1048576.0; end++; break;
-        case 'G': mul = 1073741824.0; end++; break;
-        case 'T': mul = 1099511627776.0; end++; break;
-        default: break;
-        }
-    }
-    if (!*s || *end || errno == ERANGE || !(v > 0) || v * mul > 9.0e18) {
-        fprintf(stderr, "%s: %s '%s': expected a positive size in bytes, optionally with K, M, G or T (binary)\n", prog, opt, s);
+    for (k = 0; end != s && k < sizeof sfx / sizeof sfx[0]; k++)
+        if (!strcmp(end, sfx[k].sfx)) mul = sfx[k].mul;
+    if (!*s || mul < 0 || errno == ERANGE || !(v > 0) || v * mul > 9.0e18 || v * mul < 1) {
+        fprintf(stderr, "%s: %s '%s': expected a positive size in bytes, optionally with K, M, G, T or KiB, MiB, GiB, TiB\n"
+                        "(powers of 1024) or KB, MB, GB, TB (powers of 1000)\n", prog, opt, s);
         return -1;
     }
     *out = (long long)(v * mul);
     return 0;
+}
+
+/* terminal units: bytes in powers of 1024 (12.34 GiB), counts in powers of 1000 (8.03 B) */
+static const char *human_bytes(double b, char *buf, size_t cap) {
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (b >= 1024.0 && u < 5) b /= 1024.0, u++;
+    if (u == 0) snprintf(buf, cap, "%.0f bytes", b);
+    else snprintf(buf, cap, "%.*f %s", b < 10 ? 2 : b < 100 ? 1 : 0, b, unit[u]);
+    return buf;
+}
+static const char *human_count(double n, char *buf, size_t cap) {
+    static const char *const unit[] = {"", " thousand", " M", " B", " T"};
+    int u = 0;
+    while (n >= 1000.0 && u < 4) n /= 1000.0, u++;
+    if (u == 0) snprintf(buf, cap, "%.0f", n);
+    else snprintf(buf, cap, "%.*f%s", n < 10 ? 2 : n < 100 ? 1 : 0, n, unit[u]);
+    return buf;
 }
 
 /* what linux says is available now: the cpu backend's default memory limit */
@@ -215,20 +308,28 @@ typedef struct run_opts {
 } run_opts;
 
 static int parse_run(int argc, char **argv, run_opts *o) {
-    int i;
+    int i, ended = 0;
     dpprof_config *c = &o->cfg;
     memset(o, 0, sizeof *o);
     o->experiment = "run";
     for (i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char name[64];
+        const char *a = name, *v;
         long long ll;
+        int k;
+        if (!strcmp(argv[i], "-h")) { help_run(); exit(EXIT_OK); }
+        k = cli_next("run", run_table, RUN_NOPT, argc, argv, &i, &ended, name, sizeof name, &v);
+        if (k < 0) break;
+        if (k == 0) return usage_error("run: unexpected argument '%s' (run takes options only)%s", v, "");
+        if (k != 1) return k;
         /* flags without a value */
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help_run(); exit(EXIT_OK); }
+        if (!strcmp(a, "--help")) { help_run(); exit(EXIT_OK); }
         if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
         if (!strcmp(a, "--poisson")) { c->poisson = 1; continue; }
         if (!strcmp(a, "--dram")) { c->dram = 1; continue; }
         if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
         if (!strcmp(a, "--wgmma")) { c->wgmma = 1; continue; }
+        if (!strcmp(a, "--no-wgmma")) { c->wgmma = -1; continue; }
         /* each pair forces one of two kernels: both at once is a contradiction, not a last-one-wins */
         if (!strcmp(a, "--fused-clipgrad") || !strcmp(a, "--cublas-clipgrad")) {
             const int want = a[2] == 'f' ? 1 : -1;
@@ -242,9 +343,6 @@ static int parse_run(int argc, char **argv, run_opts *o) {
             c->fused_noise = want;
             continue;
         }
-        if (strncmp(a, "--", 2) != 0) return usage_error("run: unexpected argument '%s'%s", a, "");
-        if (!v) return usage_error("run: %s needs a value%s", a, "");
-        i++;
 #define INTOPT(name, field, lo, hi) else if (!strcmp(a, name)) { if (parse_int(a, v, lo, hi, &c->field)) return EXIT_USAGE; }
 #define DBLOPT(name, field, lo, hi, open) else if (!strcmp(a, name)) { if (parse_dbl(a, v, lo, hi, open, &c->field)) return EXIT_USAGE; }
         if (!strcmp(a, "--preset")) c->preset = v;
@@ -337,7 +435,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         else if (!strcmp(a, "--trace")) { o->trace = v; c->trace_ops = 1; }
         else if (!strcmp(a, "--dump")) o->dump = v;
         else if (!strcmp(a, "--experiment")) o->experiment = v;
-        else return usage_error("run: unknown option '%s'%s", a, "");
+        else return usage_error("run: %s: in the option table but not parsed (a bug)%s", a, "");
 #undef INTOPT
 #undef DBLOPT
     }
@@ -355,6 +453,11 @@ typedef struct atomic_file {
 static int atomic_open(atomic_file *af, const char *path, const char *what) {
     af->path = path;
     af->f = NULL;
+    af->tmp[0] = 0;
+    if (!strcmp(path, "-")) { /* standard output: nothing to rename */
+        af->f = stdout;
+        return 0;
+    }
     if (snprintf(af->tmp, sizeof af->tmp, "%s.tmp", path) >= (int)sizeof af->tmp) {
         fprintf(stderr, "%s: %s '%s': path too long\n", prog, what, path);
         return -1;
@@ -369,13 +472,22 @@ static int atomic_open(atomic_file *af, const char *path, const char *what) {
 
 static void atomic_abort(atomic_file *af) {
     if (!af->f) return;
-    fclose(af->f);
-    remove(af->tmp);
+    if (af->f == stdout) fflush(stdout); /* what was written to it is out */
+    else {
+        fclose(af->f);
+        remove(af->tmp);
+    }
     af->f = NULL;
 }
 
 static int atomic_commit(atomic_file *af) {
     int bad = ferror(af->f);
+    if (af->f == stdout) {
+        bad |= fflush(stdout) != 0;
+        af->f = NULL;
+        if (bad) fprintf(stderr, "%s: cannot write to standard output: %s\n", prog, strerror(errno));
+        return bad ? -1 : 0;
+    }
     bad |= fflush(af->f) != 0;
     bad |= fsync(fileno(af->f)) != 0 && errno != EINVAL;
     bad |= fclose(af->f) != 0;
@@ -395,7 +507,7 @@ static int cmd_run(int argc, char **argv) {
     dpprof_session *s = NULL;
     atomic_file out, trace;
     int rc, code = EXIT_OK, total;
-    char err[1024] = "";
+    char err[1024] = "", hb[32];
     double t0;
 
     memset(&out, 0, sizeof out);
@@ -431,6 +543,10 @@ static int cmd_run(int argc, char **argv) {
         fprintf(stderr, "%s: --dump '%s': cannot create the directory: %s\n", prog, o.dump, strerror(errno));
         return EXIT_USAGE;
     }
+    if (o.out && o.trace && !strcmp(o.out, "-") && !strcmp(o.trace, "-")) {
+        fprintf(stderr, "%s: run: --out - and --trace - would both write to standard output: give one a file\n", prog);
+        return EXIT_USAGE;
+    }
     if (o.out && atomic_open(&out, o.out, "--out")) return EXIT_USAGE;
     if (o.trace && atomic_open(&trace, o.trace, "--trace")) {
         atomic_abort(&out);
@@ -448,8 +564,8 @@ static int cmd_run(int argc, char **argv) {
     }
     total = resolved.warmup + resolved.steps;
     if (rc == DPPROF_OK && !o.quiet)
-        fprintf(stderr, "dpprof: %s, %s, %lld parameters, seq %d, batch %d (physical %d), %d steps on %s\n",
-                resolved.preset, resolved.task == DPPROF_TASK_LM ? "lm" : "cls", (long long)dpprof_session_param_elems(s, 0),
+        fprintf(stderr, "dpprof: %s, %s, %s parameters, seq %d, batch %d (physical %d), %d steps on %s\n",
+                resolved.preset, resolved.task == DPPROF_TASK_LM ? "lm" : "cls", human_count((double)dpprof_session_param_elems(s, 0), hb, sizeof hb),
                 resolved.seq, resolved.batch, resolved.physical_batch, total, dpprof_backend_name(dpprof_session_config(s)->backend));
     t0 = (double)clock();
     while (rc == DPPROF_OK && dpprof_session_steps_done(s) < total) {
@@ -459,7 +575,7 @@ static int cmd_run(int argc, char **argv) {
             double loss = dpprof_session_step_loss(s, k);
             fprintf(stderr, "  step %d/%d%s", k + 1, total, k < resolved.warmup ? " (warm-up)" : "");
             if (loss == loss) fprintf(stderr, "  loss %.4f", loss);
-            fprintf(stderr, "  peak %.1f MiB  elapsed %.1f s\n", (double)dpprof_session_prof(s)->peak_bytes / 1048576.0, ((double)clock() - t0) / CLOCKS_PER_SEC);
+            fprintf(stderr, "  peak %s  elapsed %.1f s\n", human_bytes((double)dpprof_session_prof(s)->peak_bytes, hb, sizeof hb), ((double)clock() - t0) / CLOCKS_PER_SEC);
         }
     }
     if (rc != DPPROF_OK) {
@@ -487,10 +603,10 @@ static int cmd_run(int argc, char **argv) {
     }
     if (rc == DPPROF_OK && !o.quiet) {
         const dpprof_prof *p = dpprof_session_prof(s);
-        int c;
-        fprintf(stderr, "peak %.3f MiB (%lld bytes) in %s:", (double)p->peak_bytes / 1048576.0, (long long)p->peak_bytes, dpprof_phase_name(p->peak_phase));
-        for (c = 0; c < DPPROF_CAT_COUNT; c++)
-            if (p->peak_by_cat[c]) fprintf(stderr, " %s %.3f", dpprof_category_name(c), (double)p->peak_by_cat[c] / 1048576.0);
+        int c, first;
+        fprintf(stderr, "peak %s (%lld bytes) in %s:", human_bytes((double)p->peak_bytes, hb, sizeof hb), (long long)p->peak_bytes, dpprof_phase_name(p->peak_phase));
+        for (c = 0, first = 1; c < DPPROF_CAT_COUNT; c++)
+            if (p->peak_by_cat[c]) fprintf(stderr, "%s %s %s", first ? "" : ",", dpprof_category_name(c), human_bytes((double)p->peak_by_cat[c], hb, sizeof hb)), first = 0;
         fprintf(stderr, "\n");
     }
     dpprof_session_destroy(s);
@@ -2794,7 +2910,7 @@ static int cmd_presets(void) {
 /* ---- attnbench: the attention kernels alone, timed on the GPU ------------------------------------------
    every kernel variant (fp32 simt; bf16 simt; bf16 tensor cores in blocks of 64 and of 128 rows, with 16 or 32
    query rows a warp) forward and backward at a few shapes, so the block size and the warp
-   rows can be chosen from a measurement (issue 6): median,
+   rows can be chosen from a measurement: median,
    min and max of --repeats timed calls after one warm-up, each call between two CUDA events; rates from
    the analytic flops and bytes of dpprof_attention_{fwd,bwd}_cost. a failed launch stops the measuring
    (the device queue keeps its first error); what was measured is written, with the error */
@@ -3102,7 +3218,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "attnbench")) return cmd_attnbench(argc - 2, argv + 2);
     if (!strcmp(argv[1], "epsilon")) return cmd_epsilon(argc - 2, argv + 2);
     if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc, argv); /* the whole argv: argv[0] is the fallback binary */
-    /* tables: DESIGN.md's name for the LaTeX side of report, which writes figures and tables together */
+    /* tables: another name for report, which writes figures and tables together */
     if (!strcmp(argv[1], "report") || !strcmp(argv[1], "tables")) return cmd_report(argc - 2, argv + 2);
     return usage_error("unknown command '%s'%s", argv[1], "");
 }

@@ -576,6 +576,11 @@ static void test_dp(void) {
         return;
     }
     tdp_worst_norm = tdp_worst_grad = 0.0;
+    {
+        dpprof_device_info d;
+        const int cc90 = dpprof_cuda_device_info(0, &d) == DPPROF_OK && d.cc_major == 9 && d.cc_minor == 0, def = dpprof_cuda_set_wgmma(0);
+        CHECK(def == cc90, "gpu dp: the gram kernel on wgmma is the default (%d) exactly where the device is compute capability 9.0 (%d)", def, cc90);
+    } /* the mma.sync kernels first: off until b == 3 */
     for (b = 0; b < 2; b++) { /* fp32 storage, then bf16 */
         for (j = 0; j < sizeof lin / sizeof lin[0]; j++) tdp_linear(lin[j][0], lin[j][1], lin[j][2], lin[j][3], b);
         for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4], b);
@@ -593,7 +598,7 @@ static void test_dp(void) {
                 SKIP("gpu dp: the gram kernel on wgmma: this device is not compute capability 9.0");
                 break;
             }
-            CHECK(was == 0, "gpu dp: dpprof_cuda_set_wgmma(1) returns the default 0 (off)");
+            CHECK(was == 0, "gpu dp: dpprof_cuda_set_wgmma(1) returns the previous 0 (off)");
         }
         tdp_gram_group(3, 300, 32, 3, qkv, b);
         tdp_gram_group(2, 37, 24, 2, gu, b);
@@ -607,6 +612,7 @@ static void test_dp(void) {
             CHECK(dpprof_cuda_set_wgmma(0) == 1, "gpu dp: dpprof_cuda_set_wgmma(0) returns the previous 1");
         }
     }
+    dpprof_cuda_set_wgmma(-1);
     dpprof_cuda_set_dp_warp_tile(0);
     tdp_scale_rows(3, 5, 7);
     tdp_scale_rows(2, 37, 300);

@@ -130,10 +130,11 @@ for s in "$@"; do
         # one ncu a kernel family, each over one step (the launches past the count run unprofiled): the backward
         # makes the head's and the last layer's gram norms first (down, gate+up, o, q+k+v: 5 launches), the clip
         # phase the clipped sums, the optimizer the noise; the gram norms and the clipped sums again with warps of 64 x 32
-        # (--dp-warp-tile 32) to compare with the default 64 x 64, and the gram norms on the wgmma kernel (--wgmma)
+        # (--dp-warp-tile 32) to compare with the default 64 x 64, and the gram norms on the wgmma kernel (--wgmma, the
+        # default on compute capability 9.0; the others run with --no-wgmma so that the gram norms take mma.sync)
         cmd=(bash -c 'bin=$1 d=$2; shift 2; for kc in "dp_sqnorm_gram_tc 5" "wgrad_tc 3" "model_noise_scale 2" "dp_sqnorm_gram_tc 5 32" "wgrad_tc 3 32" "dp_sqnorm_gram_wg 5 wgmma"; do
             set -- $kc
-            case ${3-} in 32) x="--dp-warp-tile 32" ;; wgmma) x=--wgmma ;; *) x= ;; esac
+            case ${3-} in 32) x="--dp-warp-tile 32 --no-wgmma" ;; wgmma) x=--wgmma ;; *) x=--no-wgmma ;; esac
             ncu --clock-control none -k "regex:$1" --launch-count "$2" --section SpeedOfLight --section Occupancy --section LaunchStats \
                 --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats \
                 "$bin" run --preset trainer-1b --seq 1024 --batch 8 --physical-batch 8 --algo flash_bk --dtype bf16 --sigma 1 \

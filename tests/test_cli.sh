@@ -109,8 +109,32 @@ bad 2 "--out '/sys/dpprof-r.json': cannot write" run --steps 1 --backend dry --o
 bad 2 "--out '$tmp/afile/r.json': cannot write: Not a directory" run --steps 1 --backend dry --out "$tmp/afile/r.json"
 bad 2 "--dump '$tmp/afile/dump': cannot create the directory: Not a directory" run --dump "$tmp/afile/dump" $o
 bad 2 "--trace '$tmp/afile/t.json': cannot write: Not a directory" run --trace "$tmp/afile/t.json" $o
-# the command line itself: --opt=value is not a form dpprof reads; bytes that are not ascii
-bad 2 "unknown option '--seq=64'" run --seq=64 $o
+# the command line itself, as GNU tools read one: --opt=value and --opt value; -- ends the options; an unknown
+# option is named as such, whether or not a value follows; a flag takes no value; bytes that are not ascii
+bad 2 "unknown option '--frobnicate'" run --frobnicate
+bad 2 "unknown option '--seqq'" run --seqq=64 $o
+bad 2 "--quiet takes no value (got '1')" run --quiet=1 $o
+bad 2 "--seq '': expected an integer" run --seq= $o
+bad 2 "unexpected argument 'extra'" run $o -- extra
+bad 2 "unexpected argument 'stray'" run stray $o
+bad 2 "--out - and --trace - would both write to standard output" run --out - --trace - --steps 1 --backend dry
+"$bin" run --seq=16 --batch=2 --steps=1 --backend=dry --quiet --out="$tmp/eq.json" --; rc=$?
+check "--opt=value reads as --opt value, and a trailing -- ends the options (seq 16, batch 2)" \
+    bash -c "[ $rc -eq 0 ] && grep -q '\"seq\": 16,' '$tmp/eq.json' && grep -q '\"batch\": 2,' '$tmp/eq.json'"
+"$bin" run --seq 16 --batch 2 --steps 1 --backend dry --quiet --out - >"$tmp/stdout.json" 2>"$tmp/stdout.err"; rc=$?
+check "--out - writes the result JSON to standard output and nothing else there, no file named '-'" \
+    bash -c "[ $rc -eq 0 ] && [ ! -e ./- ] && [ ! -e ./-.tmp ] && head -c 1 '$tmp/stdout.json' | grep -q '{' && grep -q '\"status\": \"ok\"' '$tmp/stdout.json' && [ ! -s '$tmp/stdout.err' ]"
+# sizes: K, M, G, T and KiB ... TiB are powers of 1024, KB ... TB powers of 1000
+for sz in 80G:85899345920 80GiB:85899345920 80GB:80000000000 1.5KiB:1536 2MB:2000000 4096:4096 512B:512 1T:1099511627776; do
+    "$bin" run --memory-limit "${sz%%:*}" --steps 1 --backend dry --quiet --out "$tmp/sz.json"
+    check "--memory-limit ${sz%%:*} is ${sz##*:} bytes" grep -q "\"memory_limit\": ${sz##*:}," "$tmp/sz.json"
+done
+bad 2 "--memory-limit '80Gb': expected a positive size in bytes" run --memory-limit 80Gb $o
+bad 2 "--memory-limit '0.5': expected a positive size in bytes" run --memory-limit 0.5 $o
+# the terminal says sizes and counts in human units
+"$bin" run --preset llama-3.1-8b --seq 128 --batch 1 --steps 1 --backend dry --out "$tmp/h.json" 2>"$tmp/h.err"
+check "the terminal counts parameters in billions and bytes in GiB ($(head -1 "$tmp/h.err" | cut -c1-60)...)" \
+    bash -c "grep -q 'llama-3.1-8b, lm, 8.03 B parameters' '$tmp/h.err' && grep -qE '^peak [0-9.]+ GiB \([0-9]+ bytes\) in [a-z_]+: model_parameters [0-9.]+ GiB, ' '$tmp/h.err'"
 bad 2 "--seq '1"$'\xc2\xb2'"': expected an integer in [1, 16777216]" run --seq $'1\xc2\xb2' $o
 bad 2 "unknown preset 'tin"$'\xc3\xa9'"'" run --preset $'tin\xc3\xa9' $o
 bad 2 "lora-targets 'q,"$'\xff'"': '"$'\xff'"' is not one of q, k, v, o, gate, up, down" run --lora-rank 2 --lora-targets $'q,\xff' $o
@@ -141,7 +165,7 @@ missing=""
 for opt in --preset --vocab --hidden --layers --heads --kv-heads --ffn --seq --task --classes --algo --batch \
            --physical-batch --steps --warmup --lr --optimizer --sigma --max-grad-norm --clipping --poisson \
            --dataset-size --delta --lora-rank --lora-alpha --lora-targets --dtype --backend --seed --out \
-           --trace --dump --data --memory-limit --fused-clipgrad --cublas-clipgrad --fused-noise --separate-noise --dp-warp-tile --wgmma; do
+           --trace --dump --data --memory-limit --fused-clipgrad --cublas-clipgrad --fused-noise --separate-noise --dp-warp-tile --wgmma --no-wgmma; do
     grep -qF -- "$opt" <<<"$help" || missing="$missing $opt"
 done
 check "run --help exits 0 and names every option${missing:+ (missing:$missing)}" test "$rc" -eq 0 -a -z "$missing"

@@ -88,17 +88,20 @@ check "bf16 losses with and without --fused-clipgrad agree to 1e-5 ($(losses "$t
 check "--dp-warp-tile 32 is in the json's config, and the losses are the default warps' bits ($(losses "$tmp/cg32w.json"))" \
     bash -c "grep -q '\"dp_warp_tile\": 32' '$tmp/cg32w.json' && grep -q '\"dp_warp_tile\": 0' '$tmp/cg--fused-clipgrad.json' && [ -n '$(losses "$tmp/cg32w.json")' ] &&
              [ '$(losses "$tmp/cg32w.json")' = '$(losses "$tmp/cg--fused-clipgrad.json")' ]"
-# --wgmma: the gram flavour of the flash norm on the wgmma kernel (flash_bk at T = 16 takes gram for every linear
+# --wgmma / --no-wgmma: the gram flavour of the flash norm on the wgmma kernel or on mma.sync; the default is wgmma
+# where the device is compute capability 9.0, as the emulator's is (flash_bk at T = 16 takes gram for every linear
 # layer; the json counts the kernels on wgmma); the norms in another grouping, the losses to 1e-5
-for w in "" --wgmma; do
+for w in --no-wgmma --wgmma ""; do
     "$bin" run --preset tiny --seq 16 --batch 4 --steps 3 --warmup 1 --backend cuda --dtype bf16 --algo flash_bk --sigma 1 $w --quiet --out "$tmp/wg$w.json"
 done
 wgk() { grep -Eo '"wgmma_kernels_per_step": [0-9.e+]+' "$1" | grep -Eo '[0-9.e+]+$'; }
-check "--wgmma is in the json's config, its gram kernels run on wgmma ($(wgk "$tmp/wg--wgmma.json") a step, $(wgk "$tmp/wg.json") without) with as many launches ($(launches "$tmp/wg--wgmma.json"), $(launches "$tmp/wg.json"))" \
-    bash -c "grep -q '\"wgmma\": true' '$tmp/wg--wgmma.json' && grep -q '\"wgmma\": false' '$tmp/wg.json' && [ '$(wgk "$tmp/wg.json")' = 0 ] &&
-             awk 'BEGIN { exit !($(wgk "$tmp/wg--wgmma.json") + 0 > 0) }' && [ '$(launches "$tmp/wg--wgmma.json")' = '$(launches "$tmp/wg.json")' ]"
+check "--wgmma is in the json's config, its gram kernels run on wgmma ($(wgk "$tmp/wg--wgmma.json") a step, $(wgk "$tmp/wg--no-wgmma.json") with --no-wgmma) with as many launches ($(launches "$tmp/wg--wgmma.json"), $(launches "$tmp/wg--no-wgmma.json"))" \
+    bash -c "grep -q '\"wgmma\": true' '$tmp/wg--wgmma.json' && grep -q '\"wgmma\": false' '$tmp/wg--no-wgmma.json' && [ '$(wgk "$tmp/wg--no-wgmma.json")' = 0 ] &&
+             awk 'BEGIN { exit !($(wgk "$tmp/wg--wgmma.json") + 0 > 0) }' && [ '$(launches "$tmp/wg--wgmma.json")' = '$(launches "$tmp/wg--no-wgmma.json")' ]"
+check "the default on a device of compute capability 9.0 is wgmma: the json says so and the step takes --wgmma's kernels ($(wgk "$tmp/wg.json") a step)" \
+    bash -c "grep -q '\"wgmma\": true' '$tmp/wg.json' && [ '$(wgk "$tmp/wg.json")' = '$(wgk "$tmp/wg--wgmma.json")' ] && [ '$(losses "$tmp/wg.json")' = '$(losses "$tmp/wg--wgmma.json")' ]"
 check "losses with and without --wgmma agree to 1e-5 ($(losses "$tmp/wg--wgmma.json"))" \
-    awk -v a="$(losses "$tmp/wg--wgmma.json")" -v b="$(losses "$tmp/wg.json")" 'BEGIN { n = split(a, x, " "); m = split(b, y, " "); if (n != m || n < 3) exit 1; for (i = 1; i <= n; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 1e-5 * y[i]) exit 1 } }'
+    awk -v a="$(losses "$tmp/wg--wgmma.json")" -v b="$(losses "$tmp/wg--no-wgmma.json")" 'BEGIN { n = split(a, x, " "); m = split(b, y, " "); if (n != m || n < 3) exit 1; for (i = 1; i <= n; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 1e-5 * y[i]) exit 1 } }'
 # auto, bf16 book-keeping: the clipped gradient's kernel timed at each linear shape at session start (cuBLAS per
 # sample against the fused kernel, auto_clipgrad_ms), each layer on the faster; --fused-clipgrad and
 # --cublas-clipgrad force one, untimed; the timing buffers are in the schedule (dry's peak)

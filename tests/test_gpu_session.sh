@@ -78,7 +78,8 @@ check "ncu-dp: ncu ran six times, on the gram norms (5 launches) and the clipped
     test "$(grep -c . "$tmp/ncu.log" 2>/dev/null)" = 6 -a "$(grep -cE 'regex:dp_sqnorm_gram_tc --launch-count 5 ' "$tmp/ncu.log")" = 2 \
     -a "$(grep -cE -- 'regex:dp_sqnorm_gram_wg --launch-count 5 .* --wgmma --quiet --out [^ ]*/ncu-dp-dp_sqnorm_gram_wg-wgmma.json' "$tmp/ncu.log")" = 1 \
     -a "$(grep -cE 'regex:wgrad_tc --launch-count 3 ' "$tmp/ncu.log")" = 2 -a -n "$(grep -E 'regex:model_noise_scale --launch-count 2 ' "$tmp/ncu.log")" \
-    -a "$(grep -cE -- '--dp-warp-tile 32 --quiet --out [^ ]*/ncu-dp-(wgrad_tc|dp_sqnorm_gram_tc)-32.json' "$tmp/ncu.log")" = 2
+    -a "$(grep -cE -- '--dp-warp-tile 32 --no-wgmma --quiet --out [^ ]*/ncu-dp-(wgrad_tc|dp_sqnorm_gram_tc)-32.json' "$tmp/ncu.log")" = 2 \
+    -a "$(grep -cE -- 'regex:dp_sqnorm_gram_tc .* --no-wgmma --quiet' "$tmp/ncu.log")" = 2
 check "ncu-dp: each over one flash_bk step at the trainer shape in bf16, with the fused clipped sum and noise" \
     test "$(grep -c -- "run --preset trainer-1b --seq 1024 --batch 8 --physical-batch 8 --algo flash_bk --dtype bf16 --sigma 1 --steps 1 --warmup 0 --fused-clipgrad --fused-noise" "$tmp/ncu.log")" = 6
 check "ncu-dp: the step's log is packed beside the results" \

@@ -1,5 +1,5 @@
 /* test_privacy.c - tests for the dpprof privacy fragment (noise + rdp
-   accountant). builds as c11 and as c++17; see build.sh.
+   accountant). builds as c11 and as c++17.
 
    usage: test_privacy [quick]   ("quick" shrinks the accuracy sweeps)
 
@@ -474,7 +474,7 @@ static void test_math_accuracy(void)
 /* ==================================== (a) golden bits (self-generated) ==== */
 
 /* these are regression values produced by this implementation (not
-   published): every host build in build.sh and the cuda kernels must
+   published): every host build and the cuda kernels must
    reproduce them bit for bit. */
 static const uint64_t golden_first8[8] = {
     0x3feb2ef81a319ea2ULL, 0xbfc985884cae748eULL, 0xbffa585525d6bc90ULL, 0xbfd99b5b3c58ac5dULL,
