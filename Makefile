@@ -7,45 +7,59 @@ SHELL := bash
 .DELETE_ON_ERROR:
 MAKEFLAGS += --no-builtin-rules
 
+# the usual variables are the user's: CC, CXX, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS (and NVCC) from the command
+# line or the environment; dpprof's own flags are added to them. WERROR=-Werror makes warnings errors (make
+# test sets it; a user's build does not)
+ifeq ($(origin CC),default)
 CC := gcc
+endif
+ifeq ($(origin CXX),default)
 CXX := g++
+endif
+CFLAGS ?= -O2
+WERROR ?=
+PREFIX ?= /usr/local
 NVCC := $(shell command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
-CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -pedantic
+DPPROF_CFLAGS := -std=c11 -Wall -Wextra -pedantic $(WERROR)
 # a machine that cannot install libstb-dev (a GPU box without a package mirror) can be handed the
 # Debian header at build time: cp -r /usr/include/stb .carry/include/ (ignored by git, never committed)
-CFLAGS += $(if $(wildcard .carry/include/stb/stb_image_write.h),-isystem .carry/include)
+DPPROF_CFLAGS += $(if $(wildcard .carry/include/stb/stb_image_write.h),-isystem .carry/include)
+ALL_CFLAGS = $(DPPROF_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -g
 # hopper first (sm_90a: its arch-specific code, wgmma among it, runs on compute capability 9.0 only), ampere
 # supported; ptx for newer gpus (jit-compiled by the driver, without the sm_90a instructions)
-NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra,-Werror \
+NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra$(if $(WERROR),$(comma)-Werror) \
              -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 
 ifneq ($(NVCC),)
 CUDA_OBJ := build/dpprof_kernels.o
 CUDA_DEF :=
-LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lcupti -ldl -lstdc++ -lm
+DPPROF_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lcupti -ldl -lstdc++ -lm
 else
 CUDA_OBJ :=
 CUDA_DEF := -DDPPROF_NO_CUDA
-LDLIBS := -lm
+DPPROF_LIBS := -lm
 endif
+comma := ,
 
-# the paper's experiments: experiments/NAME.conf each (README's table); `make NAME` runs one
-EXPERIMENTS := single_gpu grid trainers longctx dram scaling capacity precision
+# the paper's experiments: experiments/NAME.conf each (README's table); `make NAME` runs one. bench and
+# clipgrad measure a GPU: make bench, make bench-clipgrad
+GPU_EXPERIMENTS := bench clipgrad
+EXPERIMENTS := $(filter-out $(GPU_EXPERIMENTS),$(sort $(basename $(notdir $(wildcard experiments/*.conf)))))
 SWEEP_JOBS ?= 2
 .PHONY: default all test deps deps-paper deps-test clean figures
 default: dpprof
 
 dpprof: main.c dpprof.h $(CUDA_OBJ)
-	$(CC) $(CFLAGS) $(CUDA_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c $(CUDA_OBJ) -o $@.tmp $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c $(CUDA_OBJ) -o $@.tmp $(LDFLAGS) $(DPPROF_LIBS) $(LDLIBS)
 	mv $@.tmp $@
 
 build/dpprof_kernels.o: dpprof_kernels.cu dpprof.h
 	@mkdir -p build
-	$(NVCC) $(NVCCFLAGS) -I. -c $< -o $@.tmp.o
+	$(NVCC) $(NVCCFLAGS) $(CPPFLAGS) -I. -c $< -o $@.tmp.o
 	mv $@.tmp.o $@
 
 # ---- packages: what a fresh Debian machine lacks --------------------------------------------------
@@ -214,7 +228,7 @@ paper/generated/meta.tex: dpprof Makefile
 
 DEB_PACKAGES_PAPER := texlive-latex-base texlive-latex-recommended latexmk poppler-utils
 # the tests also compile with clang, fuzz with libFuzzer and run valgrind
-DEB_PACKAGES_TEST := libstb-dev clang libclang-rt-14-dev valgrind
+DEB_PACKAGES_TEST := libstb-dev clang libclang-rt-14-dev valgrind pkgconf man-db
 deps-test:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES_TEST)"
 
@@ -261,15 +275,15 @@ paper-clean:
 # ---- tests ------------------------------------------------------------------------------------------
 TEST_BIN := build/tests
 test: deps-test
-	$(MAKE) dpprof build/dpprof-nocuda
-	$(MAKE) -j$$(nproc) test-build
+	$(MAKE) WERROR=-Werror dpprof build/dpprof-nocuda build/dpprof.1
+	$(MAKE) WERROR=-Werror -j$$(nproc) test-build
 	tests/run.sh $(TEST_BIN)
 
 # the same program without the CUDA object: what tests/test_memcheck.sh runs under valgrind (libcudart
 # makes valgrind report on the CUDA runtime, not on dpprof)
 build/dpprof-nocuda: main.c dpprof.h
 	@mkdir -p build
-	$(CC) $(CFLAGS) -g -DDPPROF_NO_CUDA -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c -o $@.tmp -lm
+	$(CC) $(ALL_CFLAGS) -g -DDPPROF_NO_CUDA -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c -o $@.tmp -lm
 	mv $@.tmp $@
 
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
@@ -279,40 +293,40 @@ test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_dou
 
 $(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -I. $< -o $@ -lm
 
 $(TEST_BIN)/test_ops_double: tests/test_ops.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
 
 $(TEST_BIN)/test_dpops_double: tests/test_dpops.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
 
 # the double build of the dp test is also the float build's reference (test_dp runs it with --ref)
 $(TEST_BIN)/test_dp_double: tests/test_dp.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
 
 $(TEST_BIN)/test_gradcheck: tests/test_gradcheck.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(CFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
 
 $(TEST_BIN)/test_train: tests/test_train.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(CFLAGS) -O3 -march=native -DDPPROF_NO_CUDA -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -O3 -march=native -DDPPROF_NO_CUDA -I. $< -o $@ -lm
 
 # two translation units that include the header, one with the implementation: they must link
 $(TEST_BIN)/test_twotu: tests/test_twotu_a.c tests/test_twotu_b.c dpprof.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(CFLAGS) -DDPPROF_NO_CUDA -I. tests/test_twotu_a.c tests/test_twotu_b.c -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -DDPPROF_NO_CUDA -I. tests/test_twotu_a.c tests/test_twotu_b.c -o $@ -lm
 
 # the GPU test links the real CUDA object when there is one: it prints SKIP without a GPU
 GPU_TEST_SRC := tests/test_gpu.c tests/gpu_model.c tests/gpu_attn.c tests/gpu_dp.c tests/gpu_steps.c tests/gpu_counters.c dpprof.h tests/test.h
 ifneq ($(NVCC),)
 $(TEST_BIN)/test_gpu: $(GPU_TEST_SRC) $(CUDA_OBJ)
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(CFLAGS) -I. $< $(CUDA_OBJ) -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -I. $< $(CUDA_OBJ) -o $@ $(LDFLAGS) $(DPPROF_LIBS) $(LDLIBS)
 endif
 
 # the same kernels compiled by g++ for tests/cuemu.h, the cpu emulator of the cuda subset they use:
@@ -339,6 +353,45 @@ build/dpprof-cuemu: main.c dpprof.h build/dpprof_kernels_emu.o
 
 clean:
 	rm -rf build dpprof dpprof.tmp results figures paper/generated paper/build paper/paper.pdf
+
+# ---- install: make install [PREFIX=/usr/local] [DESTDIR=staging] ---------------------------------------
+# the program, the header (with the CUDA file beside it in share/dpprof for those who build the gpu path),
+# a man page made from the program's own --help, and a pkg-config file (pkg-config --cflags --libs dpprof)
+BINDIR ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+PKGCONFIGDIR ?= $(PREFIX)/lib/pkgconfig
+VERSION = $(shell sed -n 's/^#define DPPROF_VERSION "\(.*\)"/\1/p' dpprof.h)
+MAN_COMMANDS := run sweep report plot epsilon attnbench
+
+# the man page: each command's --help verbatim, under a section of its own
+build/dpprof.1: dpprof
+	@mkdir -p build
+	{ printf '.TH DPPROF 1 "" "dpprof $(VERSION)" "User Commands"\n.SH NAME\ndpprof \\- exact memory, time and traffic profiles of DP-SGD transformer training\n'; \
+	  printf '.SH SYNOPSIS\n.B dpprof\n\\fICOMMAND\\fR [\\fIoptions\\fR]\n.SH DESCRIPTION\n.nf\n'; \
+	  ./dpprof --help | sed 's/\\/\\e/g; s/^[.'"'"']/\\\&&/'; printf '.fi\n'; \
+	  for c in $(MAN_COMMANDS); do printf '.SH "DPPROF %s"\n.nf\n' "$$(echo $$c | tr a-z A-Z)"; \
+	    ./dpprof $$c --help | sed 's/\\/\\e/g; s/^[.'"'"']/\\\&&/'; printf '.fi\n'; done; \
+	  printf '.SH FILES\n.TP\n.I dpprof.h\nthe library, installed with the system headers: profiler, model, DP-SGD, outputs (its manual is at its top)\n'; \
+	  printf '.SH "EXIT STATUS"\n0 ok, 1 runtime error, 2 bad input, 3 out of memory.\n'; } > $@.tmp
+	mv $@.tmp $@
+
+.PHONY: install uninstall
+install: dpprof build/dpprof.1
+	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(INCLUDEDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(PKGCONFIGDIR)' '$(DESTDIR)$(DATADIR)/dpprof'
+	install -m 755 dpprof '$(DESTDIR)$(BINDIR)/dpprof'
+	install -m 644 dpprof.h '$(DESTDIR)$(INCLUDEDIR)/dpprof.h'
+	install -m 644 dpprof_kernels.cu '$(DESTDIR)$(DATADIR)/dpprof/dpprof_kernels.cu'
+	install -m 644 build/dpprof.1 '$(DESTDIR)$(MANDIR)/man1/dpprof.1'
+	printf 'prefix=%s\nincludedir=%s\n\nName: dpprof\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}\nLibs: -lm\n' \
+	  '$(PREFIX)' '$(INCLUDEDIR)' 'exact memory, time and traffic profiles of DP-SGD training (single-header C library)' '$(VERSION)' \
+	  > '$(DESTDIR)$(PKGCONFIGDIR)/dpprof.pc'
+
+uninstall:
+	rm -f '$(DESTDIR)$(BINDIR)/dpprof' '$(DESTDIR)$(INCLUDEDIR)/dpprof.h' '$(DESTDIR)$(DATADIR)/dpprof/dpprof_kernels.cu' \
+	  '$(DESTDIR)$(MANDIR)/man1/dpprof.1' '$(DESTDIR)$(PKGCONFIGDIR)/dpprof.pc'
+	-rmdir '$(DESTDIR)$(DATADIR)/dpprof' 2>/dev/null
 
 # ---- fuzzing (libFuzzer; clang's runtime comes from Debian's libclang-rt-14-dev) -------------------
 # make fuzz: each harness of tests/fuzz/ for FUZZ_SECONDS (default 60) from its committed corpus and

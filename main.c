@@ -317,7 +317,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         const char *a = name, *v;
         long long ll;
         int k;
-        if (!strcmp(argv[i], "-h")) { help_run(); exit(EXIT_OK); }
+        if (!ended && !strcmp(argv[i], "-h")) { help_run(); exit(EXIT_OK); }
         k = cli_next("run", run_table, RUN_NOPT, argc, argv, &i, &ended, name, sizeof name, &v);
         if (k < 0) break;
         if (k == 0) return usage_error("run: unexpected argument '%s' (run takes options only)%s", v, "");
@@ -766,18 +766,20 @@ done:
 }
 
 static int cmd_plot(int argc, char **argv) {
-    const char *kind = NULL, *in = NULL, *out = NULL, *title = NULL;
-    int i;
+    static const cli_opt t[] = {{"--out", "FILE.png", ""}, {"--title", "TEXT", ""}, {"--help", NULL, ""}};
+    const char *kind = NULL, *in = NULL, *out = NULL, *title = NULL, *v;
+    char name[64];
+    int i, k, ended = 0;
     for (i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { help_plot(); return EXIT_OK; }
-        if (!strcmp(argv[i], "--out") || !strcmp(argv[i], "--title")) {
-            if (i + 1 >= argc) return usage_error("plot: %s needs a value%s", argv[i], "");
-            if (!strcmp(argv[i], "--out")) out = argv[++i];
-            else title = argv[++i];
-        } else if (!strncmp(argv[i], "--", 2)) return usage_error("plot: unknown option '%s'%s", argv[i], "");
-        else if (!kind) kind = argv[i];
-        else if (!in) in = argv[i];
-        else return usage_error("plot: unexpected argument '%s'%s", argv[i], "");
+        if (!ended && !strcmp(argv[i], "-h")) { help_plot(); return EXIT_OK; }
+        if ((k = cli_next("plot", t, 3, argc, argv, &i, &ended, name, sizeof name, &v)) < 0) break;
+        if (k == 1 && !strcmp(name, "--help")) { help_plot(); return EXIT_OK; }
+        if (k == 1 && !strcmp(name, "--out")) out = v;
+        else if (k == 1) title = v;
+        else if (k != 0) return k;
+        else if (!kind) kind = v;
+        else if (!in) in = v;
+        else return usage_error("plot: unexpected argument '%s'%s", v, "");
     }
     if (!kind || !in || !out) return usage_error("plot: usage: dpprof plot timeline RESULT.json --out FILE.png%s%s", "", "");
     if (strcmp(kind, "timeline") != 0) return usage_error("plot: unknown figure '%s' (known: timeline)%s", kind, "");
@@ -796,18 +798,21 @@ static void help_epsilon(void) {
 static int cmd_epsilon(int argc, char **argv) {
     double sigma = -1, q = -1, delta = 1e-5, target = -1, eps, order;
     long long steps = -1;
-    int i;
+    static const cli_opt t[] = {{"--sigma", "S", ""}, {"--sample-rate", "Q", ""}, {"--delta", "D", ""}, {"--target-epsilon", "E", ""}, {"--steps", "N", ""}, {"--help", NULL, ""}};
+    char name[64];
+    int i, k, ended = 0;
     for (i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help_epsilon(); return EXIT_OK; }
-        if (!v) return usage_error("epsilon: %s needs a value%s", a, "");
-        i++;
+        const char *a = name, *v;
+        if (!ended && !strcmp(argv[i], "-h")) { help_epsilon(); return EXIT_OK; }
+        if ((k = cli_next("epsilon", t, 6, argc, argv, &i, &ended, name, sizeof name, &v)) < 0) break;
+        if (k == 0) return usage_error("epsilon: unexpected argument '%s'%s", v, "");
+        if (k != 1) return k;
+        if (!strcmp(a, "--help")) { help_epsilon(); return EXIT_OK; }
         if (!strcmp(a, "--sigma")) { if (parse_dbl(a, v, 0, 1e6, 0, &sigma)) return EXIT_USAGE; }
         else if (!strcmp(a, "--sample-rate")) { if (parse_dbl(a, v, 0, 1, 0, &q)) return EXIT_USAGE; }
         else if (!strcmp(a, "--delta")) { if (parse_dbl(a, v, 0, 1, 1, &delta) || delta >= 1) { fprintf(stderr, "%s: --delta must be in (0, 1)\n", prog); return EXIT_USAGE; } }
         else if (!strcmp(a, "--target-epsilon")) { if (parse_dbl(a, v, 0, 1e6, 1, &target)) return EXIT_USAGE; }
         else if (!strcmp(a, "--steps")) { if (parse_ll(a, v, 0, 1000000000000LL, &steps)) return EXIT_USAGE; }
-        else return usage_error("epsilon: unknown option '%s'%s", a, "");
     }
     if (q < 0 || steps < 0 || (sigma < 0) == (target < 0))
         return usage_error("epsilon: give --sample-rate, --steps and one of --sigma or --target-epsilon%s%s", "", "");
@@ -1595,7 +1600,7 @@ static int cmd_sweep(int argc, char **argv) {
     const char *file = NULL, *outdir = NULL, *only = NULL;
     char exe[4096], *dir = NULL;
     long long *sel = NULL, *pend = NULL, c, npend = 0, next = 0;
-    int i, rc, dry = 0, nrun = 0;
+    int i, rc, dry = 0, nrun = 0, ended = 0;
     struct stat stt;
     struct sigaction sa, old_int, old_term, old_chld;
     sigset_t block, waitmask;
@@ -1604,19 +1609,24 @@ static int cmd_sweep(int argc, char **argv) {
     r.jobs = 1;
     r.argv0 = argc > 0 ? argv[0] : "dpprof";
     for (i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help_sweep(); return EXIT_OK; }
-        if (!strcmp(a, "--dry-run")) { dry = 1; continue; }
-        if (!strcmp(a, "--out-dir") || !strcmp(a, "--jobs") || !strcmp(a, "--only") || !strcmp(a, "--timeout")) {
-            if (i + 1 >= argc) return usage_error("sweep: %s needs a value%s", a, "");
-            i++;
-            if (!strcmp(a, "--out-dir")) outdir = argv[i];
-            else if (!strcmp(a, "--only")) only = argv[i];
-            else if (!strcmp(a, "--jobs")) { if (parse_int(a, argv[i], 1, 1024, &r.jobs)) return EXIT_USAGE; }
-            else if (parse_dbl(a, argv[i], 0, 1e9, 0, &r.timeout)) return EXIT_USAGE;
-        } else if (!strncmp(a, "--", 2)) return usage_error("sweep: unknown option '%s'%s", a, "");
-        else if (!file) file = a;
-        else return usage_error("sweep: unexpected argument '%s' (one experiment file)%s", a, "");
+        static const cli_opt t[] = {{"--out-dir", "DIR", ""}, {"--jobs", "J", ""}, {"--only", "TEXT", ""}, {"--timeout", "SECONDS", ""}, {"--dry-run", NULL, ""}, {"--help", NULL, ""}};
+        char a[64];
+        const char *v;
+        int k;
+        if (!ended && !strcmp(argv[i], "-h")) { help_sweep(); return EXIT_OK; }
+        if ((k = cli_next("sweep", t, 6, argc, argv, &i, &ended, a, sizeof a, &v)) < 0) break;
+        if (k == 0) {
+            if (file) return usage_error("sweep: unexpected argument '%s' (one experiment file)%s", v, "");
+            file = v;
+            continue;
+        }
+        if (k != 1) return k;
+        if (!strcmp(a, "--help")) { help_sweep(); return EXIT_OK; }
+        if (!strcmp(a, "--dry-run")) dry = 1;
+        else if (!strcmp(a, "--out-dir")) outdir = v;
+        else if (!strcmp(a, "--only")) only = v;
+        else if (!strcmp(a, "--jobs")) { if (parse_int(a, v, 1, 1024, &r.jobs)) return EXIT_USAGE; }
+        else if (parse_dbl(a, v, 0, 1e9, 0, &r.timeout)) return EXIT_USAGE;
     }
     if (!file || !outdir || !*outdir)
         return usage_error("sweep: usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]%s%s", "", "");
@@ -2654,7 +2664,7 @@ static int rep_validate(const rep *r) {
 static int cmd_report(int argc, char **argv) {
     rep r;
     const char *conf = NULL;
-    int i, rc = EXIT_OK, n_ok = 0, n_oom = 0, n_err = 0, n_missing = 0, timed = 0;
+    int i, rc = EXIT_OK, n_ok = 0, n_oom = 0, n_err = 0, n_missing = 0, timed = 0, ended = 0;
     char sum_path[4096], mac_path[4096]; /* atomic_open keeps the path: one buffer each */
     atomic_file sum, mac;
     long long c;
@@ -2662,16 +2672,22 @@ static int cmd_report(int argc, char **argv) {
     r.figdir = "figures";
     r.tabdir = "paper/generated";
     for (i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help_report(); return EXIT_OK; }
-        if (!strcmp(a, "--results") || !strcmp(a, "--figures") || !strcmp(a, "--tables")) {
-            if (i + 1 >= argc) return usage_error("report: %s needs a value%s", a, "");
-            if (!strcmp(a, "--results")) r.dir = argv[++i];
-            else if (!strcmp(a, "--figures")) r.figdir = argv[++i];
-            else r.tabdir = argv[++i];
-        } else if (!strncmp(a, "--", 2)) return usage_error("report: unknown option '%s'%s", a, "");
-        else if (!conf) conf = a;
-        else return usage_error("report: unexpected argument '%s'%s", a, "");
+        static const cli_opt t[] = {{"--results", "DIR", ""}, {"--figures", "DIR", ""}, {"--tables", "DIR", ""}, {"--help", NULL, ""}};
+        char a[64];
+        const char *v;
+        int k;
+        if (!ended && !strcmp(argv[i], "-h")) { help_report(); return EXIT_OK; }
+        if ((k = cli_next("report", t, 4, argc, argv, &i, &ended, a, sizeof a, &v)) < 0) break;
+        if (k == 0) {
+            if (conf) return usage_error("report: unexpected argument '%s'%s", v, "");
+            conf = v;
+            continue;
+        }
+        if (k != 1) return k;
+        if (!strcmp(a, "--help")) { help_report(); return EXIT_OK; }
+        if (!strcmp(a, "--results")) r.dir = v;
+        else if (!strcmp(a, "--figures")) r.figdir = v;
+        else r.tabdir = v;
     }
     if (!conf || !r.dir) return usage_error("report: usage: dpprof report EXPERIMENT.conf --results DIR%s%s", "", "");
     r.conf = conf;
@@ -3017,23 +3033,27 @@ static int cmd_attnbench(int argc, char **argv) {
     ab_row *rows;
     dpprof_device_info dev;
     double peak32 = 0, peak16 = 0, peakdram = 0;
-    int nshape = 0, repeats = 10, count = 0, i, s, v, pass, stop = 0, rc;
+    int nshape = 0, repeats = 10, count = 0, i, s, v, pass, stop = 0, rc, ended = 0;
     const char *out_path = NULL;
     atomic_file af;
     char date[32];
     time_t now = time(NULL);
     for (i = 0; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help_attnbench(); return EXIT_OK; }
-        if (!val) return usage_error("attnbench: %s needs a value%s", a, "");
-        i++;
+        static const cli_opt t[] = {{"--shape", "B,T,NH,NKV,HS", ""}, {"--repeats", "N", ""}, {"--out", "FILE.json", ""}, {"--help", NULL, ""}};
+        char a[64];
+        const char *val;
+        int k;
+        if (!ended && !strcmp(argv[i], "-h")) { help_attnbench(); return EXIT_OK; }
+        if ((k = cli_next("attnbench", t, 4, argc, argv, &i, &ended, a, sizeof a, &val)) < 0) break;
+        if (k == 0) return usage_error("attnbench: unexpected argument '%s'%s", val, "");
+        if (k != 1) return k;
+        if (!strcmp(a, "--help")) { help_attnbench(); return EXIT_OK; }
         if (!strcmp(a, "--shape")) {
             if (nshape == AB_MAX_SHAPES) return usage_error("attnbench: at most 16 --shape options%s%s", "", "");
             if (ab_parse_shape(val, &shapes[nshape])) return EXIT_USAGE;
             nshape++;
         } else if (!strcmp(a, "--repeats")) { if (parse_int(a, val, 1, AB_MAX_REPEATS, &repeats)) return EXIT_USAGE; }
-        else if (!strcmp(a, "--out")) out_path = val;
-        else return usage_error("attnbench: unknown option '%s'%s", a, "");
+        else out_path = val;
     }
     for (i = 0; nshape == 0 && i < (int)(sizeof defaults / sizeof defaults[0]); i++) {
         dpprof_shape p;
