@@ -31,6 +31,7 @@ ALL_CFLAGS = $(DPPROF_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -g
 # hopper first (sm_90a: its arch-specific code, wgmma among it, runs on compute capability 9.0 only), ampere
 # supported; ptx for newer gpus (jit-compiled by the driver, without the sm_90a instructions)
+comma := ,
 NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra$(if $(WERROR),$(comma)-Werror) \
              -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 
@@ -43,7 +44,6 @@ CUDA_OBJ :=
 CUDA_DEF := -DDPPROF_NO_CUDA
 DPPROF_LIBS := -lm
 endif
-comma := ,
 
 # the paper's experiments: experiments/NAME.conf each (README's table); `make NAME` runs one. bench and
 # clipgrad measure a GPU: make bench, make bench-clipgrad
@@ -289,7 +289,12 @@ build/dpprof-nocuda: main.c dpprof.h
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
 TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu test_dp test_dpops
 .PHONY: test-build
-test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu test_cuemu test_emu) build/dpprof-cuemu
+test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu test_cuemu test_emu) build/dpprof-cuemu build/schema_check
+
+# the checker of results against docs/result.schema.json (tests/test_schema.sh)
+build/schema_check: tests/schema_check.c dpprof.h
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< -o $@ -lm
 
 $(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)

@@ -71,6 +71,9 @@
 #define DPPROF_H
 
 #define DPPROF_VERSION "0.1.0"
+/* the result JSON's schema (docs/result.schema.json): its "schema_version", raised when a key changes meaning
+   or goes away (new keys do not raise it) */
+#define DPPROF_SCHEMA_VERSION 1
 
 #include <stddef.h>
 #include <stdint.h>
@@ -343,6 +346,7 @@ typedef struct dpprof_config {
                                     -1 -> off (mma.sync); 0 -> the default: on where the device is 9.0 */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
+    int trace_steps;             /* dpprof_session_write_trace: the last N steps (0 -> 2), what a trace holds */
     int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
     int dram;                    /* cuda: DRAM and L2 bytes per phase from CUPTI, in warm-up step 0 (needs warmup >= 1) */
     /* DP-SGD (docs/dp.md) */
@@ -2391,6 +2395,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.auto_ghost < -1 || c.auto_ghost > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_ghost = %d must be -1, 0 or 1", c.auto_ghost);
     if (c.fused_clipgrad < -1 || c.fused_clipgrad > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_clipgrad = %d must be -1, 0 or 1", c.fused_clipgrad);
     if (c.dp_warp_tile != 0 && c.dp_warp_tile != 32 && c.dp_warp_tile != 64) return dpprof__fail(DPPROF_ERR_INVALID, "dp_warp_tile = %d must be 0, 32 or 64", c.dp_warp_tile);
+    if (c.trace_steps < 0) return dpprof__fail(DPPROF_ERR_INVALID, "trace_steps = %d must be 0 (the default, 2) or more", c.trace_steps);
     if (c.wgmma < -1 || c.wgmma > 1) return dpprof__fail(DPPROF_ERR_INVALID, "wgmma = %d must be 1 (on), -1 (off) or 0 (the device's default)", c.wgmma);
     if (c.fused_noise < -1 || c.fused_noise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_noise = %d must be -1, 0 or 1", c.fused_noise);
     if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
@@ -4896,7 +4901,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     if (tm) strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", tm);
     if (!f) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_write_json: NULL file");
 
-    fputs("{\n  \"experiment\": ", f);
+    fprintf(f, "{\n  \"schema_version\": %d,\n  \"experiment\": ", DPPROF_SCHEMA_VERSION);
     dpprof__jstr(f, experiment ? experiment : "run");
     fputs(",\n  \"config\": {\"preset\": ", f);
     dpprof__jstr(f, c->preset);
@@ -5117,6 +5122,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     }
     fputs(",\n  \"timeline\": {\"categories\": [", f);
     for (i = 0; i < DPPROF_CAT_COUNT; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", dpprof_category_name(i));
+    fputs("], \"modules\": [", f);
+    for (i = 0; i < DPPROF_MOD_COUNT; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", dpprof_module_name(i));
     fputs("], \"phases\": [", f);
     for (i = 0; i < DPPROF_PHASE_COUNT; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", dpprof_phase_name(i));
     fprintf(f, "], \"clock\": \"%s\",\n    \"t_ms\": [", s->backend == DPPROF_BACKEND_DRY ? "none" : "measured");
@@ -5150,18 +5157,23 @@ DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f) {
     const dpprof_prof *p = &s->prof;
     const int dry = s->backend == DPPROF_BACKEND_DRY;
     int64_t live[DPPROF_CAT_COUNT];
-    int used[DPPROF_CAT_COUNT], c, first = 1;
+    int used[DPPROF_CAT_COUNT], c, first = 1, last = 0, from;
     size_t i;
     if (!f) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_write_trace: NULL file");
+    /* the last trace_steps steps: a trace of a long run stays the size of a short one's */
+    for (i = 0; i < p->n_phases; i++) last = p->phases[i].step > last ? p->phases[i].step : last;
+    from = last - (s->cfg.trace_steps > 0 ? s->cfg.trace_steps : 2) + 1;
     memset(live, 0, sizeof live);
     memset(used, 0, sizeof used);
     for (i = 0; i < p->n_events; i++) used[p->events[i].category] |= p->events[i].bytes > 0;
-    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"dpprof_version\": \"%s\", \"backend\": \"%s\", \"clock\": \"%s\"},\n\"traceEvents\": [\n",
-            DPPROF_VERSION, dpprof_backend_name(s->backend), dry ? "event index (dry run)" : "measured");
+    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"dpprof_version\": \"%s\", \"backend\": \"%s\", \"clock\": \"%s\", \"steps\": [%d, %d]},\n\"traceEvents\": [\n",
+            DPPROF_VERSION, dpprof_backend_name(s->backend), dry ? "event index (dry run)" : "measured", from > 0 ? from : 0, last);
     fputs("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"dpprof\"}}", f);
+    fputs(",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"phases\"}}", f);
     for (i = 0; i < p->n_phases; i++) {
         const dpprof_phase_rec *r = &p->phases[i];
         double ts = dry ? (double)r->event_start : r->t_start_ms * 1e3, te = dry ? (double)r->event_end : r->t_end_ms * 1e3;
+        if (r->step < from) continue;
         fprintf(f, ",\n{\"name\": \"%s\", \"cat\": \"phase\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": ", dpprof_phase_name(r->phase));
         dpprof__jnum(f, ts);
         fputs(", \"dur\": ", f);
@@ -5174,6 +5186,7 @@ DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f) {
     for (i = 0; i < s->n_ops; i++) {
         const dpprof__op_rec *o = &s->ops[i];
         if (!(o->t0 == o->t0) || !(o->t1 == o->t1)) continue; /* not timed (a call outside a step) */
+        if (o->phase_rec < p->n_phases && p->phases[o->phase_rec].step < from) continue;
         fputs(",\n{\"name\": ", f);
         dpprof__jstr(f, o->name);
         fputs(", \"cat\": \"op\", \"ph\": \"X\", \"pid\": 1, \"tid\": 2, \"ts\": ", f);
@@ -5186,9 +5199,10 @@ DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f) {
         dpprof__jnum(f, o->bytes);
         fputs("}}", f);
     }
-    for (i = 0; i < p->n_events; i++) {
+    for (i = 0; i < p->n_events; i++) { /* every event counts towards the live bytes; those of the steps traced are drawn */
         const dpprof_event *e = &p->events[i];
         live[e->category] += e->bytes;
+        if (e->step < from) continue;
         fputs(",\n{\"name\": \"live bytes\", \"ph\": \"C\", \"pid\": 1, \"ts\": ", f);
         dpprof__jnum(f, dry ? (double)i + 1 : e->t_ms * 1e3);
         fputs(", \"args\": {", f);

@@ -186,7 +186,8 @@ static const cli_opt run_table[] = {
     {"--no-wgmma", NULL, "bf16: the gram flavour of the flash norm on mma.sync"},
     {NULL, NULL, "output (FILE '-' is standard output; progress and summary go to standard error):"},
     {"--out", "FILE.json", "result JSON (written atomically; also on oom/error, with its status)"},
-    {"--trace", "FILE.json", "Chrome/Perfetto trace: phases, every op (cuda: timed by events) and a\nlive-memory counter per category"},
+    {"--trace", "FILE.json", "Chrome/Perfetto trace: phases, every op (cuda: timed by events) and a\nlive-memory counter per category, of the last --trace-steps steps"},
+    {"--trace-steps", "N", "the steps a trace holds: the last N (default 2)"},
     {"--dram", NULL, "cuda: DRAM and L2 bytes per phase from CUPTI counters, measured in warm-up\nstep 0 (needs --warmup 1)"},
     {"--op-times", NULL, "time every op in the warm-up steps: throughput.ops (rates, shares of the\npeaks) in the json"},
     {"--dump", "DIR", "model.safetensors, batch.safetensors, grads.safetensors, step.json\n(per-sample losses, norms, clip factors) for samples 0..B-1\n(cpu backend; DIR is created)"},
@@ -359,6 +360,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         INTOPT("--steps", steps, 1, 100000000)
         INTOPT("--warmup", warmup, 0, 100000000)
         INTOPT("--lora-rank", lora_rank, 1, 16777216)
+        INTOPT("--trace-steps", trace_steps, 1, 100000000)
         DBLOPT("--lr", lr, 0, 1e6, 1)
         DBLOPT("--weight-decay", weight_decay, 0, 1e6, 0)
         DBLOPT("--rope-theta", rope_theta, 0, 1e12, 1)
@@ -1449,7 +1451,7 @@ static int sweep_write_error(const sweep_run *r, const sweep_job *j, const char 
     atomic_file af;
     int i;
     if (atomic_open(&af, j->json, "result")) return -1;
-    fprintf(af.f, "{\n  \"experiment\": ");
+    fprintf(af.f, "{\n  \"schema_version\": %d,\n  \"experiment\": ", DPPROF_SCHEMA_VERSION);
     sweep_json_str(af.f, r->sp->name);
     fprintf(af.f, ",\n  \"id\": ");
     sweep_json_str(af.f, r->sp->id[j->conf]);
@@ -1464,6 +1466,14 @@ static int sweep_write_error(const sweep_run *r, const sweep_job *j, const char 
     }
     fprintf(af.f, "]},\n  \"log\": ");
     sweep_json_str(af.f, j->log);
+    /* the keys every result has (docs/result.schema.json): nothing was measured */
+    {
+        char date[32] = "unknown";
+        time_t now = time(NULL);
+        struct tm *tm = gmtime(&now);
+        if (tm) strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", tm);
+        fprintf(af.f, ",\n  \"avg_time_ms\": null,\n  \"peak_memory_mb\": null,\n  \"meta\": {\"dpprof_version\": \"%s\", \"date\": \"%s\", \"written_by\": \"sweep\"}", DPPROF_VERSION, date);
+    }
     fprintf(af.f, "\n}\n");
     return atomic_commit(&af);
 }

@@ -177,7 +177,7 @@ check "run --help exits 0 and names every option${missing:+ (missing:$missing)}"
     --out "$tmp/r.json" --trace "$tmp/t.json" --dump "$tmp/dump" --experiment cli-test 2>"$tmp/err"; rc=$?
 check "cpu run exits 0" test $rc -eq 0
 check "result json written, no .tmp left" test -s "$tmp/r.json" -a ! -e "$tmp/r.json.tmp"
-check "result json has the fixed key order" bash -c "grep -o '^  \"[a-z_]*\"' '$tmp/r.json' | tr -d ' \"' | tr '\n' ' ' | grep -qx 'experiment config status avg_time_ms peak_memory_mb breakdown modules phases snapshots layers privacy throughput meta losses timeline '"
+check "result json has the fixed key order" bash -c "grep -o '^  \"[a-z_]*\"' '$tmp/r.json' | tr -d ' \"' | tr '\n' ' ' | grep -qx 'schema_version experiment config status avg_time_ms peak_memory_mb breakdown modules phases snapshots layers privacy throughput meta losses timeline '"
 check "result json carries the seed's breakdown keys" bash -c "for k in model_parameters_mb optimizer_states_mb gradients_mb activation_hooks_mb norm_samples_mb temp_matrices_mb total_allocated_mb peak_allocated_mb; do grep -q \"\\\"\$k\\\"\" '$tmp/r.json' || exit 1; done"
 check "status ok and experiment name" bash -c "grep -q '\"status\": \"ok\"' '$tmp/r.json' && grep -q '\"experiment\": \"cli-test\"' '$tmp/r.json'"
 check "trace json written" grep -q '"traceEvents"' "$tmp/t.json"
