@@ -1,5 +1,5 @@
 # Makefile - builds dpprof, runs the tests and reproduces the experiments.
-#   make          build ./dpprof (with the CUDA object when nvcc is found, else -DDPPROF_NO_CUDA)
+#   make          build ./dpprof (with the CUDA object and -DDPPROF_CUDA when nvcc is found)
 #   make all      install missing Debian packages, build, run every experiment this machine can, render figures
 #   make test     every test that needs no GPU (GPU tests print SKIP without one); ends with "N passed, N failed"
 SHELL := bash
@@ -37,11 +37,11 @@ NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra$(if $(WERROR),$(comma)-Werr
 
 ifneq ($(NVCC),)
 CUDA_OBJ := build/dpprof_kernels.o
-CUDA_DEF :=
+CUDA_DEF := -DDPPROF_CUDA
 DPPROF_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lcupti -ldl -lstdc++ -lm
 else
 CUDA_OBJ :=
-CUDA_DEF := -DDPPROF_NO_CUDA
+CUDA_DEF :=
 DPPROF_LIBS := -lm
 endif
 
@@ -283,7 +283,7 @@ test: deps-test
 # makes valgrind report on the CUDA runtime, not on dpprof)
 build/dpprof-nocuda: main.c dpprof.h
 	@mkdir -p build
-	$(CC) $(ALL_CFLAGS) -g -DDPPROF_NO_CUDA -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c -o $@.tmp -lm
+	$(CC) $(ALL_CFLAGS) -g -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c -o $@.tmp -lm
 	mv $@.tmp $@
 
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
@@ -298,40 +298,40 @@ build/schema_check: tests/schema_check.c dpprof.h
 
 $(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< -o $@ -lm
 
 $(TEST_BIN)/test_ops_double: tests/test_ops.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
 
 $(TEST_BIN)/test_dpops_double: tests/test_dpops.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
 
 # the double build of the dp test is also the float build's reference (test_dp runs it with --ref)
 $(TEST_BIN)/test_dp_double: tests/test_dp.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
 
 $(TEST_BIN)/test_gradcheck: tests/test_gradcheck.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(ALL_CFLAGS) -DDPPROF_NO_CUDA -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
 
 $(TEST_BIN)/test_train: tests/test_train.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(ALL_CFLAGS) -O3 -march=native -DDPPROF_NO_CUDA -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -O3 -march=native -I. $< -o $@ -lm
 
 # two translation units that include the header, one with the implementation: they must link
 $(TEST_BIN)/test_twotu: tests/test_twotu_a.c tests/test_twotu_b.c dpprof.h
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(ALL_CFLAGS) -DDPPROF_NO_CUDA -I. tests/test_twotu_a.c tests/test_twotu_b.c -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -I. tests/test_twotu_a.c tests/test_twotu_b.c -o $@ -lm
 
 # the GPU test links the real CUDA object when there is one: it prints SKIP without a GPU
 GPU_TEST_SRC := tests/test_gpu.c tests/gpu_model.c tests/gpu_attn.c tests/gpu_dp.c tests/gpu_steps.c tests/gpu_counters.c dpprof.h tests/test.h
 ifneq ($(NVCC),)
 $(TEST_BIN)/test_gpu: $(GPU_TEST_SRC) $(CUDA_OBJ)
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(ALL_CFLAGS) -I. $< $(CUDA_OBJ) -o $@ $(LDFLAGS) $(DPPROF_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -DDPPROF_CUDA -I. $< $(CUDA_OBJ) -o $@ $(LDFLAGS) $(DPPROF_LIBS) $(LDLIBS)
 endif
 
 # the same kernels compiled by g++ for tests/cuemu.h, the cpu emulator of the cuda subset they use:
@@ -345,7 +345,7 @@ build/dpprof_kernels_emu.o: dpprof_kernels.cu dpprof.h tests/cuemu.h
 
 $(TEST_BIN)/test_cuemu: $(GPU_TEST_SRC) build/dpprof_kernels_emu.o
 	@mkdir -p $(TEST_BIN)
-	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -I. $< build/dpprof_kernels_emu.o -o $@ -lstdc++ -lm
+	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_CUDA -I. $< build/dpprof_kernels_emu.o -o $@ -lstdc++ -lm
 
 # the emulator's own checks: the races, stale shared memory and faults it is there to catch, caught
 $(TEST_BIN)/test_emu: tests/test_emu.cc tests/cuemu.h tests/test.h
@@ -353,7 +353,7 @@ $(TEST_BIN)/test_emu: tests/test_emu.cc tests/cuemu.h tests/test.h
 	$(CXX) -std=c++17 $(EMU_FLAGS) -Wall -Wextra -Werror -Itests $< -o $@
 
 build/dpprof-cuemu: main.c dpprof.h build/dpprof_kernels_emu.o
-	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c build/dpprof_kernels_emu.o -o $@.tmp -lstdc++ -lm
+	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_CUDA -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c build/dpprof_kernels_emu.o -o $@.tmp -lstdc++ -lm
 	mv $@.tmp $@
 
 clean:
@@ -407,7 +407,7 @@ uninstall:
 #   conf     experiment files: sweep_parse() and the report's rep_read_lines() + rep_validate()
 FUZZ_SECONDS ?= 60
 FUZZERS := json options conf
-FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -DDPPROF_NO_CUDA -I.
+FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I.
 .PHONY: fuzz fuzz-ci fuzz-build
 fuzz-build: $(addprefix build/fuzz/fuzz_,$(FUZZERS))
 

@@ -10,8 +10,13 @@
      In exactly one C or C++ file:
          #define DPPROF_IMPLEMENTATION
          #include "dpprof.h"
-     elsewhere just #include "dpprof.h". Link with -lm. Without dpprof_kernels.cu, also define
-     DPPROF_NO_CUDA in the implementation file (the cuda backend then answers DPPROF_ERR_NO_CUDA).
+     elsewhere just #include "dpprof.h". That implements the profiler: no library is needed, not
+     even libm. The rest is opt-in, in the same file, before the #include:
+         #define DPPROF_ENGINE   the model, DP-SGD, the backends, the writers, the reference ops, the
+                                 noise and the accountant (link with -lm)
+         #define DPPROF_TOOLS    the JSON reader and the figures (the command line's tools; -lm)
+         #define DPPROF_CUDA     dpprof_kernels.cu is linked (nvcc; -lcudart -lcublas -lcupti): the cuda
+                                 backend; without it the cuda entry points answer DPPROF_ERR_NO_CUDA
 
    THE PROFILER LAYER ALONE (no model needed)
          dpprof_prof p;
@@ -56,14 +61,15 @@
      (dpprof_json_*), a raster plotting module with its own font (dpprof_plot_*, dpprof_canvas_*).
 
    BUILD OPTIONS
-     DPPROF_IMPLEMENTATION   compile the implementation in this translation unit
-     DPPROF_NO_CUDA          no dpprof_kernels.cu is linked: cuda entry points return DPPROF_ERR_NO_CUDA
+     DPPROF_IMPLEMENTATION   compile the implementation in this translation unit (the profiler)
+     DPPROF_ENGINE, DPPROF_TOOLS, DPPROF_CUDA   the opt-in parts (USE, above)
      DPPROF_REF_DOUBLE       cpu reference stores double instead of float (gradient-check builds only)
      DPPROF_MALLOC/DPPROF_REALLOC/DPPROF_FREE   override the allocator (all or none)
      DPPROF_ASSERT           override assert()
      DPPROF_API              decoration of public functions (default: extern)
      _POSIX_C_SOURCE>=199309L (or gnu mode) gives a monotonic clock; otherwise C11 timespec_get
-   The header needs only libc and libm. It compiles as C11 (-pedantic), as C++17 and under nvcc.
+   The header needs only libc (and libm for the engine and the tools). It compiles as C11 (-pedantic),
+   as C++17 and under nvcc.
    Errors are result codes (dpprof_result); dpprof_last_error() holds the message of the last
    failure (one buffer per process: not thread-safe). Nothing in the library calls exit().
 */
@@ -436,7 +442,7 @@ DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f);
 /* --dump: model.safetensors, batch.safetensors, grads.safetensors, step.json into an existing directory */
 DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir);
 
-/* the cuda side (dpprof_kernels.cu); without it (DPPROF_NO_CUDA) these return DPPROF_ERR_NO_CUDA */
+/* the cuda side (dpprof_kernels.cu); without it (no DPPROF_CUDA) these return DPPROF_ERR_NO_CUDA */
 typedef struct dpprof_device_info {
     char name[128];
     int driver_version, runtime_version, cc_major, cc_minor, sm_count;
@@ -457,7 +463,7 @@ DPPROF_API const char *dpprof_cuda_last_error(void);
 /* ---- the cuda backend's device runtime (dpprof_kernels.cu) ----------------------------------------
    one device and one stream per process. kernels and copies are queued on the stream; the first
    error of anything queued is kept (nothing more is queued after it) and dpprof_cuda_sync() returns
-   it, with dpprof_cuda_last_error() saying what failed. DPPROF_NO_CUDA builds answer DPPROF_ERR_NO_CUDA.
+   it, with dpprof_cuda_last_error() saying what failed. builds without DPPROF_CUDA answer DPPROF_ERR_NO_CUDA.
    the workspace (DPPROF_WORKSPACE_BYTES, one allocation the caller makes and tracks as category
    workspace) holds cuBLAS's workspace (first DPPROF_CUBLAS_WORKSPACE_BYTES) and the kernels' scratch. */
 #define DPPROF_CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* what NVIDIA recommends for cuBLAS on Hopper */
@@ -2256,6 +2262,8 @@ DPPROF_API int64_t dpprof_live(const dpprof_prof *p, int cat, int mod) {
     return s;
 }
 
+#ifdef DPPROF_ENGINE /* ---- the engine: presets, model, dp-sgd, backends, writers, reference ops, noise, accountant */
+
 /* ---- presets --------------------------------------------------------------------------------- */
 typedef struct dpprof__preset {
     const char *name;
@@ -2558,7 +2566,7 @@ struct dpprof_session {
 #define DPPROF__G(s, i) ((s)->params[i].trainable ? DPPROF__F((s)->params[i].g) : (dpprof_real *)NULL)
 
 /* the cuda path exists where the kernels are linked and the reference is fp32 (the gpu ops are fp32) */
-#if defined(DPPROF_NO_CUDA) || defined(DPPROF_REF_DOUBLE)
+#if !defined(DPPROF_CUDA) || defined(DPPROF_REF_DOUBLE)
 #define DPPROF__CUDA 0
 #define DPPROF__GPU(s, call) ((void)0)
 #else
@@ -6561,6 +6569,9 @@ DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
 }
 
 #endif /* DPPROF_PRIVACY_IMPL_H */
+#endif /* DPPROF_ENGINE */
+
+#ifdef DPPROF_TOOLS /* ---- the command line's tools: the json reader and the figures ------------------ */
 
 /* ---- json reader: implementation ----------------------------------------
  * design notes:
@@ -11324,6 +11335,9 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
   return DPPROF_PLOT_OK;
 }
 
+#endif /* DPPROF_TOOLS */
+
+#ifdef DPPROF_ENGINE
 /* ---- dp reference ops: implementation (after the
    cpu reference ops: it uses their dpprof__dot, dpprof__axpy, dpprof__cost and DPPROF__BLK) ----
    same rules as the ops above: plain loops, innermost loop contiguous, every long sum in double, no allocation.
@@ -11750,7 +11764,7 @@ DPPROF_API void dpprof_device_peaks(const dpprof_device_info *d, double *fp32_fl
     if (dram_bytes) *dram_bytes = dram;
 }
 
-#ifdef DPPROF_NO_CUDA
+#ifndef DPPROF_CUDA
 /* built without dpprof_kernels.cu: the cuda entry points say so */
 DPPROF_API int dpprof_cuda_device_count(int *count) {
     if (count) *count = 0;
@@ -11799,6 +11813,7 @@ DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return 
 DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n) { (void)out; (void)max; if (n) *n = 0; return DPPROF_ERR_NO_CUDA; }
 #endif
+#endif /* DPPROF_ENGINE */
 
 #ifdef __cplusplus
 }

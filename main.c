@@ -2,6 +2,8 @@
    implementation. build: make (see Makefile); usage: dpprof --help */
 #define _POSIX_C_SOURCE 200809L
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 
 #include <errno.h>

@@ -4,7 +4,7 @@
    one unchecked. prints one line per file (PASS or FAIL with every violation's path); exit 1 if any failed.
    usage: schema_check SCHEMA.json FILE.json... (tests/test_schema.sh) */
 #define DPPROF_IMPLEMENTATION
-#define DPPROF_NO_CUDA
+#define DPPROF_TOOLS
 #include "dpprof.h"
 
 #include <stdio.h>

@@ -6,7 +6,25 @@ cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '#include "dpprof.h"\nint main(void) { return dpprof_result_str(0)[0] == 0; }\n' >"$tmp/decl.c"
-printf '#define DPPROF_IMPLEMENTATION\n#define DPPROF_NO_CUDA\n#include "dpprof.h"\nint main(void) { return dpprof_result_str(0)[0] == 0; }\n' >"$tmp/impl.c"
+printf '#define DPPROF_IMPLEMENTATION\n#define DPPROF_ENGINE\n#define DPPROF_TOOLS\n#include "dpprof.h"\nint main(void) { return dpprof_result_str(0)[0] == 0; }\n' >"$tmp/impl.c"
+# the profiler alone: DPPROF_IMPLEMENTATION and nothing else, no library (not even libm), no CUDA symbols
+cat >"$tmp/prof.c" <<'C'
+#define DPPROF_IMPLEMENTATION
+#include "dpprof.h"
+#include <stdio.h>
+int main(void) {
+    dpprof_prof p;
+    void *x;
+    dpprof_prof_init(&p, 0);
+    dpprof_phase_begin(&p, DPPROF_PHASE_FORWARD, 0);
+    x = dpprof_malloc(&p, 4096, DPPROF_CAT_ACTIVATIONS, DPPROF_MOD_MLP);
+    dpprof_free(&p, x);
+    dpprof_phase_end(&p);
+    printf("%lld", (long long)p.peak_bytes);
+    dpprof_prof_free(&p);
+    return 0;
+}
+C
 try() { # name, command...
     local name=$1; shift
     if out=$("$@" 2>&1); then echo "PASS $name"; else echo "FAIL $name: $(head -c 600 <<<"$out")"; fi
@@ -15,6 +33,9 @@ try "declarations as C11 -pedantic -Werror" gcc -std=c11 -Wall -Wextra -Werror -
 try "implementation as C11 -pedantic -Werror" gcc -std=c11 -Wall -Wextra -Werror -pedantic -I. -c "$tmp/impl.c" -o "$tmp/b.o"
 try "declarations as C++17 -Werror" g++ -std=c++17 -Wall -Wextra -Werror -I. -x c++ -c "$tmp/decl.c" -o "$tmp/c.o"
 try "implementation as C++17 -Werror" g++ -std=c++17 -Wall -Wextra -Werror -I. -x c++ -c "$tmp/impl.c" -o "$tmp/d.o"
+try "the profiler alone as C11, no define or library, -O0, links and runs" bash -c "gcc -std=c11 -O0 -Wall -Wextra -Werror -pedantic -I. '$tmp/prof.c' -o '$tmp/p1' && [ \"\$('$tmp/p1')\" = 4096 ]"
+try "the profiler alone as C++17, no define or library, links and runs" bash -c "g++ -std=c++17 -O2 -Wall -Wextra -Werror -I. -x c++ '$tmp/prof.c' -o '$tmp/p2' && [ \"\$('$tmp/p2')\" = 4096 ]"
+try "the profiler alone links with -Wl,--no-undefined and no libm (nm: no math or cuda symbol)" bash -c "gcc -std=c11 -O0 -I. '$tmp/prof.c' -o '$tmp/p3' -Wl,--no-undefined && ! nm -u '$tmp/p3' | grep -Eq ' (sqrt|exp|log|pow|floor|ceil|fmod|cuda|cublas)'"
 try "implementation with clang -Werror" clang -std=c11 -Wall -Wextra -Werror -pedantic -I. -c "$tmp/impl.c" -o "$tmp/e.o"
 NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 if [ -n "$NVCC" ]; then

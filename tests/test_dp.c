@@ -7,6 +7,8 @@
    the noise's mean and variance, and the memory each algorithm needs on the dry backend. */
 #define _POSIX_C_SOURCE 200809L /* popen: the float build reads the double build's reference */
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 #include "test.h"
 

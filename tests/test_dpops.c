@@ -4,6 +4,8 @@
    taken over every shape; errors of arrays are max|got - want| / max|want| (normwise), of scalars
    |got - want| / |want|. run by make test (float and double builds). */
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 #include <stdio.h>
 #include <stdlib.h>

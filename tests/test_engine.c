@@ -14,6 +14,8 @@ static void *test_malloc(size_t n) {
 #define DPPROF_REALLOC(p, n) realloc(p, n)
 #define DPPROF_FREE(p) free(p)
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 #include "test.h"
 

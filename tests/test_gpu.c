@@ -7,6 +7,8 @@
    DRAM counters (tests/gpu_counters.c) need a real GPU and permission to read them, else SKIP.
    usage: test_gpu [accountant|model|attn|dp|counters|steps ...]  (default: all groups) */
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 #include "test.h"
 
@@ -15,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef DPPROF_NO_CUDA /* a build without the kernels has no gpu ops to call */
+#ifdef DPPROF_CUDA /* a build without the kernels has no gpu ops to call */
 #include "gpu_model.c"
 #include "gpu_attn.c"
 #include "gpu_dp.c"

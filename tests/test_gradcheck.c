@@ -2,6 +2,8 @@
    the whole model computed in double (built with -DDPPROF_REF_DOUBLE), on tiny GQA configs of
    both heads, with repeated tokens. prints the worst error per tensor. run by make test. */
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 #include "test.h"
 

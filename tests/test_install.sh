@@ -35,7 +35,6 @@ fi
 # the profiler from the installed header, as a user's program builds it
 cat >"$tmp/embed.c" <<'C'
 #define DPPROF_IMPLEMENTATION
-#define DPPROF_NO_CUDA
 #include <dpprof.h>
 #include <stdio.h>
 int main(void) {
@@ -50,7 +49,8 @@ int main(void) {
     return 0;
 }
 C
-check "a program built on the installed header (-I DESTDIR/usr/include, the .pc's libs) runs" \
-    bash -c "gcc -std=c11 -I'$stage/usr/include' '$tmp/embed.c' -o '$tmp/embed' -lm && [ \"\$('$tmp/embed')\" = 4096 ]"
+check "the profiler alone, on the installed header with no define or library, builds as C11 and C++17 and runs" \
+    bash -c "gcc -std=c11 -Wall -Wextra -Werror -pedantic -I'$stage/usr/include' '$tmp/embed.c' -o '$tmp/embed' && [ \"\$('$tmp/embed')\" = 4096 ] &&
+             g++ -std=c++17 -Wall -Wextra -Werror -I'$stage/usr/include' -x c++ '$tmp/embed.c' -o '$tmp/embed++' && [ \"\$('$tmp/embed++')\" = 4096 ]"
 make --no-print-directory uninstall DESTDIR="$stage" PREFIX=/usr >/dev/null 2>&1
 check "make uninstall removes every file it installed" bash -c "[ -z \"\$(find '$stage' -type f)\" ]"

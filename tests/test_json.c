@@ -2,6 +2,8 @@
  * check and exits 1 if any failed. "--bench" runs the timing checks instead
  * (kept out of the normal run because sanitizer builds are slow). */
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 #include <time.h>
 

@@ -4,6 +4,8 @@
    (test_ops_double, -DDPPROF_REF_DOUBLE: h = 1e-6, tolerance 1e-6; float: h = 1e-2*max(1,|x|),
    tolerance 2e-2). one PASS/FAIL line per check; exits 1 on any failure. */
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 #include <stdio.h>
 #include <stdlib.h>

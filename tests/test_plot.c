@@ -3,6 +3,8 @@
  * gives the documented codes. one PASS/FAIL line per check; demo pngs go to build/tests/plot-*.png.
  * run by make test (from the repository root). */
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 
 #include <time.h>

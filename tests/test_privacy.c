@@ -42,6 +42,8 @@
    not be retrieved from the stored copies of the paper available while
    writing this, so the value is only printed, not asserted. */
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 
 #include <stdio.h>

@@ -2,6 +2,8 @@
    cls) and on a real text file (byte-level lm). built with -O3: it trains for real. run by make test.
    the text is the GPL-3 licence shipped by every Debian system (base-files). */
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 #include "test.h"
 

@@ -1,6 +1,8 @@
 /* tests/test_twotu_a.c - with test_twotu_b.c: two translation units include dpprof.h, one with
    the implementation; they must compile and link without clashes. run by make test. */
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#define DPPROF_TOOLS
 #include "dpprof.h"
 #include "test.h"
 

@@ -5,6 +5,7 @@
  * parses again into an equal tree. aborting is fine here: this is the test
  * harness, not library code. */
 #define DPPROF_IMPLEMENTATION
+#define DPPROF_TOOLS
 #include "dpprof.h"
 
 #define FUZZ_ASSERT(c)                                                                                  \
