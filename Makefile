@@ -289,7 +289,12 @@ build/dpprof-nocuda: main.c dpprof.h
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
 TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu test_dp test_dpops
 .PHONY: test-build
-test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu test_cuemu test_emu) build/dpprof-cuemu build/schema_check
+test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu test_cuemu test_emu) build/dpprof-cuemu build/schema_check $(TEST_BIN)/test_profonly
+
+# the profiler as a user embeds it: no library at all, not even libm (every symbol resolved at link time)
+$(TEST_BIN)/test_profonly: tests/test_profonly.c dpprof.h tests/test.h
+	@mkdir -p $(TEST_BIN)
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< -o $@ -Wl,--no-undefined
 
 # the checker of results against docs/result.schema.json (tests/test_schema.sh)
 build/schema_check: tests/schema_check.c dpprof.h

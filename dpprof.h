@@ -30,7 +30,9 @@
          dpprof_phase_end(&p);
          // p.peak_bytes, p.peak_by_cat[], p.peak_by_mod[] (split at the moment of the peak),
          // p.events[] (the live-bytes timeline), p.phases[] (bytes at start/end/peak per phase)
+         dpprof_prof_write_json(&p, f);       // all of it as JSON; dpprof_prof_write_trace: Perfetto
          dpprof_prof_free(&p);
+     Categories, modules and phases of your own: DPPROF_USER_CATEGORIES and its siblings (below).
      Every allocation carries a category and a module; every allocation and free is an event
      (time, category, module, +-bytes, phase, step). The peak is the first moment live bytes reach
      their maximum; the breakdown reported is the split at exactly that moment.
@@ -171,9 +173,25 @@ DPPROF_API const char *dpprof_last_error(void);
     X(NOISE, "noise")                                                                       \
     X(OPTIMIZER_STEP, "optimizer_step")
 
+/* the vocabulary is extensible: define any of these before every #include of dpprof.h (the same in
+   every file of a program) to add categories, modules or phases of your own, e.g.
+       #define DPPROF_USER_CATEGORIES(X) X(KV_CACHE, "kv_cache") X(PINNED, "pinned_host")
+   gives DPPROF_CAT_KV_CACHE and DPPROF_CAT_PINNED after the built-in ones; every count, table, name and
+   writer takes them in */
+#ifndef DPPROF_USER_CATEGORIES
+#define DPPROF_USER_CATEGORIES(X)
+#endif
+#ifndef DPPROF_USER_MODULES
+#define DPPROF_USER_MODULES(X)
+#endif
+#ifndef DPPROF_USER_PHASES
+#define DPPROF_USER_PHASES(X)
+#endif
+
 typedef enum dpprof_category {
 #define DPPROF__X(name, text) DPPROF_CAT_##name,
     DPPROF_CATEGORIES(DPPROF__X)
+    DPPROF_USER_CATEGORIES(DPPROF__X)
 #undef DPPROF__X
     DPPROF_CAT_COUNT
 } dpprof_category;
@@ -181,6 +199,7 @@ typedef enum dpprof_category {
 typedef enum dpprof_module {
 #define DPPROF__X(name, text) DPPROF_MOD_##name,
     DPPROF_MODULES(DPPROF__X)
+    DPPROF_USER_MODULES(DPPROF__X)
 #undef DPPROF__X
     DPPROF_MOD_COUNT
 } dpprof_module;
@@ -188,6 +207,7 @@ typedef enum dpprof_module {
 typedef enum dpprof_phase {
 #define DPPROF__X(name, text) DPPROF_PHASE_##name,
     DPPROF_PHASES(DPPROF__X)
+    DPPROF_USER_PHASES(DPPROF__X)
 #undef DPPROF__X
     DPPROF_PHASE_COUNT,
     DPPROF_PHASE_NONE = -1
@@ -276,6 +296,16 @@ DPPROF_API void dpprof_prof_add_cost(dpprof_prof *p, double flops, double bytes)
 DPPROF_API int dpprof_prof_same_memory(const dpprof_prof *a, const dpprof_prof *b, const char **why);
 /* live bytes of one category (module < 0: all modules) */
 DPPROF_API int64_t dpprof_live(const dpprof_prof *p, int category, int module);
+/* the profile as JSON: {"schema_version", "peak_bytes", "peak_phase", "peak_step", "peak_by_category" and
+   "peak_by_module" (bytes at the moment of the peak), "max_by_category" (each one's own high-water mark),
+   "live_bytes", "allocs", "frees", "incomplete", "phases" (one record a phase: name, step, bytes at start,
+   end and peak, times), "timeline" (the event log as parallel arrays, with the name lists)}. returns
+   DPPROF_OK, or DPPROF_ERR_IO when the stream reports an error */
+DPPROF_API int dpprof_prof_write_json(const dpprof_prof *p, FILE *f);
+/* the profile as a Chrome/Perfetto trace (ui.perfetto.dev): the phases on a named track and the live bytes
+   of each category as counters; times in ms from dpprof_prof_init (DPPROF_PROF_NO_CLOCK: the event
+   index). same returns */
+DPPROF_API int dpprof_prof_write_trace(const dpprof_prof *p, FILE *f);
 
 /* ---------------------------------------------------------------------------------------------
    configuration
@@ -1887,16 +1917,19 @@ static int dpprof__fail(int code, const char *fmt, ...) {
 static const char *const dpprof__cat_names[] = {
 #define DPPROF__X(name, text) text,
     DPPROF_CATEGORIES(DPPROF__X)
+    DPPROF_USER_CATEGORIES(DPPROF__X)
 #undef DPPROF__X
 };
 static const char *const dpprof__mod_names[] = {
 #define DPPROF__X(name, text) text,
     DPPROF_MODULES(DPPROF__X)
+    DPPROF_USER_MODULES(DPPROF__X)
 #undef DPPROF__X
 };
 static const char *const dpprof__phase_names[] = {
 #define DPPROF__X(name, text) text,
     DPPROF_PHASES(DPPROF__X)
+    DPPROF_USER_PHASES(DPPROF__X)
 #undef DPPROF__X
 };
 static const char *const dpprof__algo_names[] = {"default", "vanilla", "persample", "ghost", "ghost_bk", "flash", "flash_bk", "auto"};
@@ -1964,6 +1997,70 @@ static int dpprof__grow(void **ptr, size_t *cap, size_t need, size_t elem) {
     *ptr = np;
     *cap = ncap;
     return 0;
+}
+
+/* ---- json output: strings (utf-8, invalid bytes as U+FFFD) and numbers (nan and inf as null) --------- */
+/* length of the valid utf-8 sequence at s (avail bytes readable): 0 if
+   invalid (overlong, surrogate, above u+10ffff, bad continuation), or
+   (size_t)-1 if the input ends inside an otherwise valid prefix */
+static size_t dpprof__jutf8(const unsigned char *s, size_t avail)
+{
+    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+    size_t need, k;
+    if (c >= 0xC2 && c <= 0xDF) {
+        need = 2;
+    } else if (c == 0xE0) {
+        need = 3;
+        lo = 0xA0;
+    } else if (c >= 0xE1 && c <= 0xEF) {
+        need = 3;
+        if (c == 0xED)
+            hi = 0x9F;
+    } else if (c == 0xF0) {
+        need = 4;
+        lo = 0x90;
+    } else if (c >= 0xF1 && c <= 0xF3) {
+        need = 4;
+    } else if (c == 0xF4) {
+        need = 4;
+        hi = 0x8F;
+    } else {
+        return 0;
+    }
+    for (k = 1; k < need; k++) {
+        if (k >= avail)
+            return (size_t)-1;
+        if (k == 1 ? (s[1] < lo || s[1] > hi) : (s[k] < 0x80 || s[k] > 0xBF))
+            return 0;
+    }
+    return need;
+}
+
+static void dpprof__jstr(FILE *f, const char *str) {
+    const unsigned char *p = (const unsigned char *)(str ? str : "");
+    size_t n;
+    if (!str) { fputs("null", f); return; }
+    fputc('"', f);
+    for (; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p == '\t') fputs("\\t", f);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else if (*p < 0x80) fputc(*p, f);
+        /* json is utf-8: an invalid byte (--experiment, a --data path) becomes U+FFFD, so that
+           dpprof's own reader takes the file back. the nul ends a sequence early: 4 is safe */
+        else if ((n = dpprof__jutf8(p, 4)) == 0 || n == (size_t)-1) fputs("\\ufffd", f);
+        else {
+            fwrite(p, 1, n, f);
+            p += n - 1;
+        }
+    }
+    fputc('"', f);
+}
+
+static void dpprof__jnum(FILE *f, double v) {
+    if (v >= -DBL_MAX && v <= DBL_MAX) fprintf(f, "%.17g", v);
+    else fputs("null", f); /* json has no nan or inf: unmeasured and infinite values are null */
 }
 
 /* ---- profiler -------------------------------------------------------------------------------- */
@@ -2260,6 +2357,142 @@ DPPROF_API int64_t dpprof_live(const dpprof_prof *p, int cat, int mod) {
     if (mod >= 0) return mod < DPPROF_MOD_COUNT ? p->live_by[cat][mod] : 0;
     for (m = 0; m < DPPROF_MOD_COUNT; m++) s += p->live_by[cat][m];
     return s;
+}
+
+/* ---- the profiler's writers ---------------------------------------------------------------------- */
+/* the phases of steps >= from as complete events on track 1; idx: the clock is the event index */
+static void dpprof__trace_phases(FILE *f, const dpprof_prof *p, int idx, int from) {
+    size_t i;
+    fputs(",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"phases\"}}", f);
+    for (i = 0; i < p->n_phases; i++) {
+        const dpprof_phase_rec *r = &p->phases[i];
+        double ts = idx ? (double)r->event_start : r->t_start_ms * 1e3, te = idx ? (double)r->event_end : r->t_end_ms * 1e3;
+        if (r->step < from) continue;
+        fputs(",\n{\"name\": ", f);
+        dpprof__jstr(f, dpprof_phase_name(r->phase));
+        fputs(", \"cat\": \"phase\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": ", f);
+        dpprof__jnum(f, ts);
+        fputs(", \"dur\": ", f);
+        dpprof__jnum(f, te - ts);
+        fprintf(f, ", \"args\": {\"step\": %d, \"bytes_start\": %lld, \"bytes_end\": %lld, \"bytes_peak\": %lld, \"flops\": ", r->step, (long long)r->bytes_start, (long long)r->bytes_end, (long long)r->bytes_peak);
+        dpprof__jnum(f, r->flops);
+        fputs("}}", f);
+    }
+}
+/* live bytes per category as a counter at each event of steps >= from (every event counts towards the level) */
+static void dpprof__trace_counters(FILE *f, const dpprof_prof *p, int idx, int from) {
+    int64_t live[DPPROF_CAT_COUNT];
+    int used[DPPROF_CAT_COUNT], c, first;
+    size_t i;
+    memset(live, 0, sizeof live);
+    memset(used, 0, sizeof used);
+    for (i = 0; i < p->n_events; i++) used[p->events[i].category] |= p->events[i].bytes > 0;
+    for (i = 0; i < p->n_events; i++) {
+        const dpprof_event *e = &p->events[i];
+        live[e->category] += e->bytes;
+        if (e->step < from) continue;
+        fputs(",\n{\"name\": \"live bytes\", \"ph\": \"C\", \"pid\": 1, \"ts\": ", f);
+        dpprof__jnum(f, idx ? (double)i + 1 : e->t_ms * 1e3);
+        fputs(", \"args\": {", f);
+        for (c = 0, first = 1; c < DPPROF_CAT_COUNT; c++) {
+            if (!used[c]) continue;
+            fputs(first ? "" : ", ", f);
+            dpprof__jstr(f, dpprof_category_name(c));
+            fprintf(f, ": %lld", (long long)live[c]);
+            first = 0;
+        }
+        fputs("}}", f);
+    }
+}
+
+static void dpprof__jnames(FILE *f, const char *key, const char *(*name)(int), int n) {
+    int i;
+    fprintf(f, "\"%s\": [", key);
+    for (i = 0; i < n; i++) {
+        fputs(i ? ", " : "", f);
+        dpprof__jstr(f, name(i));
+    }
+    fputs("]", f);
+}
+
+/* the event log as parallel arrays with the name lists: the inside of a "timeline" object, without its braces */
+static void dpprof__timeline_arrays(FILE *f, const dpprof_prof *p, int clock, const char *nl) {
+    size_t e;
+    dpprof__jnames(f, "categories", dpprof_category_name, DPPROF_CAT_COUNT);
+    fputs(", ", f);
+    dpprof__jnames(f, "modules", dpprof_module_name, DPPROF_MOD_COUNT);
+    fputs(", ", f);
+    dpprof__jnames(f, "phases", dpprof_phase_name, DPPROF_PHASE_COUNT);
+    fprintf(f, ", \"clock\": \"%s\",%s\"t_ms\": [", clock ? "measured" : "none", nl);
+    for (e = 0; e < p->n_events; e++) {
+        fputs(e ? "," : "", f);
+        dpprof__jnum(f, p->events[e].t_ms);
+    }
+    fprintf(f, "],%s\"bytes\": [", nl);
+    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%lld", e ? "," : "", (long long)p->events[e].bytes);
+    fprintf(f, "],%s\"category\": [", nl);
+    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].category);
+    fprintf(f, "],%s\"module\": [", nl);
+    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].module);
+    fprintf(f, "],%s\"phase\": [", nl);
+    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].phase);
+    fprintf(f, "],%s\"step\": [", nl);
+    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].step);
+    fputs("]", f);
+}
+
+DPPROF_API int dpprof_prof_write_json(const dpprof_prof *p, FILE *f) {
+    size_t e;
+    int c;
+    if (!p || !f) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_prof_write_json: NULL %s", p ? "file" : "profile");
+    fprintf(f, "{\"schema_version\": 1, \"peak_bytes\": %lld, \"peak_phase\": ", (long long)p->peak_bytes);
+    dpprof__jstr(f, dpprof_phase_name(p->peak_phase));
+    fprintf(f, ", \"peak_step\": %d, \"live_bytes\": %lld, \"allocs\": %lld, \"frees\": %lld, \"incomplete\": %s,\n \"peak_by_category\": {",
+            p->peak_step, (long long)p->live_bytes, (long long)p->n_allocs, (long long)p->n_frees, p->failed ? "true" : "false");
+    for (c = 0; c < DPPROF_CAT_COUNT; c++) {
+        fputs(c ? ", " : "", f);
+        dpprof__jstr(f, dpprof_category_name(c));
+        fprintf(f, ": %lld", (long long)p->peak_by_cat[c]);
+    }
+    fputs("},\n \"peak_by_module\": {", f);
+    for (c = 0; c < DPPROF_MOD_COUNT; c++) {
+        fputs(c ? ", " : "", f);
+        dpprof__jstr(f, dpprof_module_name(c));
+        fprintf(f, ": %lld", (long long)p->peak_by_mod[c]);
+    }
+    fputs("},\n \"max_by_category\": {", f);
+    for (c = 0; c < DPPROF_CAT_COUNT; c++) {
+        fputs(c ? ", " : "", f);
+        dpprof__jstr(f, dpprof_category_name(c));
+        fprintf(f, ": %lld", (long long)p->max_by_cat[c]);
+    }
+    fputs("},\n \"phases\": [", f);
+    for (e = 0; e < p->n_phases; e++) {
+        const dpprof_phase_rec *r = &p->phases[e];
+        fputs(e ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
+        dpprof__jstr(f, dpprof_phase_name(r->phase));
+        fprintf(f, ", \"step\": %d, \"bytes_start\": %lld, \"bytes_end\": %lld, \"bytes_peak\": %lld, \"t_start_ms\": ", r->step, (long long)r->bytes_start,
+                (long long)r->bytes_end, (long long)r->bytes_peak);
+        dpprof__jnum(f, r->t_start_ms);
+        fputs(", \"t_end_ms\": ", f);
+        dpprof__jnum(f, r->t_end_ms);
+        fprintf(f, ", \"event_start\": %zu, \"event_end\": %zu}", r->event_start, r->event_end);
+    }
+    fputs("],\n \"timeline\": {", f);
+    dpprof__timeline_arrays(f, p, !(p->flags & DPPROF_PROF_NO_CLOCK), "\n  ");
+    fputs("}}\n", f);
+    return fflush(f) != 0 || ferror(f) ? dpprof__fail(DPPROF_ERR_IO, "dpprof_prof_write_json: the stream reports a write error") : DPPROF_OK;
+}
+
+DPPROF_API int dpprof_prof_write_trace(const dpprof_prof *p, FILE *f) {
+    const int idx = !!(p && (p->flags & DPPROF_PROF_NO_CLOCK));
+    if (!p || !f) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_prof_write_trace: NULL %s", p ? "file" : "profile");
+    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"clock\": \"%s\"},\n\"traceEvents\": [\n", idx ? "event index" : "measured");
+    fputs("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"dpprof\"}}", f);
+    dpprof__trace_phases(f, p, idx, INT32_MIN);
+    dpprof__trace_counters(f, p, idx, INT32_MIN);
+    fputs("\n]}\n", f);
+    return fflush(f) != 0 || ferror(f) ? dpprof__fail(DPPROF_ERR_IO, "dpprof_prof_write_trace: the stream reports a write error") : DPPROF_OK;
 }
 
 #ifdef DPPROF_ENGINE /* ---- the engine: presets, model, dp-sgd, backends, writers, reference ops, noise, accountant */
@@ -4684,34 +4917,6 @@ DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int train
 #endif
 #define DPPROF__MIB 1048576.0
 
-static size_t dpprof__jutf8(const unsigned char *s, size_t avail);
-static void dpprof__jstr(FILE *f, const char *str) {
-    const unsigned char *p = (const unsigned char *)(str ? str : "");
-    size_t n;
-    if (!str) { fputs("null", f); return; }
-    fputc('"', f);
-    for (; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p == '\n') fputs("\\n", f);
-        else if (*p == '\t') fputs("\\t", f);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else if (*p < 0x80) fputc(*p, f);
-        /* json is utf-8: an invalid byte (--experiment, a --data path) becomes U+FFFD, so that
-           dpprof's own reader takes the file back. the nul ends a sequence early: 4 is safe */
-        else if ((n = dpprof__jutf8(p, 4)) == 0 || n == (size_t)-1) fputs("\\ufffd", f);
-        else {
-            fwrite(p, 1, n, f);
-            p += n - 1;
-        }
-    }
-    fputc('"', f);
-}
-
-static void dpprof__jnum(FILE *f, double v) {
-    if (v == v && fabs(v) <= DBL_MAX) fprintf(f, "%.17g", v);
-    else fputs("null", f); /* json has no nan or inf: unmeasured and infinite values are null */
-}
-
 static int dpprof__cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -5128,28 +5333,9 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         fputs(",\n  \"timeline\": null\n}\n", f);
         return ferror(f) ? dpprof__fail(DPPROF_ERR_IO, "writing the result json failed") : DPPROF_OK;
     }
-    fputs(",\n  \"timeline\": {\"categories\": [", f);
-    for (i = 0; i < DPPROF_CAT_COUNT; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", dpprof_category_name(i));
-    fputs("], \"modules\": [", f);
-    for (i = 0; i < DPPROF_MOD_COUNT; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", dpprof_module_name(i));
-    fputs("], \"phases\": [", f);
-    for (i = 0; i < DPPROF_PHASE_COUNT; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", dpprof_phase_name(i));
-    fprintf(f, "], \"clock\": \"%s\",\n    \"t_ms\": [", s->backend == DPPROF_BACKEND_DRY ? "none" : "measured");
-    for (e = 0; e < p->n_events; e++) {
-        fputs(e ? "," : "", f);
-        dpprof__jnum(f, p->events[e].t_ms);
-    }
-    fputs("],\n    \"bytes\": [", f);
-    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%lld", e ? "," : "", (long long)p->events[e].bytes);
-    fputs("],\n    \"category\": [", f);
-    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].category);
-    fputs("],\n    \"module\": [", f);
-    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].module);
-    fputs("],\n    \"phase\": [", f);
-    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].phase);
-    fputs("],\n    \"step\": [", f);
-    for (e = 0; e < p->n_events; e++) fprintf(f, "%s%d", e ? "," : "", p->events[e].step);
-    fputs("],\n    \"marks\": [", f);
+    fputs(",\n  \"timeline\": {", f);
+    dpprof__timeline_arrays(f, p, s->backend != DPPROF_BACKEND_DRY, "\n    ");
+    fputs(",\n    \"marks\": [", f);
     for (e = 0; e < p->n_phases; e++) {
         fprintf(f, "%s{\"phase\": %d, \"step\": %d, \"event\": %zu, \"t_ms\": ", e ? ", " : "", p->phases[e].phase, p->phases[e].step, p->phases[e].event_start);
         dpprof__jnum(f, p->phases[e].t_start_ms);
@@ -5164,32 +5350,16 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
 DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f) {
     const dpprof_prof *p = &s->prof;
     const int dry = s->backend == DPPROF_BACKEND_DRY;
-    int64_t live[DPPROF_CAT_COUNT];
-    int used[DPPROF_CAT_COUNT], c, first = 1, last = 0, from;
+    int last = 0, from;
     size_t i;
     if (!f) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_write_trace: NULL file");
     /* the last trace_steps steps: a trace of a long run stays the size of a short one's */
     for (i = 0; i < p->n_phases; i++) last = p->phases[i].step > last ? p->phases[i].step : last;
     from = last - (s->cfg.trace_steps > 0 ? s->cfg.trace_steps : 2) + 1;
-    memset(live, 0, sizeof live);
-    memset(used, 0, sizeof used);
-    for (i = 0; i < p->n_events; i++) used[p->events[i].category] |= p->events[i].bytes > 0;
     fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"dpprof_version\": \"%s\", \"backend\": \"%s\", \"clock\": \"%s\", \"steps\": [%d, %d]},\n\"traceEvents\": [\n",
             DPPROF_VERSION, dpprof_backend_name(s->backend), dry ? "event index (dry run)" : "measured", from > 0 ? from : 0, last);
     fputs("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"dpprof\"}}", f);
-    fputs(",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"phases\"}}", f);
-    for (i = 0; i < p->n_phases; i++) {
-        const dpprof_phase_rec *r = &p->phases[i];
-        double ts = dry ? (double)r->event_start : r->t_start_ms * 1e3, te = dry ? (double)r->event_end : r->t_end_ms * 1e3;
-        if (r->step < from) continue;
-        fprintf(f, ",\n{\"name\": \"%s\", \"cat\": \"phase\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": ", dpprof_phase_name(r->phase));
-        dpprof__jnum(f, ts);
-        fputs(", \"dur\": ", f);
-        dpprof__jnum(f, te - ts);
-        fprintf(f, ", \"args\": {\"step\": %d, \"bytes_start\": %lld, \"bytes_end\": %lld, \"bytes_peak\": %lld, \"flops\": ", r->step, (long long)r->bytes_start, (long long)r->bytes_end, (long long)r->bytes_peak);
-        dpprof__jnum(f, r->flops);
-        fputs("}}", f);
-    }
+    dpprof__trace_phases(f, p, dry, from);
     if (s->n_ops) fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 2, \"args\": {\"name\": \"%s\"}}", s->backend == DPPROF_BACKEND_CUDA ? "ops (gpu kernels, cuda events)" : "ops (cpu reference)");
     for (i = 0; i < s->n_ops; i++) {
         const dpprof__op_rec *o = &s->ops[i];
@@ -5207,21 +5377,7 @@ DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f) {
         dpprof__jnum(f, o->bytes);
         fputs("}}", f);
     }
-    for (i = 0; i < p->n_events; i++) { /* every event counts towards the live bytes; those of the steps traced are drawn */
-        const dpprof_event *e = &p->events[i];
-        live[e->category] += e->bytes;
-        if (e->step < from) continue;
-        fputs(",\n{\"name\": \"live bytes\", \"ph\": \"C\", \"pid\": 1, \"ts\": ", f);
-        dpprof__jnum(f, dry ? (double)i + 1 : e->t_ms * 1e3);
-        fputs(", \"args\": {", f);
-        first = 1;
-        for (c = 0; c < DPPROF_CAT_COUNT; c++) {
-            if (!used[c]) continue;
-            fprintf(f, "%s\"%s\": %lld", first ? "" : ", ", dpprof_category_name(c), (long long)live[c]);
-            first = 0;
-        }
-        fputs("}}", f);
-    }
+    dpprof__trace_counters(f, p, dry, from);
     fputs("\n]}\n", f);
     return ferror(f) ? dpprof__fail(DPPROF_ERR_IO, "writing the trace failed") : DPPROF_OK;
 }
@@ -6943,41 +7099,6 @@ static int dpprof__jclose(dpprof__jparser *p)
     return dpprof__jpush(p, &node);
 }
 
-/* length of the valid utf-8 sequence at s (avail bytes readable): 0 if
-   invalid (overlong, surrogate, above u+10ffff, bad continuation), or
-   (size_t)-1 if the input ends inside an otherwise valid prefix */
-static size_t dpprof__jutf8(const unsigned char *s, size_t avail)
-{
-    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
-    size_t need, k;
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 2;
-    } else if (c == 0xE0) {
-        need = 3;
-        lo = 0xA0;
-    } else if (c >= 0xE1 && c <= 0xEF) {
-        need = 3;
-        if (c == 0xED)
-            hi = 0x9F;
-    } else if (c == 0xF0) {
-        need = 4;
-        lo = 0x90;
-    } else if (c >= 0xF1 && c <= 0xF3) {
-        need = 4;
-    } else if (c == 0xF4) {
-        need = 4;
-        hi = 0x8F;
-    } else {
-        return 0;
-    }
-    for (k = 1; k < need; k++) {
-        if (k >= avail)
-            return (size_t)-1;
-        if (k == 1 ? (s[1] < lo || s[1] > hi) : (s[k] < 0x80 || s[k] > 0xBF))
-            return 0;
-    }
-    return need;
-}
 
 static size_t dpprof__jenc(unsigned long cp, unsigned char *b)
 {
