@@ -367,7 +367,7 @@ typedef struct dpprof_config {
                                     peak does not grow and, on cuda, the measured time is below both flash
                                     flavours' (never off the gpu); 1 -> every such layer, unmeasured; -1 -> never */
     int fused_clipgrad;          /* cuda, bf16: the clipped weight gradients (book-keeping) on the fused tensor-core kernel
-                                    (dpprof_cuda_set_fused_clipgrad) or on one cuBLAS GEMM per sample: 1 -> fused;
+                                    (dpprof_cuda_tuning.fused_clipgrad) or on one cuBLAS GEMM per sample: 1 -> fused;
                                     -1 -> cuBLAS; 0 -> --algo auto times both at each linear layer's shape at session
                                     start (physical batch >= 2) and takes the faster, the other algorithms cuBLAS */
     int fused_noise;             /* dp: the noise, the division by the batch and the optimizer step in one pass over the
@@ -375,10 +375,10 @@ typedef struct dpprof_config {
                                     optimizer_step phase holds it. 1 -> fused; -1 -> two passes; 0 -> --algo auto on
                                     cuda times both at session start and takes the faster, the others two passes */
     int dp_warp_tile;            /* cuda, bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipgrad, both
-                                    flavours of the flash norm), dpprof_cuda_set_dp_warp_tile: 64 (64 x 64) or 32 (64 x 32);
+                                    flavours of the flash norm), dpprof_cuda_tuning.dp_warp_tile: 64 (64 x 64) or 32 (64 x 32);
                                     0 -> the default (64 where the device's shared memory per block holds the kernels) */
     int wgmma;                   /* cuda, bf16: the gram flavour of the flash norm on Hopper's warpgroup mma
-                                    (dpprof_cuda_set_wgmma): 1 -> on (compute capability 9.0 only, else refused);
+                                    (dpprof_cuda_tuning.wgmma): 1 -> on (compute capability 9.0 only, else refused);
                                     -1 -> off (mma.sync); 0 -> the default: on where the device is 9.0 */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
@@ -538,86 +538,44 @@ DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
    outputs rounded by dpprof_bf16_round_ref. beyond the op table, the engine needs these: */
 DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype);   /* FP32 (the default) or BF16; else DPPROF_ERR_INVALID */
 DPPROF_API dpprof_dtype dpprof_cuda_storage(void);
-/* bf16 attention on the tensor cores (the default, for even head sizes up to 128: mma.sync m16n8k16, P
-   and in the backward dS rounded to bf16 before the products that take them, as flash attention 2 does,
-   so with u = 2^-8 the forward output is within u max|v| of the reference beyond its own rounding, and
-   each element of dq, dk, dv within u times the sum of its terms' magnitudes), or 0: the fp32 SIMT
-   kernels the fp32 storage uses, widened (for comparing the two; tests). returns the previous setting */
-DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on);
-/* rows of a tensor-core attention block (query rows of the forward and dq kernels, keys of the dk/dv
-   kernel): 64 (4 warps) or 128 (8 warps), or 0, the default: for the forward 128 on sm_90 and newer (faster on
-   an H100 and an H200), 64 on older gpus (not measured); for the backward 64 (faster on an H200, 2026-11-27:
-   dk/dv 372 us against 404, dq 271 against 301 at the trainer shape). with 128 each
-   K, V or Q tile a block loads serves twice the rows, for half the L2 traffic per flop, but fewer blocks
-   and more shared memory. setting it is for measuring the two (dpprof attnbench) and tests; the same arithmetic per element either way, so
-   the same tolerances. returns the previous setting, or -1 for any other value (nothing changes) */
-DPPROF_API int dpprof_cuda_set_attention_block(int rows);
-/* query rows a warp of the tensor-core attention's forward and dq kernels: 16 or 32, or 0, the default: for the
-   forward 32 on sm_90 and newer (faster on an H200: 0.197 ms against 0.263 at the trainer shape), 16 on older
-   gpus; for the dq kernel 16 (32 measured slower: 322 us against 271). with 32 (flash attention 2's layout at these head sizes) a warp holds two
-   blocks of 16 rows and uses each K and V fragment it reads from shared memory for both, so their ldmatrix
-   reads are 1/16 byte a multiply-add instead of 1/8 (an H100 SM moves 128 bytes of shared memory a clock
-   against 2048 tensor-core multiply-adds: a bound near 45% of the tensor-core peak for 16 rows, 80% for 32;
-   dpprof attnbench measures both). the dq kernel then walks
-   the keys 16 at a time with four tiles in flight (its registers hold no more). the dk/dv kernel keeps 16 keys
-   a warp: with 32 its registers would allow query tiles of 16 only, and each warp would read its K and V
-   fragments again every tile, for 11% fewer bytes and twice the barriers. 32 applies to head sizes up to 64;
-   larger ones keep 16 (the accumulators of two row blocks fill the registers). a block has the rows of
-   dpprof_cuda_set_attention_block either way (4 warps of 32 or 8 of 16 for 128). every row gets the same
-   arithmetic in the same order: the same bits. returns the previous setting, or -1 for any other value
-   (nothing changes) */
-DPPROF_API int dpprof_cuda_set_attention_warp_rows(int rows);
-/* the bf16 clipped weight gradient (linear_clipgrad) on one fused tensor-core kernel (1) instead of one
-   cuBLAS GEMM per sample (0, the default). the fused kernel reads dy and x once and writes dw once, where the
-   per-sample GEMMs read and write all of dw per sample; the same clip factors (as floats rounded toward
-   zero), each sample's product summed in fp32 and added to a running total with one fma per element, so the
-   same tolerances. it takes IC and OC multiples of 8 and two samples or more (other calls stay on cuBLAS: with
-   one sample its single GEMM already writes dw once). a session sets it per layer: dpprof_config.fused_clipgrad,
-   or under --algo auto the kernel it measured faster at the layer's shape (make bench-clipgrad times the two).
-   returns the previous setting */
-DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on);
-/* the warp tile of dpprof's bf16 dp tensor-core kernels: the weight-gradient kernel (the fused clipgrad and the
-   psg flavour of the flash norm) and the gram kernel (the gram flavour). 64: warps of 64 x 64 (the weight
-   gradient in blocks of 256 x 128 with 8 warps, the clipgrad's running totals in shared memory; the grams of a
-   128 x 128 position pair with 4 warps, the input's gram in shared memory); 32: warps of 64 x 32 (blocks of
-   128 x 128 with 8 warps, everything in registers); 0, the default: 64 where the device's shared memory per
-   block holds the kernel (sm_90: 205 KiB for the clipgrad, 124 KiB for the gram kernel), else 32. the reason is
-   shared memory's bandwidth: an H100 SM's tensor cores take 2048 multiply-adds a clock and its shared memory
-   moves 128 bytes, so the ldmatrix reads and cp.async stores of 64 x 32 warps (1/8 byte a multiply-add) bound
-   these kernels at half the tensor-core peak; 64 x 64 warps need 11/128 byte (73%; 67% for the clipgrad, whose
-   totals add 9% at T=1024) in the weight-gradient kernel and 3/32 (67%) in the gram kernel. the same arithmetic
-   per element (the clipgrad has the same bits; the norms' partials are summed in another grouping): the same
-   tolerances. for measuring the two and tests; returns the previous setting, or -1 for any other value
-   (nothing changes) */
-DPPROF_API int dpprof_cuda_set_dp_warp_tile(int cols);
-/* the bf16 gram flavour of the flash norm on a kernel of Hopper's warpgroup mma (wgmma.mma_async, in the build's
-   sm_90a code) instead of mma.sync: 1 on, 0 off, -1 the device's default (on where the code runs, compute
-   capability 9.0; dpprof_cuda_init sets it). the same walk and partials as the mma.sync gram
-   kernel; two warpgroups take a 128 x 128 position pair, each its 64 rows of both gram tiles in registers, and
-   wgmma reads both operands from shared memory once for its warpgroup, where mma.sync's ldmatrix reads them once a
-   warp (3/64 byte a multiply-add against 1/16 at warps of 64 x 64, the reads behind the shared-memory bound of
-   dpprof_cuda_set_dp_warp_tile; cp.async's stores add 1/32 to either). the same sums in another grouping: the same
-   tolerances. on an H200 (2026-11-27) the gpu test passed on it and, in one flash_bk step at the trainer shape,
-   each of the first five launches took 22% less than on mma.sync with warps of 64 x 64 (3.55 ms against 4.54 for
-   the largest). returns the previous setting (0 or 1), or -1 (nothing changes) for 1 on a device other than
-   compute capability 9.0 (H100, H200), the only one its code runs on */
-DPPROF_API int dpprof_cuda_set_wgmma(int on);
+/* the kernel choices of the cuda backend: one struct for the process (the kernels' state is per process),
+   all zero meaning the defaults. every choice computes the same function to the same tolerances (the tests run
+   each); they exist to measure the alternatives (dpprof attnbench, make bench-clipgrad) and for devices the
+   default does not fit. docs/cuda.md says what each kernel does and what was measured. */
+typedef struct dpprof_cuda_tuning {
+    int attention_simt;      /* 1: bf16 attention on the fp32 SIMT kernels (widened loads); 0: the tensor-core
+                                kernels for even head sizes up to 128 */
+    int attention_block;     /* rows of a tensor-core attention block: 64 or 128; 0: the forward 128 on sm_90 and
+                                newer (64 before), the backward 64 */
+    int attention_warp_rows; /* query rows a warp of the forward and dq kernels, 16 or 32 (32 applies up to head
+                                size 64); 0: the forward 32 on sm_90 and newer (16 before), the dq kernel 16 */
+    int norms_cublas;        /* 1: the bf16 flash norms on cuBLAS blocks; 0: dpprof's tensor-core kernels where
+                                the layer's widths are multiples of 8 */
+    int fused_clipgrad;      /* 1: the bf16 clipped weight gradient on the fused kernel (2 samples or more, widths
+                                multiples of 8); 0: one cuBLAS GEMM per sample */
+    int dp_warp_tile;        /* warps of the dp tensor-core kernels: 64 (64 x 64) or 32 (64 x 32); 0: 64 where the
+                                device's shared memory per block holds the kernel, else 32 */
+    int wgmma;               /* the gram flavour of the flash norm on Hopper's warpgroup mma: 1 on (compute
+                                capability 9.0 only), -1 off (mma.sync); 0: on where the device is 9.0 */
+} dpprof_cuda_tuning;
+/* set every choice at once; NULL: the defaults. DPPROF_OK; DPPROF_ERR_INVALID for a value out of its set
+   (dpprof_cuda_last_error names the field; nothing changes); DPPROF_ERR_UNSUPPORTED for wgmma = 1 on a device
+   that is not compute capability 9.0 (or before dpprof_cuda_init) */
+DPPROF_API int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t);
+/* the choices as last set (all zero before any) */
+DPPROF_API void dpprof_cuda_get_tuning(dpprof_cuda_tuning *t);
 /* kernels on wgmma queued since dpprof_cuda_init (tests: the path was taken) */
 DPPROF_API long long dpprof_cuda_wgmma_count(void);
-/* the bf16 per-sample squared norms of a linear layer (flash and flash_bk, and auto where it takes them) on
-   tensor-core kernels of dpprof's own (1, the default where IC and OC are multiples of 8) or on cuBLAS (0;
-   the path of other shapes). the kernels store nothing of size T x T or OC x IC:
-   - gram flavour (linear_sqnorm_gram): both gram tiles of a 128 x 128 position pair on chip (mma accumulators;
-     the input's in shared memory with warps of 64 x 64, dpprof_cuda_set_dp_warp_tile),
-     multiplied in double, only the upper triangle of pairs, all samples in one launch, and the layers that read
-     one input (q, k, v; gate, up) in one launch that makes the input's gram tile once for them; cuBLAS: row blocks
-     of the two grams in the scratch and a rowdot pass (9.6% of an H100's bf16 peak at T=1024);
-   - per-sample-gradient flavour (linear_sqnorm_psg): each 256 x 128 tile of dy_i^T x_i in mma accumulators,
-     squared in double in the epilogue (the weight-gradient GEMM with the norm as its epilogue); cuBLAS:
-     blocks of dy_i^T x_i written to the scratch in fp32 and read back by a rowdot pass.
-   the same sums in another order: the same tolerances. neither kernel is measured on a GPU yet. returns
-   the previous setting */
-DPPROF_API int dpprof_cuda_set_tc_norms(int on);
+/* the first field of t out of its set, or NULL: what dpprof_cuda_set_tuning checks */
+#define DPPROF_CUDA_TUNING_BAD(t)                                                                              \
+    ((t)->attention_simt < 0 || (t)->attention_simt > 1                                  ? "attention_simt"      \
+     : (t)->attention_block != 0 && (t)->attention_block != 64 && (t)->attention_block != 128 ? "attention_block" \
+     : (t)->attention_warp_rows != 0 && (t)->attention_warp_rows != 16 && (t)->attention_warp_rows != 32 ? "attention_warp_rows" \
+     : (t)->norms_cublas < 0 || (t)->norms_cublas > 1                                      ? "norms_cublas"        \
+     : (t)->fused_clipgrad < 0 || (t)->fused_clipgrad > 1                                  ? "fused_clipgrad"      \
+     : (t)->dp_warp_tile != 0 && (t)->dp_warp_tile != 32 && (t)->dp_warp_tile != 64       ? "dp_warp_tile"        \
+     : (t)->wgmma < -1 || (t)->wgmma > 1                                                   ? "wgmma"               \
+                                                                                           : (const char *)0)
 /* the kernels dpprof has queued since the process started (its own; cuBLAS's are not counted) */
 DPPROF_API long long dpprof_cuda_launch_count(void);
 /* dst (n) = src (n) rounded to the nearest bf16, ties to even: the bf16 working copy of a weight */
@@ -689,7 +647,7 @@ DPPROF_API void dpprof_linear_sqnorm_gram_group_gpu(double *const *norm2, const 
 DPPROF_API void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
 DPPROF_API void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC);
 /* dw += sum_{i < reps} c_i dy_0^T x_0, as linear_clipgrad computes it for a batch of reps copies of sample 0,
-   without their memory, on the kernel dpprof_cuda_set_fused_clipgrad selects: --algo auto times the two
+   without their memory, on the kernel dpprof_cuda_tuning.fused_clipgrad selects: --algo auto times the two
    kernels with it at the run's physical batch (the fused kernel's one pass against cuBLAS's reps GEMMs) */
 DPPROF_API void dpprof_linear_clipgrad_rep_gpu(float *dw, const float *dy, const float *x, const double *c, int reps, int T, int IC, int OC);
 DPPROF_API void dpprof_embedding_sqnorm_gpu(double *norm2, const float *dy, const int *tokens, int n, int T, int C);
@@ -3012,13 +2970,26 @@ static void dpprof__init_param(dpprof_session *s, int i) {
 
 /* the storage mode of the gpu ops is per process (dpprof_cuda_set_storage): each entry point that
    queues ops sets this session's, so that sessions of either dtype can be used in turn */
+#if DPPROF__CUDA
+/* the clipped weight gradient's kernel (auto takes it per layer), the rest of the tuning as it is */
+static void dpprof__tune_clipgrad(int fused) {
+    dpprof_cuda_tuning t;
+    dpprof_cuda_get_tuning(&t);
+    t.fused_clipgrad = fused != 0;
+    (void)dpprof_cuda_set_tuning(&t);
+}
+#endif
+
 static void dpprof__bind(const dpprof_session *s) {
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
+        dpprof_cuda_tuning t;
+        memset(&t, 0, sizeof t);
+        t.fused_clipgrad = s->cfg.fused_clipgrad > 0;
+        t.dp_warp_tile = s->cfg.dp_warp_tile;
+        t.wgmma = s->cfg.wgmma; /* 1 on a device that cannot was refused at session start */
         (void)dpprof_cuda_set_storage(s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
-        (void)dpprof_cuda_set_fused_clipgrad(s->cfg.fused_clipgrad > 0);
-        (void)dpprof_cuda_set_dp_warp_tile(s->cfg.dp_warp_tile);
-        (void)dpprof_cuda_set_wgmma(s->cfg.wgmma > 0 ? 1 : s->cfg.wgmma < 0 ? 0 : -1); /* 1 on a device that cannot was refused at session start */
+        (void)dpprof_cuda_set_tuning(&t);
     }
 #else
     (void)s;
@@ -3860,7 +3831,7 @@ static int dpprof__clip_phase(dpprof_session *s) {
         if (e->embed) DPPROF__OP(s, embedding_clipgrad, (n, e->T, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__I(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->OC));
         else if (s->backend == DPPROF_BACKEND_CUDA && DPPROF__G(s, e->p)) {
 #if DPPROF__CUDA
-            (void)dpprof_cuda_set_fused_clipgrad(s->cg_fused[e->p]);
+            dpprof__tune_clipgrad(s->cg_fused[e->p]);
 #endif
             DPPROF__OPX(s, "linear_clipgrad", dpprof_linear_clipgrad_cost(n, e->T, e->IC, e->OC, E), (void)0, if (!dpprof__clipgrad_fast(s, k, scaled, &n_scaled)) dpprof_linear_clipgrad_gpu(DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
         } else DPPROF__OP(s, linear_clipgrad, (n, e->T, e->IC, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
@@ -4375,7 +4346,7 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
             }
             for (f = 0; f < 2 && rc == DPPROF_OK; f++) {
                 double ms = 0;
-                (void)dpprof_cuda_set_fused_clipgrad(f);
+                dpprof__tune_clipgrad(f);
                 for (k = 0; k < 4 && rc == DPPROF_OK; k++) {
                     rc = dpprof__tick(k, &e0);
                     dpprof_linear_clipgrad_rep_gpu(DPPROF__F(p->g), DPPROF__F(ys), DPPROF__F(xs), (const double *)cs.data, n, Ti, p->cols, p->rows);
@@ -4386,7 +4357,7 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
             if (rc == DPPROF_OK) s->cg_fused[i] = s->cg_ms[2 * i + 1] < s->cg_ms[2 * i];
             (void)dpprof_cuda_zero(p->g.data, (size_t)p->g.n * (size_t)p->g.elem_size);
         }
-        (void)dpprof_cuda_set_fused_clipgrad(s->cfg.fused_clipgrad > 0);
+        dpprof__tune_clipgrad(s->cfg.fused_clipgrad > 0);
         dpprof_cuda_events_reset();
         if (rc == DPPROF_ERR_CUDA) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the clipped gradient kernels for --algo auto: %s", dpprof_cuda_last_error());
     }
@@ -4775,7 +4746,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         if (rc == DPPROF_OK && !DPPROF__CUDA) rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--backend cuda: this build computes in double (DPPROF_REF_DOUBLE) and has no gpu path");
         if (rc == DPPROF_OK && dpprof_cuda_device_info(0, &s->dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
         if (rc == DPPROF_OK && dpprof_cuda_init(0) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
-        if (rc == DPPROF_OK && s->cfg.wgmma > 0 && dpprof_cuda_set_wgmma(1) < 0)
+        if (rc == DPPROF_OK && s->cfg.wgmma > 0 && !(s->dev.cc_major == 9 && s->dev.cc_minor == 0))
             rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--wgmma: Hopper's warpgroup mma runs on compute capability 9.0 only (H100, H200); this GPU, %s, is %d.%d",
                               s->dev.name, s->dev.cc_major, s->dev.cc_minor);
         if (rc != DPPROF_OK) goto fail;
@@ -4839,9 +4810,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         (void)dpprof_cuda_trim(); /* what this session held goes back to the driver */
 #if DPPROF__CUDA
         (void)dpprof_cuda_set_storage(DPPROF_DTYPE_FP32); /* the default for whoever queues ops next */
-        (void)dpprof_cuda_set_fused_clipgrad(0);
-        (void)dpprof_cuda_set_dp_warp_tile(0);
-        (void)dpprof_cuda_set_wgmma(-1);
+        (void)dpprof_cuda_set_tuning(NULL);
 #endif
     }
     DPPROF_FREE(s->params);
@@ -11920,15 +11889,18 @@ DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms) { (void)a; (void)b
 DPPROF_API void dpprof_cuda_events_reset(void) {}
 DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype) { (void)dtype; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API dpprof_dtype dpprof_cuda_storage(void) { return DPPROF_DTYPE_FP32; }
-DPPROF_API int dpprof_cuda_set_tensor_core_attention(int on) { (void)on; return 0; }
-DPPROF_API int dpprof_cuda_set_attention_block(int rows) { return rows == 0 || rows == 64 || rows == 128 ? 0 : -1; }
-DPPROF_API int dpprof_cuda_set_attention_warp_rows(int rows) { return rows == 0 || rows == 16 || rows == 32 ? 0 : -1; }
-DPPROF_API int dpprof_cuda_set_fused_clipgrad(int on) { (void)on; return 0; }
 DPPROF_API long long dpprof_cuda_launch_count(void) { return 0; }
-DPPROF_API int dpprof_cuda_set_tc_norms(int on) { (void)on; return 1; }
-DPPROF_API int dpprof_cuda_set_dp_warp_tile(int cols) { return cols == 0 || cols == 32 || cols == 64 ? 0 : -1; }
-DPPROF_API int dpprof_cuda_set_wgmma(int on) { return on > 0 ? -1 : 0; }
 DPPROF_API long long dpprof_cuda_wgmma_count(void) { return 0; }
+static dpprof_cuda_tuning dpprof__tuning; /* kept, so that get returns what set took */
+DPPROF_API int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t) {
+    const char *bad = t ? DPPROF_CUDA_TUNING_BAD(t) : NULL;
+    if (bad) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_cuda_set_tuning: %s is out of its set", bad);
+    if (t && t->wgmma > 0) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "dpprof_cuda_set_tuning: wgmma runs on compute capability 9.0 only, and this build has no CUDA");
+    if (t) dpprof__tuning = *t;
+    else memset(&dpprof__tuning, 0, sizeof dpprof__tuning);
+    return DPPROF_OK;
+}
+DPPROF_API void dpprof_cuda_get_tuning(dpprof_cuda_tuning *t) { if (t) *t = dpprof__tuning; }
 DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }

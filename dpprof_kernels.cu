@@ -51,20 +51,13 @@ struct dpprof__cu_state {
     cudaEvent_t *ev;             // recorded events; created ones are reused after a reset
     int n_ev, cap_ev, made_ev;
     int bf16;                    // activations stored as bf16 (dpprof_cuda_set_storage), else fp32
-    int attn_simt;               // bf16 attention on the fp32 simt kernels (dpprof_cuda_set_tensor_core_attention(0))
-    int attn_rows;               // rows of a tensor-core attention block, 64 or 128; 0: the default (dpprof_cuda_set_attention_block)
+    dpprof_cuda_tuning tune;     // the kernel choices (dpprof_cuda_set_tuning); all zero: the defaults
     int attn_rows_default;       // the forward's: 128 on sm_90 and newer (measured faster on an H100 and an H200), 64 before
                                  // (unmeasured); set by dpprof_cuda_init. the backward's is 64 (dpprof__attn_bwd_rows)
-    int attn_warp_rows;          // query rows a warp of the tensor-core attention forward and dq kernel, 16 or 32; 0: the default (dpprof_cuda_set_attention_warp_rows)
     int attn_warp_rows_default;  // the forward's: 32 on sm_90 and newer (measured faster on an H200), 16 before; set by dpprof_cuda_init.
                                  // the dq kernel's is 16 (dpprof__attn_bwd_warp_rows)
     int smem_optin;              // the device's most dynamic shared memory per block (opt-in), 0 if unknown
     long long launches;          // kernels queued by dpprof__launch since dpprof_cuda_init (dpprof_cuda_launch_count)
-    int norms_cublas;            // bf16 flash norms on cuBLAS blocks, not dpprof's tensor-core kernels (dpprof_cuda_set_tc_norms(0))
-    int clipgrad_fused;          // bf16 clipgrad on the fused tensor-core kernel, not cuBLAS per sample (dpprof_cuda_set_fused_clipgrad)
-    int dp_warp;                 // warp tile of the dp tensor-core kernels, 32 or 64 columns; 0: the widest the device holds (dpprof_cuda_set_dp_warp_tile)
-    int wgmma;                   // the bf16 gram norm on Hopper's warpgroup mma (dpprof_cuda_set_wgmma): 1 on (the default on
-                                 // compute capability 9.0, set by dpprof_cuda_init), 0 off
     int cc90;                    // the device is compute capability 9.0, the only one the build's sm_90a code runs on
     long long wgmma_launches;    // kernels on wgmma queued since dpprof_cuda_init (dpprof_cuda_wgmma_count)
 };
@@ -237,56 +230,30 @@ extern "C" int dpprof_cuda_set_storage(dpprof_dtype dtype) {
 
 extern "C" dpprof_dtype dpprof_cuda_storage(void) { return dpprof__cu.bf16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32; }
 
-extern "C" int dpprof_cuda_set_tensor_core_attention(int on) {
-    const int was = !dpprof__cu.attn_simt;
-    dpprof__cu.attn_simt = !on;
-    return was;
-}
-
 extern "C" long long dpprof_cuda_launch_count(void) { return dpprof__cu.launches; }
 
-extern "C" int dpprof_cuda_set_tc_norms(int on) {
-    const int was = !dpprof__cu.norms_cublas;
-    dpprof__cu.norms_cublas = !on;
-    return was;
+extern "C" int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t) {
+    static const dpprof_cuda_tuning defaults = dpprof_cuda_tuning();
+    const char *bad;
+    if (!t) t = &defaults;
+    if ((bad = DPPROF_CUDA_TUNING_BAD(t)) != nullptr) {
+        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_cuda_set_tuning: %s is out of its set", bad);
+        return DPPROF_ERR_INVALID;
+    }
+    if (t->wgmma > 0 && !dpprof__cu.cc90) {
+        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_cuda_set_tuning: wgmma runs on compute capability 9.0 only (H100, H200)%s",
+                      dpprof__cu.ready ? "" : "; dpprof_cuda_init has not run");
+        return DPPROF_ERR_UNSUPPORTED;
+    }
+    dpprof__cu.tune = *t;
+    return DPPROF_OK;
 }
 
-extern "C" int dpprof_cuda_set_fused_clipgrad(int on) {
-    const int was = dpprof__cu.clipgrad_fused;
-    dpprof__cu.clipgrad_fused = on != 0;
-    return was;
-}
-
-extern "C" int dpprof_cuda_set_attention_block(int rows) {
-    const int was = dpprof__cu.attn_rows;
-    if (rows != 0 && rows != 64 && rows != 128) return -1;
-    dpprof__cu.attn_rows = rows;
-    return was;
-}
-
-extern "C" int dpprof_cuda_set_attention_warp_rows(int rows) {
-    const int was = dpprof__cu.attn_warp_rows;
-    if (rows != 0 && rows != 16 && rows != 32) return -1;
-    dpprof__cu.attn_warp_rows = rows;
-    return was;
-}
-
-extern "C" int dpprof_cuda_set_wgmma(int on) {
-    const int was = dpprof__cu.wgmma;
-    if (on < 0) on = dpprof__cu.cc90; // the device's default
-    if (on && !dpprof__cu.cc90) return -1;
-    dpprof__cu.wgmma = on != 0;
-    return was;
+extern "C" void dpprof_cuda_get_tuning(dpprof_cuda_tuning *t) {
+    if (t) *t = dpprof__cu.tune;
 }
 
 extern "C" long long dpprof_cuda_wgmma_count(void) { return dpprof__cu.wgmma_launches; }
-
-extern "C" int dpprof_cuda_set_dp_warp_tile(int cols) {
-    const int was = dpprof__cu.dp_warp;
-    if (cols != 0 && cols != 32 && cols != 64) return -1;
-    dpprof__cu.dp_warp = cols;
-    return was;
-}
 
 // ---- device runtime -------------------------------------------------------------------------------
 extern "C" const char *dpprof_cuda_last_error(void) { return dpprof_cu_err; }
@@ -372,7 +339,7 @@ extern "C" int dpprof_cuda_init(int device) {
         dpprof__cu.cc90 = major == 9 && minor == 0;
         // the gram norm on wgmma where its code runs: on an H200 (ncu, one flash_bk step at the trainer shape,
         // data/gpu-check/2026-11-27-1100-*) each of the first five launches took 22% less than on mma.sync
-        dpprof__cu.wgmma = dpprof__cu.cc90;
+        // tune.wgmma = 0 means on where cc90 holds (dpprof__wgmma_on)
         dpprof__cu.wgmma_launches = 0;
     }
     if (cudaDeviceGetAttribute(&dpprof__cu.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
@@ -3153,38 +3120,38 @@ static void dpprof__attn_bwd_tc_run(float *dq, float *dk, float *dv, const float
 // the tensor-core block rows of the forward in effect: the caller's choice, else the device's default (128 on
 // sm_90+), unless the device's shared-memory opt-in cannot hold the 128-row backward's largest tile set
 static int dpprof__attn_rows() {
-    if (dpprof__cu.attn_rows) return dpprof__cu.attn_rows;
+    if (dpprof__cu.tune.attention_block) return dpprof__cu.tune.attention_block;
     if (dpprof__cu.smem_optin > 0 && (size_t)dpprof__cu.smem_optin < dpprof__attn_tc_bwd_cfg<128, 32, 8>::BYTES) return 64;
     return dpprof__cu.attn_rows_default;
 }
 // the backward's: the caller's choice, else 64 (on an H200 at the trainer shape the dk/dv kernel took 372 us in
 // 64-row blocks against 404 in 128, the dq kernel 271 against 301; the same at T = 16384)
 static int dpprof__attn_bwd_rows() {
-    return dpprof__cu.attn_rows ? dpprof__cu.attn_rows : 64;
+    return dpprof__cu.tune.attention_block ? dpprof__cu.tune.attention_block : 64;
 }
 
-// attention on the tensor cores: bf16 storage, not switched off (dpprof_cuda_set_tensor_core_attention),
+// attention on the tensor cores: bf16 storage, not switched off (dpprof_cuda_tuning.attention_simt),
 // an even head size up to 128 and every pointer 4-byte aligned (the kernels move bf16 pairs)
 template <typename A>
 static bool dpprof__attn_tc(int HS, const void *const *p, int n) {
-    return std::is_same<A, dpprof__bf16>::value && !dpprof__cu.attn_simt && HS % 2 == 0 && HS <= 128 && dpprof__attn_vw(HS, p, n, sizeof(A)) >= 2;
+    return std::is_same<A, dpprof__bf16>::value && !dpprof__cu.tune.attention_simt && HS % 2 == 0 && HS <= 128 && dpprof__attn_vw(HS, p, n, sizeof(A)) >= 2;
 }
 
 // the query rows a warp of the tensor-core forward in effect: the caller's choice, else the device's default
 // (32 on sm_90+). 32 applies to head sizes up to 64; larger ones keep 16 (their accumulators fill the registers)
 static int dpprof__attn_warp_rows() {
-    if (dpprof__cu.attn_warp_rows) return dpprof__cu.attn_warp_rows;
+    if (dpprof__cu.tune.attention_warp_rows) return dpprof__cu.tune.attention_warp_rows;
     return dpprof__cu.attn_warp_rows_default == 32 ? 32 : 16;
 }
 // the dq kernel's: the caller's choice, else 16 (measured faster than 32 on an H200: dpprof_cuda_init)
 static int dpprof__attn_bwd_warp_rows() {
-    return dpprof__cu.attn_warp_rows ? dpprof__cu.attn_warp_rows : 16;
+    return dpprof__cu.tune.attention_warp_rows ? dpprof__cu.tune.attention_warp_rows : 16;
 }
 
 // the tensor-core kernels by head size (HSP 32, 64, 128; the backward's query tile 64, 64, 32) and
-// block rows (dpprof_cuda_set_attention_block: 64 or 128, NW = 4 or 8 warps; by default the forward 128 on sm_90+,
+// block rows (dpprof_cuda_tuning.attention_block: 64 or 128, NW = 4 or 8 warps; by default the forward 128 on sm_90+,
 // else 64, the backward 64).
-// the forward takes NW warps of 16 MW rows (dpprof_cuda_set_attention_warp_rows); at HSP 128, MW = 1
+// the forward takes NW warps of 16 MW rows (dpprof_cuda_tuning.attention_warp_rows); at HSP 128, MW = 1
 template <int NW, int MW>
 static void dpprof__attn_fwd_tc_hs(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, float scale) {
     if (HS <= 32) dpprof__attn_fwd_tc_run<32, NW, MW>(out, lse, q, k, v, B, T, NH, NKV, HS, scale);
@@ -3610,10 +3577,10 @@ __device__ __forceinline__ void dpprof__zero_tiles(float (&a)[M][N][4], float (&
 }
 
 // the bf16 flash norms (psg and gram flavours) go to dpprof's tensor-core kernels unless
-// dpprof_cuda_set_tc_norms(0): they take whole 16-byte chunks of rows (IC, OC multiples of 8, x and dy
+// dpprof_cuda_tuning.norms_cublas: they take whole 16-byte chunks of rows (IC, OC multiples of 8, x and dy
 // 16-byte aligned)
 static bool dpprof__norm_tc(const float *dy, const float *x, int IC, int OC) {
-    return dpprof__cu.bf16 && !dpprof__cu.norms_cublas && IC % 8 == 0 && OC % 8 == 0 && !(((uintptr_t)dy | (uintptr_t)x) & 15);
+    return dpprof__cu.bf16 && !dpprof__cu.tune.norms_cublas && IC % 8 == 0 && OC % 8 == 0 && !(((uintptr_t)dy | (uintptr_t)x) & 15);
 }
 
 // sum over a thread's elements of its two accumulator sets' product a * b, in double, in a fixed order
@@ -3631,7 +3598,7 @@ __device__ __forceinline__ double dpprof__tiles_dot(const float (&a)[M][N][4], c
 }
 
 // the bf16 weight-gradient tiles on the tensor cores, two uses of one main loop (dpprof__k_wgrad_tc<NORM, WN>):
-// - clipgrad (NORM false, dpprof_cuda_set_fused_clipgrad): dw (OC, IC) fp32 += sum_i cf_i dy_i^T x_i in one
+// - clipgrad (NORM false, dpprof_cuda_tuning.fused_clipgrad): dw (OC, IC) fp32 += sum_i cf_i dy_i^T x_i in one
 //   pass over dy and x, dw read and written once. a block owns a BM x 128 tile of dw and walks every
 //   sample's T rows; at a sample's last step each thread adds cf_i times its accumulators to a running total
 //   (fp32 fma, in sample order) and clears them. cf is the cuBLAS path's (rounded toward zero), every dw
@@ -3789,15 +3756,15 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part,
 
 // the warp tile of dpprof's dp tensor-core kernels (the weight-gradient kernel, the gram-norm kernel) for a
 // kernel of `bytes` of dynamic and nt doubles of static shared memory at 64 x 64: 64 where the device's
-// shared memory per block holds it, else 32; dpprof_cuda_set_dp_warp_tile(32 or 64) forces one
+// shared memory per block holds it, else 32; dpprof_cuda_tuning.dp_warp_tile (32 or 64) forces one
 static bool dpprof__warp64(size_t bytes, int nt) {
-    if (dpprof__cu.dp_warp) return dpprof__cu.dp_warp == 64;
+    if (dpprof__cu.tune.dp_warp_tile) return dpprof__cu.tune.dp_warp_tile == 64;
     return dpprof__cu.smem_optin > 0 && bytes + (size_t)nt * sizeof(double) <= (size_t)dpprof__cu.smem_optin;
 }
-// a kernel on wgmma (bytes of shared memory in all) is taken: dpprof_cuda_set_wgmma on (the default there) on a
+// a kernel on wgmma (bytes of shared memory in all) is taken: dpprof_cuda_tuning.wgmma not -1 (on is the default there) on a
 // device of compute capability 9.0 whose shared memory per block holds it
 static bool dpprof__wgmma_on(size_t bytes) {
-    return dpprof__cu.wgmma && dpprof__cu.cc90 && dpprof__cu.smem_optin > 0 && bytes <= (size_t)dpprof__cu.smem_optin;
+    return dpprof__cu.tune.wgmma >= 0 && dpprof__cu.cc90 && dpprof__cu.smem_optin > 0 && bytes <= (size_t)dpprof__cu.smem_optin;
 }
 template <bool NORM>
 static bool dpprof__wg_wide() {
@@ -3816,7 +3783,7 @@ static void dpprof__wg_launch(const char *what, unsigned z, float *dw, double *p
 
 // dw (OC,IC) fp32 += sum_i c_i dy_i^T x_i with dy_i, x_i bf16: by default one cuBLAS GEMM per sample (K = T)
 // with alpha = c_i read from the device, accumulated into fp32 in sample order (deterministic); with
-// dpprof_cuda_set_fused_clipgrad(1), where there are 2 samples or more, IC and OC are multiples of 8 and dy, x
+// dpprof_cuda_tuning.fused_clipgrad, where there are 2 samples or more, IC and OC are multiples of 8 and dy, x
 // 16-byte aligned, the fused kernel above (the same factors, one pass). rep: every sample is sample 0
 // (dpprof_linear_clipgrad_rep_gpu, auto's timing call), with c's n factors
 static void dpprof__clipgrad_bf16(float *dw, const dpprof__bf16 *dy, const dpprof__bf16 *x, const double *c, int n, int T, int IC, int OC, int rep) {
@@ -3826,7 +3793,7 @@ static void dpprof__clipgrad_bf16(float *dw, const dpprof__bf16 *dy, const dppro
     dpprof__launch(what, dpprof__k_dp_clip_alpha, dim3((unsigned)((n + 256) / 256)), dim3(256), 0, cf, c, n);
     if (dpprof__cu.err) return;
     // one sample: cuBLAS's single GEMM already writes dw once, and is the faster GEMM
-    if (dpprof__cu.clipgrad_fused && n > 1 && IC % 8 == 0 && OC % 8 == 0 && !((uintptr_t)dy & 15) && !((uintptr_t)x & 15)) {
+    if (dpprof__cu.tune.fused_clipgrad && n > 1 && IC % 8 == 0 && OC % 8 == 0 && !((uintptr_t)dy & 15) && !((uintptr_t)x & 15)) {
         if (dpprof__wg_wide<false>()) dpprof__wg_launch<false, 64>(what, 1, dw, nullptr, dy, x, cf, 0, n, T, IC, OC, rep);
         else dpprof__wg_launch<false, 32>(what, 1, dw, nullptr, dy, x, cf, 0, n, T, IC, OC, rep);
         return;
@@ -3864,7 +3831,7 @@ extern "C" void dpprof_linear_clipgrad_rep_gpu(float *dw, const float *dy, const
 
 // the flash norm, per-sample-gradient flavour: fp32 on the simt kernel, bf16 on the tensor-core kernel
 // (dpprof__k_wgrad_tc<true, WN>, one partial per tile of 256 x 128 or 128 x 128 and sample, every sample of
-// a chunk in one launch) or, for other shapes and with dpprof_cuda_set_tc_norms(0), on cuBLAS blocks of g_i in the scratch
+// a chunk in one launch) or, for other shapes and with dpprof_cuda_tuning.norms_cublas, on cuBLAS blocks of g_i in the scratch
 extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC) {
     const char *what = "dpprof_linear_sqnorm_psg_gpu";
     if (n <= 0 || T <= 0 || IC <= 0 || OC <= 0) return; // norm2 += 0
@@ -3929,7 +3896,7 @@ __global__ void dpprof__k_dp_sqnorm_gram(double *part, const float *dy, const fl
 }
 
 // bf16 flash norm, gram flavour, in one tensor-core kernel (the default where IC and OC are multiples of 8;
-// dpprof_cuda_set_tc_norms): block (slot j, sample i0 + z) takes the tile pairs p = j, j + G, ... of the
+// dpprof_cuda_tuning.norms_cublas): block (slot j, sample i0 + z) takes the tile pairs p = j, j + G, ... of the
 // upper triangle of 128 x 128 position tiles (sa <= tb) and builds the gram tiles in fp32 mma accumulators,
 // gx = x_i[s0 ..] x_i[t0 ..]^T over IC, then for each of up to three layers that read the same input x
 // (q, k, v; gate, up: dpprof_linear_sqnorm_gram_group_gpu) gy the same for its dy_i over its OC, 32 columns
@@ -4086,7 +4053,7 @@ __global__ void DPPROF__ATTN_LB(dpprof__gn_cfg<WN>::NT) dpprof__k_dp_sqnorm_gram
     }
 }
 
-// the gram kernel on Hopper's warpgroup mma (dpprof_cuda_set_wgmma; sm_90a): the same walk, pairs and
+// the gram kernel on Hopper's warpgroup mma (dpprof_cuda_tuning.wgmma; sm_90a): the same walk, pairs and
 // partials as dpprof__k_dp_sqnorm_gram_tc, and each pair's gram tiles from wgmma.mma_async, which reads both
 // operands from shared memory once for a warpgroup instead of once a warp by ldmatrix: the two warpgroups read
 // (64 + 128) x 2 x 16 bytes each per 128 x 128 x 16, 3/64 byte a multiply-add, against the 64 x 64 warps' 1/16 (with
@@ -4188,7 +4155,7 @@ __global__ void DPPROF__ATTN_LB(DPPROF__GW_NT) dpprof__k_dp_sqnorm_gram_wg(doubl
     }
 }
 
-// bf16 flash norm, gram flavour, on cuBLAS (IC or OC not a multiple of 8, or dpprof_cuda_set_tc_norms(0)): row blocks [s0, s1) of Tb positions, whose two gram
+// bf16 flash norm, gram flavour, on cuBLAS (IC or OC not a multiple of 8, or dpprof_cuda_tuning.norms_cublas): row blocks [s0, s1) of Tb positions, whose two gram
 // blocks fit the scratch (after the rowdot partials), so no T x T matrix exists. for sample i and block b:
 // gx (s1 x Tb) = x_i[0:s1] x_i[s0:s1]^T with alpha 2 on the rows t < s0 (each pair below the diagonal
 // block stands for itself and its mirror) and 1 on the diagonal block, gy the same for dy with alpha 1
@@ -4225,7 +4192,7 @@ static void dpprof__gram_tc(const char *what, double *const *norm2, const float 
     const long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, m * G);
     double *part = (double *)dpprof__scratch((size_t)(m * G * chunk) * sizeof(double), what);
     if (!part) return;
-    // steps of 64 columns on the wgmma kernel (dpprof_cuda_set_wgmma, compute capability 9.0), else 32
+    // steps of 64 columns on the wgmma kernel (dpprof_cuda_tuning.wgmma, compute capability 9.0), else 32
     const bool wg = dpprof__wgmma_on(DPPROF__GW_BYTES + DPPROF__GW_NT * sizeof(double));
     const int bk = wg ? DPPROF__GW_BK : DPPROF__GN_BK;
     dpprof__gn_srcs Q;

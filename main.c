@@ -2954,9 +2954,9 @@ static void help_attnbench(void) {
     printf("usage: dpprof attnbench [--shape B,T,NH,NKV,HS]... [--repeats N] [--out FILE.json]\n\n"
            "Times the attention kernels alone on the GPU, forward and backward, for every variant: fp32 on\n"
            "the simt kernels; bf16 storage on the simt kernels, and on the tensor cores in blocks of 64 and of\n"
-           "128 rows (dpprof_cuda_set_attention_block; the tensor cores take even head sizes up to 128), each\n"
+           "128 rows (dpprof_cuda_tuning.attention_block; the tensor cores take even head sizes up to 128), each\n"
            "with 16 query rows a warp (tc-64, tc-128) and, at head sizes up to 64, with 32 (tc-64w32,\n"
-           "tc-128w32; dpprof_cuda_set_attention_warp_rows).\n"
+           "tc-128w32; dpprof_cuda_tuning.attention_warp_rows).\n"
            "Each timing is the median (with min and max) of N calls after one warm-up call, each between two\n"
            "CUDA events; TFLOP/s and the shares of the device's fp32, bf16 and DRAM peaks come from the\n"
            "analytic flops and bytes of the op (the same as in a run's throughput.ops).\n\n"
@@ -3136,10 +3136,11 @@ static int cmd_attnbench(int argc, char **argv) {
                     row->status = "skipped";
                     snprintf(row->note, sizeof row->note, "HS %d: 32 rows a warp apply up to head size 64, above it tc-%d's kernels run", sh->HS, va->rows);
                 } else {
+                    dpprof_cuda_tuning tune;
+                    memset(&tune, 0, sizeof tune);
+                    tune.attention_simt = va->rows == 0, tune.attention_block = va->rows, tune.attention_warp_rows = va->wrows;
                     dpprof_cuda_set_storage(bf16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
-                    dpprof_cuda_set_tensor_core_attention(va->rows != 0);
-                    dpprof_cuda_set_attention_block(va->rows);
-                    dpprof_cuda_set_attention_warp_rows(va->wrows);
+                    (void)dpprof_cuda_set_tuning(&tune);
                     if (ab_time(row, pass, repeats, t16, t32, sh, bf16) != DPPROF_OK) stop = 1;
                 }
                 if (!strcmp(row->status, "ok"))
@@ -3149,9 +3150,7 @@ static int cmd_attnbench(int argc, char **argv) {
                 fflush(stdout);
             }
         dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
-        dpprof_cuda_set_tensor_core_attention(1);
-        dpprof_cuda_set_attention_block(0);
-        dpprof_cuda_set_attention_warp_rows(0);
+        (void)dpprof_cuda_set_tuning(NULL);
         for (i = 0; i < 9; i++) dpprof_cuda_release(t32[i]), dpprof_cuda_release(t16[i]);
     }
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));

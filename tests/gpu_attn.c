@@ -190,8 +190,8 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int rows)
     d_lse = (float *)model_up(lse, nl * 4);
     test_attn_garbage(d_lse, nl, -3e3f);
     dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
-    dpprof_cuda_set_tensor_core_attention(rows != 0);
-    dpprof_cuda_set_attention_block(rows);
+    TUNE(attention_simt, rows == 0);
+    TUNE(attention_block, rows);
 
     /* forward twice, the second from other garbage */
     dpprof_attention_fwd_gpu((float *)d_out, d_lse, (const float *)d_q, (const float *)d_k, (const float *)d_v, B, T, NH, NKV, HS);
@@ -216,7 +216,7 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int rows)
         size_t w;
         for (w = 0; w < 2; w++) {
             float *gw, *hw;
-            int prev = dpprof_cuda_set_attention_warp_rows(wr[w]);
+            int prev = TUNE(attention_warp_rows, wr[w]);
             model_set16(d_out, v, nk < nq ? nk : nq), test_attn_garbage(d_lse, nl, 7e2f);
             dpprof_attention_fwd_gpu((float *)d_out, d_lse, (const float *)d_q, (const float *)d_k, (const float *)d_v, B, T, NH, NKV, HS);
             gw = model_down16(d_out, nq), hw = model_down(d_lse, nl);
@@ -224,7 +224,7 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int rows)
             same = model_same(g[0], gw, nq) && model_same(hl, hw, nl);
             CHECK(prev == 0 && rc == 0 && same, "attention_fwd_gpu bf16 (%s) B=%d T=%d NH=%d NKV=%d HS=%d with %d rows a warp%s: out and lse the default's bits: %s", kind, B, T,
                   NH, NKV, HS, wr[w], HS > 64 ? " (16 above head size 64)" : "", same ? "yes" : "NO");
-            dpprof_cuda_set_attention_warp_rows(0);
+            TUNE(attention_warp_rows, 0);
             free(gw), free(hw);
         }
     }
@@ -261,7 +261,7 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int rows)
             size_t w;
             for (w = 0; w < 2; w++) {
                 float *gw[3];
-                int prev = dpprof_cuda_set_attention_warp_rows(wr[w]), sw;
+                int prev = TUNE(attention_warp_rows, wr[w]), sw;
                 model_set16(d_dq, dout, nq), model_set16(d_dk, q, nk), model_set16(d_dv, dout, nk);
                 dpprof_attention_bwd_gpu((float *)d_dq, (float *)d_dk, (float *)d_dv, (const float *)d_dout, (const float *)d_q, (const float *)d_k, (const float *)d_v,
                                          (const float *)d_out, d_lse, B, T, NH, NKV, HS);
@@ -270,14 +270,13 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int rows)
                 sw = model_same(g[1], gw[0], nq) && model_same(g[2], gw[1], nk) && model_same(g[3], gw[2], nk);
                 CHECK(prev == 0 && rc == 0 && sw, "attention_bwd_gpu bf16 (%s) B=%d T=%d NH=%d NKV=%d HS=%d with %d rows a warp%s: dq, dk, dv the default's bits: %s", kind, B, T, NH,
                       NKV, HS, wr[w], HS > 64 ? " (16 above head size 64)" : "", sw ? "yes" : "NO");
-                dpprof_cuda_set_attention_warp_rows(0);
+                TUNE(attention_warp_rows, 0);
                 free(gw[0]), free(gw[1]), free(gw[2]);
             }
         }
     }
     dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
-    dpprof_cuda_set_tensor_core_attention(1);
-    dpprof_cuda_set_attention_block(0);
+    dpprof_cuda_set_tuning(NULL);
     for (i = 0; i < 4; i++) free(g[i]), free(g2[i]);
     free(hl), free(hl2), free(bq), free(bk), free(bv);
     dpprof_cuda_release(d_q), dpprof_cuda_release(d_k), dpprof_cuda_release(d_v), dpprof_cuda_release(d_dout), dpprof_cuda_release(d_out);
@@ -304,12 +303,31 @@ static void test_attn(void) {
         SKIP("attention bf16: this build's reference is double");
         return;
     }
-    CHECK(dpprof_cuda_set_attention_block(96) == -1 && dpprof_cuda_set_attention_block(128) == 0 && dpprof_cuda_set_attention_block(-1) == -1 &&
-              dpprof_cuda_set_attention_block(0) == 128 && dpprof_cuda_set_attention_block(64) == 0 && dpprof_cuda_set_attention_block(0) == 64,
-          "dpprof_cuda_set_attention_block: 0, 64 and 128 taken (the previous value returned), 96 and -1 refused with -1");
-    CHECK(dpprof_cuda_set_attention_warp_rows(24) == -1 && dpprof_cuda_set_attention_warp_rows(16) == 0 && dpprof_cuda_set_attention_warp_rows(-16) == -1 &&
-              dpprof_cuda_set_attention_warp_rows(32) == 16 && dpprof_cuda_set_attention_warp_rows(0) == 32,
-          "dpprof_cuda_set_attention_warp_rows: 0, 16 and 32 taken (the previous value returned), 24 and -16 refused with -1");
+    { /* the tuning struct: every field's set checked, a refused one changes nothing, get returns what set took */
+        static const struct { size_t off; int bad; const char *name; } refused[] = {
+            {offsetof(dpprof_cuda_tuning, attention_simt), 2, "attention_simt"},     {offsetof(dpprof_cuda_tuning, attention_block), 96, "attention_block"},
+            {offsetof(dpprof_cuda_tuning, attention_block), -1, "attention_block"},  {offsetof(dpprof_cuda_tuning, attention_warp_rows), 24, "attention_warp_rows"},
+            {offsetof(dpprof_cuda_tuning, norms_cublas), -1, "norms_cublas"},         {offsetof(dpprof_cuda_tuning, fused_clipgrad), 2, "fused_clipgrad"},
+            {offsetof(dpprof_cuda_tuning, dp_warp_tile), 128, "dp_warp_tile"},       {offsetof(dpprof_cuda_tuning, wgmma), 2, "wgmma"},
+        };
+        dpprof_cuda_tuning t, got, zero;
+        size_t r;
+        memset(&zero, 0, sizeof zero);
+        dpprof_cuda_get_tuning(&got);
+        CHECK(!memcmp(&got, &zero, sizeof got), "dpprof_cuda_get_tuning: all zero (the defaults) before any choice");
+        memset(&t, 0, sizeof t);
+        t.attention_block = 128, t.attention_warp_rows = 16, t.dp_warp_tile = 32, t.wgmma = -1, t.norms_cublas = 1;
+        CHECK(dpprof_cuda_set_tuning(&t) == DPPROF_OK, "dpprof_cuda_set_tuning: 128-row blocks, 16 rows a warp, 64 x 32 warps, no wgmma, cuBLAS norms taken");
+        dpprof_cuda_get_tuning(&got);
+        CHECK(!memcmp(&got, &t, sizeof t), "dpprof_cuda_get_tuning returns what set took");
+        for (r = 0; r < sizeof refused / sizeof refused[0]; r++) {
+            dpprof_cuda_tuning b = t;
+            memcpy((char *)&b + refused[r].off, &refused[r].bad, sizeof(int));
+            CHECK(dpprof_cuda_set_tuning(&b) == DPPROF_ERR_INVALID && strstr(dpprof_cuda_last_error(), refused[r].name) && (dpprof_cuda_get_tuning(&got), !memcmp(&got, &t, sizeof t)),
+                  "dpprof_cuda_set_tuning: %s = %d refused, naming it (%s), nothing changed", refused[r].name, refused[r].bad, dpprof_cuda_last_error());
+        }
+        CHECK(dpprof_cuda_set_tuning(NULL) == DPPROF_OK && (dpprof_cuda_get_tuning(&got), !memcmp(&got, &zero, sizeof got)), "dpprof_cuda_set_tuning(NULL): the defaults again");
+    }
     for (m = 0; m < sizeof rows / sizeof rows[0]; m++) {
         for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             if (rows[m] == 128 && !(cases[c][4] % 2 == 0 && cases[c][4] <= 128)) continue; /* the simt fallback: shown with 64 */

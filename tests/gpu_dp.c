@@ -173,7 +173,7 @@ static const float *tdp_act(dpprof_real *h, size_t n, int bf16) {
 }
 
 /* a bf16 flash norm on both paths: the tensor-core kernel where tc (IC and OC multiples of 8: one launch and
-   its reduction a call, two calls), else cuBLAS blocks; with dpprof_cuda_set_tc_norms(0) cuBLAS everywhere */
+   its reduction a call, two calls), else cuBLAS blocks; with dpprof_cuda_tuning.norms_cublas cuBLAS everywhere */
 static void tdp_norm_paths(const char *name, const char *shape, tdp_norm_fn fn, const tdp_ctx *k, const double *start, const double *ref, int tc) {
     char alt[96];
     const long long l0 = dpprof_cuda_launch_count();
@@ -183,9 +183,9 @@ static void tdp_norm_paths(const char *name, const char *shape, tdp_norm_fn fn, 
     if (tc && k->n > 0 && k->T > 0) CHECK(ran == 4, "gpu dp: %s %s: the tensor-core kernel and its reduction ran (%lld launches for two calls, want 4)", name, shape, ran);
     if (dpprof_cuda_storage() != DPPROF_DTYPE_BF16) return;
     snprintf(alt, sizeof alt, "%s (cuBLAS)", name);
-    CHECK(dpprof_cuda_set_tc_norms(0) == 1, "gpu dp: dpprof_cuda_set_tc_norms(0) returns the default, 1");
+    CHECK(TUNE(norms_cublas, 1) == DPPROF_OK, "gpu dp: norms_cublas = 1 taken");
     tdp_norm_check(alt, shape, fn, k, start, ref, k->n);
-    dpprof_cuda_set_tc_norms(1);
+    TUNE(norms_cublas, 0);
 }
 
 static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
@@ -248,15 +248,15 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
     dpprof_linear_sqnorm_psg_ref(ref, dy, x, n, T, IC, OC);
     tdp_norm_paths("linear_sqnorm_psg", shape, tdp_n_fpsg, &k, start, ref, bf16 && IC % 8 == 0 && OC % 8 == 0);
     if (bf16) { /* the same kernel with warps of 64 x 32 (the default where the device's shared memory holds it: 64 x 64) */
-        CHECK(dpprof_cuda_set_dp_warp_tile(32) == 0 && dpprof_cuda_set_dp_warp_tile(128) == -1, "gpu dp: dpprof_cuda_set_dp_warp_tile(32) returns the default 0, 128 is refused");
+        CHECK(TUNE(dp_warp_tile, 32) == DPPROF_OK && TUNE(dp_warp_tile, 128) == DPPROF_ERR_INVALID, "gpu dp: dp_warp_tile 32 taken, 128 refused");
         tdp_norm_check("linear_sqnorm_psg (64 x 32 warps)", shape, tdp_n_fpsg, &k, start, ref, n);
-        CHECK(dpprof_cuda_set_dp_warp_tile(0) == 32, "gpu dp: dpprof_cuda_set_dp_warp_tile(0) returns the previous 32");
+        TUNE(dp_warp_tile, 0);
     }
 
     memcpy(dw, dw0, P * sizeof *dw);
     dpprof_linear_clipgrad_ref(dw, dy, x, c, n, T, IC, OC);
     tdp_grad_check("linear_clipgrad", shape, "dw += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
-    if (bf16) { /* the fused tensor-core kernel (dpprof_cuda_set_fused_clipgrad): with 2 samples or more and IC, OC multiples
+    if (bf16) { /* the fused tensor-core kernel (dpprof_cuda_tuning.fused_clipgrad): with 2 samples or more and IC, OC multiples
                    of 8 it is the only kernel after the factors' (two launches a call, cuBLAS's are not counted), else cuBLAS stays.
                    its default warps (64 x 64 where the device holds the kernel) and warps of 64 x 32 give every element the same
                    arithmetic: the same bits */
@@ -264,12 +264,12 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
         static const int tile[2] = {0, 32};
         float *out[2];
         int r, same;
-        dpprof_cuda_set_fused_clipgrad(1);
+        TUNE(fused_clipgrad, 1);
         for (r = 0; r < 2; r++) {
             char name[64];
             long long l0, ran;
             snprintf(name, sizeof name, "linear_clipgrad (fused kernel, %s warps)", r ? "64 x 32" : "default");
-            dpprof_cuda_set_dp_warp_tile(tile[r]);
+            TUNE(dp_warp_tile, tile[r]);
             l0 = dpprof_cuda_launch_count();
             tdp_grad_check(name, shape, "dw += (start non-zero)", tdp_f_clipgrad, &k, dw0, dw, P, 0);
             ran = dpprof_cuda_launch_count() - l0;
@@ -278,8 +278,8 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
             out[r] = (float *)tdp_dev(dw0, P * sizeof(float));
             tdp_f_clipgrad(out[r], &k);
         }
-        dpprof_cuda_set_dp_warp_tile(0);
-        CHECK(dpprof_cuda_set_fused_clipgrad(0) == 1, "gpu dp: dpprof_cuda_set_fused_clipgrad(0) returns 1 after 1");
+        TUNE(dp_warp_tile, 0);
+        TUNE(fused_clipgrad, 0);
         {
             dpprof_real *h0 = (dpprof_real *)tdp_get(out[0], P * sizeof(float)), *h1 = (dpprof_real *)tdp_get(out[1], P * sizeof(float));
             same = dpprof_cuda_sync() == DPPROF_OK && memcmp(h0, h1, P * sizeof(float)) == 0;
@@ -300,10 +300,10 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
         memcpy(dw, dw0, P * sizeof *dw);
         dpprof_linear_clipgrad_ref(dw, dyr, xr, c, n, T, IC, OC);
         for (f = 0; f < 1 + bf16; f++) {
-            dpprof_cuda_set_fused_clipgrad(f);
+            TUNE(fused_clipgrad, f);
             tdp_grad_check(f ? "linear_clipgrad_rep (fused kernel)" : "linear_clipgrad_rep", shape, "dw += n copies of sample 0 (start non-zero)", tdp_f_cliprep, &k, dw0, dw, P, 0);
         }
-        dpprof_cuda_set_fused_clipgrad(0);
+        TUNE(fused_clipgrad, 0);
         free(dyr);
         free(xr);
     }
@@ -508,7 +508,8 @@ static void tdp_scale_rows(int n, int T, int D) {
    against the reference, and bit for bit against one dpprof_linear_sqnorm_gram_gpu call per layer (a layer's
    sums do not depend on its group); on the bf16 tensor-core path one kernel and a reduction per layer for
    each three layers (the input's gram made once for them), elsewhere the single calls. bf16: 0 fp32, 1 bf16,
-   2 bf16 with warps of 64 x 32 (the caller sets them) */
+   2 bf16 with warps of 64 x 32, 3 bf16 on wgmma (the caller sets them), 4 bf16 with the default kernel (wgmma
+   exactly where the device is compute capability 9.0) */
 static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16) {
     char shape[128];
     const size_t nT = (size_t)n * T;
@@ -516,7 +517,8 @@ static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16
     const float *ddy[5];
     double *start = tdp_start(n), *ref = (double *)malloc((size_t)n * m * sizeof(double)), *refp[5], *dn1[5], *dn2[5], *h1, *h2;
     const float *dx = tdp_act(x, nT * IC, bf16);
-    int j, tc = bf16 && IC % 8 == 0, rc, same, len = snprintf(shape, sizeof shape, "%sn=%d T=%d IC=%d OC=", bf16 == 3 ? "bf16 (wgmma) " : bf16 == 2 ? "bf16 (64 x 32 warps) " : bf16 ? "bf16 " : "", n, T, IC);
+    int j, tc = bf16 && IC % 8 == 0, rc, same, wg = bf16 == 3,
+           len = snprintf(shape, sizeof shape, "%sn=%d T=%d IC=%d OC=", bf16 == 4 ? "bf16 (the default kernel) " : bf16 == 3 ? "bf16 (wgmma) " : bf16 == 2 ? "bf16 (64 x 32 warps) " : bf16 ? "bf16 " : "", n, T, IC);
     long long l0, ran, want, w0 = dpprof_cuda_wgmma_count(), wran, wwant = 0;
     double e;
     for (j = 0; j < m; j++) {
@@ -555,7 +557,11 @@ static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16
     }
     tdp_note(e, 1);
     want = !tc || n == 0 || T == 0 ? -1 : m + (m + 2) / 3; /* a kernel each three layers, a reduction each layer */
-    if (bf16 == 3 && n > 0 && T > 0 && IC % 8 == 0) /* on wgmma: the group's kernels, or the single calls' of the widths that are multiples of 8 */
+    if (bf16 == 4) {
+        dpprof_device_info d;
+        wg = dpprof_cuda_device_info(0, &d) == DPPROF_OK && d.cc_major == 9 && d.cc_minor == 0;
+    }
+    if (wg && n > 0 && T > 0 && IC % 8 == 0) /* on wgmma: the group's kernels, or the single calls' of the widths that are multiples of 8 */
         for (j = 0, wwant = tc ? (m + 2) / 3 : 0; j < m && !tc; j++) wwant += ocs[j] % 8 == 0;
     CHECK(rc == DPPROF_OK && e <= TDP_TOL && same && (want < 0 || ran == want) && wran == wwant,
           "gpu dp: linear_sqnorm_gram_group %s: norm2[j] += (start non-zero), rel err %.2e (tol %.0e), bitwise %s one call per layer, %lld launches%s, %lld on wgmma", shape, e, TDP_TOL,
@@ -577,10 +583,17 @@ static void test_dp(void) {
     }
     tdp_worst_norm = tdp_worst_grad = 0.0;
     {
+        static const int qkv[] = {48, 16, 16};
         dpprof_device_info d;
-        const int cc90 = dpprof_cuda_device_info(0, &d) == DPPROF_OK && d.cc_major == 9 && d.cc_minor == 0, def = dpprof_cuda_set_wgmma(0);
-        CHECK(def == cc90, "gpu dp: the gram kernel on wgmma is the default (%d) exactly where the device is compute capability 9.0 (%d)", def, cc90);
-    } /* the mma.sync kernels first: off until b == 3 */
+        const int cc90 = dpprof_cuda_device_info(0, &d) == DPPROF_OK && d.cc_major == 9 && d.cc_minor == 0;
+        const long long w0 = dpprof_cuda_wgmma_count();
+        dpprof_cuda_tuning t;
+        dpprof_cuda_get_tuning(&t);
+        tdp_gram_group(3, 300, 32, 3, qkv, 4); /* the default, bf16 */
+        CHECK(t.wgmma == 0 && (dpprof_cuda_wgmma_count() > w0) == cc90, "gpu dp: the gram kernel runs on wgmma by default exactly where the device is compute capability 9.0 (%d)", cc90);
+        CHECK(TUNE(wgmma, 1) == (cc90 ? DPPROF_OK : DPPROF_ERR_UNSUPPORTED), "gpu dp: wgmma = 1 %s", cc90 ? "taken" : "refused (not compute capability 9.0)");
+        TUNE(wgmma, -1);
+    } /* the mma.sync kernels first: wgmma off until b == 3 */
     for (b = 0; b < 2; b++) { /* fp32 storage, then bf16 */
         for (j = 0; j < sizeof lin / sizeof lin[0]; j++) tdp_linear(lin[j][0], lin[j][1], lin[j][2], lin[j][3], b);
         for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4], b);
@@ -591,14 +604,10 @@ static void test_dp(void) {
                                  also widths past one step of 64 columns (IC 136, OC 72) and T = 1100 (9 position blocks,
                                  45 pairs) with widths below one step */
         static const int qkv[] = {48, 16, 16}, gu[] = {40, 40}, one[] = {24}, four[] = {16, 24, 8, 32}, odd[] = {16, 20, 8}, wide[] = {72, 8}, narrow[] = {16, 8};
-        dpprof_cuda_set_dp_warp_tile(b == 2 ? 32 : 0);
-        if (b == 3) {
-            const int was = dpprof_cuda_set_wgmma(1);
-            if (was < 0) {
-                SKIP("gpu dp: the gram kernel on wgmma: this device is not compute capability 9.0");
-                break;
-            }
-            CHECK(was == 0, "gpu dp: dpprof_cuda_set_wgmma(1) returns the previous 0 (off)");
+        TUNE(dp_warp_tile, b == 2 ? 32 : 0);
+        if (b == 3 && TUNE(wgmma, 1) != DPPROF_OK) {
+            SKIP("gpu dp: the gram kernel on wgmma: this device is not compute capability 9.0");
+            break;
         }
         tdp_gram_group(3, 300, 32, 3, qkv, b);
         tdp_gram_group(2, 37, 24, 2, gu, b);
@@ -609,11 +618,9 @@ static void test_dp(void) {
         if (b == 3) {
             tdp_gram_group(2, 200, 136, 2, wide, b);
             tdp_gram_group(2, 1100, 8, 2, narrow, b);
-            CHECK(dpprof_cuda_set_wgmma(0) == 1, "gpu dp: dpprof_cuda_set_wgmma(0) returns the previous 1");
         }
     }
-    dpprof_cuda_set_wgmma(-1);
-    dpprof_cuda_set_dp_warp_tile(0);
+    dpprof_cuda_set_tuning(NULL);
     tdp_scale_rows(3, 5, 7);
     tdp_scale_rows(2, 37, 300);
     printf("# gpu dp: worst relative error: norms %.2e, gradients %.2e (tolerance %.0e)\n", tdp_worst_norm, tdp_worst_grad, TDP_TOL);

@@ -13,9 +13,19 @@
 #include "test.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* one kernel choice changed, the others kept (dpprof_cuda_set_tuning takes them all): DPPROF_OK, or its error */
+#define TUNE(field, value) tune_one(offsetof(dpprof_cuda_tuning, field), (value))
+static int tune_one(size_t off, int value) {
+    dpprof_cuda_tuning t;
+    dpprof_cuda_get_tuning(&t);
+    memcpy((char *)&t + off, &value, sizeof value);
+    return dpprof_cuda_set_tuning(&t);
+}
 
 #ifdef DPPROF_CUDA /* a build without the kernels has no gpu ops to call */
 #include "gpu_model.c"
