@@ -5407,7 +5407,10 @@ static int dpprof__write_safetensors(const char *path, const dpprof__st_entry *e
             fwrite(b, 1, 4, f);
         }
     }
-    if (ferror(f) | fclose(f)) return dpprof__fail(DPPROF_ERR_IO, "%s: write failed", path);
+    {
+        const int bad = ferror(f) || fflush(f) != 0, e = errno;
+        if (fclose(f) != 0 || bad) return dpprof__fail(DPPROF_ERR_IO, "%s: write failed: %s", path, strerror(bad ? e : errno));
+    }
     return DPPROF_OK;
 }
 
@@ -5513,7 +5516,10 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
         dpprof__jnum(f, m / B);
     }
     fputs("\n}\n", f);
-    if (ferror(f) | fclose(f)) rc = dpprof__fail(DPPROF_ERR_IO, "%s: write failed", path);
+    {
+        const int bad = ferror(f) || fflush(f) != 0, e = errno;
+        if ((fclose(f) != 0 || bad) && rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_IO, "%s: write failed: %s", path, strerror(bad ? e : errno));
+    }
 done:
     for (i = 0; hostw && i < s->n_params; i++) DPPROF_FREE(hostw[i]);
     DPPROF_FREE(hostw);

@@ -1,6 +1,6 @@
 /* main.c - the dpprof command line: run, plot, epsilon. the only file with stb_image_write's
    implementation. build: make (see Makefile); usage: dpprof --help */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* POSIX 2008 with realpath */
 #define DPPROF_IMPLEMENTATION
 #define DPPROF_ENGINE
 #define DPPROF_TOOLS
@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STB_IMAGE_WRITE_STATIC
@@ -446,62 +447,369 @@ static int parse_run(int argc, char **argv, run_opts *o) {
     return EXIT_OK;
 }
 
-/* an output file is written to PATH.tmp and renamed into place, so a reader never sees half of it
-   and a failed run leaves nothing behind */
-typedef struct atomic_file {
-    char tmp[4096];
-    const char *path;
+/* ---- outputs: every file dpprof writes goes through here ------------------------------------------
+   a regular file (or a symlink's target) is written to a unique temporary beside it (mkstemp: .NAME.XXXXXX)
+   and renamed into place after every write, flush, fsync and close succeeded, so a reader never sees half of
+   it, concurrent writers never share a temporary, and a failure leaves what was there. "-" is standard
+   output; a device is written in place (never replaced); a FIFO is written in place when a reader has it
+   open, else refused. a directory, an empty path, a missing parent directory are refused before any work.
+   the temporaries of a process are removed when it is stopped by a signal. */
+enum { OUT_FILE = 1, OUT_STDOUT, OUT_DEVICE, OUT_FIFO };
+typedef struct out_file {
+    const char *name;     /* as given: the messages say it */
+    char path[PATH_MAX];  /* what is written: the name, or its symlink's target */
+    char tmp[PATH_MAX];   /* the temporary beside path; "" when written in place */
     FILE *f;
-} atomic_file;
+    int kind;
+} out_file;
 
-static int atomic_open(atomic_file *af, const char *path, const char *what) {
-    af->path = path;
-    af->f = NULL;
-    af->tmp[0] = 0;
-    if (!strcmp(path, "-")) { /* standard output: nothing to rename */
-        af->f = stdout;
+#define OUT_MAX_TMPS 16
+static char out_tmps[OUT_MAX_TMPS][PATH_MAX]; /* live temporaries, removed on a signal */
+static volatile sig_atomic_t out_ntmps;
+
+static void out_on_signal(int sig) {
+    int i;
+    for (i = 0; i < out_ntmps; i++)
+        if (out_tmps[i][0]) unlink(out_tmps[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void out_track(const char *tmp, int on) {
+    static int installed;
+    int i;
+    if (!installed) { /* only where nobody else handles them (a sweep stops its children itself) */
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+        size_t k;
+        installed = 1;
+        for (k = 0; k < sizeof sigs / sizeof sigs[0]; k++) {
+            struct sigaction old;
+            if (sigaction(sigs[k], NULL, &old) == 0 && old.sa_handler == SIG_DFL) signal(sigs[k], out_on_signal);
+        }
+    }
+    for (i = 0; i < out_ntmps; i++)
+        if (on ? !out_tmps[i][0] : !strcmp(out_tmps[i], tmp)) break;
+    if (on && i == out_ntmps && out_ntmps < OUT_MAX_TMPS) out_ntmps++;
+    if (i < OUT_MAX_TMPS && i < out_ntmps) {
+        if (on) snprintf(out_tmps[i], PATH_MAX, "%s", tmp);
+        else out_tmps[i][0] = 0;
+    }
+}
+
+/* the directory part of path (".": none) and the last part */
+static void out_split(const char *path, char *dir, char *base) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, PATH_MAX, "."), snprintf(base, PATH_MAX, "%s", path);
+    else if (slash == path) snprintf(dir, PATH_MAX, "/"), snprintf(base, PATH_MAX, "%s", slash + 1);
+    else snprintf(dir, PATH_MAX, "%.*s", (int)(slash - path), path), snprintf(base, PATH_MAX, "%s", slash + 1);
+}
+
+/* where name is written and how: 0, or -1 after saying why (what NULL: silently; nothing touched) */
+#define OUT_SAY(...) (what ? fprintf(stderr, __VA_ARGS__) : 0)
+static int out_resolve(const char *what, const char *name, char *path, int *kind) {
+    struct stat st;
+    char dir[PATH_MAX], base[PATH_MAX];
+    int hops;
+    if (!name || !*name) {
+        OUT_SAY("%s: %s: an empty path (give a file name, or - for standard output)\n", prog, what);
+        return -1;
+    }
+    if (!strcmp(name, "-")) {
+        *kind = OUT_STDOUT;
+        snprintf(path, PATH_MAX, "-");
         return 0;
     }
-    if (snprintf(af->tmp, sizeof af->tmp, "%s.tmp", path) >= (int)sizeof af->tmp) {
-        fprintf(stderr, "%s: %s '%s': path too long\n", prog, what, path);
+    if (strlen(name) >= PATH_MAX - 16) {
+        OUT_SAY("%s: %s '%s': path too long\n", prog, what, name);
         return -1;
     }
-    af->f = fopen(af->tmp, "wb");
-    if (!af->f) {
-        fprintf(stderr, "%s: %s '%s': cannot write: %s\n", prog, what, path, strerror(errno));
+    snprintf(path, PATH_MAX, "%s", name);
+    for (hops = 0; lstat(path, &st) == 0 && S_ISLNK(st.st_mode); hops++) { /* a symlink: its target is written */
+        char target[PATH_MAX];
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        if (n < 0 || hops == 40) {
+            OUT_SAY("%s: %s '%s': cannot follow the symbolic link: %s\n", prog, what, name, n < 0 ? strerror(errno) : "too many levels");
+            return -1;
+        }
+        target[n] = 0;
+        if (target[0] == '/') snprintf(path, PATH_MAX, "%s", target);
+        else {
+            char linkdir[PATH_MAX], tmp[2 * PATH_MAX];
+            out_split(path, linkdir, base);
+            snprintf(tmp, sizeof tmp, "%s/%s", linkdir, target);
+            if (strlen(tmp) >= PATH_MAX) {
+                OUT_SAY("%s: %s '%s': path too long\n", prog, what, name);
+                return -1;
+            }
+            snprintf(path, PATH_MAX, "%s", tmp);
+        }
+    }
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            OUT_SAY("%s: %s '%s': is a directory\n", prog, what, name);
+            return -1;
+        }
+        if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) *kind = OUT_DEVICE;
+        else if (S_ISFIFO(st.st_mode)) *kind = OUT_FIFO;
+        else if (S_ISREG(st.st_mode)) *kind = OUT_FILE;
+        else {
+            OUT_SAY("%s: %s '%s': not a regular file, device or FIFO: refused\n", prog, what, name);
+            return -1;
+        }
+        if (*kind != OUT_FILE) return 0;
+    } else if (errno != ENOENT) {
+        OUT_SAY("%s: %s '%s': cannot write: %s\n", prog, what, name, strerror(errno));
+        return -1;
+    } else *kind = OUT_FILE;
+    out_split(path, dir, base);
+    if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+        OUT_SAY("%s: %s '%s': names a directory, not a file\n", prog, what, name);
+        return -1;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        OUT_SAY("%s: %s '%s': cannot write: %s\n", prog, what, name, stat(dir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno));
         return -1;
     }
     return 0;
 }
 
-static void atomic_abort(atomic_file *af) {
-    if (!af->f) return;
-    if (af->f == stdout) fflush(stdout); /* what was written to it is out */
-    else {
-        fclose(af->f);
-        remove(af->tmp);
+/* 1 if a and b are the same file (the same inode where both exist, else the same path once resolved) */
+static int out_same(const char *a, const char *b) {
+    struct stat sa, sb;
+    char ra[PATH_MAX], rb[PATH_MAX];
+    int ka, kb;
+    if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-")) return a && b && !strcmp(a, b) && strcmp(a, "-") != 0;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (!realpath(a, ra) || !realpath(b, rb)) { /* one does not exist yet: compare what would be written */
+        if (out_resolve(NULL, a, ra, &ka) || out_resolve(NULL, b, rb, &kb)) return 0;
+        {
+            char da[PATH_MAX], fa[PATH_MAX], db[PATH_MAX], fb[PATH_MAX], pa[PATH_MAX], pb[PATH_MAX];
+            out_split(ra, da, fa), out_split(rb, db, fb);
+            return realpath(da, pa) && realpath(db, pb) && !strcmp(pa, pb) && !strcmp(fa, fb);
+        }
     }
-    af->f = NULL;
+    return !strcmp(ra, rb);
 }
 
-static int atomic_commit(atomic_file *af) {
-    int bad = ferror(af->f);
-    if (af->f == stdout) {
-        bad |= fflush(stdout) != 0;
-        af->f = NULL;
-        if (bad) fprintf(stderr, "%s: cannot write to standard output: %s\n", prog, strerror(errno));
-        return bad ? -1 : 0;
+/* open name for writing (see above): 0, or -1 after saying why (nothing touched) */
+static int out_open(out_file *o, const char *name, const char *what) {
+    char dir[PATH_MAX], base[PATH_MAX];
+    int fd;
+    memset(o, 0, sizeof *o);
+    o->name = name;
+    if (out_resolve(what, name, o->path, &o->kind)) return -1;
+    if (o->kind == OUT_STDOUT) {
+        o->f = stdout;
+        return 0;
     }
-    bad |= fflush(af->f) != 0;
-    bad |= fsync(fileno(af->f)) != 0 && errno != EINVAL;
-    bad |= fclose(af->f) != 0;
-    af->f = NULL;
-    if (bad || rename(af->tmp, af->path) != 0) {
-        fprintf(stderr, "%s: cannot write '%s': %s\n", prog, af->path, strerror(errno));
-        remove(af->tmp);
+    if (o->kind == OUT_DEVICE || o->kind == OUT_FIFO) {
+        /* a FIFO nobody reads would block: opened without waiting, and refused then */
+        fd = open(o->path, O_WRONLY | O_CLOEXEC | (o->kind == OUT_FIFO ? O_NONBLOCK : 0));
+        if (fd < 0) {
+            fprintf(stderr, "%s: %s '%s': cannot write: %s\n", prog, what, name, o->kind == OUT_FIFO && errno == ENXIO ? "a FIFO that nothing reads" : strerror(errno));
+            return -1;
+        }
+        if (o->kind == OUT_FIFO) (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        if (!(o->f = fdopen(fd, "wb"))) {
+            fprintf(stderr, "%s: %s '%s': cannot write: %s\n", prog, what, name, strerror(errno));
+            close(fd);
+            return -1;
+        }
+        return 0;
+    }
+    out_split(o->path, dir, base);
+    if (snprintf(o->tmp, sizeof o->tmp, "%s/.%s.XXXXXX", dir, base) >= (int)sizeof o->tmp) {
+        fprintf(stderr, "%s: %s '%s': path too long\n", prog, what, name);
+        return -1;
+    }
+    if ((fd = mkstemp(o->tmp)) < 0) {
+        fprintf(stderr, "%s: %s '%s': cannot write: %s\n", prog, what, name, strerror(errno));
+        o->tmp[0] = 0;
+        return -1;
+    }
+    out_track(o->tmp, 1);
+    {   /* a result is an ordinary file: the permissions a plain open would give, not mkstemp's 0600 */
+        mode_t um = umask(0);
+        umask(um);
+        (void)fchmod(fd, 0666 & ~um);
+    }
+    if (!(o->f = fdopen(fd, "wb"))) {
+        fprintf(stderr, "%s: %s '%s': cannot write: %s\n", prog, what, name, strerror(errno));
+        close(fd);
+        unlink(o->tmp);
+        out_track(o->tmp, 0);
         return -1;
     }
     return 0;
+}
+
+/* nothing of it stays (what was written to standard output, a device or a FIFO is out) */
+static void out_abort(out_file *o) {
+    if (!o->f) return;
+    if (o->f == stdout) fflush(stdout);
+    else fclose(o->f);
+    if (o->tmp[0]) {
+        unlink(o->tmp);
+        out_track(o->tmp, 0);
+    }
+    o->f = NULL;
+}
+
+/* every write, flush, fsync and close checked, then renamed into place: 0, or -1 after saying why */
+static int out_commit(out_file *o) {
+    int err = 0;
+    const char *step = "write";
+    if (ferror(o->f)) err = errno ? errno : EIO; /* the failed write's reason, where stdio left it */
+    if (!err && fflush(o->f) != 0) err = errno, step = "flush";
+    if (!err && o->kind == OUT_FILE && fsync(fileno(o->f)) != 0 && errno != EINVAL) err = errno, step = "fsync";
+    if (o->f != stdout) {
+        if (fclose(o->f) != 0 && !err) err = errno, step = "close";
+    }
+    o->f = NULL;
+    if (!err && o->tmp[0] && rename(o->tmp, o->path) != 0) err = errno, step = "rename";
+    if (o->tmp[0]) {
+        if (err) unlink(o->tmp);
+        out_track(o->tmp, 0);
+    }
+    if (err) fprintf(stderr, "%s: cannot write '%s' (%s failed): %s%s\n", prog, o->name, step, strerror(err), o->kind == OUT_FILE ? "; nothing was replaced" : "");
+    return err ? -1 : 0;
+}
+
+/* stb_image_write's callback: into an out_file's stream */
+static void out_png_write(void *ctx, void *data, int size) {
+    if (size > 0 && fwrite(data, 1, (size_t)size, (FILE *)ctx) != (size_t)size) { /* ferror says so at the commit */ }
+}
+static int out_png(out_file *o, const dpprof_canvas *cv) {
+    if (!stbi_write_png_to_func(out_png_write, o->f, cv->w, cv->h, 3, cv->rgb, cv->w * 3)) {
+        fprintf(stderr, "%s: cannot encode the PNG '%s'\n", prog, o->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* a directory output (--dump): refused before any work where it exists and is not a directory, or is a
+   directory that holds anything but an earlier dump (nothing of the user's is ever replaced) */
+static int outdir_check(const char *what, const char *name) {
+    struct stat st;
+    char dir[PATH_MAX], base[PATH_MAX];
+    if (!name || !*name) {
+        fprintf(stderr, "%s: %s: an empty path\n", prog, what);
+        return -1;
+    }
+    if (strlen(name) >= PATH_MAX - 16) {
+        fprintf(stderr, "%s: %s '%s': path too long\n", prog, what, name);
+        return -1;
+    }
+    if (stat(name, &st) == 0) {
+        DIR *d;
+        struct dirent *e;
+        char step[2 * PATH_MAX];
+        int other = 0;
+        if (!S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "%s: %s '%s': exists and is not a directory\n", prog, what, name);
+            return -1;
+        }
+        snprintf(step, sizeof step, "%s/step.json", name);
+        if ((d = opendir(name)) != NULL) {
+            while ((e = readdir(d)) != NULL) other |= strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+            closedir(d);
+        }
+        if (other && access(step, F_OK) != 0) {
+            fprintf(stderr, "%s: %s '%s': a directory that holds files and no earlier dump (no step.json): refused, nothing is replaced\n", prog, what, name);
+            return -1;
+        }
+    }
+    out_split(name, dir, base);
+    if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "%s: %s '%s': cannot create the directory: %s\n", prog, what, name, !*base || base[0] == '.' ? "not a directory name" : stat(dir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* the files of a directory (one level: a dump has no subdirectories), then the directory */
+static void outdir_remove(const char *path) {
+    DIR *d = opendir(path);
+    struct dirent *e;
+    if (d) {
+        while ((e = readdir(d)) != NULL)
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+                char full[2 * PATH_MAX];
+                snprintf(full, sizeof full, "%s/%s", path, e->d_name);
+                unlink(full);
+            }
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+/* a temporary directory beside name (.NAME.XXXXXX) for fill to write into, renamed to name when it succeeded;
+   an earlier dump there is replaced only then. 0, or -1 (said; the temporary gone) */
+static int outdir_write(const char *what, const char *name, int (*fill)(void *ctx, const char *dir), void *ctx) {
+    char dir[PATH_MAX], base[PATH_MAX], tmp[2 * PATH_MAX + 16], old[2 * PATH_MAX + 16];
+    struct stat st;
+    out_split(name, dir, base);
+    snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, base);
+    if (!mkdtemp(tmp)) {
+        fprintf(stderr, "%s: %s '%s': cannot create a temporary directory beside it: %s\n", prog, what, name, strerror(errno));
+        return -1;
+    }
+    out_track(tmp, 1);
+    {   /* an ordinary directory: the permissions mkdir would give, not mkdtemp's 0700 */
+        mode_t um = umask(0);
+        umask(um);
+        (void)chmod(tmp, 0777 & ~um);
+    }
+    if (fill(ctx, tmp) != 0) {
+        outdir_remove(tmp);
+        out_track(tmp, 0);
+        return -1;
+    }
+    old[0] = 0;
+    if (stat(name, &st) == 0) { /* an earlier dump (outdir_check): moved aside, removed once the new one is in place */
+        snprintf(old, sizeof old, "%s/.%s.XXXXXX", dir, base);
+        if (!mkdtemp(old) || rename(name, old) != 0) {
+            fprintf(stderr, "%s: %s '%s': cannot move the earlier dump aside: %s\n", prog, what, name, strerror(errno));
+            if (old[0]) rmdir(old);
+            outdir_remove(tmp);
+            out_track(tmp, 0);
+            return -1;
+        }
+    }
+    if (rename(tmp, name) != 0) {
+        fprintf(stderr, "%s: %s '%s': cannot rename the finished dump into place: %s\n", prog, what, name, strerror(errno));
+        if (old[0]) (void)rename(old, name);
+        outdir_remove(tmp);
+        out_track(tmp, 0);
+        return -1;
+    }
+    out_track(tmp, 0);
+    if (old[0]) outdir_remove(old);
+    return 0;
+}
+
+/* the temporaries a killed writer left for name (.NAME.XXXXXX in its directory) */
+static void out_remove_leftovers(const char *path) {
+    char dir[PATH_MAX], base[PATH_MAX];
+    size_t nb;
+    DIR *d;
+    struct dirent *e;
+    out_split(path, dir, base);
+    nb = strlen(base);
+    if (!(d = opendir(dir))) return;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] == '.' && !strncmp(e->d_name + 1, base, nb) && e->d_name[nb + 1] == '.' && strlen(e->d_name + nb + 2) == 6) {
+            char full[2 * PATH_MAX];
+            snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+            unlink(full);
+        }
+    closedir(d);
+}
+
+static int run_dump(void *ctx, const char *dir) {
+    if (dpprof_session_dump((dpprof_session *)ctx, dir) == DPPROF_OK) return 0;
+    fprintf(stderr, "%s: --dump: %s\n", prog, dpprof_last_error());
+    return -1;
 }
 
 static int cmd_run(int argc, char **argv) {
@@ -509,7 +817,7 @@ static int cmd_run(int argc, char **argv) {
     dpprof_config resolved;
     dpprof_shape shape;
     dpprof_session *s = NULL;
-    atomic_file out, trace;
+    out_file out, trace;
     int rc, code = EXIT_OK, total;
     char err[1024] = "", hb[32];
     double t0;
@@ -543,17 +851,31 @@ static int cmd_run(int argc, char **argv) {
         if (!o.limit_given && (resolved.backend == DPPROF_BACKEND_CPU || (resolved.backend == DPPROF_BACKEND_AUTO && gpus == 0)))
             o.cfg.memory_limit = mem_available(); /* a model that cannot fit is an oom result, not the oom killer */
     }
-    if (o.dump && mkdir(o.dump, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "%s: --dump '%s': cannot create the directory: %s\n", prog, o.dump, strerror(errno));
+    if (o.dump && o.cfg.backend == DPPROF_BACKEND_DRY) {
+        fprintf(stderr, "%s: run: --dump needs computed values: use --backend cpu or cuda (this run is dry)\n", prog);
         return EXIT_USAGE;
     }
+    if (o.dump && outdir_check("--dump", o.dump)) return EXIT_USAGE;
     if (o.out && o.trace && !strcmp(o.out, "-") && !strcmp(o.trace, "-")) {
         fprintf(stderr, "%s: run: --out - and --trace - would both write to standard output: give one a file\n", prog);
         return EXIT_USAGE;
     }
-    if (o.out && atomic_open(&out, o.out, "--out")) return EXIT_USAGE;
-    if (o.trace && atomic_open(&trace, o.trace, "--trace")) {
-        atomic_abort(&out);
+    if (o.out && o.trace && out_same(o.out, o.trace)) {
+        fprintf(stderr, "%s: run: --out '%s' and --trace '%s' are the same file: one would be lost\n", prog, o.out, o.trace);
+        return EXIT_USAGE;
+    }
+    {   /* an output must not be an input */
+        const char *outs[2] = {o.out, o.trace}, *names[2] = {"--out", "--trace"};
+        int k;
+        for (k = 0; k < 2; k++)
+            if (outs[k] && o.cfg.data_path && out_same(outs[k], o.cfg.data_path)) {
+                fprintf(stderr, "%s: run: %s '%s' is the --data file: it would be overwritten\n", prog, names[k], outs[k]);
+                return EXIT_USAGE;
+            }
+    }
+    if (o.out && out_open(&out, o.out, "--out")) return EXIT_USAGE;
+    if (o.trace && out_open(&trace, o.trace, "--trace")) {
+        out_abort(&out);
         return EXIT_USAGE;
     }
 
@@ -561,8 +883,8 @@ static int cmd_run(int argc, char **argv) {
     /* an oom before the model was built (the session itself, --data) comes back without a session */
     if (rc != DPPROF_OK && (rc != DPPROF_ERR_OOM || !s)) {
         fprintf(stderr, "%s: run: %s\n", prog, dpprof_last_error());
-        atomic_abort(&out);
-        atomic_abort(&trace);
+        out_abort(&out);
+        out_abort(&trace);
         /* input the engine refuses (unknown data, unsupported option) is bad input: no file at all */
         return rc == DPPROF_ERR_INVALID || rc == DPPROF_ERR_UNSUPPORTED || rc == DPPROF_ERR_IO || rc == DPPROF_ERR_NO_CUDA || rc == DPPROF_ERR_NO_DEVICE || rc == DPPROF_ERR_OVERFLOW ? EXIT_USAGE : rc == DPPROF_ERR_OOM ? EXIT_OOM : EXIT_ERROR;
     }
@@ -588,22 +910,23 @@ static int cmd_run(int argc, char **argv) {
         code = rc == DPPROF_ERR_OOM ? EXIT_OOM : EXIT_ERROR;
     }
     if (o.out) {
-        if (dpprof_session_write_json(s, out.f, o.experiment, rc == DPPROF_OK ? "ok" : rc == DPPROF_ERR_OOM ? "oom" : "error", rc == DPPROF_OK ? NULL : err) != DPPROF_OK || atomic_commit(&out)) {
-            atomic_abort(&out);
+        int w = dpprof_session_write_json(s, out.f, o.experiment, rc == DPPROF_OK ? "ok" : rc == DPPROF_ERR_OOM ? "oom" : "error", rc == DPPROF_OK ? NULL : err);
+        if (w != DPPROF_OK && !ferror(out.f)) { /* the writer's own reason; a stream error is the commit's to say */
+            fprintf(stderr, "%s: --out '%s': %s\n", prog, o.out, dpprof_last_error());
+            out_abort(&out);
             code = EXIT_ERROR;
-        }
+        } else if (out_commit(&out)) code = EXIT_ERROR;
     }
     if (o.trace) {
-        if (dpprof_session_write_trace(s, trace.f) != DPPROF_OK || atomic_commit(&trace)) {
-            atomic_abort(&trace);
+        int w = dpprof_session_write_trace(s, trace.f);
+        if (w != DPPROF_OK && !ferror(trace.f)) {
+            fprintf(stderr, "%s: --trace '%s': %s\n", prog, o.trace, dpprof_last_error());
+            out_abort(&trace);
             code = EXIT_ERROR;
-        }
+        } else if (out_commit(&trace)) code = EXIT_ERROR;
     }
     if (rc == DPPROF_OK && o.dump) {
-        if (dpprof_session_dump(s, o.dump) != DPPROF_OK) {
-            fprintf(stderr, "%s: --dump: %s\n", prog, dpprof_last_error());
-            code = EXIT_ERROR;
-        }
+        if (outdir_write("--dump", o.dump, run_dump, s) != 0) code = EXIT_ERROR;
     }
     if (rc == DPPROF_OK && !o.quiet) {
         const dpprof_prof *p = dpprof_session_prof(s);
@@ -636,7 +959,7 @@ static int plot_timeline(const char *in, const char *outpath, const char *title,
     unsigned char rgb[DPPROF_CAT_COUNT * 3];
     dpprof_timeline_desc d;
     dpprof_canvas cv;
-    atomic_file af;
+    out_file af;
     char ttl[256];
 
     memset(&cv, 0, sizeof cv);
@@ -749,12 +1072,9 @@ static int plot_timeline(const char *in, const char *outpath, const char *title,
         code = EXIT_ERROR;
         goto done;
     }
-    if (atomic_open(&af, outpath, "--out")) { code = EXIT_USAGE; goto done; }
-    fclose(af.f); /* stb writes by name */
-    af.f = NULL;
-    if (!stbi_write_png(af.tmp, cv.w, cv.h, 3, cv.rgb, cv.w * 3) || rename(af.tmp, outpath) != 0) {
-        fprintf(stderr, "%s: plot: cannot write '%s'\n", prog, outpath);
-        remove(af.tmp);
+    if (out_open(&af, outpath, "--out")) { code = EXIT_USAGE; goto done; }
+    if (out_png(&af, &cv) || out_commit(&af)) {
+        out_abort(&af);
         code = EXIT_ERROR;
         goto done;
     }
@@ -787,6 +1107,12 @@ static int cmd_plot(int argc, char **argv) {
     }
     if (!kind || !in || !out) return usage_error("plot: usage: dpprof plot timeline RESULT.json --out FILE.png%s%s", "", "");
     if (strcmp(kind, "timeline") != 0) return usage_error("plot: unknown figure '%s' (known: timeline)%s", kind, "");
+    if (out_same(in, out)) return usage_error("plot: --out '%s' is the input '%s': it would be overwritten", out, in);
+    {   /* the output is checked before any work */
+        char path[PATH_MAX];
+        int kind;
+        if (out_resolve("plot --out", out, path, &kind)) return EXIT_USAGE;
+    }
     return plot_timeline(in, out, title, 0, 0, 0);
 }
 
@@ -836,7 +1162,7 @@ static int cmd_epsilon(int argc, char **argv) {
 }
 
 /* ---- sweep: an experiment file -> one `dpprof run` process per configuration ------------------------
-   paste after cmd_plot (it uses prog, usage_error, parse_int, parse_dbl, atomic_open/atomic_commit).
+   paste after cmd_plot (it uses prog, usage_error, parse_int, parse_dbl, out_open/out_commit).
    main():  if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc, argv);
    (the whole argv: argv[0] is the fallback path of the binary when /proc/self/exe cannot be run).
    */
@@ -1450,9 +1776,9 @@ static void sweep_progress(const sweep_run *r, const char *id, const char *st, d
 
 /* the result the sweep writes for a run that left none */
 static int sweep_write_error(const sweep_run *r, const sweep_job *j, const char *status, const char *msg) {
-    atomic_file af;
+    out_file af;
     int i;
-    if (atomic_open(&af, j->json, "result")) return -1;
+    if (out_open(&af, j->json, "result")) return -1;
     fprintf(af.f, "{\n  \"schema_version\": %d,\n  \"experiment\": ", DPPROF_SCHEMA_VERSION);
     sweep_json_str(af.f, r->sp->name);
     fprintf(af.f, ",\n  \"id\": ");
@@ -1477,7 +1803,7 @@ static int sweep_write_error(const sweep_run *r, const sweep_job *j, const char 
         fprintf(af.f, ",\n  \"avg_time_ms\": null,\n  \"peak_memory_mb\": null,\n  \"meta\": {\"dpprof_version\": \"%s\", \"date\": \"%s\", \"written_by\": \"sweep\"}", DPPROF_VERSION, date);
     }
     fprintf(af.f, "\n}\n");
-    return atomic_commit(&af);
+    return out_commit(&af);
 }
 
 static int sweep_start(sweep_run *r, sweep_job *j, long long c) {
@@ -1490,13 +1816,9 @@ static int sweep_start(sweep_run *r, sweep_job *j, long long c) {
         sweep_job_free(j);
         return sweep_oom();
     }
-    {   /* an unfinished result (no status) and a leftover .tmp go: the run writes both anew */
-        char *tmp = sweep_path(r->dir, "", id, ".json.tmp");
-        if (!tmp) { sweep_job_free(j); return sweep_oom(); }
-        remove(tmp);
-        free(tmp);
-        remove(j->json);
-    }
+    /* an unfinished result (no status) and a killed writer's temporaries go: the run writes anew */
+    out_remove_leftovers(j->json);
+    remove(j->json);
     if ((logfd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
         fprintf(stderr, "%s: sweep: cannot write the log '%s': %s\n", prog, j->log, strerror(errno));
         sweep_job_free(j);
@@ -1558,12 +1880,12 @@ static void sweep_finish(sweep_run *r, sweep_job *j, int wst) {
 
 /* DIR/summary.csv: every configuration of the file, in order */
 static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
-    atomic_file af;
+    out_file af;
     char *path = sweep_path(dir, "", "summary", ".csv"), *json;
     long long c;
     int a, k;
     if (!path) return sweep_oom();
-    if (atomic_open(&af, path, "summary")) {
+    if (out_open(&af, path, "summary")) {
         free(path);
         return EXIT_ERROR;
     }
@@ -1578,7 +1900,7 @@ static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
         const char *st;
         char err[256];
         if (!(json = sweep_path(dir, "", sp->id[c], ".json"))) {
-            atomic_abort(&af);
+            out_abort(&af);
             free(path);
             return sweep_oom();
         }
@@ -1600,7 +1922,7 @@ static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
         dpprof_json_free(doc);
         free(json);
     }
-    k = atomic_commit(&af);
+    k = out_commit(&af);
     free(path);
     return k ? EXIT_ERROR : EXIT_OK;
 }
@@ -1701,11 +2023,11 @@ static int cmd_sweep(int argc, char **argv) {
     fprintf(stderr, ", %d at a time, results in %s%s%s\n", r.jobs, dir, sp.description ? " - " : "", sp.description ? sp.description : "");
     /* finished before: skipped */
     for (c = 0; c < r.nsel; c++) {
-        char *json = sweep_path(dir, "", sp.id[sel[c]], ".json"), *tmp = sweep_path(dir, "", sp.id[sel[c]], ".json.tmp");
+        char *json = sweep_path(dir, "", sp.id[sel[c]], ".json");
         char st[64], why[256];
         double peak;
-        if (!json || !tmp) { free(json); free(tmp); rc = sweep_oom(); goto closefd; }
-        remove(tmp); /* a run killed while writing */
+        if (!json) { rc = sweep_oom(); goto closefd; }
+        out_remove_leftovers(json); /* a run killed while writing */
         if (sweep_read_result(json, st, sizeof st, &peak, why, sizeof why)) {
             r.done++;
             r.skipped++;
@@ -1713,7 +2035,6 @@ static int cmd_sweep(int argc, char **argv) {
             sweep_progress(&r, sp.id[sel[c]], st, peak, 0, NULL);
         } else pend[npend++] = sel[c];
         free(json);
-        free(tmp);
     }
     if (!(job = (sweep_job *)calloc((size_t)r.jobs, sizeof *job))) { rc = sweep_oom(); goto closefd; }
     /* signals stay blocked but while waiting in pselect: no wake-up is lost */
@@ -1778,12 +2099,11 @@ static int cmd_sweep(int argc, char **argv) {
         int k, sig = sweep_stop, killed = 0;
         for (k = 0; k < nrun; k++) kill(job[k].pid, SIGKILL);
         for (k = 0; k < nrun; k++) {
-            char *tmp = sweep_path(dir, "", sp.id[job[k].conf], ".json.tmp"), st[64], why[64];
+            char st[64], why[64];
             double peak;
             int wst = 0;
             while (waitpid(job[k].pid, &wst, 0) < 0 && errno == EINTR) {}
-            if (tmp) remove(tmp);
-            free(tmp);
+            out_remove_leftovers(job[k].json);
             /* a child that had written its whole result before the signal finished (the file is the
                result, whether or not the child had exited yet): recorded and counted as such */
             if (sweep_read_result(job[k].json, st, sizeof st, &peak, why, sizeof why)) sweep_finish(&r, &job[k], wst);
@@ -2207,14 +2527,11 @@ static void rep_fmt(char *out, size_t n, const char *metric, double v) {
 /* ---- outputs ---------------------------------------------------------------------------------------- */
 static int rep_png(const rep *r, const char *fig, dpprof_canvas *cv) {
     char path[4096];
-    atomic_file af;
+    out_file af;
     snprintf(path, sizeof path, "%s/%s-%s.png", r->figdir, r->sp.name, fig);
-    if (atomic_open(&af, path, "figure")) return EXIT_ERROR;
-    fclose(af.f);
-    af.f = NULL;
-    if (!stbi_write_png(af.tmp, cv->w, cv->h, 3, cv->rgb, cv->w * 3) || rename(af.tmp, path) != 0) {
-        fprintf(stderr, "%s: report: cannot write '%s'\n", prog, path);
-        remove(af.tmp);
+    if (out_open(&af, path, "figure")) return EXIT_ERROR;
+    if (out_png(&af, cv) || out_commit(&af)) {
+        out_abort(&af);
         return EXIT_ERROR;
     }
     fprintf(r->summary, "figure %s\n", path);
@@ -2372,7 +2689,7 @@ static int rep_table_ops(rep *r, const rep_line *l, const char *path) {
     double worst[MAXN];
     long long cc[REP_MAXL];
     int ac = rep_axis(r, cs), nc, top = 10, nn = 0, i, j, k, any = 0;
-    atomic_file af;
+    out_file af;
     char cell[64];
     if (ac < 0) return rep_bad(r, l->line, "ops needs cols=AXIS of this experiment%s", "");
     if (ts) top = (int)strtol(ts, NULL, 10); /* 1 .. REP_MAXOPS: rep_validate checked it */
@@ -2400,7 +2717,7 @@ static int rep_table_ops(rep *r, const rep_line *l, const char *path) {
             names[k - 1] = tn, worst[k - 1] = tw;
         }
     if (top > nn) top = nn;
-    if (atomic_open(&af, path, "table")) return EXIT_ERROR;
+    if (out_open(&af, path, "table")) return EXIT_ERROR;
     fprintf(af.f, "%% generated by dpprof report from %s: ms per op in the timed step (--op-times)%s%s\n\\begin{tabular}{l", r->conf, where ? ", " : "", where ? where : "");
     for (j = 0; j < nc; j++) fputs("r", af.f);
     fputs("}\n\\toprule\nop", af.f);
@@ -2437,14 +2754,14 @@ static int rep_table_ops(rep *r, const rep_line *l, const char *path) {
         fputs(" \\\\\n", af.f);
     }
     fputs("\\bottomrule\n\\end{tabular}\n", af.f);
-    return atomic_commit(&af) ? EXIT_ERROR : EXIT_OK;
+    return out_commit(&af) ? EXIT_ERROR : EXIT_OK;
 }
 
 /* tables: "pivot rows=AXIS cols=AXIS value=METRIC where=..." or "breakdown group=AXIS where=..." */
 static int rep_table(rep *r, const rep_line *l) {
     char path[4096], cell[64];
     const char *where = rep_get(l, "where");
-    atomic_file af;
+    out_file af;
     int i, j, k;
     if (l->fig[0]) snprintf(path, sizeof path, "%s/%s-%s-table.tex", r->tabdir, r->sp.name, l->fig);
     else snprintf(path, sizeof path, "%s/%s-table.tex", r->tabdir, r->sp.name);
@@ -2456,7 +2773,7 @@ static int rep_table(rep *r, const rep_line *l) {
         if (!metric || !rep_known_metric(metric)) return rep_bad(r, l->line, "value=%s is not a metric", metric ? metric : "(missing)");
         nr = rep_labels(r, ar, rl, REP_MAXL);
         nc = rep_labels(r, ac, cl, REP_MAXL);
-        if (atomic_open(&af, path, "table")) return EXIT_ERROR;
+        if (out_open(&af, path, "table")) return EXIT_ERROR;
         fprintf(af.f, "%% generated by dpprof report from %s: %s (%s)%s%s\n\\begin{tabular}{l", r->conf, metric, rep_metric_unit(metric), where ? ", " : "", where ? where : "");
         /* the comment line is tex too, but nothing after % is read */
         for (j = 0; j < nc; j++) fputs("r", af.f);
@@ -2489,7 +2806,7 @@ static int rep_table(rep *r, const rep_line *l) {
         const char *gl[REP_MAXL];
         if (ag < 0) return rep_bad(r, l->line, "breakdown needs group=AXIS of this experiment%s", "");
         ng = rep_labels(r, ag, gl, REP_MAXL);
-        if (atomic_open(&af, path, "table")) return EXIT_ERROR;
+        if (out_open(&af, path, "table")) return EXIT_ERROR;
         fprintf(af.f, "%% generated by dpprof report from %s: memory at the peak by category (GiB)%s%s\n\\begin{tabular}{lrr", r->conf, where ? ", " : "", where ? where : "");
         for (k = 0; k < 9; k++) fputs("r", af.f);
         fputs("}\n\\toprule\n", af.f);
@@ -2520,7 +2837,7 @@ static int rep_table(rep *r, const rep_line *l) {
         fprintf(r->summary, "table %s\n", path);
         return EXIT_OK;
     } else return rep_bad(r, l->line, "unknown table kind '%s' (known: pivot, breakdown, ops)", l->kind);
-    if (atomic_commit(&af)) return EXIT_ERROR;
+    if (out_commit(&af)) return EXIT_ERROR;
     fprintf(r->summary, "table %s\n", path);
     return EXIT_OK;
 }
@@ -2677,8 +2994,8 @@ static int cmd_report(int argc, char **argv) {
     rep r;
     const char *conf = NULL;
     int i, rc = EXIT_OK, n_ok = 0, n_oom = 0, n_err = 0, n_missing = 0, timed = 0, ended = 0;
-    char sum_path[4096], mac_path[4096]; /* atomic_open keeps the path: one buffer each */
-    atomic_file sum, mac;
+    char sum_path[4096], mac_path[4096]; /* out_open keeps the path: one buffer each */
+    out_file sum, mac;
     long long c;
     memset(&r, 0, sizeof r);
     r.figdir = "figures";
@@ -2728,9 +3045,9 @@ static int cmd_report(int argc, char **argv) {
         return EXIT_USAGE;
     }
     snprintf(sum_path, sizeof sum_path, "%s/summary.txt", r.dir);
-    if (atomic_open(&sum, sum_path, "summary")) { free(r.res); sweep_spec_free(&r.sp); return EXIT_ERROR; }
+    if (out_open(&sum, sum_path, "summary")) { free(r.res); sweep_spec_free(&r.sp); return EXIT_ERROR; }
     snprintf(mac_path, sizeof mac_path, "%s/%s-macros.tex", r.tabdir, r.sp.name);
-    if (atomic_open(&mac, mac_path, "macros")) { atomic_abort(&sum); free(r.res); sweep_spec_free(&r.sp); return EXIT_ERROR; }
+    if (out_open(&mac, mac_path, "macros")) { out_abort(&sum); free(r.res); sweep_spec_free(&r.sp); return EXIT_ERROR; }
     r.summary = sum.f;
     r.macros = mac.f;
     fprintf(r.summary, "experiment %s: %s\nconfigurations %lld: %d ok, %d oom, %d error, %d without a result\n", r.sp.name,
@@ -2746,10 +3063,10 @@ static int cmd_report(int argc, char **argv) {
     }
     rep_macros(&r);
     for (i = 0; i < r.nlines && rc == EXIT_OK; i++) rc = r.lines[i].table ? rep_table(&r, &r.lines[i]) : rep_figure(&r, &r.lines[i]);
-    if (rc == EXIT_OK && (atomic_commit(&sum) || atomic_commit(&mac))) rc = EXIT_ERROR;
+    if (rc == EXIT_OK && (out_commit(&sum) || out_commit(&mac))) rc = EXIT_ERROR;
     if (rc != EXIT_OK) {
-        atomic_abort(&sum);
-        atomic_abort(&mac);
+        out_abort(&sum);
+        out_abort(&mac);
     }
     free(r.res);
     sweep_spec_free(&r.sp);
@@ -3047,7 +3364,7 @@ static int cmd_attnbench(int argc, char **argv) {
     double peak32 = 0, peak16 = 0, peakdram = 0;
     int nshape = 0, repeats = 10, count = 0, i, s, v, pass, stop = 0, rc, ended = 0;
     const char *out_path = NULL;
-    atomic_file af;
+    out_file af;
     char date[32];
     time_t now = time(NULL);
     for (i = 0; i < argc; i++) {
@@ -3080,17 +3397,17 @@ static int cmd_attnbench(int argc, char **argv) {
                 rc == DPPROF_ERR_NO_CUDA ? "this dpprof was built without CUDA" : rc != DPPROF_OK ? dpprof_cuda_last_error() : "the CUDA runtime sees no device");
         return EXIT_USAGE;
     }
-    if (out_path && atomic_open(&af, out_path, "--out")) return EXIT_USAGE;
+    if (out_path && out_open(&af, out_path, "--out")) return EXIT_USAGE;
     if (dpprof_cuda_device_info(0, &dev) != DPPROF_OK || dpprof_cuda_init(0) != DPPROF_OK) {
         fprintf(stderr, "%s: attnbench: %s\n", prog, dpprof_cuda_last_error());
-        if (out_path) atomic_abort(&af);
+        if (out_path) out_abort(&af);
         return EXIT_ERROR;
     }
     dpprof_device_peaks(&dev, &peak32, &peak16, &peakdram);
     rows = (ab_row *)calloc((size_t)nshape * AB_NV * 2, sizeof *rows);
     if (!rows) {
         fprintf(stderr, "%s: attnbench: out of host memory\n", prog);
-        if (out_path) atomic_abort(&af);
+        if (out_path) out_abort(&af);
         return EXIT_ERROR;
     }
     printf("attnbench on %s (sm %d.%d, %d SMs; peaks fp32 %.1f, bf16 %.1f TFLOP/s, dram %.2f TB/s), %d timed calls each\n", dev.name, dev.cc_major, dev.cc_minor,
@@ -3205,7 +3522,7 @@ static int cmd_attnbench(int argc, char **argv) {
                    "10 HS backward, as flash attention counts; the backward kernels also recompute q.k and dout.v for dq: 14 HS executed); "
                    "peaks from dpprof_device_peaks\"}\n}\n",
                 date);
-        if (atomic_commit(&af)) {
+        if (out_commit(&af)) {
             free(rows);
             return EXIT_ERROR;
         }

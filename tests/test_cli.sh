@@ -107,7 +107,7 @@ fi
 : >"$tmp/afile"
 bad 2 "--out '/sys/dpprof-r.json': cannot write" run --steps 1 --backend dry --out /sys/dpprof-r.json
 bad 2 "--out '$tmp/afile/r.json': cannot write: Not a directory" run --steps 1 --backend dry --out "$tmp/afile/r.json"
-bad 2 "--dump '$tmp/afile/dump': cannot create the directory: Not a directory" run --dump "$tmp/afile/dump" $o
+bad 2 "--dump '$tmp/afile/dump': cannot create the directory: Not a directory" run --dump "$tmp/afile/dump" --out "$tmp/bad.json" --steps 1 --backend cpu
 bad 2 "--trace '$tmp/afile/t.json': cannot write: Not a directory" run --trace "$tmp/afile/t.json" $o
 # the command line itself, as GNU tools read one: --opt=value and --opt value; -- ends the options; an unknown
 # option is named as such, whether or not a value follows; a flag takes no value; bytes that are not ascii

@@ -114,12 +114,12 @@ for _ in $(seq 600); do [ -e "$tmp/ki/logs/slow-1.log" ] && break; sleep 0.05; d
 sleep 0.3
 kill -INT $pid; wait $pid; rc=$?
 check "SIGINT: exits 130, the killed run left nothing" bash -c "[ $rc -eq 130 ] && [ ! -e '$tmp/ki/slow-1.json' ] && grep -q 'interrupted by SIGINT' '$tmp/ki.err'"
-# a leftover .tmp is removed and the configuration rerun; a truncated result is rerun
+# a killed writer's leftover temporary (.ID.json.XXXXXX) is removed and the configuration rerun; a truncated result is rerun
 rm -f "$tmp/k/slow-2.json" "$tmp/k/summary.csv"
-echo '{"experiment": "slow", "status": "o' >"$tmp/k/slow-2.json.tmp"
+echo '{"experiment": "slow", "status": "o' >"$tmp/k/.slow-2.json.a1B2c3"
 echo '{"experiment": "slow", "status": "o' >"$tmp/k/slow-3.json"
 "$bin" sweep "$tmp/slow.conf" --out-dir "$tmp/k" 2>"$tmp/k4.err"; rc=$?
-check "leftover ID.json.tmp removed and rerun, truncated ID.json rerun" bash -c "[ $rc -eq 0 ] && [ ! -e '$tmp/k/slow-2.json.tmp' ] && [ '$(status_of "$tmp/k/slow-2.json")' = ok ] && [ \$(grep -c 'skipped: done before' '$tmp/k4.err') -eq 2 ] && grep -q '^\[[34]/4\] slow-3: ok' '$tmp/k4.err' && [ '$(status_of "$tmp/k/slow-3.json")' = ok ]"
+check "leftover .ID.json.XXXXXX removed and rerun, truncated ID.json rerun" bash -c "[ $rc -eq 0 ] && [ ! -e '$tmp/k/.slow-2.json.a1B2c3' ] && [ '$(status_of "$tmp/k/slow-2.json")' = ok ] && [ \$(grep -c 'skipped: done before' '$tmp/k4.err') -eq 2 ] && grep -q '^\[[34]/4\] slow-3: ok' '$tmp/k4.err' && [ '$(status_of "$tmp/k/slow-3.json")' = ok ]"
 # a result written by hand counts as done; its status cell is csv-quoted
 printf '{"status": "ok, \\"by hand\\"", "peak_memory_mb": 1.5, "breakdown": {"data_mb": null}}\n' >"$tmp/k/slow-4.json"
 "$bin" sweep "$tmp/slow.conf" --out-dir "$tmp/k" 2>/dev/null
