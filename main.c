@@ -21,6 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <dirent.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STB_IMAGE_WRITE_STATIC
@@ -447,6 +450,26 @@ static int parse_run(int argc, char **argv, run_opts *o) {
     return EXIT_OK;
 }
 
+/* ---- inputs: read only where they are regular files within a stated size ------------------------------
+   a FIFO or a device could block or never end (/dev/zero), a directory is not a file: refused with the reason.
+   0, or -1 after saying why (what NULL: silently, why in buf) */
+#define IN_CONF_LIMIT ((long long)16 << 20)   /* an experiment file */
+#define IN_JSON_LIMIT ((long long)1 << 30)    /* a result file */
+#define IN_DATA_LIMIT ((long long)1 << 30)    /* --data: read whole into memory */
+static int in_check(const char *what, const char *path, long long limit, char *buf, size_t cap) {
+    struct stat st;
+    char why[256];
+    if (stat(path, &st) != 0) snprintf(why, sizeof why, "cannot read: %s", strerror(errno));
+    else if (S_ISDIR(st.st_mode)) snprintf(why, sizeof why, "is a directory");
+    else if (!S_ISREG(st.st_mode))
+        snprintf(why, sizeof why, "not a regular file (%s: not read, it could block or never end)", S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+    else if ((long long)st.st_size > limit) snprintf(why, sizeof why, "%lld bytes, over the limit of %lld for %s", (long long)st.st_size, limit, limit == IN_CONF_LIMIT ? "an experiment file" : limit == IN_DATA_LIMIT && what && !strcmp(what, "--data") ? "--data" : "a result file");
+    else return 0;
+    if (buf) snprintf(buf, cap, "%s", why);
+    if (what) fprintf(stderr, "%s: %s '%s': %s\n", prog, what, path, why);
+    return -1;
+}
+
 /* ---- outputs: every file dpprof writes goes through here ------------------------------------------
    a regular file (or a symlink's target) is written to a unique temporary beside it (mkstemp: .NAME.XXXXXX)
    and renamed into place after every write, flush, fsync and close succeeded, so a reader never sees half of
@@ -848,9 +871,14 @@ static int cmd_run(int argc, char **argv) {
     {
         int gpus = 0; /* auto runs on a gpu when there is one: then the gpu's own memory is the limit */
         if (resolved.backend == DPPROF_BACKEND_AUTO && dpprof_cuda_device_count(&gpus) != DPPROF_OK) gpus = 0;
-        if (!o.limit_given && (resolved.backend == DPPROF_BACKEND_CPU || (resolved.backend == DPPROF_BACKEND_AUTO && gpus == 0)))
-            o.cfg.memory_limit = mem_available(); /* a model that cannot fit is an oom result, not the oom killer */
+        if (!o.limit_given && (resolved.backend == DPPROF_BACKEND_CPU || (resolved.backend == DPPROF_BACKEND_AUTO && gpus == 0))) {
+            /* a model that cannot fit is an oom result, not the oom killer; a sweep's jobs share the memory */
+            const char *jobs = getenv("DPPROF_SWEEP_JOBS");
+            long long nj = jobs ? atoll(jobs) : 1;
+            o.cfg.memory_limit = mem_available() / (nj >= 1 && nj <= 1024 ? nj : 1);
+        }
     }
+    if (o.cfg.data_path && in_check("--data", o.cfg.data_path, IN_DATA_LIMIT, NULL, 0)) return EXIT_USAGE;
     if (o.dump && o.cfg.backend == DPPROF_BACKEND_DRY) {
         fprintf(stderr, "%s: run: --dump needs computed values: use --backend cpu or cuda (this run is dry)\n", prog);
         return EXIT_USAGE;
@@ -963,6 +991,7 @@ static int plot_timeline(const char *in, const char *outpath, const char *title,
     char ttl[256];
 
     memset(&cv, 0, sizeof cv);
+    if (in_check("plot", in, IN_JSON_LIMIT, NULL, 0)) return EXIT_USAGE;
     if (dpprof_json_parse_file(in, (size_t)1 << 30, &doc, err, sizeof err) != 0) {
         fprintf(stderr, "%s: plot: %s\n", prog, err);
         return EXIT_USAGE;
@@ -1368,6 +1397,16 @@ static const char *const sweep_csv_paths[] = {
 #define SWEEP_NCOLS ((int)(sizeof sweep_csv_cols / sizeof sweep_csv_cols[0]))
 
 /* "axis NAME = v1 | v2 | ..." */
+typedef struct sweep_label {
+    const char *label;
+    int idx;
+} sweep_label;
+static int sweep_cmp_label(const void *a, const void *b) {
+    const sweep_label *x = (const sweep_label *)a, *y = (const sweep_label *)b;
+    const int c = strcmp(x->label, y->label);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
 static int sweep_parse_axis(sweep_spec *sp, int line, const char *aname, char *text) {
     sweep_axis *ax;
     char *p, *next, what[400];
@@ -1434,9 +1473,21 @@ static int sweep_parse_axis(sweep_spec *sp, int line, const char *aname, char *t
             if (!(v->label = sweep_slug(sp, s))) return sweep_oom();
             if (!*v->label) return sweep_bad(sp, line, "%s: cannot make a label from it: write 'LABEL: OPTIONS'", what);
         }
-        for (j = 0; j < i; j++)
-            if (!strcmp(ax->val[j].label, v->label))
-                return sweep_bad(sp, line, "axis '%s': values %d and %d both have the label '%s': label them 'LABEL: OPTIONS'", aname, j + 1, i + 1, v->label);
+    }
+    {   /* two values with one label: sorted, so that 1e5 values take a moment, not minutes */
+        sweep_label *lab = (sweep_label *)malloc((size_t)ax->nval * sizeof *lab);
+        if (!lab) return sweep_oom();
+        for (i = 0; i < ax->nval; i++) lab[i].label = ax->val[i].label, lab[i].idx = i;
+        qsort(lab, (size_t)ax->nval, sizeof *lab, sweep_cmp_label);
+        for (i = 1; i < ax->nval; i++)
+            if (!strcmp(lab[i - 1].label, lab[i].label)) {
+                const int a1 = lab[i - 1].idx + 1, a2 = lab[i].idx + 1;
+                char same[256];
+                snprintf(same, sizeof same, "%s", lab[i].label);
+                free(lab);
+                return sweep_bad(sp, line, "axis '%s': values %d and %d both have the label '%s': label them 'LABEL: OPTIONS'", aname, a1, a2, same);
+            }
+        free(lab);
     }
     if (sp->nconf * ax->nval > SWEEP_MAX_CONFIGS)
         return sweep_bad(sp, line, "axis '%s' makes %lld configurations (%lld x %d), more than the limit of %lld", aname,
@@ -1467,6 +1518,7 @@ static int sweep_parse(const char *path, sweep_spec *sp) {
     memset(sp, 0, sizeof *sp);
     sp->file = path;
     sp->nconf = 1;
+    if (in_check("experiment file", path, IN_CONF_LIMIT, NULL, 0)) return EXIT_USAGE;
     if (!(f = fopen(path, "r"))) {
         fprintf(stderr, "%s: sweep: %s: cannot open: %s\n", prog, path, strerror(errno));
         return EXIT_USAGE;
@@ -1665,8 +1717,18 @@ static void sweep_print_cmd(FILE *f, char *const *args) {
 }
 
 /* exe run <base> <axis options> --experiment NAME --out OUT --quiet; malloc'd, NULL-terminated */
+/* a --trace or --dump path of the experiment file, made the configuration's own: t.json -> t-ID.json,
+   dumpdir -> dumpdir-ID (so that the configurations of a sweep never write one file) */
+static char *sweep_own_path(sweep_spec *sp, const char *opt, const char *path, const char *id) {
+    const char *slash = strrchr(path, '/'), *dot = strrchr(slash ? slash + 1 : path, '.');
+    size_t stem = dot && dot != (slash ? slash + 1 : path) ? (size_t)(dot - path) : strlen(path), n = strlen(opt) + strlen(path) + strlen(id) + 4;
+    char *v = (char *)sweep_keep(sp, malloc(n));
+    if (v) snprintf(v, n, "%s%.*s-%s%s", opt, (int)stem, path, id, path + stem);
+    return v;
+}
+
 static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, char *out) {
-    int n = 8 + sp->nbase, a, k = 0, i;
+    int n = 8 + sp->nbase, a, k = 0, i, own = 0;
     char **v;
     for (a = 0; a < sp->naxis; a++) n += sp->axis[a].val[sweep_pick(sp, c, a)].nopt;
     if (!(v = (char **)malloc((size_t)n * sizeof *v))) return NULL;
@@ -1676,6 +1738,19 @@ static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, cha
     for (a = 0; a < sp->naxis; a++) {
         const sweep_value *val = &sp->axis[a].val[sweep_pick(sp, c, a)];
         for (i = 0; i < val->nopt; i++) v[k++] = val->opt[i];
+    }
+    for (i = 2; i < k; i++) { /* --trace F, --dump D (or =): one file or directory a configuration */
+        const char *o = v[i];
+        if (own) {
+            if (!(v[i] = sweep_own_path((sweep_spec *)sp, "", o, sp->id[c]))) { free(v); return NULL; }
+            own = 0;
+        } else if (!strcmp(o, "--trace") || !strcmp(o, "--dump")) own = 1;
+        else if (!strncmp(o, "--trace=", 8) || !strncmp(o, "--dump=", 7)) {
+            const size_t eq = (size_t)(strchr(o, '=') - o) + 1;
+            char opt[16];
+            snprintf(opt, sizeof opt, "%.*s", (int)eq, o);
+            if (!(v[i] = sweep_own_path((sweep_spec *)sp, opt, o + eq, sp->id[c]))) { free(v); return NULL; }
+        }
     }
     v[k++] = (char *)"--experiment";
     v[k++] = sp->name;
@@ -1694,7 +1769,7 @@ static int sweep_read_result(const char *path, char *status, size_t stlen, doubl
     const char *st;
     int ok = 0;
     *peak = NAN;
-    if (dpprof_json_parse_file(path, (size_t)1 << 30, &doc, why, whylen) != 0) return 0;
+    if (in_check(NULL, path, IN_JSON_LIMIT, why, whylen) || dpprof_json_parse_file(path, (size_t)1 << 30, &doc, why, whylen) != 0) return 0;
     root = dpprof_json_root(doc);
     if (!(st = dpprof_json_string(dpprof_json_get(root, "status")))) snprintf(why, whylen, "%s: no \"status\" string", path);
     else {
@@ -1738,6 +1813,7 @@ typedef struct sweep_run {
     sweep_spec *sp;
     const char *dir, *exe, *argv0;
     int jobs, devnull, write_failed;
+    pid_t self;                    /* the sweep: its children die with it */
     double timeout, t_run;
     long long nsel, done, ran, skipped;
     long long n_ok, n_oom, n_error, n_crashed, n_timeout, n_other;
@@ -1834,6 +1910,13 @@ static int sweep_start(sweep_run *r, sweep_job *j, long long c) {
         return EXIT_ERROR;
     }
     if (j->pid == 0) {
+        char jobs[16];
+#ifdef __linux__
+        /* the child dies with the sweep, even a sweep killed with SIGKILL, so a rerun never races it */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != r->self) _exit(127);
+#endif
+        snprintf(jobs, sizeof jobs, "%d", r->jobs); /* a cpu run's default memory limit: MemAvailable / jobs */
+        setenv("DPPROF_SWEEP_JOBS", jobs, 1);
         sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
         if (dup2(r->devnull, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0) _exit(127);
         execv("/proc/self/exe", j->args);
@@ -1941,6 +2024,7 @@ static int cmd_sweep(int argc, char **argv) {
 
     memset(&r, 0, sizeof r);
     r.jobs = 1;
+    r.self = getpid();
     r.argv0 = argc > 0 ? argv[0] : "dpprof";
     for (i = 2; i < argc; i++) {
         static const cli_opt t[] = {{"--out-dir", "DIR", ""}, {"--jobs", "J", ""}, {"--only", "TEXT", ""}, {"--timeout", "SECONDS", ""}, {"--dry-run", NULL, ""}, {"--help", NULL, ""}};
@@ -2012,6 +2096,30 @@ static int cmd_sweep(int argc, char **argv) {
         if (bad) fprintf(stderr, "%s: sweep: --out-dir: cannot create the directory '%s': %s\n", prog, bad, strerror(err));
         free(logs);
         if (bad) { rc = EXIT_USAGE; goto done; }
+    }
+    /* one sweep a directory: a lock on DIR/.sweep.lock (released when this process ends, however it ends) */
+    {
+        char *lockp = sweep_path(dir, "", ".sweep", ".lock");
+        struct flock fl;
+        char pid[32];
+        int lfd;
+        if (!lockp) { rc = sweep_oom(); goto done; }
+        lfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK, fl.l_whence = SEEK_SET;
+        if (lfd < 0 || fcntl(lfd, F_SETLK, &fl) != 0) {
+            ssize_t n = lfd >= 0 ? pread(lfd, pid, sizeof pid - 1, 0) : -1;
+            pid[n > 0 ? n : 0] = 0;
+            if (lfd < 0) fprintf(stderr, "%s: sweep: cannot lock '%s': %s\n", prog, lockp, strerror(errno));
+            else fprintf(stderr, "%s: sweep: another sweep (pid %s) is writing '%s': wait for it to end, or give another --out-dir\n", prog, *pid ? pid : "unknown", dir);
+            if (lfd >= 0) close(lfd);
+            free(lockp);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        snprintf(pid, sizeof pid, "%ld", (long)getpid());
+        if (ftruncate(lfd, 0) != 0 || pwrite(lfd, pid, strlen(pid), 0) < 0) { /* the pid is a courtesy: the lock is what counts */ }
+        free(lockp); /* lfd stays open (and locked) until the process ends */
     }
     if ((r.devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
         fprintf(stderr, "%s: sweep: cannot open /dev/null: %s\n", prog, strerror(errno));
@@ -2161,6 +2269,7 @@ done:
 
 typedef struct rep_res {
     int have;                         /* a result file was read */
+    char skipped[300];                /* a file was there and not used: why (said on stderr and in the summary) */
     char status[16];
     double peak, cat[DPPROF_CAT_COUNT], mod[DPPROF_MOD_COUNT];
     double ph_bytes[DPPROF_PHASE_COUNT], ph_flops[DPPROF_PHASE_COUNT];
@@ -2266,9 +2375,10 @@ static int rep_read_lines(rep *r) {
     return rc;
 }
 
+/* a finite number (a nan or inf written by something else is no measurement), else nan */
 static double rep_num(const dpprof_json *v) {
     double x;
-    return dpprof_json_number(v, &x) == 0 ? x : NAN;
+    return dpprof_json_number(v, &x) == 0 && x - x == 0 ? x : NAN;
 }
 
 static void rep_load(rep *r, long long c) {
@@ -2280,12 +2390,28 @@ static void rep_load(rep *r, long long c) {
     int k;
     memset(x, 0, sizeof *x);
     x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = x->mfu = x->dram = x->norm_dram = x->norm_flops = x->norm_roof = NAN;
-    if (!path || dpprof_json_parse_file(path, (size_t)1 << 30, &doc, err, sizeof err) != 0) {
+    if (!path) return;
+    if (access(path, F_OK) != 0) { /* not run (yet): missing, and the summary counts it */
+        free(path);
+        return;
+    }
+    if (in_check(NULL, path, IN_JSON_LIMIT, err, sizeof err) || dpprof_json_parse_file(path, (size_t)1 << 30, &doc, err, sizeof err) != 0) {
+        snprintf(x->skipped, sizeof x->skipped, "%.260s", err);
         free(path);
         return;
     }
     free(path);
     root = dpprof_json_root(doc);
+    {   /* a result of this experiment, or nothing: a foreign or truncated file is named, not used */
+        const char *exp = dpprof_json_string(dpprof_json_get(root, "experiment")), *st = dpprof_json_string(dpprof_json_get(root, "status"));
+        if (dpprof_json_kind(root) != DPPROF_JSON_OBJECT || !st) snprintf(x->skipped, sizeof x->skipped, "not a dpprof result (no status)");
+        else if (!exp || strcmp(exp, r->sp.name) != 0)
+            snprintf(x->skipped, sizeof x->skipped, "a result of experiment '%.100s', not of '%.100s'", exp ? exp : "(none)", r->sp.name);
+        if (x->skipped[0]) {
+            dpprof_json_free(doc);
+            return;
+        }
+    }
     x->have = 1;
     snprintf(x->status, sizeof x->status, "%s", dpprof_json_string(dpprof_json_get(root, "status")) ? dpprof_json_string(dpprof_json_get(root, "status")) : "?");
     x->peak = rep_num(dpprof_json_path(root, "breakdown.bytes.peak"));
@@ -2515,9 +2641,10 @@ static double rep_label_num(const char *s) {
     return *s ? strtod(s, NULL) : NAN;
 }
 
-/* the value with the decimals a paper table wants */
+/* the value with the decimals a paper table wants; past 1e9 or under 1e-3 in scientific notation */
 static void rep_fmt(char *out, size_t n, const char *metric, double v) {
     if (v != v) snprintf(out, n, "--");
+    else if (fabs(v) >= 1e9 || (v != 0 && fabs(v) < 1e-3)) snprintf(out, n, "%.3e", v);
     else if (!strcmp(metric, "overhead")) snprintf(out, n, "%.2f", v);
     else if (!strcmp(metric, "step_ms") || !strcmp(metric, "tokens_per_s") || !strcmp(metric, "largest_batch")) snprintf(out, n, "%.0f", v);
     else if (fabs(v) >= 100) snprintf(out, n, "%.1f", v);
@@ -2634,7 +2761,12 @@ static int rep_fig_timeline(rep *r, const rep_line *l) {
     for (c = 0; c < r->sp.nconf; c++)
         if (!strcmp(r->sp.id[c], id)) break;
     if (c == r->sp.nconf) return rep_bad(r, l->line, "config=%s is not a configuration of this experiment", cfgl);
-    json = sweep_path(r->dir, "", id, ".timeline.json");
+    { /* DIR/timelines/ID.json: a label cannot make another configuration's file name */
+        char *tl = sweep_path(r->dir, "", "timelines", "");
+        if (tl) (void)mkdir(tl, 0777);
+        free(tl);
+    }
+    json = sweep_path(r->dir, "timelines/", id, ".json");
     if (!json) return EXIT_ERROR;
     if (stat(json, &st) != 0) {
         char **argv = sweep_argv(&r->sp, c, "/proc/self/exe", json), **full;
@@ -2748,7 +2880,7 @@ static int rep_table_ops(rep *r, const rep_line *l, const char *path) {
                 }
             }
             if (v != v) snprintf(cell, sizeof cell, "--");
-            else snprintf(cell, sizeof cell, "%.1f", v);
+            else snprintf(cell, sizeof cell, fabs(v) >= 1e9 ? "%.3e" : "%.1f", v);
             fprintf(af.f, " & %s", cell);
         }
         fputs(" \\\\\n", af.f);
@@ -2935,7 +3067,7 @@ static void help_report(void) {
            "  table [T] = pivot|breakdown|ops key=value ...   (TABDIR/NAME-table.tex; named T: NAME-T-table.tex)\n"
            "keys: x= series= rows= cols= group= (axes), value= (a metric), where=AXIS:LABEL,... ref=LABEL\n"
            "batch=AXIS (capacity), config=LABEL-LABEL-... (timeline: that configuration is rerun on its\n"
-           "own with the event log, into DIR/ID.timeline.json, unless that file exists).\n"
+           "own with the event log, into DIR/timelines/ID.json, unless that file exists).\n"
            "ops tables (results of --op-times): cols=AXIS where=AXIS:LABEL,... top=N: one column a label, the N ops\n"
            "with the longest time in any column (ms in the timed step), then the other ops, all ops and the step.\n"
            "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
@@ -3026,6 +3158,7 @@ static int cmd_report(int argc, char **argv) {
     if (!r.res) { sweep_spec_free(&r.sp); return EXIT_ERROR; }
     for (c = 0; c < r.sp.nconf; c++) {
         rep_load(&r, c);
+        if (r.res[c].skipped[0]) fprintf(stderr, "%s: report: %s/%s.json skipped: %s\n", prog, r.dir, r.sp.id[c], r.res[c].skipped);
         if (!r.res[c].have) n_missing++;
         else if (!strcmp(r.res[c].status, "ok")) n_ok++;
         else if (!strcmp(r.res[c].status, "oom")) n_oom++;
@@ -3059,7 +3192,8 @@ static int cmd_report(int argc, char **argv) {
         char pk[32], ov[32];
         rep_fmt(pk, sizeof pk, "peak_gib", rep_metric(&r, c, "peak_gib"));
         rep_fmt(ov, sizeof ov, "overhead", rep_metric(&r, c, "overhead"));
-        fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : "missing", pk, ov);
+        fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s%s%s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : r.res[c].skipped[0] ? "skipped" : "missing", pk, ov,
+                r.res[c].skipped[0] ? "  " : "", r.res[c].skipped);
     }
     rep_macros(&r);
     for (i = 0; i < r.nlines && rc == EXIT_OK; i++) rc = r.lines[i].table ? rep_table(&r, &r.lines[i]) : rep_figure(&r, &r.lines[i]);

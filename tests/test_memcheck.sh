@@ -93,7 +93,7 @@ check "sweep under valgrind: summary.csv has both rows" test "$(tail -n +2 "$tmp
 vg "sweep --dry-run" 0 sweep "$tmp/mc.conf" --out-dir "$tmp/never" --dry-run
 "$bin" sweep "$tmp/mc.conf" --out-dir "$tmp/sweep" 2>/dev/null
 check "native sweep: both configurations ok" test "$(tail -n +2 "$tmp/sweep/summary.csv" 2>/dev/null | cut -d, -f3 | tr '\n' ' ')" = "ok ok "
-# the timeline figure reruns its configuration unless DIR/ID.timeline.json exists: without it the
+# the timeline figure reruns its configuration unless DIR/timelines/ID.json exists: without it the
 # rerun cannot start under valgrind (exit 1), with it (made natively) the report runs through
 vg "report, the timeline rerun (exit 0, or 1 where valgrind cannot start it)" "0|1" report "$tmp/mc.conf" --results "$tmp/sweep" --figures "$tmp/fig" --tables "$tmp/tab"
 "$bin" report "$tmp/mc.conf" --results "$tmp/sweep" --figures "$tmp/fig0" --tables "$tmp/tab0" >/dev/null 2>&1

@@ -104,3 +104,65 @@ SH
         check "a full disk: --dump exits 1 with the reason ($(head -c 100 full-err3.txt))" bash -c "grep -qx 'dump 1' full-rc.txt && grep -q 'No space left on device' full-err3.txt"
     fi
 else SKIP "no private mount namespace here (unshare -m, root): the full-disk checks did not run"; fi
+
+# ---- inputs: only regular files within a stated size are read; nothing blocks --------------------------
+s0=$SECONDS
+timeout 20 "$bin" sweep /dev/zero --out-dir z 2>err; rc=$?
+check "sweep /dev/zero: exit 2 at once, naming a device ($(head -c 120 err))" bash -c "[ $rc = 2 ] && grep -q 'not a regular file (a device' err && [ $((SECONDS - s0)) -lt 10 ]"
+mkfifo conf.fifo data.fifo res.fifo
+timeout 20 "$bin" sweep conf.fifo --out-dir z 2>err; rc=$?
+check "sweep a FIFO: exit 2 at once, no hang" bash -c "[ $rc = 2 ] && grep -q 'a FIFO' err"
+timeout 20 "$bin" run --steps 1 --backend cpu --quiet --data data.fifo --out df.json 2>err; rc=$?
+check "run --data a FIFO: exit 2 at once, no hang, nothing written" bash -c "[ $rc = 2 ] && grep -q 'a FIFO' err && [ ! -e df.json ]"
+timeout 20 "$bin" plot timeline res.fifo --out pf.png 2>err; rc=$?
+check "plot a FIFO: exit 2 at once" bash -c "[ $rc = 2 ] && grep -q 'a FIFO' err"
+
+# ---- sweeps: one a directory, children die with it, their own files, memory shared -------------------------
+cat >slow.conf <<'C'
+name = slow
+base = --preset tiny --backend cpu --steps 100000
+C
+"$bin" sweep slow.conf --out-dir so 2>so1.err & p1=$!
+sleep 1
+timeout 20 "$bin" sweep slow.conf --out-dir so 2>err; rc=$?
+check "a second sweep into one directory: exit 2 naming the first's pid ($(head -c 140 err))" bash -c "[ $rc = 2 ] && grep -q 'another sweep (pid $p1) is writing' err"
+kill -KILL $p1; wait $p1 2>/dev/null; sleep 0.5
+check "SIGKILL of a sweep: its running configuration dies with it" bash -c "! pgrep -f '[r]un --preset tiny --backend cpu --steps 100000 --experiment slow' >/dev/null"
+timeout 60 "$bin" sweep slow.conf --out-dir so --timeout 1 2>err; rc=$?
+check "the rerun after SIGKILL runs (the lock went with the killed sweep)" bash -c "[ $rc = 0 ] && grep -q '\"status\": \"timeout\"' so/slow.json"
+cat >tr.conf <<'C'
+name = tr
+base = --preset tiny --backend cpu --steps 1 --seq 16 --batch 2 --trace tr.json --dump dumps
+axis s = x: --seed 1 | y: --seed 2
+C
+"$bin" sweep tr.conf --out-dir tro --jobs 2 2>err; rc=$?
+check "--trace and --dump in a sweep's base: one file and one directory a configuration" \
+    bash -c "[ $rc = 0 ] && grep -q '\"traceEvents\"' tr-tr-x.json && grep -q '\"traceEvents\"' tr-tr-y.json && [ -s dumps-tr-x/step.json ] && [ -s dumps-tr-y/step.json ] && [ ! -e tr.json ]"
+avail=$(awk '/^MemAvailable:/ { print $2 * 1024 }' /proc/meminfo)
+lim=$(grep -o '"memory_limit": [0-9]*' tro/tr-x.json | grep -o '[0-9]*$')
+check "--jobs 2: a cpu configuration's memory limit is half of what is available ($lim of $avail)" \
+    awk -v l="$lim" -v a="$avail" 'BEGIN { exit !(l > 0.35 * a && l < 0.6 * a) }'
+
+# ---- reports: what they skip is named; labels cannot collide; linear parsing ---------------------------------
+cat >rp.conf <<'C'
+name = rp
+base = --preset tiny --backend dry --steps 1 --timeline none
+axis v = a: --seed 1 | a.timeline: --seed 2 | b: --seed 3 | c: --seed 4
+figure t = timeline config=a
+C
+"$bin" sweep rp.conf --out-dir rpo 2>/dev/null
+printf '{"experiment": "rp", "status": "o' >rpo/rp-b.json
+printf '{"schema_version": 1, "experiment": "other", "status": "ok"}\n' >rpo/rp-c.json
+"$bin" report rp.conf --results rpo --figures rpf --tables rpt 2>err; rc=$?
+check "report names a truncated and a foreign result and why, and skips them" \
+    bash -c "[ $rc = 0 ] && grep -q 'rp-b.json skipped: .*line 1' err && grep -q \"rp-c.json skipped: a result of experiment 'other', not of 'rp'\" err && grep -q '^rp-c .*skipped' rpo/summary.txt"
+check "a label ending in .timeline does not collide with the timeline's cache (rp-a.timeline.json kept whole)" \
+    bash -c "grep -q '\"experiment\": \"rp\"' rpo/rp-a.timeline.json && [ -s rpo/timelines/rp-a.json ] && [ -s rpf/rp-t.png ]"
+{ printf 'name = many\nbase = --preset tiny --backend dry\naxis seed = '; seq 1 20000 | paste -sd'|'; } >many.conf
+s0=$(date +%s%N)
+"$bin" sweep many.conf --out-dir mo --dry-run >/dev/null 2>err; rc=$?
+ms=$((($(date +%s%N) - s0) / 1000000))
+check "an axis of 20000 values parses in linear time ($ms ms)" test "$rc" = 0 -a "$ms" -lt 5000
+{ printf 'name = dup\nbase = --preset tiny --backend dry\naxis seed = '; { seq 1 20000; echo 17; } | paste -sd'|'; } >dup.conf
+"$bin" sweep dup.conf --out-dir du --dry-run >/dev/null 2>err; rc=$?
+check "two values with one label among 20001: named ($(head -c 120 err))" bash -c "[ $rc = 2 ] && grep -q 'values 17 and 20001 both have the label' err"

@@ -35,7 +35,7 @@ check "summary counts the statuses" grep -q '^configurations 12: 6 ok, 6 oom, 0 
 check "summary says time was not measured" grep -q 'not measured (no GPU results)' "$tmp/r/summary.txt"
 # regenerated from the same results: byte for byte the same figures, table and macros
 ( cd "$tmp" && sha256sum f/* t/* ) >"$tmp/h1"
-rm -rf "$tmp/f" "$tmp/t" "$tmp/r"/*.timeline.json
+rm -rf "$tmp/f" "$tmp/t" "$tmp/r"/timelines
 "$bin" report "$tmp/small.conf" --results "$tmp/r" --figures "$tmp/f" --tables "$tmp/t" >/dev/null; rc=$?
 ( cd "$tmp" && sha256sum f/* t/* ) >"$tmp/h2"
 check "regenerated outputs are byte-identical" cmp -s "$tmp/h1" "$tmp/h2"
@@ -69,10 +69,10 @@ check "a 4200-byte description is one line, not a figure line (got: $err)" test 
 printf 'name = nb\nbase = --preset tiny --backend dry --steps 1\naxis dt = b: --dtype bf16 | f: --dtype fp32\n' >"$tmp/nb.conf"
 mkdir -p "$tmp/nb"
 op() { printf '"%s": {"count": 1, "ms": %s, "flops": %s, "bytes_analytic": %s, "flops_per_s": %s, "bytes_per_s": %s, "share_of_fp32_peak": %s, "share_of_bf16_peak": %s, "share_of_dram_peak": %s}' "$@"; }
-printf '{"status": "ok", "config": {"dtype": "bf16"}, "throughput": {"ops": {"by_op": {%s, %s, %s}}}}\n' \
+printf '{"experiment": "nb", "status": "ok", "config": {"dtype": "bf16"}, "throughput": {"ops": {"by_op": {%s, %s, %s}}}}\n' \
     "$(op linear_sqnorm_gram 2 1e12 1e9 5e14 5e11 10 0.5 0.25)" "$(op gram_dot 2 1e9 1e9 5e11 5e11 0.01 5e-4 0.25)" \
     "$(op adam 10 0 1e10 0 1e12 0 0 0.5)" >"$tmp/nb/nb-b.json"
-printf '{"status": "ok", "config": {"dtype": "fp32"}, "throughput": {"ops": {"by_op": {%s, %s}}}}\n' \
+printf '{"experiment": "nb", "status": "ok", "config": {"dtype": "fp32"}, "throughput": {"ops": {"by_op": {%s, %s}}}}\n' \
     "$(op gram_dot 4 1e9 4e9 2.5e11 1e12 0.005 0 0.5)" "$(op linear_sqnorm_gram 2 1e10 1e8 5e12 5e10 0.1 0 0.025)" >"$tmp/nb/nb-f.json"
 "$bin" report "$tmp/nb.conf" --results "$tmp/nb" --figures "$tmp/nbf" --tables "$tmp/nbt" >/dev/null 2>&1; rc=$?
 m="$tmp/nbt/nb-macros.tex"
@@ -87,9 +87,9 @@ check "a result without op times has no norm_bound macro" bash -c "[ -s '$tmp/t/
 # where a column has no such op, the status where a configuration did not finish, and a bad top= refused
 printf 'name = ot\nbase = --preset tiny --backend dry --steps 1\naxis algo = v: --algo vanilla | g: --algo ghost | x: --algo flash\ntable ops = ops cols=algo top=2\ntable = pivot rows=algo cols=algo value=step_ms\n' >"$tmp/ot.conf"
 mkdir -p "$tmp/ot"
-printf '{"status": "ok", "avg_time_ms": 12.5, "throughput": {"ops": {"by_op": {%s, %s, %s}}}}\n' "$(op matmul_fwd 4 0 0 0 0 0 0 0)" "$(op adam 1 0 0 0 0 0 0 0)" "$(op rope_fwd 0.5 0 0 0 0 0 0 0)" >"$tmp/ot/ot-v.json"
-printf '{"status": "ok", "avg_time_ms": 20, "throughput": {"ops": {"by_op": {%s, %s, %s, %s}}}}\n' "$(op matmul_fwd 4 0 0 0 0 0 0 0)" "$(op gram 6 0 0 0 0 0 0 0)" "$(op adam 1 0 0 0 0 0 0 0)" "$(op gram_dot 3 0 0 0 0 0 0 0)" >"$tmp/ot/ot-g.json"
-printf '{"status": "oom"}\n' >"$tmp/ot/ot-x.json"
+printf '{"experiment": "ot", "status": "ok", "avg_time_ms": 12.5, "throughput": {"ops": {"by_op": {%s, %s, %s}}}}\n' "$(op matmul_fwd 4 0 0 0 0 0 0 0)" "$(op adam 1 0 0 0 0 0 0 0)" "$(op rope_fwd 0.5 0 0 0 0 0 0 0)" >"$tmp/ot/ot-v.json"
+printf '{"experiment": "ot", "status": "ok", "avg_time_ms": 20, "throughput": {"ops": {"by_op": {%s, %s, %s, %s}}}}\n' "$(op matmul_fwd 4 0 0 0 0 0 0 0)" "$(op gram 6 0 0 0 0 0 0 0)" "$(op adam 1 0 0 0 0 0 0 0)" "$(op gram_dot 3 0 0 0 0 0 0 0)" >"$tmp/ot/ot-g.json"
+printf '{"experiment": "ot", "status": "oom"}\n' >"$tmp/ot/ot-x.json"
 "$bin" report "$tmp/ot.conf" --results "$tmp/ot" --figures "$tmp/otf" --tables "$tmp/ott" >/dev/null 2>&1; rc=$?
 t="$tmp/ott/ot-ops-table.tex"
 check "ops table: report exits 0 and writes ot-ops-table.tex beside ot-table.tex" test $rc -eq 0 -a -s "$t" -a -s "$tmp/ott/ot-table.tex"

@@ -259,9 +259,9 @@ axis seed = 1 | $long"
 printf 'name = x\nbase = --preset\0tiny\n' >"$tmp/nul.conf"; CONF=$tmp/nul.conf
 bad "a NUL byte" "dpprof: sweep: @F:2: a NUL byte: this is not a text file" -
 CONF=/nonexistent/exp.conf
-bad "unreadable file (missing)" "dpprof: sweep: @F: cannot open: No such file or directory" -
+bad "unreadable file (missing)" "dpprof: experiment file '@F': cannot read: No such file or directory" -
 mkdir "$tmp/adir"; CONF=$tmp/adir
-bad "unreadable file (a directory)" "dpprof: sweep: @F: cannot read: Is a directory" -
+bad "unreadable file (a directory)" "dpprof: experiment file '@F': is a directory" -
 CONF=$tmp/small.conf
 err=$("$bin" sweep "$CONF" --out-dir "$tmp/nonexistent-parent/out" 2>&1 >/dev/null); rc=$?
 check "nonexistent out-dir parent -> exit 2, exact message, nothing written" test $rc -eq 2 -a "$err" = "dpprof: sweep: --out-dir: cannot create the directory '$tmp/nonexistent-parent/out': No such file or directory" -a ! -e "$tmp/nonexistent-parent"
