@@ -243,7 +243,10 @@ typedef struct dpprof_live_alloc {
     int32_t category, module;
 } dpprof_live_alloc;
 
-enum { DPPROF_PROF_NO_CLOCK = 1 }; /* flags: timestamps stay 0 (the dry backend measures no time) */
+/* flags: NO_CLOCK: timestamps stay 0 (the dry backend measures no time); NO_EVENTS: the event log is not kept
+   (a long run's host memory stays bounded; the peak, its split and the phases' byte levels are kept as ever;
+   events[] stays empty and n_events_seen counts them) */
+enum { DPPROF_PROF_NO_CLOCK = 1, DPPROF_PROF_NO_EVENTS = 2 };
 
 typedef struct dpprof_prof {
     int flags;
@@ -257,6 +260,7 @@ typedef struct dpprof_prof {
     int32_t peak_phase, peak_step;
     int32_t cur_phase, cur_step;                            /* DPPROF_PHASE_NONE outside phases */
     dpprof_event *events;   size_t n_events, cap_events;
+    size_t n_events_seen;                                   /* every event, kept or not (DPPROF_PROF_NO_EVENTS) */
     dpprof_phase_rec *phases; size_t n_phases, cap_phases;
     dpprof_live_alloc *live; size_t n_live, cap_live;
     size_t *index; size_t cap_index, used_index;             /* open-addressing index: key -> live[] slot + 1 */
@@ -2095,6 +2099,8 @@ DPPROF_API double dpprof_prof_now_ms(const dpprof_prof *p) {
 
 static void dpprof__event(dpprof_prof *p, int64_t bytes, int cat, int mod) {
     dpprof_event *e;
+    p->n_events_seen++;
+    if (p->flags & DPPROF_PROF_NO_EVENTS) return;
     if (dpprof__grow((void **)&p->events, &p->cap_events, p->n_events + 1, sizeof *p->events)) {
         p->failed = 1;
         return;
@@ -2154,7 +2160,7 @@ DPPROF_API int dpprof_track_alloc(dpprof_prof *p, const void *key, size_t bytes,
                 p->peak_by_cat[c] += p->live_by[c][m];
                 p->peak_by_mod[m] += p->live_by[c][m];
             }
-        p->peak_event = p->n_events ? p->n_events - 1 : 0;
+        p->peak_event = p->n_events_seen ? p->n_events_seen - 1 : 0;
         p->peak_phase = p->cur_phase;
         p->peak_step = p->cur_step;
     }
@@ -4771,7 +4777,8 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     if (s->cfg.dram && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--dram counts DRAM traffic in warm-up step 0, outside the timing: it needs --warmup 1 or more"); goto fail; }
     s->cfg.backend = (dpprof_backend)s->backend;
     s->elem = s->cfg.dtype == DPPROF_DTYPE_BF16 ? (int)sizeof(dpprof_bf16) : (int)sizeof(dpprof_real);
-    rc = dpprof_prof_init(&s->prof, s->backend == DPPROF_BACKEND_DRY ? DPPROF_PROF_NO_CLOCK : 0);
+    /* without a timeline or a trace the event log is not kept: a long run's host memory stays bounded */
+    rc = dpprof_prof_init(&s->prof, (s->backend == DPPROF_BACKEND_DRY ? DPPROF_PROF_NO_CLOCK : 0) | (s->cfg.no_timeline && !s->cfg.trace_ops ? DPPROF_PROF_NO_EVENTS : 0));
     if (rc != DPPROF_OK) goto fail;
     s->a.lay = (dpprof__layer_acts *)DPPROF_MALLOC(sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
     if (!s->a.lay) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the activation table"); goto fail; }

@@ -275,6 +275,13 @@ static int parse_size(const char *opt, const char *s, long long *out) {
     return 0;
 }
 
+/* seconds on a monotonic clock */
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* terminal units: bytes in powers of 1024 (12.34 GiB), counts in powers of 1000 (8.03 B) */
 static const char *human_bytes(double b, char *buf, size_t cap) {
     static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -842,7 +849,8 @@ static int cmd_run(int argc, char **argv) {
     dpprof_session *s = NULL;
     out_file out, trace;
     int rc, code = EXIT_OK, total;
-    char err[1024] = "", hb[32];
+    char err[1024] = "", hb[32], hb2[32];
+    double last_print;
     double t0;
 
     memset(&out, 0, sizeof out);
@@ -921,20 +929,53 @@ static int cmd_run(int argc, char **argv) {
         fprintf(stderr, "dpprof: %s, %s, %s parameters, seq %d, batch %d (physical %d), %d steps on %s\n",
                 resolved.preset, resolved.task == DPPROF_TASK_LM ? "lm" : "cls", human_count((double)dpprof_session_param_elems(s, 0), hb, sizeof hb),
                 resolved.seq, resolved.batch, resolved.physical_batch, total, dpprof_backend_name(dpprof_session_config(s)->backend));
-    t0 = (double)clock();
+    {   /* a step's phase records and losses stay for the report: refused now if all of them would not fit */
+        const double need = (double)total * (16.0 * (double)sizeof(dpprof_phase_rec) + 64.0), avail = (double)mem_available();
+        if (rc == DPPROF_OK && avail > 0 && need > avail / 2) {
+            fprintf(stderr, "%s: run: %d steps would keep about %s of records in host memory, more than half of what is available (%s): give fewer --steps\n", prog, total,
+                    human_bytes(need, hb, sizeof hb), human_bytes(avail, hb2, sizeof hb2));
+            out_abort(&out);
+            out_abort(&trace);
+            dpprof_session_destroy(s);
+            return EXIT_USAGE;
+        }
+    }
+    t0 = now_s();
+    last_print = -1e9;
     while (rc == DPPROF_OK && dpprof_session_steps_done(s) < total) {
         int k = dpprof_session_steps_done(s);
         rc = dpprof_session_step(s);
-        if (rc == DPPROF_OK && !o.quiet) {
+        if (rc == DPPROF_OK && k == 0 && total > 1 && !o.cfg.no_timeline) {
+            /* the event log grows by a step's events each step: refused now if all of them would not fit */
+            const dpprof_prof *p = dpprof_session_prof(s);
+            const double need = (double)p->n_events * (double)total * (double)(sizeof(dpprof_event) + 40), avail = (double)mem_available();
+            if (avail > 0 && need > avail / 2) {
+                fprintf(stderr, "%s: run: the event log of %d steps would take about %s of host memory (%zu events a step), more than half of what is available (%s): "
+                                "--timeline none keeps the peak, its split and the phases without it\n",
+                        prog, total, human_bytes(need, hb, sizeof hb), p->n_events, human_bytes(avail, hb2, sizeof hb2));
+                out_abort(&out);
+                out_abort(&trace);
+                dpprof_session_destroy(s);
+                return EXIT_USAGE;
+            }
+        }
+        if (rc == DPPROF_OK && !o.quiet && (total <= 20 || k + 1 == total || now_s() - last_print >= 1.0)) { /* at most a line a second */
             double loss = dpprof_session_step_loss(s, k);
+            last_print = now_s();
             fprintf(stderr, "  step %d/%d%s", k + 1, total, k < resolved.warmup ? " (warm-up)" : "");
             if (loss == loss) fprintf(stderr, "  loss %.4f", loss);
-            fprintf(stderr, "  peak %s  elapsed %.1f s\n", human_bytes((double)dpprof_session_prof(s)->peak_bytes, hb, sizeof hb), ((double)clock() - t0) / CLOCKS_PER_SEC);
+            fprintf(stderr, "  peak %s  elapsed %.1f s\n", human_bytes((double)dpprof_session_prof(s)->peak_bytes, hb, sizeof hb), last_print - t0);
         }
     }
     if (rc != DPPROF_OK) {
         snprintf(err, sizeof err, "%s", dpprof_last_error());
         fprintf(stderr, "%s: run: %s\n", prog, err);
+        /* the profiler's own tables could not grow: the host is out of memory, not the model's budget */
+        if (rc == DPPROF_ERR_OOM && dpprof_session_prof(s)->failed) {
+            snprintf(err, sizeof err, "out of host memory for the profiler's records after %d steps (not the model's memory): %.600s", dpprof_session_steps_done(s), dpprof_last_error());
+            fprintf(stderr, "%s: run: %s\n", prog, err);
+            rc = DPPROF_ERR_IO;
+        }
         code = rc == DPPROF_ERR_OOM ? EXIT_OOM : EXIT_ERROR;
     }
     if (o.out) {

@@ -166,3 +166,15 @@ check "an axis of 20000 values parses in linear time ($ms ms)" test "$rc" = 0 -a
 { printf 'name = dup\nbase = --preset tiny --backend dry\naxis seed = '; { seq 1 20000; echo 17; } | paste -sd'|'; } >dup.conf
 "$bin" sweep dup.conf --out-dir du --dry-run >/dev/null 2>err; rc=$?
 check "two values with one label among 20001: named ($(head -c 120 err))" bash -c "[ $rc = 2 ] && grep -q 'values 17 and 20001 both have the label' err"
+
+# ---- long runs: host memory bounded, and said so before it runs out -------------------------------------------
+s0=$SECONDS
+"$bin" run --preset llama-3.1-8b --steps 100000000 --backend dry --timeline none --quiet --out long.json 2>err; rc=$?
+check "--steps 1e8: exit 2 at once naming the host memory its records need, nothing written ($(head -c 150 err))" \
+    bash -c "[ $rc = 2 ] && grep -q 'of records in host memory, more than half of what is available' err && [ ! -e long.json ] && [ $((SECONDS - s0)) -lt 20 ]"
+"$bin" run --preset llama-3.1-8b --steps 2000000 --backend dry --quiet --out long.json 2>err; rc=$?
+check "a full timeline that would not fit: exit 2 after the first step, naming --timeline none ($(head -c 150 err))" \
+    bash -c "[ $rc = 2 ] && grep -q 'the event log of 2000000 steps would take' err && grep -q -- '--timeline none' err && [ ! -e long.json ]"
+(ulimit -v 1500000; "$bin" run --preset llama-3.1-8b --steps 30000 --backend dry --timeline none --quiet --out long.json) 2>err; rc=$?
+check "30000 dry steps of an 8B model with --timeline none in 1.5 GB of address space (the event log is not kept)" \
+    bash -c "[ $rc = 0 ] && grep -q '\"status\": \"ok\"' long.json"
