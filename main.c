@@ -2422,6 +2422,44 @@ static double rep_num(const dpprof_json *v) {
     return dpprof_json_number(v, &x) == 0 && x - x == 0 ? x : NAN;
 }
 
+/* the result's configuration is the one the experiment file gives this id: every option of its command line
+   whose name is a key of the result's config (--physical-batch: physical_batch) holds the option's value.
+   a result of another version of the file is named and skipped, not used as this configuration's */
+static void rep_config_matches(const rep *r, long long c, const dpprof_json *cfg, char *why, size_t cap) {
+    char **argv = sweep_argv(&r->sp, c, "dpprof", (char *)"-");
+    int i;
+    if (!argv || !cfg) {
+        free(argv);
+        return;
+    }
+    for (i = 2; argv[i] && argv[i + 1]; i++) {
+        char key[64];
+        const dpprof_json *v;
+        size_t k;
+        const char *o = argv[i], *val = argv[i + 1];
+        int later = 0, j;
+        if (strncmp(o, "--", 2) != 0 || !strcmp(o, "--backend") || !strncmp(val, "--", 2)) continue; /* auto resolves */
+        for (j = i + 1; argv[j] && !later; j++) later = !strcmp(argv[j], o); /* the last one wins, as in run */
+        if (later) continue;
+        snprintf(key, sizeof key, "%s", o + 2);
+        for (k = 0; key[k]; k++)
+            if (key[k] == '-') key[k] = '_';
+        if (!(v = dpprof_json_get(cfg, key))) continue;
+        if (dpprof_json_kind(v) == DPPROF_JSON_STRING) {
+            if (strcmp(dpprof_json_string(v), val) != 0) snprintf(why, cap, "its config.%s is '%.60s', the experiment file gives this id %s %.60s", key, dpprof_json_string(v), o, val);
+        } else if (dpprof_json_kind(v) == DPPROF_JSON_NUMBER) {
+            double have = 0, want;
+            char *end;
+            dpprof_json_number(v, &have);
+            want = strtod(val, &end);
+            if (!*end && end != val && fabs(have - want) > 1e-9 * fabs(want))
+                snprintf(why, cap, "its config.%s is %.17g, the experiment file gives this id %s %.60s", key, have, o, val);
+        }
+        if (why[0]) break;
+    }
+    free(argv);
+}
+
 static void rep_load(rep *r, long long c) {
     rep_res *x = &r->res[c];
     char *path = sweep_path(r->dir, "", r->sp.id[c], ".json");
@@ -2448,6 +2486,7 @@ static void rep_load(rep *r, long long c) {
         if (dpprof_json_kind(root) != DPPROF_JSON_OBJECT || !st) snprintf(x->skipped, sizeof x->skipped, "not a dpprof result (no status)");
         else if (!exp || strcmp(exp, r->sp.name) != 0)
             snprintf(x->skipped, sizeof x->skipped, "a result of experiment '%.100s', not of '%.100s'", exp ? exp : "(none)", r->sp.name);
+        if (!x->skipped[0]) rep_config_matches(r, c, dpprof_json_get(root, "config"), x->skipped, sizeof x->skipped);
         if (x->skipped[0]) {
             dpprof_json_free(doc);
             return;

@@ -156,6 +156,12 @@ printf '{"schema_version": 1, "experiment": "other", "status": "ok"}\n' >rpo/rp-
 "$bin" report rp.conf --results rpo --figures rpf --tables rpt 2>err; rc=$?
 check "report names a truncated and a foreign result and why, and skips them" \
     bash -c "[ $rc = 0 ] && grep -q 'rp-b.json skipped: .*line 1' err && grep -q \"rp-c.json skipped: a result of experiment 'other', not of 'rp'\" err && grep -q '^rp-c .*skipped' rpo/summary.txt"
+cp rpo/rp-a.json keep-a.json
+sed 's/"seed": 1,/"seed": 7,/' keep-a.json >rpo/rp-a.json
+"$bin" report rp.conf --results rpo --figures rpf2 --tables rpt2 2>err
+check "a result of another version of the experiment file (another seed) is named and skipped, not used" \
+    grep -q "rp-a.json skipped: its config.seed is 7, the experiment file gives this id --seed 1" err
+cp keep-a.json rpo/rp-a.json
 check "a label ending in .timeline does not collide with the timeline's cache (rp-a.timeline.json kept whole)" \
     bash -c "grep -q '\"experiment\": \"rp\"' rpo/rp-a.timeline.json && [ -s rpo/timelines/rp-a.json ] && [ -s rpf/rp-t.png ]"
 { printf 'name = many\nbase = --preset tiny --backend dry\naxis seed = '; seq 1 20000 | paste -sd'|'; } >many.conf
