@@ -2500,6 +2500,15 @@ static void rep_load(rep *r, long long c) {
         snprintf(p, sizeof p, "breakdown.bytes.%s", dpprof_category_name(k));
         x->cat[k] = rep_num(dpprof_json_path(root, p));
     }
+    for (k = -1; k < DPPROF_CAT_COUNT; k++) { /* bytes the accountant counted: whole, 0 to 2^63 */
+        const double v = k < 0 ? x->peak : x->cat[k];
+        if (v == v && (v < 0 || v > 9.2233720368547758e18 || v != floor(v))) {
+            snprintf(x->skipped, sizeof x->skipped, "breakdown.bytes.%s = %.6g is not a byte count (0 to 2^63)", k < 0 ? "peak" : dpprof_category_name(k), v);
+            x->have = 0;
+            dpprof_json_free(doc);
+            return;
+        }
+    }
     for (k = 0; k < DPPROF_MOD_COUNT; k++) {
         char p[96];
         snprintf(p, sizeof p, "modules.bytes.%s", dpprof_module_name(k));

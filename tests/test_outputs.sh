@@ -184,3 +184,11 @@ check "a full timeline that would not fit: exit 2 after the first step, naming -
 (ulimit -v 1500000; "$bin" run --preset llama-3.1-8b --steps 30000 --backend dry --timeline none --quiet --out long.json) 2>err; rc=$?
 check "30000 dry steps of an 8B model with --timeline none in 1.5 GB of address space (the event log is not kept)" \
     bash -c "[ $rc = 0 ] && grep -q '\"status\": \"ok\"' long.json"
+# numbers a result cannot hold: out of range, not finite, absurdly nested
+"$bin" sweep rp.conf --out-dir rpn 2>/dev/null
+sed -i 's/"peak_memory_mb": [0-9.e+-]*/"peak_memory_mb": 1e400/' rpn/rp-b.json
+sed -i 's/"peak": [0-9]*/"peak": 9.9e307/' rpn/rp-c.json
+{ head -c 100000 /dev/zero | tr '\0' '['; head -c 100000 /dev/zero | tr '\0' ']'; } >rpn/rp-a.timeline.json
+"$bin" report rp.conf --results rpn --figures rpf3 --tables rpt3 2>err; rc=$?
+check "1e400, a peak of 9.9e307 bytes and 1e5-deep nesting: each named and skipped, the report runs ($(tr '\n' ' ' <err | head -c 300))" \
+    bash -c "[ $rc = 0 ] && grep -q 'rp-b.json skipped: .*number out of range' err && grep -q 'rp-c.json skipped: breakdown.bytes.peak = 9.9e+307 is not a byte count' err && grep -q 'rp-a.timeline.json skipped: .*nesting deeper than 256 levels' err"
