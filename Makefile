@@ -296,22 +296,38 @@ $(TEST_BIN)/test_profonly: tests/test_profonly.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< -o $@ -Wl,--no-undefined
 
-# the checker of results against docs/result.schema.json (tests/test_schema.sh)
-build/schema_check: tests/schema_check.c dpprof.h
+# the implementation compiled once for the tests that use no internal name (tests/impl.c), float and double
+IMPL_SAN := build/impl-san.o
+IMPL_SAN_DOUBLE := build/impl-san-double.o
+$(IMPL_SAN): tests/impl.c dpprof.h
 	@mkdir -p build
-	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. -c $< -o $@
+$(IMPL_SAN_DOUBLE): tests/impl.c dpprof.h
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. -c $< -o $@
+
+# the checker of results against docs/result.schema.json (tests/test_schema.sh)
+build/schema_check: tests/schema_check.c dpprof.h $(IMPL_SAN)
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< $(IMPL_SAN) -o $@ -lm
+
+# these link the shared implementation; the other tests compile it in (they reach internal names)
+IMPL_TESTS := test_json test_ops test_dpops
+$(addprefix $(TEST_BIN)/,$(IMPL_TESTS)): $(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h $(IMPL_SAN)
+	@mkdir -p $(TEST_BIN)
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< $(IMPL_SAN) -o $@ -lm
 
 $(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< -o $@ -lm
 
-$(TEST_BIN)/test_ops_double: tests/test_ops.c dpprof.h tests/test.h
+$(TEST_BIN)/test_ops_double: tests/test_ops.c dpprof.h tests/test.h $(IMPL_SAN_DOUBLE)
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. $< $(IMPL_SAN_DOUBLE) -o $@ -lm
 
-$(TEST_BIN)/test_dpops_double: tests/test_dpops.c dpprof.h tests/test.h
+$(TEST_BIN)/test_dpops_double: tests/test_dpops.c dpprof.h tests/test.h $(IMPL_SAN_DOUBLE)
 	@mkdir -p $(TEST_BIN)
-	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. $< $(IMPL_SAN_DOUBLE) -o $@ -lm
 
 # the double build of the dp test is also the float build's reference (test_dp runs it with --ref)
 $(TEST_BIN)/test_dp_double: tests/test_dp.c dpprof.h tests/test.h

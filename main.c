@@ -571,7 +571,7 @@ static int out_resolve(const char *what, const char *name, char *path, int *kind
                 OUT_SAY("%s: %s '%s': path too long\n", prog, what, name);
                 return -1;
             }
-            snprintf(path, PATH_MAX, "%s", tmp);
+            memcpy(path, tmp, strlen(tmp) + 1);
         }
     }
     if (stat(path, &st) == 0) {

@@ -3,9 +3,13 @@
    minLength, minimum, allOf, if/then/else. a keyword it does not know is an error, so a schema cannot lean on
    one unchecked. prints one line per file (PASS or FAIL with every violation's path); exit 1 if any failed.
    usage: schema_check SCHEMA.json FILE.json... (tests/test_schema.sh) */
-#define DPPROF_IMPLEMENTATION
-#define DPPROF_TOOLS
+/* the implementation: build/impl-san.o (tests/impl.c; Makefile) */
 #include "dpprof.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <stdio.h>
 #include <string.h>

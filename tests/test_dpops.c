@@ -3,10 +3,13 @@
    references are naive loops with long double sums, or existing ops of the vanilla path. the worst error is
    taken over every shape; errors of arrays are max|got - want| / max|want| (normwise), of scalars
    |got - want| / |want|. run by make test (float and double builds). */
-#define DPPROF_IMPLEMENTATION
-#define DPPROF_ENGINE
-#define DPPROF_TOOLS
+/* the implementation: build/impl-san.o or impl-san-double.o (tests/impl.c; Makefile) */
 #include "dpprof.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,10 +1,14 @@
 /* tests for the json fragment. prints one "PASS name" / "FAIL name" line per
  * check and exits 1 if any failed. "--bench" runs the timing checks instead
  * (kept out of the normal run because sanitizer builds are slow). */
-#define DPPROF_IMPLEMENTATION
-#define DPPROF_ENGINE
-#define DPPROF_TOOLS
+/* the implementation: build/impl-san.o (tests/impl.c; Makefile) */
 #include "dpprof.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int g_fail, g_pass;

@@ -3,10 +3,13 @@
    semantics, rope inverse, adam by hand. make test builds it twice: float (test_ops) and double
    (test_ops_double, -DDPPROF_REF_DOUBLE: h = 1e-6, tolerance 1e-6; float: h = 1e-2*max(1,|x|),
    tolerance 2e-2). one PASS/FAIL line per check; exits 1 on any failure. */
-#define DPPROF_IMPLEMENTATION
-#define DPPROF_ENGINE
-#define DPPROF_TOOLS
+/* the implementation: build/impl-san.o or impl-san-double.o (tests/impl.c; Makefile) */
 #include "dpprof.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 
