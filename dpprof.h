@@ -5057,10 +5057,12 @@ static void dpprof__write_privacy(const dpprof_session *s, FILE *f) {
     if (c->dataset_size) q = (double)c->batch / (double)c->dataset_size;
     if (c->sigma == 0) note = "sigma = 0: clipping without noise gives no privacy guarantee (epsilon is infinite)";
     else if (!c->dataset_size) note = "no --dataset-size: the sample rate q = B/N is unknown, so is epsilon";
+    else if (!c->poisson)
+        note = "batches were drawn in a fixed order, not by poisson sampling: the poisson-subsampled epsilon does not hold for this run, and no "
+               "epsilon is reported; --poisson draws the batches that accounting describes";
     else if (dpprof_rdp_epsilon(q, c->sigma, s->steps_done, c->delta, NULL, 0, &eps, &order) != 0) note = "the accountant could not evaluate this setting";
-    else note = c->poisson ? "rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019), improved conversion (balle et al. 2020)"
-                           : "rdp of the poisson-subsampled gaussian mechanism, as commonly reported for fixed-size batches; this run did not use --poisson";
-    fputs("{\"mechanism\": \"subsampled gaussian\", \"accountant\": \"rdp\", \"epsilon\": ", f);
+    else note = "rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019), improved conversion (balle et al. 2020); orders past 63 where the minimum is at the grid's edge";
+    fprintf(f, "{\"mechanism\": \"%s\", \"accountant\": %s, \"epsilon\": ", c->poisson ? "poisson-subsampled gaussian" : "gaussian, batches in a fixed order", c->poisson ? "\"rdp\"" : "null");
     dpprof__jnum(f, eps);
     fputs(", \"delta\": ", f);
     dpprof__jnum(f, c->delta);
@@ -6597,6 +6599,20 @@ static int dpprof__rdp_epsilon_impl(double q, double sigma, long long steps,
         if (e < best) {
             best = e;
             best_a = orders[i];
+        }
+    }
+    /* the default grid stops at 63: where the minimum sits there, the orders past it are searched too
+       (few steps or small q put it there; the grid's edge would overstate epsilon) */
+    if (orders == def && best_a == def[n_orders - 1]) {
+        static const double more[] = {64, 72, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512, 640, 768, 1024, 1536, 2048, 3072, 4096, 8192};
+        for (i = 0; i < (int)(sizeof more / sizeof more[0]); ++i) {
+            double r, e;
+            if (dpprof_rdp_sgm(q, sigma, more[i], &r) != DPPROF__PRIV_OK) continue;
+            e = dpprof__rdp_to_eps_one(steps == 0 ? 0.0 : r * (double)steps, more[i], delta, improved);
+            if (e < best) {
+                best = e;
+                best_a = more[i];
+            }
         }
     }
     if (improved && best < 0.0) {

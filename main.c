@@ -869,6 +869,10 @@ static int cmd_run(int argc, char **argv) {
             fprintf(stderr, "%s: run: --target-epsilon needs a DP --algo and --dataset-size, and replaces --sigma\n", prog);
             return EXIT_USAGE;
         }
+        if (!o.cfg.poisson) { /* the accountant describes poisson sampling: a fixed order would spend more */
+            fprintf(stderr, "%s: run: --target-epsilon chooses sigma for poisson-subsampled batches: add --poisson (batches in a fixed order have no such guarantee)\n", prog);
+            return EXIT_USAGE;
+        }
         if (dpprof_rdp_sigma_for_epsilon((double)resolved.batch / (double)resolved.dataset_size, steps, resolved.delta, o.target_epsilon, &sigma) != 0) {
             fprintf(stderr, "%s: run: --target-epsilon %g: no noise multiplier reaches it at delta %g over %lld steps\n", prog, o.target_epsilon, resolved.delta, steps);
             return EXIT_USAGE;

@@ -226,7 +226,13 @@ check "over the memory limit: the message names the bytes" grep -q "over the lim
 "$bin" run --preset tiny --seq 16 --batch 4 --physical-batch 2 --steps 2 --algo ghost_bk --sigma 1.0 --max-grad-norm 0.5 \
     --dataset-size 400 --backend cpu --quiet --out "$tmp/dp.json" --dump "$tmp/dpdump"; rc=$?
 check "dp run (ghost_bk) exits 0" test $rc -eq 0
-check "dp run: privacy block with a finite epsilon" grep -q '"privacy": {"mechanism": "subsampled gaussian", "accountant": "rdp", "epsilon": [0-9]' "$tmp/dp.json"
+check "dp run in a fixed batch order: no epsilon, never the poisson figure, and the note says --poisson" \
+    bash -c "grep -q '\"privacy\": {\"mechanism\": \"gaussian, batches in a fixed order\", \"accountant\": null, \"epsilon\": null' '$tmp/dp.json' && grep -q 'no epsilon is reported; --poisson' '$tmp/dp.json'"
+"$bin" run --preset tiny --seq 16 --batch 4 --steps 2 --algo ghost_bk --sigma 1.0 --dataset-size 400 --poisson --backend dry --quiet --out "$tmp/dpp.json"
+check "dp run with --poisson: the rdp epsilon" grep -q '"privacy": {"mechanism": "poisson-subsampled gaussian", "accountant": "rdp", "epsilon": [0-9]' "$tmp/dpp.json"
+bad 2 "--target-epsilon chooses sigma for poisson-subsampled batches: add --poisson" run --algo flash --target-epsilon 3 --dataset-size 1000 $o
+"$bin" run --preset tiny --seq 16 --batch 4 --steps 2 --algo flash --target-epsilon 3 --dataset-size 1000 --poisson --backend dry --quiet --out "$tmp/te.json"; rc=$?
+check "--target-epsilon 3 with --poisson: the run reports epsilon 3 or a hair under" bash -c "[ $rc = 0 ] && grep -Eq '\"epsilon\": (2\.99[0-9]*|3)[,}]' '$tmp/te.json'"
 check "dp run: layers name their method and the clipped sum" grep -q '"method": "gram T x T materialised", "clipped_sum": "book-keeping"' "$tmp/dp.json"
 check "dp dump: per-sample norms" grep -q '"per_sample_norm": \[[0-9]' "$tmp/dpdump/step.json"
 # ghost's gram of a layer's input is made once for the layers that read it (q, k, v; gate, up): per decoder layer

@@ -885,8 +885,20 @@ static void test_rdp_properties(void)
     }
     check(dpprof_rdp_sigma_for_epsilon(0.0, 100, 1e-5, 1.0, &e) == 0 && e == 0.0,
           "sigma_for_epsilon: q = 0 needs no noise");
-    check(dpprof_rdp_sigma_for_epsilon(0.01, 1000, 1e-5, 0.05, &e) == DPPROF__PRIV_ERANGE,
-          "sigma_for_epsilon: target below the grid's floor -> ERANGE");
+    check(dpprof_rdp_sigma_for_epsilon(0.01, 1000, 1e-5, 1e-4, &e) == DPPROF__PRIV_ERANGE,
+          "sigma_for_epsilon: target below the orders' floor (about 1.8e-4 at order 8192, delta 1e-5) -> ERANGE");
+    {   /* the minimum at the default grid's edge (63): the orders past it are searched, and give less */
+        double grid[DPPROF__PRIV_N_DEFAULT_ORDERS], e63, a63, ext, aext;
+        const int n = dpprof_rdp_default_orders(grid);
+        dpprof_rdp_epsilon(0.001, 3.0, 1, 1e-5, grid, n, &e63, &a63); /* the grid given: opacus's orders only */
+        dpprof_rdp_epsilon(0.001, 3.0, 1, 1e-5, NULL, 0, &ext, &aext);
+        printf("  q 0.001, sigma 3, 1 step: orders to 63: eps %.6f at %g; past the edge: eps %.6f at %g\n", e63, a63, ext, aext);
+        check(a63 == 63.0 && aext > 63.0 && ext < e63 && ext > 0.0, "rdp_epsilon: past order 63 where the minimum sits at the edge");
+        dpprof_rdp_epsilon(0.004, 1.1, 14063, 1e-5, NULL, 0, &ext, &aext);
+        dpprof_rdp_epsilon(0.004, 1.1, 14063, 1e-5, grid, n, &e63, &a63);
+        printf("  q 0.004, sigma 1.1, 14063 steps: eps %.6f at order %g\n", ext, aext);
+        check(ext == e63 && aext == a63 && a63 < 63.0, "rdp_epsilon: an interior minimum is opacus's value exactly");
+    }
 }
 
 static void test_rdp_errors(void)
