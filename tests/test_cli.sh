@@ -232,6 +232,17 @@ check "dp run in a fixed batch order: no epsilon, never the poisson figure, and 
 check "dp run with --poisson: the rdp epsilon" grep -q '"privacy": {"mechanism": "poisson-subsampled gaussian", "accountant": "rdp", "epsilon": [0-9]' "$tmp/dpp.json"
 bad 2 "--target-epsilon chooses sigma for poisson-subsampled batches: add --poisson" run --algo flash --target-epsilon 3 --dataset-size 1000 $o
 "$bin" run --preset tiny --seq 16 --batch 4 --steps 2 --algo flash --target-epsilon 3 --dataset-size 1000 --poisson --backend dry --quiet --out "$tmp/te.json"; rc=$?
+out=$("$bin" epsilon --sigma 1.1 --sample-rate 0.004 --steps 14063 --accountant both); rc=$?
+check "epsilon --accountant both: rdp 2.417 and the tight pld 2.2159 ($(tr '\n' ' ' <<<"$out"))" \
+    bash -c "[ $rc = 0 ] && grep -q '^epsilon_rdp 2.4170' <<<'$out' && grep -q '^epsilon_pld 2.2159' <<<'$out'"
+out=$("$bin" epsilon --target-epsilon 2 --sample-rate 0.01 --steps 1000 --accountant pld); rc=$?
+check "epsilon --target-epsilon --accountant pld: a smaller sigma than rdp's, spending at most the target ($(tr '\n' ' ' <<<"$out"))" \
+    bash -c "[ $rc = 0 ] && awk '/^sigma/ { s = \$2 } /^epsilon/ { e = \$2 } END { exit !(s > 0.9 && s < 0.97 && e <= 2 && e > 1.99) }' <<<'$out'"
+bad 2 "epsilon: --accountant 'tight': expected rdp, pld or both" epsilon --sigma 1 --sample-rate 0.01 --steps 10 --accountant tight
+bad 2 "run: --accountant 'prv': expected rdp, pld or both" run --accountant prv $o
+"$bin" run --preset tiny --seq 16 --batch 4 --steps 3 --algo flash --sigma 1 --dataset-size 1000 --poisson --accountant both --backend dry --quiet --out "$tmp/acct.json"
+check "run --accountant both: epsilon (rdp) and epsilon_pld beside it, the tight one smaller at 3 steps" \
+    bash -c "grep -q '\"accountant\": \"rdp+pld\", \"epsilon\": ' '$tmp/acct.json' && grep -o '\"epsilon\": [0-9.e-]*, \"epsilon_pld\": [0-9.e-]*' '$tmp/acct.json' | awk '{ gsub(\",\", \"\"); exit !(\$4 > 0 && \$4 < \$2) }'"
 check "--target-epsilon 3 with --poisson: the run reports epsilon 3 or a hair under" bash -c "[ $rc = 0 ] && grep -Eq '\"epsilon\": (2\.99[0-9]*|3)[,}]' '$tmp/te.json'"
 check "dp run: layers name their method and the clipped sum" grep -q '"method": "gram T x T materialised", "clipped_sum": "book-keeping"' "$tmp/dp.json"
 check "dp dump: per-sample norms" grep -q '"per_sample_norm": \[[0-9]' "$tmp/dpdump/step.json"

@@ -931,6 +931,37 @@ static void test_rdp_errors(void)
     check(dpprof_rdp_sigma_for_epsilon(0.1, 10, 1e-5, 1.0, NULL) == DPPROF__PRIV_ENULL, "sigma_for: null out");
 }
 
+/* the tight accountant against dp_accounting 0.6.0: PLDAccountant(value_discretization_interval=1e-4) of
+   SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps), get_epsilon(delta); within
+   1e-3 relative (the header's stated agreement), never above rdp's, and the pld sigma meets its target */
+static void test_pld(void)
+{
+    static const double ref[][5] = {
+        {0.004, 1.1, 14063, 1e-5, 2.2158763013940224}, {0.01, 1.0, 1000, 1e-5, 1.8282436455855091},
+        {0.001, 3.0, 1, 1e-5, 0.0007055652838165397},  {0.1, 2.0, 100, 1e-6, 2.6750357412999692},
+        {0.02, 0.8, 500, 1e-5, 4.668013366346702},      {1.0, 5.0, 10, 1e-5, 2.594383440464893},
+    };
+    double e, r, s;
+    int i;
+    for (i = 0; i < 6; i++) {
+        char what[160];
+        const int rc = dpprof_pld_epsilon(ref[i][0], ref[i][1], (long long)ref[i][2], ref[i][3], 1e-4, &e);
+        dpprof_rdp_epsilon(ref[i][0], ref[i][1], (long long)ref[i][2], ref[i][3], NULL, 0, &r, NULL);
+        printf("  pld(q %g, sigma %g, %g steps, delta %g) = %.9f, dp_accounting %.9f (%.1e relative), rdp %.6f\n", ref[i][0], ref[i][1], ref[i][2], ref[i][3], e,
+               ref[i][4], (e - ref[i][4]) / ref[i][4], r);
+        snprintf(what, sizeof what, "pld_epsilon within 1e-3 of dp_accounting's and under rdp's (q %g, sigma %g, %g steps)", ref[i][0], ref[i][1], ref[i][2]);
+        check(rc == 0 && fabs(e - ref[i][4]) <= 1e-3 * ref[i][4] && e <= r, what);
+    }
+    check(dpprof_pld_sigma_for_epsilon(0.01, 1000, 1e-5, 2.0, 1e-4, &s) == 0 && dpprof_pld_epsilon(0.01, s, 1000, 1e-5, 1e-4, &e) == 0 && e <= 2.0 &&
+              dpprof_pld_epsilon(0.01, s * (1.0 - 1e-3), 1000, 1e-5, 1e-4, &r) == 0 && r > 2.0 && dpprof_rdp_sigma_for_epsilon(0.01, 1000, 1e-5, 2.0, &r) == 0 && s < r,
+          "pld_sigma_for_epsilon: the smallest sigma to 1e-3 that spends at most the target, under rdp's sigma");
+    check(dpprof_pld_epsilon(0.01, 1.0, 0, 1e-5, 1e-4, &e) == 0 && e == 0.0 && dpprof_pld_epsilon(0.0, 1.0, 10, 1e-5, 1e-4, &e) == 0 && e == 0.0,
+          "pld_epsilon: no step, or q = 0, spends nothing");
+    check(dpprof_pld_epsilon(1.5, 1.0, 10, 1e-5, 1e-4, &e) == DPPROF__PRIV_EINVAL && dpprof_pld_epsilon(0.1, 0.0, 10, 1e-5, 1e-4, &e) == DPPROF__PRIV_EINVAL &&
+              dpprof_pld_epsilon(0.1, 1.0, 10, 1.0, 1e-4, &e) == DPPROF__PRIV_EINVAL && dpprof_pld_epsilon(0.1, 1.0, 10, 1e-5, 1e-4, NULL) == DPPROF__PRIV_ENULL,
+          "pld_epsilon: q > 1, sigma 0, delta 1, a null result refused");
+}
+
 int main(int argc, char **argv)
 {
     g_quick = argc > 1 && strcmp(argv[1], "quick") == 0;
@@ -945,6 +976,7 @@ int main(int argc, char **argv)
     test_rdp_references();
     test_rdp_properties();
     test_rdp_errors();
+    test_pld();
     printf("# privacy: %d checks, %d failed\n", g_checks, g_fails);
     return g_fails == 0 ? 0 : 1;
 }

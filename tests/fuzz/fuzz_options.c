@@ -127,8 +127,12 @@ static void check_prof(const dpprof_prof *p) {
         run += p->events[i].bytes;
         FUZZ_ASSERT(p->events[i].live == run && run >= 0 && run <= p->peak_bytes);
     }
-    if (!p->failed) FUZZ_ASSERT(run == p->live_bytes);
-    if (p->n_events && !p->failed) FUZZ_ASSERT(p->events[p->peak_event].live == p->peak_bytes);
+    if (p->flags & DPPROF_PROF_NO_EVENTS) /* --timeline none: no log kept, every event counted */
+        FUZZ_ASSERT(p->n_events == 0 && p->n_events_seen == (size_t)(p->n_allocs + p->n_frees) && (p->n_events_seen == 0 || p->peak_event < p->n_events_seen));
+    else {
+        if (!p->failed) FUZZ_ASSERT(run == p->live_bytes);
+        if (p->n_events && !p->failed) FUZZ_ASSERT(p->events[p->peak_event].live == p->peak_bytes);
+    }
     for (i = 0; i < p->n_phases; i++) FUZZ_ASSERT(p->phases[i].bytes_peak <= p->peak_bytes);
 }
 
