@@ -123,13 +123,21 @@ typedef float dpprof_real; /* storage of the cpu reference; long sums accumulate
     X(DPPROF_ERR_NUMERIC, -7, "non-finite value")                                           \
     X(DPPROF_ERR_OVERFLOW, -8, "size overflow")                                             \
     X(DPPROF_ERR_CUDA, -9, "CUDA error")                                                    \
-    X(DPPROF_ERR_PARSE, -10, "parse error")
+    X(DPPROF_ERR_PARSE, -10, "parse error")                                                 \
+    X(DPPROF_ERR_TOO_BIG, -11, "input over its size limit")                                 \
+    X(DPPROF_ERR_MISSING, -12, "absent value")                                              \
+    X(DPPROF_ERR_TYPE, -13, "value of another type")                                        \
+    X(DPPROF_ERR_RANGE, -14, "value out of range")                                          \
+    X(DPPROF_ERR_ORDER, -15, "values out of order")                                         \
+    X(DPPROF_ERR_NO_CONVERGENCE, -16, "a series did not converge")
 
+/* one vocabulary for the whole library: every function that returns a code returns one of these (the JSON
+   reader's, the figures' and the accountant's names below are these codes under the names their parts use) */
 typedef enum dpprof_result {
 #define DPPROF__X(name, value, text) name = value,
     DPPROF_RESULTS(DPPROF__X)
 #undef DPPROF__X
-    DPPROF__RESULT_END = -11
+    DPPROF__RESULT_END = -17
 } dpprof_result;
 
 DPPROF_API const char *dpprof_result_str(int result);
@@ -841,12 +849,12 @@ DPPROF_API dpprof_cost dpprof_scale_cost(size_t n, int elem_size);
 #ifndef DPPROF_PRIVACY_DECL_H
 #define DPPROF_PRIVACY_DECL_H
 
-/* ---- result codes (local; the lead maps them to the library's codes) ---- */
-#define DPPROF__PRIV_OK       0
-#define DPPROF__PRIV_ENULL  (-1) /* a required out-pointer is null */
-#define DPPROF__PRIV_EINVAL (-2) /* argument out of domain or nan */
-#define DPPROF__PRIV_ENOCONV (-3) /* fractional-order series did not converge */
-#define DPPROF__PRIV_ERANGE (-4) /* target epsilon unreachable for any sigma */
+/* ---- result codes: dpprof_result's, under the names this part uses ---- */
+#define DPPROF__PRIV_OK       DPPROF_OK
+#define DPPROF__PRIV_ENULL    DPPROF_ERR_INVALID        /* a required out-pointer is null */
+#define DPPROF__PRIV_EINVAL   DPPROF_ERR_INVALID        /* argument out of domain or nan */
+#define DPPROF__PRIV_ENOCONV  DPPROF_ERR_NO_CONVERGENCE /* fractional-order series did not converge */
+#define DPPROF__PRIV_ERANGE   DPPROF_ERR_RANGE          /* target epsilon unreachable for any sigma */
 
 /* number of orders in the default grid, so callers can size arrays without
    a vla */
@@ -1292,18 +1300,16 @@ typedef enum dpprof_json_type {
     DPPROF_JSON_OBJECT
 } dpprof_json_type;
 
-/* return codes: 0 is success, every failure is negative */
-enum {
-    DPPROF_JSON_OK = 0,
-    DPPROF_JSON_ESYNTAX = -1,  /* input is not valid json (err says where) */
-    DPPROF_JSON_ENOMEM = -2,   /* an allocation failed */
-    DPPROF_JSON_EIO = -3,      /* file could not be opened or read */
-    DPPROF_JSON_ETOOBIG = -4,  /* file larger than max_bytes */
-    DPPROF_JSON_EINVAL = -5,   /* bad argument (null doc pointer, ...) */
-    DPPROF_JSON_EMISSING = -6, /* getter given a null node (absent value) */
-    DPPROF_JSON_ETYPE = -7,    /* getter given a node of another type */
-    DPPROF_JSON_ERANGE = -8    /* int getter: not an exact integer in range */
-};
+/* return codes: dpprof_result's, under the reader's names (0 is success, every failure is negative) */
+#define DPPROF_JSON_OK DPPROF_OK
+#define DPPROF_JSON_ESYNTAX DPPROF_ERR_PARSE    /* input is not valid json (err says where) */
+#define DPPROF_JSON_ENOMEM DPPROF_ERR_OOM       /* an allocation failed */
+#define DPPROF_JSON_EIO DPPROF_ERR_IO           /* file could not be opened or read */
+#define DPPROF_JSON_ETOOBIG DPPROF_ERR_TOO_BIG  /* file larger than max_bytes */
+#define DPPROF_JSON_EINVAL DPPROF_ERR_INVALID   /* bad argument (null doc pointer, ...) */
+#define DPPROF_JSON_EMISSING DPPROF_ERR_MISSING /* getter given a null node (absent value) */
+#define DPPROF_JSON_ETYPE DPPROF_ERR_TYPE       /* getter given a node of another type */
+#define DPPROF_JSON_ERANGE DPPROF_ERR_RANGE     /* int getter: not an exact integer in range */
 
 typedef struct dpprof_json dpprof_json;         /* one value (opaque) */
 typedef struct dpprof_json_doc dpprof_json_doc; /* owns all values */
@@ -1381,14 +1387,14 @@ DPPROF_API const dpprof_json *dpprof_json_path(const dpprof_json *root, const ch
  * rendering is deterministic: the same input gives byte-identical pixels. */
 
 /* result codes of the plot functions (0 = ok) */
-#define DPPROF_PLOT_OK 0
-#define DPPROF_PLOT_EARG (-1)   /* null descriptor/canvas/array, count < 1, option out of range
+#define DPPROF_PLOT_OK DPPROF_OK /* dpprof_result's codes, as below */
+#define DPPROF_PLOT_EARG DPPROF_ERR_INVALID   /* null descriptor/canvas/array, count < 1, option out of range
                                    (text_scale, marker, ref_group) */
-#define DPPROF_PLOT_EVALUE (-2) /* nan/inf where not allowed, negative value, value <= 0 on a
+#define DPPROF_PLOT_EVALUE DPPROF_ERR_NUMERIC /* nan/inf where not allowed, negative value, value <= 0 on a
                                    log axis, empty or inverted explicit range */
-#define DPPROF_PLOT_EORDER (-3) /* timeline x not ascending (equal neighbours are allowed) */
-#define DPPROF_PLOT_ESIZE (-4)  /* image size out of range, or preallocated canvas of another size */
-#define DPPROF_PLOT_ENOMEM (-5) /* DPPROF_MALLOC failed */
+#define DPPROF_PLOT_EORDER DPPROF_ERR_ORDER /* timeline x not ascending (equal neighbours are allowed) */
+#define DPPROF_PLOT_ESIZE DPPROF_ERR_RANGE /* image size out of range, or preallocated canvas of another size */
+#define DPPROF_PLOT_ENOMEM DPPROF_ERR_OOM /* DPPROF_MALLOC failed */
 
 #define DPPROF_PLOT_MIN_W 320 /* figures smaller than this cannot hold axes + legend */
 #define DPPROF_PLOT_MIN_H 200

@@ -462,7 +462,30 @@ static void check_ghost_share(void) {
     }
 }
 
+/* one result-code vocabulary: every code a part returns (the json reader's, the figures', the accountant's) is
+   a dpprof_result with a name, and each name means one thing */
+static void test_result_codes(void) {
+    static const int codes[] = {DPPROF_JSON_ESYNTAX, DPPROF_JSON_ENOMEM, DPPROF_JSON_EIO, DPPROF_JSON_ETOOBIG, DPPROF_JSON_EINVAL, DPPROF_JSON_EMISSING,
+                                DPPROF_JSON_ETYPE, DPPROF_JSON_ERANGE, DPPROF_PLOT_EARG, DPPROF_PLOT_EVALUE, DPPROF_PLOT_EORDER, DPPROF_PLOT_ESIZE,
+                                DPPROF_PLOT_ENOMEM, DPPROF__PRIV_ENULL, DPPROF__PRIV_EINVAL, DPPROF__PRIV_ENOCONV, DPPROF__PRIV_ERANGE};
+    size_t i;
+    int named = 1;
+    for (i = 0; i < sizeof codes / sizeof codes[0]; i++) named &= codes[i] < 0 && codes[i] > DPPROF__RESULT_END && strcmp(dpprof_result_str(codes[i]), "unknown result code") != 0;
+    CHECK(named && DPPROF_JSON_OK == DPPROF_OK && DPPROF_PLOT_OK == DPPROF_OK && DPPROF__PRIV_OK == DPPROF_OK,
+          "every part's codes are dpprof_result codes with a name (json, figures, accountant)");
+    CHECK(DPPROF_JSON_ESYNTAX == DPPROF_ERR_PARSE && DPPROF_JSON_ENOMEM == DPPROF_PLOT_ENOMEM && DPPROF_PLOT_EARG == DPPROF__PRIV_EINVAL &&
+              DPPROF_JSON_ERANGE == DPPROF__PRIV_ERANGE && !strcmp(dpprof_result_str(DPPROF_ERR_RANGE), "value out of range"),
+          "one meaning a code: a parse error, out of memory, an invalid argument, out of range are each one code");
+    {
+        dpprof_json_doc *d = NULL;
+        double e;
+        CHECK(dpprof_json_parse("{", 1, &d, NULL, 0) == DPPROF_ERR_PARSE && dpprof_rdp_epsilon(2.0, 1.0, 1, 1e-5, NULL, 0, &e, NULL) == DPPROF_ERR_INVALID,
+              "a json syntax error is DPPROF_ERR_PARSE, an accountant's bad argument DPPROF_ERR_INVALID");
+    }
+}
+
 int main(void) {
+    test_result_codes();
     check_ghost_share();
     check_report_adds_up(DPPROF_TASK_LM, "lm");
     check_report_adds_up(DPPROF_TASK_CLS, "cls");
