@@ -62,6 +62,19 @@
      the cpu reference of every op (dpprof_<op>_ref, with dpprof_<op>_cost), a strict JSON reader
      (dpprof_json_*), a raster plotting module with its own font (dpprof_plot_*, dpprof_canvas_*).
 
+   THE PARTS (declarations first, then the implementation in the same order)
+     1 core          the reference type dpprof_real, one result-code vocabulary (dpprof_result), the
+                     categories, modules and phases (DPPROF_USER_* extend them)
+     2 profiler      dpprof_prof: allocations charged to a category and a module, phases, the peak and
+                     its split, dpprof_prof_write_json / _write_trace
+     3 noise and accountant   philox noise (host and device alike), the rdp and pld accountants
+     4 ops           the cpu reference of every op and dp op (dpprof_<op>_ref) with its analytic cost
+     5 engine        dpprof_config, presets, dpprof_session (model, dp-sgd, backends) and its writers
+     6 cuda runtime  the device, device memory through the accountant, the gpu ops (dpprof_<op>_gpu),
+                     the kernel choices (dpprof_cuda_tuning): dpprof_kernels.cu implements them
+     7 tools         the command line's json reader and figures
+   DPPROF_IMPLEMENTATION implements parts 1 and 2; DPPROF_ENGINE parts 3 to 6; DPPROF_TOOLS part 7.
+
    BUILD OPTIONS
      DPPROF_IMPLEMENTATION   compile the implementation in this translation unit (the profiler)
      DPPROF_ENGINE, DPPROF_TOOLS, DPPROF_CUDA   the opt-in parts (USE, above)
@@ -109,6 +122,10 @@ typedef double dpprof_real; /* gradient-check builds: the whole cpu reference in
 typedef float dpprof_real; /* storage of the cpu reference; long sums accumulate in double */
 #endif
 
+/* =============================================================================================
+   PART 1: core
+   the reference type, one result-code vocabulary, the categories, modules and phases
+   ============================================================================================= */
 /* ---------------------------------------------------------------------------------------------
    result codes
    --------------------------------------------------------------------------------------------- */
@@ -225,6 +242,10 @@ DPPROF_API const char *dpprof_category_name(int category);
 DPPROF_API const char *dpprof_module_name(int module);
 DPPROF_API const char *dpprof_phase_name(int phase);
 
+/* =============================================================================================
+   PART 2: profiler
+   every allocation charged to a category and a module, phases, the peak and its split, its writers
+   ============================================================================================= */
 /* ---------------------------------------------------------------------------------------------
    profiler layer
    --------------------------------------------------------------------------------------------- */
@@ -319,486 +340,10 @@ DPPROF_API int dpprof_prof_write_json(const dpprof_prof *p, FILE *f);
    index). same returns */
 DPPROF_API int dpprof_prof_write_trace(const dpprof_prof *p, FILE *f);
 
-/* ---------------------------------------------------------------------------------------------
-   configuration
-   --------------------------------------------------------------------------------------------- */
-typedef enum dpprof_backend { DPPROF_BACKEND_AUTO = 0, DPPROF_BACKEND_CPU, DPPROF_BACKEND_CUDA, DPPROF_BACKEND_DRY } dpprof_backend;
-typedef enum dpprof_task { DPPROF_TASK_DEFAULT = 0, DPPROF_TASK_LM, DPPROF_TASK_CLS } dpprof_task;
-typedef enum dpprof_optimizer { DPPROF_OPT_DEFAULT = 0, DPPROF_OPT_ADAM, DPPROF_OPT_SGD } dpprof_optimizer;
-typedef enum dpprof_dtype { DPPROF_DTYPE_DEFAULT = 0, DPPROF_DTYPE_FP32, DPPROF_DTYPE_BF16 } dpprof_dtype;
-/* bf16: the top 16 bits of an ieee float. conversions: to float is exact; from float rounds to
-   the nearest, ties to even; an inf stays inf, a nan stays a (quiet) nan; a finite value past the
-   largest bf16 rounds to inf as ieee rounding does. */
-typedef uint16_t dpprof_bf16;
-DPPROF_API dpprof_bf16 dpprof_bf16_from_float(float f);
-DPPROF_API float dpprof_bf16_to_float(dpprof_bf16 h);
-DPPROF_API void dpprof_bf16_round_ref(float *x, size_t n);                       /* x = to_float(from_float(x)) */
-DPPROF_API void dpprof_bf16_pack_ref(dpprof_bf16 *dst, const float *src, size_t n);   /* dst = from_float(src) */
-DPPROF_API void dpprof_bf16_unpack_ref(float *dst, const dpprof_bf16 *src, size_t n); /* dst = to_float(src) */
-typedef enum dpprof_algo {
-    DPPROF_ALGO_DEFAULT = 0, DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST,
-    DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO, DPPROF_ALGO_COUNT
-} dpprof_algo;
-
-DPPROF_API const char *dpprof_backend_name(int backend);
-DPPROF_API const char *dpprof_algo_name(int algo);
-DPPROF_API int dpprof_algo_parse(const char *name); /* < 0 if unknown */
-
-/* a desc struct: all-zero means defaults, resolved once by dpprof_config_resolve(). */
-typedef struct dpprof_config {
-    const char *preset;          /* NULL -> "tiny"; see dpprof_preset_names() */
-    int vocab, hidden, layers;   /* 0 -> the preset's */
-    int heads, kv_heads, ffn;    /* 0 -> the preset's (kv_heads: grouped-query attention) */
-    int seq;                     /* 0 -> 64 */
-    dpprof_task task;            /* 0 -> lm */
-    int classes;                 /* 0 -> 2 (cls only) */
-    dpprof_algo algo;            /* 0 -> vanilla */
-    int batch;                   /* logical batch; 0 -> 8 */
-    int physical_batch;          /* 0 -> batch */
-    int steps;                   /* measured steps; 0 -> 3 */
-    int warmup;                  /* warm-up steps run first and excluded from timing; 0 -> none */
-    double lr;                   /* 0 -> 1e-3 (adam) or 1e-2 (sgd) */
-    dpprof_optimizer optimizer;  /* 0 -> adam */
-    double weight_decay;         /* adamw decoupled decay; 0 -> none */
-    dpprof_dtype dtype;          /* 0 -> fp32; bf16: activations in bf16, fp32 masters (cuda, dry; cpu refuses) */
-    dpprof_backend backend;      /* 0 -> auto */
-    uint64_t seed;               /* 0 is a seed like any other */
-    const char *data_path;       /* NULL -> synthetic data; else byte-level text (lm) or label<TAB>text lines (cls) */
-    double rope_theta;           /* 0 -> the preset's */
-    double norm_eps;             /* 0 -> 1e-5 */
-    double init_std;             /* 0 -> 0.02 */
-    int64_t memory_limit;        /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
-    int auto_materialise;        /* --algo auto with book-keeping: 0 -> materialise the per-sample gradients of the
-                                    linear layers whose input is at most elem T / sizeof(real) wide, or whose
-                                    per-sample gradients take no more bytes than their input and output gradient
-                                    (dpprof__psg_fits), when an exact dry run shows that the peak does not grow (else
-                                    the first rule alone, dry-run too); 1 -> both rules without the dry run; 2 -> the
-                                    first rule alone without the dry run; -1 -> never */
-    int auto_ghost;              /* --algo auto with book-keeping: 0 -> a layer not materialised takes ghost's gram
-                                    matrices (n T x T, one layer at a time) where the exact dry run shows that the
-                                    peak does not grow and, on cuda, the measured time is below both flash
-                                    flavours' (never off the gpu); 1 -> every such layer, unmeasured; -1 -> never */
-    int fused_clipgrad;          /* cuda, bf16: the clipped weight gradients (book-keeping) on the fused tensor-core kernel
-                                    (dpprof_cuda_tuning.fused_clipgrad) or on one cuBLAS GEMM per sample: 1 -> fused;
-                                    -1 -> cuBLAS; 0 -> --algo auto times both at each linear layer's shape at session
-                                    start (physical batch >= 2) and takes the faster, the other algorithms cuBLAS */
-    int fused_noise;             /* dp: the noise, the division by the batch and the optimizer step in one pass over the
-                                    gradients (dpprof_noise_adam_gpu on cuda), the same bits; no noise phase then: the
-                                    optimizer_step phase holds it. 1 -> fused; -1 -> two passes; 0 -> --algo auto on
-                                    cuda times both at session start and takes the faster, the others two passes */
-    int dp_warp_tile;            /* cuda, bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipgrad, both
-                                    flavours of the flash norm), dpprof_cuda_tuning.dp_warp_tile: 64 (64 x 64) or 32 (64 x 32);
-                                    0 -> the default (64 where the device's shared memory per block holds the kernels) */
-    int wgmma;                   /* cuda, bf16: the gram flavour of the flash norm on Hopper's warpgroup mma
-                                    (dpprof_cuda_tuning.wgmma): 1 -> on (compute capability 9.0 only, else refused);
-                                    -1 -> off (mma.sync); 0 -> the default: on where the device is 9.0 */
-    int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
-    int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
-    int trace_steps;             /* dpprof_session_write_trace: the last N steps (0 -> 2), what a trace holds */
-    int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
-    int dram;                    /* cuda: DRAM and L2 bytes per phase from CUPTI, in warm-up step 0 (needs warmup >= 1) */
-    /* DP-SGD (docs/dp.md) */
-    double sigma;                /* noise multiplier */
-    double max_grad_norm;        /* clipping bound C */
-    int per_layer_clipping;
-    int poisson;
-    long long dataset_size;
-    double delta;
-    int accountant;              /* the result's epsilon: 0 -> rdp (the default); 1 -> pld (the tight accountant,
-                                    dpprof_pld_epsilon: seconds); 2 -> both (epsilon is rdp's, epsilon_pld beside) */
-    int lora_rank;
-    double lora_alpha;
-    const char *lora_targets;
-} dpprof_config;
-
-typedef struct dpprof_shape {
-    int V, C, L, NH, NKV, HS, F, K; /* vocab, hidden, layers, heads, kv heads, head size, ffn, classes */
-    double rope_theta, norm_eps;
-} dpprof_shape;
-
-/* fill `out` with every default resolved and validate; on error the message names the bad value */
-DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out, dpprof_shape *shape);
-/* NULL-terminated list of preset names */
-DPPROF_API const char *const *dpprof_preset_names(void);
-DPPROF_API int dpprof_preset_shape(const char *name, dpprof_shape *shape);
-
-/* ---------------------------------------------------------------------------------------------
-   the engine: model, training step, reports
-   --------------------------------------------------------------------------------------------- */
-typedef struct dpprof_tensor {
-    void *data;              /* NULL on the dry backend */
-    int64_t n;               /* elements */
-    int32_t elem_size, category, module;
-    int32_t kept;            /* the engine handed it to its keep-list: freeing here only forgets it */
-} dpprof_tensor;
-
-typedef struct dpprof_param {
-    char name[64];           /* the dump's name, e.g. model.layers.0.self_attn.q_proj.weight */
-    int rows, cols;          /* (rows, cols); vectors have rows = 1 */
-    int module, layer;       /* layer -1 outside the decoder stack */
-    int trainable;
-    dpprof_tensor w, g, m, v; /* weight, gradient, adam moments: fp32 (dpprof_real) whatever the dtype */
-    dpprof_tensor wl;        /* --dtype bf16 on cuda and dry: the bf16 working copy of a matmul weight
-                                (projections, lora A and B, the head) that the matmuls read, cast from w
-                                after init, each update and param_write; n = 0 where there is none */
-} dpprof_param;
-
-typedef struct dpprof_session dpprof_session;
-
-DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **out);
-DPPROF_API void dpprof_session_destroy(dpprof_session *s);
-/* warm-up steps then measured steps; stops at the first failure */
-DPPROF_API int dpprof_session_run(dpprof_session *s);
-/* one logical step: forward+backward over every physical batch, then the optimizer */
-DPPROF_API int dpprof_session_step(dpprof_session *s);
-/* forward+backward of `n` given samples into the gradients (which it zeroes first), no update.
-   tokens (n,T); targets (n,T) for lm, (n) for cls. losses (n) per-sample, may be NULL. */
-DPPROF_API int dpprof_session_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses);
-/* the session's dp algorithm on `n` given samples (split into its physical batches), noise off:
-   leaves sum_i c_i grad loss_i in the gradients (not divided by the batch); per-sample gradient
-   norms (n) and flat clip factors (n; NaN under per-layer clipping) may be NULL */
-DPPROF_API int dpprof_session_clipped_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *norms, double *clip);
-/* the norm method of parameter i, as the result json's layers[].method names it */
-DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int i);
-/* forward only: per-sample losses (n) */
-DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses);
-/* the samples of logical step `step` (index i of the logical batch), as training uses them */
-DPPROF_API int dpprof_session_batch(dpprof_session *s, int step, int first, int n, int *tokens, int *targets);
-
-DPPROF_API const dpprof_config *dpprof_session_config(const dpprof_session *s);
-DPPROF_API const dpprof_shape *dpprof_session_shape(const dpprof_session *s);
-DPPROF_API const dpprof_prof *dpprof_session_prof(const dpprof_session *s);
-DPPROF_API int dpprof_session_param_count(const dpprof_session *s);
-DPPROF_API dpprof_param *dpprof_session_param(dpprof_session *s, int i);
-DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int trainable_only);
-/* copy tensor i's weights ('w'), gradient ('g') or adam moments ('m', 'v') to host memory out
-   (w.n elements), on the cpu or the cuda backend (the dry backend holds no values: UNSUPPORTED) */
-DPPROF_API int dpprof_session_param_read(dpprof_session *s, int i, char which, dpprof_real *out);
-/* the other way: overwrite tensor i's 'w', 'g', 'm' or 'v' from host memory in (w.n elements) */
-DPPROF_API int dpprof_session_param_write(dpprof_session *s, int i, char which, const dpprof_real *in);
-DPPROF_API int dpprof_session_steps_done(const dpprof_session *s);
-DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step); /* mean loss of a step */
-
-/* result JSON (docs/results.md, fixed key order, doubles as %.17g). status: "ok", "oom", "error"... */
-DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const char *experiment, const char *status, const char *error);
-/* --trace: chrome/perfetto trace-event json: phases as complete events, live bytes as counters */
-DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f);
-/* --dump: model.safetensors, batch.safetensors, grads.safetensors, step.json into an existing directory */
-DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir);
-
-/* the cuda side (dpprof_kernels.cu); without it (no DPPROF_CUDA) these return DPPROF_ERR_NO_CUDA */
-typedef struct dpprof_device_info {
-    char name[128];
-    int driver_version, runtime_version, cc_major, cc_minor, sm_count;
-    size_t total_bytes, free_bytes;
-    int clock_khz, mem_clock_khz, bus_width_bits; /* the sm's peak clock; dram clock and width */
-} dpprof_device_info;
-/* a device's theoretical peaks from its sm count, clock and compute capability: dense fp32 (cuda
-   cores) and bf16 (tensor cores) flop/s, and dram bytes/s (2 x memory clock x bus width). 0 when the
-   architecture is not in the table (sm 8.0, 8.6, 8.9, 9.0, 10.0) */
-DPPROF_API void dpprof_device_peaks(const dpprof_device_info *d, double *fp32_flops, double *bf16_flops, double *dram_bytes);
-DPPROF_API int dpprof_cuda_device_count(int *count);
-DPPROF_API int dpprof_cuda_device_info(int device, dpprof_device_info *info);
-/* device memory through the accountant */
-DPPROF_API int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int category, int module);
-DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr);
-DPPROF_API const char *dpprof_cuda_last_error(void);
-
-/* ---- the cuda backend's device runtime (dpprof_kernels.cu) ----------------------------------------
-   one device and one stream per process. kernels and copies are queued on the stream; the first
-   error of anything queued is kept (nothing more is queued after it) and dpprof_cuda_sync() returns
-   it, with dpprof_cuda_last_error() saying what failed. builds without DPPROF_CUDA answer DPPROF_ERR_NO_CUDA.
-   the workspace (DPPROF_WORKSPACE_BYTES, one allocation the caller makes and tracks as category
-   workspace) holds cuBLAS's workspace (first DPPROF_CUBLAS_WORKSPACE_BYTES) and the kernels' scratch. */
-#define DPPROF_CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* what NVIDIA recommends for cuBLAS on Hopper */
-#define DPPROF_SCRATCH_BYTES ((size_t)8 << 20)            /* partial sums of the norm kernels, flags */
-#define DPPROF_WORKSPACE_BYTES (DPPROF_CUBLAS_WORKSPACE_BYTES + DPPROF_SCRATCH_BYTES)
-enum { DPPROF_COPY_H2D, DPPROF_COPY_D2H, DPPROF_COPY_D2D };
-DPPROF_API int dpprof_cuda_init(int device);                 /* select, create the stream and cuBLAS; idempotent */
-DPPROF_API int dpprof_cuda_alloc(void **ptr, size_t bytes);  /* cudaMalloc, untracked: the caller tracks it */
-DPPROF_API void dpprof_cuda_release(void *ptr);              /* cudaFree of dpprof_cuda_alloc's pointer (NULL: nothing) */
-DPPROF_API int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir); /* DPPROF_COPY_*; D2H waits for it */
-DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes);    /* queued memset 0 */
-DPPROF_API int dpprof_cuda_sync(void);                       /* wait for the stream; the first error of anything queued */
-DPPROF_API int dpprof_cuda_trim(void);                       /* wait, then give the allocation pool's unused memory back to the driver */
-DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes); /* bytes >= DPPROF_WORKSPACE_BYTES */
-DPPROF_API int dpprof_cuda_mem_used(size_t *used);           /* the driver's figure: total - free device memory */
-DPPROF_API int dpprof_cuda_event(int *id);                   /* record an event on the stream; ids count from 0 */
-DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms); /* time from event a to event b (waits for b) */
-DPPROF_API void dpprof_cuda_events_reset(void);              /* forget recorded events (ids restart at 0) */
-typedef struct dpprof_counter_range { char name[64]; double dram_read, dram_write, l2_read, l2_write; } dpprof_counter_range; /* bytes; < 0 where a metric is unavailable */
-/* DRAM and L2 traffic per named range, from CUPTI's range profiler. begin: DPPROF_OK, or DPPROF_ERR_UNSUPPORTED with the reason
-   in dpprof_cuda_last_error() (counters not permitted for this user: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES / NVPW errors, an
-   unsupported device, CUPTI missing, more than one pass needed). Only one collection at a time. */
-DPPROF_API int dpprof_cuda_counters_begin(int max_ranges);     /* after dpprof_cuda_init; sets up the profiler for the metrics below with user ranges */
-DPPROF_API int dpprof_cuda_counters_push(const char *name);    /* a range begins on the stream (ranges are not nested by the engine: push, pop, push, pop...) */
-DPPROF_API int dpprof_cuda_counters_pop(void);
-DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n); /* stop, decode, evaluate; fills up to max ranges in order, *n = how many; tears everything down so begin can be called again */
-
-/* ---- the gpu ops: each computes exactly what its dpprof_<op>_ref computes (same arguments, same
-   accumulate/overwrite rules, device pointers, fp32), queued on the stream; tests/test_gpu.c holds
-   the tolerances.
-   storage (--dtype bf16): dpprof_cuda_set_storage(DPPROF_DTYPE_BF16) makes the ops that follow read
-   and write ACTIVATIONS as bf16 (dpprof_bf16, stored behind the same float * parameters), like
-   cublasSetPointerMode changes how a pointer is read. activations are the token-indexed tensors: the
-   inputs and outputs of every op and their gradients (x, out, dinp, dout, q, k, v, att, dq..., gate,
-   up, h, logits, dlogits, dy), and the matmul weight (the bf16 working copy of the fp32 master).
-   always fp32 whatever the storage: parameters other than the matmul weight (wte, rmsnorm weight),
-   every parameter gradient (dweight, dwte, dw), per-sample gradients (psg), gram outputs (gram_gpu's
-   out, gram_dot's inputs), rstd, lse, losses, dlosses, optimizer state; norms and clip factors are
-   doubles. arithmetic is fp32 (long sums as the fp32 kernel does them): a bf16 op reads its bf16
-   inputs widened exactly to fp32, computes like the fp32 op and rounds what it stores to the nearest
-   bf16 (ties to even); its reference is the fp32 reference on the widened inputs with the stored
-   outputs rounded by dpprof_bf16_round_ref. beyond the op table, the engine needs these: */
-DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype);   /* FP32 (the default) or BF16; else DPPROF_ERR_INVALID */
-DPPROF_API dpprof_dtype dpprof_cuda_storage(void);
-/* the kernel choices of the cuda backend: one struct for the process (the kernels' state is per process),
-   all zero meaning the defaults. every choice computes the same function to the same tolerances (the tests run
-   each); they exist to measure the alternatives (dpprof attnbench, make bench-clipgrad) and for devices the
-   default does not fit. docs/cuda.md says what each kernel does and what was measured. */
-typedef struct dpprof_cuda_tuning {
-    int attention_simt;      /* 1: bf16 attention on the fp32 SIMT kernels (widened loads); 0: the tensor-core
-                                kernels for even head sizes up to 128 */
-    int attention_block;     /* rows of a tensor-core attention block: 64 or 128; 0: the forward 128 on sm_90 and
-                                newer (64 before), the backward 64 */
-    int attention_warp_rows; /* query rows a warp of the forward and dq kernels, 16 or 32 (32 applies up to head
-                                size 64); 0: the forward 32 on sm_90 and newer (16 before), the dq kernel 16 */
-    int norms_cublas;        /* 1: the bf16 flash norms on cuBLAS blocks; 0: dpprof's tensor-core kernels where
-                                the layer's widths are multiples of 8 */
-    int fused_clipgrad;      /* 1: the bf16 clipped weight gradient on the fused kernel (2 samples or more, widths
-                                multiples of 8); 0: one cuBLAS GEMM per sample */
-    int dp_warp_tile;        /* warps of the dp tensor-core kernels: 64 (64 x 64) or 32 (64 x 32); 0: 64 where the
-                                device's shared memory per block holds the kernel, else 32 */
-    int wgmma;               /* the gram flavour of the flash norm on Hopper's warpgroup mma: 1 on (compute
-                                capability 9.0 only), -1 off (mma.sync); 0: on where the device is 9.0 */
-} dpprof_cuda_tuning;
-/* set every choice at once; NULL: the defaults. DPPROF_OK; DPPROF_ERR_INVALID for a value out of its set
-   (dpprof_cuda_last_error names the field; nothing changes); DPPROF_ERR_UNSUPPORTED for wgmma = 1 on a device
-   that is not compute capability 9.0 (or before dpprof_cuda_init) */
-DPPROF_API int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t);
-/* the choices as last set (all zero before any) */
-DPPROF_API void dpprof_cuda_get_tuning(dpprof_cuda_tuning *t);
-/* kernels on wgmma queued since dpprof_cuda_init (tests: the path was taken) */
-DPPROF_API long long dpprof_cuda_wgmma_count(void);
-/* the first field of t out of its set, or NULL: what dpprof_cuda_set_tuning checks */
-#define DPPROF_CUDA_TUNING_BAD(t)                                                                              \
-    ((t)->attention_simt < 0 || (t)->attention_simt > 1                                  ? "attention_simt"      \
-     : (t)->attention_block != 0 && (t)->attention_block != 64 && (t)->attention_block != 128 ? "attention_block" \
-     : (t)->attention_warp_rows != 0 && (t)->attention_warp_rows != 16 && (t)->attention_warp_rows != 32 ? "attention_warp_rows" \
-     : (t)->norms_cublas < 0 || (t)->norms_cublas > 1                                      ? "norms_cublas"        \
-     : (t)->fused_clipgrad < 0 || (t)->fused_clipgrad > 1                                  ? "fused_clipgrad"      \
-     : (t)->dp_warp_tile != 0 && (t)->dp_warp_tile != 32 && (t)->dp_warp_tile != 64       ? "dp_warp_tile"        \
-     : (t)->wgmma < -1 || (t)->wgmma > 1                                                   ? "wgmma"               \
-                                                                                           : (const char *)0)
-/* the kernels dpprof has queued since the process started (its own; cuBLAS's are not counted) */
-DPPROF_API long long dpprof_cuda_launch_count(void);
-/* dst (n) = src (n) rounded to the nearest bf16, ties to even: the bf16 working copy of a weight */
-DPPROF_API void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t n);
-/* out (n) = value */
-DPPROF_API void dpprof_fill_gpu(float *out, size_t n, float value);
-/* out[e] = (float)(stddev * dpprof_normal(seed, stream, e)): the cpu's initialisation, bit for bit */
-DPPROF_API void dpprof_init_normal_gpu(float *out, size_t n, double stddev, uint64_t seed, uint64_t stream);
-/* g[e] = (float)((double)dpprof__noise_accum(g[e], stddev, dpprof_normal(seed, stream, offset + e)) * scale), or without
-   the noise when stddev == 0: dpprof_add_noise_ref then the division by the batch, bit for bit */
-DPPROF_API void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale);
-/* book-keeping on cuda: x (n,T,D) in place, x[i,t,:] = (float)(c[i] * (double)x[i,t,:]); c (n) device doubles */
-DPPROF_API void dpprof_scale_rows_gpu(float *x, const double *c, int n, int T, int D);
-/* non-finite checks without a sync per tensor: reset, check any number of tensors (each with a tag >= 0),
-   then result: *tag = the smallest tag that held a nan or inf, or -1 (waits for the stream) */
-DPPROF_API void dpprof_nonfinite_reset_gpu(void);
-DPPROF_API void dpprof_nonfinite_gpu(const float *x, size_t n, int tag);
-DPPROF_API int dpprof_nonfinite_result_gpu(int *tag);
-
-DPPROF_API void dpprof_matmul_fwd_gpu(float *out, const float *inp, const float *weight, int N, int IC, int OC);
-DPPROF_API void dpprof_matmul_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, int N, int IC, int OC);
-DPPROF_API void dpprof_embedding_fwd_gpu(float *out, const int *tokens, const float *wte, int N, int C);
-DPPROF_API void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const int *tokens, int N, int C);
-DPPROF_API void dpprof_rmsnorm_fwd_gpu(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps);
-DPPROF_API void dpprof_add_rmsnorm_fwd_gpu(float *out, float *rstd, float *res, const float *other, const float *weight, int N, int C, float eps);
-DPPROF_API void dpprof_rmsnorm_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, const float *rstd, int N, int C);
-DPPROF_API void dpprof_rope_fwd_gpu(float *x, int B, int T, int NH, int HS, double theta);
-DPPROF_API void dpprof_rope_bwd_gpu(float *dx, int B, int T, int NH, int HS, double theta);
-DPPROF_API void dpprof_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS);
-/* dq, dk, dv must not overlap each other or the inputs: dq's storage also holds D = rowsum(dout * out)
-   of every query row between the backward's kernels on the tensor cores (no scratch beyond the outputs) */
-DPPROF_API void dpprof_attention_bwd_gpu(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS);
-DPPROF_API void dpprof_swiglu_fwd_gpu(float *h, const float *gate, const float *up, size_t n);
-DPPROF_API void dpprof_swiglu_bwd_gpu(float *dgate, float *dup, const float *dh, const float *gate, const float *up, size_t n);
-DPPROF_API void dpprof_add_gpu(float *out, const float *a, const float *b, size_t n);
-DPPROF_API void dpprof_crossentropy_fwd_gpu(float *losses, const float *logits, const int *targets, int B, int T, int V);
-DPPROF_API void dpprof_crossentropy_bwd_gpu(float *dlogits, const float *logits, const int *targets, const float *dlosses, int B, int T, int V);
-DPPROF_API void dpprof_last_token_fwd_gpu(float *out, const float *inp, int B, int T, int C);
-DPPROF_API void dpprof_last_token_bwd_gpu(float *dinp, const float *dout, int B, int T, int C);
-/* the optimizers: dpprof_adam_ref, dpprof_sgd_ref bit for bit; copy (n), unless NULL, gets the updated weight's
-   bf16 working copy in the same pass (dpprof_cast_bf16_gpu's bits, without reading the weight back) */
-DPPROF_API void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
-                                dpprof_bf16 *copy);
-DPPROF_API void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy);
-/* the noise and the optimizer step in one pass over the gradient (dpprof_config.fused_noise): exactly
-   dpprof_noise_scale_gpu(grad, n, stddev, seed, stream, offset, scale) then dpprof_adam_gpu or dpprof_sgd_gpu
-   on the result, bit for bit, except that grad is only read (the privatised gradient is never stored) */
-DPPROF_API void dpprof_noise_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
-                                      dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale);
-DPPROF_API void dpprof_noise_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream,
-                                     uint64_t offset, double scale);
-DPPROF_API void dpprof_scale_gpu(float *y, const float *x, size_t n, double alpha);
-DPPROF_API void dpprof_linear_psgrad_gpu(float *psg, const float *dy, const float *x, int n, int T, int IC, int OC);
-DPPROF_API void dpprof_psgrad_sqnorm_gpu(double *norm2, const float *psg, int n, size_t P);
-DPPROF_API void dpprof_psgrad_clipsum_gpu(float *dw, const float *psg, const double *c, int n, size_t P);
-DPPROF_API void dpprof_gram_gpu(float *out, const float *x, int n, int T, int D);
-DPPROF_API void dpprof_gram_dot_gpu(double *norm2, const float *ga, const float *gg, int n, int T);
-DPPROF_API void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
-/* norm2[0] += reps times the squared norm of sample 0, as linear_sqnorm_gram computes it for a batch of reps
-   copies of it, without their memory (every block of the batch's launch reads sample 0): a way to time the gram
-   flavour at a batch without the batch's inputs (the bf16 tensor-core kernel's rate grows with the samples it
-   runs at once; the copies are read from L2 rather than DRAM) */
-DPPROF_API void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy, const float *x, int reps, int T, int IC, int OC);
-/* linear_sqnorm_gram for m layers that read the same input x (n,T,IC): norm2[j] (n) += the squared norms of
-   layer j, whose output gradient is dy[j] (n,T,OC[j]). the tensor-core kernel makes each tile of x's gram once
-   for up to three layers (q, k, v; gate, up), so their norms cost one input gram instead of m; each layer's
-   bits are those of dpprof_linear_sqnorm_gram_gpu alone. other paths take the layers one at a time */
-DPPROF_API void dpprof_linear_sqnorm_gram_group_gpu(double *const *norm2, const float *const *dy, const int *OC, int m, const float *x, int n, int T, int IC);
-DPPROF_API void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
-DPPROF_API void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC);
-/* dw += sum_{i < reps} c_i dy_0^T x_0, as linear_clipgrad computes it for a batch of reps copies of sample 0,
-   without their memory, on the kernel dpprof_cuda_tuning.fused_clipgrad selects: --algo auto times the two
-   kernels with it at the run's physical batch (the fused kernel's one pass against cuBLAS's reps GEMMs) */
-DPPROF_API void dpprof_linear_clipgrad_rep_gpu(float *dw, const float *dy, const float *x, const double *c, int reps, int T, int IC, int OC);
-DPPROF_API void dpprof_embedding_sqnorm_gpu(double *norm2, const float *dy, const int *tokens, int n, int T, int C);
-DPPROF_API void dpprof_embedding_psgrad_gpu(float *psg, const float *dy, const int *tokens, int n, int T, int V, int C);
-DPPROF_API void dpprof_embedding_clipgrad_gpu(float *dwte, const float *dy, const int *tokens, const double *c, int n, int T, int C);
-DPPROF_API void dpprof_rmsnorm_psdweight_gpu(float *psg, const float *dout, const float *inp, const float *rstd, int n, int T, int C);
-DPPROF_API void dpprof_rmsnorm_bwd_ps_gpu(float *dinp, float *psg, const float *dout, const float *inp, const float *weight, const float *rstd, int n, int T, int C);
-
-/* ---- cpu reference ops: declarations -----------------------------------------------------
-   dimension vocabulary: B batch, T sequence, C channels, N = B*T rows, IC/OC linear in/out features,
-   NH query heads, NKV key/value heads (GQA: query head h reads kv head h / (NH/NKV)), HS head size,
-   V vocabulary (or classes). all tensors are row-major dpprof_real; token/target ids are int.
-   linear layers follow pytorch: weight is (OC, IC), y = x W^T, no bias.
-   gradients of parameters (dweight, dwte) always ACCUMULATE (+=); each input gradient says
-   "+=" (accumulate) or "overwritten" below. long sums accumulate in double whatever dpprof_real is.
-   no op allocates; attention keeps per-row state on the stack, bounded by DPPROF_MAX_HEAD_SIZE. */
-
-#ifndef DPPROF_MAX_HEAD_SIZE
-#define DPPROF_MAX_HEAD_SIZE 256   /* largest HS the reference attention / rope accept (stack arrays) */
-#endif
-
-/* matmul. out (N,OC), inp (N,IC), weight (OC,IC): out = inp @ weight^T, overwritten */
-DPPROF_API void dpprof_matmul_fwd_ref(dpprof_real *out, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC);
-/* dinp (N,IC) += dout (N,OC) @ weight (OC,IC); dweight (OC,IC) += dout^T @ inp (N,IC); either output may be NULL (skipped) */
-DPPROF_API void dpprof_matmul_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC);
-
-/* embedding. out (N,C) overwritten = wte (V,C) row tokens[n]; tokens (N) in [0,V) */
-DPPROF_API void dpprof_embedding_fwd_ref(dpprof_real *out, const int *tokens, const dpprof_real *wte, int N, int C);
-/* dwte (V,C) += dout (N,C) rows scattered by tokens (N); repeated tokens are summed in double */
-DPPROF_API void dpprof_embedding_bwd_ref(dpprof_real *dwte, const dpprof_real *dout, const int *tokens, int N, int C);
-
-/* rmsnorm. out (N,C) overwritten = inp (N,C) * rstd * weight (C); rstd (N) overwritten = 1/sqrt(mean(inp^2) + eps) */
-DPPROF_API void dpprof_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, const dpprof_real *inp, const dpprof_real *weight, int N, int C, float eps);
-/* the residual add and the norm after it: res (N,C) += other (N,C) as dpprof_add_ref, then dpprof_rmsnorm_fwd_ref of
-   res into out and rstd; the gpu op reads res and other once and never reads the sum back */
-DPPROF_API void dpprof_add_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, dpprof_real *res, const dpprof_real *other, const dpprof_real *weight, int N, int C, float eps);
-/* dinp (N,C) +=, dweight (C) += (may be NULL); dout (N,C), inp (N,C), weight (C), rstd (N) from the forward */
-DPPROF_API void dpprof_rmsnorm_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int N, int C);
-
-/* rope, hf-llama rotate_half convention, in place. x (B,T,NH,HS), row t has position t; HS even, <= DPPROF_MAX_HEAD_SIZE */
-DPPROF_API void dpprof_rope_fwd_ref(dpprof_real *x, int B, int T, int NH, int HS, double theta);
-/* backward of rope, in place: dx (B,T,NH,HS) is rotated by -angle (the transpose of the forward) */
-DPPROF_API void dpprof_rope_bwd_ref(dpprof_real *dx, int B, int T, int NH, int HS, double theta);
-
-/* causal gqa attention, scale 1/sqrt(HS). out (B,T,NH,HS) overwritten, lse (B,NH,T) overwritten (natural log-sum-exp
-   of the scaled scores); q (B,T,NH,HS), k (B,T,NKV,HS), v (B,T,NKV,HS). no T x T storage (online softmax). */
-DPPROF_API void dpprof_attention_fwd_ref(dpprof_real *out, dpprof_real *lse, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, int B, int T, int NH, int NKV, int HS);
-/* dq (B,T,NH,HS), dk (B,T,NKV,HS), dv (B,T,NKV,HS) all OVERWRITTEN; dout, q, out (B,T,NH,HS); k, v (B,T,NKV,HS); lse (B,NH,T).
-   flash-style recomputation, no T x T storage. dq is used as scratch during the call, so dq must not alias any input. */
-DPPROF_API void dpprof_attention_bwd_ref(dpprof_real *dq, dpprof_real *dk, dpprof_real *dv, const dpprof_real *dout, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, const dpprof_real *out, const dpprof_real *lse, int B, int T, int NH, int NKV, int HS);
-
-/* swiglu. h (n) overwritten = silu(gate (n)) * up (n), silu(x) = x / (1 + exp(-x)) */
-DPPROF_API void dpprof_swiglu_fwd_ref(dpprof_real *h, const dpprof_real *gate, const dpprof_real *up, size_t n);
-/* dgate (n), dup (n) OVERWRITTEN; dh, gate, up (n) */
-DPPROF_API void dpprof_swiglu_bwd_ref(dpprof_real *dgate, dpprof_real *dup, const dpprof_real *dh, const dpprof_real *gate, const dpprof_real *up, size_t n);
-
-/* out (n) overwritten = a (n) + b (n); out may alias a or b */
-DPPROF_API void dpprof_add_ref(dpprof_real *out, const dpprof_real *a, const dpprof_real *b, size_t n);
-
-/* per-sample cross-entropy. losses (B) overwritten = (1/T) sum_t -log softmax(logits (B,T,V))[targets (B,T)] */
-DPPROF_API void dpprof_crossentropy_fwd_ref(dpprof_real *losses, const dpprof_real *logits, const int *targets, int B, int T, int V);
-/* dlogits (B,T,V) OVERWRITTEN = dlosses (B)[b]/T * (softmax(logits (B,T,V)) - onehot(targets (B,T))); dlogits may alias logits */
-DPPROF_API void dpprof_crossentropy_bwd_ref(dpprof_real *dlogits, const dpprof_real *logits, const int *targets, const dpprof_real *dlosses, int B, int T, int V);
-
-/* out (B,C) overwritten = inp (B,T,C) row T-1 (the classification head reads the last token) */
-DPPROF_API void dpprof_last_token_fwd_ref(dpprof_real *out, const dpprof_real *inp, int B, int T, int C);
-/* dinp (B,T,C) += dout (B,C) into row T-1; other rows untouched */
-DPPROF_API void dpprof_last_token_bwd_ref(dpprof_real *dinp, const dpprof_real *dout, int B, int T, int C);
-
-/* adamw (pytorch, decoupled decay), in place on param, m, v (n); grad (n); t is the 1-based step */
-DPPROF_API void dpprof_adam_ref(dpprof_real *param, dpprof_real *m, dpprof_real *v, const dpprof_real *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t);
-/* param (n) -= lr * grad (n) */
-DPPROF_API void dpprof_sgd_ref(dpprof_real *param, const dpprof_real *grad, size_t n, double lr);
-/* y (n) overwritten = alpha * x (n); y may alias x */
-DPPROF_API void dpprof_scale_ref(dpprof_real *y, const dpprof_real *x, size_t n, double alpha);
-
-/* ---- analytic cost of each op, for the dry backend ------------------------------------------------
-   flops: a multiply-add counts 2; exp, sqrt, divide, compare count 1 each. these are the algorithmic
-   counts of the op (what a good kernel must do), not what the reference loops happen to do.
-   bytes: minimum dram traffic = every input read once + every output written once, elem_size bytes
-   per tensor element, 4 per int. an accumulated (+=) or in-place tensor is read and written (2x).
-   all arithmetic is in double so llama-8b sizes at long T cannot overflow. */
-typedef struct dpprof_cost { double flops; double bytes; } dpprof_cost;
-
-/* flops 2*N*IC*OC; bytes es*(N*IC + OC*IC + N*OC) */
-DPPROF_API dpprof_cost dpprof_matmul_fwd_cost(int N, int IC, int OC, int elem_size);
-/* flops 2*N*IC*OC (dinp) + 2*N*IC*OC (dweight) + N*IC + OC*IC (the += adds);
-   bytes es*(N*OC dout + N*IC inp + OC*IC weight + 2*N*IC dinp + 2*OC*IC dweight). assumes both outputs wanted */
-DPPROF_API dpprof_cost dpprof_matmul_bwd_cost(int N, int IC, int OC, int elem_size);
-/* flops 0; bytes 4*N tokens + es*(N*C rows read + N*C written) */
-DPPROF_API dpprof_cost dpprof_embedding_fwd_cost(int N, int C, int elem_size);
-/* flops N*C adds; bytes 4*N + es*(N*C dout + 2*N*C dwte rows) (upper bound: a repeated token's row counted per occurrence) */
-DPPROF_API dpprof_cost dpprof_embedding_bwd_cost(int N, int C, int elem_size);
-/* flops N*(4*C + 4): sum of squares 2C, mean/eps/sqrt/reciprocal 4, x*rstd*w 2C; bytes es*(2*N*C + C + N) */
-DPPROF_API dpprof_cost dpprof_rmsnorm_fwd_cost(int N, int C, int elem_size);
-/* the add's N*C flops and dpprof_rmsnorm_fwd_cost's; bytes es*(4*N*C res read and written, other, out + C + N) */
-DPPROF_API dpprof_cost dpprof_add_rmsnorm_fwd_cost(int N, int C, int elem_size);
-/* flops N*(11*C + 3): row dot sum(dout*w*x) 3C, dinp 5C, dweight 3C, per-row constant 3;
-   bytes es*(N*C dout + N*C inp + C weight + N rstd + 2*N*C dinp + 2*C dweight) */
-DPPROF_API dpprof_cost dpprof_rmsnorm_bwd_cost(int N, int C, int elem_size);
-/* flops 3*B*T*NH*HS (each rotated pair: 4 mul + 2 add; the cos/sin table, T*HS/2 entries, is not counted);
-   bytes es*2*B*T*NH*HS (in place) */
-DPPROF_API dpprof_cost dpprof_rope_fwd_cost(int B, int T, int NH, int HS, int elem_size);
-/* same as the forward */
-DPPROF_API dpprof_cost dpprof_rope_bwd_cost(int B, int T, int NH, int HS, int elem_size);
-/* P = B*NH*T*(T+1)/2 causal (query, key) pairs. flops 2*HS*P (q.k) + 2*HS*P (p*v) + 5*P (scale, running max,
-   subtract, exp, sum) + B*T*NH*HS (final divide); i.e. the two matmuls together are 2*B*NH*HS*T*(T+1).
-   bytes es*(2*B*T*NH*HS q,out + 2*B*T*NKV*HS k,v + B*NH*T lse) */
-DPPROF_API dpprof_cost dpprof_attention_fwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size);
-/* flash-style backward, P as above. flops 10*HS*P (recompute q.k, dout.v, and the dq, dk, dv updates, 2*HS each)
-   + 4*P (exp(s - lse), dp - D, * p, * scale) + 2*B*T*NH*HS (D = rowsum(dout*out)); i.e. 2.5x the forward matmuls.
-   bytes es*(3*B*T*NH*HS dout,q,out + 2*B*T*NKV*HS k,v + B*NH*T lse + B*T*NH*HS dq + 2*B*T*NKV*HS dk,dv) */
-DPPROF_API dpprof_cost dpprof_attention_bwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size);
-/* flops 5*n (negate, exp, +1, divide, *up); bytes es*3*n */
-DPPROF_API dpprof_cost dpprof_swiglu_fwd_cost(size_t n, int elem_size);
-/* flops 12*n: sigmoid 4, silu 1, dup 1, dsilu = s*(1 + g*(1-s)) 4, dgate = dh*up*dsilu 2; bytes es*5*n */
-DPPROF_API dpprof_cost dpprof_swiglu_bwd_cost(size_t n, int elem_size);
-/* flops n; bytes es*3*n */
-DPPROF_API dpprof_cost dpprof_add_cost(size_t n, int elem_size);
-/* flops B*T*(4*V + 4) + B: per row max V, sum exp 3V, log + max + minus target 3, +1 for the mean; per sample a divide;
-   bytes es*B*T*V logits + 4*B*T targets + es*B losses */
-DPPROF_API dpprof_cost dpprof_crossentropy_fwd_cost(int B, int T, int V, int elem_size);
-/* flops B*T*(7*V + 2): per row max V, sum exp 3V, per element subtract, exp, scale 3V, row constant and onehot 2;
-   bytes es*(B*T*V logits + B dlosses + B*T*V dlogits) + 4*B*T targets (in place counts the same) */
-DPPROF_API dpprof_cost dpprof_crossentropy_bwd_cost(int B, int T, int V, int elem_size);
-/* flops 0; bytes es*2*B*C (only row T-1 of each sample is read) */
-DPPROF_API dpprof_cost dpprof_last_token_fwd_cost(int B, int T, int C, int elem_size);
-/* flops B*C adds; bytes es*(B*C dout + 2*B*C dinp row T-1) */
-DPPROF_API dpprof_cost dpprof_last_token_bwd_cost(int B, int T, int C, int elem_size);
-/* flops 16*n: m 3, v 4, two bias corrections 2, sqrt 1, +eps 1, divide 1, wd*p 1, add 1, *lr 1, subtract 1;
-   bytes es*7*n (read param, m, v, grad; write param, m, v) */
-DPPROF_API dpprof_cost dpprof_adam_cost(size_t n, int elem_size);
-/* flops 2*n; bytes es*3*n */
-DPPROF_API dpprof_cost dpprof_sgd_cost(size_t n, int elem_size);
-/* flops n; bytes es*2*n */
-DPPROF_API dpprof_cost dpprof_scale_cost(size_t n, int elem_size);
-
+/* =============================================================================================
+   PART 3: noise and accountant
+   philox noise bit for bit on host and device; the rdp and pld accountants
+   ============================================================================================= */
 /* ===========================================================================
    privacy: declarations and the shared host/device section.
 
@@ -1276,6 +821,631 @@ DPPROF__HDI DPPROF__FP_STRICT float dpprof__noise_accum(float acc, double stddev
 
 #endif /* DPPROF_PRIVACY_DECL_H */
 
+/* =============================================================================================
+   PART 4: ops
+   the cpu reference of every op and dp op, with its analytic cost
+   ============================================================================================= */
+/* ---- cpu reference ops: declarations -----------------------------------------------------
+   dimension vocabulary: B batch, T sequence, C channels, N = B*T rows, IC/OC linear in/out features,
+   NH query heads, NKV key/value heads (GQA: query head h reads kv head h / (NH/NKV)), HS head size,
+   V vocabulary (or classes). all tensors are row-major dpprof_real; token/target ids are int.
+   linear layers follow pytorch: weight is (OC, IC), y = x W^T, no bias.
+   gradients of parameters (dweight, dwte) always ACCUMULATE (+=); each input gradient says
+   "+=" (accumulate) or "overwritten" below. long sums accumulate in double whatever dpprof_real is.
+   no op allocates; attention keeps per-row state on the stack, bounded by DPPROF_MAX_HEAD_SIZE. */
+
+#ifndef DPPROF_MAX_HEAD_SIZE
+#define DPPROF_MAX_HEAD_SIZE 256   /* largest HS the reference attention / rope accept (stack arrays) */
+#endif
+
+/* matmul. out (N,OC), inp (N,IC), weight (OC,IC): out = inp @ weight^T, overwritten */
+DPPROF_API void dpprof_matmul_fwd_ref(dpprof_real *out, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC);
+/* dinp (N,IC) += dout (N,OC) @ weight (OC,IC); dweight (OC,IC) += dout^T @ inp (N,IC); either output may be NULL (skipped) */
+DPPROF_API void dpprof_matmul_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC);
+
+/* embedding. out (N,C) overwritten = wte (V,C) row tokens[n]; tokens (N) in [0,V) */
+DPPROF_API void dpprof_embedding_fwd_ref(dpprof_real *out, const int *tokens, const dpprof_real *wte, int N, int C);
+/* dwte (V,C) += dout (N,C) rows scattered by tokens (N); repeated tokens are summed in double */
+DPPROF_API void dpprof_embedding_bwd_ref(dpprof_real *dwte, const dpprof_real *dout, const int *tokens, int N, int C);
+
+/* rmsnorm. out (N,C) overwritten = inp (N,C) * rstd * weight (C); rstd (N) overwritten = 1/sqrt(mean(inp^2) + eps) */
+DPPROF_API void dpprof_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, const dpprof_real *inp, const dpprof_real *weight, int N, int C, float eps);
+/* the residual add and the norm after it: res (N,C) += other (N,C) as dpprof_add_ref, then dpprof_rmsnorm_fwd_ref of
+   res into out and rstd; the gpu op reads res and other once and never reads the sum back */
+DPPROF_API void dpprof_add_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, dpprof_real *res, const dpprof_real *other, const dpprof_real *weight, int N, int C, float eps);
+/* dinp (N,C) +=, dweight (C) += (may be NULL); dout (N,C), inp (N,C), weight (C), rstd (N) from the forward */
+DPPROF_API void dpprof_rmsnorm_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int N, int C);
+
+/* rope, hf-llama rotate_half convention, in place. x (B,T,NH,HS), row t has position t; HS even, <= DPPROF_MAX_HEAD_SIZE */
+DPPROF_API void dpprof_rope_fwd_ref(dpprof_real *x, int B, int T, int NH, int HS, double theta);
+/* backward of rope, in place: dx (B,T,NH,HS) is rotated by -angle (the transpose of the forward) */
+DPPROF_API void dpprof_rope_bwd_ref(dpprof_real *dx, int B, int T, int NH, int HS, double theta);
+
+/* causal gqa attention, scale 1/sqrt(HS). out (B,T,NH,HS) overwritten, lse (B,NH,T) overwritten (natural log-sum-exp
+   of the scaled scores); q (B,T,NH,HS), k (B,T,NKV,HS), v (B,T,NKV,HS). no T x T storage (online softmax). */
+DPPROF_API void dpprof_attention_fwd_ref(dpprof_real *out, dpprof_real *lse, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, int B, int T, int NH, int NKV, int HS);
+/* dq (B,T,NH,HS), dk (B,T,NKV,HS), dv (B,T,NKV,HS) all OVERWRITTEN; dout, q, out (B,T,NH,HS); k, v (B,T,NKV,HS); lse (B,NH,T).
+   flash-style recomputation, no T x T storage. dq is used as scratch during the call, so dq must not alias any input. */
+DPPROF_API void dpprof_attention_bwd_ref(dpprof_real *dq, dpprof_real *dk, dpprof_real *dv, const dpprof_real *dout, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, const dpprof_real *out, const dpprof_real *lse, int B, int T, int NH, int NKV, int HS);
+
+/* swiglu. h (n) overwritten = silu(gate (n)) * up (n), silu(x) = x / (1 + exp(-x)) */
+DPPROF_API void dpprof_swiglu_fwd_ref(dpprof_real *h, const dpprof_real *gate, const dpprof_real *up, size_t n);
+/* dgate (n), dup (n) OVERWRITTEN; dh, gate, up (n) */
+DPPROF_API void dpprof_swiglu_bwd_ref(dpprof_real *dgate, dpprof_real *dup, const dpprof_real *dh, const dpprof_real *gate, const dpprof_real *up, size_t n);
+
+/* out (n) overwritten = a (n) + b (n); out may alias a or b */
+DPPROF_API void dpprof_add_ref(dpprof_real *out, const dpprof_real *a, const dpprof_real *b, size_t n);
+
+/* per-sample cross-entropy. losses (B) overwritten = (1/T) sum_t -log softmax(logits (B,T,V))[targets (B,T)] */
+DPPROF_API void dpprof_crossentropy_fwd_ref(dpprof_real *losses, const dpprof_real *logits, const int *targets, int B, int T, int V);
+/* dlogits (B,T,V) OVERWRITTEN = dlosses (B)[b]/T * (softmax(logits (B,T,V)) - onehot(targets (B,T))); dlogits may alias logits */
+DPPROF_API void dpprof_crossentropy_bwd_ref(dpprof_real *dlogits, const dpprof_real *logits, const int *targets, const dpprof_real *dlosses, int B, int T, int V);
+
+/* out (B,C) overwritten = inp (B,T,C) row T-1 (the classification head reads the last token) */
+DPPROF_API void dpprof_last_token_fwd_ref(dpprof_real *out, const dpprof_real *inp, int B, int T, int C);
+/* dinp (B,T,C) += dout (B,C) into row T-1; other rows untouched */
+DPPROF_API void dpprof_last_token_bwd_ref(dpprof_real *dinp, const dpprof_real *dout, int B, int T, int C);
+
+/* adamw (pytorch, decoupled decay), in place on param, m, v (n); grad (n); t is the 1-based step */
+DPPROF_API void dpprof_adam_ref(dpprof_real *param, dpprof_real *m, dpprof_real *v, const dpprof_real *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t);
+/* param (n) -= lr * grad (n) */
+DPPROF_API void dpprof_sgd_ref(dpprof_real *param, const dpprof_real *grad, size_t n, double lr);
+/* y (n) overwritten = alpha * x (n); y may alias x */
+DPPROF_API void dpprof_scale_ref(dpprof_real *y, const dpprof_real *x, size_t n, double alpha);
+
+/* ---- analytic cost of each op, for the dry backend ------------------------------------------------
+   flops: a multiply-add counts 2; exp, sqrt, divide, compare count 1 each. these are the algorithmic
+   counts of the op (what a good kernel must do), not what the reference loops happen to do.
+   bytes: minimum dram traffic = every input read once + every output written once, elem_size bytes
+   per tensor element, 4 per int. an accumulated (+=) or in-place tensor is read and written (2x).
+   all arithmetic is in double so llama-8b sizes at long T cannot overflow. */
+typedef struct dpprof_cost { double flops; double bytes; } dpprof_cost;
+
+/* flops 2*N*IC*OC; bytes es*(N*IC + OC*IC + N*OC) */
+DPPROF_API dpprof_cost dpprof_matmul_fwd_cost(int N, int IC, int OC, int elem_size);
+/* flops 2*N*IC*OC (dinp) + 2*N*IC*OC (dweight) + N*IC + OC*IC (the += adds);
+   bytes es*(N*OC dout + N*IC inp + OC*IC weight + 2*N*IC dinp + 2*OC*IC dweight). assumes both outputs wanted */
+DPPROF_API dpprof_cost dpprof_matmul_bwd_cost(int N, int IC, int OC, int elem_size);
+/* flops 0; bytes 4*N tokens + es*(N*C rows read + N*C written) */
+DPPROF_API dpprof_cost dpprof_embedding_fwd_cost(int N, int C, int elem_size);
+/* flops N*C adds; bytes 4*N + es*(N*C dout + 2*N*C dwte rows) (upper bound: a repeated token's row counted per occurrence) */
+DPPROF_API dpprof_cost dpprof_embedding_bwd_cost(int N, int C, int elem_size);
+/* flops N*(4*C + 4): sum of squares 2C, mean/eps/sqrt/reciprocal 4, x*rstd*w 2C; bytes es*(2*N*C + C + N) */
+DPPROF_API dpprof_cost dpprof_rmsnorm_fwd_cost(int N, int C, int elem_size);
+/* the add's N*C flops and dpprof_rmsnorm_fwd_cost's; bytes es*(4*N*C res read and written, other, out + C + N) */
+DPPROF_API dpprof_cost dpprof_add_rmsnorm_fwd_cost(int N, int C, int elem_size);
+/* flops N*(11*C + 3): row dot sum(dout*w*x) 3C, dinp 5C, dweight 3C, per-row constant 3;
+   bytes es*(N*C dout + N*C inp + C weight + N rstd + 2*N*C dinp + 2*C dweight) */
+DPPROF_API dpprof_cost dpprof_rmsnorm_bwd_cost(int N, int C, int elem_size);
+/* flops 3*B*T*NH*HS (each rotated pair: 4 mul + 2 add; the cos/sin table, T*HS/2 entries, is not counted);
+   bytes es*2*B*T*NH*HS (in place) */
+DPPROF_API dpprof_cost dpprof_rope_fwd_cost(int B, int T, int NH, int HS, int elem_size);
+/* same as the forward */
+DPPROF_API dpprof_cost dpprof_rope_bwd_cost(int B, int T, int NH, int HS, int elem_size);
+/* P = B*NH*T*(T+1)/2 causal (query, key) pairs. flops 2*HS*P (q.k) + 2*HS*P (p*v) + 5*P (scale, running max,
+   subtract, exp, sum) + B*T*NH*HS (final divide); i.e. the two matmuls together are 2*B*NH*HS*T*(T+1).
+   bytes es*(2*B*T*NH*HS q,out + 2*B*T*NKV*HS k,v + B*NH*T lse) */
+DPPROF_API dpprof_cost dpprof_attention_fwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size);
+/* flash-style backward, P as above. flops 10*HS*P (recompute q.k, dout.v, and the dq, dk, dv updates, 2*HS each)
+   + 4*P (exp(s - lse), dp - D, * p, * scale) + 2*B*T*NH*HS (D = rowsum(dout*out)); i.e. 2.5x the forward matmuls.
+   bytes es*(3*B*T*NH*HS dout,q,out + 2*B*T*NKV*HS k,v + B*NH*T lse + B*T*NH*HS dq + 2*B*T*NKV*HS dk,dv) */
+DPPROF_API dpprof_cost dpprof_attention_bwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size);
+/* flops 5*n (negate, exp, +1, divide, *up); bytes es*3*n */
+DPPROF_API dpprof_cost dpprof_swiglu_fwd_cost(size_t n, int elem_size);
+/* flops 12*n: sigmoid 4, silu 1, dup 1, dsilu = s*(1 + g*(1-s)) 4, dgate = dh*up*dsilu 2; bytes es*5*n */
+DPPROF_API dpprof_cost dpprof_swiglu_bwd_cost(size_t n, int elem_size);
+/* flops n; bytes es*3*n */
+DPPROF_API dpprof_cost dpprof_add_cost(size_t n, int elem_size);
+/* flops B*T*(4*V + 4) + B: per row max V, sum exp 3V, log + max + minus target 3, +1 for the mean; per sample a divide;
+   bytes es*B*T*V logits + 4*B*T targets + es*B losses */
+DPPROF_API dpprof_cost dpprof_crossentropy_fwd_cost(int B, int T, int V, int elem_size);
+/* flops B*T*(7*V + 2): per row max V, sum exp 3V, per element subtract, exp, scale 3V, row constant and onehot 2;
+   bytes es*(B*T*V logits + B dlosses + B*T*V dlogits) + 4*B*T targets (in place counts the same) */
+DPPROF_API dpprof_cost dpprof_crossentropy_bwd_cost(int B, int T, int V, int elem_size);
+/* flops 0; bytes es*2*B*C (only row T-1 of each sample is read) */
+DPPROF_API dpprof_cost dpprof_last_token_fwd_cost(int B, int T, int C, int elem_size);
+/* flops B*C adds; bytes es*(B*C dout + 2*B*C dinp row T-1) */
+DPPROF_API dpprof_cost dpprof_last_token_bwd_cost(int B, int T, int C, int elem_size);
+/* flops 16*n: m 3, v 4, two bias corrections 2, sqrt 1, +eps 1, divide 1, wd*p 1, add 1, *lr 1, subtract 1;
+   bytes es*7*n (read param, m, v, grad; write param, m, v) */
+DPPROF_API dpprof_cost dpprof_adam_cost(size_t n, int elem_size);
+/* flops 2*n; bytes es*3*n */
+DPPROF_API dpprof_cost dpprof_sgd_cost(size_t n, int elem_size);
+/* flops n; bytes es*2*n */
+DPPROF_API dpprof_cost dpprof_scale_cost(size_t n, int elem_size);
+
+/* ---- dp reference ops: declarations -------------------------------------------------------
+   per-sample gradient norms and clipped sums of dp-sgd, on the cpu. same conventions as the cpu
+   reference ops above, plus: n samples of a physical batch, each of T positions; a linear layer
+   y = x W^T with W (OC,IC), input x (n,T,IC), output gradient dy (n,T,OC); the per-sample gradient of
+   sample i is g_i = dy_i^T x_i (OC,IC). norms are SQUARED l2 (frobenius) norms and always accumulate
+   (+=) into double norm2 (n), whatever dpprof_real is: they feed the clip factors, and a float
+   accumulator would lose the small samples next to the large ones. clip factors c (n) are double too.
+   "overwritten" outputs are written in full (every element, zeros included).
+   the per-sample loss gradient of the second backward pass (book-keeping / ghost clipping) is only a
+   scale of dlosses by c: dpprof_scale_ref does it, there is no separate op. */
+
+#ifndef DPPROF_NORM_TILE
+#define DPPROF_NORM_TILE 32 /* side of the position-pair tiles (gram flash) and of the g_i blocks (psg flash) */
+#endif
+#if DPPROF_NORM_TILE < 1 || DPPROF_NORM_TILE > 64
+#error "DPPROF_NORM_TILE must be in [1, 64]: the psg flash keeps TILE*TILE doubles on the stack (32 KiB at 64)"
+#endif
+
+/* per-sample gradients, materialised (the opacus way): psg (n,OC,IC) overwritten, psg[i] = dy_i^T x_i;
+   dy (n,T,OC), x (n,T,IC) */
+DPPROF_API void dpprof_linear_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC);
+/* norm2 (n) += sum of squares of row i of psg (n,P) */
+DPPROF_API void dpprof_psgrad_sqnorm_ref(double *norm2, const dpprof_real *psg, int n, size_t P);
+/* dw (P) += sum_i c[i] * row i of psg (n,P); c (n). the sum over i is in double, dw is rounded once */
+DPPROF_API void dpprof_psgrad_clipsum_ref(dpprof_real *dw, const dpprof_real *psg, const double *c, int n, size_t P);
+
+/* gram matrices: out (n,T,T) overwritten, out[i] = x_i x_i^T for x (n,T,D). symmetric: the upper triangle is
+   computed and mirrored, so out[i] is exactly symmetric */
+DPPROF_API void dpprof_gram_ref(dpprof_real *out, const dpprof_real *x, int n, int T, int D);
+/* ghost norm from materialised grams: norm2 (n) += <ga_i, gg_i>_F for ga, gg (n,T,T). with ga = gram(x) and
+   gg = gram(dy) this is ||dy_i^T x_i||_F^2 */
+DPPROF_API void dpprof_gram_dot_ref(double *norm2, const dpprof_real *ga, const dpprof_real *gg, int n, int T);
+
+/* flash norm, gram flavour: norm2 (n) += ||dy_i^T x_i||_F^2 = sum_{s,t} (x_i x_i^T)_st (dy_i dy_i^T)_st for
+   dy (n,T,OC), x (n,T,IC). over tiles of DPPROF_NORM_TILE x DPPROF_NORM_TILE position pairs (s,t); only tile
+   pairs with s-tile <= t-tile are computed and the off-diagonal ones count twice (the summand is symmetric in
+   s,t); diagonal tiles are computed in full. never stores a T x T matrix. */
+DPPROF_API void dpprof_linear_sqnorm_gram_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC);
+/* the same for m layers that read one input x (n,T,IC) (q, k, v; gate, up): norm2[j] (n) += the squared norms of
+   layer j, whose output gradient is dy[j] (n,T,OC[j]); each layer's sums are dpprof_linear_sqnorm_gram_ref's */
+DPPROF_API void dpprof_linear_sqnorm_gram_group_ref(double *const *norm2, const dpprof_real *const *dy, const int *OC, int m, const dpprof_real *x, int n, int T, int IC);
+/* flash norm, per-sample-gradient flavour: norm2 (n) += ||dy_i^T x_i||_F^2, building g_i one
+   DPPROF_NORM_TILE x DPPROF_NORM_TILE block at a time (summed over T in double on the stack, square-summed,
+   discarded). never stores (OC,IC) per sample. dy (n,T,OC), x (n,T,IC) */
+DPPROF_API void dpprof_linear_sqnorm_psg_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC);
+/* book-keeping clipped weight gradient: dw (OC,IC) += sum_i c[i] dy_i^T x_i, one gemm over the n*T rows with
+   dy scaled by c per sample; dy (n,T,OC), x (n,T,IC), c (n). with c = 1 it is dpprof_matmul_bwd_ref's dweight */
+DPPROF_API void dpprof_linear_clipgrad_ref(dpprof_real *dw, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC);
+
+/* embedding (V,C) looked up by tokens (n,T) in [0,V): the per-sample gradient has rows
+   g_i[v] = sum_{t: tokens[i,t] = v} dy[i,t,:]. norm without materialising: norm2 (n) +=
+   sum_{s,t: tok_s = tok_t} <dy_s, dy_t> (pairs s < t computed once and counted twice); dy (n,T,C) */
+DPPROF_API void dpprof_embedding_sqnorm_ref(double *norm2, const dpprof_real *dy, const int *tokens, int n, int T, int C);
+/* materialised: psg (n,V,C) overwritten with g_i; dy (n,T,C), tokens (n,T) in [0,V) */
+DPPROF_API void dpprof_embedding_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C);
+/* clipped: dwte (V,C) += sum_i c[i] g_i; dy (n,T,C), tokens (n,T), c (n). every occurrence of a token in the
+   whole batch is summed in double before the one rounding into dwte */
+DPPROF_API void dpprof_embedding_clipgrad_ref(dpprof_real *dwte, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C);
+
+/* rmsnorm weight: per-sample gradient psg (n,C) overwritten, psg[i,c] = sum_t dout[i,t,c] * inp[i,t,c] * rstd[i,t];
+   dout, inp (n,T,C), rstd (n,T) from the forward. the sum over i is dpprof_rmsnorm_bwd_ref's dweight */
+DPPROF_API void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *rstd, int n, int T, int C);
+/* the rmsnorm backward of the dp algorithms: dinp (n*T,C) += as dpprof_rmsnorm_bwd_ref (with no dweight), and
+   psg (n,C) overwritten with the per-sample weight gradients as dpprof_rmsnorm_psdweight_ref; the gpu op reads
+   dout and inp once for both */
+DPPROF_API void dpprof_rmsnorm_bwd_ps_ref(dpprof_real *dinp, dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int n, int T, int C);
+
+/* flat clipping: c (n) overwritten, c[i] = min(1, clip / (sqrt(norm2[i]) + 1e-6)); norm2 (n) squared norms.
+   a nan (or negative) norm gives a nan factor, never 1: a broken sample must not pass unclipped. c may alias norm2
+   (in place). clip >= 0 */
+DPPROF_API void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip);
+
+/* which flash flavour is cheaper for one linear layer: 0 gram, 1 psg. compares the flops of
+   dpprof_linear_sqnorm_gram_cost and dpprof_linear_sqnorm_psg_cost (roughly T*(T+TILE)*(IC+OC) against
+   2*T*IC*OC per sample: gram wins at short T, psg at long T); a tie goes to gram. T, IC, OC >= 1 */
+DPPROF_API int dpprof_flash_choice(int T, int IC, int OC);
+
+/* ---- analytic cost of the dp ops (conventions of the costs above). norm2 and c are double whatever
+   elem_size says: 8 bytes per element, norm2 read and written (+=) so 16 per sample, c read once (8).
+   a multiply-add counts 2; "the +=" counts one add per accumulated element. ---- */
+
+/* flops 2*n*T*IC*OC; bytes es*(n*T*OC dy + n*T*IC x + n*OC*IC psg) */
+DPPROF_API dpprof_cost dpprof_linear_psgrad_cost(int n, int T, int IC, int OC, int elem_size);
+/* flops n*(2*P + 1): a multiply-add per element, the += per sample; bytes es*n*P + 16*n */
+DPPROF_API dpprof_cost dpprof_psgrad_sqnorm_cost(int n, size_t P, int elem_size);
+/* flops 2*n*P + P: c[i]*psg multiply-add per element, the += into dw; bytes es*(n*P psg + 2*P dw) + 8*n c */
+DPPROF_API dpprof_cost dpprof_psgrad_clipsum_cost(int n, size_t P, int elem_size);
+/* flops n*T*(T+1)*D: the T*(T+1)/2 entries of the upper triangle, 2*D each (the mirror is free);
+   bytes es*(n*T*D x + n*T*T out) */
+DPPROF_API dpprof_cost dpprof_gram_cost(int n, int T, int D, int elem_size);
+/* flops n*(2*T*T + 1); bytes es*2*n*T*T + 16*n */
+DPPROF_API dpprof_cost dpprof_gram_dot_cost(int n, int T, int elem_size);
+/* with b = DPPROF_NORM_TILE, m = ceil(T/b) tiles of lengths l_k (all b but the last), the computed position pairs
+   are Q = sum_{j<=k} l_j*l_k = (T*T + sum_k l_k^2)/2 (= T*(T+b)/2 when b divides T) in NP = m*(m+1)/2 tile pairs.
+   flops n*(Q*(2*IC + 2*OC + 2) + 2*NP + 1): per pair the two gram entries (2*IC, 2*OC) and their product
+   multiply-added into the tile sum (2); per tile pair its weight (1 or 2) multiply-added into the sample (2);
+   per sample the += (1). the full-square count would be n*T*T*(2*IC + 2*OC + 2).
+   bytes es*n*T*(IC + OC) + 16*n */
+DPPROF_API dpprof_cost dpprof_linear_sqnorm_gram_cost(int n, int T, int IC, int OC, int elem_size);
+/* m layers that read the same input, OC their summed widths: the input's gram entries once (2*IC a pair), each
+   layer's its own, the products and sums per layer: flops n*(Q*(2*IC + 2*OC + 2*m) + m*(2*NP + 1)); bytes
+   es*n*T*(IC + OC) + 16*n*m. with m = 1 it is dpprof_linear_sqnorm_gram_cost */
+DPPROF_API dpprof_cost dpprof_linear_sqnorm_gram_group_cost(int n, int T, int IC, int OC, int m, int elem_size);
+/* flops n*(2*T*IC*OC + 2*IC*OC + 1): building g_i (2*T per element), square-summing it (2 per element), the +=;
+   bytes es*n*T*(IC + OC) + 16*n (inputs read once: the minimum, not what the blocked loop rereads) */
+DPPROF_API dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int OC, int elem_size);
+/* flops n*T*OC + 2*n*T*IC*OC + OC*IC: scaling dy by c, the gemm, the += into dw;
+   bytes es*(n*T*OC dy + n*T*IC x + 2*OC*IC dw) + 8*n c */
+DPPROF_API dpprof_cost dpprof_linear_clipgrad_cost(int n, int T, int IC, int OC, int elem_size);
+/* upper bound, reached when every position of a sample holds the same token (and exactly what a kernel that
+   evaluates the whole masked T x T gram does): per sample T*(T-1)/2 token compares, T*(T+1)/2 dot products
+   (2*C each) each multiply-added with its weight 1 or 2 into the sum (2), the += (1):
+   flops n*(T*(T-1)/2 + T*(T+1)/2*(2*C + 2) + 1); bytes 4*n*T tokens + es*n*T*C dy + 16*n */
+DPPROF_API dpprof_cost dpprof_embedding_sqnorm_cost(int n, int T, int C, int elem_size);
+/* flops n*T*C adds; bytes 4*n*T tokens + es*(n*T*C dy + n*V*C psg) (psg is written in full, zeros included) */
+DPPROF_API dpprof_cost dpprof_embedding_psgrad_cost(int n, int T, int V, int C, int elem_size);
+/* flops 2*n*T*C (c[i]*dy multiply-added per element); bytes 4*n*T + es*(n*T*C dy + 2*n*T*C dwte rows) + 8*n c
+   (upper bound as dpprof_embedding_bwd_cost: a repeated token's row counted per occurrence) */
+DPPROF_API dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int elem_size);
+/* flops 3*n*T*C (dout*inp*rstd added: 3 per element, as the dweight part of dpprof_rmsnorm_bwd_cost);
+   bytes es*(2*n*T*C dout,inp + n*T rstd + n*C psg) */
+DPPROF_API dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size);
+/* dpprof_rmsnorm_bwd_cost's flops over N = n*T rows (its dweight part now per sample); bytes es*(4*N*C dout, inp,
+   dinp read and written + C weight + N rstd + n*C psg): no second pass over dout and inp */
+DPPROF_API dpprof_cost dpprof_rmsnorm_bwd_ps_cost(int n, int T, int C, int elem_size);
+/* flops 4*n (sqrt, +1e-6, divide, compare); bytes 16*n (norm2 read, c written, both double; elem_size unused) */
+DPPROF_API dpprof_cost dpprof_clip_factors_cost(int n, int elem_size);
+
+
+/* =============================================================================================
+   PART 5: engine
+   configuration, presets, the session (model, dp-sgd, backends) and its writers
+   ============================================================================================= */
+/* ---------------------------------------------------------------------------------------------
+   configuration
+   --------------------------------------------------------------------------------------------- */
+typedef enum dpprof_backend { DPPROF_BACKEND_AUTO = 0, DPPROF_BACKEND_CPU, DPPROF_BACKEND_CUDA, DPPROF_BACKEND_DRY } dpprof_backend;
+typedef enum dpprof_task { DPPROF_TASK_DEFAULT = 0, DPPROF_TASK_LM, DPPROF_TASK_CLS } dpprof_task;
+typedef enum dpprof_optimizer { DPPROF_OPT_DEFAULT = 0, DPPROF_OPT_ADAM, DPPROF_OPT_SGD } dpprof_optimizer;
+typedef enum dpprof_dtype { DPPROF_DTYPE_DEFAULT = 0, DPPROF_DTYPE_FP32, DPPROF_DTYPE_BF16 } dpprof_dtype;
+/* bf16: the top 16 bits of an ieee float. conversions: to float is exact; from float rounds to
+   the nearest, ties to even; an inf stays inf, a nan stays a (quiet) nan; a finite value past the
+   largest bf16 rounds to inf as ieee rounding does. */
+typedef uint16_t dpprof_bf16;
+DPPROF_API dpprof_bf16 dpprof_bf16_from_float(float f);
+DPPROF_API float dpprof_bf16_to_float(dpprof_bf16 h);
+DPPROF_API void dpprof_bf16_round_ref(float *x, size_t n);                       /* x = to_float(from_float(x)) */
+DPPROF_API void dpprof_bf16_pack_ref(dpprof_bf16 *dst, const float *src, size_t n);   /* dst = from_float(src) */
+DPPROF_API void dpprof_bf16_unpack_ref(float *dst, const dpprof_bf16 *src, size_t n); /* dst = to_float(src) */
+typedef enum dpprof_algo {
+    DPPROF_ALGO_DEFAULT = 0, DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST,
+    DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO, DPPROF_ALGO_COUNT
+} dpprof_algo;
+
+DPPROF_API const char *dpprof_backend_name(int backend);
+DPPROF_API const char *dpprof_algo_name(int algo);
+DPPROF_API int dpprof_algo_parse(const char *name); /* < 0 if unknown */
+
+/* a desc struct: all-zero means defaults, resolved once by dpprof_config_resolve(). */
+typedef struct dpprof_config {
+    const char *preset;          /* NULL -> "tiny"; see dpprof_preset_names() */
+    int vocab, hidden, layers;   /* 0 -> the preset's */
+    int heads, kv_heads, ffn;    /* 0 -> the preset's (kv_heads: grouped-query attention) */
+    int seq;                     /* 0 -> 64 */
+    dpprof_task task;            /* 0 -> lm */
+    int classes;                 /* 0 -> 2 (cls only) */
+    dpprof_algo algo;            /* 0 -> vanilla */
+    int batch;                   /* logical batch; 0 -> 8 */
+    int physical_batch;          /* 0 -> batch */
+    int steps;                   /* measured steps; 0 -> 3 */
+    int warmup;                  /* warm-up steps run first and excluded from timing; 0 -> none */
+    double lr;                   /* 0 -> 1e-3 (adam) or 1e-2 (sgd) */
+    dpprof_optimizer optimizer;  /* 0 -> adam */
+    double weight_decay;         /* adamw decoupled decay; 0 -> none */
+    dpprof_dtype dtype;          /* 0 -> fp32; bf16: activations in bf16, fp32 masters (cuda, dry; cpu refuses) */
+    dpprof_backend backend;      /* 0 -> auto */
+    uint64_t seed;               /* 0 is a seed like any other */
+    const char *data_path;       /* NULL -> synthetic data; else byte-level text (lm) or label<TAB>text lines (cls) */
+    double rope_theta;           /* 0 -> the preset's */
+    double norm_eps;             /* 0 -> 1e-5 */
+    double init_std;             /* 0 -> 0.02 */
+    int64_t memory_limit;        /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
+    int auto_materialise;        /* --algo auto with book-keeping: 0 -> materialise the per-sample gradients of the
+                                    linear layers whose input is at most elem T / sizeof(real) wide, or whose
+                                    per-sample gradients take no more bytes than their input and output gradient
+                                    (dpprof__psg_fits), when an exact dry run shows that the peak does not grow (else
+                                    the first rule alone, dry-run too); 1 -> both rules without the dry run; 2 -> the
+                                    first rule alone without the dry run; -1 -> never */
+    int auto_ghost;              /* --algo auto with book-keeping: 0 -> a layer not materialised takes ghost's gram
+                                    matrices (n T x T, one layer at a time) where the exact dry run shows that the
+                                    peak does not grow and, on cuda, the measured time is below both flash
+                                    flavours' (never off the gpu); 1 -> every such layer, unmeasured; -1 -> never */
+    int fused_clipgrad;          /* cuda, bf16: the clipped weight gradients (book-keeping) on the fused tensor-core kernel
+                                    (dpprof_cuda_tuning.fused_clipgrad) or on one cuBLAS GEMM per sample: 1 -> fused;
+                                    -1 -> cuBLAS; 0 -> --algo auto times both at each linear layer's shape at session
+                                    start (physical batch >= 2) and takes the faster, the other algorithms cuBLAS */
+    int fused_noise;             /* dp: the noise, the division by the batch and the optimizer step in one pass over the
+                                    gradients (dpprof_noise_adam_gpu on cuda), the same bits; no noise phase then: the
+                                    optimizer_step phase holds it. 1 -> fused; -1 -> two passes; 0 -> --algo auto on
+                                    cuda times both at session start and takes the faster, the others two passes */
+    int dp_warp_tile;            /* cuda, bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipgrad, both
+                                    flavours of the flash norm), dpprof_cuda_tuning.dp_warp_tile: 64 (64 x 64) or 32 (64 x 32);
+                                    0 -> the default (64 where the device's shared memory per block holds the kernels) */
+    int wgmma;                   /* cuda, bf16: the gram flavour of the flash norm on Hopper's warpgroup mma
+                                    (dpprof_cuda_tuning.wgmma): 1 -> on (compute capability 9.0 only, else refused);
+                                    -1 -> off (mma.sync); 0 -> the default: on where the device is 9.0 */
+    int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
+    int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
+    int trace_steps;             /* dpprof_session_write_trace: the last N steps (0 -> 2), what a trace holds */
+    int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
+    int dram;                    /* cuda: DRAM and L2 bytes per phase from CUPTI, in warm-up step 0 (needs warmup >= 1) */
+    /* DP-SGD (docs/dp.md) */
+    double sigma;                /* noise multiplier */
+    double max_grad_norm;        /* clipping bound C */
+    int per_layer_clipping;
+    int poisson;
+    long long dataset_size;
+    double delta;
+    int accountant;              /* the result's epsilon: 0 -> rdp (the default); 1 -> pld (the tight accountant,
+                                    dpprof_pld_epsilon: seconds); 2 -> both (epsilon is rdp's, epsilon_pld beside) */
+    int lora_rank;
+    double lora_alpha;
+    const char *lora_targets;
+} dpprof_config;
+
+typedef struct dpprof_shape {
+    int V, C, L, NH, NKV, HS, F, K; /* vocab, hidden, layers, heads, kv heads, head size, ffn, classes */
+    double rope_theta, norm_eps;
+} dpprof_shape;
+
+/* fill `out` with every default resolved and validate; on error the message names the bad value */
+DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out, dpprof_shape *shape);
+/* NULL-terminated list of preset names */
+DPPROF_API const char *const *dpprof_preset_names(void);
+DPPROF_API int dpprof_preset_shape(const char *name, dpprof_shape *shape);
+
+/* ---------------------------------------------------------------------------------------------
+   the engine: model, training step, reports
+   --------------------------------------------------------------------------------------------- */
+typedef struct dpprof_tensor {
+    void *data;              /* NULL on the dry backend */
+    int64_t n;               /* elements */
+    int32_t elem_size, category, module;
+    int32_t kept;            /* the engine handed it to its keep-list: freeing here only forgets it */
+} dpprof_tensor;
+
+typedef struct dpprof_param {
+    char name[64];           /* the dump's name, e.g. model.layers.0.self_attn.q_proj.weight */
+    int rows, cols;          /* (rows, cols); vectors have rows = 1 */
+    int module, layer;       /* layer -1 outside the decoder stack */
+    int trainable;
+    dpprof_tensor w, g, m, v; /* weight, gradient, adam moments: fp32 (dpprof_real) whatever the dtype */
+    dpprof_tensor wl;        /* --dtype bf16 on cuda and dry: the bf16 working copy of a matmul weight
+                                (projections, lora A and B, the head) that the matmuls read, cast from w
+                                after init, each update and param_write; n = 0 where there is none */
+} dpprof_param;
+
+typedef struct dpprof_session dpprof_session;
+
+DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **out);
+DPPROF_API void dpprof_session_destroy(dpprof_session *s);
+/* warm-up steps then measured steps; stops at the first failure */
+DPPROF_API int dpprof_session_run(dpprof_session *s);
+/* one logical step: forward+backward over every physical batch, then the optimizer */
+DPPROF_API int dpprof_session_step(dpprof_session *s);
+/* forward+backward of `n` given samples into the gradients (which it zeroes first), no update.
+   tokens (n,T); targets (n,T) for lm, (n) for cls. losses (n) per-sample, may be NULL. */
+DPPROF_API int dpprof_session_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses);
+/* the session's dp algorithm on `n` given samples (split into its physical batches), noise off:
+   leaves sum_i c_i grad loss_i in the gradients (not divided by the batch); per-sample gradient
+   norms (n) and flat clip factors (n; NaN under per-layer clipping) may be NULL */
+DPPROF_API int dpprof_session_clipped_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *norms, double *clip);
+/* the norm method of parameter i, as the result json's layers[].method names it */
+DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int i);
+/* forward only: per-sample losses (n) */
+DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses);
+/* the samples of logical step `step` (index i of the logical batch), as training uses them */
+DPPROF_API int dpprof_session_batch(dpprof_session *s, int step, int first, int n, int *tokens, int *targets);
+
+DPPROF_API const dpprof_config *dpprof_session_config(const dpprof_session *s);
+DPPROF_API const dpprof_shape *dpprof_session_shape(const dpprof_session *s);
+DPPROF_API const dpprof_prof *dpprof_session_prof(const dpprof_session *s);
+DPPROF_API int dpprof_session_param_count(const dpprof_session *s);
+DPPROF_API dpprof_param *dpprof_session_param(dpprof_session *s, int i);
+DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int trainable_only);
+/* copy tensor i's weights ('w'), gradient ('g') or adam moments ('m', 'v') to host memory out
+   (w.n elements), on the cpu or the cuda backend (the dry backend holds no values: UNSUPPORTED) */
+DPPROF_API int dpprof_session_param_read(dpprof_session *s, int i, char which, dpprof_real *out);
+/* the other way: overwrite tensor i's 'w', 'g', 'm' or 'v' from host memory in (w.n elements) */
+DPPROF_API int dpprof_session_param_write(dpprof_session *s, int i, char which, const dpprof_real *in);
+DPPROF_API int dpprof_session_steps_done(const dpprof_session *s);
+DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step); /* mean loss of a step */
+
+/* result JSON (docs/results.md, fixed key order, doubles as %.17g). status: "ok", "oom", "error"... */
+DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const char *experiment, const char *status, const char *error);
+/* --trace: chrome/perfetto trace-event json: phases as complete events, live bytes as counters */
+DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f);
+/* --dump: model.safetensors, batch.safetensors, grads.safetensors, step.json into an existing directory */
+DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir);
+
+/* =============================================================================================
+   PART 6: cuda runtime
+   dpprof_kernels.cu: the device, its memory through the accountant, the gpu ops, the kernel choices
+   ============================================================================================= */
+/* the cuda side (dpprof_kernels.cu); without it (no DPPROF_CUDA) these return DPPROF_ERR_NO_CUDA */
+typedef struct dpprof_device_info {
+    char name[128];
+    int driver_version, runtime_version, cc_major, cc_minor, sm_count;
+    size_t total_bytes, free_bytes;
+    int clock_khz, mem_clock_khz, bus_width_bits; /* the sm's peak clock; dram clock and width */
+} dpprof_device_info;
+/* a device's theoretical peaks from its sm count, clock and compute capability: dense fp32 (cuda
+   cores) and bf16 (tensor cores) flop/s, and dram bytes/s (2 x memory clock x bus width). 0 when the
+   architecture is not in the table (sm 8.0, 8.6, 8.9, 9.0, 10.0) */
+DPPROF_API void dpprof_device_peaks(const dpprof_device_info *d, double *fp32_flops, double *bf16_flops, double *dram_bytes);
+DPPROF_API int dpprof_cuda_device_count(int *count);
+DPPROF_API int dpprof_cuda_device_info(int device, dpprof_device_info *info);
+/* device memory through the accountant */
+DPPROF_API int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int category, int module);
+DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr);
+DPPROF_API const char *dpprof_cuda_last_error(void);
+
+/* ---- the cuda backend's device runtime (dpprof_kernels.cu) ----------------------------------------
+   one device and one stream per process. kernels and copies are queued on the stream; the first
+   error of anything queued is kept (nothing more is queued after it) and dpprof_cuda_sync() returns
+   it, with dpprof_cuda_last_error() saying what failed. builds without DPPROF_CUDA answer DPPROF_ERR_NO_CUDA.
+   the workspace (DPPROF_WORKSPACE_BYTES, one allocation the caller makes and tracks as category
+   workspace) holds cuBLAS's workspace (first DPPROF_CUBLAS_WORKSPACE_BYTES) and the kernels' scratch. */
+#define DPPROF_CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* what NVIDIA recommends for cuBLAS on Hopper */
+#define DPPROF_SCRATCH_BYTES ((size_t)8 << 20)            /* partial sums of the norm kernels, flags */
+#define DPPROF_WORKSPACE_BYTES (DPPROF_CUBLAS_WORKSPACE_BYTES + DPPROF_SCRATCH_BYTES)
+enum { DPPROF_COPY_H2D, DPPROF_COPY_D2H, DPPROF_COPY_D2D };
+DPPROF_API int dpprof_cuda_init(int device);                 /* select, create the stream and cuBLAS; idempotent */
+DPPROF_API int dpprof_cuda_alloc(void **ptr, size_t bytes);  /* cudaMalloc, untracked: the caller tracks it */
+DPPROF_API void dpprof_cuda_release(void *ptr);              /* cudaFree of dpprof_cuda_alloc's pointer (NULL: nothing) */
+DPPROF_API int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir); /* DPPROF_COPY_*; D2H waits for it */
+DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes);    /* queued memset 0 */
+DPPROF_API int dpprof_cuda_sync(void);                       /* wait for the stream; the first error of anything queued */
+DPPROF_API int dpprof_cuda_trim(void);                       /* wait, then give the allocation pool's unused memory back to the driver */
+DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes); /* bytes >= DPPROF_WORKSPACE_BYTES */
+DPPROF_API int dpprof_cuda_mem_used(size_t *used);           /* the driver's figure: total - free device memory */
+DPPROF_API int dpprof_cuda_event(int *id);                   /* record an event on the stream; ids count from 0 */
+DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms); /* time from event a to event b (waits for b) */
+DPPROF_API void dpprof_cuda_events_reset(void);              /* forget recorded events (ids restart at 0) */
+typedef struct dpprof_counter_range { char name[64]; double dram_read, dram_write, l2_read, l2_write; } dpprof_counter_range; /* bytes; < 0 where a metric is unavailable */
+/* DRAM and L2 traffic per named range, from CUPTI's range profiler. begin: DPPROF_OK, or DPPROF_ERR_UNSUPPORTED with the reason
+   in dpprof_cuda_last_error() (counters not permitted for this user: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES / NVPW errors, an
+   unsupported device, CUPTI missing, more than one pass needed). Only one collection at a time. */
+DPPROF_API int dpprof_cuda_counters_begin(int max_ranges);     /* after dpprof_cuda_init; sets up the profiler for the metrics below with user ranges */
+DPPROF_API int dpprof_cuda_counters_push(const char *name);    /* a range begins on the stream (ranges are not nested by the engine: push, pop, push, pop...) */
+DPPROF_API int dpprof_cuda_counters_pop(void);
+DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n); /* stop, decode, evaluate; fills up to max ranges in order, *n = how many; tears everything down so begin can be called again */
+
+/* ---- the gpu ops: each computes exactly what its dpprof_<op>_ref computes (same arguments, same
+   accumulate/overwrite rules, device pointers, fp32), queued on the stream; tests/test_gpu.c holds
+   the tolerances.
+   storage (--dtype bf16): dpprof_cuda_set_storage(DPPROF_DTYPE_BF16) makes the ops that follow read
+   and write ACTIVATIONS as bf16 (dpprof_bf16, stored behind the same float * parameters), like
+   cublasSetPointerMode changes how a pointer is read. activations are the token-indexed tensors: the
+   inputs and outputs of every op and their gradients (x, out, dinp, dout, q, k, v, att, dq..., gate,
+   up, h, logits, dlogits, dy), and the matmul weight (the bf16 working copy of the fp32 master).
+   always fp32 whatever the storage: parameters other than the matmul weight (wte, rmsnorm weight),
+   every parameter gradient (dweight, dwte, dw), per-sample gradients (psg), gram outputs (gram_gpu's
+   out, gram_dot's inputs), rstd, lse, losses, dlosses, optimizer state; norms and clip factors are
+   doubles. arithmetic is fp32 (long sums as the fp32 kernel does them): a bf16 op reads its bf16
+   inputs widened exactly to fp32, computes like the fp32 op and rounds what it stores to the nearest
+   bf16 (ties to even); its reference is the fp32 reference on the widened inputs with the stored
+   outputs rounded by dpprof_bf16_round_ref. beyond the op table, the engine needs these: */
+DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype);   /* FP32 (the default) or BF16; else DPPROF_ERR_INVALID */
+DPPROF_API dpprof_dtype dpprof_cuda_storage(void);
+/* the kernel choices of the cuda backend: one struct for the process (the kernels' state is per process),
+   all zero meaning the defaults. every choice computes the same function to the same tolerances (the tests run
+   each); they exist to measure the alternatives (dpprof attnbench, make bench-clipgrad) and for devices the
+   default does not fit. docs/cuda.md says what each kernel does and what was measured. */
+typedef struct dpprof_cuda_tuning {
+    int attention_simt;      /* 1: bf16 attention on the fp32 SIMT kernels (widened loads); 0: the tensor-core
+                                kernels for even head sizes up to 128 */
+    int attention_block;     /* rows of a tensor-core attention block: 64 or 128; 0: the forward 128 on sm_90 and
+                                newer (64 before), the backward 64 */
+    int attention_warp_rows; /* query rows a warp of the forward and dq kernels, 16 or 32 (32 applies up to head
+                                size 64); 0: the forward 32 on sm_90 and newer (16 before), the dq kernel 16 */
+    int norms_cublas;        /* 1: the bf16 flash norms on cuBLAS blocks; 0: dpprof's tensor-core kernels where
+                                the layer's widths are multiples of 8 */
+    int fused_clipgrad;      /* 1: the bf16 clipped weight gradient on the fused kernel (2 samples or more, widths
+                                multiples of 8); 0: one cuBLAS GEMM per sample */
+    int dp_warp_tile;        /* warps of the dp tensor-core kernels: 64 (64 x 64) or 32 (64 x 32); 0: 64 where the
+                                device's shared memory per block holds the kernel, else 32 */
+    int wgmma;               /* the gram flavour of the flash norm on Hopper's warpgroup mma: 1 on (compute
+                                capability 9.0 only), -1 off (mma.sync); 0: on where the device is 9.0 */
+} dpprof_cuda_tuning;
+/* set every choice at once; NULL: the defaults. DPPROF_OK; DPPROF_ERR_INVALID for a value out of its set
+   (dpprof_cuda_last_error names the field; nothing changes); DPPROF_ERR_UNSUPPORTED for wgmma = 1 on a device
+   that is not compute capability 9.0 (or before dpprof_cuda_init) */
+DPPROF_API int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t);
+/* the choices as last set (all zero before any) */
+DPPROF_API void dpprof_cuda_get_tuning(dpprof_cuda_tuning *t);
+/* kernels on wgmma queued since dpprof_cuda_init (tests: the path was taken) */
+DPPROF_API long long dpprof_cuda_wgmma_count(void);
+/* the first field of t out of its set, or NULL: what dpprof_cuda_set_tuning checks */
+#define DPPROF_CUDA_TUNING_BAD(t)                                                                              \
+    ((t)->attention_simt < 0 || (t)->attention_simt > 1                                  ? "attention_simt"      \
+     : (t)->attention_block != 0 && (t)->attention_block != 64 && (t)->attention_block != 128 ? "attention_block" \
+     : (t)->attention_warp_rows != 0 && (t)->attention_warp_rows != 16 && (t)->attention_warp_rows != 32 ? "attention_warp_rows" \
+     : (t)->norms_cublas < 0 || (t)->norms_cublas > 1                                      ? "norms_cublas"        \
+     : (t)->fused_clipgrad < 0 || (t)->fused_clipgrad > 1                                  ? "fused_clipgrad"      \
+     : (t)->dp_warp_tile != 0 && (t)->dp_warp_tile != 32 && (t)->dp_warp_tile != 64       ? "dp_warp_tile"        \
+     : (t)->wgmma < -1 || (t)->wgmma > 1                                                   ? "wgmma"               \
+                                                                                           : (const char *)0)
+/* the kernels dpprof has queued since the process started (its own; cuBLAS's are not counted) */
+DPPROF_API long long dpprof_cuda_launch_count(void);
+/* dst (n) = src (n) rounded to the nearest bf16, ties to even: the bf16 working copy of a weight */
+DPPROF_API void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t n);
+/* out (n) = value */
+DPPROF_API void dpprof_fill_gpu(float *out, size_t n, float value);
+/* out[e] = (float)(stddev * dpprof_normal(seed, stream, e)): the cpu's initialisation, bit for bit */
+DPPROF_API void dpprof_init_normal_gpu(float *out, size_t n, double stddev, uint64_t seed, uint64_t stream);
+/* g[e] = (float)((double)dpprof__noise_accum(g[e], stddev, dpprof_normal(seed, stream, offset + e)) * scale), or without
+   the noise when stddev == 0: dpprof_add_noise_ref then the division by the batch, bit for bit */
+DPPROF_API void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale);
+/* book-keeping on cuda: x (n,T,D) in place, x[i,t,:] = (float)(c[i] * (double)x[i,t,:]); c (n) device doubles */
+DPPROF_API void dpprof_scale_rows_gpu(float *x, const double *c, int n, int T, int D);
+/* non-finite checks without a sync per tensor: reset, check any number of tensors (each with a tag >= 0),
+   then result: *tag = the smallest tag that held a nan or inf, or -1 (waits for the stream) */
+DPPROF_API void dpprof_nonfinite_reset_gpu(void);
+DPPROF_API void dpprof_nonfinite_gpu(const float *x, size_t n, int tag);
+DPPROF_API int dpprof_nonfinite_result_gpu(int *tag);
+
+DPPROF_API void dpprof_matmul_fwd_gpu(float *out, const float *inp, const float *weight, int N, int IC, int OC);
+DPPROF_API void dpprof_matmul_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, int N, int IC, int OC);
+DPPROF_API void dpprof_embedding_fwd_gpu(float *out, const int *tokens, const float *wte, int N, int C);
+DPPROF_API void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const int *tokens, int N, int C);
+DPPROF_API void dpprof_rmsnorm_fwd_gpu(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps);
+DPPROF_API void dpprof_add_rmsnorm_fwd_gpu(float *out, float *rstd, float *res, const float *other, const float *weight, int N, int C, float eps);
+DPPROF_API void dpprof_rmsnorm_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, const float *rstd, int N, int C);
+DPPROF_API void dpprof_rope_fwd_gpu(float *x, int B, int T, int NH, int HS, double theta);
+DPPROF_API void dpprof_rope_bwd_gpu(float *dx, int B, int T, int NH, int HS, double theta);
+DPPROF_API void dpprof_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS);
+/* dq, dk, dv must not overlap each other or the inputs: dq's storage also holds D = rowsum(dout * out)
+   of every query row between the backward's kernels on the tensor cores (no scratch beyond the outputs) */
+DPPROF_API void dpprof_attention_bwd_gpu(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS);
+DPPROF_API void dpprof_swiglu_fwd_gpu(float *h, const float *gate, const float *up, size_t n);
+DPPROF_API void dpprof_swiglu_bwd_gpu(float *dgate, float *dup, const float *dh, const float *gate, const float *up, size_t n);
+DPPROF_API void dpprof_add_gpu(float *out, const float *a, const float *b, size_t n);
+DPPROF_API void dpprof_crossentropy_fwd_gpu(float *losses, const float *logits, const int *targets, int B, int T, int V);
+DPPROF_API void dpprof_crossentropy_bwd_gpu(float *dlogits, const float *logits, const int *targets, const float *dlosses, int B, int T, int V);
+DPPROF_API void dpprof_last_token_fwd_gpu(float *out, const float *inp, int B, int T, int C);
+DPPROF_API void dpprof_last_token_bwd_gpu(float *dinp, const float *dout, int B, int T, int C);
+/* the optimizers: dpprof_adam_ref, dpprof_sgd_ref bit for bit; copy (n), unless NULL, gets the updated weight's
+   bf16 working copy in the same pass (dpprof_cast_bf16_gpu's bits, without reading the weight back) */
+DPPROF_API void dpprof_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
+                                dpprof_bf16 *copy);
+DPPROF_API void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy);
+/* the noise and the optimizer step in one pass over the gradient (dpprof_config.fused_noise): exactly
+   dpprof_noise_scale_gpu(grad, n, stddev, seed, stream, offset, scale) then dpprof_adam_gpu or dpprof_sgd_gpu
+   on the result, bit for bit, except that grad is only read (the privatised gradient is never stored) */
+DPPROF_API void dpprof_noise_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
+                                      dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale);
+DPPROF_API void dpprof_noise_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream,
+                                     uint64_t offset, double scale);
+DPPROF_API void dpprof_scale_gpu(float *y, const float *x, size_t n, double alpha);
+DPPROF_API void dpprof_linear_psgrad_gpu(float *psg, const float *dy, const float *x, int n, int T, int IC, int OC);
+DPPROF_API void dpprof_psgrad_sqnorm_gpu(double *norm2, const float *psg, int n, size_t P);
+DPPROF_API void dpprof_psgrad_clipsum_gpu(float *dw, const float *psg, const double *c, int n, size_t P);
+DPPROF_API void dpprof_gram_gpu(float *out, const float *x, int n, int T, int D);
+DPPROF_API void dpprof_gram_dot_gpu(double *norm2, const float *ga, const float *gg, int n, int T);
+DPPROF_API void dpprof_linear_sqnorm_gram_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
+/* norm2[0] += reps times the squared norm of sample 0, as linear_sqnorm_gram computes it for a batch of reps
+   copies of it, without their memory (every block of the batch's launch reads sample 0): a way to time the gram
+   flavour at a batch without the batch's inputs (the bf16 tensor-core kernel's rate grows with the samples it
+   runs at once; the copies are read from L2 rather than DRAM) */
+DPPROF_API void dpprof_linear_sqnorm_gram_rep_gpu(double *norm2, const float *dy, const float *x, int reps, int T, int IC, int OC);
+/* linear_sqnorm_gram for m layers that read the same input x (n,T,IC): norm2[j] (n) += the squared norms of
+   layer j, whose output gradient is dy[j] (n,T,OC[j]). the tensor-core kernel makes each tile of x's gram once
+   for up to three layers (q, k, v; gate, up), so their norms cost one input gram instead of m; each layer's
+   bits are those of dpprof_linear_sqnorm_gram_gpu alone. other paths take the layers one at a time */
+DPPROF_API void dpprof_linear_sqnorm_gram_group_gpu(double *const *norm2, const float *const *dy, const int *OC, int m, const float *x, int n, int T, int IC);
+DPPROF_API void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, const float *x, int n, int T, int IC, int OC);
+DPPROF_API void dpprof_linear_clipgrad_gpu(float *dw, const float *dy, const float *x, const double *c, int n, int T, int IC, int OC);
+/* dw += sum_{i < reps} c_i dy_0^T x_0, as linear_clipgrad computes it for a batch of reps copies of sample 0,
+   without their memory, on the kernel dpprof_cuda_tuning.fused_clipgrad selects: --algo auto times the two
+   kernels with it at the run's physical batch (the fused kernel's one pass against cuBLAS's reps GEMMs) */
+DPPROF_API void dpprof_linear_clipgrad_rep_gpu(float *dw, const float *dy, const float *x, const double *c, int reps, int T, int IC, int OC);
+DPPROF_API void dpprof_embedding_sqnorm_gpu(double *norm2, const float *dy, const int *tokens, int n, int T, int C);
+DPPROF_API void dpprof_embedding_psgrad_gpu(float *psg, const float *dy, const int *tokens, int n, int T, int V, int C);
+DPPROF_API void dpprof_embedding_clipgrad_gpu(float *dwte, const float *dy, const int *tokens, const double *c, int n, int T, int C);
+DPPROF_API void dpprof_rmsnorm_psdweight_gpu(float *psg, const float *dout, const float *inp, const float *rstd, int n, int T, int C);
+DPPROF_API void dpprof_rmsnorm_bwd_ps_gpu(float *dinp, float *psg, const float *dout, const float *inp, const float *weight, const float *rstd, int n, int T, int C);
+
+/* =============================================================================================
+   PART 7: tools
+   the command line's json reader and figures (implemented with DPPROF_TOOLS)
+   ============================================================================================= */
 /* ---- json reader: declarations ------------------------------------------
  * a strict rfc 8259 json reader (dom) for dpprof's own result files.
  * inputs may be truncated or hostile, so the parser never recurses, bounds
@@ -1701,135 +1871,6 @@ typedef struct dpprof_lines_desc {
  * _ESIZE, _ENOMEM. */
 DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canvas);
 
-/* ---- dp reference ops: declarations -------------------------------------------------------
-   per-sample gradient norms and clipped sums of dp-sgd, on the cpu. same conventions as the cpu
-   reference ops above, plus: n samples of a physical batch, each of T positions; a linear layer
-   y = x W^T with W (OC,IC), input x (n,T,IC), output gradient dy (n,T,OC); the per-sample gradient of
-   sample i is g_i = dy_i^T x_i (OC,IC). norms are SQUARED l2 (frobenius) norms and always accumulate
-   (+=) into double norm2 (n), whatever dpprof_real is: they feed the clip factors, and a float
-   accumulator would lose the small samples next to the large ones. clip factors c (n) are double too.
-   "overwritten" outputs are written in full (every element, zeros included).
-   the per-sample loss gradient of the second backward pass (book-keeping / ghost clipping) is only a
-   scale of dlosses by c: dpprof_scale_ref does it, there is no separate op. */
-
-#ifndef DPPROF_NORM_TILE
-#define DPPROF_NORM_TILE 32 /* side of the position-pair tiles (gram flash) and of the g_i blocks (psg flash) */
-#endif
-#if DPPROF_NORM_TILE < 1 || DPPROF_NORM_TILE > 64
-#error "DPPROF_NORM_TILE must be in [1, 64]: the psg flash keeps TILE*TILE doubles on the stack (32 KiB at 64)"
-#endif
-
-/* per-sample gradients, materialised (the opacus way): psg (n,OC,IC) overwritten, psg[i] = dy_i^T x_i;
-   dy (n,T,OC), x (n,T,IC) */
-DPPROF_API void dpprof_linear_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC);
-/* norm2 (n) += sum of squares of row i of psg (n,P) */
-DPPROF_API void dpprof_psgrad_sqnorm_ref(double *norm2, const dpprof_real *psg, int n, size_t P);
-/* dw (P) += sum_i c[i] * row i of psg (n,P); c (n). the sum over i is in double, dw is rounded once */
-DPPROF_API void dpprof_psgrad_clipsum_ref(dpprof_real *dw, const dpprof_real *psg, const double *c, int n, size_t P);
-
-/* gram matrices: out (n,T,T) overwritten, out[i] = x_i x_i^T for x (n,T,D). symmetric: the upper triangle is
-   computed and mirrored, so out[i] is exactly symmetric */
-DPPROF_API void dpprof_gram_ref(dpprof_real *out, const dpprof_real *x, int n, int T, int D);
-/* ghost norm from materialised grams: norm2 (n) += <ga_i, gg_i>_F for ga, gg (n,T,T). with ga = gram(x) and
-   gg = gram(dy) this is ||dy_i^T x_i||_F^2 */
-DPPROF_API void dpprof_gram_dot_ref(double *norm2, const dpprof_real *ga, const dpprof_real *gg, int n, int T);
-
-/* flash norm, gram flavour: norm2 (n) += ||dy_i^T x_i||_F^2 = sum_{s,t} (x_i x_i^T)_st (dy_i dy_i^T)_st for
-   dy (n,T,OC), x (n,T,IC). over tiles of DPPROF_NORM_TILE x DPPROF_NORM_TILE position pairs (s,t); only tile
-   pairs with s-tile <= t-tile are computed and the off-diagonal ones count twice (the summand is symmetric in
-   s,t); diagonal tiles are computed in full. never stores a T x T matrix. */
-DPPROF_API void dpprof_linear_sqnorm_gram_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC);
-/* the same for m layers that read one input x (n,T,IC) (q, k, v; gate, up): norm2[j] (n) += the squared norms of
-   layer j, whose output gradient is dy[j] (n,T,OC[j]); each layer's sums are dpprof_linear_sqnorm_gram_ref's */
-DPPROF_API void dpprof_linear_sqnorm_gram_group_ref(double *const *norm2, const dpprof_real *const *dy, const int *OC, int m, const dpprof_real *x, int n, int T, int IC);
-/* flash norm, per-sample-gradient flavour: norm2 (n) += ||dy_i^T x_i||_F^2, building g_i one
-   DPPROF_NORM_TILE x DPPROF_NORM_TILE block at a time (summed over T in double on the stack, square-summed,
-   discarded). never stores (OC,IC) per sample. dy (n,T,OC), x (n,T,IC) */
-DPPROF_API void dpprof_linear_sqnorm_psg_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC);
-/* book-keeping clipped weight gradient: dw (OC,IC) += sum_i c[i] dy_i^T x_i, one gemm over the n*T rows with
-   dy scaled by c per sample; dy (n,T,OC), x (n,T,IC), c (n). with c = 1 it is dpprof_matmul_bwd_ref's dweight */
-DPPROF_API void dpprof_linear_clipgrad_ref(dpprof_real *dw, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC);
-
-/* embedding (V,C) looked up by tokens (n,T) in [0,V): the per-sample gradient has rows
-   g_i[v] = sum_{t: tokens[i,t] = v} dy[i,t,:]. norm without materialising: norm2 (n) +=
-   sum_{s,t: tok_s = tok_t} <dy_s, dy_t> (pairs s < t computed once and counted twice); dy (n,T,C) */
-DPPROF_API void dpprof_embedding_sqnorm_ref(double *norm2, const dpprof_real *dy, const int *tokens, int n, int T, int C);
-/* materialised: psg (n,V,C) overwritten with g_i; dy (n,T,C), tokens (n,T) in [0,V) */
-DPPROF_API void dpprof_embedding_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C);
-/* clipped: dwte (V,C) += sum_i c[i] g_i; dy (n,T,C), tokens (n,T), c (n). every occurrence of a token in the
-   whole batch is summed in double before the one rounding into dwte */
-DPPROF_API void dpprof_embedding_clipgrad_ref(dpprof_real *dwte, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C);
-
-/* rmsnorm weight: per-sample gradient psg (n,C) overwritten, psg[i,c] = sum_t dout[i,t,c] * inp[i,t,c] * rstd[i,t];
-   dout, inp (n,T,C), rstd (n,T) from the forward. the sum over i is dpprof_rmsnorm_bwd_ref's dweight */
-DPPROF_API void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *rstd, int n, int T, int C);
-/* the rmsnorm backward of the dp algorithms: dinp (n*T,C) += as dpprof_rmsnorm_bwd_ref (with no dweight), and
-   psg (n,C) overwritten with the per-sample weight gradients as dpprof_rmsnorm_psdweight_ref; the gpu op reads
-   dout and inp once for both */
-DPPROF_API void dpprof_rmsnorm_bwd_ps_ref(dpprof_real *dinp, dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int n, int T, int C);
-
-/* flat clipping: c (n) overwritten, c[i] = min(1, clip / (sqrt(norm2[i]) + 1e-6)); norm2 (n) squared norms.
-   a nan (or negative) norm gives a nan factor, never 1: a broken sample must not pass unclipped. c may alias norm2
-   (in place). clip >= 0 */
-DPPROF_API void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip);
-
-/* which flash flavour is cheaper for one linear layer: 0 gram, 1 psg. compares the flops of
-   dpprof_linear_sqnorm_gram_cost and dpprof_linear_sqnorm_psg_cost (roughly T*(T+TILE)*(IC+OC) against
-   2*T*IC*OC per sample: gram wins at short T, psg at long T); a tie goes to gram. T, IC, OC >= 1 */
-DPPROF_API int dpprof_flash_choice(int T, int IC, int OC);
-
-/* ---- analytic cost of the dp ops (conventions of the costs above). norm2 and c are double whatever
-   elem_size says: 8 bytes per element, norm2 read and written (+=) so 16 per sample, c read once (8).
-   a multiply-add counts 2; "the +=" counts one add per accumulated element. ---- */
-
-/* flops 2*n*T*IC*OC; bytes es*(n*T*OC dy + n*T*IC x + n*OC*IC psg) */
-DPPROF_API dpprof_cost dpprof_linear_psgrad_cost(int n, int T, int IC, int OC, int elem_size);
-/* flops n*(2*P + 1): a multiply-add per element, the += per sample; bytes es*n*P + 16*n */
-DPPROF_API dpprof_cost dpprof_psgrad_sqnorm_cost(int n, size_t P, int elem_size);
-/* flops 2*n*P + P: c[i]*psg multiply-add per element, the += into dw; bytes es*(n*P psg + 2*P dw) + 8*n c */
-DPPROF_API dpprof_cost dpprof_psgrad_clipsum_cost(int n, size_t P, int elem_size);
-/* flops n*T*(T+1)*D: the T*(T+1)/2 entries of the upper triangle, 2*D each (the mirror is free);
-   bytes es*(n*T*D x + n*T*T out) */
-DPPROF_API dpprof_cost dpprof_gram_cost(int n, int T, int D, int elem_size);
-/* flops n*(2*T*T + 1); bytes es*2*n*T*T + 16*n */
-DPPROF_API dpprof_cost dpprof_gram_dot_cost(int n, int T, int elem_size);
-/* with b = DPPROF_NORM_TILE, m = ceil(T/b) tiles of lengths l_k (all b but the last), the computed position pairs
-   are Q = sum_{j<=k} l_j*l_k = (T*T + sum_k l_k^2)/2 (= T*(T+b)/2 when b divides T) in NP = m*(m+1)/2 tile pairs.
-   flops n*(Q*(2*IC + 2*OC + 2) + 2*NP + 1): per pair the two gram entries (2*IC, 2*OC) and their product
-   multiply-added into the tile sum (2); per tile pair its weight (1 or 2) multiply-added into the sample (2);
-   per sample the += (1). the full-square count would be n*T*T*(2*IC + 2*OC + 2).
-   bytes es*n*T*(IC + OC) + 16*n */
-DPPROF_API dpprof_cost dpprof_linear_sqnorm_gram_cost(int n, int T, int IC, int OC, int elem_size);
-/* m layers that read the same input, OC their summed widths: the input's gram entries once (2*IC a pair), each
-   layer's its own, the products and sums per layer: flops n*(Q*(2*IC + 2*OC + 2*m) + m*(2*NP + 1)); bytes
-   es*n*T*(IC + OC) + 16*n*m. with m = 1 it is dpprof_linear_sqnorm_gram_cost */
-DPPROF_API dpprof_cost dpprof_linear_sqnorm_gram_group_cost(int n, int T, int IC, int OC, int m, int elem_size);
-/* flops n*(2*T*IC*OC + 2*IC*OC + 1): building g_i (2*T per element), square-summing it (2 per element), the +=;
-   bytes es*n*T*(IC + OC) + 16*n (inputs read once: the minimum, not what the blocked loop rereads) */
-DPPROF_API dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int OC, int elem_size);
-/* flops n*T*OC + 2*n*T*IC*OC + OC*IC: scaling dy by c, the gemm, the += into dw;
-   bytes es*(n*T*OC dy + n*T*IC x + 2*OC*IC dw) + 8*n c */
-DPPROF_API dpprof_cost dpprof_linear_clipgrad_cost(int n, int T, int IC, int OC, int elem_size);
-/* upper bound, reached when every position of a sample holds the same token (and exactly what a kernel that
-   evaluates the whole masked T x T gram does): per sample T*(T-1)/2 token compares, T*(T+1)/2 dot products
-   (2*C each) each multiply-added with its weight 1 or 2 into the sum (2), the += (1):
-   flops n*(T*(T-1)/2 + T*(T+1)/2*(2*C + 2) + 1); bytes 4*n*T tokens + es*n*T*C dy + 16*n */
-DPPROF_API dpprof_cost dpprof_embedding_sqnorm_cost(int n, int T, int C, int elem_size);
-/* flops n*T*C adds; bytes 4*n*T tokens + es*(n*T*C dy + n*V*C psg) (psg is written in full, zeros included) */
-DPPROF_API dpprof_cost dpprof_embedding_psgrad_cost(int n, int T, int V, int C, int elem_size);
-/* flops 2*n*T*C (c[i]*dy multiply-added per element); bytes 4*n*T + es*(n*T*C dy + 2*n*T*C dwte rows) + 8*n c
-   (upper bound as dpprof_embedding_bwd_cost: a repeated token's row counted per occurrence) */
-DPPROF_API dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int elem_size);
-/* flops 3*n*T*C (dout*inp*rstd added: 3 per element, as the dweight part of dpprof_rmsnorm_bwd_cost);
-   bytes es*(2*n*T*C dout,inp + n*T rstd + n*C psg) */
-DPPROF_API dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size);
-/* dpprof_rmsnorm_bwd_cost's flops over N = n*T rows (its dweight part now per sample); bytes es*(4*N*C dout, inp,
-   dinp read and written + C weight + N rstd + n*C psg): no second pass over dout and inp */
-DPPROF_API dpprof_cost dpprof_rmsnorm_bwd_ps_cost(int n, int T, int C, int elem_size);
-/* flops 4*n (sqrt, +1e-6, divide, compare); bytes 16*n (norm2 read, c written, both double; elem_size unused) */
-DPPROF_API dpprof_cost dpprof_clip_factors_cost(int n, int elem_size);
-
-
 #ifdef __cplusplus
 }
 #endif
@@ -1867,6 +1908,9 @@ DPPROF_API dpprof_cost dpprof_clip_factors_cost(int n, int elem_size);
 extern "C" {
 #endif
 
+/* =============================================================================================
+   PART 1 (implementation): core
+   ============================================================================================= */
 /* ---- errors ---------------------------------------------------------------------------------- */
 static char dpprof__errbuf[1024];
 
@@ -2046,6 +2090,9 @@ static void dpprof__jnum(FILE *f, double v) {
     else fputs("null", f); /* json has no nan or inf: unmeasured and infinite values are null */
 }
 
+/* =============================================================================================
+   PART 2 (implementation): profiler
+   ============================================================================================= */
 /* ---- profiler -------------------------------------------------------------------------------- */
 /* the live table is indexed by key so that a run with thousands of live allocations stays linear:
    slots hold live[] position + 1; 0 is empty, DPPROF__TOMB a freed slot that probes continue past */
@@ -2480,8 +2527,1925 @@ DPPROF_API int dpprof_prof_write_trace(const dpprof_prof *p, FILE *f) {
     return fflush(f) != 0 || ferror(f) ? dpprof__fail(DPPROF_ERR_IO, "dpprof_prof_write_trace: the stream reports a write error") : DPPROF_OK;
 }
 
-#ifdef DPPROF_ENGINE /* ---- the engine: presets, model, dp-sgd, backends, writers, reference ops, noise, accountant */
+#ifdef DPPROF_ENGINE /* parts 3 to 6: the engine, with -lm */
 
+/* =============================================================================================
+   PART 3 (implementation): noise and accountant
+   ============================================================================================= */
+/* ===========================================================================
+   privacy: implementation (host only, in the
+   DPPROF_IMPLEMENTATION section). uses libm (log, log1p, exp, expm1, erfc,
+   sqrt, floor, fabs): the accountant never runs on the device, so libm's
+   last-ulp differences do not matter here.
+   =========================================================================== */
+#ifndef DPPROF_PRIVACY_IMPL_H
+#define DPPROF_PRIVACY_IMPL_H
+
+/* ---------------------------------------------------------------- noise -- */
+
+DPPROF_API void dpprof_add_noise_ref(float *out, size_t n, double stddev,
+                                     uint64_t seed, uint64_t stream,
+                                     uint64_t offset)
+{
+    size_t i = 0;
+    if (out == NULL) {
+        return;
+    }
+    /* walk whole philox blocks so each block is generated once; the first
+       block may start mid-way when offset is not a multiple of four */
+    while (i < n) {
+        uint64_t idx = offset + (uint64_t)i;
+        unsigned lane = (unsigned)(idx & 3u);
+        double z[4];
+        dpprof_normal4(seed, stream, idx >> 2, z);
+        for (; lane < 4u && i < n; ++lane, ++i) {
+            out[i] = dpprof__noise_accum(out[i], stddev, z[lane]);
+        }
+    }
+}
+
+/* ----------------------------------------------------- log-space helpers -- */
+
+/* log(exp(a) + exp(b)) without overflow */
+static double dpprof__log_add(double a, double b)
+{
+    double hi = a > b ? a : b;
+    double lo = a > b ? b : a;
+    if (lo == -HUGE_VAL) {
+        return hi;
+    }
+    if (hi == HUGE_VAL) {
+        return hi;
+    }
+    return hi + log1p(exp(lo - hi));
+}
+
+/* log(exp(a) - exp(b)) for a >= b; a result that rounding pushed below zero
+   is returned as log(0) = -inf rather than an error, because the callers
+   subtract sums that are non-negative in exact arithmetic */
+static double dpprof__log_sub(double a, double b)
+{
+    if (b == -HUGE_VAL) {
+        return a;
+    }
+    if (!(a > b)) {
+        return -HUGE_VAL;
+    }
+    return a + log(-expm1(b - a));
+}
+
+/* log(erfc(x)) for any x. below 20 libm's erfc keeps full relative accuracy
+   (it is computed as exp(-x^2) times a rational function) and stays far from
+   underflow (erfc(20) ~ 5e-176); from 20 on use the asymptotic series
+   erfc(x) = exp(-x^2)/(x sqrt(pi)) * (1 + sum_k (-1)^k (2k-1)!!/(2x^2)^k),
+   whose first omitted term after k = 10 is below 2e-22 for x >= 20; working
+   in logs it never underflows. */
+static double dpprof__log_erfc(double x)
+{
+    const double half_log_pi = 0.57236494292470008707; /* log(pi)/2 */
+    double t, term, sum;
+    int k;
+    if (x < 20.0) {
+        return log(erfc(x));
+    }
+    t = 1.0 / (2.0 * x * x);
+    term = 1.0;
+    sum = 0.0;
+    for (k = 1; k <= 10; ++k) {
+        term *= -(double)(2 * k - 1) * t;
+        sum += term;
+    }
+    return -x * x - log(x) - half_log_pi + log1p(sum);
+}
+
+/* log(exp(c) - 1) for c >= 0, accurate at both ends */
+static double dpprof__log_expm1(double c)
+{
+    if (c > 40.0) {
+        return c + log1p(-exp(-c));
+    }
+    return log(expm1(c));
+}
+
+/* --------------------------------------------------------- log(A_alpha) -- */
+
+/* integer alpha (mtz 2019 sec. 3.3): A = sum_i C(a,i) q^i (1-q)^(a-i)
+   exp((i^2-i)/(2 sigma^2)). since the binomial weights sum to one and the
+   i = 0, 1 exponents vanish, A = 1 + sum_{i>=2} C(a,i) q^i (1-q)^(a-i)
+   expm1((i^2-i)/(2 sigma^2)), a sum of positive terms: computing it in log
+   space and finishing with log1p keeps full relative accuracy even when
+   log(A) is tiny (small q), where the plain sum would cancel. */
+static int dpprof__log_a_int(double q, double sigma, double alpha, double *out)
+{
+    long a = (long)alpha;
+    long i;
+    double lq = log(q), l1q = log1p(-q);
+    double inv2s2 = 1.0 / (2.0 * sigma * sigma);
+    double logc = 0.0; /* log C(a, i), built up incrementally */
+    double acc = -HUGE_VAL;
+    for (i = 1; i <= a; ++i) {
+        double c, t;
+        logc += log((double)(a - i + 1) / (double)i);
+        if (i < 2) {
+            continue;
+        }
+        c = (double)i * (double)(i - 1) * inv2s2;
+        t = logc + (double)i * lq + (double)(a - i) * l1q + dpprof__log_expm1(c);
+        acc = dpprof__log_add(acc, t);
+    }
+    *out = acc < 0.0 ? log1p(exp(acc)) : acc + log1p(exp(-acc));
+    return DPPROF__PRIV_OK;
+}
+
+/* fractional alpha (mtz 2019 sec. 3.3): split the integral at
+   z0 = sigma^2 log(1/q - 1) + 1/2 and expand each half in a generalised
+   binomial series,
+     A = sum_i C(a,i) q^i (1-q)^(a-i) e^((i^2-i)/(2s^2)) erfc((i-z0)/(sqrt2 s))/2
+       + sum_i C(a,i) q^(a-i) (1-q)^i e^((j^2-j)/(2s^2)) erfc((z0-j)/(sqrt2 s))/2,
+   j = a - i. C(a,i) changes sign for i > a, so positive and negative terms
+   are summed separately in log space and subtracted once at the end. the
+   terms past i > a alternate in sign, so stopping once a term is e^-40
+   below the running positive sum bounds the truncation error by that term.
+   near z0 the terms decay only polynomially (like i^-(a+2)) when
+   sigma*|log(1/q - 1)| is small (q near 1/2, or q ~ 0.01..0.1 with sigma
+   around 1), so after DPPROF__PRIV_SERIES_CAP terms past a the caller
+   switches to quadrature. */
+#define DPPROF__PRIV_SERIES_CAP 10000.0
+static int dpprof__log_a_frac(double q, double sigma, double alpha, double *out)
+{
+    const double log_half = -0.69314718055994530942;
+    const double sqrt2 = 1.41421356237309504880;
+    double lq = log(q), l1q = log1p(-q);
+    double s2 = sigma * sigma;
+    double inv2s2 = 1.0 / (2.0 * s2);
+    double z0 = s2 * (l1q - lq) + 0.5;
+    double scale = 1.0 / (sqrt2 * sigma);
+    double logc = 0.0; /* log |C(a, i)| */
+    int sign = 1;
+    double pos = -HUGE_VAL, neg = -HUGE_VAL;
+    double max_iter = alpha + DPPROF__PRIV_SERIES_CAP;
+    long i;
+    for (i = 0;; ++i) {
+        double di = (double)i, j = alpha - di, s0, s1, t;
+        if (i > 0) {
+            double factor = alpha - (di - 1.0);
+            logc += log(fabs(factor)) - log(di);
+            if (factor < 0.0) {
+                sign = -sign;
+            }
+        }
+        s0 = logc + di * lq + j * l1q + (di * di - di) * inv2s2 + log_half +
+             dpprof__log_erfc((di - z0) * scale);
+        s1 = logc + j * lq + di * l1q + (j * j - j) * inv2s2 + log_half +
+             dpprof__log_erfc((z0 - j) * scale);
+        t = dpprof__log_add(s0, s1);
+        if (sign > 0) {
+            pos = dpprof__log_add(pos, t);
+        } else {
+            neg = dpprof__log_add(neg, t);
+        }
+        if (di > alpha && t < pos - 40.0) {
+            break;
+        }
+        if (di > max_iter) {
+            return DPPROF__PRIV_ENOCONV;
+        }
+    }
+    *out = dpprof__log_sub(pos, neg);
+    return DPPROF__PRIV_OK;
+}
+
+/* log(1 - q + q e^u), the log of the mixture's likelihood ratio */
+static double dpprof__log_mix(double q, double u)
+{
+    if (u < 30.0) {
+        return log1p(q * expm1(u));
+    }
+    return u + log(q) + log1p((1.0 - q) / q * exp(-u));
+}
+
+/* (1 + x)^a - 1 - a x for x > -1 with full relative accuracy: the binomial
+   series sum_{k>=2} C(a,k) x^k when |a x| < 1/2 (term ratios are then below
+   1/6 while k <= a and below 1/2 after, so 60 terms reach 1e-18), the direct
+   form otherwise (its cancellation
+   is then at most a factor ~ 2/((a-1) |x|) <= 4/(1 - 1/a)). */
+static double dpprof__pow1p_m1_lin(double alpha, double x)
+{
+    if (fabs(alpha * x) < 0.5) {
+        double term = 0.5 * alpha * (alpha - 1.0) * x * x, sum = term;
+        int k;
+        for (k = 2; k < 60 && fabs(term) > 1e-18 * fabs(sum); ++k) {
+            term *= (alpha - (double)k) / (double)(k + 1) * x;
+            sum += term;
+        }
+        return sum;
+    }
+    return expm1(alpha * log1p(x)) - alpha * x;
+}
+
+/* quadrature for log(A), used where the series is slow or imprecise: the
+   defining integral A = E_{t~N(0,1)} (1 + q w(t))^a with
+   w = exp(t/s - 1/(2s^2)) - 1 (so q w + 1 is the likelihood ratio) by the
+   trapezoid rule. the integrand is analytic in the strip |im t| < pi s
+   (where 1 + q w first vanishes) and gaussian-decaying, so with h <= s/20
+   the rule converges geometrically (error ~ exp(-2 pi^2 s/h) ~ e^-197
+   relative). range: the log-integrand a L(t) - t^2/2, L = log(1 + q w),
+   is within e^-60 of its maximum only on
+   [-sqrt(2(60 - a log(1-q))), a/s + sqrt(2(60 + a(log(2/q) + 1/(2s^2))))]
+   (from log(1-q) <= L <= log 2 + max(0, t/s)). since E[w] = 0 exactly,
+   A - 1 = E[(1 + q w)^a - 1 - a q w], an integrand of second order in q w
+   with no first-order cancellation: summing it keeps full relative accuracy
+   of a tiny log(A) (small q, large sigma), where the series, which sums
+   terms of size one, is limited to an absolute 1e-16 or so. */
+static int dpprof__log_a_quad(double q, double sigma, double alpha, double *out)
+{
+    const double log_sqrt_2pi = 0.91893853320467274178;
+    double c = 1.0 / (2.0 * sigma * sigma);
+    double h = sigma / 20.0 < 0.05 ? sigma / 20.0 : 0.05;
+    double t_lo = -sqrt(2.0 * (60.0 - alpha * log1p(-q)));
+    double t_hi = alpha / sigma + sqrt(2.0 * (60.0 + alpha * (log(2.0 / q) + c)));
+    double npts = ceil((t_hi - t_lo) / h) + 1.0;
+    double lse = -HUGE_VAL, sum_f = 0.0, log_a;
+    long k, n;
+    if (!(npts <= 4.0e6)) {
+        return DPPROF__PRIV_ENOCONV;
+    }
+    n = (long)npts;
+    for (k = 0; k < n; ++k) {
+        double t = t_lo + h * (double)k;
+        double u = t / sigma - c;
+        double lphi = -0.5 * t * t - log_sqrt_2pi;
+        double al = alpha * dpprof__log_mix(q, u);
+        lse = dpprof__log_add(lse, al + lphi);
+        if (al > 600.0) {
+            /* (1+x)^a would overflow; there the -1 - a x is negligible and
+               the product with the gaussian weight is taken in logs */
+            sum_f += exp(al + lphi);
+        } else {
+            sum_f += dpprof__pow1p_m1_lin(alpha, q * expm1(u)) * exp(lphi);
+        }
+    }
+    log_a = lse + log(h);
+    if (log_a < 0.5 && sum_f < HUGE_VAL) {
+        log_a = log1p(h * sum_f);
+    }
+    *out = log_a;
+    return DPPROF__PRIV_OK;
+}
+
+/* ------------------------------------------------------------ public rdp -- */
+
+DPPROF_API int dpprof_rdp_sgm(double q, double sigma, double alpha, double *rdp)
+{
+    double log_a, r;
+    int rc;
+    if (rdp == NULL) {
+        return DPPROF__PRIV_ENULL;
+    }
+    if (q != q || sigma != sigma || alpha != alpha) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    if (q < 0.0 || q > 1.0 || sigma < 0.0 || !(alpha > 1.0)) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    if (alpha > DPPROF__PRIV_MAX_ORDER && alpha <= DBL_MAX) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    if (q == 0.0) {
+        *rdp = 0.0; /* the data is never touched */
+        return DPPROF__PRIV_OK;
+    }
+    if (sigma < 1e-100 || alpha > DBL_MAX) {
+        *rdp = HUGE_VAL; /* no noise, or the max-divergence limit */
+        return DPPROF__PRIV_OK;
+    }
+    if (sigma > DBL_MAX) {
+        *rdp = 0.0;
+        return DPPROF__PRIV_OK;
+    }
+    if (q == 1.0) {
+        *rdp = alpha / (2.0 * sigma * sigma); /* plain gaussian mechanism */
+        return DPPROF__PRIV_OK;
+    }
+    if (alpha == floor(alpha)) {
+        rc = dpprof__log_a_int(q, sigma, alpha, &log_a);
+    } else {
+        rc = dpprof__log_a_frac(q, sigma, alpha, &log_a);
+        /* the series sums terms of size one, so below log(A) ~ 1e-6 its
+           absolute rounding error (~1e-16) exceeds 1e-10 relative; there,
+           and where it converges too slowly, the quadrature is better */
+        if (rc == DPPROF__PRIV_ENOCONV || (rc == DPPROF__PRIV_OK && log_a < 1e-6)) {
+            double log_a_q;
+            if (dpprof__log_a_quad(q, sigma, alpha, &log_a_q) == DPPROF__PRIV_OK) {
+                log_a = log_a_q;
+                rc = DPPROF__PRIV_OK;
+            }
+        }
+    }
+    if (rc != DPPROF__PRIV_OK) {
+        return rc;
+    }
+    r = log_a / (alpha - 1.0);
+    *rdp = r > 0.0 ? r : 0.0; /* a renyi divergence is never negative */
+    return DPPROF__PRIV_OK;
+}
+
+DPPROF_API int dpprof_rdp_default_orders(double *orders)
+{
+    int n = 0, x;
+    for (x = 1; x <= 99; ++x) {
+        if (orders != NULL) {
+            orders[n] = 1.0 + (double)x / 10.0; /* same rounding as python's 1 + x / 10.0 */
+        }
+        ++n;
+    }
+    for (x = 12; x <= 63; ++x) {
+        if (orders != NULL) {
+            orders[n] = (double)x;
+        }
+        ++n;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------ rdp -> (eps, delta) */
+
+/* epsilon at one order from the total rdp (the tests also call it to check
+   the conversion alone); improved != 0: balle et al. 2020,
+   else the classic mironov 2017 bound */
+static double dpprof__rdp_to_eps_one(double rdp_total, double alpha, double delta,
+                                     int improved)
+{
+    if (rdp_total == HUGE_VAL) {
+        return HUGE_VAL;
+    }
+    if (rdp_total == 0.0) {
+        return 0.0; /* identical output distributions: (0, 0)-dp at any delta */
+    }
+    if (alpha > DBL_MAX) {
+        return rdp_total; /* both correction terms vanish as alpha -> inf */
+    }
+    if (improved) {
+        return rdp_total - (log(delta) + log(alpha)) / (alpha - 1.0) +
+               log1p(-1.0 / alpha);
+    }
+    return rdp_total - log(delta) / (alpha - 1.0);
+}
+
+static int dpprof__rdp_epsilon_impl(double q, double sigma, long long steps,
+                                    double delta, const double *orders,
+                                    int n_orders, double *eps,
+                                    double *best_order, int improved)
+{
+    double def[DPPROF__PRIV_N_DEFAULT_ORDERS];
+    double best = HUGE_VAL, best_a = (double)NAN;
+    int i;
+    if (eps == NULL) {
+        return DPPROF__PRIV_ENULL;
+    }
+    if (q != q || sigma != sigma || delta != delta) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    if (q < 0.0 || q > 1.0 || sigma < 0.0 || steps < 0 || !(delta > 0.0) ||
+        !(delta < 1.0)) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    if (orders == NULL) {
+        n_orders = dpprof_rdp_default_orders(def);
+        orders = def;
+    } else if (n_orders <= 0) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    /* validate every order before computing anything, so an invalid grid
+       fails the same way whatever q and sigma are */
+    for (i = 0; i < n_orders; ++i) {
+        double a = orders[i];
+        if (a != a || !(a > 1.0) || (a > DPPROF__PRIV_MAX_ORDER && a <= DBL_MAX)) {
+            return DPPROF__PRIV_EINVAL;
+        }
+    }
+    for (i = 0; i < n_orders; ++i) {
+        double r, total, e;
+        int rc = dpprof_rdp_sgm(q, sigma, orders[i], &r);
+        if (rc == DPPROF__PRIV_ENOCONV) {
+            continue; /* dropping an order keeps the minimum a valid bound */
+        }
+        if (rc != DPPROF__PRIV_OK) {
+            return rc;
+        }
+        /* steps == 0 composes nothing, even when the per-step rdp is +inf */
+        total = steps == 0 ? 0.0 : r * (double)steps;
+        e = dpprof__rdp_to_eps_one(total, orders[i], delta, improved);
+        if (e < best) {
+            best = e;
+            best_a = orders[i];
+        }
+    }
+    /* the default grid stops at 63: where the minimum sits there, the orders past it are searched too
+       (few steps or small q put it there; the grid's edge would overstate epsilon) */
+    if (orders == def && best_a == def[n_orders - 1]) {
+        static const double more[] = {64, 72, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512, 640, 768, 1024, 1536, 2048, 3072, 4096, 8192};
+        for (i = 0; i < (int)(sizeof more / sizeof more[0]); ++i) {
+            double r, e;
+            if (dpprof_rdp_sgm(q, sigma, more[i], &r) != DPPROF__PRIV_OK) continue;
+            e = dpprof__rdp_to_eps_one(steps == 0 ? 0.0 : r * (double)steps, more[i], delta, improved);
+            if (e < best) {
+                best = e;
+                best_a = more[i];
+            }
+        }
+    }
+    if (improved && best < 0.0) {
+        best = 0.0;
+    }
+    *eps = best;
+    if (best_order != NULL) {
+        *best_order = best_a;
+    }
+    return DPPROF__PRIV_OK;
+}
+
+DPPROF_API int dpprof_rdp_epsilon(double q, double sigma, long long steps,
+                                  double delta, const double *orders,
+                                  int n_orders, double *eps, double *best_order)
+{
+    return dpprof__rdp_epsilon_impl(q, sigma, steps, delta, orders, n_orders,
+                                    eps, best_order, 1);
+}
+
+DPPROF_API int dpprof_rdp_epsilon_classic(double q, double sigma,
+                                          long long steps, double delta,
+                                          const double *orders, int n_orders,
+                                          double *eps, double *best_order)
+{
+    return dpprof__rdp_epsilon_impl(q, sigma, steps, delta, orders, n_orders,
+                                    eps, best_order, 0);
+}
+
+DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
+                                            double delta, double target_eps,
+                                            double *sigma)
+{
+    double lo, hi, e;
+    int rc, iter;
+    if (sigma == NULL) {
+        return DPPROF__PRIV_ENULL;
+    }
+    if (target_eps != target_eps || !(target_eps > 0.0)) {
+        return DPPROF__PRIV_EINVAL;
+    }
+    /* also validates q, steps and delta */
+    rc = dpprof_rdp_epsilon(q, 1.0, steps, delta, NULL, 0, &e, NULL);
+    if (rc != DPPROF__PRIV_OK) {
+        return rc;
+    }
+    if (q == 0.0 || steps == 0) {
+        /* epsilon does not depend on sigma here */
+        if (e <= target_eps) {
+            *sigma = 0.0;
+            return DPPROF__PRIV_OK;
+        }
+        return DPPROF__PRIV_ERANGE;
+    }
+    /* bracket: eps(lo) > target >= eps(hi); eps is non-increasing in sigma
+       because every rdp(alpha) is */
+    hi = 1.0;
+    if (e > target_eps) {
+        lo = hi;
+        for (;;) {
+            hi *= 2.0;
+            if (hi > 1e6) {
+                return DPPROF__PRIV_ERANGE;
+            }
+            rc = dpprof_rdp_epsilon(q, hi, steps, delta, NULL, 0, &e, NULL);
+            if (rc != DPPROF__PRIV_OK) {
+                return rc;
+            }
+            if (e <= target_eps) {
+                break;
+            }
+            lo = hi;
+        }
+    } else {
+        lo = hi;
+        for (;;) {
+            lo *= 0.5;
+            if (lo < 1e-12) {
+                *sigma = hi; /* practically any sigma meets the target */
+                return DPPROF__PRIV_OK;
+            }
+            rc = dpprof_rdp_epsilon(q, lo, steps, delta, NULL, 0, &e, NULL);
+            if (rc != DPPROF__PRIV_OK) {
+                return rc;
+            }
+            if (e > target_eps) {
+                break;
+            }
+            hi = lo;
+        }
+    }
+    /* bisection on log sigma: the geometric mean halves the log-bracket;
+       stop at 1e-7 relative, a margin under the promised 1e-6 */
+    for (iter = 0; iter < 200 && hi > lo * (1.0 + 1e-7); ++iter) {
+        double mid = sqrt(lo * hi);
+        rc = dpprof_rdp_epsilon(q, mid, steps, delta, NULL, 0, &e, NULL);
+        if (rc != DPPROF__PRIV_OK) {
+            return rc;
+        }
+        if (e <= target_eps) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    *sigma = hi; /* hi always meets the target */
+    return DPPROF__PRIV_OK;
+}
+
+/* ----------------------------------------------- privacy loss distribution -- */
+/* an iterative radix-2 fft of n (a power of 2) complex values, re and im apart; inverse without the 1/n.
+   tw: cos and sin of -2 pi k / n for k < n/2 (cos first, then sin), made by dpprof__fft_table */
+static void dpprof__fft(double *re, double *im, size_t n, int inverse, const double *tw) {
+    size_t i, j, len;
+    for (i = 1, j = 0; i < n; i++) {
+        size_t bit = n >> 1;
+        for (; j & bit; bit >>= 1) j ^= bit;
+        j ^= bit;
+        if (i < j) {
+            double t = re[i];
+            re[i] = re[j], re[j] = t;
+            t = im[i], im[i] = im[j], im[j] = t;
+        }
+    }
+    for (len = 2; len <= n; len <<= 1) {
+        const size_t half = len / 2, stride = n / len;
+        size_t k;
+        for (i = 0; i < n; i += len)
+            for (k = 0; k < half; k++) {
+                const double wr = tw[k * stride], wi = inverse ? -tw[n / 2 + k * stride] : tw[n / 2 + k * stride];
+                const size_t a = i + k, b = a + half;
+                const double xr = re[b] * wr - im[b] * wi, xi = re[b] * wi + im[b] * wr;
+                re[b] = re[a] - xr, im[b] = im[a] - xi;
+                re[a] += xr, im[a] += xi;
+            }
+    }
+}
+static double *dpprof__fft_table(size_t n) {
+    double *tw = (double *)DPPROF_MALLOC(n * sizeof(double));
+    size_t k;
+    if (tw)
+        for (k = 0; k < n / 2; k++) tw[k] = cos(-2.0 * 3.14159265358979323846 * (double)k / (double)n), tw[n / 2 + k] = sin(-2.0 * 3.14159265358979323846 * (double)k / (double)n);
+    return tw;
+}
+
+/* a loss pmf on the grid: mass p[k] at loss (lo + k) h, and mass at infinity */
+typedef struct dpprof__pld {
+    double *p;
+    long long lo;
+    size_t n;
+    double inf;
+} dpprof__pld;
+
+#define DPPROF__PLD_TAIL 1e-16 /* tail mass a truncation may move: the upper to infinity, the lower up to the window */
+
+/* drop the window's ends: a lower tail of at most DPPROF__PLD_TAIL moves up to the first kept point (a larger
+   loss: pessimistic), an upper tail of at most DPPROF__PLD_TAIL goes to infinity (counted into delta) */
+static void dpprof__pld_trim(dpprof__pld *d) {
+    size_t a = 0, b = d->n, k;
+    double low = 0.0, high = 0.0, top = 0.0, floor_;
+    /* the fft's roundoff fills the far tails with values near 1e-16 of the largest: below 1e-14 of it a value
+       is taken for roundoff and its mass, whatever it is, moved (up, or to infinity) like a tail's */
+    for (k = 0; k < d->n; k++) top = d->p[k] > top ? d->p[k] : top;
+    floor_ = 1e-14 * top;
+    while (a + 1 < b && (d->p[a] <= floor_ || low + d->p[a] <= DPPROF__PLD_TAIL)) low += d->p[a++];
+    while (b > a + 1 && (d->p[b - 1] <= floor_ || high + d->p[b - 1] <= DPPROF__PLD_TAIL)) high += d->p[--b];
+    if (a) {
+        d->p[a] += low;
+        for (k = a; k < b; k++) d->p[k - a] = d->p[k];
+    }
+    d->inf += high;
+    d->lo += (long long)a;
+    d->n = b - a;
+}
+
+/* c = a composed with b (the convolution of the pmfs), by fft; c's array is new. a == b: one forward
+   transform, squared */
+static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, dpprof__pld *c) {
+    const size_t n = a->n + b->n - 1;
+    size_t m = 1, k;
+    double *ar, *ai, *br, *bi, *tw;
+    while (m < n) m <<= 1;
+    ar = (double *)DPPROF_MALLOC(4 * m * sizeof(double));
+    tw = dpprof__fft_table(m);
+    if (!ar || !tw) {
+        DPPROF_FREE(ar);
+        DPPROF_FREE(tw);
+        return DPPROF__PRIV_EINVAL;
+    }
+    ai = ar + m, br = ai + m, bi = br + m;
+    memset(ar, 0, 4 * m * sizeof(double));
+    memcpy(ar, a->p, a->n * sizeof(double));
+    dpprof__fft(ar, ai, m, 0, tw);
+    if (a == b) memcpy(br, ar, 2 * m * sizeof(double));
+    else {
+        memcpy(br, b->p, b->n * sizeof(double));
+        dpprof__fft(br, bi, m, 0, tw);
+    }
+    for (k = 0; k < m; k++) {
+        const double r = ar[k] * br[k] - ai[k] * bi[k], i = ar[k] * bi[k] + ai[k] * br[k];
+        ar[k] = r, ai[k] = i;
+    }
+    dpprof__fft(ar, ai, m, 1, tw);
+    DPPROF_FREE(tw);
+    c->p = (double *)DPPROF_MALLOC(n * sizeof(double));
+    if (!c->p) {
+        DPPROF_FREE(ar);
+        return DPPROF__PRIV_EINVAL;
+    }
+    for (k = 0; k < n; k++) {
+        const double v = ar[k] / (double)m;
+        c->p[k] = v > 0.0 ? v : 0.0; /* roundoff */
+    }
+    DPPROF_FREE(ar);
+    c->lo = a->lo + b->lo;
+    c->n = n;
+    c->inf = 1.0 - (1.0 - a->inf) * (1.0 - b->inf);
+    dpprof__pld_trim(c);
+    return DPPROF__PRIV_OK;
+}
+
+/* one step's hockey-stick divergence delta(e) = P[L > e] - e^e Q[L > e] of the poisson-subsampled gaussian:
+   remove (P = (1-q) N(0, s^2) + q N(1, s^2), Q = N(0, s^2), L(x) = log(1 - q + q exp((2x - 1) / (2 s^2))))
+   or add (P and Q swapped, the loss negated) */
+static double dpprof__pld_hs(double q, double sigma, int add, double e) {
+    const double s2 = sigma * sigma, r2 = 1.4142135623730951 * sigma, ee = exp(e);
+    double x;
+    if (!add) {
+        if (q < 1.0 && ee <= 1.0 - q) return 1.0 - ee; /* every loss exceeds e */
+        x = q < 1.0 ? s2 * log((ee - (1.0 - q)) / q) + 0.5 : s2 * e + 0.5;
+        return (1.0 - q) * 0.5 * erfc(x / r2) + q * 0.5 * erfc((x - 1.0) / r2) - ee * 0.5 * erfc(x / r2);
+    }
+    if (q < 1.0 && exp(-e) <= 1.0 - q) return 0.0; /* no loss exceeds e */
+    x = q < 1.0 ? s2 * log((exp(-e) - (1.0 - q)) / q) + 0.5 : -s2 * e + 0.5;
+    return 0.5 * erfc(-x / r2) - ee * ((1.0 - q) * 0.5 * erfc(-x / r2) + q * 0.5 * erfc(-(x - 1.0) / r2));
+}
+
+/* one step's pmf on the grid by connect the dots (doroshenko et al. 2022): the discrete pair whose delta,
+   as a function of exp(eps), is the chord through the true delta at every grid point; the true one is convex
+   there, so the chords lie above it: pessimistic, and pessimistic under composition. masses from the chords'
+   slopes: mu_j = exp(l_j) (s_j - s_{j-1}), mu_top = -s_{m-1} exp(l_m), delta at the top goes to infinity,
+   the rest to the bottom point */
+static int dpprof__pld_step(double q, double sigma, double h, int add, dpprof__pld *d) {
+    const double s2 = sigma * sigma, tail = 9.0 * sigma;
+    double lmin, lmax, *dl, *sl;
+    long long k0, k1;
+    size_t m, j;
+    /* the loss window: where the mechanism's loss has mass beyond 1e-19 */
+#define DPPROF__PLD_L(x) (q < 1.0 ? log1p(q * expm1((2.0 * (x) - 1.0) / (2.0 * s2))) : (2.0 * (x) - 1.0) / (2.0 * s2))
+    if (!add) {
+        lmin = q < 1.0 ? log1p(-q) : DPPROF__PLD_L(-tail);
+        lmax = DPPROF__PLD_L(1.0 + tail);
+    } else {
+        lmin = -DPPROF__PLD_L(tail);
+        lmax = q < 1.0 ? -log1p(-q) : -DPPROF__PLD_L(1.0 - tail);
+    }
+#undef DPPROF__PLD_L
+    k0 = (long long)floor(lmin / h), k1 = (long long)ceil(lmax / h);
+    if (k1 - k0 < 2) k1 = k0 + 2;
+    if (k1 - k0 > 50000000LL) return DPPROF__PRIV_EINVAL;
+    m = (size_t)(k1 - k0);
+    dl = (double *)DPPROF_MALLOC((2 * m + 2) * sizeof(double));
+    d->p = (double *)DPPROF_MALLOC((m + 1) * sizeof(double));
+    if (!dl || !d->p) {
+        DPPROF_FREE(dl);
+        DPPROF_FREE(d->p);
+        return DPPROF__PRIV_EINVAL;
+    }
+    sl = dl + m + 1;
+    for (j = 0; j <= m; j++) {
+        const double v = dpprof__pld_hs(q, sigma, add, (double)(k0 + (long long)j) * h);
+        dl[j] = v > 0.0 ? v : 0.0;
+    }
+    for (j = 0; j < m; j++) { /* the chord's slope on [exp(l_j), exp(l_j+1)] */
+        const double y0 = exp((double)(k0 + (long long)j) * h), y1 = exp((double)(k0 + (long long)j + 1) * h);
+        sl[j] = (dl[j + 1] - dl[j]) / (y1 - y0);
+    }
+    for (j = 1; j < m; j++) { /* convexity makes these non-negative; roundoff is clamped */
+        const double mu = exp((double)(k0 + (long long)j) * h) * (sl[j] - sl[j - 1]);
+        d->p[j] = mu > 0.0 ? mu : 0.0;
+    }
+    {
+        const double top = -sl[m - 1] * exp((double)k1 * h);
+        double rest = 1.0;
+        d->p[m] = top > 0.0 ? top : 0.0;
+        d->inf = dl[m];
+        rest -= d->inf;
+        for (j = 1; j <= m; j++) rest -= d->p[j];
+        d->p[0] = rest > 0.0 ? rest : 0.0;
+    }
+    DPPROF_FREE(dl);
+    d->lo = k0;
+    d->n = m + 1;
+    dpprof__pld_trim(d);
+    return DPPROF__PRIV_OK;
+}
+
+/* delta(eps) of a composed pmf */
+static double dpprof__pld_delta(const dpprof__pld *d, double h, double eps) {
+    double s = d->inf;
+    size_t k;
+    for (k = 0; k < d->n; k++) {
+        const double l = (double)(d->lo + (long long)k) * h;
+        if (l > eps) s += d->p[k] * -expm1(eps - l);
+    }
+    return s;
+}
+
+static int dpprof__pld_one(double q, double sigma, long long steps, double delta, double h, int add, double *eps) {
+    dpprof__pld base, acc, t;
+    int rc = dpprof__pld_step(q, sigma, h, add, &base), have = 0;
+    double lo = 0.0, hi;
+    if (rc) return rc;
+    acc.p = NULL;
+    while (steps > 0 && rc == DPPROF__PRIV_OK) { /* exponentiation by squaring */
+        if (steps & 1) {
+            if (!have) {
+                acc.p = (double *)DPPROF_MALLOC(base.n * sizeof(double));
+                if (!acc.p) rc = DPPROF__PRIV_EINVAL;
+                else memcpy(acc.p, base.p, base.n * sizeof(double)), acc.lo = base.lo, acc.n = base.n, acc.inf = base.inf, have = 1;
+            } else if ((rc = dpprof__pld_compose(&acc, &base, &t)) == DPPROF__PRIV_OK) {
+                DPPROF_FREE(acc.p);
+                acc = t;
+            }
+        }
+        steps >>= 1;
+        if (steps && rc == DPPROF__PRIV_OK && (rc = dpprof__pld_compose(&base, &base, &t)) == DPPROF__PRIV_OK) {
+            DPPROF_FREE(base.p);
+            base = t;
+        }
+    }
+    DPPROF_FREE(base.p);
+    if (rc) {
+        DPPROF_FREE(acc.p);
+        return rc;
+    }
+    if (!have) { /* no step: nothing spent */
+        *eps = 0.0;
+        return DPPROF__PRIV_OK;
+    }
+    if (acc.inf > delta) {
+        DPPROF_FREE(acc.p);
+        return DPPROF__PRIV_ERANGE;
+    }
+    hi = (double)(acc.lo + (long long)acc.n) * h;
+    if (hi < 0.0) hi = 0.0;
+    if (dpprof__pld_delta(&acc, h, 0.0) <= delta) hi = 0.0;
+    else {
+        int it;
+        for (it = 0; it < 200 && hi - lo > 1e-12 * (1.0 + hi); it++) {
+            const double mid = 0.5 * (lo + hi);
+            if (dpprof__pld_delta(&acc, h, mid) <= delta) hi = mid;
+            else lo = mid;
+        }
+    }
+    DPPROF_FREE(acc.p);
+    *eps = hi;
+    return DPPROF__PRIV_OK;
+}
+
+DPPROF_API int dpprof_pld_epsilon(double q, double sigma, long long steps, double delta, double h, double *eps) {
+    double er = 0.0, ea = 0.0;
+    int rc;
+    if (!eps) return DPPROF__PRIV_ENULL;
+    if (q != q || sigma != sigma || delta != delta || q < 0.0 || q > 1.0 || !(sigma > 0.0) || steps < 0 || !(delta > 0.0 && delta < 1.0))
+        return DPPROF__PRIV_EINVAL;
+    if (!(h > 0.0)) h = 1e-4;
+    if (q == 0.0 || steps == 0) {
+        *eps = 0.0;
+        return DPPROF__PRIV_OK;
+    }
+    if ((rc = dpprof__pld_one(q, sigma, steps, delta, h, 0, &er)) != DPPROF__PRIV_OK) return rc;
+    if ((rc = dpprof__pld_one(q, sigma, steps, delta, h, 1, &ea)) != DPPROF__PRIV_OK) return rc;
+    *eps = er > ea ? er : ea;
+    return DPPROF__PRIV_OK;
+}
+
+DPPROF_API int dpprof_pld_sigma_for_epsilon(double q, long long steps, double delta, double target_eps, double h, double *sigma) {
+    double lo, hi, e;
+    int rc, it, pass;
+    if (!sigma) return DPPROF__PRIV_ENULL;
+    if (!(target_eps > 0.0)) return DPPROF__PRIV_EINVAL;
+    if (!(h > 0.0)) h = 1e-4;
+    if ((rc = dpprof_rdp_sigma_for_epsilon(q, steps, delta, target_eps, &hi)) != DPPROF__PRIV_OK && rc != DPPROF__PRIV_ERANGE) return rc;
+    if (rc == DPPROF__PRIV_ERANGE) hi = 1e6;
+    if (hi == 0.0) {
+        *sigma = 0.0;
+        return DPPROF__PRIV_OK;
+    }
+    /* bisection on log sigma: on a grid 10 times coarser first (a tenth of the work), then on h near it */
+    lo = hi / 64.0;
+    for (pass = 0; pass < 2; pass++) {
+        const double hp = pass ? h : 10.0 * h;
+        if (pass) lo = hi / 1.02;
+        for (it = 0; it < 60 && (hi - lo) > 1e-4 * hi; it++) {
+            const double mid = sqrt(lo * hi);
+            rc = dpprof_pld_epsilon(q, mid, steps, delta, hp, &e);
+            if (rc == DPPROF__PRIV_OK && e <= target_eps) hi = mid;
+            else lo = mid;
+        }
+    }
+    if (dpprof_pld_epsilon(q, hi, steps, delta, h, &e) != DPPROF__PRIV_OK || e > target_eps) return DPPROF__PRIV_ERANGE;
+    *sigma = hi;
+    return DPPROF__PRIV_OK;
+}
+
+#endif /* DPPROF_PRIVACY_IMPL_H */
+
+/* =============================================================================================
+   PART 4 (implementation): ops
+   ============================================================================================= */
+/* ---- cpu reference ops: implementation ----------------------------------------------------------
+   plain loops, innermost loop contiguous, every long sum in double. this is the specification the gpu
+   kernels are tested against, so clarity wins over speed wherever the two disagree. */
+
+/* dpprof.h defines DPPROF_ASSERT with DPPROF_MALLOC/DPPROF_FREE; this fallback is only for standalone use */
+#ifndef DPPROF_ASSERT
+#include <assert.h>
+#define DPPROF_ASSERT(c) assert(c)
+#endif
+
+/* columns per double accumulator block: 64 doubles = 512 bytes of stack, stays in l1 */
+#define DPPROF__BLK 64
+
+static dpprof_cost dpprof__cost(double flops, double bytes)
+{
+    dpprof_cost c;
+    c.flops = flops;
+    c.bytes = bytes;
+    return c;
+}
+
+/* dot product in double. four interleaved partial sums instead of one chain: gcc may not reorder a
+   single floating-point chain (no -ffast-math), so this is what lets -O2 vectorize it (about 3x) */
+static double dpprof__dot(const dpprof_real *a, const dpprof_real *b, int n)
+{
+    double s[4] = {0.0, 0.0, 0.0, 0.0}, r;
+    int i, l;
+    for (i = 0; i + 4 <= n; i += 4)
+        for (l = 0; l < 4; l++) s[l] += (double)a[i + l] * b[i + l];
+    r = (s[0] + s[1]) + (s[2] + s[3]);
+    for (; i < n; i++) r += (double)a[i] * b[i];
+    return r;
+}
+
+/* acc[0..n) += c * x[0..n) into a double accumulator. gcc -O2 (cheap cost model) leaves a plain
+   variable-length loop scalar; a full block has a constant trip count and any other length is unrolled
+   by four, and both of those it vectorizes (about 3x) */
+static void dpprof__axpy(double *acc, double c, const dpprof_real *x, int n)
+{
+    int i;
+    if (n == DPPROF__BLK) {
+        for (i = 0; i < DPPROF__BLK; i++) acc[i] += c * x[i];
+        return;
+    }
+    for (i = 0; i + 4 <= n; i += 4) {
+        acc[i] += c * x[i];
+        acc[i + 1] += c * x[i + 1];
+        acc[i + 2] += c * x[i + 2];
+        acc[i + 3] += c * x[i + 3];
+    }
+    for (; i < n; i++) acc[i] += c * x[i];
+}
+
+/* ---- matmul ---------------------------------------------------------------------------------- */
+
+void dpprof_matmul_fwd_ref(dpprof_real *out, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC)
+{
+    int n, o;
+    /* both operands of out[n, o] are contiguous rows (inp row n, weight row o): one dot product each */
+    for (n = 0; n < N; n++) {
+        const dpprof_real *x = inp + (size_t)n * IC;
+        dpprof_real *y = out + (size_t)n * OC;
+        for (o = 0; o < OC; o++) y[o] = (dpprof_real)dpprof__dot(x, weight + (size_t)o * IC, IC);
+    }
+}
+
+void dpprof_matmul_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC)
+{
+    double acc[4][DPPROF__BLK]; /* 2 KiB */
+    int n, o, i, r, i0, nb, nr;
+    /* both products are done by column block of IC, so a block of weight (for dinp) or of inp (for dweight)
+       is reused from cache across the whole outer loop, and each output element is one double sum */
+    if (dinp) {
+        /* dinp[n, i] += sum_o dout[n, o] * weight[o, i]: rows of weight are contiguous in i */
+        for (i0 = 0; i0 < IC; i0 += DPPROF__BLK) {
+            nb = IC - i0 < DPPROF__BLK ? IC - i0 : DPPROF__BLK;
+            for (n = 0; n < N; n += 4) {
+                /* four rows of dout per sweep of the weight block: a quarter of the cache traffic */
+                nr = N - n < 4 ? N - n : 4;
+                for (r = 0; r < nr; r++)
+                    for (i = 0; i < nb; i++) acc[r][i] = 0.0;
+                for (o = 0; o < OC; o++) {
+                    const dpprof_real *w = weight + (size_t)o * IC + i0;
+                    for (r = 0; r < nr; r++) dpprof__axpy(acc[r], dout[(size_t)(n + r) * OC + o], w, nb);
+                }
+                for (r = 0; r < nr; r++) {
+                    dpprof_real *dx = dinp + (size_t)(n + r) * IC + i0;
+                    for (i = 0; i < nb; i++) dx[i] = (dpprof_real)(dx[i] + acc[r][i]);
+                }
+            }
+        }
+    }
+    if (dweight) {
+        /* dweight[o, i] += sum_n dout[n, o] * inp[n, i]: rows of inp are contiguous in i */
+        for (i0 = 0; i0 < IC; i0 += DPPROF__BLK) {
+            nb = IC - i0 < DPPROF__BLK ? IC - i0 : DPPROF__BLK;
+            for (o = 0; o < OC; o += 4) {
+                /* four output rows per sweep of the inp block: a quarter of the cache traffic */
+                nr = OC - o < 4 ? OC - o : 4;
+                for (r = 0; r < nr; r++)
+                    for (i = 0; i < nb; i++) acc[r][i] = 0.0;
+                for (n = 0; n < N; n++) {
+                    const dpprof_real *x = inp + (size_t)n * IC + i0;
+                    const dpprof_real *g = dout + (size_t)n * OC + o;
+                    for (r = 0; r < nr; r++) dpprof__axpy(acc[r], g[r], x, nb);
+                }
+                for (r = 0; r < nr; r++) {
+                    dpprof_real *dw = dweight + (size_t)(o + r) * IC + i0;
+                    for (i = 0; i < nb; i++) dw[i] = (dpprof_real)(dw[i] + acc[r][i]);
+                }
+            }
+        }
+    }
+}
+
+/* ---- embedding ------------------------------------------------------------------------------- */
+
+void dpprof_embedding_fwd_ref(dpprof_real *out, const int *tokens, const dpprof_real *wte, int N, int C)
+{
+    int n;
+    for (n = 0; n < N; n++) {
+        DPPROF_ASSERT(tokens[n] >= 0);
+        memcpy(out + (size_t)n * C, wte + (size_t)tokens[n] * C, (size_t)C * sizeof(dpprof_real));
+    }
+}
+
+void dpprof_embedding_bwd_ref(dpprof_real *dwte, const dpprof_real *dout, const int *tokens, int N, int C)
+{
+    double acc[DPPROF__BLK];
+    int n, m, c0, c, nb;
+    /* a frequent token's gradient is a long sum over rows, so all occurrences of a token are summed in
+       double at its first occurrence. finding them costs O(N^2) int compares (no allocation allowed), which
+       is small next to any matmul of the same step. */
+    for (n = 0; n < N; n++) {
+        int tok = tokens[n], seen = 0, repeated = 0;
+        dpprof_real *dw;
+        const dpprof_real *g;
+        DPPROF_ASSERT(tok >= 0);
+        for (m = 0; m < n; m++)
+            if (tokens[m] == tok) { seen = 1; break; }
+        if (seen) continue;
+        for (m = n + 1; m < N; m++)
+            if (tokens[m] == tok) { repeated = 1; break; }
+        dw = dwte + (size_t)tok * C;
+        if (!repeated) {
+            /* single occurrence: one add per element, no sum to protect */
+            g = dout + (size_t)n * C;
+            for (c = 0; c < C; c++) dw[c] = (dpprof_real)((double)dw[c] + g[c]);
+            continue;
+        }
+        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
+            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
+            for (c = 0; c < nb; c++) acc[c] = 0.0;
+            for (m = n; m < N; m++) {
+                if (tokens[m] != tok) continue;
+                dpprof__axpy(acc, 1.0, dout + (size_t)m * C + c0, nb);
+            }
+            for (c = 0; c < nb; c++) dw[c0 + c] = (dpprof_real)(dw[c0 + c] + acc[c]);
+        }
+    }
+}
+
+/* ---- rmsnorm --------------------------------------------------------------------------------- */
+
+void dpprof_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, const dpprof_real *inp, const dpprof_real *weight, int N, int C, float eps)
+{
+    int n, c;
+    for (n = 0; n < N; n++) {
+        const dpprof_real *x = inp + (size_t)n * C;
+        dpprof_real *y = out + (size_t)n * C;
+        double ss = dpprof__dot(x, x, C), r;
+        r = 1.0 / sqrt(ss / C + (double)eps);
+        rstd[n] = (dpprof_real)r;
+        for (c = 0; c < C; c++) y[c] = (dpprof_real)(x[c] * r * weight[c]);
+    }
+}
+
+void dpprof_add_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, dpprof_real *res, const dpprof_real *other, const dpprof_real *weight, int N, int C, float eps)
+{
+    if (N > 0 && C > 0) dpprof_add_ref(res, res, other, (size_t)N * C);
+    dpprof_rmsnorm_fwd_ref(out, rstd, res, weight, N, C, eps);
+}
+
+void dpprof_rmsnorm_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int N, int C)
+{
+    double acc[DPPROF__BLK];
+    int n, c, c0, nb;
+    /* y_c = x_c r w_c with r = (mean(x^2) + eps)^(-1/2), dr/dx_j = -r^3 x_j / C, so
+       dx_j = r (g_j w_j) - x_j r^3 / C * sum_c g_c w_c x_c */
+    for (n = 0; n < N; n++) {
+        const dpprof_real *x = inp + (size_t)n * C;
+        const dpprof_real *g = dout + (size_t)n * C;
+        dpprof_real *dx = dinp + (size_t)n * C;
+        double r = rstd[n], dot = 0.0, k;
+        for (c = 0; c < C; c++) dot += (double)g[c] * weight[c] * x[c];
+        k = r * r * r * dot / C;
+        for (c = 0; c < C; c++) dx[c] = (dpprof_real)(dx[c] + (r * g[c] * weight[c] - k * x[c]));
+    }
+    if (dweight) {
+        /* dweight_c is a sum over all N rows: column blocks, rows inner, double accumulators */
+        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
+            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
+            for (c = 0; c < nb; c++) acc[c] = 0.0;
+            for (n = 0; n < N; n++) {
+                const dpprof_real *x = inp + (size_t)n * C + c0;
+                const dpprof_real *g = dout + (size_t)n * C + c0;
+                double r = rstd[n];
+                for (c = 0; c < nb; c++) acc[c] += (double)g[c] * x[c] * r;
+            }
+            for (c = 0; c < nb; c++) dweight[c0 + c] = (dpprof_real)(dweight[c0 + c] + acc[c]);
+        }
+    }
+}
+
+/* ---- rope ------------------------------------------------------------------------------------ */
+
+/* rotates each (x[i], x[i + HS/2]) pair of every head by sign * t * inv_freq_i; sign -1 is the transpose */
+static void dpprof__rope(dpprof_real *x, int B, int T, int NH, int HS, double theta, double sign)
+{
+    double inv_freq[DPPROF_MAX_HEAD_SIZE / 2], cs[DPPROF_MAX_HEAD_SIZE / 2], sn[DPPROF_MAX_HEAD_SIZE / 2];
+    int half = HS / 2, b, t, h, i;
+    DPPROF_ASSERT(HS % 2 == 0 && HS > 0 && HS <= DPPROF_MAX_HEAD_SIZE);
+    if (HS % 2 != 0 || HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE) return; /* never overrun the tables under NDEBUG */
+    for (i = 0; i < half; i++) inv_freq[i] = pow(theta, -2.0 * i / HS);
+    for (t = 0; t < T; t++) {
+        /* the angle depends only on (t, i): one table per position, reused by every sample and head */
+        for (i = 0; i < half; i++) {
+            double a = t * inv_freq[i];
+            cs[i] = cos(a);
+            sn[i] = sign * sin(a);
+        }
+        for (b = 0; b < B; b++) {
+            for (h = 0; h < NH; h++) {
+                dpprof_real *p = x + (((size_t)b * T + t) * NH + h) * HS;
+                for (i = 0; i < half; i++) {
+                    double x1 = p[i], x2 = p[i + half];
+                    p[i] = (dpprof_real)(x1 * cs[i] - x2 * sn[i]);
+                    p[i + half] = (dpprof_real)(x2 * cs[i] + x1 * sn[i]);
+                }
+            }
+        }
+    }
+}
+
+void dpprof_rope_fwd_ref(dpprof_real *x, int B, int T, int NH, int HS, double theta)
+{
+    dpprof__rope(x, B, T, NH, HS, theta, 1.0);
+}
+
+void dpprof_rope_bwd_ref(dpprof_real *dx, int B, int T, int NH, int HS, double theta)
+{
+    /* the forward is an orthogonal rotation per pair, so its jacobian transpose is the rotation by -angle */
+    dpprof__rope(dx, B, T, NH, HS, theta, -1.0);
+}
+
+/* ---- attention ------------------------------------------------------------------------------- */
+
+void dpprof_attention_fwd_ref(dpprof_real *out, dpprof_real *lse, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, int B, int T, int NH, int NKV, int HS)
+{
+    double acc[DPPROF_MAX_HEAD_SIZE]; /* 2 KiB */
+    size_t qstride = (size_t)NH * HS, kstride = (size_t)NKV * HS; /* between consecutive tokens */
+    double scale = 1.0 / sqrt((double)HS);
+    int b, h, t, j, i, group;
+    DPPROF_ASSERT(HS > 0 && HS <= DPPROF_MAX_HEAD_SIZE && NKV > 0 && NH % NKV == 0);
+    if (HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE || NKV <= 0 || NH % NKV != 0) return; /* never overrun acc under NDEBUG */
+    group = NH / NKV;
+    for (b = 0; b < B; b++) {
+        for (h = 0; h < NH; h++) {
+            const dpprof_real *kb = k + (size_t)b * T * kstride + (size_t)(h / group) * HS;
+            const dpprof_real *vb = v + (size_t)b * T * kstride + (size_t)(h / group) * HS;
+            for (t = 0; t < T; t++) {
+                size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
+                double m = 0.0, l = 0.0;
+                for (i = 0; i < HS; i++) acc[i] = 0.0;
+                /* online softmax: keep the running max m, l = sum exp(s - m) and acc = sum exp(s - m) v,
+                   rescaling both when the max grows, so no score row is ever stored */
+                for (j = 0; j <= t; j++) {
+                    double s = scale * dpprof__dot(q + row, kb + (size_t)j * kstride, HS), p;
+                    if (j == 0) {
+                        m = s;
+                    } else if (s > m) {
+                        double corr = exp(m - s);
+                        l *= corr;
+                        for (i = 0; i < HS; i++) acc[i] *= corr;
+                        m = s;
+                    }
+                    p = exp(s - m);
+                    l += p;
+                    dpprof__axpy(acc, p, vb + (size_t)j * kstride, HS);
+                }
+                /* l >= 1 because the max term contributes exp(0) */
+                for (i = 0; i < HS; i++) out[row + i] = (dpprof_real)(acc[i] / l);
+                lse[((size_t)b * NH + h) * T + t] = (dpprof_real)(m + log(l));
+            }
+        }
+    }
+}
+
+void dpprof_attention_bwd_ref(dpprof_real *dq, dpprof_real *dk, dpprof_real *dv, const dpprof_real *dout, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, const dpprof_real *out, const dpprof_real *lse, int B, int T, int NH, int NKV, int HS)
+{
+    double da[DPPROF_MAX_HEAD_SIZE], db[DPPROF_MAX_HEAD_SIZE]; /* 4 KiB */
+    size_t qstride = (size_t)NH * HS, kstride = (size_t)NKV * HS;
+    double scale = 1.0 / sqrt((double)HS);
+    int b, h, t, j, i, g, kvh, group;
+    DPPROF_ASSERT(HS > 0 && HS <= DPPROF_MAX_HEAD_SIZE && NKV > 0 && NH % NKV == 0);
+    if (HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE || NKV <= 0 || NH % NKV != 0) return;
+    group = NH / NKV;
+
+    /* pass 1: D = dout . out per (b, t, h). with no allocation allowed it is parked in element 0 of the
+       same row of dq: pass 3 overwrites dq row by row and each row needs only its own D (read first).
+       in float builds D is thus rounded to float, like the fp32 D of flash attention kernels. */
+    for (b = 0; b < B; b++)
+        for (t = 0; t < T; t++)
+            for (h = 0; h < NH; h++) {
+                size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
+                dq[row] = (dpprof_real)dpprof__dot(dout + row, out + row, HS);
+            }
+
+    /* pass 2: per key j, dk_j and dv_j are sums over the group's query heads and queries t >= j; looping
+       j outermost keeps each sum in a double accumulator, at the price of recomputing p and dp */
+    for (b = 0; b < B; b++) {
+        for (kvh = 0; kvh < NKV; kvh++) {
+            for (j = 0; j < T; j++) {
+                size_t krow = ((size_t)b * T + j) * kstride + (size_t)kvh * HS;
+                const dpprof_real *kj = k + krow;
+                const dpprof_real *vj = v + krow;
+                for (i = 0; i < HS; i++) { da[i] = 0.0; db[i] = 0.0; }
+                for (g = 0; g < group; g++) {
+                    h = kvh * group + g;
+                    for (t = j; t < T; t++) {
+                        size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
+                        const dpprof_real *qt = q + row;
+                        const dpprof_real *gt = dout + row;
+                        double s = scale * dpprof__dot(qt, kj, HS);
+                        double p = exp(s - lse[((size_t)b * NH + h) * T + t]);
+                        double dp = dpprof__dot(gt, vj, HS);
+                        double ds = p * (dp - dq[row]);
+                        dpprof__axpy(da, scale * ds, qt, HS);
+                        dpprof__axpy(db, p, gt, HS);
+                    }
+                }
+                for (i = 0; i < HS; i++) {
+                    dk[krow + i] = (dpprof_real)da[i];
+                    dv[krow + i] = (dpprof_real)db[i];
+                }
+            }
+        }
+    }
+
+    /* pass 3: dq_t = scale * sum_{j <= t} ds_tj k_j */
+    for (b = 0; b < B; b++) {
+        for (h = 0; h < NH; h++) {
+            const dpprof_real *kb = k + (size_t)b * T * kstride + (size_t)(h / group) * HS;
+            const dpprof_real *vb = v + (size_t)b * T * kstride + (size_t)(h / group) * HS;
+            for (t = 0; t < T; t++) {
+                size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
+                const dpprof_real *qt = q + row;
+                const dpprof_real *gt = dout + row;
+                double D = dq[row], lse_t = lse[((size_t)b * NH + h) * T + t];
+                for (i = 0; i < HS; i++) da[i] = 0.0;
+                for (j = 0; j <= t; j++) {
+                    const dpprof_real *kj = kb + (size_t)j * kstride;
+                    double s = scale * dpprof__dot(qt, kj, HS);
+                    double p = exp(s - lse_t);
+                    double ds = p * (dpprof__dot(gt, vb + (size_t)j * kstride, HS) - D);
+                    dpprof__axpy(da, scale * ds, kj, HS);
+                }
+                for (i = 0; i < HS; i++) dq[row + i] = (dpprof_real)da[i];
+            }
+        }
+    }
+}
+
+/* ---- swiglu, add ----------------------------------------------------------------------------- */
+
+void dpprof_swiglu_fwd_ref(dpprof_real *h, const dpprof_real *gate, const dpprof_real *up, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double g = gate[i];
+        /* exp(-g) overflows to inf for very negative g, which gives the right limit 0 */
+        double s = 1.0 / (1.0 + exp(-g));
+        h[i] = (dpprof_real)(g * s * up[i]);
+    }
+}
+
+void dpprof_swiglu_bwd_ref(dpprof_real *dgate, dpprof_real *dup, const dpprof_real *dh, const dpprof_real *gate, const dpprof_real *up, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        /* all inputs are read before either output is written */
+        double g = gate[i], u = up[i], d = dh[i];
+        double s = 1.0 / (1.0 + exp(-g));
+        /* silu'(g) = s + g s (1 - s) */
+        double dsilu = s * (1.0 + g * (1.0 - s));
+        dup[i] = (dpprof_real)(d * g * s);
+        dgate[i] = (dpprof_real)(d * u * dsilu);
+    }
+}
+
+void dpprof_add_ref(dpprof_real *out, const dpprof_real *a, const dpprof_real *b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+/* ---- cross-entropy --------------------------------------------------------------------------- */
+
+/* max and sum exp(x - max) of one row of logits, in double */
+static void dpprof__softmax_stats(const dpprof_real *x, int V, double *mx, double *sum)
+{
+    double m = x[0], s = 0.0;
+    int i;
+    for (i = 1; i < V; i++)
+        if (x[i] > m) m = x[i];
+    for (i = 0; i < V; i++) s += exp(x[i] - m);
+    *mx = m;
+    *sum = s;
+}
+
+void dpprof_crossentropy_fwd_ref(dpprof_real *losses, const dpprof_real *logits, const int *targets, int B, int T, int V)
+{
+    int b, t;
+    for (b = 0; b < B; b++) {
+        double total = 0.0;
+        for (t = 0; t < T; t++) {
+            const dpprof_real *x = logits + ((size_t)b * T + t) * V;
+            int y = targets[(size_t)b * T + t];
+            double mx, se;
+            DPPROF_ASSERT(y >= 0 && y < V);
+            dpprof__softmax_stats(x, V, &mx, &se);
+            /* -log softmax_y = log sum exp(x - mx) + (mx - x_y); mx - x_y is taken first because it is exact
+               when the two are close, so large logits (1000) lose nothing to rounding */
+            total += log(se) + (mx - (double)x[y]);
+        }
+        losses[b] = (dpprof_real)(total / T);
+    }
+}
+
+void dpprof_crossentropy_bwd_ref(dpprof_real *dlogits, const dpprof_real *logits, const int *targets, const dpprof_real *dlosses, int B, int T, int V)
+{
+    int b, t, i;
+    for (b = 0; b < B; b++) {
+        double sc = (double)dlosses[b] / T;
+        for (t = 0; t < T; t++) {
+            size_t off = ((size_t)b * T + t) * V;
+            const dpprof_real *x = logits + off;
+            dpprof_real *dx = dlogits + off;
+            int y = targets[(size_t)b * T + t];
+            double mx, se;
+            DPPROF_ASSERT(y >= 0 && y < V);
+            /* the row statistics are complete before the first write, and each element is read just
+               before it is overwritten, so dlogits may alias logits */
+            dpprof__softmax_stats(x, V, &mx, &se);
+            for (i = 0; i < V; i++) {
+                double p = exp(x[i] - mx) / se;
+                dx[i] = (dpprof_real)(sc * (i == y ? p - 1.0 : p));
+            }
+        }
+    }
+}
+
+/* ---- last token (classification head) ------------------------------------------------------- */
+
+void dpprof_last_token_fwd_ref(dpprof_real *out, const dpprof_real *inp, int B, int T, int C)
+{
+    int b;
+    for (b = 0; b < B; b++)
+        memcpy(out + (size_t)b * C, inp + ((size_t)b * T + (T - 1)) * C, (size_t)C * sizeof(dpprof_real));
+}
+
+void dpprof_last_token_bwd_ref(dpprof_real *dinp, const dpprof_real *dout, int B, int T, int C)
+{
+    int b, c;
+    for (b = 0; b < B; b++) {
+        dpprof_real *dx = dinp + ((size_t)b * T + (T - 1)) * C;
+        const dpprof_real *g = dout + (size_t)b * C;
+        for (c = 0; c < C; c++) dx[c] = dx[c] + g[c];
+    }
+}
+
+/* ---- optimizers and scaling ------------------------------------------------------------------ */
+
+void dpprof_adam_ref(dpprof_real *param, dpprof_real *m, dpprof_real *v, const dpprof_real *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t)
+{
+    /* bias corrections for the 1-based step t */
+    double bc1 = 1.0 - pow(b1, (double)t), bc2 = 1.0 - pow(b2, (double)t);
+    size_t i;
+    for (i = 0; i < n; i++) {
+        double g = grad[i], p = param[i];
+        double mi = b1 * m[i] + (1.0 - b1) * g;
+        double vi = b2 * v[i] + (1.0 - b2) * g * g;
+        double mhat = mi / bc1, vhat = vi / bc2;
+        /* decoupled decay uses the pre-update p, the same as pytorch's p *= 1 - lr*wd before the adam step */
+        p -= lr * (mhat / (sqrt(vhat) + eps) + wd * p);
+        m[i] = (dpprof_real)mi;
+        v[i] = (dpprof_real)vi;
+        param[i] = (dpprof_real)p;
+    }
+}
+
+void dpprof_sgd_ref(dpprof_real *param, const dpprof_real *grad, size_t n, double lr)
+{
+    size_t i;
+    for (i = 0; i < n; i++) param[i] = (dpprof_real)(param[i] - lr * grad[i]);
+}
+
+void dpprof_scale_ref(dpprof_real *y, const dpprof_real *x, size_t n, double alpha)
+{
+    size_t i;
+    for (i = 0; i < n; i++) y[i] = (dpprof_real)(alpha * x[i]);
+}
+
+/* ---- analytic costs (formulas are documented at the declarations) ---------------------------- */
+
+dpprof_cost dpprof_matmul_fwd_cost(int N, int IC, int OC, int elem_size)
+{
+    double n = N, ic = IC, oc = OC, es = elem_size;
+    return dpprof__cost(2.0 * n * ic * oc, es * (n * ic + oc * ic + n * oc));
+}
+
+dpprof_cost dpprof_matmul_bwd_cost(int N, int IC, int OC, int elem_size)
+{
+    double n = N, ic = IC, oc = OC, es = elem_size;
+    double flops = 2.0 * n * ic * oc     /* dinp = dout @ weight */
+                 + 2.0 * n * ic * oc     /* dweight = dout^T @ inp */
+                 + n * ic + oc * ic;     /* the += into both */
+    double bytes = es * (n * oc + n * ic + oc * ic + 2.0 * n * ic + 2.0 * oc * ic);
+    return dpprof__cost(flops, bytes);
+}
+
+dpprof_cost dpprof_embedding_fwd_cost(int N, int C, int elem_size)
+{
+    double n = N, c = C, es = elem_size;
+    return dpprof__cost(0.0, 4.0 * n + es * (n * c + n * c));
+}
+
+dpprof_cost dpprof_embedding_bwd_cost(int N, int C, int elem_size)
+{
+    double n = N, c = C, es = elem_size;
+    return dpprof__cost(n * c, 4.0 * n + es * (n * c + 2.0 * n * c));
+}
+
+dpprof_cost dpprof_rmsnorm_fwd_cost(int N, int C, int elem_size)
+{
+    double n = N, c = C, es = elem_size;
+    return dpprof__cost(n * (4.0 * c + 4.0), es * (2.0 * n * c + c + n));
+}
+
+dpprof_cost dpprof_add_rmsnorm_fwd_cost(int N, int C, int elem_size)
+{
+    double n = N, c = C, es = elem_size;
+    return dpprof__cost(n * (5.0 * c + 4.0), es * (4.0 * n * c + c + n));
+}
+
+dpprof_cost dpprof_rmsnorm_bwd_cost(int N, int C, int elem_size)
+{
+    double n = N, c = C, es = elem_size;
+    double flops = n * (3.0 * c + 5.0 * c + 3.0 * c + 3.0);
+    double bytes = es * (n * c + n * c + c + n + 2.0 * n * c + 2.0 * c);
+    return dpprof__cost(flops, bytes);
+}
+
+dpprof_cost dpprof_rope_fwd_cost(int B, int T, int NH, int HS, int elem_size)
+{
+    double e = (double)B * T * NH * HS, es = elem_size;
+    return dpprof__cost(3.0 * e, es * 2.0 * e);
+}
+
+dpprof_cost dpprof_rope_bwd_cost(int B, int T, int NH, int HS, int elem_size)
+{
+    return dpprof_rope_fwd_cost(B, T, NH, HS, elem_size);
+}
+
+dpprof_cost dpprof_attention_fwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size)
+{
+    double pairs = (double)B * NH * ((double)T * (T + 1) / 2.0); /* causal: query t sees keys 0..t */
+    double hs = HS, es = elem_size;
+    double qsz = (double)B * T * NH * HS, kvsz = (double)B * T * NKV * HS, lsesz = (double)B * NH * T;
+    double flops = 2.0 * hs * pairs      /* q . k */
+                 + 2.0 * hs * pairs      /* p * v */
+                 + 5.0 * pairs           /* scale, running max, subtract, exp, sum */
+                 + qsz;                  /* divide by the row sum */
+    double bytes = es * (2.0 * qsz + 2.0 * kvsz + lsesz);
+    return dpprof__cost(flops, bytes);
+}
+
+dpprof_cost dpprof_attention_bwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size)
+{
+    double pairs = (double)B * NH * ((double)T * (T + 1) / 2.0);
+    double hs = HS, es = elem_size;
+    double qsz = (double)B * T * NH * HS, kvsz = (double)B * T * NKV * HS, lsesz = (double)B * NH * T;
+    double flops = 10.0 * hs * pairs     /* recompute q.k and dout.v, then dq, dk, dv updates */
+                 + 4.0 * pairs           /* exp(s - lse), dp - D, * p, * scale */
+                 + 2.0 * qsz;            /* D = rowsum(dout * out) */
+    double bytes = es * (3.0 * qsz + 2.0 * kvsz + lsesz + qsz + 2.0 * kvsz);
+    return dpprof__cost(flops, bytes);
+}
+
+dpprof_cost dpprof_swiglu_fwd_cost(size_t n, int elem_size)
+{
+    return dpprof__cost(5.0 * (double)n, (double)elem_size * 3.0 * (double)n);
+}
+
+dpprof_cost dpprof_swiglu_bwd_cost(size_t n, int elem_size)
+{
+    return dpprof__cost(12.0 * (double)n, (double)elem_size * 5.0 * (double)n);
+}
+
+dpprof_cost dpprof_add_cost(size_t n, int elem_size)
+{
+    return dpprof__cost((double)n, (double)elem_size * 3.0 * (double)n);
+}
+
+dpprof_cost dpprof_crossentropy_fwd_cost(int B, int T, int V, int elem_size)
+{
+    double rows = (double)B * T, v = V, es = elem_size;
+    return dpprof__cost(rows * (4.0 * v + 4.0) + B, es * rows * v + 4.0 * rows + es * B);
+}
+
+dpprof_cost dpprof_crossentropy_bwd_cost(int B, int T, int V, int elem_size)
+{
+    double rows = (double)B * T, v = V, es = elem_size;
+    return dpprof__cost(rows * (7.0 * v + 2.0), es * (rows * v + B + rows * v) + 4.0 * rows);
+}
+
+dpprof_cost dpprof_last_token_fwd_cost(int B, int T, int C, int elem_size)
+{
+    (void)T; /* only row T-1 is touched, whatever T is */
+    return dpprof__cost(0.0, (double)elem_size * 2.0 * B * C);
+}
+
+dpprof_cost dpprof_last_token_bwd_cost(int B, int T, int C, int elem_size)
+{
+    (void)T;
+    return dpprof__cost((double)B * C, (double)elem_size * 3.0 * B * C);
+}
+
+dpprof_cost dpprof_adam_cost(size_t n, int elem_size)
+{
+    return dpprof__cost(16.0 * (double)n, (double)elem_size * 7.0 * (double)n);
+}
+
+dpprof_cost dpprof_sgd_cost(size_t n, int elem_size)
+{
+    return dpprof__cost(2.0 * (double)n, (double)elem_size * 3.0 * (double)n);
+}
+
+dpprof_cost dpprof_scale_cost(size_t n, int elem_size)
+{
+    return dpprof__cost((double)n, (double)elem_size * 2.0 * (double)n);
+}
+
+/* ---- dp reference ops: implementation (after the
+   cpu reference ops: it uses their dpprof__dot, dpprof__axpy, dpprof__cost and DPPROF__BLK) ----
+   same rules as the ops above: plain loops, innermost loop contiguous, every long sum in double, no allocation.
+   the norms are the specification the gpu norm kernels are tested against. */
+
+/* dot product of two long vectors a, b (len): dpprof__dot takes an int length, and a (T,T) gram or a whole
+   model's per-sample gradient can pass INT_MAX elements, so it is fed in chunks of 2^30 */
+static double dpprof__dot_long(const dpprof_real *a, const dpprof_real *b, size_t len)
+{
+    const size_t chunk = (size_t)1 << 30;
+    double s = 0.0;
+    size_t k;
+    for (k = 0; k < len; k += chunk) {
+        size_t m = len - k < chunk ? len - k : chunk;
+        s += dpprof__dot(a + k, b + k, (int)m);
+    }
+    return s;
+}
+
+/* out (OC,IC) = (accumulate ? out : 0) + sum_{i<n} w_i dy_i^T x_i, dy (n,T,OC), x (n,T,IC), w_i = c[i] (c (n)),
+   or 1 when c is NULL. the blocking of dpprof_matmul_bwd_ref's dweight (a 64-column block of x reused by four
+   output rows), over the n*T rows in order, so with c NULL or all ones it repeats that op's arithmetic exactly */
+static void dpprof__linear_dyTx(dpprof_real *out, int accumulate, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC)
+{
+    double acc[4][DPPROF__BLK]; /* 2 KiB */
+    int i, t, o, r, k, i0, nb, nr;
+    for (i0 = 0; i0 < IC; i0 += DPPROF__BLK) {
+        nb = IC - i0 < DPPROF__BLK ? IC - i0 : DPPROF__BLK;
+        for (o = 0; o < OC; o += 4) {
+            nr = OC - o < 4 ? OC - o : 4;
+            for (r = 0; r < nr; r++)
+                for (k = 0; k < nb; k++) acc[r][k] = 0.0;
+            for (i = 0; i < n; i++) {
+                double w = c ? c[i] : 1.0;
+                for (t = 0; t < T; t++) {
+                    size_t row = (size_t)i * T + t;
+                    const dpprof_real *xr = x + row * IC + i0;
+                    const dpprof_real *g = dy + row * OC + o;
+                    /* w * g is the per-sample scaling of dy; 1.0 * g is exact, hence the bitwise match */
+                    for (r = 0; r < nr; r++) dpprof__axpy(acc[r], w * g[r], xr, nb);
+                }
+            }
+            for (r = 0; r < nr; r++) {
+                dpprof_real *dst = out + (size_t)(o + r) * IC + i0;
+                if (accumulate)
+                    for (k = 0; k < nb; k++) dst[k] = (dpprof_real)(dst[k] + acc[r][k]);
+                else
+                    for (k = 0; k < nb; k++) dst[k] = (dpprof_real)acc[r][k];
+            }
+        }
+    }
+}
+
+/* dst (V,C) rows += sum over the N = n*T rows r of dy (N,C) of w_r dy_r into row tokens[r] (tokens (N)),
+   w_r = c[r / T] (c (n)) or 1 when c is NULL. V > 0 bounds the tokens (rows outside [0,V) are skipped under
+   NDEBUG rather than written out of bounds); V <= 0 means unknown (only tok >= 0 is checked). as in
+   dpprof_embedding_bwd_ref, all occurrences of a token are summed in double at its first occurrence, found
+   by O(N^2) int compares (no allocation allowed) */
+static void dpprof__embedding_scatter(dpprof_real *dst, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C, int V)
+{
+    double acc[DPPROF__BLK];
+    size_t N = (size_t)n * T, r, m;
+    int c0, k, nb;
+    for (r = 0; r < N; r++) {
+        int tok = tokens[r], seen = 0, repeated = 0;
+        dpprof_real *dw;
+        DPPROF_ASSERT(tok >= 0 && (V <= 0 || tok < V));
+        if (tok < 0 || (V > 0 && tok >= V)) continue;
+        for (m = 0; m < r; m++)
+            if (tokens[m] == tok) { seen = 1; break; }
+        if (seen) continue;
+        for (m = r + 1; m < N; m++)
+            if (tokens[m] == tok) { repeated = 1; break; }
+        dw = dst + (size_t)tok * C;
+        if (!repeated) {
+            /* single occurrence: one rounding per element, no sum to protect */
+            const dpprof_real *g = dy + r * C;
+            double w = c ? c[r / (size_t)T] : 1.0;
+            for (k = 0; k < C; k++) dw[k] = (dpprof_real)(dw[k] + w * g[k]);
+            continue;
+        }
+        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
+            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
+            for (k = 0; k < nb; k++) acc[k] = 0.0;
+            for (m = r; m < N; m++) {
+                if (tokens[m] != tok) continue;
+                dpprof__axpy(acc, c ? c[m / (size_t)T] : 1.0, dy + m * C + c0, nb);
+            }
+            for (k = 0; k < nb; k++) dw[c0 + k] = (dpprof_real)(dw[c0 + k] + acc[k]);
+        }
+    }
+}
+
+/* ---- linear layers: materialised per-sample gradients ------------------------------------------- */
+
+void dpprof_linear_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
+{
+    int i;
+    /* each sample is its own (T-row) weight gradient, overwritten */
+    for (i = 0; i < n; i++)
+        dpprof__linear_dyTx(psg + (size_t)i * OC * IC, 0, dy + (size_t)i * T * OC, x + (size_t)i * T * IC, NULL, 1, T, IC, OC);
+}
+
+void dpprof_psgrad_sqnorm_ref(double *norm2, const dpprof_real *psg, int n, size_t P)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        const dpprof_real *g = psg + (size_t)i * P;
+        norm2[i] += dpprof__dot_long(g, g, P);
+    }
+}
+
+void dpprof_psgrad_clipsum_ref(dpprof_real *dw, const dpprof_real *psg, const double *c, int n, size_t P)
+{
+    double acc[DPPROF__BLK];
+    size_t p0;
+    int i, k, nb;
+    /* column blocks, samples inner: the sum over i stays in double and dw is rounded once */
+    for (p0 = 0; p0 < P; p0 += DPPROF__BLK) {
+        nb = P - p0 < DPPROF__BLK ? (int)(P - p0) : DPPROF__BLK;
+        for (k = 0; k < nb; k++) acc[k] = 0.0;
+        for (i = 0; i < n; i++) dpprof__axpy(acc, c[i], psg + (size_t)i * P + p0, nb);
+        for (k = 0; k < nb; k++) dw[p0 + k] = (dpprof_real)(dw[p0 + k] + acc[k]);
+    }
+}
+
+/* ---- linear layers: ghost norms ----------------------------------------------------------------- */
+
+void dpprof_gram_ref(dpprof_real *out, const dpprof_real *x, int n, int T, int D)
+{
+    int i, s, t;
+    for (i = 0; i < n; i++) {
+        const dpprof_real *xi = x + (size_t)i * T * D;
+        dpprof_real *o = out + (size_t)i * T * T;
+        /* upper triangle by dot products, mirrored: half the work and an exactly symmetric result */
+        for (s = 0; s < T; s++)
+            for (t = s; t < T; t++) {
+                dpprof_real v = (dpprof_real)dpprof__dot(xi + (size_t)s * D, xi + (size_t)t * D, D);
+                o[(size_t)s * T + t] = v;
+                o[(size_t)t * T + s] = v;
+            }
+    }
+}
+
+void dpprof_gram_dot_ref(double *norm2, const dpprof_real *ga, const dpprof_real *gg, int n, int T)
+{
+    size_t TT = (size_t)T * T;
+    int i;
+    for (i = 0; i < n; i++) norm2[i] += dpprof__dot_long(ga + (size_t)i * TT, gg + (size_t)i * TT, TT);
+}
+
+void dpprof_linear_sqnorm_gram_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
+{
+    int i, s0, t0, s, t, ns, nt;
+    for (i = 0; i < n; i++) {
+        const dpprof_real *xi = x + (size_t)i * T * IC;
+        const dpprof_real *gi = dy + (size_t)i * T * OC;
+        double total = 0.0;
+        for (s0 = 0; s0 < T; s0 += DPPROF_NORM_TILE) {
+            ns = T - s0 < DPPROF_NORM_TILE ? T - s0 : DPPROF_NORM_TILE;
+            /* (x x^T)_st (dy dy^T)_st is symmetric in (s,t): tiles below the diagonal mirror those above */
+            for (t0 = s0; t0 < T; t0 += DPPROF_NORM_TILE) {
+                double tile = 0.0; /* the tile's own accumulator: a gpu block reduces a tile the same way */
+                nt = T - t0 < DPPROF_NORM_TILE ? T - t0 : DPPROF_NORM_TILE;
+                for (s = s0; s < s0 + ns; s++) {
+                    const dpprof_real *xs = xi + (size_t)s * IC, *gs = gi + (size_t)s * OC;
+                    /* each gram entry is made and consumed at once: no tile of either gram is kept */
+                    for (t = t0; t < t0 + nt; t++)
+                        tile += dpprof__dot(xs, xi + (size_t)t * IC, IC) * dpprof__dot(gs, gi + (size_t)t * OC, OC);
+                }
+                total += (t0 == s0 ? 1.0 : 2.0) * tile;
+            }
+        }
+        norm2[i] += total;
+    }
+}
+
+void dpprof_linear_sqnorm_gram_group_ref(double *const *norm2, const dpprof_real *const *dy, const int *OC, int m, const dpprof_real *x, int n, int T, int IC)
+{
+    int j;
+    for (j = 0; j < m; j++) dpprof_linear_sqnorm_gram_ref(norm2[j], dy[j], x, n, T, IC, OC[j]);
+}
+
+void dpprof_linear_sqnorm_psg_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
+{
+    double acc[DPPROF_NORM_TILE][DPPROF_NORM_TILE]; /* 8 KiB at tile 32: one block of g_i */
+    int i, t, o0, i0, no, ni, o, k;
+    for (i = 0; i < n; i++) {
+        double total = 0.0;
+        for (o0 = 0; o0 < OC; o0 += DPPROF_NORM_TILE) {
+            no = OC - o0 < DPPROF_NORM_TILE ? OC - o0 : DPPROF_NORM_TILE;
+            for (i0 = 0; i0 < IC; i0 += DPPROF_NORM_TILE) {
+                ni = IC - i0 < DPPROF_NORM_TILE ? IC - i0 : DPPROF_NORM_TILE;
+                for (o = 0; o < no; o++)
+                    for (k = 0; k < ni; k++) acc[o][k] = 0.0;
+                /* the whole sum over T goes into the block before it is squared: g_i's elements are exact
+                   double sums, as in the materialised path (without its rounding to dpprof_real) */
+                for (t = 0; t < T; t++) {
+                    size_t row = (size_t)i * T + t;
+                    const dpprof_real *xr = x + row * IC + i0;
+                    const dpprof_real *g = dy + row * OC + o0;
+                    for (o = 0; o < no; o++) dpprof__axpy(acc[o], g[o], xr, ni);
+                }
+                for (o = 0; o < no; o++)
+                    for (k = 0; k < ni; k++) total += acc[o][k] * acc[o][k];
+            }
+        }
+        norm2[i] += total;
+    }
+}
+
+void dpprof_linear_clipgrad_ref(dpprof_real *dw, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC)
+{
+    /* sum_i c_i dy_i^T x_i = (C dy)^T x with C scaling each sample's T rows: one gemm over all n*T rows */
+    dpprof__linear_dyTx(dw, 1, dy, x, c, n, T, IC, OC);
+}
+
+/* ---- embedding ---------------------------------------------------------------------------------- */
+
+void dpprof_embedding_sqnorm_ref(double *norm2, const dpprof_real *dy, const int *tokens, int n, int T, int C)
+{
+    int i, s, t;
+    /* ||g_i||^2 = sum_v ||sum_{t: tok_t = v} dy_t||^2 expanded into pairs: the masked gram of dy. only equal
+       pairs cost a dot product; the mask is O(T^2) int compares */
+    for (i = 0; i < n; i++) {
+        const int *tok = tokens + (size_t)i * T;
+        const dpprof_real *gi = dy + (size_t)i * T * C;
+        double total = 0.0;
+        for (s = 0; s < T; s++) {
+            const dpprof_real *gs = gi + (size_t)s * C;
+            DPPROF_ASSERT(tok[s] >= 0);
+            total += dpprof__dot(gs, gs, C);
+            for (t = s + 1; t < T; t++)
+                if (tok[t] == tok[s]) total += 2.0 * dpprof__dot(gs, gi + (size_t)t * C, C); /* (s,t) and (t,s) */
+        }
+        norm2[i] += total;
+    }
+}
+
+void dpprof_embedding_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C)
+{
+    size_t VC = (size_t)V * C, k;
+    int i;
+    for (i = 0; i < n; i++) {
+        dpprof_real *g = psg + (size_t)i * VC;
+        /* overwritten: rows of tokens the sample does not use are zero gradients, not stale data */
+        for (k = 0; k < VC; k++) g[k] = (dpprof_real)0;
+        dpprof__embedding_scatter(g, dy + (size_t)i * T * C, tokens + (size_t)i * T, NULL, 1, T, C, V);
+    }
+}
+
+void dpprof_embedding_clipgrad_ref(dpprof_real *dwte, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C)
+{
+    /* one scatter over all n*T rows with dy scaled by c per sample: a token shared by samples is summed in
+       double across them, like the vanilla dpprof_embedding_bwd_ref over the whole batch */
+    dpprof__embedding_scatter(dwte, dy, tokens, c, n, T, C, 0);
+}
+
+/* ---- rmsnorm ------------------------------------------------------------------------------------ */
+
+void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *rstd, int n, int T, int C)
+{
+    double acc[DPPROF__BLK];
+    int i, t, c, c0, nb;
+    /* dpprof_rmsnorm_bwd_ref's dweight loop, restarted per sample (same product order, so the sum over i
+       agrees with it to rounding) */
+    for (i = 0; i < n; i++) {
+        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
+            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
+            for (c = 0; c < nb; c++) acc[c] = 0.0;
+            for (t = 0; t < T; t++) {
+                size_t row = (size_t)i * T + t;
+                const dpprof_real *xr = inp + row * C + c0;
+                const dpprof_real *g = dout + row * C + c0;
+                double r = rstd[row];
+                for (c = 0; c < nb; c++) acc[c] += (double)g[c] * xr[c] * r;
+            }
+            for (c = 0; c < nb; c++) psg[(size_t)i * C + c0 + c] = (dpprof_real)acc[c];
+        }
+    }
+}
+
+void dpprof_rmsnorm_bwd_ps_ref(dpprof_real *dinp, dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int n, int T, int C)
+{
+    dpprof_rmsnorm_bwd_ref(dinp, NULL, dout, inp, weight, rstd, n * T, C);
+    dpprof_rmsnorm_psdweight_ref(psg, dout, inp, rstd, n, T, C);
+}
+
+/* ---- clipping ----------------------------------------------------------------------------------- */
+
+void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip)
+{
+    int i;
+    /* a negative bound would flip gradients instead of shrinking them */
+    DPPROF_ASSERT(clip >= 0.0);
+    for (i = 0; i < n; i++) {
+        /* the 1e-6 (opacus' choice) keeps a zero gradient at factor 1 instead of dividing by zero */
+        double f = clip / (sqrt(norm2[i]) + 1e-6);
+        /* f == f is false only for nan: min() would turn a nan norm into factor 1, an unclipped sample */
+        c[i] = (f == f && f > 1.0) ? 1.0 : f;
+    }
+}
+
+int dpprof_flash_choice(int T, int IC, int OC)
+{
+    /* the same counts as the dry backend's costs, so the choice and the reported flops never disagree */
+    dpprof_cost g = dpprof_linear_sqnorm_gram_cost(1, T, IC, OC, 4);
+    dpprof_cost p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, 4);
+    return g.flops <= p.flops ? 0 : 1;
+}
+
+/* ---- analytic costs of the dp ops (formulas are documented at the declarations) ------------------ */
+
+dpprof_cost dpprof_linear_psgrad_cost(int n, int T, int IC, int OC, int elem_size)
+{
+    double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
+    return dpprof__cost(2.0 * nn * t * ic * oc, es * (nn * t * oc + nn * t * ic + nn * oc * ic));
+}
+
+dpprof_cost dpprof_psgrad_sqnorm_cost(int n, size_t P, int elem_size)
+{
+    double nn = n, p = (double)P, es = elem_size;
+    return dpprof__cost(nn * (2.0 * p + 1.0), es * nn * p + 16.0 * nn);
+}
+
+dpprof_cost dpprof_psgrad_clipsum_cost(int n, size_t P, int elem_size)
+{
+    double nn = n, p = (double)P, es = elem_size;
+    return dpprof__cost(2.0 * nn * p + p, es * (nn * p + 2.0 * p) + 8.0 * nn);
+}
+
+dpprof_cost dpprof_gram_cost(int n, int T, int D, int elem_size)
+{
+    double nn = n, t = T, d = D, es = elem_size;
+    return dpprof__cost(nn * t * (t + 1.0) * d, es * (nn * t * d + nn * t * t));
+}
+
+dpprof_cost dpprof_gram_dot_cost(int n, int T, int elem_size)
+{
+    double nn = n, t = T, es = elem_size;
+    return dpprof__cost(nn * (2.0 * t * t + 1.0), es * 2.0 * nn * t * t + 16.0 * nn);
+}
+
+dpprof_cost dpprof_linear_sqnorm_gram_cost(int n, int T, int IC, int OC, int elem_size)
+{
+    return dpprof_linear_sqnorm_gram_group_cost(n, T, IC, OC, 1, elem_size);
+}
+
+dpprof_cost dpprof_linear_sqnorm_gram_group_cost(int n, int T, int IC, int OC, int m, int elem_size)
+{
+    double nn = n, t = T, ic = IC, oc = OC, es = elem_size, b = DPPROF_NORM_TILE, mm = m;
+    double k = T > 0 ? (double)((T + DPPROF_NORM_TILE - 1) / DPPROF_NORM_TILE) : 0.0; /* tiles */
+    double last = t - (k - 1.0) * b;                                                   /* length of the last */
+    double sumsq = k > 0.0 ? (k - 1.0) * b * b + last * last : 0.0;
+    double q = (t * t + sumsq) / 2.0, np = k * (k + 1.0) / 2.0;
+    return dpprof__cost(nn * (q * (2.0 * ic + 2.0 * oc + 2.0 * mm) + mm * (2.0 * np + 1.0)), es * nn * t * (ic + oc) + 16.0 * nn * mm);
+}
+
+dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int OC, int elem_size)
+{
+    double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
+    return dpprof__cost(nn * (2.0 * t * ic * oc + 2.0 * ic * oc + 1.0), es * nn * t * (ic + oc) + 16.0 * nn);
+}
+
+dpprof_cost dpprof_linear_clipgrad_cost(int n, int T, int IC, int OC, int elem_size)
+{
+    double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
+    return dpprof__cost(nn * t * oc + 2.0 * nn * t * ic * oc + oc * ic, es * (nn * t * oc + nn * t * ic + 2.0 * oc * ic) + 8.0 * nn);
+}
+
+dpprof_cost dpprof_embedding_sqnorm_cost(int n, int T, int C, int elem_size)
+{
+    double nn = n, t = T, c = C, es = elem_size;
+    double flops = nn * (t * (t - 1.0) / 2.0 + t * (t + 1.0) / 2.0 * (2.0 * c + 2.0) + 1.0);
+    return dpprof__cost(flops, 4.0 * nn * t + es * nn * t * c + 16.0 * nn);
+}
+
+dpprof_cost dpprof_embedding_psgrad_cost(int n, int T, int V, int C, int elem_size)
+{
+    double nn = n, t = T, v = V, c = C, es = elem_size;
+    return dpprof__cost(nn * t * c, 4.0 * nn * t + es * (nn * t * c + nn * v * c));
+}
+
+dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int elem_size)
+{
+    double nn = n, t = T, c = C, es = elem_size;
+    return dpprof__cost(2.0 * nn * t * c, 4.0 * nn * t + es * (nn * t * c + 2.0 * nn * t * c) + 8.0 * nn);
+}
+
+dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size)
+{
+    double nn = n, t = T, c = C, es = elem_size;
+    return dpprof__cost(3.0 * nn * t * c, es * (2.0 * nn * t * c + nn * t + nn * c));
+}
+
+dpprof_cost dpprof_rmsnorm_bwd_ps_cost(int n, int T, int C, int elem_size)
+{
+    double nn = n, N = (double)n * T, c = C, es = elem_size;
+    return dpprof__cost(N * (11.0 * c + 3.0), es * (4.0 * N * c + c + N + nn * c));
+}
+
+dpprof_cost dpprof_clip_factors_cost(int n, int elem_size)
+{
+    (void)elem_size;
+    return dpprof__cost(4.0 * n, 16.0 * n);
+}
+
+
+/* the data-sheet peaks of the gpus we measure on (NVIDIA H100/H200/A100 data sheets: dense, no
+   sparsity), else sm count x clock x per-sm rate (fp32: 2 x cuda cores per sm; bf16 tensor cores:
+   2048 flop/clock/sm on sm 8.0, 4096 on sm 9.0) and 2 x memory clock x bus width */
+DPPROF_API void dpprof_device_peaks(const dpprof_device_info *d, double *fp32_flops, double *bf16_flops, double *dram_bytes) {
+    double f32 = 0, b16 = 0, dram = 0;
+    if (d && strstr(d->name, "H200")) { f32 = 66.9e12; b16 = 989.4e12; dram = 4.8e12; }
+    else if (d && strstr(d->name, "H100") && strstr(d->name, "NVL")) { f32 = 60e12; b16 = 835e12; dram = 3.9e12; }
+    else if (d && strstr(d->name, "H100") && strstr(d->name, "PCIe")) { f32 = 51.2e12; b16 = 756e12; dram = 2.0e12; }
+    else if (d && strstr(d->name, "H100")) { f32 = 66.9e12; b16 = 989.4e12; dram = 3.35e12; }
+    else if (d && strstr(d->name, "A100")) { f32 = 19.5e12; b16 = 312e12; dram = d->total_bytes > ((size_t)50 << 30) ? 2.039e12 : 1.555e12; }
+    else if (d && d->cc_major == 9 && d->cc_minor == 0) { f32 = 256.0 * d->sm_count * d->clock_khz * 1e3; b16 = 4096.0 * d->sm_count * d->clock_khz * 1e3; }
+    else if (d && d->cc_major == 8 && d->cc_minor == 0) { f32 = 128.0 * d->sm_count * d->clock_khz * 1e3; b16 = 2048.0 * d->sm_count * d->clock_khz * 1e3; }
+    if (d && dram == 0 && d->mem_clock_khz > 0) dram = 2.0 * d->mem_clock_khz * 1e3 * d->bus_width_bits / 8.0;
+    if (fp32_flops) *fp32_flops = f32;
+    if (bf16_flops) *bf16_flops = b16;
+    if (dram_bytes) *dram_bytes = dram;
+}
+
+/* =============================================================================================
+   PART 5 (implementation): engine
+   ============================================================================================= */
 /* ---- presets --------------------------------------------------------------------------------- */
 typedef struct dpprof__preset {
     const char *name;
@@ -5571,1489 +7535,66 @@ done:
     return rc;
 }
 
-/* ---- cpu reference ops: implementation ----------------------------------------------------------
-   plain loops, innermost loop contiguous, every long sum in double. this is the specification the gpu
-   kernels are tested against, so clarity wins over speed wherever the two disagree. */
-
-/* dpprof.h defines DPPROF_ASSERT with DPPROF_MALLOC/DPPROF_FREE; this fallback is only for standalone use */
-#ifndef DPPROF_ASSERT
-#include <assert.h>
-#define DPPROF_ASSERT(c) assert(c)
+/* =============================================================================================
+   PART 6 (implementation): cuda runtime without dpprof_kernels.cu
+   ============================================================================================= */
+#ifndef DPPROF_CUDA
+/* built without dpprof_kernels.cu: the cuda entry points say so */
+DPPROF_API int dpprof_cuda_device_count(int *count) {
+    if (count) *count = 0;
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+}
+DPPROF_API int dpprof_cuda_device_info(int device, dpprof_device_info *info) {
+    (void)device;
+    if (info) memset(info, 0, sizeof *info);
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+}
+DPPROF_API int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int category, int module) {
+    (void)p; (void)bytes; (void)category; (void)module;
+    if (ptr) *ptr = NULL;
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+}
+DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr) {
+    (void)p; (void)ptr;
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+}
+DPPROF_API const char *dpprof_cuda_last_error(void) { return "built without CUDA"; }
+DPPROF_API int dpprof_cuda_init(int device) { (void)device; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_alloc(void **ptr, size_t bytes) { (void)bytes; if (ptr) *ptr = NULL; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API void dpprof_cuda_release(void *ptr) { (void)ptr; }
+DPPROF_API int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir) { (void)dst; (void)src; (void)bytes; (void)dir; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes) { (void)dst; (void)bytes; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_sync(void) { return DPPROF_OK; }
+DPPROF_API int dpprof_cuda_trim(void) { return DPPROF_OK; }
+DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes) { (void)ptr; (void)bytes; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_mem_used(size_t *used) { if (used) *used = 0; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_event(int *id) { if (id) *id = -1; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms) { (void)a; (void)b; if (ms) *ms = 0; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API void dpprof_cuda_events_reset(void) {}
+DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype) { (void)dtype; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API dpprof_dtype dpprof_cuda_storage(void) { return DPPROF_DTYPE_FP32; }
+DPPROF_API long long dpprof_cuda_launch_count(void) { return 0; }
+DPPROF_API long long dpprof_cuda_wgmma_count(void) { return 0; }
+static dpprof_cuda_tuning dpprof__tuning; /* kept, so that get returns what set took */
+DPPROF_API int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t) {
+    const char *bad = t ? DPPROF_CUDA_TUNING_BAD(t) : NULL;
+    if (bad) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_cuda_set_tuning: %s is out of its set", bad);
+    if (t && t->wgmma > 0) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "dpprof_cuda_set_tuning: wgmma runs on compute capability 9.0 only, and this build has no CUDA");
+    if (t) dpprof__tuning = *t;
+    else memset(&dpprof__tuning, 0, sizeof dpprof__tuning);
+    return DPPROF_OK;
+}
+DPPROF_API void dpprof_cuda_get_tuning(dpprof_cuda_tuning *t) { if (t) *t = dpprof__tuning; }
+DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n) { (void)out; (void)max; if (n) *n = 0; return DPPROF_ERR_NO_CUDA; }
 #endif
-
-/* columns per double accumulator block: 64 doubles = 512 bytes of stack, stays in l1 */
-#define DPPROF__BLK 64
-
-static dpprof_cost dpprof__cost(double flops, double bytes)
-{
-    dpprof_cost c;
-    c.flops = flops;
-    c.bytes = bytes;
-    return c;
-}
-
-/* dot product in double. four interleaved partial sums instead of one chain: gcc may not reorder a
-   single floating-point chain (no -ffast-math), so this is what lets -O2 vectorize it (about 3x) */
-static double dpprof__dot(const dpprof_real *a, const dpprof_real *b, int n)
-{
-    double s[4] = {0.0, 0.0, 0.0, 0.0}, r;
-    int i, l;
-    for (i = 0; i + 4 <= n; i += 4)
-        for (l = 0; l < 4; l++) s[l] += (double)a[i + l] * b[i + l];
-    r = (s[0] + s[1]) + (s[2] + s[3]);
-    for (; i < n; i++) r += (double)a[i] * b[i];
-    return r;
-}
-
-/* acc[0..n) += c * x[0..n) into a double accumulator. gcc -O2 (cheap cost model) leaves a plain
-   variable-length loop scalar; a full block has a constant trip count and any other length is unrolled
-   by four, and both of those it vectorizes (about 3x) */
-static void dpprof__axpy(double *acc, double c, const dpprof_real *x, int n)
-{
-    int i;
-    if (n == DPPROF__BLK) {
-        for (i = 0; i < DPPROF__BLK; i++) acc[i] += c * x[i];
-        return;
-    }
-    for (i = 0; i + 4 <= n; i += 4) {
-        acc[i] += c * x[i];
-        acc[i + 1] += c * x[i + 1];
-        acc[i + 2] += c * x[i + 2];
-        acc[i + 3] += c * x[i + 3];
-    }
-    for (; i < n; i++) acc[i] += c * x[i];
-}
-
-/* ---- matmul ---------------------------------------------------------------------------------- */
-
-void dpprof_matmul_fwd_ref(dpprof_real *out, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC)
-{
-    int n, o;
-    /* both operands of out[n, o] are contiguous rows (inp row n, weight row o): one dot product each */
-    for (n = 0; n < N; n++) {
-        const dpprof_real *x = inp + (size_t)n * IC;
-        dpprof_real *y = out + (size_t)n * OC;
-        for (o = 0; o < OC; o++) y[o] = (dpprof_real)dpprof__dot(x, weight + (size_t)o * IC, IC);
-    }
-}
-
-void dpprof_matmul_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC)
-{
-    double acc[4][DPPROF__BLK]; /* 2 KiB */
-    int n, o, i, r, i0, nb, nr;
-    /* both products are done by column block of IC, so a block of weight (for dinp) or of inp (for dweight)
-       is reused from cache across the whole outer loop, and each output element is one double sum */
-    if (dinp) {
-        /* dinp[n, i] += sum_o dout[n, o] * weight[o, i]: rows of weight are contiguous in i */
-        for (i0 = 0; i0 < IC; i0 += DPPROF__BLK) {
-            nb = IC - i0 < DPPROF__BLK ? IC - i0 : DPPROF__BLK;
-            for (n = 0; n < N; n += 4) {
-                /* four rows of dout per sweep of the weight block: a quarter of the cache traffic */
-                nr = N - n < 4 ? N - n : 4;
-                for (r = 0; r < nr; r++)
-                    for (i = 0; i < nb; i++) acc[r][i] = 0.0;
-                for (o = 0; o < OC; o++) {
-                    const dpprof_real *w = weight + (size_t)o * IC + i0;
-                    for (r = 0; r < nr; r++) dpprof__axpy(acc[r], dout[(size_t)(n + r) * OC + o], w, nb);
-                }
-                for (r = 0; r < nr; r++) {
-                    dpprof_real *dx = dinp + (size_t)(n + r) * IC + i0;
-                    for (i = 0; i < nb; i++) dx[i] = (dpprof_real)(dx[i] + acc[r][i]);
-                }
-            }
-        }
-    }
-    if (dweight) {
-        /* dweight[o, i] += sum_n dout[n, o] * inp[n, i]: rows of inp are contiguous in i */
-        for (i0 = 0; i0 < IC; i0 += DPPROF__BLK) {
-            nb = IC - i0 < DPPROF__BLK ? IC - i0 : DPPROF__BLK;
-            for (o = 0; o < OC; o += 4) {
-                /* four output rows per sweep of the inp block: a quarter of the cache traffic */
-                nr = OC - o < 4 ? OC - o : 4;
-                for (r = 0; r < nr; r++)
-                    for (i = 0; i < nb; i++) acc[r][i] = 0.0;
-                for (n = 0; n < N; n++) {
-                    const dpprof_real *x = inp + (size_t)n * IC + i0;
-                    const dpprof_real *g = dout + (size_t)n * OC + o;
-                    for (r = 0; r < nr; r++) dpprof__axpy(acc[r], g[r], x, nb);
-                }
-                for (r = 0; r < nr; r++) {
-                    dpprof_real *dw = dweight + (size_t)(o + r) * IC + i0;
-                    for (i = 0; i < nb; i++) dw[i] = (dpprof_real)(dw[i] + acc[r][i]);
-                }
-            }
-        }
-    }
-}
-
-/* ---- embedding ------------------------------------------------------------------------------- */
-
-void dpprof_embedding_fwd_ref(dpprof_real *out, const int *tokens, const dpprof_real *wte, int N, int C)
-{
-    int n;
-    for (n = 0; n < N; n++) {
-        DPPROF_ASSERT(tokens[n] >= 0);
-        memcpy(out + (size_t)n * C, wte + (size_t)tokens[n] * C, (size_t)C * sizeof(dpprof_real));
-    }
-}
-
-void dpprof_embedding_bwd_ref(dpprof_real *dwte, const dpprof_real *dout, const int *tokens, int N, int C)
-{
-    double acc[DPPROF__BLK];
-    int n, m, c0, c, nb;
-    /* a frequent token's gradient is a long sum over rows, so all occurrences of a token are summed in
-       double at its first occurrence. finding them costs O(N^2) int compares (no allocation allowed), which
-       is small next to any matmul of the same step. */
-    for (n = 0; n < N; n++) {
-        int tok = tokens[n], seen = 0, repeated = 0;
-        dpprof_real *dw;
-        const dpprof_real *g;
-        DPPROF_ASSERT(tok >= 0);
-        for (m = 0; m < n; m++)
-            if (tokens[m] == tok) { seen = 1; break; }
-        if (seen) continue;
-        for (m = n + 1; m < N; m++)
-            if (tokens[m] == tok) { repeated = 1; break; }
-        dw = dwte + (size_t)tok * C;
-        if (!repeated) {
-            /* single occurrence: one add per element, no sum to protect */
-            g = dout + (size_t)n * C;
-            for (c = 0; c < C; c++) dw[c] = (dpprof_real)((double)dw[c] + g[c]);
-            continue;
-        }
-        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
-            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
-            for (c = 0; c < nb; c++) acc[c] = 0.0;
-            for (m = n; m < N; m++) {
-                if (tokens[m] != tok) continue;
-                dpprof__axpy(acc, 1.0, dout + (size_t)m * C + c0, nb);
-            }
-            for (c = 0; c < nb; c++) dw[c0 + c] = (dpprof_real)(dw[c0 + c] + acc[c]);
-        }
-    }
-}
-
-/* ---- rmsnorm --------------------------------------------------------------------------------- */
-
-void dpprof_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, const dpprof_real *inp, const dpprof_real *weight, int N, int C, float eps)
-{
-    int n, c;
-    for (n = 0; n < N; n++) {
-        const dpprof_real *x = inp + (size_t)n * C;
-        dpprof_real *y = out + (size_t)n * C;
-        double ss = dpprof__dot(x, x, C), r;
-        r = 1.0 / sqrt(ss / C + (double)eps);
-        rstd[n] = (dpprof_real)r;
-        for (c = 0; c < C; c++) y[c] = (dpprof_real)(x[c] * r * weight[c]);
-    }
-}
-
-void dpprof_add_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, dpprof_real *res, const dpprof_real *other, const dpprof_real *weight, int N, int C, float eps)
-{
-    if (N > 0 && C > 0) dpprof_add_ref(res, res, other, (size_t)N * C);
-    dpprof_rmsnorm_fwd_ref(out, rstd, res, weight, N, C, eps);
-}
-
-void dpprof_rmsnorm_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int N, int C)
-{
-    double acc[DPPROF__BLK];
-    int n, c, c0, nb;
-    /* y_c = x_c r w_c with r = (mean(x^2) + eps)^(-1/2), dr/dx_j = -r^3 x_j / C, so
-       dx_j = r (g_j w_j) - x_j r^3 / C * sum_c g_c w_c x_c */
-    for (n = 0; n < N; n++) {
-        const dpprof_real *x = inp + (size_t)n * C;
-        const dpprof_real *g = dout + (size_t)n * C;
-        dpprof_real *dx = dinp + (size_t)n * C;
-        double r = rstd[n], dot = 0.0, k;
-        for (c = 0; c < C; c++) dot += (double)g[c] * weight[c] * x[c];
-        k = r * r * r * dot / C;
-        for (c = 0; c < C; c++) dx[c] = (dpprof_real)(dx[c] + (r * g[c] * weight[c] - k * x[c]));
-    }
-    if (dweight) {
-        /* dweight_c is a sum over all N rows: column blocks, rows inner, double accumulators */
-        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
-            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
-            for (c = 0; c < nb; c++) acc[c] = 0.0;
-            for (n = 0; n < N; n++) {
-                const dpprof_real *x = inp + (size_t)n * C + c0;
-                const dpprof_real *g = dout + (size_t)n * C + c0;
-                double r = rstd[n];
-                for (c = 0; c < nb; c++) acc[c] += (double)g[c] * x[c] * r;
-            }
-            for (c = 0; c < nb; c++) dweight[c0 + c] = (dpprof_real)(dweight[c0 + c] + acc[c]);
-        }
-    }
-}
-
-/* ---- rope ------------------------------------------------------------------------------------ */
-
-/* rotates each (x[i], x[i + HS/2]) pair of every head by sign * t * inv_freq_i; sign -1 is the transpose */
-static void dpprof__rope(dpprof_real *x, int B, int T, int NH, int HS, double theta, double sign)
-{
-    double inv_freq[DPPROF_MAX_HEAD_SIZE / 2], cs[DPPROF_MAX_HEAD_SIZE / 2], sn[DPPROF_MAX_HEAD_SIZE / 2];
-    int half = HS / 2, b, t, h, i;
-    DPPROF_ASSERT(HS % 2 == 0 && HS > 0 && HS <= DPPROF_MAX_HEAD_SIZE);
-    if (HS % 2 != 0 || HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE) return; /* never overrun the tables under NDEBUG */
-    for (i = 0; i < half; i++) inv_freq[i] = pow(theta, -2.0 * i / HS);
-    for (t = 0; t < T; t++) {
-        /* the angle depends only on (t, i): one table per position, reused by every sample and head */
-        for (i = 0; i < half; i++) {
-            double a = t * inv_freq[i];
-            cs[i] = cos(a);
-            sn[i] = sign * sin(a);
-        }
-        for (b = 0; b < B; b++) {
-            for (h = 0; h < NH; h++) {
-                dpprof_real *p = x + (((size_t)b * T + t) * NH + h) * HS;
-                for (i = 0; i < half; i++) {
-                    double x1 = p[i], x2 = p[i + half];
-                    p[i] = (dpprof_real)(x1 * cs[i] - x2 * sn[i]);
-                    p[i + half] = (dpprof_real)(x2 * cs[i] + x1 * sn[i]);
-                }
-            }
-        }
-    }
-}
-
-void dpprof_rope_fwd_ref(dpprof_real *x, int B, int T, int NH, int HS, double theta)
-{
-    dpprof__rope(x, B, T, NH, HS, theta, 1.0);
-}
-
-void dpprof_rope_bwd_ref(dpprof_real *dx, int B, int T, int NH, int HS, double theta)
-{
-    /* the forward is an orthogonal rotation per pair, so its jacobian transpose is the rotation by -angle */
-    dpprof__rope(dx, B, T, NH, HS, theta, -1.0);
-}
-
-/* ---- attention ------------------------------------------------------------------------------- */
-
-void dpprof_attention_fwd_ref(dpprof_real *out, dpprof_real *lse, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, int B, int T, int NH, int NKV, int HS)
-{
-    double acc[DPPROF_MAX_HEAD_SIZE]; /* 2 KiB */
-    size_t qstride = (size_t)NH * HS, kstride = (size_t)NKV * HS; /* between consecutive tokens */
-    double scale = 1.0 / sqrt((double)HS);
-    int b, h, t, j, i, group;
-    DPPROF_ASSERT(HS > 0 && HS <= DPPROF_MAX_HEAD_SIZE && NKV > 0 && NH % NKV == 0);
-    if (HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE || NKV <= 0 || NH % NKV != 0) return; /* never overrun acc under NDEBUG */
-    group = NH / NKV;
-    for (b = 0; b < B; b++) {
-        for (h = 0; h < NH; h++) {
-            const dpprof_real *kb = k + (size_t)b * T * kstride + (size_t)(h / group) * HS;
-            const dpprof_real *vb = v + (size_t)b * T * kstride + (size_t)(h / group) * HS;
-            for (t = 0; t < T; t++) {
-                size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
-                double m = 0.0, l = 0.0;
-                for (i = 0; i < HS; i++) acc[i] = 0.0;
-                /* online softmax: keep the running max m, l = sum exp(s - m) and acc = sum exp(s - m) v,
-                   rescaling both when the max grows, so no score row is ever stored */
-                for (j = 0; j <= t; j++) {
-                    double s = scale * dpprof__dot(q + row, kb + (size_t)j * kstride, HS), p;
-                    if (j == 0) {
-                        m = s;
-                    } else if (s > m) {
-                        double corr = exp(m - s);
-                        l *= corr;
-                        for (i = 0; i < HS; i++) acc[i] *= corr;
-                        m = s;
-                    }
-                    p = exp(s - m);
-                    l += p;
-                    dpprof__axpy(acc, p, vb + (size_t)j * kstride, HS);
-                }
-                /* l >= 1 because the max term contributes exp(0) */
-                for (i = 0; i < HS; i++) out[row + i] = (dpprof_real)(acc[i] / l);
-                lse[((size_t)b * NH + h) * T + t] = (dpprof_real)(m + log(l));
-            }
-        }
-    }
-}
-
-void dpprof_attention_bwd_ref(dpprof_real *dq, dpprof_real *dk, dpprof_real *dv, const dpprof_real *dout, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, const dpprof_real *out, const dpprof_real *lse, int B, int T, int NH, int NKV, int HS)
-{
-    double da[DPPROF_MAX_HEAD_SIZE], db[DPPROF_MAX_HEAD_SIZE]; /* 4 KiB */
-    size_t qstride = (size_t)NH * HS, kstride = (size_t)NKV * HS;
-    double scale = 1.0 / sqrt((double)HS);
-    int b, h, t, j, i, g, kvh, group;
-    DPPROF_ASSERT(HS > 0 && HS <= DPPROF_MAX_HEAD_SIZE && NKV > 0 && NH % NKV == 0);
-    if (HS <= 0 || HS > DPPROF_MAX_HEAD_SIZE || NKV <= 0 || NH % NKV != 0) return;
-    group = NH / NKV;
-
-    /* pass 1: D = dout . out per (b, t, h). with no allocation allowed it is parked in element 0 of the
-       same row of dq: pass 3 overwrites dq row by row and each row needs only its own D (read first).
-       in float builds D is thus rounded to float, like the fp32 D of flash attention kernels. */
-    for (b = 0; b < B; b++)
-        for (t = 0; t < T; t++)
-            for (h = 0; h < NH; h++) {
-                size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
-                dq[row] = (dpprof_real)dpprof__dot(dout + row, out + row, HS);
-            }
-
-    /* pass 2: per key j, dk_j and dv_j are sums over the group's query heads and queries t >= j; looping
-       j outermost keeps each sum in a double accumulator, at the price of recomputing p and dp */
-    for (b = 0; b < B; b++) {
-        for (kvh = 0; kvh < NKV; kvh++) {
-            for (j = 0; j < T; j++) {
-                size_t krow = ((size_t)b * T + j) * kstride + (size_t)kvh * HS;
-                const dpprof_real *kj = k + krow;
-                const dpprof_real *vj = v + krow;
-                for (i = 0; i < HS; i++) { da[i] = 0.0; db[i] = 0.0; }
-                for (g = 0; g < group; g++) {
-                    h = kvh * group + g;
-                    for (t = j; t < T; t++) {
-                        size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
-                        const dpprof_real *qt = q + row;
-                        const dpprof_real *gt = dout + row;
-                        double s = scale * dpprof__dot(qt, kj, HS);
-                        double p = exp(s - lse[((size_t)b * NH + h) * T + t]);
-                        double dp = dpprof__dot(gt, vj, HS);
-                        double ds = p * (dp - dq[row]);
-                        dpprof__axpy(da, scale * ds, qt, HS);
-                        dpprof__axpy(db, p, gt, HS);
-                    }
-                }
-                for (i = 0; i < HS; i++) {
-                    dk[krow + i] = (dpprof_real)da[i];
-                    dv[krow + i] = (dpprof_real)db[i];
-                }
-            }
-        }
-    }
-
-    /* pass 3: dq_t = scale * sum_{j <= t} ds_tj k_j */
-    for (b = 0; b < B; b++) {
-        for (h = 0; h < NH; h++) {
-            const dpprof_real *kb = k + (size_t)b * T * kstride + (size_t)(h / group) * HS;
-            const dpprof_real *vb = v + (size_t)b * T * kstride + (size_t)(h / group) * HS;
-            for (t = 0; t < T; t++) {
-                size_t row = ((size_t)b * T + t) * qstride + (size_t)h * HS;
-                const dpprof_real *qt = q + row;
-                const dpprof_real *gt = dout + row;
-                double D = dq[row], lse_t = lse[((size_t)b * NH + h) * T + t];
-                for (i = 0; i < HS; i++) da[i] = 0.0;
-                for (j = 0; j <= t; j++) {
-                    const dpprof_real *kj = kb + (size_t)j * kstride;
-                    double s = scale * dpprof__dot(qt, kj, HS);
-                    double p = exp(s - lse_t);
-                    double ds = p * (dpprof__dot(gt, vb + (size_t)j * kstride, HS) - D);
-                    dpprof__axpy(da, scale * ds, kj, HS);
-                }
-                for (i = 0; i < HS; i++) dq[row + i] = (dpprof_real)da[i];
-            }
-        }
-    }
-}
-
-/* ---- swiglu, add ----------------------------------------------------------------------------- */
-
-void dpprof_swiglu_fwd_ref(dpprof_real *h, const dpprof_real *gate, const dpprof_real *up, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++) {
-        double g = gate[i];
-        /* exp(-g) overflows to inf for very negative g, which gives the right limit 0 */
-        double s = 1.0 / (1.0 + exp(-g));
-        h[i] = (dpprof_real)(g * s * up[i]);
-    }
-}
-
-void dpprof_swiglu_bwd_ref(dpprof_real *dgate, dpprof_real *dup, const dpprof_real *dh, const dpprof_real *gate, const dpprof_real *up, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++) {
-        /* all inputs are read before either output is written */
-        double g = gate[i], u = up[i], d = dh[i];
-        double s = 1.0 / (1.0 + exp(-g));
-        /* silu'(g) = s + g s (1 - s) */
-        double dsilu = s * (1.0 + g * (1.0 - s));
-        dup[i] = (dpprof_real)(d * g * s);
-        dgate[i] = (dpprof_real)(d * u * dsilu);
-    }
-}
-
-void dpprof_add_ref(dpprof_real *out, const dpprof_real *a, const dpprof_real *b, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++) out[i] = a[i] + b[i];
-}
-
-/* ---- cross-entropy --------------------------------------------------------------------------- */
-
-/* max and sum exp(x - max) of one row of logits, in double */
-static void dpprof__softmax_stats(const dpprof_real *x, int V, double *mx, double *sum)
-{
-    double m = x[0], s = 0.0;
-    int i;
-    for (i = 1; i < V; i++)
-        if (x[i] > m) m = x[i];
-    for (i = 0; i < V; i++) s += exp(x[i] - m);
-    *mx = m;
-    *sum = s;
-}
-
-void dpprof_crossentropy_fwd_ref(dpprof_real *losses, const dpprof_real *logits, const int *targets, int B, int T, int V)
-{
-    int b, t;
-    for (b = 0; b < B; b++) {
-        double total = 0.0;
-        for (t = 0; t < T; t++) {
-            const dpprof_real *x = logits + ((size_t)b * T + t) * V;
-            int y = targets[(size_t)b * T + t];
-            double mx, se;
-            DPPROF_ASSERT(y >= 0 && y < V);
-            dpprof__softmax_stats(x, V, &mx, &se);
-            /* -log softmax_y = log sum exp(x - mx) + (mx - x_y); mx - x_y is taken first because it is exact
-               when the two are close, so large logits (1000) lose nothing to rounding */
-            total += log(se) + (mx - (double)x[y]);
-        }
-        losses[b] = (dpprof_real)(total / T);
-    }
-}
-
-void dpprof_crossentropy_bwd_ref(dpprof_real *dlogits, const dpprof_real *logits, const int *targets, const dpprof_real *dlosses, int B, int T, int V)
-{
-    int b, t, i;
-    for (b = 0; b < B; b++) {
-        double sc = (double)dlosses[b] / T;
-        for (t = 0; t < T; t++) {
-            size_t off = ((size_t)b * T + t) * V;
-            const dpprof_real *x = logits + off;
-            dpprof_real *dx = dlogits + off;
-            int y = targets[(size_t)b * T + t];
-            double mx, se;
-            DPPROF_ASSERT(y >= 0 && y < V);
-            /* the row statistics are complete before the first write, and each element is read just
-               before it is overwritten, so dlogits may alias logits */
-            dpprof__softmax_stats(x, V, &mx, &se);
-            for (i = 0; i < V; i++) {
-                double p = exp(x[i] - mx) / se;
-                dx[i] = (dpprof_real)(sc * (i == y ? p - 1.0 : p));
-            }
-        }
-    }
-}
-
-/* ---- last token (classification head) ------------------------------------------------------- */
-
-void dpprof_last_token_fwd_ref(dpprof_real *out, const dpprof_real *inp, int B, int T, int C)
-{
-    int b;
-    for (b = 0; b < B; b++)
-        memcpy(out + (size_t)b * C, inp + ((size_t)b * T + (T - 1)) * C, (size_t)C * sizeof(dpprof_real));
-}
-
-void dpprof_last_token_bwd_ref(dpprof_real *dinp, const dpprof_real *dout, int B, int T, int C)
-{
-    int b, c;
-    for (b = 0; b < B; b++) {
-        dpprof_real *dx = dinp + ((size_t)b * T + (T - 1)) * C;
-        const dpprof_real *g = dout + (size_t)b * C;
-        for (c = 0; c < C; c++) dx[c] = dx[c] + g[c];
-    }
-}
-
-/* ---- optimizers and scaling ------------------------------------------------------------------ */
-
-void dpprof_adam_ref(dpprof_real *param, dpprof_real *m, dpprof_real *v, const dpprof_real *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t)
-{
-    /* bias corrections for the 1-based step t */
-    double bc1 = 1.0 - pow(b1, (double)t), bc2 = 1.0 - pow(b2, (double)t);
-    size_t i;
-    for (i = 0; i < n; i++) {
-        double g = grad[i], p = param[i];
-        double mi = b1 * m[i] + (1.0 - b1) * g;
-        double vi = b2 * v[i] + (1.0 - b2) * g * g;
-        double mhat = mi / bc1, vhat = vi / bc2;
-        /* decoupled decay uses the pre-update p, the same as pytorch's p *= 1 - lr*wd before the adam step */
-        p -= lr * (mhat / (sqrt(vhat) + eps) + wd * p);
-        m[i] = (dpprof_real)mi;
-        v[i] = (dpprof_real)vi;
-        param[i] = (dpprof_real)p;
-    }
-}
-
-void dpprof_sgd_ref(dpprof_real *param, const dpprof_real *grad, size_t n, double lr)
-{
-    size_t i;
-    for (i = 0; i < n; i++) param[i] = (dpprof_real)(param[i] - lr * grad[i]);
-}
-
-void dpprof_scale_ref(dpprof_real *y, const dpprof_real *x, size_t n, double alpha)
-{
-    size_t i;
-    for (i = 0; i < n; i++) y[i] = (dpprof_real)(alpha * x[i]);
-}
-
-/* ---- analytic costs (formulas are documented at the declarations) ---------------------------- */
-
-dpprof_cost dpprof_matmul_fwd_cost(int N, int IC, int OC, int elem_size)
-{
-    double n = N, ic = IC, oc = OC, es = elem_size;
-    return dpprof__cost(2.0 * n * ic * oc, es * (n * ic + oc * ic + n * oc));
-}
-
-dpprof_cost dpprof_matmul_bwd_cost(int N, int IC, int OC, int elem_size)
-{
-    double n = N, ic = IC, oc = OC, es = elem_size;
-    double flops = 2.0 * n * ic * oc     /* dinp = dout @ weight */
-                 + 2.0 * n * ic * oc     /* dweight = dout^T @ inp */
-                 + n * ic + oc * ic;     /* the += into both */
-    double bytes = es * (n * oc + n * ic + oc * ic + 2.0 * n * ic + 2.0 * oc * ic);
-    return dpprof__cost(flops, bytes);
-}
-
-dpprof_cost dpprof_embedding_fwd_cost(int N, int C, int elem_size)
-{
-    double n = N, c = C, es = elem_size;
-    return dpprof__cost(0.0, 4.0 * n + es * (n * c + n * c));
-}
-
-dpprof_cost dpprof_embedding_bwd_cost(int N, int C, int elem_size)
-{
-    double n = N, c = C, es = elem_size;
-    return dpprof__cost(n * c, 4.0 * n + es * (n * c + 2.0 * n * c));
-}
-
-dpprof_cost dpprof_rmsnorm_fwd_cost(int N, int C, int elem_size)
-{
-    double n = N, c = C, es = elem_size;
-    return dpprof__cost(n * (4.0 * c + 4.0), es * (2.0 * n * c + c + n));
-}
-
-dpprof_cost dpprof_add_rmsnorm_fwd_cost(int N, int C, int elem_size)
-{
-    double n = N, c = C, es = elem_size;
-    return dpprof__cost(n * (5.0 * c + 4.0), es * (4.0 * n * c + c + n));
-}
-
-dpprof_cost dpprof_rmsnorm_bwd_cost(int N, int C, int elem_size)
-{
-    double n = N, c = C, es = elem_size;
-    double flops = n * (3.0 * c + 5.0 * c + 3.0 * c + 3.0);
-    double bytes = es * (n * c + n * c + c + n + 2.0 * n * c + 2.0 * c);
-    return dpprof__cost(flops, bytes);
-}
-
-dpprof_cost dpprof_rope_fwd_cost(int B, int T, int NH, int HS, int elem_size)
-{
-    double e = (double)B * T * NH * HS, es = elem_size;
-    return dpprof__cost(3.0 * e, es * 2.0 * e);
-}
-
-dpprof_cost dpprof_rope_bwd_cost(int B, int T, int NH, int HS, int elem_size)
-{
-    return dpprof_rope_fwd_cost(B, T, NH, HS, elem_size);
-}
-
-dpprof_cost dpprof_attention_fwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size)
-{
-    double pairs = (double)B * NH * ((double)T * (T + 1) / 2.0); /* causal: query t sees keys 0..t */
-    double hs = HS, es = elem_size;
-    double qsz = (double)B * T * NH * HS, kvsz = (double)B * T * NKV * HS, lsesz = (double)B * NH * T;
-    double flops = 2.0 * hs * pairs      /* q . k */
-                 + 2.0 * hs * pairs      /* p * v */
-                 + 5.0 * pairs           /* scale, running max, subtract, exp, sum */
-                 + qsz;                  /* divide by the row sum */
-    double bytes = es * (2.0 * qsz + 2.0 * kvsz + lsesz);
-    return dpprof__cost(flops, bytes);
-}
-
-dpprof_cost dpprof_attention_bwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size)
-{
-    double pairs = (double)B * NH * ((double)T * (T + 1) / 2.0);
-    double hs = HS, es = elem_size;
-    double qsz = (double)B * T * NH * HS, kvsz = (double)B * T * NKV * HS, lsesz = (double)B * NH * T;
-    double flops = 10.0 * hs * pairs     /* recompute q.k and dout.v, then dq, dk, dv updates */
-                 + 4.0 * pairs           /* exp(s - lse), dp - D, * p, * scale */
-                 + 2.0 * qsz;            /* D = rowsum(dout * out) */
-    double bytes = es * (3.0 * qsz + 2.0 * kvsz + lsesz + qsz + 2.0 * kvsz);
-    return dpprof__cost(flops, bytes);
-}
-
-dpprof_cost dpprof_swiglu_fwd_cost(size_t n, int elem_size)
-{
-    return dpprof__cost(5.0 * (double)n, (double)elem_size * 3.0 * (double)n);
-}
-
-dpprof_cost dpprof_swiglu_bwd_cost(size_t n, int elem_size)
-{
-    return dpprof__cost(12.0 * (double)n, (double)elem_size * 5.0 * (double)n);
-}
-
-dpprof_cost dpprof_add_cost(size_t n, int elem_size)
-{
-    return dpprof__cost((double)n, (double)elem_size * 3.0 * (double)n);
-}
-
-dpprof_cost dpprof_crossentropy_fwd_cost(int B, int T, int V, int elem_size)
-{
-    double rows = (double)B * T, v = V, es = elem_size;
-    return dpprof__cost(rows * (4.0 * v + 4.0) + B, es * rows * v + 4.0 * rows + es * B);
-}
-
-dpprof_cost dpprof_crossentropy_bwd_cost(int B, int T, int V, int elem_size)
-{
-    double rows = (double)B * T, v = V, es = elem_size;
-    return dpprof__cost(rows * (7.0 * v + 2.0), es * (rows * v + B + rows * v) + 4.0 * rows);
-}
-
-dpprof_cost dpprof_last_token_fwd_cost(int B, int T, int C, int elem_size)
-{
-    (void)T; /* only row T-1 is touched, whatever T is */
-    return dpprof__cost(0.0, (double)elem_size * 2.0 * B * C);
-}
-
-dpprof_cost dpprof_last_token_bwd_cost(int B, int T, int C, int elem_size)
-{
-    (void)T;
-    return dpprof__cost((double)B * C, (double)elem_size * 3.0 * B * C);
-}
-
-dpprof_cost dpprof_adam_cost(size_t n, int elem_size)
-{
-    return dpprof__cost(16.0 * (double)n, (double)elem_size * 7.0 * (double)n);
-}
-
-dpprof_cost dpprof_sgd_cost(size_t n, int elem_size)
-{
-    return dpprof__cost(2.0 * (double)n, (double)elem_size * 3.0 * (double)n);
-}
-
-dpprof_cost dpprof_scale_cost(size_t n, int elem_size)
-{
-    return dpprof__cost((double)n, (double)elem_size * 2.0 * (double)n);
-}
-
-/* ===========================================================================
-   privacy: implementation (host only, in the
-   DPPROF_IMPLEMENTATION section). uses libm (log, log1p, exp, expm1, erfc,
-   sqrt, floor, fabs): the accountant never runs on the device, so libm's
-   last-ulp differences do not matter here.
-   =========================================================================== */
-#ifndef DPPROF_PRIVACY_IMPL_H
-#define DPPROF_PRIVACY_IMPL_H
-
-/* ---------------------------------------------------------------- noise -- */
-
-DPPROF_API void dpprof_add_noise_ref(float *out, size_t n, double stddev,
-                                     uint64_t seed, uint64_t stream,
-                                     uint64_t offset)
-{
-    size_t i = 0;
-    if (out == NULL) {
-        return;
-    }
-    /* walk whole philox blocks so each block is generated once; the first
-       block may start mid-way when offset is not a multiple of four */
-    while (i < n) {
-        uint64_t idx = offset + (uint64_t)i;
-        unsigned lane = (unsigned)(idx & 3u);
-        double z[4];
-        dpprof_normal4(seed, stream, idx >> 2, z);
-        for (; lane < 4u && i < n; ++lane, ++i) {
-            out[i] = dpprof__noise_accum(out[i], stddev, z[lane]);
-        }
-    }
-}
-
-/* ----------------------------------------------------- log-space helpers -- */
-
-/* log(exp(a) + exp(b)) without overflow */
-static double dpprof__log_add(double a, double b)
-{
-    double hi = a > b ? a : b;
-    double lo = a > b ? b : a;
-    if (lo == -HUGE_VAL) {
-        return hi;
-    }
-    if (hi == HUGE_VAL) {
-        return hi;
-    }
-    return hi + log1p(exp(lo - hi));
-}
-
-/* log(exp(a) - exp(b)) for a >= b; a result that rounding pushed below zero
-   is returned as log(0) = -inf rather than an error, because the callers
-   subtract sums that are non-negative in exact arithmetic */
-static double dpprof__log_sub(double a, double b)
-{
-    if (b == -HUGE_VAL) {
-        return a;
-    }
-    if (!(a > b)) {
-        return -HUGE_VAL;
-    }
-    return a + log(-expm1(b - a));
-}
-
-/* log(erfc(x)) for any x. below 20 libm's erfc keeps full relative accuracy
-   (it is computed as exp(-x^2) times a rational function) and stays far from
-   underflow (erfc(20) ~ 5e-176); from 20 on use the asymptotic series
-   erfc(x) = exp(-x^2)/(x sqrt(pi)) * (1 + sum_k (-1)^k (2k-1)!!/(2x^2)^k),
-   whose first omitted term after k = 10 is below 2e-22 for x >= 20; working
-   in logs it never underflows. */
-static double dpprof__log_erfc(double x)
-{
-    const double half_log_pi = 0.57236494292470008707; /* log(pi)/2 */
-    double t, term, sum;
-    int k;
-    if (x < 20.0) {
-        return log(erfc(x));
-    }
-    t = 1.0 / (2.0 * x * x);
-    term = 1.0;
-    sum = 0.0;
-    for (k = 1; k <= 10; ++k) {
-        term *= -(double)(2 * k - 1) * t;
-        sum += term;
-    }
-    return -x * x - log(x) - half_log_pi + log1p(sum);
-}
-
-/* log(exp(c) - 1) for c >= 0, accurate at both ends */
-static double dpprof__log_expm1(double c)
-{
-    if (c > 40.0) {
-        return c + log1p(-exp(-c));
-    }
-    return log(expm1(c));
-}
-
-/* --------------------------------------------------------- log(A_alpha) -- */
-
-/* integer alpha (mtz 2019 sec. 3.3): A = sum_i C(a,i) q^i (1-q)^(a-i)
-   exp((i^2-i)/(2 sigma^2)). since the binomial weights sum to one and the
-   i = 0, 1 exponents vanish, A = 1 + sum_{i>=2} C(a,i) q^i (1-q)^(a-i)
-   expm1((i^2-i)/(2 sigma^2)), a sum of positive terms: computing it in log
-   space and finishing with log1p keeps full relative accuracy even when
-   log(A) is tiny (small q), where the plain sum would cancel. */
-static int dpprof__log_a_int(double q, double sigma, double alpha, double *out)
-{
-    long a = (long)alpha;
-    long i;
-    double lq = log(q), l1q = log1p(-q);
-    double inv2s2 = 1.0 / (2.0 * sigma * sigma);
-    double logc = 0.0; /* log C(a, i), built up incrementally */
-    double acc = -HUGE_VAL;
-    for (i = 1; i <= a; ++i) {
-        double c, t;
-        logc += log((double)(a - i + 1) / (double)i);
-        if (i < 2) {
-            continue;
-        }
-        c = (double)i * (double)(i - 1) * inv2s2;
-        t = logc + (double)i * lq + (double)(a - i) * l1q + dpprof__log_expm1(c);
-        acc = dpprof__log_add(acc, t);
-    }
-    *out = acc < 0.0 ? log1p(exp(acc)) : acc + log1p(exp(-acc));
-    return DPPROF__PRIV_OK;
-}
-
-/* fractional alpha (mtz 2019 sec. 3.3): split the integral at
-   z0 = sigma^2 log(1/q - 1) + 1/2 and expand each half in a generalised
-   binomial series,
-     A = sum_i C(a,i) q^i (1-q)^(a-i) e^((i^2-i)/(2s^2)) erfc((i-z0)/(sqrt2 s))/2
-       + sum_i C(a,i) q^(a-i) (1-q)^i e^((j^2-j)/(2s^2)) erfc((z0-j)/(sqrt2 s))/2,
-   j = a - i. C(a,i) changes sign for i > a, so positive and negative terms
-   are summed separately in log space and subtracted once at the end. the
-   terms past i > a alternate in sign, so stopping once a term is e^-40
-   below the running positive sum bounds the truncation error by that term.
-   near z0 the terms decay only polynomially (like i^-(a+2)) when
-   sigma*|log(1/q - 1)| is small (q near 1/2, or q ~ 0.01..0.1 with sigma
-   around 1), so after DPPROF__PRIV_SERIES_CAP terms past a the caller
-   switches to quadrature. */
-#define DPPROF__PRIV_SERIES_CAP 10000.0
-static int dpprof__log_a_frac(double q, double sigma, double alpha, double *out)
-{
-    const double log_half = -0.69314718055994530942;
-    const double sqrt2 = 1.41421356237309504880;
-    double lq = log(q), l1q = log1p(-q);
-    double s2 = sigma * sigma;
-    double inv2s2 = 1.0 / (2.0 * s2);
-    double z0 = s2 * (l1q - lq) + 0.5;
-    double scale = 1.0 / (sqrt2 * sigma);
-    double logc = 0.0; /* log |C(a, i)| */
-    int sign = 1;
-    double pos = -HUGE_VAL, neg = -HUGE_VAL;
-    double max_iter = alpha + DPPROF__PRIV_SERIES_CAP;
-    long i;
-    for (i = 0;; ++i) {
-        double di = (double)i, j = alpha - di, s0, s1, t;
-        if (i > 0) {
-            double factor = alpha - (di - 1.0);
-            logc += log(fabs(factor)) - log(di);
-            if (factor < 0.0) {
-                sign = -sign;
-            }
-        }
-        s0 = logc + di * lq + j * l1q + (di * di - di) * inv2s2 + log_half +
-             dpprof__log_erfc((di - z0) * scale);
-        s1 = logc + j * lq + di * l1q + (j * j - j) * inv2s2 + log_half +
-             dpprof__log_erfc((z0 - j) * scale);
-        t = dpprof__log_add(s0, s1);
-        if (sign > 0) {
-            pos = dpprof__log_add(pos, t);
-        } else {
-            neg = dpprof__log_add(neg, t);
-        }
-        if (di > alpha && t < pos - 40.0) {
-            break;
-        }
-        if (di > max_iter) {
-            return DPPROF__PRIV_ENOCONV;
-        }
-    }
-    *out = dpprof__log_sub(pos, neg);
-    return DPPROF__PRIV_OK;
-}
-
-/* log(1 - q + q e^u), the log of the mixture's likelihood ratio */
-static double dpprof__log_mix(double q, double u)
-{
-    if (u < 30.0) {
-        return log1p(q * expm1(u));
-    }
-    return u + log(q) + log1p((1.0 - q) / q * exp(-u));
-}
-
-/* (1 + x)^a - 1 - a x for x > -1 with full relative accuracy: the binomial
-   series sum_{k>=2} C(a,k) x^k when |a x| < 1/2 (term ratios are then below
-   1/6 while k <= a and below 1/2 after, so 60 terms reach 1e-18), the direct
-   form otherwise (its cancellation
-   is then at most a factor ~ 2/((a-1) |x|) <= 4/(1 - 1/a)). */
-static double dpprof__pow1p_m1_lin(double alpha, double x)
-{
-    if (fabs(alpha * x) < 0.5) {
-        double term = 0.5 * alpha * (alpha - 1.0) * x * x, sum = term;
-        int k;
-        for (k = 2; k < 60 && fabs(term) > 1e-18 * fabs(sum); ++k) {
-            term *= (alpha - (double)k) / (double)(k + 1) * x;
-            sum += term;
-        }
-        return sum;
-    }
-    return expm1(alpha * log1p(x)) - alpha * x;
-}
-
-/* quadrature for log(A), used where the series is slow or imprecise: the
-   defining integral A = E_{t~N(0,1)} (1 + q w(t))^a with
-   w = exp(t/s - 1/(2s^2)) - 1 (so q w + 1 is the likelihood ratio) by the
-   trapezoid rule. the integrand is analytic in the strip |im t| < pi s
-   (where 1 + q w first vanishes) and gaussian-decaying, so with h <= s/20
-   the rule converges geometrically (error ~ exp(-2 pi^2 s/h) ~ e^-197
-   relative). range: the log-integrand a L(t) - t^2/2, L = log(1 + q w),
-   is within e^-60 of its maximum only on
-   [-sqrt(2(60 - a log(1-q))), a/s + sqrt(2(60 + a(log(2/q) + 1/(2s^2))))]
-   (from log(1-q) <= L <= log 2 + max(0, t/s)). since E[w] = 0 exactly,
-   A - 1 = E[(1 + q w)^a - 1 - a q w], an integrand of second order in q w
-   with no first-order cancellation: summing it keeps full relative accuracy
-   of a tiny log(A) (small q, large sigma), where the series, which sums
-   terms of size one, is limited to an absolute 1e-16 or so. */
-static int dpprof__log_a_quad(double q, double sigma, double alpha, double *out)
-{
-    const double log_sqrt_2pi = 0.91893853320467274178;
-    double c = 1.0 / (2.0 * sigma * sigma);
-    double h = sigma / 20.0 < 0.05 ? sigma / 20.0 : 0.05;
-    double t_lo = -sqrt(2.0 * (60.0 - alpha * log1p(-q)));
-    double t_hi = alpha / sigma + sqrt(2.0 * (60.0 + alpha * (log(2.0 / q) + c)));
-    double npts = ceil((t_hi - t_lo) / h) + 1.0;
-    double lse = -HUGE_VAL, sum_f = 0.0, log_a;
-    long k, n;
-    if (!(npts <= 4.0e6)) {
-        return DPPROF__PRIV_ENOCONV;
-    }
-    n = (long)npts;
-    for (k = 0; k < n; ++k) {
-        double t = t_lo + h * (double)k;
-        double u = t / sigma - c;
-        double lphi = -0.5 * t * t - log_sqrt_2pi;
-        double al = alpha * dpprof__log_mix(q, u);
-        lse = dpprof__log_add(lse, al + lphi);
-        if (al > 600.0) {
-            /* (1+x)^a would overflow; there the -1 - a x is negligible and
-               the product with the gaussian weight is taken in logs */
-            sum_f += exp(al + lphi);
-        } else {
-            sum_f += dpprof__pow1p_m1_lin(alpha, q * expm1(u)) * exp(lphi);
-        }
-    }
-    log_a = lse + log(h);
-    if (log_a < 0.5 && sum_f < HUGE_VAL) {
-        log_a = log1p(h * sum_f);
-    }
-    *out = log_a;
-    return DPPROF__PRIV_OK;
-}
-
-/* ------------------------------------------------------------ public rdp -- */
-
-DPPROF_API int dpprof_rdp_sgm(double q, double sigma, double alpha, double *rdp)
-{
-    double log_a, r;
-    int rc;
-    if (rdp == NULL) {
-        return DPPROF__PRIV_ENULL;
-    }
-    if (q != q || sigma != sigma || alpha != alpha) {
-        return DPPROF__PRIV_EINVAL;
-    }
-    if (q < 0.0 || q > 1.0 || sigma < 0.0 || !(alpha > 1.0)) {
-        return DPPROF__PRIV_EINVAL;
-    }
-    if (alpha > DPPROF__PRIV_MAX_ORDER && alpha <= DBL_MAX) {
-        return DPPROF__PRIV_EINVAL;
-    }
-    if (q == 0.0) {
-        *rdp = 0.0; /* the data is never touched */
-        return DPPROF__PRIV_OK;
-    }
-    if (sigma < 1e-100 || alpha > DBL_MAX) {
-        *rdp = HUGE_VAL; /* no noise, or the max-divergence limit */
-        return DPPROF__PRIV_OK;
-    }
-    if (sigma > DBL_MAX) {
-        *rdp = 0.0;
-        return DPPROF__PRIV_OK;
-    }
-    if (q == 1.0) {
-        *rdp = alpha / (2.0 * sigma * sigma); /* plain gaussian mechanism */
-        return DPPROF__PRIV_OK;
-    }
-    if (alpha == floor(alpha)) {
-        rc = dpprof__log_a_int(q, sigma, alpha, &log_a);
-    } else {
-        rc = dpprof__log_a_frac(q, sigma, alpha, &log_a);
-        /* the series sums terms of size one, so below log(A) ~ 1e-6 its
-           absolute rounding error (~1e-16) exceeds 1e-10 relative; there,
-           and where it converges too slowly, the quadrature is better */
-        if (rc == DPPROF__PRIV_ENOCONV || (rc == DPPROF__PRIV_OK && log_a < 1e-6)) {
-            double log_a_q;
-            if (dpprof__log_a_quad(q, sigma, alpha, &log_a_q) == DPPROF__PRIV_OK) {
-                log_a = log_a_q;
-                rc = DPPROF__PRIV_OK;
-            }
-        }
-    }
-    if (rc != DPPROF__PRIV_OK) {
-        return rc;
-    }
-    r = log_a / (alpha - 1.0);
-    *rdp = r > 0.0 ? r : 0.0; /* a renyi divergence is never negative */
-    return DPPROF__PRIV_OK;
-}
-
-DPPROF_API int dpprof_rdp_default_orders(double *orders)
-{
-    int n = 0, x;
-    for (x = 1; x <= 99; ++x) {
-        if (orders != NULL) {
-            orders[n] = 1.0 + (double)x / 10.0; /* same rounding as python's 1 + x / 10.0 */
-        }
-        ++n;
-    }
-    for (x = 12; x <= 63; ++x) {
-        if (orders != NULL) {
-            orders[n] = (double)x;
-        }
-        ++n;
-    }
-    return n;
-}
-
-/* ------------------------------------------------------ rdp -> (eps, delta) */
-
-/* epsilon at one order from the total rdp (the tests also call it to check
-   the conversion alone); improved != 0: balle et al. 2020,
-   else the classic mironov 2017 bound */
-static double dpprof__rdp_to_eps_one(double rdp_total, double alpha, double delta,
-                                     int improved)
-{
-    if (rdp_total == HUGE_VAL) {
-        return HUGE_VAL;
-    }
-    if (rdp_total == 0.0) {
-        return 0.0; /* identical output distributions: (0, 0)-dp at any delta */
-    }
-    if (alpha > DBL_MAX) {
-        return rdp_total; /* both correction terms vanish as alpha -> inf */
-    }
-    if (improved) {
-        return rdp_total - (log(delta) + log(alpha)) / (alpha - 1.0) +
-               log1p(-1.0 / alpha);
-    }
-    return rdp_total - log(delta) / (alpha - 1.0);
-}
-
-static int dpprof__rdp_epsilon_impl(double q, double sigma, long long steps,
-                                    double delta, const double *orders,
-                                    int n_orders, double *eps,
-                                    double *best_order, int improved)
-{
-    double def[DPPROF__PRIV_N_DEFAULT_ORDERS];
-    double best = HUGE_VAL, best_a = (double)NAN;
-    int i;
-    if (eps == NULL) {
-        return DPPROF__PRIV_ENULL;
-    }
-    if (q != q || sigma != sigma || delta != delta) {
-        return DPPROF__PRIV_EINVAL;
-    }
-    if (q < 0.0 || q > 1.0 || sigma < 0.0 || steps < 0 || !(delta > 0.0) ||
-        !(delta < 1.0)) {
-        return DPPROF__PRIV_EINVAL;
-    }
-    if (orders == NULL) {
-        n_orders = dpprof_rdp_default_orders(def);
-        orders = def;
-    } else if (n_orders <= 0) {
-        return DPPROF__PRIV_EINVAL;
-    }
-    /* validate every order before computing anything, so an invalid grid
-       fails the same way whatever q and sigma are */
-    for (i = 0; i < n_orders; ++i) {
-        double a = orders[i];
-        if (a != a || !(a > 1.0) || (a > DPPROF__PRIV_MAX_ORDER && a <= DBL_MAX)) {
-            return DPPROF__PRIV_EINVAL;
-        }
-    }
-    for (i = 0; i < n_orders; ++i) {
-        double r, total, e;
-        int rc = dpprof_rdp_sgm(q, sigma, orders[i], &r);
-        if (rc == DPPROF__PRIV_ENOCONV) {
-            continue; /* dropping an order keeps the minimum a valid bound */
-        }
-        if (rc != DPPROF__PRIV_OK) {
-            return rc;
-        }
-        /* steps == 0 composes nothing, even when the per-step rdp is +inf */
-        total = steps == 0 ? 0.0 : r * (double)steps;
-        e = dpprof__rdp_to_eps_one(total, orders[i], delta, improved);
-        if (e < best) {
-            best = e;
-            best_a = orders[i];
-        }
-    }
-    /* the default grid stops at 63: where the minimum sits there, the orders past it are searched too
-       (few steps or small q put it there; the grid's edge would overstate epsilon) */
-    if (orders == def && best_a == def[n_orders - 1]) {
-        static const double more[] = {64, 72, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512, 640, 768, 1024, 1536, 2048, 3072, 4096, 8192};
-        for (i = 0; i < (int)(sizeof more / sizeof more[0]); ++i) {
-            double r, e;
-            if (dpprof_rdp_sgm(q, sigma, more[i], &r) != DPPROF__PRIV_OK) continue;
-            e = dpprof__rdp_to_eps_one(steps == 0 ? 0.0 : r * (double)steps, more[i], delta, improved);
-            if (e < best) {
-                best = e;
-                best_a = more[i];
-            }
-        }
-    }
-    if (improved && best < 0.0) {
-        best = 0.0;
-    }
-    *eps = best;
-    if (best_order != NULL) {
-        *best_order = best_a;
-    }
-    return DPPROF__PRIV_OK;
-}
-
-DPPROF_API int dpprof_rdp_epsilon(double q, double sigma, long long steps,
-                                  double delta, const double *orders,
-                                  int n_orders, double *eps, double *best_order)
-{
-    return dpprof__rdp_epsilon_impl(q, sigma, steps, delta, orders, n_orders,
-                                    eps, best_order, 1);
-}
-
-DPPROF_API int dpprof_rdp_epsilon_classic(double q, double sigma,
-                                          long long steps, double delta,
-                                          const double *orders, int n_orders,
-                                          double *eps, double *best_order)
-{
-    return dpprof__rdp_epsilon_impl(q, sigma, steps, delta, orders, n_orders,
-                                    eps, best_order, 0);
-}
-
-DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
-                                            double delta, double target_eps,
-                                            double *sigma)
-{
-    double lo, hi, e;
-    int rc, iter;
-    if (sigma == NULL) {
-        return DPPROF__PRIV_ENULL;
-    }
-    if (target_eps != target_eps || !(target_eps > 0.0)) {
-        return DPPROF__PRIV_EINVAL;
-    }
-    /* also validates q, steps and delta */
-    rc = dpprof_rdp_epsilon(q, 1.0, steps, delta, NULL, 0, &e, NULL);
-    if (rc != DPPROF__PRIV_OK) {
-        return rc;
-    }
-    if (q == 0.0 || steps == 0) {
-        /* epsilon does not depend on sigma here */
-        if (e <= target_eps) {
-            *sigma = 0.0;
-            return DPPROF__PRIV_OK;
-        }
-        return DPPROF__PRIV_ERANGE;
-    }
-    /* bracket: eps(lo) > target >= eps(hi); eps is non-increasing in sigma
-       because every rdp(alpha) is */
-    hi = 1.0;
-    if (e > target_eps) {
-        lo = hi;
-        for (;;) {
-            hi *= 2.0;
-            if (hi > 1e6) {
-                return DPPROF__PRIV_ERANGE;
-            }
-            rc = dpprof_rdp_epsilon(q, hi, steps, delta, NULL, 0, &e, NULL);
-            if (rc != DPPROF__PRIV_OK) {
-                return rc;
-            }
-            if (e <= target_eps) {
-                break;
-            }
-            lo = hi;
-        }
-    } else {
-        lo = hi;
-        for (;;) {
-            lo *= 0.5;
-            if (lo < 1e-12) {
-                *sigma = hi; /* practically any sigma meets the target */
-                return DPPROF__PRIV_OK;
-            }
-            rc = dpprof_rdp_epsilon(q, lo, steps, delta, NULL, 0, &e, NULL);
-            if (rc != DPPROF__PRIV_OK) {
-                return rc;
-            }
-            if (e > target_eps) {
-                break;
-            }
-            hi = lo;
-        }
-    }
-    /* bisection on log sigma: the geometric mean halves the log-bracket;
-       stop at 1e-7 relative, a margin under the promised 1e-6 */
-    for (iter = 0; iter < 200 && hi > lo * (1.0 + 1e-7); ++iter) {
-        double mid = sqrt(lo * hi);
-        rc = dpprof_rdp_epsilon(q, mid, steps, delta, NULL, 0, &e, NULL);
-        if (rc != DPPROF__PRIV_OK) {
-            return rc;
-        }
-        if (e <= target_eps) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    *sigma = hi; /* hi always meets the target */
-    return DPPROF__PRIV_OK;
-}
-
-/* ----------------------------------------------- privacy loss distribution -- */
-/* an iterative radix-2 fft of n (a power of 2) complex values, re and im apart; inverse without the 1/n.
-   tw: cos and sin of -2 pi k / n for k < n/2 (cos first, then sin), made by dpprof__fft_table */
-static void dpprof__fft(double *re, double *im, size_t n, int inverse, const double *tw) {
-    size_t i, j, len;
-    for (i = 1, j = 0; i < n; i++) {
-        size_t bit = n >> 1;
-        for (; j & bit; bit >>= 1) j ^= bit;
-        j ^= bit;
-        if (i < j) {
-            double t = re[i];
-            re[i] = re[j], re[j] = t;
-            t = im[i], im[i] = im[j], im[j] = t;
-        }
-    }
-    for (len = 2; len <= n; len <<= 1) {
-        const size_t half = len / 2, stride = n / len;
-        size_t k;
-        for (i = 0; i < n; i += len)
-            for (k = 0; k < half; k++) {
-                const double wr = tw[k * stride], wi = inverse ? -tw[n / 2 + k * stride] : tw[n / 2 + k * stride];
-                const size_t a = i + k, b = a + half;
-                const double xr = re[b] * wr - im[b] * wi, xi = re[b] * wi + im[b] * wr;
-                re[b] = re[a] - xr, im[b] = im[a] - xi;
-                re[a] += xr, im[a] += xi;
-            }
-    }
-}
-static double *dpprof__fft_table(size_t n) {
-    double *tw = (double *)DPPROF_MALLOC(n * sizeof(double));
-    size_t k;
-    if (tw)
-        for (k = 0; k < n / 2; k++) tw[k] = cos(-2.0 * 3.14159265358979323846 * (double)k / (double)n), tw[n / 2 + k] = sin(-2.0 * 3.14159265358979323846 * (double)k / (double)n);
-    return tw;
-}
-
-/* a loss pmf on the grid: mass p[k] at loss (lo + k) h, and mass at infinity */
-typedef struct dpprof__pld {
-    double *p;
-    long long lo;
-    size_t n;
-    double inf;
-} dpprof__pld;
-
-#define DPPROF__PLD_TAIL 1e-16 /* tail mass a truncation may move: the upper to infinity, the lower up to the window */
-
-/* drop the window's ends: a lower tail of at most DPPROF__PLD_TAIL moves up to the first kept point (a larger
-   loss: pessimistic), an upper tail of at most DPPROF__PLD_TAIL goes to infinity (counted into delta) */
-static void dpprof__pld_trim(dpprof__pld *d) {
-    size_t a = 0, b = d->n, k;
-    double low = 0.0, high = 0.0, top = 0.0, floor_;
-    /* the fft's roundoff fills the far tails with values near 1e-16 of the largest: below 1e-14 of it a value
-       is taken for roundoff and its mass, whatever it is, moved (up, or to infinity) like a tail's */
-    for (k = 0; k < d->n; k++) top = d->p[k] > top ? d->p[k] : top;
-    floor_ = 1e-14 * top;
-    while (a + 1 < b && (d->p[a] <= floor_ || low + d->p[a] <= DPPROF__PLD_TAIL)) low += d->p[a++];
-    while (b > a + 1 && (d->p[b - 1] <= floor_ || high + d->p[b - 1] <= DPPROF__PLD_TAIL)) high += d->p[--b];
-    if (a) {
-        d->p[a] += low;
-        for (k = a; k < b; k++) d->p[k - a] = d->p[k];
-    }
-    d->inf += high;
-    d->lo += (long long)a;
-    d->n = b - a;
-}
-
-/* c = a composed with b (the convolution of the pmfs), by fft; c's array is new. a == b: one forward
-   transform, squared */
-static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, dpprof__pld *c) {
-    const size_t n = a->n + b->n - 1;
-    size_t m = 1, k;
-    double *ar, *ai, *br, *bi, *tw;
-    while (m < n) m <<= 1;
-    ar = (double *)DPPROF_MALLOC(4 * m * sizeof(double));
-    tw = dpprof__fft_table(m);
-    if (!ar || !tw) {
-        DPPROF_FREE(ar);
-        DPPROF_FREE(tw);
-        return DPPROF__PRIV_EINVAL;
-    }
-    ai = ar + m, br = ai + m, bi = br + m;
-    memset(ar, 0, 4 * m * sizeof(double));
-    memcpy(ar, a->p, a->n * sizeof(double));
-    dpprof__fft(ar, ai, m, 0, tw);
-    if (a == b) memcpy(br, ar, 2 * m * sizeof(double));
-    else {
-        memcpy(br, b->p, b->n * sizeof(double));
-        dpprof__fft(br, bi, m, 0, tw);
-    }
-    for (k = 0; k < m; k++) {
-        const double r = ar[k] * br[k] - ai[k] * bi[k], i = ar[k] * bi[k] + ai[k] * br[k];
-        ar[k] = r, ai[k] = i;
-    }
-    dpprof__fft(ar, ai, m, 1, tw);
-    DPPROF_FREE(tw);
-    c->p = (double *)DPPROF_MALLOC(n * sizeof(double));
-    if (!c->p) {
-        DPPROF_FREE(ar);
-        return DPPROF__PRIV_EINVAL;
-    }
-    for (k = 0; k < n; k++) {
-        const double v = ar[k] / (double)m;
-        c->p[k] = v > 0.0 ? v : 0.0; /* roundoff */
-    }
-    DPPROF_FREE(ar);
-    c->lo = a->lo + b->lo;
-    c->n = n;
-    c->inf = 1.0 - (1.0 - a->inf) * (1.0 - b->inf);
-    dpprof__pld_trim(c);
-    return DPPROF__PRIV_OK;
-}
-
-/* one step's hockey-stick divergence delta(e) = P[L > e] - e^e Q[L > e] of the poisson-subsampled gaussian:
-   remove (P = (1-q) N(0, s^2) + q N(1, s^2), Q = N(0, s^2), L(x) = log(1 - q + q exp((2x - 1) / (2 s^2))))
-   or add (P and Q swapped, the loss negated) */
-static double dpprof__pld_hs(double q, double sigma, int add, double e) {
-    const double s2 = sigma * sigma, r2 = 1.4142135623730951 * sigma, ee = exp(e);
-    double x;
-    if (!add) {
-        if (q < 1.0 && ee <= 1.0 - q) return 1.0 - ee; /* every loss exceeds e */
-        x = q < 1.0 ? s2 * log((ee - (1.0 - q)) / q) + 0.5 : s2 * e + 0.5;
-        return (1.0 - q) * 0.5 * erfc(x / r2) + q * 0.5 * erfc((x - 1.0) / r2) - ee * 0.5 * erfc(x / r2);
-    }
-    if (q < 1.0 && exp(-e) <= 1.0 - q) return 0.0; /* no loss exceeds e */
-    x = q < 1.0 ? s2 * log((exp(-e) - (1.0 - q)) / q) + 0.5 : -s2 * e + 0.5;
-    return 0.5 * erfc(-x / r2) - ee * ((1.0 - q) * 0.5 * erfc(-x / r2) + q * 0.5 * erfc(-(x - 1.0) / r2));
-}
-
-/* one step's pmf on the grid by connect the dots (doroshenko et al. 2022): the discrete pair whose delta,
-   as a function of exp(eps), is the chord through the true delta at every grid point; the true one is convex
-   there, so the chords lie above it: pessimistic, and pessimistic under composition. masses from the chords'
-   slopes: mu_j = exp(l_j) (s_j - s_{j-1}), mu_top = -s_{m-1} exp(l_m), delta at the top goes to infinity,
-   the rest to the bottom point */
-static int dpprof__pld_step(double q, double sigma, double h, int add, dpprof__pld *d) {
-    const double s2 = sigma * sigma, tail = 9.0 * sigma;
-    double lmin, lmax, *dl, *sl;
-    long long k0, k1;
-    size_t m, j;
-    /* the loss window: where the mechanism's loss has mass beyond 1e-19 */
-#define DPPROF__PLD_L(x) (q < 1.0 ? log1p(q * expm1((2.0 * (x) - 1.0) / (2.0 * s2))) : (2.0 * (x) - 1.0) / (2.0 * s2))
-    if (!add) {
-        lmin = q < 1.0 ? log1p(-q) : DPPROF__PLD_L(-tail);
-        lmax = DPPROF__PLD_L(1.0 + tail);
-    } else {
-        lmin = -DPPROF__PLD_L(tail);
-        lmax = q < 1.0 ? -log1p(-q) : -DPPROF__PLD_L(1.0 - tail);
-    }
-#undef DPPROF__PLD_L
-    k0 = (long long)floor(lmin / h), k1 = (long long)ceil(lmax / h);
-    if (k1 - k0 < 2) k1 = k0 + 2;
-    if (k1 - k0 > 50000000LL) return DPPROF__PRIV_EINVAL;
-    m = (size_t)(k1 - k0);
-    dl = (double *)DPPROF_MALLOC((2 * m + 2) * sizeof(double));
-    d->p = (double *)DPPROF_MALLOC((m + 1) * sizeof(double));
-    if (!dl || !d->p) {
-        DPPROF_FREE(dl);
-        DPPROF_FREE(d->p);
-        return DPPROF__PRIV_EINVAL;
-    }
-    sl = dl + m + 1;
-    for (j = 0; j <= m; j++) {
-        const double v = dpprof__pld_hs(q, sigma, add, (double)(k0 + (long long)j) * h);
-        dl[j] = v > 0.0 ? v : 0.0;
-    }
-    for (j = 0; j < m; j++) { /* the chord's slope on [exp(l_j), exp(l_j+1)] */
-        const double y0 = exp((double)(k0 + (long long)j) * h), y1 = exp((double)(k0 + (long long)j + 1) * h);
-        sl[j] = (dl[j + 1] - dl[j]) / (y1 - y0);
-    }
-    for (j = 1; j < m; j++) { /* convexity makes these non-negative; roundoff is clamped */
-        const double mu = exp((double)(k0 + (long long)j) * h) * (sl[j] - sl[j - 1]);
-        d->p[j] = mu > 0.0 ? mu : 0.0;
-    }
-    {
-        const double top = -sl[m - 1] * exp((double)k1 * h);
-        double rest = 1.0;
-        d->p[m] = top > 0.0 ? top : 0.0;
-        d->inf = dl[m];
-        rest -= d->inf;
-        for (j = 1; j <= m; j++) rest -= d->p[j];
-        d->p[0] = rest > 0.0 ? rest : 0.0;
-    }
-    DPPROF_FREE(dl);
-    d->lo = k0;
-    d->n = m + 1;
-    dpprof__pld_trim(d);
-    return DPPROF__PRIV_OK;
-}
-
-/* delta(eps) of a composed pmf */
-static double dpprof__pld_delta(const dpprof__pld *d, double h, double eps) {
-    double s = d->inf;
-    size_t k;
-    for (k = 0; k < d->n; k++) {
-        const double l = (double)(d->lo + (long long)k) * h;
-        if (l > eps) s += d->p[k] * -expm1(eps - l);
-    }
-    return s;
-}
-
-static int dpprof__pld_one(double q, double sigma, long long steps, double delta, double h, int add, double *eps) {
-    dpprof__pld base, acc, t;
-    int rc = dpprof__pld_step(q, sigma, h, add, &base), have = 0;
-    double lo = 0.0, hi;
-    if (rc) return rc;
-    acc.p = NULL;
-    while (steps > 0 && rc == DPPROF__PRIV_OK) { /* exponentiation by squaring */
-        if (steps & 1) {
-            if (!have) {
-                acc.p = (double *)DPPROF_MALLOC(base.n * sizeof(double));
-                if (!acc.p) rc = DPPROF__PRIV_EINVAL;
-                else memcpy(acc.p, base.p, base.n * sizeof(double)), acc.lo = base.lo, acc.n = base.n, acc.inf = base.inf, have = 1;
-            } else if ((rc = dpprof__pld_compose(&acc, &base, &t)) == DPPROF__PRIV_OK) {
-                DPPROF_FREE(acc.p);
-                acc = t;
-            }
-        }
-        steps >>= 1;
-        if (steps && rc == DPPROF__PRIV_OK && (rc = dpprof__pld_compose(&base, &base, &t)) == DPPROF__PRIV_OK) {
-            DPPROF_FREE(base.p);
-            base = t;
-        }
-    }
-    DPPROF_FREE(base.p);
-    if (rc) {
-        DPPROF_FREE(acc.p);
-        return rc;
-    }
-    if (!have) { /* no step: nothing spent */
-        *eps = 0.0;
-        return DPPROF__PRIV_OK;
-    }
-    if (acc.inf > delta) {
-        DPPROF_FREE(acc.p);
-        return DPPROF__PRIV_ERANGE;
-    }
-    hi = (double)(acc.lo + (long long)acc.n) * h;
-    if (hi < 0.0) hi = 0.0;
-    if (dpprof__pld_delta(&acc, h, 0.0) <= delta) hi = 0.0;
-    else {
-        int it;
-        for (it = 0; it < 200 && hi - lo > 1e-12 * (1.0 + hi); it++) {
-            const double mid = 0.5 * (lo + hi);
-            if (dpprof__pld_delta(&acc, h, mid) <= delta) hi = mid;
-            else lo = mid;
-        }
-    }
-    DPPROF_FREE(acc.p);
-    *eps = hi;
-    return DPPROF__PRIV_OK;
-}
-
-DPPROF_API int dpprof_pld_epsilon(double q, double sigma, long long steps, double delta, double h, double *eps) {
-    double er = 0.0, ea = 0.0;
-    int rc;
-    if (!eps) return DPPROF__PRIV_ENULL;
-    if (q != q || sigma != sigma || delta != delta || q < 0.0 || q > 1.0 || !(sigma > 0.0) || steps < 0 || !(delta > 0.0 && delta < 1.0))
-        return DPPROF__PRIV_EINVAL;
-    if (!(h > 0.0)) h = 1e-4;
-    if (q == 0.0 || steps == 0) {
-        *eps = 0.0;
-        return DPPROF__PRIV_OK;
-    }
-    if ((rc = dpprof__pld_one(q, sigma, steps, delta, h, 0, &er)) != DPPROF__PRIV_OK) return rc;
-    if ((rc = dpprof__pld_one(q, sigma, steps, delta, h, 1, &ea)) != DPPROF__PRIV_OK) return rc;
-    *eps = er > ea ? er : ea;
-    return DPPROF__PRIV_OK;
-}
-
-DPPROF_API int dpprof_pld_sigma_for_epsilon(double q, long long steps, double delta, double target_eps, double h, double *sigma) {
-    double lo, hi, e;
-    int rc, it, pass;
-    if (!sigma) return DPPROF__PRIV_ENULL;
-    if (!(target_eps > 0.0)) return DPPROF__PRIV_EINVAL;
-    if (!(h > 0.0)) h = 1e-4;
-    if ((rc = dpprof_rdp_sigma_for_epsilon(q, steps, delta, target_eps, &hi)) != DPPROF__PRIV_OK && rc != DPPROF__PRIV_ERANGE) return rc;
-    if (rc == DPPROF__PRIV_ERANGE) hi = 1e6;
-    if (hi == 0.0) {
-        *sigma = 0.0;
-        return DPPROF__PRIV_OK;
-    }
-    /* bisection on log sigma: on a grid 10 times coarser first (a tenth of the work), then on h near it */
-    lo = hi / 64.0;
-    for (pass = 0; pass < 2; pass++) {
-        const double hp = pass ? h : 10.0 * h;
-        if (pass) lo = hi / 1.02;
-        for (it = 0; it < 60 && (hi - lo) > 1e-4 * hi; it++) {
-            const double mid = sqrt(lo * hi);
-            rc = dpprof_pld_epsilon(q, mid, steps, delta, hp, &e);
-            if (rc == DPPROF__PRIV_OK && e <= target_eps) hi = mid;
-            else lo = mid;
-        }
-    }
-    if (dpprof_pld_epsilon(q, hi, steps, delta, h, &e) != DPPROF__PRIV_OK || e > target_eps) return DPPROF__PRIV_ERANGE;
-    *sigma = hi;
-    return DPPROF__PRIV_OK;
-}
-
-#endif /* DPPROF_PRIVACY_IMPL_H */
 #endif /* DPPROF_ENGINE */
 
+/* =============================================================================================
+   PART 7 (implementation): tools
+   ============================================================================================= */
 #ifdef DPPROF_TOOLS /* ---- the command line's tools: the json reader and the figures ------------------ */
 
 /* ---- json reader: implementation ----------------------------------------
@@ -11784,487 +12325,6 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
 }
 
 #endif /* DPPROF_TOOLS */
-
-#ifdef DPPROF_ENGINE
-/* ---- dp reference ops: implementation (after the
-   cpu reference ops: it uses their dpprof__dot, dpprof__axpy, dpprof__cost and DPPROF__BLK) ----
-   same rules as the ops above: plain loops, innermost loop contiguous, every long sum in double, no allocation.
-   the norms are the specification the gpu norm kernels are tested against. */
-
-/* dot product of two long vectors a, b (len): dpprof__dot takes an int length, and a (T,T) gram or a whole
-   model's per-sample gradient can pass INT_MAX elements, so it is fed in chunks of 2^30 */
-static double dpprof__dot_long(const dpprof_real *a, const dpprof_real *b, size_t len)
-{
-    const size_t chunk = (size_t)1 << 30;
-    double s = 0.0;
-    size_t k;
-    for (k = 0; k < len; k += chunk) {
-        size_t m = len - k < chunk ? len - k : chunk;
-        s += dpprof__dot(a + k, b + k, (int)m);
-    }
-    return s;
-}
-
-/* out (OC,IC) = (accumulate ? out : 0) + sum_{i<n} w_i dy_i^T x_i, dy (n,T,OC), x (n,T,IC), w_i = c[i] (c (n)),
-   or 1 when c is NULL. the blocking of dpprof_matmul_bwd_ref's dweight (a 64-column block of x reused by four
-   output rows), over the n*T rows in order, so with c NULL or all ones it repeats that op's arithmetic exactly */
-static void dpprof__linear_dyTx(dpprof_real *out, int accumulate, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC)
-{
-    double acc[4][DPPROF__BLK]; /* 2 KiB */
-    int i, t, o, r, k, i0, nb, nr;
-    for (i0 = 0; i0 < IC; i0 += DPPROF__BLK) {
-        nb = IC - i0 < DPPROF__BLK ? IC - i0 : DPPROF__BLK;
-        for (o = 0; o < OC; o += 4) {
-            nr = OC - o < 4 ? OC - o : 4;
-            for (r = 0; r < nr; r++)
-                for (k = 0; k < nb; k++) acc[r][k] = 0.0;
-            for (i = 0; i < n; i++) {
-                double w = c ? c[i] : 1.0;
-                for (t = 0; t < T; t++) {
-                    size_t row = (size_t)i * T + t;
-                    const dpprof_real *xr = x + row * IC + i0;
-                    const dpprof_real *g = dy + row * OC + o;
-                    /* w * g is the per-sample scaling of dy; 1.0 * g is exact, hence the bitwise match */
-                    for (r = 0; r < nr; r++) dpprof__axpy(acc[r], w * g[r], xr, nb);
-                }
-            }
-            for (r = 0; r < nr; r++) {
-                dpprof_real *dst = out + (size_t)(o + r) * IC + i0;
-                if (accumulate)
-                    for (k = 0; k < nb; k++) dst[k] = (dpprof_real)(dst[k] + acc[r][k]);
-                else
-                    for (k = 0; k < nb; k++) dst[k] = (dpprof_real)acc[r][k];
-            }
-        }
-    }
-}
-
-/* dst (V,C) rows += sum over the N = n*T rows r of dy (N,C) of w_r dy_r into row tokens[r] (tokens (N)),
-   w_r = c[r / T] (c (n)) or 1 when c is NULL. V > 0 bounds the tokens (rows outside [0,V) are skipped under
-   NDEBUG rather than written out of bounds); V <= 0 means unknown (only tok >= 0 is checked). as in
-   dpprof_embedding_bwd_ref, all occurrences of a token are summed in double at its first occurrence, found
-   by O(N^2) int compares (no allocation allowed) */
-static void dpprof__embedding_scatter(dpprof_real *dst, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C, int V)
-{
-    double acc[DPPROF__BLK];
-    size_t N = (size_t)n * T, r, m;
-    int c0, k, nb;
-    for (r = 0; r < N; r++) {
-        int tok = tokens[r], seen = 0, repeated = 0;
-        dpprof_real *dw;
-        DPPROF_ASSERT(tok >= 0 && (V <= 0 || tok < V));
-        if (tok < 0 || (V > 0 && tok >= V)) continue;
-        for (m = 0; m < r; m++)
-            if (tokens[m] == tok) { seen = 1; break; }
-        if (seen) continue;
-        for (m = r + 1; m < N; m++)
-            if (tokens[m] == tok) { repeated = 1; break; }
-        dw = dst + (size_t)tok * C;
-        if (!repeated) {
-            /* single occurrence: one rounding per element, no sum to protect */
-            const dpprof_real *g = dy + r * C;
-            double w = c ? c[r / (size_t)T] : 1.0;
-            for (k = 0; k < C; k++) dw[k] = (dpprof_real)(dw[k] + w * g[k]);
-            continue;
-        }
-        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
-            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
-            for (k = 0; k < nb; k++) acc[k] = 0.0;
-            for (m = r; m < N; m++) {
-                if (tokens[m] != tok) continue;
-                dpprof__axpy(acc, c ? c[m / (size_t)T] : 1.0, dy + m * C + c0, nb);
-            }
-            for (k = 0; k < nb; k++) dw[c0 + k] = (dpprof_real)(dw[c0 + k] + acc[k]);
-        }
-    }
-}
-
-/* ---- linear layers: materialised per-sample gradients ------------------------------------------- */
-
-void dpprof_linear_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
-{
-    int i;
-    /* each sample is its own (T-row) weight gradient, overwritten */
-    for (i = 0; i < n; i++)
-        dpprof__linear_dyTx(psg + (size_t)i * OC * IC, 0, dy + (size_t)i * T * OC, x + (size_t)i * T * IC, NULL, 1, T, IC, OC);
-}
-
-void dpprof_psgrad_sqnorm_ref(double *norm2, const dpprof_real *psg, int n, size_t P)
-{
-    int i;
-    for (i = 0; i < n; i++) {
-        const dpprof_real *g = psg + (size_t)i * P;
-        norm2[i] += dpprof__dot_long(g, g, P);
-    }
-}
-
-void dpprof_psgrad_clipsum_ref(dpprof_real *dw, const dpprof_real *psg, const double *c, int n, size_t P)
-{
-    double acc[DPPROF__BLK];
-    size_t p0;
-    int i, k, nb;
-    /* column blocks, samples inner: the sum over i stays in double and dw is rounded once */
-    for (p0 = 0; p0 < P; p0 += DPPROF__BLK) {
-        nb = P - p0 < DPPROF__BLK ? (int)(P - p0) : DPPROF__BLK;
-        for (k = 0; k < nb; k++) acc[k] = 0.0;
-        for (i = 0; i < n; i++) dpprof__axpy(acc, c[i], psg + (size_t)i * P + p0, nb);
-        for (k = 0; k < nb; k++) dw[p0 + k] = (dpprof_real)(dw[p0 + k] + acc[k]);
-    }
-}
-
-/* ---- linear layers: ghost norms ----------------------------------------------------------------- */
-
-void dpprof_gram_ref(dpprof_real *out, const dpprof_real *x, int n, int T, int D)
-{
-    int i, s, t;
-    for (i = 0; i < n; i++) {
-        const dpprof_real *xi = x + (size_t)i * T * D;
-        dpprof_real *o = out + (size_t)i * T * T;
-        /* upper triangle by dot products, mirrored: half the work and an exactly symmetric result */
-        for (s = 0; s < T; s++)
-            for (t = s; t < T; t++) {
-                dpprof_real v = (dpprof_real)dpprof__dot(xi + (size_t)s * D, xi + (size_t)t * D, D);
-                o[(size_t)s * T + t] = v;
-                o[(size_t)t * T + s] = v;
-            }
-    }
-}
-
-void dpprof_gram_dot_ref(double *norm2, const dpprof_real *ga, const dpprof_real *gg, int n, int T)
-{
-    size_t TT = (size_t)T * T;
-    int i;
-    for (i = 0; i < n; i++) norm2[i] += dpprof__dot_long(ga + (size_t)i * TT, gg + (size_t)i * TT, TT);
-}
-
-void dpprof_linear_sqnorm_gram_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
-{
-    int i, s0, t0, s, t, ns, nt;
-    for (i = 0; i < n; i++) {
-        const dpprof_real *xi = x + (size_t)i * T * IC;
-        const dpprof_real *gi = dy + (size_t)i * T * OC;
-        double total = 0.0;
-        for (s0 = 0; s0 < T; s0 += DPPROF_NORM_TILE) {
-            ns = T - s0 < DPPROF_NORM_TILE ? T - s0 : DPPROF_NORM_TILE;
-            /* (x x^T)_st (dy dy^T)_st is symmetric in (s,t): tiles below the diagonal mirror those above */
-            for (t0 = s0; t0 < T; t0 += DPPROF_NORM_TILE) {
-                double tile = 0.0; /* the tile's own accumulator: a gpu block reduces a tile the same way */
-                nt = T - t0 < DPPROF_NORM_TILE ? T - t0 : DPPROF_NORM_TILE;
-                for (s = s0; s < s0 + ns; s++) {
-                    const dpprof_real *xs = xi + (size_t)s * IC, *gs = gi + (size_t)s * OC;
-                    /* each gram entry is made and consumed at once: no tile of either gram is kept */
-                    for (t = t0; t < t0 + nt; t++)
-                        tile += dpprof__dot(xs, xi + (size_t)t * IC, IC) * dpprof__dot(gs, gi + (size_t)t * OC, OC);
-                }
-                total += (t0 == s0 ? 1.0 : 2.0) * tile;
-            }
-        }
-        norm2[i] += total;
-    }
-}
-
-void dpprof_linear_sqnorm_gram_group_ref(double *const *norm2, const dpprof_real *const *dy, const int *OC, int m, const dpprof_real *x, int n, int T, int IC)
-{
-    int j;
-    for (j = 0; j < m; j++) dpprof_linear_sqnorm_gram_ref(norm2[j], dy[j], x, n, T, IC, OC[j]);
-}
-
-void dpprof_linear_sqnorm_psg_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
-{
-    double acc[DPPROF_NORM_TILE][DPPROF_NORM_TILE]; /* 8 KiB at tile 32: one block of g_i */
-    int i, t, o0, i0, no, ni, o, k;
-    for (i = 0; i < n; i++) {
-        double total = 0.0;
-        for (o0 = 0; o0 < OC; o0 += DPPROF_NORM_TILE) {
-            no = OC - o0 < DPPROF_NORM_TILE ? OC - o0 : DPPROF_NORM_TILE;
-            for (i0 = 0; i0 < IC; i0 += DPPROF_NORM_TILE) {
-                ni = IC - i0 < DPPROF_NORM_TILE ? IC - i0 : DPPROF_NORM_TILE;
-                for (o = 0; o < no; o++)
-                    for (k = 0; k < ni; k++) acc[o][k] = 0.0;
-                /* the whole sum over T goes into the block before it is squared: g_i's elements are exact
-                   double sums, as in the materialised path (without its rounding to dpprof_real) */
-                for (t = 0; t < T; t++) {
-                    size_t row = (size_t)i * T + t;
-                    const dpprof_real *xr = x + row * IC + i0;
-                    const dpprof_real *g = dy + row * OC + o0;
-                    for (o = 0; o < no; o++) dpprof__axpy(acc[o], g[o], xr, ni);
-                }
-                for (o = 0; o < no; o++)
-                    for (k = 0; k < ni; k++) total += acc[o][k] * acc[o][k];
-            }
-        }
-        norm2[i] += total;
-    }
-}
-
-void dpprof_linear_clipgrad_ref(dpprof_real *dw, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC)
-{
-    /* sum_i c_i dy_i^T x_i = (C dy)^T x with C scaling each sample's T rows: one gemm over all n*T rows */
-    dpprof__linear_dyTx(dw, 1, dy, x, c, n, T, IC, OC);
-}
-
-/* ---- embedding ---------------------------------------------------------------------------------- */
-
-void dpprof_embedding_sqnorm_ref(double *norm2, const dpprof_real *dy, const int *tokens, int n, int T, int C)
-{
-    int i, s, t;
-    /* ||g_i||^2 = sum_v ||sum_{t: tok_t = v} dy_t||^2 expanded into pairs: the masked gram of dy. only equal
-       pairs cost a dot product; the mask is O(T^2) int compares */
-    for (i = 0; i < n; i++) {
-        const int *tok = tokens + (size_t)i * T;
-        const dpprof_real *gi = dy + (size_t)i * T * C;
-        double total = 0.0;
-        for (s = 0; s < T; s++) {
-            const dpprof_real *gs = gi + (size_t)s * C;
-            DPPROF_ASSERT(tok[s] >= 0);
-            total += dpprof__dot(gs, gs, C);
-            for (t = s + 1; t < T; t++)
-                if (tok[t] == tok[s]) total += 2.0 * dpprof__dot(gs, gi + (size_t)t * C, C); /* (s,t) and (t,s) */
-        }
-        norm2[i] += total;
-    }
-}
-
-void dpprof_embedding_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C)
-{
-    size_t VC = (size_t)V * C, k;
-    int i;
-    for (i = 0; i < n; i++) {
-        dpprof_real *g = psg + (size_t)i * VC;
-        /* overwritten: rows of tokens the sample does not use are zero gradients, not stale data */
-        for (k = 0; k < VC; k++) g[k] = (dpprof_real)0;
-        dpprof__embedding_scatter(g, dy + (size_t)i * T * C, tokens + (size_t)i * T, NULL, 1, T, C, V);
-    }
-}
-
-void dpprof_embedding_clipgrad_ref(dpprof_real *dwte, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C)
-{
-    /* one scatter over all n*T rows with dy scaled by c per sample: a token shared by samples is summed in
-       double across them, like the vanilla dpprof_embedding_bwd_ref over the whole batch */
-    dpprof__embedding_scatter(dwte, dy, tokens, c, n, T, C, 0);
-}
-
-/* ---- rmsnorm ------------------------------------------------------------------------------------ */
-
-void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *rstd, int n, int T, int C)
-{
-    double acc[DPPROF__BLK];
-    int i, t, c, c0, nb;
-    /* dpprof_rmsnorm_bwd_ref's dweight loop, restarted per sample (same product order, so the sum over i
-       agrees with it to rounding) */
-    for (i = 0; i < n; i++) {
-        for (c0 = 0; c0 < C; c0 += DPPROF__BLK) {
-            nb = C - c0 < DPPROF__BLK ? C - c0 : DPPROF__BLK;
-            for (c = 0; c < nb; c++) acc[c] = 0.0;
-            for (t = 0; t < T; t++) {
-                size_t row = (size_t)i * T + t;
-                const dpprof_real *xr = inp + row * C + c0;
-                const dpprof_real *g = dout + row * C + c0;
-                double r = rstd[row];
-                for (c = 0; c < nb; c++) acc[c] += (double)g[c] * xr[c] * r;
-            }
-            for (c = 0; c < nb; c++) psg[(size_t)i * C + c0 + c] = (dpprof_real)acc[c];
-        }
-    }
-}
-
-void dpprof_rmsnorm_bwd_ps_ref(dpprof_real *dinp, dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int n, int T, int C)
-{
-    dpprof_rmsnorm_bwd_ref(dinp, NULL, dout, inp, weight, rstd, n * T, C);
-    dpprof_rmsnorm_psdweight_ref(psg, dout, inp, rstd, n, T, C);
-}
-
-/* ---- clipping ----------------------------------------------------------------------------------- */
-
-void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip)
-{
-    int i;
-    /* a negative bound would flip gradients instead of shrinking them */
-    DPPROF_ASSERT(clip >= 0.0);
-    for (i = 0; i < n; i++) {
-        /* the 1e-6 (opacus' choice) keeps a zero gradient at factor 1 instead of dividing by zero */
-        double f = clip / (sqrt(norm2[i]) + 1e-6);
-        /* f == f is false only for nan: min() would turn a nan norm into factor 1, an unclipped sample */
-        c[i] = (f == f && f > 1.0) ? 1.0 : f;
-    }
-}
-
-int dpprof_flash_choice(int T, int IC, int OC)
-{
-    /* the same counts as the dry backend's costs, so the choice and the reported flops never disagree */
-    dpprof_cost g = dpprof_linear_sqnorm_gram_cost(1, T, IC, OC, 4);
-    dpprof_cost p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, 4);
-    return g.flops <= p.flops ? 0 : 1;
-}
-
-/* ---- analytic costs of the dp ops (formulas are documented at the declarations) ------------------ */
-
-dpprof_cost dpprof_linear_psgrad_cost(int n, int T, int IC, int OC, int elem_size)
-{
-    double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
-    return dpprof__cost(2.0 * nn * t * ic * oc, es * (nn * t * oc + nn * t * ic + nn * oc * ic));
-}
-
-dpprof_cost dpprof_psgrad_sqnorm_cost(int n, size_t P, int elem_size)
-{
-    double nn = n, p = (double)P, es = elem_size;
-    return dpprof__cost(nn * (2.0 * p + 1.0), es * nn * p + 16.0 * nn);
-}
-
-dpprof_cost dpprof_psgrad_clipsum_cost(int n, size_t P, int elem_size)
-{
-    double nn = n, p = (double)P, es = elem_size;
-    return dpprof__cost(2.0 * nn * p + p, es * (nn * p + 2.0 * p) + 8.0 * nn);
-}
-
-dpprof_cost dpprof_gram_cost(int n, int T, int D, int elem_size)
-{
-    double nn = n, t = T, d = D, es = elem_size;
-    return dpprof__cost(nn * t * (t + 1.0) * d, es * (nn * t * d + nn * t * t));
-}
-
-dpprof_cost dpprof_gram_dot_cost(int n, int T, int elem_size)
-{
-    double nn = n, t = T, es = elem_size;
-    return dpprof__cost(nn * (2.0 * t * t + 1.0), es * 2.0 * nn * t * t + 16.0 * nn);
-}
-
-dpprof_cost dpprof_linear_sqnorm_gram_cost(int n, int T, int IC, int OC, int elem_size)
-{
-    return dpprof_linear_sqnorm_gram_group_cost(n, T, IC, OC, 1, elem_size);
-}
-
-dpprof_cost dpprof_linear_sqnorm_gram_group_cost(int n, int T, int IC, int OC, int m, int elem_size)
-{
-    double nn = n, t = T, ic = IC, oc = OC, es = elem_size, b = DPPROF_NORM_TILE, mm = m;
-    double k = T > 0 ? (double)((T + DPPROF_NORM_TILE - 1) / DPPROF_NORM_TILE) : 0.0; /* tiles */
-    double last = t - (k - 1.0) * b;                                                   /* length of the last */
-    double sumsq = k > 0.0 ? (k - 1.0) * b * b + last * last : 0.0;
-    double q = (t * t + sumsq) / 2.0, np = k * (k + 1.0) / 2.0;
-    return dpprof__cost(nn * (q * (2.0 * ic + 2.0 * oc + 2.0 * mm) + mm * (2.0 * np + 1.0)), es * nn * t * (ic + oc) + 16.0 * nn * mm);
-}
-
-dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int OC, int elem_size)
-{
-    double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
-    return dpprof__cost(nn * (2.0 * t * ic * oc + 2.0 * ic * oc + 1.0), es * nn * t * (ic + oc) + 16.0 * nn);
-}
-
-dpprof_cost dpprof_linear_clipgrad_cost(int n, int T, int IC, int OC, int elem_size)
-{
-    double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
-    return dpprof__cost(nn * t * oc + 2.0 * nn * t * ic * oc + oc * ic, es * (nn * t * oc + nn * t * ic + 2.0 * oc * ic) + 8.0 * nn);
-}
-
-dpprof_cost dpprof_embedding_sqnorm_cost(int n, int T, int C, int elem_size)
-{
-    double nn = n, t = T, c = C, es = elem_size;
-    double flops = nn * (t * (t - 1.0) / 2.0 + t * (t + 1.0) / 2.0 * (2.0 * c + 2.0) + 1.0);
-    return dpprof__cost(flops, 4.0 * nn * t + es * nn * t * c + 16.0 * nn);
-}
-
-dpprof_cost dpprof_embedding_psgrad_cost(int n, int T, int V, int C, int elem_size)
-{
-    double nn = n, t = T, v = V, c = C, es = elem_size;
-    return dpprof__cost(nn * t * c, 4.0 * nn * t + es * (nn * t * c + nn * v * c));
-}
-
-dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int elem_size)
-{
-    double nn = n, t = T, c = C, es = elem_size;
-    return dpprof__cost(2.0 * nn * t * c, 4.0 * nn * t + es * (nn * t * c + 2.0 * nn * t * c) + 8.0 * nn);
-}
-
-dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size)
-{
-    double nn = n, t = T, c = C, es = elem_size;
-    return dpprof__cost(3.0 * nn * t * c, es * (2.0 * nn * t * c + nn * t + nn * c));
-}
-
-dpprof_cost dpprof_rmsnorm_bwd_ps_cost(int n, int T, int C, int elem_size)
-{
-    double nn = n, N = (double)n * T, c = C, es = elem_size;
-    return dpprof__cost(N * (11.0 * c + 3.0), es * (4.0 * N * c + c + N + nn * c));
-}
-
-dpprof_cost dpprof_clip_factors_cost(int n, int elem_size)
-{
-    (void)elem_size;
-    return dpprof__cost(4.0 * n, 16.0 * n);
-}
-
-
-/* the data-sheet peaks of the gpus we measure on (NVIDIA H100/H200/A100 data sheets: dense, no
-   sparsity), else sm count x clock x per-sm rate (fp32: 2 x cuda cores per sm; bf16 tensor cores:
-   2048 flop/clock/sm on sm 8.0, 4096 on sm 9.0) and 2 x memory clock x bus width */
-DPPROF_API void dpprof_device_peaks(const dpprof_device_info *d, double *fp32_flops, double *bf16_flops, double *dram_bytes) {
-    double f32 = 0, b16 = 0, dram = 0;
-    if (d && strstr(d->name, "H200")) { f32 = 66.9e12; b16 = 989.4e12; dram = 4.8e12; }
-    else if (d && strstr(d->name, "H100") && strstr(d->name, "NVL")) { f32 = 60e12; b16 = 835e12; dram = 3.9e12; }
-    else if (d && strstr(d->name, "H100") && strstr(d->name, "PCIe")) { f32 = 51.2e12; b16 = 756e12; dram = 2.0e12; }
-    else if (d && strstr(d->name, "H100")) { f32 = 66.9e12; b16 = 989.4e12; dram = 3.35e12; }
-    else if (d && strstr(d->name, "A100")) { f32 = 19.5e12; b16 = 312e12; dram = d->total_bytes > ((size_t)50 << 30) ? 2.039e12 : 1.555e12; }
-    else if (d && d->cc_major == 9 && d->cc_minor == 0) { f32 = 256.0 * d->sm_count * d->clock_khz * 1e3; b16 = 4096.0 * d->sm_count * d->clock_khz * 1e3; }
-    else if (d && d->cc_major == 8 && d->cc_minor == 0) { f32 = 128.0 * d->sm_count * d->clock_khz * 1e3; b16 = 2048.0 * d->sm_count * d->clock_khz * 1e3; }
-    if (d && dram == 0 && d->mem_clock_khz > 0) dram = 2.0 * d->mem_clock_khz * 1e3 * d->bus_width_bits / 8.0;
-    if (fp32_flops) *fp32_flops = f32;
-    if (bf16_flops) *bf16_flops = b16;
-    if (dram_bytes) *dram_bytes = dram;
-}
-
-#ifndef DPPROF_CUDA
-/* built without dpprof_kernels.cu: the cuda entry points say so */
-DPPROF_API int dpprof_cuda_device_count(int *count) {
-    if (count) *count = 0;
-    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
-}
-DPPROF_API int dpprof_cuda_device_info(int device, dpprof_device_info *info) {
-    (void)device;
-    if (info) memset(info, 0, sizeof *info);
-    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
-}
-DPPROF_API int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int category, int module) {
-    (void)p; (void)bytes; (void)category; (void)module;
-    if (ptr) *ptr = NULL;
-    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
-}
-DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr) {
-    (void)p; (void)ptr;
-    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
-}
-DPPROF_API const char *dpprof_cuda_last_error(void) { return "built without CUDA"; }
-DPPROF_API int dpprof_cuda_init(int device) { (void)device; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_alloc(void **ptr, size_t bytes) { (void)bytes; if (ptr) *ptr = NULL; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API void dpprof_cuda_release(void *ptr) { (void)ptr; }
-DPPROF_API int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir) { (void)dst; (void)src; (void)bytes; (void)dir; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes) { (void)dst; (void)bytes; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_sync(void) { return DPPROF_OK; }
-DPPROF_API int dpprof_cuda_trim(void) { return DPPROF_OK; }
-DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes) { (void)ptr; (void)bytes; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_mem_used(size_t *used) { if (used) *used = 0; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_event(int *id) { if (id) *id = -1; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms) { (void)a; (void)b; if (ms) *ms = 0; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API void dpprof_cuda_events_reset(void) {}
-DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype) { (void)dtype; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API dpprof_dtype dpprof_cuda_storage(void) { return DPPROF_DTYPE_FP32; }
-DPPROF_API long long dpprof_cuda_launch_count(void) { return 0; }
-DPPROF_API long long dpprof_cuda_wgmma_count(void) { return 0; }
-static dpprof_cuda_tuning dpprof__tuning; /* kept, so that get returns what set took */
-DPPROF_API int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t) {
-    const char *bad = t ? DPPROF_CUDA_TUNING_BAD(t) : NULL;
-    if (bad) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_cuda_set_tuning: %s is out of its set", bad);
-    if (t && t->wgmma > 0) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "dpprof_cuda_set_tuning: wgmma runs on compute capability 9.0 only, and this build has no CUDA");
-    if (t) dpprof__tuning = *t;
-    else memset(&dpprof__tuning, 0, sizeof dpprof__tuning);
-    return DPPROF_OK;
-}
-DPPROF_API void dpprof_cuda_get_tuning(dpprof_cuda_tuning *t) { if (t) *t = dpprof__tuning; }
-DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n) { (void)out; (void)max; if (n) *n = 0; return DPPROF_ERR_NO_CUDA; }
-#endif
-#endif /* DPPROF_ENGINE */
 
 #ifdef __cplusplus
 }
