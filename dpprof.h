@@ -4658,29 +4658,37 @@ typedef struct dpprof__acts {
     dpprof_tensor losses;           /* (n) per-sample losses */
 } dpprof__acts;
 
-struct dpprof_session {
-    dpprof_config cfg;
-    dpprof_shape sh;
-    int backend;                    /* resolved: cpu, cuda or dry */
-    int elem;                       /* bytes per activation element: 4 (fp32), 2 (bf16); everything else is dpprof_real */
-    dpprof_prof prof;
+/* the model: its parameters, activations, lora adapters, workspace */
+typedef struct dpprof__model {
     dpprof_param *params;
     int n_params, p_emb, p_normf, p_head;
     dpprof__acts a;
+    int n_trainable;
+    int *lora;                      /* (L * 9) parameter index of lora_A of a projection (lora_B follows), or -1 */
+    double lora_scale;              /* alpha / r */
+    dpprof_tensor ws;               /* the workspace: cuBLAS's and the kernels' scratch (every backend tracks it) */
+} dpprof__model;
+
+/* --data: the text and, for cls, its lines */
+typedef struct dpprof__data {
     unsigned char *text;            /* --data contents */
     size_t text_len;
     size_t *line_off;               /* cls data: (n_lines) offsets, lengths, labels */
     int *line_len, *line_label, n_lines;
+} dpprof__data;
+
+/* the steps run, their losses and times */
+typedef struct dpprof__run {
     int steps_done, adam_t;
     double *step_loss, *step_ms;    /* (cap_steps) */
     size_t cap_steps;
-    /* dp-sgd: the algorithm's shape, and the state of the physical batch in flight */
+} dpprof__run;
+
+/* dp-sgd: the algorithm's shape and the state of the physical batch in flight */
+typedef struct dpprof__dps {
     int dp, two_pass, bk;           /* private; second backward; book-keeping clip phase */
     int auto_mat;                   /* auto: materialise where dpprof__psg_fits at this level (1, 2), 0 nowhere */
     int auto_ghost;                 /* auto: ghost's grams may replace flash (dpprof__auto_ghost) */
-    long long launches;             /* cuda: the kernels dpprof queued in the measured steps (not cuBLAS's) */
-    long long wgmma_launches;       /* cuda: of those, the ones on Hopper's warpgroup mma (--wgmma) */
-    int n_trainable;
     int *method;                    /* (n_params) DPPROF__M_*: how each tensor's norm is computed */
     int bw_mode, bw_retain;         /* DPPROF__MODE_*; keep activations for a second pass */
     int bw_n, bw_T;                 /* the physical batch in the backward */
@@ -4696,8 +4704,6 @@ struct dpprof_session {
     int batch_n;
     double *last_norms, *last_clip; /* (max batch) per-sample norms and clip factors of the last step */
     double noise_std;               /* sigma * C */
-    int *lora;                      /* (L * 9) parameter index of lora_A of a projection (lora_B follows), or -1 */
-    double lora_scale;              /* alpha / r */
     double rate_gram, rate_psg;     /* auto on cuda: measured flop/s of the two flash flavours */
     double rate_ghost;              /* auto on cuda: measured flop/s of ghost's two grams and their dot; 0 -> unmeasured */
     dpprof_tensor xg;               /* ghost's gram of a layer's input (n, T, T), kept for the next layers that read the
@@ -4718,35 +4724,58 @@ struct dpprof_session {
     double noise_ms[2];             /* auto: ms of the noise and the optimizer step on noise_n weights, two passes then
                                        one; NAN unmeasured */
     int64_t noise_n;
-    dpprof_tensor ws;               /* the workspace: cuBLAS's and the kernels' scratch (every backend tracks it) */
-    /* cuda: host copies of what the host reads or writes between kernels */
+} dpprof__dps;
+
+/* cuda: launch counts, host staging, the driver's figure, the device, counters */
+typedef struct dpprof__gpu {
+    long long launches;             /* cuda: the kernels dpprof queued in the measured steps (not cuBLAS's) */
+    long long wgmma_launches;       /* cuda: of those, the ones on Hopper's warpgroup mma (--wgmma) */
     int *h_tok, *h_tgt;             /* (physical batch * T) tokens and targets before the upload */
     float *h_loss;                  /* (physical batch) per-sample losses after the forward */
-    double *h_norm2, *h_clip;       /* (n_params * physical batch) squared norms down, clip factors up */
+    double *h_norm2, *h_clip;       /* (n_params * physical batch) squared norms down, clip factors up: host copies of
+                                       what the host reads or writes between kernels */
     int64_t drv_base, drv_peak;     /* driver's used bytes before the session, and its peak above that */
     dpprof_device_info dev;         /* cuda: the device */
     int counting;                   /* cfg.dram: CUPTI ranges are open in this step (one per phase record) */
     char dram_note[256];            /* why there are no counter values, when there are none */
+} dpprof__gpu;
+
+/* the op timing and phase events of traces and --op-times */
+typedef struct dpprof__obs {
     int mark_ops;                   /* ops are timed now: trace_ops, or op_times in a warm-up step */
     struct dpprof__op_rec *ops;     /* trace_ops: every op's name, phase record and time */
     size_t n_ops, cap_ops;
     int *ph_ev;                     /* (cap_ph_ev) event id recorded at the start of each phase record, or -1 */
     size_t cap_ph_ev;
+} dpprof__obs;
+
+struct dpprof_session {
+    dpprof_config cfg;
+    dpprof_shape sh;
+    int backend;                    /* resolved: cpu, cuda or dry */
+    int elem;                       /* bytes per activation element: 4 (fp32), 2 (bf16); everything else is dpprof_real */
+    dpprof_prof prof;
+    dpprof__model model;
+    dpprof__data data;
+    dpprof__run run;
+    dpprof__dps dps;
+    dpprof__gpu gpu;
+    dpprof__obs obs;
 };
 
 #define DPPROF__F(t) ((dpprof_real *)(t).data)
 #define DPPROF__I(t) ((int *)(t).data)
-#define DPPROF__W(s, i) DPPROF__F((s)->params[i].w)
+#define DPPROF__W(s, i) DPPROF__F((s)->model.params[i].w)
 /* the weight a matmul reads: the bf16 working copy where there is one (its bits behind a float *, as
    the storage contract says), else the master */
-#define DPPROF__WM(s, i) ((s)->params[i].wl.n ? DPPROF__F((s)->params[i].wl) : DPPROF__W(s, i))
+#define DPPROF__WM(s, i) ((s)->model.params[i].wl.n ? DPPROF__F((s)->model.params[i].wl) : DPPROF__W(s, i))
 /* element off of a tensor, stepping by its own element size (an activation is 2 bytes in bf16) */
 #define DPPROF__AT(t, off) ((dpprof_real *)(void *)((char *)(t).data + (size_t)(off) * (size_t)(t).elem_size))
 /* bytes per element of what is always dpprof_real: parameters, gradients, optimizer states,
    per-sample gradients, gram matrices, rstd, lse, losses */
 #define DPPROF__R ((int)sizeof(dpprof_real))
 /* gradient of a parameter, or NULL when it is frozen (ops then skip the weight gradient) */
-#define DPPROF__G(s, i) ((s)->params[i].trainable ? DPPROF__F((s)->params[i].g) : (dpprof_real *)NULL)
+#define DPPROF__G(s, i) ((s)->model.params[i].trainable ? DPPROF__F((s)->model.params[i].g) : (dpprof_real *)NULL)
 
 /* the cuda path exists where the kernels are linked and the reference is fp32 (the gpu ops are fp32) */
 #if !defined(DPPROF_CUDA) || defined(DPPROF_REF_DOUBLE)
@@ -4776,14 +4805,14 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
     /* an op outside every phase (dpprof_session_grad's zeroing of the gradients) is not one of a step's */
     if (s->backend == DPPROF_BACKEND_DRY || !s->prof.n_phases || s->prof.cur_phase == DPPROF_PHASE_NONE) return;
     if (!name) { /* the end of the op begun last */
-        if (!s->n_ops) return;
-        r = &s->ops[s->n_ops - 1];
+        if (!s->obs.n_ops) return;
+        r = &s->obs.ops[s->obs.n_ops - 1];
         if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_event(&r->ev1);
         else r->t1 = dpprof_prof_now_ms(&s->prof);
         return;
     }
-    if (dpprof__grow((void **)&s->ops, &s->cap_ops, s->n_ops + 1, sizeof *s->ops) != 0) return; /* the trace loses ops, the run goes on */
-    r = &s->ops[s->n_ops++];
+    if (dpprof__grow((void **)&s->obs.ops, &s->obs.cap_ops, s->obs.n_ops + 1, sizeof *s->obs.ops) != 0) return; /* the trace loses ops, the run goes on */
+    r = &s->obs.ops[s->obs.n_ops++];
     r->name = name;
     r->phase_rec = s->prof.n_phases - 1;
     r->ev0 = r->ev1 = -1;
@@ -4800,20 +4829,20 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
     do {                                                                                    \
         dpprof_cost c_ = dpprof_##op##_cost costargs;                                       \
         dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);                               \
-        if ((s)->mark_ops) dpprof__op_mark(s, #op, c_);                                \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, #op, c_);                                \
         if ((s)->backend == DPPROF_BACKEND_CPU) dpprof_##op##_ref args;                     \
         DPPROF__GPU(s, dpprof_##op##_gpu args);                                             \
-        if ((s)->mark_ops) dpprof__op_mark(s, NULL, c_);                               \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, c_);                               \
     } while (0)
 /* the same with a cost computed here (one half of an op, a plain copy): cpu call, gpu call */
 #define DPPROF__OPX(s, name, cost, call, gcall)                                              \
     do {                                                                                    \
         dpprof_cost c_ = cost;                                                              \
         dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);                               \
-        if ((s)->mark_ops) dpprof__op_mark(s, name, c_);                               \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, name, c_);                               \
         if ((s)->backend == DPPROF_BACKEND_CPU) call;                                       \
         DPPROF__GPU(s, gcall);                                                              \
-        if ((s)->mark_ops) dpprof__op_mark(s, NULL, c_);                               \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, c_);                               \
     } while (0)
 
 /* one gemm (M,K) x (K,Nc): 2MKN flops, every operand read or written once; E bytes per input
@@ -4842,7 +4871,7 @@ static void dpprof__release(dpprof_session *s, void *data) {
 static void dpprof__driver_peak(dpprof_session *s) {
 #if DPPROF__CUDA
     size_t used = 0;
-    if (dpprof_cuda_mem_used(&used) == DPPROF_OK && (int64_t)used - s->drv_base > s->drv_peak) s->drv_peak = (int64_t)used - s->drv_base;
+    if (dpprof_cuda_mem_used(&used) == DPPROF_OK && (int64_t)used - s->gpu.drv_base > s->gpu.drv_peak) s->gpu.drv_peak = (int64_t)used - s->gpu.drv_base;
 #else
     (void)s;
 #endif
@@ -4913,7 +4942,7 @@ static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
 #define DPPROF__AR(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), DPPROF__R, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 0))
 
 static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, int cols, int category, int module, int layer) {
-    dpprof_param *p = &s->params[s->n_params++];
+    dpprof_param *p = &s->model.params[s->model.n_params++];
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
     p->rows = rows;
@@ -4924,7 +4953,7 @@ static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, 
     DPPROF__TRY(dpprof__talloc(s, &p->w, (int64_t)rows * cols, DPPROF__R, category, module, 0));
     /* bf16: the matmul weights (not the embedding table, not the norm vectors) get their working
        copy beside the master, in the master's category and module */
-    if (s->cfg.dtype == DPPROF_DTYPE_BF16 && s->n_params - 1 != s->p_emb && module != DPPROF_MOD_NORM)
+    if (s->cfg.dtype == DPPROF_DTYPE_BF16 && s->model.n_params - 1 != s->model.p_emb && module != DPPROF_MOD_NORM)
         DPPROF__TRY(dpprof__talloc(s, &p->wl, (int64_t)rows * cols, (int)sizeof(dpprof_bf16), category, module, 0));
     return DPPROF_OK;
 }
@@ -4936,7 +4965,7 @@ static int dpprof__add_param(dpprof_session *s, const char *name, int rows, int 
 /* weights ~ N(0, init_std^2) from philox, stream = parameter index, so any backend (or a reader of
    the README) regenerates them; rmsnorm weights are ones */
 static void dpprof__init_param(dpprof_session *s, int i) {
-    dpprof_param *p = &s->params[i];
+    dpprof_param *p = &s->model.params[i];
     dpprof_real *w = DPPROF__F(p->w);
     int64_t e;
 #if DPPROF__CUDA
@@ -4994,7 +5023,7 @@ static void dpprof__bind(const dpprof_session *s) {
 static void dpprof__cast_weights(dpprof_session *s, int first, int last, int only_trainable) {
     int i;
     for (i = first; i < last; i++) {
-        dpprof_param *p = &s->params[i];
+        dpprof_param *p = &s->model.params[i];
         dpprof_cost c;
         if (!p->wl.n || (only_trainable && !p->trainable)) continue;
         c.flops = (double)p->wl.n;
@@ -5007,20 +5036,20 @@ static int dpprof__build_model(dpprof_session *s) {
     const dpprof_shape *h = &s->sh;
     int l, i;
     char name[64];
-    s->params = (dpprof_param *)DPPROF_MALLOC(sizeof(dpprof_param) * (size_t)(3 + 3 * DPPROF__P_PER_LAYER * h->L));
-    s->lora = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)(DPPROF__P_PER_LAYER * h->L + 1));
-    if (!s->lora) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the lora table");
-    for (i = 0; i < DPPROF__P_PER_LAYER * h->L; i++) s->lora[i] = -1;
-    if (!s->params) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the parameter table");
+    s->model.params = (dpprof_param *)DPPROF_MALLOC(sizeof(dpprof_param) * (size_t)(3 + 3 * DPPROF__P_PER_LAYER * h->L));
+    s->model.lora = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)(DPPROF__P_PER_LAYER * h->L + 1));
+    if (!s->model.lora) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the lora table");
+    for (i = 0; i < DPPROF__P_PER_LAYER * h->L; i++) s->model.lora[i] = -1;
+    if (!s->model.params) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the parameter table");
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
     /* cuBLAS's workspace and the kernels' scratch: one tracked allocation on every backend, so that
        dry and cpu report what the gpu holds */
-    DPPROF__TRY(dpprof__talloc(s, &s->ws, (int64_t)DPPROF_WORKSPACE_BYTES, 1, DPPROF_CAT_WORKSPACE, DPPROF_MOD_OTHER, 0));
+    DPPROF__TRY(dpprof__talloc(s, &s->model.ws, (int64_t)DPPROF_WORKSPACE_BYTES, 1, DPPROF_CAT_WORKSPACE, DPPROF_MOD_OTHER, 0));
 #if DPPROF__CUDA
-    if (s->backend == DPPROF_BACKEND_CUDA && dpprof_cuda_set_workspace(s->ws.data, (size_t)s->ws.n) != DPPROF_OK)
+    if (s->backend == DPPROF_BACKEND_CUDA && dpprof_cuda_set_workspace(s->model.ws.data, (size_t)s->model.ws.n) != DPPROF_OK)
         return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
 #endif
-    s->p_emb = s->n_params;
+    s->model.p_emb = s->model.n_params;
     DPPROF__TRY(dpprof__add_param(s, "model.embed_tokens.weight", h->V, h->C, DPPROF_MOD_EMBEDDING, -1));
     for (l = 0; l < h->L; l++) {
 #define DPPROF__LP(suffix, r, c, mod)                                                        \
@@ -5037,43 +5066,43 @@ static int dpprof__build_model(dpprof_session *s) {
         DPPROF__LP("mlp.down_proj.weight", h->C, h->F, MLP);
 #undef DPPROF__LP
     }
-    s->p_normf = s->n_params;
+    s->model.p_normf = s->model.n_params;
     DPPROF__TRY(dpprof__add_param(s, "model.norm.weight", 1, h->C, DPPROF_MOD_NORM, -1));
-    s->p_head = s->n_params;
+    s->model.p_head = s->model.n_params;
     if (s->cfg.task == DPPROF_TASK_LM) DPPROF__TRY(dpprof__add_param(s, "lm_head.weight", h->V, h->C, DPPROF_MOD_HEAD, -1));
     else DPPROF__TRY(dpprof__add_param(s, "score.weight", h->K, h->C, DPPROF_MOD_HEAD, -1));
     if (s->cfg.lora_rank) {
         /* adapters after the base table: A (r, IC) and B (OC, r) per adapted projection; only they
            and the head train, the base model is frozen (no gradient, no optimizer state) */
-        int mask = dpprof__lora_mask(s->cfg.lora_targets), j, r = s->cfg.lora_rank, base = s->n_params;
-        s->lora_scale = s->cfg.lora_alpha / r;
-        for (i = 0; i < base; i++) s->params[i].trainable = i == s->p_head;
+        int mask = dpprof__lora_mask(s->cfg.lora_targets), j, r = s->cfg.lora_rank, base = s->model.n_params;
+        s->model.lora_scale = s->cfg.lora_alpha / r;
+        for (i = 0; i < base; i++) s->model.params[i].trainable = i == s->model.p_head;
         for (l = 0; l < h->L; l++)
             for (j = 0; j < DPPROF__P_PER_LAYER; j++) {
-                const dpprof_param *bp = &s->params[1 + l * DPPROF__P_PER_LAYER + j];
+                const dpprof_param *bp = &s->model.params[1 + l * DPPROF__P_PER_LAYER + j];
                 int rows = bp->rows, cols = bp->cols;
                 if (!(mask >> j & 1)) continue;
-                s->lora[l * DPPROF__P_PER_LAYER + j] = s->n_params;
+                s->model.lora[l * DPPROF__P_PER_LAYER + j] = s->model.n_params;
                 snprintf(name, sizeof name, "model.layers.%d.%s.lora_A.weight", l, dpprof__proj_names[j]);
                 DPPROF__TRY(dpprof__add_param_cat(s, name, r, cols, DPPROF_CAT_LORA, DPPROF_MOD_LORA, l));
                 snprintf(name, sizeof name, "model.layers.%d.%s.lora_B.weight", l, dpprof__proj_names[j]);
                 DPPROF__TRY(dpprof__add_param_cat(s, name, rows, r, DPPROF_CAT_LORA, DPPROF_MOD_LORA, l));
             }
     }
-    for (i = 0; i < s->n_params; i++) dpprof__init_param(s, i);
-    dpprof__cast_weights(s, 0, s->n_params, 0);
+    for (i = 0; i < s->model.n_params; i++) dpprof__init_param(s, i);
+    dpprof__cast_weights(s, 0, s->model.n_params, 0);
     dpprof_phase_end(&s->prof);
 
     /* gradients and optimizer states are persistent: allocated once, like a framework after step 1 */
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_OPTIMIZER_SETUP, -1));
-    for (i = 0; i < s->n_params; i++) {
-        dpprof_param *p = &s->params[i];
+    for (i = 0; i < s->model.n_params; i++) {
+        dpprof_param *p = &s->model.params[i];
         if (!p->trainable) continue;
         DPPROF__TRY(dpprof__talloc(s, &p->g, p->w.n, DPPROF__R, DPPROF_CAT_GRADIENTS, p->module, 1));
     }
     if (s->cfg.optimizer == DPPROF_OPT_ADAM) {
-        for (i = 0; i < s->n_params; i++) {
-            dpprof_param *p = &s->params[i];
+        for (i = 0; i < s->model.n_params; i++) {
+            dpprof_param *p = &s->model.params[i];
             if (!p->trainable) continue;
             DPPROF__TRY(dpprof__talloc(s, &p->m, p->w.n, DPPROF__R, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER, 1));
             DPPROF__TRY(dpprof__talloc(s, &p->v, p->w.n, DPPROF__R, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER, 1));
@@ -5103,57 +5132,57 @@ static int dpprof__load_data(dpprof_session *s) {
         fclose(f);
         return dpprof__fail(DPPROF_ERR_IO, "--data %s: cannot read its size (not a regular file?)", path);
     }
-    s->text = (unsigned char *)DPPROF_MALLOC((size_t)len + 1);
-    if (!s->text) {
+    s->data.text = (unsigned char *)DPPROF_MALLOC((size_t)len + 1);
+    if (!s->data.text) {
         fclose(f);
         return dpprof__fail(DPPROF_ERR_OOM, "--data %s: cannot hold %ld bytes", path, len);
     }
-    if (len && fread(s->text, 1, (size_t)len, f) != (size_t)len) {
+    if (len && fread(s->data.text, 1, (size_t)len, f) != (size_t)len) {
         fclose(f);
         return dpprof__fail(DPPROF_ERR_IO, "--data %s: read failed: %s", path, strerror(errno));
     }
     fclose(f);
-    s->text_len = (size_t)len;
+    s->data.text_len = (size_t)len;
     if (s->cfg.task == DPPROF_TASK_LM) {
-        if (s->text_len < (size_t)s->cfg.seq + 1)
-            return dpprof__fail(DPPROF_ERR_INVALID, "--data %s: %zu bytes is too short for seq = %d (needs at least %d bytes)", path, s->text_len, s->cfg.seq, s->cfg.seq + 1);
+        if (s->data.text_len < (size_t)s->cfg.seq + 1)
+            return dpprof__fail(DPPROF_ERR_INVALID, "--data %s: %zu bytes is too short for seq = %d (needs at least %d bytes)", path, s->data.text_len, s->cfg.seq, s->cfg.seq + 1);
         return DPPROF_OK;
     }
     /* cls: lines "label<TAB>text"; blank lines are skipped */
-    for (i = 0; i < s->text_len; i++) s->n_lines += s->text[i] == '\n';
-    s->n_lines += 1;
-    s->line_off = (size_t *)DPPROF_MALLOC(sizeof(size_t) * (size_t)s->n_lines);
-    s->line_len = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_lines);
-    s->line_label = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_lines);
-    if (!s->line_off || !s->line_len || !s->line_label) return dpprof__fail(DPPROF_ERR_OOM, "--data %s: cannot index its lines", path);
-    s->n_lines = 0;
-    for (start = 0, line_no = 1; start < s->text_len; line_no++) {
+    for (i = 0; i < s->data.text_len; i++) s->data.n_lines += s->data.text[i] == '\n';
+    s->data.n_lines += 1;
+    s->data.line_off = (size_t *)DPPROF_MALLOC(sizeof(size_t) * (size_t)s->data.n_lines);
+    s->data.line_len = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->data.n_lines);
+    s->data.line_label = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->data.n_lines);
+    if (!s->data.line_off || !s->data.line_len || !s->data.line_label) return dpprof__fail(DPPROF_ERR_OOM, "--data %s: cannot index its lines", path);
+    s->data.n_lines = 0;
+    for (start = 0, line_no = 1; start < s->data.text_len; line_no++) {
         size_t end = start, tab;
         long label = 0;
         int digits = 0;
-        while (end < s->text_len && s->text[end] != '\n') end++;
-        if (end == start || (end == start + 1 && s->text[start] == '\r')) {
+        while (end < s->data.text_len && s->data.text[end] != '\n') end++;
+        if (end == start || (end == start + 1 && s->data.text[start] == '\r')) {
             start = end + 1;
             continue;
         }
-        for (tab = start; tab < end && s->text[tab] != '\t'; tab++) {
-            if (s->text[tab] < '0' || s->text[tab] > '9' || ++digits > 9) break;
-            label = label * 10 + (s->text[tab] - '0');
+        for (tab = start; tab < end && s->data.text[tab] != '\t'; tab++) {
+            if (s->data.text[tab] < '0' || s->data.text[tab] > '9' || ++digits > 9) break;
+            label = label * 10 + (s->data.text[tab] - '0');
         }
-        if (tab >= end || s->text[tab] != '\t' || digits == 0)
+        if (tab >= end || s->data.text[tab] != '\t' || digits == 0)
             return dpprof__fail(DPPROF_ERR_INVALID, "--data %s:%d: expected 'label<TAB>text' with an integer label in [0, %d)", path, line_no, s->cfg.classes);
         if (label >= s->cfg.classes)
             return dpprof__fail(DPPROF_ERR_INVALID, "--data %s:%d: label %ld is not in [0, %d) (set --classes)", path, line_no, label, s->cfg.classes);
-        if (end > tab + 1 && s->text[end - 1] == '\r') end--;
+        if (end > tab + 1 && s->data.text[end - 1] == '\r') end--;
         if (end == tab + 1) return dpprof__fail(DPPROF_ERR_INVALID, "--data %s:%d: empty text after the label", path, line_no);
-        s->line_off[s->n_lines] = tab + 1;
-        s->line_len[s->n_lines] = (int)(end - tab - 1 > (size_t)INT32_MAX ? INT32_MAX : end - tab - 1);
-        s->line_label[s->n_lines] = (int)label;
-        s->n_lines++;
-        while (start < s->text_len && s->text[start] != '\n') start++;
+        s->data.line_off[s->data.n_lines] = tab + 1;
+        s->data.line_len[s->data.n_lines] = (int)(end - tab - 1 > (size_t)INT32_MAX ? INT32_MAX : end - tab - 1);
+        s->data.line_label[s->data.n_lines] = (int)label;
+        s->data.n_lines++;
+        while (start < s->data.text_len && s->data.text[start] != '\n') start++;
         start++;
     }
-    if (!s->n_lines) return dpprof__fail(DPPROF_ERR_INVALID, "--data %s: no 'label<TAB>text' lines", path);
+    if (!s->data.n_lines) return dpprof__fail(DPPROF_ERR_INVALID, "--data %s: no 'label<TAB>text' lines", path);
     return DPPROF_OK;
 }
 
@@ -5169,7 +5198,7 @@ static void dpprof__sample(const dpprof_session *s, uint64_t g, int *tok, int *t
     ctr.v[2] = (uint32_t)DPPROF__STREAM_DATA; ctr.v[3] = (uint32_t)(DPPROF__STREAM_DATA >> 32);
     r = dpprof_philox4x32_10(ctr, (uint32_t)s->cfg.seed, (uint32_t)(s->cfg.seed >> 32));
     r64 = (uint64_t)r.v[0] | ((uint64_t)r.v[1] << 32);
-    if (!s->text) {
+    if (!s->data.text) {
         uint64_t start = r.v[2] % (uint32_t)V;
         int label = s->cfg.task == DPPROF_TASK_CLS ? (int)(r.v[3] % (uint32_t)s->sh.K) : (int)(r.v[3] % 3u);
         uint64_t d = (uint64_t)label + 1;
@@ -5179,16 +5208,16 @@ static void dpprof__sample(const dpprof_session *s, uint64_t g, int *tok, int *t
         return;
     }
     if (s->cfg.task == DPPROF_TASK_LM) {
-        size_t off = (size_t)(r64 % (uint64_t)(s->text_len - (size_t)T));
+        size_t off = (size_t)(r64 % (uint64_t)(s->data.text_len - (size_t)T));
         for (t = 0; t < T; t++) {
-            tok[t] = s->text[off + (size_t)t];
-            tgt[t] = s->text[off + (size_t)t + 1];
+            tok[t] = s->data.text[off + (size_t)t];
+            tgt[t] = s->data.text[off + (size_t)t + 1];
         }
     } else {
-        int li = (int)(r64 % (uint64_t)s->n_lines), m = s->line_len[li] < T ? s->line_len[li] : T;
+        int li = (int)(r64 % (uint64_t)s->data.n_lines), m = s->data.line_len[li] < T ? s->data.line_len[li] : T;
         /* left-padded with byte 0 so the last position, which the head reads, is always text */
-        for (t = 0; t < T; t++) tok[t] = t < T - m ? 0 : s->text[s->line_off[li] + (size_t)(t - (T - m))];
-        tgt[0] = s->line_label[li];
+        for (t = 0; t < T; t++) tok[t] = t < T - m ? 0 : s->data.text[s->data.line_off[li] + (size_t)(t - (T - m))];
+        tgt[0] = s->data.line_label[li];
     }
 }
 
@@ -5204,14 +5233,14 @@ DPPROF_API int dpprof_session_batch(dpprof_session *s, int step, int first, int 
 /* projection j of layer l: y (N,OC) = x W^T, plus (alpha/r) (x A^T) B^T when it has an adapter */
 static int dpprof__proj_fwd(dpprof_session *s, int l, int j, dpprof_tensor *y, dpprof_tensor *x, int N, int IC, int OC) {
     const int P = 1 + l * DPPROF__P_PER_LAYER + j, E = s->elem, r = s->cfg.lora_rank;
-    const int la = s->lora ? s->lora[l * DPPROF__P_PER_LAYER + j] : -1;
+    const int la = s->model.lora ? s->model.lora[l * DPPROF__P_PER_LAYER + j] : -1;
     dpprof_tensor tmp, *u;
     DPPROF__OP(s, matmul_fwd, (N, IC, OC, E), (DPPROF__F(*y), DPPROF__F(*x), DPPROF__WM(s, P), N, IC, OC));
     if (la < 0) return DPPROF_OK;
-    u = &s->a.lay[l].lu[j];
+    u = &s->model.a.lay[l].lu[j];
     DPPROF__A(*u, (int64_t)N * r, ACTIVATIONS, LORA);
     DPPROF__OP(s, matmul_fwd, (N, IC, r, E), (DPPROF__F(*u), DPPROF__F(*x), DPPROF__WM(s, la), N, IC, r));
-    DPPROF__OP(s, scale, ((size_t)N * r, E), (DPPROF__F(*u), DPPROF__F(*u), (size_t)N * r, s->lora_scale));
+    DPPROF__OP(s, scale, ((size_t)N * r, E), (DPPROF__F(*u), DPPROF__F(*u), (size_t)N * r, s->model.lora_scale));
     DPPROF__A(tmp, (int64_t)N * OC, ACTIVATIONS, LORA);
     DPPROF__OP(s, matmul_fwd, (N, r, OC, E), (DPPROF__F(tmp), DPPROF__F(*u), DPPROF__WM(s, la + 1), N, r, OC));
     DPPROF__OP(s, add, ((size_t)N * OC, E), (DPPROF__F(*y), DPPROF__F(*y), DPPROF__F(tmp), (size_t)N * OC));
@@ -5224,11 +5253,11 @@ static int dpprof__forward(dpprof_session *s, int n) {
     const int T = s->cfg.seq, C = h->C, NH = h->NH, NKV = h->NKV, HS = h->HS, F = h->F, E = s->elem;
     const int N = n * T, QD = NH * HS, KD = NKV * HS;
     const float eps = (float)h->norm_eps;
-    dpprof__acts *a = &s->a;
+    dpprof__acts *a = &s->model.a;
     dpprof_tensor *x;
     int l;
     DPPROF__A(a->x0, (int64_t)N * C, ACTIVATIONS, EMBEDDING);
-    DPPROF__OP(s, embedding_fwd, (N, C, E), (DPPROF__F(a->x0), DPPROF__I(a->tokens), DPPROF__W(s, s->p_emb), N, C));
+    DPPROF__OP(s, embedding_fwd, (N, C, E), (DPPROF__F(a->x0), DPPROF__I(a->tokens), DPPROF__W(s, s->model.p_emb), N, C));
     x = &a->x0;
     for (l = 0; l < h->L; l++) {
         dpprof__layer_acts *y = &a->lay[l];
@@ -5267,25 +5296,25 @@ static int dpprof__forward(dpprof_session *s, int n) {
             dpprof_tensor *o = last ? &a->lnf : &a->lay[l + 1].ln1, *r = last ? &a->rstdf : &a->lay[l + 1].rstd1;
             DPPROF__A(*o, (int64_t)N * C, ACTIVATIONS, NORM);
             DPPROF__AR(*r, N, ACTIVATIONS, NORM);
-            DPPROF__OP(s, add_rmsnorm_fwd, (N, C, E), (DPPROF__F(*o), DPPROF__F(*r), DPPROF__F(y->xm), DPPROF__F(y->xa), DPPROF__W(s, last ? s->p_normf : P + DPPROF__P_PER_LAYER + DPPROF__P_LN1), N, C, eps));
+            DPPROF__OP(s, add_rmsnorm_fwd, (N, C, E), (DPPROF__F(*o), DPPROF__F(*r), DPPROF__F(y->xm), DPPROF__F(y->xa), DPPROF__W(s, last ? s->model.p_normf : P + DPPROF__P_PER_LAYER + DPPROF__P_LN1), N, C, eps));
         }
         x = &y->xm;
     }
     if (!h->L) {
         DPPROF__A(a->lnf, (int64_t)N * C, ACTIVATIONS, NORM);
         DPPROF__AR(a->rstdf, N, ACTIVATIONS, NORM);
-        DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(a->lnf), DPPROF__F(a->rstdf), DPPROF__F(*x), DPPROF__W(s, s->p_normf), N, C, eps));
+        DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(a->lnf), DPPROF__F(a->rstdf), DPPROF__F(*x), DPPROF__W(s, s->model.p_normf), N, C, eps));
     }
     if (s->cfg.task == DPPROF_TASK_LM) {
         DPPROF__A(a->logits, (int64_t)N * h->V, ACTIVATIONS, HEAD);
-        DPPROF__OP(s, matmul_fwd, (N, C, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->lnf), DPPROF__WM(s, s->p_head), N, C, h->V));
+        DPPROF__OP(s, matmul_fwd, (N, C, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->lnf), DPPROF__WM(s, s->model.p_head), N, C, h->V));
         DPPROF__AR(a->losses, n, ACTIVATIONS, HEAD);
         DPPROF__OP(s, crossentropy_fwd, (n, T, h->V, E), (DPPROF__F(a->losses), DPPROF__F(a->logits), DPPROF__I(a->targets), n, T, h->V));
     } else {
         DPPROF__A(a->last, (int64_t)n * C, ACTIVATIONS, HEAD);
         DPPROF__OP(s, last_token_fwd, (n, T, C, E), (DPPROF__F(a->last), DPPROF__F(a->lnf), n, T, C));
         DPPROF__A(a->logits, (int64_t)n * h->K, ACTIVATIONS, HEAD);
-        DPPROF__OP(s, matmul_fwd, (n, C, h->K, E), (DPPROF__F(a->logits), DPPROF__F(a->last), DPPROF__WM(s, s->p_head), n, C, h->K));
+        DPPROF__OP(s, matmul_fwd, (n, C, h->K, E), (DPPROF__F(a->logits), DPPROF__F(a->last), DPPROF__WM(s, s->model.p_head), n, C, h->K));
         DPPROF__AR(a->losses, n, ACTIVATIONS, HEAD);
         DPPROF__OP(s, crossentropy_fwd, (n, 1, h->K, E), (DPPROF__F(a->losses), DPPROF__F(a->logits), DPPROF__I(a->targets), n, 1, h->K));
     }
@@ -5308,8 +5337,8 @@ typedef struct dpprof__cache_ent {
 
 #define DPPROF__D(t) ((double *)(t).data)
 /* per-sample squared norms of tensor p, and its clip factors: both (n) vectors */
-#define DPPROF__NORM2(s, p) (DPPROF__D((s)->norm2) ? DPPROF__D((s)->norm2) + (size_t)(p) * (size_t)(s)->bw_n : (double *)NULL)
-#define DPPROF__CLIP(s, p) (DPPROF__D((s)->clip) ? DPPROF__D((s)->clip) + (s)->cfg.per_layer_clipping * (size_t)(p) * (size_t)(s)->bw_n : (double *)NULL)
+#define DPPROF__NORM2(s, p) (DPPROF__D((s)->dps.norm2) ? DPPROF__D((s)->dps.norm2) + (size_t)(p) * (size_t)(s)->dps.bw_n : (double *)NULL)
+#define DPPROF__CLIP(s, p) (DPPROF__D((s)->dps.clip) ? DPPROF__D((s)->dps.clip) + (s)->cfg.per_layer_clipping * (size_t)(p) * (size_t)(s)->dps.bw_n : (double *)NULL)
 
 /* hand a tensor to the keep-list (book-keeping holds it until the clip phase). the original's
    struct keeps its data pointer for the rest of the backward; freeing it there only forgets it.
@@ -5317,23 +5346,23 @@ typedef struct dpprof__cache_ent {
 static int dpprof__keep(dpprof_session *s, dpprof_tensor *t, int as_hook, dpprof_tensor **out) {
     int i;
     if (t->kept) {
-        for (i = s->n_kept; i-- > 0;)
-            if (s->kept_from[i] == t) { *out = &s->kept[i]; return DPPROF_OK; }
+        for (i = s->dps.n_kept; i-- > 0;)
+            if (s->dps.kept_from[i] == t) { *out = &s->dps.kept[i]; return DPPROF_OK; }
         return dpprof__fail(DPPROF_ERR_INVALID, "internal: a kept tensor lost its slot");
     }
-    if (s->n_kept >= s->cap_kept) return dpprof__fail(DPPROF_ERR_OVERFLOW, "internal: the keep-list is full (%d)", s->cap_kept);
-    for (i = 0; i < s->n_kept; i++)
-        if (s->kept_from[i] == t) s->kept_from[i] = NULL; /* an older tensor of the same variable */
-    i = s->n_kept++;
-    s->kept[i] = *t;
-    s->kept_from[i] = t;
-    DPPROF__TRY(dpprof_track_move(&s->prof, t, &s->kept[i]));
+    if (s->dps.n_kept >= s->dps.cap_kept) return dpprof__fail(DPPROF_ERR_OVERFLOW, "internal: the keep-list is full (%d)", s->dps.cap_kept);
+    for (i = 0; i < s->dps.n_kept; i++)
+        if (s->dps.kept_from[i] == t) s->dps.kept_from[i] = NULL; /* an older tensor of the same variable */
+    i = s->dps.n_kept++;
+    s->dps.kept[i] = *t;
+    s->dps.kept_from[i] = t;
+    DPPROF__TRY(dpprof_track_move(&s->prof, t, &s->dps.kept[i]));
     t->kept = 1;
     if (as_hook) {
-        DPPROF__TRY(dpprof_track_retag(&s->prof, &s->kept[i], DPPROF_CAT_ACTIVATION_HOOKS, t->module));
-        s->kept[i].category = DPPROF_CAT_ACTIVATION_HOOKS;
+        DPPROF__TRY(dpprof_track_retag(&s->prof, &s->dps.kept[i], DPPROF_CAT_ACTIVATION_HOOKS, t->module));
+        s->dps.kept[i].category = DPPROF_CAT_ACTIVATION_HOOKS;
     }
-    *out = &s->kept[i];
+    *out = &s->dps.kept[i];
     return DPPROF_OK;
 }
 
@@ -5341,111 +5370,111 @@ static int dpprof__keep(dpprof_session *s, dpprof_tensor *t, int as_hook, dpprof
 static int dpprof__keep_copy(dpprof_session *s, const dpprof_tensor *t, int module, dpprof_tensor **out) {
     int i;
     dpprof_cost c;
-    if (s->n_kept >= s->cap_kept) return dpprof__fail(DPPROF_ERR_OVERFLOW, "internal: the keep-list is full (%d)", s->cap_kept);
-    i = s->n_kept;
-    DPPROF__TRY(dpprof__talloc(s, &s->kept[i], t->n, t->elem_size, DPPROF_CAT_ACTIVATION_HOOKS, module, 0));
-    s->kept_from[i] = NULL;
-    s->n_kept++;
+    if (s->dps.n_kept >= s->dps.cap_kept) return dpprof__fail(DPPROF_ERR_OVERFLOW, "internal: the keep-list is full (%d)", s->dps.cap_kept);
+    i = s->dps.n_kept;
+    DPPROF__TRY(dpprof__talloc(s, &s->dps.kept[i], t->n, t->elem_size, DPPROF_CAT_ACTIVATION_HOOKS, module, 0));
+    s->dps.kept_from[i] = NULL;
+    s->dps.n_kept++;
     c.flops = 0;
     c.bytes = 2.0 * (double)t->n * t->elem_size;
-    DPPROF__OPX(s, "keep_copy", c, memcpy(s->kept[i].data, t->data, (size_t)t->n * (size_t)t->elem_size),
-                (void)dpprof_cuda_copy(s->kept[i].data, t->data, (size_t)t->n * (size_t)t->elem_size, DPPROF_COPY_D2D));
-    *out = &s->kept[i];
+    DPPROF__OPX(s, "keep_copy", c, memcpy(s->dps.kept[i].data, t->data, (size_t)t->n * (size_t)t->elem_size),
+                (void)dpprof_cuda_copy(s->dps.kept[i].data, t->data, (size_t)t->n * (size_t)t->elem_size, DPPROF_COPY_D2D));
+    *out = &s->dps.kept[i];
     return DPPROF_OK;
 }
 
 static int dpprof__cache(dpprof_session *s, int p, int embed, dpprof_tensor *x, dpprof_tensor *dy, int T, int IC, int OC) {
     dpprof__cache_ent *e;
-    if (s->n_cache >= s->cap_kept) return dpprof__fail(DPPROF_ERR_OVERFLOW, "internal: the clip cache is full");
-    e = &s->cache[s->n_cache++];
+    if (s->dps.n_cache >= s->dps.cap_kept) return dpprof__fail(DPPROF_ERR_OVERFLOW, "internal: the clip cache is full");
+    e = &s->dps.cache[s->dps.n_cache++];
     e->p = p; e->embed = embed; e->x = x; e->dy = dy; e->T = T; e->IC = IC; e->OC = OC;
     return DPPROF_OK;
 }
 
 /* ghost's shared input gram, freed */
 static void dpprof__xg_release(dpprof_session *s) {
-    dpprof__tfree(s, &s->xg);
-    s->xg_src = NULL;
+    dpprof__tfree(s, &s->dps.xg);
+    s->dps.xg_src = NULL;
 }
 
 /* flash's gram norms of the layers waiting in s->fg (they read one input x): one op for the group, whose
    kernel makes the input's gram once (dpprof_linear_sqnorm_gram_group_gpu). the op is linear_sqnorm_gram
    with the group's cost; the cpu reference takes the layers one by one (the same sums) */
 static void dpprof__flash_group(dpprof_session *s) {
-    const int n = s->bw_n, T = s->bw_T, m = s->fg_n, E = s->elem;
+    const int n = s->dps.bw_n, T = s->dps.bw_T, m = s->dps.fg_n, E = s->elem;
     int j, oc = 0;
     double *norm2[3];
     const dpprof_real *dy[3];
     if (!m) return;
-    s->fg_n = 0;
+    s->dps.fg_n = 0;
     for (j = 0; j < m; j++) {
-        norm2[j] = DPPROF__NORM2(s, s->fg_p[j]);
-        dy[j] = DPPROF__F(*s->fg_dy[j]);
-        oc += s->fg_oc[j];
+        norm2[j] = DPPROF__NORM2(s, s->dps.fg_p[j]);
+        dy[j] = DPPROF__F(*s->dps.fg_dy[j]);
+        oc += s->dps.fg_oc[j];
     }
     {
-        const int IC = s->params[s->fg_p[0]].cols;
-        const dpprof_real *x = DPPROF__F(*s->fg_x);
-        DPPROF__OPX(s, "linear_sqnorm_gram", dpprof_linear_sqnorm_gram_group_cost(n, T, IC, oc, m, E), dpprof_linear_sqnorm_gram_group_ref(norm2, dy, s->fg_oc, m, x, n, T, IC),
-                    dpprof_linear_sqnorm_gram_group_gpu(norm2, dy, s->fg_oc, m, x, n, T, IC));
+        const int IC = s->model.params[s->dps.fg_p[0]].cols;
+        const dpprof_real *x = DPPROF__F(*s->dps.fg_x);
+        DPPROF__OPX(s, "linear_sqnorm_gram", dpprof_linear_sqnorm_gram_group_cost(n, T, IC, oc, m, E), dpprof_linear_sqnorm_gram_group_ref(norm2, dy, s->dps.fg_oc, m, x, n, T, IC),
+                    dpprof_linear_sqnorm_gram_group_gpu(norm2, dy, s->dps.fg_oc, m, x, n, T, IC));
     }
-    s->fg_x = NULL;
+    s->dps.fg_x = NULL;
 }
 
 /* the backward of y = x W^T for parameter p: dx += dy W, and the weight gradient the pass wants.
    dy_shared: dy is a buffer the backward keeps accumulating into (book-keeping must copy it) */
 static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dpprof_tensor *dy, int dy_shared, dpprof_tensor *x, int T, int IC, int OC) {
-    const dpprof_param *P = &s->params[p];
-    const int n = s->bw_n, N = n * T, E = s->elem;
+    const dpprof_param *P = &s->model.params[p];
+    const int n = s->dps.bw_n, N = n * T, E = s->elem;
     dpprof_tensor gg, *kx = NULL, *kdy = NULL;
     if (dx) DPPROF__OPX(s, "matmul_bwd_dinp", dpprof__gemm_cost(N, OC, IC, E, E), dpprof_matmul_bwd_ref(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC),
                         dpprof_matmul_bwd_gpu(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC));
     if (!P->trainable) return DPPROF_OK;
-    if (s->bw_mode == DPPROF__MODE_SUM) {
+    if (s->dps.bw_mode == DPPROF__MODE_SUM) {
         DPPROF__OPX(s, "matmul_bwd_dweight", dpprof__gemm_cost(OC, N, IC, E, DPPROF__R), dpprof_matmul_bwd_ref(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC),
                     dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC));
         return DPPROF_OK;
     }
-    if (s->bw_mode == DPPROF__MODE_CLIPSUM) {
+    if (s->dps.bw_mode == DPPROF__MODE_CLIPSUM) {
         DPPROF__OP(s, linear_clipgrad, (n, T, IC, OC, E), (DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__CLIP(s, p), n, T, IC, OC));
         return DPPROF_OK;
     }
-    switch (s->method[p]) {
+    switch (s->dps.method[p]) {
     case DPPROF__M_PSG: /* opacus: every layer's per-sample gradients live until the clip phase */
-        DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * OC * IC, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
-        DPPROF__OP(s, linear_psgrad, (n, T, IC, OC, E), (DPPROF__F(s->psg[p]), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
-        DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)OC * IC, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)OC * IC));
+        DPPROF__TRY(dpprof__talloc(s, &s->dps.psg[p], (int64_t)n * OC * IC, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
+        DPPROF__OP(s, linear_psgrad, (n, T, IC, OC, E), (DPPROF__F(s->dps.psg[p]), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
+        DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)OC * IC, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->dps.psg[p]), n, (size_t)OC * IC));
         return DPPROF_OK;
     case DPPROF__M_GRAM: /* ghost: both gram matrices of the physical batch, (n,T,T) each; the input's is shared
                             with the next layers that read the same input (dpprof__proj_bwd's xg_keep) */
-        if (!(s->xg.n == (int64_t)n * T * T && s->xg_src == x)) {
+        if (!(s->dps.xg.n == (int64_t)n * T * T && s->dps.xg_src == x)) {
             dpprof__xg_release(s);
-            DPPROF__TRY(dpprof__talloc(s, &s->xg, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
-            DPPROF__OP(s, gram, (n, T, IC, E), (DPPROF__F(s->xg), DPPROF__F(*x), n, T, IC));
-            s->xg_src = x;
+            DPPROF__TRY(dpprof__talloc(s, &s->dps.xg, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
+            DPPROF__OP(s, gram, (n, T, IC, E), (DPPROF__F(s->dps.xg), DPPROF__F(*x), n, T, IC));
+            s->dps.xg_src = x;
         }
         DPPROF__TRY(dpprof__talloc(s, &gg, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, P->module, 0));
         DPPROF__OP(s, gram, (n, T, OC, E), (DPPROF__F(gg), DPPROF__F(*dy), n, T, OC));
-        DPPROF__OP(s, gram_dot, (n, T, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->xg), DPPROF__F(gg), n, T));
+        DPPROF__OP(s, gram_dot, (n, T, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->dps.xg), DPPROF__F(gg), n, T));
         dpprof__tfree(s, &gg);
-        if (!s->xg_keep) dpprof__xg_release(s);
+        if (!s->dps.xg_keep) dpprof__xg_release(s);
         break;
     case DPPROF__M_FLASH_GRAM: /* a layer of a group that reads one input (q, k, v; gate, up) waits for the group's
                                   last, which takes the norms of all (dpprof__flash_group); a lone layer at once */
-        if (s->fg_n && s->fg_x != x) dpprof__flash_group(s);
-        if (s->fg_ok || s->fg_n) {
-            s->fg_p[s->fg_n] = p;
-            s->fg_oc[s->fg_n] = OC;
-            s->fg_dy[s->fg_n++] = dy;
-            s->fg_x = x;
-            if (!s->fg_ok || s->fg_n == 3) dpprof__flash_group(s);
+        if (s->dps.fg_n && s->dps.fg_x != x) dpprof__flash_group(s);
+        if (s->dps.fg_ok || s->dps.fg_n) {
+            s->dps.fg_p[s->dps.fg_n] = p;
+            s->dps.fg_oc[s->dps.fg_n] = OC;
+            s->dps.fg_dy[s->dps.fg_n++] = dy;
+            s->dps.fg_x = x;
+            if (!s->dps.fg_ok || s->dps.fg_n == 3) dpprof__flash_group(s);
         } else DPPROF__OP(s, linear_sqnorm_gram, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
         break;
     default:
         DPPROF__OP(s, linear_sqnorm_psg, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
         break;
     }
-    if (s->bk) { /* book-keeping: the clipped gradient is one gemm over n*T rows once c is known */
+    if (s->dps.bk) { /* book-keeping: the clipped gradient is one gemm over n*T rows once c is known */
         DPPROF__TRY(dpprof__keep(s, x, 0, &kx));
         if (dy_shared) DPPROF__TRY(dpprof__keep_copy(s, dy, P->module, &kdy));
         else DPPROF__TRY(dpprof__keep(s, dy, 1, &kdy));
@@ -5457,51 +5486,51 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
 /* rmsnorm with weight p: dinp += ..., and the weight's gradient; its per-sample gradients are
    (n, C) vectors: materialised for the norm in every dp algorithm, in the same pass as dinp (rmsnorm_bwd_ps) */
 static int dpprof__rmsnorm_bwd(dpprof_session *s, int p, dpprof_tensor *dinp, dpprof_tensor *dout, dpprof_tensor *inp, dpprof_tensor *rstd, int T) {
-    const int n = s->bw_n, N = n * T, C = s->sh.C, E = s->elem;
-    const dpprof_param *P = &s->params[p];
+    const int n = s->dps.bw_n, N = n * T, C = s->sh.C, E = s->elem;
+    const dpprof_param *P = &s->model.params[p];
     dpprof_tensor tmp;
-    int sum = s->bw_mode == DPPROF__MODE_SUM && P->trainable;
+    int sum = s->dps.bw_mode == DPPROF__MODE_SUM && P->trainable;
     if (sum || !P->trainable) {
         DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(*dinp), sum ? DPPROF__G(s, p) : (dpprof_real *)NULL, DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), N, C));
         return DPPROF_OK;
     }
     /* dp: dinp and the per-sample weight gradients from one pass over dout and inp */
-    if (s->bw_mode == DPPROF__MODE_CLIPSUM) {
+    if (s->dps.bw_mode == DPPROF__MODE_CLIPSUM) {
         DPPROF__TRY(dpprof__talloc(s, &tmp, (int64_t)n * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
         DPPROF__OP(s, rmsnorm_bwd_ps, (n, T, C, E), (DPPROF__F(*dinp), DPPROF__F(tmp), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), n, T, C));
         DPPROF__OP(s, psgrad_clipsum, (n, (size_t)C, DPPROF__R), (DPPROF__G(s, p), DPPROF__F(tmp), DPPROF__CLIP(s, p), n, (size_t)C));
         dpprof__tfree(s, &tmp);
         return DPPROF_OK;
     }
-    DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
-    DPPROF__OP(s, rmsnorm_bwd_ps, (n, T, C, E), (DPPROF__F(*dinp), DPPROF__F(s->psg[p]), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), n, T, C));
-    DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)C, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)C));
-    if (s->two_pass) dpprof__tfree(s, &s->psg[p]); /* the second pass sums the clipped vectors itself */
+    DPPROF__TRY(dpprof__talloc(s, &s->dps.psg[p], (int64_t)n * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
+    DPPROF__OP(s, rmsnorm_bwd_ps, (n, T, C, E), (DPPROF__F(*dinp), DPPROF__F(s->dps.psg[p]), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), n, T, C));
+    DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)C, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->dps.psg[p]), n, (size_t)C));
+    if (s->dps.two_pass) dpprof__tfree(s, &s->dps.psg[p]); /* the second pass sums the clipped vectors itself */
     return DPPROF_OK;
 }
 
 /* the embedding's weight gradient from the gradient at its output (the residual's, at the end) */
 static int dpprof__embedding_bwd(dpprof_session *s, dpprof_tensor *dres, int T) {
-    const int n = s->bw_n, N = n * T, C = s->sh.C, V = s->sh.V, E = s->elem, p = s->p_emb;
+    const int n = s->dps.bw_n, N = n * T, C = s->sh.C, V = s->sh.V, E = s->elem, p = s->model.p_emb;
     dpprof_tensor *kx = NULL, *kdy = NULL;
-    if (!s->params[p].trainable) return DPPROF_OK;
-    if (s->bw_mode == DPPROF__MODE_SUM) {
-        DPPROF__OP(s, embedding_bwd, (N, C, E), (DPPROF__G(s, p), DPPROF__F(*dres), DPPROF__I(s->a.tokens), N, C));
+    if (!s->model.params[p].trainable) return DPPROF_OK;
+    if (s->dps.bw_mode == DPPROF__MODE_SUM) {
+        DPPROF__OP(s, embedding_bwd, (N, C, E), (DPPROF__G(s, p), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), N, C));
         return DPPROF_OK;
     }
-    if (s->bw_mode == DPPROF__MODE_CLIPSUM) {
-        DPPROF__OP(s, embedding_clipgrad, (n, T, C, E), (DPPROF__G(s, p), DPPROF__F(*dres), DPPROF__I(s->a.tokens), DPPROF__CLIP(s, p), n, T, C));
+    if (s->dps.bw_mode == DPPROF__MODE_CLIPSUM) {
+        DPPROF__OP(s, embedding_clipgrad, (n, T, C, E), (DPPROF__G(s, p), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), DPPROF__CLIP(s, p), n, T, C));
         return DPPROF_OK;
     }
-    if (s->method[p] == DPPROF__M_PSG) { /* opacus: a (n, V, C) tensor */
-        DPPROF__TRY(dpprof__talloc(s, &s->psg[p], (int64_t)n * V * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING, 0));
-        DPPROF__OP(s, embedding_psgrad, (n, T, V, C, E), (DPPROF__F(s->psg[p]), DPPROF__F(*dres), DPPROF__I(s->a.tokens), n, T, V, C));
-        DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)V * C, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->psg[p]), n, (size_t)V * C));
+    if (s->dps.method[p] == DPPROF__M_PSG) { /* opacus: a (n, V, C) tensor */
+        DPPROF__TRY(dpprof__talloc(s, &s->dps.psg[p], (int64_t)n * V * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING, 0));
+        DPPROF__OP(s, embedding_psgrad, (n, T, V, C, E), (DPPROF__F(s->dps.psg[p]), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), n, T, V, C));
+        DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)V * C, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->dps.psg[p]), n, (size_t)V * C));
         return DPPROF_OK;
     }
-    DPPROF__OP(s, embedding_sqnorm, (n, T, C, E), (DPPROF__NORM2(s, p), DPPROF__F(*dres), DPPROF__I(s->a.tokens), n, T, C));
-    if (s->bk) {
-        DPPROF__TRY(dpprof__keep(s, &s->a.tokens, 0, &kx));
+    DPPROF__OP(s, embedding_sqnorm, (n, T, C, E), (DPPROF__NORM2(s, p), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), n, T, C));
+    if (s->dps.bk) {
+        DPPROF__TRY(dpprof__keep(s, &s->model.a.tokens, 0, &kx));
         DPPROF__TRY(dpprof__keep(s, dres, 1, &kdy));
         DPPROF__TRY(dpprof__cache(s, p, 1, kx, kdy, T, V, C));
     }
@@ -5510,51 +5539,51 @@ static int dpprof__embedding_bwd(dpprof_session *s, dpprof_tensor *dres, int T) 
 
 /* forward activations: freed as soon as used, unless a second backward pass needs them */
 static void dpprof__afree(dpprof_session *s, dpprof_tensor *t) {
-    if (!s->bw_retain) dpprof__tfree(s, t);
+    if (!s->dps.bw_retain) dpprof__tfree(s, t);
 }
 
 /* backward of projection j of layer l; an adapter's A and B are two more linear layers: B reads
    (alpha/r) u, A reads x, and every algorithm treats them like any other */
 static int dpprof__proj_bwd(dpprof_session *s, int l, int j, dpprof_tensor *dx, dpprof_tensor *dy, int dy_shared, dpprof_tensor *x, int T, int IC, int OC) {
-    const int la = s->lora ? s->lora[l * DPPROF__P_PER_LAYER + j] : -1, r = s->cfg.lora_rank, N = s->bw_n * T, E = s->elem;
+    const int la = s->model.lora ? s->model.lora[l * DPPROF__P_PER_LAYER + j] : -1, r = s->cfg.lora_rank, N = s->dps.bw_n * T, E = s->elem;
     dpprof_tensor du;
     /* q and k are followed by k and v, gate by up, each reading the same input: ghost's gram of it stays */
-    s->xg_keep = j == DPPROF__P_Q || j == DPPROF__P_K || j == DPPROF__P_GATE;
+    s->dps.xg_keep = j == DPPROF__P_Q || j == DPPROF__P_K || j == DPPROF__P_GATE;
     /* flash's gram norms of q, k (gate) wait for v's (up's): dq, dk, dv (dgate, dup) live until all three are
        done, so the wait holds no byte more; an adapter's output gradient does not, and its layers go alone */
-    s->fg_ok = s->xg_keep && la < 0;
+    s->dps.fg_ok = s->dps.xg_keep && la < 0;
     DPPROF__TRY(dpprof__linear_bwd(s, 1 + l * DPPROF__P_PER_LAYER + j, dx, dy, dy_shared, x, T, IC, OC));
-    s->fg_ok = 0;
-    if (!s->xg_keep) dpprof__flash_group(s); /* the group's last did not take them (another method) */
+    s->dps.fg_ok = 0;
+    if (!s->dps.xg_keep) dpprof__flash_group(s); /* the group's last did not take them (another method) */
     if (la < 0) {
-        if (!s->xg_keep) dpprof__xg_release(s);
-        s->xg_keep = 0;
+        if (!s->dps.xg_keep) dpprof__xg_release(s);
+        s->dps.xg_keep = 0;
         return DPPROF_OK;
     }
     DPPROF__Z(du, (int64_t)N * r, ACTIVATIONS, LORA);
-    DPPROF__TRY(dpprof__linear_bwd(s, la + 1, &du, dy, dy_shared, &s->a.lay[l].lu[j], T, r, OC));
-    DPPROF__OP(s, scale, ((size_t)N * r, E), (DPPROF__F(du), DPPROF__F(du), (size_t)N * r, s->lora_scale));
+    DPPROF__TRY(dpprof__linear_bwd(s, la + 1, &du, dy, dy_shared, &s->model.a.lay[l].lu[j], T, r, OC));
+    DPPROF__OP(s, scale, ((size_t)N * r, E), (DPPROF__F(du), DPPROF__F(du), (size_t)N * r, s->model.lora_scale));
     DPPROF__TRY(dpprof__linear_bwd(s, la, dx, &du, 0, x, T, IC, r));
     dpprof__tfree(s, &du);
-    dpprof__afree(s, &s->a.lay[l].lu[j]);
-    if (!s->xg_keep) dpprof__xg_release(s);
-    s->xg_keep = 0;
+    dpprof__afree(s, &s->model.a.lay[l].lu[j]);
+    if (!s->dps.xg_keep) dpprof__xg_release(s);
+    s->dps.xg_keep = 0;
     return DPPROF_OK;
 }
 
 /* ---- forward and backward: one schedule for every backend and algorithm ---------------------- */
 /* backward of sum_i dloss * loss_i (head_ready: the logits already hold the output gradient, as in
-   a second pass). weight gradients go where s->bw_mode says: summed into g, clipped into g, or
-   per-sample norms into s->norm2; every temporary is freed as soon as it has been used */
+   a second pass). weight gradients go where s->dps.bw_mode says: summed into g, clipped into g, or
+   per-sample norms into s->dps.norm2; every temporary is freed as soon as it has been used */
 static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_ready) {
     const dpprof_shape *h = &s->sh;
     const int T = s->cfg.seq, C = h->C, NH = h->NH, NKV = h->NKV, HS = h->HS, F = h->F, E = s->elem;
     const int N = n * T, QD = NH * HS, KD = NKV * HS, lm = s->cfg.task == DPPROF_TASK_LM;
-    dpprof__acts *a = &s->a;
+    dpprof__acts *a = &s->model.a;
     dpprof_tensor dlosses, dlnf, dlast, dres, dh, dgate, dup, dln2, datt, dq, dk, dv, dln1;
     int l, i;
-    s->bw_n = n;
-    s->bw_T = T;
+    s->dps.bw_n = n;
+    s->dps.bw_T = T;
     if (!head_ready) {
         DPPROF__AR(dlosses, n, ACTIVATIONS, HEAD);
         if (s->backend == DPPROF_BACKEND_CPU)
@@ -5566,10 +5595,10 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
     }
     DPPROF__Z(dlnf, (int64_t)N * C, ACTIVATIONS, NORM);
     if (lm) {
-        DPPROF__TRY(dpprof__linear_bwd(s, s->p_head, &dlnf, &a->logits, 0, &a->lnf, T, C, h->V));
+        DPPROF__TRY(dpprof__linear_bwd(s, s->model.p_head, &dlnf, &a->logits, 0, &a->lnf, T, C, h->V));
     } else {
         DPPROF__Z(dlast, (int64_t)n * C, ACTIVATIONS, HEAD);
-        DPPROF__TRY(dpprof__linear_bwd(s, s->p_head, &dlast, &a->logits, 0, &a->last, 1, C, h->K));
+        DPPROF__TRY(dpprof__linear_bwd(s, s->model.p_head, &dlast, &a->logits, 0, &a->last, 1, C, h->K));
         DPPROF__OP(s, last_token_bwd, (n, T, C, E), (DPPROF__F(dlnf), DPPROF__F(dlast), n, T, C));
         dpprof__tfree(s, &dlast);
         dpprof__afree(s, &a->last);
@@ -5577,7 +5606,7 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
     dpprof__afree(s, &a->logits);
     dpprof__afree(s, &a->losses);
     DPPROF__Z(dres, (int64_t)N * C, ACTIVATIONS, OTHER);
-    DPPROF__TRY(dpprof__rmsnorm_bwd(s, s->p_normf, &dres, &dlnf, h->L ? &a->lay[h->L - 1].xm : &a->x0, &a->rstdf, T));
+    DPPROF__TRY(dpprof__rmsnorm_bwd(s, s->model.p_normf, &dres, &dlnf, h->L ? &a->lay[h->L - 1].xm : &a->x0, &a->rstdf, T));
     dpprof__tfree(s, &dlnf);
     dpprof__afree(s, &a->lnf);
     dpprof__afree(s, &a->rstdf);
@@ -5641,14 +5670,14 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
 
 /* free whatever a failed step left live, so the session can report and be destroyed */
 static void dpprof__acts_release(dpprof_session *s) {
-    dpprof__acts *a = &s->a;
+    dpprof__acts *a = &s->model.a;
     int l;
     dpprof_tensor *top[] = {&a->tokens, &a->targets, &a->x0, &a->lnf, &a->rstdf, &a->last, &a->logits, &a->losses};
     dpprof__xg_release(s);
-    s->xg_keep = 0;
-    s->fg_ok = s->fg_n = 0;
-    s->fg_x = NULL;
-    s->bw_retain = 0;
+    s->dps.xg_keep = 0;
+    s->dps.fg_ok = s->dps.fg_n = 0;
+    s->dps.fg_x = NULL;
+    s->dps.bw_retain = 0;
     for (l = 0; a->lay && l < s->sh.L; l++) {
         dpprof__layer_acts *y = &a->lay[l];
         dpprof_tensor *t[] = {&y->ln1, &y->rstd1, &y->q, &y->k, &y->v, &y->att, &y->lse, &y->xa, &y->ln2, &y->rstd2, &y->gate, &y->up, &y->h, &y->xm};
@@ -5657,11 +5686,11 @@ static void dpprof__acts_release(dpprof_session *s) {
         for (j = 0; j < DPPROF__P_PER_LAYER; j++) dpprof__tfree(s, &y->lu[j]);
     }
     for (l = 0; l < (int)(sizeof top / sizeof top[0]); l++) dpprof__tfree(s, top[l]);
-    for (l = 0; s->psg && l < s->n_params; l++) dpprof__tfree(s, &s->psg[l]);
-    for (l = 0; l < s->n_kept; l++) dpprof__tfree(s, &s->kept[l]);
-    s->n_kept = s->n_cache = 0;
-    dpprof__tfree(s, &s->clip);
-    dpprof__tfree(s, &s->norm2);
+    for (l = 0; s->dps.psg && l < s->model.n_params; l++) dpprof__tfree(s, &s->dps.psg[l]);
+    for (l = 0; l < s->dps.n_kept; l++) dpprof__tfree(s, &s->dps.kept[l]);
+    s->dps.n_kept = s->dps.n_cache = 0;
+    dpprof__tfree(s, &s->dps.clip);
+    dpprof__tfree(s, &s->dps.norm2);
 }
 
 /* the counters step ends: one range per phase record of the step, in order */
@@ -5669,14 +5698,14 @@ static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
 #if DPPROF__CUDA
     dpprof_counter_range *cr;
     int n = 0, max = (int)(s->prof.n_phases - first_phase), rc, k;
-    s->counting = 0;
+    s->gpu.counting = 0;
     rc = dpprof_cuda_counters_pop();
     cr = (dpprof_counter_range *)DPPROF_MALLOC(sizeof *cr * (size_t)(max > 0 ? max : 1));
     if (!cr) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the counter results");
     if (rc == DPPROF_OK) rc = dpprof_cuda_counters_end(cr, max, &n);
     else { int dummy; dpprof_cuda_counters_end(cr, 0, &dummy); }
     if (rc != DPPROF_OK || n != max) /* the run goes on without counters: the json says why */
-        snprintf(s->dram_note, sizeof s->dram_note, "CUPTI range profiler: %s (%d ranges for %d phases)", rc != DPPROF_OK ? dpprof_cuda_last_error() : "range count mismatch", n, max);
+        snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler: %s (%d ranges for %d phases)", rc != DPPROF_OK ? dpprof_cuda_last_error() : "range count mismatch", n, max);
     else
         for (k = 0; k < n; k++) {
             dpprof_phase_rec *r = &s->prof.phases[first_phase + (size_t)k];
@@ -5695,7 +5724,7 @@ static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
 /* a phase of the step begins; on cuda an event marks where on the device's stream it does */
 static int dpprof__phase(dpprof_session *s, int phase, int step) {
 #if DPPROF__CUDA
-    if (s->counting) { /* one counter range per phase record: close the last, open this one */
+    if (s->gpu.counting) { /* one counter range per phase record: close the last, open this one */
         if (s->prof.cur_phase != DPPROF_PHASE_NONE && dpprof_cuda_counters_pop() != DPPROF_OK)
             return dpprof__fail(DPPROF_ERR_CUDA, "DRAM counters: %s", dpprof_cuda_last_error());
         if (dpprof_cuda_counters_push(dpprof_phase_name(phase)) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "DRAM counters: %s", dpprof_cuda_last_error());
@@ -5704,10 +5733,10 @@ static int dpprof__phase(dpprof_session *s, int phase, int step) {
     DPPROF__TRY(dpprof_phase_begin(&s->prof, phase, step));
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
-        size_t k = s->prof.n_phases - 1, old = s->cap_ph_ev, j;
-        if (dpprof__grow((void **)&s->ph_ev, &s->cap_ph_ev, k + 1, sizeof(int)) != 0) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the phase event table");
-        for (j = old; j < s->cap_ph_ev; j++) s->ph_ev[j] = -1;
-        if (dpprof_cuda_event(&s->ph_ev[k]) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        size_t k = s->prof.n_phases - 1, old = s->obs.cap_ph_ev, j;
+        if (dpprof__grow((void **)&s->obs.ph_ev, &s->obs.cap_ph_ev, k + 1, sizeof(int)) != 0) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the phase event table");
+        for (j = old; j < s->obs.cap_ph_ev; j++) s->obs.ph_ev[j] = -1;
+        if (dpprof_cuda_event(&s->obs.ph_ev[k]) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
     }
 #endif
     return DPPROF_OK;
@@ -5718,12 +5747,12 @@ static int dpprof__phase(dpprof_session *s, int phase, int step) {
 static int dpprof__host_losses(dpprof_session *s, int n, const dpprof_real **out) {
     *out = NULL;
     (void)n;
-    if (s->backend == DPPROF_BACKEND_CPU) *out = DPPROF__F(s->a.losses);
+    if (s->backend == DPPROF_BACKEND_CPU) *out = DPPROF__F(s->model.a.losses);
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
-        if (dpprof_cuda_copy(s->h_loss, s->a.losses.data, sizeof(float) * (size_t)n, DPPROF_COPY_D2H) != DPPROF_OK)
+        if (dpprof_cuda_copy(s->gpu.h_loss, s->model.a.losses.data, sizeof(float) * (size_t)n, DPPROF_COPY_D2H) != DPPROF_OK)
             return dpprof__fail(DPPROF_ERR_CUDA, "the forward on the gpu failed: %s", dpprof_cuda_last_error());
-        *out = s->h_loss;
+        *out = s->gpu.h_loss;
     }
 #endif
     return DPPROF_OK;
@@ -5734,18 +5763,18 @@ static int dpprof__host_losses(dpprof_session *s, int n, const dpprof_real **out
    the same arithmetic as the cpu's, on the same doubles */
 static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
     const int per_layer = s->cfg.per_layer_clipping;
-    const size_t n_clip = per_layer ? (size_t)n * (size_t)s->n_params : (size_t)n;
+    const size_t n_clip = per_layer ? (size_t)n * (size_t)s->model.n_params : (size_t)n;
     int i, p;
-    double cl, *norm2 = DPPROF__D(s->norm2), *clip;
-    DPPROF__TRY(dpprof__talloc(s, &s->clip, (int64_t)n_clip, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
-    dpprof_prof_add_cost(&s->prof, (double)n * s->n_params, 8.0 * n * (s->n_params + 1.0));
-    clip = DPPROF__D(s->clip);
+    double cl, *norm2 = DPPROF__D(s->dps.norm2), *clip;
+    DPPROF__TRY(dpprof__talloc(s, &s->dps.clip, (int64_t)n_clip, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
+    dpprof_prof_add_cost(&s->prof, (double)n * s->model.n_params, 8.0 * n * (s->model.n_params + 1.0));
+    clip = DPPROF__D(s->dps.clip);
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
-        if (dpprof_cuda_copy(s->h_norm2, s->norm2.data, sizeof(double) * (size_t)n * (size_t)s->n_params, DPPROF_COPY_D2H) != DPPROF_OK)
+        if (dpprof_cuda_copy(s->gpu.h_norm2, s->dps.norm2.data, sizeof(double) * (size_t)n * (size_t)s->model.n_params, DPPROF_COPY_D2H) != DPPROF_OK)
             return dpprof__fail(DPPROF_ERR_CUDA, "the backward on the gpu failed: %s", dpprof_cuda_last_error());
-        norm2 = s->h_norm2;
-        clip = s->h_clip;
+        norm2 = s->gpu.h_norm2;
+        clip = s->gpu.h_clip;
         memset(clip, 0, sizeof(double) * n_clip);
     }
 #endif
@@ -5753,28 +5782,28 @@ static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
 #define DPPROF__HN(p) (norm2 + (size_t)(p) * (size_t)n)  /* the host's squared norms of tensor p */
     for (i = 0; i < n; i++) {
         double tot = 0;
-        for (p = 0; p < s->n_params; p++) {
-            if (!s->params[p].trainable) continue;
+        for (p = 0; p < s->model.n_params; p++) {
+            if (!s->model.params[p].trainable) continue;
             if (!(DPPROF__HN(p)[i] <= DBL_MAX)) /* nan or inf: the clip factor would be meaningless */
-                return dpprof__fail(DPPROF_ERR_NUMERIC, "the per-sample gradient norm of sample %d in %s is %g", first + i, s->params[p].name, sqrt(DPPROF__HN(p)[i]));
+                return dpprof__fail(DPPROF_ERR_NUMERIC, "the per-sample gradient norm of sample %d in %s is %g", first + i, s->model.params[p].name, sqrt(DPPROF__HN(p)[i]));
             tot += DPPROF__HN(p)[i];
         }
-        s->last_norms[first + i] = sqrt(tot);
+        s->dps.last_norms[first + i] = sqrt(tot);
         if (!per_layer) clip[i] = tot;
     }
     if (!per_layer) {
         dpprof_clip_factors_ref(clip, clip, n, s->cfg.max_grad_norm);
-        for (i = 0; i < n; i++) s->last_clip[first + i] = clip[i];
+        for (i = 0; i < n; i++) s->dps.last_clip[first + i] = clip[i];
     } else {
         /* per-layer: every clipped tensor gets C / sqrt(number of clipped tensors) */
-        cl = s->cfg.max_grad_norm / sqrt((double)s->n_trainable);
-        for (p = 0; p < s->n_params; p++)
-            if (s->params[p].trainable) dpprof_clip_factors_ref(clip + (size_t)p * (size_t)n, DPPROF__HN(p), n, cl);
-        for (i = 0; i < n; i++) s->last_clip[first + i] = NAN; /* one factor per tensor: see the dump */
+        cl = s->cfg.max_grad_norm / sqrt((double)s->model.n_trainable);
+        for (p = 0; p < s->model.n_params; p++)
+            if (s->model.params[p].trainable) dpprof_clip_factors_ref(clip + (size_t)p * (size_t)n, DPPROF__HN(p), n, cl);
+        for (i = 0; i < n; i++) s->dps.last_clip[first + i] = NAN; /* one factor per tensor: see the dump */
     }
 #undef DPPROF__HN
 #if DPPROF__CUDA
-    if (s->backend == DPPROF_BACKEND_CUDA && dpprof_cuda_copy(s->clip.data, clip, sizeof(double) * n_clip, DPPROF_COPY_H2D) != DPPROF_OK)
+    if (s->backend == DPPROF_BACKEND_CUDA && dpprof_cuda_copy(s->dps.clip.data, clip, sizeof(double) * n_clip, DPPROF_COPY_H2D) != DPPROF_OK)
         return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
 #endif
     return DPPROF_OK;
@@ -5782,8 +5811,8 @@ static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
 
 /* the clip factor of sample i (flat clipping) where the host can read it */
 static double dpprof__host_clip(const dpprof_session *s, int i) {
-    if (s->backend == DPPROF_BACKEND_CUDA) return s->h_clip[i];
-    return DPPROF__D(s->clip) ? DPPROF__D(s->clip)[i] : 0.0;
+    if (s->backend == DPPROF_BACKEND_CUDA) return s->gpu.h_clip[i];
+    return DPPROF__D(s->dps.clip) ? DPPROF__D(s->dps.clip)[i] : 0.0;
 }
 
 /* book-keeping and per-sample materialisation: the clipped gradients, layer by layer */
@@ -5793,18 +5822,18 @@ static double dpprof__host_clip(const dpprof_session *s, int i) {
    input that is also some layer's output gradient is never scaled: that layer uses the kernel */
 #if DPPROF__CUDA
 static int dpprof__clipgrad_fast(dpprof_session *s, int k, const void **scaled, int *n_scaled) {
-    const dpprof__cache_ent *e = &s->cache[k];
-    const int n = s->bw_n;
+    const dpprof__cache_ent *e = &s->dps.cache[k];
+    const int n = s->dps.bw_n;
     int j;
     /* bf16: x scaled in place would be c_i x_i rounded to bf16, a relative error up to 2^-8 on the clipped
        gradient, past the bound; the bf16 clipgrad applies c_i in fp32 to the very values the norm read
        (one cuBLAS bf16 GEMM per sample with alpha = c_i rounded toward zero: tensor cores, no copy) */
     if (s->cfg.per_layer_clipping || s->cfg.dtype == DPPROF_DTYPE_BF16) return 0;
-    for (j = 0; j < s->n_cache; j++)
-        if (s->cache[j].dy->data == e->x->data) return 0;
+    for (j = 0; j < s->dps.n_cache; j++)
+        if (s->dps.cache[j].dy->data == e->x->data) return 0;
     for (j = 0; j < *n_scaled && scaled[j] != e->x->data; j++) {}
     if (j == *n_scaled) {
-        dpprof_scale_rows_gpu(DPPROF__F(*e->x), DPPROF__D(s->clip), n, e->T, e->IC);
+        dpprof_scale_rows_gpu(DPPROF__F(*e->x), DPPROF__D(s->dps.clip), n, e->T, e->IC);
         scaled[(*n_scaled)++] = e->x->data;
     }
     dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__WM(s, e->p), n * e->T, e->IC, e->OC);
@@ -5813,33 +5842,33 @@ static int dpprof__clipgrad_fast(dpprof_session *s, int k, const void **scaled, 
 #endif
 
 static int dpprof__clip_phase(dpprof_session *s) {
-    const int n = s->bw_n, E = s->elem;
+    const int n = s->dps.bw_n, E = s->elem;
     int k, p, n_scaled = 0;
-    const void **scaled = (const void **)DPPROF_MALLOC(sizeof(void *) * (size_t)(s->n_cache + 1));
+    const void **scaled = (const void **)DPPROF_MALLOC(sizeof(void *) * (size_t)(s->dps.n_cache + 1));
     if (!scaled) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the clip phase's table");
     (void)n_scaled; /* used by the cuda path only */
-    for (k = 0; k < s->n_cache; k++) {
-        const dpprof__cache_ent *e = &s->cache[k];
+    for (k = 0; k < s->dps.n_cache; k++) {
+        const dpprof__cache_ent *e = &s->dps.cache[k];
         if (e->embed) DPPROF__OP(s, embedding_clipgrad, (n, e->T, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__I(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->OC));
         else if (s->backend == DPPROF_BACKEND_CUDA && DPPROF__G(s, e->p)) {
 #if DPPROF__CUDA
-            dpprof__tune_clipgrad(s->cg_fused[e->p]);
+            dpprof__tune_clipgrad(s->dps.cg_fused[e->p]);
 #endif
             DPPROF__OPX(s, "linear_clipgrad", dpprof_linear_clipgrad_cost(n, e->T, e->IC, e->OC, E), (void)0, if (!dpprof__clipgrad_fast(s, k, scaled, &n_scaled)) dpprof_linear_clipgrad_gpu(DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
         } else DPPROF__OP(s, linear_clipgrad, (n, e->T, e->IC, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
     }
     DPPROF_FREE(scaled);
-    for (p = 0; p < s->n_params; p++) {
-        if (!s->psg[p].n) continue;
-        DPPROF__OP(s, psgrad_clipsum, (n, (size_t)s->psg[p].n / (size_t)n, DPPROF__R), (DPPROF__G(s, p), DPPROF__F(s->psg[p]), DPPROF__CLIP(s, p), n, (size_t)s->psg[p].n / (size_t)n));
-        dpprof__tfree(s, &s->psg[p]);
+    for (p = 0; p < s->model.n_params; p++) {
+        if (!s->dps.psg[p].n) continue;
+        DPPROF__OP(s, psgrad_clipsum, (n, (size_t)s->dps.psg[p].n / (size_t)n, DPPROF__R), (DPPROF__G(s, p), DPPROF__F(s->dps.psg[p]), DPPROF__CLIP(s, p), n, (size_t)s->dps.psg[p].n / (size_t)n));
+        dpprof__tfree(s, &s->dps.psg[p]);
     }
-    for (k = 0; k < s->n_kept; k++) dpprof__tfree(s, &s->kept[k]);
-    s->n_kept = s->n_cache = 0;
+    for (k = 0; k < s->dps.n_kept; k++) dpprof__tfree(s, &s->dps.kept[k]);
+    s->dps.n_kept = s->dps.n_cache = 0;
     return DPPROF_OK;
 }
 
-/* one physical batch whose tokens and targets are in s->a: forward, backward(s) and, for dp, the
+/* one physical batch whose tokens and targets are in s->model.a: forward, backward(s) and, for dp, the
    clipped gradient summed into g (vanilla: the gradient of dloss * sum of losses) */
 static int dpprof__physical(dpprof_session *s, int step, int n, int first, double dloss, double *loss_sum, double *losses) {
     const int lm = s->cfg.task == DPPROF_TASK_LM;
@@ -5857,47 +5886,47 @@ static int dpprof__physical(dpprof_session *s, int step, int n, int first, doubl
         }
     else *loss_sum = NAN;
     DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_BACKWARD, step));
-    if (!s->dp) {
-        s->bw_mode = DPPROF__MODE_SUM;
-        s->bw_retain = 0;
+    if (!s->dps.dp) {
+        s->dps.bw_mode = DPPROF__MODE_SUM;
+        s->dps.bw_retain = 0;
         return dpprof__backward(s, n, dloss, 0);
     }
     /* pass 1: per-sample norms of every trainable tensor, from the unscaled per-sample losses */
-    s->bw_n = n;
-    DPPROF__TRY(dpprof__talloc(s, &s->norm2, (int64_t)n * s->n_params, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
-    s->bw_mode = DPPROF__MODE_NORM;
-    s->bw_retain = s->two_pass;
+    s->dps.bw_n = n;
+    DPPROF__TRY(dpprof__talloc(s, &s->dps.norm2, (int64_t)n * s->model.n_params, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
+    s->dps.bw_mode = DPPROF__MODE_NORM;
+    s->dps.bw_retain = s->dps.two_pass;
     DPPROF__TRY(dpprof__backward(s, n, 1.0, 0));
     DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_NORMS, step));
     DPPROF__TRY(dpprof__norms_phase(s, n, first));
-    if (s->two_pass) {
+    if (s->dps.two_pass) {
         /* pass 2: backpropagate sum_i c_i loss_i (flat), or clip each tensor's per-sample
            gradients with its own factors (per-layer) */
         DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_BACKWARD_2, step));
-        s->bw_retain = 0;
+        s->dps.bw_retain = 0;
         /* bf16: a scaled logits' gradient would be rounded to bf16 again at every tensor it flows
            through, off the norm by up to 2^-8; unscaled, pass 2 repeats pass 1's bf16 values bit for bit
            and every layer applies its c_i in fp32 (the clipsum path, with the flat factors) */
-        s->bw_mode = s->cfg.per_layer_clipping || s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF__MODE_CLIPSUM : DPPROF__MODE_SUM;
-        if (s->bw_mode == DPPROF__MODE_SUM) {
+        s->dps.bw_mode = s->cfg.per_layer_clipping || s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF__MODE_CLIPSUM : DPPROF__MODE_SUM;
+        if (s->dps.bw_mode == DPPROF__MODE_SUM) {
             size_t row = lm ? (size_t)s->cfg.seq * (size_t)s->sh.V : (size_t)s->sh.K;
             for (i = 0; i < n; i++) /* the output gradient of pass 1 is linear in dloss */
-                DPPROF__OP(s, scale, (row, s->elem), (DPPROF__AT(s->a.logits, (size_t)i * row), DPPROF__AT(s->a.logits, (size_t)i * row), row, dpprof__host_clip(s, i)));
+                DPPROF__OP(s, scale, (row, s->elem), (DPPROF__AT(s->model.a.logits, (size_t)i * row), DPPROF__AT(s->model.a.logits, (size_t)i * row), row, dpprof__host_clip(s, i)));
         }
         DPPROF__TRY(dpprof__backward(s, n, 1.0, 1));
     } else {
         DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_CLIP_ACCUMULATE, step));
         DPPROF__TRY(dpprof__clip_phase(s));
     }
-    dpprof__tfree(s, &s->clip);
-    dpprof__tfree(s, &s->norm2);
+    dpprof__tfree(s, &s->dps.clip);
+    dpprof__tfree(s, &s->dps.norm2);
     return DPPROF_OK;
 }
 
 static int dpprof__data_alloc(dpprof_session *s, int n) {
     int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
-    DPPROF__TRY(dpprof__talloc(s, &s->a.tokens, (int64_t)n * T, 4, DPPROF_CAT_DATA, DPPROF_MOD_OTHER, 0));
-    DPPROF__TRY(dpprof__talloc(s, &s->a.targets, (int64_t)n * tw, 4, DPPROF_CAT_DATA, DPPROF_MOD_OTHER, 0));
+    DPPROF__TRY(dpprof__talloc(s, &s->model.a.tokens, (int64_t)n * T, 4, DPPROF_CAT_DATA, DPPROF_MOD_OTHER, 0));
+    DPPROF__TRY(dpprof__talloc(s, &s->model.a.targets, (int64_t)n * tw, 4, DPPROF_CAT_DATA, DPPROF_MOD_OTHER, 0));
     return DPPROF_OK;
 }
 
@@ -5906,8 +5935,8 @@ static int dpprof__upload_batch(dpprof_session *s, int n) {
 #if DPPROF__CUDA
     const int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
     if (s->backend == DPPROF_BACKEND_CUDA &&
-        (dpprof_cuda_copy(s->a.tokens.data, s->h_tok, sizeof(int) * (size_t)n * (size_t)T, DPPROF_COPY_H2D) != DPPROF_OK ||
-         dpprof_cuda_copy(s->a.targets.data, s->h_tgt, sizeof(int) * (size_t)n * (size_t)tw, DPPROF_COPY_H2D) != DPPROF_OK))
+        (dpprof_cuda_copy(s->model.a.tokens.data, s->gpu.h_tok, sizeof(int) * (size_t)n * (size_t)T, DPPROF_COPY_H2D) != DPPROF_OK ||
+         dpprof_cuda_copy(s->model.a.targets.data, s->gpu.h_tgt, sizeof(int) * (size_t)n * (size_t)tw, DPPROF_COPY_H2D) != DPPROF_OK))
         return dpprof__fail(DPPROF_ERR_CUDA, "uploading the batch: %s", dpprof_cuda_last_error());
 #else
     (void)s; (void)n;
@@ -5919,13 +5948,13 @@ static int dpprof__upload_batch(dpprof_session *s, int n) {
    gradient byte; outside a step, dpprof_session_grad's, no phase is open and nothing is charged) */
 static void dpprof__zero_grads(dpprof_session *s) {
     int i;
-    for (i = 0; i < s->n_params; i++) {
-        const size_t bytes = (size_t)s->params[i].g.n * (size_t)s->params[i].g.elem_size;
+    for (i = 0; i < s->model.n_params; i++) {
+        const size_t bytes = (size_t)s->model.params[i].g.n * (size_t)s->model.params[i].g.elem_size;
         dpprof_cost c;
-        if (!s->params[i].trainable) continue;
+        if (!s->model.params[i].trainable) continue;
         c.flops = 0.0;
         c.bytes = (double)bytes;
-        DPPROF__OPX(s, "grad_zero", c, memset(s->params[i].g.data, 0, bytes), (void)dpprof_cuda_zero(s->params[i].g.data, bytes));
+        DPPROF__OPX(s, "grad_zero", c, memset(s->model.params[i].g.data, 0, bytes), (void)dpprof_cuda_zero(s->model.params[i].g.data, bytes));
     }
 }
 
@@ -5942,7 +5971,7 @@ static int dpprof__check_tokens(const dpprof_session *s, const int *tokens, cons
 /* given samples, split into physical batches: forward (and, unless loss_only, the gradient the
    session's algorithm gives, summed into g: vanilla sum_i dloss*grad loss_i, dp sum_i c_i grad loss_i) */
 static int dpprof__given(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses, int loss_only, double dloss) {
-    int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1, rc = DPPROF_OK, first, dp = s->dp;
+    int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1, rc = DPPROF_OK, first, dp = s->dps.dp;
     double sum = 0;
     if (!tokens || !targets || n <= 0) return dpprof__fail(DPPROF_ERR_INVALID, "forward/backward needs tokens, targets and n > 0");
     if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "computing values needs the cpu or cuda backend (this session is dry)");
@@ -5950,20 +5979,20 @@ static int dpprof__given(dpprof_session *s, const int *tokens, const int *target
     dpprof__bind(s);
     if (n > s->cfg.batch) return dpprof__fail(DPPROF_ERR_INVALID, "%d samples is more than the session's batch of %d", n, s->cfg.batch);
     DPPROF__TRY(dpprof__check_tokens(s, tokens, targets, n));
-    if (loss_only) s->dp = 0;
+    if (loss_only) s->dps.dp = 0;
     for (first = 0; first < n && rc == DPPROF_OK; first += s->cfg.physical_batch) {
         int b = n - first < s->cfg.physical_batch ? n - first : s->cfg.physical_batch;
-        rc = dpprof__phase(s, DPPROF_PHASE_FORWARD, s->steps_done);
+        rc = dpprof__phase(s, DPPROF_PHASE_FORWARD, s->run.steps_done);
         if (rc == DPPROF_OK) rc = dpprof__data_alloc(s, b);
         if (rc != DPPROF_OK) break;
         if (s->backend == DPPROF_BACKEND_CUDA) {
-            memcpy(s->h_tok, tokens + (size_t)first * T, sizeof(int) * (size_t)b * (size_t)T);
-            memcpy(s->h_tgt, targets + (size_t)first * tw, sizeof(int) * (size_t)b * (size_t)tw);
+            memcpy(s->gpu.h_tok, tokens + (size_t)first * T, sizeof(int) * (size_t)b * (size_t)T);
+            memcpy(s->gpu.h_tgt, targets + (size_t)first * tw, sizeof(int) * (size_t)b * (size_t)tw);
             rc = dpprof__upload_batch(s, b);
             if (rc != DPPROF_OK) break;
         } else {
-            memcpy(s->a.tokens.data, tokens + (size_t)first * T, sizeof(int) * (size_t)b * (size_t)T);
-            memcpy(s->a.targets.data, targets + (size_t)first * tw, sizeof(int) * (size_t)b * (size_t)tw);
+            memcpy(s->model.a.tokens.data, tokens + (size_t)first * T, sizeof(int) * (size_t)b * (size_t)T);
+            memcpy(s->model.a.targets.data, targets + (size_t)first * tw, sizeof(int) * (size_t)b * (size_t)tw);
         }
         if (loss_only) {
             const dpprof_real *hl = NULL;
@@ -5971,10 +6000,10 @@ static int dpprof__given(dpprof_session *s, const int *tokens, const int *target
             if (rc == DPPROF_OK) rc = dpprof__host_losses(s, b, &hl);
             if (rc == DPPROF_OK && losses)
                 for (int i = 0; i < b; i++) losses[first + i] = (double)hl[i];
-        } else rc = dpprof__physical(s, s->steps_done, b, first, dloss, &sum, losses ? losses + first : NULL);
+        } else rc = dpprof__physical(s, s->run.steps_done, b, first, dloss, &sum, losses ? losses + first : NULL);
         dpprof__acts_release(s);
     }
-    s->dp = dp;
+    s->dps.dp = dp;
     dpprof_phase_end(&s->prof);
     if (rc != DPPROF_OK) dpprof__acts_release(s);
     return rc;
@@ -5984,22 +6013,22 @@ DPPROF_API int dpprof_session_grad(dpprof_session *s, const int *tokens, const i
     int dp, rc;
     if (!s) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_grad: NULL session");
     dpprof__zero_grads(s);
-    dp = s->dp;
-    s->dp = 0; /* the plain gradient of the mean loss, whatever the algorithm */
+    dp = s->dps.dp;
+    s->dps.dp = 0; /* the plain gradient of the mean loss, whatever the algorithm */
     rc = dpprof__given(s, tokens, targets, n, losses, 0, n > 0 ? 1.0 / n : 0.0);
-    s->dp = dp;
+    s->dps.dp = dp;
     return rc;
 }
 
 DPPROF_API int dpprof_session_clipped_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *norms, double *clip) {
     int rc, i;
     if (!s) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_clipped_grad: NULL session");
-    if (!s->dp) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_clipped_grad: --algo %s does not clip", dpprof_algo_name(s->cfg.algo));
+    if (!s->dps.dp) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_clipped_grad: --algo %s does not clip", dpprof_algo_name(s->cfg.algo));
     dpprof__zero_grads(s);
     rc = dpprof__given(s, tokens, targets, n, NULL, 0, 1.0);
     for (i = 0; rc == DPPROF_OK && i < n; i++) {
-        if (norms) norms[i] = s->last_norms[i];
-        if (clip) clip[i] = s->last_clip[i];
+        if (norms) norms[i] = s->dps.last_norms[i];
+        if (clip) clip[i] = s->dps.last_clip[i];
     }
     return rc;
 }
@@ -6013,11 +6042,11 @@ DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const i
 static void dpprof__noise_cpu(dpprof_session *s, dpprof_real *g, int64_t n, int step, uint64_t off) {
     const double inv_b = 1.0 / s->cfg.batch;
     int64_t e;
-    if (s->noise_std > 0) {
+    if (s->dps.noise_std > 0) {
 #ifdef DPPROF_REF_DOUBLE
-        for (e = 0; e < n; e++) g[e] += s->noise_std * dpprof_normal(s->cfg.seed, (uint64_t)step, off + (uint64_t)e);
+        for (e = 0; e < n; e++) g[e] += s->dps.noise_std * dpprof_normal(s->cfg.seed, (uint64_t)step, off + (uint64_t)e);
 #else
-        dpprof_add_noise_ref(g, (size_t)n, s->noise_std, s->cfg.seed, (uint64_t)step, off);
+        dpprof_add_noise_ref(g, (size_t)n, s->dps.noise_std, s->cfg.seed, (uint64_t)step, off);
 #endif
     }
     for (e = 0; e < n; e++) g[e] = (dpprof_real)(g[e] * inv_b);
@@ -6037,13 +6066,13 @@ static dpprof_cost dpprof__noise_cost(const dpprof_tensor *g) {
 static void dpprof__noise(dpprof_session *s, int step) {
     uint64_t off = 0;
     int i;
-    for (i = 0; i < s->n_params; i++) {
-        dpprof_param *p = &s->params[i];
+    for (i = 0; i < s->model.n_params; i++) {
+        dpprof_param *p = &s->model.params[i];
         dpprof_cost c;
         if (!p->trainable) continue;
         c = dpprof__noise_cost(&p->g);
         DPPROF__OPX(s, "noise", c, dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, step, off),
-                    dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->noise_std, s->cfg.seed, (uint64_t)step, off, 1.0 / s->cfg.batch));
+                    dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->dps.noise_std, s->cfg.seed, (uint64_t)step, off, 1.0 / s->cfg.batch));
         off += (uint64_t)p->g.n;
     }
 }
@@ -6058,9 +6087,9 @@ static void dpprof__optimizer(dpprof_session *s, int noise_step) {
     const int E = DPPROF__R, adam = s->cfg.optimizer == DPPROF_OPT_ADAM; /* weights, gradients and moments are fp32 whatever the activations */
     const double inv_b = 1.0 / s->cfg.batch;
     uint64_t off = 0;
-    s->adam_t++;
-    for (i = 0; i < s->n_params; i++) {
-        dpprof_param *p = &s->params[i];
+    s->run.adam_t++;
+    for (i = 0; i < s->model.n_params; i++) {
+        dpprof_param *p = &s->model.params[i];
         const size_t n = (size_t)p->w.n;
         dpprof_bf16 *copy = p->wl.n ? (dpprof_bf16 *)p->wl.data : NULL; /* cuda and dry only: cpu refuses bf16 */
         const uint64_t o = off;
@@ -6074,15 +6103,15 @@ static void dpprof__optimizer(dpprof_session *s, int noise_step) {
             if (adam)
                 DPPROF__OPX(s, "noise_adam", c,
                             (dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, noise_step, o),
-                             dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->adam_t)),
+                             dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t)),
                             dpprof_noise_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay,
-                                                  s->adam_t, copy, s->noise_std, s->cfg.seed, (uint64_t)noise_step, o, inv_b));
+                                                  s->run.adam_t, copy, s->dps.noise_std, s->cfg.seed, (uint64_t)noise_step, o, inv_b));
             else
                 DPPROF__OPX(s, "noise_sgd", c, (dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, noise_step, o), dpprof_sgd_ref(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr)),
-                            dpprof_noise_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy, s->noise_std, s->cfg.seed, (uint64_t)noise_step, o, inv_b));
+                            dpprof_noise_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy, s->dps.noise_std, s->cfg.seed, (uint64_t)noise_step, o, inv_b));
         } else if (adam)
-            DPPROF__OPX(s, "adam", c, dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->adam_t),
-                        dpprof_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->adam_t, copy));
+            DPPROF__OPX(s, "adam", c, dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t),
+                        dpprof_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, copy));
         else
             DPPROF__OPX(s, "sgd", c, dpprof_sgd_ref(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr), dpprof_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy));
     }
@@ -6095,12 +6124,12 @@ static void dpprof__optimizer(dpprof_session *s, int noise_step) {
 #define DPPROF__STREAM_POISSON (UINT64_C(3) << 40)
 static int dpprof__sample_batch(dpprof_session *s, int step) {
     int i;
-    s->batch_n = 0;
+    s->dps.batch_n = 0;
     if (!s->cfg.poisson) {
         for (i = 0; i < s->cfg.batch; i++) {
             uint64_t g = (uint64_t)step * (uint64_t)s->cfg.batch + (uint64_t)i;
             if (s->cfg.dataset_size) g %= (uint64_t)s->cfg.dataset_size;
-            s->batch_ids[s->batch_n++] = (int)g;
+            s->dps.batch_ids[s->dps.batch_n++] = (int)g;
         }
         return DPPROF_OK;
     }
@@ -6113,9 +6142,9 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
             ctr.v[2] = (uint32_t)step; ctr.v[3] = (uint32_t)(DPPROF__STREAM_POISSON >> 32);
             r = dpprof_philox4x32_10(ctr, (uint32_t)s->cfg.seed, (uint32_t)(s->cfg.seed >> 32));
             if (((double)r.v[0] + 0.5) * (1.0 / 4294967296.0) < q) {
-                if (s->batch_n >= s->cfg.batch * 4 + 64) /* far above any plausible draw: refuse to grow without bound */
-                    return dpprof__fail(DPPROF_ERR_OVERFLOW, "poisson sampling drew more than %d samples at step %d", s->batch_n, step);
-                s->batch_ids[s->batch_n++] = (int)j;
+                if (s->dps.batch_n >= s->cfg.batch * 4 + 64) /* far above any plausible draw: refuse to grow without bound */
+                    return dpprof__fail(DPPROF_ERR_OVERFLOW, "poisson sampling drew more than %d samples at step %d", s->dps.batch_n, step);
+                s->dps.batch_ids[s->dps.batch_n++] = (int)j;
             }
         }
     }
@@ -6129,16 +6158,16 @@ static int dpprof__check_grads_run(dpprof_session *s, int step) {
     if (s->backend == DPPROF_BACKEND_CUDA) { /* one flag for all tensors, one wait */
         int bad = -1;
         dpprof_nonfinite_reset_gpu();
-        for (i = 0; i < s->n_params; i++)
-            if (s->params[i].trainable) dpprof_nonfinite_gpu(DPPROF__F(s->params[i].g), (size_t)s->params[i].g.n, i);
+        for (i = 0; i < s->model.n_params; i++)
+            if (s->model.params[i].trainable) dpprof_nonfinite_gpu(DPPROF__F(s->model.params[i].g), (size_t)s->model.params[i].g.n, i);
         if (dpprof_nonfinite_result_gpu(&bad) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "step %d on the gpu: %s", step, dpprof_cuda_last_error());
-        if (bad >= 0) return dpprof__fail(DPPROF_ERR_NUMERIC, "the gradient of %s holds a nan or inf in step %d", s->params[bad].name, step);
+        if (bad >= 0) return dpprof__fail(DPPROF_ERR_NUMERIC, "the gradient of %s holds a nan or inf in step %d", s->model.params[bad].name, step);
         return DPPROF_OK;
     }
 #endif
     if (s->backend != DPPROF_BACKEND_CPU) return DPPROF_OK;
-    for (i = 0; i < s->n_params; i++) {
-        const dpprof_param *p = &s->params[i];
+    for (i = 0; i < s->model.n_params; i++) {
+        const dpprof_param *p = &s->model.params[i];
         const dpprof_real *g = DPPROF__F(p->g);
         int64_t e;
         if (!p->trainable) continue;
@@ -6156,12 +6185,12 @@ static int dpprof__check_grads(dpprof_session *s, int step) {
     int i, rc;
     c.flops = 0.0;
     c.bytes = 0.0;
-    for (i = 0; i < s->n_params; i++)
-        if (s->params[i].trainable) c.bytes += (double)s->params[i].g.n * (double)s->params[i].g.elem_size;
+    for (i = 0; i < s->model.n_params; i++)
+        if (s->model.params[i].trainable) c.bytes += (double)s->model.params[i].g.n * (double)s->model.params[i].g.elem_size;
     dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
-    if (s->mark_ops) dpprof__op_mark(s, "grad_check", c);
+    if (s->obs.mark_ops) dpprof__op_mark(s, "grad_check", c);
     rc = dpprof__check_grads_run(s, step);
-    if (s->mark_ops) dpprof__op_mark(s, NULL, c);
+    if (s->obs.mark_ops) dpprof__op_mark(s, NULL, c);
     return rc;
 }
 
@@ -6176,15 +6205,15 @@ static int dpprof__gpu_times(dpprof_session *s, size_t first_phase, int ev_start
         return dpprof__fail(DPPROF_ERR_CUDA, "the step on the gpu failed: %s", dpprof_cuda_last_error());
     for (k = first_phase; k < s->prof.n_phases; k++) {
         dpprof_phase_rec *r = &s->prof.phases[k];
-        int a = k < s->cap_ph_ev ? s->ph_ev[k] : -1, b = k + 1 < s->prof.n_phases && k + 1 < s->cap_ph_ev ? s->ph_ev[k + 1] : ev_end;
+        int a = k < s->obs.cap_ph_ev ? s->obs.ph_ev[k] : -1, b = k + 1 < s->prof.n_phases && k + 1 < s->obs.cap_ph_ev ? s->obs.ph_ev[k + 1] : ev_end;
         if (a < 0 || b < 0) continue;
         if (dpprof_cuda_event_ms(ev_start, a, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
         r->t_start_ms = t0 + ms;
         if (dpprof_cuda_event_ms(ev_start, b, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
         r->t_end_ms = t0 + ms;
     }
-    for (k = s->n_ops; k-- > 0 && s->ops[k].phase_rec >= first_phase;) {
-        dpprof__op_rec *o = &s->ops[k];
+    for (k = s->obs.n_ops; k-- > 0 && s->obs.ops[k].phase_rec >= first_phase;) {
+        dpprof__op_rec *o = &s->obs.ops[k];
         if (o->ev0 < 0 || o->ev1 < 0) continue;
         if (dpprof_cuda_event_ms(ev_start, o->ev0, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
         o->t0 = t0 + ms;
@@ -6199,7 +6228,7 @@ static int dpprof__gpu_times(dpprof_session *s, size_t first_phase, int ev_start
 
 DPPROF_API int dpprof_session_step(dpprof_session *s) {
     const int b = s->cfg.physical_batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
-    const int step = s->steps_done;
+    const int step = s->run.steps_done;
     double t0 = dpprof__clock_ms(), tp0 = 0, loss = 0, gpu_ms = NAN;
     int first, rc = DPPROF_OK, ev_start = -1;
     size_t first_phase = s->prof.n_phases;
@@ -6208,47 +6237,47 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
         if (s->cfg.dram && step == 0) { /* the counters step: warm-up, so its syncs do not touch the timing */
-            if (dpprof_cuda_counters_begin(64 + 8 * (s->cfg.batch / s->cfg.physical_batch + 2)) == DPPROF_OK) s->counting = 1;
-            else snprintf(s->dram_note, sizeof s->dram_note, "CUPTI range profiler unavailable: %s", dpprof_cuda_last_error());
+            if (dpprof_cuda_counters_begin(64 + 8 * (s->cfg.batch / s->cfg.physical_batch + 2)) == DPPROF_OK) s->gpu.counting = 1;
+            else snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler unavailable: %s", dpprof_cuda_last_error());
         }
         dpprof_cuda_events_reset();
         if (dpprof_cuda_event(&ev_start) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
         tp0 = dpprof_prof_now_ms(&s->prof);
     }
 #endif
-    if (dpprof__grow((void **)&s->step_loss, &s->cap_steps, (size_t)step + 1, sizeof(double)) != 0)
+    if (dpprof__grow((void **)&s->run.step_loss, &s->run.cap_steps, (size_t)step + 1, sizeof(double)) != 0)
         return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the loss table");
-    s->step_ms = (double *)DPPROF_REALLOC(s->step_ms, sizeof(double) * (size_t)s->cap_steps);
-    if (!s->step_ms) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the time table");
+    s->run.step_ms = (double *)DPPROF_REALLOC(s->run.step_ms, sizeof(double) * (size_t)s->run.cap_steps);
+    if (!s->run.step_ms) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the time table");
     /* op times in the warm-up steps, but not in the counters step when there is another warm-up step */
-    s->mark_ops = s->cfg.trace_ops || (s->cfg.op_times && step < s->cfg.warmup && !(s->cfg.dram && step == 0 && s->cfg.warmup >= 2));
+    s->obs.mark_ops = s->cfg.trace_ops || (s->cfg.op_times && step < s->cfg.warmup && !(s->cfg.dram && step == 0 && s->cfg.warmup >= 2));
     DPPROF__TRY(dpprof__sample_batch(s, step));
-    for (first = 0; first < s->batch_n && rc == DPPROF_OK; first += b) {
-        int n = s->batch_n - first < b ? s->batch_n - first : b;
+    for (first = 0; first < s->dps.batch_n && rc == DPPROF_OK; first += b) {
+        int n = s->dps.batch_n - first < b ? s->dps.batch_n - first : b;
         rc = dpprof__phase(s, DPPROF_PHASE_FORWARD, step);
         if (rc == DPPROF_OK) rc = dpprof__data_alloc(s, n);
         if (rc == DPPROF_OK && s->backend != DPPROF_BACKEND_DRY) {
-            int i, *tok = s->backend == DPPROF_BACKEND_CUDA ? s->h_tok : DPPROF__I(s->a.tokens);
-            int *tgt = s->backend == DPPROF_BACKEND_CUDA ? s->h_tgt : DPPROF__I(s->a.targets);
-            for (i = 0; i < n; i++) dpprof__sample(s, (uint64_t)s->batch_ids[first + i], tok + (size_t)i * T, tgt + (size_t)i * tw);
+            int i, *tok = s->backend == DPPROF_BACKEND_CUDA ? s->gpu.h_tok : DPPROF__I(s->model.a.tokens);
+            int *tgt = s->backend == DPPROF_BACKEND_CUDA ? s->gpu.h_tgt : DPPROF__I(s->model.a.targets);
+            for (i = 0; i < n; i++) dpprof__sample(s, (uint64_t)s->dps.batch_ids[first + i], tok + (size_t)i * T, tgt + (size_t)i * tw);
             rc = dpprof__upload_batch(s, n);
         }
         /* vanilla: the gradient of the mean loss of the logical batch; dp: the clipped sum */
         if (rc == DPPROF_OK) rc = dpprof__physical(s, step, n, first, 1.0 / s->cfg.batch, &loss, NULL);
         if (rc == DPPROF_OK) {
-            dpprof__tfree(s, &s->a.tokens);
-            dpprof__tfree(s, &s->a.targets);
+            dpprof__tfree(s, &s->model.a.tokens);
+            dpprof__tfree(s, &s->model.a.targets);
         }
     }
     if (rc == DPPROF_OK) rc = dpprof__check_grads(s, step);
-    if (rc == DPPROF_OK && s->dp && !s->fused_noise) {
+    if (rc == DPPROF_OK && s->dps.dp && !s->dps.fused_noise) {
         rc = dpprof__phase(s, DPPROF_PHASE_NOISE, step);
         if (rc == DPPROF_OK) dpprof__noise(s, step);
     }
     if (rc == DPPROF_OK) rc = dpprof__phase(s, DPPROF_PHASE_OPTIMIZER_STEP, step);
-    if (rc == DPPROF_OK) dpprof__optimizer(s, s->dp && s->fused_noise ? step : -1);
+    if (rc == DPPROF_OK) dpprof__optimizer(s, s->dps.dp && s->dps.fused_noise ? step : -1);
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) rc = dpprof__gpu_times(s, first_phase, ev_start, tp0, &gpu_ms);
-    if (s->counting) {
+    if (s->gpu.counting) {
         int rc2 = dpprof__counters_end(s, first_phase);
         if (rc == DPPROF_OK) rc = rc2;
     }
@@ -6257,25 +6286,25 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         dpprof__acts_release(s);
         return rc;
     }
-    s->mark_ops = s->cfg.trace_ops;
-    s->step_loss[step] = s->batch_n ? loss / s->batch_n : NAN;
-    s->step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0;
-    s->steps_done++;
-    if (step >= s->cfg.warmup) s->launches += dpprof_cuda_launch_count() - launches0, s->wgmma_launches += dpprof_cuda_wgmma_count() - wgmma0;
-    if (s->backend != DPPROF_BACKEND_DRY && s->batch_n && !(s->step_loss[step] == s->step_loss[step] && fabs(s->step_loss[step]) <= DBL_MAX))
-        return dpprof__fail(DPPROF_ERR_NUMERIC, "the loss of step %d is %g", step, s->step_loss[step]);
+    s->obs.mark_ops = s->cfg.trace_ops;
+    s->run.step_loss[step] = s->dps.batch_n ? loss / s->dps.batch_n : NAN;
+    s->run.step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0;
+    s->run.steps_done++;
+    if (step >= s->cfg.warmup) s->gpu.launches += dpprof_cuda_launch_count() - launches0, s->gpu.wgmma_launches += dpprof_cuda_wgmma_count() - wgmma0;
+    if (s->backend != DPPROF_BACKEND_DRY && s->dps.batch_n && !(s->run.step_loss[step] == s->run.step_loss[step] && fabs(s->run.step_loss[step]) <= DBL_MAX))
+        return dpprof__fail(DPPROF_ERR_NUMERIC, "the loss of step %d is %g", step, s->run.step_loss[step]);
     return DPPROF_OK;
 }
 
 DPPROF_API int dpprof_session_run(dpprof_session *s) {
     int total = s->cfg.warmup + s->cfg.steps;
-    while (s->steps_done < total) DPPROF__TRY(dpprof_session_step(s));
+    while (s->run.steps_done < total) DPPROF__TRY(dpprof_session_step(s));
     return DPPROF_OK;
 }
 
 /* the sequence length a parameter's norm sees: 1 for a classification head (the last position) */
 static int dpprof__param_T(const dpprof_session *s, int i) {
-    return (i == s->p_head && s->cfg.task == DPPROF_TASK_CLS) ? 1 : s->cfg.seq;
+    return (i == s->model.p_head && s->cfg.task == DPPROF_TASK_CLS) ? 1 : s->cfg.seq;
 }
 
 #if DPPROF__CUDA
@@ -6300,10 +6329,10 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
     const int n = s->cfg.physical_batch, T = s->cfg.seq;
     int i, wi = 0, wo = 0, rc;
     dpprof_tensor xs, ys, cs;
-    if (s->cfg.fused_clipgrad || !s->bk || s->two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || n < 2) return DPPROF_OK;
-    for (i = 0; i < s->n_params; i++) {
-        const dpprof_param *p = &s->params[i];
-        if (!p->trainable || p->rows <= 1 || i == s->p_emb || p->rows % 8 || p->cols % 8) continue;
+    if (s->cfg.fused_clipgrad || !s->dps.bk || s->dps.two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || n < 2) return DPPROF_OK;
+    for (i = 0; i < s->model.n_params; i++) {
+        const dpprof_param *p = &s->model.params[i];
+        if (!p->trainable || p->rows <= 1 || i == s->model.p_emb || p->rows % 8 || p->cols % 8) continue;
         if (p->cols > wi) wi = p->cols;
         if (p->rows > wo) wo = p->rows;
     }
@@ -6326,14 +6355,14 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
         for (j = 0; rc == DPPROF_OK && j < n; j++) hc[j] = 1.0 / (j + 2); /* any factors below 1: the timing does not depend on them */
         if (rc == DPPROF_OK && dpprof_cuda_copy(cs.data, hc, sizeof(double) * (size_t)n, DPPROF_COPY_H2D) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
         DPPROF_FREE(hc);
-        for (i = 0; rc == DPPROF_OK && i < s->n_params; i++) {
-            dpprof_param *p = &s->params[i];
+        for (i = 0; rc == DPPROF_OK && i < s->model.n_params; i++) {
+            dpprof_param *p = &s->model.params[i];
             const int Ti = dpprof__param_T(s, i);
-            if (!p->trainable || p->rows <= 1 || i == s->p_emb || p->rows % 8 || p->cols % 8) continue;
+            if (!p->trainable || p->rows <= 1 || i == s->model.p_emb || p->rows % 8 || p->cols % 8) continue;
             for (j = 0; j < i; j++) /* a shape measured already */
-                if (!isnan(s->cg_ms[2 * j]) && s->params[j].rows == p->rows && s->params[j].cols == p->cols && dpprof__param_T(s, j) == Ti) break;
+                if (!isnan(s->dps.cg_ms[2 * j]) && s->model.params[j].rows == p->rows && s->model.params[j].cols == p->cols && dpprof__param_T(s, j) == Ti) break;
             if (j < i) {
-                s->cg_ms[2 * i] = s->cg_ms[2 * j], s->cg_ms[2 * i + 1] = s->cg_ms[2 * j + 1], s->cg_fused[i] = s->cg_fused[j];
+                s->dps.cg_ms[2 * i] = s->dps.cg_ms[2 * j], s->dps.cg_ms[2 * i + 1] = s->dps.cg_ms[2 * j + 1], s->dps.cg_fused[i] = s->dps.cg_fused[j];
                 continue;
             }
             for (f = 0; f < 2 && rc == DPPROF_OK; f++) {
@@ -6344,9 +6373,9 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
                     dpprof_linear_clipgrad_rep_gpu(DPPROF__F(p->g), DPPROF__F(ys), DPPROF__F(xs), (const double *)cs.data, n, Ti, p->cols, p->rows);
                 }
                 if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
-                if (rc == DPPROF_OK) s->cg_ms[2 * i + f] = ms;
+                if (rc == DPPROF_OK) s->dps.cg_ms[2 * i + f] = ms;
             }
-            if (rc == DPPROF_OK) s->cg_fused[i] = s->cg_ms[2 * i + 1] < s->cg_ms[2 * i];
+            if (rc == DPPROF_OK) s->dps.cg_fused[i] = s->dps.cg_ms[2 * i + 1] < s->dps.cg_ms[2 * i];
             (void)dpprof_cuda_zero(p->g.data, (size_t)p->g.n * (size_t)p->g.elem_size);
         }
         dpprof__tune_clipgrad(s->cfg.fused_clipgrad > 0);
@@ -6370,9 +6399,9 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
     int64_t N = 0;
     int i, rc;
     dpprof_tensor w, g, m, v, cp;
-    if (s->cfg.fused_noise || !s->dp) return DPPROF_OK;
-    for (i = 0; i < s->n_params; i++)
-        if (s->params[i].trainable && s->params[i].g.n > N) N = s->params[i].g.n;
+    if (s->cfg.fused_noise || !s->dps.dp) return DPPROF_OK;
+    for (i = 0; i < s->model.n_params; i++)
+        if (s->model.params[i].trainable && s->model.params[i].g.n > N) N = s->model.params[i].g.n;
     if (N > (INT64_C(1) << 22)) N = INT64_C(1) << 22; /* 4M weights: 152 MB a pass, past any launch overhead */
     if (!N) return DPPROF_OK;
     memset(&g, 0, sizeof g);
@@ -6384,7 +6413,7 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
     if (rc == DPPROF_OK && adam) rc = dpprof__talloc(s, &m, N, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 1);
     if (rc == DPPROF_OK && adam) rc = dpprof__talloc(s, &v, N, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 1);
     if (rc == DPPROF_OK && bf16) rc = dpprof__talloc(s, &cp, N, 2, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 1);
-    s->noise_n = N;
+    s->dps.noise_n = N;
 #if DPPROF__CUDA
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
         const double inv_b = 1.0 / s->cfg.batch;
@@ -6397,18 +6426,18 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
                 rc = dpprof__tick(k, &e0);
                 if (f) {
                     if (adam) dpprof_noise_adam_gpu(DPPROF__F(w), DPPROF__F(m), DPPROF__F(v), DPPROF__F(g), (size_t)N, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, 1, copy,
-                                                    s->noise_std, s->cfg.seed, st, 0, inv_b);
-                    else dpprof_noise_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy, s->noise_std, s->cfg.seed, st, 0, inv_b);
+                                                    s->dps.noise_std, s->cfg.seed, st, 0, inv_b);
+                    else dpprof_noise_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy, s->dps.noise_std, s->cfg.seed, st, 0, inv_b);
                 } else {
-                    dpprof_noise_scale_gpu(DPPROF__F(g), (size_t)N, s->noise_std, s->cfg.seed, st, 0, inv_b);
+                    dpprof_noise_scale_gpu(DPPROF__F(g), (size_t)N, s->dps.noise_std, s->cfg.seed, st, 0, inv_b);
                     if (adam) dpprof_adam_gpu(DPPROF__F(w), DPPROF__F(m), DPPROF__F(v), DPPROF__F(g), (size_t)N, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, 1, copy);
                     else dpprof_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy);
                 }
             }
             if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
-            if (rc == DPPROF_OK) s->noise_ms[f] = ms;
+            if (rc == DPPROF_OK) s->dps.noise_ms[f] = ms;
         }
-        if (rc == DPPROF_OK) s->fused_noise = s->noise_ms[1] < s->noise_ms[0];
+        if (rc == DPPROF_OK) s->dps.fused_noise = s->dps.noise_ms[1] < s->dps.noise_ms[0];
         dpprof_cuda_events_reset();
         if (rc == DPPROF_ERR_CUDA) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the noise and the optimizer step for --algo auto: %s", dpprof_cuda_last_error());
     }
@@ -6430,11 +6459,11 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
 static int dpprof__calibrate(dpprof_session *s) {
     const int T = s->cfg.seq, C = s->sh.C, n = s->cfg.physical_batch;
     /* ghost's grams are timed too where auto may use them and the rates decide (dpprof__auto_ghost) */
-    const int ghost = s->auto_ghost && !s->cfg.auto_ghost;
+    const int ghost = s->dps.auto_ghost && !s->cfg.auto_ghost;
     dpprof_tensor x, dy, nrm, ga, gg;
     int rc;
-    s->rate_gram = s->rate_psg = 1.0;
-    s->rate_ghost = 0;
+    s->dps.rate_gram = s->dps.rate_psg = 1.0;
+    s->dps.rate_ghost = 0;
     memset(&ga, 0, sizeof ga);
     memset(&gg, 0, sizeof gg);
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_PRIVACY_SETUP, -1));
@@ -6475,7 +6504,7 @@ static int dpprof__calibrate(dpprof_session *s) {
                 else dpprof_linear_sqnorm_gram_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), n, T, C, C);
             }
             if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
-            if (rc == DPPROF_OK && ms > 0) *(f == 2 ? &s->rate_ghost : f ? &s->rate_psg : &s->rate_gram) = c.flops / (ms * 1e-3);
+            if (rc == DPPROF_OK && ms > 0) *(f == 2 ? &s->dps.rate_ghost : f ? &s->dps.rate_psg : &s->dps.rate_gram) = c.flops / (ms * 1e-3);
         }
         dpprof_cuda_events_reset();
         if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the flash norms for --algo auto: %s", dpprof_cuda_last_error());
@@ -6496,12 +6525,12 @@ static int dpprof__calibrate(dpprof_session *s) {
    of its shape (the json lists each shape once) */
 static int dpprof__cg_measured(const dpprof_session *s, const int *at) {
     int i, j;
-    if (!s->cg_ms) return 0;
-    for (i = at ? *at : 0; i < (at ? *at + 1 : s->n_params); i++) {
-        if (isnan(s->cg_ms[2 * i])) continue;
+    if (!s->dps.cg_ms) return 0;
+    for (i = at ? *at : 0; i < (at ? *at + 1 : s->model.n_params); i++) {
+        if (isnan(s->dps.cg_ms[2 * i])) continue;
         if (!at) return 1;
         for (j = 0; j < i; j++)
-            if (!isnan(s->cg_ms[2 * j]) && s->params[j].rows == s->params[i].rows && s->params[j].cols == s->params[i].cols &&
+            if (!isnan(s->dps.cg_ms[2 * j]) && s->model.params[j].rows == s->model.params[i].rows && s->model.params[j].cols == s->model.params[i].cols &&
                 dpprof__param_T(s, j) == dpprof__param_T(s, i))
                 return 0;
         return 1;
@@ -6523,8 +6552,8 @@ static int dpprof__flash_pick(const dpprof_session *s, int T, int IC, int OC, in
     double g, p;
     if (s->cfg.algo != DPPROF_ALGO_AUTO || s->backend != DPPROF_BACKEND_CUDA)
         return dpprof__gram_flops(T, IC, OC, share) <= dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, 4).flops ? 0 : 1;
-    g = dpprof__gram_flops(T, IC, OC, share) / s->rate_gram;
-    p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / s->rate_psg;
+    g = dpprof__gram_flops(T, IC, OC, share) / s->dps.rate_gram;
+    p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / s->dps.rate_psg;
     return p < g;
 }
 
@@ -6584,30 +6613,30 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
     if (s->cfg.memory_limit > 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) == DPPROF_OK && bk_peak > s->cfg.memory_limit) {
         /* book-keeping holds every layer's output gradient: if that does not fit the budget, the
            two-pass flash algorithm does the same arithmetic twice in less memory */
-        s->bk = 0;
-        s->two_pass = 1;
+        s->dps.bk = 0;
+        s->dps.two_pass = 1;
         return -1;
     }
     if (s->cfg.auto_materialise < 0) return bk_peak;
-    for (i = 0; i < s->n_params; i++) {
-        const dpprof_param *p = &s->params[i];
-        const int cand = p->trainable && p->rows > 1 && i != s->p_emb;
+    for (i = 0; i < s->model.n_params; i++) {
+        const dpprof_param *p = &s->model.params[i];
+        const int cand = p->trainable && p->rows > 1 && i != s->model.p_emb;
         fits1 += cand && dpprof__psg_fits(s, dpprof__param_T(s, i), p->cols, p->rows, 1);
         fits2 += cand && dpprof__psg_fits(s, dpprof__param_T(s, i), p->cols, p->rows, 2);
     }
     if (!fits2) return bk_peak;
     if (s->cfg.auto_materialise > 0) { /* 1: level 2, 2: level 1 (the probes), unmeasured */
-        s->auto_mat = s->cfg.auto_materialise == 1 ? 2 : fits1 ? 1 : 0;
+        s->dps.auto_mat = s->cfg.auto_materialise == 1 ? 2 : fits1 ? 1 : 0;
         return -1;
     }
     if (bk_peak < 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) != DPPROF_OK) return -1;
     /* level 2, and where it raises the peak and takes more layers than level 1, level 1 alone */
     if (dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 1, -1, &mat_peak) == DPPROF_OK && mat_peak <= bk_peak) {
-        s->auto_mat = 2;
+        s->dps.auto_mat = 2;
         return mat_peak;
     }
     if (fits1 && fits1 < fits2 && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 2, -1, &mat_peak) == DPPROF_OK && mat_peak <= bk_peak) {
-        s->auto_mat = 1;
+        s->dps.auto_mat = 1;
         return mat_peak;
     }
     return bk_peak;
@@ -6622,13 +6651,13 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
    dpprof__auto_setup measured it (flash_bk's, or with the materialised layers), else -1 */
 static void dpprof__auto_ghost(dpprof_session *s, int64_t base) {
     int64_t ghost = -1;
-    const int mat = s->auto_mat == 2 ? 1 : s->auto_mat == 1 ? 2 : -1; /* the probe's auto_materialise for this level */
+    const int mat = s->dps.auto_mat == 2 ? 1 : s->dps.auto_mat == 1 ? 2 : -1; /* the probe's auto_materialise for this level */
     if (s->cfg.auto_ghost) {
-        s->auto_ghost = s->cfg.auto_ghost > 0;
+        s->dps.auto_ghost = s->cfg.auto_ghost > 0;
         return;
     }
     if ((base >= 0 || dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, -1, &base) == DPPROF_OK) && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, 1, &ghost) == DPPROF_OK)
-        s->auto_ghost = ghost <= base;
+        s->dps.auto_ghost = ghost <= base;
 }
 
 /* a layer on ghost's grams (auto): every candidate when forced (auto_ghost = 1), else on cuda where the
@@ -6639,10 +6668,10 @@ static void dpprof__auto_ghost(dpprof_session *s, int64_t base) {
 static int dpprof__ghost_pick(const dpprof_session *s, int T, int IC, int OC, int share) {
     double g, f, p;
     if (s->cfg.auto_ghost > 0) return 1;
-    if (s->backend != DPPROF_BACKEND_CUDA || !(s->rate_ghost > 0)) return 0;
-    g = (dpprof_gram_cost(1, T, IC, s->elem).flops / share + dpprof_gram_cost(1, T, OC, s->elem).flops + dpprof_gram_dot_cost(1, T, s->elem).flops) / s->rate_ghost;
-    f = dpprof__gram_flops(T, IC, OC, share) / s->rate_gram;
-    p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / s->rate_psg;
+    if (s->backend != DPPROF_BACKEND_CUDA || !(s->dps.rate_ghost > 0)) return 0;
+    g = (dpprof_gram_cost(1, T, IC, s->elem).flops / share + dpprof_gram_cost(1, T, OC, s->elem).flops + dpprof_gram_dot_cost(1, T, s->elem).flops) / s->dps.rate_ghost;
+    f = dpprof__gram_flops(T, IC, OC, share) / s->dps.rate_gram;
+    p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / s->dps.rate_psg;
     return g < f && g < p;
 }
 
@@ -6658,59 +6687,59 @@ static int dpprof__input_share(const dpprof_session *s, int i) {
 static int dpprof__setup_dp(dpprof_session *s) {
     const int algo = s->cfg.algo;
     int i, max_batch = s->cfg.poisson ? 4 * s->cfg.batch + 64 : s->cfg.batch;
-    s->dp = algo != DPPROF_ALGO_VANILLA;
-    s->two_pass = algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH;
-    s->bk = algo == DPPROF_ALGO_GHOST_BK || algo == DPPROF_ALGO_FLASH_BK || algo == DPPROF_ALGO_AUTO;
-    s->noise_std = s->cfg.sigma * s->cfg.max_grad_norm;
+    s->dps.dp = algo != DPPROF_ALGO_VANILLA;
+    s->dps.two_pass = algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH;
+    s->dps.bk = algo == DPPROF_ALGO_GHOST_BK || algo == DPPROF_ALGO_FLASH_BK || algo == DPPROF_ALGO_AUTO;
+    s->dps.noise_std = s->cfg.sigma * s->cfg.max_grad_norm;
     if (algo == DPPROF_ALGO_AUTO) {
         const int64_t base = dpprof__auto_setup(s);
-        if (s->bk) dpprof__auto_ghost(s, base);
+        if (s->dps.bk) dpprof__auto_ghost(s, base);
     }
-    s->method = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_params);
-    s->cg_fused = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->n_params);
-    s->cg_ms = (double *)DPPROF_MALLOC(sizeof(double) * 2 * (size_t)s->n_params);
-    if (s->cg_fused && s->cg_ms)
-        for (i = 0; i < s->n_params; i++) s->cg_fused[i] = s->cfg.fused_clipgrad > 0, s->cg_ms[2 * i] = s->cg_ms[2 * i + 1] = NAN;
-    s->fused_noise = s->cfg.fused_noise > 0;
-    s->noise_ms[0] = s->noise_ms[1] = NAN;
-    s->psg = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->n_params);
-    s->cap_kept = 3 * s->n_params + 16;
-    s->kept = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->cap_kept);
-    s->kept_from = (const dpprof_tensor **)DPPROF_MALLOC(sizeof(dpprof_tensor *) * (size_t)s->cap_kept);
-    s->cache = (dpprof__cache_ent *)DPPROF_MALLOC(sizeof(dpprof__cache_ent) * (size_t)s->cap_kept);
-    s->batch_ids = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)max_batch);
-    s->last_norms = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)max_batch);
-    s->last_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)max_batch);
+    s->dps.method = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->model.n_params);
+    s->dps.cg_fused = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->model.n_params);
+    s->dps.cg_ms = (double *)DPPROF_MALLOC(sizeof(double) * 2 * (size_t)s->model.n_params);
+    if (s->dps.cg_fused && s->dps.cg_ms)
+        for (i = 0; i < s->model.n_params; i++) s->dps.cg_fused[i] = s->cfg.fused_clipgrad > 0, s->dps.cg_ms[2 * i] = s->dps.cg_ms[2 * i + 1] = NAN;
+    s->dps.fused_noise = s->cfg.fused_noise > 0;
+    s->dps.noise_ms[0] = s->dps.noise_ms[1] = NAN;
+    s->dps.psg = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->model.n_params);
+    s->dps.cap_kept = 3 * s->model.n_params + 16;
+    s->dps.kept = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->dps.cap_kept);
+    s->dps.kept_from = (const dpprof_tensor **)DPPROF_MALLOC(sizeof(dpprof_tensor *) * (size_t)s->dps.cap_kept);
+    s->dps.cache = (dpprof__cache_ent *)DPPROF_MALLOC(sizeof(dpprof__cache_ent) * (size_t)s->dps.cap_kept);
+    s->dps.batch_ids = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)max_batch);
+    s->dps.last_norms = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)max_batch);
+    s->dps.last_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)max_batch);
     if (s->backend == DPPROF_BACKEND_CUDA) { /* what the norms phase moves between host and device */
-        s->h_norm2 = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->n_params * (size_t)s->cfg.physical_batch);
-        s->h_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->n_params * (size_t)s->cfg.physical_batch);
-        if (!s->h_norm2 || !s->h_clip) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host copies of the norms");
+        s->gpu.h_norm2 = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->model.n_params * (size_t)s->cfg.physical_batch);
+        s->gpu.h_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->model.n_params * (size_t)s->cfg.physical_batch);
+        if (!s->gpu.h_norm2 || !s->gpu.h_clip) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host copies of the norms");
     }
-    if (!s->method || !s->cg_fused || !s->cg_ms || !s->psg || !s->kept || !s->kept_from || !s->cache || !s->batch_ids || !s->last_norms || !s->last_clip)
+    if (!s->dps.method || !s->dps.cg_fused || !s->dps.cg_ms || !s->dps.psg || !s->dps.kept || !s->dps.kept_from || !s->dps.cache || !s->dps.batch_ids || !s->dps.last_norms || !s->dps.last_clip)
         return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the dp tables");
     if (algo == DPPROF_ALGO_AUTO) DPPROF__TRY(dpprof__calibrate(s));
-    memset(s->psg, 0, sizeof(dpprof_tensor) * (size_t)s->n_params);
-    memset(s->kept, 0, sizeof(dpprof_tensor) * (size_t)s->cap_kept);
-    for (i = 0; i < max_batch; i++) s->last_norms[i] = s->last_clip[i] = NAN;
-    for (i = 0; i < s->n_params; i++) {
-        const dpprof_param *p = &s->params[i];
+    memset(s->dps.psg, 0, sizeof(dpprof_tensor) * (size_t)s->model.n_params);
+    memset(s->dps.kept, 0, sizeof(dpprof_tensor) * (size_t)s->dps.cap_kept);
+    for (i = 0; i < max_batch; i++) s->dps.last_norms[i] = s->dps.last_clip[i] = NAN;
+    for (i = 0; i < s->model.n_params; i++) {
+        const dpprof_param *p = &s->model.params[i];
         int T = dpprof__param_T(s, i);
-        s->n_trainable += p->trainable;
-        if (!p->trainable) s->method[i] = DPPROF__M_FROZEN;
-        else if (!s->dp) s->method[i] = DPPROF__M_SUMMED;
-        else if (p->rows == 1) s->method[i] = DPPROF__M_VECTOR;
-        else if (algo == DPPROF_ALGO_PERSAMPLE) s->method[i] = DPPROF__M_PSG;
-        else if (i == s->p_emb) s->method[i] = DPPROF__M_TOKEN_PAIRS;
-        else if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) s->method[i] = DPPROF__M_GRAM;
-        else if (s->auto_mat && dpprof__psg_fits(s, T, p->cols, p->rows, s->auto_mat)) s->method[i] = DPPROF__M_PSG;
-        else if (s->auto_ghost && dpprof__ghost_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i))) s->method[i] = DPPROF__M_GRAM;
-        else s->method[i] = dpprof__flash_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i)) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
+        s->model.n_trainable += p->trainable;
+        if (!p->trainable) s->dps.method[i] = DPPROF__M_FROZEN;
+        else if (!s->dps.dp) s->dps.method[i] = DPPROF__M_SUMMED;
+        else if (p->rows == 1) s->dps.method[i] = DPPROF__M_VECTOR;
+        else if (algo == DPPROF_ALGO_PERSAMPLE) s->dps.method[i] = DPPROF__M_PSG;
+        else if (i == s->model.p_emb) s->dps.method[i] = DPPROF__M_TOKEN_PAIRS;
+        else if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) s->dps.method[i] = DPPROF__M_GRAM;
+        else if (s->dps.auto_mat && dpprof__psg_fits(s, T, p->cols, p->rows, s->dps.auto_mat)) s->dps.method[i] = DPPROF__M_PSG;
+        else if (s->dps.auto_ghost && dpprof__ghost_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i))) s->dps.method[i] = DPPROF__M_GRAM;
+        else s->dps.method[i] = dpprof__flash_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i)) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
     }
     return DPPROF_OK;
 }
 
 DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int i) {
-    return s && i >= 0 && i < s->n_params && s->method ? dpprof__method_names[s->method[i]] : "?";
+    return s && i >= 0 && i < s->model.n_params && s->dps.method ? dpprof__method_names[s->dps.method[i]] : "?";
 }
 
 DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **out) {
@@ -6736,21 +6765,21 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         if (rc != DPPROF_OK && rc != DPPROF_ERR_NO_CUDA) rc = dpprof__fail(rc, "--backend cuda: %s", dpprof_cuda_last_error());
         if (rc == DPPROF_OK && count == 0) rc = dpprof__fail(DPPROF_ERR_NO_DEVICE, "--backend cuda: no GPU is visible on this machine");
         if (rc == DPPROF_OK && !DPPROF__CUDA) rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--backend cuda: this build computes in double (DPPROF_REF_DOUBLE) and has no gpu path");
-        if (rc == DPPROF_OK && dpprof_cuda_device_info(0, &s->dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
+        if (rc == DPPROF_OK && dpprof_cuda_device_info(0, &s->gpu.dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
         if (rc == DPPROF_OK && dpprof_cuda_init(0) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
-        if (rc == DPPROF_OK && s->cfg.wgmma > 0 && !(s->dev.cc_major == 9 && s->dev.cc_minor == 0))
+        if (rc == DPPROF_OK && s->cfg.wgmma > 0 && !(s->gpu.dev.cc_major == 9 && s->gpu.dev.cc_minor == 0))
             rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--wgmma: Hopper's warpgroup mma runs on compute capability 9.0 only (H100, H200); this GPU, %s, is %d.%d",
-                              s->dev.name, s->dev.cc_major, s->dev.cc_minor);
+                              s->gpu.dev.name, s->gpu.dev.cc_major, s->gpu.dev.cc_minor);
         if (rc != DPPROF_OK) goto fail;
         dpprof__bind(s);
         {
             size_t used = 0; /* what the driver holds before this session: the pool trimmed first */
-            if (dpprof_cuda_trim() == DPPROF_OK && dpprof_cuda_mem_used(&used) == DPPROF_OK) s->drv_base = (int64_t)used;
+            if (dpprof_cuda_trim() == DPPROF_OK && dpprof_cuda_mem_used(&used) == DPPROF_OK) s->gpu.drv_base = (int64_t)used;
         }
-        s->h_tok = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
-        s->h_tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
-        s->h_loss = (float *)DPPROF_MALLOC(sizeof(float) * (size_t)s->cfg.physical_batch);
-        if (!s->h_tok || !s->h_tgt || !s->h_loss) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host staging buffers"); goto fail; }
+        s->gpu.h_tok = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
+        s->gpu.h_tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
+        s->gpu.h_loss = (float *)DPPROF_MALLOC(sizeof(float) * (size_t)s->cfg.physical_batch);
+        if (!s->gpu.h_tok || !s->gpu.h_tgt || !s->gpu.h_loss) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host staging buffers"); goto fail; }
     }
     if (s->cfg.wgmma > 0 && (s->backend == DPPROF_BACKEND_CPU || s->cfg.dtype != DPPROF_DTYPE_BF16)) {
         rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is %s, %s)",
@@ -6759,16 +6788,16 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     }
     if (s->cfg.dram && s->backend != DPPROF_BACKEND_CUDA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dram reads the GPU's DRAM counters: it needs --backend cuda (this run is %s)", dpprof_backend_name(s->backend)); goto fail; }
     if (s->cfg.op_times && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--op-times times every op in the warm-up steps, outside the timing: it needs --warmup 1 or more"); goto fail; }
-    s->mark_ops = s->cfg.trace_ops;
+    s->obs.mark_ops = s->cfg.trace_ops;
     if (s->cfg.dram && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--dram counts DRAM traffic in warm-up step 0, outside the timing: it needs --warmup 1 or more"); goto fail; }
     s->cfg.backend = (dpprof_backend)s->backend;
     s->elem = s->cfg.dtype == DPPROF_DTYPE_BF16 ? (int)sizeof(dpprof_bf16) : (int)sizeof(dpprof_real);
     /* without a timeline or a trace the event log is not kept: a long run's host memory stays bounded */
     rc = dpprof_prof_init(&s->prof, (s->backend == DPPROF_BACKEND_DRY ? DPPROF_PROF_NO_CLOCK : 0) | (s->cfg.no_timeline && !s->cfg.trace_ops ? DPPROF_PROF_NO_EVENTS : 0));
     if (rc != DPPROF_OK) goto fail;
-    s->a.lay = (dpprof__layer_acts *)DPPROF_MALLOC(sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
-    if (!s->a.lay) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the activation table"); goto fail; }
-    memset(s->a.lay, 0, sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
+    s->model.a.lay = (dpprof__layer_acts *)DPPROF_MALLOC(sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
+    if (!s->model.a.lay) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the activation table"); goto fail; }
+    memset(s->model.a.lay, 0, sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
     rc = dpprof__load_data(s);
     if (rc != DPPROF_OK) goto fail;
     rc = dpprof__build_model(s);
@@ -6778,7 +6807,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     return DPPROF_OK;
 fail:
     /* a session whose model did not fit is still returned for its report (status oom) */
-    if (rc == DPPROF_ERR_OOM && s->params) {
+    if (rc == DPPROF_ERR_OOM && s->model.params) {
         dpprof_phase_end(&s->prof);
         *out = s;
         return rc;
@@ -6790,15 +6819,15 @@ fail:
 DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
     int i;
     if (!s) return;
-    if (s->a.lay) dpprof__acts_release(s);
-    for (i = 0; s->params && i < s->n_params; i++) {
-        dpprof__tfree(s, &s->params[i].w);
-        dpprof__tfree(s, &s->params[i].wl);
-        dpprof__tfree(s, &s->params[i].g);
-        dpprof__tfree(s, &s->params[i].m);
-        dpprof__tfree(s, &s->params[i].v);
+    if (s->model.a.lay) dpprof__acts_release(s);
+    for (i = 0; s->model.params && i < s->model.n_params; i++) {
+        dpprof__tfree(s, &s->model.params[i].w);
+        dpprof__tfree(s, &s->model.params[i].wl);
+        dpprof__tfree(s, &s->model.params[i].g);
+        dpprof__tfree(s, &s->model.params[i].m);
+        dpprof__tfree(s, &s->model.params[i].v);
     }
-    dpprof__tfree(s, &s->ws);
+    dpprof__tfree(s, &s->model.ws);
     if (s->backend == DPPROF_BACKEND_CUDA) {
         (void)dpprof_cuda_trim(); /* what this session held goes back to the driver */
 #if DPPROF__CUDA
@@ -6806,32 +6835,32 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         (void)dpprof_cuda_set_tuning(NULL);
 #endif
     }
-    DPPROF_FREE(s->params);
-    DPPROF_FREE(s->lora);
-    DPPROF_FREE(s->h_tok);
-    DPPROF_FREE(s->h_tgt);
-    DPPROF_FREE(s->h_loss);
-    DPPROF_FREE(s->h_norm2);
-    DPPROF_FREE(s->h_clip);
-    DPPROF_FREE(s->ph_ev);
-    DPPROF_FREE(s->ops);
-    DPPROF_FREE(s->a.lay);
-    DPPROF_FREE(s->text);
-    DPPROF_FREE(s->line_off);
-    DPPROF_FREE(s->line_len);
-    DPPROF_FREE(s->line_label);
-    DPPROF_FREE(s->step_loss);
-    DPPROF_FREE(s->step_ms);
-    DPPROF_FREE(s->method);
-    DPPROF_FREE(s->cg_fused);
-    DPPROF_FREE(s->cg_ms);
-    DPPROF_FREE(s->psg);
-    DPPROF_FREE(s->kept);
-    DPPROF_FREE((void *)s->kept_from);
-    DPPROF_FREE(s->cache);
-    DPPROF_FREE(s->batch_ids);
-    DPPROF_FREE(s->last_norms);
-    DPPROF_FREE(s->last_clip);
+    DPPROF_FREE(s->model.params);
+    DPPROF_FREE(s->model.lora);
+    DPPROF_FREE(s->gpu.h_tok);
+    DPPROF_FREE(s->gpu.h_tgt);
+    DPPROF_FREE(s->gpu.h_loss);
+    DPPROF_FREE(s->gpu.h_norm2);
+    DPPROF_FREE(s->gpu.h_clip);
+    DPPROF_FREE(s->obs.ph_ev);
+    DPPROF_FREE(s->obs.ops);
+    DPPROF_FREE(s->model.a.lay);
+    DPPROF_FREE(s->data.text);
+    DPPROF_FREE(s->data.line_off);
+    DPPROF_FREE(s->data.line_len);
+    DPPROF_FREE(s->data.line_label);
+    DPPROF_FREE(s->run.step_loss);
+    DPPROF_FREE(s->run.step_ms);
+    DPPROF_FREE(s->dps.method);
+    DPPROF_FREE(s->dps.cg_fused);
+    DPPROF_FREE(s->dps.cg_ms);
+    DPPROF_FREE(s->dps.psg);
+    DPPROF_FREE(s->dps.kept);
+    DPPROF_FREE((void *)s->dps.kept_from);
+    DPPROF_FREE(s->dps.cache);
+    DPPROF_FREE(s->dps.batch_ids);
+    DPPROF_FREE(s->dps.last_norms);
+    DPPROF_FREE(s->dps.last_clip);
     dpprof_prof_free(&s->prof);
     DPPROF_FREE(s);
 }
@@ -6839,15 +6868,15 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
 DPPROF_API const dpprof_config *dpprof_session_config(const dpprof_session *s) { return &s->cfg; }
 DPPROF_API const dpprof_shape *dpprof_session_shape(const dpprof_session *s) { return &s->sh; }
 DPPROF_API const dpprof_prof *dpprof_session_prof(const dpprof_session *s) { return &s->prof; }
-DPPROF_API int dpprof_session_param_count(const dpprof_session *s) { return s->n_params; }
-DPPROF_API dpprof_param *dpprof_session_param(dpprof_session *s, int i) { return i >= 0 && i < s->n_params ? &s->params[i] : NULL; }
+DPPROF_API int dpprof_session_param_count(const dpprof_session *s) { return s->model.n_params; }
+DPPROF_API dpprof_param *dpprof_session_param(dpprof_session *s, int i) { return i >= 0 && i < s->model.n_params ? &s->model.params[i] : NULL; }
 static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real *host, int to_host) {
     const dpprof_tensor *t;
     size_t bytes;
-    if (!s || i < 0 || i >= s->n_params || !host) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read/write: no tensor %d", i);
-    t = which == 'w' ? &s->params[i].w : which == 'g' ? &s->params[i].g : which == 'm' ? &s->params[i].m : which == 'v' ? &s->params[i].v : NULL;
+    if (!s || i < 0 || i >= s->model.n_params || !host) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read/write: no tensor %d", i);
+    t = which == 'w' ? &s->model.params[i].w : which == 'g' ? &s->model.params[i].g : which == 'm' ? &s->model.params[i].m : which == 'v' ? &s->model.params[i].v : NULL;
     if (!t) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: '%c' is not w, g, m or v", which);
-    if (!t->n) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: %s has no '%c' (frozen, or not adam)", s->params[i].name, which);
+    if (!t->n) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: %s has no '%c' (frozen, or not adam)", s->model.params[i].name, which);
     if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "the dry backend holds no values");
     bytes = (size_t)t->n * sizeof(dpprof_real);
 #if DPPROF__CUDA
@@ -6863,13 +6892,13 @@ static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real 
 }
 DPPROF_API int dpprof_session_param_read(dpprof_session *s, int i, char which, dpprof_real *out) { return dpprof__param_copy(s, i, which, out, 1); }
 DPPROF_API int dpprof_session_param_write(dpprof_session *s, int i, char which, const dpprof_real *in) { return dpprof__param_copy(s, i, which, (dpprof_real *)in, 0); }
-DPPROF_API int dpprof_session_steps_done(const dpprof_session *s) { return s->steps_done; }
-DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step) { return step >= 0 && step < s->steps_done ? s->step_loss[step] : NAN; }
+DPPROF_API int dpprof_session_steps_done(const dpprof_session *s) { return s->run.steps_done; }
+DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step) { return step >= 0 && step < s->run.steps_done ? s->run.step_loss[step] : NAN; }
 DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int trainable_only) {
     int64_t n = 0;
     int i;
-    for (i = 0; i < s->n_params; i++)
-        if (!trainable_only || s->params[i].trainable) n += (int64_t)s->params[i].rows * s->params[i].cols;
+    for (i = 0; i < s->model.n_params; i++)
+        if (!trainable_only || s->model.params[i].trainable) n += (int64_t)s->model.params[i].rows * s->model.params[i].cols;
     return n;
 }
 
@@ -6908,8 +6937,8 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
     long cnt[MAXN];
     int n = 0, i, j, order[MAXN];
     size_t k;
-    for (k = 0; k < s->n_ops; k++) {
-        const dpprof__op_rec *o = &s->ops[k];
+    for (k = 0; k < s->obs.n_ops; k++) {
+        const dpprof__op_rec *o = &s->obs.ops[k];
         if (!(o->t0 == o->t0) || !(o->t1 == o->t1)) continue;
         for (i = 0; i < n && strcmp(name[i], o->name); i++) {}
         if (i == n) {
@@ -6927,7 +6956,7 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
         fputs(", \"ops\": null", f);
         return;
     }
-    if (s->backend == DPPROF_BACKEND_CUDA) dpprof_device_peaks(&s->dev, &pf, &ph, &pb);
+    if (s->backend == DPPROF_BACKEND_CUDA) dpprof_device_peaks(&s->gpu.dev, &pf, &ph, &pb);
     pc = bf16 ? ph : pf;
     for (i = 0; i < n; i++) order[i] = i;
     for (i = 1; i < n; i++) /* insertion sort by time, the most first */
@@ -7036,8 +7065,8 @@ static void dpprof__write_privacy(const dpprof_session *s, FILE *f) {
     const dpprof_config *c = &s->cfg;
     double q = NAN, eps = NAN, order = NAN, eps_pld = NAN;
     const char *note;
-    if (!s->dp) {
-        fprintf(f, "{\"mechanism\": \"none\", \"accountant\": null, \"epsilon\": null, \"delta\": null, \"sigma\": 0, \"max_grad_norm\": null, \"sample_rate\": null, \"steps\": %d, \"best_order\": null, \"note\": \"non-private training\"}", s->steps_done);
+    if (!s->dps.dp) {
+        fprintf(f, "{\"mechanism\": \"none\", \"accountant\": null, \"epsilon\": null, \"delta\": null, \"sigma\": 0, \"max_grad_norm\": null, \"sample_rate\": null, \"steps\": %d, \"best_order\": null, \"note\": \"non-private training\"}", s->run.steps_done);
         return;
     }
     if (c->dataset_size) q = (double)c->batch / (double)c->dataset_size;
@@ -7046,8 +7075,8 @@ static void dpprof__write_privacy(const dpprof_session *s, FILE *f) {
     else if (!c->poisson)
         note = "batches were drawn in a fixed order, not by poisson sampling: the poisson-subsampled epsilon does not hold for this run, and no "
                "epsilon is reported; --poisson draws the batches that accounting describes";
-    else if (dpprof_rdp_epsilon(q, c->sigma, s->steps_done, c->delta, NULL, 0, &eps, &order) != 0 ||
-             (c->accountant >= 1 && dpprof_pld_epsilon(q, c->sigma, s->steps_done, c->delta, 0, &eps_pld) != 0)) {
+    else if (dpprof_rdp_epsilon(q, c->sigma, s->run.steps_done, c->delta, NULL, 0, &eps, &order) != 0 ||
+             (c->accountant >= 1 && dpprof_pld_epsilon(q, c->sigma, s->run.steps_done, c->delta, 0, &eps_pld) != 0)) {
         note = "the accountant could not evaluate this setting";
         eps = eps_pld = NAN;
     } else note = c->accountant == 1 ? "privacy loss distribution of the poisson-subsampled gaussian mechanism: connect-the-dots discretization at 1e-4, composed by fft (an upper bound)"
@@ -7068,7 +7097,7 @@ static void dpprof__write_privacy(const dpprof_session *s, FILE *f) {
     dpprof__jnum(f, c->max_grad_norm);
     fputs(", \"sample_rate\": ", f);
     dpprof__jnum(f, q);
-    fprintf(f, ", \"steps\": %d, \"best_order\": ", s->steps_done);
+    fprintf(f, ", \"steps\": %d, \"best_order\": ", s->run.steps_done);
     dpprof__jnum(f, order);
     fprintf(f, ", \"clipping\": \"%s\", \"poisson\": %s, \"note\": ", c->per_layer_clipping ? "per-layer" : "flat", c->poisson ? "true" : "false");
     dpprof__jstr(f, note);
@@ -7121,8 +7150,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"fused_noise\": %s, \"dp_warp_tile\": %d, \"wgmma\": %s}",
             (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit,
             c->fused_clipgrad > 0 ? "true" : c->fused_clipgrad == 0 && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false",
-            c->fused_noise > 0 ? "true" : c->fused_noise == 0 && s->noise_n > 0 && !isnan(s->noise_ms[0]) ? "\"measured\"" : "false", c->dp_warp_tile,
-            c->wgmma > 0 || (c->wgmma == 0 && s->backend == DPPROF_BACKEND_CUDA && c->dtype == DPPROF_DTYPE_BF16 && s->dev.cc_major == 9 && s->dev.cc_minor == 0) ? "true" : "false");
+            c->fused_noise > 0 ? "true" : c->fused_noise == 0 && s->dps.noise_n > 0 && !isnan(s->dps.noise_ms[0]) ? "\"measured\"" : "false", c->dp_warp_tile,
+            c->wgmma > 0 || (c->wgmma == 0 && s->backend == DPPROF_BACKEND_CUDA && c->dtype == DPPROF_DTYPE_BF16 && s->gpu.dev.cc_major == 9 && s->gpu.dev.cc_minor == 0) ? "true" : "false");
 
     fputs(",\n  \"status\": ", f);
     dpprof__jstr(f, status ? status : "ok");
@@ -7130,10 +7159,10 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         fputs(",\n  \"error\": ", f);
         dpprof__jstr(f, error);
     }
-    st = (double *)DPPROF_MALLOC(sizeof(double) * ((size_t)s->steps_done + 1));
-    for (i = c->warmup; i < s->steps_done; i++) {
-        if (st) st[measured] = s->step_ms[i];
-        tsum += s->step_ms[i];
+    st = (double *)DPPROF_MALLOC(sizeof(double) * ((size_t)s->run.steps_done + 1));
+    for (i = c->warmup; i < s->run.steps_done; i++) {
+        if (st) st[measured] = s->run.step_ms[i];
+        tsum += s->run.step_ms[i];
         measured++;
     }
     fputs(",\n  \"avg_time_ms\": ", f);
@@ -7194,14 +7223,14 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     fputs("\n  ]", f);
 
     fputs(",\n  \"layers\": [", f);
-    for (i = 0; i < s->n_params; i++) {
+    for (i = 0; i < s->model.n_params; i++) {
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-        dpprof__jstr(f, s->params[i].name);
-        const int bkl = s->dp && s->params[i].trainable && !s->two_pass && s->method[i] != DPPROF__M_PSG && s->method[i] != DPPROF__M_VECTOR;
-        fprintf(f, ", \"shape\": [%d, %d], \"trainable\": %s, \"method\": \"%s\", \"clipped_sum\": \"%s\", \"clipgrad_kernel\": \"%s\"}", s->params[i].rows,
-                s->params[i].cols, s->params[i].trainable ? "true" : "false", dpprof_session_param_method(s, i),
-                !s->dp || !s->params[i].trainable ? "none" : s->two_pass ? "second backward" : s->method[i] == DPPROF__M_PSG || s->method[i] == DPPROF__M_VECTOR ? "sum of materialised" : "book-keeping",
-                !bkl || s->backend != DPPROF_BACKEND_CUDA || c->dtype != DPPROF_DTYPE_BF16 || i == s->p_emb ? "none" : s->cg_fused[i] ? "fused" : "cublas");
+        dpprof__jstr(f, s->model.params[i].name);
+        const int bkl = s->dps.dp && s->model.params[i].trainable && !s->dps.two_pass && s->dps.method[i] != DPPROF__M_PSG && s->dps.method[i] != DPPROF__M_VECTOR;
+        fprintf(f, ", \"shape\": [%d, %d], \"trainable\": %s, \"method\": \"%s\", \"clipped_sum\": \"%s\", \"clipgrad_kernel\": \"%s\"}", s->model.params[i].rows,
+                s->model.params[i].cols, s->model.params[i].trainable ? "true" : "false", dpprof_session_param_method(s, i),
+                !s->dps.dp || !s->model.params[i].trainable ? "none" : s->dps.two_pass ? "second backward" : s->dps.method[i] == DPPROF__M_PSG || s->dps.method[i] == DPPROF__M_VECTOR ? "sum of materialised" : "book-keeping",
+                !bkl || s->backend != DPPROF_BACKEND_CUDA || c->dtype != DPPROF_DTYPE_BF16 || i == s->model.p_emb ? "none" : s->dps.cg_fused[i] ? "fused" : "cublas");
     }
     fputs("\n  ]", f);
 
@@ -7224,7 +7253,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
            usual 6 N per token plus attention), the same for every algorithm, so the dp overhead
            shows as lost mfu; the peak is the data-sheet dense peak of the storage precision */
         double f32, b16, dram, peak;
-        dpprof_device_peaks(&s->dev, &f32, &b16, &dram);
+        dpprof_device_peaks(&s->gpu.dev, &f32, &b16, &dram);
         peak = c->dtype == DPPROF_DTYPE_BF16 ? b16 : f32;
         fputs(", \"model_flops_per_step\": ", f);
         dpprof__jnum(f, 3.0 * fwd_flops / measured);
@@ -7235,32 +7264,32 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         fputs(", \"analytic_flops_share_of_peak\": ", f);
         dpprof__jnum(f, peak > 0 ? flops_steps / (tsum / 1e3) / peak : NAN);
         fputs(", \"kernel_launches_per_step\": ", f);
-        dpprof__jnum(f, (double)s->launches / measured);
+        dpprof__jnum(f, (double)s->gpu.launches / measured);
         fputs(", \"wgmma_kernels_per_step\": ", f);
-        dpprof__jnum(f, (double)s->wgmma_launches / measured);
+        dpprof__jnum(f, (double)s->gpu.wgmma_launches / measured);
         fprintf(f, ", \"mfu_note\": \"mfu = 3 x forward analytic flops per step / mean step time / the %s dense peak of %s (dpprof_device_peaks: data sheet, else SMs x clock x per-SM rate)\"}",
-                c->dtype == DPPROF_DTYPE_BF16 ? "bf16 tensor-core" : "fp32 cuda-core", s->dev.name);
+                c->dtype == DPPROF_DTYPE_BF16 ? "bf16 tensor-core" : "fp32 cuda-core", s->gpu.dev.name);
     } else fputs(", \"mfu\": null, \"mfu_note\": \"no hardware peak is defined for the cpu and dry backends\"}", f);
     DPPROF_FREE(st);
 
     fprintf(f, ",\n  \"meta\": {\"dpprof_version\": \"%s\", \"git_commit\": ", DPPROF_VERSION);
     dpprof__jstr(f, DPPROF_GIT_COMMIT);
     fprintf(f, ", \"backend\": \"%s\", \"device\": ", dpprof_backend_name(s->backend));
-    dpprof__jstr(f, s->backend == DPPROF_BACKEND_DRY ? "none (dry run)" : s->backend == DPPROF_BACKEND_CUDA ? s->dev.name : "cpu");
+    dpprof__jstr(f, s->backend == DPPROF_BACKEND_DRY ? "none (dry run)" : s->backend == DPPROF_BACKEND_CUDA ? s->gpu.dev.name : "cpu");
     if (s->backend == DPPROF_BACKEND_CUDA)
         fprintf(f, ", \"driver\": %d, \"cuda_runtime\": %d, \"compute_capability\": \"%d.%d\", \"sm_count\": %d, \"device_memory_bytes\": %zu, \"driver_peak_used_mb\": %.17g, \"driver_note\": \"%s\"",
-                s->dev.driver_version, s->dev.runtime_version, s->dev.cc_major, s->dev.cc_minor, s->dev.sm_count, s->dev.total_bytes, (double)s->drv_peak / 1048576.0,
+                s->gpu.dev.driver_version, s->gpu.dev.runtime_version, s->gpu.dev.cc_major, s->gpu.dev.cc_minor, s->gpu.dev.sm_count, s->gpu.dev.total_bytes, (double)s->gpu.drv_peak / 1048576.0,
                 "cudaMemGetInfo's used bytes at the accountant's peaks, less those used before the session: the stream-ordered pool keeps freed memory, rounds to its granularity and holds the cuBLAS handle's own state");
     else fputs(", \"driver\": null", f);
     fputs(", \"dram_note\": ", f);
-    dpprof__jstr(f, s->dram_note[0] ? s->dram_note : !c->dram ? "not requested (--dram)" : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
+    dpprof__jstr(f, s->gpu.dram_note[0] ? s->gpu.dram_note : !c->dram ? "not requested (--dram)" : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
     if (s->backend == DPPROF_BACKEND_CUDA && c->algo == DPPROF_ALGO_AUTO) {
         fputs(", \"auto_flash_flops_per_s\": {\"gram\": ", f);
-        dpprof__jnum(f, s->rate_gram);
+        dpprof__jnum(f, s->dps.rate_gram);
         fputs(", \"psg\": ", f);
-        dpprof__jnum(f, s->rate_psg);
+        dpprof__jnum(f, s->dps.rate_psg);
         fputs(", \"ghost\": ", f);
-        if (s->rate_ghost > 0) dpprof__jnum(f, s->rate_ghost);
+        if (s->dps.rate_ghost > 0) dpprof__jnum(f, s->dps.rate_ghost);
         else fputs("null", f);
         fputs(", \"note\": \"measured at session start on the physical batch of a (seq, hidden) layer; auto gives each layer the flavour with the smaller flops / rate; ghost (its two grams and their dot) is timed only where an exact dry step shows its T x T grams do not raise the peak, else null\"}", f);
         fputs(", \"auto_clipgrad_ms\": ", f);
@@ -7268,26 +7297,26 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         else {
             int first = 1;
             fputs("{\"note\": \"bf16 book-keeping: one clipped weight gradient at each distinct linear shape and the physical batch, timed at session start, on cuBLAS per sample and on the fused kernel; each layer takes the faster (layers[].clipgrad_kernel)\", \"shapes\": [", f);
-            for (i = 0; i < s->n_params; i++) {
+            for (i = 0; i < s->model.n_params; i++) {
                 if (!dpprof__cg_measured(s, &i)) continue;
-                fprintf(f, "%s{\"shape\": [%d, %d], \"seq\": %d, \"cublas\": ", first ? "" : ", ", s->params[i].rows, s->params[i].cols, dpprof__param_T(s, i));
-                dpprof__jnum(f, s->cg_ms[2 * i]);
+                fprintf(f, "%s{\"shape\": [%d, %d], \"seq\": %d, \"cublas\": ", first ? "" : ", ", s->model.params[i].rows, s->model.params[i].cols, dpprof__param_T(s, i));
+                dpprof__jnum(f, s->dps.cg_ms[2 * i]);
                 fputs(", \"fused\": ", f);
-                dpprof__jnum(f, s->cg_ms[2 * i + 1]);
+                dpprof__jnum(f, s->dps.cg_ms[2 * i + 1]);
                 fputs("}", f);
                 first = 0;
             }
             fputs("]}", f);
         }
         fputs(", \"auto_noise_ms\": ", f);
-        if (!(s->noise_n > 0 && !isnan(s->noise_ms[0]))) fputs("null", f);
+        if (!(s->dps.noise_n > 0 && !isnan(s->dps.noise_ms[0]))) fputs("null", f);
         else {
             fputs("{\"two_passes\": ", f);
-            dpprof__jnum(f, s->noise_ms[0]);
+            dpprof__jnum(f, s->dps.noise_ms[0]);
             fputs(", \"one_pass\": ", f);
-            dpprof__jnum(f, s->noise_ms[1]);
+            dpprof__jnum(f, s->dps.noise_ms[1]);
             fprintf(f, ", \"weights\": %lld, \"fused\": %s, \"note\": \"the noise and the optimizer step on the largest trainable tensor's count of weights (at most 2^22), timed at session start as two passes over the gradient and as one; the steps take the faster (--fused-noise or --separate-noise force one)\"}",
-                    (long long)s->noise_n, s->fused_noise ? "true" : "false");
+                    (long long)s->dps.noise_n, s->dps.fused_noise ? "true" : "false");
         }
     }
     fprintf(f, ", \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\", \"storage\": \"%s\"}", (unsigned long long)c->seed, date,
@@ -7296,9 +7325,9 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
                                           : "all tensors in the real type");
 
     fputs(",\n  \"losses\": [", f);
-    for (i = 0; i < s->steps_done; i++) {
+    for (i = 0; i < s->run.steps_done; i++) {
         fputs(i ? ", " : "", f);
-        dpprof__jnum(f, s->step_loss[i]);
+        dpprof__jnum(f, s->run.step_loss[i]);
     }
     fputs("]", f);
 
@@ -7334,9 +7363,9 @@ DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f) {
             DPPROF_VERSION, dpprof_backend_name(s->backend), dry ? "event index (dry run)" : "measured", from > 0 ? from : 0, last);
     fputs("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"dpprof\"}}", f);
     dpprof__trace_phases(f, p, dry, from);
-    if (s->n_ops) fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 2, \"args\": {\"name\": \"%s\"}}", s->backend == DPPROF_BACKEND_CUDA ? "ops (gpu kernels, cuda events)" : "ops (cpu reference)");
-    for (i = 0; i < s->n_ops; i++) {
-        const dpprof__op_rec *o = &s->ops[i];
+    if (s->obs.n_ops) fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 2, \"args\": {\"name\": \"%s\"}}", s->backend == DPPROF_BACKEND_CUDA ? "ops (gpu kernels, cuda events)" : "ops (cpu reference)");
+    for (i = 0; i < s->obs.n_ops; i++) {
+        const dpprof__op_rec *o = &s->obs.ops[i];
         if (!(o->t0 == o->t0) || !(o->t1 == o->t1)) continue; /* not timed (a call outside a step) */
         if (o->phase_rec < p->n_phases && p->phases[o->phase_rec].step < from) continue;
         fputs(",\n{\"name\": ", f);
@@ -7429,27 +7458,27 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     FILE *f;
     if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dump needs computed values: use --backend cpu or cuda (this run is dry)");
     if (s->backend == DPPROF_BACKEND_CUDA) { /* host copies of every tensor, freed at the end */
-        hostw = (dpprof_real **)DPPROF_MALLOC(sizeof(dpprof_real *) * (size_t)s->n_params);
+        hostw = (dpprof_real **)DPPROF_MALLOC(sizeof(dpprof_real *) * (size_t)s->model.n_params);
         if (!hostw) return dpprof__fail(DPPROF_ERR_OOM, "--dump: out of memory");
-        memset(hostw, 0, sizeof(dpprof_real *) * (size_t)s->n_params);
+        memset(hostw, 0, sizeof(dpprof_real *) * (size_t)s->model.n_params);
     }
     tok = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)B * T);
     tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)B * tw);
     losses = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)B);
-    ents = (dpprof__st_entry *)DPPROF_MALLOC(sizeof(dpprof__st_entry) * (size_t)(s->n_params + 2));
+    ents = (dpprof__st_entry *)DPPROF_MALLOC(sizeof(dpprof__st_entry) * (size_t)(s->model.n_params + 2));
     if (!tok || !tgt || !losses || !ents) { rc = dpprof__fail(DPPROF_ERR_OOM, "--dump: out of memory"); goto done; }
     /* the first logical step's batch, and sum_i grad loss_i at the current parameters, accumulated
        over the physical batches exactly as a training step does it */
     dpprof_session_batch(s, 0, 0, B, tok, tgt);
-    for (i = 0; i < s->n_params; i++) {
+    for (i = 0; i < s->model.n_params; i++) {
         dpprof__st_entry *e = &ents[i];
-        e->name = s->params[i].name;
+        e->name = s->model.params[i].name;
         e->dtype = "F32";
-        e->ndim = s->params[i].rows == 1 ? 1 : 2;
-        e->dims[0] = s->params[i].rows == 1 ? s->params[i].cols : s->params[i].rows;
-        e->dims[1] = s->params[i].cols;
-        e->data = s->params[i].w.data;
-        e->n = s->params[i].w.n;
+        e->ndim = s->model.params[i].rows == 1 ? 1 : 2;
+        e->dims[0] = s->model.params[i].rows == 1 ? s->model.params[i].cols : s->model.params[i].rows;
+        e->dims[1] = s->model.params[i].cols;
+        e->data = s->model.params[i].w.data;
+        e->n = s->model.params[i].w.n;
         e->from_real = 1;
         if (hostw) {
             hostw[i] = (dpprof_real *)DPPROF_MALLOC(sizeof(dpprof_real) * (size_t)e->n);
@@ -7459,17 +7488,17 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
         }
     }
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    if ((rc = dpprof__write_safetensors(path, ents, s->n_params)) != DPPROF_OK) goto done;
+    if ((rc = dpprof__write_safetensors(path, ents, s->model.n_params)) != DPPROF_OK) goto done;
     /* the algorithm's own path: sum_i c_i grad loss_i (c_i = 1 when it does not clip), before noise */
     dpprof__zero_grads(s);
     rc = dpprof__given(s, tok, tgt, B, losses, 0, 1.0);
     if (rc != DPPROF_OK) goto done;
     { /* only what trains has a gradient (lora freezes the base model) */
         int k = 0;
-        for (i = 0; i < s->n_params; i++) {
-            if (!s->params[i].trainable) continue;
+        for (i = 0; i < s->model.n_params; i++) {
+            if (!s->model.params[i].trainable) continue;
             ents[k] = ents[i];
-            ents[k].data = s->params[i].g.data;
+            ents[k].data = s->model.params[i].g.data;
             if (hostw) {
                 if ((rc = dpprof_session_param_read(s, i, 'g', hostw[i])) != DPPROF_OK) goto done;
                 ents[k].data = hostw[i];
@@ -7498,21 +7527,21 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
         dpprof__jnum(f, losses[i]);
     }
     fputs("],\n  \"per_sample_norm\": ", f);
-    if (!s->dp) fputs("null", f);
+    if (!s->dps.dp) fputs("null", f);
     else {
         fputs("[", f);
         for (i = 0; i < B; i++) {
             fputs(i ? ", " : "", f);
-            dpprof__jnum(f, s->last_norms[i]);
+            dpprof__jnum(f, s->dps.last_norms[i]);
         }
         fputs("]", f);
     }
     fprintf(f, ",\n  \"max_grad_norm\": ");
-    dpprof__jnum(f, s->dp ? s->cfg.max_grad_norm : NAN);
-    fprintf(f, ",\n  \"clipping\": \"%s\",\n  \"clip_factor\": [", !s->dp ? "none" : s->cfg.per_layer_clipping ? "per-layer (one factor per tensor: null here)" : "flat");
+    dpprof__jnum(f, s->dps.dp ? s->cfg.max_grad_norm : NAN);
+    fprintf(f, ",\n  \"clipping\": \"%s\",\n  \"clip_factor\": [", !s->dps.dp ? "none" : s->cfg.per_layer_clipping ? "per-layer (one factor per tensor: null here)" : "flat");
     for (i = 0; i < B; i++) {
         fputs(i ? ", " : "", f);
-        dpprof__jnum(f, s->dp ? s->last_clip[i] : 1.0);
+        dpprof__jnum(f, s->dps.dp ? s->dps.last_clip[i] : 1.0);
     }
     fputs("],\n  \"loss\": ", f);
     {
@@ -7526,7 +7555,7 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
         if ((fclose(f) != 0 || bad) && rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_IO, "%s: write failed: %s", path, strerror(bad ? e : errno));
     }
 done:
-    for (i = 0; hostw && i < s->n_params; i++) DPPROF_FREE(hostw[i]);
+    for (i = 0; hostw && i < s->model.n_params; i++) DPPROF_FREE(hostw[i]);
     DPPROF_FREE(hostw);
     DPPROF_FREE(tok);
     DPPROF_FREE(tgt);

@@ -221,7 +221,7 @@ static void steps_case(int algo, int per_layer, int cls, int lora) {
            the cuBLAS handle's state: a stated margin of 2 MiB per allocation live at the peak plus 64 MiB */
         const dpprof_prof *p = dpprof_session_prof(gpu);
         size_t e, live = 0;
-        double peak = (double)p->peak_bytes, drv = (double)gpu->drv_peak, margin;
+        double peak = (double)p->peak_bytes, drv = (double)gpu->gpu.drv_peak, margin;
         for (e = 0; e <= p->peak_event && e < p->n_events; e++) live = p->events[e].bytes > 0 ? live + 1 : live - 1;
         margin = 2.0 * 1048576.0 * (double)live + 64.0 * 1048576.0;
         CHECK(drv >= 0.99 * peak && drv <= peak + margin, "%s: the driver's peak use %.1f MiB vs the accountant's %.1f MiB (margin %.0f MiB)", name, drv / 1048576.0,

@@ -393,7 +393,7 @@ static void check_numeric_faults(void) {
         c.sigma = algo == DPPROF_ALGO_VANILLA ? 0 : 1.0;
         c.dataset_size = 100;
         dpprof_session_create(&c, &s);
-        ((dpprof_real *)dpprof_session_param(s, s->p_head)->w.data)[3] = (dpprof_real)NAN;
+        ((dpprof_real *)dpprof_session_param(s, s->model.p_head)->w.data)[3] = (dpprof_real)NAN;
         rc = dpprof_session_run(s);
         CHECK(rc == DPPROF_ERR_NUMERIC && strstr(dpprof_last_error(), "the loss of sample 0 of step 0 is"), "%s: a nan weight stops the step: %s", dpprof_algo_name(algo), dpprof_last_error());
         CHECK(dpprof_session_steps_done(s) == 0, "%s: and no step is counted as done", dpprof_algo_name(algo));
@@ -420,14 +420,14 @@ static void check_ghost_share(void) {
             CHECK(0, "ghost share: session (%s)", dpprof_last_error());
             return;
         }
-        for (i = 0; i < s->n_params; i++) {
-            const char *n = s->params[i].name;
+        for (i = 0; i < s->model.n_params; i++) {
+            const char *n = s->model.params[i].name;
             const int want = lora ? 1 : strstr(n, "q_proj") || strstr(n, "k_proj") || strstr(n, "v_proj") ? 3 : strstr(n, "gate_proj") || strstr(n, "up_proj") ? 2 : 1;
             bad += dpprof__input_share(s, i) != want;
         }
         CHECK(bad == 0, "ghost share: %s (%d wrong of %d)",
               lora ? "with lora no tensor shares its input gram (an adapter's B, reading its own input, comes between)" : "q, k, v share their input gram 3 ways, gate and up 2 ways, every other tensor none",
-              bad, s->n_params);
+              bad, s->model.n_params);
         dpprof_session_destroy(s);
     }
     {
@@ -438,13 +438,13 @@ static void check_ghost_share(void) {
         fake.elem = 2;
         full = 2 * dpprof_gram_cost(1, T, D, 2).flops + dpprof_gram_dot_cost(1, T, 2).flops;
         shared = full - dpprof_gram_cost(1, T, D, 2).flops * 2.0 / 3.0;
-        fake.rate_ghost = 1.0;
-        fake.rate_psg = 1e-30;
+        fake.dps.rate_ghost = 1.0;
+        fake.dps.rate_psg = 1e-30;
         /* flash a hair slower than ghost where both make a third of the input gram, and a hair faster: ghost is
            charged its third, and flash its own (dpprof__gram_flops), not the whole gram */
-        fake.rate_gram = dpprof__gram_flops(T, D, D, 3) / (1.001 * shared);
+        fake.dps.rate_gram = dpprof__gram_flops(T, D, D, 3) / (1.001 * shared);
         i = dpprof__ghost_pick(&fake, T, D, D, 3);
-        fake.rate_gram = dpprof__gram_flops(T, D, D, 3) / (0.999 * shared);
+        fake.dps.rate_gram = dpprof__gram_flops(T, D, D, 3) / (0.999 * shared);
         CHECK(i && !dpprof__ghost_pick(&fake, T, D, D, 3) && shared < full, "ghost pick: against flash, each with a third of the input gram");
     }
     { /* flash's gram flavour makes the input gram once for its group too (dpprof__flash_group): by flops
