@@ -81,12 +81,18 @@ all: deps
 .PHONY: $(EXPERIMENTS) check-repro repro-update
 figures: $(EXPERIMENTS) bench-figures
 
-# the benchmark's figures and table from the newest measurements committed to data/bench/ (none: nothing)
+# the benchmark's figures and table from the measurements committed to data/bench/ (none: nothing): each
+# configuration's newest result on the device of the newest folder (a folder that ran part of the sweep
+# replaces those configurations only; the folders' names sort by date)
 BENCH_DATA := $(patsubst %/device.txt,%,$(lastword $(sort $(wildcard data/bench/*/device.txt))))
+BENCH_DEVICE := $(shell echo '$(notdir $(BENCH_DATA))' | cut -d- -f5-)
+bench_space := $(subst ,, )
+bench_sep := $(comma)$(bench_space)
+BENCH_DIRS := $(patsubst %/device.txt,%,$(sort $(wildcard data/bench/*-$(BENCH_DEVICE)/device.txt)))
 .PHONY: bench-figures
 bench-figures: dpprof
 	@if [ -z "$(BENCH_DATA)" ]; then echo "bench: no GPU measurements in data/bench/: its figure and table are left out"; exit 0; fi; \
-	rm -rf results/bench-data; mkdir -p results/bench-data figures paper/generated; cp $(BENCH_DATA)/*.json results/bench-data/; \
+	rm -rf results/bench-data; mkdir -p results/bench-data figures paper/generated; for d in $(BENCH_DIRS); do cp $$d/*.json results/bench-data/; done; \
 	./dpprof report experiments/bench.conf --results results/bench-data --figures figures --tables paper/generated
 $(EXPERIMENTS): %: results/%/report.done
 
@@ -222,7 +228,7 @@ paper/generated/meta.tex: dpprof Makefile
 	  printf '\\dpdef{meta}{x}{commit}{%s}\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"; \
 	  printf '\\dpdef{meta}{x}{date}{%s}\n' "$$(git log -1 --format=%cs 2>/dev/null || echo unknown)"; \
 	  printf '\\dpdef{meta}{x}{gpu}{none}\n'; \
-	  printf '\\dpdef{meta}{x}{bench}{%s}\n' "$(if $(BENCH_DATA),$(subst _,\_,$(notdir $(BENCH_DATA))),none)"; \
+	  printf '\\dpdef{meta}{x}{bench}{%s}\n' "$(if $(BENCH_DIRS),$(subst _,\_,$(subst $(bench_space),$(bench_sep),$(notdir $(BENCH_DIRS)))),none)"; \
 	  printf '\\dpdef{meta}{x}{cpu}{not one the results depend on (memory from the dry backend is exact and machine-independent)}\n'; } > $@.tmp
 	mv $@.tmp $@
 
