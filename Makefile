@@ -127,7 +127,7 @@ repro-update: figures
 # one configuration at a time (a shared GPU would distort the times), renders figures/bench-*.png and
 # paper/generated/bench-table.tex (measured, so outside check-repro) and copies every result JSON, with
 # the device, driver and date, to data/bench/DATE-TIME-DEVICE/ to be committed.
-.PHONY: bench bench-attn bench-clipgrad gpu-check
+.PHONY: bench bench-attn bench-clipgrad bench-peers gpu-check
 DPPROF_BIN ?= ./dpprof
 # where a GPU run's results go: DATE-TIME-DEVICE (UTC, to the minute, so that runs of one day, of different
 # builds, keep apart and sort in time order; RUN_STAMP=... on the command line puts several targets' results
@@ -152,6 +152,32 @@ bench: dpprof
 	mkdir -p $$d; cp results/bench/*.json results/bench/summary.csv results/bench/summary.txt paper/generated/bench-*table.tex $$d/; \
 	$(DEVICE_TXT) > $$d/device.txt; echo "make bench: measured results in $$d (commit them)"; \
 	$(if $(BENCH_ONLY),true,$(MAKE) --no-print-directory bench-attn && $(MAKE) --no-print-directory bench-clipgrad)
+
+# PyTorch and Opacus beside dpprof (experiments/peers.py): a Hugging Face LlamaForCausalLM (SDPA attention) at the
+# bench's trainer and long-context shapes in bf16 (autocast, fp32 masters), the same batch, steps, sigma and C:
+# PyTorch without privacy, Opacus ghost clipping, Opacus per-sample gradients, one process each; into
+# data/bench/DATE-TIME-DEVICE/peers/ with table.md, the side-by-side with the dpprof results of that folder.
+# needs torch, transformers and opacus in PEER_PYTHON; PEERS_ONLY=trainer runs a slice, and a rerun resumes
+PEER_PYTHON ?= python3
+PEERS_ONLY ?=
+PEER_ARGS ?=
+PEER_BASE = --steps 4 --warmup 2 --sigma 1.0 --dataset-size 100000 --dtype bf16
+PEER_SHAPES = trainer:--preset:trainer-1b:--seq:1024:--batch:8 longctx:--preset:longctx:--seq:16384:--batch:1
+PEER_RUNS = pytorch-vanilla opacus-ghost opacus-persample
+.PHONY: bench-peers
+bench-peers: dpprof
+	@if ! $(DPPROF_BIN) devices >/dev/null; then echo "make bench-peers: $$($(DPPROF_BIN) devices): nothing measured"; exit 0; fi; \
+	mkdir -p results/bench-peers; fail=0; \
+	for sh in $(PEER_SHAPES); do n=$${sh%%:*}; args=$$(echo "$${sh#*:}" | tr ':' ' '); \
+	  for r in $(PEER_RUNS); do id=peers-bf16-$$n-$$r; \
+	    case $$id in *"$(PEERS_ONLY)"*) ;; *) continue ;; esac; \
+	    if [ -f results/bench-peers/$$id.json ]; then echo "$$id: measured before"; continue; fi; \
+	    timeout $(BENCH_TIMEOUT) $(PEER_PYTHON) experiments/peers.py run $(PEER_ARGS) --framework $${r%%-*} --algo $${r#*-} --dpprof $(DPPROF_BIN) \
+	      --experiment peers --out results/bench-peers/$$id.json -- $(PEER_BASE) $$args 2>results/bench-peers/$$id.log || fail=1; \
+	  done; done; \
+	d=data/bench/$(RUN_TAG); mkdir -p $$d/peers; cp results/bench-peers/*.json results/bench-peers/*.log $$d/peers/ 2>/dev/null; \
+	$(DEVICE_TXT) > $$d/peers/device.txt; $(PEER_PYTHON) experiments/peers.py table $$d | tee $$d/peers/table.md; \
+	echo "make bench-peers: measured results in $$d/peers (commit them)"; exit $$fail
 
 # the bf16 clipped weight gradient on cuBLAS per sample and the noise on its own pass (--cublas-clipgrad
 # --separate-noise) against the fused kernel and the noise in the optimizer's pass (--fused-clipgrad --fused-noise), every

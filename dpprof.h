@@ -7388,7 +7388,7 @@ DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f) {
 /* ---- --dump: safetensors + step.json --------------------------------------------------------- */
 typedef struct dpprof__st_entry {
     const char *name;
-    const char *dtype;            /* "F32" or "I32" */
+    const char *dtype;            /* "F32" or "I64" (ints, as PyTorch's losses and embeddings take them) */
     int ndim, dims[3];
     const void *data;
     int64_t n;                    /* elements */
@@ -7407,7 +7407,7 @@ static int dpprof__write_safetensors(const char *path, const dpprof__st_entry *e
     if (!hdr) return dpprof__fail(DPPROF_ERR_OOM, "%s: cannot build the header", path);
     len += (size_t)snprintf(hdr + len, cap - len, "{\"__metadata__\":{\"format\":\"pt\",\"producer\":\"dpprof %s\"}", DPPROF_VERSION);
     for (i = 0; i < n; i++) {
-        uint64_t nb = (uint64_t)ents[i].n * 4u;
+        uint64_t nb = (uint64_t)ents[i].n * (ents[i].from_real ? 4u : 8u);
         len += (size_t)snprintf(hdr + len, cap - len, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", ents[i].name, ents[i].dtype);
         for (k = 0; k < ents[i].ndim; k++) len += (size_t)snprintf(hdr + len, cap - len, "%s%d", k ? "," : "", ents[i].dims[k]);
         len += (size_t)snprintf(hdr + len, cap - len, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off, (unsigned long long)(off + nb));
@@ -7428,19 +7428,62 @@ static int dpprof__write_safetensors(const char *path, const dpprof__st_entry *e
     for (i = 0; i < n; i++) {
         int64_t e;
         for (e = 0; e < ents[i].n; e++) {
-            uint32_t u;
-            unsigned char b[4];
+            uint64_t u;
+            unsigned char b[8];
+            int nb = 8;
             if (ents[i].from_real) {
                 float v = (float)((const dpprof_real *)ents[i].data)[e];
-                memcpy(&u, &v, 4);
+                uint32_t u32;
+                memcpy(&u32, &v, 4);
+                u = u32;
+                nb = 4;
             } else {
-                int32_t v = ((const int *)ents[i].data)[e];
-                memcpy(&u, &v, 4);
+                int64_t v = ((const int *)ents[i].data)[e];
+                memcpy(&u, &v, 8);
             }
-            for (k = 0; k < 4; k++) b[k] = (unsigned char)(u >> (8 * k));
-            fwrite(b, 1, 4, f);
+            for (k = 0; k < nb; k++) b[k] = (unsigned char)(u >> (8 * k));
+            fwrite(b, 1, (size_t)nb, f);
         }
     }
+    {
+        const int bad = ferror(f) || fflush(f) != 0, e = errno;
+        if (fclose(f) != 0 || bad) return dpprof__fail(DPPROF_ERR_IO, "%s: write failed: %s", path, strerror(bad ? e : errno));
+    }
+    return DPPROF_OK;
+}
+
+/* config.json: the model as Hugging Face transformers defines it, so that
+   LlamaForCausalLM.from_pretrained(dir) (task lm) or LlamaForSequenceClassification (task cls, which pools
+   the last position: pad_token_id is null, so give it one sample at a time or pool by hand) loads the dump */
+static int dpprof__dump_hf_config(const dpprof_session *s, const char *dir) {
+    const dpprof_shape *h = &s->sh;
+    const int cls = s->cfg.task != DPPROF_TASK_LM;
+    char path[4096];
+    FILE *f;
+    int k;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    f = fopen(path, "w");
+    if (!f) return dpprof__fail(DPPROF_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    fprintf(f, "{\n  \"architectures\": [\"%s\"],\n  \"model_type\": \"llama\",\n", cls ? "LlamaForSequenceClassification" : "LlamaForCausalLM");
+    fprintf(f, "  \"vocab_size\": %d,\n  \"hidden_size\": %d,\n  \"intermediate_size\": %d,\n  \"num_hidden_layers\": %d,\n",
+            h->V, h->C, h->F, h->L);
+    fprintf(f, "  \"num_attention_heads\": %d,\n  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n  \"max_position_embeddings\": %d,\n",
+            h->NH, h->NKV, h->HS, s->cfg.seq);
+    fputs("  \"rope_theta\": ", f);
+    dpprof__jnum(f, h->rope_theta);
+    fputs(",\n  \"rope_scaling\": null,\n  \"rms_norm_eps\": ", f);
+    dpprof__jnum(f, h->norm_eps);
+    fputs(",\n  \"initializer_range\": ", f);
+    dpprof__jnum(f, s->cfg.init_std);
+    fputs(",\n  \"hidden_act\": \"silu\",\n  \"attention_bias\": false,\n  \"mlp_bias\": false,\n  \"attention_dropout\": 0.0,\n"
+          "  \"tie_word_embeddings\": false,\n  \"pad_token_id\": null,\n  \"bos_token_id\": null,\n  \"eos_token_id\": null,\n"
+          "  \"use_cache\": false,\n  \"torch_dtype\": \"float32\"", f);
+    if (cls) {
+        fprintf(f, ",\n  \"num_labels\": %d,\n  \"id2label\": {", h->K);
+        for (k = 0; k < h->K; k++) fprintf(f, "%s\"%d\": \"LABEL_%d\"", k ? ", " : "", k, k);
+        fputs("}", f);
+    }
+    fprintf(f, ",\n  \"dpprof_version\": \"%s\"\n}\n", DPPROF_VERSION);
     {
         const int bad = ferror(f) || fflush(f) != 0, e = errno;
         if (fclose(f) != 0 || bad) return dpprof__fail(DPPROF_ERR_IO, "%s: write failed: %s", path, strerror(bad ? e : errno));
@@ -7509,13 +7552,14 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
         if ((rc = dpprof__write_safetensors(path, ents, k)) != DPPROF_OK) goto done;
     }
     dpprof__zero_grads(s);
-    ents[0].name = "tokens"; ents[0].dtype = "I32"; ents[0].ndim = 2; ents[0].dims[0] = B; ents[0].dims[1] = T;
+    ents[0].name = "tokens"; ents[0].dtype = "I64"; ents[0].ndim = 2; ents[0].dims[0] = B; ents[0].dims[1] = T;
     ents[0].data = tok; ents[0].n = (int64_t)B * T; ents[0].from_real = 0;
-    ents[1].name = s->cfg.task == DPPROF_TASK_LM ? "targets" : "labels"; ents[1].dtype = "I32";
+    ents[1].name = s->cfg.task == DPPROF_TASK_LM ? "targets" : "labels"; ents[1].dtype = "I64";
     ents[1].ndim = tw == 1 ? 1 : 2; ents[1].dims[0] = B; ents[1].dims[1] = T;
     ents[1].data = tgt; ents[1].n = (int64_t)B * tw; ents[1].from_real = 0;
     snprintf(path, sizeof path, "%s/batch.safetensors", dir);
     if ((rc = dpprof__write_safetensors(path, ents, 2)) != DPPROF_OK) goto done;
+    if ((rc = dpprof__dump_hf_config(s, dir)) != DPPROF_OK) goto done;
     snprintf(path, sizeof path, "%s/step.json", dir);
     f = fopen(path, "w");
     if (!f) { rc = dpprof__fail(DPPROF_ERR_IO, "%s: cannot write: %s", path, strerror(errno)); goto done; }

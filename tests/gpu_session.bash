@@ -14,6 +14,8 @@
 #   bench[:SLICE]    make bench BENCH_ONLY=SLICE   experiments/bench.conf, or the configurations whose id
 #                                               holds SLICE (bench alone: all of it, then attn and clipgrad)
 #   clipgrad[:SLICE] make bench-clipgrad CLIPGRAD_ONLY=SLICE
+#   peers[:SLICE]    make bench-peers PEERS_ONLY=SLICE   PyTorch and Opacus at the bench shapes (experiments/peers.py);
+#                    Python wheels in .whl/ (opacus, say) are installed for it first, into /tmp/site
 #   ncu-attn         Nsight Compute on the tensor-core attention kernels at the trainer shape
 #   ncu-dp           Nsight Compute on the dp kernels in one flash_bk step at the trainer shape (bf16, fused clipped
 #                    sum and noise): the gram norms' first 5 launches, the clipped sum's first 3, the noise's first 2;
@@ -55,12 +57,19 @@ need() {
 }
 for s in "$@"; do
     case $s in
-    test | memcheck | racecheck | longctx | attn | ncu-attn | ncu-dp | bench | bench:?* | clipgrad | clipgrad:?*) ;;
-    *) echo "gpu_session: unknown step '$s' (test memcheck racecheck longctx attn bench[:SLICE] clipgrad[:SLICE] ncu-attn ncu-dp)" >&2; exit 2 ;;
+    test | memcheck | racecheck | longctx | attn | ncu-attn | ncu-dp | bench | bench:?* | clipgrad | clipgrad:?* | peers | peers:?*) ;;
+    *) echo "gpu_session: unknown step '$s' (test memcheck racecheck longctx attn bench[:SLICE] clipgrad[:SLICE] peers[:SLICE] ncu-attn ncu-dp)" >&2; exit 2 ;;
     esac
 done
 
 mkdir -p "$logs" "$out"
+# the peers' Python packages that the machine lacks, carried as wheels in .whl/
+case " $* " in *" peers"*)
+    if ls .whl/*.whl >/dev/null 2>&1; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
+            export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+    fi ;;
+esac
 table=$logs/table.txt
 : >"$table"
 failed=0
@@ -69,7 +78,7 @@ row() { printf '%-24s %-34s %6ds\n' "$1" "$2" "$3" | tee -a "$table"; }
 # everything measured so far, in one file, however the call ends
 pack() {
     local dirs=()
-    for d in data/bench/"$RUN_STAMP"-* data/gpu-check/"$RUN_STAMP"-* results/bench results/bench-attn results/bench-clipgrad results/gpu-check "$logs"; do
+    for d in data/bench/"$RUN_STAMP"-* data/gpu-check/"$RUN_STAMP"-* results/bench results/bench-attn results/bench-clipgrad results/bench-peers results/gpu-check "$logs"; do
         [ -e "$d" ] && dirs+=("$d")
     done
     cp "$table" "$out/gpu-session.txt" 2>/dev/null
@@ -115,6 +124,8 @@ for s in "$@"; do
     bench:*) cmd=(make --no-print-directory bench BENCH_ONLY="${s#bench:}" BENCH_TIMEOUT=$per) ;;
     clipgrad) cmd=(make --no-print-directory bench-clipgrad BENCH_TIMEOUT=$per) ;;
     clipgrad:*) cmd=(make --no-print-directory bench-clipgrad CLIPGRAD_ONLY="${s#clipgrad:}" BENCH_TIMEOUT=$per) ;;
+    peers) cmd=(make --no-print-directory bench-peers BENCH_TIMEOUT=$per) ;;
+    peers:*) cmd=(make --no-print-directory bench-peers PEERS_ONLY="${s#peers:}" BENCH_TIMEOUT=$per) ;;
     ncu-attn)
         d=data/gpu-check/$RUN_STAMP-$($DPPROF_BIN devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
         mkdir -p "$d"

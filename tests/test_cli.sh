@@ -181,7 +181,7 @@ check "result json has the fixed key order" bash -c "grep -o '^  \"[a-z_]*\"' '$
 check "result json carries the seed's breakdown keys" bash -c "for k in model_parameters_mb optimizer_states_mb gradients_mb activation_hooks_mb norm_samples_mb temp_matrices_mb total_allocated_mb peak_allocated_mb; do grep -q \"\\\"\$k\\\"\" '$tmp/r.json' || exit 1; done"
 check "status ok and experiment name" bash -c "grep -q '\"status\": \"ok\"' '$tmp/r.json' && grep -q '\"experiment\": \"cli-test\"' '$tmp/r.json'"
 check "trace json written" grep -q '"traceEvents"' "$tmp/t.json"
-for f in model.safetensors batch.safetensors grads.safetensors step.json; do
+for f in model.safetensors batch.safetensors grads.safetensors step.json config.json; do
     check "dump: $f" test -s "$tmp/dump/$f"
 done
 # safetensors: 8-byte header length + header + 4 bytes per element of every parameter

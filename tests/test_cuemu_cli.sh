@@ -24,7 +24,7 @@ peak() { grep -o '"peak_memory_mb": [0-9.e+-]*' "$1"; }
 check "the cuda run's peak equals the dry run's ($(peak "$tmp/run.json"))" test "$(peak "$tmp/run.json")" = "$(peak "$tmp/dry.json")"
 
 "$bin" run $small --backend cuda --algo ghost_bk --dump "$tmp/dump" --out "$tmp/dump.json"
-check "--dump on cuda writes the four files" bash -c "for f in model.safetensors grads.safetensors batch.safetensors step.json; do [ -s '$tmp/dump/'\$f ] || exit 1; done"
+check "--dump on cuda writes the five files" bash -c "for f in model.safetensors grads.safetensors batch.safetensors step.json config.json; do [ -s '$tmp/dump/'\$f ] || exit 1; done"
 build/dpprof-nocuda run $small --backend cpu --algo ghost_bk --dump "$tmp/dumpcpu" --out "$tmp/dumpcpu.json"
 check "the dumped batch equals the cpu backend's byte for byte, the model file has its size" bash -c "cmp -s '$tmp/dump/batch.safetensors' '$tmp/dumpcpu/batch.safetensors' && [ \$(stat -c %s '$tmp/dump/model.safetensors') = \$(stat -c %s '$tmp/dumpcpu/model.safetensors') ]"
 

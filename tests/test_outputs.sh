@@ -68,7 +68,7 @@ mkdir mine; echo precious >mine/notes.txt
 "$bin" run --steps 1 --backend cpu --quiet --dump mine 2>err; rc=$?
 check "--dump a directory of the user's: refused, its files intact" bash -c "[ $rc = 2 ] && grep -qF -- 'no earlier dump' err && [ \"\$(cat mine/notes.txt)\" = precious ]"
 "$bin" run --steps 1 --backend cpu --quiet --dump dd 2>err && "$bin" run --steps 1 --batch 2 --backend cpu --quiet --dump dd 2>err; rc=$?
-check "--dump over an earlier dump: replaced whole (batch 2 now), no temporary left" bash -c "[ $rc = 0 ] && grep -q '\"batch\": 2' dd/step.json && [ \$(ls dd | wc -l) = 4 ] && [ $(leftovers) = 0 ]"
+check "--dump over an earlier dump: replaced whole (batch 2 now), no temporary left" bash -c "[ $rc = 0 ] && grep -q '\"batch\": 2' dd/step.json && [ \$(ls dd | wc -l) = 5 ] && [ $(leftovers) = 0 ]"
 # concurrent writers of one file: each writes its own temporary; the file is one whole result
 for i in 1 2 3 4; do "$bin" run --steps 2 --seq 32 --backend cpu --quiet --out shared.json & done; wait
 out=$("$sc" "$schema" shared.json 2>&1)

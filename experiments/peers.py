@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""experiments/peers.py - dpprof's configurations in PyTorch and Opacus, for a side-by-side on one GPU.
+
+    peers.py run --framework F --algo A --out FILE.json [--device cuda|cpu] [--dpprof BIN] -- DPPROF_RUN_OPTIONS
+    peers.py check DUMP_DIR [--tolerance 1e-5]
+    peers.py table DIR [DIR ...]
+
+run    builds the model of a dpprof configuration (the options of `dpprof run`, read back from a dry run of
+       it) as a Hugging Face LlamaForCausalLM (SDPA attention, the same shapes, the same dtype policy:
+       --dtype bf16 is bf16 autocast over fp32 master weights) and trains it at the same batch, physical
+       batch, sequence length, steps (warm-up first, untimed), sigma, C and optimizer:
+         --framework pytorch --algo vanilla     no privacy
+         --framework opacus  --algo persample   Opacus's per-sample gradients (GradSampleModule, hooks)
+         --framework opacus  --algo ghost       Opacus's ghost clipping (GradSampleModuleFastGradientClipping)
+       It writes one result JSON in dpprof's schema: status ok | oom | error, step times (CUDA events on
+       cuda), tokens/s, the allocator's peak allocated and reserved bytes and the driver's use, versions.
+check  loads a dpprof --dump (config.json, model.safetensors, batch.safetensors, grads.safetensors,
+       step.json) into PyTorch in float64 and compares per-sample losses, per-sample gradient norms, clip
+       factors and the clipped sum with dpprof's; with Opacus importable, Opacus's per-sample norms too.
+       Exit 1 when anything differs by more than the tolerance (relative).
+table  prints, per shape, each peer and each dpprof result of the same shape found in DIRs (their JSON):
+       tokens/s, peak GiB (allocator, driver), ratio to PyTorch without privacy.
+
+Needs torch and transformers (and opacus for --framework opacus); stdlib otherwise.
+"""
+import argparse
+import datetime
+import glob
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+
+ALGOS = {"pytorch": ("vanilla",), "opacus": ("persample", "ghost")}
+# options of dpprof run the peers drop (0: a flag, 1: takes a value): what only means something to dpprof on a
+# GPU or for its outputs, the algorithm (the peer's), and for vanilla what only DP runs take
+DROP = {"--dram": 0, "--op-times": 0, "--quiet": 0, "--backend": 1, "--timeline": 1, "--out": 1, "--trace": 1,
+        "--dump": 1, "--trace-steps": 1, "--experiment": 1, "--algo": 1}
+DP_ONLY = {"--sigma": 1, "--max-grad-norm": 1, "--clipping": 1, "--delta": 1, "--target-epsilon": 1,
+           "--accountant": 1, "--poisson": 0}
+
+
+def die(msg, code=2):
+    print("peers.py: " + msg, file=sys.stderr)
+    sys.exit(code)
+
+
+def dpprof_config(dpprof, argv, algo):
+    """the resolved configuration of `dpprof run ARGV --algo ALGO`, from a dry run of it"""
+    drop = dict(DROP, **(DP_ONLY if algo == "vanilla" else {}))
+    keep, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        name = a.split("=", 1)[0]
+        if name in drop:
+            i += 1 + (drop[name] if "=" not in a else 0)
+            continue
+        keep.append(a)
+        i += 1
+    keep += ["--algo", algo]
+    cmd = [dpprof, "run", *keep, "--backend", "dry", "--timeline", "none", "--quiet", "--out", "-"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        die("the dpprof configuration is refused: %s: %s" % (" ".join(keep), p.stderr.strip()))
+    cfg = json.loads(p.stdout)["config"]
+    if cfg["task"] != "lm":
+        die("--task %s: the peers run language modelling only" % cfg["task"])
+    if cfg.get("lora_rank"):
+        die("--lora-rank %d: the peers run full fine-tuning only" % cfg["lora_rank"])
+    return cfg
+
+
+def hf_config(c, transformers):
+    """a transformers LlamaConfig with dpprof's shapes (a dpprof config dict, or a dump's config.json)"""
+    if "vocab_size" in c:  # a config.json
+        return transformers.LlamaConfig(**{k: v for k, v in c.items() if k != "dpprof_version"})
+    return transformers.LlamaConfig(
+        vocab_size=c["vocab"], hidden_size=c["hidden"], intermediate_size=c["ffn"], num_hidden_layers=c["layers"],
+        num_attention_heads=c["heads"], num_key_value_heads=c["kv_heads"], head_dim=c["head_size"],
+        max_position_embeddings=c["seq"], rope_theta=c["rope_theta"], rms_norm_eps=c["norm_eps"],
+        initializer_range=c["init_std"], tie_word_embeddings=bool(c.get("tie_embeddings", False)),
+        attention_bias=False, mlp_bias=False, hidden_act="silu", use_cache=False,
+        pad_token_id=None, bos_token_id=None, eos_token_id=None)
+
+
+def dpprof_version(dpprof):
+    p = subprocess.run([dpprof, "--version"], capture_output=True, text=True)
+    return p.stdout.split()[1] if p.returncode == 0 and len(p.stdout.split()) > 1 else "unknown"
+
+
+def git_commit():
+    try:
+        here = os.path.dirname(os.path.abspath(__file__))
+        return subprocess.run(["git", "-C", here, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True).stdout.strip() or None
+    except OSError:
+        return None
+
+
+# ---- run ------------------------------------------------------------------------------------------------
+def cmd_run(a):
+    if a.algo not in ALGOS[a.framework]:
+        die("--algo %s: %s runs %s" % (a.algo, a.framework, " | ".join(ALGOS[a.framework])))
+    cfg = dpprof_config(a.dpprof, a.dpprof_args, a.algo)
+    if a.framework == "opacus" and not (cfg["max_grad_norm"] > 0):
+        die("--framework opacus needs a clipping bound: give dpprof --max-grad-norm C (C > 0)")
+    out_dir = os.path.dirname(os.path.abspath(a.out))
+    if not os.path.isdir(out_dir):
+        die("--out %s: the directory %s does not exist" % (a.out, out_dir))
+    res = {"schema_version": 1, "experiment": a.experiment, "status": "error",
+           "config": dict(cfg, framework=a.framework, algo=a.algo, backend=a.device, argv=a.dpprof_args),
+           "avg_time_ms": None, "peak_memory_mb": None, "meta": {"date": datetime.datetime.now(
+               datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "git_commit": git_commit() or "unknown",
+               "dpprof_version": dpprof_version(a.dpprof),
+               "python": platform.python_version()}}
+    try:
+        train(a, cfg, res)
+    except Exception as e:  # out of memory is a result; anything else an error, said
+        import torch
+        if isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower():
+            res["status"] = "oom"
+        else:
+            res["status"] = "error"
+        res["error"] = ("%s: %s" % (type(e).__name__, e))[:2000]
+    tmp = a.out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, a.out)
+    tp = res.get("throughput") or {}
+    print("%-8s %-10s %-6s %10s tok/s  peak %s GiB%s" % (
+        a.framework, a.algo, res["status"], "%.0f" % tp["tokens_per_s"] if tp.get("tokens_per_s") else "--",
+        "%.2f" % (res["peak_memory_mb"] / 1024) if res["peak_memory_mb"] else "--",
+        ("  " + res["error"][:200]) if "error" in res else ""))
+    return 0 if res["status"] in ("ok", "oom") else 1
+
+
+def train(a, cfg, res):
+    import torch
+    import transformers
+    dev = torch.device(a.device)
+    cuda = dev.type == "cuda"
+    if cuda and not torch.cuda.is_available():
+        raise RuntimeError("--device cuda: torch sees no GPU")
+    meta = res["meta"]
+    meta.update(torch=torch.__version__, transformers=transformers.__version__)
+    if a.framework == "opacus":
+        import opacus
+        meta["opacus"] = opacus.__version__
+    if cuda:
+        torch.cuda.init()
+        free0, total = torch.cuda.mem_get_info()
+        meta.update(device=torch.cuda.get_device_name(), cuda_runtime=torch.version.cuda,
+                    cudnn=torch.backends.cudnn.version(), device_memory_bytes=total)
+        torch.cuda.reset_peak_memory_stats()
+    torch.manual_seed(cfg["seed"])
+    B, P, T, V = cfg["batch"], cfg["physical_batch"], cfg["seq"], cfg["vocab"]
+    bf16 = cfg["dtype"] == "bf16"
+    model = transformers.LlamaForCausalLM._from_config(hf_config(cfg, transformers), attn_implementation="sdpa",
+                                                       dtype=torch.float32).to(dev)
+    model.train()
+    meta["param_count"] = sum(p.numel() for p in model.parameters())
+    lr = cfg["lr"]
+    fused = {"fused": True} if cuda else {}
+    if cfg["optimizer"] == "adam":
+        opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.999), eps=1e-8,
+                                weight_decay=cfg["weight_decay"], **fused)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=lr)
+    sigma, C = cfg["sigma"], cfg["max_grad_norm"]
+    ce = torch.nn.CrossEntropyLoss(reduction="mean")
+    if a.framework == "opacus":
+        from opacus import GradSampleModule
+        from opacus.grad_sample import GradSampleModuleFastGradientClipping
+        from opacus.optimizers import DPOptimizer, DPOptimizerFastGradientClipping
+        from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
+        if a.algo == "persample":
+            net = GradSampleModule(model, batch_first=True, loss_reduction="mean", strict=False)
+            dpopt = DPOptimizer(opt, noise_multiplier=sigma, max_grad_norm=C, expected_batch_size=B,
+                                loss_reduction="mean")
+        else:
+            net = GradSampleModuleFastGradientClipping(model, batch_first=True, max_grad_norm=C,
+                                                       use_ghost_clipping=True, loss_reduction="mean", strict=False)
+            dpopt = DPOptimizerFastGradientClipping(opt, noise_multiplier=sigma, max_grad_norm=C,
+                                                    expected_batch_size=B, loss_reduction="mean")
+            dploss = DPLossFastGradientClipping(net, dpopt, ce, "mean")
+        opt = dpopt
+    else:
+        net = model
+    gen = torch.Generator(device="cpu").manual_seed(cfg["seed"])
+    n_steps = cfg["warmup"] + cfg["steps"]
+    times, losses = [], []
+    for step in range(n_steps):
+        tok = torch.randint(0, V, (B, T), generator=gen).to(dev)
+        tgt = torch.randint(0, V, (B, T), generator=gen).to(dev)
+        if cuda:
+            ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            ev0.record()
+        t0 = time.perf_counter()
+        total = 0.0
+        for m0 in range(0, B, P):
+            x, y = tok[m0:m0 + P], tgt[m0:m0 + P]
+            last = m0 + P >= B
+            with torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=bf16):
+                logits = net(input_ids=x).logits
+            logits = logits.float().view(-1, V)
+            if a.framework == "opacus" and a.algo == "ghost":
+                loss = dploss(logits, y.reshape(-1), shape=(x.shape[0], T))
+                total = total + loss.detach() * x.shape[0]
+            else:
+                loss = ce(logits, y.reshape(-1))
+                total = total + loss.detach() * x.shape[0]
+                if a.framework == "pytorch":
+                    loss = loss * (x.shape[0] / B)  # the mean over the logical batch
+            loss.backward()
+            del logits, loss
+            if a.framework == "opacus":
+                opt.signal_skip_step(do_skip=not last)
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+        if a.framework == "pytorch":
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        if cuda:
+            ev1.record()
+            ev1.synchronize()
+            ms = ev0.elapsed_time(ev1)
+        else:
+            ms = (time.perf_counter() - t0) * 1e3
+        losses.append(float(total) / B)
+        if step >= cfg["warmup"]:
+            times.append(ms)
+        if a.progress:
+            print("  step %d/%d: %.1f ms" % (step + 1, n_steps, ms), file=sys.stderr, flush=True)
+    mean = sum(times) / len(times)
+    srt = sorted(times)
+    med = srt[len(srt) // 2] if len(srt) % 2 else 0.5 * (srt[len(srt) // 2 - 1] + srt[len(srt) // 2])
+    res.update(status="ok", avg_time_ms=mean, losses=losses)
+    res["throughput"] = {"tokens_per_s": B * T * 1e3 / mean, "step_time_ms_median": med, "step_times_ms": times}
+    mem = {}
+    if cuda:
+        torch.cuda.synchronize()
+        free1, total = torch.cuda.mem_get_info()
+        mem = {"peak_allocated_bytes": torch.cuda.max_memory_allocated(),
+               "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
+               "driver_used_mb": (free0 - free1) / 2**20,
+               "note": "peak_allocated: the caching allocator's most bytes held by tensors; peak_reserved: its most "
+                       "bytes taken from the driver; driver_used_mb: cudaMemGetInfo's used bytes at the end, less "
+                       "those before the model (the allocator keeps what it reserved; cuBLAS's workspace and "
+                       "kernel modules loaded since count)"}
+        res["peak_memory_mb"] = mem["peak_allocated_bytes"] / 2**20
+        meta["driver_peak_used_mb"] = mem["driver_used_mb"]
+    res["memory"] = mem or None
+
+
+# ---- check ----------------------------------------------------------------------------------------------
+def load_dump(d):
+    from safetensors.torch import load_file
+    for f in ("config.json", "model.safetensors", "batch.safetensors", "grads.safetensors", "step.json"):
+        if not os.path.isfile(os.path.join(d, f)):
+            die("%s: no %s (not a dpprof --dump directory)" % (d, f))
+    with open(os.path.join(d, "config.json")) as f:
+        conf = json.load(f)
+    with open(os.path.join(d, "step.json")) as f:
+        step = json.load(f)
+    return (conf, load_file(os.path.join(d, "model.safetensors")), load_file(os.path.join(d, "batch.safetensors")),
+            load_file(os.path.join(d, "grads.safetensors")), step)
+
+
+def rel(a, b):
+    import torch
+    a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    return float((a - b).norm() / max(float(b.norm()), 1e-300))
+
+
+def cmd_check(a):
+    import torch
+    import transformers
+    conf, weights, batch, grads, step = load_dump(a.dump)
+    if conf.get("architectures") != ["LlamaForCausalLM"]:
+        die("%s: %s: the check runs language modelling only" % (a.dump, conf.get("architectures")))
+    if any("lora" in k for k in weights):
+        die("%s: a LoRA dump: the check runs full fine-tuning only" % a.dump)
+    torch.set_default_dtype(torch.float64)
+    model = transformers.LlamaForCausalLM._from_config(hf_config(conf, transformers), attn_implementation="eager",
+                                                       dtype=torch.float64)
+    missing, unexpected = model.load_state_dict({k: v.double() for k, v in weights.items()}, strict=False)
+    missing = [k for k in missing if not (conf.get("tie_word_embeddings") and k == "lm_head.weight")]
+    if missing or unexpected:
+        die("%s: the dump's tensors do not fit LlamaForCausalLM: missing %s, unexpected %s" % (a.dump, missing, unexpected))
+    tok, tgt = batch["tokens"], batch["targets"]
+    B, V = tok.shape[0], conf["vocab_size"]
+    names = [n for n, _ in model.named_parameters()]
+    params = dict(model.named_parameters())
+    losses, norms, per_grads = [], [], []
+    for i in range(B):  # the per-sample loop: the definition
+        model.zero_grad(set_to_none=True)
+        logits = model(input_ids=tok[i:i + 1]).logits[0]
+        loss = torch.nn.functional.cross_entropy(logits, tgt[i])
+        loss.backward()
+        losses.append(float(loss.detach()))
+        g = {n: params[n].grad.detach().clone() for n in names}
+        per_grads.append(g)
+        norms.append(math.sqrt(sum(float((x * x).sum()) for x in g.values())))
+    fails, rows = 0, []
+
+    def report(what, err):
+        nonlocal fails
+        ok = err <= a.tolerance
+        fails += not ok
+        rows.append("%s %-58s relative difference %.2e" % ("PASS" if ok else "FAIL", what, err))
+
+    report("per-sample losses (%d) against dpprof's" % B, rel(losses, step["per_sample_loss"]))
+    C = step.get("max_grad_norm")
+    if step.get("per_sample_norm") is not None:
+        report("per-sample gradient norms against dpprof's", rel(norms, step["per_sample_norm"]))
+        clip = [min(1.0, C / n) if n > 0 else 1.0 for n in norms]
+        if step.get("clipping") == "flat":
+            report("flat clip factors min(1, C/||g_i||) against dpprof's", rel(clip, step["clip_factor"]))
+    else:
+        clip = [1.0] * B
+    worst, worst_name = 0.0, ""
+    for n in grads:
+        if n not in params:
+            die("%s: grads.safetensors holds %s, which the model has not" % (a.dump, n))
+        ref = sum(clip[i] * per_grads[i][n] for i in range(B))
+        e = rel(grads[n], ref)
+        if e > worst:
+            worst, worst_name = e, n
+    report("the clipped sum, each of %d tensors (worst: %s)" % (len(grads), worst_name or "none"), worst)
+    if step.get("per_sample_norm") is not None:
+        try:
+            import opacus
+        except ImportError:
+            opacus = None
+        if opacus is not None:
+            from opacus import GradSampleModule
+            model.zero_grad(set_to_none=True)
+            gsm = GradSampleModule(model, batch_first=True, loss_reduction="mean", strict=False)
+            logits = gsm(input_ids=tok).logits
+            torch.nn.functional.cross_entropy(logits.reshape(-1, V), tgt.reshape(-1)).backward()
+            onorm = torch.stack([p.grad_sample.reshape(B, -1).norm(dim=1) ** 2 for p in model.parameters()]).sum(0).sqrt()
+            report("Opacus %s's per-sample norms (hooks) against dpprof's" % opacus.__version__,
+                   rel(onorm.tolist(), step["per_sample_norm"]))
+            gsm._close()
+    print("\n".join(rows))
+    print("%d checks, %d failed (dump %s, algo %s, dtype %s)" % (len(rows), fails, a.dump, step.get("algo"), step.get("dtype")))
+    return 1 if fails else 0
+
+
+# ---- table ----------------------------------------------------------------------------------------------
+def shape_of(c):
+    return "%s T=%d B=%d %s" % (c.get("preset"), c["seq"], c["batch"], c["dtype"])
+
+
+def cmd_table(a):
+    rows = {}
+    for d in a.dirs:
+        for f in sorted(glob.glob(os.path.join(d, "*.json")) + glob.glob(os.path.join(d, "peers", "*.json"))):
+            try:
+                with open(f) as fh:
+                    j = json.load(fh)
+            except (OSError, ValueError) as e:
+                print("peers.py: %s skipped: %s" % (f, e), file=sys.stderr)
+                continue
+            c = j.get("config")
+            if not isinstance(c, dict) or c.get("lora_rank") or "seq" not in c:
+                continue
+            fw = c.get("framework", "dpprof")
+            tp = j.get("throughput") or {}
+            drv = (j.get("meta") or {}).get("driver_peak_used_mb")
+            rows.setdefault(shape_of(c), {})[(fw, c["algo"])] = (j["status"], tp.get("tokens_per_s"), j.get("peak_memory_mb"), drv)
+    order = [("pytorch", "vanilla"), ("opacus", "persample"), ("opacus", "ghost")]
+    for shape in sorted(rows):
+        r = rows[shape]
+        base = (r.get(("pytorch", "vanilla")) or (None, None))[1]
+        print("\n%s\n| framework | algorithm | status | tokens/s | x PyTorch | peak GiB (allocator) | GiB (driver) |" % shape)
+        print("|---|---|---|---|---|---|---|")
+        keys = [k for k in order if k in r] + sorted(k for k in r if k not in order)
+        for k in keys:
+            st, tps, pk, drv = r[k]
+            print("| %s | %s | %s | %s | %s | %s | %s |" % (
+                k[0], k[1], st, "%.0f" % tps if tps else "--", "%.2f" % (tps / base) if tps and base else "--",
+                "%.2f" % (pk / 1024) if pk else "--", "%.2f" % (drv / 1024) if drv else "--"))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="peers.py", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="one peer at a dpprof configuration")
+    r.add_argument("--framework", required=True, choices=sorted(ALGOS))
+    r.add_argument("--algo", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    r.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
+    r.add_argument("--experiment", default="peers")
+    r.add_argument("--progress", action="store_true", help="one line per step on stderr")
+    r.add_argument("dpprof_args", nargs=argparse.REMAINDER, help="-- then the options of dpprof run")
+    c = sub.add_parser("check", help="PyTorch (float64) against a dpprof --dump")
+    c.add_argument("dump")
+    c.add_argument("--tolerance", type=float, default=1e-5)
+    t = sub.add_parser("table", help="the side-by-side of result folders")
+    t.add_argument("dirs", nargs="+")
+    a = ap.parse_args()
+    if a.cmd == "run":
+        if a.dpprof_args[:1] == ["--"]:
+            a.dpprof_args = a.dpprof_args[1:]
+        if not os.access(a.dpprof, os.X_OK):
+            die("--dpprof %s: not an executable (build it: make dpprof)" % a.dpprof)
+        return cmd_run(a)
+    if a.cmd == "check":
+        if not (a.tolerance > 0):
+            die("--tolerance %s: must be > 0" % a.tolerance)
+        return cmd_check(a)
+    return cmd_table(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
