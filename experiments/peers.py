@@ -159,8 +159,9 @@ def train(a, cfg, res):
     torch.manual_seed(cfg["seed"])
     B, P, T, V = cfg["batch"], cfg["physical_batch"], cfg["seq"], cfg["vocab"]
     bf16 = cfg["dtype"] == "bf16"
-    model = transformers.LlamaForCausalLM._from_config(hf_config(cfg, transformers), attn_implementation="sdpa",
-                                                       dtype=torch.float32).to(dev)
+    with dev:  # built and initialised on the device
+        model = transformers.LlamaForCausalLM._from_config(hf_config(cfg, transformers), attn_implementation="sdpa",
+                                                           dtype=torch.float32)
     model.train()
     meta["param_count"] = sum(p.numel() for p in model.parameters())
     lr = cfg["lr"]
