@@ -32,8 +32,12 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
+import warnings
 
+# Opacus's hooks fire on module outputs when no input needs a gradient (token ids): expected, said once per step
+warnings.filterwarnings("ignore", message="Full backward hook is firing")
 ALGOS = {"pytorch": ("vanilla",), "opacus": ("persample", "ghost")}
 # options of dpprof run the peers drop (0: a flag, 1: takes a value): what only means something to dpprof on a
 # GPU or for its outputs, the algorithm (the peer's), and for vanilla what only DP runs take
@@ -105,8 +109,6 @@ def cmd_run(a):
     if a.algo not in ALGOS[a.framework]:
         die("--algo %s: %s runs %s" % (a.algo, a.framework, " | ".join(ALGOS[a.framework])))
     cfg = dpprof_config(a.dpprof, a.dpprof_args, a.algo)
-    if a.framework == "opacus" and not (cfg["max_grad_norm"] > 0):
-        die("--framework opacus needs a clipping bound: give dpprof --max-grad-norm C (C > 0)")
     out_dir = os.path.dirname(os.path.abspath(a.out))
     if not os.path.isdir(out_dir):
         die("--out %s: the directory %s does not exist" % (a.out, out_dir))
@@ -125,11 +127,16 @@ def cmd_run(a):
         else:
             res["status"] = "error"
         res["error"] = ("%s: %s" % (type(e).__name__, e))[:2000]
-    tmp = a.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(res, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, a.out)
+    fd, tmp = tempfile.mkstemp(prefix=".peers-", suffix=".tmp", dir=out_dir)  # a unique name, renamed into place
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(res, f, indent=1)
+            f.write("\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, a.out)
+    except BaseException:
+        os.unlink(tmp)
+        raise
     tp = res.get("throughput") or {}
     print("%-8s %-10s %-6s %10s tok/s  peak %s GiB%s" % (
         a.framework, a.algo, res["status"], "%.0f" % tp["tokens_per_s"] if tp.get("tokens_per_s") else "--",
@@ -286,10 +293,12 @@ def cmd_check(a):
     if any("lora" in k for k in weights):
         die("%s: a LoRA dump: the check runs full fine-tuning only" % a.dump)
     torch.set_default_dtype(torch.float64)
-    model = transformers.LlamaForCausalLM._from_config(hf_config(conf, transformers), attn_implementation="eager",
-                                                       dtype=torch.float64)
-    missing, unexpected = model.load_state_dict({k: v.double() for k, v in weights.items()}, strict=False)
-    missing = [k for k in missing if not (conf.get("tie_word_embeddings") and k == "lm_head.weight")]
+    # the dump as a user loads it: from_pretrained reads config.json and model.safetensors as they are
+    model, info = transformers.LlamaForCausalLM.from_pretrained(a.dump, dtype=torch.float64, attn_implementation="eager",
+                                                                output_loading_info=True)
+    model.train()  # from_pretrained gives eval mode, where Opacus's hooks record nothing (Llama has no dropout)
+    missing = [k for k in info["missing_keys"] if not (conf.get("tie_word_embeddings") and k == "lm_head.weight")]
+    unexpected = list(info["unexpected_keys"]) + list(info.get("mismatched_keys") or [])
     if missing or unexpected:
         die("%s: the dump's tensors do not fit LlamaForCausalLM: missing %s, unexpected %s" % (a.dump, missing, unexpected))
     tok, tgt = batch["tokens"], batch["targets"]

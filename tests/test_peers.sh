@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# tests/test_peers.sh - the peer harness (experiments/peers.py) on the cpu, at a tiny shape:
+#  - dpprof's --dump of one step of per-sample, ghost and book-keeping (ghost, flash) clipping, loaded by LlamaForCausalLM.from_pretrained in float64,
+#    agrees with PyTorch's per-sample loop on per-sample losses, norms, clip factors and the clipped sum, and
+#    with Opacus's per-sample norms (an independent check of dpprof's arithmetic);
+#  - a dump with one wrong number fails the check;
+#  - peers.py run (PyTorch, Opacus per-sample, Opacus ghost) writes results that hold to docs/result.schema.json,
+#    and the checker fails a peer result without its memory; peers.py table reads them; bad options are refused.
+# needs ./dpprof, build/schema_check and a python with torch, transformers and safetensors (PEER_PYTHON, default
+# python3; opacus for its parts): one SKIP line each where they are missing. run by make test.
+set -u
+cd "$(dirname "$0")/.."
+bin=./dpprof
+sc=build/schema_check
+schema=docs/result.schema.json
+py=${PEER_PYTHON:-python3}
+peers=experiments/peers.py
+. tests/lib.bash
+
+if ! "$py" -c 'import torch, transformers, safetensors' 2>/dev/null; then
+    echo "SKIP the peer harness: $py cannot import torch, transformers and safetensors (set PEER_PYTHON)"
+    exit 0
+fi
+have_opacus=0
+"$py" -c 'import opacus' 2>/dev/null && have_opacus=1
+export OMP_NUM_THREADS=1 TRANSFORMERS_VERBOSITY=error TOKENIZERS_PARALLELISM=false
+
+tiny="--preset tiny --seq 16 --batch 4 --steps 1 --backend cpu --quiet --timeline none"
+# every dp algorithm, flat clipping at a bound that clips some samples and not others, no noise (the dump's
+# gradients are the clipped sum before noise either way)
+for algo in persample ghost ghost_bk flash_bk; do
+    d=$tmp/dump-$algo
+    if ! "$bin" run $tiny --algo "$algo" --max-grad-norm 3 --sigma 0 --dump "$d" --out "$tmp/$algo.json" 2>"$tmp/err"; then
+        fail "$algo: dpprof run --dump failed: $(head -c 300 "$tmp/err")"
+        continue
+    fi
+    out=$("$py" "$peers" check "$d" 2>&1)
+    rc=$?
+    n=$(grep -c '^PASS' <<<"$out")
+    check "$algo: the dump against PyTorch float64 (from_pretrained): $n checks pass (rc $rc)$(grep '^FAIL' <<<"$out" | head -2 | tr '\n' ' ')" \
+        test "$rc" -eq 0 -a "$n" -ge $((4 + have_opacus))
+done
+# the clip bound really clips: some clip factors below 1, some at 1 (else the check above is weaker than it says)
+check "the bound clips some samples and not others" "$py" -c '
+import json, sys
+c = json.load(open(sys.argv[1]))["clip_factor"]
+sys.exit(0 if min(c) < 0.999 and max(c) == 1.0 else 1)' "$tmp/dump-ghost/step.json"
+
+# from_pretrained loads the dump as it is (config.json, tied or untied head) and reproduces the losses
+check "LlamaForCausalLM.from_pretrained(dump) reproduces dpprof's per-sample losses" "$py" -c '
+import json, sys, torch, transformers
+from safetensors.torch import load_file
+d = sys.argv[1]
+m = transformers.LlamaForCausalLM.from_pretrained(d, dtype=torch.float64, attn_implementation="eager")
+b = load_file(d + "/batch.safetensors")
+assert b["tokens"].dtype == torch.int64 and b["targets"].dtype == torch.int64, "int64 tokens and targets"
+ref = json.load(open(d + "/step.json"))["per_sample_loss"]
+with torch.no_grad():
+    for i, r in enumerate(ref):
+        l = torch.nn.functional.cross_entropy(m(input_ids=b["tokens"][i:i+1]).logits[0], b["targets"][i])
+        assert abs(float(l) - r) <= 1e-5 * abs(r), (i, float(l), r)' "$tmp/dump-ghost"
+
+# a wrong number fails: one per-sample norm 1% off; one gradient element changed; one target changed
+bad=$tmp/bad-norm; cp -r "$tmp/dump-ghost" "$bad"
+"$py" -c '
+import json, sys
+p = sys.argv[1] + "/step.json"; s = json.load(open(p)); s["per_sample_norm"][1] *= 1.01
+json.dump(s, open(p, "w"))' "$bad"
+out=$("$py" "$peers" check "$bad" 2>&1)
+check "a per-sample norm 1% off fails the check" bash -c '[ $1 -eq 1 ] && grep -q "^FAIL per-sample gradient norms" <<<"$2"' _ $? "$out"
+bad=$tmp/bad-grad; cp -r "$tmp/dump-ghost" "$bad"
+"$py" -c '
+import sys, torch
+from safetensors.torch import load_file, save_file
+p = sys.argv[1] + "/grads.safetensors"; g = load_file(p); k = sorted(g)[0]; g[k].view(-1)[0] += 1e-2 * (g[k].norm() + 1)
+save_file(g, p)' "$bad"
+out=$("$py" "$peers" check "$bad" 2>&1)
+check "a clipped-sum element changed fails the check" bash -c '[ $1 -eq 1 ] && grep -q "^FAIL the clipped sum" <<<"$2"' _ $? "$out"
+bad=$tmp/bad-target; cp -r "$tmp/dump-ghost" "$bad"
+"$py" -c '
+import sys
+from safetensors.torch import load_file, save_file
+p = sys.argv[1] + "/batch.safetensors"; b = load_file(p); b["targets"][0, 3] = (b["targets"][0, 3] + 1) % 64
+save_file(b, p)' "$bad"
+out=$("$py" "$peers" check "$bad" 2>&1)
+check "a target changed fails the check (the losses)" bash -c '[ $1 -eq 1 ] && grep -q "^FAIL per-sample losses" <<<"$2"' _ $? "$out"
+out=$("$py" "$peers" check "$tmp" 2>&1)
+check "a folder that is no dump is refused (exit 2, named)" bash -c '[ $1 -eq 2 ] && grep -q "not a dpprof --dump" <<<"$2"' _ $? "$out"
+
+# the peers run: results in dpprof's schema
+r=$tmp/peers; mkdir -p "$r"
+opts="--preset tiny --seq 16 --batch 4 --physical-batch 2 --steps 2 --max-grad-norm 1 --sigma 1"
+runs=("pytorch vanilla")
+[ $have_opacus = 1 ] && runs+=("opacus persample" "opacus ghost") || echo "SKIP Opacus's runs: $py cannot import opacus"
+for fa in "${runs[@]}"; do
+    set -- $fa
+    out=$("$py" "$peers" run --framework "$1" --algo "$2" --device cpu --out "$r/$1-$2.json" -- $opts 2>&1)
+    check "peers.py run $1 $2 on the cpu: ok (rc $?) $(tail -c 300 <<<"$out" | tr '\n' ' ')" \
+        grep -q '"status": "ok"' "$r/$1-$2.json"
+done
+"$bin" run $opts --backend cpu --algo ghost --quiet --out "$r/dpprof-ghost.json"
+out=$("$sc" "$schema" "$r"/*.json 2>&1)
+check "the peers' and dpprof's results hold to the schema: $(grep -c '^PASS' <<<"$out") of $(ls "$r"/*.json | wc -l) $(grep '^FAIL' <<<"$out" | head -2 | tr '\n' ' ')" \
+    test -z "$(grep '^FAIL' <<<"$out")" -a "$(grep -c '^PASS' <<<"$out")" -eq "$(ls "$r"/*.json | wc -l)"
+check "the peer result says its framework, algorithm and versions" "$py" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["config"]["framework"] == "pytorch" and j["config"]["algo"] == "vanilla"
+assert j["meta"]["torch"] and j["meta"]["transformers"] and j["throughput"]["tokens_per_s"] > 0
+assert len(j["losses"]) == j["config"]["warmup"] + j["config"]["steps"]' "$r/pytorch-vanilla.json"
+"$py" -c '
+import json, sys
+j = json.load(open(sys.argv[1])); del j["memory"]; json.dump(j, open(sys.argv[2], "w"))' "$r/pytorch-vanilla.json" "$tmp/nomem.json"
+check "the schema fails a peer result without its memory" bash -c '"$1" "$2" "$3" 2>&1 | grep -q "^FAIL"' _ "$sc" "$schema" "$tmp/nomem.json"
+out=$("$py" "$peers" table "$r" 2>&1)
+check "peers.py table lists the peers and dpprof at one shape" bash -c 'grep -q "^| pytorch | vanilla | ok" <<<"$1" && grep -q "^| dpprof | ghost | ok" <<<"$1"' _ "$out"
+# bad options: refused before any work, nothing written
+"$py" "$peers" run --framework pytorch --algo ghost --device cpu --out "$tmp/x.json" -- --preset tiny >/dev/null 2>"$tmp/err"
+check "an algorithm the framework does not run is refused (exit 2)" bash -c '[ $1 -eq 2 ] && grep -q "pytorch runs vanilla" "$2" && [ ! -e "$3" ]' _ $? "$tmp/err" "$tmp/x.json"
+"$py" "$peers" run --framework pytorch --algo vanilla --device cpu --out "$tmp/x.json" -- --preset tiny --heads 5 >/dev/null 2>"$tmp/err"
+check "a configuration dpprof refuses is refused (exit 2, dpprof's reason)" bash -c '[ $1 -eq 2 ] && grep -q "refused" "$2" && [ ! -e "$3" ]' _ $? "$tmp/err" "$tmp/x.json"
+"$py" "$peers" run --framework opacus --algo ghost --device cpu --out "$tmp/x.json" -- --preset tiny --lora-rank 2 >/dev/null 2>"$tmp/err"
+check "LoRA is refused (exit 2, the peers run full fine-tuning)" bash -c '[ $1 -eq 2 ] && grep -q -- "--lora-rank 2" "$2" && [ ! -e "$3" ]' _ $? "$tmp/err" "$tmp/x.json"
