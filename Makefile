@@ -79,7 +79,11 @@ all: deps
 	$(MAKE) bench
 
 .PHONY: $(EXPERIMENTS) check-repro repro-update
-figures: $(EXPERIMENTS) bench-figures
+figures: $(EXPERIMENTS) bench-figures paper/generated/privacy-table.tex
+
+# the accountants side by side (RDP against the tight PLD one): a table and macros for the paper, ~30 s
+paper/generated/privacy-table.tex: experiments/privacy.sh dpprof
+	bash experiments/privacy.sh ./dpprof paper/generated
 
 # the benchmark's figures and table from the measurements committed to data/bench/ (none: nothing): each
 # configuration's newest result on the device of the newest folder (a folder that ran part of the sweep
