@@ -6851,6 +6851,13 @@ static int dpprof__setup_dp(dpprof_session *s) {
 }
 
 DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int i) {
+    /* the tied embedding's matrix: the lm head's method, the embedding's and the cross term (persample
+       materialises the sum of both uses' per-sample gradients: its own name) */
+    static const char *const tied[] = {"", "", "", "gram T x T materialised (lm head) + token-pair gram (embedding) + their cross term",
+                                       "flash: tiled gram (lm head) + token-pair gram (embedding) + their cross term",
+                                       "flash: tiled per-sample gradient (lm head) + token-pair gram (embedding) + their cross term", "", ""};
+    if (s && s->sh.tied && i == s->model.p_emb && s->dps.method && s->dps.method[i] == DPPROF__M_TOKEN_PAIRS && s->dps.head_method >= 0 && *tied[s->dps.head_method])
+        return tied[s->dps.head_method];
     return s && i >= 0 && i < s->model.n_params && s->dps.method ? dpprof__method_names[s->dps.method[i]] : "?";
 }
 
@@ -7233,7 +7240,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jstr(f, experiment ? experiment : "run");
     fputs(",\n  \"config\": {\"preset\": ", f);
     dpprof__jstr(f, c->model_name ? c->model_name : c->preset);
-    fprintf(f, ", \"vocab\": %d, \"hidden\": %d, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_size\": %d, \"ffn\": %d, \"tied_embeddings\": %s",
+    fprintf(f, ", \"vocab\": %d, \"hidden\": %d, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_size\": %d, \"ffn\": %d, \"tie_embeddings\": %s",
             h->V, h->C, h->L, h->NH, h->NKV, h->HS, h->F, h->tied ? "true" : "false");
     fprintf(f, ", \"seq\": %d, \"task\": \"%s\", \"classes\": %d, \"algo\": \"%s\", \"batch\": %d, \"physical_batch\": %d, \"steps\": %d, \"warmup\": %d",
             c->seq, c->task == DPPROF_TASK_LM ? "lm" : "cls", h->K, dpprof_algo_name(c->algo), c->batch, c->physical_batch, c->steps, c->warmup);
