@@ -53,6 +53,8 @@
    DP-SGD
      cfg.algo = DPPROF_ALGO_FLASH_BK (or PERSAMPLE, GHOST, GHOST_BK, FLASH, AUTO); cfg.sigma,
      cfg.max_grad_norm, cfg.per_layer_clipping, cfg.poisson + cfg.dataset_size, cfg.lora_rank...
+     cfg.tie_embeddings = 1 makes the lm head the embedding matrix (one tensor; its per-sample norm carries the
+     exact cross term of both uses, dpprof_tied_cross_ref); cfg.head_dim a head width other than hidden/heads.
      Every algorithm computes the same sum_i c_i grad loss_i; dpprof_session_clipped_grad() runs it
      on given samples, noise off, for checking against a per-sample loop. The privacy accountant:
      dpprof_rdp_epsilon(), dpprof_rdp_sigma_for_epsilon(). The noise: dpprof_normal(seed, stream,

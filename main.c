@@ -506,13 +506,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         }
 #define INTOPT(name, field, lo, hi) else if (!strcmp(a, name)) { if (parse_int(a, v, lo, hi, &c->field)) return EXIT_USAGE; }
 #define DBLOPT(name, field, lo, hi, open) else if (!strcmp(a, name)) { if (parse_dbl(a, v, lo, hi, open, &c->field)) return EXIT_USAGE; }
-        if (!strcmp(a, "--preset") || !strcmp(a, "--model")) {
-            if (c->preset && strcmp(c->preset, v)) {
-                fprintf(stderr, "%s: run: %s '%s': the model is '%s' already\n", prog, a, v, c->preset);
-                return EXIT_USAGE;
-            }
-            c->preset = v;
-        }
+        if (!strcmp(a, "--preset") || !strcmp(a, "--model")) c->preset = v;
         else if (!strcmp(a, "--hf-config")) o->hf_config = v;
         INTOPT("--vocab", vocab, 2, 16777216)
         INTOPT("--hidden", hidden, 2, 16777216)
