@@ -53,6 +53,8 @@
    DP-SGD
      cfg.algo = DPPROF_ALGO_FLASH_BK (or PERSAMPLE, GHOST, GHOST_BK, FLASH, AUTO); cfg.sigma,
      cfg.max_grad_norm, cfg.per_layer_clipping, cfg.poisson + cfg.dataset_size, cfg.lora_rank...
+     cfg.tie_embeddings = 1 makes the lm head the embedding matrix (one tensor; its per-sample norm carries the
+     exact cross term of both uses, dpprof_tied_cross_ref); cfg.head_dim a head width other than hidden/heads.
      Every algorithm computes the same sum_i c_i grad loss_i; dpprof_session_clipped_grad() runs it
      on given samples, noise off, for checking against a per-sample loop. The privacy accountant:
      dpprof_rdp_epsilon(), dpprof_rdp_sigma_for_epsilon(). The noise: dpprof_normal(seed, stream,
@@ -1013,6 +1015,14 @@ DPPROF_API void dpprof_embedding_psgrad_ref(dpprof_real *psg, const dpprof_real 
    whole batch is summed in double before the one rounding into dwte */
 DPPROF_API void dpprof_embedding_clipgrad_ref(dpprof_real *dwte, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C);
 
+/* tied embedding and lm head: one matrix W (V,C) is the embedding (looked up by tokens (n,T)) and the head
+   (logits = x W^T, x (n,T,C) the head's input), so its per-sample gradient is g_i = e_i + h_i with e_i the
+   embedding's (rows sum_{s: tok_s = v} dy_s, dy (n,T,C) the gradient at the embedding's output) and
+   h_i = dl_i^T x_i the head's (dl (n,T,V) the logits' gradient). ||g_i||^2 = ||e_i||^2 + ||h_i||^2 + 2<e_i,h_i>,
+   and the cross term is sum_s <h_i[tok_s], dy_s> = sum_{s,t} dl_i[t, tok_s] <x_t, dy_s>: norm2 (n) += 2 of it,
+   exactly, without any (V,C) per-sample tensor. tokens in [0,V) */
+DPPROF_API void dpprof_tied_cross_ref(double *norm2, const dpprof_real *dl, const dpprof_real *x, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C);
+
 /* rmsnorm weight: per-sample gradient psg (n,C) overwritten, psg[i,c] = sum_t dout[i,t,c] * inp[i,t,c] * rstd[i,t];
    dout, inp (n,T,C), rstd (n,T) from the forward. the sum over i is dpprof_rmsnorm_bwd_ref's dweight */
 DPPROF_API void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *rstd, int n, int T, int C);
@@ -1073,6 +1083,9 @@ DPPROF_API dpprof_cost dpprof_embedding_psgrad_cost(int n, int T, int V, int C, 
 /* flops 2*n*T*C (c[i]*dy multiply-added per element); bytes 4*n*T + es*(n*T*C dy + 2*n*T*C dwte rows) + 8*n c
    (upper bound as dpprof_embedding_bwd_cost: a repeated token's row counted per occurrence) */
 DPPROF_API dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int elem_size);
+/* per sample T*T position pairs (s,t): the dot <x_t, dy_s> (2*C) multiply-added with dl[t, tok_s] (2), the += (1):
+   flops n*(T*T*(2*C + 2) + 1); bytes 4*n*T tokens + es*(n*T*T gathered dl + 2*n*T*C x, dy) + 16*n */
+DPPROF_API dpprof_cost dpprof_tied_cross_cost(int n, int T, int V, int C, int elem_size);
 /* flops 3*n*T*C (dout*inp*rstd added: 3 per element, as the dweight part of dpprof_rmsnorm_bwd_cost);
    bytes es*(2*n*T*C dout,inp + n*T rstd + n*C psg) */
 DPPROF_API dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size);
@@ -1117,6 +1130,11 @@ typedef struct dpprof_config {
     const char *preset;          /* NULL -> "tiny"; see dpprof_preset_names() */
     int vocab, hidden, layers;   /* 0 -> the preset's */
     int heads, kv_heads, ffn;    /* 0 -> the preset's (kv_heads: grouped-query attention) */
+    int head_dim;                /* 0 -> hidden / heads (Hugging Face's head_dim where a config gives another) */
+    int tie_embeddings;          /* 0 -> the preset's; 1 -> the lm head is the embedding matrix (one weight, one
+                                    gradient, one pair of moments); -1 -> untied. task cls has no lm head: no effect */
+    const char *model_name;      /* the result's config.preset where the shape comes from elsewhere (main.c's
+                                    --hf-config: the file); NULL -> the preset's name */
     int seq;                     /* 0 -> 64 */
     dpprof_task task;            /* 0 -> lm */
     int classes;                 /* 0 -> 2 (cls only) */
@@ -1181,6 +1199,7 @@ typedef struct dpprof_config {
 
 typedef struct dpprof_shape {
     int V, C, L, NH, NKV, HS, F, K; /* vocab, hidden, layers, heads, kv heads, head size, ffn, classes */
+    int tied;                       /* the lm head shares the embedding matrix (task lm only) */
     double rope_theta, norm_eps;
 } dpprof_shape;
 
@@ -1188,7 +1207,11 @@ typedef struct dpprof_shape {
 DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out, dpprof_shape *shape);
 /* NULL-terminated list of preset names */
 DPPROF_API const char *const *dpprof_preset_names(void);
+/* a preset by its name or, for those that are published models, its Hugging Face name (meta-llama/Llama-3.2-1B) */
 DPPROF_API int dpprof_preset_shape(const char *name, dpprof_shape *shape);
+/* the preset's own name for a name or alias dpprof_preset_shape takes; its Hugging Face name ("" for none) */
+DPPROF_API const char *dpprof_preset_canonical(const char *name);
+DPPROF_API const char *dpprof_preset_hf_name(const char *name);
 
 /* ---------------------------------------------------------------------------------------------
    the engine: model, training step, reports
@@ -1439,6 +1462,7 @@ DPPROF_API void dpprof_linear_clipgrad_rep_gpu(float *dw, const float *dy, const
 DPPROF_API void dpprof_embedding_sqnorm_gpu(double *norm2, const float *dy, const int *tokens, int n, int T, int C);
 DPPROF_API void dpprof_embedding_psgrad_gpu(float *psg, const float *dy, const int *tokens, int n, int T, int V, int C);
 DPPROF_API void dpprof_embedding_clipgrad_gpu(float *dwte, const float *dy, const int *tokens, const double *c, int n, int T, int C);
+DPPROF_API void dpprof_tied_cross_gpu(double *norm2, const float *dl, const float *x, const float *dy, const int *tokens, int n, int T, int V, int C);
 DPPROF_API void dpprof_rmsnorm_psdweight_gpu(float *psg, const float *dout, const float *inp, const float *rstd, int n, int T, int C);
 DPPROF_API void dpprof_rmsnorm_bwd_ps_gpu(float *dinp, float *psg, const float *dout, const float *inp, const float *weight, const float *rstd, int n, int T, int C);
 
@@ -4256,6 +4280,21 @@ void dpprof_embedding_sqnorm_ref(double *norm2, const dpprof_real *dy, const int
     }
 }
 
+void dpprof_tied_cross_ref(double *norm2, const dpprof_real *dl, const dpprof_real *x, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C)
+{
+    int i, s, t;
+    for (i = 0; i < n; i++) {
+        const int *tok = tokens + (size_t)i * T;
+        const dpprof_real *li = dl + (size_t)i * T * V, *xi = x + (size_t)i * T * C, *gi = dy + (size_t)i * T * C;
+        double total = 0.0;
+        for (s = 0; s < T; s++) {
+            DPPROF_ASSERT(tok[s] >= 0 && tok[s] < V);
+            for (t = 0; t < T; t++) total += (double)li[(size_t)t * V + (size_t)tok[s]] * dpprof__dot(xi + (size_t)t * C, gi + (size_t)s * C, C);
+        }
+        norm2[i] += 2.0 * total;
+    }
+}
+
 void dpprof_embedding_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C)
 {
     size_t VC = (size_t)V * C, k;
@@ -4400,6 +4439,13 @@ dpprof_cost dpprof_embedding_psgrad_cost(int n, int T, int V, int C, int elem_si
     return dpprof__cost(nn * t * c, 4.0 * nn * t + es * (nn * t * c + nn * v * c));
 }
 
+dpprof_cost dpprof_tied_cross_cost(int n, int T, int V, int C, int elem_size)
+{
+    double nn = n, t = T, c = C, es = elem_size;
+    (void)V;
+    return dpprof__cost(nn * (t * t * (2.0 * c + 2.0) + 1.0), 4.0 * nn * t + es * (nn * t * t + 2.0 * nn * t * c) + 16.0 * nn);
+}
+
 dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int elem_size)
 {
     double nn = n, t = T, c = C, es = elem_size;
@@ -4451,36 +4497,68 @@ typedef struct dpprof__preset {
     const char *name;
     int V, C, L, NH, NKV, F;
     double theta;
+    int tied;                 /* tie_word_embeddings */
+    const char *hf, *hf_old;  /* the published model's Hugging Face name (and an older one), NULL for none */
 } dpprof__preset;
 
-/* shapes of the published configs (untied lm head everywhere: see README) */
+/* shapes of the published configs: Llama-3.2-1B and 3B tie the lm head to the embedding as published
+   (1,235,814,400 and 3,212,749,824 parameters), Llama-3.1-8B does not (8,030,261,248); the others are
+   dpprof's own shapes, untied. tests/hf/ holds the published config.json values for --hf-config */
 static const dpprof__preset dpprof__presets[] = {
-    {"tiny", 256, 64, 2, 4, 2, 176, 10000.0},
-    {"gpt2-small", 50257, 768, 12, 12, 12, 3072, 10000.0},
-    {"llama-3.2-1b", 128256, 2048, 16, 32, 8, 8192, 500000.0},
-    {"llama-3.2-3b", 128256, 3072, 28, 24, 8, 8192, 500000.0},
-    {"llama-3.1-8b", 128256, 4096, 32, 32, 8, 14336, 500000.0},
-    {"trainer-1b", 32000, 2048, 24, 32, 32, 5632, 10000.0}, /* the seed trainers' ~1b model */
-    {"longctx", 32000, 2048, 20, 16, 16, 5632, 10000.0},    /* the seed's long-context model */
+    {"tiny", 256, 64, 2, 4, 2, 176, 10000.0, 0, NULL, NULL},
+    {"gpt2-small", 50257, 768, 12, 12, 12, 3072, 10000.0, 0, NULL, NULL},
+    {"llama-3.2-1b", 128256, 2048, 16, 32, 8, 8192, 500000.0, 1, "meta-llama/Llama-3.2-1B", NULL},
+    {"llama-3.2-3b", 128256, 3072, 28, 24, 8, 8192, 500000.0, 1, "meta-llama/Llama-3.2-3B", NULL},
+    {"llama-3.1-8b", 128256, 4096, 32, 32, 8, 14336, 500000.0, 0, "meta-llama/Llama-3.1-8B", "meta-llama/Meta-Llama-3.1-8B"},
+    {"trainer-1b", 32000, 2048, 24, 32, 32, 5632, 10000.0, 0, NULL, NULL}, /* the seed trainers' ~1b model */
+    {"longctx", 32000, 2048, 20, 16, 16, 5632, 10000.0, 0, NULL, NULL},    /* the seed's long-context model */
 };
 #define DPPROF__N_PRESETS ((int)(sizeof dpprof__presets / sizeof dpprof__presets[0]))
 static const char *const dpprof__preset_list[] = {"tiny", "gpt2-small", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "trainer-1b", "longctx", NULL};
 
 DPPROF_API const char *const *dpprof_preset_names(void) { return dpprof__preset_list; }
 
-DPPROF_API int dpprof_preset_shape(const char *name, dpprof_shape *sh) {
+/* ascii case-insensitive equality (Hugging Face names are matched so) */
+static int dpprof__same_ci(const char *a, const char *b) {
+    for (; *a && *b; a++, b++) {
+        const int x = *a >= 'A' && *a <= 'Z' ? *a - 'A' + 'a' : *a, y = *b >= 'A' && *b <= 'Z' ? *b - 'A' + 'a' : *b;
+        if (x != y) return 0;
+    }
+    return *a == *b;
+}
+
+static const dpprof__preset *dpprof__preset_find(const char *name) {
     int i;
     for (i = 0; name && i < DPPROF__N_PRESETS; i++) {
         const dpprof__preset *p = &dpprof__presets[i];
-        if (strcmp(name, p->name) != 0) continue;
+        if (!strcmp(name, p->name) || (p->hf && dpprof__same_ci(name, p->hf)) || (p->hf_old && dpprof__same_ci(name, p->hf_old))) return p;
+    }
+    return NULL;
+}
+
+DPPROF_API const char *dpprof_preset_canonical(const char *name) {
+    const dpprof__preset *p = dpprof__preset_find(name);
+    return p ? p->name : NULL;
+}
+
+DPPROF_API const char *dpprof_preset_hf_name(const char *name) {
+    const dpprof__preset *p = dpprof__preset_find(name);
+    return p && p->hf ? p->hf : "";
+}
+
+DPPROF_API int dpprof_preset_shape(const char *name, dpprof_shape *sh) {
+    const dpprof__preset *p = dpprof__preset_find(name);
+    if (p) {
         memset(sh, 0, sizeof *sh);
         sh->V = p->V; sh->C = p->C; sh->L = p->L; sh->NH = p->NH; sh->NKV = p->NKV; sh->F = p->F;
         sh->HS = p->C / p->NH;
         sh->rope_theta = p->theta;
         sh->norm_eps = 1e-5;
+        sh->tied = p->tied;
         return DPPROF_OK;
     }
-    return dpprof__fail(DPPROF_ERR_INVALID, "unknown preset '%s' (known: tiny, gpt2-small, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, trainer-1b, longctx)", name ? name : "(null)");
+    return dpprof__fail(DPPROF_ERR_INVALID, "unknown preset '%s' (known: tiny, gpt2-small, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, trainer-1b, longctx, "
+                                            "or meta-llama/Llama-3.2-1B, meta-llama/Llama-3.2-3B, meta-llama/Llama-3.1-8B)", name ? name : "(null)");
 }
 
 /* parameters of one decoder layer, in dump order */
@@ -4521,6 +4599,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     c = *in;
     if (!c.preset) c.preset = "tiny";
     DPPROF__TRY(dpprof_preset_shape(c.preset, &s));
+    c.preset = dpprof_preset_canonical(c.preset); /* an alias resolves to the preset's own name */
     /* negative sizes are errors, not defaults: only 0 means "the preset's" */
     DPPROF__TRY(dpprof__check_dim("vocab", c.vocab, 0, DPPROF__DIM_MAX));
     DPPROF__TRY(dpprof__check_dim("hidden", c.hidden, 0, DPPROF__DIM_MAX));
@@ -4528,6 +4607,8 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     DPPROF__TRY(dpprof__check_dim("heads", c.heads, 0, 65536));
     DPPROF__TRY(dpprof__check_dim("kv-heads", c.kv_heads, 0, 65536));
     DPPROF__TRY(dpprof__check_dim("ffn", c.ffn, 0, DPPROF__DIM_MAX));
+    DPPROF__TRY(dpprof__check_dim("head-dim", c.head_dim, 0, DPPROF_MAX_HEAD_SIZE));
+    if (c.tie_embeddings < -1 || c.tie_embeddings > 1) return dpprof__fail(DPPROF_ERR_INVALID, "tie_embeddings = %d must be -1 (untied), 0 (the preset's) or 1 (tied)", c.tie_embeddings);
     DPPROF__TRY(dpprof__check_dim("seq", c.seq, 0, DPPROF__DIM_MAX));
     DPPROF__TRY(dpprof__check_dim("batch", c.batch, 0, DPPROF__DIM_MAX));
     DPPROF__TRY(dpprof__check_dim("physical-batch", c.physical_batch, 0, DPPROF__DIM_MAX));
@@ -4545,9 +4626,9 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.rope_theta > 0) s.rope_theta = c.rope_theta;
     if (!(c.norm_eps >= 0) || c.norm_eps >= 1) return dpprof__fail(DPPROF_ERR_INVALID, "norm-eps = %g must be in (0, 1)", c.norm_eps);
     if (c.norm_eps > 0) s.norm_eps = c.norm_eps;
-    if (s.C % s.NH) return dpprof__fail(DPPROF_ERR_INVALID, "heads = %d does not divide hidden = %d", s.NH, s.C);
+    if (!c.head_dim && s.C % s.NH) return dpprof__fail(DPPROF_ERR_INVALID, "heads = %d does not divide hidden = %d", s.NH, s.C);
     if (s.NH % s.NKV) return dpprof__fail(DPPROF_ERR_INVALID, "kv-heads = %d does not divide heads = %d", s.NKV, s.NH);
-    s.HS = s.C / s.NH;
+    s.HS = c.head_dim ? c.head_dim : s.C / s.NH;
     if (s.HS % 2) return dpprof__fail(DPPROF_ERR_INVALID, "head size hidden/heads = %d must be even (rotary embedding rotates pairs)", s.HS);
     if (s.HS > 256) return dpprof__fail(DPPROF_ERR_INVALID, "head size hidden/heads = %d exceeds 256", s.HS);
     if (!c.seq) c.seq = 64;
@@ -4561,6 +4642,8 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
         if (c.classes) return dpprof__fail(DPPROF_ERR_INVALID, "classes = %d only applies to --task cls", c.classes);
         s.K = 0;
     }
+    if (c.tie_embeddings) s.tied = c.tie_embeddings > 0;
+    if (c.task == DPPROF_TASK_CLS) s.tied = 0; /* the classifier's score head is not the embedding */
     if (!c.algo) c.algo = DPPROF_ALGO_VANILLA;
     if ((int)c.algo < 0 || c.algo >= DPPROF_ALGO_COUNT) return dpprof__fail(DPPROF_ERR_INVALID, "algo %d out of range", (int)c.algo);
     if (!c.batch) c.batch = 8;
@@ -4690,6 +4773,8 @@ typedef struct dpprof__dps {
     int auto_mat;                   /* auto: materialise where dpprof__psg_fits at this level (1, 2), 0 nowhere */
     int auto_ghost;                 /* auto: ghost's grams may replace flash (dpprof__auto_ghost) */
     int *method;                    /* (n_params) DPPROF__M_*: how each tensor's norm is computed */
+    int head_method;                /* tied: the norm method of the lm head's part of the embedding's matrix (its
+                                       embedding part is method[p_emb]'s); the cross term is dpprof_tied_cross_ref */
     int bw_mode, bw_retain;         /* DPPROF__MODE_*; keep activations for a second pass */
     int bw_n, bw_T;                 /* the physical batch in the backward */
     dpprof_tensor norm2;            /* (n_params, n) doubles: per-sample squared norms per tensor */
@@ -4951,9 +5036,9 @@ static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, 
     p->layer = layer;
     p->trainable = 1;
     DPPROF__TRY(dpprof__talloc(s, &p->w, (int64_t)rows * cols, DPPROF__R, category, module, 0));
-    /* bf16: the matmul weights (not the embedding table, not the norm vectors) get their working
-       copy beside the master, in the master's category and module */
-    if (s->cfg.dtype == DPPROF_DTYPE_BF16 && s->model.n_params - 1 != s->model.p_emb && module != DPPROF_MOD_NORM)
+    /* bf16: the matmul weights (not the embedding table unless it is the tied lm head, not the norm
+       vectors) get their working copy beside the master, in the master's category and module */
+    if (s->cfg.dtype == DPPROF_DTYPE_BF16 && (s->model.n_params - 1 != s->model.p_emb || s->sh.tied) && module != DPPROF_MOD_NORM)
         DPPROF__TRY(dpprof__talloc(s, &p->wl, (int64_t)rows * cols, (int)sizeof(dpprof_bf16), category, module, 0));
     return DPPROF_OK;
 }
@@ -5068,12 +5153,16 @@ static int dpprof__build_model(dpprof_session *s) {
     }
     s->model.p_normf = s->model.n_params;
     DPPROF__TRY(dpprof__add_param(s, "model.norm.weight", 1, h->C, DPPROF_MOD_NORM, -1));
-    s->model.p_head = s->model.n_params;
-    if (s->cfg.task == DPPROF_TASK_LM) DPPROF__TRY(dpprof__add_param(s, "lm_head.weight", h->V, h->C, DPPROF_MOD_HEAD, -1));
+    /* tied: the lm head is the embedding's matrix, no tensor of its own (the dump omits lm_head.weight, as
+       Hugging Face does for tie_word_embeddings) */
+    s->model.p_head = h->tied ? s->model.p_emb : s->model.n_params;
+    if (h->tied) {}
+    else if (s->cfg.task == DPPROF_TASK_LM) DPPROF__TRY(dpprof__add_param(s, "lm_head.weight", h->V, h->C, DPPROF_MOD_HEAD, -1));
     else DPPROF__TRY(dpprof__add_param(s, "score.weight", h->K, h->C, DPPROF_MOD_HEAD, -1));
     if (s->cfg.lora_rank) {
         /* adapters after the base table: A (r, IC) and B (OC, r) per adapted projection; only they
-           and the head train, the base model is frozen (no gradient, no optimizer state) */
+           and the head train, the base model is frozen (no gradient, no optimizer state). a tied head
+           is the embedding's matrix: it trains, through both of its uses */
         int mask = dpprof__lora_mask(s->cfg.lora_targets), j, r = s->cfg.lora_rank, base = s->model.n_params;
         s->model.lora_scale = s->cfg.lora_alpha / r;
         for (i = 0; i < base; i++) s->model.params[i].trainable = i == s->model.p_head;
@@ -5439,11 +5528,13 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
         DPPROF__OP(s, linear_clipgrad, (n, T, IC, OC, E), (DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__CLIP(s, p), n, T, IC, OC));
         return DPPROF_OK;
     }
-    switch (s->dps.method[p]) {
+    /* the lm head reaches here as the embedding's tensor only when tied: its own method */
+    switch (p == s->model.p_emb ? s->dps.head_method : s->dps.method[p]) {
     case DPPROF__M_PSG: /* opacus: every layer's per-sample gradients live until the clip phase */
         DPPROF__TRY(dpprof__talloc(s, &s->dps.psg[p], (int64_t)n * OC * IC, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
         DPPROF__OP(s, linear_psgrad, (n, T, IC, OC, E), (DPPROF__F(s->dps.psg[p]), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
-        DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)OC * IC, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->dps.psg[p]), n, (size_t)OC * IC));
+        /* tied: the embedding adds its rows to these before the norm (dpprof__embedding_bwd) */
+        if (p != s->model.p_emb) DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)OC * IC, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->dps.psg[p]), n, (size_t)OC * IC));
         return DPPROF_OK;
     case DPPROF__M_GRAM: /* ghost: both gram matrices of the physical batch, (n,T,T) each; the input's is shared
                             with the next layers that read the same input (dpprof__proj_bwd's xg_keep) */
@@ -5513,6 +5604,7 @@ static int dpprof__rmsnorm_bwd(dpprof_session *s, int p, dpprof_tensor *dinp, dp
 static int dpprof__embedding_bwd(dpprof_session *s, dpprof_tensor *dres, int T) {
     const int n = s->dps.bw_n, N = n * T, C = s->sh.C, V = s->sh.V, E = s->elem, p = s->model.p_emb;
     dpprof_tensor *kx = NULL, *kdy = NULL;
+    int i;
     if (!s->model.params[p].trainable) return DPPROF_OK;
     if (s->dps.bw_mode == DPPROF__MODE_SUM) {
         DPPROF__OP(s, embedding_bwd, (N, C, E), (DPPROF__G(s, p), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), N, C));
@@ -5523,12 +5615,27 @@ static int dpprof__embedding_bwd(dpprof_session *s, dpprof_tensor *dres, int T) 
         return DPPROF_OK;
     }
     if (s->dps.method[p] == DPPROF__M_PSG) { /* opacus: a (n, V, C) tensor */
-        DPPROF__TRY(dpprof__talloc(s, &s->dps.psg[p], (int64_t)n * V * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING, 0));
-        DPPROF__OP(s, embedding_psgrad, (n, T, V, C, E), (DPPROF__F(s->dps.psg[p]), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), n, T, V, C));
+        if (s->sh.tied) { /* the head's per-sample gradients are there: each sample's rows added to its own */
+            for (i = 0; i < n; i++)
+                DPPROF__OP(s, embedding_bwd, (T, C, E), (DPPROF__F(s->dps.psg[p]) + (size_t)i * V * C, DPPROF__AT(*dres, (size_t)i * T * C), DPPROF__I(s->model.a.tokens) + (size_t)i * T, T, C));
+        } else {
+            DPPROF__TRY(dpprof__talloc(s, &s->dps.psg[p], (int64_t)n * V * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING, 0));
+            DPPROF__OP(s, embedding_psgrad, (n, T, V, C, E), (DPPROF__F(s->dps.psg[p]), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), n, T, V, C));
+        }
         DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)V * C, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->dps.psg[p]), n, (size_t)V * C));
         return DPPROF_OK;
     }
     DPPROF__OP(s, embedding_sqnorm, (n, T, C, E), (DPPROF__NORM2(s, p), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), n, T, C));
+    if (s->sh.tied) {
+        /* the shared matrix's norm: the head's part is in norm2 already, this adds the cross term 2<e_i, h_i> from
+           the head's input and output gradient, which a second pass retains and book-keeping keeps */
+        const dpprof_tensor *hx = &s->model.a.lnf, *hdl = &s->model.a.logits;
+        if (!s->dps.bw_retain)
+            for (i = 0; i < s->dps.n_cache; i++)
+                if (s->dps.cache[i].p == p && !s->dps.cache[i].embed) hx = s->dps.cache[i].x, hdl = s->dps.cache[i].dy;
+        if (s->backend != DPPROF_BACKEND_DRY && (!hx->data || !hdl->data)) return dpprof__fail(DPPROF_ERR_INVALID, "internal: the tied head's input or output gradient is gone");
+        DPPROF__OP(s, tied_cross, (n, T, V, C, E), (DPPROF__NORM2(s, p), DPPROF__F(*hdl), DPPROF__F(*hx), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), n, T, V, C));
+    }
     if (s->dps.bk) {
         DPPROF__TRY(dpprof__keep(s, &s->model.a.tokens, 0, &kx));
         DPPROF__TRY(dpprof__keep(s, dres, 1, &kdy));
@@ -6683,6 +6790,22 @@ static int dpprof__input_share(const dpprof_session *s, int i) {
     return j == DPPROF__P_Q || j == DPPROF__P_K || j == DPPROF__P_V ? 3 : j == DPPROF__P_GATE || j == DPPROF__P_UP ? 2 : 1;
 }
 
+/* how tensor i's per-sample norm is computed; as_head: the tied embedding's matrix in its use as the lm head (a
+   linear layer; its per-sample gradients are materialised by persample alone, never by auto) */
+static int dpprof__method_of(const dpprof_session *s, int i, int as_head) {
+    const dpprof_param *p = &s->model.params[i];
+    const int algo = s->cfg.algo, T = dpprof__param_T(s, i);
+    if (!p->trainable) return DPPROF__M_FROZEN;
+    if (!s->dps.dp) return DPPROF__M_SUMMED;
+    if (p->rows == 1) return DPPROF__M_VECTOR;
+    if (algo == DPPROF_ALGO_PERSAMPLE) return DPPROF__M_PSG;
+    if (i == s->model.p_emb && !as_head) return DPPROF__M_TOKEN_PAIRS;
+    if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) return DPPROF__M_GRAM;
+    if (!as_head && s->dps.auto_mat && dpprof__psg_fits(s, T, p->cols, p->rows, s->dps.auto_mat)) return DPPROF__M_PSG;
+    if (s->dps.auto_ghost && dpprof__ghost_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i))) return DPPROF__M_GRAM;
+    return dpprof__flash_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i)) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
+}
+
 /* the algorithm's shape and each tensor's norm method; host tables for the dp state */
 static int dpprof__setup_dp(dpprof_session *s) {
     const int algo = s->cfg.algo;
@@ -6722,23 +6845,21 @@ static int dpprof__setup_dp(dpprof_session *s) {
     memset(s->dps.kept, 0, sizeof(dpprof_tensor) * (size_t)s->dps.cap_kept);
     for (i = 0; i < max_batch; i++) s->dps.last_norms[i] = s->dps.last_clip[i] = NAN;
     for (i = 0; i < s->model.n_params; i++) {
-        const dpprof_param *p = &s->model.params[i];
-        int T = dpprof__param_T(s, i);
-        s->model.n_trainable += p->trainable;
-        if (!p->trainable) s->dps.method[i] = DPPROF__M_FROZEN;
-        else if (!s->dps.dp) s->dps.method[i] = DPPROF__M_SUMMED;
-        else if (p->rows == 1) s->dps.method[i] = DPPROF__M_VECTOR;
-        else if (algo == DPPROF_ALGO_PERSAMPLE) s->dps.method[i] = DPPROF__M_PSG;
-        else if (i == s->model.p_emb) s->dps.method[i] = DPPROF__M_TOKEN_PAIRS;
-        else if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) s->dps.method[i] = DPPROF__M_GRAM;
-        else if (s->dps.auto_mat && dpprof__psg_fits(s, T, p->cols, p->rows, s->dps.auto_mat)) s->dps.method[i] = DPPROF__M_PSG;
-        else if (s->dps.auto_ghost && dpprof__ghost_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i))) s->dps.method[i] = DPPROF__M_GRAM;
-        else s->dps.method[i] = dpprof__flash_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i)) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
+        s->model.n_trainable += s->model.params[i].trainable;
+        s->dps.method[i] = dpprof__method_of(s, i, 0);
     }
+    s->dps.head_method = s->sh.tied ? dpprof__method_of(s, s->model.p_emb, 1) : -1;
     return DPPROF_OK;
 }
 
 DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int i) {
+    /* the tied embedding's matrix: the lm head's method, the embedding's and the cross term (persample
+       materialises the sum of both uses' per-sample gradients: its own name) */
+    static const char *const tied[] = {"", "", "", "gram T x T materialised (lm head) + token-pair gram (embedding) + their cross term",
+                                       "flash: tiled gram (lm head) + token-pair gram (embedding) + their cross term",
+                                       "flash: tiled per-sample gradient (lm head) + token-pair gram (embedding) + their cross term", "", ""};
+    if (s && s->sh.tied && i == s->model.p_emb && s->dps.method && s->dps.method[i] == DPPROF__M_TOKEN_PAIRS && s->dps.head_method >= 0 && *tied[s->dps.head_method])
+        return tied[s->dps.head_method];
     return s && i >= 0 && i < s->model.n_params && s->dps.method ? dpprof__method_names[s->dps.method[i]] : "?";
 }
 
@@ -7120,9 +7241,9 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     fprintf(f, "{\n  \"schema_version\": %d,\n  \"experiment\": ", DPPROF_SCHEMA_VERSION);
     dpprof__jstr(f, experiment ? experiment : "run");
     fputs(",\n  \"config\": {\"preset\": ", f);
-    dpprof__jstr(f, c->preset);
-    fprintf(f, ", \"vocab\": %d, \"hidden\": %d, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_size\": %d, \"ffn\": %d",
-            h->V, h->C, h->L, h->NH, h->NKV, h->HS, h->F);
+    dpprof__jstr(f, c->model_name ? c->model_name : c->preset);
+    fprintf(f, ", \"vocab\": %d, \"hidden\": %d, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_size\": %d, \"ffn\": %d, \"tie_embeddings\": %s",
+            h->V, h->C, h->L, h->NH, h->NKV, h->HS, h->F, h->tied ? "true" : "false");
     fprintf(f, ", \"seq\": %d, \"task\": \"%s\", \"classes\": %d, \"algo\": \"%s\", \"batch\": %d, \"physical_batch\": %d, \"steps\": %d, \"warmup\": %d",
             c->seq, c->task == DPPROF_TASK_LM ? "lm" : "cls", h->K, dpprof_algo_name(c->algo), c->batch, c->physical_batch, c->steps, c->warmup);
     fputs(", \"lr\": ", f);
@@ -7475,9 +7596,10 @@ static int dpprof__dump_hf_config(const dpprof_session *s, const char *dir) {
     dpprof__jnum(f, h->norm_eps);
     fputs(",\n  \"initializer_range\": ", f);
     dpprof__jnum(f, s->cfg.init_std);
-    fputs(",\n  \"hidden_act\": \"silu\",\n  \"attention_bias\": false,\n  \"mlp_bias\": false,\n  \"attention_dropout\": 0.0,\n"
-          "  \"tie_word_embeddings\": false,\n  \"pad_token_id\": null,\n  \"bos_token_id\": null,\n  \"eos_token_id\": null,\n"
-          "  \"use_cache\": false,\n  \"torch_dtype\": \"float32\"", f);
+    /* tied: model.safetensors has no lm_head.weight, and from_pretrained ties it to the embedding */
+    fprintf(f, ",\n  \"hidden_act\": \"silu\",\n  \"attention_bias\": false,\n  \"mlp_bias\": false,\n  \"attention_dropout\": 0.0,\n"
+               "  \"tie_word_embeddings\": %s,\n  \"pad_token_id\": null,\n  \"bos_token_id\": null,\n  \"eos_token_id\": null,\n"
+               "  \"use_cache\": false,\n  \"torch_dtype\": \"float32\"", h->tied ? "true" : "false");
     if (cls) {
         fprintf(f, ",\n  \"num_labels\": %d,\n  \"id2label\": {", h->K);
         for (k = 0; k < h->K; k++) fprintf(f, "%s\"%d\": \"LABEL_%d\"", k ? ", " : "", k, k);

@@ -4649,6 +4649,46 @@ extern "C" void dpprof_embedding_clipgrad_gpu(float *dwte, const float *dy, cons
                         tokens, c, T, C);
 }
 
+// tied embedding and head: part[z*T + s] = 2 sum_t dl[z, t, tok_s] <x_t, dy_s> (dpprof_tied_cross_ref's summands of
+// row s, in double). block (s, sample z of the chunk); thread j takes t = j, j + 256, ... in order, each dot
+// over C in order, then the fixed block sum. grid (T, samples)
+template <typename A>
+__global__ void dpprof__k_dp_tied_cross(double *part, const A *dl, const A *x, const A *dy, const int *tokens, int T, int V, int C) {
+    __shared__ double red[DPPROF__DP_NT];
+    const size_t z = blockIdx.y, base = z * (size_t)T;
+    const int s = blockIdx.x, tok = tokens[base + s];
+    const A *g = dy + (base + (size_t)s) * (size_t)C;
+    double tot = 0.0;
+    if (tok >= 0 && tok < V)
+        for (int t = threadIdx.x; t < T; t += DPPROF__DP_NT) {
+            const A *xr = x + (base + (size_t)t) * (size_t)C;
+            double d = 0.0;
+            for (int c = 0; c < C; c++) d += (double)dpprof__ld(xr[c]) * (double)dpprof__ld(g[c]);
+            tot += (double)dpprof__ld(dl[(base + (size_t)t) * (size_t)V + (size_t)tok]) * d;
+        }
+    tot = dpprof__k_dp_block_sum(tot, red);
+    if (threadIdx.x == 0) part[base + s] = 2.0 * tot;
+}
+
+extern "C" void dpprof_tied_cross_gpu(double *norm2, const float *dl, const float *x, const float *dy, const int *tokens, int n, int T, int V, int C) {
+    const char *what = "dpprof_tied_cross_gpu";
+    if (n <= 0 || T <= 0 || C <= 0 || V <= 0) return; // norm2 += 0
+    long long chunk = dpprof__dp_chunk(n, (long long)DPPROF__DP_CAP, (long long)T);
+    double *part = (double *)dpprof__scratch((size_t)chunk * (size_t)T * sizeof(double), what);
+    if (!part) return;
+    for (int i0 = 0; i0 < n; i0 += (int)chunk) {
+        long long k = dpprof__dp_min(chunk, n - i0);
+        const size_t off = (size_t)i0 * (size_t)T;
+        if (dpprof__cu.bf16)
+            dpprof__launch(what, dpprof__k_dp_tied_cross<dpprof__bf16>, dim3((unsigned)T, (unsigned)k), dim3(DPPROF__DP_NT), 0, part,
+                           dpprof__act<dpprof__bf16>(dl) + off * (size_t)V, dpprof__act<dpprof__bf16>(x) + off * (size_t)C,
+                           dpprof__act<dpprof__bf16>(dy) + off * (size_t)C, tokens + off, T, V, C);
+        else dpprof__launch(what, dpprof__k_dp_tied_cross<float>, dim3((unsigned)T, (unsigned)k), dim3(DPPROF__DP_NT), 0, part, dl + off * (size_t)V,
+                            x + off * (size_t)C, dy + off * (size_t)C, tokens + off, T, V, C);
+        dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, (long long)T);
+    }
+}
+
 // ==== cupti: measured dram and l2 bytes per named range (CUPTI range profiler) ====================
 // one collection at a time, on the runtime's primary context of the dpprof_cuda_init device:
 //   begin   cuptiProfilerInitialize, device check, chip name, counter availability, a config image

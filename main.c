@@ -141,8 +141,12 @@ static int cli_next(const char *cmd, const cli_opt *t, size_t n, int argc, char 
 }
 
 static const cli_opt run_table[] = {
-    {NULL, NULL, "model (a preset, each size overridable):"},
-    {"--preset", "NAME", "tiny (default), gpt2-small, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b,\ntrainer-1b, longctx  (dpprof presets lists their shapes)"},
+    {NULL, NULL, "model (a preset or a Hugging Face config.json, each size overridable):"},
+    {"--preset", "NAME", "tiny (default), gpt2-small, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b,\ntrainer-1b, longctx, or a published model's Hugging Face name\n(meta-llama/Llama-3.2-1B; dpprof presets lists them)"},
+    {"--model", "NAME", "the same as --preset"},
+    {"--hf-config", "FILE", "the model of a Hugging Face Llama config.json: vocab_size, hidden_size,\nintermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads,\nhead_dim, rope_theta, rms_norm_eps, tie_word_embeddings; what dpprof does not\nmodel is refused (docs/model.md)"},
+    {"--tied", NULL, "the lm head is the embedding matrix (tie_word_embeddings)"},
+    {"--untied", NULL, "the lm head is a matrix of its own"},
     {"--vocab", "V", "vocabulary size"},
     {"--hidden", "C", "model width"},
     {"--layers", "L", "decoder layers"},
@@ -316,11 +320,147 @@ static long long mem_available(void) {
 /* ---- run ----------------------------------------------------------------------------------------- */
 typedef struct run_opts {
     dpprof_config cfg;
-    const char *out, *trace, *dump, *experiment;
+    const char *out, *trace, *dump, *experiment, *hf_config;
+    int hf_max_pos; /* --hf-config's max_position_embeddings, 0 where it gives none */
     int quiet;
     double target_epsilon;
     int limit_given;
 } run_opts;
+
+static int in_check(const char *what, const char *path, long long limit, char *buf, size_t cap);
+#define IN_HF_LIMIT ((long long)1 << 20) /* a Hugging Face config.json */
+
+/* --hf-config FILE: the model of a Hugging Face config.json of a Llama model. every size it gives fills the
+   configuration where no option set it (an option wins); what dpprof cannot model is refused, naming the key
+   and its value. the keys and what is refused: docs/model.md */
+static int hf_fail(const char *path, const char *fmt, const char *key, const char *what) {
+    fprintf(stderr, "%s: run: --hf-config %s: ", prog, path);
+    fprintf(stderr, fmt, key, what);
+    fputc('\n', stderr);
+    return EXIT_USAGE;
+}
+
+/* a positive integer under key (required or not): 0 where absent (or null, when optional), -1 after saying why */
+static long long hf_int(const char *path, const dpprof_json *root, const char *key, int required, long long hi) {
+    const dpprof_json *v = dpprof_json_get(root, key);
+    long long x;
+    double d;
+    char num[64];
+    if (!v || (!required && dpprof_json_kind(v) == DPPROF_JSON_NULL)) {
+        if (required) hf_fail(path, "the required key \"%s\" is missing%s", key, "");
+        return required ? -1 : 0;
+    }
+    if (dpprof_json_number(v, &d) != DPPROF_OK) return hf_fail(path, "\"%s\" is not a number (%s)", key, dpprof_json_kind(v) == DPPROF_JSON_STRING ? "a string" : "another type"), -1;
+    snprintf(num, sizeof num, "%.17g", d);
+    if (dpprof_json_int64(v, &x) != DPPROF_OK || x < 1 || x > hi) {
+        char range[128];
+        snprintf(range, sizeof range, "%s: expected an integer in [1, %lld]", num, hi);
+        hf_fail(path, "\"%s\" = %s", key, range);
+        return -1;
+    }
+    return x;
+}
+
+/* a boolean key that must be false (or absent) for dpprof's model: 0 ok, else the exit code */
+static int hf_false(const char *path, const dpprof_json *root, const char *key, const char *why) {
+    const dpprof_json *v = dpprof_json_get(root, key);
+    if (!v || dpprof_json_kind(v) == DPPROF_JSON_FALSE || dpprof_json_kind(v) == DPPROF_JSON_NULL) return 0;
+    return hf_fail(path, "\"%s\" = true: %s", key, why);
+}
+
+static int hf_config_load(const char *path, run_opts *o) {
+    dpprof_config *c = &o->cfg;
+    dpprof_json_doc *doc = NULL;
+    const dpprof_json *root, *v;
+    char err[512];
+    const char *str;
+    long long V, C, F, L, NH, NKV, HS, pos;
+    double theta = 10000.0, eps = 1e-6; /* transformers' LlamaConfig defaults */
+    int tied = 0, rc = EXIT_USAGE;
+    if (c->preset) return usage_error("run: --hf-config defines the model: --preset/--model '%s' cannot come with it%s", c->preset, "");
+    if (in_check(NULL, path, IN_HF_LIMIT, err, sizeof err)) return hf_fail(path, "%s%s", err, "");
+    if (dpprof_json_parse_file(path, (size_t)IN_HF_LIMIT, &doc, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: run: --hf-config: %s\n", prog, err);
+        return EXIT_USAGE;
+    }
+    root = dpprof_json_root(doc);
+    if (dpprof_json_kind(root) != DPPROF_JSON_OBJECT) { hf_fail(path, "not a JSON object%s%s", "", ""); goto done; }
+    v = dpprof_json_get(root, "model_type");
+    if (!v) { hf_fail(path, "the required key \"%s\" is missing%s", "model_type", ""); goto done; }
+    if (!(str = dpprof_json_string(v)) || strcmp(str, "llama")) {
+        hf_fail(path, "\"%s\" = %s: dpprof models the Llama architecture (model_type \"llama\") only", "model_type", str ? str : "(not a string)");
+        goto done;
+    }
+    v = dpprof_json_get(root, "hidden_act");
+    if (v && (!(str = dpprof_json_string(v)) || strcmp(str, "silu"))) {
+        hf_fail(path, "\"%s\" = %s: dpprof's MLP is SwiGLU with silu", "hidden_act", str ? str : "(not a string)");
+        goto done;
+    }
+    if (hf_false(path, root, "attention_bias", "dpprof's projections have no biases") || hf_false(path, root, "mlp_bias", "dpprof's projections have no biases")) goto done;
+    v = dpprof_json_get(root, "sliding_window");
+    if (v && dpprof_json_kind(v) != DPPROF_JSON_NULL) { hf_fail(path, "\"%s\" is set: dpprof's attention is full causal attention%s", "sliding_window", ""); goto done; }
+    v = dpprof_json_get(root, "rope_scaling");
+    if (v && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
+        const dpprof_json *t = dpprof_json_get(v, "rope_type");
+        str = dpprof_json_string(t ? t : dpprof_json_get(v, "type"));
+        if (dpprof_json_kind(v) != DPPROF_JSON_OBJECT || !str) { hf_fail(path, "\"%s\" is not an object with a rope_type%s", "rope_scaling", ""); goto done; }
+        if (!strcmp(str, "llama3")) { /* the frequencies alone: the same shapes, flops and bytes */
+            if (!o->quiet)
+                fprintf(stderr, "dpprof: --hf-config %s: rope_scaling llama3 is not applied: the rotary frequencies are rope_theta's alone (memory, time and traffic are "
+                                "the same; the values are not transformers')\n", path);
+        } else if (strcmp(str, "default")) {
+            hf_fail(path, "\"rope_scaling\" of type \"%s\"%s: dpprof implements none but llama3's (whose frequencies it leaves unscaled)", str, "");
+            goto done;
+        }
+    }
+    if ((V = hf_int(path, root, "vocab_size", 1, 16777216)) < 0 || (C = hf_int(path, root, "hidden_size", 1, 16777216)) < 0 ||
+        (F = hf_int(path, root, "intermediate_size", 1, 16777216)) < 0 || (L = hf_int(path, root, "num_hidden_layers", 1, 4096)) < 0 ||
+        (NH = hf_int(path, root, "num_attention_heads", 1, 65536)) < 0 || (NKV = hf_int(path, root, "num_key_value_heads", 0, 65536)) < 0 ||
+        (HS = hf_int(path, root, "head_dim", 0, DPPROF_MAX_HEAD_SIZE)) < 0 || (pos = hf_int(path, root, "max_position_embeddings", 0, INT32_MAX)) < 0)
+        goto done;
+    if (!NKV) NKV = NH; /* transformers' default: multi-head attention */
+    if (!HS && C % NH) {
+        char what[160];
+        snprintf(what, sizeof what, "%lld is not a multiple of num_attention_heads = %lld, and no head_dim is given", C, NH);
+        hf_fail(path, "\"%s\" = %s", "hidden_size", what);
+        goto done;
+    }
+    if (NH % NKV) {
+        char what[160];
+        snprintf(what, sizeof what, "%lld does not divide num_attention_heads = %lld", NKV, NH);
+        hf_fail(path, "\"%s\" = %s", "num_key_value_heads", what);
+        goto done;
+    }
+    if ((v = dpprof_json_get(root, "rope_theta")) && dpprof_json_kind(v) != DPPROF_JSON_NULL && (dpprof_json_number(v, &theta) != DPPROF_OK || !(theta > 0 && theta <= 1e12))) {
+        hf_fail(path, "\"%s\" %s: expected a number in (0, 1e12]", "rope_theta", "is out of range");
+        goto done;
+    }
+    if ((v = dpprof_json_get(root, "rms_norm_eps")) && dpprof_json_kind(v) != DPPROF_JSON_NULL && (dpprof_json_number(v, &eps) != DPPROF_OK || !(eps > 0 && eps < 1))) {
+        hf_fail(path, "\"%s\" %s: expected a number in (0, 1)", "rms_norm_eps", "is out of range");
+        goto done;
+    }
+    if ((v = dpprof_json_get(root, "tie_word_embeddings")) && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
+        if (dpprof_json_kind(v) != DPPROF_JSON_TRUE && dpprof_json_kind(v) != DPPROF_JSON_FALSE) { hf_fail(path, "\"%s\" is not a boolean%s", "tie_word_embeddings", ""); goto done; }
+        tied = dpprof_json_kind(v) == DPPROF_JSON_TRUE;
+    }
+    /* an option given on the command line wins over the file */
+    if (!c->vocab) c->vocab = (int)V;
+    if (!c->hidden) c->hidden = (int)C;
+    if (!c->ffn) c->ffn = (int)F;
+    if (!c->layers) c->layers = (int)L;
+    if (!c->heads) c->heads = (int)NH;
+    if (!c->kv_heads) c->kv_heads = (int)NKV;
+    if (!c->head_dim && HS && HS * NH != C) c->head_dim = (int)HS;
+    if (!(c->rope_theta > 0)) c->rope_theta = theta;
+    if (!(c->norm_eps > 0)) c->norm_eps = eps;
+    if (!c->tie_embeddings) c->tie_embeddings = tied ? 1 : -1;
+    c->model_name = path;
+    o->hf_max_pos = (int)pos;
+    rc = EXIT_OK;
+done:
+    dpprof_json_free(doc);
+    return rc;
+}
 
 static int parse_run(int argc, char **argv, run_opts *o) {
     int i, ended = 0;
@@ -341,6 +481,12 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         if (!strcmp(a, "--help")) { help_run(); exit(EXIT_OK); }
         if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
         if (!strcmp(a, "--poisson")) { c->poisson = 1; continue; }
+        if (!strcmp(a, "--tied") || !strcmp(a, "--untied")) {
+            const int want = a[2] == 't' ? 1 : -1;
+            if (c->tie_embeddings == -want) return usage_error("run: --tied and --untied contradict each other (%s came second)%s", a, "");
+            c->tie_embeddings = want;
+            continue;
+        }
         if (!strcmp(a, "--dram")) { c->dram = 1; continue; }
         if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
         if (!strcmp(a, "--wgmma")) { c->wgmma = 1; continue; }
@@ -360,7 +506,8 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         }
 #define INTOPT(name, field, lo, hi) else if (!strcmp(a, name)) { if (parse_int(a, v, lo, hi, &c->field)) return EXIT_USAGE; }
 #define DBLOPT(name, field, lo, hi, open) else if (!strcmp(a, name)) { if (parse_dbl(a, v, lo, hi, open, &c->field)) return EXIT_USAGE; }
-        if (!strcmp(a, "--preset")) c->preset = v;
+        if (!strcmp(a, "--preset") || !strcmp(a, "--model")) c->preset = v;
+        else if (!strcmp(a, "--hf-config")) o->hf_config = v;
         INTOPT("--vocab", vocab, 2, 16777216)
         INTOPT("--hidden", hidden, 2, 16777216)
         INTOPT("--layers", layers, 1, 4096)
@@ -461,6 +608,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
 #undef INTOPT
 #undef DBLOPT
     }
+    if (o->hf_config) return hf_config_load(o->hf_config, o);
     return EXIT_OK;
 }
 
@@ -477,7 +625,7 @@ static int in_check(const char *what, const char *path, long long limit, char *b
     else if (S_ISDIR(st.st_mode)) snprintf(why, sizeof why, "is a directory");
     else if (!S_ISREG(st.st_mode))
         snprintf(why, sizeof why, "not a regular file (%s: not read, it could block or never end)", S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
-    else if ((long long)st.st_size > limit) snprintf(why, sizeof why, "%lld bytes, over the limit of %lld for %s", (long long)st.st_size, limit, limit == IN_CONF_LIMIT ? "an experiment file" : limit == IN_DATA_LIMIT && what && !strcmp(what, "--data") ? "--data" : "a result file");
+    else if ((long long)st.st_size > limit) snprintf(why, sizeof why, "%lld bytes, over the limit of %lld for %s", (long long)st.st_size, limit, limit == IN_CONF_LIMIT ? "an experiment file" : limit == IN_HF_LIMIT ? "a config.json" : limit == IN_DATA_LIMIT && what && !strcmp(what, "--data") ? "--data" : "a result file");
     else return 0;
     if (buf) snprintf(buf, cap, "%s", why);
     if (what) fprintf(stderr, "%s: %s '%s': %s\n", prog, what, path, why);
@@ -3506,11 +3654,11 @@ static int rep_figure(rep *r, const rep_line *l) {
 
 static int cmd_presets(void) {
     const char *const *n;
-    printf("%-14s %8s %6s %4s %4s %4s %6s %10s\n", "preset", "vocab", "hidden", "L", "NH", "NKV", "ffn", "rope_theta");
+    printf("%-14s %8s %6s %4s %4s %4s %6s %10s %5s  %s\n", "preset", "vocab", "hidden", "L", "NH", "NKV", "ffn", "rope_theta", "tied", "also named");
     for (n = dpprof_preset_names(); *n; n++) {
         dpprof_shape s;
         dpprof_preset_shape(*n, &s);
-        printf("%-14s %8d %6d %4d %4d %4d %6d %10g\n", *n, s.V, s.C, s.L, s.NH, s.NKV, s.F, s.rope_theta);
+        printf("%-14s %8d %6d %4d %4d %4d %6d %10g %5s  %s\n", *n, s.V, s.C, s.L, s.NH, s.NKV, s.F, s.rope_theta, s.tied ? "yes" : "no", dpprof_preset_hf_name(*n));
     }
     return EXIT_OK;
 }

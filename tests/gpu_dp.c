@@ -130,7 +130,7 @@ static void tdp_grad_check(const char *name, const char *shape, const char *sem,
 typedef struct {
     int n, T, IC, OC, V, C, D;
     size_t P;
-    const float *dy, *x, *psg, *ga, *gg, *inp, *rstd;
+    const float *dy, *x, *psg, *ga, *gg, *inp, *rstd, *dl;
     const int *tok;
     const double *c;
 } tdp_ctx;
@@ -148,6 +148,7 @@ static void tdp_n_gdot(double *o, const void *v) { const tdp_ctx *k = (const tdp
 static void tdp_n_fgram(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_linear_sqnorm_gram_gpu(o, k->dy, k->x, k->n, k->T, k->IC, k->OC); }
 static void tdp_n_fpsg(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_linear_sqnorm_psg_gpu(o, k->dy, k->x, k->n, k->T, k->IC, k->OC); }
 static void tdp_n_emb(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_embedding_sqnorm_gpu(o, k->dy, k->tok, k->n, k->T, k->C); }
+static void tdp_n_tied(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_tied_cross_gpu(o, k->dl, k->x, k->dy, k->tok, k->n, k->T, k->V, k->C); }
 
 static double *tdp_start(int n) {
     double *s = (double *)malloc((size_t)n * sizeof(double));
@@ -370,6 +371,7 @@ static void tdp_embedding(int n, int T, int V, int used, int C, int bf16) {
     int *tok = (int *)malloc((nT ? nT : 1) * sizeof(int));
     dpprof_real *dy = tdp_rand(nT * C, 1.0), *psg = (dpprof_real *)malloc(n * VC * sizeof *psg), *garbage = tdp_rand(n * VC, 1e3);
     dpprof_real *dw0 = tdp_rand(VC, 1.0), *dw = (dpprof_real *)malloc(VC * sizeof *dw);
+    dpprof_real *x = tdp_rand(nT * C, 1.0), *dl = tdp_rand(nT * V, 1.0); /* a tied head's input and logits' gradient */
     double *c = tdp_clip(n), *start = tdp_start(n), *ref = (double *)malloc((size_t)n * sizeof(double));
     tdp_ctx k;
     for (i = 0; i < nT; i++) tok[i] = (int)(tdp_unif() * used) % used;
@@ -377,6 +379,8 @@ static void tdp_embedding(int n, int T, int V, int used, int C, int bf16) {
     snprintf(shape, sizeof shape, "%sn=%d T=%d V=%d (tokens < %d) C=%d", bf16 ? "bf16 " : "", n, T, V, used, C);
     k.n = n, k.T = T, k.V = V, k.C = C, k.P = VC;
     k.dy = tdp_act(dy, nT * C, bf16);
+    k.x = tdp_act(x, nT * C, bf16);
+    k.dl = tdp_act(dl, nT * V, bf16);
     k.tok = (const int *)tdp_dev(tok, nT * sizeof(int));
     k.c = (const double *)tdp_dev(c, (size_t)n * sizeof(double));
     if (bf16) dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
@@ -384,6 +388,9 @@ static void tdp_embedding(int n, int T, int V, int used, int C, int bf16) {
     memcpy(ref, start, (size_t)n * sizeof(double));
     dpprof_embedding_sqnorm_ref(ref, dy, tok, n, T, C);
     tdp_norm_check("embedding_sqnorm", shape, tdp_n_emb, &k, start, ref, n);
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_tied_cross_ref(ref, dl, x, dy, tok, n, T, V, C);
+    tdp_norm_check("tied_cross", shape, tdp_n_tied, &k, start, ref, n);
     dpprof_embedding_psgrad_ref(psg, dy, tok, n, T, V, C);
     tdp_grad_check("embedding_psgrad", shape, "psg overwritten (start garbage)", tdp_f_epsgrad, &k, garbage, psg, n * VC, 0);
     memcpy(dw, dw0, VC * sizeof *dw);
@@ -410,9 +417,11 @@ static void tdp_embedding(int n, int T, int V, int used, int C, int bf16) {
     }
     dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
     dpprof_cuda_release((void *)k.dy);
+    dpprof_cuda_release((void *)k.x);
+    dpprof_cuda_release((void *)k.dl);
     dpprof_cuda_release((void *)k.tok);
     dpprof_cuda_release((void *)k.c);
-    free(tok), free(dy), free(psg), free(garbage), free(dw0), free(dw), free(c), free(start), free(ref);
+    free(tok), free(dy), free(psg), free(garbage), free(dw0), free(dw), free(x), free(dl), free(c), free(start), free(ref);
 }
 
 static void tdp_rmsnorm(int n, int T, int C, int bf16) {

@@ -59,9 +59,12 @@ static double steps_tensors_err(dpprof_session *a, dpprof_session *b, char which
     return steps_worst(a, b, which, steps_err_floor, worst_name);
 }
 
+static int steps_tied; /* the cases in flight tie the lm head to the embedding */
+
 static void steps_config(dpprof_config *c, int algo, int per_layer, int cls, int lora) {
     memset(c, 0, sizeof *c);
     c->preset = "tiny";
+    c->tie_embeddings = steps_tied ? 1 : 0;
     c->seq = 12;
     c->batch = 4;
     c->physical_batch = 3; /* an uneven split: 3 + 1 */
@@ -190,7 +193,7 @@ static void steps_case(int algo, int per_layer, int cls, int lora) {
     int i;
     double ncpu[4], ngpu[4], ccpu[4], cgpu[4], en = 0, ec = 0, eg, ew;
     const char *wn;
-    snprintf(name, sizeof name, "step %s%s%s%s", dpprof_algo_name(algo), per_layer ? " per-layer" : "", cls ? " cls" : " lm", lora ? " lora" : "");
+    snprintf(name, sizeof name, "step %s%s%s%s%s", dpprof_algo_name(algo), per_layer ? " per-layer" : "", cls ? " cls" : " lm", lora ? " lora" : "", steps_tied ? " tied" : "");
     steps_config(&c, algo, per_layer, cls, lora);
     if (steps_pair(&c, DPPROF_DTYPE_FP32, name, lora, &cpu, &gpu) != DPPROF_OK) goto done;
     if (steps_batch(cpu, gpu, name, algo, ncpu, ngpu, ccpu, cgpu, &en, &ec) != DPPROF_OK) goto done;
@@ -348,8 +351,8 @@ static void steps_bf16_case(int algo, int cls, int lora) {
     int i;
     double ncpu[4], ngpu[4], ccpu[4], cgpu[4], en = 0, ec = 0, eg, ew;
     const char *wn;
-    const int ref_case = !cls && !lora; /* persample's lm results are the others' reference */
-    snprintf(name, sizeof name, "bf16 step %s%s%s", dpprof_algo_name(algo), cls ? " cls" : " lm", lora ? " lora" : "");
+    const int ref_case = !cls && !lora && !steps_tied; /* persample's lm results are the others' reference */
+    snprintf(name, sizeof name, "bf16 step %s%s%s%s", dpprof_algo_name(algo), cls ? " cls" : " lm", lora ? " lora" : "", steps_tied ? " tied" : "");
     steps_config(&c, algo, 0, cls, lora);
     if (steps_pair(&c, DPPROF_DTYPE_BF16, name, lora, &cpu, &gpu) != DPPROF_OK) goto done;
     CHECK(bf16_copies_stale(gpu) == 0, "%s: every bf16 copy is its master rounded, after init%s", name, lora ? " and param_write" : "");
@@ -456,6 +459,14 @@ static void test_steps(void) {
     steps_case(DPPROF_ALGO_FLASH, 0, 1, 0);
     steps_case(DPPROF_ALGO_GHOST_BK, 0, 0, 1);
     steps_case(DPPROF_ALGO_FLASH_BK, 0, 1, 1);
+    steps_tied = 1; /* the lm head tied to the embedding: its norm's cross term on the device */
+    for (a = 0; a < sizeof algos / sizeof algos[0]; a++) steps_case(algos[a], 0, 0, 0);
+    steps_case(DPPROF_ALGO_GHOST, 1, 0, 0);
+    steps_case(DPPROF_ALGO_FLASH_BK, 0, 0, 1);
+    steps_bf16_case(DPPROF_ALGO_FLASH, 0, 0);
+    steps_bf16_case(DPPROF_ALGO_GHOST_BK, 0, 0);
+    steps_bf16_case(DPPROF_ALGO_PERSAMPLE, 0, 1);
+    steps_tied = 0;
     steps_determinism(DPPROF_DTYPE_FP32);
     test_steps_bf16();
     steps_oom();

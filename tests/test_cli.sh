@@ -165,7 +165,8 @@ missing=""
 for opt in --preset --vocab --hidden --layers --heads --kv-heads --ffn --seq --task --classes --algo --batch \
            --physical-batch --steps --warmup --lr --optimizer --sigma --max-grad-norm --clipping --poisson \
            --dataset-size --delta --lora-rank --lora-alpha --lora-targets --dtype --backend --seed --out \
-           --trace --dump --data --memory-limit --fused-clipgrad --cublas-clipgrad --fused-noise --separate-noise --dp-warp-tile --wgmma --no-wgmma; do
+           --trace --dump --data --memory-limit --fused-clipgrad --cublas-clipgrad --fused-noise --separate-noise --dp-warp-tile --wgmma --no-wgmma \
+           --model --hf-config --tied --untied; do
     grep -qF -- "$opt" <<<"$help" || missing="$missing $opt"
 done
 check "run --help exits 0 and names every option${missing:+ (missing:$missing)}" test "$rc" -eq 0 -a -z "$missing"
@@ -191,6 +192,62 @@ check "dump: model.safetensors holds every parameter as f32" bash -c "
     sz=\$(stat -c %s '$tmp/dump/model.safetensors')
     [ -n \"\$n\" ] && [ \$((sz - 8 - hl)) -eq \$((4 * n)) ]"
 check "dump: step.json has per-sample losses" grep -q '"per_sample_loss": \[' "$tmp/dump/step.json"
+
+# Hugging Face configs (tests/hf/: the published config.json values of each model, written out here): the
+# parameter counts are the published ones, exactly; tied heads where the model ties them
+for m in llama-3.2-1b:1235814400:true llama-3.2-3b:3212749824:true llama-3.1-8b:8030261248:false tinyllama-1.1b:1100048384:false \
+         smollm2-135m:134515008:true smollm2-360m:361821120:true smollm2-1.7b:1711376384:true; do
+    IFS=: read -r name count tied <<<"$m"
+    "$bin" run --hf-config "tests/hf/$name.json" --backend dry --steps 1 --seq 8 --batch 1 --quiet --timeline none --out "$tmp/hf.json"; rc=$?
+    check "--hf-config $name: $count parameters (the published count), tie_embeddings $tied" \
+        bash -c "[ $rc -eq 0 ] && grep -q '\"param_count\": $count,' '$tmp/hf.json' && grep -q '\"tie_embeddings\": $tied,' '$tmp/hf.json' && grep -q '\"preset\": \"tests/hf/$name.json\"' '$tmp/hf.json'"
+done
+for m in meta-llama/Llama-3.2-1B:1235814400 meta-llama/Llama-3.2-3B:3212749824 meta-llama/Llama-3.1-8B:8030261248; do
+    "$bin" run --model "${m%%:*}" --backend dry --steps 1 --seq 8 --batch 1 --quiet --timeline none --out "$tmp/hf.json"; rc=$?
+    check "--model ${m%%:*}: the preset, ${m##*:} parameters" bash -c "[ $rc -eq 0 ] && grep -q '\"param_count\": ${m##*:},' '$tmp/hf.json'"
+done
+"$bin" run --hf-config tests/hf/llama-3.2-1b.json --backend dry --steps 1 --seq 8 --batch 1 --timeline none --out "$tmp/hf.json" 2>"$tmp/hf.err"; rc=$?
+check "--hf-config with rope_scaling llama3: runs, and says the frequencies are unscaled" bash -c "[ $rc -eq 0 ] && grep -q 'rope_scaling llama3 is not applied' '$tmp/hf.err'"
+"$bin" run --hf-config tests/hf/smollm2-135m.json --layers 2 --vocab 300 --untied --backend dry --steps 1 --seq 8 --batch 1 --quiet --timeline none --out "$tmp/hf.json"; rc=$?
+check "--hf-config: an option wins over the file (layers 2, vocab 300, untied)" \
+    bash -c "[ $rc -eq 0 ] && grep -q '\"vocab\": 300, \"hidden\": 576, \"layers\": 2, \"heads\": 9, \"kv_heads\": 3, \"head_size\": 64, \"ffn\": 1536, \"tie_embeddings\": false' '$tmp/hf.json'"
+# what dpprof cannot model is refused before any work, naming the key and its value
+hfbad() { # expected-text json-edit (python expression on d)
+    local text=$1 edit=$2
+    python3 -c "import json,sys; d=json.load(open('tests/hf/smollm2-135m.json')); $edit; json.dump(d, open('$tmp/hfbad.json','w'))"
+    bad 2 "$text" run --hf-config "$tmp/hfbad.json" $o
+}
+hfbad '"model_type" = mistral: dpprof models the Llama architecture' 'd["model_type"]="mistral"'
+hfbad 'the required key "model_type" is missing' 'del d["model_type"]'
+hfbad '"hidden_act" = gelu: dpprof'"'"'s MLP is SwiGLU with silu' 'd["hidden_act"]="gelu"'
+hfbad '"attention_bias" = true: dpprof'"'"'s projections have no biases' 'd["attention_bias"]=True'
+hfbad '"mlp_bias" = true' 'd["mlp_bias"]=True'
+hfbad '"sliding_window" is set' 'd["sliding_window"]=4096'
+hfbad '"rope_scaling" of type "yarn": dpprof implements none but llama3'"'"'s' 'd["rope_scaling"]={"rope_type":"yarn","factor":4.0}'
+hfbad 'the required key "hidden_size" is missing' 'del d["hidden_size"]'
+hfbad '"hidden_size" = 576.5: expected an integer in [1, 16777216]' 'd["hidden_size"]=576.5'
+hfbad '"num_hidden_layers" is not a number (a string)' 'd["num_hidden_layers"]="30"'
+hfbad '"vocab_size" = -5: expected an integer' 'd["vocab_size"]=-5'
+hfbad '"hidden_size" = 577 is not a multiple of num_attention_heads = 9, and no head_dim is given' 'd["hidden_size"]=577; del d["head_dim"]'
+hfbad '"num_key_value_heads" = 4 does not divide num_attention_heads = 9' 'd["num_key_value_heads"]=4'
+hfbad '"tie_word_embeddings" is not a boolean' 'd["tie_word_embeddings"]="yes"'
+hfbad '"rms_norm_eps" is out of range' 'd["rms_norm_eps"]=0'
+printf '{"model_type": "llama", "vocab_size": 10,' >"$tmp/hfbad.json"
+bad 2 "hfbad.json: line 1, column" run --hf-config "$tmp/hfbad.json" $o
+bad 2 "--hf-config $tmp: is a directory" run --hf-config "$tmp" $o
+bad 2 "--hf-config defines the model: --preset/--model 'tiny' cannot come with it" run --preset tiny --hf-config tests/hf/smollm2-135m.json $o
+bad 2 "run: --tied and --untied contradict each other (--untied came second)" run --tied --untied $o
+
+# a tied model's dump: config.json says tie_word_embeddings true, and there is no lm_head.weight
+"$bin" run --preset tiny --tied --algo flash_bk --seq 16 --batch 2 --steps 1 --backend cpu --quiet --out "$tmp/tied.json" --dump "$tmp/tdump"; rc=$?
+check "tied dump: config.json has tie_word_embeddings true" bash -c "[ $rc -eq 0 ] && grep -q '\"tie_word_embeddings\": true' '$tmp/tdump/config.json'"
+check "tied dump: model.safetensors and grads.safetensors have the embedding and no lm_head.weight" \
+    bash -c "for f in model grads; do head -c 4096 '$tmp/tdump/'\$f.safetensors | grep -aq 'model.embed_tokens.weight' || exit 1; ! head -c 4096 '$tmp/tdump/'\$f.safetensors | grep -aq lm_head || exit 1; done"
+check "tied dump: model.safetensors holds every parameter (one matrix for both uses)" bash -c "
+    n=\$(grep -o '\"param_count\": [0-9]*' '$tmp/tied.json' | grep -o '[0-9]*\$')
+    hl=\$(od -An -t u8 -N 8 '$tmp/tdump/model.safetensors' | tr -d ' ')
+    sz=\$(stat -c %s '$tmp/tdump/model.safetensors')
+    [ \"\$n\" = 108864 ] && [ \$((sz - 8 - hl)) -eq \$((4 * n)) ]"
 
 # the figure from the result file
 "$bin" plot timeline "$tmp/r.json" --out "$tmp/r.png"; rc=$?

@@ -28,6 +28,8 @@
 static const int algos[] = {DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
 
 static int use_lora; /* the case in flight adapts q, v and down with rank-3 lora */
+static int use_tied; /* the case in flight ties the lm head to the embedding: one matrix, whose per-sample
+                        gradient is the sum of both uses' (the cross term in its norm) */
 static int use_narrow; /* the case in flight is 4 wide (2 heads of 2): auto materialises the per-sample
                           gradients of every layer whose input is at most T = 6 wide, not down's (12) */
 
@@ -66,6 +68,7 @@ static dpprof_config small(int cls, int algo) {
     c.backend = DPPROF_BACKEND_CPU;
     c.seed = 11;
     c.optimizer = DPPROF_OPT_SGD;
+    c.tie_embeddings = use_tied ? 1 : 0;
     if (use_lora) {
         c.lora_rank = 3;
         c.lora_alpha = 6;
@@ -153,6 +156,7 @@ static int print_reference(const char *cs) {
     int cls = cs[0] == 'c', per_layer = cs[1] == 'p';
     use_lora = cs[2] == 'r';
     use_narrow = cs[3] == 'n';
+    use_tied = cs[4] == 't';
     ref r;
     size_t k;
     int i;
@@ -175,7 +179,7 @@ static int get_reference(int cls, int per_layer, ref *r) {
     FILE *f;
     size_t k;
     int i, ok = 1;
-    snprintf(cmd, sizeof cmd, "build/tests/test_dp_double --ref %c%c%c%c", cls ? 'c' : 'l', per_layer ? 'p' : 'f', use_lora ? 'r' : '-', use_narrow ? 'n' : '-');
+    snprintf(cmd, sizeof cmd, "build/tests/test_dp_double --ref %c%c%c%c%c", cls ? 'c' : 'l', per_layer ? 'p' : 'f', use_lora ? 'r' : '-', use_narrow ? 'n' : '-', use_tied ? 't' : '-');
     f = popen(cmd, "r");
     if (!f) return -1;
     ok &= fscanf(f, "%lf %zu", &r->clip, &r->P) == 2;
@@ -190,7 +194,7 @@ static int get_reference(int cls, int per_layer, ref *r) {
 static void check_algorithms(int cls, int per_layer) {
     ref r;
     int a, tok[B * T], tgt[B * T], i;
-    const char *name = use_narrow ? (cls ? "cls narrow" : "lm narrow") : use_lora ? (cls ? "cls+lora" : "lm+lora") : cls ? "cls" : "lm";
+    const char *name = use_tied ? (use_narrow ? "lm tied narrow" : use_lora ? "lm tied+lora" : "lm tied") : use_narrow ? (cls ? "cls narrow" : "lm narrow") : use_lora ? (cls ? "cls+lora" : "lm+lora") : cls ? "cls" : "lm";
     const char *clipping = per_layer ? "per-layer" : "flat";
     if (get_reference(cls, per_layer, &r) != 0) {
         CHECK(0, "%s %s: the double-precision reference (build/tests/test_dp_double --ref) could not be read", name, clipping);
@@ -624,7 +628,15 @@ int main(int argc, char **argv) {
     check_algorithms(0, 0);
     check_algorithms(1, 1);
     check_auto_methods();
+    use_tied = 1; /* the tied lm head: with auto's materialisation (narrow), lora, both clippings */
+    check_algorithms(0, 0);
     use_narrow = 0;
+    check_algorithms(0, 0);
+    check_algorithms(0, 1);
+    use_lora = 1;
+    check_algorithms(0, 0);
+    check_algorithms(0, 1);
+    use_lora = use_tied = 0;
     check_auto_methods();
     check_splits();
     check_noise();

@@ -31,12 +31,12 @@
 enum {
     C_PSGRAD, C_PSG_SQNORM, C_PSG_CLIPSUM, C_PSG_SUM_MATMUL,
     C_GRAM, C_GRAM_DOT, C_SQNORM_GRAM, C_SQNORM_PSG, C_CLIPGRAD, C_CLIPGRAD_C1,
-    C_EMB_PSGRAD, C_EMB_PSG_SUM, C_EMB_SQNORM, C_EMB_CLIPGRAD,
+    C_EMB_PSGRAD, C_EMB_PSG_SUM, C_EMB_SQNORM, C_EMB_CLIPGRAD, C_TIED_CROSS,
     C_RMS_PSD, C_RMS_PSD_SUM, C_RMS_BWD_PS,
     C_CLIP,
     C_COST_PSGRAD, C_COST_PSG_SQNORM, C_COST_PSG_CLIPSUM, C_COST_GRAM, C_COST_GRAM_DOT, C_COST_SQNORM_GRAM,
     C_COST_SQNORM_PSG, C_COST_CLIPGRAD, C_COST_EMB_SQNORM, C_COST_EMB_PSGRAD, C_COST_EMB_CLIPGRAD,
-    C_COST_RMS_PSD, C_COST_RMS_BWD_PS, C_COST_CLIP, C_FLASH_CHOICE,
+    C_COST_RMS_PSD, C_COST_RMS_BWD_PS, C_COST_CLIP, C_COST_TIED_CROSS, C_FLASH_CHOICE,
     C_COUNT
 };
 
@@ -45,12 +45,12 @@ static const char *check_name[C_COUNT] = {
     "gram_vs_naive", "gram_dot_vs_psgrad_norm", "linear_sqnorm_gram_vs_psgrad_norm", "linear_sqnorm_psg_vs_psgrad_norm",
     "linear_clipgrad_vs_psgrad_clipsum", "linear_clipgrad_c1_vs_matmul_bwd_dweight",
     "embedding_psgrad_vs_naive", "embedding_psgrad_sum_vs_embedding_bwd", "embedding_sqnorm_vs_psgrad_norm",
-    "embedding_clipgrad_vs_psgrad_clipsum",
+    "embedding_clipgrad_vs_psgrad_clipsum", "tied_cross_vs_psgrad_dot",
     "rmsnorm_psdweight_vs_naive", "rmsnorm_psdweight_sum_vs_rmsnorm_bwd_dweight", "rmsnorm_bwd_ps_vs_bwd_and_naive",
     "clip_factors_exact",
     "cost_linear_psgrad", "cost_psgrad_sqnorm", "cost_psgrad_clipsum", "cost_gram", "cost_gram_dot",
     "cost_linear_sqnorm_gram", "cost_linear_sqnorm_psg", "cost_linear_clipgrad", "cost_embedding_sqnorm",
-    "cost_embedding_psgrad", "cost_embedding_clipgrad", "cost_rmsnorm_psdweight", "cost_rmsnorm_bwd_ps", "cost_clip_factors",
+    "cost_embedding_psgrad", "cost_embedding_clipgrad", "cost_rmsnorm_psdweight", "cost_rmsnorm_bwd_ps", "cost_clip_factors", "cost_tied_cross",
     "flash_choice",
 };
 
@@ -308,6 +308,26 @@ static void test_embedding(int T, int V, int C)
     dpprof_embedding_clipgrad_ref(dwm, dy, tok, c, NS, T, C);
     note(C_EMB_CLIPGRAD, err_rr(dwm, dw, P), w);
 
+    /* tied with an lm head (input x (T,C), logits' gradient dl (T,V)): 2 <e_i, h_i> with h_i = dl_i^T x_i
+       materialised naively, e_i the per-sample embedding gradient above */
+    {
+        dpprof_real *x = rvec(ndy), *dl = rvec((size_t)NS * T * V);
+        for (i = 0; i < NS; i++) norm2[i] = base[i];
+        dpprof_tied_cross_ref(norm2, dl, x, dy, tok, NS, T, V, C);
+        for (i = 0; i < NS; i++) {
+            long double a = 0;
+            int v;
+            for (v = 0; v < V; v++)
+                for (j = 0; j < C; j++) {
+                    long double h = 0;
+                    for (t = 0; t < T; t++) h += (long double)dl[((size_t)i * T + t) * V + v] * x[((size_t)i * T + t) * C + j];
+                    a += h * psg[(size_t)i * P + (size_t)v * C + j];
+                }
+            note(C_TIED_CROSS, err_scalar(norm2[i] - base[i], 2 * a), w);
+        }
+        free(x); free(dl);
+    }
+
     free(dy); free(psg); free(dwr); free(dw); free(dwm); free(tok); free(want);
 }
 
@@ -434,6 +454,7 @@ static void test_costs(void)
     /* 4*2 = 8; 16*2 = 32 (elem_size does not matter: norm2 and c are double) */
     cost_is(C_COST_CLIP, dpprof_clip_factors_cost(2, 4), 8, 32, "n=2 es=4");
     cost_is(C_COST_CLIP, dpprof_clip_factors_cost(2, 2), 8, 32, "n=2 es=2");
+    cost_is(C_COST_TIED_CROSS, dpprof_tied_cross_cost(2, 4, 9, 3, 4), 258, 384, "n=2 T=4 V=9 C=3");
 
     /* short sequence, wide layer: grams are tiny, g_i is huge -> gram; long sequence, narrow layer -> psg */
     note(C_FLASH_CHOICE, dpprof_flash_choice(16, 4096, 4096) == 0 ? 0.0 : HUGE_VAL, "T=16 IC=OC=4096 -> 0");

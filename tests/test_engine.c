@@ -21,10 +21,13 @@ static void *test_malloc(size_t n) {
 
 #include <time.h>
 
+static int tie; /* the cases in flight tie the lm head to the embedding (tie_embeddings = 1) */
+
 static dpprof_config tiny(dpprof_backend be, dpprof_task task) {
     dpprof_config c;
     memset(&c, 0, sizeof c);
     c.preset = "tiny";
+    c.tie_embeddings = tie;
     c.seq = 16;
     c.batch = 5;
     c.physical_batch = 2; /* 2 + 2 + 1: an uneven split */
@@ -60,15 +63,16 @@ static void check_report_adds_up(dpprof_task task, const char *name) {
     /* the tiny preset's count, by hand: embedding + 2 layers + final norm + head */
     {
         int64_t V = 256, C = 64, F = 176, layer = 2 * C + C * C + 2 * 32 * C + C * C + 3 * C * F;
-        int64_t head = task == DPPROF_TASK_LM ? V * C : 2 * C;
+        int64_t head = task == DPPROF_TASK_LM ? (tie ? 0 : V * C) : 2 * C;
         CHECK(params == V * C + 2 * layer + C + head, "%s: parameter count %lld matches the architecture", name, (long long)params);
     }
     dpprof_session_destroy(s);
 }
 
-static void check_cpu_equals_dry(dpprof_task task, const char *name) {
+static void check_cpu_equals_dry(dpprof_task task, const char *name, int algo) {
     dpprof_config c1 = tiny(DPPROF_BACKEND_CPU, task), c2 = tiny(DPPROF_BACKEND_DRY, task);
     dpprof_session *a, *b;
+    c1.algo = c2.algo = (dpprof_algo)algo;
     const char *why;
     CHECK(dpprof_session_create(&c1, &a) == DPPROF_OK && dpprof_session_run(a) == DPPROF_OK, "%s: cpu run", name);
     CHECK(dpprof_session_create(&c2, &b) == DPPROF_OK && dpprof_session_run(b) == DPPROF_OK, "%s: dry run", name);
@@ -235,11 +239,11 @@ static void check_bf16_dry(int algo, dpprof_task task, int lora) {
     pb = dpprof_session_prof(b);
     NH = dpprof_session_shape(a)->NH;
     T = c.seq;
-    /* the copies: every parameter but the embedding table and the norm vectors (the matmuls' weights),
-       counted from the shapes */
+    /* the copies: every parameter but the embedding table (unless it is the tied lm head) and the norm
+       vectors (the matmuls' weights), counted from the shapes */
     for (k = 0; k < dpprof_session_param_count(b); k++) {
         dpprof_param *p = dpprof_session_param(b, k);
-        int64_t want = k != 0 && p->module != DPPROF_MOD_NORM ? (int64_t)p->rows * p->cols : 0;
+        int64_t want = (k != 0 || dpprof_session_shape(b)->tied) && p->module != DPPROF_MOD_NORM ? (int64_t)p->rows * p->cols : 0;
         if (p->wl.n != want || (want && (p->wl.elem_size != 2 || p->wl.category != p->w.category || p->wl.module != p->w.module)) || p->w.elem_size != 4 ||
             (p->trainable && (p->g.elem_size != 4 || p->m.elem_size != 4 || p->v.elem_size != 4))) {
             if (!bad++) printf("# %s: %s: copy of %lld elements (%d bytes each), master %d bytes\n", name, p->name, (long long)p->wl.n, p->wl.elem_size, p->w.elem_size);
@@ -489,8 +493,18 @@ int main(void) {
     check_ghost_share();
     check_report_adds_up(DPPROF_TASK_LM, "lm");
     check_report_adds_up(DPPROF_TASK_CLS, "cls");
-    check_cpu_equals_dry(DPPROF_TASK_LM, "lm");
-    check_cpu_equals_dry(DPPROF_TASK_CLS, "cls");
+    check_cpu_equals_dry(DPPROF_TASK_LM, "lm", 0);
+    check_cpu_equals_dry(DPPROF_TASK_CLS, "cls", 0);
+    { /* tied: one matrix for the embedding and the lm head; every algorithm's plan is the cpu's live bytes */
+        static const char *const names[] = {"lm tied vanilla", "lm tied persample", "lm tied ghost", "lm tied ghost_bk", "lm tied flash", "lm tied flash_bk", "lm tied auto"};
+        int a;
+        tie = 1;
+        check_report_adds_up(DPPROF_TASK_LM, "lm tied");
+        for (a = DPPROF_ALGO_VANILLA; a <= DPPROF_ALGO_AUTO; a++) check_cpu_equals_dry(DPPROF_TASK_LM, names[a - DPPROF_ALGO_VANILLA], a);
+        check_bf16_dry(DPPROF_ALGO_FLASH_BK, DPPROF_TASK_LM, 0);
+        check_bf16_dry(DPPROF_ALGO_PERSAMPLE, DPPROF_TASK_LM, 1);
+        tie = 0;
+    }
     check_physical_split();
     check_determinism();
     check_dry_large();

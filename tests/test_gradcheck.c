@@ -11,7 +11,7 @@
 #include <string.h>
 
 #define TOL 1e-7   /* max |analytic - fd| over a tensor, relative to the tensor's max |gradient| */
-#define STEP 1e-5  /* central difference step; truncation ~ STEP^2, roundoff ~ 1e-16/STEP */
+#define STEP 3e-6  /* central difference step; truncation ~ STEP^2 (the tied lora case at 1e-5: 6e-8), roundoff ~ 1e-16/STEP */
 
 static double mean_loss(dpprof_session *s, const int *tok, const int *tgt, int n) {
     double l[8], m = 0;
@@ -21,7 +21,9 @@ static double mean_loss(dpprof_session *s, const int *tok, const int *tgt, int n
     return m / n;
 }
 
-static void gradcheck(dpprof_task task, const char *name, int lora) {
+/* tied: the lm head is the embedding's matrix (its gradient the sum of both uses'); head_dim: heads of
+   another width than hidden / heads (as a Hugging Face config's head_dim may say) */
+static void gradcheck(dpprof_task task, const char *name, int lora, int tied, int head_dim) {
     dpprof_config c;
     dpprof_session *s;
     int tok[3 * 6], tgt[3 * 6], i, n = 3, T = 6, all_ok = 1;
@@ -35,6 +37,8 @@ static void gradcheck(dpprof_task task, const char *name, int lora) {
     c.kv_heads = 2; /* grouped-query attention */
     c.ffn = 12;
     c.layers = 2;
+    c.tie_embeddings = tied ? 1 : -1;
+    c.head_dim = head_dim;
     c.seq = T;
     c.task = task;
     if (task == DPPROF_TASK_CLS) c.classes = 3;
@@ -92,15 +96,19 @@ static void gradcheck(dpprof_task task, const char *name, int lora) {
     {
         int nt = 0;
         for (i = 0; i < dpprof_session_param_count(s); i++) nt += dpprof_session_param(s, i)->trainable;
-        CHECK(all_ok && nt == (lora ? 1 + 2 * 7 * 2 : dpprof_session_param_count(s)), "%s: all %d trainable parameter tensors match finite differences", name, nt);
+        CHECK(all_ok && nt == (lora ? 1 + 2 * 7 * 2 : dpprof_session_param_count(s)) && dpprof_session_param_count(s) == (lora ? 2 * 7 * 2 : 0) + 3 + 9 * 2 - tied,
+              "%s: all %d trainable parameter tensors match finite differences", name, nt);
     }
     dpprof_session_destroy(s);
 }
 
 int main(void) {
-    gradcheck(DPPROF_TASK_LM, "lm", 0);
-    gradcheck(DPPROF_TASK_CLS, "cls", 0);
-    gradcheck(DPPROF_TASK_LM, "lm+lora", 1);
-    gradcheck(DPPROF_TASK_CLS, "cls+lora", 1);
+    gradcheck(DPPROF_TASK_LM, "lm", 0, 0, 0);
+    gradcheck(DPPROF_TASK_CLS, "cls", 0, 0, 0);
+    gradcheck(DPPROF_TASK_LM, "lm+lora", 1, 0, 0);
+    gradcheck(DPPROF_TASK_CLS, "cls+lora", 1, 0, 0);
+    gradcheck(DPPROF_TASK_LM, "lm tied", 0, 1, 0);
+    gradcheck(DPPROF_TASK_LM, "lm tied+lora", 1, 1, 0);
+    gradcheck(DPPROF_TASK_LM, "lm head_dim 6", 0, 0, 6);
     return test_finish();
 }
