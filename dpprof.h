@@ -49,6 +49,9 @@
      arithmetic, no allocation: exact memory of any size in about a second), cuda (GPU), auto.
      cfg.dtype = DPPROF_DTYPE_BF16 (cuda, dry): activations and the matmul weights' working copies
      (dpprof_param.wl) in bf16; fp32 master weights, gradients, optimizer states. cpu refuses it.
+     cfg.checkpoint = DPPROF_CHECKPOINT_LAYERS: activation checkpointing on every backend and algorithm: the
+     forward keeps each decoder layer's input alone, the backward recomputes the layer just before its
+     backward (the recompute phase); the same bits as without (docs/model.md).
 
    DP-SGD
      cfg.algo = DPPROF_ALGO_FLASH_BK (or PERSAMPLE, GHOST, GHOST_BK, FLASH, AUTO); cfg.sigma,
