@@ -49,6 +49,9 @@
      arithmetic, no allocation: exact memory of any size in about a second), cuda (GPU), auto.
      cfg.dtype = DPPROF_DTYPE_BF16 (cuda, dry): activations and the matmul weights' working copies
      (dpprof_param.wl) in bf16; fp32 master weights, gradients, optimizer states. cpu refuses it.
+     cfg.checkpoint = DPPROF_CHECKPOINT_LAYERS: activation checkpointing on every backend and algorithm: the
+     forward keeps each decoder layer's input alone, the backward recomputes the layer just before its
+     backward (the recompute phase); the same bits as without (docs/model.md).
 
    DP-SGD
      cfg.algo = DPPROF_ALGO_FLASH_BK (or PERSAMPLE, GHOST, GHOST_BK, FLASH, AUTO); cfg.sigma,
@@ -198,7 +201,8 @@ DPPROF_API const char *dpprof_last_error(void);
     X(NORMS, "norms")                                                                       \
     X(CLIP_ACCUMULATE, "clip_accumulate")                                                   \
     X(NOISE, "noise")                                                                       \
-    X(OPTIMIZER_STEP, "optimizer_step")
+    X(OPTIMIZER_STEP, "optimizer_step")                                                     \
+    X(RECOMPUTE, "recompute")
 
 /* the vocabulary is extensible: define any of these before every #include of dpprof.h (the same in
    every file of a program) to add categories, modules or phases of your own, e.g.
@@ -1107,6 +1111,11 @@ typedef enum dpprof_backend { DPPROF_BACKEND_AUTO = 0, DPPROF_BACKEND_CPU, DPPRO
 typedef enum dpprof_task { DPPROF_TASK_DEFAULT = 0, DPPROF_TASK_LM, DPPROF_TASK_CLS } dpprof_task;
 typedef enum dpprof_optimizer { DPPROF_OPT_DEFAULT = 0, DPPROF_OPT_ADAM, DPPROF_OPT_SGD } dpprof_optimizer;
 typedef enum dpprof_dtype { DPPROF_DTYPE_DEFAULT = 0, DPPROF_DTYPE_FP32, DPPROF_DTYPE_BF16 } dpprof_dtype;
+/* activation (gradient) checkpointing: none keeps every activation for the backward; layers keeps each decoder
+   layer's input alone and recomputes the layer's forward (the recompute phase) just before its backward */
+typedef enum dpprof_checkpoint { DPPROF_CHECKPOINT_DEFAULT = 0, DPPROF_CHECKPOINT_NONE, DPPROF_CHECKPOINT_LAYERS } dpprof_checkpoint;
+DPPROF_API const char *dpprof_checkpoint_name(int checkpoint); /* "none", "layers" */
+DPPROF_API int dpprof_checkpoint_parse(const char *name);       /* < 0 if unknown */
 /* bf16: the top 16 bits of an ieee float. conversions: to float is exact; from float rounds to
    the nearest, ties to even; an inf stays inf, a nan stays a (quiet) nan; a finite value past the
    largest bf16 rounds to inf as ieee rounding does. */
@@ -1147,6 +1156,8 @@ typedef struct dpprof_config {
     dpprof_optimizer optimizer;  /* 0 -> adam */
     double weight_decay;         /* adamw decoupled decay; 0 -> none */
     dpprof_dtype dtype;          /* 0 -> fp32; bf16: activations in bf16, fp32 masters (cuda, dry; cpu refuses) */
+    dpprof_checkpoint checkpoint; /* 0 -> none; layers: each decoder layer's input kept, the layer recomputed in the
+                                    backward (docs/model.md: what each algorithm keeps and recomputes) */
     dpprof_backend backend;      /* 0 -> auto */
     uint64_t seed;               /* 0 is a seed like any other */
     const char *data_path;       /* NULL -> synthetic data; else byte-level text (lm) or label<TAB>text lines (cls) */
@@ -2021,6 +2032,14 @@ DPPROF_API int dpprof_algo_parse(const char *name) {
     int i;
     for (i = 1; name && i < DPPROF_ALGO_COUNT; i++)
         if (strcmp(name, dpprof__algo_names[i]) == 0) return i;
+    return -1;
+}
+static const char *const dpprof__checkpoint_names[] = {"none", "none", "layers"};
+DPPROF_API const char *dpprof_checkpoint_name(int c) { return c >= 0 && c <= DPPROF_CHECKPOINT_LAYERS ? dpprof__checkpoint_names[c] : "?"; }
+DPPROF_API int dpprof_checkpoint_parse(const char *name) {
+    int i;
+    for (i = 1; name && i <= DPPROF_CHECKPOINT_LAYERS; i++)
+        if (strcmp(name, dpprof__checkpoint_names[i]) == 0) return i;
     return -1;
 }
 
@@ -4660,6 +4679,8 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.weight_decay != c.weight_decay || c.weight_decay < 0) return dpprof__fail(DPPROF_ERR_INVALID, "weight-decay = %g must be >= 0", c.weight_decay);
     if (!c.dtype) c.dtype = DPPROF_DTYPE_FP32;
     if (c.dtype != DPPROF_DTYPE_FP32 && c.dtype != DPPROF_DTYPE_BF16) return dpprof__fail(DPPROF_ERR_INVALID, "dtype %d is neither fp32 nor bf16", (int)c.dtype);
+    if (!c.checkpoint) c.checkpoint = DPPROF_CHECKPOINT_NONE;
+    if (c.checkpoint != DPPROF_CHECKPOINT_NONE && c.checkpoint != DPPROF_CHECKPOINT_LAYERS) return dpprof__fail(DPPROF_ERR_INVALID, "checkpoint %d is neither none nor layers", (int)c.checkpoint);
     if ((int)c.backend < 0 || c.backend > DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_INVALID, "backend %d out of range", (int)c.backend);
     if (c.init_std != c.init_std || c.init_std < 0) return dpprof__fail(DPPROF_ERR_INVALID, "init-std = %g must be >= 0", c.init_std);
     if (c.init_std == 0) c.init_std = 0.02;
@@ -5319,17 +5340,19 @@ DPPROF_API int dpprof_session_batch(dpprof_session *s, int step, int first, int 
 }
 
 /* ---- forward ------------------------------------ */
-/* projection j of layer l: y (N,OC) = x W^T, plus (alpha/r) (x A^T) B^T when it has an adapter */
+/* projection j of layer l: y (N,OC) = x W^T, plus (alpha/r) (x A^T) B^T when it has an adapter. y NULL: the
+   adapter's input u = (alpha/r) x A^T alone (the recomputation of down, whose output it does not need) */
 static int dpprof__proj_fwd(dpprof_session *s, int l, int j, dpprof_tensor *y, dpprof_tensor *x, int N, int IC, int OC) {
     const int P = 1 + l * DPPROF__P_PER_LAYER + j, E = s->elem, r = s->cfg.lora_rank;
     const int la = s->model.lora ? s->model.lora[l * DPPROF__P_PER_LAYER + j] : -1;
     dpprof_tensor tmp, *u;
-    DPPROF__OP(s, matmul_fwd, (N, IC, OC, E), (DPPROF__F(*y), DPPROF__F(*x), DPPROF__WM(s, P), N, IC, OC));
+    if (y) DPPROF__OP(s, matmul_fwd, (N, IC, OC, E), (DPPROF__F(*y), DPPROF__F(*x), DPPROF__WM(s, P), N, IC, OC));
     if (la < 0) return DPPROF_OK;
     u = &s->model.a.lay[l].lu[j];
     DPPROF__A(*u, (int64_t)N * r, ACTIVATIONS, LORA);
     DPPROF__OP(s, matmul_fwd, (N, IC, r, E), (DPPROF__F(*u), DPPROF__F(*x), DPPROF__WM(s, la), N, IC, r));
     DPPROF__OP(s, scale, ((size_t)N * r, E), (DPPROF__F(*u), DPPROF__F(*u), (size_t)N * r, s->model.lora_scale));
+    if (!y) return DPPROF_OK;
     DPPROF__A(tmp, (int64_t)N * OC, ACTIVATIONS, LORA);
     DPPROF__OP(s, matmul_fwd, (N, r, OC, E), (DPPROF__F(tmp), DPPROF__F(*u), DPPROF__WM(s, la + 1), N, r, OC));
     DPPROF__OP(s, add, ((size_t)N * OC, E), (DPPROF__F(*y), DPPROF__F(*y), DPPROF__F(tmp), (size_t)N * OC));
@@ -5337,10 +5360,61 @@ static int dpprof__proj_fwd(dpprof_session *s, int l, int j, dpprof_tensor *y, d
     return DPPROF_OK;
 }
 
-static int dpprof__forward(dpprof_session *s, int n) {
+/* decoder layer l on its input x, up to the down projection's input: ln1 where own_ln1 (layer 0, and the
+   recomputation; a later layer's ln1 comes with the residual add that ends the layer before), q, k, v (after
+   rope), att, lse, xa, ln2, gate, up, h, and the adapters' inputs. recompute (--checkpoint layers, in the
+   backward): down's adapter input too, and not down itself, whose output, the next layer's input, is kept */
+static int dpprof__layer_fwd(dpprof_session *s, int n, int l, dpprof_tensor *x, int own_ln1, int recompute) {
     const dpprof_shape *h = &s->sh;
     const int T = s->cfg.seq, C = h->C, NH = h->NH, NKV = h->NKV, HS = h->HS, F = h->F, E = s->elem;
-    const int N = n * T, QD = NH * HS, KD = NKV * HS;
+    const int N = n * T, QD = NH * HS, KD = NKV * HS, P = 1 + l * DPPROF__P_PER_LAYER;
+    const float eps = (float)h->norm_eps;
+    dpprof__layer_acts *y = &s->model.a.lay[l];
+    if (own_ln1) {
+        DPPROF__A(y->ln1, (int64_t)N * C, ACTIVATIONS, NORM);
+        DPPROF__AR(y->rstd1, N, ACTIVATIONS, NORM);
+        DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln1), DPPROF__F(y->rstd1), DPPROF__F(*x), DPPROF__W(s, P + DPPROF__P_LN1), N, C, eps));
+    }
+    DPPROF__A(y->q, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
+    DPPROF__A(y->k, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
+    DPPROF__A(y->v, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
+    DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_Q, &y->q, &y->ln1, N, C, QD));
+    DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_K, &y->k, &y->ln1, N, C, KD));
+    DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_V, &y->v, &y->ln1, N, C, KD));
+    DPPROF__OP(s, rope_fwd, (n, T, NH, HS, E), (DPPROF__F(y->q), n, T, NH, HS, h->rope_theta));
+    DPPROF__OP(s, rope_fwd, (n, T, NKV, HS, E), (DPPROF__F(y->k), n, T, NKV, HS, h->rope_theta));
+    DPPROF__A(y->att, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
+    DPPROF__AR(y->lse, (int64_t)n * NH * T, ACTIVATIONS, ATTENTION);
+    DPPROF__OP(s, attention_fwd, (n, T, NH, NKV, HS, E), (DPPROF__F(y->att), DPPROF__F(y->lse), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), n, T, NH, NKV, HS));
+    DPPROF__A(y->xa, (int64_t)N * C, ACTIVATIONS, ATTENTION);
+    DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_O, &y->xa, &y->att, N, QD, C));
+    DPPROF__A(y->ln2, (int64_t)N * C, ACTIVATIONS, NORM);
+    DPPROF__AR(y->rstd2, N, ACTIVATIONS, NORM);
+    DPPROF__OP(s, add_rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln2), DPPROF__F(y->rstd2), DPPROF__F(y->xa), DPPROF__F(*x), DPPROF__W(s, P + DPPROF__P_LN2), N, C, eps));
+    DPPROF__A(y->gate, (int64_t)N * F, ACTIVATIONS, MLP);
+    DPPROF__A(y->up, (int64_t)N * F, ACTIVATIONS, MLP);
+    DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_GATE, &y->gate, &y->ln2, N, C, F));
+    DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_UP, &y->up, &y->ln2, N, C, F));
+    DPPROF__A(y->h, (int64_t)N * F, ACTIVATIONS, MLP);
+    DPPROF__OP(s, swiglu_fwd, ((size_t)N * F, E), (DPPROF__F(y->h), DPPROF__F(y->gate), DPPROF__F(y->up), (size_t)N * F));
+    if (recompute) DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_DOWN, NULL, &y->h, N, F, C));
+    return DPPROF_OK;
+}
+
+/* what decoder layer l holds besides its output xm: freed (--checkpoint layers, after the layer's forward and
+   after its backward; a failed step) */
+static void dpprof__layer_free(dpprof_session *s, int l) {
+    dpprof__layer_acts *y = &s->model.a.lay[l];
+    dpprof_tensor *t[] = {&y->ln1, &y->rstd1, &y->q, &y->k, &y->v, &y->att, &y->lse, &y->xa, &y->ln2, &y->rstd2, &y->gate, &y->up, &y->h};
+    size_t j;
+    for (j = 0; j < sizeof t / sizeof t[0]; j++) dpprof__tfree(s, t[j]);
+    for (j = 0; j < DPPROF__P_PER_LAYER; j++) dpprof__tfree(s, &y->lu[j]);
+}
+
+static int dpprof__forward(dpprof_session *s, int n) {
+    const dpprof_shape *h = &s->sh;
+    const int T = s->cfg.seq, C = h->C, F = h->F, E = s->elem;
+    const int N = n * T;
     const float eps = (float)h->norm_eps;
     dpprof__acts *a = &s->model.a;
     dpprof_tensor *x;
@@ -5351,33 +5425,7 @@ static int dpprof__forward(dpprof_session *s, int n) {
     for (l = 0; l < h->L; l++) {
         dpprof__layer_acts *y = &a->lay[l];
         const int P = 1 + l * DPPROF__P_PER_LAYER;
-        if (!l) { /* later layers' ln1 comes with the residual add that ends the layer before */
-            DPPROF__A(y->ln1, (int64_t)N * C, ACTIVATIONS, NORM);
-            DPPROF__AR(y->rstd1, N, ACTIVATIONS, NORM);
-            DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln1), DPPROF__F(y->rstd1), DPPROF__F(*x), DPPROF__W(s, P + DPPROF__P_LN1), N, C, eps));
-        }
-        DPPROF__A(y->q, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
-        DPPROF__A(y->k, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
-        DPPROF__A(y->v, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
-        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_Q, &y->q, &y->ln1, N, C, QD));
-        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_K, &y->k, &y->ln1, N, C, KD));
-        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_V, &y->v, &y->ln1, N, C, KD));
-        DPPROF__OP(s, rope_fwd, (n, T, NH, HS, E), (DPPROF__F(y->q), n, T, NH, HS, h->rope_theta));
-        DPPROF__OP(s, rope_fwd, (n, T, NKV, HS, E), (DPPROF__F(y->k), n, T, NKV, HS, h->rope_theta));
-        DPPROF__A(y->att, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
-        DPPROF__AR(y->lse, (int64_t)n * NH * T, ACTIVATIONS, ATTENTION);
-        DPPROF__OP(s, attention_fwd, (n, T, NH, NKV, HS, E), (DPPROF__F(y->att), DPPROF__F(y->lse), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), n, T, NH, NKV, HS));
-        DPPROF__A(y->xa, (int64_t)N * C, ACTIVATIONS, ATTENTION);
-        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_O, &y->xa, &y->att, N, QD, C));
-        DPPROF__A(y->ln2, (int64_t)N * C, ACTIVATIONS, NORM);
-        DPPROF__AR(y->rstd2, N, ACTIVATIONS, NORM);
-        DPPROF__OP(s, add_rmsnorm_fwd, (N, C, E), (DPPROF__F(y->ln2), DPPROF__F(y->rstd2), DPPROF__F(y->xa), DPPROF__F(*x), DPPROF__W(s, P + DPPROF__P_LN2), N, C, eps));
-        DPPROF__A(y->gate, (int64_t)N * F, ACTIVATIONS, MLP);
-        DPPROF__A(y->up, (int64_t)N * F, ACTIVATIONS, MLP);
-        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_GATE, &y->gate, &y->ln2, N, C, F));
-        DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_UP, &y->up, &y->ln2, N, C, F));
-        DPPROF__A(y->h, (int64_t)N * F, ACTIVATIONS, MLP);
-        DPPROF__OP(s, swiglu_fwd, ((size_t)N * F, E), (DPPROF__F(y->h), DPPROF__F(y->gate), DPPROF__F(y->up), (size_t)N * F));
+        DPPROF__TRY(dpprof__layer_fwd(s, n, l, x, !l, 0));
         DPPROF__A(y->xm, (int64_t)N * C, ACTIVATIONS, MLP);
         DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_DOWN, &y->xm, &y->h, N, F, C));
         { /* the residual add, and the norm that reads its sum next: the next layer's ln1 or the final norm */
@@ -5387,6 +5435,8 @@ static int dpprof__forward(dpprof_session *s, int n) {
             DPPROF__AR(*r, N, ACTIVATIONS, NORM);
             DPPROF__OP(s, add_rmsnorm_fwd, (N, C, E), (DPPROF__F(*o), DPPROF__F(*r), DPPROF__F(y->xm), DPPROF__F(y->xa), DPPROF__W(s, last ? s->model.p_normf : P + DPPROF__P_PER_LAYER + DPPROF__P_LN1), N, C, eps));
         }
+        /* --checkpoint layers: the layer keeps its output xm (the next layer's input) alone */
+        if (s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS) dpprof__layer_free(s, l);
         x = &y->xm;
     }
     if (!h->L) {
@@ -5649,6 +5699,12 @@ static void dpprof__afree(dpprof_session *s, dpprof_tensor *t) {
     if (!s->dps.bw_retain) dpprof__tfree(s, t);
 }
 
+/* a decoder layer's own activation (not its input or output): the same, except under --checkpoint layers, where
+   every backward pass recomputes the layer (dpprof__recompute) and frees what it made as soon as it is used */
+static void dpprof__lfree(dpprof_session *s, dpprof_tensor *t) {
+    if (!s->dps.bw_retain || s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS) dpprof__tfree(s, t);
+}
+
 /* backward of projection j of layer l; an adapter's A and B are two more linear layers: B reads
    (alpha/r) u, A reads x, and every algorithm treats them like any other */
 static int dpprof__proj_bwd(dpprof_session *s, int l, int j, dpprof_tensor *dx, dpprof_tensor *dy, int dy_shared, dpprof_tensor *x, int T, int IC, int OC) {
@@ -5672,13 +5728,24 @@ static int dpprof__proj_bwd(dpprof_session *s, int l, int j, dpprof_tensor *dx, 
     DPPROF__OP(s, scale, ((size_t)N * r, E), (DPPROF__F(du), DPPROF__F(du), (size_t)N * r, s->model.lora_scale));
     DPPROF__TRY(dpprof__linear_bwd(s, la, dx, &du, 0, x, T, IC, r));
     dpprof__tfree(s, &du);
-    dpprof__afree(s, &s->model.a.lay[l].lu[j]);
+    dpprof__lfree(s, &s->model.a.lay[l].lu[j]);
     if (!s->dps.xg_keep) dpprof__xg_release(s);
     s->dps.xg_keep = 0;
     return DPPROF_OK;
 }
 
 /* ---- forward and backward: one schedule for every backend and algorithm ---------------------- */
+static int dpprof__phase(dpprof_session *s, int phase, int step);
+
+/* --checkpoint layers: layer l's forward again from its kept input x, just before its backward, in a recompute
+   phase of its own (the backward pass's phase resumes after it); the same ops and kernels as the forward */
+static int dpprof__recompute(dpprof_session *s, int n, int l, dpprof_tensor *x) {
+    const int phase = s->prof.cur_phase, step = s->prof.cur_step;
+    if (phase != DPPROF_PHASE_NONE) DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_RECOMPUTE, step));
+    DPPROF__TRY(dpprof__layer_fwd(s, n, l, x, 1, 1));
+    if (phase != DPPROF_PHASE_NONE) DPPROF__TRY(dpprof__phase(s, phase, step));
+    return DPPROF_OK;
+}
 /* backward of sum_i dloss * loss_i (head_ready: the logits already hold the output gradient, as in
    a second pass). weight gradients go where s->dps.bw_mode says: summed into g, clipped into g, or
    per-sample norms into s->dps.norm2; every temporary is freed as soon as it has been used */
@@ -5722,25 +5789,26 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         dpprof_tensor *xin = l ? &a->lay[l - 1].xm : &a->x0;
         const int P = 1 + l * DPPROF__P_PER_LAYER;
         dpprof__afree(s, &y->xm); /* the next layer's input: its backward is done */
+        if (s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS) DPPROF__TRY(dpprof__recompute(s, n, l, xin));
         /* mlp: xm = xa + down(silu(gate(ln2)) * up(ln2)); dres holds d xm */
         DPPROF__Z(dh, (int64_t)N * F, ACTIVATIONS, MLP);
         DPPROF__TRY(dpprof__proj_bwd(s, l, DPPROF__P_DOWN, &dh, &dres, 1, &y->h, T, F, C));
-        dpprof__afree(s, &y->h);
+        dpprof__lfree(s, &y->h);
         DPPROF__A(dgate, (int64_t)N * F, ACTIVATIONS, MLP);
         DPPROF__A(dup, (int64_t)N * F, ACTIVATIONS, MLP);
         DPPROF__OP(s, swiglu_bwd, ((size_t)N * F, E), (DPPROF__F(dgate), DPPROF__F(dup), DPPROF__F(dh), DPPROF__F(y->gate), DPPROF__F(y->up), (size_t)N * F));
         dpprof__tfree(s, &dh);
-        dpprof__afree(s, &y->gate);
-        dpprof__afree(s, &y->up);
+        dpprof__lfree(s, &y->gate);
+        dpprof__lfree(s, &y->up);
         DPPROF__Z(dln2, (int64_t)N * C, ACTIVATIONS, NORM);
         DPPROF__TRY(dpprof__proj_bwd(s, l, DPPROF__P_GATE, &dln2, &dgate, 0, &y->ln2, T, C, F));
         DPPROF__TRY(dpprof__proj_bwd(s, l, DPPROF__P_UP, &dln2, &dup, 0, &y->ln2, T, C, F));
         dpprof__tfree(s, &dgate);
         dpprof__tfree(s, &dup);
-        dpprof__afree(s, &y->ln2);
+        dpprof__lfree(s, &y->ln2);
         DPPROF__TRY(dpprof__rmsnorm_bwd(s, P + DPPROF__P_LN2, &dres, &dln2, &y->xa, &y->rstd2, T));
         dpprof__tfree(s, &dln2);
-        dpprof__afree(s, &y->rstd2);
+        dpprof__lfree(s, &y->rstd2);
         /* attention: xa = x + o(attn(rope(q(ln1)), rope(k(ln1)), v(ln1))); dres now holds d xa */
         DPPROF__Z(datt, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
         DPPROF__TRY(dpprof__proj_bwd(s, l, DPPROF__P_O, &datt, &dres, 1, &y->att, T, QD, C));
@@ -5749,8 +5817,8 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         DPPROF__A(dv, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
         DPPROF__OP(s, attention_bwd, (n, T, NH, NKV, HS, E), (DPPROF__F(dq), DPPROF__F(dk), DPPROF__F(dv), DPPROF__F(datt), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), DPPROF__F(y->att), DPPROF__F(y->lse), n, T, NH, NKV, HS));
         dpprof__tfree(s, &datt);
-        dpprof__afree(s, &y->att);
-        dpprof__afree(s, &y->lse);
+        dpprof__lfree(s, &y->att);
+        dpprof__lfree(s, &y->lse);
         DPPROF__OP(s, rope_bwd, (n, T, NH, HS, E), (DPPROF__F(dq), n, T, NH, HS, h->rope_theta));
         DPPROF__OP(s, rope_bwd, (n, T, NKV, HS, E), (DPPROF__F(dk), n, T, NKV, HS, h->rope_theta));
         DPPROF__Z(dln1, (int64_t)N * C, ACTIVATIONS, NORM);
@@ -5760,14 +5828,14 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         dpprof__tfree(s, &dq);
         dpprof__tfree(s, &dk);
         dpprof__tfree(s, &dv);
-        dpprof__afree(s, &y->q);
-        dpprof__afree(s, &y->k);
-        dpprof__afree(s, &y->v);
-        dpprof__afree(s, &y->ln1);
+        dpprof__lfree(s, &y->q);
+        dpprof__lfree(s, &y->k);
+        dpprof__lfree(s, &y->v);
+        dpprof__lfree(s, &y->ln1);
         DPPROF__TRY(dpprof__rmsnorm_bwd(s, P + DPPROF__P_LN1, &dres, &dln1, xin, &y->rstd1, T));
         dpprof__tfree(s, &dln1);
-        dpprof__afree(s, &y->rstd1);
-        dpprof__afree(s, &y->xa);
+        dpprof__lfree(s, &y->rstd1);
+        dpprof__lfree(s, &y->xa);
     }
     DPPROF__TRY(dpprof__embedding_bwd(s, &dres, T));
     dpprof__tfree(s, &dres);
@@ -5786,11 +5854,8 @@ static void dpprof__acts_release(dpprof_session *s) {
     s->dps.fg_x = NULL;
     s->dps.bw_retain = 0;
     for (l = 0; a->lay && l < s->sh.L; l++) {
-        dpprof__layer_acts *y = &a->lay[l];
-        dpprof_tensor *t[] = {&y->ln1, &y->rstd1, &y->q, &y->k, &y->v, &y->att, &y->lse, &y->xa, &y->ln2, &y->rstd2, &y->gate, &y->up, &y->h, &y->xm};
-        size_t j;
-        for (j = 0; j < sizeof t / sizeof t[0]; j++) dpprof__tfree(s, t[j]);
-        for (j = 0; j < DPPROF__P_PER_LAYER; j++) dpprof__tfree(s, &y->lu[j]);
+        dpprof__layer_free(s, l);
+        dpprof__tfree(s, &a->lay[l].xm);
     }
     for (l = 0; l < (int)(sizeof top / sizeof top[0]); l++) dpprof__tfree(s, top[l]);
     for (l = 0; s->dps.psg && l < s->model.n_params; l++) dpprof__tfree(s, &s->dps.psg[l]);
@@ -6344,7 +6409,9 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
         if (s->cfg.dram && step == 0) { /* the counters step: warm-up, so its syncs do not touch the timing */
-            if (dpprof_cuda_counters_begin(64 + 8 * (s->cfg.batch / s->cfg.physical_batch + 2)) == DPPROF_OK) s->gpu.counting = 1;
+            /* one range per phase record: --checkpoint layers adds two a layer to each backward pass */
+            const int per_batch = 8 + (s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS ? 4 * s->sh.L : 0);
+            if (dpprof_cuda_counters_begin(64 + per_batch * (s->cfg.batch / s->cfg.physical_batch + 2)) == DPPROF_OK) s->gpu.counting = 1;
             else snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler unavailable: %s", dpprof_cuda_last_error());
         }
         dpprof_cuda_events_reset();
@@ -7111,6 +7178,19 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
     fputs("}}", f);
 }
 
+/* --checkpoint layers cuts a backward pass into records, the pass's and the recompute phase's in turn (B R B R ... B):
+   a record of one continues the occurrence of that phase two records before, in the same step, so that both
+   phases count one occurrence a pass (its time, flops and bytes the sum of its records) */
+static int dpprof__phase_cont(const dpprof_prof *p, size_t i) {
+    const dpprof_phase_rec *r = &p->phases[i];
+    int a, b;
+    if (i < 2 || p->phases[i - 2].phase != r->phase || p->phases[i - 2].step != r->step || p->phases[i - 1].step != r->step) return 0;
+    a = r->phase;
+    b = p->phases[i - 1].phase;
+    if (a == DPPROF_PHASE_RECOMPUTE) a = b, b = DPPROF_PHASE_RECOMPUTE;
+    return b == DPPROF_PHASE_RECOMPUTE && (a == DPPROF_PHASE_BACKWARD || a == DPPROF_PHASE_BACKWARD_2);
+}
+
 static void dpprof__write_phases(const dpprof_session *s, FILE *f) {
     const dpprof_prof *p = &s->prof;
     int ph, first = 1;
@@ -7124,27 +7204,30 @@ static void dpprof__write_phases(const dpprof_session *s, FILE *f) {
         int setup = ph <= DPPROF_PHASE_PRIVACY_SETUP;
         for (i = 0; i < p->n_phases; i++) {
             const dpprof_phase_rec *r = &p->phases[i];
+            const int cont = dpprof__phase_cont(p, i);
             if (r->phase != ph) continue;
             if (!count) b_start = r->bytes_start;
             b_end = r->bytes_end;
             if (r->bytes_peak > b_peak) b_peak = r->bytes_peak;
-            count++;
+            count += !cont;
             flops += r->flops;
             bytes += r->bytes_analytic;
             if (r->dram_read >= 0) { dr += r->dram_read; ndram++; }
             if (r->dram_write >= 0) dw += r->dram_write;
             if (r->l2_read >= 0) { lr += r->l2_read; nl2++; }
             if (r->l2_write >= 0) lw += r->l2_write;
-            /* warm-up steps are excluded from time, never from memory */
+            /* warm-up steps are excluded from time, never from memory; a continued record adds to its occurrence */
             if (times && s->backend != DPPROF_BACKEND_DRY && (setup || r->step >= s->cfg.warmup)) {
-                double t = r->t_end_ms - r->t_start_ms;
-                times[nt++] = t;
-                tsum += t;
-                if (t < tmin) tmin = t;
-                if (t > tmax) tmax = t;
+                if (cont && nt) times[nt - 1] += r->t_end_ms - r->t_start_ms;
+                else times[nt++] = r->t_end_ms - r->t_start_ms;
             }
         }
         if (!count) continue;
+        for (i = 0; i < nt; i++) {
+            tsum += times[i];
+            if (times[i] < tmin) tmin = times[i];
+            if (times[i] > tmax) tmax = times[i];
+        }
         fprintf(f, "%s\n    ", first ? "" : ",");
         first = 0;
         dpprof__jstr(f, dpprof_phase_name(ph));
@@ -7260,6 +7343,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, c->lora_alpha);
     fputs(", \"lora_targets\": ", f);
     dpprof__jstr(f, c->lora_targets ? c->lora_targets : "");
+    fprintf(f, ", \"checkpoint\": \"%s\"", dpprof_checkpoint_name(c->checkpoint));
     fprintf(f, ", \"dtype\": \"%s\", \"backend\": \"%s\", \"seed\": %llu, \"data\": ", c->dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32", dpprof_backend_name(s->backend), (unsigned long long)c->seed);
     dpprof__jstr(f, c->data_path);
     fputs(", \"rope_theta\": ", f);

@@ -174,6 +174,7 @@ static const cli_opt run_table[] = {
     {"--dtype", "fp32|bf16", "storage type (default fp32); bf16: activations and matmul weight copies in bf16,\nfp32 master weights, gradients, optimizer states (--backend cuda, dry; not cpu)"},
     {"--backend", "auto|cpu|cuda|dry", "(default auto: cuda when a GPU is visible, else cpu)"},
     {"--memory-limit", "SIZE", "fail as oom past SIZE bytes; K, M, G, T (or KiB, MiB, GiB, TiB) are powers\nof 1024, KB, MB, GB, TB powers of 1000 (80G = 80GiB = 85899345920 bytes,\n80GB = 8e10). default on cpu: MemAvailable"},
+    {"--checkpoint", "none|layers", "activation checkpointing (default none); layers: the forward keeps each decoder\nlayer's input alone, the backward recomputes the layer just before its backward\n(the recompute phase; docs/model.md: what each --algo keeps and recomputes)"},
     {NULL, NULL, "DP-SGD (with a DP --algo):"},
     {"--sigma", "S", "noise multiplier (default 0: clipping without noise)"},
     {"--max-grad-norm", "C", "clipping bound (default 1)"},
@@ -584,6 +585,11 @@ static int parse_run(int argc, char **argv, run_opts *o) {
             if (!strcmp(v, "fp32")) c->dtype = DPPROF_DTYPE_FP32;
             else if (!strcmp(v, "bf16")) c->dtype = DPPROF_DTYPE_BF16;
             else return usage_error("run: --dtype '%s': expected fp32 or bf16%s", v, "");
+        }
+        else if (!strcmp(a, "--checkpoint")) {
+            int ck = dpprof_checkpoint_parse(v);
+            if (ck < 0) return usage_error("run: --checkpoint '%s': expected none or layers%s", v, "");
+            c->checkpoint = (dpprof_checkpoint)ck;
         }
         else if (!strcmp(a, "--backend")) {
             if (!strcmp(v, "auto")) c->backend = DPPROF_BACKEND_AUTO;

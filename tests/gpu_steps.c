@@ -60,9 +60,11 @@ static double steps_tensors_err(dpprof_session *a, dpprof_session *b, char which
 }
 
 static int steps_tied; /* the cases in flight tie the lm head to the embedding */
+static int steps_ckpt; /* the cases in flight run with --checkpoint layers */
 
 static void steps_config(dpprof_config *c, int algo, int per_layer, int cls, int lora) {
     memset(c, 0, sizeof *c);
+    c->checkpoint = steps_ckpt ? DPPROF_CHECKPOINT_LAYERS : DPPROF_CHECKPOINT_NONE;
     c->preset = "tiny";
     c->tie_embeddings = steps_tied ? 1 : 0;
     c->seq = 12;
@@ -193,7 +195,7 @@ static void steps_case(int algo, int per_layer, int cls, int lora) {
     int i;
     double ncpu[4], ngpu[4], ccpu[4], cgpu[4], en = 0, ec = 0, eg, ew;
     const char *wn;
-    snprintf(name, sizeof name, "step %s%s%s%s%s", dpprof_algo_name(algo), per_layer ? " per-layer" : "", cls ? " cls" : " lm", lora ? " lora" : "", steps_tied ? " tied" : "");
+    snprintf(name, sizeof name, "step %s%s%s%s%s%s", dpprof_algo_name(algo), per_layer ? " per-layer" : "", cls ? " cls" : " lm", lora ? " lora" : "", steps_tied ? " tied" : "", steps_ckpt ? " checkpoint" : "");
     steps_config(&c, algo, per_layer, cls, lora);
     if (steps_pair(&c, DPPROF_DTYPE_FP32, name, lora, &cpu, &gpu) != DPPROF_OK) goto done;
     if (steps_batch(cpu, gpu, name, algo, ncpu, ngpu, ccpu, cgpu, &en, &ec) != DPPROF_OK) goto done;
@@ -449,6 +451,41 @@ static void steps_oom(void) {
     dpprof_session_destroy(s);
 }
 
+/* --checkpoint layers on the device: the recomputation launches the forward's kernels on the same inputs, so two
+   noisy steps give the same losses and weights as without it, bit for bit (the kernels are deterministic:
+   steps_determinism), and the recompute phase has device times */
+static void steps_ckpt_bitwise(int algo, int lora) {
+    dpprof_config c;
+    dpprof_session *s[2] = {NULL, NULL};
+    char name[96];
+    const char *wn = "";
+    int k, rc = DPPROF_OK;
+    double ew = -1;
+    snprintf(name, sizeof name, "checkpoint %s%s on the device", dpprof_algo_name(algo), lora ? " lora" : "");
+    for (k = 0; k < 2 && rc == DPPROF_OK; k++) {
+        steps_ckpt = k;
+        steps_config(&c, algo, 0, 0, lora);
+        if (algo != DPPROF_ALGO_VANILLA) c.sigma = 0.5;
+        c.backend = DPPROF_BACKEND_CUDA;
+        rc = dpprof_session_create(&c, &s[k]);
+        if (rc == DPPROF_OK && lora) rc = steps_perturb_lora(s[k]);
+        if (rc == DPPROF_OK) rc = dpprof_session_run(s[k]);
+    }
+    steps_ckpt = 0;
+    CHECK(rc == DPPROF_OK, "%s: two noisy steps with and without checkpointing (%s)", name, rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK) {
+        const dpprof_prof *p = dpprof_session_prof(s[1]);
+        size_t i, rec = 0, timed = 0;
+        ew = steps_tensors_err(s[1], s[0], 'w', &wn);
+        CHECK(ew == 0 && dpprof_session_step_loss(s[0], 1) == dpprof_session_step_loss(s[1], 1), "%s: losses and weights, bit for bit (worst %.3g in %s)", name, ew, wn);
+        for (i = 0; i < p->n_phases; i++)
+            if (p->phases[i].phase == DPPROF_PHASE_RECOMPUTE) rec++, timed += p->phases[i].t_end_ms >= p->phases[i].t_start_ms;
+        CHECK(rec > 0 && timed == rec, "%s: %zu recompute records, %zu of them with a time (the device's events)", name, rec, timed);
+    }
+    dpprof_session_destroy(s[0]);
+    dpprof_session_destroy(s[1]);
+}
+
 static void test_steps(void) {
     static const int algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
     size_t a;
@@ -467,6 +504,16 @@ static void test_steps(void) {
     steps_bf16_case(DPPROF_ALGO_GHOST_BK, 0, 0);
     steps_bf16_case(DPPROF_ALGO_PERSAMPLE, 0, 1);
     steps_tied = 0;
+    /* --checkpoint layers against the cpu reference (and the device's memory against dry's), then against the
+       device without it */
+    steps_ckpt = 1;
+    steps_case(DPPROF_ALGO_GHOST, 0, 0, 1);
+    steps_case(DPPROF_ALGO_FLASH_BK, 0, 1, 0);
+    steps_case(DPPROF_ALGO_AUTO, 0, 0, 1);
+    steps_ckpt = 0;
+    steps_ckpt_bitwise(DPPROF_ALGO_VANILLA, 0);
+    steps_ckpt_bitwise(DPPROF_ALGO_FLASH, 0);
+    steps_ckpt_bitwise(DPPROF_ALGO_PERSAMPLE, 1);
     steps_determinism(DPPROF_DTYPE_FP32);
     test_steps_bf16();
     steps_oom();

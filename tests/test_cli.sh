@@ -36,6 +36,7 @@ bad 2 "--clipping 'layer': expected flat or per-layer" run --algo ghost --clippi
 bad 2 "--sigma '-1': expected a number in [0," run --sigma -1 $o
 bad 2 "--delta '1': expected a number in (0, 1)" run --delta 1 $o
 bad 2 "--task 'seq2seq': expected lm or cls" run --task seq2seq $o
+bad 2 "--checkpoint 'foo': expected none or layers" run --checkpoint foo $o
 bad 2 "unknown option '--bogus'" run --bogus 1 $o
 bad 2 "--steps needs a value" run $o --steps
 bad 2 "--data '/nonexistent/corpus.txt': cannot read: No such file or directory" run --data /nonexistent/corpus.txt $o
@@ -170,6 +171,11 @@ for opt in --preset --vocab --hidden --layers --heads --kv-heads --ffn --seq --t
     grep -qF -- "$opt" <<<"$help" || missing="$missing $opt"
 done
 check "run --help exits 0 and names every option${missing:+ (missing:$missing)}" test "$rc" -eq 0 -a -z "$missing"
+check "run --help names --checkpoint" grep -qF -- "--checkpoint" <<<"$help"
+# --checkpoint layers: the config says so, and the result has a recompute phase
+"$bin" run --preset tiny --seq 16 --batch 2 --steps 1 --algo flash --sigma 1 --checkpoint layers --backend dry --quiet --out "$tmp/ckpt.json"; rc=$?
+check "run --checkpoint layers: config.checkpoint and the recompute phase in the json" \
+    bash -c "[ $rc -eq 0 ] && grep -q '\"checkpoint\": \"layers\"' '$tmp/ckpt.json' && grep -q '\"recompute\": {\"count\": 2,' '$tmp/ckpt.json'"
 "$bin" --help >/dev/null; check "dpprof --help exits 0" test $? -eq 0
 "$bin" >/dev/null 2>&1; check "dpprof without a command exits 2" test $? -eq 2
 

@@ -3,7 +3,8 @@
    grouped-query attention, repeated tokens, an uneven physical split. built twice by make test:
    test_dp_double (-DDPPROF_REF_DOUBLE) checks in double and, run as `test_dp_double --ref CASE`,
    prints its double-precision reference; test_dp (float storage, double accumulation) reads that
-   reference and must agree to 1e-5 relative. also: physical splits give the same noisy update,
+   reference and must agree to 1e-5 relative. --checkpoint layers gives the same bits as none, every algorithm
+   (check_checkpoint). also: physical splits give the same noisy update,
    the noise's mean and variance, and the memory each algorithm needs on the dry backend. */
 #define _POSIX_C_SOURCE 200809L /* popen: the float build reads the double build's reference */
 #define DPPROF_IMPLEMENTATION
@@ -250,6 +251,61 @@ static void check_algorithms(int cls, int per_layer) {
         CHECK(clipped > 0 && clipped < B, "%s %s: the bound clips %d of %d samples (both branches of min(1, C/norm) are exercised)", name, clipping, clipped, B);
     }
     free(r.sum);
+}
+
+/* the first tensor ('w' weights or 'g' gradients) whose bits differ between two sessions, or -1 */
+static int differing_tensor(dpprof_session *a, dpprof_session *b, char which) {
+    int i;
+    for (i = 0; i < dpprof_session_param_count(a); i++) {
+        const dpprof_param *p = dpprof_session_param(a, i), *q = dpprof_session_param(b, i);
+        const dpprof_tensor *x = which == 'w' ? &p->w : &p->g, *y = which == 'w' ? &q->w : &q->g;
+        if (x->n != y->n || (x->n && memcmp(x->data, y->data, (size_t)x->n * (size_t)x->elem_size) != 0)) return i;
+    }
+    return -1;
+}
+
+/* --checkpoint layers against none, every algorithm (vanilla too), physical batches of phys: the recomputation
+   runs the forward's ops on the same inputs in the same order, on one thread, so the per-sample losses, norms
+   and clip factors, the clipped sum (vanilla: the gradient) and two noisy updates must be the same bits, in
+   float storage and in the double build: no tolerance */
+static void check_checkpoint(int cls, int per_layer, int phys) {
+    int a, tok[B * T], tgt[B * T];
+    char name[128];
+    batch(tok, tgt, cls);
+    for (a = -1; a < (int)(sizeof algos / sizeof algos[0]); a++) {
+        const int algo = a < 0 ? DPPROF_ALGO_VANILLA : algos[a], dp = a >= 0;
+        dpprof_session *s[2] = {NULL, NULL};
+        double loss[2][B], norms[2][B], clip[2][B];
+        int k, rc = DPPROF_OK, d;
+        snprintf(name, sizeof name, "checkpoint %s%s%s%s, physical %d: %s", cls ? "cls" : "lm", use_lora ? "+lora" : "", use_narrow ? " narrow" : "", per_layer ? " per-layer" : "", phys,
+                 dpprof_algo_name(algo));
+        for (k = 0; k < 2 && rc == DPPROF_OK; k++) {
+            dpprof_config c = small(cls, algo);
+            c.checkpoint = k ? DPPROF_CHECKPOINT_LAYERS : DPPROF_CHECKPOINT_NONE;
+            c.physical_batch = phys;
+            c.steps = 2;
+            if (dp) c.max_grad_norm = 0.5, c.sigma = 0.7, c.per_layer_clipping = per_layer;
+            rc = dpprof_session_create(&c, &s[k]);
+            if (rc == DPPROF_OK) perturb_lora(s[k]);
+            if (rc == DPPROF_OK) rc = dpprof_session_loss(s[k], tok, tgt, B, loss[k]);
+            if (rc == DPPROF_OK) rc = dp ? dpprof_session_clipped_grad(s[k], tok, tgt, B, norms[k], clip[k]) : dpprof_session_grad(s[k], tok, tgt, B, NULL);
+        }
+        CHECK(rc == DPPROF_OK, "%s: with and without checkpointing (%s)", name, rc ? dpprof_last_error() : "ok");
+        if (rc == DPPROF_OK) {
+            CHECK(!memcmp(loss[0], loss[1], sizeof loss[0]), "%s: per-sample losses, bit for bit", name);
+            if (dp) CHECK(!memcmp(norms[0], norms[1], sizeof norms[0]) && (per_layer || !memcmp(clip[0], clip[1], sizeof clip[0])),
+                          "%s: per-sample norms%s, bit for bit (%.6g .. %.6g)", name, per_layer ? "" : " and clip factors", norms[0][0], norms[0][B - 1]);
+            d = differing_tensor(s[0], s[1], 'g');
+            CHECK(d < 0, "%s: the %s, bit for bit (first differing: %s)", name, dp ? "clipped sum" : "gradient", d < 0 ? "none" : dpprof_session_param(s[0], d)->name);
+            /* two whole steps: sampling, forward, backward(s), clipping, noise, the update */
+            for (k = 0; k < 2 && rc == DPPROF_OK; k++) rc = dpprof_session_run(s[k]);
+            d = rc == DPPROF_OK ? differing_tensor(s[0], s[1], 'w') : -1;
+            CHECK(rc == DPPROF_OK && d < 0 && dpprof_session_step_loss(s[0], 0) == dpprof_session_step_loss(s[1], 0) && dpprof_session_step_loss(s[0], 1) == dpprof_session_step_loss(s[1], 1),
+                  "%s: two noisy steps: losses and updated weights, bit for bit (%s; first differing: %s)", name, rc ? dpprof_last_error() : "ok", d < 0 ? "none" : dpprof_session_param(s[0], d)->name);
+        }
+        dpprof_session_destroy(s[0]);
+        dpprof_session_destroy(s[1]);
+    }
 }
 
 /* what auto chose, tensor by tensor, with auto_materialise = 1: with book-keeping, a linear layer whose
@@ -623,10 +679,17 @@ int main(int argc, char **argv) {
     use_lora = 1; /* lora: only the adapters and the head train */
     check_algorithms(0, 0);
     check_algorithms(1, 1);
+    check_checkpoint(0, 0, 2);
     use_lora = 0;
     use_narrow = 1;
     check_algorithms(0, 0);
     check_algorithms(1, 1);
+    check_checkpoint(0, 0, 2); /* auto materialises */
+    use_narrow = 0;
+    check_checkpoint(0, 0, B); /* one physical batch */
+    check_checkpoint(0, 0, 2); /* accumulation: 2 + 2 + 1 */
+    check_checkpoint(1, 1, 2);
+    use_narrow = 1;
     check_auto_methods();
     use_tied = 1; /* the tied lm head: with auto's materialisation (narrow), lora, both clippings */
     check_algorithms(0, 0);

@@ -1,6 +1,8 @@
 /* tests/test_engine.c - the engine's memory report and schedule: the report adds up, cpu and dry
    profiles are byte-identical, physical batches sum to the logical batch, runs are deterministic,
-   dry answers for Llama-3.1-8B at T=16384 in under 2 s, errors come back as exact codes.
+   dry answers for Llama-3.1-8B at T=16384 in under 2 s, errors come back as exact codes; under --checkpoint
+   layers: cpu = dry for every algorithm, the bytes the forward keeps, lower peaks, the recompute phase's
+   records, json and cost.
    a custom allocator (the DPPROF_MALLOC override) lets it provoke out-of-memory. run by make test. */
 #include <stdlib.h>
 #include <string.h>
@@ -69,23 +71,41 @@ static void check_report_adds_up(dpprof_task task, const char *name) {
     dpprof_session_destroy(s);
 }
 
-static void check_cpu_equals_dry(dpprof_task task, const char *name, int algo) {
-    dpprof_config c1 = tiny(DPPROF_BACKEND_CPU, task), c2 = tiny(DPPROF_BACKEND_DRY, task);
-    dpprof_session *a, *b;
-    c1.algo = c2.algo = (dpprof_algo)algo;
-    const char *why;
-    CHECK(dpprof_session_create(&c1, &a) == DPPROF_OK && dpprof_session_run(a) == DPPROF_OK, "%s: cpu run", name);
-    CHECK(dpprof_session_create(&c2, &b) == DPPROF_OK && dpprof_session_run(b) == DPPROF_OK, "%s: dry run", name);
-    CHECK(dpprof_prof_same_memory(dpprof_session_prof(a), dpprof_session_prof(b), &why), "%s: cpu and dry profiles are byte-identical (%zu events; differs in: %s)", name, dpprof_session_prof(a)->n_events, why);
-    {
+/* c on the cpu and on the dry backend: byte-identical memory histories and the same analytic cost per phase
+   record; returns the cpu run's recompute records (--checkpoint layers), or -1 when a run failed */
+static int cpu_equals_dry(dpprof_config c1, const char *name) {
+    dpprof_config c2 = c1;
+    dpprof_session *a = NULL, *b = NULL;
+    const char *why = "";
+    int rec = -1, rc;
+    c1.backend = DPPROF_BACKEND_CPU;
+    c2.backend = DPPROF_BACKEND_DRY;
+    rc = dpprof_session_create(&c1, &a);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(a);
+    CHECK(rc == DPPROF_OK, "%s: cpu run (%s)", name, rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK) rc = dpprof_session_create(&c2, &b);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(b);
+    CHECK(rc == DPPROF_OK, "%s: dry run (%s)", name, rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK) {
         const dpprof_prof *pa = dpprof_session_prof(a), *pb = dpprof_session_prof(b);
         size_t i;
         int same = pa->n_phases == pb->n_phases;
-        for (i = 0; same && i < pa->n_phases; i++) same = pa->phases[i].flops == pb->phases[i].flops && pa->phases[i].bytes_analytic == pb->phases[i].bytes_analytic;
+        CHECK(dpprof_prof_same_memory(pa, pb, &why), "%s: cpu and dry profiles are byte-identical (%zu events; differs in: %s)", name, pa->n_events, why);
+        for (i = 0, rec = 0; same && i < pa->n_phases; i++) {
+            same = pa->phases[i].flops == pb->phases[i].flops && pa->phases[i].bytes_analytic == pb->phases[i].bytes_analytic;
+            rec += pa->phases[i].phase == DPPROF_PHASE_RECOMPUTE;
+        }
         CHECK(same, "%s: cpu and dry charge the same analytic flops and bytes to every phase", name);
     }
     dpprof_session_destroy(a);
     dpprof_session_destroy(b);
+    return rec;
+}
+
+static void check_cpu_equals_dry(dpprof_task task, const char *name, int algo) {
+    dpprof_config c = tiny(DPPROF_BACKEND_CPU, task);
+    c.algo = (dpprof_algo)algo;
+    (void)cpu_equals_dry(c, name);
 }
 
 /* one sgd step with lr 1 moves the weights by exactly the gradient of the mean loss */
@@ -206,6 +226,159 @@ static void check_activation_scaling(void) {
         dpprof_session_destroy(s);
     }
     CHECK(act[1] == 2 * act[0], "dry: activations at the peak double with the batch (%lld -> %lld bytes)", (long long)act[0], (long long)act[1]);
+}
+
+/* ---- --checkpoint layers ---------------------------------------------------------------------------- */
+static const int ckpt_algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
+#define N_CKPT_ALGOS ((int)(sizeof ckpt_algos / sizeof ckpt_algos[0]))
+
+/* tiny, algo (dp with noise), lora on q, v and down or not, checkpointing or not */
+static dpprof_config tiny_ckpt(dpprof_backend be, dpprof_task task, int algo, int lora, int ckpt) {
+    dpprof_config c = tiny(be, task);
+    c.algo = (dpprof_algo)algo;
+    if (algo != DPPROF_ALGO_VANILLA) c.sigma = 0.5;
+    if (lora) c.lora_rank = 4, c.lora_targets = "q,v,down";
+    c.checkpoint = ckpt ? DPPROF_CHECKPOINT_LAYERS : DPPROF_CHECKPOINT_NONE;
+    return c;
+}
+
+/* the dry plan equals the cpu's measured memory under checkpointing, every algorithm, lm, cls and lora (with
+   accumulation: tiny's 2 + 2 + 1), and every backward pass has its recomputations */
+static void check_ckpt_dry(void) {
+    int a, k;
+    for (k = 0; k < 3; k++)
+        for (a = 0; a < N_CKPT_ALGOS; a++) {
+            const int algo = ckpt_algos[a], passes = 2 * 3 * (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH ? 2 : 1); /* steps x batches x passes */
+            char name[96];
+            int rec;
+            snprintf(name, sizeof name, "checkpoint %s %s", k == 1 ? "cls" : k == 2 ? "lm+lora" : "lm", dpprof_algo_name(algo));
+            rec = cpu_equals_dry(tiny_ckpt(DPPROF_BACKEND_CPU, k == 1 ? DPPROF_TASK_CLS : DPPROF_TASK_LM, algo, k == 2, 1), name);
+            CHECK(rec == 2 * passes, "%s: a recompute record for each of the 2 layers in each of the %d backward passes (%d)", name, passes, rec);
+        }
+}
+
+/* what the forward keeps under checkpointing: each layer's input (the embedding's output, then every layer's
+   output) and the head's activations, nothing of a layer's inside; the forward's record holds its data too */
+static void check_ckpt_kept(void) {
+    dpprof_config c = tiny_ckpt(DPPROF_BACKEND_DRY, DPPROF_TASK_LM, DPPROF_ALGO_FLASH_BK, 0, 1);
+    dpprof_session *s = NULL;
+    int rc = dpprof_session_create(&c, &s);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(s);
+    CHECK(rc == DPPROF_OK, "checkpoint kept bytes: dry run (%s)", rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK) {
+        const dpprof_prof *p = dpprof_session_prof(s);
+        const dpprof_shape *h = dpprof_session_shape(s);
+        const int64_t n = c.physical_batch, N = n * c.seq, E = 4;
+        /* tokens and targets; x0 and the L outputs, lnf (N, C) and its rstd (N); logits (N, V); losses (n) */
+        const int64_t want = 2 * 4 * N + E * (N * h->C * (h->L + 2) + N + N * h->V + n);
+        size_t i;
+        for (i = 0; i < p->n_phases && p->phases[i].phase != DPPROF_PHASE_FORWARD; i++) {}
+        CHECK(i < p->n_phases && p->phases[i].bytes_end - p->phases[i].bytes_start == want,
+              "checkpoint kept bytes: the forward keeps the data, every layer's input and the head's activations alone: %lld bytes (expected %lld)",
+              i < p->n_phases ? (long long)(p->phases[i].bytes_end - p->phases[i].bytes_start) : -1LL, (long long)want);
+    }
+    dpprof_session_destroy(s);
+}
+
+/* the peak of one dry step of the long-context model at T = 4096, B = 1 */
+static int64_t longctx_peak(int algo, int ckpt) {
+    dpprof_config c;
+    dpprof_session *s = NULL;
+    int64_t peak = -1;
+    memset(&c, 0, sizeof c);
+    c.preset = "longctx";
+    c.seq = 4096;
+    c.batch = 1;
+    c.steps = 1;
+    c.algo = (dpprof_algo)algo;
+    c.backend = DPPROF_BACKEND_DRY;
+    c.no_timeline = 1;
+    c.checkpoint = ckpt ? DPPROF_CHECKPOINT_LAYERS : DPPROF_CHECKPOINT_NONE;
+    if (dpprof_session_create(&c, &s) == DPPROF_OK && dpprof_session_run(s) == DPPROF_OK) peak = dpprof_session_prof(s)->peak_bytes;
+    dpprof_session_destroy(s);
+    return peak;
+}
+
+/* checkpointing lowers every algorithm's peak where activations dominate; book-keeping keeps the linear
+   layers' inputs from each recomputation until the clip phase, so its peak moves least */
+static void check_ckpt_peaks(void) {
+    int a;
+    for (a = 0; a < N_CKPT_ALGOS; a++) {
+        const int64_t p0 = longctx_peak(ckpt_algos[a], 0), p1 = longctx_peak(ckpt_algos[a], 1);
+        CHECK(p0 > 0 && p1 > 0 && p1 < p0, "checkpoint longctx T=4096 %s: the peak with checkpointing %.3f GiB, below %.3f GiB without", dpprof_algo_name(ckpt_algos[a]),
+              p1 / 1073741824.0, p0 / 1073741824.0);
+    }
+}
+
+/* the result json: config.checkpoint, and the recompute phase counted once a backward pass (as the pass itself
+   is); without checkpointing no recompute phase */
+static void check_ckpt_json(int algo, int ckpt) {
+    dpprof_config c = tiny_ckpt(DPPROF_BACKEND_DRY, DPPROF_TASK_LM, algo, 0, ckpt);
+    dpprof_session *s = NULL;
+    dpprof_json_doc *doc = NULL;
+    FILE *f = tmpfile();
+    char *text = NULL, err[128];
+    long len = 0;
+    int rc = f ? dpprof_session_create(&c, &s) : DPPROF_ERR_IO;
+    if (rc == DPPROF_OK) rc = dpprof_session_run(s);
+    if (rc == DPPROF_OK) rc = dpprof_session_write_json(s, f, "ckpt", "ok", NULL);
+    if (rc == DPPROF_OK && (fflush(f) || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) || !(text = (char *)malloc((size_t)len)) || fread(text, 1, (size_t)len, f) != (size_t)len))
+        rc = DPPROF_ERR_IO;
+    if (rc == DPPROF_OK && dpprof_json_parse(text, (size_t)len, &doc, err, sizeof err) != 0) rc = DPPROF_ERR_PARSE;
+    CHECK(rc == DPPROF_OK, "checkpoint json %s %s: written and read back (%s)", dpprof_algo_name(algo), ckpt ? "layers" : "none", rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK) {
+        const dpprof_json *root = dpprof_json_root(doc);
+        const char *ck = dpprof_json_string(dpprof_json_path(root, "config.checkpoint"));
+        double bw = 0, bw2 = 0, rec = 0;
+        const int passes = 2 * 3 * (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH ? 2 : 1);
+        dpprof_json_number(dpprof_json_path(root, "phases.backward.count"), &bw);
+        dpprof_json_number(dpprof_json_path(root, "phases.backward_2.count"), &bw2);
+        dpprof_json_number(dpprof_json_path(root, "phases.recompute.count"), &rec);
+        CHECK(ck && !strcmp(ck, ckpt ? "layers" : "none"), "checkpoint json %s: config.checkpoint is \"%s\"", dpprof_algo_name(algo), ck ? ck : "(missing)");
+        CHECK(bw + bw2 == passes && rec == (ckpt ? passes : 0), "checkpoint json %s %s: %g backward + %g backward_2 occurrences and %g recompute (expected %d and %d)",
+              dpprof_algo_name(algo), ckpt ? "layers" : "none", bw, bw2, rec, passes, ckpt ? passes : 0);
+    }
+    dpprof_json_free(doc);
+    free(text);
+    if (f) fclose(f);
+    dpprof_session_destroy(s);
+}
+
+/* the recomputation's analytic cost: the forward's again, less the embedding, the head, the down projections
+   (their output, the next layer's input, is kept) and the norm that ends each layer (the recomputation makes
+   ln1 with rmsnorm_fwd), once a backward pass; every other phase costs what it costs without checkpointing */
+static void check_ckpt_cost(void) {
+    dpprof_config c0 = tiny_ckpt(DPPROF_BACKEND_DRY, DPPROF_TASK_LM, DPPROF_ALGO_GHOST, 0, 0), c1 = tiny_ckpt(DPPROF_BACKEND_DRY, DPPROF_TASK_LM, DPPROF_ALGO_GHOST, 0, 1);
+    dpprof_session *a = NULL, *b = NULL;
+    int rc;
+    c0.steps = c1.steps = 1;
+    c0.physical_batch = c1.physical_batch = c0.batch;
+    rc = dpprof_session_create(&c0, &a);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(a);
+    if (rc == DPPROF_OK) rc = dpprof_session_create(&c1, &b);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(b);
+    CHECK(rc == DPPROF_OK, "checkpoint cost: ghost with and without checkpointing (%s)", rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK) {
+        const dpprof_prof *pa = dpprof_session_prof(a), *pb = dpprof_session_prof(b);
+        const dpprof_shape *h = dpprof_session_shape(a);
+        const int n = c0.batch, T = c0.seq, N = n * T;
+        double fwd = 0, rec = 0, all_a = 0, other_b = 0, skip;
+        size_t i;
+        for (i = 0; i < pa->n_phases; i++) {
+            if (pa->phases[i].phase == DPPROF_PHASE_FORWARD) fwd += pa->phases[i].flops;
+            all_a += pa->phases[i].flops;
+        }
+        for (i = 0; i < pb->n_phases; i++) {
+            if (pb->phases[i].phase == DPPROF_PHASE_RECOMPUTE) rec += pb->phases[i].flops;
+            else other_b += pb->phases[i].flops;
+        }
+        skip = dpprof_embedding_fwd_cost(N, h->C, 4).flops + dpprof_matmul_fwd_cost(N, h->C, h->V, 4).flops + dpprof_crossentropy_fwd_cost(n, T, h->V, 4).flops +
+               h->L * (dpprof_matmul_fwd_cost(N, h->F, h->C, 4).flops + dpprof_add_rmsnorm_fwd_cost(N, h->C, 4).flops) - (h->L - 1) * dpprof_rmsnorm_fwd_cost(N, h->C, 4).flops;
+        CHECK(fabs(rec - 2 * (fwd - skip)) <= 1e-9 * fwd && all_a == other_b,
+              "checkpoint cost: ghost's two passes recompute %.6g flops = 2 x (the forward's %.6g less %.6g not recomputed); every other phase the same", rec, fwd, skip);
+    }
+    dpprof_session_destroy(a);
+    dpprof_session_destroy(b);
 }
 
 /* --dtype bf16 on dry: the same schedule as fp32, every token-indexed activation at half the bytes,
@@ -515,6 +688,13 @@ int main(void) {
     check_bf16_dry(DPPROF_ALGO_FLASH_BK, DPPROF_TASK_LM, 0);
     check_bf16_dry(DPPROF_ALGO_GHOST_BK, DPPROF_TASK_LM, 1);
     check_bf16_dry(DPPROF_ALGO_FLASH, DPPROF_TASK_CLS, 1);
+    check_ckpt_dry();
+    check_ckpt_kept();
+    check_ckpt_peaks();
+    check_ckpt_json(DPPROF_ALGO_FLASH, 1);
+    check_ckpt_json(DPPROF_ALGO_FLASH_BK, 1);
+    check_ckpt_json(DPPROF_ALGO_GHOST, 0);
+    check_ckpt_cost();
     check_errors();
     check_oom();
     check_numeric_faults();
