@@ -1055,6 +1055,16 @@ static int plot_timeline(const char *in, const char *outpath, const char *title,
     jb = dpprof_json_get(tl, "bytes");
     jc = dpprof_json_get(tl, "category");
     jm = dpprof_json_get(tl, "marks");
+    if (tl && dpprof_json_kind(tl) == DPPROF_JSON_NULL) { /* a result without its event log: say what is missing and how to get it */
+        const char *exp = dpprof_json_string(dpprof_json_get(root, "experiment"));
+        char where[160];
+        if (exp && strcmp(exp, "run")) snprintf(where, sizeof where, "experiment %.100s's file", exp);
+        else snprintf(where, sizeof where, "an experiment file");
+        snprintf(err, sizeof err, "its \"timeline\" is null: the run kept no event log (--timeline none, as the experiment files' sweeps do); "
+                                  "rerun that configuration with --timeline full, or draw it with a 'figure NAME = timeline config=LABELS' line of %s, which reruns it so", where);
+        code = json_fail(in, err);
+        goto done;
+    }
     if (!tl || !jb || !jc || !jt || dpprof_json_kind(jb) != DPPROF_JSON_ARRAY || dpprof_json_kind(jc) != DPPROF_JSON_ARRAY || dpprof_json_kind(jt) != DPPROF_JSON_ARRAY) {
         code = json_fail(in, "no timeline (expected timeline.t_ms, timeline.bytes and timeline.category arrays: is this a dpprof result?)");
         goto done;
@@ -1481,6 +1491,9 @@ static const char *const sweep_csv_paths[] = {
     "breakdown.per_sample_gradients_mb", "breakdown.norm_samples_mb", "breakdown.temp_matrices_mb",
     "breakdown.lora_mb", "breakdown.workspace_mb", "breakdown.data_mb", "throughput.tokens_per_s"};
 #define SWEEP_NCOLS ((int)(sizeof sweep_csv_cols / sizeof sweep_csv_cols[0]))
+/* then the measured traffic of the counters step (--dram on a GPU), summed over the phases, in MiB: empty when
+   not measured. per-phase only: CUPTI's ranges are the phases, never single kernels */
+static const char *const sweep_csv_traffic[] = {"dram_read", "dram_write", "l2_read", "l2_write"};
 
 /* "axis NAME = v1 | v2 | ..." */
 typedef struct sweep_label {
@@ -1501,8 +1514,11 @@ static int sweep_parse_axis(sweep_spec *sp, int line, const char *aname, char *t
     if (!sweep_word(aname, "_-")) return sweep_bad(sp, line, "axis name '%.200s': use only a-z 0-9 _ -", aname);
     if (!strcmp(aname, "id") || !strcmp(aname, "status"))
         return sweep_bad(sp, line, "axis name '%s' is taken by a summary.csv column: choose another", aname);
-    for (i = 0; i < SWEEP_NCOLS; i++)
-        if (!strcmp(aname, sweep_csv_cols[i])) return sweep_bad(sp, line, "axis name '%s' is taken by a summary.csv column: choose another", aname);
+    for (i = 0; i < SWEEP_NCOLS + 4; i++) {
+        char col[32];
+        snprintf(col, sizeof col, i < SWEEP_NCOLS ? "%s" : "%s_mb", i < SWEEP_NCOLS ? sweep_csv_cols[i] : sweep_csv_traffic[i - SWEEP_NCOLS]);
+        if (!strcmp(aname, col)) return sweep_bad(sp, line, "axis name '%s' is taken by a summary.csv column: choose another", aname);
+    }
     for (i = 0; i < sp->naxis; i++)
         if (!strcmp(sp->axis[i].name, aname)) return sweep_bad(sp, line, "duplicate axis '%s' (first at line %d)", aname, sp->axis[i].line);
     if (!*text) return sweep_bad(sp, line, "axis '%s' is empty: give its values separated by '|'", aname);
@@ -2066,6 +2082,7 @@ static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
     for (a = 0; a < sp->naxis; a++) fprintf(af.f, ",%s", sp->axis[a].name);
     fputs(",status", af.f);
     for (k = 0; k < SWEEP_NCOLS; k++) fprintf(af.f, ",%s", sweep_csv_cols[k]);
+    for (k = 0; k < 4; k++) fprintf(af.f, ",%s_mb", sweep_csv_traffic[k]);
     fputc('\n', af.f);
     for (c = 0; c < sp->nconf; c++) {
         dpprof_json_doc *doc = NULL;
@@ -2090,6 +2107,18 @@ static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
             double v;
             fputc(',', af.f);
             if (dpprof_json_number(dpprof_json_path(root, sweep_csv_paths[k]), &v) == 0) fprintf(af.f, "%.6g", v);
+        }
+        for (k = 0; k < 4; k++) {
+            const dpprof_json *ph = dpprof_json_get(root, "phases");
+            char key[32];
+            double sum = 0, v;
+            size_t i;
+            int any = 0;
+            snprintf(key, sizeof key, "%s_bytes", sweep_csv_traffic[k]);
+            for (i = 0; i < dpprof_json_len(ph); i++)
+                if (dpprof_json_number(dpprof_json_get(dpprof_json_member(ph, i), key), &v) == 0) sum += v, any = 1;
+            fputc(',', af.f);
+            if (any) fprintf(af.f, "%.6g", sum / 1048576.0);
         }
         fputc('\n', af.f);
         dpprof_json_free(doc);
@@ -2914,10 +2943,11 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     const char *xs = rep_get(l, "x"), *ss = rep_get(l, "series"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
     const char *batch = rep_get(l, "batch");
     int ax = rep_axis(r, xs), as = rep_axis(r, ss), ab = rep_axis(r, batch), nx, ns, i, j;
-    const char *xl[REP_MAXL], *sl[REP_MAXL];
+    const char *xl[REP_MAXL], *sl[REP_MAXL], **miss;
     double *val;
     unsigned char rgb[REP_MAXL * 3];
     dpprof_bars_desc d;
+    int rc;
     char title[256], ylabel[128];
     if (ax < 0) return rep_bad(r, l->line, "x=%s is not an axis of this experiment", xs ? xs : "(missing)");
     if (ss && as < 0) return rep_bad(r, l->line, "series=%s is not an axis of this experiment", ss);
@@ -2927,7 +2957,8 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     ns = as >= 0 ? rep_labels(r, as, sl, REP_MAXL) : 1;
     if (as < 0) sl[0] = metric;
     val = (double *)calloc((size_t)nx * (size_t)ns, sizeof(double));
-    if (!val) return EXIT_ERROR;
+    miss = (const char **)calloc((size_t)nx * (size_t)ns, sizeof *miss);
+    if (!val || !miss) { free(val); free(miss); return EXIT_ERROR; }
     for (j = 0; j < ns; j++) {
         memcpy(rgb + 3 * j, rep_series_rgb(r, as, sl[j], j), 3);
         for (i = 0; i < nx; i++) {
@@ -2940,9 +2971,15 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
                         r->res[c].have && !strcmp(r->res[c].status, "ok") && rep_label_num(rep_label(r, c, ab)) > v)
                         v = rep_label_num(rep_label(r, c, ab));
                 fprintf(r->macros, "\\dpdef{%s}{%s-%s}{largest_batch}{%.0f}\n", r->sp.name, sl[j], xl[i], v);
-            } else v = rep_metric(r, rep_find(r, where, ax, xl[i], as, as >= 0 ? sl[j] : NULL), metric);
-            val[j * nx + i] = v; /* missing or oom (NaN): no bar, labelled n/a, and the summary says so */
-            if (v != v && !capacity) fprintf(r->summary, "  %s: %s=%s %s=%s has no %s (oom or missing): no bar, labelled n/a\n", l->fig, xs, xl[i], ss ? ss : "", ss ? sl[j] : "", metric);
+            } else {
+                long long c = rep_find(r, where, ax, xl[i], as, as >= 0 ? sl[j] : NULL);
+                v = rep_metric(r, c, metric);
+                if (v != v && c >= 0 && r->res[c].have && strcmp(r->res[c].status, "ok")) miss[j * nx + i] = r->res[c].status; /* "oom" under the bar */
+            }
+            val[j * nx + i] = v; /* missing or oom (NaN): no bar, labelled with its status or n/a, and the summary says so */
+            if (v != v && !capacity)
+                fprintf(r->summary, "  %s: %s=%s %s=%s has no %s (%s): no bar, labelled %s\n", l->fig, xs, xl[i], ss ? ss : "", ss ? sl[j] : "", metric,
+                        miss[j * nx + i] ? miss[j * nx + i] : "missing or not measured", miss[j * nx + i] ? miss[j * nx + i] : "n/a");
         }
     }
     memset(&d, 0, sizeof d);
@@ -2958,7 +2995,10 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     d.n_series = ns;
     d.series_names = sl;
     d.series_rgb = rgb;
-    return rep_bars_png(r, l, &d, val);
+    d.missing_labels = miss;
+    rc = rep_bars_png(r, l, &d, val);
+    free(miss);
+    return rc;
 }
 
 /* a timeline needs the event log that sweeps leave out: rerun that one configuration with it */
@@ -3225,31 +3265,49 @@ static void rep_macros(rep *r) {
     }
 }
 
-/* grouped bars over the phases (analytic bytes or flops per step) or the modules (bytes at the peak) */
+static int rep_fig_note(rep *r, const rep_line *l, const char *title, const char *note);
+
+/* a phase's value for a phases figure: analytic bytes moved or flops per occurrence, measured dram bytes (read +
+   write, --dram: the counters step), the live bytes at its peak, or its measured ms per step; nan: none */
+static double rep_phase_value(const rep_res *x, int k, const char *value) {
+    if (!strcmp(value, "flops")) return x->ph_flops[k] / 1e12;
+    if (!strcmp(value, "dram")) return (x->ph_traffic[k][0] + x->ph_traffic[k][1]) / REP_GIB;
+    if (!strcmp(value, "peak")) return x->ph_peak[k] / REP_GIB;
+    if (!strcmp(value, "time")) return x->ph_ms[k];
+    return x->ph_bytes[k] / REP_GIB;
+}
+
+/* grouped bars over the phases (value=bytes, flops, dram, peak or time: rep_phase_value) or the modules (bytes at the peak) */
 static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
     const char *gs = rep_get(l, "group"), *where = rep_get(l, "where"), *value = rep_get(l, "value");
     int ag = rep_axis(r, gs), ng, np = 0, i, j, idx[DPPROF_PHASE_COUNT + DPPROF_MOD_COUNT];
     const char *gl[REP_MAXL], *pl[DPPROF_PHASE_COUNT + DPPROF_MOD_COUNT];
     double *val;
     unsigned char rgb[REP_MAXL * 3];
-    int flops = value && !strcmp(value, "flops");
+    const int peak = value && !strcmp(value, "peak"), measured = value && (!strcmp(value, "dram") || !strcmp(value, "time"));
     dpprof_bars_desc d;
-    char title[256];
+    char title[512], src[256];
     if (ag < 0) return rep_bad(r, l->line, "group=%s is not an axis of this experiment", gs ? gs : "(missing)");
+    if (!value) value = "bytes";
     ng = rep_labels(r, ag, gl, REP_MAXL);
     /* the parts that any group uses */
     for (i = 0; i < (phases ? DPPROF_PHASE_COUNT : DPPROF_MOD_COUNT); i++) {
         int used = 0;
-        if (phases && i <= DPPROF_PHASE_PRIVACY_SETUP) continue; /* setup moves no step bytes */
+        if (phases && !peak && i <= DPPROF_PHASE_PRIVACY_SETUP) continue; /* setup moves no step bytes; it holds memory */
         for (j = 0; j < ng; j++) {
             long long c = rep_find(r, where, ag, gl[j], -1, NULL);
             if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok"))
-                used |= (phases ? (flops ? r->res[c].ph_flops[i] : r->res[c].ph_bytes[i]) : r->res[c].mod[i]) > 0;
+                used |= (phases ? rep_phase_value(&r->res[c], i, value) : r->res[c].mod[i]) > 0;
         }
         if (used) {
             idx[np] = i;
             pl[np++] = phases ? dpprof_phase_name(i) : dpprof_module_name(i);
         }
+    }
+    if (!np && measured) { /* nothing measured: the figure says so */
+        snprintf(title, sizeof title, "%s: %s per phase%s%s%s", r->sp.name, !strcmp(value, "dram") ? "measured DRAM bytes" : "measured ms per step", where ? " (" : "", where ? where : "", where ? ")" : "");
+        return rep_fig_note(r, l, title, !strcmp(value, "dram") ? "No configuration of this figure has measured DRAM bytes: they need the cuda backend on a GPU with counters and --dram (make bench); analytic bytes are value=bytes."
+                                                                  : "No configuration of this figure has a timed result: phase times need a run on a GPU (BACKEND=cuda).");
     }
     if (!np) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
     val = (double *)calloc((size_t)np * (size_t)ng, sizeof(double));
@@ -3258,19 +3316,26 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
         long long c = rep_find(r, where, ag, gl[j], -1, NULL);
         memcpy(rgb + 3 * j, rep_series_rgb(r, ag, gl[j], j), 3);
         for (i = 0; i < np; i++) {
-            double v = 0;
-            if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok"))
-                v = phases ? (flops ? r->res[c].ph_flops[idx[i]] / 1e12 : r->res[c].ph_bytes[idx[i]] / REP_GIB) : r->res[c].mod[idx[i]] / REP_GIB;
-            val[j * np + i] = v == v ? v : 0;
+            double v = NAN;
+            if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok")) v = phases ? rep_phase_value(&r->res[c], idx[i], value) : r->res[c].mod[idx[i]] / REP_GIB;
+            val[j * np + i] = v == v || measured ? v : 0; /* a measurement that is not there: n/a, never 0 */
         }
     }
     memset(&d, 0, sizeof d);
     snprintf(title, sizeof title, "%s: %s%s%s%s", r->sp.name,
-             phases ? (flops ? "analytic FLOPs per phase occurrence" : "analytic bytes moved per phase occurrence") : "memory at the peak by module",
+             !phases ? "memory at the peak by module"
+             : !strcmp(value, "flops") ? "analytic FLOPs per phase occurrence"
+             : !strcmp(value, "dram") ? "measured DRAM bytes (read + write) per phase, the counters step"
+             : peak ? "live memory at each phase's peak"
+             : !strcmp(value, "time") ? "measured ms per step, per phase" : "analytic bytes moved per phase occurrence",
              where ? " (" : "", where ? where : "", where ? ")" : "");
+    if (measured && rep_sources_n(r, where, 1, 0, src, sizeof src)) {
+        strncat(title, ", measured: ", sizeof title - strlen(title) - 1);
+        strncat(title, src, sizeof title - strlen(title) - 1);
+    }
     d.title = title;
     d.xlabel = phases ? "phase" : "module";
-    d.ylabel = phases ? (flops ? "TFLOP" : "GiB moved (analytic)") : "GiB";
+    d.ylabel = !phases || peak ? "GiB" : !strcmp(value, "flops") ? "TFLOP" : !strcmp(value, "dram") ? "GiB, measured (CUPTI)" : !strcmp(value, "time") ? "ms per step" : "GiB moved (analytic)";
     d.n_groups = np;
     d.group_names = pl;
     d.n_series = ng;
@@ -3360,7 +3425,8 @@ static int rep_validate(const rep *r) {
                 snprintf(msg, sizeof msg, "%s=%s is not an axis of this experiment", l->key[k], l->val[k]);
                 return rep_bad(r, l->line, "%s", msg);
             }
-            if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && !rep_known_metric(l->val[k]))
+            if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && strcmp(l->val[k], "dram") && strcmp(l->val[k], "peak") &&
+                strcmp(l->val[k], "time") && !rep_known_metric(l->val[k]))
                 return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", l->val[k]);
         }
         if ((v = rep_get(l, "where"))) {
