@@ -2978,7 +2978,7 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
             }
             val[j * nx + i] = v; /* missing or oom (NaN): no bar, labelled with its status or n/a, and the summary says so */
             if (v != v && !capacity)
-                fprintf(r->summary, "  %s: %s=%s %s=%s has no %s (%s): no bar, labelled %s\n", l->fig, xs, xl[i], ss ? ss : "", ss ? sl[j] : "", metric,
+                fprintf(r->summary, "  %s: %s=%s%s%s%s%s has no %s (%s): no bar, labelled %s\n", l->fig, xs, xl[i], ss ? " " : "", ss ? ss : "", ss ? "=" : "", ss ? sl[j] : "", metric,
                         miss[j * nx + i] ? miss[j * nx + i] : "missing or not measured", miss[j * nx + i] ? miss[j * nx + i] : "n/a");
         }
     }
@@ -3385,6 +3385,8 @@ static void help_report(void) {
            "keys: x= series= rows= cols= group= (axes), value= (a metric), where=AXIS:LABEL,... ref=LABEL\n"
            "batch=AXIS (capacity), config=LABEL-LABEL-... (timeline: that configuration is rerun on its\n"
            "own with the event log, into DIR/timelines/ID.json, unless that file exists).\n"
+           "phases group=AXIS value=bytes|flops|dram|peak|time: per phase, analytic bytes or flops per occurrence,\n"
+           "measured dram bytes (--dram, the counters step), live bytes at the phase's peak (setup phases too), ms per step.\n"
            "tradeoff series=AXIS where=...: peak memory against the measured step time, a point per configuration;\n"
            "those without a timed result are named in one sentence (none timed: the figure is that sentence).\n"
            "ops tables (results of --op-times): cols=AXIS where=AXIS:LABEL,... top=N: one column a label, the N ops\n"

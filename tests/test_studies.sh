@@ -66,3 +66,39 @@ if [ -x "$emu" ]; then
 else
     fail "$emu is missing (make test builds it)"
 fi
+if [ -x "$emu" ]; then
+    check "on cuda a snapshot's reserved_mb is the driver's figure (a number)" \
+        bash -c "grep -Eq '\"reserved_mb\": [0-9]' '$d'*/tiny/tiny-flash_bk.json"
+fi
+check "on cpu a snapshot's reserved_mb is null (nothing reserved beyond the live bytes)" \
+    bash -c "grep -q '\"reserved_mb\": null' '$tmp/m/cpu/tiny/tiny-flash_bk.json' && ! grep -Eq '\"reserved_mb\": [0-9]' '$tmp/m/cpu/tiny/tiny-flash_bk.json'"
+# total_allocated_mb: every byte ever allocated, so at least what is live at the end and at the peak
+check "total_allocated_mb is cumulative: at least the peak" bash -c "python3 - '$tmp/m/cpu/tiny/tiny-flash_bk.json' <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))['breakdown']
+sys.exit(0 if b['total_allocated_mb'] * 2**20 >= b['bytes']['peak'] > b['bytes']['final'] else 1)
+PY"
+
+# budgets: a configuration over the memory limit is oom in the table and labelled oom under its bar;
+# phases figures of memory (value=peak, setup phases too) and of measured dram (none on dry: said)
+cat >"$tmp/exp/budget.conf" <<'CONF'
+name = budget
+base = --preset tiny --seq 64 --batch 16 --steps 1 --backend dry --sigma 1.0 --dataset-size 1000 --memory-limit 52M --timeline none
+axis algo = vanilla: --algo vanilla --sigma 0 | persample: --algo persample
+figure peak = bars x=algo value=peak_gib
+figure stages = phases group=algo value=peak
+figure dram = phases group=algo value=dram
+table = pivot rows=algo cols=algo value=peak_gib
+CONF
+"$bin" sweep "$tmp/exp/budget.conf" --out-dir "$tmp/b" >/dev/null 2>&1
+"$bin" report "$tmp/exp/budget.conf" --results "$tmp/b" --figures "$tmp/b/f" --tables "$tmp/b/t" >/dev/null 2>"$tmp/b.err"; rc=$?
+check "report with an oom configuration exits 0 (got $rc: $(head -c 200 "$tmp/b.err"))" test $rc -eq 0
+check "the table says oom where the configuration does not fit" grep -q '^persample & -- & oom' "$tmp/b/t/budget-table.tex"
+check "the bar of the oom configuration is labelled oom" grep -qF 'peak: algo=persample has no peak_gib (oom): no bar, labelled oom' "$tmp/b/summary.txt"
+check "the stage figure (live memory at each phase's peak) and the dram figure (nothing measured: said) are drawn" \
+    test -s "$tmp/b/f/budget-stages.png" -a -s "$tmp/b/f/budget-dram.png"
+
+# plot timeline of a sweep's result (no event log) says what is missing
+err=$("$bin" plot timeline "$tmp/b/budget-vanilla.json" --out "$tmp/tl.png" 2>&1); rc=$?
+check "plot timeline of a sweep result: exit 2, names the missing event log and the way to get it (got: $err)" \
+    bash -c "[ $rc -eq 2 ] && grep -qF 'its \"timeline\" is null: the run kept no event log (--timeline none' <<<\"\$1\" && grep -qF 'timeline config=LABELS' <<<\"\$1\"" _ "$err"
