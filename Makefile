@@ -48,7 +48,18 @@ endif
 # the paper's experiments: experiments/NAME.conf each (README's table); `make NAME` runs one. bench and
 # clipgrad measure a GPU: make bench, make bench-clipgrad
 GPU_EXPERIMENTS := bench clipgrad
-EXPERIMENTS := $(filter-out $(GPU_EXPERIMENTS),$(sort $(basename $(notdir $(wildcard experiments/*.conf)))))
+EXPERIMENTS_DIR ?= experiments
+EXPERIMENTS := $(filter-out $(GPU_EXPERIMENTS),$(sort $(basename $(notdir $(wildcard $(EXPERIMENTS_DIR)/*.conf)))))
+# the backend the experiments run on: `make NAME BACKEND=cuda` (or cpu, auto) runs every configuration there
+# (dpprof sweep --backend: it overrides the file's --backend dry), with the binary DPPROF_BIN; its results,
+# figures and tables go to MEASURED_DIR/TAG/ (TAG: cpu, or cuda-DEVICE as `dpprof devices` names GPU 0):
+# results/TAG/NAME/, results/TAG/figures/, results/TAG/generated/, never over the dry ones that check-repro
+# hashes. the default, dry, is what make all and check-repro run
+BACKEND ?= dry
+MEASURED_DIR ?= results
+# the program the experiments and GPU targets run; a configuration on a GPU may take BENCH_TIMEOUT seconds
+DPPROF_BIN ?= ./dpprof
+BENCH_TIMEOUT ?= 600
 SWEEP_JOBS ?= 2
 .PHONY: default all test deps deps-paper deps-test clean figures
 default: dpprof
@@ -93,24 +104,48 @@ BENCH_DEVICE := $(shell echo '$(notdir $(BENCH_DATA))' | cut -d- -f5-)
 bench_space := $(subst ,, )
 bench_sep := $(comma)$(bench_space)
 BENCH_DIRS := $(patsubst %/device.txt,%,$(sort $(wildcard data/bench/*-$(BENCH_DEVICE)/device.txt)))
+# the other devices measured: their figures (the trade-off among them) in figures/bench-DEVICE/
+BENCH_OTHER := $(filter-out $(BENCH_DEVICE),$(sort $(foreach d,$(wildcard data/bench/*/device.txt),$(shell echo '$(notdir $(patsubst %/device.txt,%,$(d)))' | cut -d- -f5-))))
 .PHONY: bench-figures
 bench-figures: dpprof
 	@if [ -z "$(BENCH_DATA)" ]; then echo "bench: no GPU measurements in data/bench/: its figure and table are left out"; exit 0; fi; \
 	rm -rf results/bench-data; mkdir -p results/bench-data figures paper/generated; for d in $(BENCH_DIRS); do cp $$d/*.json results/bench-data/; done; \
-	./dpprof report experiments/bench.conf --results results/bench-data --figures figures --tables paper/generated
-$(EXPERIMENTS): %: results/%/report.done
+	./dpprof report experiments/bench.conf --results results/bench-data --figures figures --tables paper/generated; \
+	for dev in $(BENCH_OTHER); do o=results/bench-data-$$dev; rm -rf $$o; mkdir -p $$o; \
+	  for d in data/bench/*-$$dev; do [ -f $$d/device.txt ] && cp $$d/*.json $$o/; done; \
+	  ./dpprof report experiments/bench.conf --results $$o --figures figures/bench-$$dev --tables $$o/generated; done
 
-# sweep (resumable, one process per configuration), then figures, tables, macros and summary.
-# results made by another binary or another version of the conf are stale: they start over
-results/%/report.done: experiments/%.conf dpprof
-	@mkdir -p results/$* figures paper/generated
-	@stamp="$$(sha256sum dpprof $< | cut -c1-64 | tr '\n' ' ')"; \
-	if [ -f results/$*/.stamp ] && [ "$$(cat results/$*/.stamp)" != "$$stamp" ]; then \
-	  echo "results/$*: made by another dpprof or conf: starting over"; rm -rf results/$*; mkdir -p results/$*; fi; \
-	echo "$$stamp" > results/$*/.stamp
-	./dpprof sweep $< --out-dir results/$* --jobs $(SWEEP_JOBS)
-	./dpprof report $< --results results/$* --figures figures --tables paper/generated
+# $(call experiment,NAME,RESULTS,FIGURES,TABLES,SWEEP OPTIONS): sweep (resumable, one process per
+# configuration), then figures, tables, macros and summary. results made by another binary or another
+# version of the conf are stale: they start over
+define experiment
+	mkdir -p $(2) $(3) $(4); \
+	stamp="$$(sha256sum $(DPPROF_BIN) $(EXPERIMENTS_DIR)/$(1).conf | cut -c1-64 | tr '\n' ' ')"; \
+	if [ -f $(2)/.stamp ] && [ "$$(cat $(2)/.stamp)" != "$$stamp" ]; then \
+	  echo "$(2): made by another dpprof or conf: starting over"; rm -rf $(2); mkdir -p $(2); fi; \
+	echo "$$stamp" > $(2)/.stamp; \
+	echo "$(DPPROF_BIN) sweep $(EXPERIMENTS_DIR)/$(1).conf --out-dir $(2) --jobs $(SWEEP_JOBS) $(5)"; \
+	$(DPPROF_BIN) sweep $(EXPERIMENTS_DIR)/$(1).conf --out-dir $(2) --jobs $(SWEEP_JOBS) $(5); \
+	echo "$(DPPROF_BIN) report $(EXPERIMENTS_DIR)/$(1).conf --results $(2) --figures $(3) --tables $(4)"; \
+	$(DPPROF_BIN) report $(EXPERIMENTS_DIR)/$(1).conf --results $(2) --figures $(3) --tables $(4)
+endef
+
+ifeq ($(BACKEND),dry)
+$(EXPERIMENTS): %: results/%/report.done
+results/%/report.done: $(EXPERIMENTS_DIR)/%.conf $(DPPROF_BIN)
+	@$(call experiment,$*,results/$*,figures,paper/generated,)
 	touch $@
+else
+# measured: one configuration at a time on a GPU (a shared GPU distorts the times), BENCH_TIMEOUT seconds each
+.PHONY: $(EXPERIMENTS)
+$(EXPERIMENTS): %: $(EXPERIMENTS_DIR)/%.conf $(DPPROF_BIN)
+	@tag=$(BACKEND); \
+	if [ $(BACKEND) = cuda ]; then \
+	  if ! $(DPPROF_BIN) devices >/dev/null; then echo "make $* BACKEND=cuda: $$($(DPPROF_BIN) devices): nothing measured"; exit 1; fi; \
+	  tag=cuda-$$($(DPPROF_BIN) devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g'); fi; \
+	$(call experiment,$*,$(MEASURED_DIR)/$$tag/$*,$(MEASURED_DIR)/$$tag/figures,$(MEASURED_DIR)/$$tag/generated,--backend $(BACKEND) $(if $(filter cuda,$(BACKEND)),--jobs 1 --timeout $(BENCH_TIMEOUT))); \
+	echo "make $* BACKEND=$(BACKEND): results, figures and tables in $(MEASURED_DIR)/$$tag/"
+endif
 
 # the generated figures, tables and macros hash the same as the committed list
 REPRO_LIST := data/repro.sha256
@@ -132,7 +167,6 @@ repro-update: figures
 # paper/generated/bench-table.tex (measured, so outside check-repro) and copies every result JSON, with
 # the device, driver and date, to data/bench/DATE-TIME-DEVICE/ to be committed.
 .PHONY: bench bench-attn bench-clipgrad bench-peers gpu-check
-DPPROF_BIN ?= ./dpprof
 # where a GPU run's results go: DATE-TIME-DEVICE (UTC, to the minute, so that runs of one day, of different
 # builds, keep apart and sort in time order; RUN_STAMP=... on the command line puts several targets' results
 # in one folder), the device as `dpprof devices` names GPU 0 (shell text)
@@ -145,7 +179,6 @@ BENCH_CONF ?= experiments/bench.conf
 # a session with little GPU time can run part of it (BENCH_ONLY=longctx) and come back: the sweep resumes
 # (make clean, or rm -rf results/bench, starts over); one configuration may take BENCH_TIMEOUT seconds
 BENCH_ONLY ?=
-BENCH_TIMEOUT ?= 600
 bench: dpprof
 	@if ! $(DPPROF_BIN) devices >/dev/null; then echo "make bench: $$($(DPPROF_BIN) devices): nothing measured"; exit 0; fi; \
 	$(DPPROF_BIN) devices; \

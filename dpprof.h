@@ -99,7 +99,7 @@
 #define DPPROF_VERSION "0.1.0"
 /* the result JSON's schema (docs/result.schema.json): its "schema_version", raised when a key changes meaning
    or goes away (new keys do not raise it) */
-#define DPPROF_SCHEMA_VERSION 1
+#define DPPROF_SCHEMA_VERSION 2
 
 #include <stddef.h>
 #include <stdint.h>
@@ -300,6 +300,7 @@ typedef struct dpprof_prof {
     dpprof_live_alloc *live; size_t n_live, cap_live;
     size_t *index; size_t cap_index, used_index;             /* open-addressing index: key -> live[] slot + 1 */
     int64_t n_allocs, n_frees;
+    int64_t alloc_bytes_total;                              /* every byte ever allocated (PyTorch's allocated_bytes.all.allocated) */
     int failed;                                             /* a table could not grow: results incomplete */
 } dpprof_prof;
 
@@ -1716,7 +1717,8 @@ typedef struct dpprof_bars_desc {
                                           outside the data area when n_series > 1 */
   const double *values;                /* (n_series * n_groups) series-major:
                                           values[s * n_groups + g], >= 0 (> 0 with log_y); NaN:
-                                          no value (not measured, oom): no bar, labelled "n/a" */
+                                          no value (not measured, oom): no bar, labelled "n/a"
+                                          or as missing_labels says */
   const unsigned char *series_rgb;     /* (n_series*3), NULL -> dpprof_plot_palette(s) */
   double y_max;                        /* 0 -> auto (room is left for the value labels) */
   int log_y;                           /* nonzero -> log10 value axis */
@@ -1729,6 +1731,8 @@ typedef struct dpprof_bars_desc {
   const unsigned char *group_rgb;      /* (n_groups*3) or NULL; with n_series == 1, bar g takes
                                           group_rgb + 3*g (e.g. dpprof_plot_algo_colour) */
   int text_scale;                      /* as in dpprof_timeline_desc */
+  const char *const *missing_labels;   /* (n_series * n_groups) like values, or NULL: the label of a NaN
+                                          value, e.g. "oom" (up to 15 characters); NULL entries "n/a" */
 } dpprof_bars_desc;
 
 /* renders grouped bars; canvas rules as for dpprof_plot_timeline. returns 0 or
@@ -2255,6 +2259,7 @@ DPPROF_API int dpprof_track_alloc(dpprof_prof *p, const void *key, size_t bytes,
     p->live_bytes += (int64_t)bytes;
     p->live_by[cat][mod] += (int64_t)bytes;
     p->n_allocs++;
+    p->alloc_bytes_total += (int64_t)bytes;
     {
         int64_t c_live = dpprof_live(p, cat, -1);
         if (c_live > p->max_by_cat[cat]) p->max_by_cat[cat] = c_live;
@@ -4853,6 +4858,9 @@ typedef struct dpprof__obs {
     size_t n_ops, cap_ops;
     int *ph_ev;                     /* (cap_ph_ev) event id recorded at the start of each phase record, or -1 */
     size_t cap_ph_ev;
+    double *ph_drv;                 /* (cap_ph_drv) cuda: the driver's used bytes, less those before the session, as
+                                       each phase record ended (its snapshot's reserved_mb); nan: not read */
+    size_t cap_ph_drv;
 } dpprof__obs;
 
 struct dpprof_session {
@@ -5138,6 +5146,25 @@ static void dpprof__cast_weights(dpprof_session *s, int first, int last, int onl
     }
 }
 
+/* cuda: the driver's used bytes (less those used before the session) as the open phase record ends */
+static void dpprof__phase_driver(dpprof_session *s) {
+#if DPPROF__CUDA
+    size_t k, old = s->obs.cap_ph_drv, j, used = 0;
+    if (s->backend != DPPROF_BACKEND_CUDA || s->prof.cur_phase == DPPROF_PHASE_NONE || !s->prof.n_phases) return;
+    k = s->prof.n_phases - 1;
+    if (dpprof__grow((void **)&s->obs.ph_drv, &s->obs.cap_ph_drv, k + 1, sizeof(double)) != 0) return; /* its snapshot says null */
+    for (j = old; j < s->obs.cap_ph_drv; j++) s->obs.ph_drv[j] = NAN;
+    if (dpprof_cuda_mem_used(&used) == DPPROF_OK) s->obs.ph_drv[k] = (double)((int64_t)used - s->gpu.drv_base);
+#else
+    (void)s;
+#endif
+}
+
+static void dpprof__phase_end(dpprof_session *s) {
+    dpprof__phase_driver(s);
+    dpprof_phase_end(&s->prof);
+}
+
 static int dpprof__build_model(dpprof_session *s) {
     const dpprof_shape *h = &s->sh;
     int l, i;
@@ -5201,7 +5228,7 @@ static int dpprof__build_model(dpprof_session *s) {
     }
     for (i = 0; i < s->model.n_params; i++) dpprof__init_param(s, i);
     dpprof__cast_weights(s, 0, s->model.n_params, 0);
-    dpprof_phase_end(&s->prof);
+    dpprof__phase_end(s);
 
     /* gradients and optimizer states are persistent: allocated once, like a framework after step 1 */
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_OPTIMIZER_SETUP, -1));
@@ -5218,7 +5245,7 @@ static int dpprof__build_model(dpprof_session *s) {
             DPPROF__TRY(dpprof__talloc(s, &p->v, p->w.n, DPPROF__R, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER, 1));
         }
     }
-    dpprof_phase_end(&s->prof);
+    dpprof__phase_end(s);
     return DPPROF_OK;
 }
 
@@ -5895,6 +5922,7 @@ static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
 
 /* a phase of the step begins; on cuda an event marks where on the device's stream it does */
 static int dpprof__phase(dpprof_session *s, int phase, int step) {
+    dpprof__phase_driver(s); /* the open record ends here */
 #if DPPROF__CUDA
     if (s->gpu.counting) { /* one counter range per phase record: close the last, open this one */
         if (s->prof.cur_phase != DPPROF_PHASE_NONE && dpprof_cuda_counters_pop() != DPPROF_OK)
@@ -6176,7 +6204,7 @@ static int dpprof__given(dpprof_session *s, const int *tokens, const int *target
         dpprof__acts_release(s);
     }
     s->dps.dp = dp;
-    dpprof_phase_end(&s->prof);
+    dpprof__phase_end(s);
     if (rc != DPPROF_OK) dpprof__acts_release(s);
     return rc;
 }
@@ -6455,7 +6483,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         int rc2 = dpprof__counters_end(s, first_phase);
         if (rc == DPPROF_OK) rc = rc2;
     }
-    dpprof_phase_end(&s->prof);
+    dpprof__phase_end(s);
     if (rc != DPPROF_OK) {
         dpprof__acts_release(s);
         return rc;
@@ -6691,7 +6719,7 @@ static int dpprof__calibrate(dpprof_session *s) {
     dpprof__tfree(s, &x);
     if (rc == DPPROF_OK) rc = dpprof__calibrate_clipgrad(s);
     if (rc == DPPROF_OK) rc = dpprof__calibrate_noise(s);
-    dpprof_phase_end(&s->prof);
+    dpprof__phase_end(s);
     return rc;
 }
 
@@ -6996,7 +7024,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
 fail:
     /* a session whose model did not fit is still returned for its report (status oom) */
     if (rc == DPPROF_ERR_OOM && s->model.params) {
-        dpprof_phase_end(&s->prof);
+        dpprof__phase_end(s);
         *out = s;
         return rc;
     }
@@ -7031,6 +7059,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
     DPPROF_FREE(s->gpu.h_norm2);
     DPPROF_FREE(s->gpu.h_clip);
     DPPROF_FREE(s->obs.ph_ev);
+    DPPROF_FREE(s->obs.ph_drv);
     DPPROF_FREE(s->obs.ops);
     DPPROF_FREE(s->model.a.lay);
     DPPROF_FREE(s->data.text);
@@ -7385,8 +7414,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
             fprintf(f, "%s\"%s_mb\": ", k ? ", " : "", dpprof_category_name(seed_order[k]));
             dpprof__jnum(f, (double)p->peak_by_cat[seed_order[k]] / DPPROF__MIB);
         }
-        fputs(", \"total_allocated_mb\": ", f);
-        dpprof__jnum(f, (double)p->live_bytes / DPPROF__MIB);
+        fputs(", \"total_allocated_mb\": ", f); /* cumulative, as PyTorch's allocated_bytes.all.allocated; live at the end: bytes.final */
+        dpprof__jnum(f, (double)p->alloc_bytes_total / DPPROF__MIB);
         fputs(", \"peak_allocated_mb\": ", f);
         dpprof__jnum(f, (double)p->peak_bytes / DPPROF__MIB);
         for (k = 0; k < 5; k++) {
@@ -7419,8 +7448,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         else snprintf(name, sizeof name, "step%d.%s", r->step, dpprof_phase_name(r->phase));
         fprintf(f, "%s\n    {\"name\": \"%s\", \"allocated_mb\": ", e ? "," : "", name);
         dpprof__jnum(f, (double)r->bytes_end / DPPROF__MIB);
-        fputs(", \"reserved_mb\": ", f);
-        dpprof__jnum(f, (double)r->bytes_end / DPPROF__MIB); /* no caching allocator on cpu/dry */
+        fputs(", \"reserved_mb\": ", f); /* cuda: the driver's figure (the pool keeps freed bytes); cpu, dry: null, nothing is reserved */
+        dpprof__jnum(f, s->backend == DPPROF_BACKEND_CUDA && e < s->obs.cap_ph_drv ? s->obs.ph_drv[e] / DPPROF__MIB : NAN);
         fputs(", \"timestamp\": ", f);
         dpprof__jnum(f, s->backend == DPPROF_BACKEND_DRY ? NAN : r->t_end_ms / 1e3);
         fprintf(f, ", \"bytes\": %lld}", (long long)r->bytes_end);
@@ -11167,6 +11196,15 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
 /* value labels above the bars: flat when they fit the room of a bar (its
  * pitch, or the whole slot when a group holds one bar), else
  * rotated, smaller if needed, else none. returns the px they need above a bar */
+/* bar i's value label: its value, or for a missing value what missing_labels says ("n/a" without) */
+static void dpprof__pl_bar_text(const dpprof_bars_desc *d, size_t i, char *buf, int cap) {
+  const double v = d->values[i];
+  if (v != v && d->missing_labels && d->missing_labels[i])
+    snprintf(buf, (size_t)cap, "%.15s", d->missing_labels[i]);
+  else
+    dpprof__pl_fmt_val(buf, cap, v, 4);
+}
+
 static int dpprof__pl_bar_labels(const dpprof_bars_desc *d, double room, int ts, int *mode, int *sc) {
   int i, maxn = 0, N = d->n_groups * d->n_series;
   char buf[32];
@@ -11174,7 +11212,7 @@ static int dpprof__pl_bar_labels(const dpprof_bars_desc *d, double room, int ts,
   *sc = ts;
   if (d->hide_values) return 0;
   for (i = 0; i < N; i++) {
-    dpprof__pl_fmt_val(buf, (int)sizeof buf, d->values[i], 4);
+    dpprof__pl_bar_text(d, (size_t)i, buf, (int)sizeof buf);
     maxn = dpprof__pl_imax(maxn, dpprof__pl_slen(buf));
   }
   for (*sc = ts; *sc >= 1; (*sc)--) {
@@ -11273,7 +11311,7 @@ static int dpprof__pl_hbars(const dpprof_bars_desc *d, dpprof_canvas *canvas, do
   }
   if (!d->hide_values)
     for (i = 0; i < N; i++) {
-      dpprof__pl_fmt_val(buf, (int)sizeof buf, d->values[i], 4);
+      dpprof__pl_bar_text(d, (size_t)i, buf, (int)sizeof buf);
       maxn = dpprof__pl_imax(maxn, dpprof__pl_slen(buf));
     }
   /* label scale: the largest whose caps fit the bar pitch */
@@ -11313,7 +11351,7 @@ static int dpprof__pl_hbars(const dpprof_bars_desc *d, dpprof_canvas *canvas, do
       if (v == v) dpprof__pl_rect(canvas, f.x0, top, right - f.x0, bot - gap - top, dpprof__pl_bar_rgb(d, k, g));
       if (lsc > 0) {
         int s = f.ts, tw;
-        dpprof__pl_fmt_val(buf, (int)sizeof buf, v, 4);
+        dpprof__pl_bar_text(d, (size_t)k * (size_t)G + (size_t)g, buf, (int)sizeof buf);
         tw = dpprof__pl_tw(dpprof__pl_slen(buf), lsc);
         dpprof__pl_rec_kind(DPPROF__PL_K_DATA);
         dpprof__pl_text_at(canvas, dpprof__pl_imin(right + 3 * s, f.x1 - s - tw), (top + bot - gap) / 2, buf, lsc,
@@ -11436,7 +11474,7 @@ DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas
         char buf[32];
         int cx = (left + right - gap) / 2, s = f.ts;
         dpprof__pl_rec_kind(DPPROF__PL_K_DATA);
-        dpprof__pl_fmt_val(buf, (int)sizeof buf, v, 4);
+        dpprof__pl_bar_text(d, (size_t)k * (size_t)G + (size_t)g, buf, (int)sizeof buf);
         if (lmode == 0) {
           int cy = dpprof__pl_imax(f.y0 + s, top - 2 * s - 10 * lsc);
           dpprof__pl_text_at(canvas, cx, cy, buf, lsc, 1, 0, dpprof__pl_c_text);

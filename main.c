@@ -1209,6 +1209,16 @@ static int plot_timeline(const char *in, const char *outpath, const char *title,
     jb = dpprof_json_get(tl, "bytes");
     jc = dpprof_json_get(tl, "category");
     jm = dpprof_json_get(tl, "marks");
+    if (tl && dpprof_json_kind(tl) == DPPROF_JSON_NULL) { /* a result without its event log: say what is missing and how to get it */
+        const char *exp = dpprof_json_string(dpprof_json_get(root, "experiment"));
+        char where[160];
+        if (exp && strcmp(exp, "run")) snprintf(where, sizeof where, "experiment %.100s's file", exp);
+        else snprintf(where, sizeof where, "an experiment file");
+        snprintf(err, sizeof err, "its \"timeline\" is null: the run kept no event log (--timeline none, as the experiment files' sweeps do); "
+                                  "rerun that configuration with --timeline full, or draw it with a 'figure NAME = timeline config=LABELS' line of %s, which reruns it so", where);
+        code = json_fail(in, err);
+        goto done;
+    }
     if (!tl || !jb || !jc || !jt || dpprof_json_kind(jb) != DPPROF_JSON_ARRAY || dpprof_json_kind(jc) != DPPROF_JSON_ARRAY || dpprof_json_kind(jt) != DPPROF_JSON_ARRAY) {
         code = json_fail(in, "no timeline (expected timeline.t_ms, timeline.bytes and timeline.category arrays: is this a dpprof result?)");
         goto done;
@@ -1436,16 +1446,19 @@ static int cmd_epsilon(int argc, char **argv) {
 #define SWEEP_MAX_ID 240 /* an id names files: ID.json.tmp within NAME_MAX (255) */
 
 static void help_sweep(void) {
-    printf("usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]\n\n"
+    printf("usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]\n"
+           "                    [--backend NAME]\n\n"
            "Runs every configuration of an experiment file, each in its own process:\n"
-           "  dpprof run <base> <axis options> --experiment NAME --out DIR/ID.json --quiet\n"
+           "  dpprof run <base> <axis options> [--backend NAME] --experiment NAME --out DIR/ID.json --quiet\n"
            "with the process's stdout and stderr in DIR/logs/ID.log, then writes DIR/summary.csv.\n\n"
            "options:\n"
            "  --out-dir DIR       results directory (created if missing; its parent must exist)\n"
            "  --jobs J            run up to J configurations at once (default 1)\n"
            "  --dry-run           print the command lines and exit; nothing is written\n"
            "  --only TEXT         only the configurations whose id contains TEXT\n"
-           "  --timeout SECONDS   kill a configuration that runs longer (default 0: no limit)\n\n"
+           "  --timeout SECONDS   kill a configuration that runs longer (default 0: no limit)\n"
+           "  --backend NAME      run every configuration on dry, cpu, cuda or auto, whatever the file's\n"
+           "                      options say (it comes after them: the last --backend wins)\n\n"
            "experiment file: one 'KEY = VALUE' per line; '#' starts a comment (to the end of the line),\n"
            "blank lines are ignored:\n"
            "  name = single_gpu                        required; a-z 0-9 _ - ; starts every id\n"
@@ -1498,6 +1511,7 @@ typedef struct sweep_spec {
     sweep_axis *axis;
     int naxis, capaxis;
     long long nconf;
+    const char *backend; /* sweep --backend: appended to every configuration's options (the last one wins), or NULL */
     char **id;  /* nconf ids, in configuration order */
     void **mem; /* every allocation but axis[], freed by sweep_spec_free */
     size_t nmem, capmem;
@@ -1631,6 +1645,9 @@ static const char *const sweep_csv_paths[] = {
     "breakdown.per_sample_gradients_mb", "breakdown.norm_samples_mb", "breakdown.temp_matrices_mb",
     "breakdown.lora_mb", "breakdown.workspace_mb", "breakdown.data_mb", "throughput.tokens_per_s"};
 #define SWEEP_NCOLS ((int)(sizeof sweep_csv_cols / sizeof sweep_csv_cols[0]))
+/* then the measured traffic of the counters step (--dram on a GPU), summed over the phases, in MiB: empty when
+   not measured. per-phase only: CUPTI's ranges are the phases, never single kernels */
+static const char *const sweep_csv_traffic[] = {"dram_read", "dram_write", "l2_read", "l2_write"};
 
 /* "axis NAME = v1 | v2 | ..." */
 typedef struct sweep_label {
@@ -1651,8 +1668,11 @@ static int sweep_parse_axis(sweep_spec *sp, int line, const char *aname, char *t
     if (!sweep_word(aname, "_-")) return sweep_bad(sp, line, "axis name '%.200s': use only a-z 0-9 _ -", aname);
     if (!strcmp(aname, "id") || !strcmp(aname, "status"))
         return sweep_bad(sp, line, "axis name '%s' is taken by a summary.csv column: choose another", aname);
-    for (i = 0; i < SWEEP_NCOLS; i++)
-        if (!strcmp(aname, sweep_csv_cols[i])) return sweep_bad(sp, line, "axis name '%s' is taken by a summary.csv column: choose another", aname);
+    for (i = 0; i < SWEEP_NCOLS + 4; i++) {
+        char col[32];
+        snprintf(col, sizeof col, i < SWEEP_NCOLS ? "%s" : "%s_mb", i < SWEEP_NCOLS ? sweep_csv_cols[i] : sweep_csv_traffic[i - SWEEP_NCOLS]);
+        if (!strcmp(aname, col)) return sweep_bad(sp, line, "axis name '%s' is taken by a summary.csv column: choose another", aname);
+    }
     for (i = 0; i < sp->naxis; i++)
         if (!strcmp(sp->axis[i].name, aname)) return sweep_bad(sp, line, "duplicate axis '%s' (first at line %d)", aname, sp->axis[i].line);
     if (!*text) return sweep_bad(sp, line, "axis '%s' is empty: give its values separated by '|'", aname);
@@ -1964,7 +1984,7 @@ static char *sweep_own_path(sweep_spec *sp, const char *opt, const char *path, c
 }
 
 static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, char *out) {
-    int n = 8 + sp->nbase, a, k = 0, i, own = 0;
+    int n = 10 + sp->nbase, a, k = 0, i, own = 0;
     char **v;
     for (a = 0; a < sp->naxis; a++) n += sp->axis[a].val[sweep_pick(sp, c, a)].nopt;
     if (!(v = (char **)malloc((size_t)n * sizeof *v))) return NULL;
@@ -1987,6 +2007,10 @@ static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, cha
             snprintf(opt, sizeof opt, "%.*s", (int)eq, o);
             if (!(v[i] = sweep_own_path((sweep_spec *)sp, opt, o + eq, sp->id[c]))) { free(v); return NULL; }
         }
+    }
+    if (sp->backend) {
+        v[k++] = (char *)"--backend";
+        v[k++] = (char *)sp->backend;
     }
     v[k++] = (char *)"--experiment";
     v[k++] = sp->name;
@@ -2212,6 +2236,7 @@ static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
     for (a = 0; a < sp->naxis; a++) fprintf(af.f, ",%s", sp->axis[a].name);
     fputs(",status", af.f);
     for (k = 0; k < SWEEP_NCOLS; k++) fprintf(af.f, ",%s", sweep_csv_cols[k]);
+    for (k = 0; k < 4; k++) fprintf(af.f, ",%s_mb", sweep_csv_traffic[k]);
     fputc('\n', af.f);
     for (c = 0; c < sp->nconf; c++) {
         dpprof_json_doc *doc = NULL;
@@ -2237,6 +2262,18 @@ static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
             fputc(',', af.f);
             if (dpprof_json_number(dpprof_json_path(root, sweep_csv_paths[k]), &v) == 0) fprintf(af.f, "%.6g", v);
         }
+        for (k = 0; k < 4; k++) {
+            const dpprof_json *ph = dpprof_json_get(root, "phases");
+            char key[32];
+            double sum = 0, v;
+            size_t i;
+            int any = 0;
+            snprintf(key, sizeof key, "%s_bytes", sweep_csv_traffic[k]);
+            for (i = 0; i < dpprof_json_len(ph); i++)
+                if (dpprof_json_number(dpprof_json_get(dpprof_json_member(ph, i), key), &v) == 0) sum += v, any = 1;
+            fputc(',', af.f);
+            if (any) fprintf(af.f, "%.6g", sum / 1048576.0);
+        }
         fputc('\n', af.f);
         dpprof_json_free(doc);
         free(json);
@@ -2250,7 +2287,7 @@ static int cmd_sweep(int argc, char **argv) {
     sweep_spec sp;
     sweep_run r;
     sweep_job *job = NULL;
-    const char *file = NULL, *outdir = NULL, *only = NULL;
+    const char *file = NULL, *outdir = NULL, *only = NULL, *backend = NULL;
     char exe[4096], *dir = NULL;
     long long *sel = NULL, *pend = NULL, c, npend = 0, next = 0;
     int i, rc, dry = 0, nrun = 0, ended = 0;
@@ -2263,12 +2300,12 @@ static int cmd_sweep(int argc, char **argv) {
     r.self = getpid();
     r.argv0 = argc > 0 ? argv[0] : "dpprof";
     for (i = 2; i < argc; i++) {
-        static const cli_opt t[] = {{"--out-dir", "DIR", ""}, {"--jobs", "J", ""}, {"--only", "TEXT", ""}, {"--timeout", "SECONDS", ""}, {"--dry-run", NULL, ""}, {"--help", NULL, ""}};
+        static const cli_opt t[] = {{"--out-dir", "DIR", ""}, {"--jobs", "J", ""}, {"--only", "TEXT", ""}, {"--timeout", "SECONDS", ""}, {"--backend", "NAME", ""}, {"--dry-run", NULL, ""}, {"--help", NULL, ""}};
         char a[64];
         const char *v;
         int k;
         if (!ended && !strcmp(argv[i], "-h")) { help_sweep(); return EXIT_OK; }
-        if ((k = cli_next("sweep", t, 6, argc, argv, &i, &ended, a, sizeof a, &v)) < 0) break;
+        if ((k = cli_next("sweep", t, 7, argc, argv, &i, &ended, a, sizeof a, &v)) < 0) break;
         if (k == 0) {
             if (file) return usage_error("sweep: unexpected argument '%s' (one experiment file)%s", v, "");
             file = v;
@@ -2279,15 +2316,20 @@ static int cmd_sweep(int argc, char **argv) {
         if (!strcmp(a, "--dry-run")) dry = 1;
         else if (!strcmp(a, "--out-dir")) outdir = v;
         else if (!strcmp(a, "--only")) only = v;
-        else if (!strcmp(a, "--jobs")) { if (parse_int(a, v, 1, 1024, &r.jobs)) return EXIT_USAGE; }
+        else if (!strcmp(a, "--backend")) {
+            if (strcmp(v, "dry") && strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))
+                return usage_error("sweep: --backend '%s': expected dry, cpu, cuda or auto%s", v, "");
+            backend = v;
+        } else if (!strcmp(a, "--jobs")) { if (parse_int(a, v, 1, 1024, &r.jobs)) return EXIT_USAGE; }
         else if (parse_dbl(a, v, 0, 1e9, 0, &r.timeout)) return EXIT_USAGE;
     }
     if (!file || !outdir || !*outdir)
-        return usage_error("sweep: usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]%s%s", "", "");
+        return usage_error("sweep: usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS] [--backend NAME]%s%s", "", "");
     if ((rc = sweep_parse(file, &sp)) != EXIT_OK) {
         sweep_spec_free(&sp);
         return rc;
     }
+    sp.backend = backend;
     r.sp = &sp;
     /* DIR without trailing slashes */
     if (!(dir = strdup(outdir))) { rc = sweep_oom(); goto done; }
@@ -2509,6 +2551,11 @@ typedef struct rep_res {
     char status[16];
     double peak, cat[DPPROF_CAT_COUNT], mod[DPPROF_MOD_COUNT];
     double ph_bytes[DPPROF_PHASE_COUNT], ph_flops[DPPROF_PHASE_COUNT];
+    double ph_peak[DPPROF_PHASE_COUNT];  /* live bytes at the phase's peak (largest over its occurrences); nan: not run */
+    double ph_ms[DPPROF_PHASE_COUNT];    /* measured ms per training step (setup phases: once); nan: not timed */
+    double ph_traffic[DPPROF_PHASE_COUNT][4]; /* measured dram read, dram write, l2 read, l2 write bytes (--dram,
+                                                 the counters step); nan: not measured */
+    char backend[16], device[80];     /* config.backend, meta.device: what produced the numbers */
     double params, trainable, epsilon, step_ms, tokens_s;
     double moved, flops;              /* analytic bytes and flops of one training step */
     double mfu, dram;                 /* cuda: model flops utilisation; measured dram bytes of the counters step */
@@ -2522,7 +2569,7 @@ typedef struct rep_res {
 } rep_res;
 
 /* the numeric metrics of a result, in the order the macros list them (norm_bound is a string macro) */
-static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling"};
+static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling", "gib_s"};
 
 typedef struct rep_line {             /* a figure or table line of the conf */
     int line;
@@ -2689,6 +2736,11 @@ static void rep_load(rep *r, long long c) {
     }
     x->have = 1;
     snprintf(x->status, sizeof x->status, "%s", dpprof_json_string(dpprof_json_get(root, "status")) ? dpprof_json_string(dpprof_json_get(root, "status")) : "?");
+    {
+        const char *be = dpprof_json_string(dpprof_json_path(root, "config.backend")), *dev = dpprof_json_string(dpprof_json_path(root, "meta.device"));
+        snprintf(x->backend, sizeof x->backend, "%s", be ? be : "unknown");
+        snprintf(x->device, sizeof x->device, "%s", dev ? dev : "unknown");
+    }
     x->peak = rep_num(dpprof_json_path(root, "breakdown.bytes.peak"));
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
         char p[96];
@@ -2715,6 +2767,13 @@ static void rep_load(rep *r, long long c) {
         double cnt = rep_num(dpprof_json_get(p, "count"));
         x->ph_bytes[k] = p ? rep_num(dpprof_json_get(p, "bytes_analytic")) : 0;
         x->ph_flops[k] = p ? rep_num(dpprof_json_get(p, "flops")) : 0;
+        x->ph_peak[k] = p ? rep_num(dpprof_json_get(p, "bytes_peak")) : NAN;
+        x->ph_ms[k] = p ? rep_num(dpprof_json_get(p, "time_ms_mean")) * (k > DPPROF_PHASE_PRIVACY_SETUP ? cnt : 1) : NAN; /* per step below */
+        {
+            static const char *const tk[4] = {"dram_read_bytes", "dram_write_bytes", "l2_read_bytes", "l2_write_bytes"};
+            int t;
+            for (t = 0; t < 4; t++) x->ph_traffic[k][t] = p ? rep_num(dpprof_json_get(p, tk[t])) : NAN;
+        }
         if (p) { /* measured (--dram): numbers; "unavailable" strings read as nan and are skipped */
             double dr = rep_num(dpprof_json_get(p, "dram_read_bytes")), dw = rep_num(dpprof_json_get(p, "dram_write_bytes"));
             if (dr == dr && dw == dw) x->dram = (x->dram == x->dram ? x->dram : 0) + dr + dw;
@@ -2729,6 +2788,7 @@ static void rep_load(rep *r, long long c) {
         double steps = rep_num(dpprof_json_path(root, "config.steps")) + rep_num(dpprof_json_path(root, "config.warmup"));
         x->moved = steps > 0 ? x->moved / steps : NAN;
         x->flops = steps > 0 ? x->flops / steps : NAN;
+        for (k = DPPROF_PHASE_PRIVACY_SETUP + 1; k < DPPROF_PHASE_COUNT; k++) x->ph_ms[k] = steps > 0 ? x->ph_ms[k] / steps : NAN;
     }
     x->params = rep_num(dpprof_json_path(root, "config.param_count"));
     x->trainable = rep_num(dpprof_json_path(root, "config.trainable_count"));
@@ -2873,6 +2933,7 @@ static double rep_metric(const rep *r, long long c, const char *m) {
     if (!strcmp(m, "trainable_m")) return x->trainable / 1e6;
     if (!strcmp(m, "epsilon")) return x->epsilon;
     if (!strcmp(m, "step_ms")) return x->step_ms;
+    if (!strcmp(m, "gib_s")) return x->peak / REP_GIB * x->step_ms / 1e3;
     if (!strcmp(m, "tokens_per_s")) return x->tokens_s;
     if (!strcmp(m, "moved_gib")) return x->moved / REP_GIB;
     if (!strcmp(m, "tflop")) return x->flops / 1e12;
@@ -2903,6 +2964,54 @@ static int rep_known_metric(const char *m) {
     return 0;
 }
 
+/* a metric that only a timed run (cuda, or cpu for time) has */
+static int rep_measured_metric(const char *m) {
+    static const char *const t[] = {"step_ms", "tokens_per_s", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "gib_s"};
+    size_t k;
+    for (k = 0; m && k < sizeof t / sizeof t[0]; k++)
+        if (!strcmp(m, t[k])) return 1;
+    return 0;
+}
+
+/* the backends and devices of the ok results that match `where` (all: NULL), "cuda on NVIDIA H200 (3 results)"
+   (without the count unless counts) joined by "; "; timed: only those with a measured step time. "none" when there is none */
+static int rep_sources_n(const rep *r, const char *where, int timed, int counts, char *out, size_t cap) {
+    long long c, d;
+    int n = 0;
+    size_t len = 0;
+    out[0] = 0;
+    for (c = 0; c < r->sp.nconf; c++) {
+        const rep_res *x = &r->res[c];
+        long long count = 0;
+        if (!x->have || strcmp(x->status, "ok") || !rep_where(r, c, where) || (timed && x->step_ms != x->step_ms)) continue;
+        for (d = 0; d < c; d++) /* the first of its kind names it */
+            if (r->res[d].have && !strcmp(r->res[d].status, "ok") && rep_where(r, d, where) && !(timed && r->res[d].step_ms != r->res[d].step_ms) &&
+                !strcmp(r->res[d].backend, x->backend) && !strcmp(r->res[d].device, x->device)) break;
+        if (d < c) continue;
+        for (d = c; d < r->sp.nconf; d++)
+            count += r->res[d].have && !strcmp(r->res[d].status, "ok") && rep_where(r, d, where) && !(timed && r->res[d].step_ms != r->res[d].step_ms) &&
+                     !strcmp(r->res[d].backend, x->backend) && !strcmp(r->res[d].device, x->device);
+        if (len < cap) len += (size_t)snprintf(out + len, cap - len, "%s%s%s%s", n ? "; " : "", x->backend, strcmp(x->backend, x->device) ? " on " : "",
+                                               strcmp(x->backend, x->device) ? x->device : "");
+        if (counts && len < cap) len += (size_t)snprintf(out + len, cap - len, " (%lld result%s)", count, count == 1 ? "" : "s");
+        n++;
+    }
+    if (!n) snprintf(out, cap, "none");
+    return n;
+}
+static int rep_sources(const rep *r, const char *where, int timed, char *out, size_t cap) { return rep_sources_n(r, where, timed, 1, out, cap); }
+
+/* a figure's or table's title names what measured a measured metric, or says in one sentence that nothing did */
+static void rep_title_source(const rep *r, const char *where, const char *metric, char *title, size_t cap) {
+    char src[256];
+    size_t len = strlen(title);
+    if (!rep_measured_metric(metric) || len >= cap) return;
+    if (rep_sources_n(r, where, 1, 0, src, sizeof src)) {
+        strncat(title, ", measured: ", cap - len - 1);
+        strncat(title, src, cap - strlen(title) - 1);
+    } else strncat(title, ". Not measured: no result here has a timed run (run it on a GPU: BACKEND=cuda)", cap - len - 1);
+}
+
 static const char *rep_metric_unit(const char *m) {
     if (!strcmp(m, "moved_gib")) return "GiB per step, analytic";
     if (!strcmp(m, "dram_gib")) return "GiB per step, measured DRAM read + write";
@@ -2915,6 +3024,7 @@ static const char *rep_metric_unit(const char *m) {
     if (strstr(m, "_gib")) return "GiB";
     if (!strcmp(m, "overhead")) return "x vanilla";
     if (!strcmp(m, "step_ms")) return "ms";
+    if (!strcmp(m, "gib_s")) return "GiB s, the peak held for one step";
     if (!strcmp(m, "tokens_per_s")) return "tokens/s";
     return "";
 }
@@ -2987,10 +3097,11 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     const char *xs = rep_get(l, "x"), *ss = rep_get(l, "series"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
     const char *batch = rep_get(l, "batch");
     int ax = rep_axis(r, xs), as = rep_axis(r, ss), ab = rep_axis(r, batch), nx, ns, i, j;
-    const char *xl[REP_MAXL], *sl[REP_MAXL];
+    const char *xl[REP_MAXL], *sl[REP_MAXL], **miss;
     double *val;
     unsigned char rgb[REP_MAXL * 3];
     dpprof_bars_desc d;
+    int rc;
     char title[256], ylabel[128];
     if (ax < 0) return rep_bad(r, l->line, "x=%s is not an axis of this experiment", xs ? xs : "(missing)");
     if (ss && as < 0) return rep_bad(r, l->line, "series=%s is not an axis of this experiment", ss);
@@ -3000,7 +3111,8 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     ns = as >= 0 ? rep_labels(r, as, sl, REP_MAXL) : 1;
     if (as < 0) sl[0] = metric;
     val = (double *)calloc((size_t)nx * (size_t)ns, sizeof(double));
-    if (!val) return EXIT_ERROR;
+    miss = (const char **)calloc((size_t)nx * (size_t)ns, sizeof *miss);
+    if (!val || !miss) { free(val); free(miss); return EXIT_ERROR; }
     for (j = 0; j < ns; j++) {
         memcpy(rgb + 3 * j, rep_series_rgb(r, as, sl[j], j), 3);
         for (i = 0; i < nx; i++) {
@@ -3013,14 +3125,21 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
                         r->res[c].have && !strcmp(r->res[c].status, "ok") && rep_label_num(rep_label(r, c, ab)) > v)
                         v = rep_label_num(rep_label(r, c, ab));
                 fprintf(r->macros, "\\dpdef{%s}{%s-%s}{largest_batch}{%.0f}\n", r->sp.name, sl[j], xl[i], v);
-            } else v = rep_metric(r, rep_find(r, where, ax, xl[i], as, as >= 0 ? sl[j] : NULL), metric);
-            val[j * nx + i] = v; /* missing or oom (NaN): no bar, labelled n/a, and the summary says so */
-            if (v != v && !capacity) fprintf(r->summary, "  %s: %s=%s %s=%s has no %s (oom or missing): no bar, labelled n/a\n", l->fig, xs, xl[i], ss ? ss : "", ss ? sl[j] : "", metric);
+            } else {
+                long long c = rep_find(r, where, ax, xl[i], as, as >= 0 ? sl[j] : NULL);
+                v = rep_metric(r, c, metric);
+                if (v != v && c >= 0 && r->res[c].have && strcmp(r->res[c].status, "ok")) miss[j * nx + i] = r->res[c].status; /* "oom" under the bar */
+            }
+            val[j * nx + i] = v; /* missing or oom (NaN): no bar, labelled with its status or n/a, and the summary says so */
+            if (v != v && !capacity)
+                fprintf(r->summary, "  %s: %s=%s%s%s%s%s has no %s (%s): no bar, labelled %s\n", l->fig, xs, xl[i], ss ? " " : "", ss ? ss : "", ss ? "=" : "", ss ? sl[j] : "", metric,
+                        miss[j * nx + i] ? miss[j * nx + i] : "missing or not measured", miss[j * nx + i] ? miss[j * nx + i] : "n/a");
         }
     }
     memset(&d, 0, sizeof d);
     snprintf(title, sizeof title, "%s: %s%s%s", r->sp.name, capacity ? "largest physical batch within the memory limit" : metric, where ? " (" : "", where ? where : "");
     if (where) strncat(title, ")", sizeof title - strlen(title) - 1);
+    if (!capacity) rep_title_source(r, where, metric, title, sizeof title);
     snprintf(ylabel, sizeof ylabel, capacity ? "physical batch" : "%s (%s)", metric, rep_metric_unit(metric ? metric : ""));
     d.title = title;
     d.xlabel = xs;
@@ -3030,7 +3149,10 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     d.n_series = ns;
     d.series_names = sl;
     d.series_rgb = rgb;
-    return rep_bars_png(r, l, &d, val);
+    d.missing_labels = miss;
+    rc = rep_bars_png(r, l, &d, val);
+    free(miss);
+    return rc;
 }
 
 /* a timeline needs the event log that sweeps leave out: rerun that one configuration with it */
@@ -3053,7 +3175,11 @@ static int rep_fig_timeline(rep *r, const rep_line *l) {
     json = sweep_path(r->dir, "timelines/", id, ".json");
     if (!json) return EXIT_ERROR;
     if (stat(json, &st) != 0) {
-        char **argv = sweep_argv(&r->sp, c, "/proc/self/exe", json), **full;
+        char **argv, **full;
+        /* on the backend of the sweep's result of it: a timeline of a measured sweep is measured too */
+        r->sp.backend = r->res[c].have && strcmp(r->res[c].backend, "dry") && strcmp(r->res[c].backend, "unknown") ? r->res[c].backend : NULL;
+        argv = sweep_argv(&r->sp, c, "/proc/self/exe", json);
+        r->sp.backend = NULL;
         int n = 0, k, wst = 0;
         pid_t pid;
         if (!argv) { free(json); return EXIT_ERROR; }
@@ -3190,7 +3316,13 @@ static int rep_table(rep *r, const rep_line *l) {
         nr = rep_labels(r, ar, rl, REP_MAXL);
         nc = rep_labels(r, ac, cl, REP_MAXL);
         if (out_open(&af, path, "table")) return EXIT_ERROR;
-        fprintf(af.f, "%% generated by dpprof report from %s: %s (%s)%s%s\n\\begin{tabular}{l", r->conf, metric, rep_metric_unit(metric), where ? ", " : "", where ? where : "");
+        fprintf(af.f, "%% generated by dpprof report from %s: %s (%s)%s%s\n", r->conf, metric, rep_metric_unit(metric), where ? ", " : "", where ? where : "");
+        if (rep_measured_metric(metric)) {
+            char src[512];
+            rep_sources(r, where, 1, src, sizeof src);
+            fprintf(af.f, "%% measured on: %s\n", src);
+        }
+        fputs("\\begin{tabular}{l", af.f);
         /* the comment line is tex too, but nothing after % is read */
         for (j = 0; j < nc; j++) fputs("r", af.f);
         fputs("}\n\\toprule\n", af.f);
@@ -3287,31 +3419,49 @@ static void rep_macros(rep *r) {
     }
 }
 
-/* grouped bars over the phases (analytic bytes or flops per step) or the modules (bytes at the peak) */
+static int rep_fig_note(rep *r, const rep_line *l, const char *title, const char *note);
+
+/* a phase's value for a phases figure: analytic bytes moved or flops per occurrence, measured dram bytes (read +
+   write, --dram: the counters step), the live bytes at its peak, or its measured ms per step; nan: none */
+static double rep_phase_value(const rep_res *x, int k, const char *value) {
+    if (!strcmp(value, "flops")) return x->ph_flops[k] / 1e12;
+    if (!strcmp(value, "dram")) return (x->ph_traffic[k][0] + x->ph_traffic[k][1]) / REP_GIB;
+    if (!strcmp(value, "peak")) return x->ph_peak[k] / REP_GIB;
+    if (!strcmp(value, "time")) return x->ph_ms[k];
+    return x->ph_bytes[k] / REP_GIB;
+}
+
+/* grouped bars over the phases (value=bytes, flops, dram, peak or time: rep_phase_value) or the modules (bytes at the peak) */
 static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
     const char *gs = rep_get(l, "group"), *where = rep_get(l, "where"), *value = rep_get(l, "value");
     int ag = rep_axis(r, gs), ng, np = 0, i, j, idx[DPPROF_PHASE_COUNT + DPPROF_MOD_COUNT];
     const char *gl[REP_MAXL], *pl[DPPROF_PHASE_COUNT + DPPROF_MOD_COUNT];
     double *val;
     unsigned char rgb[REP_MAXL * 3];
-    int flops = value && !strcmp(value, "flops");
+    const int peak = value && !strcmp(value, "peak"), measured = value && (!strcmp(value, "dram") || !strcmp(value, "time"));
     dpprof_bars_desc d;
-    char title[256];
+    char title[512], src[256];
     if (ag < 0) return rep_bad(r, l->line, "group=%s is not an axis of this experiment", gs ? gs : "(missing)");
+    if (!value) value = "bytes";
     ng = rep_labels(r, ag, gl, REP_MAXL);
     /* the parts that any group uses */
     for (i = 0; i < (phases ? DPPROF_PHASE_COUNT : DPPROF_MOD_COUNT); i++) {
         int used = 0;
-        if (phases && i <= DPPROF_PHASE_PRIVACY_SETUP) continue; /* setup moves no step bytes */
+        if (phases && !peak && i <= DPPROF_PHASE_PRIVACY_SETUP) continue; /* setup moves no step bytes; it holds memory */
         for (j = 0; j < ng; j++) {
             long long c = rep_find(r, where, ag, gl[j], -1, NULL);
             if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok"))
-                used |= (phases ? (flops ? r->res[c].ph_flops[i] : r->res[c].ph_bytes[i]) : r->res[c].mod[i]) > 0;
+                used |= (phases ? rep_phase_value(&r->res[c], i, value) : r->res[c].mod[i]) > 0;
         }
         if (used) {
             idx[np] = i;
             pl[np++] = phases ? dpprof_phase_name(i) : dpprof_module_name(i);
         }
+    }
+    if (!np && measured) { /* nothing measured: the figure says so */
+        snprintf(title, sizeof title, "%s: %s per phase%s%s%s", r->sp.name, !strcmp(value, "dram") ? "measured DRAM bytes" : "measured ms per step", where ? " (" : "", where ? where : "", where ? ")" : "");
+        return rep_fig_note(r, l, title, !strcmp(value, "dram") ? "No configuration of this figure has measured DRAM bytes: they need the cuda backend on a GPU with counters and --dram (make bench); analytic bytes are value=bytes."
+                                                                  : "No configuration of this figure has a timed result: phase times need a run on a GPU (BACKEND=cuda).");
     }
     if (!np) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
     val = (double *)calloc((size_t)np * (size_t)ng, sizeof(double));
@@ -3320,19 +3470,26 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
         long long c = rep_find(r, where, ag, gl[j], -1, NULL);
         memcpy(rgb + 3 * j, rep_series_rgb(r, ag, gl[j], j), 3);
         for (i = 0; i < np; i++) {
-            double v = 0;
-            if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok"))
-                v = phases ? (flops ? r->res[c].ph_flops[idx[i]] / 1e12 : r->res[c].ph_bytes[idx[i]] / REP_GIB) : r->res[c].mod[idx[i]] / REP_GIB;
-            val[j * np + i] = v == v ? v : 0;
+            double v = NAN;
+            if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok")) v = phases ? rep_phase_value(&r->res[c], idx[i], value) : r->res[c].mod[idx[i]] / REP_GIB;
+            val[j * np + i] = v == v || measured ? v : 0; /* a measurement that is not there: n/a, never 0 */
         }
     }
     memset(&d, 0, sizeof d);
     snprintf(title, sizeof title, "%s: %s%s%s%s", r->sp.name,
-             phases ? (flops ? "analytic FLOPs per phase occurrence" : "analytic bytes moved per phase occurrence") : "memory at the peak by module",
+             !phases ? "memory at the peak by module"
+             : !strcmp(value, "flops") ? "analytic FLOPs per phase occurrence"
+             : !strcmp(value, "dram") ? "measured DRAM bytes (read + write) per phase, the counters step"
+             : peak ? "live memory at each phase's peak"
+             : !strcmp(value, "time") ? "measured ms per step, per phase" : "analytic bytes moved per phase occurrence",
              where ? " (" : "", where ? where : "", where ? ")" : "");
+    if (measured && rep_sources_n(r, where, 1, 0, src, sizeof src)) {
+        strncat(title, ", measured: ", sizeof title - strlen(title) - 1);
+        strncat(title, src, sizeof title - strlen(title) - 1);
+    }
     d.title = title;
     d.xlabel = phases ? "phase" : "module";
-    d.ylabel = phases ? (flops ? "TFLOP" : "GiB moved (analytic)") : "GiB";
+    d.ylabel = !phases || peak ? "GiB" : !strcmp(value, "flops") ? "TFLOP" : !strcmp(value, "dram") ? "GiB, measured (CUPTI)" : !strcmp(value, "time") ? "ms per step" : "GiB moved (analytic)";
     d.n_groups = np;
     d.group_names = pl;
     d.n_series = ng;
@@ -3341,17 +3498,51 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
     return rep_bars_png(r, l, &d, val);
 }
 
+/* the summary's lines under a configuration: where the memory is at the peak, and, where the result measured
+   time, the step, the tokens, the peak held for a step (GiB x s) and each phase's ms per step, with what measured it */
+static void rep_summary_detail(const rep *r, long long c) {
+    const rep_res *x = &r->res[c];
+    int k, first = 1;
+    if (!x->have || strcmp(x->status, "ok")) return;
+    fputs("    memory at the peak (GiB):", r->summary);
+    for (k = 0; k < DPPROF_CAT_COUNT; k++)
+        if (x->cat[k] > 0) fprintf(r->summary, " %s %.3f", dpprof_category_name(k), x->cat[k] / REP_GIB);
+    fputc('\n', r->summary);
+    if (x->step_ms != x->step_ms) return;
+    fprintf(r->summary, "    time (%s%s%s): step %.3f ms, %.1f tokens/s, peak x step %.4f GiB s; ms per step:", x->backend, strcmp(x->backend, x->device) ? " on " : "",
+            strcmp(x->backend, x->device) ? x->device : "", x->step_ms, x->tokens_s,
+            rep_metric(r, c, "gib_s"));
+    for (k = DPPROF_PHASE_PRIVACY_SETUP + 1; k < DPPROF_PHASE_COUNT; k++) {
+        if (x->ph_ms[k] != x->ph_ms[k]) continue;
+        fprintf(r->summary, "%s %s %.3f", first ? "" : ",", dpprof_phase_name(k), x->ph_ms[k]);
+        first = 0;
+    }
+    fputc('\n', r->summary);
+    for (k = 0, first = 1; k < DPPROF_PHASE_COUNT; k++) {
+        if (x->ph_traffic[k][0] != x->ph_traffic[k][0]) continue;
+        if (first) fputs("    measured traffic (GiB, dram read/write, l2 read/write, the counters step):", r->summary);
+        fprintf(r->summary, "%s %s %.3f/%.3f/%.3f/%.3f", first ? "" : ",", dpprof_phase_name(k), x->ph_traffic[k][0] / REP_GIB, x->ph_traffic[k][1] / REP_GIB,
+                x->ph_traffic[k][2] / REP_GIB, x->ph_traffic[k][3] / REP_GIB);
+        first = 0;
+    }
+    if (!first) fputc('\n', r->summary);
+}
+
 static void help_report(void) {
     printf("usage: dpprof report EXPERIMENT.conf --results DIR [--figures DIR] [--tables DIR]\n\n"
            "turns a sweep's results (DIR/ID.json) into the experiment's figures (FIGDIR/NAME-FIG.png,\n"
            "default figures/), its LaTeX table and macros (TABDIR/NAME-table.tex, NAME-macros.tex,\n"
            "default paper/generated/) and DIR/summary.txt, as the conf's lines say:\n"
            "  figure FIG = KIND key=value ...    KIND: bars, capacity, heatmap, stacked, lines, modules,\n"
-           "                                     phases, timeline\n"
+           "                                     phases, timeline, tradeoff\n"
            "  table [T] = pivot|breakdown|ops key=value ...   (TABDIR/NAME-table.tex; named T: NAME-T-table.tex)\n"
            "keys: x= series= rows= cols= group= (axes), value= (a metric), where=AXIS:LABEL,... ref=LABEL\n"
            "batch=AXIS (capacity), config=LABEL-LABEL-... (timeline: that configuration is rerun on its\n"
            "own with the event log, into DIR/timelines/ID.json, unless that file exists).\n"
+           "phases group=AXIS value=bytes|flops|dram|peak|time: per phase, analytic bytes or flops per occurrence,\n"
+           "measured dram bytes (--dram, the counters step), live bytes at the phase's peak (setup phases too), ms per step.\n"
+           "tradeoff series=AXIS where=...: peak memory against the measured step time, a point per configuration;\n"
+           "those without a timed result are named in one sentence (none timed: the figure is that sentence).\n"
            "ops tables (results of --op-times): cols=AXIS where=AXIS:LABEL,... top=N: one column a label, the N ops\n"
            "with the longest time in any column (ms in the timed step), then the other ops, all ops and the step.\n"
            "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
@@ -3360,14 +3551,14 @@ static void help_report(void) {
            "run's dtype: fp32 cores, bf16 tensor cores; --op-times) norm_bound_pct (their roofline time, each op at\n"
            "whichever peak bounds it, over their measured time; the macros also name that bound: norm_bound)\n"
            "flop_ceiling (vanilla's analytic flops over the configuration's: its speed at vanilla's flop rate)\n"
-           "<category>_gib\n");
+           "gib_s (peak GiB x measured step seconds: the memory held for a step) <category>_gib\n");
 }
 
 static int rep_figure(rep *r, const rep_line *l);
 
 /* every figure and table line names known kinds, axes and metrics: checked before any work */
 static int rep_validate(const rep *r) {
-    static const char *const kinds[] = {"bars", "capacity", "heatmap", "stacked", "lines", "modules", "phases", "timeline"};
+    static const char *const kinds[] = {"bars", "capacity", "heatmap", "stacked", "lines", "modules", "phases", "timeline", "tradeoff"};
     static const char *const axis_keys[] = {"x", "series", "rows", "cols", "group", "batch"};
     int i, k, j;
     for (i = 0; i < r->nlines; i++) {
@@ -3375,8 +3566,8 @@ static int rep_validate(const rep *r) {
         int table = l->table, known = 0;
         const char *v;
         if (table) known = !strcmp(l->kind, "pivot") || !strcmp(l->kind, "breakdown") || !strcmp(l->kind, "ops");
-        else for (k = 0; k < 8; k++) known |= !strcmp(l->kind, kinds[k]);
-        if (!known) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown, ops)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, phases, timeline)", l->kind);
+        else for (k = 0; k < 9; k++) known |= !strcmp(l->kind, kinds[k]);
+        if (!known) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown, ops)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, phases, timeline, tradeoff)", l->kind);
         if (table && !strcmp(l->kind, "ops") && (v = rep_get(l, "top"))) {
             char *end;
             long t = strtol(v, &end, 10);
@@ -3390,8 +3581,9 @@ static int rep_validate(const rep *r) {
                 snprintf(msg, sizeof msg, "%s=%s is not an axis of this experiment", l->key[k], l->val[k]);
                 return rep_bad(r, l->line, "%s", msg);
             }
-            if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && !rep_known_metric(l->val[k]))
-                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling <category>_gib)", l->val[k]);
+            if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && strcmp(l->val[k], "dram") && strcmp(l->val[k], "peak") &&
+                strcmp(l->val[k], "time") && !rep_known_metric(l->val[k]))
+                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", l->val[k]);
         }
         if ((v = rep_get(l, "where"))) {
             char buf[512], *tok, *save = NULL;
@@ -3469,8 +3661,11 @@ static int cmd_report(int argc, char **argv) {
     r.macros = mac.f;
     fprintf(r.summary, "experiment %s: %s\nconfigurations %lld: %d ok, %d oom, %d error, %d without a result\n", r.sp.name,
             r.sp.description ? r.sp.description : "", r.sp.nconf, n_ok, n_oom, n_err, n_missing);
-    fprintf(r.summary, "%s\n", timed ? "time: measured (see each result's meta for the device)"
-                                      : "time and DRAM traffic: not measured (no GPU results): memory only, exact to the byte");
+    if (timed) {
+        char src[512];
+        rep_sources(&r, NULL, 1, src, sizeof src);
+        fprintf(r.summary, "time: measured on %s; memory exact to the byte (the accountant's)\n", src);
+    } else fprintf(r.summary, "time and DRAM traffic: not measured (no GPU results): memory only, exact to the byte\n");
     fprintf(r.macros, "%% generated by dpprof report from %s and the results in %s\n", conf, r.dir);
     for (c = 0; c < r.sp.nconf; c++) {
         char pk[32], ov[32];
@@ -3478,6 +3673,7 @@ static int cmd_report(int argc, char **argv) {
         rep_fmt(ov, sizeof ov, "overhead", rep_metric(&r, c, "overhead"));
         fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s%s%s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : r.res[c].skipped[0] ? "skipped" : "missing", pk, ov,
                 r.res[c].skipped[0] ? "  " : "", r.res[c].skipped);
+        rep_summary_detail(&r, c);
     }
     rep_macros(&r);
     for (i = 0; i < r.nlines && rc == EXIT_OK; i++) rc = r.lines[i].table ? rep_table(&r, &r.lines[i]) : rep_figure(&r, &r.lines[i]);
@@ -3570,6 +3766,7 @@ static int rep_fig_heatmap(rep *r, const rep_line *l) {
         for (j = 0; j < nc; j++) val[i * nc + j] = rep_metric(r, rep_find(r, where, ar, rl[i], ac, cl[j]), metric);
     memset(&d, 0, sizeof d);
     snprintf(title, sizeof title, "%s: %s%s%s%s", r->sp.name, metric, where ? " (" : "", where ? where : "", where ? ")" : "");
+    rep_title_source(r, where, metric, title, sizeof title);
     snprintf(vlabel, sizeof vlabel, "%s (%s)", metric, rep_metric_unit(metric));
     d.title = title;
     d.xlabel = cs;
@@ -3621,6 +3818,7 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     }
     memset(&d, 0, sizeof d);
     snprintf(title, sizeof title, "%s: %s vs %s%s%s%s", r->sp.name, metric, xs, where ? " (" : "", where ? where : "", where ? ")" : "");
+    rep_title_source(r, where, metric, title, sizeof title);
     snprintf(ylabel, sizeof ylabel, "%s (%s)", metric, rep_metric_unit(metric));
     d.title = title;
     d.xlabel = xs;
@@ -3646,8 +3844,104 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     return rep_render(r, l, rc, &cv);
 }
 
+/* a figure with nothing measured to draw: its title and a sentence that says so, word-wrapped */
+static int rep_fig_note(rep *r, const rep_line *l, const char *title, const char *note) {
+    static const unsigned char ink[3] = {0, 0, 0};
+    dpprof_canvas cv;
+    const int W = 1200, H = 800, scale = 2, cw = 8 * scale, per = (W - 120) / cw;
+    char line[256];
+    const char *t;
+    int y = 60, pass;
+    memset(&cv, 0, sizeof cv);
+    if (dpprof_canvas_init(&cv, W, H) != 0) return EXIT_ERROR;
+    for (pass = 0; pass < 2; pass++) { /* the title, then the sentence lower down */
+        for (t = pass ? note : title; *t && y < H - 40;) {
+            int n = (int)strlen(t), cut = n;
+            if (n > per) { /* the last space that fits */
+                for (cut = per; cut > 0 && t[cut] != ' '; cut--) {}
+                if (cut == 0) cut = per;
+            }
+            snprintf(line, sizeof line, "%.*s", cut, t);
+            dpprof_canvas_text(&cv, 60, y, line, scale, ink);
+            y += dpprof_canvas_text_height(scale) + 10;
+            t += cut;
+            while (*t == ' ') t++;
+        }
+        y = H / 2 - 40;
+    }
+    return rep_render(r, l, 0, &cv);
+}
+
+/* the trade-off: peak memory against the measured step time, a point per configuration (colour: its label on
+   the series axis); the configurations with no timed result are named in one sentence, never drawn */
+static int rep_fig_tradeoff(rep *r, const rep_line *l) {
+    const char *ss = rep_get(l, "series"), *where = rep_get(l, "where");
+    int as = rep_axis(r, ss), n = 0, nmiss = 0, untimed = 0, rc, nl, j;
+    long long first = 0;
+    double x[REP_MAXL], y[REP_MAXL];
+    const char *lab[REP_MAXL], *ll[REP_MAXL];
+    unsigned char rgb[REP_MAXL * 3], lrgb[REP_MAXL * 3];
+    int mk[REP_MAXL], lmk[REP_MAXL];
+    char title[512], miss[1024] = "", src[256];
+    size_t ml = 0;
+    long long c;
+    dpprof_canvas cv;
+    if (as < 0) return rep_bad(r, l->line, "tradeoff needs series=AXIS of this experiment%s", "");
+    nl = rep_labels(r, as, ll, REP_MAXL);
+    for (j = 0; j < nl; j++) {
+        memcpy(lrgb + 3 * j, rep_series_rgb(r, as, ll[j], j), 3);
+        lmk[j] = j % DPPROF_PLOT_MARKER_N;
+    }
+    for (c = 0; c < r->sp.nconf; c++) {
+        const rep_res *xr = &r->res[c];
+        const char *sl = rep_label(r, c, as);
+        if (!rep_where(r, c, where)) continue;
+        for (j = 0; j < nl && strcmp(ll[j], sl); j++) {}
+        if (xr->have && !strcmp(xr->status, "ok") && xr->step_ms == xr->step_ms && xr->peak == xr->peak) {
+            if (n == REP_MAXL) continue;
+            x[n] = xr->step_ms;
+            y[n] = xr->peak / REP_GIB;
+            lab[n] = sl;
+            memcpy(rgb + 3 * n, lrgb + 3 * j, 3);
+            mk[n++] = lmk[j];
+            continue;
+        }
+        if (xr->have && !strcmp(xr->status, "ok")) untimed++, first = c;
+        if (ml < sizeof miss)
+            ml += (size_t)snprintf(miss + ml, sizeof miss - ml, "%s%s (%s)", nmiss ? ", " : "", sl,
+                                   !xr->have ? "not run" : strcmp(xr->status, "ok") ? xr->status : "not timed: memory only");
+        nmiss++;
+    }
+    snprintf(title, sizeof title, "%s: peak memory against step time%s%s%s", r->sp.name, where ? " (" : "", where ? where : "", where ? ")" : "");
+    if (nmiss) fprintf(r->summary, "  %s: no timed result for %s\n", l->fig, miss);
+    if (!n) {
+        char note[1400];
+        if (untimed == nmiss) /* memory only (dry): one reason for every configuration */
+            snprintf(note, sizeof note, "No configuration of this figure has a timed result: these results are memory only (backend %s), and step times need a run on a GPU (make %s BACKEND=cuda); nothing is drawn.",
+                     r->res[first].backend, r->sp.name);
+        else snprintf(note, sizeof note, "No configuration of this figure has a timed result (%s): step times need a run on a GPU (make %s BACKEND=cuda); nothing is drawn.", miss, r->sp.name);
+        return rep_fig_note(r, l, title, note);
+    }
+    rep_sources_n(r, where, 1, 0, src, sizeof src);
+    strncat(title, ", measured: ", sizeof title - strlen(title) - 1);
+    strncat(title, src, sizeof title - strlen(title) - 1);
+    if (nmiss) {
+        strncat(title, ". No timed result for ", sizeof title - strlen(title) - 1);
+        strncat(title, miss, sizeof title - strlen(title) - 1);
+    }
+    {
+        const dpprof_scatter_desc d = {.title = title, .xlabel = "step time (ms, measured)", .ylabel = "peak memory (GiB)", .width = 1200, .height = 800,
+                                       .n_points = n, .x = x, .y = y, .labels = lab, .point_rgb = rgb, .point_marker = mk,
+                                       .n_legend = nl, .legend_names = ll, .legend_rgb = lrgb, .legend_marker = lmk, .text_scale = 2};
+        memset(&cv, 0, sizeof cv);
+        rc = dpprof_plot_scatter(&d, &cv);
+    }
+    return rep_render(r, l, rc, &cv);
+}
+
 static int rep_figure(rep *r, const rep_line *l) {
     if (!strcmp(l->kind, "bars")) return rep_fig_bars(r, l, 0);
+    if (!strcmp(l->kind, "tradeoff")) return rep_fig_tradeoff(r, l);
     if (!strcmp(l->kind, "capacity")) return rep_fig_bars(r, l, 1);
     if (!strcmp(l->kind, "modules")) return rep_fig_parts(r, l, 0);
     if (!strcmp(l->kind, "phases")) return rep_fig_parts(r, l, 1);
@@ -3655,7 +3949,7 @@ static int rep_figure(rep *r, const rep_line *l) {
     if (!strcmp(l->kind, "stacked")) return rep_fig_stacked(r, l);
     if (!strcmp(l->kind, "heatmap")) return rep_fig_heatmap(r, l);
     if (!strcmp(l->kind, "lines")) return rep_fig_lines(r, l);
-    return rep_bad(r, l->line, "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, phases, timeline)", l->kind);
+    return rep_bad(r, l->line, "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, phases, timeline, tradeoff)", l->kind);
 }
 
 static int cmd_presets(void) {

@@ -9,7 +9,7 @@ bin=./dpprof
 [ -x "$bin" ] || { echo "FAIL ./dpprof not built (run make in the tree root)"; exit 1; }
 . tests/lib.bash
 status_of() { grep -o '"status": "[^"]*"' "$1" 2>/dev/null | head -1 | sed 's/.*: "\(.*\)"/\1/'; }
-HEADER='id,seq,batch,status,peak_memory_mb,avg_time_ms,model_parameters_mb,optimizer_states_mb,gradients_mb,activations_mb,activation_hooks_mb,per_sample_gradients_mb,norm_samples_mb,temp_matrices_mb,lora_mb,workspace_mb,data_mb,tokens_per_s'
+HEADER='id,seq,batch,status,peak_memory_mb,avg_time_ms,model_parameters_mb,optimizer_states_mb,gradients_mb,activations_mb,activation_hooks_mb,per_sample_gradients_mb,norm_samples_mb,temp_matrices_mb,lora_mb,workspace_mb,data_mb,tokens_per_s,dram_read_mb,dram_write_mb,l2_read_mb,l2_write_mb'
 
 # ---- a small sweep: tiny preset, dry backend, 2 axes, 6 configurations ---------------------------------
 cat >"$tmp/small.conf" <<'EOF'
@@ -30,8 +30,8 @@ check "every result has status ok and experiment 'small'" bash -c "for id in $id
 check "no .tmp left" test -z "$(find "$tmp/s1" -name '*.tmp')"
 check "summary.csv header" test "$(head -1 "$tmp/s1/summary.csv")" = "$HEADER"
 check "summary.csv has 6 rows in configuration order" test "$(tail -n +2 "$tmp/s1/summary.csv" | cut -d, -f1 | tr '\n' ' ')" = "$ids "
-check "summary.csv rows: labels, status, 18 fields each" bash -c "tail -n +2 '$tmp/s1/summary.csv' | awk -F, 'NF != 18 || \$4 != \"ok\" { exit 1 }' && grep -q '^small-32-4,32,4,ok,[0-9.]*,,0.477783,0.955566,0.477783,' '$tmp/s1/summary.csv'"
-check "dry rows: avg_time_ms and tokens_per_s empty (null)" bash -c "tail -n +2 '$tmp/s1/summary.csv' | awk -F, '\$6 != \"\" || \$18 != \"\" { exit 1 }'"
+check "summary.csv rows: labels, status, 22 fields each" bash -c "tail -n +2 '$tmp/s1/summary.csv' | awk -F, 'NF != 22 || \$4 != \"ok\" { exit 1 }' && grep -q '^small-32-4,32,4,ok,[0-9.]*,,0.477783,0.955566,0.477783,' '$tmp/s1/summary.csv'"
+check "dry rows: avg_time_ms, tokens_per_s and the measured traffic empty (null)" bash -c "tail -n +2 '$tmp/s1/summary.csv' | awk -F, '\$6 != \"\" || \$18 != \"\" || \$19 \$20 \$21 \$22 != \"\" { exit 1 }'"
 check "progress: one line per configuration in the spec'd form" bash -c "[ \$(grep -cE '^\[[1-6]/6\] small-[0-9]+-[0-9]+: ok \(peak [0-9.]+ MiB\) elapsed [0-9.]+s, remaining ~[0-9]+s$' '$tmp/s1.err') -eq 6 ]"
 check "summary line counts the statuses" grep -q "6 of 6 done (0 skipped): ok 6, oom 0, error 0, crashed 0, timeout 0" "$tmp/s1.err"
 
@@ -44,7 +44,7 @@ out=$("$bin" sweep "$tmp/small.conf" --out-dir "$tmp/dry" --dry-run --only -32-)
 check "--dry-run --only -32- prints the 3 matching lines" test $rc -eq 0 -a "$(printf '%s\n' "$out" | grep -c 'small-32-')" -eq 3 -a "$(printf '%s\n' "$out" | wc -l)" -eq 3
 "$bin" sweep "$tmp/small.conf" --out-dir "$tmp/only" --only -16- 2>"$tmp/only.err"; rc=$?
 check "--only -16- runs only those 3" test $rc -eq 0 -a "$(ls "$tmp/only" | grep -c '\.json$')" -eq 3 -a -e "$tmp/only/small-16-8.json" -a ! -e "$tmp/only/small-32-2.json"
-check "--only: summary lists every configuration, the others not_run" bash -c "[ \$(tail -n +2 '$tmp/only/summary.csv' | wc -l) -eq 6 ] && [ \$(grep -c ',not_run,' '$tmp/only/summary.csv') -eq 3 ] && grep -q '^small-32-8,32,8,not_run,,,,,,,,,,,,,,\$' '$tmp/only/summary.csv'"
+check "--only: summary lists every configuration, the others not_run" bash -c "[ \$(tail -n +2 '$tmp/only/summary.csv' | wc -l) -eq 6 ] && [ \$(grep -c ',not_run,' '$tmp/only/summary.csv') -eq 3 ] && grep -q '^small-32-8,32,8,not_run,,,,,,,,,,,,,,,,,,\$' '$tmp/only/summary.csv'"
 check "--only progress counts the selection: [k/3]" test "$(grep -c '^\[[1-3]/3\]' "$tmp/only.err")" -eq 3
 "$bin" sweep "$tmp/small.conf" --out-dir "$tmp/j2" --jobs 2 2>"$tmp/j2.err"; rc=$?
 check "--jobs 2 exits 0 and gives the same summary.csv as --jobs 1" bash -c "[ $rc -eq 0 ] && cmp -s '$tmp/s1/summary.csv' '$tmp/j2/summary.csv'"
@@ -74,7 +74,7 @@ check "heads 5 (exit 2, no JSON): the sweep writes status error with the exit st
 check "the sweep's error JSON: experiment, id, status, config.argv" bash -c "grep -q '\"experiment\": \"mixed\"' '$tmp/bad/mixed-badheads.json' && grep -q '\"id\": \"mixed-badheads\"' '$tmp/bad/mixed-badheads.json' && [ '$(status_of "$tmp/bad/mixed-badheads.json")' = error ] && grep -q '\"argv\": \[\"[^\"]*dpprof\", \"run\", \"--preset\", \"tiny\", \"--backend\", \"dry\", \"--steps\", \"1\", \"--seq\", \"16\", \"--heads\", \"5\", \"--experiment\", \"mixed\", \"--out\", \"$tmp/bad/mixed-badheads.json\", \"--quiet\"\]' '$tmp/bad/mixed-badheads.json'"
 check "the configurations before and after finish ok" test "$(status_of "$tmp/bad/mixed-fine.json")" = ok -a "$(status_of "$tmp/bad/mixed-after.json")" = ok
 check "summary.csv records ok, oom, error, ok" test "$(tail -n +2 "$tmp/bad/summary.csv" | cut -d, -f1,3 | tr '\n' ' ')" = "mixed-fine,ok mixed-tight,oom mixed-badheads,error mixed-after,ok "
-check "the error row has empty metric cells" grep -qx 'mixed-badheads,badheads,error,,,,,,,,,,,,,,' "$tmp/bad/summary.csv"
+check "the error row has empty metric cells" grep -qx 'mixed-badheads,badheads,error,,,,,,,,,,,,,,,,,,' "$tmp/bad/summary.csv"
 check "progress shows the failures and points at the log" grep -q "^\[3/4\] mixed-badheads: error elapsed [0-9.]*s, remaining ~[0-9]*s (log: $tmp/bad/logs/mixed-badheads.log)$" "$tmp/bad.err"
 check "the log holds the run's message" grep -q 'heads = 5 does not divide hidden = 64' "$tmp/bad/logs/mixed-badheads.log"
 
@@ -123,7 +123,7 @@ check "leftover .ID.json.XXXXXX removed and rerun, truncated ID.json rerun" bash
 # a result written by hand counts as done; its status cell is csv-quoted
 printf '{"status": "ok, \\"by hand\\"", "peak_memory_mb": 1.5, "breakdown": {"data_mb": null}}\n' >"$tmp/k/slow-4.json"
 "$bin" sweep "$tmp/slow.conf" --out-dir "$tmp/k" 2>/dev/null
-check "a cell with a comma or quote is csv-quoted; null is empty" grep -qx 'slow-4,4,"ok, ""by hand""",1.5,,,,,,,,,,,,,' "$tmp/k/summary.csv"
+check "a cell with a comma or quote is csv-quoted; null is empty" grep -qx 'slow-4,4,"ok, ""by hand""",1.5,,,,,,,,,,,,,,,,,' "$tmp/k/summary.csv"
 
 # ---- timeouts and crashes -----------------------------------------------------------------------------------
 cat >"$tmp/to.conf" <<'EOF'
@@ -274,7 +274,7 @@ bad "--timeout -1" "dpprof: --timeout '-1': expected a number in [0, 1e+09]" - -
 bad "unknown option" "dpprof: sweep: unknown option '--job'" - --job 2
 bad "two experiment files" "dpprof: sweep: unexpected argument 'extra.conf' (one experiment file)" - extra.conf
 err=$("$bin" sweep "$CONF" 2>&1 >/dev/null); rc=$?
-check "no --out-dir -> exit 2 with the usage" test $rc -eq 2 -a "${err%%$'\n'*}" = "dpprof: sweep: usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]"
+check "no --out-dir -> exit 2 with the usage" test $rc -eq 2 -a "${err%%$'\n'*}" = "dpprof: sweep: usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS] [--backend NAME]"
 help=$("$bin" sweep --help); rc=$?
 check "sweep --help exits 0 and describes the file format" bash -c "[ $rc -eq 0 ] && for w in 'name =' 'base =' 'axis seq' 'LABEL: OPTIONS' '--out-dir' '--jobs' '--dry-run' '--only' '--timeout' 'summary.csv' 'skipped'; do grep -qF -- \"\$w\" <<<\"\$1\" || exit 1; done" _ "$help"
 check "dpprof --help lists sweep" bash -c "'$bin' --help | grep -q '^  sweep '"
