@@ -112,7 +112,7 @@ def cmd_run(a):
     out_dir = os.path.dirname(os.path.abspath(a.out))
     if not os.path.isdir(out_dir):
         die("--out %s: the directory %s does not exist" % (a.out, out_dir))
-    res = {"schema_version": 1, "experiment": a.experiment, "status": "error",
+    res = {"schema_version": 2, "experiment": a.experiment, "status": "error",
            "config": dict(cfg, framework=a.framework, algo=a.algo, backend=a.device, argv=a.dpprof_args),
            "avg_time_ms": None, "peak_memory_mb": None, "meta": {"date": datetime.datetime.now(
                datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "git_commit": git_commit() or "unknown",

@@ -39,11 +39,11 @@ C
 (ulimit -c 0; ulimit -S -t 1; exec "$bin" sweep "$tmp/crash.conf" --out-dir "$tmp/crash" 2>/dev/null)
 check "the sweep wrote error, timeout and crashed records" bash -c "grep -q '\"status\": \"error\"' '$tmp/s/s-bad.json' && grep -q '\"status\": \"timeout\"' '$tmp/s/s-long.json' && grep -q '\"status\": \"crashed\"' '$tmp/crash/crash.json'"
 valid "dpprof sweep's records" "$tmp/s/s-bad.json" "$tmp/s/s-long.json" "$tmp/crash/crash.json"
-check "every result says schema_version 1 first" bash -c "for f in '$r'/*.json '$tmp/s/s-long.json' '$tmp/crash/crash.json'; do sed -n 2p \"\$f\" | grep -qx '  \"schema_version\": 1,' || exit 1; done"
+check "every result says schema_version 2 first" bash -c "for f in '$r'/*.json '$tmp/s/s-long.json' '$tmp/crash/crash.json'; do sed -n 2p \"\$f\" | grep -qx '  \"schema_version\": 2,' || exit 1; done"
 check "the timeline names its modules" bash -c "grep -q '\"modules\": \[\"embedding\", \"attention\", \"mlp\"' '$r/dry.json'"
 # the checker fails what breaks the schema
 sed 's/"status": "ok"/"status": "fine"/' "$r/dry.json" >"$tmp/bad-status.json"
-sed 's/"schema_version": 1/"schema_version": 2/' "$r/dry.json" >"$tmp/bad-version.json"
+sed 's/"schema_version": 2/"schema_version": 3/' "$r/dry.json" >"$tmp/bad-version.json"
 sed 's/"peak_memory_mb": [0-9.e+-]*/"peak_memory_mb": "big"/' "$r/dry.json" >"$tmp/bad-type.json"
 grep -v '"meta":' "$r/dry.json" >"$tmp/bad-missing.json"
 sed 's/"error": "[^"]*"/"errors": "x"/' "$r/oom.json" >"$tmp/bad-noerror.json"
