@@ -247,7 +247,7 @@ BUDGET ?= 540
 gpu-run:
 	@mkdir -p $(dir $(GPU_RUN_STAMP_FILE)); [ -s $(GPU_RUN_STAMP_FILE) ] || date -u +%Y-%m-%d-%H%M > $(GPU_RUN_STAMP_FILE); \
 	echo "make gpu-run: run $$(cat $(GPU_RUN_STAMP_FILE)), BUDGET=$(BUDGET) s: $(GPU_RUN_STEPS)"; \
-	GPU_CHECK_IN_BENCH=1 BUDGET=$(BUDGET) RUN_STAMP=$$(cat $(GPU_RUN_STAMP_FILE)) bash tests/gpu_session.bash $(GPU_RUN_STEPS)
+	GPU_CHECK_IN_BENCH=1 RESUME=1 BUDGET=$(BUDGET) RUN_STAMP=$$(cat $(GPU_RUN_STAMP_FILE)) bash tests/gpu_session.bash $(GPU_RUN_STEPS)
 
 # $(call gpu_part,NAME,COMMAND): runs COMMAND (which sets fail=1 on a failure) on a GPU, then copies the logs
 define gpu_part

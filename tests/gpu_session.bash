@@ -29,8 +29,9 @@
 #   MIN_STEP   the least seconds left for a step to be started (default 60 for test and attn, 90 for
 #              ncu-attn, 120 for the others); what it may take is what is left, less 20 s to pack
 #   DPPROF_BIN the dpprof the bench targets and the device query run (default ./dpprof, as the Makefile's)
-# a step that succeeded is not run again under the same RUN_STAMP (results/gpu-session/done/RUN_STAMP/STEP): a
-# rerun resumes; the bench and peers steps resume within themselves too (what results/ holds is not measured again)
+# RESUME=1 (make gpu-run sets it): a step that succeeded under the same RUN_STAMP (results/gpu-session/done/RUN_STAMP/STEP)
+# is not run again, so a rerun resumes; the bench and peers steps resume within themselves anyway (what results/
+# holds is not measured again)
 # what comes back: $OUT/gpu-session.tar.gz (data/bench/RUN_STAMP-*, data/gpu-check/RUN_STAMP-*, the raw
 # results/bench*/ and results/gpu-check/ folders, each step's log) and $OUT/gpu-session.txt (the table
 # below). unpack it in the repository root: `tar xzf .../gpu-session.tar.gz`; a later call that carries
@@ -115,7 +116,7 @@ done_dir=$logs/done/$RUN_STAMP
 for s in "$@"; do
     t0=$SECONDS
     if [ $gpu = 0 ]; then row "$s" "skipped (no GPU)" 0; continue; fi
-    if [ -f "$done_dir/${s/:/-}" ]; then row "$s" "done before ($RUN_STAMP)" 0; continue; fi
+    if [ -n "${RESUME:-}" ] && [ -f "$done_dir/${s/:/-}" ]; then row "$s" "done before ($RUN_STAMP)" 0; continue; fi
     l=$(left)
     if [ "$l" -lt "$(need "${s%%:*}")" ]; then row "$s" "skipped (${l}s left of ${budget}s)" 0; continue; fi
     # make's own per-part limits inside what is left, with 20 s to pack
