@@ -114,6 +114,17 @@ bench-figures: dpprof
 	for dev in $(BENCH_OTHER); do o=results/bench-data-$$dev; rm -rf $$o; mkdir -p $$o; \
 	  for d in data/bench/*-$$dev; do [ -f $$d/device.txt ] && cp $$d/*.json $$o/; done; \
 	  ./dpprof report experiments/bench.conf --results $$o --figures figures/bench-$$dev --tables $$o/generated; done
+	$(MAKE) --no-print-directory bench-summaries
+
+# each data/bench/ folder's summary.txt made again from that folder's result JSON alone (dpprof report, as make bench
+# made it: its figures and tables go to a scratch tree, so the summary names them as make bench's did), never by hand
+BENCH_SUMMARY_DIRS := $(patsubst %/summary.txt,%,$(wildcard data/bench/*/summary.txt))
+.PHONY: bench-summaries
+bench-summaries: dpprof
+	@root=$$PWD; for d in $(BENCH_SUMMARY_DIRS); do ls $$d/bench-*.json >/dev/null 2>&1 || continue; \
+	  rm -rf results/bench-summary; mkdir -p results/bench-summary/figures results/bench-summary/paper/generated; \
+	  (cd results/bench-summary && $$root/dpprof report $$root/experiments/bench.conf --results $$root/$$d --figures figures --tables paper/generated \
+	    >/dev/null 2>log.txt) || { cat results/bench-summary/log.txt; exit 1; }; echo "bench-summaries: $$d/summary.txt"; done
 
 # $(call experiment,NAME,RESULTS,FIGURES,TABLES,SWEEP OPTIONS): sweep (resumable, one process per
 # configuration), then figures, tables, macros and summary. results made by another binary or another
@@ -253,17 +264,34 @@ bench-attn: dpprof
 # results in results/gpu-check/, copied to data/gpu-check/DATE-TIME-DEVICE/ after each part
 GPU_CHECK_PARTS := test memcheck racecheck longctx
 GPU_CHECK_TIMEOUT ?= 540
+# GPU_CHECK_IN_BENCH=1 (make gpu-run sets it): the logs go to data/bench/DATE-TIME-DEVICE/gpu-check/ instead,
+# beside the measurements of the same run
+GPU_CHECK_IN_BENCH ?=
 .PHONY: $(addprefix gpu-check-,$(GPU_CHECK_PARTS))
 gpu-check: dpprof build/tests/test_gpu
 	@fail=0; for p in $(GPU_CHECK_PARTS); do $(MAKE) --no-print-directory gpu-check-$$p || fail=1; done; \
 	[ $$fail = 0 ] || { echo "make gpu-check: FAILED (see data/gpu-check/)"; exit 1; }
+
+# one command, the measurements worth most first, in one time budget (BUDGET seconds, build included; 540 leaves
+# room under a 10-minute limit on a command): the gpu test, the bf16 bench at the trainer and long-context shapes
+# (every algorithm), PyTorch and Opacus at those shapes, the attention kernels. everything lands in one
+# data/bench/DATE-TIME-DEVICE/: the stamp is kept in GPU_RUN_STAMP_FILE, so a rerun (after a cut, or on a fresh
+# machine with results/ carried) resumes there and skips the steps done (rm the file to start a new run)
+GPU_RUN_STEPS := test bench:bf16-trainer bench:bf16-longctx peers attn
+GPU_RUN_STAMP_FILE ?= results/gpu-run.stamp
+BUDGET ?= 540
+.PHONY: gpu-run
+gpu-run:
+	@mkdir -p $(dir $(GPU_RUN_STAMP_FILE)); [ -s $(GPU_RUN_STAMP_FILE) ] || date -u +%Y-%m-%d-%H%M > $(GPU_RUN_STAMP_FILE); \
+	echo "make gpu-run: run $$(cat $(GPU_RUN_STAMP_FILE)), BUDGET=$(BUDGET) s: $(GPU_RUN_STEPS)"; \
+	GPU_CHECK_IN_BENCH=1 RESUME=1 BUDGET=$(BUDGET) RUN_STAMP=$$(cat $(GPU_RUN_STAMP_FILE)) bash tests/gpu_session.bash $(GPU_RUN_STEPS)
 
 # $(call gpu_part,NAME,COMMAND): runs COMMAND (which sets fail=1 on a failure) on a GPU, then copies the logs
 define gpu_part
 	@if ! ./dpprof devices >/dev/null; then echo "make gpu-check-$(1): $$(./dpprof devices): nothing checked"; exit 0; fi; \
 	./dpprof devices | head -1; mkdir -p results/gpu-check; fail=0; \
 	$(2); \
-	d=data/gpu-check/$(RUN_TAG); mkdir -p $$d; \
+	d=$(if $(GPU_CHECK_IN_BENCH),data/bench/$(RUN_TAG)/gpu-check,data/gpu-check/$(RUN_TAG)); mkdir -p $$d; \
 	cp results/gpu-check/* $$d/; $(DEVICE_TXT) > $$d/device.txt; echo "make gpu-check-$(1): logs and results in $$d"; \
 	[ $$fail = 0 ] || { echo "make gpu-check-$(1): FAILED (see $$d)"; exit 1; }
 endef

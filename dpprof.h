@@ -1280,6 +1280,21 @@ DPPROF_API int dpprof_session_param_read(dpprof_session *s, int i, char which, d
 /* the other way: overwrite tensor i's 'w', 'g', 'm' or 'v' from host memory in (w.n elements) */
 DPPROF_API int dpprof_session_param_write(dpprof_session *s, int i, char which, const dpprof_real *in);
 DPPROF_API int dpprof_session_steps_done(const dpprof_session *s);
+/* the memory of a run three ways, side by side (result json: meta.memory): the accountant's peak, the dry
+   backend's peak of the same configuration (computed in-process after the last step, as --backend dry reports
+   it; -1 where not known: not a cuda run, or the dry plan failed) and, on cuda, the driver's figure (cudaMemGetInfo's
+   used bytes at the accountant's peaks, less those used before the session) with its difference to the accountant
+   split into what the code can know: the pool's rounding of the live requests, the memory the pool holds and no
+   request uses, and the remainder that nothing here can see (cuBLAS's own state, code of lazily loaded modules,
+   CUPTI, other processes). accountant_at_driver_peak + pool_rounding + pool_unused + remainder = driver_peak */
+typedef struct dpprof_memory_truth {
+    int64_t accountant_peak, dry_peak, driver_peak; /* driver_peak: -1 off cuda */
+    int64_t driver_before_session;                  /* used before the session: the context, cuBLAS's handle, loaded modules, other processes */
+    int64_t cublas_workspace;                       /* the workspace dpprof hands cuBLAS: inside the accountant (workspace category) */
+    int64_t accountant_at_driver_peak;              /* the accountant's live bytes when the driver read its peak */
+    int64_t pool_rounding, pool_unused, remainder;  /* the driver's peak less the accountant's, split */
+} dpprof_memory_truth;
+DPPROF_API void dpprof_session_memory_truth(const dpprof_session *s, dpprof_memory_truth *m);
 DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step); /* mean loss of a step */
 
 /* result JSON (docs/results.md, fixed key order, doubles as %.17g). status: "ok", "oom", "error"... */
@@ -1304,6 +1319,10 @@ typedef struct dpprof_device_info {
    cores) and bf16 (tensor cores) flop/s, and dram bytes/s (2 x memory clock x bus width). 0 when the
    architecture is not in the table (sm 8.0, 8.6, 8.9, 9.0, 10.0) */
 DPPROF_API void dpprof_device_peaks(const dpprof_device_info *d, double *fp32_flops, double *bf16_flops, double *dram_bytes);
+/* the flop peak of a run in the storage precision dtype: the peak its mfu and every op's roofline are held to
+   (fp32: the cuda cores' dense peak; bf16: the tensor cores' dense peak; 0 where not known). the one definition:
+   the result's throughput.peak_flops, its mfu, model_flops_utilization and the ops' bound all use it */
+DPPROF_API double dpprof_flop_peak(const dpprof_device_info *d, dpprof_dtype dtype);
 DPPROF_API int dpprof_cuda_device_count(int *count);
 DPPROF_API int dpprof_cuda_device_info(int device, dpprof_device_info *info);
 /* device memory through the accountant */
@@ -1330,6 +1349,9 @@ DPPROF_API int dpprof_cuda_sync(void);                       /* wait for the str
 DPPROF_API int dpprof_cuda_trim(void);                       /* wait, then give the allocation pool's unused memory back to the driver */
 DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes); /* bytes >= DPPROF_WORKSPACE_BYTES */
 DPPROF_API int dpprof_cuda_mem_used(size_t *used);           /* the driver's figure: total - free device memory */
+/* the stream-ordered pool's own figures now: the bytes of its live allocations as it rounds them (used) and what
+   it holds from the driver (reserved) */
+DPPROF_API int dpprof_cuda_pool_usage(size_t *used, size_t *reserved);
 DPPROF_API int dpprof_cuda_event(int *id);                   /* record an event on the stream; ids count from 0 */
 DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms); /* time from event a to event b (waits for b) */
 DPPROF_API void dpprof_cuda_events_reset(void);              /* forget recorded events (ids restart at 0) */
@@ -1399,6 +1421,9 @@ DPPROF_API long long dpprof_cuda_wgmma_count(void);
                                                                                            : (const char *)0)
 /* the kernels dpprof has queued since the process started (its own; cuBLAS's are not counted) */
 DPPROF_API long long dpprof_cuda_launch_count(void);
+/* the device work queued so far: kernels, cuBLAS calls (as dpprof checks them), memsets and copies; the op records
+   of a step cover all of it (result json: throughput.ops.coverage) */
+DPPROF_API long long dpprof_cuda_work_count(void);
 /* dst (n) = src (n) rounded to the nearest bf16, ties to even: the bf16 working copy of a weight */
 DPPROF_API void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t n);
 /* out (n) = value */
@@ -4452,8 +4477,13 @@ dpprof_cost dpprof_linear_clipgrad_cost(int n, int T, int IC, int OC, int elem_s
 
 dpprof_cost dpprof_embedding_sqnorm_cost(int n, int T, int C, int elem_size)
 {
+    /* what the kernel does: every dy row is added once into its token's sum (C adds a row), each distinct
+       token's sum is square-summed (2C; at most T distinct tokens a sample: the count taken, as the cost cannot
+       see the tokens) and the T partials of a sample are added; the O(T^2) token compares that link equal
+       tokens are integer work, not flops. the reference's masked gram (a dot product per equal pair) does the
+       same arithmetic where every token is distinct */
     double nn = n, t = T, c = C, es = elem_size;
-    double flops = nn * (t * (t - 1.0) / 2.0 + t * (t + 1.0) / 2.0 * (2.0 * c + 2.0) + 1.0);
+    double flops = nn * (t * c + 2.0 * t * c + t);
     return dpprof__cost(flops, 4.0 * nn * t + es * nn * t * c + 16.0 * nn);
 }
 
@@ -4511,6 +4541,12 @@ DPPROF_API void dpprof_device_peaks(const dpprof_device_info *d, double *fp32_fl
     if (fp32_flops) *fp32_flops = f32;
     if (bf16_flops) *bf16_flops = b16;
     if (dram_bytes) *dram_bytes = dram;
+}
+
+DPPROF_API double dpprof_flop_peak(const dpprof_device_info *d, dpprof_dtype dtype) {
+    double f32, b16;
+    dpprof_device_peaks(d, &f32, &b16, NULL);
+    return dtype == DPPROF_DTYPE_BF16 ? b16 : f32;
 }
 
 /* =============================================================================================
@@ -4846,6 +4882,9 @@ typedef struct dpprof__gpu {
     double *h_norm2, *h_clip;       /* (n_params * physical batch) squared norms down, clip factors up: host copies of
                                        what the host reads or writes between kernels */
     int64_t drv_base, drv_peak;     /* driver's used bytes before the session, and its peak above that */
+    int64_t drv_pool_base;          /* the pool's reserved bytes at drv_base */
+    int64_t drv_live, drv_pool_used, drv_pool_res; /* at the driver's peak: the accountant's live bytes, the pool's used and reserved */
+    int64_t dry_peak;               /* the dry backend's peak of this configuration (after the last step), -1 unknown */
     dpprof_device_info dev;         /* cuda: the device */
     int counting;                   /* cfg.dram: CUPTI ranges are open in this step (one per phase record) */
     char dram_note[256];            /* why there are no counter values, when there are none */
@@ -4861,6 +4900,10 @@ typedef struct dpprof__obs {
     double *ph_drv;                 /* (cap_ph_drv) cuda: the driver's used bytes, less those before the session, as
                                        each phase record ended (its snapshot's reserved_mb); nan: not read */
     size_t cap_ph_drv;
+    int depth;                      /* ops open now: an op begun inside another is part of it */
+    long long work_steps;           /* the device work of the steps whose ops were timed (dpprof_cuda_work_count) */
+    double ms_steps;                /* their time */
+    int n_steps;                    /* their count */
 } dpprof__obs;
 
 struct dpprof_session {
@@ -4912,21 +4955,28 @@ typedef struct dpprof__op_rec {
     int ev0, ev1;          /* cuda events, or -1 */
     double t0, t1;         /* ms on the profiler's clock; nan until known */
     double flops, bytes;   /* its analytic cost */
+    long long w0, w1;      /* dpprof_cuda_work_count at its start and end */
 } dpprof__op_rec;
 
 static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) {
     dpprof__op_rec *r;
     /* an op outside every phase (dpprof_session_grad's zeroing of the gradients) is not one of a step's */
     if (s->backend == DPPROF_BACKEND_DRY || !s->prof.n_phases || s->prof.cur_phase == DPPROF_PHASE_NONE) return;
-    if (!name) { /* the end of the op begun last */
-        if (!s->obs.n_ops) return;
+    if (!name) { /* the end of the op begun last (of the outermost: one inside another is part of it) */
+        if (s->obs.depth <= 0 || --s->obs.depth > 0 || !s->obs.n_ops) return;
         r = &s->obs.ops[s->obs.n_ops - 1];
         if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_event(&r->ev1);
         else r->t1 = dpprof_prof_now_ms(&s->prof);
+        r->w1 = dpprof_cuda_work_count();
         return;
     }
-    if (dpprof__grow((void **)&s->obs.ops, &s->obs.cap_ops, s->obs.n_ops + 1, sizeof *s->obs.ops) != 0) return; /* the trace loses ops, the run goes on */
+    if (s->obs.depth++ > 0) return;
+    if (dpprof__grow((void **)&s->obs.ops, &s->obs.cap_ops, s->obs.n_ops + 1, sizeof *s->obs.ops) != 0) { /* the trace loses ops, the run goes on */
+        s->obs.depth = 0;
+        return;
+    }
     r = &s->obs.ops[s->obs.n_ops++];
+    r->w0 = r->w1 = dpprof_cuda_work_count();
     r->name = name;
     r->phase_rec = s->prof.n_phases - 1;
     r->ev0 = r->ev1 = -1;
@@ -4959,6 +5009,17 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
         if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, c_);                               \
     } while (0)
 
+/* device work that is no op of part 4 (an upload, the zeroing of a new tensor): inside an op record of its own
+   when ops are timed, so that every kernel and copy of a step is in one; charged nothing (no analytic cost) */
+#define DPPROF__MARKED(s, name, stmt)                                                         \
+    do {                                                                                    \
+        dpprof_cost z_;                                                                     \
+        z_.flops = z_.bytes = 0.0;                                                          \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, name, z_);                               \
+        stmt;                                                                               \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, z_);                               \
+    } while (0)
+
 /* one gemm (M,K) x (K,Nc): 2MKN flops, every operand read or written once; E bytes per input
    element, Eo per output element (a weight gradient is fp32 whatever the activations are) */
 static dpprof_cost dpprof__gemm_cost(int M, int K, int Nc, int E, int Eo) {
@@ -4984,8 +5045,13 @@ static void dpprof__release(dpprof_session *s, void *data) {
    was used before the session allocated anything (the context, other processes) */
 static void dpprof__driver_peak(dpprof_session *s) {
 #if DPPROF__CUDA
-    size_t used = 0;
-    if (dpprof_cuda_mem_used(&used) == DPPROF_OK && (int64_t)used - s->gpu.drv_base > s->gpu.drv_peak) s->gpu.drv_peak = (int64_t)used - s->gpu.drv_base;
+    size_t used = 0, pu = 0, pr = 0;
+    if (dpprof_cuda_mem_used(&used) == DPPROF_OK && (int64_t)used - s->gpu.drv_base > s->gpu.drv_peak && dpprof_cuda_pool_usage(&pu, &pr) == DPPROF_OK) {
+        s->gpu.drv_peak = (int64_t)used - s->gpu.drv_base;
+        s->gpu.drv_live = s->prof.live_bytes;
+        s->gpu.drv_pool_used = (int64_t)pu;
+        s->gpu.drv_pool_res = (int64_t)pr;
+    }
 #else
     (void)s;
 #endif
@@ -5021,7 +5087,8 @@ static int dpprof__talloc(dpprof_session *s, dpprof_tensor *t, int64_t n, int el
             return dpprof__fail(DPPROF_ERR_OOM, "out of device memory: cudaMalloc of %lld bytes (%s, %s) failed with %lld bytes live (%s)",
                                 (long long)bytes, dpprof_category_name(cat), dpprof_module_name(mod), (long long)s->prof.live_bytes, dpprof_cuda_last_error());
         }
-        if (zero && dpprof_cuda_zero(t->data, (size_t)bytes) != DPPROF_OK) {
+        if (zero) DPPROF__MARKED(s, "alloc_zero", rc = dpprof_cuda_zero(t->data, (size_t)bytes));
+        if (zero && rc != DPPROF_OK) {
             dpprof_cuda_release(t->data);
             memset(t, 0, sizeof *t);
             return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
@@ -5789,7 +5856,7 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         DPPROF__AR(dlosses, n, ACTIVATIONS, HEAD);
         if (s->backend == DPPROF_BACKEND_CPU)
             for (i = 0; i < n; i++) DPPROF__F(dlosses)[i] = (dpprof_real)dloss;
-        DPPROF__GPU(s, dpprof_fill_gpu(DPPROF__F(dlosses), (size_t)n, (float)dloss));
+        DPPROF__GPU(s, DPPROF__MARKED(s, "dloss_fill", dpprof_fill_gpu(DPPROF__F(dlosses), (size_t)n, (float)dloss)));
         if (lm) DPPROF__OP(s, crossentropy_bwd, (n, T, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->logits), DPPROF__I(a->targets), DPPROF__F(dlosses), n, T, h->V));
         else DPPROF__OP(s, crossentropy_bwd, (n, 1, h->K, E), (DPPROF__F(a->logits), DPPROF__F(a->logits), DPPROF__I(a->targets), DPPROF__F(dlosses), n, 1, h->K));
         dpprof__tfree(s, &dlosses);
@@ -5950,8 +6017,9 @@ static int dpprof__host_losses(dpprof_session *s, int n, const dpprof_real **out
     if (s->backend == DPPROF_BACKEND_CPU) *out = DPPROF__F(s->model.a.losses);
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
-        if (dpprof_cuda_copy(s->gpu.h_loss, s->model.a.losses.data, sizeof(float) * (size_t)n, DPPROF_COPY_D2H) != DPPROF_OK)
-            return dpprof__fail(DPPROF_ERR_CUDA, "the forward on the gpu failed: %s", dpprof_cuda_last_error());
+        int rc;
+        DPPROF__MARKED(s, "loss_download", rc = dpprof_cuda_copy(s->gpu.h_loss, s->model.a.losses.data, sizeof(float) * (size_t)n, DPPROF_COPY_D2H));
+        if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "the forward on the gpu failed: %s", dpprof_cuda_last_error());
         *out = s->gpu.h_loss;
     }
 #endif
@@ -5961,13 +6029,12 @@ static int dpprof__host_losses(dpprof_session *s, int n, const dpprof_real **out
 /* the clip factors of the physical batch from its per-sample, per-tensor squared norms. on cuda the
    norms come down to the host (n_params x n doubles), the factors are computed there and go back up:
    the same arithmetic as the cpu's, on the same doubles */
-static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
+static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
     const int per_layer = s->cfg.per_layer_clipping;
     const size_t n_clip = per_layer ? (size_t)n * (size_t)s->model.n_params : (size_t)n;
     int i, p;
     double cl, *norm2 = DPPROF__D(s->dps.norm2), *clip;
     DPPROF__TRY(dpprof__talloc(s, &s->dps.clip, (int64_t)n_clip, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
-    dpprof_prof_add_cost(&s->prof, (double)n * s->model.n_params, 8.0 * n * (s->model.n_params + 1.0));
     clip = DPPROF__D(s->dps.clip);
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
@@ -6007,6 +6074,19 @@ static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
         return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
 #endif
     return DPPROF_OK;
+}
+
+/* the op clip_factors: the norms down to the host, the factors there, back up (its copies inside the op record) */
+static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
+    dpprof_cost c;
+    int rc;
+    c.flops = (double)n * s->model.n_params;
+    c.bytes = 8.0 * n * (s->model.n_params + 1.0);
+    dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
+    if (s->obs.mark_ops) dpprof__op_mark(s, "clip_factors", c);
+    rc = dpprof__norms_phase_run(s, n, first);
+    if (s->obs.mark_ops) dpprof__op_mark(s, NULL, c);
+    return rc;
 }
 
 /* the clip factor of sample i (flat clipping) where the host can read it */
@@ -6134,10 +6214,12 @@ static int dpprof__data_alloc(dpprof_session *s, int n) {
 static int dpprof__upload_batch(dpprof_session *s, int n) {
 #if DPPROF__CUDA
     const int T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
-    if (s->backend == DPPROF_BACKEND_CUDA &&
-        (dpprof_cuda_copy(s->model.a.tokens.data, s->gpu.h_tok, sizeof(int) * (size_t)n * (size_t)T, DPPROF_COPY_H2D) != DPPROF_OK ||
-         dpprof_cuda_copy(s->model.a.targets.data, s->gpu.h_tgt, sizeof(int) * (size_t)n * (size_t)tw, DPPROF_COPY_H2D) != DPPROF_OK))
-        return dpprof__fail(DPPROF_ERR_CUDA, "uploading the batch: %s", dpprof_cuda_last_error());
+    int rc = DPPROF_OK;
+    if (s->backend == DPPROF_BACKEND_CUDA)
+        DPPROF__MARKED(s, "batch_upload",
+                       rc = dpprof_cuda_copy(s->model.a.tokens.data, s->gpu.h_tok, sizeof(int) * (size_t)n * (size_t)T, DPPROF_COPY_H2D);
+                       if (rc == DPPROF_OK) rc = dpprof_cuda_copy(s->model.a.targets.data, s->gpu.h_tgt, sizeof(int) * (size_t)n * (size_t)tw, DPPROF_COPY_H2D));
+    if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "uploading the batch: %s", dpprof_cuda_last_error());
 #else
     (void)s; (void)n;
 #endif
@@ -6426,13 +6508,16 @@ static int dpprof__gpu_times(dpprof_session *s, size_t first_phase, int ev_start
     return DPPROF_OK;
 }
 
+static int dpprof__dry_plan(const dpprof_session *s, int64_t *peak);
+
 DPPROF_API int dpprof_session_step(dpprof_session *s) {
     const int b = s->cfg.physical_batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
     const int step = s->run.steps_done;
     double t0 = dpprof__clock_ms(), tp0 = 0, loss = 0, gpu_ms = NAN;
     int first, rc = DPPROF_OK, ev_start = -1;
     size_t first_phase = s->prof.n_phases;
-    const long long launches0 = dpprof_cuda_launch_count(), wgmma0 = dpprof_cuda_wgmma_count();
+    const long long launches0 = dpprof_cuda_launch_count(), wgmma0 = dpprof_cuda_wgmma_count(), work0 = dpprof_cuda_work_count();
+    int marked;
     dpprof__bind(s);
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
@@ -6488,11 +6573,19 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         dpprof__acts_release(s);
         return rc;
     }
+    marked = s->obs.mark_ops;
     s->obs.mark_ops = s->cfg.trace_ops;
     s->run.step_loss[step] = s->dps.batch_n ? loss / s->dps.batch_n : NAN;
     s->run.step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0;
+    if (marked && s->backend != DPPROF_BACKEND_DRY) { /* a step whose ops were timed: its work and time, to hold the op records against */
+        s->obs.work_steps += dpprof_cuda_work_count() - work0;
+        s->obs.ms_steps += s->run.step_ms[step];
+        s->obs.n_steps++;
+    }
     s->run.steps_done++;
     if (step >= s->cfg.warmup) s->gpu.launches += dpprof_cuda_launch_count() - launches0, s->gpu.wgmma_launches += dpprof_cuda_wgmma_count() - wgmma0;
+    /* the last step of a cuda run: the dry plan of the same configuration beside the accountant's peak */
+    if (s->backend == DPPROF_BACKEND_CUDA && s->run.steps_done == s->cfg.warmup + s->cfg.steps && dpprof__dry_plan(s, &s->gpu.dry_peak) != DPPROF_OK) s->gpu.dry_peak = -1;
     if (s->backend != DPPROF_BACKEND_DRY && s->dps.batch_n && !(s->run.step_loss[step] == s->run.step_loss[step] && fabs(s->run.step_loss[step]) <= DBL_MAX))
         return dpprof__fail(DPPROF_ERR_NUMERIC, "the loss of step %d is %g", step, s->run.step_loss[step]);
     return DPPROF_OK;
@@ -6775,12 +6868,28 @@ static int dpprof__psg_fits(const dpprof_session *s, int T, int IC, int OC, int 
     return level > 1 && (double)DPPROF__R * IC * OC <= (double)s->elem * T * ((double)IC + OC);
 }
 
+/* the peak of configuration c (every step of it) on the dry backend: what only measures (and needs a gpu or warm-up
+   steps) is off, as a dry session refuses it and it changes no byte. with --op-times or --dram left on, the dry
+   session refused them and auto quietly lost its choice (seen in the first H100 bench: auto at longctx ran as flash_bk) */
+static int dpprof__dry_run(dpprof_config *c, int64_t *peak) {
+    dpprof_session *d = NULL;
+    int rc;
+    c->backend = DPPROF_BACKEND_DRY;
+    c->op_times = 0;
+    c->dram = 0;
+    c->trace_ops = 0;
+    c->no_timeline = 1;
+    rc = dpprof_session_create(c, &d);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(d);
+    if (rc == DPPROF_OK) *peak = d->prof.peak_bytes;
+    dpprof_session_destroy(d);
+    return rc;
+}
+
 /* the peak of one step of this configuration on the dry backend with algo and materialisation mat;
    DPPROF_OK or the probe's error (the caller keeps its default then) */
 static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int ghost, int64_t *peak) {
     dpprof_config probe = s->cfg;
-    dpprof_session *d = NULL;
-    int rc;
     probe.algo = (dpprof_algo)algo;
     probe.backend = DPPROF_BACKEND_DRY;
     probe.memory_limit = 0;
@@ -6789,20 +6898,30 @@ static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int ghos
     probe.steps = 1;
     probe.warmup = 0;
     probe.data_path = NULL;
-    /* what only measures (and needs a gpu or warm-up steps) is off: the probe asks for bytes alone. with
-       --op-times or --dram left on, the dry session refused them and auto quietly lost its choice (seen in
-       the first H100 bench: auto at longctx ran as flash_bk) */
-    probe.op_times = 0;
-    probe.dram = 0;
     probe.fused_clipgrad = -1; /* neither changes the bytes; forced, the probe allocates no timing buffers */
     probe.fused_noise = -1;
-    probe.trace_ops = 0;
-    probe.no_timeline = 1;
-    rc = dpprof_session_create(&probe, &d);
-    if (rc == DPPROF_OK) rc = dpprof_session_step(d);
-    if (rc == DPPROF_OK) *peak = d->prof.peak_bytes;
-    dpprof_session_destroy(d);
-    return rc;
+    return dpprof__dry_run(&probe, peak);
+}
+
+/* the peak --backend dry reports for this configuration: every step of it */
+static int dpprof__dry_plan(const dpprof_session *s, int64_t *peak) {
+    dpprof_config plan = s->cfg;
+    return dpprof__dry_run(&plan, peak);
+}
+
+DPPROF_API void dpprof_session_memory_truth(const dpprof_session *s, dpprof_memory_truth *m) {
+    memset(m, 0, sizeof *m);
+    m->accountant_peak = s->prof.peak_bytes;
+    m->dry_peak = s->backend == DPPROF_BACKEND_DRY ? s->prof.peak_bytes : s->gpu.dry_peak;
+    m->driver_peak = m->driver_before_session = -1;
+    if (s->backend != DPPROF_BACKEND_CUDA) return;
+    m->driver_peak = s->gpu.drv_peak;
+    m->driver_before_session = s->gpu.drv_base;
+    m->cublas_workspace = (int64_t)DPPROF_CUBLAS_WORKSPACE_BYTES;
+    m->accountant_at_driver_peak = s->gpu.drv_live;
+    m->pool_rounding = s->gpu.drv_pool_used - s->gpu.drv_live;
+    m->pool_unused = s->gpu.drv_pool_res - s->gpu.drv_pool_base - s->gpu.drv_pool_used;
+    m->remainder = m->driver_peak - m->accountant_at_driver_peak - m->pool_rounding - m->pool_unused;
 }
 
 /* auto: book-keeping unless --memory-limit cannot hold flash_bk's peak (then two passes), and with
@@ -6966,6 +7085,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     s = (dpprof_session *)DPPROF_MALLOC(sizeof *s);
     if (!s) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate a session");
     memset(s, 0, sizeof *s);
+    s->gpu.dry_peak = -1;
     rc = dpprof_config_resolve(cfg, &s->cfg, &s->sh);
     if (rc != DPPROF_OK) goto fail;
     s->backend = s->cfg.backend;
@@ -6989,8 +7109,9 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         if (rc != DPPROF_OK) goto fail;
         dpprof__bind(s);
         {
-            size_t used = 0; /* what the driver holds before this session: the pool trimmed first */
+            size_t used = 0, pu = 0, pr = 0; /* what the driver holds before this session: the pool trimmed first */
             if (dpprof_cuda_trim() == DPPROF_OK && dpprof_cuda_mem_used(&used) == DPPROF_OK) s->gpu.drv_base = (int64_t)used;
+            if (dpprof_cuda_pool_usage(&pu, &pr) == DPPROF_OK) s->gpu.drv_pool_base = (int64_t)pr;
         }
         s->gpu.h_tok = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
         s->gpu.h_tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
@@ -7149,7 +7270,8 @@ static double dpprof__median(const double *v, size_t n) {
 static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
     enum { MAXN = 64 };
     const char *name[MAXN];
-    double ms[MAXN], fl[MAXN], by[MAXN], pf = 0, ph = 0, pb = 0, pc;
+    double ms[MAXN], fl[MAXN], by[MAXN], pf = 0, ph = 0, pb = 0, pc, ms_ops = 0;
+    long long work_ops = 0;
     const int bf16 = s->cfg.dtype == DPPROF_DTYPE_BF16; /* the compute peak of the roofline: the run's dtype's */
     long cnt[MAXN];
     int n = 0, i, j, order[MAXN];
@@ -7157,6 +7279,8 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
     for (k = 0; k < s->obs.n_ops; k++) {
         const dpprof__op_rec *o = &s->obs.ops[k];
         if (!(o->t0 == o->t0) || !(o->t1 == o->t1)) continue;
+        ms_ops += o->t1 - o->t0;
+        work_ops += o->w1 - o->w0;
         for (i = 0; i < n && strcmp(name[i], o->name); i++) {}
         if (i == n) {
             if (n == MAXN) continue;
@@ -7173,8 +7297,10 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
         fputs(", \"ops\": null", f);
         return;
     }
-    if (s->backend == DPPROF_BACKEND_CUDA) dpprof_device_peaks(&s->gpu.dev, &pf, &ph, &pb);
-    pc = bf16 ? ph : pf;
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        dpprof_device_peaks(&s->gpu.dev, &pf, &ph, &pb);
+        pc = dpprof_flop_peak(&s->gpu.dev, s->cfg.dtype);
+    } else pc = 0;
     for (i = 0; i < n; i++) order[i] = i;
     for (i = 1; i < n; i++) /* insertion sort by time, the most first */
         for (j = i; j > 0 && ms[order[j]] > ms[order[j - 1]]; j--) { int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t; }
@@ -7204,7 +7330,15 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
         } else fputs(", \"bound\": null, \"share_of_bound\": null", f);
         fputs("}", f);
     }
-    fputs("}}", f);
+    /* what the op records leave out: the steps' device work outside every op (0 when each kernel, cuBLAS call,
+       memset and copy is inside one) and their time less the ops' (launch gaps, host work between ops) */
+    fprintf(f, "}, \"coverage\": {\"steps\": %d, \"device_work\": %lld, \"device_work_in_ops\": %lld, \"step_ms\": ", s->obs.n_steps, s->obs.work_steps, work_ops);
+    dpprof__jnum(f, s->obs.n_steps ? s->obs.ms_steps / s->obs.n_steps : NAN);
+    fputs(", \"ops_ms\": ", f);
+    dpprof__jnum(f, s->obs.n_steps ? ms_ops / s->obs.n_steps : NAN);
+    fputs(", \"untimed_ms\": ", f);
+    dpprof__jnum(f, s->obs.n_steps ? (s->obs.ms_steps - ms_ops) / s->obs.n_steps : NAN);
+    fputs(", \"note\": \"over the steps whose ops were timed: device_work (their total) counts the kernels, cuBLAS calls, memsets and copies dpprof queued (cuda; 0 elsewhere), device_work_in_ops those inside an op record; step_ms, ops_ms (the sum of the op records) and untimed_ms, per step: = step_ms - ops_ms: the time between the ops (launch gaps, host work)\"}}", f);
 }
 
 /* --checkpoint layers cuts a backward pass into records, the pass's and the recompute phase's in turn (B R B R ... B):
@@ -7483,17 +7617,20 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, measured ? flops_steps / measured : NAN);
     dpprof__write_ops(s, f);
     if (s->backend == DPPROF_BACKEND_CUDA && measured && tsum > 0) {
-        /* model flops: 3 x the forward's analytic flops (forward + a backward of twice its cost: the
-           usual 6 N per token plus attention), the same for every algorithm, so the dp overhead
-           shows as lost mfu; the peak is the data-sheet dense peak of the storage precision */
-        double f32, b16, dram, peak;
-        dpprof_device_peaks(&s->gpu.dev, &f32, &b16, &dram);
-        peak = c->dtype == DPPROF_DTYPE_BF16 ? b16 : f32;
+        /* mfu: the flops a step executes (flops_per_step: every op's analytic cost, part 4, summed over the
+           step's ops; a frozen weight's gradient is never computed, so never counted) over the mean step time
+           and the flop peak of the storage precision (dpprof_flop_peak). model flops: the convention of 3 x the forward's
+           analytic flops (forward + a backward of twice its cost: the usual 6 N per token plus attention),
+           the same for every algorithm, so the dp overhead shows as lost utilisation; with frozen weights
+           (lora) it counts weight gradients that no op computes */
+        const double peak = dpprof_flop_peak(&s->gpu.dev, c->dtype);
         fputs(", \"model_flops_per_step\": ", f);
         dpprof__jnum(f, 3.0 * fwd_flops / measured);
         fputs(", \"peak_flops\": ", f);
         dpprof__jnum(f, peak > 0 ? peak : NAN);
         fputs(", \"mfu\": ", f);
+        dpprof__jnum(f, peak > 0 ? flops_steps / (tsum / 1e3) / peak : NAN);
+        fputs(", \"model_flops_utilization\": ", f);
         dpprof__jnum(f, peak > 0 ? 3.0 * fwd_flops / (tsum / 1e3) / peak : NAN);
         fputs(", \"analytic_flops_share_of_peak\": ", f);
         dpprof__jnum(f, peak > 0 ? flops_steps / (tsum / 1e3) / peak : NAN);
@@ -7501,7 +7638,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         dpprof__jnum(f, (double)s->gpu.launches / measured);
         fputs(", \"wgmma_kernels_per_step\": ", f);
         dpprof__jnum(f, (double)s->gpu.wgmma_launches / measured);
-        fprintf(f, ", \"mfu_note\": \"mfu = 3 x forward analytic flops per step / mean step time / the %s dense peak of %s (dpprof_device_peaks: data sheet, else SMs x clock x per-SM rate)\"}",
+        fprintf(f, ", \"mfu_note\": \"mfu = flops_per_step (the analytic flops of the ops a step executes) / mean step time / the %s dense peak of %s (dpprof_flop_peak: data sheet, else SMs x clock x per-SM rate); model_flops_utilization = model_flops_per_step (3 x forward analytic flops) / mean step time / the same peak\"}",
                 c->dtype == DPPROF_DTYPE_BF16 ? "bf16 tensor-core" : "fp32 cuda-core", s->gpu.dev.name);
     } else fputs(", \"mfu\": null, \"mfu_note\": \"no hardware peak is defined for the cpu and dry backends\"}", f);
     DPPROF_FREE(st);
@@ -7515,6 +7652,23 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
                 s->gpu.dev.driver_version, s->gpu.dev.runtime_version, s->gpu.dev.cc_major, s->gpu.dev.cc_minor, s->gpu.dev.sm_count, s->gpu.dev.total_bytes, (double)s->gpu.drv_peak / 1048576.0,
                 "cudaMemGetInfo's used bytes at the accountant's peaks, less those used before the session: the stream-ordered pool keeps freed memory, rounds to its granularity and holds the cuBLAS handle's own state");
     else fputs(", \"driver\": null", f);
+    {
+        dpprof_memory_truth m;
+        dpprof_session_memory_truth(s, &m);
+        fprintf(f, ", \"memory\": {\"accountant_peak_bytes\": %lld, \"dry_peak_bytes\": ", (long long)m.accountant_peak);
+        if (m.dry_peak >= 0) fprintf(f, "%lld", (long long)m.dry_peak);
+        else fputs("null", f);
+        if (s->backend == DPPROF_BACKEND_CUDA)
+            fprintf(f, ", \"driver_peak_bytes\": %lld, \"driver_before_session_bytes\": %lld, \"cublas_workspace_bytes\": %lld, \"gap\": {\"accountant_at_driver_peak_bytes\": %lld, "
+                       "\"pool_rounding_bytes\": %lld, \"pool_unused_bytes\": %lld, \"unexplained_bytes\": %lld}, \"note\": \"driver_peak: cudaMemGetInfo's used bytes at the accountant's peaks less "
+                       "driver_before_session (the context, cuBLAS's handle, modules loaded, other processes: read after the pool was trimmed, before the first allocation); "
+                       "the gap at the reading of the driver's peak: accountant_at_driver_peak + pool_rounding (the stream-ordered pool's used bytes less the requests: its "
+                       "rounding, frees the stream has not run) + pool_unused (what the pool holds from the driver, less its use and what it held before) + unexplained "
+                       "(cuBLAS's own allocations, lazily loaded kernel code, CUPTI: not visible here) = driver_peak; the cuBLAS workspace is dpprof's, inside the accountant\"}",
+                    (long long)m.driver_peak, (long long)m.driver_before_session, (long long)m.cublas_workspace, (long long)m.accountant_at_driver_peak, (long long)m.pool_rounding,
+                    (long long)m.pool_unused, (long long)m.remainder);
+        else fputs(", \"driver_peak_bytes\": null, \"note\": \"accountant and dry plan alone off the gpu\"}", f);
+    }
     fputs(", \"dram_note\": ", f);
     dpprof__jstr(f, s->gpu.dram_note[0] ? s->gpu.dram_note : !c->dram ? "not requested (--dram)" : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
     if (s->backend == DPPROF_BACKEND_CUDA && c->algo == DPPROF_ALGO_AUTO) {
@@ -7876,12 +8030,14 @@ DPPROF_API int dpprof_cuda_sync(void) { return DPPROF_OK; }
 DPPROF_API int dpprof_cuda_trim(void) { return DPPROF_OK; }
 DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes) { (void)ptr; (void)bytes; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_mem_used(size_t *used) { if (used) *used = 0; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_pool_usage(size_t *used, size_t *reserved) { if (used) *used = 0; if (reserved) *reserved = 0; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_event(int *id) { if (id) *id = -1; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms) { (void)a; (void)b; if (ms) *ms = 0; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API void dpprof_cuda_events_reset(void) {}
 DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype) { (void)dtype; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API dpprof_dtype dpprof_cuda_storage(void) { return DPPROF_DTYPE_FP32; }
 DPPROF_API long long dpprof_cuda_launch_count(void) { return 0; }
+DPPROF_API long long dpprof_cuda_work_count(void) { return 0; }
 DPPROF_API long long dpprof_cuda_wgmma_count(void) { return 0; }
 static dpprof_cuda_tuning dpprof__tuning; /* kept, so that get returns what set took */
 DPPROF_API int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t) {

@@ -14,7 +14,7 @@
 // atomicMin (int), math (expf, logf, sqrtf, rsqrtf, fmaxf, exp, log, sqrt, sin, cos, pow, isfinite),
 // __uint_as_float, __float_as_uint, launches only through dpprof__launch, runtime calls:
 // cudaMalloc/Free, cudaMallocAsync/FreeAsync, cudaDeviceGetDefaultMemPool,
-// cudaMemPoolSetAttribute(ReleaseThreshold), cudaMemPoolTrimTo, cudaMemcpyAsync,
+// cudaMemPoolSetAttribute(ReleaseThreshold), cudaMemPoolGetAttribute(Used/ReservedMemCurrent), cudaMemPoolTrimTo, cudaMemcpyAsync,
 // cudaMemsetAsync, cudaStreamCreateWithFlags/Synchronize, cudaEventCreate/Record/Synchronize/
 // ElapsedTime, cudaGetDeviceCount/Properties, cudaDeviceGetAttribute (ClockRate, MemoryClockRate,
 // GlobalMemoryBusWidth, MaxSharedMemoryPerBlockOptin), cudaSetDevice, cudaMemGetInfo, cudaDriverGetVersion,
@@ -60,6 +60,8 @@ struct dpprof__cu_state {
     long long launches;          // kernels queued by dpprof__launch since dpprof_cuda_init (dpprof_cuda_launch_count)
     int cc90;                    // the device is compute capability 9.0, the only one the build's sm_90a code runs on
     long long wgmma_launches;    // kernels on wgmma queued since dpprof_cuda_init (dpprof_cuda_wgmma_count)
+    long long work;              // device work queued since the process started (dpprof_cuda_work_count): kernels,
+                                 // cuBLAS calls (each dpprof__blas_post: a per-sample loop of GEMMs is one), memsets, copies
 };
 static dpprof__cu_state dpprof__cu;
 static char dpprof_cu_err[512] = "";
@@ -91,6 +93,7 @@ static void dpprof__cu_post(const char *what, cudaError_t e) {
     cudaGetLastError();
 }
 static void dpprof__blas_post(const char *what, cublasStatus_t st) {
+    dpprof__cu.work++;
     if (st == CUBLAS_STATUS_SUCCESS) return;
     dpprof__cu_fail(st == CUBLAS_STATUS_ALLOC_FAILED ? DPPROF_ERR_OOM : DPPROF_ERR_CUDA, "%s: cuBLAS: %s", what, cublasGetStatusString(st));
 }
@@ -111,6 +114,7 @@ static void dpprof__launch(const char *what, void (*kernel)(P...), dim3 grid, di
     kernel<<<grid, block, smem, dpprof__cu.stream>>>(static_cast<P>(args)...);
 #endif
     dpprof__cu.launches++;
+    dpprof__cu.work++;
     dpprof__cu_post(what, cudaGetLastError());
 }
 
@@ -231,6 +235,7 @@ extern "C" int dpprof_cuda_set_storage(dpprof_dtype dtype) {
 extern "C" dpprof_dtype dpprof_cuda_storage(void) { return dpprof__cu.bf16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32; }
 
 extern "C" long long dpprof_cuda_launch_count(void) { return dpprof__cu.launches; }
+extern "C" long long dpprof_cuda_work_count(void) { return dpprof__cu.work; }
 
 extern "C" int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t) {
     static const dpprof_cuda_tuning defaults = dpprof_cuda_tuning();
@@ -388,6 +393,7 @@ extern "C" int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int di
     if (dir < DPPROF_COPY_H2D || dir > DPPROF_COPY_D2D) return DPPROF_ERR_INVALID;
     if (!bytes) return DPPROF_OK;
     if (dpprof__cu.err) return dpprof__cu.err;
+    dpprof__cu.work++;
     dpprof__cu_post("cudaMemcpyAsync", cudaMemcpyAsync(dst, src, bytes, kind, dpprof__cu.stream));
     // the host may reuse or read its buffer as soon as this returns
     if (dir != DPPROF_COPY_D2D) return dpprof_cuda_sync();
@@ -397,6 +403,7 @@ extern "C" int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int di
 extern "C" int dpprof_cuda_zero(void *dst, size_t bytes) {
     if (!bytes) return DPPROF_OK;
     if (dpprof__cu.err) return dpprof__cu.err;
+    dpprof__cu.work++;
     dpprof__cu_post("cudaMemsetAsync", cudaMemsetAsync(dst, 0, bytes, dpprof__cu.stream));
     return dpprof__cu.err;
 }
@@ -439,6 +446,21 @@ extern "C" int dpprof_cuda_mem_used(size_t *used) {
     int rc = DPPROF_CU(cudaMemGetInfo(&fr, &tot));
     if (used) *used = rc == DPPROF_OK ? tot - fr : 0;
     return rc;
+}
+
+extern "C" int dpprof_cuda_pool_usage(size_t *used, size_t *reserved) {
+    cudaMemPool_t pool;
+    uint64_t u = 0, r = 0;
+    int rc;
+    if (used) *used = 0;
+    if (reserved) *reserved = 0;
+    if (!dpprof__cu.ready) return DPPROF_ERR_INVALID;
+    if ((rc = DPPROF_CU(cudaDeviceGetDefaultMemPool(&pool, dpprof__cu.device))) != DPPROF_OK) return rc;
+    if ((rc = DPPROF_CU(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &u))) != DPPROF_OK) return rc;
+    if ((rc = DPPROF_CU(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &r))) != DPPROF_OK) return rc;
+    if (used) *used = (size_t)u;
+    if (reserved) *reserved = (size_t)r;
+    return DPPROF_OK;
 }
 
 extern "C" int dpprof_cuda_event(int *id) {
@@ -613,7 +635,7 @@ extern "C" void dpprof_matmul_fwd_gpu(float *out, const float *inp, const float 
     const float one = 1.0f, zero = 0.0f;
     if (N <= 0 || OC <= 0 || dpprof__cu.err) return;
     if (IC <= 0) { // empty dot products: zeros (+0 is all zero bits in both storages)
-        if (dpprof__cu.bf16) dpprof__cu_post("dpprof_matmul_fwd_gpu", cudaMemsetAsync(out, 0, (size_t)N * OC * sizeof(dpprof__bf16), dpprof__cu.stream));
+        if (dpprof__cu.bf16) dpprof__cu.work++, dpprof__cu_post("dpprof_matmul_fwd_gpu", cudaMemsetAsync(out, 0, (size_t)N * OC * sizeof(dpprof__bf16), dpprof__cu.stream));
         else dpprof_fill_gpu(out, (size_t)N * OC, 0.0f);
         return;
     }
@@ -4581,6 +4603,7 @@ extern "C" void dpprof_embedding_psgrad_gpu(float *psg, const float *dy, const i
     if (n <= 0 || V <= 0 || C <= 0) return;
     if (dpprof__cu.err) return;
     // overwritten: rows of tokens a sample does not use are zeros
+    dpprof__cu.work++;
     dpprof__cu_post(what, cudaMemsetAsync(psg, 0, (size_t)n * (size_t)V * (size_t)C * sizeof(float), dpprof__cu.stream));
     if (T <= 0) return;
     long long per = (long long)T * (long long)(2 * sizeof(int));

@@ -1170,6 +1170,15 @@ static int cmd_run(int argc, char **argv) {
         for (c = 0, first = 1; c < DPPROF_CAT_COUNT; c++)
             if (p->peak_by_cat[c]) fprintf(stderr, "%s %s %s", first ? "" : ",", dpprof_category_name(c), human_bytes((double)p->peak_by_cat[c], hb, sizeof hb)), first = 0;
         fprintf(stderr, "\n");
+        dpprof_memory_truth m;
+        dpprof_session_memory_truth(s, &m);
+        if (m.driver_peak >= 0) { /* cuda: the three peaks side by side (meta.memory) */
+            char hd[32], hv[32];
+            fprintf(stderr, "peaks: accountant %lld bytes, dry plan %s%s, driver %lld bytes (%s; of the gap: pool rounding %lld, pool unused %lld, unexplained %lld)\n",
+                    (long long)m.accountant_peak, m.dry_peak >= 0 ? human_bytes((double)m.dry_peak, hd, sizeof hd) : "unknown",
+                    m.dry_peak >= 0 ? (m.dry_peak == m.accountant_peak ? " (= accountant)" : " (differs)") : "", (long long)m.driver_peak,
+                    human_bytes((double)m.driver_peak, hv, sizeof hv), (long long)m.pool_rounding, (long long)m.pool_unused, (long long)m.remainder);
+        }
     }
     dpprof_session_destroy(s);
     return code;
@@ -2550,6 +2559,7 @@ typedef struct rep_res {
     char skipped[300];                /* a file was there and not used: why (said on stderr and in the summary) */
     char status[16];
     double peak, cat[DPPROF_CAT_COUNT], mod[DPPROF_MOD_COUNT];
+    double dry_peak, drv_peak;        /* cuda: the dry plan's peak and the driver's (bytes; nan where the result has none) */
     double ph_bytes[DPPROF_PHASE_COUNT], ph_flops[DPPROF_PHASE_COUNT];
     double ph_peak[DPPROF_PHASE_COUNT];  /* live bytes at the phase's peak (largest over its occurrences); nan: not run */
     double ph_ms[DPPROF_PHASE_COUNT];    /* measured ms per training step (setup phases: once); nan: not timed */
@@ -2558,7 +2568,7 @@ typedef struct rep_res {
     char backend[16], device[80];     /* config.backend, meta.device: what produced the numbers */
     double params, trainable, epsilon, step_ms, tokens_s;
     double moved, flops;              /* analytic bytes and flops of one training step */
-    double mfu, dram;                 /* cuda: model flops utilisation; measured dram bytes of the counters step */
+    double mfu, model_mfu, dram;      /* cuda: the executed flops' and the model flops' utilisation; measured dram bytes of the counters step */
     double norm_dram, norm_flops;     /* cuda --op-times: the norm kernels' share of the dram peak and the dtype's compute peak */
     double norm_roof;                 /* their roofline time (each op's bytes at the dram peak or flops at the compute
                                          peak, whichever takes longer) over their measured time */
@@ -2569,7 +2579,7 @@ typedef struct rep_res {
 } rep_res;
 
 /* the numeric metrics of a result, in the order the macros list them (norm_bound is a string macro) */
-static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling", "gib_s"};
+static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "model_mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling", "gib_s"};
 
 typedef struct rep_line {             /* a figure or table line of the conf */
     int line;
@@ -2710,7 +2720,7 @@ static void rep_load(rep *r, long long c) {
     char err[256];
     int k;
     memset(x, 0, sizeof *x);
-    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = x->mfu = x->dram = x->norm_dram = x->norm_flops = x->norm_roof = NAN;
+    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = x->mfu = x->model_mfu = x->dram = x->norm_dram = x->norm_flops = x->norm_roof = x->dry_peak = x->drv_peak = NAN;
     if (!path) return;
     if (access(path, F_OK) != 0) { /* not run (yet): missing, and the summary counts it */
         free(path);
@@ -2742,6 +2752,10 @@ static void rep_load(rep *r, long long c) {
         snprintf(x->device, sizeof x->device, "%s", dev ? dev : "unknown");
     }
     x->peak = rep_num(dpprof_json_path(root, "breakdown.bytes.peak"));
+    /* the three peaks of a cuda run (meta.memory; a result from before it has the driver's figure in MiB alone) */
+    x->dry_peak = rep_num(dpprof_json_path(root, "meta.memory.dry_peak_bytes"));
+    x->drv_peak = rep_num(dpprof_json_path(root, "meta.memory.driver_peak_bytes"));
+    if (!(x->drv_peak == x->drv_peak)) x->drv_peak = rep_num(dpprof_json_path(root, "meta.driver_peak_used_mb")) * 1048576.0;
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
         char p[96];
         snprintf(p, sizeof p, "breakdown.bytes.%s", dpprof_category_name(k));
@@ -2795,7 +2809,10 @@ static void rep_load(rep *r, long long c) {
     x->epsilon = rep_num(dpprof_json_path(root, "privacy.epsilon"));
     x->step_ms = rep_num(dpprof_json_get(root, "avg_time_ms"));
     x->tokens_s = rep_num(dpprof_json_path(root, "throughput.tokens_per_s"));
-    x->mfu = rep_num(dpprof_json_path(root, "throughput.mfu"));
+    /* mfu: the executed flops (every op's cost) over the step time and the flop peak: analytic_flops_share_of_peak
+       in every schema version (schema 1's "mfu" was the model flops'); model_mfu: the 3 x forward convention */
+    x->mfu = rep_num(dpprof_json_path(root, "throughput.analytic_flops_share_of_peak"));
+    x->model_mfu = rep_num(dpprof_json_path(root, rep_num(dpprof_json_get(root, "schema_version")) >= 2 ? "throughput.model_flops_utilization" : "throughput.mfu"));
     { /* the per-sample norm kernels (--op-times): their achieved share of the device's dram peak and of the
          compute peak of the run's dtype (fp32 cores; bf16 tensor cores, where they run in bf16) */
         const dpprof_json *ops = dpprof_json_path(root, "throughput.ops.by_op");
@@ -2938,6 +2955,7 @@ static double rep_metric(const rep *r, long long c, const char *m) {
     if (!strcmp(m, "moved_gib")) return x->moved / REP_GIB;
     if (!strcmp(m, "tflop")) return x->flops / 1e12;
     if (!strcmp(m, "mfu")) return 100.0 * x->mfu;
+    if (!strcmp(m, "model_mfu")) return 100.0 * x->model_mfu;
     if (!strcmp(m, "speed")) return rep_speed(r, c);
     if (!strcmp(m, "flop_ceiling")) return rep_flop_ceiling(r, c);
     if (!strcmp(m, "dram_gib")) return x->dram / REP_GIB;
@@ -3015,7 +3033,8 @@ static void rep_title_source(const rep *r, const char *where, const char *metric
 static const char *rep_metric_unit(const char *m) {
     if (!strcmp(m, "moved_gib")) return "GiB per step, analytic";
     if (!strcmp(m, "dram_gib")) return "GiB per step, measured DRAM read + write";
-    if (!strcmp(m, "mfu")) return "% MFU";
+    if (!strcmp(m, "mfu")) return "% MFU, executed FLOPs";
+    if (!strcmp(m, "model_mfu")) return "% MFU, model FLOPs (3 x forward)";
     if (!strcmp(m, "norm_dram_pct")) return "% of DRAM peak, norm kernels";
     if (!strcmp(m, "norm_flops_pct")) return "% of the dtype's compute peak, norm kernels";
     if (!strcmp(m, "norm_bound_pct")) return "% of the roofline bound, norm kernels";
@@ -3546,7 +3565,8 @@ static void help_report(void) {
            "ops tables (results of --op-times): cols=AXIS where=AXIS:LABEL,... top=N: one column a label, the N ops\n"
            "with the longest time in any column (ms in the timed step), then the other ops, all ops and the step.\n"
            "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
-           "(analytic bytes and flops of one step) mfu (%%, cuda) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
+           "(analytic bytes and flops of one step) mfu (%%, cuda: the flops the step executes, every op's cost, over the step\n"
+           "time and the dtype's flop peak) model_mfu (%%, cuda: 3 x the forward's flops, the model-flops convention) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
            "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram peak and of the compute peak of the\n"
            "run's dtype: fp32 cores, bf16 tensor cores; --op-times) norm_bound_pct (their roofline time, each op at\n"
            "whichever peak bounds it, over their measured time; the macros also name that bound: norm_bound)\n"
@@ -3583,7 +3603,7 @@ static int rep_validate(const rep *r) {
             }
             if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && strcmp(l->val[k], "dram") && strcmp(l->val[k], "peak") &&
                 strcmp(l->val[k], "time") && !rep_known_metric(l->val[k]))
-                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", l->val[k]);
+                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu model_mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", l->val[k]);
         }
         if ((v = rep_get(l, "where"))) {
             char buf[512], *tok, *save = NULL;
@@ -3668,11 +3688,17 @@ static int cmd_report(int argc, char **argv) {
     } else fprintf(r.summary, "time and DRAM traffic: not measured (no GPU results): memory only, exact to the byte\n");
     fprintf(r.macros, "%% generated by dpprof report from %s and the results in %s\n", conf, r.dir);
     for (c = 0; c < r.sp.nconf; c++) {
-        char pk[32], ov[32];
+        char pk[32], ov[32], three[96] = "";
         rep_fmt(pk, sizeof pk, "peak_gib", rep_metric(&r, c, "peak_gib"));
         rep_fmt(ov, sizeof ov, "overhead", rep_metric(&r, c, "overhead"));
-        fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s%s%s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : r.res[c].skipped[0] ? "skipped" : "missing", pk, ov,
-                r.res[c].skipped[0] ? "  " : "", r.res[c].skipped);
+        if (rep_metric(&r, c, "peak_gib") == rep_metric(&r, c, "peak_gib") && r.res[c].drv_peak == r.res[c].drv_peak) { /* measured on a gpu: the dry plan's and the driver's peaks beside the accountant's */
+            char dp[32], vp[32];
+            rep_fmt(dp, sizeof dp, "peak_gib", r.res[c].dry_peak / REP_GIB);
+            rep_fmt(vp, sizeof vp, "peak_gib", r.res[c].drv_peak / REP_GIB);
+            snprintf(three, sizeof three, "  dry %9s GiB  driver %9s GiB", dp, vp);
+        }
+        fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s%s%s%s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : r.res[c].skipped[0] ? "skipped" : "missing", pk, ov,
+                three, r.res[c].skipped[0] ? "  " : "", r.res[c].skipped);
         rep_summary_detail(&r, c);
     }
     rep_macros(&r);

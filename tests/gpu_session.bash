@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# tests/gpu_session.bash - one call on a lent GPU machine: build, then the named steps in order, each
+# tests/gpu_session.bash - one call on a GPU machine: build, then the named steps in order, each
 # bounded by what is left of one time budget, so the call returns (with everything measured so far packed
 # in one file) before the machine's limit on a command kills it.
 #
 #   bash tests/gpu_session.bash [STEP ...]        (default: test attn bench:bf16-trainer)
 #
-# steps (each a make target of the Makefile; README "On a lent GPU" gives a plan for three calls):
+# steps (each a make target of the Makefile; make gpu-run runs the plan of docs/gpu-runs.md: test
+# bench:bf16-trainer bench:bf16-longctx peers attn, in about 10 minutes on an H100 with the build):
 #   test             make gpu-check-test        every op and whole DP step against the cpu reference
 #   memcheck         make gpu-check-memcheck    the same under compute-sanitizer memcheck
 #   racecheck        make gpu-check-racecheck   shared-memory races of the op groups
@@ -28,6 +29,9 @@
 #   MIN_STEP   the least seconds left for a step to be started (default 60 for test and attn, 90 for
 #              ncu-attn, 120 for the others); what it may take is what is left, less 20 s to pack
 #   DPPROF_BIN the dpprof the bench targets and the device query run (default ./dpprof, as the Makefile's)
+# RESUME=1 (make gpu-run sets it): a step that succeeded under the same RUN_STAMP (results/gpu-session/done/RUN_STAMP/STEP)
+# is not run again, so a rerun resumes; the bench and peers steps resume within themselves anyway (what results/
+# holds is not measured again)
 # what comes back: $OUT/gpu-session.tar.gz (data/bench/RUN_STAMP-*, data/gpu-check/RUN_STAMP-*, the raw
 # results/bench*/ and results/gpu-check/ folders, each step's log) and $OUT/gpu-session.txt (the table
 # below). unpack it in the repository root: `tar xzf .../gpu-session.tar.gz`; a later call that carries
@@ -108,9 +112,11 @@ gpu=1
 if ! dev=$($DPPROF_BIN devices 2>&1); then gpu=0; fi
 echo "$dev" | head -3
 
+done_dir=$logs/done/$RUN_STAMP
 for s in "$@"; do
     t0=$SECONDS
     if [ $gpu = 0 ]; then row "$s" "skipped (no GPU)" 0; continue; fi
+    if [ -n "${RESUME:-}" ] && [ -f "$done_dir/${s/:/-}" ]; then row "$s" "done before ($RUN_STAMP)" 0; continue; fi
     l=$(left)
     if [ "$l" -lt "$(need "${s%%:*}")" ]; then row "$s" "skipped (${l}s left of ${budget}s)" 0; continue; fi
     # make's own per-part limits inside what is left, with 20 s to pack
@@ -157,6 +163,7 @@ for s in "$@"; do
     timeout "$lim" "${cmd[@]}" >"$log" 2>&1 || rc=$?
     case $s in ncu-attn | ncu-dp) cp "$log" "$d/$s.txt" ;; esac
     if [ $rc = 0 ]; then
+        mkdir -p "$done_dir" && touch "$done_dir/${s/:/-}"
         row "$s" ok $((SECONDS - t0))
     else
         failed=1

@@ -187,6 +187,76 @@ static void steps_same_as_dry(dpprof_config *c, const dpprof_session *gpu, const
     dpprof_session_destroy(dry);
 }
 
+/* the three peaks of a cuda run (meta.memory): the dry plan computed in-process equals the accountant's (the
+   profiles are the same event for event: steps_same_as_dry) and the driver's figure is its split, summed */
+static void steps_three_peaks(const dpprof_session *gpu, const char *name) {
+    dpprof_memory_truth m;
+    dpprof_session_memory_truth(gpu, &m);
+    CHECK(m.dry_peak == m.accountant_peak, "%s: the in-process dry plan's peak %lld bytes = the accountant's %lld", name, (long long)m.dry_peak, (long long)m.accountant_peak);
+    CHECK(m.driver_peak >= 0 && m.accountant_at_driver_peak > 0 && m.accountant_at_driver_peak + m.pool_rounding + m.pool_unused + m.remainder == m.driver_peak &&
+              m.pool_rounding >= 0 && m.cublas_workspace == (int64_t)DPPROF_CUBLAS_WORKSPACE_BYTES,
+          "%s: the driver's peak %lld = accountant %lld + pool rounding %lld + pool unused %lld + unexplained %lld (before the session %lld)", name,
+          (long long)m.driver_peak, (long long)m.accountant_at_driver_peak, (long long)m.pool_rounding, (long long)m.pool_unused, (long long)m.remainder,
+          (long long)m.driver_before_session);
+}
+
+/* --op-times on the gpu: every piece of device work of a timed step (kernels, cuBLAS calls, memsets, copies) is
+   inside an op record, and the op records' flops are the step's executed flops, the dry backend's too */
+static double steps_flops_per_step(const dpprof_session *s, int step) {
+    const dpprof_prof *p = dpprof_session_prof(s);
+    double f = 0;
+    size_t e;
+    for (e = 0; e < p->n_phases; e++)
+        if (p->phases[e].step == step && p->phases[e].phase >= DPPROF_PHASE_FORWARD) f += p->phases[e].flops;
+    return f;
+}
+static double steps_op_coverage(int algo, int lora) {
+    dpprof_config c;
+    dpprof_session *s = NULL, *d = NULL;
+    char name[96];
+    double fl = NAN, ops = 0;
+    size_t k;
+    long long in_ops = 0;
+    int rc;
+    snprintf(name, sizeof name, "op records %s%s", dpprof_algo_name(algo), lora ? " lora" : "");
+    steps_config(&c, algo, 0, 0, lora);
+    c.sigma = algo == DPPROF_ALGO_VANILLA ? 0 : 0.5;
+    c.op_times = 1;
+    c.warmup = 1;
+    c.steps = 1;
+    c.backend = DPPROF_BACKEND_CUDA;
+    rc = dpprof_session_create(&c, &s);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(s);
+    CHECK(rc == DPPROF_OK, "%s: a warm-up step with --op-times and a measured one on the gpu (%s)", name, rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK) {
+        for (k = 0; k < s->obs.n_ops; k++) {
+            in_ops += s->obs.ops[k].w1 - s->obs.ops[k].w0;
+            ops += s->obs.ops[k].flops;
+        }
+        CHECK(s->obs.n_steps == 1 && s->obs.work_steps > 0 && in_ops == s->obs.work_steps,
+              "%s: every kernel, cuBLAS call, memset and copy of the timed step is inside an op record (%lld of %lld)", name, in_ops, s->obs.work_steps);
+        fl = steps_flops_per_step(s, 1);
+        CHECK(fl > 0 && fabs(ops - steps_flops_per_step(s, 0)) <= 1e-9 * fl && steps_flops_per_step(s, 0) == fl,
+              "%s: the executed flops of a step (%.6g) are the sum of its ops' costs (%.6g)", name, fl, ops);
+        c.backend = DPPROF_BACKEND_DRY;
+        c.op_times = 0;
+        rc = dpprof_session_create(&c, &d);
+        if (rc == DPPROF_OK) rc = dpprof_session_run(d);
+        CHECK(rc == DPPROF_OK && steps_flops_per_step(d, 1) == fl, "%s: the dry backend's flops of a step are the same (%.6g)", name, rc == DPPROF_OK ? steps_flops_per_step(d, 1) : NAN);
+        dpprof_session_destroy(d);
+    }
+    dpprof_session_destroy(s);
+    return fl;
+}
+static void steps_op_records(void) {
+    double full, lora;
+    (void)steps_op_coverage(DPPROF_ALGO_VANILLA, 0);
+    full = steps_op_coverage(DPPROF_ALGO_GHOST_BK, 0);
+    lora = steps_op_coverage(DPPROF_ALGO_GHOST_BK, 1);
+    (void)steps_op_coverage(DPPROF_ALGO_PERSAMPLE, 0);
+    CHECK(lora < full, "ghost_bk with lora executes fewer flops a step (%.6g) than with every weight trained (%.6g): no frozen weight's gradient is computed", lora, full);
+}
+
 /* one configuration: the clipped gradient (norms, factors, sum) and then two noisy adam steps */
 static void steps_case(int algo, int per_layer, int cls, int lora) {
     dpprof_config c;
@@ -232,6 +302,7 @@ static void steps_case(int algo, int per_layer, int cls, int lora) {
         CHECK(drv >= 0.99 * peak && drv <= peak + margin, "%s: the driver's peak use %.1f MiB vs the accountant's %.1f MiB (margin %.0f MiB)", name, drv / 1048576.0,
               peak / 1048576.0, margin / 1048576.0);
     }
+    steps_three_peaks(gpu, name);
 done:
     dpprof_session_destroy(cpu);
     dpprof_session_destroy(gpu);
@@ -515,6 +586,7 @@ static void test_steps(void) {
     steps_ckpt_bitwise(DPPROF_ALGO_FLASH, 0);
     steps_ckpt_bitwise(DPPROF_ALGO_PERSAMPLE, 1);
     steps_determinism(DPPROF_DTYPE_FP32);
+    steps_op_records();
     test_steps_bf16();
     steps_oom();
 }

@@ -22,6 +22,17 @@ check "--trace holds every op on a kernels track" bash -c "[ \$(grep -c '\"cat\"
 "$bin" run $small --backend dry --algo flash_bk --sigma 1 --max-grad-norm 1 --out "$tmp/dry.json"
 peak() { grep -o '"peak_memory_mb": [0-9.e+-]*' "$1"; }
 check "the cuda run's peak equals the dry run's ($(peak "$tmp/run.json"))" test "$(peak "$tmp/run.json")" = "$(peak "$tmp/dry.json")"
+# the three peaks in the json (meta.memory): the in-process dry plan is the dry run's peak, and the driver's
+# figure is its split summed; the terminal prints the three
+dryb=$(grep -o '"peak": [0-9]*' "$tmp/dry.json" | head -1 | grep -o '[0-9]*$')
+check "meta.memory: accountant and dry plan $dryb bytes, as the dry run's; the driver's split sums to its figure" python3 -c "
+import json, sys
+m = json.load(open('$tmp/run.json'))['meta']['memory']; g = m['gap']
+assert m['accountant_peak_bytes'] == m['dry_peak_bytes'] == $dryb, m
+assert g['accountant_at_driver_peak_bytes'] + g['pool_rounding_bytes'] + g['pool_unused_bytes'] + g['unexplained_bytes'] == m['driver_peak_bytes'], m
+assert m['driver_before_session_bytes'] >= 0 and m['cublas_workspace_bytes'] == 32 << 20, m"
+"$bin" run ${small% --quiet} --backend cuda --algo flash_bk --sigma 1 --max-grad-norm 1 --out "$tmp/run3.json" 2>"$tmp/err3"
+check "the terminal summary of a cuda run prints the three peaks" grep -Eq '^peaks: accountant [0-9]+ bytes, dry plan .* \(= accountant\), driver [0-9]+ bytes' "$tmp/err3"
 
 "$bin" run $small --backend cuda --algo ghost_bk --dump "$tmp/dump" --out "$tmp/dump.json"
 check "--dump on cuda writes the five files" bash -c "for f in model.safetensors grads.safetensors batch.safetensors step.json config.json; do [ -s '$tmp/dump/'\$f ] || exit 1; done"
