@@ -216,15 +216,8 @@ static void check_cpu_one_rank(void) {
     int a, z, i;
     for (a = 0; a < N_ALGOS; a++) {
         dpprof_session *ref = NULL;
-        dpprof_config c;
-        memset(&c, 0, sizeof c);
-        c.preset = "tiny";
-        c.seq = 8;
-        c.batch = 4;
-        c.physical_batch = 2;
+        dpprof_config c = dry("tiny", 8, 4, 2, 0, 0, algos[a]);
         c.steps = 2;
-        c.algo = algos[a];
-        c.sigma = algos[a] == DPPROF_ALGO_VANILLA ? 0 : 0.5;
         c.backend = DPPROF_BACKEND_CPU;
         c.seed = 3;
         for (z = 0; z <= 3; z++) {
