@@ -58,6 +58,12 @@
      dpprof_rdp_epsilon(), dpprof_rdp_sigma_for_epsilon(). The noise: dpprof_normal(seed, stream,
      index), Philox4x32-10 + Box-Muller, bit-identical on host and device.
 
+   SHARDED DATA PARALLELISM
+     cfg.ranks = 8; cfg.zero = 3 (0 to 3) on the dry backend: the exact memory of rank 0 of 8 ranks, each taking
+     batch / 8 samples, under ZeRO stage 3 (parameters, gradients and adam moments sharded); dpprof_session_dist()
+     gives the shards and the bytes each collective moved (docs/model.md). cpu and cuda refuse ranks > 1 for now;
+     one rank with any stage is plain training, bit for bit.
+
    ALSO IN HERE
      the cpu reference of every op (dpprof_<op>_ref, with dpprof_<op>_cost), a strict JSON reader
      (dpprof_json_*), a raster plotting module with its own font (dpprof_plot_*, dpprof_canvas_*).
@@ -5102,7 +5108,7 @@ static int dpprof__z3_use(dpprof_session *s, int u, int dir) {
 /* zero 3: unit u is done in this pass: its gathered weights are freed (u < 0: every unit's) */
 static void dpprof__z3_done(dpprof_session *s, int u) {
     int i;
-    if (s->dist.zero < 3) return;
+    if (s->dist.zero < 3 || !s->dist.gath) return; /* a model that did not fit has no table */
     for (i = 0; i < s->model.n_params; i++) {
         if (!s->dist.gath[i].n || (u >= 0 && dpprof__dist_unit(s, i) != u)) continue;
         s->dist.gath_live -= s->dist.gath[i].n * DPPROF__R;
