@@ -211,6 +211,28 @@ static void check_refusals(void) {
     CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_INVALID, "--zero 4: refused");
 }
 
+/* out of memory at every stage, while the model is built and in the middle of a step: an oom result that
+   reports and is destroyed cleanly (the sanitizers watch) */
+static void check_oom(void) {
+    int z, k;
+    for (z = 0; z <= 3; z++)
+        for (k = 0; k < 2; k++) {
+            dpprof_config c = dry("tiny", 16, 8, 2, 2, z, DPPROF_ALGO_GHOST);
+            dpprof_session *s = run(&c);
+            int64_t limits[2] = {(int64_t)1 << 20, 0};
+            int rc;
+            limits[1] = s ? dpprof_session_prof(s)->peak_bytes - 1 : 1; /* a byte short of the step's peak */
+            dpprof_session_destroy(s);
+            s = NULL;
+            c.memory_limit = limits[k];
+            rc = dpprof_session_create(&c, &s);
+            if (rc == DPPROF_OK) rc = dpprof_session_run(s);
+            CHECK(rc == DPPROF_ERR_OOM && s && dpprof_session_prof(s)->peak_bytes <= limits[k], "zero %d, N=2 within %lld bytes: oom (%s), the session still reports", z, (long long)limits[k],
+                  dpprof_result_str(rc));
+            dpprof_session_destroy(s);
+        }
+}
+
 /* cpu, one rank: every stage is plain training, bit for bit, for every algorithm */
 static void check_cpu_one_rank(void) {
     int a, z, i;
@@ -261,6 +283,7 @@ static void check_cpu_one_rank(void) {
 int main(void) {
     int a;
     check_refusals();
+    check_oom();
     check_llama();
     /* padding: the tiny model's tensors do not all split in 3 or 8 */
     for (a = 0; a < N_ALGOS; a++) check_stages("tiny", 16, 12, 2, 3, 0, algos[a], 0);
