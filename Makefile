@@ -384,7 +384,7 @@ build/dpprof-nocuda: main.c dpprof.h
 	mv $@.tmp $@
 
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
-TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu test_dp test_dpops
+TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu test_dp test_dpops test_zero
 .PHONY: test-build
 test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu test_cuemu test_emu) build/dpprof-cuemu build/schema_check $(TEST_BIN)/test_profonly
 
@@ -409,7 +409,7 @@ build/schema_check: tests/schema_check.c dpprof.h $(IMPL_SAN)
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< $(IMPL_SAN) -o $@ -lm
 
 # these link the shared implementation; the other tests compile it in (they reach internal names)
-IMPL_TESTS := test_json test_ops test_dpops
+IMPL_TESTS := test_json test_ops test_dpops test_zero
 $(addprefix $(TEST_BIN)/,$(IMPL_TESTS)): $(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h $(IMPL_SAN)
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< $(IMPL_SAN) -o $@ -lm

@@ -63,6 +63,12 @@
      dpprof_rdp_epsilon(), dpprof_rdp_sigma_for_epsilon(). The noise: dpprof_normal(seed, stream,
      index), Philox4x32-10 + Box-Muller, bit-identical on host and device.
 
+   SHARDED DATA PARALLELISM
+     cfg.ranks = 8; cfg.zero = 3 (0 to 3) on the dry backend: the exact memory of rank 0 of 8 ranks, each taking
+     batch / 8 samples, under ZeRO stage 3 (parameters, gradients and adam moments sharded); dpprof_session_dist()
+     gives the shards and the bytes each collective moved (docs/model.md). cpu and cuda refuse ranks > 1 for now;
+     one rank with any stage is plain training, bit for bit.
+
    ALSO IN HERE
      the cpu reference of every op (dpprof_<op>_ref, with dpprof_<op>_cost), a strict JSON reader
      (dpprof_json_*), a raster plotting module with its own font (dpprof_plot_*, dpprof_canvas_*).
@@ -1207,6 +1213,10 @@ typedef struct dpprof_config {
     int lora_rank;
     double lora_alpha;
     const char *lora_targets;
+    /* sharded data parallelism (docs/model.md, "Sharded data parallelism"): the memory of rank 0 of `ranks`,
+       each holding batch / ranks samples of the logical batch; dry backend only for ranks > 1 */
+    int ranks;                   /* 0 -> 1 */
+    int zero;                    /* 0: plain data parallel; 1: adam moments sharded; 2: + gradients; 3: + parameters */
 } dpprof_config;
 
 typedef struct dpprof_shape {
@@ -1295,6 +1305,17 @@ typedef struct dpprof_memory_truth {
     int64_t pool_rounding, pool_unused, remainder;  /* the driver's peak less the accountant's, split */
 } dpprof_memory_truth;
 DPPROF_API void dpprof_session_memory_truth(const dpprof_session *s, dpprof_memory_truth *m);
+/* --ranks, --zero: rank 0's shards (elements of dpprof_real) and the bytes each collective moved per rank in the
+   last step (ring algorithm); the result json's "distributed" */
+typedef struct dpprof_dist_info {
+    int ranks, zero, zero_in_effect;  /* zero_in_effect: 0 where ranks = 1 (every stage is then plain training) */
+    int64_t shard_elements;           /* sum of ceil(n_t / ranks) over the trainable tensors: a gradient or moment shard */
+    int64_t padding_elements;         /* ranks x shard_elements - trainable elements */
+    int64_t param_shard_elements;     /* the same sum over every tensor (zero 3's parameter shards) */
+    int64_t gathered_max_bytes;       /* zero 3: the most all-gathered weight bytes live at once */
+    int64_t all_reduce_bytes, reduce_scatter_bytes, all_gather_bytes;
+} dpprof_dist_info;
+DPPROF_API void dpprof_session_dist(const dpprof_session *s, dpprof_dist_info *out);
 DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step); /* mean loss of a step */
 
 /* result JSON (docs/results.md, fixed key order, doubles as %.17g). status: "ok", "oom", "error"... */
@@ -4707,6 +4728,21 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (!c.algo) c.algo = DPPROF_ALGO_VANILLA;
     if ((int)c.algo < 0 || c.algo >= DPPROF_ALGO_COUNT) return dpprof__fail(DPPROF_ERR_INVALID, "algo %d out of range", (int)c.algo);
     if (!c.batch) c.batch = 8;
+    DPPROF__TRY(dpprof__check_dim("ranks", c.ranks, 0, 65536));
+    if (!c.ranks) c.ranks = 1;
+    if (c.zero < 0 || c.zero > 3) return dpprof__fail(DPPROF_ERR_INVALID, "zero = %d must be 0, 1, 2 or 3", c.zero);
+    if (c.ranks > 1) {
+        if (c.backend != DPPROF_BACKEND_DRY)
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d: multi-rank runs need the MPI/NCCL build, which is not there yet; --backend dry reports rank 0's memory (this run is --backend %s)",
+                                c.ranks, dpprof_backend_name(c.backend));
+        if (c.batch % c.ranks) return dpprof__fail(DPPROF_ERR_INVALID, "ranks = %d does not divide batch = %d: each rank takes batch / ranks samples", c.ranks, c.batch);
+        if (c.poisson) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d with --poisson: a poisson batch's split over ranks is not modelled yet", c.ranks);
+        if (c.zero >= 1 && c.dtype == DPPROF_DTYPE_BF16)
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d, zero = %d with --dtype bf16: sharding the bf16 working copies is not modelled yet (zero 0 is)", c.ranks, c.zero);
+        if (!c.physical_batch) c.physical_batch = c.batch / c.ranks;
+        if (c.physical_batch > c.batch / c.ranks)
+            return dpprof__fail(DPPROF_ERR_INVALID, "physical-batch = %d is larger than a rank's batch / ranks = %d / %d = %d", c.physical_batch, c.batch, c.ranks, c.batch / c.ranks);
+    }
     if (!c.physical_batch) c.physical_batch = c.batch;
     if (c.physical_batch > c.batch) return dpprof__fail(DPPROF_ERR_INVALID, "physical-batch = %d is larger than batch = %d", c.physical_batch, c.batch);
     /* the engine counts the rows of a physical batch (physical-batch x seq) in an int */
@@ -4906,6 +4942,24 @@ typedef struct dpprof__obs {
     int n_steps;                    /* their count */
 } dpprof__obs;
 
+/* --ranks, --zero (dry): rank 0 of `n` under sharded data parallelism. every tensor is sharded on its own
+   (flattened and padded to n equal parts, as per-parameter sharding does): a rank holds ceil(n_t / n) elements
+   of tensor t, and a collective on tensor t moves (n - 1) ceil(n_t / n) elements per rank (reduce-scatter,
+   all-gather; twice that for an all-reduce). docs/model.md, "Sharded data parallelism" */
+enum { DPPROF__AR_BYTES, DPPROF__RS_BYTES, DPPROF__AG_BYTES };
+typedef struct dpprof__dist {
+    int n, zero;                    /* ranks; the stage in effect: cfg.zero where n > 1, else 0 (a no-op) */
+    int64_t shard_train;            /* sum of ceil(n_t / n) over the trainable tensors: a gradient or moment shard */
+    int64_t shard_params;           /* zero 3: the same over every tensor (the parameter shards) */
+    dpprof_tensor gpad, wpad;       /* zero 1, 2: the padding that makes the flat gradients and the trainable
+                                       parameters n equal shards (reduce-scatter and all-gather in place) */
+    dpprof_tensor gshard, m, v;     /* zero >= 2: the gradient shard; zero >= 1: the adam moment shards */
+    dpprof_tensor wshard, lshard;   /* zero 3: the shards of the model_parameters and of the lora tensors */
+    dpprof_tensor *gath;            /* zero 3: (n_params) the gathered weights of the units in use */
+    int64_t gath_live, gath_max;    /* zero 3: gathered bytes live now, and the most at once */
+    int64_t bytes[3];               /* the last step's collective bytes per rank: all-reduce, reduce-scatter, all-gather */
+} dpprof__dist;
+
 struct dpprof_session {
     dpprof_config cfg;
     dpprof_shape sh;
@@ -4918,6 +4972,7 @@ struct dpprof_session {
     dpprof__dps dps;
     dpprof__gpu gpu;
     dpprof__obs obs;
+    dpprof__dist dist;
 };
 
 #define DPPROF__F(t) ((dpprof_real *)(t).data)
@@ -5122,6 +5177,126 @@ static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
 #define DPPROF__Z(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), s->elem, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 1))
 #define DPPROF__AR(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), DPPROF__R, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 0))
 
+/* ---- sharded data parallelism (--ranks, --zero; dry for ranks > 1): rank 0's shards, gathers, collectives ---- */
+/* a rank's part of a tensor of n elements: ceil(n / ranks) (the last rank's part is padded) */
+static int64_t dpprof__dist_chunk(const dpprof_session *s, int64_t n) { return (n + s->dist.n - 1) / s->dist.n; }
+
+/* the ring algorithm's bytes per rank of one collective on a tensor of n elements of e bytes */
+static void dpprof__dist_coll(dpprof_session *s, int kind, int64_t n, int e) {
+    s->dist.bytes[kind] += (kind == DPPROF__AR_BYTES ? 2 : 1) * (int64_t)(s->dist.n - 1) * dpprof__dist_chunk(s, n) * e;
+}
+
+/* zero 3's unit of parameter i: 0 the embedding, 1 + l decoder layer l (with its adapters), L + 1 the final
+   norm, L + 2 the head */
+static int dpprof__dist_unit(const dpprof_session *s, int i) {
+    if (s->model.params[i].layer >= 0) return 1 + s->model.params[i].layer;
+    return i == s->model.p_emb ? 0 : i == s->model.p_normf ? s->sh.L + 1 : s->sh.L + 2;
+}
+
+/* a parameter's weights: zero 3 keeps only their shard (dpprof__dist_params), so the tensor is a descriptor that
+   nothing tracks (kept: freeing it only forgets it) and the weights exist where a unit is gathered */
+static int dpprof__param_alloc(dpprof_session *s, dpprof_tensor *w, int64_t n, int cat, int mod) {
+    if (s->dist.zero < 3) return dpprof__talloc(s, w, n, DPPROF__R, cat, mod, 0);
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    w->elem_size = DPPROF__R;
+    w->category = cat;
+    w->module = mod;
+    w->kept = 1;
+    return DPPROF_OK;
+}
+
+/* the shard sizes; zero 1, 2: the trainable parameters' padding (the all-gather after the update writes in
+   place); zero 3: the parameter shards, one per category (model_parameters, lora) */
+static int dpprof__dist_params(dpprof_session *s) {
+    int64_t base = 0, lora = 0, pad;
+    int i;
+    s->dist.shard_train = s->dist.shard_params = 0;
+    for (i = 0; i < s->model.n_params; i++) {
+        const dpprof_param *p = &s->model.params[i];
+        const int64_t c = dpprof__dist_chunk(s, p->w.n);
+        if (p->trainable) s->dist.shard_train += c;
+        s->dist.shard_params += c;
+        if (p->w.category == DPPROF_CAT_LORA) lora += c;
+        else base += c;
+    }
+    pad = (int64_t)s->dist.n * s->dist.shard_train - dpprof_session_param_elems(s, 1);
+    if ((s->dist.zero == 1 || s->dist.zero == 2) && pad > 0)
+        DPPROF__TRY(dpprof__talloc(s, &s->dist.wpad, pad, DPPROF__R, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_OTHER, 0));
+    if (s->dist.zero < 3) return DPPROF_OK;
+    s->dist.gath = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->model.n_params);
+    if (!s->dist.gath) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the gathered-weights table");
+    memset(s->dist.gath, 0, sizeof(dpprof_tensor) * (size_t)s->model.n_params);
+    if (base) DPPROF__TRY(dpprof__talloc(s, &s->dist.wshard, base, DPPROF__R, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_OTHER, 0));
+    if (lora) DPPROF__TRY(dpprof__talloc(s, &s->dist.lshard, lora, DPPROF__R, DPPROF_CAT_LORA, DPPROF_MOD_LORA, 0));
+    return DPPROF_OK;
+}
+
+/* the persistent dp state of the optimizer: zero 1: the flat gradients' padding (reduce-scattered in place);
+   zero >= 2: the gradient shard; zero >= 1: adam's two moment shards */
+static int dpprof__dist_states(dpprof_session *s) {
+    const int64_t S = s->dist.shard_train, pad = (int64_t)s->dist.n * S - dpprof_session_param_elems(s, 1);
+    if (!s->dist.zero || !S) return DPPROF_OK;
+    if (s->dist.zero == 1 && pad > 0) DPPROF__TRY(dpprof__talloc(s, &s->dist.gpad, pad, DPPROF__R, DPPROF_CAT_GRADIENTS, DPPROF_MOD_OTHER, 1));
+    if (s->dist.zero >= 2) DPPROF__TRY(dpprof__talloc(s, &s->dist.gshard, S, DPPROF__R, DPPROF_CAT_GRADIENTS, DPPROF_MOD_OTHER, 1));
+    if (s->cfg.optimizer != DPPROF_OPT_ADAM) return DPPROF_OK;
+    DPPROF__TRY(dpprof__talloc(s, &s->dist.m, S, DPPROF__R, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER, 1));
+    return dpprof__talloc(s, &s->dist.v, S, DPPROF__R, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER, 1);
+}
+
+/* zero >= 2: tensor p's full-size gradient lives from just before the op that writes a physical batch's
+   contribution to it (the backward's weight gradient, the clipped sum of book-keeping or of materialised
+   per-sample gradients, the second backward's) until just after: then it is reduce-scattered, padded to
+   ranks equal parts, into the rank's gradient shard and freed */
+static int dpprof__grad_open(dpprof_session *s, int p) {
+    dpprof_param *P = &s->model.params[p];
+    if (s->dist.zero < 2 || !P->trainable) return DPPROF_OK;
+    return dpprof__talloc(s, &P->g, (int64_t)s->dist.n * dpprof__dist_chunk(s, P->w.n), DPPROF__R, DPPROF_CAT_GRADIENTS, P->module, 1);
+}
+
+static void dpprof__grad_close(dpprof_session *s, int p) {
+    dpprof_param *P = &s->model.params[p];
+    if (s->dist.zero < 2 || !P->trainable) return;
+    dpprof__dist_coll(s, DPPROF__RS_BYTES, P->w.n, DPPROF__R);
+    dpprof__tfree(s, &P->g);
+}
+
+/* zero 3: unit u's weights all-gathered into full-size buffers (padded to ranks equal parts), in the category
+   and module of each tensor */
+static int dpprof__z3_gather(dpprof_session *s, int u) {
+    int i;
+    if (u < 0 || u > s->sh.L + 2) return DPPROF_OK;
+    for (i = 0; i < s->model.n_params; i++) {
+        const dpprof_param *p = &s->model.params[i];
+        dpprof_tensor *g = &s->dist.gath[i];
+        if (g->n || dpprof__dist_unit(s, i) != u) continue;
+        DPPROF__TRY(dpprof__talloc(s, g, (int64_t)s->dist.n * dpprof__dist_chunk(s, p->w.n), DPPROF__R, p->w.category, p->module, 0));
+        dpprof__dist_coll(s, DPPROF__AG_BYTES, p->w.n, DPPROF__R);
+        s->dist.gath_live += g->n * DPPROF__R;
+        if (s->dist.gath_live > s->dist.gath_max) s->dist.gath_max = s->dist.gath_live;
+    }
+    return DPPROF_OK;
+}
+
+/* zero 3: unit u computes next in a pass (dir +1 the forward, -1 a backward): it is gathered, and the next
+   unit of the pass with it (a prefetch of one unit ahead) */
+static int dpprof__z3_use(dpprof_session *s, int u, int dir) {
+    if (s->dist.zero < 3) return DPPROF_OK;
+    DPPROF__TRY(dpprof__z3_gather(s, u));
+    return dpprof__z3_gather(s, u + dir);
+}
+
+/* zero 3: unit u is done in this pass: its gathered weights are freed (u < 0: every unit's) */
+static void dpprof__z3_done(dpprof_session *s, int u) {
+    int i;
+    if (s->dist.zero < 3 || !s->dist.gath) return; /* a model that did not fit has no table */
+    for (i = 0; i < s->model.n_params; i++) {
+        if (!s->dist.gath[i].n || (u >= 0 && dpprof__dist_unit(s, i) != u)) continue;
+        s->dist.gath_live -= s->dist.gath[i].n * DPPROF__R;
+        dpprof__tfree(s, &s->dist.gath[i]);
+    }
+}
+
 static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, int cols, int category, int module, int layer) {
     dpprof_param *p = &s->model.params[s->model.n_params++];
     memset(p, 0, sizeof *p);
@@ -5131,7 +5306,7 @@ static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, 
     p->module = module;
     p->layer = layer;
     p->trainable = 1;
-    DPPROF__TRY(dpprof__talloc(s, &p->w, (int64_t)rows * cols, DPPROF__R, category, module, 0));
+    DPPROF__TRY(dpprof__param_alloc(s, &p->w, (int64_t)rows * cols, category, module));
     /* bf16: the matmul weights (not the embedding table unless it is the tied lm head, not the norm
        vectors) get their working copy beside the master, in the master's category and module */
     if (s->cfg.dtype == DPPROF_DTYPE_BF16 && (s->model.n_params - 1 != s->model.p_emb || s->sh.tied) && module != DPPROF_MOD_NORM)
@@ -5295,16 +5470,18 @@ static int dpprof__build_model(dpprof_session *s) {
     }
     for (i = 0; i < s->model.n_params; i++) dpprof__init_param(s, i);
     dpprof__cast_weights(s, 0, s->model.n_params, 0);
+    DPPROF__TRY(dpprof__dist_params(s));
     dpprof__phase_end(s);
 
     /* gradients and optimizer states are persistent: allocated once, like a framework after step 1 */
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_OPTIMIZER_SETUP, -1));
     for (i = 0; i < s->model.n_params; i++) {
         dpprof_param *p = &s->model.params[i];
-        if (!p->trainable) continue;
+        if (!p->trainable || s->dist.zero >= 2) continue; /* zero >= 2: a shard, and full size only in passing */
         DPPROF__TRY(dpprof__talloc(s, &p->g, p->w.n, DPPROF__R, DPPROF_CAT_GRADIENTS, p->module, 1));
     }
-    if (s->cfg.optimizer == DPPROF_OPT_ADAM) {
+    DPPROF__TRY(dpprof__dist_states(s));
+    if (s->cfg.optimizer == DPPROF_OPT_ADAM && !s->dist.zero) {
         for (i = 0; i < s->model.n_params; i++) {
             dpprof_param *p = &s->model.params[i];
             if (!p->trainable) continue;
@@ -5513,12 +5690,15 @@ static int dpprof__forward(dpprof_session *s, int n) {
     dpprof__acts *a = &s->model.a;
     dpprof_tensor *x;
     int l;
+    DPPROF__TRY(dpprof__z3_use(s, 0, 1));
     DPPROF__A(a->x0, (int64_t)N * C, ACTIVATIONS, EMBEDDING);
     DPPROF__OP(s, embedding_fwd, (N, C, E), (DPPROF__F(a->x0), DPPROF__I(a->tokens), DPPROF__W(s, s->model.p_emb), N, C));
+    dpprof__z3_done(s, 0);
     x = &a->x0;
     for (l = 0; l < h->L; l++) {
         dpprof__layer_acts *y = &a->lay[l];
         const int P = 1 + l * DPPROF__P_PER_LAYER;
+        DPPROF__TRY(dpprof__z3_use(s, 1 + l, 1));
         DPPROF__TRY(dpprof__layer_fwd(s, n, l, x, !l, 0));
         DPPROF__A(y->xm, (int64_t)N * C, ACTIVATIONS, MLP);
         DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_DOWN, &y->xm, &y->h, N, F, C));
@@ -5531,13 +5711,16 @@ static int dpprof__forward(dpprof_session *s, int n) {
         }
         /* --checkpoint layers: the layer keeps its output xm (the next layer's input) alone */
         if (s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS) dpprof__layer_free(s, l);
+        dpprof__z3_done(s, 1 + l);
         x = &y->xm;
     }
+    DPPROF__TRY(dpprof__z3_use(s, h->L + 1, 1));
     if (!h->L) {
         DPPROF__A(a->lnf, (int64_t)N * C, ACTIVATIONS, NORM);
         DPPROF__AR(a->rstdf, N, ACTIVATIONS, NORM);
         DPPROF__OP(s, rmsnorm_fwd, (N, C, E), (DPPROF__F(a->lnf), DPPROF__F(a->rstdf), DPPROF__F(*x), DPPROF__W(s, s->model.p_normf), N, C, eps));
     }
+    dpprof__z3_done(s, h->L + 1);
     if (s->cfg.task == DPPROF_TASK_LM) {
         DPPROF__A(a->logits, (int64_t)N * h->V, ACTIVATIONS, HEAD);
         DPPROF__OP(s, matmul_fwd, (N, C, h->V, E), (DPPROF__F(a->logits), DPPROF__F(a->lnf), DPPROF__WM(s, s->model.p_head), N, C, h->V));
@@ -5551,6 +5734,7 @@ static int dpprof__forward(dpprof_session *s, int n) {
         DPPROF__AR(a->losses, n, ACTIVATIONS, HEAD);
         DPPROF__OP(s, crossentropy_fwd, (n, 1, h->K, E), (DPPROF__F(a->losses), DPPROF__F(a->logits), DPPROF__I(a->targets), n, 1, h->K));
     }
+    dpprof__z3_done(s, h->L + 2);
     return DPPROF_OK;
 }
 
@@ -5664,12 +5848,16 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
                         dpprof_matmul_bwd_gpu(DPPROF__F(*dx), NULL, DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC));
     if (!P->trainable) return DPPROF_OK;
     if (s->dps.bw_mode == DPPROF__MODE_SUM) {
+        DPPROF__TRY(dpprof__grad_open(s, p));
         DPPROF__OPX(s, "matmul_bwd_dweight", dpprof__gemm_cost(OC, N, IC, E, DPPROF__R), dpprof_matmul_bwd_ref(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC),
                     dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC));
+        dpprof__grad_close(s, p);
         return DPPROF_OK;
     }
     if (s->dps.bw_mode == DPPROF__MODE_CLIPSUM) {
+        DPPROF__TRY(dpprof__grad_open(s, p));
         DPPROF__OP(s, linear_clipgrad, (n, T, IC, OC, E), (DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__CLIP(s, p), n, T, IC, OC));
+        dpprof__grad_close(s, p);
         return DPPROF_OK;
     }
     /* the lm head reaches here as the embedding's tensor only when tied: its own method */
@@ -5726,14 +5914,18 @@ static int dpprof__rmsnorm_bwd(dpprof_session *s, int p, dpprof_tensor *dinp, dp
     dpprof_tensor tmp;
     int sum = s->dps.bw_mode == DPPROF__MODE_SUM && P->trainable;
     if (sum || !P->trainable) {
+        if (sum) DPPROF__TRY(dpprof__grad_open(s, p));
         DPPROF__OP(s, rmsnorm_bwd, (N, C, E), (DPPROF__F(*dinp), sum ? DPPROF__G(s, p) : (dpprof_real *)NULL, DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), N, C));
+        if (sum) dpprof__grad_close(s, p);
         return DPPROF_OK;
     }
     /* dp: dinp and the per-sample weight gradients from one pass over dout and inp */
     if (s->dps.bw_mode == DPPROF__MODE_CLIPSUM) {
         DPPROF__TRY(dpprof__talloc(s, &tmp, (int64_t)n * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
         DPPROF__OP(s, rmsnorm_bwd_ps, (n, T, C, E), (DPPROF__F(*dinp), DPPROF__F(tmp), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), n, T, C));
+        DPPROF__TRY(dpprof__grad_open(s, p));
         DPPROF__OP(s, psgrad_clipsum, (n, (size_t)C, DPPROF__R), (DPPROF__G(s, p), DPPROF__F(tmp), DPPROF__CLIP(s, p), n, (size_t)C));
+        dpprof__grad_close(s, p);
         dpprof__tfree(s, &tmp);
         return DPPROF_OK;
     }
@@ -5750,12 +5942,11 @@ static int dpprof__embedding_bwd(dpprof_session *s, dpprof_tensor *dres, int T) 
     dpprof_tensor *kx = NULL, *kdy = NULL;
     int i;
     if (!s->model.params[p].trainable) return DPPROF_OK;
-    if (s->dps.bw_mode == DPPROF__MODE_SUM) {
-        DPPROF__OP(s, embedding_bwd, (N, C, E), (DPPROF__G(s, p), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), N, C));
-        return DPPROF_OK;
-    }
-    if (s->dps.bw_mode == DPPROF__MODE_CLIPSUM) {
-        DPPROF__OP(s, embedding_clipgrad, (n, T, C, E), (DPPROF__G(s, p), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), DPPROF__CLIP(s, p), n, T, C));
+    if (s->dps.bw_mode == DPPROF__MODE_SUM || s->dps.bw_mode == DPPROF__MODE_CLIPSUM) {
+        DPPROF__TRY(dpprof__grad_open(s, p));
+        if (s->dps.bw_mode == DPPROF__MODE_SUM) DPPROF__OP(s, embedding_bwd, (N, C, E), (DPPROF__G(s, p), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), N, C));
+        else DPPROF__OP(s, embedding_clipgrad, (n, T, C, E), (DPPROF__G(s, p), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), DPPROF__CLIP(s, p), n, T, C));
+        dpprof__grad_close(s, p);
         return DPPROF_OK;
     }
     if (s->dps.method[p] == DPPROF__M_PSG) { /* opacus: a (n, V, C) tensor */
@@ -5861,6 +6052,7 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         else DPPROF__OP(s, crossentropy_bwd, (n, 1, h->K, E), (DPPROF__F(a->logits), DPPROF__F(a->logits), DPPROF__I(a->targets), DPPROF__F(dlosses), n, 1, h->K));
         dpprof__tfree(s, &dlosses);
     }
+    DPPROF__TRY(dpprof__z3_use(s, h->L + 2, -1));
     DPPROF__Z(dlnf, (int64_t)N * C, ACTIVATIONS, NORM);
     if (lm) {
         DPPROF__TRY(dpprof__linear_bwd(s, s->model.p_head, &dlnf, &a->logits, 0, &a->lnf, T, C, h->V));
@@ -5873,8 +6065,11 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
     }
     dpprof__afree(s, &a->logits);
     dpprof__afree(s, &a->losses);
+    dpprof__z3_done(s, h->L + 2);
+    DPPROF__TRY(dpprof__z3_use(s, h->L + 1, -1));
     DPPROF__Z(dres, (int64_t)N * C, ACTIVATIONS, OTHER);
     DPPROF__TRY(dpprof__rmsnorm_bwd(s, s->model.p_normf, &dres, &dlnf, h->L ? &a->lay[h->L - 1].xm : &a->x0, &a->rstdf, T));
+    dpprof__z3_done(s, h->L + 1);
     dpprof__tfree(s, &dlnf);
     dpprof__afree(s, &a->lnf);
     dpprof__afree(s, &a->rstdf);
@@ -5882,6 +6077,7 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         dpprof__layer_acts *y = &a->lay[l];
         dpprof_tensor *xin = l ? &a->lay[l - 1].xm : &a->x0;
         const int P = 1 + l * DPPROF__P_PER_LAYER;
+        DPPROF__TRY(dpprof__z3_use(s, 1 + l, -1));
         dpprof__afree(s, &y->xm); /* the next layer's input: its backward is done */
         if (s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS) DPPROF__TRY(dpprof__recompute(s, n, l, xin));
         /* mlp: xm = xa + down(silu(gate(ln2)) * up(ln2)); dres holds d xm */
@@ -5930,8 +6126,11 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         dpprof__tfree(s, &dln1);
         dpprof__lfree(s, &y->rstd1);
         dpprof__lfree(s, &y->xa);
+        dpprof__z3_done(s, 1 + l);
     }
+    DPPROF__TRY(dpprof__z3_use(s, 0, -1));
     DPPROF__TRY(dpprof__embedding_bwd(s, &dres, T));
+    dpprof__z3_done(s, 0);
     dpprof__tfree(s, &dres);
     dpprof__afree(s, &a->x0);
     return DPPROF_OK;
@@ -5957,6 +6156,8 @@ static void dpprof__acts_release(dpprof_session *s) {
     s->dps.n_kept = s->dps.n_cache = 0;
     dpprof__tfree(s, &s->dps.clip);
     dpprof__tfree(s, &s->dps.norm2);
+    dpprof__z3_done(s, -1);
+    for (l = 0; s->dist.zero >= 2 && l < s->model.n_params; l++) dpprof__tfree(s, &s->model.params[l].g);
 }
 
 /* the counters step ends: one range per phase record of the step, in order */
@@ -6129,6 +6330,11 @@ static int dpprof__clip_phase(dpprof_session *s) {
     (void)n_scaled; /* used by the cuda path only */
     for (k = 0; k < s->dps.n_cache; k++) {
         const dpprof__cache_ent *e = &s->dps.cache[k];
+        const int rc = dpprof__grad_open(s, e->p);
+        if (rc != DPPROF_OK) {
+            DPPROF_FREE(scaled);
+            return rc;
+        }
         if (e->embed) DPPROF__OP(s, embedding_clipgrad, (n, e->T, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__I(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->OC));
         else if (s->backend == DPPROF_BACKEND_CUDA && DPPROF__G(s, e->p)) {
 #if DPPROF__CUDA
@@ -6136,11 +6342,14 @@ static int dpprof__clip_phase(dpprof_session *s) {
 #endif
             DPPROF__OPX(s, "linear_clipgrad", dpprof_linear_clipgrad_cost(n, e->T, e->IC, e->OC, E), (void)0, if (!dpprof__clipgrad_fast(s, k, scaled, &n_scaled)) dpprof_linear_clipgrad_gpu(DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
         } else DPPROF__OP(s, linear_clipgrad, (n, e->T, e->IC, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
+        dpprof__grad_close(s, e->p);
     }
     DPPROF_FREE(scaled);
     for (p = 0; p < s->model.n_params; p++) {
         if (!s->dps.psg[p].n) continue;
+        DPPROF__TRY(dpprof__grad_open(s, p));
         DPPROF__OP(s, psgrad_clipsum, (n, (size_t)s->dps.psg[p].n / (size_t)n, DPPROF__R), (DPPROF__G(s, p), DPPROF__F(s->dps.psg[p]), DPPROF__CLIP(s, p), n, (size_t)s->dps.psg[p].n / (size_t)n));
+        dpprof__grad_close(s, p);
         dpprof__tfree(s, &s->dps.psg[p]);
     }
     for (k = 0; k < s->dps.n_kept; k++) dpprof__tfree(s, &s->dps.kept[k]);
@@ -6345,9 +6554,55 @@ static dpprof_cost dpprof__noise_cost(const dpprof_tensor *g) {
 /* noise sigma*C on the clipped sum, from the counter-based generator at (seed, stream = step,
    element = offset over the trainable tensors in table order), then the division by the expected
    batch size: the update direction (sum_i c_i g_i + N(0, sigma^2 C^2 I)) / B */
+/* ranks > 1, zero 0 and 1: the gradients' collective once the logical batch's clipped sum is complete (after
+   the last physical batch): zero 0 all-reduces them, zero 1 reduce-scatters them, both in place (zero 1: a rank's
+   shard is its part of each gradient). zero >= 2 reduce-scatters each gradient as it is written (dpprof__grad_close) */
+static void dpprof__dist_reduce(dpprof_session *s) {
+    int i;
+    if (s->dist.n <= 1 || s->dist.zero >= 2) return;
+    for (i = 0; i < s->model.n_params; i++)
+        if (s->model.params[i].trainable) dpprof__dist_coll(s, s->dist.zero ? DPPROF__RS_BYTES : DPPROF__AR_BYTES, s->model.params[i].w.n, DPPROF__R);
+}
+
+/* zero >= 1: noise and update on the rank's shard of the trainable tensors. the noise of a shard's element is
+   drawn at the element's index in the whole trainable table (dpprof__noise's offsets), so that the ranks
+   together add the single-rank noise bit for bit; zero 1, 2: the updated parameters are all-gathered back in
+   place; the gradients (zero 1) or their shard (zero >= 2) are zeroed */
+static void dpprof__dist_update(dpprof_session *s, int noise_step, int noise_only) {
+    const int adam = s->cfg.optimizer == DPPROF_OPT_ADAM;
+    const size_t n = (size_t)s->dist.shard_train;
+    dpprof_tensor shard;
+    dpprof_cost c;
+    int i;
+    memset(&shard, 0, sizeof shard);
+    shard.n = (int64_t)n;
+    shard.elem_size = DPPROF__R;
+    if (noise_only) {
+        DPPROF__OPX(s, "noise", dpprof__noise_cost(&shard), (void)0, (void)0);
+        return;
+    }
+    s->run.adam_t++;
+    c = adam ? dpprof_adam_cost(n, DPPROF__R) : dpprof_sgd_cost(n, DPPROF__R);
+    if (noise_step >= 0) c.flops += dpprof__noise_cost(&shard).flops;
+    DPPROF__OPX(s, noise_step >= 0 ? (adam ? "noise_adam" : "noise_sgd") : adam ? "adam" : "sgd", c, (void)0, (void)0);
+    for (i = 0; s->dist.zero <= 2 && i < s->model.n_params; i++)
+        if (s->model.params[i].trainable) dpprof__dist_coll(s, DPPROF__AG_BYTES, s->model.params[i].w.n, DPPROF__R);
+    if (s->dist.zero == 1) {
+        dpprof__zero_grads(s);
+        return;
+    }
+    c.flops = 0.0;
+    c.bytes = (double)n * DPPROF__R;
+    DPPROF__OPX(s, "grad_zero", c, (void)0, (void)0);
+}
+
 static void dpprof__noise(dpprof_session *s, int step) {
     uint64_t off = 0;
     int i;
+    if (s->dist.zero) {
+        dpprof__dist_update(s, step, 1);
+        return;
+    }
     for (i = 0; i < s->model.n_params; i++) {
         dpprof_param *p = &s->model.params[i];
         dpprof_cost c;
@@ -6369,6 +6624,10 @@ static void dpprof__optimizer(dpprof_session *s, int noise_step) {
     const int E = DPPROF__R, adam = s->cfg.optimizer == DPPROF_OPT_ADAM; /* weights, gradients and moments are fp32 whatever the activations */
     const double inv_b = 1.0 / s->cfg.batch;
     uint64_t off = 0;
+    if (s->dist.zero) {
+        dpprof__dist_update(s, noise_step, 0);
+        return;
+    }
     s->run.adam_t++;
     for (i = 0; i < s->model.n_params; i++) {
         dpprof_param *p = &s->model.params[i];
@@ -6413,6 +6672,7 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
             if (s->cfg.dataset_size) g %= (uint64_t)s->cfg.dataset_size;
             s->dps.batch_ids[s->dps.batch_n++] = (int)g;
         }
+        s->dps.batch_n /= s->cfg.ranks; /* rank 0 takes the first batch / ranks samples (ranks > 1: not poisson) */
         return DPPROF_OK;
     }
     {
@@ -6469,6 +6729,7 @@ static int dpprof__check_grads(dpprof_session *s, int step) {
     c.bytes = 0.0;
     for (i = 0; i < s->model.n_params; i++)
         if (s->model.params[i].trainable) c.bytes += (double)s->model.params[i].g.n * (double)s->model.params[i].g.elem_size;
+    if (s->dist.zero) c.bytes = (double)s->dist.shard_train * DPPROF__R; /* the rank's shard */
     dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
     if (s->obs.mark_ops) dpprof__op_mark(s, "grad_check", c);
     rc = dpprof__check_grads_run(s, step);
@@ -6539,6 +6800,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     /* op times in the warm-up steps, but not in the counters step when there is another warm-up step */
     s->obs.mark_ops = s->cfg.trace_ops || (s->cfg.op_times && step < s->cfg.warmup && !(s->cfg.dram && step == 0 && s->cfg.warmup >= 2));
     DPPROF__TRY(dpprof__sample_batch(s, step));
+    memset(s->dist.bytes, 0, sizeof s->dist.bytes);
     for (first = 0; first < s->dps.batch_n && rc == DPPROF_OK; first += b) {
         int n = s->dps.batch_n - first < b ? s->dps.batch_n - first : b;
         rc = dpprof__phase(s, DPPROF_PHASE_FORWARD, step);
@@ -6556,6 +6818,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
             dpprof__tfree(s, &s->model.a.targets);
         }
     }
+    if (rc == DPPROF_OK) dpprof__dist_reduce(s);
     if (rc == DPPROF_OK) rc = dpprof__check_grads(s, step);
     if (rc == DPPROF_OK && s->dps.dp && !s->dps.fused_noise) {
         rc = dpprof__phase(s, DPPROF_PHASE_NOISE, step);
@@ -7089,6 +7352,8 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     rc = dpprof_config_resolve(cfg, &s->cfg, &s->sh);
     if (rc != DPPROF_OK) goto fail;
     s->backend = s->cfg.backend;
+    s->dist.n = s->cfg.ranks;
+    s->dist.zero = s->cfg.ranks > 1 ? s->cfg.zero : 0; /* one rank: every stage is plain training */
     if (s->backend == DPPROF_BACKEND_AUTO) /* cuda when this build has it and a gpu is visible, else cpu */
         s->backend = DPPROF__CUDA && dpprof_cuda_device_count(&count) == DPPROF_OK && count > 0 ? DPPROF_BACKEND_CUDA : DPPROF_BACKEND_CPU;
     /* the cpu reference computes in dpprof_real only: a bf16 run there would be an fp32 run under another name */
@@ -7165,6 +7430,11 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         dpprof__tfree(s, &s->model.params[i].v);
     }
     dpprof__tfree(s, &s->model.ws);
+    {
+        dpprof_tensor *d[] = {&s->dist.gpad, &s->dist.wpad, &s->dist.gshard, &s->dist.m, &s->dist.v, &s->dist.wshard, &s->dist.lshard};
+        for (i = 0; i < (int)(sizeof d / sizeof d[0]); i++) dpprof__tfree(s, d[i]);
+        DPPROF_FREE(s->dist.gath);
+    }
     if (s->backend == DPPROF_BACKEND_CUDA) {
         (void)dpprof_cuda_trim(); /* what this session held goes back to the driver */
 #if DPPROF__CUDA
@@ -7352,6 +7622,39 @@ static int dpprof__phase_cont(const dpprof_prof *p, size_t i) {
     b = p->phases[i - 1].phase;
     if (a == DPPROF_PHASE_RECOMPUTE) a = b, b = DPPROF_PHASE_RECOMPUTE;
     return b == DPPROF_PHASE_RECOMPUTE && (a == DPPROF_PHASE_BACKWARD || a == DPPROF_PHASE_BACKWARD_2);
+}
+
+DPPROF_API void dpprof_session_dist(const dpprof_session *s, dpprof_dist_info *out) {
+    memset(out, 0, sizeof *out);
+    if (!s) return;
+    out->ranks = s->cfg.ranks;
+    out->zero = s->cfg.zero;
+    out->zero_in_effect = s->dist.zero;
+    out->shard_elements = s->dist.shard_train;
+    out->padding_elements = (int64_t)s->dist.n * s->dist.shard_train - dpprof_session_param_elems(s, 1);
+    out->param_shard_elements = s->dist.shard_params;
+    out->gathered_max_bytes = s->dist.gath_max;
+    out->all_reduce_bytes = s->dist.bytes[DPPROF__AR_BYTES];
+    out->reduce_scatter_bytes = s->dist.bytes[DPPROF__RS_BYTES];
+    out->all_gather_bytes = s->dist.bytes[DPPROF__AG_BYTES];
+}
+
+/* --ranks, --zero: "distributed" (docs/results.md): rank 0's shards and its collective bytes in the last step */
+static void dpprof__write_dist(const dpprof_session *s, FILE *f) {
+    const dpprof__dist *d = &s->dist;
+    const int64_t P = dpprof_session_param_elems(s, 1), Pall = dpprof_session_param_elems(s, 0), R = DPPROF__R;
+    const int64_t pad = (int64_t)d->n * d->shard_train - P, ps = d->zero >= 3 ? d->shard_params : d->zero >= 1 ? Pall + pad : Pall;
+    if (s->cfg.ranks <= 1 && !s->cfg.zero) return;
+    fprintf(f, ",\n  \"distributed\": {\"ranks\": %d, \"zero\": %d, \"zero_in_effect\": %d, \"rank\": 0, \"ranks_identical\": true, \"rank_batch\": %d, ",
+            s->cfg.ranks, s->cfg.zero, d->zero, s->cfg.batch / s->cfg.ranks);
+    fprintf(f, "\"trainable_elements\": %lld, \"parameter_elements\": %lld, \"shard_elements\": %lld, \"shard_padding_elements\": %lld, ",
+            (long long)P, (long long)Pall, (long long)d->shard_train, (long long)pad);
+    fprintf(f, "\"parameter_elements_per_rank\": %lld, \"gradient_elements_per_rank\": %lld, \"optimizer_elements_per_rank\": %lld, \"gathered_max_bytes\": %lld, ",
+            (long long)ps, (long long)(d->zero >= 2 ? d->shard_train : d->zero == 1 ? (int64_t)d->n * d->shard_train : P),
+            (long long)(s->cfg.optimizer != DPPROF_OPT_ADAM ? 0 : 2 * (d->zero >= 1 ? d->shard_train : P)), (long long)d->gath_max);
+    fprintf(f, "\"collective_bytes\": {\"all_reduce\": %lld, \"reduce_scatter\": %lld, \"all_gather\": %lld, \"total\": %lld}, \"bytes_per_element\": %lld}",
+            (long long)d->bytes[DPPROF__AR_BYTES], (long long)d->bytes[DPPROF__RS_BYTES], (long long)d->bytes[DPPROF__AG_BYTES],
+            (long long)(d->bytes[0] + d->bytes[1] + d->bytes[2]), (long long)R);
 }
 
 static void dpprof__write_phases(const dpprof_session *s, FILE *f) {
@@ -7571,6 +7874,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     for (i = 0; i < DPPROF_MOD_COUNT; i++) fprintf(f, "%s\"%s\": %lld", i ? ", " : "", dpprof_module_name(i), (long long)p->peak_by_mod[i]);
     fputs("}}", f);
 
+    dpprof__write_dist(s, f);
     fputs(",\n  \"phases\": ", f);
     dpprof__write_phases(s, f);
 

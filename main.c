@@ -173,6 +173,8 @@ static const cli_opt run_table[] = {
     {"--seed", "S", "seed of init, data and noise (default 0)"},
     {"--dtype", "fp32|bf16", "storage type (default fp32); bf16: activations and matmul weight copies in bf16,\nfp32 master weights, gradients, optimizer states (--backend cuda, dry; not cpu)"},
     {"--backend", "auto|cpu|cuda|dry", "(default auto: cuda when a GPU is visible, else cpu)"},
+    {"--ranks", "N", "sharded data parallelism: the memory of rank 0 of N, each taking B/N samples\n(--backend dry; B a multiple of N, b at most B/N; default 1)"},
+    {"--zero", "0|1|2|3", "with --ranks: 0 plain data parallel (default), 1 adam moments sharded,\n2 + gradients sharded, 3 + parameters sharded (FSDP's full sharding;\ndocs/model.md)"},
     {"--memory-limit", "SIZE", "fail as oom past SIZE bytes; K, M, G, T (or KiB, MiB, GiB, TiB) are powers\nof 1024, KB, MB, GB, TB powers of 1000 (80G = 80GiB = 85899345920 bytes,\n80GB = 8e10). default on cpu: MemAvailable"},
     {"--checkpoint", "none|layers", "activation checkpointing (default none); layers: the forward keeps each decoder\nlayer's input alone, the backward recomputes the layer just before its backward\n(the recompute phase; docs/model.md: what each --algo keeps and recomputes)"},
     {NULL, NULL, "DP-SGD (with a DP --algo):"},
@@ -519,6 +521,8 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         INTOPT("--classes", classes, 2, 16777216)
         INTOPT("--batch", batch, 1, 16777216)
         INTOPT("--physical-batch", physical_batch, 1, 16777216)
+        INTOPT("--ranks", ranks, 1, 65536)
+        INTOPT("--zero", zero, 0, 3)
         INTOPT("--steps", steps, 1, 100000000)
         INTOPT("--warmup", warmup, 0, 100000000)
         INTOPT("--lora-rank", lora_rank, 1, 16777216)
@@ -1178,6 +1182,14 @@ static int cmd_run(int argc, char **argv) {
                     (long long)m.accountant_peak, m.dry_peak >= 0 ? human_bytes((double)m.dry_peak, hd, sizeof hd) : "unknown",
                     m.dry_peak >= 0 ? (m.dry_peak == m.accountant_peak ? " (= accountant)" : " (differs)") : "", (long long)m.driver_peak,
                     human_bytes((double)m.driver_peak, hv, sizeof hv), (long long)m.pool_rounding, (long long)m.pool_unused, (long long)m.remainder);
+        }
+        if (resolved.ranks > 1 || resolved.zero) {
+            dpprof_dist_info d;
+            char h1[32], h2[32], h3[32];
+            dpprof_session_dist(s, &d);
+            fprintf(stderr, "rank 0 of %d (zero %d, %d samples a step): shards of %lld elements (%lld padding); per step all-reduce %s, reduce-scatter %s, all-gather %s\n",
+                    d.ranks, d.zero, resolved.batch / resolved.ranks, (long long)d.shard_elements, (long long)d.padding_elements, human_bytes((double)d.all_reduce_bytes, h1, sizeof h1),
+                    human_bytes((double)d.reduce_scatter_bytes, h2, sizeof h2), human_bytes((double)d.all_gather_bytes, h3, sizeof h3));
         }
     }
     dpprof_session_destroy(s);

@@ -160,6 +160,17 @@ bad 2 "run: --fused-noise and --separate-noise contradict each other (--fused-no
 bad 2 "--dp-warp-tile '48': expected 32 or 64" run --preset tiny --dp-warp-tile 48
 bad 2 "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is cpu, fp32)" run --preset tiny --wgmma --backend cpu --out "$tmp/bad.json"
 bad 2 "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is dry, fp32)" run --wgmma $o
+# sharded data parallelism: only the dry backend models more than one rank; a rank's batch is B/N
+bad 2 "ranks = 2: multi-rank runs need the MPI/NCCL build, which is not there yet" run --preset tiny --ranks 2 --zero 1 --backend cpu --out "$tmp/bad.json"
+bad 2 "ranks = 2: multi-rank runs need the MPI/NCCL build, which is not there yet; --backend dry reports rank 0's memory (this run is --backend auto)" run --preset tiny --ranks 2 --out "$tmp/bad.json"
+bad 2 "ranks = 3 does not divide batch = 8" run --ranks 3 $o
+bad 2 "physical-batch = 8 is larger than a rank's batch / ranks = 8 / 2 = 4" run --ranks 2 --physical-batch 8 $o
+bad 2 "--zero '4': expected an integer in [0, 3]" run --ranks 2 --zero 4 $o
+bad 2 "--ranks '0': expected an integer in [1, 65536]" run --ranks 0 $o
+bad 2 "ranks = 2, zero = 1 with --dtype bf16" run --ranks 2 --zero 1 --dtype bf16 $o
+"$bin" run --preset tiny --batch 8 --ranks 4 --zero 3 --algo flash_bk --sigma 1 $o --out "$tmp/zero.json" 2>"$tmp/zero.err"; rc=$?
+check "dry --ranks 4 --zero 3: exit 0, the json's distributed object, the summary's rank line" \
+    sh -c "test $rc -eq 0 && grep -q '\"distributed\": {\"ranks\": 4, \"zero\": 3' '$tmp/zero.json' && grep -q '^rank 0 of 4 (zero 3, 2 samples a step)' '$tmp/zero.err'"
 # help is complete: every option of the run contract appears
 help=$("$bin" run --help); rc=$?
 missing=""
@@ -167,7 +178,7 @@ for opt in --preset --vocab --hidden --layers --heads --kv-heads --ffn --seq --t
            --physical-batch --steps --warmup --lr --optimizer --sigma --max-grad-norm --clipping --poisson \
            --dataset-size --delta --lora-rank --lora-alpha --lora-targets --dtype --backend --seed --out \
            --trace --dump --data --memory-limit --fused-clipgrad --cublas-clipgrad --fused-noise --separate-noise --dp-warp-tile --wgmma --no-wgmma \
-           --model --hf-config --tied --untied; do
+           --model --hf-config --tied --untied --ranks --zero; do
     grep -qF -- "$opt" <<<"$help" || missing="$missing $opt"
 done
 check "run --help exits 0 and names every option${missing:+ (missing:$missing)}" test "$rc" -eq 0 -a -z "$missing"

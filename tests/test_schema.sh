@@ -22,6 +22,8 @@ tiny="--preset tiny --seq 16 --batch 4 --quiet"
 "$bin" run $tiny --steps 2 --backend cpu --algo ghost_bk --sigma 1 --dataset-size 1000 --lora-rank 2 --out "$r/cpu-lora.json"
 "$bin" run $tiny --steps 1 --backend cpu --task cls --classes 3 --algo persample --poisson --sigma 1 --dataset-size 100 --out "$r/cpu-cls.json"
 "$bin" run $tiny --steps 1 --backend cpu --memory-limit 1M --out "$r/oom.json" 2>/dev/null
+"$bin" run $tiny --steps 1 --backend dry --ranks 2 --zero 3 --algo ghost --sigma 1 --out "$r/dry-zero3.json"
+"$bin" run $tiny --steps 1 --backend cpu --zero 2 --algo persample --sigma 1 --out "$r/cpu-zero2.json"
 "$bin" run --preset tiny --seq 16 --batch 2 --steps 50 --lr 1e5 --optimizer sgd --backend cpu --quiet --out "$r/error.json" 2>/dev/null
 check "the runs wrote ok, oom and error results" bash -c "grep -q '\"status\": \"ok\"' '$r/dry.json' && grep -q '\"status\": \"oom\"' '$r/oom.json' && grep -q '\"status\": \"error\"' '$r/error.json'"
 valid "dpprof run's results" "$r"/*.json

@@ -1,0 +1,299 @@
+/* tests/test_zero.c - sharded data parallelism (--ranks, --zero) on the dry backend, checked against the
+   sizes worked out here from the parameter table: every rank's shard is sum ceil(n_t / N) elements (plus
+   padding where a tensor does not split evenly), zero 0 at N ranks is the single-rank run at batch B/N
+   byte for byte, every stage's activations are that run's, the collectives move the ring algorithm's
+   bytes, the report adds up, Llama-3.1-8B answers in under a second; refusals; and on the cpu one rank
+   with any stage gives the bits of plain training for every algorithm. run by make test. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "dpprof.h"
+#include "test.h"
+
+static const dpprof_algo algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
+#define N_ALGOS ((int)(sizeof algos / sizeof algos[0]))
+
+static dpprof_config dry(const char *preset, int seq, int batch, int phys, int ranks, int zero, dpprof_algo algo) {
+    dpprof_config c;
+    memset(&c, 0, sizeof c);
+    c.preset = preset;
+    c.seq = seq;
+    c.batch = batch;
+    c.physical_batch = phys;
+    c.ranks = ranks;
+    c.zero = zero;
+    c.algo = algo;
+    c.sigma = algo == DPPROF_ALGO_VANILLA ? 0 : 1.0;
+    c.steps = 1;
+    c.no_timeline = 1;
+    c.backend = DPPROF_BACKEND_DRY;
+    return c;
+}
+
+/* one step; NULL on failure (said) */
+static dpprof_session *run(const dpprof_config *c) {
+    dpprof_session *s = NULL;
+    if (dpprof_session_create(c, &s) != DPPROF_OK || dpprof_session_run(s) != DPPROF_OK) {
+        printf("# %s: %s\n", c->preset, dpprof_last_error());
+        dpprof_session_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* sum of ceil(n_t / N) over the (trainable) tensors, from the table */
+static int64_t shard_of(dpprof_session *s, int N, int trainable_only) {
+    int64_t S = 0;
+    int i;
+    for (i = 0; i < dpprof_session_param_count(s); i++) {
+        const dpprof_param *p = dpprof_session_param(s, i);
+        if (!trainable_only || p->trainable) S += (p->w.n + N - 1) / N;
+    }
+    return S;
+}
+
+static int adds_up(const dpprof_prof *p) {
+    int64_t c = 0, m = 0;
+    int k;
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) c += p->peak_by_cat[k];
+    for (k = 0; k < DPPROF_MOD_COUNT; k++) m += p->peak_by_mod[k];
+    return c == p->peak_bytes && m == p->peak_bytes;
+}
+
+/* what rank 0 holds between steps: parameters, gradients, adam moments and the workspace, by stage */
+static int64_t persistent(int zero, int64_t Pall, int64_t P, int64_t S, int64_t Sall, int N) {
+    const int64_t pad = (int64_t)N * S - P, R = (int64_t)sizeof(dpprof_real);
+    switch (zero) {
+    case 0: return R * (Pall + P + 2 * P) + DPPROF_WORKSPACE_BYTES;
+    case 1: return R * (Pall + pad + P + pad + 2 * S) + DPPROF_WORKSPACE_BYTES;
+    case 2: return R * (Pall + pad + S + 2 * S) + DPPROF_WORKSPACE_BYTES;
+    default: return R * (Sall + S + 2 * S) + DPPROF_WORKSPACE_BYTES;
+    }
+}
+
+/* the shards, the bytes between steps and the collective bytes of every stage, against the table */
+/* strict: each stage lowers the peak (not so in general: at zero 2 the head's full-size gradient still lives
+   during its backward, so where the head is most of what trains (lora) the gradient shard beside it can raise
+   the peak over zero 1's; at zero 3 two gathered units can outweigh a small model's shards) */
+static void check_stages(const char *preset, int seq, int batch, int phys, int N, int lora, dpprof_algo algo, int strict) {
+    int64_t peak[4] = {0, 0, 0, 0};
+    int z;
+    for (z = 0; z <= 3; z++) {
+        dpprof_config c = dry(preset, seq, batch, phys, N, z, algo);
+        dpprof_session *s;
+        dpprof_dist_info d;
+        int64_t P, Pall, S, Sall, R = (int64_t)sizeof(dpprof_real), k = batch / N / phys, passes;
+        const dpprof_prof *p;
+        c.lora_rank = lora;
+        s = run(&c);
+        CHECK(s != NULL, "%s N=%d zero %d %s lora %d: runs", preset, N, z, dpprof_algo_name(algo), lora);
+        if (!s) continue;
+        p = dpprof_session_prof(s);
+        dpprof_session_dist(s, &d);
+        P = dpprof_session_param_elems(s, 1);
+        Pall = dpprof_session_param_elems(s, 0);
+        S = shard_of(s, N, 1);
+        Sall = shard_of(s, N, 0);
+        passes = algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH ? 2 : 1;
+        peak[z] = p->peak_bytes;
+        CHECK(d.shard_elements == S && d.padding_elements == N * S - P && d.param_shard_elements == Sall && S >= (P + N - 1) / N,
+              "%s N=%d zero %d: shard %lld = sum ceil(n_t/N) (ceil(P/N) = %lld), padding %lld", preset, N, z, (long long)d.shard_elements, (long long)((P + N - 1) / N), (long long)d.padding_elements);
+        CHECK(p->live_bytes == persistent(z, Pall, P, S, Sall, N), "%s N=%d zero %d %s: %lld bytes held between steps, %lld expected", preset, N, z, dpprof_algo_name(algo),
+              (long long)p->live_bytes, (long long)persistent(z, Pall, P, S, Sall, N));
+        CHECK(adds_up(p), "%s N=%d zero %d %s: the peak's split by category and by module adds up to %lld", preset, N, z, dpprof_algo_name(algo), (long long)p->peak_bytes);
+        {
+            const int64_t ar = z == 0 ? 2 * (N - 1) * S * R : 0;
+            const int64_t rs = z == 1 ? (N - 1) * S * R : z >= 2 ? k * (N - 1) * S * R : 0;
+            const int64_t ag = z == 0 ? 0 : z <= 2 ? (N - 1) * S * R : k * (1 + passes) * (N - 1) * Sall * R;
+            CHECK(d.all_reduce_bytes == ar && d.reduce_scatter_bytes == rs && d.all_gather_bytes == ag,
+                  "%s N=%d zero %d %s: all-reduce %lld (%lld), reduce-scatter %lld (%lld), all-gather %lld (%lld) bytes a step", preset, N, z, dpprof_algo_name(algo),
+                  (long long)d.all_reduce_bytes, (long long)ar, (long long)d.reduce_scatter_bytes, (long long)rs, (long long)d.all_gather_bytes, (long long)ag);
+        }
+        if (z == 3) {
+            int64_t big = 0;
+            int i;
+            for (i = 0; i < dpprof_session_param_count(s); i++) {
+                const int64_t b = (dpprof_session_param(s, i)->w.n + N - 1) / N * N * R;
+                if (b > big) big = b;
+            }
+            CHECK(d.gathered_max_bytes >= big && d.gathered_max_bytes < p->peak_bytes, "%s N=%d zero 3: at most %lld gathered bytes at once (the largest tensor gathered: %lld)", preset, N,
+                  (long long)d.gathered_max_bytes, (long long)big);
+        }
+        dpprof_session_destroy(s);
+    }
+    if (strict)
+        CHECK(peak[0] > peak[1] && peak[1] > peak[2] && peak[2] > peak[3], "%s N=%d %s lora %d: each stage lowers the peak (%lld > %lld > %lld > %lld)", preset, N, dpprof_algo_name(algo), lora,
+              (long long)peak[0], (long long)peak[1], (long long)peak[2], (long long)peak[3]);
+    else
+        CHECK(peak[0] > peak[1] && peak[0] > peak[3], "%s N=%d %s lora %d: zero 1 and zero 3 lower zero 0's peak (%lld > %lld, %lld)", preset, N, dpprof_algo_name(algo), lora,
+              (long long)peak[0], (long long)peak[1], (long long)peak[3]);
+}
+
+/* a rank's activations and dp state are the single-rank run's at batch B/N; zero 0 is that run exactly. (auto
+   chooses its norm methods by exact dry runs of the rank's own peak: from zero 2 on, where the gradients no
+   longer all persist, it may choose otherwise than the single-rank run, so it is held to zero 0 and 1) */
+static void check_rank_batch(const char *preset, int seq, int N, dpprof_algo algo) {
+    dpprof_config c1 = dry(preset, seq, 2 * 2, 2, 1, 0, algo);
+    dpprof_session *one = run(&c1);
+    int z, k;
+    const int cats[] = {DPPROF_CAT_ACTIVATIONS, DPPROF_CAT_ACTIVATION_HOOKS, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_CAT_NORM_SAMPLES, DPPROF_CAT_TEMP_MATRICES, DPPROF_CAT_DATA};
+    if (!one) {
+        CHECK(0, "%s: the single-rank run", preset);
+        return;
+    }
+    for (z = 0; z <= 3; z++) {
+        dpprof_config c = dry(preset, seq, 2 * 2 * N, 2, N, z, algo);
+        dpprof_session *s = run(&c);
+        int same = s != NULL;
+        if (algo == DPPROF_ALGO_AUTO && z >= 2) {
+            CHECK(same, "%s auto N=%d zero %d: runs", preset, N, z);
+            dpprof_session_destroy(s);
+            continue;
+        }
+        for (k = 0; s && k < (int)(sizeof cats / sizeof cats[0]); k++) same &= dpprof_session_prof(s)->max_by_cat[cats[k]] == dpprof_session_prof(one)->max_by_cat[cats[k]];
+        CHECK(same, "%s %s N=%d zero %d: activations, hooks, per-sample gradients, norms, temporaries and data are the single-rank run's at B/N", preset, dpprof_algo_name(algo), N, z);
+        if (s && z == 0)
+            CHECK(dpprof_session_prof(s)->peak_bytes == dpprof_session_prof(one)->peak_bytes &&
+                      !memcmp(dpprof_session_prof(s)->peak_by, dpprof_session_prof(one)->peak_by, sizeof dpprof_session_prof(s)->peak_by),
+                  "%s %s N=%d zero 0: the peak and its split are the single-rank run's at B/N (%lld bytes): the all-reduce is in place", preset, dpprof_algo_name(algo), N,
+                  (long long)dpprof_session_prof(s)->peak_bytes);
+        dpprof_session_destroy(s);
+    }
+    dpprof_session_destroy(one);
+}
+
+static void check_llama(void) {
+    const clock_t t0 = clock();
+    dpprof_config c = dry("llama-3.1-8b", 512, 64, 2, 8, 3, DPPROF_ALGO_FLASH_BK);
+    dpprof_session *s = run(&c);
+    const double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    dpprof_dist_info d;
+    if (!s) {
+        CHECK(0, "llama-3.1-8b --ranks 8 --zero 3 runs");
+        return;
+    }
+    dpprof_session_dist(s, &d);
+    CHECK(d.shard_elements == (dpprof_session_param_elems(s, 1) + 7) / 8 && d.padding_elements == 0 && d.param_shard_elements == d.shard_elements,
+          "llama-3.1-8b --ranks 8 --zero 3: parameters, gradients and each adam moment are ceil(P/8) = %lld elements a rank, no padding", (long long)d.shard_elements);
+    CHECK(secs < 1.0, "llama-3.1-8b --ranks 8 --zero 3 (flash_bk, T = 512): one dry step in %.2f s of cpu time (< 1 s)", secs);
+    dpprof_session_destroy(s);
+    /* 80 GiB: plain data parallel does not fit, full sharding does */
+    c.memory_limit = (int64_t)80 << 30;
+    c.zero = 0;
+    {
+        dpprof_session *o = NULL;
+        int rc = dpprof_session_create(&c, &o);
+        if (rc == DPPROF_OK) rc = dpprof_session_run(o);
+        CHECK(rc == DPPROF_ERR_OOM, "llama-3.1-8b --ranks 8 --zero 0 within 80 GiB: out of memory (%s)", dpprof_result_str(rc));
+        dpprof_session_destroy(o);
+    }
+    c.zero = 3;
+    s = run(&c);
+    CHECK(s != NULL, "llama-3.1-8b --ranks 8 --zero 3 within 80 GiB: fits");
+    dpprof_session_destroy(s);
+}
+
+static void check_refusals(void) {
+    dpprof_config c = dry("tiny", 16, 8, 0, 2, 0, DPPROF_ALGO_VANILLA), out;
+    c.backend = DPPROF_BACKEND_CPU;
+    CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_UNSUPPORTED && strstr(dpprof_last_error(), "MPI/NCCL"), "cpu --ranks 2: refused (%s)", dpprof_last_error());
+    c.backend = DPPROF_BACKEND_CUDA;
+    CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_UNSUPPORTED, "cuda --ranks 2: refused");
+    c.backend = DPPROF_BACKEND_DRY;
+    CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_OK && out.physical_batch == 4, "dry --ranks 2 --batch 8: the physical batch defaults to B/N = 4");
+    c.ranks = 3;
+    CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "ranks = 3") && strstr(dpprof_last_error(), "batch = 8"), "--ranks 3 --batch 8: refused (%s)", dpprof_last_error());
+    c.ranks = 2;
+    c.physical_batch = 8;
+    CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "physical-batch = 8"), "--ranks 2 --batch 8 --physical-batch 8: refused (%s)", dpprof_last_error());
+    c.physical_batch = 0;
+    c.zero = 4;
+    CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_INVALID, "--zero 4: refused");
+}
+
+/* out of memory at every stage, while the model is built and in the middle of a step: an oom result that
+   reports and is destroyed cleanly (the sanitizers watch) */
+static void check_oom(void) {
+    int z, k;
+    for (z = 0; z <= 3; z++)
+        for (k = 0; k < 2; k++) {
+            dpprof_config c = dry("tiny", 16, 8, 2, 2, z, DPPROF_ALGO_GHOST);
+            dpprof_session *s = run(&c);
+            int64_t limits[2] = {(int64_t)1 << 20, 0};
+            int rc;
+            limits[1] = s ? dpprof_session_prof(s)->peak_bytes - 1 : 1; /* a byte short of the step's peak */
+            dpprof_session_destroy(s);
+            s = NULL;
+            c.memory_limit = limits[k];
+            rc = dpprof_session_create(&c, &s);
+            if (rc == DPPROF_OK) rc = dpprof_session_run(s);
+            CHECK(rc == DPPROF_ERR_OOM && s && dpprof_session_prof(s)->peak_bytes <= limits[k], "zero %d, N=2 within %lld bytes: oom (%s), the session still reports", z, (long long)limits[k],
+                  dpprof_result_str(rc));
+            dpprof_session_destroy(s);
+        }
+}
+
+/* cpu, one rank: every stage is plain training, bit for bit, for every algorithm */
+static void check_cpu_one_rank(void) {
+    int a, z, i;
+    for (a = 0; a < N_ALGOS; a++) {
+        dpprof_session *ref = NULL;
+        dpprof_config c = dry("tiny", 8, 4, 2, 0, 0, algos[a]);
+        c.steps = 2;
+        c.backend = DPPROF_BACKEND_CPU;
+        c.seed = 3;
+        for (z = 0; z <= 3; z++) {
+            dpprof_session *s;
+            int same = 1;
+            c.ranks = z ? 1 : 0;
+            c.zero = z;
+            if (dpprof_session_create(&c, &s) != DPPROF_OK || dpprof_session_run(s) != DPPROF_OK) {
+                CHECK(0, "cpu %s --ranks 1 --zero %d runs: %s", dpprof_algo_name(algos[a]), z, dpprof_last_error());
+                dpprof_session_destroy(s);
+                continue;
+            }
+            if (!z) {
+                ref = s;
+                continue;
+            }
+            same = ref && dpprof_session_prof(s)->peak_bytes == dpprof_session_prof(ref)->peak_bytes &&
+                   !memcmp(dpprof_session_prof(s)->peak_by, dpprof_session_prof(ref)->peak_by, sizeof dpprof_session_prof(s)->peak_by);
+            for (i = 0; same && i < 2; i++) same = dpprof_session_step_loss(s, i) == dpprof_session_step_loss(ref, i);
+            for (i = 0; same && i < dpprof_session_param_count(s); i++) {
+                const int64_t n = dpprof_session_param(s, i)->w.n;
+                dpprof_real *x = (dpprof_real *)malloc(sizeof(dpprof_real) * (size_t)n), *y = (dpprof_real *)malloc(sizeof(dpprof_real) * (size_t)n);
+                const char which[] = "wmv";
+                int k;
+                for (k = 0; same && k < 3 && x && y; k++) {
+                    if (!dpprof_session_param(s, i)->trainable && k) break;
+                    same = dpprof_session_param_read(s, i, which[k], x) == DPPROF_OK && dpprof_session_param_read(ref, i, which[k], y) == DPPROF_OK &&
+                           !memcmp(x, y, sizeof(dpprof_real) * (size_t)n);
+                }
+                same &= x && y;
+                free(x);
+                free(y);
+            }
+            CHECK(same, "cpu %s --ranks 1 --zero %d: the bytes, the losses, the weights and adam's moments are --zero 0's bit for bit", dpprof_algo_name(algos[a]), z);
+            dpprof_session_destroy(s);
+        }
+        dpprof_session_destroy(ref);
+    }
+}
+
+int main(void) {
+    int a;
+    check_refusals();
+    check_oom();
+    check_llama();
+    /* padding: the tiny model's tensors do not all split in 3 or 8 */
+    for (a = 0; a < N_ALGOS; a++) check_stages("tiny", 16, 12, 2, 3, 0, algos[a], 0);
+    check_stages("tiny", 16, 16, 1, 8, 0, DPPROF_ALGO_FLASH_BK, 0);
+    check_stages("tiny", 16, 12, 2, 3, 4, DPPROF_ALGO_GHOST_BK, 0);
+    check_stages("llama-3.1-8b", 256, 16, 1, 8, 0, DPPROF_ALGO_FLASH_BK, 1);
+    check_stages("llama-3.1-8b", 256, 16, 1, 8, 0, DPPROF_ALGO_VANILLA, 1);
+    check_stages("llama-3.1-8b", 256, 16, 1, 8, 16, DPPROF_ALGO_VANILLA, 0);
+    for (a = 0; a < N_ALGOS; a++) check_rank_batch("tiny", 16, 4, algos[a]);
+    check_rank_batch("llama-3.1-8b", 256, 8, DPPROF_ALGO_FLASH_BK);
+    check_cpu_one_rank();
+    return test_finish();
+}
