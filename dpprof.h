@@ -4737,6 +4737,8 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
                                 c.ranks, dpprof_backend_name(c.backend));
         if (c.batch % c.ranks) return dpprof__fail(DPPROF_ERR_INVALID, "ranks = %d does not divide batch = %d: each rank takes batch / ranks samples", c.ranks, c.batch);
         if (c.poisson) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d with --poisson: a poisson batch's split over ranks is not modelled yet", c.ranks);
+        if (c.zero >= 2 && s.tied)
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d, zero = %d with a tied lm head: the shared matrix's gradient from its two uses and its gathers for both are not modelled yet (zero 0 and 1 are; --untied unties it)", c.ranks, c.zero);
         if (c.zero >= 1 && c.dtype == DPPROF_DTYPE_BF16)
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d, zero = %d with --dtype bf16: sharding the bf16 working copies is not modelled yet (zero 0 is)", c.ranks, c.zero);
         if (!c.physical_batch) c.physical_batch = c.batch / c.ranks;

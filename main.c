@@ -204,7 +204,7 @@ static const cli_opt run_table[] = {
     {"--trace-steps", "N", "the steps a trace holds: the last N (default 2)"},
     {"--dram", NULL, "cuda: DRAM and L2 bytes per phase from CUPTI counters, measured in warm-up\nstep 0 (needs --warmup 1)"},
     {"--op-times", NULL, "time every op in the warm-up steps: throughput.ops (rates, shares of the\npeaks) in the json"},
-    {"--dump", "DIR", "model.safetensors, batch.safetensors, grads.safetensors, step.json\n(per-sample losses, norms, clip factors) for samples 0..B-1\n(cpu backend; DIR is created)"},
+    {"--dump", "DIR", "config.json, model.safetensors, batch.safetensors, grads.safetensors, step.json\n(per-sample losses, norms, clip factors) for samples 0..B-1: LlamaForCausalLM.\nfrom_pretrained(DIR) loads it (cpu and cuda backends; DIR is created)"},
     {"--experiment", "NAME", "the 'experiment' field of the JSON (default 'run')"},
     {"--timeline", "full|none", "keep the event log in the JSON (default full; none for big sweeps)"},
     {"--quiet", NULL, "no progress lines on stderr"},
