@@ -62,7 +62,8 @@ static int finite_pos(double x) { return x == x && x > 0 && x <= DBL_MAX; }
 static void check_resolved(const dpprof_config *in, const dpprof_config *c, const dpprof_shape *s) {
     dpprof_shape p;
     FUZZ_ASSERT(c->preset != NULL && dpprof_preset_shape(c->preset, &p) == DPPROF_OK);
-    FUZZ_ASSERT(in->preset == NULL || in->preset == c->preset);
+    /* a preset given by an alias (its Hugging Face name) resolves to the preset's own name */
+    FUZZ_ASSERT(in->preset == NULL || (dpprof_preset_canonical(in->preset) && !strcmp(c->preset, dpprof_preset_canonical(in->preset))));
     /* sizes: the given one, else the preset's, all in range */
     FUZZ_ASSERT(s->V == (in->vocab ? in->vocab : p.V) && s->V >= 2 && s->V <= DPPROF__DIM_MAX);
     FUZZ_ASSERT(s->C == (in->hidden ? in->hidden : p.C) && s->C >= 2 && s->C <= DPPROF__DIM_MAX);
