@@ -34,7 +34,7 @@ done
 # the emulated gpu test again with the threads of every block (and the blocks) in other orders: a race
 # that one order hides shows in another (tests/cuemu.h, CUEMU_SCHEDULE; test_emu shows each catching one)
 if [ -x "$bindir/test_cuemu" ]; then
-    run_one test_cuemu_reverse env CUEMU_SCHEDULE=reverse "$bindir/test_cuemu" model attn dp steps
+    run_one test_cuemu_reverse env CUEMU_SCHEDULE=reverse "$bindir/test_cuemu" model attn dp # the kernels; whole steps (steps) run in order above
     run_one test_cuemu_random env CUEMU_SCHEDULE=random:1 "$bindir/test_cuemu" model attn dp
 fi
 for t in tests/*.sh; do
