@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/test_gpu_session.sh - tests/gpu_session.bash, the one-call plan for a lent GPU, where there is
+# tests/test_gpu_session.sh - tests/gpu_session.bash, the bounded-time GPU run, where there is
 # none (or, on a GPU, with too little budget to start a step): bad arguments refused before anything
 # runs, the build, every step reported and skipped, the results packed, the exit status.
 # run from the repository root after make (tests/run.sh does).
