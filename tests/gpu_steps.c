@@ -524,7 +524,7 @@ static void steps_oom(void) {
 
 /* --checkpoint layers on the device: the recomputation launches the forward's kernels on the same inputs, so two
    noisy steps give the same losses and weights as without it, bit for bit (the kernels are deterministic:
-   steps_determinism), and the recompute phase has device times */
+   steps_determinism), and the recompute phase is timed by CUDA events */
 static void steps_ckpt_bitwise(int algo, int lora) {
     dpprof_config c;
     dpprof_session *s[2] = {NULL, NULL};
