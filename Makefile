@@ -45,6 +45,13 @@ CUDA_DEF :=
 DPPROF_LIBS := -lm
 endif
 
+# MPI (Open MPI from Debian: libopenmpi-dev): where mpicc is, the program runs `mpirun -np N dpprof run --backend
+# cpu --ranks N` as N processes; without it, ranks > 1 is the dry backend's model only (dpprof version says which)
+MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell mpicc --showme:compile 2>/dev/null))
+MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null)
+MPI_DEF := $(if $(MPI_LIBS),-DDPPROF_MPI $(MPI_CFLAGS))
+MPI_TEST := $(if $(MPI_LIBS),build/tests/mpi_ranks)
+
 # the paper's experiments: experiments/NAME.conf each (README's table); `make NAME` runs one. bench and
 # clipgrad measure a GPU: make bench, make bench-clipgrad
 GPU_EXPERIMENTS := bench clipgrad
@@ -65,7 +72,7 @@ SWEEP_JOBS ?= 2
 default: dpprof
 
 dpprof: main.c dpprof.h $(CUDA_OBJ)
-	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c $(CUDA_OBJ) -o $@.tmp $(LDFLAGS) $(DPPROF_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c $(CUDA_OBJ) -o $@.tmp $(LDFLAGS) $(DPPROF_LIBS) $(MPI_LIBS) $(LDLIBS)
 	mv $@.tmp $@
 
 build/dpprof_kernels.o: dpprof_kernels.cu dpprof.h
@@ -325,7 +332,7 @@ paper/generated/meta.tex: dpprof Makefile
 
 DEB_PACKAGES_PAPER := texlive-latex-base texlive-latex-recommended latexmk poppler-utils
 # the tests also compile with clang, fuzz with libFuzzer and run valgrind
-DEB_PACKAGES_TEST := libstb-dev clang libclang-rt-14-dev valgrind pkgconf man-db
+DEB_PACKAGES_TEST := libstb-dev clang libclang-rt-14-dev valgrind pkgconf man-db libopenmpi-dev openmpi-bin
 deps-test:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES_TEST)"
 
@@ -386,7 +393,14 @@ build/dpprof-nocuda: main.c dpprof.h
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
 TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu test_dp test_dpops test_zero
 .PHONY: test-build
-test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu test_cuemu test_emu) build/dpprof-cuemu build/schema_check $(TEST_BIN)/test_profonly
+test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu test_cuemu test_emu) build/dpprof-cuemu build/schema_check $(TEST_BIN)/test_profonly $(MPI_TEST)
+
+# the ranks of an MPI job against one rank (tests/test_mpi.sh runs it under mpirun; not test_*: run.sh would
+# start it without mpirun), where mpicc is. undefined-behaviour sanitizer only: the address sanitizer reports
+# Open MPI's own allocations
+$(TEST_BIN)/mpi_ranks: tests/test_mpi.c dpprof.h tests/test.h
+	@mkdir -p $(TEST_BIN)
+	$(CC) $(ALL_CFLAGS) $(MPI_DEF) -fsanitize=undefined -fno-sanitize-recover=undefined -g -I. $< -o $@ -lm $(MPI_LIBS)
 
 # the profiler as a user embeds it: no library at all, not even libm (every symbol resolved at link time)
 $(TEST_BIN)/test_profonly: tests/test_profonly.c dpprof.h tests/test.h

@@ -66,8 +66,9 @@
    SHARDED DATA PARALLELISM
      cfg.ranks = 8; cfg.zero = 3 (0 to 3) on the dry backend: the exact memory of rank 0 of 8 ranks, each taking
      batch / 8 samples, under ZeRO stage 3 (parameters, gradients and adam moments sharded); dpprof_session_dist()
-     gives the shards and the bytes each collective moved (docs/model.md). cpu and cuda refuse ranks > 1 for now;
-     one rank with any stage is plain training, bit for bit.
+     gives the shards and the bytes each collective moved (docs/model.md). with DPPROF_MPI the cpu backend runs
+     the ranks as the processes of an MPI job (mpirun -np 8), with the single rank's results; cuda refuses
+     ranks > 1 for now. one rank with any stage is plain training, bit for bit.
 
    ALSO IN HERE
      the cpu reference of every op (dpprof_<op>_ref, with dpprof_<op>_cost), a strict JSON reader
@@ -90,6 +91,9 @@
      DPPROF_IMPLEMENTATION   compile the implementation in this translation unit (the profiler)
      DPPROF_ENGINE, DPPROF_TOOLS, DPPROF_CUDA   the opt-in parts (USE, above)
      DPPROF_REF_DOUBLE       cpu reference stores double instead of float (gradient-check builds only)
+     DPPROF_MPI              the engine's cpu backend runs --ranks N as N processes of an MPI job (mpicc, or
+                             the flags of `mpicc --showme`; launched by mpirun -np N); without it ranks > 1 is
+                             dry only
      DPPROF_MALLOC/DPPROF_REALLOC/DPPROF_FREE   override the allocator (all or none)
      DPPROF_ASSERT           override assert()
      DPPROF_API              decoration of public functions (default: extern)
@@ -2622,6 +2626,15 @@ DPPROF_API int dpprof_prof_write_trace(const dpprof_prof *p, FILE *f) {
 }
 
 #ifdef DPPROF_ENGINE /* parts 3 to 6: the engine, with -lm */
+#ifdef DPPROF_MPI
+#ifndef OMPI_SKIP_MPICXX /* the C API only: no C++ bindings inside the header's extern "C" */
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+#endif
 
 /* =============================================================================================
    PART 3 (implementation): noise and accountant
@@ -4732,9 +4745,14 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (!c.ranks) c.ranks = 1;
     if (c.zero < 0 || c.zero > 3) return dpprof__fail(DPPROF_ERR_INVALID, "zero = %d must be 0, 1, 2 or 3", c.zero);
     if (c.ranks > 1) {
+        if (c.backend == DPPROF_BACKEND_CUDA)
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the cuda backend: its collectives (NCCL) are not built yet; --backend cpu runs the ranks as an MPI job, --backend dry reports rank 0's memory",
+                                c.ranks);
+#ifndef DPPROF_MPI
         if (c.backend != DPPROF_BACKEND_DRY)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d: multi-rank runs need the MPI/NCCL build, which is not there yet; --backend dry reports rank 0's memory (this run is --backend %s)",
-                                c.ranks, dpprof_backend_name(c.backend));
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the %s backend: this build has no MPI (build with mpicc, or -DDPPROF_MPI and Open MPI's flags, and launch with mpirun -np %d); --backend dry reports rank 0's memory",
+                                c.ranks, dpprof_backend_name(c.backend), c.ranks);
+#endif
         if (c.batch % c.ranks) return dpprof__fail(DPPROF_ERR_INVALID, "ranks = %d does not divide batch = %d: each rank takes batch / ranks samples", c.ranks, c.batch);
         if (c.poisson) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d with --poisson: a poisson batch's split over ranks is not modelled yet", c.ranks);
         if (c.zero >= 2 && s.tied)
@@ -4960,6 +4978,13 @@ typedef struct dpprof__dist {
     dpprof_tensor *gath;            /* zero 3: (n_params) the gathered weights of the units in use */
     int64_t gath_live, gath_max;    /* zero 3: gathered bytes live now, and the most at once */
     int64_t bytes[3];               /* the last step's collective bytes per rank: all-reduce, reduce-scatter, all-gather */
+    /* DPPROF_MPI, cpu backend, ranks > 1: the collectives run (MPI_COMM_WORLD, one process a rank) */
+    int real, rank;                 /* real: the collectives move values; rank: this process's (0 otherwise) */
+    int64_t *toff, *poff, *eoff;    /* (n_params) offsets: in the trainable shard (gradient and moment shards), in
+                                       the parameter shard of the tensor's category (zero 3), in the whole trainable
+                                       table (the noise's element index) */
+    int *counts, *displs;           /* (n) a collective's part of each rank, in elements, and where it starts */
+    int64_t peak_min, peak_max;     /* the ranks' peaks after the last step (equal: ranks_identical) */
 } dpprof__dist;
 
 struct dpprof_session {
@@ -5183,6 +5208,51 @@ static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
 /* a rank's part of a tensor of n elements: ceil(n / ranks) (the last rank's part is padded) */
 static int64_t dpprof__dist_chunk(const dpprof_session *s, int64_t n) { return (n + s->dist.n - 1) / s->dist.n; }
 
+/* this rank's part of a tensor of n elements: [lo, lo + len), len = 0 for a rank past the end */
+static void dpprof__dist_part(const dpprof_session *s, int64_t n, int64_t *lo, int64_t *len) {
+    const int64_t c = dpprof__dist_chunk(s, n), a = (int64_t)s->dist.rank * c;
+    *lo = a;
+    *len = n - a <= 0 ? 0 : n - a < c ? n - a : c;
+}
+
+/* the collectives that move values (cpu backend, DPPROF_MPI, ranks > 1; MPI_COMM_WORLD, every rank calls them
+   in the same order, as the steps are the same on every rank). in place on a tensor of n elements: the
+   all-reduce sums x over the ranks; the reduce-scatter leaves this rank's part of the sum in x[0, len); the
+   all-gather fills x from every rank's part (mine: this rank's part from elsewhere; NULL: in place at x + lo) */
+#ifdef DPPROF_MPI
+#define DPPROF__MPI_REAL (sizeof(dpprof_real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT)
+static void dpprof__mpi_parts(dpprof_session *s, int64_t n) {
+    const int64_t c = dpprof__dist_chunk(s, n);
+    int r;
+    for (r = 0; r < s->dist.n; r++) {
+        const int64_t a = (int64_t)r * c;
+        s->dist.counts[r] = (int)(n - a <= 0 ? 0 : n - a < c ? n - a : c);
+        s->dist.displs[r] = (int)(a < n ? a : n);
+    }
+}
+#endif
+static void dpprof__coll_allreduce(dpprof_session *s, dpprof_real *x, int64_t n) {
+#ifdef DPPROF_MPI
+    MPI_Allreduce(MPI_IN_PLACE, x, (int)n, DPPROF__MPI_REAL, MPI_SUM, MPI_COMM_WORLD);
+#endif
+    (void)s, (void)x, (void)n;
+}
+static void dpprof__coll_reduce_scatter(dpprof_session *s, dpprof_real *x, int64_t n) {
+#ifdef DPPROF_MPI
+    dpprof__mpi_parts(s, n);
+    MPI_Reduce_scatter(MPI_IN_PLACE, x, s->dist.counts, DPPROF__MPI_REAL, MPI_SUM, MPI_COMM_WORLD);
+#endif
+    (void)s, (void)x, (void)n;
+}
+static void dpprof__coll_allgather(dpprof_session *s, dpprof_real *x, int64_t n, const dpprof_real *mine) {
+#ifdef DPPROF_MPI
+    dpprof__mpi_parts(s, n);
+    MPI_Allgatherv(mine ? (const void *)mine : MPI_IN_PLACE, mine ? s->dist.counts[s->dist.rank] : 0, DPPROF__MPI_REAL, x, s->dist.counts, s->dist.displs,
+                   DPPROF__MPI_REAL, MPI_COMM_WORLD);
+#endif
+    (void)s, (void)x, (void)n, (void)mine;
+}
+
 /* the ring algorithm's bytes per rank of one collective on a tensor of n elements of e bytes */
 static void dpprof__dist_coll(dpprof_session *s, int kind, int64_t n, int e) {
     s->dist.bytes[kind] += (kind == DPPROF__AR_BYTES ? 2 : 1) * (int64_t)(s->dist.n - 1) * dpprof__dist_chunk(s, n) * e;
@@ -5208,16 +5278,59 @@ static int dpprof__param_alloc(dpprof_session *s, dpprof_tensor *w, int64_t n, i
     return DPPROF_OK;
 }
 
+/* weights ~ N(0, init_std^2) from philox, stream = parameter index, so any backend (or a reader of
+   the README) regenerates them; rmsnorm weights are ones. dpprof__init_range: elements [e0, e0 + n) of
+   tensor i into w[0, n) (the cpu's values; zero 3 makes a rank's shard of them so) */
+static void dpprof__init_range(const dpprof_session *s, int i, dpprof_real *w, int64_t e0, int64_t n) {
+    const dpprof_param *p = &s->model.params[i];
+    int64_t e;
+    if (strstr(p->name, ".lora_B.")) { /* lora starts as the identity change: B = 0 */
+        memset(w, 0, (size_t)n * sizeof(dpprof_real));
+        return;
+    }
+    if (p->rows == 1) {
+        for (e = 0; e < n; e++) w[e] = (dpprof_real)1.0;
+        return;
+    }
+    for (e = 0; e < n; e++)
+        w[e] = (dpprof_real)(s->cfg.init_std * dpprof_normal(s->cfg.seed, DPPROF__STREAM_INIT + (uint64_t)i, (uint64_t)(e0 + e)));
+}
+
+/* (real ranks) where this rank's part of tensor i's weights is: in its shard (zero 3), else in the tensor */
+static dpprof_real *dpprof__dist_wpart(const dpprof_session *s, int i) {
+    const dpprof_param *p = &s->model.params[i];
+    int64_t lo, len;
+    if (s->dist.zero == 3) return DPPROF__F(p->w.category == DPPROF_CAT_LORA ? s->dist.lshard : s->dist.wshard) + s->dist.poff[i];
+    dpprof__dist_part(s, p->w.n, &lo, &len);
+    return DPPROF__W(s, i) + lo;
+}
+
 /* the shard sizes; zero 1, 2: the trainable parameters' padding (the all-gather after the update writes in
    place); zero 3: the parameter shards, one per category (model_parameters, lora) */
 static int dpprof__dist_params(dpprof_session *s) {
-    int64_t base = 0, lora = 0, pad;
+    int64_t base = 0, lora = 0, pad, whole = 0;
     int i;
     s->dist.shard_train = s->dist.shard_params = 0;
+    if (s->dist.n > 1) { /* host tables: the offsets of each tensor's part in the shards, and the collectives' parts */
+        const size_t np = (size_t)s->model.n_params, nr = (size_t)s->dist.n;
+        s->dist.toff = (int64_t *)DPPROF_MALLOC(sizeof(int64_t) * 3 * np);
+        s->dist.counts = (int *)DPPROF_MALLOC(sizeof(int) * 2 * nr);
+        if (!s->dist.toff || !s->dist.counts) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the shard tables");
+        s->dist.poff = s->dist.toff + np;
+        s->dist.eoff = s->dist.poff + np;
+        s->dist.displs = s->dist.counts + nr;
+    }
     for (i = 0; i < s->model.n_params; i++) {
         const dpprof_param *p = &s->model.params[i];
         const int64_t c = dpprof__dist_chunk(s, p->w.n);
-        if (p->trainable) s->dist.shard_train += c;
+        if (s->dist.real && p->w.n > INT32_MAX) /* MPI counts elements in an int */
+            return dpprof__fail(DPPROF_ERR_OVERFLOW, "%s has %lld elements: the MPI collectives take at most %d", p->name, (long long)p->w.n, (int)INT32_MAX);
+        if (s->dist.toff) {
+            s->dist.toff[i] = s->dist.shard_train;
+            s->dist.poff[i] = p->w.category == DPPROF_CAT_LORA ? lora : base;
+            s->dist.eoff[i] = whole;
+        }
+        if (p->trainable) s->dist.shard_train += c, whole += p->w.n;
         s->dist.shard_params += c;
         if (p->w.category == DPPROF_CAT_LORA) lora += c;
         else base += c;
@@ -5231,6 +5344,11 @@ static int dpprof__dist_params(dpprof_session *s) {
     memset(s->dist.gath, 0, sizeof(dpprof_tensor) * (size_t)s->model.n_params);
     if (base) DPPROF__TRY(dpprof__talloc(s, &s->dist.wshard, base, DPPROF__R, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_OTHER, 0));
     if (lora) DPPROF__TRY(dpprof__talloc(s, &s->dist.lshard, lora, DPPROF__R, DPPROF_CAT_LORA, DPPROF_MOD_LORA, 0));
+    for (i = 0; s->dist.real && i < s->model.n_params; i++) { /* the rank's part of every tensor's initial values */
+        int64_t lo, len;
+        dpprof__dist_part(s, s->model.params[i].w.n, &lo, &len);
+        if (len) dpprof__init_range(s, i, dpprof__dist_wpart(s, i), lo, len);
+    }
     return DPPROF_OK;
 }
 
@@ -5260,6 +5378,14 @@ static void dpprof__grad_close(dpprof_session *s, int p) {
     dpprof_param *P = &s->model.params[p];
     if (s->dist.zero < 2 || !P->trainable) return;
     dpprof__dist_coll(s, DPPROF__RS_BYTES, P->w.n, DPPROF__R);
+    if (s->dist.real) { /* the shard so far joins this rank's part first: the sum is then the shard plus every rank's contribution */
+        dpprof_real *g = DPPROF__F(P->g), *sh = DPPROF__F(s->dist.gshard) + s->dist.toff[p];
+        int64_t lo, len, e;
+        dpprof__dist_part(s, P->w.n, &lo, &len);
+        for (e = 0; e < len; e++) g[lo + e] += sh[e];
+        dpprof__coll_reduce_scatter(s, g, P->w.n);
+        if (len) memcpy(sh, g, (size_t)len * sizeof(dpprof_real));
+    }
     dpprof__tfree(s, &P->g);
 }
 
@@ -5269,11 +5395,15 @@ static int dpprof__z3_gather(dpprof_session *s, int u) {
     int i;
     if (u < 0 || u > s->sh.L + 2) return DPPROF_OK;
     for (i = 0; i < s->model.n_params; i++) {
-        const dpprof_param *p = &s->model.params[i];
+        dpprof_param *p = &s->model.params[i];
         dpprof_tensor *g = &s->dist.gath[i];
         if (g->n || dpprof__dist_unit(s, i) != u) continue;
         DPPROF__TRY(dpprof__talloc(s, g, (int64_t)s->dist.n * dpprof__dist_chunk(s, p->w.n), DPPROF__R, p->w.category, p->module, 0));
         dpprof__dist_coll(s, DPPROF__AG_BYTES, p->w.n, DPPROF__R);
+        if (s->dist.real) { /* the weights the ops read, while the unit is gathered */
+            dpprof__coll_allgather(s, DPPROF__F(*g), p->w.n, dpprof__dist_wpart(s, i));
+            p->w.data = g->data;
+        }
         s->dist.gath_live += g->n * DPPROF__R;
         if (s->dist.gath_live > s->dist.gath_max) s->dist.gath_max = s->dist.gath_live;
     }
@@ -5295,6 +5425,7 @@ static void dpprof__z3_done(dpprof_session *s, int u) {
     for (i = 0; i < s->model.n_params; i++) {
         if (!s->dist.gath[i].n || (u >= 0 && dpprof__dist_unit(s, i) != u)) continue;
         s->dist.gath_live -= s->dist.gath[i].n * DPPROF__R;
+        s->model.params[i].w.data = NULL;
         dpprof__tfree(s, &s->dist.gath[i]);
     }
 }
@@ -5320,12 +5451,10 @@ static int dpprof__add_param(dpprof_session *s, const char *name, int rows, int 
     return dpprof__add_param_cat(s, name, rows, cols, DPPROF_CAT_MODEL_PARAMETERS, module, layer);
 }
 
-/* weights ~ N(0, init_std^2) from philox, stream = parameter index, so any backend (or a reader of
-   the README) regenerates them; rmsnorm weights are ones */
+/* the initial weights of tensor i (dpprof__init_range's) */
 static void dpprof__init_param(dpprof_session *s, int i) {
     dpprof_param *p = &s->model.params[i];
     dpprof_real *w = DPPROF__F(p->w);
-    int64_t e;
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) { /* the same values, made on the device */
         if (strstr(p->name, ".lora_B.")) dpprof_fill_gpu(w, (size_t)p->w.n, 0.0f);
@@ -5334,17 +5463,8 @@ static void dpprof__init_param(dpprof_session *s, int i) {
         return;
     }
 #endif
-    if (s->backend != DPPROF_BACKEND_CPU) return;
-    if (strstr(p->name, ".lora_B.")) { /* lora starts as the identity change: B = 0 */
-        memset(w, 0, (size_t)p->w.n * sizeof(dpprof_real));
-        return;
-    }
-    if (p->rows == 1) {
-        for (e = 0; e < p->w.n; e++) w[e] = (dpprof_real)1.0;
-        return;
-    }
-    for (e = 0; e < p->w.n; e++)
-        w[e] = (dpprof_real)(s->cfg.init_std * dpprof_normal(s->cfg.seed, DPPROF__STREAM_INIT + (uint64_t)i, (uint64_t)e));
+    if (s->backend != DPPROF_BACKEND_CPU || !w) return; /* no w: zero 3 keeps a shard (dpprof__dist_params) */
+    dpprof__init_range(s, i, w, 0, p->w.n);
 }
 
 /* the storage mode of the gpu ops is per process (dpprof_cuda_set_storage): each entry point that
@@ -6468,6 +6588,7 @@ static int dpprof__given(dpprof_session *s, const int *tokens, const int *target
     double sum = 0;
     if (!tokens || !targets || n <= 0) return dpprof__fail(DPPROF_ERR_INVALID, "forward/backward needs tokens, targets and n > 0");
     if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "computing values needs the cpu or cuda backend (this session is dry)");
+    if (s->dist.real && !loss_only) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "a session of %d ranks computes gradients in whole steps only (dpprof_session_step)", s->dist.n);
     if (s->backend == DPPROF_BACKEND_CUDA) dpprof_cuda_events_reset(); /* its phases' events are not kept: a caller's loop must not grow the pool */
     dpprof__bind(s);
     if (n > s->cfg.batch) return dpprof__fail(DPPROF_ERR_INVALID, "%d samples is more than the session's batch of %d", n, s->cfg.batch);
@@ -6562,8 +6683,43 @@ static dpprof_cost dpprof__noise_cost(const dpprof_tensor *g) {
 static void dpprof__dist_reduce(dpprof_session *s) {
     int i;
     if (s->dist.n <= 1 || s->dist.zero >= 2) return;
-    for (i = 0; i < s->model.n_params; i++)
-        if (s->model.params[i].trainable) dpprof__dist_coll(s, s->dist.zero ? DPPROF__RS_BYTES : DPPROF__AR_BYTES, s->model.params[i].w.n, DPPROF__R);
+    for (i = 0; i < s->model.n_params; i++) {
+        dpprof_param *p = &s->model.params[i];
+        int64_t lo, len;
+        if (!p->trainable) continue;
+        dpprof__dist_coll(s, s->dist.zero ? DPPROF__RS_BYTES : DPPROF__AR_BYTES, p->w.n, DPPROF__R);
+        if (!s->dist.real) continue;
+        if (!s->dist.zero) {
+            dpprof__coll_allreduce(s, DPPROF__F(p->g), p->w.n);
+            continue;
+        }
+        dpprof__coll_reduce_scatter(s, DPPROF__F(p->g), p->w.n); /* the rank's part, moved to its place in the tensor */
+        dpprof__dist_part(s, p->w.n, &lo, &len);
+        if (len && lo) memmove(DPPROF__F(p->g) + lo, DPPROF__F(p->g), (size_t)len * sizeof(dpprof_real));
+    }
+}
+
+/* (real ranks, zero >= 1) the rank's part of every trainable tensor: the noise of a logical batch (noise_step >= 0:
+   at the elements' indices in the whole trainable table, then the division by the batch) and, with update, the
+   optimizer's step on it (the parameters' part: in the tensor, or in the shard at zero 3) */
+static void dpprof__dist_apply(dpprof_session *s, int noise_step, int update) {
+    const int adam = s->cfg.optimizer == DPPROF_OPT_ADAM;
+    int i;
+    for (i = 0; i < s->model.n_params; i++) {
+        const dpprof_param *p = &s->model.params[i];
+        int64_t lo, len;
+        dpprof_real *g;
+        if (!p->trainable) continue;
+        dpprof__dist_part(s, p->w.n, &lo, &len);
+        if (!len) continue;
+        g = s->dist.zero == 1 ? DPPROF__F(p->g) + lo : DPPROF__F(s->dist.gshard) + s->dist.toff[i];
+        if (noise_step >= 0) dpprof__noise_cpu(s, g, len, noise_step, (uint64_t)(s->dist.eoff[i] + lo));
+        if (!update) continue;
+        if (adam)
+            dpprof_adam_ref(dpprof__dist_wpart(s, i), DPPROF__F(s->dist.m) + s->dist.toff[i], DPPROF__F(s->dist.v) + s->dist.toff[i], g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8,
+                            s->cfg.weight_decay, s->run.adam_t);
+        else dpprof_sgd_ref(dpprof__dist_wpart(s, i), g, (size_t)len, s->cfg.lr);
+    }
 }
 
 /* zero >= 1: noise and update on the rank's shard of the trainable tensors. the noise of a shard's element is
@@ -6580,22 +6736,25 @@ static void dpprof__dist_update(dpprof_session *s, int noise_step, int noise_onl
     shard.n = (int64_t)n;
     shard.elem_size = DPPROF__R;
     if (noise_only) {
-        DPPROF__OPX(s, "noise", dpprof__noise_cost(&shard), (void)0, (void)0);
+        DPPROF__OPX(s, "noise", dpprof__noise_cost(&shard), s->dist.real ? dpprof__dist_apply(s, noise_step, 0) : (void)0, (void)0);
         return;
     }
     s->run.adam_t++;
     c = adam ? dpprof_adam_cost(n, DPPROF__R) : dpprof_sgd_cost(n, DPPROF__R);
     if (noise_step >= 0) c.flops += dpprof__noise_cost(&shard).flops;
-    DPPROF__OPX(s, noise_step >= 0 ? (adam ? "noise_adam" : "noise_sgd") : adam ? "adam" : "sgd", c, (void)0, (void)0);
-    for (i = 0; s->dist.zero <= 2 && i < s->model.n_params; i++)
-        if (s->model.params[i].trainable) dpprof__dist_coll(s, DPPROF__AG_BYTES, s->model.params[i].w.n, DPPROF__R);
+    DPPROF__OPX(s, noise_step >= 0 ? (adam ? "noise_adam" : "noise_sgd") : adam ? "adam" : "sgd", c, s->dist.real ? dpprof__dist_apply(s, noise_step, 1) : (void)0, (void)0);
+    for (i = 0; s->dist.zero <= 2 && i < s->model.n_params; i++) {
+        if (!s->model.params[i].trainable) continue;
+        dpprof__dist_coll(s, DPPROF__AG_BYTES, s->model.params[i].w.n, DPPROF__R);
+        if (s->dist.real) dpprof__coll_allgather(s, DPPROF__W(s, i), s->model.params[i].w.n, NULL); /* the updated parts, in place */
+    }
     if (s->dist.zero == 1) {
         dpprof__zero_grads(s);
         return;
     }
     c.flops = 0.0;
     c.bytes = (double)n * DPPROF__R;
-    DPPROF__OPX(s, "grad_zero", c, (void)0, (void)0);
+    DPPROF__OPX(s, "grad_zero", c, (void)(s->dist.real ? memset(s->dist.gshard.data, 0, n * sizeof(dpprof_real)) : NULL), (void)0);
 }
 
 static void dpprof__noise(dpprof_session *s, int step) {
@@ -6674,7 +6833,8 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
             if (s->cfg.dataset_size) g %= (uint64_t)s->cfg.dataset_size;
             s->dps.batch_ids[s->dps.batch_n++] = (int)g;
         }
-        s->dps.batch_n /= s->cfg.ranks; /* rank 0 takes the first batch / ranks samples (ranks > 1: not poisson) */
+        s->dps.batch_n /= s->cfg.ranks; /* rank r takes the r-th batch / ranks samples (ranks > 1: not poisson) */
+        if (s->dist.rank) memmove(s->dps.batch_ids, s->dps.batch_ids + (size_t)s->dist.rank * (size_t)s->dps.batch_n, sizeof(int) * (size_t)s->dps.batch_n);
         return DPPROF_OK;
     }
     {
@@ -6710,12 +6870,20 @@ static int dpprof__check_grads_run(dpprof_session *s, int step) {
     }
 #endif
     if (s->backend != DPPROF_BACKEND_CPU) return DPPROF_OK;
+    if (s->dist.real && s->dist.zero >= 2) { /* the gradients are this rank's shard */
+        const dpprof_real *g = DPPROF__F(s->dist.gshard);
+        int64_t e;
+        for (e = 0; e < s->dist.gshard.n; e++)
+            if (!(fabs((double)g[e]) <= DBL_MAX)) return dpprof__fail(DPPROF_ERR_NUMERIC, "the gradient shard of rank %d is %g at element %lld in step %d", s->dist.rank, (double)g[e], (long long)e, step);
+        return DPPROF_OK;
+    }
     for (i = 0; i < s->model.n_params; i++) {
         const dpprof_param *p = &s->model.params[i];
         const dpprof_real *g = DPPROF__F(p->g);
-        int64_t e;
+        int64_t e, lo = 0, len = p->g.n;
         if (!p->trainable) continue;
-        for (e = 0; e < p->g.n; e++)
+        if (s->dist.real && s->dist.zero == 1) dpprof__dist_part(s, p->w.n, &lo, &len); /* reduce-scattered: the rank's part only */
+        for (e = lo; e < lo + len; e++)
             if (!(fabs((double)g[e]) <= DBL_MAX))
                 return dpprof__fail(DPPROF_ERR_NUMERIC, "the gradient of %s is %g at element %lld in step %d", p->name, (double)g[e], (long long)e, step);
     }
@@ -6735,6 +6903,13 @@ static int dpprof__check_grads(dpprof_session *s, int step) {
     dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
     if (s->obs.mark_ops) dpprof__op_mark(s, "grad_check", c);
     rc = dpprof__check_grads_run(s, step);
+#ifdef DPPROF_MPI
+    if (s->dist.real) { /* every rank goes on, or none: a rank's shard that went bad stops them all */
+        int bad = rc != DPPROF_OK;
+        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (bad && rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_NUMERIC, "another rank's gradient shard holds a nan or inf in step %d", step);
+    }
+#endif
     if (s->obs.mark_ops) dpprof__op_mark(s, NULL, c);
     return rc;
 }
@@ -6777,7 +6952,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     const int b = s->cfg.physical_batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
     const int step = s->run.steps_done;
     double t0 = dpprof__clock_ms(), tp0 = 0, loss = 0, gpu_ms = NAN;
-    int first, rc = DPPROF_OK, ev_start = -1;
+    int first, rc = DPPROF_OK, ev_start = -1, nsamp;
     size_t first_phase = s->prof.n_phases;
     const long long launches0 = dpprof_cuda_launch_count(), wgmma0 = dpprof_cuda_wgmma_count(), work0 = dpprof_cuda_work_count();
     int marked;
@@ -6802,6 +6977,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     /* op times in the warm-up steps, but not in the counters step when there is another warm-up step */
     s->obs.mark_ops = s->cfg.trace_ops || (s->cfg.op_times && step < s->cfg.warmup && !(s->cfg.dram && step == 0 && s->cfg.warmup >= 2));
     DPPROF__TRY(dpprof__sample_batch(s, step));
+    nsamp = s->dps.batch_n;
     memset(s->dist.bytes, 0, sizeof s->dist.bytes);
     for (first = 0; first < s->dps.batch_n && rc == DPPROF_OK; first += b) {
         int n = s->dps.batch_n - first < b ? s->dps.batch_n - first : b;
@@ -6819,6 +6995,16 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
             dpprof__tfree(s, &s->model.a.tokens);
             dpprof__tfree(s, &s->model.a.targets);
         }
+    }
+    if (rc == DPPROF_OK && s->dist.real) { /* the step's loss is the logical batch's, over every rank's samples */
+#ifdef DPPROF_MPI
+        double v[2];
+        v[0] = loss;
+        v[1] = (double)nsamp;
+        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        loss = v[0];
+        nsamp = (int)v[1];
+#endif
     }
     if (rc == DPPROF_OK) dpprof__dist_reduce(s);
     if (rc == DPPROF_OK) rc = dpprof__check_grads(s, step);
@@ -6840,7 +7026,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     }
     marked = s->obs.mark_ops;
     s->obs.mark_ops = s->cfg.trace_ops;
-    s->run.step_loss[step] = s->dps.batch_n ? loss / s->dps.batch_n : NAN;
+    s->run.step_loss[step] = nsamp ? loss / nsamp : NAN;
     s->run.step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0;
     if (marked && s->backend != DPPROF_BACKEND_DRY) { /* a step whose ops were timed: its work and time, to hold the op records against */
         s->obs.work_steps += dpprof_cuda_work_count() - work0;
@@ -6848,10 +7034,20 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         s->obs.n_steps++;
     }
     s->run.steps_done++;
+#ifdef DPPROF_MPI
+    if (s->dist.real && s->run.steps_done == s->cfg.warmup + s->cfg.steps) { /* every rank's peak, to hold against each other */
+        long long v[2];
+        v[0] = -(long long)s->prof.peak_bytes;
+        v[1] = (long long)s->prof.peak_bytes;
+        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        s->dist.peak_min = (int64_t)-v[0];
+        s->dist.peak_max = (int64_t)v[1];
+    }
+#endif
     if (step >= s->cfg.warmup) s->gpu.launches += dpprof_cuda_launch_count() - launches0, s->gpu.wgmma_launches += dpprof_cuda_wgmma_count() - wgmma0;
     /* the last step of a cuda run: the dry plan of the same configuration beside the accountant's peak */
     if (s->backend == DPPROF_BACKEND_CUDA && s->run.steps_done == s->cfg.warmup + s->cfg.steps && dpprof__dry_plan(s, &s->gpu.dry_peak) != DPPROF_OK) s->gpu.dry_peak = -1;
-    if (s->backend != DPPROF_BACKEND_DRY && s->dps.batch_n && !(s->run.step_loss[step] == s->run.step_loss[step] && fabs(s->run.step_loss[step]) <= DBL_MAX))
+    if (s->backend != DPPROF_BACKEND_DRY && nsamp && !(s->run.step_loss[step] == s->run.step_loss[step] && fabs(s->run.step_loss[step]) <= DBL_MAX))
         return dpprof__fail(DPPROF_ERR_NUMERIC, "the loss of step %d is %g", step, s->run.step_loss[step]);
     return DPPROF_OK;
 }
@@ -7385,6 +7581,32 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         s->gpu.h_loss = (float *)DPPROF_MALLOC(sizeof(float) * (size_t)s->cfg.physical_batch);
         if (!s->gpu.h_tok || !s->gpu.h_tgt || !s->gpu.h_loss) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host staging buffers"); goto fail; }
     }
+    if (s->cfg.ranks > 1 && s->backend == DPPROF_BACKEND_CUDA) {
+        rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the cuda backend: its collectives (NCCL) are not built yet; --backend cpu runs the ranks as an MPI job", s->cfg.ranks);
+        goto fail;
+    }
+    if (s->cfg.ranks > 1 && s->backend == DPPROF_BACKEND_CPU) { /* one process a rank, MPI_COMM_WORLD */
+#ifdef DPPROF_MPI
+        int init = 0, world = 1;
+        long long lim;
+        MPI_Initialized(&init);
+        if (!init) {
+            rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the cpu backend: launch the run as an MPI job of %d processes (mpirun -np %d ...)", s->cfg.ranks, s->cfg.ranks, s->cfg.ranks);
+            goto fail;
+        }
+        MPI_Comm_size(MPI_COMM_WORLD, &world);
+        if (world != s->cfg.ranks) {
+            rc = dpprof__fail(DPPROF_ERR_INVALID, "ranks = %d, but the MPI job has %d processes: give mpirun -np %d, or --ranks %d", s->cfg.ranks, world, s->cfg.ranks, world);
+            goto fail;
+        }
+        MPI_Comm_rank(MPI_COMM_WORLD, &s->dist.rank);
+        s->dist.real = 1;
+        /* the ranks fail together or not at all: one memory limit for all (the smallest) */
+        lim = s->cfg.memory_limit > 0 ? (long long)s->cfg.memory_limit : (long long)INT64_MAX;
+        MPI_Allreduce(MPI_IN_PLACE, &lim, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+        s->cfg.memory_limit = lim == (long long)INT64_MAX ? 0 : (int64_t)lim;
+#endif
+    }
     if (s->cfg.wgmma > 0 && (s->backend == DPPROF_BACKEND_CPU || s->cfg.dtype != DPPROF_DTYPE_BF16)) {
         rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is %s, %s)",
                           dpprof_backend_name(s->backend), s->cfg.dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32");
@@ -7436,6 +7658,8 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         dpprof_tensor *d[] = {&s->dist.gpad, &s->dist.wpad, &s->dist.gshard, &s->dist.m, &s->dist.v, &s->dist.wshard, &s->dist.lshard};
         for (i = 0; i < (int)(sizeof d / sizeof d[0]); i++) dpprof__tfree(s, d[i]);
         DPPROF_FREE(s->dist.gath);
+        DPPROF_FREE(s->dist.toff);
+        DPPROF_FREE(s->dist.counts);
     }
     if (s->backend == DPPROF_BACKEND_CUDA) {
         (void)dpprof_cuda_trim(); /* what this session held goes back to the driver */
@@ -7486,6 +7710,14 @@ static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real 
     if (!s || i < 0 || i >= s->model.n_params || !host) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read/write: no tensor %d", i);
     t = which == 'w' ? &s->model.params[i].w : which == 'g' ? &s->model.params[i].g : which == 'm' ? &s->model.params[i].m : which == 'v' ? &s->model.params[i].v : NULL;
     if (!t) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: '%c' is not w, g, m or v", which);
+    if (s->dist.real && s->dist.zero) { /* sharded: the weights gathered (every rank calls it), nothing else */
+        if (!to_host || which != 'w')
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "dpprof_session_param_%s of '%c' at zero %d: a rank holds shards; only the weights are read (gathered)", to_host ? "read" : "write", which, s->dist.zero);
+        if (s->dist.zero == 3) {
+            dpprof__coll_allgather(s, host, s->model.params[i].w.n, dpprof__dist_wpart(s, i));
+            return DPPROF_OK;
+        }
+    }
     if (!t->n) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: %s has no '%c' (frozen, or not adam)", s->model.params[i].name, which);
     if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "the dry backend holds no values");
     bytes = (size_t)t->n * sizeof(dpprof_real);
@@ -7647,8 +7879,8 @@ static void dpprof__write_dist(const dpprof_session *s, FILE *f) {
     const int64_t P = dpprof_session_param_elems(s, 1), Pall = dpprof_session_param_elems(s, 0), R = DPPROF__R;
     const int64_t pad = (int64_t)d->n * d->shard_train - P, ps = d->zero >= 3 ? d->shard_params : d->zero >= 1 ? Pall + pad : Pall;
     if (s->cfg.ranks <= 1 && !s->cfg.zero) return;
-    fprintf(f, ",\n  \"distributed\": {\"ranks\": %d, \"zero\": %d, \"zero_in_effect\": %d, \"rank\": 0, \"ranks_identical\": true, \"rank_batch\": %d, ",
-            s->cfg.ranks, s->cfg.zero, d->zero, s->cfg.batch / s->cfg.ranks);
+    fprintf(f, ",\n  \"distributed\": {\"ranks\": %d, \"zero\": %d, \"zero_in_effect\": %d, \"rank\": 0, \"ranks_identical\": %s, \"processes\": %d, \"rank_batch\": %d, ",
+            s->cfg.ranks, s->cfg.zero, d->zero, !s->dist.real || s->dist.peak_min == s->dist.peak_max ? "true" : "false", s->dist.real ? s->dist.n : 1, s->cfg.batch / s->cfg.ranks);
     fprintf(f, "\"trainable_elements\": %lld, \"parameter_elements\": %lld, \"shard_elements\": %lld, \"shard_padding_elements\": %lld, ",
             (long long)P, (long long)Pall, (long long)d->shard_train, (long long)pad);
     fprintf(f, "\"parameter_elements_per_rank\": %lld, \"gradient_elements_per_rank\": %lld, \"optimizer_elements_per_rank\": %lld, \"gathered_max_bytes\": %lld, ",
@@ -8195,6 +8427,7 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     dpprof_real **hostw = NULL;
     FILE *f;
     if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dump needs computed values: use --backend cpu or cuda (this run is dry)");
+    if (s->dist.real) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dump with ranks = %d: the dump's gradients are one process's; run it with one rank", s->dist.n);
     if (s->backend == DPPROF_BACKEND_CUDA) { /* host copies of every tensor, freed at the end */
         hostw = (dpprof_real **)DPPROF_MALLOC(sizeof(dpprof_real *) * (size_t)s->model.n_params);
         if (!hostw) return dpprof__fail(DPPROF_ERR_OOM, "--dump: out of memory");

@@ -21,6 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <dirent.h>
+#ifdef DPPROF_MPI
+#include <mpi.h>
+#endif
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -173,7 +176,7 @@ static const cli_opt run_table[] = {
     {"--seed", "S", "seed of init, data and noise (default 0)"},
     {"--dtype", "fp32|bf16", "storage type (default fp32); bf16: activations and matmul weight copies in bf16,\nfp32 master weights, gradients, optimizer states (--backend cuda, dry; not cpu)"},
     {"--backend", "auto|cpu|cuda|dry", "(default auto: cuda when a GPU is visible, else cpu)"},
-    {"--ranks", "N", "sharded data parallelism: the memory of rank 0 of N, each taking B/N samples\n(--backend dry; B a multiple of N, b at most B/N; default 1)"},
+    {"--ranks", "N", "sharded data parallelism: N ranks, each taking B/N samples (B a multiple of N,\nb at most B/N; default 1, or the MPI job's size). --backend dry: rank 0's\nmemory; --backend cpu: an MPI job, mpirun -np N dpprof run ... (a build with MPI)"},
     {"--zero", "0|1|2|3", "with --ranks: 0 plain data parallel (default), 1 adam moments sharded,\n2 + gradients sharded, 3 + parameters sharded (FSDP's full sharding;\ndocs/model.md)"},
     {"--memory-limit", "SIZE", "fail as oom past SIZE bytes; K, M, G, T (or KiB, MiB, GiB, TiB) are powers\nof 1024, KB, MB, GB, TB powers of 1000 (80G = 80GiB = 85899345920 bytes,\n80GB = 8e10). default on cpu: MemAvailable"},
     {"--checkpoint", "none|layers", "activation checkpointing (default none); layers: the forward keeps each decoder\nlayer's input alone, the backward recomputes the layer just before its backward\n(the recompute phase; docs/model.md: what each --algo keeps and recomputes)"},
@@ -1007,6 +1010,9 @@ static int run_dump(void *ctx, const char *dir) {
     return -1;
 }
 
+/* an MPI job (mpirun -np N dpprof run ...): this process's rank and the job's size; 0 and 1 otherwise */
+static int mpi_rank, mpi_world = 1;
+
 static int cmd_run(int argc, char **argv) {
     run_opts o;
     dpprof_config resolved;
@@ -1021,6 +1027,13 @@ static int cmd_run(int argc, char **argv) {
     memset(&out, 0, sizeof out);
     memset(&trace, 0, sizeof trace);
     if ((rc = parse_run(argc, argv, &o)) != EXIT_OK) return rc;
+    if (mpi_world > 1) { /* the ranks of an MPI job: --ranks is the job's size; rank 0 alone speaks and writes */
+        if (!o.cfg.ranks) o.cfg.ranks = mpi_world;
+        if (mpi_rank) {
+            o.quiet = 1;
+            o.out = o.trace = NULL;
+        }
+    }
     /* resolve first: bad input is reported before any file is touched */
     if (dpprof_config_resolve(&o.cfg, &resolved, &shape) != DPPROF_OK) {
         fprintf(stderr, "%s: run: %s\n", prog, dpprof_last_error());
@@ -1052,13 +1065,17 @@ static int cmd_run(int argc, char **argv) {
         if (!o.limit_given && (resolved.backend == DPPROF_BACKEND_CPU || (resolved.backend == DPPROF_BACKEND_AUTO && gpus == 0))) {
             /* a model that cannot fit is an oom result, not the oom killer; a sweep's jobs share the memory */
             const char *jobs = getenv("DPPROF_SWEEP_JOBS");
-            long long nj = jobs ? atoll(jobs) : 1;
+            long long nj = jobs ? atoll(jobs) : mpi_world; /* an MPI job's ranks share the machine too */
             o.cfg.memory_limit = mem_available() / (nj >= 1 && nj <= 1024 ? nj : 1);
         }
     }
     if (o.cfg.data_path && in_check("--data", o.cfg.data_path, IN_DATA_LIMIT, NULL, 0)) return EXIT_USAGE;
     if (o.dump && o.cfg.backend == DPPROF_BACKEND_DRY) {
         fprintf(stderr, "%s: run: --dump needs computed values: use --backend cpu or cuda (this run is dry)\n", prog);
+        return EXIT_USAGE;
+    }
+    if (o.dump && mpi_world > 1) {
+        fprintf(stderr, "%s: run: --dump with %d ranks: a dump is one process's model, batch and gradients; run it without mpirun\n", prog, mpi_world);
         return EXIT_USAGE;
     }
     if (o.dump && outdir_check("--dump", o.dump)) return EXIT_USAGE;
@@ -4302,13 +4319,21 @@ static int cmd_devices(void) {
     return EXIT_OK;
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
     if (argc < 2) {
         help_main();
         return EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { help_main(); return EXIT_OK; }
-    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) { printf("dpprof %s (%s)\n", DPPROF_VERSION, DPPROF_GIT_COMMIT); return EXIT_OK; }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+#ifdef DPPROF_MPI
+        const char *mpi = "MPI";
+#else
+        const char *mpi = "no MPI: ranks > 1 on the dry backend only";
+#endif
+        printf("dpprof %s (%s; %s, %s)\n", DPPROF_VERSION, DPPROF_GIT_COMMIT, DPPROF__CUDA ? "CUDA" : "no CUDA", mpi);
+        return EXIT_OK;
+    }
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(argv[1], "plot")) return cmd_plot(argc - 2, argv + 2);
     if (!strcmp(argv[1], "presets")) return cmd_presets();
@@ -4319,4 +4344,25 @@ int main(int argc, char **argv) {
     /* tables: another name for report, which writes figures and tables together */
     if (!strcmp(argv[1], "report") || !strcmp(argv[1], "tables")) return cmd_report(argc - 2, argv + 2);
     return usage_error("unknown command '%s'%s", argv[1], "");
+}
+
+/* launched by mpirun (Open MPI's or a PMI launcher's variables), a build with MPI joins the job; otherwise it
+   never touches MPI, so the single-process program needs no launcher */
+int main(int argc, char **argv) {
+#ifdef DPPROF_MPI
+    int code, joined = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+    if (joined) {
+        MPI_Init(&argc, &argv);
+        MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &mpi_world);
+    }
+    if (mpi_world > 1 && (argc < 2 || strcmp(argv[1], "run") != 0)) {
+        if (!mpi_rank) fprintf(stderr, "%s: only 'dpprof run' runs as an MPI job of %d processes (give mpirun -np 1 or no mpirun for '%s')\n", prog, mpi_world, argc > 1 ? argv[1] : "");
+        code = EXIT_USAGE;
+    } else code = dispatch(argc, argv);
+    if (joined) MPI_Finalize();
+    return code;
+#else
+    return dispatch(argc, argv);
+#endif
 }

@@ -36,6 +36,11 @@ try "implementation as C++17 -Werror" g++ -std=c++17 -Wall -Wextra -Werror -I. -
 try "the profiler alone as C11, no define or library, -O0, links and runs" bash -c "gcc -std=c11 -O0 -Wall -Wextra -Werror -pedantic -I. '$tmp/prof.c' -o '$tmp/p1' && [ \"\$('$tmp/p1')\" = 4096 ]"
 try "the profiler alone as C++17, no define or library, links and runs" bash -c "g++ -std=c++17 -O2 -Wall -Wextra -Werror -I. -x c++ '$tmp/prof.c' -o '$tmp/p2' && [ \"\$('$tmp/p2')\" = 4096 ]"
 try "the profiler alone links with -Wl,--no-undefined and no libm (nm: no math or cuda symbol)" bash -c "gcc -std=c11 -O0 -I. '$tmp/prof.c' -o '$tmp/p3' -Wl,--no-undefined && ! nm -u '$tmp/p3' | grep -Eq ' (sqrt|exp|log|pow|floor|ceil|fmod|cuda|cublas)'"
+if command -v mpicc >/dev/null; then # the engine with MPI (DPPROF_MPI), as C11 and as C++17
+    mpiflags=$(mpicc --showme:compile | sed 's/-I/-isystem /g')
+    try "implementation with DPPROF_MPI as C11 -pedantic -Werror" gcc -std=c11 -Wall -Wextra -Werror -pedantic -DDPPROF_MPI $mpiflags -I. -c "$tmp/impl.c" -o "$tmp/m1.o"
+    try "implementation with DPPROF_MPI as C++17 -Werror" g++ -std=c++17 -Wall -Wextra -Werror -DDPPROF_MPI $mpiflags -I. -x c++ -c "$tmp/impl.c" -o "$tmp/m2.o"
+else echo "SKIP no mpicc: the header with DPPROF_MPI was not compiled"; fi
 try "implementation with clang -Werror" clang -std=c11 -Wall -Wextra -Werror -pedantic -I. -c "$tmp/impl.c" -o "$tmp/e.o"
 NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 if [ -n "$NVCC" ]; then

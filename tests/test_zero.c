@@ -196,7 +196,7 @@ static void check_llama(void) {
 static void check_refusals(void) {
     dpprof_config c = dry("tiny", 16, 8, 0, 2, 0, DPPROF_ALGO_VANILLA), out;
     c.backend = DPPROF_BACKEND_CPU;
-    CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_UNSUPPORTED && strstr(dpprof_last_error(), "MPI/NCCL"), "cpu --ranks 2: refused (%s)", dpprof_last_error());
+    CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_UNSUPPORTED && strstr(dpprof_last_error(), "has no MPI"), "cpu --ranks 2 in a build without MPI: refused (%s)", dpprof_last_error());
     c.backend = DPPROF_BACKEND_CUDA;
     CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_UNSUPPORTED, "cuda --ranks 2: refused");
     c.backend = DPPROF_BACKEND_DRY;

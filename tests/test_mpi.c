@@ -1,0 +1,234 @@
+/* tests/test_mpi.c - sharded data parallelism as an MPI job on the cpu backend: N ranks of B/N samples each
+   give the single-rank run of B samples. run as `mpirun -np N build/test/test_mpi` (N = 2 and 4 in make test);
+   rank 0 runs the single-rank session and sends its losses and weights to all, every rank runs the N-rank
+   one, and the checks hold on every rank:
+   - the steps' losses and every weight after two noisy steps agree to reduction-order rounding, for every
+     algorithm and ZeRO stage, full fine-tuning and LoRA, adam and sgd, gradient accumulation, a tied head,
+     activation checkpointing;
+   - the noise a rank adds to its shard is, bit for bit, the single rank's noise at those elements;
+   - each rank's peak, its split by category, and the bytes each collective moved equal the dry backend's
+     figure for rank 0 of N (the model the fsdp experiment draws), and the ranks' peaks are equal. */
+#include <math.h>
+#include <mpi.h>
+#ifndef DPPROF_MPI
+#define DPPROF_MPI
+#endif
+#include <stdlib.h>
+#include <string.h>
+#define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#include "dpprof.h"
+#include "test.h"
+
+static int rank, world;
+
+/* a check that holds on every rank: rank 0 says it */
+#define CHECK_ALL(cond, ...)                                                                \
+    do {                                                                                    \
+        int all_ = (cond) ? 1 : 0;                                                          \
+        MPI_Allreduce(MPI_IN_PLACE, &all_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);            \
+        if (!rank) CHECK(all_, __VA_ARGS__);                                                \
+        else if (all_) test_passed++;                                                       \
+        else test_failed++;                                                                 \
+    } while (0)
+
+static const dpprof_algo algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
+#define N_ALGOS ((int)(sizeof algos / sizeof algos[0]))
+
+typedef struct variant {
+    const char *name;
+    int lora, sgd, tied, ckpt, phys; /* phys: the physical batch (0: a rank's whole batch) */
+} variant;
+
+static dpprof_config config(dpprof_algo algo, int zero, int ranks, const variant *v, dpprof_backend backend) {
+    dpprof_config c;
+    memset(&c, 0, sizeof c);
+    c.preset = "tiny";
+    c.seq = 16;
+    c.batch = 8;
+    c.physical_batch = v->phys;
+    c.ranks = ranks;
+    c.zero = zero;
+    c.algo = algo;
+    if (algo != DPPROF_ALGO_VANILLA) {
+        c.sigma = 0.7;
+        c.max_grad_norm = 0.5; /* clips some samples, not all */
+    }
+    c.steps = 2;
+    c.seed = 11;
+    c.no_timeline = 1;
+    c.backend = backend;
+    c.tie_embeddings = v->tied ? 1 : -1;
+    if (v->lora) c.lora_rank = 4;
+    if (v->sgd) c.optimizer = DPPROF_OPT_SGD;
+    if (v->ckpt) c.checkpoint = DPPROF_CHECKPOINT_LAYERS;
+    return c;
+}
+
+static dpprof_session *session(const dpprof_config *c) {
+    dpprof_session *s = NULL;
+    if (dpprof_session_create(c, &s) != DPPROF_OK) {
+        printf("# rank %d: %s\n", rank, dpprof_last_error());
+        dpprof_session_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* zero >= 1: the noise of step `step` on this rank's shard, against the single rank's on the whole tensors */
+static int noise_bitwise(dpprof_session *d, dpprof_session *r) {
+    int i, same = 1;
+    if (!d->dist.zero || !d->dps.dp) return 1;
+    for (i = 0; i < r->model.n_params; i++)
+        if (r->model.params[i].trainable) memset(r->model.params[i].g.data, 0, (size_t)r->model.params[i].g.n * sizeof(dpprof_real));
+    dpprof__noise(r, 7);
+    if (d->dist.zero == 1) dpprof__zero_grads(d);
+    else memset(d->dist.gshard.data, 0, (size_t)d->dist.gshard.n * sizeof(dpprof_real));
+    dpprof__dist_apply(d, 7, 0);
+    for (i = 0; i < d->model.n_params; i++) {
+        const dpprof_param *p = &d->model.params[i];
+        int64_t lo, len;
+        const dpprof_real *g;
+        if (!p->trainable) continue;
+        dpprof__dist_part(d, p->w.n, &lo, &len);
+        g = d->dist.zero == 1 ? DPPROF__F(p->g) + lo : DPPROF__F(d->dist.gshard) + d->dist.toff[i];
+        if (len && memcmp(g, DPPROF__F(r->model.params[i].g) + lo, (size_t)len * sizeof(dpprof_real))) same = 0;
+    }
+    return same;
+}
+
+/* the single rank's losses and final weights of (algo, v): run by rank 0 and broadcast (its cost is then one
+   rank's, whatever the job's size); NULL on failure */
+static double *reference(dpprof_algo algo, const variant *v, int64_t *nw) {
+    dpprof_config c = config(algo, 0, 1, v, DPPROF_BACKEND_CPU);
+    dpprof_session *r = NULL;
+    double *out = NULL;
+    int64_t n = 0, at = 2;
+    int i, ok = 1;
+    c.physical_batch = v->phys ? v->phys : c.batch / world; /* the ranks' physical batches */
+    if (!rank) {
+        r = session(&c);
+        ok = r && dpprof_session_run(r) == DPPROF_OK;
+        for (i = 0; ok && i < dpprof_session_param_count(r); i++) n += dpprof_session_param(r, i)->w.n;
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (ok) out = (double *)malloc(sizeof(double) * (size_t)(n + 2));
+    if (ok && !rank) {
+        dpprof_real *w = (dpprof_real *)malloc(sizeof(dpprof_real) * (size_t)n);
+        out[0] = dpprof_session_step_loss(r, 0);
+        out[1] = dpprof_session_step_loss(r, 1);
+        for (i = 0; w && i < dpprof_session_param_count(r); i++) {
+            const int64_t m = dpprof_session_param(r, i)->w.n;
+            int64_t e;
+            if (dpprof_session_param_read(r, i, 'w', w) != DPPROF_OK) break;
+            for (e = 0; e < m; e++) out[at + e] = (double)w[e];
+            at += m;
+        }
+        free(w);
+    }
+    if (ok) MPI_Bcast(out, (int)(n + 2), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    dpprof_session_destroy(r);
+    *nw = n;
+    return out;
+}
+
+static void one(dpprof_algo algo, int zero, const variant *v, const double *ref) {
+    dpprof_config cr = config(algo, zero, 1, v, DPPROF_BACKEND_CPU), cd = config(algo, zero, world, v, DPPROF_BACKEND_CPU),
+                  cy = config(algo, zero, world, v, DPPROF_BACKEND_DRY);
+    dpprof_session *r, *d, *y;
+    dpprof_dist_info di, yi;
+    double lossd = 0, wd = 0, wmax = 0;
+    int64_t at = 2;
+    int i, k, ok = 1, cats = 1;
+    const char *an = dpprof_algo_name(algo);
+    cr.physical_batch = v->phys ? v->phys : cd.batch / world;
+    r = session(&cr); /* not run: the single rank's noise, for the bitwise check */
+    d = session(&cd);
+    y = session(&cy);
+    ok = ref && r && d && y && dpprof_session_run(d) == DPPROF_OK && dpprof_session_run(y) == DPPROF_OK;
+    CHECK_ALL(ok, "%s zero %d %s: the single rank, %d ranks and the dry model run", an, zero, v->name, world);
+    if (!ok) goto done;
+    for (k = 0; k < 2; k++) {
+        const double a = ref[k], b = dpprof_session_step_loss(d, k);
+        if (fabs(a - b) / fabs(a) > lossd) lossd = fabs(a - b) / fabs(a);
+    }
+    for (i = 0; i < dpprof_session_param_count(d) && ok; i++) {
+        const int64_t n = dpprof_session_param(d, i)->w.n;
+        dpprof_real *b = (dpprof_real *)malloc(sizeof(dpprof_real) * (size_t)n);
+        int64_t e;
+        ok = b && dpprof_session_param_read(d, i, 'w', b) == DPPROF_OK;
+        for (e = 0; ok && e < n; e++) {
+            if (fabs(ref[at + e] - b[e]) > wd) wd = fabs(ref[at + e] - b[e]);
+            if (fabs(ref[at + e]) > wmax) wmax = fabs(ref[at + e]);
+        }
+        at += n;
+        free(b);
+    }
+    CHECK_ALL(ok && lossd <= 1e-6 && wd <= 1e-6 * wmax, "%s zero %d %s: %d ranks = one rank (loss rel %.1e, weights after 2 steps %.1e of %.2f)", an, zero, v->name, world,
+              lossd, wd, wmax);
+    if (d->dist.zero && d->dps.dp) CHECK_ALL(noise_bitwise(d, r), "%s zero %d %s: a rank's noise is the single rank's, bit for bit", an, zero, v->name);
+    dpprof_session_dist(d, &di);
+    dpprof_session_dist(y, &yi);
+    for (k = 0; k < DPPROF_CAT_COUNT; k++)
+        if (dpprof_session_prof(d)->peak_by_cat[k] != dpprof_session_prof(y)->peak_by_cat[k]) cats = 0;
+    CHECK_ALL(dpprof_session_prof(d)->peak_bytes == dpprof_session_prof(y)->peak_bytes && cats && d->dist.peak_min == d->dist.peak_max,
+              "%s zero %d %s: each rank's peak %lld bytes (by category too) = the dry model's %lld, every rank's the same", an, zero, v->name,
+              (long long)dpprof_session_prof(d)->peak_bytes, (long long)dpprof_session_prof(y)->peak_bytes);
+    CHECK_ALL(di.all_reduce_bytes == yi.all_reduce_bytes && di.reduce_scatter_bytes == yi.reduce_scatter_bytes && di.all_gather_bytes == yi.all_gather_bytes,
+              "%s zero %d %s: collective bytes %lld/%lld/%lld = the dry model's", an, zero, v->name, (long long)di.all_reduce_bytes, (long long)di.reduce_scatter_bytes,
+              (long long)di.all_gather_bytes);
+done:
+    dpprof_session_destroy(r);
+    dpprof_session_destroy(d);
+    dpprof_session_destroy(y);
+}
+
+/* (algo, v) at zero 0 to zmax against one single-rank run */
+static void stages(dpprof_algo algo, const variant *v, int zmax) {
+    int64_t n = 0;
+    double *ref = reference(algo, v, &n);
+    int z;
+    for (z = 0; z <= zmax; z++) one(algo, z, v, ref);
+    free(ref);
+}
+
+int main(int argc, char **argv) {
+    static const variant full = {"full", 0, 0, 0, 0, 0}, lora = {"lora", 1, 0, 0, 0, 0}, accum = {"accumulating b=1", 0, 0, 0, 0, 1},
+                         sgd = {"sgd", 0, 1, 0, 0, 0}, tied = {"tied", 0, 0, 1, 0, 0}, ckpt = {"checkpoint", 0, 0, 0, 1, 0};
+    int a, code;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (rank) { /* rank 0 speaks for all */
+        if (!freopen("/dev/null", "w", stdout)) return 1;
+    }
+    printf("# %d ranks\n", world);
+    for (a = 0; a < N_ALGOS; a++) {
+        stages(algos[a], &full, 3);
+        stages(algos[a], &lora, 3);
+    }
+    stages(DPPROF_ALGO_GHOST_BK, &accum, 3);
+    stages(DPPROF_ALGO_PERSAMPLE, &accum, 3);
+    stages(DPPROF_ALGO_FLASH_BK, &sgd, 3);
+    stages(DPPROF_ALGO_GHOST, &ckpt, 3);
+    stages(DPPROF_ALGO_FLASH_BK, &tied, 1);
+    {   /* refusals, before any work */
+        dpprof_config c = config(DPPROF_ALGO_GHOST, 0, world + 1, &full, DPPROF_BACKEND_CPU);
+        dpprof_session *s = NULL;
+        int rc;
+        c.batch = 8 * (world + 1);
+        rc = dpprof_session_create(&c, &s);
+        CHECK_ALL(rc == DPPROF_ERR_INVALID && !s && strstr(dpprof_last_error(), "processes"), "ranks = %d in a job of %d processes is refused: %s", world + 1, world, dpprof_last_error());
+        c = config(DPPROF_ALGO_GHOST, 0, world, &full, DPPROF_BACKEND_CPU);
+        if (dpprof_session_create(&c, &s) == DPPROF_OK) {
+            int tok[16] = {0}, tgt[16] = {0};
+            rc = dpprof_session_grad(s, tok, tgt, 1, NULL);
+            CHECK_ALL(rc == DPPROF_ERR_UNSUPPORTED, "a %d-rank session refuses dpprof_session_grad (whole steps only): %s", world, dpprof_last_error());
+            dpprof_session_destroy(s);
+        }
+    }
+    code = test_finish();
+    MPI_Finalize();
+    return code;
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# tests/test_mpi.sh - ranks as an MPI job on the cpu backend: build/tests/mpi_ranks (tests/test_mpi.c) under
+# mpirun with 2 and 4 processes (oversubscribed: more ranks than cores), then the command line: `mpirun -np 2
+# dpprof run --backend cpu --ranks 2` gives the single rank's losses, the dry model's peak, one result file
+# written by rank 0; and the refusals (a --ranks other than the job's size, ranks without mpirun, a command
+# other than run, the cuda backend). a build without MPI: the refusal that says so, the rest SKIP. needs
+# ./dpprof. run by make test.
+set -u
+cd "$(dirname "$0")/.."
+bin=$PWD/dpprof
+prog=$PWD/build/tests/mpi_ranks
+. tests/lib.bash
+SKIP() { echo "SKIP $*"; }
+# mpirun as root (CI) needs both variables; shared memory without the cross-memory-attach that containers forbid
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+cd "$tmp"
+q="--preset tiny --seq 16 --batch 8 --steps 3 --algo ghost_bk --sigma 0.8 --max-grad-norm 0.5 --quiet"
+
+if ! "$bin" version | grep -q ', MPI)'; then
+    "$bin" run $q --backend cpu --ranks 2 2>err; rc=$?
+    check "a build without MPI refuses --ranks 2 on the cpu backend, saying so (exit $rc: $(head -c 160 err))" bash -c "[ $rc = 2 ] && grep -q 'has no MPI' err"
+    SKIP "this dpprof has no MPI (no mpicc when it was built): the MPI job checks did not run"
+    exit 0
+fi
+if ! command -v mpirun >/dev/null; then
+    fail "dpprof was built with MPI but there is no mpirun to launch it"
+    exit 1
+fi
+mpi() { mpirun --oversubscribe -np "$@"; }
+
+for n in 2 4; do
+    if [ -x "$prog" ]; then
+        mpi "$n" "$prog" >"ranks$n.log" 2>&1; rc=$?
+        cat "ranks$n.log" | grep -E '^(PASS|FAIL|SKIP) ' | sed "s/^\(PASS\|FAIL\|SKIP\) /\1 [$n ranks] /"
+        check "mpi_ranks under mpirun -np $n exits 0" test "$rc" = 0
+    else fail "build/tests/mpi_ranks is not built (make test-build builds it where mpicc is)"; fi
+done
+
+# the command line: one rank against two, the dry model beside them
+"$bin" run $q --backend cpu --physical-batch 4 --out one.json 2>err1; rc1=$?
+mpi 2 "$bin" run $q --backend cpu --ranks 2 --zero 3 --out two.json 2>err2; rc2=$?
+"$bin" run $q --backend dry --ranks 2 --zero 3 --out dry.json 2>err3; rc3=$?
+check "one rank, mpirun -np 2 --ranks 2 --zero 3 and the dry model all exit 0 ($rc1 $rc2 $rc3: $(head -c 200 err2))" test "$rc1$rc2$rc3" = 000
+check "mpirun -np 2: the steps' losses are the single rank's to 1e-6" python3 - one.json two.json <<'EOF'
+import json, sys
+a, b = (json.load(open(f))["losses"] for f in sys.argv[1:3])
+sys.exit(not (len(a) == len(b) == 3 and all(abs(x - y) <= 1e-6 * abs(x) for x, y in zip(a, b))))
+EOF
+check "mpirun -np 2: 2 processes ran, their peaks are equal, and the peak is the dry model's" python3 - two.json dry.json <<'EOF'
+import json, sys
+t, d = (json.load(open(f)) for f in sys.argv[1:3])
+td, dd = t["distributed"], d["distributed"]
+sys.exit(not (td["processes"] == 2 and td["ranks_identical"] and dd["processes"] == 1 and t["peak_memory_mb"] == d["peak_memory_mb"]
+              and td["collective_bytes"] == dd["collective_bytes"] and t["breakdown"] == d["breakdown"]))
+EOF
+check "rank 0 alone writes: one result file, no stray ones" bash -c "[ \$(ls | grep -c json) = 3 ] && ! ls -a | grep -q '^\.two'"
+mpi 2 "$bin" run $q --backend cpu --ranks 2 2>err; rc=$?
+check "mpirun -np 2 without --out: exit 0, rank 0 speaks (one 'peak' line)" bash -c "[ $rc = 0 ] && [ \$(grep -c '^peak' err) -le 1 ]"
+
+# refusals, before any work, naming the bad value
+mpi 2 "$bin" run $q --backend cpu --ranks 3 --batch 9 --out bad.json 2>err; rc=$?
+check "--ranks 3 in a job of 2 processes: refused, no file ($(grep -m1 -o 'ranks = 3[^:]*: [^(]*' err))" bash -c "[ $rc != 0 ] && grep -q 'ranks = 3, but the MPI job has 2 processes' err && [ ! -e bad.json ]"
+"$bin" run $q --backend cpu --ranks 2 --out bad.json 2>err; rc=$?
+check "--ranks 2 without mpirun: refused, saying how to launch it ($(head -c 120 err))" bash -c "[ $rc = 2 ] && grep -q 'mpirun -np 2' err && [ ! -e bad.json ]"
+mpi 2 "$bin" presets >out 2>err; rc=$?
+check "mpirun -np 2 dpprof presets: refused (only run is an MPI job)" bash -c "[ $rc != 0 ] && grep -q \"only 'dpprof run'\" err"
+"$bin" run $q --backend cuda --ranks 2 2>err; rc=$?
+check "--backend cuda --ranks 2: refused, its collectives are not built ($(head -c 100 err))" bash -c "[ $rc = 2 ] && grep -q 'NCCL' err"
+mpi 2 "$bin" run $q --backend cpu --ranks 2 --dump dumpdir 2>err; rc=$?
+check "mpirun -np 2 --dump: refused (a dump is one process's)" bash -c "[ $rc != 0 ]"
