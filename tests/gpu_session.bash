@@ -15,6 +15,8 @@
 #   bench[:SLICE]    make bench BENCH_ONLY=SLICE   experiments/bench.conf, or the configurations whose id
 #                                               holds SLICE (bench alone: all of it, then attn and clipgrad)
 #   clipgrad[:SLICE] make bench-clipgrad CLIPGRAD_ONLY=SLICE
+#   study:NAME       make NAME BACKEND=cuda      one study (experiments/NAME.conf) timed on the GPU, into results/cuda-DEVICE/
+#                    (a sweep resumes: a later call with results/ carried goes on where this one was cut)
 #   peers[:SLICE]    make bench-peers PEERS_ONLY=SLICE   PyTorch and Opacus at the bench shapes (experiments/peers.py);
 #                    Python wheels in .whl/ (opacus, say) are installed for it first, into /tmp/site
 #   ncu-attn         Nsight Compute on the tensor-core attention kernels at the trainer shape
@@ -62,7 +64,8 @@ need() {
 for s in "$@"; do
     case $s in
     test | memcheck | racecheck | longctx | attn | ncu-attn | ncu-dp | bench | bench:?* | clipgrad | clipgrad:?* | peers | peers:?*) ;;
-    *) echo "gpu_session: unknown step '$s' (test memcheck racecheck longctx attn bench[:SLICE] clipgrad[:SLICE] peers[:SLICE] ncu-attn ncu-dp)" >&2; exit 2 ;;
+    study:?*) [ -f "experiments/${s#study:}.conf" ] || { echo "gpu_session: step '$s': there is no experiments/${s#study:}.conf" >&2; exit 2; } ;;
+    *) echo "gpu_session: unknown step '$s' (test memcheck racecheck longctx attn bench[:SLICE] clipgrad[:SLICE] peers[:SLICE] study:NAME ncu-attn ncu-dp)" >&2; exit 2 ;;
     esac
 done
 
@@ -82,7 +85,7 @@ row() { printf '%-24s %-34s %6ds\n' "$1" "$2" "$3" | tee -a "$table"; }
 # everything measured so far, in one file, however the call ends
 pack() {
     local dirs=()
-    for d in data/bench/"$RUN_STAMP"-* data/gpu-check/"$RUN_STAMP"-* results/bench results/bench-attn results/bench-clipgrad results/bench-peers results/gpu-check "$logs"; do
+    for d in data/bench/"$RUN_STAMP"-* data/gpu-check/"$RUN_STAMP"-* results/bench results/bench-attn results/bench-clipgrad results/bench-peers results/gpu-check results/cuda-* "$logs"; do
         [ -e "$d" ] && dirs+=("$d")
     done
     cp "$table" "$out/gpu-session.txt" 2>/dev/null
@@ -131,6 +134,7 @@ for s in "$@"; do
     clipgrad) cmd=(make --no-print-directory bench-clipgrad BENCH_TIMEOUT=$per) ;;
     clipgrad:*) cmd=(make --no-print-directory bench-clipgrad CLIPGRAD_ONLY="${s#clipgrad:}" BENCH_TIMEOUT=$per) ;;
     peers) cmd=(make --no-print-directory bench-peers BENCH_TIMEOUT=$per) ;;
+    study:*) cmd=(make --no-print-directory "${s#study:}" BACKEND=cuda BENCH_TIMEOUT=$per) ;;
     peers:*) cmd=(make --no-print-directory bench-peers PEERS_ONLY="${s#peers:}" BENCH_TIMEOUT=$per) ;;
     ncu-attn)
         d=data/gpu-check/$RUN_STAMP-$($DPPROF_BIN devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')

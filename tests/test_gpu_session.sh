@@ -9,6 +9,8 @@ s=tests/gpu_session.bash
 
 out=$(bash $s test bogus 2>&1); rc=$?
 check "an unknown step is refused with status 2, naming it" test "$rc" = 2 -a -n "$(echo "$out" | grep -F "unknown step 'bogus'")"
+out=$(bash $s test study:nosuch 2>&1); rc=$?
+check "a study step without its experiment file is refused with status 2, naming it" test "$rc" = 2 -a -n "$(echo "$out" | grep -F "no experiments/nosuch.conf")"
 out=$(BUDGET=5m bash $s test 2>&1); rc=$?
 check "a BUDGET that is not whole seconds is refused with status 2, naming it" test "$rc" = 2 -a -n "$(echo "$out" | grep -F 'BUDGET=5m')"
 out=$(RUN_STAMP='x;y' bash $s test 2>&1); rc=$?
