@@ -1011,7 +1011,17 @@ static int run_dump(void *ctx, const char *dir) {
 }
 
 /* an MPI job (mpirun -np N dpprof run ...): this process's rank and the job's size; 0 and 1 otherwise */
-static int mpi_rank, mpi_world = 1;
+static int mpi_rank, mpi_world = 1, mpi_agreed;
+
+/* the ranks agree that every one of them is ready to run (ok: this one is); a rank that stops before it (bad
+   input that only it sees, as rank 0's --out) agrees with 0 on its way out (main), so that no rank waits for it */
+static int mpi_agree(int ok) {
+#ifdef DPPROF_MPI
+    if (mpi_world > 1) MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#endif
+    mpi_agreed = 1;
+    return ok;
+}
 
 static int cmd_run(int argc, char **argv) {
     run_opts o;
@@ -1102,6 +1112,11 @@ static int cmd_run(int argc, char **argv) {
         return EXIT_USAGE;
     }
 
+    if (!mpi_agree(1)) { /* another rank stopped on its input (it said why) */
+        out_abort(&out);
+        out_abort(&trace);
+        return EXIT_USAGE;
+    }
     rc = dpprof_session_create(&o.cfg, &s);
     /* an oom before the model was built (the session itself, --data) comes back without a session */
     if (rc != DPPROF_OK && (rc != DPPROF_ERR_OOM || !s)) {
@@ -4360,6 +4375,7 @@ int main(int argc, char **argv) {
         if (!mpi_rank) fprintf(stderr, "%s: only 'dpprof run' runs as an MPI job of %d processes (give mpirun -np 1 or no mpirun for '%s')\n", prog, mpi_world, argc > 1 ? argv[1] : "");
         code = EXIT_USAGE;
     } else code = dispatch(argc, argv);
+    if (mpi_world > 1 && !mpi_agreed) mpi_agree(0); /* stopped before the run: the other ranks must not wait */
     if (joined) MPI_Finalize();
     return code;
 #else

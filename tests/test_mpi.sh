@@ -66,5 +66,7 @@ mpi 2 "$bin" presets >out 2>err; rc=$?
 check "mpirun -np 2 dpprof presets: refused (only run is an MPI job)" bash -c "[ $rc != 0 ] && grep -q \"only 'dpprof run'\" err"
 "$bin" run $q --backend cuda --ranks 2 2>err; rc=$?
 check "--backend cuda --ranks 2: refused, its collectives are not built ($(head -c 100 err))" bash -c "[ $rc = 2 ] && grep -q 'NCCL' err"
+timeout 120 mpirun --oversubscribe -np 2 "$bin" run $q --backend cpu --ranks 2 --out nosuchdir/r.json 2>err; rc=$?
+check "an --out that rank 0 alone cannot write: every rank stops, no wait (exit $rc: $(grep -m1 -o "nosuchdir[^']*'[^:]*: [^)]*" err))" bash -c "[ $rc != 0 ] && [ $rc != 124 ] && grep -q nosuchdir err"
 mpi 2 "$bin" run $q --backend cpu --ranks 2 --dump dumpdir 2>err; rc=$?
 check "mpirun -np 2 --dump: refused (a dump is one process's)" bash -c "[ $rc != 0 ]"
