@@ -6,8 +6,8 @@
      algorithm and ZeRO stage, full fine-tuning and LoRA, adam and sgd, gradient accumulation, a tied head,
      activation checkpointing;
    - the noise a rank adds to its shard is, bit for bit, the single rank's noise at those elements;
-   - each rank's peak, its split by category, and the bytes each collective moved equal the dry backend's
-     figure for rank 0 of N (the model the fsdp experiment draws), and the ranks' peaks are equal. */
+   - each rank's memory history event by event, its peak and its split by category, and the bytes each
+     collective moved equal the dry backend's figure for rank 0 of N (the model the fsdp experiment draws), and the ranks' peaks are equal. */
 #include <math.h>
 #include <mpi.h>
 #ifndef DPPROF_MPI
@@ -142,7 +142,9 @@ static void one(dpprof_algo algo, int zero, const variant *v, const double *ref)
     int64_t at = 2;
     int i, k, ok = 1, cats = 1;
     const char *an = dpprof_algo_name(algo);
+    const char *why = "";
     cr.physical_batch = v->phys ? v->phys : cd.batch / world;
+    cd.no_timeline = cy.no_timeline = 0; /* the event logs, to hold against each other */
     r = session(&cr); /* not run: the single rank's noise, for the bitwise check */
     d = session(&cd);
     y = session(&cy);
@@ -175,6 +177,9 @@ static void one(dpprof_algo algo, int zero, const variant *v, const double *ref)
     CHECK_ALL(dpprof_session_prof(d)->peak_bytes == dpprof_session_prof(y)->peak_bytes && cats && d->dist.peak_min == d->dist.peak_max,
               "%s zero %d %s: each rank's peak %lld bytes (by category too) = the dry model's %lld, every rank's the same", an, zero, v->name,
               (long long)dpprof_session_prof(d)->peak_bytes, (long long)dpprof_session_prof(y)->peak_bytes);
+    k = dpprof_prof_same_memory(dpprof_session_prof(d), dpprof_session_prof(y), &why);
+    CHECK_ALL(k, "%s zero %d %s: each rank's memory history, event by event (bytes, category, module, phase), is the dry model's%s%s", an, zero, v->name, k ? "" : ": ",
+              k ? "" : why);
     CHECK_ALL(di.all_reduce_bytes == yi.all_reduce_bytes && di.reduce_scatter_bytes == yi.reduce_scatter_bytes && di.all_gather_bytes == yi.all_gather_bytes,
               "%s zero %d %s: collective bytes %lld/%lld/%lld = the dry model's", an, zero, v->name, (long long)di.all_reduce_bytes, (long long)di.reduce_scatter_bytes,
               (long long)di.all_gather_bytes);
