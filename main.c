@@ -3503,7 +3503,7 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
         for (i = 0; i < np; i++) {
             double v = NAN;
             if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok")) v = phases ? rep_phase_value(&r->res[c], idx[i], value) : r->res[c].mod[idx[i]] / REP_GIB;
-            val[j * np + i] = v == v || measured ? v : 0; /* a measurement that is not there: n/a, never 0 */
+            val[j * np + i] = v == v || measured || peak ? v : 0; /* a measurement, or a phase's memory, that is not there: n/a, never 0 */
         }
     }
     memset(&d, 0, sizeof d);
@@ -3539,6 +3539,14 @@ static void rep_summary_detail(const rep *r, long long c) {
     for (k = 0; k < DPPROF_CAT_COUNT; k++)
         if (x->cat[k] > 0) fprintf(r->summary, " %s %.3f", dpprof_category_name(k), x->cat[k] / REP_GIB);
     fputc('\n', r->summary);
+    /* by stage: the setup phases, then the step's, each at its own peak */
+    for (k = 0, first = 1; k < DPPROF_PHASE_COUNT; k++) {
+        if (x->ph_peak[k] != x->ph_peak[k]) continue;
+        fprintf(r->summary, "%s %s %.3f", first ? "    memory at each phase's peak (GiB):" : ",", dpprof_phase_name(k), x->ph_peak[k] / REP_GIB);
+        first = 0;
+    }
+    if (!first) fputc('\n', r->summary);
+    first = 1;
     if (x->step_ms != x->step_ms) return;
     fprintf(r->summary, "    time (%s%s%s): step %.3f ms, %.1f tokens/s, peak x step %.4f GiB s; ms per step:", x->backend, strcmp(x->backend, x->device) ? " on " : "",
             strcmp(x->backend, x->device) ? x->device : "", x->step_ms, x->tokens_s,

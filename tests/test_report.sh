@@ -112,3 +112,28 @@ fg=$(grep -o '"flops_per_step": [0-9.e+]*' "$tmp/r/small-ghost-4-free.json" | gr
 cg=$(grep -o '\\dpdef{small}{ghost-4-free}{flop_ceiling}{[0-9.]*}' "$m" | grep -o '{[0-9.]*}$' | tr -d '{}')
 check "flop_ceiling: vanilla 1.00, ghost $cg, the flops of a step $fv / $fg" \
     bash -c "grep -qxF '\\dpdef{small}{vanilla-4-free}{flop_ceiling}{1.00}' '$m' && awk -v c='$cg' -v v='$fv' -v g='$fg' 'BEGIN { exit !(c > 0 && c < 1 && (c - v / g) ^ 2 < 0.01 ^ 2) }'"
+
+# the stages as memory: model load, data, optimizer and privacy setup are phases of the run with their live bytes
+# (privacy setup only where there is privacy), then the step's; the summary lists each phase's peak
+j="$tmp/r/small-ghost-2-free.json"
+check "a dp run records the stages model_loaded, data_setup, optimizer_setup, privacy_setup, then the step's phases" \
+    bash -c "python3 - '$j' <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+names = [s['name'] for s in r['snapshots']]
+assert names[:5] == ['model_loaded', 'data_setup', 'optimizer_setup', 'privacy_setup', 'step0.forward'], names
+p = r['phases']
+assert p['data_setup']['bytes_peak'] == p['model_loaded']['bytes_end'], p['data_setup']
+assert p['privacy_setup']['bytes_start'] == p['optimizer_setup']['bytes_end'], p['privacy_setup']
+PY"
+check "a vanilla run has no privacy_setup phase" \
+    bash -c "python3 -c \"import json,sys; r=json.load(open(sys.argv[1])); sys.exit(r['phases'].get('privacy_setup', {}).get('count', 0) != 0)\" '$tmp/r/small-vanilla-2-free.json'"
+check "the summary gives each configuration's memory at each phase's peak, setup stages first" \
+    bash -c "grep -A2 '^small-ghost-2-free ' '$tmp/r/summary.txt' | grep -qE '^    memory at each phase.s peak \\(GiB\\): model_loaded [0-9.]+, data_setup [0-9.]+, optimizer_setup [0-9.]+, privacy_setup [0-9.]+, forward'"
+printf 'line one\nline two\n' >"$tmp/corpus.txt"
+"$bin" run --preset tiny --backend dry --steps 1 --seq 4 --batch 2 --data "$tmp/corpus.txt" --quiet --out "$tmp/data.json"; rc=$?
+check "--data is read in the data_setup phase (a run on a file: exit 0, the phase recorded once)" \
+    bash -c "[ $rc -eq 0 ] && python3 -c \"import json,sys; sys.exit(json.load(open(sys.argv[1]))['phases']['data_setup']['count'] != 1)\" '$tmp/data.json'"
+err=$("$bin" run --preset tiny --backend dry --steps 1 --seq 64 --batch 2 --data "$tmp/corpus.txt" --quiet --out "$tmp/short.json" 2>&1); rc=$?
+check "a --data file too short for the sequence: exit 2, naming the file and seq, nothing written (got: $err)" \
+    bash -c "[ $rc -eq 2 ] && grep -qF 'corpus.txt: 18 bytes is too short for seq = 64' <<<\"\$1\" && [ ! -e '$tmp/short.json' ]" _ "$err"
