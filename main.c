@@ -3373,6 +3373,7 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
 static long long rep_config(const rep *r, const char *cfgl, size_t len) {
     char id[512];
     long long c;
+    if (!r->sp.id || !r->sp.name) return -1; /* a file the sweep refused names no configuration */
     snprintf(id, sizeof id, "%s-%.*s", r->sp.name, (int)(len < 400 ? len : 400), cfgl);
     for (c = 0; c < r->sp.nconf; c++)
         if (!strcmp(r->sp.id[c], id)) return c;
