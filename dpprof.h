@@ -203,6 +203,7 @@ DPPROF_API const char *dpprof_last_error(void);
 
 #define DPPROF_PHASES(X)                                                                    \
     X(MODEL_LOADED, "model_loaded")                                                         \
+    X(DATA_SETUP, "data_setup")                                                             \
     X(OPTIMIZER_SETUP, "optimizer_setup")                                                   \
     X(PRIVACY_SETUP, "privacy_setup")                                                       \
     X(FORWARD, "forward")                                                                   \
@@ -1730,7 +1731,20 @@ typedef struct dpprof_timeline_desc {
                                       into 2 lines to fit; value annotations and category
                                       labels may go a step smaller to fit. margins, legend
                                       width and label rows follow the scale */
+  double x_max;                    /* 0 -> auto: the x axis ends at the last x; else it ends
+                                      here (>= the last x, > x[0]), e.g. one axis shared by
+                                      the panels of a figure */
+  int label_rows;                  /* rows of phase labels: 0 -> the fewest that hold as many
+                                      labels as 3 rows would, and more, up to
+                                      DPPROF_PLOT_MAX_LABEL_ROWS, while a phase name would
+                                      otherwise have no label at all; 1..MAX -> exactly that
+                                      many (panels of one figure keep one data height) */
+  int no_legend;                   /* nonzero -> no legend, the data area takes its room (panels
+                                      of one figure sharing one legend drawn by the caller) */
+  int *label_rows_used;            /* non-NULL -> receives the rows of phase labels drawn (the
+                                      most of a figure's panels: their label_rows) */
 } dpprof_timeline_desc;
+#define DPPROF_PLOT_MAX_LABEL_ROWS 8
 
 /* renders the timeline into canvas. with canvas->rgb == NULL the canvas is
  * allocated (free with dpprof_canvas_free); otherwise its w, h must equal the
@@ -1741,8 +1755,10 @@ typedef struct dpprof_timeline_desc {
  * where unit is the text inside the last (...) of ylabel. returns 0 or
  * DPPROF_PLOT_EARG (NULL d/canvas/x/y, n_points < 1, n_series < 1, n_marks <
  * 0, NULL mark_x with n_marks > 0, text_scale outside
- * 0..DPPROF_PLOT_MAX_TEXT_SCALE), _EVALUE
- * (nan/inf in x/y/mark_x, y < 0, y_max < 0 or nan), _EORDER (x[i] <
+ * 0..DPPROF_PLOT_MAX_TEXT_SCALE, label_rows outside
+ * 0..DPPROF_PLOT_MAX_LABEL_ROWS), _EVALUE
+ * (nan/inf in x/y/mark_x, y < 0, y_max < 0 or nan, x_max nan or inf, or
+ * nonzero and below the last x or not above x[0]), _EORDER (x[i] <
  * x[i-1]), _ESIZE, _ENOMEM. on error the canvas is left untouched (this
  * holds for every figure below). */
 DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas *canvas);
@@ -5529,6 +5545,8 @@ static void dpprof__phase_end(dpprof_session *s) {
     dpprof_phase_end(&s->prof);
 }
 
+static int dpprof__load_data(dpprof_session *s);
+
 static int dpprof__build_model(dpprof_session *s) {
     const dpprof_shape *h = &s->sh;
     int l, i;
@@ -5593,6 +5611,12 @@ static int dpprof__build_model(dpprof_session *s) {
     for (i = 0; i < s->model.n_params; i++) dpprof__init_param(s, i);
     dpprof__cast_weights(s, 0, s->model.n_params, 0);
     DPPROF__TRY(dpprof__dist_params(s));
+    dpprof__phase_end(s);
+
+    /* the data set prepared on the host (--data read, checked and indexed; synthetic samples need nothing):
+       no device bytes, the batches reach the device in each step's forward (category data) */
+    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_DATA_SETUP, -1));
+    DPPROF__TRY(dpprof__load_data(s));
     dpprof__phase_end(s);
 
     /* gradients and optimizer states are persistent: allocated once, like a framework after step 1 */
@@ -7222,7 +7246,6 @@ static int dpprof__calibrate(dpprof_session *s) {
     s->dps.rate_ghost = 0;
     memset(&ga, 0, sizeof ga);
     memset(&gg, 0, sizeof gg);
-    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_PRIVACY_SETUP, -1));
     DPPROF__TRY(dpprof__talloc(s, &x, (int64_t)n * T * C, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0));
     rc = dpprof__talloc(s, &dy, (int64_t)n * T * C, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
     if (rc == DPPROF_OK) rc = dpprof__talloc(s, &nrm, n, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1);
@@ -7273,7 +7296,6 @@ static int dpprof__calibrate(dpprof_session *s) {
     dpprof__tfree(s, &x);
     if (rc == DPPROF_OK) rc = dpprof__calibrate_clipgrad(s);
     if (rc == DPPROF_OK) rc = dpprof__calibrate_noise(s);
-    dpprof__phase_end(s);
     return rc;
 }
 
@@ -7515,6 +7537,8 @@ static int dpprof__setup_dp(dpprof_session *s) {
     }
     if (!s->dps.method || !s->dps.cg_fused || !s->dps.cg_ms || !s->dps.psg || !s->dps.kept || !s->dps.kept_from || !s->dps.cache || !s->dps.batch_ids || !s->dps.last_norms || !s->dps.last_clip)
         return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the dp tables");
+    /* the privacy engine's setup, a phase of every dp run (auto measures its kernels in it) */
+    if (s->dps.dp) DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_PRIVACY_SETUP, -1));
     if (algo == DPPROF_ALGO_AUTO) DPPROF__TRY(dpprof__calibrate(s));
     memset(s->dps.psg, 0, sizeof(dpprof_tensor) * (size_t)s->model.n_params);
     memset(s->dps.kept, 0, sizeof(dpprof_tensor) * (size_t)s->dps.cap_kept);
@@ -7524,6 +7548,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
         s->dps.method[i] = dpprof__method_of(s, i, 0);
     }
     s->dps.head_method = s->sh.tied ? dpprof__method_of(s, s->model.p_emb, 1) : -1;
+    if (s->dps.dp) dpprof__phase_end(s);
     return DPPROF_OK;
 }
 
@@ -7624,8 +7649,6 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     s->model.a.lay = (dpprof__layer_acts *)DPPROF_MALLOC(sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
     if (!s->model.a.lay) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the activation table"); goto fail; }
     memset(s->model.a.lay, 0, sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
-    rc = dpprof__load_data(s);
-    if (rc != DPPROF_OK) goto fail;
     rc = dpprof__build_model(s);
     if (rc == DPPROF_OK) rc = dpprof__setup_dp(s);
     if (rc != DPPROF_OK) goto fail;
@@ -11631,6 +11654,23 @@ static int dpprof__pl_marks_fill(const dpprof__pl_frame *f, const dpprof_timelin
   return placed;
 }
 
+/* how many distinct mark names have no label in the current placement */
+static int dpprof__pl_marks_unnamed(const dpprof_timeline_desc *d, const int *order, int nv, const int *row) {
+  int k, j, n = 0;
+  for (k = 0; k < nv; k++) {
+    const char *name = d->mark_names[order[k]];
+    int seen = 0, named = 0;
+    if (!name || !name[0]) continue;
+    for (j = 0; j < nv && !seen; j++) {
+      const char *o = d->mark_names[order[j]];
+      if (j < k && o && !strcmp(o, name)) seen = 1; /* counted at its first mark */
+      if (o && !strcmp(o, name) && row[order[j]] >= 0) named = 1;
+    }
+    n += !seen && !named;
+  }
+  return n;
+}
+
 /* places the labels in the fewest rows (up to maxrows) that hold as many
  * of them as maxrows would; a label that fits nowhere is dropped, its line
  * is still drawn up to the data area. fixed != 0 uses exactly maxrows rows.
@@ -11675,6 +11715,7 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
   y = d->y;
   if (n < 1 || S < 1 || !x || !y || d->n_marks < 0 || (d->n_marks > 0 && !d->mark_x)) return DPPROF_PLOT_EARG;
   if (d->text_scale < 0 || d->text_scale > DPPROF_PLOT_MAX_TEXT_SCALE) return DPPROF_PLOT_EARG;
+  if (d->label_rows < 0 || d->label_rows > DPPROF_PLOT_MAX_LABEL_ROWS) return DPPROF_PLOT_EARG;
   if (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0) return DPPROF_PLOT_EVALUE;
   for (i = 0; i < n; i++) {
     if (!dpprof__pl_finite(x[i])) return DPPROF_PLOT_EVALUE;
@@ -11696,6 +11737,8 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
   }
   for (i = 0; i < d->n_marks; i++)
     if (!dpprof__pl_finite(d->mark_x[i])) return DPPROF_PLOT_EVALUE;
+  if (!dpprof__pl_finite(d->x_max) || (d->x_max != 0.0 && (d->x_max < x[n - 1] || !(d->x_max > x[0]))))
+    return DPPROF_PLOT_EVALUE;
   rc = dpprof__pl_fig_size(canvas, d->width, d->height, &W, &H);
   if (rc) return rc;
 
@@ -11716,7 +11759,7 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
       return rc;
     }
   }
-  for (k = 0; k < S; k++)
+  for (k = 0; k < S && !d->no_legend; k++)
     for (i = 0; i < n && !show[k]; i++)
       if (y[(size_t)k * (size_t)n + (size_t)i] > 0.0) show[k] = 1;
 
@@ -11725,7 +11768,7 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
   dpprof__pl_frame_scale(&f, d->text_scale);
   f.xa.kind = DPPROF__PL_AX_LIN;
   f.xa.lo = x[0];
-  f.xa.hi = x[n - 1];
+  f.xa.hi = d->x_max != 0.0 ? d->x_max : x[n - 1];
   if (!(f.xa.hi > f.xa.lo)) {
     f.xa.lo -= 0.5;
     f.xa.hi += 0.5;
@@ -11761,10 +11804,16 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
     if (frac > 0.5) frac = 0.5;
     f.ya.hi = dpprof__pl_nice_top(&f, peak / (1.0 - frac));
   }
-  if (nv > 0) {
+  if (nv > 0 && d->label_rows > 0) {
+    rows = dpprof__pl_marks_place(&f, d, order, nv, row, lx, lw, d->label_rows, 1);
+    rows = d->label_rows;
+  } else if (nv > 0) {
+    /* every phase named once: more rows while a name has none */
     rows = dpprof__pl_marks_place(&f, d, order, nv, row, lx, lw, maxrows, 0);
-    f.top_h = rows * (DPPROF_PLOT_FONT_H + 2) * f.ts + 2 * f.ts;
+    while (maxrows < DPPROF_PLOT_MAX_LABEL_ROWS && d->mark_names && dpprof__pl_marks_unnamed(d, order, nv, row) > 0)
+      rows = dpprof__pl_marks_place(&f, d, order, nv, row, lx, lw, ++maxrows, 1);
   }
+  if (nv > 0) f.top_h = rows * (DPPROF_PLOT_FONT_H + 2) * f.ts + 2 * f.ts;
   dpprof__pl_frame_layout(&f);
   dpprof__pl_frame_legend(&f, &L); /* now with the real data-area height */
   dpprof__pl_frame_layout(&f);
@@ -11779,7 +11828,16 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
       dpprof__pl_frame_layout(&f);
     }
   }
-  if (nv > 0 && rows > 0) dpprof__pl_marks_place(&f, d, order, nv, row, lx, lw, rows, 1);
+  if (nv > 0 && rows > 0) {
+    dpprof__pl_marks_place(&f, d, order, nv, row, lx, lw, rows, 1);
+    /* the final data area may have cost a name its room: a row more, as above */
+    while (!d->label_rows && rows < DPPROF_PLOT_MAX_LABEL_ROWS && dpprof__pl_marks_unnamed(d, order, nv, row) > 0) {
+      f.top_h = ++rows * (DPPROF_PLOT_FONT_H + 2) * f.ts + 2 * f.ts;
+      dpprof__pl_frame_layout(&f);
+      dpprof__pl_marks_place(&f, d, order, nv, row, lx, lw, rows, 1);
+    }
+  }
+  if (d->label_rows_used) *d->label_rows_used = rows;
 
   dpprof__pl_frame_back(&f);
   {
@@ -11793,6 +11851,7 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
       double xb = xlo + dpprof__pl_mul(xr, (double)(col + 1) / wd);
       int best = -1, j, ybot, last = col == wd - 1;
       double bt = -1.0, cum = 0.0;
+      if (xa > x[n - 1]) break; /* an axis past the last x (x_max): the run ended there */
       while (ev + 1 < n && x[ev + 1] <= xa) ev++;
       j = ev;
       if (x[j] > xa && !(x[j] < xb || last)) continue; /* before the first event */

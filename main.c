@@ -221,9 +221,10 @@ static void help_run(void) {
 }
 
 static void help_plot(void) {
-    printf("usage: dpprof plot timeline RESULT.json --out FILE.png [--title TEXT]\n\n"
+    printf("usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png [--title TEXT]\n\n"
            "  timeline   live memory over the run, stacked by category, phases marked\n"
-           "             (x: time in ms when the run measured time; allocation events for dry runs)\n");
+           "             (x: time in ms when the run measured time; allocation events for dry runs).\n"
+           "             several results (up to 8): one panel each, named by its file, on shared axes\n");
 }
 
 /* ---- strict number parsing: the whole string, in range, or an error naming the option -------- */
@@ -1234,34 +1235,49 @@ static int json_fail(const char *file, const char *what) {
     return EXIT_USAGE;
 }
 
-/* rebuild the live-bytes timeline by category from the event log of a result file */
-static int plot_timeline(const char *in, const char *outpath, const char *title, int width, int height, int text_scale) {
-    dpprof_json_doc *doc = NULL;
-    const dpprof_json *root, *tl, *jt, *jb, *jc, *jm;
-    char err[512], name_buf[DPPROF_PHASE_COUNT][32];
-    size_t n, i, nm, k, nmarks = 0;
-    int c, used[DPPROF_CAT_COUNT], nser = 0, measured, code = EXIT_USAGE;
-    double *x = NULL, *y = NULL, live[DPPROF_CAT_COUNT], *mx = NULL;
-    const char **mnames = NULL;
+/* one result's live bytes by category, rebuilt from its event log */
+typedef struct tl_data {
+    dpprof_json_doc *doc;            /* the phase names point into it */
+    size_t n, nmarks;                /* points (the empty start, then one per event); phase marks */
+    int nser, measured;              /* categories that ever held memory; a measured clock (else x is the event) */
+    double *x, *y, *mx, peak;        /* y: nser series of n points; mx: where each phase begins; the largest total */
+    const char **mnames;             /* each mark's phase, as the file names it */
     const char *names[DPPROF_CAT_COUNT];
     unsigned char rgb[DPPROF_CAT_COUNT * 3];
-    dpprof_timeline_desc d;
-    dpprof_canvas cv;
-    out_file af;
-    char ttl[256];
+    char desc[256];                  /* preset, algorithm, backend, experiment */
+    size_t desc_run;                 /* desc's length without the experiment */
+} tl_data;
 
-    memset(&cv, 0, sizeof cv);
+static void tl_free(tl_data *t) {
+    free(t->x);
+    free(t->y);
+    free(t->mx);
+    free(t->mnames);
+    dpprof_json_free(t->doc);
+    memset(t, 0, sizeof *t);
+}
+
+/* reads result file in into t: EXIT_OK, or EXIT_USAGE / EXIT_ERROR having said why (t freed) */
+static int tl_load(const char *in, tl_data *t) {
+    const dpprof_json *root, *tl, *jt, *jb, *jc, *jm, *jp;
+    char err[512];
+    size_t n, i, nm, k, np;
+    int c, used[DPPROF_CAT_COUNT], code = EXIT_USAGE;
+    double *y, live[DPPROF_CAT_COUNT];
+
+    memset(t, 0, sizeof *t);
     if (in_check("plot", in, IN_JSON_LIMIT, NULL, 0)) return EXIT_USAGE;
-    if (dpprof_json_parse_file(in, (size_t)1 << 30, &doc, err, sizeof err) != 0) {
+    if (dpprof_json_parse_file(in, (size_t)1 << 30, &t->doc, err, sizeof err) != 0) {
         fprintf(stderr, "%s: plot: %s\n", prog, err);
         return EXIT_USAGE;
     }
-    root = dpprof_json_root(doc);
+    root = dpprof_json_root(t->doc);
     tl = dpprof_json_get(root, "timeline");
     jt = dpprof_json_get(tl, "t_ms");
     jb = dpprof_json_get(tl, "bytes");
     jc = dpprof_json_get(tl, "category");
     jm = dpprof_json_get(tl, "marks");
+    jp = dpprof_json_get(tl, "phases");
     if (tl && dpprof_json_kind(tl) == DPPROF_JSON_NULL) { /* a result without its event log: say what is missing and how to get it */
         const char *exp = dpprof_json_string(dpprof_json_get(root, "experiment"));
         char where[160];
@@ -1270,129 +1286,284 @@ static int plot_timeline(const char *in, const char *outpath, const char *title,
         snprintf(err, sizeof err, "its \"timeline\" is null: the run kept no event log (--timeline none, as the experiment files' sweeps do); "
                                   "rerun that configuration with --timeline full, or draw it with a 'figure NAME = timeline config=LABELS' line of %s, which reruns it so", where);
         code = json_fail(in, err);
-        goto done;
+        goto fail;
     }
     if (!tl || !jb || !jc || !jt || dpprof_json_kind(jb) != DPPROF_JSON_ARRAY || dpprof_json_kind(jc) != DPPROF_JSON_ARRAY || dpprof_json_kind(jt) != DPPROF_JSON_ARRAY) {
         code = json_fail(in, "no timeline (expected timeline.t_ms, timeline.bytes and timeline.category arrays: is this a dpprof result?)");
-        goto done;
+        goto fail;
     }
     n = dpprof_json_len(jb);
     if (n == 0 || dpprof_json_len(jc) != n || dpprof_json_len(jt) != n) {
         code = json_fail(in, "timeline arrays are empty or of different lengths");
-        goto done;
+        goto fail;
     }
-    measured = dpprof_json_string(dpprof_json_get(tl, "clock")) && !strcmp(dpprof_json_string(dpprof_json_get(tl, "clock")), "measured");
-    x = (double *)malloc(sizeof(double) * (n + 1));
-    y = (double *)malloc(sizeof(double) * (n + 1) * DPPROF_CAT_COUNT);
-    if (!x || !y) { fprintf(stderr, "%s: plot: out of memory\n", prog); code = EXIT_ERROR; goto done; }
+    t->measured = dpprof_json_string(dpprof_json_get(tl, "clock")) && !strcmp(dpprof_json_string(dpprof_json_get(tl, "clock")), "measured");
+    t->n = n + 1;
+    t->x = (double *)malloc(sizeof(double) * (n + 1));
+    t->y = y = (double *)malloc(sizeof(double) * (n + 1) * DPPROF_CAT_COUNT);
+    if (!t->x || !y) { fprintf(stderr, "%s: plot: out of memory\n", prog); code = EXIT_ERROR; goto fail; }
     memset(live, 0, sizeof live);
     memset(used, 0, sizeof used);
     /* point 0 is the empty state before the first event */
-    x[0] = 0;
+    t->x[0] = 0;
     for (c = 0; c < DPPROF_CAT_COUNT; c++) y[c * (n + 1)] = 0;
     for (i = 0; i < n; i++) {
         long long b, cat;
-        double t;
+        double tm, tot = 0;
         if (dpprof_json_int64(dpprof_json_at(jb, i), &b) || dpprof_json_int64(dpprof_json_at(jc, i), &cat) || cat < 0 || cat >= DPPROF_CAT_COUNT) {
             snprintf(err, sizeof err, "timeline event %zu: bytes must be an integer and category in [0, %d)", i, DPPROF_CAT_COUNT);
             code = json_fail(in, err);
-            goto done;
+            goto fail;
         }
-        if (measured) {
-            if (dpprof_json_number(dpprof_json_at(jt, i), &t) || !(t >= x[i])) {
+        if (t->measured) {
+            if (dpprof_json_number(dpprof_json_at(jt, i), &tm) || !(tm >= t->x[i])) {
                 snprintf(err, sizeof err, "timeline event %zu: t_ms must be a number that does not decrease", i);
                 code = json_fail(in, err);
-                goto done;
+                goto fail;
             }
-        } else t = (double)(i + 1);
+        } else tm = (double)(i + 1);
         live[cat] += (double)b;
         if (live[cat] < -0.5) {
             snprintf(err, sizeof err, "timeline event %zu: frees more %s bytes than are live", i, dpprof_category_name((int)cat));
             code = json_fail(in, err);
-            goto done;
+            goto fail;
         }
         if (b > 0) used[cat] = 1;
-        x[i + 1] = t;
-        for (c = 0; c < DPPROF_CAT_COUNT; c++) y[c * (n + 1) + i + 1] = live[c] / 1048576.0;
+        t->x[i + 1] = tm;
+        for (c = 0; c < DPPROF_CAT_COUNT; c++) {
+            y[c * (n + 1) + i + 1] = live[c] / 1048576.0;
+            tot += live[c] / 1048576.0;
+        }
+        if (tot > t->peak) t->peak = tot;
     }
     /* series: the categories that ever held memory, in the fixed category order and colours */
     for (c = 0; c < DPPROF_CAT_COUNT; c++) {
         if (!used[c]) continue;
-        names[nser] = dpprof_category_name(c);
-        memcpy(rgb + 3 * nser, dpprof_plot_palette(c), 3);
-        if (nser != c) memmove(y + (size_t)nser * (n + 1), y + (size_t)c * (n + 1), sizeof(double) * (n + 1));
-        nser++;
+        t->names[t->nser] = dpprof_category_name(c);
+        memcpy(t->rgb + 3 * t->nser, dpprof_plot_palette(c), 3);
+        if (t->nser != c) memmove(y + (size_t)t->nser * (n + 1), y + (size_t)c * (n + 1), sizeof(double) * (n + 1));
+        t->nser++;
     }
-    /* phase marks: one per phase begin */
+    /* phase marks: one per phase begin, named as the file's list names its phases (a file of another version
+       may number them otherwise); without the list, this build's names */
     nm = jm ? dpprof_json_len(jm) : 0;
-    mx = (double *)malloc(sizeof(double) * (nm + 1));
-    mnames = (const char **)malloc(sizeof(char *) * (nm + 1));
-    if (!mx || !mnames) { code = EXIT_ERROR; goto done; }
-    for (k = 0; k < DPPROF_PHASE_COUNT; k++) snprintf(name_buf[k], sizeof name_buf[k], "%s", dpprof_phase_name((int)k));
+    np = jp && dpprof_json_kind(jp) == DPPROF_JSON_ARRAY ? dpprof_json_len(jp) : 0;
+    t->mx = (double *)malloc(sizeof(double) * (nm + 1));
+    t->mnames = (const char **)malloc(sizeof(char *) * (nm + 1));
+    if (!t->mx || !t->mnames) { fprintf(stderr, "%s: plot: out of memory\n", prog); code = EXIT_ERROR; goto fail; }
     for (k = 0; k < nm; k++) {
         const dpprof_json *mk = dpprof_json_at(jm, k);
         long long ph, ev;
-        double t;
-        if (dpprof_json_int64(dpprof_json_get(mk, "phase"), &ph) || ph < 0 || ph >= DPPROF_PHASE_COUNT || dpprof_json_int64(dpprof_json_get(mk, "event"), &ev) || ev < 0) continue;
-        if (measured) {
-            if (dpprof_json_number(dpprof_json_get(mk, "t_ms"), &t)) continue;
-        } else t = (double)ev + 0.5;
-        mx[nmarks] = t;
-        mnames[nmarks] = name_buf[ph];
-        nmarks++;
+        double tm;
+        const char *name;
+        if (dpprof_json_int64(dpprof_json_get(mk, "phase"), &ph) || ph < 0 || dpprof_json_int64(dpprof_json_get(mk, "event"), &ev) || ev < 0) continue;
+        name = np ? ((size_t)ph < np ? dpprof_json_string(dpprof_json_at(jp, (size_t)ph)) : NULL) : ph < DPPROF_PHASE_COUNT ? dpprof_phase_name((int)ph) : NULL;
+        if (!name) continue;
+        if (t->measured) {
+            if (dpprof_json_number(dpprof_json_get(mk, "t_ms"), &tm)) continue;
+        } else tm = (double)ev + 0.5;
+        t->mx[t->nmarks] = tm;
+        t->mnames[t->nmarks] = name;
+        t->nmarks++;
     }
-    memset(&d, 0, sizeof d);
     {
         const char *exp = dpprof_json_string(dpprof_json_get(root, "experiment"));
         const char *preset = dpprof_json_string(dpprof_json_path(root, "config.preset"));
         const char *algo = dpprof_json_string(dpprof_json_path(root, "config.algo"));
         const char *backend = dpprof_json_string(dpprof_json_path(root, "config.backend"));
-        snprintf(ttl, sizeof ttl, "%s", title ? title : "");
-        if (!title)
-            snprintf(ttl, sizeof ttl, "memory timeline: %s, %s, %s backend (%s)", preset ? preset : "?", algo ? algo : "?", backend ? backend : "?", exp ? exp : "run");
+        int k2 = snprintf(t->desc, sizeof t->desc, "%.60s, %.40s, %.20s backend", preset ? preset : "?", algo ? algo : "?", backend ? backend : "?");
+        t->desc_run = k2 > 0 ? (size_t)k2 : 0;
+        snprintf(t->desc + t->desc_run, sizeof t->desc - t->desc_run, " (%.100s)", exp ? exp : "run");
     }
-    d.title = ttl;
-    d.xlabel = measured ? "time (ms)" : "allocation event (dry run: no time measured)";
+    return EXIT_OK;
+fail:
+    tl_free(t);
+    return code;
+}
+
+/* one panel: t drawn into cv (allocated at w x h, or cv's own size), on the shared axes x_max and y_max where nonzero */
+typedef struct tl_axes {
+    double x_max, y_max;  /* shared axes; 0: the panel's own */
+    int label_rows;       /* 0: as many as the labels need; else exactly these */
+    int no_legend;        /* the figure draws one legend for all panels */
+    int *rows_used;       /* receives the label rows drawn, or NULL */
+} tl_axes;
+
+static int tl_render(const tl_data *t, const char *in, const char *title, int w, int h, int text_scale, const tl_axes *ax, dpprof_canvas *cv) {
+    dpprof_timeline_desc d;
+    int c;
+    memset(&d, 0, sizeof d);
+    d.title = title;
+    d.xlabel = t->measured ? "time (ms)" : "allocation event (dry run: no time measured)";
     d.ylabel = "live memory (MiB)";
-    d.n_points = (int)(n + 1);
-    d.x = x;
-    d.n_series = nser;
-    d.y = y;
-    d.series_names = names;
-    d.series_rgb = rgb;
-    d.n_marks = (int)nmarks;
-    d.mark_x = mx;
-    d.mark_names = mnames;
-    d.width = width;
-    d.height = height;
+    d.n_points = (int)t->n;
+    d.x = t->x;
+    d.n_series = t->nser;
+    d.y = t->y;
+    d.series_names = t->names;
+    d.series_rgb = t->rgb;
+    d.n_marks = (int)t->nmarks;
+    d.mark_x = t->mx;
+    d.mark_names = t->mnames;
+    d.width = w;
+    d.height = h;
     d.text_scale = text_scale;
-    if ((c = dpprof_plot_timeline(&d, &cv)) != 0) {
+    if (ax) {
+        d.x_max = ax->x_max;
+        d.y_max = ax->y_max;
+        d.label_rows = ax->label_rows;
+        d.no_legend = ax->no_legend;
+        d.label_rows_used = ax->rows_used;
+    }
+    if ((c = dpprof_plot_timeline(&d, cv)) != 0) {
         fprintf(stderr, "%s: plot: %s: cannot render the timeline (code %d)\n", prog, in, c);
-        code = EXIT_ERROR;
-        goto done;
+        return EXIT_ERROR;
     }
-    if (out_open(&af, outpath, "--out")) { code = EXIT_USAGE; goto done; }
-    if (out_png(&af, &cv) || out_commit(&af)) {
+    return EXIT_OK;
+}
+
+static int tl_write(const char *outpath, const dpprof_canvas *cv) {
+    out_file af;
+    if (out_open(&af, outpath, "--out")) return EXIT_USAGE;
+    if (out_png(&af, cv) || out_commit(&af)) {
         out_abort(&af);
-        code = EXIT_ERROR;
-        goto done;
+        return EXIT_ERROR;
     }
-    code = EXIT_OK;
+    return EXIT_OK;
+}
+
+/* the live-bytes timeline of a result file by category, phases marked */
+static int plot_timeline(const char *in, const char *outpath, const char *title, int width, int height, int text_scale) {
+    tl_data t;
+    dpprof_canvas cv;
+    char ttl[300];
+    int code = tl_load(in, &t);
+    if (code != EXIT_OK) return code;
+    memset(&cv, 0, sizeof cv);
+    if (title) snprintf(ttl, sizeof ttl, "%s", title);
+    else snprintf(ttl, sizeof ttl, "memory timeline: %s", t.desc);
+    code = tl_render(&t, in, ttl, width, height, text_scale, NULL, &cv);
+    if (code == EXIT_OK) code = tl_write(outpath, &cv);
+    dpprof_canvas_free(&cv);
+    tl_free(&t);
+    return code;
+}
+
+/* the smallest 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 x 10^k at or above v (v > 0): a top the axis labels */
+static double tl_nice(double v) {
+    static const double m[] = {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
+    double p = pow(10.0, floor(log10(v)));
+    size_t i;
+    for (i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (m[i] * p >= v * (1 - 1e-12)) return m[i] * p;
+    return 10 * p;
+}
+
+#define TL_MAX_PANELS 8
+/* several results' timelines, one panel each, stacked, on one x axis and one y axis (a panel whose run ended
+   sooner ends sooner) with as many rows of phase labels each (one data height), titled by its label; the
+   figure titled title, one legend of every category any panel holds under it. every result must keep the same
+   clock: measured times and dry event counts do not share an axis */
+static int plot_timelines(const char *const *in, const char *const *label, int n, const char *outpath, const char *title, int width, int panel_h, int text_scale) {
+    static const unsigned char ink[3] = {25, 25, 25};
+    tl_data t[TL_MAX_PANELS];
+    dpprof_canvas cv, pc;
+    tl_axes ax;
+    int i, k, code = EXIT_OK, loaded = 0, used[DPPROF_CAT_COUNT], rows, maxrows, ts = text_scale;
+    int line_h = (DPPROF_PLOT_FONT_H + 6) * ts, top, lx, ly, sw = 10 * ts, gap = 3 * DPPROF_PLOT_FONT_W * ts;
+    char ttl[300];
+    memset(&cv, 0, sizeof cv);
+    memset(&ax, 0, sizeof ax);
+    memset(used, 0, sizeof used);
+    if (n < 1 || n > TL_MAX_PANELS) {
+        fprintf(stderr, "%s: plot: %d timelines: from 1 to %d fit one figure\n", prog, n, TL_MAX_PANELS);
+        return EXIT_USAGE;
+    }
+    for (i = 0; i < n && code == EXIT_OK; i++) {
+        code = tl_load(in[i], &t[i]);
+        if (code != EXIT_OK) break;
+        loaded++;
+        if (t[i].measured != t[0].measured) {
+            fprintf(stderr, "%s: plot: %s is %s and %s is %s: their timelines cannot share an x axis\n", prog, in[0],
+                    t[0].measured ? "timed" : "a dry run (no clock)", in[i], t[i].measured ? "timed" : "a dry run (no clock)");
+            code = EXIT_USAGE;
+            break;
+        }
+        if (t[i].x[t[i].n - 1] > ax.x_max) ax.x_max = t[i].x[t[i].n - 1];
+        if (t[i].peak > ax.y_max) ax.y_max = t[i].peak;
+        for (k = 0; k < t[i].nser; k++) {
+            int c;
+            for (c = 0; c < DPPROF_CAT_COUNT; c++)
+                if (!strcmp(dpprof_category_name(c), t[i].names[k])) used[c] = 1;
+        }
+    }
+    if (code != EXIT_OK) goto done;
+    /* room above the highest peak for its label, and a labelled top */
+    ax.y_max = tl_nice(ax.y_max > 0 ? ax.y_max * 1.15 : 1);
+    if (!(ax.x_max > 0)) ax.x_max = 1;
+    ax.no_legend = 1;
+    /* pass 1: the label rows each panel needs; every panel gets the most */
+    ax.rows_used = &rows;
+    for (i = 0, maxrows = 0; i < n && code == EXIT_OK; i++) {
+        memset(&pc, 0, sizeof pc);
+        rows = 0;
+        snprintf(ttl, sizeof ttl, "%s: %.*s", label[i], (int)t[i].desc_run, t[i].desc); /* as pass 2: a title may take two lines */
+        code = tl_render(&t[i], in[i], ttl, width, panel_h, ts, &ax, &pc);
+        dpprof_canvas_free(&pc);
+        if (rows > maxrows) maxrows = rows;
+    }
+    ax.rows_used = NULL;
+    ax.label_rows = maxrows;
+    if (code != EXIT_OK) goto done;
+    /* the title, then the legend: swatch and name per category, left to right, wrapping */
+    top = line_h + 4 * ts;
+    lx = 8 * ts;
+    ly = top;
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+        int w = sw + 2 * ts + dpprof_canvas_text_width(dpprof_category_name(k), ts);
+        if (!used[k]) continue;
+        if (lx + w > width - 8 * ts && lx > 8 * ts) lx = 8 * ts, ly += line_h;
+        lx += w + gap;
+    }
+    top = ly + line_h + 4 * ts;
+    if (dpprof_canvas_init(&cv, width, top + n * panel_h) != 0) { code = EXIT_ERROR; goto done; }
+    {
+        int tw = dpprof_canvas_text_width(title, ts);
+        dpprof_canvas_text(&cv, tw < width ? (width - tw) / 2 : 4, 4 * ts, title, ts, ink);
+    }
+    lx = 8 * ts;
+    ly = line_h + 4 * ts;
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+        const char *nm = dpprof_category_name(k);
+        int w = sw + 2 * ts + dpprof_canvas_text_width(nm, ts);
+        if (!used[k]) continue;
+        if (lx + w > width - 8 * ts && lx > 8 * ts) lx = 8 * ts, ly += line_h;
+        dpprof_canvas_rect(&cv, lx, ly + 2 * ts, sw, sw, dpprof_plot_palette(k));
+        dpprof_canvas_text(&cv, lx + sw + 2 * ts, ly, nm, ts, ink);
+        lx += w + gap;
+    }
+    /* pass 2: the panels, one data height */
+    for (i = 0; i < n && code == EXIT_OK; i++) {
+        memset(&pc, 0, sizeof pc);
+        snprintf(ttl, sizeof ttl, "%s: %.*s", label[i], (int)t[i].desc_run, t[i].desc);
+        code = tl_render(&t[i], in[i], ttl, width, panel_h, ts, &ax, &pc);
+        if (code != EXIT_OK) break;
+        for (k = 0; k < panel_h; k++) memcpy(cv.rgb + ((size_t)(top + i * panel_h + k) * (size_t)width) * 3, pc.rgb + (size_t)k * (size_t)width * 3, (size_t)width * 3);
+        dpprof_canvas_free(&pc);
+    }
+    if (code == EXIT_OK) code = tl_write(outpath, &cv);
 done:
     dpprof_canvas_free(&cv);
-    free(x);
-    free(y);
-    free(mx);
-    free(mnames);
-    dpprof_json_free(doc);
+    for (i = 0; i < loaded; i++) tl_free(&t[i]);
     return code;
 }
 
 static int cmd_plot(int argc, char **argv) {
     static const cli_opt t[] = {{"--out", "FILE.png", ""}, {"--title", "TEXT", ""}, {"--help", NULL, ""}};
-    const char *kind = NULL, *in = NULL, *out = NULL, *title = NULL, *v;
-    char name[64];
-    int i, k, ended = 0;
+    const char *kind = NULL, *in[TL_MAX_PANELS], *out = NULL, *title = NULL, *v;
+    char name[64], labels[TL_MAX_PANELS][128], ttl[300];
+    const char *lp[TL_MAX_PANELS];
+    int i, k, ended = 0, nin = 0;
     for (i = 0; i < argc; i++) {
         if (!ended && !strcmp(argv[i], "-h")) { help_plot(); return EXIT_OK; }
         if ((k = cli_next("plot", t, 3, argc, argv, &i, &ended, name, sizeof name, &v)) < 0) break;
@@ -1401,18 +1572,30 @@ static int cmd_plot(int argc, char **argv) {
         else if (k == 1) title = v;
         else if (k != 0) return k;
         else if (!kind) kind = v;
-        else if (!in) in = v;
-        else return usage_error("plot: unexpected argument '%s'%s", v, "");
+        else if (nin < TL_MAX_PANELS) in[nin++] = v;
+        else return usage_error("plot: '%s': at most 8 results make one figure%s", v, "");
     }
-    if (!kind || !in || !out) return usage_error("plot: usage: dpprof plot timeline RESULT.json --out FILE.png%s%s", "", "");
+    if (!kind || !nin || !out) return usage_error("plot: usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png%s%s", "", "");
     if (strcmp(kind, "timeline") != 0) return usage_error("plot: unknown figure '%s' (known: timeline)%s", kind, "");
-    if (out_same(in, out)) return usage_error("plot: --out '%s' is the input '%s': it would be overwritten", out, in);
+    for (k = 0; k < nin; k++)
+        if (out_same(in[k], out)) return usage_error("plot: --out '%s' is the input '%s': it would be overwritten", out, in[k]);
     {   /* the output is checked before any work */
         char path[PATH_MAX];
-        int kind;
-        if (out_resolve("plot --out", out, path, &kind)) return EXIT_USAGE;
+        int okind;
+        if (out_resolve("plot --out", out, path, &okind)) return EXIT_USAGE;
     }
-    return plot_timeline(in, out, title, 0, 0, 0);
+    if (nin == 1) return plot_timeline(in[0], out, title, 0, 0, 0);
+    for (k = 0; k < nin; k++) { /* a panel is named by its file: DIR/ID.json is ID */
+        const char *b = strrchr(in[k], '/');
+        size_t len;
+        b = b ? b + 1 : in[k];
+        len = strlen(b);
+        if (len > 5 && !strcmp(b + len - 5, ".json")) len -= 5;
+        snprintf(labels[k], sizeof labels[k], "%.*s", (int)(len < 127 ? len : 127), b);
+        lp[k] = labels[k];
+    }
+    snprintf(ttl, sizeof ttl, "%s", title ? title : "memory timelines, one panel each, shared axes");
+    return plot_timelines(in, lp, nin, out, ttl, 1600, 600, 2);
 }
 
 static void help_epsilon(void) {
@@ -3218,37 +3401,69 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     return rc;
 }
 
-/* a timeline needs the event log that sweeps leave out: rerun that one configuration with it */
-static int rep_fig_timeline(rep *r, const rep_line *l) {
-    const char *cfgl = rep_get(l, "config");
-    char id[512], *json, png[4096];
+/* the configuration of ID name-cfgl: its index, or -1 */
+static long long rep_config(const rep *r, const char *cfgl, size_t len) {
+    char id[512];
     long long c;
-    int rc;
-    struct stat st;
-    if (!cfgl) return rep_bad(r, l->line, "timeline needs config=LABEL-LABEL-...%s", "");
-    snprintf(id, sizeof id, "%s-%s", r->sp.name, cfgl);
+    if (!r->sp.id || !r->sp.name) return -1; /* a file the sweep refused names no configuration */
+    snprintf(id, sizeof id, "%s-%.*s", r->sp.name, (int)(len < 400 ? len : 400), cfgl);
     for (c = 0; c < r->sp.nconf; c++)
-        if (!strcmp(r->sp.id[c], id)) break;
-    if (c == r->sp.nconf) return rep_bad(r, l->line, "config=%s is not a configuration of this experiment", cfgl);
+        if (!strcmp(r->sp.id[c], id)) return c;
+    return -1;
+}
+
+/* a timeline's configurations: config=ID,ID,... (IDs without the experiment's name), each one of this experiment,
+   at most TL_MAX_PANELS, none twice; their indexes into c. returns how many, or -1 having said why */
+static int rep_timeline_configs(const rep *r, const rep_line *l, long long *c) {
+    const char *v = rep_get(l, "config"), *p, *e;
+    int n = 0, k;
+    if (!v || !*v) return rep_bad(r, l->line, "timeline needs config=LABEL-LABEL-... (several, one panel each: config=ID,ID,...)%s", ""), -1;
+    for (p = v;; p = e + 1) {
+        e = strchr(p, ',');
+        if (!e) e = p + strlen(p);
+        if (e == p) return rep_bad(r, l->line, "config=%s: an empty configuration between commas", v), -1;
+        if (n == TL_MAX_PANELS) return rep_bad(r, l->line, "config=%s: more than 8 configurations (one panel each) for one figure", v), -1;
+        if ((c[n] = rep_config(r, p, (size_t)(e - p))) < 0) {
+            char one[512];
+            snprintf(one, sizeof one, "%.*s", (int)(e - p < 400 ? e - p : 400), p);
+            return rep_bad(r, l->line, "config=%s is not a configuration of this experiment", one), -1;
+        }
+        for (k = 0; k < n; k++)
+            if (c[k] == c[n]) {
+                char msg[1024];
+                snprintf(msg, sizeof msg, "config=%.400s names %.400s twice", v, r->sp.id[c[n]]);
+                return rep_bad(r, l->line, "%s", msg), -1;
+            }
+        n++;
+        if (!*e) break;
+    }
+    return n;
+}
+
+/* DIR/timelines/ID.json, the configuration's run with the event log (sweeps leave it out): run now unless the
+   file is there. NULL having said why */
+static char *rep_timeline_json(rep *r, long long c) {
+    char *json;
+    struct stat st;
     { /* DIR/timelines/ID.json: a label cannot make another configuration's file name */
         char *tl = sweep_path(r->dir, "", "timelines", "");
         if (tl) (void)mkdir(tl, 0777);
         free(tl);
     }
-    json = sweep_path(r->dir, "timelines/", id, ".json");
-    if (!json) return EXIT_ERROR;
+    json = sweep_path(r->dir, "timelines/", r->sp.id[c], ".json");
+    if (!json) return NULL;
     if (stat(json, &st) != 0) {
         char **argv, **full;
+        int n = 0, k, wst = 0;
+        pid_t pid;
         /* on the backend of the sweep's result of it: a timeline of a measured sweep is measured too */
         r->sp.backend = r->res[c].have && strcmp(r->res[c].backend, "dry") && strcmp(r->res[c].backend, "unknown") ? r->res[c].backend : NULL;
         argv = sweep_argv(&r->sp, c, "/proc/self/exe", json);
         r->sp.backend = NULL;
-        int n = 0, k, wst = 0;
-        pid_t pid;
-        if (!argv) { free(json); return EXIT_ERROR; }
+        if (!argv) { free(json); return NULL; }
         while (argv[n]) n++;
         full = (char **)calloc((size_t)n + 3, sizeof *full);
-        if (!full) { free(argv); free(json); return EXIT_ERROR; }
+        if (!full) { free(argv); free(json); return NULL; }
         for (k = 0; k < n; k++) full[k] = argv[k];
         free(argv); /* the strings belong to the spec: full holds them now */
         full[n] = (char *)"--timeline";
@@ -3258,18 +3473,45 @@ static int rep_fig_timeline(rep *r, const rep_line *l) {
             execv("/proc/self/exe", full);
             _exit(127);
         }
-        if (pid < 0 || waitpid(pid, &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
-            fprintf(stderr, "%s: report: the timeline run of %s failed\n", prog, id);
-            free(full);
-            free(json);
-            return EXIT_ERROR;
-        }
         free(full);
+        if (pid < 0 || waitpid(pid, &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+            int st3 = pid > 0 && WIFEXITED(wst) && WEXITSTATUS(wst) == EXIT_OOM;
+            fprintf(stderr, "%s: report: the timeline run of %s failed%s\n", prog, r->sp.id[c], st3 ? " (out of memory: a configuration that does not fit has no timeline to draw)" : "");
+            (void)unlink(json); /* never a partial log */
+            free(json);
+            return NULL;
+        }
+    }
+    return json;
+}
+
+/* a timeline needs the event log that sweeps leave out: each configuration it names is rerun with it. one
+   configuration: its timeline; several: one panel each, stacked, on shared axes */
+static int rep_fig_timeline(rep *r, const rep_line *l) {
+    long long c[TL_MAX_PANELS];
+    char *json[TL_MAX_PANELS], png[4096];
+    const char *lab[TL_MAX_PANELS];
+    int n = rep_timeline_configs(r, l, c), k, rc = EXIT_OK;
+    size_t skip = strlen(r->sp.name) + 1;
+    if (n < 0) return EXIT_USAGE;
+    for (k = 0; k < n; k++) {
+        json[k] = rc == EXIT_OK ? rep_timeline_json(r, c[k]) : NULL;
+        if (!json[k]) rc = EXIT_ERROR;
+        lab[k] = r->sp.id[c[k]] + skip;
     }
     snprintf(png, sizeof png, "%s/%s-%s.png", r->figdir, r->sp.name, l->fig);
-    rc = plot_timeline(json, png, NULL, 1200, 800, 2);
-    if (rc == EXIT_OK) fprintf(r->summary, "figure %s (timeline of %s)\n", png, id);
-    free(json);
+    if (rc == EXIT_OK && n == 1) rc = plot_timeline(json[0], png, NULL, 1200, 800, 2);
+    else if (rc == EXIT_OK) {
+        char title[300];
+        snprintf(title, sizeof title, "%s: memory timelines, one panel per configuration, shared axes", r->sp.name);
+        rc = plot_timelines((const char *const *)json, lab, n, png, title, 1200, 600, 2);
+    }
+    if (rc == EXIT_OK) {
+        fprintf(r->summary, "figure %s (timeline%s of", png, n > 1 ? "s, one panel each," : "");
+        for (k = 0; k < n; k++) fprintf(r->summary, "%s %s", k ? "," : "", r->sp.id[c[k]]);
+        fputs(")\n", r->summary);
+    }
+    for (k = 0; k < n; k++) free(json[k]);
     return rc;
 }
 
@@ -3535,7 +3777,7 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
         for (i = 0; i < np; i++) {
             double v = NAN;
             if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok")) v = phases ? rep_phase_value(&r->res[c], idx[i], value) : r->res[c].mod[idx[i]] / REP_GIB;
-            val[j * np + i] = v == v || measured ? v : 0; /* a measurement that is not there: n/a, never 0 */
+            val[j * np + i] = v == v || measured || peak ? v : 0; /* a measurement, or a phase's memory, that is not there: n/a, never 0 */
         }
     }
     memset(&d, 0, sizeof d);
@@ -3571,6 +3813,14 @@ static void rep_summary_detail(const rep *r, long long c) {
     for (k = 0; k < DPPROF_CAT_COUNT; k++)
         if (x->cat[k] > 0) fprintf(r->summary, " %s %.3f", dpprof_category_name(k), x->cat[k] / REP_GIB);
     fputc('\n', r->summary);
+    /* by stage: the setup phases, then the step's, each at its own peak */
+    for (k = 0, first = 1; k < DPPROF_PHASE_COUNT; k++) {
+        if (x->ph_peak[k] != x->ph_peak[k]) continue;
+        fprintf(r->summary, "%s %s %.3f", first ? "    memory at each phase's peak (GiB):" : ",", dpprof_phase_name(k), x->ph_peak[k] / REP_GIB);
+        first = 0;
+    }
+    if (!first) fputc('\n', r->summary);
+    first = 1;
     if (x->step_ms != x->step_ms) return;
     fprintf(r->summary, "    time (%s%s%s): step %.3f ms, %.1f tokens/s, peak x step %.4f GiB s; ms per step:", x->backend, strcmp(x->backend, x->device) ? " on " : "",
             strcmp(x->backend, x->device) ? x->device : "", x->step_ms, x->tokens_s,
@@ -3600,10 +3850,12 @@ static void help_report(void) {
            "                                     phases, timeline, tradeoff\n"
            "  table [T] = pivot|breakdown|ops key=value ...   (TABDIR/NAME-table.tex; named T: NAME-T-table.tex)\n"
            "keys: x= series= rows= cols= group= (axes), value= (a metric), where=AXIS:LABEL,... ref=LABEL\n"
-           "batch=AXIS (capacity), config=LABEL-LABEL-... (timeline: that configuration is rerun on its\n"
-           "own with the event log, into DIR/timelines/ID.json, unless that file exists).\n"
+           "batch=AXIS (capacity), config=LABEL-LABEL-...[,LABEL-LABEL-...] (timeline: each configuration is rerun\n"
+           "on its own with the event log, into DIR/timelines/ID.json, unless that file exists; several, up to 8:\n"
+           "one panel each on shared axes, one legend, every phase named).\n"
            "phases group=AXIS value=bytes|flops|dram|peak|time: per phase, analytic bytes or flops per occurrence,\n"
-           "measured dram bytes (--dram, the counters step), live bytes at the phase's peak (setup phases too), ms per step.\n"
+           "measured dram bytes (--dram, the counters step), live bytes at the phase's peak (the stages: model_loaded,\n"
+           "data_setup, optimizer_setup, privacy_setup, then the step's phases), ms per step.\n"
            "tradeoff series=AXIS where=...: peak memory against the measured step time, a point per configuration;\n"
            "those without a timed result are named in one sentence (none timed: the figure is that sentence).\n"
            "ops tables (results of --op-times): cols=AXIS where=AXIS:LABEL,... top=N: one column a label, the N ops\n"
@@ -3648,6 +3900,10 @@ static int rep_validate(const rep *r) {
             if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && strcmp(l->val[k], "dram") && strcmp(l->val[k], "peak") &&
                 strcmp(l->val[k], "time") && !rep_known_metric(l->val[k]))
                 return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu model_mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", l->val[k]);
+        }
+        if (!table && !strcmp(l->kind, "timeline")) { /* its configurations exist before any is rerun */
+            long long tc[TL_MAX_PANELS];
+            if (rep_timeline_configs(r, l, tc) < 0) return EXIT_USAGE;
         }
         if ((v = rep_get(l, "where"))) {
             char buf[512], *tok, *save = NULL;

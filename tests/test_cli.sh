@@ -152,7 +152,7 @@ printf '\211PNG\r\n\032\n\000\000\000\rIHDR' >"$tmp/g.png"
 bad 2 "g.png: line 1, column 1: unexpected byte 0x89, expected a value" plot timeline "$tmp/g.png" --out "$tmp/bad.json"
 echo '{"timeline": {"t_ms": [0, 1], "bytes": [5, -5, 3], "category": [0, 0, 0]}}' >"$tmp/len.json"
 bad 2 "len.json: timeline arrays are empty or of different lengths" plot timeline "$tmp/len.json" --out "$tmp/bad.json"
-bad 2 "plot: usage: dpprof plot timeline RESULT.json --out FILE.png" plot timeline "$tmp/len.json"
+bad 2 "plot: usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png" plot timeline "$tmp/len.json"
 bad 2 "--steps '-5': expected an integer in [0, 1000000000000]" epsilon --steps -5 --sigma 1 --sample-rate 0.01
 bad 2 "--delta must be in (0, 1)" epsilon --sigma 1 --sample-rate 0.1 --steps 10 --delta 1
 bad 2 "run: --fused-clipgrad and --cublas-clipgrad contradict each other (--cublas-clipgrad came second)" run --preset tiny --algo auto --fused-clipgrad --cublas-clipgrad

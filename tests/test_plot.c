@@ -1056,6 +1056,90 @@ static const char *const k_algos[7] = {"vanilla", "persample", "ghost", "ghost_b
   } while (0)
 
 /* ---- algorithm colours ---------------------------------------------------- */
+/* a dry run's marks: the setup phases within a few pixels of each other at the start, then two steps of
+ * dp phases, noise and optimizer_step where the next forward begins. every distinct phase is labelled
+ * (rows grow past 3 where they must), a fixed label_rows is kept, no_legend draws no legend, and x_max
+ * extends the axis past the last x with nothing drawn there */
+static void test_panel_marks(void) {
+  static const char *const setup[4] = {"model_loaded", "data_setup", "optimizer_setup", "privacy_setup"};
+  static const char *const step[6] = {"forward", "backward", "norms", "clip_accumulate", "noise", "optimizer_step"};
+  static const unsigned char red[3] = {200, 30, 30};
+  enum { N = 3000, M = 4 + 2 * 8 * 4 + 2 * 2 };
+  double *x = (double *)malloc(sizeof(double) * N), *y = (double *)malloc(sizeof(double) * N), mx[M];
+  const char *mn[M];
+  const char *const sname[1] = {"activations"};
+  dpprof_timeline_desc t;
+  dpprof_canvas c;
+  int i, k, m = 0, rows = -1, ok, legend = 0, drawn_right = 0;
+  for (i = 0; i < N; i++) x[i] = i, y[i] = 100.0 + (i % 97);
+  for (k = 0; k < 4; k++) mx[m] = k < 1 ? 0.5 : (k < 3 ? 40.5 : 80.5), mn[m++] = setup[k];
+  for (i = 0; i < 2; i++) {   /* two steps */
+    for (k = 0; k < 8; k++) { /* eight physical batches */
+      double b0 = 80.5 + i * 1450 + k * 180;
+      mx[m] = b0, mn[m++] = step[0];
+      mx[m] = b0 + 70, mn[m++] = step[1];
+      mx[m] = b0 + 160, mn[m++] = step[2];
+      mx[m] = b0 + 161, mn[m++] = step[3];
+    }
+    mx[m] = 80.5 + (i + 1) * 1450, mn[m++] = step[4];
+    mx[m] = 80.5 + (i + 1) * 1450, mn[m++] = step[5];
+  }
+  memset(&t, 0, sizeof t);
+  memset(&c, 0, sizeof c);
+  t.width = 1200;
+  t.height = 600;
+  t.text_scale = 2;
+  t.n_points = N;
+  t.x = x;
+  t.n_series = 1;
+  t.y = y;
+  t.series_names = sname;
+  t.series_rgb = red;
+  t.n_marks = m;
+  t.mark_x = mx;
+  t.mark_names = mn;
+  t.label_rows_used = &rows;
+  rec_begin();
+  ok = dpprof_plot_timeline(&t, &c) == 0;
+  rec_end();
+  for (k = 0; k < 10 && ok; k++) {
+    const char *want = k < 4 ? setup[k] : step[k - 4];
+    int seen = 0;
+    for (i = 0; i < g_rec.n; i++) seen |= !strcmp(g_rec.b[i].s, want);
+    if (!seen) printf("  phase %s has no label\n", want);
+    ok &= seen;
+  }
+  printf("  crowded marks: %d rows of labels\n", rows);
+  check(ok && rows > 3 && rows <= DPPROF_PLOT_MAX_LABEL_ROWS, "timeline: every phase labelled where the setup phases crowd the start (rows past 3)");
+  if (c.rgb) save("build/tests/plot-timeline_panel_marks.png", &c);
+  dpprof_canvas_free(&c);
+  /* fixed rows, no legend, an axis to twice the last x */
+  t.label_rows = 6;
+  t.no_legend = 1;
+  t.x_max = 2.0 * (N - 1);
+  rows = -1;
+  rec_begin();
+  ok = dpprof_plot_timeline(&t, &c) == 0;
+  rec_end();
+  for (i = 0; i < g_rec.n; i++) legend |= g_rec.b[i].kind == DPPROF__PL_K_LEGEND;
+  if (ok && g_rec.na > 0) { /* the data area's right third: past the last x, no series colour */
+    int y0 = g_rec.area[0][1], y1 = g_rec.area[0][3], x0 = g_rec.area[0][0], x1 = g_rec.area[0][2], xx, yy;
+    for (xx = x0 + (x1 - x0) * 2 / 3; xx < x1; xx++)
+      for (yy = y0; yy < y1; yy++) drawn_right |= px_is(&c, xx, yy, red);
+    ok &= x1 - x0 > 900; /* without a legend the data area takes its room */
+  } else ok = 0;
+  check(ok && rows == 6 && !legend && !drawn_right, "timeline: label_rows kept, no_legend draws none, nothing drawn past the last x on a longer x_max");
+  dpprof_canvas_free(&c);
+  /* bad values */
+  t.x_max = (N - 1) / 2.0;
+  check(dpprof_plot_timeline(&t, &c) == DPPROF_PLOT_EVALUE, "timeline: x_max below the last x is refused");
+  t.x_max = 0;
+  t.label_rows = DPPROF_PLOT_MAX_LABEL_ROWS + 1;
+  check(dpprof_plot_timeline(&t, &c) == DPPROF_PLOT_EARG && !c.rgb, "timeline: label_rows past the maximum is refused");
+  free(x);
+  free(y);
+}
+
 static void test_algo_colours(void) {
   int i, j, ok = 1;
   for (i = 0; i < DPPROF_PLOT_ALGO_N; i++) {
@@ -1946,6 +2030,7 @@ int main(void) {
   test_known_pixels();
   test_legend_outside();
   test_mark_layout();
+  test_panel_marks();
   test_big();
   test_bad_inputs();
   test_odd_inputs();

@@ -16,6 +16,7 @@ axis lim = free: | tight: --memory-limit 2M
 figure peak = bars x=batch series=algo value=peak_gib where=lim:free
 figure mem = stacked group=algo ref=vanilla where=batch:4,lim:free
 figure tl = timeline config=ghost-2-free
+figure tls = timeline config=vanilla-2-free,ghost-2-free,flash_bk-4-free
 figure ph = phases group=algo where=batch:4,lim:free
 table = pivot rows=algo cols=batch value=peak_gib where=lim:tight
 CONF
@@ -23,7 +24,7 @@ CONF
 check "sweep of the small experiment exits 0" test $rc -eq 0
 "$bin" report "$tmp/small.conf" --results "$tmp/r" --figures "$tmp/f" --tables "$tmp/t"; rc=$?
 check "report exits 0" test $rc -eq 0
-for f in small-peak small-mem small-tl small-ph; do
+for f in small-peak small-mem small-tl small-tls small-ph; do
     check "figure $f.png is a PNG" bash -c "head -c 8 '$tmp/f/$f.png' | od -An -t x1 | tr -d ' \n' | grep -qx 89504e470d0a1a0a"
 done
 check "table written as booktabs" bash -c "grep -q '\\\\toprule' '$tmp/t/small-table.tex' && grep -q '\\\\bottomrule' '$tmp/t/small-table.tex'"
@@ -112,3 +113,64 @@ fg=$(grep -o '"flops_per_step": [0-9.e+]*' "$tmp/r/small-ghost-4-free.json" | gr
 cg=$(grep -o '\\dpdef{small}{ghost-4-free}{flop_ceiling}{[0-9.]*}' "$m" | grep -o '{[0-9.]*}$' | tr -d '{}')
 check "flop_ceiling: vanilla 1.00, ghost $cg, the flops of a step $fv / $fg" \
     bash -c "grep -qxF '\\dpdef{small}{vanilla-4-free}{flop_ceiling}{1.00}' '$m' && awk -v c='$cg' -v v='$fv' -v g='$fg' 'BEGIN { exit !(c > 0 && c < 1 && (c - v / g) ^ 2 < 0.01 ^ 2) }'"
+
+# timelines of several configurations: one PNG, a panel each (1200 wide, 600 a panel, under the title and
+# one legend), named in the summary; the configurations a timeline names are checked before anything runs
+png_size() { python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); print(*struct.unpack(">II", d[16:24]))' "$1"; }
+read -r w h <<<"$(png_size "$tmp/f/small-tls.png")"
+check "three panels in one figure: 1200 wide, three 600-pixel panels under a title and legend (got ${w}x$h)" \
+    bash -c "[ '$w' = 1200 ] && [ '$h' -gt 1800 ] && [ '$h' -lt 2000 ]"
+check "the summary names the three configurations of the panels" \
+    grep -qF "small-tls.png (timelines, one panel each, of small-vanilla-2-free, small-ghost-2-free, small-flash_bk-4-free)" "$tmp/r/summary.txt"
+check "each panel's configuration was rerun once with its event log" \
+    bash -c "ls '$tmp/r/timelines' | tr '\n' ' ' | grep -qxF 'small-flash_bk-4-free.json small-ghost-2-free.json small-vanilla-2-free.json '"
+for bad in "vanilla-2-free,ghost-3-free:config=ghost-3-free is not a configuration of this experiment" \
+           "vanilla-2-free,,ghost-2-free:config=vanilla-2-free,,ghost-2-free: an empty configuration between commas" \
+           "ghost-2-free,ghost-2-free:config=ghost-2-free,ghost-2-free names small-ghost-2-free twice" \
+           "vanilla-2-free,vanilla-4-free,ghost-2-free,ghost-4-free,flash_bk-2-free,flash_bk-4-free,vanilla-2-tight,vanilla-4-tight,ghost-2-tight:more than 8 configurations"; do
+    cfg=${bad%%:*} want=${bad#*:}
+    sed "s/^figure tls = .*/figure tls = timeline config=$cfg/" "$tmp/small.conf" >"$tmp/tlbad.conf"
+    rm -rf "$tmp/tlr"; mkdir -p "$tmp/tlr"; cp "$tmp/r"/small-*.json "$tmp/tlr/"
+    err=$("$bin" report "$tmp/tlbad.conf" --results "$tmp/tlr" --figures "$tmp/tlf" --tables "$tmp/tlt" 2>&1); rc=$?
+    check "timeline config=$cfg: exit 2, FILE:LINE, nothing run (got: $err)" \
+        bash -c "[ $rc -eq 2 ] && grep -qF 'tlbad.conf:9: config=' <<<\"\$1\" && grep -qF '$want' <<<\"\$1\" && [ ! -e '$tmp/tlr/timelines' ] && [ ! -e '$tmp/tlf' ]" _ "$err"
+done
+# dpprof plot timeline of several results: a panel each; a dry and a timed run do not share an axis; a sweep's
+# result without its event log says what is missing
+tl="$tmp/r/timelines"
+"$bin" plot timeline "$tl/small-vanilla-2-free.json" "$tl/small-ghost-2-free.json" --out "$tmp/two.png"; rc=$?
+read -r w h <<<"$(png_size "$tmp/two.png" 2>/dev/null)"
+check "plot timeline of two results: exit 0, one 1600-wide figure of two 600-pixel panels (got $rc, ${w}x$h)" \
+    bash -c "[ $rc -eq 0 ] && [ '$w' = 1600 ] && [ '$h' -gt 1200 ] && [ '$h' -lt 1400 ]"
+"$bin" run --preset tiny --backend cpu --steps 1 --seq 16 --batch 2 --quiet --out "$tmp/cpu.json"
+err=$("$bin" plot timeline "$tl/small-vanilla-2-free.json" "$tmp/cpu.json" --out "$tmp/mix.png" 2>&1); rc=$?
+check "plot timeline of a dry and a timed result: exit 2, they cannot share an x axis, nothing written (got: $err)" \
+    bash -c "[ $rc -eq 2 ] && grep -qF 'cpu.json is timed: their timelines cannot share an x axis' <<<\"\$1\" && [ ! -e '$tmp/mix.png' ]" _ "$err"
+err=$("$bin" plot timeline "$tl/small-vanilla-2-free.json" "$tmp/r/small-ghost-2-free.json" --out "$tmp/mix.png" 2>&1); rc=$?
+check "plot timeline with a sweep's result among several: exit 2, names that file and the missing event log (got: $err)" \
+    bash -c "[ $rc -eq 2 ] && grep -qF 'small-ghost-2-free.json: its \"timeline\" is null' <<<\"\$1\" && grep -qF 'timeline config=LABELS' <<<\"\$1\"" _ "$err"
+
+# the stages as memory: model load, data, optimizer and privacy setup are phases of the run with their live bytes
+# (privacy setup only where there is privacy), then the step's; the summary lists each phase's peak
+j="$tmp/r/small-ghost-2-free.json"
+check "a dp run records the stages model_loaded, data_setup, optimizer_setup, privacy_setup, then the step's phases" \
+    bash -c "python3 - '$j' <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+names = [s['name'] for s in r['snapshots']]
+assert names[:5] == ['model_loaded', 'data_setup', 'optimizer_setup', 'privacy_setup', 'step0.forward'], names
+p = r['phases']
+assert p['data_setup']['bytes_peak'] == p['model_loaded']['bytes_end'], p['data_setup']
+assert p['privacy_setup']['bytes_start'] == p['optimizer_setup']['bytes_end'], p['privacy_setup']
+PY"
+check "a vanilla run has no privacy_setup phase" \
+    bash -c "python3 -c \"import json,sys; r=json.load(open(sys.argv[1])); sys.exit(r['phases'].get('privacy_setup', {}).get('count', 0) != 0)\" '$tmp/r/small-vanilla-2-free.json'"
+check "the summary gives each configuration's memory at each phase's peak, setup stages first" \
+    bash -c "grep -A2 '^small-ghost-2-free ' '$tmp/r/summary.txt' | grep -qE '^    memory at each phase.s peak \\(GiB\\): model_loaded [0-9.]+, data_setup [0-9.]+, optimizer_setup [0-9.]+, privacy_setup [0-9.]+, forward'"
+printf 'line one\nline two\n' >"$tmp/corpus.txt"
+"$bin" run --preset tiny --backend dry --steps 1 --seq 4 --batch 2 --data "$tmp/corpus.txt" --quiet --out "$tmp/data.json"; rc=$?
+check "--data is read in the data_setup phase (a run on a file: exit 0, the phase recorded once)" \
+    bash -c "[ $rc -eq 0 ] && python3 -c \"import json,sys; sys.exit(json.load(open(sys.argv[1]))['phases']['data_setup']['count'] != 1)\" '$tmp/data.json'"
+err=$("$bin" run --preset tiny --backend dry --steps 1 --seq 64 --batch 2 --data "$tmp/corpus.txt" --quiet --out "$tmp/short.json" 2>&1); rc=$?
+check "a --data file too short for the sequence: exit 2, naming the file and seq, nothing written (got: $err)" \
+    bash -c "[ $rc -eq 2 ] && grep -qF 'corpus.txt: 18 bytes is too short for seq = 64' <<<\"\$1\" && [ ! -e '$tmp/short.json' ]" _ "$err"
