@@ -319,8 +319,7 @@ paper/generated/meta.tex: dpprof Makefile
 	  printf '\\dpdef{meta}{x}{commit}{%s}\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"; \
 	  printf '\\dpdef{meta}{x}{date}{%s}\n' "$$(git log -1 --format=%cs 2>/dev/null || echo unknown)"; \
 	  printf '\\dpdef{meta}{x}{gpu}{none}\n'; \
-	  printf '\\dpdef{meta}{x}{bench}{%s}\n' "$(if $(BENCH_DIRS),$(subst _,\_,$(subst $(bench_space),$(bench_sep),$(notdir $(BENCH_DIRS)))),none)"; \
-	  printf '\\dpdef{meta}{x}{cpu}{not one the results depend on (memory from the dry backend is exact and machine-independent)}\n'; } > $@.tmp
+	  printf '\\dpdef{meta}{x}{bench}{%s}\n' "$(if $(BENCH_DIRS),$(subst _,\_,$(subst $(bench_space),$(bench_sep),$(notdir $(BENCH_DIRS)))),none)"; } > $@.tmp
 	mv $@.tmp $@
 
 DEB_PACKAGES_PAPER := texlive-latex-base texlive-latex-recommended latexmk poppler-utils
