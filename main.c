@@ -3124,21 +3124,25 @@ static void rep_metric_title(const char *m, char *out, size_t cap) {
 }
 
 /* the labels of an axis as a figure or table shows them: "p2" -> "2" and "r16" -> "16" where every label of the axis is
-   one prefix of letters and a number (the axis title names it), else unchanged */
+   one prefix of letters and a number (the axis title names it), else unchanged; in a legend, which shows no axis title,
+   the title goes before the number ("ZeRO stage 2") */
 #define REP_DISP 40
-static void rep_disp_labels(const rep *r, int a, const char **in, int n, char (*buf)[REP_DISP], const char **out) {
+static void rep_disp_legend(const rep *r, int a, const char **in, int n, char (*buf)[REP_DISP], const char **out, int legend) {
     int i, strip = a >= 0 && n > 0;
     size_t pre = 0;
-    (void)r;
     for (i = 0; i < n && strip; i++) {
         size_t p = strspn(in[i], "abcdefghijklmnopqrstuvwxyz");
         if (i == 0) pre = p;
         strip = p > 0 && p == pre && !strncmp(in[i], in[0], p) && in[i][p] && strspn(in[i] + p, "0123456789") == strlen(in[i] + p);
     }
     for (i = 0; i < n; i++) {
-        snprintf(buf[i], REP_DISP, "%s", strip ? in[i] + pre : in[i]);
+        if (strip && legend) snprintf(buf[i], REP_DISP, "%.24s %s", rep_axis_title(r->sp.axis[a].name), in[i] + pre);
+        else snprintf(buf[i], REP_DISP, "%s", strip ? in[i] + pre : in[i]);
         out[i] = buf[i];
     }
+}
+static void rep_disp_labels(const rep *r, int a, const char **in, int n, char (*buf)[REP_DISP], const char **out) {
+    rep_disp_legend(r, a, in, n, buf, out, 0);
 }
 
 /* a memory category as a legend names it */
@@ -3293,7 +3297,7 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     rep_user_labels(r, l, where, capacity ? NULL : metric, title, sizeof title, &d.xlabel, &d.ylabel);
     d.title = title;
     rep_disp_labels(r, ax, xl, nx, xb, xd);
-    rep_disp_labels(r, as, sl, ns, sb, sd);
+    rep_disp_legend(r, as, sl, ns, sb, sd, 1);
     d.n_groups = nx;
     d.group_names = xd;
     d.n_series = ns;
@@ -3673,7 +3677,7 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
     d.n_groups = np;
     d.group_names = pl;
     d.n_series = ng;
-    rep_disp_labels(r, ag, gl, ng, gb, gd);
+    rep_disp_legend(r, ag, gl, ng, gb, gd, 1);
     d.series_names = gd;
     d.series_rgb = rgb;
     rep_user_labels(r, l, where, measured ? "dram_gib" : NULL, title, sizeof title, &d.xlabel, &d.ylabel);
@@ -3994,7 +3998,7 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     unsigned char *oom, rgb[REP_MAXL * 3];
     dpprof_lines_desc d;
     dpprof_canvas cv;
-    char title[256], ylabel[96];
+    char title[256], ylabel[112];
     if (!metric || as < 0) return rep_bad(r, l->line, "lines needs series=AXIS and value=METRIC%s", "");
     nx = rep_labels(r, ax, xl, REP_MAXL);
     ns = rep_labels(r, as, sl, REP_MAXL);
@@ -4033,7 +4037,7 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     snprintf(xlabel, sizeof xlabel, "%s, log scale", d.xlabel);
     d.xlabel = xlabel;
     d.title = title;
-    rep_disp_labels(r, as, sl, ns, sb, sd);
+    rep_disp_legend(r, as, sl, ns, sb, sd, 1);
     if (!strcmp(metric, "peak_gib") && limit > 0) { /* the memory limit the oom configurations exceeded */
         snprintf(budget, sizeof budget, "memory limit %.1f GiB", limit / REP_GIB);
         d.budget = limit / REP_GIB;
