@@ -1799,6 +1799,8 @@ typedef struct dpprof_bars_desc {
   int text_scale;                      /* as in dpprof_timeline_desc */
   const char *const *missing_labels;   /* (n_series * n_groups) like values, or NULL: the label of a NaN
                                           value, e.g. "oom" (up to 15 characters); NULL entries "n/a" */
+  int value_decimals;                  /* > 0: value labels with this many decimals ("0.76"), up to 6;
+                                          0: as hide_values says */
 } dpprof_bars_desc;
 
 /* renders grouped bars; canvas rules as for dpprof_plot_timeline. returns 0 or
@@ -1950,8 +1952,9 @@ typedef struct dpprof_lines_desc {
   const double *y;                     /* (n_series * n_points) series-major:
                                           y[s * n_points + i]; NaN = no point, the line breaks */
   const unsigned char *oom;            /* (n_series * n_points) or NULL; nonzero = did not fit:
-                                          a cross in the series colour in a band above the
-                                          data at that x (y is ignored; the line breaks) */
+                                          a cross in the series colour at that x in a band at
+                                          the top of the data area, which the y range grows
+                                          to leave free (y is ignored; the line breaks) */
   const char *const *series_names;     /* (n_series), NULL -> "series <i>" */
   const unsigned char *series_rgb;     /* (n_series*3), NULL -> dpprof_plot_palette(s) */
   const int *series_marker;            /* (n_series) DPPROF_PLOT_MARKER_*, NULL -> s % 6; a
@@ -1967,6 +1970,9 @@ typedef struct dpprof_lines_desc {
                                           lines are clipped to the data area */
   const char *oom_label;               /* legend entry of the cross, NULL -> "oom" */
   int text_scale;                      /* as in dpprof_timeline_desc */
+  double budget;                       /* > 0: a dashed horizontal line at this y (e.g. the memory
+                                          limit), inside the y range, labelled budget_label */
+  const char *budget_label;            /* NULL -> "budget" */
 } dpprof_lines_desc;
 
 /* legend (series, and the cross when any oom is set) outside the data.
@@ -11955,6 +11961,8 @@ static void dpprof__pl_bar_text(const dpprof_bars_desc *d, size_t i, char *buf, 
   const double v = d->values[i];
   if (v != v && d->missing_labels && d->missing_labels[i])
     snprintf(buf, (size_t)cap, "%.15s", d->missing_labels[i]);
+  else if (v == v && d->value_decimals > 0 && fabs(v) < 1e7)
+    dpprof__pl_fmt_fixed(buf, cap, v, d->value_decimals);
   else
     dpprof__pl_fmt_val(buf, cap, v, 4);
 }
@@ -13253,6 +13261,12 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
       if (!nvalid || y > ymx) ymx = y;
       nvalid++;
     }
+  if (!(d->budget == d->budget) || d->budget < 0.0 || !dpprof__pl_finite(d->budget)) return DPPROF_PLOT_EVALUE;
+  if (d->budget > 0.0) { /* the budget line lies inside the y range */
+    if (!nvalid || d->budget < ymn) ymn = d->budget;
+    if (!nvalid || d->budget > ymx) ymx = d->budget;
+    nvalid++;
+  }
   rx = dpprof__pl_range_arg(d->x_min, d->x_max, d->log_x);
   ry = dpprof__pl_range_arg(d->y_min, d->y_max, d->log_y);
   if (rx < 0 || ry < 0) return DPPROF_PLOT_EVALUE;
@@ -13338,12 +13352,21 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
     dpprof__pl_frame_layout(&f);
   }
   if (noom) {
-    /* band of crosses above the data: rows as the x positions need */
+    /* band of crosses at the top of the data area: rows as the x positions need; the y range grows so
+     * that the data stays under the band */
+    int band, hd;
     rows = dpprof__pl_oom_rows(&f, d, r, DPPROF__PL_OOM_ROWS, orow, ocx);
-    f.top_h = rows * (2 * r + 3 * s) + 3 * s;
-    dpprof__pl_frame_layout(&f);
-    dpprof__pl_frame_legend(&f, &L);
-    dpprof__pl_frame_layout(&f);
+    band = rows * (2 * r + 3 * s) + 3 * s;
+    hd = f.y1 - f.y0;
+    if (ry == 0 && hd > 2 * band) {
+      double g = (double)hd / (double)(hd - band), top = f.ya.hi;
+      if (d->log_y) /* in steps of 1.25x (exact in binary, so the same on every platform) */
+        while (dpprof__pl_mul(log10(f.ya.hi / f.ya.lo), (double)(hd - band)) < dpprof__pl_mul(log10(top / f.ya.lo), (double)hd))
+          f.ya.hi *= 1.25;
+      else
+        f.ya.hi = f.ya.lo + dpprof__pl_mul(f.ya.hi - f.ya.lo, g);
+      dpprof__pl_frame_layout(&f);
+    }
     dpprof__pl_oom_rows(&f, d, r, rows, orow, ocx);
   }
 
@@ -13377,14 +13400,24 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
         }
       }
   }
+  if (d->budget > 0.0) {
+    double by = dpprof__pl_ax_map(&f.ya, d->budget);
+    if (by >= f.y0 && by <= f.y1) {
+      const char *bl = d->budget_label ? d->budget_label : "budget";
+      int yb = dpprof__pl_floor_i(by);
+      dpprof__pl_dashes(canvas, 0, yb, f.x0, f.x1, lw, 6 * s, 3 * s, dpprof__pl_c_mark);
+      /* the label over the line at the left, where the curves start low */
+      dpprof__pl_text_at(canvas, f.x0 + 2 * s, yb - 2 * s, bl, s, 0, 2, dpprof__pl_c_mark);
+    }
+  }
   if (noom) {
-    int m = 0, pitch = 2 * r + 3 * s;
-    const int clip[4] = {f.x0 - r, 0, f.x1 + r, f.y0 - s};
+    int m = 0, pitch = 2 * r + 3 * s, band = rows * pitch + 3 * s;
+    const int clip[4] = {f.x0, f.y0, f.x1, f.y1};
     for (k = 0; k < S; k++)
       for (i = 0; i < n; i++) {
         if (!d->oom[(size_t)k * (size_t)n + (size_t)i]) continue;
         if (ocx[m] >= f.x0 - 1 && ocx[m] <= f.x1)
-          dpprof__pl_marker(canvas, ocx[m], f.y0 - s - 2 * s - r - 1 - orow[m] * pitch, DPPROF__PL_MK_OOM, r, rgb + 3 * k,
+          dpprof__pl_marker(canvas, ocx[m], f.y0 + band - 2 * s - r - orow[m] * pitch, DPPROF__PL_MK_OOM, r, rgb + 3 * k,
                             clip);
         m++;
       }

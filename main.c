@@ -2779,6 +2779,11 @@ done:
    metrics: rep_metrics, and <category>_gib */
 
 #define REP_MAX_LINES 64
+/* the paper's figures: 2400 x 1600 pixels, the 8x13 font at 5x, so that at two thirds of a 7-inch text width
+   (about 500 dpi) the text prints at about 9 pt */
+#define REP_FIG_W 2400
+#define REP_FIG_H 1600
+#define REP_FIG_TEXT 5
 #define REP_MAXOPS 64 /* ops of one result an ops table reads (dpprof has fewer op names) */
 
 typedef struct rep_res {
@@ -2793,6 +2798,8 @@ typedef struct rep_res {
     double ph_traffic[DPPROF_PHASE_COUNT][4]; /* measured dram read, dram write, l2 read, l2 write bytes (--dram,
                                                  the counters step); nan: not measured */
     char backend[16], device[80];     /* config.backend, meta.device: what produced the numbers */
+    char commit[48], date[16];        /* meta.git_commit, and meta.date's day: the build and the day of the run */
+    double mem_limit;                 /* config.memory_limit (bytes; nan: none) */
     double params, trainable, epsilon, step_ms, tokens_s;
     double moved, flops;              /* analytic bytes and flops of one training step */
     double mfu, model_mfu, dram;      /* cuda: the executed flops' and the model flops' utilisation; measured dram bytes of the counters step */
@@ -2806,7 +2813,7 @@ typedef struct rep_res {
 } rep_res;
 
 /* the numeric metrics of a result, in the order the macros list them (norm_bound is a string macro) */
-static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "model_mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling", "gib_s"};
+static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "model_mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling", "gib_s", "dry_peak_gib", "driver_peak_gib", "dram_ratio"};
 
 typedef struct rep_line {             /* a figure or table line of the conf */
     int line;
@@ -2881,13 +2888,32 @@ static int rep_read_lines(rep *r) {
         tok = strtok_r(eq + 1, " \t\r\n\v\f", &save);
         if (!tok) { rc = rep_bad(r, ln, "no KIND after '='%s", ""); break; }
         snprintf(l->kind, sizeof l->kind, "%s", tok);
-        while ((tok = strtok_r(NULL, " \t\r\n\v\f", &save))) {
-            char *e = strchr(tok, '=');
-            if (!e || l->nkv == 16) { rc = rep_bad(r, ln, "'%s': expected key=value", tok); break; }
+        /* key=value, or key="text with spaces" (a figure's title and axis labels) */
+        for (tok = save; rc == EXIT_OK && tok && *tok;) {
+            char *e, *end;
+            while (sweep_space((unsigned char)*tok)) tok++;
+            if (!*tok) break;
+            e = tok + strcspn(tok, "= \t\r\n\v\f");
+            if (*e != '=' || l->nkv == 16) {
+                *(tok + strcspn(tok, " \t\r\n\v\f")) = 0;
+                rc = rep_bad(r, ln, "'%s': expected key=value", tok);
+                break;
+            }
             *e = 0;
+            if (e[1] == '"') {
+                end = strchr(e + 2, '"');
+                if (!end) { rc = rep_bad(r, ln, "%s=\"...: no closing quote", tok); break; }
+                *end = 0;
+                snprintf(l->val[l->nkv], sizeof l->val[0], "%s", e + 2);
+            } else {
+                end = e + 1 + strcspn(e + 1, " \t\r\n\v\f");
+                if (*end) *end = 0;
+                else end--; /* the last token: nothing after it */
+                snprintf(l->val[l->nkv], sizeof l->val[0], "%s", e + 1);
+            }
             snprintf(l->key[l->nkv], sizeof l->key[0], "%s", tok);
-            snprintf(l->val[l->nkv], sizeof l->val[0], "%s", e + 1);
             l->nkv++;
+            tok = end + 1;
         }
     }
     free(buf);
@@ -2977,7 +3003,12 @@ static void rep_load(rep *r, long long c) {
         const char *be = dpprof_json_string(dpprof_json_path(root, "config.backend")), *dev = dpprof_json_string(dpprof_json_path(root, "meta.device"));
         snprintf(x->backend, sizeof x->backend, "%s", be ? be : "unknown");
         snprintf(x->device, sizeof x->device, "%s", dev ? dev : "unknown");
+        dev = dpprof_json_string(dpprof_json_path(root, "meta.git_commit"));
+        snprintf(x->commit, sizeof x->commit, "%.12s", dev ? dev : "");
+        dev = dpprof_json_string(dpprof_json_path(root, "meta.date"));
+        snprintf(x->date, sizeof x->date, "%.10s", dev ? dev : "");
     }
+    x->mem_limit = rep_num(dpprof_json_path(root, "config.memory_limit"));
     x->peak = rep_num(dpprof_json_path(root, "breakdown.bytes.peak"));
     /* the three peaks of a cuda run (meta.memory; a result from before it has the driver's figure in MiB alone) */
     x->dry_peak = rep_num(dpprof_json_path(root, "meta.memory.dry_peak_bytes"));
@@ -3189,6 +3220,9 @@ static double rep_metric(const rep *r, long long c, const char *m) {
     if (!strcmp(m, "norm_dram_pct")) return 100.0 * x->norm_dram;
     if (!strcmp(m, "norm_flops_pct")) return 100.0 * x->norm_flops;
     if (!strcmp(m, "norm_bound_pct")) return 100.0 * x->norm_roof;
+    if (!strcmp(m, "dry_peak_gib")) return x->dry_peak / REP_GIB;
+    if (!strcmp(m, "driver_peak_gib")) return x->drv_peak / REP_GIB;
+    if (!strcmp(m, "dram_ratio")) return x->moved > 0 ? x->dram / x->moved : NAN;
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
         char name[64];
         snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
@@ -3211,7 +3245,7 @@ static int rep_known_metric(const char *m) {
 
 /* a metric that only a timed run (cuda, or cpu for time) has */
 static int rep_measured_metric(const char *m) {
-    static const char *const t[] = {"step_ms", "tokens_per_s", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "gib_s"};
+    static const char *const t[] = {"step_ms", "tokens_per_s", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "gib_s", "driver_peak_gib", "dram_ratio"};
     size_t k;
     for (k = 0; m && k < sizeof t / sizeof t[0]; k++)
         if (!strcmp(m, t[k])) return 1;
@@ -3271,8 +3305,93 @@ static const char *rep_metric_unit(const char *m) {
     if (!strcmp(m, "overhead")) return "x vanilla";
     if (!strcmp(m, "step_ms")) return "ms";
     if (!strcmp(m, "gib_s")) return "GiB s, the peak held for one step";
+    if (!strcmp(m, "dram_ratio")) return "x analytic bytes";
     if (!strcmp(m, "tokens_per_s")) return "tokens/s";
     return "";
+}
+
+/* ---- words for a reader: axis names, metrics, labels and categories as a figure shows them ---------- */
+static const char *rep_axis_title(const char *axis) {
+    static const char *const t[][2] = {{"seq", "sequence length T (tokens)"}, {"phys", "physical batch b"}, {"batch", "logical batch B"},
+                                       {"algo", "algorithm"}, {"mode", "fine-tuning"}, {"dtype", "storage"}, {"checkpoint", "activation checkpointing"},
+                                       {"ranks", "GPUs"}, {"zero", "ZeRO stage"}, {"shape", "model and shape"}, {"lora", "LoRA rank"},
+                                       {"train", "training"}, {"kernel", "clipped-sum kernel"}};
+    size_t k;
+    for (k = 0; axis && k < sizeof t / sizeof t[0]; k++)
+        if (!strcmp(axis, t[k][0])) return t[k][1];
+    return axis ? axis : "";
+}
+
+/* "peak memory (GiB)", or the metric and its unit */
+static void rep_metric_title(const char *m, char *out, size_t cap) {
+    static const char *const t[][2] = {{"peak_gib", "peak memory (GiB)"}, {"speed", "throughput (x non-private)"},
+                                       {"mfu", "MFU (% of the tensor-core peak)"}, {"tokens_per_s", "throughput (tokens/s)"},
+                                       {"step_ms", "step time (ms)"}, {"overhead", "peak (x non-private)"},
+                                       {"tflop", "TFLOP per step (analytic)"}, {"moved_gib", "GiB moved per step (analytic)"},
+                                       {"dram_gib", "DRAM GiB per step (measured)"}};
+    size_t k;
+    for (k = 0; m && k < sizeof t / sizeof t[0]; k++)
+        if (!strcmp(m, t[k][0])) {
+            snprintf(out, cap, "%s", t[k][1]);
+            return;
+        }
+    snprintf(out, cap, "%s (%s)", m ? m : "", rep_metric_unit(m ? m : ""));
+}
+
+/* the labels of an axis as a figure or table shows them: "p2" -> "2" and "r16" -> "16" where every label of the axis is
+   one prefix of letters and a number (the axis title names it), else unchanged; in a legend, which shows no axis title,
+   the title goes before the number ("ZeRO stage 2") */
+#define REP_DISP 40
+static void rep_disp_legend(const rep *r, int a, const char **in, int n, char (*buf)[REP_DISP], const char **out, int legend) {
+    int i, strip = a >= 0 && n > 0;
+    size_t pre = 0;
+    for (i = 0; i < n && strip; i++) {
+        size_t p = strspn(in[i], "abcdefghijklmnopqrstuvwxyz");
+        if (i == 0) pre = p;
+        strip = p > 0 && p == pre && !strncmp(in[i], in[0], p) && in[i][p] && strspn(in[i] + p, "0123456789") == strlen(in[i] + p);
+    }
+    for (i = 0; i < n; i++) {
+        if (strip && legend) snprintf(buf[i], REP_DISP, "%.24s %s", rep_axis_title(r->sp.axis[a].name), in[i] + pre);
+        else snprintf(buf[i], REP_DISP, "%s", strip ? in[i] + pre : in[i]);
+        out[i] = buf[i];
+    }
+}
+static void rep_disp_labels(const rep *r, int a, const char **in, int n, char (*buf)[REP_DISP], const char **out) {
+    rep_disp_legend(r, a, in, n, buf, out, 0);
+}
+
+/* a memory category as a legend names it */
+static const char *rep_cat_title(int k) {
+    switch (k) {
+    case DPPROF_CAT_MODEL_PARAMETERS: return "weights";
+    case DPPROF_CAT_OPTIMIZER_STATES: return "optimizer states";
+    case DPPROF_CAT_GRADIENTS: return "gradients";
+    case DPPROF_CAT_ACTIVATIONS: return "activations";
+    case DPPROF_CAT_ACTIVATION_HOOKS: return "DP cache (book-keeping)";
+    case DPPROF_CAT_PER_SAMPLE_GRADIENTS: return "per-sample gradients";
+    case DPPROF_CAT_NORM_SAMPLES: return "per-sample norms";
+    case DPPROF_CAT_TEMP_MATRICES: return "Gram temporaries";
+    case DPPROF_CAT_LORA: return "LoRA";
+    default: return dpprof_category_name(k);
+    }
+}
+
+/* title= xlabel= ylabel= of the figure line, where given, replace the generated ones; a given title of a measured metric
+   is followed by what measured it */
+static void rep_user_labels(const rep *r, const rep_line *l, const char *where, const char *metric, char *title, size_t cap, const char **xlabel,
+                            const char **ylabel) {
+    const char *t = rep_get(l, "title"), *x = rep_get(l, "xlabel"), *y = rep_get(l, "ylabel");
+    if (t) {
+        char src[256];
+        snprintf(title, cap, "%s", t);
+        if (metric && rep_measured_metric(metric) && rep_sources_n(r, where, 1, 0, src, sizeof src)) {
+            const char *on = strstr(src, " on ");
+            strncat(title, ", ", cap - strlen(title) - 1);
+            strncat(title, on ? on + 4 : src, cap - strlen(title) - 1);
+        }
+    }
+    if (x && xlabel) *xlabel = x;
+    if (y && ylabel) *ylabel = y;
 }
 
 /* the leading integer of a label ("b64" -> 64, "512" -> 512) */
@@ -3325,9 +3444,9 @@ static const unsigned char *rep_series_rgb(const rep *r, int axis, const char *l
 static int rep_bars_png(const rep *r, const rep_line *l, dpprof_bars_desc *d, double *val) {
     dpprof_canvas cv;
     int rc;
-    d->width = 1200;
-    d->height = 800;
-    d->text_scale = 2; /* legible when the paper prints it at two thirds of the text width */
+    d->width = REP_FIG_W;
+    d->height = REP_FIG_H;
+    d->text_scale = REP_FIG_TEXT;
     d->values = val;
     memset(&cv, 0, sizeof cv);
     rc = dpprof_plot_bars(d, &cv);
@@ -3343,7 +3462,8 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     const char *xs = rep_get(l, "x"), *ss = rep_get(l, "series"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
     const char *batch = rep_get(l, "batch");
     int ax = rep_axis(r, xs), as = rep_axis(r, ss), ab = rep_axis(r, batch), nx, ns, i, j;
-    const char *xl[REP_MAXL], *sl[REP_MAXL], **miss;
+    const char *xl[REP_MAXL], *sl[REP_MAXL], **miss, *xd[REP_MAXL], *sd[REP_MAXL];
+    char xb[REP_MAXL][REP_DISP], sb[REP_MAXL][REP_DISP];
     double *val;
     unsigned char rgb[REP_MAXL * 3];
     dpprof_bars_desc d;
@@ -3383,19 +3503,25 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
         }
     }
     memset(&d, 0, sizeof d);
-    snprintf(title, sizeof title, "%s: %s%s%s", r->sp.name, capacity ? "largest physical batch within the memory limit" : metric, where ? " (" : "", where ? where : "");
-    if (where) strncat(title, ")", sizeof title - strlen(title) - 1);
+    if (capacity) snprintf(ylabel, sizeof ylabel, "largest physical batch b");
+    else rep_metric_title(metric, ylabel, sizeof ylabel);
+    snprintf(title, sizeof title, "%s", capacity ? "largest physical batch within the memory limit" : ylabel);
     if (!capacity) rep_title_source(r, where, metric, title, sizeof title);
-    snprintf(ylabel, sizeof ylabel, capacity ? "physical batch" : "%s (%s)", metric, rep_metric_unit(metric ? metric : ""));
-    d.title = title;
-    d.xlabel = xs;
+    d.xlabel = rep_axis_title(xs);
     d.ylabel = ylabel;
+    rep_user_labels(r, l, where, capacity ? NULL : metric, title, sizeof title, &d.xlabel, &d.ylabel);
+    d.title = title;
+    rep_disp_labels(r, ax, xl, nx, xb, xd);
+    rep_disp_legend(r, as, sl, ns, sb, sd, 1);
     d.n_groups = nx;
-    d.group_names = xl;
+    d.group_names = xd;
     d.n_series = ns;
-    d.series_names = sl;
+    d.series_names = sd;
     d.series_rgb = rgb;
     d.missing_labels = miss;
+    if (!capacity && metric) /* ratios to two decimals, GiB and percentages to one */
+        d.value_decimals = !strcmp(metric, "speed") || !strcmp(metric, "overhead") || !strcmp(metric, "flop_ceiling") ? 2
+                           : strstr(metric, "_gib") || !strcmp(metric, "mfu") ? 1 : 0;
     rc = rep_bars_png(r, l, &d, val);
     free(miss);
     return rc;
@@ -3500,11 +3626,11 @@ static int rep_fig_timeline(rep *r, const rep_line *l) {
         lab[k] = r->sp.id[c[k]] + skip;
     }
     snprintf(png, sizeof png, "%s/%s-%s.png", r->figdir, r->sp.name, l->fig);
-    if (rc == EXIT_OK && n == 1) rc = plot_timeline(json[0], png, NULL, 1200, 800, 2);
+    if (rc == EXIT_OK && n == 1) rc = plot_timeline(json[0], png, NULL, REP_FIG_W, REP_FIG_H, REP_FIG_TEXT);
     else if (rc == EXIT_OK) {
         char title[300];
         snprintf(title, sizeof title, "%s: memory timelines, one panel per configuration, shared axes", r->sp.name);
-        rc = plot_timelines((const char *const *)json, lab, n, png, title, 1200, 600, 2);
+        rc = plot_timelines((const char *const *)json, lab, n, png, title, REP_FIG_W, REP_FIG_H / 2, REP_FIG_TEXT);
     }
     if (rc == EXIT_OK) {
         fprintf(r->summary, "figure %s (timeline%s of", png, n > 1 ? "s, one panel each," : "");
@@ -3631,52 +3757,72 @@ static int rep_table(rep *r, const rep_line *l) {
         /* the comment line is tex too, but nothing after % is read */
         for (j = 0; j < nc; j++) fputs("r", af.f);
         fputs("}\n\\toprule\n", af.f);
-        rep_tex(af.f, rs);
-        for (j = 0; j < nc; j++) {
-            fputs(" & ", af.f);
-            rep_tex(af.f, cs);
-            fputs("=", af.f);
-            rep_tex(af.f, cl[j]);
-        }
-        fputs(" \\\\\n\\midrule\n", af.f);
-        for (i = 0; i < nr; i++) {
-            rep_tex(af.f, rl[i]);
+        { /* the columns' axis over their labels, the rows' axis over the row labels */
+            const char *cd[REP_MAXL], *rd[REP_MAXL];
+            char cb[REP_MAXL][REP_DISP], rb[REP_MAXL][REP_DISP];
+            rep_disp_labels(r, ac, cl, nc, cb, cd);
+            rep_disp_labels(r, ar, rl, nr, rb, rd);
+            fprintf(af.f, " & \\multicolumn{%d}{c}{", nc);
+            rep_tex(af.f, rep_axis_title(cs));
+            fprintf(af.f, "} \\\\\n\\cmidrule(l){2-%d}\n", nc + 1);
+            rep_tex(af.f, rep_axis_title(rs));
             for (j = 0; j < nc; j++) {
-                long long c = rep_find(r, where, ar, rl[i], ac, cl[j]);
-                double v = rep_metric(r, c, metric);
-                if (v != v && c >= 0 && r->res[c].have && strcmp(r->res[c].status, "ok")) snprintf(cell, sizeof cell, "%s", r->res[c].status);
-                else rep_fmt(cell, sizeof cell, metric, v);
-                fprintf(af.f, " & %s", cell);
+                fputs(" & ", af.f);
+                rep_tex(af.f, cd[j]);
             }
-            fputs(" \\\\\n", af.f);
+            fputs(" \\\\\n\\midrule\n", af.f);
+            for (i = 0; i < nr; i++) {
+                rep_tex(af.f, rd[i]);
+                for (j = 0; j < nc; j++) {
+                    long long c = rep_find(r, where, ar, rl[i], ac, cl[j]);
+                    double v = rep_metric(r, c, metric);
+                    if (v != v && c >= 0 && r->res[c].have && strcmp(r->res[c].status, "ok")) snprintf(cell, sizeof cell, "%s", r->res[c].status);
+                    else rep_fmt(cell, sizeof cell, metric, v);
+                    fprintf(af.f, " & %s", cell);
+                }
+                fputs(" \\\\\n", af.f);
+            }
         }
         fputs("\\bottomrule\n\\end{tabular}\n", af.f);
     } else if (!strcmp(l->kind, "breakdown")) {
         static const int cats[] = {DPPROF_CAT_MODEL_PARAMETERS, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_CAT_GRADIENTS, DPPROF_CAT_ACTIVATIONS, DPPROF_CAT_ACTIVATION_HOOKS, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_CAT_TEMP_MATRICES, DPPROF_CAT_NORM_SAMPLES, DPPROF_CAT_LORA};
-        static const char *const short_names[] = {"params", "optim.", "grads", "activ.", "hooks", "per-sample", "temp", "norms", "lora"};
+        static const char *const short_names[] = {"weights", "optim.", "grads", "activ.", "DP cache", "per-sample", "Gram", "norms", "LoRA"};
+        int show[9], nshow = 0;
         const char *gs = rep_get(l, "group");
         int ag = rep_axis(r, gs), ng;
         const char *gl[REP_MAXL];
         if (ag < 0) return rep_bad(r, l->line, "breakdown needs group=AXIS of this experiment%s", "");
         ng = rep_labels(r, ag, gl, REP_MAXL);
+        for (k = 0; k < 9; k++) { /* a column of zeros says nothing: only the categories some row holds */
+            char name[64];
+            show[k] = 0;
+            snprintf(name, sizeof name, "%s_gib", dpprof_category_name(cats[k]));
+            for (i = 0; i < ng; i++) show[k] |= rep_metric(r, rep_find(r, where, ag, gl[i], -1, NULL), name) >= 0.005;
+            nshow += show[k];
+        }
         if (out_open(&af, path, "table")) return EXIT_ERROR;
         fprintf(af.f, "%% generated by dpprof report from %s: memory at the peak by category (GiB)%s%s\n\\begin{tabular}{lrr", r->conf, where ? ", " : "", where ? where : "");
-        for (k = 0; k < 9; k++) fputs("r", af.f);
+        for (k = 0; k < nshow; k++) fputs("r", af.f);
         fputs("}\n\\toprule\n", af.f);
-        rep_tex(af.f, gs);
-        fputs(" & peak & $\\times$vanilla", af.f);
-        for (k = 0; k < 9; k++) fprintf(af.f, " & %s", short_names[k]);
+        rep_tex(af.f, rep_axis_title(gs));
+        fputs(" & peak & $\\times$non-private", af.f);
+        for (k = 0; k < 9; k++)
+            if (show[k]) fprintf(af.f, " & %s", short_names[k]);
         fputs(" \\\\\n\\midrule\n", af.f);
         for (i = 0; i < ng; i++) {
             long long c = rep_find(r, where, ag, gl[i], -1, NULL);
             char name[64];
             rep_tex(af.f, gl[i]);
             for (k = -2; k < 9; k++) {
+                if (k >= 0 && !show[k]) continue;
                 if (k == -2) rep_fmt(cell, sizeof cell, "peak_gib", rep_metric(r, c, "peak_gib"));
                 else if (k == -1) rep_fmt(cell, sizeof cell, "overhead", rep_metric(r, c, "overhead"));
                 else {
+                    double v;
                     snprintf(name, sizeof name, "%s_gib", dpprof_category_name(cats[k]));
-                    rep_fmt(cell, sizeof cell, name, rep_metric(r, c, name));
+                    v = rep_metric(r, c, name);
+                    if (v > 0 && v < 0.005) snprintf(cell, sizeof cell, "$<$0.01");
+                    else rep_fmt(cell, sizeof cell, name, v);
                 }
                 if (c >= 0 && r->res[c].have && strcmp(r->res[c].status, "ok") && k == -2) snprintf(cell, sizeof cell, "%s", r->res[c].status);
                 fprintf(af.f, " & %s", cell);
@@ -3712,6 +3858,12 @@ static void rep_macros(rep *r) {
             fprintf(r->macros, "\\dpdef{%s}{%s}{%s}{%s}\n", r->sp.name, id, rep_metrics[k], v);
         }
         if (r->res[c].norm_bound[0]) fprintf(r->macros, "\\dpdef{%s}{%s}{norm_bound}{%s}\n", r->sp.name, id, r->res[c].norm_bound);
+        if (strcmp(r->res[c].backend, "dry") && r->res[c].commit[0] && strspn(r->res[c].commit, "0123456789abcdef") == strlen(r->res[c].commit))
+            fprintf(r->macros, "\\dpdef{%s}{%s}{run_commit}{%s}\n", r->sp.name, id, r->res[c].commit);
+        if (strcmp(r->res[c].backend, "dry") && strlen(r->res[c].date) == 10 && strspn(r->res[c].date, "0123456789-") == 10)
+            fprintf(r->macros, "\\dpdef{%s}{%s}{run_date}{%s}\n", r->sp.name, id, r->res[c].date);
+        if (strcmp(r->res[c].backend, "dry") && strcmp(r->res[c].device, "unknown") && !strpbrk(r->res[c].device, "\\{}%#$&_^~")) /* tex-safe names only */
+            fprintf(r->macros, "\\dpdef{%s}{%s}{run_device}{%s}\n", r->sp.name, id, r->res[c].device);
         for (k = 0; k < DPPROF_CAT_COUNT; k++) {
             char name[64];
             double x;
@@ -3744,6 +3896,8 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
     double *val;
     unsigned char rgb[REP_MAXL * 3];
     const int peak = value && !strcmp(value, "peak"), measured = value && (!strcmp(value, "dram") || !strcmp(value, "time"));
+    const char *gd[REP_MAXL];
+    char gb[REP_MAXL][REP_DISP];
     dpprof_bars_desc d;
     char title[512], src[256];
     if (ag < 0) return rep_bad(r, l->line, "group=%s is not an axis of this experiment", gs ? gs : "(missing)");
@@ -3781,13 +3935,12 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
         }
     }
     memset(&d, 0, sizeof d);
-    snprintf(title, sizeof title, "%s: %s%s%s%s", r->sp.name,
+    snprintf(title, sizeof title, "%s%s%s%s",
              !phases ? "memory at the peak by module"
              : !strcmp(value, "flops") ? "analytic FLOPs per phase occurrence"
              : !strcmp(value, "dram") ? "measured DRAM bytes (read + write) per phase, the counters step"
              : peak ? "live memory at each phase's peak"
-             : !strcmp(value, "time") ? "measured ms per step, per phase" : "analytic bytes moved per phase occurrence",
-             where ? " (" : "", where ? where : "", where ? ")" : "");
+             : !strcmp(value, "time") ? "measured ms per step, per phase" : "analytic bytes moved per phase occurrence", "", "", "");
     if (measured && rep_sources_n(r, where, 1, 0, src, sizeof src)) {
         strncat(title, ", measured: ", sizeof title - strlen(title) - 1);
         strncat(title, src, sizeof title - strlen(title) - 1);
@@ -3798,8 +3951,11 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
     d.n_groups = np;
     d.group_names = pl;
     d.n_series = ng;
-    d.series_names = gl;
+    rep_disp_legend(r, ag, gl, ng, gb, gd, 1);
+    d.series_names = gd;
     d.series_rgb = rgb;
+    rep_user_labels(r, l, where, measured ? "dram_gib" : NULL, title, sizeof title, &d.xlabel, &d.ylabel);
+    d.title = title;
     return rep_bars_png(r, l, &d, val);
 }
 
@@ -4024,7 +4180,8 @@ static int rep_render(const rep *r, const rep_line *l, int rc, dpprof_canvas *cv
 static int rep_fig_stacked(rep *r, const rep_line *l) {
     const char *gs = rep_get(l, "group"), *where = rep_get(l, "where"), *ref = rep_get(l, "ref");
     int ag = rep_axis(r, gs), ng, nc = 0, i, j, cats[DPPROF_CAT_COUNT], refg = -1, rc;
-    const char *gl[REP_MAXL], *cl[DPPROF_CAT_COUNT];
+    const char *gl[REP_MAXL], *cl[DPPROF_CAT_COUNT], *gd[REP_MAXL];
+    char gb[REP_MAXL][REP_DISP];
     double *val;
     unsigned char rgb[DPPROF_CAT_COUNT * 3];
     dpprof_stacked_desc d;
@@ -4037,9 +4194,9 @@ static int rep_fig_stacked(rep *r, const rep_line *l) {
         int used = 0;
         for (j = 0; j < ng; j++) {
             long long c = rep_find(r, where, ag, gl[j], -1, NULL);
-            used |= c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok") && r->res[c].cat[i] > 0;
+            used |= c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok") && r->res[c].cat[i] > 1048576.0; /* a MiB: a part one can see */
         }
-        if (used) { cats[nc] = i; cl[nc++] = dpprof_category_name(i); }
+        if (used) { cats[nc] = i; cl[nc++] = rep_cat_title(i); }
     }
     if (!nc) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
     val = (double *)calloc((size_t)nc * (size_t)ng, sizeof(double));
@@ -4051,15 +4208,17 @@ static int rep_fig_stacked(rep *r, const rep_line *l) {
     }
     for (i = 0; i < nc; i++) memcpy(rgb + 3 * i, dpprof_plot_palette(cats[i]), 3);
     memset(&d, 0, sizeof d);
-    snprintf(title, sizeof title, "%s: memory at the peak by category%s%s%s", r->sp.name, where ? " (" : "", where ? where : "", where ? ")" : "");
-    snprintf(olabel, sizeof olabel, "peak / %s", ref ? ref : "");
+    snprintf(title, sizeof title, "memory at the peak by category");
+    snprintf(olabel, sizeof olabel, "peak relative to %s", ref && strcmp(ref, "vanilla") ? ref : "non-private");
+    d.xlabel = rep_axis_title(gs);
+    d.ylabel = "memory at the peak (GiB)";
+    rep_user_labels(r, l, where, NULL, title, sizeof title, &d.xlabel, &d.ylabel);
     d.title = title;
-    d.xlabel = gs;
-    d.ylabel = "GiB at the peak";
-    d.width = 1200;
-    d.height = 800;
+    rep_disp_labels(r, ag, gl, ng, gb, gd);
+    d.width = REP_FIG_W;
+    d.height = REP_FIG_H;
     d.n_groups = ng;
-    d.group_names = gl;
+    d.group_names = gd;
     d.n_cats = nc;
     d.cat_names = cl;
     d.cat_rgb = rgb;
@@ -4067,7 +4226,7 @@ static int rep_fig_stacked(rep *r, const rep_line *l) {
     d.no_overhead = refg < 0;
     d.ref_group = refg < 0 ? 0 : refg;
     d.overhead_label = olabel;
-    d.text_scale = 2;
+    d.text_scale = REP_FIG_TEXT;
     memset(&cv, 0, sizeof cv);
     rc = dpprof_plot_stacked(&d, &cv);
     free(val);
@@ -4078,7 +4237,8 @@ static int rep_fig_stacked(rep *r, const rep_line *l) {
 static int rep_fig_heatmap(rep *r, const rep_line *l) {
     const char *rs = rep_get(l, "rows"), *cs = rep_get(l, "cols"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
     int ar = rep_axis(r, rs), ac = rep_axis(r, cs), nr, nc, i, j, rc;
-    const char *rl[REP_MAXL], *cl[REP_MAXL];
+    const char *rl[REP_MAXL], *cl[REP_MAXL], *rd[REP_MAXL], *cd[REP_MAXL];
+    char rb[REP_MAXL][REP_DISP], cb[REP_MAXL][REP_DISP];
     double *val;
     dpprof_heatmap_desc d;
     dpprof_canvas cv;
@@ -4091,21 +4251,24 @@ static int rep_fig_heatmap(rep *r, const rep_line *l) {
     for (i = 0; i < nr; i++)
         for (j = 0; j < nc; j++) val[i * nc + j] = rep_metric(r, rep_find(r, where, ar, rl[i], ac, cl[j]), metric);
     memset(&d, 0, sizeof d);
-    snprintf(title, sizeof title, "%s: %s%s%s%s", r->sp.name, metric, where ? " (" : "", where ? where : "", where ? ")" : "");
+    rep_metric_title(metric, vlabel, sizeof vlabel);
+    snprintf(title, sizeof title, "%s", vlabel);
     rep_title_source(r, where, metric, title, sizeof title);
-    snprintf(vlabel, sizeof vlabel, "%s (%s)", metric, rep_metric_unit(metric));
+    d.xlabel = rep_axis_title(cs);
+    d.ylabel = rep_axis_title(rs);
+    rep_user_labels(r, l, where, metric, title, sizeof title, &d.xlabel, &d.ylabel);
     d.title = title;
-    d.xlabel = cs;
-    d.ylabel = rs;
     d.value_label = vlabel;
-    d.width = 1200;
-    d.height = 800;
+    rep_disp_labels(r, ar, rl, nr, rb, rd);
+    rep_disp_labels(r, ac, cl, nc, cb, cd);
+    d.width = REP_FIG_W;
+    d.height = REP_FIG_H;
     d.n_rows = nr;
     d.n_cols = nc;
-    d.row_names = rl;
-    d.col_names = cl;
+    d.row_names = rd;
+    d.col_names = cd;
     d.values = val;
-    d.text_scale = 2;
+    d.text_scale = REP_FIG_TEXT;
     memset(&cv, 0, sizeof cv);
     rc = dpprof_plot_heatmap(&d, &cv);
     free(val);
@@ -4117,12 +4280,13 @@ static int rep_fig_heatmap(rep *r, const rep_line *l) {
 static int rep_fig_lines(rep *r, const rep_line *l) {
     const char *xs = rep_get(l, "x"), *ss = rep_get(l, "series"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
     int ax = rep_axis(r, xs), as = rep_axis(r, ss), nx, ns, i, j, rc, markers[REP_MAXL];
-    const char *xl[REP_MAXL], *sl[REP_MAXL];
-    double xv[REP_MAXL], *yv;
+    const char *xl[REP_MAXL], *sl[REP_MAXL], *sd[REP_MAXL];
+    char sb[REP_MAXL][REP_DISP], xlabel[160], budget[64];
+    double xv[REP_MAXL], *yv, limit = NAN;
     unsigned char *oom, rgb[REP_MAXL * 3];
     dpprof_lines_desc d;
     dpprof_canvas cv;
-    char title[256], ylabel[96];
+    char title[256], ylabel[112];
     if (!metric || as < 0) return rep_bad(r, l->line, "lines needs series=AXIS and value=METRIC%s", "");
     nx = rep_labels(r, ax, xl, REP_MAXL);
     ns = rep_labels(r, as, sl, REP_MAXL);
@@ -4140,29 +4304,48 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
             long long c = rep_find(r, where, ax, xl[i], as, sl[j]);
             yv[j * nx + i] = rep_metric(r, c, metric);
             oom[j * nx + i] = c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "oom");
+            if (c >= 0 && r->res[c].have && r->res[c].mem_limit > 0 && !(limit == limit)) limit = r->res[c].mem_limit;
         }
     }
     memset(&d, 0, sizeof d);
-    snprintf(title, sizeof title, "%s: %s vs %s%s%s%s", r->sp.name, metric, xs, where ? " (" : "", where ? where : "", where ? ")" : "");
-    rep_title_source(r, where, metric, title, sizeof title);
-    snprintf(ylabel, sizeof ylabel, "%s (%s)", metric, rep_metric_unit(metric));
-    d.title = title;
-    d.xlabel = xs;
+    { /* both axes are log10: their labels say so */
+        char mt[96], *paren;
+        rep_metric_title(metric, mt, sizeof mt);
+        snprintf(title, sizeof title, "%s", mt);
+        rep_title_source(r, where, metric, title, sizeof title);
+        paren = strrchr(mt, ')');
+        if (paren && paren == mt + strlen(mt) - 1) {
+            *paren = 0;
+            snprintf(ylabel, sizeof ylabel, "%s, log)", mt);
+        } else snprintf(ylabel, sizeof ylabel, "%s (log)", mt);
+    }
+    d.xlabel = rep_axis_title(xs);
     d.ylabel = ylabel;
-    d.width = 1200;
-    d.height = 800;
+    rep_user_labels(r, l, where, metric, title, sizeof title, &d.xlabel, &d.ylabel);
+    snprintf(xlabel, sizeof xlabel, "%s, log scale", d.xlabel);
+    d.xlabel = xlabel;
+    d.title = title;
+    rep_disp_legend(r, as, sl, ns, sb, sd, 1);
+    if (!strcmp(metric, "peak_gib") && limit > 0) { /* the memory limit the oom configurations exceeded */
+        snprintf(budget, sizeof budget, "memory limit %.1f GiB", limit / REP_GIB);
+        d.budget = limit / REP_GIB;
+        d.budget_label = budget;
+    }
+    d.oom_label = "out of memory";
+    d.width = REP_FIG_W;
+    d.height = REP_FIG_H;
     d.n_points = nx;
     d.x = xv;
     d.n_series = ns;
     d.y = yv;
     d.oom = oom;
-    d.series_names = sl;
+    d.series_names = sd;
     d.series_rgb = rgb;
     d.series_marker = markers;
     d.log_x = 1;
     d.log_y = 1;
     d.x_ticks_at_data = 1;
-    d.text_scale = 2;
+    d.text_scale = REP_FIG_TEXT;
     memset(&cv, 0, sizeof cv);
     rc = dpprof_plot_lines(&d, &cv);
     free(yv);
@@ -4174,7 +4357,7 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
 static int rep_fig_note(rep *r, const rep_line *l, const char *title, const char *note) {
     static const unsigned char ink[3] = {0, 0, 0};
     dpprof_canvas cv;
-    const int W = 1200, H = 800, scale = 2, cw = 8 * scale, per = (W - 120) / cw;
+    const int W = REP_FIG_W, H = REP_FIG_H, scale = REP_FIG_TEXT, cw = 8 * scale, per = (W - 120) / cw;
     char line[256];
     const char *t;
     int y = 60, pass;
@@ -4255,10 +4438,11 @@ static int rep_fig_tradeoff(rep *r, const rep_line *l) {
         strncat(title, ". No timed result for ", sizeof title - strlen(title) - 1);
         strncat(title, miss, sizeof title - strlen(title) - 1);
     }
+    rep_user_labels(r, l, where, "step_ms", title, sizeof title, NULL, NULL);
     {
-        const dpprof_scatter_desc d = {.title = title, .xlabel = "step time (ms, measured)", .ylabel = "peak memory (GiB)", .width = 1200, .height = 800,
+        const dpprof_scatter_desc d = {.title = title, .xlabel = "step time (ms, measured)", .ylabel = "peak memory (GiB)", .width = REP_FIG_W, .height = REP_FIG_H,
                                        .n_points = n, .x = x, .y = y, .labels = lab, .point_rgb = rgb, .point_marker = mk,
-                                       .n_legend = nl, .legend_names = ll, .legend_rgb = lrgb, .legend_marker = lmk, .text_scale = 2};
+                                       .n_legend = nl, .legend_names = ll, .legend_rgb = lrgb, .legend_marker = lmk, .text_scale = REP_FIG_TEXT};
         memset(&cv, 0, sizeof cv);
         rc = dpprof_plot_scatter(&d, &cv);
     }

@@ -1771,7 +1771,7 @@ static void test_lines(void) {
   RENDER_CHECKS(dpprof_plot_lines, u, "lines linear", "build/tests/plot-lines_linear.png");
 
   /* known pixels on linear axes with explicit ranges: marker centres, a
-   * NaN gap without line, the oom cross above the data */
+   * NaN gap without line, the oom cross at the top of the frame */
   {
     double kx[4] = {10, 20, 30, 40}, ky[8] = {10, 20, 30, 40, 50, NAN_V, 50, 0};
     unsigned char ko[8] = {0, 0, 0, 0, 0, 0, 0, 1};
@@ -1803,13 +1803,31 @@ static void test_lines(void) {
       /* series 1 has no point at x = 20, so nothing of its colour between
        * its markers at 10 and 30 (apart from the marker edges) */
       for (yy = y0; yy < y1; yy++) gap_col += px_is(&c, px20, yy, kr + 3) + px_is(&c, px25, yy, kr + 3);
-      cross = count_colour(&c, px40 - 20, 0, px40 + 20, y0 - 1, kr + 3);
+      cross = count_colour(&c, px40 - 20, y0, px40 + 20, y0 + (y1 - y0) / 4, kr + 3); /* inside the frame, at its top */
       check(gap_col == 0 && count_colour(&c, px10 + 20, py50 - 3, px10 + 30, py50 + 3, kr + 3) == 0,
             "lines: a NaN point breaks the line");
-      check(cross > 10 && rec_has(&g_rec, "oom"), "lines: oom point drawn as a cross above the data, in the legend");
+      check(cross > 10 && rec_has(&g_rec, "oom") && count_colour(&c, px40 - 20, 0, px40 + 20, y0 - 1, kr + 3) == 0,
+            "lines: oom point drawn as a cross inside the frame at its top, in the legend");
       save("build/tests/plot-test_lines_known.png", &c);
     } else {
       check(0, "lines: known pixels (render failed)");
+    }
+    dpprof_canvas_free(&c);
+    /* a budget: a dashed line inside the frame at its value */
+    u.budget = 75;
+    u.budget_label = "memory limit";
+    memset(&c, 0, sizeof c);
+    rec_begin();
+    ok = dpprof_plot_lines(&u, &c) == 0;
+    rec_end();
+    if (ok && g_rec.na == 1) {
+      static const unsigned char mark[3] = {70, 70, 70};
+      int x0 = g_rec.area[0][0], y0 = g_rec.area[0][1], x1 = g_rec.area[0][2], y1 = g_rec.area[0][3];
+      int yb = y1 - (y1 - y0) * 3 / 4;
+      check(count_colour(&c, x0, yb - 3, x1, yb + 3, mark) > (x1 - x0) / 3 && rec_has(&g_rec, "memory limit"),
+            "lines: the budget is a dashed line inside the frame at its value, labelled");
+    } else {
+      check(0, "lines: budget (render failed)");
     }
     dpprof_canvas_free(&c);
   }

@@ -18,7 +18,9 @@ figure mem = stacked group=algo ref=vanilla where=batch:4,lim:free
 figure tl = timeline config=ghost-2-free
 figure tls = timeline config=vanilla-2-free,ghost-2-free,flash_bk-4-free
 figure ph = phases group=algo where=batch:4,lim:free
+figure lt = bars x=batch series=algo value=peak_gib where=lim:free title="Peak memory, tiny model" xlabel="batch B"
 table = pivot rows=algo cols=batch value=peak_gib where=lim:tight
+table bd = breakdown group=algo where=batch:4,lim:free
 CONF
 "$bin" sweep "$tmp/small.conf" --out-dir "$tmp/r" 2>/dev/null; rc=$?
 check "sweep of the small experiment exits 0" test $rc -eq 0
@@ -27,6 +29,14 @@ check "report exits 0" test $rc -eq 0
 for f in small-peak small-mem small-tl small-tls small-ph; do
     check "figure $f.png is a PNG" bash -c "head -c 8 '$tmp/f/$f.png' | od -An -t x1 | tr -d ' \n' | grep -qx 89504e470d0a1a0a"
 done
+check "a quoted title and axis label are read whole: the figure is drawn" bash -c "head -c 8 '$tmp/f/small-lt.png' | od -An -t x1 | tr -d ' \n' | grep -qx 89504e470d0a1a0a"
+check "pivot table: the columns' axis in words over their labels, the rows' axis in words" \
+    bash -c "grep -qF '& \\multicolumn{2}{c}{logical batch B}' '$tmp/t/small-table.tex' && grep -qF 'algorithm & 2 & 4' '$tmp/t/small-table.tex'"
+check "breakdown table: no column of categories that no row holds (no LoRA, no per-sample gradients)" \
+    bash -c "grep -q 'peak & \\\$\\\\times\\\$non-private' '$tmp/t/small-bd-table.tex' && ! grep -qE 'LoRA|per-sample' '$tmp/t/small-bd-table.tex'"
+printf 'name = small\nbase = --preset tiny --backend dry\naxis algo = vanilla: --algo vanilla\nfigure x = bars x=algo value=peak_gib title="no end\n' >"$tmp/badq.conf"
+err=$("$bin" report "$tmp/badq.conf" --results "$tmp/r" --figures "$tmp/f" --tables "$tmp/t" 2>&1); rc=$?
+check "a quoted value without its closing quote: exit 2 and FILE:LINE (got: $err)" bash -c "[ $rc -eq 2 ] && grep -qF 'badq.conf:4: title=\"...: no closing quote' <<<\"\$1\"" _ "$err"
 check "table written as booktabs" bash -c "grep -q '\\\\toprule' '$tmp/t/small-table.tex' && grep -q '\\\\bottomrule' '$tmp/t/small-table.tex'"
 check "the table shows oom where the memory limit was too small" grep -q '^ghost & oom' "$tmp/t/small-table.tex"
 check "macros: peak of every configuration that ran" bash -c "[ \$(grep -c '{peak_gib}' '$tmp/t/small-macros.tex') -eq 6 ]"
