@@ -3615,8 +3615,8 @@ static char *rep_timeline_json(rep *r, long long c) {
    configuration: its timeline; several: one panel each, stacked, on shared axes */
 static int rep_fig_timeline(rep *r, const rep_line *l) {
     long long c[TL_MAX_PANELS];
-    char *json[TL_MAX_PANELS], png[4096];
-    const char *lab[TL_MAX_PANELS];
+    char *json[TL_MAX_PANELS] = {0}, png[4096];
+    const char *lab[TL_MAX_PANELS] = {0};
     int n = rep_timeline_configs(r, l, c), k, rc = EXIT_OK;
     size_t skip = strlen(r->sp.name) + 1;
     if (n < 0) return EXIT_USAGE;
@@ -3629,8 +3629,8 @@ static int rep_fig_timeline(rep *r, const rep_line *l) {
     if (rc == EXIT_OK && n == 1) rc = plot_timeline(json[0], png, NULL, REP_FIG_W, REP_FIG_H, REP_FIG_TEXT);
     else if (rc == EXIT_OK) {
         char title[300];
-        snprintf(title, sizeof title, "%s: memory timelines, one panel per configuration, shared axes", r->sp.name);
-        rc = plot_timelines((const char *const *)json, lab, n, png, title, REP_FIG_W, REP_FIG_H / 2, REP_FIG_TEXT);
+        snprintf(title, sizeof title, "%s: memory timelines, shared axes", r->sp.name);
+        rc = plot_timelines((const char *const *)json, lab, n, png, title, REP_FIG_W, REP_FIG_H, REP_FIG_TEXT);
     }
     if (rc == EXIT_OK) {
         fprintf(r->summary, "figure %s (timeline%s of", png, n > 1 ? "s, one panel each," : "");
