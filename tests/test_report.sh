@@ -124,12 +124,12 @@ cg=$(grep -o '\\dpdef{small}{ghost-4-free}{flop_ceiling}{[0-9.]*}' "$m" | grep -
 check "flop_ceiling: vanilla 1.00, ghost $cg, the flops of a step $fv / $fg" \
     bash -c "grep -qxF '\\dpdef{small}{vanilla-4-free}{flop_ceiling}{1.00}' '$m' && awk -v c='$cg' -v v='$fv' -v g='$fg' 'BEGIN { exit !(c > 0 && c < 1 && (c - v / g) ^ 2 < 0.01 ^ 2) }'"
 
-# timelines of several configurations: one PNG, a panel each (1200 wide, 600 a panel, under the title and
+# timelines of several configurations: one PNG, a panel each (a figure's width, 1600 a panel, under the title and
 # one legend), named in the summary; the configurations a timeline names are checked before anything runs
 png_size() { python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); print(*struct.unpack(">II", d[16:24]))' "$1"; }
 read -r w h <<<"$(png_size "$tmp/f/small-tls.png")"
-check "three panels in one figure: 1200 wide, three 600-pixel panels under a title and legend (got ${w}x$h)" \
-    bash -c "[ '$w' = 1200 ] && [ '$h' -gt 1800 ] && [ '$h' -lt 2000 ]"
+check "three panels in one figure: 2400 wide, three 1600-pixel panels under a title and legend (got ${w}x$h)" \
+    bash -c "[ '$w' = 2400 ] && [ '$h' -gt 4800 ] && [ '$h' -lt 5600 ]"
 check "the summary names the three configurations of the panels" \
     grep -qF "small-tls.png (timelines, one panel each, of small-vanilla-2-free, small-ghost-2-free, small-flash_bk-4-free)" "$tmp/r/summary.txt"
 check "each panel's configuration was rerun once with its event log" \
