@@ -2784,6 +2784,9 @@ done:
 #define REP_FIG_W 2400
 #define REP_FIG_H 1600
 #define REP_FIG_TEXT 5
+/* a timeline's text: the scale its phase labels and legend were laid out for (2 at 1200 wide); at 5 the labels
+   took half the frame and the legend's names were cut */
+#define REP_TL_TEXT 4
 #define REP_MAXOPS 64 /* ops of one result an ops table reads (dpprof has fewer op names) */
 
 typedef struct rep_res {
@@ -3626,11 +3629,11 @@ static int rep_fig_timeline(rep *r, const rep_line *l) {
         lab[k] = r->sp.id[c[k]] + skip;
     }
     snprintf(png, sizeof png, "%s/%s-%s.png", r->figdir, r->sp.name, l->fig);
-    if (rc == EXIT_OK && n == 1) rc = plot_timeline(json[0], png, NULL, REP_FIG_W, REP_FIG_H, REP_FIG_TEXT);
+    if (rc == EXIT_OK && n == 1) rc = plot_timeline(json[0], png, NULL, REP_FIG_W, REP_FIG_H, REP_TL_TEXT);
     else if (rc == EXIT_OK) {
         char title[300];
         snprintf(title, sizeof title, "%s: memory timelines, shared axes", r->sp.name);
-        rc = plot_timelines((const char *const *)json, lab, n, png, title, REP_FIG_W, REP_FIG_H, REP_FIG_TEXT);
+        rc = plot_timelines((const char *const *)json, lab, n, png, title, REP_FIG_W, REP_FIG_H, REP_TL_TEXT);
     }
     if (rc == EXIT_OK) {
         fprintf(r->summary, "figure %s (timeline%s of", png, n > 1 ? "s, one panel each," : "");
