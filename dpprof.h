@@ -5230,12 +5230,14 @@ static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
 /* a rank's part of a tensor of n elements: ceil(n / ranks) (the last rank's part is padded) */
 static int64_t dpprof__dist_chunk(const dpprof_session *s, int64_t n) { return (n + s->dist.n - 1) / s->dist.n; }
 
-/* this rank's part of a tensor of n elements: [lo, lo + len), len = 0 for a rank past the end */
-static void dpprof__dist_part(const dpprof_session *s, int64_t n, int64_t *lo, int64_t *len) {
-    const int64_t c = dpprof__dist_chunk(s, n), a = (int64_t)s->dist.rank * c;
-    *lo = a;
+/* rank r's part of a tensor of n elements: [lo, lo + len), len = 0 for a rank past the end */
+static void dpprof__dist_part_of(const dpprof_session *s, int64_t n, int r, int64_t *lo, int64_t *len) {
+    const int64_t c = dpprof__dist_chunk(s, n), a = (int64_t)r * c;
+    *lo = a < n ? a : n;
     *len = n - a <= 0 ? 0 : n - a < c ? n - a : c;
 }
+/* this rank's */
+static void dpprof__dist_part(const dpprof_session *s, int64_t n, int64_t *lo, int64_t *len) { dpprof__dist_part_of(s, n, s->dist.rank, lo, len); }
 
 /* the collectives that move values (cpu backend, DPPROF_MPI, ranks > 1; MPI_COMM_WORLD, every rank calls them
    in the same order, as the steps are the same on every rank). in place on a tensor of n elements: the
@@ -5244,12 +5246,12 @@ static void dpprof__dist_part(const dpprof_session *s, int64_t n, int64_t *lo, i
 #ifdef DPPROF_MPI
 #define DPPROF__MPI_REAL (sizeof(dpprof_real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT)
 static void dpprof__mpi_parts(dpprof_session *s, int64_t n) {
-    const int64_t c = dpprof__dist_chunk(s, n);
     int r;
     for (r = 0; r < s->dist.n; r++) {
-        const int64_t a = (int64_t)r * c;
-        s->dist.counts[r] = (int)(n - a <= 0 ? 0 : n - a < c ? n - a : c);
-        s->dist.displs[r] = (int)(a < n ? a : n);
+        int64_t lo, len;
+        dpprof__dist_part_of(s, n, r, &lo, &len);
+        s->dist.counts[r] = (int)len;
+        s->dist.displs[r] = (int)lo;
     }
 }
 #endif
