@@ -35,10 +35,18 @@ comma := ,
 NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra$(if $(WERROR),$(comma)-Werror) \
              -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 
+# NCCL, the cuda backend's collectives between ranks: its header beside CUDA's, in the system's, or in the nvidia-nccl
+# Python package (a GPU machine with PyTorch); without it the build has no NCCL (dpprof version says which)
+NCCL_H := $(if $(NVCC),$(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h /usr/local/include/nccl.h)))
+NCCL_PY := $(if $(NVCC),$(if $(NCCL_H),,$(shell python3 -c 'import nvidia.nccl as m, os; d = list(m.__path__)[0]; print(d if os.path.exists(d + "/include/nccl.h") else "")' 2>/dev/null)))
+NCCL_DEF := $(if $(NCCL_H)$(NCCL_PY),-DDPPROF_NCCL $(if $(NCCL_PY),-I$(NCCL_PY)/include))
+NCCL_LIBS := $(if $(NCCL_H),-lnccl,$(if $(NCCL_PY),-L$(NCCL_PY)/lib -Wl,-rpath,$(NCCL_PY)/lib -l:libnccl.so.2))
+NVCCFLAGS += $(NCCL_DEF)
+
 ifneq ($(NVCC),)
 CUDA_OBJ := build/dpprof_kernels.o
 CUDA_DEF := -DDPPROF_CUDA
-DPPROF_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lcupti -ldl -lstdc++ -lm
+DPPROF_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lcupti $(NCCL_LIBS) -ldl -lstdc++ -lm
 else
 CUDA_OBJ :=
 CUDA_DEF :=
@@ -50,7 +58,7 @@ endif
 MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell mpicc --showme:compile 2>/dev/null))
 MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null)
 MPI_DEF := $(if $(MPI_LIBS),-DDPPROF_MPI $(MPI_CFLAGS))
-MPI_TEST := $(if $(MPI_LIBS),build/tests/mpi_ranks)
+MPI_TEST := $(if $(MPI_LIBS),build/tests/mpi_ranks build/tests/mpi_ranks_cuemu)
 
 # the paper's experiments: experiments/NAME.conf each (README's table); `make NAME` runs one. bench and
 # clipgrad measure a GPU: make bench, make bench-clipgrad
@@ -403,6 +411,10 @@ test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_dou
 $(TEST_BIN)/mpi_ranks: tests/test_mpi.c dpprof.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) $(MPI_DEF) -fsanitize=undefined -fno-sanitize-recover=undefined -g -I. $< -o $@ -lm $(MPI_LIBS)
+# the same on the cuda backend: its kernels on the cpu emulator, its NCCL the emulator's over MPI
+$(TEST_BIN)/mpi_ranks_cuemu: tests/test_mpi.c dpprof.h tests/test.h build/dpprof_kernels_emu.o
+	@mkdir -p $(TEST_BIN)
+	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_CUDA $(MPI_DEF) -I. $< build/dpprof_kernels_emu.o -o $@ -lstdc++ -lm $(MPI_LIBS)
 
 # the profiler as a user embeds it: no library at all, not even libm (every symbol resolved at link time)
 $(TEST_BIN)/test_profonly: tests/test_profonly.c dpprof.h tests/test.h
@@ -471,15 +483,18 @@ endif
 # the same kernels compiled by g++ for tests/cuemu.h, the cpu emulator of the cuda subset they use:
 # test_cuemu runs the whole gpu test on it, dpprof-cuemu is the command line on it (test_cuemu_cli.sh).
 # no -ffp-contract: the noise must be bitwise the cpu's; ubsan yes, asan no (it does not follow fibers)
+# where mpicc is, the emulator's NCCL runs over MPI (tests/cuemu.h, part 11): dpprof-cuemu runs the cuda backend's
+# ranks as an MPI job
 EMU_FLAGS := -O1 -g -ffp-contract=off -fsanitize=undefined -fno-sanitize-recover=undefined
+EMU_NCCL := $(if $(MPI_LIBS),-DDPPROF_NCCL $(MPI_CFLAGS))
 build/dpprof_kernels_emu.o: dpprof_kernels.cu dpprof.h tests/cuemu.h
 	@mkdir -p build
-	$(CXX) -std=c++17 $(EMU_FLAGS) -Wall -Wextra -Werror -x c++ -DDPPROF_CUEMU -I. -Itests -c $< -o $@.tmp.o
+	$(CXX) -std=c++17 $(EMU_FLAGS) -Wall -Wextra -Werror -x c++ -DDPPROF_CUEMU $(EMU_NCCL) -I. -Itests -c $< -o $@.tmp.o
 	mv $@.tmp.o $@
 
 $(TEST_BIN)/test_cuemu: $(GPU_TEST_SRC) build/dpprof_kernels_emu.o
 	@mkdir -p $(TEST_BIN)
-	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_CUDA -I. $< build/dpprof_kernels_emu.o -o $@ -lstdc++ -lm
+	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_CUDA -I. $< build/dpprof_kernels_emu.o -o $@ -lstdc++ -lm $(MPI_LIBS)
 
 # the emulator's own checks: the races, stale shared memory and faults it is there to catch, caught
 $(TEST_BIN)/test_emu: tests/test_emu.cc tests/cuemu.h tests/test.h
@@ -487,7 +502,7 @@ $(TEST_BIN)/test_emu: tests/test_emu.cc tests/cuemu.h tests/test.h
 	$(CXX) -std=c++17 $(EMU_FLAGS) -Wall -Wextra -Werror -Itests $< -o $@
 
 build/dpprof-cuemu: main.c dpprof.h build/dpprof_kernels_emu.o
-	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_CUDA -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c build/dpprof_kernels_emu.o -o $@.tmp -lstdc++ -lm
+	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_CUDA $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c build/dpprof_kernels_emu.o -o $@.tmp -lstdc++ -lm $(MPI_LIBS)
 	mv $@.tmp $@
 
 clean:

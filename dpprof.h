@@ -1389,6 +1389,21 @@ DPPROF_API int dpprof_cuda_counters_begin(int max_ranges);     /* after dpprof_c
 DPPROF_API int dpprof_cuda_counters_push(const char *name);    /* a range begins on the stream (ranges are not nested by the engine: push, pop, push, pop...) */
 DPPROF_API int dpprof_cuda_counters_pop(void);
 DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n); /* stop, decode, evaluate; fills up to max ranges in order, *n = how many; tears everything down so begin can be called again */
+/* the collectives between the ranks of an MPI job on the cuda backend: NCCL, one process a rank and a GPU a
+   process (dpprof_kernels.cu built with -DDPPROF_NCCL; without it dpprof_nccl_available() is 0 and the rest
+   fail, saying so). the engine opens the communicator after dpprof_cuda_init (rank 0's id broadcast over MPI)
+   and queues the collectives on the kernels' stream, in place on fp32 tensors of n elements in a buffer of cap
+   elements. rank r's part of a tensor is [r c, r c + len), c = ceil(n / ranks), the last parts shorter or empty;
+   where cap >= ranks x c (a padded buffer) the part collectives are NCCL's reduce-scatter and all-gather, else
+   (cap = n, or 0) one reduce or broadcast per part. a failure is the stream's (dpprof_cuda_sync says it) */
+#define DPPROF_NCCL_ID_BYTES 128
+DPPROF_API int dpprof_nccl_available(void);
+DPPROF_API int dpprof_nccl_id(void *id, size_t bytes);               /* rank 0: a new communicator's id (DPPROF_NCCL_ID_BYTES) */
+DPPROF_API int dpprof_nccl_init(const void *id, int ranks, int rank); /* every rank, with rank 0's id; one communicator a process */
+DPPROF_API void dpprof_nccl_finish(void);                            /* waits for the stream, then closes the communicator */
+DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n);           /* x = the sum of every rank's x */
+DPPROF_API void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap); /* this rank's part of the sum, at its place in x */
+DPPROF_API void dpprof_nccl_allgather(float *x, size_t n, size_t cap);      /* every rank's part (at its place in x) to every rank */
 
 /* ---- the gpu ops: each computes exactly what its dpprof_<op>_ref computes (same arguments, same
    accumulate/overwrite rules, device pointers, fp32), queued on the stream; tests/test_gpu.c holds
@@ -4767,9 +4782,6 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (!c.ranks) c.ranks = 1;
     if (c.zero < 0 || c.zero > 3) return dpprof__fail(DPPROF_ERR_INVALID, "zero = %d must be 0, 1, 2 or 3", c.zero);
     if (c.ranks > 1) {
-        if (c.backend == DPPROF_BACKEND_CUDA)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the cuda backend: its collectives (NCCL) are not built yet; --backend cpu runs the ranks as an MPI job, --backend dry reports rank 0's memory",
-                                c.ranks);
 #ifndef DPPROF_MPI
         if (c.backend != DPPROF_BACKEND_DRY)
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the %s backend: this build has no MPI (build with mpicc, or -DDPPROF_MPI and Open MPI's flags, and launch with mpirun -np %d); --backend dry reports rank 0's memory",
@@ -5000,8 +5012,10 @@ typedef struct dpprof__dist {
     dpprof_tensor *gath;            /* zero 3: (n_params) the gathered weights of the units in use */
     int64_t gath_live, gath_max;    /* zero 3: gathered bytes live now, and the most at once */
     int64_t bytes[3];               /* the last step's collective bytes per rank: all-reduce, reduce-scatter, all-gather */
-    /* DPPROF_MPI, cpu backend, ranks > 1: the collectives run (MPI_COMM_WORLD, one process a rank) */
+    /* DPPROF_MPI, ranks > 1, cpu or cuda backend: the collectives run (MPI_COMM_WORLD or NCCL, one process a rank) */
     int real, rank;                 /* real: the collectives move values; rank: this process's (0 otherwise) */
+    int local, nccl;                /* the rank among its machine's (its GPU: local % GPUs); the cuda backend's
+                                       NCCL communicator is open */
     int64_t *toff, *poff, *eoff;    /* (n_params) offsets: in the trainable shard (gradient and moment shards), in
                                        the parameter shard of the tensor's category (zero 3), in the whole trainable
                                        table (the noise's element index) */
@@ -5239,10 +5253,11 @@ static void dpprof__dist_part_of(const dpprof_session *s, int64_t n, int r, int6
 /* this rank's */
 static void dpprof__dist_part(const dpprof_session *s, int64_t n, int64_t *lo, int64_t *len) { dpprof__dist_part_of(s, n, s->dist.rank, lo, len); }
 
-/* the collectives that move values (cpu backend, DPPROF_MPI, ranks > 1; MPI_COMM_WORLD, every rank calls them
-   in the same order, as the steps are the same on every rank). in place on a tensor of n elements: the
-   all-reduce sums x over the ranks; the reduce-scatter leaves this rank's part of the sum in x[0, len); the
-   all-gather fills x from every rank's part (mine: this rank's part from elsewhere; NULL: in place at x + lo) */
+/* the collectives that move values (real ranks: the cpu backend over MPI_COMM_WORLD, the cuda backend over NCCL
+   on device tensors; every rank calls them in the same order, as the steps are the same on every rank). in place
+   on a tensor x of n elements in a buffer of cap elements (cap >= ranks x its chunk: a padded one): the all-reduce
+   sums x over the ranks; the reduce-scatter leaves this rank's part of the sum at its place, x + lo; the
+   all-gather fills x from every rank's part (mine: this rank's part from elsewhere, else in place at x + lo) */
 #ifdef DPPROF_MPI
 #define DPPROF__MPI_REAL (sizeof(dpprof_real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT)
 static void dpprof__mpi_parts(dpprof_session *s, int64_t n) {
@@ -5254,27 +5269,69 @@ static void dpprof__mpi_parts(dpprof_session *s, int64_t n) {
         s->dist.displs[r] = (int)lo;
     }
 }
+/* host memory, whatever the backend */
+static void dpprof__mpi_allgather(dpprof_session *s, dpprof_real *x, int64_t n, const dpprof_real *mine) {
+    dpprof__mpi_parts(s, n);
+    MPI_Allgatherv(mine ? (const void *)mine : MPI_IN_PLACE, mine ? s->dist.counts[s->dist.rank] : 0, DPPROF__MPI_REAL, x, s->dist.counts, s->dist.displs,
+                   DPPROF__MPI_REAL, MPI_COMM_WORLD);
+}
 #endif
+/* n elements from src to dst on the session's side (device memory on the cuda backend) */
+static void dpprof__dist_copy(dpprof_session *s, dpprof_real *dst, const dpprof_real *src, int64_t n) {
+    if (n <= 0 || dst == src) return;
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        (void)dpprof_cuda_copy(dst, src, (size_t)n * sizeof(dpprof_real), DPPROF_COPY_D2D); /* queued; a failure is the stream's */
+        return;
+    }
+#endif
+    (void)s;
+    memmove(dst, src, (size_t)n * sizeof(dpprof_real));
+}
 static void dpprof__coll_allreduce(dpprof_session *s, dpprof_real *x, int64_t n) {
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        dpprof_nccl_allreduce(x, (size_t)n);
+        return;
+    }
+#endif
 #ifdef DPPROF_MPI
     MPI_Allreduce(MPI_IN_PLACE, x, (int)n, DPPROF__MPI_REAL, MPI_SUM, MPI_COMM_WORLD);
 #endif
     (void)s, (void)x, (void)n;
 }
-static void dpprof__coll_reduce_scatter(dpprof_session *s, dpprof_real *x, int64_t n) {
-#ifdef DPPROF_MPI
-    dpprof__mpi_parts(s, n);
-    MPI_Reduce_scatter(MPI_IN_PLACE, x, s->dist.counts, DPPROF__MPI_REAL, MPI_SUM, MPI_COMM_WORLD);
+static void dpprof__coll_reduce_scatter(dpprof_session *s, dpprof_real *x, int64_t n, int64_t cap) {
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        dpprof_nccl_reduce_scatter(x, (size_t)n, (size_t)cap);
+        return;
+    }
 #endif
-    (void)s, (void)x, (void)n;
+#ifdef DPPROF_MPI
+    {
+        int64_t lo, len;
+        dpprof__mpi_parts(s, n);
+        MPI_Reduce_scatter(MPI_IN_PLACE, x, s->dist.counts, DPPROF__MPI_REAL, MPI_SUM, MPI_COMM_WORLD); /* the part lands at x */
+        dpprof__dist_part(s, n, &lo, &len);
+        dpprof__dist_copy(s, x + lo, x, len); /* lo >= chunk >= len where lo > 0: no overlap */
+    }
+#endif
+    (void)s, (void)x, (void)n, (void)cap;
 }
-static void dpprof__coll_allgather(dpprof_session *s, dpprof_real *x, int64_t n, const dpprof_real *mine) {
-#ifdef DPPROF_MPI
-    dpprof__mpi_parts(s, n);
-    MPI_Allgatherv(mine ? (const void *)mine : MPI_IN_PLACE, mine ? s->dist.counts[s->dist.rank] : 0, DPPROF__MPI_REAL, x, s->dist.counts, s->dist.displs,
-                   DPPROF__MPI_REAL, MPI_COMM_WORLD);
+static void dpprof__coll_allgather(dpprof_session *s, dpprof_real *x, int64_t n, int64_t cap, const dpprof_real *mine) {
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        int64_t lo, len;
+        dpprof__dist_part(s, n, &lo, &len);
+        if (mine) dpprof__dist_copy(s, x + lo, mine, len);
+        dpprof_nccl_allgather(x, (size_t)n, (size_t)cap);
+        return;
+    }
 #endif
-    (void)s, (void)x, (void)n, (void)mine;
+#ifdef DPPROF_MPI
+    dpprof__mpi_allgather(s, x, n, mine);
+#endif
+    (void)s, (void)x, (void)n, (void)cap, (void)mine;
 }
 
 /* the ring algorithm's bytes per rank of one collective on a tensor of n elements of e bytes */
@@ -5371,7 +5428,20 @@ static int dpprof__dist_params(dpprof_session *s) {
     for (i = 0; s->dist.real && i < s->model.n_params; i++) { /* the rank's part of every tensor's initial values */
         int64_t lo, len;
         dpprof__dist_part(s, s->model.params[i].w.n, &lo, &len);
-        if (len) dpprof__init_range(s, i, dpprof__dist_wpart(s, i), lo, len);
+        if (!len) continue;
+#if DPPROF__CUDA
+        if (s->backend == DPPROF_BACKEND_CUDA) { /* made on the host (the same values), uploaded */
+            dpprof_real *h = (dpprof_real *)DPPROF_MALLOC((size_t)len * sizeof(dpprof_real));
+            int rc;
+            if (!h) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate a host buffer for %s's initial values", s->model.params[i].name);
+            dpprof__init_range(s, i, h, lo, len);
+            rc = dpprof_cuda_copy(dpprof__dist_wpart(s, i), h, (size_t)len * sizeof(dpprof_real), DPPROF_COPY_H2D);
+            DPPROF_FREE(h);
+            if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "the initial values of %s: %s", s->model.params[i].name, dpprof_cuda_last_error());
+            continue;
+        }
+#endif
+        dpprof__init_range(s, i, dpprof__dist_wpart(s, i), lo, len);
     }
     return DPPROF_OK;
 }
@@ -5406,9 +5476,14 @@ static void dpprof__grad_close(dpprof_session *s, int p) {
         dpprof_real *g = DPPROF__F(P->g), *sh = DPPROF__F(s->dist.gshard) + s->dist.toff[p];
         int64_t lo, len, e;
         dpprof__dist_part(s, P->w.n, &lo, &len);
-        for (e = 0; e < len; e++) g[lo + e] += sh[e];
-        dpprof__coll_reduce_scatter(s, g, P->w.n);
-        if (len) memcpy(sh, g, (size_t)len * sizeof(dpprof_real));
+#if DPPROF__CUDA
+        if (s->backend == DPPROF_BACKEND_CUDA) {
+            if (len) dpprof_add_gpu(g + lo, g + lo, sh, (size_t)len); /* fp32: zero >= 1 runs without bf16 storage */
+        } else
+#endif
+            for (e = 0; e < len; e++) g[lo + e] += sh[e];
+        dpprof__coll_reduce_scatter(s, g, P->w.n, P->g.n);
+        dpprof__dist_copy(s, sh, g + lo, len);
     }
     dpprof__tfree(s, &P->g);
 }
@@ -5425,7 +5500,7 @@ static int dpprof__z3_gather(dpprof_session *s, int u) {
         DPPROF__TRY(dpprof__talloc(s, g, (int64_t)s->dist.n * dpprof__dist_chunk(s, p->w.n), DPPROF__R, p->w.category, p->module, 0));
         dpprof__dist_coll(s, DPPROF__AG_BYTES, p->w.n, DPPROF__R);
         if (s->dist.real) { /* the weights the ops read, while the unit is gathered */
-            dpprof__coll_allgather(s, DPPROF__F(*g), p->w.n, dpprof__dist_wpart(s, i));
+            dpprof__coll_allgather(s, DPPROF__F(*g), p->w.n, g->n, dpprof__dist_wpart(s, i));
             p->w.data = g->data;
         }
         s->dist.gath_live += g->n * DPPROF__R;
@@ -5480,7 +5555,8 @@ static void dpprof__init_param(dpprof_session *s, int i) {
     dpprof_param *p = &s->model.params[i];
     dpprof_real *w = DPPROF__F(p->w);
 #if DPPROF__CUDA
-    if (s->backend == DPPROF_BACKEND_CUDA) { /* the same values, made on the device */
+    if (s->backend == DPPROF_BACKEND_CUDA) { /* the same values, made on the device (no w: zero 3's shards have them) */
+        if (!w) return;
         if (strstr(p->name, ".lora_B.")) dpprof_fill_gpu(w, (size_t)p->w.n, 0.0f);
         else if (p->rows == 1) dpprof_fill_gpu(w, (size_t)p->w.n, 1.0f);
         else dpprof_init_normal_gpu(w, (size_t)p->w.n, s->cfg.init_std, s->cfg.seed, DPPROF__STREAM_INIT + (uint64_t)i);
@@ -6717,7 +6793,6 @@ static void dpprof__dist_reduce(dpprof_session *s) {
     if (s->dist.n <= 1 || s->dist.zero >= 2) return;
     for (i = 0; i < s->model.n_params; i++) {
         dpprof_param *p = &s->model.params[i];
-        int64_t lo, len;
         if (!p->trainable) continue;
         dpprof__dist_coll(s, s->dist.zero ? DPPROF__RS_BYTES : DPPROF__AR_BYTES, p->w.n, DPPROF__R);
         if (!s->dist.real) continue;
@@ -6725,9 +6800,7 @@ static void dpprof__dist_reduce(dpprof_session *s) {
             dpprof__coll_allreduce(s, DPPROF__F(p->g), p->w.n);
             continue;
         }
-        dpprof__coll_reduce_scatter(s, DPPROF__F(p->g), p->w.n); /* the rank's part, moved to its place in the tensor */
-        dpprof__dist_part(s, p->w.n, &lo, &len);
-        if (len && lo) memmove(DPPROF__F(p->g) + lo, DPPROF__F(p->g), (size_t)len * sizeof(dpprof_real));
+        dpprof__coll_reduce_scatter(s, DPPROF__F(p->g), p->w.n, p->g.n); /* the rank's part, at its place in the tensor */
     }
 }
 
@@ -6745,6 +6818,20 @@ static void dpprof__dist_apply(dpprof_session *s, int noise_step, int update) {
         dpprof__dist_part(s, p->w.n, &lo, &len);
         if (!len) continue;
         g = s->dist.zero == 1 ? DPPROF__F(p->g) + lo : DPPROF__F(s->dist.gshard) + s->dist.toff[i];
+#if DPPROF__CUDA
+        if (s->backend == DPPROF_BACKEND_CUDA) { /* the same ops on the device, on the rank's part */
+            const double std = s->dps.noise_std, inv_b = 1.0 / s->cfg.batch;
+            const uint64_t off = (uint64_t)(s->dist.eoff[i] + lo);
+            dpprof_real *w = dpprof__dist_wpart(s, i), *m = adam ? DPPROF__F(s->dist.m) + s->dist.toff[i] : NULL, *v = adam ? DPPROF__F(s->dist.v) + s->dist.toff[i] : NULL;
+            if (!update) dpprof_noise_scale_gpu(g, (size_t)len, std, s->cfg.seed, (uint64_t)noise_step, off, inv_b);
+            else if (noise_step >= 0 && adam)
+                dpprof_noise_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, NULL, std, s->cfg.seed, (uint64_t)noise_step, off, inv_b);
+            else if (noise_step >= 0) dpprof_noise_sgd_gpu(w, g, (size_t)len, s->cfg.lr, NULL, std, s->cfg.seed, (uint64_t)noise_step, off, inv_b);
+            else if (adam) dpprof_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, NULL);
+            else dpprof_sgd_gpu(w, g, (size_t)len, s->cfg.lr, NULL);
+            continue;
+        }
+#endif
         if (noise_step >= 0) dpprof__noise_cpu(s, g, len, noise_step, (uint64_t)(s->dist.eoff[i] + lo));
         if (!update) continue;
         if (adam)
@@ -6768,17 +6855,19 @@ static void dpprof__dist_update(dpprof_session *s, int noise_step, int noise_onl
     shard.n = (int64_t)n;
     shard.elem_size = DPPROF__R;
     if (noise_only) {
-        DPPROF__OPX(s, "noise", dpprof__noise_cost(&shard), s->dist.real ? dpprof__dist_apply(s, noise_step, 0) : (void)0, (void)0);
+        DPPROF__OPX(s, "noise", dpprof__noise_cost(&shard), s->dist.real ? dpprof__dist_apply(s, noise_step, 0) : (void)0,
+                    s->dist.real ? dpprof__dist_apply(s, noise_step, 0) : (void)0);
         return;
     }
     s->run.adam_t++;
     c = adam ? dpprof_adam_cost(n, DPPROF__R) : dpprof_sgd_cost(n, DPPROF__R);
     if (noise_step >= 0) c.flops += dpprof__noise_cost(&shard).flops;
-    DPPROF__OPX(s, noise_step >= 0 ? (adam ? "noise_adam" : "noise_sgd") : adam ? "adam" : "sgd", c, s->dist.real ? dpprof__dist_apply(s, noise_step, 1) : (void)0, (void)0);
+    DPPROF__OPX(s, noise_step >= 0 ? (adam ? "noise_adam" : "noise_sgd") : adam ? "adam" : "sgd", c, s->dist.real ? dpprof__dist_apply(s, noise_step, 1) : (void)0,
+                s->dist.real ? dpprof__dist_apply(s, noise_step, 1) : (void)0);
     for (i = 0; s->dist.zero <= 2 && i < s->model.n_params; i++) {
         if (!s->model.params[i].trainable) continue;
         dpprof__dist_coll(s, DPPROF__AG_BYTES, s->model.params[i].w.n, DPPROF__R);
-        if (s->dist.real) dpprof__coll_allgather(s, DPPROF__W(s, i), s->model.params[i].w.n, NULL); /* the updated parts, in place */
+        if (s->dist.real) dpprof__coll_allgather(s, DPPROF__W(s, i), s->model.params[i].w.n, s->model.params[i].w.n, NULL); /* the updated parts, in place */
     }
     if (s->dist.zero == 1) {
         dpprof__zero_grads(s);
@@ -6786,7 +6875,8 @@ static void dpprof__dist_update(dpprof_session *s, int noise_step, int noise_onl
     }
     c.flops = 0.0;
     c.bytes = (double)n * DPPROF__R;
-    DPPROF__OPX(s, "grad_zero", c, (void)(s->dist.real ? memset(s->dist.gshard.data, 0, n * sizeof(dpprof_real)) : NULL), (void)0);
+    DPPROF__OPX(s, "grad_zero", c, (void)(s->dist.real ? memset(s->dist.gshard.data, 0, n * sizeof(dpprof_real)) : NULL),
+                (void)(s->dist.real ? dpprof_cuda_zero(s->dist.gshard.data, n * sizeof(dpprof_real)) : DPPROF_OK));
 }
 
 static void dpprof__noise(dpprof_session *s, int step) {
@@ -6894,8 +6984,14 @@ static int dpprof__check_grads_run(dpprof_session *s, int step) {
     if (s->backend == DPPROF_BACKEND_CUDA) { /* one flag for all tensors, one wait */
         int bad = -1;
         dpprof_nonfinite_reset_gpu();
-        for (i = 0; i < s->model.n_params; i++)
-            if (s->model.params[i].trainable) dpprof_nonfinite_gpu(DPPROF__F(s->model.params[i].g), (size_t)s->model.params[i].g.n, i);
+        for (i = 0; i < s->model.n_params; i++) {
+            const dpprof_param *p = &s->model.params[i];
+            int64_t lo = 0, len = p->g.n;
+            if (!p->trainable) continue;
+            if (s->dist.real && s->dist.zero) dpprof__dist_part(s, p->w.n, &lo, &len); /* the rank's part: in the tensor (zero 1), in the shard */
+            if (s->dist.real && s->dist.zero >= 2) dpprof_nonfinite_gpu(DPPROF__F(s->dist.gshard) + s->dist.toff[i], (size_t)len, i);
+            else dpprof_nonfinite_gpu(DPPROF__F(p->g) + lo, (size_t)len, i);
+        }
         if (dpprof_nonfinite_result_gpu(&bad) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "step %d on the gpu: %s", step, dpprof_cuda_last_error());
         if (bad >= 0) return dpprof__fail(DPPROF_ERR_NUMERIC, "the gradient of %s holds a nan or inf in step %d", s->model.params[bad].name, step);
         return DPPROF_OK;
@@ -7571,9 +7667,33 @@ DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int 
     return s && i >= 0 && i < s->model.n_params && s->dps.method ? dpprof__method_names[s->dps.method[i]] : "?";
 }
 
+#ifdef DPPROF_MPI
+/* real ranks on the cuda backend: the NCCL communicator of the MPI job's ranks (rank 0's id broadcast); every
+   rank joins, or every rank fails */
+static int dpprof__nccl_open(dpprof_session *s) {
+    unsigned char id[DPPROF_NCCL_ID_BYTES + 1];
+    int rc, bad;
+    memset(id, 0, sizeof id);
+    if (!s->dist.rank && dpprof_nccl_id(id, DPPROF_NCCL_ID_BYTES) != DPPROF_OK) {
+        rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda, %d ranks: %s", s->dist.n, dpprof_cuda_last_error());
+        id[DPPROF_NCCL_ID_BYTES] = 1;
+    }
+    MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (id[DPPROF_NCCL_ID_BYTES])
+        return s->dist.rank ? dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda, %d ranks: rank 0 could not make the NCCL communicator's id", s->dist.n) : DPPROF_ERR_CUDA;
+    rc = dpprof_nccl_init(id, s->dist.n, s->dist.rank);
+    if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda, %d ranks: %s", s->dist.n, dpprof_cuda_last_error());
+    bad = rc != DPPROF_OK;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rc == DPPROF_OK) s->dist.nccl = 1;
+    if (bad && rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda, %d ranks: another rank could not join the NCCL communicator", s->dist.n);
+    return rc;
+}
+#endif
+
 DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **out) {
     dpprof_session *s;
-    int rc, count = 0;
+    int rc, count = 0, dev = 0;
     if (!out) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_create: NULL out");
     *out = NULL;
     s = (dpprof_session *)DPPROF_MALLOC(sizeof *s);
@@ -7592,16 +7712,58 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, DPPROF__BF16_CPU_MSG);
         goto fail;
     }
+    if (s->cfg.ranks > 1 && s->backend != DPPROF_BACKEND_DRY) { /* one process a rank, MPI_COMM_WORLD (cuda: and a GPU a process) */
+#ifdef DPPROF_MPI
+        int init = 0, world = 1;
+        long long lim;
+        MPI_Initialized(&init);
+        if (!init) {
+            rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the %s backend: launch the run as an MPI job of %d processes (mpirun -np %d ...)", s->cfg.ranks,
+                              dpprof_backend_name(s->backend), s->cfg.ranks, s->cfg.ranks);
+            goto fail;
+        }
+        MPI_Comm_size(MPI_COMM_WORLD, &world);
+        if (world != s->cfg.ranks) {
+            rc = dpprof__fail(DPPROF_ERR_INVALID, "ranks = %d, but the MPI job has %d processes: give mpirun -np %d, or --ranks %d", s->cfg.ranks, world, s->cfg.ranks, world);
+            goto fail;
+        }
+        MPI_Comm_rank(MPI_COMM_WORLD, &s->dist.rank);
+        {
+            MPI_Comm node; /* the ranks of this machine: rank `local` among them takes GPU local % GPUs */
+            if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, s->dist.rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+                MPI_Comm_rank(node, &s->dist.local);
+                MPI_Comm_free(&node);
+            }
+        }
+        s->dist.real = 1;
+        /* the ranks fail together or not at all: one memory limit for all (the smallest) */
+        lim = s->cfg.memory_limit > 0 ? (long long)s->cfg.memory_limit : (long long)INT64_MAX;
+        MPI_Allreduce(MPI_IN_PLACE, &lim, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+        s->cfg.memory_limit = lim == (long long)INT64_MAX ? 0 : (int64_t)lim;
+#endif
+    }
     if (s->backend == DPPROF_BACKEND_CUDA) {
         rc = dpprof_cuda_device_count(&count);
         if (rc != DPPROF_OK && rc != DPPROF_ERR_NO_CUDA) rc = dpprof__fail(rc, "--backend cuda: %s", dpprof_cuda_last_error());
         if (rc == DPPROF_OK && count == 0) rc = dpprof__fail(DPPROF_ERR_NO_DEVICE, "--backend cuda: no GPU is visible on this machine");
         if (rc == DPPROF_OK && !DPPROF__CUDA) rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--backend cuda: this build computes in double (DPPROF_REF_DOUBLE) and has no gpu path");
-        if (rc == DPPROF_OK && dpprof_cuda_device_info(0, &s->gpu.dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
-        if (rc == DPPROF_OK && dpprof_cuda_init(0) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
+        if (rc == DPPROF_OK && s->dist.real && !dpprof_nccl_available())
+            rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the cuda backend: this build has no NCCL (nccl.h was not found when dpprof_kernels.cu was compiled); --backend cpu runs the ranks over MPI",
+                              s->cfg.ranks);
+        if (rc == DPPROF_OK) dev = s->dist.local % count; /* one rank: GPU 0 */
+        if (rc == DPPROF_OK && dpprof_cuda_device_info(dev, &s->gpu.dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
+        if (rc == DPPROF_OK && dpprof_cuda_init(dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
         if (rc == DPPROF_OK && s->cfg.wgmma > 0 && !(s->gpu.dev.cc_major == 9 && s->gpu.dev.cc_minor == 0))
             rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--wgmma: Hopper's warpgroup mma runs on compute capability 9.0 only (H100, H200); this GPU, %s, is %d.%d",
                               s->gpu.dev.name, s->gpu.dev.cc_major, s->gpu.dev.cc_minor);
+#ifdef DPPROF_MPI
+        if (s->dist.real) { /* every rank has its GPU, or none goes on (the communicator would wait for it) */
+            int bad = rc != DPPROF_OK;
+            MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            if (bad && rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: another rank of the MPI job could not open its GPU");
+            if (rc == DPPROF_OK) rc = dpprof__nccl_open(s);
+        }
+#endif
         if (rc != DPPROF_OK) goto fail;
         dpprof__bind(s);
         {
@@ -7613,32 +7775,6 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         s->gpu.h_tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
         s->gpu.h_loss = (float *)DPPROF_MALLOC(sizeof(float) * (size_t)s->cfg.physical_batch);
         if (!s->gpu.h_tok || !s->gpu.h_tgt || !s->gpu.h_loss) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host staging buffers"); goto fail; }
-    }
-    if (s->cfg.ranks > 1 && s->backend == DPPROF_BACKEND_CUDA) {
-        rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the cuda backend: its collectives (NCCL) are not built yet; --backend cpu runs the ranks as an MPI job", s->cfg.ranks);
-        goto fail;
-    }
-    if (s->cfg.ranks > 1 && s->backend == DPPROF_BACKEND_CPU) { /* one process a rank, MPI_COMM_WORLD */
-#ifdef DPPROF_MPI
-        int init = 0, world = 1;
-        long long lim;
-        MPI_Initialized(&init);
-        if (!init) {
-            rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the cpu backend: launch the run as an MPI job of %d processes (mpirun -np %d ...)", s->cfg.ranks, s->cfg.ranks, s->cfg.ranks);
-            goto fail;
-        }
-        MPI_Comm_size(MPI_COMM_WORLD, &world);
-        if (world != s->cfg.ranks) {
-            rc = dpprof__fail(DPPROF_ERR_INVALID, "ranks = %d, but the MPI job has %d processes: give mpirun -np %d, or --ranks %d", s->cfg.ranks, world, s->cfg.ranks, world);
-            goto fail;
-        }
-        MPI_Comm_rank(MPI_COMM_WORLD, &s->dist.rank);
-        s->dist.real = 1;
-        /* the ranks fail together or not at all: one memory limit for all (the smallest) */
-        lim = s->cfg.memory_limit > 0 ? (long long)s->cfg.memory_limit : (long long)INT64_MAX;
-        MPI_Allreduce(MPI_IN_PLACE, &lim, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-        s->cfg.memory_limit = lim == (long long)INT64_MAX ? 0 : (int64_t)lim;
-#endif
     }
     if (s->cfg.wgmma > 0 && (s->backend == DPPROF_BACKEND_CPU || s->cfg.dtype != DPPROF_DTYPE_BF16)) {
         rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is %s, %s)",
@@ -7692,6 +7828,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         DPPROF_FREE(s->dist.toff);
         DPPROF_FREE(s->dist.counts);
     }
+    if (s->dist.nccl) dpprof_nccl_finish();
     if (s->backend == DPPROF_BACKEND_CUDA) {
         (void)dpprof_cuda_trim(); /* what this session held goes back to the driver */
 #if DPPROF__CUDA
@@ -7745,7 +7882,17 @@ static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real 
         if (!to_host || which != 'w')
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "dpprof_session_param_%s of '%c' at zero %d: a rank holds shards; only the weights are read (gathered)", to_host ? "read" : "write", which, s->dist.zero);
         if (s->dist.zero == 3) {
-            dpprof__coll_allgather(s, host, s->model.params[i].w.n, dpprof__dist_wpart(s, i));
+#ifdef DPPROF_MPI
+            const int64_t n = s->model.params[i].w.n;
+            int64_t lo, len;
+            dpprof__dist_part(s, n, &lo, &len);
+            if (s->backend == DPPROF_BACKEND_CUDA) { /* the rank's part to the host, then the parts over MPI */
+                int rc = len ? dpprof_cuda_copy(host + lo, dpprof__dist_wpart(s, i), (size_t)len * sizeof(dpprof_real), DPPROF_COPY_D2H) : DPPROF_OK, bad = rc != DPPROF_OK;
+                MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+                if (bad) return dpprof__fail(DPPROF_ERR_CUDA, "dpprof_session_param_read: %s", rc != DPPROF_OK ? dpprof_cuda_last_error() : "another rank's copy failed");
+                dpprof__mpi_allgather(s, host, n, NULL);
+            } else dpprof__mpi_allgather(s, host, n, dpprof__dist_wpart(s, i));
+#endif
             return DPPROF_OK;
         }
     }
@@ -8623,6 +8770,13 @@ DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; re
 DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }
 DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n) { (void)out; (void)max; if (n) *n = 0; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_nccl_available(void) { return 0; }
+DPPROF_API int dpprof_nccl_id(void *id, size_t bytes) { (void)id; (void)bytes; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_nccl_init(const void *id, int ranks, int rank) { (void)id; (void)ranks; (void)rank; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API void dpprof_nccl_finish(void) {}
+DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n) { (void)x; (void)n; }
+DPPROF_API void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap) { (void)x; (void)n; (void)cap; }
+DPPROF_API void dpprof_nccl_allgather(float *x, size_t n, size_t cap) { (void)x; (void)n; (void)cap; }
 #endif
 #endif /* DPPROF_ENGINE */
 

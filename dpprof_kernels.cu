@@ -27,6 +27,9 @@
 #include "dpprof.h"
 
 #ifdef DPPROF_CUEMU
+#if defined(DPPROF_NCCL) && !defined(CUEMU_NCCL)
+#define CUEMU_NCCL // the emulator's NCCL, over MPI
+#endif
 #include "cuemu.h"
 #else
 #include <cuda_runtime.h>
@@ -5193,6 +5196,146 @@ extern "C" int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
     (void)max;
     if (n) *n = 0;
     return dpprof__cupti_emu();
+}
+#endif
+
+// ==== collectives between ranks: NCCL (one process a rank, one GPU a process) =========================
+// built with -DDPPROF_NCCL (the Makefile adds it where nccl.h is); the engine bootstraps the communicator over
+// MPI (rank 0's id broadcast) and queues every collective on the stream of the kernels, so each follows the ops
+// that wrote its tensor and precedes those that read it. a tensor of n elements is cut as the engine cuts it:
+// rank r's part is [r c, r c + len), c = ceil(n / ranks) (dpprof__dist_part_of). where the buffer holds ranks
+// x c elements (padded: the zero 2 and 3 gradients, the zero 3 gathered weights) the part collectives are
+// ncclReduceScatter and ncclAllGather in place; elsewhere (a tensor of exactly n elements) one ncclReduce or
+// ncclBroadcast per part, in a group. the emulator (tests/cuemu.h) runs the same calls over MPI
+#ifdef DPPROF_NCCL
+#ifndef DPPROF_CUEMU
+#include <nccl.h>
+#endif
+static_assert(sizeof(ncclUniqueId) == DPPROF_NCCL_ID_BYTES, "DPPROF_NCCL_ID_BYTES is NCCL's id size");
+static struct {
+    ncclComm_t comm;
+    int ranks, rank;
+} dpprof__nccl;
+
+static int dpprof__nccl_fail(const char *what, ncclResult_t r) {
+    dpprof__cu_fail(DPPROF_ERR_CUDA, "%s: NCCL: %s", what, ncclGetErrorString(r));
+    return DPPROF_ERR_CUDA;
+}
+extern "C" int dpprof_nccl_available(void) { return 1; }
+extern "C" int dpprof_nccl_id(void *id, size_t bytes) {
+    ncclUniqueId u;
+    ncclResult_t r;
+    if (!id || bytes != sizeof u) {
+        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_nccl_id: the id takes %zu bytes (DPPROF_NCCL_ID_BYTES), not %zu", sizeof u, bytes);
+        return DPPROF_ERR_INVALID;
+    }
+    if ((r = ncclGetUniqueId(&u)) != ncclSuccess) {
+        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "ncclGetUniqueId: %s", ncclGetErrorString(r));
+        return DPPROF_ERR_CUDA;
+    }
+    std::memcpy(id, &u, sizeof u);
+    return DPPROF_OK;
+}
+extern "C" int dpprof_nccl_init(const void *id, int ranks, int rank) {
+    ncclUniqueId u;
+    ncclResult_t r;
+    if (!dpprof__cu.ready || !id || ranks < 1 || rank < 0 || rank >= ranks || dpprof__nccl.comm) {
+        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_nccl_init(ranks %d, rank %d): %s", ranks, rank,
+                      !dpprof__cu.ready ? "dpprof_cuda_init was not called" : dpprof__nccl.comm ? "a communicator is open (dpprof_nccl_finish first)" : "bad arguments");
+        return DPPROF_ERR_INVALID;
+    }
+    std::memcpy(&u, id, sizeof u);
+    if ((r = ncclCommInitRank(&dpprof__nccl.comm, ranks, u, rank)) != ncclSuccess) {
+        dpprof__nccl.comm = nullptr;
+        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "ncclCommInitRank(%d ranks, rank %d): %s", ranks, rank, ncclGetErrorString(r));
+        return DPPROF_ERR_CUDA;
+    }
+    dpprof__nccl.ranks = ranks;
+    dpprof__nccl.rank = rank;
+    return DPPROF_OK;
+}
+extern "C" void dpprof_nccl_finish(void) {
+    if (!dpprof__nccl.comm) return;
+    if (dpprof__cu.ready) cudaStreamSynchronize(dpprof__cu.stream); // nothing of the communicator's still queued
+    ncclCommDestroy(dpprof__nccl.comm);
+    dpprof__nccl.comm = nullptr;
+    dpprof__nccl.ranks = dpprof__nccl.rank = 0;
+}
+// a collective may be queued: the communicator is open and nothing failed before
+static int dpprof__nccl_ready(const char *what) {
+    if (dpprof__cu.err) return 0;
+    if (!dpprof__nccl.comm) {
+        dpprof__cu_fail(DPPROF_ERR_INVALID, "%s: %s", what, "no communicator (dpprof_nccl_init)");
+        return 0;
+    }
+    dpprof__cu.work++;
+    return 1;
+}
+extern "C" void dpprof_nccl_allreduce(float *x, size_t n) {
+    ncclResult_t r;
+    if (!n || !dpprof__nccl_ready("dpprof_nccl_allreduce")) return;
+    if ((r = ncclAllReduce(x, x, n, ncclFloat, ncclSum, dpprof__nccl.comm, dpprof__cu.stream)) != ncclSuccess) dpprof__nccl_fail("ncclAllReduce", r);
+}
+// one reduce (to its rank) or broadcast (from its rank) per rank's part of x, in a group: the collectives of a
+// tensor whose buffer has no room for ranks equal parts
+static void dpprof__nccl_parts(float *x, size_t n, size_t c, int reduce) {
+    ncclResult_t r = ncclGroupStart();
+    for (size_t q = 0; q < (size_t)dpprof__nccl.ranks && r == ncclSuccess; q++) {
+        const size_t lo = q * c < n ? q * c : n, len = n - lo < c ? n - lo : c;
+        if (!len) continue;
+        r = reduce ? ncclReduce(x + lo, x + lo, len, ncclFloat, ncclSum, (int)q, dpprof__nccl.comm, dpprof__cu.stream)
+                   : ncclBroadcast(x + lo, x + lo, len, ncclFloat, (int)q, dpprof__nccl.comm, dpprof__cu.stream);
+    }
+    if (r != ncclSuccess) dpprof__nccl_fail(reduce ? "ncclReduce" : "ncclBroadcast", r);
+    if ((r = ncclGroupEnd()) != ncclSuccess) dpprof__nccl_fail("ncclGroupEnd", r);
+}
+extern "C" void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap) {
+    const size_t N = (size_t)dpprof__nccl.ranks, c = N ? (n + N - 1) / N : 0;
+    ncclResult_t r;
+    if (!n || !dpprof__nccl_ready("dpprof_nccl_reduce_scatter")) return;
+    if (cap < N * c) dpprof__nccl_parts(x, n, c, 1);
+    else if ((r = ncclReduceScatter(x, x + (size_t)dpprof__nccl.rank * c, c, ncclFloat, ncclSum, dpprof__nccl.comm, dpprof__cu.stream)) != ncclSuccess)
+        dpprof__nccl_fail("ncclReduceScatter", r);
+}
+extern "C" void dpprof_nccl_allgather(float *x, size_t n, size_t cap) {
+    const size_t N = (size_t)dpprof__nccl.ranks, c = N ? (n + N - 1) / N : 0;
+    ncclResult_t r;
+    if (!n || !dpprof__nccl_ready("dpprof_nccl_allgather")) return;
+    if (cap < N * c) dpprof__nccl_parts(x, n, c, 0);
+    else if ((r = ncclAllGather(x + (size_t)dpprof__nccl.rank * c, x, c, ncclFloat, dpprof__nccl.comm, dpprof__cu.stream)) != ncclSuccess)
+        dpprof__nccl_fail("ncclAllGather", r);
+}
+#else // built without NCCL: the entry points say so
+static int dpprof__nccl_none(void) {
+    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "this build has no NCCL (nccl.h was not found when dpprof_kernels.cu was compiled)");
+    return DPPROF_ERR_UNSUPPORTED;
+}
+extern "C" int dpprof_nccl_available(void) { return 0; }
+extern "C" int dpprof_nccl_id(void *id, size_t bytes) {
+    (void)id;
+    (void)bytes;
+    return dpprof__nccl_none();
+}
+extern "C" int dpprof_nccl_init(const void *id, int ranks, int rank) {
+    (void)id;
+    (void)ranks;
+    (void)rank;
+    return dpprof__nccl_none();
+}
+extern "C" void dpprof_nccl_finish(void) {}
+extern "C" void dpprof_nccl_allreduce(float *x, size_t n) {
+    (void)x;
+    if (n) dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", "dpprof_nccl_allreduce", "this build has no NCCL");
+}
+extern "C" void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap) {
+    (void)x;
+    (void)cap;
+    if (n) dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", "dpprof_nccl_reduce_scatter", "this build has no NCCL");
+}
+extern "C" void dpprof_nccl_allgather(float *x, size_t n, size_t cap) {
+    (void)x;
+    (void)cap;
+    if (n) dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", "dpprof_nccl_allgather", "this build has no NCCL");
 }
 #endif
 

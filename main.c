@@ -176,7 +176,7 @@ static const cli_opt run_table[] = {
     {"--seed", "S", "seed of init, data and noise (default 0)"},
     {"--dtype", "fp32|bf16", "storage type (default fp32); bf16: activations and matmul weight copies in bf16,\nfp32 master weights, gradients, optimizer states (--backend cuda, dry; not cpu)"},
     {"--backend", "auto|cpu|cuda|dry", "(default auto: cuda when a GPU is visible, else cpu)"},
-    {"--ranks", "N", "sharded data parallelism: N ranks, each taking B/N samples (B a multiple of N,\nb at most B/N; default 1, or the MPI job's size). --backend dry: rank 0's\nmemory; --backend cpu: an MPI job, mpirun -np N dpprof run ... (a build with MPI)"},
+    {"--ranks", "N", "sharded data parallelism: N ranks, each taking B/N samples (B a multiple of N,\nb at most B/N; default 1, or the MPI job's size). --backend dry: rank 0's\nmemory; --backend cpu or cuda: an MPI job, mpirun -np N dpprof run ... (a build\nwith MPI; cuda: with NCCL, one GPU a rank)"},
     {"--zero", "0|1|2|3", "with --ranks: 0 plain data parallel (default), 1 adam moments sharded,\n2 + gradients sharded, 3 + parameters sharded (FSDP's full sharding;\ndocs/model.md)"},
     {"--memory-limit", "SIZE", "fail as oom past SIZE bytes; K, M, G, T (or KiB, MiB, GiB, TiB) are powers\nof 1024, KB, MB, GB, TB powers of 1000 (80G = 80GiB = 85899345920 bytes,\n80GB = 8e10). default on cpu: MemAvailable"},
     {"--checkpoint", "none|layers", "activation checkpointing (default none); layers: the forward keeps each decoder\nlayer's input alone, the backward recomputes the layer just before its backward\n(the recompute phase; docs/model.md: what each --algo keeps and recomputes)"},
@@ -4789,7 +4789,7 @@ static int dispatch(int argc, char **argv) {
 #else
         const char *mpi = "no MPI: ranks > 1 on the dry backend only";
 #endif
-        printf("dpprof %s (%s; %s, %s)\n", DPPROF_VERSION, DPPROF_GIT_COMMIT, DPPROF__CUDA ? "CUDA" : "no CUDA", mpi);
+        printf("dpprof %s (%s; %s, %s)\n", DPPROF_VERSION, DPPROF_GIT_COMMIT, !DPPROF__CUDA ? "no CUDA" : dpprof_nccl_available() ? "CUDA, NCCL" : "CUDA without NCCL", mpi);
         return EXIT_OK;
     }
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);

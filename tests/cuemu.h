@@ -32,6 +32,8 @@
 //                       each warp computes its 16 rows; the operands are read at the wgmma, the accumulators
 //                       written at the wait_group that covers it, an operand that changes in between or a warp
 //                       that exits with one in flight stops the program
+//  11. NCCL             (with CUEMU_NCCL, over MPI) the communicator of an MPI job's ranks, its all-reduce,
+//                       reduce-scatter, all-gather, reduce and broadcast, groups; NCCL's in-place rules checked
 //
 // environment (read when first needed unless said otherwise):
 //   CUEMU_PROTECT=0        leave device memory accessible to host code (default 1: protected)
@@ -73,6 +75,7 @@
 #error "cuemu.h needs c++17 (g++ -std=c++17)"
 #endif
 
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -2934,5 +2937,244 @@ inline cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOp
     return ::cuemu::gemm_ex("cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta,
                             C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
+
+// ---- 11. NCCL (CUEMU_NCCL, with MPI) ----------------------------------------------------------------------
+// the collectives of a communicator whose ranks are the processes of an MPI job (mpirun -np N), in MPI_COMM_WORLD's
+// rank order: ncclGetUniqueId, ncclCommInitRank, ncclCommDestroy, ncclAllReduce, ncclReduceScatter, ncclAllGather,
+// ncclReduce, ncclBroadcast (fp32 and fp64, sum), ncclGroupStart/End, ncclGetErrorString. each runs at once (the
+// emulated device is synchronous; a group's calls run as they are made, in the same order on every rank, as NCCL
+// requires) over the MPI call that does the same; a communicator of one rank needs no MPI. NCCL's rules are
+// checked: buffers inside live device allocations, in place only where NCCL allows it (reduce-scatter's recvbuff
+// = sendbuff + rank x recvcount, all-gather's sendbuff = recvbuff + rank x sendcount, reduce and broadcast with
+// sendbuff = recvbuff), a root that is a rank; a call that breaks one returns ncclInvalidArgument with a note
+#ifdef CUEMU_NCCL
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1 // MPI's C interface only (no C++ bindings to link)
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+#define NCCL_UNIQUE_ID_BYTES 128
+typedef struct {
+    char internal[NCCL_UNIQUE_ID_BYTES];
+} ncclUniqueId;
+typedef enum { ncclSuccess = 0, ncclUnhandledCudaError = 1, ncclSystemError = 2, ncclInternalError = 3, ncclInvalidArgument = 4, ncclInvalidUsage = 5 } ncclResult_t;
+typedef enum { ncclFloat32 = 7, ncclFloat = 7, ncclFloat64 = 8, ncclDouble = 8 } ncclDataType_t;
+typedef enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4 } ncclRedOp_t;
+struct ncclComm {
+    uint32_t magic;
+    int nranks, rank;
+    MPI_Comm comm; // nranks > 1: a duplicate of MPI_COMM_WORLD
+};
+typedef struct ncclComm *ncclComm_t;
+
+namespace cuemu {
+constexpr uint32_t kCommMagic = 0x4e43434cu;
+inline const char kIdTag[] = "cuemu nccl id";
+inline int nccl_group_depth;
+inline bool comm_ok(const char *fn, ncclComm_t c) {
+    if (c && c->magic == kCommMagic) return true;
+    warn("%s: not a live communicator", fn);
+    return false;
+}
+// the element size of an emulated type, 0 (with a note) for the rest
+inline size_t nccl_size(const char *fn, ncclDataType_t t, ncclRedOp_t op, bool reduces) {
+    if (reduces && op != ncclSum) {
+        warn("%s: reduction op %d is not emulated (ncclSum is)", fn, (int)op);
+        return 0;
+    }
+    if (t == ncclFloat32) return 4;
+    if (t == ncclFloat64) return 8;
+    warn("%s: data type %d is not emulated (ncclFloat32 and ncclFloat64 are)", fn, (int)t);
+    return 0;
+}
+inline MPI_Datatype nccl_mpi(ncclDataType_t t) { return t == ncclFloat64 ? MPI_DOUBLE : MPI_FLOAT; }
+// [p, p + bytes) lies in one live device allocation (count 0: any pointer); opened for the call
+inline bool nccl_buf(const char *fn, const char *which, const void *p, size_t bytes) {
+    if (!bytes) return true;
+    if (!is_device_range(p, bytes)) {
+        warn("%s: %s %p (+%zu bytes) is not inside a live device allocation", fn, which, p, bytes);
+        return false;
+    }
+    open_pointer(p);
+    return true;
+}
+inline bool nccl_overlap(const void *a, size_t an, const void *b, size_t bn) {
+    const char *x = (const char *)a, *y = (const char *)b;
+    return an && bn && x < y + bn && y < x + an;
+}
+inline bool nccl_common(const char *fn, ncclComm_t c, cudaStream_t s, size_t count) {
+    init();
+    if (!comm_ok(fn, c)) return false;
+    if (!stream_ok(s)) {
+        warn("%s: not a live stream", fn);
+        return false;
+    }
+    if (count > (size_t)INT_MAX) {
+        warn("%s: %zu elements: the emulation's MPI counts take at most %d", fn, count, INT_MAX);
+        return false;
+    }
+    return true;
+}
+} // namespace cuemu
+
+inline const char *ncclGetErrorString(ncclResult_t r) {
+    switch (r) {
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled cuda error";
+    case ncclSystemError: return "unhandled system error";
+    case ncclInternalError: return "internal error";
+    case ncclInvalidArgument: return "invalid argument";
+    case ncclInvalidUsage: return "invalid usage";
+    }
+    return "unknown result code";
+}
+inline ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+    if (!id) return ncclInvalidArgument;
+    std::memset(id, 0, sizeof *id);
+    std::memcpy(id->internal, ::cuemu::kIdTag, sizeof ::cuemu::kIdTag);
+    return ncclSuccess;
+}
+inline ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) {
+    ::cuemu::init();
+    if (!comm || nranks < 1 || rank < 0 || rank >= nranks || std::memcmp(id.internal, ::cuemu::kIdTag, sizeof ::cuemu::kIdTag)) {
+        ::cuemu::warn("ncclCommInitRank(%d ranks, rank %d): bad arguments or an id not from ncclGetUniqueId", nranks, rank);
+        return ncclInvalidArgument;
+    }
+    MPI_Comm dup = MPI_COMM_NULL;
+    if (nranks > 1) {
+        int init = 0, world = 0, me = -1;
+        MPI_Initialized(&init);
+        if (init) {
+            MPI_Comm_size(MPI_COMM_WORLD, &world);
+            MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        }
+        if (!init || world != nranks || me != rank) {
+            ::cuemu::warn("ncclCommInitRank(%d ranks, rank %d): the emulation's communicator is the MPI job's (%s)", nranks, rank,
+                          init ? "another size or rank" : "MPI is not initialised");
+            return ncclInvalidUsage;
+        }
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    }
+    *comm = new ncclComm{::cuemu::kCommMagic, nranks, rank, dup};
+    return ncclSuccess;
+}
+inline ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+    if (!::cuemu::comm_ok("ncclCommDestroy", comm)) return ncclInvalidArgument;
+    if (comm->comm != MPI_COMM_NULL) MPI_Comm_free(&comm->comm);
+    comm->magic = ::cuemu::kDead;
+    delete comm;
+    return ncclSuccess;
+}
+inline ncclResult_t ncclGroupStart() {
+    ::cuemu::nccl_group_depth++;
+    return ncclSuccess;
+}
+inline ncclResult_t ncclGroupEnd() {
+    if (::cuemu::nccl_group_depth <= 0) {
+        ::cuemu::warn("ncclGroupEnd without ncclGroupStart");
+        return ncclInvalidUsage;
+    }
+    ::cuemu::nccl_group_depth--;
+    return ncclSuccess;
+}
+inline ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+    const char *fn = "ncclAllReduce";
+    if (!::cuemu::nccl_common(fn, comm, stream, count)) return ncclInvalidArgument;
+    size_t e = ::cuemu::nccl_size(fn, type, op, true), b = e * count;
+    if (!e) return ncclInvalidArgument;
+    ::cuemu::DeviceAccess acc;
+    if (!::cuemu::nccl_buf(fn, "sendbuff", sendbuff, b) || !::cuemu::nccl_buf(fn, "recvbuff", recvbuff, b)) return ncclInvalidArgument;
+    if (sendbuff != recvbuff && ::cuemu::nccl_overlap(sendbuff, b, recvbuff, b)) {
+        ::cuemu::warn("%s: sendbuff and recvbuff overlap without being the same", fn);
+        return ncclInvalidArgument;
+    }
+    if (!count) return ncclSuccess;
+    if (sendbuff != recvbuff) std::memcpy(recvbuff, sendbuff, b);
+    if (comm->nranks > 1) MPI_Allreduce(MPI_IN_PLACE, recvbuff, (int)count, ::cuemu::nccl_mpi(type), MPI_SUM, comm->comm);
+    return ncclSuccess;
+}
+inline ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
+                                      cudaStream_t stream) {
+    const char *fn = "ncclReduceScatter";
+    if (!::cuemu::nccl_common(fn, comm, stream, recvcount * (size_t)(comm && comm->magic == ::cuemu::kCommMagic ? comm->nranks : 1))) return ncclInvalidArgument;
+    size_t e = ::cuemu::nccl_size(fn, type, op, true), b = e * recvcount, sb = b * (size_t)comm->nranks;
+    if (!e) return ncclInvalidArgument;
+    ::cuemu::DeviceAccess acc;
+    if (!::cuemu::nccl_buf(fn, "sendbuff", sendbuff, sb) || !::cuemu::nccl_buf(fn, "recvbuff", recvbuff, b)) return ncclInvalidArgument;
+    const bool inplace = (const char *)recvbuff == (const char *)sendbuff + (size_t)comm->rank * b;
+    if (!inplace && ::cuemu::nccl_overlap(sendbuff, sb, recvbuff, b)) {
+        ::cuemu::warn("%s: recvbuff overlaps sendbuff but is not sendbuff + rank x recvcount (in place)", fn);
+        return ncclInvalidArgument;
+    }
+    if (!recvcount) return ncclSuccess;
+    if (comm->nranks == 1) {
+        if (!inplace) std::memcpy(recvbuff, sendbuff, b);
+        return ncclSuccess;
+    }
+    void *tmp = std::malloc(b);
+    if (!tmp) return ncclSystemError;
+    MPI_Reduce_scatter_block(sendbuff, tmp, (int)recvcount, ::cuemu::nccl_mpi(type), MPI_SUM, comm->comm);
+    std::memcpy(recvbuff, tmp, b);
+    std::free(tmp);
+    return ncclSuccess;
+}
+inline ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t type, ncclComm_t comm, cudaStream_t stream) {
+    const char *fn = "ncclAllGather";
+    if (!::cuemu::nccl_common(fn, comm, stream, sendcount * (size_t)(comm && comm->magic == ::cuemu::kCommMagic ? comm->nranks : 1))) return ncclInvalidArgument;
+    size_t e = ::cuemu::nccl_size(fn, type, ncclSum, false), b = e * sendcount, rb = b * (size_t)comm->nranks;
+    if (!e) return ncclInvalidArgument;
+    ::cuemu::DeviceAccess acc;
+    if (!::cuemu::nccl_buf(fn, "sendbuff", sendbuff, b) || !::cuemu::nccl_buf(fn, "recvbuff", recvbuff, rb)) return ncclInvalidArgument;
+    const bool inplace = (const char *)sendbuff == (const char *)recvbuff + (size_t)comm->rank * b;
+    if (!inplace && ::cuemu::nccl_overlap(sendbuff, b, recvbuff, rb)) {
+        ::cuemu::warn("%s: sendbuff overlaps recvbuff but is not recvbuff + rank x sendcount (in place)", fn);
+        return ncclInvalidArgument;
+    }
+    if (!sendcount) return ncclSuccess;
+    void *tmp = std::malloc(b);
+    if (!tmp) return ncclSystemError;
+    std::memcpy(tmp, sendbuff, b);
+    if (comm->nranks > 1) MPI_Allgather(tmp, (int)sendcount, ::cuemu::nccl_mpi(type), recvbuff, (int)sendcount, ::cuemu::nccl_mpi(type), comm->comm);
+    else std::memcpy(recvbuff, tmp, b);
+    std::free(tmp);
+    return ncclSuccess;
+}
+namespace cuemu {
+// ncclReduce (reduce) and ncclBroadcast: one rank's buffer, root's, in place where sendbuff = recvbuff
+inline ncclResult_t nccl_rooted(const char *fn, bool reduce, const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t type, ncclRedOp_t op,
+                                int root, ncclComm_t comm, cudaStream_t stream) {
+    if (!nccl_common(fn, comm, stream, count)) return ncclInvalidArgument;
+    size_t e = nccl_size(fn, type, op, reduce), b = e * count;
+    if (!e) return ncclInvalidArgument;
+    if (root < 0 || root >= comm->nranks) {
+        warn("%s: root %d is not a rank of %d", fn, root, comm->nranks);
+        return ncclInvalidArgument;
+    }
+    const bool me = comm->rank == root;
+    DeviceAccess acc;
+    // a reduce reads every rank's sendbuff and writes root's recvbuff; a broadcast reads root's and writes every one's
+    if (((reduce || me) && !nccl_buf(fn, "sendbuff", sendbuff, b)) || ((!reduce || me) && !nccl_buf(fn, "recvbuff", recvbuff, b))) return ncclInvalidArgument;
+    if (me && sendbuff != recvbuff && nccl_overlap(sendbuff, b, recvbuff, b)) {
+        warn("%s: sendbuff and recvbuff overlap without being the same", fn);
+        return ncclInvalidArgument;
+    }
+    if (!count) return ncclSuccess;
+    if (me && sendbuff != recvbuff) std::memcpy(recvbuff, sendbuff, b);
+    if (comm->nranks == 1) return ncclSuccess;
+    if (reduce) MPI_Reduce(me ? MPI_IN_PLACE : sendbuff, me ? recvbuff : nullptr, (int)count, nccl_mpi(type), MPI_SUM, root, comm->comm);
+    else MPI_Bcast(recvbuff, (int)count, nccl_mpi(type), root, comm->comm);
+    return ncclSuccess;
+}
+} // namespace cuemu
+inline ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t type, ncclRedOp_t op, int root, ncclComm_t comm,
+                               cudaStream_t stream) {
+    return ::cuemu::nccl_rooted("ncclReduce", true, sendbuff, recvbuff, count, type, op, root, comm, stream);
+}
+inline ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t type, int root, ncclComm_t comm, cudaStream_t stream) {
+    return ::cuemu::nccl_rooted("ncclBroadcast", false, sendbuff, recvbuff, count, type, ncclSum, root, comm, stream);
+}
+#endif // CUEMU_NCCL
 
 #endif // CUEMU_H

@@ -161,14 +161,18 @@ bad 2 "--dp-warp-tile '48': expected 32 or 64" run --preset tiny --dp-warp-tile 
 bad 2 "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is cpu, fp32)" run --preset tiny --wgmma --backend cpu --out "$tmp/bad.json"
 bad 2 "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is dry, fp32)" run --wgmma $o
 # sharded data parallelism: a rank's batch is B/N; without mpirun only the dry backend models more than one rank
-# (the cpu backend runs them as an MPI job, launched by mpirun: tests/test_mpi.sh)
+# (the cpu and cuda backends run them as an MPI job, launched by mpirun: tests/test_mpi.sh)
 if "$bin" version | grep -q ', MPI)'; then
     bad 2 "ranks = 2 on the cpu backend: launch the run as an MPI job of 2 processes (mpirun -np 2 ...)" run --preset tiny --ranks 2 --zero 1 --backend cpu --out "$tmp/bad.json"
 else
     bad 2 "ranks = 2 on the cpu backend: this build has no MPI" run --preset tiny --ranks 2 --zero 1 --backend cpu --out "$tmp/bad.json"
 fi
 bad 2 "ranks = 2 on the " run --preset tiny --ranks 2 --out "$tmp/bad.json"
-bad 2 "ranks = 2 on the cuda backend: its collectives (NCCL) are not built yet" run --preset tiny --ranks 2 --backend cuda --out "$tmp/bad.json"
+if "$bin" version | grep -q ', MPI)'; then
+    bad 2 "ranks = 2 on the cuda backend: launch the run as an MPI job of 2 processes" run --preset tiny --ranks 2 --backend cuda --out "$tmp/bad.json"
+else
+    bad 2 "ranks = 2 on the cuda backend: this build has no MPI" run --preset tiny --ranks 2 --backend cuda --out "$tmp/bad.json"
+fi
 bad 2 "ranks = 3 does not divide batch = 8" run --ranks 3 $o
 bad 2 "physical-batch = 8 is larger than a rank's batch / ranks = 8 / 2 = 4" run --ranks 2 --physical-batch 8 $o
 bad 2 "--zero '4': expected an integer in [0, 3]" run --ranks 2 --zero 4 $o

@@ -4,8 +4,9 @@
    make test builds it twice: build/tests/test_gpu links the real dpprof_kernels.cu (prints SKIP
    without a GPU) and build/tests/test_cuemu links the same kernels compiled for tests/cuemu.h, the
    cpu emulator of the cuda subset they use, so every check also runs on machines without a GPU.
-   DRAM counters (tests/gpu_counters.c) need a real GPU and permission to read them, else SKIP.
-   usage: test_gpu [accountant|model|attn|dp|counters|steps ...]  (default: all groups) */
+   DRAM counters (tests/gpu_counters.c) need a real GPU and permission to read them, else SKIP. NCCL: a
+   communicator of one rank (the emulator's without MPI), where the build has NCCL.
+   usage: test_gpu [accountant|model|attn|dp|counters|nccl|steps ...]  (default: all groups) */
 #define DPPROF_IMPLEMENTATION
 #define DPPROF_ENGINE
 #define DPPROF_TOOLS
@@ -60,6 +61,50 @@ static void test_accountant(const dpprof_device_info *before) {
     dpprof_prof_free(&p);
 }
 
+#ifdef DPPROF_CUDA
+/* NCCL with a communicator of one rank on this GPU: the collectives the engine uses between ranks (their
+   every path: the padded buffer's reduce-scatter and all-gather, and the part-by-part reduce and broadcast of
+   a buffer without room) leave one rank's values as they are, bit for bit */
+static void test_nccl(void) {
+    unsigned char id[DPPROF_NCCL_ID_BYTES];
+    enum { N = 37, CAP = 40 };
+    float h[CAP], back[CAP], *x = NULL;
+    int i, k, rc, same = 1;
+    if (!dpprof_nccl_available()) {
+        SKIP("gpu: nccl: this build has no NCCL (nccl.h was not found when the kernels were compiled)");
+        return;
+    }
+    CHECK(dpprof_nccl_id(id, 7) == DPPROF_ERR_INVALID, "gpu: nccl: an id buffer of 7 bytes is refused (%s)", dpprof_cuda_last_error());
+    rc = dpprof_nccl_id(id, sizeof id);
+    if (rc == DPPROF_OK) rc = dpprof_nccl_init(id, 1, 0);
+    CHECK(rc == DPPROF_OK, "gpu: nccl: a communicator of one rank on this GPU (%s)", rc ? dpprof_cuda_last_error() : "ok");
+    if (rc != DPPROF_OK) return;
+    CHECK(dpprof_nccl_init(id, 1, 0) == DPPROF_ERR_INVALID, "gpu: nccl: a second communicator in the process is refused (%s)", dpprof_cuda_last_error());
+    for (i = 0; i < CAP; i++) h[i] = (float)(0.37 * i - 3.1);
+    rc = dpprof_cuda_alloc((void **)&x, sizeof h);
+    if (rc == DPPROF_OK) rc = dpprof_cuda_copy(x, h, sizeof h, DPPROF_COPY_H2D);
+    for (k = 0; rc == DPPROF_OK && k < 5; k++) {
+        if (k == 0) dpprof_nccl_allreduce(x, N);
+        if (k == 1) dpprof_nccl_reduce_scatter(x, N, CAP); /* padded: NCCL's reduce-scatter in place */
+        if (k == 2) dpprof_nccl_allgather(x, N, CAP);      /* padded: NCCL's all-gather in place */
+        if (k == 3) dpprof_nccl_reduce_scatter(x, N, 0);   /* no room known: a reduce per part */
+        if (k == 4) dpprof_nccl_allgather(x, N, 0);        /* a broadcast per part */
+        rc = dpprof_cuda_copy(back, x, sizeof back, DPPROF_COPY_D2H);
+        if (rc == DPPROF_OK && memcmp(back, h, sizeof h)) same = 0;
+    }
+    CHECK(rc == DPPROF_OK && same, "gpu: nccl: one rank's all-reduce, reduce-scatter and all-gather (padded and part by part) leave its values bit for bit (%s)",
+          rc ? dpprof_cuda_last_error() : "ok");
+    dpprof_cuda_release(x);
+    dpprof_nccl_finish();
+    rc = dpprof_nccl_id(id, sizeof id);
+    if (rc == DPPROF_OK) rc = dpprof_nccl_init(id, 1, 0);
+    CHECK(rc == DPPROF_OK, "gpu: nccl: after dpprof_nccl_finish a new communicator opens (%s)", rc ? dpprof_cuda_last_error() : "ok");
+    dpprof_nccl_finish();
+}
+#else
+static void test_nccl(void) {}
+#endif
+
 static int wanted(int argc, char **argv, const char *group) {
     int i;
     if (argc < 2) return 1;
@@ -93,6 +138,7 @@ int main(int argc, char **argv) {
     if (wanted(argc, argv, "attn")) test_attn();
     if (wanted(argc, argv, "dp")) test_dp();
     if (wanted(argc, argv, "counters")) test_counters();
+    if (wanted(argc, argv, "nccl")) test_nccl();
     /* the sessions set their own workspace: the ops' tests are done with this one, and it is given back
        first. left in the pool, it would keep part of the pool's mapped memory busy, a trim could not
        return the rest, and a session's allocations would land in that slack unseen by the driver's figure

@@ -1,5 +1,8 @@
 /* tests/test_mpi.c - sharded data parallelism as an MPI job on the cpu backend: N ranks of B/N samples each
-   give the single-rank run of B samples. run as `mpirun -np N build/test/test_mpi` (N = 2 and 4 in make test);
+   give the single-rank run of B samples. run as `mpirun -np N build/tests/mpi_ranks` (N = 2 and 4 in make test);
+   built with DPPROF_CUDA and linked to the kernels on the cpu emulator (build/tests/mpi_ranks_cuemu, tests/cuemu.h
+   with its NCCL over MPI), the same checks hold for the cuda backend's ranks and their NCCL collectives, on fewer
+   cases (N = 2 and 3: a part that is padded, and the collectives of the unpadded tensors);
    rank 0 runs the single-rank session and sends its losses and weights to all, every rank runs the N-rank
    one, and the checks hold on every rank:
    - the steps' losses and every weight after two noisy steps agree to reduction-order rounding, for every
@@ -21,6 +24,25 @@
 #include "test.h"
 
 static int rank, world;
+#ifdef DPPROF_CUDA
+static const dpprof_backend backend = DPPROF_BACKEND_CUDA;
+#else
+static const dpprof_backend backend = DPPROF_BACKEND_CPU;
+#endif
+
+/* n reals at p of a session of the backend under test: zeroed, or copied to the host */
+static void zero_reals(dpprof_real *p, int64_t n) {
+    if (backend == DPPROF_BACKEND_CUDA) dpprof_cuda_zero(p, (size_t)n * sizeof(dpprof_real));
+    else memset(p, 0, (size_t)n * sizeof(dpprof_real));
+}
+static dpprof_real *host_reals(const dpprof_real *p, int64_t n) {
+    dpprof_real *h = (dpprof_real *)malloc(sizeof(dpprof_real) * (size_t)(n ? n : 1));
+    if (!h || !n) return h;
+    if (backend == DPPROF_BACKEND_CUDA) {
+        if (dpprof_cuda_copy(h, p, (size_t)n * sizeof(dpprof_real), DPPROF_COPY_D2H) != DPPROF_OK) memset(h, 0xff, (size_t)n * sizeof(dpprof_real));
+    } else memcpy(h, p, (size_t)n * sizeof(dpprof_real));
+    return h;
+}
 
 /* a check that holds on every rank: rank 0 says it */
 #define CHECK_ALL(cond, ...)                                                                \
@@ -45,7 +67,7 @@ static dpprof_config config(dpprof_algo algo, int zero, int ranks, const variant
     memset(&c, 0, sizeof c);
     c.preset = "tiny";
     c.seq = 16;
-    c.batch = 8;
+    c.batch = world % 2 ? 2 * world : 8; /* a multiple of the ranks */
     c.physical_batch = v->phys;
     c.ranks = ranks;
     c.zero = zero;
@@ -80,10 +102,10 @@ static int noise_bitwise(dpprof_session *d, dpprof_session *r) {
     int i, same = 1;
     if (!d->dist.zero || !d->dps.dp) return 1;
     for (i = 0; i < r->model.n_params; i++)
-        if (r->model.params[i].trainable) memset(r->model.params[i].g.data, 0, (size_t)r->model.params[i].g.n * sizeof(dpprof_real));
+        if (r->model.params[i].trainable) zero_reals(DPPROF__F(r->model.params[i].g), r->model.params[i].g.n);
     dpprof__noise(r, 7);
     if (d->dist.zero == 1) dpprof__zero_grads(d);
-    else memset(d->dist.gshard.data, 0, (size_t)d->dist.gshard.n * sizeof(dpprof_real));
+    else zero_reals(DPPROF__F(d->dist.gshard), d->dist.gshard.n);
     dpprof__dist_apply(d, 7, 0);
     for (i = 0; i < d->model.n_params; i++) {
         const dpprof_param *p = &d->model.params[i];
@@ -92,7 +114,12 @@ static int noise_bitwise(dpprof_session *d, dpprof_session *r) {
         if (!p->trainable) continue;
         dpprof__dist_part(d, p->w.n, &lo, &len);
         g = d->dist.zero == 1 ? DPPROF__F(p->g) + lo : DPPROF__F(d->dist.gshard) + d->dist.toff[i];
-        if (len && memcmp(g, DPPROF__F(r->model.params[i].g) + lo, (size_t)len * sizeof(dpprof_real))) same = 0;
+        if (len) {
+            dpprof_real *a = host_reals(g, len), *b = host_reals(DPPROF__F(r->model.params[i].g) + lo, len);
+            if (!a || !b || memcmp(a, b, (size_t)len * sizeof(dpprof_real))) same = 0;
+            free(a);
+            free(b);
+        }
     }
     return same;
 }
@@ -100,7 +127,7 @@ static int noise_bitwise(dpprof_session *d, dpprof_session *r) {
 /* the single rank's losses and final weights of (algo, v): run by rank 0 and broadcast (its cost is then one
    rank's, whatever the job's size); NULL on failure */
 static double *reference(dpprof_algo algo, const variant *v, int64_t *nw) {
-    dpprof_config c = config(algo, 0, 1, v, DPPROF_BACKEND_CPU);
+    dpprof_config c = config(algo, 0, 1, v, backend);
     dpprof_session *r = NULL;
     double *out = NULL;
     int64_t n = 0, at = 2;
@@ -134,7 +161,7 @@ static double *reference(dpprof_algo algo, const variant *v, int64_t *nw) {
 }
 
 static void one(dpprof_algo algo, int zero, const variant *v, const double *ref) {
-    dpprof_config cr = config(algo, zero, 1, v, DPPROF_BACKEND_CPU), cd = config(algo, zero, world, v, DPPROF_BACKEND_CPU),
+    dpprof_config cr = config(algo, zero, 1, v, backend), cd = config(algo, zero, world, v, backend),
                   cy = config(algo, zero, world, v, DPPROF_BACKEND_DRY);
     dpprof_session *r, *d, *y;
     dpprof_dist_info di, yi;
@@ -208,24 +235,31 @@ int main(int argc, char **argv) {
     if (rank) { /* rank 0 speaks for all */
         if (!freopen("/dev/null", "w", stdout)) return 1;
     }
-    printf("# %d ranks\n", world);
-    for (a = 0; a < N_ALGOS; a++) {
-        stages(algos[a], &full, 3);
-        stages(algos[a], &lora, 3);
+    printf("# %d ranks, %s backend\n", world, dpprof_backend_name(backend));
+    if (backend == DPPROF_BACKEND_CUDA) { /* emulated kernels: the collectives' every path, on fewer algorithms */
+        stages(DPPROF_ALGO_GHOST_BK, &full, 3);
+        stages(DPPROF_ALGO_FLASH_BK, &lora, 3);
+        stages(DPPROF_ALGO_PERSAMPLE, &sgd, 3);
+        stages(DPPROF_ALGO_VANILLA, &tied, 1);
+    } else {
+        for (a = 0; a < N_ALGOS; a++) {
+            stages(algos[a], &full, 3);
+            stages(algos[a], &lora, 3);
+        }
+        stages(DPPROF_ALGO_GHOST_BK, &accum, 3);
+        stages(DPPROF_ALGO_PERSAMPLE, &accum, 3);
+        stages(DPPROF_ALGO_FLASH_BK, &sgd, 3);
+        stages(DPPROF_ALGO_GHOST, &ckpt, 3);
+        stages(DPPROF_ALGO_FLASH_BK, &tied, 1);
     }
-    stages(DPPROF_ALGO_GHOST_BK, &accum, 3);
-    stages(DPPROF_ALGO_PERSAMPLE, &accum, 3);
-    stages(DPPROF_ALGO_FLASH_BK, &sgd, 3);
-    stages(DPPROF_ALGO_GHOST, &ckpt, 3);
-    stages(DPPROF_ALGO_FLASH_BK, &tied, 1);
     {   /* refusals, before any work */
-        dpprof_config c = config(DPPROF_ALGO_GHOST, 0, world + 1, &full, DPPROF_BACKEND_CPU);
+        dpprof_config c = config(DPPROF_ALGO_GHOST, 0, world + 1, &full, backend);
         dpprof_session *s = NULL;
         int rc;
         c.batch = 8 * (world + 1);
         rc = dpprof_session_create(&c, &s);
         CHECK_ALL(rc == DPPROF_ERR_INVALID && !s && strstr(dpprof_last_error(), "processes"), "ranks = %d in a job of %d processes is refused: %s", world + 1, world, dpprof_last_error());
-        c = config(DPPROF_ALGO_GHOST, 0, world, &full, DPPROF_BACKEND_CPU);
+        c = config(DPPROF_ALGO_GHOST, 0, world, &full, backend);
         if (dpprof_session_create(&c, &s) == DPPROF_OK) {
             int tok[16] = {0}, tgt[16] = {0};
             rc = dpprof_session_grad(s, tok, tgt, 1, NULL);

@@ -3,12 +3,15 @@
 # mpirun with 2 and 4 processes (oversubscribed: more ranks than cores), then the command line: `mpirun -np 2
 # dpprof run --backend cpu --ranks 2` gives the single rank's losses, the dry model's peak, one result file
 # written by rank 0; and the refusals (a --ranks other than the job's size, ranks without mpirun, a command
-# other than run, the cuda backend). a build without MPI: the refusal that says so, the rest SKIP. needs
-# ./dpprof. run by make test.
+# other than run). then the cuda backend's ranks on the cpu emulator with its NCCL over MPI: the same test
+# (build/tests/mpi_ranks_cuemu) with 2 and 3 processes, and build/dpprof-cuemu's command line. a build without
+# MPI: the refusal that says so, the rest SKIP. needs ./dpprof. run by make test.
 set -u
 cd "$(dirname "$0")/.."
 bin=$PWD/dpprof
 prog=$PWD/build/tests/mpi_ranks
+emu=$PWD/build/tests/mpi_ranks_cuemu
+emubin=$PWD/build/dpprof-cuemu
 . tests/lib.bash
 SKIP() { echo "SKIP $*"; }
 # mpirun as root (CI) needs both variables; shared memory without the cross-memory-attach that containers forbid
@@ -65,8 +68,32 @@ check "--ranks 2 without mpirun: refused, saying how to launch it ($(head -c 120
 mpi 2 "$bin" presets >out 2>err; rc=$?
 check "mpirun -np 2 dpprof presets: refused (only run is an MPI job)" bash -c "[ $rc != 0 ] && grep -q \"only 'dpprof run'\" err"
 "$bin" run $q --backend cuda --ranks 2 2>err; rc=$?
-check "--backend cuda --ranks 2: refused, its collectives are not built ($(head -c 100 err))" bash -c "[ $rc = 2 ] && grep -q 'NCCL' err"
+check "--backend cuda --ranks 2 without mpirun: refused, saying how to launch it ($(head -c 100 err))" bash -c "[ $rc = 2 ] && grep -q 'mpirun -np 2' err"
 timeout 120 mpirun --oversubscribe -np 2 "$bin" run $q --backend cpu --ranks 2 --out nosuchdir/r.json 2>err; rc=$?
 check "an --out that rank 0 alone cannot write: every rank stops, no wait (exit $rc: $(grep -m1 -o "nosuchdir[^']*'[^:]*: [^)]*" err))" bash -c "[ $rc != 0 ] && [ $rc != 124 ] && grep -q nosuchdir err"
 mpi 2 "$bin" run $q --backend cpu --ranks 2 --dump dumpdir 2>err; rc=$?
 check "mpirun -np 2 --dump: refused (a dump is one process's)" bash -c "[ $rc != 0 ]"
+
+# the cuda backend's ranks: the kernels on the cpu emulator, NCCL the emulator's over MPI (tests/cuemu.h). the
+# engine's checks with 2 ranks and with 3 (parts that are padded, collectives of unpadded tensors part by part),
+# then the command line: one rank, two ranks at zero 3 and the dry model
+for n in 2 3; do
+    if [ -x "$emu" ]; then
+        mpi "$n" "$emu" >"cuda$n.log" 2>&1; rc=$?
+        grep -E '^(PASS|FAIL|SKIP) ' "cuda$n.log" | sed "s/^\(PASS\|FAIL\|SKIP\) /\1 [cuda, emulated, $n ranks] /"
+        check "mpi_ranks_cuemu under mpirun -np $n exits 0" test "$rc" = 0
+    else fail "build/tests/mpi_ranks_cuemu is not built (make test-build builds it where mpicc is)"; fi
+done
+if [ -x "$emubin" ] && "$emubin" version | grep -q 'NCCL, MPI)'; then
+    "$emubin" run $q --backend cuda --physical-batch 4 --out cone.json 2>err1; rc1=$?
+    mpi 2 "$emubin" run $q --backend cuda --ranks 2 --zero 3 --out ctwo.json 2>err2; rc2=$?
+    check "cuda (emulated): one rank and mpirun -np 2 --ranks 2 --zero 3 exit 0 ($rc1 $rc2: $(head -c 200 err2))" test "$rc1$rc2" = 00
+    check "cuda (emulated) mpirun -np 2: the losses are the single rank's to 1e-6, 2 processes ran, the peak and its split are the dry model's" python3 - cone.json ctwo.json dry.json <<'EOF'
+import json, sys
+a, t, d = (json.load(open(f)) for f in sys.argv[1:4])
+ok = len(a["losses"]) == len(t["losses"]) == 3 and all(abs(x - y) <= 1e-6 * abs(x) for x, y in zip(a["losses"], t["losses"]))
+td, dd = t["distributed"], d["distributed"]
+sys.exit(not (ok and td["processes"] == 2 and td["ranks_identical"] and t["peak_memory_mb"] == d["peak_memory_mb"] and t["breakdown"] == d["breakdown"]
+              and td["collective_bytes"] == dd["collective_bytes"] and t["config"]["backend"] == "cuda"))
+EOF
+else fail "build/dpprof-cuemu is not built with the emulator's NCCL and MPI ($("$emubin" version 2>&1 | head -c 100))"; fi
