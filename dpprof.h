@@ -1205,7 +1205,8 @@ typedef struct dpprof_config {
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
     int trace_steps;             /* dpprof_session_write_trace: the last N steps (0 -> 2), what a trace holds */
     int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
-    int dram;                    /* cuda: DRAM and L2 bytes per phase from CUPTI, in warm-up step 0 (needs warmup >= 1) */
+    int dram;                    /* cuda: DRAM and L2 bytes from CUPTI, in warm-up step 0 (needs warmup >= 1): 1 per phase,
+                                    2 per op as well (each op a range; the phases' values their ops' sums) */
     /* DP-SGD (docs/dp.md) */
     double sigma;                /* noise multiplier */
     double max_grad_norm;        /* clipping bound C */
@@ -4976,7 +4977,9 @@ typedef struct dpprof__gpu {
     int64_t drv_live, drv_pool_used, drv_pool_res; /* at the driver's peak: the accountant's live bytes, the pool's used and reserved */
     int64_t dry_peak;               /* the dry backend's peak of this configuration (after the last step), -1 unknown */
     dpprof_device_info dev;         /* cuda: the device */
-    int counting;                   /* cfg.dram: CUPTI ranges are open in this step (one per phase record) */
+    int counting;                   /* cfg.dram: CUPTI ranges are open in this step: 1 one per phase record, 2 one per
+                                       op record (3: an op's range failed, the rest of the step uncounted) */
+    size_t count_op0;               /* counting 2: the step's first op record */
     char dram_note[256];            /* why there are no counter values, when there are none */
 } dpprof__gpu;
 
@@ -5074,6 +5077,8 @@ typedef struct dpprof__op_rec {
     double t0, t1;         /* ms on the profiler's clock; nan until known */
     double flops, bytes;   /* its analytic cost */
     long long w0, w1;      /* dpprof_cuda_work_count at its start and end */
+    int counted;           /* --dram per op: it is a counter range (its ops are not timed then) */
+    double traffic[4];     /* measured dram read, dram write, l2 read, l2 write bytes; < 0: none */
 } dpprof__op_rec;
 
 static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) {
@@ -5083,7 +5088,9 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
     if (!name) { /* the end of the op begun last (of the outermost: one inside another is part of it) */
         if (s->obs.depth <= 0 || --s->obs.depth > 0 || !s->obs.n_ops) return;
         r = &s->obs.ops[s->obs.n_ops - 1];
-        if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_event(&r->ev1);
+        if (r->counted) { /* its range ends (a failure: the rest of the step goes uncounted, counters_end says why) */
+            if (s->gpu.counting == 2 && dpprof_cuda_counters_pop() != DPPROF_OK) s->gpu.counting = 3;
+        } else if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_event(&r->ev1);
         else r->t1 = dpprof_prof_now_ms(&s->prof);
         r->w1 = dpprof_cuda_work_count();
         return;
@@ -5101,7 +5108,12 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
     r->t0 = r->t1 = NAN;
     r->flops = c.flops;
     r->bytes = c.bytes;
-    if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_event(&r->ev0);
+    r->counted = 0;
+    r->traffic[0] = r->traffic[1] = r->traffic[2] = r->traffic[3] = -1.0;
+    if (s->gpu.counting == 2) { /* a counter range, not timed: the range's drains would be in its time */
+        if (dpprof_cuda_counters_push(name) == DPPROF_OK) r->counted = 1;
+        else s->gpu.counting = 3;
+    } else if (s->backend == DPPROF_BACKEND_CUDA) (void)dpprof_cuda_event(&r->ev0);
     else r->t0 = dpprof_prof_now_ms(&s->prof);
 }
 
@@ -6390,20 +6402,29 @@ static void dpprof__acts_release(dpprof_session *s) {
     for (l = 0; s->dist.zero >= 2 && l < s->model.n_params; l++) dpprof__tfree(s, &s->model.params[l].g);
 }
 
-/* the counters step ends: one range per phase record of the step, in order */
+/* the counters step ends: one range per phase record of the step, in order; or (per op) one per counted op
+   record, and each phase record's values the sums of its ops' */
 static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
 #if DPPROF__CUDA
     dpprof_counter_range *cr;
-    int n = 0, max = (int)(s->prof.n_phases - first_phase), rc, k;
+    const int per_op = s->gpu.counting >= 2, broken = s->gpu.counting == 3;
+    int n = 0, max = 0, rc = DPPROF_OK, k, m;
+    size_t j;
     s->gpu.counting = 0;
-    rc = dpprof_cuda_counters_pop();
+    if (per_op)
+        for (j = s->gpu.count_op0; j < s->obs.n_ops; j++) max += s->obs.ops[j].counted;
+    else {
+        max = (int)(s->prof.n_phases - first_phase);
+        rc = dpprof_cuda_counters_pop();
+    }
     cr = (dpprof_counter_range *)DPPROF_MALLOC(sizeof *cr * (size_t)(max > 0 ? max : 1));
     if (!cr) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the counter results");
-    if (rc == DPPROF_OK) rc = dpprof_cuda_counters_end(cr, max, &n);
+    if (rc == DPPROF_OK && !broken) rc = dpprof_cuda_counters_end(cr, max, &n);
     else { int dummy; dpprof_cuda_counters_end(cr, 0, &dummy); }
-    if (rc != DPPROF_OK || n != max) /* the run goes on without counters: the json says why */
-        snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler: %s (%d ranges for %d phases)", rc != DPPROF_OK ? dpprof_cuda_last_error() : "range count mismatch", n, max);
-    else
+    if (broken || rc != DPPROF_OK || n != max) /* the run goes on without counters: the json says why */
+        snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler: %s (%d ranges for %d %s)", broken || rc != DPPROF_OK ? dpprof_cuda_last_error() : "range count mismatch", n, max,
+                 per_op ? "ops" : "phases");
+    else if (!per_op)
         for (k = 0; k < n; k++) {
             dpprof_phase_rec *r = &s->prof.phases[first_phase + (size_t)k];
             r->dram_read = cr[k].dram_read;
@@ -6411,6 +6432,20 @@ static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
             r->l2_read = cr[k].l2_read;
             r->l2_write = cr[k].l2_write;
         }
+    else {
+        for (j = first_phase; j < s->prof.n_phases; j++) /* sums from zero (l2 stays unavailable where the ranges lack it) */
+            s->prof.phases[j].dram_read = s->prof.phases[j].dram_write = 0.0, s->prof.phases[j].l2_read = s->prof.phases[j].l2_write = n && cr[0].l2_read >= 0 ? 0.0 : -1.0;
+        for (j = s->gpu.count_op0, k = 0; j < s->obs.n_ops && k < n; j++) {
+            dpprof__op_rec *o = &s->obs.ops[j];
+            dpprof_phase_rec *r = &s->prof.phases[o->phase_rec];
+            if (!o->counted) continue;
+            o->traffic[0] = cr[k].dram_read, o->traffic[1] = cr[k].dram_write, o->traffic[2] = cr[k].l2_read, o->traffic[3] = cr[k].l2_write;
+            r->dram_read += cr[k].dram_read;
+            r->dram_write += cr[k].dram_write;
+            for (m = 2; m < 4 && r->l2_read >= 0; m++) *(m == 2 ? &r->l2_read : &r->l2_write) += o->traffic[m];
+            k++;
+        }
+    }
     DPPROF_FREE(cr);
 #else
     (void)s; (void)first_phase;
@@ -6422,7 +6457,7 @@ static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
 static int dpprof__phase(dpprof_session *s, int phase, int step) {
     dpprof__phase_driver(s); /* the open record ends here */
 #if DPPROF__CUDA
-    if (s->gpu.counting) { /* one counter range per phase record: close the last, open this one */
+    if (s->gpu.counting == 1) { /* one counter range per phase record: close the last, open this one */
         if (s->prof.cur_phase != DPPROF_PHASE_NONE && dpprof_cuda_counters_pop() != DPPROF_OK)
             return dpprof__fail(DPPROF_ERR_CUDA, "DRAM counters: %s", dpprof_cuda_last_error());
         if (dpprof_cuda_counters_push(dpprof_phase_name(phase)) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "DRAM counters: %s", dpprof_cuda_last_error());
@@ -7088,9 +7123,11 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
         if (s->cfg.dram && step == 0) { /* the counters step: warm-up, so its syncs do not touch the timing */
-            /* one range per phase record: --checkpoint layers adds two a layer to each backward pass */
-            const int per_batch = 8 + (s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS ? 4 * s->sh.L : 0);
-            if (dpprof_cuda_counters_begin(64 + per_batch * (s->cfg.batch / s->cfg.physical_batch + 2)) == DPPROF_OK) s->gpu.counting = 1;
+            /* one range per phase record: --checkpoint layers adds two a layer to each backward pass; per op: a bound on
+               a step's ops (a layer's forward, backward and recompute with every adapter and norm op is under 128) */
+            const int per_batch = s->cfg.dram == 2 ? 64 + 128 * s->sh.L : 8 + (s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS ? 4 * s->sh.L : 0);
+            s->gpu.count_op0 = s->obs.n_ops;
+            if (dpprof_cuda_counters_begin(64 + per_batch * (s->cfg.batch / s->cfg.physical_batch + 2)) == DPPROF_OK) s->gpu.counting = s->cfg.dram;
             else snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler unavailable: %s", dpprof_cuda_last_error());
         }
         dpprof_cuda_events_reset();
@@ -7103,7 +7140,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     s->run.step_ms = (double *)DPPROF_REALLOC(s->run.step_ms, sizeof(double) * (size_t)s->run.cap_steps);
     if (!s->run.step_ms) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the time table");
     /* op times in the warm-up steps, but not in the counters step when there is another warm-up step */
-    s->obs.mark_ops = s->cfg.trace_ops || (s->cfg.op_times && step < s->cfg.warmup && !(s->cfg.dram && step == 0 && s->cfg.warmup >= 2));
+    s->obs.mark_ops = s->cfg.trace_ops || (s->cfg.op_times && step < s->cfg.warmup && !(s->cfg.dram && step == 0 && s->cfg.warmup >= 2)) || s->gpu.counting == 2;
     DPPROF__TRY(dpprof__sample_batch(s, step));
     nsamp = s->dps.batch_n;
     memset(s->dist.bytes, 0, sizeof s->dist.bytes);
@@ -7152,7 +7189,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         dpprof__acts_release(s);
         return rc;
     }
-    marked = s->obs.mark_ops;
+    marked = s->obs.mark_ops && !(s->cfg.dram == 2 && step == 0); /* the counted step's ops are not timed */
     s->obs.mark_ops = s->cfg.trace_ops;
     s->run.step_loss[step] = nsamp ? loss / nsamp : NAN;
     s->run.step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0;
@@ -7781,6 +7818,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
                           dpprof_backend_name(s->backend), s->cfg.dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32");
         goto fail;
     }
+    if (s->cfg.dram < 0 || s->cfg.dram > 2) { rc = dpprof__fail(DPPROF_ERR_INVALID, "dram = %d: 0 (off), 1 (per phase) or 2 (per op)", s->cfg.dram); goto fail; }
     if (s->cfg.dram && s->backend != DPPROF_BACKEND_CUDA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dram reads the GPU's DRAM counters: it needs --backend cuda (this run is %s)", dpprof_backend_name(s->backend)); goto fail; }
     if (s->cfg.op_times && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--op-times times every op in the warm-up steps, outside the timing: it needs --warmup 1 or more"); goto fail; }
     s->obs.mark_ops = s->cfg.trace_ops;
@@ -7952,24 +7990,32 @@ static double dpprof__median(const double *v, size_t n) {
 static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
     enum { MAXN = 64 };
     const char *name[MAXN];
-    double ms[MAXN], fl[MAXN], by[MAXN], pf = 0, ph = 0, pb = 0, pc, ms_ops = 0;
+    double ms[MAXN], fl[MAXN], by[MAXN], tr[MAXN][4], tby[MAXN], pf = 0, ph = 0, pb = 0, pc, ms_ops = 0;
     long long work_ops = 0;
     const int bf16 = s->cfg.dtype == DPPROF_DTYPE_BF16; /* the compute peak of the roofline: the run's dtype's */
-    long cnt[MAXN];
-    int n = 0, i, j, order[MAXN];
+    long cnt[MAXN], tcnt[MAXN];
+    int n = 0, i, j, m, order[MAXN];
     size_t k;
     for (k = 0; k < s->obs.n_ops; k++) {
         const dpprof__op_rec *o = &s->obs.ops[k];
-        if (!(o->t0 == o->t0) || !(o->t1 == o->t1)) continue;
-        ms_ops += o->t1 - o->t0;
-        work_ops += o->w1 - o->w0;
+        const int timed = o->t0 == o->t0 && o->t1 == o->t1, counted = o->traffic[0] >= 0;
+        if (!timed && !counted) continue;
         for (i = 0; i < n && strcmp(name[i], o->name); i++) {}
         if (i == n) {
             if (n == MAXN) continue;
             name[n] = o->name;
-            ms[n] = fl[n] = by[n] = 0;
-            cnt[n++] = 0;
+            ms[n] = fl[n] = by[n] = tby[n] = tr[n][0] = tr[n][1] = tr[n][2] = tr[n][3] = 0;
+            cnt[n] = tcnt[n] = 0;
+            n++;
         }
+        if (counted) { /* the counters step's records (not timed): measured bytes beside their analytic bytes */
+            for (m = 0; m < 4; m++) tr[i][m] = o->traffic[m] >= 0 && tr[i][m] >= 0 ? tr[i][m] + o->traffic[m] : -1.0;
+            tby[i] += o->bytes;
+            tcnt[i]++;
+        }
+        if (!timed) continue;
+        ms_ops += o->t1 - o->t0;
+        work_ops += o->w1 - o->w0;
         ms[i] += o->t1 - o->t0;
         fl[i] += o->flops;
         by[i] += o->bytes;
@@ -7986,15 +8032,18 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
     for (i = 0; i < n; i++) order[i] = i;
     for (i = 1; i < n; i++) /* insertion sort by time, the most first */
         for (j = i; j > 0 && ms[order[j]] > ms[order[j - 1]]; j--) { int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t; }
-    fprintf(f, ", \"ops\": {\"note\": \"%s\", \"by_op\": {", s->backend == DPPROF_BACKEND_CUDA ? "cuda events around each op (its kernels); shares of the fp32, bf16 tensor-core and dram data-sheet peaks" : "host clock around each reference op");
+    fprintf(f, ", \"ops\": {\"note\": \"%s%s\", \"by_op\": {",
+            s->backend == DPPROF_BACKEND_CUDA ? "cuda events around each op (its kernels); shares of the fp32, bf16 tensor-core and dram data-sheet peaks" : "host clock around each reference op",
+            s->cfg.dram == 2 ? "; traffic (--dram-ops): the op's measured bytes in the counters step (warm-up step 0, each op a CUPTI range, not timed), its analytic bytes there, "
+                               "and the rates over the op's time per timed step (l2: the SMs' global loads and stores through L2)" : "");
     for (j = 0; j < n; j++) {
         i = order[j];
         fprintf(f, "%s\"%s\": {\"count\": %ld, \"ms\": ", j ? ", " : "", name[i], cnt[i]);
-        dpprof__jnum(f, ms[i]);
+        dpprof__jnum(f, cnt[i] ? ms[i] : NAN); /* none timed (counted only): null */
         fputs(", \"flops\": ", f);
-        dpprof__jnum(f, fl[i]);
+        dpprof__jnum(f, cnt[i] ? fl[i] : NAN);
         fputs(", \"bytes_analytic\": ", f);
-        dpprof__jnum(f, by[i]);
+        dpprof__jnum(f, cnt[i] ? by[i] : NAN);
         fputs(", \"flops_per_s\": ", f);
         dpprof__jnum(f, ms[i] > 0 ? fl[i] / (ms[i] * 1e-3) : NAN);
         fputs(", \"bytes_per_s\": ", f);
@@ -8010,6 +8059,21 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
             fprintf(f, ", \"bound\": \"%s\", \"share_of_bound\": ", tb >= tc ? "dram" : bf16 ? "bf16" : "fp32");
             dpprof__jnum(f, (tb >= tc ? tb : tc) / (ms[i] * 1e-3));
         } else fputs(", \"bound\": null, \"share_of_bound\": null", f);
+        if (tcnt[i]) { /* --dram per op: the counters step's bytes; rates over this op's time per timed step */
+            static const char *const tk[4] = {"dram_read", "dram_write", "l2_read", "l2_write"};
+            const double per = ms[i] > 0 && s->obs.n_steps ? ms[i] / s->obs.n_steps * 1e-3 : 0;
+            fprintf(f, ", \"traffic\": {\"count\": %ld, \"bytes_analytic\": ", tcnt[i]);
+            dpprof__jnum(f, tby[i]);
+            for (m = 0; m < 4; m++) {
+                fprintf(f, ", \"%s_bytes\": ", tk[m]);
+                dpprof__jnum(f, tr[i][m] >= 0 ? tr[i][m] : NAN);
+                fprintf(f, ", \"%s_bytes_per_s\": ", tk[m]);
+                dpprof__jnum(f, tr[i][m] >= 0 && per > 0 ? tr[i][m] / per : NAN);
+            }
+            fputs(", \"dram_over_analytic\": ", f);
+            dpprof__jnum(f, tby[i] > 0 ? (tr[i][0] + tr[i][1]) / tby[i] : NAN);
+            fputs("}", f);
+        } else fputs(", \"traffic\": null", f);
         fputs("}", f);
     }
     /* what the op records leave out: the steps' device work outside every op (0 when each kernel, cuBLAS call,
@@ -8386,7 +8450,10 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         else fputs(", \"driver_peak_bytes\": null, \"note\": \"accountant and dry plan alone off the gpu\"}", f);
     }
     fputs(", \"dram_note\": ", f);
-    dpprof__jstr(f, s->gpu.dram_note[0] ? s->gpu.dram_note : !c->dram ? "not requested (--dram)" : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
+    dpprof__jstr(f, s->gpu.dram_note[0] ? s->gpu.dram_note
+                 : !c->dram       ? "not requested (--dram)"
+                 : c->dram == 2   ? "per op of warm-up step 0 (throughput.ops), each op a range of CUPTI's range profiler, and per phase their sums (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)"
+                                  : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
     if (s->backend == DPPROF_BACKEND_CUDA && c->algo == DPPROF_ALGO_AUTO) {
         fputs(", \"auto_flash_flops_per_s\": {\"gram\": ", f);
         dpprof__jnum(f, s->dps.rate_gram);

@@ -5176,26 +5176,64 @@ extern "C" int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
     return rc;
 }
 
-#else // DPPROF_CUEMU: no counters on the cpu emulator
-
+#else // DPPROF_CUEMU: no counters on the cpu emulator, unless CUEMU_COUNTERS=1 asks for its stand-in
+// the stand-in (tests of what carries counter values, never a measurement): a range's "dram" and "l2" bytes are
+// the bytes the emulator's copies, memsets and cuBLAS calls read and wrote inside it (cuemu::bytes_read and
+// bytes_written; kernels are not counted), with the real profiler's rules: begin with a capacity, ranges not
+// nested, one push a pop, no more ranges than the capacity, end returns them in order
+static struct {
+    int active, open, n, max;
+    unsigned long long r0, w0;
+    dpprof_counter_range *out;
+} dpprof__emu_ctr;
 static int dpprof__cupti_emu(void) {
-    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "counters need a real GPU (cpu emulation)");
+    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "counters need a real GPU (cpu emulation; CUEMU_COUNTERS=1 gives a stand-in that counts the bytes of copies, memsets and cuBLAS calls)");
     return DPPROF_ERR_UNSUPPORTED;
 }
+static int dpprof__emu_ctr_fail(const char *why) {
+    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "emulated counters: %s", why);
+    return DPPROF_ERR_INVALID;
+}
 extern "C" int dpprof_cuda_counters_begin(int max_ranges) {
-    (void)max_ranges;
-    return dpprof__cupti_emu();
+    const char *on = std::getenv("CUEMU_COUNTERS");
+    if (!on || std::strcmp(on, "1")) return dpprof__cupti_emu();
+    if (dpprof__emu_ctr.active || max_ranges < 1) return dpprof__emu_ctr_fail(dpprof__emu_ctr.active ? "a collection is active" : "max_ranges < 1");
+    dpprof__emu_ctr.out = (dpprof_counter_range *)std::calloc((size_t)max_ranges, sizeof *dpprof__emu_ctr.out);
+    if (!dpprof__emu_ctr.out) return DPPROF_ERR_OOM;
+    dpprof__emu_ctr.active = 1;
+    dpprof__emu_ctr.open = dpprof__emu_ctr.n = 0;
+    dpprof__emu_ctr.max = max_ranges;
+    return DPPROF_OK;
 }
 extern "C" int dpprof_cuda_counters_push(const char *name) {
-    (void)name;
-    return dpprof__cupti_emu();
+    if (!dpprof__emu_ctr.active || dpprof__emu_ctr.open || dpprof__emu_ctr.n == dpprof__emu_ctr.max)
+        return dpprof__emu_ctr_fail(!dpprof__emu_ctr.active ? "push without begin" : dpprof__emu_ctr.open ? "ranges are not nested" : "more ranges than max_ranges");
+    dpprof_counter_range *r = &dpprof__emu_ctr.out[dpprof__emu_ctr.n];
+    std::snprintf(r->name, sizeof r->name, "%s", name ? name : "");
+    dpprof__emu_ctr.r0 = cuemu::bytes_read;
+    dpprof__emu_ctr.w0 = cuemu::bytes_written;
+    dpprof__emu_ctr.open = 1;
+    return DPPROF_OK;
 }
-extern "C" int dpprof_cuda_counters_pop(void) { return dpprof__cupti_emu(); }
+extern "C" int dpprof_cuda_counters_pop(void) {
+    if (!dpprof__emu_ctr.open) return dpprof__emu_ctr_fail("pop without push");
+    dpprof_counter_range *r = &dpprof__emu_ctr.out[dpprof__emu_ctr.n++];
+    r->dram_read = r->l2_read = (double)(cuemu::bytes_read - dpprof__emu_ctr.r0);
+    r->dram_write = r->l2_write = (double)(cuemu::bytes_written - dpprof__emu_ctr.w0);
+    dpprof__emu_ctr.open = 0;
+    return DPPROF_OK;
+}
 extern "C" int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n) {
-    (void)out;
-    (void)max;
-    if (n) *n = 0;
-    return dpprof__cupti_emu();
+    int got = 0, rc = DPPROF_OK;
+    if (!dpprof__emu_ctr.active) rc = dpprof__cupti_emu();
+    else if (dpprof__emu_ctr.open) rc = dpprof__emu_ctr_fail("a range is open at the end");
+    else
+        for (; got < dpprof__emu_ctr.n && got < max; got++) out[got] = dpprof__emu_ctr.out[got];
+    std::free(dpprof__emu_ctr.out);
+    dpprof__emu_ctr.out = nullptr;
+    dpprof__emu_ctr.active = dpprof__emu_ctr.open = dpprof__emu_ctr.n = 0;
+    if (n) *n = rc == DPPROF_OK ? got : 0;
+    return rc;
 }
 #endif
 

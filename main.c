@@ -206,6 +206,7 @@ static const cli_opt run_table[] = {
     {"--trace", "FILE.json", "Chrome/Perfetto trace: phases, every op (cuda: timed by events) and a\nlive-memory counter per category, of the last --trace-steps steps"},
     {"--trace-steps", "N", "the steps a trace holds: the last N (default 2)"},
     {"--dram", NULL, "cuda: DRAM and L2 bytes per phase from CUPTI counters, measured in warm-up\nstep 0 (needs --warmup 1)"},
+    {"--dram-ops", NULL, "cuda: --dram per op as well: each op of warm-up step 0 a counter range, its bytes\nin throughput.ops beside its analytic bytes (that step's ops are not timed)"},
     {"--op-times", NULL, "time every op in the warm-up steps: throughput.ops (rates, shares of the\npeaks) in the json"},
     {"--dump", "DIR", "config.json, model.safetensors, batch.safetensors, grads.safetensors, step.json\n(per-sample losses, norms, clip factors) for samples 0..B-1: LlamaForCausalLM.\nfrom_pretrained(DIR) loads it (cpu and cuda backends; DIR is created)"},
     {"--experiment", "NAME", "the 'experiment' field of the JSON (default 'run')"},
@@ -494,7 +495,8 @@ static int parse_run(int argc, char **argv, run_opts *o) {
             c->tie_embeddings = want;
             continue;
         }
-        if (!strcmp(a, "--dram")) { c->dram = 1; continue; }
+        if (!strcmp(a, "--dram")) { if (!c->dram) c->dram = 1; continue; }
+        if (!strcmp(a, "--dram-ops")) { c->dram = 2; continue; }
         if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
         if (!strcmp(a, "--wgmma")) { c->wgmma = 1; continue; }
         if (!strcmp(a, "--no-wgmma")) { c->wgmma = -1; continue; }
@@ -1700,6 +1702,8 @@ static void help_sweep(void) {
            "  name = single_gpu                        required; a-z 0-9 _ - ; starts every id\n"
            "  description = any text                   optional\n"
            "  base = --preset tiny --backend dry       required (may be empty): options of every run\n"
+           "  cuda = --dram-ops --op-times --warmup 2  optional: options added when the sweep runs on the\n"
+           "                                           cuda backend (--backend cuda): counters, op times\n"
            "  axis seq = 64 | 128 | 256                an axis: values separated by '|'\n"
            "  axis mode = full: | lora16: --lora-rank 16\n"
            "  axis phys = --physical-batch 1 | --physical-batch 2\n"
@@ -1742,8 +1746,8 @@ typedef struct sweep_axis {
 typedef struct sweep_spec {
     const char *file;
     char *name, *description;
-    char **base;
-    int nbase, name_line, desc_line, base_line;
+    char **base, **cuda;   /* cuda: the options added on the cuda backend (its counters, op times) */
+    int nbase, name_line, desc_line, base_line, ncuda, cuda_line;
     sweep_axis *axis;
     int naxis, capaxis;
     long long nconf;
@@ -2039,6 +2043,10 @@ static int sweep_parse(const char *path, sweep_spec *sp) {
             if (sp->base) rc = sweep_bad(sp, ln, "duplicate key 'base' (first at line %d)", sp->base_line);
             else rc = sweep_split(sp, ln, "base", val, &sp->base, &sp->nbase);
             sp->base_line = ln;
+        } else if (!strcmp(key, "cuda")) {
+            if (sp->cuda) rc = sweep_bad(sp, ln, "duplicate key 'cuda' (first at line %d)", sp->cuda_line);
+            else rc = sweep_split(sp, ln, "cuda", val, &sp->cuda, &sp->ncuda);
+            sp->cuda_line = ln;
         } else if (!strncmp(key, "axis", 4) && (!key[4] || sweep_space((unsigned char)key[4]))) {
             rc = sweep_parse_axis(sp, ln, sweep_trim(key + 4), val);
         } else if (!strcmp(key, "table") || (!strncmp(key, "table", 5) && sweep_space((unsigned char)key[5])) || (!strncmp(key, "figure", 6) && sweep_space((unsigned char)key[6]))) {
@@ -2220,7 +2228,7 @@ static char *sweep_own_path(sweep_spec *sp, const char *opt, const char *path, c
 }
 
 static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, char *out) {
-    int n = 10 + sp->nbase, a, k = 0, i, own = 0;
+    int n = 10 + sp->nbase + sp->ncuda, a, k = 0, i, own = 0;
     char **v;
     for (a = 0; a < sp->naxis; a++) n += sp->axis[a].val[sweep_pick(sp, c, a)].nopt;
     if (!(v = (char **)malloc((size_t)n * sizeof *v))) return NULL;
@@ -2244,7 +2252,8 @@ static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, cha
             if (!(v[i] = sweep_own_path((sweep_spec *)sp, opt, o + eq, sp->id[c]))) { free(v); return NULL; }
         }
     }
-    if (sp->backend) {
+    if (sp->backend) { /* on the cuda backend the file's cuda options too, before it */
+        for (i = 0; !strcmp(sp->backend, "cuda") && i < sp->ncuda; i++) v[k++] = sp->cuda[i];
         v[k++] = (char *)"--backend";
         v[k++] = (char *)sp->backend;
     }
@@ -2813,6 +2822,9 @@ typedef struct rep_res {
     int nops;                         /* --op-times: the timed step's ops (throughput.ops.by_op), their names and ms */
     char opname[REP_MAXOPS][40];
     double opms[REP_MAXOPS];
+    int ntr;                          /* --dram-ops: the ops with measured traffic, their analytic and measured dram bytes */
+    char trname[REP_MAXOPS][40];
+    double tran[REP_MAXOPS], trdram[REP_MAXOPS];
 } rep_res;
 
 /* the numeric metrics of a result, in the order the macros list them (norm_bound is a string macro) */
@@ -3095,6 +3107,15 @@ static void rep_load(rep *r, long long c) {
             if (nm && m == m && x->nops < REP_MAXOPS) { /* every op, for the ops tables */
                 snprintf(x->opname[x->nops], sizeof x->opname[0], "%s", nm);
                 x->opms[x->nops++] = m;
+            }
+            { /* --dram-ops: the op's measured dram bytes in the counters step, beside its analytic bytes there */
+                const dpprof_json *t = dpprof_json_get(o, "traffic");
+                const double ta = rep_num(dpprof_json_get(t, "bytes_analytic")), tr = rep_num(dpprof_json_get(t, "dram_read_bytes")) + rep_num(dpprof_json_get(t, "dram_write_bytes"));
+                if (nm && ta == ta && tr == tr && x->ntr < REP_MAXOPS) {
+                    snprintf(x->trname[x->ntr], sizeof x->trname[0], "%s", nm);
+                    x->tran[x->ntr] = ta;
+                    x->trdram[x->ntr++] = tr;
+                }
             }
             if (!nm || !(strstr(nm, "sqnorm") || strstr(nm, "gram"))) continue;
             if (m == m && b == b && fo == fo) {
@@ -4006,7 +4027,7 @@ static void help_report(void) {
            "default figures/), its LaTeX table and macros (TABDIR/NAME-table.tex, NAME-macros.tex,\n"
            "default paper/generated/) and DIR/summary.txt, as the conf's lines say:\n"
            "  figure FIG = KIND key=value ...    KIND: bars, capacity, heatmap, stacked, lines, modules,\n"
-           "                                     phases, timeline, tradeoff\n"
+           "                                     ops, phases, timeline, tradeoff\n"
            "  table [T] = pivot|breakdown|ops key=value ...   (TABDIR/NAME-table.tex; named T: NAME-T-table.tex)\n"
            "keys: x= series= rows= cols= group= (axes), value= (a metric), where=AXIS:LABEL,... ref=LABEL\n"
            "batch=AXIS (capacity), config=LABEL-LABEL-...[,LABEL-LABEL-...] (timeline: each configuration is rerun\n"
@@ -4017,6 +4038,8 @@ static void help_report(void) {
            "data_setup, optimizer_setup, privacy_setup, then the step's phases), ms per step.\n"
            "tradeoff series=AXIS where=...: peak memory against the measured step time, a point per configuration;\n"
            "those without a timed result are named in one sentence (none timed: the figure is that sentence).\n"
+           "ops where=...: the configuration's ops (--dram-ops on a GPU), the 12 with the most bytes, each op's\n"
+           "analytic bytes beside its measured dram bytes in the counters step (none measured: a sentence says so).\n"
            "ops tables (results of --op-times): cols=AXIS where=AXIS:LABEL,... top=N: one column a label, the N ops\n"
            "with the longest time in any column (ms in the timed step), then the other ops, all ops and the step.\n"
            "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
@@ -4033,7 +4056,7 @@ static int rep_figure(rep *r, const rep_line *l);
 
 /* every figure and table line names known kinds, axes and metrics: checked before any work */
 static int rep_validate(const rep *r) {
-    static const char *const kinds[] = {"bars", "capacity", "heatmap", "stacked", "lines", "modules", "phases", "timeline", "tradeoff"};
+    static const char *const kinds[] = {"bars", "capacity", "heatmap", "stacked", "lines", "modules", "ops", "phases", "timeline", "tradeoff"};
     static const char *const axis_keys[] = {"x", "series", "rows", "cols", "group", "batch"};
     int i, k, j;
     for (i = 0; i < r->nlines; i++) {
@@ -4041,8 +4064,8 @@ static int rep_validate(const rep *r) {
         int table = l->table, known = 0;
         const char *v;
         if (table) known = !strcmp(l->kind, "pivot") || !strcmp(l->kind, "breakdown") || !strcmp(l->kind, "ops");
-        else for (k = 0; k < 9; k++) known |= !strcmp(l->kind, kinds[k]);
-        if (!known) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown, ops)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, phases, timeline, tradeoff)", l->kind);
+        else for (k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) known |= !strcmp(l->kind, kinds[k]);
+        if (!known) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown, ops)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, ops, phases, timeline, tradeoff)", l->kind);
         if (table && !strcmp(l->kind, "ops") && (v = rep_get(l, "top"))) {
             char *end;
             long t = strtol(v, &end, 10);
@@ -4452,7 +4475,64 @@ static int rep_fig_tradeoff(rep *r, const rep_line *l) {
     return rep_render(r, l, rc, &cv);
 }
 
+/* ops where=...: one configuration's ops (--dram-ops on a GPU), the most bytes first (up to 12): each op's analytic
+   bytes beside its measured dram bytes (read + write) in the counters step */
+static int rep_fig_ops(rep *r, const rep_line *l) {
+    enum { MAXG = 12 };
+    const char *where = rep_get(l, "where"), *gn[MAXG], *sn[2] = {"analytic", "measured DRAM (CUPTI)"};
+    static const unsigned char rgb[6] = {150, 150, 150, 31, 119, 180};
+    long long c = rep_find(r, where, -1, NULL, -1, NULL);
+    const rep_res *x = c >= 0 ? &r->res[c] : NULL;
+    double *val;
+    int order[REP_MAXOPS], n, i, j, g;
+    char title[512], src[256], note[256];
+    dpprof_bars_desc d;
+    if (c < 0) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
+    if (!x->have || strcmp(x->status, "ok") || !x->ntr) {
+        snprintf(title, sizeof title, "%s: analytic and measured DRAM bytes per op (%s)", r->sp.name, r->sp.id[c]);
+        snprintf(note, sizeof note, "This configuration has no per-op measured DRAM bytes: they need the cuda backend on a GPU with counters and --dram-ops (make %s BACKEND=cuda).",
+                 r->sp.name);
+        return rep_fig_note(r, l, title, note);
+    }
+    n = x->ntr;
+    for (i = 0; i < n; i++) order[i] = i;
+    for (i = 1; i < n; i++) /* the most bytes (measured or analytic) first */
+        for (j = i; j > 0; j--) {
+            const int a = order[j], b = order[j - 1];
+            const double va = x->tran[a] > x->trdram[a] ? x->tran[a] : x->trdram[a], vb = x->tran[b] > x->trdram[b] ? x->tran[b] : x->trdram[b];
+            if (va <= vb) break;
+            order[j] = b, order[j - 1] = a;
+        }
+    g = n < MAXG ? n : MAXG;
+    if (!(val = (double *)calloc(2 * (size_t)g, sizeof *val))) return EXIT_ERROR;
+    fprintf(r->summary, "figure %s: %s, measured DRAM bytes (read + write) over analytic per op, the counters step:", l->fig, r->sp.id[c]);
+    for (i = 0; i < n; i++) fprintf(r->summary, "%s %s %.3g", i ? "," : "", x->trname[order[i]], x->tran[order[i]] > 0 ? x->trdram[order[i]] / x->tran[order[i]] : NAN);
+    fputc('\n', r->summary);
+    for (i = 0; i < g; i++) { /* series-major: the analytic bars, then the measured */
+        gn[i] = x->trname[order[i]];
+        val[i] = x->tran[order[i]] / REP_GIB;
+        val[g + i] = x->trdram[order[i]] / REP_GIB;
+    }
+    memset(&d, 0, sizeof d);
+    snprintf(title, sizeof title, "%s: analytic and measured DRAM bytes per op, counters step", r->sp.id[c]);
+    if (rep_sources_n(r, where, 0, 0, src, sizeof src)) {
+        strncat(title, ", measured: ", sizeof title - strlen(title) - 1);
+        strncat(title, src, sizeof title - strlen(title) - 1);
+    }
+    d.xlabel = "op";
+    d.ylabel = "GiB per counters step";
+    d.n_groups = g;
+    d.group_names = gn;
+    d.n_series = 2;
+    d.series_names = sn;
+    d.series_rgb = rgb;
+    rep_user_labels(r, l, where, "dram_gib", title, sizeof title, &d.xlabel, &d.ylabel);
+    d.title = title;
+    return rep_bars_png(r, l, &d, val);
+}
+
 static int rep_figure(rep *r, const rep_line *l) {
+    if (!strcmp(l->kind, "ops")) return rep_fig_ops(r, l);
     if (!strcmp(l->kind, "bars")) return rep_fig_bars(r, l, 0);
     if (!strcmp(l->kind, "tradeoff")) return rep_fig_tradeoff(r, l);
     if (!strcmp(l->kind, "capacity")) return rep_fig_bars(r, l, 1);
@@ -4462,7 +4542,7 @@ static int rep_figure(rep *r, const rep_line *l) {
     if (!strcmp(l->kind, "stacked")) return rep_fig_stacked(r, l);
     if (!strcmp(l->kind, "heatmap")) return rep_fig_heatmap(r, l);
     if (!strcmp(l->kind, "lines")) return rep_fig_lines(r, l);
-    return rep_bad(r, l->line, "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, phases, timeline, tradeoff)", l->kind);
+    return rep_bad(r, l->line, "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, ops, phases, timeline, tradeoff)", l->kind);
 }
 
 static int cmd_presets(void) {

@@ -15,6 +15,8 @@
 //   5. atomics          trivially atomic (one fiber runs at a time); they return the old value
 //   6. math             the device math functions and intrinsics as host functions
 //   7. runtime api      memory, copies, streams, events, errors, device properties
+//                       cuemu::bytes_read and bytes_written count the bytes copies, memsets and cuBLAS calls
+//                       read and write (not the kernels'): a stand-in for dram counters in tests
 //   8. protection       device memory is PROT_NONE while host code runs; guard pages after every
 //                       allocation, every fiber stack and the dynamic shared memory (with the
 //                       memory functions of 7 and the fault handler)
@@ -666,6 +668,10 @@ inline void pool_trim(size_t keep) {
 inline void pool_trim_at_sync() {
     if (g.pool_reserved > g.pool_threshold) pool_trim(g.pool_threshold > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)g.pool_threshold);
 }
+// the device bytes the copies, memsets and cuBLAS calls read and wrote so far (kernels are not counted: the
+// emulator does not see their loads and stores): a stand-in for a gpu's dram counters, for tests of what
+// carries counter values, never a measurement
+inline unsigned long long bytes_read, bytes_written;
 struct DeviceAccess {
     DeviceAccess() { begin_device(); }
     ~DeviceAccess() { end_device(); }
@@ -2527,6 +2533,8 @@ inline cudaError_t memcpy_impl(const char *fn, void *dst, const void *src, size_
     if (dd) open_pointer(dst);
     if (sd) open_pointer(src);
     std::memmove(dst, src, count);
+    if (sd) bytes_read += count;
+    if (dd) bytes_written += count;
     return cudaSuccess;
 }
 inline cudaError_t memset_impl(const char *fn, void *dst, int value, size_t count, cudaStream_t s) {
@@ -2540,6 +2548,7 @@ inline cudaError_t memset_impl(const char *fn, void *dst, int value, size_t coun
     DeviceAccess acc;
     open_pointer(dst);
     std::memset(dst, value & 0xff, count);
+    bytes_written += count;
     return cudaSuccess;
 }
 } // namespace cuemu
@@ -2863,6 +2872,8 @@ inline cublasStatus_t gemm(const char *fn, cublasHandle_t h, cublasOperation_t t
     }
     double *acc = (double *)std::malloc(sizeof(double) * (size_t)m);
     if (!acc) return CUBLAS_STATUS_ALLOC_FAILED;
+    bytes_read += (unsigned long long)batch * ((needab ? (unsigned long long)(m + n) * (unsigned long long)k * sizeof(TA) : 0) + (be != 0.0f ? (unsigned long long)m * n * sizeof(TC) : 0));
+    bytes_written += (unsigned long long)batch * (unsigned long long)m * n * sizeof(TC);
     bool t32 = allow_tf32 && (h->math & 15) == CUBLAS_TF32_TENSOR_OP_MATH;
     {
         DeviceAccess open;

@@ -19,6 +19,51 @@ check "--dram without counters says why, and the phases say unavailable" \
     bash -c "grep -q '\"dram_note\": \"CUPTI range profiler unavailable: counters need a real GPU' '$tmp/run.json' && grep -q '\"dram_read_bytes\": \"unavailable\"' '$tmp/run.json'"
 check "--trace holds every op on a kernels track" bash -c "[ \$(grep -c '\"cat\": \"op\"' '$tmp/trace.json') -gt 100 ] && grep -q 'ops (gpu kernels, cuda events)' '$tmp/trace.json'"
 
+# --dram-ops: each op of the counters step a counter range. the emulator's stand-in counters (CUEMU_COUNTERS=1)
+# count the bytes of copies, memsets and cuBLAS calls: the matmuls' measured bytes are then their analytic bytes,
+# the phases' are the sums of their ops', and the counted step's ops are not timed (the other warm-up step's are)
+CUEMU_COUNTERS=1 "$bin" run --preset tiny --seq 16 --batch 4 --steps 1 --warmup 2 --quiet --backend cuda --algo ghost_bk --sigma 1 --dram-ops --op-times \
+    --out "$tmp/opsdram.json" 2>"$tmp/err"
+check "--dram-ops (emulated counters) exits 0 ($(head -c 200 "$tmp/err"))" test $? -eq 0
+check "--dram-ops: every op of the counters step has its traffic, the matmuls' = their analytic bytes, the phases' = their ops' sums, those ops untimed" python3 - "$tmp/opsdram.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ops = r["throughput"]["ops"]["by_op"]
+tr = {k: v["traffic"] for k, v in ops.items()}
+ok = all(t is not None and t["count"] >= 1 for t in tr.values()) and len(tr) > 20
+mm = tr["matmul_fwd"]
+ok = ok and mm["dram_read_bytes"] + mm["dram_write_bytes"] == mm["bytes_analytic"] > 0 and abs(mm["dram_over_analytic"] - 1) < 1e-12
+ok = ok and all(v["count"] == v["traffic"]["count"] for v in ops.values())  # one timed warm-up step, one counted
+ph = r["phases"]
+dr = sum(p["dram_read_bytes"] + p["dram_write_bytes"] for p in ph.values() if not isinstance(p["dram_read_bytes"], str))
+dt = sum(t["dram_read_bytes"] + t["dram_write_bytes"] for t in tr.values())
+ok = ok and dr == dt > 0 and "per op of warm-up step 0" in r["meta"]["dram_note"]
+sys.exit(not ok)
+EOF
+# an experiment file's cuda line: its options join every configuration on the cuda backend only, and the ops figure
+# draws the measured bytes (a sentence without them)
+cat >"$tmp/opsx.conf" <<'EOF'
+name = opsx
+base = --preset tiny --seq 16 --batch 4 --steps 1 --sigma 1 --backend dry --timeline none
+axis algo = ghost | vanilla: --algo vanilla --sigma 0
+cuda = --dram-ops --op-times --warmup 2
+figure ops = ops where=algo:ghost
+EOF
+CUEMU_COUNTERS=1 "$bin" sweep "$tmp/opsx.conf" --out-dir "$tmp/opsx-cuda" --backend cuda --jobs 1 >/dev/null 2>&1
+"$bin" sweep "$tmp/opsx.conf" --out-dir "$tmp/opsx-dry" --jobs 1 >/dev/null 2>&1
+"$bin" report "$tmp/opsx.conf" --results "$tmp/opsx-cuda" --figures "$tmp/opsx-cuda/fig" --tables "$tmp/opsx-cuda/tab" >/dev/null 2>&1; rc1=$?
+"$bin" report "$tmp/opsx.conf" --results "$tmp/opsx-dry" --figures "$tmp/opsx-dry/fig" --tables "$tmp/opsx-dry/tab" >/dev/null 2>&1; rc2=$?
+check "sweep --backend cuda adds the file's cuda options (--dram-ops, --op-times), the dry sweep does not" python3 - "$tmp/opsx-cuda/opsx-ghost.json" "$tmp/opsx-dry/opsx-ghost.json" <<'EOF'
+import json, sys
+c, d = (json.load(open(f)) for f in sys.argv[1:3])
+sys.exit(not (c["config"]["backend"] == "cuda" and c["throughput"]["ops"]["by_op"]["matmul_fwd"]["traffic"]["count"] > 0
+              and d["config"]["backend"] == "dry" and d["throughput"]["ops"] is None))
+EOF
+check "report: the ops figure of measured results lists each op's measured over analytic bytes (matmul_fwd 1 on the stand-in), without them it is a sentence" \
+    bash -c "[ $rc1 = 0 ] && [ $rc2 = 0 ] && [ -s '$tmp/opsx-cuda/fig/opsx-ops.png' ] && [ -s '$tmp/opsx-dry/fig/opsx-ops.png' ] && grep -q 'figure ops: opsx-ghost, measured DRAM bytes.*matmul_fwd 1[,$]' '$tmp/opsx-cuda/summary.txt' && ! grep -q 'figure ops:' '$tmp/opsx-dry/summary.txt'"
+"$bin" run $small --backend cuda --algo ghost --dram-ops --out "$tmp/opsnone.json" 2>"$tmp/err"
+check "--dram-ops without counters: exit 0, the note says why, no op has traffic" bash -c "[ $? = 0 ] && grep -q 'counters need a real GPU' '$tmp/opsnone.json' && ! grep -q '\"traffic\": {' '$tmp/opsnone.json'"
+
 "$bin" run $small --backend dry --algo flash_bk --sigma 1 --max-grad-norm 1 --out "$tmp/dry.json"
 peak() { grep -o '"peak_memory_mb": [0-9.e+-]*' "$1"; }
 check "the cuda run's peak equals the dry run's ($(peak "$tmp/run.json"))" test "$(peak "$tmp/run.json")" = "$(peak "$tmp/dry.json")"
