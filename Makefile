@@ -301,6 +301,12 @@ gpu-run:
 	echo "make gpu-run: run $$(cat $(GPU_RUN_STAMP_FILE)), BUDGET=$(BUDGET) s: $(GPU_RUN_STEPS)"; \
 	GPU_CHECK_IN_BENCH=1 RESUME=1 BUDGET=$(BUDGET) RUN_STAMP=$$(cat $(GPU_RUN_STAMP_FILE)) bash tests/gpu_session.bash $(GPU_RUN_STEPS)
 
+# the cuda backend's ranks on a machine with several GPUs (NCCL; a build with MPI and mpirun): ZeRO 0-3 against one
+# rank and the dry model, results/gpu-ranks/summary.txt (tests/gpu_ranks.bash; RANKS=N, default every GPU)
+.PHONY: gpu-ranks
+gpu-ranks: dpprof
+	bash tests/gpu_ranks.bash
+
 # $(call gpu_part,NAME,COMMAND): runs COMMAND (which sets fail=1 on a failure) on a GPU, then copies the logs
 define gpu_part
 	@if ! ./dpprof devices >/dev/null; then echo "make gpu-check-$(1): $$(./dpprof devices): nothing checked"; exit 0; fi; \
