@@ -4485,7 +4485,7 @@ static int rep_fig_ops(rep *r, const rep_line *l) {
     const rep_res *x = c >= 0 ? &r->res[c] : NULL;
     double *val;
     int order[REP_MAXOPS], n, i, j, g;
-    char title[512], src[256], note[256];
+    char title[512], note[256];
     dpprof_bars_desc d;
     if (c < 0) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
     if (!x->have || strcmp(x->status, "ok") || !x->ntr) {
@@ -4505,7 +4505,8 @@ static int rep_fig_ops(rep *r, const rep_line *l) {
         }
     g = n < MAXG ? n : MAXG;
     if (!(val = (double *)calloc(2 * (size_t)g, sizeof *val))) return EXIT_ERROR;
-    fprintf(r->summary, "figure %s: %s, measured DRAM bytes (read + write) over analytic per op, the counters step:", l->fig, r->sp.id[c]);
+    fprintf(r->summary, "figure %s: %s, measured DRAM bytes (read + write) over analytic per op, the counters step (%s on %s, commit %s, %s):", l->fig, r->sp.id[c], x->backend,
+            x->device, x->commit[0] ? x->commit : "?", x->date[0] ? x->date : "?");
     for (i = 0; i < n; i++) fprintf(r->summary, "%s %s %.3g", i ? "," : "", x->trname[order[i]], x->tran[order[i]] > 0 ? x->trdram[order[i]] / x->tran[order[i]] : NAN);
     fputc('\n', r->summary);
     for (i = 0; i < g; i++) { /* series-major: the analytic bars, then the measured */
@@ -4514,11 +4515,8 @@ static int rep_fig_ops(rep *r, const rep_line *l) {
         val[g + i] = x->trdram[order[i]] / REP_GIB;
     }
     memset(&d, 0, sizeof d);
-    snprintf(title, sizeof title, "%s: analytic and measured DRAM bytes per op, counters step", r->sp.id[c]);
-    if (rep_sources_n(r, where, 0, 0, src, sizeof src)) {
-        strncat(title, ", measured: ", sizeof title - strlen(title) - 1);
-        strncat(title, src, sizeof title - strlen(title) - 1);
-    }
+    /* what measured it: the device, the commit and the day of the run */
+    snprintf(title, sizeof title, "%s: DRAM bytes per op, analytic and measured (%s, %s, %s)", r->sp.id[c], x->device, x->commit[0] ? x->commit : "?", x->date[0] ? x->date : "?");
     d.xlabel = "op";
     d.ylabel = "GiB per counters step";
     d.n_groups = g;
