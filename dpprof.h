@@ -67,8 +67,9 @@
      cfg.ranks = 8; cfg.zero = 3 (0 to 3) on the dry backend: the exact memory of rank 0 of 8 ranks, each taking
      batch / 8 samples, under ZeRO stage 3 (parameters, gradients and adam moments sharded); dpprof_session_dist()
      gives the shards and the bytes each collective moved (docs/model.md). with DPPROF_MPI the cpu backend runs
-     the ranks as the processes of an MPI job (mpirun -np 8), with the single rank's results; cuda refuses
-     ranks > 1 for now. one rank with any stage is plain training, bit for bit.
+     the ranks as the processes of an MPI job (mpirun -np 8), with the single rank's results, and so does the
+     cuda backend, a GPU a process, through NCCL (dpprof_kernels.cu built with DPPROF_NCCL; dpprof_nccl_*). one
+     rank with any stage is plain training, bit for bit.
 
    ALSO IN HERE
      the cpu reference of every op (dpprof_<op>_ref, with dpprof_<op>_cost), a strict JSON reader
@@ -91,9 +92,9 @@
      DPPROF_IMPLEMENTATION   compile the implementation in this translation unit (the profiler)
      DPPROF_ENGINE, DPPROF_TOOLS, DPPROF_CUDA   the opt-in parts (USE, above)
      DPPROF_REF_DOUBLE       cpu reference stores double instead of float (gradient-check builds only)
-     DPPROF_MPI              the engine's cpu backend runs --ranks N as N processes of an MPI job (mpicc, or
-                             the flags of `mpicc --showme`; launched by mpirun -np N); without it ranks > 1 is
-                             dry only
+     DPPROF_MPI              the engine's cpu and cuda backends run --ranks N as N processes of an MPI job
+                             (mpicc, or the flags of `mpicc --showme`; launched by mpirun -np N; cuda: with
+                             NCCL in the kernels); without it ranks > 1 is dry only
      DPPROF_MALLOC/DPPROF_REALLOC/DPPROF_FREE   override the allocator (all or none)
      DPPROF_ASSERT           override assert()
      DPPROF_API              decoration of public functions (default: extern)

@@ -21,7 +21,9 @@
 // cudaRuntimeGetVersion, cudaFuncSetAttribute(MaxDynamicSharedMemorySize), cudaGetLastError,
 // cudaGetErrorString; cuBLAS: cublasCreate, cublasSetStream, cublasSetWorkspace, cublasSetMathMode, cublasSetPointerMode,
 // cublasSgemm, cublasSgemmStridedBatched, cublasGemmEx, cublasGemmStridedBatchedEx (CUDA_R_32F and CUDA_R_16BF operands,
-// CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), cublasGetStatusString. tensor cores: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 as
+// CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), cublasGetStatusString; NCCL (DPPROF_NCCL): ncclGetUniqueId, ncclCommInitRank,
+// ncclCommDestroy, ncclAllReduce, ncclReduceScatter, ncclAllGather, ncclReduce, ncclBroadcast (ncclFloat, ncclSum),
+// ncclGroupStart/End, ncclGetErrorString. tensor cores: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 as
 // inline ptx (dpprof__mma_bf16; the emulator's cuemu_mma_m16n8k16_bf16). bf16 storage needs no cuda_bf16.h:
 // the kernels' bf16 is a 16-bit struct of their own.
 #include "dpprof.h"
