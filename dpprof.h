@@ -6409,7 +6409,7 @@ static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
 #if DPPROF__CUDA
     dpprof_counter_range *cr;
     const int per_op = s->gpu.counting >= 2, broken = s->gpu.counting == 3;
-    int n = 0, max = 0, rc = DPPROF_OK, k, m;
+    int n = 0, max = 0, rc = DPPROF_OK, k;
     size_t j;
     s->gpu.counting = 0;
     if (per_op)
@@ -6443,7 +6443,7 @@ static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
             o->traffic[0] = cr[k].dram_read, o->traffic[1] = cr[k].dram_write, o->traffic[2] = cr[k].l2_read, o->traffic[3] = cr[k].l2_write;
             r->dram_read += cr[k].dram_read;
             r->dram_write += cr[k].dram_write;
-            for (m = 2; m < 4 && r->l2_read >= 0; m++) *(m == 2 ? &r->l2_read : &r->l2_write) += o->traffic[m];
+            if (r->l2_read >= 0) r->l2_read += cr[k].l2_read, r->l2_write += cr[k].l2_write;
             k++;
         }
     }
@@ -7820,7 +7820,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         goto fail;
     }
     if (s->cfg.dram < 0 || s->cfg.dram > 2) { rc = dpprof__fail(DPPROF_ERR_INVALID, "dram = %d: 0 (off), 1 (per phase) or 2 (per op)", s->cfg.dram); goto fail; }
-    if (s->cfg.dram && s->backend != DPPROF_BACKEND_CUDA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dram reads the GPU's DRAM counters: it needs --backend cuda (this run is %s)", dpprof_backend_name(s->backend)); goto fail; }
+    if (s->cfg.dram && s->backend != DPPROF_BACKEND_CUDA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dram%s reads the GPU's DRAM counters: it needs --backend cuda (this run is %s)", s->cfg.dram == 2 ? "-ops" : "", dpprof_backend_name(s->backend)); goto fail; }
     if (s->cfg.op_times && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--op-times times every op in the warm-up steps, outside the timing: it needs --warmup 1 or more"); goto fail; }
     s->obs.mark_ops = s->cfg.trace_ops;
     if (s->cfg.dram && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--dram counts DRAM traffic in warm-up step 0, outside the timing: it needs --warmup 1 or more"); goto fail; }

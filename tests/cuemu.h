@@ -3106,51 +3106,45 @@ inline ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t c
     if (comm->nranks > 1) MPI_Allreduce(MPI_IN_PLACE, recvbuff, (int)count, ::cuemu::nccl_mpi(type), MPI_SUM, comm->comm);
     return ncclSuccess;
 }
-inline ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
-                                      cudaStream_t stream) {
-    const char *fn = "ncclReduceScatter";
-    if (!::cuemu::nccl_common(fn, comm, stream, recvcount * (size_t)(comm && comm->magic == ::cuemu::kCommMagic ? comm->nranks : 1))) return ncclInvalidArgument;
-    size_t e = ::cuemu::nccl_size(fn, type, op, true), b = e * recvcount, sb = b * (size_t)comm->nranks;
+namespace cuemu {
+// ncclReduceScatter (reduce: the whole sendbuff summed, this rank's part of it to recvbuff) and ncclAllGather (this
+// rank's sendbuff to its part of the whole recvbuff, every rank's to every rank); in place where the part is the
+// whole buffer + rank x count
+inline ncclResult_t nccl_parted(const char *fn, bool reduce, const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t type, ncclRedOp_t op,
+                                ncclComm_t comm, cudaStream_t stream) {
+    if (!nccl_common(fn, comm, stream, count * (size_t)(comm && comm->magic == kCommMagic ? comm->nranks : 1))) return ncclInvalidArgument;
+    size_t e = nccl_size(fn, type, op, reduce), b = e * count, wb = b * (size_t)comm->nranks;
     if (!e) return ncclInvalidArgument;
-    ::cuemu::DeviceAccess acc;
-    if (!::cuemu::nccl_buf(fn, "sendbuff", sendbuff, sb) || !::cuemu::nccl_buf(fn, "recvbuff", recvbuff, b)) return ncclInvalidArgument;
-    const bool inplace = (const char *)recvbuff == (const char *)sendbuff + (size_t)comm->rank * b;
-    if (!inplace && ::cuemu::nccl_overlap(sendbuff, sb, recvbuff, b)) {
-        ::cuemu::warn("%s: recvbuff overlaps sendbuff but is not sendbuff + rank x recvcount (in place)", fn);
+    const char *whole = (const char *)(reduce ? sendbuff : recvbuff), *part = (const char *)(reduce ? recvbuff : sendbuff);
+    const char *wn = reduce ? "sendbuff" : "recvbuff", *pn = reduce ? "recvbuff" : "sendbuff";
+    DeviceAccess acc;
+    if (!nccl_buf(fn, wn, whole, wb) || !nccl_buf(fn, pn, part, b)) return ncclInvalidArgument;
+    if (part != whole + (size_t)comm->rank * b && nccl_overlap(whole, wb, part, b)) {
+        warn("%s: %s overlaps %s but is not %s + rank x count (in place)", fn, pn, wn, wn);
         return ncclInvalidArgument;
     }
-    if (!recvcount) return ncclSuccess;
-    if (comm->nranks == 1) {
-        if (!inplace) std::memcpy(recvbuff, sendbuff, b);
-        return ncclSuccess;
-    }
+    if (!count) return ncclSuccess;
     void *tmp = std::malloc(b);
     if (!tmp) return ncclSystemError;
-    MPI_Reduce_scatter_block(sendbuff, tmp, (int)recvcount, ::cuemu::nccl_mpi(type), MPI_SUM, comm->comm);
-    std::memcpy(recvbuff, tmp, b);
+    if (reduce) {
+        if (comm->nranks > 1) MPI_Reduce_scatter_block(sendbuff, tmp, (int)count, nccl_mpi(type), MPI_SUM, comm->comm);
+        else std::memcpy(tmp, sendbuff, b);
+        std::memcpy(recvbuff, tmp, b);
+    } else {
+        std::memcpy(tmp, sendbuff, b);
+        if (comm->nranks > 1) MPI_Allgather(tmp, (int)count, nccl_mpi(type), recvbuff, (int)count, nccl_mpi(type), comm->comm);
+        else std::memcpy(recvbuff, tmp, b);
+    }
     std::free(tmp);
     return ncclSuccess;
 }
+} // namespace cuemu
+inline ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
+                                      cudaStream_t stream) {
+    return ::cuemu::nccl_parted("ncclReduceScatter", true, sendbuff, recvbuff, recvcount, type, op, comm, stream);
+}
 inline ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t type, ncclComm_t comm, cudaStream_t stream) {
-    const char *fn = "ncclAllGather";
-    if (!::cuemu::nccl_common(fn, comm, stream, sendcount * (size_t)(comm && comm->magic == ::cuemu::kCommMagic ? comm->nranks : 1))) return ncclInvalidArgument;
-    size_t e = ::cuemu::nccl_size(fn, type, ncclSum, false), b = e * sendcount, rb = b * (size_t)comm->nranks;
-    if (!e) return ncclInvalidArgument;
-    ::cuemu::DeviceAccess acc;
-    if (!::cuemu::nccl_buf(fn, "sendbuff", sendbuff, b) || !::cuemu::nccl_buf(fn, "recvbuff", recvbuff, rb)) return ncclInvalidArgument;
-    const bool inplace = (const char *)sendbuff == (const char *)recvbuff + (size_t)comm->rank * b;
-    if (!inplace && ::cuemu::nccl_overlap(sendbuff, b, recvbuff, rb)) {
-        ::cuemu::warn("%s: sendbuff overlaps recvbuff but is not recvbuff + rank x sendcount (in place)", fn);
-        return ncclInvalidArgument;
-    }
-    if (!sendcount) return ncclSuccess;
-    void *tmp = std::malloc(b);
-    if (!tmp) return ncclSystemError;
-    std::memcpy(tmp, sendbuff, b);
-    if (comm->nranks > 1) MPI_Allgather(tmp, (int)sendcount, ::cuemu::nccl_mpi(type), recvbuff, (int)sendcount, ::cuemu::nccl_mpi(type), comm->comm);
-    else std::memcpy(recvbuff, tmp, b);
-    std::free(tmp);
-    return ncclSuccess;
+    return ::cuemu::nccl_parted("ncclAllGather", false, sendbuff, recvbuff, sendcount, type, ncclSum, comm, stream);
 }
 namespace cuemu {
 // ncclReduce (reduce) and ncclBroadcast: one rank's buffer, root's, in place where sendbuff = recvbuff
