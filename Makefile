@@ -30,9 +30,10 @@ DPPROF_CFLAGS += $(if $(wildcard .carry/include/stb/stb_image_write.h),-isystem 
 ALL_CFLAGS = $(DPPROF_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -g
 # hopper first (sm_90a: its arch-specific code, wgmma among it, runs on compute capability 9.0 only), ampere
-# supported; ptx for newer gpus (jit-compiled by the driver, without the sm_90a instructions)
+# supported; ptx for newer gpus (jit-compiled by the driver, without the sm_90a instructions). --threads 0: the
+# three targets compiled in parallel where the machine has the cores
 comma := ,
-NVCCFLAGS := -std=c++17 -O3 -Xcompiler -Wall,-Wextra$(if $(WERROR),$(comma)-Werror) \
+NVCCFLAGS := -std=c++17 -O3 --threads 0 -Xcompiler -Wall,-Wextra$(if $(WERROR),$(comma)-Werror) \
              -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
 
 # NCCL, the cuda backend's collectives between ranks: its header beside CUDA's, in the system's, or in the nvidia-nccl
@@ -42,11 +43,24 @@ NCCL_PY := $(if $(NVCC),$(if $(NCCL_H),,$(shell python3 -c 'import nvidia.nccl a
 NCCL_DEF := $(if $(NCCL_H)$(NCCL_PY),-DDPPROF_NCCL $(if $(NCCL_PY),-I$(NCCL_PY)/include))
 NCCL_LIBS := $(if $(NCCL_H),-lnccl,$(if $(NCCL_PY),-L$(NCCL_PY)/lib -Wl,-rpath,$(NCCL_PY)/lib -l:libnccl.so.2))
 NVCCFLAGS += $(NCCL_DEF)
+# cuDNN's fused attention (dpprof_cudnn_attention_*): cuDNN 9 (cudnn.h and libcudnn beside CUDA's, in the system's, or
+# in the nvidia-cudnn Python package) and its C++ frontend's headers (header-only; nvidia-cudnn-frontend on PyPI: in
+# CUDNN_FRONTEND, build/cudnn-frontend/include where tests/gpu_session.bash unpacks the wheel, or the Python package's
+# include/). without both the build has no cuDNN attention (dpprof version says which)
+CUDNN_H := $(if $(NVCC),$(firstword $(wildcard $(CUDA_HOME)/include/cudnn.h /usr/include/cudnn.h /usr/include/x86_64-linux-gnu/cudnn.h)))
+CUDNN_PY := $(if $(NVCC),$(if $(CUDNN_H),,$(shell python3 -c 'import nvidia.cudnn as m, os; d = list(m.__path__)[0]; print(d if os.path.exists(d + "/include/cudnn.h") else "")' 2>/dev/null)))
+CUDNN_FRONTEND ?= $(if $(NVCC),$(firstword $(patsubst %/cudnn_frontend.h,%,$(wildcard build/cudnn-frontend/include/cudnn_frontend.h)) \
+                  $(shell python3 -c 'import sysconfig, os; d = sysconfig.get_paths()["platlib"] + "/include"; print(d if os.path.exists(d + "/cudnn_frontend.h") else "")' 2>/dev/null)))
+CUDNN_ON := $(if $(CUDNN_FRONTEND),$(if $(CUDNN_H)$(CUDNN_PY),1))
+CUDNN_LIBDIR := $(if $(CUDNN_PY),$(CUDNN_PY)/lib,$(firstword $(patsubst %/libcudnn.so,%,$(wildcard $(CUDA_HOME)/lib/libcudnn.so $(CUDA_HOME)/lib64/libcudnn.so))))
+CUDNN_DEF := $(if $(CUDNN_ON),-DDPPROF_CUDNN -isystem $(CUDNN_FRONTEND) $(if $(CUDNN_PY),-isystem $(CUDNN_PY)/include))
+CUDNN_LIBS := $(if $(CUDNN_ON),$(if $(CUDNN_LIBDIR),-L$(CUDNN_LIBDIR) -Wl$(comma)-rpath$(comma)$(CUDNN_LIBDIR)) $(if $(CUDNN_PY),-l:libcudnn.so.9,-lcudnn) -lnvrtc)
+NVCCFLAGS += $(CUDNN_DEF)
 
 ifneq ($(NVCC),)
 CUDA_OBJ := build/dpprof_kernels.o
 CUDA_DEF := -DDPPROF_CUDA
-DPPROF_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lcupti $(NCCL_LIBS) -ldl -lstdc++ -lm
+DPPROF_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lcupti $(NCCL_LIBS) $(CUDNN_LIBS) -ldl -lstdc++ -lm
 else
 CUDA_OBJ :=
 CUDA_DEF :=
@@ -288,11 +302,12 @@ gpu-check: dpprof build/tests/test_gpu
 	[ $$fail = 0 ] || { echo "make gpu-check: FAILED (see data/gpu-check/)"; exit 1; }
 
 # one command, the measurements worth most first, in one time budget (BUDGET seconds, build included; 540 leaves
-# room under a 10-minute limit on a command): the gpu test, the bf16 bench at the trainer and long-context shapes
-# (every algorithm), PyTorch and Opacus at those shapes, the attention kernels. everything lands in one
+# room under a 10-minute limit on a command): the gpu test, the attention kernels alone (dpprof's and cuDNN's, seconds),
+# the bf16 bench at the trainer and long-context shapes (every algorithm), the same on cuDNN's attention, PyTorch and
+# Opacus at those shapes. everything lands in one
 # data/bench/DATE-TIME-DEVICE/: the stamp is kept in GPU_RUN_STAMP_FILE, so a rerun (after a cut, or on a fresh
 # machine with results/ carried) resumes there and skips the steps done (rm the file to start a new run)
-GPU_RUN_STEPS := test bench:bf16-trainer bench:bf16-longctx peers attn
+GPU_RUN_STEPS := test attn bench:bf16-trainer bench:bf16-longctx bench:cudnn-trainer bench:cudnn-longctx peers
 GPU_RUN_STAMP_FILE ?= results/gpu-run.stamp
 BUDGET ?= 540
 .PHONY: gpu-run

@@ -1129,6 +1129,11 @@ typedef enum dpprof_dtype { DPPROF_DTYPE_DEFAULT = 0, DPPROF_DTYPE_FP32, DPPROF_
 typedef enum dpprof_checkpoint { DPPROF_CHECKPOINT_DEFAULT = 0, DPPROF_CHECKPOINT_NONE, DPPROF_CHECKPOINT_LAYERS } dpprof_checkpoint;
 DPPROF_API const char *dpprof_checkpoint_name(int checkpoint); /* "none", "layers" */
 DPPROF_API int dpprof_checkpoint_parse(const char *name);       /* < 0 if unknown */
+/* the attention's kernels on the cuda backend: dpprof's own (the default), or cuDNN's fused flash attention (bf16; its
+   workspace tracked as category workspace, module attention; dpprof_config.attention_workspace) */
+typedef enum dpprof_attention { DPPROF_ATTENTION_DEFAULT = 0, DPPROF_ATTENTION_DPPROF, DPPROF_ATTENTION_CUDNN } dpprof_attention;
+DPPROF_API const char *dpprof_attention_name(int attention); /* "dpprof", "cudnn" */
+DPPROF_API int dpprof_attention_parse(const char *name);      /* < 0 if unknown */
 /* bf16: the top 16 bits of an ieee float. conversions: to float is exact; from float rounds to
    the nearest, ties to even; an inf stays inf, a nan stays a (quiet) nan; a finite value past the
    largest bf16 rounds to inf as ieee rounding does. */
@@ -1171,6 +1176,12 @@ typedef struct dpprof_config {
     dpprof_dtype dtype;          /* 0 -> fp32; bf16: activations in bf16, fp32 masters (cuda, dry; cpu refuses) */
     dpprof_checkpoint checkpoint; /* 0 -> none; layers: each decoder layer's input kept, the layer recomputed in the
                                     backward (docs/model.md: what each algorithm keeps and recomputes) */
+    dpprof_attention attention;  /* 0 -> dpprof's kernels; cudnn: cuDNN's fused flash attention on cuda (bf16 only; the
+                                    session fails where cuDNN has no plan for the shape); on dry its workspace alone
+                                    (attention_workspace) */
+    int64_t attention_workspace; /* cudnn: the bytes of cuDNN's workspace, allocated with the model (workspace, attention)
+                                    on every backend; on cuda at least what cuDNN's plans need (the result's config says
+                                    what was taken, for a dry run to model); 0 otherwise */
     dpprof_backend backend;      /* 0 -> auto */
     uint64_t seed;               /* 0 is a seed like any other */
     const char *data_path;       /* NULL -> synthetic data; else byte-level text (lm) or label<TAB>text lines (cls) */
@@ -1406,6 +1417,20 @@ DPPROF_API void dpprof_nccl_finish(void);                            /* waits fo
 DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n);           /* x = the sum of every rank's x */
 DPPROF_API void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap); /* this rank's part of the sum, at its place in x */
 DPPROF_API void dpprof_nccl_allgather(float *x, size_t n, size_t cap);      /* every rank's part (at its place in x) to every rank */
+/* cuDNN's fused flash attention: the causal GQA attention of dpprof_attention_fwd_gpu / _bwd_gpu (same arguments, same
+   layouts, the same overwrite rules) on cuDNN 9 through its C++ frontend's graph API, bf16 storage only
+   (dpprof_kernels.cu built with -DDPPROF_CUDNN: cudnn.h and the frontend's headers, nvidia-cudnn-frontend on PyPI).
+   without it dpprof_cudnn_available() is 0 and the rest fail, saying so. a shape's plans (forward and backward) are
+   built at its first use; ws: a device workspace of at least the bytes dpprof_cudnn_attention_plan gives (the caller
+   allocates and tracks it). the kernels' own attention stays the default until a GPU has measured cuDNN's faster */
+DPPROF_API int dpprof_cudnn_available(void); /* cuDNN's version (e.g. 91900) where built with it, else 0 */
+/* build or find the plans of a shape: DPPROF_OK, *ws = the larger workspace of the two and *deterministic = 1 where the
+   backward is cuDNN's deterministic algorithm (the same bits every run, as dpprof's kernels; tried first), 0 where only
+   its default built; else DPPROF_ERR_UNSUPPORTED (or _INVALID for a bad shape) with dpprof_cuda_last_error() in cuDNN's
+   words (no handle, no engine for the graph). either pointer may be NULL */
+DPPROF_API int dpprof_cudnn_attention_plan(int B, int T, int NH, int NKV, int HS, size_t *ws, int *deterministic);
+DPPROF_API void dpprof_cudnn_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, void *ws, size_t ws_bytes);
+DPPROF_API void dpprof_cudnn_attention_bwd_gpu(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, void *ws, size_t ws_bytes);
 
 /* ---- the gpu ops: each computes exactly what its dpprof_<op>_ref computes (same arguments, same
    accumulate/overwrite rules, device pointers, fp32), queued on the stream; tests/test_gpu.c holds
@@ -2125,6 +2150,14 @@ DPPROF_API int dpprof_algo_parse(const char *name) {
     int i;
     for (i = 1; name && i < DPPROF_ALGO_COUNT; i++)
         if (strcmp(name, dpprof__algo_names[i]) == 0) return i;
+    return -1;
+}
+static const char *const dpprof__attention_names[] = {"dpprof", "dpprof", "cudnn"};
+DPPROF_API const char *dpprof_attention_name(int a) { return a >= 0 && a <= DPPROF_ATTENTION_CUDNN ? dpprof__attention_names[a] : "?"; }
+DPPROF_API int dpprof_attention_parse(const char *name) {
+    int i;
+    for (i = 1; name && i <= DPPROF_ATTENTION_CUDNN; i++)
+        if (strcmp(name, dpprof__attention_names[i]) == 0) return i;
     return -1;
 }
 static const char *const dpprof__checkpoint_names[] = {"none", "none", "layers"};
@@ -4814,6 +4847,11 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.dtype != DPPROF_DTYPE_FP32 && c.dtype != DPPROF_DTYPE_BF16) return dpprof__fail(DPPROF_ERR_INVALID, "dtype %d is neither fp32 nor bf16", (int)c.dtype);
     if (!c.checkpoint) c.checkpoint = DPPROF_CHECKPOINT_NONE;
     if (c.checkpoint != DPPROF_CHECKPOINT_NONE && c.checkpoint != DPPROF_CHECKPOINT_LAYERS) return dpprof__fail(DPPROF_ERR_INVALID, "checkpoint %d is neither none nor layers", (int)c.checkpoint);
+    if (!c.attention) c.attention = DPPROF_ATTENTION_DPPROF;
+    if (c.attention != DPPROF_ATTENTION_DPPROF && c.attention != DPPROF_ATTENTION_CUDNN) return dpprof__fail(DPPROF_ERR_INVALID, "attention %d is neither dpprof nor cudnn", (int)c.attention);
+    if (c.attention == DPPROF_ATTENTION_CUDNN && c.dtype != DPPROF_DTYPE_BF16) return dpprof__fail(DPPROF_ERR_INVALID, "attention cudnn takes dtype bf16 (cuDNN's fused attention has no fp32 kernels)");
+    if (c.attention_workspace < 0 || (c.attention_workspace > 0 && c.attention != DPPROF_ATTENTION_CUDNN))
+        return dpprof__fail(DPPROF_ERR_INVALID, "attention-workspace = %lld: bytes >= 0, for attention cudnn only", (long long)c.attention_workspace);
     if ((int)c.backend < 0 || c.backend > DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_INVALID, "backend %d out of range", (int)c.backend);
     if (c.init_std != c.init_std || c.init_std < 0) return dpprof__fail(DPPROF_ERR_INVALID, "init-std = %g must be >= 0", c.init_std);
     if (c.init_std == 0) c.init_std = 0.02;
@@ -4904,6 +4942,7 @@ typedef struct dpprof__model {
     int *lora;                      /* (L * 9) parameter index of lora_A of a projection (lora_B follows), or -1 */
     double lora_scale;              /* alpha / r */
     dpprof_tensor ws;               /* the workspace: cuBLAS's and the kernels' scratch (every backend tracks it) */
+    dpprof_tensor attn_ws;          /* --attention cudnn: cuDNN's workspace (cfg.attention_workspace bytes, every backend) */
 } dpprof__model;
 
 /* --data: the text and, for cls, its lines */
@@ -4978,6 +5017,7 @@ typedef struct dpprof__gpu {
     int64_t drv_live, drv_pool_used, drv_pool_res; /* at the driver's peak: the accountant's live bytes, the pool's used and reserved */
     int64_t dry_peak;               /* the dry backend's peak of this configuration (after the last step), -1 unknown */
     dpprof_device_info dev;         /* cuda: the device */
+    int attn_deterministic;         /* --attention cudnn: cuDNN's backward is its deterministic algorithm */
     int counting;                   /* cfg.dram: CUPTI ranges are open in this step: 1 one per phase record, 2 one per
                                        op record (3: an op's range failed, the rest of the step uncounted) */
     size_t count_op0;               /* counting 2: the step's first op record */
@@ -5139,6 +5179,13 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
         DPPROF__GPU(s, gcall);                                                              \
         if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, c_);                               \
     } while (0)
+
+/* the attention's gpu call: cuDNN's (--attention cudnn, with the session's cuDNN workspace) or dpprof's kernels */
+#define DPPROF__UNPAREN(...) __VA_ARGS__
+#define DPPROF__ATTN(s, pass, args)                                                                                                        \
+    ((s)->cfg.attention == DPPROF_ATTENTION_CUDNN                                                                                          \
+         ? dpprof_cudnn_attention_##pass##_gpu(DPPROF__UNPAREN args, (s)->model.attn_ws.data, (size_t)(s)->model.attn_ws.n) \
+         : dpprof_attention_##pass##_gpu args)
 
 /* device work that is no op of part 4 (an upload, the zeroing of a new tensor): inside an op record of its own
    when ops are timed, so that every kernel and copy of a step is in one; charged nothing (no analytic cost) */
@@ -5660,7 +5707,19 @@ static int dpprof__build_model(dpprof_session *s) {
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA && dpprof_cuda_set_workspace(s->model.ws.data, (size_t)s->model.ws.n) != DPPROF_OK)
         return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+    if (s->backend == DPPROF_BACKEND_CUDA && s->cfg.attention == DPPROF_ATTENTION_CUDNN) {
+        /* cuDNN's plans at the physical batch (a smaller last one builds its own at its first use, within this
+           workspace), built now so that no step times them; the workspace is at least what they need */
+        size_t need = 0;
+        int det = 0;
+        if (dpprof_cudnn_attention_plan(s->cfg.physical_batch, s->cfg.seq, s->sh.NH, s->sh.NKV, s->sh.HS, &need, &det) != DPPROF_OK)
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--attention cudnn: %s", dpprof_cuda_last_error());
+        if ((int64_t)need > s->cfg.attention_workspace) s->cfg.attention_workspace = (int64_t)need;
+        s->gpu.attn_deterministic = det;
+    }
 #endif
+    if (s->cfg.attention_workspace > 0)
+        DPPROF__TRY(dpprof__talloc(s, &s->model.attn_ws, s->cfg.attention_workspace, 1, DPPROF_CAT_WORKSPACE, DPPROF_MOD_ATTENTION, 0));
     s->model.p_emb = s->model.n_params;
     DPPROF__TRY(dpprof__add_param(s, "model.embed_tokens.weight", h->V, h->C, DPPROF_MOD_EMBEDDING, -1));
     for (l = 0; l < h->L; l++) {
@@ -5899,7 +5958,9 @@ static int dpprof__layer_fwd(dpprof_session *s, int n, int l, dpprof_tensor *x, 
     DPPROF__OP(s, rope_fwd, (n, T, NKV, HS, E), (DPPROF__F(y->k), n, T, NKV, HS, h->rope_theta));
     DPPROF__A(y->att, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
     DPPROF__AR(y->lse, (int64_t)n * NH * T, ACTIVATIONS, ATTENTION);
-    DPPROF__OP(s, attention_fwd, (n, T, NH, NKV, HS, E), (DPPROF__F(y->att), DPPROF__F(y->lse), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), n, T, NH, NKV, HS));
+    DPPROF__OPX(s, "attention_fwd", dpprof_attention_fwd_cost(n, T, NH, NKV, HS, E),
+                dpprof_attention_fwd_ref(DPPROF__F(y->att), DPPROF__F(y->lse), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), n, T, NH, NKV, HS),
+                DPPROF__ATTN(s, fwd, (DPPROF__F(y->att), DPPROF__F(y->lse), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), n, T, NH, NKV, HS)));
     DPPROF__A(y->xa, (int64_t)N * C, ACTIVATIONS, ATTENTION);
     DPPROF__TRY(dpprof__proj_fwd(s, l, DPPROF__P_O, &y->xa, &y->att, N, QD, C));
     DPPROF__A(y->ln2, (int64_t)N * C, ACTIVATIONS, NORM);
@@ -6348,7 +6409,11 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         DPPROF__A(dq, (int64_t)N * QD, ACTIVATIONS, ATTENTION);
         DPPROF__A(dk, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
         DPPROF__A(dv, (int64_t)N * KD, ACTIVATIONS, ATTENTION);
-        DPPROF__OP(s, attention_bwd, (n, T, NH, NKV, HS, E), (DPPROF__F(dq), DPPROF__F(dk), DPPROF__F(dv), DPPROF__F(datt), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), DPPROF__F(y->att), DPPROF__F(y->lse), n, T, NH, NKV, HS));
+        DPPROF__OPX(s, "attention_bwd", dpprof_attention_bwd_cost(n, T, NH, NKV, HS, E),
+                    dpprof_attention_bwd_ref(DPPROF__F(dq), DPPROF__F(dk), DPPROF__F(dv), DPPROF__F(datt), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), DPPROF__F(y->att), DPPROF__F(y->lse),
+                                             n, T, NH, NKV, HS),
+                    DPPROF__ATTN(s, bwd, (DPPROF__F(dq), DPPROF__F(dk), DPPROF__F(dv), DPPROF__F(datt), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), DPPROF__F(y->att), DPPROF__F(y->lse),
+                                          n, T, NH, NKV, HS)));
         dpprof__tfree(s, &datt);
         dpprof__lfree(s, &y->att);
         dpprof__lfree(s, &y->lse);
@@ -7860,6 +7925,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
         dpprof__tfree(s, &s->model.params[i].v);
     }
     dpprof__tfree(s, &s->model.ws);
+    dpprof__tfree(s, &s->model.attn_ws);
     {
         dpprof_tensor *d[] = {&s->dist.gpad, &s->dist.wpad, &s->dist.gshard, &s->dist.m, &s->dist.v, &s->dist.wshard, &s->dist.lshard};
         for (i = 0; i < (int)(sizeof d / sizeof d[0]); i++) dpprof__tfree(s, d[i]);
@@ -8286,7 +8352,10 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, c->lora_alpha);
     fputs(", \"lora_targets\": ", f);
     dpprof__jstr(f, c->lora_targets ? c->lora_targets : "");
-    fprintf(f, ", \"checkpoint\": \"%s\"", dpprof_checkpoint_name(c->checkpoint));
+    fprintf(f, ", \"checkpoint\": \"%s\", \"attention\": \"%s\", \"attention_workspace\": %lld", dpprof_checkpoint_name(c->checkpoint), dpprof_attention_name(c->attention),
+            (long long)c->attention_workspace);
+    if (c->attention == DPPROF_ATTENTION_CUDNN && s->backend == DPPROF_BACKEND_CUDA) /* the same bits every run, or not */
+        fprintf(f, ", \"attention_deterministic\": %s", s->gpu.attn_deterministic ? "true" : "false");
     fprintf(f, ", \"dtype\": \"%s\", \"backend\": \"%s\", \"seed\": %llu, \"data\": ", c->dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32", dpprof_backend_name(s->backend), (unsigned long long)c->seed);
     dpprof__jstr(f, c->data_path);
     fputs(", \"rope_theta\": ", f);
@@ -8845,6 +8914,19 @@ DPPROF_API void dpprof_nccl_finish(void) {}
 DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n) { (void)x; (void)n; }
 DPPROF_API void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap) { (void)x; (void)n; (void)cap; }
 DPPROF_API void dpprof_nccl_allgather(float *x, size_t n, size_t cap) { (void)x; (void)n; (void)cap; }
+DPPROF_API int dpprof_cudnn_available(void) { return 0; }
+DPPROF_API int dpprof_cudnn_attention_plan(int B, int T, int NH, int NKV, int HS, size_t *ws, int *deterministic) {
+    (void)B; (void)T; (void)NH; (void)NKV; (void)HS;
+    if (ws) *ws = 0;
+    if (deterministic) *deterministic = 0;
+    return DPPROF_ERR_NO_CUDA;
+}
+DPPROF_API void dpprof_cudnn_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, void *ws, size_t ws_bytes) {
+    (void)out; (void)lse; (void)q; (void)k; (void)v; (void)B; (void)T; (void)NH; (void)NKV; (void)HS; (void)ws; (void)ws_bytes;
+}
+DPPROF_API void dpprof_cudnn_attention_bwd_gpu(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, void *ws, size_t ws_bytes) {
+    (void)dq; (void)dk; (void)dv; (void)dout; (void)q; (void)k; (void)v; (void)out; (void)lse; (void)B; (void)T; (void)NH; (void)NKV; (void)HS; (void)ws; (void)ws_bytes;
+}
 #endif
 #endif /* DPPROF_ENGINE */
 

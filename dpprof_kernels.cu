@@ -36,6 +36,18 @@
 #else
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
+#if defined(DPPROF_CUDNN) && !defined(__CUDA_ARCH__) // cuDNN's fused attention through its frontend (header-only C++; host
+                                                     // code, not parsed again for each device architecture), before dpprof's macros
+#define CUDNN_FRONTEND_SKIP_JSON_LIB
+#include <cstring> // the frontend uses std::strlen without it
+#include <cudnn.h>
+#include <cudnn_frontend.h>
+#include <exception>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+#endif
 #endif
 #include <cmath>
 #include <cstdint>
@@ -5378,6 +5390,208 @@ extern "C" void dpprof_nccl_allgather(float *x, size_t n, size_t cap) {
     if (n) dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", "dpprof_nccl_allgather", "this build has no NCCL");
 }
 #endif
+
+// ==== cuDNN's fused flash attention (DPPROF_CUDNN) ================================================
+// the causal GQA attention of dpprof_attention_{fwd,bwd}_gpu on cuDNN's fused flash attention, through its C++
+// frontend's graph API (the frontend is header-only: nvidia-cudnn-frontend on PyPI; cuDNN 9 itself beside CUDA or
+// in the nvidia-cudnn Python package). bf16 q, k, v, out, dout, dq, dk, dv in dpprof's (B, T, heads, HS) layout
+// (cuDNN's BSHD strides), the fp32 log-sum-exp (B, NH, T) as cuDNN's softmax stats. plans are built once a
+// shape, on the kernels' stream; cuDNN's workspace is the caller's (the engine charges it to the accountant).
+#ifndef __CUDA_ARCH__ // host code: the device passes skip it
+// a shape dpprof's attention takes, else DPPROF_ERR_INVALID naming the rule (before anything else, with or without cuDNN)
+static int dpprof__cudnn_shape(const char *what, int B, int T, int NH, int NKV, int HS) {
+    if (B > 0 && T > 0 && NH > 0 && HS > 0 && NKV > 0 && NH % NKV == 0 && HS <= DPPROF_MAX_HEAD_SIZE) return DPPROF_OK;
+    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "%s: bad shape (B, T, NH, HS >= 1, NKV dividing NH, HS <= %d)", what, DPPROF_MAX_HEAD_SIZE);
+    return DPPROF_ERR_INVALID;
+}
+#if defined(DPPROF_CUDNN) && !defined(DPPROF_CUEMU)
+namespace dpprof__dnn {
+namespace fe = cudnn_frontend;
+enum : int64_t { Q = 1, K, V, O, STATS, DO, DQ, DK, DV };
+struct plan {
+    int B, T, NH, NKV, HS;
+    std::shared_ptr<fe::graph::Graph> fwd, bwd;
+    int64_t ws_fwd, ws_bwd;
+    bool deterministic; // the backward gives the same bits every run (dpprof's own kernels do)
+    std::string why;    // empty: both plans built
+};
+static cudnnHandle_t handle;
+static std::vector<plan> *plans; // never freed: graphs outlive no handle (the process ends with them)
+
+static std::shared_ptr<fe::graph::Graph> graph() {
+    auto g = std::make_shared<fe::graph::Graph>();
+    g->set_io_data_type(fe::DataType_t::BFLOAT16).set_intermediate_data_type(fe::DataType_t::FLOAT).set_compute_data_type(fe::DataType_t::FLOAT);
+    return g;
+}
+// (B, heads, T, HS) over dpprof's (B, T, heads, HS) storage
+static std::shared_ptr<fe::graph::Tensor_attributes> bshd(const std::shared_ptr<fe::graph::Graph> &g, const char *name, int64_t uid, int64_t B, int64_t H, int64_t T, int64_t HS) {
+    return g->tensor(fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim({B, H, T, HS}).set_stride({T * H * HS, HS, H * HS, 1}));
+}
+static void out_bshd(const std::shared_ptr<fe::graph::Tensor_attributes> &t, int64_t uid, int64_t B, int64_t H, int64_t T, int64_t HS) {
+    t->set_output(true).set_uid(uid).set_dim({B, H, T, HS}).set_stride({T * H * HS, HS, H * HS, 1}).set_data_type(fe::DataType_t::BFLOAT16);
+}
+// det: the backward's deterministic algorithm (no atomics in dq's sums: the same bits every run), else cuDNN's default
+static std::string build(plan &p, bool det) {
+    const int64_t B = p.B, T = p.T, NH = p.NH, NKV = p.NKV, HS = p.HS;
+    const float scale = (float)(1.0 / std::sqrt((double)HS));
+    const std::vector<int64_t> sdim = {B, NH, T, 1}, sstride = {NH * T, T, 1, 1};
+    auto f = graph();
+    auto q = bshd(f, "q", Q, B, NH, T, HS), k = bshd(f, "k", K, B, NKV, T, HS), v = bshd(f, "v", V, B, NKV, T, HS);
+    auto fo = f->sdpa(q, k, v, fe::graph::SDPA_attributes().set_name("attention").set_generate_stats(true).set_causal_mask(true).set_attn_scale(scale));
+    out_bshd(fo[0], O, B, NH, T, HS);
+    fo[1]->set_output(true).set_uid(STATS).set_data_type(fe::DataType_t::FLOAT).set_dim(sdim).set_stride(sstride);
+    if (fe::error_t e = f->build(handle, {fe::HeurMode_t::A}); e.is_bad()) return "the forward: " + e.get_message();
+    if (fe::error_t e = f->get_workspace_size(p.ws_fwd); e.is_bad()) return "the forward's workspace: " + e.get_message();
+    auto b = graph();
+    auto bq = bshd(b, "q", Q, B, NH, T, HS), bk = bshd(b, "k", K, B, NKV, T, HS), bv = bshd(b, "v", V, B, NKV, T, HS);
+    auto bo = bshd(b, "out", O, B, NH, T, HS), bdo = bshd(b, "dout", DO, B, NH, T, HS);
+    auto st = b->tensor(fe::graph::Tensor_attributes().set_name("lse").set_uid(STATS).set_dim(sdim).set_stride(sstride).set_data_type(fe::DataType_t::FLOAT));
+    auto g = b->sdpa_backward(bq, bk, bv, bo, bdo, st,
+                              fe::graph::SDPA_backward_attributes().set_name("attention_backward").set_causal_mask(true).set_attn_scale(scale).set_deterministic_algorithm(det));
+    out_bshd(g[0], DQ, B, NH, T, HS);
+    out_bshd(g[1], DK, B, NKV, T, HS);
+    out_bshd(g[2], DV, B, NKV, T, HS);
+    if (fe::error_t e = b->build(handle, {fe::HeurMode_t::A}); e.is_bad()) return "the backward: " + e.get_message();
+    if (fe::error_t e = b->get_workspace_size(p.ws_bwd); e.is_bad()) return "the backward's workspace: " + e.get_message();
+    p.fwd = f;
+    p.bwd = b;
+    p.deterministic = det;
+    return "";
+}
+// the plan of a shape, built at its first use (a failure is kept too, and said again); nullptr: no handle
+static plan *find(int B, int T, int NH, int NKV, int HS) {
+    if (!plans) plans = new std::vector<plan>();
+    for (plan &p : *plans)
+        if (p.B == B && p.T == T && p.NH == NH && p.NKV == NKV && p.HS == HS) return &p;
+    plan p{B, T, NH, NKV, HS, nullptr, nullptr, 0, 0, false, ""};
+    try { // the deterministic backward where cuDNN has one for the shape, else its default (said by the plan)
+        p.why = build(p, true);
+        if (!p.why.empty()) {
+            const std::string det = p.why;
+            p.why = build(p, false);
+            if (!p.why.empty()) p.why = det;
+        }
+    } catch (const std::exception &x) {
+        p.why = std::string("cuDNN's frontend: ") + x.what();
+    }
+    plans->push_back(p);
+    return &plans->back();
+}
+static int open_handle(const char *what) {
+    cudnnStatus_t st;
+    if (handle) return DPPROF_OK;
+    if (!dpprof__cu.ready) {
+        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "%s: dpprof_cuda_init was not called", what);
+        return DPPROF_ERR_INVALID;
+    }
+    if ((st = cudnnCreate(&handle)) != CUDNN_STATUS_SUCCESS || (st = cudnnSetStream(handle, dpprof__cu.stream)) != CUDNN_STATUS_SUCCESS) {
+        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "%s: cuDNN: %s", what, cudnnGetErrorString(st));
+        if (handle) cudnnDestroy(handle);
+        handle = nullptr;
+        return DPPROF_ERR_UNSUPPORTED;
+    }
+    return DPPROF_OK;
+}
+static void run(const char *what, const std::shared_ptr<fe::graph::Graph> &g, std::unordered_map<int64_t, void *> &pack, void *ws) {
+    dpprof__cu.work++;
+    try {
+        fe::error_t e = g->execute(handle, pack, ws);
+        if (e.is_bad()) dpprof__cu_fail(DPPROF_ERR_CUDA, "%s: cuDNN: %s", what, e.get_message().c_str());
+    } catch (const std::exception &x) {
+        dpprof__cu_fail(DPPROF_ERR_CUDA, "%s: cuDNN's frontend: %s", what, x.what());
+    }
+}
+// the plan for a call, or nullptr with the queue's error set
+static plan *ready(const char *what, int B, int T, int NH, int NKV, int HS, size_t ws_bytes, int bwd) {
+    char detail[480];
+    if (dpprof__cu.err) return nullptr;
+    if (!dpprof__cu.bf16) {
+        dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", what, "cuDNN's attention takes bf16 storage (dpprof_cuda_set_storage)");
+        return nullptr;
+    }
+    if (open_handle(what) != DPPROF_OK) {
+        dpprof__cu.err = DPPROF_ERR_UNSUPPORTED;
+        return nullptr;
+    }
+    plan *p = find(B, T, NH, NKV, HS);
+    if (!p->why.empty()) {
+        dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", what, p->why.c_str());
+        return nullptr;
+    }
+    const int64_t need = bwd ? p->ws_bwd : p->ws_fwd;
+    if ((int64_t)ws_bytes < need) {
+        std::snprintf(detail, sizeof detail, "cuDNN's plan needs a workspace of %lld bytes, got %zu", (long long)need, ws_bytes);
+        dpprof__cu_fail(DPPROF_ERR_INVALID, "%s: %s", what, detail);
+        return nullptr;
+    }
+    return p;
+}
+} // namespace dpprof__dnn
+
+extern "C" int dpprof_cudnn_available(void) { return (int)cudnnGetVersion(); }
+
+extern "C" int dpprof_cudnn_attention_plan(int B, int T, int NH, int NKV, int HS, size_t *ws, int *deterministic) {
+    const char *what = "dpprof_cudnn_attention_plan";
+    int rc;
+    if (ws) *ws = 0;
+    if (deterministic) *deterministic = 0;
+    if ((rc = dpprof__cudnn_shape(what, B, T, NH, NKV, HS)) != DPPROF_OK) return rc;
+    if ((rc = dpprof__dnn::open_handle(what)) != DPPROF_OK) return rc;
+    dpprof__dnn::plan *p = dpprof__dnn::find(B, T, NH, NKV, HS);
+    if (!p->why.empty()) {
+        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "%s: %s", what, p->why.c_str());
+        return DPPROF_ERR_UNSUPPORTED;
+    }
+    if (ws) *ws = (size_t)(p->ws_fwd > p->ws_bwd ? p->ws_fwd : p->ws_bwd);
+    if (deterministic) *deterministic = p->deterministic;
+    return DPPROF_OK;
+}
+
+extern "C" void dpprof_cudnn_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, void *ws, size_t ws_bytes) {
+    const char *what = "dpprof_cudnn_attention_fwd_gpu";
+    if (dpprof__attn_shape(what, B, T, NH, NKV, HS) <= 0) return;
+    dpprof__dnn::plan *p = dpprof__dnn::ready(what, B, T, NH, NKV, HS, ws_bytes, 0);
+    if (!p) return;
+    std::unordered_map<int64_t, void *> pack = {{dpprof__dnn::Q, (void *)q}, {dpprof__dnn::K, (void *)k}, {dpprof__dnn::V, (void *)v}, {dpprof__dnn::O, (void *)out}, {dpprof__dnn::STATS, (void *)lse}};
+    dpprof__dnn::run(what, p->fwd, pack, ws);
+}
+
+extern "C" void dpprof_cudnn_attention_bwd_gpu(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, void *ws, size_t ws_bytes) {
+    const char *what = "dpprof_cudnn_attention_bwd_gpu";
+    if (dpprof__attn_shape(what, B, T, NH, NKV, HS) <= 0) return;
+    dpprof__dnn::plan *p = dpprof__dnn::ready(what, B, T, NH, NKV, HS, ws_bytes, 1);
+    if (!p) return;
+    std::unordered_map<int64_t, void *> pack = {{dpprof__dnn::Q, (void *)q},     {dpprof__dnn::K, (void *)k},         {dpprof__dnn::V, (void *)v},
+                                                {dpprof__dnn::O, (void *)out},   {dpprof__dnn::STATS, (void *)lse},   {dpprof__dnn::DO, (void *)dout},
+                                                {dpprof__dnn::DQ, (void *)dq},   {dpprof__dnn::DK, (void *)dk},       {dpprof__dnn::DV, (void *)dv}};
+    dpprof__dnn::run(what, p->bwd, pack, ws);
+}
+#else // built without cuDNN (or on the emulator): the entry points say so
+static int dpprof__cudnn_none(void) {
+#ifdef DPPROF_CUEMU
+    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "this build has no cuDNN attention (the kernels' cpu emulator has no cuDNN)");
+#else
+    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "this build has no cuDNN attention (cudnn.h and the cuDNN frontend's headers were not both found when dpprof_kernels.cu was compiled)");
+#endif
+    return DPPROF_ERR_UNSUPPORTED;
+}
+extern "C" int dpprof_cudnn_available(void) { return 0; }
+extern "C" int dpprof_cudnn_attention_plan(int B, int T, int NH, int NKV, int HS, size_t *ws, int *deterministic) {
+    if (ws) *ws = 0;
+    if (deterministic) *deterministic = 0;
+    if (dpprof__cudnn_shape("dpprof_cudnn_attention_plan", B, T, NH, NKV, HS) != DPPROF_OK) return DPPROF_ERR_INVALID;
+    return dpprof__cudnn_none();
+}
+extern "C" void dpprof_cudnn_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, void *ws, size_t ws_bytes) {
+    (void)out, (void)lse, (void)q, (void)k, (void)v, (void)ws, (void)ws_bytes;
+    if (dpprof__attn_shape("dpprof_cudnn_attention_fwd_gpu", B, T, NH, NKV, HS) > 0) dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", "dpprof_cudnn_attention_fwd_gpu", "this build has no cuDNN attention");
+}
+extern "C" void dpprof_cudnn_attention_bwd_gpu(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, void *ws, size_t ws_bytes) {
+    (void)dq, (void)dk, (void)dv, (void)dout, (void)q, (void)k, (void)v, (void)out, (void)lse, (void)ws, (void)ws_bytes;
+    if (dpprof__attn_shape("dpprof_cudnn_attention_bwd_gpu", B, T, NH, NKV, HS) > 0) dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", "dpprof_cudnn_attention_bwd_gpu", "this build has no cuDNN attention");
+}
+#endif
+#endif // __CUDA_ARCH__
 
 // ==== book-keeping's row scaling ====================================================================
 // x (n,T,D) in place: row i*T+t times c[i], the product in double rounded once (as linear_clipgrad

@@ -180,6 +180,8 @@ static const cli_opt run_table[] = {
     {"--zero", "0|1|2|3", "with --ranks: 0 plain data parallel (default), 1 adam moments sharded,\n2 + gradients sharded, 3 + parameters sharded (FSDP's full sharding;\ndocs/model.md)"},
     {"--memory-limit", "SIZE", "fail as oom past SIZE bytes; K, M, G, T (or KiB, MiB, GiB, TiB) are powers\nof 1024, KB, MB, GB, TB powers of 1000 (80G = 80GiB = 85899345920 bytes,\n80GB = 8e10). default on cpu: MemAvailable"},
     {"--checkpoint", "none|layers", "activation checkpointing (default none); layers: the forward keeps each decoder\nlayer's input alone, the backward recomputes the layer just before its backward\n(the recompute phase; docs/model.md: what each --algo keeps and recomputes)"},
+    {"--attention", "dpprof|cudnn", "the attention's kernels on cuda (default dpprof, its own); cudnn: cuDNN's fused\nflash attention (bf16; a build with cuDNN: dpprof version), measured beside dpprof's\nby dpprof attnbench. on dry: the memory of a cudnn run"},
+    {"--attention-workspace", "SIZE", "with --attention cudnn: cuDNN's workspace, allocated with the model on every\nbackend (on cuda at least what cuDNN's plans need; a cuda result's config.\nattention_workspace is the figure for a dry run to model it). default 0"},
     {NULL, NULL, "DP-SGD (with a DP --algo):"},
     {"--sigma", "S", "noise multiplier (default 0: clipping without noise)"},
     {"--max-grad-norm", "C", "clipping bound (default 1)"},
@@ -601,6 +603,12 @@ static int parse_run(int argc, char **argv, run_opts *o) {
             if (ck < 0) return usage_error("run: --checkpoint '%s': expected none or layers%s", v, "");
             c->checkpoint = (dpprof_checkpoint)ck;
         }
+        else if (!strcmp(a, "--attention")) {
+            int at = dpprof_attention_parse(v);
+            if (at < 0) return usage_error("run: --attention '%s': expected dpprof or cudnn%s", v, "");
+            c->attention = (dpprof_attention)at;
+        }
+        else if (!strcmp(a, "--attention-workspace")) { if (parse_size(a, v, &ll)) return EXIT_USAGE; c->attention_workspace = ll; }
         else if (!strcmp(a, "--backend")) {
             if (!strcmp(v, "auto")) c->backend = DPPROF_BACKEND_AUTO;
             else if (!strcmp(v, "cpu")) c->backend = DPPROF_BACKEND_CPU;
@@ -4557,7 +4565,7 @@ static int cmd_presets(void) {
 /* what the cuda backend would run on: make bench and make gpu-check ask this first */
 /* ---- attnbench: the attention kernels alone, timed on the GPU ------------------------------------------
    every kernel variant (fp32 simt; bf16 simt; bf16 tensor cores in blocks of 64 and of 128 rows, with 16 or 32
-   query rows a warp) forward and backward at a few shapes, so the block size and the warp
+   query rows a warp; cuDNN's fused flash attention where the build has it) forward and backward at a few shapes, so the block size and the warp
    rows can be chosen from a measurement: median,
    min and max of --repeats timed calls after one warm-up, each call between two CUDA events; rates from
    the analytic flops and bytes of dpprof_attention_{fwd,bwd}_cost. a failed launch stops the measuring
@@ -4566,7 +4574,8 @@ static int cmd_presets(void) {
 #define AB_MAX_REPEATS 1000
 typedef struct ab_shape { char name[48]; int B, T, NH, NKV, HS; } ab_shape;
 typedef struct ab_variant { const char *storage, *kernel; int rows, wrows; } ab_variant; /* wrows: the forward's rows a warp */
-static const ab_variant ab_variants[] = {{"fp32", "simt", 0, 0}, {"bf16", "simt", 0, 0}, {"bf16", "tc", 64, 16}, {"bf16", "tc", 128, 16}, {"bf16", "tc", 64, 32}, {"bf16", "tc", 128, 32}};
+static const ab_variant ab_variants[] = {{"fp32", "simt", 0, 0}, {"bf16", "simt", 0, 0}, {"bf16", "tc", 64, 16}, {"bf16", "tc", 128, 16},
+                                         {"bf16", "tc", 64, 32},  {"bf16", "tc", 128, 32}, {"bf16", "cudnn", 0, 0}};
 #define AB_NV ((int)(sizeof ab_variants / sizeof ab_variants[0]))
 typedef struct ab_row { const char *status; char note[160]; double ms_med, ms_min, ms_max, flops, bytes; } ab_row;
 
@@ -4576,7 +4585,9 @@ static void help_attnbench(void) {
            "the simt kernels; bf16 storage on the simt kernels, and on the tensor cores in blocks of 64 and of\n"
            "128 rows (dpprof_cuda_tuning.attention_block; the tensor cores take even head sizes up to 128), each\n"
            "with 16 query rows a warp (tc-64, tc-128) and, at head sizes up to 64, with 32 (tc-64w32,\n"
-           "tc-128w32; dpprof_cuda_tuning.attention_warp_rows).\n"
+           "tc-128w32; dpprof_cuda_tuning.attention_warp_rows); and cuDNN's fused flash attention (cudnn, bf16),\n"
+           "where the build has it (dpprof version says so) and cuDNN has an engine for the shape, else the row\n"
+           "says why. its workspace is allocated beside the tensors; the deterministic backward is asked for.\n"
            "Each timing is the median (with min and max) of N calls after one warm-up call, each between two\n"
            "CUDA events; TFLOP/s and the shares of the device's fp32, bf16 and DRAM peaks come from the\n"
            "analytic flops and bytes of the op (the same as in a run's throughput.ops).\n\n"
@@ -4627,7 +4638,7 @@ static int ab_cmp(const void *a, const void *b) {
 
 /* one variant and pass of a shape: one warm-up call, then `repeats` timed ones; the row says how it went.
    returns DPPROF_OK or the device queue's error */
-static int ab_time(ab_row *row, int bwd, int repeats, float **t16, float **t32, const ab_shape *sh, int bf16) {
+static int ab_time(ab_row *row, int bwd, int repeats, float **t16, float **t32, const ab_shape *sh, int bf16, int cudnn, void *ws, size_t wsb) {
     float **t = bf16 ? t16 : t32; /* q k v dout out lse dq dk dv */
     double ms[AB_MAX_REPEATS];
     int r, rc = DPPROF_OK;
@@ -4635,7 +4646,9 @@ static int ab_time(ab_row *row, int bwd, int repeats, float **t16, float **t32, 
     for (r = 0; r <= repeats && rc == DPPROF_OK; r++) {
         int e0 = -1, e1 = -1;
         if (r > 0) rc = dpprof_cuda_event(&e0);
-        if (!bwd) dpprof_attention_fwd_gpu(t[4], t32[5], t[0], t[1], t[2], sh->B, sh->T, sh->NH, sh->NKV, sh->HS);
+        if (cudnn && !bwd) dpprof_cudnn_attention_fwd_gpu(t[4], t32[5], t[0], t[1], t[2], sh->B, sh->T, sh->NH, sh->NKV, sh->HS, ws, wsb);
+        else if (cudnn) dpprof_cudnn_attention_bwd_gpu(t[6], t[7], t[8], t[3], t[0], t[1], t[2], t[4], t32[5], sh->B, sh->T, sh->NH, sh->NKV, sh->HS, ws, wsb);
+        else if (!bwd) dpprof_attention_fwd_gpu(t[4], t32[5], t[0], t[1], t[2], sh->B, sh->T, sh->NH, sh->NKV, sh->HS);
         else dpprof_attention_bwd_gpu(t[6], t[7], t[8], t[3], t[0], t[1], t[2], t[4], t32[5], sh->B, sh->T, sh->NH, sh->NKV, sh->HS);
         if (r > 0 && rc == DPPROF_OK) rc = dpprof_cuda_event(&e1);
         if (r > 0 && rc == DPPROF_OK) rc = dpprof_cuda_event_ms(e0, e1, &ms[r - 1]);
@@ -4726,6 +4739,17 @@ static int cmd_attnbench(int argc, char **argv) {
             arc = dpprof_cuda_alloc((void **)&t32[i], n[i] * sizeof(float));
             if (arc == DPPROF_OK && i != 5) arc = dpprof_cuda_alloc((void **)&t16[i], n[i] * sizeof(dpprof_bf16));
         }
+        /* cuDNN's plans for the shape and their workspace (a row says why where there are none) */
+        void *cudnn_ws = NULL;
+        size_t cudnn_wsb = 0;
+        int cudnn_det = 0, cudnn_ok = 0;
+        char cudnn_why[160] = "";
+        if (arc == DPPROF_OK) {
+            cudnn_ok = dpprof_cudnn_attention_plan(sh->B, sh->T, sh->NH, sh->NKV, sh->HS, &cudnn_wsb, &cudnn_det) == DPPROF_OK;
+            if (cudnn_ok && cudnn_wsb) cudnn_ok = dpprof_cuda_alloc(&cudnn_ws, cudnn_wsb) == DPPROF_OK;
+            snprintf(cudnn_why, sizeof cudnn_why, "%s", cudnn_ok ? "" : dpprof_cuda_last_error());
+            if (cudnn_ok) printf("%-24s cuDNN's plans: workspace %.1f MiB, backward %s\n", sh->name, (double)cudnn_wsb / 1048576.0, cudnn_det ? "deterministic" : "not deterministic");
+        }
         if (arc == DPPROF_OK) { /* inputs: standard normals (q, k, v, dout), and their bf16 roundings */
             for (i = 0; i < 4; i++) {
                 dpprof_init_normal_gpu(t32[i], n[i], 1.0, 1234, (uint64_t)i);
@@ -4752,6 +4776,9 @@ static int cmd_attnbench(int argc, char **argv) {
                 } else if (va->rows && !(sh->HS % 2 == 0 && sh->HS <= 128)) {
                     row->status = "skipped";
                     snprintf(row->note, sizeof row->note, "HS %d: the tensor-core kernels take even head sizes up to 128", sh->HS);
+                } else if (!strcmp(va->kernel, "cudnn") && !cudnn_ok) {
+                    row->status = "skipped";
+                    snprintf(row->note, sizeof row->note, "%s", cudnn_why);
                 } else if (va->wrows == 32 && sh->HS > 64) {
                     row->status = "skipped";
                     snprintf(row->note, sizeof row->note, "HS %d: 32 rows a warp apply up to head size 64, above it tc-%d's kernels run", sh->HS, va->rows);
@@ -4761,7 +4788,7 @@ static int cmd_attnbench(int argc, char **argv) {
                     tune.attention_simt = va->rows == 0, tune.attention_block = va->rows, tune.attention_warp_rows = va->wrows;
                     dpprof_cuda_set_storage(bf16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
                     (void)dpprof_cuda_set_tuning(&tune);
-                    if (ab_time(row, pass, repeats, t16, t32, sh, bf16) != DPPROF_OK) stop = 1;
+                    if (ab_time(row, pass, repeats, t16, t32, sh, bf16, !strcmp(va->kernel, "cudnn"), cudnn_ws, cudnn_wsb) != DPPROF_OK) stop = 1;
                 }
                 if (!strcmp(row->status, "ok"))
                     printf("%-24s %-5s %-9s %-4s %10.3f %10.3f %9.1f %6.1f%% %6.1f%%\n", sh->name, va->storage, label, pass ? "bwd" : "fwd", row->ms_med, row->ms_min, row->flops / (row->ms_med * 1e-3) / 1e12,
@@ -4772,6 +4799,7 @@ static int cmd_attnbench(int argc, char **argv) {
         dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
         (void)dpprof_cuda_set_tuning(NULL);
         for (i = 0; i < 9; i++) dpprof_cuda_release(t32[i]), dpprof_cuda_release(t16[i]);
+        dpprof_cuda_release(cudnn_ws);
     }
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
     if (out_path) {
@@ -4867,7 +4895,10 @@ static int dispatch(int argc, char **argv) {
 #else
         const char *mpi = "no MPI: ranks > 1 on the dry backend only";
 #endif
-        printf("dpprof %s (%s; %s, %s)\n", DPPROF_VERSION, DPPROF_GIT_COMMIT, !DPPROF__CUDA ? "no CUDA" : dpprof_nccl_available() ? "CUDA, NCCL" : "CUDA without NCCL", mpi);
+        const int dnn = dpprof_cudnn_available();
+        char cudnn[48] = "";
+        if (DPPROF__CUDA) snprintf(cudnn, sizeof cudnn, dnn ? ", cuDNN %d.%d.%d" : ", no cuDNN attention", dnn / 10000, dnn / 100 % 100, dnn % 100);
+        printf("dpprof %s (%s; %s%s, %s)\n", DPPROF_VERSION, DPPROF_GIT_COMMIT, !DPPROF__CUDA ? "no CUDA" : dpprof_nccl_available() ? "CUDA, NCCL" : "CUDA without NCCL", cudnn, mpi);
         return EXIT_OK;
     }
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);

@@ -336,3 +336,90 @@ static void test_attn(void) {
         if (rows[m] != 128) test_attn_case_bf16(1, 21, 2, 1, 7, rows[m]);
     }
 }
+
+/* cuDNN's fused flash attention (dpprof_cudnn_attention_*) against the same references and bounds as the tensor-core
+   kernels: it too rounds P and dS to bf16 before its products. two runs of each pass must give the same bits where
+   the plan says its backward is deterministic. a build or device without it says why and is skipped */
+static void test_attn_cudnn_case(int B, int T, int NH, int NKV, int HS) {
+    size_t nq = (size_t)B * T * NH * HS, nk = (size_t)B * T * NKV * HS, nl = (size_t)B * NH * T, wsb = 0;
+    float *q = model_rand(nq, 2.0f), *k = model_rand(nk, 2.0f), *v = model_rand(nk, 1.0f), *dout = model_rand(nq, 1.0f);
+    float *out = (float *)malloc(nq * 4), *lse = (float *)malloc(nl * 4), *dq = (float *)malloc(nq * 4), *dk = (float *)malloc(nk * 4), *dv = (float *)malloc(nk * 4);
+    float *g[4] = {0}, *g2[4] = {0}, *hl = NULL, *hl2 = NULL, *d_lse;
+    double *bq = (double *)malloc(nq * sizeof(double)), *bk = (double *)malloc(nk * sizeof(double)), *bv = (double *)malloc(nk * sizeof(double));
+    void *d_q, *d_k, *d_v, *d_dout, *d_out, *d_dq, *d_dk, *d_dv, *ws = NULL;
+    double e_out, e_lse, e_dq, e_dk, e_dv, fl;
+    int det = 0, rc = dpprof_cudnn_attention_plan(B, T, NH, NKV, HS, &wsb, &det), same_f, same_b;
+    CHECK(rc == DPPROF_OK, "attention on cuDNN B=%d T=%d NH=%d NKV=%d HS=%d: plans built (%s; workspace %zu bytes, backward %s)", B, T, NH, NKV, HS, rc ? dpprof_cuda_last_error() : "ok", wsb,
+          det ? "deterministic" : "cuDNN's default, not deterministic");
+    if (rc == DPPROF_OK && wsb) rc = dpprof_cuda_alloc(&ws, wsb);
+    dpprof_bf16_round_ref(q, nq), dpprof_bf16_round_ref(k, nk), dpprof_bf16_round_ref(v, nk), dpprof_bf16_round_ref(dout, nq);
+    dpprof_attention_fwd_ref(out, lse, q, k, v, B, T, NH, NKV, HS);
+    dpprof_bf16_round_ref(out, nq);
+    dpprof_attention_bwd_ref(dq, dk, dv, dout, q, k, v, out, lse, B, T, NH, NKV, HS);
+    dpprof_bf16_round_ref(dq, nq), dpprof_bf16_round_ref(dk, nk), dpprof_bf16_round_ref(dv, nk);
+    test_attn_tc_bounds(bq, bk, bv, q, k, v, dout, out, lse, B, T, NH, NKV, HS);
+    d_q = model_up16(q, nq), d_k = model_up16(k, nk), d_v = model_up16(v, nk), d_dout = model_up16(dout, nq);
+    d_out = model_up16(dout, nq), d_dq = model_up16(q, nq), d_dk = model_up16(v, nk), d_dv = model_up16(k, nk); /* garbage */
+    d_lse = (float *)model_up(lse, nl * 4);
+    if (rc == DPPROF_OK) {
+        dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+        test_attn_garbage(d_lse, nl, -3e3f);
+        dpprof_cudnn_attention_fwd_gpu((float *)d_out, d_lse, (const float *)d_q, (const float *)d_k, (const float *)d_v, B, T, NH, NKV, HS, ws, wsb);
+        g[0] = model_down16(d_out, nq), hl = model_down(d_lse, nl);
+        model_set16(d_out, v, nk < nq ? nk : nq), test_attn_garbage(d_lse, nl, 5e2f);
+        dpprof_cudnn_attention_fwd_gpu((float *)d_out, d_lse, (const float *)d_q, (const float *)d_k, (const float *)d_v, B, T, NH, NKV, HS, ws, wsb);
+        g2[0] = model_down16(d_out, nq), hl2 = model_down(d_lse, nl);
+        rc = dpprof_cuda_sync();
+        fl = 1e-2 * fmax(model_maxabs(out, nq), 1.0);
+        e_out = model_ulp(g[0], out, nq, ldexp(model_maxabs(v, nk), -8) + 1e-4 * fl);
+        e_lse = test_attn_err(hl, lse, nl);
+        same_f = model_same(g[0], g2[0], nq) && model_same(hl, hl2, nl);
+        CHECK(rc == 0 && e_out <= 1.0 && e_lse <= 1e-4 && same_f, "attention_fwd on cuDNN B=%d T=%d NH=%d NKV=%d HS=%d: out (bf16) score %.2e (1 ulp + 2^-8 max|v| floor), lse err %.2e (tol 1e-4), two runs bitwise %s%s%s",
+              B, T, NH, NKV, HS, e_out, e_lse, same_f ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+    }
+    if (rc == DPPROF_OK) {
+        const double fq = 2e-4 * 1e-2 * fmax(model_maxabs(dq, nq), 1.0), fk = 2e-4 * 1e-2 * fmax(model_maxabs(dk, nk), 1.0), fv = 2e-4 * 1e-2 * fmax(model_maxabs(dv, nk), 1.0);
+        model_set16(d_out, out, nq), model_set(d_lse, lse, nl);
+        dpprof_cudnn_attention_bwd_gpu((float *)d_dq, (float *)d_dk, (float *)d_dv, (const float *)d_dout, (const float *)d_q, (const float *)d_k, (const float *)d_v, (const float *)d_out,
+                                       d_lse, B, T, NH, NKV, HS, ws, wsb);
+        g[1] = model_down16(d_dq, nq), g[2] = model_down16(d_dk, nk), g[3] = model_down16(d_dv, nk);
+        model_set16(d_dq, dout, nq), model_set16(d_dk, q, nk), model_set16(d_dv, dout, nk);
+        dpprof_cudnn_attention_bwd_gpu((float *)d_dq, (float *)d_dk, (float *)d_dv, (const float *)d_dout, (const float *)d_q, (const float *)d_k, (const float *)d_v, (const float *)d_out,
+                                       d_lse, B, T, NH, NKV, HS, ws, wsb);
+        g2[1] = model_down16(d_dq, nq), g2[2] = model_down16(d_dk, nk), g2[3] = model_down16(d_dv, nk);
+        rc = dpprof_cuda_sync();
+        e_dq = model_ulpv(g[1], dq, nq, bq, fq);
+        e_dk = model_ulpv(g[2], dk, nk, bk, fk);
+        e_dv = model_ulpv(g[3], dv, nk, bv, fv);
+        same_b = model_same(g[1], g2[1], nq) && model_same(g[2], g2[2], nk) && model_same(g[3], g2[3], nk);
+        CHECK(rc == 0 && e_dq <= 1.0 && e_dk <= 1.0 && e_dv <= 1.0 && (same_b || !det),
+              "attention_bwd on cuDNN B=%d T=%d NH=%d NKV=%d HS=%d: dq, dk, dv (bf16) scores %.2e %.2e %.2e (1 ulp + 2e-4 floor + 2^-8 sum|terms|), two runs bitwise %s%s%s%s", B, T, NH, NKV, HS,
+              e_dq, e_dk, e_dv, same_b ? "equal" : "DIFFERENT", det ? "" : " (not required: cuDNN's default backward)", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+    }
+    dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+    for (size_t i = 0; i < 4; i++) free(g[i]), free(g2[i]);
+    free(hl), free(hl2), free(bq), free(bk), free(bv);
+    dpprof_cuda_release(ws);
+    dpprof_cuda_release(d_q), dpprof_cuda_release(d_k), dpprof_cuda_release(d_v), dpprof_cuda_release(d_dout), dpprof_cuda_release(d_out);
+    dpprof_cuda_release(d_dq), dpprof_cuda_release(d_dk), dpprof_cuda_release(d_dv), dpprof_cuda_release(d_lse);
+    free(q), free(k), free(v), free(dout), free(out), free(lse), free(dq), free(dk), free(dv);
+}
+
+static void test_attn_cudnn(void) {
+    /* gqa and not, ragged T against cuDNN's tiles, the head sizes of the presets (64, 128) and a small one */
+    static const int cases[][5] = {{2, 37, 4, 2, 64}, {1, 200, 4, 2, 64}, {1, 130, 2, 1, 128}, {2, 64, 4, 4, 32}};
+    size_t c, ws = 0;
+    int det = 0, rc;
+    if (sizeof(dpprof_real) != sizeof(float)) {
+        SKIP("attention on cuDNN: this build's reference is double");
+        return;
+    }
+    CHECK(dpprof_cudnn_attention_plan(1, 8, 3, 2, 64, &ws, &det) == DPPROF_ERR_INVALID && ws == 0, "attention on cuDNN: NKV = 2 not dividing NH = 3 is refused (%s)", dpprof_cuda_last_error());
+    rc = dpprof_cudnn_attention_plan(1, 64, 2, 1, 64, &ws, &det);
+    if (!dpprof_cudnn_available() || rc == DPPROF_ERR_UNSUPPORTED) {
+        CHECK(rc == DPPROF_ERR_UNSUPPORTED && strstr(dpprof_cuda_last_error(), "cuDNN") && ws == 0, "attention on cuDNN: unavailable, said as such (%s)", dpprof_cuda_last_error());
+        SKIP("attention on cuDNN: %s (dpprof's own kernels are the attention)", dpprof_cuda_last_error());
+        return;
+    }
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) test_attn_cudnn_case(cases[c][0], cases[c][1], cases[c][2], cases[c][3], cases[c][4]);
+}

@@ -5,8 +5,8 @@
 #
 #   bash tests/gpu_session.bash [STEP ...]        (default: test attn bench:bf16-trainer)
 #
-# steps (each a make target of the Makefile; make gpu-run runs the plan of docs/gpu-runs.md: test
-# bench:bf16-trainer bench:bf16-longctx peers attn, in about 10 minutes on an H100 with the build):
+# steps (each a make target of the Makefile; make gpu-run runs the plan of docs/gpu-runs.md: test attn
+# bench:bf16-trainer bench:bf16-longctx bench:cudnn-trainer bench:cudnn-longctx peers, in about 10 minutes with the build):
 #   test             make gpu-check-test        every op and whole DP step against the cpu reference
 #   memcheck         make gpu-check-memcheck    the same under compute-sanitizer memcheck
 #   racecheck        make gpu-check-racecheck   shared-memory races of the op groups
@@ -72,8 +72,10 @@ done
 mkdir -p "$logs" "$out"
 # the peers' Python packages that the machine lacks, carried as wheels in .whl/
 case " $* " in *" peers"*)
-    if ls .whl/*.whl >/dev/null 2>&1; then
-        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
+    wheels=()
+    for w in .whl/*.whl; do case $w in *cudnn_frontend*) ;; *) [ -f "$w" ] && wheels+=("$w") ;; esac; done
+    if [ ${#wheels[@]} -gt 0 ]; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "${wheels[@]}" &&
             export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
     fi ;;
 esac
@@ -103,13 +105,24 @@ if [ ! -f /usr/include/stb/stb_image_write.h ] && [ ! -f .carry/include/stb/stb_
     row build "failed (no stb_image_write.h)" 0
     exit 1
 fi
+# cuDNN's attention needs its frontend's headers: a wheel of nvidia-cudnn-frontend from PyPI carried in .whl/ (any
+# Python version's: only its include/ is used), unpacked where the Makefile looks (build/cudnn-frontend/include)
+fe=$(ls .whl/nvidia_cudnn_frontend-*.whl 2>/dev/null | head -1)
+if [ -n "$fe" ] && [ ! -f build/cudnn-frontend/include/cudnn_frontend.h ]; then
+    mkdir -p build/cudnn-frontend &&
+        python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith("include/")])' "$fe" build/cudnn-frontend ||
+        echo "gpu_session: could not unpack $fe: the build has no cuDNN attention" >&2
+fi
 t0=$SECONDS
 if [ "$(left)" -le 0 ]; then row build "skipped (BUDGET=$budget)" 0; exit 1; fi
 built=ok
 if ! timeout "$(left)" make -j"$(nproc)" dpprof build/tests/test_gpu >"$logs/build.log" 2>&1; then
-    # an NCCL that does not build or link (the collectives between ranks) must not cost the rest: once more without it
-    if grep -qi nccl "$logs/build.log" && timeout "$(left)" make -j"$(nproc)" dpprof build/tests/test_gpu NCCL_DEF= NCCL_LIBS= >"$logs/build-without-nccl.log" 2>&1; then
-        built="ok without NCCL (its failure: $logs/build.log)"
+    # an NCCL or a cuDNN that does not build or link (the collectives between ranks; cuDNN's attention) must not cost
+    # the rest: once more without the one the log names, then without both
+    if grep -qi cudnn "$logs/build.log" && timeout "$(left)" make -j"$(nproc)" dpprof build/tests/test_gpu CUDNN_FRONTEND= >"$logs/build-without-cudnn.log" 2>&1; then
+        built="ok without cuDNN (its failure: $logs/build.log)"
+    elif grep -qi "nccl\|cudnn" "$logs/build.log" && timeout "$(left)" make -j"$(nproc)" dpprof build/tests/test_gpu NCCL_DEF= NCCL_LIBS= CUDNN_FRONTEND= >"$logs/build-without-nccl.log" 2>&1; then
+        built="ok without NCCL and cuDNN (the failure: $logs/build.log)"
     else
         tail -20 "$logs/build.log"
         row build "failed ($logs/build.log)" $((SECONDS - t0))

@@ -557,6 +557,49 @@ static void steps_ckpt_bitwise(int algo, int lora) {
     dpprof_session_destroy(s[1]);
 }
 
+/* --attention cudnn: a flash_bk step on cuDNN's attention (bf16) against the cpu's fp32 reference at bf16's tolerances,
+   the device's memory (cuDNN's workspace among it) against the dry model of the same configuration, event for event,
+   and the in-process dry plan's peak against the accountant's. without cuDNN (a build or device without it, the
+   emulator) the session is refused, naming cuDNN */
+static void steps_cudnn(void) {
+    dpprof_config c, g;
+    dpprof_session *cpu = NULL, *gpu = NULL;
+    double ncpu[4], ngpu[4], ccpu[4], cgpu[4], en = 0, ec = 0, eg;
+    const char *wn, *name = "bf16 step flash_bk on cuDNN's attention";
+    int rc;
+    steps_config(&c, DPPROF_ALGO_FLASH_BK, 0, 0, 0);
+    g = c;
+    g.backend = DPPROF_BACKEND_CUDA;
+    g.dtype = DPPROF_DTYPE_BF16;
+    g.attention = DPPROF_ATTENTION_CUDNN;
+    rc = dpprof_session_create(&g, &gpu);
+    if (rc != DPPROF_OK) {
+        CHECK(rc == DPPROF_ERR_UNSUPPORTED && strstr(dpprof_last_error(), "cuDNN"), "%s: refused without cuDNN, saying why (%s)", name, dpprof_last_error());
+        return;
+    }
+    CHECK(dpprof_session_config(gpu)->attention_workspace >= 0, "%s: cuDNN's workspace %lld bytes", name, (long long)dpprof_session_config(gpu)->attention_workspace);
+    c.backend = DPPROF_BACKEND_CPU;
+    rc = dpprof_session_create(&c, &cpu);
+    CHECK(rc == DPPROF_OK, "%s: the cpu fp32 session (%s)", name, rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK && steps_batch(cpu, gpu, name, DPPROF_ALGO_FLASH_BK, ncpu, ngpu, ccpu, cgpu, &en, &ec) == DPPROF_OK) {
+        CHECK(en < BF16_TOL_NORM && ec < BF16_TOL_NORM, "%s: per-sample norms and clip factors agree with fp32's (worst relative %.3g, %.3g; tolerance %g)", name, en, ec, BF16_TOL_NORM);
+        eg = bf16_tensors_err(gpu, cpu, 'g', &wn);
+        CHECK(eg < BF16_TOL_GRAD, "%s: the clipped sum agrees with fp32's (worst %.3g of a tensor's largest value, in %s; tolerance %g)", name, eg, wn, BF16_TOL_GRAD);
+    }
+    dpprof_session_destroy(gpu);
+    gpu = NULL;
+    rc = dpprof_session_create(&g, &gpu);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(gpu);
+    CHECK(rc == DPPROF_OK, "%s: two steps (%s)", name, rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK) {
+        g.attention_workspace = dpprof_session_config(gpu)->attention_workspace; /* what the plans took, for dry to model */
+        steps_same_as_dry(&g, gpu, name);
+        steps_three_peaks(gpu, name);
+    }
+    dpprof_session_destroy(cpu);
+    dpprof_session_destroy(gpu);
+}
+
 static void test_steps(void) {
     static const int algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
     size_t a;
@@ -588,5 +631,6 @@ static void test_steps(void) {
     steps_determinism(DPPROF_DTYPE_FP32);
     steps_op_records();
     test_steps_bf16();
+    steps_cudnn();
     steps_oom();
 }

@@ -661,8 +661,48 @@ static void test_result_codes(void) {
     }
 }
 
+/* --attention cudnn on dry: cuDNN's workspace (attention_workspace bytes) allocated with the model, category workspace,
+   module attention, live at every peak: the peak exactly that much above dpprof's attention, the rest the same event
+   for event; refused in fp32, and a workspace without cudnn */
+static void check_attention_cudnn(void) {
+    dpprof_config c = tiny(DPPROF_BACKEND_DRY, DPPROF_TASK_LM), k;
+    dpprof_session *a = NULL, *b = NULL;
+    const int64_t ws = (int64_t)3 << 20;
+    int rc;
+    c.dtype = DPPROF_DTYPE_BF16;
+    c.algo = DPPROF_ALGO_FLASH_BK;
+    k = c;
+    k.attention = DPPROF_ATTENTION_CUDNN;
+    k.attention_workspace = ws;
+    rc = dpprof_session_create(&c, &a);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(a);
+    if (rc == DPPROF_OK) rc = dpprof_session_create(&k, &b);
+    if (rc == DPPROF_OK) rc = dpprof_session_run(b);
+    CHECK(rc == DPPROF_OK, "attention cudnn on dry: both runs (%s)", rc ? dpprof_last_error() : "ok");
+    if (rc == DPPROF_OK) {
+        const dpprof_prof *pa = dpprof_session_prof(a), *pb = dpprof_session_prof(b);
+        CHECK(pb->peak_bytes == pa->peak_bytes + ws && pb->peak_by_cat[DPPROF_CAT_WORKSPACE] == pa->peak_by_cat[DPPROF_CAT_WORKSPACE] + ws &&
+                  pb->peak_by_mod[DPPROF_MOD_ATTENTION] == pa->peak_by_mod[DPPROF_MOD_ATTENTION] + ws && pb->n_events == pa->n_events + 1,
+              "attention cudnn on dry: peak %lld = dpprof's %lld + the %lld-byte workspace (category workspace, module attention), one allocation more in the run",
+              (long long)pb->peak_bytes, (long long)pa->peak_bytes, (long long)ws);
+    }
+    dpprof_session_destroy(a);
+    dpprof_session_destroy(b);
+    a = NULL;
+    k.dtype = DPPROF_DTYPE_FP32;
+    CHECK(dpprof_session_create(&k, &a) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "bf16"), "attention cudnn in fp32 is refused (%s)", dpprof_last_error());
+    dpprof_session_destroy(a);
+    a = NULL;
+    c.attention_workspace = ws;
+    CHECK(dpprof_session_create(&c, &a) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "attention-workspace"), "a workspace without attention cudnn is refused (%s)", dpprof_last_error());
+    dpprof_session_destroy(a);
+    CHECK(!strcmp(dpprof_attention_name(DPPROF_ATTENTION_CUDNN), "cudnn") && dpprof_attention_parse("dpprof") == DPPROF_ATTENTION_DPPROF && dpprof_attention_parse("flash") < 0,
+          "attention names: dpprof, cudnn; others unknown");
+}
+
 int main(void) {
     test_result_codes();
+    check_attention_cudnn();
     check_ghost_share();
     check_report_adds_up(DPPROF_TASK_LM, "lm");
     check_report_adds_up(DPPROF_TASK_CLS, "cls");

@@ -6,7 +6,8 @@
    cpu emulator of the cuda subset they use, so every check also runs on machines without a GPU.
    DRAM counters (tests/gpu_counters.c) need a real GPU and permission to read them, else SKIP. NCCL: a
    communicator of one rank (the emulator's without MPI), where the build has NCCL.
-   usage: test_gpu [accountant|model|attn|dp|counters|nccl|steps ...]  (default: all groups) */
+   cuDNN's attention (group cudnn) where the build and the device have it, else SKIP with the reason.
+   usage: test_gpu [accountant|model|attn|cudnn|dp|counters|nccl|steps ...]  (default: all groups) */
 #define DPPROF_IMPLEMENTATION
 #define DPPROF_ENGINE
 #define DPPROF_TOOLS
@@ -38,6 +39,7 @@ static int tune_one(size_t off, int value) {
 static void test_counters(void) {}
 static void test_model(void) {}
 static void test_attn(void) {}
+static void test_attn_cudnn(void) {}
 static void test_dp(void) {}
 static void test_steps(void) {}
 #endif
@@ -136,6 +138,7 @@ int main(int argc, char **argv) {
     if (rc != DPPROF_OK) return test_finish();
     if (wanted(argc, argv, "model")) test_model();
     if (wanted(argc, argv, "attn")) test_attn();
+    if (wanted(argc, argv, "cudnn")) test_attn_cudnn();
     if (wanted(argc, argv, "dp")) test_dp();
     if (wanted(argc, argv, "counters")) test_counters();
     if (wanted(argc, argv, "nccl")) test_nccl();
