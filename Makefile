@@ -161,6 +161,15 @@ $(EXPERIMENTS): %: results/%/report.done
 results/%/report.done: $(EXPERIMENTS_DIR)/%.conf $(DPPROF_BIN)
 	@$(call experiment,$*,results/$*,figures,paper/generated,)
 	touch $@
+# $(call report_outputs,NAME): what the report of experiments/NAME.conf writes, from its figure and table lines;
+# a stamp whose outputs are not all there is out of date, so that make NAME draws again what was deleted (the
+# sweep resumes: only the report runs again)
+report_outputs = results/$(1)/summary.txt paper/generated/$(1)-macros.tex $(shell sed -n \
+  -e 's|^figure  *\([^ =]*\) *=.*|figures/$(1)-\1.png|p' -e 's|^table *=.*|paper/generated/$(1)-table.tex|p' \
+  -e 's|^table  *\([^ =]*\) *=.*|paper/generated/$(1)-\1-table.tex|p' $(EXPERIMENTS_DIR)/$(1).conf)
+.PHONY: report-redraw
+report-redraw:
+$(foreach e,$(EXPERIMENTS),$(if $(filter-out $(wildcard $(call report_outputs,$(e))),$(call report_outputs,$(e))),$(eval results/$(e)/report.done: report-redraw)))
 else
 # measured: one configuration at a time on a GPU (a shared GPU distorts the times), BENCH_TIMEOUT seconds each
 .PHONY: $(EXPERIMENTS)
