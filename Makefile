@@ -1,7 +1,7 @@
 # Makefile - builds dpprof, runs the tests and reproduces the experiments.
 #   make          build ./dpprof (with the CUDA object and -DDPPROF_CUDA when nvcc is found)
 #   make all      install missing Debian packages, build, run every experiment this machine can, render figures
-#   make test     every test that needs no GPU (GPU tests print SKIP without one); ends with "N passed, N failed"
+#   make test     every test that needs no GPU (GPU tests print SKIP without one); ends with "N passed, N failed, N skipped"
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DELETE_ON_ERROR:
