@@ -1,7 +1,7 @@
 # Makefile - builds dpprof, runs the tests and reproduces the experiments.
 #   make          build ./dpprof (with the CUDA object and -DDPPROF_CUDA when nvcc is found)
 #   make all      install missing Debian packages, build, run every experiment this machine can, render figures
-#   make test     every test that needs no GPU (GPU tests print SKIP without one); ends with "N passed, N failed"
+#   make test     every test that needs no GPU (GPU tests print SKIP without one); ends with "N passed, N failed, N skipped"
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DELETE_ON_ERROR:
@@ -75,7 +75,7 @@ MPI_DEF := $(if $(MPI_LIBS),-DDPPROF_MPI $(MPI_CFLAGS))
 MPI_TEST := $(if $(MPI_LIBS),build/tests/mpi_ranks build/tests/mpi_ranks_cuemu)
 
 # the paper's experiments: experiments/NAME.conf each (README's table); `make NAME` runs one. bench and
-# clipgrad measure a GPU: make bench, make bench-clipgrad
+# clipgrad measure a GPU whatever BACKEND says: make bench, make clipgrad (the same as make bench-clipgrad)
 GPU_EXPERIMENTS := bench clipgrad
 EXPERIMENTS_DIR ?= experiments
 EXPERIMENTS := $(filter-out $(GPU_EXPERIMENTS),$(sort $(basename $(notdir $(wildcard $(EXPERIMENTS_DIR)/*.conf)))))
@@ -113,10 +113,12 @@ deps:
 	fi
 
 # ---- experiments and figures ------------------------------------------------------------------------
+# without a GPU make figures has drawn the bench figures from data/bench/: make bench would draw them again
 all: deps
 	$(MAKE) dpprof
 	$(MAKE) figures
-	$(MAKE) bench
+	@if $(DPPROF_BIN) devices >/dev/null 2>&1; then $(MAKE) bench; \
+	else echo "make all: no GPU: bench and clipgrad measured nothing; the bench figures are from data/bench/"; fi
 
 .PHONY: $(EXPERIMENTS) check-repro repro-update
 figures: $(EXPERIMENTS) bench-figures paper/generated/privacy-table.tex
@@ -175,6 +177,15 @@ $(EXPERIMENTS): %: results/%/report.done
 results/%/report.done: $(EXPERIMENTS_DIR)/%.conf $(DPPROF_BIN)
 	@$(call experiment,$*,results/$*,figures,paper/generated,)
 	touch $@
+# $(call report_outputs,NAME): what the report of experiments/NAME.conf writes, from its figure and table lines;
+# a stamp whose outputs are not all there is out of date, so that make NAME draws again what was deleted (the
+# sweep resumes: only the report runs again)
+report_outputs = results/$(1)/summary.txt paper/generated/$(1)-macros.tex $(shell sed -n \
+  -e 's|^figure  *\([^ =]*\) *=.*|figures/$(1)-\1.png|p' -e 's|^table *=.*|paper/generated/$(1)-table.tex|p' \
+  -e 's|^table  *\([^ =]*\) *=.*|paper/generated/$(1)-\1-table.tex|p' $(EXPERIMENTS_DIR)/$(1).conf)
+.PHONY: report-redraw
+report-redraw:
+$(foreach e,$(EXPERIMENTS),$(if $(filter-out $(wildcard $(call report_outputs,$(e))),$(call report_outputs,$(e))),$(eval results/$(e)/report.done: report-redraw)))
 else
 # measured: one configuration at a time on a GPU (a shared GPU distorts the times), BENCH_TIMEOUT seconds each
 .PHONY: $(EXPERIMENTS)
@@ -202,11 +213,12 @@ repro-update: figures
 	mv $(REPRO_LIST).tmp $(REPRO_LIST)
 
 # ---- measured on a GPU: make bench and make gpu-check ------------------------------
-# both ask `dpprof devices` first: without a GPU they say so and exit 0. bench runs experiments/bench.conf
+# both ask `dpprof devices` first: without a GPU they say so and exit 0 (bench draws its figures from the
+# measurements committed to data/bench/: make bench-figures). bench runs experiments/bench.conf
 # one configuration at a time (a shared GPU would distort the times), renders figures/bench-*.png and
 # paper/generated/bench-table.tex (measured, so outside check-repro) and copies every result JSON, with
 # the device, driver and date, to data/bench/DATE-TIME-DEVICE/ to be committed.
-.PHONY: bench bench-attn bench-clipgrad bench-peers gpu-check
+.PHONY: bench bench-attn bench-clipgrad clipgrad bench-peers gpu-check
 # where a GPU run's results go: DATE-TIME-DEVICE (UTC, to the minute, so that runs of one day, of different
 # builds, keep apart and sort in time order; RUN_STAMP=... on the command line puts several targets' results
 # in one folder), the device as `dpprof devices` names GPU 0 (shell text)
@@ -220,7 +232,8 @@ BENCH_CONF ?= experiments/bench.conf
 # (make clean, or rm -rf results/bench, starts over); one configuration may take BENCH_TIMEOUT seconds
 BENCH_ONLY ?=
 bench: dpprof
-	@if ! $(DPPROF_BIN) devices >/dev/null; then echo "make bench: $$($(DPPROF_BIN) devices): nothing measured"; exit 0; fi; \
+	@if ! $(DPPROF_BIN) devices >/dev/null; then echo "make bench: $$($(DPPROF_BIN) devices): nothing measured: its figures from the measurements committed to data/bench/"; \
+	  $(MAKE) --no-print-directory bench-figures; exit 0; fi; \
 	$(DPPROF_BIN) devices; \
 	mkdir -p results/bench figures paper/generated; \
 	$(DPPROF_BIN) sweep $(BENCH_CONF) --out-dir results/bench --jobs 1 --timeout $(BENCH_TIMEOUT) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)); \
@@ -262,8 +275,9 @@ bench-peers: dpprof
 # data/bench/DATE-TIME-DEVICE/clipgrad/ with its figures and table; part of make bench (without BENCH_ONLY),
 # a few minutes on an H100; CLIPGRAD_ONLY=trainer runs a slice, and a rerun resumes
 CLIPGRAD_ONLY ?=
+clipgrad: bench-clipgrad
 bench-clipgrad: dpprof
-	@if ! $(DPPROF_BIN) devices >/dev/null; then echo "make bench-clipgrad: $$($(DPPROF_BIN) devices): nothing measured"; exit 0; fi; \
+	@if ! $(DPPROF_BIN) devices >/dev/null; then echo "make bench-clipgrad: $$($(DPPROF_BIN) devices): nothing measured (measured before: data/bench/*/clipgrad/)"; exit 0; fi; \
 	mkdir -p results/bench-clipgrad; \
 	$(DPPROF_BIN) sweep experiments/clipgrad.conf --out-dir results/bench-clipgrad --jobs 1 --timeout $(BENCH_TIMEOUT) $(if $(CLIPGRAD_ONLY),--only $(CLIPGRAD_ONLY)); \
 	$(DPPROF_BIN) report experiments/clipgrad.conf --results results/bench-clipgrad --figures results/bench-clipgrad --tables results/bench-clipgrad; \

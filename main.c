@@ -55,7 +55,7 @@ static void help_main(void) {
            "            (dpprof sweep --help)\n"
            "  report    figures, LaTeX tables, macros and a summary of a sweep (dpprof report --help;\n"
            "            'dpprof tables' is the same command)\n"
-           "  epsilon   privacy spent by DP-SGD: the RDP accountant (dpprof epsilon --help)\n"
+           "  epsilon   privacy spent by DP-SGD: the RDP or the tight PLD accountant (dpprof epsilon --help)\n"
            "  presets   list the model presets and their shapes\n"
            "  devices   list the GPUs the cuda backend sees, with their peaks (exit 1 when none)\n"
            "  attnbench time the attention kernels alone on the GPU, every variant (dpprof attnbench --help)\n"

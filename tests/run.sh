@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/run.sh BINDIR - runs every test program and shell test, counts PASS/FAIL/SKIP lines, and
-# ends with "N passed, N failed". a program that exits non-zero without a FAIL line (a crash, a
+# ends with "N passed, N failed, N skipped". a program that exits non-zero without a FAIL line (a crash, a
 # sanitizer report) counts as one failure. exit status 1 if anything failed. the test programs and the
 # shell tests run as two lanes side by side (TEST_LANES=1: one after the other), each test's line printed
 # when it ends.
