@@ -95,8 +95,8 @@ check "ncu-attn: ok, one ncu over attnbench at the trainer shape with the attent
 
 # make gpu-run: the plan in one command, the steps ordered by what they are worth, BUDGET passed on
 out=$(make -n --no-print-directory gpu-run BUDGET=77 GPU_RUN_STAMP_FILE="$tmp/gr/stamp" 2>&1)
-check "make gpu-run: the session's steps in order (test, the bf16 bench at both shapes, peers, attn) under BUDGET=77" \
-    grep -qE 'BUDGET=77 RUN_STAMP=.* bash tests/gpu_session.bash test bench:bf16-trainer bench:bf16-longctx peers attn$' <<<"$out"
+check "make gpu-run: the session's steps in order (test, attn, the bf16 bench at both shapes, the same on cuDNN's attention, peers) under BUDGET=77" \
+    grep -qE 'BUDGET=77 RUN_STAMP=.* bash tests/gpu_session.bash test attn bench:bf16-trainer bench:bf16-longctx bench:cudnn-trainer bench:cudnn-longctx peers$' <<<"$out"
 out=$(make -n --no-print-directory gpu-run GPU_RUN_STAMP_FILE="$tmp/gr/stamp" 2>&1)
 check "make gpu-run: BUDGET is 540 s by default" grep -qE 'BUDGET=540 RUN_STAMP=' <<<"$out"
 # run (the stand-in GPU): a step done under the run's stamp is not run again; the rest come in the plan's order,
@@ -106,9 +106,9 @@ mkdir -p "$tmp/gr" results/gpu-session/done/$gstamp && echo $gstamp >"$tmp/gr/st
 trap 'rm -rf "$tmp" data/bench/$stamp-Fake_GPU data/gpu-check/$stamp-Fake_GPU results/gpu-session/done/$gstamp; grep -qs "attnbench stand-in" results/bench-attn/attnbench.txt && rm -rf results/bench-attn' EXIT
 out=$(OUT=$tmp/o6 DPPROF_BIN=$fake MIN_STEP=1000 make --no-print-directory gpu-run BUDGET=100 GPU_RUN_STAMP_FILE="$tmp/gr/stamp" 2>&1); rc=$?
 echo "$out" | sed 's/^/  | /'
-order=$(grep -oE '^(test|bench:bf16-trainer|bench:bf16-longctx|peers|attn) ' "$tmp/o6/gpu-session.txt" 2>/dev/null | tr -d ' ' | tr '\n' ' ')
-check "make gpu-run: status 0, the steps reported in the plan's order ($order)" test "$rc" = 0 -a "$order" = "test bench:bf16-trainer bench:bf16-longctx peers attn "
+order=$(grep -oE '^(test|attn|bench:(bf16|cudnn)-(trainer|longctx)|peers) ' "$tmp/o6/gpu-session.txt" 2>/dev/null | tr -d ' ' | tr '\n' ' ')
+check "make gpu-run: status 0, the steps reported in the plan's order ($order)" test "$rc" = 0 -a "$order" = "test attn bench:bf16-trainer bench:bf16-longctx bench:cudnn-trainer bench:cudnn-longctx peers "
 check "make gpu-run: the step done before under the run's stamp is not run again" grep -qE "^test +done before \($gstamp\)" "$tmp/o6/gpu-session.txt"
-n=$(grep -cE '^(bench:bf16-trainer|bench:bf16-longctx|peers|attn) +skipped \([0-9]+s left of 100s\)' "$tmp/o6/gpu-session.txt")
-check "make gpu-run: BUDGET=100 reaches the session ($n of 4 steps skipped for time, of 100 s)" test "$n" = 4
+n=$(grep -cE '^(attn|bench:(bf16|cudnn)-(trainer|longctx)|peers) +skipped \([0-9]+s left of 100s\)' "$tmp/o6/gpu-session.txt")
+check "make gpu-run: BUDGET=100 reaches the session ($n of 6 steps skipped for time, of 100 s)" test "$n" = 6
 check "make gpu-run: the stamp file is kept for the rerun" test "$(cat "$tmp/gr/stamp")" = $gstamp
