@@ -1007,6 +1007,46 @@ static void out_remove_leftovers(const char *path) {
     closedir(d);
 }
 
+/* a directory and its missing parents (mkdir -p); with create 0, only whether they could be made (every part
+   that exists a directory, the first missing one's parent writable). 0, or -1 after saying why */
+static int dir_make(const char *what, const char *path, int create) {
+    char p[PATH_MAX];
+    size_t k, n = strlen(path), last = 0; /* last: the length of the deepest part that exists */
+    struct stat st;
+    if (!n || n >= sizeof p) {
+        fprintf(stderr, "%s: %s: %s '%s'\n", prog, what, n ? "path too long" : "an empty path", path);
+        return -1;
+    }
+    memcpy(p, path, n + 1);
+    for (k = 1; k <= n; k++) {
+        const char c = p[k];
+        if ((c != '/' && c) || p[k - 1] == '/') continue;
+        p[k] = 0;
+        if (stat(p, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                if (k == n) fprintf(stderr, "%s: %s: cannot create the directory '%s': %s\n", prog, what, path, strerror(ENOTDIR));
+                else fprintf(stderr, "%s: %s: cannot create the directory '%s': '%s' is not a directory\n", prog, what, path, p);
+                return -1;
+            }
+        } else if (errno == ENOENT && !create) { /* the first missing part: its parent must take a directory */
+            char parent[PATH_MAX];
+            if (last) snprintf(parent, sizeof parent, "%.*s", (int)last, p);
+            else snprintf(parent, sizeof parent, "%s", p[0] == '/' ? "/" : ".");
+            if (access(parent, W_OK | X_OK) != 0) {
+                fprintf(stderr, "%s: %s: cannot create the directory '%s': %s\n", prog, what, path, strerror(errno));
+                return -1;
+            }
+            return 0;
+        } else if (errno != ENOENT || (mkdir(p, 0777) != 0 && errno != EEXIST)) {
+            fprintf(stderr, "%s: %s: cannot create the directory '%s': %s\n", prog, what, path, strerror(errno));
+            return -1;
+        }
+        last = k;
+        p[k] = c;
+    }
+    return 0;
+}
+
 static int run_dump(void *ctx, const char *dir) {
     if (dpprof_session_dump((dpprof_session *)ctx, dir) == DPPROF_OK) return 0;
     fprintf(stderr, "%s: --dump: %s\n", prog, dpprof_last_error());
@@ -2886,20 +2926,20 @@ static int rep_read_lines(rep *r) {
         l->line = ln;
         if (!(eq = strchr(s, '='))) { rc = rep_bad(r, ln, "expected 'figure NAME = KIND ...' or 'table = KIND ...'%s", ""); break; }
         *eq = 0;
-        if (!strncmp(s, "figure", 6)) {
-            if (sscanf(s + 6, " %63[a-z0-9_-]", l->fig) != 1) { rc = rep_bad(r, ln, "figure without a name (figure NAME = KIND ...)%s", ""); break; }
-        } else { /* table [NAME]: a-z, 0-9, _ and - (the file NAME-TNAME-table.tex) */
-            char *nm = s + 5, *end;
+        l->table = !!strncmp(s, "figure", 6);
+        { /* figure NAME, table [NAME]: a-z, 0-9, _ and - (the files NAME-FIG.png, NAME-TNAME-table.tex) */
+            char *nm = s + (l->table ? 5 : 6), *end, msg[160];
             while (sweep_space((unsigned char)*nm)) nm++;
             end = nm + strlen(nm);
             while (end > nm && sweep_space((unsigned char)end[-1])) *--end = 0;
+            if (!l->table && !*nm) { rc = rep_bad(r, ln, "figure without a name (figure NAME = KIND ...)%s", ""); break; }
             if (strlen(nm) >= sizeof l->fig || strspn(nm, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(nm)) {
-                rc = rep_bad(r, ln, "table name '%s': expected up to 63 of a-z, 0-9, _ and - (table NAME = KIND ...)", nm);
+                snprintf(msg, sizeof msg, "%s name '%%s': expected up to 63 of a-z, 0-9, _ and - (%s NAME = KIND ...)", l->table ? "table" : "figure", l->table ? "table" : "figure");
+                rc = rep_bad(r, ln, msg, nm);
                 break;
             }
             snprintf(l->fig, sizeof l->fig, "%s", nm);
         }
-        l->table = !!strncmp(s, "figure", 6);
         tok = strtok_r(eq + 1, " \t\r\n\v\f", &save);
         if (!tok) { rc = rep_bad(r, ln, "no KIND after '='%s", ""); break; }
         snprintf(l->kind, sizeof l->kind, "%s", tok);
@@ -4025,7 +4065,8 @@ static void help_report(void) {
     printf("usage: dpprof report EXPERIMENT.conf --results DIR [--figures DIR] [--tables DIR]\n\n"
            "turns a sweep's results (DIR/ID.json) into the experiment's figures (FIGDIR/NAME-FIG.png,\n"
            "default figures/), its LaTeX table and macros (TABDIR/NAME-table.tex, NAME-macros.tex,\n"
-           "default paper/generated/) and DIR/summary.txt, as the conf's lines say:\n"
+           "default paper/generated/; both made with their parents where missing) and DIR/summary.txt, as the\n"
+           "conf's lines say:\n"
            "  figure FIG = KIND key=value ...    KIND: bars, capacity, heatmap, stacked, lines, modules,\n"
            "                                     ops, phases, timeline, tradeoff\n"
            "  table [T] = pivot|breakdown|ops key=value ...   (TABDIR/NAME-table.tex; named T: NAME-T-table.tex)\n"
@@ -4054,18 +4095,75 @@ static void help_report(void) {
 
 static int rep_figure(rep *r, const rep_line *l);
 
-/* every figure and table line names known kinds, axes and metrics: checked before any work */
+/* what each kind of line needs: its keys, and what its value= is (m: a metric, p: a phases value, 0: not read) */
+static const struct rep_kind {
+    int table;
+    const char *kind, *keys;
+    char value;
+} rep_kinds[] = {
+    {0, "bars", "x value", 'm'}, {0, "capacity", "x series batch", 0}, {0, "heatmap", "rows cols value", 'm'}, {0, "stacked", "group", 0},
+    {0, "lines", "x series value", 'm'}, {0, "modules", "group", 0}, {0, "ops", "", 0}, {0, "phases", "group", 'p'}, {0, "timeline", "config", 0},
+    {0, "tradeoff", "series", 0}, {1, "pivot", "rows cols value", 'm'}, {1, "breakdown", "group", 0}, {1, "ops", "cols", 0},
+};
+
+static int rep_phase_word(const char *v) { return !strcmp(v, "bytes") || !strcmp(v, "flops") || !strcmp(v, "dram") || !strcmp(v, "peak") || !strcmp(v, "time"); }
+
+/* where=AXIS:LABEL,...: axes of this experiment, each once, with one of its labels */
+static int rep_validate_where(const rep *r, const rep_line *l, const char *v) {
+    char buf[512], *tok, *save = NULL, msg[1024];
+    int used[256], nused = 0, a, k; /* the axes named so far (a token takes 3 characters at least) */
+    snprintf(buf, sizeof buf, "%s", v);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        if (colon) *colon = 0;
+        if (!colon || (a = rep_axis(r, tok)) < 0) return rep_bad(r, l->line, "where=%s: expected AXIS:LABEL,... with axes of this experiment", v);
+        for (k = 0; k < nused && used[k] != a; k++) {}
+        if (k < nused) {
+            snprintf(msg, sizeof msg, "where=%.300s names the axis '%.64s' twice: no configuration has two labels on one axis", v, tok);
+            return rep_bad(r, l->line, "%s", msg);
+        }
+        used[nused++] = a;
+        for (k = 0; k < r->sp.axis[a].nval && strcmp(r->sp.axis[a].val[k].label, colon + 1); k++) {}
+        if (k == r->sp.axis[a].nval) {
+            size_t n = (size_t)snprintf(msg, sizeof msg, "where=%.300s: '%.100s' is not a label of the axis '%.64s' (its labels:", v, colon + 1, tok);
+            for (k = 0; k < r->sp.axis[a].nval && n < sizeof msg; k++) n += (size_t)snprintf(msg + n, sizeof msg - n, "%s %s", k ? "," : "", r->sp.axis[a].val[k].label);
+            if (n < sizeof msg) snprintf(msg + n, sizeof msg - n, ")");
+            return rep_bad(r, l->line, "%s", msg);
+        }
+    }
+    return EXIT_OK;
+}
+
+/* every figure and table line names known kinds, the keys its kind needs, axes, labels and metrics, and no two
+   lines write one file: checked before any work */
 static int rep_validate(const rep *r) {
-    static const char *const kinds[] = {"bars", "capacity", "heatmap", "stacked", "lines", "modules", "ops", "phases", "timeline", "tradeoff"};
     static const char *const axis_keys[] = {"x", "series", "rows", "cols", "group", "batch"};
     int i, k, j;
     for (i = 0; i < r->nlines; i++) {
         const rep_line *l = &r->lines[i];
-        int table = l->table, known = 0;
+        const struct rep_kind *kd = NULL;
+        int table = l->table;
         const char *v;
-        if (table) known = !strcmp(l->kind, "pivot") || !strcmp(l->kind, "breakdown") || !strcmp(l->kind, "ops");
-        else for (k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) known |= !strcmp(l->kind, kinds[k]);
-        if (!known) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown, ops)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, ops, phases, timeline, tradeoff)", l->kind);
+        char msg[300];
+        for (k = 0; k < (int)(sizeof rep_kinds / sizeof rep_kinds[0]); k++)
+            if (rep_kinds[k].table == table && !strcmp(l->kind, rep_kinds[k].kind)) kd = &rep_kinds[k];
+        if (!kd) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown, ops)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, ops, phases, timeline, tradeoff)", l->kind);
+        for (j = 0; j < i; j++) /* the same name: the same file, written twice */
+            if (r->lines[j].table == table && !strcmp(r->lines[j].fig, l->fig)) {
+                if (table && !l->fig[0]) snprintf(msg, sizeof msg, "a second unnamed table (the first at line %d writes the same file): name one (table NAME = KIND ...)", r->lines[j].line);
+                else snprintf(msg, sizeof msg, "%s '%s' again (first at line %d): each writes its own file, give another name", table ? "table" : "figure", l->fig, r->lines[j].line);
+                return rep_bad(r, l->line, "%s", msg);
+            }
+        for (v = kd->keys; *v;) { /* the keys its kind needs */
+            size_t n = strcspn(v, " ");
+            char key[16];
+            snprintf(key, sizeof key, "%.*s", (int)n, v);
+            if (!rep_get(l, key)) {
+                snprintf(msg, sizeof msg, "%s%s needs %s= (its keys: %s)", kd->kind, table ? " table" : "", key, kd->keys);
+                return rep_bad(r, l->line, "%s", msg);
+            }
+            v += n + (v[n] == ' ');
+        }
         if (table && !strcmp(l->kind, "ops") && (v = rep_get(l, "top"))) {
             char *end;
             long t = strtol(v, &end, 10);
@@ -4075,27 +4173,27 @@ static int rep_validate(const rep *r) {
             int is_axis = 0;
             for (j = 0; j < 6; j++) is_axis |= !strcmp(l->key[k], axis_keys[j]);
             if (is_axis && rep_axis(r, l->val[k]) < 0) {
-                char msg[300];
                 snprintf(msg, sizeof msg, "%s=%s is not an axis of this experiment", l->key[k], l->val[k]);
                 return rep_bad(r, l->line, "%s", msg);
             }
-            if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && strcmp(l->val[k], "dram") && strcmp(l->val[k], "peak") &&
-                strcmp(l->val[k], "time") && !rep_known_metric(l->val[k]))
-                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu model_mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", l->val[k]);
+        }
+        if ((v = rep_get(l, "value")) && (kd->value == 'm' ? !rep_known_metric(v) : kd->value == 'p' ? !rep_phase_word(v) : !rep_known_metric(v) && !rep_phase_word(v))) {
+            if (kd->value == 'p') return rep_bad(r, l->line, "value=%s: phases takes bytes, flops, dram, peak or time", v);
+            return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu model_mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", v);
+        }
+        if (!table && !strcmp(l->kind, "lines")) { /* log-scale x: every label a positive number */
+            const int ax = rep_axis(r, rep_get(l, "x"));
+            for (k = 0; k < r->sp.axis[ax].nval; k++)
+                if (!(rep_label_num(r->sp.axis[ax].val[k].label) > 0)) {
+                    snprintf(msg, sizeof msg, "x=%s: lines need positive numbers as the axis labels (got '%s')", r->sp.axis[ax].name, r->sp.axis[ax].val[k].label);
+                    return rep_bad(r, l->line, "%s", msg);
+                }
         }
         if (!table && !strcmp(l->kind, "timeline")) { /* its configurations exist before any is rerun */
             long long tc[TL_MAX_PANELS];
             if (rep_timeline_configs(r, l, tc) < 0) return EXIT_USAGE;
         }
-        if ((v = rep_get(l, "where"))) {
-            char buf[512], *tok, *save = NULL;
-            snprintf(buf, sizeof buf, "%s", v);
-            for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                char *colon = strchr(tok, ':');
-                if (colon) *colon = 0;
-                if (!colon || rep_axis(r, tok) < 0) return rep_bad(r, l->line, "where=%s: expected AXIS:LABEL,... with axes of this experiment", v);
-            }
-        }
+        if ((v = rep_get(l, "where")) && rep_validate_where(r, l, v) != EXIT_OK) return EXIT_USAGE;
     }
     return EXIT_OK;
 }
@@ -4132,6 +4230,7 @@ static int cmd_report(int argc, char **argv) {
     r.conf = conf;
     if ((rc = sweep_parse(conf, &r.sp)) != EXIT_OK) return rc;
     if ((rc = rep_read_lines(&r)) != EXIT_OK || (rc = rep_validate(&r)) != EXIT_OK) { sweep_spec_free(&r.sp); return rc; }
+    if (dir_make("report: --figures", r.figdir, 0) || dir_make("report: --tables", r.tabdir, 0)) { sweep_spec_free(&r.sp); return EXIT_USAGE; }
     r.res = (rep_res *)calloc((size_t)r.sp.nconf, sizeof *r.res);
     if (!r.res) { sweep_spec_free(&r.sp); return EXIT_ERROR; }
     for (c = 0; c < r.sp.nconf; c++) {
@@ -4149,8 +4248,7 @@ static int cmd_report(int argc, char **argv) {
         sweep_spec_free(&r.sp);
         return EXIT_USAGE;
     }
-    if ((mkdir(r.figdir, 0777) != 0 && errno != EEXIST) || (mkdir(r.tabdir, 0777) != 0 && errno != EEXIST)) {
-        fprintf(stderr, "%s: report: cannot create '%s' or '%s': %s\n", prog, r.figdir, r.tabdir, strerror(errno));
+    if (dir_make("report: --figures", r.figdir, 1) || dir_make("report: --tables", r.tabdir, 1)) {
         free(r.res);
         sweep_spec_free(&r.sp);
         return EXIT_USAGE;
@@ -4316,10 +4414,7 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     if (!metric || as < 0) return rep_bad(r, l->line, "lines needs series=AXIS and value=METRIC%s", "");
     nx = rep_labels(r, ax, xl, REP_MAXL);
     ns = rep_labels(r, as, sl, REP_MAXL);
-    for (i = 0; i < nx; i++) {
-        xv[i] = rep_label_num(xl[i]);
-        if (!(xv[i] > 0)) return rep_bad(r, l->line, "x=%s: lines need positive numbers as the axis labels", xs);
-    }
+    for (i = 0; i < nx; i++) xv[i] = rep_label_num(xl[i]); /* positive: rep_validate */
     yv = (double *)calloc((size_t)nx * (size_t)ns, sizeof(double));
     oom = (unsigned char *)calloc((size_t)nx * (size_t)ns, 1);
     if (!yv || !oom) { free(yv); free(oom); return EXIT_ERROR; }
