@@ -888,8 +888,18 @@ static int out_png(out_file *o, const dpprof_canvas *cv) {
     return 0;
 }
 
+/* the files a dump writes (dpprof_session_dump): all a directory may hold for a new dump to replace it */
+static const char *const outdir_names[] = {"config.json", "model.safetensors", "batch.safetensors", "grads.safetensors", "step.json"};
+
+static int outdir_known(const char *name) {
+    size_t k;
+    for (k = 0; k < sizeof outdir_names / sizeof outdir_names[0]; k++)
+        if (!strcmp(name, outdir_names[k])) return 1;
+    return 0;
+}
+
 /* a directory output (--dump): refused before any work where it exists and is not a directory, or is a
-   directory that holds anything but an earlier dump (nothing of the user's is ever replaced) */
+   directory that holds anything but the files of an earlier dump (nothing of the user's is ever replaced) */
 static int outdir_check(const char *what, const char *name) {
     struct stat st;
     char dir[PATH_MAX], base[PATH_MAX];
@@ -904,21 +914,26 @@ static int outdir_check(const char *what, const char *name) {
     if (stat(name, &st) == 0) {
         DIR *d;
         struct dirent *e;
-        char step[2 * PATH_MAX];
-        int other = 0;
         if (!S_ISDIR(st.st_mode)) {
             fprintf(stderr, "%s: %s '%s': exists and is not a directory\n", prog, what, name);
             return -1;
         }
-        snprintf(step, sizeof step, "%s/step.json", name);
-        if ((d = opendir(name)) != NULL) {
-            while ((e = readdir(d)) != NULL) other |= strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-            closedir(d);
-        }
-        if (other && access(step, F_OK) != 0) {
-            fprintf(stderr, "%s: %s '%s': a directory that holds files and no earlier dump (no step.json): refused, nothing is replaced\n", prog, what, name);
+        if (!(d = opendir(name))) {
+            fprintf(stderr, "%s: %s '%s': cannot read the directory: %s\n", prog, what, name, strerror(errno));
             return -1;
         }
+        while ((e = readdir(d)) != NULL) {
+            char full[2 * PATH_MAX];
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            snprintf(full, sizeof full, "%s/%s", name, e->d_name);
+            if (!outdir_known(e->d_name) || lstat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
+                fprintf(stderr, "%s: %s '%s': holds '%s', %s: refused, nothing is replaced (a dump replaces a directory of its own files alone: config.json, "
+                                "model.safetensors, batch.safetensors, grads.safetensors, step.json)\n", prog, what, name, e->d_name, outdir_known(e->d_name) ? "not a regular file" : "not a file of a dump");
+                closedir(d);
+                return -1;
+            }
+        }
+        closedir(d);
     }
     out_split(name, dir, base);
     if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
@@ -928,20 +943,38 @@ static int outdir_check(const char *what, const char *name) {
     return 0;
 }
 
-/* the files of a directory (one level: a dump has no subdirectories), then the directory */
+/* the files of a dump (a dump has no subdirectories), then the directory: anything else there stays, and so
+   does the directory */
 static void outdir_remove(const char *path) {
-    DIR *d = opendir(path);
-    struct dirent *e;
-    if (d) {
-        while ((e = readdir(d)) != NULL)
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-                char full[2 * PATH_MAX];
-                snprintf(full, sizeof full, "%s/%s", path, e->d_name);
-                unlink(full);
-            }
-        closedir(d);
+    size_t k;
+    for (k = 0; k < sizeof outdir_names / sizeof outdir_names[0]; k++) {
+        char full[2 * PATH_MAX];
+        snprintf(full, sizeof full, "%s/%s", path, outdir_names[k]);
+        unlink(full);
     }
     rmdir(path);
+}
+
+/* path made absolute, its symlinks resolved, where it need not exist yet (its deepest existing directory
+   resolved, the rest appended): 0, or -1 */
+static int path_abs(const char *path, char *out) {
+    char dir[PATH_MAX], base[PATH_MAX];
+    if (realpath(path, out)) return 0;
+    out_split(path, dir, base);
+    if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || !strcmp(dir, path) || path_abs(dir, out)) return -1;
+    if (strlen(out) + strlen(base) + 2 > PATH_MAX) return -1;
+    if (strcmp(out, "/")) strcat(out, "/");
+    strcat(out, base);
+    return 0;
+}
+
+/* 1 where path is the directory dir or lies within it */
+static int path_within(const char *path, const char *dir) {
+    char p[PATH_MAX], d[PATH_MAX];
+    size_t n;
+    if (path_abs(path, p) || path_abs(dir, d)) return 0;
+    n = strlen(d);
+    return !strncmp(p, d, n) && (p[n] == 0 || p[n] == '/' || !strcmp(d, "/"));
 }
 
 /* a temporary directory beside name (.NAME.XXXXXX) for fill to write into, renamed to name when it succeeded;
@@ -1132,6 +1165,23 @@ static int cmd_run(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (o.dump && outdir_check("--dump", o.dump)) return EXIT_USAGE;
+    if (o.dump) { /* the dump replaces its directory whole: no output or input of this run may lie in it */
+        const char *paths[4] = {o.out, o.trace, o.cfg.data_path, o.hf_config}, *names[4] = {"--out", "--trace", "--data", "--hf-config"};
+        int k, kind;
+        for (k = 0; k < 4; k++) {
+            char rp[PATH_MAX];
+            const char *p = paths[k];
+            if (!p) continue;
+            if (k < 2 && out_resolve(NULL, p, rp, &kind) == 0) { /* an output: where it is written (standard output, a device: nowhere) */
+                if (kind != OUT_FILE) continue;
+                p = rp;
+            }
+            if (path_within(p, o.dump)) {
+                fprintf(stderr, "%s: run: %s '%s' is in the --dump directory '%s': the dump replaces that directory whole\n", prog, names[k], paths[k], o.dump);
+                return EXIT_USAGE;
+            }
+        }
+    }
     if (o.out && o.trace && !strcmp(o.out, "-") && !strcmp(o.trace, "-")) {
         fprintf(stderr, "%s: run: --out - and --trace - would both write to standard output: give one a file\n", prog);
         return EXIT_USAGE;

@@ -66,9 +66,19 @@ echo file >afile
 check "--dump an existing file: exit 2, the file intact" bash -c "[ $rc = 2 ] && grep -qF -- 'exists and is not a directory' err && [ \"\$(cat afile)\" = file ]"
 mkdir mine; echo precious >mine/notes.txt
 "$bin" run --steps 1 --backend cpu --quiet --dump mine 2>err; rc=$?
-check "--dump a directory of the user's: refused, its files intact" bash -c "[ $rc = 2 ] && grep -qF -- 'no earlier dump' err && [ \"\$(cat mine/notes.txt)\" = precious ]"
+check "--dump a directory of the user's: refused, its files intact" bash -c "[ $rc = 2 ] && grep -qF -- \"holds 'notes.txt', not a file of a dump\" err && [ \"\$(cat mine/notes.txt)\" = precious ]"
+echo '{}' >mine/step.json
+"$bin" run --steps 1 --backend cpu --quiet --dump mine 2>err; rc=$?
+check "--dump a directory of the user's with a step.json in it: refused, naming the other file, both intact" \
+    bash -c "[ $rc = 2 ] && grep -qF -- \"holds 'notes.txt', not a file of a dump\" err && [ \"\$(cat mine/notes.txt)\" = precious ] && [ \"\$(cat mine/step.json)\" = {} ]"
 "$bin" run --steps 1 --backend cpu --quiet --dump dd 2>err && "$bin" run --steps 1 --batch 2 --backend cpu --quiet --dump dd 2>err; rc=$?
 check "--dump over an earlier dump: replaced whole (batch 2 now), no temporary left" bash -c "[ $rc = 0 ] && grep -q '\"batch\": 2' dd/step.json && [ \$(ls dd | wc -l) = 5 ] && [ $(leftovers) = 0 ]"
+"$bin" run --steps 1 --backend cpu --quiet --dump dd --out dd/r.json 2>err; rc=$?
+check "--out in the --dump directory: exit 2 before any work, nothing written there" \
+    bash -c "[ $rc = 2 ] && grep -qF -- \"--out 'dd/r.json' is in the --dump directory 'dd'\" err && [ ! -e dd/r.json ] && [ \$(ls -A dd | wc -l) = 5 ]"
+ln -s dd/step.json dlink
+"$bin" run --steps 1 --backend cpu --quiet --dump dd --trace dlink 2>err; rc=$?
+check "--trace through a symlink into the --dump directory: exit 2, the dump intact" bash -c "[ $rc = 2 ] && grep -qF -- \"--trace 'dlink' is in the --dump directory\" err && grep -q '\"batch\": 2' dd/step.json"
 # concurrent writers of one file: each writes its own temporary; the file is one whole result
 for i in 1 2 3 4; do "$bin" run --steps 2 --seq 32 --backend cpu --quiet --out shared.json & done; wait
 out=$("$sc" "$schema" shared.json 2>&1)
