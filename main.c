@@ -1190,14 +1190,15 @@ static int cmd_run(int argc, char **argv) {
         fprintf(stderr, "%s: run: --out '%s' and --trace '%s' are the same file: one would be lost\n", prog, o.out, o.trace);
         return EXIT_USAGE;
     }
-    {   /* an output must not be an input */
-        const char *outs[2] = {o.out, o.trace}, *names[2] = {"--out", "--trace"};
-        int k;
+    {   /* an output must not be an input (the same file: its device and inode where both exist) */
+        const char *outs[2] = {o.out, o.trace}, *names[2] = {"--out", "--trace"}, *ins[2] = {o.cfg.data_path, o.hf_config}, *in_names[2] = {"--data", "--hf-config"};
+        int k, m;
         for (k = 0; k < 2; k++)
-            if (outs[k] && o.cfg.data_path && out_same(outs[k], o.cfg.data_path)) {
-                fprintf(stderr, "%s: run: %s '%s' is the --data file: it would be overwritten\n", prog, names[k], outs[k]);
-                return EXIT_USAGE;
-            }
+            for (m = 0; m < 2; m++)
+                if (outs[k] && ins[m] && out_same(outs[k], ins[m])) {
+                    fprintf(stderr, "%s: run: %s '%s' is the %s file: it would be overwritten\n", prog, names[k], outs[k], in_names[m]);
+                    return EXIT_USAGE;
+                }
     }
     if (o.out && out_open(&out, o.out, "--out")) return EXIT_USAGE;
     if (o.trace && out_open(&trace, o.trace, "--trace")) {

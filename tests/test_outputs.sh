@@ -52,6 +52,11 @@ check "--out f --trace f: refused, nothing written" bash -c "[ $rc = 2 ] && grep
 cp t.json data.txt
 "$bin" run --steps 1 --backend cpu --quiet --data data.txt --out data.txt 2>err; rc=$?
 check "run --data f --out f: refused, the input intact" bash -c "[ $rc = 2 ] && grep -qF -- 'is the --data file' err && cmp -s t.json data.txt"
+cp "$(dirname "$bin")/tests/hf/smollm2-135m.json" hf.json && cp hf.json hf-orig.json && ln -s hf.json hf-link.json
+"$bin" run --steps 1 --backend dry --quiet --hf-config hf.json --seq 8 --batch 1 --out ./hf.json 2>err; rc=$?
+check "run --hf-config f --out f: refused, the input intact" bash -c "[ $rc = 2 ] && grep -qF -- \"--out './hf.json' is the --hf-config file\" err && cmp -s hf.json hf-orig.json"
+"$bin" run --steps 1 --backend dry --quiet --hf-config hf.json --seq 8 --batch 1 --out r.json --trace hf-link.json 2>err; rc=$?
+check "run --hf-config f --trace (a symlink to f): refused, the input intact" bash -c "[ $rc = 2 ] && grep -qF -- 'is the --hf-config file' err && cmp -s hf.json hf-orig.json && [ -L hf-link.json ] && [ ! -e r.json ]"
 cp t.json p.json
 "$bin" plot timeline p.json --out p.json 2>err; rc=$?
 check "plot IN --out IN: refused, the input intact" bash -c "[ $rc = 2 ] && grep -qF -- 'is the input' err && cmp -s t.json p.json"
