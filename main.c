@@ -102,7 +102,8 @@ static void cli_help(FILE *f, const cli_opt *t, size_t n) {
 }
 
 /* the next option of argv[*i]: its name (without "=value") in name, its value (the part after '=', or the
-   next argument for an option that takes one) in *val. "--" ends the options: what follows is an argument.
+   next argument for an option that takes one, unless that starts with "--": an option forgot its value) in
+   *val. "--" ends the options: what follows is an argument.
    returns 1 for an option, 0 for an argument (*val is it), or EXIT_USAGE after saying why */
 static int cli_next(const char *cmd, const cli_opt *t, size_t n, int argc, char **argv, int *i, int *ended, char *name, size_t cap, const char **val) {
     const char *a = argv[*i], *eq;
@@ -135,7 +136,10 @@ static int cli_next(const char *cmd, const cli_opt *t, size_t n, int argc, char 
         return 1;
     }
     if (eq) *val = eq + 1;
-    else if (*i + 1 < argc) *val = argv[++*i];
+    else if (*i + 1 < argc && !strncmp(argv[*i + 1], "--", 2)) { /* the next option, not a value: --out --quiet wrote a file named --quiet */
+        fprintf(stderr, "%s: %s: %s needs a value (%s), got the option '%s' (a value that starts with '--' is written %s=VALUE)\n", prog, cmd, name, o->arg, argv[*i + 1], name);
+        return EXIT_USAGE;
+    } else if (*i + 1 < argc) *val = argv[++*i];
     else {
         fprintf(stderr, "%s: %s: %s needs a value (%s)\n", prog, cmd, name, o->arg);
         return EXIT_USAGE;

@@ -39,6 +39,12 @@ bad 2 "--task 'seq2seq': expected lm or cls" run --task seq2seq $o
 bad 2 "--checkpoint 'foo': expected none or layers" run --checkpoint foo $o
 bad 2 "unknown option '--bogus'" run --bogus 1 $o
 bad 2 "--steps needs a value" run $o --steps
+# an option that takes a value does not take the next option as it: --out --quiet wrote a file named --quiet
+err=$(here=$PWD; cd "$tmp" && "$here/$bin" run --steps 1 --backend dry --out --quiet 2>&1); rc=$?
+check "run --out --quiet: exit 2, names the option it would have taken, no file named --quiet (got: $err)" \
+    bash -c "[ $rc -eq 2 ] && grep -qF \"run: --out needs a value (FILE.json), got the option '--quiet'\" <<<\"\$1\" && [ ! -e '$tmp/--quiet' ]" _ "$err"
+bad 2 "run: --experiment needs a value (NAME), got the option '--steps'" run --experiment --steps 1 --backend dry --out "$tmp/bad.json"
+bad 2 "report: --figures needs a value (DIR), got the option '--tables'" report x.conf --results "$tmp" --figures --tables "$tmp"
 bad 2 "--data '/nonexistent/corpus.txt': cannot read: No such file or directory" run --data /nonexistent/corpus.txt $o
 bad 2 "--out '/nonexistent-dir/r.json': cannot write" run --steps 1 --backend dry --out /nonexistent-dir/r.json
 bad 2 "--memory-limit 'lots': expected a positive size" run --memory-limit lots $o
