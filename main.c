@@ -656,7 +656,8 @@ static int in_check(const char *what, const char *path, long long limit, char *b
    a regular file (or a symlink's target) is written to a unique temporary beside it (mkstemp: .NAME.XXXXXX)
    and renamed into place after every write, flush, fsync and close succeeded, so a reader never sees half of
    it, concurrent writers never share a temporary, and a failure leaves what was there. "-" is standard
-   output; a device is written in place (never replaced); a FIFO is written in place when a reader has it
+   output, and so is any name of the file standard output is (/dev/stdout, or the file it is redirected to),
+   written there in place; a device is written in place (never replaced); a FIFO is written in place when a reader has it
    open, else refused. a directory, an empty path, a missing parent directory are refused before any work.
    the temporaries of a process are removed when it is stopped by a signal. */
 enum { OUT_FILE = 1, OUT_STDOUT, OUT_DEVICE, OUT_FIFO };
@@ -709,6 +710,16 @@ static void out_split(const char *path, char *dir, char *base) {
     else snprintf(dir, PATH_MAX, "%.*s", (int)(slash - path), path), snprintf(base, PATH_MAX, "%s", slash + 1);
 }
 
+/* 1 where name is this process's standard output: "-", or a name of the file it is (/dev/stdout, /dev/fd/1, a
+   pipe's /proc/self/fd/1, the file it is redirected to): written there in place, never renamed over (the
+   reader holds that file, not the name) */
+static int out_is_stdout(const char *name) {
+    struct stat a, b;
+    if (!name) return 0;
+    if (!strcmp(name, "-")) return 1;
+    return *name && stat(name, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* where name is written and how: 0, or -1 after saying why (what NULL: silently; nothing touched) */
 #define OUT_SAY(...) (what ? fprintf(stderr, __VA_ARGS__) : 0)
 static int out_resolve(const char *what, const char *name, char *path, int *kind) {
@@ -719,7 +730,7 @@ static int out_resolve(const char *what, const char *name, char *path, int *kind
         OUT_SAY("%s: %s: an empty path (give a file name, or - for standard output)\n", prog, what);
         return -1;
     }
-    if (!strcmp(name, "-")) {
+    if (out_is_stdout(name)) {
         *kind = OUT_STDOUT;
         snprintf(path, PATH_MAX, "-");
         return 0;
@@ -1186,8 +1197,8 @@ static int cmd_run(int argc, char **argv) {
             }
         }
     }
-    if (o.out && o.trace && !strcmp(o.out, "-") && !strcmp(o.trace, "-")) {
-        fprintf(stderr, "%s: run: --out - and --trace - would both write to standard output: give one a file\n", prog);
+    if (o.out && o.trace && out_is_stdout(o.out) && out_is_stdout(o.trace)) {
+        fprintf(stderr, "%s: run: --out %s and --trace %s would both write to standard output: give one a file\n", prog, o.out, o.trace);
         return EXIT_USAGE;
     }
     if (o.out && o.trace && out_same(o.out, o.trace)) {

@@ -47,6 +47,17 @@ mkdir adir
 check "--out a directory: exit 2 before any work, saying so" bash -c "[ $rc = 2 ] && grep -qF -- 'is a directory' err"
 "$bin" run $q --out - >stdout.json 2>err; rc=$?
 check "--out -: standard output, no file named '-'" bash -c "[ $rc = 0 ] && [ ! -e ./- ] && grep -q '\"status\": \"ok\"' stdout.json"
+# a name of standard output itself (/dev/stdout, /dev/fd/1, the file it is redirected to) is standard output:
+# written there in place (a pipe has no name to rename onto, a file appended to keeps what it held)
+n=$("$bin" run $q --out /dev/stdout 2>err | grep -c '"status": "ok"')
+check "--out /dev/stdout into a pipe: the result comes through it ($(head -c 100 err))" test "$n" = 1
+echo before >appended.txt
+"$bin" run $q --out /dev/stdout >>appended.txt 2>err; rc=$?
+check "--out /dev/stdout appended to a file: what the file held stays, the result follows it" bash -c "[ $rc = 0 ] && [ \"\$(head -1 appended.txt)\" = before ] && grep -q '\"status\": \"ok\"' appended.txt"
+"$bin" run $q --out /dev/stdout --trace - 2>err | cat >both.out; rc=${PIPESTATUS[0]}
+check "--out /dev/stdout --trace -: refused, both would write to standard output, nothing written" bash -c "[ $rc = 2 ] && [ ! -s both.out ] && grep -qF -- '--out /dev/stdout and --trace - would both write to standard output' err"
+"$bin" run $q --out - --trace redirected.json >redirected.json 2>err; rc=$?
+check "--out - --trace F with standard output redirected to F: refused" bash -c "[ $rc = 2 ] && grep -qF -- 'would both write to standard output' err"
 "$bin" run $q --out same.json --trace ./same.json 2>err; rc=$?
 check "--out f --trace f: refused, nothing written" bash -c "[ $rc = 2 ] && grep -qF -- 'are the same file' err && [ ! -e same.json ]"
 cp t.json data.txt
