@@ -35,12 +35,15 @@
 /* exit codes: scripts and sweeps rely on them */
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_OOM = 3 };
 
+static const char *const prog_name = "dpprof";
+/* what starts every message: the program's name, or a sweep's file and configuration while it checks that
+   configuration's options (sweep_check_options) */
 static const char *prog = "dpprof";
 
 static int usage_error(const char *fmt, const char *a, const char *b) {
     fprintf(stderr, "%s: ", prog);
     fprintf(stderr, fmt, a, b);
-    fprintf(stderr, "\n(see '%s --help')\n", prog);
+    fprintf(stderr, "\n(see '%s --help')\n", prog_name);
     return EXIT_USAGE;
 }
 
@@ -120,12 +123,12 @@ static int cli_next(const char *cmd, const cli_opt *t, size_t n, int argc, char 
     }
     eq = strchr(a, '=');
     if ((size_t)(eq ? eq - a : (ptrdiff_t)strlen(a)) >= cap) {
-        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, a, prog, cmd);
+        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, a, prog_name, cmd);
         return EXIT_USAGE;
     }
     snprintf(name, cap, "%.*s", (int)(eq ? eq - a : (ptrdiff_t)strlen(a)), a);
     if (!(o = cli_find(t, n, name))) {
-        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, name, prog, cmd);
+        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, name, prog_name, cmd);
         return EXIT_USAGE;
     }
     if (!o->arg) {
@@ -1796,7 +1799,7 @@ static void help_sweep(void) {
            "  dpprof run <base> <axis options> [--backend NAME] --experiment NAME --out DIR/ID.json --quiet\n"
            "with the process's stdout and stderr in DIR/logs/ID.log, then writes DIR/summary.csv.\n\n"
            "options:\n"
-           "  --out-dir DIR       results directory (created if missing; its parent must exist)\n"
+           "  --out-dir DIR       results directory (created, with its parents, if missing)\n"
            "  --jobs J            run up to J configurations at once (default 1)\n"
            "  --dry-run           print the command lines and exit; nothing is written\n"
            "  --only TEXT         only the configurations whose id contains TEXT\n"
@@ -1946,6 +1949,7 @@ static const char *sweep_reserved(const char *tok) {
     if (!strcmp(tok, "--out") || !strcmp(tok, "--experiment") || !strcmp(tok, "--quiet"))
         return "is set by the sweep (--experiment NAME --out DIR/ID.json --quiet): remove it";
     if (!strcmp(tok, "--help") || !strcmp(tok, "-h")) return "would print help instead of running";
+    if (!strcmp(tok, "--")) return "would end run's options (the sweep's own after it would be arguments): remove it";
     return NULL;
 }
 
@@ -2634,6 +2638,34 @@ static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
     return k ? EXIT_ERROR : EXIT_OK;
 }
 
+/* every configuration's options as run parses them, before anything runs or is written (a bad option in base
+   or an axis value was an error result of every run it is in): 0, or the exit code after run's message,
+   which names the file and the configuration */
+static int sweep_check_options(const sweep_spec *sp, const char *dir) {
+    const char *saved = prog;
+    char ctx[1024];
+    long long c;
+    int rc = EXIT_OK;
+    for (c = 0; c < sp->nconf && rc == EXIT_OK; c++) {
+        char *json = sweep_path(dir, "", sp->id[c], ".json");
+        char **args = json ? sweep_argv(sp, c, prog_name, json) : NULL;
+        run_opts o;
+        int n = 0;
+        if (!args) {
+            free(json);
+            return sweep_oom();
+        }
+        while (args[n]) n++;
+        snprintf(ctx, sizeof ctx, "%s: sweep: %s: configuration %s", saved, sp->file, sp->id[c]);
+        prog = ctx;
+        rc = parse_run(n - 2, args + 2, &o);
+        prog = saved;
+        free(args);
+        free(json);
+    }
+    return rc;
+}
+
 static int cmd_sweep(int argc, char **argv) {
     sweep_spec sp;
     sweep_run r;
@@ -2642,7 +2674,6 @@ static int cmd_sweep(int argc, char **argv) {
     char exe[4096], *dir = NULL;
     long long *sel = NULL, *pend = NULL, c, npend = 0, next = 0;
     int i, rc, dry = 0, nrun = 0, ended = 0;
-    struct stat stt;
     struct sigaction sa, old_int, old_term, old_chld;
     sigset_t block, waitmask;
 
@@ -2692,6 +2723,7 @@ static int cmd_sweep(int argc, char **argv) {
         else snprintf(exe, sizeof exe, "%s", r.argv0);
         r.exe = exe;
     }
+    if ((rc = sweep_check_options(&sp, dir)) != EXIT_OK) goto done;
     if (!(sel = (long long *)malloc((size_t)sp.nconf * sizeof *sel)) || !(pend = (long long *)malloc((size_t)sp.nconf * sizeof *pend))) { rc = sweep_oom(); goto done; }
     for (c = 0; c < sp.nconf; c++)
         if (!only || strstr(sp.id[c], only)) sel[r.nsel++] = c;
@@ -2700,7 +2732,11 @@ static int cmd_sweep(int argc, char **argv) {
         rc = EXIT_USAGE;
         goto done;
     }
-    if (dry) {
+    if (dry) { /* what the sweep would do, checked as it would be: the directory too */
+        if (dir_make("sweep: --out-dir", dir, 0)) {
+            rc = EXIT_USAGE;
+            goto done;
+        }
         for (c = 0; c < r.nsel; c++) {
             char *json = sweep_path(dir, "", sp.id[sel[c]], ".json");
             char **args = json ? sweep_argv(&sp, sel[c], exe, json) : NULL;
@@ -2715,14 +2751,9 @@ static int cmd_sweep(int argc, char **argv) {
     /* the output directory and its logs/ */
     {
         char *logs = sweep_path(dir, "", "logs", "");
-        const char *bad = NULL;
-        int err = 0;
+        int bad;
         if (!logs) { rc = sweep_oom(); goto done; }
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST) { bad = dir; err = errno; }
-        else if (stat(dir, &stt) != 0 || !S_ISDIR(stt.st_mode)) { bad = dir; err = ENOTDIR; }
-        else if (mkdir(logs, 0777) != 0 && errno != EEXIST) { bad = logs; err = errno; }
-        else if (stat(logs, &stt) != 0 || !S_ISDIR(stt.st_mode)) { bad = logs; err = ENOTDIR; }
-        if (bad) fprintf(stderr, "%s: sweep: --out-dir: cannot create the directory '%s': %s\n", prog, bad, strerror(err));
+        bad = dir_make("sweep: --out-dir", dir, 1) || dir_make("sweep: --out-dir", logs, 1);
         free(logs);
         if (bad) { rc = EXIT_USAGE; goto done; }
     }
