@@ -1117,6 +1117,40 @@ static int mpi_agree(int ok) {
     return ok;
 }
 
+/* byte counts are 64-bit: a dry run without a memory limit whose live bytes pass 2^63 stops mid-run (in the
+   accountant). a step of one physical batch on the dry backend with a limit of 2^62 bytes says before the
+   run: one that stops there needs more than 2^62 bytes at once, and one that does not is 2^62 bytes from the
+   overflow (what the probe leaves out, --data's bytes, the other physical batches' inputs, a later step's,
+   is far less). 1 after saying so, else 0 */
+#define RUN_MAX_BYTES ((int64_t)1 << 62)
+static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved) {
+    dpprof_config probe = *cfg;
+    dpprof_session *d = NULL;
+    long long more, live;
+    char cat[64], mod[64];
+    int rc;
+    probe.backend = DPPROF_BACKEND_DRY;
+    probe.memory_limit = RUN_MAX_BYTES;
+    probe.steps = 1;
+    probe.warmup = 0;
+    probe.physical_batch = resolved->physical_batch; /* the peak of a step is one physical batch's */
+    probe.batch = resolved->physical_batch * resolved->ranks;
+    probe.no_timeline = 1;
+    probe.trace_ops = probe.op_times = probe.dram = 0;
+    probe.data_path = NULL;
+    rc = dpprof_session_create(&probe, &d);
+    if (rc == DPPROF_OK) rc = dpprof_session_step(d);
+    /* out of the probe's budget, not of host memory for the profiler's tables; any other error is the run's to say */
+    rc = rc == DPPROF_ERR_OOM && !(d && dpprof_session_prof(d)->failed);
+    if (rc && sscanf(dpprof_last_error(), "out of memory: %lld more bytes (%63[^,], %63[^)]) would bring live memory to %lld", &more, cat, mod, &live) == 4)
+        fprintf(stderr, "%s: run: this configuration needs more than 2^62 bytes (%lld) at once: in its dry model %lld more bytes (%s, %s) would bring live memory to %lld bytes. "
+                        "dpprof counts bytes in 64 bits: give a smaller model, batch or sequence\n", prog, (long long)RUN_MAX_BYTES, more, cat, mod, live);
+    else if (rc) fprintf(stderr, "%s: run: this configuration needs more than 2^62 bytes (%lld) at once (its dry model: %s). dpprof counts bytes in 64 bits: give a smaller model, batch or sequence\n",
+                         prog, (long long)RUN_MAX_BYTES, dpprof_last_error());
+    dpprof_session_destroy(d);
+    return rc;
+}
+
 static int cmd_run(int argc, char **argv) {
     run_opts o;
     dpprof_config resolved;
@@ -1218,6 +1252,7 @@ static int cmd_run(int argc, char **argv) {
                     return EXIT_USAGE;
                 }
     }
+    if (resolved.backend == DPPROF_BACKEND_DRY && !o.cfg.memory_limit && run_too_big(&o.cfg, &resolved)) return EXIT_USAGE;
     if (o.out && out_open(&out, o.out, "--out")) return EXIT_USAGE;
     if (o.trace && out_open(&trace, o.trace, "--trace")) {
         out_abort(&out);

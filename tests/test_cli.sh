@@ -68,9 +68,15 @@ bad 2 "--batch '2147483647': expected an integer in [1, 16777216]" run --batch 2
 bad 2 "--classes '99999999999': expected an integer in [2, 16777216]" run --task cls --classes 99999999999 $o
 bad 2 "--classes '1': expected an integer in [2, 16777216]" run --task cls --classes 1 $o
 bad 2 "head size hidden/heads = 4194304 exceeds 256" run --hidden 16777216 --layers 4096 --out "$tmp/bad.json" --steps 1 --backend cpu
-# a model of 2^62 elements: on dry its bytes overflow the accountant (bad input, no file); on cpu it
+# a model of 2^62 elements: on dry its bytes pass what 64-bit counts hold (bad input, no file); on cpu it
 # is over the memory limit (MemAvailable by default): an oom result, never a crash
-bad 2 "dpprof_track_alloc: 1125899906842624 bytes overflow the live total" run --hidden 16777216 --heads 65536 --layers 4096 $o
+bad 2 "run: this configuration needs more than 2^62 bytes (4611686018427387904) at once: in its dry model 1125899906842624 more bytes (model_parameters, attention)" \
+    run --hidden 16777216 --heads 65536 --layers 4096 $o
+# a model whose parameters fit but whose step does not (persample's per-sample gradients, vanilla's activations):
+# refused before the run as well, not an error result from the middle of it
+bad 2 "run: this configuration needs more than 2^62 bytes (4611686018427387904) at once: in its dry model 288230376151711744 more bytes (per_sample_gradients, mlp)" \
+    run --algo persample --vocab 16777216 --hidden 65536 --layers 4096 --heads 512 --ffn 16777216 --seq 1 --batch 65536 $o
+bad 2 "in its dry model 144114088564228096 more bytes (activations, mlp)" run --ffn 16777216 --layers 64 --seq 16384 --batch 131071 --hidden 256 --heads 4 $o
 bad 3 "run: out of memory: 1125899906842624 more bytes (model_parameters, attention) would bring live memory to" \
     run --hidden 16777216 --heads 65536 --layers 4096 --steps 1 --backend cpu --quiet --out "$tmp/huge.json"
 check "a model past the memory limit: its json says oom" grep -q '"status": "oom"' "$tmp/huge.json"
