@@ -6,6 +6,7 @@
 #define DPPROF_TOOLS
 #include "dpprof.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -242,7 +243,8 @@ static int parse_ll(const char *opt, const char *s, long long lo, long long hi, 
     char range[96];
     errno = 0;
     v = strtoll(s, &end, 10);
-    if (!*s || *end || errno == ERANGE || v < lo || v > hi) {
+    /* strtoll skips leading white space and takes a '+': the value is the digits alone (or '-' and digits) */
+    if (!*s || isspace((unsigned char)*s) || *s == '+' || *end || errno == ERANGE || v < lo || v > hi) {
         snprintf(range, sizeof range, "an integer in [%lld, %lld]", lo, hi);
         fprintf(stderr, "%s: %s '%s': expected %s\n", prog, opt, s, range);
         return -1;
@@ -263,7 +265,7 @@ static int parse_dbl(const char *opt, const char *s, double lo, double hi, int o
     double v;
     errno = 0;
     v = strtod(s, &end);
-    if (!*s || *end || errno == ERANGE || v != v || v < lo || v > hi || (open_lo && v == lo)) {
+    if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || v != v || v < lo || v > hi || (open_lo && v == lo)) {
         fprintf(stderr, "%s: %s '%s': expected a number in %s%g, %g]\n", prog, opt, s, open_lo ? "(" : "[", lo, hi);
         return -1;
     }
@@ -286,7 +288,7 @@ static int parse_size(const char *opt, const char *s, long long *out) {
     v = strtod(s, &end);
     for (k = 0; end != s && k < sizeof sfx / sizeof sfx[0]; k++)
         if (!strcmp(end, sfx[k].sfx)) mul = sfx[k].mul;
-    if (!*s || mul < 0 || errno == ERANGE || !(v > 0) || v * mul > 9.0e18 || v * mul < 1) {
+    if (!*s || isspace((unsigned char)*s) || mul < 0 || errno == ERANGE || !(v > 0) || v * mul > 9.0e18 || v * mul < 1) {
         fprintf(stderr, "%s: %s '%s': expected a positive size in bytes, optionally with K, M, G, T or KiB, MiB, GiB, TiB\n"
                         "(powers of 1024) or KB, MB, GB, TB (powers of 1000)\n", prog, opt, s);
         return -1;
@@ -496,29 +498,23 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         if (!strcmp(a, "--help")) { help_run(); exit(EXIT_OK); }
         if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
         if (!strcmp(a, "--poisson")) { c->poisson = 1; continue; }
-        if (!strcmp(a, "--tied") || !strcmp(a, "--untied")) {
-            const int want = a[2] == 't' ? 1 : -1;
-            if (c->tie_embeddings == -want) return usage_error("run: --tied and --untied contradict each other (%s came second)%s", a, "");
-            c->tie_embeddings = want;
-            continue;
-        }
         if (!strcmp(a, "--dram")) { if (!c->dram) c->dram = 1; continue; }
         if (!strcmp(a, "--dram-ops")) { c->dram = 2; continue; }
         if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
-        if (!strcmp(a, "--wgmma")) { c->wgmma = 1; continue; }
-        if (!strcmp(a, "--no-wgmma")) { c->wgmma = -1; continue; }
-        /* each pair forces one of two kernels: both at once is a contradiction, not a last-one-wins */
-        if (!strcmp(a, "--fused-clipgrad") || !strcmp(a, "--cublas-clipgrad")) {
-            const int want = a[2] == 'f' ? 1 : -1;
-            if (c->fused_clipgrad == -want) return usage_error("run: --fused-clipgrad and --cublas-clipgrad contradict each other (%s came second)%s", a, "");
-            c->fused_clipgrad = want;
-            continue;
-        }
-        if (!strcmp(a, "--fused-noise") || !strcmp(a, "--separate-noise")) {
-            const int want = a[2] == 'f' ? 1 : -1;
-            if (c->fused_noise == -want) return usage_error("run: --fused-noise and --separate-noise contradict each other (%s came second)%s", a, "");
-            c->fused_noise = want;
-            continue;
+        {   /* each pair is one of two choices (the head; a kernel): both at once is a contradiction, not a last-one-wins */
+            static const char *const pair[][2] = {{"--tied", "--untied"}, {"--wgmma", "--no-wgmma"}, {"--fused-clipgrad", "--cublas-clipgrad"}, {"--fused-noise", "--separate-noise"}};
+            int *const field[] = {&c->tie_embeddings, &c->wgmma, &c->fused_clipgrad, &c->fused_noise};
+            int p, want;
+            for (p = 0; p < 4 && strcmp(a, pair[p][0]) && strcmp(a, pair[p][1]); p++) {}
+            if (p < 4) {
+                want = strcmp(a, pair[p][0]) ? -1 : 1;
+                if (*field[p] == -want) {
+                    fprintf(stderr, "%s: run: %s and %s contradict each other (%s came second)\n(see '%s --help')\n", prog, pair[p][0], pair[p][1], a, prog_name);
+                    return EXIT_USAGE;
+                }
+                *field[p] = want;
+                continue;
+            }
         }
 #define INTOPT(name, field, lo, hi) else if (!strcmp(a, name)) { if (parse_int(a, v, lo, hi, &c->field)) return EXIT_USAGE; }
 #define DBLOPT(name, field, lo, hi, open) else if (!strcmp(a, name)) { if (parse_dbl(a, v, lo, hi, open, &c->field)) return EXIT_USAGE; }
@@ -551,7 +547,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
             char *end;
             errno = 0;
             c->delta = strtod(v, &end);
-            if (!*v || *end || errno == ERANGE || !(c->delta > 0 && c->delta < 1)) {
+            if (!*v || isspace((unsigned char)*v) || *end || errno == ERANGE || !(c->delta > 0 && c->delta < 1)) {
                 fprintf(stderr, "%s: --delta '%s': expected a number in (0, 1)\n", prog, v);
                 return EXIT_USAGE;
             }
@@ -576,7 +572,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
             char *end;
             errno = 0;
             c->seed = strtoull(v, &end, 10);
-            if (!*v || *end || errno == ERANGE || *v == '-') return usage_error("run: --seed '%s': expected an integer in [0, 2^64)%s", v, "");
+            if (*v < '0' || *v > '9' || *end || errno == ERANGE) return usage_error("run: --seed '%s': expected an integer in [0, 2^64)%s", v, ""); /* strtoull takes " -1" as 2^64 - 1 */
         }
         else if (!strcmp(a, "--task")) {
             if (!strcmp(v, "lm")) c->task = DPPROF_TASK_LM;

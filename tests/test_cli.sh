@@ -97,6 +97,13 @@ bad 2 "--physical-batch '0': expected an integer in [1, 16777216]" run --physica
 bad 2 "--steps '0': expected an integer in [1, 100000000]" run --steps 0 --out "$tmp/bad.json" --backend dry
 bad 2 "--warmup '-1': expected an integer in [0, 100000000]" run --warmup -1 $o
 bad 2 "--seed '-1': expected an integer in [0, 2^64)" run --seed -1 $o
+# strto* skip leading white space and take a sign: " -1" was the seed 2^64 - 1, " 5" the sequence 5
+bad 2 "--seed ' -1': expected an integer in [0, 2^64)" run --seed " -1" $o
+bad 2 "--seq ' 5': expected an integer in [1, 16777216]" run --seq " 5" $o
+bad 2 "--seq '+5': expected an integer in [1, 16777216]" run --seq +5 $o
+bad 2 "--lr ' 0.1': expected a number in (0, 1e+06]" run --lr " 0.1" $o
+bad 2 "--memory-limit ' 1G': expected a positive size in bytes" run --memory-limit " 1G" $o
+bad 2 "run: --wgmma and --no-wgmma contradict each other (--no-wgmma came second)" run --wgmma --no-wgmma $o
 bad 2 "--memory-limit '0': expected a positive size in bytes" run --memory-limit 0 $o
 bad 2 "--timeline 'some': expected full or none" run --timeline some $o
 # --data that is not a text file of samples
