@@ -378,11 +378,43 @@ static long long hf_int(const char *path, const dpprof_json *root, const char *k
     return x;
 }
 
-/* a boolean key that must be false (or absent) for dpprof's model: 0 ok, else the exit code */
+/* a value as the file gives it, for a message: "text", a number, true, false, null, an array or an object */
+static const char *hf_show(const dpprof_json *v, char *buf, size_t cap) {
+    const char *str = dpprof_json_string(v);
+    double d;
+    if (str) snprintf(buf, cap, "\"%.60s%s\"", str, strlen(str) > 60 ? "..." : "");
+    else if (dpprof_json_number(v, &d) == DPPROF_OK) snprintf(buf, cap, "%.17g", d);
+    else {
+        const dpprof_json_type k = dpprof_json_kind(v);
+        snprintf(buf, cap, "%s", k == DPPROF_JSON_TRUE ? "true" : k == DPPROF_JSON_FALSE ? "false" : k == DPPROF_JSON_NULL ? "null" : k == DPPROF_JSON_ARRAY ? "an array" : "an object");
+    }
+    return buf;
+}
+
+/* a boolean key that must be false (or absent) for dpprof's model: 0 ok, else the exit code. a string or a
+   number is no boolean ("false" and 0 are not false to transformers' json either) */
 static int hf_false(const char *path, const dpprof_json *root, const char *key, const char *why) {
     const dpprof_json *v = dpprof_json_get(root, key);
+    char shown[96];
     if (!v || dpprof_json_kind(v) == DPPROF_JSON_FALSE || dpprof_json_kind(v) == DPPROF_JSON_NULL) return 0;
-    return hf_fail(path, "\"%s\" = true: %s", key, why);
+    if (dpprof_json_kind(v) == DPPROF_JSON_TRUE) return hf_fail(path, "\"%s\" = true: %s", key, why);
+    return hf_fail(path, "\"%s\" is not a boolean (%s): expected true or false", key, hf_show(v, shown, sizeof shown));
+}
+
+/* an optional number in (0, hi] (hi_open: (0, hi)) under key: 0 (*out kept where absent or null), else the exit code */
+static int hf_real(const char *path, const dpprof_json *root, const char *key, double hi, int hi_open, double *out) {
+    const dpprof_json *v = dpprof_json_get(root, key);
+    char shown[96], what[160];
+    double d;
+    if (!v || dpprof_json_kind(v) == DPPROF_JSON_NULL) return 0;
+    hf_show(v, shown, sizeof shown);
+    if (dpprof_json_number(v, &d) != DPPROF_OK) snprintf(what, sizeof what, "is not a number (%s): expected a number in (0, %g%s", shown, hi, hi_open ? ")" : "]");
+    else if (!(d > 0 && (hi_open ? d < hi : d <= hi))) snprintf(what, sizeof what, "is out of range (%s): expected a number in (0, %g%s", shown, hi, hi_open ? ")" : "]");
+    else {
+        *out = d;
+        return 0;
+    }
+    return hf_fail(path, "\"%s\" %s", key, what);
 }
 
 static int hf_config_load(const char *path, run_opts *o) {
@@ -448,16 +480,13 @@ static int hf_config_load(const char *path, run_opts *o) {
         hf_fail(path, "\"%s\" = %s", "num_key_value_heads", what);
         goto done;
     }
-    if ((v = dpprof_json_get(root, "rope_theta")) && dpprof_json_kind(v) != DPPROF_JSON_NULL && (dpprof_json_number(v, &theta) != DPPROF_OK || !(theta > 0 && theta <= 1e12))) {
-        hf_fail(path, "\"%s\" %s: expected a number in (0, 1e12]", "rope_theta", "is out of range");
-        goto done;
-    }
-    if ((v = dpprof_json_get(root, "rms_norm_eps")) && dpprof_json_kind(v) != DPPROF_JSON_NULL && (dpprof_json_number(v, &eps) != DPPROF_OK || !(eps > 0 && eps < 1))) {
-        hf_fail(path, "\"%s\" %s: expected a number in (0, 1)", "rms_norm_eps", "is out of range");
-        goto done;
-    }
+    if (hf_real(path, root, "rope_theta", 1e12, 0, &theta) || hf_real(path, root, "rms_norm_eps", 1, 1, &eps)) goto done;
     if ((v = dpprof_json_get(root, "tie_word_embeddings")) && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
-        if (dpprof_json_kind(v) != DPPROF_JSON_TRUE && dpprof_json_kind(v) != DPPROF_JSON_FALSE) { hf_fail(path, "\"%s\" is not a boolean%s", "tie_word_embeddings", ""); goto done; }
+        char shown[96];
+        if (dpprof_json_kind(v) != DPPROF_JSON_TRUE && dpprof_json_kind(v) != DPPROF_JSON_FALSE) {
+            hf_fail(path, "\"%s\" is not a boolean (%s): expected true or false", "tie_word_embeddings", hf_show(v, shown, sizeof shown));
+            goto done;
+        }
         tied = dpprof_json_kind(v) == DPPROF_JSON_TRUE;
     }
     /* an option given on the command line wins over the file */

@@ -278,8 +278,12 @@ hfbad '"num_hidden_layers" is not a number (a string)' 'd["num_hidden_layers"]="
 hfbad '"vocab_size" = -5: expected an integer' 'd["vocab_size"]=-5'
 hfbad '"hidden_size" = 577 is not a multiple of num_attention_heads = 9, and no head_dim is given' 'd["hidden_size"]=577; del d["head_dim"]'
 hfbad '"num_key_value_heads" = 4 does not divide num_attention_heads = 9' 'd["num_key_value_heads"]=4'
-hfbad '"tie_word_embeddings" is not a boolean' 'd["tie_word_embeddings"]="yes"'
-hfbad '"rms_norm_eps" is out of range' 'd["rms_norm_eps"]=0'
+hfbad '"tie_word_embeddings" is not a boolean ("yes"): expected true or false' 'd["tie_word_embeddings"]="yes"'
+hfbad '"rms_norm_eps" is out of range (0): expected a number in (0, 1)' 'd["rms_norm_eps"]=0'
+# a boolean given as a string or a number is not read as true: the message says what the file holds
+hfbad '"mlp_bias" is not a boolean ("false"): expected true or false' 'd["mlp_bias"]="false"'
+hfbad '"attention_bias" is not a boolean (1): expected true or false' 'd["attention_bias"]=1'
+hfbad '"rope_theta" is not a number ("abc"): expected a number in (0, 1e+12]' 'd["rope_theta"]="abc"'
 printf '{"model_type": "llama", "vocab_size": 10,' >"$tmp/hfbad.json"
 bad 2 "hfbad.json: line 1, column" run --hf-config "$tmp/hfbad.json" $o
 bad 2 "--hf-config $tmp: is a directory" run --hf-config "$tmp" $o
