@@ -5107,12 +5107,25 @@ static int cmd_devices(void) {
     return EXIT_OK;
 }
 
+/* a command that takes no arguments (presets, devices, version): 1 where argv has none past it, else -1 after
+   printing its usage (--help, -h: exit 0) or saying what is extra (exit 2); *rc is the exit code */
+static int no_args(int argc, char **argv, const char *what, int *rc) {
+    if (argc < 3) return 1;
+    if (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
+        printf("usage: %s %s (no options)\n\n%s\n", prog_name, argv[1], what);
+        *rc = EXIT_OK;
+    } else *rc = usage_error(strncmp(argv[2], "--", 2) ? "%s: unexpected argument '%s' (it takes none)" : "%s: unknown option '%s' (it takes none)", argv[1], argv[2]);
+    return -1;
+}
+
 static int dispatch(int argc, char **argv) {
+    int rc = EXIT_OK;
     if (argc < 2) {
         help_main();
         return EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { help_main(); return EXIT_OK; }
+    if ((!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) && no_args(argc, argv, "prints the version, its commit and what the build has: CUDA, NCCL, MPI", &rc) < 0) return rc;
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 #ifdef DPPROF_MPI
         const char *mpi = "MPI";
@@ -5124,8 +5137,8 @@ static int dispatch(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(argv[1], "plot")) return cmd_plot(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "presets")) return cmd_presets();
-    if (!strcmp(argv[1], "devices")) return cmd_devices();
+    if (!strcmp(argv[1], "presets")) return no_args(argc, argv, "lists the model presets and their shapes", &rc) < 0 ? rc : cmd_presets();
+    if (!strcmp(argv[1], "devices")) return no_args(argc, argv, "lists the GPUs the cuda backend sees, with their peaks (exit 1 when none)", &rc) < 0 ? rc : cmd_devices();
     if (!strcmp(argv[1], "attnbench")) return cmd_attnbench(argc - 2, argv + 2);
     if (!strcmp(argv[1], "epsilon")) return cmd_epsilon(argc - 2, argv + 2);
     if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc, argv); /* the whole argv: argv[0] is the fallback binary */

@@ -104,6 +104,13 @@ bad 2 "--seq '+5': expected an integer in [1, 16777216]" run --seq +5 $o
 bad 2 "--lr ' 0.1': expected a number in (0, 1e+06]" run --lr " 0.1" $o
 bad 2 "--memory-limit ' 1G': expected a positive size in bytes" run --memory-limit " 1G" $o
 bad 2 "run: --wgmma and --no-wgmma contradict each other (--no-wgmma came second)" run --wgmma --no-wgmma $o
+# the commands that take no arguments refuse any
+bad 2 "presets: unexpected argument 'extra' (it takes none)" presets extra
+bad 2 "presets: unknown option '--bogus' (it takes none)" presets --bogus
+bad 2 "version: unexpected argument 'extra' (it takes none)" version extra
+bad 2 "devices: unknown option '--bogus' (it takes none)" devices --bogus
+"$bin" presets --help >"$tmp/ph.txt"; rc=$?
+check "presets --help: its usage, exit 0" bash -c "[ $rc -eq 0 ] && grep -q '^usage: dpprof presets' '$tmp/ph.txt'"
 bad 2 "--memory-limit '0': expected a positive size in bytes" run --memory-limit 0 $o
 bad 2 "--timeline 'some': expected full or none" run --timeline some $o
 # --data that is not a text file of samples
