@@ -6,6 +6,7 @@
 #define DPPROF_TOOLS
 #include "dpprof.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -35,12 +36,15 @@
 /* exit codes: scripts and sweeps rely on them */
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_OOM = 3 };
 
+static const char *const prog_name = "dpprof";
+/* what starts every message: the program's name, or a sweep's file and configuration while it checks that
+   configuration's options (sweep_check_options) */
 static const char *prog = "dpprof";
 
 static int usage_error(const char *fmt, const char *a, const char *b) {
     fprintf(stderr, "%s: ", prog);
     fprintf(stderr, fmt, a, b);
-    fprintf(stderr, "\n(see '%s --help')\n", prog);
+    fprintf(stderr, "\n(see '%s --help')\n", prog_name);
     return EXIT_USAGE;
 }
 
@@ -102,7 +106,8 @@ static void cli_help(FILE *f, const cli_opt *t, size_t n) {
 }
 
 /* the next option of argv[*i]: its name (without "=value") in name, its value (the part after '=', or the
-   next argument for an option that takes one) in *val. "--" ends the options: what follows is an argument.
+   next argument for an option that takes one, unless that starts with "--": an option forgot its value) in
+   *val. "--" ends the options: what follows is an argument.
    returns 1 for an option, 0 for an argument (*val is it), or EXIT_USAGE after saying why */
 static int cli_next(const char *cmd, const cli_opt *t, size_t n, int argc, char **argv, int *i, int *ended, char *name, size_t cap, const char **val) {
     const char *a = argv[*i], *eq;
@@ -119,12 +124,12 @@ static int cli_next(const char *cmd, const cli_opt *t, size_t n, int argc, char 
     }
     eq = strchr(a, '=');
     if ((size_t)(eq ? eq - a : (ptrdiff_t)strlen(a)) >= cap) {
-        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, a, prog, cmd);
+        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, a, prog_name, cmd);
         return EXIT_USAGE;
     }
     snprintf(name, cap, "%.*s", (int)(eq ? eq - a : (ptrdiff_t)strlen(a)), a);
     if (!(o = cli_find(t, n, name))) {
-        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, name, prog, cmd);
+        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, name, prog_name, cmd);
         return EXIT_USAGE;
     }
     if (!o->arg) {
@@ -135,7 +140,10 @@ static int cli_next(const char *cmd, const cli_opt *t, size_t n, int argc, char 
         return 1;
     }
     if (eq) *val = eq + 1;
-    else if (*i + 1 < argc) *val = argv[++*i];
+    else if (*i + 1 < argc && !strncmp(argv[*i + 1], "--", 2)) { /* the next option, not a value: --out --quiet wrote a file named --quiet */
+        fprintf(stderr, "%s: %s: %s needs a value (%s), got the option '%s' (a value that starts with '--' is written %s=VALUE)\n", prog, cmd, name, o->arg, argv[*i + 1], name);
+        return EXIT_USAGE;
+    } else if (*i + 1 < argc) *val = argv[++*i];
     else {
         fprintf(stderr, "%s: %s: %s needs a value (%s)\n", prog, cmd, name, o->arg);
         return EXIT_USAGE;
@@ -237,7 +245,8 @@ static int parse_ll(const char *opt, const char *s, long long lo, long long hi, 
     char range[96];
     errno = 0;
     v = strtoll(s, &end, 10);
-    if (!*s || *end || errno == ERANGE || v < lo || v > hi) {
+    /* strtoll skips leading white space and takes a '+': the value is the digits alone (or '-' and digits) */
+    if (!*s || isspace((unsigned char)*s) || *s == '+' || *end || errno == ERANGE || v < lo || v > hi) {
         snprintf(range, sizeof range, "an integer in [%lld, %lld]", lo, hi);
         fprintf(stderr, "%s: %s '%s': expected %s\n", prog, opt, s, range);
         return -1;
@@ -258,7 +267,7 @@ static int parse_dbl(const char *opt, const char *s, double lo, double hi, int o
     double v;
     errno = 0;
     v = strtod(s, &end);
-    if (!*s || *end || errno == ERANGE || v != v || v < lo || v > hi || (open_lo && v == lo)) {
+    if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || v != v || v < lo || v > hi || (open_lo && v == lo)) {
         fprintf(stderr, "%s: %s '%s': expected a number in %s%g, %g]\n", prog, opt, s, open_lo ? "(" : "[", lo, hi);
         return -1;
     }
@@ -281,7 +290,7 @@ static int parse_size(const char *opt, const char *s, long long *out) {
     v = strtod(s, &end);
     for (k = 0; end != s && k < sizeof sfx / sizeof sfx[0]; k++)
         if (!strcmp(end, sfx[k].sfx)) mul = sfx[k].mul;
-    if (!*s || mul < 0 || errno == ERANGE || !(v > 0) || v * mul > 9.0e18 || v * mul < 1) {
+    if (!*s || isspace((unsigned char)*s) || mul < 0 || errno == ERANGE || !(v > 0) || v * mul > 9.0e18 || v * mul < 1) {
         fprintf(stderr, "%s: %s '%s': expected a positive size in bytes, optionally with K, M, G, T or KiB, MiB, GiB, TiB\n"
                         "(powers of 1024) or KB, MB, GB, TB (powers of 1000)\n", prog, opt, s);
         return -1;
@@ -371,11 +380,43 @@ static long long hf_int(const char *path, const dpprof_json *root, const char *k
     return x;
 }
 
-/* a boolean key that must be false (or absent) for dpprof's model: 0 ok, else the exit code */
+/* a value as the file gives it, for a message: "text", a number, true, false, null, an array or an object */
+static const char *hf_show(const dpprof_json *v, char *buf, size_t cap) {
+    const char *str = dpprof_json_string(v);
+    double d;
+    if (str) snprintf(buf, cap, "\"%.60s%s\"", str, strlen(str) > 60 ? "..." : "");
+    else if (dpprof_json_number(v, &d) == DPPROF_OK) snprintf(buf, cap, "%.17g", d);
+    else {
+        const dpprof_json_type k = dpprof_json_kind(v);
+        snprintf(buf, cap, "%s", k == DPPROF_JSON_TRUE ? "true" : k == DPPROF_JSON_FALSE ? "false" : k == DPPROF_JSON_NULL ? "null" : k == DPPROF_JSON_ARRAY ? "an array" : "an object");
+    }
+    return buf;
+}
+
+/* a boolean key that must be false (or absent) for dpprof's model: 0 ok, else the exit code. a string or a
+   number is no boolean ("false" and 0 are not false to transformers' json either) */
 static int hf_false(const char *path, const dpprof_json *root, const char *key, const char *why) {
     const dpprof_json *v = dpprof_json_get(root, key);
+    char shown[96];
     if (!v || dpprof_json_kind(v) == DPPROF_JSON_FALSE || dpprof_json_kind(v) == DPPROF_JSON_NULL) return 0;
-    return hf_fail(path, "\"%s\" = true: %s", key, why);
+    if (dpprof_json_kind(v) == DPPROF_JSON_TRUE) return hf_fail(path, "\"%s\" = true: %s", key, why);
+    return hf_fail(path, "\"%s\" is not a boolean (%s): expected true or false", key, hf_show(v, shown, sizeof shown));
+}
+
+/* an optional number in (0, hi] (hi_open: (0, hi)) under key: 0 (*out kept where absent or null), else the exit code */
+static int hf_real(const char *path, const dpprof_json *root, const char *key, double hi, int hi_open, double *out) {
+    const dpprof_json *v = dpprof_json_get(root, key);
+    char shown[96], what[160];
+    double d;
+    if (!v || dpprof_json_kind(v) == DPPROF_JSON_NULL) return 0;
+    hf_show(v, shown, sizeof shown);
+    if (dpprof_json_number(v, &d) != DPPROF_OK) snprintf(what, sizeof what, "is not a number (%s): expected a number in (0, %g%s", shown, hi, hi_open ? ")" : "]");
+    else if (!(d > 0 && (hi_open ? d < hi : d <= hi))) snprintf(what, sizeof what, "is out of range (%s): expected a number in (0, %g%s", shown, hi, hi_open ? ")" : "]");
+    else {
+        *out = d;
+        return 0;
+    }
+    return hf_fail(path, "\"%s\" %s", key, what);
 }
 
 static int hf_config_load(const char *path, run_opts *o) {
@@ -441,16 +482,13 @@ static int hf_config_load(const char *path, run_opts *o) {
         hf_fail(path, "\"%s\" = %s", "num_key_value_heads", what);
         goto done;
     }
-    if ((v = dpprof_json_get(root, "rope_theta")) && dpprof_json_kind(v) != DPPROF_JSON_NULL && (dpprof_json_number(v, &theta) != DPPROF_OK || !(theta > 0 && theta <= 1e12))) {
-        hf_fail(path, "\"%s\" %s: expected a number in (0, 1e12]", "rope_theta", "is out of range");
-        goto done;
-    }
-    if ((v = dpprof_json_get(root, "rms_norm_eps")) && dpprof_json_kind(v) != DPPROF_JSON_NULL && (dpprof_json_number(v, &eps) != DPPROF_OK || !(eps > 0 && eps < 1))) {
-        hf_fail(path, "\"%s\" %s: expected a number in (0, 1)", "rms_norm_eps", "is out of range");
-        goto done;
-    }
+    if (hf_real(path, root, "rope_theta", 1e12, 0, &theta) || hf_real(path, root, "rms_norm_eps", 1, 1, &eps)) goto done;
     if ((v = dpprof_json_get(root, "tie_word_embeddings")) && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
-        if (dpprof_json_kind(v) != DPPROF_JSON_TRUE && dpprof_json_kind(v) != DPPROF_JSON_FALSE) { hf_fail(path, "\"%s\" is not a boolean%s", "tie_word_embeddings", ""); goto done; }
+        char shown[96];
+        if (dpprof_json_kind(v) != DPPROF_JSON_TRUE && dpprof_json_kind(v) != DPPROF_JSON_FALSE) {
+            hf_fail(path, "\"%s\" is not a boolean (%s): expected true or false", "tie_word_embeddings", hf_show(v, shown, sizeof shown));
+            goto done;
+        }
         tied = dpprof_json_kind(v) == DPPROF_JSON_TRUE;
     }
     /* an option given on the command line wins over the file */
@@ -491,29 +529,23 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         if (!strcmp(a, "--help")) { help_run(); exit(EXIT_OK); }
         if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
         if (!strcmp(a, "--poisson")) { c->poisson = 1; continue; }
-        if (!strcmp(a, "--tied") || !strcmp(a, "--untied")) {
-            const int want = a[2] == 't' ? 1 : -1;
-            if (c->tie_embeddings == -want) return usage_error("run: --tied and --untied contradict each other (%s came second)%s", a, "");
-            c->tie_embeddings = want;
-            continue;
-        }
         if (!strcmp(a, "--dram")) { if (!c->dram) c->dram = 1; continue; }
         if (!strcmp(a, "--dram-ops")) { c->dram = 2; continue; }
         if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
-        if (!strcmp(a, "--wgmma")) { c->wgmma = 1; continue; }
-        if (!strcmp(a, "--no-wgmma")) { c->wgmma = -1; continue; }
-        /* each pair forces one of two kernels: both at once is a contradiction, not a last-one-wins */
-        if (!strcmp(a, "--fused-clipgrad") || !strcmp(a, "--cublas-clipgrad")) {
-            const int want = a[2] == 'f' ? 1 : -1;
-            if (c->fused_clipgrad == -want) return usage_error("run: --fused-clipgrad and --cublas-clipgrad contradict each other (%s came second)%s", a, "");
-            c->fused_clipgrad = want;
-            continue;
-        }
-        if (!strcmp(a, "--fused-noise") || !strcmp(a, "--separate-noise")) {
-            const int want = a[2] == 'f' ? 1 : -1;
-            if (c->fused_noise == -want) return usage_error("run: --fused-noise and --separate-noise contradict each other (%s came second)%s", a, "");
-            c->fused_noise = want;
-            continue;
+        {   /* each pair is one of two choices (the head; a kernel): both at once is a contradiction, not a last-one-wins */
+            static const char *const pair[][2] = {{"--tied", "--untied"}, {"--wgmma", "--no-wgmma"}, {"--fused-clipgrad", "--cublas-clipgrad"}, {"--fused-noise", "--separate-noise"}};
+            int *const field[] = {&c->tie_embeddings, &c->wgmma, &c->fused_clipgrad, &c->fused_noise};
+            int p, want;
+            for (p = 0; p < 4 && strcmp(a, pair[p][0]) && strcmp(a, pair[p][1]); p++) {}
+            if (p < 4) {
+                want = strcmp(a, pair[p][0]) ? -1 : 1;
+                if (*field[p] == -want) {
+                    fprintf(stderr, "%s: run: %s and %s contradict each other (%s came second)\n(see '%s --help')\n", prog, pair[p][0], pair[p][1], a, prog_name);
+                    return EXIT_USAGE;
+                }
+                *field[p] = want;
+                continue;
+            }
         }
 #define INTOPT(name, field, lo, hi) else if (!strcmp(a, name)) { if (parse_int(a, v, lo, hi, &c->field)) return EXIT_USAGE; }
 #define DBLOPT(name, field, lo, hi, open) else if (!strcmp(a, name)) { if (parse_dbl(a, v, lo, hi, open, &c->field)) return EXIT_USAGE; }
@@ -546,7 +578,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
             char *end;
             errno = 0;
             c->delta = strtod(v, &end);
-            if (!*v || *end || errno == ERANGE || !(c->delta > 0 && c->delta < 1)) {
+            if (!*v || isspace((unsigned char)*v) || *end || errno == ERANGE || !(c->delta > 0 && c->delta < 1)) {
                 fprintf(stderr, "%s: --delta '%s': expected a number in (0, 1)\n", prog, v);
                 return EXIT_USAGE;
             }
@@ -571,7 +603,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
             char *end;
             errno = 0;
             c->seed = strtoull(v, &end, 10);
-            if (!*v || *end || errno == ERANGE || *v == '-') return usage_error("run: --seed '%s': expected an integer in [0, 2^64)%s", v, "");
+            if (*v < '0' || *v > '9' || *end || errno == ERANGE) return usage_error("run: --seed '%s': expected an integer in [0, 2^64)%s", v, ""); /* strtoull takes " -1" as 2^64 - 1 */
         }
         else if (!strcmp(a, "--task")) {
             if (!strcmp(v, "lm")) c->task = DPPROF_TASK_LM;
@@ -660,7 +692,8 @@ static int in_check(const char *what, const char *path, long long limit, char *b
    a regular file (or a symlink's target) is written to a unique temporary beside it (mkstemp: .NAME.XXXXXX)
    and renamed into place after every write, flush, fsync and close succeeded, so a reader never sees half of
    it, concurrent writers never share a temporary, and a failure leaves what was there. "-" is standard
-   output; a device is written in place (never replaced); a FIFO is written in place when a reader has it
+   output, and so is any name of the file standard output is (/dev/stdout, or the file it is redirected to),
+   written there in place; a device is written in place (never replaced); a FIFO is written in place when a reader has it
    open, else refused. a directory, an empty path, a missing parent directory are refused before any work.
    the temporaries of a process are removed when it is stopped by a signal. */
 enum { OUT_FILE = 1, OUT_STDOUT, OUT_DEVICE, OUT_FIFO };
@@ -713,6 +746,16 @@ static void out_split(const char *path, char *dir, char *base) {
     else snprintf(dir, PATH_MAX, "%.*s", (int)(slash - path), path), snprintf(base, PATH_MAX, "%s", slash + 1);
 }
 
+/* 1 where name is this process's standard output: "-", or a name of the file it is (/dev/stdout, /dev/fd/1, a
+   pipe's /proc/self/fd/1, the file it is redirected to): written there in place, never renamed over (the
+   reader holds that file, not the name) */
+static int out_is_stdout(const char *name) {
+    struct stat a, b;
+    if (!name) return 0;
+    if (!strcmp(name, "-")) return 1;
+    return *name && stat(name, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* where name is written and how: 0, or -1 after saying why (what NULL: silently; nothing touched) */
 #define OUT_SAY(...) (what ? fprintf(stderr, __VA_ARGS__) : 0)
 static int out_resolve(const char *what, const char *name, char *path, int *kind) {
@@ -723,7 +766,7 @@ static int out_resolve(const char *what, const char *name, char *path, int *kind
         OUT_SAY("%s: %s: an empty path (give a file name, or - for standard output)\n", prog, what);
         return -1;
     }
-    if (!strcmp(name, "-")) {
+    if (out_is_stdout(name)) {
         *kind = OUT_STDOUT;
         snprintf(path, PATH_MAX, "-");
         return 0;
@@ -896,8 +939,18 @@ static int out_png(out_file *o, const dpprof_canvas *cv) {
     return 0;
 }
 
+/* the files a dump writes (dpprof_session_dump): all a directory may hold for a new dump to replace it */
+static const char *const outdir_names[] = {"config.json", "model.safetensors", "batch.safetensors", "grads.safetensors", "step.json"};
+
+static int outdir_known(const char *name) {
+    size_t k;
+    for (k = 0; k < sizeof outdir_names / sizeof outdir_names[0]; k++)
+        if (!strcmp(name, outdir_names[k])) return 1;
+    return 0;
+}
+
 /* a directory output (--dump): refused before any work where it exists and is not a directory, or is a
-   directory that holds anything but an earlier dump (nothing of the user's is ever replaced) */
+   directory that holds anything but the files of an earlier dump (nothing of the user's is ever replaced) */
 static int outdir_check(const char *what, const char *name) {
     struct stat st;
     char dir[PATH_MAX], base[PATH_MAX];
@@ -912,21 +965,26 @@ static int outdir_check(const char *what, const char *name) {
     if (stat(name, &st) == 0) {
         DIR *d;
         struct dirent *e;
-        char step[2 * PATH_MAX];
-        int other = 0;
         if (!S_ISDIR(st.st_mode)) {
             fprintf(stderr, "%s: %s '%s': exists and is not a directory\n", prog, what, name);
             return -1;
         }
-        snprintf(step, sizeof step, "%s/step.json", name);
-        if ((d = opendir(name)) != NULL) {
-            while ((e = readdir(d)) != NULL) other |= strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-            closedir(d);
-        }
-        if (other && access(step, F_OK) != 0) {
-            fprintf(stderr, "%s: %s '%s': a directory that holds files and no earlier dump (no step.json): refused, nothing is replaced\n", prog, what, name);
+        if (!(d = opendir(name))) {
+            fprintf(stderr, "%s: %s '%s': cannot read the directory: %s\n", prog, what, name, strerror(errno));
             return -1;
         }
+        while ((e = readdir(d)) != NULL) {
+            char full[2 * PATH_MAX];
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            snprintf(full, sizeof full, "%s/%s", name, e->d_name);
+            if (!outdir_known(e->d_name) || lstat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
+                fprintf(stderr, "%s: %s '%s': holds '%s', %s: refused, nothing is replaced (a dump replaces a directory of its own files alone: config.json, "
+                                "model.safetensors, batch.safetensors, grads.safetensors, step.json)\n", prog, what, name, e->d_name, outdir_known(e->d_name) ? "not a regular file" : "not a file of a dump");
+                closedir(d);
+                return -1;
+            }
+        }
+        closedir(d);
     }
     out_split(name, dir, base);
     if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
@@ -936,20 +994,38 @@ static int outdir_check(const char *what, const char *name) {
     return 0;
 }
 
-/* the files of a directory (one level: a dump has no subdirectories), then the directory */
+/* the files of a dump (a dump has no subdirectories), then the directory: anything else there stays, and so
+   does the directory */
 static void outdir_remove(const char *path) {
-    DIR *d = opendir(path);
-    struct dirent *e;
-    if (d) {
-        while ((e = readdir(d)) != NULL)
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-                char full[2 * PATH_MAX];
-                snprintf(full, sizeof full, "%s/%s", path, e->d_name);
-                unlink(full);
-            }
-        closedir(d);
+    size_t k;
+    for (k = 0; k < sizeof outdir_names / sizeof outdir_names[0]; k++) {
+        char full[2 * PATH_MAX];
+        snprintf(full, sizeof full, "%s/%s", path, outdir_names[k]);
+        unlink(full);
     }
     rmdir(path);
+}
+
+/* path made absolute, its symlinks resolved, where it need not exist yet (its deepest existing directory
+   resolved, the rest appended): 0, or -1 */
+static int path_abs(const char *path, char *out) {
+    char dir[PATH_MAX], base[PATH_MAX];
+    if (realpath(path, out)) return 0;
+    out_split(path, dir, base);
+    if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || !strcmp(dir, path) || path_abs(dir, out)) return -1;
+    if (strlen(out) + strlen(base) + 2 > PATH_MAX) return -1;
+    if (strcmp(out, "/")) strcat(out, "/");
+    strcat(out, base);
+    return 0;
+}
+
+/* 1 where path is the directory dir or lies within it */
+static int path_within(const char *path, const char *dir) {
+    char p[PATH_MAX], d[PATH_MAX];
+    size_t n;
+    if (path_abs(path, p) || path_abs(dir, d)) return 0;
+    n = strlen(d);
+    return !strncmp(p, d, n) && (p[n] == 0 || p[n] == '/' || !strcmp(d, "/"));
 }
 
 /* a temporary directory beside name (.NAME.XXXXXX) for fill to write into, renamed to name when it succeeded;
@@ -1015,6 +1091,46 @@ static void out_remove_leftovers(const char *path) {
     closedir(d);
 }
 
+/* a directory and its missing parents (mkdir -p); with create 0, only whether they could be made (every part
+   that exists a directory, the first missing one's parent writable). 0, or -1 after saying why */
+static int dir_make(const char *what, const char *path, int create) {
+    char p[PATH_MAX];
+    size_t k, n = strlen(path), last = 0; /* last: the length of the deepest part that exists */
+    struct stat st;
+    if (!n || n >= sizeof p) {
+        fprintf(stderr, "%s: %s: %s '%s'\n", prog, what, n ? "path too long" : "an empty path", path);
+        return -1;
+    }
+    memcpy(p, path, n + 1);
+    for (k = 1; k <= n; k++) {
+        const char c = p[k];
+        if ((c != '/' && c) || p[k - 1] == '/') continue;
+        p[k] = 0;
+        if (stat(p, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                if (k == n) fprintf(stderr, "%s: %s: cannot create the directory '%s': %s\n", prog, what, path, strerror(ENOTDIR));
+                else fprintf(stderr, "%s: %s: cannot create the directory '%s': '%s' is not a directory\n", prog, what, path, p);
+                return -1;
+            }
+        } else if (errno == ENOENT && !create) { /* the first missing part: its parent must take a directory */
+            char parent[PATH_MAX];
+            if (last) snprintf(parent, sizeof parent, "%.*s", (int)last, p);
+            else snprintf(parent, sizeof parent, "%s", p[0] == '/' ? "/" : ".");
+            if (access(parent, W_OK | X_OK) != 0) {
+                fprintf(stderr, "%s: %s: cannot create the directory '%s': %s\n", prog, what, path, strerror(errno));
+                return -1;
+            }
+            return 0;
+        } else if (errno != ENOENT || (mkdir(p, 0777) != 0 && errno != EEXIST)) {
+            fprintf(stderr, "%s: %s: cannot create the directory '%s': %s\n", prog, what, path, strerror(errno));
+            return -1;
+        }
+        last = k;
+        p[k] = c;
+    }
+    return 0;
+}
+
 static int run_dump(void *ctx, const char *dir) {
     if (dpprof_session_dump((dpprof_session *)ctx, dir) == DPPROF_OK) return 0;
     fprintf(stderr, "%s: --dump: %s\n", prog, dpprof_last_error());
@@ -1032,6 +1148,40 @@ static int mpi_agree(int ok) {
 #endif
     mpi_agreed = 1;
     return ok;
+}
+
+/* byte counts are 64-bit: a dry run without a memory limit whose live bytes pass 2^63 stops mid-run (in the
+   accountant). a step of one physical batch on the dry backend with a limit of 2^62 bytes says before the
+   run: one that stops there needs more than 2^62 bytes at once, and one that does not is 2^62 bytes from the
+   overflow (what the probe leaves out, --data's bytes, the other physical batches' inputs, a later step's,
+   is far less). 1 after saying so, else 0 */
+#define RUN_MAX_BYTES ((int64_t)1 << 62)
+static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved) {
+    dpprof_config probe = *cfg;
+    dpprof_session *d = NULL;
+    long long more, live;
+    char cat[64], mod[64];
+    int rc;
+    probe.backend = DPPROF_BACKEND_DRY;
+    probe.memory_limit = RUN_MAX_BYTES;
+    probe.steps = 1;
+    probe.warmup = 0;
+    probe.physical_batch = resolved->physical_batch; /* the peak of a step is one physical batch's */
+    probe.batch = resolved->physical_batch * resolved->ranks;
+    probe.no_timeline = 1;
+    probe.trace_ops = probe.op_times = probe.dram = 0;
+    probe.data_path = NULL;
+    rc = dpprof_session_create(&probe, &d);
+    if (rc == DPPROF_OK) rc = dpprof_session_step(d);
+    /* out of the probe's budget, not of host memory for the profiler's tables; any other error is the run's to say */
+    rc = rc == DPPROF_ERR_OOM && !(d && dpprof_session_prof(d)->failed);
+    if (rc && sscanf(dpprof_last_error(), "out of memory: %lld more bytes (%63[^,], %63[^)]) would bring live memory to %lld", &more, cat, mod, &live) == 4)
+        fprintf(stderr, "%s: run: this configuration needs more than 2^62 bytes (%lld) at once: in its dry model %lld more bytes (%s, %s) would bring live memory to %lld bytes. "
+                        "dpprof counts bytes in 64 bits: give a smaller model, batch or sequence\n", prog, (long long)RUN_MAX_BYTES, more, cat, mod, live);
+    else if (rc) fprintf(stderr, "%s: run: this configuration needs more than 2^62 bytes (%lld) at once (its dry model: %s). dpprof counts bytes in 64 bits: give a smaller model, batch or sequence\n",
+                         prog, (long long)RUN_MAX_BYTES, dpprof_last_error());
+    dpprof_session_destroy(d);
+    return rc;
 }
 
 static int cmd_run(int argc, char **argv) {
@@ -1100,23 +1250,42 @@ static int cmd_run(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (o.dump && outdir_check("--dump", o.dump)) return EXIT_USAGE;
-    if (o.out && o.trace && !strcmp(o.out, "-") && !strcmp(o.trace, "-")) {
-        fprintf(stderr, "%s: run: --out - and --trace - would both write to standard output: give one a file\n", prog);
+    if (o.dump) { /* the dump replaces its directory whole: no output or input of this run may lie in it */
+        const char *paths[4] = {o.out, o.trace, o.cfg.data_path, o.hf_config}, *names[4] = {"--out", "--trace", "--data", "--hf-config"};
+        int k, kind;
+        for (k = 0; k < 4; k++) {
+            char rp[PATH_MAX];
+            const char *p = paths[k];
+            if (!p) continue;
+            if (k < 2 && out_resolve(NULL, p, rp, &kind) == 0) { /* an output: where it is written (standard output, a device: nowhere) */
+                if (kind != OUT_FILE) continue;
+                p = rp;
+            }
+            if (path_within(p, o.dump)) {
+                fprintf(stderr, "%s: run: %s '%s' is in the --dump directory '%s': the dump replaces that directory whole\n", prog, names[k], paths[k], o.dump);
+                return EXIT_USAGE;
+            }
+        }
+    }
+    if (o.out && o.trace && out_is_stdout(o.out) && out_is_stdout(o.trace)) {
+        fprintf(stderr, "%s: run: --out %s and --trace %s would both write to standard output: give one a file\n", prog, o.out, o.trace);
         return EXIT_USAGE;
     }
     if (o.out && o.trace && out_same(o.out, o.trace)) {
         fprintf(stderr, "%s: run: --out '%s' and --trace '%s' are the same file: one would be lost\n", prog, o.out, o.trace);
         return EXIT_USAGE;
     }
-    {   /* an output must not be an input */
-        const char *outs[2] = {o.out, o.trace}, *names[2] = {"--out", "--trace"};
-        int k;
+    {   /* an output must not be an input (the same file: its device and inode where both exist) */
+        const char *outs[2] = {o.out, o.trace}, *names[2] = {"--out", "--trace"}, *ins[2] = {o.cfg.data_path, o.hf_config}, *in_names[2] = {"--data", "--hf-config"};
+        int k, m;
         for (k = 0; k < 2; k++)
-            if (outs[k] && o.cfg.data_path && out_same(outs[k], o.cfg.data_path)) {
-                fprintf(stderr, "%s: run: %s '%s' is the --data file: it would be overwritten\n", prog, names[k], outs[k]);
-                return EXIT_USAGE;
-            }
+            for (m = 0; m < 2; m++)
+                if (outs[k] && ins[m] && out_same(outs[k], ins[m])) {
+                    fprintf(stderr, "%s: run: %s '%s' is the %s file: it would be overwritten\n", prog, names[k], outs[k], in_names[m]);
+                    return EXIT_USAGE;
+                }
     }
+    if (resolved.backend == DPPROF_BACKEND_DRY && !o.cfg.memory_limit && run_too_big(&o.cfg, &resolved)) return EXIT_USAGE;
     if (o.out && out_open(&out, o.out, "--out")) return EXIT_USAGE;
     if (o.trace && out_open(&trace, o.trace, "--trace")) {
         out_abort(&out);
@@ -1698,7 +1867,7 @@ static void help_sweep(void) {
            "  dpprof run <base> <axis options> [--backend NAME] --experiment NAME --out DIR/ID.json --quiet\n"
            "with the process's stdout and stderr in DIR/logs/ID.log, then writes DIR/summary.csv.\n\n"
            "options:\n"
-           "  --out-dir DIR       results directory (created if missing; its parent must exist)\n"
+           "  --out-dir DIR       results directory (created, with its parents, if missing)\n"
            "  --jobs J            run up to J configurations at once (default 1)\n"
            "  --dry-run           print the command lines and exit; nothing is written\n"
            "  --only TEXT         only the configurations whose id contains TEXT\n"
@@ -1848,6 +2017,7 @@ static const char *sweep_reserved(const char *tok) {
     if (!strcmp(tok, "--out") || !strcmp(tok, "--experiment") || !strcmp(tok, "--quiet"))
         return "is set by the sweep (--experiment NAME --out DIR/ID.json --quiet): remove it";
     if (!strcmp(tok, "--help") || !strcmp(tok, "-h")) return "would print help instead of running";
+    if (!strcmp(tok, "--")) return "would end run's options (the sweep's own after it would be arguments): remove it";
     return NULL;
 }
 
@@ -2536,6 +2706,34 @@ static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
     return k ? EXIT_ERROR : EXIT_OK;
 }
 
+/* every configuration's options as run parses them, before anything runs or is written (a bad option in base
+   or an axis value was an error result of every run it is in): 0, or the exit code after run's message,
+   which names the file and the configuration */
+static int sweep_check_options(const sweep_spec *sp, const char *dir) {
+    const char *saved = prog;
+    char ctx[1024];
+    long long c;
+    int rc = EXIT_OK;
+    for (c = 0; c < sp->nconf && rc == EXIT_OK; c++) {
+        char *json = sweep_path(dir, "", sp->id[c], ".json");
+        char **args = json ? sweep_argv(sp, c, prog_name, json) : NULL;
+        run_opts o;
+        int n = 0;
+        if (!args) {
+            free(json);
+            return sweep_oom();
+        }
+        while (args[n]) n++;
+        snprintf(ctx, sizeof ctx, "%s: sweep: %s: configuration %s", saved, sp->file, sp->id[c]);
+        prog = ctx;
+        rc = parse_run(n - 2, args + 2, &o);
+        prog = saved;
+        free(args);
+        free(json);
+    }
+    return rc;
+}
+
 static int cmd_sweep(int argc, char **argv) {
     sweep_spec sp;
     sweep_run r;
@@ -2544,7 +2742,6 @@ static int cmd_sweep(int argc, char **argv) {
     char exe[4096], *dir = NULL;
     long long *sel = NULL, *pend = NULL, c, npend = 0, next = 0;
     int i, rc, dry = 0, nrun = 0, ended = 0;
-    struct stat stt;
     struct sigaction sa, old_int, old_term, old_chld;
     sigset_t block, waitmask;
 
@@ -2594,6 +2791,7 @@ static int cmd_sweep(int argc, char **argv) {
         else snprintf(exe, sizeof exe, "%s", r.argv0);
         r.exe = exe;
     }
+    if ((rc = sweep_check_options(&sp, dir)) != EXIT_OK) goto done;
     if (!(sel = (long long *)malloc((size_t)sp.nconf * sizeof *sel)) || !(pend = (long long *)malloc((size_t)sp.nconf * sizeof *pend))) { rc = sweep_oom(); goto done; }
     for (c = 0; c < sp.nconf; c++)
         if (!only || strstr(sp.id[c], only)) sel[r.nsel++] = c;
@@ -2602,7 +2800,11 @@ static int cmd_sweep(int argc, char **argv) {
         rc = EXIT_USAGE;
         goto done;
     }
-    if (dry) {
+    if (dry) { /* what the sweep would do, checked as it would be: the directory too */
+        if (dir_make("sweep: --out-dir", dir, 0)) {
+            rc = EXIT_USAGE;
+            goto done;
+        }
         for (c = 0; c < r.nsel; c++) {
             char *json = sweep_path(dir, "", sp.id[sel[c]], ".json");
             char **args = json ? sweep_argv(&sp, sel[c], exe, json) : NULL;
@@ -2617,14 +2819,9 @@ static int cmd_sweep(int argc, char **argv) {
     /* the output directory and its logs/ */
     {
         char *logs = sweep_path(dir, "", "logs", "");
-        const char *bad = NULL;
-        int err = 0;
+        int bad;
         if (!logs) { rc = sweep_oom(); goto done; }
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST) { bad = dir; err = errno; }
-        else if (stat(dir, &stt) != 0 || !S_ISDIR(stt.st_mode)) { bad = dir; err = ENOTDIR; }
-        else if (mkdir(logs, 0777) != 0 && errno != EEXIST) { bad = logs; err = errno; }
-        else if (stat(logs, &stt) != 0 || !S_ISDIR(stt.st_mode)) { bad = logs; err = ENOTDIR; }
-        if (bad) fprintf(stderr, "%s: sweep: --out-dir: cannot create the directory '%s': %s\n", prog, bad, strerror(err));
+        bad = dir_make("sweep: --out-dir", dir, 1) || dir_make("sweep: --out-dir", logs, 1);
         free(logs);
         if (bad) { rc = EXIT_USAGE; goto done; }
     }
@@ -2894,20 +3091,20 @@ static int rep_read_lines(rep *r) {
         l->line = ln;
         if (!(eq = strchr(s, '='))) { rc = rep_bad(r, ln, "expected 'figure NAME = KIND ...' or 'table = KIND ...'%s", ""); break; }
         *eq = 0;
-        if (!strncmp(s, "figure", 6)) {
-            if (sscanf(s + 6, " %63[a-z0-9_-]", l->fig) != 1) { rc = rep_bad(r, ln, "figure without a name (figure NAME = KIND ...)%s", ""); break; }
-        } else { /* table [NAME]: a-z, 0-9, _ and - (the file NAME-TNAME-table.tex) */
-            char *nm = s + 5, *end;
+        l->table = !!strncmp(s, "figure", 6);
+        { /* figure NAME, table [NAME]: a-z, 0-9, _ and - (the files NAME-FIG.png, NAME-TNAME-table.tex) */
+            char *nm = s + (l->table ? 5 : 6), *end, msg[160];
             while (sweep_space((unsigned char)*nm)) nm++;
             end = nm + strlen(nm);
             while (end > nm && sweep_space((unsigned char)end[-1])) *--end = 0;
+            if (!l->table && !*nm) { rc = rep_bad(r, ln, "figure without a name (figure NAME = KIND ...)%s", ""); break; }
             if (strlen(nm) >= sizeof l->fig || strspn(nm, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(nm)) {
-                rc = rep_bad(r, ln, "table name '%s': expected up to 63 of a-z, 0-9, _ and - (table NAME = KIND ...)", nm);
+                snprintf(msg, sizeof msg, "%s name '%%s': expected up to 63 of a-z, 0-9, _ and - (%s NAME = KIND ...)", l->table ? "table" : "figure", l->table ? "table" : "figure");
+                rc = rep_bad(r, ln, msg, nm);
                 break;
             }
             snprintf(l->fig, sizeof l->fig, "%s", nm);
         }
-        l->table = !!strncmp(s, "figure", 6);
         tok = strtok_r(eq + 1, " \t\r\n\v\f", &save);
         if (!tok) { rc = rep_bad(r, ln, "no KIND after '='%s", ""); break; }
         snprintf(l->kind, sizeof l->kind, "%s", tok);
@@ -4033,7 +4230,8 @@ static void help_report(void) {
     printf("usage: dpprof report EXPERIMENT.conf --results DIR [--figures DIR] [--tables DIR]\n\n"
            "turns a sweep's results (DIR/ID.json) into the experiment's figures (FIGDIR/NAME-FIG.png,\n"
            "default figures/), its LaTeX table and macros (TABDIR/NAME-table.tex, NAME-macros.tex,\n"
-           "default paper/generated/) and DIR/summary.txt, as the conf's lines say:\n"
+           "default paper/generated/; both made with their parents where missing) and DIR/summary.txt, as the\n"
+           "conf's lines say:\n"
            "  figure FIG = KIND key=value ...    KIND: bars, capacity, heatmap, stacked, lines, modules,\n"
            "                                     ops, phases, timeline, tradeoff\n"
            "  table [T] = pivot|breakdown|ops key=value ...   (TABDIR/NAME-table.tex; named T: NAME-T-table.tex)\n"
@@ -4062,18 +4260,75 @@ static void help_report(void) {
 
 static int rep_figure(rep *r, const rep_line *l);
 
-/* every figure and table line names known kinds, axes and metrics: checked before any work */
+/* what each kind of line needs: its keys, and what its value= is (m: a metric, p: a phases value, 0: not read) */
+static const struct rep_kind {
+    int table;
+    const char *kind, *keys;
+    char value;
+} rep_kinds[] = {
+    {0, "bars", "x value", 'm'}, {0, "capacity", "x series batch", 0}, {0, "heatmap", "rows cols value", 'm'}, {0, "stacked", "group", 0},
+    {0, "lines", "x series value", 'm'}, {0, "modules", "group", 0}, {0, "ops", "", 0}, {0, "phases", "group", 'p'}, {0, "timeline", "config", 0},
+    {0, "tradeoff", "series", 0}, {1, "pivot", "rows cols value", 'm'}, {1, "breakdown", "group", 0}, {1, "ops", "cols", 0},
+};
+
+static int rep_phase_word(const char *v) { return !strcmp(v, "bytes") || !strcmp(v, "flops") || !strcmp(v, "dram") || !strcmp(v, "peak") || !strcmp(v, "time"); }
+
+/* where=AXIS:LABEL,...: axes of this experiment, each once, with one of its labels */
+static int rep_validate_where(const rep *r, const rep_line *l, const char *v) {
+    char buf[512], *tok, *save = NULL, msg[1024];
+    int used[256], nused = 0, a, k; /* the axes named so far (a token takes 3 characters at least) */
+    snprintf(buf, sizeof buf, "%s", v);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        if (colon) *colon = 0;
+        if (!colon || (a = rep_axis(r, tok)) < 0) return rep_bad(r, l->line, "where=%s: expected AXIS:LABEL,... with axes of this experiment", v);
+        for (k = 0; k < nused && used[k] != a; k++) {}
+        if (k < nused) {
+            snprintf(msg, sizeof msg, "where=%.300s names the axis '%.64s' twice: no configuration has two labels on one axis", v, tok);
+            return rep_bad(r, l->line, "%s", msg);
+        }
+        used[nused++] = a;
+        for (k = 0; k < r->sp.axis[a].nval && strcmp(r->sp.axis[a].val[k].label, colon + 1); k++) {}
+        if (k == r->sp.axis[a].nval) {
+            size_t n = (size_t)snprintf(msg, sizeof msg, "where=%.300s: '%.100s' is not a label of the axis '%.64s' (its labels:", v, colon + 1, tok);
+            for (k = 0; k < r->sp.axis[a].nval && n < sizeof msg; k++) n += (size_t)snprintf(msg + n, sizeof msg - n, "%s %s", k ? "," : "", r->sp.axis[a].val[k].label);
+            if (n < sizeof msg) snprintf(msg + n, sizeof msg - n, ")");
+            return rep_bad(r, l->line, "%s", msg);
+        }
+    }
+    return EXIT_OK;
+}
+
+/* every figure and table line names known kinds, the keys its kind needs, axes, labels and metrics, and no two
+   lines write one file: checked before any work */
 static int rep_validate(const rep *r) {
-    static const char *const kinds[] = {"bars", "capacity", "heatmap", "stacked", "lines", "modules", "ops", "phases", "timeline", "tradeoff"};
     static const char *const axis_keys[] = {"x", "series", "rows", "cols", "group", "batch"};
     int i, k, j;
     for (i = 0; i < r->nlines; i++) {
         const rep_line *l = &r->lines[i];
-        int table = l->table, known = 0;
+        const struct rep_kind *kd = NULL;
+        int table = l->table;
         const char *v;
-        if (table) known = !strcmp(l->kind, "pivot") || !strcmp(l->kind, "breakdown") || !strcmp(l->kind, "ops");
-        else for (k = 0; k < (int)(sizeof kinds / sizeof kinds[0]); k++) known |= !strcmp(l->kind, kinds[k]);
-        if (!known) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown, ops)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, ops, phases, timeline, tradeoff)", l->kind);
+        char msg[300];
+        for (k = 0; k < (int)(sizeof rep_kinds / sizeof rep_kinds[0]); k++)
+            if (rep_kinds[k].table == table && !strcmp(l->kind, rep_kinds[k].kind)) kd = &rep_kinds[k];
+        if (!kd) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown, ops)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, ops, phases, timeline, tradeoff)", l->kind);
+        for (j = 0; j < i; j++) /* the same name: the same file, written twice */
+            if (r->lines[j].table == table && !strcmp(r->lines[j].fig, l->fig)) {
+                if (table && !l->fig[0]) snprintf(msg, sizeof msg, "a second unnamed table (the first at line %d writes the same file): name one (table NAME = KIND ...)", r->lines[j].line);
+                else snprintf(msg, sizeof msg, "%s '%s' again (first at line %d): each writes its own file, give another name", table ? "table" : "figure", l->fig, r->lines[j].line);
+                return rep_bad(r, l->line, "%s", msg);
+            }
+        for (v = kd->keys; *v;) { /* the keys its kind needs */
+            size_t n = strcspn(v, " ");
+            char key[16];
+            snprintf(key, sizeof key, "%.*s", (int)n, v);
+            if (!rep_get(l, key)) {
+                snprintf(msg, sizeof msg, "%s%s needs %s= (its keys: %s)", kd->kind, table ? " table" : "", key, kd->keys);
+                return rep_bad(r, l->line, "%s", msg);
+            }
+            v += n + (v[n] == ' ');
+        }
         if (table && !strcmp(l->kind, "ops") && (v = rep_get(l, "top"))) {
             char *end;
             long t = strtol(v, &end, 10);
@@ -4083,27 +4338,27 @@ static int rep_validate(const rep *r) {
             int is_axis = 0;
             for (j = 0; j < 6; j++) is_axis |= !strcmp(l->key[k], axis_keys[j]);
             if (is_axis && rep_axis(r, l->val[k]) < 0) {
-                char msg[300];
                 snprintf(msg, sizeof msg, "%s=%s is not an axis of this experiment", l->key[k], l->val[k]);
                 return rep_bad(r, l->line, "%s", msg);
             }
-            if (!strcmp(l->key[k], "value") && strcmp(l->val[k], "bytes") && strcmp(l->val[k], "flops") && strcmp(l->val[k], "dram") && strcmp(l->val[k], "peak") &&
-                strcmp(l->val[k], "time") && !rep_known_metric(l->val[k]))
-                return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu model_mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", l->val[k]);
+        }
+        if ((v = rep_get(l, "value")) && (kd->value == 'm' ? !rep_known_metric(v) : kd->value == 'p' ? !rep_phase_word(v) : !rep_known_metric(v) && !rep_phase_word(v))) {
+            if (kd->value == 'p') return rep_bad(r, l->line, "value=%s: phases takes bytes, flops, dram, peak or time", v);
+            return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu model_mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", v);
+        }
+        if (!table && !strcmp(l->kind, "lines")) { /* log-scale x: every label a positive number */
+            const int ax = rep_axis(r, rep_get(l, "x"));
+            for (k = 0; k < r->sp.axis[ax].nval; k++)
+                if (!(rep_label_num(r->sp.axis[ax].val[k].label) > 0)) {
+                    snprintf(msg, sizeof msg, "x=%s: lines need positive numbers as the axis labels (got '%s')", r->sp.axis[ax].name, r->sp.axis[ax].val[k].label);
+                    return rep_bad(r, l->line, "%s", msg);
+                }
         }
         if (!table && !strcmp(l->kind, "timeline")) { /* its configurations exist before any is rerun */
             long long tc[TL_MAX_PANELS];
             if (rep_timeline_configs(r, l, tc) < 0) return EXIT_USAGE;
         }
-        if ((v = rep_get(l, "where"))) {
-            char buf[512], *tok, *save = NULL;
-            snprintf(buf, sizeof buf, "%s", v);
-            for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                char *colon = strchr(tok, ':');
-                if (colon) *colon = 0;
-                if (!colon || rep_axis(r, tok) < 0) return rep_bad(r, l->line, "where=%s: expected AXIS:LABEL,... with axes of this experiment", v);
-            }
-        }
+        if ((v = rep_get(l, "where")) && rep_validate_where(r, l, v) != EXIT_OK) return EXIT_USAGE;
     }
     return EXIT_OK;
 }
@@ -4140,6 +4395,7 @@ static int cmd_report(int argc, char **argv) {
     r.conf = conf;
     if ((rc = sweep_parse(conf, &r.sp)) != EXIT_OK) return rc;
     if ((rc = rep_read_lines(&r)) != EXIT_OK || (rc = rep_validate(&r)) != EXIT_OK) { sweep_spec_free(&r.sp); return rc; }
+    if (dir_make("report: --figures", r.figdir, 0) || dir_make("report: --tables", r.tabdir, 0)) { sweep_spec_free(&r.sp); return EXIT_USAGE; }
     r.res = (rep_res *)calloc((size_t)r.sp.nconf, sizeof *r.res);
     if (!r.res) { sweep_spec_free(&r.sp); return EXIT_ERROR; }
     for (c = 0; c < r.sp.nconf; c++) {
@@ -4157,8 +4413,7 @@ static int cmd_report(int argc, char **argv) {
         sweep_spec_free(&r.sp);
         return EXIT_USAGE;
     }
-    if ((mkdir(r.figdir, 0777) != 0 && errno != EEXIST) || (mkdir(r.tabdir, 0777) != 0 && errno != EEXIST)) {
-        fprintf(stderr, "%s: report: cannot create '%s' or '%s': %s\n", prog, r.figdir, r.tabdir, strerror(errno));
+    if (dir_make("report: --figures", r.figdir, 1) || dir_make("report: --tables", r.tabdir, 1)) {
         free(r.res);
         sweep_spec_free(&r.sp);
         return EXIT_USAGE;
@@ -4324,10 +4579,7 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     if (!metric || as < 0) return rep_bad(r, l->line, "lines needs series=AXIS and value=METRIC%s", "");
     nx = rep_labels(r, ax, xl, REP_MAXL);
     ns = rep_labels(r, as, sl, REP_MAXL);
-    for (i = 0; i < nx; i++) {
-        xv[i] = rep_label_num(xl[i]);
-        if (!(xv[i] > 0)) return rep_bad(r, l->line, "x=%s: lines need positive numbers as the axis labels", xs);
-    }
+    for (i = 0; i < nx; i++) xv[i] = rep_label_num(xl[i]); /* positive: rep_validate */
     yv = (double *)calloc((size_t)nx * (size_t)ns, sizeof(double));
     oom = (unsigned char *)calloc((size_t)nx * (size_t)ns, 1);
     if (!yv || !oom) { free(yv); free(oom); return EXIT_ERROR; }
@@ -4883,12 +5135,25 @@ static int cmd_devices(void) {
     return EXIT_OK;
 }
 
+/* a command that takes no arguments (presets, devices, version): 1 where argv has none past it, else -1 after
+   printing its usage (--help, -h: exit 0) or saying what is extra (exit 2); *rc is the exit code */
+static int no_args(int argc, char **argv, const char *what, int *rc) {
+    if (argc < 3) return 1;
+    if (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
+        printf("usage: %s %s (no options)\n\n%s\n", prog_name, argv[1], what);
+        *rc = EXIT_OK;
+    } else *rc = usage_error(strncmp(argv[2], "--", 2) ? "%s: unexpected argument '%s' (it takes none)" : "%s: unknown option '%s' (it takes none)", argv[1], argv[2]);
+    return -1;
+}
+
 static int dispatch(int argc, char **argv) {
+    int rc = EXIT_OK;
     if (argc < 2) {
         help_main();
         return EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { help_main(); return EXIT_OK; }
+    if ((!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) && no_args(argc, argv, "prints the version, its commit and what the build has: CUDA, NCCL, MPI", &rc) < 0) return rc;
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 #ifdef DPPROF_MPI
         const char *mpi = "MPI";
@@ -4903,8 +5168,8 @@ static int dispatch(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(argv[1], "plot")) return cmd_plot(argc - 2, argv + 2);
-    if (!strcmp(argv[1], "presets")) return cmd_presets();
-    if (!strcmp(argv[1], "devices")) return cmd_devices();
+    if (!strcmp(argv[1], "presets")) return no_args(argc, argv, "lists the model presets and their shapes", &rc) < 0 ? rc : cmd_presets();
+    if (!strcmp(argv[1], "devices")) return no_args(argc, argv, "lists the GPUs the cuda backend sees, with their peaks (exit 1 when none)", &rc) < 0 ? rc : cmd_devices();
     if (!strcmp(argv[1], "attnbench")) return cmd_attnbench(argc - 2, argv + 2);
     if (!strcmp(argv[1], "epsilon")) return cmd_epsilon(argc - 2, argv + 2);
     if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc, argv); /* the whole argv: argv[0] is the fallback binary */

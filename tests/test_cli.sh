@@ -39,6 +39,12 @@ bad 2 "--task 'seq2seq': expected lm or cls" run --task seq2seq $o
 bad 2 "--checkpoint 'foo': expected none or layers" run --checkpoint foo $o
 bad 2 "unknown option '--bogus'" run --bogus 1 $o
 bad 2 "--steps needs a value" run $o --steps
+# an option that takes a value does not take the next option as it: --out --quiet wrote a file named --quiet
+err=$(here=$PWD; cd "$tmp" && "$here/$bin" run --steps 1 --backend dry --out --quiet 2>&1); rc=$?
+check "run --out --quiet: exit 2, names the option it would have taken, no file named --quiet (got: $err)" \
+    bash -c "[ $rc -eq 2 ] && grep -qF \"run: --out needs a value (FILE.json), got the option '--quiet'\" <<<\"\$1\" && [ ! -e '$tmp/--quiet' ]" _ "$err"
+bad 2 "run: --experiment needs a value (NAME), got the option '--steps'" run --experiment --steps 1 --backend dry --out "$tmp/bad.json"
+bad 2 "report: --figures needs a value (DIR), got the option '--tables'" report x.conf --results "$tmp" --figures --tables "$tmp"
 bad 2 "--data '/nonexistent/corpus.txt': cannot read: No such file or directory" run --data /nonexistent/corpus.txt $o
 bad 2 "--out '/nonexistent-dir/r.json': cannot write" run --steps 1 --backend dry --out /nonexistent-dir/r.json
 bad 2 "--memory-limit 'lots': expected a positive size" run --memory-limit lots $o
@@ -62,9 +68,15 @@ bad 2 "--batch '2147483647': expected an integer in [1, 16777216]" run --batch 2
 bad 2 "--classes '99999999999': expected an integer in [2, 16777216]" run --task cls --classes 99999999999 $o
 bad 2 "--classes '1': expected an integer in [2, 16777216]" run --task cls --classes 1 $o
 bad 2 "head size hidden/heads = 4194304 exceeds 256" run --hidden 16777216 --layers 4096 --out "$tmp/bad.json" --steps 1 --backend cpu
-# a model of 2^62 elements: on dry its bytes overflow the accountant (bad input, no file); on cpu it
+# a model of 2^62 elements: on dry its bytes pass what 64-bit counts hold (bad input, no file); on cpu it
 # is over the memory limit (MemAvailable by default): an oom result, never a crash
-bad 2 "dpprof_track_alloc: 1125899906842624 bytes overflow the live total" run --hidden 16777216 --heads 65536 --layers 4096 $o
+bad 2 "run: this configuration needs more than 2^62 bytes (4611686018427387904) at once: in its dry model 1125899906842624 more bytes (model_parameters, attention)" \
+    run --hidden 16777216 --heads 65536 --layers 4096 $o
+# a model whose parameters fit but whose step does not (persample's per-sample gradients, vanilla's activations):
+# refused before the run as well, not an error result from the middle of it
+bad 2 "run: this configuration needs more than 2^62 bytes (4611686018427387904) at once: in its dry model 288230376151711744 more bytes (per_sample_gradients, mlp)" \
+    run --algo persample --vocab 16777216 --hidden 65536 --layers 4096 --heads 512 --ffn 16777216 --seq 1 --batch 65536 $o
+bad 2 "in its dry model 144114088564228096 more bytes (activations, mlp)" run --ffn 16777216 --layers 64 --seq 16384 --batch 131071 --hidden 256 --heads 4 $o
 bad 3 "run: out of memory: 1125899906842624 more bytes (model_parameters, attention) would bring live memory to" \
     run --hidden 16777216 --heads 65536 --layers 4096 --steps 1 --backend cpu --quiet --out "$tmp/huge.json"
 check "a model past the memory limit: its json says oom" grep -q '"status": "oom"' "$tmp/huge.json"
@@ -85,6 +97,20 @@ bad 2 "--physical-batch '0': expected an integer in [1, 16777216]" run --physica
 bad 2 "--steps '0': expected an integer in [1, 100000000]" run --steps 0 --out "$tmp/bad.json" --backend dry
 bad 2 "--warmup '-1': expected an integer in [0, 100000000]" run --warmup -1 $o
 bad 2 "--seed '-1': expected an integer in [0, 2^64)" run --seed -1 $o
+# strto* skip leading white space and take a sign: " -1" was the seed 2^64 - 1, " 5" the sequence 5
+bad 2 "--seed ' -1': expected an integer in [0, 2^64)" run --seed " -1" $o
+bad 2 "--seq ' 5': expected an integer in [1, 16777216]" run --seq " 5" $o
+bad 2 "--seq '+5': expected an integer in [1, 16777216]" run --seq +5 $o
+bad 2 "--lr ' 0.1': expected a number in (0, 1e+06]" run --lr " 0.1" $o
+bad 2 "--memory-limit ' 1G': expected a positive size in bytes" run --memory-limit " 1G" $o
+bad 2 "run: --wgmma and --no-wgmma contradict each other (--no-wgmma came second)" run --wgmma --no-wgmma $o
+# the commands that take no arguments refuse any
+bad 2 "presets: unexpected argument 'extra' (it takes none)" presets extra
+bad 2 "presets: unknown option '--bogus' (it takes none)" presets --bogus
+bad 2 "version: unexpected argument 'extra' (it takes none)" version extra
+bad 2 "devices: unknown option '--bogus' (it takes none)" devices --bogus
+"$bin" presets --help >"$tmp/ph.txt"; rc=$?
+check "presets --help: its usage, exit 0" bash -c "[ $rc -eq 0 ] && grep -q '^usage: dpprof presets' '$tmp/ph.txt'"
 bad 2 "--memory-limit '0': expected a positive size in bytes" run --memory-limit 0 $o
 bad 2 "--timeline 'some': expected full or none" run --timeline some $o
 # --data that is not a text file of samples
@@ -259,8 +285,12 @@ hfbad '"num_hidden_layers" is not a number (a string)' 'd["num_hidden_layers"]="
 hfbad '"vocab_size" = -5: expected an integer' 'd["vocab_size"]=-5'
 hfbad '"hidden_size" = 577 is not a multiple of num_attention_heads = 9, and no head_dim is given' 'd["hidden_size"]=577; del d["head_dim"]'
 hfbad '"num_key_value_heads" = 4 does not divide num_attention_heads = 9' 'd["num_key_value_heads"]=4'
-hfbad '"tie_word_embeddings" is not a boolean' 'd["tie_word_embeddings"]="yes"'
-hfbad '"rms_norm_eps" is out of range' 'd["rms_norm_eps"]=0'
+hfbad '"tie_word_embeddings" is not a boolean ("yes"): expected true or false' 'd["tie_word_embeddings"]="yes"'
+hfbad '"rms_norm_eps" is out of range (0): expected a number in (0, 1)' 'd["rms_norm_eps"]=0'
+# a boolean given as a string or a number is not read as true: the message says what the file holds
+hfbad '"mlp_bias" is not a boolean ("false"): expected true or false' 'd["mlp_bias"]="false"'
+hfbad '"attention_bias" is not a boolean (1): expected true or false' 'd["attention_bias"]=1'
+hfbad '"rope_theta" is not a number ("abc"): expected a number in (0, 1e+12]' 'd["rope_theta"]="abc"'
 printf '{"model_type": "llama", "vocab_size": 10,' >"$tmp/hfbad.json"
 bad 2 "hfbad.json: line 1, column" run --hf-config "$tmp/hfbad.json" $o
 bad 2 "--hf-config $tmp: is a directory" run --hf-config "$tmp" $o

@@ -47,11 +47,27 @@ mkdir adir
 check "--out a directory: exit 2 before any work, saying so" bash -c "[ $rc = 2 ] && grep -qF -- 'is a directory' err"
 "$bin" run $q --out - >stdout.json 2>err; rc=$?
 check "--out -: standard output, no file named '-'" bash -c "[ $rc = 0 ] && [ ! -e ./- ] && grep -q '\"status\": \"ok\"' stdout.json"
+# a name of standard output itself (/dev/stdout, /dev/fd/1, the file it is redirected to) is standard output:
+# written there in place (a pipe has no name to rename onto, a file appended to keeps what it held)
+n=$("$bin" run $q --out /dev/stdout 2>err | grep -c '"status": "ok"')
+check "--out /dev/stdout into a pipe: the result comes through it ($(head -c 100 err))" test "$n" = 1
+echo before >appended.txt
+"$bin" run $q --out /dev/stdout >>appended.txt 2>err; rc=$?
+check "--out /dev/stdout appended to a file: what the file held stays, the result follows it" bash -c "[ $rc = 0 ] && [ \"\$(head -1 appended.txt)\" = before ] && grep -q '\"status\": \"ok\"' appended.txt"
+"$bin" run $q --out /dev/stdout --trace - 2>err | cat >both.out; rc=${PIPESTATUS[0]}
+check "--out /dev/stdout --trace -: refused, both would write to standard output, nothing written" bash -c "[ $rc = 2 ] && [ ! -s both.out ] && grep -qF -- '--out /dev/stdout and --trace - would both write to standard output' err"
+"$bin" run $q --out - --trace redirected.json >redirected.json 2>err; rc=$?
+check "--out - --trace F with standard output redirected to F: refused" bash -c "[ $rc = 2 ] && grep -qF -- 'would both write to standard output' err"
 "$bin" run $q --out same.json --trace ./same.json 2>err; rc=$?
 check "--out f --trace f: refused, nothing written" bash -c "[ $rc = 2 ] && grep -qF -- 'are the same file' err && [ ! -e same.json ]"
 cp t.json data.txt
 "$bin" run --steps 1 --backend cpu --quiet --data data.txt --out data.txt 2>err; rc=$?
 check "run --data f --out f: refused, the input intact" bash -c "[ $rc = 2 ] && grep -qF -- 'is the --data file' err && cmp -s t.json data.txt"
+cp "$(dirname "$bin")/tests/hf/smollm2-135m.json" hf.json && cp hf.json hf-orig.json && ln -s hf.json hf-link.json
+"$bin" run --steps 1 --backend dry --quiet --hf-config hf.json --seq 8 --batch 1 --out ./hf.json 2>err; rc=$?
+check "run --hf-config f --out f: refused, the input intact" bash -c "[ $rc = 2 ] && grep -qF -- \"--out './hf.json' is the --hf-config file\" err && cmp -s hf.json hf-orig.json"
+"$bin" run --steps 1 --backend dry --quiet --hf-config hf.json --seq 8 --batch 1 --out r.json --trace hf-link.json 2>err; rc=$?
+check "run --hf-config f --trace (a symlink to f): refused, the input intact" bash -c "[ $rc = 2 ] && grep -qF -- 'is the --hf-config file' err && cmp -s hf.json hf-orig.json && [ -L hf-link.json ] && [ ! -e r.json ]"
 cp t.json p.json
 "$bin" plot timeline p.json --out p.json 2>err; rc=$?
 check "plot IN --out IN: refused, the input intact" bash -c "[ $rc = 2 ] && grep -qF -- 'is the input' err && cmp -s t.json p.json"
@@ -66,9 +82,19 @@ echo file >afile
 check "--dump an existing file: exit 2, the file intact" bash -c "[ $rc = 2 ] && grep -qF -- 'exists and is not a directory' err && [ \"\$(cat afile)\" = file ]"
 mkdir mine; echo precious >mine/notes.txt
 "$bin" run --steps 1 --backend cpu --quiet --dump mine 2>err; rc=$?
-check "--dump a directory of the user's: refused, its files intact" bash -c "[ $rc = 2 ] && grep -qF -- 'no earlier dump' err && [ \"\$(cat mine/notes.txt)\" = precious ]"
+check "--dump a directory of the user's: refused, its files intact" bash -c "[ $rc = 2 ] && grep -qF -- \"holds 'notes.txt', not a file of a dump\" err && [ \"\$(cat mine/notes.txt)\" = precious ]"
+echo '{}' >mine/step.json
+"$bin" run --steps 1 --backend cpu --quiet --dump mine 2>err; rc=$?
+check "--dump a directory of the user's with a step.json in it: refused, naming the other file, both intact" \
+    bash -c "[ $rc = 2 ] && grep -qF -- \"holds 'notes.txt', not a file of a dump\" err && [ \"\$(cat mine/notes.txt)\" = precious ] && [ \"\$(cat mine/step.json)\" = {} ]"
 "$bin" run --steps 1 --backend cpu --quiet --dump dd 2>err && "$bin" run --steps 1 --batch 2 --backend cpu --quiet --dump dd 2>err; rc=$?
 check "--dump over an earlier dump: replaced whole (batch 2 now), no temporary left" bash -c "[ $rc = 0 ] && grep -q '\"batch\": 2' dd/step.json && [ \$(ls dd | wc -l) = 5 ] && [ $(leftovers) = 0 ]"
+"$bin" run --steps 1 --backend cpu --quiet --dump dd --out dd/r.json 2>err; rc=$?
+check "--out in the --dump directory: exit 2 before any work, nothing written there" \
+    bash -c "[ $rc = 2 ] && grep -qF -- \"--out 'dd/r.json' is in the --dump directory 'dd'\" err && [ ! -e dd/r.json ] && [ \$(ls -A dd | wc -l) = 5 ]"
+ln -s dd/step.json dlink
+"$bin" run --steps 1 --backend cpu --quiet --dump dd --trace dlink 2>err; rc=$?
+check "--trace through a symlink into the --dump directory: exit 2, the dump intact" bash -c "[ $rc = 2 ] && grep -qF -- \"--trace 'dlink' is in the --dump directory\" err && grep -q '\"batch\": 2' dd/step.json"
 # concurrent writers of one file: each writes its own temporary; the file is one whole result
 for i in 1 2 3 4; do "$bin" run --steps 2 --seq 32 --backend cpu --quiet --out shared.json & done; wait
 out=$("$sc" "$schema" shared.json 2>&1)

@@ -57,6 +57,41 @@ check "bad axis in a figure line: exit 2 and FILE:LINE (got: $err)" bash -c "[ $
 printf 'name = small\nbase = --preset tiny --backend dry\naxis algo = vanilla: --algo vanilla\nfigure x = pie x=algo\n' >"$tmp/bad2.conf"
 err=$("$bin" report "$tmp/bad2.conf" --results "$tmp/r" --figures "$tmp/f" --tables "$tmp/t" 2>&1); rc=$?
 check "unknown figure kind: exit 2 and FILE:LINE (got: $err)" bash -c "[ $rc -eq 2 ] && grep -qF \"bad2.conf:4: unknown figure kind 'pie'\" <<<\"\$1\"" _ "$err"
+# a line that lacks a key its kind needs, names a label its axis does not have, or a name another line has:
+# exit 2, FILE:LINE and what is wrong, before anything is written (the good figure before it is not drawn)
+for bad in "figure a = stacked|stacked needs group=" \
+           "figure a = heatmap rows=algo value=peak_gib|heatmap needs cols=" \
+           "figure a = heatmap cols=batch value=peak_gib|heatmap needs rows=" \
+           "figure a = heatmap rows=algo cols=batch|heatmap needs value=" \
+           "figure a = lines series=algo value=peak_gib|lines needs x=" \
+           "figure a = capacity x=batch batch=batch|capacity needs series=" \
+           "figure a = tradeoff|tradeoff needs series=" \
+           "table p2 = pivot rows=algo value=peak_gib|pivot table needs cols=" \
+           "figure a = phases group=algo value=peak_gib|value=peak_gib: phases takes bytes, flops, dram, peak or time" \
+           "figure a = bars x=batch value=peak_gib where=algo:ghostt|where=algo:ghostt: 'ghostt' is not a label of the axis 'algo' (its labels: vanilla, ghost, flash_bk)" \
+           "figure a = bars x=batch value=peak_gib where=lim:free,lim:tight|names the axis 'lim' twice" \
+           "figure a = lines x=algo series=batch value=peak_gib|x=algo: lines need positive numbers as the axis labels (got 'vanilla')" \
+           "figure peak = stacked group=algo|figure 'peak' again (first at line 6)" \
+           "table = breakdown group=algo|a second unnamed table (the first at line 7 writes the same file)" \
+           "figure Peak2 = bars x=batch value=peak_gib|figure name 'Peak2': expected up to 63 of a-z, 0-9, _ and -" \
+           "figure a.b = bars x=batch value=peak_gib|figure name 'a.b': expected up to 63 of a-z, 0-9, _ and -"; do
+    line=${bad%%|*} want=${bad#*|}
+    printf 'name = small\nbase = --preset tiny --backend dry\naxis algo = vanilla: --algo vanilla | ghost: --algo ghost | flash_bk: --algo flash_bk\naxis batch = 2 | 4\naxis lim = free: | tight: --memory-limit 2M\nfigure peak = bars x=batch series=algo value=peak_gib where=lim:free\ntable = pivot rows=algo cols=batch value=peak_gib\n%s\n' "$line" >"$tmp/bad3.conf"
+    rm -rf "$tmp/f3" "$tmp/t3"
+    err=$("$bin" report "$tmp/bad3.conf" --results "$tmp/r" --figures "$tmp/f3" --tables "$tmp/t3" 2>&1); rc=$?
+    check "'$line': exit 2, FILE:LINE, nothing written (got: $err)" \
+        bash -c "[ $rc -eq 2 ] && grep -qF 'bad3.conf:8: ' <<<\"\$1\" && grep -qF \"\$2\" <<<\"\$1\" && [ ! -e '$tmp/f3' ] && [ ! -e '$tmp/t3' ]" _ "$err" "$want"
+done
+# --figures or --tables on a file: refused before any work, naming the path; missing parents are made
+: >"$tmp/afile"
+err=$("$bin" report "$tmp/small.conf" --results "$tmp/r" --figures "$tmp/afile" --tables "$tmp/t4" 2>&1); rc=$?
+check "--figures on an existing file: exit 2 naming it, nothing written (got: $err)" \
+    bash -c "[ $rc -eq 2 ] && grep -qF \"report: --figures: cannot create the directory '$tmp/afile': Not a directory\" <<<\"\$1\" && [ ! -e '$tmp/t4' ] && [ ! -s '$tmp/afile' ]" _ "$err"
+err=$("$bin" report "$tmp/small.conf" --results "$tmp/r" --figures "$tmp/f4" --tables "$tmp/afile/t" 2>&1); rc=$?
+check "--tables under a file: exit 2 naming that path, nothing written (got: $err)" \
+    bash -c "[ $rc -eq 2 ] && grep -qF \"report: --tables: cannot create the directory '$tmp/afile/t': '$tmp/afile' is not a directory\" <<<\"\$1\" && [ ! -e '$tmp/f4' ]" _ "$err"
+"$bin" report "$tmp/small.conf" --results "$tmp/r" --figures "$tmp/deep/a/f" --tables "$tmp/deep/b/t" >/dev/null 2>&1; rc=$?
+check "--figures and --tables with missing parents: made, the report written" test $rc -eq 0 -a -s "$tmp/deep/a/f/small-peak.png" -a -s "$tmp/deep/b/t/small-table.tex"
 err=$("$bin" report "$tmp/small.conf" --results "$tmp/nothing" 2>&1); rc=$?
 check "no results: exit 2 and says to sweep first" bash -c "[ $rc -eq 2 ] && grep -qF 'run: dpprof sweep' <<<\"\$1\"" _ "$err"
 # the report reads the lines the sweep accepted, as the sweep reads them: a table line after a

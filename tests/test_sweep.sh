@@ -263,11 +263,36 @@ bad "unreadable file (missing)" "dpprof: experiment file '@F': cannot read: No s
 mkdir "$tmp/adir"; CONF=$tmp/adir
 bad "unreadable file (a directory)" "dpprof: experiment file '@F': is a directory" -
 CONF=$tmp/small.conf
-err=$("$bin" sweep "$CONF" --out-dir "$tmp/nonexistent-parent/out" 2>&1 >/dev/null); rc=$?
-check "nonexistent out-dir parent -> exit 2, exact message, nothing written" test $rc -eq 2 -a "$err" = "dpprof: sweep: --out-dir: cannot create the directory '$tmp/nonexistent-parent/out': No such file or directory" -a ! -e "$tmp/nonexistent-parent"
+"$bin" sweep "$CONF" --out-dir "$tmp/nonexistent-parent/out" --only small-16-2 2>/dev/null >/dev/null; rc=$?
+check "nonexistent out-dir parents are made (mkdir -p) and the sweep runs" test $rc -eq 0 -a -s "$tmp/nonexistent-parent/out/small-16-2.json"
 : >"$tmp/afile"
 err=$("$bin" sweep "$CONF" --out-dir "$tmp/afile" 2>&1 >/dev/null); rc=$?
 check "out-dir is a file -> exit 2" test $rc -eq 2 -a "$err" = "dpprof: sweep: --out-dir: cannot create the directory '$tmp/afile': Not a directory"
+err=$("$bin" sweep "$CONF" --out-dir "$tmp/afile" --dry-run 2>&1 >/dev/null); rc=$?
+check "--dry-run with an out-dir that is a file -> exit 2, as the sweep would" test $rc -eq 2 -a "$err" = "dpprof: sweep: --out-dir: cannot create the directory '$tmp/afile': Not a directory"
+err=$("$bin" sweep "$CONF" --out-dir "$tmp/afile/out" 2>&1 >/dev/null); rc=$?
+check "out-dir under a file -> exit 2 naming the file" test $rc -eq 2 -a "$err" = "dpprof: sweep: --out-dir: cannot create the directory '$tmp/afile/out': '$tmp/afile' is not a directory"
+# every configuration's options are parsed as run parses them before anything runs: a bad one is the file's
+# error (exit 2, the configuration and the option named, nothing written), not an error result of each run
+bad "an unknown option in base" "dpprof: sweep: @F: configuration x-16: run: unknown option '--bogus'" \
+'name = x
+base = --preset tiny --backend dry --bogus 3
+axis seq = 16 | 32'
+bad "an axis value run refuses" "dpprof: sweep: @F: configuration x-5: --seq '-5': expected an integer in [1, 16777216]" \
+'name = x
+base = --preset tiny --backend dry --steps 1
+axis seq = 16 | -5 | abc'
+bad "an axis value run refuses, with --dry-run" "dpprof: sweep: @F: configuration x-abc: --seq 'abc': expected an integer in [1, 16777216]" \
+'name = x
+base = --preset tiny --backend dry --steps 1
+axis seq = 16 | abc' --dry-run
+bad "an option without its value" "dpprof: sweep: @F: configuration x-a: run: --lora-rank needs a value (r), got the option '--steps' (a value that starts with '--' is written --lora-rank=VALUE)" \
+'name = x
+base = --preset tiny --backend dry
+axis m = a: --lora-rank --steps 1'
+bad "a bare -- in base" "dpprof: sweep: @F:2: base: '--' would end run's options (the sweep's own after it would be arguments): remove it" \
+'name = x
+base = --preset tiny --backend dry --steps 1 --'
 bad "--only matching nothing" "dpprof: sweep: --only 'zzz' matches none of the 6 configurations of @F" - --only zzz
 bad "--jobs 0" "dpprof: --jobs '0': expected an integer in [1, 1024]" - --jobs 0
 bad "--timeout -1" "dpprof: --timeout '-1': expected a number in [0, 1e+09]" - --timeout -1
