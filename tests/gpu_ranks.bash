@@ -15,7 +15,7 @@ out=${OUT:-results/gpu-ranks}
 args=${RANKS_ARGS:---preset trainer-1b --seq 1024 --algo flash_bk --sigma 1 --max-grad-norm 1 --steps 3 --warmup 1}
 say() { echo "gpu_ranks: $*" >&2; }
 
-if ! "$bin" version | grep -q 'CUDA, NCCL, MPI)'; then
+if ! "$bin" version | grep -Eq 'CUDA, NCCL(, [^,]*cuDNN[^,]*)?, MPI\)'; then
     say "$bin is not built with CUDA, NCCL and MPI ($("$bin" version)): the ranks cannot run on GPUs"
     exit 2
 fi

@@ -85,7 +85,7 @@ for n in 2 3; do
         check "mpi_ranks_cuemu under mpirun -np $n exits 0" test "$rc" = 0
     else fail "build/tests/mpi_ranks_cuemu is not built (make test-build builds it where mpicc is)"; fi
 done
-if [ -x "$emubin" ] && "$emubin" version | grep -q 'NCCL, MPI)'; then
+if [ -x "$emubin" ] && "$emubin" version | grep -Eq 'NCCL(, [^,]*cuDNN[^,]*)?, MPI\)'; then
     "$emubin" run $q --backend cuda --physical-batch 4 --out cone.json 2>err1; rc1=$?
     mpi 2 "$emubin" run $q --backend cuda --ranks 2 --zero 3 --out ctwo.json 2>err2; rc2=$?
     check "cuda (emulated): one rank and mpirun -np 2 --ranks 2 --zero 3 exit 0 ($rc1 $rc2: $(head -c 200 err2))" test "$rc1$rc2" = 00
