@@ -3386,7 +3386,7 @@ static int dpprof__pld_step(double q, double sigma, double h, int add, dpprof__p
         lmax = DPPROF__PLD_L(1.0 + tail);
     } else {
         lmin = -DPPROF__PLD_L(tail);
-        lmax = q < 1.0 ? -log1p(-q) : -DPPROF__PLD_L(1.0 - tail);
+        lmax = q < 1.0 ? -log1p(-q) : -DPPROF__PLD_L(-tail); /* q = 1: the add pair's x is N(0, s2), as the remove pair's below */
     }
 #undef DPPROF__PLD_L
     k0 = (long long)floor(lmin / h), k1 = (long long)ceil(lmax / h);

@@ -960,6 +960,26 @@ static void test_pld(void)
     check(dpprof_pld_epsilon(1.5, 1.0, 10, 1e-5, 1e-4, &e) == DPPROF__PRIV_EINVAL && dpprof_pld_epsilon(0.1, 0.0, 10, 1e-5, 1e-4, &e) == DPPROF__PRIV_EINVAL &&
               dpprof_pld_epsilon(0.1, 1.0, 10, 1.0, 1e-4, &e) == DPPROF__PRIV_EINVAL && dpprof_pld_epsilon(0.1, 1.0, 10, 1e-5, 1e-4, NULL) == DPPROF__PRIV_ENULL,
           "pld_epsilon: q > 1, sigma 0, delta 1, a null result refused");
+    /* q = 1 is the Gaussian mechanism composed: steps of sigma are one of sigma / sqrt(steps), whose exact epsilon
+       (balle & wang 2018: delta(e) = Phi(1/(2 s) - e s) - exp(e) Phi(-1/(2 s) - e s)) is solved here by bisection.
+       small sigmas put the add pair's loss far out: its window must hold it (else its mass counts as delta) */
+    for (i = 0; i < 4; i++) {
+        static const double sg[][2] = {{0.2, 1}, {0.15, 1}, {1.0, 1}, {2.0, 16}};
+        const double se = sg[i][0] / sqrt(sg[i][1]);
+        double lo = 0.0, hi = 200.0, x;
+        char what[160];
+        int k;
+        for (k = 0; k < 200; k++) {
+            const double mid = 0.5 * (lo + hi);
+            x = 0.5 * erfc(-(0.5 / se - mid * se) / sqrt(2.0)) - exp(mid) * 0.5 * erfc(-(-0.5 / se - mid * se) / sqrt(2.0));
+            if (x > 1e-5) lo = mid;
+            else hi = mid;
+        }
+        k = dpprof_pld_epsilon(1.0, sg[i][0], (long long)sg[i][1], 1e-5, 1e-4, &e);
+        snprintf(what, sizeof what, "pld_epsilon at q = 1 (sigma %g, %g steps): %.6f against the exact Gaussian mechanism's %.6f, above it by at most 1e-3 relative",
+                 sg[i][0], sg[i][1], k == 0 ? e : -1.0, hi);
+        check(k == 0 && e >= hi * (1.0 - 1e-9) && e <= hi * (1.0 + 1e-3), what);
+    }
 }
 
 int main(int argc, char **argv)
