@@ -2993,8 +2993,8 @@ done:
    metrics: rep_metrics, and <category>_gib */
 
 #define REP_MAX_LINES 64
-/* the paper's figures: 2400 x 1600 pixels, the 8x13 font at 5x, so that at two thirds of a 7-inch text width
-   (about 500 dpi) the text prints at about 9 pt */
+/* the paper's figures: 2400 x 1600 pixels, the 8x13 font at 5x, so that at the paper's 5.4-inch figure width
+   (about 440 dpi) the text prints at about 10.6 pt, and value labels a step smaller at about 8.4 pt */
 #define REP_FIG_W 2400
 #define REP_FIG_H 1600
 #define REP_FIG_TEXT 5
