@@ -3277,12 +3277,13 @@ static double *dpprof__fft_table(size_t n) {
     return tw;
 }
 
-/* a loss pmf on the grid: mass p[k] at loss (lo + k) h, and mass at infinity */
+/* a loss pmf on the grid: mass p[k] at loss (lo + k) h, and mass at infinity. budget: the mass a trim of
+   this pmf may move to infinity beyond DPPROF__PLD_TAIL (the per-step budget times the steps it composes) */
 typedef struct dpprof__pld {
     double *p;
     long long lo;
     size_t n;
-    double inf;
+    double inf, budget;
 } dpprof__pld;
 
 #define DPPROF__PLD_TAIL 1e-16 /* tail mass a truncation may move: the upper to infinity, the lower up to the window */
@@ -3293,11 +3294,15 @@ static void dpprof__pld_trim(dpprof__pld *d) {
     size_t a = 0, b = d->n, k;
     double low = 0.0, high = 0.0, top = 0.0, floor_;
     /* the fft's roundoff fills the far tails with values near 1e-16 of the largest: below 1e-14 of it a value
-       is taken for roundoff and its mass, whatever it is, moved (up, or to infinity) like a tail's */
+       is taken for roundoff and its mass, whatever it is, moved like a tail's: up to the first kept point, or
+       to infinity. what goes to infinity is delta spent at every epsilon, and the composition multiplies it by
+       the steps still to come, so the upper side moves no more than the pmf's budget (real mass in a long thin
+       upper tail, as at small sigma, would otherwise add up to delta itself) */
     for (k = 0; k < d->n; k++) top = d->p[k] > top ? d->p[k] : top;
     floor_ = 1e-14 * top;
     while (a + 1 < b && (d->p[a] <= floor_ || low + d->p[a] <= DPPROF__PLD_TAIL)) low += d->p[a++];
-    while (b > a + 1 && (d->p[b - 1] <= floor_ || high + d->p[b - 1] <= DPPROF__PLD_TAIL)) high += d->p[--b];
+    while (b > a + 1 && (high + d->p[b - 1] <= DPPROF__PLD_TAIL || (d->p[b - 1] <= floor_ && high + d->p[b - 1] <= d->budget)))
+        high += d->p[--b];
     if (a) {
         d->p[a] += low;
         for (k = a; k < b; k++) d->p[k - a] = d->p[k];
@@ -3349,6 +3354,7 @@ static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, dppro
     c->lo = a->lo + b->lo;
     c->n = n;
     c->inf = 1.0 - (1.0 - a->inf) * (1.0 - b->inf);
+    c->budget = a->budget + b->budget;
     dpprof__pld_trim(c);
     return DPPROF__PRIV_OK;
 }
@@ -3374,7 +3380,7 @@ static double dpprof__pld_hs(double q, double sigma, int add, double e) {
    there, so the chords lie above it: pessimistic, and pessimistic under composition. masses from the chords'
    slopes: mu_j = exp(l_j) (s_j - s_{j-1}), mu_top = -s_{m-1} exp(l_m), delta at the top goes to infinity,
    the rest to the bottom point */
-static int dpprof__pld_step(double q, double sigma, double h, int add, dpprof__pld *d) {
+static int dpprof__pld_step(double q, double sigma, double h, int add, double budget, dpprof__pld *d) {
     const double s2 = sigma * sigma, tail = 9.0 * sigma;
     double lmin, lmax, *dl, *sl;
     long long k0, k1;
@@ -3425,6 +3431,7 @@ static int dpprof__pld_step(double q, double sigma, double h, int add, dpprof__p
     DPPROF_FREE(dl);
     d->lo = k0;
     d->n = m + 1;
+    d->budget = budget;
     dpprof__pld_trim(d);
     return DPPROF__PRIV_OK;
 }
@@ -3440,9 +3447,19 @@ static double dpprof__pld_delta(const dpprof__pld *d, double h, double eps) {
     return s;
 }
 
+/* the budget of one step: a composition of n steps trims at most 2 log2(n) + 2 times, each trim of a pmf of m
+   steps moves at most m budgets to infinity, and the n / m compositions still to come multiply that by at most
+   n / m; so all trims together add at most 1e-3 delta to the delta at any epsilon */
+static double dpprof__pld_budget(long long steps, double delta) {
+    int levels = 2;
+    long long k;
+    for (k = steps; k > 0; k >>= 1) levels += 2;
+    return 1e-3 * delta / ((double)steps * (double)levels);
+}
+
 static int dpprof__pld_one(double q, double sigma, long long steps, double delta, double h, int add, double *eps) {
     dpprof__pld base, acc, t;
-    int rc = dpprof__pld_step(q, sigma, h, add, &base), have = 0;
+    int rc = dpprof__pld_step(q, sigma, h, add, dpprof__pld_budget(steps, delta), &base), have = 0;
     double lo = 0.0, hi;
     if (rc) return rc;
     acc.p = NULL;
@@ -3451,7 +3468,7 @@ static int dpprof__pld_one(double q, double sigma, long long steps, double delta
             if (!have) {
                 acc.p = (double *)DPPROF_MALLOC(base.n * sizeof(double));
                 if (!acc.p) rc = DPPROF__PRIV_EINVAL;
-                else memcpy(acc.p, base.p, base.n * sizeof(double)), acc.lo = base.lo, acc.n = base.n, acc.inf = base.inf, have = 1;
+                else memcpy(acc.p, base.p, base.n * sizeof(double)), acc.lo = base.lo, acc.n = base.n, acc.inf = base.inf, acc.budget = base.budget, have = 1;
             } else if ((rc = dpprof__pld_compose(&acc, &base, &t)) == DPPROF__PRIV_OK) {
                 DPPROF_FREE(acc.p);
                 acc = t;

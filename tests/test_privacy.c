@@ -940,10 +940,12 @@ static void test_pld(void)
         {0.004, 1.1, 14063, 1e-5, 2.2158763013940224}, {0.01, 1.0, 1000, 1e-5, 1.8282436455855091},
         {0.001, 3.0, 1, 1e-5, 0.0007055652838165397},  {0.1, 2.0, 100, 1e-6, 2.6750357412999692},
         {0.02, 0.8, 500, 1e-5, 4.668013366346702},      {1.0, 5.0, 10, 1e-5, 2.594383440464893},
+        /* small sigma at delta 1e-8: a long thin upper tail of real mass, which the trims may not count as delta */
+        {0.001, 0.5, 1000, 1e-8, 6.062465339387778},    {0.0001, 0.5, 1000, 1e-8, 2.7638720486820576},
     };
     double e, r, s;
     int i;
-    for (i = 0; i < 6; i++) {
+    for (i = 0; i < 8; i++) {
         char what[160];
         const int rc = dpprof_pld_epsilon(ref[i][0], ref[i][1], (long long)ref[i][2], ref[i][3], 1e-4, &e);
         dpprof_rdp_epsilon(ref[i][0], ref[i][1], (long long)ref[i][2], ref[i][3], NULL, 0, &r, NULL);
@@ -955,6 +957,9 @@ static void test_pld(void)
     check(dpprof_pld_sigma_for_epsilon(0.01, 1000, 1e-5, 2.0, 1e-4, &s) == 0 && dpprof_pld_epsilon(0.01, s, 1000, 1e-5, 1e-4, &e) == 0 && e <= 2.0 &&
               dpprof_pld_epsilon(0.01, s * (1.0 - 1e-3), 1000, 1e-5, 1e-4, &r) == 0 && r > 2.0 && dpprof_rdp_sigma_for_epsilon(0.01, 1000, 1e-5, 2.0, &r) == 0 && s < r,
           "pld_sigma_for_epsilon: the smallest sigma to 1e-3 that spends at most the target, under rdp's sigma");
+    check(dpprof_pld_sigma_for_epsilon(0.001, 10, 1e-8, 1.0, 1e-4, &s) == 0 && dpprof_pld_epsilon(0.001, s, 10, 1e-8, 1e-4, &e) == 0 && e <= 1.0 &&
+              dpprof_pld_epsilon(0.001, s * (1.0 - 1e-3), 10, 1e-8, 1e-4, &r) == 0 && r > 1.0,
+          "pld_sigma_for_epsilon at delta 1e-8 and a small sigma (q 0.001, 10 steps, target 1): found, and the smallest to 1e-3");
     check(dpprof_pld_epsilon(0.01, 1.0, 0, 1e-5, 1e-4, &e) == 0 && e == 0.0 && dpprof_pld_epsilon(0.0, 1.0, 10, 1e-5, 1e-4, &e) == 0 && e == 0.0,
           "pld_epsilon: no step, or q = 0, spends nothing");
     check(dpprof_pld_epsilon(1.5, 1.0, 10, 1e-5, 1e-4, &e) == DPPROF__PRIV_EINVAL && dpprof_pld_epsilon(0.1, 0.0, 10, 1e-5, 1e-4, &e) == DPPROF__PRIV_EINVAL &&
