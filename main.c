@@ -1785,8 +1785,9 @@ static void help_epsilon(void) {
            "        improved conversion (Balle et al. 2020), minimised over the orders 1.1 ... 10.9, 12 ... 63\n"
            "        and past 63 where the minimum is at 63 (the default; prints the best order)\n"
            "  pld   the privacy loss distribution, the tight accountant: pessimistic connect-the-dots\n"
-           "        discretization at interval 1e-4, composed by FFT (an upper bound; agrees with\n"
-           "        dp_accounting's PLD accountant to 1e-3 relative; a few seconds)\n"
+           "        discretization at interval 1e-4, composed by FFT (an upper bound; above\n"
+           "        dp_accounting's PLD accountant by at most 1e-4 relative at delta >= 1e-8, 3e-3 at\n"
+           "        1e-10; a few seconds)\n"
            "  both  prints epsilon_rdp and epsilon_pld\n"
            "with --target-epsilon, the smallest sigma that reaches it under the accountant named. delta\n"
            "defaults to 1e-5.\n");

@@ -942,10 +942,11 @@ static void test_pld(void)
         {0.02, 0.8, 500, 1e-5, 4.668013366346702},      {1.0, 5.0, 10, 1e-5, 2.594383440464893},
         /* small sigma at delta 1e-8: a long thin upper tail of real mass, which the trims may not count as delta */
         {0.001, 0.5, 1000, 1e-8, 6.062465339387778},    {0.0001, 0.5, 1000, 1e-8, 2.7638720486820576},
+        {0.001, 0.5, 1000, 1e-10, 7.788300711749295},
     };
     double e, r, s;
     int i;
-    for (i = 0; i < 8; i++) {
+    for (i = 0; i < 9; i++) {
         char what[160];
         const int rc = dpprof_pld_epsilon(ref[i][0], ref[i][1], (long long)ref[i][2], ref[i][3], 1e-4, &e);
         dpprof_rdp_epsilon(ref[i][0], ref[i][1], (long long)ref[i][2], ref[i][3], NULL, 0, &r, NULL);
