@@ -3301,19 +3301,24 @@ static double dpprof__pld_lse(double x, double y) { /* log(exp(x) + exp(y)) */
     }
     return y == -HUGE_VAL ? x : x + log1p(exp(y - x));
 }
-/* the finite part's log mgf, summed from the pmf itself (a step's pmf, which has no fft roundoff) */
+/* the finite part's log mgf, summed from the pmf itself (a step's pmf, which has no fft roundoff): for each
+   t a running log-sum-exp, mx the largest term so far and sm the sum scaled by it */
 static void dpprof__pld_mgf(dpprof__pld *d, double h) {
+    double mx[DPPROF__PLD_NT], sm[DPPROF__PLD_NT];
     int j;
     size_t k;
-    for (j = 0; j < DPPROF__PLD_NT; j++) {
-        const double t = dpprof__pld_t(j);
-        double m = -HUGE_VAL, s = 0.0;
-        for (k = 0; k < d->n; k++) /* two passes: the largest term, then the sum scaled by it */
-            if (d->p[k] > 0.0 && log(d->p[k]) + t * (double)(d->lo + (long long)k) * h > m) m = log(d->p[k]) + t * (double)(d->lo + (long long)k) * h;
-        for (k = 0; k < d->n; k++)
-            if (d->p[k] > 0.0) s += exp(log(d->p[k]) + t * (double)(d->lo + (long long)k) * h - m);
-        d->logm[j] = m + log(s);
+    for (j = 0; j < DPPROF__PLD_NT; j++) mx[j] = -HUGE_VAL, sm[j] = 0.0;
+    for (k = 0; k < d->n; k++) {
+        double lp, l;
+        if (!(d->p[k] > 0.0)) continue;
+        lp = log(d->p[k]), l = (double)(d->lo + (long long)k) * h;
+        for (j = 0; j < DPPROF__PLD_NT; j++) {
+            const double v = lp + dpprof__pld_t(j) * l;
+            if (v > mx[j]) sm[j] = sm[j] * exp(mx[j] - v) + 1.0, mx[j] = v;
+            else sm[j] += exp(v - mx[j]);
+        }
     }
+    for (j = 0; j < DPPROF__PLD_NT; j++) d->logm[j] = mx[j] + log(sm[j]);
 }
 /* chernoff's bound on the finite part's mass at losses >= x, as a log */
 static double dpprof__pld_logtail(const dpprof__pld *d, double x) {
@@ -3335,7 +3340,7 @@ static double dpprof__pld_logtail(const dpprof__pld *d, double x) {
    chernoff's bound on the tail fits the budget, and counts the bound, not the values there */
 static void dpprof__pld_trim(dpprof__pld *d, double h, int composed) {
     size_t a = 0, b = d->n, k;
-    double low = 0.0, high = 0.0, top = 0.0, floor_, cap = d->budget > DPPROF__PLD_TAIL ? d->budget : DPPROF__PLD_TAIL;
+    double low = 0.0, high = 0.0, top = 0.0, floor_;
     int j;
     for (k = 0; k < d->n; k++) top = d->p[k] > top ? d->p[k] : top;
     floor_ = 1e-14 * top;
@@ -3349,7 +3354,7 @@ static void dpprof__pld_trim(dpprof__pld *d, double h, int composed) {
         while (b > a + 1 && high + d->p[b - 1] <= DPPROF__PLD_TAIL) high += d->p[--b];
     } else { /* the smallest b whose tail bound fits: the bound falls as the loss grows */
         size_t lo_ = a + 1, hi_ = b;
-        const double lcap = log(cap);
+        const double lcap = log(d->budget > DPPROF__PLD_TAIL ? d->budget : DPPROF__PLD_TAIL);
         while (lo_ < hi_) {
             const size_t mid = lo_ + (hi_ - lo_) / 2;
             if (dpprof__pld_logtail(d, (double)(d->lo + (long long)mid) * h) <= lcap) hi_ = mid;
@@ -3436,7 +3441,7 @@ static double dpprof__pld_hs(double q, double sigma, int add, double e) {
    there, so the chords lie above it: pessimistic, and pessimistic under composition. masses from the chords'
    slopes: mu_j = exp(l_j) (s_j - s_{j-1}), mu_top = -s_{m-1} exp(l_m), delta at the top goes to infinity,
    the rest to the bottom point */
-static int dpprof__pld_step(double q, double sigma, double h, int add, double budget, dpprof__pld *d) {
+static int dpprof__pld_step(double q, double sigma, double h, int add, dpprof__pld *d) {
     const double s2 = sigma * sigma, tail = 9.0 * sigma;
     double lmin, lmax, *dl, *sl;
     long long k0, k1;
@@ -3487,7 +3492,7 @@ static int dpprof__pld_step(double q, double sigma, double h, int add, double bu
     DPPROF_FREE(dl);
     d->lo = k0;
     d->n = m + 1;
-    d->budget = budget;
+    d->budget = 0.0; /* the caller's: it depends on the steps and delta */
     dpprof__pld_mgf(d, h);
     dpprof__pld_trim(d, h, 0);
     return DPPROF__PRIV_OK;
@@ -3516,9 +3521,10 @@ static double dpprof__pld_budget(long long steps, double delta) {
 
 static int dpprof__pld_one(double q, double sigma, long long steps, double delta, double h, int add, double *eps) {
     dpprof__pld base, acc, t;
-    int rc = dpprof__pld_step(q, sigma, h, add, dpprof__pld_budget(steps, delta), &base), have = 0;
+    int rc = dpprof__pld_step(q, sigma, h, add, &base), have = 0;
     double lo = 0.0, hi;
     if (rc) return rc;
+    base.budget = dpprof__pld_budget(steps, delta);
     acc.p = NULL;
     while (steps > 0 && rc == DPPROF__PRIV_OK) { /* exponentiation by squaring */
         if (steps & 1) {
