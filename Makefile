@@ -93,7 +93,7 @@ SWEEP_JOBS ?= 2
 .PHONY: default all test deps deps-paper deps-test clean figures
 default: dpprof
 
-dpprof: main.c dpprof.h $(CUDA_OBJ)
+dpprof: main.c dpprof.h dpprof_tools.h $(CUDA_OBJ)
 	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c $(CUDA_OBJ) -o $@.tmp $(LDFLAGS) $(DPPROF_LIBS) $(MPI_LIBS) $(LDLIBS)
 	mv $@.tmp $@
 
@@ -430,7 +430,7 @@ test: deps-test
 
 # the same program without the CUDA object: what tests/test_memcheck.sh runs under valgrind (libcudart
 # makes valgrind report on the CUDA runtime, not on dpprof)
-build/dpprof-nocuda: main.c dpprof.h
+build/dpprof-nocuda: main.c dpprof.h dpprof_tools.h
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -g -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c -o $@.tmp -lm
 	mv $@.tmp $@
@@ -459,56 +459,56 @@ $(TEST_BIN)/test_profonly: tests/test_profonly.c dpprof.h tests/test.h
 # the implementation compiled once for the tests that use no internal name (tests/impl.c), float and double
 IMPL_SAN := build/impl-san.o
 IMPL_SAN_DOUBLE := build/impl-san-double.o
-$(IMPL_SAN): tests/impl.c dpprof.h
+$(IMPL_SAN): tests/impl.c dpprof.h dpprof_tools.h
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. -c $< -o $@
-$(IMPL_SAN_DOUBLE): tests/impl.c dpprof.h
+$(IMPL_SAN_DOUBLE): tests/impl.c dpprof.h dpprof_tools.h
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. -c $< -o $@
 
 # the checker of results against docs/result.schema.json (tests/test_schema.sh)
-build/schema_check: tests/schema_check.c dpprof.h $(IMPL_SAN)
+build/schema_check: tests/schema_check.c dpprof.h dpprof_tools.h $(IMPL_SAN)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< $(IMPL_SAN) -o $@ -lm
 
 # these link the shared implementation; the other tests compile it in (they reach internal names)
 IMPL_TESTS := test_json test_ops test_dpops test_zero
-$(addprefix $(TEST_BIN)/,$(IMPL_TESTS)): $(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h $(IMPL_SAN)
+$(addprefix $(TEST_BIN)/,$(IMPL_TESTS)): $(TEST_BIN)/%: tests/%.c dpprof.h dpprof_tools.h tests/test.h $(IMPL_SAN)
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< $(IMPL_SAN) -o $@ -lm
 
-$(TEST_BIN)/%: tests/%.c dpprof.h tests/test.h
+$(TEST_BIN)/%: tests/%.c dpprof.h dpprof_tools.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< -o $@ -lm
 
-$(TEST_BIN)/test_ops_double: tests/test_ops.c dpprof.h tests/test.h $(IMPL_SAN_DOUBLE)
+$(TEST_BIN)/test_ops_double: tests/test_ops.c dpprof.h dpprof_tools.h tests/test.h $(IMPL_SAN_DOUBLE)
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. $< $(IMPL_SAN_DOUBLE) -o $@ -lm
 
-$(TEST_BIN)/test_dpops_double: tests/test_dpops.c dpprof.h tests/test.h $(IMPL_SAN_DOUBLE)
+$(TEST_BIN)/test_dpops_double: tests/test_dpops.c dpprof.h dpprof_tools.h tests/test.h $(IMPL_SAN_DOUBLE)
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. $< $(IMPL_SAN_DOUBLE) -o $@ -lm
 
 # the double build of the dp test is also the float build's reference (test_dp runs it with --ref)
-$(TEST_BIN)/test_dp_double: tests/test_dp.c dpprof.h tests/test.h
+$(TEST_BIN)/test_dp_double: tests/test_dp.c dpprof.h dpprof_tools.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
 
-$(TEST_BIN)/test_gradcheck: tests/test_gradcheck.c dpprof.h tests/test.h
+$(TEST_BIN)/test_gradcheck: tests/test_gradcheck.c dpprof.h dpprof_tools.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) -DDPPROF_REF_DOUBLE -I. $< -o $@ -lm
 
-$(TEST_BIN)/test_train: tests/test_train.c dpprof.h tests/test.h
+$(TEST_BIN)/test_train: tests/test_train.c dpprof.h dpprof_tools.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) -O3 -march=native -I. $< -o $@ -lm
 
 # two translation units that include the header, one with the implementation: they must link
-$(TEST_BIN)/test_twotu: tests/test_twotu_a.c tests/test_twotu_b.c dpprof.h
+$(TEST_BIN)/test_twotu: tests/test_twotu_a.c tests/test_twotu_b.c dpprof.h dpprof_tools.h
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) -I. tests/test_twotu_a.c tests/test_twotu_b.c -o $@ -lm
 
 # the GPU test links the real CUDA object when there is one: it prints SKIP without a GPU
-GPU_TEST_SRC := tests/test_gpu.c tests/gpu_model.c tests/gpu_attn.c tests/gpu_dp.c tests/gpu_steps.c tests/gpu_counters.c dpprof.h tests/test.h
+GPU_TEST_SRC := tests/test_gpu.c tests/gpu_model.c tests/gpu_attn.c tests/gpu_dp.c tests/gpu_steps.c tests/gpu_counters.c dpprof.h dpprof_tools.h tests/test.h
 ifneq ($(NVCC),)
 $(TEST_BIN)/test_gpu: $(GPU_TEST_SRC) $(CUDA_OBJ)
 	@mkdir -p $(TEST_BIN)
@@ -536,7 +536,7 @@ $(TEST_BIN)/test_emu: tests/test_emu.cc tests/cuemu.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CXX) -std=c++17 $(EMU_FLAGS) -Wall -Wextra -Werror -Itests $< -o $@
 
-build/dpprof-cuemu: main.c dpprof.h build/dpprof_kernels_emu.o
+build/dpprof-cuemu: main.c dpprof.h dpprof_tools.h build/dpprof_kernels_emu.o
 	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_CUDA $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c build/dpprof_kernels_emu.o -o $@.tmp -lstdc++ -lm $(MPI_LIBS)
 	mv $@.tmp $@
 
@@ -597,7 +597,7 @@ fuzz-build: $(addprefix build/fuzz/fuzz_,$(FUZZERS))
 
 # options and conf include main.c (its main renamed) to reach its static parsers
 build/fuzz/fuzz_options build/fuzz/fuzz_conf: main.c
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c dpprof.h
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c dpprof.h dpprof_tools.h
 	@mkdir -p build/fuzz
 	clang $(FUZZ_CFLAGS) $< -o $@.tmp -lm
 	mv $@.tmp $@

@@ -3,8 +3,9 @@
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with realpath */
 #define DPPROF_IMPLEMENTATION
 #define DPPROF_ENGINE
-#define DPPROF_TOOLS
 #include "dpprof.h"
+#define DPPROF_TOOLS_IMPLEMENTATION
+#include "dpprof_tools.h"
 
 #include <ctype.h>
 #include <errno.h>

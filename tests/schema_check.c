@@ -5,6 +5,7 @@
    usage: schema_check SCHEMA.json FILE.json... (tests/test_schema.sh) */
 /* the implementation: build/impl-san.o (tests/impl.c; Makefile) */
 #include "dpprof.h"
+#include "dpprof_tools.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# tests/test_compile.sh - dpprof.h compiles as C11 -pedantic, as C++17 and under nvcc, with and
+# tests/test_compile.sh - dpprof.h (and dpprof_tools.h beside it) compiles as C11 -pedantic, as C++17 and under nvcc, with and
 # without the implementation, warning-free. run by make test.
 set -u
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '#include "dpprof.h"\nint main(void) { return dpprof_result_str(0)[0] == 0; }\n' >"$tmp/decl.c"
-printf '#define DPPROF_IMPLEMENTATION\n#define DPPROF_ENGINE\n#define DPPROF_TOOLS\n#include "dpprof.h"\nint main(void) { return dpprof_result_str(0)[0] == 0; }\n' >"$tmp/impl.c"
+printf '#define DPPROF_IMPLEMENTATION\n#define DPPROF_ENGINE\n#include "dpprof.h"\n#define DPPROF_TOOLS_IMPLEMENTATION\n#include "dpprof_tools.h"\nint main(void) { return dpprof_result_str(0)[0] == 0; }\n' >"$tmp/impl.c"
 # the profiler alone: DPPROF_IMPLEMENTATION and nothing else, no library (not even libm), no CUDA symbols
 cat >"$tmp/prof.c" <<'C'
 #define DPPROF_IMPLEMENTATION

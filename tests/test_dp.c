@@ -9,8 +9,9 @@
 #define _POSIX_C_SOURCE 200809L /* popen: the float build reads the double build's reference */
 #define DPPROF_IMPLEMENTATION
 #define DPPROF_ENGINE
-#define DPPROF_TOOLS
 #include "dpprof.h"
+#define DPPROF_TOOLS_IMPLEMENTATION
+#include "dpprof_tools.h"
 #include "test.h"
 
 #include <math.h>

@@ -17,8 +17,9 @@ static void *test_malloc(size_t n) {
 #define DPPROF_FREE(p) free(p)
 #define DPPROF_IMPLEMENTATION
 #define DPPROF_ENGINE
-#define DPPROF_TOOLS
 #include "dpprof.h"
+#define DPPROF_TOOLS_IMPLEMENTATION
+#include "dpprof_tools.h"
 #include "test.h"
 
 #include <time.h>

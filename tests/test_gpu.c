@@ -10,8 +10,9 @@
    usage: test_gpu [accountant|model|attn|cudnn|dp|counters|nccl|steps ...]  (default: all groups) */
 #define DPPROF_IMPLEMENTATION
 #define DPPROF_ENGINE
-#define DPPROF_TOOLS
 #include "dpprof.h"
+#define DPPROF_TOOLS_IMPLEMENTATION
+#include "dpprof_tools.h"
 #include "test.h"
 
 #include <math.h>

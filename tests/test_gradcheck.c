@@ -3,8 +3,9 @@
    both heads, with repeated tokens. prints the worst error per tensor. run by make test. */
 #define DPPROF_IMPLEMENTATION
 #define DPPROF_ENGINE
-#define DPPROF_TOOLS
 #include "dpprof.h"
+#define DPPROF_TOOLS_IMPLEMENTATION
+#include "dpprof_tools.h"
 #include "test.h"
 
 #include <math.h>

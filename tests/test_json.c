@@ -3,6 +3,7 @@
  * (kept out of the normal run because sanitizer builds are slow). */
 /* the implementation: build/impl-san.o (tests/impl.c; Makefile) */
 #include "dpprof.h"
+#include "dpprof_tools.h"
 
 #include <errno.h>
 #include <float.h>

@@ -43,8 +43,9 @@
    writing this, so the value is only printed, not asserted. */
 #define DPPROF_IMPLEMENTATION
 #define DPPROF_ENGINE
-#define DPPROF_TOOLS
 #include "dpprof.h"
+#define DPPROF_TOOLS_IMPLEMENTATION
+#include "dpprof_tools.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,8 +3,9 @@
    the text is the GPL-3 licence shipped by every Debian system (base-files). */
 #define DPPROF_IMPLEMENTATION
 #define DPPROF_ENGINE
-#define DPPROF_TOOLS
 #include "dpprof.h"
+#define DPPROF_TOOLS_IMPLEMENTATION
+#include "dpprof_tools.h"
 #include "test.h"
 
 #include <string.h>

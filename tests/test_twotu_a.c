@@ -2,8 +2,9 @@
    the implementation; they must compile and link without clashes. run by make test. */
 #define DPPROF_IMPLEMENTATION
 #define DPPROF_ENGINE
-#define DPPROF_TOOLS
 #include "dpprof.h"
+#define DPPROF_TOOLS_IMPLEMENTATION
+#include "dpprof_tools.h"
 #include "test.h"
 
 int other_unit_peak(void); /* test_twotu_b.c */

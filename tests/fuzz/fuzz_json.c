@@ -5,8 +5,9 @@
  * parses again into an equal tree. aborting is fine here: this is the test
  * harness, not library code. */
 #define DPPROF_IMPLEMENTATION
-#define DPPROF_TOOLS
 #include "dpprof.h"
+#define DPPROF_TOOLS_IMPLEMENTATION
+#include "dpprof_tools.h"
 
 #define FUZZ_ASSERT(c)                                                                                  \
     do {                                                                                                \
