@@ -90,10 +90,12 @@ MEASURED_DIR ?= results
 DPPROF_BIN ?= ./dpprof
 BENCH_TIMEOUT ?= 600
 SWEEP_JOBS ?= 2
+# the command line: main.c and the parts it includes (the library, its tools, options and files, experiments)
+CLI_SRC := main.c dpprof.h dpprof_tools.h dpprof_cli.h dpprof_experiments.h
 .PHONY: default all test deps deps-paper deps-test clean figures
 default: dpprof
 
-dpprof: main.c dpprof.h dpprof_tools.h $(CUDA_OBJ)
+dpprof: $(CLI_SRC) $(CUDA_OBJ)
 	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c $(CUDA_OBJ) -o $@.tmp $(LDFLAGS) $(DPPROF_LIBS) $(MPI_LIBS) $(LDLIBS)
 	mv $@.tmp $@
 
@@ -430,7 +432,7 @@ test: deps-test
 
 # the same program without the CUDA object: what tests/test_memcheck.sh runs under valgrind (libcudart
 # makes valgrind report on the CUDA runtime, not on dpprof)
-build/dpprof-nocuda: main.c dpprof.h dpprof_tools.h
+build/dpprof-nocuda: $(CLI_SRC)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -g -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c -o $@.tmp -lm
 	mv $@.tmp $@
@@ -536,7 +538,7 @@ $(TEST_BIN)/test_emu: tests/test_emu.cc tests/cuemu.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CXX) -std=c++17 $(EMU_FLAGS) -Wall -Wextra -Werror -Itests $< -o $@
 
-build/dpprof-cuemu: main.c dpprof.h dpprof_tools.h build/dpprof_kernels_emu.o
+build/dpprof-cuemu: $(CLI_SRC) build/dpprof_kernels_emu.o
 	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_CUDA $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c build/dpprof_kernels_emu.o -o $@.tmp -lstdc++ -lm $(MPI_LIBS)
 	mv $@.tmp $@
 
@@ -595,8 +597,8 @@ FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize
 .PHONY: fuzz fuzz-ci fuzz-build
 fuzz-build: $(addprefix build/fuzz/fuzz_,$(FUZZERS))
 
-# options and conf include main.c (its main renamed) to reach its static parsers
-build/fuzz/fuzz_options build/fuzz/fuzz_conf: main.c
+# options and conf include the command line's parts (dpprof_cli.h, dpprof_experiments.h) to reach their parsers
+build/fuzz/fuzz_options build/fuzz/fuzz_conf: dpprof_cli.h dpprof_experiments.h
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c dpprof.h dpprof_tools.h
 	@mkdir -p build/fuzz
 	clang $(FUZZ_CFLAGS) $< -o $@.tmp -lm

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_conf.c - libFuzzer harness for the experiment-file parsers (make fuzz; alone:
- * build/fuzz/fuzz_conf -dict=tests/fuzz/conf.dict tests/fuzz/corpus_conf): main.c's sweep_parse()
+ * build/fuzz/fuzz_conf -dict=tests/fuzz/conf.dict tests/fuzz/corpus_conf): dpprof_experiments.h's sweep_parse()
  * (dpprof sweep and dpprof report) and the report's rep_read_lines() + rep_validate(), as
  * cmd_report calls them. the input is written to a file of this process (/tmp/fuzz_conf.PID.conf):
  * the parsers read a path.
@@ -9,9 +9,14 @@
  * the product of the axes' sizes and at most SWEEP_MAX_CONFIGS, every id is NAME-LABEL-... within
  * SWEEP_MAX_ID characters and no two ids are alike; and the report reads exactly the figure and
  * table lines that the sweep accepted. aborting is fine here: this is the test harness. */
-#define main dpprof_cli_main
-#include "../../main.c"
-#undef main
+#define _XOPEN_SOURCE 700
+#define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#include "../../dpprof.h"
+#define DPPROF_TOOLS_IMPLEMENTATION
+#include "../../dpprof_tools.h"
+#include "../../dpprof_cli.h"
+#include "../../dpprof_experiments.h"
 
 static FILE *fuzz_real_stderr; /* the real stderr while dpprof's is captured, else NULL */
 

@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_options.c - libFuzzer harness for `dpprof run`'s option parser and the configuration
  * resolution (make fuzz; alone: build/fuzz/fuzz_options -dict=tests/fuzz/options.dict
  * tests/fuzz/corpus_options). the input is split into argv words at NUL and newline bytes (at most
- * 64 words; --help and -h, which print and exit, are dropped) and goes through main.c's parse_run(),
+ * 64 words; --help and -h, which print and exit, are dropped) and goes through dpprof_cli.h's parse_run(),
  * then dpprof_config_resolve() and, as cmd_run does, --target-epsilon's noise search.
  * oracle: no crash and no sanitizer report; a refusal prints one message starting "dpprof: "; an
  * accepted configuration satisfies every invariant that dpprof_config_resolve documents (checked
@@ -11,9 +11,13 @@
  * small configurations also run the same step on the cpu backend, which must see the same memory,
  * event for event (dpprof_prof_same_memory). --data is validated but not read (a fuzzed path could
  * name a fifo or a device); aborting is fine here: this is the test harness, not library code. */
-#define main dpprof_cli_main
-#include "../../main.c"
-#undef main
+#define _XOPEN_SOURCE 700
+#define DPPROF_IMPLEMENTATION
+#define DPPROF_ENGINE
+#include "../../dpprof.h"
+#define DPPROF_TOOLS_IMPLEMENTATION
+#include "../../dpprof_tools.h"
+#include "../../dpprof_cli.h"
 
 static FILE *fuzz_real_stderr; /* the real stderr while dpprof's is captured, else NULL */
 

@@ -1,0 +1,3297 @@
+/* dpprof_experiments.h - experiments: the experiment files (.conf), the sweep that runs every configuration of
+   one as its own `dpprof run` process (resumable, in parallel), the report that turns a sweep's results into
+   figures, LaTeX tables, macros and a summary, and the memory timelines drawn from result files. every function is
+   static: one translation unit includes it, after dpprof_cli.h (main.c, and the fuzzer of experiment files) */
+#ifndef DPPROF_EXPERIMENTS_H
+#define DPPROF_EXPERIMENTS_H
+#include "dpprof_cli.h"
+
+#include <sys/select.h>
+#include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+/* ---- plot ---------------------------------------------------------------------------------------- */
+static int json_fail(const char *file, const char *what) {
+    fprintf(stderr, "%s: plot: %s: %s\n", prog, file, what);
+    return EXIT_USAGE;
+}
+
+/* one result's live bytes by category, rebuilt from its event log */
+typedef struct tl_data {
+    dpprof_json_doc *doc;            /* the phase names point into it */
+    size_t n, nmarks;                /* points (the empty start, then one per event); phase marks */
+    int nser, measured;              /* categories that ever held memory; a measured clock (else x is the event) */
+    double *x, *y, *mx, peak;        /* y: nser series of n points; mx: where each phase begins; the largest total */
+    const char **mnames;             /* each mark's phase, as the file names it */
+    const char *names[DPPROF_CAT_COUNT];
+    unsigned char rgb[DPPROF_CAT_COUNT * 3];
+    char desc[256];                  /* preset, algorithm, backend, experiment */
+    size_t desc_run;                 /* desc's length without the experiment */
+} tl_data;
+
+static void tl_free(tl_data *t) {
+    free(t->x);
+    free(t->y);
+    free(t->mx);
+    free(t->mnames);
+    dpprof_json_free(t->doc);
+    memset(t, 0, sizeof *t);
+}
+
+/* reads result file in into t: EXIT_OK, or EXIT_USAGE / EXIT_ERROR having said why (t freed) */
+static int tl_load(const char *in, tl_data *t) {
+    const dpprof_json *root, *tl, *jt, *jb, *jc, *jm, *jp;
+    char err[512];
+    size_t n, i, nm, k, np;
+    int c, used[DPPROF_CAT_COUNT], code = EXIT_USAGE;
+    double *y, live[DPPROF_CAT_COUNT];
+
+    memset(t, 0, sizeof *t);
+    if (in_check("plot", in, IN_JSON_LIMIT, NULL, 0)) return EXIT_USAGE;
+    if (dpprof_json_parse_file(in, (size_t)1 << 30, &t->doc, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: plot: %s\n", prog, err);
+        return EXIT_USAGE;
+    }
+    root = dpprof_json_root(t->doc);
+    tl = dpprof_json_get(root, "timeline");
+    jt = dpprof_json_get(tl, "t_ms");
+    jb = dpprof_json_get(tl, "bytes");
+    jc = dpprof_json_get(tl, "category");
+    jm = dpprof_json_get(tl, "marks");
+    jp = dpprof_json_get(tl, "phases");
+    if (tl && dpprof_json_kind(tl) == DPPROF_JSON_NULL) { /* a result without its event log: say what is missing and how to get it */
+        const char *exp = dpprof_json_string(dpprof_json_get(root, "experiment"));
+        char where[160];
+        if (exp && strcmp(exp, "run")) snprintf(where, sizeof where, "experiment %.100s's file", exp);
+        else snprintf(where, sizeof where, "an experiment file");
+        snprintf(err, sizeof err, "its \"timeline\" is null: the run kept no event log (--timeline none, as the experiment files' sweeps do); "
+                                  "rerun that configuration with --timeline full, or draw it with a 'figure NAME = timeline config=LABELS' line of %s, which reruns it so", where);
+        code = json_fail(in, err);
+        goto fail;
+    }
+    if (!tl || !jb || !jc || !jt || dpprof_json_kind(jb) != DPPROF_JSON_ARRAY || dpprof_json_kind(jc) != DPPROF_JSON_ARRAY || dpprof_json_kind(jt) != DPPROF_JSON_ARRAY) {
+        code = json_fail(in, "no timeline (expected timeline.t_ms, timeline.bytes and timeline.category arrays: is this a dpprof result?)");
+        goto fail;
+    }
+    n = dpprof_json_len(jb);
+    if (n == 0 || dpprof_json_len(jc) != n || dpprof_json_len(jt) != n) {
+        code = json_fail(in, "timeline arrays are empty or of different lengths");
+        goto fail;
+    }
+    t->measured = dpprof_json_string(dpprof_json_get(tl, "clock")) && !strcmp(dpprof_json_string(dpprof_json_get(tl, "clock")), "measured");
+    t->n = n + 1;
+    t->x = (double *)malloc(sizeof(double) * (n + 1));
+    t->y = y = (double *)malloc(sizeof(double) * (n + 1) * DPPROF_CAT_COUNT);
+    if (!t->x || !y) { fprintf(stderr, "%s: plot: out of memory\n", prog); code = EXIT_ERROR; goto fail; }
+    memset(live, 0, sizeof live);
+    memset(used, 0, sizeof used);
+    /* point 0 is the empty state before the first event */
+    t->x[0] = 0;
+    for (c = 0; c < DPPROF_CAT_COUNT; c++) y[c * (n + 1)] = 0;
+    for (i = 0; i < n; i++) {
+        long long b, cat;
+        double tm, tot = 0;
+        if (dpprof_json_int64(dpprof_json_at(jb, i), &b) || dpprof_json_int64(dpprof_json_at(jc, i), &cat) || cat < 0 || cat >= DPPROF_CAT_COUNT) {
+            snprintf(err, sizeof err, "timeline event %zu: bytes must be an integer and category in [0, %d)", i, DPPROF_CAT_COUNT);
+            code = json_fail(in, err);
+            goto fail;
+        }
+        if (t->measured) {
+            if (dpprof_json_number(dpprof_json_at(jt, i), &tm) || !(tm >= t->x[i])) {
+                snprintf(err, sizeof err, "timeline event %zu: t_ms must be a number that does not decrease", i);
+                code = json_fail(in, err);
+                goto fail;
+            }
+        } else tm = (double)(i + 1);
+        live[cat] += (double)b;
+        if (live[cat] < -0.5) {
+            snprintf(err, sizeof err, "timeline event %zu: frees more %s bytes than are live", i, dpprof_category_name((int)cat));
+            code = json_fail(in, err);
+            goto fail;
+        }
+        if (b > 0) used[cat] = 1;
+        t->x[i + 1] = tm;
+        for (c = 0; c < DPPROF_CAT_COUNT; c++) {
+            y[c * (n + 1) + i + 1] = live[c] / 1048576.0;
+            tot += live[c] / 1048576.0;
+        }
+        if (tot > t->peak) t->peak = tot;
+    }
+    /* series: the categories that ever held memory, in the fixed category order and colours */
+    for (c = 0; c < DPPROF_CAT_COUNT; c++) {
+        if (!used[c]) continue;
+        t->names[t->nser] = dpprof_category_name(c);
+        memcpy(t->rgb + 3 * t->nser, dpprof_plot_palette(c), 3);
+        if (t->nser != c) memmove(y + (size_t)t->nser * (n + 1), y + (size_t)c * (n + 1), sizeof(double) * (n + 1));
+        t->nser++;
+    }
+    /* phase marks: one per phase begin, named as the file's list names its phases (a file of another version
+       may number them otherwise); without the list, this build's names */
+    nm = jm ? dpprof_json_len(jm) : 0;
+    np = jp && dpprof_json_kind(jp) == DPPROF_JSON_ARRAY ? dpprof_json_len(jp) : 0;
+    t->mx = (double *)malloc(sizeof(double) * (nm + 1));
+    t->mnames = (const char **)malloc(sizeof(char *) * (nm + 1));
+    if (!t->mx || !t->mnames) { fprintf(stderr, "%s: plot: out of memory\n", prog); code = EXIT_ERROR; goto fail; }
+    for (k = 0; k < nm; k++) {
+        const dpprof_json *mk = dpprof_json_at(jm, k);
+        long long ph, ev;
+        double tm;
+        const char *name;
+        if (dpprof_json_int64(dpprof_json_get(mk, "phase"), &ph) || ph < 0 || dpprof_json_int64(dpprof_json_get(mk, "event"), &ev) || ev < 0) continue;
+        name = np ? ((size_t)ph < np ? dpprof_json_string(dpprof_json_at(jp, (size_t)ph)) : NULL) : ph < DPPROF_PHASE_COUNT ? dpprof_phase_name((int)ph) : NULL;
+        if (!name) continue;
+        if (t->measured) {
+            if (dpprof_json_number(dpprof_json_get(mk, "t_ms"), &tm)) continue;
+        } else tm = (double)ev + 0.5;
+        t->mx[t->nmarks] = tm;
+        t->mnames[t->nmarks] = name;
+        t->nmarks++;
+    }
+    {
+        const char *exp = dpprof_json_string(dpprof_json_get(root, "experiment"));
+        const char *preset = dpprof_json_string(dpprof_json_path(root, "config.preset"));
+        const char *algo = dpprof_json_string(dpprof_json_path(root, "config.algo"));
+        const char *backend = dpprof_json_string(dpprof_json_path(root, "config.backend"));
+        int k2 = snprintf(t->desc, sizeof t->desc, "%.60s, %.40s, %.20s backend", preset ? preset : "?", algo ? algo : "?", backend ? backend : "?");
+        t->desc_run = k2 > 0 ? (size_t)k2 : 0;
+        snprintf(t->desc + t->desc_run, sizeof t->desc - t->desc_run, " (%.100s)", exp ? exp : "run");
+    }
+    return EXIT_OK;
+fail:
+    tl_free(t);
+    return code;
+}
+
+/* one panel: t drawn into cv (allocated at w x h, or cv's own size), on the shared axes x_max and y_max where nonzero */
+typedef struct tl_axes {
+    double x_max, y_max;  /* shared axes; 0: the panel's own */
+    int label_rows;       /* 0: as many as the labels need; else exactly these */
+    int no_legend;        /* the figure draws one legend for all panels */
+    int *rows_used;       /* receives the label rows drawn, or NULL */
+} tl_axes;
+
+static int tl_render(const tl_data *t, const char *in, const char *title, int w, int h, int text_scale, const tl_axes *ax, dpprof_canvas *cv) {
+    dpprof_timeline_desc d;
+    int c;
+    memset(&d, 0, sizeof d);
+    d.title = title;
+    d.xlabel = t->measured ? "time (ms)" : "allocation event (dry run: no time measured)";
+    d.ylabel = "live memory (MiB)";
+    d.n_points = (int)t->n;
+    d.x = t->x;
+    d.n_series = t->nser;
+    d.y = t->y;
+    d.series_names = t->names;
+    d.series_rgb = t->rgb;
+    d.n_marks = (int)t->nmarks;
+    d.mark_x = t->mx;
+    d.mark_names = t->mnames;
+    d.width = w;
+    d.height = h;
+    d.text_scale = text_scale;
+    if (ax) {
+        d.x_max = ax->x_max;
+        d.y_max = ax->y_max;
+        d.label_rows = ax->label_rows;
+        d.no_legend = ax->no_legend;
+        d.label_rows_used = ax->rows_used;
+    }
+    if ((c = dpprof_plot_timeline(&d, cv)) != 0) {
+        fprintf(stderr, "%s: plot: %s: cannot render the timeline (code %d)\n", prog, in, c);
+        return EXIT_ERROR;
+    }
+    return EXIT_OK;
+}
+
+static int tl_write(const char *outpath, const dpprof_canvas *cv) {
+    out_file af;
+    if (out_open(&af, outpath, "--out")) return EXIT_USAGE;
+    if (out_png(&af, cv) || out_commit(&af)) {
+        out_abort(&af);
+        return EXIT_ERROR;
+    }
+    return EXIT_OK;
+}
+
+/* the live-bytes timeline of a result file by category, phases marked */
+static int plot_timeline(const char *in, const char *outpath, const char *title, int width, int height, int text_scale) {
+    tl_data t;
+    dpprof_canvas cv;
+    char ttl[300];
+    int code = tl_load(in, &t);
+    if (code != EXIT_OK) return code;
+    memset(&cv, 0, sizeof cv);
+    if (title) snprintf(ttl, sizeof ttl, "%s", title);
+    else snprintf(ttl, sizeof ttl, "memory timeline: %s", t.desc);
+    code = tl_render(&t, in, ttl, width, height, text_scale, NULL, &cv);
+    if (code == EXIT_OK) code = tl_write(outpath, &cv);
+    dpprof_canvas_free(&cv);
+    tl_free(&t);
+    return code;
+}
+
+/* the smallest 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 x 10^k at or above v (v > 0): a top the axis labels */
+static double tl_nice(double v) {
+    static const double m[] = {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
+    double p = pow(10.0, floor(log10(v)));
+    size_t i;
+    for (i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (m[i] * p >= v * (1 - 1e-12)) return m[i] * p;
+    return 10 * p;
+}
+
+#define TL_MAX_PANELS 8
+/* several results' timelines, one panel each, stacked, on one x axis and one y axis (a panel whose run ended
+   sooner ends sooner) with as many rows of phase labels each (one data height), titled by its label; the
+   figure titled title, one legend of every category any panel holds under it. every result must keep the same
+   clock: measured times and dry event counts do not share an axis */
+static int plot_timelines(const char *const *in, const char *const *label, int n, const char *outpath, const char *title, int width, int panel_h, int text_scale) {
+    static const unsigned char ink[3] = {25, 25, 25};
+    tl_data t[TL_MAX_PANELS];
+    dpprof_canvas cv, pc;
+    tl_axes ax;
+    int i, k, code = EXIT_OK, loaded = 0, used[DPPROF_CAT_COUNT], rows, maxrows, ts = text_scale;
+    int line_h = (DPPROF_PLOT_FONT_H + 6) * ts, top, lx, ly, sw = 10 * ts, gap = 3 * DPPROF_PLOT_FONT_W * ts;
+    char ttl[300];
+    memset(&cv, 0, sizeof cv);
+    memset(&ax, 0, sizeof ax);
+    memset(used, 0, sizeof used);
+    if (n < 1 || n > TL_MAX_PANELS) {
+        fprintf(stderr, "%s: plot: %d timelines: from 1 to %d fit one figure\n", prog, n, TL_MAX_PANELS);
+        return EXIT_USAGE;
+    }
+    for (i = 0; i < n && code == EXIT_OK; i++) {
+        code = tl_load(in[i], &t[i]);
+        if (code != EXIT_OK) break;
+        loaded++;
+        if (t[i].measured != t[0].measured) {
+            fprintf(stderr, "%s: plot: %s is %s and %s is %s: their timelines cannot share an x axis\n", prog, in[0],
+                    t[0].measured ? "timed" : "a dry run (no clock)", in[i], t[i].measured ? "timed" : "a dry run (no clock)");
+            code = EXIT_USAGE;
+            break;
+        }
+        if (t[i].x[t[i].n - 1] > ax.x_max) ax.x_max = t[i].x[t[i].n - 1];
+        if (t[i].peak > ax.y_max) ax.y_max = t[i].peak;
+        for (k = 0; k < t[i].nser; k++) {
+            int c;
+            for (c = 0; c < DPPROF_CAT_COUNT; c++)
+                if (!strcmp(dpprof_category_name(c), t[i].names[k])) used[c] = 1;
+        }
+    }
+    if (code != EXIT_OK) goto done;
+    /* room above the highest peak for its label, and a labelled top */
+    ax.y_max = tl_nice(ax.y_max > 0 ? ax.y_max * 1.15 : 1);
+    if (!(ax.x_max > 0)) ax.x_max = 1;
+    ax.no_legend = 1;
+    /* pass 1: the label rows each panel needs; every panel gets the most */
+    ax.rows_used = &rows;
+    for (i = 0, maxrows = 0; i < n && code == EXIT_OK; i++) {
+        memset(&pc, 0, sizeof pc);
+        rows = 0;
+        snprintf(ttl, sizeof ttl, "%s: %.*s", label[i], (int)t[i].desc_run, t[i].desc); /* as pass 2: a title may take two lines */
+        code = tl_render(&t[i], in[i], ttl, width, panel_h, ts, &ax, &pc);
+        dpprof_canvas_free(&pc);
+        if (rows > maxrows) maxrows = rows;
+    }
+    ax.rows_used = NULL;
+    ax.label_rows = maxrows;
+    if (code != EXIT_OK) goto done;
+    /* the title, then the legend: swatch and name per category, left to right, wrapping */
+    top = line_h + 4 * ts;
+    lx = 8 * ts;
+    ly = top;
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+        int w = sw + 2 * ts + dpprof_canvas_text_width(dpprof_category_name(k), ts);
+        if (!used[k]) continue;
+        if (lx + w > width - 8 * ts && lx > 8 * ts) lx = 8 * ts, ly += line_h;
+        lx += w + gap;
+    }
+    top = ly + line_h + 4 * ts;
+    if (dpprof_canvas_init(&cv, width, top + n * panel_h) != 0) { code = EXIT_ERROR; goto done; }
+    {
+        int tw = dpprof_canvas_text_width(title, ts);
+        dpprof_canvas_text(&cv, tw < width ? (width - tw) / 2 : 4, 4 * ts, title, ts, ink);
+    }
+    lx = 8 * ts;
+    ly = line_h + 4 * ts;
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+        const char *nm = dpprof_category_name(k);
+        int w = sw + 2 * ts + dpprof_canvas_text_width(nm, ts);
+        if (!used[k]) continue;
+        if (lx + w > width - 8 * ts && lx > 8 * ts) lx = 8 * ts, ly += line_h;
+        dpprof_canvas_rect(&cv, lx, ly + 2 * ts, sw, sw, dpprof_plot_palette(k));
+        dpprof_canvas_text(&cv, lx + sw + 2 * ts, ly, nm, ts, ink);
+        lx += w + gap;
+    }
+    /* pass 2: the panels, one data height */
+    for (i = 0; i < n && code == EXIT_OK; i++) {
+        memset(&pc, 0, sizeof pc);
+        snprintf(ttl, sizeof ttl, "%s: %.*s", label[i], (int)t[i].desc_run, t[i].desc);
+        code = tl_render(&t[i], in[i], ttl, width, panel_h, ts, &ax, &pc);
+        if (code != EXIT_OK) break;
+        for (k = 0; k < panel_h; k++) memcpy(cv.rgb + ((size_t)(top + i * panel_h + k) * (size_t)width) * 3, pc.rgb + (size_t)k * (size_t)width * 3, (size_t)width * 3);
+        dpprof_canvas_free(&pc);
+    }
+    if (code == EXIT_OK) code = tl_write(outpath, &cv);
+done:
+    dpprof_canvas_free(&cv);
+    for (i = 0; i < loaded; i++) tl_free(&t[i]);
+    return code;
+}
+
+/* ---- sweep: an experiment file -> one `dpprof run` process per configuration ------------------------
+   paste after cmd_plot (it uses prog, usage_error, parse_int, parse_dbl, out_open/out_commit).
+   main():  if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc, argv);
+   (the whole argv: argv[0] is the fallback path of the binary when /proc/self/exe cannot be run).
+   */
+
+#define SWEEP_MAX_CONFIGS 100000LL
+#define SWEEP_MAX_ID 240 /* an id names files: ID.json.tmp within NAME_MAX (255) */
+
+static void help_sweep(void) {
+    printf("usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]\n"
+           "                    [--backend NAME]\n\n"
+           "Runs every configuration of an experiment file, each in its own process:\n"
+           "  dpprof run <base> <axis options> [--backend NAME] --experiment NAME --out DIR/ID.json --quiet\n"
+           "with the process's stdout and stderr in DIR/logs/ID.log, then writes DIR/summary.csv.\n\n"
+           "options:\n"
+           "  --out-dir DIR       results directory (created, with its parents, if missing)\n"
+           "  --jobs J            run up to J configurations at once (default 1)\n"
+           "  --dry-run           print the command lines and exit; nothing is written\n"
+           "  --only TEXT         only the configurations whose id contains TEXT\n"
+           "  --timeout SECONDS   kill a configuration that runs longer (default 0: no limit)\n"
+           "  --backend NAME      run every configuration on dry, cpu, cuda or auto, whatever the file's\n"
+           "                      options say (it comes after them: the last --backend wins)\n\n"
+           "experiment file: one 'KEY = VALUE' per line; '#' starts a comment (to the end of the line),\n"
+           "blank lines are ignored:\n"
+           "  name = single_gpu                        required; a-z 0-9 _ - ; starts every id\n"
+           "  description = any text                   optional\n"
+           "  base = --preset tiny --backend dry       required (may be empty): options of every run\n"
+           "  cuda = --dram-ops --op-times --warmup 2  optional: options added when the sweep runs on the\n"
+           "                                           cuda backend (--backend cuda): counters, op times\n"
+           "  axis seq = 64 | 128 | 256                an axis: values separated by '|'\n"
+           "  axis mode = full: | lora16: --lora-rank 16\n"
+           "  axis phys = --physical-batch 1 | --physical-batch 2\n"
+           "an axis value is one of\n"
+           "  LABEL: OPTIONS      OPTIONS (may be empty) labelled LABEL (a-z 0-9 . _ -)\n"
+           "  --option ...        options; the label is made from them: '--physical-batch 2' -> physical-batch-2\n"
+           "  v                   '--NAME v' on axis NAME ('_' in NAME becomes '-'); the label is v\n"
+           "Options are split on whitespace, with no quoting: quotes and backslashes are refused, and so\n"
+           "are --out, --experiment, --quiet and --help (the sweep sets them). Axis names are a-z 0-9 _ -;\n"
+           "labels must differ within an axis. The configurations are the cartesian product of the axes in\n"
+           "file order (the first axis varies slowest), at most %lld; each one's id is\n"
+           "NAME-LABEL1-LABEL2-... (no axes: one configuration, id NAME).\n\n"
+           "results: DIR/ID.json is the run's result JSON. When a run leaves none (it crashed, timed out,\n"
+           "or exited with an error before writing), the sweep writes {\"experiment\", \"id\", \"status\":\n"
+           "\"error\" | \"oom\" (exit 3) | \"crashed\" (a signal) | \"timeout\", \"error\": the exit status or\n"
+           "signal and the last line of the log, \"config\": {\"argv\"}, \"log\"}.\n"
+           "resume: a configuration whose DIR/ID.json parses and has a \"status\" string is skipped; after an\n"
+           "interruption rerun the same command. Delete DIR/ID.json to run a configuration again.\n"
+           "DIR/summary.csv: one row per configuration of the file, in order: id, the label of each axis,\n"
+           "status (not_run: no result yet), peak_memory_mb, avg_time_ms, the breakdown in MiB,\n"
+           "tokens_per_s (empty when missing or null).\n\n"
+           "exit codes: 0 every configuration ended, whatever its status; 1 the sweep could not write;\n"
+           "2 bad experiment file or options (nothing written); 130 interrupted by SIGINT/SIGTERM (running\n"
+           "configurations killed, finished results kept).\n",
+           SWEEP_MAX_CONFIGS);
+}
+
+typedef struct sweep_value {
+    char *label;
+    char **opt; /* nopt options, NULL-terminated */
+    int nopt;
+} sweep_value;
+
+typedef struct sweep_axis {
+    char *name;
+    sweep_value *val;
+    int nval, line;
+} sweep_axis;
+
+typedef struct sweep_spec {
+    const char *file;
+    char *name, *description;
+    char **base, **cuda;   /* cuda: the options added on the cuda backend (its counters, op times) */
+    int nbase, name_line, desc_line, base_line, ncuda, cuda_line;
+    sweep_axis *axis;
+    int naxis, capaxis;
+    long long nconf;
+    const char *backend; /* sweep --backend: appended to every configuration's options (the last one wins), or NULL */
+    char **id;  /* nconf ids, in configuration order */
+    void **mem; /* every allocation but axis[], freed by sweep_spec_free */
+    size_t nmem, capmem;
+} sweep_spec;
+
+static int sweep_oom(void) {
+    fprintf(stderr, "%s: sweep: out of memory\n", prog);
+    return EXIT_OOM;
+}
+
+static void *sweep_keep(sweep_spec *sp, void *p) {
+    if (!p) return NULL;
+    if (sp->nmem == sp->capmem) {
+        size_t cap = sp->capmem ? 2 * sp->capmem : 64;
+        void **m = (void **)realloc(sp->mem, cap * sizeof *m);
+        if (!m) {
+            free(p);
+            return NULL;
+        }
+        sp->mem = m;
+        sp->capmem = cap;
+    }
+    sp->mem[sp->nmem++] = p;
+    return p;
+}
+
+static void *sweep_calloc(sweep_spec *sp, size_t n, size_t size) { return sweep_keep(sp, calloc(n ? n : 1, size)); }
+static char *sweep_strdup(sweep_spec *sp, const char *s) { return (char *)sweep_keep(sp, strdup(s)); }
+
+static void sweep_spec_free(sweep_spec *sp) {
+    size_t i;
+    for (i = 0; i < sp->nmem; i++) free(sp->mem[i]);
+    free(sp->mem);
+    free(sp->axis);
+    memset(sp, 0, sizeof *sp);
+}
+
+/* "dpprof: sweep: FILE:LINE: message" */
+static int sweep_bad(const sweep_spec *sp, int line, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "%s: sweep: %s:%d: ", prog, sp->file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_USAGE;
+}
+
+static int sweep_space(int c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
+
+static char *sweep_trim(char *s) {
+    char *e;
+    while (sweep_space((unsigned char)*s)) s++;
+    e = s + strlen(s);
+    while (e > s && sweep_space((unsigned char)e[-1])) e--;
+    *e = 0;
+    return s;
+}
+
+/* non-empty, only a-z 0-9 and the characters of extra */
+static int sweep_word(const char *s, const char *extra) {
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || strchr(extra, *s))) return 0;
+    return 1;
+}
+
+/* a label from free text: lower case, a-z 0-9 . _ kept, every other run of characters one '-' */
+static char *sweep_slug(sweep_spec *sp, const char *v) {
+    char *o = (char *)sweep_calloc(sp, strlen(v) + 1, 1);
+    size_t k = 0;
+    if (!o) return NULL;
+    for (; *v; v++) {
+        char c = *v;
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_') o[k++] = c;
+        else if (k && o[k - 1] != '-') o[k++] = '-';
+    }
+    while (k && o[k - 1] == '-') k--;
+    o[k] = 0;
+    return o;
+}
+
+/* options the sweep sets itself */
+static const char *sweep_reserved(const char *tok) {
+    if (!strcmp(tok, "--out") || !strcmp(tok, "--experiment") || !strcmp(tok, "--quiet"))
+        return "is set by the sweep (--experiment NAME --out DIR/ID.json --quiet): remove it";
+    if (!strcmp(tok, "--help") || !strcmp(tok, "-h")) return "would print help instead of running";
+    if (!strcmp(tok, "--")) return "would end run's options (the sweep's own after it would be arguments): remove it";
+    return NULL;
+}
+
+/* split options at whitespace (no quoting) into a NULL-terminated array */
+static int sweep_split(sweep_spec *sp, int line, const char *what, const char *text, char ***out, int *n) {
+    char *buf, *p, **arr;
+    int cnt = 0, k = 0;
+    if (strpbrk(text, "\"'`\\"))
+        return sweep_bad(sp, line, "%s: quotes and backslashes are not supported (options are split on whitespace, with no quoting): '%.300s'", what, text);
+    if (!(buf = sweep_strdup(sp, text))) return sweep_oom();
+    for (p = buf; *p;) {
+        while (*p && sweep_space((unsigned char)*p)) p++;
+        if (!*p) break;
+        cnt++;
+        while (*p && !sweep_space((unsigned char)*p)) p++;
+    }
+    if (!(arr = (char **)sweep_calloc(sp, (size_t)cnt + 1, sizeof *arr))) return sweep_oom();
+    for (p = buf; *p;) {
+        while (*p && sweep_space((unsigned char)*p)) *p++ = 0;
+        if (!*p) break;
+        arr[k++] = p;
+        while (*p && !sweep_space((unsigned char)*p)) p++;
+    }
+    if (cnt && strncmp(arr[0], "--", 2) != 0)
+        return sweep_bad(sp, line, "%s: expected options starting with '--', got '%.300s'", what, text);
+    for (k = 0; k < cnt; k++) {
+        const char *why = sweep_reserved(arr[k]);
+        if (why) return sweep_bad(sp, line, "%s: '%s' %s", what, arr[k], why);
+    }
+    *out = arr;
+    *n = cnt;
+    return EXIT_OK;
+}
+
+/* the summary's fixed columns: an axis may not take their names */
+static const char *const sweep_csv_cols[] = {
+    "peak_memory_mb", "avg_time_ms", "model_parameters_mb", "optimizer_states_mb", "gradients_mb", "activations_mb",
+    "activation_hooks_mb", "per_sample_gradients_mb", "norm_samples_mb", "temp_matrices_mb", "lora_mb",
+    "workspace_mb", "data_mb", "tokens_per_s"};
+static const char *const sweep_csv_paths[] = {
+    "peak_memory_mb", "avg_time_ms", "breakdown.model_parameters_mb", "breakdown.optimizer_states_mb",
+    "breakdown.gradients_mb", "breakdown.activations_mb", "breakdown.activation_hooks_mb",
+    "breakdown.per_sample_gradients_mb", "breakdown.norm_samples_mb", "breakdown.temp_matrices_mb",
+    "breakdown.lora_mb", "breakdown.workspace_mb", "breakdown.data_mb", "throughput.tokens_per_s"};
+#define SWEEP_NCOLS ((int)(sizeof sweep_csv_cols / sizeof sweep_csv_cols[0]))
+/* then the measured traffic of the counters step (--dram on a GPU), summed over the phases, in MiB: empty when
+   not measured. per-phase only: CUPTI's ranges are the phases, never single kernels */
+static const char *const sweep_csv_traffic[] = {"dram_read", "dram_write", "l2_read", "l2_write"};
+
+/* "axis NAME = v1 | v2 | ..." */
+typedef struct sweep_label {
+    const char *label;
+    int idx;
+} sweep_label;
+static int sweep_cmp_label(const void *a, const void *b) {
+    const sweep_label *x = (const sweep_label *)a, *y = (const sweep_label *)b;
+    const int c = strcmp(x->label, y->label);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int sweep_parse_axis(sweep_spec *sp, int line, const char *aname, char *text) {
+    sweep_axis *ax;
+    char *p, *next, what[400];
+    int i, j, rc;
+    if (!*aname) return sweep_bad(sp, line, "axis without a name: write 'axis NAME = v1 | v2 | ...'");
+    if (!sweep_word(aname, "_-")) return sweep_bad(sp, line, "axis name '%.200s': use only a-z 0-9 _ -", aname);
+    if (!strcmp(aname, "id") || !strcmp(aname, "status"))
+        return sweep_bad(sp, line, "axis name '%s' is taken by a summary.csv column: choose another", aname);
+    for (i = 0; i < SWEEP_NCOLS + 4; i++) {
+        char col[32];
+        snprintf(col, sizeof col, i < SWEEP_NCOLS ? "%s" : "%s_mb", i < SWEEP_NCOLS ? sweep_csv_cols[i] : sweep_csv_traffic[i - SWEEP_NCOLS]);
+        if (!strcmp(aname, col)) return sweep_bad(sp, line, "axis name '%s' is taken by a summary.csv column: choose another", aname);
+    }
+    for (i = 0; i < sp->naxis; i++)
+        if (!strcmp(sp->axis[i].name, aname)) return sweep_bad(sp, line, "duplicate axis '%s' (first at line %d)", aname, sp->axis[i].line);
+    if (!*text) return sweep_bad(sp, line, "axis '%s' is empty: give its values separated by '|'", aname);
+    if (sp->naxis == sp->capaxis) {
+        int cap = sp->capaxis ? 2 * sp->capaxis : 8;
+        sweep_axis *a = (sweep_axis *)realloc(sp->axis, (size_t)cap * sizeof *a);
+        if (!a) return sweep_oom();
+        sp->axis = a;
+        sp->capaxis = cap;
+    }
+    ax = &sp->axis[sp->naxis];
+    memset(ax, 0, sizeof *ax);
+    ax->line = line;
+    if (!(ax->name = sweep_strdup(sp, aname))) return sweep_oom();
+    for (ax->nval = 1, p = text; *p; p++) ax->nval += *p == '|';
+    if (!(ax->val = (sweep_value *)sweep_calloc(sp, (size_t)ax->nval, sizeof *ax->val))) return sweep_oom();
+    for (i = 0, p = text; i < ax->nval; i++, p = next) {
+        sweep_value *v = &ax->val[i];
+        char *colon, *sep = strchr(p, '|'), *s;
+        next = sep ? sep + 1 : p + strlen(p);
+        if (sep) *sep = 0;
+        s = sweep_trim(p);
+        snprintf(what, sizeof what, "axis '%s' value %d ('%.200s')", aname, i + 1, s);
+        if (!*s) return sweep_bad(sp, line, "axis '%s': value %d is empty (check the '|' separators)", aname, i + 1);
+        colon = strchr(s, ':');
+        if (strncmp(s, "--", 2) != 0 && colon && colon > s && strcspn(s, " \t") > (size_t)(colon - s)) {
+            /* LABEL: OPTIONS */
+            *colon = 0;
+            if (!sweep_word(s, "._-"))
+                return sweep_bad(sp, line, "%s: label '%.200s': use only a-z 0-9 . _ -", what, s);
+            if (!(v->label = sweep_strdup(sp, s))) return sweep_oom();
+            if ((rc = sweep_split(sp, line, what, sweep_trim(colon + 1), &v->opt, &v->nopt)) != EXIT_OK) return rc;
+        } else if (!strncmp(s, "--", 2)) {
+            /* options: the label is made from them */
+            if ((rc = sweep_split(sp, line, what, s, &v->opt, &v->nopt)) != EXIT_OK) return rc;
+            if (!(v->label = sweep_slug(sp, s))) return sweep_oom();
+            if (!*v->label) return sweep_bad(sp, line, "%s: cannot make a label from it: write 'LABEL: OPTIONS'", what);
+        } else {
+            /* a bare value: --NAME v */
+            char *o;
+            if (strpbrk(s, " \t\r\n\v\f")) /* sweep_space: what sweep_split splits at */
+                return sweep_bad(sp, line, "%s: a bare value is one word (it means '--%s VALUE'): write 'LABEL: OPTIONS' for more", what, aname);
+            if (strpbrk(s, "\"'`\\"))
+                return sweep_bad(sp, line, "%s: quotes and backslashes are not supported (options are split on whitespace, with no quoting)", what);
+            if (!(v->opt = (char **)sweep_calloc(sp, 3, sizeof *v->opt))) return sweep_oom();
+            if (!(o = (char *)sweep_calloc(sp, strlen(aname) + 3, 1))) return sweep_oom();
+            sprintf(o, "--%s", aname);
+            for (j = 2; o[j]; j++)
+                if (o[j] == '_') o[j] = '-';
+            if (sweep_reserved(o)) return sweep_bad(sp, line, "axis '%s': '%s' %s", aname, o, sweep_reserved(o));
+            v->opt[0] = o;
+            if (!(v->opt[1] = sweep_strdup(sp, s))) return sweep_oom();
+            v->nopt = 2;
+            if (!(v->label = sweep_slug(sp, s))) return sweep_oom();
+            if (!*v->label) return sweep_bad(sp, line, "%s: cannot make a label from it: write 'LABEL: OPTIONS'", what);
+        }
+    }
+    {   /* two values with one label: sorted, so that 1e5 values take a moment, not minutes */
+        sweep_label *lab = (sweep_label *)malloc((size_t)ax->nval * sizeof *lab);
+        if (!lab) return sweep_oom();
+        for (i = 0; i < ax->nval; i++) lab[i].label = ax->val[i].label, lab[i].idx = i;
+        qsort(lab, (size_t)ax->nval, sizeof *lab, sweep_cmp_label);
+        for (i = 1; i < ax->nval; i++)
+            if (!strcmp(lab[i - 1].label, lab[i].label)) {
+                const int a1 = lab[i - 1].idx + 1, a2 = lab[i].idx + 1;
+                char same[256];
+                snprintf(same, sizeof same, "%s", lab[i].label);
+                free(lab);
+                return sweep_bad(sp, line, "axis '%s': values %d and %d both have the label '%s': label them 'LABEL: OPTIONS'", aname, a1, a2, same);
+            }
+        free(lab);
+    }
+    if (sp->nconf * ax->nval > SWEEP_MAX_CONFIGS)
+        return sweep_bad(sp, line, "axis '%s' makes %lld configurations (%lld x %d), more than the limit of %lld", aname,
+                         sp->nconf * ax->nval, sp->nconf, ax->nval, SWEEP_MAX_CONFIGS);
+    sp->nconf *= ax->nval;
+    sp->naxis++;
+    return EXIT_OK;
+}
+
+/* the value index of axis a in configuration c (the first axis varies slowest) */
+static int sweep_pick(const sweep_spec *sp, long long c, int a) {
+    long long stride = 1;
+    int b;
+    for (b = sp->naxis - 1; b > a; b--) stride *= sp->axis[b].nval;
+    return (int)((c / stride) % sp->axis[a].nval);
+}
+
+static int sweep_cmp_id(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int sweep_parse(const char *path, sweep_spec *sp) {
+    FILE *f;
+    char *line = NULL, **sorted;
+    size_t cap = 0;
+    ssize_t len;
+    int ln = 0, rc = EXIT_OK;
+    long long c;
+
+    memset(sp, 0, sizeof *sp);
+    sp->file = path;
+    sp->nconf = 1;
+    if (in_check("experiment file", path, IN_CONF_LIMIT, NULL, 0)) return EXIT_USAGE;
+    if (!(f = fopen(path, "r"))) {
+        fprintf(stderr, "%s: sweep: %s: cannot open: %s\n", prog, path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    while (rc == EXIT_OK && (len = getline(&line, &cap, f)) != -1) {
+        char *s, *eq, *key, *val, *hash;
+        ln++;
+        if ((size_t)len != strlen(line)) { rc = sweep_bad(sp, ln, "a NUL byte: this is not a text file"); break; }
+        if ((hash = strchr(line, '#'))) *hash = 0;
+        s = sweep_trim(line);
+        if (!*s) continue;
+        if (!(eq = strchr(s, '='))) { rc = sweep_bad(sp, ln, "expected 'KEY = VALUE', got '%.300s'", s); break; }
+        *eq = 0;
+        key = sweep_trim(s);
+        val = sweep_trim(eq + 1);
+        if (!strcmp(key, "name")) {
+            if (sp->name) rc = sweep_bad(sp, ln, "duplicate key 'name' (first at line %d)", sp->name_line);
+            else if (!sweep_word(val, "_-")) rc = sweep_bad(sp, ln, "name '%.200s': use only a-z 0-9 _ - (it starts every id and file name)", val);
+            else if (!(sp->name = sweep_strdup(sp, val))) rc = sweep_oom();
+            sp->name_line = ln;
+        } else if (!strcmp(key, "description")) {
+            if (sp->description) rc = sweep_bad(sp, ln, "duplicate key 'description' (first at line %d)", sp->desc_line);
+            else if (!(sp->description = sweep_strdup(sp, val))) rc = sweep_oom();
+            sp->desc_line = ln;
+        } else if (!strcmp(key, "base")) {
+            if (sp->base) rc = sweep_bad(sp, ln, "duplicate key 'base' (first at line %d)", sp->base_line);
+            else rc = sweep_split(sp, ln, "base", val, &sp->base, &sp->nbase);
+            sp->base_line = ln;
+        } else if (!strcmp(key, "cuda")) {
+            if (sp->cuda) rc = sweep_bad(sp, ln, "duplicate key 'cuda' (first at line %d)", sp->cuda_line);
+            else rc = sweep_split(sp, ln, "cuda", val, &sp->cuda, &sp->ncuda);
+            sp->cuda_line = ln;
+        } else if (!strncmp(key, "axis", 4) && (!key[4] || sweep_space((unsigned char)key[4]))) {
+            rc = sweep_parse_axis(sp, ln, sweep_trim(key + 4), val);
+        } else if (!strcmp(key, "table") || (!strncmp(key, "table", 5) && sweep_space((unsigned char)key[5])) || (!strncmp(key, "figure", 6) && sweep_space((unsigned char)key[6]))) {
+            /* dpprof report's lines: it reads them itself */
+        } else {
+            rc = sweep_bad(sp, ln, "unknown key '%.200s' (known: name, description, base, axis NAME, figure NAME, table [NAME])", key);
+        }
+    }
+    if (rc == EXIT_OK && ferror(f)) {
+        fprintf(stderr, "%s: sweep: %s: cannot read: %s\n", prog, path, strerror(errno));
+        rc = EXIT_USAGE;
+    }
+    free(line);
+    fclose(f);
+    if (rc != EXIT_OK) return rc;
+    if (ln == 0) ln = 1;
+    if (!sp->name) return sweep_bad(sp, ln, "end of file: no 'name = ...' line (required)");
+    if (!sp->base) return sweep_bad(sp, ln, "end of file: no 'base = ...' line (required; it may be empty)");
+    /* the ids, and no two alike (labels with '-' can collide across axes) */
+    if (!(sp->id = (char **)sweep_calloc(sp, (size_t)sp->nconf, sizeof *sp->id))) return sweep_oom();
+    if (!(sorted = (char **)malloc((size_t)sp->nconf * sizeof *sorted))) return sweep_oom();
+    for (c = 0; c < sp->nconf; c++) {
+        size_t n = strlen(sp->name) + 1, k;
+        int a;
+        for (a = 0; a < sp->naxis; a++) n += 1 + strlen(sp->axis[a].val[sweep_pick(sp, c, a)].label);
+        if (!(sp->id[c] = (char *)sweep_calloc(sp, n, 1))) { free(sorted); return sweep_oom(); }
+        k = (size_t)sprintf(sp->id[c], "%s", sp->name);
+        for (a = 0; a < sp->naxis; a++) k += (size_t)sprintf(sp->id[c] + k, "-%s", sp->axis[a].val[sweep_pick(sp, c, a)].label);
+        if (k > SWEEP_MAX_ID) {
+            free(sorted);
+            return sweep_bad(sp, sp->naxis ? sp->axis[sp->naxis - 1].line : sp->name_line, "the id of configuration %lld is %zu characters long, more than %d (ids name files): shorten the name or the labels", c + 1, k, SWEEP_MAX_ID);
+        }
+        sorted[c] = sp->id[c];
+    }
+    qsort(sorted, (size_t)sp->nconf, sizeof *sorted, sweep_cmp_id);
+    for (c = 1; c < sp->nconf; c++)
+        if (!strcmp(sorted[c - 1], sorted[c])) {
+            rc = sweep_bad(sp, sp->naxis ? sp->axis[sp->naxis - 1].line : ln, "two configurations have the same id '%s' (labels joined with '-' collide): change a label", sorted[c]);
+            break;
+        }
+    free(sorted);
+    return rc;
+}
+
+/* ---- running ------------------------------------------------------------------------------------- */
+static volatile sig_atomic_t sweep_stop;
+static void sweep_on_stop(int sig) { sweep_stop = sig; }
+static void sweep_on_child(int sig) { (void)sig; }
+
+static double sweep_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char *sweep_signame(int sig) {
+    switch (sig) {
+    case SIGHUP: return "SIGHUP";
+    case SIGINT: return "SIGINT";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGFPE: return "SIGFPE";
+    case SIGKILL: return "SIGKILL";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGALRM: return "SIGALRM";
+    case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+#ifdef SIGBUS
+    case SIGBUS: return "SIGBUS";
+#endif
+#ifdef SIGTRAP
+    case SIGTRAP: return "SIGTRAP";
+#endif
+#ifdef SIGXCPU
+    case SIGXCPU: return "SIGXCPU";
+#endif
+#ifdef SIGXFSZ
+    case SIGXFSZ: return "SIGXFSZ";
+#endif
+#ifdef SIGSYS
+    case SIGSYS: return "SIGSYS";
+#endif
+    default: return "signal";
+    }
+}
+
+/* DIR/ID + suffix, or DIR/logs/ID.log; malloc'd */
+static char *sweep_path(const char *dir, const char *mid, const char *id, const char *suffix) {
+    size_t n = strlen(dir) + strlen(mid) + strlen(id) + strlen(suffix) + 2;
+    char *p = (char *)malloc(n);
+    if (p) snprintf(p, n, "%s/%s%s%s", dir, mid, id, suffix);
+    return p;
+}
+
+/* bytes of the valid utf-8 sequence at s, 0 if there is none */
+static int sweep_utf8(const unsigned char *s) {
+    unsigned char c = s[0];
+    int n, i;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4;
+    else return 0;
+    if (c == 0xE0 && s[1] < 0xA0) return 0;
+    if (c == 0xED && s[1] > 0x9F) return 0;
+    if (c == 0xF0 && s[1] < 0x90) return 0;
+    if (c == 0xF4 && s[1] > 0x8F) return 0;
+    for (i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return n;
+}
+
+/* a json string: escapes, invalid utf-8 as U+FFFD */
+static void sweep_json_str(FILE *f, const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', f);
+    while (*p) {
+        int n = sweep_utf8(p);
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p == '\t') fputs("\\t", f);
+        else if (*p < 0x20 || *p == 0x7F) fprintf(f, "\\u%04x", *p);
+        else if (n == 0) fputs("\\ufffd", f);
+        else {
+            fwrite(p, 1, (size_t)n, f);
+            p += n;
+            continue;
+        }
+        p++;
+    }
+    fputc('"', f);
+}
+
+/* a csv field: quoted (quotes doubled) when it holds a comma, a quote or a line break */
+static void sweep_csv_str(FILE *f, const char *s) {
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* a command line a shell reads back as the same words */
+static void sweep_print_cmd(FILE *f, char *const *args) {
+    int i;
+    for (i = 0; args[i]; i++) {
+        const char *a = args[i];
+        if (i) fputc(' ', f);
+        if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == strlen(a)) fputs(a, f);
+        else {
+            fputc('\'', f);
+            for (; *a; a++) {
+                if (*a == '\'') fputs("'\\''", f);
+                else fputc(*a, f);
+            }
+            fputc('\'', f);
+        }
+    }
+    fputc('\n', f);
+}
+
+/* exe run <base> <axis options> --experiment NAME --out OUT --quiet; malloc'd, NULL-terminated */
+/* a --trace or --dump path of the experiment file, made the configuration's own: t.json -> t-ID.json,
+   dumpdir -> dumpdir-ID (so that the configurations of a sweep never write one file) */
+static char *sweep_own_path(sweep_spec *sp, const char *opt, const char *path, const char *id) {
+    const char *slash = strrchr(path, '/'), *dot = strrchr(slash ? slash + 1 : path, '.');
+    size_t stem = dot && dot != (slash ? slash + 1 : path) ? (size_t)(dot - path) : strlen(path), n = strlen(opt) + strlen(path) + strlen(id) + 4;
+    char *v = (char *)sweep_keep(sp, malloc(n));
+    if (v) snprintf(v, n, "%s%.*s-%s%s", opt, (int)stem, path, id, path + stem);
+    return v;
+}
+
+static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, char *out) {
+    int n = 10 + sp->nbase + sp->ncuda, a, k = 0, i, own = 0;
+    char **v;
+    for (a = 0; a < sp->naxis; a++) n += sp->axis[a].val[sweep_pick(sp, c, a)].nopt;
+    if (!(v = (char **)malloc((size_t)n * sizeof *v))) return NULL;
+    v[k++] = (char *)exe;
+    v[k++] = (char *)"run";
+    for (i = 0; i < sp->nbase; i++) v[k++] = sp->base[i];
+    for (a = 0; a < sp->naxis; a++) {
+        const sweep_value *val = &sp->axis[a].val[sweep_pick(sp, c, a)];
+        for (i = 0; i < val->nopt; i++) v[k++] = val->opt[i];
+    }
+    for (i = 2; i < k; i++) { /* --trace F, --dump D (or =): one file or directory a configuration */
+        const char *o = v[i];
+        if (own) {
+            if (!(v[i] = sweep_own_path((sweep_spec *)sp, "", o, sp->id[c]))) { free(v); return NULL; }
+            own = 0;
+        } else if (!strcmp(o, "--trace") || !strcmp(o, "--dump")) own = 1;
+        else if (!strncmp(o, "--trace=", 8) || !strncmp(o, "--dump=", 7)) {
+            const size_t eq = (size_t)(strchr(o, '=') - o) + 1;
+            char opt[16];
+            snprintf(opt, sizeof opt, "%.*s", (int)eq, o);
+            if (!(v[i] = sweep_own_path((sweep_spec *)sp, opt, o + eq, sp->id[c]))) { free(v); return NULL; }
+        }
+    }
+    if (sp->backend) { /* on the cuda backend the file's cuda options too, before it */
+        for (i = 0; !strcmp(sp->backend, "cuda") && i < sp->ncuda; i++) v[k++] = sp->cuda[i];
+        v[k++] = (char *)"--backend";
+        v[k++] = (char *)sp->backend;
+    }
+    v[k++] = (char *)"--experiment";
+    v[k++] = sp->name;
+    v[k++] = (char *)"--out";
+    v[k++] = out;
+    v[k++] = (char *)"--quiet";
+    v[k] = NULL;
+    return v;
+}
+
+/* 1 when PATH is a finished result: json with a "status" string (copied to status) and, when it has
+   one, peak_memory_mb (else NaN); 0 otherwise, with the reason in why */
+static int sweep_read_result(const char *path, char *status, size_t stlen, double *peak, char *why, size_t whylen) {
+    dpprof_json_doc *doc = NULL;
+    const dpprof_json *root;
+    const char *st;
+    int ok = 0;
+    *peak = NAN;
+    if (in_check(NULL, path, IN_JSON_LIMIT, why, whylen) || dpprof_json_parse_file(path, (size_t)1 << 30, &doc, why, whylen) != 0) return 0;
+    root = dpprof_json_root(doc);
+    if (!(st = dpprof_json_string(dpprof_json_get(root, "status")))) snprintf(why, whylen, "%s: no \"status\" string", path);
+    else {
+        snprintf(status, stlen, "%s", st);
+        dpprof_json_number(dpprof_json_get(root, "peak_memory_mb"), peak);
+        ok = 1;
+    }
+    dpprof_json_free(doc);
+    return ok;
+}
+
+/* the last non-empty line of a log (at most its last 4 KiB) */
+static void sweep_log_tail(const char *path, char *out, size_t outlen) {
+    char buf[4096], *s, *nl;
+    size_t n, i;
+    long size;
+    FILE *f = fopen(path, "rb");
+    out[0] = 0;
+    if (!f) return;
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > (long)sizeof buf - 1) fseek(f, size - (long)(sizeof buf - 1), SEEK_SET);
+    else fseek(f, 0, SEEK_SET);
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    for (i = 0; i < n; i++)
+        if (!buf[i]) buf[i] = ' ';
+    s = sweep_trim(buf);
+    if ((nl = strrchr(s, '\n'))) s = sweep_trim(nl + 1);
+    snprintf(out, outlen, "%s", s);
+}
+
+typedef struct sweep_job {
+    pid_t pid;
+    long long conf;
+    double t0;
+    int timed_out;
+    char *json, *log, **args;
+} sweep_job;
+
+typedef struct sweep_run {
+    sweep_spec *sp;
+    const char *dir, *exe, *argv0;
+    int jobs, devnull, write_failed;
+    pid_t self;                    /* the sweep: its children die with it */
+    double timeout, t_run;
+    long long nsel, done, ran, skipped;
+    long long n_ok, n_oom, n_error, n_crashed, n_timeout, n_other;
+    sigset_t oldmask;
+} sweep_run;
+
+static void sweep_job_free(sweep_job *j) {
+    free(j->json);
+    free(j->log);
+    free(j->args);
+    memset(j, 0, sizeof *j);
+}
+
+static void sweep_count(sweep_run *r, const char *st) {
+    if (!strcmp(st, "ok")) r->n_ok++;
+    else if (!strcmp(st, "oom")) r->n_oom++;
+    else if (!strcmp(st, "error")) r->n_error++;
+    else if (!strcmp(st, "crashed")) r->n_crashed++;
+    else if (!strcmp(st, "timeout")) r->n_timeout++;
+    else r->n_other++;
+}
+
+/* [k/N] ID: status (peak X MiB) elapsed Ts, remaining ~Rs */
+static void sweep_progress(const sweep_run *r, const char *id, const char *st, double peak, double elapsed, const char *log) {
+    fprintf(stderr, "[%lld/%lld] %s: %s", r->done, r->nsel, id, st);
+    if (peak == peak) fprintf(stderr, " (peak %.1f MiB)", peak);
+    if (!log) {
+        fprintf(stderr, " skipped: done before\n");
+        return;
+    }
+    /* mean wall time per configuration run so far (with --jobs J this is about 1/J of one run) */
+    fprintf(stderr, " elapsed %.1fs, remaining ~%.0fs", elapsed, r->ran ? (sweep_now() - r->t_run) / (double)r->ran * (double)(r->nsel - r->done) : 0.0);
+    if (strcmp(st, "ok") != 0) fprintf(stderr, " (log: %s)", log);
+    fputc('\n', stderr);
+}
+
+/* the result the sweep writes for a run that left none */
+static int sweep_write_error(const sweep_run *r, const sweep_job *j, const char *status, const char *msg) {
+    out_file af;
+    int i;
+    if (out_open(&af, j->json, "result")) return -1;
+    fprintf(af.f, "{\n  \"schema_version\": %d,\n  \"experiment\": ", DPPROF_SCHEMA_VERSION);
+    sweep_json_str(af.f, r->sp->name);
+    fprintf(af.f, ",\n  \"id\": ");
+    sweep_json_str(af.f, r->sp->id[j->conf]);
+    fprintf(af.f, ",\n  \"status\": ");
+    sweep_json_str(af.f, status);
+    fprintf(af.f, ",\n  \"error\": ");
+    sweep_json_str(af.f, msg);
+    fprintf(af.f, ",\n  \"config\": {\"argv\": [");
+    for (i = 0; j->args[i]; i++) {
+        if (i) fputs(", ", af.f);
+        sweep_json_str(af.f, j->args[i]);
+    }
+    fprintf(af.f, "]},\n  \"log\": ");
+    sweep_json_str(af.f, j->log);
+    /* the keys every result has (docs/result.schema.json): nothing was measured */
+    {
+        char date[32] = "unknown";
+        time_t now = time(NULL);
+        struct tm *tm = gmtime(&now);
+        if (tm) strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", tm);
+        fprintf(af.f, ",\n  \"avg_time_ms\": null,\n  \"peak_memory_mb\": null,\n  \"meta\": {\"dpprof_version\": \"%s\", \"date\": \"%s\", \"written_by\": \"sweep\"}", DPPROF_VERSION, date);
+    }
+    fprintf(af.f, "\n}\n");
+    return out_commit(&af);
+}
+
+static int sweep_start(sweep_run *r, sweep_job *j, long long c) {
+    const char *id = r->sp->id[c];
+    int logfd;
+    memset(j, 0, sizeof *j);
+    j->conf = c;
+    if (!(j->json = sweep_path(r->dir, "", id, ".json")) || !(j->log = sweep_path(r->dir, "logs/", id, ".log")) ||
+        !(j->args = sweep_argv(r->sp, c, r->exe, j->json))) {
+        sweep_job_free(j);
+        return sweep_oom();
+    }
+    /* an unfinished result (no status) and a killed writer's temporaries go: the run writes anew */
+    out_remove_leftovers(j->json);
+    remove(j->json);
+    if ((logfd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+        fprintf(stderr, "%s: sweep: cannot write the log '%s': %s\n", prog, j->log, strerror(errno));
+        sweep_job_free(j);
+        return EXIT_ERROR;
+    }
+    fflush(NULL);
+    j->t0 = sweep_now();
+    j->pid = fork();
+    if (j->pid < 0) {
+        fprintf(stderr, "%s: sweep: cannot start a process: %s\n", prog, strerror(errno));
+        close(logfd);
+        sweep_job_free(j);
+        return EXIT_ERROR;
+    }
+    if (j->pid == 0) {
+        char jobs[16];
+#ifdef __linux__
+        /* the child dies with the sweep, even a sweep killed with SIGKILL, so a rerun never races it */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != r->self) _exit(127);
+#endif
+        snprintf(jobs, sizeof jobs, "%d", r->jobs); /* a cpu run's default memory limit: MemAvailable / jobs */
+        setenv("DPPROF_SWEEP_JOBS", jobs, 1);
+        sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
+        if (dup2(r->devnull, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0) _exit(127);
+        execv("/proc/self/exe", j->args);
+        if (strchr(r->argv0, '/')) execv(r->argv0, j->args);
+        else execvp(r->argv0, j->args);
+        dprintf(2, "%s: sweep: cannot execute '%s': %s\n", prog, r->argv0, strerror(errno));
+        _exit(127);
+    }
+    close(logfd);
+    return EXIT_OK;
+}
+
+/* a child ended: keep its result, or write one for it */
+static void sweep_finish(sweep_run *r, sweep_job *j, int wst) {
+    double el = sweep_now() - j->t0, peak;
+    char st[64], why[512], tail[512], what[256], msg[1400];
+    if (!sweep_read_result(j->json, st, sizeof st, &peak, why, sizeof why)) {
+        const char *status = "error";
+        if (j->timed_out) {
+            status = "timeout";
+            snprintf(what, sizeof what, "timed out after %g s and was killed", r->timeout);
+        } else if (WIFSIGNALED(wst)) {
+            status = "crashed";
+            snprintf(what, sizeof what, "killed by signal %s (%d)", sweep_signame(WTERMSIG(wst)), WTERMSIG(wst));
+        } else if (WIFEXITED(wst) && WEXITSTATUS(wst) == 0) {
+            snprintf(what, sizeof what, "exited with status 0 but left no usable result (%.180s)", why);
+        } else {
+            if (WIFEXITED(wst) && WEXITSTATUS(wst) == EXIT_OOM) status = "oom";
+            snprintf(what, sizeof what, "exited with status %d", WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+        }
+        sweep_log_tail(j->log, tail, sizeof tail);
+        if (*tail) snprintf(msg, sizeof msg, "%s: %s", what, tail);
+        else snprintf(msg, sizeof msg, "%s (the log is empty)", what);
+        if (sweep_write_error(r, j, status, msg)) r->write_failed = 1;
+        snprintf(st, sizeof st, "%s", status);
+        peak = NAN;
+    }
+    r->done++;
+    r->ran++;
+    sweep_count(r, st);
+    sweep_progress(r, r->sp->id[j->conf], st, peak, el, j->log);
+    sweep_job_free(j);
+}
+
+/* DIR/summary.csv: every configuration of the file, in order */
+static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
+    out_file af;
+    char *path = sweep_path(dir, "", "summary", ".csv"), *json;
+    long long c;
+    int a, k;
+    if (!path) return sweep_oom();
+    if (out_open(&af, path, "summary")) {
+        free(path);
+        return EXIT_ERROR;
+    }
+    fputs("id", af.f);
+    for (a = 0; a < sp->naxis; a++) fprintf(af.f, ",%s", sp->axis[a].name);
+    fputs(",status", af.f);
+    for (k = 0; k < SWEEP_NCOLS; k++) fprintf(af.f, ",%s", sweep_csv_cols[k]);
+    for (k = 0; k < 4; k++) fprintf(af.f, ",%s_mb", sweep_csv_traffic[k]);
+    fputc('\n', af.f);
+    for (c = 0; c < sp->nconf; c++) {
+        dpprof_json_doc *doc = NULL;
+        const dpprof_json *root = NULL;
+        const char *st;
+        char err[256];
+        if (!(json = sweep_path(dir, "", sp->id[c], ".json"))) {
+            out_abort(&af);
+            free(path);
+            return sweep_oom();
+        }
+        if (dpprof_json_parse_file(json, (size_t)1 << 30, &doc, err, sizeof err) == 0) root = dpprof_json_root(doc);
+        sweep_csv_str(af.f, sp->id[c]);
+        for (a = 0; a < sp->naxis; a++) {
+            fputc(',', af.f);
+            sweep_csv_str(af.f, sp->axis[a].val[sweep_pick(sp, c, a)].label);
+        }
+        fputc(',', af.f);
+        st = dpprof_json_string(dpprof_json_get(root, "status"));
+        sweep_csv_str(af.f, st ? st : access(json, F_OK) == 0 ? "unreadable" : "not_run");
+        for (k = 0; k < SWEEP_NCOLS; k++) {
+            double v;
+            fputc(',', af.f);
+            if (dpprof_json_number(dpprof_json_path(root, sweep_csv_paths[k]), &v) == 0) fprintf(af.f, "%.6g", v);
+        }
+        for (k = 0; k < 4; k++) {
+            const dpprof_json *ph = dpprof_json_get(root, "phases");
+            char key[32];
+            double sum = 0, v;
+            size_t i;
+            int any = 0;
+            snprintf(key, sizeof key, "%s_bytes", sweep_csv_traffic[k]);
+            for (i = 0; i < dpprof_json_len(ph); i++)
+                if (dpprof_json_number(dpprof_json_get(dpprof_json_member(ph, i), key), &v) == 0) sum += v, any = 1;
+            fputc(',', af.f);
+            if (any) fprintf(af.f, "%.6g", sum / 1048576.0);
+        }
+        fputc('\n', af.f);
+        dpprof_json_free(doc);
+        free(json);
+    }
+    k = out_commit(&af);
+    free(path);
+    return k ? EXIT_ERROR : EXIT_OK;
+}
+
+/* every configuration's options as run parses them, before anything runs or is written (a bad option in base
+   or an axis value was an error result of every run it is in): 0, or the exit code after run's message,
+   which names the file and the configuration */
+static int sweep_check_options(const sweep_spec *sp, const char *dir) {
+    const char *saved = prog;
+    char ctx[1024];
+    long long c;
+    int rc = EXIT_OK;
+    for (c = 0; c < sp->nconf && rc == EXIT_OK; c++) {
+        char *json = sweep_path(dir, "", sp->id[c], ".json");
+        char **args = json ? sweep_argv(sp, c, prog_name, json) : NULL;
+        run_opts o;
+        int n = 0;
+        if (!args) {
+            free(json);
+            return sweep_oom();
+        }
+        while (args[n]) n++;
+        snprintf(ctx, sizeof ctx, "%s: sweep: %s: configuration %s", saved, sp->file, sp->id[c]);
+        prog = ctx;
+        rc = parse_run(n - 2, args + 2, &o);
+        prog = saved;
+        free(args);
+        free(json);
+    }
+    return rc;
+}
+
+static int cmd_sweep(int argc, char **argv) {
+    sweep_spec sp;
+    sweep_run r;
+    sweep_job *job = NULL;
+    const char *file = NULL, *outdir = NULL, *only = NULL, *backend = NULL;
+    char exe[4096], *dir = NULL;
+    long long *sel = NULL, *pend = NULL, c, npend = 0, next = 0;
+    int i, rc, dry = 0, nrun = 0, ended = 0;
+    struct sigaction sa, old_int, old_term, old_chld;
+    sigset_t block, waitmask;
+
+    memset(&r, 0, sizeof r);
+    r.jobs = 1;
+    r.self = getpid();
+    r.argv0 = argc > 0 ? argv[0] : "dpprof";
+    for (i = 2; i < argc; i++) {
+        static const cli_opt t[] = {{"--out-dir", "DIR", ""}, {"--jobs", "J", ""}, {"--only", "TEXT", ""}, {"--timeout", "SECONDS", ""}, {"--backend", "NAME", ""}, {"--dry-run", NULL, ""}, {"--help", NULL, ""}};
+        char a[64];
+        const char *v;
+        int k;
+        if (!ended && !strcmp(argv[i], "-h")) { help_sweep(); return EXIT_OK; }
+        if ((k = cli_next("sweep", t, 7, argc, argv, &i, &ended, a, sizeof a, &v)) < 0) break;
+        if (k == 0) {
+            if (file) return usage_error("sweep: unexpected argument '%s' (one experiment file)%s", v, "");
+            file = v;
+            continue;
+        }
+        if (k != 1) return k;
+        if (!strcmp(a, "--help")) { help_sweep(); return EXIT_OK; }
+        if (!strcmp(a, "--dry-run")) dry = 1;
+        else if (!strcmp(a, "--out-dir")) outdir = v;
+        else if (!strcmp(a, "--only")) only = v;
+        else if (!strcmp(a, "--backend")) {
+            if (strcmp(v, "dry") && strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))
+                return usage_error("sweep: --backend '%s': expected dry, cpu, cuda or auto%s", v, "");
+            backend = v;
+        } else if (!strcmp(a, "--jobs")) { if (parse_int(a, v, 1, 1024, &r.jobs)) return EXIT_USAGE; }
+        else if (parse_dbl(a, v, 0, 1e9, 0, &r.timeout)) return EXIT_USAGE;
+    }
+    if (!file || !outdir || !*outdir)
+        return usage_error("sweep: usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS] [--backend NAME]%s%s", "", "");
+    if ((rc = sweep_parse(file, &sp)) != EXIT_OK) {
+        sweep_spec_free(&sp);
+        return rc;
+    }
+    sp.backend = backend;
+    r.sp = &sp;
+    /* DIR without trailing slashes */
+    if (!(dir = strdup(outdir))) { rc = sweep_oom(); goto done; }
+    for (i = (int)strlen(dir); i > 1 && dir[i - 1] == '/'; i--) dir[i - 1] = 0;
+    r.dir = dir;
+    {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) exe[n] = 0;
+        else snprintf(exe, sizeof exe, "%s", r.argv0);
+        r.exe = exe;
+    }
+    if ((rc = sweep_check_options(&sp, dir)) != EXIT_OK) goto done;
+    if (!(sel = (long long *)malloc((size_t)sp.nconf * sizeof *sel)) || !(pend = (long long *)malloc((size_t)sp.nconf * sizeof *pend))) { rc = sweep_oom(); goto done; }
+    for (c = 0; c < sp.nconf; c++)
+        if (!only || strstr(sp.id[c], only)) sel[r.nsel++] = c;
+    if (r.nsel == 0) {
+        fprintf(stderr, "%s: sweep: --only '%s' matches none of the %lld configurations of %s\n", prog, only, sp.nconf, file);
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    if (dry) { /* what the sweep would do, checked as it would be: the directory too */
+        if (dir_make("sweep: --out-dir", dir, 0)) {
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        for (c = 0; c < r.nsel; c++) {
+            char *json = sweep_path(dir, "", sp.id[sel[c]], ".json");
+            char **args = json ? sweep_argv(&sp, sel[c], exe, json) : NULL;
+            if (!args) { free(json); rc = sweep_oom(); goto done; }
+            sweep_print_cmd(stdout, args);
+            free(args);
+            free(json);
+        }
+        rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
+        goto done;
+    }
+    /* the output directory and its logs/ */
+    {
+        char *logs = sweep_path(dir, "", "logs", "");
+        int bad;
+        if (!logs) { rc = sweep_oom(); goto done; }
+        bad = dir_make("sweep: --out-dir", dir, 1) || dir_make("sweep: --out-dir", logs, 1);
+        free(logs);
+        if (bad) { rc = EXIT_USAGE; goto done; }
+    }
+    /* one sweep a directory: a lock on DIR/.sweep.lock (released when this process ends, however it ends) */
+    {
+        char *lockp = sweep_path(dir, "", ".sweep", ".lock");
+        struct flock fl;
+        char pid[32];
+        int lfd;
+        if (!lockp) { rc = sweep_oom(); goto done; }
+        lfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK, fl.l_whence = SEEK_SET;
+        if (lfd < 0 || fcntl(lfd, F_SETLK, &fl) != 0) {
+            ssize_t n = lfd >= 0 ? pread(lfd, pid, sizeof pid - 1, 0) : -1;
+            pid[n > 0 ? n : 0] = 0;
+            if (lfd < 0) fprintf(stderr, "%s: sweep: cannot lock '%s': %s\n", prog, lockp, strerror(errno));
+            else fprintf(stderr, "%s: sweep: another sweep (pid %s) is writing '%s': wait for it to end, or give another --out-dir\n", prog, *pid ? pid : "unknown", dir);
+            if (lfd >= 0) close(lfd);
+            free(lockp);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        snprintf(pid, sizeof pid, "%ld", (long)getpid());
+        if (ftruncate(lfd, 0) != 0 || pwrite(lfd, pid, strlen(pid), 0) < 0) { /* the pid is a courtesy: the lock is what counts */ }
+        free(lockp); /* lfd stays open (and locked) until the process ends */
+    }
+    if ((r.devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, "%s: sweep: cannot open /dev/null: %s\n", prog, strerror(errno));
+        rc = EXIT_ERROR;
+        goto done;
+    }
+    fprintf(stderr, "%s: sweep %s: %lld configuration%s", prog, sp.name, sp.nconf, sp.nconf == 1 ? "" : "s");
+    if (only) fprintf(stderr, ", %lld with '%s' in the id", r.nsel, only);
+    fprintf(stderr, ", %d at a time, results in %s%s%s\n", r.jobs, dir, sp.description ? " - " : "", sp.description ? sp.description : "");
+    /* finished before: skipped */
+    for (c = 0; c < r.nsel; c++) {
+        char *json = sweep_path(dir, "", sp.id[sel[c]], ".json");
+        char st[64], why[256];
+        double peak;
+        if (!json) { rc = sweep_oom(); goto closefd; }
+        out_remove_leftovers(json); /* a run killed while writing */
+        if (sweep_read_result(json, st, sizeof st, &peak, why, sizeof why)) {
+            r.done++;
+            r.skipped++;
+            sweep_count(&r, st);
+            sweep_progress(&r, sp.id[sel[c]], st, peak, 0, NULL);
+        } else pend[npend++] = sel[c];
+        free(json);
+    }
+    if (!(job = (sweep_job *)calloc((size_t)r.jobs, sizeof *job))) { rc = sweep_oom(); goto closefd; }
+    /* signals stay blocked but while waiting in pselect: no wake-up is lost */
+    sweep_stop = 0;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &block, &r.oldmask);
+    waitmask = r.oldmask;
+    sigdelset(&waitmask, SIGINT);
+    sigdelset(&waitmask, SIGTERM);
+    sigdelset(&waitmask, SIGCHLD);
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = sweep_on_stop;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sa.sa_handler = sweep_on_child;
+    sa.sa_flags = SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, &old_chld);
+    r.t_run = sweep_now();
+    rc = EXIT_OK;
+    while (!sweep_stop) {
+        pid_t pid;
+        int wst, k, reaped = 0;
+        struct timespec ts, *tsp = NULL;
+        double now, wait = -1;
+        while (!r.write_failed && nrun < r.jobs && next < npend) {
+            if ((rc = sweep_start(&r, &job[nrun], pend[next])) != EXIT_OK) { r.write_failed = 1; break; }
+            nrun++;
+            next++;
+        }
+        if (nrun == 0) break;
+        while (!sweep_stop && (pid = waitpid(-1, &wst, WNOHANG)) > 0) {
+            for (k = 0; k < nrun && job[k].pid != pid; k++) {}
+            if (k == nrun) continue;
+            sweep_finish(&r, &job[k], wst);
+            job[k] = job[--nrun];
+            reaped = 1;
+        }
+        if (reaped || sweep_stop) continue;
+        now = sweep_now();
+        for (k = 0; k < nrun; k++) {
+            double left;
+            if (r.timeout <= 0 || job[k].timed_out) continue;
+            left = job[k].t0 + r.timeout - now;
+            if (left <= 0) {
+                kill(job[k].pid, SIGKILL);
+                job[k].timed_out = 1;
+            } else if (wait < 0 || left < wait) wait = left;
+        }
+        if (wait >= 0) {
+            ts.tv_sec = (time_t)wait;
+            ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9) + 1000000; /* a little past the deadline */
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            tsp = &ts;
+        }
+        pselect(0, NULL, NULL, NULL, tsp, &waitmask);
+    }
+    if (sweep_stop) {
+        int k, sig = sweep_stop, killed = 0;
+        for (k = 0; k < nrun; k++) kill(job[k].pid, SIGKILL);
+        for (k = 0; k < nrun; k++) {
+            char st[64], why[64];
+            double peak;
+            int wst = 0;
+            while (waitpid(job[k].pid, &wst, 0) < 0 && errno == EINTR) {}
+            out_remove_leftovers(job[k].json);
+            /* a child that had written its whole result before the signal finished (the file is the
+               result, whether or not the child had exited yet): recorded and counted as such */
+            if (sweep_read_result(job[k].json, st, sizeof st, &peak, why, sizeof why)) sweep_finish(&r, &job[k], wst);
+            else {
+                killed++;
+                sweep_job_free(&job[k]);
+            }
+        }
+        fprintf(stderr, "%s: sweep %s: interrupted by %s: %d running configuration%s killed, %lld of %lld finished; run the same command to resume\n",
+                prog, sp.name, sweep_signame(sig), killed, killed == 1 ? "" : "s", r.done, r.nsel);
+        nrun = 0;
+        rc = 130;
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
+    sigprocmask(SIG_SETMASK, &r.oldmask, NULL);
+    if (rc == 130) goto closefd;
+    if (r.write_failed) {
+        fprintf(stderr, "%s: sweep %s: stopped: the sweep could not write its files (see above); %lld of %lld configurations finished\n", prog, sp.name, r.done, r.nsel);
+        if (rc == EXIT_OK) rc = EXIT_ERROR;
+        goto closefd;
+    }
+    if ((rc = sweep_write_summary(&sp, dir)) != EXIT_OK) {
+        fprintf(stderr, "%s: sweep %s: the summary could not be written (see above)\n", prog, sp.name);
+        goto closefd;
+    }
+    fprintf(stderr, "%s: sweep %s: %lld of %lld done (%lld skipped): ok %lld, oom %lld, error %lld, crashed %lld, timeout %lld",
+            prog, sp.name, r.done, r.nsel, r.skipped, r.n_ok, r.n_oom, r.n_error, r.n_crashed, r.n_timeout);
+    if (r.n_other) fprintf(stderr, ", other %lld", r.n_other);
+    fprintf(stderr, "; summary %s/summary.csv\n", dir);
+closefd:
+    close(r.devnull);
+done:
+    free(job);
+    free(sel);
+    free(pend);
+    free(dir);
+    sweep_spec_free(&sp);
+    return rc;
+}
+
+/* ---- report: figures, tables, macros and summary of one experiment --------------------------------
+   dpprof report EXPERIMENT.conf --results DIR [--figures DIR] [--tables DIR]
+   reads the sweep's results (DIR/ID.json), and the conf's lines
+     figure FIG = KIND key=value ...      -> FIGDIR/NAME-FIG.png
+     table = KIND key=value ...           -> TABDIR/NAME-table.tex
+   writes TABDIR/NAME-macros.tex (every metric of every configuration), DIR/summary.txt.
+   figure kinds: bars, heatmap, stacked, modules, phases, lines, capacity, timeline.
+   keys: x= series= rows= cols= group= value=METRIC where=AXIS:LABEL,... ref=LABEL batch=AXIS config=LABELS
+   metrics: rep_metrics, and <category>_gib */
+
+#define REP_MAX_LINES 64
+/* the paper's figures: 2400 x 1600 pixels, the 8x13 font at 5x, so that at the paper's 5.4-inch figure width
+   (about 440 dpi) the text prints at about 10.6 pt, and value labels a step smaller at about 8.4 pt */
+#define REP_FIG_W 2400
+#define REP_FIG_H 1600
+#define REP_FIG_TEXT 5
+/* a timeline's text: the scale its phase labels and legend were laid out for (2 at 1200 wide); at 5 the labels
+   took half the frame and the legend's names were cut */
+#define REP_TL_TEXT 4
+#define REP_MAXOPS 64 /* ops of one result an ops table reads (dpprof has fewer op names) */
+
+typedef struct rep_res {
+    int have;                         /* a result file was read */
+    char skipped[300];                /* a file was there and not used: why (said on stderr and in the summary) */
+    char status[16];
+    double peak, cat[DPPROF_CAT_COUNT], mod[DPPROF_MOD_COUNT];
+    double dry_peak, drv_peak;        /* cuda: the dry plan's peak and the driver's (bytes; nan where the result has none) */
+    double ph_bytes[DPPROF_PHASE_COUNT], ph_flops[DPPROF_PHASE_COUNT];
+    double ph_peak[DPPROF_PHASE_COUNT];  /* live bytes at the phase's peak (largest over its occurrences); nan: not run */
+    double ph_ms[DPPROF_PHASE_COUNT];    /* measured ms per training step (setup phases: once); nan: not timed */
+    double ph_traffic[DPPROF_PHASE_COUNT][4]; /* measured dram read, dram write, l2 read, l2 write bytes (--dram,
+                                                 the counters step); nan: not measured */
+    char backend[16], device[80];     /* config.backend, meta.device: what produced the numbers */
+    char commit[48], date[16];        /* meta.git_commit, and meta.date's day: the build and the day of the run */
+    double mem_limit;                 /* config.memory_limit (bytes; nan: none) */
+    double params, trainable, epsilon, step_ms, tokens_s;
+    double moved, flops;              /* analytic bytes and flops of one training step */
+    double mfu, model_mfu, dram;      /* cuda: the executed flops' and the model flops' utilisation; measured dram bytes of the counters step */
+    double norm_dram, norm_flops;     /* cuda --op-times: the norm kernels' share of the dram peak and the dtype's compute peak */
+    double norm_roof;                 /* their roofline time (each op's bytes at the dram peak or flops at the compute
+                                         peak, whichever takes longer) over their measured time */
+    char norm_bound[32];              /* which peak bounds most of that roofline time ("" when not measured) */
+    int nops;                         /* --op-times: the timed step's ops (throughput.ops.by_op), their names and ms */
+    char opname[REP_MAXOPS][40];
+    double opms[REP_MAXOPS];
+    int ntr;                          /* --dram-ops: the ops with measured traffic, their analytic and measured dram bytes */
+    char trname[REP_MAXOPS][40];
+    double tran[REP_MAXOPS], trdram[REP_MAXOPS];
+} rep_res;
+
+/* the numeric metrics of a result, in the order the macros list them (norm_bound is a string macro) */
+static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "model_mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling", "gib_s", "dry_peak_gib", "driver_peak_gib", "dram_ratio"};
+
+typedef struct rep_line {             /* a figure or table line of the conf */
+    int line;
+    int table;                        /* a table line: fig is its name, "" for the experiment's unnamed table */
+    char fig[64], kind[32];
+    char key[16][24], val[16][200];
+    int nkv;
+} rep_line;
+
+typedef struct rep {
+    sweep_spec sp;
+    const char *conf, *dir, *figdir, *tabdir;
+    rep_res *res;                     /* (nconf) */
+    rep_line lines[REP_MAX_LINES];
+    int nlines;
+    FILE *summary, *macros;
+} rep;
+
+static int rep_bad(const rep *r, int line, const char *fmt, const char *a) {
+    fprintf(stderr, "%s: report: %s:%d: ", prog, r->conf, line);
+    fprintf(stderr, fmt, a);
+    fputc('\n', stderr);
+    return EXIT_USAGE;
+}
+
+static const char *rep_get(const rep_line *l, const char *key) {
+    int i;
+    for (i = 0; i < l->nkv; i++)
+        if (!strcmp(l->key[i], key)) return l->val[i];
+    return NULL;
+}
+
+/* the figure and table lines: "figure FIG = KIND k=v ..." and "table = KIND k=v ..." */
+static int rep_read_lines(rep *r) {
+    FILE *f = fopen(r->conf, "r");
+    char *buf = NULL;
+    size_t cap = 0;
+    int ln = 0, rc = EXIT_OK;
+    if (!f) {
+        fprintf(stderr, "%s: report: %s: cannot open: %s\n", prog, r->conf, strerror(errno));
+        return EXIT_USAGE;
+    }
+    /* whole lines and the same white space as sweep_parse, which accepted the file: a figure line
+       after a vertical tab, or inside a long description, is what the sweep saw */
+    while (rc == EXIT_OK && getline(&buf, &cap, f) != -1) {
+        char *s = buf, *eq, *tok, *save = NULL, *hash;
+        rep_line *l;
+        ln++;
+        if ((hash = strchr(s, '#'))) *hash = 0;
+        while (sweep_space((unsigned char)*s)) s++;
+        if (strncmp(s, "figure", 6) && strncmp(s, "table", 5)) continue;
+        if (r->nlines == REP_MAX_LINES) { rc = rep_bad(r, ln, "more than %s figure and table lines", "64"); break; }
+        l = &r->lines[r->nlines++];
+        memset(l, 0, sizeof *l);
+        l->line = ln;
+        if (!(eq = strchr(s, '='))) { rc = rep_bad(r, ln, "expected 'figure NAME = KIND ...' or 'table = KIND ...'%s", ""); break; }
+        *eq = 0;
+        l->table = !!strncmp(s, "figure", 6);
+        { /* figure NAME, table [NAME]: a-z, 0-9, _ and - (the files NAME-FIG.png, NAME-TNAME-table.tex) */
+            char *nm = s + (l->table ? 5 : 6), *end, msg[160];
+            while (sweep_space((unsigned char)*nm)) nm++;
+            end = nm + strlen(nm);
+            while (end > nm && sweep_space((unsigned char)end[-1])) *--end = 0;
+            if (!l->table && !*nm) { rc = rep_bad(r, ln, "figure without a name (figure NAME = KIND ...)%s", ""); break; }
+            if (strlen(nm) >= sizeof l->fig || strspn(nm, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(nm)) {
+                snprintf(msg, sizeof msg, "%s name '%%s': expected up to 63 of a-z, 0-9, _ and - (%s NAME = KIND ...)", l->table ? "table" : "figure", l->table ? "table" : "figure");
+                rc = rep_bad(r, ln, msg, nm);
+                break;
+            }
+            snprintf(l->fig, sizeof l->fig, "%s", nm);
+        }
+        tok = strtok_r(eq + 1, " \t\r\n\v\f", &save);
+        if (!tok) { rc = rep_bad(r, ln, "no KIND after '='%s", ""); break; }
+        snprintf(l->kind, sizeof l->kind, "%s", tok);
+        /* key=value, or key="text with spaces" (a figure's title and axis labels) */
+        for (tok = save; rc == EXIT_OK && tok && *tok;) {
+            char *e, *end;
+            while (sweep_space((unsigned char)*tok)) tok++;
+            if (!*tok) break;
+            e = tok + strcspn(tok, "= \t\r\n\v\f");
+            if (*e != '=' || l->nkv == 16) {
+                *(tok + strcspn(tok, " \t\r\n\v\f")) = 0;
+                rc = rep_bad(r, ln, "'%s': expected key=value", tok);
+                break;
+            }
+            *e = 0;
+            if (e[1] == '"') {
+                end = strchr(e + 2, '"');
+                if (!end) { rc = rep_bad(r, ln, "%s=\"...: no closing quote", tok); break; }
+                *end = 0;
+                snprintf(l->val[l->nkv], sizeof l->val[0], "%s", e + 2);
+            } else {
+                end = e + 1 + strcspn(e + 1, " \t\r\n\v\f");
+                if (*end) *end = 0;
+                else end--; /* the last token: nothing after it */
+                snprintf(l->val[l->nkv], sizeof l->val[0], "%s", e + 1);
+            }
+            snprintf(l->key[l->nkv], sizeof l->key[0], "%s", tok);
+            l->nkv++;
+            tok = end + 1;
+        }
+    }
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+/* a finite number (a nan or inf written by something else is no measurement), else nan */
+static double rep_num(const dpprof_json *v) {
+    double x;
+    return dpprof_json_number(v, &x) == 0 && x - x == 0 ? x : NAN;
+}
+
+/* the result's configuration is the one the experiment file gives this id: every option of its command line
+   whose name is a key of the result's config (--physical-batch: physical_batch) holds the option's value.
+   a result of another version of the file is named and skipped, not used as this configuration's */
+static void rep_config_matches(const rep *r, long long c, const dpprof_json *cfg, char *why, size_t cap) {
+    char **argv = sweep_argv(&r->sp, c, "dpprof", (char *)"-");
+    int i;
+    if (!argv || !cfg) {
+        free(argv);
+        return;
+    }
+    for (i = 2; argv[i] && argv[i + 1]; i++) {
+        char key[64];
+        const dpprof_json *v;
+        size_t k;
+        const char *o = argv[i], *val = argv[i + 1];
+        int later = 0, j;
+        if (strncmp(o, "--", 2) != 0 || !strcmp(o, "--backend") || !strncmp(val, "--", 2)) continue; /* auto resolves */
+        for (j = i + 1; argv[j] && !later; j++) later = !strcmp(argv[j], o); /* the last one wins, as in run */
+        if (later) continue;
+        snprintf(key, sizeof key, "%s", o + 2);
+        for (k = 0; key[k]; k++)
+            if (key[k] == '-') key[k] = '_';
+        if (!(v = dpprof_json_get(cfg, key))) continue;
+        if (dpprof_json_kind(v) == DPPROF_JSON_STRING) {
+            if (strcmp(dpprof_json_string(v), val) != 0) snprintf(why, cap, "its config.%s is '%.60s', the experiment file gives this id %s %.60s", key, dpprof_json_string(v), o, val);
+        } else if (dpprof_json_kind(v) == DPPROF_JSON_NUMBER) {
+            double have = 0, want;
+            char *end;
+            dpprof_json_number(v, &have);
+            want = strtod(val, &end);
+            if (!*end && end != val && fabs(have - want) > 1e-9 * fabs(want))
+                snprintf(why, cap, "its config.%s is %.17g, the experiment file gives this id %s %.60s", key, have, o, val);
+        }
+        if (why[0]) break;
+    }
+    free(argv);
+}
+
+static void rep_load(rep *r, long long c) {
+    rep_res *x = &r->res[c];
+    char *path = sweep_path(r->dir, "", r->sp.id[c], ".json");
+    dpprof_json_doc *doc = NULL;
+    const dpprof_json *root, *ph;
+    char err[256];
+    int k;
+    memset(x, 0, sizeof *x);
+    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = x->mfu = x->model_mfu = x->dram = x->norm_dram = x->norm_flops = x->norm_roof = x->dry_peak = x->drv_peak = NAN;
+    if (!path) return;
+    if (access(path, F_OK) != 0) { /* not run (yet): missing, and the summary counts it */
+        free(path);
+        return;
+    }
+    if (in_check(NULL, path, IN_JSON_LIMIT, err, sizeof err) || dpprof_json_parse_file(path, (size_t)1 << 30, &doc, err, sizeof err) != 0) {
+        snprintf(x->skipped, sizeof x->skipped, "%.260s", err);
+        free(path);
+        return;
+    }
+    free(path);
+    root = dpprof_json_root(doc);
+    {   /* a result of this experiment, or nothing: a foreign or truncated file is named, not used */
+        const char *exp = dpprof_json_string(dpprof_json_get(root, "experiment")), *st = dpprof_json_string(dpprof_json_get(root, "status"));
+        if (dpprof_json_kind(root) != DPPROF_JSON_OBJECT || !st) snprintf(x->skipped, sizeof x->skipped, "not a dpprof result (no status)");
+        else if (!exp || strcmp(exp, r->sp.name) != 0)
+            snprintf(x->skipped, sizeof x->skipped, "a result of experiment '%.100s', not of '%.100s'", exp ? exp : "(none)", r->sp.name);
+        if (!x->skipped[0]) rep_config_matches(r, c, dpprof_json_get(root, "config"), x->skipped, sizeof x->skipped);
+        if (x->skipped[0]) {
+            dpprof_json_free(doc);
+            return;
+        }
+    }
+    x->have = 1;
+    snprintf(x->status, sizeof x->status, "%s", dpprof_json_string(dpprof_json_get(root, "status")) ? dpprof_json_string(dpprof_json_get(root, "status")) : "?");
+    {
+        const char *be = dpprof_json_string(dpprof_json_path(root, "config.backend")), *dev = dpprof_json_string(dpprof_json_path(root, "meta.device"));
+        snprintf(x->backend, sizeof x->backend, "%s", be ? be : "unknown");
+        snprintf(x->device, sizeof x->device, "%s", dev ? dev : "unknown");
+        dev = dpprof_json_string(dpprof_json_path(root, "meta.git_commit"));
+        snprintf(x->commit, sizeof x->commit, "%.12s", dev ? dev : "");
+        dev = dpprof_json_string(dpprof_json_path(root, "meta.date"));
+        snprintf(x->date, sizeof x->date, "%.10s", dev ? dev : "");
+    }
+    x->mem_limit = rep_num(dpprof_json_path(root, "config.memory_limit"));
+    x->peak = rep_num(dpprof_json_path(root, "breakdown.bytes.peak"));
+    /* the three peaks of a cuda run (meta.memory; a result from before it has the driver's figure in MiB alone) */
+    x->dry_peak = rep_num(dpprof_json_path(root, "meta.memory.dry_peak_bytes"));
+    x->drv_peak = rep_num(dpprof_json_path(root, "meta.memory.driver_peak_bytes"));
+    if (!(x->drv_peak == x->drv_peak)) x->drv_peak = rep_num(dpprof_json_path(root, "meta.driver_peak_used_mb")) * 1048576.0;
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+        char p[96];
+        snprintf(p, sizeof p, "breakdown.bytes.%s", dpprof_category_name(k));
+        x->cat[k] = rep_num(dpprof_json_path(root, p));
+    }
+    for (k = -1; k < DPPROF_CAT_COUNT; k++) { /* bytes the accountant counted: whole, 0 to 2^63 */
+        const double v = k < 0 ? x->peak : x->cat[k];
+        if (v == v && (v < 0 || v > 9.2233720368547758e18 || v != floor(v))) {
+            snprintf(x->skipped, sizeof x->skipped, "breakdown.bytes.%s = %.6g is not a byte count (0 to 2^63)", k < 0 ? "peak" : dpprof_category_name(k), v);
+            x->have = 0;
+            dpprof_json_free(doc);
+            return;
+        }
+    }
+    for (k = 0; k < DPPROF_MOD_COUNT; k++) {
+        char p[96];
+        snprintf(p, sizeof p, "modules.bytes.%s", dpprof_module_name(k));
+        x->mod[k] = rep_num(dpprof_json_path(root, p));
+    }
+    ph = dpprof_json_get(root, "phases");
+    for (k = 0; k < DPPROF_PHASE_COUNT; k++) {
+        const dpprof_json *p = dpprof_json_get(ph, dpprof_phase_name(k));
+        double cnt = rep_num(dpprof_json_get(p, "count"));
+        x->ph_bytes[k] = p ? rep_num(dpprof_json_get(p, "bytes_analytic")) : 0;
+        x->ph_flops[k] = p ? rep_num(dpprof_json_get(p, "flops")) : 0;
+        x->ph_peak[k] = p ? rep_num(dpprof_json_get(p, "bytes_peak")) : NAN;
+        x->ph_ms[k] = p ? rep_num(dpprof_json_get(p, "time_ms_mean")) * (k > DPPROF_PHASE_PRIVACY_SETUP ? cnt : 1) : NAN; /* per step below */
+        {
+            static const char *const tk[4] = {"dram_read_bytes", "dram_write_bytes", "l2_read_bytes", "l2_write_bytes"};
+            int t;
+            for (t = 0; t < 4; t++) x->ph_traffic[k][t] = p ? rep_num(dpprof_json_get(p, tk[t])) : NAN;
+        }
+        if (p) { /* measured (--dram): numbers; "unavailable" strings read as nan and are skipped */
+            double dr = rep_num(dpprof_json_get(p, "dram_read_bytes")), dw = rep_num(dpprof_json_get(p, "dram_write_bytes"));
+            if (dr == dr && dw == dw) x->dram = (x->dram == x->dram ? x->dram : 0) + dr + dw;
+        }
+        /* per step: the per-occurrence mean times the occurrences, over the steps run */
+        if (p && k > DPPROF_PHASE_PRIVACY_SETUP && cnt == cnt) {
+            x->moved += x->ph_bytes[k] * cnt;
+            x->flops += x->ph_flops[k] * cnt;
+        }
+    }
+    {
+        double steps = rep_num(dpprof_json_path(root, "config.steps")) + rep_num(dpprof_json_path(root, "config.warmup"));
+        x->moved = steps > 0 ? x->moved / steps : NAN;
+        x->flops = steps > 0 ? x->flops / steps : NAN;
+        for (k = DPPROF_PHASE_PRIVACY_SETUP + 1; k < DPPROF_PHASE_COUNT; k++) x->ph_ms[k] = steps > 0 ? x->ph_ms[k] / steps : NAN;
+    }
+    x->params = rep_num(dpprof_json_path(root, "config.param_count"));
+    x->trainable = rep_num(dpprof_json_path(root, "config.trainable_count"));
+    x->epsilon = rep_num(dpprof_json_path(root, "privacy.epsilon"));
+    x->step_ms = rep_num(dpprof_json_get(root, "avg_time_ms"));
+    x->tokens_s = rep_num(dpprof_json_path(root, "throughput.tokens_per_s"));
+    /* mfu: the executed flops (every op's cost) over the step time and the flop peak: analytic_flops_share_of_peak
+       in every schema version (schema 1's "mfu" was the model flops'); model_mfu: the 3 x forward convention */
+    x->mfu = rep_num(dpprof_json_path(root, "throughput.analytic_flops_share_of_peak"));
+    x->model_mfu = rep_num(dpprof_json_path(root, rep_num(dpprof_json_get(root, "schema_version")) >= 2 ? "throughput.model_flops_utilization" : "throughput.mfu"));
+    { /* the per-sample norm kernels (--op-times): their achieved share of the device's dram peak and of the
+         compute peak of the run's dtype (fp32 cores; bf16 tensor cores, where they run in bf16) */
+        const dpprof_json *ops = dpprof_json_path(root, "throughput.ops.by_op");
+        const char *dt = dpprof_json_string(dpprof_json_path(root, "config.dtype"));
+        const char *share = dt && !strcmp(dt, "bf16") ? "share_of_bf16_peak" : "share_of_fp32_peak";
+        double ms = 0, by = 0, fl = 0, pb = NAN, pf = NAN, tb = 0, tf = 0;
+        size_t i;
+        for (i = 0; i < dpprof_json_len(ops); i++) { /* the peaks the run used, from any op's rate and share */
+            const dpprof_json *o = dpprof_json_member(ops, i);
+            double bs = rep_num(dpprof_json_get(o, "bytes_per_s")), sb = rep_num(dpprof_json_get(o, "share_of_dram_peak"));
+            double fs = rep_num(dpprof_json_get(o, "flops_per_s")), sf = rep_num(dpprof_json_get(o, share));
+            if (bs > 0 && sb > 0) pb = bs / sb;
+            if (fs > 0 && sf > 0) pf = fs / sf;
+        }
+        for (i = 0; i < dpprof_json_len(ops); i++) {
+            const char *nm = dpprof_json_key(ops, i);
+            const dpprof_json *o = dpprof_json_member(ops, i);
+            double m = rep_num(dpprof_json_get(o, "ms")), b = rep_num(dpprof_json_get(o, "bytes_analytic")), fo = rep_num(dpprof_json_get(o, "flops"));
+            if (nm && m == m && x->nops < REP_MAXOPS) { /* every op, for the ops tables */
+                snprintf(x->opname[x->nops], sizeof x->opname[0], "%s", nm);
+                x->opms[x->nops++] = m;
+            }
+            { /* --dram-ops: the op's measured dram bytes in the counters step, beside its analytic bytes there */
+                const dpprof_json *t = dpprof_json_get(o, "traffic");
+                const double ta = rep_num(dpprof_json_get(t, "bytes_analytic")), tr = rep_num(dpprof_json_get(t, "dram_read_bytes")) + rep_num(dpprof_json_get(t, "dram_write_bytes"));
+                if (nm && ta == ta && tr == tr && x->ntr < REP_MAXOPS) {
+                    snprintf(x->trname[x->ntr], sizeof x->trname[0], "%s", nm);
+                    x->tran[x->ntr] = ta;
+                    x->trdram[x->ntr++] = tr;
+                }
+            }
+            if (!nm || !(strstr(nm, "sqnorm") || strstr(nm, "gram"))) continue;
+            if (m == m && b == b && fo == fo) {
+                ms += m;
+                by += b;
+                fl += fo;
+                /* each op's roofline time is bounded by its own intensity: bytes over the dram peak or flops
+                   over the compute peak, the longer; summed by which one it was */
+                if (b / pb >= fo / pf) tb += b / pb;
+                else tf += fo / pf;
+            }
+        }
+        x->norm_dram = ms > 0 ? by / (ms * 1e-3) / pb : NAN;
+        x->norm_flops = ms > 0 ? fl / (ms * 1e-3) / pf : NAN;
+        x->norm_roof = ms > 0 && pb > 0 && pf > 0 ? (tb + tf) / (ms * 1e-3) : NAN;
+        if (x->norm_roof == x->norm_roof)
+            snprintf(x->norm_bound, sizeof x->norm_bound, "%s", tb >= tf ? "DRAM bandwidth" : dt && !strcmp(dt, "bf16") ? "bf16 tensor-core peak" : "fp32 peak");
+    }
+    dpprof_json_free(doc);
+}
+
+static int rep_axis(const rep *r, const char *name) {
+    int a;
+    for (a = 0; name && a < r->sp.naxis; a++)
+        if (!strcmp(r->sp.axis[a].name, name)) return a;
+    return -1;
+}
+
+static const char *rep_label(const rep *r, long long c, int a) { return r->sp.axis[a].val[sweep_pick(&r->sp, c, a)].label; }
+
+/* does configuration c satisfy "where=axis:label,..." */
+static int rep_where(const rep *r, long long c, const char *where) {
+    char buf[512], *tok, *save = NULL;
+    if (!where || !*where) return 1;
+    snprintf(buf, sizeof buf, "%s", where);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        int a;
+        if (!colon) return 0;
+        *colon = 0;
+        a = rep_axis(r, tok);
+        if (a < 0 || strcmp(rep_label(r, c, a), colon + 1) != 0) return 0;
+    }
+    return 1;
+}
+
+/* the configuration that matches `where` and has label la on axis a and lb on axis b (b may be -1) */
+static long long rep_find(const rep *r, const char *where, int a, const char *la, int b, const char *lb) {
+    long long c;
+    for (c = 0; c < r->sp.nconf; c++)
+        if (rep_where(r, c, where) && (a < 0 || !strcmp(rep_label(r, c, a), la)) && (b < 0 || !strcmp(rep_label(r, c, b), lb))) return c;
+    return -1;
+}
+
+/* the sibling of configuration c whose "algo" label is ref (same other labels), or -1 */
+static long long rep_sibling(const rep *r, long long c, const char *ref) {
+    int a = rep_axis(r, "algo"), b;
+    long long d;
+    if (a < 0) return -1;
+    for (d = 0; d < r->sp.nconf; d++) {
+        if (strcmp(rep_label(r, d, a), ref)) continue;
+        for (b = 0; b < r->sp.naxis; b++)
+            if (b != a && strcmp(rep_label(r, d, b), rep_label(r, c, b))) break;
+        if (b == r->sp.naxis) return d;
+    }
+    return -1;
+}
+
+/* configuration c's vanilla sibling where both finished, else -1 */
+static long long rep_vanilla_ok(const rep *r, long long c) {
+    long long d = rep_sibling(r, c, "vanilla");
+    return d < 0 || !r->res[c].have || strcmp(r->res[c].status, "ok") || !r->res[d].have || strcmp(r->res[d].status, "ok") ? -1 : d;
+}
+
+/* throughput of configuration c relative to its vanilla sibling (measured: cuda) */
+static double rep_speed(const rep *r, long long c) {
+    long long d = rep_vanilla_ok(r, c);
+    if (d < 0) return NAN;
+    return r->res[c].tokens_s / r->res[d].tokens_s;
+}
+
+/* vanilla's analytic flops of a step over configuration c's: the speed against vanilla that c would have if
+   both ran at the same flop rate (the ceiling of its speed at kernels as efficient as vanilla's) */
+static double rep_flop_ceiling(const rep *r, long long c) {
+    long long d = rep_vanilla_ok(r, c);
+    if (d < 0 || !(r->res[c].flops > 0)) return NAN;
+    return r->res[d].flops / r->res[c].flops;
+}
+
+/* peak of configuration c relative to its sibling whose "algo" label is ref (same other labels) */
+static double rep_overhead(const rep *r, long long c, const char *ref) {
+    int a = rep_axis(r, "algo"), b;
+    long long d;
+    if (a < 0 || !r->res[c].have || strcmp(r->res[c].status, "ok")) return NAN;
+    for (d = 0; d < r->sp.nconf; d++) {
+        if (strcmp(rep_label(r, d, a), ref)) continue;
+        for (b = 0; b < r->sp.naxis; b++)
+            if (b != a && strcmp(rep_label(r, d, b), rep_label(r, c, b))) break;
+        if (b == r->sp.naxis) return r->res[d].have && !strcmp(r->res[d].status, "ok") ? r->res[c].peak / r->res[d].peak : NAN;
+    }
+    return NAN;
+}
+
+#define REP_GIB 1073741824.0
+static double rep_metric(const rep *r, long long c, const char *m) {
+    const rep_res *x;
+    int k;
+    if (c < 0) return NAN;
+    x = &r->res[c];
+    if (!x->have || strcmp(x->status, "ok")) return NAN;
+    if (!strcmp(m, "peak_gib")) return x->peak / REP_GIB;
+    if (!strcmp(m, "overhead")) return rep_overhead(r, c, "vanilla");
+    if (!strcmp(m, "params_b")) return x->params / 1e9;
+    if (!strcmp(m, "trainable_m")) return x->trainable / 1e6;
+    if (!strcmp(m, "epsilon")) return x->epsilon;
+    if (!strcmp(m, "step_ms")) return x->step_ms;
+    if (!strcmp(m, "gib_s")) return x->peak / REP_GIB * x->step_ms / 1e3;
+    if (!strcmp(m, "tokens_per_s")) return x->tokens_s;
+    if (!strcmp(m, "moved_gib")) return x->moved / REP_GIB;
+    if (!strcmp(m, "tflop")) return x->flops / 1e12;
+    if (!strcmp(m, "mfu")) return 100.0 * x->mfu;
+    if (!strcmp(m, "model_mfu")) return 100.0 * x->model_mfu;
+    if (!strcmp(m, "speed")) return rep_speed(r, c);
+    if (!strcmp(m, "flop_ceiling")) return rep_flop_ceiling(r, c);
+    if (!strcmp(m, "dram_gib")) return x->dram / REP_GIB;
+    if (!strcmp(m, "norm_dram_pct")) return 100.0 * x->norm_dram;
+    if (!strcmp(m, "norm_flops_pct")) return 100.0 * x->norm_flops;
+    if (!strcmp(m, "norm_bound_pct")) return 100.0 * x->norm_roof;
+    if (!strcmp(m, "dry_peak_gib")) return x->dry_peak / REP_GIB;
+    if (!strcmp(m, "driver_peak_gib")) return x->drv_peak / REP_GIB;
+    if (!strcmp(m, "dram_ratio")) return x->moved > 0 ? x->dram / x->moved : NAN;
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
+        if (!strcmp(m, name)) return x->cat[k] / REP_GIB;
+    }
+    return NAN;
+}
+
+static int rep_known_metric(const char *m) {
+    int k;
+    for (k = 0; k < (int)(sizeof rep_metrics / sizeof rep_metrics[0]); k++)
+        if (!strcmp(m, rep_metrics[k])) return 1;
+    for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
+        if (!strcmp(m, name)) return 1;
+    }
+    return 0;
+}
+
+/* a metric that only a timed run (cuda, or cpu for time) has */
+static int rep_measured_metric(const char *m) {
+    static const char *const t[] = {"step_ms", "tokens_per_s", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "gib_s", "driver_peak_gib", "dram_ratio"};
+    size_t k;
+    for (k = 0; m && k < sizeof t / sizeof t[0]; k++)
+        if (!strcmp(m, t[k])) return 1;
+    return 0;
+}
+
+/* the backends and devices of the ok results that match `where` (all: NULL), "cuda on NVIDIA H200 (3 results)"
+   (without the count unless counts) joined by "; "; timed: only those with a measured step time. "none" when there is none */
+static int rep_sources_n(const rep *r, const char *where, int timed, int counts, char *out, size_t cap) {
+    long long c, d;
+    int n = 0;
+    size_t len = 0;
+    out[0] = 0;
+    for (c = 0; c < r->sp.nconf; c++) {
+        const rep_res *x = &r->res[c];
+        long long count = 0;
+        if (!x->have || strcmp(x->status, "ok") || !rep_where(r, c, where) || (timed && x->step_ms != x->step_ms)) continue;
+        for (d = 0; d < c; d++) /* the first of its kind names it */
+            if (r->res[d].have && !strcmp(r->res[d].status, "ok") && rep_where(r, d, where) && !(timed && r->res[d].step_ms != r->res[d].step_ms) &&
+                !strcmp(r->res[d].backend, x->backend) && !strcmp(r->res[d].device, x->device)) break;
+        if (d < c) continue;
+        for (d = c; d < r->sp.nconf; d++)
+            count += r->res[d].have && !strcmp(r->res[d].status, "ok") && rep_where(r, d, where) && !(timed && r->res[d].step_ms != r->res[d].step_ms) &&
+                     !strcmp(r->res[d].backend, x->backend) && !strcmp(r->res[d].device, x->device);
+        if (len < cap) len += (size_t)snprintf(out + len, cap - len, "%s%s%s%s", n ? "; " : "", x->backend, strcmp(x->backend, x->device) ? " on " : "",
+                                               strcmp(x->backend, x->device) ? x->device : "");
+        if (counts && len < cap) len += (size_t)snprintf(out + len, cap - len, " (%lld result%s)", count, count == 1 ? "" : "s");
+        n++;
+    }
+    if (!n) snprintf(out, cap, "none");
+    return n;
+}
+static int rep_sources(const rep *r, const char *where, int timed, char *out, size_t cap) { return rep_sources_n(r, where, timed, 1, out, cap); }
+
+/* a figure's or table's title names what measured a measured metric, or says in one sentence that nothing did */
+static void rep_title_source(const rep *r, const char *where, const char *metric, char *title, size_t cap) {
+    char src[256];
+    size_t len = strlen(title);
+    if (!rep_measured_metric(metric) || len >= cap) return;
+    if (rep_sources_n(r, where, 1, 0, src, sizeof src)) {
+        strncat(title, ", measured: ", cap - len - 1);
+        strncat(title, src, cap - strlen(title) - 1);
+    } else strncat(title, ". Not measured: no result here has a timed run (run it on a GPU: BACKEND=cuda)", cap - len - 1);
+}
+
+static const char *rep_metric_unit(const char *m) {
+    if (!strcmp(m, "moved_gib")) return "GiB per step, analytic";
+    if (!strcmp(m, "dram_gib")) return "GiB per step, measured DRAM read + write";
+    if (!strcmp(m, "mfu")) return "% MFU, executed FLOPs";
+    if (!strcmp(m, "model_mfu")) return "% MFU, model FLOPs (3 x forward)";
+    if (!strcmp(m, "norm_dram_pct")) return "% of DRAM peak, norm kernels";
+    if (!strcmp(m, "norm_flops_pct")) return "% of the dtype's compute peak, norm kernels";
+    if (!strcmp(m, "norm_bound_pct")) return "% of the roofline bound, norm kernels";
+    if (!strcmp(m, "speed")) return "x vanilla tokens/s";
+    if (!strcmp(m, "tflop")) return "TFLOP per step, analytic";
+    if (strstr(m, "_gib")) return "GiB";
+    if (!strcmp(m, "overhead")) return "x vanilla";
+    if (!strcmp(m, "step_ms")) return "ms";
+    if (!strcmp(m, "gib_s")) return "GiB s, the peak held for one step";
+    if (!strcmp(m, "dram_ratio")) return "x analytic bytes";
+    if (!strcmp(m, "tokens_per_s")) return "tokens/s";
+    return "";
+}
+
+/* ---- words for a reader: axis names, metrics, labels and categories as a figure shows them ---------- */
+static const char *rep_axis_title(const char *axis) {
+    static const char *const t[][2] = {{"seq", "sequence length T (tokens)"}, {"phys", "physical batch b"}, {"batch", "logical batch B"},
+                                       {"algo", "algorithm"}, {"mode", "fine-tuning"}, {"dtype", "storage"}, {"checkpoint", "activation checkpointing"},
+                                       {"ranks", "GPUs"}, {"zero", "ZeRO stage"}, {"shape", "model and shape"}, {"lora", "LoRA rank"},
+                                       {"train", "training"}, {"kernel", "clipped-sum kernel"}};
+    size_t k;
+    for (k = 0; axis && k < sizeof t / sizeof t[0]; k++)
+        if (!strcmp(axis, t[k][0])) return t[k][1];
+    return axis ? axis : "";
+}
+
+/* "peak memory (GiB)", or the metric and its unit */
+static void rep_metric_title(const char *m, char *out, size_t cap) {
+    static const char *const t[][2] = {{"peak_gib", "peak memory (GiB)"}, {"speed", "throughput (x non-private)"},
+                                       {"mfu", "MFU (% of the tensor-core peak)"}, {"tokens_per_s", "throughput (tokens/s)"},
+                                       {"step_ms", "step time (ms)"}, {"overhead", "peak (x non-private)"},
+                                       {"tflop", "TFLOP per step (analytic)"}, {"moved_gib", "GiB moved per step (analytic)"},
+                                       {"dram_gib", "DRAM GiB per step (measured)"}};
+    size_t k;
+    for (k = 0; m && k < sizeof t / sizeof t[0]; k++)
+        if (!strcmp(m, t[k][0])) {
+            snprintf(out, cap, "%s", t[k][1]);
+            return;
+        }
+    snprintf(out, cap, "%s (%s)", m ? m : "", rep_metric_unit(m ? m : ""));
+}
+
+/* the labels of an axis as a figure or table shows them: "p2" -> "2" and "r16" -> "16" where every label of the axis is
+   one prefix of letters and a number (the axis title names it), else unchanged; in a legend, which shows no axis title,
+   the title goes before the number ("ZeRO stage 2") */
+#define REP_DISP 40
+static void rep_disp_legend(const rep *r, int a, const char **in, int n, char (*buf)[REP_DISP], const char **out, int legend) {
+    int i, strip = a >= 0 && n > 0;
+    size_t pre = 0;
+    for (i = 0; i < n && strip; i++) {
+        size_t p = strspn(in[i], "abcdefghijklmnopqrstuvwxyz");
+        if (i == 0) pre = p;
+        strip = p > 0 && p == pre && !strncmp(in[i], in[0], p) && in[i][p] && strspn(in[i] + p, "0123456789") == strlen(in[i] + p);
+    }
+    for (i = 0; i < n; i++) {
+        if (strip && legend) snprintf(buf[i], REP_DISP, "%.24s %s", rep_axis_title(r->sp.axis[a].name), in[i] + pre);
+        else snprintf(buf[i], REP_DISP, "%s", strip ? in[i] + pre : in[i]);
+        out[i] = buf[i];
+    }
+}
+static void rep_disp_labels(const rep *r, int a, const char **in, int n, char (*buf)[REP_DISP], const char **out) {
+    rep_disp_legend(r, a, in, n, buf, out, 0);
+}
+
+/* a memory category as a legend names it */
+static const char *rep_cat_title(int k) {
+    switch (k) {
+    case DPPROF_CAT_MODEL_PARAMETERS: return "weights";
+    case DPPROF_CAT_OPTIMIZER_STATES: return "optimizer states";
+    case DPPROF_CAT_GRADIENTS: return "gradients";
+    case DPPROF_CAT_ACTIVATIONS: return "activations";
+    case DPPROF_CAT_ACTIVATION_HOOKS: return "DP cache (book-keeping)";
+    case DPPROF_CAT_PER_SAMPLE_GRADIENTS: return "per-sample gradients";
+    case DPPROF_CAT_NORM_SAMPLES: return "per-sample norms";
+    case DPPROF_CAT_TEMP_MATRICES: return "Gram temporaries";
+    case DPPROF_CAT_LORA: return "LoRA";
+    default: return dpprof_category_name(k);
+    }
+}
+
+/* title= xlabel= ylabel= of the figure line, where given, replace the generated ones; a given title of a measured metric
+   is followed by what measured it */
+static void rep_user_labels(const rep *r, const rep_line *l, const char *where, const char *metric, char *title, size_t cap, const char **xlabel,
+                            const char **ylabel) {
+    const char *t = rep_get(l, "title"), *x = rep_get(l, "xlabel"), *y = rep_get(l, "ylabel");
+    if (t) {
+        char src[256];
+        snprintf(title, cap, "%s", t);
+        if (metric && rep_measured_metric(metric) && rep_sources_n(r, where, 1, 0, src, sizeof src)) {
+            const char *on = strstr(src, " on ");
+            strncat(title, ", ", cap - strlen(title) - 1);
+            strncat(title, on ? on + 4 : src, cap - strlen(title) - 1);
+        }
+    }
+    if (x && xlabel) *xlabel = x;
+    if (y && ylabel) *ylabel = y;
+}
+
+/* the leading integer of a label ("b64" -> 64, "512" -> 512) */
+static double rep_label_num(const char *s) {
+    while (*s && (*s < '0' || *s > '9')) s++;
+    return *s ? strtod(s, NULL) : NAN;
+}
+
+/* the value with the decimals a paper table wants; past 1e9 or under 1e-3 in scientific notation */
+static void rep_fmt(char *out, size_t n, const char *metric, double v) {
+    if (v != v) snprintf(out, n, "--");
+    else if (fabs(v) >= 1e9 || (v != 0 && fabs(v) < 1e-3)) snprintf(out, n, "%.3e", v);
+    else if (!strcmp(metric, "overhead")) snprintf(out, n, "%.2f", v);
+    else if (!strcmp(metric, "step_ms") || !strcmp(metric, "tokens_per_s") || !strcmp(metric, "largest_batch")) snprintf(out, n, "%.0f", v);
+    else if (fabs(v) >= 100) snprintf(out, n, "%.1f", v);
+    else snprintf(out, n, "%.2f", v);
+}
+
+/* ---- outputs ---------------------------------------------------------------------------------------- */
+static int rep_png(const rep *r, const char *fig, dpprof_canvas *cv) {
+    char path[4096];
+    out_file af;
+    snprintf(path, sizeof path, "%s/%s-%s.png", r->figdir, r->sp.name, fig);
+    if (out_open(&af, path, "figure")) return EXIT_ERROR;
+    if (out_png(&af, cv) || out_commit(&af)) {
+        out_abort(&af);
+        return EXIT_ERROR;
+    }
+    fprintf(r->summary, "figure %s\n", path);
+    return EXIT_OK;
+}
+
+/* the labels of axis a that occur among configurations matching `where` */
+static int rep_labels(const rep *r, int a, const char **out, int max) {
+    int v, n = 0;
+    for (v = 0; v < r->sp.axis[a].nval && n < max; v++) out[n++] = r->sp.axis[a].val[v].label;
+    return n;
+}
+
+static const unsigned char *rep_series_rgb(const rep *r, int axis, const char *label, int index) {
+    /* algorithms keep one colour in every figure */
+    if (axis >= 0 && !strcmp(r->sp.axis[axis].name, "algo")) {
+        int al = dpprof_algo_parse(label);
+        if (al > 0) return dpprof_plot_algo_colour(al - 1);
+    }
+    return dpprof_plot_palette(index);
+}
+
+/* render grouped bars at paper size into FIGDIR/NAME-FIG.png; frees val */
+static int rep_bars_png(const rep *r, const rep_line *l, dpprof_bars_desc *d, double *val) {
+    dpprof_canvas cv;
+    int rc;
+    d->width = REP_FIG_W;
+    d->height = REP_FIG_H;
+    d->text_scale = REP_FIG_TEXT;
+    d->values = val;
+    memset(&cv, 0, sizeof cv);
+    rc = dpprof_plot_bars(d, &cv);
+    free(val);
+    rc = rc == 0 ? rep_png(r, l->fig, &cv) : rep_bad(r, l->line, "cannot render the figure '%s'", l->fig);
+    dpprof_canvas_free(&cv);
+    return rc;
+}
+
+#define REP_MAXL 64
+/* grouped bars: x axis labels, one series per label of another axis */
+static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
+    const char *xs = rep_get(l, "x"), *ss = rep_get(l, "series"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
+    const char *batch = rep_get(l, "batch");
+    int ax = rep_axis(r, xs), as = rep_axis(r, ss), ab = rep_axis(r, batch), nx, ns, i, j;
+    const char *xl[REP_MAXL], *sl[REP_MAXL], **miss, *xd[REP_MAXL], *sd[REP_MAXL];
+    char xb[REP_MAXL][REP_DISP], sb[REP_MAXL][REP_DISP];
+    double *val;
+    unsigned char rgb[REP_MAXL * 3];
+    dpprof_bars_desc d;
+    int rc;
+    char title[256], ylabel[128];
+    if (ax < 0) return rep_bad(r, l->line, "x=%s is not an axis of this experiment", xs ? xs : "(missing)");
+    if (ss && as < 0) return rep_bad(r, l->line, "series=%s is not an axis of this experiment", ss);
+    if (capacity && ab < 0) return rep_bad(r, l->line, "batch=%s is not an axis of this experiment", batch ? batch : "(missing)");
+    if (!capacity && (!metric || !rep_known_metric(metric))) return rep_bad(r, l->line, "value=%s is not a metric", metric ? metric : "(missing)");
+    nx = rep_labels(r, ax, xl, REP_MAXL);
+    ns = as >= 0 ? rep_labels(r, as, sl, REP_MAXL) : 1;
+    if (as < 0) sl[0] = metric;
+    val = (double *)calloc((size_t)nx * (size_t)ns, sizeof(double));
+    miss = (const char **)calloc((size_t)nx * (size_t)ns, sizeof *miss);
+    if (!val || !miss) { free(val); free(miss); return EXIT_ERROR; }
+    for (j = 0; j < ns; j++) {
+        memcpy(rgb + 3 * j, rep_series_rgb(r, as, sl[j], j), 3);
+        for (i = 0; i < nx; i++) {
+            double v = NAN;
+            if (capacity) { /* the largest batch among the configurations that fit */
+                long long c;
+                v = 0;
+                for (c = 0; c < r->sp.nconf; c++)
+                    if (rep_where(r, c, where) && !strcmp(rep_label(r, c, ax), xl[i]) && !strcmp(rep_label(r, c, as), sl[j]) &&
+                        r->res[c].have && !strcmp(r->res[c].status, "ok") && rep_label_num(rep_label(r, c, ab)) > v)
+                        v = rep_label_num(rep_label(r, c, ab));
+                fprintf(r->macros, "\\dpdef{%s}{%s-%s}{largest_batch}{%.0f}\n", r->sp.name, sl[j], xl[i], v);
+            } else {
+                long long c = rep_find(r, where, ax, xl[i], as, as >= 0 ? sl[j] : NULL);
+                v = rep_metric(r, c, metric);
+                if (v != v && c >= 0 && r->res[c].have && strcmp(r->res[c].status, "ok")) miss[j * nx + i] = r->res[c].status; /* "oom" under the bar */
+            }
+            val[j * nx + i] = v; /* missing or oom (NaN): no bar, labelled with its status or n/a, and the summary says so */
+            if (v != v && !capacity)
+                fprintf(r->summary, "  %s: %s=%s%s%s%s%s has no %s (%s): no bar, labelled %s\n", l->fig, xs, xl[i], ss ? " " : "", ss ? ss : "", ss ? "=" : "", ss ? sl[j] : "", metric,
+                        miss[j * nx + i] ? miss[j * nx + i] : "missing or not measured", miss[j * nx + i] ? miss[j * nx + i] : "n/a");
+        }
+    }
+    memset(&d, 0, sizeof d);
+    if (capacity) snprintf(ylabel, sizeof ylabel, "largest physical batch b");
+    else rep_metric_title(metric, ylabel, sizeof ylabel);
+    snprintf(title, sizeof title, "%s", capacity ? "largest physical batch within the memory limit" : ylabel);
+    if (!capacity) rep_title_source(r, where, metric, title, sizeof title);
+    d.xlabel = rep_axis_title(xs);
+    d.ylabel = ylabel;
+    rep_user_labels(r, l, where, capacity ? NULL : metric, title, sizeof title, &d.xlabel, &d.ylabel);
+    d.title = title;
+    rep_disp_labels(r, ax, xl, nx, xb, xd);
+    rep_disp_legend(r, as, sl, ns, sb, sd, 1);
+    d.n_groups = nx;
+    d.group_names = xd;
+    d.n_series = ns;
+    d.series_names = sd;
+    d.series_rgb = rgb;
+    d.missing_labels = miss;
+    if (!capacity && metric) /* ratios to two decimals, GiB and percentages to one */
+        d.value_decimals = !strcmp(metric, "speed") || !strcmp(metric, "overhead") || !strcmp(metric, "flop_ceiling") ? 2
+                           : strstr(metric, "_gib") || !strcmp(metric, "mfu") ? 1 : 0;
+    rc = rep_bars_png(r, l, &d, val);
+    free(miss);
+    return rc;
+}
+
+/* the configuration of ID name-cfgl: its index, or -1 */
+static long long rep_config(const rep *r, const char *cfgl, size_t len) {
+    char id[512];
+    long long c;
+    if (!r->sp.id || !r->sp.name) return -1; /* a file the sweep refused names no configuration */
+    snprintf(id, sizeof id, "%s-%.*s", r->sp.name, (int)(len < 400 ? len : 400), cfgl);
+    for (c = 0; c < r->sp.nconf; c++)
+        if (!strcmp(r->sp.id[c], id)) return c;
+    return -1;
+}
+
+/* a timeline's configurations: config=ID,ID,... (IDs without the experiment's name), each one of this experiment,
+   at most TL_MAX_PANELS, none twice; their indexes into c. returns how many, or -1 having said why */
+static int rep_timeline_configs(const rep *r, const rep_line *l, long long *c) {
+    const char *v = rep_get(l, "config"), *p, *e;
+    int n = 0, k;
+    if (!v || !*v) return rep_bad(r, l->line, "timeline needs config=LABEL-LABEL-... (several, one panel each: config=ID,ID,...)%s", ""), -1;
+    for (p = v;; p = e + 1) {
+        e = strchr(p, ',');
+        if (!e) e = p + strlen(p);
+        if (e == p) return rep_bad(r, l->line, "config=%s: an empty configuration between commas", v), -1;
+        if (n == TL_MAX_PANELS) return rep_bad(r, l->line, "config=%s: more than 8 configurations (one panel each) for one figure", v), -1;
+        if ((c[n] = rep_config(r, p, (size_t)(e - p))) < 0) {
+            char one[512];
+            snprintf(one, sizeof one, "%.*s", (int)(e - p < 400 ? e - p : 400), p);
+            return rep_bad(r, l->line, "config=%s is not a configuration of this experiment", one), -1;
+        }
+        for (k = 0; k < n; k++)
+            if (c[k] == c[n]) {
+                char msg[1024];
+                snprintf(msg, sizeof msg, "config=%.400s names %.400s twice", v, r->sp.id[c[n]]);
+                return rep_bad(r, l->line, "%s", msg), -1;
+            }
+        n++;
+        if (!*e) break;
+    }
+    return n;
+}
+
+/* DIR/timelines/ID.json, the configuration's run with the event log (sweeps leave it out): run now unless the
+   file is there. NULL having said why */
+static char *rep_timeline_json(rep *r, long long c) {
+    char *json;
+    struct stat st;
+    { /* DIR/timelines/ID.json: a label cannot make another configuration's file name */
+        char *tl = sweep_path(r->dir, "", "timelines", "");
+        if (tl) (void)mkdir(tl, 0777);
+        free(tl);
+    }
+    json = sweep_path(r->dir, "timelines/", r->sp.id[c], ".json");
+    if (!json) return NULL;
+    if (stat(json, &st) != 0) {
+        char **argv, **full;
+        int n = 0, k, wst = 0;
+        pid_t pid;
+        /* on the backend of the sweep's result of it: a timeline of a measured sweep is measured too */
+        r->sp.backend = r->res[c].have && strcmp(r->res[c].backend, "dry") && strcmp(r->res[c].backend, "unknown") ? r->res[c].backend : NULL;
+        argv = sweep_argv(&r->sp, c, "/proc/self/exe", json);
+        r->sp.backend = NULL;
+        if (!argv) { free(json); return NULL; }
+        while (argv[n]) n++;
+        full = (char **)calloc((size_t)n + 3, sizeof *full);
+        if (!full) { free(argv); free(json); return NULL; }
+        for (k = 0; k < n; k++) full[k] = argv[k];
+        free(argv); /* the strings belong to the spec: full holds them now */
+        full[n] = (char *)"--timeline";
+        full[n + 1] = (char *)"full"; /* the last --timeline wins */
+        pid = fork();
+        if (pid == 0) {
+            execv("/proc/self/exe", full);
+            _exit(127);
+        }
+        free(full);
+        if (pid < 0 || waitpid(pid, &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+            int st3 = pid > 0 && WIFEXITED(wst) && WEXITSTATUS(wst) == EXIT_OOM;
+            fprintf(stderr, "%s: report: the timeline run of %s failed%s\n", prog, r->sp.id[c], st3 ? " (out of memory: a configuration that does not fit has no timeline to draw)" : "");
+            (void)unlink(json); /* never a partial log */
+            free(json);
+            return NULL;
+        }
+    }
+    return json;
+}
+
+/* a timeline needs the event log that sweeps leave out: each configuration it names is rerun with it. one
+   configuration: its timeline; several: one panel each, stacked, on shared axes */
+static int rep_fig_timeline(rep *r, const rep_line *l) {
+    long long c[TL_MAX_PANELS];
+    char *json[TL_MAX_PANELS] = {0}, png[4096];
+    const char *lab[TL_MAX_PANELS] = {0};
+    int n = rep_timeline_configs(r, l, c), k, rc = EXIT_OK;
+    size_t skip = strlen(r->sp.name) + 1;
+    if (n < 0) return EXIT_USAGE;
+    for (k = 0; k < n; k++) {
+        json[k] = rc == EXIT_OK ? rep_timeline_json(r, c[k]) : NULL;
+        if (!json[k]) rc = EXIT_ERROR;
+        lab[k] = r->sp.id[c[k]] + skip;
+    }
+    snprintf(png, sizeof png, "%s/%s-%s.png", r->figdir, r->sp.name, l->fig);
+    if (rc == EXIT_OK && n == 1) rc = plot_timeline(json[0], png, NULL, REP_FIG_W, REP_FIG_H, REP_TL_TEXT);
+    else if (rc == EXIT_OK) {
+        char title[300];
+        snprintf(title, sizeof title, "%s: memory timelines, shared axes", r->sp.name);
+        rc = plot_timelines((const char *const *)json, lab, n, png, title, REP_FIG_W, REP_FIG_H, REP_TL_TEXT);
+    }
+    if (rc == EXIT_OK) {
+        fprintf(r->summary, "figure %s (timeline%s of", png, n > 1 ? "s, one panel each," : "");
+        for (k = 0; k < n; k++) fprintf(r->summary, "%s %s", k ? "," : "", r->sp.id[c[k]]);
+        fputs(")\n", r->summary);
+    }
+    for (k = 0; k < n; k++) free(json[k]);
+    return rc;
+}
+
+/* text into a latex table: labels like flash_bk carry characters tex treats specially */
+static void rep_tex(FILE *f, const char *t) {
+    for (; *t; t++) {
+        if (strchr("_&%#${}", *t)) fprintf(f, "\\%c", *t);
+        else if (*t == '~' || *t == '^' || *t == '\\') fprintf(f, "\\char%d{}", (unsigned char)*t);
+        else fputc(*t, f);
+    }
+}
+
+/* an ops table (--op-times results): "ops cols=AXIS where=... top=N". a column per label of the axis (the
+   configuration where= and the label pick), the top ops by their longest time in any column, longest first
+   (ties by name), then the other ops together, all ops, and the step's measured mean (avg_time_ms; the op
+   times come from one timed step, with events around every op). ms; "--" where a column has no such op,
+   the status where its configuration did not finish */
+static int rep_table_ops(rep *r, const rep_line *l, const char *path) {
+    enum { MAXN = 4 * REP_MAXOPS };
+    const char *cs = rep_get(l, "cols"), *ts = rep_get(l, "top"), *where = rep_get(l, "where");
+    const char *cl[REP_MAXL], *names[MAXN];
+    double worst[MAXN];
+    long long cc[REP_MAXL];
+    int ac = rep_axis(r, cs), nc, top = 10, nn = 0, i, j, k, any = 0;
+    out_file af;
+    char cell[64];
+    if (ac < 0) return rep_bad(r, l->line, "ops needs cols=AXIS of this experiment%s", "");
+    if (ts) top = (int)strtol(ts, NULL, 10); /* 1 .. REP_MAXOPS: rep_validate checked it */
+    nc = rep_labels(r, ac, cl, REP_MAXL);
+    for (j = 0; j < nc; j++) { /* the union of the columns' ops, each with its longest time */
+        const rep_res *x;
+        cc[j] = rep_find(r, where, ac, cl[j], -1, NULL);
+        if (cc[j] < 0 || !r->res[cc[j]].have) continue;
+        x = &r->res[cc[j]];
+        any |= x->nops > 0;
+        for (k = 0; k < x->nops; k++) {
+            for (i = 0; i < nn && strcmp(names[i], x->opname[k]); i++) {}
+            if (i == nn) {
+                if (nn == MAXN) continue;
+                names[nn] = x->opname[k];
+                worst[nn++] = x->opms[k];
+            } else if (x->opms[k] > worst[i]) worst[i] = x->opms[k];
+        }
+    }
+    for (i = 1; i < nn; i++) /* longest first, ties by name: the same table from the same results */
+        for (k = i; k > 0 && (worst[k] > worst[k - 1] || (worst[k] == worst[k - 1] && strcmp(names[k], names[k - 1]) < 0)); k--) {
+            const char *tn = names[k];
+            double tw = worst[k];
+            names[k] = names[k - 1], worst[k] = worst[k - 1];
+            names[k - 1] = tn, worst[k - 1] = tw;
+        }
+    if (top > nn) top = nn;
+    if (out_open(&af, path, "table")) return EXIT_ERROR;
+    fprintf(af.f, "%% generated by dpprof report from %s: ms per op in the timed step (--op-times)%s%s\n\\begin{tabular}{l", r->conf, where ? ", " : "", where ? where : "");
+    for (j = 0; j < nc; j++) fputs("r", af.f);
+    fputs("}\n\\toprule\nop", af.f);
+    for (j = 0; j < nc; j++) {
+        fputs(" & ", af.f);
+        rep_tex(af.f, cl[j]);
+    }
+    fputs(" \\\\\n\\midrule\n", af.f);
+    if (!any) fprintf(af.f, "\\multicolumn{%d}{l}{no op times in these results (--op-times)} \\\\\n", nc + 1);
+    for (i = 0; any && i < top + 3; i++) { /* the top ops, then: other ops, all ops, the step */
+        if (i == top) fputs("\\midrule\n", af.f);
+        if (i < top) fprintf(af.f, "\\texttt{"), rep_tex(af.f, names[i]), fputs("}", af.f);
+        else fputs(i == top ? "other ops" : i == top + 1 ? "all ops" : "step (mean)", af.f);
+        for (j = 0; j < nc; j++) {
+            const rep_res *x = cc[j] >= 0 ? &r->res[cc[j]] : NULL;
+            double v = NAN;
+            if (x && x->have && strcmp(x->status, "ok")) {
+                fprintf(af.f, " & %s", x->status);
+                continue;
+            }
+            if (x && x->have && i == top + 2) v = x->step_ms;
+            else if (x && x->have && x->nops) {
+                v = i < top ? NAN : 0.0;
+                for (k = 0; k < x->nops; k++) {
+                    int m, in_top = 0;
+                    for (m = 0; m < top; m++) in_top |= !strcmp(names[m], x->opname[k]);
+                    if (i < top ? !strcmp(names[i], x->opname[k]) : i == top + 1 || !in_top) v = (v == v ? v : 0.0) + x->opms[k];
+                }
+            }
+            if (v != v) snprintf(cell, sizeof cell, "--");
+            else snprintf(cell, sizeof cell, fabs(v) >= 1e9 ? "%.3e" : "%.1f", v);
+            fprintf(af.f, " & %s", cell);
+        }
+        fputs(" \\\\\n", af.f);
+    }
+    fputs("\\bottomrule\n\\end{tabular}\n", af.f);
+    return out_commit(&af) ? EXIT_ERROR : EXIT_OK;
+}
+
+/* tables: "pivot rows=AXIS cols=AXIS value=METRIC where=..." or "breakdown group=AXIS where=..." */
+static int rep_table(rep *r, const rep_line *l) {
+    char path[4096], cell[64];
+    const char *where = rep_get(l, "where");
+    out_file af;
+    int i, j, k;
+    if (l->fig[0]) snprintf(path, sizeof path, "%s/%s-%s-table.tex", r->tabdir, r->sp.name, l->fig);
+    else snprintf(path, sizeof path, "%s/%s-table.tex", r->tabdir, r->sp.name);
+    if (!strcmp(l->kind, "pivot")) {
+        const char *rs = rep_get(l, "rows"), *cs = rep_get(l, "cols"), *metric = rep_get(l, "value");
+        int ar = rep_axis(r, rs), ac = rep_axis(r, cs), nr, nc;
+        const char *rl[REP_MAXL], *cl[REP_MAXL];
+        if (ar < 0 || ac < 0) return rep_bad(r, l->line, "pivot needs rows=AXIS and cols=AXIS of this experiment%s", "");
+        if (!metric || !rep_known_metric(metric)) return rep_bad(r, l->line, "value=%s is not a metric", metric ? metric : "(missing)");
+        nr = rep_labels(r, ar, rl, REP_MAXL);
+        nc = rep_labels(r, ac, cl, REP_MAXL);
+        if (out_open(&af, path, "table")) return EXIT_ERROR;
+        fprintf(af.f, "%% generated by dpprof report from %s: %s (%s)%s%s\n", r->conf, metric, rep_metric_unit(metric), where ? ", " : "", where ? where : "");
+        if (rep_measured_metric(metric)) {
+            char src[512];
+            rep_sources(r, where, 1, src, sizeof src);
+            fprintf(af.f, "%% measured on: %s\n", src);
+        }
+        fputs("\\begin{tabular}{l", af.f);
+        /* the comment line is tex too, but nothing after % is read */
+        for (j = 0; j < nc; j++) fputs("r", af.f);
+        fputs("}\n\\toprule\n", af.f);
+        { /* the columns' axis over their labels, the rows' axis over the row labels */
+            const char *cd[REP_MAXL], *rd[REP_MAXL];
+            char cb[REP_MAXL][REP_DISP], rb[REP_MAXL][REP_DISP];
+            rep_disp_labels(r, ac, cl, nc, cb, cd);
+            rep_disp_labels(r, ar, rl, nr, rb, rd);
+            fprintf(af.f, " & \\multicolumn{%d}{c}{", nc);
+            rep_tex(af.f, rep_axis_title(cs));
+            fprintf(af.f, "} \\\\\n\\cmidrule(l){2-%d}\n", nc + 1);
+            rep_tex(af.f, rep_axis_title(rs));
+            for (j = 0; j < nc; j++) {
+                fputs(" & ", af.f);
+                rep_tex(af.f, cd[j]);
+            }
+            fputs(" \\\\\n\\midrule\n", af.f);
+            for (i = 0; i < nr; i++) {
+                rep_tex(af.f, rd[i]);
+                for (j = 0; j < nc; j++) {
+                    long long c = rep_find(r, where, ar, rl[i], ac, cl[j]);
+                    double v = rep_metric(r, c, metric);
+                    if (v != v && c >= 0 && r->res[c].have && strcmp(r->res[c].status, "ok")) snprintf(cell, sizeof cell, "%s", r->res[c].status);
+                    else rep_fmt(cell, sizeof cell, metric, v);
+                    fprintf(af.f, " & %s", cell);
+                }
+                fputs(" \\\\\n", af.f);
+            }
+        }
+        fputs("\\bottomrule\n\\end{tabular}\n", af.f);
+    } else if (!strcmp(l->kind, "breakdown")) {
+        static const int cats[] = {DPPROF_CAT_MODEL_PARAMETERS, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_CAT_GRADIENTS, DPPROF_CAT_ACTIVATIONS, DPPROF_CAT_ACTIVATION_HOOKS, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_CAT_TEMP_MATRICES, DPPROF_CAT_NORM_SAMPLES, DPPROF_CAT_LORA};
+        static const char *const short_names[] = {"weights", "optim.", "grads", "activ.", "DP cache", "per-sample", "Gram", "norms", "LoRA"};
+        int show[9], nshow = 0;
+        const char *gs = rep_get(l, "group");
+        int ag = rep_axis(r, gs), ng;
+        const char *gl[REP_MAXL];
+        if (ag < 0) return rep_bad(r, l->line, "breakdown needs group=AXIS of this experiment%s", "");
+        ng = rep_labels(r, ag, gl, REP_MAXL);
+        for (k = 0; k < 9; k++) { /* a column of zeros says nothing: only the categories some row holds */
+            char name[64];
+            show[k] = 0;
+            snprintf(name, sizeof name, "%s_gib", dpprof_category_name(cats[k]));
+            for (i = 0; i < ng; i++) show[k] |= rep_metric(r, rep_find(r, where, ag, gl[i], -1, NULL), name) >= 0.005;
+            nshow += show[k];
+        }
+        if (out_open(&af, path, "table")) return EXIT_ERROR;
+        fprintf(af.f, "%% generated by dpprof report from %s: memory at the peak by category (GiB)%s%s\n\\begin{tabular}{lrr", r->conf, where ? ", " : "", where ? where : "");
+        for (k = 0; k < nshow; k++) fputs("r", af.f);
+        fputs("}\n\\toprule\n", af.f);
+        rep_tex(af.f, rep_axis_title(gs));
+        fputs(" & peak & $\\times$non-private", af.f);
+        for (k = 0; k < 9; k++)
+            if (show[k]) fprintf(af.f, " & %s", short_names[k]);
+        fputs(" \\\\\n\\midrule\n", af.f);
+        for (i = 0; i < ng; i++) {
+            long long c = rep_find(r, where, ag, gl[i], -1, NULL);
+            char name[64];
+            rep_tex(af.f, gl[i]);
+            for (k = -2; k < 9; k++) {
+                if (k >= 0 && !show[k]) continue;
+                if (k == -2) rep_fmt(cell, sizeof cell, "peak_gib", rep_metric(r, c, "peak_gib"));
+                else if (k == -1) rep_fmt(cell, sizeof cell, "overhead", rep_metric(r, c, "overhead"));
+                else {
+                    double v;
+                    snprintf(name, sizeof name, "%s_gib", dpprof_category_name(cats[k]));
+                    v = rep_metric(r, c, name);
+                    if (v > 0 && v < 0.005) snprintf(cell, sizeof cell, "$<$0.01");
+                    else rep_fmt(cell, sizeof cell, name, v);
+                }
+                if (c >= 0 && r->res[c].have && strcmp(r->res[c].status, "ok") && k == -2) snprintf(cell, sizeof cell, "%s", r->res[c].status);
+                fprintf(af.f, " & %s", cell);
+            }
+            fputs(" \\\\\n", af.f);
+        }
+        fputs("\\bottomrule\n\\end{tabular}\n", af.f);
+    } else if (!strcmp(l->kind, "ops")) {
+        int rc = rep_table_ops(r, l, path);
+        if (rc != EXIT_OK) return rc;
+        fprintf(r->summary, "table %s\n", path);
+        return EXIT_OK;
+    } else return rep_bad(r, l->line, "unknown table kind '%s' (known: pivot, breakdown, ops)", l->kind);
+    if (out_commit(&af)) return EXIT_ERROR;
+    fprintf(r->summary, "table %s\n", path);
+    return EXIT_OK;
+}
+
+/* every metric of every configuration, for the paper's \dpnum{experiment}{id}{metric} */
+static void rep_macros(rep *r) {
+    long long c;
+    int k;
+    size_t skip = strlen(r->sp.name) + 1;
+    for (c = 0; c < r->sp.nconf; c++) {
+        const char *id = r->sp.id[c] + skip;
+        char v[64];
+        if (!r->res[c].have) continue;
+        fprintf(r->macros, "\\dpdef{%s}{%s}{status}{%s}\n", r->sp.name, id, r->res[c].status);
+        for (k = 0; k < (int)(sizeof rep_metrics / sizeof rep_metrics[0]); k++) {
+            double x = rep_metric(r, c, rep_metrics[k]);
+            if (x != x) continue;
+            rep_fmt(v, sizeof v, rep_metrics[k], x);
+            fprintf(r->macros, "\\dpdef{%s}{%s}{%s}{%s}\n", r->sp.name, id, rep_metrics[k], v);
+        }
+        if (r->res[c].norm_bound[0]) fprintf(r->macros, "\\dpdef{%s}{%s}{norm_bound}{%s}\n", r->sp.name, id, r->res[c].norm_bound);
+        if (strcmp(r->res[c].backend, "dry") && r->res[c].commit[0] && strspn(r->res[c].commit, "0123456789abcdef") == strlen(r->res[c].commit))
+            fprintf(r->macros, "\\dpdef{%s}{%s}{run_commit}{%s}\n", r->sp.name, id, r->res[c].commit);
+        if (strcmp(r->res[c].backend, "dry") && strlen(r->res[c].date) == 10 && strspn(r->res[c].date, "0123456789-") == 10)
+            fprintf(r->macros, "\\dpdef{%s}{%s}{run_date}{%s}\n", r->sp.name, id, r->res[c].date);
+        if (strcmp(r->res[c].backend, "dry") && strcmp(r->res[c].device, "unknown") && !strpbrk(r->res[c].device, "\\{}%#$&_^~")) /* tex-safe names only */
+            fprintf(r->macros, "\\dpdef{%s}{%s}{run_device}{%s}\n", r->sp.name, id, r->res[c].device);
+        for (k = 0; k < DPPROF_CAT_COUNT; k++) {
+            char name[64];
+            double x;
+            snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
+            x = rep_metric(r, c, name);
+            if (x != x) continue;
+            rep_fmt(v, sizeof v, name, x);
+            fprintf(r->macros, "\\dpdef{%s}{%s}{%s}{%s}\n", r->sp.name, id, name, v);
+        }
+    }
+}
+
+static int rep_fig_note(rep *r, const rep_line *l, const char *title, const char *note);
+
+/* a phase's value for a phases figure: analytic bytes moved or flops per occurrence, measured dram bytes (read +
+   write, --dram: the counters step), the live bytes at its peak, or its measured ms per step; nan: none */
+static double rep_phase_value(const rep_res *x, int k, const char *value) {
+    if (!strcmp(value, "flops")) return x->ph_flops[k] / 1e12;
+    if (!strcmp(value, "dram")) return (x->ph_traffic[k][0] + x->ph_traffic[k][1]) / REP_GIB;
+    if (!strcmp(value, "peak")) return x->ph_peak[k] / REP_GIB;
+    if (!strcmp(value, "time")) return x->ph_ms[k];
+    return x->ph_bytes[k] / REP_GIB;
+}
+
+/* grouped bars over the phases (value=bytes, flops, dram, peak or time: rep_phase_value) or the modules (bytes at the peak) */
+static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
+    const char *gs = rep_get(l, "group"), *where = rep_get(l, "where"), *value = rep_get(l, "value");
+    int ag = rep_axis(r, gs), ng, np = 0, i, j, idx[DPPROF_PHASE_COUNT + DPPROF_MOD_COUNT];
+    const char *gl[REP_MAXL], *pl[DPPROF_PHASE_COUNT + DPPROF_MOD_COUNT];
+    double *val;
+    unsigned char rgb[REP_MAXL * 3];
+    const int peak = value && !strcmp(value, "peak"), measured = value && (!strcmp(value, "dram") || !strcmp(value, "time"));
+    const char *gd[REP_MAXL];
+    char gb[REP_MAXL][REP_DISP];
+    dpprof_bars_desc d;
+    char title[512], src[256];
+    if (ag < 0) return rep_bad(r, l->line, "group=%s is not an axis of this experiment", gs ? gs : "(missing)");
+    if (!value) value = "bytes";
+    ng = rep_labels(r, ag, gl, REP_MAXL);
+    /* the parts that any group uses */
+    for (i = 0; i < (phases ? DPPROF_PHASE_COUNT : DPPROF_MOD_COUNT); i++) {
+        int used = 0;
+        if (phases && !peak && i <= DPPROF_PHASE_PRIVACY_SETUP) continue; /* setup moves no step bytes; it holds memory */
+        for (j = 0; j < ng; j++) {
+            long long c = rep_find(r, where, ag, gl[j], -1, NULL);
+            if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok"))
+                used |= (phases ? rep_phase_value(&r->res[c], i, value) : r->res[c].mod[i]) > 0;
+        }
+        if (used) {
+            idx[np] = i;
+            pl[np++] = phases ? dpprof_phase_name(i) : dpprof_module_name(i);
+        }
+    }
+    if (!np && measured) { /* nothing measured: the figure says so */
+        snprintf(title, sizeof title, "%s: %s per phase%s%s%s", r->sp.name, !strcmp(value, "dram") ? "measured DRAM bytes" : "measured ms per step", where ? " (" : "", where ? where : "", where ? ")" : "");
+        return rep_fig_note(r, l, title, !strcmp(value, "dram") ? "No configuration of this figure has measured DRAM bytes: they need the cuda backend on a GPU with counters and --dram (make bench); analytic bytes are value=bytes."
+                                                                  : "No configuration of this figure has a timed result: phase times need a run on a GPU (BACKEND=cuda).");
+    }
+    if (!np) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
+    val = (double *)calloc((size_t)np * (size_t)ng, sizeof(double));
+    if (!val) return EXIT_ERROR;
+    for (j = 0; j < ng; j++) {
+        long long c = rep_find(r, where, ag, gl[j], -1, NULL);
+        memcpy(rgb + 3 * j, rep_series_rgb(r, ag, gl[j], j), 3);
+        for (i = 0; i < np; i++) {
+            double v = NAN;
+            if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok")) v = phases ? rep_phase_value(&r->res[c], idx[i], value) : r->res[c].mod[idx[i]] / REP_GIB;
+            val[j * np + i] = v == v || measured || peak ? v : 0; /* a measurement, or a phase's memory, that is not there: n/a, never 0 */
+        }
+    }
+    memset(&d, 0, sizeof d);
+    snprintf(title, sizeof title, "%s%s%s%s",
+             !phases ? "memory at the peak by module"
+             : !strcmp(value, "flops") ? "analytic FLOPs per phase occurrence"
+             : !strcmp(value, "dram") ? "measured DRAM bytes (read + write) per phase, the counters step"
+             : peak ? "live memory at each phase's peak"
+             : !strcmp(value, "time") ? "measured ms per step, per phase" : "analytic bytes moved per phase occurrence", "", "", "");
+    if (measured && rep_sources_n(r, where, 1, 0, src, sizeof src)) {
+        strncat(title, ", measured: ", sizeof title - strlen(title) - 1);
+        strncat(title, src, sizeof title - strlen(title) - 1);
+    }
+    d.title = title;
+    d.xlabel = phases ? "phase" : "module";
+    d.ylabel = !phases || peak ? "GiB" : !strcmp(value, "flops") ? "TFLOP" : !strcmp(value, "dram") ? "GiB, measured (CUPTI)" : !strcmp(value, "time") ? "ms per step" : "GiB moved (analytic)";
+    d.n_groups = np;
+    d.group_names = pl;
+    d.n_series = ng;
+    rep_disp_legend(r, ag, gl, ng, gb, gd, 1);
+    d.series_names = gd;
+    d.series_rgb = rgb;
+    rep_user_labels(r, l, where, measured ? "dram_gib" : NULL, title, sizeof title, &d.xlabel, &d.ylabel);
+    d.title = title;
+    return rep_bars_png(r, l, &d, val);
+}
+
+/* the summary's lines under a configuration: where the memory is at the peak, and, where the result measured
+   time, the step, the tokens, the peak held for a step (GiB x s) and each phase's ms per step, with what measured it */
+static void rep_summary_detail(const rep *r, long long c) {
+    const rep_res *x = &r->res[c];
+    int k, first = 1;
+    if (!x->have || strcmp(x->status, "ok")) return;
+    fputs("    memory at the peak (GiB):", r->summary);
+    for (k = 0; k < DPPROF_CAT_COUNT; k++)
+        if (x->cat[k] > 0) fprintf(r->summary, " %s %.3f", dpprof_category_name(k), x->cat[k] / REP_GIB);
+    fputc('\n', r->summary);
+    /* by stage: the setup phases, then the step's, each at its own peak */
+    for (k = 0, first = 1; k < DPPROF_PHASE_COUNT; k++) {
+        if (x->ph_peak[k] != x->ph_peak[k]) continue;
+        fprintf(r->summary, "%s %s %.3f", first ? "    memory at each phase's peak (GiB):" : ",", dpprof_phase_name(k), x->ph_peak[k] / REP_GIB);
+        first = 0;
+    }
+    if (!first) fputc('\n', r->summary);
+    first = 1;
+    if (x->step_ms != x->step_ms) return;
+    fprintf(r->summary, "    time (%s%s%s): step %.3f ms, %.1f tokens/s, peak x step %.4f GiB s; ms per step:", x->backend, strcmp(x->backend, x->device) ? " on " : "",
+            strcmp(x->backend, x->device) ? x->device : "", x->step_ms, x->tokens_s,
+            rep_metric(r, c, "gib_s"));
+    for (k = DPPROF_PHASE_PRIVACY_SETUP + 1; k < DPPROF_PHASE_COUNT; k++) {
+        if (x->ph_ms[k] != x->ph_ms[k]) continue;
+        fprintf(r->summary, "%s %s %.3f", first ? "" : ",", dpprof_phase_name(k), x->ph_ms[k]);
+        first = 0;
+    }
+    fputc('\n', r->summary);
+    for (k = 0, first = 1; k < DPPROF_PHASE_COUNT; k++) {
+        if (x->ph_traffic[k][0] != x->ph_traffic[k][0]) continue;
+        if (first) fputs("    measured traffic (GiB, dram read/write, l2 read/write, the counters step):", r->summary);
+        fprintf(r->summary, "%s %s %.3f/%.3f/%.3f/%.3f", first ? "" : ",", dpprof_phase_name(k), x->ph_traffic[k][0] / REP_GIB, x->ph_traffic[k][1] / REP_GIB,
+                x->ph_traffic[k][2] / REP_GIB, x->ph_traffic[k][3] / REP_GIB);
+        first = 0;
+    }
+    if (!first) fputc('\n', r->summary);
+}
+
+static void help_report(void) {
+    printf("usage: dpprof report EXPERIMENT.conf --results DIR [--figures DIR] [--tables DIR]\n\n"
+           "turns a sweep's results (DIR/ID.json) into the experiment's figures (FIGDIR/NAME-FIG.png,\n"
+           "default figures/), its LaTeX table and macros (TABDIR/NAME-table.tex, NAME-macros.tex,\n"
+           "default paper/generated/; both made with their parents where missing) and DIR/summary.txt, as the\n"
+           "conf's lines say:\n"
+           "  figure FIG = KIND key=value ...    KIND: bars, capacity, heatmap, stacked, lines, modules,\n"
+           "                                     ops, phases, timeline, tradeoff\n"
+           "  table [T] = pivot|breakdown|ops key=value ...   (TABDIR/NAME-table.tex; named T: NAME-T-table.tex)\n"
+           "keys: x= series= rows= cols= group= (axes), value= (a metric), where=AXIS:LABEL,... ref=LABEL\n"
+           "batch=AXIS (capacity), config=LABEL-LABEL-...[,LABEL-LABEL-...] (timeline: each configuration is rerun\n"
+           "on its own with the event log, into DIR/timelines/ID.json, unless that file exists; several, up to 8:\n"
+           "one panel each on shared axes, one legend, every phase named).\n"
+           "phases group=AXIS value=bytes|flops|dram|peak|time: per phase, analytic bytes or flops per occurrence,\n"
+           "measured dram bytes (--dram, the counters step), live bytes at the phase's peak (the stages: model_loaded,\n"
+           "data_setup, optimizer_setup, privacy_setup, then the step's phases), ms per step.\n"
+           "tradeoff series=AXIS where=...: peak memory against the measured step time, a point per configuration;\n"
+           "those without a timed result are named in one sentence (none timed: the figure is that sentence).\n"
+           "ops where=...: the configuration's ops (--dram-ops on a GPU), the 12 with the most bytes, each op's\n"
+           "analytic bytes beside its measured dram bytes in the counters step (none measured: a sentence says so).\n"
+           "ops tables (results of --op-times): cols=AXIS where=AXIS:LABEL,... top=N: one column a label, the N ops\n"
+           "with the longest time in any column (ms in the timed step), then the other ops, all ops and the step.\n"
+           "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
+           "(analytic bytes and flops of one step) mfu (%%, cuda: the flops the step executes, every op's cost, over the step\n"
+           "time and the dtype's flop peak) model_mfu (%%, cuda: 3 x the forward's flops, the model-flops convention) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
+           "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram peak and of the compute peak of the\n"
+           "run's dtype: fp32 cores, bf16 tensor cores; --op-times) norm_bound_pct (their roofline time, each op at\n"
+           "whichever peak bounds it, over their measured time; the macros also name that bound: norm_bound)\n"
+           "flop_ceiling (vanilla's analytic flops over the configuration's: its speed at vanilla's flop rate)\n"
+           "gib_s (peak GiB x measured step seconds: the memory held for a step) <category>_gib\n");
+}
+
+static int rep_figure(rep *r, const rep_line *l);
+
+/* what each kind of line needs: its keys, and what its value= is (m: a metric, p: a phases value, 0: not read) */
+static const struct rep_kind {
+    int table;
+    const char *kind, *keys;
+    char value;
+} rep_kinds[] = {
+    {0, "bars", "x value", 'm'}, {0, "capacity", "x series batch", 0}, {0, "heatmap", "rows cols value", 'm'}, {0, "stacked", "group", 0},
+    {0, "lines", "x series value", 'm'}, {0, "modules", "group", 0}, {0, "ops", "", 0}, {0, "phases", "group", 'p'}, {0, "timeline", "config", 0},
+    {0, "tradeoff", "series", 0}, {1, "pivot", "rows cols value", 'm'}, {1, "breakdown", "group", 0}, {1, "ops", "cols", 0},
+};
+
+static int rep_phase_word(const char *v) { return !strcmp(v, "bytes") || !strcmp(v, "flops") || !strcmp(v, "dram") || !strcmp(v, "peak") || !strcmp(v, "time"); }
+
+/* where=AXIS:LABEL,...: axes of this experiment, each once, with one of its labels */
+static int rep_validate_where(const rep *r, const rep_line *l, const char *v) {
+    char buf[512], *tok, *save = NULL, msg[1024];
+    int used[256], nused = 0, a, k; /* the axes named so far (a token takes 3 characters at least) */
+    snprintf(buf, sizeof buf, "%s", v);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        if (colon) *colon = 0;
+        if (!colon || (a = rep_axis(r, tok)) < 0) return rep_bad(r, l->line, "where=%s: expected AXIS:LABEL,... with axes of this experiment", v);
+        for (k = 0; k < nused && used[k] != a; k++) {}
+        if (k < nused) {
+            snprintf(msg, sizeof msg, "where=%.300s names the axis '%.64s' twice: no configuration has two labels on one axis", v, tok);
+            return rep_bad(r, l->line, "%s", msg);
+        }
+        used[nused++] = a;
+        for (k = 0; k < r->sp.axis[a].nval && strcmp(r->sp.axis[a].val[k].label, colon + 1); k++) {}
+        if (k == r->sp.axis[a].nval) {
+            size_t n = (size_t)snprintf(msg, sizeof msg, "where=%.300s: '%.100s' is not a label of the axis '%.64s' (its labels:", v, colon + 1, tok);
+            for (k = 0; k < r->sp.axis[a].nval && n < sizeof msg; k++) n += (size_t)snprintf(msg + n, sizeof msg - n, "%s %s", k ? "," : "", r->sp.axis[a].val[k].label);
+            if (n < sizeof msg) snprintf(msg + n, sizeof msg - n, ")");
+            return rep_bad(r, l->line, "%s", msg);
+        }
+    }
+    return EXIT_OK;
+}
+
+/* every figure and table line names known kinds, the keys its kind needs, axes, labels and metrics, and no two
+   lines write one file: checked before any work */
+static int rep_validate(const rep *r) {
+    static const char *const axis_keys[] = {"x", "series", "rows", "cols", "group", "batch"};
+    int i, k, j;
+    for (i = 0; i < r->nlines; i++) {
+        const rep_line *l = &r->lines[i];
+        const struct rep_kind *kd = NULL;
+        int table = l->table;
+        const char *v;
+        char msg[300];
+        for (k = 0; k < (int)(sizeof rep_kinds / sizeof rep_kinds[0]); k++)
+            if (rep_kinds[k].table == table && !strcmp(l->kind, rep_kinds[k].kind)) kd = &rep_kinds[k];
+        if (!kd) return rep_bad(r, l->line, table ? "unknown table kind '%s' (known: pivot, breakdown, ops)" : "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, ops, phases, timeline, tradeoff)", l->kind);
+        for (j = 0; j < i; j++) /* the same name: the same file, written twice */
+            if (r->lines[j].table == table && !strcmp(r->lines[j].fig, l->fig)) {
+                if (table && !l->fig[0]) snprintf(msg, sizeof msg, "a second unnamed table (the first at line %d writes the same file): name one (table NAME = KIND ...)", r->lines[j].line);
+                else snprintf(msg, sizeof msg, "%s '%s' again (first at line %d): each writes its own file, give another name", table ? "table" : "figure", l->fig, r->lines[j].line);
+                return rep_bad(r, l->line, "%s", msg);
+            }
+        for (v = kd->keys; *v;) { /* the keys its kind needs */
+            size_t n = strcspn(v, " ");
+            char key[16];
+            snprintf(key, sizeof key, "%.*s", (int)n, v);
+            if (!rep_get(l, key)) {
+                snprintf(msg, sizeof msg, "%s%s needs %s= (its keys: %s)", kd->kind, table ? " table" : "", key, kd->keys);
+                return rep_bad(r, l->line, "%s", msg);
+            }
+            v += n + (v[n] == ' ');
+        }
+        if (table && !strcmp(l->kind, "ops") && (v = rep_get(l, "top"))) {
+            char *end;
+            long t = strtol(v, &end, 10);
+            if (!*v || *end || t < 1 || t > REP_MAXOPS) return rep_bad(r, l->line, "top=%s: expected a whole number of ops from 1 to 64", v);
+        }
+        for (k = 0; k < l->nkv; k++) {
+            int is_axis = 0;
+            for (j = 0; j < 6; j++) is_axis |= !strcmp(l->key[k], axis_keys[j]);
+            if (is_axis && rep_axis(r, l->val[k]) < 0) {
+                snprintf(msg, sizeof msg, "%s=%s is not an axis of this experiment", l->key[k], l->val[k]);
+                return rep_bad(r, l->line, "%s", msg);
+            }
+        }
+        if ((v = rep_get(l, "value")) && (kd->value == 'm' ? !rep_known_metric(v) : kd->value == 'p' ? !rep_phase_word(v) : !rep_known_metric(v) && !rep_phase_word(v))) {
+            if (kd->value == 'p') return rep_bad(r, l->line, "value=%s: phases takes bytes, flops, dram, peak or time", v);
+            return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu model_mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", v);
+        }
+        if (!table && !strcmp(l->kind, "lines")) { /* log-scale x: every label a positive number */
+            const int ax = rep_axis(r, rep_get(l, "x"));
+            for (k = 0; k < r->sp.axis[ax].nval; k++)
+                if (!(rep_label_num(r->sp.axis[ax].val[k].label) > 0)) {
+                    snprintf(msg, sizeof msg, "x=%s: lines need positive numbers as the axis labels (got '%s')", r->sp.axis[ax].name, r->sp.axis[ax].val[k].label);
+                    return rep_bad(r, l->line, "%s", msg);
+                }
+        }
+        if (!table && !strcmp(l->kind, "timeline")) { /* its configurations exist before any is rerun */
+            long long tc[TL_MAX_PANELS];
+            if (rep_timeline_configs(r, l, tc) < 0) return EXIT_USAGE;
+        }
+        if ((v = rep_get(l, "where")) && rep_validate_where(r, l, v) != EXIT_OK) return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+static int cmd_report(int argc, char **argv) {
+    rep r;
+    const char *conf = NULL;
+    int i, rc = EXIT_OK, n_ok = 0, n_oom = 0, n_err = 0, n_missing = 0, timed = 0, ended = 0;
+    char sum_path[4096], mac_path[4096]; /* out_open keeps the path: one buffer each */
+    out_file sum, mac;
+    long long c;
+    memset(&r, 0, sizeof r);
+    r.figdir = "figures";
+    r.tabdir = "paper/generated";
+    for (i = 0; i < argc; i++) {
+        static const cli_opt t[] = {{"--results", "DIR", ""}, {"--figures", "DIR", ""}, {"--tables", "DIR", ""}, {"--help", NULL, ""}};
+        char a[64];
+        const char *v;
+        int k;
+        if (!ended && !strcmp(argv[i], "-h")) { help_report(); return EXIT_OK; }
+        if ((k = cli_next("report", t, 4, argc, argv, &i, &ended, a, sizeof a, &v)) < 0) break;
+        if (k == 0) {
+            if (conf) return usage_error("report: unexpected argument '%s'%s", v, "");
+            conf = v;
+            continue;
+        }
+        if (k != 1) return k;
+        if (!strcmp(a, "--help")) { help_report(); return EXIT_OK; }
+        if (!strcmp(a, "--results")) r.dir = v;
+        else if (!strcmp(a, "--figures")) r.figdir = v;
+        else r.tabdir = v;
+    }
+    if (!conf || !r.dir) return usage_error("report: usage: dpprof report EXPERIMENT.conf --results DIR%s%s", "", "");
+    r.conf = conf;
+    if ((rc = sweep_parse(conf, &r.sp)) != EXIT_OK) return rc;
+    if ((rc = rep_read_lines(&r)) != EXIT_OK || (rc = rep_validate(&r)) != EXIT_OK) { sweep_spec_free(&r.sp); return rc; }
+    if (dir_make("report: --figures", r.figdir, 0) || dir_make("report: --tables", r.tabdir, 0)) { sweep_spec_free(&r.sp); return EXIT_USAGE; }
+    r.res = (rep_res *)calloc((size_t)r.sp.nconf, sizeof *r.res);
+    if (!r.res) { sweep_spec_free(&r.sp); return EXIT_ERROR; }
+    for (c = 0; c < r.sp.nconf; c++) {
+        rep_load(&r, c);
+        if (r.res[c].skipped[0]) fprintf(stderr, "%s: report: %s/%s.json skipped: %s\n", prog, r.dir, r.sp.id[c], r.res[c].skipped);
+        if (!r.res[c].have) n_missing++;
+        else if (!strcmp(r.res[c].status, "ok")) n_ok++;
+        else if (!strcmp(r.res[c].status, "oom")) n_oom++;
+        else n_err++;
+        timed |= r.res[c].step_ms == r.res[c].step_ms;
+    }
+    if (n_missing == r.sp.nconf) {
+        fprintf(stderr, "%s: report: no results of '%s' in %s (run: dpprof sweep %s --out-dir %s)\n", prog, r.sp.name, r.dir, conf, r.dir);
+        free(r.res);
+        sweep_spec_free(&r.sp);
+        return EXIT_USAGE;
+    }
+    if (dir_make("report: --figures", r.figdir, 1) || dir_make("report: --tables", r.tabdir, 1)) {
+        free(r.res);
+        sweep_spec_free(&r.sp);
+        return EXIT_USAGE;
+    }
+    snprintf(sum_path, sizeof sum_path, "%s/summary.txt", r.dir);
+    if (out_open(&sum, sum_path, "summary")) { free(r.res); sweep_spec_free(&r.sp); return EXIT_ERROR; }
+    snprintf(mac_path, sizeof mac_path, "%s/%s-macros.tex", r.tabdir, r.sp.name);
+    if (out_open(&mac, mac_path, "macros")) { out_abort(&sum); free(r.res); sweep_spec_free(&r.sp); return EXIT_ERROR; }
+    r.summary = sum.f;
+    r.macros = mac.f;
+    fprintf(r.summary, "experiment %s: %s\nconfigurations %lld: %d ok, %d oom, %d error, %d without a result\n", r.sp.name,
+            r.sp.description ? r.sp.description : "", r.sp.nconf, n_ok, n_oom, n_err, n_missing);
+    if (timed) {
+        char src[512];
+        rep_sources(&r, NULL, 1, src, sizeof src);
+        fprintf(r.summary, "time: measured on %s; memory exact to the byte (the accountant's)\n", src);
+    } else fprintf(r.summary, "time and DRAM traffic: not measured (no GPU results): memory only, exact to the byte\n");
+    fprintf(r.macros, "%% generated by dpprof report from %s and the results in %s\n", conf, r.dir);
+    for (c = 0; c < r.sp.nconf; c++) {
+        char pk[32], ov[32], three[96] = "";
+        rep_fmt(pk, sizeof pk, "peak_gib", rep_metric(&r, c, "peak_gib"));
+        rep_fmt(ov, sizeof ov, "overhead", rep_metric(&r, c, "overhead"));
+        if (rep_metric(&r, c, "peak_gib") == rep_metric(&r, c, "peak_gib") && r.res[c].drv_peak == r.res[c].drv_peak) { /* measured on a gpu: the dry plan's and the driver's peaks beside the accountant's */
+            char dp[32], vp[32];
+            rep_fmt(dp, sizeof dp, "peak_gib", r.res[c].dry_peak / REP_GIB);
+            rep_fmt(vp, sizeof vp, "peak_gib", r.res[c].drv_peak / REP_GIB);
+            snprintf(three, sizeof three, "  dry %9s GiB  driver %9s GiB", dp, vp);
+        }
+        fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s%s%s%s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : r.res[c].skipped[0] ? "skipped" : "missing", pk, ov,
+                three, r.res[c].skipped[0] ? "  " : "", r.res[c].skipped);
+        rep_summary_detail(&r, c);
+    }
+    rep_macros(&r);
+    for (i = 0; i < r.nlines && rc == EXIT_OK; i++) rc = r.lines[i].table ? rep_table(&r, &r.lines[i]) : rep_figure(&r, &r.lines[i]);
+    if (rc == EXIT_OK && (out_commit(&sum) || out_commit(&mac))) rc = EXIT_ERROR;
+    if (rc != EXIT_OK) {
+        out_abort(&sum);
+        out_abort(&mac);
+    }
+    free(r.res);
+    sweep_spec_free(&r.sp);
+    return rc;
+}
+
+/* render a figure into FIGDIR/NAME-FIG.png: rc is the plot call's result */
+static int rep_render(const rep *r, const rep_line *l, int rc, dpprof_canvas *cv) {
+    rc = rc == 0 ? rep_png(r, l->fig, cv) : rep_bad(r, l->line, "cannot render the figure '%s'", l->fig);
+    dpprof_canvas_free(cv);
+    return rc;
+}
+
+/* memory at the peak by category per group, with each group's ratio to the reference group */
+static int rep_fig_stacked(rep *r, const rep_line *l) {
+    const char *gs = rep_get(l, "group"), *where = rep_get(l, "where"), *ref = rep_get(l, "ref");
+    int ag = rep_axis(r, gs), ng, nc = 0, i, j, cats[DPPROF_CAT_COUNT], refg = -1, rc;
+    const char *gl[REP_MAXL], *cl[DPPROF_CAT_COUNT], *gd[REP_MAXL];
+    char gb[REP_MAXL][REP_DISP];
+    double *val;
+    unsigned char rgb[DPPROF_CAT_COUNT * 3];
+    dpprof_stacked_desc d;
+    dpprof_canvas cv;
+    char title[256], olabel[96];
+    ng = rep_labels(r, ag, gl, REP_MAXL);
+    for (j = 0; ref && j < ng; j++)
+        if (!strcmp(gl[j], ref)) refg = j;
+    for (i = 0; i < DPPROF_CAT_COUNT; i++) {
+        int used = 0;
+        for (j = 0; j < ng; j++) {
+            long long c = rep_find(r, where, ag, gl[j], -1, NULL);
+            used |= c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok") && r->res[c].cat[i] > 1048576.0; /* a MiB: a part one can see */
+        }
+        if (used) { cats[nc] = i; cl[nc++] = rep_cat_title(i); }
+    }
+    if (!nc) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
+    val = (double *)calloc((size_t)nc * (size_t)ng, sizeof(double));
+    if (!val) return EXIT_ERROR;
+    for (j = 0; j < ng; j++) {
+        long long c = rep_find(r, where, ag, gl[j], -1, NULL);
+        int ok = c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok");
+        for (i = 0; i < nc; i++) val[i * ng + j] = ok ? r->res[c].cat[cats[i]] / REP_GIB : NAN; /* nan: did not fit */
+    }
+    for (i = 0; i < nc; i++) memcpy(rgb + 3 * i, dpprof_plot_palette(cats[i]), 3);
+    memset(&d, 0, sizeof d);
+    snprintf(title, sizeof title, "memory at the peak by category");
+    snprintf(olabel, sizeof olabel, "peak relative to %s", ref && strcmp(ref, "vanilla") ? ref : "non-private");
+    d.xlabel = rep_axis_title(gs);
+    d.ylabel = "memory at the peak (GiB)";
+    rep_user_labels(r, l, where, NULL, title, sizeof title, &d.xlabel, &d.ylabel);
+    d.title = title;
+    rep_disp_labels(r, ag, gl, ng, gb, gd);
+    d.width = REP_FIG_W;
+    d.height = REP_FIG_H;
+    d.n_groups = ng;
+    d.group_names = gd;
+    d.n_cats = nc;
+    d.cat_names = cl;
+    d.cat_rgb = rgb;
+    d.values = val;
+    d.no_overhead = refg < 0;
+    d.ref_group = refg < 0 ? 0 : refg;
+    d.overhead_label = olabel;
+    d.text_scale = REP_FIG_TEXT;
+    memset(&cv, 0, sizeof cv);
+    rc = dpprof_plot_stacked(&d, &cv);
+    free(val);
+    return rep_render(r, l, rc, &cv);
+}
+
+/* rows x cols of one metric, the value in every cell, oom cells marked */
+static int rep_fig_heatmap(rep *r, const rep_line *l) {
+    const char *rs = rep_get(l, "rows"), *cs = rep_get(l, "cols"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
+    int ar = rep_axis(r, rs), ac = rep_axis(r, cs), nr, nc, i, j, rc;
+    const char *rl[REP_MAXL], *cl[REP_MAXL], *rd[REP_MAXL], *cd[REP_MAXL];
+    char rb[REP_MAXL][REP_DISP], cb[REP_MAXL][REP_DISP];
+    double *val;
+    dpprof_heatmap_desc d;
+    dpprof_canvas cv;
+    char title[256], vlabel[96];
+    if (!metric) return rep_bad(r, l->line, "heatmap needs value=METRIC%s", "");
+    nr = rep_labels(r, ar, rl, REP_MAXL);
+    nc = rep_labels(r, ac, cl, REP_MAXL);
+    val = (double *)calloc((size_t)nr * (size_t)nc, sizeof(double));
+    if (!val) return EXIT_ERROR;
+    for (i = 0; i < nr; i++)
+        for (j = 0; j < nc; j++) val[i * nc + j] = rep_metric(r, rep_find(r, where, ar, rl[i], ac, cl[j]), metric);
+    memset(&d, 0, sizeof d);
+    rep_metric_title(metric, vlabel, sizeof vlabel);
+    snprintf(title, sizeof title, "%s", vlabel);
+    rep_title_source(r, where, metric, title, sizeof title);
+    d.xlabel = rep_axis_title(cs);
+    d.ylabel = rep_axis_title(rs);
+    rep_user_labels(r, l, where, metric, title, sizeof title, &d.xlabel, &d.ylabel);
+    d.title = title;
+    d.value_label = vlabel;
+    rep_disp_labels(r, ar, rl, nr, rb, rd);
+    rep_disp_labels(r, ac, cl, nc, cb, cd);
+    d.width = REP_FIG_W;
+    d.height = REP_FIG_H;
+    d.n_rows = nr;
+    d.n_cols = nc;
+    d.row_names = rd;
+    d.col_names = cd;
+    d.values = val;
+    d.text_scale = REP_FIG_TEXT;
+    memset(&cv, 0, sizeof cv);
+    rc = dpprof_plot_heatmap(&d, &cv);
+    free(val);
+    return rep_render(r, l, rc, &cv);
+}
+
+/* one metric against a numeric axis, a line per series, log-log, configurations that did not fit
+   marked oom at their x */
+static int rep_fig_lines(rep *r, const rep_line *l) {
+    const char *xs = rep_get(l, "x"), *ss = rep_get(l, "series"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
+    int ax = rep_axis(r, xs), as = rep_axis(r, ss), nx, ns, i, j, rc, markers[REP_MAXL];
+    const char *xl[REP_MAXL], *sl[REP_MAXL], *sd[REP_MAXL];
+    char sb[REP_MAXL][REP_DISP], xlabel[160], budget[64];
+    double xv[REP_MAXL], *yv, limit = NAN;
+    unsigned char *oom, rgb[REP_MAXL * 3];
+    dpprof_lines_desc d;
+    dpprof_canvas cv;
+    char title[256], ylabel[112];
+    if (!metric || as < 0) return rep_bad(r, l->line, "lines needs series=AXIS and value=METRIC%s", "");
+    nx = rep_labels(r, ax, xl, REP_MAXL);
+    ns = rep_labels(r, as, sl, REP_MAXL);
+    for (i = 0; i < nx; i++) xv[i] = rep_label_num(xl[i]); /* positive: rep_validate */
+    yv = (double *)calloc((size_t)nx * (size_t)ns, sizeof(double));
+    oom = (unsigned char *)calloc((size_t)nx * (size_t)ns, 1);
+    if (!yv || !oom) { free(yv); free(oom); return EXIT_ERROR; }
+    for (j = 0; j < ns; j++) {
+        memcpy(rgb + 3 * j, rep_series_rgb(r, as, sl[j], j), 3);
+        markers[j] = j % DPPROF_PLOT_MARKER_N;
+        for (i = 0; i < nx; i++) {
+            long long c = rep_find(r, where, ax, xl[i], as, sl[j]);
+            yv[j * nx + i] = rep_metric(r, c, metric);
+            oom[j * nx + i] = c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "oom");
+            if (c >= 0 && r->res[c].have && r->res[c].mem_limit > 0 && !(limit == limit)) limit = r->res[c].mem_limit;
+        }
+    }
+    memset(&d, 0, sizeof d);
+    { /* both axes are log10: their labels say so */
+        char mt[96], *paren;
+        rep_metric_title(metric, mt, sizeof mt);
+        snprintf(title, sizeof title, "%s", mt);
+        rep_title_source(r, where, metric, title, sizeof title);
+        paren = strrchr(mt, ')');
+        if (paren && paren == mt + strlen(mt) - 1) {
+            *paren = 0;
+            snprintf(ylabel, sizeof ylabel, "%s, log)", mt);
+        } else snprintf(ylabel, sizeof ylabel, "%s (log)", mt);
+    }
+    d.xlabel = rep_axis_title(xs);
+    d.ylabel = ylabel;
+    rep_user_labels(r, l, where, metric, title, sizeof title, &d.xlabel, &d.ylabel);
+    snprintf(xlabel, sizeof xlabel, "%s, log scale", d.xlabel);
+    d.xlabel = xlabel;
+    d.title = title;
+    rep_disp_legend(r, as, sl, ns, sb, sd, 1);
+    if (!strcmp(metric, "peak_gib") && limit > 0) { /* the memory limit the oom configurations exceeded */
+        snprintf(budget, sizeof budget, "memory limit %.1f GiB", limit / REP_GIB);
+        d.budget = limit / REP_GIB;
+        d.budget_label = budget;
+    }
+    d.oom_label = "out of memory";
+    d.width = REP_FIG_W;
+    d.height = REP_FIG_H;
+    d.n_points = nx;
+    d.x = xv;
+    d.n_series = ns;
+    d.y = yv;
+    d.oom = oom;
+    d.series_names = sd;
+    d.series_rgb = rgb;
+    d.series_marker = markers;
+    d.log_x = 1;
+    d.log_y = 1;
+    d.x_ticks_at_data = 1;
+    d.text_scale = REP_FIG_TEXT;
+    memset(&cv, 0, sizeof cv);
+    rc = dpprof_plot_lines(&d, &cv);
+    free(yv);
+    free(oom);
+    return rep_render(r, l, rc, &cv);
+}
+
+/* a figure with nothing measured to draw: its title and a sentence that says so, word-wrapped */
+static int rep_fig_note(rep *r, const rep_line *l, const char *title, const char *note) {
+    static const unsigned char ink[3] = {0, 0, 0};
+    dpprof_canvas cv;
+    const int W = REP_FIG_W, H = REP_FIG_H, scale = REP_FIG_TEXT, cw = 8 * scale, per = (W - 120) / cw;
+    char line[256];
+    const char *t;
+    int y = 60, pass;
+    memset(&cv, 0, sizeof cv);
+    if (dpprof_canvas_init(&cv, W, H) != 0) return EXIT_ERROR;
+    for (pass = 0; pass < 2; pass++) { /* the title, then the sentence lower down */
+        for (t = pass ? note : title; *t && y < H - 40;) {
+            int n = (int)strlen(t), cut = n;
+            if (n > per) { /* the last space that fits */
+                for (cut = per; cut > 0 && t[cut] != ' '; cut--) {}
+                if (cut == 0) cut = per;
+            }
+            snprintf(line, sizeof line, "%.*s", cut, t);
+            dpprof_canvas_text(&cv, 60, y, line, scale, ink);
+            y += dpprof_canvas_text_height(scale) + 10;
+            t += cut;
+            while (*t == ' ') t++;
+        }
+        y = H / 2 - 40;
+    }
+    return rep_render(r, l, 0, &cv);
+}
+
+/* the trade-off: peak memory against the measured step time, a point per configuration (colour: its label on
+   the series axis); the configurations with no timed result are named in one sentence, never drawn */
+static int rep_fig_tradeoff(rep *r, const rep_line *l) {
+    const char *ss = rep_get(l, "series"), *where = rep_get(l, "where");
+    int as = rep_axis(r, ss), n = 0, nmiss = 0, untimed = 0, rc, nl, j;
+    long long first = 0;
+    double x[REP_MAXL], y[REP_MAXL];
+    const char *lab[REP_MAXL], *ll[REP_MAXL];
+    unsigned char rgb[REP_MAXL * 3], lrgb[REP_MAXL * 3];
+    int mk[REP_MAXL], lmk[REP_MAXL];
+    char title[512], miss[1024] = "", src[256];
+    size_t ml = 0;
+    long long c;
+    dpprof_canvas cv;
+    if (as < 0) return rep_bad(r, l->line, "tradeoff needs series=AXIS of this experiment%s", "");
+    nl = rep_labels(r, as, ll, REP_MAXL);
+    for (j = 0; j < nl; j++) {
+        memcpy(lrgb + 3 * j, rep_series_rgb(r, as, ll[j], j), 3);
+        lmk[j] = j % DPPROF_PLOT_MARKER_N;
+    }
+    for (c = 0; c < r->sp.nconf; c++) {
+        const rep_res *xr = &r->res[c];
+        const char *sl = rep_label(r, c, as);
+        if (!rep_where(r, c, where)) continue;
+        for (j = 0; j < nl && strcmp(ll[j], sl); j++) {}
+        if (xr->have && !strcmp(xr->status, "ok") && xr->step_ms == xr->step_ms && xr->peak == xr->peak) {
+            if (n == REP_MAXL) continue;
+            x[n] = xr->step_ms;
+            y[n] = xr->peak / REP_GIB;
+            lab[n] = sl;
+            memcpy(rgb + 3 * n, lrgb + 3 * j, 3);
+            mk[n++] = lmk[j];
+            continue;
+        }
+        if (xr->have && !strcmp(xr->status, "ok")) untimed++, first = c;
+        if (ml < sizeof miss)
+            ml += (size_t)snprintf(miss + ml, sizeof miss - ml, "%s%s (%s)", nmiss ? ", " : "", sl,
+                                   !xr->have ? "not run" : strcmp(xr->status, "ok") ? xr->status : "not timed: memory only");
+        nmiss++;
+    }
+    snprintf(title, sizeof title, "%s: peak memory against step time%s%s%s", r->sp.name, where ? " (" : "", where ? where : "", where ? ")" : "");
+    if (nmiss) fprintf(r->summary, "  %s: no timed result for %s\n", l->fig, miss);
+    if (!n) {
+        char note[1400];
+        if (untimed == nmiss) /* memory only (dry): one reason for every configuration */
+            snprintf(note, sizeof note, "No configuration of this figure has a timed result: these results are memory only (backend %s), and step times need a run on a GPU (make %s BACKEND=cuda); nothing is drawn.",
+                     r->res[first].backend, r->sp.name);
+        else snprintf(note, sizeof note, "No configuration of this figure has a timed result (%s): step times need a run on a GPU (make %s BACKEND=cuda); nothing is drawn.", miss, r->sp.name);
+        return rep_fig_note(r, l, title, note);
+    }
+    rep_sources_n(r, where, 1, 0, src, sizeof src);
+    strncat(title, ", measured: ", sizeof title - strlen(title) - 1);
+    strncat(title, src, sizeof title - strlen(title) - 1);
+    if (nmiss) {
+        strncat(title, ". No timed result for ", sizeof title - strlen(title) - 1);
+        strncat(title, miss, sizeof title - strlen(title) - 1);
+    }
+    rep_user_labels(r, l, where, "step_ms", title, sizeof title, NULL, NULL);
+    {
+        const dpprof_scatter_desc d = {.title = title, .xlabel = "step time (ms, measured)", .ylabel = "peak memory (GiB)", .width = REP_FIG_W, .height = REP_FIG_H,
+                                       .n_points = n, .x = x, .y = y, .labels = lab, .point_rgb = rgb, .point_marker = mk,
+                                       .n_legend = nl, .legend_names = ll, .legend_rgb = lrgb, .legend_marker = lmk, .text_scale = REP_FIG_TEXT};
+        memset(&cv, 0, sizeof cv);
+        rc = dpprof_plot_scatter(&d, &cv);
+    }
+    return rep_render(r, l, rc, &cv);
+}
+
+/* ops where=...: one configuration's ops (--dram-ops on a GPU), the most bytes first (up to 12): each op's analytic
+   bytes beside its measured dram bytes (read + write) in the counters step */
+static int rep_fig_ops(rep *r, const rep_line *l) {
+    enum { MAXG = 12 };
+    const char *where = rep_get(l, "where"), *gn[MAXG], *sn[2] = {"analytic", "measured DRAM (CUPTI)"};
+    static const unsigned char rgb[6] = {150, 150, 150, 31, 119, 180};
+    long long c = rep_find(r, where, -1, NULL, -1, NULL);
+    const rep_res *x = c >= 0 ? &r->res[c] : NULL;
+    double *val;
+    int order[REP_MAXOPS], n, i, j, g;
+    char title[512], note[256];
+    dpprof_bars_desc d;
+    if (c < 0) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
+    if (!x->have || strcmp(x->status, "ok") || !x->ntr) {
+        snprintf(title, sizeof title, "%s: analytic and measured DRAM bytes per op (%s)", r->sp.name, r->sp.id[c]);
+        snprintf(note, sizeof note, "This configuration has no per-op measured DRAM bytes: they need the cuda backend on a GPU with counters and --dram-ops (make %s BACKEND=cuda).",
+                 r->sp.name);
+        return rep_fig_note(r, l, title, note);
+    }
+    n = x->ntr;
+    for (i = 0; i < n; i++) order[i] = i;
+    for (i = 1; i < n; i++) /* the most bytes (measured or analytic) first */
+        for (j = i; j > 0; j--) {
+            const int a = order[j], b = order[j - 1];
+            const double va = x->tran[a] > x->trdram[a] ? x->tran[a] : x->trdram[a], vb = x->tran[b] > x->trdram[b] ? x->tran[b] : x->trdram[b];
+            if (va <= vb) break;
+            order[j] = b, order[j - 1] = a;
+        }
+    g = n < MAXG ? n : MAXG;
+    if (!(val = (double *)calloc(2 * (size_t)g, sizeof *val))) return EXIT_ERROR;
+    fprintf(r->summary, "figure %s: %s, measured DRAM bytes (read + write) over analytic per op, the counters step (%s on %s, commit %s, %s):", l->fig, r->sp.id[c], x->backend,
+            x->device, x->commit[0] ? x->commit : "?", x->date[0] ? x->date : "?");
+    for (i = 0; i < n; i++) fprintf(r->summary, "%s %s %.3g", i ? "," : "", x->trname[order[i]], x->tran[order[i]] > 0 ? x->trdram[order[i]] / x->tran[order[i]] : NAN);
+    fputc('\n', r->summary);
+    for (i = 0; i < g; i++) { /* series-major: the analytic bars, then the measured */
+        gn[i] = x->trname[order[i]];
+        val[i] = x->tran[order[i]] / REP_GIB;
+        val[g + i] = x->trdram[order[i]] / REP_GIB;
+    }
+    memset(&d, 0, sizeof d);
+    /* what measured it: the device, the commit and the day of the run */
+    snprintf(title, sizeof title, "%s: DRAM bytes per op, analytic and measured (%s, %s, %s)", r->sp.id[c], x->device, x->commit[0] ? x->commit : "?", x->date[0] ? x->date : "?");
+    d.xlabel = "op";
+    d.ylabel = "GiB per counters step";
+    d.n_groups = g;
+    d.group_names = gn;
+    d.n_series = 2;
+    d.series_names = sn;
+    d.series_rgb = rgb;
+    rep_user_labels(r, l, where, "dram_gib", title, sizeof title, &d.xlabel, &d.ylabel);
+    d.title = title;
+    return rep_bars_png(r, l, &d, val);
+}
+
+static int rep_figure(rep *r, const rep_line *l) {
+    if (!strcmp(l->kind, "ops")) return rep_fig_ops(r, l);
+    if (!strcmp(l->kind, "bars")) return rep_fig_bars(r, l, 0);
+    if (!strcmp(l->kind, "tradeoff")) return rep_fig_tradeoff(r, l);
+    if (!strcmp(l->kind, "capacity")) return rep_fig_bars(r, l, 1);
+    if (!strcmp(l->kind, "modules")) return rep_fig_parts(r, l, 0);
+    if (!strcmp(l->kind, "phases")) return rep_fig_parts(r, l, 1);
+    if (!strcmp(l->kind, "timeline")) return rep_fig_timeline(r, l);
+    if (!strcmp(l->kind, "stacked")) return rep_fig_stacked(r, l);
+    if (!strcmp(l->kind, "heatmap")) return rep_fig_heatmap(r, l);
+    if (!strcmp(l->kind, "lines")) return rep_fig_lines(r, l);
+    return rep_bad(r, l->line, "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, ops, phases, timeline, tradeoff)", l->kind);
+}
+
+
+#endif /* DPPROF_EXPERIMENTS_H */
