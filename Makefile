@@ -438,7 +438,7 @@ build/dpprof-nocuda: $(CLI_SRC)
 	mv $@.tmp $@
 
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
-TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu test_dp test_dpops test_zero
+TESTS_SAN := test_prof test_engine test_ops test_json test_plot test_privacy test_gpu test_dp test_dpops test_zero test_options
 .PHONY: test-build
 test-build: $(addprefix $(TEST_BIN)/,$(TESTS_SAN) test_ops_double test_dpops_double test_dp_double test_gradcheck test_train test_twotu test_cuemu test_emu) build/dpprof-cuemu build/schema_check $(TEST_BIN)/test_profonly $(MPI_TEST)
 
@@ -478,6 +478,10 @@ IMPL_TESTS := test_json test_ops test_dpops test_zero
 $(addprefix $(TEST_BIN)/,$(IMPL_TESTS)): $(TEST_BIN)/%: tests/%.c dpprof.h dpprof_tools.h tests/test.h $(IMPL_SAN)
 	@mkdir -p $(TEST_BIN)
 	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -I. $< $(IMPL_SAN) -o $@ -lm
+
+# the option tables' test reads the command line's parts (static functions: the test calls some of them)
+$(TEST_BIN)/test_options: dpprof_cli.h dpprof_experiments.h docs/results.md
+$(TEST_BIN)/test_options: CFLAGS += -Wno-unused-function
 
 $(TEST_BIN)/%: tests/%.c dpprof.h dpprof_tools.h tests/test.h
 	@mkdir -p $(TEST_BIN)

@@ -55,7 +55,7 @@
    DP-SGD
      cfg.algo = DPPROF_ALGO_FLASH_BK (or PERSAMPLE, GHOST, GHOST_BK, FLASH, AUTO); cfg.sigma,
      cfg.max_grad_norm, cfg.per_layer_clipping, cfg.poisson + cfg.dataset_size, cfg.lora_rank...
-     cfg.tie_embeddings = 1 makes the lm head the embedding matrix (one tensor; its per-sample norm carries the
+     cfg.tie_embeddings = DPPROF_SWITCH_ON makes the lm head the embedding matrix (one tensor; its per-sample norm carries the
      exact cross term of both uses, dpprof_tied_cross_ref); cfg.head_dim a head width other than hidden/heads.
      Every algorithm computes the same sum_i c_i grad loss_i; dpprof_session_clipped_grad() runs it
      on given samples, noise off, for checking against a per-sample loop. The privacy accountant:
@@ -84,7 +84,51 @@
      5 engine        dpprof_config, presets, dpprof_session (model, dp-sgd, backends) and its writers
      6 cuda runtime  the device, device memory through the accountant, the gpu ops (dpprof_<op>_gpu),
                      the kernel choices (dpprof_cuda_tuning): dpprof_kernels.cu implements them
+     the engine's implementation in sections, each under a heading with its contract: 5.1 configuration,
+     5.2 the session, its tensors and the allocator, 5.3 sharding, 5.4 model and data, 5.5 forward, 5.6 DP
+     phases, 5.7 backward and the physical batch, 5.8 noise, optimizer and the step, 5.9 auto, 5.10 session
+     lifecycle, 5.11 writers and dump
    DPPROF_IMPLEMENTATION implements parts 1 and 2; DPPROF_ENGINE parts 3 to 6.
+
+   EVERY PUBLIC FUNCTION, by part ({a,b} as the shell expands it)
+     1 core          dpprof_result_str dpprof_last_error dpprof_fail dpprof_utf8_len dpprof_closest
+                     dpprof_category_name dpprof_module_name dpprof_phase_name
+     2 profiler      dpprof_prof_{init,free,now_ms,add_cost,same_memory,write_json,write_trace}
+                     dpprof_track_{alloc,free,move,retag} dpprof_malloc dpprof_free dpprof_live
+                     dpprof_phase_begin dpprof_phase_end
+     3 noise and accountant   dpprof_philox4x32_10 dpprof_normal dpprof_normal4 dpprof_add_noise_ref
+                     dpprof_rdp_{sgm,default_orders,epsilon,epsilon_classic,sigma_for_epsilon}
+                     dpprof_pld_{epsilon,sigma_for_epsilon}
+     4 ops           dpprof_{matmul_fwd,matmul_bwd,embedding_fwd,embedding_bwd,rmsnorm_fwd,add_rmsnorm_fwd,
+                     rmsnorm_bwd,rope_fwd,rope_bwd,attention_fwd,attention_bwd,swiglu_fwd,swiglu_bwd,add,
+                     crossentropy_fwd,crossentropy_bwd,last_token_fwd,last_token_bwd,adam,sgd,scale}_{ref,cost}
+                     dp ops: dpprof_{linear_psgrad,psgrad_sqnorm,psgrad_clipsum,gram,gram_dot,
+                     linear_sqnorm_gram,linear_sqnorm_gram_group,linear_sqnorm_psg,linear_clipgrad,
+                     embedding_sqnorm,embedding_psgrad,embedding_clipgrad,tied_cross,rmsnorm_psdweight,
+                     rmsnorm_bwd_ps,clip_factors}_{ref,cost} dpprof_flash_choice
+     5 engine        names: dpprof_{backend,algo,checkpoint,attention}_name dpprof_{algo,checkpoint,attention}_parse
+                     bf16: dpprof_bf16_{from_float,to_float,round_ref,pack_ref,unpack_ref}
+                     configuration: dpprof_config_{fields,field_find,set,enum_name,resolve}
+                     dpprof_preset_{names,shape,canonical,hf_name}
+                     session: dpprof_session_{create,destroy,run,step,grad,clipped_grad,loss,batch,param_method,
+                     config,shape,prof,param_count,param,param_elems,param_read,param_write,steps_done,
+                     step_loss,memory_truth,dist,write_json,write_trace,dump}
+     6 cuda runtime  dpprof_device_peaks dpprof_flop_peak
+                     dpprof_cuda_{device_count,device_info,malloc,free,init,alloc,release,copy,zero,sync,trim,
+                     set_workspace,mem_used,pool_usage,event,event_ms,events_reset,counters_begin,counters_push,
+                     counters_pop,counters_end,set_storage,storage,set_tuning,get_tuning,wgmma_count,
+                     launch_count,work_count}
+                     dpprof_nccl_{available,id,init,finish,allreduce,reduce_scatter,allgather}
+                     dpprof_cudnn_{available,attention_plan,attention_fwd_gpu,attention_bwd_gpu}
+                     gpu ops: the _gpu of every op of part 4 but adam, sgd and clip_factors:
+                     dpprof_{matmul_fwd,matmul_bwd,embedding_fwd,embedding_bwd,rmsnorm_fwd,add_rmsnorm_fwd,
+                     rmsnorm_bwd,rope_fwd,rope_bwd,attention_fwd,attention_bwd,swiglu_fwd,swiglu_bwd,add,
+                     crossentropy_fwd,crossentropy_bwd,last_token_fwd,last_token_bwd,scale,linear_psgrad,
+                     psgrad_sqnorm,psgrad_clipsum,gram,gram_dot,linear_sqnorm_gram,linear_sqnorm_gram_group,
+                     linear_sqnorm_psg,linear_clipgrad,embedding_sqnorm,embedding_psgrad,embedding_clipgrad,
+                     tied_cross,rmsnorm_psdweight,rmsnorm_bwd_ps}_gpu
+                     and dpprof_{adam,sgd,noise_adam,noise_sgd,cast_bf16,fill,init_normal,noise_scale,scale_rows,
+                     nonfinite_reset,nonfinite,nonfinite_result,linear_sqnorm_gram_rep,linear_clipgrad_rep}_gpu
 
    BUILD OPTIONS
      DPPROF_IMPLEMENTATION   compile the implementation in this translation unit (the profiler)
@@ -173,9 +217,21 @@ typedef enum dpprof_result {
 
 DPPROF_API const char *dpprof_result_str(int result);
 DPPROF_API const char *dpprof_last_error(void);
+/* record the message of a failure for dpprof_last_error() and return code, so that call sites read
+   `return dpprof_fail(CODE, "...", ...)`: the one way every part of dpprof (the engine, the accountant,
+   dpprof_tools.h, dpprof_kernels.cu) reports a failure. the arguments may include dpprof_last_error() (a
+   message that wraps the one before) */
+DPPROF_API int dpprof_fail(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* the length of the valid utf-8 sequence at s (avail bytes readable): 0 if invalid (overlong, surrogate, above
    u+10ffff, bad continuation, or not a lead byte), (size_t)-1 if the input ends inside a valid prefix */
 DPPROF_API size_t dpprof_utf8_len(const char *s, size_t avail);
+/* "did you mean": the closest of the '|'-separated words to word (an edit distance of at most a third of its
+   length, and at least 1), copied into buf; NULL where none is that close */
+DPPROF_API const char *dpprof_closest(const char *word, const char *words, char *buf, size_t cap);
 
 /* ---------------------------------------------------------------------------------------------
    categories, modules, phases (names match the seed's JSON breakdown keys where they exist)
@@ -1154,14 +1210,29 @@ DPPROF_API const char *dpprof_backend_name(int backend);
 DPPROF_API const char *dpprof_algo_name(int algo);
 DPPROF_API int dpprof_algo_parse(const char *name); /* < 0 if unknown */
 
+/* a choice the library makes itself unless told: AUTO (0) lets it choose (measuring where it can, each field says
+   how), ON and OFF force it */
+typedef enum dpprof_switch { DPPROF_SWITCH_OFF = -1, DPPROF_SWITCH_AUTO = 0, DPPROF_SWITCH_ON = 1 } dpprof_switch;
+/* the accountant of a poisson run's epsilon: rdp (the default), pld (the tight one, dpprof_pld_epsilon), both */
+typedef enum dpprof_accountant { DPPROF_ACCOUNTANT_RDP = 0, DPPROF_ACCOUNTANT_PLD, DPPROF_ACCOUNTANT_BOTH } dpprof_accountant;
+/* cuda: DRAM and L2 bytes from CUPTI's counters in warm-up step 0: off, per phase, or per op as well */
+typedef enum dpprof_dram { DPPROF_DRAM_OFF = 0, DPPROF_DRAM_PHASES, DPPROF_DRAM_OPS } dpprof_dram;
+/* --algo auto with book-keeping: which linear layers materialise their per-sample gradients (dpprof_config.auto_materialise) */
+typedef enum dpprof_materialise {
+    DPPROF_MATERIALISE_NEVER = -1,      /* none */
+    DPPROF_MATERIALISE_MEASURED = 0,    /* both rules where an exact dry run shows the peak does not grow, else the width rule */
+    DPPROF_MATERIALISE_BOTH_RULES = 1,  /* the width rule and the bytes rule, without the dry run */
+    DPPROF_MATERIALISE_WIDTH_RULE = 2   /* the width rule alone, without the dry run */
+} dpprof_materialise;
+
 /* a desc struct: all-zero means defaults, resolved once by dpprof_config_resolve(). */
 typedef struct dpprof_config {
     const char *preset;          /* NULL -> "tiny"; see dpprof_preset_names() */
     int vocab, hidden, layers;   /* 0 -> the preset's */
     int heads, kv_heads, ffn;    /* 0 -> the preset's (kv_heads: grouped-query attention) */
     int head_dim;                /* 0 -> hidden / heads (Hugging Face's head_dim where a config gives another) */
-    int tie_embeddings;          /* 0 -> the preset's; 1 -> the lm head is the embedding matrix (one weight, one
-                                    gradient, one pair of moments); -1 -> untied. task cls has no lm head: no effect */
+    dpprof_switch tie_embeddings; /* AUTO -> the preset's; ON -> the lm head is the embedding matrix (one weight, one
+                                    gradient, one pair of moments); OFF -> untied. task cls has no lm head: no effect */
     const char *model_name;      /* the result's config.preset where the shape comes from elsewhere (main.c's
                                     --hf-config: the file); NULL -> the preset's name */
     int seq;                     /* 0 -> 64 */
@@ -1191,36 +1262,36 @@ typedef struct dpprof_config {
     double norm_eps;             /* 0 -> 1e-5 */
     double init_std;             /* 0 -> 0.02 */
     int64_t memory_limit;        /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
-    int auto_materialise;        /* --algo auto with book-keeping: 0 -> materialise the per-sample gradients of the
-                                    linear layers whose input is at most elem T / sizeof(real) wide, or whose
-                                    per-sample gradients take no more bytes than their input and output gradient
-                                    (dpprof__psg_fits), when an exact dry run shows that the peak does not grow (else
-                                    the first rule alone, dry-run too); 1 -> both rules without the dry run; 2 -> the
-                                    first rule alone without the dry run; -1 -> never */
-    int auto_ghost;              /* --algo auto with book-keeping: 0 -> a layer not materialised takes ghost's gram
+    dpprof_materialise auto_materialise; /* algo auto with book-keeping: MEASURED -> materialise the per-sample
+                                    gradients of the linear layers whose input is at most elem T / sizeof(real) wide
+                                    (the width rule), or whose per-sample gradients take no more bytes than their
+                                    input and output gradient (the bytes rule, dpprof__psg_fits), when an exact dry
+                                    run shows that the peak does not grow (else the width rule alone, dry-run too);
+                                    BOTH_RULES, WIDTH_RULE -> those rules without the dry run; NEVER */
+    dpprof_switch auto_ghost;    /* algo auto with book-keeping: AUTO -> a layer not materialised takes ghost's gram
                                     matrices (n T x T, one layer at a time) where the exact dry run shows that the
                                     peak does not grow and, on cuda, the measured time is below both flash
-                                    flavours' (never off the gpu); 1 -> every such layer, unmeasured; -1 -> never */
-    int fused_clipgrad;          /* cuda, bf16: the clipped weight gradients (book-keeping) on the fused tensor-core kernel
-                                    (dpprof_cuda_tuning.fused_clipgrad) or on one cuBLAS GEMM per sample: 1 -> fused;
-                                    -1 -> cuBLAS; 0 -> --algo auto times both at each linear layer's shape at session
-                                    start (physical batch >= 2) and takes the faster, the other algorithms cuBLAS */
-    int fused_noise;             /* dp: the noise, the division by the batch and the optimizer step in one pass over the
+                                    flavours' (never off the gpu); ON -> every such layer, unmeasured; OFF -> never */
+    dpprof_switch fused_clipgrad; /* cuda, bf16: the clipped weight gradients (book-keeping) on the fused tensor-core
+                                    kernel (dpprof_cuda_tuning.fused_clipgrad) or on one cuBLAS GEMM per sample: ON ->
+                                    fused; OFF -> cuBLAS; AUTO -> algo auto times both at each linear layer's shape at
+                                    session start (physical batch >= 2) and takes the faster, the other algorithms cuBLAS */
+    dpprof_switch fused_noise;   /* dp: the noise, the division by the batch and the optimizer step in one pass over the
                                     gradients (dpprof_noise_adam_gpu on cuda), the same bits; no noise phase then: the
-                                    optimizer_step phase holds it. 1 -> fused; -1 -> two passes; 0 -> --algo auto on
+                                    optimizer_step phase holds it. ON -> fused; OFF -> two passes; AUTO -> algo auto on
                                     cuda times both at session start and takes the faster, the others two passes */
     int dp_warp_tile;            /* cuda, bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipgrad, both
                                     flavours of the flash norm), dpprof_cuda_tuning.dp_warp_tile: 64 (64 x 64) or 32 (64 x 32);
                                     0 -> the default (64 where the device's shared memory per block holds the kernels) */
-    int wgmma;                   /* cuda, bf16: the gram flavour of the flash norm on Hopper's warpgroup mma
-                                    (dpprof_cuda_tuning.wgmma): 1 -> on (compute capability 9.0 only, else refused);
-                                    -1 -> off (mma.sync); 0 -> the default: on where the device is 9.0 */
+    dpprof_switch wgmma;         /* cuda, bf16: the gram flavour of the flash norm on Hopper's warpgroup mma
+                                    (dpprof_cuda_tuning.wgmma): ON (compute capability 9.0 only, else refused);
+                                    OFF -> mma.sync; AUTO -> on where the device is 9.0 */
     int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
     int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
     int trace_steps;             /* dpprof_session_write_trace: the last N steps (0 -> 2), what a trace holds */
     int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
-    int dram;                    /* cuda: DRAM and L2 bytes from CUPTI, in warm-up step 0 (needs warmup >= 1): 1 per phase,
-                                    2 per op as well (each op a range; the phases' values their ops' sums) */
+    dpprof_dram dram;            /* cuda: DRAM and L2 bytes from CUPTI, in warm-up step 0 (needs warmup >= 1): PHASES, or
+                                    OPS as well (each op a range; the phases' values their ops' sums) */
     /* DP-SGD (docs/dp.md) */
     double sigma;                /* noise multiplier */
     double max_grad_norm;        /* clipping bound C */
@@ -1228,8 +1299,8 @@ typedef struct dpprof_config {
     int poisson;
     long long dataset_size;
     double delta;
-    int accountant;              /* the result's epsilon: 0 -> rdp (the default); 1 -> pld (the tight accountant,
-                                    dpprof_pld_epsilon: seconds); 2 -> both (epsilon is rdp's, epsilon_pld beside) */
+    dpprof_accountant accountant; /* the result's epsilon: RDP (the default); PLD (the tight accountant,
+                                    dpprof_pld_epsilon: seconds); BOTH (epsilon is rdp's, epsilon_pld beside) */
     int lora_rank;
     double lora_alpha;
     const char *lora_targets;
@@ -1237,7 +1308,44 @@ typedef struct dpprof_config {
        each holding batch / ranks samples of the logical batch; dry backend only for ranks > 1 */
     int ranks;                   /* 0 -> 1 */
     int zero;                    /* 0: plain data parallel; 1: adam moments sharded; 2: + gradients; 3: + parameters */
+    double target_epsilon;       /* > 0: dpprof_config_resolve chooses sigma so that the run (warmup + steps poisson steps
+                                    of rate batch / dataset_size) spends this epsilon at delta under the accountant (rdp, or
+                                    pld; not both); needs a DP algo, poisson and dataset_size, and sigma 0. resolved: sigma
+                                    set, target_epsilon 0 */
 } dpprof_config;
+
+/* the fields of dpprof_config, described: what dpprof_config_resolve checks a field against, and what
+   dpprof_config_set parses a value into. a message about a field names it "config.NAME" (a command line maps
+   the name to its option) */
+typedef enum dpprof_field_type {
+    DPPROF_FIELD_INT,   /* int in [lo, hi] (0 is always the default); values: "32|64" when only those are allowed */
+    DPPROF_FIELD_INT64, /* int64_t / long long in [lo, hi] */
+    DPPROF_FIELD_SEED,  /* uint64_t, any */
+    DPPROF_FIELD_REAL,  /* double in [lo, hi], open at lo where open & 1, at hi where open & 2 */
+    DPPROF_FIELD_BYTES, /* int64_t bytes in [1, 9e18]: a number with K, M, G, T (KiB ... powers of 1024) or KB, MB... */
+    DPPROF_FIELD_TEXT,  /* const char * (the value is not copied: it must outlive the config) */
+    DPPROF_FIELD_ENUM,  /* an enum: values names its codes from first on, '|' between ("off|auto|on") */
+    DPPROF_FIELD_FLAG   /* int, 0 or 1 */
+} dpprof_field_type;
+typedef struct dpprof_config_field {
+    const char *name;       /* the member's name: "physical_batch" */
+    dpprof_field_type type;
+    size_t offset;          /* offsetof(dpprof_config, member) */
+    double lo, hi;          /* the range of a value given */
+    int open;               /* REAL: 1 open at lo, 2 at hi */
+    const char *values;     /* ENUM: the names; INT: the only values allowed (NULL: any in range) */
+    int first;              /* ENUM: the code of the first name */
+} dpprof_config_field;
+/* every field (*n of them), in the struct's order */
+DPPROF_API const dpprof_config_field *dpprof_config_fields(int *n);
+/* the field called name; NULL (and dpprof_last_error names the closest field) when there is none */
+DPPROF_API const dpprof_config_field *dpprof_config_field_find(const char *name);
+/* parse value (text, as a command line or a file gives it: the whole string, in range, an enum by its name) into
+   the field called name. DPPROF_ERR_INVALID with "config.NAME 'VALUE': expected ..." (and the closest name where
+   an enum's value is misspelt) */
+DPPROF_API int dpprof_config_set(dpprof_config *c, const char *name, const char *value);
+/* the name of an enum field's code ("" for none) */
+DPPROF_API const char *dpprof_config_enum_name(const dpprof_config_field *f, int code, char *buf, size_t cap);
 
 typedef struct dpprof_shape {
     int V, C, L, NH, NKV, HS, F, K; /* vocab, hidden, layers, heads, kv heads, head size, ffn, classes */
@@ -1369,12 +1477,11 @@ DPPROF_API int dpprof_cuda_device_info(int device, dpprof_device_info *info);
 /* device memory through the accountant */
 DPPROF_API int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int category, int module);
 DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr);
-DPPROF_API const char *dpprof_cuda_last_error(void);
 
 /* ---- the cuda backend's device runtime (dpprof_kernels.cu) ----------------------------------------
    one device and one stream per process. kernels and copies are queued on the stream; the first
    error of anything queued is kept (nothing more is queued after it) and dpprof_cuda_sync() returns
-   it, with dpprof_cuda_last_error() saying what failed. builds without DPPROF_CUDA answer DPPROF_ERR_NO_CUDA.
+   it, with dpprof_last_error() saying what failed. builds without DPPROF_CUDA answer DPPROF_ERR_NO_CUDA.
    the workspace (DPPROF_WORKSPACE_BYTES, one allocation the caller makes and tracks as category
    workspace) holds cuBLAS's workspace (first DPPROF_CUBLAS_WORKSPACE_BYTES) and the kernels' scratch. */
 #define DPPROF_CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* what NVIDIA recommends for cuBLAS on Hopper */
@@ -1398,7 +1505,7 @@ DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms); /* time from even
 DPPROF_API void dpprof_cuda_events_reset(void);              /* forget recorded events (ids restart at 0) */
 typedef struct dpprof_counter_range { char name[64]; double dram_read, dram_write, l2_read, l2_write; } dpprof_counter_range; /* bytes; < 0 where a metric is unavailable */
 /* DRAM and L2 traffic per named range, from CUPTI's range profiler. begin: DPPROF_OK, or DPPROF_ERR_UNSUPPORTED with the reason
-   in dpprof_cuda_last_error() (counters not permitted for this user: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES / NVPW errors, an
+   in dpprof_last_error() (counters not permitted for this user: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES / NVPW errors, an
    unsupported device, CUPTI missing, more than one pass needed). Only one collection at a time. */
 DPPROF_API int dpprof_cuda_counters_begin(int max_ranges);     /* after dpprof_cuda_init; sets up the profiler for the metrics below with user ranges */
 DPPROF_API int dpprof_cuda_counters_push(const char *name);    /* a range begins on the stream (ranges are not nested by the engine: push, pop, push, pop...) */
@@ -1428,7 +1535,7 @@ DPPROF_API void dpprof_nccl_allgather(float *x, size_t n, size_t cap);      /* e
 DPPROF_API int dpprof_cudnn_available(void); /* cuDNN's version (e.g. 91900) where built with it, else 0 */
 /* build or find the plans of a shape: DPPROF_OK, *ws = the larger workspace of the two and *deterministic = 1 where the
    backward is cuDNN's deterministic algorithm (the same bits every run, as dpprof's kernels; tried first), 0 where only
-   its default built; else DPPROF_ERR_UNSUPPORTED (or _INVALID for a bad shape) with dpprof_cuda_last_error() in cuDNN's
+   its default built; else DPPROF_ERR_UNSUPPORTED (or _INVALID for a bad shape) with dpprof_last_error() in cuDNN's
    words (no handle, no engine for the graph). either pointer may be NULL */
 DPPROF_API int dpprof_cudnn_attention_plan(int B, int T, int NH, int NKV, int HS, size_t *ws, int *deterministic);
 DPPROF_API void dpprof_cudnn_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, void *ws, size_t ws_bytes);
@@ -1472,7 +1579,7 @@ typedef struct dpprof_cuda_tuning {
                                 capability 9.0 only), -1 off (mma.sync); 0: on where the device is 9.0 */
 } dpprof_cuda_tuning;
 /* set every choice at once; NULL: the defaults. DPPROF_OK; DPPROF_ERR_INVALID for a value out of its set
-   (dpprof_cuda_last_error names the field; nothing changes); DPPROF_ERR_UNSUPPORTED for wgmma = 1 on a device
+   (dpprof_last_error names the field; nothing changes); DPPROF_ERR_UNSUPPORTED for wgmma = 1 on a device
    that is not compute capability 9.0 (or before dpprof_cuda_init) */
 DPPROF_API int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t);
 /* the choices as last set (all zero before any) */
@@ -1585,6 +1692,7 @@ DPPROF_API void dpprof_rmsnorm_bwd_ps_gpu(float *dinp, float *psg, const float *
 #ifndef DPPROF_IMPLEMENTATION_DONE
 #define DPPROF_IMPLEMENTATION_DONE
 
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -1627,17 +1735,17 @@ DPPROF_API const char *dpprof_result_str(int result) {
 
 DPPROF_API const char *dpprof_last_error(void) { return dpprof__errbuf; }
 
-/* record the message of a failure and return its code, so call sites read `return dpprof__fail(...)` */
-#if defined(__GNUC__)
-static int dpprof__fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#endif
-static int dpprof__fail(int code, const char *fmt, ...) {
+DPPROF_API int dpprof_fail(int code, const char *fmt, ...) {
+    char msg[sizeof dpprof__errbuf];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(dpprof__errbuf, sizeof dpprof__errbuf, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap); /* through a copy: the arguments may hold the message before */
     va_end(ap);
+    memcpy(dpprof__errbuf, msg, sizeof msg);
     return code;
 }
+/* the engine's name for it */
+#define dpprof__fail dpprof_fail
 
 /* propagate a failure: the message is already in dpprof_last_error() */
 #define DPPROF__TRY(x) do { int rc_ = (x); if (rc_ != DPPROF_OK) return rc_; } while (0)
@@ -1777,6 +1885,44 @@ DPPROF_API size_t dpprof_utf8_len(const char *str, size_t avail)
             return 0;
     }
     return need;
+}
+
+/* levenshtein distance with transpositions (optimal string alignment), for "did you mean" */
+static int dpprof__edit_distance(const char *a, size_t na, const char *b, size_t nb) {
+    int row[3][64], i, j;
+    if (na > 62 || nb > 62) return 1 << 20;
+    for (j = 0; j <= (int)nb; j++) row[0][j] = j;
+    for (i = 1; i <= (int)na; i++) {
+        int *cur = row[i % 3], *prev = row[(i + 2) % 3], *prev2 = row[(i + 1) % 3];
+        cur[0] = i;
+        for (j = 1; j <= (int)nb; j++) {
+            int cost = a[i - 1] != b[j - 1], v = prev[j] + 1;
+            if (cur[j - 1] + 1 < v) v = cur[j - 1] + 1;
+            if (prev[j - 1] + cost < v) v = prev[j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && prev2[j - 2] + 1 < v) v = prev2[j - 2] + 1;
+            cur[j] = v;
+        }
+    }
+    return row[na % 3][nb];
+}
+
+DPPROF_API const char *dpprof_closest(const char *word, const char *words, char *buf, size_t cap) {
+    const char *w = words, *best = NULL;
+    size_t n, bestn = 0, len;
+    int bestd = 1 << 20, lim;
+    if (!word || !words || !buf || !cap) return NULL;
+    len = strlen(word);
+    lim = (int)(len / 3) > 1 ? (int)(len / 3) : 1;
+    while (*w) {
+        int d;
+        n = strcspn(w, "|");
+        d = dpprof__edit_distance(word, len, w, n);
+        if (d < bestd) bestd = d, best = w, bestn = n;
+        w += n + (w[n] == '|');
+    }
+    if (!best || bestd > lim || bestd == 0) return NULL;
+    snprintf(buf, cap, "%.*s", (int)bestn, best);
+    return buf;
 }
 
 static void dpprof__jstr(FILE *f, const char *str) {
@@ -2434,7 +2580,7 @@ static int dpprof__log_a_frac(double q, double sigma, double alpha, double *out)
             break;
         }
         if (di > max_iter) {
-            return DPPROF__PRIV_ENOCONV;
+            return DPPROF__PRIV_ENOCONV; /* the caller tries the quadrature */
         }
     }
     *out = dpprof__log_sub(pos, neg);
@@ -2526,16 +2672,16 @@ DPPROF_API int dpprof_rdp_sgm(double q, double sigma, double alpha, double *rdp)
     double log_a, r;
     int rc;
     if (rdp == NULL) {
-        return DPPROF__PRIV_ENULL;
+        return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_rdp_sgm: NULL output");
     }
     if (q != q || sigma != sigma || alpha != alpha) {
-        return DPPROF__PRIV_EINVAL;
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_rdp_sgm: a NaN among q = %g, sigma = %g, alpha = %g", q, sigma, alpha);
     }
     if (q < 0.0 || q > 1.0 || sigma < 0.0 || !(alpha > 1.0)) {
-        return DPPROF__PRIV_EINVAL;
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_rdp_sgm: q = %g (in [0, 1]), sigma = %g (>= 0), alpha = %g (> 1): one is out of range", q, sigma, alpha);
     }
     if (alpha > DPPROF__PRIV_MAX_ORDER && alpha <= DBL_MAX) {
-        return DPPROF__PRIV_EINVAL;
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_rdp_sgm: order %g is past %g (and finite)", alpha, (double)DPPROF__PRIV_MAX_ORDER);
     }
     if (q == 0.0) {
         *rdp = 0.0; /* the data is never touched */
@@ -2569,7 +2715,7 @@ DPPROF_API int dpprof_rdp_sgm(double q, double sigma, double alpha, double *rdp)
         }
     }
     if (rc != DPPROF__PRIV_OK) {
-        return rc;
+        return dpprof__fail(rc, "dpprof_rdp_sgm: neither the series nor the quadrature converged at order %g (q %g, sigma %g)", alpha, q, sigma);
     }
     r = log_a / (alpha - 1.0);
     *rdp = r > 0.0 ? r : 0.0; /* a renyi divergence is never negative */
@@ -2627,27 +2773,27 @@ static int dpprof__rdp_epsilon_impl(double q, double sigma, long long steps,
     double best = HUGE_VAL, best_a = (double)NAN;
     int i;
     if (eps == NULL) {
-        return DPPROF__PRIV_ENULL;
+        return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_rdp_epsilon: NULL epsilon");
     }
     if (q != q || sigma != sigma || delta != delta) {
-        return DPPROF__PRIV_EINVAL;
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_rdp_epsilon: a NaN among q = %g, sigma = %g, delta = %g", q, sigma, delta);
     }
     if (q < 0.0 || q > 1.0 || sigma < 0.0 || steps < 0 || !(delta > 0.0) ||
         !(delta < 1.0)) {
-        return DPPROF__PRIV_EINVAL;
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_rdp_epsilon: q = %g (in [0, 1]), sigma = %g (>= 0), steps = %lld (>= 0), delta = %g (in (0, 1)): one is out of range", q, sigma, (long long)steps, delta);
     }
     if (orders == NULL) {
         n_orders = dpprof_rdp_default_orders(def);
         orders = def;
     } else if (n_orders <= 0) {
-        return DPPROF__PRIV_EINVAL;
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_rdp_epsilon: %d orders given", n_orders);
     }
     /* validate every order before computing anything, so an invalid grid
        fails the same way whatever q and sigma are */
     for (i = 0; i < n_orders; ++i) {
         double a = orders[i];
         if (a != a || !(a > 1.0) || (a > DPPROF__PRIV_MAX_ORDER && a <= DBL_MAX)) {
-            return DPPROF__PRIV_EINVAL;
+            return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_rdp_epsilon: order %d is %g: orders are in (1, %g] (or infinite)", i, a, (double)DPPROF__PRIV_MAX_ORDER);
         }
     }
     for (i = 0; i < n_orders; ++i) {
@@ -2715,10 +2861,10 @@ DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
     double lo, hi, e;
     int rc, iter;
     if (sigma == NULL) {
-        return DPPROF__PRIV_ENULL;
+        return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_rdp_sigma_for_epsilon: NULL sigma");
     }
     if (target_eps != target_eps || !(target_eps > 0.0)) {
-        return DPPROF__PRIV_EINVAL;
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_rdp_sigma_for_epsilon: target epsilon %g must be > 0", target_eps);
     }
     /* also validates q, steps and delta */
     rc = dpprof_rdp_epsilon(q, 1.0, steps, delta, NULL, 0, &e, NULL);
@@ -2731,7 +2877,7 @@ DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
             *sigma = 0.0;
             return DPPROF__PRIV_OK;
         }
-        return DPPROF__PRIV_ERANGE;
+        return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_rdp_sigma_for_epsilon: no sigma reaches epsilon %g (q %g, %lld steps, delta %g)", target_eps, q, (long long)steps, delta);
     }
     /* bracket: eps(lo) > target >= eps(hi); eps is non-increasing in sigma
        because every rdp(alpha) is */
@@ -2741,7 +2887,7 @@ DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
         for (;;) {
             hi *= 2.0;
             if (hi > 1e6) {
-                return DPPROF__PRIV_ERANGE;
+                return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_rdp_sigma_for_epsilon: sigma past 1e6 still spends more than epsilon %g (q %g, %lld steps, delta %g)", target_eps, q, (long long)steps, delta);
             }
             rc = dpprof_rdp_epsilon(q, hi, steps, delta, NULL, 0, &e, NULL);
             if (rc != DPPROF__PRIV_OK) {
@@ -2930,7 +3076,7 @@ static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, doubl
     if (!ar || !tw) {
         DPPROF_FREE(ar);
         DPPROF_FREE(tw);
-        return DPPROF__PRIV_EINVAL;
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: out of memory for the composition's fft");
     }
     ai = ar + m, br = ai + m, bi = br + m;
     memset(ar, 0, 4 * m * sizeof(double));
@@ -2950,7 +3096,7 @@ static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, doubl
     c->p = (double *)DPPROF_MALLOC(n * sizeof(double));
     if (!c->p) {
         DPPROF_FREE(ar);
-        return DPPROF__PRIV_EINVAL;
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: out of memory for the composition's fft");
     }
     for (k = 0; k < n; k++) {
         const double v = ar[k] / (double)m;
@@ -3004,14 +3150,14 @@ static int dpprof__pld_step(double q, double sigma, double h, int add, dpprof__p
 #undef DPPROF__PLD_L
     k0 = (long long)floor(lmin / h), k1 = (long long)ceil(lmax / h);
     if (k1 - k0 < 2) k1 = k0 + 2;
-    if (k1 - k0 > 50000000LL) return DPPROF__PRIV_EINVAL;
+    if (k1 - k0 > 50000000LL) return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: a step's loss grid of %lld points passes 5e7", k1 - k0);
     m = (size_t)(k1 - k0);
     dl = (double *)DPPROF_MALLOC((2 * m + 2) * sizeof(double));
     d->p = (double *)DPPROF_MALLOC((m + 1) * sizeof(double));
     if (!dl || !d->p) {
         DPPROF_FREE(dl);
         DPPROF_FREE(d->p);
-        return DPPROF__PRIV_EINVAL;
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: out of memory for a step's loss grid");
     }
     sl = dl + m + 1;
     for (j = 0; j <= m; j++) {
@@ -3076,7 +3222,7 @@ static int dpprof__pld_one(double q, double sigma, long long steps, double delta
         if (steps & 1) {
             if (!have) {
                 double *cp = (double *)DPPROF_MALLOC(base.n * sizeof(double));
-                if (!cp) rc = DPPROF__PRIV_EINVAL;
+                if (!cp) rc = dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: out of memory for the composition");
                 else acc = base, acc.p = (double *)memcpy(cp, base.p, base.n * sizeof(double)), have = 1;
             } else if ((rc = dpprof__pld_compose(&acc, &base, h, &t)) == DPPROF__PRIV_OK) {
                 DPPROF_FREE(acc.p);
@@ -3100,7 +3246,7 @@ static int dpprof__pld_one(double q, double sigma, long long steps, double delta
     }
     if (acc.inf > delta) {
         DPPROF_FREE(acc.p);
-        return DPPROF__PRIV_ERANGE;
+        return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_epsilon: the mass at infinity passes delta %g: no epsilon reaches it", delta);
     }
     hi = (double)(acc.lo + (long long)acc.n) * h;
     if (hi < 0.0) hi = 0.0;
@@ -3121,9 +3267,9 @@ static int dpprof__pld_one(double q, double sigma, long long steps, double delta
 DPPROF_API int dpprof_pld_epsilon(double q, double sigma, long long steps, double delta, double h, double *eps) {
     double er = 0.0, ea = 0.0;
     int rc;
-    if (!eps) return DPPROF__PRIV_ENULL;
+    if (!eps) return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_pld_epsilon: NULL epsilon");
     if (q != q || sigma != sigma || delta != delta || q < 0.0 || q > 1.0 || !(sigma > 0.0) || steps < 0 || !(delta > 0.0 && delta < 1.0))
-        return DPPROF__PRIV_EINVAL;
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: q = %g (in [0, 1]), sigma = %g (> 0), steps = %lld (>= 0), delta = %g (in (0, 1)): one is out of range", q, sigma, (long long)steps, delta);
     if (!(h > 0.0)) h = 1e-4;
     if (q == 0.0 || steps == 0) {
         *eps = 0.0;
@@ -3138,8 +3284,8 @@ DPPROF_API int dpprof_pld_epsilon(double q, double sigma, long long steps, doubl
 DPPROF_API int dpprof_pld_sigma_for_epsilon(double q, long long steps, double delta, double target_eps, double h, double *sigma) {
     double lo, hi, e;
     int rc, it, pass;
-    if (!sigma) return DPPROF__PRIV_ENULL;
-    if (!(target_eps > 0.0)) return DPPROF__PRIV_EINVAL;
+    if (!sigma) return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_pld_sigma_for_epsilon: NULL sigma");
+    if (!(target_eps > 0.0)) return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_sigma_for_epsilon: target epsilon %g must be > 0", target_eps);
     if (!(h > 0.0)) h = 1e-4;
     if ((rc = dpprof_rdp_sigma_for_epsilon(q, steps, delta, target_eps, &hi)) != DPPROF__PRIV_OK && rc != DPPROF__PRIV_ERANGE) return rc;
     if (rc == DPPROF__PRIV_ERANGE) hi = 1e6;
@@ -3159,7 +3305,7 @@ DPPROF_API int dpprof_pld_sigma_for_epsilon(double q, long long steps, double de
             else lo = mid;
         }
     }
-    if (dpprof_pld_epsilon(q, hi, steps, delta, h, &e) != DPPROF__PRIV_OK || e > target_eps) return DPPROF__PRIV_ERANGE;
+    if (dpprof_pld_epsilon(q, hi, steps, delta, h, &e) != DPPROF__PRIV_OK || e > target_eps) return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_sigma_for_epsilon: no sigma reaches epsilon %g (q %g, %lld steps, delta %g)", target_eps, q, (long long)steps, delta);
     *sigma = hi;
     return DPPROF__PRIV_OK;
 }
@@ -4284,7 +4430,14 @@ DPPROF_API double dpprof_flop_peak(const dpprof_device_info *d, dpprof_dtype dty
 /* =============================================================================================
    PART 5 (implementation): engine
    ============================================================================================= */
-/* ---- presets --------------------------------------------------------------------------------- */
+/* ---- 5.1 configuration -------------------------------------------------------------------------------------
+   dpprof_config is a desc struct whose zero fields mean defaults. dpprof_config_resolve is the one place a
+   configuration is checked: every field against its description (dpprof__fields: type, range, values;
+   dpprof_config_set parses text by the same table), then the rules between fields, then the defaults, and
+   sigma for config.target_epsilon. A message names a field as config.NAME. Presets give the model shapes; an
+   alias or a Hugging Face name resolves to the preset. */
+
+/* presets */
 typedef struct dpprof__preset {
     const char *name;
     int V, C, L, NH, NKV, F;
@@ -4366,47 +4519,313 @@ static int dpprof__lora_mask(const char *list) {
         size_t len = strcspn(p, ",");
         for (j = 0; j < DPPROF__P_PER_LAYER; j++)
             if (names[j][0] && strlen(names[j]) == len && !strncmp(p, names[j], len)) break;
-        if (j == DPPROF__P_PER_LAYER) return dpprof__fail(DPPROF_ERR_INVALID, "lora-targets '%s': '%.*s' is not one of q, k, v, o, gate, up, down", list, (int)len, p);
+        if (j == DPPROF__P_PER_LAYER) return dpprof__fail(DPPROF_ERR_INVALID, "config.lora_targets '%s': '%.*s' is not one of q, k, v, o, gate, up, down", list, (int)len, p);
         mask |= 1 << j;
         p += len;
         if (*p == ',') p++;
     }
-    if (!mask) return dpprof__fail(DPPROF_ERR_INVALID, "lora-targets '%s' names no projection", list);
+    if (!mask) return dpprof__fail(DPPROF_ERR_INVALID, "config.lora_targets '%s' names no projection", list);
     return mask;
 }
 
 /* the largest value any single dimension may take: keeps products of four dims inside int64 */
 #define DPPROF__DIM_MAX 16777216
 
-static int dpprof__check_dim(const char *what, long long v, long long lo, long long hi) {
-    if (v < lo || v > hi) return dpprof__fail(DPPROF_ERR_INVALID, "%s = %lld is out of range [%lld, %lld]", what, v, lo, hi);
-    return DPPROF_OK;
+/* ---- the configuration's fields, described once: dpprof_config_resolve checks them, dpprof_config_set parses
+   them, a command line's options name them ------------------------------------------------------------- */
+#define DPPROF__F(name, type, lo, hi, open, values, first) {#name, type, offsetof(dpprof_config, name), lo, hi, open, values, first}
+#define DPPROF__SWITCHES "off|auto|on"
+static const dpprof_config_field dpprof__fields[] = {
+    DPPROF__F(preset, DPPROF_FIELD_TEXT, 0, 0, 0, NULL, 0),
+    DPPROF__F(vocab, DPPROF_FIELD_INT, 2, DPPROF__DIM_MAX, 0, NULL, 0),
+    DPPROF__F(hidden, DPPROF_FIELD_INT, 2, DPPROF__DIM_MAX, 0, NULL, 0),
+    DPPROF__F(layers, DPPROF_FIELD_INT, 1, 4096, 0, NULL, 0),
+    DPPROF__F(heads, DPPROF_FIELD_INT, 1, 65536, 0, NULL, 0),
+    DPPROF__F(kv_heads, DPPROF_FIELD_INT, 1, 65536, 0, NULL, 0),
+    DPPROF__F(ffn, DPPROF_FIELD_INT, 1, DPPROF__DIM_MAX, 0, NULL, 0),
+    DPPROF__F(head_dim, DPPROF_FIELD_INT, 1, DPPROF_MAX_HEAD_SIZE, 0, NULL, 0),
+    DPPROF__F(tie_embeddings, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
+    DPPROF__F(model_name, DPPROF_FIELD_TEXT, 0, 0, 0, NULL, 0),
+    DPPROF__F(seq, DPPROF_FIELD_INT, 1, DPPROF__DIM_MAX, 0, NULL, 0),
+    DPPROF__F(task, DPPROF_FIELD_ENUM, 0, 0, 0, "lm|cls", 1),
+    DPPROF__F(classes, DPPROF_FIELD_INT, 2, DPPROF__DIM_MAX, 0, NULL, 0),
+    DPPROF__F(algo, DPPROF_FIELD_ENUM, 0, 0, 0, "vanilla|persample|ghost|ghost_bk|flash|flash_bk|auto", 1),
+    DPPROF__F(batch, DPPROF_FIELD_INT, 1, DPPROF__DIM_MAX, 0, NULL, 0),
+    DPPROF__F(physical_batch, DPPROF_FIELD_INT, 1, DPPROF__DIM_MAX, 0, NULL, 0),
+    DPPROF__F(steps, DPPROF_FIELD_INT, 1, 100000000, 0, NULL, 0),
+    DPPROF__F(warmup, DPPROF_FIELD_INT, 0, 100000000, 0, NULL, 0),
+    DPPROF__F(lr, DPPROF_FIELD_REAL, 0, 1e6, 1, NULL, 0),
+    DPPROF__F(optimizer, DPPROF_FIELD_ENUM, 0, 0, 0, "adam|sgd", 1),
+    DPPROF__F(weight_decay, DPPROF_FIELD_REAL, 0, 1e6, 0, NULL, 0),
+    DPPROF__F(dtype, DPPROF_FIELD_ENUM, 0, 0, 0, "fp32|bf16", 1),
+    DPPROF__F(checkpoint, DPPROF_FIELD_ENUM, 0, 0, 0, "none|layers", 1),
+    DPPROF__F(attention, DPPROF_FIELD_ENUM, 0, 0, 0, "dpprof|cudnn", 1),
+    DPPROF__F(attention_workspace, DPPROF_FIELD_BYTES, 1, 9.0e18, 0, NULL, 0),
+    DPPROF__F(backend, DPPROF_FIELD_ENUM, 0, 0, 0, "auto|cpu|cuda|dry", 0),
+    DPPROF__F(seed, DPPROF_FIELD_SEED, 0, 0, 0, NULL, 0),
+    DPPROF__F(data_path, DPPROF_FIELD_TEXT, 0, 0, 0, NULL, 0),
+    DPPROF__F(rope_theta, DPPROF_FIELD_REAL, 0, 1e12, 1, NULL, 0),
+    DPPROF__F(norm_eps, DPPROF_FIELD_REAL, 0, 1, 3, NULL, 0),
+    DPPROF__F(init_std, DPPROF_FIELD_REAL, 0, 1e3, 1, NULL, 0),
+    DPPROF__F(memory_limit, DPPROF_FIELD_BYTES, 1, 9.0e18, 0, NULL, 0),
+    DPPROF__F(auto_materialise, DPPROF_FIELD_ENUM, 0, 0, 0, "never|measured|both-rules|width-rule", -1),
+    DPPROF__F(auto_ghost, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
+    DPPROF__F(fused_clipgrad, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
+    DPPROF__F(fused_noise, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
+    DPPROF__F(dp_warp_tile, DPPROF_FIELD_INT, 32, 64, 0, "32|64", 0),
+    DPPROF__F(wgmma, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
+    DPPROF__F(no_timeline, DPPROF_FIELD_FLAG, 0, 1, 0, NULL, 0),
+    DPPROF__F(trace_ops, DPPROF_FIELD_FLAG, 0, 1, 0, NULL, 0),
+    DPPROF__F(trace_steps, DPPROF_FIELD_INT, 1, 100000000, 0, NULL, 0),
+    DPPROF__F(op_times, DPPROF_FIELD_FLAG, 0, 1, 0, NULL, 0),
+    DPPROF__F(dram, DPPROF_FIELD_ENUM, 0, 0, 0, "off|phases|ops", 0),
+    DPPROF__F(sigma, DPPROF_FIELD_REAL, 0, 1e6, 0, NULL, 0),
+    DPPROF__F(max_grad_norm, DPPROF_FIELD_REAL, 0, 1e12, 1, NULL, 0),
+    DPPROF__F(per_layer_clipping, DPPROF_FIELD_FLAG, 0, 1, 0, NULL, 0),
+    DPPROF__F(poisson, DPPROF_FIELD_FLAG, 0, 1, 0, NULL, 0),
+    DPPROF__F(dataset_size, DPPROF_FIELD_INT64, 1, INT32_MAX, 0, NULL, 0),
+    DPPROF__F(delta, DPPROF_FIELD_REAL, 0, 1, 3, NULL, 0),
+    DPPROF__F(accountant, DPPROF_FIELD_ENUM, 0, 0, 0, "rdp|pld|both", 0),
+    DPPROF__F(lora_rank, DPPROF_FIELD_INT, 1, DPPROF__DIM_MAX, 0, NULL, 0),
+    DPPROF__F(lora_alpha, DPPROF_FIELD_REAL, 0, 1e12, 1, NULL, 0),
+    DPPROF__F(lora_targets, DPPROF_FIELD_TEXT, 0, 0, 0, NULL, 0),
+    DPPROF__F(ranks, DPPROF_FIELD_INT, 1, 65536, 0, NULL, 0),
+    DPPROF__F(zero, DPPROF_FIELD_INT, 0, 3, 0, NULL, 0),
+    DPPROF__F(target_epsilon, DPPROF_FIELD_REAL, 0, 1e6, 1, NULL, 0),
+};
+#undef DPPROF__F
+#define DPPROF__NFIELDS ((int)(sizeof dpprof__fields / sizeof dpprof__fields[0]))
+
+DPPROF_API const dpprof_config_field *dpprof_config_fields(int *n) {
+    if (n) *n = DPPROF__NFIELDS;
+    return dpprof__fields;
 }
 
+DPPROF_API const dpprof_config_field *dpprof_config_field_find(const char *name) {
+    char names[2048] = "", near[64];
+    size_t len = 0;
+    int i;
+    for (i = 0; name && i < DPPROF__NFIELDS; i++) {
+        if (!strcmp(name, dpprof__fields[i].name)) return &dpprof__fields[i];
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? "|" : "", dpprof__fields[i].name);
+    }
+    if (name && dpprof_closest(name, names, near, sizeof near))
+        dpprof__fail(DPPROF_ERR_INVALID, "dpprof_config has no field '%s' (did you mean config.%s?)", name, near);
+    else dpprof__fail(DPPROF_ERR_INVALID, "dpprof_config has no field '%s'", name ? name : "(null)");
+    return NULL;
+}
+
+/* the i-th name of a '|' list into buf ("" past its end) */
+static const char *dpprof__nth_word(const char *words, int i, char *buf, size_t cap) {
+    size_t n;
+    while (words && i-- > 0) {
+        words = strchr(words, '|');
+        if (words) words++;
+    }
+    n = words ? strcspn(words, "|") : 0;
+    snprintf(buf, cap, "%.*s", (int)n, words ? words : "");
+    return buf;
+}
+
+DPPROF_API const char *dpprof_config_enum_name(const dpprof_config_field *f, int code, char *buf, size_t cap) {
+    if (!buf || !cap) return "";
+    buf[0] = 0;
+    if (f && f->type == DPPROF_FIELD_ENUM && code >= f->first) dpprof__nth_word(f->values, code - f->first, buf, cap);
+    return buf;
+}
+
+/* "a, b or c" from "a|b|c" */
+static const char *dpprof__word_list(const char *words, char *buf, size_t cap) {
+    size_t len = 0, n;
+    int k = 0, count = 1;
+    const char *w;
+    for (w = words; *w; w++) count += *w == '|';
+    buf[0] = 0;
+    for (w = words; *w && len < cap; k++) {
+        n = strcspn(w, "|");
+        len += (size_t)snprintf(buf + len, cap - len, "%s%.*s", k == 0 ? "" : k == count - 1 ? " or " : ", ", (int)n, w);
+        w += n + (w[n] == '|');
+    }
+    return buf;
+}
+
+/* the range of a number field, as a message gives it: "[1, 16777216]", "(0, 1)" */
+static const char *dpprof__range_text(const dpprof_config_field *f, char *buf, size_t cap) {
+    if (f->type == DPPROF_FIELD_INT || f->type == DPPROF_FIELD_INT64) snprintf(buf, cap, "[%lld, %lld]", (long long)f->lo, (long long)f->hi);
+    else snprintf(buf, cap, "%s%g, %g%s", f->open & 1 ? "(" : "[", f->lo, f->hi, f->open & 2 ? ")" : "]");
+    return buf;
+}
+
+/* a size in bytes: a number with K, M, G, T or KiB, MiB, GiB, TiB (powers of 1024), KB, MB, GB, TB (of 1000), B alone */
+static int dpprof__parse_bytes(const char *s, int64_t *out) {
+    static const struct { const char *sfx; double mul; } sfx[] = {
+        {"", 1}, {"B", 1}, {"K", 1024.0}, {"k", 1024.0}, {"KiB", 1024.0}, {"KB", 1e3}, {"kB", 1e3},
+        {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1e6}, {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
+        {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
+    };
+    char *end;
+    double v, mul = -1;
+    size_t k;
+    errno = 0;
+    v = strtod(s, &end);
+    for (k = 0; end != s && k < sizeof sfx / sizeof sfx[0]; k++)
+        if (!strcmp(end, sfx[k].sfx)) mul = sfx[k].mul;
+    if (!*s || isspace((unsigned char)*s) || *s == '+' || mul < 0 || errno == ERANGE || !(v > 0) || v * mul > 9.0e18 || v * mul < 1) return -1;
+    *out = (int64_t)(v * mul);
+    return 0;
+}
+
+/* is the value a field holds one it may hold: 0 always (the default), else in its range, set or enum */
+static int dpprof__field_check(const dpprof_config *c, const dpprof_config_field *f) {
+    const char *p = (const char *)c + f->offset;
+    char range[96], list[256], name[64];
+    switch (f->type) {
+    case DPPROF_FIELD_INT:
+    case DPPROF_FIELD_FLAG: {
+        int v;
+        memcpy(&v, p, sizeof v);
+        if (v == 0 || (v >= f->lo && v <= f->hi && (!f->values || (snprintf(name, sizeof name, "|%d|", v), snprintf(list, sizeof list, "|%s|", f->values), strstr(list, name)))))
+            return DPPROF_OK;
+        if (f->type == DPPROF_FIELD_FLAG) return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %d: expected 0 or 1", f->name, v);
+        if (f->values) return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %d: expected %s (0: the default)", f->name, v, dpprof__word_list(f->values, list, sizeof list));
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %d: expected an integer in %s (0: the default)", f->name, v, dpprof__range_text(f, range, sizeof range));
+    }
+    case DPPROF_FIELD_INT64:
+    case DPPROF_FIELD_BYTES: {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        if (v == 0 || ((double)v >= f->lo && (double)v <= f->hi)) return DPPROF_OK;
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %lld: expected %s in [%lld, %lld] (0: the default)", f->name, (long long)v,
+                            f->type == DPPROF_FIELD_BYTES ? "bytes" : "an integer", (long long)f->lo, (long long)f->hi);
+    }
+    case DPPROF_FIELD_REAL: {
+        double v;
+        memcpy(&v, p, sizeof v);
+        if (v == 0 || (v >= f->lo && v <= f->hi && !((f->open & 1) && v == f->lo) && !((f->open & 2) && v == f->hi))) return DPPROF_OK;
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %g: expected a number in %s (0: the default)", f->name, v, dpprof__range_text(f, range, sizeof range));
+    }
+    case DPPROF_FIELD_ENUM: {
+        int v, n = 1;
+        const char *w;
+        memcpy(&v, p, sizeof v);
+        for (w = f->values; *w; w++) n += *w == '|';
+        if (v == 0 || (v >= f->first && v < f->first + n)) return DPPROF_OK;
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %d: expected one of %s (codes %d to %d)", f->name, v, dpprof__word_list(f->values, list, sizeof list), f->first, f->first + n - 1);
+    }
+    default: return DPPROF_OK;
+    }
+}
+
+DPPROF_API int dpprof_config_set(dpprof_config *c, const char *name, const char *value) {
+    const dpprof_config_field *f = dpprof_config_field_find(name);
+    char *p, *end, range[96], list[256], near[64];
+    if (!f) return DPPROF_ERR_INVALID;
+    if (!c || !value) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_config_set: NULL %s", c ? "value" : "config");
+    p = (char *)c + f->offset;
+    errno = 0;
+    switch (f->type) {
+    case DPPROF_FIELD_INT:
+    case DPPROF_FIELD_INT64: {
+        long long v = strtoll(value, &end, 10);
+        /* strtoll skips leading white space and takes a '+': the value is the digits alone (or '-' and digits) */
+        if (!*value || isspace((unsigned char)*value) || *value == '+' || *end || errno == ERANGE || v < f->lo || v > f->hi ||
+            (f->values && (snprintf(range, sizeof range, "|%s|", f->values), snprintf(list, sizeof list, "|%s|", value), !strstr(range, list)))) {
+            if (f->values) return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected %s", f->name, value, dpprof__word_list(f->values, list, sizeof list));
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected an integer in %s", f->name, value, dpprof__range_text(f, range, sizeof range));
+        }
+        if (f->type == DPPROF_FIELD_INT) {
+            int iv = (int)v;
+            memcpy(p, &iv, sizeof iv);
+        } else {
+            int64_t lv = (int64_t)v;
+            memcpy(p, &lv, sizeof lv);
+        }
+        return DPPROF_OK;
+    }
+    case DPPROF_FIELD_SEED: {
+        unsigned long long v = strtoull(value, &end, 10);
+        uint64_t uv;
+        if (*value < '0' || *value > '9' || *end || errno == ERANGE) /* strtoull takes " -1" as 2^64 - 1 */
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected an integer in [0, 2^64)", f->name, value);
+        uv = (uint64_t)v;
+        memcpy(p, &uv, sizeof uv);
+        return DPPROF_OK;
+    }
+    case DPPROF_FIELD_REAL: {
+        double v = strtod(value, &end);
+        if (!*value || isspace((unsigned char)*value) || *value == '+' || *end || errno == ERANGE || v != v || v < f->lo || v > f->hi || ((f->open & 1) && v == f->lo) ||
+            ((f->open & 2) && v == f->hi))
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected a number in %s", f->name, value, dpprof__range_text(f, range, sizeof range));
+        memcpy(p, &v, sizeof v);
+        return DPPROF_OK;
+    }
+    case DPPROF_FIELD_BYTES: {
+        int64_t v;
+        if (dpprof__parse_bytes(value, &v))
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected a positive size in bytes, optionally with K, M, G, T or KiB, MiB, GiB, TiB\n"
+                                                    "(powers of 1024) or KB, MB, GB, TB (powers of 1000)", f->name, value);
+        memcpy(p, &v, sizeof v);
+        return DPPROF_OK;
+    }
+    case DPPROF_FIELD_TEXT: memcpy(p, &value, sizeof value); return DPPROF_OK;
+    case DPPROF_FIELD_FLAG: {
+        int v = !strcmp(value, "1") || !strcmp(value, "true") ? 1 : !strcmp(value, "0") || !strcmp(value, "false") ? 0 : -1;
+        if (v < 0) return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected 0 or 1", f->name, value);
+        memcpy(p, &v, sizeof v);
+        return DPPROF_OK;
+    }
+    case DPPROF_FIELD_ENUM: {
+        const char *w = f->values;
+        int k = 0;
+        while (*w) {
+            size_t n = strcspn(w, "|");
+            if (strlen(value) == n && !strncmp(value, w, n)) {
+                int code = f->first + k;
+                memcpy(p, &code, sizeof code);
+                return DPPROF_OK;
+            }
+            w += n + (w[n] == '|');
+            k++;
+        }
+        if (dpprof_closest(value, f->values, near, sizeof near))
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected %s (did you mean %s?)", f->name, value, dpprof__word_list(f->values, list, sizeof list), near);
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected %s", f->name, value, dpprof__word_list(f->values, list, sizeof list));
+    }
+    }
+    return DPPROF_ERR_INVALID;
+}
+
+
+/* --target-epsilon: the noise that spends exactly the target over every step the run takes (warmup + steps), under
+   the accountant asked (pld, or rdp) */
+static int dpprof__sigma_for_target(dpprof_config *c) {
+    const double q = (double)c->batch / (double)c->dataset_size;
+    const long long steps = (long long)c->warmup + c->steps;
+    double sigma = 0;
+    if (c->algo == DPPROF_ALGO_VANILLA || !c->dataset_size || c->sigma > 0)
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.target_epsilon needs a DP config.algo and config.dataset_size, and replaces config.sigma");
+    if (!c->poisson) /* the accountant describes poisson sampling: a fixed order would spend more */
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.target_epsilon chooses sigma for poisson-subsampled batches: set config.poisson (batches in a fixed order have no such guarantee)");
+    if (c->accountant == DPPROF_ACCOUNTANT_BOTH) return dpprof__fail(DPPROF_ERR_INVALID, "config.target_epsilon takes one accountant: config.accountant = rdp or pld");
+    if ((c->accountant == DPPROF_ACCOUNTANT_PLD ? dpprof_pld_sigma_for_epsilon(q, steps, c->delta, c->target_epsilon, 0, &sigma)
+                                                : dpprof_rdp_sigma_for_epsilon(q, steps, c->delta, c->target_epsilon, &sigma)) != 0)
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.target_epsilon = %g: no noise multiplier reaches it at delta %g over %lld steps", c->target_epsilon, c->delta, steps);
+    c->sigma = sigma;
+    c->target_epsilon = 0;
+    return DPPROF_OK;
+}
 
 DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out, dpprof_shape *sh) {
     dpprof_config c;
     dpprof_shape s;
+    int i;
     if (!in || !out) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_config_resolve: NULL config");
     c = *in;
+    /* every field against its description: negative sizes are errors, not defaults (only 0 means the default) */
+    for (i = 0; i < DPPROF__NFIELDS; i++) DPPROF__TRY(dpprof__field_check(&c, &dpprof__fields[i]));
     if (!c.preset) c.preset = "tiny";
     DPPROF__TRY(dpprof_preset_shape(c.preset, &s));
     c.preset = dpprof_preset_canonical(c.preset); /* an alias resolves to the preset's own name */
-    /* negative sizes are errors, not defaults: only 0 means "the preset's" */
-    DPPROF__TRY(dpprof__check_dim("vocab", c.vocab, 0, DPPROF__DIM_MAX));
-    DPPROF__TRY(dpprof__check_dim("hidden", c.hidden, 0, DPPROF__DIM_MAX));
-    DPPROF__TRY(dpprof__check_dim("layers", c.layers, 0, 4096));
-    DPPROF__TRY(dpprof__check_dim("heads", c.heads, 0, 65536));
-    DPPROF__TRY(dpprof__check_dim("kv-heads", c.kv_heads, 0, 65536));
-    DPPROF__TRY(dpprof__check_dim("ffn", c.ffn, 0, DPPROF__DIM_MAX));
-    DPPROF__TRY(dpprof__check_dim("head-dim", c.head_dim, 0, DPPROF_MAX_HEAD_SIZE));
-    if (c.tie_embeddings < -1 || c.tie_embeddings > 1) return dpprof__fail(DPPROF_ERR_INVALID, "tie_embeddings = %d must be -1 (untied), 0 (the preset's) or 1 (tied)", c.tie_embeddings);
-    DPPROF__TRY(dpprof__check_dim("seq", c.seq, 0, DPPROF__DIM_MAX));
-    DPPROF__TRY(dpprof__check_dim("batch", c.batch, 0, DPPROF__DIM_MAX));
-    DPPROF__TRY(dpprof__check_dim("physical-batch", c.physical_batch, 0, DPPROF__DIM_MAX));
-    DPPROF__TRY(dpprof__check_dim("steps", c.steps, 0, 100000000));
-    DPPROF__TRY(dpprof__check_dim("warmup", c.warmup, 0, 100000000));
-    DPPROF__TRY(dpprof__check_dim("classes", c.classes, 0, DPPROF__DIM_MAX));
     if (c.vocab) s.V = c.vocab;
     if (c.hidden) s.C = c.hidden;
     if (c.layers) s.L = c.layers;
@@ -4414,9 +4833,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.kv_heads) s.NKV = c.kv_heads;
     else if (c.heads) s.NKV = c.heads; /* heads given alone: plain multi-head attention */
     if (c.ffn) s.F = c.ffn;
-    if (c.rope_theta < 0 || c.rope_theta != c.rope_theta) return dpprof__fail(DPPROF_ERR_INVALID, "rope-theta = %g must be positive", c.rope_theta);
     if (c.rope_theta > 0) s.rope_theta = c.rope_theta;
-    if (!(c.norm_eps >= 0) || c.norm_eps >= 1) return dpprof__fail(DPPROF_ERR_INVALID, "norm-eps = %g must be in (0, 1)", c.norm_eps);
     if (c.norm_eps > 0) s.norm_eps = c.norm_eps;
     if (!c.head_dim && s.C % s.NH) return dpprof__fail(DPPROF_ERR_INVALID, "heads = %d does not divide hidden = %d", s.NH, s.C);
     if (s.NH % s.NKV) return dpprof__fail(DPPROF_ERR_INVALID, "kv-heads = %d does not divide heads = %d", s.NKV, s.NH);
@@ -4425,91 +4842,69 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (s.HS > 256) return dpprof__fail(DPPROF_ERR_INVALID, "head size hidden/heads = %d exceeds 256", s.HS);
     if (!c.seq) c.seq = 64;
     if (!c.task) c.task = DPPROF_TASK_LM;
-    if (c.task != DPPROF_TASK_LM && c.task != DPPROF_TASK_CLS) return dpprof__fail(DPPROF_ERR_INVALID, "task %d is neither lm nor cls", (int)c.task);
     if (c.task == DPPROF_TASK_CLS) {
         if (!c.classes) c.classes = 2;
-        if (c.classes < 2) return dpprof__fail(DPPROF_ERR_INVALID, "classes = %d: a classifier needs at least 2", c.classes);
         s.K = c.classes;
     } else {
-        if (c.classes) return dpprof__fail(DPPROF_ERR_INVALID, "classes = %d only applies to --task cls", c.classes);
+        if (c.classes) return dpprof__fail(DPPROF_ERR_INVALID, "config.classes = %d only applies to config.task = cls", c.classes);
         s.K = 0;
     }
-    if (c.tie_embeddings) s.tied = c.tie_embeddings > 0;
+    if (c.tie_embeddings != DPPROF_SWITCH_AUTO) s.tied = c.tie_embeddings == DPPROF_SWITCH_ON;
     if (c.task == DPPROF_TASK_CLS) s.tied = 0; /* the classifier's score head is not the embedding */
     if (!c.algo) c.algo = DPPROF_ALGO_VANILLA;
-    if ((int)c.algo < 0 || c.algo >= DPPROF_ALGO_COUNT) return dpprof__fail(DPPROF_ERR_INVALID, "algo %d out of range", (int)c.algo);
     if (!c.batch) c.batch = 8;
-    DPPROF__TRY(dpprof__check_dim("ranks", c.ranks, 0, 65536));
     if (!c.ranks) c.ranks = 1;
-    if (c.zero < 0 || c.zero > 3) return dpprof__fail(DPPROF_ERR_INVALID, "zero = %d must be 0, 1, 2 or 3", c.zero);
+    if (!c.dtype) c.dtype = DPPROF_DTYPE_FP32;
     if (c.ranks > 1) {
 #ifndef DPPROF_MPI
         if (c.backend != DPPROF_BACKEND_DRY)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the %s backend: this build has no MPI (build with mpicc, or -DDPPROF_MPI and Open MPI's flags, and launch with mpirun -np %d); --backend dry reports rank 0's memory",
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d on the %s backend: this build has no MPI (build with mpicc, or -DDPPROF_MPI and Open MPI's flags, and launch with mpirun -np %d); config.backend = dry reports rank 0's memory",
                                 c.ranks, dpprof_backend_name(c.backend), c.ranks);
 #endif
-        if (c.batch % c.ranks) return dpprof__fail(DPPROF_ERR_INVALID, "ranks = %d does not divide batch = %d: each rank takes batch / ranks samples", c.ranks, c.batch);
-        if (c.poisson) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d with --poisson: a poisson batch's split over ranks is not modelled yet", c.ranks);
+        if (c.batch % c.ranks) return dpprof__fail(DPPROF_ERR_INVALID, "config.ranks = %d does not divide config.batch = %d: each rank takes batch / ranks samples", c.ranks, c.batch);
+        if (c.poisson) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d with config.poisson: a poisson batch's split over ranks is not modelled yet", c.ranks);
         if (c.zero >= 2 && s.tied)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d, zero = %d with a tied lm head: the shared matrix's gradient from its two uses and its gathers for both are not modelled yet (zero 0 and 1 are; --untied unties it)", c.ranks, c.zero);
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d, config.zero = %d with a tied lm head: the shared matrix's gradient from its two uses and its gathers for both are not modelled yet (zero 0 and 1 are; config.tie_embeddings = off unties it)", c.ranks, c.zero);
         if (c.zero >= 1 && c.dtype == DPPROF_DTYPE_BF16)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d, zero = %d with --dtype bf16: sharding the bf16 working copies is not modelled yet (zero 0 is)", c.ranks, c.zero);
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d, config.zero = %d with config.dtype = bf16: sharding the bf16 working copies is not modelled yet (zero 0 is)", c.ranks, c.zero);
         if (!c.physical_batch) c.physical_batch = c.batch / c.ranks;
         if (c.physical_batch > c.batch / c.ranks)
-            return dpprof__fail(DPPROF_ERR_INVALID, "physical-batch = %d is larger than a rank's batch / ranks = %d / %d = %d", c.physical_batch, c.batch, c.ranks, c.batch / c.ranks);
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.physical_batch = %d is larger than a rank's batch / ranks = %d / %d = %d", c.physical_batch, c.batch, c.ranks, c.batch / c.ranks);
     }
     if (!c.physical_batch) c.physical_batch = c.batch;
-    if (c.physical_batch > c.batch) return dpprof__fail(DPPROF_ERR_INVALID, "physical-batch = %d is larger than batch = %d", c.physical_batch, c.batch);
+    if (c.physical_batch > c.batch) return dpprof__fail(DPPROF_ERR_INVALID, "config.physical_batch = %d is larger than config.batch = %d", c.physical_batch, c.batch);
     /* the engine counts the rows of a physical batch (physical-batch x seq) in an int */
     if ((long long)c.physical_batch * c.seq > INT32_MAX)
-        return dpprof__fail(DPPROF_ERR_OVERFLOW, "seq x physical-batch = %d x %d = %lld tokens overflows the size arithmetic (at most %d per physical batch)", c.seq, c.physical_batch, (long long)c.physical_batch * c.seq, INT32_MAX);
+        return dpprof__fail(DPPROF_ERR_OVERFLOW, "config.seq = %d times config.physical_batch = %d is %lld tokens: it overflows the size arithmetic (at most %d per physical batch)", c.seq, c.physical_batch, (long long)c.physical_batch * c.seq, INT32_MAX);
     if (!c.steps) c.steps = 3;
     if (!c.optimizer) c.optimizer = DPPROF_OPT_ADAM;
-    if (c.optimizer != DPPROF_OPT_ADAM && c.optimizer != DPPROF_OPT_SGD) return dpprof__fail(DPPROF_ERR_INVALID, "optimizer %d is neither adam nor sgd", (int)c.optimizer);
-    if (c.lr != c.lr || c.lr < 0 || c.lr > 1e6) return dpprof__fail(DPPROF_ERR_INVALID, "lr = %g must be in [0, 1e6]", c.lr);
     if (c.lr == 0) c.lr = c.optimizer == DPPROF_OPT_ADAM ? 1e-3 : 1e-2;
-    if (c.weight_decay != c.weight_decay || c.weight_decay < 0) return dpprof__fail(DPPROF_ERR_INVALID, "weight-decay = %g must be >= 0", c.weight_decay);
-    if (!c.dtype) c.dtype = DPPROF_DTYPE_FP32;
-    if (c.dtype != DPPROF_DTYPE_FP32 && c.dtype != DPPROF_DTYPE_BF16) return dpprof__fail(DPPROF_ERR_INVALID, "dtype %d is neither fp32 nor bf16", (int)c.dtype);
     if (!c.checkpoint) c.checkpoint = DPPROF_CHECKPOINT_NONE;
-    if (c.checkpoint != DPPROF_CHECKPOINT_NONE && c.checkpoint != DPPROF_CHECKPOINT_LAYERS) return dpprof__fail(DPPROF_ERR_INVALID, "checkpoint %d is neither none nor layers", (int)c.checkpoint);
     if (!c.attention) c.attention = DPPROF_ATTENTION_DPPROF;
-    if (c.attention != DPPROF_ATTENTION_DPPROF && c.attention != DPPROF_ATTENTION_CUDNN) return dpprof__fail(DPPROF_ERR_INVALID, "attention %d is neither dpprof nor cudnn", (int)c.attention);
-    if (c.attention == DPPROF_ATTENTION_CUDNN && c.dtype != DPPROF_DTYPE_BF16) return dpprof__fail(DPPROF_ERR_INVALID, "attention cudnn takes dtype bf16 (cuDNN's fused attention has no fp32 kernels)");
-    if (c.attention_workspace < 0 || (c.attention_workspace > 0 && c.attention != DPPROF_ATTENTION_CUDNN))
-        return dpprof__fail(DPPROF_ERR_INVALID, "attention-workspace = %lld: bytes >= 0, for attention cudnn only", (long long)c.attention_workspace);
-    if ((int)c.backend < 0 || c.backend > DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_INVALID, "backend %d out of range", (int)c.backend);
-    if (c.init_std != c.init_std || c.init_std < 0) return dpprof__fail(DPPROF_ERR_INVALID, "init-std = %g must be >= 0", c.init_std);
+    if (c.attention == DPPROF_ATTENTION_CUDNN && c.dtype != DPPROF_DTYPE_BF16) return dpprof__fail(DPPROF_ERR_INVALID, "config.attention = cudnn takes config.dtype = bf16 (cuDNN's fused attention has no fp32 kernels)");
+    if (c.attention_workspace > 0 && c.attention != DPPROF_ATTENTION_CUDNN)
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.attention_workspace = %lld: bytes for config.attention = cudnn only", (long long)c.attention_workspace);
     if (c.init_std == 0) c.init_std = 0.02;
-    if (c.memory_limit < 0) return dpprof__fail(DPPROF_ERR_INVALID, "memory-limit = %lld must be positive", (long long)c.memory_limit);
-    if (c.auto_materialise < -1 || c.auto_materialise > 2) return dpprof__fail(DPPROF_ERR_INVALID, "auto_materialise = %d must be -1, 0, 1 or 2", c.auto_materialise);
-    if (c.auto_ghost < -1 || c.auto_ghost > 1) return dpprof__fail(DPPROF_ERR_INVALID, "auto_ghost = %d must be -1, 0 or 1", c.auto_ghost);
-    if (c.fused_clipgrad < -1 || c.fused_clipgrad > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_clipgrad = %d must be -1, 0 or 1", c.fused_clipgrad);
-    if (c.dp_warp_tile != 0 && c.dp_warp_tile != 32 && c.dp_warp_tile != 64) return dpprof__fail(DPPROF_ERR_INVALID, "dp_warp_tile = %d must be 0, 32 or 64", c.dp_warp_tile);
-    if (c.accountant < 0 || c.accountant > 2) return dpprof__fail(DPPROF_ERR_INVALID, "accountant = %d must be 0 (rdp), 1 (pld) or 2 (both)", c.accountant);
-    if (c.trace_steps < 0) return dpprof__fail(DPPROF_ERR_INVALID, "trace_steps = %d must be 0 (the default, 2) or more", c.trace_steps);
-    if (c.wgmma < -1 || c.wgmma > 1) return dpprof__fail(DPPROF_ERR_INVALID, "wgmma = %d must be 1 (on), -1 (off) or 0 (the device's default)", c.wgmma);
-    if (c.fused_noise < -1 || c.fused_noise > 1) return dpprof__fail(DPPROF_ERR_INVALID, "fused_noise = %d must be -1, 0 or 1", c.fused_noise);
-    if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "--data uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
+    if (c.data_path && s.V < 256) return dpprof__fail(DPPROF_ERR_INVALID, "config.data_path uses byte-level tokens and needs vocab >= 256, got vocab = %d", s.V);
+    if (c.op_times && c.warmup < 1) return dpprof__fail(DPPROF_ERR_INVALID, "config.op_times times every op in the warm-up steps, outside the timing: it needs config.warmup = 1 or more");
+    if (c.dram && c.warmup < 1) return dpprof__fail(DPPROF_ERR_INVALID, "config.dram counts DRAM traffic in warm-up step 0, outside the timing: it needs config.warmup = 1 or more");
+    if (c.dram && c.backend != DPPROF_BACKEND_CUDA && c.backend != DPPROF_BACKEND_AUTO)
+        return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.dram = %s reads the GPU's DRAM counters: it needs config.backend = cuda (this run is %s)", c.dram == DPPROF_DRAM_OPS ? "ops" : "phases", dpprof_backend_name(c.backend));
+    if (c.wgmma == DPPROF_SWITCH_ON && (c.backend == DPPROF_BACKEND_CPU || c.dtype != DPPROF_DTYPE_BF16))
+        return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.wgmma = on selects a kernel of the bf16 gram norm on the GPU: it needs config.backend = cuda (or dry) and config.dtype = bf16 (this run is %s, %s)",
+                            dpprof_backend_name(c.backend), c.dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32");
     /* DP-SGD options */
-    if (c.sigma != c.sigma || c.sigma < 0) return dpprof__fail(DPPROF_ERR_INVALID, "sigma = %g must be >= 0", c.sigma);
-    if (c.max_grad_norm != c.max_grad_norm || c.max_grad_norm < 0) return dpprof__fail(DPPROF_ERR_INVALID, "max-grad-norm = %g must be > 0", c.max_grad_norm);
-    if (c.delta != c.delta || c.delta < 0 || c.delta >= 1) return dpprof__fail(DPPROF_ERR_INVALID, "delta = %g must be in (0, 1)", c.delta);
-    if (c.dataset_size < 0) return dpprof__fail(DPPROF_ERR_INVALID, "dataset-size = %lld must be positive", c.dataset_size);
-    if (c.dataset_size > INT32_MAX) return dpprof__fail(DPPROF_ERR_INVALID, "dataset-size = %lld exceeds %d", c.dataset_size, INT32_MAX);
     if (c.algo == DPPROF_ALGO_VANILLA) {
         /* non-private training: a noise or clipping option would be silently meaningless */
-        if (c.sigma > 0 || c.max_grad_norm > 0 || c.per_layer_clipping || c.delta > 0)
-            return dpprof__fail(DPPROF_ERR_INVALID, "sigma, max-grad-norm, clipping and delta apply to the DP algorithms, not to --algo vanilla");
+        if (c.sigma > 0 || c.max_grad_norm > 0 || c.per_layer_clipping || c.delta > 0 || c.target_epsilon > 0)
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.sigma, config.max_grad_norm, config.per_layer_clipping, config.delta and config.target_epsilon apply to the DP algorithms, not to config.algo = vanilla");
     } else {
         if (c.max_grad_norm == 0) c.max_grad_norm = 1.0;
         if (c.delta == 0) c.delta = 1e-5;
     }
-    if (c.poisson && !c.dataset_size) return dpprof__fail(DPPROF_ERR_INVALID, "--poisson samples from a dataset: give --dataset-size");
-    if (c.dataset_size && c.dataset_size < c.batch) return dpprof__fail(DPPROF_ERR_INVALID, "dataset-size = %lld is smaller than batch = %d", c.dataset_size, c.batch);
-    if (c.lora_rank < 0) return dpprof__fail(DPPROF_ERR_INVALID, "lora-rank = %d must be positive", c.lora_rank);
-    if (c.lora_alpha != c.lora_alpha || c.lora_alpha < 0) return dpprof__fail(DPPROF_ERR_INVALID, "lora-alpha = %g must be positive", c.lora_alpha);
-    if (!c.lora_rank && (c.lora_alpha > 0 || c.lora_targets)) return dpprof__fail(DPPROF_ERR_INVALID, "lora-alpha and lora-targets need --lora-rank");
+    if (c.poisson && !c.dataset_size) return dpprof__fail(DPPROF_ERR_INVALID, "config.poisson samples from a dataset: give config.dataset_size");
+    if (c.dataset_size && c.dataset_size < c.batch) return dpprof__fail(DPPROF_ERR_INVALID, "config.dataset_size = %lld is smaller than config.batch = %d", c.dataset_size, c.batch);
+    if (!c.lora_rank && (c.lora_alpha > 0 || c.lora_targets)) return dpprof__fail(DPPROF_ERR_INVALID, "config.lora_alpha and config.lora_targets need config.lora_rank");
     if (c.lora_rank) {
         /* (IC, OC) of each projection: an adapter of rank >= its narrower side is a full matrix in disguise */
         const int io[DPPROF__P_PER_LAYER][2] = {{0, 0}, {s.C, s.NH * s.HS}, {s.C, s.NKV * s.HS}, {s.C, s.NKV * s.HS}, {s.NH * s.HS, s.C}, {0, 0}, {s.C, s.F}, {s.C, s.F}, {s.F, s.C}};
@@ -4522,17 +4917,23 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
                 if (io[j][0] < min_width) min_width = io[j][0];
                 if (io[j][1] < min_width) min_width = io[j][1];
             }
-        if (c.lora_rank >= min_width) return dpprof__fail(DPPROF_ERR_INVALID, "lora-rank = %d must be smaller than the narrowest adapted width (%d)", c.lora_rank, min_width);
+        if (c.lora_rank >= min_width) return dpprof__fail(DPPROF_ERR_INVALID, "config.lora_rank = %d must be smaller than the narrowest adapted width (%d)", c.lora_rank, min_width);
     }
+    if (c.target_epsilon > 0) DPPROF__TRY(dpprof__sigma_for_target(&c));
     *out = c;
     if (sh) *sh = s;
     return DPPROF_OK;
 }
 
-/* ---- the engine ------------------------------------------------------------------------------ */
+/* ---- 5.2 the session, its tensors and the allocator --------------------------------------------------------
+   dpprof_session holds everything a run owns: the model, the data, the DP state, the GPU state, the
+   observations and the shards. Every byte of it is allocated by dpprof__talloc, which charges a category and a
+   module to the profiler before the allocation (so an out-of-memory is the accountant's, by the byte, on every
+   backend); the dry backend allocates nothing and keeps the same books. DPPROF__OP runs one op on the
+   session's backend: its _ref on cpu, its _gpu on cuda, nothing on dry, and records its _cost. */
 
 /* what a cpu session with --dtype bf16 answers (DPPROF_ERR_UNSUPPORTED) */
-#define DPPROF__BF16_CPU_MSG "--dtype bf16 runs on --backend cuda (and --backend dry reports its memory); the cpu backend computes in fp32 only"
+#define DPPROF__BF16_CPU_MSG "config.dtype = bf16 runs on config.backend = cuda (and config.backend = dry reports its memory); the cpu backend computes in fp32 only"
 
 /* counter-based streams: init, data and (later) noise never share philox counters */
 #define DPPROF__STREAM_INIT (UINT64_C(1) << 40)
@@ -4889,13 +5290,13 @@ static int dpprof__talloc(dpprof_session *s, dpprof_tensor *t, int64_t n, int el
         if (dpprof_cuda_alloc(&t->data, (size_t)bytes) != DPPROF_OK) {
             memset(t, 0, sizeof *t);
             return dpprof__fail(DPPROF_ERR_OOM, "out of device memory: cudaMalloc of %lld bytes (%s, %s) failed with %lld bytes live (%s)",
-                                (long long)bytes, dpprof_category_name(cat), dpprof_module_name(mod), (long long)s->prof.live_bytes, dpprof_cuda_last_error());
+                                (long long)bytes, dpprof_category_name(cat), dpprof_module_name(mod), (long long)s->prof.live_bytes, dpprof_last_error());
         }
         if (zero) DPPROF__MARKED(s, "alloc_zero", rc = dpprof_cuda_zero(t->data, (size_t)bytes));
         if (zero && rc != DPPROF_OK) {
             dpprof_cuda_release(t->data);
             memset(t, 0, sizeof *t);
-            return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+            return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
         }
     }
 #endif
@@ -4926,7 +5327,11 @@ static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
 #define DPPROF__Z(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), s->elem, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 1))
 #define DPPROF__AR(t, n, cat, mod) DPPROF__TRY(dpprof__talloc(s, &(t), (int64_t)(n), DPPROF__R, DPPROF_CAT_##cat, DPPROF_MOD_##mod, 0))
 
-/* ---- sharded data parallelism (--ranks, --zero; dry for ranks > 1): rank 0's shards, gathers, collectives ---- */
+/* ---- 5.3 sharding ------------------------------------------------------------------------------------------
+   config.ranks and config.zero: rank 0's part of every tensor ZeRO shards (the optimizer states, then the
+   gradients, then the parameters), the gathers of stage 3 for each layer's forward and backward, and the
+   collectives (all-reduce, reduce-scatter, all-gather: over MPI on cpu, NCCL on cuda, counted alone on dry). N
+   ranks give one rank's results bit for bit. */
 /* a rank's part of a tensor of n elements: ceil(n / ranks) (the last rank's part is padded) */
 static int64_t dpprof__dist_chunk(const dpprof_session *s, int64_t n) { return (n + s->dist.n - 1) / s->dist.n; }
 
@@ -5123,7 +5528,7 @@ static int dpprof__dist_params(dpprof_session *s) {
             dpprof__init_range(s, i, h, lo, len);
             rc = dpprof_cuda_copy(dpprof__dist_wpart(s, i), h, (size_t)len * sizeof(dpprof_real), DPPROF_COPY_H2D);
             DPPROF_FREE(h);
-            if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "the initial values of %s: %s", s->model.params[i].name, dpprof_cuda_last_error());
+            if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "the initial values of %s: %s", s->model.params[i].name, dpprof_last_error());
             continue;
         }
 #endif
@@ -5215,6 +5620,11 @@ static void dpprof__z3_done(dpprof_session *s, int u) {
     }
 }
 
+/* ---- 5.4 model and data ------------------------------------------------------------------------------------
+   The Llama model's tensors in Hugging Face's names, their initialisation from the seed, the bf16 working
+   copies, and the data: synthetic sequences from the seed, or --data's bytes (lm) or labelled lines (cls).
+   dpprof_session_batch gives a step's samples as training uses them. */
+
 static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, int cols, int category, int module, int layer) {
     dpprof_param *p = &s->model.params[s->model.n_params++];
     memset(p, 0, sizeof *p);
@@ -5270,9 +5680,9 @@ static void dpprof__bind(const dpprof_session *s) {
     if (s->backend == DPPROF_BACKEND_CUDA) {
         dpprof_cuda_tuning t;
         memset(&t, 0, sizeof t);
-        t.fused_clipgrad = s->cfg.fused_clipgrad > 0;
+        t.fused_clipgrad = s->cfg.fused_clipgrad == DPPROF_SWITCH_ON;
         t.dp_warp_tile = s->cfg.dp_warp_tile;
-        t.wgmma = s->cfg.wgmma; /* 1 on a device that cannot was refused at session start */
+        t.wgmma = (int)s->cfg.wgmma; /* 1 on a device that cannot was refused at session start */
         (void)dpprof_cuda_set_storage(s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
         (void)dpprof_cuda_set_tuning(&t);
     }
@@ -5332,14 +5742,14 @@ static int dpprof__build_model(dpprof_session *s) {
     DPPROF__TRY(dpprof__talloc(s, &s->model.ws, (int64_t)DPPROF_WORKSPACE_BYTES, 1, DPPROF_CAT_WORKSPACE, DPPROF_MOD_OTHER, 0));
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA && dpprof_cuda_set_workspace(s->model.ws.data, (size_t)s->model.ws.n) != DPPROF_OK)
-        return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
     if (s->backend == DPPROF_BACKEND_CUDA && s->cfg.attention == DPPROF_ATTENTION_CUDNN) {
         /* cuDNN's plans at the physical batch (a smaller last one builds its own at its first use, within this
            workspace), built now so that no step times them; the workspace is at least what they need */
         size_t need = 0;
         int det = 0;
         if (dpprof_cudnn_attention_plan(s->cfg.physical_batch, s->cfg.seq, s->sh.NH, s->sh.NKV, s->sh.HS, &need, &det) != DPPROF_OK)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--attention cudnn: %s", dpprof_cuda_last_error());
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.attention = cudnn: %s", dpprof_last_error());
         if ((int64_t)need > s->cfg.attention_workspace) s->cfg.attention_workspace = (int64_t)need;
         s->gpu.attn_deterministic = det;
     }
@@ -5430,31 +5840,31 @@ static int dpprof__load_data(dpprof_session *s) {
     const char *path = s->cfg.data_path;
     if (!path) return DPPROF_OK;
     f = fopen(path, "rb");
-    if (!f) return dpprof__fail(DPPROF_ERR_IO, "--data %s: cannot open: %s", path, strerror(errno));
+    if (!f) return dpprof__fail(DPPROF_ERR_IO, "config.data_path %s: cannot open: %s", path, strerror(errno));
     /* a directory opens, and its size reads as LONG_MAX: reading it is what fails */
     if (getc(f) == EOF && ferror(f)) {
         int e = errno;
         fclose(f);
-        return dpprof__fail(DPPROF_ERR_IO, "--data %s: cannot read: %s", path, strerror(e));
+        return dpprof__fail(DPPROF_ERR_IO, "config.data_path %s: cannot read: %s", path, strerror(e));
     }
     if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
-        return dpprof__fail(DPPROF_ERR_IO, "--data %s: cannot read its size (not a regular file?)", path);
+        return dpprof__fail(DPPROF_ERR_IO, "config.data_path %s: cannot read its size (not a regular file?)", path);
     }
     s->data.text = (unsigned char *)DPPROF_MALLOC((size_t)len + 1);
     if (!s->data.text) {
         fclose(f);
-        return dpprof__fail(DPPROF_ERR_OOM, "--data %s: cannot hold %ld bytes", path, len);
+        return dpprof__fail(DPPROF_ERR_OOM, "config.data_path %s: cannot hold %ld bytes", path, len);
     }
     if (len && fread(s->data.text, 1, (size_t)len, f) != (size_t)len) {
         fclose(f);
-        return dpprof__fail(DPPROF_ERR_IO, "--data %s: read failed: %s", path, strerror(errno));
+        return dpprof__fail(DPPROF_ERR_IO, "config.data_path %s: read failed: %s", path, strerror(errno));
     }
     fclose(f);
     s->data.text_len = (size_t)len;
     if (s->cfg.task == DPPROF_TASK_LM) {
         if (s->data.text_len < (size_t)s->cfg.seq + 1)
-            return dpprof__fail(DPPROF_ERR_INVALID, "--data %s: %zu bytes is too short for seq = %d (needs at least %d bytes)", path, s->data.text_len, s->cfg.seq, s->cfg.seq + 1);
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.data_path %s: %zu bytes is too short for config.seq = %d (needs at least %d bytes)", path, s->data.text_len, s->cfg.seq, s->cfg.seq + 1);
         return DPPROF_OK;
     }
     /* cls: lines "label<TAB>text"; blank lines are skipped */
@@ -5463,7 +5873,7 @@ static int dpprof__load_data(dpprof_session *s) {
     s->data.line_off = (size_t *)DPPROF_MALLOC(sizeof(size_t) * (size_t)s->data.n_lines);
     s->data.line_len = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->data.n_lines);
     s->data.line_label = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->data.n_lines);
-    if (!s->data.line_off || !s->data.line_len || !s->data.line_label) return dpprof__fail(DPPROF_ERR_OOM, "--data %s: cannot index its lines", path);
+    if (!s->data.line_off || !s->data.line_len || !s->data.line_label) return dpprof__fail(DPPROF_ERR_OOM, "config.data_path %s: cannot index its lines", path);
     s->data.n_lines = 0;
     for (start = 0, line_no = 1; start < s->data.text_len; line_no++) {
         size_t end = start, tab;
@@ -5479,11 +5889,11 @@ static int dpprof__load_data(dpprof_session *s) {
             label = label * 10 + (s->data.text[tab] - '0');
         }
         if (tab >= end || s->data.text[tab] != '\t' || digits == 0)
-            return dpprof__fail(DPPROF_ERR_INVALID, "--data %s:%d: expected 'label<TAB>text' with an integer label in [0, %d)", path, line_no, s->cfg.classes);
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.data_path %s:%d: expected 'label<TAB>text' with an integer label in [0, %d)", path, line_no, s->cfg.classes);
         if (label >= s->cfg.classes)
-            return dpprof__fail(DPPROF_ERR_INVALID, "--data %s:%d: label %ld is not in [0, %d) (set --classes)", path, line_no, label, s->cfg.classes);
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.data_path %s:%d: label %ld is not in [0, %d) (set config.classes)", path, line_no, label, s->cfg.classes);
         if (end > tab + 1 && s->data.text[end - 1] == '\r') end--;
-        if (end == tab + 1) return dpprof__fail(DPPROF_ERR_INVALID, "--data %s:%d: empty text after the label", path, line_no);
+        if (end == tab + 1) return dpprof__fail(DPPROF_ERR_INVALID, "config.data_path %s:%d: empty text after the label", path, line_no);
         s->data.line_off[s->data.n_lines] = tab + 1;
         s->data.line_len[s->data.n_lines] = (int)(end - tab - 1 > (size_t)INT32_MAX ? INT32_MAX : end - tab - 1);
         s->data.line_label[s->data.n_lines] = (int)label;
@@ -5491,7 +5901,7 @@ static int dpprof__load_data(dpprof_session *s) {
         while (start < s->data.text_len && s->data.text[start] != '\n') start++;
         start++;
     }
-    if (!s->data.n_lines) return dpprof__fail(DPPROF_ERR_INVALID, "--data %s: no 'label<TAB>text' lines", path);
+    if (!s->data.n_lines) return dpprof__fail(DPPROF_ERR_INVALID, "config.data_path %s: no 'label<TAB>text' lines", path);
     return DPPROF_OK;
 }
 
@@ -5538,7 +5948,9 @@ DPPROF_API int dpprof_session_batch(dpprof_session *s, int step, int first, int 
     return DPPROF_OK;
 }
 
-/* ---- forward ------------------------------------ */
+/* ---- 5.5 forward -------------------------------------------------------------------------------------------
+   One physical batch through the decoder layers and the head: every activation the backward needs is allocated
+   here (or, with config.checkpoint = layers, each layer's input alone), charged to its module. */
 /* projection j of layer l: y (N,OC) = x W^T, plus (alpha/r) (x A^T) B^T when it has an adapter. y NULL: the
    adapter's input u = (alpha/r) x A^T alone (the recomputation of down, whose output it does not need) */
 static int dpprof__proj_fwd(dpprof_session *s, int l, int j, dpprof_tensor *y, dpprof_tensor *x, int N, int IC, int OC) {
@@ -5668,7 +6080,10 @@ static int dpprof__forward(dpprof_session *s, int n) {
     return DPPROF_OK;
 }
 
-/* ---- dp-sgd: norms, keep-list, clip phase ---------------------------------------------------- */
+/* ---- 5.6 DP phases: per-sample norms, the keep-list, clipping ----------------------------------------------
+   The backward of each op with DP-SGD in it: a linear layer's gradient summed (vanilla), clipped and summed,
+   or its per-sample norm by the method chosen for it (per-sample gradient, gram matrices, flash/tiled norms);
+   what book-keeping keeps for its second pass (the keep-list); the clip factors from the norms. */
 /* what one backward pass computes for every trainable tensor */
 enum { DPPROF__MODE_SUM, DPPROF__MODE_CLIPSUM, DPPROF__MODE_NORM };
 /* how a tensor's per-sample norm is computed (the result json's layers[].method) */
@@ -5949,7 +6364,10 @@ static int dpprof__proj_bwd(dpprof_session *s, int l, int j, dpprof_tensor *dx, 
     return DPPROF_OK;
 }
 
-/* ---- forward and backward: one schedule for every backend and algorithm ---------------------- */
+/* ---- 5.7 backward and the physical batch -------------------------------------------------------------------
+   One schedule for every backend and algorithm: the backward of a physical batch, the norms and clip phases of
+   the two-pass algorithms, the phases' records (time, bytes, flops, counters), and given samples
+   (dpprof_session_grad, _clipped_grad, _loss) through the same code. */
 static int dpprof__phase(dpprof_session *s, int phase, int step);
 
 /* --checkpoint layers: layer l's forward again from its kept input x, just before its backward, in a recompute
@@ -6114,7 +6532,7 @@ static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
     if (rc == DPPROF_OK && !broken) rc = dpprof_cuda_counters_end(cr, max, &n);
     else { int dummy; dpprof_cuda_counters_end(cr, 0, &dummy); }
     if (broken || rc != DPPROF_OK || n != max) /* the run goes on without counters: the json says why */
-        snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler: %s (%d ranges for %d %s)", broken || rc != DPPROF_OK ? dpprof_cuda_last_error() : "range count mismatch", n, max,
+        snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler: %s (%d ranges for %d %s)", broken || rc != DPPROF_OK ? dpprof_last_error() : "range count mismatch", n, max,
                  per_op ? "ops" : "phases");
     else if (!per_op)
         for (k = 0; k < n; k++) {
@@ -6151,8 +6569,8 @@ static int dpprof__phase(dpprof_session *s, int phase, int step) {
 #if DPPROF__CUDA
     if (s->gpu.counting == 1) { /* one counter range per phase record: close the last, open this one */
         if (s->prof.cur_phase != DPPROF_PHASE_NONE && dpprof_cuda_counters_pop() != DPPROF_OK)
-            return dpprof__fail(DPPROF_ERR_CUDA, "DRAM counters: %s", dpprof_cuda_last_error());
-        if (dpprof_cuda_counters_push(dpprof_phase_name(phase)) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "DRAM counters: %s", dpprof_cuda_last_error());
+            return dpprof__fail(DPPROF_ERR_CUDA, "DRAM counters: %s", dpprof_last_error());
+        if (dpprof_cuda_counters_push(dpprof_phase_name(phase)) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "DRAM counters: %s", dpprof_last_error());
     }
 #endif
     DPPROF__TRY(dpprof_phase_begin(&s->prof, phase, step));
@@ -6161,7 +6579,7 @@ static int dpprof__phase(dpprof_session *s, int phase, int step) {
         size_t k = s->prof.n_phases - 1, old = s->obs.cap_ph_ev, j;
         if (dpprof__grow((void **)&s->obs.ph_ev, &s->obs.cap_ph_ev, k + 1, sizeof(int)) != 0) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the phase event table");
         for (j = old; j < s->obs.cap_ph_ev; j++) s->obs.ph_ev[j] = -1;
-        if (dpprof_cuda_event(&s->obs.ph_ev[k]) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        if (dpprof_cuda_event(&s->obs.ph_ev[k]) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
     }
 #endif
     return DPPROF_OK;
@@ -6177,7 +6595,7 @@ static int dpprof__host_losses(dpprof_session *s, int n, const dpprof_real **out
     if (s->backend == DPPROF_BACKEND_CUDA) {
         int rc;
         DPPROF__MARKED(s, "loss_download", rc = dpprof_cuda_copy(s->gpu.h_loss, s->model.a.losses.data, sizeof(float) * (size_t)n, DPPROF_COPY_D2H));
-        if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "the forward on the gpu failed: %s", dpprof_cuda_last_error());
+        if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "the forward on the gpu failed: %s", dpprof_last_error());
         *out = s->gpu.h_loss;
     }
 #endif
@@ -6197,7 +6615,7 @@ static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
         if (dpprof_cuda_copy(s->gpu.h_norm2, s->dps.norm2.data, sizeof(double) * (size_t)n * (size_t)s->model.n_params, DPPROF_COPY_D2H) != DPPROF_OK)
-            return dpprof__fail(DPPROF_ERR_CUDA, "the backward on the gpu failed: %s", dpprof_cuda_last_error());
+            return dpprof__fail(DPPROF_ERR_CUDA, "the backward on the gpu failed: %s", dpprof_last_error());
         norm2 = s->gpu.h_norm2;
         clip = s->gpu.h_clip;
         memset(clip, 0, sizeof(double) * n_clip);
@@ -6229,7 +6647,7 @@ static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
 #undef DPPROF__HN
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA && dpprof_cuda_copy(s->dps.clip.data, clip, sizeof(double) * n_clip, DPPROF_COPY_H2D) != DPPROF_OK)
-        return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
 #endif
     return DPPROF_OK;
 }
@@ -6385,7 +6803,7 @@ static int dpprof__upload_batch(dpprof_session *s, int n) {
         DPPROF__MARKED(s, "batch_upload",
                        rc = dpprof_cuda_copy(s->model.a.tokens.data, s->gpu.h_tok, sizeof(int) * (size_t)n * (size_t)T, DPPROF_COPY_H2D);
                        if (rc == DPPROF_OK) rc = dpprof_cuda_copy(s->model.a.targets.data, s->gpu.h_tgt, sizeof(int) * (size_t)n * (size_t)tw, DPPROF_COPY_H2D));
-    if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "uploading the batch: %s", dpprof_cuda_last_error());
+    if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "uploading the batch: %s", dpprof_last_error());
 #else
     (void)s; (void)n;
 #endif
@@ -6472,7 +6890,7 @@ DPPROF_API int dpprof_session_grad(dpprof_session *s, const int *tokens, const i
 DPPROF_API int dpprof_session_clipped_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *norms, double *clip) {
     int rc, i;
     if (!s) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_clipped_grad: NULL session");
-    if (!s->dps.dp) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_clipped_grad: --algo %s does not clip", dpprof_algo_name(s->cfg.algo));
+    if (!s->dps.dp) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_clipped_grad: config.algo = %s does not clip", dpprof_algo_name(s->cfg.algo));
     dpprof__zero_grads(s);
     rc = dpprof__given(s, tokens, targets, n, NULL, 0, 1.0);
     for (i = 0; rc == DPPROF_OK && i < n; i++) {
@@ -6486,6 +6904,11 @@ DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const i
     if (!s) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_loss: NULL session");
     return dpprof__given(s, tokens, targets, n, losses, 1, 0.0);
 }
+
+/* ---- 5.8 noise, optimizer and the step ---------------------------------------------------------------------
+   The Gaussian noise (Philox, the same bits on every backend and any number of ranks), the division by the
+   batch, Adam or SGD, the collectives of the shards, and the logical step: its physical batches, its sampling
+   (fixed or Poisson), the gradient check, the measured time. dpprof_session_step and _run. */
 
 /* one trainable tensor's part of dpprof__noise on the cpu backend: g (n) from element `off` of the stream */
 static void dpprof__noise_cpu(dpprof_session *s, dpprof_real *g, int64_t n, int step, uint64_t off) {
@@ -6719,7 +7142,7 @@ static int dpprof__check_grads_run(dpprof_session *s, int step) {
             if (s->dist.real && s->dist.zero >= 2) dpprof_nonfinite_gpu(DPPROF__F(s->dist.gshard) + s->dist.toff[i], (size_t)len, i);
             else dpprof_nonfinite_gpu(DPPROF__F(p->g) + lo, (size_t)len, i);
         }
-        if (dpprof_nonfinite_result_gpu(&bad) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "step %d on the gpu: %s", step, dpprof_cuda_last_error());
+        if (dpprof_nonfinite_result_gpu(&bad) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "step %d on the gpu: %s", step, dpprof_last_error());
         if (bad >= 0) return dpprof__fail(DPPROF_ERR_NUMERIC, "the gradient of %s holds a nan or inf in step %d", s->model.params[bad].name, step);
         return DPPROF_OK;
     }
@@ -6777,22 +7200,22 @@ static int dpprof__gpu_times(dpprof_session *s, size_t first_phase, int ev_start
     int ev_end;
     double ms;
     if (dpprof_cuda_event(&ev_end) != DPPROF_OK || dpprof_cuda_sync() != DPPROF_OK || dpprof_cuda_event_ms(ev_start, ev_end, step_ms) != DPPROF_OK)
-        return dpprof__fail(DPPROF_ERR_CUDA, "the step on the gpu failed: %s", dpprof_cuda_last_error());
+        return dpprof__fail(DPPROF_ERR_CUDA, "the step on the gpu failed: %s", dpprof_last_error());
     for (k = first_phase; k < s->prof.n_phases; k++) {
         dpprof_phase_rec *r = &s->prof.phases[k];
         int a = k < s->obs.cap_ph_ev ? s->obs.ph_ev[k] : -1, b = k + 1 < s->prof.n_phases && k + 1 < s->obs.cap_ph_ev ? s->obs.ph_ev[k + 1] : ev_end;
         if (a < 0 || b < 0) continue;
-        if (dpprof_cuda_event_ms(ev_start, a, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        if (dpprof_cuda_event_ms(ev_start, a, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
         r->t_start_ms = t0 + ms;
-        if (dpprof_cuda_event_ms(ev_start, b, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        if (dpprof_cuda_event_ms(ev_start, b, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
         r->t_end_ms = t0 + ms;
     }
     for (k = s->obs.n_ops; k-- > 0 && s->obs.ops[k].phase_rec >= first_phase;) {
         dpprof__op_rec *o = &s->obs.ops[k];
         if (o->ev0 < 0 || o->ev1 < 0) continue;
-        if (dpprof_cuda_event_ms(ev_start, o->ev0, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        if (dpprof_cuda_event_ms(ev_start, o->ev0, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
         o->t0 = t0 + ms;
-        if (dpprof_cuda_event_ms(ev_start, o->ev1, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        if (dpprof_cuda_event_ms(ev_start, o->ev1, &ms) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
         o->t1 = t0 + ms;
     }
 #else
@@ -6817,13 +7240,13 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         if (s->cfg.dram && step == 0) { /* the counters step: warm-up, so its syncs do not touch the timing */
             /* one range per phase record: --checkpoint layers adds two a layer to each backward pass; per op: a bound on
                a step's ops (a layer's forward, backward and recompute with every adapter and norm op is under 128) */
-            const int per_batch = s->cfg.dram == 2 ? 64 + 128 * s->sh.L : 8 + (s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS ? 4 * s->sh.L : 0);
+            const int per_batch = s->cfg.dram == DPPROF_DRAM_OPS ? 64 + 128 * s->sh.L : 8 + (s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS ? 4 * s->sh.L : 0);
             s->gpu.count_op0 = s->obs.n_ops;
-            if (dpprof_cuda_counters_begin(64 + per_batch * (s->cfg.batch / s->cfg.physical_batch + 2)) == DPPROF_OK) s->gpu.counting = s->cfg.dram;
-            else snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler unavailable: %s", dpprof_cuda_last_error());
+            if (dpprof_cuda_counters_begin(64 + per_batch * (s->cfg.batch / s->cfg.physical_batch + 2)) == DPPROF_OK) s->gpu.counting = (int)s->cfg.dram;
+            else snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler unavailable: %s", dpprof_last_error());
         }
         dpprof_cuda_events_reset();
-        if (dpprof_cuda_event(&ev_start) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        if (dpprof_cuda_event(&ev_start) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
         tp0 = dpprof_prof_now_ms(&s->prof);
     }
 #endif
@@ -6881,7 +7304,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         dpprof__acts_release(s);
         return rc;
     }
-    marked = s->obs.mark_ops && !(s->cfg.dram == 2 && step == 0); /* the counted step's ops are not timed */
+    marked = s->obs.mark_ops && !(s->cfg.dram == DPPROF_DRAM_OPS && step == 0); /* the counted step's ops are not timed */
     s->obs.mark_ops = s->cfg.trace_ops;
     s->run.step_loss[step] = nsamp ? loss / nsamp : NAN;
     s->run.step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0;
@@ -6915,6 +7338,12 @@ DPPROF_API int dpprof_session_run(dpprof_session *s) {
     return DPPROF_OK;
 }
 
+/* ---- 5.9 auto ----------------------------------------------------------------------------------------------
+   config.algo = auto chooses per linear layer: materialise the per-sample gradient, ghost's gram matrices or a
+   flash norm, by analytic costs, by exact dry probes of the peak (the same configuration on the dry backend,
+   in process) and, on cuda, by kernels timed at session start (the clipped gradient, the noise pass, the flash
+   flavours). */
+
 /* the sequence length a parameter's norm sees: 1 for a classification head (the last position) */
 static int dpprof__param_T(const dpprof_session *s, int i) {
     return (i == s->model.p_head && s->cfg.task == DPPROF_TASK_CLS) ? 1 : s->cfg.seq;
@@ -6942,7 +7371,7 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
     const int n = s->cfg.physical_batch, T = s->cfg.seq;
     int i, wi = 0, wo = 0, rc;
     dpprof_tensor xs, ys, cs;
-    if (s->cfg.fused_clipgrad || !s->dps.bk || s->dps.two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || n < 2) return DPPROF_OK;
+    if (s->cfg.fused_clipgrad != DPPROF_SWITCH_AUTO || !s->dps.bk || s->dps.two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || n < 2) return DPPROF_OK;
     for (i = 0; i < s->model.n_params; i++) {
         const dpprof_param *p = &s->model.params[i];
         if (!p->trainable || p->rows <= 1 || i == s->model.p_emb || p->rows % 8 || p->cols % 8) continue;
@@ -6964,7 +7393,7 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
         memcpy(&v, &pair, sizeof v);
         dpprof_fill_gpu(DPPROF__F(xs), (size_t)T * (size_t)wi / 2, v);
         dpprof_fill_gpu(DPPROF__F(ys), (size_t)T * (size_t)wo / 2, v);
-        if (!hc) rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the clip factors for --algo auto's timing");
+        if (!hc) rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the clip factors for config.algo = auto's timing");
         for (j = 0; rc == DPPROF_OK && j < n; j++) hc[j] = 1.0 / (j + 2); /* any factors below 1: the timing does not depend on them */
         if (rc == DPPROF_OK && dpprof_cuda_copy(cs.data, hc, sizeof(double) * (size_t)n, DPPROF_COPY_H2D) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
         DPPROF_FREE(hc);
@@ -6991,9 +7420,9 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
             if (rc == DPPROF_OK) s->dps.cg_fused[i] = s->dps.cg_ms[2 * i + 1] < s->dps.cg_ms[2 * i];
             (void)dpprof_cuda_zero(p->g.data, (size_t)p->g.n * (size_t)p->g.elem_size);
         }
-        dpprof__tune_clipgrad(s->cfg.fused_clipgrad > 0);
+        dpprof__tune_clipgrad(s->cfg.fused_clipgrad == DPPROF_SWITCH_ON);
         dpprof_cuda_events_reset();
-        if (rc == DPPROF_ERR_CUDA) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the clipped gradient kernels for --algo auto: %s", dpprof_cuda_last_error());
+        if (rc == DPPROF_ERR_CUDA) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the clipped gradient kernels for config.algo = auto: %s", dpprof_last_error());
     }
 #endif
     dpprof__tfree(s, &cs);
@@ -7012,7 +7441,7 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
     int64_t N = 0;
     int i, rc;
     dpprof_tensor w, g, m, v, cp;
-    if (s->cfg.fused_noise || !s->dps.dp) return DPPROF_OK;
+    if (s->cfg.fused_noise != DPPROF_SWITCH_AUTO || !s->dps.dp) return DPPROF_OK;
     for (i = 0; i < s->model.n_params; i++)
         if (s->model.params[i].trainable && s->model.params[i].g.n > N) N = s->model.params[i].g.n;
     if (N > (INT64_C(1) << 22)) N = INT64_C(1) << 22; /* 4M weights: 152 MB a pass, past any launch overhead */
@@ -7052,7 +7481,7 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
         }
         if (rc == DPPROF_OK) s->dps.fused_noise = s->dps.noise_ms[1] < s->dps.noise_ms[0];
         dpprof_cuda_events_reset();
-        if (rc == DPPROF_ERR_CUDA) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the noise and the optimizer step for --algo auto: %s", dpprof_cuda_last_error());
+        if (rc == DPPROF_ERR_CUDA) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the noise and the optimizer step for config.algo = auto: %s", dpprof_last_error());
     }
 #endif
     dpprof__tfree(s, &cp);
@@ -7072,7 +7501,7 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
 static int dpprof__calibrate(dpprof_session *s) {
     const int T = s->cfg.seq, C = s->sh.C, n = s->cfg.physical_batch;
     /* ghost's grams are timed too where auto may use them and the rates decide (dpprof__auto_ghost) */
-    const int ghost = s->dps.auto_ghost && !s->cfg.auto_ghost;
+    const int ghost = s->dps.auto_ghost && s->cfg.auto_ghost == DPPROF_SWITCH_AUTO;
     dpprof_tensor x, dy, nrm, ga, gg;
     int rc;
     s->dps.rate_gram = s->dps.rate_psg = 1.0;
@@ -7119,7 +7548,7 @@ static int dpprof__calibrate(dpprof_session *s) {
             if (rc == DPPROF_OK && ms > 0) *(f == 2 ? &s->dps.rate_ghost : f ? &s->dps.rate_psg : &s->dps.rate_gram) = c.flops / (ms * 1e-3);
         }
         dpprof_cuda_events_reset();
-        if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the flash norms for --algo auto: %s", dpprof_cuda_last_error());
+        if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the flash norms for config.algo = auto: %s", dpprof_last_error());
     }
 #endif
     dpprof__tfree(s, &gg);
@@ -7192,7 +7621,7 @@ static int dpprof__dry_run(dpprof_config *c, int64_t *peak) {
     int rc;
     c->backend = DPPROF_BACKEND_DRY;
     c->op_times = 0;
-    c->dram = 0;
+    c->dram = DPPROF_DRAM_OFF;
     c->trace_ops = 0;
     c->no_timeline = 1;
     rc = dpprof_session_create(c, &d);
@@ -7209,13 +7638,13 @@ static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int ghos
     probe.algo = (dpprof_algo)algo;
     probe.backend = DPPROF_BACKEND_DRY;
     probe.memory_limit = 0;
-    probe.auto_materialise = mat;
-    probe.auto_ghost = ghost;
+    probe.auto_materialise = (dpprof_materialise)mat;
+    probe.auto_ghost = (dpprof_switch)ghost;
     probe.steps = 1;
     probe.warmup = 0;
     probe.data_path = NULL;
-    probe.fused_clipgrad = -1; /* neither changes the bytes; forced, the probe allocates no timing buffers */
-    probe.fused_noise = -1;
+    probe.fused_clipgrad = DPPROF_SWITCH_OFF; /* neither changes the bytes; forced, the probe allocates no timing buffers */
+    probe.fused_noise = DPPROF_SWITCH_OFF;
     return dpprof__dry_run(&probe, peak);
 }
 
@@ -7254,7 +7683,7 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
         s->dps.two_pass = 1;
         return -1;
     }
-    if (s->cfg.auto_materialise < 0) return bk_peak;
+    if (s->cfg.auto_materialise == DPPROF_MATERIALISE_NEVER) return bk_peak;
     for (i = 0; i < s->model.n_params; i++) {
         const dpprof_param *p = &s->model.params[i];
         const int cand = p->trainable && p->rows > 1 && i != s->model.p_emb;
@@ -7262,8 +7691,8 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
         fits2 += cand && dpprof__psg_fits(s, dpprof__param_T(s, i), p->cols, p->rows, 2);
     }
     if (!fits2) return bk_peak;
-    if (s->cfg.auto_materialise > 0) { /* 1: level 2, 2: level 1 (the probes), unmeasured */
-        s->dps.auto_mat = s->cfg.auto_materialise == 1 ? 2 : fits1 ? 1 : 0;
+    if (s->cfg.auto_materialise != DPPROF_MATERIALISE_MEASURED) { /* both rules: level 2, the width rule: level 1 (the probes), unmeasured */
+        s->dps.auto_mat = s->cfg.auto_materialise == DPPROF_MATERIALISE_BOTH_RULES ? 2 : fits1 ? 1 : 0;
         return -1;
     }
     if (bk_peak < 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) != DPPROF_OK) return -1;
@@ -7288,9 +7717,9 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
    dpprof__auto_setup measured it (flash_bk's, or with the materialised layers), else -1 */
 static void dpprof__auto_ghost(dpprof_session *s, int64_t base) {
     int64_t ghost = -1;
-    const int mat = s->dps.auto_mat == 2 ? 1 : s->dps.auto_mat == 1 ? 2 : -1; /* the probe's auto_materialise for this level */
-    if (s->cfg.auto_ghost) {
-        s->dps.auto_ghost = s->cfg.auto_ghost > 0;
+    const int mat = s->dps.auto_mat == 2 ? DPPROF_MATERIALISE_BOTH_RULES : s->dps.auto_mat == 1 ? DPPROF_MATERIALISE_WIDTH_RULE : DPPROF_MATERIALISE_NEVER; /* the probe's auto_materialise for this level */
+    if (s->cfg.auto_ghost != DPPROF_SWITCH_AUTO) {
+        s->dps.auto_ghost = s->cfg.auto_ghost == DPPROF_SWITCH_ON;
         return;
     }
     if ((base >= 0 || dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, -1, &base) == DPPROF_OK) && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, 1, &ghost) == DPPROF_OK)
@@ -7304,7 +7733,7 @@ static void dpprof__auto_ghost(dpprof_session *s, int64_t base) {
    (dpprof__proj_bwd), so each is charged its share of it */
 static int dpprof__ghost_pick(const dpprof_session *s, int T, int IC, int OC, int share) {
     double g, f, p;
-    if (s->cfg.auto_ghost > 0) return 1;
+    if (s->cfg.auto_ghost == DPPROF_SWITCH_ON) return 1;
     if (s->backend != DPPROF_BACKEND_CUDA || !(s->dps.rate_ghost > 0)) return 0;
     g = (dpprof_gram_cost(1, T, IC, s->elem).flops / share + dpprof_gram_cost(1, T, OC, s->elem).flops + dpprof_gram_dot_cost(1, T, s->elem).flops) / s->dps.rate_ghost;
     f = dpprof__gram_flops(T, IC, OC, share) / s->dps.rate_gram;
@@ -7352,8 +7781,8 @@ static int dpprof__setup_dp(dpprof_session *s) {
     s->dps.cg_fused = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->model.n_params);
     s->dps.cg_ms = (double *)DPPROF_MALLOC(sizeof(double) * 2 * (size_t)s->model.n_params);
     if (s->dps.cg_fused && s->dps.cg_ms)
-        for (i = 0; i < s->model.n_params; i++) s->dps.cg_fused[i] = s->cfg.fused_clipgrad > 0, s->dps.cg_ms[2 * i] = s->dps.cg_ms[2 * i + 1] = NAN;
-    s->dps.fused_noise = s->cfg.fused_noise > 0;
+        for (i = 0; i < s->model.n_params; i++) s->dps.cg_fused[i] = s->cfg.fused_clipgrad == DPPROF_SWITCH_ON, s->dps.cg_ms[2 * i] = s->dps.cg_ms[2 * i + 1] = NAN;
+    s->dps.fused_noise = s->cfg.fused_noise == DPPROF_SWITCH_ON;
     s->dps.noise_ms[0] = s->dps.noise_ms[1] = NAN;
     s->dps.psg = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->model.n_params);
     s->dps.cap_kept = 3 * s->model.n_params + 16;
@@ -7396,6 +7825,12 @@ DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int 
     return s && i >= 0 && i < s->model.n_params && s->dps.method ? dpprof__method_names[s->dps.method[i]] : "?";
 }
 
+/* ---- 5.10 session lifecycle --------------------------------------------------------------------------------
+   dpprof_session_create resolves the configuration, opens the backend (the GPU, the MPI job, NCCL), builds the
+   model, loads the data, sets up DP (auto's choices) and records the setup phases; any failure frees
+   everything. Then the accessors: the configuration, the shape, the profiler, the parameters and their values,
+   the memory three ways. */
+
 #ifdef DPPROF_MPI
 /* real ranks on the cuda backend: the NCCL communicator of the MPI job's ranks (rank 0's id broadcast); every
    rank joins, or every rank fails */
@@ -7404,18 +7839,18 @@ static int dpprof__nccl_open(dpprof_session *s) {
     int rc, bad;
     memset(id, 0, sizeof id);
     if (!s->dist.rank && dpprof_nccl_id(id, DPPROF_NCCL_ID_BYTES) != DPPROF_OK) {
-        rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda, %d ranks: %s", s->dist.n, dpprof_cuda_last_error());
+        rc = dpprof__fail(DPPROF_ERR_CUDA, "config.backend = cuda, %d ranks: %s", s->dist.n, dpprof_last_error());
         id[DPPROF_NCCL_ID_BYTES] = 1;
     }
     MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (id[DPPROF_NCCL_ID_BYTES])
-        return s->dist.rank ? dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda, %d ranks: rank 0 could not make the NCCL communicator's id", s->dist.n) : DPPROF_ERR_CUDA;
+        return s->dist.rank ? dpprof__fail(DPPROF_ERR_CUDA, "config.backend = cuda, %d ranks: rank 0 could not make the NCCL communicator's id", s->dist.n) : DPPROF_ERR_CUDA;
     rc = dpprof_nccl_init(id, s->dist.n, s->dist.rank);
-    if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda, %d ranks: %s", s->dist.n, dpprof_cuda_last_error());
+    if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "config.backend = cuda, %d ranks: %s", s->dist.n, dpprof_last_error());
     bad = rc != DPPROF_OK;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rc == DPPROF_OK) s->dist.nccl = 1;
-    if (bad && rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda, %d ranks: another rank could not join the NCCL communicator", s->dist.n);
+    if (bad && rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "config.backend = cuda, %d ranks: another rank could not join the NCCL communicator", s->dist.n);
     return rc;
 }
 #endif
@@ -7447,13 +7882,13 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         long long lim;
         MPI_Initialized(&init);
         if (!init) {
-            rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the %s backend: launch the run as an MPI job of %d processes (mpirun -np %d ...)", s->cfg.ranks,
+            rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d on the %s backend: launch the run as an MPI job of %d processes (mpirun -np %d ...)", s->cfg.ranks,
                               dpprof_backend_name(s->backend), s->cfg.ranks, s->cfg.ranks);
             goto fail;
         }
         MPI_Comm_size(MPI_COMM_WORLD, &world);
         if (world != s->cfg.ranks) {
-            rc = dpprof__fail(DPPROF_ERR_INVALID, "ranks = %d, but the MPI job has %d processes: give mpirun -np %d, or --ranks %d", s->cfg.ranks, world, s->cfg.ranks, world);
+            rc = dpprof__fail(DPPROF_ERR_INVALID, "config.ranks = %d, but the MPI job has %d processes: give mpirun -np %d, or config.ranks = %d", s->cfg.ranks, world, s->cfg.ranks, world);
             goto fail;
         }
         MPI_Comm_rank(MPI_COMM_WORLD, &s->dist.rank);
@@ -7473,23 +7908,23 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     }
     if (s->backend == DPPROF_BACKEND_CUDA) {
         rc = dpprof_cuda_device_count(&count);
-        if (rc != DPPROF_OK && rc != DPPROF_ERR_NO_CUDA) rc = dpprof__fail(rc, "--backend cuda: %s", dpprof_cuda_last_error());
-        if (rc == DPPROF_OK && count == 0) rc = dpprof__fail(DPPROF_ERR_NO_DEVICE, "--backend cuda: no GPU is visible on this machine");
-        if (rc == DPPROF_OK && !DPPROF__CUDA) rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--backend cuda: this build computes in double (DPPROF_REF_DOUBLE) and has no gpu path");
+        if (rc != DPPROF_OK && rc != DPPROF_ERR_NO_CUDA) rc = dpprof__fail(rc, "config.backend = cuda: %s", dpprof_last_error());
+        if (rc == DPPROF_OK && count == 0) rc = dpprof__fail(DPPROF_ERR_NO_DEVICE, "config.backend = cuda: no GPU is visible on this machine");
+        if (rc == DPPROF_OK && !DPPROF__CUDA) rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.backend = cuda: this build computes in double (DPPROF_REF_DOUBLE) and has no gpu path");
         if (rc == DPPROF_OK && s->dist.real && !dpprof_nccl_available())
-            rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "ranks = %d on the cuda backend: this build has no NCCL (nccl.h was not found when dpprof_kernels.cu was compiled); --backend cpu runs the ranks over MPI",
+            rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d on the cuda backend: this build has no NCCL (nccl.h was not found when dpprof_kernels.cu was compiled); config.backend = cpu runs the ranks over MPI",
                               s->cfg.ranks);
         if (rc == DPPROF_OK) dev = s->dist.local % count; /* one rank: GPU 0 */
-        if (rc == DPPROF_OK && dpprof_cuda_device_info(dev, &s->gpu.dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
-        if (rc == DPPROF_OK && dpprof_cuda_init(dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: %s", dpprof_cuda_last_error());
-        if (rc == DPPROF_OK && s->cfg.wgmma > 0 && !(s->gpu.dev.cc_major == 9 && s->gpu.dev.cc_minor == 0))
-            rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--wgmma: Hopper's warpgroup mma runs on compute capability 9.0 only (H100, H200); this GPU, %s, is %d.%d",
+        if (rc == DPPROF_OK && dpprof_cuda_device_info(dev, &s->gpu.dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "config.backend = cuda: %s", dpprof_last_error());
+        if (rc == DPPROF_OK && dpprof_cuda_init(dev) != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "config.backend = cuda: %s", dpprof_last_error());
+        if (rc == DPPROF_OK && s->cfg.wgmma == DPPROF_SWITCH_ON && !(s->gpu.dev.cc_major == 9 && s->gpu.dev.cc_minor == 0))
+            rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.wgmma = on: Hopper's warpgroup mma runs on compute capability 9.0 only (H100, H200); this GPU, %s, is %d.%d",
                               s->gpu.dev.name, s->gpu.dev.cc_major, s->gpu.dev.cc_minor);
 #ifdef DPPROF_MPI
         if (s->dist.real) { /* every rank has its GPU, or none goes on (the communicator would wait for it) */
             int bad = rc != DPPROF_OK;
             MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-            if (bad && rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "--backend cuda: another rank of the MPI job could not open its GPU");
+            if (bad && rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "config.backend = cuda: another rank of the MPI job could not open its GPU");
             if (rc == DPPROF_OK) rc = dpprof__nccl_open(s);
         }
 #endif
@@ -7505,16 +7940,14 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         s->gpu.h_loss = (float *)DPPROF_MALLOC(sizeof(float) * (size_t)s->cfg.physical_batch);
         if (!s->gpu.h_tok || !s->gpu.h_tgt || !s->gpu.h_loss) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host staging buffers"); goto fail; }
     }
-    if (s->cfg.wgmma > 0 && (s->backend == DPPROF_BACKEND_CPU || s->cfg.dtype != DPPROF_DTYPE_BF16)) {
-        rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is %s, %s)",
+    /* config.backend = auto has become cpu or cuda here: what needs the gpu is checked against what it became */
+    if (s->cfg.wgmma == DPPROF_SWITCH_ON && s->backend == DPPROF_BACKEND_CPU) {
+        rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.wgmma = on selects a kernel of the bf16 gram norm on the GPU: it needs config.backend = cuda (or dry) and config.dtype = bf16 (this run is %s, %s)",
                           dpprof_backend_name(s->backend), s->cfg.dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32");
         goto fail;
     }
-    if (s->cfg.dram < 0 || s->cfg.dram > 2) { rc = dpprof__fail(DPPROF_ERR_INVALID, "dram = %d: 0 (off), 1 (per phase) or 2 (per op)", s->cfg.dram); goto fail; }
-    if (s->cfg.dram && s->backend != DPPROF_BACKEND_CUDA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dram%s reads the GPU's DRAM counters: it needs --backend cuda (this run is %s)", s->cfg.dram == 2 ? "-ops" : "", dpprof_backend_name(s->backend)); goto fail; }
-    if (s->cfg.op_times && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--op-times times every op in the warm-up steps, outside the timing: it needs --warmup 1 or more"); goto fail; }
+    if (s->cfg.dram && s->backend != DPPROF_BACKEND_CUDA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.dram = %s reads the GPU's DRAM counters: it needs config.backend = cuda (this run is %s)", s->cfg.dram == DPPROF_DRAM_OPS ? "ops" : "phases", dpprof_backend_name(s->backend)); goto fail; }
     s->obs.mark_ops = s->cfg.trace_ops;
-    if (s->cfg.dram && s->cfg.warmup < 1) { rc = dpprof__fail(DPPROF_ERR_INVALID, "--dram counts DRAM traffic in warm-up step 0, outside the timing: it needs --warmup 1 or more"); goto fail; }
     s->cfg.backend = (dpprof_backend)s->backend;
     s->elem = s->cfg.dtype == DPPROF_DTYPE_BF16 ? (int)sizeof(dpprof_bf16) : (int)sizeof(dpprof_real);
     /* without a timeline or a trace the event log is not kept: a long run's host memory stays bounded */
@@ -7620,7 +8053,7 @@ static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real 
             if (s->backend == DPPROF_BACKEND_CUDA) { /* the rank's part to the host, then the parts over MPI */
                 int rc = len ? dpprof_cuda_copy(host + lo, dpprof__dist_wpart(s, i), (size_t)len * sizeof(dpprof_real), DPPROF_COPY_D2H) : DPPROF_OK, bad = rc != DPPROF_OK;
                 MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-                if (bad) return dpprof__fail(DPPROF_ERR_CUDA, "dpprof_session_param_read: %s", rc != DPPROF_OK ? dpprof_cuda_last_error() : "another rank's copy failed");
+                if (bad) return dpprof__fail(DPPROF_ERR_CUDA, "dpprof_session_param_read: %s", rc != DPPROF_OK ? dpprof_last_error() : "another rank's copy failed");
                 dpprof__mpi_allgather(s, host, n, NULL);
             } else dpprof__mpi_allgather(s, host, n, dpprof__dist_wpart(s, i));
 #endif
@@ -7634,7 +8067,7 @@ static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real 
     if (s->backend == DPPROF_BACKEND_CUDA) {
         int rc = to_host ? dpprof_cuda_copy(host, t->data, bytes, DPPROF_COPY_D2H) : dpprof_cuda_copy(t->data, host, bytes, DPPROF_COPY_H2D);
         if (rc == DPPROF_OK && !to_host && which == 'w') dpprof__cast_weights(s, i, i + 1, 0); /* the matmuls read the new values */
-        return rc == DPPROF_OK ? DPPROF_OK : dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_cuda_last_error());
+        return rc == DPPROF_OK ? DPPROF_OK : dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
     }
 #endif
     if (to_host) memcpy(host, t->data, bytes);
@@ -7653,7 +8086,12 @@ DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int train
     return n;
 }
 
-/* ---- result json ----------------------------------------------------------------------------- */
+/* ---- 5.11 writers and dump ---------------------------------------------------------------------------------
+   The result JSON (docs/results.md: fixed key order, doubles as %.17g, meta first), the Perfetto trace of the
+   last steps, and the dump that Hugging Face's LlamaForCausalLM.from_pretrained loads: config.json,
+   safetensors of the model, the batch and the gradients, step.json. */
+
+/* result json */
 #ifndef DPPROF_GIT_COMMIT
 #define DPPROF_GIT_COMMIT "unknown"
 #endif
@@ -7727,7 +8165,7 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
         for (j = i; j > 0 && ms[order[j]] > ms[order[j - 1]]; j--) { int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t; }
     fprintf(f, ", \"ops\": {\"note\": \"%s%s\", \"by_op\": {",
             s->backend == DPPROF_BACKEND_CUDA ? "cuda events around each op (its kernels); shares of the fp32, bf16 tensor-core and dram data-sheet peaks" : "host clock around each reference op",
-            s->cfg.dram == 2 ? "; traffic (--dram-ops): the op's measured bytes in the counters step (warm-up step 0, each op a CUPTI range, not timed), its analytic bytes there, "
+            s->cfg.dram == DPPROF_DRAM_OPS ? "; traffic (config.dram = ops): the op's measured bytes in the counters step (warm-up step 0, each op a CUPTI range, not timed), its analytic bytes there, "
                                "and the rates over the op's time per timed step (l2: the SMs' global loads and stores through L2)" : "");
     for (j = 0; j < n; j++) {
         i = order[j];
@@ -7910,21 +8348,21 @@ static void dpprof__write_privacy(const dpprof_session *s, FILE *f) {
     }
     if (c->dataset_size) q = (double)c->batch / (double)c->dataset_size;
     if (c->sigma == 0) note = "sigma = 0: clipping without noise gives no privacy guarantee (epsilon is infinite)";
-    else if (!c->dataset_size) note = "no --dataset-size: the sample rate q = B/N is unknown, so is epsilon";
+    else if (!c->dataset_size) note = "no dataset size (config.dataset_size; --dataset-size on the command line): the sample rate q = B/N is unknown, so is epsilon";
     else if (!c->poisson)
         note = "batches were drawn in a fixed order, not by poisson sampling: the poisson-subsampled epsilon does not hold for this run, and no "
-               "epsilon is reported; --poisson draws the batches that accounting describes";
+               "epsilon is reported; poisson sampling (config.poisson; --poisson on the command line) draws the batches that accounting describes";
     else if (dpprof_rdp_epsilon(q, c->sigma, s->run.steps_done, c->delta, NULL, 0, &eps, &order) != 0 ||
-             (c->accountant >= 1 && dpprof_pld_epsilon(q, c->sigma, s->run.steps_done, c->delta, 0, &eps_pld) != 0)) {
+             (c->accountant != DPPROF_ACCOUNTANT_RDP && dpprof_pld_epsilon(q, c->sigma, s->run.steps_done, c->delta, 0, &eps_pld) != 0)) {
         note = "the accountant could not evaluate this setting";
         eps = eps_pld = NAN;
-    } else note = c->accountant == 1 ? "privacy loss distribution of the poisson-subsampled gaussian mechanism: connect-the-dots discretization at 1e-4, composed by fft (an upper bound)"
-                : c->accountant == 2 ? "epsilon: rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019, improved conversion); epsilon_pld: its privacy loss distribution, the tight accountant (an upper bound)"
+    } else note = c->accountant == DPPROF_ACCOUNTANT_PLD ? "privacy loss distribution of the poisson-subsampled gaussian mechanism: connect-the-dots discretization at 1e-4, composed by fft (an upper bound)"
+                : c->accountant == DPPROF_ACCOUNTANT_BOTH ? "epsilon: rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019, improved conversion); epsilon_pld: its privacy loss distribution, the tight accountant (an upper bound)"
                                      : "rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019), improved conversion (balle et al. 2020); orders past 63 where the minimum is at the grid's edge";
     fprintf(f, "{\"mechanism\": \"%s\", \"accountant\": %s, \"epsilon\": ", c->poisson ? "poisson-subsampled gaussian" : "gaussian, batches in a fixed order",
-            !c->poisson ? "null" : c->accountant == 1 ? "\"pld\"" : c->accountant == 2 ? "\"rdp+pld\"" : "\"rdp\"");
-    dpprof__jnum(f, c->accountant == 1 ? eps_pld : eps);
-    if (c->accountant == 2) {
+            !c->poisson ? "null" : c->accountant == DPPROF_ACCOUNTANT_PLD ? "\"pld\"" : c->accountant == DPPROF_ACCOUNTANT_BOTH ? "\"rdp+pld\"" : "\"rdp\"");
+    dpprof__jnum(f, c->accountant == DPPROF_ACCOUNTANT_PLD ? eps_pld : eps);
+    if (c->accountant == DPPROF_ACCOUNTANT_BOTH) {
         fputs(", \"epsilon_pld\": ", f);
         dpprof__jnum(f, eps_pld);
     }
@@ -7992,9 +8430,9 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, c->init_std);
     fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"fused_noise\": %s, \"dp_warp_tile\": %d, \"wgmma\": %s}",
             (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit,
-            c->fused_clipgrad > 0 ? "true" : c->fused_clipgrad == 0 && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false",
-            c->fused_noise > 0 ? "true" : c->fused_noise == 0 && s->dps.noise_n > 0 && !isnan(s->dps.noise_ms[0]) ? "\"measured\"" : "false", c->dp_warp_tile,
-            c->wgmma > 0 || (c->wgmma == 0 && s->backend == DPPROF_BACKEND_CUDA && c->dtype == DPPROF_DTYPE_BF16 && s->gpu.dev.cc_major == 9 && s->gpu.dev.cc_minor == 0) ? "true" : "false");
+            c->fused_clipgrad == DPPROF_SWITCH_ON ? "true" : c->fused_clipgrad == DPPROF_SWITCH_AUTO && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false",
+            c->fused_noise == DPPROF_SWITCH_ON ? "true" : c->fused_noise == DPPROF_SWITCH_AUTO && s->dps.noise_n > 0 && !isnan(s->dps.noise_ms[0]) ? "\"measured\"" : "false", c->dp_warp_tile,
+            c->wgmma == DPPROF_SWITCH_ON || (c->wgmma == DPPROF_SWITCH_AUTO && s->backend == DPPROF_BACKEND_CUDA && c->dtype == DPPROF_DTYPE_BF16 && s->gpu.dev.cc_major == 9 && s->gpu.dev.cc_minor == 0) ? "true" : "false");
 
     fputs(",\n  \"status\": ", f);
     dpprof__jstr(f, status ? status : "ok");
@@ -8147,8 +8585,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     }
     fputs(", \"dram_note\": ", f);
     dpprof__jstr(f, s->gpu.dram_note[0] ? s->gpu.dram_note
-                 : !c->dram       ? "not requested (--dram)"
-                 : c->dram == 2   ? "per op of warm-up step 0 (throughput.ops), each op a range of CUPTI's range profiler, and per phase their sums (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)"
+                 : !c->dram       ? "not requested (config.dram)"
+                 : c->dram == DPPROF_DRAM_OPS ? "per op of warm-up step 0 (throughput.ops), each op a range of CUPTI's range profiler, and per phase their sums (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)"
                                   : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
     if (s->backend == DPPROF_BACKEND_CUDA && c->algo == DPPROF_ALGO_AUTO) {
         fputs(", \"auto_flash_flops_per_s\": {\"gram\": ", f);
@@ -8367,18 +8805,18 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     dpprof__st_entry *ents = NULL;
     dpprof_real **hostw = NULL;
     FILE *f;
-    if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dump needs computed values: use --backend cpu or cuda (this run is dry)");
-    if (s->dist.real) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "--dump with ranks = %d: the dump's gradients are one process's; run it with one rank", s->dist.n);
+    if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "dpprof_session_dump needs computed values: config.backend = cpu or cuda (this run is dry)");
+    if (s->dist.real) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "dpprof_session_dump with config.ranks = %d: the dump's gradients are one process's; run it with one rank", s->dist.n);
     if (s->backend == DPPROF_BACKEND_CUDA) { /* host copies of every tensor, freed at the end */
         hostw = (dpprof_real **)DPPROF_MALLOC(sizeof(dpprof_real *) * (size_t)s->model.n_params);
-        if (!hostw) return dpprof__fail(DPPROF_ERR_OOM, "--dump: out of memory");
+        if (!hostw) return dpprof__fail(DPPROF_ERR_OOM, "dpprof_session_dump: out of memory");
         memset(hostw, 0, sizeof(dpprof_real *) * (size_t)s->model.n_params);
     }
     tok = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)B * T);
     tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)B * tw);
     losses = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)B);
     ents = (dpprof__st_entry *)DPPROF_MALLOC(sizeof(dpprof__st_entry) * (size_t)(s->model.n_params + 2));
-    if (!tok || !tgt || !losses || !ents) { rc = dpprof__fail(DPPROF_ERR_OOM, "--dump: out of memory"); goto done; }
+    if (!tok || !tgt || !losses || !ents) { rc = dpprof__fail(DPPROF_ERR_OOM, "dpprof_session_dump: out of memory"); goto done; }
     /* the first logical step's batch, and sum_i grad loss_i at the current parameters, accumulated
        over the physical batches exactly as a training step does it */
     dpprof_session_batch(s, 0, 0, B, tok, tgt);
@@ -8394,7 +8832,7 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
         e->from_real = 1;
         if (hostw) {
             hostw[i] = (dpprof_real *)DPPROF_MALLOC(sizeof(dpprof_real) * (size_t)e->n);
-            if (!hostw[i]) { rc = dpprof__fail(DPPROF_ERR_OOM, "--dump: out of memory"); goto done; }
+            if (!hostw[i]) { rc = dpprof__fail(DPPROF_ERR_OOM, "dpprof_session_dump: out of memory"); goto done; }
             if ((rc = dpprof_session_param_read(s, i, 'w', hostw[i])) != DPPROF_OK) goto done;
             e->data = hostw[i];
         }
@@ -8482,39 +8920,39 @@ done:
    ============================================================================================= */
 #ifndef DPPROF_CUDA
 /* built without dpprof_kernels.cu: the cuda entry points say so */
+#define DPPROF__NO_CUDA_MSG "this dpprof was built without CUDA (no nvcc at build time)"
 DPPROF_API int dpprof_cuda_device_count(int *count) {
     if (count) *count = 0;
-    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG);
 }
 DPPROF_API int dpprof_cuda_device_info(int device, dpprof_device_info *info) {
     (void)device;
     if (info) memset(info, 0, sizeof *info);
-    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG);
 }
 DPPROF_API int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int category, int module) {
     (void)p; (void)bytes; (void)category; (void)module;
     if (ptr) *ptr = NULL;
-    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG);
 }
 DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr) {
     (void)p; (void)ptr;
-    return dpprof__fail(DPPROF_ERR_NO_CUDA, "this dpprof was built without CUDA (no nvcc at build time)");
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG);
 }
-DPPROF_API const char *dpprof_cuda_last_error(void) { return "built without CUDA"; }
-DPPROF_API int dpprof_cuda_init(int device) { (void)device; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_alloc(void **ptr, size_t bytes) { (void)bytes; if (ptr) *ptr = NULL; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_init(int device) { (void)device; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
+DPPROF_API int dpprof_cuda_alloc(void **ptr, size_t bytes) { (void)bytes; if (ptr) *ptr = NULL; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
 DPPROF_API void dpprof_cuda_release(void *ptr) { (void)ptr; }
-DPPROF_API int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir) { (void)dst; (void)src; (void)bytes; (void)dir; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes) { (void)dst; (void)bytes; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir) { (void)dst; (void)src; (void)bytes; (void)dir; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
+DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes) { (void)dst; (void)bytes; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
 DPPROF_API int dpprof_cuda_sync(void) { return DPPROF_OK; }
 DPPROF_API int dpprof_cuda_trim(void) { return DPPROF_OK; }
-DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes) { (void)ptr; (void)bytes; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_mem_used(size_t *used) { if (used) *used = 0; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_pool_usage(size_t *used, size_t *reserved) { if (used) *used = 0; if (reserved) *reserved = 0; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_event(int *id) { if (id) *id = -1; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms) { (void)a; (void)b; if (ms) *ms = 0; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes) { (void)ptr; (void)bytes; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
+DPPROF_API int dpprof_cuda_mem_used(size_t *used) { if (used) *used = 0; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
+DPPROF_API int dpprof_cuda_pool_usage(size_t *used, size_t *reserved) { if (used) *used = 0; if (reserved) *reserved = 0; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
+DPPROF_API int dpprof_cuda_event(int *id) { if (id) *id = -1; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
+DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms) { (void)a; (void)b; if (ms) *ms = 0; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
 DPPROF_API void dpprof_cuda_events_reset(void) {}
-DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype) { (void)dtype; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype) { (void)dtype; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
 DPPROF_API dpprof_dtype dpprof_cuda_storage(void) { return DPPROF_DTYPE_FP32; }
 DPPROF_API long long dpprof_cuda_launch_count(void) { return 0; }
 DPPROF_API long long dpprof_cuda_work_count(void) { return 0; }
@@ -8529,13 +8967,13 @@ DPPROF_API int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t) {
     return DPPROF_OK;
 }
 DPPROF_API void dpprof_cuda_get_tuning(dpprof_cuda_tuning *t) { if (t) *t = dpprof__tuning; }
-DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_counters_pop(void) { return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n) { (void)out; (void)max; if (n) *n = 0; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_cuda_counters_begin(int max_ranges) { (void)max_ranges; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
+DPPROF_API int dpprof_cuda_counters_push(const char *name) { (void)name; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
+DPPROF_API int dpprof_cuda_counters_pop(void) { return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
+DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n) { (void)out; (void)max; if (n) *n = 0; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
 DPPROF_API int dpprof_nccl_available(void) { return 0; }
-DPPROF_API int dpprof_nccl_id(void *id, size_t bytes) { (void)id; (void)bytes; return DPPROF_ERR_NO_CUDA; }
-DPPROF_API int dpprof_nccl_init(const void *id, int ranks, int rank) { (void)id; (void)ranks; (void)rank; return DPPROF_ERR_NO_CUDA; }
+DPPROF_API int dpprof_nccl_id(void *id, size_t bytes) { (void)id; (void)bytes; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
+DPPROF_API int dpprof_nccl_init(const void *id, int ranks, int rank) { (void)id; (void)ranks; (void)rank; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
 DPPROF_API void dpprof_nccl_finish(void) {}
 DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n) { (void)x; (void)n; }
 DPPROF_API void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap) { (void)x; (void)n; (void)cap; }
@@ -8545,7 +8983,7 @@ DPPROF_API int dpprof_cudnn_attention_plan(int B, int T, int NH, int NKV, int HS
     (void)B; (void)T; (void)NH; (void)NKV; (void)HS;
     if (ws) *ws = 0;
     if (deterministic) *deterministic = 0;
-    return DPPROF_ERR_NO_CUDA;
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG);
 }
 DPPROF_API void dpprof_cudnn_attention_fwd_gpu(float *out, float *lse, const float *q, const float *k, const float *v, int B, int T, int NH, int NKV, int HS, void *ws, size_t ws_bytes) {
     (void)out; (void)lse; (void)q; (void)k; (void)v; (void)B; (void)T; (void)NH; (void)NKV; (void)HS; (void)ws; (void)ws_bytes;

@@ -31,43 +31,212 @@
 /* exit codes: scripts and sweeps rely on them */
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_OOM = 3 };
 
+/* ---- messages: every error the command line prints is one line "dpprof: COMMAND: WHAT: WHY" ------------- */
 static const char *const prog_name = "dpprof";
 /* what starts every message: the program's name, or a sweep's file and configuration while it checks that
    configuration's options (sweep_check_options) */
 static const char *prog = "dpprof";
+static const char *cli_cmd = NULL; /* the command being run: dispatch sets it (NULL: none yet) */
 
-static int usage_error(const char *fmt, const char *a, const char *b) {
-    fprintf(stderr, "%s: ", prog);
-    fprintf(stderr, fmt, a, b);
-    fprintf(stderr, "\n(see '%s --help')\n", prog_name);
+/* print "PROG: COMMAND: MESSAGE" and return code */
+static int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int cli_fail(int code, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "%s: %s%s", prog, cli_cmd ? cli_cmd : "", cli_cmd ? ": " : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+/* bad input: the message, and where the help is */
+static int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int cli_usage(const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "%s: %s%s", prog, cli_cmd ? cli_cmd : "", cli_cmd ? ": " : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(see '%s %s%s--help')\n", prog_name, cli_cmd ? cli_cmd : "", cli_cmd ? " " : "");
+    (void)fflush(stderr);
     return EXIT_USAGE;
 }
 
-/* ---- options: one table a command drives its parser and its help text ---------------------------- */
+/* ---- options: one table a command drives its parser, its help text and its documentation ------------------
+   an option either sets a field of dpprof_config (through dpprof_config_set: the library's description of the
+   field is its type, range and values, and the library's check is the only one), or a field of the command's
+   own options (files, flags of the command line). the library speaks of a field as "config.NAME"; the command
+   line says the option that sets it instead (cli_say) */
+typedef enum cli_kind {
+    CLI_HEAD,   /* a heading of the help (help is its text) */
+    CLI_CONFIG, /* the dpprof_config field key, the value given; values: the command line's names of its values
+                   ("flat=0|per-layer=1"), NULL: the field's own */
+    CLI_SET,    /* no value: sets the dpprof_config field key to value; pair: the option that contradicts it; an enum
+                   field set by options without a pair keeps the higher code (--dram, --dram-ops) */
+    CLI_TEXT,   /* the command's const char * at field */
+    CLI_TEXTS,  /* repeatable: the command's cli_texts at field collects every value */
+    CLI_FLAG,   /* the command's int at field: 1 */
+    CLI_INT,    /* the command's int at field, in [lo, hi] */
+    CLI_LLONG,  /* the command's long long at field, in [lo, hi] */
+    CLI_REAL,   /* the command's double at field, in [lo, hi] (open: 1 open at lo, 2 at hi) */
+    CLI_HELP    /* --help: the help text */
+} cli_kind;
+
 typedef struct cli_opt {
-    const char *name; /* "--seq"; NULL: a heading (help is its text) */
-    const char *arg;  /* the value's name ("T"): the option takes one; NULL: a flag */
+    const char *name; /* "--seq"; NULL for a heading */
+    const char *arg;  /* the value's name in the help ("T"); NULL: takes no value */
+    cli_kind kind;
+    const char *key;  /* CLI_CONFIG, CLI_SET: the dpprof_config field */
+    const char *values; /* CLI_CONFIG: the names the command line gives the field's values; CLI_SET: what it sets */
+    const char *pair; /* CLI_SET: the option it contradicts */
+    size_t field;     /* CLI_TEXT to CLI_REAL: offsetof the command's options */
+    double lo, hi;
+    int open;
     const char *help; /* a '\n' continues on the next line, under the first */
 } cli_opt;
 
-static const cli_opt *cli_find(const cli_opt *t, size_t n, const char *name) {
+typedef struct cli_command {
+    const char *name;    /* "run" */
+    const char *usage;   /* the first lines of its help */
+    const char *about;   /* what follows them, before the options ("": nothing) */
+    const cli_opt *opt;
+    size_t nopt;
+    int maxpos;          /* arguments that are not options it takes */
+    const char *pos;     /* what they are, for a message ("(one experiment file)") */
+    const char *after;   /* the help's text after the options (NULL: none) */
+} cli_command;
+
+#define CLI_N(t) (sizeof(t) / sizeof((t)[0]))
+#define CLI_TEXTS_MAX 16
+typedef struct cli_texts { int n; const char *v[CLI_TEXTS_MAX]; } cli_texts;
+#define CLI_HELP_SHOWN (-1) /* cli_parse printed the help: the command ends with EXIT_OK */
+
+static const cli_opt *cli_find(const cli_command *c, const char *name) {
     size_t i;
-    for (i = 0; i < n; i++)
-        if (t[i].name && !strcmp(t[i].name, name)) return &t[i];
+    for (i = 0; i < c->nopt; i++)
+        if (c->opt[i].name && !strcmp(c->opt[i].name, name)) return &c->opt[i];
     return NULL;
 }
 
-static void cli_help(FILE *f, const cli_opt *t, size_t n) {
+/* the library's description of a config option's field (every CLI_CONFIG and CLI_SET key names one: the
+   options test checks) */
+static const dpprof_config_field *cli_field(const cli_opt *o) {
+    int n, i;
+    const dpprof_config_field *f = dpprof_config_fields(&n);
+    for (i = 0; o->key && i < n; i++)
+        if (!strcmp(f[i].name, o->key)) return &f[i];
+    return NULL;
+}
+
+/* "a, b or c" from "a|b|c" (a CLI_CONFIG's own names: "flat=0|per-layer=1" gives "flat or per-layer") */
+static const char *cli_words(const char *words, char *buf, size_t cap) {
+    size_t len = 0, n;
+    int k = 0, count = 1;
+    const char *w;
+    for (w = words; *w; w++) count += *w == '|';
+    buf[0] = 0;
+    for (w = words; *w && len < cap; k++) {
+        n = strcspn(w, "|");
+        len += (size_t)snprintf(buf + len, cap - len, "%s%.*s", k == 0 ? "" : k == count - 1 ? " or " : ", ", (int)strcspn(w, "=|"), w);
+        w += n + (w[n] == '|');
+    }
+    return buf;
+}
+
+/* the option names of a command, '|' between, for dpprof_closest */
+static const char *cli_names(const cli_command *c, char *buf, size_t cap) {
+    size_t i, len = 0;
+    buf[0] = 0;
+    for (i = 0; i < c->nopt && len < cap; i++)
+        if (c->opt[i].name) len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? "|" : "", c->opt[i].name);
+    return buf;
+}
+
+/* a library message in the command line's words: "config.NAME = VALUE" becomes the option that sets NAME to VALUE
+   ("--untied", or "--batch 8"), "config.NAME" the option of NAME; a field no option sets is its name */
+static const char *cli_say(const cli_command *c, const char *msg, char *out, size_t cap) {
+    size_t len = 0;
+    const char *p = msg;
+    out[0] = 0;
+    while (*p && len + 1 < cap) {
+        const char *q = strstr(p, "config."), *name;
+        char key[64], val[64] = "";
+        size_t nk, i;
+        const cli_opt *hit = NULL, *set = NULL;
+        int has_val = 0;
+        if (!q) {
+            len += (size_t)snprintf(out + len, cap - len, "%s", p);
+            break;
+        }
+        len += (size_t)snprintf(out + len, cap - len, "%.*s", (int)(q - p), p);
+        name = q + 7;
+        nk = strspn(name, "abcdefghijklmnopqrstuvwxyz_0123456789");
+        if (nk == 0 || nk >= sizeof key) { /* not a field: as it is */
+            len += (size_t)snprintf(out + len, cap - len, "config.");
+            p = name;
+            continue;
+        }
+        snprintf(key, sizeof key, "%.*s", (int)nk, name);
+        p = name + nk;
+        if (!strncmp(p, " = ", 3)) { /* the value: a word */
+            size_t nv = strcspn(p + 3, " ,;:)");
+            if (nv > 0 && nv < sizeof val) snprintf(val, sizeof val, "%.*s", (int)nv, p + 3), has_val = 1;
+        }
+        for (i = 0; i < c->nopt; i++) {
+            const cli_opt *o = &c->opt[i];
+            if (!o->key || strcmp(o->key, key)) continue;
+            if (o->kind == CLI_CONFIG && !hit) hit = o;
+            if (o->kind == CLI_SET && (!set || (has_val && !strcmp(o->values, val)))) set = o;
+        }
+        if (has_val && set && !strcmp(set->values, val)) { /* config.tie_embeddings = off: --untied */
+            len += (size_t)snprintf(out + len, cap - len, "%s", set->name);
+            p += 3 + strlen(val);
+        } else if (hit) {
+            len += (size_t)snprintf(out + len, cap - len, "%s", hit->name);
+            if (has_val) { /* the option and its value, in the command line's names of the values */
+                const char *v = val, *w = hit->values;
+                char shown[64];
+                while (w && *w) {
+                    size_t n = strcspn(w, "|"), e = strcspn(w, "=|");
+                    if (e < n && strlen(val) == n - e - 1 && !strncmp(w + e + 1, val, n - e - 1)) {
+                        snprintf(shown, sizeof shown, "%.*s", (int)e, w);
+                        v = shown;
+                        break;
+                    }
+                    w += n + (w[n] == '|');
+                }
+                len += (size_t)snprintf(out + len, cap - len, " %s", v);
+                p += 3 + strlen(val);
+            }
+        } else if (set) len += (size_t)snprintf(out + len, cap - len, "%s", set->name);
+        else len += (size_t)snprintf(out + len, cap - len, "%s", key);
+    }
+    return out;
+}
+
+/* the library's last error, in the command line's words, as the command's message; returns code */
+static int cli_fail_lib(const cli_command *c, int code) {
+    char msg[2048];
+    return cli_fail(code, "%s", cli_say(c, dpprof_last_error(), msg, sizeof msg));
+}
+
+/* the help of a command: its usage, what it does, then every option of the table */
+static void cli_help(FILE *f, const cli_command *c) {
     size_t i;
-    for (i = 0; i < n; i++) {
+    fprintf(f, "%s\n", c->usage);
+    if (c->about[0]) fprintf(f, "\n%s", c->about);
+    if (c->nopt) fputc('\n', f);
+    for (i = 0; i < c->nopt; i++) {
+        const cli_opt *o = &c->opt[i];
         char head[64];
-        const char *h = t[i].help, *nl;
+        const char *h = o->help, *nl;
         int w;
-        if (!t[i].name) {
+        if (o->kind == CLI_HEAD) {
             fprintf(f, "%s\n", h);
             continue;
         }
-        w = snprintf(head, sizeof head, "%s%s%s", t[i].name, t[i].arg ? " " : "", t[i].arg ? t[i].arg : "");
+        w = snprintf(head, sizeof head, "%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
         if (w > 22) fprintf(f, "  %s\n%25s", head, "");
         else fprintf(f, "  %-22s ", head);
         while ((nl = strchr(h, '\n')) != NULL) {
@@ -76,193 +245,172 @@ static void cli_help(FILE *f, const cli_opt *t, size_t n) {
         }
         fprintf(f, "%s\n", h);
     }
+    if (c->after) fprintf(f, "\n%s", c->after);
 }
 
-/* the next option of argv[*i]: its name (without "=value") in name, its value (the part after '=', or the
-   next argument for an option that takes one, unless that starts with "--": an option forgot its value) in
-   *val. "--" ends the options: what follows is an argument.
-   returns 1 for an option, 0 for an argument (*val is it), or EXIT_USAGE after saying why */
-static int cli_next(const char *cmd, const cli_opt *t, size_t n, int argc, char **argv, int *i, int *ended, char *name, size_t cap, const char **val) {
-    const char *a = argv[*i], *eq;
-    const cli_opt *o;
-    *val = NULL;
-    if (!*ended && !strcmp(a, "--")) {
-        *ended = 1;
-        if (++*i >= argc) return -1;
-        a = argv[*i];
-    }
-    if (*ended || strncmp(a, "--", 2) != 0 || !a[2]) {
-        *val = a;
-        return 0;
-    }
-    eq = strchr(a, '=');
-    if ((size_t)(eq ? eq - a : (ptrdiff_t)strlen(a)) >= cap) {
-        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, a, prog_name, cmd);
-        return EXIT_USAGE;
-    }
-    snprintf(name, cap, "%.*s", (int)(eq ? eq - a : (ptrdiff_t)strlen(a)), a);
-    if (!(o = cli_find(t, n, name))) {
-        fprintf(stderr, "%s: %s: unknown option '%s'\n(see '%s %s --help')\n", prog, cmd, name, prog_name, cmd);
-        return EXIT_USAGE;
-    }
-    if (!o->arg) {
-        if (eq) {
-            fprintf(stderr, "%s: %s: %s takes no value (got '%s')\n", prog, cmd, name, eq + 1);
-            return EXIT_USAGE;
+/* the options at a glance, a line a heading of the table (what docs/results.md lists) */
+static void cli_synopsis(FILE *f, const cli_command *c) __attribute__((unused));
+static void cli_synopsis(FILE *f, const cli_command *c) {
+    size_t i, col = 0;
+    for (i = 0; i < c->nopt; i++) {
+        const cli_opt *o = &c->opt[i];
+        char item[160];
+        int w;
+        if (o->kind == CLI_HEAD) {
+            if (col) fputc('\n', f);
+            col = 0;
+            continue;
         }
-        return 1;
+        if (o->kind == CLI_CONFIG && cli_field(o) && cli_field(o)->type == DPPROF_FIELD_ENUM && !o->values) /* an enum: its names */
+            w = snprintf(item, sizeof item, "%s %s", o->name, cli_field(o)->values);
+        else w = snprintf(item, sizeof item, "%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        if (col && col + 2 + (size_t)w > 116) fputc('\n', f), col = 0;
+        fprintf(f, "%s%s", col ? "  " : "", item);
+        col += (col ? 2 : 0) + (size_t)w;
     }
-    if (eq) *val = eq + 1;
-    else if (*i + 1 < argc && !strncmp(argv[*i + 1], "--", 2)) { /* the next option, not a value: --out --quiet wrote a file named --quiet */
-        fprintf(stderr, "%s: %s: %s needs a value (%s), got the option '%s' (a value that starts with '--' is written %s=VALUE)\n", prog, cmd, name, o->arg, argv[*i + 1], name);
-        return EXIT_USAGE;
-    } else if (*i + 1 < argc) *val = argv[++*i];
-    else {
-        fprintf(stderr, "%s: %s: %s needs a value (%s)\n", prog, cmd, name, o->arg);
-        return EXIT_USAGE;
-    }
-    return 1;
+    if (col) fputc('\n', f);
 }
 
-static const cli_opt run_table[] = {
-    {NULL, NULL, "model (a preset or a Hugging Face config.json, each size overridable):"},
-    {"--preset", "NAME", "tiny (default), gpt2-small, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b,\ntrainer-1b, longctx, or a published model's Hugging Face name\n(meta-llama/Llama-3.2-1B; dpprof presets lists them)"},
-    {"--model", "NAME", "the same as --preset"},
-    {"--hf-config", "FILE", "the model of a Hugging Face Llama config.json: vocab_size, hidden_size,\nintermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads,\nhead_dim, rope_theta, rms_norm_eps, tie_word_embeddings; what dpprof does not\nmodel is refused (docs/model.md)"},
-    {"--tied", NULL, "the lm head is the embedding matrix (tie_word_embeddings)"},
-    {"--untied", NULL, "the lm head is a matrix of its own"},
-    {"--vocab", "V", "vocabulary size"},
-    {"--hidden", "C", "model width"},
-    {"--layers", "L", "decoder layers"},
-    {"--heads", "NH", "attention heads"},
-    {"--kv-heads", "NKV", "key/value heads (grouped-query attention; NH a multiple of it)"},
-    {"--ffn", "F", "MLP width"},
-    {"--rope-theta", "X", "rotary base (default: the preset's)"},
-    {"--norm-eps", "X", "rmsnorm epsilon (default 1e-5)"},
-    {"--init-std", "X", "std of the normal weight init (default 0.02)"},
-    {NULL, NULL, "task and data:"},
-    {"--seq", "T", "sequence length (default 64)"},
-    {"--task", "lm|cls", "next-token prediction (default) or classification from the last token"},
-    {"--classes", "K", "number of classes for cls (default 2)"},
-    {"--data", "FILE", "train on a text file: byte-level tokens (lm), or lines\n'label<TAB>text' (cls); default: synthetic sequences"},
-    {NULL, NULL, "training:"},
-    {"--algo", "ALGO", "vanilla (default, non-private); DP-SGD: persample (Opacus-style\nper-sample gradients), ghost, ghost_bk (book-keeping), flash, flash_bk,\nauto (docs/dp.md: what each keeps in memory)"},
-    {"--batch", "B", "logical batch size (default 8)"},
-    {"--physical-batch", "b", "samples per forward/backward, accumulated to B (default B)"},
-    {"--steps", "N", "measured steps (default 3)"},
-    {"--warmup", "W", "steps run first and excluded from timing (default 0)"},
-    {"--optimizer", "adam|sgd", "(default adam, betas 0.9/0.999, eps 1e-8)"},
-    {"--lr", "X", "learning rate (default 1e-3 adam, 1e-2 sgd)"},
-    {"--weight-decay", "X", "decoupled (AdamW) weight decay (default 0)"},
-    {"--seed", "S", "seed of init, data and noise (default 0)"},
-    {"--dtype", "fp32|bf16", "storage type (default fp32); bf16: activations and matmul weight copies in bf16,\nfp32 master weights, gradients, optimizer states (--backend cuda, dry; not cpu)"},
-    {"--backend", "auto|cpu|cuda|dry", "(default auto: cuda when a GPU is visible, else cpu)"},
-    {"--ranks", "N", "sharded data parallelism: N ranks, each taking B/N samples (B a multiple of N,\nb at most B/N; default 1, or the MPI job's size). --backend dry: rank 0's\nmemory; --backend cpu or cuda: an MPI job, mpirun -np N dpprof run ... (a build\nwith MPI; cuda: with NCCL, one GPU a rank)"},
-    {"--zero", "0|1|2|3", "with --ranks: 0 plain data parallel (default), 1 adam moments sharded,\n2 + gradients sharded, 3 + parameters sharded (FSDP's full sharding;\ndocs/model.md)"},
-    {"--memory-limit", "SIZE", "fail as oom past SIZE bytes; K, M, G, T (or KiB, MiB, GiB, TiB) are powers\nof 1024, KB, MB, GB, TB powers of 1000 (80G = 80GiB = 85899345920 bytes,\n80GB = 8e10). default on cpu: MemAvailable"},
-    {"--checkpoint", "none|layers", "activation checkpointing (default none); layers: the forward keeps each decoder\nlayer's input alone, the backward recomputes the layer just before its backward\n(the recompute phase; docs/model.md: what each --algo keeps and recomputes)"},
-    {"--attention", "dpprof|cudnn", "the attention's kernels on cuda (default dpprof, its own); cudnn: cuDNN's fused\nflash attention (bf16; a build with cuDNN: dpprof version), measured beside dpprof's\nby dpprof attnbench. on dry: the memory of a cudnn run"},
-    {"--attention-workspace", "SIZE", "with --attention cudnn: cuDNN's workspace, allocated with the model on every\nbackend (on cuda at least what cuDNN's plans need; a cuda result's config.\nattention_workspace is the figure for a dry run to model it). default 0"},
-    {NULL, NULL, "DP-SGD (with a DP --algo):"},
-    {"--sigma", "S", "noise multiplier (default 0: clipping without noise)"},
-    {"--max-grad-norm", "C", "clipping bound (default 1)"},
-    {"--clipping", "flat|per-layer", "(default flat; per-layer: C/sqrt(tensors) per tensor)"},
-    {"--dataset-size", "N", "examples in the dataset: the sample rate B/N for the accountant"},
-    {"--poisson", NULL, "Poisson sampling with rate B/N (variable batch sizes)"},
-    {"--delta", "D", "delta of the reported epsilon (default 1e-5)"},
-    {"--target-epsilon", "E", "choose sigma so that the run spends E at delta (needs --dataset-size, --poisson)"},
-    {"--accountant", "rdp|pld|both", "the result's epsilon (with --poisson): rdp (the default), pld (the privacy loss\ndistribution, tight; a few seconds), both (epsilon_pld beside rdp's); --target-epsilon\nuses rdp or pld"},
-    {NULL, NULL, "LoRA (base model frozen; adapters and head train):"},
-    {"--lora-rank", "r", "adapter rank (default: no LoRA)"},
-    {"--lora-alpha", "a", "adapter scale alpha/r (default r)"},
-    {"--lora-targets", "LIST", "of q,k,v,o,gate,up,down (default q,v)"},
-    {NULL, NULL, "GPU kernels (cuda; each pair forces one of two kernels, default: see each):"},
-    {"--fused-clipgrad", NULL, "bf16: the clipped weight gradients (book-keeping) on one fused tensor-core\nkernel, not one cuBLAS GEMM per sample, where a physical batch has 2 samples or\nmore. default: --algo auto times both at each linear layer's shape at session\nstart and takes the faster (the json's auto_clipgrad_ms, layers[].clipgrad_kernel);\nthe other algorithms use cuBLAS"},
-    {"--cublas-clipgrad", NULL, "the clipped weight gradients on cuBLAS per sample, --algo auto too (no timing)"},
-    {"--fused-noise", NULL, "the noise, the division by the batch and the optimizer step in one pass over\nthe gradients (the same bits); the noise phase is then part of optimizer_step.\ndefault: --algo auto times one pass against two at session start and\ntakes the faster (the json's auto_noise_ms); the other algorithms two passes"},
-    {"--separate-noise", NULL, "the noise on a pass of its own before the optimizer's, --algo auto too (no timing)"},
-    {"--dp-warp-tile", "32|64", "bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipped\ngradient, both flash norms): 64 x 64, the default where the device's shared memory\nper block holds them (sm_90), or 64 x 32: for comparing"},
-    {"--wgmma", NULL, "bf16: the gram flavour of the flash norm on Hopper's warpgroup mma (compute\ncapability 9.0 only): the default there (measured faster on an H200)"},
-    {"--no-wgmma", NULL, "bf16: the gram flavour of the flash norm on mma.sync"},
-    {NULL, NULL, "output (FILE '-' is standard output; progress and summary go to standard error):"},
-    {"--out", "FILE.json", "result JSON (written atomically; also on oom/error, with its status)"},
-    {"--trace", "FILE.json", "Chrome/Perfetto trace: phases, every op (cuda: timed by events) and a\nlive-memory counter per category, of the last --trace-steps steps"},
-    {"--trace-steps", "N", "the steps a trace holds: the last N (default 2)"},
-    {"--dram", NULL, "cuda: DRAM and L2 bytes per phase from CUPTI counters, measured in warm-up\nstep 0 (needs --warmup 1)"},
-    {"--dram-ops", NULL, "cuda: --dram per op as well: each op of warm-up step 0 a counter range, its bytes\nin throughput.ops beside its analytic bytes (that step's ops are not timed)"},
-    {"--op-times", NULL, "time every op in the warm-up steps: throughput.ops (rates, shares of the\npeaks) in the json"},
-    {"--dump", "DIR", "config.json, model.safetensors, batch.safetensors, grads.safetensors, step.json\n(per-sample losses, norms, clip factors) for samples 0..B-1: LlamaForCausalLM.\nfrom_pretrained(DIR) loads it (cpu and cuda backends; DIR is created)"},
-    {"--experiment", "NAME", "the 'experiment' field of the JSON (default 'run')"},
-    {"--timeline", "full|none", "keep the event log in the JSON (default full; none for big sweeps)"},
-    {"--quiet", NULL, "no progress lines on stderr"},
-    {"--help", NULL, "this text"},
-};
-#define RUN_NOPT (sizeof run_table / sizeof run_table[0])
-
-static void help_run(void) {
-    printf("usage: dpprof run [options]   (--opt VALUE or --opt=VALUE)\n\n");
-    cli_help(stdout, run_table, RUN_NOPT);
-}
-
-/* ---- strict number parsing: the whole string, in range, or an error naming the option -------- */
-static int parse_ll(const char *opt, const char *s, long long lo, long long hi, long long *out) {
+/* a number of the command's own options, whole and in range: 0, or EXIT_USAGE having said why */
+static int cli_number(const cli_opt *o, const char *v, void *opts) {
     char *end;
-    long long v;
-    char range[96];
     errno = 0;
-    v = strtoll(s, &end, 10);
-    /* strtoll skips leading white space and takes a '+': the value is the digits alone (or '-' and digits) */
-    if (!*s || isspace((unsigned char)*s) || *s == '+' || *end || errno == ERANGE || v < lo || v > hi) {
-        snprintf(range, sizeof range, "an integer in [%lld, %lld]", lo, hi);
-        fprintf(stderr, "%s: %s '%s': expected %s\n", prog, opt, s, range);
-        return -1;
+    if (o->kind == CLI_REAL) {
+        double x = strtod(v, &end);
+        if (!*v || isspace((unsigned char)*v) || *v == '+' || *end || errno == ERANGE || x != x || x < o->lo || x > o->hi || ((o->open & 1) && x == o->lo) || ((o->open & 2) && x == o->hi))
+            return cli_usage("%s '%s': expected a number in %s%g, %g%s", o->name, v, o->open & 1 ? "(" : "[", o->lo, o->hi, o->open & 2 ? ")" : "]");
+        memcpy((char *)opts + o->field, &x, sizeof x);
+    } else {
+        long long x = strtoll(v, &end, 10);
+        if (!*v || isspace((unsigned char)*v) || *v == '+' || *end || errno == ERANGE || x < o->lo || x > o->hi)
+            return cli_usage("%s '%s': expected an integer in [%lld, %lld]", o->name, v, (long long)o->lo, (long long)o->hi);
+        if (o->kind == CLI_INT) {
+            int xi = (int)x;
+            memcpy((char *)opts + o->field, &xi, sizeof xi);
+        } else memcpy((char *)opts + o->field, &x, sizeof x);
     }
-    *out = v;
-    return 0;
+    return EXIT_OK;
 }
 
-static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
-    long long v;
-    if (parse_ll(opt, s, lo, hi, &v)) return -1;
-    *out = (int)v;
-    return 0;
+/* one option's value into opts (or cfg, for the library's fields): EXIT_OK, or EXIT_USAGE having said why */
+static int cli_take(const cli_command *c, const cli_opt *o, const char *v, void *opts, dpprof_config *cfg) {
+    char msg[2048], list[256], near[64];
+    switch (o->kind) {
+    case CLI_CONFIG: {
+        const char *lib = v, *w = o->values;
+        char code[32];
+        if (w) { /* the command line's own names of the field's values */
+            lib = NULL;
+            while (*w) {
+                size_t n = strcspn(w, "|"), e = strcspn(w, "=|");
+                if (strlen(v) == e && !strncmp(w, v, e)) {
+                    snprintf(code, sizeof code, "%.*s", (int)(n - e - 1), w + e + 1);
+                    lib = code;
+                    break;
+                }
+                w += n + (w[n] == '|');
+            }
+            if (!lib) {
+                char names[256];
+                size_t k = 0;
+                for (w = o->values; *w;) { /* the names alone, for dpprof_closest */
+                    size_t n = strcspn(w, "|"), e = strcspn(w, "=|");
+                    k += (size_t)snprintf(names + k, sizeof names - k, "%s%.*s", k ? "|" : "", (int)e, w);
+                    w += n + (w[n] == '|');
+                }
+                if (dpprof_closest(v, names, near, sizeof near)) return cli_usage("%s '%s': expected %s (did you mean %s?)", o->name, v, cli_words(o->values, list, sizeof list), near);
+                return cli_usage("%s '%s': expected %s", o->name, v, cli_words(o->values, list, sizeof list));
+            }
+        }
+        if (dpprof_config_set(cfg, o->key, lib) != DPPROF_OK) {
+            /* "config.batch '-3': ..." is about this option: its name, and the value as given */
+            const char *m = dpprof_last_error();
+            char head[512];
+            int n = snprintf(head, sizeof head, "config.%s '%s'", o->key, lib);
+            if (n > 0 && (size_t)n < sizeof head && !strncmp(m, head, (size_t)n)) return cli_usage("%s '%s'%s", o->name, v, cli_say(c, m + n, msg, sizeof msg));
+            return cli_usage("%s", cli_say(c, m, msg, sizeof msg));
+        }
+        return EXIT_OK;
+    }
+    case CLI_SET: {
+        const dpprof_config_field *f = cli_field(o);
+        dpprof_config probe;
+        int now, want;
+        if (!f) return cli_fail(EXIT_ERROR, "%s: no field %s in dpprof_config (a bug)", o->name, o->key);
+        memset(&probe, 0, sizeof probe);
+        if (dpprof_config_set(&probe, o->key, o->values) != DPPROF_OK) return cli_fail(EXIT_ERROR, "%s: %s (a bug)", o->name, dpprof_last_error());
+        memcpy(&now, (const char *)cfg + f->offset, sizeof now);
+        memcpy(&want, (const char *)&probe + f->offset, sizeof want);
+        if (o->pair) { /* one of two choices: both at once is a contradiction, not a last-one-wins */
+            const cli_opt *other = cli_find(c, o->pair);
+            if (now != 0 && now != want) return cli_usage("%s and %s contradict each other (%s came second)", other && other < o ? other->name : o->name, other && other < o ? o->name : o->pair, o->name);
+        } else if (now > want) return EXIT_OK; /* --dram after --dram-ops */
+        memcpy((char *)cfg + f->offset, &want, sizeof want);
+        return EXIT_OK;
+    }
+    case CLI_TEXT: memcpy((char *)opts + o->field, &v, sizeof v); return EXIT_OK;
+    case CLI_TEXTS: {
+        cli_texts *l = (cli_texts *)(void *)((char *)opts + o->field);
+        if (l->n == CLI_TEXTS_MAX) return cli_usage("at most %d %s options", CLI_TEXTS_MAX, o->name);
+        l->v[l->n++] = v;
+        return EXIT_OK;
+    }
+    case CLI_FLAG: {
+        int one = 1;
+        memcpy((char *)opts + o->field, &one, sizeof one);
+        return EXIT_OK;
+    }
+    case CLI_INT:
+    case CLI_LLONG:
+    case CLI_REAL: return cli_number(o, v, opts);
+    default: return EXIT_OK;
+    }
 }
 
-static int parse_dbl(const char *opt, const char *s, double lo, double hi, int open_lo, double *out) {
-    char *end;
-    double v;
-    errno = 0;
-    v = strtod(s, &end);
-    if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || v != v || v < lo || v > hi || (open_lo && v == lo)) {
-        fprintf(stderr, "%s: %s '%s': expected a number in %s%g, %g]\n", prog, opt, s, open_lo ? "(" : "[", lo, hi);
-        return -1;
+/* argv (the command's arguments) against its table: options into opts and cfg, the other arguments into pos
+   (*npos of them, at most c->maxpos). "--opt VALUE" or "--opt=VALUE"; "--" ends the options; a value that starts
+   with "--" is written --opt=VALUE (else it is the next option: --out --quiet wrote a file named --quiet).
+   EXIT_OK, CLI_HELP_SHOWN (the help printed), or EXIT_USAGE having said why */
+static int cli_parse(const cli_command *c, int argc, char **argv, void *opts, dpprof_config *cfg, const char **pos, int *npos) {
+    int i, ended = 0, rc;
+    char names[4096];
+    if (npos) *npos = 0;
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i], *eq, *v = NULL;
+        char name[64], near[64];
+        const cli_opt *o;
+        size_t len;
+        if (!ended && !strcmp(a, "--")) {
+            ended = 1;
+            continue;
+        }
+        if (!ended && !strcmp(a, "-h")) a = "--help";
+        if (ended || strncmp(a, "--", 2) != 0 || !a[2]) {
+            if (!npos || *npos >= c->maxpos) return cli_usage("unexpected argument '%s'%s%s", a, c->pos ? " " : "", c->pos ? c->pos : "");
+            pos[(*npos)++] = a;
+            continue;
+        }
+        eq = strchr(a, '=');
+        len = eq ? (size_t)(eq - a) : strlen(a);
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), a);
+        if (len >= sizeof name || !(o = cli_find(c, name))) {
+            if (len < sizeof name && dpprof_closest(name, cli_names(c, names, sizeof names), near, sizeof near))
+                return cli_usage("unknown option '%s' (did you mean %s?)", len < sizeof name ? name : a, near);
+            return cli_usage("unknown option '%s'", len < sizeof name ? name : a);
+        }
+        if (!o->arg && eq) return cli_usage("%s takes no value (got '%s')", name, eq + 1);
+        if (o->kind == CLI_HELP) {
+            cli_help(stdout, c);
+            return CLI_HELP_SHOWN;
+        }
+        if (o->arg && eq) v = eq + 1;
+        else if (o->arg && i + 1 < argc && !strncmp(argv[i + 1], "--", 2))
+            return cli_usage("%s needs a value (%s), got the option '%s' (a value that starts with '--' is written %s=VALUE)", name, o->arg, argv[i + 1], name);
+        else if (o->arg && i + 1 < argc) v = argv[++i];
+        else if (o->arg) return cli_usage("%s needs a value (%s)", name, o->arg);
+        if ((rc = cli_take(c, o, v, opts, cfg)) != EXIT_OK) return rc;
     }
-    *out = v;
-    return 0;
-}
-
-/* sizes: bytes, or a number with a suffix: K, M, G, T or KiB, MiB, GiB, TiB are powers of 1024 (as in GNU
-   tools); KB, MB, GB, TB powers of 1000; a trailing B alone means bytes */
-static int parse_size(const char *opt, const char *s, long long *out) {
-    static const struct { const char *sfx; double mul; } sfx[] = {
-        {"", 1}, {"B", 1}, {"K", 1024.0}, {"k", 1024.0}, {"KiB", 1024.0}, {"KB", 1e3}, {"kB", 1e3},
-        {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1e6}, {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
-        {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
-    };
-    char *end;
-    double v, mul = -1;
-    size_t k;
-    errno = 0;
-    v = strtod(s, &end);
-    for (k = 0; end != s && k < sizeof sfx / sizeof sfx[0]; k++)
-        if (!strcmp(end, sfx[k].sfx)) mul = sfx[k].mul;
-    if (!*s || isspace((unsigned char)*s) || mul < 0 || errno == ERANGE || !(v > 0) || v * mul > 9.0e18 || v * mul < 1) {
-        fprintf(stderr, "%s: %s '%s': expected a positive size in bytes, optionally with K, M, G, T or KiB, MiB, GiB, TiB\n"
-                        "(powers of 1024) or KB, MB, GB, TB (powers of 1000)\n", prog, opt, s);
-        return -1;
-    }
-    *out = (long long)(v * mul);
-    return 0;
+    return EXIT_OK;
 }
 
 /* seconds on a monotonic clock */
@@ -308,9 +456,85 @@ typedef struct run_opts {
     const char *out, *trace, *dump, *experiment, *hf_config;
     int hf_max_pos; /* --hf-config's max_position_embeddings, 0 where it gives none */
     int quiet;
-    double target_epsilon;
     int limit_given;
 } run_opts;
+
+/* dpprof run's options: the only list of them (the help, the parser and docs/results.md's list come from it) */
+static const cli_opt run_opt[] = {
+    {NULL, NULL, CLI_HEAD, .help = "model (a preset or a Hugging Face config.json, each size overridable):"},
+    {"--preset", "NAME", CLI_CONFIG, .key = "preset", .help = "tiny (default), gpt2-small, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b,\ntrainer-1b, longctx, or a published model's Hugging Face name\n(meta-llama/Llama-3.2-1B; dpprof presets lists them)"},
+    {"--model", "NAME", CLI_CONFIG, .key = "preset", .help = "the same as --preset"},
+    {"--hf-config", "FILE", CLI_TEXT, .field = offsetof(run_opts, hf_config), .help = "the model of a Hugging Face Llama config.json: vocab_size, hidden_size,\nintermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads,\nhead_dim, rope_theta, rms_norm_eps, tie_word_embeddings; what dpprof does not\nmodel is refused (docs/model.md)"},
+    {"--tied", NULL, CLI_SET, .key = "tie_embeddings", .values = "on", .pair = "--untied", .help = "the lm head is the embedding matrix (tie_word_embeddings)"},
+    {"--untied", NULL, CLI_SET, .key = "tie_embeddings", .values = "off", .pair = "--tied", .help = "the lm head is a matrix of its own"},
+    {"--vocab", "V", CLI_CONFIG, .key = "vocab", .help = "vocabulary size"},
+    {"--hidden", "C", CLI_CONFIG, .key = "hidden", .help = "model width"},
+    {"--layers", "L", CLI_CONFIG, .key = "layers", .help = "decoder layers"},
+    {"--heads", "NH", CLI_CONFIG, .key = "heads", .help = "attention heads"},
+    {"--kv-heads", "NKV", CLI_CONFIG, .key = "kv_heads", .help = "key/value heads (grouped-query attention; NH a multiple of it)"},
+    {"--ffn", "F", CLI_CONFIG, .key = "ffn", .help = "MLP width"},
+    {"--rope-theta", "X", CLI_CONFIG, .key = "rope_theta", .help = "rotary base (default: the preset's)"},
+    {"--norm-eps", "X", CLI_CONFIG, .key = "norm_eps", .help = "rmsnorm epsilon (default 1e-5)"},
+    {"--init-std", "X", CLI_CONFIG, .key = "init_std", .help = "std of the normal weight init (default 0.02)"},
+    {NULL, NULL, CLI_HEAD, .help = "task and data:"},
+    {"--seq", "T", CLI_CONFIG, .key = "seq", .help = "sequence length (default 64)"},
+    {"--task", "lm|cls", CLI_CONFIG, .key = "task", .help = "next-token prediction (default) or classification from the last token"},
+    {"--classes", "K", CLI_CONFIG, .key = "classes", .help = "number of classes for cls (default 2)"},
+    {"--data", "FILE", CLI_CONFIG, .key = "data_path", .help = "train on a text file: byte-level tokens (lm), or lines\n'label<TAB>text' (cls); default: synthetic sequences"},
+    {NULL, NULL, CLI_HEAD, .help = "training:"},
+    {"--algo", "ALGO", CLI_CONFIG, .key = "algo", .help = "vanilla (default, non-private); DP-SGD: persample (Opacus-style\nper-sample gradients), ghost, ghost_bk (book-keeping), flash, flash_bk,\nauto (docs/dp.md: what each keeps in memory)"},
+    {"--batch", "B", CLI_CONFIG, .key = "batch", .help = "logical batch size (default 8)"},
+    {"--physical-batch", "b", CLI_CONFIG, .key = "physical_batch", .help = "samples per forward/backward, accumulated to B (default B)"},
+    {"--steps", "N", CLI_CONFIG, .key = "steps", .help = "measured steps (default 3)"},
+    {"--warmup", "W", CLI_CONFIG, .key = "warmup", .help = "steps run first and excluded from timing (default 0)"},
+    {"--optimizer", "adam|sgd", CLI_CONFIG, .key = "optimizer", .help = "(default adam, betas 0.9/0.999, eps 1e-8)"},
+    {"--lr", "X", CLI_CONFIG, .key = "lr", .help = "learning rate (default 1e-3 adam, 1e-2 sgd)"},
+    {"--weight-decay", "X", CLI_CONFIG, .key = "weight_decay", .help = "decoupled (AdamW) weight decay (default 0)"},
+    {"--seed", "S", CLI_CONFIG, .key = "seed", .help = "seed of init, data and noise (default 0)"},
+    {"--dtype", "fp32|bf16", CLI_CONFIG, .key = "dtype", .help = "storage type (default fp32); bf16: activations and matmul weight copies in bf16,\nfp32 master weights, gradients, optimizer states (--backend cuda, dry; not cpu)"},
+    {"--backend", "auto|cpu|cuda|dry", CLI_CONFIG, .key = "backend", .help = "(default auto: cuda when a GPU is visible, else cpu)"},
+    {"--ranks", "N", CLI_CONFIG, .key = "ranks", .help = "sharded data parallelism: N ranks, each taking B/N samples (B a multiple of N,\nb at most B/N; default 1, or the MPI job's size). --backend dry: rank 0's\nmemory; --backend cpu or cuda: an MPI job, mpirun -np N dpprof run ... (a build\nwith MPI; cuda: with NCCL, one GPU a rank)"},
+    {"--zero", "0|1|2|3", CLI_CONFIG, .key = "zero", .help = "with --ranks: 0 plain data parallel (default), 1 adam moments sharded,\n2 + gradients sharded, 3 + parameters sharded (FSDP's full sharding;\ndocs/model.md)"},
+    {"--memory-limit", "SIZE", CLI_CONFIG, .key = "memory_limit", .help = "fail as oom past SIZE bytes; K, M, G, T (or KiB, MiB, GiB, TiB) are powers\nof 1024, KB, MB, GB, TB powers of 1000 (80G = 80GiB = 85899345920 bytes,\n80GB = 8e10). default on cpu: MemAvailable"},
+    {"--checkpoint", "none|layers", CLI_CONFIG, .key = "checkpoint", .help = "activation checkpointing (default none); layers: the forward keeps each decoder\nlayer's input alone, the backward recomputes the layer just before its backward\n(the recompute phase; docs/model.md: what each --algo keeps and recomputes)"},
+    {"--attention", "dpprof|cudnn", CLI_CONFIG, .key = "attention", .help = "the attention's kernels on cuda (default dpprof, its own); cudnn: cuDNN's fused\nflash attention (bf16; a build with cuDNN: dpprof version), measured beside dpprof's\nby dpprof attnbench. on dry: the memory of a cudnn run"},
+    {"--attention-workspace", "SIZE", CLI_CONFIG, .key = "attention_workspace", .help = "with --attention cudnn: cuDNN's workspace, allocated with the model on every\nbackend (on cuda at least what cuDNN's plans need; a cuda result's config.\nattention_workspace is the figure for a dry run to model it). default 0"},
+    {NULL, NULL, CLI_HEAD, .help = "DP-SGD (with a DP --algo):"},
+    {"--sigma", "S", CLI_CONFIG, .key = "sigma", .help = "noise multiplier (default 0: clipping without noise)"},
+    {"--max-grad-norm", "C", CLI_CONFIG, .key = "max_grad_norm", .help = "clipping bound (default 1)"},
+    {"--clipping", "flat|per-layer", CLI_CONFIG, .key = "per_layer_clipping", .values = "flat=0|per-layer=1", .help = "(default flat; per-layer: C/sqrt(tensors) per tensor)"},
+    {"--dataset-size", "N", CLI_CONFIG, .key = "dataset_size", .help = "examples in the dataset: the sample rate B/N for the accountant"},
+    {"--poisson", NULL, CLI_SET, .key = "poisson", .values = "1", .help = "Poisson sampling with rate B/N (variable batch sizes)"},
+    {"--delta", "D", CLI_CONFIG, .key = "delta", .help = "delta of the reported epsilon (default 1e-5)"},
+    {"--target-epsilon", "E", CLI_CONFIG, .key = "target_epsilon", .help = "choose sigma so that the run spends E at delta (needs --dataset-size, --poisson)"},
+    {"--accountant", "rdp|pld|both", CLI_CONFIG, .key = "accountant", .help = "the result's epsilon (with --poisson): rdp (the default), pld (the privacy loss\ndistribution, tight; a few seconds), both (epsilon_pld beside rdp's); --target-epsilon\nuses rdp or pld"},
+    {NULL, NULL, CLI_HEAD, .help = "LoRA (base model frozen; adapters and head train):"},
+    {"--lora-rank", "r", CLI_CONFIG, .key = "lora_rank", .help = "adapter rank (default: no LoRA)"},
+    {"--lora-alpha", "a", CLI_CONFIG, .key = "lora_alpha", .help = "adapter scale alpha/r (default r)"},
+    {"--lora-targets", "LIST", CLI_CONFIG, .key = "lora_targets", .help = "of q,k,v,o,gate,up,down (default q,v)"},
+    {NULL, NULL, CLI_HEAD, .help = "GPU kernels (cuda; each pair forces one of two kernels, default: see each):"},
+    {"--fused-clipgrad", NULL, CLI_SET, .key = "fused_clipgrad", .values = "on", .pair = "--cublas-clipgrad", .help = "bf16: the clipped weight gradients (book-keeping) on one fused tensor-core\nkernel, not one cuBLAS GEMM per sample, where a physical batch has 2 samples or\nmore. default: --algo auto times both at each linear layer's shape at session\nstart and takes the faster (the json's auto_clipgrad_ms, layers[].clipgrad_kernel);\nthe other algorithms use cuBLAS"},
+    {"--cublas-clipgrad", NULL, CLI_SET, .key = "fused_clipgrad", .values = "off", .pair = "--fused-clipgrad", .help = "the clipped weight gradients on cuBLAS per sample, --algo auto too (no timing)"},
+    {"--fused-noise", NULL, CLI_SET, .key = "fused_noise", .values = "on", .pair = "--separate-noise", .help = "the noise, the division by the batch and the optimizer step in one pass over\nthe gradients (the same bits); the noise phase is then part of optimizer_step.\ndefault: --algo auto times one pass against two at session start and\ntakes the faster (the json's auto_noise_ms); the other algorithms two passes"},
+    {"--separate-noise", NULL, CLI_SET, .key = "fused_noise", .values = "off", .pair = "--fused-noise", .help = "the noise on a pass of its own before the optimizer's, --algo auto too (no timing)"},
+    {"--dp-warp-tile", "32|64", CLI_CONFIG, .key = "dp_warp_tile", .help = "bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipped\ngradient, both flash norms): 64 x 64, the default where the device's shared memory\nper block holds them (sm_90), or 64 x 32: for comparing"},
+    {"--wgmma", NULL, CLI_SET, .key = "wgmma", .values = "on", .pair = "--no-wgmma", .help = "bf16: the gram flavour of the flash norm on Hopper's warpgroup mma (compute\ncapability 9.0 only): the default there (measured faster on an H200)"},
+    {"--no-wgmma", NULL, CLI_SET, .key = "wgmma", .values = "off", .pair = "--wgmma", .help = "bf16: the gram flavour of the flash norm on mma.sync"},
+    {NULL, NULL, CLI_HEAD, .help = "output (FILE '-' is standard output; progress and summary go to standard error):"},
+    {"--out", "FILE.json", CLI_TEXT, .field = offsetof(run_opts, out), .help = "result JSON (written atomically; also on oom/error, with its status)"},
+    {"--trace", "FILE.json", CLI_TEXT, .field = offsetof(run_opts, trace), .help = "Chrome/Perfetto trace: phases, every op (cuda: timed by events) and a\nlive-memory counter per category, of the last --trace-steps steps"},
+    {"--trace-steps", "N", CLI_CONFIG, .key = "trace_steps", .help = "the steps a trace holds: the last N (default 2)"},
+    {"--dram", NULL, CLI_SET, .key = "dram", .values = "phases", .help = "cuda: DRAM and L2 bytes per phase from CUPTI counters, measured in warm-up\nstep 0 (needs --warmup 1)"},
+    {"--dram-ops", NULL, CLI_SET, .key = "dram", .values = "ops", .help = "cuda: --dram per op as well: each op of warm-up step 0 a counter range, its bytes\nin throughput.ops beside its analytic bytes (that step's ops are not timed)"},
+    {"--op-times", NULL, CLI_SET, .key = "op_times", .values = "1", .help = "time every op in the warm-up steps: throughput.ops (rates, shares of the\npeaks) in the json"},
+    {"--dump", "DIR", CLI_TEXT, .field = offsetof(run_opts, dump), .help = "config.json, model.safetensors, batch.safetensors, grads.safetensors, step.json\n(per-sample losses, norms, clip factors) for samples 0..B-1: LlamaForCausalLM.\nfrom_pretrained(DIR) loads it (cpu and cuda backends; DIR is created)"},
+    {"--experiment", "NAME", CLI_TEXT, .field = offsetof(run_opts, experiment), .help = "the 'experiment' field of the JSON (default 'run')"},
+    {"--timeline", "full|none", CLI_CONFIG, .key = "no_timeline", .values = "full=0|none=1", .help = "keep the event log in the JSON (default full; none for big sweeps)"},
+    {"--quiet", NULL, CLI_FLAG, .field = offsetof(run_opts, quiet), .help = "no progress lines on stderr"},
+    {"--help", NULL, CLI_HELP, .help = "this text"},
+};
+
+static const cli_command run_cmd = {"run", "usage: dpprof run [options]   (--opt VALUE or --opt=VALUE)", "", run_opt, CLI_N(run_opt), 0, "(run takes options only)", NULL};
 
 static int in_check(const char *what, const char *path, long long limit, char *buf, size_t cap);
 #define IN_HF_LIMIT ((long long)1 << 20) /* a Hugging Face config.json */
@@ -319,10 +543,9 @@ static int in_check(const char *what, const char *path, long long limit, char *b
    configuration where no option set it (an option wins); what dpprof cannot model is refused, naming the key
    and its value. the keys and what is refused: docs/model.md */
 static int hf_fail(const char *path, const char *fmt, const char *key, const char *what) {
-    fprintf(stderr, "%s: run: --hf-config %s: ", prog, path);
-    fprintf(stderr, fmt, key, what);
-    fputc('\n', stderr);
-    return EXIT_USAGE;
+    char msg[1024];
+    snprintf(msg, sizeof msg, fmt, key, what);
+    return cli_fail(EXIT_USAGE, "--hf-config %s: %s", path, msg);
 }
 
 /* a positive integer under key (required or not): 0 where absent (or null, when optional), -1 after saying why */
@@ -394,12 +617,9 @@ static int hf_config_load(const char *path, run_opts *o) {
     long long V, C, F, L, NH, NKV, HS, pos;
     double theta = 10000.0, eps = 1e-6; /* transformers' LlamaConfig defaults */
     int tied = 0, rc = EXIT_USAGE;
-    if (c->preset) return usage_error("run: --hf-config defines the model: --preset/--model '%s' cannot come with it%s", c->preset, "");
+    if (c->preset) return cli_usage("--hf-config defines the model: --preset/--model '%s' cannot come with it", c->preset);
     if (in_check(NULL, path, IN_HF_LIMIT, err, sizeof err)) return hf_fail(path, "%s%s", err, "");
-    if (dpprof_json_parse_file(path, (size_t)IN_HF_LIMIT, &doc, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: run: --hf-config: %s\n", prog, err);
-        return EXIT_USAGE;
-    }
+    if (dpprof_json_parse_file(path, (size_t)IN_HF_LIMIT, &doc) != 0) return cli_fail(EXIT_USAGE, "--hf-config: %s", dpprof_last_error());
     root = dpprof_json_root(doc);
     if (dpprof_json_kind(root) != DPPROF_JSON_OBJECT) { hf_fail(path, "not a JSON object%s%s", "", ""); goto done; }
     v = dpprof_json_get(root, "model_type");
@@ -423,7 +643,7 @@ static int hf_config_load(const char *path, run_opts *o) {
         if (dpprof_json_kind(v) != DPPROF_JSON_OBJECT || !str) { hf_fail(path, "\"%s\" is not an object with a rope_type%s", "rope_scaling", ""); goto done; }
         if (!strcmp(str, "llama3")) { /* the frequencies alone: the same shapes, flops and bytes */
             if (!o->quiet)
-                fprintf(stderr, "dpprof: --hf-config %s: rope_scaling llama3 is not applied: the rotary frequencies are rope_theta's alone (memory, time and traffic are "
+                fprintf(stderr, "dpprof: run: --hf-config %s: rope_scaling llama3 is not applied: the rotary frequencies are rope_theta's alone (memory, time and traffic are "
                                 "the same; the values are not transformers')\n", path);
         } else if (strcmp(str, "default")) {
             hf_fail(path, "\"rope_scaling\" of type \"%s\"%s: dpprof implements none but llama3's (whose frequencies it leaves unscaled)", str, "");
@@ -467,7 +687,7 @@ static int hf_config_load(const char *path, run_opts *o) {
     if (!c->head_dim && HS && HS * NH != C) c->head_dim = (int)HS;
     if (!(c->rope_theta > 0)) c->rope_theta = theta;
     if (!(c->norm_eps > 0)) c->norm_eps = eps;
-    if (!c->tie_embeddings) c->tie_embeddings = tied ? 1 : -1;
+    if (!c->tie_embeddings) c->tie_embeddings = tied ? DPPROF_SWITCH_ON : DPPROF_SWITCH_OFF;
     c->model_name = path;
     o->hf_max_pos = (int)pos;
     rc = EXIT_OK;
@@ -477,161 +697,19 @@ done:
 }
 
 static int parse_run(int argc, char **argv, run_opts *o) {
-    int i, ended = 0;
-    dpprof_config *c = &o->cfg;
+    const char *saved = cli_cmd;
+    int rc;
     memset(o, 0, sizeof *o);
     o->experiment = "run";
-    for (i = 0; i < argc; i++) {
-        char name[64];
-        const char *a = name, *v;
-        long long ll;
-        int k;
-        if (!ended && !strcmp(argv[i], "-h")) { help_run(); exit(EXIT_OK); }
-        k = cli_next("run", run_table, RUN_NOPT, argc, argv, &i, &ended, name, sizeof name, &v);
-        if (k < 0) break;
-        if (k == 0) return usage_error("run: unexpected argument '%s' (run takes options only)%s", v, "");
-        if (k != 1) return k;
-        /* flags without a value */
-        if (!strcmp(a, "--help")) { help_run(); exit(EXIT_OK); }
-        if (!strcmp(a, "--quiet")) { o->quiet = 1; continue; }
-        if (!strcmp(a, "--poisson")) { c->poisson = 1; continue; }
-        if (!strcmp(a, "--dram")) { if (!c->dram) c->dram = 1; continue; }
-        if (!strcmp(a, "--dram-ops")) { c->dram = 2; continue; }
-        if (!strcmp(a, "--op-times")) { c->op_times = 1; continue; }
-        {   /* each pair is one of two choices (the head; a kernel): both at once is a contradiction, not a last-one-wins */
-            static const char *const pair[][2] = {{"--tied", "--untied"}, {"--wgmma", "--no-wgmma"}, {"--fused-clipgrad", "--cublas-clipgrad"}, {"--fused-noise", "--separate-noise"}};
-            int *const field[] = {&c->tie_embeddings, &c->wgmma, &c->fused_clipgrad, &c->fused_noise};
-            int p, want;
-            for (p = 0; p < 4 && strcmp(a, pair[p][0]) && strcmp(a, pair[p][1]); p++) {}
-            if (p < 4) {
-                want = strcmp(a, pair[p][0]) ? -1 : 1;
-                if (*field[p] == -want) {
-                    fprintf(stderr, "%s: run: %s and %s contradict each other (%s came second)\n(see '%s --help')\n", prog, pair[p][0], pair[p][1], a, prog_name);
-                    return EXIT_USAGE;
-                }
-                *field[p] = want;
-                continue;
-            }
-        }
-#define INTOPT(name, field, lo, hi) else if (!strcmp(a, name)) { if (parse_int(a, v, lo, hi, &c->field)) return EXIT_USAGE; }
-#define DBLOPT(name, field, lo, hi, open) else if (!strcmp(a, name)) { if (parse_dbl(a, v, lo, hi, open, &c->field)) return EXIT_USAGE; }
-        if (!strcmp(a, "--preset") || !strcmp(a, "--model")) c->preset = v;
-        else if (!strcmp(a, "--hf-config")) o->hf_config = v;
-        INTOPT("--vocab", vocab, 2, 16777216)
-        INTOPT("--hidden", hidden, 2, 16777216)
-        INTOPT("--layers", layers, 1, 4096)
-        INTOPT("--heads", heads, 1, 65536)
-        INTOPT("--kv-heads", kv_heads, 1, 65536)
-        INTOPT("--ffn", ffn, 1, 16777216)
-        INTOPT("--seq", seq, 1, 16777216)
-        INTOPT("--classes", classes, 2, 16777216)
-        INTOPT("--batch", batch, 1, 16777216)
-        INTOPT("--physical-batch", physical_batch, 1, 16777216)
-        INTOPT("--ranks", ranks, 1, 65536)
-        INTOPT("--zero", zero, 0, 3)
-        INTOPT("--steps", steps, 1, 100000000)
-        INTOPT("--warmup", warmup, 0, 100000000)
-        INTOPT("--lora-rank", lora_rank, 1, 16777216)
-        INTOPT("--trace-steps", trace_steps, 1, 100000000)
-        DBLOPT("--lr", lr, 0, 1e6, 1)
-        DBLOPT("--weight-decay", weight_decay, 0, 1e6, 0)
-        DBLOPT("--rope-theta", rope_theta, 0, 1e12, 1)
-        DBLOPT("--norm-eps", norm_eps, 0, 1, 1)
-        DBLOPT("--init-std", init_std, 0, 1e3, 1)
-        DBLOPT("--sigma", sigma, 0, 1e6, 0)
-        DBLOPT("--max-grad-norm", max_grad_norm, 0, 1e12, 1)
-        else if (!strcmp(a, "--delta")) { /* open at both ends, unlike parse_dbl's ranges */
-            char *end;
-            errno = 0;
-            c->delta = strtod(v, &end);
-            if (!*v || isspace((unsigned char)*v) || *end || errno == ERANGE || !(c->delta > 0 && c->delta < 1)) {
-                fprintf(stderr, "%s: --delta '%s': expected a number in (0, 1)\n", prog, v);
-                return EXIT_USAGE;
-            }
-        }
-        else if (!strcmp(a, "--dp-warp-tile")) {
-            if (strcmp(v, "32") && strcmp(v, "64")) {
-                fprintf(stderr, "%s: --dp-warp-tile '%s': expected 32 or 64\n", prog, v);
-                return EXIT_USAGE;
-            }
-            c->dp_warp_tile = atoi(v);
-        }
-        DBLOPT("--lora-alpha", lora_alpha, 0, 1e12, 1)
-        else if (!strcmp(a, "--target-epsilon")) { if (parse_dbl(a, v, 0, 1e6, 1, &o->target_epsilon)) return EXIT_USAGE; }
-        else if (!strcmp(a, "--accountant")) {
-            if (!strcmp(v, "rdp")) c->accountant = 0;
-            else if (!strcmp(v, "pld")) c->accountant = 1;
-            else if (!strcmp(v, "both")) c->accountant = 2;
-            else return usage_error("run: --accountant '%s': expected rdp, pld or both%s", v, "");
-        }
-        else if (!strcmp(a, "--dataset-size")) { if (parse_ll(a, v, 1, LLONG_MAX, &ll)) return EXIT_USAGE; c->dataset_size = ll; }
-        else if (!strcmp(a, "--seed")) {
-            char *end;
-            errno = 0;
-            c->seed = strtoull(v, &end, 10);
-            if (*v < '0' || *v > '9' || *end || errno == ERANGE) return usage_error("run: --seed '%s': expected an integer in [0, 2^64)%s", v, ""); /* strtoull takes " -1" as 2^64 - 1 */
-        }
-        else if (!strcmp(a, "--task")) {
-            if (!strcmp(v, "lm")) c->task = DPPROF_TASK_LM;
-            else if (!strcmp(v, "cls")) c->task = DPPROF_TASK_CLS;
-            else return usage_error("run: --task '%s': expected lm or cls%s", v, "");
-        }
-        else if (!strcmp(a, "--algo")) {
-            int al = dpprof_algo_parse(v);
-            if (al < 0) return usage_error("run: --algo '%s': expected vanilla, persample, ghost, ghost_bk, flash, flash_bk or auto%s", v, "");
-            c->algo = (dpprof_algo)al;
-        }
-        else if (!strcmp(a, "--optimizer")) {
-            if (!strcmp(v, "adam")) c->optimizer = DPPROF_OPT_ADAM;
-            else if (!strcmp(v, "sgd")) c->optimizer = DPPROF_OPT_SGD;
-            else return usage_error("run: --optimizer '%s': expected adam or sgd%s", v, "");
-        }
-        else if (!strcmp(a, "--clipping")) {
-            if (!strcmp(v, "flat")) c->per_layer_clipping = 0;
-            else if (!strcmp(v, "per-layer")) c->per_layer_clipping = 1;
-            else return usage_error("run: --clipping '%s': expected flat or per-layer%s", v, "");
-        }
-        else if (!strcmp(a, "--dtype")) {
-            if (!strcmp(v, "fp32")) c->dtype = DPPROF_DTYPE_FP32;
-            else if (!strcmp(v, "bf16")) c->dtype = DPPROF_DTYPE_BF16;
-            else return usage_error("run: --dtype '%s': expected fp32 or bf16%s", v, "");
-        }
-        else if (!strcmp(a, "--checkpoint")) {
-            int ck = dpprof_checkpoint_parse(v);
-            if (ck < 0) return usage_error("run: --checkpoint '%s': expected none or layers%s", v, "");
-            c->checkpoint = (dpprof_checkpoint)ck;
-        }
-        else if (!strcmp(a, "--attention")) {
-            int at = dpprof_attention_parse(v);
-            if (at < 0) return usage_error("run: --attention '%s': expected dpprof or cudnn%s", v, "");
-            c->attention = (dpprof_attention)at;
-        }
-        else if (!strcmp(a, "--attention-workspace")) { if (parse_size(a, v, &ll)) return EXIT_USAGE; c->attention_workspace = ll; }
-        else if (!strcmp(a, "--backend")) {
-            if (!strcmp(v, "auto")) c->backend = DPPROF_BACKEND_AUTO;
-            else if (!strcmp(v, "cpu")) c->backend = DPPROF_BACKEND_CPU;
-            else if (!strcmp(v, "cuda")) c->backend = DPPROF_BACKEND_CUDA;
-            else if (!strcmp(v, "dry")) c->backend = DPPROF_BACKEND_DRY;
-            else return usage_error("run: --backend '%s': expected auto, cpu, cuda or dry%s", v, "");
-        }
-        else if (!strcmp(a, "--memory-limit")) { if (parse_size(a, v, &ll)) return EXIT_USAGE; c->memory_limit = ll; o->limit_given = 1; }
-        else if (!strcmp(a, "--lora-targets")) c->lora_targets = v;
-        else if (!strcmp(a, "--timeline")) {
-            if (!strcmp(v, "full")) c->no_timeline = 0;
-            else if (!strcmp(v, "none")) c->no_timeline = 1;
-            else return usage_error("run: --timeline '%s': expected full or none%s", v, "");
-        }
-        else if (!strcmp(a, "--data")) c->data_path = v;
-        else if (!strcmp(a, "--out")) o->out = v;
-        else if (!strcmp(a, "--trace")) { o->trace = v; c->trace_ops = 1; }
-        else if (!strcmp(a, "--dump")) o->dump = v;
-        else if (!strcmp(a, "--experiment")) o->experiment = v;
-        else return usage_error("run: %s: in the option table but not parsed (a bug)%s", a, "");
-#undef INTOPT
-#undef DBLOPT
+    cli_cmd = "run";
+    rc = cli_parse(&run_cmd, argc, argv, o, &o->cfg, NULL, NULL);
+    if (rc == EXIT_OK) {
+        if (o->trace) o->cfg.trace_ops = 1; /* a trace times every op */
+        o->limit_given = o->cfg.memory_limit != 0;
+        if (o->hf_config) rc = hf_config_load(o->hf_config, o);
     }
-    if (o->hf_config) return hf_config_load(o->hf_config, o);
-    return EXIT_OK;
+    cli_cmd = saved;
+    return rc;
 }
 
 /* ---- inputs: read only where they are regular files within a stated size ------------------------------
@@ -650,7 +728,7 @@ static int in_check(const char *what, const char *path, long long limit, char *b
     else if ((long long)st.st_size > limit) snprintf(why, sizeof why, "%lld bytes, over the limit of %lld for %s", (long long)st.st_size, limit, limit == IN_CONF_LIMIT ? "an experiment file" : limit == IN_HF_LIMIT ? "a config.json" : limit == IN_DATA_LIMIT && what && !strcmp(what, "--data") ? "--data" : "a result file");
     else return 0;
     if (buf) snprintf(buf, cap, "%s", why);
-    if (what) fprintf(stderr, "%s: %s '%s': %s\n", prog, what, path, why);
+    if (what) cli_fail(0, "%s '%s': %s", what, path, why);
     return -1;
 }
 
@@ -723,13 +801,13 @@ static int out_is_stdout(const char *name) {
 }
 
 /* where name is written and how: 0, or -1 after saying why (what NULL: silently; nothing touched) */
-#define OUT_SAY(...) (what ? fprintf(stderr, __VA_ARGS__) : 0)
+#define OUT_SAY(...) (what ? cli_fail(0, __VA_ARGS__) : 0)
 static int out_resolve(const char *what, const char *name, char *path, int *kind) {
     struct stat st;
     char dir[PATH_MAX], base[PATH_MAX];
     int hops;
     if (!name || !*name) {
-        OUT_SAY("%s: %s: an empty path (give a file name, or - for standard output)\n", prog, what);
+        OUT_SAY("%s: an empty path (give a file name, or - for standard output)", what);
         return -1;
     }
     if (out_is_stdout(name)) {
@@ -738,7 +816,7 @@ static int out_resolve(const char *what, const char *name, char *path, int *kind
         return 0;
     }
     if (strlen(name) >= PATH_MAX - 16) {
-        OUT_SAY("%s: %s '%s': path too long\n", prog, what, name);
+        OUT_SAY("%s '%s': path too long", what, name);
         return -1;
     }
     snprintf(path, PATH_MAX, "%s", name);
@@ -746,7 +824,7 @@ static int out_resolve(const char *what, const char *name, char *path, int *kind
         char target[PATH_MAX];
         ssize_t n = readlink(path, target, sizeof target - 1);
         if (n < 0 || hops == 40) {
-            OUT_SAY("%s: %s '%s': cannot follow the symbolic link: %s\n", prog, what, name, n < 0 ? strerror(errno) : "too many levels");
+            OUT_SAY("%s '%s': cannot follow the symbolic link: %s", what, name, n < 0 ? strerror(errno) : "too many levels");
             return -1;
         }
         target[n] = 0;
@@ -756,7 +834,7 @@ static int out_resolve(const char *what, const char *name, char *path, int *kind
             out_split(path, linkdir, base);
             snprintf(tmp, sizeof tmp, "%s/%s", linkdir, target);
             if (strlen(tmp) >= PATH_MAX) {
-                OUT_SAY("%s: %s '%s': path too long\n", prog, what, name);
+                OUT_SAY("%s '%s': path too long", what, name);
                 return -1;
             }
             memcpy(path, tmp, strlen(tmp) + 1);
@@ -764,28 +842,28 @@ static int out_resolve(const char *what, const char *name, char *path, int *kind
     }
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
-            OUT_SAY("%s: %s '%s': is a directory\n", prog, what, name);
+            OUT_SAY("%s '%s': is a directory", what, name);
             return -1;
         }
         if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) *kind = OUT_DEVICE;
         else if (S_ISFIFO(st.st_mode)) *kind = OUT_FIFO;
         else if (S_ISREG(st.st_mode)) *kind = OUT_FILE;
         else {
-            OUT_SAY("%s: %s '%s': not a regular file, device or FIFO: refused\n", prog, what, name);
+            OUT_SAY("%s '%s': not a regular file, device or FIFO: refused", what, name);
             return -1;
         }
         if (*kind != OUT_FILE) return 0;
     } else if (errno != ENOENT) {
-        OUT_SAY("%s: %s '%s': cannot write: %s\n", prog, what, name, strerror(errno));
+        OUT_SAY("%s '%s': cannot write: %s", what, name, strerror(errno));
         return -1;
     } else *kind = OUT_FILE;
     out_split(path, dir, base);
     if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
-        OUT_SAY("%s: %s '%s': names a directory, not a file\n", prog, what, name);
+        OUT_SAY("%s '%s': names a directory, not a file", what, name);
         return -1;
     }
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
-        OUT_SAY("%s: %s '%s': cannot write: %s\n", prog, what, name, stat(dir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno));
+        OUT_SAY("%s '%s': cannot write: %s", what, name, stat(dir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno));
         return -1;
     }
     return 0;
@@ -824,12 +902,12 @@ static int out_open(out_file *o, const char *name, const char *what) {
         /* a FIFO nobody reads would block: opened without waiting, and refused then */
         fd = open(o->path, O_WRONLY | O_CLOEXEC | (o->kind == OUT_FIFO ? O_NONBLOCK : 0));
         if (fd < 0) {
-            fprintf(stderr, "%s: %s '%s': cannot write: %s\n", prog, what, name, o->kind == OUT_FIFO && errno == ENXIO ? "a FIFO that nothing reads" : strerror(errno));
+            cli_fail(0, "%s '%s': cannot write: %s", what, name, o->kind == OUT_FIFO && errno == ENXIO ? "a FIFO that nothing reads" : strerror(errno));
             return -1;
         }
         if (o->kind == OUT_FIFO) (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
         if (!(o->f = fdopen(fd, "wb"))) {
-            fprintf(stderr, "%s: %s '%s': cannot write: %s\n", prog, what, name, strerror(errno));
+            cli_fail(0, "%s '%s': cannot write: %s", what, name, strerror(errno));
             close(fd);
             return -1;
         }
@@ -837,11 +915,11 @@ static int out_open(out_file *o, const char *name, const char *what) {
     }
     out_split(o->path, dir, base);
     if (snprintf(o->tmp, sizeof o->tmp, "%s/.%s.XXXXXX", dir, base) >= (int)sizeof o->tmp) {
-        fprintf(stderr, "%s: %s '%s': path too long\n", prog, what, name);
+        cli_fail(0, "%s '%s': path too long", what, name);
         return -1;
     }
     if ((fd = mkstemp(o->tmp)) < 0) {
-        fprintf(stderr, "%s: %s '%s': cannot write: %s\n", prog, what, name, strerror(errno));
+        cli_fail(0, "%s '%s': cannot write: %s", what, name, strerror(errno));
         o->tmp[0] = 0;
         return -1;
     }
@@ -852,7 +930,7 @@ static int out_open(out_file *o, const char *name, const char *what) {
         (void)fchmod(fd, 0666 & ~um);
     }
     if (!(o->f = fdopen(fd, "wb"))) {
-        fprintf(stderr, "%s: %s '%s': cannot write: %s\n", prog, what, name, strerror(errno));
+        cli_fail(0, "%s '%s': cannot write: %s", what, name, strerror(errno));
         close(fd);
         unlink(o->tmp);
         out_track(o->tmp, 0);
@@ -889,7 +967,7 @@ static int out_commit(out_file *o) {
         if (err) unlink(o->tmp);
         out_track(o->tmp, 0);
     }
-    if (err) fprintf(stderr, "%s: cannot write '%s' (%s failed): %s%s\n", prog, o->name, step, strerror(err), o->kind == OUT_FILE ? "; nothing was replaced" : "");
+    if (err) cli_fail(0, "cannot write '%s' (%s failed): %s%s", o->name, step, strerror(err), o->kind == OUT_FILE ? "; nothing was replaced" : "");
     return err ? -1 : 0;
 }
 
@@ -899,7 +977,7 @@ static void out_png_write(void *ctx, void *data, int size) {
 }
 static int out_png(out_file *o, const dpprof_canvas *cv) {
     if (!stbi_write_png_to_func(out_png_write, o->f, cv->w, cv->h, 3, cv->rgb, cv->w * 3)) {
-        fprintf(stderr, "%s: cannot encode the PNG '%s'\n", prog, o->name);
+        cli_fail(0, "cannot encode the PNG '%s'", o->name);
         return -1;
     }
     return 0;
@@ -921,22 +999,22 @@ static int outdir_check(const char *what, const char *name) {
     struct stat st;
     char dir[PATH_MAX], base[PATH_MAX];
     if (!name || !*name) {
-        fprintf(stderr, "%s: %s: an empty path\n", prog, what);
+        cli_fail(0, "%s: an empty path", what);
         return -1;
     }
     if (strlen(name) >= PATH_MAX - 16) {
-        fprintf(stderr, "%s: %s '%s': path too long\n", prog, what, name);
+        cli_fail(0, "%s '%s': path too long", what, name);
         return -1;
     }
     if (stat(name, &st) == 0) {
         DIR *d;
         struct dirent *e;
         if (!S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "%s: %s '%s': exists and is not a directory\n", prog, what, name);
+            cli_fail(0, "%s '%s': exists and is not a directory", what, name);
             return -1;
         }
         if (!(d = opendir(name))) {
-            fprintf(stderr, "%s: %s '%s': cannot read the directory: %s\n", prog, what, name, strerror(errno));
+            cli_fail(0, "%s '%s': cannot read the directory: %s", what, name, strerror(errno));
             return -1;
         }
         while ((e = readdir(d)) != NULL) {
@@ -944,8 +1022,8 @@ static int outdir_check(const char *what, const char *name) {
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
             snprintf(full, sizeof full, "%s/%s", name, e->d_name);
             if (!outdir_known(e->d_name) || lstat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
-                fprintf(stderr, "%s: %s '%s': holds '%s', %s: refused, nothing is replaced (a dump replaces a directory of its own files alone: config.json, "
-                                "model.safetensors, batch.safetensors, grads.safetensors, step.json)\n", prog, what, name, e->d_name, outdir_known(e->d_name) ? "not a regular file" : "not a file of a dump");
+                cli_fail(0, "%s '%s': holds '%s', %s: refused, nothing is replaced (a dump replaces a directory of its own files alone: config.json, "
+                                "model.safetensors, batch.safetensors, grads.safetensors, step.json)", what, name, e->d_name, outdir_known(e->d_name) ? "not a regular file" : "not a file of a dump");
                 closedir(d);
                 return -1;
             }
@@ -954,7 +1032,7 @@ static int outdir_check(const char *what, const char *name) {
     }
     out_split(name, dir, base);
     if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
-        fprintf(stderr, "%s: %s '%s': cannot create the directory: %s\n", prog, what, name, !*base || base[0] == '.' ? "not a directory name" : stat(dir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno));
+        cli_fail(0, "%s '%s': cannot create the directory: %s", what, name, !*base || base[0] == '.' ? "not a directory name" : stat(dir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno));
         return -1;
     }
     return 0;
@@ -1002,7 +1080,7 @@ static int outdir_write(const char *what, const char *name, int (*fill)(void *ct
     out_split(name, dir, base);
     snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, base);
     if (!mkdtemp(tmp)) {
-        fprintf(stderr, "%s: %s '%s': cannot create a temporary directory beside it: %s\n", prog, what, name, strerror(errno));
+        cli_fail(0, "%s '%s': cannot create a temporary directory beside it: %s", what, name, strerror(errno));
         return -1;
     }
     out_track(tmp, 1);
@@ -1020,7 +1098,7 @@ static int outdir_write(const char *what, const char *name, int (*fill)(void *ct
     if (stat(name, &st) == 0) { /* an earlier dump (outdir_check): moved aside, removed once the new one is in place */
         snprintf(old, sizeof old, "%s/.%s.XXXXXX", dir, base);
         if (!mkdtemp(old) || rename(name, old) != 0) {
-            fprintf(stderr, "%s: %s '%s': cannot move the earlier dump aside: %s\n", prog, what, name, strerror(errno));
+            cli_fail(0, "%s '%s': cannot move the earlier dump aside: %s", what, name, strerror(errno));
             if (old[0]) rmdir(old);
             outdir_remove(tmp);
             out_track(tmp, 0);
@@ -1028,7 +1106,7 @@ static int outdir_write(const char *what, const char *name, int (*fill)(void *ct
         }
     }
     if (rename(tmp, name) != 0) {
-        fprintf(stderr, "%s: %s '%s': cannot rename the finished dump into place: %s\n", prog, what, name, strerror(errno));
+        cli_fail(0, "%s '%s': cannot rename the finished dump into place: %s", what, name, strerror(errno));
         if (old[0]) (void)rename(old, name);
         outdir_remove(tmp);
         out_track(tmp, 0);
@@ -1064,7 +1142,7 @@ static int dir_make(const char *what, const char *path, int create) {
     size_t k, n = strlen(path), last = 0; /* last: the length of the deepest part that exists */
     struct stat st;
     if (!n || n >= sizeof p) {
-        fprintf(stderr, "%s: %s: %s '%s'\n", prog, what, n ? "path too long" : "an empty path", path);
+        cli_fail(0, "%s: %s '%s'", what, n ? "path too long" : "an empty path", path);
         return -1;
     }
     memcpy(p, path, n + 1);
@@ -1074,8 +1152,8 @@ static int dir_make(const char *what, const char *path, int create) {
         p[k] = 0;
         if (stat(p, &st) == 0) {
             if (!S_ISDIR(st.st_mode)) {
-                if (k == n) fprintf(stderr, "%s: %s: cannot create the directory '%s': %s\n", prog, what, path, strerror(ENOTDIR));
-                else fprintf(stderr, "%s: %s: cannot create the directory '%s': '%s' is not a directory\n", prog, what, path, p);
+                if (k == n) cli_fail(0, "%s: cannot create the directory '%s': %s", what, path, strerror(ENOTDIR));
+                else cli_fail(0, "%s: cannot create the directory '%s': '%s' is not a directory", what, path, p);
                 return -1;
             }
         } else if (errno == ENOENT && !create) { /* the first missing part: its parent must take a directory */
@@ -1083,12 +1161,12 @@ static int dir_make(const char *what, const char *path, int create) {
             if (last) snprintf(parent, sizeof parent, "%.*s", (int)last, p);
             else snprintf(parent, sizeof parent, "%s", p[0] == '/' ? "/" : ".");
             if (access(parent, W_OK | X_OK) != 0) {
-                fprintf(stderr, "%s: %s: cannot create the directory '%s': %s\n", prog, what, path, strerror(errno));
+                cli_fail(0, "%s: cannot create the directory '%s': %s", what, path, strerror(errno));
                 return -1;
             }
             return 0;
         } else if (errno != ENOENT || (mkdir(p, 0777) != 0 && errno != EEXIST)) {
-            fprintf(stderr, "%s: %s: cannot create the directory '%s': %s\n", prog, what, path, strerror(errno));
+            cli_fail(0, "%s: cannot create the directory '%s': %s", what, path, strerror(errno));
             return -1;
         }
         last = k;

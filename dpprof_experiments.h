@@ -14,7 +14,7 @@
 
 /* ---- plot ---------------------------------------------------------------------------------------- */
 static int json_fail(const char *file, const char *what) {
-    fprintf(stderr, "%s: plot: %s: %s\n", prog, file, what);
+    cli_fail(0, "%s: %s", file, what);
     return EXIT_USAGE;
 }
 
@@ -49,9 +49,9 @@ static int tl_load(const char *in, tl_data *t) {
     double *y, live[DPPROF_CAT_COUNT];
 
     memset(t, 0, sizeof *t);
-    if (in_check("plot", in, IN_JSON_LIMIT, NULL, 0)) return EXIT_USAGE;
-    if (dpprof_json_parse_file(in, (size_t)1 << 30, &t->doc, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: plot: %s\n", prog, err);
+    if (in_check("result", in, IN_JSON_LIMIT, NULL, 0)) return EXIT_USAGE;
+    if (dpprof_json_parse_file(in, (size_t)1 << 30, &t->doc) != 0) {
+        cli_fail(0, "%s", dpprof_last_error());
         return EXIT_USAGE;
     }
     root = dpprof_json_root(t->doc);
@@ -84,7 +84,7 @@ static int tl_load(const char *in, tl_data *t) {
     t->n = n + 1;
     t->x = (double *)malloc(sizeof(double) * (n + 1));
     t->y = y = (double *)malloc(sizeof(double) * (n + 1) * DPPROF_CAT_COUNT);
-    if (!t->x || !y) { fprintf(stderr, "%s: plot: out of memory\n", prog); code = EXIT_ERROR; goto fail; }
+    if (!t->x || !y) { cli_fail(0, "out of memory"); code = EXIT_ERROR; goto fail; }
     memset(live, 0, sizeof live);
     memset(used, 0, sizeof used);
     /* point 0 is the empty state before the first event */
@@ -133,7 +133,7 @@ static int tl_load(const char *in, tl_data *t) {
     np = jp && dpprof_json_kind(jp) == DPPROF_JSON_ARRAY ? dpprof_json_len(jp) : 0;
     t->mx = (double *)malloc(sizeof(double) * (nm + 1));
     t->mnames = (const char **)malloc(sizeof(char *) * (nm + 1));
-    if (!t->mx || !t->mnames) { fprintf(stderr, "%s: plot: out of memory\n", prog); code = EXIT_ERROR; goto fail; }
+    if (!t->mx || !t->mnames) { cli_fail(0, "out of memory"); code = EXIT_ERROR; goto fail; }
     for (k = 0; k < nm; k++) {
         const dpprof_json *mk = dpprof_json_at(jm, k);
         long long ph, ev;
@@ -199,7 +199,7 @@ static int tl_render(const tl_data *t, const char *in, const char *title, int w,
         d.label_rows_used = ax->rows_used;
     }
     if ((c = dpprof_plot_timeline(&d, cv)) != 0) {
-        fprintf(stderr, "%s: plot: %s: cannot render the timeline (code %d)\n", prog, in, c);
+        cli_fail(0, "%s: cannot render the timeline (code %d)", in, c);
         return EXIT_ERROR;
     }
     return EXIT_OK;
@@ -259,7 +259,7 @@ static int plot_timelines(const char *const *in, const char *const *label, int n
     memset(&ax, 0, sizeof ax);
     memset(used, 0, sizeof used);
     if (n < 1 || n > TL_MAX_PANELS) {
-        fprintf(stderr, "%s: plot: %d timelines: from 1 to %d fit one figure\n", prog, n, TL_MAX_PANELS);
+        cli_fail(0, "%d timelines: from 1 to %d fit one figure", n, TL_MAX_PANELS);
         return EXIT_USAGE;
     }
     for (i = 0; i < n && code == EXIT_OK; i++) {
@@ -267,8 +267,7 @@ static int plot_timelines(const char *const *in, const char *const *label, int n
         if (code != EXIT_OK) break;
         loaded++;
         if (t[i].measured != t[0].measured) {
-            fprintf(stderr, "%s: plot: %s is %s and %s is %s: their timelines cannot share an x axis\n", prog, in[0],
-                    t[0].measured ? "timed" : "a dry run (no clock)", in[i], t[i].measured ? "timed" : "a dry run (no clock)");
+            cli_fail(0, "%s is %s and %s is %s: their timelines cannot share an x axis", in[0], t[0].measured ? "timed" : "a dry run (no clock)", in[i], t[i].measured ? "timed" : "a dry run (no clock)");
             code = EXIT_USAGE;
             break;
         }
@@ -350,53 +349,62 @@ done:
 #define SWEEP_MAX_CONFIGS 100000LL
 #define SWEEP_MAX_ID 240 /* an id names files: ID.json.tmp within NAME_MAX (255) */
 
-static void help_sweep(void) {
-    printf("usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]\n"
-           "                    [--backend NAME]\n\n"
-           "Runs every configuration of an experiment file, each in its own process:\n"
-           "  dpprof run <base> <axis options> [--backend NAME] --experiment NAME --out DIR/ID.json --quiet\n"
-           "with the process's stdout and stderr in DIR/logs/ID.log, then writes DIR/summary.csv.\n\n"
-           "options:\n"
-           "  --out-dir DIR       results directory (created, with its parents, if missing)\n"
-           "  --jobs J            run up to J configurations at once (default 1)\n"
-           "  --dry-run           print the command lines and exit; nothing is written\n"
-           "  --only TEXT         only the configurations whose id contains TEXT\n"
-           "  --timeout SECONDS   kill a configuration that runs longer (default 0: no limit)\n"
-           "  --backend NAME      run every configuration on dry, cpu, cuda or auto, whatever the file's\n"
-           "                      options say (it comes after them: the last --backend wins)\n\n"
-           "experiment file: one 'KEY = VALUE' per line; '#' starts a comment (to the end of the line),\n"
-           "blank lines are ignored:\n"
-           "  name = single_gpu                        required; a-z 0-9 _ - ; starts every id\n"
-           "  description = any text                   optional\n"
-           "  base = --preset tiny --backend dry       required (may be empty): options of every run\n"
-           "  cuda = --dram-ops --op-times --warmup 2  optional: options added when the sweep runs on the\n"
-           "                                           cuda backend (--backend cuda): counters, op times\n"
-           "  axis seq = 64 | 128 | 256                an axis: values separated by '|'\n"
-           "  axis mode = full: | lora16: --lora-rank 16\n"
-           "  axis phys = --physical-batch 1 | --physical-batch 2\n"
-           "an axis value is one of\n"
-           "  LABEL: OPTIONS      OPTIONS (may be empty) labelled LABEL (a-z 0-9 . _ -)\n"
-           "  --option ...        options; the label is made from them: '--physical-batch 2' -> physical-batch-2\n"
-           "  v                   '--NAME v' on axis NAME ('_' in NAME becomes '-'); the label is v\n"
-           "Options are split on whitespace, with no quoting: quotes and backslashes are refused, and so\n"
-           "are --out, --experiment, --quiet and --help (the sweep sets them). Axis names are a-z 0-9 _ -;\n"
-           "labels must differ within an axis. The configurations are the cartesian product of the axes in\n"
-           "file order (the first axis varies slowest), at most %lld; each one's id is\n"
-           "NAME-LABEL1-LABEL2-... (no axes: one configuration, id NAME).\n\n"
-           "results: DIR/ID.json is the run's result JSON. When a run leaves none (it crashed, timed out,\n"
-           "or exited with an error before writing), the sweep writes {\"experiment\", \"id\", \"status\":\n"
-           "\"error\" | \"oom\" (exit 3) | \"crashed\" (a signal) | \"timeout\", \"error\": the exit status or\n"
-           "signal and the last line of the log, \"config\": {\"argv\"}, \"log\"}.\n"
-           "resume: a configuration whose DIR/ID.json parses and has a \"status\" string is skipped; after an\n"
-           "interruption rerun the same command. Delete DIR/ID.json to run a configuration again.\n"
-           "DIR/summary.csv: one row per configuration of the file, in order: id, the label of each axis,\n"
-           "status (not_run: no result yet), peak_memory_mb, avg_time_ms, the breakdown in MiB,\n"
-           "tokens_per_s (empty when missing or null).\n\n"
-           "exit codes: 0 every configuration ended, whatever its status; 1 the sweep could not write;\n"
-           "2 bad experiment file or options (nothing written); 130 interrupted by SIGINT/SIGTERM (running\n"
-           "configurations killed, finished results kept).\n",
-           SWEEP_MAX_CONFIGS);
-}
+typedef struct sweep_opts {
+    const char *outdir, *only, *backend;
+    int jobs, dry;
+    double timeout;
+} sweep_opts;
+
+static const cli_opt sweep_opt[] = {
+    {NULL, NULL, CLI_HEAD, .help = "options:"},
+    {"--out-dir", "DIR", CLI_TEXT, .field = offsetof(sweep_opts, outdir), .help = "results directory (created, with its parents, if missing)"},
+    {"--jobs", "J", CLI_INT, .field = offsetof(sweep_opts, jobs), .lo = 1, .hi = 1024, .help = "run up to J configurations at once (default 1)"},
+    {"--dry-run", NULL, CLI_FLAG, .field = offsetof(sweep_opts, dry), .help = "print the command lines and exit; nothing is written"},
+    {"--only", "TEXT", CLI_TEXT, .field = offsetof(sweep_opts, only), .help = "only the configurations whose id contains TEXT"},
+    {"--timeout", "SECONDS", CLI_REAL, .field = offsetof(sweep_opts, timeout), .lo = 0, .hi = 1e9, .help = "kill a configuration that runs longer (default 0: no limit)"},
+    {"--backend", "NAME", CLI_TEXT, .field = offsetof(sweep_opts, backend), .help = "run every configuration on dry, cpu, cuda or auto, whatever the file's\noptions say (it comes after them: the last --backend wins)"},
+    {"--help", NULL, CLI_HELP, .help = "this text"},
+};
+
+/* the limit of configurations, SWEEP_MAX_CONFIGS, is written out in the help */
+static const cli_command sweep_cmd = {"sweep",
+    "usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]\n"
+    "                    [--backend NAME]",
+    "Runs every configuration of an experiment file, each in its own process:\n"
+    "  dpprof run <base> <axis options> [--backend NAME] --experiment NAME --out DIR/ID.json --quiet\n"
+    "with the process's stdout and stderr in DIR/logs/ID.log, then writes DIR/summary.csv.\n",
+    sweep_opt, CLI_N(sweep_opt), 1, "(one experiment file)",
+    "experiment file: one 'KEY = VALUE' per line; '#' starts a comment (to the end of the line),\n"
+    "blank lines are ignored:\n"
+    "  name = single_gpu                        required; a-z 0-9 _ - ; starts every id\n"
+    "  description = any text                   optional\n"
+    "  base = --preset tiny --backend dry       required (may be empty): options of every run\n"
+    "  cuda = --dram-ops --op-times --warmup 2  optional: options added when the sweep runs on the\n"
+    "                                           cuda backend (--backend cuda): counters, op times\n"
+    "  axis seq = 64 | 128 | 256                an axis: values separated by '|'\n"
+    "  axis mode = full: | lora16: --lora-rank 16\n"
+    "  axis phys = --physical-batch 1 | --physical-batch 2\n"
+    "an axis value is one of\n"
+    "  LABEL: OPTIONS      OPTIONS (may be empty) labelled LABEL (a-z 0-9 . _ -)\n"
+    "  --option ...        options; the label is made from them: '--physical-batch 2' -> physical-batch-2\n"
+    "  v                   '--NAME v' on axis NAME ('_' in NAME becomes '-'); the label is v\n"
+    "Options are split on whitespace, with no quoting: quotes and backslashes are refused, and so\n"
+    "are --out, --experiment, --quiet and --help (the sweep sets them). Axis names are a-z 0-9 _ -;\n"
+    "labels must differ within an axis. The configurations are the cartesian product of the axes in\n"
+    "file order (the first axis varies slowest), at most 100000; each one's id is\n"
+    "NAME-LABEL1-LABEL2-... (no axes: one configuration, id NAME).\n\n"
+    "results: DIR/ID.json is the run's result JSON. When a run leaves none (it crashed, timed out,\n"
+    "or exited with an error before writing), the sweep writes {\"experiment\", \"id\", \"status\":\n"
+    "\"error\" | \"oom\" (exit 3) | \"crashed\" (a signal) | \"timeout\", \"error\": the exit status or\n"
+    "signal and the last line of the log, \"config\": {\"argv\"}, \"log\"}.\n"
+    "resume: a configuration whose DIR/ID.json parses and has a \"status\" string is skipped; after an\n"
+    "interruption rerun the same command. Delete DIR/ID.json to run a configuration again.\n"
+    "DIR/summary.csv: one row per configuration of the file, in order: id, the label of each axis,\n"
+    "status (not_run: no result yet), peak_memory_mb, avg_time_ms, the breakdown in MiB,\n"
+    "tokens_per_s (empty when missing or null).\n\n"
+    "exit codes: 0 every configuration ended, whatever its status; 1 the sweep could not write;\n"
+    "2 bad experiment file or options (nothing written); 130 interrupted by SIGINT/SIGTERM (running\n"
+    "configurations killed, finished results kept).\n"};
 
 typedef struct sweep_value {
     char *label;
@@ -425,7 +433,7 @@ typedef struct sweep_spec {
 } sweep_spec;
 
 static int sweep_oom(void) {
-    fprintf(stderr, "%s: sweep: out of memory\n", prog);
+    cli_fail(0, "out of memory");
     return EXIT_OOM;
 }
 
@@ -459,7 +467,7 @@ static void sweep_spec_free(sweep_spec *sp) {
 /* "dpprof: sweep: FILE:LINE: message" */
 static int sweep_bad(const sweep_spec *sp, int line, const char *fmt, ...) {
     va_list ap;
-    fprintf(stderr, "%s: sweep: %s:%d: ", prog, sp->file, line);
+    fprintf(stderr, "%s: %s: %s:%d: ", prog, cli_cmd ? cli_cmd : "sweep", sp->file, line);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -684,7 +692,7 @@ static int sweep_parse(const char *path, sweep_spec *sp) {
     sp->nconf = 1;
     if (in_check("experiment file", path, IN_CONF_LIMIT, NULL, 0)) return EXIT_USAGE;
     if (!(f = fopen(path, "r"))) {
-        fprintf(stderr, "%s: sweep: %s: cannot open: %s\n", prog, path, strerror(errno));
+        cli_fail(0, "%s: cannot open: %s", path, strerror(errno));
         return EXIT_USAGE;
     }
     while (rc == EXIT_OK && (len = getline(&line, &cap, f)) != -1) {
@@ -724,7 +732,7 @@ static int sweep_parse(const char *path, sweep_spec *sp) {
         }
     }
     if (rc == EXIT_OK && ferror(f)) {
-        fprintf(stderr, "%s: sweep: %s: cannot read: %s\n", prog, path, strerror(errno));
+        cli_fail(0, "%s: cannot read: %s", path, strerror(errno));
         rc = EXIT_USAGE;
     }
     free(line);
@@ -942,7 +950,8 @@ static int sweep_read_result(const char *path, char *status, size_t stlen, doubl
     const char *st;
     int ok = 0;
     *peak = NAN;
-    if (in_check(NULL, path, IN_JSON_LIMIT, why, whylen) || dpprof_json_parse_file(path, (size_t)1 << 30, &doc, why, whylen) != 0) return 0;
+    if (in_check(NULL, path, IN_JSON_LIMIT, why, whylen)) return 0;
+    if (dpprof_json_parse_file(path, (size_t)1 << 30, &doc) != 0) return snprintf(why, whylen, "%.500s", dpprof_last_error()), 0;
     root = dpprof_json_root(doc);
     if (!(st = dpprof_json_string(dpprof_json_get(root, "status")))) snprintf(why, whylen, "%s: no \"status\" string", path);
     else {
@@ -1069,7 +1078,7 @@ static int sweep_start(sweep_run *r, sweep_job *j, long long c) {
     out_remove_leftovers(j->json);
     remove(j->json);
     if ((logfd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
-        fprintf(stderr, "%s: sweep: cannot write the log '%s': %s\n", prog, j->log, strerror(errno));
+        cli_fail(0, "cannot write the log '%s': %s", j->log, strerror(errno));
         sweep_job_free(j);
         return EXIT_ERROR;
     }
@@ -1077,7 +1086,7 @@ static int sweep_start(sweep_run *r, sweep_job *j, long long c) {
     j->t0 = sweep_now();
     j->pid = fork();
     if (j->pid < 0) {
-        fprintf(stderr, "%s: sweep: cannot start a process: %s\n", prog, strerror(errno));
+        cli_fail(0, "cannot start a process: %s", strerror(errno));
         close(logfd);
         sweep_job_free(j);
         return EXIT_ERROR;
@@ -1155,13 +1164,12 @@ static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
         dpprof_json_doc *doc = NULL;
         const dpprof_json *root = NULL;
         const char *st;
-        char err[256];
         if (!(json = sweep_path(dir, "", sp->id[c], ".json"))) {
             out_abort(&af);
             free(path);
             return sweep_oom();
         }
-        if (dpprof_json_parse_file(json, (size_t)1 << 30, &doc, err, sizeof err) == 0) root = dpprof_json_root(doc);
+        if (dpprof_json_parse_file(json, (size_t)1 << 30, &doc) == 0) root = dpprof_json_root(doc);
         sweep_csv_str(af.f, sp->id[c]);
         for (a = 0; a < sp->naxis; a++) {
             fputc(',', af.f);
@@ -1228,10 +1236,11 @@ static int cmd_sweep(int argc, char **argv) {
     sweep_spec sp;
     sweep_run r;
     sweep_job *job = NULL;
+    sweep_opts so;
     const char *file = NULL, *outdir = NULL, *only = NULL, *backend = NULL;
     char exe[4096], *dir = NULL;
     long long *sel = NULL, *pend = NULL, c, npend = 0, next = 0;
-    int i, rc, dry = 0, nrun = 0, ended = 0;
+    int i, rc, dry = 0, nrun = 0, npos = 0;
     struct sigaction sa, old_int, old_term, old_chld;
     sigset_t block, waitmask;
 
@@ -1239,32 +1248,19 @@ static int cmd_sweep(int argc, char **argv) {
     r.jobs = 1;
     r.self = getpid();
     r.argv0 = argc > 0 ? argv[0] : "dpprof";
-    for (i = 2; i < argc; i++) {
-        static const cli_opt t[] = {{"--out-dir", "DIR", ""}, {"--jobs", "J", ""}, {"--only", "TEXT", ""}, {"--timeout", "SECONDS", ""}, {"--backend", "NAME", ""}, {"--dry-run", NULL, ""}, {"--help", NULL, ""}};
-        char a[64];
-        const char *v;
-        int k;
-        if (!ended && !strcmp(argv[i], "-h")) { help_sweep(); return EXIT_OK; }
-        if ((k = cli_next("sweep", t, 7, argc, argv, &i, &ended, a, sizeof a, &v)) < 0) break;
-        if (k == 0) {
-            if (file) return usage_error("sweep: unexpected argument '%s' (one experiment file)%s", v, "");
-            file = v;
-            continue;
-        }
-        if (k != 1) return k;
-        if (!strcmp(a, "--help")) { help_sweep(); return EXIT_OK; }
-        if (!strcmp(a, "--dry-run")) dry = 1;
-        else if (!strcmp(a, "--out-dir")) outdir = v;
-        else if (!strcmp(a, "--only")) only = v;
-        else if (!strcmp(a, "--backend")) {
-            if (strcmp(v, "dry") && strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))
-                return usage_error("sweep: --backend '%s': expected dry, cpu, cuda or auto%s", v, "");
-            backend = v;
-        } else if (!strcmp(a, "--jobs")) { if (parse_int(a, v, 1, 1024, &r.jobs)) return EXIT_USAGE; }
-        else if (parse_dbl(a, v, 0, 1e9, 0, &r.timeout)) return EXIT_USAGE;
+    memset(&so, 0, sizeof so);
+    so.jobs = 1;
+    rc = cli_parse(&sweep_cmd, argc - 2, argv + 2, &so, NULL, &file, &npos);
+    if (rc == CLI_HELP_SHOWN) return EXIT_OK;
+    if (rc != EXIT_OK) return rc;
+    r.jobs = so.jobs, r.timeout = so.timeout, dry = so.dry, outdir = so.outdir, only = so.only, backend = so.backend;
+    if (backend) { /* one of the library's backends, said as run would say it */
+        dpprof_config probe;
+        memset(&probe, 0, sizeof probe);
+        if (dpprof_config_set(&probe, "backend", backend) != DPPROF_OK) return cli_usage("--backend '%s': expected auto, cpu, cuda or dry", backend);
     }
     if (!file || !outdir || !*outdir)
-        return usage_error("sweep: usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS] [--backend NAME]%s%s", "", "");
+        return cli_usage("usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS] [--backend NAME]");
     if ((rc = sweep_parse(file, &sp)) != EXIT_OK) {
         sweep_spec_free(&sp);
         return rc;
@@ -1286,12 +1282,12 @@ static int cmd_sweep(int argc, char **argv) {
     for (c = 0; c < sp.nconf; c++)
         if (!only || strstr(sp.id[c], only)) sel[r.nsel++] = c;
     if (r.nsel == 0) {
-        fprintf(stderr, "%s: sweep: --only '%s' matches none of the %lld configurations of %s\n", prog, only, sp.nconf, file);
+        cli_fail(0, "--only '%s' matches none of the %lld configurations of %s", only, sp.nconf, file);
         rc = EXIT_USAGE;
         goto done;
     }
     if (dry) { /* what the sweep would do, checked as it would be: the directory too */
-        if (dir_make("sweep: --out-dir", dir, 0)) {
+        if (dir_make("--out-dir", dir, 0)) {
             rc = EXIT_USAGE;
             goto done;
         }
@@ -1311,7 +1307,7 @@ static int cmd_sweep(int argc, char **argv) {
         char *logs = sweep_path(dir, "", "logs", "");
         int bad;
         if (!logs) { rc = sweep_oom(); goto done; }
-        bad = dir_make("sweep: --out-dir", dir, 1) || dir_make("sweep: --out-dir", logs, 1);
+        bad = dir_make("--out-dir", dir, 1) || dir_make("--out-dir", logs, 1);
         free(logs);
         if (bad) { rc = EXIT_USAGE; goto done; }
     }
@@ -1328,8 +1324,8 @@ static int cmd_sweep(int argc, char **argv) {
         if (lfd < 0 || fcntl(lfd, F_SETLK, &fl) != 0) {
             ssize_t n = lfd >= 0 ? pread(lfd, pid, sizeof pid - 1, 0) : -1;
             pid[n > 0 ? n : 0] = 0;
-            if (lfd < 0) fprintf(stderr, "%s: sweep: cannot lock '%s': %s\n", prog, lockp, strerror(errno));
-            else fprintf(stderr, "%s: sweep: another sweep (pid %s) is writing '%s': wait for it to end, or give another --out-dir\n", prog, *pid ? pid : "unknown", dir);
+            if (lfd < 0) cli_fail(0, "cannot lock '%s': %s", lockp, strerror(errno));
+            else cli_fail(0, "another sweep (pid %s) is writing '%s': wait for it to end, or give another --out-dir", *pid ? pid : "unknown", dir);
             if (lfd >= 0) close(lfd);
             free(lockp);
             rc = EXIT_USAGE;
@@ -1340,7 +1336,7 @@ static int cmd_sweep(int argc, char **argv) {
         free(lockp); /* lfd stays open (and locked) until the process ends */
     }
     if ((r.devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-        fprintf(stderr, "%s: sweep: cannot open /dev/null: %s\n", prog, strerror(errno));
+        cli_fail(0, "cannot open /dev/null: %s", strerror(errno));
         rc = EXIT_ERROR;
         goto done;
     }
@@ -1438,8 +1434,7 @@ static int cmd_sweep(int argc, char **argv) {
                 sweep_job_free(&job[k]);
             }
         }
-        fprintf(stderr, "%s: sweep %s: interrupted by %s: %d running configuration%s killed, %lld of %lld finished; run the same command to resume\n",
-                prog, sp.name, sweep_signame(sig), killed, killed == 1 ? "" : "s", r.done, r.nsel);
+        cli_fail(0, "sweep %s: interrupted by %s: %d running configuration%s killed, %lld of %lld finished; run the same command to resume", sp.name, sweep_signame(sig), killed, killed == 1 ? "" : "s", r.done, r.nsel);
         nrun = 0;
         rc = 130;
     }
@@ -1449,12 +1444,12 @@ static int cmd_sweep(int argc, char **argv) {
     sigprocmask(SIG_SETMASK, &r.oldmask, NULL);
     if (rc == 130) goto closefd;
     if (r.write_failed) {
-        fprintf(stderr, "%s: sweep %s: stopped: the sweep could not write its files (see above); %lld of %lld configurations finished\n", prog, sp.name, r.done, r.nsel);
+        cli_fail(0, "sweep %s: stopped: the sweep could not write its files (see above); %lld of %lld configurations finished", sp.name, r.done, r.nsel);
         if (rc == EXIT_OK) rc = EXIT_ERROR;
         goto closefd;
     }
     if ((rc = sweep_write_summary(&sp, dir)) != EXIT_OK) {
-        fprintf(stderr, "%s: sweep %s: the summary could not be written (see above)\n", prog, sp.name);
+        cli_fail(0, "sweep %s: the summary could not be written (see above)", sp.name);
         goto closefd;
     }
     fprintf(stderr, "%s: sweep %s: %lld of %lld done (%lld skipped): ok %lld, oom %lld, error %lld, crashed %lld, timeout %lld",
@@ -1543,10 +1538,9 @@ typedef struct rep {
 } rep;
 
 static int rep_bad(const rep *r, int line, const char *fmt, const char *a) {
-    fprintf(stderr, "%s: report: %s:%d: ", prog, r->conf, line);
-    fprintf(stderr, fmt, a);
-    fputc('\n', stderr);
-    return EXIT_USAGE;
+    char msg[1024];
+    snprintf(msg, sizeof msg, fmt, a);
+    return cli_fail(EXIT_USAGE, "%s:%d: %s", r->conf, line, msg);
 }
 
 static const char *rep_get(const rep_line *l, const char *key) {
@@ -1563,7 +1557,7 @@ static int rep_read_lines(rep *r) {
     size_t cap = 0;
     int ln = 0, rc = EXIT_OK;
     if (!f) {
-        fprintf(stderr, "%s: report: %s: cannot open: %s\n", prog, r->conf, strerror(errno));
+        cli_fail(0, "%s: cannot open: %s", r->conf, strerror(errno));
         return EXIT_USAGE;
     }
     /* whole lines and the same white space as sweep_parse, which accepted the file: a figure line
@@ -1689,7 +1683,7 @@ static void rep_load(rep *r, long long c) {
         free(path);
         return;
     }
-    if (in_check(NULL, path, IN_JSON_LIMIT, err, sizeof err) || dpprof_json_parse_file(path, (size_t)1 << 30, &doc, err, sizeof err) != 0) {
+    if (in_check(NULL, path, IN_JSON_LIMIT, err, sizeof err) || (dpprof_json_parse_file(path, (size_t)1 << 30, &doc) != 0 && snprintf(err, sizeof err, "%s", dpprof_last_error()) >= 0)) {
         snprintf(x->skipped, sizeof x->skipped, "%.260s", err);
         free(path);
         return;
@@ -2321,7 +2315,7 @@ static char *rep_timeline_json(rep *r, long long c) {
         free(full);
         if (pid < 0 || waitpid(pid, &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
             int st3 = pid > 0 && WIFEXITED(wst) && WEXITSTATUS(wst) == EXIT_OOM;
-            fprintf(stderr, "%s: report: the timeline run of %s failed%s\n", prog, r->sp.id[c], st3 ? " (out of memory: a configuration that does not fit has no timeline to draw)" : "");
+            cli_fail(0, "the timeline run of %s failed%s", r->sp.id[c], st3 ? " (out of memory: a configuration that does not fit has no timeline to draw)" : "");
             (void)unlink(json); /* never a partial log */
             free(json);
             return NULL;
@@ -2716,8 +2710,18 @@ static void rep_summary_detail(const rep *r, long long c) {
     if (!first) fputc('\n', r->summary);
 }
 
-static void help_report(void) {
-    printf("usage: dpprof report EXPERIMENT.conf --results DIR [--figures DIR] [--tables DIR]\n\n"
+typedef struct report_opts { const char *results, *figures, *tables; } report_opts;
+
+static const cli_opt report_opt[] = {
+    {NULL, NULL, CLI_HEAD, .help = "options:"},
+    {"--results", "DIR", CLI_TEXT, .field = offsetof(report_opts, results), .help = "the sweep's results (DIR/ID.json); DIR/summary.txt is written there"},
+    {"--figures", "DIR", CLI_TEXT, .field = offsetof(report_opts, figures), .help = "where the figures go (default figures/)"},
+    {"--tables", "DIR", CLI_TEXT, .field = offsetof(report_opts, tables), .help = "where the tables and macros go (default paper/generated/)"},
+    {"--help", NULL, CLI_HELP, .help = "this text"},
+};
+
+static const cli_command report_cmd = {"report", "usage: dpprof report EXPERIMENT.conf --results DIR [--figures DIR] [--tables DIR]",
+    ""
            "turns a sweep's results (DIR/ID.json) into the experiment's figures (FIGDIR/NAME-FIG.png,\n"
            "default figures/), its LaTeX table and macros (TABDIR/NAME-table.tex, NAME-macros.tex,\n"
            "default paper/generated/; both made with their parents where missing) and DIR/summary.txt, as the\n"
@@ -2739,14 +2743,14 @@ static void help_report(void) {
            "ops tables (results of --op-times): cols=AXIS where=AXIS:LABEL,... top=N: one column a label, the N ops\n"
            "with the longest time in any column (ms in the timed step), then the other ops, all ops and the step.\n"
            "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
-           "(analytic bytes and flops of one step) mfu (%%, cuda: the flops the step executes, every op's cost, over the step\n"
-           "time and the dtype's flop peak) model_mfu (%%, cuda: 3 x the forward's flops, the model-flops convention) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
+           "(analytic bytes and flops of one step) mfu (%, cuda: the flops the step executes, every op's cost, over the step\n"
+           "time and the dtype's flop peak) model_mfu (%, cuda: 3 x the forward's flops, the model-flops convention) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
            "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram peak and of the compute peak of the\n"
            "run's dtype: fp32 cores, bf16 tensor cores; --op-times) norm_bound_pct (their roofline time, each op at\n"
            "whichever peak bounds it, over their measured time; the macros also name that bound: norm_bound)\n"
            "flop_ceiling (vanilla's analytic flops over the configuration's: its speed at vanilla's flop rate)\n"
-           "gib_s (peak GiB x measured step seconds: the memory held for a step) <category>_gib\n");
-}
+           "gib_s (peak GiB x measured step seconds: the memory held for a step) <category>_gib\n",
+    report_opt, CLI_N(report_opt), 1, "(one experiment file)", NULL};
 
 static int rep_figure(rep *r, const rep_line *l);
 
@@ -2855,42 +2859,32 @@ static int rep_validate(const rep *r) {
 
 static int cmd_report(int argc, char **argv) {
     rep r;
+    report_opts ro;
     const char *conf = NULL;
-    int i, rc = EXIT_OK, n_ok = 0, n_oom = 0, n_err = 0, n_missing = 0, timed = 0, ended = 0;
+    int i, rc = EXIT_OK, n_ok = 0, n_oom = 0, n_err = 0, n_missing = 0, timed = 0, npos = 0;
     char sum_path[4096], mac_path[4096]; /* out_open keeps the path: one buffer each */
     out_file sum, mac;
     long long c;
     memset(&r, 0, sizeof r);
     r.figdir = "figures";
     r.tabdir = "paper/generated";
-    for (i = 0; i < argc; i++) {
-        static const cli_opt t[] = {{"--results", "DIR", ""}, {"--figures", "DIR", ""}, {"--tables", "DIR", ""}, {"--help", NULL, ""}};
-        char a[64];
-        const char *v;
-        int k;
-        if (!ended && !strcmp(argv[i], "-h")) { help_report(); return EXIT_OK; }
-        if ((k = cli_next("report", t, 4, argc, argv, &i, &ended, a, sizeof a, &v)) < 0) break;
-        if (k == 0) {
-            if (conf) return usage_error("report: unexpected argument '%s'%s", v, "");
-            conf = v;
-            continue;
-        }
-        if (k != 1) return k;
-        if (!strcmp(a, "--help")) { help_report(); return EXIT_OK; }
-        if (!strcmp(a, "--results")) r.dir = v;
-        else if (!strcmp(a, "--figures")) r.figdir = v;
-        else r.tabdir = v;
-    }
-    if (!conf || !r.dir) return usage_error("report: usage: dpprof report EXPERIMENT.conf --results DIR%s%s", "", "");
+    memset(&ro, 0, sizeof ro);
+    rc = cli_parse(&report_cmd, argc, argv, &ro, NULL, &conf, &npos);
+    if (rc == CLI_HELP_SHOWN) return EXIT_OK;
+    if (rc != EXIT_OK) return rc;
+    r.dir = ro.results;
+    if (ro.figures) r.figdir = ro.figures;
+    if (ro.tables) r.tabdir = ro.tables;
+    if (!conf || !r.dir) return cli_usage("usage: dpprof report EXPERIMENT.conf --results DIR");
     r.conf = conf;
     if ((rc = sweep_parse(conf, &r.sp)) != EXIT_OK) return rc;
     if ((rc = rep_read_lines(&r)) != EXIT_OK || (rc = rep_validate(&r)) != EXIT_OK) { sweep_spec_free(&r.sp); return rc; }
-    if (dir_make("report: --figures", r.figdir, 0) || dir_make("report: --tables", r.tabdir, 0)) { sweep_spec_free(&r.sp); return EXIT_USAGE; }
+    if (dir_make("--figures", r.figdir, 0) || dir_make("--tables", r.tabdir, 0)) { sweep_spec_free(&r.sp); return EXIT_USAGE; }
     r.res = (rep_res *)calloc((size_t)r.sp.nconf, sizeof *r.res);
     if (!r.res) { sweep_spec_free(&r.sp); return EXIT_ERROR; }
     for (c = 0; c < r.sp.nconf; c++) {
         rep_load(&r, c);
-        if (r.res[c].skipped[0]) fprintf(stderr, "%s: report: %s/%s.json skipped: %s\n", prog, r.dir, r.sp.id[c], r.res[c].skipped);
+        if (r.res[c].skipped[0]) cli_fail(0, "%s/%s.json skipped: %s", r.dir, r.sp.id[c], r.res[c].skipped);
         if (!r.res[c].have) n_missing++;
         else if (!strcmp(r.res[c].status, "ok")) n_ok++;
         else if (!strcmp(r.res[c].status, "oom")) n_oom++;
@@ -2898,12 +2892,12 @@ static int cmd_report(int argc, char **argv) {
         timed |= r.res[c].step_ms == r.res[c].step_ms;
     }
     if (n_missing == r.sp.nconf) {
-        fprintf(stderr, "%s: report: no results of '%s' in %s (run: dpprof sweep %s --out-dir %s)\n", prog, r.sp.name, r.dir, conf, r.dir);
+        cli_fail(0, "no results of '%s' in %s (run: dpprof sweep %s --out-dir %s)", r.sp.name, r.dir, conf, r.dir);
         free(r.res);
         sweep_spec_free(&r.sp);
         return EXIT_USAGE;
     }
-    if (dir_make("report: --figures", r.figdir, 1) || dir_make("report: --tables", r.tabdir, 1)) {
+    if (dir_make("--figures", r.figdir, 1) || dir_make("--tables", r.tabdir, 1)) {
         free(r.res);
         sweep_spec_free(&r.sp);
         return EXIT_USAGE;

@@ -81,7 +81,6 @@ struct dpprof__cu_state {
                                  // cuBLAS calls (each dpprof__blas_post: a per-sample loop of GEMMs is one), memsets, copies
 };
 static dpprof__cu_state dpprof__cu;
-static char dpprof_cu_err[512] = "";
 
 static int dpprof__cu_code(cudaError_t e) {
     if (e == cudaErrorMemoryAllocation) return DPPROF_ERR_OOM;
@@ -89,20 +88,23 @@ static int dpprof__cu_code(cudaError_t e) {
     return DPPROF_ERR_CUDA;
 }
 
-// every cuda call goes through here: file:line and the runtime's words for dpprof_cuda_last_error()
+// every cuda call goes through here: file:line and the runtime's words for dpprof_last_error()
 static int dpprof_cu_check(cudaError_t e, const char *what, const char *file, int line) {
     if (e == cudaSuccess) return DPPROF_OK;
-    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "%s:%d: %s: %s", file, line, what, cudaGetErrorString(e));
+    dpprof_fail(0, "%s:%d: %s: %s", file, line, what, cudaGetErrorString(e));
     cudaGetLastError(); // clear a non-sticky error so the next call starts clean
     return dpprof__cu_code(e);
 }
 #define DPPROF_CU(call) dpprof_cu_check((call), #call, __FILE__, __LINE__)
 
 // a queued operation failed: keep the first failure for dpprof_cuda_sync()
+#if defined(__GNUC__)
+static void dpprof__cu_fail(int code, const char *fmt, const char *what, const char *detail) __attribute__((format(printf, 2, 0)));
+#endif
 static void dpprof__cu_fail(int code, const char *fmt, const char *what, const char *detail) {
     if (dpprof__cu.err) return;
     dpprof__cu.err = code;
-    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, fmt, what, detail);
+    dpprof_fail(code, fmt, what, detail);
 }
 static void dpprof__cu_post(const char *what, cudaError_t e) {
     if (e == cudaSuccess) return;
@@ -242,7 +244,7 @@ template <typename A> static const A *dpprof__act(const float *p) { return reint
 
 extern "C" int dpprof_cuda_set_storage(dpprof_dtype dtype) {
     if (dtype != DPPROF_DTYPE_FP32 && dtype != DPPROF_DTYPE_BF16) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_cuda_set_storage: dtype %d is neither fp32 nor bf16", (int)dtype);
+        dpprof_fail(0, "dpprof_cuda_set_storage: dtype %d is neither fp32 nor bf16", (int)dtype);
         return DPPROF_ERR_INVALID;
     }
     dpprof__cu.bf16 = dtype == DPPROF_DTYPE_BF16;
@@ -259,11 +261,11 @@ extern "C" int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t) {
     const char *bad;
     if (!t) t = &defaults;
     if ((bad = DPPROF_CUDA_TUNING_BAD(t)) != nullptr) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_cuda_set_tuning: %s is out of its set", bad);
+        dpprof_fail(0, "dpprof_cuda_set_tuning: %s is out of its set", bad);
         return DPPROF_ERR_INVALID;
     }
     if (t->wgmma > 0 && !dpprof__cu.cc90) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_cuda_set_tuning: wgmma runs on compute capability 9.0 only (H100, H200)%s",
+        dpprof_fail(0, "dpprof_cuda_set_tuning: wgmma runs on compute capability 9.0 only (H100, H200)%s",
                       dpprof__cu.ready ? "" : "; dpprof_cuda_init has not run");
         return DPPROF_ERR_UNSUPPORTED;
     }
@@ -278,8 +280,6 @@ extern "C" void dpprof_cuda_get_tuning(dpprof_cuda_tuning *t) {
 extern "C" long long dpprof_cuda_wgmma_count(void) { return dpprof__cu.wgmma_launches; }
 
 // ---- device runtime -------------------------------------------------------------------------------
-extern "C" const char *dpprof_cuda_last_error(void) { return dpprof_cu_err; }
-
 extern "C" int dpprof_cuda_device_count(int *count) {
     int n = 0;
     int rc = DPPROF_CU(cudaGetDeviceCount(&n));
@@ -331,7 +331,7 @@ extern "C" int dpprof_cuda_init(int device) {
     // fp32 means fp32: no tf32 tensor cores behind the user's back (the cpu comparison needs it)
     if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetMathMode(dpprof__cu.blas, CUBLAS_DEFAULT_MATH);
     if (st != CUBLAS_STATUS_SUCCESS) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "cuBLAS initialisation: %s", cublasGetStatusString(st));
+        dpprof_fail(0, "cuBLAS initialisation: %s", cublasGetStatusString(st));
         if (dpprof__cu.blas) cublasDestroy(dpprof__cu.blas);
         dpprof__cu.blas = nullptr;
         cudaStreamDestroy(dpprof__cu.stream);
@@ -382,7 +382,7 @@ extern "C" int dpprof_cuda_alloc(void **ptr, size_t bytes) {
     if (!ptr) return DPPROF_ERR_INVALID;
     *ptr = nullptr;
     if (!dpprof__cu.ready) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_cuda_alloc: dpprof_cuda_init was not called");
+        dpprof_fail(0, "dpprof_cuda_alloc: dpprof_cuda_init was not called");
         return DPPROF_ERR_INVALID;
     }
     rc = DPPROF_CU(cudaMallocAsync(ptr, bytes ? bytes : 1, dpprof__cu.stream));
@@ -444,12 +444,12 @@ extern "C" int dpprof_cuda_set_workspace(void *ptr, size_t bytes) {
     cublasStatus_t st;
     if (!dpprof__cu.ready) return DPPROF_ERR_INVALID;
     if (!ptr || bytes < DPPROF_WORKSPACE_BYTES) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "the workspace needs %zu bytes, got %zu", (size_t)DPPROF_WORKSPACE_BYTES, bytes);
+        dpprof_fail(0, "the workspace needs %zu bytes, got %zu", (size_t)DPPROF_WORKSPACE_BYTES, bytes);
         return DPPROF_ERR_INVALID;
     }
     st = cublasSetWorkspace(dpprof__cu.blas, ptr, DPPROF_CUBLAS_WORKSPACE_BYTES);
     if (st != CUBLAS_STATUS_SUCCESS) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "cublasSetWorkspace: %s", cublasGetStatusString(st));
+        dpprof_fail(0, "cublasSetWorkspace: %s", cublasGetStatusString(st));
         return DPPROF_ERR_CUDA;
     }
     dpprof__cu.ws = ptr;
@@ -522,7 +522,7 @@ extern "C" int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int 
     rc = DPPROF_CU(cudaMalloc(ptr, bytes ? bytes : 1));
     if (rc != DPPROF_OK) {
         *ptr = nullptr;
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "cudaMalloc of %zu bytes (%s, %s) failed", bytes,
+        dpprof_fail(0, "cudaMalloc of %zu bytes (%s, %s) failed", bytes,
                       dpprof_category_name(category), dpprof_module_name(module));
         return rc;
     }
@@ -4781,7 +4781,7 @@ static dpprof__cupti_state dpprof__cupti;
     std::memset(&v, 0, sizeof v);  \
     v.structSize = T##_STRUCT_SIZE
 
-// a failed CUPTI call: its name and message for dpprof_cuda_last_error(); returns code (OOM for OOM)
+// a failed CUPTI call: its name and message for dpprof_last_error(); returns code (OOM for OOM)
 static int dpprof__cupti_fail(CUptiResult r, const char *what, int code) {
     const char *name = nullptr, *msg = nullptr, *hint = "";
     char text[384];
@@ -4798,11 +4798,11 @@ static int dpprof__cupti_fail(CUptiResult r, const char *what, int code) {
         text[0] = 0;
     }
     if (r == CUPTI_ERROR_OUT_OF_MEMORY) code = DPPROF_ERR_OOM;
-    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "counters: %s: %s%s%s%s", what, name, hint, *text ? ": " : "", text);
+    dpprof_fail(0, "counters: %s: %s%s%s%s", what, name, hint, *text ? ": " : "", text);
     return code;
 }
 static int dpprof__cupti_say(int code, const char *what) {
-    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "counters: %s", what);
+    dpprof_fail(0, "counters: %s", what);
     return code;
 }
 static const char *dpprof__cupti_level(CUpti_Profiler_Support_Level l) {
@@ -4956,7 +4956,7 @@ static int dpprof__cupti_setup(int max_ranges) {
         p.api = CUPTI_PROFILER_RANGE_PROFILING;
         if ((r = cuptiProfilerDeviceSupported(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerDeviceSupported", DPPROF_ERR_UNSUPPORTED);
         if (p.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
-            std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err,
+            dpprof_fail(0,
                           "counters: range profiling is %s on device %d (architecture %s, sli %s, vgpu %s, confidential compute %s, cmp %s, wsl %s)",
                           dpprof__cupti_level(p.isSupported), dev, dpprof__cupti_level(p.architecture), dpprof__cupti_level(p.sli), dpprof__cupti_level(p.vGpu),
                           dpprof__cupti_level(p.confidentialCompute), dpprof__cupti_level(p.cmp), dpprof__cupti_level(p.wsl));
@@ -4988,7 +4988,7 @@ static int dpprof__cupti_setup(int max_ranges) {
             if (rc == DPPROF_ERR_OOM) return rc;
             if ((rc = dpprof__cupti_config(2, &passes)) != DPPROF_OK) return rc;
             if (passes != 1) {
-                std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err,
+                dpprof_fail(0,
                               "counters: dram__bytes_read.sum and dram__bytes_write.sum need %zu passes on %s; the engine's work runs once (one pass only)", passes, s.chip);
                 return DPPROF_ERR_UNSUPPORTED;
             }
@@ -5201,11 +5201,11 @@ static struct {
     dpprof_counter_range *out;
 } dpprof__emu_ctr;
 static int dpprof__cupti_emu(void) {
-    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "counters need a real GPU (cpu emulation; CUEMU_COUNTERS=1 gives a stand-in that counts the bytes of copies, memsets and cuBLAS calls)");
+    dpprof_fail(0, "counters need a real GPU (cpu emulation; CUEMU_COUNTERS=1 gives a stand-in that counts the bytes of copies, memsets and cuBLAS calls)");
     return DPPROF_ERR_UNSUPPORTED;
 }
 static int dpprof__emu_ctr_fail(const char *why) {
-    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "emulated counters: %s", why);
+    dpprof_fail(0, "emulated counters: %s", why);
     return DPPROF_ERR_INVALID;
 }
 extern "C" int dpprof_cuda_counters_begin(int max_ranges) {
@@ -5278,11 +5278,11 @@ extern "C" int dpprof_nccl_id(void *id, size_t bytes) {
     ncclUniqueId u;
     ncclResult_t r;
     if (!id || bytes != sizeof u) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_nccl_id: the id takes %zu bytes (DPPROF_NCCL_ID_BYTES), not %zu", sizeof u, bytes);
+        dpprof_fail(0, "dpprof_nccl_id: the id takes %zu bytes (DPPROF_NCCL_ID_BYTES), not %zu", sizeof u, bytes);
         return DPPROF_ERR_INVALID;
     }
     if ((r = ncclGetUniqueId(&u)) != ncclSuccess) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "ncclGetUniqueId: %s", ncclGetErrorString(r));
+        dpprof_fail(0, "ncclGetUniqueId: %s", ncclGetErrorString(r));
         return DPPROF_ERR_CUDA;
     }
     std::memcpy(id, &u, sizeof u);
@@ -5292,14 +5292,14 @@ extern "C" int dpprof_nccl_init(const void *id, int ranks, int rank) {
     ncclUniqueId u;
     ncclResult_t r;
     if (!dpprof__cu.ready || !id || ranks < 1 || rank < 0 || rank >= ranks || dpprof__nccl.comm) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "dpprof_nccl_init(ranks %d, rank %d): %s", ranks, rank,
+        dpprof_fail(0, "dpprof_nccl_init(ranks %d, rank %d): %s", ranks, rank,
                       !dpprof__cu.ready ? "dpprof_cuda_init was not called" : dpprof__nccl.comm ? "a communicator is open (dpprof_nccl_finish first)" : "bad arguments");
         return DPPROF_ERR_INVALID;
     }
     std::memcpy(&u, id, sizeof u);
     if ((r = ncclCommInitRank(&dpprof__nccl.comm, ranks, u, rank)) != ncclSuccess) {
         dpprof__nccl.comm = nullptr;
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "ncclCommInitRank(%d ranks, rank %d): %s", ranks, rank, ncclGetErrorString(r));
+        dpprof_fail(0, "ncclCommInitRank(%d ranks, rank %d): %s", ranks, rank, ncclGetErrorString(r));
         return DPPROF_ERR_CUDA;
     }
     dpprof__nccl.ranks = ranks;
@@ -5359,7 +5359,7 @@ extern "C" void dpprof_nccl_allgather(float *x, size_t n, size_t cap) {
 }
 #else // built without NCCL: the entry points say so
 static int dpprof__nccl_none(void) {
-    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "this build has no NCCL (nccl.h was not found when dpprof_kernels.cu was compiled)");
+    dpprof_fail(0, "this build has no NCCL (nccl.h was not found when dpprof_kernels.cu was compiled)");
     return DPPROF_ERR_UNSUPPORTED;
 }
 extern "C" int dpprof_nccl_available(void) { return 0; }
@@ -5401,7 +5401,7 @@ extern "C" void dpprof_nccl_allgather(float *x, size_t n, size_t cap) {
 // a shape dpprof's attention takes, else DPPROF_ERR_INVALID naming the rule (before anything else, with or without cuDNN)
 static int dpprof__cudnn_shape(const char *what, int B, int T, int NH, int NKV, int HS) {
     if (B > 0 && T > 0 && NH > 0 && HS > 0 && NKV > 0 && NH % NKV == 0 && HS <= DPPROF_MAX_HEAD_SIZE) return DPPROF_OK;
-    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "%s: bad shape (B, T, NH, HS >= 1, NKV dividing NH, HS <= %d)", what, DPPROF_MAX_HEAD_SIZE);
+    dpprof_fail(0, "%s: bad shape (B, T, NH, HS >= 1, NKV dividing NH, HS <= %d)", what, DPPROF_MAX_HEAD_SIZE);
     return DPPROF_ERR_INVALID;
 }
 #if defined(DPPROF_CUDNN) && !defined(DPPROF_CUEMU)
@@ -5481,11 +5481,11 @@ static int open_handle(const char *what) {
     cudnnStatus_t st;
     if (handle) return DPPROF_OK;
     if (!dpprof__cu.ready) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "%s: dpprof_cuda_init was not called", what);
+        dpprof_fail(0, "%s: dpprof_cuda_init was not called", what);
         return DPPROF_ERR_INVALID;
     }
     if ((st = cudnnCreate(&handle)) != CUDNN_STATUS_SUCCESS || (st = cudnnSetStream(handle, dpprof__cu.stream)) != CUDNN_STATUS_SUCCESS) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "%s: cuDNN: %s", what, cudnnGetErrorString(st));
+        dpprof_fail(0, "%s: cuDNN: %s", what, cudnnGetErrorString(st));
         if (handle) cudnnDestroy(handle);
         handle = nullptr;
         return DPPROF_ERR_UNSUPPORTED;
@@ -5539,7 +5539,7 @@ extern "C" int dpprof_cudnn_attention_plan(int B, int T, int NH, int NKV, int HS
     if ((rc = dpprof__dnn::open_handle(what)) != DPPROF_OK) return rc;
     dpprof__dnn::plan *p = dpprof__dnn::find(B, T, NH, NKV, HS);
     if (!p->why.empty()) {
-        std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "%s: %s", what, p->why.c_str());
+        dpprof_fail(0, "%s: %s", what, p->why.c_str());
         return DPPROF_ERR_UNSUPPORTED;
     }
     if (ws) *ws = (size_t)(p->ws_fwd > p->ws_bwd ? p->ws_fwd : p->ws_bwd);
@@ -5569,9 +5569,9 @@ extern "C" void dpprof_cudnn_attention_bwd_gpu(float *dq, float *dk, float *dv, 
 #else // built without cuDNN (or on the emulator): the entry points say so
 static int dpprof__cudnn_none(void) {
 #ifdef DPPROF_CUEMU
-    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "this build has no cuDNN attention (the kernels' cpu emulator has no cuDNN)");
+    dpprof_fail(0, "this build has no cuDNN attention (the kernels' cpu emulator has no cuDNN)");
 #else
-    std::snprintf(dpprof_cu_err, sizeof dpprof_cu_err, "this build has no cuDNN attention (cudnn.h and the cuDNN frontend's headers were not both found when dpprof_kernels.cu was compiled)");
+    dpprof_fail(0, "this build has no cuDNN attention (cudnn.h and the cuDNN frontend's headers were not both found when dpprof_kernels.cu was compiled)");
 #endif
     return DPPROF_ERR_UNSUPPORTED;
 }

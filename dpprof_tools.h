@@ -29,7 +29,7 @@
      gives byte-identical pixels.
 
    ERRORS
-     dpprof_result codes; the parse functions also write a message into the caller's err buffer.
+     dpprof_result codes; dpprof_last_error() says why (every failure goes through dpprof_fail).
 */
 #ifndef DPPROF_TOOLS_H
 #define DPPROF_TOOLS_H
@@ -78,19 +78,16 @@ typedef struct dpprof_json dpprof_json;         /* one value (opaque) */
 typedef struct dpprof_json_doc dpprof_json_doc; /* owns all values */
 
 /* parse n bytes of text (need not be nul-terminated). on success *doc gets
- * a new document and err (if not NULL) gets "". on failure *doc is NULL, the
- * result is negative and err (if not NULL and errlen > 0) gets a
- * nul-terminated, possibly truncated message, e.g.
+ * a new document. on failure *doc is NULL, the result is negative and
+ * dpprof_last_error() says why, e.g.
  * "line 3, column 17: expected ',' or '}' after object member". */
-DPPROF_API int dpprof_json_parse(const char *text, size_t n, dpprof_json_doc **doc,
-                                 char *err, size_t errlen);
+DPPROF_API int dpprof_json_parse(const char *text, size_t n, dpprof_json_doc **doc);
 
-/* read a whole file (at most max_bytes, e.g. 1 << 30) and parse it. messages
- * start with the file name: "FILE: line L, column C: ...",
+/* read a whole file (at most max_bytes, e.g. 1 << 30) and parse it. the
+ * messages of dpprof_last_error() start with the file name: "FILE: line L, column C: ...",
  * "FILE: cannot open: <strerror>", "FILE: read error: <strerror>",
  * "FILE: file too large (limit N bytes)", "FILE: out of memory". */
-DPPROF_API int dpprof_json_parse_file(const char *path, size_t max_bytes, dpprof_json_doc **doc,
-                                      char *err, size_t errlen);
+DPPROF_API int dpprof_json_parse_file(const char *path, size_t max_bytes, dpprof_json_doc **doc);
 
 /* free a document and every value in it; NULL is fine */
 DPPROF_API void dpprof_json_free(dpprof_json_doc *doc);
@@ -1383,28 +1380,21 @@ DPPROF_API void dpprof_json_free(dpprof_json_doc *doc)
     DPPROF_FREE(doc);
 }
 
-DPPROF_API int dpprof_json_parse(const char *text, size_t n, dpprof_json_doc **doc, char *err, size_t errlen)
+DPPROF_API int dpprof_json_parse(const char *text, size_t n, dpprof_json_doc **doc)
 {
     dpprof__jparser p;
     dpprof_json_doc *d;
     unsigned long long line, col;
     int rc;
-    if (err && errlen)
-        err[0] = '\0';
     if (!doc || (!text && n)) {
         if (doc)
             *doc = NULL;
-        if (err && errlen)
-            snprintf(err, errlen, "invalid argument");
-        return DPPROF_JSON_EINVAL;
+        return dpprof_fail(DPPROF_JSON_EINVAL, "dpprof_json_parse: %s", doc ? "NULL text of nonzero length" : "NULL document pointer");
     }
     *doc = NULL;
     d = (dpprof_json_doc *)DPPROF_MALLOC(sizeof(dpprof_json_doc));
-    if (!d) {
-        if (err && errlen)
-            snprintf(err, errlen, "out of memory");
-        return DPPROF_JSON_ENOMEM;
-    }
+    if (!d)
+        return dpprof_fail(DPPROF_JSON_ENOMEM, "out of memory");
     memset(d, 0, sizeof *d);
     memset(&p, 0, sizeof p);
     p.s = (const unsigned char *)(text ? text : "");
@@ -1419,43 +1409,30 @@ DPPROF_API int dpprof_json_parse(const char *text, size_t n, dpprof_json_doc **d
         DPPROF_FREE(p.scratch);
     if (rc) {
         dpprof_json_free(d);
-        if (err && errlen) {
-            if (p.errpos) {
-                dpprof__jlinecol(p.s, p.erroff, &line, &col);
-                snprintf(err, errlen, "line %llu, column %llu: %s", line, col, p.msg);
-            } else {
-                snprintf(err, errlen, "%s", p.msg);
-            }
+        if (p.errpos) {
+            dpprof__jlinecol(p.s, p.erroff, &line, &col);
+            return dpprof_fail(rc, "line %llu, column %llu: %s", line, col, p.msg);
         }
-        return rc;
+        return dpprof_fail(rc, "%s", p.msg);
     }
     *doc = d;
     return DPPROF_JSON_OK;
 }
 
-DPPROF_API int dpprof_json_parse_file(const char *path, size_t max_bytes, dpprof_json_doc **doc, char *err,
-                                      size_t errlen)
+DPPROF_API int dpprof_json_parse_file(const char *path, size_t max_bytes, dpprof_json_doc **doc)
 {
     FILE *f;
     char *buf = NULL, *nb;
     size_t len = 0, cap = 0, limit, got, ncap;
-    char sub[320];
     int rc, e;
-    if (err && errlen)
-        err[0] = '\0';
     if (doc)
         *doc = NULL;
-    if (!path || !doc) {
-        if (err && errlen)
-            snprintf(err, errlen, "invalid argument");
-        return DPPROF_JSON_EINVAL;
-    }
+    if (!path || !doc)
+        return dpprof_fail(DPPROF_JSON_EINVAL, "dpprof_json_parse_file: NULL %s", path ? "document pointer" : "path");
     f = fopen(path, "rb");
     if (!f) {
         e = errno;
-        if (err && errlen)
-            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
-        return DPPROF_JSON_EIO;
+        return dpprof_fail(DPPROF_JSON_EIO, "%s: cannot open: %s", path, strerror(e));
     }
     /* read until eof instead of trusting ftell, so pipes and /proc files
        work; one byte past the limit tells "too large" from "exactly max" */
@@ -1470,9 +1447,7 @@ DPPROF_API int dpprof_json_parse_file(const char *path, size_t max_bytes, dpprof
                 if (buf)
                     DPPROF_FREE(buf);
                 fclose(f);
-                if (err && errlen)
-                    snprintf(err, errlen, "%s: out of memory", path);
-                return DPPROF_JSON_ENOMEM;
+                return dpprof_fail(DPPROF_JSON_ENOMEM, "%s: out of memory", path);
             }
             buf = nb;
             cap = ncap;
@@ -1485,9 +1460,7 @@ DPPROF_API int dpprof_json_parse_file(const char *path, size_t max_bytes, dpprof
                 if (buf)
                     DPPROF_FREE(buf);
                 fclose(f);
-                if (err && errlen)
-                    snprintf(err, errlen, "%s: read error: %s", path, strerror(e));
-                return DPPROF_JSON_EIO;
+                return dpprof_fail(DPPROF_JSON_EIO, "%s: read error: %s", path, strerror(e));
             }
             break;
         }
@@ -1496,15 +1469,13 @@ DPPROF_API int dpprof_json_parse_file(const char *path, size_t max_bytes, dpprof
     if (len > max_bytes) {
         if (buf)
             DPPROF_FREE(buf);
-        if (err && errlen)
-            snprintf(err, errlen, "%s: file too large (limit %llu bytes)", path, (unsigned long long)max_bytes);
-        return DPPROF_JSON_ETOOBIG;
+        return dpprof_fail(DPPROF_JSON_ETOOBIG, "%s: file too large (limit %llu bytes)", path, (unsigned long long)max_bytes);
     }
-    rc = dpprof_json_parse(buf ? buf : "", len, doc, sub, sizeof sub);
+    rc = dpprof_json_parse(buf ? buf : "", len, doc);
     if (buf)
         DPPROF_FREE(buf);
-    if (rc && err && errlen)
-        snprintf(err, errlen, "%s: %s", path, sub);
+    if (rc)
+        dpprof_fail(rc, "%s: %s", path, dpprof_last_error());
     return rc;
 }
 
@@ -1885,13 +1856,13 @@ static int dpprof__pl_floor_i(double v) {
 /* ---- canvas primitives ----------------------------------------------- */
 DPPROF_API int dpprof_canvas_init(dpprof_canvas *c, int w, int h) {
   size_t n;
-  if (!c) return DPPROF_PLOT_EARG;
-  if (w < 1 || h < 1 || w > DPPROF_PLOT_MAX_DIM || h > DPPROF_PLOT_MAX_DIM) return DPPROF_PLOT_ESIZE;
+  if (!c) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_canvas_init: bad argument (!c)");
+  if (w < 1 || h < 1 || w > DPPROF_PLOT_MAX_DIM || h > DPPROF_PLOT_MAX_DIM) return dpprof_fail(DPPROF_PLOT_ESIZE, "dpprof_canvas_init: bad size (w < 1 || h < 1 || w > DPPROF_PLOT_MAX_DIM || h > DPPROF_PLOT_MAX_DIM)");
   n = (size_t)w * (size_t)h * 3u;
   c->rgb = (unsigned char *)DPPROF_MALLOC(n);
   if (!c->rgb) {
     c->w = c->h = 0;
-    return DPPROF_PLOT_ENOMEM;
+    return dpprof_fail(DPPROF_PLOT_ENOMEM, "dpprof_canvas_init: out of memory");
   }
   c->w = w;
   c->h = h;
@@ -3442,12 +3413,12 @@ static void dpprof__pl_frame_legend_draw(const dpprof__pl_frame *f, const dpprof
 
 /* size: explicit, else the preallocated canvas', else 1600x900 */
 static int dpprof__pl_fig_size(const dpprof_canvas *c, int w, int h, int *W, int *H) {
-  if (w < 0 || h < 0) return DPPROF_PLOT_ESIZE;
+  if (w < 0 || h < 0) return dpprof_fail(DPPROF_PLOT_ESIZE, "dpprof__pl_fig_size: bad size (w < 0 || h < 0)");
   if (w == 0) w = c->rgb ? c->w : 1600;
   if (h == 0) h = c->rgb ? c->h : 900;
   if (w < DPPROF_PLOT_MIN_W || h < DPPROF_PLOT_MIN_H || w > DPPROF_PLOT_MAX_DIM || h > DPPROF_PLOT_MAX_DIM)
-    return DPPROF_PLOT_ESIZE;
-  if (c->rgb && (c->w != w || c->h != h)) return DPPROF_PLOT_ESIZE;
+    return dpprof_fail(DPPROF_PLOT_ESIZE, "dpprof__pl_fig_size: bad size (w < DPPROF_PLOT_MIN_W || h < DPPROF_PLOT_MIN_H || w > DPPROF_PLOT_MAX_DIM || h > DPPROF_PLOT_MAX_DIM)");
+  if (c->rgb && (c->w != w || c->h != h)) return dpprof_fail(DPPROF_PLOT_ESIZE, "dpprof__pl_fig_size: bad size (c->rgb && (c->w != w || c->h != h))");
   *W = w;
   *H = h;
   return DPPROF_PLOT_OK;
@@ -3606,44 +3577,44 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
   void *mem;
   size_t memsz;
 
-  if (!d || !canvas) return DPPROF_PLOT_EARG;
+  if (!d || !canvas) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_timeline: bad argument (!d || !canvas)");
   n = d->n_points;
   S = d->n_series;
   x = d->x;
   y = d->y;
-  if (n < 1 || S < 1 || !x || !y || d->n_marks < 0 || (d->n_marks > 0 && !d->mark_x)) return DPPROF_PLOT_EARG;
-  if (d->text_scale < 0 || d->text_scale > DPPROF_PLOT_MAX_TEXT_SCALE) return DPPROF_PLOT_EARG;
-  if (d->label_rows < 0 || d->label_rows > DPPROF_PLOT_MAX_LABEL_ROWS) return DPPROF_PLOT_EARG;
-  if (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0) return DPPROF_PLOT_EVALUE;
+  if (n < 1 || S < 1 || !x || !y || d->n_marks < 0 || (d->n_marks > 0 && !d->mark_x)) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_timeline: bad argument (n < 1 || S < 1 || !x || !y || d->n_marks < 0 || (d->n_marks > 0 && !d->mark_x))");
+  if (d->text_scale < 0 || d->text_scale > DPPROF_PLOT_MAX_TEXT_SCALE) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_timeline: bad argument (d->text_scale < 0 || d->text_scale > DPPROF_PLOT_MAX_TEXT_SCALE)");
+  if (d->label_rows < 0 || d->label_rows > DPPROF_PLOT_MAX_LABEL_ROWS) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_timeline: bad argument (d->label_rows < 0 || d->label_rows > DPPROF_PLOT_MAX_LABEL_ROWS)");
+  if (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_timeline: bad value (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0)");
   for (i = 0; i < n; i++) {
-    if (!dpprof__pl_finite(x[i])) return DPPROF_PLOT_EVALUE;
-    if (i > 0 && x[i] < x[i - 1]) return DPPROF_PLOT_EORDER;
+    if (!dpprof__pl_finite(x[i])) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_timeline: bad value (!dpprof__pl_finite(x[i]))");
+    if (i > 0 && x[i] < x[i - 1]) return dpprof_fail(DPPROF_PLOT_EORDER, "dpprof_plot_timeline: values out of order (i > 0 && x[i] < x[i - 1])");
   }
   for (k = 0; k < S; k++)
     for (i = 0; i < n; i++) {
       double v = y[(size_t)k * (size_t)n + (size_t)i];
-      if (!dpprof__pl_finite(v) || v < 0.0) return DPPROF_PLOT_EVALUE;
+      if (!dpprof__pl_finite(v) || v < 0.0) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_timeline: bad value (!dpprof__pl_finite(v) || v < 0.0)");
     }
   for (i = 0; i < n; i++) {
     double t = 0.0;
     for (k = 0; k < S; k++) t += y[(size_t)k * (size_t)n + (size_t)i];
-    if (!dpprof__pl_finite(t)) return DPPROF_PLOT_EVALUE;
+    if (!dpprof__pl_finite(t)) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_timeline: bad value (!dpprof__pl_finite(t))");
     if (t > peak) {
       peak = t;
       peak_i = i;
     }
   }
   for (i = 0; i < d->n_marks; i++)
-    if (!dpprof__pl_finite(d->mark_x[i])) return DPPROF_PLOT_EVALUE;
+    if (!dpprof__pl_finite(d->mark_x[i])) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_timeline: bad value (!dpprof__pl_finite(d->mark_x[i]))");
   if (!dpprof__pl_finite(d->x_max) || (d->x_max != 0.0 && (d->x_max < x[n - 1] || !(d->x_max > x[0]))))
-    return DPPROF_PLOT_EVALUE;
+    return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_timeline: bad value (!dpprof__pl_finite(d->x_max) || (d->x_max != 0.0 && (d->x_max < x[n - 1] || !(d->x_max > x[0]))))");
   rc = dpprof__pl_fig_size(canvas, d->width, d->height, &W, &H);
   if (rc) return rc;
 
   /* scratch: legend flags + mark order/rows/label x/label width */
   memsz = (size_t)S + 4u * sizeof(int) * ((size_t)d->n_marks + 1u) + sizeof(int);
   mem = DPPROF_MALLOC(memsz);
-  if (!mem) return DPPROF_PLOT_ENOMEM;
+  if (!mem) return dpprof_fail(DPPROF_PLOT_ENOMEM, "dpprof_plot_timeline: out of memory (!mem)");
   memset(mem, 0, memsz);
   order = (int *)mem;
   row = order + d->n_marks + 1;
@@ -4024,18 +3995,18 @@ DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas
   dpprof__pl_frame f;
   dpprof__pl_legend L;
 
-  if (!d || !canvas) return DPPROF_PLOT_EARG;
+  if (!d || !canvas) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_bars: bad argument (!d || !canvas)");
   G = d->n_groups;
   S = d->n_series;
-  if (G < 1 || S < 1 || !d->values) return DPPROF_PLOT_EARG;
-  if ((long long)G * S > 1000000) return DPPROF_PLOT_EARG;
-  if (d->text_scale < 0 || d->text_scale > DPPROF_PLOT_MAX_TEXT_SCALE) return DPPROF_PLOT_EARG;
+  if (G < 1 || S < 1 || !d->values) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_bars: bad argument (G < 1 || S < 1 || !d->values)");
+  if ((long long)G * S > 1000000) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_bars: bad argument ((long long)G * S > 1000000)");
+  if (d->text_scale < 0 || d->text_scale > DPPROF_PLOT_MAX_TEXT_SCALE) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_bars: bad argument (d->text_scale < 0 || d->text_scale > DPPROF_PLOT_MAX_TEXT_SCALE)");
   N = G * S;
-  if (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0) return DPPROF_PLOT_EVALUE;
+  if (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_bars: bad value (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0)");
   for (i = 0, n = 0; i < N; i++) {
     double v = d->values[i];
     if (v != v) continue; /* no value: no bar */
-    if (!dpprof__pl_finite(v) || v < 0.0 || (d->log_y && !(v > 0.0))) return DPPROF_PLOT_EVALUE;
+    if (!dpprof__pl_finite(v) || v < 0.0 || (d->log_y && !(v > 0.0))) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_bars: bad value (!dpprof__pl_finite(v) || v < 0.0 || (d->log_y && !(v > 0.0)))");
     if (v > vmax) vmax = v;
     if (n++ == 0 || v < vmin) vmin = v;
   }
@@ -4339,22 +4310,22 @@ DPPROF_API int dpprof_plot_heatmap(const dpprof_heatmap_desc *d, dpprof_canvas *
   dpprof__pl_cbar cb;
   char buf[40];
 
-  if (!d || !canvas || !d->values) return DPPROF_PLOT_EARG;
+  if (!d || !canvas || !d->values) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_heatmap: bad argument (!d || !canvas || !d->values)");
   R = d->n_rows;
   C = d->n_cols;
-  if (R < 1 || C < 1 || (long long)R * C > 1000000 || dpprof__pl_bad_ts(d->text_scale)) return DPPROF_PLOT_EARG;
+  if (R < 1 || C < 1 || (long long)R * C > 1000000 || dpprof__pl_bad_ts(d->text_scale)) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_heatmap: bad argument (R < 1 || C < 1 || (long long)R * C > 1000000 || dpprof__pl_bad_ts(d->text_scale))");
   N = R * C;
-  if (d->digits < 0 || d->digits > 15) return DPPROF_PLOT_EVALUE;
+  if (d->digits < 0 || d->digits > 15) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_heatmap: bad value (d->digits < 0 || d->digits > 15)");
   for (i = 0; i < N; i++) {
     double v = d->values[i];
     if (v != v) continue; /* missing */
-    if (!dpprof__pl_finite(v) || (d->log_scale && !(v > 0.0))) return DPPROF_PLOT_EVALUE;
+    if (!dpprof__pl_finite(v) || (d->log_scale && !(v > 0.0))) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_heatmap: bad value (!dpprof__pl_finite(v) || (d->log_scale && !(v > 0.0)))");
     if (!any || v < vmin) vmin = v;
     if (!any || v > vmax) vmax = v;
     any = 1;
   }
   rc = dpprof__pl_range_arg(d->v_min, d->v_max, d->log_scale);
-  if (rc < 0) return DPPROF_PLOT_EVALUE;
+  if (rc < 0) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_heatmap: bad value (rc < 0)");
   if (rc > 0) {
     lo = d->v_min;
     hi = d->v_max;
@@ -4376,7 +4347,7 @@ DPPROF_API int dpprof_plot_heatmap(const dpprof_heatmap_desc *d, dpprof_canvas *
   if (rc) return rc;
   if (d->rows_up) {
     rnames = (const char **)DPPROF_MALLOC(sizeof(const char *) * (size_t)R + 32u * (size_t)R);
-    if (!rnames) return DPPROF_PLOT_ENOMEM;
+    if (!rnames) return dpprof_fail(DPPROF_PLOT_ENOMEM, "dpprof_plot_heatmap: out of memory (!rnames)");
   }
   if (!canvas->rgb) {
     rc = dpprof_canvas_init(canvas, W, H);
@@ -4567,34 +4538,34 @@ DPPROF_API int dpprof_plot_stacked(const dpprof_stacked_desc *d, dpprof_canvas *
   dpprof__pl_legend L;
   char buf[48], cap[160], nb[32];
 
-  if (!d || !canvas || !d->values) return DPPROF_PLOT_EARG;
+  if (!d || !canvas || !d->values) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_stacked: bad argument (!d || !canvas || !d->values)");
   G = d->n_groups;
   K = d->n_cats;
-  if (G < 1 || K < 1 || (long long)G * K > 1000000 || dpprof__pl_bad_ts(d->text_scale)) return DPPROF_PLOT_EARG;
-  if (d->ref_group < 0 || d->ref_group >= G) return DPPROF_PLOT_EARG;
-  if (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0) return DPPROF_PLOT_EVALUE;
+  if (G < 1 || K < 1 || (long long)G * K > 1000000 || dpprof__pl_bad_ts(d->text_scale)) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_stacked: bad argument (G < 1 || K < 1 || (long long)G * K > 1000000 || dpprof__pl_bad_ts(d->text_scale))");
+  if (d->ref_group < 0 || d->ref_group >= G) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_stacked: bad argument (d->ref_group < 0 || d->ref_group >= G)");
+  if (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_stacked: bad value (!dpprof__pl_finite(d->y_max) || d->y_max < 0.0)");
   for (i = 0; i < G * K; i++) {
     double v = d->values[i];
     if (v != v) continue;
-    if (!dpprof__pl_finite(v) || v < 0.0) return DPPROF_PLOT_EVALUE;
+    if (!dpprof__pl_finite(v) || v < 0.0) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_stacked: bad value (!dpprof__pl_finite(v) || v < 0.0)");
   }
   for (g = 0; g < G; g++) {
     double t = dpprof__pl_stack_total(d, g);
-    if (t == t && !dpprof__pl_finite(t)) return DPPROF_PLOT_EVALUE; /* sum overflowed */
+    if (t == t && !dpprof__pl_finite(t)) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_stacked: bad value (t == t && !dpprof__pl_finite(t))"); /* sum overflowed */
     if (t > tmax) tmax = t;
     if (d->overhead && d->overhead[g] == d->overhead[g] &&
         (!dpprof__pl_finite(d->overhead[g]) || d->overhead[g] < 0.0))
-      return DPPROF_PLOT_EVALUE;
+      return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_stacked: bad value");
   }
   panel = !d->no_overhead;
   if (panel) {
     ref = dpprof__pl_stack_metric(d, d->ref_group);
-    if (!(ref > 0.0) || !dpprof__pl_finite(ref)) return DPPROF_PLOT_EVALUE;
+    if (!(ref > 0.0) || !dpprof__pl_finite(ref)) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_stacked: bad value (!(ref > 0.0) || !dpprof__pl_finite(ref))");
     for (g = 0; g < G; g++) {
       double m = dpprof__pl_stack_metric(d, g), r;
       if (m != m) continue;
       r = m / ref;
-      if (!dpprof__pl_finite(r)) return DPPROF_PLOT_EVALUE;
+      if (!dpprof__pl_finite(r)) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_stacked: bad value (!dpprof__pl_finite(r))");
       if (r > rmax) rmax = r;
       dpprof__pl_fmt_ratio(buf, (int)sizeof buf, r, 0);
       rmaxn = dpprof__pl_imax(rmaxn, dpprof__pl_slen(buf));
@@ -4605,7 +4576,7 @@ DPPROF_API int dpprof_plot_stacked(const dpprof_stacked_desc *d, dpprof_canvas *
   rc = dpprof__pl_fig_size(canvas, d->width, d->height, &W, &H);
   if (rc) return rc;
   show = (unsigned char *)DPPROF_MALLOC((size_t)K);
-  if (!show) return DPPROF_PLOT_ENOMEM;
+  if (!show) return dpprof_fail(DPPROF_PLOT_ENOMEM, "dpprof_plot_stacked: out of memory (!show)");
   if (!canvas->rgb) {
     rc = dpprof_canvas_init(canvas, W, H);
     if (rc) {
@@ -4934,16 +4905,16 @@ DPPROF_API int dpprof_plot_scatter(const dpprof_scatter_desc *d, dpprof_canvas *
   dpprof__pl_occ occ;
   int *px;
 
-  if (!d || !canvas || !d->x || !d->y) return DPPROF_PLOT_EARG;
+  if (!d || !canvas || !d->x || !d->y) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_scatter: bad argument (!d || !canvas || !d->x || !d->y)");
   n = d->n_points;
   if (n < 1 || n > 1000000 || d->n_legend < 0 || (d->n_legend > 0 && !d->legend_names) ||
       dpprof__pl_bad_ts(d->text_scale) || dpprof__pl_bad_marker(d->point_marker, n) ||
       dpprof__pl_bad_marker(d->legend_marker, d->n_legend))
-    return DPPROF_PLOT_EARG;
+    return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_scatter: bad argument");
   for (i = 0; i < n; i++) {
     double x = d->x[i], y = d->y[i];
     if (!dpprof__pl_finite(x) || !dpprof__pl_finite(y) || (d->log_x && !(x > 0.0)) || (d->log_y && !(y > 0.0)))
-      return DPPROF_PLOT_EVALUE;
+      return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_scatter: bad value (!dpprof__pl_finite(x) || !dpprof__pl_finite(y) || (d->log_x && !(x > 0.0)) || (d->log_y && !(y > 0.0)))");
     if (i == 0 || x < xmn) xmn = x;
     if (i == 0 || x > xmx) xmx = x;
     if (i == 0 || y < ymn) ymn = y;
@@ -4951,14 +4922,14 @@ DPPROF_API int dpprof_plot_scatter(const dpprof_scatter_desc *d, dpprof_canvas *
   }
   rx = dpprof__pl_range_arg(d->x_min, d->x_max, d->log_x);
   ry = dpprof__pl_range_arg(d->y_min, d->y_max, d->log_y);
-  if (rx < 0 || ry < 0) return DPPROF_PLOT_EVALUE;
+  if (rx < 0 || ry < 0) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_scatter: bad value (rx < 0 || ry < 0)");
   rc = dpprof__pl_fig_size(canvas, d->width, d->height, &W, &H);
   if (rc) return rc;
   /* point pixels, grid links and heads (cells of at least 16 px), then the
    * occupancy bits (all sized for the whole canvas) */
   gmax = ((size_t)W / 16u + 2u) * ((size_t)H / 16u + 2u);
   px = (int *)DPPROF_MALLOC(sizeof(int) * (3u * (size_t)n + gmax) + ((size_t)W * (size_t)H + 7u) / 8u);
-  if (!px) return DPPROF_PLOT_ENOMEM;
+  if (!px) return dpprof_fail(DPPROF_PLOT_ENOMEM, "dpprof_plot_scatter: out of memory (!px)");
   if (!canvas->rgb) {
     rc = dpprof_canvas_init(canvas, W, H);
     if (rc) {
@@ -5127,15 +5098,15 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
   void *mem;
   char *nbuf;
 
-  if (!d || !canvas || !d->x || !d->y) return DPPROF_PLOT_EARG;
+  if (!d || !canvas || !d->x || !d->y) return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_lines: bad argument (!d || !canvas || !d->x || !d->y)");
   n = d->n_points;
   S = d->n_series;
   if (n < 1 || S < 1 || (long long)n * S > 10000000 || dpprof__pl_bad_ts(d->text_scale) ||
       dpprof__pl_bad_marker(d->series_marker, S))
-    return DPPROF_PLOT_EARG;
+    return dpprof_fail(DPPROF_PLOT_EARG, "dpprof_plot_lines: bad argument");
   for (i = 0; i < n; i++) {
     double x = d->x[i];
-    if (!dpprof__pl_finite(x) || (d->log_x && !(x > 0.0))) return DPPROF_PLOT_EVALUE;
+    if (!dpprof__pl_finite(x) || (d->log_x && !(x > 0.0))) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_lines: bad value (!dpprof__pl_finite(x) || (d->log_x && !(x > 0.0)))");
     if (i == 0 || x < xmn) xmn = x;
     if (i == 0 || x > xmx) xmx = x;
   }
@@ -5148,12 +5119,12 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
         continue;
       }
       if (y != y) continue;
-      if (!dpprof__pl_finite(y) || (d->log_y && !(y > 0.0))) return DPPROF_PLOT_EVALUE;
+      if (!dpprof__pl_finite(y) || (d->log_y && !(y > 0.0))) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_lines: bad value (!dpprof__pl_finite(y) || (d->log_y && !(y > 0.0)))");
       if (!nvalid || y < ymn) ymn = y;
       if (!nvalid || y > ymx) ymx = y;
       nvalid++;
     }
-  if (!(d->budget == d->budget) || d->budget < 0.0 || !dpprof__pl_finite(d->budget)) return DPPROF_PLOT_EVALUE;
+  if (!(d->budget == d->budget) || d->budget < 0.0 || !dpprof__pl_finite(d->budget)) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_lines: bad value (!(d->budget == d->budget) || d->budget < 0.0 || !dpprof__pl_finite(d->budget))");
   if (d->budget > 0.0) { /* the budget line lies inside the y range */
     if (!nvalid || d->budget < ymn) ymn = d->budget;
     if (!nvalid || d->budget > ymx) ymx = d->budget;
@@ -5161,14 +5132,14 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
   }
   rx = dpprof__pl_range_arg(d->x_min, d->x_max, d->log_x);
   ry = dpprof__pl_range_arg(d->y_min, d->y_max, d->log_y);
-  if (rx < 0 || ry < 0) return DPPROF_PLOT_EVALUE;
+  if (rx < 0 || ry < 0) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_lines: bad value (rx < 0 || ry < 0)");
   rc = dpprof__pl_fig_size(canvas, d->width, d->height, &W, &H);
   if (rc) return rc;
   /* scratch: legend names/colours/markers (series + the cross), per-cross
    * row and x, generated names */
   mem = DPPROF_MALLOC((sizeof(const char *) + 3u + sizeof(int)) * ((size_t)S + 1u) +
                       2u * sizeof(int) * ((size_t)noom + 1u) + 32u * ((size_t)S + 1u));
-  if (!mem) return DPPROF_PLOT_ENOMEM;
+  if (!mem) return dpprof_fail(DPPROF_PLOT_ENOMEM, "dpprof_plot_lines: out of memory (!mem)");
   names = (const char **)mem;
   mk = (int *)(names + S + 1);
   orow = mk + S + 1;

@@ -36,16 +36,24 @@ static void help_main(void) {
            DPPROF_VERSION);
 }
 
-static void help_plot(void) {
-    printf("usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png [--title TEXT]\n\n"
-           "  timeline   live memory over the run, stacked by category, phases marked\n"
-           "             (x: time in ms when the run measured time; allocation events for dry runs).\n"
-           "             several results (up to 8): one panel each, named by its file, on shared axes\n");
-}
+typedef struct plot_opts { const char *out, *title; } plot_opts;
+
+static const cli_opt plot_opt[] = {
+    {NULL, NULL, CLI_HEAD, .help = "options:"},
+    {"--out", "FILE.png", CLI_TEXT, .field = offsetof(plot_opts, out), .help = "the figure (written atomically)"},
+    {"--title", "TEXT", CLI_TEXT, .field = offsetof(plot_opts, title), .help = "its title (default: what the results ran)"},
+    {"--help", NULL, CLI_HELP, .help = "this text"},
+};
+
+static const cli_command plot_cmd = {"plot", "usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png [--title TEXT]",
+    "  timeline   live memory over the run, stacked by category, phases marked\n"
+    "             (x: time in ms when the run measured time; allocation events for dry runs).\n"
+    "             several results (up to 8): one panel each, named by its file, on shared axes\n",
+    plot_opt, CLI_N(plot_opt), 64, NULL, NULL};
 
 static int run_dump(void *ctx, const char *dir) {
     if (dpprof_session_dump((dpprof_session *)ctx, dir) == DPPROF_OK) return 0;
-    fprintf(stderr, "%s: --dump: %s\n", prog, dpprof_last_error());
+    cli_fail(0, "--dump: %s", dpprof_last_error());
     return -1;
 }
 
@@ -88,10 +96,9 @@ static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved) 
     /* out of the probe's budget, not of host memory for the profiler's tables; any other error is the run's to say */
     rc = rc == DPPROF_ERR_OOM && !(d && dpprof_session_prof(d)->failed);
     if (rc && sscanf(dpprof_last_error(), "out of memory: %lld more bytes (%63[^,], %63[^)]) would bring live memory to %lld", &more, cat, mod, &live) == 4)
-        fprintf(stderr, "%s: run: this configuration needs more than 2^62 bytes (%lld) at once: in its dry model %lld more bytes (%s, %s) would bring live memory to %lld bytes. "
-                        "dpprof counts bytes in 64 bits: give a smaller model, batch or sequence\n", prog, (long long)RUN_MAX_BYTES, more, cat, mod, live);
-    else if (rc) fprintf(stderr, "%s: run: this configuration needs more than 2^62 bytes (%lld) at once (its dry model: %s). dpprof counts bytes in 64 bits: give a smaller model, batch or sequence\n",
-                         prog, (long long)RUN_MAX_BYTES, dpprof_last_error());
+        cli_fail(0, "this configuration needs more than 2^62 bytes (%lld) at once: in its dry model %lld more bytes (%s, %s) would bring live memory to %lld bytes. "
+                        "dpprof counts bytes in 64 bits: give a smaller model, batch or sequence", (long long)RUN_MAX_BYTES, more, cat, mod, live);
+    else if (rc) cli_fail(0, "this configuration needs more than 2^62 bytes (%lld) at once (its dry model: %s). dpprof counts bytes in 64 bits: give a smaller model, batch or sequence", (long long)RUN_MAX_BYTES, dpprof_last_error());
     dpprof_session_destroy(d);
     return rc;
 }
@@ -109,7 +116,7 @@ static int cmd_run(int argc, char **argv) {
 
     memset(&out, 0, sizeof out);
     memset(&trace, 0, sizeof trace);
-    if ((rc = parse_run(argc, argv, &o)) != EXIT_OK) return rc;
+    if ((rc = parse_run(argc, argv, &o)) != EXIT_OK) return rc == CLI_HELP_SHOWN ? EXIT_OK : rc;
     if (mpi_world > 1) { /* the ranks of an MPI job: --ranks is the job's size; rank 0 alone speaks and writes */
         if (!o.cfg.ranks) o.cfg.ranks = mpi_world;
         if (mpi_rank) {
@@ -117,30 +124,16 @@ static int cmd_run(int argc, char **argv) {
             o.out = o.trace = NULL;
         }
     }
-    /* resolve first: bad input is reported before any file is touched */
-    if (dpprof_config_resolve(&o.cfg, &resolved, &shape) != DPPROF_OK) {
-        fprintf(stderr, "%s: run: %s\n", prog, dpprof_last_error());
-        return EXIT_USAGE;
-    }
-    if (o.target_epsilon > 0) {
-        /* the noise that spends exactly the target over every step this run takes */
-        double sigma;
-        long long steps = (long long)resolved.warmup + resolved.steps;
-        if (resolved.algo == DPPROF_ALGO_VANILLA || !resolved.dataset_size || o.cfg.sigma > 0) {
-            fprintf(stderr, "%s: run: --target-epsilon needs a DP --algo and --dataset-size, and replaces --sigma\n", prog);
-            return EXIT_USAGE;
-        }
-        if (!o.cfg.poisson) { /* the accountant describes poisson sampling: a fixed order would spend more */
-            fprintf(stderr, "%s: run: --target-epsilon chooses sigma for poisson-subsampled batches: add --poisson (batches in a fixed order have no such guarantee)\n", prog);
-            return EXIT_USAGE;
-        }
-        if ((o.cfg.accountant == 1 ? dpprof_pld_sigma_for_epsilon((double)resolved.batch / (double)resolved.dataset_size, steps, resolved.delta, o.target_epsilon, 0, &sigma)
-                                   : dpprof_rdp_sigma_for_epsilon((double)resolved.batch / (double)resolved.dataset_size, steps, resolved.delta, o.target_epsilon, &sigma)) != 0) {
-            fprintf(stderr, "%s: run: --target-epsilon %g: no noise multiplier reaches it at delta %g over %lld steps\n", prog, o.target_epsilon, resolved.delta, steps);
-            return EXIT_USAGE;
-        }
-        o.cfg.sigma = resolved.sigma = sigma;
-        if (!o.quiet) fprintf(stderr, "dpprof: sigma %.6g gives epsilon %g at delta %g over %lld steps (q = %g)\n", sigma, o.target_epsilon, resolved.delta, steps, (double)resolved.batch / (double)resolved.dataset_size);
+    /* resolve first (the library's check of every option, and the noise of --target-epsilon): bad input is
+       reported before any file is touched */
+    if (dpprof_config_resolve(&o.cfg, &resolved, &shape) != DPPROF_OK) return cli_fail_lib(&run_cmd, EXIT_USAGE);
+    if (o.cfg.target_epsilon > 0) { /* the noise that spends exactly the target over every step this run takes */
+        const long long steps = (long long)resolved.warmup + resolved.steps;
+        if (!o.quiet)
+            fprintf(stderr, "dpprof: sigma %.6g gives epsilon %g at delta %g over %lld steps (q = %g)\n", resolved.sigma, o.cfg.target_epsilon, resolved.delta, steps,
+                    (double)resolved.batch / (double)resolved.dataset_size);
+        o.cfg.sigma = resolved.sigma;
+        o.cfg.target_epsilon = 0;
     }
     {
         int gpus = 0; /* auto runs on a gpu when there is one: then the gpu's own memory is the limit */
@@ -154,11 +147,11 @@ static int cmd_run(int argc, char **argv) {
     }
     if (o.cfg.data_path && in_check("--data", o.cfg.data_path, IN_DATA_LIMIT, NULL, 0)) return EXIT_USAGE;
     if (o.dump && o.cfg.backend == DPPROF_BACKEND_DRY) {
-        fprintf(stderr, "%s: run: --dump needs computed values: use --backend cpu or cuda (this run is dry)\n", prog);
+        cli_fail(0, "--dump needs computed values: use --backend cpu or cuda (this run is dry)");
         return EXIT_USAGE;
     }
     if (o.dump && mpi_world > 1) {
-        fprintf(stderr, "%s: run: --dump with %d ranks: a dump is one process's model, batch and gradients; run it without mpirun\n", prog, mpi_world);
+        cli_fail(0, "--dump with %d ranks: a dump is one process's model, batch and gradients; run it without mpirun", mpi_world);
         return EXIT_USAGE;
     }
     if (o.dump && outdir_check("--dump", o.dump)) return EXIT_USAGE;
@@ -174,17 +167,17 @@ static int cmd_run(int argc, char **argv) {
                 p = rp;
             }
             if (path_within(p, o.dump)) {
-                fprintf(stderr, "%s: run: %s '%s' is in the --dump directory '%s': the dump replaces that directory whole\n", prog, names[k], paths[k], o.dump);
+                cli_fail(0, "%s '%s' is in the --dump directory '%s': the dump replaces that directory whole", names[k], paths[k], o.dump);
                 return EXIT_USAGE;
             }
         }
     }
     if (o.out && o.trace && out_is_stdout(o.out) && out_is_stdout(o.trace)) {
-        fprintf(stderr, "%s: run: --out %s and --trace %s would both write to standard output: give one a file\n", prog, o.out, o.trace);
+        cli_fail(0, "--out %s and --trace %s would both write to standard output: give one a file", o.out, o.trace);
         return EXIT_USAGE;
     }
     if (o.out && o.trace && out_same(o.out, o.trace)) {
-        fprintf(stderr, "%s: run: --out '%s' and --trace '%s' are the same file: one would be lost\n", prog, o.out, o.trace);
+        cli_fail(0, "--out '%s' and --trace '%s' are the same file: one would be lost", o.out, o.trace);
         return EXIT_USAGE;
     }
     {   /* an output must not be an input (the same file: its device and inode where both exist) */
@@ -193,7 +186,7 @@ static int cmd_run(int argc, char **argv) {
         for (k = 0; k < 2; k++)
             for (m = 0; m < 2; m++)
                 if (outs[k] && ins[m] && out_same(outs[k], ins[m])) {
-                    fprintf(stderr, "%s: run: %s '%s' is the %s file: it would be overwritten\n", prog, names[k], outs[k], in_names[m]);
+                    cli_fail(0, "%s '%s' is the %s file: it would be overwritten", names[k], outs[k], in_names[m]);
                     return EXIT_USAGE;
                 }
     }
@@ -212,7 +205,7 @@ static int cmd_run(int argc, char **argv) {
     rc = dpprof_session_create(&o.cfg, &s);
     /* an oom before the model was built (the session itself, --data) comes back without a session */
     if (rc != DPPROF_OK && (rc != DPPROF_ERR_OOM || !s)) {
-        fprintf(stderr, "%s: run: %s\n", prog, dpprof_last_error());
+        cli_fail_lib(&run_cmd, 0);
         out_abort(&out);
         out_abort(&trace);
         /* input the engine refuses (unknown data, unsupported option) is bad input: no file at all */
@@ -226,8 +219,7 @@ static int cmd_run(int argc, char **argv) {
     {   /* a step's phase records and losses stay for the report: refused now if all of them would not fit */
         const double need = (double)total * (16.0 * (double)sizeof(dpprof_phase_rec) + 64.0), avail = (double)mem_available();
         if (rc == DPPROF_OK && avail > 0 && need > avail / 2) {
-            fprintf(stderr, "%s: run: %d steps would keep about %s of records in host memory, more than half of what is available (%s): give fewer --steps\n", prog, total,
-                    human_bytes(need, hb, sizeof hb), human_bytes(avail, hb2, sizeof hb2));
+            cli_fail(0, "%d steps would keep about %s of records in host memory, more than half of what is available (%s): give fewer --steps", total, human_bytes(need, hb, sizeof hb), human_bytes(avail, hb2, sizeof hb2));
             out_abort(&out);
             out_abort(&trace);
             dpprof_session_destroy(s);
@@ -244,9 +236,8 @@ static int cmd_run(int argc, char **argv) {
             const dpprof_prof *p = dpprof_session_prof(s);
             const double need = (double)p->n_events * (double)total * (double)(sizeof(dpprof_event) + 40), avail = (double)mem_available();
             if (avail > 0 && need > avail / 2) {
-                fprintf(stderr, "%s: run: the event log of %d steps would take about %s of host memory (%zu events a step), more than half of what is available (%s): "
-                                "--timeline none keeps the peak, its split and the phases without it\n",
-                        prog, total, human_bytes(need, hb, sizeof hb), p->n_events, human_bytes(avail, hb2, sizeof hb2));
+                cli_fail(0, "the event log of %d steps would take about %s of host memory (%zu events a step), more than half of what is available (%s): "
+                                "--timeline none keeps the peak, its split and the phases without it", total, human_bytes(need, hb, sizeof hb), p->n_events, human_bytes(avail, hb2, sizeof hb2));
                 out_abort(&out);
                 out_abort(&trace);
                 dpprof_session_destroy(s);
@@ -262,12 +253,12 @@ static int cmd_run(int argc, char **argv) {
         }
     }
     if (rc != DPPROF_OK) {
-        snprintf(err, sizeof err, "%s", dpprof_last_error());
-        fprintf(stderr, "%s: run: %s\n", prog, err);
+        cli_say(&run_cmd, dpprof_last_error(), err, sizeof err);
+        cli_fail(0, "%s", err);
         /* the profiler's own tables could not grow: the host is out of memory, not the model's budget */
         if (rc == DPPROF_ERR_OOM && dpprof_session_prof(s)->failed) {
             snprintf(err, sizeof err, "out of host memory for the profiler's records after %d steps (not the model's memory): %.600s", dpprof_session_steps_done(s), dpprof_last_error());
-            fprintf(stderr, "%s: run: %s\n", prog, err);
+            cli_fail(0, "%s", err);
             rc = DPPROF_ERR_IO;
         }
         code = rc == DPPROF_ERR_OOM ? EXIT_OOM : EXIT_ERROR;
@@ -275,7 +266,7 @@ static int cmd_run(int argc, char **argv) {
     if (o.out) {
         int w = dpprof_session_write_json(s, out.f, o.experiment, rc == DPPROF_OK ? "ok" : rc == DPPROF_ERR_OOM ? "oom" : "error", rc == DPPROF_OK ? NULL : err);
         if (w != DPPROF_OK && !ferror(out.f)) { /* the writer's own reason; a stream error is the commit's to say */
-            fprintf(stderr, "%s: --out '%s': %s\n", prog, o.out, dpprof_last_error());
+            cli_fail(0, "--out '%s': %s", o.out, dpprof_last_error());
             out_abort(&out);
             code = EXIT_ERROR;
         } else if (out_commit(&out)) code = EXIT_ERROR;
@@ -283,7 +274,7 @@ static int cmd_run(int argc, char **argv) {
     if (o.trace) {
         int w = dpprof_session_write_trace(s, trace.f);
         if (w != DPPROF_OK && !ferror(trace.f)) {
-            fprintf(stderr, "%s: --trace '%s': %s\n", prog, o.trace, dpprof_last_error());
+            cli_fail(0, "--trace '%s': %s", o.trace, dpprof_last_error());
             out_abort(&trace);
             code = EXIT_ERROR;
         } else if (out_commit(&trace)) code = EXIT_ERROR;
@@ -321,30 +312,25 @@ static int cmd_run(int argc, char **argv) {
 }
 
 static int cmd_plot(int argc, char **argv) {
-    static const cli_opt t[] = {{"--out", "FILE.png", ""}, {"--title", "TEXT", ""}, {"--help", NULL, ""}};
-    const char *kind = NULL, *in[TL_MAX_PANELS], *out = NULL, *title = NULL, *v;
-    char name[64], labels[TL_MAX_PANELS][128], ttl[300];
+    plot_opts po;
+    const char *pos[64], *kind, **in = pos + 1, *out, *title;
+    char labels[TL_MAX_PANELS][128], ttl[300];
     const char *lp[TL_MAX_PANELS];
-    int i, k, ended = 0, nin = 0;
-    for (i = 0; i < argc; i++) {
-        if (!ended && !strcmp(argv[i], "-h")) { help_plot(); return EXIT_OK; }
-        if ((k = cli_next("plot", t, 3, argc, argv, &i, &ended, name, sizeof name, &v)) < 0) break;
-        if (k == 1 && !strcmp(name, "--help")) { help_plot(); return EXIT_OK; }
-        if (k == 1 && !strcmp(name, "--out")) out = v;
-        else if (k == 1) title = v;
-        else if (k != 0) return k;
-        else if (!kind) kind = v;
-        else if (nin < TL_MAX_PANELS) in[nin++] = v;
-        else return usage_error("plot: '%s': at most 8 results make one figure%s", v, "");
-    }
-    if (!kind || !nin || !out) return usage_error("plot: usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png%s%s", "", "");
-    if (strcmp(kind, "timeline") != 0) return usage_error("plot: unknown figure '%s' (known: timeline)%s", kind, "");
+    int k, npos = 0, nin, rc;
+    memset(&po, 0, sizeof po);
+    rc = cli_parse(&plot_cmd, argc, argv, &po, NULL, pos, &npos);
+    if (rc == CLI_HELP_SHOWN) return EXIT_OK;
+    if (rc != EXIT_OK) return rc;
+    kind = npos ? pos[0] : NULL, nin = npos ? npos - 1 : 0, out = po.out, title = po.title;
+    if (nin > TL_MAX_PANELS) return cli_usage("'%s': at most 8 results make one figure", in[TL_MAX_PANELS]);
+    if (!kind || !nin || !out) return cli_usage("usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png");
+    if (strcmp(kind, "timeline") != 0) return cli_usage("unknown figure '%s' (known: timeline)", kind);
     for (k = 0; k < nin; k++)
-        if (out_same(in[k], out)) return usage_error("plot: --out '%s' is the input '%s': it would be overwritten", out, in[k]);
+        if (out_same(in[k], out)) return cli_usage("--out '%s' is the input '%s': it would be overwritten", out, in[k]);
     {   /* the output is checked before any work */
         char path[PATH_MAX];
         int okind;
-        if (out_resolve("plot --out", out, path, &okind)) return EXIT_USAGE;
+        if (out_resolve("--out", out, path, &okind)) return EXIT_USAGE;
     }
     if (nin == 1) return plot_timeline(in[0], out, title, 0, 0, 0);
     for (k = 0; k < nin; k++) { /* a panel is named by its file: DIR/ID.json is ID */
@@ -360,9 +346,22 @@ static int cmd_plot(int argc, char **argv) {
     return plot_timelines(in, lp, nin, out, ttl, 1600, 600, 2);
 }
 
-static void help_epsilon(void) {
-    printf("usage: dpprof epsilon --sigma S --sample-rate Q --steps N [--delta D] [--accountant rdp|pld|both]\n"
-           "       dpprof epsilon --target-epsilon E --sample-rate Q --steps N [--delta D] [--accountant rdp|pld]\n\n"
+typedef struct eps_opts { double sigma, q, target; long long steps; } eps_opts;
+
+static const cli_opt eps_opt[] = {
+    {NULL, NULL, CLI_HEAD, .help = "options:"},
+    {"--sigma", "S", CLI_REAL, .field = offsetof(eps_opts, sigma), .lo = 0, .hi = 1e6, .help = "the noise multiplier"},
+    {"--target-epsilon", "E", CLI_REAL, .field = offsetof(eps_opts, target), .lo = 0, .hi = 1e6, .open = 1, .help = "the epsilon to spend: prints the smallest sigma that does"},
+    {"--sample-rate", "Q", CLI_REAL, .field = offsetof(eps_opts, q), .lo = 0, .hi = 1, .help = "the poisson sampling rate (batch / dataset size)"},
+    {"--steps", "N", CLI_LLONG, .field = offsetof(eps_opts, steps), .lo = 0, .hi = 1e12, .help = "the steps taken"},
+    {"--delta", "D", CLI_CONFIG, .key = "delta", .help = "(default 1e-5)"},
+    {"--accountant", "rdp|pld|both", CLI_CONFIG, .key = "accountant", .help = "(default rdp)"},
+    {"--help", NULL, CLI_HELP, .help = "this text"},
+};
+
+static const cli_command eps_cmd = {"epsilon", "usage: dpprof epsilon --sigma S --sample-rate Q --steps N [--delta D] [--accountant rdp|pld|both]\n"
+           "       dpprof epsilon --target-epsilon E --sample-rate Q --steps N [--delta D] [--accountant rdp|pld]",
+    ""
            "privacy spent by DP-SGD with Poisson sampling (rate Q) and noise multiplier S over N steps:\n"
            "  rdp   the RDP accountant of the Poisson-subsampled Gaussian mechanism (Mironov et al. 2019),\n"
            "        improved conversion (Balle et al. 2020), minimised over the orders 1.1 ... 10.9, 12 ... 63\n"
@@ -373,64 +372,51 @@ static void help_epsilon(void) {
            "        1e-10; a few seconds)\n"
            "  both  prints epsilon_rdp and epsilon_pld\n"
            "with --target-epsilon, the smallest sigma that reaches it under the accountant named. delta\n"
-           "defaults to 1e-5.\n");
-}
+           "defaults to 1e-5.\n",
+    eps_opt, CLI_N(eps_opt), 0, NULL, NULL};
 
 static int cmd_epsilon(int argc, char **argv) {
-    double sigma = -1, q = -1, delta = 1e-5, target = -1, eps, order, eps_pld = 0;
-    long long steps = -1;
-    int acct = 0; /* 0 rdp, 1 pld, 2 both */
-    static const cli_opt t[] = {{"--sigma", "S", ""}, {"--sample-rate", "Q", ""}, {"--delta", "D", ""}, {"--target-epsilon", "E", ""}, {"--steps", "N", ""}, {"--accountant", "A", ""}, {"--help", NULL, ""}};
-    char name[64];
-    int i, k, ended = 0;
-    for (i = 0; i < argc; i++) {
-        const char *a = name, *v;
-        if (!ended && !strcmp(argv[i], "-h")) { help_epsilon(); return EXIT_OK; }
-        if ((k = cli_next("epsilon", t, 7, argc, argv, &i, &ended, name, sizeof name, &v)) < 0) break;
-        if (k == 0) return usage_error("epsilon: unexpected argument '%s'%s", v, "");
-        if (k != 1) return k;
-        if (!strcmp(a, "--help")) { help_epsilon(); return EXIT_OK; }
-        if (!strcmp(a, "--sigma")) { if (parse_dbl(a, v, 0, 1e6, 0, &sigma)) return EXIT_USAGE; }
-        else if (!strcmp(a, "--sample-rate")) { if (parse_dbl(a, v, 0, 1, 0, &q)) return EXIT_USAGE; }
-        else if (!strcmp(a, "--delta")) { if (parse_dbl(a, v, 0, 1, 1, &delta) || delta >= 1) { fprintf(stderr, "%s: --delta must be in (0, 1)\n", prog); return EXIT_USAGE; } }
-        else if (!strcmp(a, "--target-epsilon")) { if (parse_dbl(a, v, 0, 1e6, 1, &target)) return EXIT_USAGE; }
-        else if (!strcmp(a, "--steps")) { if (parse_ll(a, v, 0, 1000000000000LL, &steps)) return EXIT_USAGE; }
-        else if (!strcmp(v, "rdp")) acct = 0;
-        else if (!strcmp(v, "pld")) acct = 1;
-        else if (!strcmp(v, "both")) acct = 2;
-        else return usage_error("epsilon: --accountant '%s': expected rdp, pld or both%s", v, "");
-    }
-    if (q < 0 || steps < 0 || (sigma < 0) == (target < 0))
-        return usage_error("epsilon: give --sample-rate, --steps and one of --sigma or --target-epsilon%s%s", "", "");
-    if (target > 0 && acct == 2) return usage_error("epsilon: --target-epsilon takes one accountant: rdp or pld%s%s", "", "");
-    if (acct >= 1 && target > 0) {
+    double sigma, q, delta, target, eps, order, eps_pld = 0;
+    long long steps;
+    int acct, rc;
+    eps_opts eo;
+    dpprof_config acc; /* --delta and --accountant as run takes them */
+    eo.sigma = eo.q = eo.target = -1, eo.steps = -1;
+    memset(&acc, 0, sizeof acc);
+    rc = cli_parse(&eps_cmd, argc, argv, &eo, &acc, NULL, NULL);
+    if (rc == CLI_HELP_SHOWN) return EXIT_OK;
+    if (rc != EXIT_OK) return rc;
+    sigma = eo.sigma, q = eo.q, target = eo.target, steps = eo.steps, delta = acc.delta > 0 ? acc.delta : 1e-5, acct = (int)acc.accountant;
+    if (q < 0 || steps < 0 || (sigma < 0) == (target < 0)) return cli_usage("give --sample-rate, --steps and one of --sigma or --target-epsilon");
+    if (target > 0 && acct == DPPROF_ACCOUNTANT_BOTH) return cli_usage("--target-epsilon takes one accountant: rdp or pld");
+    if (acct != DPPROF_ACCOUNTANT_RDP && target > 0) {
         if (dpprof_pld_sigma_for_epsilon(q, steps, delta, target, 0, &sigma) != 0) {
-            fprintf(stderr, "%s: epsilon: no sigma reaches epsilon %g at delta %g under the PLD accountant (q %g, %lld steps)\n", prog, target, delta, q, steps);
+            cli_fail(0, "no sigma reaches epsilon %g at delta %g under the PLD accountant (q %g, %lld steps)", target, delta, q, steps);
             return EXIT_ERROR;
         }
         printf("sigma %.10g\n", sigma);
         target = -1;
     }
-    if (acct >= 1 && (sigma == 0 ? (eps_pld = q > 0 && steps > 0 ? INFINITY : 0, 0) : dpprof_pld_epsilon(q, sigma, steps, delta, 0, &eps_pld)) != 0) {
-        fprintf(stderr, "%s: epsilon: the PLD accountant could not evaluate sigma %g, q %g (no epsilon under 1e4 reaches delta %g)\n", prog, sigma, q, delta);
+    if (acct != DPPROF_ACCOUNTANT_RDP && (sigma == 0 ? (eps_pld = q > 0 && steps > 0 ? INFINITY : 0, 0) : dpprof_pld_epsilon(q, sigma, steps, delta, 0, &eps_pld)) != 0) {
+        cli_fail(0, "the PLD accountant could not evaluate sigma %g, q %g (no epsilon under 1e4 reaches delta %g)", sigma, q, delta);
         return EXIT_ERROR;
     }
-    if (acct == 1) {
+    if (acct == DPPROF_ACCOUNTANT_PLD) {
         printf("epsilon %.10g\ndelta %g\naccountant pld\n", eps_pld, delta);
         return EXIT_OK;
     }
     if (target > 0) {
         if (dpprof_rdp_sigma_for_epsilon(q, steps, delta, target, &sigma) != 0) {
-            fprintf(stderr, "%s: epsilon: no sigma reaches epsilon %g at delta %g (q %g, %lld steps)\n", prog, target, delta, q, steps);
+            cli_fail(0, "no sigma reaches epsilon %g at delta %g (q %g, %lld steps)", target, delta, q, steps);
             return EXIT_ERROR;
         }
         printf("sigma %.10g\n", sigma);
     }
     if (dpprof_rdp_epsilon(q, sigma, steps, delta, NULL, 0, &eps, &order) != 0) {
-        fprintf(stderr, "%s: epsilon: the accountant could not evaluate sigma %g, q %g\n", prog, sigma, q);
+        cli_fail(0, "the accountant could not evaluate sigma %g, q %g", sigma, q);
         return EXIT_ERROR;
     }
-    if (acct == 2) printf("epsilon_rdp %.10g\nepsilon_pld %.10g\ndelta %g\nbest_order %g\n", eps, eps_pld, delta, order);
+    if (acct == DPPROF_ACCOUNTANT_BOTH) printf("epsilon_rdp %.10g\nepsilon_pld %.10g\ndelta %g\nbest_order %g\n", eps, eps_pld, delta, order);
     else printf("epsilon %.10g\ndelta %g\nbest_order %g\n", eps, delta, order);
     return EXIT_OK;
 }
@@ -463,29 +449,36 @@ static const ab_variant ab_variants[] = {{"fp32", "simt", 0, 0}, {"bf16", "simt"
 #define AB_NV ((int)(sizeof ab_variants / sizeof ab_variants[0]))
 typedef struct ab_row { const char *status; char note[160]; double ms_med, ms_min, ms_max, flops, bytes; } ab_row;
 
-static void help_attnbench(void) {
-    printf("usage: dpprof attnbench [--shape B,T,NH,NKV,HS]... [--repeats N] [--out FILE.json]\n\n"
-           "Times the attention kernels alone on the GPU, forward and backward, for every variant: fp32 on\n"
-           "the simt kernels; bf16 storage on the simt kernels, and on the tensor cores in blocks of 64 and of\n"
-           "128 rows (dpprof_cuda_tuning.attention_block; the tensor cores take even head sizes up to 128), each\n"
-           "with 16 query rows a warp (tc-64, tc-128) and, at head sizes up to 64, with 32 (tc-64w32,\n"
-           "tc-128w32; dpprof_cuda_tuning.attention_warp_rows); and cuDNN's fused flash attention (cudnn, bf16),\n"
-           "where the build has it (dpprof version says so) and cuDNN has an engine for the shape, else the row\n"
-           "says why. its workspace is allocated beside the tensors; the deterministic backward is asked for.\n"
-           "Each timing is the median (with min and max) of N calls after one warm-up call, each between two\n"
-           "CUDA events; TFLOP/s and the shares of the device's fp32, bf16 and DRAM peaks come from the\n"
-           "analytic flops and bytes of the op (the same as in a run's throughput.ops).\n\n"
-           "options:\n"
-           "  --shape B,T,NH,NKV,HS  a shape (repeatable; default: the bench shapes, trainer-1b at B=8 T=1024,\n"
-           "                         longctx at B=1 T=16384, llama-3.2-1b at B=8 T=1024, from the presets)\n"
-           "  --repeats N            timed calls per variant and pass (default 10, at most %d)\n"
-           "  --out FILE.json        the results (written atomically)\n\n"
-           "needs a GPU: without one it says so and exits 2, writing nothing. a shape that does not fit in\n"
-           "device memory is recorded as oom and the others are measured. a launch that fails stops the\n"
-           "measuring (the device keeps its first error): what was measured is written, the rest marked\n"
-           "not_run, status error, exit 1.\n",
-           AB_MAX_REPEATS);
-}
+typedef struct ab_opts {
+    cli_texts shape;
+    int repeats;
+    const char *out;
+} ab_opts;
+
+static const cli_opt ab_opt[] = {
+    {NULL, NULL, CLI_HEAD, .help = "options:"},
+    {"--shape", "B,T,NH,NKV,HS", CLI_TEXTS, .field = offsetof(ab_opts, shape), .help = "a shape (repeatable; default: the bench shapes, trainer-1b at B=8 T=1024,\nlongctx at B=1 T=16384, llama-3.2-1b at B=8 T=1024, from the presets)"},
+    {"--repeats", "N", CLI_INT, .field = offsetof(ab_opts, repeats), .lo = 1, .hi = AB_MAX_REPEATS, .help = "timed calls per variant and pass (default 10, at most 1000)"},
+    {"--out", "FILE.json", CLI_TEXT, .field = offsetof(ab_opts, out), .help = "the results (written atomically)"},
+    {"--help", NULL, CLI_HELP, .help = "this text"},
+};
+
+static const cli_command ab_cmd = {"attnbench", "usage: dpprof attnbench [--shape B,T,NH,NKV,HS]... [--repeats N] [--out FILE.json]",
+    "Times the attention kernels alone on the GPU, forward and backward, for every variant: fp32 on\n"
+    "the simt kernels; bf16 storage on the simt kernels, and on the tensor cores in blocks of 64 and of\n"
+    "128 rows (dpprof_cuda_tuning.attention_block; the tensor cores take even head sizes up to 128), each\n"
+    "with 16 query rows a warp (tc-64, tc-128) and, at head sizes up to 64, with 32 (tc-64w32,\n"
+    "tc-128w32; dpprof_cuda_tuning.attention_warp_rows); and cuDNN's fused flash attention (cudnn, bf16),\n"
+    "where the build has it (dpprof version says so) and cuDNN has an engine for the shape, else the row\n"
+    "says why. its workspace is allocated beside the tensors; the deterministic backward is asked for.\n"
+    "Each timing is the median (with min and max) of N calls after one warm-up call, each between two\n"
+    "CUDA events; TFLOP/s and the shares of the device's fp32, bf16 and DRAM peaks come from the\n"
+    "analytic flops and bytes of the op (the same as in a run's throughput.ops).\n",
+    ab_opt, CLI_N(ab_opt), 0, NULL,
+    "needs a GPU: without one it says so and exits 2, writing nothing. a shape that does not fit in\n"
+    "device memory is recorded as oom and the others are measured. a launch that fails stops the\n"
+    "measuring (the device keeps its first error): what was measured is written, the rest marked\n"
+    "not_run, status error, exit 1.\n"};
 
 /* "B,T,NH,NKV,HS" -> a shape named after its numbers; 0 or a message on stderr */
 static int ab_parse_shape(const char *v, ab_shape *sh) {
@@ -497,17 +490,17 @@ static int ab_parse_shape(const char *v, ab_shape *sh) {
         errno = 0;
         x[i] = strtoll(p, &end, 10);
         if (end == p || errno == ERANGE || *end != (i < 4 ? ',' : '\0') || x[i] < 1 || x[i] > 1000000) {
-            fprintf(stderr, "%s: attnbench: --shape '%s': expected B,T,NH,NKV,HS, five integers in [1, 1000000]\n", prog, v);
+            cli_fail(0, "--shape '%s': expected B,T,NH,NKV,HS, five integers in [1, 1000000]", v);
             return -1;
         }
         p = end + 1;
     }
     if (x[2] % x[3] || x[4] > DPPROF_MAX_HEAD_SIZE || x[0] > 65535 || x[2] > 65535) {
-        fprintf(stderr, "%s: attnbench: --shape '%s': NKV must divide NH, HS be at most %d, B and NH at most 65535\n", prog, v, DPPROF_MAX_HEAD_SIZE);
+        cli_fail(0, "--shape '%s': NKV must divide NH, HS be at most %d, B and NH at most 65535", v, DPPROF_MAX_HEAD_SIZE);
         return -1;
     }
     if ((double)x[0] * (double)x[1] * (double)x[2] * (double)x[4] * 4.0 > 1e12) {
-        fprintf(stderr, "%s: attnbench: --shape '%s': B*T*NH*HS*4 bytes exceeds 1e12\n", prog, v);
+        cli_fail(0, "--shape '%s': B*T*NH*HS*4 bytes exceeds 1e12", v);
         return -1;
     }
     sh->B = (int)x[0], sh->T = (int)x[1], sh->NH = (int)x[2], sh->NKV = (int)x[3], sh->HS = (int)x[4];
@@ -541,7 +534,7 @@ static int ab_time(ab_row *row, int bwd, int repeats, float **t16, float **t32, 
     dpprof_cuda_events_reset();
     if (rc != DPPROF_OK) {
         row->status = "error";
-        snprintf(row->note, sizeof row->note, "%s", dpprof_cuda_last_error());
+        snprintf(row->note, sizeof row->note, "%s", dpprof_last_error());
         return rc;
     }
     qsort(ms, (size_t)repeats, sizeof ms[0], ab_cmp);
@@ -562,51 +555,42 @@ static int cmd_attnbench(int argc, char **argv) {
     ab_row *rows;
     dpprof_device_info dev;
     double peak32 = 0, peak16 = 0, peakdram = 0;
-    int nshape = 0, repeats = 10, count = 0, i, s, v, pass, stop = 0, rc, ended = 0;
+    int nshape = 0, repeats = 10, count = 0, i, s, v, pass, stop = 0, rc;
+    ab_opts ao;
     const char *out_path = NULL;
     out_file af;
     char date[32];
     time_t now = time(NULL);
-    for (i = 0; i < argc; i++) {
-        static const cli_opt t[] = {{"--shape", "B,T,NH,NKV,HS", ""}, {"--repeats", "N", ""}, {"--out", "FILE.json", ""}, {"--help", NULL, ""}};
-        char a[64];
-        const char *val;
-        int k;
-        if (!ended && !strcmp(argv[i], "-h")) { help_attnbench(); return EXIT_OK; }
-        if ((k = cli_next("attnbench", t, 4, argc, argv, &i, &ended, a, sizeof a, &val)) < 0) break;
-        if (k == 0) return usage_error("attnbench: unexpected argument '%s'%s", val, "");
-        if (k != 1) return k;
-        if (!strcmp(a, "--help")) { help_attnbench(); return EXIT_OK; }
-        if (!strcmp(a, "--shape")) {
-            if (nshape == AB_MAX_SHAPES) return usage_error("attnbench: at most 16 --shape options%s%s", "", "");
-            if (ab_parse_shape(val, &shapes[nshape])) return EXIT_USAGE;
-            nshape++;
-        } else if (!strcmp(a, "--repeats")) { if (parse_int(a, val, 1, AB_MAX_REPEATS, &repeats)) return EXIT_USAGE; }
-        else out_path = val;
-    }
+    memset(&ao, 0, sizeof ao);
+    ao.repeats = 10;
+    rc = cli_parse(&ab_cmd, argc, argv, &ao, NULL, NULL, NULL);
+    if (rc == CLI_HELP_SHOWN) return EXIT_OK;
+    if (rc != EXIT_OK) return rc;
+    repeats = ao.repeats, out_path = ao.out;
+    for (nshape = 0; nshape < ao.shape.n; nshape++)
+        if (ab_parse_shape(ao.shape.v[nshape], &shapes[nshape])) return EXIT_USAGE;
     for (i = 0; nshape == 0 && i < (int)(sizeof defaults / sizeof defaults[0]); i++) {
         dpprof_shape p;
-        if (dpprof_preset_shape(defaults[i].preset, &p) != DPPROF_OK) return usage_error("attnbench: preset %s is missing%s", defaults[i].preset, "");
+        if (dpprof_preset_shape(defaults[i].preset, &p) != DPPROF_OK) return cli_fail(EXIT_ERROR, "preset %s is missing", defaults[i].preset);
         snprintf(shapes[i].name, sizeof shapes[i].name, "%s", defaults[i].preset);
         shapes[i].B = defaults[i].B, shapes[i].T = defaults[i].T, shapes[i].NH = p.NH, shapes[i].NKV = p.NKV, shapes[i].HS = p.HS;
         if (i + 1 == (int)(sizeof defaults / sizeof defaults[0])) nshape = i + 1;
     }
     rc = dpprof_cuda_device_count(&count);
     if (rc != DPPROF_OK || count == 0) {
-        fprintf(stderr, "%s: attnbench: no GPU is visible on this machine (%s): nothing measured\n", prog,
-                rc == DPPROF_ERR_NO_CUDA ? "this dpprof was built without CUDA" : rc != DPPROF_OK ? dpprof_cuda_last_error() : "the CUDA runtime sees no device");
+        cli_fail(0, "no GPU is visible on this machine (%s): nothing measured", rc == DPPROF_ERR_NO_CUDA ? "this dpprof was built without CUDA" : rc != DPPROF_OK ? dpprof_last_error() : "the CUDA runtime sees no device");
         return EXIT_USAGE;
     }
     if (out_path && out_open(&af, out_path, "--out")) return EXIT_USAGE;
     if (dpprof_cuda_device_info(0, &dev) != DPPROF_OK || dpprof_cuda_init(0) != DPPROF_OK) {
-        fprintf(stderr, "%s: attnbench: %s\n", prog, dpprof_cuda_last_error());
+        cli_fail(0, "%s", dpprof_last_error());
         if (out_path) out_abort(&af);
         return EXIT_ERROR;
     }
     dpprof_device_peaks(&dev, &peak32, &peak16, &peakdram);
     rows = (ab_row *)calloc((size_t)nshape * AB_NV * 2, sizeof *rows);
     if (!rows) {
-        fprintf(stderr, "%s: attnbench: out of host memory\n", prog);
+        cli_fail(0, "out of host memory");
         if (out_path) out_abort(&af);
         return EXIT_ERROR;
     }
@@ -631,7 +615,7 @@ static int cmd_attnbench(int argc, char **argv) {
         if (arc == DPPROF_OK) {
             cudnn_ok = dpprof_cudnn_attention_plan(sh->B, sh->T, sh->NH, sh->NKV, sh->HS, &cudnn_wsb, &cudnn_det) == DPPROF_OK;
             if (cudnn_ok && cudnn_wsb) cudnn_ok = dpprof_cuda_alloc(&cudnn_ws, cudnn_wsb) == DPPROF_OK;
-            snprintf(cudnn_why, sizeof cudnn_why, "%s", cudnn_ok ? "" : dpprof_cuda_last_error());
+            snprintf(cudnn_why, sizeof cudnn_why, "%s", cudnn_ok ? "" : dpprof_last_error());
             if (cudnn_ok) printf("%-24s cuDNN's plans: workspace %.1f MiB, backward %s\n", sh->name, (double)cudnn_wsb / 1048576.0, cudnn_det ? "deterministic" : "not deterministic");
         }
         if (arc == DPPROF_OK) { /* inputs: standard normals (q, k, v, dout), and their bf16 roundings */
@@ -656,7 +640,7 @@ static int cmd_attnbench(int argc, char **argv) {
                     snprintf(row->note, sizeof row->note, "an earlier launch failed: the device queue keeps its first error");
                 } else if (arc != DPPROF_OK) {
                     row->status = arc == DPPROF_ERR_OOM ? "oom" : "error";
-                    snprintf(row->note, sizeof row->note, "%s", dpprof_cuda_last_error());
+                    snprintf(row->note, sizeof row->note, "%s", dpprof_last_error());
                 } else if (va->rows && !(sh->HS % 2 == 0 && sh->HS <= 128)) {
                     row->status = "skipped";
                     snprintf(row->note, sizeof row->note, "HS %d: the tensor-core kernels take even head sizes up to 128", sh->HS);
@@ -749,14 +733,14 @@ static int cmd_attnbench(int argc, char **argv) {
 static int cmd_devices(void) {
     int count = 0, i, rc = dpprof_cuda_device_count(&count);
     if (rc != DPPROF_OK || count == 0) {
-        printf("no GPU visible: %s\n", rc == DPPROF_ERR_NO_CUDA ? "this dpprof was built without CUDA" : rc != DPPROF_OK ? dpprof_cuda_last_error() : "the CUDA runtime sees no device");
+        printf("no GPU visible: %s\n", rc == DPPROF_ERR_NO_CUDA ? "this dpprof was built without CUDA" : rc != DPPROF_OK ? dpprof_last_error() : "the CUDA runtime sees no device");
         return EXIT_ERROR;
     }
     for (i = 0; i < count; i++) {
         dpprof_device_info d;
         double f32, b16, dram;
         if (dpprof_cuda_device_info(i, &d) != DPPROF_OK) {
-            printf("%d: %s\n", i, dpprof_cuda_last_error());
+            printf("%d: %s\n", i, dpprof_last_error());
             continue;
         }
         dpprof_device_peaks(&d, &f32, &b16, &dram);
@@ -774,7 +758,7 @@ static int no_args(int argc, char **argv, const char *what, int *rc) {
     if (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
         printf("usage: %s %s (no options)\n\n%s\n", prog_name, argv[1], what);
         *rc = EXIT_OK;
-    } else *rc = usage_error(strncmp(argv[2], "--", 2) ? "%s: unexpected argument '%s' (it takes none)" : "%s: unknown option '%s' (it takes none)", argv[1], argv[2]);
+    } else *rc = cli_usage(strncmp(argv[2], "--", 2) ? "unexpected argument '%s' (it takes none)" : "unknown option '%s' (it takes none)", argv[2]);
     return -1;
 }
 
@@ -785,6 +769,12 @@ static int dispatch(int argc, char **argv) {
         return EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { help_main(); return EXIT_OK; }
+    { /* every message from here on names the command */
+        static const char *const known[] = {"run", "plot", "sweep", "report", "tables", "epsilon", "presets", "devices", "attnbench", "version", "--version"};
+        size_t k;
+        for (k = 0; k < sizeof known / sizeof known[0]; k++)
+            if (!strcmp(argv[1], known[k])) cli_cmd = !strcmp(known[k], "tables") ? "report" : known[k][0] == '-' ? "version" : known[k];
+    }
     if ((!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) && no_args(argc, argv, "prints the version, its commit and what the build has: CUDA, NCCL, MPI", &rc) < 0) return rc;
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 #ifdef DPPROF_MPI
@@ -807,7 +797,12 @@ static int dispatch(int argc, char **argv) {
     if (!strcmp(argv[1], "sweep")) return cmd_sweep(argc, argv); /* the whole argv: argv[0] is the fallback binary */
     /* tables: another name for report, which writes figures and tables together */
     if (!strcmp(argv[1], "report") || !strcmp(argv[1], "tables")) return cmd_report(argc - 2, argv + 2);
-    return usage_error("unknown command '%s'%s", argv[1], "");
+    {
+        char near[32];
+        if (dpprof_closest(argv[1], "run|plot|sweep|report|tables|epsilon|presets|devices|attnbench|version", near, sizeof near))
+            return cli_usage("unknown command '%s' (did you mean %s?)", argv[1], near);
+        return cli_usage("unknown command '%s'", argv[1]);
+    }
 }
 
 /* launched by mpirun (Open MPI's or a PMI launcher's variables), a build with MPI joins the job; otherwise it
@@ -821,7 +816,7 @@ int main(int argc, char **argv) {
         MPI_Comm_size(MPI_COMM_WORLD, &mpi_world);
     }
     if (mpi_world > 1 && (argc < 2 || strcmp(argv[1], "run") != 0)) {
-        if (!mpi_rank) fprintf(stderr, "%s: only 'dpprof run' runs as an MPI job of %d processes (give mpirun -np 1 or no mpirun for '%s')\n", prog, mpi_world, argc > 1 ? argv[1] : "");
+        if (!mpi_rank) cli_fail(0, "only 'dpprof run' runs as an MPI job of %d processes (give mpirun -np 1 or no mpirun for '%s')", mpi_world, argc > 1 ? argv[1] : "");
         code = EXIT_USAGE;
     } else code = dispatch(argc, argv);
     if (mpi_world > 1 && !mpi_agreed) mpi_agree(0); /* stopped before the run: the other ranks must not wait */

@@ -96,7 +96,7 @@ static void test_attn_case(int B, int T, int NH, int NKV, int HS) {
     same_f = !memcmp(hq, hq2, nq * sizeof(float)) && !memcmp(hl, hl2, nl * sizeof(float));
     CHECK(rc == 0 && e_out <= 1e-4 && e_lse <= 1e-4 && same_f,
           "attention_fwd_gpu B=%d T=%d NH=%d NKV=%d HS=%d: out err %.2e, lse err %.2e (tol 1e-4), two runs bitwise %s%s%s",
-          B, T, NH, NKV, HS, e_out, e_lse, same_f ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+          B, T, NH, NKV, HS, e_out, e_lse, same_f ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_last_error() : "");
 
     /* backward on the reference's out and lse, twice from different garbage */
     test_attn_tof(hq, out, nq), dpprof_cuda_copy(d_out, hq, nq * sizeof(float), DPPROF_COPY_H2D);
@@ -119,7 +119,7 @@ static void test_attn_case(int B, int T, int NH, int NKV, int HS) {
     same_b = same_b && !memcmp(hk2, hk3, nk * sizeof(float));
     CHECK(rc == 0 && e_dq <= 2e-4 && e_dk <= 2e-4 && e_dv <= 2e-4 && same_b,
           "attention_bwd_gpu B=%d T=%d NH=%d NKV=%d HS=%d: dq err %.2e, dk err %.2e, dv err %.2e (tol 2e-4), two runs bitwise %s%s%s",
-          B, T, NH, NKV, HS, e_dq, e_dk, e_dv, same_b ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+          B, T, NH, NKV, HS, e_dq, e_dk, e_dv, same_b ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_last_error() : "");
 
     dpprof_cuda_release(d_q), dpprof_cuda_release(d_k), dpprof_cuda_release(d_v), dpprof_cuda_release(d_dout);
     dpprof_cuda_release(d_out), dpprof_cuda_release(d_lse), dpprof_cuda_release(d_dq), dpprof_cuda_release(d_dk);
@@ -252,7 +252,7 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int rows)
         same = model_same(g[1], g2[1], nq) && model_same(g[2], g2[2], nk) && model_same(g[3], g2[3], nk);
         CHECK(rc == 0 && e_dq <= 1.0 && e_dk <= 1.0 && e_dv <= 1.0 && same,
               "attention_bwd_gpu bf16 (%s) B=%d T=%d NH=%d NKV=%d HS=%d: dq, dk, dv (bf16) scores %.2e %.2e %.2e (1 ulp + 2e-4 floor%s), two runs bitwise %s%s%s", kind, B, T,
-              NH, NKV, HS, e_dq, e_dk, e_dv, tc_used ? " + 2^-8 sum|terms|" : "", same ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+              NH, NKV, HS, e_dq, e_dk, e_dv, tc_used ? " + 2^-8 sum|terms|" : "", same ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_last_error() : "");
 
         /* the backward with 16 and with 32 rows a warp in the dq kernel (the dk/dv kernel keeps 16): the same
            arithmetic per row in the same order, so dq, dk, dv have the same bits as the default's */
@@ -323,8 +323,8 @@ static void test_attn(void) {
         for (r = 0; r < sizeof refused / sizeof refused[0]; r++) {
             dpprof_cuda_tuning b = t;
             memcpy((char *)&b + refused[r].off, &refused[r].bad, sizeof(int));
-            CHECK(dpprof_cuda_set_tuning(&b) == DPPROF_ERR_INVALID && strstr(dpprof_cuda_last_error(), refused[r].name) && (dpprof_cuda_get_tuning(&got), !memcmp(&got, &t, sizeof t)),
-                  "dpprof_cuda_set_tuning: %s = %d refused, naming it (%s), nothing changed", refused[r].name, refused[r].bad, dpprof_cuda_last_error());
+            CHECK(dpprof_cuda_set_tuning(&b) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), refused[r].name) && (dpprof_cuda_get_tuning(&got), !memcmp(&got, &t, sizeof t)),
+                  "dpprof_cuda_set_tuning: %s = %d refused, naming it (%s), nothing changed", refused[r].name, refused[r].bad, dpprof_last_error());
         }
         CHECK(dpprof_cuda_set_tuning(NULL) == DPPROF_OK && (dpprof_cuda_get_tuning(&got), !memcmp(&got, &zero, sizeof got)), "dpprof_cuda_set_tuning(NULL): the defaults again");
     }
@@ -349,7 +349,7 @@ static void test_attn_cudnn_case(int B, int T, int NH, int NKV, int HS) {
     void *d_q, *d_k, *d_v, *d_dout, *d_out, *d_dq, *d_dk, *d_dv, *ws = NULL;
     double e_out, e_lse, e_dq, e_dk, e_dv, fl;
     int det = 0, rc = dpprof_cudnn_attention_plan(B, T, NH, NKV, HS, &wsb, &det), same_f, same_b;
-    CHECK(rc == DPPROF_OK, "attention on cuDNN B=%d T=%d NH=%d NKV=%d HS=%d: plans built (%s; workspace %zu bytes, backward %s)", B, T, NH, NKV, HS, rc ? dpprof_cuda_last_error() : "ok", wsb,
+    CHECK(rc == DPPROF_OK, "attention on cuDNN B=%d T=%d NH=%d NKV=%d HS=%d: plans built (%s; workspace %zu bytes, backward %s)", B, T, NH, NKV, HS, rc ? dpprof_last_error() : "ok", wsb,
           det ? "deterministic" : "cuDNN's default, not deterministic");
     if (rc == DPPROF_OK && wsb) rc = dpprof_cuda_alloc(&ws, wsb);
     dpprof_bf16_round_ref(q, nq), dpprof_bf16_round_ref(k, nk), dpprof_bf16_round_ref(v, nk), dpprof_bf16_round_ref(dout, nq);
@@ -375,7 +375,7 @@ static void test_attn_cudnn_case(int B, int T, int NH, int NKV, int HS) {
         e_lse = test_attn_err(hl, lse, nl);
         same_f = model_same(g[0], g2[0], nq) && model_same(hl, hl2, nl);
         CHECK(rc == 0 && e_out <= 1.0 && e_lse <= 1e-4 && same_f, "attention_fwd on cuDNN B=%d T=%d NH=%d NKV=%d HS=%d: out (bf16) score %.2e (1 ulp + 2^-8 max|v| floor), lse err %.2e (tol 1e-4), two runs bitwise %s%s%s",
-              B, T, NH, NKV, HS, e_out, e_lse, same_f ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+              B, T, NH, NKV, HS, e_out, e_lse, same_f ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_last_error() : "");
     }
     if (rc == DPPROF_OK) {
         const double fq = 2e-4 * 1e-2 * fmax(model_maxabs(dq, nq), 1.0), fk = 2e-4 * 1e-2 * fmax(model_maxabs(dk, nk), 1.0), fv = 2e-4 * 1e-2 * fmax(model_maxabs(dv, nk), 1.0);
@@ -394,7 +394,7 @@ static void test_attn_cudnn_case(int B, int T, int NH, int NKV, int HS) {
         same_b = model_same(g[1], g2[1], nq) && model_same(g[2], g2[2], nk) && model_same(g[3], g2[3], nk);
         CHECK(rc == 0 && e_dq <= 1.0 && e_dk <= 1.0 && e_dv <= 1.0 && (same_b || !det),
               "attention_bwd on cuDNN B=%d T=%d NH=%d NKV=%d HS=%d: dq, dk, dv (bf16) scores %.2e %.2e %.2e (1 ulp + 2e-4 floor + 2^-8 sum|terms|), two runs bitwise %s%s%s%s", B, T, NH, NKV, HS,
-              e_dq, e_dk, e_dv, same_b ? "equal" : "DIFFERENT", det ? "" : " (not required: cuDNN's default backward)", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+              e_dq, e_dk, e_dv, same_b ? "equal" : "DIFFERENT", det ? "" : " (not required: cuDNN's default backward)", rc ? ": " : "", rc ? dpprof_last_error() : "");
     }
     dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
     for (size_t i = 0; i < 4; i++) free(g[i]), free(g2[i]);
@@ -414,11 +414,11 @@ static void test_attn_cudnn(void) {
         SKIP("attention on cuDNN: this build's reference is double");
         return;
     }
-    CHECK(dpprof_cudnn_attention_plan(1, 8, 3, 2, 64, &ws, &det) == DPPROF_ERR_INVALID && ws == 0, "attention on cuDNN: NKV = 2 not dividing NH = 3 is refused (%s)", dpprof_cuda_last_error());
+    CHECK(dpprof_cudnn_attention_plan(1, 8, 3, 2, 64, &ws, &det) == DPPROF_ERR_INVALID && ws == 0, "attention on cuDNN: NKV = 2 not dividing NH = 3 is refused (%s)", dpprof_last_error());
     rc = dpprof_cudnn_attention_plan(1, 64, 2, 1, 64, &ws, &det);
     if (!dpprof_cudnn_available() || rc == DPPROF_ERR_UNSUPPORTED) {
-        CHECK(rc == DPPROF_ERR_UNSUPPORTED && strstr(dpprof_cuda_last_error(), "cuDNN") && ws == 0, "attention on cuDNN: unavailable, said as such (%s)", dpprof_cuda_last_error());
-        SKIP("attention on cuDNN: %s (dpprof's own kernels are the attention)", dpprof_cuda_last_error());
+        CHECK(rc == DPPROF_ERR_UNSUPPORTED && strstr(dpprof_last_error(), "cuDNN") && ws == 0, "attention on cuDNN: unavailable, said as such (%s)", dpprof_last_error());
+        SKIP("attention on cuDNN: %s (dpprof's own kernels are the attention)", dpprof_last_error());
         return;
     }
     for (c = 0; c < sizeof cases / sizeof cases[0]; c++) test_attn_cudnn_case(cases[c][0], cases[c][1], cases[c][2], cases[c][3], cases[c][4]);

@@ -19,38 +19,38 @@ static void test_counters(void) {
 
     rc = dpprof_cuda_counters_begin(4);
     if (rc == DPPROF_ERR_UNSUPPORTED) {
-        SKIP("gpu counters: not available here (%s)", dpprof_cuda_last_error());
+        SKIP("gpu counters: not available here (%s)", dpprof_last_error());
         return;
     }
-    CHECK(rc == DPPROF_OK, "gpu counters: begin (%s)", rc ? dpprof_cuda_last_error() : "ok");
+    CHECK(rc == DPPROF_OK, "gpu counters: begin (%s)", rc ? dpprof_last_error() : "ok");
     if (rc != DPPROF_OK) return;
     CHECK(dpprof_cuda_counters_begin(4) == DPPROF_ERR_INVALID, "gpu counters: a second begin is refused (one collection at a time)");
     rc = dpprof_cuda_alloc(&a, bytes);
     if (rc == DPPROF_OK) rc = dpprof_cuda_alloc(&b, bytes);
     if (rc != DPPROF_OK) {
-        SKIP("gpu counters: no room for 2 x 1 GiB (%s)", dpprof_cuda_last_error());
+        SKIP("gpu counters: no room for 2 x 1 GiB (%s)", dpprof_last_error());
         dpprof_cuda_release(a);
         dpprof_cuda_counters_end(r, 4, &got);
         return;
     }
     dpprof_fill_gpu((float *)a, n, 1.0f); /* outside any range */
     dpprof_fill_gpu((float *)b, n, 2.0f);
-    CHECK(dpprof_cuda_sync() == DPPROF_OK, "gpu counters: buffers filled (%s)", dpprof_cuda_last_error());
+    CHECK(dpprof_cuda_sync() == DPPROF_OK, "gpu counters: buffers filled (%s)", dpprof_last_error());
 
-    CHECK(dpprof_cuda_counters_push("empty") == DPPROF_OK && dpprof_cuda_counters_pop() == DPPROF_OK, "gpu counters: push/pop an empty range (%s)", dpprof_cuda_last_error());
-    CHECK(dpprof_cuda_counters_push("copy") == DPPROF_OK, "gpu counters: push copy (%s)", dpprof_cuda_last_error());
+    CHECK(dpprof_cuda_counters_push("empty") == DPPROF_OK && dpprof_cuda_counters_pop() == DPPROF_OK, "gpu counters: push/pop an empty range (%s)", dpprof_last_error());
+    CHECK(dpprof_cuda_counters_push("copy") == DPPROF_OK, "gpu counters: push copy (%s)", dpprof_last_error());
     dpprof_cuda_copy(b, a, bytes, DPPROF_COPY_D2D);
-    CHECK(dpprof_cuda_counters_pop() == DPPROF_OK, "gpu counters: pop copy (%s)", dpprof_cuda_last_error());
-    CHECK(dpprof_cuda_counters_push("scale") == DPPROF_OK, "gpu counters: push scale (%s)", dpprof_cuda_last_error());
+    CHECK(dpprof_cuda_counters_pop() == DPPROF_OK, "gpu counters: pop copy (%s)", dpprof_last_error());
+    CHECK(dpprof_cuda_counters_push("scale") == DPPROF_OK, "gpu counters: push scale (%s)", dpprof_last_error());
     dpprof_scale_gpu((float *)b, (const float *)a, n, 0.5);
-    CHECK(dpprof_cuda_counters_pop() == DPPROF_OK, "gpu counters: pop scale (%s)", dpprof_cuda_last_error());
-    CHECK(dpprof_cuda_counters_push("last") == DPPROF_OK, "gpu counters: push last (%s)", dpprof_cuda_last_error());
+    CHECK(dpprof_cuda_counters_pop() == DPPROF_OK, "gpu counters: pop scale (%s)", dpprof_last_error());
+    CHECK(dpprof_cuda_counters_push("last") == DPPROF_OK, "gpu counters: push last (%s)", dpprof_last_error());
     CHECK(dpprof_cuda_counters_push("nested") == DPPROF_ERR_INVALID, "gpu counters: a nested push is refused");
-    CHECK(dpprof_cuda_counters_pop() == DPPROF_OK, "gpu counters: pop last (%s)", dpprof_cuda_last_error());
+    CHECK(dpprof_cuda_counters_pop() == DPPROF_OK, "gpu counters: pop last (%s)", dpprof_last_error());
     CHECK(dpprof_cuda_counters_pop() == DPPROF_ERR_INVALID, "gpu counters: a pop without a push is refused");
     CHECK(dpprof_cuda_counters_push("fifth") == DPPROF_ERR_INVALID, "gpu counters: a fifth range with max_ranges 4 is refused");
     rc = dpprof_cuda_counters_end(r, 4, &got);
-    CHECK(rc == DPPROF_OK && got == 4, "gpu counters: end decodes 4 ranges (rc %d, n %d, %s)", rc, got, rc ? dpprof_cuda_last_error() : "ok");
+    CHECK(rc == DPPROF_OK && got == 4, "gpu counters: end decodes 4 ranges (rc %d, n %d, %s)", rc, got, rc ? dpprof_last_error() : "ok");
     if (rc == DPPROF_OK && got == 4) {
         for (i = 0; i < 4; i++)
             printf("# counters %-6s dram read %10.1f MiB write %10.1f MiB   l2 read %10.1f MiB write %10.1f MiB\n", r[i].name, r[i].dram_read / mib, r[i].dram_write / mib,
@@ -72,7 +72,7 @@ static void test_counters(void) {
     got2 = 5;
     CHECK(dpprof_cuda_counters_end(r2, 2, &got2) == DPPROF_ERR_INVALID && got2 == 0, "gpu counters: end without a collection is refused (n %d)", got2);
     rc = dpprof_cuda_counters_begin(2);
-    CHECK(rc == DPPROF_OK, "gpu counters: begin again after end (%s)", rc ? dpprof_cuda_last_error() : "ok");
+    CHECK(rc == DPPROF_OK, "gpu counters: begin again after end (%s)", rc ? dpprof_last_error() : "ok");
     if (rc == DPPROF_OK) {
         dpprof_cuda_counters_push("scale again");
         dpprof_scale_gpu((float *)b, (const float *)a, n, 0.5);
@@ -88,5 +88,5 @@ static void test_counters(void) {
     }
     dpprof_cuda_release(a);
     dpprof_cuda_release(b);
-    CHECK(dpprof_cuda_sync() == DPPROF_OK, "gpu counters: no queued error (%s)", dpprof_cuda_last_error());
+    CHECK(dpprof_cuda_sync() == DPPROF_OK, "gpu counters: no queued error (%s)", dpprof_last_error());
 }

@@ -83,7 +83,7 @@ static void tdp_norm_check(const char *name, const char *shape, tdp_norm_fn fn, 
     same = memcmp(h1, h2, (size_t)n * sizeof(double)) == 0;
     tdp_note(e, 1);
     CHECK(rc == DPPROF_OK && e <= TDP_TOL && same, "gpu dp: %s %s: norm2 += (start non-zero), rel err %.2e (tol %.0e), second run bitwise %s%s%s", name,
-          shape, e, TDP_TOL, same ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_cuda_last_error() : "");
+          shape, e, TDP_TOL, same ? "equal" : "DIFFERENT", rc ? ": " : "", rc ? dpprof_last_error() : "");
     dpprof_cuda_release(d1);
     dpprof_cuda_release(d2);
     free(h1);
@@ -119,7 +119,7 @@ static void tdp_grad_check(const char *name, const char *shape, const char *sem,
     tdp_note(e, 0);
     CHECK(rc == DPPROF_OK && e <= TDP_TOL && same && sym, "gpu dp: %s %s: %s, rel err %.2e (tol %.0e), second run bitwise %s%s%s%s", name, shape, sem, e,
           TDP_TOL, same ? "equal" : "DIFFERENT", symmetric_T > 0 && dpprof_cuda_storage() == DPPROF_DTYPE_FP32 ? (sym ? ", exactly symmetric" : ", NOT SYMMETRIC") : "", rc ? ": " : "",
-          rc ? dpprof_cuda_last_error() : "");
+          rc ? dpprof_last_error() : "");
     dpprof_cuda_release(d1);
     dpprof_cuda_release(d2);
     free(h1);

@@ -135,21 +135,20 @@ static void check(const dpprof_json *s, const dpprof_json *v, const char *path) 
 
 int main(int argc, char **argv) {
     dpprof_json_doc *sd = NULL, *d = NULL;
-    char err[512];
     int i, failed = 0;
     if (argc < 3) {
         fprintf(stderr, "usage: schema_check SCHEMA.json FILE.json...\n");
         return 2;
     }
-    if (dpprof_json_parse_file(argv[1], MAX_SIZE, &sd, err, sizeof err) != 0) {
-        fprintf(stderr, "schema_check: %s\n", err);
+    if (dpprof_json_parse_file(argv[1], MAX_SIZE, &sd) != 0) {
+        fprintf(stderr, "schema_check: %s\n", dpprof_last_error());
         return 2;
     }
     for (i = 2; i < argc; i++) {
         errors = 0;
         first[0] = 0;
-        if (dpprof_json_parse_file(argv[i], MAX_SIZE, &d, err, sizeof err) != 0) {
-            printf("FAIL %s: %s\n", argv[i], err);
+        if (dpprof_json_parse_file(argv[i], MAX_SIZE, &d) != 0) {
+            printf("FAIL %s: %s\n", argv[i], dpprof_last_error());
             failed = 1;
             continue;
         }

@@ -28,9 +28,9 @@ bad 2 "--hidden '-64': expected an integer" run --hidden -64 $o
 bad 2 "--seq '0': expected an integer in [1," run --seq 0 $o
 bad 2 "--seq '12x': expected an integer" run --seq 12x $o
 bad 2 "--layers '99999999999999999999': expected an integer" run --layers 99999999999999999999 $o
-bad 2 "physical-batch = 16 is larger than batch = 8" run --batch 8 --physical-batch 16 $o
+bad 2 "--physical-batch 16 is larger than --batch 8" run --batch 8 --physical-batch 16 $o
 bad 2 "--algo 'fancy': expected vanilla, persample" run --algo fancy $o
-bad 2 "sigma, max-grad-norm, clipping and delta apply to the DP algorithms, not to --algo vanilla" run --sigma 1.0 $o
+bad 2 "--sigma, --max-grad-norm, --clipping, --delta and --target-epsilon apply to the DP algorithms, not to --algo vanilla" run --sigma 1.0 $o
 bad 2 "--poisson samples from a dataset: give --dataset-size" run --algo flash --poisson $o
 bad 2 "--clipping 'layer': expected flat or per-layer" run --algo ghost --clipping layer $o
 bad 2 "--sigma '-1': expected a number in [0," run --sigma -1 $o
@@ -81,9 +81,9 @@ bad 3 "run: out of memory: 1125899906842624 more bytes (model_parameters, attent
     run --hidden 16777216 --heads 65536 --layers 4096 --steps 1 --backend cpu --quiet --out "$tmp/huge.json"
 check "a model past the memory limit: its json says oom" grep -q '"status": "oom"' "$tmp/huge.json"
 # the rows of a physical batch (seq x physical-batch) are an int: past it is overflow, not a wrap
-bad 2 "seq x physical-batch = 16777216 x 16777216 = 281474976710656 tokens overflows the size arithmetic (at most 2147483647 per physical batch)" \
+bad 2 "--seq 16777216 times --physical-batch 16777216 is 281474976710656 tokens: it overflows the size arithmetic (at most 2147483647 per physical batch)" \
     run --seq 16777216 --batch 16777216 $o
-bad 2 "seq x physical-batch = 16777216 x 128 = 2147483648 tokens overflows the size arithmetic" run --seq 16777216 --batch 128 $o
+bad 2 "--seq 16777216 times --physical-batch 128 is 2147483648 tokens: it overflows the size arithmetic" run --seq 16777216 --batch 128 $o
 "$bin" run --seq 16777216 --batch 128 --physical-batch 127 --steps 1 --backend dry --timeline none --quiet --out "$tmp/edge.json"; rc=$?
 check "seq x physical-batch = 2^24 x 127 (just under 2^31) runs on dry" test $rc -eq 0 -a -s "$tmp/edge.json"
 bad 2 "--lr '-1': expected a number in (0, 1e+06]" run --lr -1 $o
@@ -92,7 +92,7 @@ bad 2 "--sigma 'inf': expected a number in [0, 1e+06]" run --algo flash --sigma 
 bad 2 "--delta '0': expected a number in (0, 1)" run --algo flash --delta 0 $o
 bad 2 "--delta '1.5': expected a number in (0, 1)" run --algo flash --delta 1.5 $o
 bad 2 "--max-grad-norm '0': expected a number in (0, 1e+12]" run --algo ghost --max-grad-norm 0 $o
-bad 2 "--dataset-size '0': expected an integer in [1, 9223372036854775807]" run --algo flash --dataset-size 0 $o
+bad 2 "--dataset-size '0': expected an integer in [1, 2147483647]" run --algo flash --dataset-size 0 $o
 bad 2 "--physical-batch '0': expected an integer in [1, 16777216]" run --physical-batch 0 $o
 bad 2 "--steps '0': expected an integer in [1, 100000000]" run --steps 0 --out "$tmp/bad.json" --backend dry
 bad 2 "--warmup '-1': expected an integer in [0, 100000000]" run --warmup -1 $o
@@ -117,7 +117,7 @@ bad 2 "--timeline 'some': expected full or none" run --timeline some $o
 mkdir -p "$tmp/datadir"
 bad 2 "--data '$tmp/datadir': is a directory" run --data "$tmp/datadir" $o
 : >"$tmp/empty.txt"
-bad 2 "empty.txt: 0 bytes is too short for seq = 64 (needs at least 65 bytes)" run --data "$tmp/empty.txt" $o
+bad 2 "empty.txt: 0 bytes is too short for --seq 64 (needs at least 65 bytes)" run --data "$tmp/empty.txt" $o
 bad 2 "empty.txt: no 'label<TAB>text' lines" run --task cls --data "$tmp/empty.txt" $o
 printf '\000\001\002\377\t\n\211PNG\r\n' >"$tmp/garbage.bin"
 bad 2 "garbage.bin:1: expected 'label<TAB>text' with an integer label in [0, 2)" run --task cls --data "$tmp/garbage.bin" $o
@@ -180,7 +180,7 @@ echo '{"timeline": {"t_ms": [0, 1], "bytes": [5, -5, 3], "category": [0, 0, 0]}}
 bad 2 "len.json: timeline arrays are empty or of different lengths" plot timeline "$tmp/len.json" --out "$tmp/bad.json"
 bad 2 "plot: usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png" plot timeline "$tmp/len.json"
 bad 2 "--steps '-5': expected an integer in [0, 1000000000000]" epsilon --steps -5 --sigma 1 --sample-rate 0.01
-bad 2 "--delta must be in (0, 1)" epsilon --sigma 1 --sample-rate 0.1 --steps 10 --delta 1
+bad 2 "--delta '1': expected a number in (0, 1)" epsilon --sigma 1 --sample-rate 0.1 --steps 10 --delta 1
 bad 2 "run: --fused-clipgrad and --cublas-clipgrad contradict each other (--cublas-clipgrad came second)" run --preset tiny --algo auto --fused-clipgrad --cublas-clipgrad
 bad 2 "run: --fused-noise and --separate-noise contradict each other (--fused-noise came second)" run --preset tiny --algo auto --separate-noise --fused-noise
 bad 2 "--dp-warp-tile '48': expected 32 or 64" run --preset tiny --dp-warp-tile 48
@@ -191,21 +191,21 @@ bad 2 "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --bac
 if "$bin" version | grep -q ', MPI)'; then
     bad 2 "ranks = 2 on the cpu backend: launch the run as an MPI job of 2 processes (mpirun -np 2 ...)" run --preset tiny --ranks 2 --zero 1 --backend cpu --out "$tmp/bad.json"
 else
-    bad 2 "ranks = 2 on the cpu backend: this build has no MPI" run --preset tiny --ranks 2 --zero 1 --backend cpu --out "$tmp/bad.json"
+    bad 2 "--ranks 2 on the cpu backend: this build has no MPI" run --preset tiny --ranks 2 --zero 1 --backend cpu --out "$tmp/bad.json"
 fi
-bad 2 "ranks = 2 on the " run --preset tiny --ranks 2 --out "$tmp/bad.json"
+bad 2 "--ranks 2 on the " run --preset tiny --ranks 2 --out "$tmp/bad.json"
 if "$bin" version | grep -q ', MPI)'; then
     bad 2 "ranks = 2 on the cuda backend: launch the run as an MPI job of 2 processes" run --preset tiny --ranks 2 --backend cuda --out "$tmp/bad.json"
 else
-    bad 2 "ranks = 2 on the cuda backend: this build has no MPI" run --preset tiny --ranks 2 --backend cuda --out "$tmp/bad.json"
+    bad 2 "--ranks 2 on the cuda backend: this build has no MPI" run --preset tiny --ranks 2 --backend cuda --out "$tmp/bad.json"
 fi
-bad 2 "ranks = 3 does not divide batch = 8" run --ranks 3 $o
-bad 2 "physical-batch = 8 is larger than a rank's batch / ranks = 8 / 2 = 4" run --ranks 2 --physical-batch 8 $o
+bad 2 "--ranks 3 does not divide --batch 8" run --ranks 3 $o
+bad 2 "--physical-batch 8 is larger than a rank's batch / ranks = 8 / 2 = 4" run --ranks 2 --physical-batch 8 $o
 bad 2 "--zero '4': expected an integer in [0, 3]" run --ranks 2 --zero 4 $o
 bad 2 "--ranks '0': expected an integer in [1, 65536]" run --ranks 0 $o
-bad 2 "ranks = 2, zero = 1 with --dtype bf16" run --ranks 2 --zero 1 --dtype bf16 $o
-bad 2 "ranks = 2, zero = 2 with a tied lm head" run --ranks 2 --zero 2 --tied $o
-bad 2 "ranks = 2, zero = 3 with a tied lm head" run --preset llama-3.2-1b --seq 128 --ranks 2 --zero 3 --backend dry --out "$tmp/bad.json"
+bad 2 "--ranks 2, --zero 1 with --dtype bf16" run --ranks 2 --zero 1 --dtype bf16 $o
+bad 2 "--ranks 2, --zero 2 with a tied lm head" run --ranks 2 --zero 2 --tied $o
+bad 2 "--ranks 2, --zero 3 with a tied lm head" run --preset llama-3.2-1b --seq 128 --ranks 2 --zero 3 --backend dry --out "$tmp/bad.json"
 "$bin" run --preset tiny --batch 8 --ranks 4 --zero 3 --algo flash_bk --sigma 1 $o --out "$tmp/zero.json" 2>"$tmp/zero.err"; rc=$?
 check "dry --ranks 4 --zero 3: exit 0, the json's distributed object, the summary's rank line" \
     sh -c "test $rc -eq 0 && grep -q '\"distributed\": {\"ranks\": 4, \"zero\": 3' '$tmp/zero.json' && grep -q '^rank 0 of 4 (zero 3, 2 samples a step)' '$tmp/zero.err'"
@@ -343,10 +343,10 @@ check "over the memory limit: the message names the bytes" grep -q "over the lim
     --dataset-size 400 --backend cpu --quiet --out "$tmp/dp.json" --dump "$tmp/dpdump"; rc=$?
 check "dp run (ghost_bk) exits 0" test $rc -eq 0
 check "dp run in a fixed batch order: no epsilon, never the poisson figure, and the note says --poisson" \
-    bash -c "grep -q '\"privacy\": {\"mechanism\": \"gaussian, batches in a fixed order\", \"accountant\": null, \"epsilon\": null' '$tmp/dp.json' && grep -q 'no epsilon is reported; --poisson' '$tmp/dp.json'"
+    bash -c "grep -q '\"privacy\": {\"mechanism\": \"gaussian, batches in a fixed order\", \"accountant\": null, \"epsilon\": null' '$tmp/dp.json' && grep -q 'no epsilon is reported; poisson sampling (config.poisson; --poisson on the command line)' '$tmp/dp.json'"
 "$bin" run --preset tiny --seq 16 --batch 4 --steps 2 --algo ghost_bk --sigma 1.0 --dataset-size 400 --poisson --backend dry --quiet --out "$tmp/dpp.json"
 check "dp run with --poisson: the rdp epsilon" grep -q '"privacy": {"mechanism": "poisson-subsampled gaussian", "accountant": "rdp", "epsilon": [0-9]' "$tmp/dpp.json"
-bad 2 "--target-epsilon chooses sigma for poisson-subsampled batches: add --poisson" run --algo flash --target-epsilon 3 --dataset-size 1000 $o
+bad 2 "--target-epsilon chooses sigma for poisson-subsampled batches: set --poisson" run --algo flash --target-epsilon 3 --dataset-size 1000 $o
 "$bin" run --preset tiny --seq 16 --batch 4 --steps 2 --algo flash --target-epsilon 3 --dataset-size 1000 --poisson --backend dry --quiet --out "$tmp/te.json"; rc=$?
 out=$("$bin" epsilon --sigma 1.1 --sample-rate 0.004 --steps 14063 --accountant both); rc=$?
 check "epsilon --accountant both: rdp 2.417 and the tight pld 2.21587 (dp_accounting: 2.2158763) ($(tr '\n' ' ' <<<"$out"))" \
@@ -396,8 +396,8 @@ bad 2 "epsilon: give --sample-rate, --steps and one of --sigma or --target-epsil
 bad 2 "--sample-rate '1.5': expected a number in [0, 1]" epsilon --sigma 1 --sample-rate 1.5 --steps 10
 bad 2 "--target-epsilon needs a DP --algo and --dataset-size" run --algo flash --target-epsilon 3 $o
 bad 2 "lora-targets 'q,x': 'x' is not one of q, k, v, o, gate, up, down" run --lora-rank 4 --lora-targets q,x $o
-bad 2 "lora-rank = 32 must be smaller than the narrowest adapted width (32)" run --lora-rank 32 --lora-targets k $o
-bad 2 "lora-alpha and lora-targets need --lora-rank" run --lora-alpha 8 $o
+bad 2 "--lora-rank 32 must be smaller than the narrowest adapted width (32)" run --lora-rank 32 --lora-targets k $o
+bad 2 "--lora-alpha and --lora-targets need --lora-rank" run --lora-alpha 8 $o
 # attnbench checks its options before it looks for a GPU (none here): each bad value named, nothing written
 ab="--out $tmp/bad.json"
 bad 2 "--shape '1,2,3': expected B,T,NH,NKV,HS, five integers in [1, 1000000]" attnbench --shape 1,2,3 $ab

@@ -50,3 +50,17 @@ if [ -n "$NVCC" ]; then
 else
     echo "SKIP nvcc not found: the nvcc compile checks did not run"
 fi
+# every public function a header declares is named in its manual (the comment before its include guard), as
+# the shell expands {a,b}: a function added without a line in the manual fails here
+unlisted() { # header guard
+    local manual listed declared
+    manual=$(awk -v g="#ifndef $2" '$0 == g {exit} {print}' "$1" | sed ':a;N;$!ba;s/,\n */,/g')
+    listed=$(grep -oE 'dpprof_[a-z0-9_]*(\{[a-z0-9_,]*\}[a-z0-9_]*)*' <<<"$manual" | while read -r w; do eval "printf '%s\n' $w"; done | sort -u)
+    declared=$(awk -v g="#endif /* $2 */" '$0 == g {exit} {print}' "$1" | grep -E '^(DPPROF_API|DPPROF__HDI)' | grep -oE '\bdpprof_[a-z0-9][a-z0-9_]*\(' | tr -d '(' | sort -u)
+    comm -23 <(echo "$declared") <(echo "$listed") | tr '\n' ' '
+}
+for h in dpprof.h:DPPROF_H dpprof_tools.h:DPPROF_TOOLS_H; do
+    missing=$(unlisted "${h%%:*}" "${h#*:}")
+    if [ -z "$missing" ]; then echo "PASS ${h%%:*}: its manual names every public function it declares"
+    else echo "FAIL ${h%%:*}: its manual does not name: $missing"; fi
+done

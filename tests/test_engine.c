@@ -318,14 +318,14 @@ static void check_ckpt_json(int algo, int ckpt) {
     dpprof_session *s = NULL;
     dpprof_json_doc *doc = NULL;
     FILE *f = tmpfile();
-    char *text = NULL, err[128];
+    char *text = NULL;
     long len = 0;
     int rc = f ? dpprof_session_create(&c, &s) : DPPROF_ERR_IO;
     if (rc == DPPROF_OK) rc = dpprof_session_run(s);
     if (rc == DPPROF_OK) rc = dpprof_session_write_json(s, f, "ckpt", "ok", NULL);
     if (rc == DPPROF_OK && (fflush(f) || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) || !(text = (char *)malloc((size_t)len)) || fread(text, 1, (size_t)len, f) != (size_t)len))
         rc = DPPROF_ERR_IO;
-    if (rc == DPPROF_OK && dpprof_json_parse(text, (size_t)len, &doc, err, sizeof err) != 0) rc = DPPROF_ERR_PARSE;
+    if (rc == DPPROF_OK && dpprof_json_parse(text, (size_t)len, &doc) != 0) rc = DPPROF_ERR_PARSE;
     CHECK(rc == DPPROF_OK, "checkpoint json %s %s: written and read back (%s)", dpprof_algo_name(algo), ckpt ? "layers" : "none", rc ? dpprof_last_error() : "ok");
     if (rc == DPPROF_OK) {
         const dpprof_json *root = dpprof_json_root(doc);
@@ -510,31 +510,31 @@ static void check_errors(void) {
     ERRCASE(c.preset = "llama-9", DPPROF_ERR_INVALID, "unknown preset 'llama-9'");
     ERRCASE(c.heads = 5, DPPROF_ERR_INVALID, "heads = 5 does not divide hidden = 64");
     ERRCASE((c.heads = 4, c.kv_heads = 3), DPPROF_ERR_INVALID, "kv-heads = 3 does not divide heads = 4");
-    ERRCASE(c.batch = -3, DPPROF_ERR_INVALID, "batch = -3 is out of range");
-    ERRCASE(c.hidden = -64, DPPROF_ERR_INVALID, "hidden = -64 is out of range");
-    ERRCASE(c.seq = -1, DPPROF_ERR_INVALID, "seq = -1 is out of range");
-    ERRCASE((c.batch = 4, c.physical_batch = 8), DPPROF_ERR_INVALID, "physical-batch = 8 is larger than batch = 4");
-    ERRCASE(c.classes = 3, DPPROF_ERR_INVALID, "classes = 3 only applies to --task cls");
-    ERRCASE((c.task = DPPROF_TASK_CLS, c.classes = 1), DPPROF_ERR_INVALID, "classes = 1: a classifier needs at least 2");
+    ERRCASE(c.batch = -3, DPPROF_ERR_INVALID, "config.batch = -3: expected an integer in [1, 16777216]");
+    ERRCASE(c.hidden = -64, DPPROF_ERR_INVALID, "config.hidden = -64: expected an integer in [2, 16777216]");
+    ERRCASE(c.seq = -1, DPPROF_ERR_INVALID, "config.seq = -1: expected an integer in [1, 16777216]");
+    ERRCASE((c.batch = 4, c.physical_batch = 8), DPPROF_ERR_INVALID, "config.physical_batch = 8 is larger than config.batch = 4");
+    ERRCASE(c.classes = 3, DPPROF_ERR_INVALID, "config.classes = 3 only applies to config.task = cls");
+    ERRCASE((c.task = DPPROF_TASK_CLS, c.classes = 1), DPPROF_ERR_INVALID, "config.classes = 1: expected an integer in [2, 16777216]");
     ERRCASE((c.hidden = 1024, c.heads = 2, c.kv_heads = 2), DPPROF_ERR_INVALID, "head size hidden/heads = 512 exceeds 256");
     ERRCASE((c.hidden = 66, c.heads = 6, c.kv_heads = 6), DPPROF_ERR_INVALID, "head size hidden/heads = 11 must be even");
-    ERRCASE(c.data_path = "/nonexistent/dpprof-data.txt", DPPROF_ERR_IO, "--data /nonexistent/dpprof-data.txt: cannot open");
+    ERRCASE(c.data_path = "/nonexistent/dpprof-data.txt", DPPROF_ERR_IO, "config.data_path /nonexistent/dpprof-data.txt: cannot open");
     ERRCASE((c.vocab = 100, c.data_path = "x"), DPPROF_ERR_INVALID, "needs vocab >= 256, got vocab = 100");
-    ERRCASE(c.sigma = 1.0, DPPROF_ERR_INVALID, "apply to the DP algorithms, not to --algo vanilla");
-    ERRCASE(c.per_layer_clipping = 1, DPPROF_ERR_INVALID, "apply to the DP algorithms, not to --algo vanilla");
-    ERRCASE(c.poisson = 1, DPPROF_ERR_INVALID, "--poisson samples from a dataset: give --dataset-size");
-    ERRCASE((c.algo = DPPROF_ALGO_GHOST, c.dataset_size = 3), DPPROF_ERR_INVALID, "dataset-size = 3 is smaller than batch = 5");
-    ERRCASE((c.algo = DPPROF_ALGO_FLASH, c.sigma = -1), DPPROF_ERR_INVALID, "sigma = -1 must be >= 0");
-    ERRCASE(c.lora_rank = 32, DPPROF_ERR_INVALID, "lora-rank = 32 must be smaller than the narrowest adapted width (32)");
+    ERRCASE(c.sigma = 1.0, DPPROF_ERR_INVALID, "apply to the DP algorithms, not to config.algo = vanilla");
+    ERRCASE(c.per_layer_clipping = 1, DPPROF_ERR_INVALID, "apply to the DP algorithms, not to config.algo = vanilla");
+    ERRCASE(c.poisson = 1, DPPROF_ERR_INVALID, "config.poisson samples from a dataset: give config.dataset_size");
+    ERRCASE((c.algo = DPPROF_ALGO_GHOST, c.dataset_size = 3), DPPROF_ERR_INVALID, "config.dataset_size = 3 is smaller than config.batch = 5");
+    ERRCASE((c.algo = DPPROF_ALGO_FLASH, c.sigma = -1), DPPROF_ERR_INVALID, "config.sigma = -1: expected a number in [0, 1e+06]");
+    ERRCASE(c.lora_rank = 32, DPPROF_ERR_INVALID, "config.lora_rank = 32 must be smaller than the narrowest adapted width (32)");
     ERRCASE((c.backend = DPPROF_BACKEND_CPU, c.dtype = DPPROF_DTYPE_BF16), DPPROF_ERR_UNSUPPORTED,
-            "--dtype bf16 runs on --backend cuda (and --backend dry reports its memory); the cpu backend computes in fp32 only");
-    ERRCASE(c.delta = 1.0, DPPROF_ERR_INVALID, "delta = 1 must be in (0, 1)");
+            "config.dtype = bf16 runs on config.backend = cuda (and config.backend = dry reports its memory); the cpu backend computes in fp32 only");
+    ERRCASE(c.delta = 1.0, DPPROF_ERR_INVALID, "config.delta = 1: expected a number in (0, 1)");
     ERRCASE(c.backend = DPPROF_BACKEND_CUDA, DPPROF_ERR_NO_CUDA, "built without CUDA");
-    ERRCASE(c.memory_limit = -1, DPPROF_ERR_INVALID, "memory-limit = -1");
-    ERRCASE(c.fused_clipgrad = 2, DPPROF_ERR_INVALID, "fused_clipgrad = 2 must be -1, 0 or 1");
-    ERRCASE(c.fused_clipgrad = -2, DPPROF_ERR_INVALID, "fused_clipgrad = -2 must be -1, 0 or 1");
-    ERRCASE(c.fused_noise = -2, DPPROF_ERR_INVALID, "fused_noise = -2 must be -1, 0 or 1");
-    ERRCASE(c.fused_noise = 2, DPPROF_ERR_INVALID, "fused_noise = 2 must be -1, 0 or 1");
+    ERRCASE(c.memory_limit = -1, DPPROF_ERR_INVALID, "config.memory_limit = -1: expected bytes");
+    ERRCASE(c.fused_clipgrad = 2, DPPROF_ERR_INVALID, "config.fused_clipgrad = 2: expected one of off, auto or on");
+    ERRCASE(c.fused_clipgrad = -2, DPPROF_ERR_INVALID, "config.fused_clipgrad = -2: expected one of off, auto or on");
+    ERRCASE(c.fused_noise = -2, DPPROF_ERR_INVALID, "config.fused_noise = -2: expected one of off, auto or on");
+    ERRCASE(c.fused_noise = 2, DPPROF_ERR_INVALID, "config.fused_noise = 2: expected one of off, auto or on");
 #undef ERRCASE
 }
 
@@ -657,7 +657,7 @@ static void test_result_codes(void) {
     {
         dpprof_json_doc *d = NULL;
         double e;
-        CHECK(dpprof_json_parse("{", 1, &d, NULL, 0) == DPPROF_ERR_PARSE && dpprof_rdp_epsilon(2.0, 1.0, 1, 1e-5, NULL, 0, &e, NULL) == DPPROF_ERR_INVALID,
+        CHECK(dpprof_json_parse("{", 1, &d) == DPPROF_ERR_PARSE && dpprof_rdp_epsilon(2.0, 1.0, 1, 1e-5, NULL, 0, &e, NULL) == DPPROF_ERR_INVALID,
               "a json syntax error is DPPROF_ERR_PARSE, an accountant's bad argument DPPROF_ERR_INVALID");
     }
 }
@@ -695,7 +695,7 @@ static void check_attention_cudnn(void) {
     dpprof_session_destroy(a);
     a = NULL;
     c.attention_workspace = ws;
-    CHECK(dpprof_session_create(&c, &a) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "attention-workspace"), "a workspace without attention cudnn is refused (%s)", dpprof_last_error());
+    CHECK(dpprof_session_create(&c, &a) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "config.attention_workspace"), "a workspace without attention cudnn is refused (%s)", dpprof_last_error());
     dpprof_session_destroy(a);
     CHECK(!strcmp(dpprof_attention_name(DPPROF_ATTENTION_CUDNN), "cudnn") && dpprof_attention_parse("dpprof") == DPPROF_ATTENTION_DPPROF && dpprof_attention_parse("flash") < 0,
           "attention names: dpprof, cudnn; others unknown");

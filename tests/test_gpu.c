@@ -77,12 +77,12 @@ static void test_nccl(void) {
         SKIP("gpu: nccl: this build has no NCCL (nccl.h was not found when the kernels were compiled)");
         return;
     }
-    CHECK(dpprof_nccl_id(id, 7) == DPPROF_ERR_INVALID, "gpu: nccl: an id buffer of 7 bytes is refused (%s)", dpprof_cuda_last_error());
+    CHECK(dpprof_nccl_id(id, 7) == DPPROF_ERR_INVALID, "gpu: nccl: an id buffer of 7 bytes is refused (%s)", dpprof_last_error());
     rc = dpprof_nccl_id(id, sizeof id);
     if (rc == DPPROF_OK) rc = dpprof_nccl_init(id, 1, 0);
-    CHECK(rc == DPPROF_OK, "gpu: nccl: a communicator of one rank on this GPU (%s)", rc ? dpprof_cuda_last_error() : "ok");
+    CHECK(rc == DPPROF_OK, "gpu: nccl: a communicator of one rank on this GPU (%s)", rc ? dpprof_last_error() : "ok");
     if (rc != DPPROF_OK) return;
-    CHECK(dpprof_nccl_init(id, 1, 0) == DPPROF_ERR_INVALID, "gpu: nccl: a second communicator in the process is refused (%s)", dpprof_cuda_last_error());
+    CHECK(dpprof_nccl_init(id, 1, 0) == DPPROF_ERR_INVALID, "gpu: nccl: a second communicator in the process is refused (%s)", dpprof_last_error());
     for (i = 0; i < CAP; i++) h[i] = (float)(0.37 * i - 3.1);
     rc = dpprof_cuda_alloc((void **)&x, sizeof h);
     if (rc == DPPROF_OK) rc = dpprof_cuda_copy(x, h, sizeof h, DPPROF_COPY_H2D);
@@ -96,12 +96,12 @@ static void test_nccl(void) {
         if (rc == DPPROF_OK && memcmp(back, h, sizeof h)) same = 0;
     }
     CHECK(rc == DPPROF_OK && same, "gpu: nccl: one rank's all-reduce, reduce-scatter and all-gather (padded and part by part) leave its values bit for bit (%s)",
-          rc ? dpprof_cuda_last_error() : "ok");
+          rc ? dpprof_last_error() : "ok");
     dpprof_cuda_release(x);
     dpprof_nccl_finish();
     rc = dpprof_nccl_id(id, sizeof id);
     if (rc == DPPROF_OK) rc = dpprof_nccl_init(id, 1, 0);
-    CHECK(rc == DPPROF_OK, "gpu: nccl: after dpprof_nccl_finish a new communicator opens (%s)", rc ? dpprof_cuda_last_error() : "ok");
+    CHECK(rc == DPPROF_OK, "gpu: nccl: after dpprof_nccl_finish a new communicator opens (%s)", rc ? dpprof_last_error() : "ok");
     dpprof_nccl_finish();
 }
 #else
@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
         SKIP("gpu: built without CUDA");
         return test_finish();
     }
-    CHECK(rc == DPPROF_OK, "gpu: the device count answers (%s)", rc ? dpprof_cuda_last_error() : "ok");
+    CHECK(rc == DPPROF_OK, "gpu: the device count answers (%s)", rc ? dpprof_last_error() : "ok");
     if (count == 0) {
         SKIP("gpu: no GPU on this machine: the gpu ops, steps and device memory checks were not run here (build/tests/test_cuemu runs them on the cpu emulator)");
         return test_finish();
@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
     rc = dpprof_cuda_init(0);
     if (rc == DPPROF_OK) rc = dpprof_cuda_alloc(&ws, DPPROF_WORKSPACE_BYTES);
     if (rc == DPPROF_OK) rc = dpprof_cuda_set_workspace(ws, DPPROF_WORKSPACE_BYTES);
-    CHECK(rc == DPPROF_OK, "gpu: stream, cuBLAS and a %zu-byte workspace (%s)", (size_t)DPPROF_WORKSPACE_BYTES, rc ? dpprof_cuda_last_error() : "ok");
+    CHECK(rc == DPPROF_OK, "gpu: stream, cuBLAS and a %zu-byte workspace (%s)", (size_t)DPPROF_WORKSPACE_BYTES, rc ? dpprof_last_error() : "ok");
     if (rc != DPPROF_OK) return test_finish();
     if (wanted(argc, argv, "model")) test_model();
     if (wanted(argc, argv, "attn")) test_attn();
@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
        first. left in the pool, it would keep part of the pool's mapped memory busy, a trim could not
        return the rest, and a session's allocations would land in that slack unseen by the driver's figure
        (seen on an H100: 32 MiB in cudaMemGetInfo against 42 MiB allocated) */
-    CHECK(dpprof_cuda_sync() == DPPROF_OK, "gpu: no queued error after the op tests (%s)", dpprof_cuda_last_error());
+    CHECK(dpprof_cuda_sync() == DPPROF_OK, "gpu: no queued error after the op tests (%s)", dpprof_last_error());
     dpprof_cuda_release(ws);
     if (wanted(argc, argv, "steps")) test_steps();
     return test_finish();

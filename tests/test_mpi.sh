@@ -63,7 +63,7 @@ check "mpirun -np 2 without --out: exit 0, rank 0 speaks (one 'peak' line)" bash
 
 # refusals, before any work, naming the bad value
 mpi 2 "$bin" run $q --backend cpu --ranks 3 --batch 9 --out bad.json 2>err; rc=$?
-check "--ranks 3 in a job of 2 processes: refused, no file ($(grep -m1 -o 'ranks = 3[^:]*: [^(]*' err))" bash -c "[ $rc != 0 ] && grep -q 'ranks = 3, but the MPI job has 2 processes' err && [ ! -e bad.json ]"
+check "--ranks 3 in a job of 2 processes: refused, no file ($(grep -m1 -o 'ranks 3[^:]*: [^(]*' err))" bash -c "[ $rc != 0 ] && grep -q -- '--ranks 3, but the MPI job has 2 processes' err && [ ! -e bad.json ]"
 "$bin" run $q --backend cpu --ranks 2 --out bad.json 2>err; rc=$?
 check "--ranks 2 without mpirun: refused, saying how to launch it ($(head -c 120 err))" bash -c "[ $rc = 2 ] && grep -q 'mpirun -np 2' err && [ ! -e bad.json ]"
 mpi 2 "$bin" presets >out 2>err; rc=$?

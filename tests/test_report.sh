@@ -218,4 +218,4 @@ check "--data is read in the data_setup phase (a run on a file: exit 0, the phas
     bash -c "[ $rc -eq 0 ] && python3 -c \"import json,sys; sys.exit(json.load(open(sys.argv[1]))['phases']['data_setup']['count'] != 1)\" '$tmp/data.json'"
 err=$("$bin" run --preset tiny --backend dry --steps 1 --seq 64 --batch 2 --data "$tmp/corpus.txt" --quiet --out "$tmp/short.json" 2>&1); rc=$?
 check "a --data file too short for the sequence: exit 2, naming the file and seq, nothing written (got: $err)" \
-    bash -c "[ $rc -eq 2 ] && grep -qF 'corpus.txt: 18 bytes is too short for seq = 64' <<<\"\$1\" && [ ! -e '$tmp/short.json' ]" _ "$err"
+    bash -c "[ $rc -eq 2 ] && grep -qF 'corpus.txt: 18 bytes is too short for --seq 64' <<<\"\$1\" && [ ! -e '$tmp/short.json' ]" _ "$err"

@@ -25,7 +25,7 @@ CONF
 check "sweep --backend cpu puts --backend cpu after the file's --backend dry" \
     bash -c "[ \$(grep -c -- '--backend dry .*--backend cpu --experiment tiny' '$tmp/cmds-cpu') -eq 3 ] && ! grep -q -- '--backend cpu' '$tmp/cmds'"
 err=$("$bin" sweep "$tmp/exp/tiny.conf" --out-dir "$tmp/dry" --backend gpu 2>&1); rc=$?
-check "sweep --backend gpu is refused with exit 2 (got $rc: $err)" bash -c "[ $rc -eq 2 ] && grep -qF \"expected dry, cpu, cuda or auto\" <<<\"\$1\"" _ "$err"
+check "sweep --backend gpu is refused with exit 2 (got $rc: $err)" bash -c "[ $rc -eq 2 ] && grep -qF \"expected auto, cpu, cuda or dry\" <<<\"\$1\"" _ "$err"
 
 # make NAME BACKEND=cpu: results, figures and tables in MEASURED_DIR/cpu/, timed
 make --no-print-directory tiny EXPERIMENTS_DIR="$tmp/exp" MEASURED_DIR="$tmp/m" BACKEND=cpu >"$tmp/make-cpu.log" 2>&1; rc=$?

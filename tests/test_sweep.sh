@@ -259,9 +259,9 @@ axis seed = 1 | $long"
 printf 'name = x\nbase = --preset\0tiny\n' >"$tmp/nul.conf"; CONF=$tmp/nul.conf
 bad "a NUL byte" "dpprof: sweep: @F:2: a NUL byte: this is not a text file" -
 CONF=/nonexistent/exp.conf
-bad "unreadable file (missing)" "dpprof: experiment file '@F': cannot read: No such file or directory" -
+bad "unreadable file (missing)" "dpprof: sweep: experiment file '@F': cannot read: No such file or directory" -
 mkdir "$tmp/adir"; CONF=$tmp/adir
-bad "unreadable file (a directory)" "dpprof: experiment file '@F': is a directory" -
+bad "unreadable file (a directory)" "dpprof: sweep: experiment file '@F': is a directory" -
 CONF=$tmp/small.conf
 "$bin" sweep "$CONF" --out-dir "$tmp/nonexistent-parent/out" --only small-16-2 2>/dev/null >/dev/null; rc=$?
 check "nonexistent out-dir parents are made (mkdir -p) and the sweep runs" test $rc -eq 0 -a -s "$tmp/nonexistent-parent/out/small-16-2.json"
@@ -278,11 +278,11 @@ bad "an unknown option in base" "dpprof: sweep: @F: configuration x-16: run: unk
 'name = x
 base = --preset tiny --backend dry --bogus 3
 axis seq = 16 | 32'
-bad "an axis value run refuses" "dpprof: sweep: @F: configuration x-5: --seq '-5': expected an integer in [1, 16777216]" \
+bad "an axis value run refuses" "dpprof: sweep: @F: configuration x-5: run: --seq '-5': expected an integer in [1, 16777216]" \
 'name = x
 base = --preset tiny --backend dry --steps 1
 axis seq = 16 | -5 | abc'
-bad "an axis value run refuses, with --dry-run" "dpprof: sweep: @F: configuration x-abc: --seq 'abc': expected an integer in [1, 16777216]" \
+bad "an axis value run refuses, with --dry-run" "dpprof: sweep: @F: configuration x-abc: run: --seq 'abc': expected an integer in [1, 16777216]" \
 'name = x
 base = --preset tiny --backend dry --steps 1
 axis seq = 16 | abc' --dry-run
@@ -294,9 +294,9 @@ bad "a bare -- in base" "dpprof: sweep: @F:2: base: '--' would end run's options
 'name = x
 base = --preset tiny --backend dry --steps 1 --'
 bad "--only matching nothing" "dpprof: sweep: --only 'zzz' matches none of the 6 configurations of @F" - --only zzz
-bad "--jobs 0" "dpprof: --jobs '0': expected an integer in [1, 1024]" - --jobs 0
-bad "--timeout -1" "dpprof: --timeout '-1': expected a number in [0, 1e+09]" - --timeout -1
-bad "unknown option" "dpprof: sweep: unknown option '--job'" - --job 2
+bad "--jobs 0" "dpprof: sweep: --jobs '0': expected an integer in [1, 1024]" - --jobs 0
+bad "--timeout -1" "dpprof: sweep: --timeout '-1': expected a number in [0, 1e+09]" - --timeout -1
+bad "unknown option" "dpprof: sweep: unknown option '--job' (did you mean --jobs?)" - --job 2
 bad "two experiment files" "dpprof: sweep: unexpected argument 'extra.conf' (one experiment file)" - extra.conf
 err=$("$bin" sweep "$CONF" 2>&1 >/dev/null); rc=$?
 check "no --out-dir -> exit 2 with the usage" test $rc -eq 2 -a "${err%%$'\n'*}" = "dpprof: sweep: usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS] [--backend NAME]"

@@ -205,7 +205,7 @@ static void check_refusals(void) {
     CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "ranks = 3") && strstr(dpprof_last_error(), "batch = 8"), "--ranks 3 --batch 8: refused (%s)", dpprof_last_error());
     c.ranks = 2;
     c.physical_batch = 8;
-    CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "physical-batch = 8"), "--ranks 2 --batch 8 --physical-batch 8: refused (%s)", dpprof_last_error());
+    CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "config.physical_batch = 8"), "--ranks 2 --batch 8 --physical-batch 8: refused (%s)", dpprof_last_error());
     c.physical_batch = 0;
     c.zero = 4;
     CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_ERR_INVALID, "--zero 4: refused");

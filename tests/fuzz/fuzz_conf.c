@@ -173,6 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_capture();
     memset(&r, 0, sizeof r);
     r.conf = fuzz_path;
+    cli_cmd = "sweep";
     rc = sweep_parse(fuzz_path, &r.sp);
     if (rc != EXIT_OK) {
         FUZZ_ASSERT(rc == EXIT_USAGE);
@@ -183,6 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     /* the report's own reading of the figure and table lines (cmd_report stops at a bad file first;
        reading anyway is allowed: it only needs the path) */
+    cli_cmd = "report";
     rc_lines = rep_read_lines(&r);
     FUZZ_ASSERT(r.nlines >= 0 && r.nlines <= REP_MAX_LINES);
     for (i = 0; i < r.nlines; i++) {

@@ -2,7 +2,7 @@
  * resolution (make fuzz; alone: build/fuzz/fuzz_options -dict=tests/fuzz/options.dict
  * tests/fuzz/corpus_options). the input is split into argv words at NUL and newline bytes (at most
  * 64 words; --help and -h, which print and exit, are dropped) and goes through dpprof_cli.h's parse_run(),
- * then dpprof_config_resolve() and, as cmd_run does, --target-epsilon's noise search.
+ * then dpprof_config_resolve() (with --target-epsilon's noise search, one input in 32).
  * oracle: no crash and no sanitizer report; a refusal prints one message starting "dpprof: "; an
  * accepted configuration satisfies every invariant that dpprof_config_resolve documents (checked
  * here independently, abort() when one fails); it then runs one step on the dry backend (sizes
@@ -229,7 +229,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     fuzz_n[1]++;
     FUZZ_ASSERT(fuzz_msg_len == 0);
-    FUZZ_ASSERT(o.experiment != NULL && o.target_epsilon >= 0);
+    FUZZ_ASSERT(o.experiment != NULL && o.cfg.target_epsilon >= 0);
+    /* --target-epsilon: dpprof_config_resolve searches the noise (a fraction of a second under rdp, seconds under
+       pld): one input in 32 searches, under rdp and over at most 1e5 steps; the rest run without the target */
+    if (o.cfg.target_epsilon > 0 && (o.cfg.accountant != DPPROF_ACCOUNTANT_RDP || (long long)o.cfg.warmup + (o.cfg.steps ? o.cfg.steps : 3) > 100000 || size % 32))
+        o.cfg.target_epsilon = 0;
     rc = dpprof_config_resolve(&o.cfg, &resolved, &shape);
     if (rc != DPPROF_OK) {
         FUZZ_ASSERT(rc < 0 && dpprof_last_error()[0] != '\0');
@@ -251,36 +255,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(again.max_grad_norm == resolved.max_grad_norm && again.delta == resolved.delta && again.sigma == resolved.sigma);
         FUZZ_ASSERT(again.lora_rank == resolved.lora_rank && again.lora_alpha == resolved.lora_alpha && again.lora_targets == resolved.lora_targets);
     }
-    /* --target-epsilon, as cmd_run applies it. the noise search takes a fraction of a second and
-       mutations repeat its arguments: the last answers are remembered, and one input in 8 searches anew */
-    if (o.target_epsilon > 0 && resolved.algo != DPPROF_ALGO_VANILLA && resolved.dataset_size && !(o.cfg.sigma > 0) &&
-        (long long)resolved.warmup + resolved.steps <= 100000) {
-        static struct { double q, delta, target, sigma; long long steps; int rc; } memo[64];
-        static int n_memo, next_memo;
-        double sigma = -1, q = (double)resolved.batch / (double)resolved.dataset_size;
-        long long steps = (long long)resolved.warmup + resolved.steps;
-        int m, src = -1;
-        for (m = 0; m < n_memo; m++)
-            if (memo[m].q == q && memo[m].steps == steps && memo[m].delta == resolved.delta && memo[m].target == o.target_epsilon) break;
-        if (m < n_memo) {
-            src = memo[m].rc;
-            sigma = memo[m].sigma;
-        } else if (size % 8) {
-            src = -1; /* a new search for one input in 8 only: the rest run without noise */
-        } else {
-            src = dpprof_rdp_sigma_for_epsilon(q, steps, resolved.delta, o.target_epsilon, &sigma);
-            m = n_memo < 64 ? n_memo++ : next_memo++ % 64;
-            memo[m].q = q;
-            memo[m].steps = steps;
-            memo[m].delta = resolved.delta;
-            memo[m].target = o.target_epsilon;
-            memo[m].sigma = sigma;
-            memo[m].rc = src;
-        }
-        if (src == 0) {
-            FUZZ_ASSERT(sigma == sigma && sigma > 0 && sigma <= DBL_MAX);
-            o.cfg.sigma = sigma;
-        }
+    if (o.cfg.target_epsilon > 0) { /* as cmd_run applies it: the noise found, the target spent */
+        FUZZ_ASSERT(resolved.sigma == resolved.sigma && resolved.sigma > 0 && resolved.sigma <= DBL_MAX && resolved.target_epsilon == 0);
+        o.cfg.sigma = resolved.sigma;
+        o.cfg.target_epsilon = 0;
     }
     /* one dry step, when it stays fast: its cost is layers x physical batches, plus the batch (the
        dataset for poisson) to draw the sample ids */
