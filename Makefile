@@ -9,17 +9,21 @@ MAKEFLAGS += --no-builtin-rules
 
 # the usual variables are the user's: CC, CXX, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS (and NVCC) from the command
 # line or the environment; dpprof's own flags are added to them. WERROR=-Werror makes warnings errors (make
-# test sets it; a user's build does not)
-ifeq ($(origin CC),default)
-CC := gcc
+# test sets it; a user's build does not). make's own cc, no CC at all (make -R, or -R in MAKEFLAGS) and an
+# empty CC= mean gcc (and g++): the origin alone misses the last two, and an empty CC compiles nothing
+ifneq ($(filter default undefined,$(origin CC))$(if $(strip $(CC)),,empty),)
+override CC := gcc
 endif
-ifeq ($(origin CXX),default)
-CXX := g++
+ifneq ($(filter default undefined,$(origin CXX))$(if $(strip $(CXX)),,empty),)
+override CXX := g++
 endif
 CFLAGS ?= -O2
 WERROR ?=
 PREFIX ?= /usr/local
+# NVCC from the command line or the environment as it is (NVCC= empty: no CUDA); otherwise found here
+ifeq ($(origin NVCC),undefined)
 NVCC := $(shell command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+endif
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
