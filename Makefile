@@ -72,9 +72,17 @@ DPPROF_LIBS := -lm
 endif
 
 # MPI (Open MPI from Debian: libopenmpi-dev): where mpicc is, the program runs `mpirun -np N dpprof run --backend
-# cpu --ranks N` as N processes; without it, ranks > 1 is the dry backend's model only (dpprof version says which)
-MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell mpicc --showme:compile 2>/dev/null))
-MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null)
+# cpu --ranks N` as N processes; without it, ranks > 1 is the dry backend's model only (dpprof version says which).
+# mpicc alone is not enough (a machine can have the wrapper without the headers): a call of MPI_Init is compiled
+# and linked with its flags, once a parse and only where mpicc is (hundredths of a second); if that fails the
+# build goes on without MPI
+hash := \#
+MPI_CFLAGS := $(if $(shell command -v mpicc),$(patsubst -I%,-isystem %,$(shell mpicc --showme:compile 2>/dev/null)))
+MPI_LIBS := $(if $(MPI_CFLAGS),$(shell mpicc --showme:link 2>/dev/null))
+MPI_OK := $(if $(MPI_LIBS),$(shell d=$$(mktemp -d) && printf '$(hash)include <mpi.h>\nint main(void) { return MPI_Init(0, 0); }\n' > $$d/mpi.c \
+            && $(CC) $(CPPFLAGS) $(CFLAGS) $(MPI_CFLAGS) $$d/mpi.c -o $$d/mpi $(LDFLAGS) $(MPI_LIBS) >/dev/null 2>&1 && echo yes; rm -rf $$d))
+MPI_CFLAGS := $(if $(MPI_OK),$(MPI_CFLAGS))
+MPI_LIBS := $(if $(MPI_OK),$(MPI_LIBS))
 MPI_DEF := $(if $(MPI_LIBS),-DDPPROF_MPI $(MPI_CFLAGS))
 MPI_TEST := $(if $(MPI_LIBS),build/tests/mpi_ranks build/tests/mpi_ranks_cuemu)
 
