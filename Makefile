@@ -103,11 +103,38 @@ DPPROF_BIN ?= ./dpprof
 BENCH_TIMEOUT ?= 600
 SWEEP_JOBS ?= 2
 .PHONY: default all test deps deps-paper deps-test clean figures
-default: dpprof
+# plain make builds in parallel: nvcc (a minute on two cores; --threads 0 spreads its three targets over them)
+# and main.c (seconds) at once, then the link. a sub-make with -j2 (the two jobs the program has) rather than
+# -j in MAKEFLAGS, which make 4.3 cannot see at parse time and which would reach every target: a -j of the
+# user's own (-j1 too) or a parallel make above is kept, and the sub-make then shares its jobserver
+default:
+	@$(MAKE) --no-print-directory $(if $(filter -j% --jobserver%,$(MAKEFLAGS)),,-j2) dpprof
 
-dpprof: main.c dpprof.h $(CUDA_OBJ)
-	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c $(CUDA_OBJ) -o $@.tmp $(LDFLAGS) $(DPPROF_LIBS) $(MPI_LIBS) $(LDLIBS)
+# what the program is built with (CUDA, MPI): main.o and the link are made again when it changes (make NVCC=
+# after make, MPI installed since). other flags are not in it, as before: make test's WERROR=-Werror must not
+# make the program the tests run again
+DPPROF_CONFIG := $(CUDA_DEF) $(MPI_DEF) $(CUDA_OBJ) $(DPPROF_LIBS) $(MPI_LIBS)
+ifneq ($(strip $(shell cat build/dpprof.config 2>/dev/null)),$(strip $(DPPROF_CONFIG)))
+build/dpprof.config: config-force
+endif
+.PHONY: config-force
+config-force:
+build/dpprof.config:
+	@mkdir -p build
+	echo '$(DPPROF_CONFIG)' > $@.tmp
 	mv $@.tmp $@
+
+# main.c to an object of its own, which needs nothing of the CUDA object's, so that the two compile at once. the
+# .cu is a prerequisite (not its object): the program's DPPROF_GIT_COMMIT is that of its newest source, as when
+# every link compiled main.c
+dpprof: build/main.o $(CUDA_OBJ) build/dpprof.config
+	$(CC) $(ALL_CFLAGS) build/main.o $(CUDA_OBJ) -o $@.tmp $(LDFLAGS) $(DPPROF_LIBS) $(MPI_LIBS) $(LDLIBS)
+	mv $@.tmp $@
+
+build/main.o: main.c dpprof.h $(if $(CUDA_OBJ),dpprof_kernels.cu) build/dpprof.config
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' -c main.c -o $@.tmp.o
+	mv $@.tmp.o $@
 
 build/dpprof_kernels.o: dpprof_kernels.cu dpprof.h
 	@mkdir -p build
