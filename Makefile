@@ -1,5 +1,6 @@
 # Makefile - builds dpprof, runs the tests and reproduces the experiments.
-#   make          build ./dpprof (with the CUDA object and -DDPPROF_CUDA when nvcc is found)
+#   make          build ./dpprof (with the CUDA object and -DDPPROF_CUDA when nvcc is found; nvcc and main.c at once)
+#   make NVCC=    the same program without CUDA: no nvcc, no CUDA object or libraries
 #   make all      install missing Debian packages, build, run every experiment this machine can, render figures
 #   make test     every test that needs no GPU (GPU tests print SKIP without one); ends with "N passed, N failed, N skipped"
 SHELL := bash
