@@ -1,5 +1,6 @@
 # Makefile - builds dpprof, runs the tests and reproduces the experiments.
-#   make          build ./dpprof (with the CUDA object and -DDPPROF_CUDA when nvcc is found)
+#   make          build ./dpprof (with the CUDA object and -DDPPROF_CUDA when nvcc is found; nvcc and main.c at once)
+#   make NVCC=    the same program without CUDA: no nvcc, no CUDA object or libraries
 #   make all      install missing Debian packages, build, run every experiment this machine can, render figures
 #   make test     every test that needs no GPU (GPU tests print SKIP without one); ends with "N passed, N failed, N skipped"
 SHELL := bash
@@ -9,17 +10,21 @@ MAKEFLAGS += --no-builtin-rules
 
 # the usual variables are the user's: CC, CXX, CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS (and NVCC) from the command
 # line or the environment; dpprof's own flags are added to them. WERROR=-Werror makes warnings errors (make
-# test sets it; a user's build does not)
-ifeq ($(origin CC),default)
-CC := gcc
+# test sets it; a user's build does not). make's own cc, no CC at all (make -R, or -R in MAKEFLAGS) and an
+# empty CC= mean gcc (and g++): the origin alone misses the last two, and an empty CC compiles nothing
+ifneq ($(filter default undefined,$(origin CC))$(if $(strip $(CC)),,empty),)
+override CC := gcc
 endif
-ifeq ($(origin CXX),default)
-CXX := g++
+ifneq ($(filter default undefined,$(origin CXX))$(if $(strip $(CXX)),,empty),)
+override CXX := g++
 endif
 CFLAGS ?= -O2
 WERROR ?=
 PREFIX ?= /usr/local
+# NVCC from the command line or the environment as it is (NVCC= empty: no CUDA); otherwise found here
+ifeq ($(origin NVCC),undefined)
 NVCC := $(shell command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+endif
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
@@ -68,9 +73,17 @@ DPPROF_LIBS := -lm
 endif
 
 # MPI (Open MPI from Debian: libopenmpi-dev): where mpicc is, the program runs `mpirun -np N dpprof run --backend
-# cpu --ranks N` as N processes; without it, ranks > 1 is the dry backend's model only (dpprof version says which)
-MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell mpicc --showme:compile 2>/dev/null))
-MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null)
+# cpu --ranks N` as N processes; without it, ranks > 1 is the dry backend's model only (dpprof version says which).
+# mpicc alone is not enough (a machine can have the wrapper without the headers): a call of MPI_Init is compiled
+# and linked with its flags, once a parse and only where mpicc is (hundredths of a second); if that fails the
+# build goes on without MPI
+hash := \#
+MPI_CFLAGS := $(if $(shell command -v mpicc),$(patsubst -I%,-isystem %,$(shell mpicc --showme:compile 2>/dev/null)))
+MPI_LIBS := $(if $(MPI_CFLAGS),$(shell mpicc --showme:link 2>/dev/null))
+MPI_OK := $(if $(MPI_LIBS),$(shell d=$$(mktemp -d) && printf '$(hash)include <mpi.h>\nint main(void) { return MPI_Init(0, 0); }\n' > $$d/mpi.c \
+            && $(CC) $(CPPFLAGS) $(CFLAGS) $(MPI_CFLAGS) $$d/mpi.c -o $$d/mpi $(LDFLAGS) $(MPI_LIBS) >/dev/null 2>&1 && echo yes; rm -rf $$d))
+MPI_CFLAGS := $(if $(MPI_OK),$(MPI_CFLAGS))
+MPI_LIBS := $(if $(MPI_OK),$(MPI_LIBS))
 MPI_DEF := $(if $(MPI_LIBS),-DDPPROF_MPI $(MPI_CFLAGS))
 MPI_TEST := $(if $(MPI_LIBS),build/tests/mpi_ranks build/tests/mpi_ranks_cuemu)
 
@@ -93,11 +106,38 @@ SWEEP_JOBS ?= 2
 # the command line: main.c and the parts it includes (the library, its tools, options and files, experiments)
 CLI_SRC := main.c dpprof.h dpprof_tools.h dpprof_cli.h dpprof_experiments.h
 .PHONY: default all test deps deps-paper deps-test clean figures
-default: dpprof
+# plain make builds in parallel: nvcc (a minute on two cores; --threads 0 spreads its three targets over them)
+# and main.c (seconds) at once, then the link. a sub-make with -j2 (the two jobs the program has) rather than
+# -j in MAKEFLAGS, which make 4.3 cannot see at parse time and which would reach every target: a -j of the
+# user's own (-j1 too) or a parallel make above is kept, and the sub-make then shares its jobserver
+default:
+	@$(MAKE) --no-print-directory $(if $(filter -j% --jobserver%,$(MAKEFLAGS)),,-j2) dpprof
 
-dpprof: $(CLI_SRC) $(CUDA_OBJ)
-	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c $(CUDA_OBJ) -o $@.tmp $(LDFLAGS) $(DPPROF_LIBS) $(MPI_LIBS) $(LDLIBS)
+# what the program is built with (CUDA, MPI): main.o and the link are made again when it changes (make NVCC=
+# after make, MPI installed since). other flags are not in it, as before: make test's WERROR=-Werror must not
+# make the program the tests run again
+DPPROF_CONFIG := $(CUDA_DEF) $(MPI_DEF) $(CUDA_OBJ) $(DPPROF_LIBS) $(MPI_LIBS)
+ifneq ($(strip $(shell cat build/dpprof.config 2>/dev/null)),$(strip $(DPPROF_CONFIG)))
+build/dpprof.config: config-force
+endif
+.PHONY: config-force
+config-force:
+build/dpprof.config:
+	@mkdir -p build
+	echo '$(DPPROF_CONFIG)' > $@.tmp
 	mv $@.tmp $@
+
+# main.c to an object of its own, which needs nothing of the CUDA object's, so that the two compile at once. the
+# .cu is a prerequisite (not its object): the program's DPPROF_GIT_COMMIT is that of its newest source, as when
+# every link compiled main.c
+dpprof: build/main.o $(CUDA_OBJ) build/dpprof.config
+	$(CC) $(ALL_CFLAGS) build/main.o $(CUDA_OBJ) -o $@.tmp $(LDFLAGS) $(DPPROF_LIBS) $(MPI_LIBS) $(LDLIBS)
+	mv $@.tmp $@
+
+build/main.o: $(CLI_SRC) $(if $(CUDA_OBJ),dpprof_kernels.cu) build/dpprof.config
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' -c main.c -o $@.tmp.o
+	mv $@.tmp.o $@
 
 build/dpprof_kernels.o: dpprof_kernels.cu dpprof.h
 	@mkdir -p build
@@ -426,7 +466,7 @@ paper-clean:
 # ---- tests ------------------------------------------------------------------------------------------
 TEST_BIN := build/tests
 test: deps-test
-	$(MAKE) WERROR=-Werror dpprof build/dpprof-nocuda build/dpprof.1
+	$(MAKE) WERROR=-Werror -j$$(nproc) dpprof build/dpprof-nocuda build/dpprof.1
 	$(MAKE) WERROR=-Werror -j$$(nproc) test-build
 	tests/run.sh $(TEST_BIN)
 
