@@ -419,7 +419,7 @@ paper/generated/meta.tex: dpprof Makefile meta-force
 
 DEB_PACKAGES_PAPER := texlive-latex-base texlive-latex-recommended latexmk poppler-utils
 # the tests also compile with clang, fuzz with libFuzzer and run valgrind
-DEB_PACKAGES_TEST := libstb-dev clang libclang-rt-14-dev valgrind pkgconf man-db libopenmpi-dev openmpi-bin
+DEB_PACKAGES_TEST := libstb-dev clang clang-format libclang-rt-14-dev valgrind pkgconf man-db libopenmpi-dev openmpi-bin
 deps-test:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES_TEST)"
 
@@ -462,6 +462,16 @@ paper-check: paper
 
 paper-clean:
 	rm -rf paper/build paper/paper.pdf paper/paper.pdf.tmp
+
+# ---- style: make format applies .clang-format (clang-format 14) to every C, header and CUDA file; make test
+# checks it (tests/test_format.sh)
+FORMAT_FILES = dpprof.h dpprof_tools.h dpprof_cli.h dpprof_experiments.h dpprof_kernels.cu main.c \
+               $(wildcard tests/*.c tests/*.cc tests/*.h tests/fuzz/*.c)
+.PHONY: format format-files
+format:
+	clang-format -i $(FORMAT_FILES)
+format-files:
+	@echo $(FORMAT_FILES)
 
 # ---- tests ------------------------------------------------------------------------------------------
 TEST_BIN := build/tests

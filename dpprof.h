@@ -91,7 +91,7 @@
    DPPROF_IMPLEMENTATION implements parts 1 and 2; DPPROF_ENGINE parts 3 to 6.
 
    EVERY PUBLIC FUNCTION, by part ({a,b} as the shell expands it)
-     1 core          dpprof_result_str dpprof_last_error dpprof_fail dpprof_utf8_len dpprof_closest
+     1 core          dpprof_result_str dpprof_last_error dpprof_fail dpprof_utf8_len dpprof_closest dpprof_words
                      dpprof_category_name dpprof_module_name dpprof_phase_name
      2 profiler      dpprof_prof_{init,free,now_ms,add_cost,same_memory,write_json,write_trace}
                      dpprof_track_{alloc,free,move,retag} dpprof_malloc dpprof_free dpprof_live
@@ -182,38 +182,44 @@ typedef float dpprof_real; /* storage of the cpu reference; long sums accumulate
 
 /* =============================================================================================
    PART 1: core
-   the reference type, one result-code vocabulary, the categories, modules and phases
+   the reference type, one result-code vocabulary, the categories, modules and phases. Contract: every
+   function of dpprof that can fail returns a dpprof_result (0 is success, every failure negative) and has
+   recorded why with dpprof_fail, for dpprof_last_error(); nothing in the library prints or exits. The
+   categories, modules and phases are the vocabulary of every byte and every millisecond reported;
+   DPPROF_USER_* extend them.
    ============================================================================================= */
 /* ---------------------------------------------------------------------------------------------
    result codes
    --------------------------------------------------------------------------------------------- */
-#define DPPROF_RESULTS(X)                                                                   \
-    X(DPPROF_OK, 0, "ok")                                                                   \
-    X(DPPROF_ERR_INVALID, -1, "invalid argument")                                           \
-    X(DPPROF_ERR_OOM, -2, "out of memory")                                                  \
-    X(DPPROF_ERR_IO, -3, "input/output error")                                              \
-    X(DPPROF_ERR_NO_CUDA, -4, "built without CUDA")                                         \
-    X(DPPROF_ERR_NO_DEVICE, -5, "no GPU available")                                         \
-    X(DPPROF_ERR_UNSUPPORTED, -6, "not supported")                                          \
-    X(DPPROF_ERR_NUMERIC, -7, "non-finite value")                                           \
-    X(DPPROF_ERR_OVERFLOW, -8, "size overflow")                                             \
-    X(DPPROF_ERR_CUDA, -9, "CUDA error")                                                    \
-    X(DPPROF_ERR_PARSE, -10, "parse error")                                                 \
-    X(DPPROF_ERR_TOO_BIG, -11, "input over its size limit")                                 \
-    X(DPPROF_ERR_MISSING, -12, "absent value")                                              \
-    X(DPPROF_ERR_TYPE, -13, "value of another type")                                        \
-    X(DPPROF_ERR_RANGE, -14, "value out of range")                                          \
-    X(DPPROF_ERR_ORDER, -15, "values out of order")                                         \
+#define DPPROF_RESULTS(X)                                   \
+    X(DPPROF_OK, 0, "ok")                                   \
+    X(DPPROF_ERR_INVALID, -1, "invalid argument")           \
+    X(DPPROF_ERR_OOM, -2, "out of memory")                  \
+    X(DPPROF_ERR_IO, -3, "input/output error")              \
+    X(DPPROF_ERR_NO_CUDA, -4, "built without CUDA")         \
+    X(DPPROF_ERR_NO_DEVICE, -5, "no GPU available")         \
+    X(DPPROF_ERR_UNSUPPORTED, -6, "not supported")          \
+    X(DPPROF_ERR_NUMERIC, -7, "non-finite value")           \
+    X(DPPROF_ERR_OVERFLOW, -8, "size overflow")             \
+    X(DPPROF_ERR_CUDA, -9, "CUDA error")                    \
+    X(DPPROF_ERR_PARSE, -10, "parse error")                 \
+    X(DPPROF_ERR_TOO_BIG, -11, "input over its size limit") \
+    X(DPPROF_ERR_MISSING, -12, "absent value")              \
+    X(DPPROF_ERR_TYPE, -13, "value of another type")        \
+    X(DPPROF_ERR_RANGE, -14, "value out of range")          \
+    X(DPPROF_ERR_ORDER, -15, "values out of order")         \
     X(DPPROF_ERR_NO_CONVERGENCE, -16, "a series did not converge")
 
 /* one vocabulary for the whole library: every function that returns a code returns one of these (the JSON
    reader's, the figures' and the accountant's names below are these codes under the names their parts use) */
+/* clang-format off */
 typedef enum dpprof_result {
 #define DPPROF__X(name, value, text) name = value,
     DPPROF_RESULTS(DPPROF__X)
 #undef DPPROF__X
     DPPROF__RESULT_END = -17
 } dpprof_result;
+/* clang-format on */
 
 DPPROF_API const char *dpprof_result_str(int result);
 DPPROF_API const char *dpprof_last_error(void);
@@ -232,45 +238,48 @@ DPPROF_API size_t dpprof_utf8_len(const char *s, size_t avail);
 /* "did you mean": the closest of the '|'-separated words to word (an edit distance of at most a third of its
    length, and at least 1), copied into buf; NULL where none is that close */
 DPPROF_API const char *dpprof_closest(const char *word, const char *words, char *buf, size_t cap);
+/* the '|'-separated words as a message lists choices, "a, b or c", into buf (a word's "=..." is left out: a
+   list of name=value pairs gives its names) */
+DPPROF_API const char *dpprof_words(const char *words, char *buf, size_t cap);
 
 /* ---------------------------------------------------------------------------------------------
    categories, modules, phases (names match the seed's JSON breakdown keys where they exist)
    --------------------------------------------------------------------------------------------- */
-#define DPPROF_CATEGORIES(X)                                                                \
-    X(MODEL_PARAMETERS, "model_parameters")                                                 \
-    X(OPTIMIZER_STATES, "optimizer_states")                                                 \
-    X(GRADIENTS, "gradients")                                                               \
-    X(ACTIVATIONS, "activations")                                                           \
-    X(ACTIVATION_HOOKS, "activation_hooks")                                                 \
-    X(PER_SAMPLE_GRADIENTS, "per_sample_gradients")                                         \
-    X(NORM_SAMPLES, "norm_samples")                                                         \
-    X(TEMP_MATRICES, "temp_matrices")                                                       \
-    X(LORA, "lora")                                                                         \
-    X(WORKSPACE, "workspace")                                                               \
+#define DPPROF_CATEGORIES(X)                        \
+    X(MODEL_PARAMETERS, "model_parameters")         \
+    X(OPTIMIZER_STATES, "optimizer_states")         \
+    X(GRADIENTS, "gradients")                       \
+    X(ACTIVATIONS, "activations")                   \
+    X(ACTIVATION_HOOKS, "activation_hooks")         \
+    X(PER_SAMPLE_GRADIENTS, "per_sample_gradients") \
+    X(NORM_SAMPLES, "norm_samples")                 \
+    X(TEMP_MATRICES, "temp_matrices")               \
+    X(LORA, "lora")                                 \
+    X(WORKSPACE, "workspace")                       \
     X(DATA, "data")
 
-#define DPPROF_MODULES(X)                                                                   \
-    X(EMBEDDING, "embedding")                                                               \
-    X(ATTENTION, "attention")                                                               \
-    X(MLP, "mlp")                                                                           \
-    X(NORM, "norm")                                                                         \
-    X(LORA, "lora")                                                                         \
-    X(HEAD, "head")                                                                         \
-    X(OPTIMIZER, "optimizer")                                                               \
+#define DPPROF_MODULES(X)     \
+    X(EMBEDDING, "embedding") \
+    X(ATTENTION, "attention") \
+    X(MLP, "mlp")             \
+    X(NORM, "norm")           \
+    X(LORA, "lora")           \
+    X(HEAD, "head")           \
+    X(OPTIMIZER, "optimizer") \
     X(OTHER, "other")
 
-#define DPPROF_PHASES(X)                                                                    \
-    X(MODEL_LOADED, "model_loaded")                                                         \
-    X(DATA_SETUP, "data_setup")                                                             \
-    X(OPTIMIZER_SETUP, "optimizer_setup")                                                   \
-    X(PRIVACY_SETUP, "privacy_setup")                                                       \
-    X(FORWARD, "forward")                                                                   \
-    X(BACKWARD, "backward")                                                                 \
-    X(BACKWARD_2, "backward_2")                                                             \
-    X(NORMS, "norms")                                                                       \
-    X(CLIP_ACCUMULATE, "clip_accumulate")                                                   \
-    X(NOISE, "noise")                                                                       \
-    X(OPTIMIZER_STEP, "optimizer_step")                                                     \
+#define DPPROF_PHASES(X)                  \
+    X(MODEL_LOADED, "model_loaded")       \
+    X(DATA_SETUP, "data_setup")           \
+    X(OPTIMIZER_SETUP, "optimizer_setup") \
+    X(PRIVACY_SETUP, "privacy_setup")     \
+    X(FORWARD, "forward")                 \
+    X(BACKWARD, "backward")               \
+    X(BACKWARD_2, "backward_2")           \
+    X(NORMS, "norms")                     \
+    X(CLIP_ACCUMULATE, "clip_accumulate") \
+    X(NOISE, "noise")                     \
+    X(OPTIMIZER_STEP, "optimizer_step")   \
     X(RECOMPUTE, "recompute")
 
 /* the vocabulary is extensible: define any of these before every #include of dpprof.h (the same in
@@ -288,6 +297,7 @@ DPPROF_API const char *dpprof_closest(const char *word, const char *words, char 
 #define DPPROF_USER_PHASES(X)
 #endif
 
+/* clang-format off */
 typedef enum dpprof_category {
 #define DPPROF__X(name, text) DPPROF_CAT_##name,
     DPPROF_CATEGORIES(DPPROF__X)
@@ -312,6 +322,7 @@ typedef enum dpprof_phase {
     DPPROF_PHASE_COUNT,
     DPPROF_PHASE_NONE = -1
 } dpprof_phase;
+/* clang-format on */
 
 DPPROF_API const char *dpprof_category_name(int category);
 DPPROF_API const char *dpprof_module_name(int module);
@@ -319,15 +330,18 @@ DPPROF_API const char *dpprof_phase_name(int phase);
 
 /* =============================================================================================
    PART 2: profiler
-   every allocation charged to a category and a module, phases, the peak and its split, its writers
+   every allocation charged to a category and a module, phases, the peak and its split, its writers.
+   Contract: live bytes are the sum of what is tracked and not freed; the peak is the first moment they
+   reach their maximum, and its split by category and by module is taken at that moment, so the split always
+   adds up to the peak. Needs libc alone.
    ============================================================================================= */
 /* ---------------------------------------------------------------------------------------------
    profiler layer
    --------------------------------------------------------------------------------------------- */
 typedef struct dpprof_event {
-    double t_ms;      /* time since dpprof_prof_init (0 with DPPROF_PROF_NO_CLOCK) */
-    int64_t bytes;    /* +allocated / -freed */
-    int64_t live;     /* live bytes after this event */
+    double t_ms;   /* time since dpprof_prof_init (0 with DPPROF_PROF_NO_CLOCK) */
+    int64_t bytes; /* +allocated / -freed */
+    int64_t live;  /* live bytes after this event */
     int32_t category, module, phase, step;
 } dpprof_event;
 
@@ -350,27 +364,34 @@ typedef struct dpprof_live_alloc {
 /* flags: NO_CLOCK: timestamps stay 0 (the dry backend measures no time); NO_EVENTS: the event log is not kept
    (a long run's host memory stays bounded; the peak, its split and the phases' byte levels are kept as ever;
    events[] stays empty and n_events_seen counts them) */
-enum { DPPROF_PROF_NO_CLOCK = 1, DPPROF_PROF_NO_EVENTS = 2 };
+enum {
+    DPPROF_PROF_NO_CLOCK = 1,
+    DPPROF_PROF_NO_EVENTS = 2
+};
 
 typedef struct dpprof_prof {
     int flags;
-    double t0;                                              /* clock origin (ms) */
-    int64_t live_bytes, peak_bytes;                         /* now, and the max ever */
-    int64_t live_by[DPPROF_CAT_COUNT][DPPROF_MOD_COUNT];    /* live bytes by category x module */
-    int64_t peak_by[DPPROF_CAT_COUNT][DPPROF_MOD_COUNT];    /* the same at the moment of the peak */
+    double t0;                                           /* clock origin (ms) */
+    int64_t live_bytes, peak_bytes;                      /* now, and the max ever */
+    int64_t live_by[DPPROF_CAT_COUNT][DPPROF_MOD_COUNT]; /* live bytes by category x module */
+    int64_t peak_by[DPPROF_CAT_COUNT][DPPROF_MOD_COUNT]; /* the same at the moment of the peak */
     int64_t peak_by_cat[DPPROF_CAT_COUNT], peak_by_mod[DPPROF_MOD_COUNT];
-    int64_t max_by_cat[DPPROF_CAT_COUNT];                   /* each category's own high-water mark */
-    size_t peak_event;                                      /* index of the event that set the peak */
+    int64_t max_by_cat[DPPROF_CAT_COUNT]; /* each category's own high-water mark */
+    size_t peak_event;                    /* index of the event that set the peak */
     int32_t peak_phase, peak_step;
-    int32_t cur_phase, cur_step;                            /* DPPROF_PHASE_NONE outside phases */
-    dpprof_event *events;   size_t n_events, cap_events;
-    size_t n_events_seen;                                   /* every event, kept or not (DPPROF_PROF_NO_EVENTS) */
-    dpprof_phase_rec *phases; size_t n_phases, cap_phases;
-    dpprof_live_alloc *live; size_t n_live, cap_live;
-    size_t *index; size_t cap_index, used_index;             /* open-addressing index: key -> live[] slot + 1 */
+    int32_t cur_phase, cur_step; /* DPPROF_PHASE_NONE outside phases */
+    dpprof_event *events;
+    size_t n_events, cap_events;
+    size_t n_events_seen; /* every event, kept or not (DPPROF_PROF_NO_EVENTS) */
+    dpprof_phase_rec *phases;
+    size_t n_phases, cap_phases;
+    dpprof_live_alloc *live;
+    size_t n_live, cap_live;
+    size_t *index;
+    size_t cap_index, used_index; /* open-addressing index: key -> live[] slot + 1 */
     int64_t n_allocs, n_frees;
-    int64_t alloc_bytes_total;                              /* every byte ever allocated (PyTorch's allocated_bytes.all.allocated) */
-    int failed;                                             /* a table could not grow: results incomplete */
+    int64_t alloc_bytes_total; /* every byte ever allocated (PyTorch's allocated_bytes.all.allocated) */
+    int failed;                /* a table could not grow: results incomplete */
 } dpprof_prof;
 
 DPPROF_API int dpprof_prof_init(dpprof_prof *p, int flags);
@@ -418,7 +439,10 @@ DPPROF_API int dpprof_prof_write_trace(const dpprof_prof *p, FILE *f);
 
 /* =============================================================================================
    PART 3: noise and accountant
-   philox noise bit for bit on host and device; the rdp and pld accountants
+   Philox noise, bit for bit the same on host and device whatever the backend and the number of ranks; the
+   RDP and PLD accountants of the Poisson-subsampled Gaussian mechanism. Contract: an epsilon reported is an
+   upper bound (the PLD's discretisation is pessimistic), and sigma for a target is the smallest that
+   reaches it under the accountant named.
    ============================================================================================= */
 /* ===========================================================================
    privacy: declarations and the shared host/device section.
@@ -471,11 +495,11 @@ DPPROF_API int dpprof_prof_write_trace(const dpprof_prof *p, FILE *f);
 #define DPPROF_PRIVACY_DECL_H
 
 /* ---- result codes: dpprof_result's, under the names this part uses ---- */
-#define DPPROF__PRIV_OK       DPPROF_OK
-#define DPPROF__PRIV_ENULL    DPPROF_ERR_INVALID        /* a required out-pointer is null */
-#define DPPROF__PRIV_EINVAL   DPPROF_ERR_INVALID        /* argument out of domain or nan */
-#define DPPROF__PRIV_ENOCONV  DPPROF_ERR_NO_CONVERGENCE /* fractional-order series did not converge */
-#define DPPROF__PRIV_ERANGE   DPPROF_ERR_RANGE          /* target epsilon unreachable for any sigma */
+#define DPPROF__PRIV_OK DPPROF_OK
+#define DPPROF__PRIV_ENULL DPPROF_ERR_INVALID          /* a required out-pointer is null */
+#define DPPROF__PRIV_EINVAL DPPROF_ERR_INVALID         /* argument out of domain or nan */
+#define DPPROF__PRIV_ENOCONV DPPROF_ERR_NO_CONVERGENCE /* fractional-order series did not converge */
+#define DPPROF__PRIV_ERANGE DPPROF_ERR_RANGE           /* target epsilon unreachable for any sigma */
 
 /* number of orders in the default grid, so callers can size arrays without
    a vla */
@@ -485,7 +509,7 @@ DPPROF_API int dpprof_prof_write_trace(const dpprof_prof *p, FILE *f);
 #define DPPROF__PRIV_MAX_ORDER 1.0e6
 
 #if !defined(__CUDA_ARCH__) && defined(FLT_EVAL_METHOD) && \
-    (FLT_EVAL_METHOD == 1 || FLT_EVAL_METHOD == 2) && \
+    (FLT_EVAL_METHOD == 1 || FLT_EVAL_METHOD == 2) &&      \
     !defined(DPPROF_ALLOW_EXCESS_PRECISION)
 #error "dpprof noise needs FLT_EVAL_METHOD == 0 (e.g. -msse2 -mfpmath=sse) to match the gpu bit for bit; define DPPROF_ALLOW_EXCESS_PRECISION to build anyway"
 #endif
@@ -535,7 +559,9 @@ DPPROF_API int dpprof_prof_write_trace(const dpprof_prof *p, FILE *f);
 extern "C" {
 #endif
 
-typedef struct dpprof_u32x4 { uint32_t v[4]; } dpprof_u32x4;
+typedef struct dpprof_u32x4 {
+    uint32_t v[4];
+} dpprof_u32x4;
 
 /* ---- (a) noise: host-only entry point ---- */
 
@@ -634,31 +660,35 @@ DPPROF_API int dpprof_pld_sigma_for_epsilon(double q, long long steps, double de
 
 /* ieee 754 binary64 bit patterns used below */
 #define DPPROF__F64_MANT_MASK 0x000fffffffffffffULL
-#define DPPROF__F64_ONE_BITS  0x3ff0000000000000ULL
+#define DPPROF__F64_ONE_BITS 0x3ff0000000000000ULL
 #define DPPROF__F64_SQRT2_BITS 0x3ff6a09e667f3bcdULL /* 1.4142135623730951 */
 #define DPPROF__F64_PINF_BITS 0x7ff0000000000000ULL
 #define DPPROF__F64_NINF_BITS 0xfff0000000000000ULL
 #define DPPROF__F64_QNAN_BITS 0x7ff8000000000000ULL
 
-DPPROF__HDI uint64_t dpprof__f64_to_bits(double x)
-{
+DPPROF__HDI uint64_t dpprof__f64_to_bits(double x) {
 #if defined(__CUDA_ARCH__)
     return (uint64_t)__double_as_longlong(x);
 #else
     /* union punning: defined in c11, documented as supported by gcc, clang
        and msvc in c++; avoids needing <string.h> for memcpy */
-    union { double d; uint64_t u; } p;
+    union {
+        double d;
+        uint64_t u;
+    } p;
     p.d = x;
     return p.u;
 #endif
 }
 
-DPPROF__HDI double dpprof__f64_from_bits(uint64_t b)
-{
+DPPROF__HDI double dpprof__f64_from_bits(uint64_t b) {
 #if defined(__CUDA_ARCH__)
     return __longlong_as_double((long long)b);
 #else
-    union { double d; uint64_t u; } p;
+    union {
+        double d;
+        uint64_t u;
+    } p;
     p.u = b;
     return p.d;
 #endif
@@ -670,8 +700,7 @@ DPPROF__HDI double dpprof__f64_from_bits(uint64_t b)
    (golden ratio and sqrt(3)-1 in 32-bit fixed point). integer only, so it is
    trivially identical on host and device. */
 DPPROF__HDI dpprof_u32x4 dpprof_philox4x32_10(dpprof_u32x4 ctr, uint32_t key0,
-                                              uint32_t key1)
-{
+                                              uint32_t key1) {
     int round;
     for (round = 0; round < 10; ++round) {
         uint64_t p0, p1;
@@ -703,11 +732,10 @@ DPPROF__HDI dpprof_u32x4 dpprof_philox4x32_10(dpprof_u32x4 ctr, uint32_t key0,
    relative (0.84 ulp) over 2^24 philox uniforms in (0,1), 1.46e-16
    (0.79 ulp) over 2^22 doubles spanning 2^-1074 .. 2^1024.
    log(0) = -inf, log(x < 0 or nan) = nan, log(+inf) = +inf. */
-DPPROF__HDI DPPROF__FP_STRICT double dpprof__log(double x)
-{
+DPPROF__HDI DPPROF__FP_STRICT double dpprof__log(double x) {
     DPPROF__FP_STRICT_BODY
-    const double ln2_hi = 6.9314718036912382e-01;   /* 0x3fe62e42fee00000 */
-    const double ln2_lo = 1.9082149292705877e-10;   /* 0x3dea39ef35793c76 */
+    const double ln2_hi = 6.9314718036912382e-01; /* 0x3fe62e42fee00000 */
+    const double ln2_lo = 1.9082149292705877e-10; /* 0x3dea39ef35793c76 */
     uint64_t b;
     int k = 0;
     double m, f, hfsq, s, z, r, dk;
@@ -738,7 +766,7 @@ DPPROF__HDI DPPROF__FP_STRICT double dpprof__log(double x)
     s = DPPROF__DIV(f, DPPROF__ADD(2.0, f));
     z = DPPROF__MUL(s, s);
     /* horner in z with the taylor coefficients 2/(2n+1), n = 11..1 */
-    r = 8.6956521739130432e-02;                              /* 2/23 */
+    r = 8.6956521739130432e-02;                                 /* 2/23 */
     r = DPPROF__ADD(9.5238095238095233e-02, DPPROF__MUL(z, r)); /* 2/21 */
     r = DPPROF__ADD(1.0526315789473684e-01, DPPROF__MUL(z, r)); /* 2/19 */
     r = DPPROF__ADD(1.1764705882352941e-01, DPPROF__MUL(z, r)); /* 2/17 */
@@ -773,8 +801,7 @@ DPPROF__HDI DPPROF__FP_STRICT double dpprof__log(double x)
    over 2^24 uniforms; the rounding of theta = r*pi/2 dominates, glibc
    sin/cos evaluated on the same rounded theta show the same 1.83 ulp. */
 DPPROF__HDI DPPROF__FP_STRICT void dpprof__sincos_2pi(double u, double *sin_out,
-                                                      double *cos_out)
-{
+                                                      double *cos_out) {
     DPPROF__FP_STRICT_BODY
     const double pio2 = 1.5707963267948966; /* 0x3ff921fb54442d18 */
     double t, r, th, z, ps, pc, sn, cs, hz, w, corr;
@@ -786,55 +813,66 @@ DPPROF__HDI DPPROF__FP_STRICT void dpprof__sincos_2pi(double u, double *sin_out,
         return;
     }
     t = DPPROF__MUL(u, 4.0);
-    n = (int64_t)t;                 /* truncation toward zero ... */
+    n = (int64_t)t; /* truncation toward zero ... */
     if ((double)n > t) {
-        n -= 1;                     /* ... turned into floor */
+        n -= 1; /* ... turned into floor */
     }
-    r = DPPROF__SUB(t, (double)n);  /* exact, in [0,1) */
+    r = DPPROF__SUB(t, (double)n); /* exact, in [0,1) */
     if (r > 0.5) {
-        r = DPPROF__SUB(r, 1.0);    /* exact (sterbenz), now in (-0.5,0] */
+        r = DPPROF__SUB(r, 1.0); /* exact (sterbenz), now in (-0.5,0] */
         n += 1;
     }
     quadrant = (unsigned)((uint64_t)n & 3u);
     th = DPPROF__MUL(r, pio2);
     z = DPPROF__MUL(th, th);
     /* sin: th + th*z*(-1/3! + z/5! - ... - z^8/19!) */
-    ps = -8.2206352466243295e-18;                               /* -1/19! */
-    ps = DPPROF__ADD(2.8114572543455206e-15, DPPROF__MUL(z, ps)); /* 1/17! */
+    ps = -8.2206352466243295e-18;                                  /* -1/19! */
+    ps = DPPROF__ADD(2.8114572543455206e-15, DPPROF__MUL(z, ps));  /* 1/17! */
     ps = DPPROF__ADD(-7.6471637318198164e-13, DPPROF__MUL(z, ps)); /* 1/15! */
-    ps = DPPROF__ADD(1.6059043836821613e-10, DPPROF__MUL(z, ps)); /* 1/13! */
+    ps = DPPROF__ADD(1.6059043836821613e-10, DPPROF__MUL(z, ps));  /* 1/13! */
     ps = DPPROF__ADD(-2.5052108385441720e-08, DPPROF__MUL(z, ps)); /* 1/11! */
-    ps = DPPROF__ADD(2.7557319223985893e-06, DPPROF__MUL(z, ps)); /* 1/9! */
+    ps = DPPROF__ADD(2.7557319223985893e-06, DPPROF__MUL(z, ps));  /* 1/9! */
     ps = DPPROF__ADD(-1.9841269841269841e-04, DPPROF__MUL(z, ps)); /* 1/7! */
-    ps = DPPROF__ADD(8.3333333333333332e-03, DPPROF__MUL(z, ps)); /* 1/5! */
+    ps = DPPROF__ADD(8.3333333333333332e-03, DPPROF__MUL(z, ps));  /* 1/5! */
     ps = DPPROF__ADD(-1.6666666666666666e-01, DPPROF__MUL(z, ps)); /* 1/3! */
     sn = DPPROF__ADD(th, DPPROF__MUL(DPPROF__MUL(th, z), ps));
     /* cos: (1 - z/2) + z^2*(1/4! - z/6! + ... - z^7/18!) */
-    pc = -1.5619206968586225e-16;                               /* -1/18! */
-    pc = DPPROF__ADD(4.7794773323873853e-14, DPPROF__MUL(z, pc)); /* 1/16! */
+    pc = -1.5619206968586225e-16;                                  /* -1/18! */
+    pc = DPPROF__ADD(4.7794773323873853e-14, DPPROF__MUL(z, pc));  /* 1/16! */
     pc = DPPROF__ADD(-1.1470745597729725e-11, DPPROF__MUL(z, pc)); /* 1/14! */
-    pc = DPPROF__ADD(2.0876756987868100e-09, DPPROF__MUL(z, pc)); /* 1/12! */
+    pc = DPPROF__ADD(2.0876756987868100e-09, DPPROF__MUL(z, pc));  /* 1/12! */
     pc = DPPROF__ADD(-2.7557319223985888e-07, DPPROF__MUL(z, pc)); /* 1/10! */
-    pc = DPPROF__ADD(2.4801587301587302e-05, DPPROF__MUL(z, pc)); /* 1/8! */
+    pc = DPPROF__ADD(2.4801587301587302e-05, DPPROF__MUL(z, pc));  /* 1/8! */
     pc = DPPROF__ADD(-1.3888888888888889e-03, DPPROF__MUL(z, pc)); /* 1/6! */
-    pc = DPPROF__ADD(4.1666666666666664e-02, DPPROF__MUL(z, pc)); /* 1/4! */
+    pc = DPPROF__ADD(4.1666666666666664e-02, DPPROF__MUL(z, pc));  /* 1/4! */
     hz = DPPROF__MUL(0.5, z);
     w = DPPROF__SUB(1.0, hz);
     corr = DPPROF__SUB(DPPROF__SUB(1.0, w), hz); /* rounding error of w */
     cs = DPPROF__ADD(w, DPPROF__ADD(corr, DPPROF__MUL(DPPROF__MUL(z, z), pc)));
     switch (quadrant) {
-    case 0u: *sin_out = sn; *cos_out = cs; break;
-    case 1u: *sin_out = cs; *cos_out = -sn; break;
-    case 2u: *sin_out = -sn; *cos_out = -cs; break;
-    default: *sin_out = -cs; *cos_out = sn; break;
+    case 0u:
+        *sin_out = sn;
+        *cos_out = cs;
+        break;
+    case 1u:
+        *sin_out = cs;
+        *cos_out = -sn;
+        break;
+    case 2u:
+        *sin_out = -sn;
+        *cos_out = -cs;
+        break;
+    default:
+        *sin_out = -cs;
+        *cos_out = sn;
+        break;
     }
 }
 
 /* a philox word -> uniform in (0,1): ((double)x + 0.5) * 2^-32. both steps
    are exact (33 significant bits at most), so the open interval is
    guaranteed: smallest 2^-33, largest 1 - 2^-33. */
-DPPROF__HDI DPPROF__FP_STRICT double dpprof__u01(uint32_t x)
-{
+DPPROF__HDI DPPROF__FP_STRICT double dpprof__u01(uint32_t x) {
     DPPROF__FP_STRICT_BODY
     return DPPROF__MUL(DPPROF__ADD((double)x, 0.5), 2.3283064365386962890625e-10);
 }
@@ -844,8 +882,7 @@ DPPROF__HDI DPPROF__FP_STRICT double dpprof__u01(uint32_t x)
    output is bounded by sqrt(66 ln 2) = 6.76; the tail beyond that has
    probability 1.4e-11 and is absent. */
 DPPROF__HDI DPPROF__FP_STRICT void dpprof__box_muller(uint32_t xa, uint32_t xb,
-                                                      double *za, double *zb)
-{
+                                                      double *za, double *zb) {
     DPPROF__FP_STRICT_BODY
     double r, s, c;
     r = DPPROF__SQRT(DPPROF__MUL(-2.0, dpprof__log(dpprof__u01(xa))));
@@ -862,8 +899,7 @@ DPPROF__HDI DPPROF__FP_STRICT void dpprof__box_muller(uint32_t xa, uint32_t xb,
    floating-point side channels of the kind studied by mironov (ccs'12) for
    laplace noise. */
 DPPROF__HDI void dpprof_normal4(uint64_t seed, uint64_t stream, uint64_t block,
-                                double out[4])
-{
+                                double out[4]) {
     dpprof_u32x4 ctr, x;
     ctr.v[0] = (uint32_t)block;
     ctr.v[1] = (uint32_t)(block >> 32);
@@ -877,8 +913,7 @@ DPPROF__HDI void dpprof_normal4(uint64_t seed, uint64_t stream, uint64_t block,
 /* the normal for element `index` of (seed, stream): block = index/4,
    lane = index%4, so any element can be produced independently (one gpu
    thread per element or per block of four give the same values). */
-DPPROF__HDI double dpprof_normal(uint64_t seed, uint64_t stream, uint64_t index)
-{
+DPPROF__HDI double dpprof_normal(uint64_t seed, uint64_t stream, uint64_t index) {
     double z[4];
     dpprof_normal4(seed, stream, index >> 2, z);
     return z[index & 3u];
@@ -889,8 +924,7 @@ DPPROF__HDI double dpprof_normal(uint64_t seed, uint64_t stream, uint64_t index)
    float. the gpu kernel must use this helper so that its bits match
    dpprof_add_noise_ref. */
 DPPROF__HDI DPPROF__FP_STRICT float dpprof__noise_accum(float acc, double stddev,
-                                                        double z)
-{
+                                                        double z) {
     DPPROF__FP_STRICT_BODY
     float v = (float)DPPROF__MUL(stddev, z);
     return DPPROF__FADD(acc, v);
@@ -900,7 +934,10 @@ DPPROF__HDI DPPROF__FP_STRICT float dpprof__noise_accum(float acc, double stddev
 
 /* =============================================================================================
    PART 4: ops
-   the cpu reference of every op and dp op, with its analytic cost
+   the CPU reference of every op and DP op (dpprof_<op>_ref) with its analytic cost (dpprof_<op>_cost).
+   Contract: a reference is the definition a GPU kernel is tested against and a backward is tested against
+   finite differences in double; a cost's flops and bytes are what the op must do, counted the same way for
+   every backend.
    ============================================================================================= */
 /* ---- cpu reference ops: declarations -----------------------------------------------------
    dimension vocabulary: B batch, T sequence, C channels, N = B*T rows, IC/OC linear in/out features,
@@ -912,7 +949,7 @@ DPPROF__HDI DPPROF__FP_STRICT float dpprof__noise_accum(float acc, double stddev
    no op allocates; attention keeps per-row state on the stack, bounded by DPPROF_MAX_HEAD_SIZE. */
 
 #ifndef DPPROF_MAX_HEAD_SIZE
-#define DPPROF_MAX_HEAD_SIZE 256   /* largest HS the reference attention / rope accept (stack arrays) */
+#define DPPROF_MAX_HEAD_SIZE 256 /* largest HS the reference attention / rope accept (stack arrays) */
 #endif
 
 /* matmul. out (N,OC), inp (N,IC), weight (OC,IC): out = inp @ weight^T, overwritten */
@@ -976,7 +1013,10 @@ DPPROF_API void dpprof_scale_ref(dpprof_real *y, const dpprof_real *x, size_t n,
    bytes: minimum dram traffic = every input read once + every output written once, elem_size bytes
    per tensor element, 4 per int. an accumulated (+=) or in-place tensor is read and written (2x).
    all arithmetic is in double so llama-8b sizes at long T cannot overflow. */
-typedef struct dpprof_cost { double flops; double bytes; } dpprof_cost;
+typedef struct dpprof_cost {
+    double flops;
+    double bytes;
+} dpprof_cost;
 
 /* flops 2*N*IC*OC; bytes es*(N*IC + OC*IC + N*OC) */
 DPPROF_API dpprof_cost dpprof_matmul_fwd_cost(int N, int IC, int OC, int elem_size);
@@ -1170,40 +1210,74 @@ DPPROF_API dpprof_cost dpprof_rmsnorm_bwd_ps_cost(int n, int T, int C, int elem_
 /* flops 4*n (sqrt, +1e-6, divide, compare); bytes 16*n (norm2 read, c written, both double; elem_size unused) */
 DPPROF_API dpprof_cost dpprof_clip_factors_cost(int n, int elem_size);
 
-
 /* =============================================================================================
    PART 5: engine
-   configuration, presets, the session (model, dp-sgd, backends) and its writers
+   configuration, presets, the session (model, DP-SGD, backends) and its writers. Contract: one schedule
+   runs on every backend (cpu computes, cuda computes on the GPU, dry computes nothing) and every byte goes
+   through one allocator, so the dry backend's memory is the cpu's and the GPU's to the byte; every DP
+   algorithm computes the same clipped sum. Its implementation is in sections 5.1 to 5.11.
    ============================================================================================= */
 /* ---------------------------------------------------------------------------------------------
    configuration
    --------------------------------------------------------------------------------------------- */
-typedef enum dpprof_backend { DPPROF_BACKEND_AUTO = 0, DPPROF_BACKEND_CPU, DPPROF_BACKEND_CUDA, DPPROF_BACKEND_DRY } dpprof_backend;
-typedef enum dpprof_task { DPPROF_TASK_DEFAULT = 0, DPPROF_TASK_LM, DPPROF_TASK_CLS } dpprof_task;
-typedef enum dpprof_optimizer { DPPROF_OPT_DEFAULT = 0, DPPROF_OPT_ADAM, DPPROF_OPT_SGD } dpprof_optimizer;
-typedef enum dpprof_dtype { DPPROF_DTYPE_DEFAULT = 0, DPPROF_DTYPE_FP32, DPPROF_DTYPE_BF16 } dpprof_dtype;
+typedef enum dpprof_backend {
+    DPPROF_BACKEND_AUTO = 0,
+    DPPROF_BACKEND_CPU,
+    DPPROF_BACKEND_CUDA,
+    DPPROF_BACKEND_DRY
+} dpprof_backend;
+typedef enum dpprof_task {
+    DPPROF_TASK_DEFAULT = 0,
+    DPPROF_TASK_LM,
+    DPPROF_TASK_CLS
+} dpprof_task;
+typedef enum dpprof_optimizer {
+    DPPROF_OPT_DEFAULT = 0,
+    DPPROF_OPT_ADAM,
+    DPPROF_OPT_SGD
+} dpprof_optimizer;
+typedef enum dpprof_dtype {
+    DPPROF_DTYPE_DEFAULT = 0,
+    DPPROF_DTYPE_FP32,
+    DPPROF_DTYPE_BF16
+} dpprof_dtype;
 /* activation (gradient) checkpointing: none keeps every activation for the backward; layers keeps each decoder
    layer's input alone and recomputes the layer's forward (the recompute phase) just before its backward */
-typedef enum dpprof_checkpoint { DPPROF_CHECKPOINT_DEFAULT = 0, DPPROF_CHECKPOINT_NONE, DPPROF_CHECKPOINT_LAYERS } dpprof_checkpoint;
+typedef enum dpprof_checkpoint {
+    DPPROF_CHECKPOINT_DEFAULT = 0,
+    DPPROF_CHECKPOINT_NONE,
+    DPPROF_CHECKPOINT_LAYERS
+} dpprof_checkpoint;
 DPPROF_API const char *dpprof_checkpoint_name(int checkpoint); /* "none", "layers" */
-DPPROF_API int dpprof_checkpoint_parse(const char *name);       /* < 0 if unknown */
+DPPROF_API int dpprof_checkpoint_parse(const char *name);      /* < 0 if unknown */
 /* the attention's kernels on the cuda backend: dpprof's own (the default), or cuDNN's fused flash attention (bf16; its
    workspace tracked as category workspace, module attention; dpprof_config.attention_workspace) */
-typedef enum dpprof_attention { DPPROF_ATTENTION_DEFAULT = 0, DPPROF_ATTENTION_DPPROF, DPPROF_ATTENTION_CUDNN } dpprof_attention;
+typedef enum dpprof_attention {
+    DPPROF_ATTENTION_DEFAULT = 0,
+    DPPROF_ATTENTION_DPPROF,
+    DPPROF_ATTENTION_CUDNN
+} dpprof_attention;
 DPPROF_API const char *dpprof_attention_name(int attention); /* "dpprof", "cudnn" */
-DPPROF_API int dpprof_attention_parse(const char *name);      /* < 0 if unknown */
+DPPROF_API int dpprof_attention_parse(const char *name);     /* < 0 if unknown */
 /* bf16: the top 16 bits of an ieee float. conversions: to float is exact; from float rounds to
    the nearest, ties to even; an inf stays inf, a nan stays a (quiet) nan; a finite value past the
    largest bf16 rounds to inf as ieee rounding does. */
 typedef uint16_t dpprof_bf16;
 DPPROF_API dpprof_bf16 dpprof_bf16_from_float(float f);
 DPPROF_API float dpprof_bf16_to_float(dpprof_bf16 h);
-DPPROF_API void dpprof_bf16_round_ref(float *x, size_t n);                       /* x = to_float(from_float(x)) */
+DPPROF_API void dpprof_bf16_round_ref(float *x, size_t n);                            /* x = to_float(from_float(x)) */
 DPPROF_API void dpprof_bf16_pack_ref(dpprof_bf16 *dst, const float *src, size_t n);   /* dst = from_float(src) */
 DPPROF_API void dpprof_bf16_unpack_ref(float *dst, const dpprof_bf16 *src, size_t n); /* dst = to_float(src) */
 typedef enum dpprof_algo {
-    DPPROF_ALGO_DEFAULT = 0, DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST,
-    DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO, DPPROF_ALGO_COUNT
+    DPPROF_ALGO_DEFAULT = 0,
+    DPPROF_ALGO_VANILLA,
+    DPPROF_ALGO_PERSAMPLE,
+    DPPROF_ALGO_GHOST,
+    DPPROF_ALGO_GHOST_BK,
+    DPPROF_ALGO_FLASH,
+    DPPROF_ALGO_FLASH_BK,
+    DPPROF_ALGO_AUTO,
+    DPPROF_ALGO_COUNT
 } dpprof_algo;
 
 DPPROF_API const char *dpprof_backend_name(int backend);
@@ -1212,89 +1286,101 @@ DPPROF_API int dpprof_algo_parse(const char *name); /* < 0 if unknown */
 
 /* a choice the library makes itself unless told: AUTO (0) lets it choose (measuring where it can, each field says
    how), ON and OFF force it */
-typedef enum dpprof_switch { DPPROF_SWITCH_OFF = -1, DPPROF_SWITCH_AUTO = 0, DPPROF_SWITCH_ON = 1 } dpprof_switch;
+typedef enum dpprof_switch {
+    DPPROF_SWITCH_OFF = -1,
+    DPPROF_SWITCH_AUTO = 0,
+    DPPROF_SWITCH_ON = 1
+} dpprof_switch;
 /* the accountant of a poisson run's epsilon: rdp (the default), pld (the tight one, dpprof_pld_epsilon), both */
-typedef enum dpprof_accountant { DPPROF_ACCOUNTANT_RDP = 0, DPPROF_ACCOUNTANT_PLD, DPPROF_ACCOUNTANT_BOTH } dpprof_accountant;
+typedef enum dpprof_accountant {
+    DPPROF_ACCOUNTANT_RDP = 0,
+    DPPROF_ACCOUNTANT_PLD,
+    DPPROF_ACCOUNTANT_BOTH
+} dpprof_accountant;
 /* cuda: DRAM and L2 bytes from CUPTI's counters in warm-up step 0: off, per phase, or per op as well */
-typedef enum dpprof_dram { DPPROF_DRAM_OFF = 0, DPPROF_DRAM_PHASES, DPPROF_DRAM_OPS } dpprof_dram;
+typedef enum dpprof_dram {
+    DPPROF_DRAM_OFF = 0,
+    DPPROF_DRAM_PHASES,
+    DPPROF_DRAM_OPS
+} dpprof_dram;
 /* --algo auto with book-keeping: which linear layers materialise their per-sample gradients (dpprof_config.auto_materialise) */
 typedef enum dpprof_materialise {
-    DPPROF_MATERIALISE_NEVER = -1,      /* none */
-    DPPROF_MATERIALISE_MEASURED = 0,    /* both rules where an exact dry run shows the peak does not grow, else the width rule */
-    DPPROF_MATERIALISE_BOTH_RULES = 1,  /* the width rule and the bytes rule, without the dry run */
-    DPPROF_MATERIALISE_WIDTH_RULE = 2   /* the width rule alone, without the dry run */
+    DPPROF_MATERIALISE_NEVER = -1,     /* none */
+    DPPROF_MATERIALISE_MEASURED = 0,   /* both rules where an exact dry run shows the peak does not grow, else the width rule */
+    DPPROF_MATERIALISE_BOTH_RULES = 1, /* the width rule and the bytes rule, without the dry run */
+    DPPROF_MATERIALISE_WIDTH_RULE = 2  /* the width rule alone, without the dry run */
 } dpprof_materialise;
 
 /* a desc struct: all-zero means defaults, resolved once by dpprof_config_resolve(). */
 typedef struct dpprof_config {
-    const char *preset;          /* NULL -> "tiny"; see dpprof_preset_names() */
-    int vocab, hidden, layers;   /* 0 -> the preset's */
-    int heads, kv_heads, ffn;    /* 0 -> the preset's (kv_heads: grouped-query attention) */
-    int head_dim;                /* 0 -> hidden / heads (Hugging Face's head_dim where a config gives another) */
-    dpprof_switch tie_embeddings; /* AUTO -> the preset's; ON -> the lm head is the embedding matrix (one weight, one
+    const char *preset;                  /* NULL -> "tiny"; see dpprof_preset_names() */
+    int vocab, hidden, layers;           /* 0 -> the preset's */
+    int heads, kv_heads, ffn;            /* 0 -> the preset's (kv_heads: grouped-query attention) */
+    int head_dim;                        /* 0 -> hidden / heads (Hugging Face's head_dim where a config gives another) */
+    dpprof_switch tie_embeddings;        /* AUTO -> the preset's; ON -> the lm head is the embedding matrix (one weight, one
                                     gradient, one pair of moments); OFF -> untied. task cls has no lm head: no effect */
-    const char *model_name;      /* the result's config.preset where the shape comes from elsewhere (main.c's
+    const char *model_name;              /* the result's config.preset where the shape comes from elsewhere (main.c's
                                     --hf-config: the file); NULL -> the preset's name */
-    int seq;                     /* 0 -> 64 */
-    dpprof_task task;            /* 0 -> lm */
-    int classes;                 /* 0 -> 2 (cls only) */
-    dpprof_algo algo;            /* 0 -> vanilla */
-    int batch;                   /* logical batch; 0 -> 8 */
-    int physical_batch;          /* 0 -> batch */
-    int steps;                   /* measured steps; 0 -> 3 */
-    int warmup;                  /* warm-up steps run first and excluded from timing; 0 -> none */
-    double lr;                   /* 0 -> 1e-3 (adam) or 1e-2 (sgd) */
-    dpprof_optimizer optimizer;  /* 0 -> adam */
-    double weight_decay;         /* adamw decoupled decay; 0 -> none */
-    dpprof_dtype dtype;          /* 0 -> fp32; bf16: activations in bf16, fp32 masters (cuda, dry; cpu refuses) */
-    dpprof_checkpoint checkpoint; /* 0 -> none; layers: each decoder layer's input kept, the layer recomputed in the
+    int seq;                             /* 0 -> 64 */
+    dpprof_task task;                    /* 0 -> lm */
+    int classes;                         /* 0 -> 2 (cls only) */
+    dpprof_algo algo;                    /* 0 -> vanilla */
+    int batch;                           /* logical batch; 0 -> 8 */
+    int physical_batch;                  /* 0 -> batch */
+    int steps;                           /* measured steps; 0 -> 3 */
+    int warmup;                          /* warm-up steps run first and excluded from timing; 0 -> none */
+    double lr;                           /* 0 -> 1e-3 (adam) or 1e-2 (sgd) */
+    dpprof_optimizer optimizer;          /* 0 -> adam */
+    double weight_decay;                 /* adamw decoupled decay; 0 -> none */
+    dpprof_dtype dtype;                  /* 0 -> fp32; bf16: activations in bf16, fp32 masters (cuda, dry; cpu refuses) */
+    dpprof_checkpoint checkpoint;        /* 0 -> none; layers: each decoder layer's input kept, the layer recomputed in the
                                     backward (docs/model.md: what each algorithm keeps and recomputes) */
-    dpprof_attention attention;  /* 0 -> dpprof's kernels; cudnn: cuDNN's fused flash attention on cuda (bf16 only; the
+    dpprof_attention attention;          /* 0 -> dpprof's kernels; cudnn: cuDNN's fused flash attention on cuda (bf16 only; the
                                     session fails where cuDNN has no plan for the shape); on dry its workspace alone
                                     (attention_workspace) */
-    int64_t attention_workspace; /* cudnn: the bytes of cuDNN's workspace, allocated with the model (workspace, attention)
+    int64_t attention_workspace;         /* cudnn: the bytes of cuDNN's workspace, allocated with the model (workspace, attention)
                                     on every backend; on cuda at least what cuDNN's plans need (the result's config says
                                     what was taken, for a dry run to model); 0 otherwise */
-    dpprof_backend backend;      /* 0 -> auto */
-    uint64_t seed;               /* 0 is a seed like any other */
-    const char *data_path;       /* NULL -> synthetic data; else byte-level text (lm) or label<TAB>text lines (cls) */
-    double rope_theta;           /* 0 -> the preset's */
-    double norm_eps;             /* 0 -> 1e-5 */
-    double init_std;             /* 0 -> 0.02 */
-    int64_t memory_limit;        /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
+    dpprof_backend backend;              /* 0 -> auto */
+    uint64_t seed;                       /* 0 is a seed like any other */
+    const char *data_path;               /* NULL -> synthetic data; else byte-level text (lm) or label<TAB>text lines (cls) */
+    double rope_theta;                   /* 0 -> the preset's */
+    double norm_eps;                     /* 0 -> 1e-5 */
+    double init_std;                     /* 0 -> 0.02 */
+    int64_t memory_limit;                /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
     dpprof_materialise auto_materialise; /* algo auto with book-keeping: MEASURED -> materialise the per-sample
                                     gradients of the linear layers whose input is at most elem T / sizeof(real) wide
                                     (the width rule), or whose per-sample gradients take no more bytes than their
                                     input and output gradient (the bytes rule, dpprof__psg_fits), when an exact dry
                                     run shows that the peak does not grow (else the width rule alone, dry-run too);
                                     BOTH_RULES, WIDTH_RULE -> those rules without the dry run; NEVER */
-    dpprof_switch auto_ghost;    /* algo auto with book-keeping: AUTO -> a layer not materialised takes ghost's gram
+    dpprof_switch auto_ghost;            /* algo auto with book-keeping: AUTO -> a layer not materialised takes ghost's gram
                                     matrices (n T x T, one layer at a time) where the exact dry run shows that the
                                     peak does not grow and, on cuda, the measured time is below both flash
                                     flavours' (never off the gpu); ON -> every such layer, unmeasured; OFF -> never */
-    dpprof_switch fused_clipgrad; /* cuda, bf16: the clipped weight gradients (book-keeping) on the fused tensor-core
+    dpprof_switch fused_clipgrad;        /* cuda, bf16: the clipped weight gradients (book-keeping) on the fused tensor-core
                                     kernel (dpprof_cuda_tuning.fused_clipgrad) or on one cuBLAS GEMM per sample: ON ->
                                     fused; OFF -> cuBLAS; AUTO -> algo auto times both at each linear layer's shape at
                                     session start (physical batch >= 2) and takes the faster, the other algorithms cuBLAS */
-    dpprof_switch fused_noise;   /* dp: the noise, the division by the batch and the optimizer step in one pass over the
+    dpprof_switch fused_noise;           /* dp: the noise, the division by the batch and the optimizer step in one pass over the
                                     gradients (dpprof_noise_adam_gpu on cuda), the same bits; no noise phase then: the
                                     optimizer_step phase holds it. ON -> fused; OFF -> two passes; AUTO -> algo auto on
                                     cuda times both at session start and takes the faster, the others two passes */
-    int dp_warp_tile;            /* cuda, bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipgrad, both
+    int dp_warp_tile;                    /* cuda, bf16: the warp tile of dpprof's dp tensor-core kernels (the fused clipgrad, both
                                     flavours of the flash norm), dpprof_cuda_tuning.dp_warp_tile: 64 (64 x 64) or 32 (64 x 32);
                                     0 -> the default (64 where the device's shared memory per block holds the kernels) */
-    dpprof_switch wgmma;         /* cuda, bf16: the gram flavour of the flash norm on Hopper's warpgroup mma
+    dpprof_switch wgmma;                 /* cuda, bf16: the gram flavour of the flash norm on Hopper's warpgroup mma
                                     (dpprof_cuda_tuning.wgmma): ON (compute capability 9.0 only, else refused);
                                     OFF -> mma.sync; AUTO -> on where the device is 9.0 */
-    int no_timeline;             /* result json without the event log (sweeps of hundreds of runs) */
-    int trace_ops;               /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
-    int trace_steps;             /* dpprof_session_write_trace: the last N steps (0 -> 2), what a trace holds */
-    int op_times;                /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
-    dpprof_dram dram;            /* cuda: DRAM and L2 bytes from CUPTI, in warm-up step 0 (needs warmup >= 1): PHASES, or
+    int no_timeline;                     /* result json without the event log (sweeps of hundreds of runs) */
+    int trace_ops;                       /* time every op (cuda: an event pair each) for dpprof_session_write_trace */
+    int trace_steps;                     /* dpprof_session_write_trace: the last N steps (0 -> 2), what a trace holds */
+    int op_times;                        /* time every op in the warm-up steps (outside the timing): throughput.ops in the json */
+    dpprof_dram dram;                    /* cuda: DRAM and L2 bytes from CUPTI, in warm-up step 0 (needs warmup >= 1): PHASES, or
                                     OPS as well (each op a range; the phases' values their ops' sums) */
     /* DP-SGD (docs/dp.md) */
-    double sigma;                /* noise multiplier */
-    double max_grad_norm;        /* clipping bound C */
+    double sigma;         /* noise multiplier */
+    double max_grad_norm; /* clipping bound C */
     int per_layer_clipping;
     int poisson;
     long long dataset_size;
@@ -1306,9 +1392,9 @@ typedef struct dpprof_config {
     const char *lora_targets;
     /* sharded data parallelism (docs/model.md, "Sharded data parallelism"): the memory of rank 0 of `ranks`,
        each holding batch / ranks samples of the logical batch; dry backend only for ranks > 1 */
-    int ranks;                   /* 0 -> 1 */
-    int zero;                    /* 0: plain data parallel; 1: adam moments sharded; 2: + gradients; 3: + parameters */
-    double target_epsilon;       /* > 0: dpprof_config_resolve chooses sigma so that the run (warmup + steps poisson steps
+    int ranks;             /* 0 -> 1 */
+    int zero;              /* 0: plain data parallel; 1: adam moments sharded; 2: + gradients; 3: + parameters */
+    double target_epsilon; /* > 0: dpprof_config_resolve chooses sigma so that the run (warmup + steps poisson steps
                                     of rate batch / dataset_size) spends this epsilon at delta under the accountant (rdp, or
                                     pld; not both); needs a DP algo, poisson and dataset_size, and sigma 0. resolved: sigma
                                     set, target_epsilon 0 */
@@ -1328,13 +1414,13 @@ typedef enum dpprof_field_type {
     DPPROF_FIELD_FLAG   /* int, 0 or 1 */
 } dpprof_field_type;
 typedef struct dpprof_config_field {
-    const char *name;       /* the member's name: "physical_batch" */
+    const char *name; /* the member's name: "physical_batch" */
     dpprof_field_type type;
-    size_t offset;          /* offsetof(dpprof_config, member) */
-    double lo, hi;          /* the range of a value given */
-    int open;               /* REAL: 1 open at lo, 2 at hi */
-    const char *values;     /* ENUM: the names; INT: the only values allowed (NULL: any in range) */
-    int first;              /* ENUM: the code of the first name */
+    size_t offset;      /* offsetof(dpprof_config, member) */
+    double lo, hi;      /* the range of a value given */
+    int open;           /* REAL: 1 open at lo, 2 at hi */
+    const char *values; /* ENUM: the names; INT: the only values allowed (NULL: any in range) */
+    int first;          /* ENUM: the code of the first name */
 } dpprof_config_field;
 /* every field (*n of them), in the struct's order */
 DPPROF_API const dpprof_config_field *dpprof_config_fields(int *n);
@@ -1367,19 +1453,19 @@ DPPROF_API const char *dpprof_preset_hf_name(const char *name);
    the engine: model, training step, reports
    --------------------------------------------------------------------------------------------- */
 typedef struct dpprof_tensor {
-    void *data;              /* NULL on the dry backend */
-    int64_t n;               /* elements */
+    void *data; /* NULL on the dry backend */
+    int64_t n;  /* elements */
     int32_t elem_size, category, module;
-    int32_t kept;            /* the engine handed it to its keep-list: freeing here only forgets it */
+    int32_t kept; /* the engine handed it to its keep-list: freeing here only forgets it */
 } dpprof_tensor;
 
 typedef struct dpprof_param {
-    char name[64];           /* the dump's name, e.g. model.layers.0.self_attn.q_proj.weight */
-    int rows, cols;          /* (rows, cols); vectors have rows = 1 */
-    int module, layer;       /* layer -1 outside the decoder stack */
+    char name[64];     /* the dump's name, e.g. model.layers.0.self_attn.q_proj.weight */
+    int rows, cols;    /* (rows, cols); vectors have rows = 1 */
+    int module, layer; /* layer -1 outside the decoder stack */
     int trainable;
     dpprof_tensor w, g, m, v; /* weight, gradient, adam moments: fp32 (dpprof_real) whatever the dtype */
-    dpprof_tensor wl;        /* --dtype bf16 on cuda and dry: the bf16 working copy of a matmul weight
+    dpprof_tensor wl;         /* --dtype bf16 on cuda and dry: the bf16 working copy of a matmul weight
                                 (projections, lora A and B, the head) that the matmuls read, cast from w
                                 after init, each update and param_write; n = 0 where there is none */
 } dpprof_param;
@@ -1436,11 +1522,11 @@ DPPROF_API void dpprof_session_memory_truth(const dpprof_session *s, dpprof_memo
 /* --ranks, --zero: rank 0's shards (elements of dpprof_real) and the bytes each collective moved per rank in the
    last step (ring algorithm); the result json's "distributed" */
 typedef struct dpprof_dist_info {
-    int ranks, zero, zero_in_effect;  /* zero_in_effect: 0 where ranks = 1 (every stage is then plain training) */
-    int64_t shard_elements;           /* sum of ceil(n_t / ranks) over the trainable tensors: a gradient or moment shard */
-    int64_t padding_elements;         /* ranks x shard_elements - trainable elements */
-    int64_t param_shard_elements;     /* the same sum over every tensor (zero 3's parameter shards) */
-    int64_t gathered_max_bytes;       /* zero 3: the most all-gathered weight bytes live at once */
+    int ranks, zero, zero_in_effect; /* zero_in_effect: 0 where ranks = 1 (every stage is then plain training) */
+    int64_t shard_elements;          /* sum of ceil(n_t / ranks) over the trainable tensors: a gradient or moment shard */
+    int64_t padding_elements;        /* ranks x shard_elements - trainable elements */
+    int64_t param_shard_elements;    /* the same sum over every tensor (zero 3's parameter shards) */
+    int64_t gathered_max_bytes;      /* zero 3: the most all-gathered weight bytes live at once */
     int64_t all_reduce_bytes, reduce_scatter_bytes, all_gather_bytes;
 } dpprof_dist_info;
 DPPROF_API void dpprof_session_dist(const dpprof_session *s, dpprof_dist_info *out);
@@ -1455,7 +1541,10 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir);
 
 /* =============================================================================================
    PART 6: cuda runtime
-   dpprof_kernels.cu: the device, its memory through the accountant, the gpu ops, the kernel choices
+   dpprof_kernels.cu: the device, its memory through the accountant, the GPU ops (dpprof_<op>_gpu), the
+   kernel choices. Contract: every allocation on the device is tracked with a category and a module; every
+   GPU op matches its CPU reference within the tolerance of its dtype (tests/gpu_*.c); without
+   dpprof_kernels.cu every entry point answers DPPROF_ERR_NO_CUDA, saying so.
    ============================================================================================= */
 /* the cuda side (dpprof_kernels.cu); without it (no DPPROF_CUDA) these return DPPROF_ERR_NO_CUDA */
 typedef struct dpprof_device_info {
@@ -1485,30 +1574,37 @@ DPPROF_API int dpprof_cuda_free(dpprof_prof *p, void *ptr);
    the workspace (DPPROF_WORKSPACE_BYTES, one allocation the caller makes and tracks as category
    workspace) holds cuBLAS's workspace (first DPPROF_CUBLAS_WORKSPACE_BYTES) and the kernels' scratch. */
 #define DPPROF_CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* what NVIDIA recommends for cuBLAS on Hopper */
-#define DPPROF_SCRATCH_BYTES ((size_t)8 << 20)            /* partial sums of the norm kernels, flags */
+#define DPPROF_SCRATCH_BYTES ((size_t)8 << 20)           /* partial sums of the norm kernels, flags */
 #define DPPROF_WORKSPACE_BYTES (DPPROF_CUBLAS_WORKSPACE_BYTES + DPPROF_SCRATCH_BYTES)
-enum { DPPROF_COPY_H2D, DPPROF_COPY_D2H, DPPROF_COPY_D2D };
-DPPROF_API int dpprof_cuda_init(int device);                 /* select, create the stream and cuBLAS; idempotent */
-DPPROF_API int dpprof_cuda_alloc(void **ptr, size_t bytes);  /* cudaMalloc, untracked: the caller tracks it */
-DPPROF_API void dpprof_cuda_release(void *ptr);              /* cudaFree of dpprof_cuda_alloc's pointer (NULL: nothing) */
+enum {
+    DPPROF_COPY_H2D,
+    DPPROF_COPY_D2H,
+    DPPROF_COPY_D2D
+};
+DPPROF_API int dpprof_cuda_init(int device);                                        /* select, create the stream and cuBLAS; idempotent */
+DPPROF_API int dpprof_cuda_alloc(void **ptr, size_t bytes);                         /* cudaMalloc, untracked: the caller tracks it */
+DPPROF_API void dpprof_cuda_release(void *ptr);                                     /* cudaFree of dpprof_cuda_alloc's pointer (NULL: nothing) */
 DPPROF_API int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir); /* DPPROF_COPY_*; D2H waits for it */
-DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes);    /* queued memset 0 */
-DPPROF_API int dpprof_cuda_sync(void);                       /* wait for the stream; the first error of anything queued */
-DPPROF_API int dpprof_cuda_trim(void);                       /* wait, then give the allocation pool's unused memory back to the driver */
-DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes); /* bytes >= DPPROF_WORKSPACE_BYTES */
-DPPROF_API int dpprof_cuda_mem_used(size_t *used);           /* the driver's figure: total - free device memory */
+DPPROF_API int dpprof_cuda_zero(void *dst, size_t bytes);                           /* queued memset 0 */
+DPPROF_API int dpprof_cuda_sync(void);                                              /* wait for the stream; the first error of anything queued */
+DPPROF_API int dpprof_cuda_trim(void);                                              /* wait, then give the allocation pool's unused memory back to the driver */
+DPPROF_API int dpprof_cuda_set_workspace(void *ptr, size_t bytes);                  /* bytes >= DPPROF_WORKSPACE_BYTES */
+DPPROF_API int dpprof_cuda_mem_used(size_t *used);                                  /* the driver's figure: total - free device memory */
 /* the stream-ordered pool's own figures now: the bytes of its live allocations as it rounds them (used) and what
    it holds from the driver (reserved) */
 DPPROF_API int dpprof_cuda_pool_usage(size_t *used, size_t *reserved);
-DPPROF_API int dpprof_cuda_event(int *id);                   /* record an event on the stream; ids count from 0 */
+DPPROF_API int dpprof_cuda_event(int *id);                     /* record an event on the stream; ids count from 0 */
 DPPROF_API int dpprof_cuda_event_ms(int a, int b, double *ms); /* time from event a to event b (waits for b) */
-DPPROF_API void dpprof_cuda_events_reset(void);              /* forget recorded events (ids restart at 0) */
-typedef struct dpprof_counter_range { char name[64]; double dram_read, dram_write, l2_read, l2_write; } dpprof_counter_range; /* bytes; < 0 where a metric is unavailable */
+DPPROF_API void dpprof_cuda_events_reset(void);                /* forget recorded events (ids restart at 0) */
+typedef struct dpprof_counter_range {
+    char name[64];
+    double dram_read, dram_write, l2_read, l2_write;
+} dpprof_counter_range; /* bytes; < 0 where a metric is unavailable */
 /* DRAM and L2 traffic per named range, from CUPTI's range profiler. begin: DPPROF_OK, or DPPROF_ERR_UNSUPPORTED with the reason
    in dpprof_last_error() (counters not permitted for this user: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES / NVPW errors, an
    unsupported device, CUPTI missing, more than one pass needed). Only one collection at a time. */
-DPPROF_API int dpprof_cuda_counters_begin(int max_ranges);     /* after dpprof_cuda_init; sets up the profiler for the metrics below with user ranges */
-DPPROF_API int dpprof_cuda_counters_push(const char *name);    /* a range begins on the stream (ranges are not nested by the engine: push, pop, push, pop...) */
+DPPROF_API int dpprof_cuda_counters_begin(int max_ranges);  /* after dpprof_cuda_init; sets up the profiler for the metrics below with user ranges */
+DPPROF_API int dpprof_cuda_counters_push(const char *name); /* a range begins on the stream (ranges are not nested by the engine: push, pop, push, pop...) */
 DPPROF_API int dpprof_cuda_counters_pop(void);
 DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int *n); /* stop, decode, evaluate; fills up to max ranges in order, *n = how many; tears everything down so begin can be called again */
 /* the collectives between the ranks of an MPI job on the cuda backend: NCCL, one process a rank and a GPU a
@@ -1520,10 +1616,10 @@ DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
    (cap = n, or 0) one reduce or broadcast per part. a failure is the stream's (dpprof_cuda_sync says it) */
 #define DPPROF_NCCL_ID_BYTES 128
 DPPROF_API int dpprof_nccl_available(void);
-DPPROF_API int dpprof_nccl_id(void *id, size_t bytes);               /* rank 0: a new communicator's id (DPPROF_NCCL_ID_BYTES) */
-DPPROF_API int dpprof_nccl_init(const void *id, int ranks, int rank); /* every rank, with rank 0's id; one communicator a process */
-DPPROF_API void dpprof_nccl_finish(void);                            /* waits for the stream, then closes the communicator */
-DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n);           /* x = the sum of every rank's x */
+DPPROF_API int dpprof_nccl_id(void *id, size_t bytes);                      /* rank 0: a new communicator's id (DPPROF_NCCL_ID_BYTES) */
+DPPROF_API int dpprof_nccl_init(const void *id, int ranks, int rank);       /* every rank, with rank 0's id; one communicator a process */
+DPPROF_API void dpprof_nccl_finish(void);                                   /* waits for the stream, then closes the communicator */
+DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n);                  /* x = the sum of every rank's x */
 DPPROF_API void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap); /* this rank's part of the sum, at its place in x */
 DPPROF_API void dpprof_nccl_allgather(float *x, size_t n, size_t cap);      /* every rank's part (at its place in x) to every rank */
 /* cuDNN's fused flash attention: the causal GQA attention of dpprof_attention_fwd_gpu / _bwd_gpu (same arguments, same
@@ -1556,7 +1652,7 @@ DPPROF_API void dpprof_cudnn_attention_bwd_gpu(float *dq, float *dk, float *dv, 
    inputs widened exactly to fp32, computes like the fp32 op and rounds what it stores to the nearest
    bf16 (ties to even); its reference is the fp32 reference on the widened inputs with the stored
    outputs rounded by dpprof_bf16_round_ref. beyond the op table, the engine needs these: */
-DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype);   /* FP32 (the default) or BF16; else DPPROF_ERR_INVALID */
+DPPROF_API int dpprof_cuda_set_storage(dpprof_dtype dtype); /* FP32 (the default) or BF16; else DPPROF_ERR_INVALID */
 DPPROF_API dpprof_dtype dpprof_cuda_storage(void);
 /* the kernel choices of the cuda backend: one struct for the process (the kernels' state is per process),
    all zero meaning the defaults. every choice computes the same function to the same tolerances (the tests run
@@ -1587,15 +1683,15 @@ DPPROF_API void dpprof_cuda_get_tuning(dpprof_cuda_tuning *t);
 /* kernels on wgmma queued since dpprof_cuda_init (tests: the path was taken) */
 DPPROF_API long long dpprof_cuda_wgmma_count(void);
 /* the first field of t out of its set, or NULL: what dpprof_cuda_set_tuning checks */
-#define DPPROF_CUDA_TUNING_BAD(t)                                                                              \
-    ((t)->attention_simt < 0 || (t)->attention_simt > 1                                  ? "attention_simt"      \
-     : (t)->attention_block != 0 && (t)->attention_block != 64 && (t)->attention_block != 128 ? "attention_block" \
+#define DPPROF_CUDA_TUNING_BAD(t)                                                                                                \
+    ((t)->attention_simt < 0 || (t)->attention_simt > 1                                                  ? "attention_simt"      \
+     : (t)->attention_block != 0 && (t)->attention_block != 64 && (t)->attention_block != 128            ? "attention_block"     \
      : (t)->attention_warp_rows != 0 && (t)->attention_warp_rows != 16 && (t)->attention_warp_rows != 32 ? "attention_warp_rows" \
-     : (t)->norms_cublas < 0 || (t)->norms_cublas > 1                                      ? "norms_cublas"        \
-     : (t)->fused_clipgrad < 0 || (t)->fused_clipgrad > 1                                  ? "fused_clipgrad"      \
-     : (t)->dp_warp_tile != 0 && (t)->dp_warp_tile != 32 && (t)->dp_warp_tile != 64       ? "dp_warp_tile"        \
-     : (t)->wgmma < -1 || (t)->wgmma > 1                                                   ? "wgmma"               \
-                                                                                           : (const char *)0)
+     : (t)->norms_cublas < 0 || (t)->norms_cublas > 1                                                    ? "norms_cublas"        \
+     : (t)->fused_clipgrad < 0 || (t)->fused_clipgrad > 1                                                ? "fused_clipgrad"      \
+     : (t)->dp_warp_tile != 0 && (t)->dp_warp_tile != 32 && (t)->dp_warp_tile != 64                      ? "dp_warp_tile"        \
+     : (t)->wgmma < -1 || (t)->wgmma > 1                                                                 ? "wgmma"               \
+                                                                                                         : (const char *)0)
 /* the kernels dpprof has queued since the process started (its own; cuBLAS's are not counted) */
 DPPROF_API long long dpprof_cuda_launch_count(void);
 /* the device work queued so far: kernels, cuBLAS calls (as dpprof checks them), memsets and copies; the op records
@@ -1726,7 +1822,8 @@ static char dpprof__errbuf[1024];
 
 DPPROF_API const char *dpprof_result_str(int result) {
     switch (result) {
-#define DPPROF__X(name, value, text) case value: return text;
+#define DPPROF__X(name, value, text) \
+    case value: return text;
         DPPROF_RESULTS(DPPROF__X)
 #undef DPPROF__X
     default: return "unknown result code";
@@ -1748,25 +1845,31 @@ DPPROF_API int dpprof_fail(int code, const char *fmt, ...) {
 #define dpprof__fail dpprof_fail
 
 /* propagate a failure: the message is already in dpprof_last_error() */
-#define DPPROF__TRY(x) do { int rc_ = (x); if (rc_ != DPPROF_OK) return rc_; } while (0)
+#define DPPROF__TRY(x)                    \
+    do {                                  \
+        int rc_ = (x);                    \
+        if (rc_ != DPPROF_OK) return rc_; \
+    } while (0)
 
 /* ---- names ----------------------------------------------------------------------------------- */
+/* clang-format off */
 static const char *const dpprof__cat_names[] = {
 #define DPPROF__X(name, text) text,
     DPPROF_CATEGORIES(DPPROF__X)
     DPPROF_USER_CATEGORIES(DPPROF__X)
 #undef DPPROF__X
 };
+/* clang-format on */
 static const char *const dpprof__mod_names[] = {
 #define DPPROF__X(name, text) text,
     DPPROF_MODULES(DPPROF__X)
-    DPPROF_USER_MODULES(DPPROF__X)
+        DPPROF_USER_MODULES(DPPROF__X)
 #undef DPPROF__X
 };
 static const char *const dpprof__phase_names[] = {
 #define DPPROF__X(name, text) text,
     DPPROF_PHASES(DPPROF__X)
-    DPPROF_USER_PHASES(DPPROF__X)
+        DPPROF_USER_PHASES(DPPROF__X)
 #undef DPPROF__X
 };
 static const char *const dpprof__algo_names[] = {"default", "vanilla", "persample", "ghost", "ghost_bk", "flash", "flash_bk", "auto"};
@@ -1779,7 +1882,7 @@ DPPROF_API dpprof_bf16 dpprof_bf16_from_float(float f) {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return (dpprof_bf16)((u >> 16) | 0x0040u); /* nan: quiet, sign kept */
-    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest, ties to even; a carry into the exponent is right (up to inf) */
+    u += 0x7fffu + ((u >> 16) & 1u);                                                                      /* round to nearest, ties to even; a carry into the exponent is right (up to inf) */
     return (dpprof_bf16)(u >> 16);
 }
 DPPROF_API float dpprof_bf16_to_float(dpprof_bf16 h) {
@@ -1853,8 +1956,7 @@ static int dpprof__grow(void **ptr, size_t *cap, size_t need, size_t elem) {
 }
 
 /* ---- json output: strings (utf-8, invalid bytes as U+FFFD) and numbers (nan and inf as null) --------- */
-DPPROF_API size_t dpprof_utf8_len(const char *str, size_t avail)
-{
+DPPROF_API size_t dpprof_utf8_len(const char *str, size_t avail) {
     const unsigned char *s = (const unsigned char *)str;
     unsigned char c = s[0], lo = 0x80, hi = 0xBF;
     size_t need, k;
@@ -1925,10 +2027,29 @@ DPPROF_API const char *dpprof_closest(const char *word, const char *words, char 
     return buf;
 }
 
+DPPROF_API const char *dpprof_words(const char *words, char *buf, size_t cap) {
+    size_t len = 0, n;
+    int k = 0, count = 1;
+    const char *w;
+    if (!buf || !cap) return "";
+    buf[0] = 0;
+    if (!words) return buf;
+    for (w = words; *w; w++) count += *w == '|';
+    for (w = words; *w && len < cap; k++) {
+        n = strcspn(w, "|");
+        len += (size_t)snprintf(buf + len, cap - len, "%s%.*s", k == 0 ? "" : (k == count - 1 ? " or " : ", "), (int)strcspn(w, "=|"), w);
+        w += n + (w[n] == '|');
+    }
+    return buf;
+}
+
 static void dpprof__jstr(FILE *f, const char *str) {
     const unsigned char *p = (const unsigned char *)(str ? str : "");
     size_t n;
-    if (!str) { fputs("null", f); return; }
+    if (!str) {
+        fputs("null", f);
+        return;
+    }
     fputc('"', f);
     for (; *p; p++) {
         if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
@@ -2417,8 +2538,7 @@ DPPROF_API int dpprof_prof_write_trace(const dpprof_prof *p, FILE *f) {
 
 DPPROF_API void dpprof_add_noise_ref(float *out, size_t n, double stddev,
                                      uint64_t seed, uint64_t stream,
-                                     uint64_t offset)
-{
+                                     uint64_t offset) {
     size_t i = 0;
     if (out == NULL) {
         return;
@@ -2439,8 +2559,7 @@ DPPROF_API void dpprof_add_noise_ref(float *out, size_t n, double stddev,
 /* ----------------------------------------------------- log-space helpers -- */
 
 /* log(exp(a) + exp(b)) without overflow */
-static double dpprof__log_add(double a, double b)
-{
+static double dpprof__log_add(double a, double b) {
     double hi = a > b ? a : b;
     double lo = a > b ? b : a;
     if (lo == -HUGE_VAL) {
@@ -2455,8 +2574,7 @@ static double dpprof__log_add(double a, double b)
 /* log(exp(a) - exp(b)) for a >= b; a result that rounding pushed below zero
    is returned as log(0) = -inf rather than an error, because the callers
    subtract sums that are non-negative in exact arithmetic */
-static double dpprof__log_sub(double a, double b)
-{
+static double dpprof__log_sub(double a, double b) {
     if (b == -HUGE_VAL) {
         return a;
     }
@@ -2472,8 +2590,7 @@ static double dpprof__log_sub(double a, double b)
    erfc(x) = exp(-x^2)/(x sqrt(pi)) * (1 + sum_k (-1)^k (2k-1)!!/(2x^2)^k),
    whose first omitted term after k = 10 is below 2e-22 for x >= 20; working
    in logs it never underflows. */
-static double dpprof__log_erfc(double x)
-{
+static double dpprof__log_erfc(double x) {
     const double half_log_pi = 0.57236494292470008707; /* log(pi)/2 */
     double t, term, sum;
     int k;
@@ -2491,8 +2608,7 @@ static double dpprof__log_erfc(double x)
 }
 
 /* log(exp(c) - 1) for c >= 0, accurate at both ends */
-static double dpprof__log_expm1(double c)
-{
+static double dpprof__log_expm1(double c) {
     if (c > 40.0) {
         return c + log1p(-exp(-c));
     }
@@ -2507,8 +2623,7 @@ static double dpprof__log_expm1(double c)
    expm1((i^2-i)/(2 sigma^2)), a sum of positive terms: computing it in log
    space and finishing with log1p keeps full relative accuracy even when
    log(A) is tiny (small q), where the plain sum would cancel. */
-static int dpprof__log_a_int(double q, double sigma, double alpha, double *out)
-{
+static int dpprof__log_a_int(double q, double sigma, double alpha, double *out) {
     long a = (long)alpha;
     long i;
     double lq = log(q), l1q = log1p(-q);
@@ -2543,8 +2658,7 @@ static int dpprof__log_a_int(double q, double sigma, double alpha, double *out)
    around 1), so after DPPROF__PRIV_SERIES_CAP terms past a the caller
    switches to quadrature. */
 #define DPPROF__PRIV_SERIES_CAP 10000.0
-static int dpprof__log_a_frac(double q, double sigma, double alpha, double *out)
-{
+static int dpprof__log_a_frac(double q, double sigma, double alpha, double *out) {
     const double log_half = -0.69314718055994530942;
     const double sqrt2 = 1.41421356237309504880;
     double lq = log(q), l1q = log1p(-q);
@@ -2588,8 +2702,7 @@ static int dpprof__log_a_frac(double q, double sigma, double alpha, double *out)
 }
 
 /* log(1 - q + q e^u), the log of the mixture's likelihood ratio */
-static double dpprof__log_mix(double q, double u)
-{
+static double dpprof__log_mix(double q, double u) {
     if (u < 30.0) {
         return log1p(q * expm1(u));
     }
@@ -2601,8 +2714,7 @@ static double dpprof__log_mix(double q, double u)
    1/6 while k <= a and below 1/2 after, so 60 terms reach 1e-18), the direct
    form otherwise (its cancellation
    is then at most a factor ~ 2/((a-1) |x|) <= 4/(1 - 1/a)). */
-static double dpprof__pow1p_m1_lin(double alpha, double x)
-{
+static double dpprof__pow1p_m1_lin(double alpha, double x) {
     if (fabs(alpha * x) < 0.5) {
         double term = 0.5 * alpha * (alpha - 1.0) * x * x, sum = term;
         int k;
@@ -2629,8 +2741,7 @@ static double dpprof__pow1p_m1_lin(double alpha, double x)
    with no first-order cancellation: summing it keeps full relative accuracy
    of a tiny log(A) (small q, large sigma), where the series, which sums
    terms of size one, is limited to an absolute 1e-16 or so. */
-static int dpprof__log_a_quad(double q, double sigma, double alpha, double *out)
-{
+static int dpprof__log_a_quad(double q, double sigma, double alpha, double *out) {
     const double log_sqrt_2pi = 0.91893853320467274178;
     double c = 1.0 / (2.0 * sigma * sigma);
     double h = sigma / 20.0 < 0.05 ? sigma / 20.0 : 0.05;
@@ -2667,8 +2778,7 @@ static int dpprof__log_a_quad(double q, double sigma, double alpha, double *out)
 
 /* ------------------------------------------------------------ public rdp -- */
 
-DPPROF_API int dpprof_rdp_sgm(double q, double sigma, double alpha, double *rdp)
-{
+DPPROF_API int dpprof_rdp_sgm(double q, double sigma, double alpha, double *rdp) {
     double log_a, r;
     int rc;
     if (rdp == NULL) {
@@ -2722,8 +2832,7 @@ DPPROF_API int dpprof_rdp_sgm(double q, double sigma, double alpha, double *rdp)
     return DPPROF__PRIV_OK;
 }
 
-DPPROF_API int dpprof_rdp_default_orders(double *orders)
-{
+DPPROF_API int dpprof_rdp_default_orders(double *orders) {
     int n = 0, x;
     for (x = 1; x <= 99; ++x) {
         if (orders != NULL) {
@@ -2746,8 +2855,7 @@ DPPROF_API int dpprof_rdp_default_orders(double *orders)
    the conversion alone); improved != 0: balle et al. 2020,
    else the classic mironov 2017 bound */
 static double dpprof__rdp_to_eps_one(double rdp_total, double alpha, double delta,
-                                     int improved)
-{
+                                     int improved) {
     if (rdp_total == HUGE_VAL) {
         return HUGE_VAL;
     }
@@ -2767,8 +2875,7 @@ static double dpprof__rdp_to_eps_one(double rdp_total, double alpha, double delt
 static int dpprof__rdp_epsilon_impl(double q, double sigma, long long steps,
                                     double delta, const double *orders,
                                     int n_orders, double *eps,
-                                    double *best_order, int improved)
-{
+                                    double *best_order, int improved) {
     double def[DPPROF__PRIV_N_DEFAULT_ORDERS];
     double best = HUGE_VAL, best_a = (double)NAN;
     int i;
@@ -2839,8 +2946,7 @@ static int dpprof__rdp_epsilon_impl(double q, double sigma, long long steps,
 
 DPPROF_API int dpprof_rdp_epsilon(double q, double sigma, long long steps,
                                   double delta, const double *orders,
-                                  int n_orders, double *eps, double *best_order)
-{
+                                  int n_orders, double *eps, double *best_order) {
     return dpprof__rdp_epsilon_impl(q, sigma, steps, delta, orders, n_orders,
                                     eps, best_order, 1);
 }
@@ -2848,16 +2954,14 @@ DPPROF_API int dpprof_rdp_epsilon(double q, double sigma, long long steps,
 DPPROF_API int dpprof_rdp_epsilon_classic(double q, double sigma,
                                           long long steps, double delta,
                                           const double *orders, int n_orders,
-                                          double *eps, double *best_order)
-{
+                                          double *eps, double *best_order) {
     return dpprof__rdp_epsilon_impl(q, sigma, steps, delta, orders, n_orders,
                                     eps, best_order, 0);
 }
 
 DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
                                             double delta, double target_eps,
-                                            double *sigma)
-{
+                                            double *sigma) {
     double lo, hi, e;
     int rc, iter;
     if (sigma == NULL) {
@@ -3139,7 +3243,7 @@ static int dpprof__pld_step(double q, double sigma, double h, int add, dpprof__p
     long long k0, k1;
     size_t m, j;
     /* the loss window: where the mechanism's loss has mass beyond 1e-19 */
-#define DPPROF__PLD_L(x) (q < 1.0 ? log1p(q * expm1((2.0 * (x) - 1.0) / (2.0 * s2))) : (2.0 * (x) - 1.0) / (2.0 * s2))
+#define DPPROF__PLD_L(x) (q < 1.0 ? log1p(q * expm1((2.0 * (x)-1.0) / (2.0 * s2))) : (2.0 * (x)-1.0) / (2.0 * s2))
     if (!add) {
         lmin = q < 1.0 ? log1p(-q) : DPPROF__PLD_L(-tail);
         lmax = DPPROF__PLD_L(1.0 + tail);
@@ -3328,8 +3432,7 @@ DPPROF_API int dpprof_pld_sigma_for_epsilon(double q, long long steps, double de
 /* columns per double accumulator block: 64 doubles = 512 bytes of stack, stays in l1 */
 #define DPPROF__BLK 64
 
-static dpprof_cost dpprof__cost(double flops, double bytes)
-{
+static dpprof_cost dpprof__cost(double flops, double bytes) {
     dpprof_cost c;
     c.flops = flops;
     c.bytes = bytes;
@@ -3338,8 +3441,7 @@ static dpprof_cost dpprof__cost(double flops, double bytes)
 
 /* dot product in double. four interleaved partial sums instead of one chain: gcc may not reorder a
    single floating-point chain (no -ffast-math), so this is what lets -O2 vectorize it (about 3x) */
-static double dpprof__dot(const dpprof_real *a, const dpprof_real *b, int n)
-{
+static double dpprof__dot(const dpprof_real *a, const dpprof_real *b, int n) {
     double s[4] = {0.0, 0.0, 0.0, 0.0}, r;
     int i, l;
     for (i = 0; i + 4 <= n; i += 4)
@@ -3352,8 +3454,7 @@ static double dpprof__dot(const dpprof_real *a, const dpprof_real *b, int n)
 /* acc[0..n) += c * x[0..n) into a double accumulator. gcc -O2 (cheap cost model) leaves a plain
    variable-length loop scalar; a full block has a constant trip count and any other length is unrolled
    by four, and both of those it vectorizes (about 3x) */
-static void dpprof__axpy(double *acc, double c, const dpprof_real *x, int n)
-{
+static void dpprof__axpy(double *acc, double c, const dpprof_real *x, int n) {
     int i;
     if (n == DPPROF__BLK) {
         for (i = 0; i < DPPROF__BLK; i++) acc[i] += c * x[i];
@@ -3370,8 +3471,7 @@ static void dpprof__axpy(double *acc, double c, const dpprof_real *x, int n)
 
 /* ---- matmul ---------------------------------------------------------------------------------- */
 
-void dpprof_matmul_fwd_ref(dpprof_real *out, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC)
-{
+void dpprof_matmul_fwd_ref(dpprof_real *out, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC) {
     int n, o;
     /* both operands of out[n, o] are contiguous rows (inp row n, weight row o): one dot product each */
     for (n = 0; n < N; n++) {
@@ -3381,8 +3481,7 @@ void dpprof_matmul_fwd_ref(dpprof_real *out, const dpprof_real *inp, const dppro
     }
 }
 
-void dpprof_matmul_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC)
-{
+void dpprof_matmul_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, int N, int IC, int OC) {
     double acc[4][DPPROF__BLK]; /* 2 KiB */
     int n, o, i, r, i0, nb, nr;
     /* both products are done by column block of IC, so a block of weight (for dinp) or of inp (for dweight)
@@ -3432,8 +3531,7 @@ void dpprof_matmul_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof
 
 /* ---- embedding ------------------------------------------------------------------------------- */
 
-void dpprof_embedding_fwd_ref(dpprof_real *out, const int *tokens, const dpprof_real *wte, int N, int C)
-{
+void dpprof_embedding_fwd_ref(dpprof_real *out, const int *tokens, const dpprof_real *wte, int N, int C) {
     int n;
     for (n = 0; n < N; n++) {
         DPPROF_ASSERT(tokens[n] >= 0);
@@ -3441,8 +3539,7 @@ void dpprof_embedding_fwd_ref(dpprof_real *out, const int *tokens, const dpprof_
     }
 }
 
-void dpprof_embedding_bwd_ref(dpprof_real *dwte, const dpprof_real *dout, const int *tokens, int N, int C)
-{
+void dpprof_embedding_bwd_ref(dpprof_real *dwte, const dpprof_real *dout, const int *tokens, int N, int C) {
     double acc[DPPROF__BLK];
     int n, m, c0, c, nb;
     /* a frequent token's gradient is a long sum over rows, so all occurrences of a token are summed in
@@ -3454,10 +3551,16 @@ void dpprof_embedding_bwd_ref(dpprof_real *dwte, const dpprof_real *dout, const 
         const dpprof_real *g;
         DPPROF_ASSERT(tok >= 0);
         for (m = 0; m < n; m++)
-            if (tokens[m] == tok) { seen = 1; break; }
+            if (tokens[m] == tok) {
+                seen = 1;
+                break;
+            }
         if (seen) continue;
         for (m = n + 1; m < N; m++)
-            if (tokens[m] == tok) { repeated = 1; break; }
+            if (tokens[m] == tok) {
+                repeated = 1;
+                break;
+            }
         dw = dwte + (size_t)tok * C;
         if (!repeated) {
             /* single occurrence: one add per element, no sum to protect */
@@ -3479,8 +3582,7 @@ void dpprof_embedding_bwd_ref(dpprof_real *dwte, const dpprof_real *dout, const 
 
 /* ---- rmsnorm --------------------------------------------------------------------------------- */
 
-void dpprof_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, const dpprof_real *inp, const dpprof_real *weight, int N, int C, float eps)
-{
+void dpprof_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, const dpprof_real *inp, const dpprof_real *weight, int N, int C, float eps) {
     int n, c;
     for (n = 0; n < N; n++) {
         const dpprof_real *x = inp + (size_t)n * C;
@@ -3492,14 +3594,12 @@ void dpprof_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, const dpprof_re
     }
 }
 
-void dpprof_add_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, dpprof_real *res, const dpprof_real *other, const dpprof_real *weight, int N, int C, float eps)
-{
+void dpprof_add_rmsnorm_fwd_ref(dpprof_real *out, dpprof_real *rstd, dpprof_real *res, const dpprof_real *other, const dpprof_real *weight, int N, int C, float eps) {
     if (N > 0 && C > 0) dpprof_add_ref(res, res, other, (size_t)N * C);
     dpprof_rmsnorm_fwd_ref(out, rstd, res, weight, N, C, eps);
 }
 
-void dpprof_rmsnorm_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int N, int C)
-{
+void dpprof_rmsnorm_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int N, int C) {
     double acc[DPPROF__BLK];
     int n, c, c0, nb;
     /* y_c = x_c r w_c with r = (mean(x^2) + eps)^(-1/2), dr/dx_j = -r^3 x_j / C, so
@@ -3532,8 +3632,7 @@ void dpprof_rmsnorm_bwd_ref(dpprof_real *dinp, dpprof_real *dweight, const dppro
 /* ---- rope ------------------------------------------------------------------------------------ */
 
 /* rotates each (x[i], x[i + HS/2]) pair of every head by sign * t * inv_freq_i; sign -1 is the transpose */
-static void dpprof__rope(dpprof_real *x, int B, int T, int NH, int HS, double theta, double sign)
-{
+static void dpprof__rope(dpprof_real *x, int B, int T, int NH, int HS, double theta, double sign) {
     double inv_freq[DPPROF_MAX_HEAD_SIZE / 2], cs[DPPROF_MAX_HEAD_SIZE / 2], sn[DPPROF_MAX_HEAD_SIZE / 2];
     int half = HS / 2, b, t, h, i;
     DPPROF_ASSERT(HS % 2 == 0 && HS > 0 && HS <= DPPROF_MAX_HEAD_SIZE);
@@ -3559,22 +3658,19 @@ static void dpprof__rope(dpprof_real *x, int B, int T, int NH, int HS, double th
     }
 }
 
-void dpprof_rope_fwd_ref(dpprof_real *x, int B, int T, int NH, int HS, double theta)
-{
+void dpprof_rope_fwd_ref(dpprof_real *x, int B, int T, int NH, int HS, double theta) {
     dpprof__rope(x, B, T, NH, HS, theta, 1.0);
 }
 
-void dpprof_rope_bwd_ref(dpprof_real *dx, int B, int T, int NH, int HS, double theta)
-{
+void dpprof_rope_bwd_ref(dpprof_real *dx, int B, int T, int NH, int HS, double theta) {
     /* the forward is an orthogonal rotation per pair, so its jacobian transpose is the rotation by -angle */
     dpprof__rope(dx, B, T, NH, HS, theta, -1.0);
 }
 
 /* ---- attention ------------------------------------------------------------------------------- */
 
-void dpprof_attention_fwd_ref(dpprof_real *out, dpprof_real *lse, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, int B, int T, int NH, int NKV, int HS)
-{
-    double acc[DPPROF_MAX_HEAD_SIZE]; /* 2 KiB */
+void dpprof_attention_fwd_ref(dpprof_real *out, dpprof_real *lse, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, int B, int T, int NH, int NKV, int HS) {
+    double acc[DPPROF_MAX_HEAD_SIZE];                             /* 2 KiB */
     size_t qstride = (size_t)NH * HS, kstride = (size_t)NKV * HS; /* between consecutive tokens */
     double scale = 1.0 / sqrt((double)HS);
     int b, h, t, j, i, group;
@@ -3613,8 +3709,7 @@ void dpprof_attention_fwd_ref(dpprof_real *out, dpprof_real *lse, const dpprof_r
     }
 }
 
-void dpprof_attention_bwd_ref(dpprof_real *dq, dpprof_real *dk, dpprof_real *dv, const dpprof_real *dout, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, const dpprof_real *out, const dpprof_real *lse, int B, int T, int NH, int NKV, int HS)
-{
+void dpprof_attention_bwd_ref(dpprof_real *dq, dpprof_real *dk, dpprof_real *dv, const dpprof_real *dout, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, const dpprof_real *out, const dpprof_real *lse, int B, int T, int NH, int NKV, int HS) {
     double da[DPPROF_MAX_HEAD_SIZE], db[DPPROF_MAX_HEAD_SIZE]; /* 4 KiB */
     size_t qstride = (size_t)NH * HS, kstride = (size_t)NKV * HS;
     double scale = 1.0 / sqrt((double)HS);
@@ -3641,7 +3736,10 @@ void dpprof_attention_bwd_ref(dpprof_real *dq, dpprof_real *dk, dpprof_real *dv,
                 size_t krow = ((size_t)b * T + j) * kstride + (size_t)kvh * HS;
                 const dpprof_real *kj = k + krow;
                 const dpprof_real *vj = v + krow;
-                for (i = 0; i < HS; i++) { da[i] = 0.0; db[i] = 0.0; }
+                for (i = 0; i < HS; i++) {
+                    da[i] = 0.0;
+                    db[i] = 0.0;
+                }
                 for (g = 0; g < group; g++) {
                     h = kvh * group + g;
                     for (t = j; t < T; t++) {
@@ -3690,8 +3788,7 @@ void dpprof_attention_bwd_ref(dpprof_real *dq, dpprof_real *dk, dpprof_real *dv,
 
 /* ---- swiglu, add ----------------------------------------------------------------------------- */
 
-void dpprof_swiglu_fwd_ref(dpprof_real *h, const dpprof_real *gate, const dpprof_real *up, size_t n)
-{
+void dpprof_swiglu_fwd_ref(dpprof_real *h, const dpprof_real *gate, const dpprof_real *up, size_t n) {
     size_t i;
     for (i = 0; i < n; i++) {
         double g = gate[i];
@@ -3701,8 +3798,7 @@ void dpprof_swiglu_fwd_ref(dpprof_real *h, const dpprof_real *gate, const dpprof
     }
 }
 
-void dpprof_swiglu_bwd_ref(dpprof_real *dgate, dpprof_real *dup, const dpprof_real *dh, const dpprof_real *gate, const dpprof_real *up, size_t n)
-{
+void dpprof_swiglu_bwd_ref(dpprof_real *dgate, dpprof_real *dup, const dpprof_real *dh, const dpprof_real *gate, const dpprof_real *up, size_t n) {
     size_t i;
     for (i = 0; i < n; i++) {
         /* all inputs are read before either output is written */
@@ -3715,8 +3811,7 @@ void dpprof_swiglu_bwd_ref(dpprof_real *dgate, dpprof_real *dup, const dpprof_re
     }
 }
 
-void dpprof_add_ref(dpprof_real *out, const dpprof_real *a, const dpprof_real *b, size_t n)
-{
+void dpprof_add_ref(dpprof_real *out, const dpprof_real *a, const dpprof_real *b, size_t n) {
     size_t i;
     for (i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
@@ -3724,8 +3819,7 @@ void dpprof_add_ref(dpprof_real *out, const dpprof_real *a, const dpprof_real *b
 /* ---- cross-entropy --------------------------------------------------------------------------- */
 
 /* max and sum exp(x - max) of one row of logits, in double */
-static void dpprof__softmax_stats(const dpprof_real *x, int V, double *mx, double *sum)
-{
+static void dpprof__softmax_stats(const dpprof_real *x, int V, double *mx, double *sum) {
     double m = x[0], s = 0.0;
     int i;
     for (i = 1; i < V; i++)
@@ -3735,8 +3829,7 @@ static void dpprof__softmax_stats(const dpprof_real *x, int V, double *mx, doubl
     *sum = s;
 }
 
-void dpprof_crossentropy_fwd_ref(dpprof_real *losses, const dpprof_real *logits, const int *targets, int B, int T, int V)
-{
+void dpprof_crossentropy_fwd_ref(dpprof_real *losses, const dpprof_real *logits, const int *targets, int B, int T, int V) {
     int b, t;
     for (b = 0; b < B; b++) {
         double total = 0.0;
@@ -3754,8 +3847,7 @@ void dpprof_crossentropy_fwd_ref(dpprof_real *losses, const dpprof_real *logits,
     }
 }
 
-void dpprof_crossentropy_bwd_ref(dpprof_real *dlogits, const dpprof_real *logits, const int *targets, const dpprof_real *dlosses, int B, int T, int V)
-{
+void dpprof_crossentropy_bwd_ref(dpprof_real *dlogits, const dpprof_real *logits, const int *targets, const dpprof_real *dlosses, int B, int T, int V) {
     int b, t, i;
     for (b = 0; b < B; b++) {
         double sc = (double)dlosses[b] / T;
@@ -3779,15 +3871,13 @@ void dpprof_crossentropy_bwd_ref(dpprof_real *dlogits, const dpprof_real *logits
 
 /* ---- last token (classification head) ------------------------------------------------------- */
 
-void dpprof_last_token_fwd_ref(dpprof_real *out, const dpprof_real *inp, int B, int T, int C)
-{
+void dpprof_last_token_fwd_ref(dpprof_real *out, const dpprof_real *inp, int B, int T, int C) {
     int b;
     for (b = 0; b < B; b++)
         memcpy(out + (size_t)b * C, inp + ((size_t)b * T + (T - 1)) * C, (size_t)C * sizeof(dpprof_real));
 }
 
-void dpprof_last_token_bwd_ref(dpprof_real *dinp, const dpprof_real *dout, int B, int T, int C)
-{
+void dpprof_last_token_bwd_ref(dpprof_real *dinp, const dpprof_real *dout, int B, int T, int C) {
     int b, c;
     for (b = 0; b < B; b++) {
         dpprof_real *dx = dinp + ((size_t)b * T + (T - 1)) * C;
@@ -3798,8 +3888,7 @@ void dpprof_last_token_bwd_ref(dpprof_real *dinp, const dpprof_real *dout, int B
 
 /* ---- optimizers and scaling ------------------------------------------------------------------ */
 
-void dpprof_adam_ref(dpprof_real *param, dpprof_real *m, dpprof_real *v, const dpprof_real *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t)
-{
+void dpprof_adam_ref(dpprof_real *param, dpprof_real *m, dpprof_real *v, const dpprof_real *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t) {
     /* bias corrections for the 1-based step t */
     double bc1 = 1.0 - pow(b1, (double)t), bc2 = 1.0 - pow(b2, (double)t);
     size_t i;
@@ -3816,155 +3905,132 @@ void dpprof_adam_ref(dpprof_real *param, dpprof_real *m, dpprof_real *v, const d
     }
 }
 
-void dpprof_sgd_ref(dpprof_real *param, const dpprof_real *grad, size_t n, double lr)
-{
+void dpprof_sgd_ref(dpprof_real *param, const dpprof_real *grad, size_t n, double lr) {
     size_t i;
     for (i = 0; i < n; i++) param[i] = (dpprof_real)(param[i] - lr * grad[i]);
 }
 
-void dpprof_scale_ref(dpprof_real *y, const dpprof_real *x, size_t n, double alpha)
-{
+void dpprof_scale_ref(dpprof_real *y, const dpprof_real *x, size_t n, double alpha) {
     size_t i;
     for (i = 0; i < n; i++) y[i] = (dpprof_real)(alpha * x[i]);
 }
 
 /* ---- analytic costs (formulas are documented at the declarations) ---------------------------- */
 
-dpprof_cost dpprof_matmul_fwd_cost(int N, int IC, int OC, int elem_size)
-{
+dpprof_cost dpprof_matmul_fwd_cost(int N, int IC, int OC, int elem_size) {
     double n = N, ic = IC, oc = OC, es = elem_size;
     return dpprof__cost(2.0 * n * ic * oc, es * (n * ic + oc * ic + n * oc));
 }
 
-dpprof_cost dpprof_matmul_bwd_cost(int N, int IC, int OC, int elem_size)
-{
+dpprof_cost dpprof_matmul_bwd_cost(int N, int IC, int OC, int elem_size) {
     double n = N, ic = IC, oc = OC, es = elem_size;
-    double flops = 2.0 * n * ic * oc     /* dinp = dout @ weight */
-                 + 2.0 * n * ic * oc     /* dweight = dout^T @ inp */
-                 + n * ic + oc * ic;     /* the += into both */
+    double flops = 2.0 * n * ic * oc /* dinp = dout @ weight */
+                 + 2.0 * n * ic * oc /* dweight = dout^T @ inp */
+                 + n * ic + oc * ic; /* the += into both */
     double bytes = es * (n * oc + n * ic + oc * ic + 2.0 * n * ic + 2.0 * oc * ic);
     return dpprof__cost(flops, bytes);
 }
 
-dpprof_cost dpprof_embedding_fwd_cost(int N, int C, int elem_size)
-{
+dpprof_cost dpprof_embedding_fwd_cost(int N, int C, int elem_size) {
     double n = N, c = C, es = elem_size;
     return dpprof__cost(0.0, 4.0 * n + es * (n * c + n * c));
 }
 
-dpprof_cost dpprof_embedding_bwd_cost(int N, int C, int elem_size)
-{
+dpprof_cost dpprof_embedding_bwd_cost(int N, int C, int elem_size) {
     double n = N, c = C, es = elem_size;
     return dpprof__cost(n * c, 4.0 * n + es * (n * c + 2.0 * n * c));
 }
 
-dpprof_cost dpprof_rmsnorm_fwd_cost(int N, int C, int elem_size)
-{
+dpprof_cost dpprof_rmsnorm_fwd_cost(int N, int C, int elem_size) {
     double n = N, c = C, es = elem_size;
     return dpprof__cost(n * (4.0 * c + 4.0), es * (2.0 * n * c + c + n));
 }
 
-dpprof_cost dpprof_add_rmsnorm_fwd_cost(int N, int C, int elem_size)
-{
+dpprof_cost dpprof_add_rmsnorm_fwd_cost(int N, int C, int elem_size) {
     double n = N, c = C, es = elem_size;
     return dpprof__cost(n * (5.0 * c + 4.0), es * (4.0 * n * c + c + n));
 }
 
-dpprof_cost dpprof_rmsnorm_bwd_cost(int N, int C, int elem_size)
-{
+dpprof_cost dpprof_rmsnorm_bwd_cost(int N, int C, int elem_size) {
     double n = N, c = C, es = elem_size;
     double flops = n * (3.0 * c + 5.0 * c + 3.0 * c + 3.0);
     double bytes = es * (n * c + n * c + c + n + 2.0 * n * c + 2.0 * c);
     return dpprof__cost(flops, bytes);
 }
 
-dpprof_cost dpprof_rope_fwd_cost(int B, int T, int NH, int HS, int elem_size)
-{
+dpprof_cost dpprof_rope_fwd_cost(int B, int T, int NH, int HS, int elem_size) {
     double e = (double)B * T * NH * HS, es = elem_size;
     return dpprof__cost(3.0 * e, es * 2.0 * e);
 }
 
-dpprof_cost dpprof_rope_bwd_cost(int B, int T, int NH, int HS, int elem_size)
-{
+dpprof_cost dpprof_rope_bwd_cost(int B, int T, int NH, int HS, int elem_size) {
     return dpprof_rope_fwd_cost(B, T, NH, HS, elem_size);
 }
 
-dpprof_cost dpprof_attention_fwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size)
-{
+dpprof_cost dpprof_attention_fwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size) {
     double pairs = (double)B * NH * ((double)T * (T + 1) / 2.0); /* causal: query t sees keys 0..t */
     double hs = HS, es = elem_size;
     double qsz = (double)B * T * NH * HS, kvsz = (double)B * T * NKV * HS, lsesz = (double)B * NH * T;
-    double flops = 2.0 * hs * pairs      /* q . k */
-                 + 2.0 * hs * pairs      /* p * v */
-                 + 5.0 * pairs           /* scale, running max, subtract, exp, sum */
-                 + qsz;                  /* divide by the row sum */
+    double flops = 2.0 * hs * pairs /* q . k */
+                 + 2.0 * hs * pairs /* p * v */
+                 + 5.0 * pairs      /* scale, running max, subtract, exp, sum */
+                 + qsz;             /* divide by the row sum */
     double bytes = es * (2.0 * qsz + 2.0 * kvsz + lsesz);
     return dpprof__cost(flops, bytes);
 }
 
-dpprof_cost dpprof_attention_bwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size)
-{
+dpprof_cost dpprof_attention_bwd_cost(int B, int T, int NH, int NKV, int HS, int elem_size) {
     double pairs = (double)B * NH * ((double)T * (T + 1) / 2.0);
     double hs = HS, es = elem_size;
     double qsz = (double)B * T * NH * HS, kvsz = (double)B * T * NKV * HS, lsesz = (double)B * NH * T;
-    double flops = 10.0 * hs * pairs     /* recompute q.k and dout.v, then dq, dk, dv updates */
-                 + 4.0 * pairs           /* exp(s - lse), dp - D, * p, * scale */
-                 + 2.0 * qsz;            /* D = rowsum(dout * out) */
+    double flops = 10.0 * hs * pairs /* recompute q.k and dout.v, then dq, dk, dv updates */
+                 + 4.0 * pairs       /* exp(s - lse), dp - D, * p, * scale */
+                 + 2.0 * qsz;        /* D = rowsum(dout * out) */
     double bytes = es * (3.0 * qsz + 2.0 * kvsz + lsesz + qsz + 2.0 * kvsz);
     return dpprof__cost(flops, bytes);
 }
 
-dpprof_cost dpprof_swiglu_fwd_cost(size_t n, int elem_size)
-{
+dpprof_cost dpprof_swiglu_fwd_cost(size_t n, int elem_size) {
     return dpprof__cost(5.0 * (double)n, (double)elem_size * 3.0 * (double)n);
 }
 
-dpprof_cost dpprof_swiglu_bwd_cost(size_t n, int elem_size)
-{
+dpprof_cost dpprof_swiglu_bwd_cost(size_t n, int elem_size) {
     return dpprof__cost(12.0 * (double)n, (double)elem_size * 5.0 * (double)n);
 }
 
-dpprof_cost dpprof_add_cost(size_t n, int elem_size)
-{
+dpprof_cost dpprof_add_cost(size_t n, int elem_size) {
     return dpprof__cost((double)n, (double)elem_size * 3.0 * (double)n);
 }
 
-dpprof_cost dpprof_crossentropy_fwd_cost(int B, int T, int V, int elem_size)
-{
+dpprof_cost dpprof_crossentropy_fwd_cost(int B, int T, int V, int elem_size) {
     double rows = (double)B * T, v = V, es = elem_size;
     return dpprof__cost(rows * (4.0 * v + 4.0) + B, es * rows * v + 4.0 * rows + es * B);
 }
 
-dpprof_cost dpprof_crossentropy_bwd_cost(int B, int T, int V, int elem_size)
-{
+dpprof_cost dpprof_crossentropy_bwd_cost(int B, int T, int V, int elem_size) {
     double rows = (double)B * T, v = V, es = elem_size;
     return dpprof__cost(rows * (7.0 * v + 2.0), es * (rows * v + B + rows * v) + 4.0 * rows);
 }
 
-dpprof_cost dpprof_last_token_fwd_cost(int B, int T, int C, int elem_size)
-{
+dpprof_cost dpprof_last_token_fwd_cost(int B, int T, int C, int elem_size) {
     (void)T; /* only row T-1 is touched, whatever T is */
     return dpprof__cost(0.0, (double)elem_size * 2.0 * B * C);
 }
 
-dpprof_cost dpprof_last_token_bwd_cost(int B, int T, int C, int elem_size)
-{
+dpprof_cost dpprof_last_token_bwd_cost(int B, int T, int C, int elem_size) {
     (void)T;
     return dpprof__cost((double)B * C, (double)elem_size * 3.0 * B * C);
 }
 
-dpprof_cost dpprof_adam_cost(size_t n, int elem_size)
-{
+dpprof_cost dpprof_adam_cost(size_t n, int elem_size) {
     return dpprof__cost(16.0 * (double)n, (double)elem_size * 7.0 * (double)n);
 }
 
-dpprof_cost dpprof_sgd_cost(size_t n, int elem_size)
-{
+dpprof_cost dpprof_sgd_cost(size_t n, int elem_size) {
     return dpprof__cost(2.0 * (double)n, (double)elem_size * 3.0 * (double)n);
 }
 
-dpprof_cost dpprof_scale_cost(size_t n, int elem_size)
-{
+dpprof_cost dpprof_scale_cost(size_t n, int elem_size) {
     return dpprof__cost((double)n, (double)elem_size * 2.0 * (double)n);
 }
 
@@ -3975,8 +4041,7 @@ dpprof_cost dpprof_scale_cost(size_t n, int elem_size)
 
 /* dot product of two long vectors a, b (len): dpprof__dot takes an int length, and a (T,T) gram or a whole
    model's per-sample gradient can pass INT_MAX elements, so it is fed in chunks of 2^30 */
-static double dpprof__dot_long(const dpprof_real *a, const dpprof_real *b, size_t len)
-{
+static double dpprof__dot_long(const dpprof_real *a, const dpprof_real *b, size_t len) {
     const size_t chunk = (size_t)1 << 30;
     double s = 0.0;
     size_t k;
@@ -3990,8 +4055,7 @@ static double dpprof__dot_long(const dpprof_real *a, const dpprof_real *b, size_
 /* out (OC,IC) = (accumulate ? out : 0) + sum_{i<n} w_i dy_i^T x_i, dy (n,T,OC), x (n,T,IC), w_i = c[i] (c (n)),
    or 1 when c is NULL. the blocking of dpprof_matmul_bwd_ref's dweight (a 64-column block of x reused by four
    output rows), over the n*T rows in order, so with c NULL or all ones it repeats that op's arithmetic exactly */
-static void dpprof__linear_dyTx(dpprof_real *out, int accumulate, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC)
-{
+static void dpprof__linear_dyTx(dpprof_real *out, int accumulate, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC) {
     double acc[4][DPPROF__BLK]; /* 2 KiB */
     int i, t, o, r, k, i0, nb, nr;
     for (i0 = 0; i0 < IC; i0 += DPPROF__BLK) {
@@ -4026,8 +4090,7 @@ static void dpprof__linear_dyTx(dpprof_real *out, int accumulate, const dpprof_r
    NDEBUG rather than written out of bounds); V <= 0 means unknown (only tok >= 0 is checked). as in
    dpprof_embedding_bwd_ref, all occurrences of a token are summed in double at its first occurrence, found
    by O(N^2) int compares (no allocation allowed) */
-static void dpprof__embedding_scatter(dpprof_real *dst, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C, int V)
-{
+static void dpprof__embedding_scatter(dpprof_real *dst, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C, int V) {
     double acc[DPPROF__BLK];
     size_t N = (size_t)n * T, r, m;
     int c0, k, nb;
@@ -4037,10 +4100,16 @@ static void dpprof__embedding_scatter(dpprof_real *dst, const dpprof_real *dy, c
         DPPROF_ASSERT(tok >= 0 && (V <= 0 || tok < V));
         if (tok < 0 || (V > 0 && tok >= V)) continue;
         for (m = 0; m < r; m++)
-            if (tokens[m] == tok) { seen = 1; break; }
+            if (tokens[m] == tok) {
+                seen = 1;
+                break;
+            }
         if (seen) continue;
         for (m = r + 1; m < N; m++)
-            if (tokens[m] == tok) { repeated = 1; break; }
+            if (tokens[m] == tok) {
+                repeated = 1;
+                break;
+            }
         dw = dst + (size_t)tok * C;
         if (!repeated) {
             /* single occurrence: one rounding per element, no sum to protect */
@@ -4063,16 +4132,14 @@ static void dpprof__embedding_scatter(dpprof_real *dst, const dpprof_real *dy, c
 
 /* ---- linear layers: materialised per-sample gradients ------------------------------------------- */
 
-void dpprof_linear_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
-{
+void dpprof_linear_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC) {
     int i;
     /* each sample is its own (T-row) weight gradient, overwritten */
     for (i = 0; i < n; i++)
         dpprof__linear_dyTx(psg + (size_t)i * OC * IC, 0, dy + (size_t)i * T * OC, x + (size_t)i * T * IC, NULL, 1, T, IC, OC);
 }
 
-void dpprof_psgrad_sqnorm_ref(double *norm2, const dpprof_real *psg, int n, size_t P)
-{
+void dpprof_psgrad_sqnorm_ref(double *norm2, const dpprof_real *psg, int n, size_t P) {
     int i;
     for (i = 0; i < n; i++) {
         const dpprof_real *g = psg + (size_t)i * P;
@@ -4080,8 +4147,7 @@ void dpprof_psgrad_sqnorm_ref(double *norm2, const dpprof_real *psg, int n, size
     }
 }
 
-void dpprof_psgrad_clipsum_ref(dpprof_real *dw, const dpprof_real *psg, const double *c, int n, size_t P)
-{
+void dpprof_psgrad_clipsum_ref(dpprof_real *dw, const dpprof_real *psg, const double *c, int n, size_t P) {
     double acc[DPPROF__BLK];
     size_t p0;
     int i, k, nb;
@@ -4096,8 +4162,7 @@ void dpprof_psgrad_clipsum_ref(dpprof_real *dw, const dpprof_real *psg, const do
 
 /* ---- linear layers: ghost norms ----------------------------------------------------------------- */
 
-void dpprof_gram_ref(dpprof_real *out, const dpprof_real *x, int n, int T, int D)
-{
+void dpprof_gram_ref(dpprof_real *out, const dpprof_real *x, int n, int T, int D) {
     int i, s, t;
     for (i = 0; i < n; i++) {
         const dpprof_real *xi = x + (size_t)i * T * D;
@@ -4112,15 +4177,13 @@ void dpprof_gram_ref(dpprof_real *out, const dpprof_real *x, int n, int T, int D
     }
 }
 
-void dpprof_gram_dot_ref(double *norm2, const dpprof_real *ga, const dpprof_real *gg, int n, int T)
-{
+void dpprof_gram_dot_ref(double *norm2, const dpprof_real *ga, const dpprof_real *gg, int n, int T) {
     size_t TT = (size_t)T * T;
     int i;
     for (i = 0; i < n; i++) norm2[i] += dpprof__dot_long(ga + (size_t)i * TT, gg + (size_t)i * TT, TT);
 }
 
-void dpprof_linear_sqnorm_gram_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
-{
+void dpprof_linear_sqnorm_gram_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC) {
     int i, s0, t0, s, t, ns, nt;
     for (i = 0; i < n; i++) {
         const dpprof_real *xi = x + (size_t)i * T * IC;
@@ -4145,14 +4208,12 @@ void dpprof_linear_sqnorm_gram_ref(double *norm2, const dpprof_real *dy, const d
     }
 }
 
-void dpprof_linear_sqnorm_gram_group_ref(double *const *norm2, const dpprof_real *const *dy, const int *OC, int m, const dpprof_real *x, int n, int T, int IC)
-{
+void dpprof_linear_sqnorm_gram_group_ref(double *const *norm2, const dpprof_real *const *dy, const int *OC, int m, const dpprof_real *x, int n, int T, int IC) {
     int j;
     for (j = 0; j < m; j++) dpprof_linear_sqnorm_gram_ref(norm2[j], dy[j], x, n, T, IC, OC[j]);
 }
 
-void dpprof_linear_sqnorm_psg_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC)
-{
+void dpprof_linear_sqnorm_psg_ref(double *norm2, const dpprof_real *dy, const dpprof_real *x, int n, int T, int IC, int OC) {
     double acc[DPPROF_NORM_TILE][DPPROF_NORM_TILE]; /* 8 KiB at tile 32: one block of g_i */
     int i, t, o0, i0, no, ni, o, k;
     for (i = 0; i < n; i++) {
@@ -4179,16 +4240,14 @@ void dpprof_linear_sqnorm_psg_ref(double *norm2, const dpprof_real *dy, const dp
     }
 }
 
-void dpprof_linear_clipgrad_ref(dpprof_real *dw, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC)
-{
+void dpprof_linear_clipgrad_ref(dpprof_real *dw, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC) {
     /* sum_i c_i dy_i^T x_i = (C dy)^T x with C scaling each sample's T rows: one gemm over all n*T rows */
     dpprof__linear_dyTx(dw, 1, dy, x, c, n, T, IC, OC);
 }
 
 /* ---- embedding ---------------------------------------------------------------------------------- */
 
-void dpprof_embedding_sqnorm_ref(double *norm2, const dpprof_real *dy, const int *tokens, int n, int T, int C)
-{
+void dpprof_embedding_sqnorm_ref(double *norm2, const dpprof_real *dy, const int *tokens, int n, int T, int C) {
     int i, s, t;
     /* ||g_i||^2 = sum_v ||sum_{t: tok_t = v} dy_t||^2 expanded into pairs: the masked gram of dy. only equal
        pairs cost a dot product; the mask is O(T^2) int compares */
@@ -4207,8 +4266,7 @@ void dpprof_embedding_sqnorm_ref(double *norm2, const dpprof_real *dy, const int
     }
 }
 
-void dpprof_tied_cross_ref(double *norm2, const dpprof_real *dl, const dpprof_real *x, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C)
-{
+void dpprof_tied_cross_ref(double *norm2, const dpprof_real *dl, const dpprof_real *x, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C) {
     int i, s, t;
     for (i = 0; i < n; i++) {
         const int *tok = tokens + (size_t)i * T;
@@ -4222,8 +4280,7 @@ void dpprof_tied_cross_ref(double *norm2, const dpprof_real *dl, const dpprof_re
     }
 }
 
-void dpprof_embedding_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C)
-{
+void dpprof_embedding_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const int *tokens, int n, int T, int V, int C) {
     size_t VC = (size_t)V * C, k;
     int i;
     for (i = 0; i < n; i++) {
@@ -4234,8 +4291,7 @@ void dpprof_embedding_psgrad_ref(dpprof_real *psg, const dpprof_real *dy, const 
     }
 }
 
-void dpprof_embedding_clipgrad_ref(dpprof_real *dwte, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C)
-{
+void dpprof_embedding_clipgrad_ref(dpprof_real *dwte, const dpprof_real *dy, const int *tokens, const double *c, int n, int T, int C) {
     /* one scatter over all n*T rows with dy scaled by c per sample: a token shared by samples is summed in
        double across them, like the vanilla dpprof_embedding_bwd_ref over the whole batch */
     dpprof__embedding_scatter(dwte, dy, tokens, c, n, T, C, 0);
@@ -4243,8 +4299,7 @@ void dpprof_embedding_clipgrad_ref(dpprof_real *dwte, const dpprof_real *dy, con
 
 /* ---- rmsnorm ------------------------------------------------------------------------------------ */
 
-void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *rstd, int n, int T, int C)
-{
+void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *rstd, int n, int T, int C) {
     double acc[DPPROF__BLK];
     int i, t, c, c0, nb;
     /* dpprof_rmsnorm_bwd_ref's dweight loop, restarted per sample (same product order, so the sum over i
@@ -4265,16 +4320,14 @@ void dpprof_rmsnorm_psdweight_ref(dpprof_real *psg, const dpprof_real *dout, con
     }
 }
 
-void dpprof_rmsnorm_bwd_ps_ref(dpprof_real *dinp, dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int n, int T, int C)
-{
+void dpprof_rmsnorm_bwd_ps_ref(dpprof_real *dinp, dpprof_real *psg, const dpprof_real *dout, const dpprof_real *inp, const dpprof_real *weight, const dpprof_real *rstd, int n, int T, int C) {
     dpprof_rmsnorm_bwd_ref(dinp, NULL, dout, inp, weight, rstd, n * T, C);
     dpprof_rmsnorm_psdweight_ref(psg, dout, inp, rstd, n, T, C);
 }
 
 /* ---- clipping ----------------------------------------------------------------------------------- */
 
-void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip)
-{
+void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip) {
     int i;
     /* a negative bound would flip gradients instead of shrinking them */
     DPPROF_ASSERT(clip >= 0.0);
@@ -4286,8 +4339,7 @@ void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip)
     }
 }
 
-int dpprof_flash_choice(int T, int IC, int OC)
-{
+int dpprof_flash_choice(int T, int IC, int OC) {
     /* the same counts as the dry backend's costs, so the choice and the reported flops never disagree */
     dpprof_cost g = dpprof_linear_sqnorm_gram_cost(1, T, IC, OC, 4);
     dpprof_cost p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, 4);
@@ -4296,65 +4348,55 @@ int dpprof_flash_choice(int T, int IC, int OC)
 
 /* ---- analytic costs of the dp ops (formulas are documented at the declarations) ------------------ */
 
-dpprof_cost dpprof_linear_psgrad_cost(int n, int T, int IC, int OC, int elem_size)
-{
+dpprof_cost dpprof_linear_psgrad_cost(int n, int T, int IC, int OC, int elem_size) {
     double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
     return dpprof__cost(2.0 * nn * t * ic * oc, es * (nn * t * oc + nn * t * ic + nn * oc * ic));
 }
 
-dpprof_cost dpprof_psgrad_sqnorm_cost(int n, size_t P, int elem_size)
-{
+dpprof_cost dpprof_psgrad_sqnorm_cost(int n, size_t P, int elem_size) {
     double nn = n, p = (double)P, es = elem_size;
     return dpprof__cost(nn * (2.0 * p + 1.0), es * nn * p + 16.0 * nn);
 }
 
-dpprof_cost dpprof_psgrad_clipsum_cost(int n, size_t P, int elem_size)
-{
+dpprof_cost dpprof_psgrad_clipsum_cost(int n, size_t P, int elem_size) {
     double nn = n, p = (double)P, es = elem_size;
     return dpprof__cost(2.0 * nn * p + p, es * (nn * p + 2.0 * p) + 8.0 * nn);
 }
 
-dpprof_cost dpprof_gram_cost(int n, int T, int D, int elem_size)
-{
+dpprof_cost dpprof_gram_cost(int n, int T, int D, int elem_size) {
     double nn = n, t = T, d = D, es = elem_size;
     return dpprof__cost(nn * t * (t + 1.0) * d, es * (nn * t * d + nn * t * t));
 }
 
-dpprof_cost dpprof_gram_dot_cost(int n, int T, int elem_size)
-{
+dpprof_cost dpprof_gram_dot_cost(int n, int T, int elem_size) {
     double nn = n, t = T, es = elem_size;
     return dpprof__cost(nn * (2.0 * t * t + 1.0), es * 2.0 * nn * t * t + 16.0 * nn);
 }
 
-dpprof_cost dpprof_linear_sqnorm_gram_cost(int n, int T, int IC, int OC, int elem_size)
-{
+dpprof_cost dpprof_linear_sqnorm_gram_cost(int n, int T, int IC, int OC, int elem_size) {
     return dpprof_linear_sqnorm_gram_group_cost(n, T, IC, OC, 1, elem_size);
 }
 
-dpprof_cost dpprof_linear_sqnorm_gram_group_cost(int n, int T, int IC, int OC, int m, int elem_size)
-{
+dpprof_cost dpprof_linear_sqnorm_gram_group_cost(int n, int T, int IC, int OC, int m, int elem_size) {
     double nn = n, t = T, ic = IC, oc = OC, es = elem_size, b = DPPROF_NORM_TILE, mm = m;
     double k = T > 0 ? (double)((T + DPPROF_NORM_TILE - 1) / DPPROF_NORM_TILE) : 0.0; /* tiles */
-    double last = t - (k - 1.0) * b;                                                   /* length of the last */
+    double last = t - (k - 1.0) * b;                                                  /* length of the last */
     double sumsq = k > 0.0 ? (k - 1.0) * b * b + last * last : 0.0;
     double q = (t * t + sumsq) / 2.0, np = k * (k + 1.0) / 2.0;
     return dpprof__cost(nn * (q * (2.0 * ic + 2.0 * oc + 2.0 * mm) + mm * (2.0 * np + 1.0)), es * nn * t * (ic + oc) + 16.0 * nn * mm);
 }
 
-dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int OC, int elem_size)
-{
+dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int OC, int elem_size) {
     double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
     return dpprof__cost(nn * (2.0 * t * ic * oc + 2.0 * ic * oc + 1.0), es * nn * t * (ic + oc) + 16.0 * nn);
 }
 
-dpprof_cost dpprof_linear_clipgrad_cost(int n, int T, int IC, int OC, int elem_size)
-{
+dpprof_cost dpprof_linear_clipgrad_cost(int n, int T, int IC, int OC, int elem_size) {
     double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
     return dpprof__cost(nn * t * oc + 2.0 * nn * t * ic * oc + oc * ic, es * (nn * t * oc + nn * t * ic + 2.0 * oc * ic) + 8.0 * nn);
 }
 
-dpprof_cost dpprof_embedding_sqnorm_cost(int n, int T, int C, int elem_size)
-{
+dpprof_cost dpprof_embedding_sqnorm_cost(int n, int T, int C, int elem_size) {
     /* what the kernel does: every dy row is added once into its token's sum (C adds a row), each distinct
        token's sum is square-summed (2C; at most T distinct tokens a sample: the count taken, as the cost cannot
        see the tokens) and the T partials of a sample are added; the O(T^2) token compares that link equal
@@ -4365,56 +4407,69 @@ dpprof_cost dpprof_embedding_sqnorm_cost(int n, int T, int C, int elem_size)
     return dpprof__cost(flops, 4.0 * nn * t + es * nn * t * c + 16.0 * nn);
 }
 
-dpprof_cost dpprof_embedding_psgrad_cost(int n, int T, int V, int C, int elem_size)
-{
+dpprof_cost dpprof_embedding_psgrad_cost(int n, int T, int V, int C, int elem_size) {
     double nn = n, t = T, v = V, c = C, es = elem_size;
     return dpprof__cost(nn * t * c, 4.0 * nn * t + es * (nn * t * c + nn * v * c));
 }
 
-dpprof_cost dpprof_tied_cross_cost(int n, int T, int V, int C, int elem_size)
-{
+dpprof_cost dpprof_tied_cross_cost(int n, int T, int V, int C, int elem_size) {
     double nn = n, t = T, c = C, es = elem_size;
     (void)V;
     return dpprof__cost(nn * (t * t * (2.0 * c + 2.0) + 1.0), 4.0 * nn * t + es * (nn * t * t + 2.0 * nn * t * c) + 16.0 * nn);
 }
 
-dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int elem_size)
-{
+dpprof_cost dpprof_embedding_clipgrad_cost(int n, int T, int C, int elem_size) {
     double nn = n, t = T, c = C, es = elem_size;
     return dpprof__cost(2.0 * nn * t * c, 4.0 * nn * t + es * (nn * t * c + 2.0 * nn * t * c) + 8.0 * nn);
 }
 
-dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size)
-{
+dpprof_cost dpprof_rmsnorm_psdweight_cost(int n, int T, int C, int elem_size) {
     double nn = n, t = T, c = C, es = elem_size;
     return dpprof__cost(3.0 * nn * t * c, es * (2.0 * nn * t * c + nn * t + nn * c));
 }
 
-dpprof_cost dpprof_rmsnorm_bwd_ps_cost(int n, int T, int C, int elem_size)
-{
+dpprof_cost dpprof_rmsnorm_bwd_ps_cost(int n, int T, int C, int elem_size) {
     double nn = n, N = (double)n * T, c = C, es = elem_size;
     return dpprof__cost(N * (11.0 * c + 3.0), es * (4.0 * N * c + c + N + nn * c));
 }
 
-dpprof_cost dpprof_clip_factors_cost(int n, int elem_size)
-{
+dpprof_cost dpprof_clip_factors_cost(int n, int elem_size) {
     (void)elem_size;
     return dpprof__cost(4.0 * n, 16.0 * n);
 }
-
 
 /* the data-sheet peaks of the gpus we measure on (NVIDIA H100/H200/A100 data sheets: dense, no
    sparsity), else sm count x clock x per-sm rate (fp32: 2 x cuda cores per sm; bf16 tensor cores:
    2048 flop/clock/sm on sm 8.0, 4096 on sm 9.0) and 2 x memory clock x bus width */
 DPPROF_API void dpprof_device_peaks(const dpprof_device_info *d, double *fp32_flops, double *bf16_flops, double *dram_bytes) {
     double f32 = 0, b16 = 0, dram = 0;
-    if (d && strstr(d->name, "H200")) { f32 = 66.9e12; b16 = 989.4e12; dram = 4.8e12; }
-    else if (d && strstr(d->name, "H100") && strstr(d->name, "NVL")) { f32 = 60e12; b16 = 835e12; dram = 3.9e12; }
-    else if (d && strstr(d->name, "H100") && strstr(d->name, "PCIe")) { f32 = 51.2e12; b16 = 756e12; dram = 2.0e12; }
-    else if (d && strstr(d->name, "H100")) { f32 = 66.9e12; b16 = 989.4e12; dram = 3.35e12; }
-    else if (d && strstr(d->name, "A100")) { f32 = 19.5e12; b16 = 312e12; dram = d->total_bytes > ((size_t)50 << 30) ? 2.039e12 : 1.555e12; }
-    else if (d && d->cc_major == 9 && d->cc_minor == 0) { f32 = 256.0 * d->sm_count * d->clock_khz * 1e3; b16 = 4096.0 * d->sm_count * d->clock_khz * 1e3; }
-    else if (d && d->cc_major == 8 && d->cc_minor == 0) { f32 = 128.0 * d->sm_count * d->clock_khz * 1e3; b16 = 2048.0 * d->sm_count * d->clock_khz * 1e3; }
+    if (d && strstr(d->name, "H200")) {
+        f32 = 66.9e12;
+        b16 = 989.4e12;
+        dram = 4.8e12;
+    } else if (d && strstr(d->name, "H100") && strstr(d->name, "NVL")) {
+        f32 = 60e12;
+        b16 = 835e12;
+        dram = 3.9e12;
+    } else if (d && strstr(d->name, "H100") && strstr(d->name, "PCIe")) {
+        f32 = 51.2e12;
+        b16 = 756e12;
+        dram = 2.0e12;
+    } else if (d && strstr(d->name, "H100")) {
+        f32 = 66.9e12;
+        b16 = 989.4e12;
+        dram = 3.35e12;
+    } else if (d && strstr(d->name, "A100")) {
+        f32 = 19.5e12;
+        b16 = 312e12;
+        dram = d->total_bytes > ((size_t)50 << 30) ? 2.039e12 : 1.555e12;
+    } else if (d && d->cc_major == 9 && d->cc_minor == 0) {
+        f32 = 256.0 * d->sm_count * d->clock_khz * 1e3;
+        b16 = 4096.0 * d->sm_count * d->clock_khz * 1e3;
+    } else if (d && d->cc_major == 8 && d->cc_minor == 0) {
+        f32 = 128.0 * d->sm_count * d->clock_khz * 1e3;
+        b16 = 2048.0 * d->sm_count * d->clock_khz * 1e3;
+    }
     if (d && dram == 0 && d->mem_clock_khz > 0) dram = 2.0 * d->mem_clock_khz * 1e3 * d->bus_width_bits / 8.0;
     if (fp32_flops) *fp32_flops = f32;
     if (bf16_flops) *bf16_flops = b16;
@@ -4442,8 +4497,8 @@ typedef struct dpprof__preset {
     const char *name;
     int V, C, L, NH, NKV, F;
     double theta;
-    int tied;                 /* tie_word_embeddings */
-    const char *hf, *hf_old;  /* the published model's Hugging Face name (and an older one), NULL for none */
+    int tied;                /* tie_word_embeddings */
+    const char *hf, *hf_old; /* the published model's Hugging Face name (and an older one), NULL for none */
 } dpprof__preset;
 
 /* shapes of the published configs: Llama-3.2-1B and 3B tie the lm head to the embedding as published
@@ -4495,7 +4550,12 @@ DPPROF_API int dpprof_preset_shape(const char *name, dpprof_shape *sh) {
     const dpprof__preset *p = dpprof__preset_find(name);
     if (p) {
         memset(sh, 0, sizeof *sh);
-        sh->V = p->V; sh->C = p->C; sh->L = p->L; sh->NH = p->NH; sh->NKV = p->NKV; sh->F = p->F;
+        sh->V = p->V;
+        sh->C = p->C;
+        sh->L = p->L;
+        sh->NH = p->NH;
+        sh->NKV = p->NKV;
+        sh->F = p->F;
         sh->HS = p->C / p->NH;
         sh->rope_theta = p->theta;
         sh->norm_eps = 1e-5;
@@ -4503,11 +4563,23 @@ DPPROF_API int dpprof_preset_shape(const char *name, dpprof_shape *sh) {
         return DPPROF_OK;
     }
     return dpprof__fail(DPPROF_ERR_INVALID, "unknown preset '%s' (known: tiny, gpt2-small, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, trainer-1b, longctx, "
-                                            "or meta-llama/Llama-3.2-1B, meta-llama/Llama-3.2-3B, meta-llama/Llama-3.1-8B)", name ? name : "(null)");
+                                            "or meta-llama/Llama-3.2-1B, meta-llama/Llama-3.2-3B, meta-llama/Llama-3.1-8B)",
+                        name ? name : "(null)");
 }
 
 /* parameters of one decoder layer, in dump order */
-enum { DPPROF__P_LN1, DPPROF__P_Q, DPPROF__P_K, DPPROF__P_V, DPPROF__P_O, DPPROF__P_LN2, DPPROF__P_GATE, DPPROF__P_UP, DPPROF__P_DOWN, DPPROF__P_PER_LAYER };
+enum {
+    DPPROF__P_LN1,
+    DPPROF__P_Q,
+    DPPROF__P_K,
+    DPPROF__P_V,
+    DPPROF__P_O,
+    DPPROF__P_LN2,
+    DPPROF__P_GATE,
+    DPPROF__P_UP,
+    DPPROF__P_DOWN,
+    DPPROF__P_PER_LAYER
+};
 static const char *const dpprof__proj_names[DPPROF__P_PER_LAYER] = {"", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"};
 
 /* "q,v,gate" -> a bit per projection (bit DPPROF__P_Q...); -1 and a message for an unknown name */
@@ -4533,7 +4605,8 @@ static int dpprof__lora_mask(const char *list) {
 
 /* ---- the configuration's fields, described once: dpprof_config_resolve checks them, dpprof_config_set parses
    them, a command line's options name them ------------------------------------------------------------- */
-#define DPPROF__F(name, type, lo, hi, open, values, first) {#name, type, offsetof(dpprof_config, name), lo, hi, open, values, first}
+#define DPPROF__F(name, type, lo, hi, open, values, first) \
+    { #name, type, offsetof(dpprof_config, name), lo, hi, open, values, first }
 #define DPPROF__SWITCHES "off|auto|on"
 static const dpprof_config_field dpprof__fields[] = {
     DPPROF__F(preset, DPPROF_FIELD_TEXT, 0, 0, 0, NULL, 0),
@@ -4634,21 +4707,6 @@ DPPROF_API const char *dpprof_config_enum_name(const dpprof_config_field *f, int
     return buf;
 }
 
-/* "a, b or c" from "a|b|c" */
-static const char *dpprof__word_list(const char *words, char *buf, size_t cap) {
-    size_t len = 0, n;
-    int k = 0, count = 1;
-    const char *w;
-    for (w = words; *w; w++) count += *w == '|';
-    buf[0] = 0;
-    for (w = words; *w && len < cap; k++) {
-        n = strcspn(w, "|");
-        len += (size_t)snprintf(buf + len, cap - len, "%s%.*s", k == 0 ? "" : k == count - 1 ? " or " : ", ", (int)n, w);
-        w += n + (w[n] == '|');
-    }
-    return buf;
-}
-
 /* the range of a number field, as a message gives it: "[1, 16777216]", "(0, 1)" */
 static const char *dpprof__range_text(const dpprof_config_field *f, char *buf, size_t cap) {
     if (f->type == DPPROF_FIELD_INT || f->type == DPPROF_FIELD_INT64) snprintf(buf, cap, "[%lld, %lld]", (long long)f->lo, (long long)f->hi);
@@ -4658,11 +4716,13 @@ static const char *dpprof__range_text(const dpprof_config_field *f, char *buf, s
 
 /* a size in bytes: a number with K, M, G, T or KiB, MiB, GiB, TiB (powers of 1024), KB, MB, GB, TB (of 1000), B alone */
 static int dpprof__parse_bytes(const char *s, int64_t *out) {
+    /* clang-format off */
     static const struct { const char *sfx; double mul; } sfx[] = {
         {"", 1}, {"B", 1}, {"K", 1024.0}, {"k", 1024.0}, {"KiB", 1024.0}, {"KB", 1e3}, {"kB", 1e3},
         {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1e6}, {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
         {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
     };
+    /* clang-format on */
     char *end;
     double v, mul = -1;
     size_t k;
@@ -4687,7 +4747,7 @@ static int dpprof__field_check(const dpprof_config *c, const dpprof_config_field
         if (v == 0 || (v >= f->lo && v <= f->hi && (!f->values || (snprintf(name, sizeof name, "|%d|", v), snprintf(list, sizeof list, "|%s|", f->values), strstr(list, name)))))
             return DPPROF_OK;
         if (f->type == DPPROF_FIELD_FLAG) return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %d: expected 0 or 1", f->name, v);
-        if (f->values) return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %d: expected %s (0: the default)", f->name, v, dpprof__word_list(f->values, list, sizeof list));
+        if (f->values) return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %d: expected %s (0: the default)", f->name, v, dpprof_words(f->values, list, sizeof list));
         return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %d: expected an integer in %s (0: the default)", f->name, v, dpprof__range_text(f, range, sizeof range));
     }
     case DPPROF_FIELD_INT64:
@@ -4710,7 +4770,7 @@ static int dpprof__field_check(const dpprof_config *c, const dpprof_config_field
         memcpy(&v, p, sizeof v);
         for (w = f->values; *w; w++) n += *w == '|';
         if (v == 0 || (v >= f->first && v < f->first + n)) return DPPROF_OK;
-        return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %d: expected one of %s (codes %d to %d)", f->name, v, dpprof__word_list(f->values, list, sizeof list), f->first, f->first + n - 1);
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.%s = %d: expected one of %s (codes %d to %d)", f->name, v, dpprof_words(f->values, list, sizeof list), f->first, f->first + n - 1);
     }
     default: return DPPROF_OK;
     }
@@ -4730,7 +4790,7 @@ DPPROF_API int dpprof_config_set(dpprof_config *c, const char *name, const char 
         /* strtoll skips leading white space and takes a '+': the value is the digits alone (or '-' and digits) */
         if (!*value || isspace((unsigned char)*value) || *value == '+' || *end || errno == ERANGE || v < f->lo || v > f->hi ||
             (f->values && (snprintf(range, sizeof range, "|%s|", f->values), snprintf(list, sizeof list, "|%s|", value), !strstr(range, list)))) {
-            if (f->values) return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected %s", f->name, value, dpprof__word_list(f->values, list, sizeof list));
+            if (f->values) return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected %s", f->name, value, dpprof_words(f->values, list, sizeof list));
             return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected an integer in %s", f->name, value, dpprof__range_text(f, range, sizeof range));
         }
         if (f->type == DPPROF_FIELD_INT) {
@@ -4763,13 +4823,14 @@ DPPROF_API int dpprof_config_set(dpprof_config *c, const char *name, const char 
         int64_t v;
         if (dpprof__parse_bytes(value, &v))
             return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected a positive size in bytes, optionally with K, M, G, T or KiB, MiB, GiB, TiB\n"
-                                                    "(powers of 1024) or KB, MB, GB, TB (powers of 1000)", f->name, value);
+                                                    "(powers of 1024) or KB, MB, GB, TB (powers of 1000)",
+                                f->name, value);
         memcpy(p, &v, sizeof v);
         return DPPROF_OK;
     }
     case DPPROF_FIELD_TEXT: memcpy(p, &value, sizeof value); return DPPROF_OK;
     case DPPROF_FIELD_FLAG: {
-        int v = !strcmp(value, "1") || !strcmp(value, "true") ? 1 : !strcmp(value, "0") || !strcmp(value, "false") ? 0 : -1;
+        int v = !strcmp(value, "1") || !strcmp(value, "true") ? 1 : (!strcmp(value, "0") || !strcmp(value, "false") ? 0 : -1);
         if (v < 0) return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected 0 or 1", f->name, value);
         memcpy(p, &v, sizeof v);
         return DPPROF_OK;
@@ -4788,13 +4849,12 @@ DPPROF_API int dpprof_config_set(dpprof_config *c, const char *name, const char 
             k++;
         }
         if (dpprof_closest(value, f->values, near, sizeof near))
-            return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected %s (did you mean %s?)", f->name, value, dpprof__word_list(f->values, list, sizeof list), near);
-        return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected %s", f->name, value, dpprof__word_list(f->values, list, sizeof list));
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected %s (did you mean %s?)", f->name, value, dpprof_words(f->values, list, sizeof list), near);
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.%s '%s': expected %s", f->name, value, dpprof_words(f->values, list, sizeof list));
     }
     }
     return DPPROF_ERR_INVALID;
 }
-
 
 /* --target-epsilon: the noise that spends exactly the target over every step the run takes (warmup + steps), under
    the accountant asked (pld, or rdp) */
@@ -4940,24 +5000,24 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
 #define DPPROF__STREAM_DATA (UINT64_C(2) << 40)
 
 typedef struct dpprof__layer_acts {
-    dpprof_tensor ln1, rstd1;   /* (n,T,C), (n,T) */
-    dpprof_tensor q, k, v;      /* (n,T,NH,HS), (n,T,NKV,HS) x2, q and k after rope */
-    dpprof_tensor att, lse;     /* (n,T,NH,HS), (n,NH,T) */
-    dpprof_tensor xa;           /* (n,T,C) residual after attention */
-    dpprof_tensor ln2, rstd2;   /* (n,T,C), (n,T) */
-    dpprof_tensor gate, up, h;  /* (n,T,F) x3 */
-    dpprof_tensor xm;           /* (n,T,C) residual after the mlp: the next layer's input */
+    dpprof_tensor ln1, rstd1;              /* (n,T,C), (n,T) */
+    dpprof_tensor q, k, v;                 /* (n,T,NH,HS), (n,T,NKV,HS) x2, q and k after rope */
+    dpprof_tensor att, lse;                /* (n,T,NH,HS), (n,NH,T) */
+    dpprof_tensor xa;                      /* (n,T,C) residual after attention */
+    dpprof_tensor ln2, rstd2;              /* (n,T,C), (n,T) */
+    dpprof_tensor gate, up, h;             /* (n,T,F) x3 */
+    dpprof_tensor xm;                      /* (n,T,C) residual after the mlp: the next layer's input */
     dpprof_tensor lu[DPPROF__P_PER_LAYER]; /* (n,T,r) lora: (alpha/r) x A^T per adapted projection, lora_B's input */
 } dpprof__layer_acts;
 
 typedef struct dpprof__acts {
-    dpprof_tensor tokens, targets;  /* (n,T) ints; targets (n,T) for lm, (n) for cls */
-    dpprof_tensor x0;               /* (n,T,C) embedding output */
-    dpprof__layer_acts *lay;        /* (L) */
-    dpprof_tensor lnf, rstdf;       /* (n,T,C), (n,T) */
-    dpprof_tensor last;             /* (n,C) cls only: the last token's features */
-    dpprof_tensor logits;           /* (n,T,V) lm, (n,K) cls; dlogits in place in backward */
-    dpprof_tensor losses;           /* (n) per-sample losses */
+    dpprof_tensor tokens, targets; /* (n,T) ints; targets (n,T) for lm, (n) for cls */
+    dpprof_tensor x0;              /* (n,T,C) embedding output */
+    dpprof__layer_acts *lay;       /* (L) */
+    dpprof_tensor lnf, rstdf;      /* (n,T,C), (n,T) */
+    dpprof_tensor last;            /* (n,C) cls only: the last token's features */
+    dpprof_tensor logits;          /* (n,T,V) lm, (n,K) cls; dlogits in place in backward */
+    dpprof_tensor losses;          /* (n) per-sample losses */
 } dpprof__acts;
 
 /* the model: its parameters, activations, lora adapters, workspace */
@@ -4966,46 +5026,46 @@ typedef struct dpprof__model {
     int n_params, p_emb, p_normf, p_head;
     dpprof__acts a;
     int n_trainable;
-    int *lora;                      /* (L * 9) parameter index of lora_A of a projection (lora_B follows), or -1 */
-    double lora_scale;              /* alpha / r */
-    dpprof_tensor ws;               /* the workspace: cuBLAS's and the kernels' scratch (every backend tracks it) */
-    dpprof_tensor attn_ws;          /* --attention cudnn: cuDNN's workspace (cfg.attention_workspace bytes, every backend) */
+    int *lora;             /* (L * 9) parameter index of lora_A of a projection (lora_B follows), or -1 */
+    double lora_scale;     /* alpha / r */
+    dpprof_tensor ws;      /* the workspace: cuBLAS's and the kernels' scratch (every backend tracks it) */
+    dpprof_tensor attn_ws; /* --attention cudnn: cuDNN's workspace (cfg.attention_workspace bytes, every backend) */
 } dpprof__model;
 
 /* --data: the text and, for cls, its lines */
 typedef struct dpprof__data {
-    unsigned char *text;            /* --data contents */
+    unsigned char *text; /* --data contents */
     size_t text_len;
-    size_t *line_off;               /* cls data: (n_lines) offsets, lengths, labels */
+    size_t *line_off; /* cls data: (n_lines) offsets, lengths, labels */
     int *line_len, *line_label, n_lines;
 } dpprof__data;
 
 /* the steps run, their losses and times */
 typedef struct dpprof__run {
     int steps_done, adam_t;
-    double *step_loss, *step_ms;    /* (cap_steps) */
+    double *step_loss, *step_ms; /* (cap_steps) */
     size_t cap_steps;
 } dpprof__run;
 
 /* dp-sgd: the algorithm's shape and the state of the physical batch in flight */
 typedef struct dpprof__dps {
-    int dp, two_pass, bk;           /* private; second backward; book-keeping clip phase */
-    int auto_mat;                   /* auto: materialise where dpprof__psg_fits at this level (1, 2), 0 nowhere */
-    int auto_ghost;                 /* auto: ghost's grams may replace flash (dpprof__auto_ghost) */
-    int *method;                    /* (n_params) DPPROF__M_*: how each tensor's norm is computed */
-    int head_method;                /* tied: the norm method of the lm head's part of the embedding's matrix (its
+    int dp, two_pass, bk;   /* private; second backward; book-keeping clip phase */
+    int auto_mat;           /* auto: materialise where dpprof__psg_fits at this level (1, 2), 0 nowhere */
+    int auto_ghost;         /* auto: ghost's grams may replace flash (dpprof__auto_ghost) */
+    int *method;            /* (n_params) DPPROF__M_*: how each tensor's norm is computed */
+    int head_method;        /* tied: the norm method of the lm head's part of the embedding's matrix (its
                                        embedding part is method[p_emb]'s); the cross term is dpprof_tied_cross_ref */
-    int bw_mode, bw_retain;         /* DPPROF__MODE_*; keep activations for a second pass */
-    int bw_n, bw_T;                 /* the physical batch in the backward */
-    dpprof_tensor norm2;            /* (n_params, n) doubles: per-sample squared norms per tensor */
-    dpprof_tensor clip;             /* (n) flat or (n_params, n) per-layer clip factors, doubles */
-    dpprof_tensor *psg;             /* (n_params) materialised per-sample gradients */
-    dpprof_tensor *kept;            /* (cap_kept) tensors kept for the clip phase: stable addresses */
+    int bw_mode, bw_retain; /* DPPROF__MODE_*; keep activations for a second pass */
+    int bw_n, bw_T;         /* the physical batch in the backward */
+    dpprof_tensor norm2;    /* (n_params, n) doubles: per-sample squared norms per tensor */
+    dpprof_tensor clip;     /* (n) flat or (n_params, n) per-layer clip factors, doubles */
+    dpprof_tensor *psg;     /* (n_params) materialised per-sample gradients */
+    dpprof_tensor *kept;    /* (cap_kept) tensors kept for the clip phase: stable addresses */
     const dpprof_tensor **kept_from;
     int n_kept, cap_kept;
     struct dpprof__cache_ent *cache; /* (cap_kept) layers waiting for their clipped gradient */
     int n_cache;
-    int *batch_ids;                 /* (max batch) sample ids of the logical step in flight */
+    int *batch_ids; /* (max batch) sample ids of the logical step in flight */
     int batch_n;
     double *last_norms, *last_clip; /* (max batch) per-sample norms and clip factors of the last step */
     double noise_std;               /* sigma * C */
@@ -5033,72 +5093,76 @@ typedef struct dpprof__dps {
 
 /* cuda: launch counts, host staging, the driver's figure, the device, counters */
 typedef struct dpprof__gpu {
-    long long launches;             /* cuda: the kernels dpprof queued in the measured steps (not cuBLAS's) */
-    long long wgmma_launches;       /* cuda: of those, the ones on Hopper's warpgroup mma (--wgmma) */
-    int *h_tok, *h_tgt;             /* (physical batch * T) tokens and targets before the upload */
-    float *h_loss;                  /* (physical batch) per-sample losses after the forward */
-    double *h_norm2, *h_clip;       /* (n_params * physical batch) squared norms down, clip factors up: host copies of
+    long long launches;                            /* cuda: the kernels dpprof queued in the measured steps (not cuBLAS's) */
+    long long wgmma_launches;                      /* cuda: of those, the ones on Hopper's warpgroup mma (--wgmma) */
+    int *h_tok, *h_tgt;                            /* (physical batch * T) tokens and targets before the upload */
+    float *h_loss;                                 /* (physical batch) per-sample losses after the forward */
+    double *h_norm2, *h_clip;                      /* (n_params * physical batch) squared norms down, clip factors up: host copies of
                                        what the host reads or writes between kernels */
-    int64_t drv_base, drv_peak;     /* driver's used bytes before the session, and its peak above that */
-    int64_t drv_pool_base;          /* the pool's reserved bytes at drv_base */
+    int64_t drv_base, drv_peak;                    /* driver's used bytes before the session, and its peak above that */
+    int64_t drv_pool_base;                         /* the pool's reserved bytes at drv_base */
     int64_t drv_live, drv_pool_used, drv_pool_res; /* at the driver's peak: the accountant's live bytes, the pool's used and reserved */
-    int64_t dry_peak;               /* the dry backend's peak of this configuration (after the last step), -1 unknown */
-    dpprof_device_info dev;         /* cuda: the device */
-    int attn_deterministic;         /* --attention cudnn: cuDNN's backward is its deterministic algorithm */
-    int counting;                   /* cfg.dram: CUPTI ranges are open in this step: 1 one per phase record, 2 one per
+    int64_t dry_peak;                              /* the dry backend's peak of this configuration (after the last step), -1 unknown */
+    dpprof_device_info dev;                        /* cuda: the device */
+    int attn_deterministic;                        /* --attention cudnn: cuDNN's backward is its deterministic algorithm */
+    int counting;                                  /* cfg.dram: CUPTI ranges are open in this step: 1 one per phase record, 2 one per
                                        op record (3: an op's range failed, the rest of the step uncounted) */
-    size_t count_op0;               /* counting 2: the step's first op record */
-    char dram_note[256];            /* why there are no counter values, when there are none */
+    size_t count_op0;                              /* counting 2: the step's first op record */
+    char dram_note[256];                           /* why there are no counter values, when there are none */
 } dpprof__gpu;
 
 /* the op timing and phase events of traces and --op-times */
 typedef struct dpprof__obs {
-    int mark_ops;                   /* ops are timed now: trace_ops, or op_times in a warm-up step */
-    struct dpprof__op_rec *ops;     /* trace_ops: every op's name, phase record and time */
+    int mark_ops;               /* ops are timed now: trace_ops, or op_times in a warm-up step */
+    struct dpprof__op_rec *ops; /* trace_ops: every op's name, phase record and time */
     size_t n_ops, cap_ops;
-    int *ph_ev;                     /* (cap_ph_ev) event id recorded at the start of each phase record, or -1 */
+    int *ph_ev; /* (cap_ph_ev) event id recorded at the start of each phase record, or -1 */
     size_t cap_ph_ev;
-    double *ph_drv;                 /* (cap_ph_drv) cuda: the driver's used bytes, less those before the session, as
+    double *ph_drv; /* (cap_ph_drv) cuda: the driver's used bytes, less those before the session, as
                                        each phase record ended (its snapshot's reserved_mb); nan: not read */
     size_t cap_ph_drv;
-    int depth;                      /* ops open now: an op begun inside another is part of it */
-    long long work_steps;           /* the device work of the steps whose ops were timed (dpprof_cuda_work_count) */
-    double ms_steps;                /* their time */
-    int n_steps;                    /* their count */
+    int depth;            /* ops open now: an op begun inside another is part of it */
+    long long work_steps; /* the device work of the steps whose ops were timed (dpprof_cuda_work_count) */
+    double ms_steps;      /* their time */
+    int n_steps;          /* their count */
 } dpprof__obs;
 
 /* --ranks, --zero (dry): rank 0 of `n` under sharded data parallelism. every tensor is sharded on its own
    (flattened and padded to n equal parts, as per-parameter sharding does): a rank holds ceil(n_t / n) elements
    of tensor t, and a collective on tensor t moves (n - 1) ceil(n_t / n) elements per rank (reduce-scatter,
    all-gather; twice that for an all-reduce). docs/model.md, "Sharded data parallelism" */
-enum { DPPROF__AR_BYTES, DPPROF__RS_BYTES, DPPROF__AG_BYTES };
+enum {
+    DPPROF__AR_BYTES,
+    DPPROF__RS_BYTES,
+    DPPROF__AG_BYTES
+};
 typedef struct dpprof__dist {
-    int n, zero;                    /* ranks; the stage in effect: cfg.zero where n > 1, else 0 (a no-op) */
-    int64_t shard_train;            /* sum of ceil(n_t / n) over the trainable tensors: a gradient or moment shard */
-    int64_t shard_params;           /* zero 3: the same over every tensor (the parameter shards) */
-    dpprof_tensor gpad, wpad;       /* zero 1, 2: the padding that makes the flat gradients and the trainable
+    int n, zero;                  /* ranks; the stage in effect: cfg.zero where n > 1, else 0 (a no-op) */
+    int64_t shard_train;          /* sum of ceil(n_t / n) over the trainable tensors: a gradient or moment shard */
+    int64_t shard_params;         /* zero 3: the same over every tensor (the parameter shards) */
+    dpprof_tensor gpad, wpad;     /* zero 1, 2: the padding that makes the flat gradients and the trainable
                                        parameters n equal shards (reduce-scatter and all-gather in place) */
-    dpprof_tensor gshard, m, v;     /* zero >= 2: the gradient shard; zero >= 1: the adam moment shards */
-    dpprof_tensor wshard, lshard;   /* zero 3: the shards of the model_parameters and of the lora tensors */
-    dpprof_tensor *gath;            /* zero 3: (n_params) the gathered weights of the units in use */
-    int64_t gath_live, gath_max;    /* zero 3: gathered bytes live now, and the most at once */
-    int64_t bytes[3];               /* the last step's collective bytes per rank: all-reduce, reduce-scatter, all-gather */
+    dpprof_tensor gshard, m, v;   /* zero >= 2: the gradient shard; zero >= 1: the adam moment shards */
+    dpprof_tensor wshard, lshard; /* zero 3: the shards of the model_parameters and of the lora tensors */
+    dpprof_tensor *gath;          /* zero 3: (n_params) the gathered weights of the units in use */
+    int64_t gath_live, gath_max;  /* zero 3: gathered bytes live now, and the most at once */
+    int64_t bytes[3];             /* the last step's collective bytes per rank: all-reduce, reduce-scatter, all-gather */
     /* DPPROF_MPI, ranks > 1, cpu or cuda backend: the collectives run (MPI_COMM_WORLD or NCCL, one process a rank) */
-    int real, rank;                 /* real: the collectives move values; rank: this process's (0 otherwise) */
-    int local, nccl;                /* the rank among its machine's (its GPU: local % GPUs); the cuda backend's
+    int real, rank;              /* real: the collectives move values; rank: this process's (0 otherwise) */
+    int local, nccl;             /* the rank among its machine's (its GPU: local % GPUs); the cuda backend's
                                        NCCL communicator is open */
-    int64_t *toff, *poff, *eoff;    /* (n_params) offsets: in the trainable shard (gradient and moment shards), in
+    int64_t *toff, *poff, *eoff; /* (n_params) offsets: in the trainable shard (gradient and moment shards), in
                                        the parameter shard of the tensor's category (zero 3), in the whole trainable
                                        table (the noise's element index) */
-    int *counts, *displs;           /* (n) a collective's part of each rank, in elements, and where it starts */
-    int64_t peak_min, peak_max;     /* the ranks' peaks after the last step (equal: ranks_identical) */
+    int *counts, *displs;        /* (n) a collective's part of each rank, in elements, and where it starts */
+    int64_t peak_min, peak_max;  /* the ranks' peaks after the last step (equal: ranks_identical) */
 } dpprof__dist;
 
 struct dpprof_session {
     dpprof_config cfg;
     dpprof_shape sh;
-    int backend;                    /* resolved: cpu, cuda or dry */
-    int elem;                       /* bytes per activation element: 4 (fp32), 2 (bf16); everything else is dpprof_real */
+    int backend; /* resolved: cpu, cuda or dry */
+    int elem;    /* bytes per activation element: 4 (fp32), 2 (bf16); everything else is dpprof_real */
     dpprof_prof prof;
     dpprof__model model;
     dpprof__data data;
@@ -5129,9 +5193,9 @@ struct dpprof_session {
 #define DPPROF__GPU(s, call) ((void)0)
 #else
 #define DPPROF__CUDA 1
-#define DPPROF__GPU(s, call)                                                                 \
-    do {                                                                                    \
-        if ((s)->backend == DPPROF_BACKEND_CUDA) call;                                      \
+#define DPPROF__GPU(s, call)                           \
+    do {                                               \
+        if ((s)->backend == DPPROF_BACKEND_CUDA) call; \
     } while (0)
 #endif
 #define DPPROF__ON_GPU(s) (DPPROF__CUDA && (s)->backend == DPPROF_BACKEND_CUDA)
@@ -5140,13 +5204,13 @@ struct dpprof_session {
    step's work has run) */
 typedef struct dpprof__op_rec {
     const char *name;
-    size_t phase_rec;      /* the phase record it ran in */
-    int ev0, ev1;          /* cuda events, or -1 */
-    double t0, t1;         /* ms on the profiler's clock; nan until known */
-    double flops, bytes;   /* its analytic cost */
-    long long w0, w1;      /* dpprof_cuda_work_count at its start and end */
-    int counted;           /* --dram per op: it is a counter range (its ops are not timed then) */
-    double traffic[4];     /* measured dram read, dram write, l2 read, l2 write bytes; < 0: none */
+    size_t phase_rec;    /* the phase record it ran in */
+    int ev0, ev1;        /* cuda events, or -1 */
+    double t0, t1;       /* ms on the profiler's clock; nan until known */
+    double flops, bytes; /* its analytic cost */
+    long long w0, w1;    /* dpprof_cuda_work_count at its start and end */
+    int counted;         /* --dram per op: it is a counter range (its ops are not timed then) */
+    double traffic[4];   /* measured dram read, dram write, l2 read, l2 write bytes; < 0: none */
 } dpprof__op_rec;
 
 static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) {
@@ -5187,42 +5251,42 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
 
 /* every op goes through here: its analytic cost is charged to the open phase on every backend,
    the arithmetic runs where there is memory to run it on: the reference on cpu, the kernel on cuda */
-#define DPPROF__OP(s, op, costargs, args)                                                    \
-    do {                                                                                    \
-        dpprof_cost c_ = dpprof_##op##_cost costargs;                                       \
-        dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);                               \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, #op, c_);                                \
-        if ((s)->backend == DPPROF_BACKEND_CPU) dpprof_##op##_ref args;                     \
-        DPPROF__GPU(s, dpprof_##op##_gpu args);                                             \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, c_);                               \
+#define DPPROF__OP(s, op, costargs, args)                               \
+    do {                                                                \
+        dpprof_cost c_ = dpprof_##op##_cost costargs;                   \
+        dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);           \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, #op, c_);             \
+        if ((s)->backend == DPPROF_BACKEND_CPU) dpprof_##op##_ref args; \
+        DPPROF__GPU(s, dpprof_##op##_gpu args);                         \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, c_);            \
     } while (0)
 /* the same with a cost computed here (one half of an op, a plain copy): cpu call, gpu call */
-#define DPPROF__OPX(s, name, cost, call, gcall)                                              \
-    do {                                                                                    \
-        dpprof_cost c_ = cost;                                                              \
-        dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);                               \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, name, c_);                               \
-        if ((s)->backend == DPPROF_BACKEND_CPU) call;                                       \
-        DPPROF__GPU(s, gcall);                                                              \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, c_);                               \
+#define DPPROF__OPX(s, name, cost, call, gcall)               \
+    do {                                                      \
+        dpprof_cost c_ = cost;                                \
+        dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes); \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, name, c_);  \
+        if ((s)->backend == DPPROF_BACKEND_CPU) call;         \
+        DPPROF__GPU(s, gcall);                                \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, c_);  \
     } while (0)
 
 /* the attention's gpu call: cuDNN's (--attention cudnn, with the session's cuDNN workspace) or dpprof's kernels */
 #define DPPROF__UNPAREN(...) __VA_ARGS__
-#define DPPROF__ATTN(s, pass, args)                                                                                                        \
-    ((s)->cfg.attention == DPPROF_ATTENTION_CUDNN                                                                                          \
+#define DPPROF__ATTN(s, pass, args)                                                                                         \
+    ((s)->cfg.attention == DPPROF_ATTENTION_CUDNN                                                                           \
          ? dpprof_cudnn_attention_##pass##_gpu(DPPROF__UNPAREN args, (s)->model.attn_ws.data, (size_t)(s)->model.attn_ws.n) \
          : dpprof_attention_##pass##_gpu args)
 
 /* device work that is no op of part 4 (an upload, the zeroing of a new tensor): inside an op record of its own
    when ops are timed, so that every kernel and copy of a step is in one; charged nothing (no analytic cost) */
-#define DPPROF__MARKED(s, name, stmt)                                                         \
-    do {                                                                                    \
-        dpprof_cost z_;                                                                     \
-        z_.flops = z_.bytes = 0.0;                                                          \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, name, z_);                               \
-        stmt;                                                                               \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, z_);                               \
+#define DPPROF__MARKED(s, name, stmt)                        \
+    do {                                                     \
+        dpprof_cost z_;                                      \
+        z_.flops = z_.bytes = 0.0;                           \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, name, z_); \
+        stmt;                                                \
+        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, z_); \
     } while (0)
 
 /* one gemm (M,K) x (K,Nc): 2MKN flops, every operand read or written once; E bytes per input
@@ -5339,7 +5403,7 @@ static int64_t dpprof__dist_chunk(const dpprof_session *s, int64_t n) { return (
 static void dpprof__dist_part_of(const dpprof_session *s, int64_t n, int r, int64_t *lo, int64_t *len) {
     const int64_t c = dpprof__dist_chunk(s, n), a = (int64_t)r * c;
     *lo = a < n ? a : n;
-    *len = n - a <= 0 ? 0 : n - a < c ? n - a : c;
+    *len = n - a <= 0 ? 0 : (n - a < c ? n - a : c);
 }
 /* this rank's */
 static void dpprof__dist_part(const dpprof_session *s, int64_t n, int64_t *lo, int64_t *len) { dpprof__dist_part_of(s, n, s->dist.rank, lo, len); }
@@ -5434,7 +5498,7 @@ static void dpprof__dist_coll(dpprof_session *s, int kind, int64_t n, int e) {
    norm, L + 2 the head */
 static int dpprof__dist_unit(const dpprof_session *s, int i) {
     if (s->model.params[i].layer >= 0) return 1 + s->model.params[i].layer;
-    return i == s->model.p_emb ? 0 : i == s->model.p_normf ? s->sh.L + 1 : s->sh.L + 2;
+    return i == s->model.p_emb ? 0 : (i == s->model.p_normf ? s->sh.L + 1 : s->sh.L + 2);
 }
 
 /* a parameter's weights: zero 3 keeps only their shard (dpprof__dist_params), so the tensor is a descriptor that
@@ -5759,8 +5823,8 @@ static int dpprof__build_model(dpprof_session *s) {
     s->model.p_emb = s->model.n_params;
     DPPROF__TRY(dpprof__add_param(s, "model.embed_tokens.weight", h->V, h->C, DPPROF_MOD_EMBEDDING, -1));
     for (l = 0; l < h->L; l++) {
-#define DPPROF__LP(suffix, r, c, mod)                                                        \
-    snprintf(name, sizeof name, "model.layers.%d.%s", l, suffix);                           \
+#define DPPROF__LP(suffix, r, c, mod)                             \
+    snprintf(name, sizeof name, "model.layers.%d.%s", l, suffix); \
     DPPROF__TRY(dpprof__add_param(s, name, r, c, DPPROF_MOD_##mod, l))
         DPPROF__LP("input_layernorm.weight", 1, h->C, NORM);
         DPPROF__LP("self_attn.q_proj.weight", h->NH * h->HS, h->C, ATTENTION);
@@ -5778,8 +5842,8 @@ static int dpprof__build_model(dpprof_session *s) {
     /* tied: the lm head is the embedding's matrix, no tensor of its own (the dump omits lm_head.weight, as
        Hugging Face does for tie_word_embeddings) */
     s->model.p_head = h->tied ? s->model.p_emb : s->model.n_params;
-    if (h->tied) {}
-    else if (s->cfg.task == DPPROF_TASK_LM) DPPROF__TRY(dpprof__add_param(s, "lm_head.weight", h->V, h->C, DPPROF_MOD_HEAD, -1));
+    if (h->tied) {
+    } else if (s->cfg.task == DPPROF_TASK_LM) DPPROF__TRY(dpprof__add_param(s, "lm_head.weight", h->V, h->C, DPPROF_MOD_HEAD, -1));
     else DPPROF__TRY(dpprof__add_param(s, "score.weight", h->K, h->C, DPPROF_MOD_HEAD, -1));
     if (s->cfg.lora_rank) {
         /* adapters after the base table: A (r, IC) and B (OC, r) per adapted projection; only they
@@ -5913,8 +5977,10 @@ static void dpprof__sample(const dpprof_session *s, uint64_t g, int *tok, int *t
     dpprof_u32x4 ctr, r;
     uint64_t r64;
     int t;
-    ctr.v[0] = (uint32_t)g; ctr.v[1] = (uint32_t)(g >> 32);
-    ctr.v[2] = (uint32_t)DPPROF__STREAM_DATA; ctr.v[3] = (uint32_t)(DPPROF__STREAM_DATA >> 32);
+    ctr.v[0] = (uint32_t)g;
+    ctr.v[1] = (uint32_t)(g >> 32);
+    ctr.v[2] = (uint32_t)DPPROF__STREAM_DATA;
+    ctr.v[3] = (uint32_t)(DPPROF__STREAM_DATA >> 32);
     r = dpprof_philox4x32_10(ctr, (uint32_t)s->cfg.seed, (uint32_t)(s->cfg.seed >> 32));
     r64 = (uint64_t)r.v[0] | ((uint64_t)r.v[1] << 32);
     if (!s->data.text) {
@@ -5923,7 +5989,8 @@ static void dpprof__sample(const dpprof_session *s, uint64_t g, int *tok, int *t
         uint64_t d = (uint64_t)label + 1;
         for (t = 0; t < T; t++) tok[t] = (int)((start + d * (uint64_t)t) % (uint64_t)V);
         if (s->cfg.task == DPPROF_TASK_CLS) tgt[0] = label;
-        else for (t = 0; t < T; t++) tgt[t] = (int)((start + d * (uint64_t)(t + 1)) % (uint64_t)V);
+        else
+            for (t = 0; t < T; t++) tgt[t] = (int)((start + d * (uint64_t)(t + 1)) % (uint64_t)V);
         return;
     }
     if (s->cfg.task == DPPROF_TASK_LM) {
@@ -6085,15 +6152,29 @@ static int dpprof__forward(dpprof_session *s, int n) {
    or its per-sample norm by the method chosen for it (per-sample gradient, gram matrices, flash/tiled norms);
    what book-keeping keeps for its second pass (the keep-list); the clip factors from the norms. */
 /* what one backward pass computes for every trainable tensor */
-enum { DPPROF__MODE_SUM, DPPROF__MODE_CLIPSUM, DPPROF__MODE_NORM };
+enum {
+    DPPROF__MODE_SUM,
+    DPPROF__MODE_CLIPSUM,
+    DPPROF__MODE_NORM
+};
 /* how a tensor's per-sample norm is computed (the result json's layers[].method) */
-enum { DPPROF__M_SUMMED, DPPROF__M_FROZEN, DPPROF__M_PSG, DPPROF__M_GRAM, DPPROF__M_FLASH_GRAM, DPPROF__M_FLASH_PSG, DPPROF__M_VECTOR, DPPROF__M_TOKEN_PAIRS, DPPROF__M_COUNT };
+enum {
+    DPPROF__M_SUMMED,
+    DPPROF__M_FROZEN,
+    DPPROF__M_PSG,
+    DPPROF__M_GRAM,
+    DPPROF__M_FLASH_GRAM,
+    DPPROF__M_FLASH_PSG,
+    DPPROF__M_VECTOR,
+    DPPROF__M_TOKEN_PAIRS,
+    DPPROF__M_COUNT
+};
 static const char *const dpprof__method_names[] = {"summed (non-private)", "frozen", "per-sample gradient materialised", "gram T x T materialised",
                                                    "flash: tiled gram", "flash: tiled per-sample gradient", "per-sample vector", "token-pair gram"};
 
 typedef struct dpprof__cache_ent {
-    int p, embed;            /* parameter; 1: embedding (x holds the tokens) */
-    dpprof_tensor *x, *dy;   /* kept input and output gradient */
+    int p, embed;          /* parameter; 1: embedding (x holds the tokens) */
+    dpprof_tensor *x, *dy; /* kept input and output gradient */
     int T, IC, OC;
 } dpprof__cache_ent;
 
@@ -6109,7 +6190,10 @@ static int dpprof__keep(dpprof_session *s, dpprof_tensor *t, int as_hook, dpprof
     int i;
     if (t->kept) {
         for (i = s->dps.n_kept; i-- > 0;)
-            if (s->dps.kept_from[i] == t) { *out = &s->dps.kept[i]; return DPPROF_OK; }
+            if (s->dps.kept_from[i] == t) {
+                *out = &s->dps.kept[i];
+                return DPPROF_OK;
+            }
         return dpprof__fail(DPPROF_ERR_INVALID, "internal: a kept tensor lost its slot");
     }
     if (s->dps.n_kept >= s->dps.cap_kept) return dpprof__fail(DPPROF_ERR_OVERFLOW, "internal: the keep-list is full (%d)", s->dps.cap_kept);
@@ -6149,7 +6233,13 @@ static int dpprof__cache(dpprof_session *s, int p, int embed, dpprof_tensor *x, 
     dpprof__cache_ent *e;
     if (s->dps.n_cache >= s->dps.cap_kept) return dpprof__fail(DPPROF_ERR_OVERFLOW, "internal: the clip cache is full");
     e = &s->dps.cache[s->dps.n_cache++];
-    e->p = p; e->embed = embed; e->x = x; e->dy = dy; e->T = T; e->IC = IC; e->OC = OC;
+    e->p = p;
+    e->embed = embed;
+    e->x = x;
+    e->dy = dy;
+    e->T = T;
+    e->IC = IC;
+    e->OC = OC;
     return DPPROF_OK;
 }
 
@@ -6295,7 +6385,7 @@ static int dpprof__embedding_bwd(dpprof_session *s, dpprof_tensor *dres, int T) 
         return DPPROF_OK;
     }
     if (s->dps.method[p] == DPPROF__M_PSG) { /* opacus: a (n, V, C) tensor */
-        if (s->sh.tied) { /* the head's per-sample gradients are there: each sample's rows added to its own */
+        if (s->sh.tied) {                    /* the head's per-sample gradients are there: each sample's rows added to its own */
             for (i = 0; i < n; i++)
                 DPPROF__OP(s, embedding_bwd, (T, C, E), (DPPROF__F(s->dps.psg[p]) + (size_t)i * V * C, DPPROF__AT(*dres, (size_t)i * T * C), DPPROF__I(s->model.a.tokens) + (size_t)i * T, T, C));
         } else {
@@ -6456,8 +6546,7 @@ static int dpprof__backward(dpprof_session *s, int n, double dloss, int head_rea
         DPPROF__OPX(s, "attention_bwd", dpprof_attention_bwd_cost(n, T, NH, NKV, HS, E),
                     dpprof_attention_bwd_ref(DPPROF__F(dq), DPPROF__F(dk), DPPROF__F(dv), DPPROF__F(datt), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), DPPROF__F(y->att), DPPROF__F(y->lse),
                                              n, T, NH, NKV, HS),
-                    DPPROF__ATTN(s, bwd, (DPPROF__F(dq), DPPROF__F(dk), DPPROF__F(dv), DPPROF__F(datt), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), DPPROF__F(y->att), DPPROF__F(y->lse),
-                                          n, T, NH, NKV, HS)));
+                    DPPROF__ATTN(s, bwd, (DPPROF__F(dq), DPPROF__F(dk), DPPROF__F(dv), DPPROF__F(datt), DPPROF__F(y->q), DPPROF__F(y->k), DPPROF__F(y->v), DPPROF__F(y->att), DPPROF__F(y->lse), n, T, NH, NKV, HS)));
         dpprof__tfree(s, &datt);
         dpprof__lfree(s, &y->att);
         dpprof__lfree(s, &y->lse);
@@ -6530,9 +6619,12 @@ static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
     cr = (dpprof_counter_range *)DPPROF_MALLOC(sizeof *cr * (size_t)(max > 0 ? max : 1));
     if (!cr) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the counter results");
     if (rc == DPPROF_OK && !broken) rc = dpprof_cuda_counters_end(cr, max, &n);
-    else { int dummy; dpprof_cuda_counters_end(cr, 0, &dummy); }
+    else {
+        int dummy;
+        dpprof_cuda_counters_end(cr, 0, &dummy);
+    }
     if (broken || rc != DPPROF_OK || n != max) /* the run goes on without counters: the json says why */
-        snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler: %s (%d ranges for %d %s)", broken || rc != DPPROF_OK ? dpprof_last_error() : "range count mismatch", n, max,
+        snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler: %.160s (%d ranges for %d %s)", broken || rc != DPPROF_OK ? dpprof_last_error() : "range count mismatch", n, max,
                  per_op ? "ops" : "phases");
     else if (!per_op)
         for (k = 0; k < n; k++) {
@@ -6558,7 +6650,8 @@ static int dpprof__counters_end(dpprof_session *s, size_t first_phase) {
     }
     DPPROF_FREE(cr);
 #else
-    (void)s; (void)first_phase;
+    (void)s;
+    (void)first_phase;
 #endif
     return DPPROF_OK;
 }
@@ -6622,7 +6715,7 @@ static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
     }
 #endif
     if (s->backend == DPPROF_BACKEND_DRY) return DPPROF_OK;
-#define DPPROF__HN(p) (norm2 + (size_t)(p) * (size_t)n)  /* the host's squared norms of tensor p */
+#define DPPROF__HN(p) (norm2 + (size_t)(p) * (size_t)n) /* the host's squared norms of tensor p */
     for (i = 0; i < n; i++) {
         double tot = 0;
         for (p = 0; p < s->model.n_params; p++) {
@@ -6805,7 +6898,8 @@ static int dpprof__upload_batch(dpprof_session *s, int n) {
                        if (rc == DPPROF_OK) rc = dpprof_cuda_copy(s->model.a.targets.data, s->gpu.h_tgt, sizeof(int) * (size_t)n * (size_t)tw, DPPROF_COPY_H2D));
     if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "uploading the batch: %s", dpprof_last_error());
 #else
-    (void)s; (void)n;
+    (void)s;
+    (void)n;
 #endif
     return DPPROF_OK;
 }
@@ -7012,7 +7106,7 @@ static void dpprof__dist_update(dpprof_session *s, int noise_step, int noise_onl
     s->run.adam_t++;
     c = adam ? dpprof_adam_cost(n, DPPROF__R) : dpprof_sgd_cost(n, DPPROF__R);
     if (noise_step >= 0) c.flops += dpprof__noise_cost(&shard).flops;
-    DPPROF__OPX(s, noise_step >= 0 ? (adam ? "noise_adam" : "noise_sgd") : adam ? "adam" : "sgd", c, s->dist.real ? dpprof__dist_apply(s, noise_step, 1) : (void)0,
+    DPPROF__OPX(s, noise_step >= 0 ? (adam ? "noise_adam" : "noise_sgd") : (adam ? "adam" : "sgd"), c, s->dist.real ? dpprof__dist_apply(s, noise_step, 1) : (void)0,
                 s->dist.real ? dpprof__dist_apply(s, noise_step, 1) : (void)0);
     for (i = 0; s->dist.zero <= 2 && i < s->model.n_params; i++) {
         if (!s->model.params[i].trainable) continue;
@@ -7070,7 +7164,7 @@ static void dpprof__optimizer(dpprof_session *s, int noise_step) {
         dpprof_cost c = adam ? dpprof_adam_cost(n, E) : dpprof_sgd_cost(n, E);
         if (!p->trainable) continue;
         off += (uint64_t)p->g.n;
-        (void)copy, (void)o; /* without cuda */
+        (void)copy, (void)o;                                           /* without cuda */
         if (p->wl.n) c.flops += (double)n, c.bytes += 2.0 * (double)n; /* dry has no data, the same cost */
         if (noise_step >= 0) {
             c.flops += dpprof__noise_cost(&p->g).flops;
@@ -7114,8 +7208,10 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
         long long j;
         for (j = 0; j < s->cfg.dataset_size; j++) {
             dpprof_u32x4 ctr, r;
-            ctr.v[0] = (uint32_t)j; ctr.v[1] = (uint32_t)((uint64_t)j >> 32);
-            ctr.v[2] = (uint32_t)step; ctr.v[3] = (uint32_t)(DPPROF__STREAM_POISSON >> 32);
+            ctr.v[0] = (uint32_t)j;
+            ctr.v[1] = (uint32_t)((uint64_t)j >> 32);
+            ctr.v[2] = (uint32_t)step;
+            ctr.v[3] = (uint32_t)(DPPROF__STREAM_POISSON >> 32);
             r = dpprof_philox4x32_10(ctr, (uint32_t)s->cfg.seed, (uint32_t)(s->cfg.seed >> 32));
             if (((double)r.v[0] + 0.5) * (1.0 / 4294967296.0) < q) {
                 if (s->dps.batch_n >= s->cfg.batch * 4 + 64) /* far above any plausible draw: refuse to grow without bound */
@@ -7219,7 +7315,11 @@ static int dpprof__gpu_times(dpprof_session *s, size_t first_phase, int ev_start
         o->t1 = t0 + ms;
     }
 #else
-    (void)s; (void)first_phase; (void)ev_start; (void)t0; (void)step_ms;
+    (void)s;
+    (void)first_phase;
+    (void)ev_start;
+    (void)t0;
+    (void)step_ms;
 #endif
     return DPPROF_OK;
 }
@@ -7243,7 +7343,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
             const int per_batch = s->cfg.dram == DPPROF_DRAM_OPS ? 64 + 128 * s->sh.L : 8 + (s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS ? 4 * s->sh.L : 0);
             s->gpu.count_op0 = s->obs.n_ops;
             if (dpprof_cuda_counters_begin(64 + per_batch * (s->cfg.batch / s->cfg.physical_batch + 2)) == DPPROF_OK) s->gpu.counting = (int)s->cfg.dram;
-            else snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler unavailable: %s", dpprof_last_error());
+            else snprintf(s->gpu.dram_note, sizeof s->gpu.dram_note, "CUPTI range profiler unavailable: %.200s", dpprof_last_error());
         }
         dpprof_cuda_events_reset();
         if (dpprof_cuda_event(&ev_start) != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
@@ -7307,7 +7407,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     marked = s->obs.mark_ops && !(s->cfg.dram == DPPROF_DRAM_OPS && step == 0); /* the counted step's ops are not timed */
     s->obs.mark_ops = s->cfg.trace_ops;
     s->run.step_loss[step] = nsamp ? loss / nsamp : NAN;
-    s->run.step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0;
+    s->run.step_ms[step] = s->backend == DPPROF_BACKEND_DRY ? NAN : (s->backend == DPPROF_BACKEND_CUDA ? gpu_ms : dpprof__clock_ms() - t0);
     if (marked && s->backend != DPPROF_BACKEND_DRY) { /* a step whose ops were timed: its work and time, to hold the op records against */
         s->obs.work_steps += dpprof_cuda_work_count() - work0;
         s->obs.ms_steps += s->run.step_ms[step];
@@ -7533,7 +7633,7 @@ static int dpprof__calibrate(dpprof_session *s) {
             dpprof_init_normal_gpu(DPPROF__F(dy), (size_t)n * T * C, 1.0, s->cfg.seed, (UINT64_C(5) << 40) + 1);
         }
         for (f = 0; f < 2 + ghost && rc == DPPROF_OK; f++) { /* flash gram, flash psg, ghost */
-            dpprof_cost c = f == 2 ? dpprof_gram_cost(n, T, C, s->elem) : f ? dpprof_linear_sqnorm_psg_cost(n, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(n, T, C, C, s->elem);
+            dpprof_cost c = f == 2 ? dpprof_gram_cost(n, T, C, s->elem) : (f ? dpprof_linear_sqnorm_psg_cost(n, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(n, T, C, C, s->elem));
             if (f == 2) c.flops = 2 * c.flops + dpprof_gram_dot_cost(n, T, s->elem).flops;
             for (k = 0; k < 4 && rc == DPPROF_OK; k++) {
                 rc = dpprof__tick(k, &e0);
@@ -7545,7 +7645,7 @@ static int dpprof__calibrate(dpprof_session *s) {
                 else dpprof_linear_sqnorm_gram_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), n, T, C, C);
             }
             if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
-            if (rc == DPPROF_OK && ms > 0) *(f == 2 ? &s->dps.rate_ghost : f ? &s->dps.rate_psg : &s->dps.rate_gram) = c.flops / (ms * 1e-3);
+            if (rc == DPPROF_OK && ms > 0) *(f == 2 ? &s->dps.rate_ghost : (f ? &s->dps.rate_psg : &s->dps.rate_gram)) = c.flops / (ms * 1e-3);
         }
         dpprof_cuda_events_reset();
         if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the flash norms for config.algo = auto: %s", dpprof_last_error());
@@ -7692,7 +7792,7 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
     }
     if (!fits2) return bk_peak;
     if (s->cfg.auto_materialise != DPPROF_MATERIALISE_MEASURED) { /* both rules: level 2, the width rule: level 1 (the probes), unmeasured */
-        s->dps.auto_mat = s->cfg.auto_materialise == DPPROF_MATERIALISE_BOTH_RULES ? 2 : fits1 ? 1 : 0;
+        s->dps.auto_mat = s->cfg.auto_materialise == DPPROF_MATERIALISE_BOTH_RULES ? 2 : (fits1 ? 1 : 0);
         return -1;
     }
     if (bk_peak < 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) != DPPROF_OK) return -1;
@@ -7717,7 +7817,7 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
    dpprof__auto_setup measured it (flash_bk's, or with the materialised layers), else -1 */
 static void dpprof__auto_ghost(dpprof_session *s, int64_t base) {
     int64_t ghost = -1;
-    const int mat = s->dps.auto_mat == 2 ? DPPROF_MATERIALISE_BOTH_RULES : s->dps.auto_mat == 1 ? DPPROF_MATERIALISE_WIDTH_RULE : DPPROF_MATERIALISE_NEVER; /* the probe's auto_materialise for this level */
+    const int mat = s->dps.auto_mat == 2 ? DPPROF_MATERIALISE_BOTH_RULES : (s->dps.auto_mat == 1 ? DPPROF_MATERIALISE_WIDTH_RULE : DPPROF_MATERIALISE_NEVER); /* the probe's auto_materialise for this level */
     if (s->cfg.auto_ghost != DPPROF_SWITCH_AUTO) {
         s->dps.auto_ghost = s->cfg.auto_ghost == DPPROF_SWITCH_ON;
         return;
@@ -7746,7 +7846,7 @@ static int dpprof__ghost_pick(const dpprof_session *s, int T, int IC, int OC, in
 static int dpprof__input_share(const dpprof_session *s, int i) {
     const int j = (i - 1) % DPPROF__P_PER_LAYER;
     if (i < 1 || i > s->sh.L * DPPROF__P_PER_LAYER || s->cfg.lora_rank > 0) return 1;
-    return j == DPPROF__P_Q || j == DPPROF__P_K || j == DPPROF__P_V ? 3 : j == DPPROF__P_GATE || j == DPPROF__P_UP ? 2 : 1;
+    return j == DPPROF__P_Q || j == DPPROF__P_K || j == DPPROF__P_V ? 3 : (j == DPPROF__P_GATE || j == DPPROF__P_UP ? 2 : 1);
 }
 
 /* how tensor i's per-sample norm is computed; as_head: the tied embedding's matrix in its use as the lm head (a
@@ -7869,7 +7969,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     s->backend = s->cfg.backend;
     s->dist.n = s->cfg.ranks;
     s->dist.zero = s->cfg.ranks > 1 ? s->cfg.zero : 0; /* one rank: every stage is plain training */
-    if (s->backend == DPPROF_BACKEND_AUTO) /* cuda when this build has it and a gpu is visible, else cpu */
+    if (s->backend == DPPROF_BACKEND_AUTO)             /* cuda when this build has it and a gpu is visible, else cpu */
         s->backend = DPPROF__CUDA && dpprof_cuda_device_count(&count) == DPPROF_OK && count > 0 ? DPPROF_BACKEND_CUDA : DPPROF_BACKEND_CPU;
     /* the cpu reference computes in dpprof_real only: a bf16 run there would be an fp32 run under another name */
     if (s->cfg.dtype == DPPROF_DTYPE_BF16 && s->backend == DPPROF_BACKEND_CPU) {
@@ -7938,7 +8038,10 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
         s->gpu.h_tok = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
         s->gpu.h_tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->cfg.physical_batch * (size_t)s->cfg.seq);
         s->gpu.h_loss = (float *)DPPROF_MALLOC(sizeof(float) * (size_t)s->cfg.physical_batch);
-        if (!s->gpu.h_tok || !s->gpu.h_tgt || !s->gpu.h_loss) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host staging buffers"); goto fail; }
+        if (!s->gpu.h_tok || !s->gpu.h_tgt || !s->gpu.h_loss) {
+            rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host staging buffers");
+            goto fail;
+        }
     }
     /* config.backend = auto has become cpu or cuda here: what needs the gpu is checked against what it became */
     if (s->cfg.wgmma == DPPROF_SWITCH_ON && s->backend == DPPROF_BACKEND_CPU) {
@@ -7946,7 +8049,10 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
                           dpprof_backend_name(s->backend), s->cfg.dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32");
         goto fail;
     }
-    if (s->cfg.dram && s->backend != DPPROF_BACKEND_CUDA) { rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.dram = %s reads the GPU's DRAM counters: it needs config.backend = cuda (this run is %s)", s->cfg.dram == DPPROF_DRAM_OPS ? "ops" : "phases", dpprof_backend_name(s->backend)); goto fail; }
+    if (s->cfg.dram && s->backend != DPPROF_BACKEND_CUDA) {
+        rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.dram = %s reads the GPU's DRAM counters: it needs config.backend = cuda (this run is %s)", s->cfg.dram == DPPROF_DRAM_OPS ? "ops" : "phases", dpprof_backend_name(s->backend));
+        goto fail;
+    }
     s->obs.mark_ops = s->cfg.trace_ops;
     s->cfg.backend = (dpprof_backend)s->backend;
     s->elem = s->cfg.dtype == DPPROF_DTYPE_BF16 ? (int)sizeof(dpprof_bf16) : (int)sizeof(dpprof_real);
@@ -7954,7 +8060,10 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     rc = dpprof_prof_init(&s->prof, (s->backend == DPPROF_BACKEND_DRY ? DPPROF_PROF_NO_CLOCK : 0) | (s->cfg.no_timeline && !s->cfg.trace_ops ? DPPROF_PROF_NO_EVENTS : 0));
     if (rc != DPPROF_OK) goto fail;
     s->model.a.lay = (dpprof__layer_acts *)DPPROF_MALLOC(sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
-    if (!s->model.a.lay) { rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the activation table"); goto fail; }
+    if (!s->model.a.lay) {
+        rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the activation table");
+        goto fail;
+    }
     memset(s->model.a.lay, 0, sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
     rc = dpprof__build_model(s);
     if (rc == DPPROF_OK) rc = dpprof__setup_dp(s);
@@ -8040,7 +8149,7 @@ static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real 
     const dpprof_tensor *t;
     size_t bytes;
     if (!s || i < 0 || i >= s->model.n_params || !host) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read/write: no tensor %d", i);
-    t = which == 'w' ? &s->model.params[i].w : which == 'g' ? &s->model.params[i].g : which == 'm' ? &s->model.params[i].m : which == 'v' ? &s->model.params[i].v : NULL;
+    t = which == 'w' ? &s->model.params[i].w : (which == 'g' ? &s->model.params[i].g : (which == 'm' ? &s->model.params[i].m : (which == 'v' ? &s->model.params[i].v : NULL)));
     if (!t) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_param_read: '%c' is not w, g, m or v", which);
     if (s->dist.real && s->dist.zero) { /* sharded: the weights gathered (every rank calls it), nothing else */
         if (!to_host || which != 'w')
@@ -8119,7 +8228,9 @@ static double dpprof__median(const double *v, size_t n) {
    time first: time, analytic flops and bytes, the rates they imply and, on cuda, their share of the
    device's peaks (fp32 flop/s, dram bytes/s): how close each kernel runs to what bounds it */
 static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
-    enum { MAXN = 64 };
+    enum {
+        MAXN = 64
+    };
     const char *name[MAXN];
     double ms[MAXN], fl[MAXN], by[MAXN], tr[MAXN][4], tby[MAXN], pf = 0, ph = 0, pb = 0, pc, ms_ops = 0;
     long long work_ops = 0;
@@ -8162,11 +8273,16 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
     } else pc = 0;
     for (i = 0; i < n; i++) order[i] = i;
     for (i = 1; i < n; i++) /* insertion sort by time, the most first */
-        for (j = i; j > 0 && ms[order[j]] > ms[order[j - 1]]; j--) { int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t; }
+        for (j = i; j > 0 && ms[order[j]] > ms[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
     fprintf(f, ", \"ops\": {\"note\": \"%s%s\", \"by_op\": {",
             s->backend == DPPROF_BACKEND_CUDA ? "cuda events around each op (its kernels); shares of the fp32, bf16 tensor-core and dram data-sheet peaks" : "host clock around each reference op",
             s->cfg.dram == DPPROF_DRAM_OPS ? "; traffic (config.dram = ops): the op's measured bytes in the counters step (warm-up step 0, each op a CUPTI range, not timed), its analytic bytes there, "
-                               "and the rates over the op's time per timed step (l2: the SMs' global loads and stores through L2)" : "");
+                                             "and the rates over the op's time per timed step (l2: the SMs' global loads and stores through L2)"
+                                           : "");
     for (j = 0; j < n; j++) {
         i = order[j];
         fprintf(f, "%s\"%s\": {\"count\": %ld, \"ms\": ", j ? ", " : "", name[i], cnt[i]);
@@ -8187,7 +8303,7 @@ static void dpprof__write_ops(const dpprof_session *s, FILE *f) {
         dpprof__jnum(f, ms[i] > 0 && pb > 0 ? by[i] / (ms[i] * 1e-3) / pb : NAN);
         if (pb > 0 && pc > 0 && ms[i] > 0) { /* the roofline: whichever peak takes longer for its bytes and flops */
             double tb = by[i] / pb, tc = fl[i] / pc;
-            fprintf(f, ", \"bound\": \"%s\", \"share_of_bound\": ", tb >= tc ? "dram" : bf16 ? "bf16" : "fp32");
+            fprintf(f, ", \"bound\": \"%s\", \"share_of_bound\": ", tb >= tc ? "dram" : (bf16 ? "bf16" : "fp32"));
             dpprof__jnum(f, (tb >= tc ? tb : tc) / (ms[i] * 1e-3));
         } else fputs(", \"bound\": null, \"share_of_bound\": null", f);
         if (tcnt[i]) { /* --dram per op: the counters step's bytes; rates over this op's time per timed step */
@@ -8250,14 +8366,14 @@ DPPROF_API void dpprof_session_dist(const dpprof_session *s, dpprof_dist_info *o
 static void dpprof__write_dist(const dpprof_session *s, FILE *f) {
     const dpprof__dist *d = &s->dist;
     const int64_t P = dpprof_session_param_elems(s, 1), Pall = dpprof_session_param_elems(s, 0), R = DPPROF__R;
-    const int64_t pad = (int64_t)d->n * d->shard_train - P, ps = d->zero >= 3 ? d->shard_params : d->zero >= 1 ? Pall + pad : Pall;
+    const int64_t pad = (int64_t)d->n * d->shard_train - P, ps = d->zero >= 3 ? d->shard_params : (d->zero >= 1 ? Pall + pad : Pall);
     if (s->cfg.ranks <= 1 && !s->cfg.zero) return;
     fprintf(f, ",\n  \"distributed\": {\"ranks\": %d, \"zero\": %d, \"zero_in_effect\": %d, \"rank\": 0, \"ranks_identical\": %s, \"processes\": %d, \"rank_batch\": %d, ",
             s->cfg.ranks, s->cfg.zero, d->zero, !s->dist.real || s->dist.peak_min == s->dist.peak_max ? "true" : "false", s->dist.real ? s->dist.n : 1, s->cfg.batch / s->cfg.ranks);
     fprintf(f, "\"trainable_elements\": %lld, \"parameter_elements\": %lld, \"shard_elements\": %lld, \"shard_padding_elements\": %lld, ",
             (long long)P, (long long)Pall, (long long)d->shard_train, (long long)pad);
     fprintf(f, "\"parameter_elements_per_rank\": %lld, \"gradient_elements_per_rank\": %lld, \"optimizer_elements_per_rank\": %lld, \"gathered_max_bytes\": %lld, ",
-            (long long)ps, (long long)(d->zero >= 2 ? d->shard_train : d->zero == 1 ? (int64_t)d->n * d->shard_train : P),
+            (long long)ps, (long long)(d->zero >= 2 ? d->shard_train : (d->zero == 1 ? (int64_t)d->n * d->shard_train : P)),
             (long long)(s->cfg.optimizer != DPPROF_OPT_ADAM ? 0 : 2 * (d->zero >= 1 ? d->shard_train : P)), (long long)d->gath_max);
     fprintf(f, "\"collective_bytes\": {\"all_reduce\": %lld, \"reduce_scatter\": %lld, \"all_gather\": %lld, \"total\": %lld}, \"bytes_per_element\": %lld}",
             (long long)d->bytes[DPPROF__AR_BYTES], (long long)d->bytes[DPPROF__RS_BYTES], (long long)d->bytes[DPPROF__AG_BYTES],
@@ -8285,9 +8401,15 @@ static void dpprof__write_phases(const dpprof_session *s, FILE *f) {
             count += !cont;
             flops += r->flops;
             bytes += r->bytes_analytic;
-            if (r->dram_read >= 0) { dr += r->dram_read; ndram++; }
+            if (r->dram_read >= 0) {
+                dr += r->dram_read;
+                ndram++;
+            }
             if (r->dram_write >= 0) dw += r->dram_write;
-            if (r->l2_read >= 0) { lr += r->l2_read; nl2++; }
+            if (r->l2_read >= 0) {
+                lr += r->l2_read;
+                nl2++;
+            }
             if (r->l2_write >= 0) lw += r->l2_write;
             /* warm-up steps are excluded from time, never from memory; a continued record adds to its occurrence */
             if (times && s->backend != DPPROF_BACKEND_DRY && (setup || r->step >= s->cfg.warmup)) {
@@ -8356,11 +8478,11 @@ static void dpprof__write_privacy(const dpprof_session *s, FILE *f) {
              (c->accountant != DPPROF_ACCOUNTANT_RDP && dpprof_pld_epsilon(q, c->sigma, s->run.steps_done, c->delta, 0, &eps_pld) != 0)) {
         note = "the accountant could not evaluate this setting";
         eps = eps_pld = NAN;
-    } else note = c->accountant == DPPROF_ACCOUNTANT_PLD ? "privacy loss distribution of the poisson-subsampled gaussian mechanism: connect-the-dots discretization at 1e-4, composed by fft (an upper bound)"
+    } else note = c->accountant == DPPROF_ACCOUNTANT_PLD  ? "privacy loss distribution of the poisson-subsampled gaussian mechanism: connect-the-dots discretization at 1e-4, composed by fft (an upper bound)"
                 : c->accountant == DPPROF_ACCOUNTANT_BOTH ? "epsilon: rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019, improved conversion); epsilon_pld: its privacy loss distribution, the tight accountant (an upper bound)"
-                                     : "rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019), improved conversion (balle et al. 2020); orders past 63 where the minimum is at the grid's edge";
+                                                          : "rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019), improved conversion (balle et al. 2020); orders past 63 where the minimum is at the grid's edge";
     fprintf(f, "{\"mechanism\": \"%s\", \"accountant\": %s, \"epsilon\": ", c->poisson ? "poisson-subsampled gaussian" : "gaussian, batches in a fixed order",
-            !c->poisson ? "null" : c->accountant == DPPROF_ACCOUNTANT_PLD ? "\"pld\"" : c->accountant == DPPROF_ACCOUNTANT_BOTH ? "\"rdp+pld\"" : "\"rdp\"");
+            !c->poisson ? "null" : (c->accountant == DPPROF_ACCOUNTANT_PLD ? "\"pld\"" : (c->accountant == DPPROF_ACCOUNTANT_BOTH ? "\"rdp+pld\"" : "\"rdp\"")));
     dpprof__jnum(f, c->accountant == DPPROF_ACCOUNTANT_PLD ? eps_pld : eps);
     if (c->accountant == DPPROF_ACCOUNTANT_BOTH) {
         fputs(", \"epsilon_pld\": ", f);
@@ -8430,8 +8552,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, c->init_std);
     fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"fused_noise\": %s, \"dp_warp_tile\": %d, \"wgmma\": %s}",
             (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit,
-            c->fused_clipgrad == DPPROF_SWITCH_ON ? "true" : c->fused_clipgrad == DPPROF_SWITCH_AUTO && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false",
-            c->fused_noise == DPPROF_SWITCH_ON ? "true" : c->fused_noise == DPPROF_SWITCH_AUTO && s->dps.noise_n > 0 && !isnan(s->dps.noise_ms[0]) ? "\"measured\"" : "false", c->dp_warp_tile,
+            c->fused_clipgrad == DPPROF_SWITCH_ON ? "true" : (c->fused_clipgrad == DPPROF_SWITCH_AUTO && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false"),
+            c->fused_noise == DPPROF_SWITCH_ON ? "true" : (c->fused_noise == DPPROF_SWITCH_AUTO && s->dps.noise_n > 0 && !isnan(s->dps.noise_ms[0]) ? "\"measured\"" : "false"), c->dp_warp_tile,
             c->wgmma == DPPROF_SWITCH_ON || (c->wgmma == DPPROF_SWITCH_AUTO && s->backend == DPPROF_BACKEND_CUDA && c->dtype == DPPROF_DTYPE_BF16 && s->gpu.dev.cc_major == 9 && s->gpu.dev.cc_minor == 0) ? "true" : "false");
 
     fputs(",\n  \"status\": ", f);
@@ -8511,8 +8633,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         const int bkl = s->dps.dp && s->model.params[i].trainable && !s->dps.two_pass && s->dps.method[i] != DPPROF__M_PSG && s->dps.method[i] != DPPROF__M_VECTOR;
         fprintf(f, ", \"shape\": [%d, %d], \"trainable\": %s, \"method\": \"%s\", \"clipped_sum\": \"%s\", \"clipgrad_kernel\": \"%s\"}", s->model.params[i].rows,
                 s->model.params[i].cols, s->model.params[i].trainable ? "true" : "false", dpprof_session_param_method(s, i),
-                !s->dps.dp || !s->model.params[i].trainable ? "none" : s->dps.two_pass ? "second backward" : s->dps.method[i] == DPPROF__M_PSG || s->dps.method[i] == DPPROF__M_VECTOR ? "sum of materialised" : "book-keeping",
-                !bkl || s->backend != DPPROF_BACKEND_CUDA || c->dtype != DPPROF_DTYPE_BF16 || i == s->model.p_emb ? "none" : s->dps.cg_fused[i] ? "fused" : "cublas");
+                !s->dps.dp || !s->model.params[i].trainable ? "none" : (s->dps.two_pass ? "second backward" : (s->dps.method[i] == DPPROF__M_PSG || s->dps.method[i] == DPPROF__M_VECTOR ? "sum of materialised" : "book-keeping")),
+                !bkl || s->backend != DPPROF_BACKEND_CUDA || c->dtype != DPPROF_DTYPE_BF16 || i == s->model.p_emb ? "none" : (s->dps.cg_fused[i] ? "fused" : "cublas"));
     }
     fputs("\n  ]", f);
 
@@ -8560,7 +8682,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     fprintf(f, ",\n  \"meta\": {\"dpprof_version\": \"%s\", \"git_commit\": ", DPPROF_VERSION);
     dpprof__jstr(f, DPPROF_GIT_COMMIT);
     fprintf(f, ", \"backend\": \"%s\", \"device\": ", dpprof_backend_name(s->backend));
-    dpprof__jstr(f, s->backend == DPPROF_BACKEND_DRY ? "none (dry run)" : s->backend == DPPROF_BACKEND_CUDA ? s->gpu.dev.name : "cpu");
+    dpprof__jstr(f, s->backend == DPPROF_BACKEND_DRY ? "none (dry run)" : (s->backend == DPPROF_BACKEND_CUDA ? s->gpu.dev.name : "cpu"));
     if (s->backend == DPPROF_BACKEND_CUDA)
         fprintf(f, ", \"driver\": %d, \"cuda_runtime\": %d, \"compute_capability\": \"%d.%d\", \"sm_count\": %d, \"device_memory_bytes\": %zu, \"driver_peak_used_mb\": %.17g, \"driver_note\": \"%s\"",
                 s->gpu.dev.driver_version, s->gpu.dev.runtime_version, s->gpu.dev.cc_major, s->gpu.dev.cc_minor, s->gpu.dev.sm_count, s->gpu.dev.total_bytes, (double)s->gpu.drv_peak / 1048576.0,
@@ -8584,10 +8706,10 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         else fputs(", \"driver_peak_bytes\": null, \"note\": \"accountant and dry plan alone off the gpu\"}", f);
     }
     fputs(", \"dram_note\": ", f);
-    dpprof__jstr(f, s->gpu.dram_note[0] ? s->gpu.dram_note
-                 : !c->dram       ? "not requested (config.dram)"
-                 : c->dram == DPPROF_DRAM_OPS ? "per op of warm-up step 0 (throughput.ops), each op a range of CUPTI's range profiler, and per phase their sums (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)"
-                                  : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
+    dpprof__jstr(f, s->gpu.dram_note[0]          ? s->gpu.dram_note
+                    : !c->dram                   ? "not requested (config.dram)"
+                    : c->dram == DPPROF_DRAM_OPS ? "per op of warm-up step 0 (throughput.ops), each op a range of CUPTI's range profiler, and per phase their sums (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)"
+                                                 : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
     if (s->backend == DPPROF_BACKEND_CUDA && c->algo == DPPROF_ALGO_AUTO) {
         fputs(", \"auto_flash_flops_per_s\": {\"gram\": ", f);
         dpprof__jnum(f, s->dps.rate_gram);
@@ -8693,11 +8815,11 @@ DPPROF_API int dpprof_session_write_trace(const dpprof_session *s, FILE *f) {
 /* ---- --dump: safetensors + step.json --------------------------------------------------------- */
 typedef struct dpprof__st_entry {
     const char *name;
-    const char *dtype;            /* "F32" or "I64" (ints, as PyTorch's losses and embeddings take them) */
+    const char *dtype; /* "F32" or "I64" (ints, as PyTorch's losses and embeddings take them) */
     int ndim, dims[3];
     const void *data;
-    int64_t n;                    /* elements */
-    int from_real;                /* data is dpprof_real: converted to f32 on write */
+    int64_t n;     /* elements */
+    int from_real; /* data is dpprof_real: converted to f32 on write */
 } dpprof__st_entry;
 
 /* safetensors: u64 little-endian header length, a json header, then the raw little-endian data */
@@ -8783,7 +8905,8 @@ static int dpprof__dump_hf_config(const dpprof_session *s, const char *dir) {
     /* tied: model.safetensors has no lm_head.weight, and from_pretrained ties it to the embedding */
     fprintf(f, ",\n  \"hidden_act\": \"silu\",\n  \"attention_bias\": false,\n  \"mlp_bias\": false,\n  \"attention_dropout\": 0.0,\n"
                "  \"tie_word_embeddings\": %s,\n  \"pad_token_id\": null,\n  \"bos_token_id\": null,\n  \"eos_token_id\": null,\n"
-               "  \"use_cache\": false,\n  \"torch_dtype\": \"float32\"", h->tied ? "true" : "false");
+               "  \"use_cache\": false,\n  \"torch_dtype\": \"float32\"",
+            h->tied ? "true" : "false");
     if (cls) {
         fprintf(f, ",\n  \"num_labels\": %d,\n  \"id2label\": {", h->K);
         for (k = 0; k < h->K; k++) fprintf(f, "%s\"%d\": \"LABEL_%d\"", k ? ", " : "", k, k);
@@ -8816,7 +8939,10 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     tgt = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)B * tw);
     losses = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)B);
     ents = (dpprof__st_entry *)DPPROF_MALLOC(sizeof(dpprof__st_entry) * (size_t)(s->model.n_params + 2));
-    if (!tok || !tgt || !losses || !ents) { rc = dpprof__fail(DPPROF_ERR_OOM, "dpprof_session_dump: out of memory"); goto done; }
+    if (!tok || !tgt || !losses || !ents) {
+        rc = dpprof__fail(DPPROF_ERR_OOM, "dpprof_session_dump: out of memory");
+        goto done;
+    }
     /* the first logical step's batch, and sum_i grad loss_i at the current parameters, accumulated
        over the physical batches exactly as a training step does it */
     dpprof_session_batch(s, 0, 0, B, tok, tgt);
@@ -8832,7 +8958,10 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
         e->from_real = 1;
         if (hostw) {
             hostw[i] = (dpprof_real *)DPPROF_MALLOC(sizeof(dpprof_real) * (size_t)e->n);
-            if (!hostw[i]) { rc = dpprof__fail(DPPROF_ERR_OOM, "dpprof_session_dump: out of memory"); goto done; }
+            if (!hostw[i]) {
+                rc = dpprof__fail(DPPROF_ERR_OOM, "dpprof_session_dump: out of memory");
+                goto done;
+            }
             if ((rc = dpprof_session_param_read(s, i, 'w', hostw[i])) != DPPROF_OK) goto done;
             e->data = hostw[i];
         }
@@ -8859,17 +8988,31 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
         if ((rc = dpprof__write_safetensors(path, ents, k)) != DPPROF_OK) goto done;
     }
     dpprof__zero_grads(s);
-    ents[0].name = "tokens"; ents[0].dtype = "I64"; ents[0].ndim = 2; ents[0].dims[0] = B; ents[0].dims[1] = T;
-    ents[0].data = tok; ents[0].n = (int64_t)B * T; ents[0].from_real = 0;
-    ents[1].name = s->cfg.task == DPPROF_TASK_LM ? "targets" : "labels"; ents[1].dtype = "I64";
-    ents[1].ndim = tw == 1 ? 1 : 2; ents[1].dims[0] = B; ents[1].dims[1] = T;
-    ents[1].data = tgt; ents[1].n = (int64_t)B * tw; ents[1].from_real = 0;
+    ents[0].name = "tokens";
+    ents[0].dtype = "I64";
+    ents[0].ndim = 2;
+    ents[0].dims[0] = B;
+    ents[0].dims[1] = T;
+    ents[0].data = tok;
+    ents[0].n = (int64_t)B * T;
+    ents[0].from_real = 0;
+    ents[1].name = s->cfg.task == DPPROF_TASK_LM ? "targets" : "labels";
+    ents[1].dtype = "I64";
+    ents[1].ndim = tw == 1 ? 1 : 2;
+    ents[1].dims[0] = B;
+    ents[1].dims[1] = T;
+    ents[1].data = tgt;
+    ents[1].n = (int64_t)B * tw;
+    ents[1].from_real = 0;
     snprintf(path, sizeof path, "%s/batch.safetensors", dir);
     if ((rc = dpprof__write_safetensors(path, ents, 2)) != DPPROF_OK) goto done;
     if ((rc = dpprof__dump_hf_config(s, dir)) != DPPROF_OK) goto done;
     snprintf(path, sizeof path, "%s/step.json", dir);
     f = fopen(path, "w");
-    if (!f) { rc = dpprof__fail(DPPROF_ERR_IO, "%s: cannot write: %s", path, strerror(errno)); goto done; }
+    if (!f) {
+        rc = dpprof__fail(DPPROF_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        goto done;
+    }
     /* the tensors are the fp32 masters and gradients either way; dtype says how they were computed */
     fprintf(f, "{\n  \"algo\": \"%s\",\n  \"dtype\": \"%s\",\n  \"grads\": \"sum over the batch of c_i * grad loss_i, before noise; c_i = 1 without clipping\",\n  \"batch\": %d,\n  \"per_sample_loss\": [",
             dpprof_algo_name(s->cfg.algo), s->cfg.dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32", B);
@@ -8889,7 +9032,7 @@ DPPROF_API int dpprof_session_dump(dpprof_session *s, const char *dir) {
     }
     fprintf(f, ",\n  \"max_grad_norm\": ");
     dpprof__jnum(f, s->dps.dp ? s->cfg.max_grad_norm : NAN);
-    fprintf(f, ",\n  \"clipping\": \"%s\",\n  \"clip_factor\": [", !s->dps.dp ? "none" : s->cfg.per_layer_clipping ? "per-layer (one factor per tensor: null here)" : "flat");
+    fprintf(f, ",\n  \"clipping\": \"%s\",\n  \"clip_factor\": [", !s->dps.dp ? "none" : (s->cfg.per_layer_clipping ? "per-layer (one factor per tensor: null here)" : "flat"));
     for (i = 0; i < B; i++) {
         fputs(i ? ", " : "", f);
         dpprof__jnum(f, s->dps.dp ? s->dps.last_clip[i] : 1.0);
@@ -8919,7 +9062,8 @@ done:
    PART 6 (implementation): cuda runtime without dpprof_kernels.cu
    ============================================================================================= */
 #ifndef DPPROF_CUDA
-/* built without dpprof_kernels.cu: the cuda entry points say so */
+/* built without dpprof_kernels.cu: the cuda entry points say so (a table of stubs: kept one to a line) */
+/* clang-format off */
 #define DPPROF__NO_CUDA_MSG "this dpprof was built without CUDA (no nvcc at build time)"
 DPPROF_API int dpprof_cuda_device_count(int *count) {
     if (count) *count = 0;
@@ -8991,9 +9135,9 @@ DPPROF_API void dpprof_cudnn_attention_fwd_gpu(float *out, float *lse, const flo
 DPPROF_API void dpprof_cudnn_attention_bwd_gpu(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k, const float *v, const float *out, const float *lse, int B, int T, int NH, int NKV, int HS, void *ws, size_t ws_bytes) {
     (void)dq; (void)dk; (void)dv; (void)dout; (void)q; (void)k; (void)v; (void)out; (void)lse; (void)B; (void)T; (void)NH; (void)NKV; (void)HS; (void)ws; (void)ws_bytes;
 }
+/* clang-format on */
 #endif
 #endif /* DPPROF_ENGINE */
-
 
 #ifdef __cplusplus
 }

@@ -27,9 +27,13 @@
 #define STB_IMAGE_WRITE_STATIC
 #include <stb/stb_image_write.h>
 
-
 /* exit codes: scripts and sweeps rely on them */
-enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2, EXIT_OOM = 3 };
+enum {
+    EXIT_OK = 0,
+    EXIT_ERROR = 1,
+    EXIT_USAGE = 2,
+    EXIT_OOM = 3
+};
 
 /* ---- messages: every error the command line prints is one line "dpprof: COMMAND: WHAT: WHY" ------------- */
 static const char *const prog_name = "dpprof";
@@ -87,29 +91,32 @@ typedef struct cli_opt {
     const char *name; /* "--seq"; NULL for a heading */
     const char *arg;  /* the value's name in the help ("T"); NULL: takes no value */
     cli_kind kind;
-    const char *key;  /* CLI_CONFIG, CLI_SET: the dpprof_config field */
+    const char *key;    /* CLI_CONFIG, CLI_SET: the dpprof_config field */
     const char *values; /* CLI_CONFIG: the names the command line gives the field's values; CLI_SET: what it sets */
-    const char *pair; /* CLI_SET: the option it contradicts */
-    size_t field;     /* CLI_TEXT to CLI_REAL: offsetof the command's options */
+    const char *pair;   /* CLI_SET: the option it contradicts */
+    size_t field;       /* CLI_TEXT to CLI_REAL: offsetof the command's options */
     double lo, hi;
     int open;
     const char *help; /* a '\n' continues on the next line, under the first */
 } cli_opt;
 
 typedef struct cli_command {
-    const char *name;    /* "run" */
-    const char *usage;   /* the first lines of its help */
-    const char *about;   /* what follows them, before the options ("": nothing) */
+    const char *name;  /* "run" */
+    const char *usage; /* the first lines of its help */
+    const char *about; /* what follows them, before the options ("": nothing) */
     const cli_opt *opt;
     size_t nopt;
-    int maxpos;          /* arguments that are not options it takes */
-    const char *pos;     /* what they are, for a message ("(one experiment file)") */
-    const char *after;   /* the help's text after the options (NULL: none) */
+    int maxpos;        /* arguments that are not options it takes */
+    const char *pos;   /* what they are, for a message ("(one experiment file)") */
+    const char *after; /* the help's text after the options (NULL: none) */
 } cli_command;
 
 #define CLI_N(t) (sizeof(t) / sizeof((t)[0]))
 #define CLI_TEXTS_MAX 16
-typedef struct cli_texts { int n; const char *v[CLI_TEXTS_MAX]; } cli_texts;
+typedef struct cli_texts {
+    int n;
+    const char *v[CLI_TEXTS_MAX];
+} cli_texts;
 #define CLI_HELP_SHOWN (-1) /* cli_parse printed the help: the command ends with EXIT_OK */
 
 static const cli_opt *cli_find(const cli_command *c, const char *name) {
@@ -127,21 +134,6 @@ static const dpprof_config_field *cli_field(const cli_opt *o) {
     for (i = 0; o->key && i < n; i++)
         if (!strcmp(f[i].name, o->key)) return &f[i];
     return NULL;
-}
-
-/* "a, b or c" from "a|b|c" (a CLI_CONFIG's own names: "flat=0|per-layer=1" gives "flat or per-layer") */
-static const char *cli_words(const char *words, char *buf, size_t cap) {
-    size_t len = 0, n;
-    int k = 0, count = 1;
-    const char *w;
-    for (w = words; *w; w++) count += *w == '|';
-    buf[0] = 0;
-    for (w = words; *w && len < cap; k++) {
-        n = strcspn(w, "|");
-        len += (size_t)snprintf(buf + len, cap - len, "%s%.*s", k == 0 ? "" : k == count - 1 ? " or " : ", ", (int)strcspn(w, "=|"), w);
-        w += n + (w[n] == '|');
-    }
-    return buf;
 }
 
 /* the option names of a command, '|' between, for dpprof_closest */
@@ -318,8 +310,8 @@ static int cli_take(const cli_command *c, const cli_opt *o, const char *v, void 
                     k += (size_t)snprintf(names + k, sizeof names - k, "%s%.*s", k ? "|" : "", (int)e, w);
                     w += n + (w[n] == '|');
                 }
-                if (dpprof_closest(v, names, near, sizeof near)) return cli_usage("%s '%s': expected %s (did you mean %s?)", o->name, v, cli_words(o->values, list, sizeof list), near);
-                return cli_usage("%s '%s': expected %s", o->name, v, cli_words(o->values, list, sizeof list));
+                if (dpprof_closest(v, names, near, sizeof near)) return cli_usage("%s '%s': expected %s (did you mean %s?)", o->name, v, dpprof_words(o->values, list, sizeof list), near);
+                return cli_usage("%s '%s': expected %s", o->name, v, dpprof_words(o->values, list, sizeof list));
             }
         }
         if (dpprof_config_set(cfg, o->key, lib) != DPPROF_OK) {
@@ -426,7 +418,7 @@ static const char *human_bytes(double b, char *buf, size_t cap) {
     int u = 0;
     while (b >= 1024.0 && u < 5) b /= 1024.0, u++;
     if (u == 0) snprintf(buf, cap, "%.0f bytes", b);
-    else snprintf(buf, cap, "%.*f %s", b < 10 ? 2 : b < 100 ? 1 : 0, b, unit[u]);
+    else snprintf(buf, cap, "%.*f %s", b < 10 ? 2 : (b < 100 ? 1 : 0), b, unit[u]);
     return buf;
 }
 static const char *human_count(double n, char *buf, size_t cap) {
@@ -434,7 +426,7 @@ static const char *human_count(double n, char *buf, size_t cap) {
     int u = 0;
     while (n >= 1000.0 && u < 4) n /= 1000.0, u++;
     if (u == 0) snprintf(buf, cap, "%.0f", n);
-    else snprintf(buf, cap, "%.*f%s", n < 10 ? 2 : n < 100 ? 1 : 0, n, unit[u]);
+    else snprintf(buf, cap, "%.*f%s", n < 10 ? 2 : (n < 100 ? 1 : 0), n, unit[u]);
     return buf;
 }
 
@@ -577,7 +569,7 @@ static const char *hf_show(const dpprof_json *v, char *buf, size_t cap) {
     else if (dpprof_json_number(v, &d) == DPPROF_OK) snprintf(buf, cap, "%.17g", d);
     else {
         const dpprof_json_type k = dpprof_json_kind(v);
-        snprintf(buf, cap, "%s", k == DPPROF_JSON_TRUE ? "true" : k == DPPROF_JSON_FALSE ? "false" : k == DPPROF_JSON_NULL ? "null" : k == DPPROF_JSON_ARRAY ? "an array" : "an object");
+        snprintf(buf, cap, "%s", k == DPPROF_JSON_TRUE ? "true" : (k == DPPROF_JSON_FALSE ? "false" : (k == DPPROF_JSON_NULL ? "null" : (k == DPPROF_JSON_ARRAY ? "an array" : "an object"))));
     }
     return buf;
 }
@@ -621,9 +613,15 @@ static int hf_config_load(const char *path, run_opts *o) {
     if (in_check(NULL, path, IN_HF_LIMIT, err, sizeof err)) return hf_fail(path, "%s%s", err, "");
     if (dpprof_json_parse_file(path, (size_t)IN_HF_LIMIT, &doc) != 0) return cli_fail(EXIT_USAGE, "--hf-config: %s", dpprof_last_error());
     root = dpprof_json_root(doc);
-    if (dpprof_json_kind(root) != DPPROF_JSON_OBJECT) { hf_fail(path, "not a JSON object%s%s", "", ""); goto done; }
+    if (dpprof_json_kind(root) != DPPROF_JSON_OBJECT) {
+        hf_fail(path, "not a JSON object%s%s", "", "");
+        goto done;
+    }
     v = dpprof_json_get(root, "model_type");
-    if (!v) { hf_fail(path, "the required key \"%s\" is missing%s", "model_type", ""); goto done; }
+    if (!v) {
+        hf_fail(path, "the required key \"%s\" is missing%s", "model_type", "");
+        goto done;
+    }
     if (!(str = dpprof_json_string(v)) || strcmp(str, "llama")) {
         hf_fail(path, "\"%s\" = %s: dpprof models the Llama architecture (model_type \"llama\") only", "model_type", str ? str : "(not a string)");
         goto done;
@@ -635,16 +633,23 @@ static int hf_config_load(const char *path, run_opts *o) {
     }
     if (hf_false(path, root, "attention_bias", "dpprof's projections have no biases") || hf_false(path, root, "mlp_bias", "dpprof's projections have no biases")) goto done;
     v = dpprof_json_get(root, "sliding_window");
-    if (v && dpprof_json_kind(v) != DPPROF_JSON_NULL) { hf_fail(path, "\"%s\" is set: dpprof's attention is full causal attention%s", "sliding_window", ""); goto done; }
+    if (v && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
+        hf_fail(path, "\"%s\" is set: dpprof's attention is full causal attention%s", "sliding_window", "");
+        goto done;
+    }
     v = dpprof_json_get(root, "rope_scaling");
     if (v && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
         const dpprof_json *t = dpprof_json_get(v, "rope_type");
         str = dpprof_json_string(t ? t : dpprof_json_get(v, "type"));
-        if (dpprof_json_kind(v) != DPPROF_JSON_OBJECT || !str) { hf_fail(path, "\"%s\" is not an object with a rope_type%s", "rope_scaling", ""); goto done; }
+        if (dpprof_json_kind(v) != DPPROF_JSON_OBJECT || !str) {
+            hf_fail(path, "\"%s\" is not an object with a rope_type%s", "rope_scaling", "");
+            goto done;
+        }
         if (!strcmp(str, "llama3")) { /* the frequencies alone: the same shapes, flops and bytes */
             if (!o->quiet)
                 fprintf(stderr, "dpprof: run: --hf-config %s: rope_scaling llama3 is not applied: the rotary frequencies are rope_theta's alone (memory, time and traffic are "
-                                "the same; the values are not transformers')\n", path);
+                                "the same; the values are not transformers')\n",
+                        path);
         } else if (strcmp(str, "default")) {
             hf_fail(path, "\"rope_scaling\" of type \"%s\"%s: dpprof implements none but llama3's (whose frequencies it leaves unscaled)", str, "");
             goto done;
@@ -715,17 +720,17 @@ static int parse_run(int argc, char **argv, run_opts *o) {
 /* ---- inputs: read only where they are regular files within a stated size ------------------------------
    a FIFO or a device could block or never end (/dev/zero), a directory is not a file: refused with the reason.
    0, or -1 after saying why (what NULL: silently, why in buf) */
-#define IN_CONF_LIMIT ((long long)16 << 20)   /* an experiment file */
-#define IN_JSON_LIMIT ((long long)1 << 30)    /* a result file */
-#define IN_DATA_LIMIT ((long long)1 << 30)    /* --data: read whole into memory */
+#define IN_CONF_LIMIT ((long long)16 << 20) /* an experiment file */
+#define IN_JSON_LIMIT ((long long)1 << 30)  /* a result file */
+#define IN_DATA_LIMIT ((long long)1 << 30)  /* --data: read whole into memory */
 static int in_check(const char *what, const char *path, long long limit, char *buf, size_t cap) {
     struct stat st;
     char why[256];
     if (stat(path, &st) != 0) snprintf(why, sizeof why, "cannot read: %s", strerror(errno));
     else if (S_ISDIR(st.st_mode)) snprintf(why, sizeof why, "is a directory");
     else if (!S_ISREG(st.st_mode))
-        snprintf(why, sizeof why, "not a regular file (%s: not read, it could block or never end)", S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
-    else if ((long long)st.st_size > limit) snprintf(why, sizeof why, "%lld bytes, over the limit of %lld for %s", (long long)st.st_size, limit, limit == IN_CONF_LIMIT ? "an experiment file" : limit == IN_HF_LIMIT ? "a config.json" : limit == IN_DATA_LIMIT && what && !strcmp(what, "--data") ? "--data" : "a result file");
+        snprintf(why, sizeof why, "not a regular file (%s: not read, it could block or never end)", S_ISFIFO(st.st_mode) ? "a FIFO" : (S_ISSOCK(st.st_mode) ? "a socket" : "a device"));
+    else if ((long long)st.st_size > limit) snprintf(why, sizeof why, "%lld bytes, over the limit of %lld for %s", (long long)st.st_size, limit, limit == IN_CONF_LIMIT ? "an experiment file" : (limit == IN_HF_LIMIT ? "a config.json" : (limit == IN_DATA_LIMIT && what && !strcmp(what, "--data") ? "--data" : "a result file")));
     else return 0;
     if (buf) snprintf(buf, cap, "%s", why);
     if (what) cli_fail(0, "%s '%s': %s", what, path, why);
@@ -740,11 +745,16 @@ static int in_check(const char *what, const char *path, long long limit, char *b
    written there in place; a device is written in place (never replaced); a FIFO is written in place when a reader has it
    open, else refused. a directory, an empty path, a missing parent directory are refused before any work.
    the temporaries of a process are removed when it is stopped by a signal. */
-enum { OUT_FILE = 1, OUT_STDOUT, OUT_DEVICE, OUT_FIFO };
+enum {
+    OUT_FILE = 1,
+    OUT_STDOUT,
+    OUT_DEVICE,
+    OUT_FIFO
+};
 typedef struct out_file {
-    const char *name;     /* as given: the messages say it */
-    char path[PATH_MAX];  /* what is written: the name, or its symlink's target */
-    char tmp[PATH_MAX];   /* the temporary beside path; "" when written in place */
+    const char *name;    /* as given: the messages say it */
+    char path[PATH_MAX]; /* what is written: the name, or its symlink's target */
+    char tmp[PATH_MAX];  /* the temporary beside path; "" when written in place */
     FILE *f;
     int kind;
 } out_file;
@@ -863,7 +873,7 @@ static int out_resolve(const char *what, const char *name, char *path, int *kind
         return -1;
     }
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
-        OUT_SAY("%s '%s': cannot write: %s", what, name, stat(dir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno));
+        OUT_SAY("%s '%s': cannot write: %s", what, name, stat(dir, &st) != 0 ? strerror(errno) : (!S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno)));
         return -1;
     }
     return 0;
@@ -924,7 +934,7 @@ static int out_open(out_file *o, const char *name, const char *what) {
         return -1;
     }
     out_track(o->tmp, 1);
-    {   /* a result is an ordinary file: the permissions a plain open would give, not mkstemp's 0600 */
+    { /* a result is an ordinary file: the permissions a plain open would give, not mkstemp's 0600 */
         mode_t um = umask(0);
         umask(um);
         (void)fchmod(fd, 0666 & ~um);
@@ -973,7 +983,8 @@ static int out_commit(out_file *o) {
 
 /* stb_image_write's callback: into an out_file's stream */
 static void out_png_write(void *ctx, void *data, int size) {
-    if (size > 0 && fwrite(data, 1, (size_t)size, (FILE *)ctx) != (size_t)size) { /* ferror says so at the commit */ }
+    if (size > 0 && fwrite(data, 1, (size_t)size, (FILE *)ctx) != (size_t)size) { /* ferror says so at the commit */
+    }
 }
 static int out_png(out_file *o, const dpprof_canvas *cv) {
     if (!stbi_write_png_to_func(out_png_write, o->f, cv->w, cv->h, 3, cv->rgb, cv->w * 3)) {
@@ -1023,7 +1034,8 @@ static int outdir_check(const char *what, const char *name) {
             snprintf(full, sizeof full, "%s/%s", name, e->d_name);
             if (!outdir_known(e->d_name) || lstat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
                 cli_fail(0, "%s '%s': holds '%s', %s: refused, nothing is replaced (a dump replaces a directory of its own files alone: config.json, "
-                                "model.safetensors, batch.safetensors, grads.safetensors, step.json)", what, name, e->d_name, outdir_known(e->d_name) ? "not a regular file" : "not a file of a dump");
+                            "model.safetensors, batch.safetensors, grads.safetensors, step.json)",
+                         what, name, e->d_name, outdir_known(e->d_name) ? "not a regular file" : "not a file of a dump");
                 closedir(d);
                 return -1;
             }
@@ -1032,7 +1044,7 @@ static int outdir_check(const char *what, const char *name) {
     }
     out_split(name, dir, base);
     if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
-        cli_fail(0, "%s '%s': cannot create the directory: %s", what, name, !*base || base[0] == '.' ? "not a directory name" : stat(dir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno));
+        cli_fail(0, "%s '%s': cannot create the directory: %s", what, name, !*base || base[0] == '.' ? "not a directory name" : (stat(dir, &st) != 0 ? strerror(errno) : (!S_ISDIR(st.st_mode) ? "Not a directory" : strerror(errno))));
         return -1;
     }
     return 0;
@@ -1084,7 +1096,7 @@ static int outdir_write(const char *what, const char *name, int (*fill)(void *ct
         return -1;
     }
     out_track(tmp, 1);
-    {   /* an ordinary directory: the permissions mkdir would give, not mkdtemp's 0700 */
+    { /* an ordinary directory: the permissions mkdir would give, not mkdtemp's 0700 */
         mode_t um = umask(0);
         umask(um);
         (void)chmod(tmp, 0777 & ~um);
@@ -1174,6 +1186,5 @@ static int dir_make(const char *what, const char *path, int create) {
     }
     return 0;
 }
-
 
 #endif /* DPPROF_CLI_H */

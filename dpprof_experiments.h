@@ -20,15 +20,15 @@ static int json_fail(const char *file, const char *what) {
 
 /* one result's live bytes by category, rebuilt from its event log */
 typedef struct tl_data {
-    dpprof_json_doc *doc;            /* the phase names point into it */
-    size_t n, nmarks;                /* points (the empty start, then one per event); phase marks */
-    int nser, measured;              /* categories that ever held memory; a measured clock (else x is the event) */
-    double *x, *y, *mx, peak;        /* y: nser series of n points; mx: where each phase begins; the largest total */
-    const char **mnames;             /* each mark's phase, as the file names it */
+    dpprof_json_doc *doc;     /* the phase names point into it */
+    size_t n, nmarks;         /* points (the empty start, then one per event); phase marks */
+    int nser, measured;       /* categories that ever held memory; a measured clock (else x is the event) */
+    double *x, *y, *mx, peak; /* y: nser series of n points; mx: where each phase begins; the largest total */
+    const char **mnames;      /* each mark's phase, as the file names it */
     const char *names[DPPROF_CAT_COUNT];
     unsigned char rgb[DPPROF_CAT_COUNT * 3];
-    char desc[256];                  /* preset, algorithm, backend, experiment */
-    size_t desc_run;                 /* desc's length without the experiment */
+    char desc[256];  /* preset, algorithm, backend, experiment */
+    size_t desc_run; /* desc's length without the experiment */
 } tl_data;
 
 static void tl_free(tl_data *t) {
@@ -67,7 +67,8 @@ static int tl_load(const char *in, tl_data *t) {
         if (exp && strcmp(exp, "run")) snprintf(where, sizeof where, "experiment %.100s's file", exp);
         else snprintf(where, sizeof where, "an experiment file");
         snprintf(err, sizeof err, "its \"timeline\" is null: the run kept no event log (--timeline none, as the experiment files' sweeps do); "
-                                  "rerun that configuration with --timeline full, or draw it with a 'figure NAME = timeline config=LABELS' line of %s, which reruns it so", where);
+                                  "rerun that configuration with --timeline full, or draw it with a 'figure NAME = timeline config=LABELS' line of %s, which reruns it so",
+                 where);
         code = json_fail(in, err);
         goto fail;
     }
@@ -84,7 +85,11 @@ static int tl_load(const char *in, tl_data *t) {
     t->n = n + 1;
     t->x = (double *)malloc(sizeof(double) * (n + 1));
     t->y = y = (double *)malloc(sizeof(double) * (n + 1) * DPPROF_CAT_COUNT);
-    if (!t->x || !y) { cli_fail(0, "out of memory"); code = EXIT_ERROR; goto fail; }
+    if (!t->x || !y) {
+        cli_fail(0, "out of memory");
+        code = EXIT_ERROR;
+        goto fail;
+    }
     memset(live, 0, sizeof live);
     memset(used, 0, sizeof used);
     /* point 0 is the empty state before the first event */
@@ -133,14 +138,18 @@ static int tl_load(const char *in, tl_data *t) {
     np = jp && dpprof_json_kind(jp) == DPPROF_JSON_ARRAY ? dpprof_json_len(jp) : 0;
     t->mx = (double *)malloc(sizeof(double) * (nm + 1));
     t->mnames = (const char **)malloc(sizeof(char *) * (nm + 1));
-    if (!t->mx || !t->mnames) { cli_fail(0, "out of memory"); code = EXIT_ERROR; goto fail; }
+    if (!t->mx || !t->mnames) {
+        cli_fail(0, "out of memory");
+        code = EXIT_ERROR;
+        goto fail;
+    }
     for (k = 0; k < nm; k++) {
         const dpprof_json *mk = dpprof_json_at(jm, k);
         long long ph, ev;
         double tm;
         const char *name;
         if (dpprof_json_int64(dpprof_json_get(mk, "phase"), &ph) || ph < 0 || dpprof_json_int64(dpprof_json_get(mk, "event"), &ev) || ev < 0) continue;
-        name = np ? ((size_t)ph < np ? dpprof_json_string(dpprof_json_at(jp, (size_t)ph)) : NULL) : ph < DPPROF_PHASE_COUNT ? dpprof_phase_name((int)ph) : NULL;
+        name = np ? ((size_t)ph < np ? dpprof_json_string(dpprof_json_at(jp, (size_t)ph)) : NULL) : (ph < DPPROF_PHASE_COUNT ? dpprof_phase_name((int)ph) : NULL);
         if (!name) continue;
         if (t->measured) {
             if (dpprof_json_number(dpprof_json_get(mk, "t_ms"), &tm)) continue;
@@ -166,10 +175,10 @@ fail:
 
 /* one panel: t drawn into cv (allocated at w x h, or cv's own size), on the shared axes x_max and y_max where nonzero */
 typedef struct tl_axes {
-    double x_max, y_max;  /* shared axes; 0: the panel's own */
-    int label_rows;       /* 0: as many as the labels need; else exactly these */
-    int no_legend;        /* the figure draws one legend for all panels */
-    int *rows_used;       /* receives the label rows drawn, or NULL */
+    double x_max, y_max; /* shared axes; 0: the panel's own */
+    int label_rows;      /* 0: as many as the labels need; else exactly these */
+    int no_legend;       /* the figure draws one legend for all panels */
+    int *rows_used;      /* receives the label rows drawn, or NULL */
 } tl_axes;
 
 static int tl_render(const tl_data *t, const char *in, const char *title, int w, int h, int text_scale, const tl_axes *ax, dpprof_canvas *cv) {
@@ -308,7 +317,10 @@ static int plot_timelines(const char *const *in, const char *const *label, int n
         lx += w + gap;
     }
     top = ly + line_h + 4 * ts;
-    if (dpprof_canvas_init(&cv, width, top + n * panel_h) != 0) { code = EXIT_ERROR; goto done; }
+    if (dpprof_canvas_init(&cv, width, top + n * panel_h) != 0) {
+        code = EXIT_ERROR;
+        goto done;
+    }
     {
         int tw = dpprof_canvas_text_width(title, ts);
         dpprof_canvas_text(&cv, tw < width ? (width - tw) / 2 : 4, 4 * ts, title, ts, ink);
@@ -368,43 +380,43 @@ static const cli_opt sweep_opt[] = {
 
 /* the limit of configurations, SWEEP_MAX_CONFIGS, is written out in the help */
 static const cli_command sweep_cmd = {"sweep",
-    "usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]\n"
-    "                    [--backend NAME]",
-    "Runs every configuration of an experiment file, each in its own process:\n"
-    "  dpprof run <base> <axis options> [--backend NAME] --experiment NAME --out DIR/ID.json --quiet\n"
-    "with the process's stdout and stderr in DIR/logs/ID.log, then writes DIR/summary.csv.\n",
-    sweep_opt, CLI_N(sweep_opt), 1, "(one experiment file)",
-    "experiment file: one 'KEY = VALUE' per line; '#' starts a comment (to the end of the line),\n"
-    "blank lines are ignored:\n"
-    "  name = single_gpu                        required; a-z 0-9 _ - ; starts every id\n"
-    "  description = any text                   optional\n"
-    "  base = --preset tiny --backend dry       required (may be empty): options of every run\n"
-    "  cuda = --dram-ops --op-times --warmup 2  optional: options added when the sweep runs on the\n"
-    "                                           cuda backend (--backend cuda): counters, op times\n"
-    "  axis seq = 64 | 128 | 256                an axis: values separated by '|'\n"
-    "  axis mode = full: | lora16: --lora-rank 16\n"
-    "  axis phys = --physical-batch 1 | --physical-batch 2\n"
-    "an axis value is one of\n"
-    "  LABEL: OPTIONS      OPTIONS (may be empty) labelled LABEL (a-z 0-9 . _ -)\n"
-    "  --option ...        options; the label is made from them: '--physical-batch 2' -> physical-batch-2\n"
-    "  v                   '--NAME v' on axis NAME ('_' in NAME becomes '-'); the label is v\n"
-    "Options are split on whitespace, with no quoting: quotes and backslashes are refused, and so\n"
-    "are --out, --experiment, --quiet and --help (the sweep sets them). Axis names are a-z 0-9 _ -;\n"
-    "labels must differ within an axis. The configurations are the cartesian product of the axes in\n"
-    "file order (the first axis varies slowest), at most 100000; each one's id is\n"
-    "NAME-LABEL1-LABEL2-... (no axes: one configuration, id NAME).\n\n"
-    "results: DIR/ID.json is the run's result JSON. When a run leaves none (it crashed, timed out,\n"
-    "or exited with an error before writing), the sweep writes {\"experiment\", \"id\", \"status\":\n"
-    "\"error\" | \"oom\" (exit 3) | \"crashed\" (a signal) | \"timeout\", \"error\": the exit status or\n"
-    "signal and the last line of the log, \"config\": {\"argv\"}, \"log\"}.\n"
-    "resume: a configuration whose DIR/ID.json parses and has a \"status\" string is skipped; after an\n"
-    "interruption rerun the same command. Delete DIR/ID.json to run a configuration again.\n"
-    "DIR/summary.csv: one row per configuration of the file, in order: id, the label of each axis,\n"
-    "status (not_run: no result yet), peak_memory_mb, avg_time_ms, the breakdown in MiB,\n"
-    "tokens_per_s (empty when missing or null).\n\n"
-    "exit codes: 0 every configuration ended, whatever its status; 1 the sweep could not write;\n"
-    "2 bad experiment file or options (nothing written); 130 interrupted by SIGINT/SIGTERM (running\n"
-    "configurations killed, finished results kept).\n"};
+                                      "usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]\n"
+                                      "                    [--backend NAME]",
+                                      "Runs every configuration of an experiment file, each in its own process:\n"
+                                      "  dpprof run <base> <axis options> [--backend NAME] --experiment NAME --out DIR/ID.json --quiet\n"
+                                      "with the process's stdout and stderr in DIR/logs/ID.log, then writes DIR/summary.csv.\n",
+                                      sweep_opt, CLI_N(sweep_opt), 1, "(one experiment file)",
+                                      "experiment file: one 'KEY = VALUE' per line; '#' starts a comment (to the end of the line),\n"
+                                      "blank lines are ignored:\n"
+                                      "  name = single_gpu                        required; a-z 0-9 _ - ; starts every id\n"
+                                      "  description = any text                   optional\n"
+                                      "  base = --preset tiny --backend dry       required (may be empty): options of every run\n"
+                                      "  cuda = --dram-ops --op-times --warmup 2  optional: options added when the sweep runs on the\n"
+                                      "                                           cuda backend (--backend cuda): counters, op times\n"
+                                      "  axis seq = 64 | 128 | 256                an axis: values separated by '|'\n"
+                                      "  axis mode = full: | lora16: --lora-rank 16\n"
+                                      "  axis phys = --physical-batch 1 | --physical-batch 2\n"
+                                      "an axis value is one of\n"
+                                      "  LABEL: OPTIONS      OPTIONS (may be empty) labelled LABEL (a-z 0-9 . _ -)\n"
+                                      "  --option ...        options; the label is made from them: '--physical-batch 2' -> physical-batch-2\n"
+                                      "  v                   '--NAME v' on axis NAME ('_' in NAME becomes '-'); the label is v\n"
+                                      "Options are split on whitespace, with no quoting: quotes and backslashes are refused, and so\n"
+                                      "are --out, --experiment, --quiet and --help (the sweep sets them). Axis names are a-z 0-9 _ -;\n"
+                                      "labels must differ within an axis. The configurations are the cartesian product of the axes in\n"
+                                      "file order (the first axis varies slowest), at most 100000; each one's id is\n"
+                                      "NAME-LABEL1-LABEL2-... (no axes: one configuration, id NAME).\n\n"
+                                      "results: DIR/ID.json is the run's result JSON. When a run leaves none (it crashed, timed out,\n"
+                                      "or exited with an error before writing), the sweep writes {\"experiment\", \"id\", \"status\":\n"
+                                      "\"error\" | \"oom\" (exit 3) | \"crashed\" (a signal) | \"timeout\", \"error\": the exit status or\n"
+                                      "signal and the last line of the log, \"config\": {\"argv\"}, \"log\"}.\n"
+                                      "resume: a configuration whose DIR/ID.json parses and has a \"status\" string is skipped; after an\n"
+                                      "interruption rerun the same command. Delete DIR/ID.json to run a configuration again.\n"
+                                      "DIR/summary.csv: one row per configuration of the file, in order: id, the label of each axis,\n"
+                                      "status (not_run: no result yet), peak_memory_mb, avg_time_ms, the breakdown in MiB,\n"
+                                      "tokens_per_s (empty when missing or null).\n\n"
+                                      "exit codes: 0 every configuration ended, whatever its status; 1 the sweep could not write;\n"
+                                      "2 bad experiment file or options (nothing written); 130 interrupted by SIGINT/SIGTERM (running\n"
+                                      "configurations killed, finished results kept).\n"};
 
 typedef struct sweep_value {
     char *label;
@@ -421,14 +433,14 @@ typedef struct sweep_axis {
 typedef struct sweep_spec {
     const char *file;
     char *name, *description;
-    char **base, **cuda;   /* cuda: the options added on the cuda backend (its counters, op times) */
+    char **base, **cuda; /* cuda: the options added on the cuda backend (its counters, op times) */
     int nbase, name_line, desc_line, base_line, ncuda, cuda_line;
     sweep_axis *axis;
     int naxis, capaxis;
     long long nconf;
     const char *backend; /* sweep --backend: appended to every configuration's options (the last one wins), or NULL */
-    char **id;  /* nconf ids, in configuration order */
-    void **mem; /* every allocation but axis[], freed by sweep_spec_free */
+    char **id;           /* nconf ids, in configuration order */
+    void **mem;          /* every allocation but axis[], freed by sweep_spec_free */
     size_t nmem, capmem;
 } sweep_spec;
 
@@ -646,7 +658,7 @@ static int sweep_parse_axis(sweep_spec *sp, int line, const char *aname, char *t
             if (!*v->label) return sweep_bad(sp, line, "%s: cannot make a label from it: write 'LABEL: OPTIONS'", what);
         }
     }
-    {   /* two values with one label: sorted, so that 1e5 values take a moment, not minutes */
+    { /* two values with one label: sorted, so that 1e5 values take a moment, not minutes */
         sweep_label *lab = (sweep_label *)malloc((size_t)ax->nval * sizeof *lab);
         if (!lab) return sweep_oom();
         for (i = 0; i < ax->nval; i++) lab[i].label = ax->val[i].label, lab[i].idx = i;
@@ -698,11 +710,17 @@ static int sweep_parse(const char *path, sweep_spec *sp) {
     while (rc == EXIT_OK && (len = getline(&line, &cap, f)) != -1) {
         char *s, *eq, *key, *val, *hash;
         ln++;
-        if ((size_t)len != strlen(line)) { rc = sweep_bad(sp, ln, "a NUL byte: this is not a text file"); break; }
+        if ((size_t)len != strlen(line)) {
+            rc = sweep_bad(sp, ln, "a NUL byte: this is not a text file");
+            break;
+        }
         if ((hash = strchr(line, '#'))) *hash = 0;
         s = sweep_trim(line);
         if (!*s) continue;
-        if (!(eq = strchr(s, '='))) { rc = sweep_bad(sp, ln, "expected 'KEY = VALUE', got '%.300s'", s); break; }
+        if (!(eq = strchr(s, '='))) {
+            rc = sweep_bad(sp, ln, "expected 'KEY = VALUE', got '%.300s'", s);
+            break;
+        }
         *eq = 0;
         key = sweep_trim(s);
         val = sweep_trim(eq + 1);
@@ -748,7 +766,10 @@ static int sweep_parse(const char *path, sweep_spec *sp) {
         size_t n = strlen(sp->name) + 1, k;
         int a;
         for (a = 0; a < sp->naxis; a++) n += 1 + strlen(sp->axis[a].val[sweep_pick(sp, c, a)].label);
-        if (!(sp->id[c] = (char *)sweep_calloc(sp, n, 1))) { free(sorted); return sweep_oom(); }
+        if (!(sp->id[c] = (char *)sweep_calloc(sp, n, 1))) {
+            free(sorted);
+            return sweep_oom();
+        }
         k = (size_t)sprintf(sp->id[c], "%s", sp->name);
         for (a = 0; a < sp->naxis; a++) k += (size_t)sprintf(sp->id[c] + k, "-%s", sp->axis[a].val[sweep_pick(sp, c, a)].label);
         if (k > SWEEP_MAX_ID) {
@@ -918,14 +939,20 @@ static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, cha
     for (i = 2; i < k; i++) { /* --trace F, --dump D (or =): one file or directory a configuration */
         const char *o = v[i];
         if (own) {
-            if (!(v[i] = sweep_own_path((sweep_spec *)sp, "", o, sp->id[c]))) { free(v); return NULL; }
+            if (!(v[i] = sweep_own_path((sweep_spec *)sp, "", o, sp->id[c]))) {
+                free(v);
+                return NULL;
+            }
             own = 0;
         } else if (!strcmp(o, "--trace") || !strcmp(o, "--dump")) own = 1;
         else if (!strncmp(o, "--trace=", 8) || !strncmp(o, "--dump=", 7)) {
             const size_t eq = (size_t)(strchr(o, '=') - o) + 1;
             char opt[16];
             snprintf(opt, sizeof opt, "%.*s", (int)eq, o);
-            if (!(v[i] = sweep_own_path((sweep_spec *)sp, opt, o + eq, sp->id[c]))) { free(v); return NULL; }
+            if (!(v[i] = sweep_own_path((sweep_spec *)sp, opt, o + eq, sp->id[c]))) {
+                free(v);
+                return NULL;
+            }
         }
     }
     if (sp->backend) { /* on the cuda backend the file's cuda options too, before it */
@@ -995,7 +1022,7 @@ typedef struct sweep_run {
     sweep_spec *sp;
     const char *dir, *exe, *argv0;
     int jobs, devnull, write_failed;
-    pid_t self;                    /* the sweep: its children die with it */
+    pid_t self; /* the sweep: its children die with it */
     double timeout, t_run;
     long long nsel, done, ran, skipped;
     long long n_ok, n_oom, n_error, n_crashed, n_timeout, n_other;
@@ -1177,7 +1204,7 @@ static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
         }
         fputc(',', af.f);
         st = dpprof_json_string(dpprof_json_get(root, "status"));
-        sweep_csv_str(af.f, st ? st : access(json, F_OK) == 0 ? "unreadable" : "not_run");
+        sweep_csv_str(af.f, st ? st : (access(json, F_OK) == 0 ? "unreadable" : "not_run"));
         for (k = 0; k < SWEEP_NCOLS; k++) {
             double v;
             fputc(',', af.f);
@@ -1268,7 +1295,10 @@ static int cmd_sweep(int argc, char **argv) {
     sp.backend = backend;
     r.sp = &sp;
     /* DIR without trailing slashes */
-    if (!(dir = strdup(outdir))) { rc = sweep_oom(); goto done; }
+    if (!(dir = strdup(outdir))) {
+        rc = sweep_oom();
+        goto done;
+    }
     for (i = (int)strlen(dir); i > 1 && dir[i - 1] == '/'; i--) dir[i - 1] = 0;
     r.dir = dir;
     {
@@ -1278,7 +1308,10 @@ static int cmd_sweep(int argc, char **argv) {
         r.exe = exe;
     }
     if ((rc = sweep_check_options(&sp, dir)) != EXIT_OK) goto done;
-    if (!(sel = (long long *)malloc((size_t)sp.nconf * sizeof *sel)) || !(pend = (long long *)malloc((size_t)sp.nconf * sizeof *pend))) { rc = sweep_oom(); goto done; }
+    if (!(sel = (long long *)malloc((size_t)sp.nconf * sizeof *sel)) || !(pend = (long long *)malloc((size_t)sp.nconf * sizeof *pend))) {
+        rc = sweep_oom();
+        goto done;
+    }
     for (c = 0; c < sp.nconf; c++)
         if (!only || strstr(sp.id[c], only)) sel[r.nsel++] = c;
     if (r.nsel == 0) {
@@ -1294,7 +1327,11 @@ static int cmd_sweep(int argc, char **argv) {
         for (c = 0; c < r.nsel; c++) {
             char *json = sweep_path(dir, "", sp.id[sel[c]], ".json");
             char **args = json ? sweep_argv(&sp, sel[c], exe, json) : NULL;
-            if (!args) { free(json); rc = sweep_oom(); goto done; }
+            if (!args) {
+                free(json);
+                rc = sweep_oom();
+                goto done;
+            }
             sweep_print_cmd(stdout, args);
             free(args);
             free(json);
@@ -1306,10 +1343,16 @@ static int cmd_sweep(int argc, char **argv) {
     {
         char *logs = sweep_path(dir, "", "logs", "");
         int bad;
-        if (!logs) { rc = sweep_oom(); goto done; }
+        if (!logs) {
+            rc = sweep_oom();
+            goto done;
+        }
         bad = dir_make("--out-dir", dir, 1) || dir_make("--out-dir", logs, 1);
         free(logs);
-        if (bad) { rc = EXIT_USAGE; goto done; }
+        if (bad) {
+            rc = EXIT_USAGE;
+            goto done;
+        }
     }
     /* one sweep a directory: a lock on DIR/.sweep.lock (released when this process ends, however it ends) */
     {
@@ -1317,7 +1360,10 @@ static int cmd_sweep(int argc, char **argv) {
         struct flock fl;
         char pid[32];
         int lfd;
-        if (!lockp) { rc = sweep_oom(); goto done; }
+        if (!lockp) {
+            rc = sweep_oom();
+            goto done;
+        }
         lfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
         memset(&fl, 0, sizeof fl);
         fl.l_type = F_WRLCK, fl.l_whence = SEEK_SET;
@@ -1332,7 +1378,8 @@ static int cmd_sweep(int argc, char **argv) {
             goto done;
         }
         snprintf(pid, sizeof pid, "%ld", (long)getpid());
-        if (ftruncate(lfd, 0) != 0 || pwrite(lfd, pid, strlen(pid), 0) < 0) { /* the pid is a courtesy: the lock is what counts */ }
+        if (ftruncate(lfd, 0) != 0 || pwrite(lfd, pid, strlen(pid), 0) < 0) { /* the pid is a courtesy: the lock is what counts */
+        }
         free(lockp); /* lfd stays open (and locked) until the process ends */
     }
     if ((r.devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
@@ -1348,7 +1395,10 @@ static int cmd_sweep(int argc, char **argv) {
         char *json = sweep_path(dir, "", sp.id[sel[c]], ".json");
         char st[64], why[256];
         double peak;
-        if (!json) { rc = sweep_oom(); goto closefd; }
+        if (!json) {
+            rc = sweep_oom();
+            goto closefd;
+        }
         out_remove_leftovers(json); /* a run killed while writing */
         if (sweep_read_result(json, st, sizeof st, &peak, why, sizeof why)) {
             r.done++;
@@ -1358,7 +1408,10 @@ static int cmd_sweep(int argc, char **argv) {
         } else pend[npend++] = sel[c];
         free(json);
     }
-    if (!(job = (sweep_job *)calloc((size_t)r.jobs, sizeof *job))) { rc = sweep_oom(); goto closefd; }
+    if (!(job = (sweep_job *)calloc((size_t)r.jobs, sizeof *job))) {
+        rc = sweep_oom();
+        goto closefd;
+    }
     /* signals stay blocked but while waiting in pselect: no wake-up is lost */
     sweep_stop = 0;
     sigemptyset(&block);
@@ -1386,7 +1439,10 @@ static int cmd_sweep(int argc, char **argv) {
         struct timespec ts, *tsp = NULL;
         double now, wait = -1;
         while (!r.write_failed && nrun < r.jobs && next < npend) {
-            if ((rc = sweep_start(&r, &job[nrun], pend[next])) != EXIT_OK) { r.write_failed = 1; break; }
+            if ((rc = sweep_start(&r, &job[nrun], pend[next])) != EXIT_OK) {
+                r.write_failed = 1;
+                break;
+            }
             nrun++;
             next++;
         }
@@ -1412,7 +1468,10 @@ static int cmd_sweep(int argc, char **argv) {
         if (wait >= 0) {
             ts.tv_sec = (time_t)wait;
             ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9) + 1000000; /* a little past the deadline */
-            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
             tsp = &ts;
         }
         pselect(0, NULL, NULL, NULL, tsp, &waitmask);
@@ -1489,30 +1548,30 @@ done:
 #define REP_MAXOPS 64 /* ops of one result an ops table reads (dpprof has fewer op names) */
 
 typedef struct rep_res {
-    int have;                         /* a result file was read */
-    char skipped[300];                /* a file was there and not used: why (said on stderr and in the summary) */
+    int have;          /* a result file was read */
+    char skipped[300]; /* a file was there and not used: why (said on stderr and in the summary) */
     char status[16];
     double peak, cat[DPPROF_CAT_COUNT], mod[DPPROF_MOD_COUNT];
-    double dry_peak, drv_peak;        /* cuda: the dry plan's peak and the driver's (bytes; nan where the result has none) */
+    double dry_peak, drv_peak; /* cuda: the dry plan's peak and the driver's (bytes; nan where the result has none) */
     double ph_bytes[DPPROF_PHASE_COUNT], ph_flops[DPPROF_PHASE_COUNT];
-    double ph_peak[DPPROF_PHASE_COUNT];  /* live bytes at the phase's peak (largest over its occurrences); nan: not run */
-    double ph_ms[DPPROF_PHASE_COUNT];    /* measured ms per training step (setup phases: once); nan: not timed */
+    double ph_peak[DPPROF_PHASE_COUNT];       /* live bytes at the phase's peak (largest over its occurrences); nan: not run */
+    double ph_ms[DPPROF_PHASE_COUNT];         /* measured ms per training step (setup phases: once); nan: not timed */
     double ph_traffic[DPPROF_PHASE_COUNT][4]; /* measured dram read, dram write, l2 read, l2 write bytes (--dram,
                                                  the counters step); nan: not measured */
-    char backend[16], device[80];     /* config.backend, meta.device: what produced the numbers */
-    char commit[48], date[16];        /* meta.git_commit, and meta.date's day: the build and the day of the run */
-    double mem_limit;                 /* config.memory_limit (bytes; nan: none) */
+    char backend[16], device[80];             /* config.backend, meta.device: what produced the numbers */
+    char commit[48], date[16];                /* meta.git_commit, and meta.date's day: the build and the day of the run */
+    double mem_limit;                         /* config.memory_limit (bytes; nan: none) */
     double params, trainable, epsilon, step_ms, tokens_s;
-    double moved, flops;              /* analytic bytes and flops of one training step */
-    double mfu, model_mfu, dram;      /* cuda: the executed flops' and the model flops' utilisation; measured dram bytes of the counters step */
-    double norm_dram, norm_flops;     /* cuda --op-times: the norm kernels' share of the dram peak and the dtype's compute peak */
-    double norm_roof;                 /* their roofline time (each op's bytes at the dram peak or flops at the compute
+    double moved, flops;          /* analytic bytes and flops of one training step */
+    double mfu, model_mfu, dram;  /* cuda: the executed flops' and the model flops' utilisation; measured dram bytes of the counters step */
+    double norm_dram, norm_flops; /* cuda --op-times: the norm kernels' share of the dram peak and the dtype's compute peak */
+    double norm_roof;             /* their roofline time (each op's bytes at the dram peak or flops at the compute
                                          peak, whichever takes longer) over their measured time */
-    char norm_bound[32];              /* which peak bounds most of that roofline time ("" when not measured) */
-    int nops;                         /* --op-times: the timed step's ops (throughput.ops.by_op), their names and ms */
+    char norm_bound[32];          /* which peak bounds most of that roofline time ("" when not measured) */
+    int nops;                     /* --op-times: the timed step's ops (throughput.ops.by_op), their names and ms */
     char opname[REP_MAXOPS][40];
     double opms[REP_MAXOPS];
-    int ntr;                          /* --dram-ops: the ops with measured traffic, their analytic and measured dram bytes */
+    int ntr; /* --dram-ops: the ops with measured traffic, their analytic and measured dram bytes */
     char trname[REP_MAXOPS][40];
     double tran[REP_MAXOPS], trdram[REP_MAXOPS];
 } rep_res;
@@ -1520,9 +1579,9 @@ typedef struct rep_res {
 /* the numeric metrics of a result, in the order the macros list them (norm_bound is a string macro) */
 static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "model_mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling", "gib_s", "dry_peak_gib", "driver_peak_gib", "dram_ratio"};
 
-typedef struct rep_line {             /* a figure or table line of the conf */
+typedef struct rep_line { /* a figure or table line of the conf */
     int line;
-    int table;                        /* a table line: fig is its name, "" for the experiment's unnamed table */
+    int table; /* a table line: fig is its name, "" for the experiment's unnamed table */
     char fig[64], kind[32];
     char key[16][24], val[16][200];
     int nkv;
@@ -1531,7 +1590,7 @@ typedef struct rep_line {             /* a figure or table line of the conf */
 typedef struct rep {
     sweep_spec sp;
     const char *conf, *dir, *figdir, *tabdir;
-    rep_res *res;                     /* (nconf) */
+    rep_res *res; /* (nconf) */
     rep_line lines[REP_MAX_LINES];
     int nlines;
     FILE *summary, *macros;
@@ -1569,11 +1628,17 @@ static int rep_read_lines(rep *r) {
         if ((hash = strchr(s, '#'))) *hash = 0;
         while (sweep_space((unsigned char)*s)) s++;
         if (strncmp(s, "figure", 6) && strncmp(s, "table", 5)) continue;
-        if (r->nlines == REP_MAX_LINES) { rc = rep_bad(r, ln, "more than %s figure and table lines", "64"); break; }
+        if (r->nlines == REP_MAX_LINES) {
+            rc = rep_bad(r, ln, "more than %s figure and table lines", "64");
+            break;
+        }
         l = &r->lines[r->nlines++];
         memset(l, 0, sizeof *l);
         l->line = ln;
-        if (!(eq = strchr(s, '='))) { rc = rep_bad(r, ln, "expected 'figure NAME = KIND ...' or 'table = KIND ...'%s", ""); break; }
+        if (!(eq = strchr(s, '='))) {
+            rc = rep_bad(r, ln, "expected 'figure NAME = KIND ...' or 'table = KIND ...'%s", "");
+            break;
+        }
         *eq = 0;
         l->table = !!strncmp(s, "figure", 6);
         { /* figure NAME, table [NAME]: a-z, 0-9, _ and - (the files NAME-FIG.png, NAME-TNAME-table.tex) */
@@ -1581,7 +1646,10 @@ static int rep_read_lines(rep *r) {
             while (sweep_space((unsigned char)*nm)) nm++;
             end = nm + strlen(nm);
             while (end > nm && sweep_space((unsigned char)end[-1])) *--end = 0;
-            if (!l->table && !*nm) { rc = rep_bad(r, ln, "figure without a name (figure NAME = KIND ...)%s", ""); break; }
+            if (!l->table && !*nm) {
+                rc = rep_bad(r, ln, "figure without a name (figure NAME = KIND ...)%s", "");
+                break;
+            }
             if (strlen(nm) >= sizeof l->fig || strspn(nm, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(nm)) {
                 snprintf(msg, sizeof msg, "%s name '%%s': expected up to 63 of a-z, 0-9, _ and - (%s NAME = KIND ...)", l->table ? "table" : "figure", l->table ? "table" : "figure");
                 rc = rep_bad(r, ln, msg, nm);
@@ -1590,7 +1658,10 @@ static int rep_read_lines(rep *r) {
             snprintf(l->fig, sizeof l->fig, "%s", nm);
         }
         tok = strtok_r(eq + 1, " \t\r\n\v\f", &save);
-        if (!tok) { rc = rep_bad(r, ln, "no KIND after '='%s", ""); break; }
+        if (!tok) {
+            rc = rep_bad(r, ln, "no KIND after '='%s", "");
+            break;
+        }
         snprintf(l->kind, sizeof l->kind, "%s", tok);
         /* key=value, or key="text with spaces" (a figure's title and axis labels) */
         for (tok = save; rc == EXIT_OK && tok && *tok;) {
@@ -1606,7 +1677,10 @@ static int rep_read_lines(rep *r) {
             *e = 0;
             if (e[1] == '"') {
                 end = strchr(e + 2, '"');
-                if (!end) { rc = rep_bad(r, ln, "%s=\"...: no closing quote", tok); break; }
+                if (!end) {
+                    rc = rep_bad(r, ln, "%s=\"...: no closing quote", tok);
+                    break;
+                }
                 *end = 0;
                 snprintf(l->val[l->nkv], sizeof l->val[0], "%s", e + 2);
             } else {
@@ -1648,7 +1722,7 @@ static void rep_config_matches(const rep *r, long long c, const dpprof_json *cfg
         const char *o = argv[i], *val = argv[i + 1];
         int later = 0, j;
         if (strncmp(o, "--", 2) != 0 || !strcmp(o, "--backend") || !strncmp(val, "--", 2)) continue; /* auto resolves */
-        for (j = i + 1; argv[j] && !later; j++) later = !strcmp(argv[j], o); /* the last one wins, as in run */
+        for (j = i + 1; argv[j] && !later; j++) later = !strcmp(argv[j], o);                         /* the last one wins, as in run */
         if (later) continue;
         snprintf(key, sizeof key, "%s", o + 2);
         for (k = 0; key[k]; k++)
@@ -1690,7 +1764,7 @@ static void rep_load(rep *r, long long c) {
     }
     free(path);
     root = dpprof_json_root(doc);
-    {   /* a result of this experiment, or nothing: a foreign or truncated file is named, not used */
+    { /* a result of this experiment, or nothing: a foreign or truncated file is named, not used */
         const char *exp = dpprof_json_string(dpprof_json_get(root, "experiment")), *st = dpprof_json_string(dpprof_json_get(root, "status"));
         if (dpprof_json_kind(root) != DPPROF_JSON_OBJECT || !st) snprintf(x->skipped, sizeof x->skipped, "not a dpprof result (no status)");
         else if (!exp || strcmp(exp, r->sp.name) != 0)
@@ -1821,7 +1895,7 @@ static void rep_load(rep *r, long long c) {
         x->norm_flops = ms > 0 ? fl / (ms * 1e-3) / pf : NAN;
         x->norm_roof = ms > 0 && pb > 0 && pf > 0 ? (tb + tf) / (ms * 1e-3) : NAN;
         if (x->norm_roof == x->norm_roof)
-            snprintf(x->norm_bound, sizeof x->norm_bound, "%s", tb >= tf ? "DRAM bandwidth" : dt && !strcmp(dt, "bf16") ? "bf16 tensor-core peak" : "fp32 peak");
+            snprintf(x->norm_bound, sizeof x->norm_bound, "%s", tb >= tf ? "DRAM bandwidth" : (dt && !strcmp(dt, "bf16") ? "bf16 tensor-core peak" : "fp32 peak"));
     }
     dpprof_json_free(doc);
 }
@@ -2025,10 +2099,12 @@ static const char *rep_metric_unit(const char *m) {
 
 /* ---- words for a reader: axis names, metrics, labels and categories as a figure shows them ---------- */
 static const char *rep_axis_title(const char *axis) {
+    /* clang-format off */
     static const char *const t[][2] = {{"seq", "sequence length T (tokens)"}, {"phys", "physical batch b"}, {"batch", "logical batch B"},
                                        {"algo", "algorithm"}, {"mode", "fine-tuning"}, {"dtype", "storage"}, {"checkpoint", "activation checkpointing"},
                                        {"ranks", "GPUs"}, {"zero", "ZeRO stage"}, {"shape", "model and shape"}, {"lora", "LoRA rank"},
                                        {"train", "training"}, {"kernel", "clipped-sum kernel"}};
+    /* clang-format on */
     size_t k;
     for (k = 0; axis && k < sizeof t / sizeof t[0]; k++)
         if (!strcmp(axis, t[k][0])) return t[k][1];
@@ -2037,11 +2113,13 @@ static const char *rep_axis_title(const char *axis) {
 
 /* "peak memory (GiB)", or the metric and its unit */
 static void rep_metric_title(const char *m, char *out, size_t cap) {
+    /* clang-format off */
     static const char *const t[][2] = {{"peak_gib", "peak memory (GiB)"}, {"speed", "throughput (x non-private)"},
                                        {"mfu", "MFU (% of the tensor-core peak)"}, {"tokens_per_s", "throughput (tokens/s)"},
                                        {"step_ms", "step time (ms)"}, {"overhead", "peak (x non-private)"},
                                        {"tflop", "TFLOP per step (analytic)"}, {"moved_gib", "GiB moved per step (analytic)"},
                                        {"dram_gib", "DRAM GiB per step (measured)"}};
+    /* clang-format on */
     size_t k;
     for (k = 0; m && k < sizeof t / sizeof t[0]; k++)
         if (!strcmp(m, t[k][0])) {
@@ -2191,7 +2269,11 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     if (as < 0) sl[0] = metric;
     val = (double *)calloc((size_t)nx * (size_t)ns, sizeof(double));
     miss = (const char **)calloc((size_t)nx * (size_t)ns, sizeof *miss);
-    if (!val || !miss) { free(val); free(miss); return EXIT_ERROR; }
+    if (!val || !miss) {
+        free(val);
+        free(miss);
+        return EXIT_ERROR;
+    }
     for (j = 0; j < ns; j++) {
         memcpy(rgb + 3 * j, rep_series_rgb(r, as, sl[j], j), 3);
         for (i = 0; i < nx; i++) {
@@ -2234,7 +2316,8 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     d.missing_labels = miss;
     if (!capacity && metric) /* ratios to two decimals, GiB and percentages to one */
         d.value_decimals = !strcmp(metric, "speed") || !strcmp(metric, "overhead") || !strcmp(metric, "flop_ceiling") ? 2
-                           : strstr(metric, "_gib") || !strcmp(metric, "mfu") ? 1 : 0;
+                         : strstr(metric, "_gib") || !strcmp(metric, "mfu")                                           ? 1
+                                                                                                                      : 0;
     rc = rep_bars_png(r, l, &d, val);
     free(miss);
     return rc;
@@ -2299,10 +2382,17 @@ static char *rep_timeline_json(rep *r, long long c) {
         r->sp.backend = r->res[c].have && strcmp(r->res[c].backend, "dry") && strcmp(r->res[c].backend, "unknown") ? r->res[c].backend : NULL;
         argv = sweep_argv(&r->sp, c, "/proc/self/exe", json);
         r->sp.backend = NULL;
-        if (!argv) { free(json); return NULL; }
+        if (!argv) {
+            free(json);
+            return NULL;
+        }
         while (argv[n]) n++;
         full = (char **)calloc((size_t)n + 3, sizeof *full);
-        if (!full) { free(argv); free(json); return NULL; }
+        if (!full) {
+            free(argv);
+            free(json);
+            return NULL;
+        }
         for (k = 0; k < n; k++) full[k] = argv[k];
         free(argv); /* the strings belong to the spec: full holds them now */
         full[n] = (char *)"--timeline";
@@ -2369,7 +2459,9 @@ static void rep_tex(FILE *f, const char *t) {
    times come from one timed step, with events around every op). ms; "--" where a column has no such op,
    the status where its configuration did not finish */
 static int rep_table_ops(rep *r, const rep_line *l, const char *path) {
-    enum { MAXN = 4 * REP_MAXOPS };
+    enum {
+        MAXN = 4 * REP_MAXOPS
+    };
     const char *cs = rep_get(l, "cols"), *ts = rep_get(l, "top"), *where = rep_get(l, "where");
     const char *cl[REP_MAXL], *names[MAXN];
     double worst[MAXN];
@@ -2416,7 +2508,7 @@ static int rep_table_ops(rep *r, const rep_line *l, const char *path) {
     for (i = 0; any && i < top + 3; i++) { /* the top ops, then: other ops, all ops, the step */
         if (i == top) fputs("\\midrule\n", af.f);
         if (i < top) fprintf(af.f, "\\texttt{"), rep_tex(af.f, names[i]), fputs("}", af.f);
-        else fputs(i == top ? "other ops" : i == top + 1 ? "all ops" : "step (mean)", af.f);
+        else fputs(i == top ? "other ops" : (i == top + 1 ? "all ops" : "step (mean)"), af.f);
         for (j = 0; j < nc; j++) {
             const rep_res *x = cc[j] >= 0 ? &r->res[cc[j]] : NULL;
             double v = NAN;
@@ -2632,8 +2724,7 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
     }
     if (!np && measured) { /* nothing measured: the figure says so */
         snprintf(title, sizeof title, "%s: %s per phase%s%s%s", r->sp.name, !strcmp(value, "dram") ? "measured DRAM bytes" : "measured ms per step", where ? " (" : "", where ? where : "", where ? ")" : "");
-        return rep_fig_note(r, l, title, !strcmp(value, "dram") ? "No configuration of this figure has measured DRAM bytes: they need the cuda backend on a GPU with counters and --dram (make bench); analytic bytes are value=bytes."
-                                                                  : "No configuration of this figure has a timed result: phase times need a run on a GPU (BACKEND=cuda).");
+        return rep_fig_note(r, l, title, !strcmp(value, "dram") ? "No configuration of this figure has measured DRAM bytes: they need the cuda backend on a GPU with counters and --dram (make bench); analytic bytes are value=bytes." : "No configuration of this figure has a timed result: phase times need a run on a GPU (BACKEND=cuda).");
     }
     if (!np) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
     val = (double *)calloc((size_t)np * (size_t)ng, sizeof(double));
@@ -2649,18 +2740,20 @@ static int rep_fig_parts(rep *r, const rep_line *l, int phases) {
     }
     memset(&d, 0, sizeof d);
     snprintf(title, sizeof title, "%s%s%s%s",
-             !phases ? "memory at the peak by module"
+             !phases                   ? "memory at the peak by module"
              : !strcmp(value, "flops") ? "analytic FLOPs per phase occurrence"
-             : !strcmp(value, "dram") ? "measured DRAM bytes (read + write) per phase, the counters step"
-             : peak ? "live memory at each phase's peak"
-             : !strcmp(value, "time") ? "measured ms per step, per phase" : "analytic bytes moved per phase occurrence", "", "", "");
+             : !strcmp(value, "dram")  ? "measured DRAM bytes (read + write) per phase, the counters step"
+             : peak                    ? "live memory at each phase's peak"
+             : !strcmp(value, "time")  ? "measured ms per step, per phase"
+                                       : "analytic bytes moved per phase occurrence",
+             "", "", "");
     if (measured && rep_sources_n(r, where, 1, 0, src, sizeof src)) {
         strncat(title, ", measured: ", sizeof title - strlen(title) - 1);
         strncat(title, src, sizeof title - strlen(title) - 1);
     }
     d.title = title;
     d.xlabel = phases ? "phase" : "module";
-    d.ylabel = !phases || peak ? "GiB" : !strcmp(value, "flops") ? "TFLOP" : !strcmp(value, "dram") ? "GiB, measured (CUPTI)" : !strcmp(value, "time") ? "ms per step" : "GiB moved (analytic)";
+    d.ylabel = !phases || peak ? "GiB" : (!strcmp(value, "flops") ? "TFLOP" : (!strcmp(value, "dram") ? "GiB, measured (CUPTI)" : (!strcmp(value, "time") ? "ms per step" : "GiB moved (analytic)")));
     d.n_groups = np;
     d.group_names = pl;
     d.n_series = ng;
@@ -2710,7 +2803,9 @@ static void rep_summary_detail(const rep *r, long long c) {
     if (!first) fputc('\n', r->summary);
 }
 
-typedef struct report_opts { const char *results, *figures, *tables; } report_opts;
+typedef struct report_opts {
+    const char *results, *figures, *tables;
+} report_opts;
 
 static const cli_opt report_opt[] = {
     {NULL, NULL, CLI_HEAD, .help = "options:"},
@@ -2721,40 +2816,41 @@ static const cli_opt report_opt[] = {
 };
 
 static const cli_command report_cmd = {"report", "usage: dpprof report EXPERIMENT.conf --results DIR [--figures DIR] [--tables DIR]",
-    ""
-           "turns a sweep's results (DIR/ID.json) into the experiment's figures (FIGDIR/NAME-FIG.png,\n"
-           "default figures/), its LaTeX table and macros (TABDIR/NAME-table.tex, NAME-macros.tex,\n"
-           "default paper/generated/; both made with their parents where missing) and DIR/summary.txt, as the\n"
-           "conf's lines say:\n"
-           "  figure FIG = KIND key=value ...    KIND: bars, capacity, heatmap, stacked, lines, modules,\n"
-           "                                     ops, phases, timeline, tradeoff\n"
-           "  table [T] = pivot|breakdown|ops key=value ...   (TABDIR/NAME-table.tex; named T: NAME-T-table.tex)\n"
-           "keys: x= series= rows= cols= group= (axes), value= (a metric), where=AXIS:LABEL,... ref=LABEL\n"
-           "batch=AXIS (capacity), config=LABEL-LABEL-...[,LABEL-LABEL-...] (timeline: each configuration is rerun\n"
-           "on its own with the event log, into DIR/timelines/ID.json, unless that file exists; several, up to 8:\n"
-           "one panel each on shared axes, one legend, every phase named).\n"
-           "phases group=AXIS value=bytes|flops|dram|peak|time: per phase, analytic bytes or flops per occurrence,\n"
-           "measured dram bytes (--dram, the counters step), live bytes at the phase's peak (the stages: model_loaded,\n"
-           "data_setup, optimizer_setup, privacy_setup, then the step's phases), ms per step.\n"
-           "tradeoff series=AXIS where=...: peak memory against the measured step time, a point per configuration;\n"
-           "those without a timed result are named in one sentence (none timed: the figure is that sentence).\n"
-           "ops where=...: the configuration's ops (--dram-ops on a GPU), the 12 with the most bytes, each op's\n"
-           "analytic bytes beside its measured dram bytes in the counters step (none measured: a sentence says so).\n"
-           "ops tables (results of --op-times): cols=AXIS where=AXIS:LABEL,... top=N: one column a label, the N ops\n"
-           "with the longest time in any column (ms in the timed step), then the other ops, all ops and the step.\n"
-           "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
-           "(analytic bytes and flops of one step) mfu (%, cuda: the flops the step executes, every op's cost, over the step\n"
-           "time and the dtype's flop peak) model_mfu (%, cuda: 3 x the forward's flops, the model-flops convention) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
-           "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram peak and of the compute peak of the\n"
-           "run's dtype: fp32 cores, bf16 tensor cores; --op-times) norm_bound_pct (their roofline time, each op at\n"
-           "whichever peak bounds it, over their measured time; the macros also name that bound: norm_bound)\n"
-           "flop_ceiling (vanilla's analytic flops over the configuration's: its speed at vanilla's flop rate)\n"
-           "gib_s (peak GiB x measured step seconds: the memory held for a step) <category>_gib\n",
-    report_opt, CLI_N(report_opt), 1, "(one experiment file)", NULL};
+                                       ""
+                                       "turns a sweep's results (DIR/ID.json) into the experiment's figures (FIGDIR/NAME-FIG.png,\n"
+                                       "default figures/), its LaTeX table and macros (TABDIR/NAME-table.tex, NAME-macros.tex,\n"
+                                       "default paper/generated/; both made with their parents where missing) and DIR/summary.txt, as the\n"
+                                       "conf's lines say:\n"
+                                       "  figure FIG = KIND key=value ...    KIND: bars, capacity, heatmap, stacked, lines, modules,\n"
+                                       "                                     ops, phases, timeline, tradeoff\n"
+                                       "  table [T] = pivot|breakdown|ops key=value ...   (TABDIR/NAME-table.tex; named T: NAME-T-table.tex)\n"
+                                       "keys: x= series= rows= cols= group= (axes), value= (a metric), where=AXIS:LABEL,... ref=LABEL\n"
+                                       "batch=AXIS (capacity), config=LABEL-LABEL-...[,LABEL-LABEL-...] (timeline: each configuration is rerun\n"
+                                       "on its own with the event log, into DIR/timelines/ID.json, unless that file exists; several, up to 8:\n"
+                                       "one panel each on shared axes, one legend, every phase named).\n"
+                                       "phases group=AXIS value=bytes|flops|dram|peak|time: per phase, analytic bytes or flops per occurrence,\n"
+                                       "measured dram bytes (--dram, the counters step), live bytes at the phase's peak (the stages: model_loaded,\n"
+                                       "data_setup, optimizer_setup, privacy_setup, then the step's phases), ms per step.\n"
+                                       "tradeoff series=AXIS where=...: peak memory against the measured step time, a point per configuration;\n"
+                                       "those without a timed result are named in one sentence (none timed: the figure is that sentence).\n"
+                                       "ops where=...: the configuration's ops (--dram-ops on a GPU), the 12 with the most bytes, each op's\n"
+                                       "analytic bytes beside its measured dram bytes in the counters step (none measured: a sentence says so).\n"
+                                       "ops tables (results of --op-times): cols=AXIS where=AXIS:LABEL,... top=N: one column a label, the N ops\n"
+                                       "with the longest time in any column (ms in the timed step), then the other ops, all ops and the step.\n"
+                                       "metrics: peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop\n"
+                                       "(analytic bytes and flops of one step) mfu (%, cuda: the flops the step executes, every op's cost, over the step\n"
+                                       "time and the dtype's flop peak) model_mfu (%, cuda: 3 x the forward's flops, the model-flops convention) speed (tokens/s x vanilla, cuda) dram_gib (measured per step, --dram)\n"
+                                       "norm_dram_pct norm_flops_pct (the norm kernels' share of the dram peak and of the compute peak of the\n"
+                                       "run's dtype: fp32 cores, bf16 tensor cores; --op-times) norm_bound_pct (their roofline time, each op at\n"
+                                       "whichever peak bounds it, over their measured time; the macros also name that bound: norm_bound)\n"
+                                       "flop_ceiling (vanilla's analytic flops over the configuration's: its speed at vanilla's flop rate)\n"
+                                       "gib_s (peak GiB x measured step seconds: the memory held for a step) <category>_gib\n",
+                                       report_opt, CLI_N(report_opt), 1, "(one experiment file)", NULL};
 
 static int rep_figure(rep *r, const rep_line *l);
 
 /* what each kind of line needs: its keys, and what its value= is (m: a metric, p: a phases value, 0: not read) */
+/* clang-format off */
 static const struct rep_kind {
     int table;
     const char *kind, *keys;
@@ -2764,6 +2860,7 @@ static const struct rep_kind {
     {0, "lines", "x series value", 'm'}, {0, "modules", "group", 0}, {0, "ops", "", 0}, {0, "phases", "group", 'p'}, {0, "timeline", "config", 0},
     {0, "tradeoff", "series", 0}, {1, "pivot", "rows cols value", 'm'}, {1, "breakdown", "group", 0}, {1, "ops", "cols", 0},
 };
+/* clang-format on */
 
 static int rep_phase_word(const char *v) { return !strcmp(v, "bytes") || !strcmp(v, "flops") || !strcmp(v, "dram") || !strcmp(v, "peak") || !strcmp(v, "time"); }
 
@@ -2836,7 +2933,7 @@ static int rep_validate(const rep *r) {
                 return rep_bad(r, l->line, "%s", msg);
             }
         }
-        if ((v = rep_get(l, "value")) && (kd->value == 'm' ? !rep_known_metric(v) : kd->value == 'p' ? !rep_phase_word(v) : !rep_known_metric(v) && !rep_phase_word(v))) {
+        if ((v = rep_get(l, "value")) && (kd->value == 'm' ? !rep_known_metric(v) : (kd->value == 'p' ? !rep_phase_word(v) : !rep_known_metric(v) && !rep_phase_word(v)))) {
             if (kd->value == 'p') return rep_bad(r, l->line, "value=%s: phases takes bytes, flops, dram, peak or time", v);
             return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu model_mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", v);
         }
@@ -2878,10 +2975,19 @@ static int cmd_report(int argc, char **argv) {
     if (!conf || !r.dir) return cli_usage("usage: dpprof report EXPERIMENT.conf --results DIR");
     r.conf = conf;
     if ((rc = sweep_parse(conf, &r.sp)) != EXIT_OK) return rc;
-    if ((rc = rep_read_lines(&r)) != EXIT_OK || (rc = rep_validate(&r)) != EXIT_OK) { sweep_spec_free(&r.sp); return rc; }
-    if (dir_make("--figures", r.figdir, 0) || dir_make("--tables", r.tabdir, 0)) { sweep_spec_free(&r.sp); return EXIT_USAGE; }
+    if ((rc = rep_read_lines(&r)) != EXIT_OK || (rc = rep_validate(&r)) != EXIT_OK) {
+        sweep_spec_free(&r.sp);
+        return rc;
+    }
+    if (dir_make("--figures", r.figdir, 0) || dir_make("--tables", r.tabdir, 0)) {
+        sweep_spec_free(&r.sp);
+        return EXIT_USAGE;
+    }
     r.res = (rep_res *)calloc((size_t)r.sp.nconf, sizeof *r.res);
-    if (!r.res) { sweep_spec_free(&r.sp); return EXIT_ERROR; }
+    if (!r.res) {
+        sweep_spec_free(&r.sp);
+        return EXIT_ERROR;
+    }
     for (c = 0; c < r.sp.nconf; c++) {
         rep_load(&r, c);
         if (r.res[c].skipped[0]) cli_fail(0, "%s/%s.json skipped: %s", r.dir, r.sp.id[c], r.res[c].skipped);
@@ -2903,9 +3009,18 @@ static int cmd_report(int argc, char **argv) {
         return EXIT_USAGE;
     }
     snprintf(sum_path, sizeof sum_path, "%s/summary.txt", r.dir);
-    if (out_open(&sum, sum_path, "summary")) { free(r.res); sweep_spec_free(&r.sp); return EXIT_ERROR; }
+    if (out_open(&sum, sum_path, "summary")) {
+        free(r.res);
+        sweep_spec_free(&r.sp);
+        return EXIT_ERROR;
+    }
     snprintf(mac_path, sizeof mac_path, "%s/%s-macros.tex", r.tabdir, r.sp.name);
-    if (out_open(&mac, mac_path, "macros")) { out_abort(&sum); free(r.res); sweep_spec_free(&r.sp); return EXIT_ERROR; }
+    if (out_open(&mac, mac_path, "macros")) {
+        out_abort(&sum);
+        free(r.res);
+        sweep_spec_free(&r.sp);
+        return EXIT_ERROR;
+    }
     r.summary = sum.f;
     r.macros = mac.f;
     fprintf(r.summary, "experiment %s: %s\nconfigurations %lld: %d ok, %d oom, %d error, %d without a result\n", r.sp.name,
@@ -2926,7 +3041,7 @@ static int cmd_report(int argc, char **argv) {
             rep_fmt(vp, sizeof vp, "peak_gib", r.res[c].drv_peak / REP_GIB);
             snprintf(three, sizeof three, "  dry %9s GiB  driver %9s GiB", dp, vp);
         }
-        fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s%s%s%s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : r.res[c].skipped[0] ? "skipped" : "missing", pk, ov,
+        fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s%s%s%s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : (r.res[c].skipped[0] ? "skipped" : "missing"), pk, ov,
                 three, r.res[c].skipped[0] ? "  " : "", r.res[c].skipped);
         rep_summary_detail(&r, c);
     }
@@ -2969,7 +3084,10 @@ static int rep_fig_stacked(rep *r, const rep_line *l) {
             long long c = rep_find(r, where, ag, gl[j], -1, NULL);
             used |= c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "ok") && r->res[c].cat[i] > 1048576.0; /* a MiB: a part one can see */
         }
-        if (used) { cats[nc] = i; cl[nc++] = rep_cat_title(i); }
+        if (used) {
+            cats[nc] = i;
+            cl[nc++] = rep_cat_title(i);
+        }
     }
     if (!nc) return rep_bad(r, l->line, "no configuration matches where=%s", where ? where : "");
     val = (double *)calloc((size_t)nc * (size_t)ng, sizeof(double));
@@ -3066,7 +3184,11 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     for (i = 0; i < nx; i++) xv[i] = rep_label_num(xl[i]); /* positive: rep_validate */
     yv = (double *)calloc((size_t)nx * (size_t)ns, sizeof(double));
     oom = (unsigned char *)calloc((size_t)nx * (size_t)ns, 1);
-    if (!yv || !oom) { free(yv); free(oom); return EXIT_ERROR; }
+    if (!yv || !oom) {
+        free(yv);
+        free(oom);
+        return EXIT_ERROR;
+    }
     for (j = 0; j < ns; j++) {
         memcpy(rgb + 3 * j, rep_series_rgb(r, as, sl[j], j), 3);
         markers[j] = j % DPPROF_PLOT_MARKER_N;
@@ -3188,7 +3310,7 @@ static int rep_fig_tradeoff(rep *r, const rep_line *l) {
         if (xr->have && !strcmp(xr->status, "ok")) untimed++, first = c;
         if (ml < sizeof miss)
             ml += (size_t)snprintf(miss + ml, sizeof miss - ml, "%s%s (%s)", nmiss ? ", " : "", sl,
-                                   !xr->have ? "not run" : strcmp(xr->status, "ok") ? xr->status : "not timed: memory only");
+                                   !xr->have ? "not run" : (strcmp(xr->status, "ok") ? xr->status : "not timed: memory only"));
         nmiss++;
     }
     snprintf(title, sizeof title, "%s: peak memory against step time%s%s%s", r->sp.name, where ? " (" : "", where ? where : "", where ? ")" : "");
@@ -3210,9 +3332,11 @@ static int rep_fig_tradeoff(rep *r, const rep_line *l) {
     }
     rep_user_labels(r, l, where, "step_ms", title, sizeof title, NULL, NULL);
     {
+        /* clang-format off */
         const dpprof_scatter_desc d = {.title = title, .xlabel = "step time (ms, measured)", .ylabel = "peak memory (GiB)", .width = REP_FIG_W, .height = REP_FIG_H,
                                        .n_points = n, .x = x, .y = y, .labels = lab, .point_rgb = rgb, .point_marker = mk,
                                        .n_legend = nl, .legend_names = ll, .legend_rgb = lrgb, .legend_marker = lmk, .text_scale = REP_FIG_TEXT};
+        /* clang-format on */
         memset(&cv, 0, sizeof cv);
         rc = dpprof_plot_scatter(&d, &cv);
     }
@@ -3222,7 +3346,9 @@ static int rep_fig_tradeoff(rep *r, const rep_line *l) {
 /* ops where=...: one configuration's ops (--dram-ops on a GPU), the most bytes first (up to 12): each op's analytic
    bytes beside its measured dram bytes (read + write) in the counters step */
 static int rep_fig_ops(rep *r, const rep_line *l) {
-    enum { MAXG = 12 };
+    enum {
+        MAXG = 12
+    };
     const char *where = rep_get(l, "where"), *gn[MAXG], *sn[2] = {"analytic", "measured DRAM (CUPTI)"};
     static const unsigned char rgb[6] = {150, 150, 150, 31, 119, 180};
     long long c = rep_find(r, where, -1, NULL, -1, NULL);
@@ -3286,6 +3412,5 @@ static int rep_figure(rep *r, const rep_line *l) {
     if (!strcmp(l->kind, "lines")) return rep_fig_lines(r, l);
     return rep_bad(r, l->line, "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, ops, phases, timeline, tradeoff)", l->kind);
 }
-
 
 #endif /* DPPROF_EXPERIMENTS_H */

@@ -36,8 +36,10 @@
 #else
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
+// clang-format off
 #if defined(DPPROF_CUDNN) && !defined(__CUDA_ARCH__) // cuDNN's fused attention through its frontend (header-only C++; host
                                                      // code, not parsed again for each device architecture), before dpprof's macros
+// clang-format on
 #define CUDNN_FRONTEND_SKIP_JSON_LIB
 #include <cstring> // the frontend uses std::strlen without it
 #include <cudnn.h>
@@ -61,24 +63,24 @@ struct dpprof__cu_state {
     int ready, device;
     cudaStream_t stream;
     cublasHandle_t blas;
-    int err;                     // first error of anything queued (DPPROF_ERR_*), 0 while none
-    void *ws;                    // the workspace buffer cuBLAS and the scratch point into (dpprof_cuda_set_workspace)
-    unsigned char *scratch;      // the kernels' part of the workspace
+    int err;                // first error of anything queued (DPPROF_ERR_*), 0 while none
+    void *ws;               // the workspace buffer cuBLAS and the scratch point into (dpprof_cuda_set_workspace)
+    unsigned char *scratch; // the kernels' part of the workspace
     size_t scratch_bytes;
-    cudaEvent_t *ev;             // recorded events; created ones are reused after a reset
+    cudaEvent_t *ev; // recorded events; created ones are reused after a reset
     int n_ev, cap_ev, made_ev;
-    int bf16;                    // activations stored as bf16 (dpprof_cuda_set_storage), else fp32
-    dpprof_cuda_tuning tune;     // the kernel choices (dpprof_cuda_set_tuning); all zero: the defaults
-    int attn_rows_default;       // the forward's: 128 on sm_90 and newer (measured faster on an H100 and an H200), 64 before
-                                 // (unmeasured); set by dpprof_cuda_init. the backward's is 64 (dpprof__attn_bwd_rows)
-    int attn_warp_rows_default;  // the forward's: 32 on sm_90 and newer (measured faster on an H200), 16 before; set by dpprof_cuda_init.
-                                 // the dq kernel's is 16 (dpprof__attn_bwd_warp_rows)
-    int smem_optin;              // the device's most dynamic shared memory per block (opt-in), 0 if unknown
-    long long launches;          // kernels queued by dpprof__launch since dpprof_cuda_init (dpprof_cuda_launch_count)
-    int cc90;                    // the device is compute capability 9.0, the only one the build's sm_90a code runs on
-    long long wgmma_launches;    // kernels on wgmma queued since dpprof_cuda_init (dpprof_cuda_wgmma_count)
-    long long work;              // device work queued since the process started (dpprof_cuda_work_count): kernels,
-                                 // cuBLAS calls (each dpprof__blas_post: a per-sample loop of GEMMs is one), memsets, copies
+    int bf16;                   // activations stored as bf16 (dpprof_cuda_set_storage), else fp32
+    dpprof_cuda_tuning tune;    // the kernel choices (dpprof_cuda_set_tuning); all zero: the defaults
+    int attn_rows_default;      // the forward's: 128 on sm_90 and newer (measured faster on an H100 and an H200), 64 before
+                                // (unmeasured); set by dpprof_cuda_init. the backward's is 64 (dpprof__attn_bwd_rows)
+    int attn_warp_rows_default; // the forward's: 32 on sm_90 and newer (measured faster on an H200), 16 before; set by dpprof_cuda_init.
+                                // the dq kernel's is 16 (dpprof__attn_bwd_warp_rows)
+    int smem_optin;             // the device's most dynamic shared memory per block (opt-in), 0 if unknown
+    long long launches;         // kernels queued by dpprof__launch since dpprof_cuda_init (dpprof_cuda_launch_count)
+    int cc90;                   // the device is compute capability 9.0, the only one the build's sm_90a code runs on
+    long long wgmma_launches;   // kernels on wgmma queued since dpprof_cuda_init (dpprof_cuda_wgmma_count)
+    long long work;             // device work queued since the process started (dpprof_cuda_work_count): kernels,
+                                // cuBLAS calls (each dpprof__blas_post: a per-sample loop of GEMMs is one), memsets, copies
 };
 static dpprof__cu_state dpprof__cu;
 
@@ -141,7 +143,7 @@ static void dpprof__launch(const char *what, void (*kernel)(P...), dim3 grid, di
 #ifdef DPPROF_CUEMU
 #define DPPROF__SMEM_DYN(T, name) T *name = (T *)cuemu_dynamic_smem()
 #else
-#define DPPROF__SMEM_DYN(T, name)                 \
+#define DPPROF__SMEM_DYN(T, name)                                     \
     extern __shared__ __align__(16) unsigned char dpprof__smem_raw[]; \
     T *name = (T *)dpprof__smem_raw
 #endif
@@ -185,9 +187,15 @@ static void dpprof__smem_optin(void (*kernel)(P...), size_t bytes, const char *w
 // dpprof__bf16); the entry points pick the instantiation by the mode (DPPROF__BY_STORAGE). loads widen
 // to float exactly, stores round to nearest even (dpprof_bf16_from_float's bits), so the arithmetic
 // between them is the fp32 kernel's and the float instantiation is the fp32 kernel unchanged
-struct dpprof__bf16 { unsigned short bits; };
-struct alignas(4) dpprof__bf16x2 { unsigned short lo, hi; };   // two bf16 in one 32-bit access
-struct alignas(8) dpprof__bf16x4 { unsigned short x, y, z, w; }; // four in one 64-bit access
+struct dpprof__bf16 {
+    unsigned short bits;
+};
+struct alignas(4) dpprof__bf16x2 {
+    unsigned short lo, hi;
+}; // two bf16 in one 32-bit access
+struct alignas(8) dpprof__bf16x4 {
+    unsigned short x, y, z, w;
+}; // four in one 64-bit access
 
 __device__ __forceinline__ float dpprof__ld(float v) { return v; }
 __device__ __forceinline__ float dpprof__ld(dpprof__bf16 v) { return __uint_as_float((unsigned)v.bits << 16); }
@@ -266,7 +274,7 @@ extern "C" int dpprof_cuda_set_tuning(const dpprof_cuda_tuning *t) {
     }
     if (t->wgmma > 0 && !dpprof__cu.cc90) {
         dpprof_fail(0, "dpprof_cuda_set_tuning: wgmma runs on compute capability 9.0 only (H100, H200)%s",
-                      dpprof__cu.ready ? "" : "; dpprof_cuda_init has not run");
+                    dpprof__cu.ready ? "" : "; dpprof_cuda_init has not run");
         return DPPROF_ERR_UNSUPPORTED;
     }
     dpprof__cu.tune = *t;
@@ -406,7 +414,7 @@ extern "C" void dpprof_cuda_release(void *ptr) {
 }
 
 extern "C" int dpprof_cuda_copy(void *dst, const void *src, size_t bytes, int dir) {
-    cudaMemcpyKind kind = dir == DPPROF_COPY_H2D ? cudaMemcpyHostToDevice : dir == DPPROF_COPY_D2H ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice;
+    cudaMemcpyKind kind = dir == DPPROF_COPY_H2D ? cudaMemcpyHostToDevice : (dir == DPPROF_COPY_D2H ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
     if (dir < DPPROF_COPY_H2D || dir > DPPROF_COPY_D2D) return DPPROF_ERR_INVALID;
     if (!bytes) return DPPROF_OK;
     if (dpprof__cu.err) return dpprof__cu.err;
@@ -523,7 +531,7 @@ extern "C" int dpprof_cuda_malloc(dpprof_prof *p, void **ptr, size_t bytes, int 
     if (rc != DPPROF_OK) {
         *ptr = nullptr;
         dpprof_fail(0, "cudaMalloc of %zu bytes (%s, %s) failed", bytes,
-                      dpprof_category_name(category), dpprof_module_name(module));
+                    dpprof_category_name(category), dpprof_module_name(module));
         return rc;
     }
     rc = dpprof_track_alloc(p, *ptr, bytes, category, module);
@@ -622,7 +630,6 @@ extern "C" void dpprof_init_normal_gpu(float *out, size_t n, double stddev, uint
     if (!n) return;
     DPPROF__MODEL_FLAT("dpprof_init_normal_gpu", dpprof__k_model_init_normal, (n + 3) / 4, out, n, stddev, seed, stream);
 }
-
 
 // ---- non-finite flag: an int in the last DPPROF__FLAG_BYTES of the scratch -----------------------
 static int *dpprof__model_flag(const char *what) {
@@ -812,7 +819,9 @@ template <> struct dpprof__word<2> { typedef unsigned short T; };
 template <> struct dpprof__word<4> { typedef unsigned T; };
 template <> struct dpprof__word<8> { typedef unsigned long long T; };
 #ifdef DPPROF_CUEMU
-struct alignas(16) dpprof__w128 { unsigned long long a, b; };
+struct alignas(16) dpprof__w128 {
+    unsigned long long a, b;
+};
 template <> struct dpprof__word<16> { typedef dpprof__w128 T; };
 #else
 template <> struct dpprof__word<16> { typedef uint4 T; };
@@ -866,7 +875,7 @@ __device__ __forceinline__ void dpprof__stn(A *p, size_t i, size_t n, const floa
 template <typename A, typename... P>
 static int dpprof__vw(const P *...p) {
     const uintptr_t u = (0 | ... | (uintptr_t)p);
-    return !(u & 15u) ? 16 / (int)sizeof(A) : !(u & (2 * sizeof(A) - 1)) ? 2 : 1;
+    return !(u & 15u) ? 16 / (int)sizeof(A) : (!(u & (2 * sizeof(A) - 1)) ? 2 : 1);
 }
 
 // ---- the gradients' non-finite check -------------------------------------------------------------
@@ -921,12 +930,12 @@ static int dpprof__rows_vw(size_t len, const P *...p) {
 }
 
 // kernel<A, V> over n elements, a thread per V of them, V = vw (a dpprof__vw value)
-#define DPPROF__MODEL_VEC(what, kernel, A, vw, n, ...)                                                                   \
-    do {                                                                                                                 \
-        constexpr int VE_ = 16 / (int)sizeof(A);                                                                         \
-        if ((vw) == VE_) DPPROF__MODEL_FLAT(what, (kernel<A, VE_>), ((n) + VE_ - 1) / VE_, __VA_ARGS__);                 \
-        else if ((vw) == 2) DPPROF__MODEL_FLAT(what, (kernel<A, 2>), ((n) + 1) / 2, __VA_ARGS__);                        \
-        else DPPROF__MODEL_FLAT(what, (kernel<A, 1>), (n), __VA_ARGS__);                                                 \
+#define DPPROF__MODEL_VEC(what, kernel, A, vw, n, ...)                                                   \
+    do {                                                                                                 \
+        constexpr int VE_ = 16 / (int)sizeof(A);                                                         \
+        if ((vw) == VE_) DPPROF__MODEL_FLAT(what, (kernel<A, VE_>), ((n) + VE_ - 1) / VE_, __VA_ARGS__); \
+        else if ((vw) == 2) DPPROF__MODEL_FLAT(what, (kernel<A, 2>), ((n) + 1) / 2, __VA_ARGS__);        \
+        else DPPROF__MODEL_FLAT(what, (kernel<A, 1>), (n), __VA_ARGS__);                                 \
     } while (0)
 
 // out (N,C) = inp * rstd * weight, rstd (N) = 1/sqrt(mean(inp^2) + eps). blocks of 8 warps, rows
@@ -941,9 +950,9 @@ __global__ void dpprof__k_model_rms_fwd(A *out, float *rstd, const A *inp, const
         double ss = 0.0, r;
         for (int c0 = lane; c0 < C; c0 += 32 * U) {
             float xv[U];
-DPPROF__UNROLL
+            DPPROF__UNROLL
             for (int u = 0; u < U; u++) xv[u] = c0 + 32 * u < C ? dpprof__ld(x[c0 + 32 * u]) : 0.0f;
-DPPROF__UNROLL
+            DPPROF__UNROLL
             for (int u = 0; u < U; u++)
                 if (c0 + 32 * u < C) ss += (double)xv[u] * xv[u];
         }
@@ -952,13 +961,13 @@ DPPROF__UNROLL
         if (lane == 0) rstd[row] = (float)r;
         for (int c0 = lane; c0 < C; c0 += 32 * U) {
             float xv[U], wv[U];
-DPPROF__UNROLL
+            DPPROF__UNROLL
             for (int u = 0; u < U; u++) {
                 const bool in = c0 + 32 * u < C;
                 xv[u] = in ? dpprof__ld(x[c0 + 32 * u]) : 0.0f;
                 wv[u] = in ? weight[c0 + 32 * u] : 0.0f;
             }
-DPPROF__UNROLL
+            DPPROF__UNROLL
             for (int u = 0; u < U; u++)
                 if (c0 + 32 * u < C) dpprof__st(&y[c0 + 32 * u], (float)(xv[u] * r * wv[u]));
         }
@@ -968,7 +977,7 @@ DPPROF__UNROLL
 // one lane's batch of the backward: g, x and w at columns c0, c0 + 32, ... (0 past C)
 template <typename A, int U>
 __device__ __forceinline__ void dpprof__rms_batch(float *gv, float *xv, float *wv, const A *g, const A *x, const float *w, int c0, int C) {
-DPPROF__UNROLL
+    DPPROF__UNROLL
     for (int u = 0; u < U; u++) {
         const bool in = c0 + 32 * u < C;
         gv[u] = in ? dpprof__ld(g[c0 + 32 * u]) : 0.0f;
@@ -989,7 +998,7 @@ __global__ void dpprof__k_model_rms_bwd_dx(A *dinp, const A *dout, const A *inp,
         for (int c0 = lane; c0 < C; c0 += 32 * U) {
             float gv[U], xv[U], wv[U];
             dpprof__rms_batch<A, U>(gv, xv, wv, g, x, weight, c0, C);
-DPPROF__UNROLL
+            DPPROF__UNROLL
             for (int u = 0; u < U; u++)
                 if (c0 + 32 * u < C) dot += (double)gv[u] * wv[u] * xv[u];
         }
@@ -998,9 +1007,9 @@ DPPROF__UNROLL
         for (int c0 = lane; c0 < C; c0 += 32 * U) {
             float gv[U], xv[U], wv[U], dv[U];
             dpprof__rms_batch<A, U>(gv, xv, wv, g, x, weight, c0, C);
-DPPROF__UNROLL
+            DPPROF__UNROLL
             for (int u = 0; u < U; u++) dv[u] = c0 + 32 * u < C ? dpprof__ld(dx[c0 + 32 * u]) : 0.0f;
-DPPROF__UNROLL
+            DPPROF__UNROLL
             for (int u = 0; u < U; u++)
                 if (c0 + 32 * u < C) dpprof__st(&dx[c0 + 32 * u], (float)(dv[u] + (r * gv[u] * wv[u] - k * xv[u])));
         }
@@ -1178,10 +1187,10 @@ static int dpprof__rms_nt(int C, const P *...p) {
 }
 
 // kernel<A, nt> for nt = 128, 256 or 512
-#define DPPROF__RMS_LAUNCH(what, kernel, A, nt, grid, ...)                                                \
-    do {                                                                                                  \
-        if ((nt) == 128) dpprof__launch(what, (kernel<A, 128>), grid, dim3(128), 0, __VA_ARGS__);        \
-        else if ((nt) == 256) dpprof__launch(what, (kernel<A, 256>), grid, dim3(256), 0, __VA_ARGS__);   \
+#define DPPROF__RMS_LAUNCH(what, kernel, A, nt, grid, ...)                                                        \
+    do {                                                                                                          \
+        if ((nt) == 128) dpprof__launch(what, (kernel<A, 128>), grid, dim3(128), 0, __VA_ARGS__);                 \
+        else if ((nt) == 256) dpprof__launch(what, (kernel<A, 256>), grid, dim3(256), 0, __VA_ARGS__);            \
         else dpprof__launch(what, (kernel<A, DPPROF__RMS_NTMAX>), grid, dim3(DPPROF__RMS_NTMAX), 0, __VA_ARGS__); \
     } while (0)
 
@@ -1389,7 +1398,7 @@ template <typename A>
 static void dpprof__model_rope_as(const char *what, float *x_, int B, int T, int NH, int HS, double theta, double sign) {
     constexpr int VE = 16 / (int)sizeof(A);
     A *x = dpprof__act<A>(x_);
-    const int half = HS / 2, vw = dpprof__vw<A>(x), v = half % VE == 0 && vw == VE ? VE : half % 2 == 0 && vw >= 2 ? 2 : 1, tb = dpprof__rope_tb(B, NH, HS, v);
+    const int half = HS / 2, vw = dpprof__vw<A>(x), v = half % VE == 0 && vw == VE ? VE : (half % 2 == 0 && vw >= 2 ? 2 : 1), tb = dpprof__rope_tb(B, NH, HS, v);
     const long long chunks = ((long long)T + tb - 1) / tb;
     const dim3 grid((unsigned)(chunks < 2048 ? chunks : 2048)), block(DPPROF__ROPE_NT);
     if (v == VE) dpprof__launch(what, dpprof__k_model_rope<A, VE>, grid, block, 0, x, B, T, NH, HS, theta, sign, tb);
@@ -1635,7 +1644,7 @@ __global__ void dpprof__k_model_ce_bwd(A *dlogits, const A *logits, const int *t
 // threads per row of V logits read W at a time: a multiple of 32, up to 512, no more than the row needs
 static unsigned dpprof__model_row_threads(int V, int W) {
     unsigned t = ((unsigned)((V + W - 1) / W) + 31) / 32 * 32;
-    return t > 512 ? 512 : t < 32 ? 32 : t;
+    return t > 512 ? 512 : (t < 32 ? 32 : t);
 }
 
 template <typename A>
@@ -1890,8 +1899,12 @@ extern "C" void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t 
 #define DPPROF__ATTN_UNROLL DPPROF__UNROLL
 #define DPPROF__ATTN_NINF (-INFINITY)
 
-struct alignas(16) dpprof__attn_f4 { float x, y, z, w; };
-struct alignas(8) dpprof__attn_f2 { float x, y; };
+struct alignas(16) dpprof__attn_f4 {
+    float x, y, z, w;
+};
+struct alignas(8) dpprof__attn_f2 {
+    float x, y;
+};
 
 __device__ __forceinline__ int dpprof__k_attn_imin(int a, int b) { return a < b ? a : b; }
 
@@ -2218,8 +2231,14 @@ __device__ __forceinline__ void dpprof__ldsm4(uint32_t (&r)[4], const dpprof__bf
     cuemu_ldmatrix_x4(r, row, TR);
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned a = (unsigned)__cvta_generic_to_shared(row);
-    if (TR) asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
-    else asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+    if (TR) asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                         : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                         : "r"(a)
+                         : "memory");
+    else asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                      : "r"(a)
+                      : "memory");
 #else
     (void)row, r[0] = r[1] = r[2] = r[3] = 0u;
 #endif
@@ -2231,7 +2250,8 @@ __device__ __forceinline__ void dpprof__cp16(void *dst, const void *src, int byt
     cuemu_cp_async_16(dst, src, bytes);
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned a = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(src), "r"(bytes) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(a), "l"(src), "r"(bytes)
+                 : "memory");
 #else
     (void)dst, (void)src, (void)bytes;
 #endif
@@ -2240,7 +2260,8 @@ __device__ __forceinline__ void dpprof__cp_commit() {
 #ifdef DPPROF_CUEMU
     cuemu_cp_async_commit();
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.commit_group;\n" ::
+                     : "memory");
 #endif
 }
 // every committed group but the newest N has landed (for this thread: a barrier shares them)
@@ -2249,7 +2270,8 @@ __device__ __forceinline__ void dpprof__cp_wait() {
 #ifdef DPPROF_CUEMU
     cuemu_cp_async_wait(N);
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N)
+                 : "memory");
 #endif
 }
 
@@ -2314,14 +2336,16 @@ __device__ __forceinline__ void dpprof__wg_fence() {
 #ifdef DPPROF_CUEMU
     cuemu_wgmma_fence();
 #elif DPPROF__HAS_WGMMA
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.fence.sync.aligned;\n" ::
+                     : "memory");
 #endif
 }
 __device__ __forceinline__ void dpprof__wg_commit() {
 #ifdef DPPROF_CUEMU
     cuemu_wgmma_commit();
 #elif DPPROF__HAS_WGMMA
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::
+                     : "memory");
 #endif
 }
 // every committed wgmma group of this warp's but the newest N has completed
@@ -2330,7 +2354,8 @@ __device__ __forceinline__ void dpprof__wg_wait() {
 #ifdef DPPROF_CUEMU
     cuemu_wgmma_wait(N);
 #elif DPPROF__HAS_WGMMA
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N)
+                 : "memory");
 #endif
 }
 // what the generic proxy wrote to shared memory (cp.async, stores) becomes visible to wgmma's async proxy
@@ -2339,7 +2364,8 @@ __device__ __forceinline__ void dpprof__fence_proxy_async() {
 #ifdef DPPROF_CUEMU
     cuemu_fence_proxy_async();
 #elif DPPROF__HAS_WGMMA
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::
+                     : "memory");
 #endif
 }
 // keeps the compiler from moving reads or writes of accumulators across the asm statements around them
@@ -2347,7 +2373,8 @@ __device__ __forceinline__ void dpprof__fence_proxy_async() {
 __device__ __forceinline__ void dpprof__wg_pin(float (&d)[64]) {
 #if DPPROF__HAS_WGMMA
     DPPROF__UNROLL
-    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+    for (int i = 0; i < 64; i++) asm volatile(""
+                                              : "+f"(d[i])::"memory");
 #else
     (void)d;
 #endif
@@ -2364,7 +2391,9 @@ __device__ __forceinline__ uint32_t dpprof__pack_bf16(float lo, float hi) {
 __device__ __forceinline__ uint32_t dpprof__pack_bf16_op(float lo, float hi) {
 #if !defined(DPPROF_CUEMU) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     uint32_t r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n"
+        : "=r"(r)
+        : "f"(hi), "f"(lo));
     return r;
 #else
     return dpprof__pack_bf16(lo, hi);
@@ -2377,7 +2406,9 @@ __device__ __forceinline__ uint32_t dpprof__pack_bf16_op(float lo, float hi) {
 __device__ __forceinline__ float dpprof__ex2(float x) {
 #if !defined(DPPROF_CUEMU) && defined(__CUDA_ARCH__)
     float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    asm("ex2.approx.ftz.f32 %0, %1;\n"
+        : "=f"(y)
+        : "f"(x));
     return y;
 #else
     const float y = exp2f(x);
@@ -2446,8 +2477,8 @@ __device__ __forceinline__ void dpprof__mma_cols(float (&c0)[4], float (&c1)[4],
 template <int HSP, int NW, int MW = 1>
 struct dpprof__attn_tc_cfg {
     static constexpr int BR = 16 * NW * MW, BC = 64, NT = 32 * NW, LDK = HSP + 8;
-    static constexpr int TILE = BC * LDK;                          // bf16 of one K or V tile
-    static constexpr size_t FWD_BYTES = (size_t)4 * TILE * 2;      // the forward's K and V tiles, two stages each
+    static constexpr int TILE = BC * LDK;                     // bf16 of one K or V tile
+    static constexpr size_t FWD_BYTES = (size_t)4 * TILE * 2; // the forward's K and V tiles, two stages each
 };
 
 // a K or V tile of the forward (BC rows of HSP, row stride LDK, as they lie: key-major) into shared memory:
@@ -2465,14 +2496,16 @@ __device__ __forceinline__ void dpprof__tc_tile_async(dpprof__bf16 *X, const dpp
 template <int MW, int KS>
 __device__ __forceinline__ void dpprof__frag_rows(uint32_t (&f)[MW][KS][4], const dpprof__bf16 *src, size_t rs, int w0, int T, int HS, int g, int t) {
     DPPROF__ATTN_UNROLL
-    for (int mi = 0; mi < MW; mi++)
+    for (int mi = 0; mi < MW; mi++) {
         DPPROF__ATTN_UNROLL
-        for (int kk = 0; kk < KS; kk++)
+        for (int kk = 0; kk < KS; kk++) {
             DPPROF__ATTN_UNROLL
             for (int j = 0; j < 4; j++) {
                 const int row = w0 + 16 * mi + g + ((j & 1) ? 8 : 0), col = 16 * kk + 2 * t + ((j & 2) ? 8 : 0);
                 f[mi][kk][j] = row < T && col < HS ? dpprof__ld_pair(src + (size_t)row * rs + col) : 0u;
             }
+        }
+    }
 }
 
 // -inf (p = 0) into the scores of a warp's MW row blocks (rows a0 + 16 mi ..: an A operand's rows) x the
@@ -2480,12 +2513,14 @@ __device__ __forceinline__ void dpprof__frag_rows(uint32_t (&f)[MW][KS][4], cons
 template <int MW, int NB, typename F>
 __device__ __forceinline__ void dpprof__attn_mask(float (&s)[MW][NB][4], int a0, int c0, int g, int t, F keep) {
     DPPROF__ATTN_UNROLL
-    for (int mi = 0; mi < MW; mi++)
+    for (int mi = 0; mi < MW; mi++) {
         DPPROF__ATTN_UNROLL
-        for (int nb = 0; nb < NB; nb++)
+        for (int nb = 0; nb < NB; nb++) {
             DPPROF__ATTN_UNROLL
             for (int jj = 0; jj < 4; jj++)
                 if (!keep(a0 + 16 * mi + g + ((jj & 2) ? 8 : 0), c0 + 8 * nb + 2 * t + (jj & 1))) s[mi][nb][jj] = DPPROF__ATTN_NINF;
+        }
+    }
 }
 
 // out, lse of 16 NW MW query rows of head h, batch b: each warp keeps its 16 MW rows of Q as mma fragments
@@ -2500,7 +2535,7 @@ __device__ __forceinline__ void dpprof__attn_mask(float (&s)[MW][NB][4], int a0,
 // shared memory FWD_BYTES. grid (ceil(T/BR), NH, B), 32 NW threads, the longest rows first
 template <int HSP, int NW, int MW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out, float *lse, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v, int T, int NH,
-                                                             int NKV, int HS, float scale, int async) {
+                                                               int NKV, int HS, float scale, int async) {
     typedef dpprof__attn_tc_cfg<HSP, NW, MW> C;
     constexpr int KS = HSP / 16, NB = C::BC / 8, ND = HSP / 8;
     static_assert(KS % 2 == 0 && ND % 2 == 0, "ldmatrix x4 takes the B fragments of two k (K) or two n (V) blocks");
@@ -2562,9 +2597,10 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
             // m is the running max of the unscaled scores (scale > 0: the same argmax); p = 2^(s sl2 - m sl2)
             float mx[2] = {DPPROF__ATTN_NINF, DPPROF__ATTN_NINF}, ps[2] = {0.f, 0.f}, msc[2];
             DPPROF__ATTN_UNROLL
-            for (int nb = 0; nb < NB; nb++)
+            for (int nb = 0; nb < NB; nb++) {
                 DPPROF__ATTN_UNROLL
                 for (int jj = 0; jj < 4; jj++) mx[jj >> 1] = fmaxf(mx[jj >> 1], s[mi][nb][jj]);
+            }
             DPPROF__ATTN_UNROLL
             for (int i = 0; i < 2; i++) {
                 mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
@@ -2579,12 +2615,13 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
                 for (int n = 0; n < ND; n++) o[mi][n][2 * i] *= corr, o[mi][n][2 * i + 1] *= corr;
             }
             DPPROF__ATTN_UNROLL
-            for (int nb = 0; nb < NB; nb++)
+            for (int nb = 0; nb < NB; nb++) {
                 DPPROF__ATTN_UNROLL
                 for (int jj = 0; jj < 4; jj++) {
                     s[mi][nb][jj] = dpprof__ex2(fmaf(s[mi][nb][jj], sl2, -msc[jj >> 1]));
                     ps[jj >> 1] += s[mi][nb][jj];
                 }
+            }
             l[mi][0] += ps[0], l[mi][1] += ps[1]; // this lane's columns only; summed over the quad at the end
         }
         DPPROF__ATTN_UNROLL
@@ -2606,7 +2643,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
     }
     dpprof__cp_wait<0>(); // only an empty group remains; nothing in flight at the exit
     DPPROF__ATTN_UNROLL
-    for (int mi = 0; mi < MW; mi++)
+    for (int mi = 0; mi < MW; mi++) {
         DPPROF__ATTN_UNROLL
         for (int i = 0; i < 2; i++) {
             const int row = w0 + 16 * mi + g + 8 * i;
@@ -2623,6 +2660,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_fwd_tc(dpprof__bf16 *out
                 if (c < HS) dpprof__st_pair(orow + c, dpprof__pack_bf16(o[mi][n][2 * i] * inv, o[mi][n][2 * i + 1] * inv));
             }
         }
+    }
 }
 
 // ---- backward, kernel A: dk, dv ----
@@ -2837,8 +2875,8 @@ __global__ void dpprof__k_attn_dsum_tc(dpprof__bf16 *dq, const dpprof__bf16 *dou
 // grid (ceil(T/BK), NKV, B), 32 NW threads, the longest (key block 0) first
 template <int HSP, int BQ, int NW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk, dpprof__bf16 *dv, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k,
-                                                             const dpprof__bf16 *v, const dpprof__bf16 *dsum, const float *lse, int T, int NH, int NKV, int HS, float scale,
-                                                             int async) {
+                                                               const dpprof__bf16 *v, const dpprof__bf16 *dsum, const float *lse, int T, int NH, int NKV, int HS, float scale,
+                                                               int async) {
     typedef dpprof__attn_tc_bwd_cfg<HSP, BQ, NW> C;
     constexpr int KS = HSP / 16, ND = HSP / 8, NB = BQ / 8;
     static_assert(BQ <= C::NT, "D and lse: a thread a row of the query tile");
@@ -2876,9 +2914,10 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
     dpprof__cp_commit();
     float dka[ND][4], dva[ND][4];
     DPPROF__ATTN_UNROLL
-    for (int n = 0; n < ND; n++)
+    for (int n = 0; n < ND; n++) {
         DPPROF__ATTN_UNROLL
         for (int j = 0; j < 4; j++) dka[n][j] = dva[n][j] = 0.f;
+    }
     for (int j = 0; j < ntile; j++) {
         const int st = j & 1, q0 = k0 + (j % nq) * BQ;
         dpprof__cp_wait<0>(); // this thread's part of tile j (and of K, V) has landed
@@ -2890,9 +2929,10 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
         const float *Ls = LD + st * BQ, *Ds = LD + (2 + st) * BQ;
         float s[NB][4], dp[NB][4];
         DPPROF__ATTN_UNROLL
-        for (int nb = 0; nb < NB; nb++)
+        for (int nb = 0; nb < NB; nb++) {
             DPPROF__ATTN_UNROLL
             for (int jj = 0; jj < 4; jj++) s[nb][jj] = dp[nb][jj] = 0.f;
+        }
         DPPROF__ATTN_UNROLL
         for (int kk = 0; kk < KS; kk += 2) {
             uint32_t ka0[4], ka1[4], va0[4], va1[4];
@@ -2913,15 +2953,16 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
         // the last key, or past T (qi >= key also masks keys >= T, which only such tiles have)
         if (q0 < k0 + 16 * w + 15 || q0 + BQ > T) {
             DPPROF__ATTN_UNROLL
-            for (int nb = 0; nb < NB; nb++)
+            for (int nb = 0; nb < NB; nb++) {
                 DPPROF__ATTN_UNROLL
                 for (int jj = 0; jj < 4; jj++) {
                     const int qi = q0 + 8 * nb + 2 * t + (jj & 1);
                     if (!(qi >= key[jj >> 1] && qi < T)) s[nb][jj] = DPPROF__ATTN_NINF; // p = 2^-inf = 0
                 }
+            }
         }
         DPPROF__ATTN_UNROLL
-        for (int nb = 0; nb < NB; nb++)
+        for (int nb = 0; nb < NB; nb++) {
             DPPROF__ATTN_UNROLL
             for (int jj = 0; jj < 4; jj++) {
                 const int c = 8 * nb + 2 * t + (jj & 1);
@@ -2929,6 +2970,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
                 s[nb][jj] = p;
                 dp[nb][jj] = p * (dp[nb][jj] - Ds[c]);
             }
+        }
         DPPROF__ATTN_UNROLL
         for (int kk = 0; kk < BQ / 16; kk++) {
             uint32_t pa[4], da[4];
@@ -2970,7 +3012,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bkv_tc(dpprof__bf16 *dk,
 // 32 NW threads, the longest rows first
 template <int HSP, int BC, int NW, int MW>
 __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, const dpprof__bf16 *dout, const dpprof__bf16 *q, const dpprof__bf16 *k, const dpprof__bf16 *v,
-                                                            const float *lse, int T, int NH, int NKV, int HS, float scale, int async) {
+                                                              const float *lse, int T, int NH, int NKV, int HS, float scale, int async) {
     typedef dpprof__attn_tc_bwd_cfg<HSP, BC, NW, MW> C;
     constexpr int KS = HSP / 16, ND = HSP / 8, NB = BC / 8, BR = C::BR;
     static_assert(KS % 2 == 0 && ND % 2 == 0, "ldmatrix x4 takes two k or two n blocks");
@@ -3023,9 +3065,10 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
         DPPROF__ATTN_UNROLL
         for (int nb = 0; nb < NB; nb++) {
             DPPROF__ATTN_UNROLL
-            for (int mi = 0; mi < MW; mi++)
+            for (int mi = 0; mi < MW; mi++) {
                 DPPROF__ATTN_UNROLL
                 for (int jj = 0; jj < 4; jj++) s[mi][nb][jj] = dp[mi][nb][jj] = 0.f;
+            }
             DPPROF__ATTN_UNROLL
             for (int kk = 0; kk < KS; kk += 2) {
                 uint32_t bk[4], bv[4];
@@ -3042,15 +3085,17 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
         // the end of the keys, rows past T
         if (k0 + BC - 1 > w0 || k0 + BC > kend || w0 + 16 * MW - 1 >= T) dpprof__attn_mask(s, w0, k0, g, t, [&](int row, int c) { return c <= row && c < kend && row < T; });
         DPPROF__ATTN_UNROLL
-        for (int mi = 0; mi < MW; mi++)
+        for (int mi = 0; mi < MW; mi++) {
             DPPROF__ATTN_UNROLL
-            for (int nb = 0; nb < NB; nb++)
+            for (int nb = 0; nb < NB; nb++) {
                 DPPROF__ATTN_UNROLL
                 for (int jj = 0; jj < 4; jj++) {
                     const int i = jj >> 1;
                     const float p = dpprof__ex2(fmaf(s[mi][nb][jj], sl2, -L[mi][i])); // exp(scale s - lse), L in base 2
                     dp[mi][nb][jj] = p * (dp[mi][nb][jj] - D[mi][i]);
                 }
+            }
+        }
         DPPROF__ATTN_UNROLL
         for (int kk = 0; kk < BC / 16; kk++) {
             uint32_t da[MW][4];
@@ -3068,7 +3113,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
     dpprof__cp_wait<0>(); // only an empty group remains
     __syncwarp();         // every lane of the row's quad has read its D before lane 0 overwrites it
     DPPROF__ATTN_UNROLL
-    for (int mi = 0; mi < MW; mi++)
+    for (int mi = 0; mi < MW; mi++) {
         DPPROF__ATTN_UNROLL
         for (int i = 0; i < 2; i++) {
             const int row = w0 + 16 * mi + g + 8 * i;
@@ -3080,6 +3125,7 @@ __global__ void DPPROF__ATTN_LB(32 * NW) dpprof__k_attn_bq_tc(dpprof__bf16 *dq, 
                 if (c < HS) dpprof__st_pair(qrow + c, dpprof__pack_bf16(dqa[mi][n][2 * i] * scale, dqa[mi][n][2 * i + 1] * scale));
             }
         }
+    }
 }
 
 // ---- host side ----
@@ -3281,17 +3327,17 @@ extern "C" void dpprof_attention_bwd_gpu(float *dq, float *dk, float *dv, const 
 // tiles) are fp32 fma chains in row/feature order where the reference sums in double (the tests'
 // 1e-5 relative holds with ~100x margin at their sizes); squares, products of gram tiles, norms, and
 // the sums of clipsum, rmsnorm_psdweight and the embedding ops are in double as the reference.
-#define DPPROF__DP_NT 256                   // threads per block, all dp kernels
-#define DPPROF__DP_TM 64                    // gemm output tile: rows (OC, or s positions)
-#define DPPROF__DP_TN 64                    // gemm output tile: columns (IC, or t positions)
-#define DPPROF__DP_TK 16                    // rows of dy/x per shared-memory stage (dy^T x core)
-#define DPPROF__DP_TF 32                    // features per shared-memory stage (x x^T core)
-#define DPPROF__DP_CPT 8                    // channels per thread in the embedding kernels
-#ifndef DPPROF__DP_CAP_BYTES                // scratch the dp ops plan for (tests may shrink it to force chunking)
+#define DPPROF__DP_NT 256    // threads per block, all dp kernels
+#define DPPROF__DP_TM 64     // gemm output tile: rows (OC, or s positions)
+#define DPPROF__DP_TN 64     // gemm output tile: columns (IC, or t positions)
+#define DPPROF__DP_TK 16     // rows of dy/x per shared-memory stage (dy^T x core)
+#define DPPROF__DP_TF 32     // features per shared-memory stage (x x^T core)
+#define DPPROF__DP_CPT 8     // channels per thread in the embedding kernels
+#ifndef DPPROF__DP_CAP_BYTES // scratch the dp ops plan for (tests may shrink it to force chunking)
 #define DPPROF__DP_CAP_BYTES (DPPROF_SCRATCH_BYTES - DPPROF__FLAG_BYTES)
 #endif
 #define DPPROF__DP_CAP ((long long)(DPPROF__DP_CAP_BYTES / sizeof(double))) // partials that fit
-#define DPPROF__DP_MAXZ 65535LL             // gridDim.y/z limit
+#define DPPROF__DP_MAXZ 65535LL                                             // gridDim.y/z limit
 
 static long long dpprof__dp_min(long long a, long long b) { return a < b ? a : b; }
 static long long dpprof__dp_cdiv(long long a, long long b) { return (a + b - 1) / b; }
@@ -3335,7 +3381,7 @@ __global__ void dpprof__k_dp_reduce(double *norm2, const double *part, long long
 // of one row). zero outside [.., r1) x OC/IC. with c, dy is loaded as (float)(c[r/T] * (double)dy)
 template <typename A>
 __device__ __forceinline__ void dpprof__k_dp_load_tn(float ra[4], float rb[4], const A *dy, const A *x, long long rs, long long r1,
-                                                      int o0, int k0, int OC, int IC, const double *c, int T) {
+                                                     int o0, int k0, int OC, int IC, const double *c, int T) {
     const int cc = threadIdx.x & 63, rr0 = threadIdx.x >> 6;
     const bool oa = o0 + cc < OC, ob = k0 + cc < IC;
     const long long q = c ? rs / T : 0; // sample of row rs (one division per stage)
@@ -3369,8 +3415,8 @@ __device__ __forceinline__ void dpprof__k_dp_load_tn(float ra[4], float rb[4], c
 // stage's global loads are issued before the current stage is computed (register prefetch)
 template <typename A>
 __device__ __forceinline__ void dpprof__k_dp_gemm_tn(float acc[4][4], float (*sA)[DPPROF__DP_TM], float (*sB)[DPPROF__DP_TN],
-                                                      const A *dy, const A *x, long long r0, long long r1, int o0, int k0,
-                                                      int OC, int IC, const double *c, int T) {
+                                                     const A *dy, const A *x, long long r0, long long r1, int o0, int k0,
+                                                     int OC, int IC, const double *c, int T) {
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const int cc = tid & 63, rr0 = tid >> 6;
     float ra[4], rb[4];
@@ -3420,7 +3466,7 @@ __device__ __forceinline__ void dpprof__k_dp_load_nt(float ra[8], float rb[8], c
 // are 16-byte loads
 template <typename S>
 __device__ __forceinline__ void dpprof__k_dp_gemm_nt(float acc[4][4], float (*sA)[DPPROF__DP_LDT], float (*sB)[DPPROF__DP_LDT],
-                                                      const S *A, const S *B, int na, int nb, int F) {
+                                                     const S *A, const S *B, int na, int nb, int F) {
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const int lane = tid & 31, w = tid >> 5;
     float ra[8], rb[8];
@@ -3608,11 +3654,13 @@ __global__ void dpprof__k_dp_clip_alpha(float *cf, const double *c, int n) {
 template <int M, int N>
 __device__ __forceinline__ void dpprof__zero_tiles(float (&a)[M][N][4], float (&b)[M][N][4]) {
     DPPROF__UNROLL
-    for (int mi = 0; mi < M; mi++)
+    for (int mi = 0; mi < M; mi++) {
         DPPROF__UNROLL
-        for (int ni = 0; ni < N; ni++)
+        for (int ni = 0; ni < N; ni++) {
             DPPROF__UNROLL
             for (int e = 0; e < 4; e++) a[mi][ni][e] = b[mi][ni][e] = 0.f;
+        }
+    }
 }
 
 // the bf16 flash norms (psg and gram flavours) go to dpprof's tensor-core kernels unless
@@ -3628,11 +3676,13 @@ template <int M, int N>
 __device__ __forceinline__ double dpprof__tiles_dot(const float (&a)[M][N][4], const float (&b)[M][N][4]) {
     double s = 0.0;
     DPPROF__UNROLL
-    for (int mi = 0; mi < M; mi++)
+    for (int mi = 0; mi < M; mi++) {
         DPPROF__UNROLL
-        for (int ni = 0; ni < N; ni++)
+        for (int ni = 0; ni < N; ni++) {
             DPPROF__UNROLL
             for (int e = 0; e < 4; e++) s += (double)a[mi][ni][e] * (double)b[mi][ni][e];
+        }
+    }
     return s;
 }
 
@@ -3662,14 +3712,14 @@ __device__ __forceinline__ double dpprof__tiles_dot(const float (&a)[M][N][4], c
 template <bool NORM, int WN>
 struct dpprof__wg_cfg {
     static_assert(WN == 32 || WN == 64, "warp tiles of 64 x 32 or 64 x 64");
-    static constexpr int NI = WN / 8;                                  // mma tiles of a warp along k
-    static constexpr int WNC = 128 / WN, WMC = 8 / WNC;                // warps along k and along o
-    static constexpr int BM = 64 * WMC, BN = 128, BK = 32;             // block tile (o x k), rows a stage
-    static constexpr int ST = 3;                                       // stages
-    static constexpr int LDA = BM + 8, LDB = BN + 8;                   // bf16 per shared row: dy, x
-    static constexpr int STAGE = BK * (LDA + LDB);                     // bf16 a stage: the dy tile, then the x tile
-    static constexpr bool TOT_SMEM = !NORM && WN == 64;                // the clipgrad's totals in shared memory
-    static constexpr int TOT = 4 * NI * 4;                             // accumulators a thread
+    static constexpr int NI = WN / 8;                      // mma tiles of a warp along k
+    static constexpr int WNC = 128 / WN, WMC = 8 / WNC;    // warps along k and along o
+    static constexpr int BM = 64 * WMC, BN = 128, BK = 32; // block tile (o x k), rows a stage
+    static constexpr int ST = 3;                           // stages
+    static constexpr int LDA = BM + 8, LDB = BN + 8;       // bf16 per shared row: dy, x
+    static constexpr int STAGE = BK * (LDA + LDB);         // bf16 a stage: the dy tile, then the x tile
+    static constexpr bool TOT_SMEM = !NORM && WN == 64;    // the clipgrad's totals in shared memory
+    static constexpr int TOT = 4 * NI * 4;                 // accumulators a thread
     static constexpr size_t BYTES = (size_t)ST * STAGE * 2 + (TOT_SMEM ? (size_t)TOT * 256 * sizeof(float) : 0);
 };
 
@@ -3687,7 +3737,7 @@ __device__ __forceinline__ void dpprof__cg_load(dpprof__bf16 *S, const dpprof__b
 
 template <bool NORM, int WN>
 __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part, const dpprof__bf16 *dy, const dpprof__bf16 *x, const float *cf, int i0, int n, int T,
-                                                      int IC, int OC, int rep) {
+                                                        int IC, int OC, int rep) {
     using C = dpprof__wg_cfg<NORM, WN>;
     constexpr int NI = C::NI, ST = C::ST, BK = C::BK, LDA = C::LDA, LDB = C::LDB;
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
@@ -3728,16 +3778,17 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part,
                 b[2 * nj][0] = r[0], b[2 * nj][1] = r[1], b[2 * nj + 1][0] = r[2], b[2 * nj + 1][1] = r[3];
             }
             DPPROF__UNROLL
-            for (int mi = 0; mi < 4; mi++)
+            for (int mi = 0; mi < 4; mi++) {
                 DPPROF__UNROLL
                 for (int ni = 0; ni < NI; ni++) dpprof__mma_bf16(acc[mi][ni], a[mi], b[ni]);
+            }
         }
         if (!NORM && (j + 1) % KT == 0) { // the sample's last rows: total += cf_i (its dy_i^T x_i tile)
             const float c = cf[j / KT];
             DPPROF__UNROLL
-            for (int mi = 0; mi < 4; mi++)
+            for (int mi = 0; mi < 4; mi++) {
                 DPPROF__UNROLL
-                for (int ni = 0; ni < NI; ni++)
+                for (int ni = 0; ni < NI; ni++) {
                     DPPROF__UNROLL
                     for (int e = 0; e < 4; e++) {
                         if constexpr (C::TOT_SMEM) {
@@ -3746,6 +3797,8 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part,
                         } else tot[mi][ni][e] = fmaf(c, acc[mi][ni][e], tot[mi][ni][e]);
                         acc[mi][ni][e] = 0.f;
                     }
+                }
+            }
         }
     }
     dpprof__cp_wait<0>(); // only empty groups remain; nothing in flight at the exit
@@ -3761,11 +3814,13 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part,
             DPPROF__UNROLL
             for (int h = 0; h < 2; h++) {
                 DPPROF__UNROLL
-                for (int mi = 2 * h; mi < 2 * h + 2; mi++)
+                for (int mi = 2 * h; mi < 2 * h + 2; mi++) {
                     DPPROF__UNROLL
-                    for (int ni = 0; ni < NI; ni++)
+                    for (int ni = 0; ni < NI; ni++) {
                         DPPROF__UNROLL
                         for (int e = 0; e < 4; e++) st[256 * (((mi - 2 * h) * NI + ni) * 4 + e)] = acc[mi][ni][e];
+                    }
+                }
                 DPPROF__UNROLL
                 for (int q = 0; q < 2 * NI * 4; q++) {
                     const double v = (double)st[256 * q];
@@ -3777,9 +3832,9 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part,
         if (threadIdx.x == 0) part[(size_t)blockIdx.z * gridDim.x * gridDim.y + (size_t)blockIdx.y * gridDim.x + blockIdx.x] = s;
     } else {
         DPPROF__UNROLL
-        for (int mi = 0; mi < 4; mi++)
+        for (int mi = 0; mi < 4; mi++) {
             DPPROF__UNROLL
-            for (int ni = 0; ni < NI; ni++)
+            for (int ni = 0; ni < NI; ni++) {
                 DPPROF__UNROLL
                 for (int hf = 0; hf < 2; hf++) {
                     const int o = o0 + 64 * wm + 16 * mi + g + 8 * hf, k = k0 + WN * wn + 8 * ni + 2 * t4; // k even, IC even: k + 1 < IC with k
@@ -3790,6 +3845,8 @@ __global__ void DPPROF__ATTN_LB(256) dpprof__k_wgrad_tc(float *dw, double *part,
                         d[0] += t[0], d[1] += t[256];
                     } else d[0] += tot[mi][ni][2 * hf], d[1] += tot[mi][ni][2 * hf + 1];
                 }
+            }
+        }
     }
 }
 
@@ -3894,8 +3951,8 @@ extern "C" void dpprof_linear_sqnorm_psg_gpu(double *norm2, const float *dy, con
         return;
     }
     long long tk = dpprof__dp_cdiv(IC, DPPROF__DP_TN), tiles = dpprof__dp_cdiv(OC, DPPROF__DP_TM) * tk;
-    long long G = dpprof__dp_min(tiles, DPPROF__DP_CAP);                      // partials per sample
-    long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);                  // samples per launch
+    long long G = dpprof__dp_min(tiles, DPPROF__DP_CAP);      // partials per sample
+    long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G); // samples per launch
     double *part = (double *)dpprof__scratch((size_t)(G * chunk) * sizeof(double), what);
     if (!part) return;
     for (int i0 = 0; i0 < n; i0 += (int)chunk) {
@@ -3953,11 +4010,11 @@ __global__ void dpprof__k_dp_sqnorm_gram(double *part, const float *dy, const fl
 // 4 warps of 64 x 64, needs 3/32 (67%) but has room in registers for one gram only: gx goes to shared memory
 // (each thread's own 128 floats, laid out by thread) at the end of x's steps and is read back at each layer's
 // end. WN = 64 is the default where the device's shared memory per block holds it (124 KiB)
-#define DPPROF__GN_BK 32                                      // columns (of IC or OC) a step
-#define DPPROF__GN_ST 3                                       // stages
-#define DPPROF__GN_LD (DPPROF__GN_BK + 8)                     // bf16 per shared row
-#define DPPROF__GN_STAGE (2 * 128 * DPPROF__GN_LD)            // bf16 a stage: rows s0 .., then rows t0 ..
-#define DPPROF__GN_MAXSRC 3                                   // layers a launch takes (q, k, v)
+#define DPPROF__GN_BK 32                           // columns (of IC or OC) a step
+#define DPPROF__GN_ST 3                            // stages
+#define DPPROF__GN_LD (DPPROF__GN_BK + 8)          // bf16 per shared row
+#define DPPROF__GN_STAGE (2 * 128 * DPPROF__GN_LD) // bf16 a stage: rows s0 .., then rows t0 ..
+#define DPPROF__GN_MAXSRC 3                        // layers a launch takes (q, k, v)
 template <int WN>
 struct dpprof__gn_cfg {
     static_assert(WN == 32 || WN == 64, "warp tiles of 64 x 32 or 64 x 64");
@@ -4021,7 +4078,7 @@ __device__ __forceinline__ void dpprof__gn_mma(float (&acc)[4][NI][4], const dpp
 
 template <int WN>
 __global__ void DPPROF__ATTN_LB(dpprof__gn_cfg<WN>::NT) dpprof__k_dp_sqnorm_gram_tc(double *part, const dpprof__gn_srcs Q, const dpprof__bf16 *x, int i0, int T, int IC,
-                                                                                  long long pairs, long long G, int rep) {
+                                                                                    long long pairs, long long G, int rep) {
     using C = dpprof__gn_cfg<WN>;
     constexpr int NI = C::NI, NT = C::NT, LD = DPPROF__GN_LD;
     DPPROF__SMEM_DYN(dpprof__bf16, sm);
@@ -4053,27 +4110,31 @@ __global__ void DPPROF__ATTN_LB(dpprof__gn_cfg<WN>::NT) dpprof__k_dp_sqnorm_gram
             dpprof__gn_mma(gy, S, aoff, boff);
             if (r == Q.KX - 1) { // x's gram of the pair is complete: to shared memory
                 DPPROF__UNROLL
-                for (int mi = 0; mi < 4; mi++)
+                for (int mi = 0; mi < 4; mi++) {
                     DPPROF__UNROLL
-                    for (int ni = 0; ni < NI; ni++)
+                    for (int ni = 0; ni < NI; ni++) {
                         DPPROF__UNROLL
                         for (int e = 0; e < 4; e++) gxs[NT * ((mi * NI + ni) * 4 + e)] = gy[mi][ni][e], gy[mi][ni][e] = 0.f;
+                    }
+                }
             }
         } else if (r < Q.KX) dpprof__gn_mma(gx, S, aoff, boff);
         else dpprof__gn_mma(gy, S, aoff, boff);
         // a layer's last step of the pair: <gx, gy> over this thread's elements into the layer's sum
-        const int j = r == Q.E[0] - 1 ? 0 : Q.m > 1 && r == Q.E[1] - 1 ? 1 : Q.m > 2 && r == Q.E[2] - 1 ? 2 : -1;
+        const int j = r == Q.E[0] - 1 ? 0 : (Q.m > 1 && r == Q.E[1] - 1 ? 1 : (Q.m > 2 && r == Q.E[2] - 1 ? 2 : -1));
         if (j >= 0) {
             long long sa, tb;
             dpprof__k_dp_pair(blockIdx.x + (it / Q.K) * G, &sa, &tb);
             double d = 0.0;
             if constexpr (WN == 64) { // tiles_dot's order, gx from shared memory
                 DPPROF__UNROLL
-                for (int mi = 0; mi < 4; mi++)
+                for (int mi = 0; mi < 4; mi++) {
                     DPPROF__UNROLL
-                    for (int ni = 0; ni < NI; ni++)
+                    for (int ni = 0; ni < NI; ni++) {
                         DPPROF__UNROLL
                         for (int e = 0; e < 4; e++) d += (double)gxs[NT * ((mi * NI + ni) * 4 + e)] * (double)gy[mi][ni][e];
+                    }
+                }
             } else d = dpprof__tiles_dot(gx, gy);
             d *= sa == tb ? 1.0 : 2.0;
             DPPROF__UNROLL
@@ -4159,7 +4220,7 @@ __global__ void DPPROF__ATTN_LB(DPPROF__GW_NT) dpprof__k_dp_sqnorm_gram_wg(doubl
         dpprof__cp_commit(); // empty past the end: the wait above counts groups
         const unsigned char *S = sm + (int)(it % DPPROF__GW_ST) * 2 * DPPROF__GW_TILE;
         const int r = (int)(it % Q.K);
-        const int j = r == Q.E[0] - 1 ? 0 : Q.m > 1 && r == Q.E[1] - 1 ? 1 : Q.m > 2 && r == Q.E[2] - 1 ? 2 : -1;
+        const int j = r == Q.E[0] - 1 ? 0 : (Q.m > 1 && r == Q.E[1] - 1 ? 1 : (Q.m > 2 && r == Q.E[2] - 1 ? 2 : -1));
         dpprof__wg_fence(); // the epilogue below read the accumulators
         if (r < Q.KX) dpprof__gw_mma(gx, S, wq, r == 0);
         else dpprof__gw_mma(gy, S, wq, r == Q.KX || r == Q.E[0] || (Q.m > 2 && r == Q.E[1]));
@@ -4182,7 +4243,7 @@ __global__ void DPPROF__ATTN_LB(DPPROF__GW_NT) dpprof__k_dp_sqnorm_gram_wg(doubl
     }
     dpprof__wg_wait<0>();
     dpprof__cp_wait<0>(); // only empty groups remain
-#else // no wgmma in this build of the kernel (a device other than sm_90a): partials that no norm can pass for
+#else                     // no wgmma in this build of the kernel (a device other than sm_90a): partials that no norm can pass for
     (void)x, (void)i0, (void)T, (void)IC, (void)pairs, (void)rep;
     s[0] = s[1] = s[2] = NAN;
 #endif
@@ -4807,7 +4868,8 @@ static int dpprof__cupti_say(int code, const char *what) {
 }
 static const char *dpprof__cupti_level(CUpti_Profiler_Support_Level l) {
     return l == CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "supported" : l == CUPTI_PROFILER_CONFIGURATION_DISABLED ? "disabled"
-                                                                   : l == CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED ? "unsupported" : "unknown";
+                                                                 : l == CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED  ? "unsupported"
+                                                                                                                  : "unknown";
 }
 
 // libcupti dlopens "libnvperf_host.so" by bare name, which the executable's RUNPATH does not reach
@@ -4957,9 +5019,9 @@ static int dpprof__cupti_setup(int max_ranges) {
         if ((r = cuptiProfilerDeviceSupported(&p)) != CUPTI_SUCCESS) return dpprof__cupti_fail(r, "cuptiProfilerDeviceSupported", DPPROF_ERR_UNSUPPORTED);
         if (p.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
             dpprof_fail(0,
-                          "counters: range profiling is %s on device %d (architecture %s, sli %s, vgpu %s, confidential compute %s, cmp %s, wsl %s)",
-                          dpprof__cupti_level(p.isSupported), dev, dpprof__cupti_level(p.architecture), dpprof__cupti_level(p.sli), dpprof__cupti_level(p.vGpu),
-                          dpprof__cupti_level(p.confidentialCompute), dpprof__cupti_level(p.cmp), dpprof__cupti_level(p.wsl));
+                        "counters: range profiling is %s on device %d (architecture %s, sli %s, vgpu %s, confidential compute %s, cmp %s, wsl %s)",
+                        dpprof__cupti_level(p.isSupported), dev, dpprof__cupti_level(p.architecture), dpprof__cupti_level(p.sli), dpprof__cupti_level(p.vGpu),
+                        dpprof__cupti_level(p.confidentialCompute), dpprof__cupti_level(p.cmp), dpprof__cupti_level(p.wsl));
             return DPPROF_ERR_UNSUPPORTED;
         }
     }
@@ -4989,7 +5051,7 @@ static int dpprof__cupti_setup(int max_ranges) {
             if ((rc = dpprof__cupti_config(2, &passes)) != DPPROF_OK) return rc;
             if (passes != 1) {
                 dpprof_fail(0,
-                              "counters: dram__bytes_read.sum and dram__bytes_write.sum need %zu passes on %s; the engine's work runs once (one pass only)", passes, s.chip);
+                            "counters: dram__bytes_read.sum and dram__bytes_write.sum need %zu passes on %s; the engine's work runs once (one pass only)", passes, s.chip);
                 return DPPROF_ERR_UNSUPPORTED;
             }
         }
@@ -5221,7 +5283,7 @@ extern "C" int dpprof_cuda_counters_begin(int max_ranges) {
 }
 extern "C" int dpprof_cuda_counters_push(const char *name) {
     if (!dpprof__emu_ctr.active || dpprof__emu_ctr.open || dpprof__emu_ctr.n == dpprof__emu_ctr.max)
-        return dpprof__emu_ctr_fail(!dpprof__emu_ctr.active ? "push without begin" : dpprof__emu_ctr.open ? "ranges are not nested" : "more ranges than max_ranges");
+        return dpprof__emu_ctr_fail(!dpprof__emu_ctr.active ? "push without begin" : (dpprof__emu_ctr.open ? "ranges are not nested" : "more ranges than max_ranges"));
     dpprof_counter_range *r = &dpprof__emu_ctr.out[dpprof__emu_ctr.n];
     std::snprintf(r->name, sizeof r->name, "%s", name ? name : "");
     dpprof__emu_ctr.r0 = cuemu::bytes_read;
@@ -5293,7 +5355,7 @@ extern "C" int dpprof_nccl_init(const void *id, int ranks, int rank) {
     ncclResult_t r;
     if (!dpprof__cu.ready || !id || ranks < 1 || rank < 0 || rank >= ranks || dpprof__nccl.comm) {
         dpprof_fail(0, "dpprof_nccl_init(ranks %d, rank %d): %s", ranks, rank,
-                      !dpprof__cu.ready ? "dpprof_cuda_init was not called" : dpprof__nccl.comm ? "a communicator is open (dpprof_nccl_finish first)" : "bad arguments");
+                    !dpprof__cu.ready ? "dpprof_cuda_init was not called" : (dpprof__nccl.comm ? "a communicator is open (dpprof_nccl_finish first)" : "bad arguments"));
         return DPPROF_ERR_INVALID;
     }
     std::memcpy(&u, id, sizeof u);
@@ -5407,7 +5469,17 @@ static int dpprof__cudnn_shape(const char *what, int B, int T, int NH, int NKV, 
 #if defined(DPPROF_CUDNN) && !defined(DPPROF_CUEMU)
 namespace dpprof__dnn {
 namespace fe = cudnn_frontend;
-enum : int64_t { Q = 1, K, V, O, STATS, DO, DQ, DK, DV };
+enum : int64_t {
+    Q = 1,
+    K,
+    V,
+    O,
+    STATS,
+    DO,
+    DQ,
+    DK,
+    DV
+};
 struct plan {
     int B, T, NH, NKV, HS;
     std::shared_ptr<fe::graph::Graph> fwd, bwd;
@@ -5561,9 +5633,11 @@ extern "C" void dpprof_cudnn_attention_bwd_gpu(float *dq, float *dk, float *dv, 
     if (dpprof__attn_shape(what, B, T, NH, NKV, HS) <= 0) return;
     dpprof__dnn::plan *p = dpprof__dnn::ready(what, B, T, NH, NKV, HS, ws_bytes, 1);
     if (!p) return;
+    // clang-format off
     std::unordered_map<int64_t, void *> pack = {{dpprof__dnn::Q, (void *)q},     {dpprof__dnn::K, (void *)k},         {dpprof__dnn::V, (void *)v},
                                                 {dpprof__dnn::O, (void *)out},   {dpprof__dnn::STATS, (void *)lse},   {dpprof__dnn::DO, (void *)dout},
                                                 {dpprof__dnn::DQ, (void *)dq},   {dpprof__dnn::DK, (void *)dk},       {dpprof__dnn::DV, (void *)dv}};
+    // clang-format on
     dpprof__dnn::run(what, p->bwd, pack, ws);
 }
 #else // built without cuDNN (or on the emulator): the entry points say so

@@ -36,7 +36,9 @@ static void help_main(void) {
            DPPROF_VERSION);
 }
 
-typedef struct plot_opts { const char *out, *title; } plot_opts;
+typedef struct plot_opts {
+    const char *out, *title;
+} plot_opts;
 
 static const cli_opt plot_opt[] = {
     {NULL, NULL, CLI_HEAD, .help = "options:"},
@@ -46,10 +48,10 @@ static const cli_opt plot_opt[] = {
 };
 
 static const cli_command plot_cmd = {"plot", "usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png [--title TEXT]",
-    "  timeline   live memory over the run, stacked by category, phases marked\n"
-    "             (x: time in ms when the run measured time; allocation events for dry runs).\n"
-    "             several results (up to 8): one panel each, named by its file, on shared axes\n",
-    plot_opt, CLI_N(plot_opt), 64, NULL, NULL};
+                                     "  timeline   live memory over the run, stacked by category, phases marked\n"
+                                     "             (x: time in ms when the run measured time; allocation events for dry runs).\n"
+                                     "             several results (up to 8): one panel each, named by its file, on shared axes\n",
+                                     plot_opt, CLI_N(plot_opt), 64, NULL, NULL};
 
 static int run_dump(void *ctx, const char *dir) {
     if (dpprof_session_dump((dpprof_session *)ctx, dir) == DPPROF_OK) return 0;
@@ -97,7 +99,8 @@ static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved) 
     rc = rc == DPPROF_ERR_OOM && !(d && dpprof_session_prof(d)->failed);
     if (rc && sscanf(dpprof_last_error(), "out of memory: %lld more bytes (%63[^,], %63[^)]) would bring live memory to %lld", &more, cat, mod, &live) == 4)
         cli_fail(0, "this configuration needs more than 2^62 bytes (%lld) at once: in its dry model %lld more bytes (%s, %s) would bring live memory to %lld bytes. "
-                        "dpprof counts bytes in 64 bits: give a smaller model, batch or sequence", (long long)RUN_MAX_BYTES, more, cat, mod, live);
+                    "dpprof counts bytes in 64 bits: give a smaller model, batch or sequence",
+                 (long long)RUN_MAX_BYTES, more, cat, mod, live);
     else if (rc) cli_fail(0, "this configuration needs more than 2^62 bytes (%lld) at once (its dry model: %s). dpprof counts bytes in 64 bits: give a smaller model, batch or sequence", (long long)RUN_MAX_BYTES, dpprof_last_error());
     dpprof_session_destroy(d);
     return rc;
@@ -180,7 +183,7 @@ static int cmd_run(int argc, char **argv) {
         cli_fail(0, "--out '%s' and --trace '%s' are the same file: one would be lost", o.out, o.trace);
         return EXIT_USAGE;
     }
-    {   /* an output must not be an input (the same file: its device and inode where both exist) */
+    { /* an output must not be an input (the same file: its device and inode where both exist) */
         const char *outs[2] = {o.out, o.trace}, *names[2] = {"--out", "--trace"}, *ins[2] = {o.cfg.data_path, o.hf_config}, *in_names[2] = {"--data", "--hf-config"};
         int k, m;
         for (k = 0; k < 2; k++)
@@ -209,14 +212,14 @@ static int cmd_run(int argc, char **argv) {
         out_abort(&out);
         out_abort(&trace);
         /* input the engine refuses (unknown data, unsupported option) is bad input: no file at all */
-        return rc == DPPROF_ERR_INVALID || rc == DPPROF_ERR_UNSUPPORTED || rc == DPPROF_ERR_IO || rc == DPPROF_ERR_NO_CUDA || rc == DPPROF_ERR_NO_DEVICE || rc == DPPROF_ERR_OVERFLOW ? EXIT_USAGE : rc == DPPROF_ERR_OOM ? EXIT_OOM : EXIT_ERROR;
+        return rc == DPPROF_ERR_INVALID || rc == DPPROF_ERR_UNSUPPORTED || rc == DPPROF_ERR_IO || rc == DPPROF_ERR_NO_CUDA || rc == DPPROF_ERR_NO_DEVICE || rc == DPPROF_ERR_OVERFLOW ? EXIT_USAGE : (rc == DPPROF_ERR_OOM ? EXIT_OOM : EXIT_ERROR);
     }
     total = resolved.warmup + resolved.steps;
     if (rc == DPPROF_OK && !o.quiet)
         fprintf(stderr, "dpprof: %s, %s, %s parameters, seq %d, batch %d (physical %d), %d steps on %s\n",
                 resolved.preset, resolved.task == DPPROF_TASK_LM ? "lm" : "cls", human_count((double)dpprof_session_param_elems(s, 0), hb, sizeof hb),
                 resolved.seq, resolved.batch, resolved.physical_batch, total, dpprof_backend_name(dpprof_session_config(s)->backend));
-    {   /* a step's phase records and losses stay for the report: refused now if all of them would not fit */
+    { /* a step's phase records and losses stay for the report: refused now if all of them would not fit */
         const double need = (double)total * (16.0 * (double)sizeof(dpprof_phase_rec) + 64.0), avail = (double)mem_available();
         if (rc == DPPROF_OK && avail > 0 && need > avail / 2) {
             cli_fail(0, "%d steps would keep about %s of records in host memory, more than half of what is available (%s): give fewer --steps", total, human_bytes(need, hb, sizeof hb), human_bytes(avail, hb2, sizeof hb2));
@@ -237,7 +240,8 @@ static int cmd_run(int argc, char **argv) {
             const double need = (double)p->n_events * (double)total * (double)(sizeof(dpprof_event) + 40), avail = (double)mem_available();
             if (avail > 0 && need > avail / 2) {
                 cli_fail(0, "the event log of %d steps would take about %s of host memory (%zu events a step), more than half of what is available (%s): "
-                                "--timeline none keeps the peak, its split and the phases without it", total, human_bytes(need, hb, sizeof hb), p->n_events, human_bytes(avail, hb2, sizeof hb2));
+                            "--timeline none keeps the peak, its split and the phases without it",
+                         total, human_bytes(need, hb, sizeof hb), p->n_events, human_bytes(avail, hb2, sizeof hb2));
                 out_abort(&out);
                 out_abort(&trace);
                 dpprof_session_destroy(s);
@@ -264,7 +268,7 @@ static int cmd_run(int argc, char **argv) {
         code = rc == DPPROF_ERR_OOM ? EXIT_OOM : EXIT_ERROR;
     }
     if (o.out) {
-        int w = dpprof_session_write_json(s, out.f, o.experiment, rc == DPPROF_OK ? "ok" : rc == DPPROF_ERR_OOM ? "oom" : "error", rc == DPPROF_OK ? NULL : err);
+        int w = dpprof_session_write_json(s, out.f, o.experiment, rc == DPPROF_OK ? "ok" : (rc == DPPROF_ERR_OOM ? "oom" : "error"), rc == DPPROF_OK ? NULL : err);
         if (w != DPPROF_OK && !ferror(out.f)) { /* the writer's own reason; a stream error is the commit's to say */
             cli_fail(0, "--out '%s': %s", o.out, dpprof_last_error());
             out_abort(&out);
@@ -327,7 +331,7 @@ static int cmd_plot(int argc, char **argv) {
     if (strcmp(kind, "timeline") != 0) return cli_usage("unknown figure '%s' (known: timeline)", kind);
     for (k = 0; k < nin; k++)
         if (out_same(in[k], out)) return cli_usage("--out '%s' is the input '%s': it would be overwritten", out, in[k]);
-    {   /* the output is checked before any work */
+    { /* the output is checked before any work */
         char path[PATH_MAX];
         int okind;
         if (out_resolve("--out", out, path, &okind)) return EXIT_USAGE;
@@ -346,7 +350,10 @@ static int cmd_plot(int argc, char **argv) {
     return plot_timelines(in, lp, nin, out, ttl, 1600, 600, 2);
 }
 
-typedef struct eps_opts { double sigma, q, target; long long steps; } eps_opts;
+typedef struct eps_opts {
+    double sigma, q, target;
+    long long steps;
+} eps_opts;
 
 static const cli_opt eps_opt[] = {
     {NULL, NULL, CLI_HEAD, .help = "options:"},
@@ -360,20 +367,20 @@ static const cli_opt eps_opt[] = {
 };
 
 static const cli_command eps_cmd = {"epsilon", "usage: dpprof epsilon --sigma S --sample-rate Q --steps N [--delta D] [--accountant rdp|pld|both]\n"
-           "       dpprof epsilon --target-epsilon E --sample-rate Q --steps N [--delta D] [--accountant rdp|pld]",
-    ""
-           "privacy spent by DP-SGD with Poisson sampling (rate Q) and noise multiplier S over N steps:\n"
-           "  rdp   the RDP accountant of the Poisson-subsampled Gaussian mechanism (Mironov et al. 2019),\n"
-           "        improved conversion (Balle et al. 2020), minimised over the orders 1.1 ... 10.9, 12 ... 63\n"
-           "        and past 63 where the minimum is at 63 (the default; prints the best order)\n"
-           "  pld   the privacy loss distribution, the tight accountant: pessimistic connect-the-dots\n"
-           "        discretization at interval 1e-4, composed by FFT (an upper bound; above\n"
-           "        dp_accounting's PLD accountant by at most 1e-4 relative at delta >= 1e-8, 3e-3 at\n"
-           "        1e-10; a few seconds)\n"
-           "  both  prints epsilon_rdp and epsilon_pld\n"
-           "with --target-epsilon, the smallest sigma that reaches it under the accountant named. delta\n"
-           "defaults to 1e-5.\n",
-    eps_opt, CLI_N(eps_opt), 0, NULL, NULL};
+                                               "       dpprof epsilon --target-epsilon E --sample-rate Q --steps N [--delta D] [--accountant rdp|pld]",
+                                    ""
+                                    "privacy spent by DP-SGD with Poisson sampling (rate Q) and noise multiplier S over N steps:\n"
+                                    "  rdp   the RDP accountant of the Poisson-subsampled Gaussian mechanism (Mironov et al. 2019),\n"
+                                    "        improved conversion (Balle et al. 2020), minimised over the orders 1.1 ... 10.9, 12 ... 63\n"
+                                    "        and past 63 where the minimum is at 63 (the default; prints the best order)\n"
+                                    "  pld   the privacy loss distribution, the tight accountant: pessimistic connect-the-dots\n"
+                                    "        discretization at interval 1e-4, composed by FFT (an upper bound; above\n"
+                                    "        dp_accounting's PLD accountant by at most 1e-4 relative at delta >= 1e-8, 3e-3 at\n"
+                                    "        1e-10; a few seconds)\n"
+                                    "  both  prints epsilon_rdp and epsilon_pld\n"
+                                    "with --target-epsilon, the smallest sigma that reaches it under the accountant named. delta\n"
+                                    "defaults to 1e-5.\n",
+                                    eps_opt, CLI_N(eps_opt), 0, NULL, NULL};
 
 static int cmd_epsilon(int argc, char **argv) {
     double sigma, q, delta, target, eps, order, eps_pld = 0;
@@ -442,12 +449,24 @@ static int cmd_presets(void) {
    (the device queue keeps its first error); what was measured is written, with the error */
 #define AB_MAX_SHAPES 16
 #define AB_MAX_REPEATS 1000
-typedef struct ab_shape { char name[48]; int B, T, NH, NKV, HS; } ab_shape;
-typedef struct ab_variant { const char *storage, *kernel; int rows, wrows; } ab_variant; /* wrows: the forward's rows a warp */
+typedef struct ab_shape {
+    char name[48];
+    int B, T, NH, NKV, HS;
+} ab_shape;
+typedef struct ab_variant {
+    const char *storage, *kernel;
+    int rows, wrows;
+} ab_variant; /* wrows: the forward's rows a warp */
+/* clang-format off */
 static const ab_variant ab_variants[] = {{"fp32", "simt", 0, 0}, {"bf16", "simt", 0, 0}, {"bf16", "tc", 64, 16}, {"bf16", "tc", 128, 16},
                                          {"bf16", "tc", 64, 32},  {"bf16", "tc", 128, 32}, {"bf16", "cudnn", 0, 0}};
+/* clang-format on */
 #define AB_NV ((int)(sizeof ab_variants / sizeof ab_variants[0]))
-typedef struct ab_row { const char *status; char note[160]; double ms_med, ms_min, ms_max, flops, bytes; } ab_row;
+typedef struct ab_row {
+    const char *status;
+    char note[160];
+    double ms_med, ms_min, ms_max, flops, bytes;
+} ab_row;
 
 typedef struct ab_opts {
     cli_texts shape;
@@ -464,21 +483,21 @@ static const cli_opt ab_opt[] = {
 };
 
 static const cli_command ab_cmd = {"attnbench", "usage: dpprof attnbench [--shape B,T,NH,NKV,HS]... [--repeats N] [--out FILE.json]",
-    "Times the attention kernels alone on the GPU, forward and backward, for every variant: fp32 on\n"
-    "the simt kernels; bf16 storage on the simt kernels, and on the tensor cores in blocks of 64 and of\n"
-    "128 rows (dpprof_cuda_tuning.attention_block; the tensor cores take even head sizes up to 128), each\n"
-    "with 16 query rows a warp (tc-64, tc-128) and, at head sizes up to 64, with 32 (tc-64w32,\n"
-    "tc-128w32; dpprof_cuda_tuning.attention_warp_rows); and cuDNN's fused flash attention (cudnn, bf16),\n"
-    "where the build has it (dpprof version says so) and cuDNN has an engine for the shape, else the row\n"
-    "says why. its workspace is allocated beside the tensors; the deterministic backward is asked for.\n"
-    "Each timing is the median (with min and max) of N calls after one warm-up call, each between two\n"
-    "CUDA events; TFLOP/s and the shares of the device's fp32, bf16 and DRAM peaks come from the\n"
-    "analytic flops and bytes of the op (the same as in a run's throughput.ops).\n",
-    ab_opt, CLI_N(ab_opt), 0, NULL,
-    "needs a GPU: without one it says so and exits 2, writing nothing. a shape that does not fit in\n"
-    "device memory is recorded as oom and the others are measured. a launch that fails stops the\n"
-    "measuring (the device keeps its first error): what was measured is written, the rest marked\n"
-    "not_run, status error, exit 1.\n"};
+                                   "Times the attention kernels alone on the GPU, forward and backward, for every variant: fp32 on\n"
+                                   "the simt kernels; bf16 storage on the simt kernels, and on the tensor cores in blocks of 64 and of\n"
+                                   "128 rows (dpprof_cuda_tuning.attention_block; the tensor cores take even head sizes up to 128), each\n"
+                                   "with 16 query rows a warp (tc-64, tc-128) and, at head sizes up to 64, with 32 (tc-64w32,\n"
+                                   "tc-128w32; dpprof_cuda_tuning.attention_warp_rows); and cuDNN's fused flash attention (cudnn, bf16),\n"
+                                   "where the build has it (dpprof version says so) and cuDNN has an engine for the shape, else the row\n"
+                                   "says why. its workspace is allocated beside the tensors; the deterministic backward is asked for.\n"
+                                   "Each timing is the median (with min and max) of N calls after one warm-up call, each between two\n"
+                                   "CUDA events; TFLOP/s and the shares of the device's fp32, bf16 and DRAM peaks come from the\n"
+                                   "analytic flops and bytes of the op (the same as in a run's throughput.ops).\n",
+                                   ab_opt, CLI_N(ab_opt), 0, NULL,
+                                   "needs a GPU: without one it says so and exits 2, writing nothing. a shape that does not fit in\n"
+                                   "device memory is recorded as oom and the others are measured. a launch that fails stops the\n"
+                                   "measuring (the device keeps its first error): what was measured is written, the rest marked\n"
+                                   "not_run, status error, exit 1.\n"};
 
 /* "B,T,NH,NKV,HS" -> a shape named after its numbers; 0 or a message on stderr */
 static int ab_parse_shape(const char *v, ab_shape *sh) {
@@ -534,7 +553,7 @@ static int ab_time(ab_row *row, int bwd, int repeats, float **t16, float **t32, 
     dpprof_cuda_events_reset();
     if (rc != DPPROF_OK) {
         row->status = "error";
-        snprintf(row->note, sizeof row->note, "%s", dpprof_last_error());
+        snprintf(row->note, sizeof row->note, "%.150s", dpprof_last_error());
         return rc;
     }
     qsort(ms, (size_t)repeats, sizeof ms[0], ab_cmp);
@@ -551,7 +570,10 @@ static void ab_json_num(FILE *f, double v) {
 
 static int cmd_attnbench(int argc, char **argv) {
     ab_shape shapes[AB_MAX_SHAPES];
-    static const struct { const char *preset; int B, T; } defaults[] = {{"trainer-1b", 8, 1024}, {"longctx", 1, 16384}, {"llama-3.2-1b", 8, 1024}};
+    static const struct {
+        const char *preset;
+        int B, T;
+    } defaults[] = {{"trainer-1b", 8, 1024}, {"longctx", 1, 16384}, {"llama-3.2-1b", 8, 1024}};
     ab_row *rows;
     dpprof_device_info dev;
     double peak32 = 0, peak16 = 0, peakdram = 0;
@@ -578,7 +600,7 @@ static int cmd_attnbench(int argc, char **argv) {
     }
     rc = dpprof_cuda_device_count(&count);
     if (rc != DPPROF_OK || count == 0) {
-        cli_fail(0, "no GPU is visible on this machine (%s): nothing measured", rc == DPPROF_ERR_NO_CUDA ? "this dpprof was built without CUDA" : rc != DPPROF_OK ? dpprof_last_error() : "the CUDA runtime sees no device");
+        cli_fail(0, "no GPU is visible on this machine (%s): nothing measured", rc == DPPROF_ERR_NO_CUDA ? "this dpprof was built without CUDA" : (rc != DPPROF_OK ? dpprof_last_error() : "the CUDA runtime sees no device"));
         return EXIT_USAGE;
     }
     if (out_path && out_open(&af, out_path, "--out")) return EXIT_USAGE;
@@ -615,7 +637,7 @@ static int cmd_attnbench(int argc, char **argv) {
         if (arc == DPPROF_OK) {
             cudnn_ok = dpprof_cudnn_attention_plan(sh->B, sh->T, sh->NH, sh->NKV, sh->HS, &cudnn_wsb, &cudnn_det) == DPPROF_OK;
             if (cudnn_ok && cudnn_wsb) cudnn_ok = dpprof_cuda_alloc(&cudnn_ws, cudnn_wsb) == DPPROF_OK;
-            snprintf(cudnn_why, sizeof cudnn_why, "%s", cudnn_ok ? "" : dpprof_last_error());
+            snprintf(cudnn_why, sizeof cudnn_why, "%.150s", cudnn_ok ? "" : dpprof_last_error());
             if (cudnn_ok) printf("%-24s cuDNN's plans: workspace %.1f MiB, backward %s\n", sh->name, (double)cudnn_wsb / 1048576.0, cudnn_det ? "deterministic" : "not deterministic");
         }
         if (arc == DPPROF_OK) { /* inputs: standard normals (q, k, v, dout), and their bf16 roundings */
@@ -634,13 +656,13 @@ static int cmd_attnbench(int argc, char **argv) {
                 const dpprof_cost c = pass ? dpprof_attention_bwd_cost(sh->B, sh->T, sh->NH, sh->NKV, sh->HS, bf16 ? 2 : 4)
                                            : dpprof_attention_fwd_cost(sh->B, sh->T, sh->NH, sh->NKV, sh->HS, bf16 ? 2 : 4);
                 row->flops = c.flops, row->bytes = c.bytes;
-                snprintf(label, sizeof label, "%s%s%s", va->kernel, va->rows == 128 ? "-128" : va->rows ? "-64" : "", va->wrows == 32 ? "w32" : "");
+                snprintf(label, sizeof label, "%s%s%s", va->kernel, va->rows == 128 ? "-128" : (va->rows ? "-64" : ""), va->wrows == 32 ? "w32" : "");
                 if (stop) {
                     row->status = "not_run";
                     snprintf(row->note, sizeof row->note, "an earlier launch failed: the device queue keeps its first error");
                 } else if (arc != DPPROF_OK) {
                     row->status = arc == DPPROF_ERR_OOM ? "oom" : "error";
-                    snprintf(row->note, sizeof row->note, "%s", dpprof_last_error());
+                    snprintf(row->note, sizeof row->note, "%.150s", dpprof_last_error());
                 } else if (va->rows && !(sh->HS % 2 == 0 && sh->HS <= 128)) {
                     row->status = "skipped";
                     snprintf(row->note, sizeof row->note, "HS %d: the tensor-core kernels take even head sizes up to 128", sh->HS);
@@ -733,7 +755,7 @@ static int cmd_attnbench(int argc, char **argv) {
 static int cmd_devices(void) {
     int count = 0, i, rc = dpprof_cuda_device_count(&count);
     if (rc != DPPROF_OK || count == 0) {
-        printf("no GPU visible: %s\n", rc == DPPROF_ERR_NO_CUDA ? "this dpprof was built without CUDA" : rc != DPPROF_OK ? dpprof_last_error() : "the CUDA runtime sees no device");
+        printf("no GPU visible: %s\n", rc == DPPROF_ERR_NO_CUDA ? "this dpprof was built without CUDA" : (rc != DPPROF_OK ? dpprof_last_error() : "the CUDA runtime sees no device"));
         return EXIT_ERROR;
     }
     for (i = 0; i < count; i++) {
@@ -768,12 +790,15 @@ static int dispatch(int argc, char **argv) {
         help_main();
         return EXIT_USAGE;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { help_main(); return EXIT_OK; }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        help_main();
+        return EXIT_OK;
+    }
     { /* every message from here on names the command */
         static const char *const known[] = {"run", "plot", "sweep", "report", "tables", "epsilon", "presets", "devices", "attnbench", "version", "--version"};
         size_t k;
         for (k = 0; k < sizeof known / sizeof known[0]; k++)
-            if (!strcmp(argv[1], known[k])) cli_cmd = !strcmp(known[k], "tables") ? "report" : known[k][0] == '-' ? "version" : known[k];
+            if (!strcmp(argv[1], known[k])) cli_cmd = !strcmp(known[k], "tables") ? "report" : (known[k][0] == '-' ? "version" : known[k]);
     }
     if ((!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) && no_args(argc, argv, "prints the version, its commit and what the build has: CUDA, NCCL, MPI", &rc) < 0) return rc;
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
@@ -785,7 +810,7 @@ static int dispatch(int argc, char **argv) {
         const int dnn = dpprof_cudnn_available();
         char cudnn[48] = "";
         if (DPPROF__CUDA) snprintf(cudnn, sizeof cudnn, dnn ? ", cuDNN %d.%d.%d" : ", no cuDNN attention", dnn / 10000, dnn / 100 % 100, dnn % 100);
-        printf("dpprof %s (%s; %s%s, %s)\n", DPPROF_VERSION, DPPROF_GIT_COMMIT, !DPPROF__CUDA ? "no CUDA" : dpprof_nccl_available() ? "CUDA, NCCL" : "CUDA without NCCL", cudnn, mpi);
+        printf("dpprof %s (%s; %s%s, %s)\n", DPPROF_VERSION, DPPROF_GIT_COMMIT, !DPPROF__CUDA ? "no CUDA" : (dpprof_nccl_available() ? "CUDA, NCCL" : "CUDA without NCCL"), cudnn, mpi);
         return EXIT_OK;
     }
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);

@@ -142,15 +142,21 @@ struct dim3 {
 };
 
 // vector types: plain structs with cuda's alignment; make_<type>() builds them
-#define CUEMU_VEC2(T, N, A)                                                          \
-    struct __attribute__((aligned(A))) N##2 { T x, y; };                             \
-    inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }
-#define CUEMU_VEC3(T, N)                                                             \
-    struct N##3 { T x, y, z; };                                                      \
-    inline N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }
-#define CUEMU_VEC4(T, N, A)                                                          \
-    struct __attribute__((aligned(A))) N##4 { T x, y, z, w; };                       \
-    inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+#define CUEMU_VEC2(T, N, A)                   \
+    struct __attribute__((aligned(A))) N##2 { \
+        T x, y;                               \
+    };                                        \
+    inline N##2 make_##N##2(T x, T y) { return N##2 {x, y}; }
+#define CUEMU_VEC3(T, N) \
+    struct N##3 {        \
+        T x, y, z;       \
+    };                   \
+    inline N##3 make_##N##3(T x, T y, T z) { return N##3 {x, y, z}; }
+#define CUEMU_VEC4(T, N, A)                   \
+    struct __attribute__((aligned(A))) N##4 { \
+        T x, y, z, w;                         \
+    };                                        \
+    inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4 {x, y, z, w}; }
 CUEMU_VEC2(float, float, 8)
 CUEMU_VEC3(float, float)
 CUEMU_VEC4(float, float, 16)
@@ -169,8 +175,12 @@ CUEMU_VEC2(unsigned long long, ulonglong, 16)
 #undef CUEMU_VEC4
 inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return uint3{x, y, z}; }
 // cuda 13 deprecates double4 in favour of these two (16- and 32-byte aligned)
-struct __attribute__((aligned(16))) double4_16a { double x, y, z, w; };
-struct __attribute__((aligned(32))) double4_32a { double x, y, z, w; };
+struct __attribute__((aligned(16))) double4_16a {
+    double x, y, z, w;
+};
+struct __attribute__((aligned(32))) double4_32a {
+    double x, y, z, w;
+};
 
 // runtime error codes (the numbers are cuda's)
 enum cudaError {
@@ -275,7 +285,11 @@ typedef enum {
     CUBLAS_STATUS_NOT_SUPPORTED = 15,
     CUBLAS_STATUS_LICENSE_ERROR = 16
 } cublasStatus_t;
-typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 } cublasOperation_t;
+typedef enum {
+    CUBLAS_OP_N = 0,
+    CUBLAS_OP_T = 1,
+    CUBLAS_OP_C = 2
+} cublasOperation_t;
 typedef enum {
     CUBLAS_DEFAULT_MATH = 0,
     CUBLAS_TENSOR_OP_MATH = 1,
@@ -283,7 +297,10 @@ typedef enum {
     CUBLAS_TF32_TENSOR_OP_MATH = 3,
     CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16
 } cublasMath_t;
-typedef enum { CUBLAS_POINTER_MODE_HOST = 0, CUBLAS_POINTER_MODE_DEVICE = 1 } cublasPointerMode_t;
+typedef enum {
+    CUBLAS_POINTER_MODE_HOST = 0,
+    CUBLAS_POINTER_MODE_DEVICE = 1
+} cublasPointerMode_t;
 // cublasGemmEx's types (library_types.h / cublas_api.h values); only some are emulated (section 9)
 typedef enum cudaDataType_t {
     CUDA_R_32F = 0,
@@ -343,15 +360,35 @@ constexpr size_t kAllocAlign = 256;                        // cudaMalloc's align
 constexpr size_t kPoisonBudget = 256u << 20;               // live bytes CUEMU_POISON fills by default
 constexpr unsigned long long kDefaultMemory = 24ull << 30; // device memory without CUEMU_MEMORY_BYTES
 
-enum FiberState : unsigned char { RUNNABLE, WAIT_BLOCK, WAIT_WARP, DONE };
+enum FiberState : unsigned char {
+    RUNNABLE,
+    WAIT_BLOCK,
+    WAIT_WARP,
+    DONE
+};
 enum Op : unsigned char {
     // block barriers
-    OP_SYNCTHREADS, OP_SYNC_AND, OP_SYNC_OR, OP_SYNC_COUNT,
+    OP_SYNCTHREADS,
+    OP_SYNC_AND,
+    OP_SYNC_OR,
+    OP_SYNC_COUNT,
     // warp collectives
-    OP_SYNCWARP, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY, OP_ALL,
-    OP_REDUCE_ADD, OP_REDUCE_MIN, OP_REDUCE_MAX, OP_REDUCE_AND, OP_REDUCE_OR, OP_REDUCE_XOR,
-    OP_MMA_BF16, // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (section 10)
-    OP_LDMATRIX, // ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 (section 10)
+    OP_SYNCWARP,
+    OP_SHFL_IDX,
+    OP_SHFL_UP,
+    OP_SHFL_DOWN,
+    OP_SHFL_XOR,
+    OP_BALLOT,
+    OP_ANY,
+    OP_ALL,
+    OP_REDUCE_ADD,
+    OP_REDUCE_MIN,
+    OP_REDUCE_MAX,
+    OP_REDUCE_AND,
+    OP_REDUCE_OR,
+    OP_REDUCE_XOR,
+    OP_MMA_BF16,     // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (section 10)
+    OP_LDMATRIX,     // ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 (section 10)
     OP_WGMMA,        // wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 (section 10), per warp
     OP_WGMMA_COMMIT, // wgmma.commit_group.sync.aligned
     OP_WGMMA_WAIT    // wgmma.wait_group.sync.aligned
@@ -401,20 +438,20 @@ struct Fiber {
 };
 
 struct Stack {
-    char *map;        // the mapping: guard below, stack above
+    char *map; // the mapping: guard below, stack above
     size_t map_bytes;
-    char *lo, *hi;    // usable stack
+    char *lo, *hi; // usable stack
 };
 
 struct Alloc {
-    char *region;        // mmap'd: data pages, then one guard page
-    size_t data_bytes;   // page-rounded data part
-    char *base;          // what cudaMalloc returned: the end of the block abuts the guard page
-    size_t size;         // bytes requested
-    size_t accounted;    // cudaMalloc: size rounded up to kGranule; cudaMallocAsync: to kAllocAlign
-    bool pooled;         // from cudaMallocAsync
-    bool poisoned;       // filled with 0xff when allocated (counts against the poison budget)
-    bool open;           // accessible right now (during a device operation that uses it)
+    char *region;      // mmap'd: data pages, then one guard page
+    size_t data_bytes; // page-rounded data part
+    char *base;        // what cudaMalloc returned: the end of the block abuts the guard page
+    size_t size;       // bytes requested
+    size_t accounted;  // cudaMalloc: size rounded up to kGranule; cudaMallocAsync: to kAllocAlign
+    bool pooled;       // from cudaMallocAsync
+    bool poisoned;     // filled with 0xff when allocated (counts against the poison budget)
+    bool open;         // accessible right now (during a device operation that uses it)
 };
 
 struct Freed {
@@ -430,10 +467,10 @@ struct Optin {
 struct State {
     int inited;
     int protect, strict;
-    int sched, smem_poison; // CUEMU_SCHEDULE (0 forward, 1 reverse, 2 random), CUEMU_SMEM_POISON
-    uint64_t rng;           // the random schedule's xorshift state
+    int sched, smem_poison;                       // CUEMU_SCHEDULE (0 forward, 1 reverse, 2 random), CUEMU_SMEM_POISON
+    uint64_t rng;                                 // the random schedule's xorshift state
     unsigned order[32], worder[kMaxThreads / 32]; // this round's lane and warp orders
-    size_t poison_budget, poisoned_live; // CUEMU_POISON: live bytes that may be filled, bytes filled
+    size_t poison_budget, poisoned_live;          // CUEMU_POISON: live bytes that may be filled, bytes filled
     size_t page, stack_bytes, guard_bytes;
     // device memory: live allocations sorted by base
     Alloc *allocs;
@@ -480,7 +517,7 @@ struct State {
     void *altstack;
 };
 
-inline State g;                 // the emulator's state
+inline State g; // the emulator's state
 
 // one wgmma.mma_async of a warp in flight (section 10): this warp's 16 rows of A and B's 128 rows, read
 // from shared memory when it was issued, with the 16-byte rows they came from and those bytes, so that the
@@ -502,7 +539,7 @@ struct WgmmaWarp {
     WgmmaOp op[kMaxWgmma];
 };
 inline WgmmaWarp *g_wgmma = nullptr; // kMaxThreads / 32 warps, allocated at the first wgmma
-inline Fiber *g_cur = nullptr;  // the running fiber, nullptr in host code
+inline Fiber *g_cur = nullptr;       // the running fiber, nullptr in host code
 
 // ---- diagnostics -------------------------------------------------------------------------------
 // where the program is: host code, or launch/block/thread
@@ -572,9 +609,12 @@ inline long long env_ll(const char *name, long long dflt) {
     char *end;
     double x = std::strtod(v, &end);
     switch (*end) {
-    case 'k': case 'K': x *= 1024.0; break;
-    case 'm': case 'M': x *= 1024.0 * 1024.0; break;
-    case 'g': case 'G': x *= 1024.0 * 1024.0 * 1024.0; break;
+    case 'k':
+    case 'K': x *= 1024.0; break;
+    case 'm':
+    case 'M': x *= 1024.0 * 1024.0; break;
+    case 'g':
+    case 'G': x *= 1024.0 * 1024.0 * 1024.0; break;
     default: break;
     }
     return x < 0 ? 0 : (long long)x;
@@ -583,7 +623,7 @@ inline size_t total_memory() { return (size_t)env_ll("CUEMU_MEMORY_BYTES", (long
 // the opt-in shared memory limit per block: CUEMU_SMEM_OPTIN, within [kSmemDefault, kSmemOptin]
 inline size_t smem_optin() {
     const long long v = env_ll("CUEMU_SMEM_OPTIN", (long long)kSmemOptin);
-    return v < (long long)kSmemDefault ? kSmemDefault : v > (long long)kSmemOptin ? kSmemOptin : (size_t)v;
+    return v < (long long)kSmemDefault ? kSmemDefault : (v > (long long)kSmemOptin ? kSmemOptin : (size_t)v);
 }
 // cudaSuccess, or the error a machine without a usable gpu gives
 inline cudaError_t no_device() {
@@ -944,7 +984,8 @@ inline void fiber_start(Fiber *f, unsigned i) {
     uint64_t *top = (uint64_t *)((uintptr_t)s.hi & ~(uintptr_t)15);
     uint32_t mxcsr = __builtin_ia32_stmxcsr();
     uint16_t fcw;
-    __asm__ volatile("fnstcw %0" : "=m"(fcw));
+    __asm__ volatile("fnstcw %0"
+                     : "=m"(fcw));
     top[-1] = 0;
     top[-2] = (uint64_t)(uintptr_t)&fiber_entry;
     for (int r = 3; r <= 8; r++) top[-r] = 0; // rbp rbx r12 r13 r14 r15
@@ -1007,7 +1048,7 @@ inline void release_block() {
     if (g.strict && live < n)
         fatal("%s (%s:%d) completed with %u of the block's %u threads already exited (CUEMU_STRICT=1)", op_name(op),
               first->file, first->line, n - live, n);
-    uint64_t out = op == OP_SYNC_COUNT ? count : op == OP_SYNC_AND ? count == live : op == OP_SYNC_OR ? count != 0 : 0;
+    uint64_t out = op == OP_SYNC_COUNT ? count : (op == OP_SYNC_AND ? count == live : (op == OP_SYNC_OR ? count != 0 : 0));
     for (unsigned i = 0; i < n; i++)
         if (F[i].state == WAIT_BLOCK) {
             F[i].out = out;
@@ -1192,7 +1233,8 @@ inline void wgmma_wait(Fiber *W, unsigned base) {
         for (unsigned q = 0; q < 16 * 2 + 128 * 2; q++)
             if (std::memcmp(op.row[q], op.bytes[q], 16) != 0)
                 fatal("%s at %s:%d (warp %u): shared memory it reads (byte %td of the dynamic shared memory) changed before the %s at %s:%d that "
-                      "completes it", op_name(OP_WGMMA), op.file, op.line, base / 32, (const char *)op.row[q] - g.smem_base, op_name(OP_WGMMA_WAIT), W[0].file,
+                      "completes it",
+                      op_name(OP_WGMMA), op.file, op.line, base / 32, (const char *)op.row[q] - g.smem_base, op_name(OP_WGMMA_WAIT), W[0].file,
                       W[0].line);
         for (unsigned l = 0; l < 32; l++)
             for (unsigned i = 0; i < 64; i++) {
@@ -1229,7 +1271,8 @@ inline void release_warp(unsigned base, unsigned grp) {
     if (a.op == OP_LDMATRIX) {
         if (grp != 0xffffffffu)
             fatal("%s at %s:%d: every lane of warp %u must execute it (.aligned), but only lanes 0x%08x did (the rest exited "
-                  "or are beyond the block)", op_name(a.op), a.file, a.line, base / 32, grp);
+                  "or are beyond the block)",
+                  op_name(a.op), a.file, a.line, base / 32, grp);
         ldmatrix_x4(W, base);
         for (unsigned l = 0; l < 32; l++) W[l].state = RUNNABLE;
         return;
@@ -1237,7 +1280,8 @@ inline void release_warp(unsigned base, unsigned grp) {
     if (a.op == OP_WGMMA || a.op == OP_WGMMA_COMMIT || a.op == OP_WGMMA_WAIT) {
         if (grp != 0xffffffffu)
             fatal("%s at %s:%d: every lane of warp %u must execute it (.aligned), but only lanes 0x%08x did (the rest exited "
-                  "or are beyond the block)", op_name(a.op), a.file, a.line, base / 32, grp);
+                  "or are beyond the block)",
+                  op_name(a.op), a.file, a.line, base / 32, grp);
         if (a.op == OP_WGMMA) wgmma_issue(W, base);
         else if (a.op == OP_WGMMA_COMMIT) wgmma_warp(base).groups++;
         else wgmma_wait(W, base);
@@ -1247,7 +1291,8 @@ inline void release_warp(unsigned base, unsigned grp) {
     if (a.op == OP_MMA_BF16) {
         if (grp != 0xffffffffu)
             fatal("%s at %s:%d: every lane of warp %u must execute it (.aligned), but only lanes 0x%08x did (the rest exited "
-                  "or are beyond the block)", op_name(a.op), a.file, a.line, base / 32, grp);
+                  "or are beyond the block)",
+                  op_name(a.op), a.file, a.line, base / 32, grp);
         mma_bf16(W);
         for (unsigned l = 0; l < 32; l++) W[l].state = RUNNABLE;
         return;
@@ -1262,8 +1307,8 @@ inline void release_warp(unsigned base, unsigned grp) {
         uint32_t v = (uint32_t)b.in;
         switch (a.op) {
         case OP_REDUCE_ADD: red = (uint32_t)(red + v); break;
-        case OP_REDUCE_MIN: red = firstv ? v : a.signed_ ? (uint32_t)((int32_t)v < (int32_t)red ? v : red) : (v < red ? v : red); break;
-        case OP_REDUCE_MAX: red = firstv ? v : a.signed_ ? (uint32_t)((int32_t)v > (int32_t)red ? v : red) : (v > red ? v : red); break;
+        case OP_REDUCE_MIN: red = firstv ? v : (a.signed_ ? (uint32_t)((int32_t)v < (int32_t)red ? v : red) : (v < red ? v : red)); break;
+        case OP_REDUCE_MAX: red = firstv ? v : (a.signed_ ? (uint32_t)((int32_t)v > (int32_t)red ? v : red) : (v > red ? v : red)); break;
         case OP_REDUCE_AND: red = firstv ? v : (red & v); break;
         case OP_REDUCE_OR: red |= v; break;
         case OP_REDUCE_XOR: red ^= v; break;
@@ -1275,15 +1320,27 @@ inline void release_warp(unsigned base, unsigned grp) {
         unsigned lane = (unsigned)__builtin_ctz(m);
         Fiber &f = W[lane];
         switch (a.op) {
-        case OP_SHFL_IDX: case OP_SHFL_UP: case OP_SHFL_DOWN: case OP_SHFL_XOR: {
+        case OP_SHFL_IDX:
+        case OP_SHFL_UP:
+        case OP_SHFL_DOWN:
+        case OP_SHFL_XOR: {
             // ptx shfl.sync: the segment of `width` lanes holding this lane is [minLane, maxLane]
             unsigned segmask = (32u - (unsigned)f.width) & 31u;
             long long minLane = lane & segmask, maxLane = minLane | (31u & ~segmask), j;
             bool ok;
-            if (f.op == OP_SHFL_UP) { j = (long long)lane - (long long)(uint32_t)f.arg; ok = j >= minLane; }
-            else if (f.op == OP_SHFL_DOWN) { j = (long long)lane + (long long)(uint32_t)f.arg; ok = j <= maxLane; }
-            else if (f.op == OP_SHFL_XOR) { j = (long long)(lane ^ (uint32_t)f.arg); ok = j <= maxLane; }
-            else { j = minLane | ((uint32_t)f.arg & 31u & ~segmask); ok = true; }
+            if (f.op == OP_SHFL_UP) {
+                j = (long long)lane - (long long)(uint32_t)f.arg;
+                ok = j >= minLane;
+            } else if (f.op == OP_SHFL_DOWN) {
+                j = (long long)lane + (long long)(uint32_t)f.arg;
+                ok = j <= maxLane;
+            } else if (f.op == OP_SHFL_XOR) {
+                j = (long long)(lane ^ (uint32_t)f.arg);
+                ok = j <= maxLane;
+            } else {
+                j = minLane | ((uint32_t)f.arg & 31u & ~segmask);
+                ok = true;
+            }
             if (!ok) j = lane; // outside the segment: the lane's own value, as cuda documents
             // a source lane that does not take part (exited, not in the mask, beyond the block) gives
             // an undefined value on hardware: here all one bits (NaN for float/double, -1 for ints)
@@ -1293,8 +1350,12 @@ inline void release_warp(unsigned base, unsigned grp) {
         case OP_BALLOT: f.out = ballot; break;
         case OP_ANY: f.out = ballot != 0; break;
         case OP_ALL: f.out = ballot == grp; break;
-        case OP_REDUCE_ADD: case OP_REDUCE_MIN: case OP_REDUCE_MAX:
-        case OP_REDUCE_AND: case OP_REDUCE_OR: case OP_REDUCE_XOR: f.out = red; break;
+        case OP_REDUCE_ADD:
+        case OP_REDUCE_MIN:
+        case OP_REDUCE_MAX:
+        case OP_REDUCE_AND:
+        case OP_REDUCE_OR:
+        case OP_REDUCE_XOR: f.out = red; break;
         default: f.out = 0; break;
         }
     }
@@ -1523,7 +1584,7 @@ inline void launch(const void *kernel, dim3 grid, dim3 block, size_t smem, void 
         }
         char *ss = smem_static_lo(), *se = smem_static_hi();
         for (uint64_t k = 0; k < total; k++) {
-            uint64_t b = g.sched == 1 ? total - 1 - k : g.sched == 2 ? (uint64_t)(((unsigned __int128)pa * k + pc) % total) : k;
+            uint64_t b = g.sched == 1 ? total - 1 - k : (g.sched == 2 ? (uint64_t)(((unsigned __int128)pa * k + pc) % total) : k);
             g.block_idx = uint3{(unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y), (unsigned)(b / grid.x / grid.y)};
             if (g.smem_poison) {
                 if (smem) std::memset(g.smem_base, 0xff, smem);
@@ -1747,7 +1808,8 @@ struct At {
 #define gridDim (::cuemu::grid_dim())
 static constexpr int warpSize = 32;
 
-#define CUEMU_AT ::cuemu::At{__FILE__, __LINE__}
+#define CUEMU_AT \
+    ::cuemu::At { __FILE__, __LINE__ }
 #define __syncthreads CUEMU_AT.syncthreads
 #define __syncthreads_count CUEMU_AT.syncthreads_count
 #define __syncthreads_and CUEMU_AT.syncthreads_and
@@ -1800,7 +1862,7 @@ inline void cuemu_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t sme
     static_assert(sizeof...(P) == sizeof...(A), "cuemu_launch: the number of arguments differs from the kernel's");
     ::cuemu::LaunchBody<P...> body{kernel, std::tuple<P...>(std::forward<A>(args)...)};
     ::cuemu::launch(reinterpret_cast<const void *>(kernel), grid, block, smem, &::cuemu::LaunchBody<P...>::run,
-                     &::cuemu::LaunchBody<P...>::open, &body);
+                    &::cuemu::LaunchBody<P...>::open, &body);
 }
 // the next launch's name in messages (optional)
 inline void cuemu_name_next_launch(const char *name) { ::cuemu::g.next_name = name; }
@@ -1835,11 +1897,11 @@ inline void cuemu_set_smem_poison(int on) {
 // 5. atomics. one fiber runs at a time and none is interrupted inside these, so they are atomic.
 //    the overload set is cuda's: other types do not compile, as with nvcc.
 // =================================================================================================
-#define CUEMU_ATOMIC(name, T, expr)               \
-    inline T name(T *address, T val) {           \
-        T old = *address;                         \
-        *address = (expr);                        \
-        return old;                               \
+#define CUEMU_ATOMIC(name, T, expr)    \
+    inline T name(T *address, T val) { \
+        T old = *address;              \
+        *address = (expr);             \
+        return old;                    \
     }
 CUEMU_ATOMIC(atomicAdd, int, old + val)
 CUEMU_ATOMIC(atomicAdd, unsigned int, old + val)
@@ -1860,9 +1922,9 @@ CUEMU_ATOMIC(atomicMax, int, val > old ? val : old)
 CUEMU_ATOMIC(atomicMax, unsigned int, val > old ? val : old)
 CUEMU_ATOMIC(atomicMax, long long, val > old ? val : old)
 CUEMU_ATOMIC(atomicMax, unsigned long long, val > old ? val : old)
-CUEMU_ATOMIC(atomicAnd, int, old & val)
-CUEMU_ATOMIC(atomicAnd, unsigned int, old & val)
-CUEMU_ATOMIC(atomicAnd, unsigned long long, old & val)
+CUEMU_ATOMIC(atomicAnd, int, old &val)
+CUEMU_ATOMIC(atomicAnd, unsigned int, old &val)
+CUEMU_ATOMIC(atomicAnd, unsigned long long, old &val)
 CUEMU_ATOMIC(atomicOr, int, old | val)
 CUEMU_ATOMIC(atomicOr, unsigned int, old | val)
 CUEMU_ATOMIC(atomicOr, unsigned long long, old | val)
@@ -1872,11 +1934,11 @@ CUEMU_ATOMIC(atomicXor, unsigned long long, old ^ val)
 CUEMU_ATOMIC(atomicInc, unsigned int, old >= val ? 0u : old + 1u)
 CUEMU_ATOMIC(atomicDec, unsigned int, (old == 0u || old > val) ? val : old - 1u)
 #undef CUEMU_ATOMIC
-#define CUEMU_ATOMIC_CAS(T)                                 \
-    inline T atomicCAS(T *address, T compare, T val) {      \
-        T old = *address;                                   \
-        if (old == compare) *address = val;                 \
-        return old;                                         \
+#define CUEMU_ATOMIC_CAS(T)                            \
+    inline T atomicCAS(T *address, T compare, T val) { \
+        T old = *address;                              \
+        if (old == compare) *address = val;            \
+        return old;                                    \
     }
 CUEMU_ATOMIC_CAS(int)
 CUEMU_ATOMIC_CAS(unsigned int)
@@ -1894,19 +1956,22 @@ CUEMU_ATOMIC_CAS(unsigned short)
 //    through an empty asm statement, which the compiler cannot see through.
 // =================================================================================================
 #if defined(__x86_64__) || (defined(__i386__) && defined(__SSE2__))
-#define CUEMU_OPAQUE(v) __asm__("" : "+x"(v))
+#define CUEMU_OPAQUE(v) __asm__("" \
+                                : "+x"(v))
 #elif defined(__aarch64__)
-#define CUEMU_OPAQUE(v) __asm__("" : "+w"(v))
+#define CUEMU_OPAQUE(v) __asm__("" \
+                                : "+w"(v))
 #else
-#define CUEMU_OPAQUE(v) __asm__("" : "+m"(v))
+#define CUEMU_OPAQUE(v) __asm__("" \
+                                : "+m"(v))
 #endif
-#define CUEMU_RN2(name, T, op)      \
-    inline T name(T a, T b) {       \
-        CUEMU_OPAQUE(a);            \
-        CUEMU_OPAQUE(b);            \
-        T r = a op b;               \
-        CUEMU_OPAQUE(r);            \
-        return r;                   \
+#define CUEMU_RN2(name, T, op) \
+    inline T name(T a, T b) {  \
+        CUEMU_OPAQUE(a);       \
+        CUEMU_OPAQUE(b);       \
+        T r = a op b;          \
+        CUEMU_OPAQUE(r);       \
+        return r;              \
     }
 CUEMU_RN2(__fadd_rn, float, +)
 CUEMU_RN2(__fsub_rn, float, -)
@@ -1938,7 +2003,7 @@ inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 #define __powf(x, y) powf(x, y)
 #define __sincosf(x, s, c) sincosf(x, s, c)
 inline float __fdividef(float a, float b) { return a / b; }
-inline float __saturatef(float x) { return x > 1.0f ? 1.0f : x >= 0.0f ? x : 0.0f; } // NaN -> 0
+inline float __saturatef(float x) { return x > 1.0f ? 1.0f : (x >= 0.0f ? x : 0.0f); } // NaN -> 0
 // conversions: round to nearest even (_rn), toward zero (_rz), down (_rd), up (_ru); out of range
 // saturates and NaN gives 0, as the gpu's cvt instructions do
 namespace cuemu {
@@ -2013,8 +2078,8 @@ template <typename T> inline void __stwt(T *p, T v) { *p = v; }
 // non-template exact match wins over them under `using namespace std`). mixed signed/unsigned
 // compare as unsigned and mixed float/double as double, as in cuda; other mixes are ambiguous
 // there and here. float/double follow fminf/fmaxf (a NaN operand gives the other).
-#define CUEMU_MINMAX(R, A, B)                                                               \
-    inline R min(A a, B b) { return (R)a < (R)b ? (R)a : (R)b; }                            \
+#define CUEMU_MINMAX(R, A, B)                                    \
+    inline R min(A a, B b) { return (R)a < (R)b ? (R)a : (R)b; } \
     inline R max(A a, B b) { return (R)a > (R)b ? (R)a : (R)b; }
 CUEMU_MINMAX(int, int, int)
 CUEMU_MINMAX(unsigned int, unsigned int, unsigned int)
@@ -2253,7 +2318,7 @@ inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int d
     case cudaDevAttrTotalConstantMemory: v = 65536; break;
     case cudaDevAttrWarpSize: v = 32; break;
     case cudaDevAttrMaxRegistersPerBlock: v = 65536; break;
-    case cudaDevAttrClockRate: v = 1980000; break;       // kHz
+    case cudaDevAttrClockRate: v = 1980000; break; // kHz
     case cudaDevAttrMultiProcessorCount: v = 2; break;
     case cudaDevAttrIntegrated: v = 0; break;
     case cudaDevAttrConcurrentKernels: v = 1; break;
@@ -2517,10 +2582,19 @@ inline cudaError_t memcpy_impl(const char *fn, void *dst, const void *src, size_
     bool dd, sd;
     switch (kind) {
     case cudaMemcpyHostToHost: dd = sd = false; break;
-    case cudaMemcpyHostToDevice: dd = true; sd = false; break;
-    case cudaMemcpyDeviceToHost: dd = false; sd = true; break;
+    case cudaMemcpyHostToDevice:
+        dd = true;
+        sd = false;
+        break;
+    case cudaMemcpyDeviceToHost:
+        dd = false;
+        sd = true;
+        break;
     case cudaMemcpyDeviceToDevice: dd = sd = true; break;
-    case cudaMemcpyDefault: dd = find_region(dst) >= 0; sd = find_region(src) >= 0; break;
+    case cudaMemcpyDefault:
+        dd = find_region(dst) >= 0;
+        sd = find_region(src) >= 0;
+        break;
     default: return set_error(cudaErrorInvalidMemcpyDirection);
     }
     cudaError_t e = check_side(fn, "dst", dst, count, dd);
@@ -2970,9 +3044,27 @@ inline cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOp
 typedef struct {
     char internal[NCCL_UNIQUE_ID_BYTES];
 } ncclUniqueId;
-typedef enum { ncclSuccess = 0, ncclUnhandledCudaError = 1, ncclSystemError = 2, ncclInternalError = 3, ncclInvalidArgument = 4, ncclInvalidUsage = 5 } ncclResult_t;
-typedef enum { ncclFloat32 = 7, ncclFloat = 7, ncclFloat64 = 8, ncclDouble = 8 } ncclDataType_t;
-typedef enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4 } ncclRedOp_t;
+typedef enum {
+    ncclSuccess = 0,
+    ncclUnhandledCudaError = 1,
+    ncclSystemError = 2,
+    ncclInternalError = 3,
+    ncclInvalidArgument = 4,
+    ncclInvalidUsage = 5
+} ncclResult_t;
+typedef enum {
+    ncclFloat32 = 7,
+    ncclFloat = 7,
+    ncclFloat64 = 8,
+    ncclDouble = 8
+} ncclDataType_t;
+typedef enum {
+    ncclSum = 0,
+    ncclProd = 1,
+    ncclMax = 2,
+    ncclMin = 3,
+    ncclAvg = 4
+} ncclRedOp_t;
 struct ncclComm {
     uint32_t magic;
     int nranks, rank;

@@ -179,7 +179,7 @@ static void test_attn_case_bf16(int B, int T, int NH, int NKV, int HS, int rows)
     double e_out, e_lse, e_dq, e_dk, e_dv, fl;
     int same, rc;
     const int tc_used = rows && HS % 2 == 0 && HS <= 128; /* the tensor-core kernels take these head sizes */
-    const char *kind = !tc_used ? (rows ? "simt (HS beyond the tensor-core kernels)" : "simt") : rows == 64 ? "tensor cores, 64-row blocks" : "tensor cores, 128-row blocks";
+    const char *kind = !tc_used ? (rows ? "simt (HS beyond the tensor-core kernels)" : "simt") : (rows == 64 ? "tensor cores, 64-row blocks" : "tensor cores, 128-row blocks");
     dpprof_bf16_round_ref(q, nq), dpprof_bf16_round_ref(k, nk), dpprof_bf16_round_ref(v, nk), dpprof_bf16_round_ref(dout, nq);
     dpprof_attention_fwd_ref(out, lse, q, k, v, B, T, NH, NKV, HS);
     dpprof_bf16_round_ref(out, nq);
@@ -291,10 +291,12 @@ static void test_attn(void) {
        HS = 2 and 34 take the float2 path, the rest float4; NKV < NH covers gqa. the tensor-core kernels
        (bf16) take blocks of 64 or 128 rows and tiles of 64 keys (forward), 64 or 32 queries (dk/dv) and
        keys (dq): T = 130 and 200 give several 128-row blocks, the last ragged */
+    /* clang-format off */
     static const int cases[][5] = {
         {1, 1, 1, 1, 2}, {2, 37, 4, 2, 16}, {1, 70, 2, 1, 64}, {1, 33, 2, 2, 128}, {1, 40, 1, 1, 256},
         {2, 65, 6, 3, 8}, {1, 130, 2, 1, 96}, {1, 45, 3, 1, 34}, {1, 200, 4, 2, 64},
     };
+    /* clang-format on */
     static const int rows[] = {0, 64, 128};
     size_t c, m;
     for (c = 0; c < sizeof cases / sizeof cases[0]; c++) test_attn_case(cases[c][0], cases[c][1], cases[c][2], cases[c][3], cases[c][4]);
@@ -304,12 +306,14 @@ static void test_attn(void) {
         return;
     }
     { /* the tuning struct: every field's set checked, a refused one changes nothing, get returns what set took */
+        /* clang-format off */
         static const struct { size_t off; int bad; const char *name; } refused[] = {
             {offsetof(dpprof_cuda_tuning, attention_simt), 2, "attention_simt"},     {offsetof(dpprof_cuda_tuning, attention_block), 96, "attention_block"},
             {offsetof(dpprof_cuda_tuning, attention_block), -1, "attention_block"},  {offsetof(dpprof_cuda_tuning, attention_warp_rows), 24, "attention_warp_rows"},
             {offsetof(dpprof_cuda_tuning, norms_cublas), -1, "norms_cublas"},         {offsetof(dpprof_cuda_tuning, fused_clipgrad), 2, "fused_clipgrad"},
             {offsetof(dpprof_cuda_tuning, dp_warp_tile), 128, "dp_warp_tile"},       {offsetof(dpprof_cuda_tuning, wgmma), 2, "wgmma"},
         };
+        /* clang-format on */
         dpprof_cuda_tuning t, got, zero;
         size_t r;
         memset(&zero, 0, sizeof zero);

@@ -135,20 +135,62 @@ typedef struct {
     const double *c;
 } tdp_ctx;
 
-static void tdp_f_psgrad(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_linear_psgrad_gpu(o, k->dy, k->x, k->n, k->T, k->IC, k->OC); }
-static void tdp_f_clipsum(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_psgrad_clipsum_gpu(o, k->psg, k->c, k->n, k->P); }
-static void tdp_f_gram(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_gram_gpu(o, k->x, k->n, k->T, k->D); }
-static void tdp_f_clipgrad(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_linear_clipgrad_gpu(o, k->dy, k->x, k->c, k->n, k->T, k->IC, k->OC); }
-static void tdp_f_cliprep(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_linear_clipgrad_rep_gpu(o, k->dy, k->x, k->c, k->n, k->T, k->IC, k->OC); }
-static void tdp_f_epsgrad(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_embedding_psgrad_gpu(o, k->dy, k->tok, k->n, k->T, k->V, k->C); }
-static void tdp_f_eclip(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_embedding_clipgrad_gpu(o, k->dy, k->tok, k->c, k->n, k->T, k->C); }
-static void tdp_f_rms(float *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_rmsnorm_psdweight_gpu(o, k->dy, k->inp, k->rstd, k->n, k->T, k->C); }
-static void tdp_n_sqnorm(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_psgrad_sqnorm_gpu(o, k->psg, k->n, k->P); }
-static void tdp_n_gdot(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_gram_dot_gpu(o, k->ga, k->gg, k->n, k->T); }
-static void tdp_n_fgram(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_linear_sqnorm_gram_gpu(o, k->dy, k->x, k->n, k->T, k->IC, k->OC); }
-static void tdp_n_fpsg(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_linear_sqnorm_psg_gpu(o, k->dy, k->x, k->n, k->T, k->IC, k->OC); }
-static void tdp_n_emb(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_embedding_sqnorm_gpu(o, k->dy, k->tok, k->n, k->T, k->C); }
-static void tdp_n_tied(double *o, const void *v) { const tdp_ctx *k = (const tdp_ctx *)v; dpprof_tied_cross_gpu(o, k->dl, k->x, k->dy, k->tok, k->n, k->T, k->V, k->C); }
+static void tdp_f_psgrad(float *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_linear_psgrad_gpu(o, k->dy, k->x, k->n, k->T, k->IC, k->OC);
+}
+static void tdp_f_clipsum(float *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_psgrad_clipsum_gpu(o, k->psg, k->c, k->n, k->P);
+}
+static void tdp_f_gram(float *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_gram_gpu(o, k->x, k->n, k->T, k->D);
+}
+static void tdp_f_clipgrad(float *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_linear_clipgrad_gpu(o, k->dy, k->x, k->c, k->n, k->T, k->IC, k->OC);
+}
+static void tdp_f_cliprep(float *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_linear_clipgrad_rep_gpu(o, k->dy, k->x, k->c, k->n, k->T, k->IC, k->OC);
+}
+static void tdp_f_epsgrad(float *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_embedding_psgrad_gpu(o, k->dy, k->tok, k->n, k->T, k->V, k->C);
+}
+static void tdp_f_eclip(float *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_embedding_clipgrad_gpu(o, k->dy, k->tok, k->c, k->n, k->T, k->C);
+}
+static void tdp_f_rms(float *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_rmsnorm_psdweight_gpu(o, k->dy, k->inp, k->rstd, k->n, k->T, k->C);
+}
+static void tdp_n_sqnorm(double *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_psgrad_sqnorm_gpu(o, k->psg, k->n, k->P);
+}
+static void tdp_n_gdot(double *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_gram_dot_gpu(o, k->ga, k->gg, k->n, k->T);
+}
+static void tdp_n_fgram(double *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_linear_sqnorm_gram_gpu(o, k->dy, k->x, k->n, k->T, k->IC, k->OC);
+}
+static void tdp_n_fpsg(double *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_linear_sqnorm_psg_gpu(o, k->dy, k->x, k->n, k->T, k->IC, k->OC);
+}
+static void tdp_n_emb(double *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_embedding_sqnorm_gpu(o, k->dy, k->tok, k->n, k->T, k->C);
+}
+static void tdp_n_tied(double *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_tied_cross_gpu(o, k->dl, k->x, k->dy, k->tok, k->n, k->T, k->V, k->C);
+}
 
 static double *tdp_start(int n) {
     double *s = (double *)malloc((size_t)n * sizeof(double));
@@ -261,7 +303,7 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
                    of 8 it is the only kernel after the factors' (two launches a call, cuBLAS's are not counted), else cuBLAS stays.
                    its default warps (64 x 64 where the device holds the kernel) and warps of 64 x 32 give every element the same
                    arithmetic: the same bits */
-        const long long want = n == 0 || T == 0 ? 0 : n > 1 && IC % 8 == 0 && OC % 8 == 0 ? 4 : 2;
+        const long long want = n == 0 || T == 0 ? 0 : (n > 1 && IC % 8 == 0 && OC % 8 == 0 ? 4 : 2);
         static const int tile[2] = {0, 32};
         float *out[2];
         int r, same;
@@ -483,7 +525,6 @@ static void tdp_rmsnorm(int n, int T, int C, int bf16) {
     free(dout), free(inp), free(rstd), free(psg), free(garbage);
 }
 
-
 /* book-keeping's row scaling, x[i,t,:] = (float)(c[i] * (double)x[i,t,:]) in place (no _ref: the
    expression is the reference): bitwise in fp32, and in bf16 (then rounded) */
 static void tdp_scale_rows(int n, int T, int D) {
@@ -527,7 +568,7 @@ static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16
     double *start = tdp_start(n), *ref = (double *)malloc((size_t)n * m * sizeof(double)), *refp[5], *dn1[5], *dn2[5], *h1, *h2;
     const float *dx = tdp_act(x, nT * IC, bf16);
     int j, tc = bf16 && IC % 8 == 0, rc, same, wg = bf16 == 3,
-           len = snprintf(shape, sizeof shape, "%sn=%d T=%d IC=%d OC=", bf16 == 4 ? "bf16 (the default kernel) " : bf16 == 3 ? "bf16 (wgmma) " : bf16 == 2 ? "bf16 (64 x 32 warps) " : bf16 ? "bf16 " : "", n, T, IC);
+           len = snprintf(shape, sizeof shape, "%sn=%d T=%d IC=%d OC=", bf16 == 4 ? "bf16 (the default kernel) " : (bf16 == 3 ? "bf16 (wgmma) " : (bf16 == 2 ? "bf16 (64 x 32 warps) " : (bf16 ? "bf16 " : ""))), n, T, IC);
     long long l0, ran, want, w0 = dpprof_cuda_wgmma_count(), wran, wwant = 0;
     double e;
     for (j = 0; j < m; j++) {
@@ -574,7 +615,7 @@ static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16
         for (j = 0, wwant = tc ? (m + 2) / 3 : 0; j < m && !tc; j++) wwant += ocs[j] % 8 == 0;
     CHECK(rc == DPPROF_OK && e <= TDP_TOL && same && (want < 0 || ran == want) && wran == wwant,
           "gpu dp: linear_sqnorm_gram_group %s: norm2[j] += (start non-zero), rel err %.2e (tol %.0e), bitwise %s one call per layer, %lld launches%s, %lld on wgmma", shape, e, TDP_TOL,
-          same ? "equal to" : "DIFFERENT FROM", ran, want < 0 ? " (the single calls)" : want == ran ? " (the tensor-core kernel)" : " (WANT the tensor-core kernel's)", wran);
+          same ? "equal to" : "DIFFERENT FROM", ran, want < 0 ? " (the single calls)" : (want == ran ? " (the tensor-core kernel)" : " (WANT the tensor-core kernel's)"), wran);
     dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
     dpprof_cuda_release((void *)dx);
     free(x), free(start), free(ref);
@@ -582,8 +623,8 @@ static void tdp_gram_group(int n, int T, int IC, int m, const int *ocs, int bf16
 
 static void test_dp(void) {
     static const int lin[][4] = {{1, 1, 24, 40}, {3, 5, 40, 24}, {3, 37, 70, 40}, {1, 37, 24, 70}, {3, 70, 130, 100}, {3, 70, 136, 264}, {2, 300, 48, 40}, {2, 0, 24, 40}, {2, 1100, 8, 12}, {2, 3, 1024, 2100}}; /* n, T, IC, OC; 136 x 264: the fused bf16 clipgrad over 2 x 3 tiles with T past a 32-row step; T=300: the bf16 gram kernel over 6 tile pairs (3 positions blocks); the last two need two blocks of the scratch: bf16 gram norm (T=1100), bf16 psg norm (OC x IC) */
-    static const int emb[][5] = {{1, 1, 5, 5, 24}, {3, 5, 7, 3, 40}, {3, 37, 50, 10, 70}, {2, 37, 64, 20, 2100}, {2, 300, 40, 30, 24}, {2, 0, 9, 5, 24}}; /* n T V used C */
-    static const int rms[][3] = {{1, 1, 24}, {3, 5, 70}, {3, 37, 300}, {2, 300, 130}, {2, 0, 24}, {2, 300, 136}, {3, 37, 264}, {40, 300, 24}, {600, 3, 16}}; /* n T C; C % 8 == 0: 16-byte vectors in bf16 (C % 4: in fp32), T = 300: split rows; the fused backward: 40 samples of 12 blocks (512 / n), 600 of one */
+    static const int emb[][5] = {{1, 1, 5, 5, 24}, {3, 5, 7, 3, 40}, {3, 37, 50, 10, 70}, {2, 37, 64, 20, 2100}, {2, 300, 40, 30, 24}, {2, 0, 9, 5, 24}};                                                         /* n T V used C */
+    static const int rms[][3] = {{1, 1, 24}, {3, 5, 70}, {3, 37, 300}, {2, 300, 130}, {2, 0, 24}, {2, 300, 136}, {3, 37, 264}, {40, 300, 24}, {600, 3, 16}};                                                      /* n T C; C % 8 == 0: 16-byte vectors in bf16 (C % 4: in fp32), T = 300: split rows; the fused backward: 40 samples of 12 blocks (512 / n), 600 of one */
     size_t j;
     int b;
     if (sizeof(dpprof_real) != sizeof(float)) {
@@ -602,7 +643,7 @@ static void test_dp(void) {
         CHECK(t.wgmma == 0 && (dpprof_cuda_wgmma_count() > w0) == cc90, "gpu dp: the gram kernel runs on wgmma by default exactly where the device is compute capability 9.0 (%d)", cc90);
         CHECK(TUNE(wgmma, 1) == (cc90 ? DPPROF_OK : DPPROF_ERR_UNSUPPORTED), "gpu dp: wgmma = 1 %s", cc90 ? "taken" : "refused (not compute capability 9.0)");
         TUNE(wgmma, -1);
-    } /* the mma.sync kernels first: wgmma off until b == 3 */
+    }                         /* the mma.sync kernels first: wgmma off until b == 3 */
     for (b = 0; b < 2; b++) { /* fp32 storage, then bf16 */
         for (j = 0; j < sizeof lin / sizeof lin[0]; j++) tdp_linear(lin[j][0], lin[j][1], lin[j][2], lin[j][3], b);
         for (j = 0; j < sizeof emb / sizeof emb[0]; j++) tdp_embedding(emb[j][0], emb[j][1], emb[j][2], emb[j][3], emb[j][4], b);

@@ -107,7 +107,11 @@ static void test_model_rng_ops(void) {
 
     /* noise + division by the batch, as dpprof__noise: dpprof_add_noise_ref then (float)(g * inv_b) */
     {
-        struct { size_t n; uint64_t offset; double sd; } cs[] = {{5001, 5, 0.7}, {1000, 8, 1.3}, {3, 2, 0.5}, {1, 7, 2.0}, {777, 3, 0.0}};
+        struct {
+            size_t n;
+            uint64_t offset;
+            double sd;
+        } cs[] = {{5001, 5, 0.7}, {1000, 8, 1.3}, {3, 2, 0.5}, {1, 7, 2.0}, {777, 3, 0.0}};
         const double inv_b = 1.0 / 7.0;
         for (k = 0; k < sizeof cs / sizeof cs[0]; k++) {
             size_t m = cs[k].n;
@@ -623,7 +627,7 @@ static void test_model_optim_fused(size_t n) {
     const uint64_t seed = 99, step = 4, off = 5;
     h[0] = model_rand(n, 1.0f), h[1] = model_rand(n, 0.1f), h[2] = model_rand(n, 0.01f), h[3] = model_rand(n, 1.0f);
     for (size_t i = 0; i < n; i++) h[2][i] *= h[2][i];
-    for (k = 0; k < 2; k++) {       /* adam, sgd */
+    for (k = 0; k < 2; k++) {     /* adam, sgd */
         for (j = 0; j < 2; j++) { /* the copy alone, then the noise as well */
             float *d[2][3], *a[2][3], *gb;
             dpprof_bf16 *d_c[2], *c[2];
@@ -786,6 +790,7 @@ static double model_ulp(const float *b, const float *r, size_t n, double abs) { 
 
 /* the header's conversions on the cpu: ties to even, nan quiet with its sign, overflow to inf, denormals */
 static void test_model_bf16_convert(void) {
+    /* clang-format off */
     static const struct { uint32_t f; uint16_t h; } cs[] = {
         {0x3f800000u, 0x3f80}, {0x3f808000u, 0x3f80}, {0x3f818000u, 0x3f82}, {0x3f808001u, 0x3f81}, {0x3f80ffffu, 0x3f81},
         {0xbf808000u, 0xbf80}, {0xbf818000u, 0xbf82}, {0x00000000u, 0x0000}, {0x80000000u, 0x8000}, {0x7f800000u, 0x7f80},
@@ -793,6 +798,7 @@ static void test_model_bf16_convert(void) {
         {0xff7fffffu, 0xff80}, {0x7f7f7fffu, 0x7f7f}, {0x7f7f8000u, 0x7f80}, {0x00008000u, 0x0000}, {0x00018000u, 0x0002},
         {0x00000001u, 0x0000}, {0x0000c000u, 0x0001}, {0x007fffffu, 0x0080}, {0x80018000u, 0x8002},
     };
+    /* clang-format on */
     size_t i, bad = 0;
     for (i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         float f, back, r;
@@ -824,7 +830,7 @@ static void test_model_bf16_cast(void) {
     dpprof_bf16 *d_dst;
     int ok = 1;
     for (i = 0; i < sizeof sp / sizeof sp[0]; i++) memcpy(&src[3 * i + 1], &sp[i], 4); /* at even and odd indices */
-    memcpy(&src[n - 1], &sp[2], 4);                                                      /* the odd tail */
+    memcpy(&src[n - 1], &sp[2], 4);                                                    /* the odd tail */
     d_src = (float *)model_up(src, (n + 2) * sizeof(float));
     d_dst = (dpprof_bf16 *)model_up(src, (n + 2) * sizeof(dpprof_bf16));
     /* (dst offset, src offset): aligned pairs, dst 2-byte aligned, src 4-byte (not 8) aligned */

@@ -468,7 +468,6 @@ done:
     dpprof_session_destroy(gpu);
 }
 
-
 static void test_steps_bf16(void) {
     static const int algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK};
     size_t a;

@@ -77,7 +77,10 @@ static void check(const dpprof_json *s, const dpprof_json *v, const char *path) 
     size_t i, j, n = dpprof_json_len(s);
     char sub[512];
     if (dpprof_json_kind(s) == DPPROF_JSON_TRUE) return;
-    if (dpprof_json_kind(s) != DPPROF_JSON_OBJECT) { bad(path, "the schema here is not an object%s", ""); return; }
+    if (dpprof_json_kind(s) != DPPROF_JSON_OBJECT) {
+        bad(path, "the schema here is not an object%s", "");
+        return;
+    }
     for (i = 0; i < n; i++) {
         const char *k = dpprof_json_key(s, i);
         const dpprof_json *a = dpprof_json_member(s, i);
@@ -85,7 +88,8 @@ static void check(const dpprof_json *s, const dpprof_json *v, const char *path) 
         if (!strcmp(k, "type")) {
             int ok = 0;
             if (dpprof_json_kind(a) == DPPROF_JSON_STRING) ok = has_type(v, dpprof_json_string(a));
-            else for (j = 0; j < dpprof_json_len(a); j++) ok |= has_type(v, dpprof_json_string(dpprof_json_at(a, j)));
+            else
+                for (j = 0; j < dpprof_json_len(a); j++) ok |= has_type(v, dpprof_json_string(dpprof_json_at(a, j)));
             if (!ok) bad(path, "a value of type %s where the schema wants another", kind_name(v));
         } else if (!strcmp(k, "const")) {
             if (!same(a, v)) bad(path, "not the constant the schema names%s", "");

@@ -6,24 +6,24 @@
 
 static int test_passed, test_failed, test_skipped;
 
-#define CHECK(cond, ...)                                                                    \
-    do {                                                                                    \
-        int ok_ = (cond) ? 1 : 0;                                                           \
-        if (ok_) test_passed++;                                                             \
-        else test_failed++;                                                                 \
-        printf("%s ", ok_ ? "PASS" : "FAIL");                                               \
-        printf(__VA_ARGS__);                                                                \
-        if (!ok_) printf("  [%s:%d: %s]", __FILE__, __LINE__, #cond);                       \
-        printf("\n");                                                                       \
-        fflush(stdout);                                                                     \
+#define CHECK(cond, ...)                                              \
+    do {                                                              \
+        int ok_ = (cond) ? 1 : 0;                                     \
+        if (ok_) test_passed++;                                       \
+        else test_failed++;                                           \
+        printf("%s ", ok_ ? "PASS" : "FAIL");                         \
+        printf(__VA_ARGS__);                                          \
+        if (!ok_) printf("  [%s:%d: %s]", __FILE__, __LINE__, #cond); \
+        printf("\n");                                                 \
+        fflush(stdout);                                               \
     } while (0)
 
-#define SKIP(...)                                                                           \
-    do {                                                                                    \
-        test_skipped++;                                                                     \
-        printf("SKIP ");                                                                    \
-        printf(__VA_ARGS__);                                                                \
-        printf("\n");                                                                       \
+#define SKIP(...)            \
+    do {                     \
+        test_skipped++;      \
+        printf("SKIP ");     \
+        printf(__VA_ARGS__); \
+        printf("\n");        \
     } while (0)
 
 static int test_finish(void) {

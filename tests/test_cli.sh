@@ -189,13 +189,13 @@ bad 2 "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --bac
 # sharded data parallelism: a rank's batch is B/N; without mpirun only the dry backend models more than one rank
 # (the cpu and cuda backends run them as an MPI job, launched by mpirun: tests/test_mpi.sh)
 if "$bin" version | grep -q ', MPI)'; then
-    bad 2 "ranks = 2 on the cpu backend: launch the run as an MPI job of 2 processes (mpirun -np 2 ...)" run --preset tiny --ranks 2 --zero 1 --backend cpu --out "$tmp/bad.json"
+    bad 2 "--ranks 2 on the cpu backend: launch the run as an MPI job of 2 processes (mpirun -np 2 ...)" run --preset tiny --ranks 2 --zero 1 --backend cpu --out "$tmp/bad.json"
 else
     bad 2 "--ranks 2 on the cpu backend: this build has no MPI" run --preset tiny --ranks 2 --zero 1 --backend cpu --out "$tmp/bad.json"
 fi
 bad 2 "--ranks 2 on the " run --preset tiny --ranks 2 --out "$tmp/bad.json"
 if "$bin" version | grep -q ', MPI)'; then
-    bad 2 "ranks = 2 on the cuda backend: launch the run as an MPI job of 2 processes" run --preset tiny --ranks 2 --backend cuda --out "$tmp/bad.json"
+    bad 2 "--ranks 2 on the cuda backend: launch the run as an MPI job of 2 processes" run --preset tiny --ranks 2 --backend cuda --out "$tmp/bad.json"
 else
     bad 2 "--ranks 2 on the cuda backend: this build has no MPI" run --preset tiny --ranks 2 --backend cuda --out "$tmp/bad.json"
 fi

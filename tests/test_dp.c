@@ -29,8 +29,8 @@
 
 static const int algos[] = {DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
 
-static int use_lora; /* the case in flight adapts q, v and down with rank-3 lora */
-static int use_tied; /* the case in flight ties the lm head to the embedding: one matrix, whose per-sample
+static int use_lora;   /* the case in flight adapts q, v and down with rank-3 lora */
+static int use_tied;   /* the case in flight ties the lm head to the embedding: one matrix, whose per-sample
                         gradient is the sum of both uses' (the cross term in its norm) */
 static int use_narrow; /* the case in flight is 4 wide (2 heads of 2): auto materialises the per-sample
                           gradients of every layer whose input is at most T = 6 wide, not down's (12) */
@@ -101,7 +101,10 @@ static size_t grads(dpprof_session *s, double *out) {
 
 /* the reference: each sample alone through the plain backward, then norms, clip, sum.
    clip_bound <= 0: take the median norm, so some samples are clipped and some are not */
-typedef struct ref { double norms[B], clip, *sum; size_t P; } ref;
+typedef struct ref {
+    double norms[B], clip, *sum;
+    size_t P;
+} ref;
 static void reference(int cls, int per_layer, ref *r) {
     dpprof_config c = small(cls, DPPROF_ALGO_VANILLA);
     dpprof_session *s;
@@ -196,7 +199,7 @@ static int get_reference(int cls, int per_layer, ref *r) {
 static void check_algorithms(int cls, int per_layer) {
     ref r;
     int a, tok[B * T], tgt[B * T], i;
-    const char *name = use_tied ? (use_narrow ? "lm tied narrow" : use_lora ? "lm tied+lora" : "lm tied") : use_narrow ? (cls ? "cls narrow" : "lm narrow") : use_lora ? (cls ? "cls+lora" : "lm+lora") : cls ? "cls" : "lm";
+    const char *name = use_tied ? (use_narrow ? "lm tied narrow" : (use_lora ? "lm tied+lora" : "lm tied")) : (use_narrow ? (cls ? "cls narrow" : "lm narrow") : (use_lora ? (cls ? "cls+lora" : "lm+lora") : (cls ? "cls" : "lm")));
     const char *clipping = per_layer ? "per-layer" : "flat";
     if (get_reference(cls, per_layer, &r) != 0) {
         CHECK(0, "%s %s: the double-precision reference (build/tests/test_dp_double --ref) could not be read", name, clipping);
@@ -229,7 +232,10 @@ static void check_algorithms(int cls, int per_layer) {
         if (rc == DPPROF_OK) perturb_lora(s);
         if (rc == DPPROF_OK) rc = dpprof_session_clipped_grad(s, tok, tgt, B, norms, clip);
         CHECK(rc == DPPROF_OK, "%s %s %s: runs (%s)", name, clipping, dpprof_algo_name(algos[a]), rc ? dpprof_last_error() : "ok");
-        if (rc != DPPROF_OK) { free(g); continue; }
+        if (rc != DPPROF_OK) {
+            free(g);
+            continue;
+        }
         grads(s, g);
         for (i = 0; i < B; i++) en = fmax(en, fabs(norms[i] - r.norms[i]) / r.norms[i]);
         for (k = 0; k < r.P; k++) {
@@ -330,7 +336,7 @@ static void check_auto_methods(void) {
         dpprof_config c = small(0, DPPROF_ALGO_AUTO);
         dpprof_session *s;
         int mat = 0, flash = 0, wrong = 0, ghost = 0;
-        c.auto_materialise = lim == 2 ? -1 : lim == 3 ? 2 : 1;
+        c.auto_materialise = lim == 2 ? -1 : (lim == 3 ? 2 : 1);
         if (lim == 1) c.memory_limit = bk_peak - 1; /* the cache does not fit: auto takes the second backward */
         if (dpprof_session_create(&c, &s) != DPPROF_OK) {
             CHECK(0, "auto (%s): session (%s)", use_narrow ? "narrow" : "16 wide", dpprof_last_error());
@@ -350,9 +356,9 @@ static void check_auto_methods(void) {
         CHECK(ghost == 0, "auto, %s, auto_ghost 0 on the cpu: %d linear tensors on ghost's grams", use_narrow ? "4 wide" : "16 wide", ghost);
         /* narrow: the width rule takes q, k, v, o, gate, up and the head (4 <= T), both rules every layer; 16 wide:
            the width rule none, both rules k and v */
-        CHECK(wrong == 0 && (lim == 1 || lim == 2 ? mat == 0 : lim == 3 && !use_narrow ? mat == 0 : lim == 0 && use_narrow ? mat > 0 && flash == 0 : mat > 0 && flash > 0),
+        CHECK(wrong == 0 && (lim == 1 || lim == 2 ? mat == 0 : (lim == 3 && !use_narrow ? mat == 0 : (lim == 0 && use_narrow ? mat > 0 && flash == 0 : mat > 0 && flash > 0))),
               "auto, %s, %s: %d linear tensors materialised, %d flash, %d against the rule (book-keeping only; input width <= T = %d%s)", use_narrow ? "4 wide" : "16 wide",
-              lim == 2 ? "auto_materialise -1" : lim == 1 ? "memory limit below flash_bk's peak (two passes)" : lim == 3 ? "no limit, the width rule alone" : "no limit, both rules",
+              lim == 2 ? "auto_materialise -1" : (lim == 1 ? "memory limit below flash_bk's peak (two passes)" : (lim == 3 ? "no limit, the width rule alone" : "no limit, both rules")),
               mat, flash, wrong, T, lim == 0 ? ", or OC IC <= T (OC + IC)" : "");
         dpprof_session_destroy(s);
     }
@@ -399,7 +405,8 @@ static void check_splits(void) {
             c.lr = 1.0;
             dpprof_session_create(&c, &s);
             dpprof_session_run(s);
-            if (!P) for (i = 0; i < dpprof_session_param_count(s); i++) P += (size_t)dpprof_session_param(s, i)->w.n;
+            if (!P)
+                for (i = 0; i < dpprof_session_param_count(s); i++) P += (size_t)dpprof_session_param(s, i)->w.n;
             w = (double *)malloc(P * sizeof(double));
             for (i = 0; i < dpprof_session_param_count(s); i++) {
                 dpprof_param *p = dpprof_session_param(s, i);
@@ -489,7 +496,6 @@ static void check_noise(void) {
         dpprof_session_destroy(s1);
     }
 }
-
 
 /* memory on the dry backend follows the theory of each algorithm */
 /* measure: with --op-times and a warm-up step, which only time (the dry backend has nothing to time) */

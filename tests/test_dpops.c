@@ -23,34 +23,85 @@
 #define BUILD "float"
 #endif
 
-#define NS 3      /* samples per physical batch */
-#define JUNK 777  /* what "overwritten" outputs hold before the call */
+#define NS 3     /* samples per physical batch */
+#define JUNK 777 /* what "overwritten" outputs hold before the call */
 
 /* ---- check bookkeeping ------------------------------------------------------------------------- */
 
 enum {
-    C_PSGRAD, C_PSG_SQNORM, C_PSG_CLIPSUM, C_PSG_SUM_MATMUL,
-    C_GRAM, C_GRAM_DOT, C_SQNORM_GRAM, C_SQNORM_PSG, C_CLIPGRAD, C_CLIPGRAD_C1,
-    C_EMB_PSGRAD, C_EMB_PSG_SUM, C_EMB_SQNORM, C_EMB_CLIPGRAD, C_TIED_CROSS,
-    C_RMS_PSD, C_RMS_PSD_SUM, C_RMS_BWD_PS,
+    C_PSGRAD,
+    C_PSG_SQNORM,
+    C_PSG_CLIPSUM,
+    C_PSG_SUM_MATMUL,
+    C_GRAM,
+    C_GRAM_DOT,
+    C_SQNORM_GRAM,
+    C_SQNORM_PSG,
+    C_CLIPGRAD,
+    C_CLIPGRAD_C1,
+    C_EMB_PSGRAD,
+    C_EMB_PSG_SUM,
+    C_EMB_SQNORM,
+    C_EMB_CLIPGRAD,
+    C_TIED_CROSS,
+    C_RMS_PSD,
+    C_RMS_PSD_SUM,
+    C_RMS_BWD_PS,
     C_CLIP,
-    C_COST_PSGRAD, C_COST_PSG_SQNORM, C_COST_PSG_CLIPSUM, C_COST_GRAM, C_COST_GRAM_DOT, C_COST_SQNORM_GRAM,
-    C_COST_SQNORM_PSG, C_COST_CLIPGRAD, C_COST_EMB_SQNORM, C_COST_EMB_PSGRAD, C_COST_EMB_CLIPGRAD,
-    C_COST_RMS_PSD, C_COST_RMS_BWD_PS, C_COST_CLIP, C_COST_TIED_CROSS, C_FLASH_CHOICE,
+    C_COST_PSGRAD,
+    C_COST_PSG_SQNORM,
+    C_COST_PSG_CLIPSUM,
+    C_COST_GRAM,
+    C_COST_GRAM_DOT,
+    C_COST_SQNORM_GRAM,
+    C_COST_SQNORM_PSG,
+    C_COST_CLIPGRAD,
+    C_COST_EMB_SQNORM,
+    C_COST_EMB_PSGRAD,
+    C_COST_EMB_CLIPGRAD,
+    C_COST_RMS_PSD,
+    C_COST_RMS_BWD_PS,
+    C_COST_CLIP,
+    C_COST_TIED_CROSS,
+    C_FLASH_CHOICE,
     C_COUNT
 };
 
 static const char *check_name[C_COUNT] = {
-    "linear_psgrad_vs_naive", "psgrad_sqnorm_vs_naive", "psgrad_clipsum_vs_naive", "psgrad_sum_vs_matmul_bwd_dweight",
-    "gram_vs_naive", "gram_dot_vs_psgrad_norm", "linear_sqnorm_gram_vs_psgrad_norm", "linear_sqnorm_psg_vs_psgrad_norm",
-    "linear_clipgrad_vs_psgrad_clipsum", "linear_clipgrad_c1_vs_matmul_bwd_dweight",
-    "embedding_psgrad_vs_naive", "embedding_psgrad_sum_vs_embedding_bwd", "embedding_sqnorm_vs_psgrad_norm",
-    "embedding_clipgrad_vs_psgrad_clipsum", "tied_cross_vs_psgrad_dot",
-    "rmsnorm_psdweight_vs_naive", "rmsnorm_psdweight_sum_vs_rmsnorm_bwd_dweight", "rmsnorm_bwd_ps_vs_bwd_and_naive",
+    "linear_psgrad_vs_naive",
+    "psgrad_sqnorm_vs_naive",
+    "psgrad_clipsum_vs_naive",
+    "psgrad_sum_vs_matmul_bwd_dweight",
+    "gram_vs_naive",
+    "gram_dot_vs_psgrad_norm",
+    "linear_sqnorm_gram_vs_psgrad_norm",
+    "linear_sqnorm_psg_vs_psgrad_norm",
+    "linear_clipgrad_vs_psgrad_clipsum",
+    "linear_clipgrad_c1_vs_matmul_bwd_dweight",
+    "embedding_psgrad_vs_naive",
+    "embedding_psgrad_sum_vs_embedding_bwd",
+    "embedding_sqnorm_vs_psgrad_norm",
+    "embedding_clipgrad_vs_psgrad_clipsum",
+    "tied_cross_vs_psgrad_dot",
+    "rmsnorm_psdweight_vs_naive",
+    "rmsnorm_psdweight_sum_vs_rmsnorm_bwd_dweight",
+    "rmsnorm_bwd_ps_vs_bwd_and_naive",
     "clip_factors_exact",
-    "cost_linear_psgrad", "cost_psgrad_sqnorm", "cost_psgrad_clipsum", "cost_gram", "cost_gram_dot",
-    "cost_linear_sqnorm_gram", "cost_linear_sqnorm_psg", "cost_linear_clipgrad", "cost_embedding_sqnorm",
-    "cost_embedding_psgrad", "cost_embedding_clipgrad", "cost_rmsnorm_psdweight", "cost_rmsnorm_bwd_ps", "cost_clip_factors", "cost_tied_cross",
+    "cost_linear_psgrad",
+    "cost_psgrad_sqnorm",
+    "cost_psgrad_clipsum",
+    "cost_gram",
+    "cost_gram_dot",
+    "cost_linear_sqnorm_gram",
+    "cost_linear_sqnorm_psg",
+    "cost_linear_clipgrad",
+    "cost_embedding_sqnorm",
+    "cost_embedding_psgrad",
+    "cost_embedding_clipgrad",
+    "cost_rmsnorm_psdweight",
+    "cost_rmsnorm_bwd_ps",
+    "cost_clip_factors",
+    "cost_tied_cross",
     "flash_choice",
 };
 
@@ -59,8 +110,7 @@ static char where[C_COUNT][96];
 static int seen[C_COUNT];
 
 /* a nan error is sticky: it must end as FAIL, and a later finite error must not hide it */
-static void note(int id, double err, const char *w)
-{
+static void note(int id, double err, const char *w) {
     if (!seen[id] || err != err || (worst[id] == worst[id] && err > worst[id])) {
         worst[id] = err;
         snprintf(where[id], sizeof where[id], "%s", w);
@@ -73,16 +123,17 @@ static void note(int id, double err, const char *w)
 static unsigned long long rng_state = 0x9e3779b97f4a7c15ULL;
 
 /* 64-bit lcg (knuth's mmix constants), top 53 bits: uniform in [-1, 1) */
-static double urand(void)
-{
+static double urand(void) {
     rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
     return (double)(rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
 
-static void *xcalloc(size_t n, size_t sz)
-{
+static void *xcalloc(size_t n, size_t sz) {
     void *p = calloc(n ? n : 1, sz);
-    if (!p) { fprintf(stderr, "out of memory\n"); exit(2); }
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
     return p;
 }
 
@@ -102,16 +153,14 @@ static dpprof_real *jvec(size_t n) /* junk, for overwritten outputs */
     return p;
 }
 
-static dpprof_real *copyv(const dpprof_real *a, size_t n)
-{
+static dpprof_real *copyv(const dpprof_real *a, size_t n) {
     dpprof_real *p = (dpprof_real *)xcalloc(n, sizeof *p);
     memcpy(p, a, n * sizeof *p);
     return p;
 }
 
 /* normwise error of got against want (long double reference) */
-static double err_ld(const dpprof_real *got, const long double *want, size_t n)
-{
+static double err_ld(const dpprof_real *got, const long double *want, size_t n) {
     long double m = 0, d = 0;
     size_t k;
     for (k = 0; k < n; k++) {
@@ -123,8 +172,7 @@ static double err_ld(const dpprof_real *got, const long double *want, size_t n)
 }
 
 /* normwise error of got against a dpprof_real reference */
-static double err_rr(const dpprof_real *got, const dpprof_real *want, size_t n)
-{
+static double err_rr(const dpprof_real *got, const dpprof_real *want, size_t n) {
     double m = 0, d = 0;
     size_t k;
     for (k = 0; k < n; k++) {
@@ -135,16 +183,14 @@ static double err_rr(const dpprof_real *got, const dpprof_real *want, size_t n)
     return d / (m > 0 ? m : 1);
 }
 
-static double err_scalar(double got, long double want)
-{
+static double err_scalar(double got, long double want) {
     long double a = fabsl(want);
     return (double)(fabsl((long double)got - want) / (a > 0 ? a : 1));
 }
 
 /* ---- linear layers ----------------------------------------------------------------------------- */
 
-static void test_linear(int T, int IC, int OC)
-{
+static void test_linear(int T, int IC, int OC) {
     size_t nx = (size_t)NS * T * IC, ndy = (size_t)NS * T * OC, P = (size_t)OC * IC, k;
     dpprof_real *x = rvec(nx), *dy = rvec(ndy);
     dpprof_real *psg = jvec(NS * P), *dwr = rvec(P), *dw = copyv(dwr, P), *dwm = jvec(P);
@@ -249,13 +295,21 @@ static void test_linear(int T, int IC, int OC)
     dpprof_linear_clipgrad_ref(dwm, dy, x, ones, NS, T, IC, OC);
     note(C_CLIPGRAD_C1, err_rr(dwm, dw, P), w);
 
-    free(x); free(dy); free(psg); free(dwr); free(dw); free(dwm); free(ga); free(gg); free(want); free(wgram);
+    free(x);
+    free(dy);
+    free(psg);
+    free(dwr);
+    free(dw);
+    free(dwm);
+    free(ga);
+    free(gg);
+    free(want);
+    free(wgram);
 }
 
 /* ---- embedding --------------------------------------------------------------------------------- */
 
-static void test_embedding(int T, int V, int C)
-{
+static void test_embedding(int T, int V, int C) {
     size_t ndy = (size_t)NS * T * C, P = (size_t)V * C, k;
     dpprof_real *dy = rvec(ndy), *psg = jvec(NS * P), *dwr = rvec(P), *dw = copyv(dwr, P), *dwm = jvec(P);
     int *tok = (int *)xcalloc((size_t)NS * T, sizeof *tok);
@@ -325,16 +379,22 @@ static void test_embedding(int T, int V, int C)
                 }
             note(C_TIED_CROSS, err_scalar(norm2[i] - base[i], 2 * a), w);
         }
-        free(x); free(dl);
+        free(x);
+        free(dl);
     }
 
-    free(dy); free(psg); free(dwr); free(dw); free(dwm); free(tok); free(want);
+    free(dy);
+    free(psg);
+    free(dwr);
+    free(dw);
+    free(dwm);
+    free(tok);
+    free(want);
 }
 
 /* ---- rmsnorm ----------------------------------------------------------------------------------- */
 
-static void test_rmsnorm(int T, int C)
-{
+static void test_rmsnorm(int T, int C) {
     size_t nx = (size_t)NS * T * C, k;
     dpprof_real *inp = rvec(nx), *dout = rvec(nx), *wgt = rvec((size_t)C), *out = jvec(nx), *rstd = jvec((size_t)NS * T);
     dpprof_real *psg = jvec((size_t)NS * C), *dinp = (dpprof_real *)xcalloc(nx, sizeof(dpprof_real));
@@ -366,7 +426,9 @@ static void test_rmsnorm(int T, int C)
             if (d1[k] != d2[k]) e = HUGE_VAL;
         e += err_ld(p2, want, (size_t)NS * C);
         note(C_RMS_BWD_PS, e, w);
-        free(d1); free(d2); free(p2);
+        free(d1);
+        free(d2);
+        free(p2);
     }
     dpprof_rmsnorm_bwd_ref(dinp, dwgt, dout, inp, wgt, rstd, NS * T, C);
     for (k = 0; k < (size_t)C; k++) {
@@ -376,24 +438,38 @@ static void test_rmsnorm(int T, int C)
     }
     note(C_RMS_PSD_SUM, err_ld(dwgt, want, (size_t)C), w);
 
-    free(inp); free(dout); free(wgt); free(out); free(rstd); free(psg); free(dinp); free(dwgt); free(want);
+    free(inp);
+    free(dout);
+    free(wgt);
+    free(out);
+    free(rstd);
+    free(psg);
+    free(dinp);
+    free(dwgt);
+    free(want);
 }
 
 /* ---- clip factors: exact ----------------------------------------------------------------------- */
 
-static void test_clip(void)
-{
+static void test_clip(void) {
     /* clip 1.5: zero, below, exactly at (sqrt(2.25) = 1.5 exactly), above, far above, infinite, nan */
     const double clip = 1.5;
     double norm2[7], c[7], want[7];
     int k;
-    norm2[0] = 0.0;    want[0] = 1.0;
-    norm2[1] = 0.25;   want[1] = 1.0;
-    norm2[2] = 2.25;   want[2] = 1.5 / (1.5 + 1e-6); /* at the bound: the 1e-6 makes it just below 1 */
-    norm2[3] = 9.0;    want[3] = 1.5 / (3.0 + 1e-6);
-    norm2[4] = 1e300;  want[4] = 1.5 / (1e150 + 1e-6);
-    norm2[5] = HUGE_VAL; want[5] = 0.0;
-    norm2[6] = sqrt(-1.0 + 0.0 * norm2[0]); want[6] = norm2[6]; /* nan: must stay nan, never factor 1 */
+    norm2[0] = 0.0;
+    want[0] = 1.0;
+    norm2[1] = 0.25;
+    want[1] = 1.0;
+    norm2[2] = 2.25;
+    want[2] = 1.5 / (1.5 + 1e-6); /* at the bound: the 1e-6 makes it just below 1 */
+    norm2[3] = 9.0;
+    want[3] = 1.5 / (3.0 + 1e-6);
+    norm2[4] = 1e300;
+    want[4] = 1.5 / (1e150 + 1e-6);
+    norm2[5] = HUGE_VAL;
+    want[5] = 0.0;
+    norm2[6] = sqrt(-1.0 + 0.0 * norm2[0]);
+    want[6] = norm2[6]; /* nan: must stay nan, never factor 1 */
     for (k = 0; k < 7; k++) c[k] = -5.0;
     dpprof_clip_factors_ref(c, norm2, 7, clip);
     for (k = 0; k < 7; k++) {
@@ -410,15 +486,13 @@ static void test_clip(void)
 
 /* ---- costs: hand-computed shape n=2, T=40, IC=4, OC=5, es=4 (P=20, D=4, V=6, C=3) ---------------- */
 
-static void cost_is(int id, dpprof_cost got, double flops, double bytes, const char *w)
-{
+static void cost_is(int id, dpprof_cost got, double flops, double bytes, const char *w) {
     double e = fabs(got.flops - flops) + fabs(got.bytes - bytes);
     if (!(got.flops > 0) || !(got.bytes > 0)) e = HUGE_VAL;
     note(id, e, w);
 }
 
-static void test_costs(void)
-{
+static void test_costs(void) {
     /* 2*2*40*4*5 = 3200; 4*(2*40*5 + 2*40*4 + 2*5*4) = 4*760 */
     cost_is(C_COST_PSGRAD, dpprof_linear_psgrad_cost(2, 40, 4, 5, 4), 3200, 3040, "n=2 T=40 IC=4 OC=5");
     /* 2*(2*20 + 1) = 82; 4*2*20 + 16*2 = 192 */
@@ -466,8 +540,7 @@ static void test_costs(void)
     note(C_FLASH_CHOICE, dpprof_flash_choice(8, 64, 64) == 0 ? 0.0 : HUGE_VAL, "T=8 IC=OC=64 -> 0");
 }
 
-int main(void)
-{
+int main(void) {
     static const int lin[][3] = {{1, 5, 3}, {7, 37, 70}, {33, 70, 13}, {64, 32, 65}, {70, 24, 41}, {70, 130, 66}};
     static const int emb[][3] = {{1, 3, 5}, {7, 2, 37}, {33, 5, 70}, {70, 4, 24}, {70, 1, 13}, {64, 7, 130}};
     static const int rms[][2] = {{1, 5}, {7, 37}, {33, 70}, {70, 130}};

@@ -41,7 +41,6 @@ static dpprof_config tiny(dpprof_backend be, dpprof_task task) {
     return c;
 }
 
-
 static void check_report_adds_up(dpprof_task task, const char *name) {
     dpprof_config c = tiny(DPPROF_BACKEND_CPU, task);
     dpprof_session *s;
@@ -252,7 +251,7 @@ static void check_ckpt_dry(void) {
             const int algo = ckpt_algos[a], passes = 2 * 3 * (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH ? 2 : 1); /* steps x batches x passes */
             char name[96];
             int rec;
-            snprintf(name, sizeof name, "checkpoint %s %s", k == 1 ? "cls" : k == 2 ? "lm+lora" : "lm", dpprof_algo_name(algo));
+            snprintf(name, sizeof name, "checkpoint %s %s", k == 1 ? "cls" : (k == 2 ? "lm+lora" : "lm"), dpprof_algo_name(algo));
             rec = cpu_equals_dry(tiny_ckpt(DPPROF_BACKEND_CPU, k == 1 ? DPPROF_TASK_CLS : DPPROF_TASK_LM, algo, k == 2, 1), name);
             CHECK(rec == 2 * passes, "%s: a recompute record for each of the 2 layers in each of the %d backward passes (%d)", name, passes, rec);
         }
@@ -497,15 +496,15 @@ static void check_errors(void) {
     dpprof_config c;
     dpprof_session *s = NULL;
     int rc;
-#define ERRCASE(setup, code, text)                                                          \
-    do {                                                                                    \
-        c = tiny(DPPROF_BACKEND_DRY, DPPROF_TASK_LM);                                       \
-        setup;                                                                              \
-        rc = dpprof_session_create(&c, &s);                                                 \
-        CHECK(rc == code && strstr(dpprof_last_error(), text) != NULL && s == NULL,          \
-              "error: %s -> %s: %s", #setup, dpprof_result_str(rc), dpprof_last_error());   \
-        dpprof_session_destroy(s);                                                          \
-        s = NULL;                                                                           \
+#define ERRCASE(setup, code, text)                                                        \
+    do {                                                                                  \
+        c = tiny(DPPROF_BACKEND_DRY, DPPROF_TASK_LM);                                     \
+        setup;                                                                            \
+        rc = dpprof_session_create(&c, &s);                                               \
+        CHECK(rc == code && strstr(dpprof_last_error(), text) != NULL && s == NULL,       \
+              "error: %s -> %s: %s", #setup, dpprof_result_str(rc), dpprof_last_error()); \
+        dpprof_session_destroy(s);                                                        \
+        s = NULL;                                                                         \
     } while (0)
     ERRCASE(c.preset = "llama-9", DPPROF_ERR_INVALID, "unknown preset 'llama-9'");
     ERRCASE(c.heads = 5, DPPROF_ERR_INVALID, "heads = 5 does not divide hidden = 64");
@@ -600,7 +599,7 @@ static void check_ghost_share(void) {
         }
         for (i = 0; i < s->model.n_params; i++) {
             const char *n = s->model.params[i].name;
-            const int want = lora ? 1 : strstr(n, "q_proj") || strstr(n, "k_proj") || strstr(n, "v_proj") ? 3 : strstr(n, "gate_proj") || strstr(n, "up_proj") ? 2 : 1;
+            const int want = lora ? 1 : (strstr(n, "q_proj") || strstr(n, "k_proj") || strstr(n, "v_proj") ? 3 : (strstr(n, "gate_proj") || strstr(n, "up_proj") ? 2 : 1));
             bad += dpprof__input_share(s, i) != want;
         }
         CHECK(bad == 0, "ghost share: %s (%d wrong of %d)",

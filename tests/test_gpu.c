@@ -70,7 +70,10 @@ static void test_accountant(const dpprof_device_info *before) {
    a buffer without room) leave one rank's values as they are, bit for bit */
 static void test_nccl(void) {
     unsigned char id[DPPROF_NCCL_ID_BYTES];
-    enum { N = 37, CAP = 40 };
+    enum {
+        N = 37,
+        CAP = 40
+    };
     float h[CAP], back[CAP], *x = NULL;
     int i, k, rc, same = 1;
     if (!dpprof_nccl_available()) {

@@ -11,8 +11,8 @@
 #include <math.h>
 #include <string.h>
 
-#define TOL 1e-7   /* max |analytic - fd| over a tensor, relative to the tensor's max |gradient| */
-#define STEP 3e-6  /* central difference step; truncation ~ STEP^2 (the tied lora case at 1e-5: 6e-8), roundoff ~ 1e-16/STEP */
+#define TOL 1e-7  /* max |analytic - fd| over a tensor, relative to the tensor's max |gradient| */
+#define STEP 3e-6 /* central difference step; truncation ~ STEP^2 (the tied lora case at 1e-5: 6e-8), roundoff ~ 1e-16/STEP */
 
 static double mean_loss(dpprof_session *s, const int *tok, const int *tgt, int n) {
     double l[8], m = 0;

@@ -14,8 +14,7 @@
 
 static int g_fail, g_pass;
 
-static void check(int ok, const char *name)
-{
+static void check(int ok, const char *name) {
     printf("%s %s\n", ok ? "PASS" : "FAIL", name);
     if (ok)
         g_pass++;
@@ -25,8 +24,7 @@ static void check(int ok, const char *name)
 
 /* deterministic lcg so failures reproduce */
 static unsigned long long g_lcg = 0x853c49e6748fea9bULL;
-static unsigned long long lcg(void)
-{
+static unsigned long long lcg(void) {
     g_lcg = g_lcg * 6364136223846793005ULL + 1442695040888963407ULL;
     return g_lcg;
 }
@@ -37,8 +35,7 @@ static int g_sentinel;
 /* the reader's message of the last failure ("" after a success), as the tests read it */
 static const char *json_msg(int rc) { return rc ? dpprof_last_error() : ""; }
 
-static int err_case(const char *text, size_t n, const char *want)
-{
+static int err_case(const char *text, size_t n, const char *want) {
     dpprof_json_doc *doc = SENTINEL;
     int rc = dpprof_json_parse(text, n, &doc);
     const char *err = json_msg(rc);
@@ -51,18 +48,15 @@ static int err_case(const char *text, size_t n, const char *want)
     return ok;
 }
 
-static void expect_err(const char *name, const char *text, const char *want)
-{
+static void expect_err(const char *name, const char *text, const char *want) {
     check(err_case(text, strlen(text), want), name);
 }
 
-static void expect_errn(const char *name, const char *text, size_t n, const char *want)
-{
+static void expect_errn(const char *name, const char *text, size_t n, const char *want) {
     check(err_case(text, n, want), name);
 }
 
-static dpprof_json_doc *parse_ok(const char *text, size_t n)
-{
+static dpprof_json_doc *parse_ok(const char *text, size_t n) {
     dpprof_json_doc *doc = NULL;
     int rc = dpprof_json_parse(text, n, &doc);
     const char *err = json_msg(rc);
@@ -75,20 +69,17 @@ static dpprof_json_doc *parse_ok(const char *text, size_t n)
     return doc;
 }
 
-static int num_is(const dpprof_json *v, double want)
-{
+static int num_is(const dpprof_json *v, double want) {
     double x;
     return dpprof_json_number(v, &x) == 0 && memcmp(&x, &want, sizeof x) == 0;
 }
 
-static int int_is(const dpprof_json *v, long long want)
-{
+static int int_is(const dpprof_json *v, long long want) {
     long long x;
     return dpprof_json_int64(v, &x) == 0 && x == want;
 }
 
-static int str_is(const dpprof_json *v, const char *want, size_t wlen)
-{
+static int str_is(const dpprof_json *v, const char *want, size_t wlen) {
     const char *s = dpprof_json_string(v);
     return s && dpprof_json_string_len(v) == wlen && memcmp(s, want, wlen) == 0 && s[wlen] == '\0';
 }
@@ -99,8 +90,7 @@ typedef struct tbuf {
     size_t n, cap;
 } tbuf;
 
-static void tput(tbuf *b, const char *s, size_t n)
-{
+static void tput(tbuf *b, const char *s, size_t n) {
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 1024;
         while (cap < b->n + n + 1)
@@ -117,15 +107,13 @@ static void tput(tbuf *b, const char *s, size_t n)
     b->p[b->n] = '\0';
 }
 
-static void tputs(tbuf *b, const char *s)
-{
+static void tputs(tbuf *b, const char *s) {
     tput(b, s, strlen(s));
 }
 
 /* ------------------------------------------------------------------ */
 
-static void test_empty(void)
-{
+static void test_empty(void) {
     dpprof_json_doc *doc = SENTINEL;
     expect_err("empty input", "", "line 1, column 1: empty input");
     expect_err("only whitespace", " \n\t ", "line 2, column 3: empty input");
@@ -139,8 +127,7 @@ static void test_empty(void)
     check(dpprof_json_parse("1", 1, NULL) == DPPROF_JSON_EINVAL && strstr(dpprof_last_error(), "NULL document pointer"), "null doc pointer is EINVAL");
 }
 
-static void test_scalars(void)
-{
+static void test_scalars(void) {
     dpprof_json_doc *doc;
     const dpprof_json *r;
     const char *t;
@@ -188,8 +175,7 @@ static const char *g_result_doc =
     "  \"\\u00fcnicode\": \"\xc3\xbc\xe2\x82\xac\xf0\x9f\x98\x80\"\n"
     "}\n";
 
-static void test_result_doc(void)
-{
+static void test_result_doc(void) {
     dpprof_json_doc *doc = parse_ok(g_result_doc, strlen(g_result_doc));
     const dpprof_json *r, *cfg, *runs, *v;
     long long i64;
@@ -248,8 +234,7 @@ static void test_result_doc(void)
     dpprof_json_free(NULL);
 }
 
-static void test_numbers(void)
-{
+static void test_numbers(void) {
     const char *t = "[0, -0, 1, -1, 1.5, -2.25e-3, 1E2, 1e+2, 1e-2, 0.1, 123456789012345678,"
                     " 9223372036854775807, -9223372036854775808, 9223372036854775808, 18446744073709551616,"
                     " 9007199254740993, 1.0, 1e3, 9007199254740993.0, 1e300, 4.9e-324, 1e-400, -1e-400,"
@@ -322,8 +307,7 @@ static void test_numbers(void)
 }
 
 /* doubles printed with %.17g must come back bit for bit */
-static void test_roundtrip(void)
-{
+static void test_roundtrip(void) {
     tbuf b;
     char s[64];
     double *want;
@@ -378,8 +362,7 @@ static void test_roundtrip(void)
     free(b.p);
 }
 
-static void test_strings(void)
-{
+static void test_strings(void) {
     dpprof_json_doc *doc;
     const char *t;
 
@@ -437,8 +420,7 @@ static void test_strings(void)
     expect_err("single quotes", "['a']", "line 1, column 2: single-quoted strings are not allowed");
 }
 
-static void test_structure(void)
-{
+static void test_structure(void) {
     dpprof_json_doc *doc;
     const char *t;
     const dpprof_json *r;
@@ -494,8 +476,7 @@ static void test_structure(void)
     expect_err("crlf line counting", "{\r\n\"a\":1,\r\n\"a\":2}", "line 3, column 1: duplicate key 'a'");
 }
 
-static void test_duplicates(void)
-{
+static void test_duplicates(void) {
     tbuf b;
     char s[64], want[128];
     size_t i, off;
@@ -563,8 +544,7 @@ static void test_duplicates(void)
     free(b.p);
 }
 
-static void test_depth(void)
-{
+static void test_depth(void) {
     tbuf b;
     size_t i;
     dpprof_json_doc *doc;
@@ -603,8 +583,7 @@ static void test_depth(void)
 }
 
 /* line and column of byte offset off, counted independently of the parser */
-static void where(const char *s, size_t off, unsigned long *line, unsigned long *col)
-{
+static void where(const char *s, size_t off, unsigned long *line, unsigned long *col) {
     size_t i;
     *line = 1;
     *col = 1;
@@ -618,8 +597,7 @@ static void where(const char *s, size_t off, unsigned long *line, unsigned long 
     }
 }
 
-static void test_prefixes(void)
-{
+static void test_prefixes(void) {
     size_t n = strlen(g_result_doc), k, bad = 0, badpos = 0;
     dpprof_json_doc *doc;
     char err[256], want[64];
@@ -658,8 +636,7 @@ static void test_prefixes(void)
     expect_errn("prefix cut in number", g_result_doc, 60, "line 4, column 23: invalid number: expected digit after '.'");
 }
 
-static void test_garbage(void)
-{
+static void test_garbage(void) {
     static const char alpha[] = "{}[],:\"\\ntrufalsenul0123456789-+.eE u\xc3\xa9\xff\x00";
     unsigned char in[300];
     size_t i, k, len, okc = 0, bad = 0;
@@ -689,8 +666,7 @@ static void test_garbage(void)
     check(bad == 0, "10000 random inputs handled without crash");
 }
 
-static void test_errbuf(void)
-{
+static void test_errbuf(void) {
     dpprof_json_doc *doc = NULL;
     dpprof_fail(DPPROF_ERR_IO, "an earlier failure");
     check(dpprof_json_parse("[1,]", 4, &doc) == DPPROF_JSON_ESYNTAX && doc == NULL &&
@@ -700,8 +676,7 @@ static void test_errbuf(void)
     dpprof_json_free(doc);
 }
 
-static void test_files(void)
-{
+static void test_files(void) {
     const char *path = "test_json_tmp.json";
     const char *missing = "no_such_dir_dpprof/none.json";
     FILE *f;
@@ -765,8 +740,7 @@ static void test_files(void)
 
 /* arena blocks: nested arrays and strings of every size up to past the
    private-block threshold (a fuzzer-found overflow lived at 4096 < size < 16384) */
-static void test_arena_sizes(void)
-{
+static void test_arena_sizes(void) {
     tbuf b;
     size_t k, i, bad = 0;
     dpprof_json_doc *doc;
@@ -792,8 +766,7 @@ static void test_arena_sizes(void)
     free(b.p);
 }
 
-static void test_big(void)
-{
+static void test_big(void) {
     tbuf b;
     size_t i, n = 1000000;
     char s[48];
@@ -838,13 +811,11 @@ static void test_big(void)
 
 /* ------------------------------------------------------------------ */
 
-static double now(void)
-{
+static double now(void) {
     return (double)clock() / CLOCKS_PER_SEC;
 }
 
-static void bench_one(const char *name, tbuf *b, double limit_s)
-{
+static void bench_one(const char *name, tbuf *b, double limit_s) {
     dpprof_json_doc *doc = NULL;
     char err[256];
     double t0 = now(), dt;
@@ -857,8 +828,7 @@ static void bench_one(const char *name, tbuf *b, double limit_s)
     dpprof_json_free(doc);
 }
 
-static int bench(void)
-{
+static int bench(void) {
     tbuf b;
     char s[64];
     size_t i;
@@ -910,8 +880,7 @@ static int bench(void)
     return g_fail;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--bench") == 0)
         return bench();
     test_empty();

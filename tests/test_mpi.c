@@ -45,13 +45,13 @@ static dpprof_real *host_reals(const dpprof_real *p, int64_t n) {
 }
 
 /* a check that holds on every rank: rank 0 says it */
-#define CHECK_ALL(cond, ...)                                                                \
-    do {                                                                                    \
-        int all_ = (cond) ? 1 : 0;                                                          \
-        MPI_Allreduce(MPI_IN_PLACE, &all_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);            \
-        if (!rank) CHECK(all_, __VA_ARGS__);                                                \
-        else if (all_) test_passed++;                                                       \
-        else test_failed++;                                                                 \
+#define CHECK_ALL(cond, ...)                                                     \
+    do {                                                                         \
+        int all_ = (cond) ? 1 : 0;                                               \
+        MPI_Allreduce(MPI_IN_PLACE, &all_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD); \
+        if (!rank) CHECK(all_, __VA_ARGS__);                                     \
+        else if (all_) test_passed++;                                            \
+        else test_failed++;                                                      \
     } while (0)
 
 static const dpprof_algo algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
@@ -172,7 +172,7 @@ static void one(dpprof_algo algo, int zero, const variant *v, const double *ref)
     const char *why = "";
     cr.physical_batch = v->phys ? v->phys : cd.batch / world;
     cd.no_timeline = cy.no_timeline = 0; /* the event logs, to hold against each other */
-    r = session(&cr); /* not run: the single rank's noise, for the bitwise check */
+    r = session(&cr);                    /* not run: the single rank's noise, for the bitwise check */
     d = session(&cd);
     y = session(&cy);
     ok = ref && r && d && y && dpprof_session_run(d) == DPPROF_OK && dpprof_session_run(y) == DPPROF_OK;
@@ -252,7 +252,7 @@ int main(int argc, char **argv) {
         stages(DPPROF_ALGO_GHOST, &ckpt, 3);
         stages(DPPROF_ALGO_FLASH_BK, &tied, 1);
     }
-    {   /* refusals, before any work */
+    { /* refusals, before any work */
         dpprof_config c = config(DPPROF_ALGO_GHOST, 0, world + 1, &full, backend);
         dpprof_session *s = NULL;
         int rc;

@@ -34,8 +34,7 @@
 static int g_pass, g_fail;
 
 /* err <= tol is false for nan, so a nan always fails */
-static void check(const char *name, double err, double tol, const char *what)
-{
+static void check(const char *name, double err, double tol, const char *what) {
     int ok = err <= tol;
     printf("%s %s: %s %.3e (tol %.1e)\n", ok ? "PASS" : "FAIL", name, what, err, tol);
     if (ok)
@@ -48,16 +47,14 @@ static void check(const char *name, double err, double tol, const char *what)
 
 /* 64-bit lcg (knuth's mmix constants); top 53 bits as a uniform double */
 static uint64_t g_rng = 0x243F6A8885A308D3ull;
-static double rnd(void)
-{
+static double rnd(void) {
     g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
     return (double)(g_rng >> 11) * (1.0 / 9007199254740992.0);
 }
 static double rnd_sym(void) { return 2.0 * rnd() - 1.0; }
 static int rnd_int(int n) { return (int)(rnd() * n) % n; }
 
-static void *xmalloc(size_t bytes)
-{
+static void *xmalloc(size_t bytes) {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) {
         fprintf(stderr, "out of memory\n");
@@ -67,28 +64,24 @@ static void *xmalloc(size_t bytes)
 }
 static dpprof_real *alloc_real(size_t n) { return (dpprof_real *)xmalloc(n * sizeof(dpprof_real)); }
 static double *alloc_dbl(size_t n) { return (double *)xmalloc(n * sizeof(double)); }
-static dpprof_real *zeros(size_t n)
-{
+static dpprof_real *zeros(size_t n) {
     dpprof_real *p = alloc_real(n);
     size_t i;
     for (i = 0; i < n; i++) p[i] = 0;
     return p;
 }
-static dpprof_real *rand_real(size_t n, double scale)
-{
+static dpprof_real *rand_real(size_t n, double scale) {
     dpprof_real *p = alloc_real(n);
     size_t i;
     for (i = 0; i < n; i++) p[i] = (dpprof_real)(scale * rnd_sym());
     return p;
 }
-static dpprof_real *copy_real(const dpprof_real *src, size_t n)
-{
+static dpprof_real *copy_real(const dpprof_real *src, size_t n) {
     dpprof_real *p = alloc_real(n);
     memcpy(p, src, n * sizeof(dpprof_real));
     return p;
 }
-static double dot_rr(const dpprof_real *a, const dpprof_real *b, size_t n)
-{
+static double dot_rr(const dpprof_real *a, const dpprof_real *b, size_t n) {
     double s = 0.0;
     size_t i;
     for (i = 0; i < n; i++) s += (double)a[i] * b[i];
@@ -96,8 +89,7 @@ static double dot_rr(const dpprof_real *a, const dpprof_real *b, size_t n)
 }
 
 /* normwise relative error max|got - ref| / max|ref| (max|got| if ref is all zero); nan if any nan */
-static double err_vs(const dpprof_real *got, const double *ref, size_t n)
-{
+static double err_vs(const dpprof_real *got, const double *ref, size_t n) {
     double md = 0.0, mr = 0.0, mg = 0.0;
     size_t i;
     for (i = 0; i < n; i++) {
@@ -111,8 +103,7 @@ static double err_vs(const dpprof_real *got, const double *ref, size_t n)
     return mr > 0.0 ? md / mr : 0.0;
 }
 /* max |a - b|, nan-propagating; for the checks that must agree to the bit */
-static double maxdiff(const dpprof_real *a, const dpprof_real *b, size_t n)
-{
+static double maxdiff(const dpprof_real *a, const dpprof_real *b, size_t n) {
     double md = 0.0;
     size_t i;
     for (i = 0; i < n; i++) {
@@ -123,8 +114,7 @@ static double maxdiff(const dpprof_real *a, const dpprof_real *b, size_t n)
     return md;
 }
 /* relative error of a twice-called accumulating op against twice the once-called result */
-static double err_doubled(const dpprof_real *twice, const dpprof_real *once, size_t n)
-{
+static double err_doubled(const dpprof_real *twice, const dpprof_real *once, size_t n) {
     double *r = alloc_dbl(n), e;
     size_t i;
     for (i = 0; i < n; i++) r[i] = 2.0 * (double)once[i];
@@ -139,8 +129,7 @@ typedef double (*loss_fn)(void *ctx);
 
 /* central differences of f with respect to every element of x, against the analytic gradient.
    the step actually taken is measured after rounding to dpprof_real, so float builds stay honest. */
-static double fd_check(loss_fn f, void *ctx, dpprof_real *x, size_t n, const dpprof_real *analytic)
-{
+static double fd_check(loss_fn f, void *ctx, dpprof_real *x, size_t n, const dpprof_real *analytic) {
     double *fd = alloc_dbl(n), e;
     size_t i;
     for (i = 0; i < n; i++) {
@@ -161,15 +150,13 @@ static double fd_check(loss_fn f, void *ctx, dpprof_real *x, size_t n, const dpp
     return e;
 }
 
-static void fd_report(const char *name, loss_fn f, void *ctx, dpprof_real *x, size_t n, const dpprof_real *analytic)
-{
+static void fd_report(const char *name, loss_fn f, void *ctx, dpprof_real *x, size_t n, const dpprof_real *analytic) {
     check(name, fd_check(f, ctx, x, n, analytic), FD_TOL, "max|analytic-fd|/max|fd|");
 }
 
 /* ---- 0. forwards against naive test-side versions ---------------------------------------------- */
 
-static void test_forwards(void)
-{
+static void test_forwards(void) {
     {
         int N = 5, IC = 70, OC = 7, n, o, i;
         dpprof_real *x = rand_real((size_t)N * IC, 1.0), *w = rand_real((size_t)OC * IC, 1.0);
@@ -183,7 +170,10 @@ static void test_forwards(void)
                 r[n * OC + o] = s;
             }
         check("fwd matmul vs naive", err_vs(y, r, (size_t)N * OC), STORE_TOL, "rel err");
-        free(x); free(w); free(y); free(r);
+        free(x);
+        free(w);
+        free(y);
+        free(r);
     }
     {
         int N = 6, V = 4, C = 9, n;
@@ -196,7 +186,8 @@ static void test_forwards(void)
             if (!(d <= worst) && worst == worst) worst = d; /* a nan stays */
         }
         check("fwd embedding rows", worst, 0.0, "max abs diff");
-        free(wte); free(y);
+        free(wte);
+        free(y);
     }
     {
         int N = 4, C = 70, n, c;
@@ -213,7 +204,12 @@ static void test_forwards(void)
         }
         check("fwd rmsnorm out vs naive", err_vs(y, r, (size_t)N * C), STORE_TOL, "rel err");
         check("fwd rmsnorm rstd vs naive", err_vs(rs, rr, (size_t)N), STORE_TOL, "rel err");
-        free(x); free(w); free(y); free(rs); free(r); free(rr);
+        free(x);
+        free(w);
+        free(y);
+        free(rs);
+        free(r);
+        free(rr);
     }
     {
         size_t n = 41, i;
@@ -224,7 +220,10 @@ static void test_forwards(void)
         dpprof_swiglu_fwd_ref(h, g, u, n);
         for (i = 0; i < n; i++) r[i] = (double)g[i] * u[i] / (1.0 + exp(-(double)g[i]));
         check("fwd swiglu vs naive (incl. gate +-800)", err_vs(h, r, n), STORE_TOL, "rel err");
-        free(g); free(u); free(h); free(r);
+        free(g);
+        free(u);
+        free(h);
+        free(r);
     }
     {
         int B = 3, T = 4, C = 5, b;
@@ -236,7 +235,8 @@ static void test_forwards(void)
             if (!(d <= worst) && worst == worst) worst = d; /* a nan stays */
         }
         check("fwd last_token rows", worst, 0.0, "max abs diff");
-        free(x); free(y);
+        free(x);
+        free(y);
     }
     {
         int B = 2, T = 3, V = 13, b, t, i;
@@ -264,7 +264,8 @@ static void test_forwards(void)
         for (i = 0; i < B * T; i++) x[i * V + tg[i]] = 1000;
         dpprof_crossentropy_fwd_ref(l, x, tg, B, T, V);
         check("fwd crossentropy dominant target (= 0)", fabs((double)l[0]) + fabs((double)l[1]), 1e-300, "abs loss");
-        free(x); free(l);
+        free(x);
+        free(l);
     }
     {
         /* rope against the hf formula written out per element */
@@ -286,39 +287,52 @@ static void test_forwards(void)
                         r[base + i] = x[base + i] * cos(a) + rot * sin(a);
                     }
         check("fwd rope vs hf rotate_half formula", err_vs(y, r, n), STORE_TOL, "rel err");
-        free(x); free(y); free(r);
+        free(x);
+        free(y);
+        free(r);
     }
 }
 
 /* ---- 1. backward ops against finite differences ------------------------------------------------ */
 
-struct mm_ctx { dpprof_real *inp, *w, *out, *R; int N, IC, OC; };
-static double mm_loss(void *p)
-{
+struct mm_ctx {
+    dpprof_real *inp, *w, *out, *R;
+    int N, IC, OC;
+};
+static double mm_loss(void *p) {
     struct mm_ctx *c = (struct mm_ctx *)p;
     dpprof_matmul_fwd_ref(c->out, c->inp, c->w, c->N, c->IC, c->OC);
     return dot_rr(c->out, c->R, (size_t)c->N * c->OC);
 }
 
-struct emb_ctx { dpprof_real *wte, *out, *R; const int *tok; int N, C; };
-static double emb_loss(void *p)
-{
+struct emb_ctx {
+    dpprof_real *wte, *out, *R;
+    const int *tok;
+    int N, C;
+};
+static double emb_loss(void *p) {
     struct emb_ctx *c = (struct emb_ctx *)p;
     dpprof_embedding_fwd_ref(c->out, c->tok, c->wte, c->N, c->C);
     return dot_rr(c->out, c->R, (size_t)c->N * c->C);
 }
 
-struct rms_ctx { dpprof_real *inp, *w, *out, *rstd, *R; int N, C; float eps; };
-static double rms_loss(void *p)
-{
+struct rms_ctx {
+    dpprof_real *inp, *w, *out, *rstd, *R;
+    int N, C;
+    float eps;
+};
+static double rms_loss(void *p) {
     struct rms_ctx *c = (struct rms_ctx *)p;
     dpprof_rmsnorm_fwd_ref(c->out, c->rstd, c->inp, c->w, c->N, c->C, c->eps);
     return dot_rr(c->out, c->R, (size_t)c->N * c->C);
 }
 
-struct rope_ctx { dpprof_real *x, *y, *R; int B, T, NH, HS; double theta; };
-static double rope_loss(void *p)
-{
+struct rope_ctx {
+    dpprof_real *x, *y, *R;
+    int B, T, NH, HS;
+    double theta;
+};
+static double rope_loss(void *p) {
     struct rope_ctx *c = (struct rope_ctx *)p;
     size_t n = (size_t)c->B * c->T * c->NH * c->HS;
     memcpy(c->y, c->x, n * sizeof(dpprof_real));
@@ -326,45 +340,55 @@ static double rope_loss(void *p)
     return dot_rr(c->y, c->R, n);
 }
 
-struct attn_ctx { dpprof_real *q, *k, *v, *out, *lse, *R; int B, T, NH, NKV, HS; };
-static double attn_loss(void *p)
-{
+struct attn_ctx {
+    dpprof_real *q, *k, *v, *out, *lse, *R;
+    int B, T, NH, NKV, HS;
+};
+static double attn_loss(void *p) {
     struct attn_ctx *c = (struct attn_ctx *)p;
     dpprof_attention_fwd_ref(c->out, c->lse, c->q, c->k, c->v, c->B, c->T, c->NH, c->NKV, c->HS);
     return dot_rr(c->out, c->R, (size_t)c->B * c->T * c->NH * c->HS);
 }
 
-struct swi_ctx { dpprof_real *g, *u, *h, *R; size_t n; };
-static double swi_loss(void *p)
-{
+struct swi_ctx {
+    dpprof_real *g, *u, *h, *R;
+    size_t n;
+};
+static double swi_loss(void *p) {
     struct swi_ctx *c = (struct swi_ctx *)p;
     dpprof_swiglu_fwd_ref(c->h, c->g, c->u, c->n);
     return dot_rr(c->h, c->R, c->n);
 }
 
-struct ce_ctx { dpprof_real *logits, *losses, *dl; const int *tg; int B, T, V; };
-static double ce_loss(void *p)
-{
+struct ce_ctx {
+    dpprof_real *logits, *losses, *dl;
+    const int *tg;
+    int B, T, V;
+};
+static double ce_loss(void *p) {
     struct ce_ctx *c = (struct ce_ctx *)p;
     dpprof_crossentropy_fwd_ref(c->losses, c->logits, c->tg, c->B, c->T, c->V);
     return dot_rr(c->losses, c->dl, (size_t)c->B);
 }
 
-struct last_ctx { dpprof_real *inp, *out, *R; int B, T, C; };
-static double last_loss(void *p)
-{
+struct last_ctx {
+    dpprof_real *inp, *out, *R;
+    int B, T, C;
+};
+static double last_loss(void *p) {
     struct last_ctx *c = (struct last_ctx *)p;
     dpprof_last_token_fwd_ref(c->out, c->inp, c->B, c->T, c->C);
     return dot_rr(c->out, c->R, (size_t)c->B * c->C);
 }
 
-static void test_fd(void)
-{
+static void test_fd(void) {
     {
         /* IC = 70 crosses the 64-column accumulator block, N and OC are not multiples of 4 */
         struct mm_ctx c;
         dpprof_real *dinp, *dw;
-        c.N = 5; c.IC = 70; c.OC = 7;
+        c.N = 5;
+        c.IC = 70;
+        c.OC = 7;
         c.inp = rand_real((size_t)c.N * c.IC, 1.0);
         c.w = rand_real((size_t)c.OC * c.IC, 1.0);
         c.out = alloc_real((size_t)c.N * c.OC);
@@ -374,7 +398,12 @@ static void test_fd(void)
         dpprof_matmul_bwd_ref(dinp, dw, c.R, c.inp, c.w, c.N, c.IC, c.OC);
         fd_report("fd matmul dinp", mm_loss, &c, c.inp, (size_t)c.N * c.IC, dinp);
         fd_report("fd matmul dweight", mm_loss, &c, c.w, (size_t)c.OC * c.IC, dw);
-        free(c.inp); free(c.w); free(c.out); free(c.R); free(dinp); free(dw);
+        free(c.inp);
+        free(c.w);
+        free(c.out);
+        free(c.R);
+        free(dinp);
+        free(dw);
     }
     {
         /* tokens 3 and 1 repeat (double-accumulated path), 0, 4, 2 occur once */
@@ -382,20 +411,27 @@ static void test_fd(void)
         struct emb_ctx c;
         dpprof_real *dwte;
         int V = 6; /* token 5 never occurs: its gradient must stay 0 */
-        c.N = 9; c.C = 70; c.tok = tok;
+        c.N = 9;
+        c.C = 70;
+        c.tok = tok;
         c.wte = rand_real((size_t)V * c.C, 1.0);
         c.out = alloc_real((size_t)c.N * c.C);
         c.R = rand_real((size_t)c.N * c.C, 1.0);
         dwte = zeros((size_t)V * c.C);
         dpprof_embedding_bwd_ref(dwte, c.R, tok, c.N, c.C);
         fd_report("fd embedding dwte (repeated tokens)", emb_loss, &c, c.wte, (size_t)V * c.C, dwte);
-        free(c.wte); free(c.out); free(c.R); free(dwte);
+        free(c.wte);
+        free(c.out);
+        free(c.R);
+        free(dwte);
     }
     {
         struct rms_ctx c;
         dpprof_real *dinp, *dw;
         size_t i;
-        c.N = 4; c.C = 70; c.eps = 1e-5f;
+        c.N = 4;
+        c.C = 70;
+        c.eps = 1e-5f;
         c.inp = rand_real((size_t)c.N * c.C, 1.0);
         c.w = rand_real((size_t)c.C, 0.5);
         for (i = 0; i < (size_t)c.C; i++) c.w[i] += 1; /* weights near 1, as initialised */
@@ -408,13 +444,23 @@ static void test_fd(void)
         dpprof_rmsnorm_bwd_ref(dinp, dw, c.R, c.inp, c.w, c.rstd, c.N, c.C);
         fd_report("fd rmsnorm dinp", rms_loss, &c, c.inp, (size_t)c.N * c.C, dinp);
         fd_report("fd rmsnorm dweight", rms_loss, &c, c.w, (size_t)c.C, dw);
-        free(c.inp); free(c.w); free(c.out); free(c.rstd); free(c.R); free(dinp); free(dw);
+        free(c.inp);
+        free(c.w);
+        free(c.out);
+        free(c.rstd);
+        free(c.R);
+        free(dinp);
+        free(dw);
     }
     {
         struct rope_ctx c;
         dpprof_real *dx;
         size_t n;
-        c.B = 2; c.T = 5; c.NH = 3; c.HS = 8; c.theta = 10000.0;
+        c.B = 2;
+        c.T = 5;
+        c.NH = 3;
+        c.HS = 8;
+        c.theta = 10000.0;
         n = (size_t)c.B * c.T * c.NH * c.HS;
         c.x = rand_real(n, 1.0);
         c.y = alloc_real(n);
@@ -422,13 +468,20 @@ static void test_fd(void)
         dx = copy_real(c.R, n);
         dpprof_rope_bwd_ref(dx, c.B, c.T, c.NH, c.HS, c.theta);
         fd_report("fd rope dx", rope_loss, &c, c.x, n, dx);
-        free(c.x); free(c.y); free(c.R); free(dx);
+        free(c.x);
+        free(c.y);
+        free(c.R);
+        free(dx);
     }
     {
         struct attn_ctx c;
         dpprof_real *dq, *dk, *dv;
         size_t nq, nk;
-        c.B = 2; c.T = 7; c.NH = 4; c.NKV = 2; c.HS = 8;
+        c.B = 2;
+        c.T = 7;
+        c.NH = 4;
+        c.NKV = 2;
+        c.HS = 8;
         nq = (size_t)c.B * c.T * c.NH * c.HS;
         nk = (size_t)c.B * c.T * c.NKV * c.HS;
         c.q = rand_real(nq, 1.5);
@@ -445,7 +498,15 @@ static void test_fd(void)
         fd_report("fd attention dq (NH=4 NKV=2 T=7 HS=8 B=2)", attn_loss, &c, c.q, nq, dq);
         fd_report("fd attention dk", attn_loss, &c, c.k, nk, dk);
         fd_report("fd attention dv", attn_loss, &c, c.v, nk, dv);
-        free(c.q); free(c.k); free(c.v); free(c.out); free(c.lse); free(c.R); free(dq); free(dk); free(dv);
+        free(c.q);
+        free(c.k);
+        free(c.v);
+        free(c.out);
+        free(c.lse);
+        free(c.R);
+        free(dq);
+        free(dk);
+        free(dv);
     }
     {
         struct swi_ctx c;
@@ -460,43 +521,60 @@ static void test_fd(void)
         dpprof_swiglu_bwd_ref(dg, du, c.R, c.g, c.u, c.n);
         fd_report("fd swiglu dgate", swi_loss, &c, c.g, c.n, dg);
         fd_report("fd swiglu dup", swi_loss, &c, c.u, c.n, du);
-        free(c.g); free(c.u); free(c.h); free(c.R); free(dg); free(du);
+        free(c.g);
+        free(c.u);
+        free(c.h);
+        free(c.R);
+        free(dg);
+        free(du);
     }
     {
         struct ce_ctx c;
         dpprof_real *dlog;
         int tg[12], i;
         size_t n;
-        c.B = 3; c.T = 4; c.V = 11; c.tg = tg;
+        c.B = 3;
+        c.T = 4;
+        c.V = 11;
+        c.tg = tg;
         n = (size_t)c.B * c.T * c.V;
         for (i = 0; i < c.B * c.T; i++) tg[i] = rnd_int(c.V);
         c.logits = rand_real(n, 2.0);
         c.losses = alloc_real((size_t)c.B);
         c.dl = alloc_real((size_t)c.B);
-        c.dl[0] = (dpprof_real)0.5; c.dl[1] = (dpprof_real)-1.25; c.dl[2] = (dpprof_real)2.0;
+        c.dl[0] = (dpprof_real)0.5;
+        c.dl[1] = (dpprof_real)-1.25;
+        c.dl[2] = (dpprof_real)2.0;
         dlog = alloc_real(n);
         dpprof_crossentropy_bwd_ref(dlog, c.logits, tg, c.dl, c.B, c.T, c.V);
         fd_report("fd crossentropy dlogits (unequal dlosses)", ce_loss, &c, c.logits, n, dlog);
-        free(c.logits); free(c.losses); free(c.dl); free(dlog);
+        free(c.logits);
+        free(c.losses);
+        free(c.dl);
+        free(dlog);
     }
     {
         struct last_ctx c;
         dpprof_real *dinp;
-        c.B = 3; c.T = 4; c.C = 6;
+        c.B = 3;
+        c.T = 4;
+        c.C = 6;
         c.inp = rand_real((size_t)c.B * c.T * c.C, 1.0);
         c.out = alloc_real((size_t)c.B * c.C);
         c.R = rand_real((size_t)c.B * c.C, 1.0);
         dinp = zeros((size_t)c.B * c.T * c.C);
         dpprof_last_token_bwd_ref(dinp, c.R, c.B, c.T, c.C);
         fd_report("fd last_token dinp", last_loss, &c, c.inp, (size_t)c.B * c.T * c.C, dinp);
-        free(c.inp); free(c.out); free(c.R); free(dinp);
+        free(c.inp);
+        free(c.out);
+        free(c.R);
+        free(dinp);
     }
 }
 
 /* ---- 2. attention forward against a naive version that materialises T x T ----------------------- */
 
-static void naive_attention(double *out, double *lse, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, int B, int T, int NH, int NKV, int HS)
-{
+static void naive_attention(double *out, double *lse, const dpprof_real *q, const dpprof_real *k, const dpprof_real *v, int B, int T, int NH, int NKV, int HS) {
     double *S = alloc_dbl((size_t)T * T);
     int b, h, t, j, i;
     for (b = 0; b < B; b++)
@@ -526,8 +604,7 @@ static void naive_attention(double *out, double *lse, const dpprof_real *q, cons
     free(S);
 }
 
-static void attn_vs_naive(int B, int T, int NH, int NKV, int HS, double qscale)
-{
+static void attn_vs_naive(int B, int T, int NH, int NKV, int HS, double qscale) {
     size_t nq = (size_t)B * T * NH * HS, nk = (size_t)B * T * NKV * HS, nl = (size_t)B * NH * T;
     dpprof_real *q = rand_real(nq, qscale), *k = rand_real(nk, 1.0), *v = rand_real(nk, 1.0);
     dpprof_real *out = alloc_real(nq), *lse = alloc_real(nl);
@@ -539,23 +616,27 @@ static void attn_vs_naive(int B, int T, int NH, int NKV, int HS, double qscale)
     check(name, err_vs(out, ro, nq), EXACT_TOL, "rel err");
     snprintf(name, sizeof name, "attention fwd lse vs naive T=%d B=%d NH=%d NKV=%d HS=%d", T, B, NH, NKV, HS);
     check(name, err_vs(lse, rl, nl), EXACT_TOL, "rel err");
-    free(q); free(k); free(v); free(out); free(lse); free(ro); free(rl);
+    free(q);
+    free(k);
+    free(v);
+    free(out);
+    free(lse);
+    free(ro);
+    free(rl);
 }
 
-static void test_attention_naive(void)
-{
+static void test_attention_naive(void) {
     /* q scaled up so scores spread over several units and the running max is overtaken often */
     attn_vs_naive(2, 1, 4, 2, 8, 4.0);
     attn_vs_naive(2, 5, 4, 2, 8, 4.0);
     attn_vs_naive(2, 33, 4, 2, 8, 4.0);
-    attn_vs_naive(1, 33, 6, 1, 64, 1.0); /* multi-query, wider heads */
+    attn_vs_naive(1, 33, 6, 1, 64, 1.0);                  /* multi-query, wider heads */
     attn_vs_naive(1, 9, 2, 2, DPPROF_MAX_HEAD_SIZE, 0.3); /* largest head size the stack arrays allow */
 }
 
 /* ---- 3. accumulate vs overwrite semantics ------------------------------------------------------ */
 
-static void test_accumulation(void)
-{
+static void test_accumulation(void) {
     {
         int N = 6, IC = 67, OC = 5;
         size_t ni = (size_t)N * IC, nw = (size_t)OC * IC;
@@ -574,7 +655,14 @@ static void test_accumulation(void)
         only = zeros(ni);
         dpprof_matmul_bwd_ref(only, NULL, g, x, w, N, IC, OC);
         check("matmul dweight=NULL gives the same dinp", maxdiff(only, dx1, ni), 0.0, "max abs diff");
-        free(only); free(x); free(w); free(g); free(dx); free(dw); free(dx1); free(dw1);
+        free(only);
+        free(x);
+        free(w);
+        free(g);
+        free(dx);
+        free(dw);
+        free(dx1);
+        free(dw1);
     }
     {
         static const int tok[7] = {2, 2, 0, 1, 2, 0, 3};
@@ -584,7 +672,9 @@ static void test_accumulation(void)
         d1 = copy_real(d, (size_t)V * C);
         dpprof_embedding_bwd_ref(d, g, tok, N, C);
         check("accumulate embedding dwte (twice = 2x)", err_doubled(d, d1, (size_t)V * C), ACC_TOL, "rel err");
-        free(g); free(d); free(d1);
+        free(g);
+        free(d);
+        free(d1);
     }
     {
         int N = 3, C = 70;
@@ -602,7 +692,16 @@ static void test_accumulation(void)
         only = zeros(n);
         dpprof_rmsnorm_bwd_ref(only, NULL, g, x, w, rs, N, C);
         check("rmsnorm dweight=NULL gives the same dinp", maxdiff(only, dx1, n), 0.0, "max abs diff");
-        free(only); free(x); free(w); free(g); free(y); free(rs); free(dx); free(dw); free(dx1); free(dw1);
+        free(only);
+        free(x);
+        free(w);
+        free(g);
+        free(y);
+        free(rs);
+        free(dx);
+        free(dw);
+        free(dx1);
+        free(dw1);
     }
     {
         int B = 2, T = 3, C = 4;
@@ -612,7 +711,9 @@ static void test_accumulation(void)
         d1 = copy_real(d, n);
         dpprof_last_token_bwd_ref(d, g, B, T, C);
         check("accumulate last_token dinp (twice = 2x)", err_doubled(d, d1, n), ACC_TOL, "rel err");
-        free(g); free(d); free(d1);
+        free(g);
+        free(d);
+        free(d1);
     }
     {
         /* overwrite: a result from zero-filled outputs, one from garbage, and the garbage one called again */
@@ -623,17 +724,36 @@ static void test_accumulation(void)
         dpprof_real *z[3], *x[3];
         double worst = 0.0;
         size_t sz[3];
-        sz[0] = nq; sz[1] = nk; sz[2] = nk;
-        for (r = 0; r < 3; r++) { z[r] = zeros(sz[r]); x[r] = rand_real(sz[r], 1e6); }
+        sz[0] = nq;
+        sz[1] = nk;
+        sz[2] = nk;
+        for (r = 0; r < 3; r++) {
+            z[r] = zeros(sz[r]);
+            x[r] = rand_real(sz[r], 1e6);
+        }
         dpprof_attention_fwd_ref(o, l, q, k, v, B, T, NH, NKV, HS);
         dpprof_attention_bwd_ref(z[0], z[1], z[2], g, q, k, v, o, l, B, T, NH, NKV, HS);
         dpprof_attention_bwd_ref(x[0], x[1], x[2], g, q, k, v, o, l, B, T, NH, NKV, HS);
-        for (r = 0; r < 3; r++) { double d = maxdiff(x[r], z[r], sz[r]); if (!(d <= worst) && worst == worst) worst = d; /* a nan stays */ }
+        for (r = 0; r < 3; r++) {
+            double d = maxdiff(x[r], z[r], sz[r]);
+            if (!(d <= worst) && worst == worst) worst = d; /* a nan stays */
+        }
         dpprof_attention_bwd_ref(x[0], x[1], x[2], g, q, k, v, o, l, B, T, NH, NKV, HS);
-        for (r = 0; r < 3; r++) { double d = maxdiff(x[r], z[r], sz[r]); if (!(d <= worst) && worst == worst) worst = d; /* a nan stays */ }
+        for (r = 0; r < 3; r++) {
+            double d = maxdiff(x[r], z[r], sz[r]);
+            if (!(d <= worst) && worst == worst) worst = d; /* a nan stays */
+        }
         check("overwrite attention dq dk dv (garbage in, twice)", worst, 0.0, "max abs diff");
-        for (r = 0; r < 3; r++) { free(z[r]); free(x[r]); }
-        free(q); free(k); free(v); free(g); free(o); free(l);
+        for (r = 0; r < 3; r++) {
+            free(z[r]);
+            free(x[r]);
+        }
+        free(q);
+        free(k);
+        free(v);
+        free(g);
+        free(o);
+        free(l);
     }
     {
         size_t n = 33;
@@ -645,7 +765,13 @@ static void test_accumulation(void)
         dpprof_swiglu_bwd_ref(xg, xu, dh, gt, u, n);
         worst = fmax(maxdiff(xg, zg, n), maxdiff(xu, zu, n));
         check("overwrite swiglu dgate dup (garbage in, twice)", worst, 0.0, "max abs diff");
-        free(gt); free(u); free(dh); free(zg); free(zu); free(xg); free(xu);
+        free(gt);
+        free(u);
+        free(dh);
+        free(zg);
+        free(zu);
+        free(xg);
+        free(xu);
     }
     {
         int B = 2, T = 3, V = 9, tg[6], i;
@@ -656,14 +782,16 @@ static void test_accumulation(void)
         dpprof_crossentropy_bwd_ref(y, x, tg, dl, B, T, V);
         dpprof_crossentropy_bwd_ref(y, x, tg, dl, B, T, V);
         check("overwrite crossentropy dlogits (garbage in, twice)", maxdiff(y, z, n), 0.0, "max abs diff");
-        free(x); free(dl); free(z); free(y);
+        free(x);
+        free(dl);
+        free(z);
+        free(y);
     }
 }
 
 /* ---- 4. rope round trip ------------------------------------------------------------------------ */
 
-static void test_rope_roundtrip(void)
-{
+static void test_rope_roundtrip(void) {
     int B = 2, T = 64, NH = 3, HS;
     for (HS = 16; HS <= DPPROF_MAX_HEAD_SIZE; HS *= 16) {
         size_t n = (size_t)B * T * NH * HS;
@@ -673,14 +801,14 @@ static void test_rope_roundtrip(void)
         dpprof_rope_bwd_ref(y, B, T, NH, HS, 10000.0);
         snprintf(name, sizeof name, "rope_bwd(rope_fwd(x)) == x (T=%d HS=%d)", T, HS);
         check(name, maxdiff(y, x, n), IS_DOUBLE ? 1e-12 : 1e-5, "max abs diff");
-        free(x); free(y);
+        free(x);
+        free(y);
     }
 }
 
 /* ---- 5. optimizers, scale, add ----------------------------------------------------------------- */
 
-static void test_optim(void)
-{
+static void test_optim(void) {
     {
         /* step 1 from zero state by hand (bc, 30 digits): mhat = g, vhat = g^2, so the step is
            lr*(g/(|g| + eps) + wd*p). p=1,g=0.1 -> 0.9989000000999999900; p=-2,g=-0.3 ->
@@ -688,13 +816,23 @@ static void test_optim(void)
            float builds hold 0.1 and 0.3 inexactly (v ~ g^2 doubles that), hence 3e-7 there */
         dpprof_real p[3], m[3], v[3], g[3];
         double ep[3], em[3], ev[3];
-        p[0] = 1; p[1] = -2; p[2] = (dpprof_real)0.5;
-        g[0] = (dpprof_real)0.1; g[1] = (dpprof_real)-0.3; g[2] = 0;
+        p[0] = 1;
+        p[1] = -2;
+        p[2] = (dpprof_real)0.5;
+        g[0] = (dpprof_real)0.1;
+        g[1] = (dpprof_real)-0.3;
+        g[2] = 0;
         m[0] = m[1] = m[2] = 0;
         v[0] = v[1] = v[2] = 0;
-        ep[0] = 0.99890000009999999; ep[1] = -1.9988000000333333322; ep[2] = 0.49995;
-        em[0] = 0.01; em[1] = -0.03; em[2] = 0.0;
-        ev[0] = 1e-5; ev[1] = 9e-5; ev[2] = 0.0;
+        ep[0] = 0.99890000009999999;
+        ep[1] = -1.9988000000333333322;
+        ep[2] = 0.49995;
+        em[0] = 0.01;
+        em[1] = -0.03;
+        em[2] = 0.0;
+        ev[0] = 1e-5;
+        ev[1] = 9e-5;
+        ev[2] = 0.0;
         dpprof_adam_ref(p, m, v, g, 3, 1e-3, 0.9, 0.999, 1e-8, 0.1, 1);
         check("adam step 1 param vs hand", err_vs(p, ep, 3), IS_DOUBLE ? 1e-14 : 3e-7, "rel err");
         check("adam step 1 m vs hand", err_vs(m, em, 3), IS_DOUBLE ? 1e-14 : 3e-7, "rel err");
@@ -715,14 +853,24 @@ static void test_optim(void)
         }
         dpprof_adam_ref(p, m, v, g, n, lr, b1, b2, eps, wd, t);
         check("adam step 3 vs pytorch order", err_vs(p, ep, n), IS_DOUBLE ? 1e-14 : 1e-7, "rel err");
-        free(p); free(m); free(v); free(g); free(ep);
+        free(p);
+        free(m);
+        free(v);
+        free(g);
+        free(ep);
     }
     {
         dpprof_real p[3], g[3];
         double e[3];
-        p[0] = 1; p[1] = -2; p[2] = (dpprof_real)0.5;
-        g[0] = (dpprof_real)0.5; g[1] = (dpprof_real)0.25; g[2] = -1;
-        e[0] = 0.95; e[1] = -2.025; e[2] = 0.6;
+        p[0] = 1;
+        p[1] = -2;
+        p[2] = (dpprof_real)0.5;
+        g[0] = (dpprof_real)0.5;
+        g[1] = (dpprof_real)0.25;
+        g[2] = -1;
+        e[0] = 0.95;
+        e[1] = -2.025;
+        e[2] = 0.6;
         dpprof_sgd_ref(p, g, 3, 0.1);
         check("sgd step vs hand", err_vs(p, e, 3), IS_DOUBLE ? 1e-15 : 1e-7, "rel err");
     }
@@ -730,8 +878,14 @@ static void test_optim(void)
         dpprof_real x[4], y[4];
         double e[4], e2[4];
         int i;
-        x[0] = 1; x[1] = -2; x[2] = (dpprof_real)0.5; x[3] = 0;
-        for (i = 0; i < 4; i++) { e[i] = 3.0 * x[i]; e2[i] = -0.5 * e[i]; }
+        x[0] = 1;
+        x[1] = -2;
+        x[2] = (dpprof_real)0.5;
+        x[3] = 0;
+        for (i = 0; i < 4; i++) {
+            e[i] = 3.0 * x[i];
+            e2[i] = -0.5 * e[i];
+        }
         dpprof_scale_ref(y, x, 4, 3.0);
         check("scale out of place", err_vs(y, e, 4), 0.0, "rel err");
         dpprof_scale_ref(y, y, 4, -0.5);
@@ -747,30 +901,35 @@ static void test_optim(void)
         dpprof_add_ref(a, a, b, n); /* out aliases a */
         worst = fmax(worst, err_vs(a, e, n));
         check("add (out of place and out == a)", worst, 0.0, "rel err");
-        free(a); free(b); free(o); free(e);
+        free(a);
+        free(b);
+        free(o);
+        free(e);
     }
 }
 
 /* ---- 6. cross-entropy in place ----------------------------------------------------------------- */
 
-static void test_ce_inplace(void)
-{
+static void test_ce_inplace(void) {
     int B = 3, T = 4, V = 37, tg[12], i;
     size_t n = (size_t)B * T * V;
     dpprof_real *x = rand_real(n, 3.0), *d = alloc_real(n), *y, dl[3];
     for (i = 0; i < B * T; i++) tg[i] = rnd_int(V);
-    dl[0] = 1; dl[1] = (dpprof_real)0.25; dl[2] = -3;
+    dl[0] = 1;
+    dl[1] = (dpprof_real)0.25;
+    dl[2] = -3;
     dpprof_crossentropy_bwd_ref(d, x, tg, dl, B, T, V);
     y = copy_real(x, n);
     dpprof_crossentropy_bwd_ref(y, y, tg, dl, B, T, V);
     check("crossentropy in place == out of place", maxdiff(y, d, n), 0.0, "max abs diff");
-    free(x); free(d); free(y);
+    free(x);
+    free(d);
+    free(y);
 }
 
 /* ---- costs ------------------------------------------------------------------------------------- */
 
-static void test_costs(void)
-{
+static void test_costs(void) {
     dpprof_cost c = dpprof_matmul_fwd_cost(2, 3, 4, 4);
     double pairs, e;
     /* 2*2*3*4 = 48 flops; 4*(2*3 + 4*3 + 2*4) = 104 bytes */
@@ -792,9 +951,11 @@ static void test_costs(void)
 }
 
 /* the residual add and the norm of its sum: the same bits as dpprof_add_ref, then dpprof_rmsnorm_fwd_ref */
-static void test_add_rmsnorm(void)
-{
-    enum { N = 5, C = 7 };
+static void test_add_rmsnorm(void) {
+    enum {
+        N = 5,
+        C = 7
+    };
     dpprof_real res[N * C], res2[N * C], oth[N * C], w[C], out[N * C], out2[N * C], rs[N], rs2[N];
     double d = 0;
     int i;
@@ -810,8 +971,7 @@ static void test_add_rmsnorm(void)
     check("add_rmsnorm fwd: res += other, then the norm of res (bitwise the two ops)", d, 0.0, "mismatches");
 }
 
-int main(void)
-{
+int main(void) {
     if (IS_DOUBLE)
         printf("# double build: finite differences with h=%g (absolute), tol %g\n", FD_H, FD_TOL);
     else

@@ -55,29 +55,25 @@ static int g_checks = 0;
 static int g_fails = 0;
 static int g_quick = 0;
 
-static void check(int ok, const char *what)
-{
+static void check(int ok, const char *what) {
     ++g_checks;
     if (!ok) ++g_fails;
     printf("%s %s\n", ok ? "PASS" : "FAIL", what); /* the line tests/run.sh counts */
 }
 
-static double rel_err(double got, double want)
-{
+static double rel_err(double got, double want) {
     return fabs(got - want) / fabs(want);
 }
 
 /* one published value: prints the comparison and checks the tolerance */
-static void check_ref(const char *name, double got, double want, double rel_tol)
-{
+static void check_ref(const char *name, double got, double want, double rel_tol) {
     double re = rel_err(got, want);
     printf("  %-44s got %-22.17g ref %-22.17g rel err %.2e (tol %.0e)\n", name,
            got, want, re, rel_tol);
     check(re <= rel_tol, name);
 }
 
-static uint64_t fnv1a64(uint64_t h, uint64_t word)
-{
+static uint64_t fnv1a64(uint64_t h, uint64_t word) {
     int k;
     for (k = 0; k < 8; ++k) {
         h ^= (word >> (8 * k)) & 0xffu;
@@ -86,16 +82,14 @@ static uint64_t fnv1a64(uint64_t h, uint64_t word)
     return h;
 }
 
-static uint64_t bits_of(double x)
-{
+static uint64_t bits_of(double x) {
     uint64_t b;
     memcpy(&b, &x, sizeof b);
     return b;
 }
 
 /* size of one unit in the last place of the double nearest to x */
-static double ulp_of(double x)
-{
+static double ulp_of(double x) {
     int e;
     double u;
     if (x == 0.0) {
@@ -108,8 +102,7 @@ static double ulp_of(double x)
 
 /* ======================================================== (a) philox ==== */
 
-static void test_philox_kat(void)
-{
+static void test_philox_kat(void) {
     /* [K1-3]: ctr[4] key[2] -> result[4] */
     static const uint32_t kat[3][10] = {
         {0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u,
@@ -141,8 +134,7 @@ static void test_philox_kat(void)
 
 /* ======================================================= (a) normals ==== */
 
-static void test_counter_layout(void)
-{
+static void test_counter_layout(void) {
     const double two_pi = 6.283185307179586;
     uint64_t seed = 0x0123456789abcdefULL, stream = 0xfedcba9876543210ULL;
     uint64_t block = 0x00000003000000a5ULL;
@@ -176,19 +168,20 @@ static void test_counter_layout(void)
     check(same, "dpprof_normal(index) == lane index%4 of block index/4, bitwise");
     {
         double a[4], b[4];
-        dpprof_normal4(seed, stream, 0x000000a5ULL, a);          /* hi word 0 */
+        dpprof_normal4(seed, stream, 0x000000a5ULL, a); /* hi word 0 */
         dpprof_normal4(seed, stream, block, b);
         check(a[0] != b[0], "block hi word feeds ctr[1]");
-        dpprof_normal4(seed, stream & 0xffffffffULL, block, a);   /* stream hi 0 */
+        dpprof_normal4(seed, stream & 0xffffffffULL, block, a); /* stream hi 0 */
         check(a[0] != b[0], "stream hi word feeds ctr[3]");
-        dpprof_normal4(seed & 0xffffffffULL, stream, block, a);   /* seed hi 0 */
+        dpprof_normal4(seed & 0xffffffffULL, stream, block, a); /* seed hi 0 */
         check(a[0] != b[0], "seed hi word feeds key[1]");
     }
 }
 
-static void test_determinism_and_noise_ref(void)
-{
-    enum { N = 1001 };
+static void test_determinism_and_noise_ref(void) {
+    enum {
+        N = 1001
+    };
     static float out[N], part[N];
     const uint64_t seed = 77, stream = 5, offset = 3;
     const double stddev = 1.7;
@@ -228,9 +221,10 @@ static void test_determinism_and_noise_ref(void)
     check(1, "add_noise_ref(null, 0) is a no-op");
 }
 
-static void test_streams_differ(void)
-{
-    enum { N = 4096 };
+static void test_streams_differ(void) {
+    enum {
+        N = 4096
+    };
     int i, eq_stream = 0, eq_seed = 0, eq_shift = 0;
     printf("[distinct seeds / streams]\n");
     for (i = 0; i < N; ++i) {
@@ -245,15 +239,13 @@ static void test_streams_differ(void)
           "distinct streams, seeds and blocks give different values");
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
+static int cmp_double(const void *pa, const void *pb) {
     double a = *(const double *)pa, b = *(const double *)pb;
     return (a > b) - (a < b);
 }
 
 /* kolmogorov's limiting distribution: p = P(sqrt(n) D > x) */
-static double kolmogorov_p(double x)
-{
+static double kolmogorov_p(double x) {
     double p = 0.0;
     int k;
     if (x < 0.3) {
@@ -271,8 +263,7 @@ static double kolmogorov_p(double x)
    significance 1e-6. for a seed chosen at random the union bound puts the
    false-failure probability of this block at ~1.01e-6 (the seed is fixed,
    so the outcome is deterministic). */
-static void test_normal_stats(void)
-{
+static void test_normal_stats(void) {
     const int n = 1000000;
     double *z = (double *)malloc((size_t)n * sizeof(double));
     double s1 = 0.0, s2 = 0.0, s4 = 0.0, sp = 0.0, d = 0.0, sqn, ks_x, ks_p;
@@ -333,8 +324,7 @@ static void test_normal_stats(void)
         as glibc sin/cos on the same rounded argument (the rounding of
         r*pi/2 dominates). the checks below require 1e-15. */
 
-static void test_math_accuracy(void)
-{
+static void test_math_accuracy(void) {
     const long double pio2l = 1.570796326794896619231321691639751442L;
     const double pio2 = 1.5707963267948966;
     long n_uni = g_quick ? (1L << 20) : (1L << 24);
@@ -379,10 +369,22 @@ static void test_math_accuracy(void)
             }
             th = (long double)r * pio2l;
             switch ((int)(q4 & 3)) {
-            case 0: sref = sinl(th); cref = cosl(th); break;
-            case 1: sref = cosl(th); cref = -sinl(th); break;
-            case 2: sref = -sinl(th); cref = -cosl(th); break;
-            default: sref = -cosl(th); cref = sinl(th); break;
+            case 0:
+                sref = sinl(th);
+                cref = cosl(th);
+                break;
+            case 1:
+                sref = cosl(th);
+                cref = -sinl(th);
+                break;
+            case 2:
+                sref = -sinl(th);
+                cref = -cosl(th);
+                break;
+            default:
+                sref = -cosl(th);
+                cref = sinl(th);
+                break;
             }
             sin_rel = fmax(sin_rel, (double)(fabsl((long double)sn - sref) / fabsl(sref)));
             cos_rel = fmax(cos_rel, (double)(fabsl((long double)cs - cref) / fabsl(cref)));
@@ -483,10 +485,9 @@ static const uint64_t golden_first8[8] = {
     0x3feb2ef81a319ea2ULL, 0xbfc985884cae748eULL, 0xbffa585525d6bc90ULL, 0xbfd99b5b3c58ac5dULL,
     0xbfb03210fda09a77ULL, 0x3fd96191f626f018ULL, 0xbfd64343c9d00721ULL, 0x3ff33f82aaf8fdb1ULL};
 static const uint64_t golden_hash_normals = 0x0be49a25e97b3135ULL; /* 2^20 normals, seed 42, stream 0 */
-static const uint64_t golden_hash_noise = 0x0ee3e23115d94acaULL; /* add_noise_ref, 4096 floats */
+static const uint64_t golden_hash_noise = 0x0ee3e23115d94acaULL;   /* add_noise_ref, 4096 floats */
 
-static void test_golden(void)
-{
+static void test_golden(void) {
     uint64_t h = 0xcbf29ce484222325ULL, hn = 0xcbf29ce484222325ULL;
     static float buf[4096];
     int i, ok = 1;
@@ -521,8 +522,7 @@ static void test_golden(void)
 /* ============================================== (b) rdp accountant ====== */
 
 /* tf-privacy's compute_dp_sgd_privacy order grid */
-static int tf_orders(double *o)
-{
+static int tf_orders(double *o) {
     static const double head[10] = {1.25, 1.5, 1.75, 2., 2.25, 2.5, 3., 3.5, 4., 4.5};
     int n = 0, i;
     for (i = 0; i < 10; ++i) {
@@ -539,8 +539,7 @@ static int tf_orders(double *o)
 
 /* the brute-force integer-order sum in long double, straight from the
    definition, to cross-check the log-space evaluation */
-static double brute_rdp_int(double q, double sigma, int a)
-{
+static double brute_rdp_int(double q, double sigma, int a) {
     long double sum = 0.0L, c = 1.0L;
     int i;
     for (i = 0; i <= a; ++i) {
@@ -557,8 +556,7 @@ static double brute_rdp_int(double q, double sigma, int a)
 /* opacus's get_noise_multiplier search (opacus/accountants/utils.py):
    double sigma_high from 20 until eps < target, then bisect on
    [0, sigma_high] until target - eps_high <= 0.01; returns sigma_high */
-static double opacus_style_sigma(double target, double delta, double q, long long steps)
-{
+static double opacus_style_sigma(double target, double delta, double q, long long steps) {
     double lo = 0.0, hi = 10.0, eps_hi = HUGE_VAL, eps;
     while (eps_hi > target) {
         hi *= 2.0;
@@ -577,8 +575,7 @@ static double opacus_style_sigma(double target, double delta, double q, long lon
     return hi;
 }
 
-static void test_rdp_closed_forms(void)
-{
+static void test_rdp_closed_forms(void) {
     double r;
     int i;
     static const double qs[4] = {1e-4, 0.01, 0.1, 0.5};
@@ -613,8 +610,10 @@ static void test_rdp_closed_forms(void)
     /* the fractional series must agree with the integer expansion as the
        order approaches an integer */
     {
+        /* clang-format off */
         static const double set[5][3] = {{0.01, 1.0, 3.0}, {0.04, 1.5, 3.0}, {0.25, 0.8, 3.0},
                                          {0.001, 0.6, 10.0}, {0.1, 2.0, 32.0}};
+        /* clang-format on */
         double worst = 0.0;
         for (i = 0; i < 5; ++i) {
             double q = set[i][0], s = set[i][1], a = set[i][2], rp, rm;
@@ -651,8 +650,10 @@ static void test_rdp_closed_forms(void)
     /* quadrature vs the series where the series is accurate (log A >= 1e-4)
        and fast */
     {
+        /* clang-format off */
         static const double set[6][3] = {{0.1, 1.5, 5.5}, {0.04, 1.5, 4.5}, {0.1, 2.0, 2.5},
                                          {0.25, 3.0, 10.9}, {0.01, 0.3, 20.5}, {0.5, 0.8, 63.5}};
+        /* clang-format on */
         double worst = 0.0;
         int ok = 1;
         for (i = 0; i < 6; ++i) {
@@ -707,8 +708,7 @@ static void test_rdp_closed_forms(void)
     }
 }
 
-static void test_rdp_references(void)
-{
+static void test_rdp_references(void) {
     double e, a, r, tf[80];
     int ntf = tf_orders(tf), i;
     long long steps90 = (long long)(90 / 0.04); /* python int(90 / 0.04) */
@@ -825,8 +825,7 @@ static void test_rdp_references(void)
     }
 }
 
-static void test_rdp_properties(void)
-{
+static void test_rdp_properties(void) {
     double e, prev, a;
     int i, ok;
     static const long long steps[6] = {0, 1, 10, 100, 1000, 100000};
@@ -869,10 +868,12 @@ static void test_rdp_properties(void)
 
     /* round trips through sigma_for_epsilon */
     {
+        /* clang-format off */
         static const double cases[6][4] = {
             /* q, steps, delta, target eps */
             {0.04, 2250, 1e-5, 8.0}, {0.01, 10000, 1e-5, 1.0}, {0.001, 100000, 1e-6, 0.5},
             {0.25, 100, 1e-5, 3.0}, {1.0, 10, 1e-5, 2.0}, {0.004, 14063, 1e-5, 2.92}};
+        /* clang-format on */
         for (i = 0; i < 6; ++i) {
             double q = cases[i][0], d = cases[i][2], t = cases[i][3], s, es, el;
             long long st = (long long)cases[i][1];
@@ -888,7 +889,7 @@ static void test_rdp_properties(void)
           "sigma_for_epsilon: q = 0 needs no noise");
     check(dpprof_rdp_sigma_for_epsilon(0.01, 1000, 1e-5, 1e-4, &e) == DPPROF__PRIV_ERANGE,
           "sigma_for_epsilon: target below the orders' floor (about 1.8e-4 at order 8192, delta 1e-5) -> ERANGE");
-    {   /* the minimum at the default grid's edge (63): the orders past it are searched, and give less */
+    { /* the minimum at the default grid's edge (63): the orders past it are searched, and give less */
         double grid[DPPROF__PRIV_N_DEFAULT_ORDERS], e63, a63, ext, aext;
         const int n = dpprof_rdp_default_orders(grid);
         dpprof_rdp_epsilon(0.001, 3.0, 1, 1e-5, grid, n, &e63, &a63); /* the grid given: opacus's orders only */
@@ -902,8 +903,7 @@ static void test_rdp_properties(void)
     }
 }
 
-static void test_rdp_errors(void)
-{
+static void test_rdp_errors(void) {
     double r, nan_ = (double)NAN, o_bad[3] = {1.5, 1.0, 3.0}, o_ok[2] = {2.0, 3.0};
     printf("[rdp argument errors]\n");
     check(dpprof_rdp_sgm(0.1, 1.0, 2.0, NULL) == DPPROF__PRIV_ENULL, "rdp null out");
@@ -935,8 +935,8 @@ static void test_rdp_errors(void)
 /* the tight accountant against dp_accounting 0.6.0: PLDAccountant(value_discretization_interval=1e-4) of
    SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps), get_epsilon(delta); within
    1e-3 relative (the header's stated agreement), never above rdp's, and the pld sigma meets its target */
-static void test_pld(void)
-{
+static void test_pld(void) {
+    /* clang-format off */
     static const double ref[][5] = {
         {0.004, 1.1, 14063, 1e-5, 2.2158763013940224}, {0.01, 1.0, 1000, 1e-5, 1.8282436455855091},
         {0.001, 3.0, 1, 1e-5, 0.0007055652838165397},  {0.1, 2.0, 100, 1e-6, 2.6750357412999692},
@@ -945,6 +945,7 @@ static void test_pld(void)
         {0.001, 0.5, 1000, 1e-8, 6.062465339387778},    {0.0001, 0.5, 1000, 1e-8, 2.7638720486820576},
         {0.001, 0.5, 1000, 1e-10, 7.788300711749295},
     };
+    /* clang-format on */
     double e, r, s;
     int i;
     for (i = 0; i < 9; i++) {
@@ -989,8 +990,7 @@ static void test_pld(void)
     }
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     g_quick = argc > 1 && strcmp(argv[1], "quick") == 0;
     test_philox_kat();
     test_counter_layout();

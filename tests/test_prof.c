@@ -145,7 +145,9 @@ int main(void) {
     /* many live allocations, freed in a scrambled order, some moved or re-tagged on the way:
        the index behind the live table must find every key, and nothing else */
     {
-        enum { NK = 200000 };
+        enum {
+            NK = 200000
+        };
         static char keys[2 * NK];
         dpprof_prof q;
         size_t k, bad = 0;

@@ -103,8 +103,8 @@ static void check_stages(const char *preset, int seq, int batch, int phys, int N
         CHECK(adds_up(p), "%s N=%d zero %d %s: the peak's split by category and by module adds up to %lld", preset, N, z, dpprof_algo_name(algo), (long long)p->peak_bytes);
         {
             const int64_t ar = z == 0 ? 2 * (N - 1) * S * R : 0;
-            const int64_t rs = z == 1 ? (N - 1) * S * R : z >= 2 ? k * (N - 1) * S * R : 0;
-            const int64_t ag = z == 0 ? 0 : z <= 2 ? (N - 1) * S * R : k * (1 + passes) * (N - 1) * Sall * R;
+            const int64_t rs = z == 1 ? (N - 1) * S * R : (z >= 2 ? k * (N - 1) * S * R : 0);
+            const int64_t ag = z == 0 ? 0 : (z <= 2 ? (N - 1) * S * R : k * (1 + passes) * (N - 1) * Sall * R);
             CHECK(d.all_reduce_bytes == ar && d.reduce_scatter_bytes == rs && d.all_gather_bytes == ag,
                   "%s N=%d zero %d %s: all-reduce %lld (%lld), reduce-scatter %lld (%lld), all-gather %lld (%lld) bytes a step", preset, N, z, dpprof_algo_name(algo),
                   (long long)d.all_reduce_bytes, (long long)ar, (long long)d.reduce_scatter_bytes, (long long)rs, (long long)d.all_gather_bytes, (long long)ag);

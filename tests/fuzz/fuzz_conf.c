@@ -20,13 +20,13 @@
 
 static FILE *fuzz_real_stderr; /* the real stderr while dpprof's is captured, else NULL */
 
-#define FUZZ_ASSERT(c)                                                                                  \
-    do {                                                                                                \
-        if (!(c)) {                                                                                     \
-            fprintf(fuzz_real_stderr ? fuzz_real_stderr : stderr,                                       \
-                    "fuzz_conf.c:%d: invariant failed: %s\n", __LINE__, #c);                          \
-            abort();                                                                                    \
-        }                                                                                               \
+#define FUZZ_ASSERT(c)                                                       \
+    do {                                                                     \
+        if (!(c)) {                                                          \
+            fprintf(fuzz_real_stderr ? fuzz_real_stderr : stderr,            \
+                    "fuzz_conf.c:%d: invariant failed: %s\n", __LINE__, #c); \
+            abort();                                                         \
+        }                                                                    \
     } while (0)
 
 static char *fuzz_msg;

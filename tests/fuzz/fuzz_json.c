@@ -9,12 +9,12 @@
 #define DPPROF_TOOLS_IMPLEMENTATION
 #include "dpprof_tools.h"
 
-#define FUZZ_ASSERT(c)                                                                                  \
-    do {                                                                                                \
-        if (!(c)) {                                                                                     \
-            fprintf(stderr, "fuzz_json.c:%d: invariant failed: %s\n", __LINE__, #c);                   \
-            abort();                                                                                    \
-        }                                                                                               \
+#define FUZZ_ASSERT(c)                                                               \
+    do {                                                                             \
+        if (!(c)) {                                                                  \
+            fprintf(stderr, "fuzz_json.c:%d: invariant failed: %s\n", __LINE__, #c); \
+            abort();                                                                 \
+        }                                                                            \
     } while (0)
 
 typedef struct obuf {
@@ -22,8 +22,7 @@ typedef struct obuf {
     size_t n, cap;
 } obuf;
 
-static void oput(obuf *b, const char *s, size_t n)
-{
+static void oput(obuf *b, const char *s, size_t n) {
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->n + n + 1)
@@ -38,8 +37,7 @@ static void oput(obuf *b, const char *s, size_t n)
 
 /* independent utf-8 check by decoding: rejects overlong forms, surrogates
    and values above u+10ffff */
-static int valid_utf8(const unsigned char *s, size_t n)
-{
+static int valid_utf8(const unsigned char *s, size_t n) {
     size_t i = 0, k, len;
     unsigned long cp, min;
     while (i < n) {
@@ -76,8 +74,7 @@ static int valid_utf8(const unsigned char *s, size_t n)
     return 1;
 }
 
-static void emit_string(obuf *b, const char *s, size_t n)
-{
+static void emit_string(obuf *b, const char *s, size_t n) {
     size_t i;
     char e[8];
     oput(b, "\"", 1);
@@ -99,8 +96,7 @@ static void emit_string(obuf *b, const char *s, size_t n)
 
 /* walk the tree checking invariants and write it back out; recursion is
    bounded by DPPROF_JSON_MAX_DEPTH */
-static void walk(obuf *b, const dpprof_json *v, int depth)
-{
+static void walk(obuf *b, const dpprof_json *v, int depth) {
     size_t i, n, kl;
     double x, y;
     long long ll;
@@ -180,8 +176,7 @@ static void walk(obuf *b, const dpprof_json *v, int depth)
     }
 }
 
-static int same(const dpprof_json *a, const dpprof_json *b)
-{
+static int same(const dpprof_json *a, const dpprof_json *b) {
     size_t i, n;
     double x, y;
     long long p, q;
@@ -223,8 +218,7 @@ static int same(const dpprof_json *a, const dpprof_json *b)
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     dpprof_json_doc *doc = NULL, *doc2 = NULL;
     char err[256];
     obuf b;

@@ -21,13 +21,13 @@
 
 static FILE *fuzz_real_stderr; /* the real stderr while dpprof's is captured, else NULL */
 
-#define FUZZ_ASSERT(c)                                                                                  \
-    do {                                                                                                \
-        if (!(c)) {                                                                                     \
-            fprintf(fuzz_real_stderr ? fuzz_real_stderr : stderr,                                       \
-                    "fuzz_options.c:%d: invariant failed: %s\n", __LINE__, #c);                          \
-            abort();                                                                                    \
-        }                                                                                               \
+#define FUZZ_ASSERT(c)                                                          \
+    do {                                                                        \
+        if (!(c)) {                                                             \
+            fprintf(fuzz_real_stderr ? fuzz_real_stderr : stderr,               \
+                    "fuzz_options.c:%d: invariant failed: %s\n", __LINE__, #c); \
+            abort();                                                            \
+        }                                                                       \
     } while (0)
 
 #define FUZZ_MAX_WORDS 64
@@ -73,7 +73,7 @@ static void check_resolved(const dpprof_config *in, const dpprof_config *c, cons
     FUZZ_ASSERT(s->C == (in->hidden ? in->hidden : p.C) && s->C >= 2 && s->C <= DPPROF__DIM_MAX);
     FUZZ_ASSERT(s->L == (in->layers ? in->layers : p.L) && s->L >= 1 && s->L <= 4096);
     FUZZ_ASSERT(s->NH == (in->heads ? in->heads : p.NH) && s->NH >= 1);
-    FUZZ_ASSERT(s->NKV == (in->kv_heads ? in->kv_heads : in->heads ? in->heads : p.NKV) && s->NKV >= 1);
+    FUZZ_ASSERT(s->NKV == (in->kv_heads ? in->kv_heads : (in->heads ? in->heads : p.NKV)) && s->NKV >= 1);
     FUZZ_ASSERT(s->F == (in->ffn ? in->ffn : p.F) && s->F >= 1 && s->F <= DPPROF__DIM_MAX);
     /* heads divide hidden, kv heads divide heads, an even head size of at most 256 */
     FUZZ_ASSERT(s->C % s->NH == 0 && s->NH % s->NKV == 0 && s->NKV <= s->NH);
@@ -217,7 +217,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (w == 2) kept[k + 1] = argv[j + 1];
             rewind(stderr);
             if (parse_run(k + 1, kept, &o) == EXIT_OK) w = 1; /* a flag: --quiet, --poisson */
-            else if (w == 1 || (rewind(stderr), parse_run(k + 2, kept, &o)) != EXIT_OK) { j++; continue; }
+            else if (w == 1 || (rewind(stderr), parse_run(k + 2, kept, &o)) != EXIT_OK) {
+                j++;
+                continue;
+            }
             while (w--) kept[k++] = argv[j++];
         }
         kept[k] = NULL;
