@@ -9062,7 +9062,7 @@ done:
    PART 6 (implementation): cuda runtime without dpprof_kernels.cu
    ============================================================================================= */
 #ifndef DPPROF_CUDA
-/* built without dpprof_kernels.cu: the cuda entry points say so (a table of stubs: kept one to a line) */
+/* built without dpprof_kernels.cu: the cuda entry points say so (a table, one to a line) */
 /* clang-format off */
 #define DPPROF__NO_CUDA_MSG "this dpprof was built without CUDA (no nvcc at build time)"
 DPPROF_API int dpprof_cuda_device_count(int *count) {
