@@ -476,7 +476,7 @@ format-files:
 # ---- tests ------------------------------------------------------------------------------------------
 TEST_BIN := build/tests
 test: deps-test
-	$(MAKE) WERROR=-Werror -j$$(nproc) dpprof build/dpprof-nocuda build/dpprof.1
+	$(MAKE) WERROR=-Werror -j$$(nproc) dpprof build/dpprof-nocuda build/dpprof-san build/dpprof.1
 	$(MAKE) WERROR=-Werror -j$$(nproc) test-build
 	tests/run.sh $(TEST_BIN)
 
@@ -485,6 +485,13 @@ test: deps-test
 build/dpprof-nocuda: $(CLI_SRC)
 	@mkdir -p build
 	$(CC) $(ALL_CFLAGS) -g -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c -o $@.tmp -lm
+	mv $@.tmp $@
+
+# the command line with AddressSanitizer and UndefinedBehaviorSanitizer (no CUDA): tests/test_sanitized.sh runs
+# the shell tests of bad input and hostile outputs on it
+build/dpprof-san: $(CLI_SRC)
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -O1 -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c -o $@.tmp -lm
 	mv $@.tmp $@
 
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised

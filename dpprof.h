@@ -2175,6 +2175,8 @@ DPPROF_API int dpprof_track_alloc(dpprof_prof *p, const void *key, size_t bytes,
     if (mod < 0 || mod >= DPPROF_MOD_COUNT) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_track_alloc: module %d out of range", mod);
     if (bytes > (size_t)INT64_MAX || p->live_bytes > INT64_MAX - (int64_t)bytes)
         return dpprof__fail(DPPROF_ERR_OVERFLOW, "dpprof_track_alloc: %zu bytes overflow the live total", bytes);
+    if (p->alloc_bytes_total > INT64_MAX - (int64_t)bytes)
+        return dpprof__fail(DPPROF_ERR_OVERFLOW, "dpprof_track_alloc: %zu bytes overflow the total of every allocation (%lld bytes so far; dpprof counts bytes in 64 bits)", bytes, (long long)p->alloc_bytes_total);
     if (2 * (p->used_index + 1) > p->cap_index && dpprof__reindex(p, p->n_live + 1) != DPPROF_OK) {
         p->failed = 1;
         return dpprof__fail(DPPROF_ERR_OOM, "dpprof_track_alloc: cannot grow the allocation index");

@@ -600,6 +600,18 @@ static int hf_real(const char *path, const dpprof_json *root, const char *key, d
     return hf_fail(path, "\"%s\" %s", key, what);
 }
 
+/* the last file read: a sweep checks every configuration's options, and ten thousand of them name one file */
+static struct hf_memo {
+    char path[PATH_MAX];
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    time_t mtime;
+    long long V, C, F, L, NH, NKV, HS, pos;
+    double theta, eps;
+    int tied;
+} hf_memo;
+
 static int hf_config_load(const char *path, run_opts *o) {
     dpprof_config *c = &o->cfg;
     dpprof_json_doc *doc = NULL;
@@ -609,8 +621,15 @@ static int hf_config_load(const char *path, run_opts *o) {
     long long V, C, F, L, NH, NKV, HS, pos;
     double theta = 10000.0, eps = 1e-6; /* transformers' LlamaConfig defaults */
     int tied = 0, rc = EXIT_USAGE;
+    struct stat st;
     if (c->preset) return cli_usage("--hf-config defines the model: --preset/--model '%s' cannot come with it", c->preset);
     if (in_check(NULL, path, IN_HF_LIMIT, err, sizeof err)) return hf_fail(path, "%s%s", err, "");
+    if (stat(path, &st) == 0 && !strcmp(hf_memo.path, path) && hf_memo.dev == st.st_dev && hf_memo.ino == st.st_ino && hf_memo.size == st.st_size &&
+        hf_memo.mtime == st.st_mtime) { /* the same file, unchanged: its model as read before */
+        V = hf_memo.V, C = hf_memo.C, F = hf_memo.F, L = hf_memo.L, NH = hf_memo.NH, NKV = hf_memo.NKV, HS = hf_memo.HS, pos = hf_memo.pos;
+        theta = hf_memo.theta, eps = hf_memo.eps, tied = hf_memo.tied;
+        goto apply;
+    }
     if (dpprof_json_parse_file(path, (size_t)IN_HF_LIMIT, &doc) != 0) return cli_fail(EXIT_USAGE, "--hf-config: %s", dpprof_last_error());
     root = dpprof_json_root(doc);
     if (dpprof_json_kind(root) != DPPROF_JSON_OBJECT) {
@@ -682,6 +701,13 @@ static int hf_config_load(const char *path, run_opts *o) {
         }
         tied = dpprof_json_kind(v) == DPPROF_JSON_TRUE;
     }
+    if (strlen(path) < sizeof hf_memo.path && stat(path, &st) == 0) {
+        snprintf(hf_memo.path, sizeof hf_memo.path, "%s", path);
+        hf_memo.dev = st.st_dev, hf_memo.ino = st.st_ino, hf_memo.size = st.st_size, hf_memo.mtime = st.st_mtime;
+        hf_memo.V = V, hf_memo.C = C, hf_memo.F = F, hf_memo.L = L, hf_memo.NH = NH, hf_memo.NKV = NKV, hf_memo.HS = HS, hf_memo.pos = pos;
+        hf_memo.theta = theta, hf_memo.eps = eps, hf_memo.tied = tied;
+    }
+apply:
     /* an option given on the command line wins over the file */
     if (!c->vocab) c->vocab = (int)V;
     if (!c->hidden) c->hidden = (int)C;
@@ -738,16 +764,18 @@ static int in_check(const char *what, const char *path, long long limit, char *b
 }
 
 /* ---- outputs: every file dpprof writes goes through here ------------------------------------------
-   a regular file (or a symlink's target) is written to a unique temporary beside it (mkstemp: .NAME.XXXXXX)
-   and renamed into place after every write, flush, fsync and close succeeded, so a reader never sees half of
-   it, concurrent writers never share a temporary, and a failure leaves what was there. "-" is standard
-   output, and so is any name of the file standard output is (/dev/stdout, or the file it is redirected to),
-   written there in place; a device is written in place (never replaced); a FIFO is written in place when a reader has it
-   open, else refused. a directory, an empty path, a missing parent directory are refused before any work.
-   the temporaries of a process are removed when it is stopped by a signal. */
+   a regular file (or a symlink's target) is written to a unique temporary beside it (.dpprof-tmp.NAME.XXXXXX,
+   a pattern of dpprof's own) and renamed into place after every write, flush, fsync and close succeeded, so a
+   reader never sees half of it, concurrent writers never share a temporary, and a failure leaves what was
+   there; a file replaced keeps its owner and mode. a standard stream by any name ("-", /dev/stdout,
+   /dev/stderr, /dev/fd/N, /proc/self/fd/N, or the file standard output or error is redirected to) is written
+   in place through its descriptor, never renamed over; a device is written in place (never replaced); a FIFO
+   is written in place when a reader has it open, else refused. a directory, an empty path, a missing parent
+   directory are refused before any work. the temporaries of a process, files and directories, are removed
+   when it is stopped by a signal, and a sweep's resume removes those an earlier one left. */
 enum {
     OUT_FILE = 1,
-    OUT_STDOUT,
+    OUT_STREAM, /* one of the process's open descriptors: standard output, standard error, /dev/fd/N */
     OUT_DEVICE,
     OUT_FIFO
 };
@@ -759,19 +787,49 @@ typedef struct out_file {
     int kind;
 } out_file;
 
+/* what dpprof's temporaries start with: no file of a user's is removed for looking like one (a backup named
+   .r.json.backup is not) */
+#define OUT_TMP_PREFIX ".dpprof-tmp."
+/* the marker a dump directory carries: a directory is replaced only where dpprof wrote it */
+#define OUT_DUMP_MARKER ".dpprof-dump"
+
 #define OUT_MAX_TMPS 16
 static char out_tmps[OUT_MAX_TMPS][PATH_MAX]; /* live temporaries, removed on a signal */
+static volatile sig_atomic_t out_isdir[OUT_MAX_TMPS];
 static volatile sig_atomic_t out_ntmps;
 
+/* the files a dump writes (dpprof_session_dump), and its marker: all a directory may hold for a new dump to
+   replace it */
+static const char *const outdir_names[] = {"config.json", "model.safetensors", "batch.safetensors", "grads.safetensors", "step.json", OUT_DUMP_MARKER};
+#define OUTDIR_NNAMES ((int)(sizeof outdir_names / sizeof outdir_names[0]))
+
+/* in a signal handler: dir/name into buf without stdio (async-signal-safe) */
+static void out_join(char *buf, size_t cap, const char *dir, const char *name) {
+    size_t n = 0;
+    while (*dir && n + 1 < cap) buf[n++] = *dir++;
+    if (n + 1 < cap) buf[n++] = '/';
+    while (*name && n + 1 < cap) buf[n++] = *name++;
+    buf[n] = 0;
+}
+
 static void out_on_signal(int sig) {
-    int i;
-    for (i = 0; i < out_ntmps; i++)
-        if (out_tmps[i][0]) unlink(out_tmps[i]);
+    int i, k;
+    for (i = 0; i < out_ntmps; i++) {
+        if (!out_tmps[i][0]) continue;
+        if (out_isdir[i]) { /* a dump in the making: its files, then the directory */
+            char full[PATH_MAX + 64];
+            for (k = 0; k < OUTDIR_NNAMES; k++) {
+                out_join(full, sizeof full, out_tmps[i], outdir_names[k]);
+                unlink(full);
+            }
+            rmdir(out_tmps[i]);
+        } else unlink(out_tmps[i]);
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
-static void out_track(const char *tmp, int on) {
+static void out_track_kind(const char *tmp, int on, int isdir) {
     static int installed;
     int i;
     if (!installed) { /* only where nobody else handles them (a sweep stops its children itself) */
@@ -787,10 +845,11 @@ static void out_track(const char *tmp, int on) {
         if (on ? !out_tmps[i][0] : !strcmp(out_tmps[i], tmp)) break;
     if (on && i == out_ntmps && out_ntmps < OUT_MAX_TMPS) out_ntmps++;
     if (i < OUT_MAX_TMPS && i < out_ntmps) {
-        if (on) snprintf(out_tmps[i], PATH_MAX, "%s", tmp);
+        if (on) snprintf(out_tmps[i], PATH_MAX, "%s", tmp), out_isdir[i] = isdir;
         else out_tmps[i][0] = 0;
     }
 }
+static void out_track(const char *tmp, int on) { out_track_kind(tmp, on, 0); }
 
 /* the directory part of path (".": none) and the last part */
 static void out_split(const char *path, char *dir, char *base) {
@@ -800,14 +859,48 @@ static void out_split(const char *path, char *dir, char *base) {
     else snprintf(dir, PATH_MAX, "%.*s", (int)(slash - path), path), snprintf(base, PATH_MAX, "%s", slash + 1);
 }
 
-/* 1 where name is this process's standard output: "-", or a name of the file it is (/dev/stdout, /dev/fd/1, a
-   pipe's /proc/self/fd/1, the file it is redirected to): written there in place, never renamed over (the
-   reader holds that file, not the name) */
-static int out_is_stdout(const char *name) {
+/* the open descriptor of this process that name designates: "-", /dev/stdout (1), /dev/stderr (2), /dev/stdin (0),
+   /dev/fd/N or /proc/self/fd/N (N, where it is open), or a name of the file standard output or standard error is
+   (the same inode: the file a stream is redirected to); -1 where it designates none */
+static int out_stream_fd(const char *name) {
     struct stat a, b;
-    if (!name) return 0;
-    if (!strcmp(name, "-")) return 1;
-    return *name && stat(name, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    int fd = -1, end = 0, k;
+    char self[64];
+    if (!name || !*name) return -1;
+    if (!strcmp(name, "-") || !strcmp(name, "/dev/stdout")) return 1;
+    if (!strcmp(name, "/dev/stderr")) return 2;
+    if (!strcmp(name, "/dev/stdin")) return 0;
+    snprintf(self, sizeof self, "/proc/%ld/fd/", (long)getpid());
+    if (!strncmp(name, "/dev/fd/", 8)) sscanf(name + 8, "%d%n", &fd, &end), end += 8;
+    else if (!strncmp(name, "/proc/self/fd/", 14)) sscanf(name + 14, "%d%n", &fd, &end), end += 14;
+    else if (!strncmp(name, self, strlen(self))) sscanf(name + strlen(self), "%d%n", &fd, &end), end += (int)strlen(self);
+    if (fd >= 0 && !name[end] && fcntl(fd, F_GETFD) != -1) return fd;
+    if (stat(name, &a) != 0) return -1;
+    for (k = 1; k <= 2; k++)
+        if (fstat(k, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return k;
+    return -1;
+}
+static int out_is_stdout(const char *name) { return out_stream_fd(name) == 1; }
+
+/* the temporary of dir/base: dir/.dpprof-tmp.BASE.XXXXXX, or dir/.dpprof-tmp.XXXXXX where that would pass NAME_MAX
+   (a name of 248 to 255 characters is written too). 0, or -1 where the path is too long */
+static int out_tmpname(char *buf, size_t cap, const char *dir, const char *base) {
+    const size_t fixed = strlen(OUT_TMP_PREFIX) + 7; /* the prefix, '.' and XXXXXX */
+    int n = strlen(base) + fixed <= NAME_MAX ? snprintf(buf, cap, "%s/" OUT_TMP_PREFIX "%s.XXXXXX", dir, base) : snprintf(buf, cap, "%s/" OUT_TMP_PREFIX "XXXXXX", dir);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/* the owner and mode of path, where it exists, onto the replacement (fd, or the directory dirpath); a new one the
+   permissions a plain open or mkdir would give (fresh & ~umask). 0, or -1 where the owner cannot be kept */
+static int out_keep_owner(int fd, const char *dirpath, const char *path, mode_t fresh) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        mode_t um = umask(0);
+        umask(um);
+        return (fd >= 0 ? fchmod(fd, fresh & ~um) : chmod(dirpath, fresh & ~um)), 0;
+    }
+    if ((st.st_uid != geteuid() || st.st_gid != getegid()) && (fd >= 0 ? fchown(fd, st.st_uid, st.st_gid) : chown(dirpath, st.st_uid, st.st_gid)) != 0) return -1;
+    return (fd >= 0 ? fchmod(fd, st.st_mode & 07777) : chmod(dirpath, st.st_mode & 07777)), 0;
 }
 
 /* where name is written and how: 0, or -1 after saying why (what NULL: silently; nothing touched) */
@@ -820,10 +913,17 @@ static int out_resolve(const char *what, const char *name, char *path, int *kind
         OUT_SAY("%s: an empty path (give a file name, or - for standard output)", what);
         return -1;
     }
-    if (out_is_stdout(name)) {
-        *kind = OUT_STDOUT;
-        snprintf(path, PATH_MAX, "-");
-        return 0;
+    {
+        const int fd = out_stream_fd(name);
+        if (fd == 0) {
+            OUT_SAY("%s '%s': is standard input", what, name);
+            return -1;
+        }
+        if (fd > 0) { /* written in place through the descriptor (path: "fd:N") */
+            *kind = OUT_STREAM;
+            snprintf(path, PATH_MAX, "fd:%d", fd);
+            return 0;
+        }
     }
     if (strlen(name) >= PATH_MAX - 16) {
         OUT_SAY("%s '%s': path too long", what, name);
@@ -904,8 +1004,14 @@ static int out_open(out_file *o, const char *name, const char *what) {
     memset(o, 0, sizeof *o);
     o->name = name;
     if (out_resolve(what, name, o->path, &o->kind)) return -1;
-    if (o->kind == OUT_STDOUT) {
-        o->f = stdout;
+    if (o->kind == OUT_STREAM) { /* through a copy of the descriptor: its offset and its append flag are the stream's */
+        const int sfd = atoi(o->path + 3), dfd = sfd == 1 ? -1 : dup(sfd);
+        if (sfd == 1) o->f = stdout;
+        else if (dfd < 0 || !(o->f = fdopen(dfd, "ab"))) {
+            cli_fail(0, "%s '%s': cannot write: %s", what, name, strerror(errno));
+            if (dfd >= 0) close(dfd);
+            return -1;
+        }
         return 0;
     }
     if (o->kind == OUT_DEVICE || o->kind == OUT_FIFO) {
@@ -924,7 +1030,7 @@ static int out_open(out_file *o, const char *name, const char *what) {
         return 0;
     }
     out_split(o->path, dir, base);
-    if (snprintf(o->tmp, sizeof o->tmp, "%s/.%s.XXXXXX", dir, base) >= (int)sizeof o->tmp) {
+    if (out_tmpname(o->tmp, sizeof o->tmp, dir, base)) {
         cli_fail(0, "%s '%s': path too long", what, name);
         return -1;
     }
@@ -934,10 +1040,12 @@ static int out_open(out_file *o, const char *name, const char *what) {
         return -1;
     }
     out_track(o->tmp, 1);
-    { /* a result is an ordinary file: the permissions a plain open would give, not mkstemp's 0600 */
-        mode_t um = umask(0);
-        umask(um);
-        (void)fchmod(fd, 0666 & ~um);
+    if (out_keep_owner(fd, NULL, o->path, 0666)) { /* a replaced file keeps its owner and mode; a new one gets a plain open's */
+        cli_fail(0, "%s '%s': cannot replace it keeping its owner: %s (nothing was written)", what, name, strerror(errno));
+        close(fd);
+        unlink(o->tmp);
+        out_track(o->tmp, 0);
+        return -1;
     }
     if (!(o->f = fdopen(fd, "wb"))) {
         cli_fail(0, "%s '%s': cannot write: %s", what, name, strerror(errno));
@@ -953,7 +1061,7 @@ static int out_open(out_file *o, const char *name, const char *what) {
 static void out_abort(out_file *o) {
     if (!o->f) return;
     if (o->f == stdout) fflush(stdout);
-    else fclose(o->f);
+    else fclose(o->f); /* a stream's copy of its descriptor; the stream stays open */
     if (o->tmp[0]) {
         unlink(o->tmp);
         out_track(o->tmp, 0);
@@ -994,18 +1102,16 @@ static int out_png(out_file *o, const dpprof_canvas *cv) {
     return 0;
 }
 
-/* the files a dump writes (dpprof_session_dump): all a directory may hold for a new dump to replace it */
-static const char *const outdir_names[] = {"config.json", "model.safetensors", "batch.safetensors", "grads.safetensors", "step.json"};
-
 static int outdir_known(const char *name) {
-    size_t k;
-    for (k = 0; k < sizeof outdir_names / sizeof outdir_names[0]; k++)
+    int k;
+    for (k = 0; k < OUTDIR_NNAMES; k++)
         if (!strcmp(name, outdir_names[k])) return 1;
     return 0;
 }
 
-/* a directory output (--dump): refused before any work where it exists and is not a directory, or is a
-   directory that holds anything but the files of an earlier dump (nothing of the user's is ever replaced) */
+/* a directory output (--dump): refused before any work where it is a symbolic link, where it exists and is not a
+   directory, or is a directory that holds anything but what dpprof wrote there: an empty directory, or an earlier
+   dump (its marker, OUT_DUMP_MARKER, and its files alone). nothing of the user's is ever replaced */
 static int outdir_check(const char *what, const char *name) {
     struct stat st;
     char dir[PATH_MAX], base[PATH_MAX];
@@ -1013,13 +1119,19 @@ static int outdir_check(const char *what, const char *name) {
         cli_fail(0, "%s: an empty path", what);
         return -1;
     }
-    if (strlen(name) >= PATH_MAX - 16) {
+    if (strlen(name) >= PATH_MAX - 64) {
         cli_fail(0, "%s '%s': path too long", what, name);
+        return -1;
+    }
+    if (lstat(name, &st) == 0 && S_ISLNK(st.st_mode)) { /* a dump replaces the link, not what it points to */
+        cli_fail(0, "%s '%s': is a symbolic link%s: give the directory itself", what, name, stat(name, &st) != 0 ? " to nothing" : "");
         return -1;
     }
     if (stat(name, &st) == 0) {
         DIR *d;
         struct dirent *e;
+        int n = 0, marked = 0;
+        char first[NAME_MAX + 1] = "";
         if (!S_ISDIR(st.st_mode)) {
             cli_fail(0, "%s '%s': exists and is not a directory", what, name);
             return -1;
@@ -1030,17 +1142,24 @@ static int outdir_check(const char *what, const char *name) {
         }
         while ((e = readdir(d)) != NULL) {
             char full[2 * PATH_MAX];
+            struct stat fs;
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
             snprintf(full, sizeof full, "%s/%s", name, e->d_name);
-            if (!outdir_known(e->d_name) || lstat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
+            if (!outdir_known(e->d_name) || lstat(full, &fs) != 0 || !S_ISREG(fs.st_mode)) {
                 cli_fail(0, "%s '%s': holds '%s', %s: refused, nothing is replaced (a dump replaces a directory of its own files alone: config.json, "
-                            "model.safetensors, batch.safetensors, grads.safetensors, step.json)",
+                            "model.safetensors, batch.safetensors, grads.safetensors, step.json, " OUT_DUMP_MARKER ")",
                          what, name, e->d_name, outdir_known(e->d_name) ? "not a regular file" : "not a file of a dump");
                 closedir(d);
                 return -1;
             }
+            marked |= !strcmp(e->d_name, OUT_DUMP_MARKER);
+            if (!n++) snprintf(first, sizeof first, "%s", e->d_name);
         }
         closedir(d);
+        if (n && !marked) { /* a dump's names, but not written by dpprof: a Hugging Face model folder */
+            cli_fail(0, "%s '%s': holds '%s' and no " OUT_DUMP_MARKER ": not a dump of dpprof's, refused, nothing is replaced (give a new directory, or an empty one)", what, name, first);
+            return -1;
+        }
     }
     out_split(name, dir, base);
     if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
@@ -1050,12 +1169,12 @@ static int outdir_check(const char *what, const char *name) {
     return 0;
 }
 
-/* the files of a dump (a dump has no subdirectories), then the directory: anything else there stays, and so
-   does the directory */
+/* the files of a dump and its marker (a dump has no subdirectories), then the directory: anything else there
+   stays, and so does the directory */
 static void outdir_remove(const char *path) {
-    size_t k;
-    for (k = 0; k < sizeof outdir_names / sizeof outdir_names[0]; k++) {
-        char full[2 * PATH_MAX];
+    int k;
+    for (k = 0; k < OUTDIR_NNAMES; k++) {
+        char full[2 * PATH_MAX + 32];
         snprintf(full, sizeof full, "%s/%s", path, outdir_names[k]);
         unlink(full);
     }
@@ -1084,36 +1203,39 @@ static int path_within(const char *path, const char *dir) {
     return !strncmp(p, d, n) && (p[n] == 0 || p[n] == '/' || !strcmp(d, "/"));
 }
 
-/* a temporary directory beside name (.NAME.XXXXXX) for fill to write into, renamed to name when it succeeded;
-   an earlier dump there is replaced only then. 0, or -1 (said; the temporary gone) */
+/* a temporary directory beside name (.dpprof-tmp.NAME.XXXXXX) for fill to write into, marked as dpprof's,
+   renamed to name when it succeeded; an earlier dump there is replaced only then, its owner and mode kept. 0, or
+   -1 (said; the temporary gone) */
 static int outdir_write(const char *what, const char *name, int (*fill)(void *ctx, const char *dir), void *ctx) {
-    char dir[PATH_MAX], base[PATH_MAX], tmp[2 * PATH_MAX + 16], old[2 * PATH_MAX + 16];
+    char dir[PATH_MAX], base[PATH_MAX], tmp[PATH_MAX], old[PATH_MAX], marker[PATH_MAX + 32];
     struct stat st;
+    FILE *m;
     out_split(name, dir, base);
-    snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, base);
-    if (!mkdtemp(tmp)) {
+    if (out_tmpname(tmp, sizeof tmp, dir, base) || !mkdtemp(tmp)) {
         cli_fail(0, "%s '%s': cannot create a temporary directory beside it: %s", what, name, strerror(errno));
         return -1;
     }
-    out_track(tmp, 1);
-    { /* an ordinary directory: the permissions mkdir would give, not mkdtemp's 0700 */
-        mode_t um = umask(0);
-        umask(um);
-        (void)chmod(tmp, 0777 & ~um);
-    }
-    if (fill(ctx, tmp) != 0) {
+    out_track_kind(tmp, 1, 1);
+    if (out_keep_owner(-1, tmp, name, 0777)) { /* an earlier dump's owner and mode (it holds the training batch); a new one mkdir's */
+        cli_fail(0, "%s '%s': cannot replace it keeping its owner: %s", what, name, strerror(errno));
         outdir_remove(tmp);
-        out_track(tmp, 0);
+        out_track_kind(tmp, 0, 1);
+        return -1;
+    }
+    snprintf(marker, sizeof marker, "%s/" OUT_DUMP_MARKER, tmp);
+    if (!(m = fopen(marker, "wb")) || fputs("a dump of dpprof run --dump: dpprof replaces this directory when it dumps here again\n", m) < 0 || fclose(m) != 0 || fill(ctx, tmp) != 0) {
+        if (m == NULL) cli_fail(0, "%s '%s': cannot write its marker: %s", what, name, strerror(errno));
+        outdir_remove(tmp);
+        out_track_kind(tmp, 0, 1);
         return -1;
     }
     old[0] = 0;
     if (stat(name, &st) == 0) { /* an earlier dump (outdir_check): moved aside, removed once the new one is in place */
-        snprintf(old, sizeof old, "%s/.%s.XXXXXX", dir, base);
-        if (!mkdtemp(old) || rename(name, old) != 0) {
+        if (out_tmpname(old, sizeof old, dir, base) || !mkdtemp(old) || rename(name, old) != 0) {
             cli_fail(0, "%s '%s': cannot move the earlier dump aside: %s", what, name, strerror(errno));
             if (old[0]) rmdir(old);
             outdir_remove(tmp);
-            out_track(tmp, 0);
+            out_track_kind(tmp, 0, 1);
             return -1;
         }
     }
@@ -1121,28 +1243,32 @@ static int outdir_write(const char *what, const char *name, int (*fill)(void *ct
         cli_fail(0, "%s '%s': cannot rename the finished dump into place: %s", what, name, strerror(errno));
         if (old[0]) (void)rename(old, name);
         outdir_remove(tmp);
-        out_track(tmp, 0);
+        out_track_kind(tmp, 0, 1);
         return -1;
     }
-    out_track(tmp, 0);
+    out_track_kind(tmp, 0, 1);
     if (old[0]) outdir_remove(old);
     return 0;
 }
 
-/* the temporaries a killed writer left for name (.NAME.XXXXXX in its directory) */
+/* the temporaries a killed writer left for name (.dpprof-tmp.NAME.XXXXXX in its directory, a file or a dump's
+   directory): what a resume removes before it writes name again. no other name is touched */
 static void out_remove_leftovers(const char *path) {
-    char dir[PATH_MAX], base[PATH_MAX];
-    size_t nb;
+    char dir[PATH_MAX], base[PATH_MAX], pre[PATH_MAX + 32];
+    size_t np;
     DIR *d;
     struct dirent *e;
     out_split(path, dir, base);
-    nb = strlen(base);
+    np = (size_t)snprintf(pre, sizeof pre, OUT_TMP_PREFIX "%s.", base);
     if (!(d = opendir(dir))) return;
     while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] == '.' && !strncmp(e->d_name + 1, base, nb) && e->d_name[nb + 1] == '.' && strlen(e->d_name + nb + 2) == 6) {
+        if (!strncmp(e->d_name, pre, np) && strlen(e->d_name + np) == 6) {
             char full[2 * PATH_MAX];
+            struct stat st;
             snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
-            unlink(full);
+            if (lstat(full, &st) != 0) continue;
+            if (S_ISDIR(st.st_mode)) outdir_remove(full);
+            else if (S_ISREG(st.st_mode)) unlink(full);
         }
     closedir(d);
 }

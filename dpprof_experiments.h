@@ -1101,9 +1101,19 @@ static int sweep_start(sweep_run *r, sweep_job *j, long long c) {
         sweep_job_free(j);
         return sweep_oom();
     }
-    /* an unfinished result (no status) and a killed writer's temporaries go: the run writes anew */
+    /* an unfinished result (no status) and a killed writer's temporaries go, beside the result, its trace and its
+       dump: the run writes anew */
     out_remove_leftovers(j->json);
     remove(j->json);
+    {
+        int k;
+        for (k = 2; j->args[k]; k++) {
+            const char *a = j->args[k];
+            if ((!strcmp(a, "--trace") || !strcmp(a, "--dump")) && j->args[k + 1]) out_remove_leftovers(j->args[++k]);
+            else if (!strncmp(a, "--trace=", 8)) out_remove_leftovers(a + 8);
+            else if (!strncmp(a, "--dump=", 7)) out_remove_leftovers(a + 7);
+        }
+    }
     if ((logfd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
         cli_fail(0, "cannot write the log '%s': %s", j->log, strerror(errno));
         sweep_job_free(j);
@@ -1196,7 +1206,8 @@ static int sweep_write_summary(const sweep_spec *sp, const char *dir) {
             free(path);
             return sweep_oom();
         }
-        if (dpprof_json_parse_file(json, (size_t)1 << 30, &doc) == 0) root = dpprof_json_root(doc);
+        /* a regular file within the limit alone: another id's result may be anything (a FIFO would hang the sweep) */
+        if (in_check(NULL, json, IN_JSON_LIMIT, NULL, 0) == 0 && dpprof_json_parse_file(json, (size_t)IN_JSON_LIMIT, &doc) == 0) root = dpprof_json_root(doc);
         sweep_csv_str(af.f, sp->id[c]);
         for (a = 0; a < sp->naxis; a++) {
             fputc(',', af.f);
@@ -1548,8 +1559,9 @@ done:
 #define REP_MAXOPS 64 /* ops of one result an ops table reads (dpprof has fewer op names) */
 
 typedef struct rep_res {
-    int have;          /* a result file was read */
-    char skipped[300]; /* a file was there and not used: why (said on stderr and in the summary) */
+    int have;             /* a result file was read */
+    char skipped[300];    /* a file was there and not used: why (said on stderr and in the summary) */
+    char incomplete[120]; /* used, but a part of it is missing: what (said on stderr and in the summary) */
     char status[16];
     double peak, cat[DPPROF_CAT_COUNT], mod[DPPROF_MOD_COUNT];
     double dry_peak, drv_peak; /* cuda: the dry plan's peak and the driver's (bytes; nan where the result has none) */
@@ -1671,7 +1683,7 @@ static int rep_read_lines(rep *r) {
             e = tok + strcspn(tok, "= \t\r\n\v\f");
             if (*e != '=' || l->nkv == 16) {
                 *(tok + strcspn(tok, " \t\r\n\v\f")) = 0;
-                rc = rep_bad(r, ln, "'%s': expected key=value", tok);
+                rc = *e == '=' ? rep_bad(r, ln, "more than 16 keys: '%s' is the 17th", tok) : rep_bad(r, ln, "'%s': expected key=value", tok);
                 break;
             }
             *e = 0;
@@ -1797,6 +1809,8 @@ static void rep_load(rep *r, long long c) {
         snprintf(p, sizeof p, "breakdown.bytes.%s", dpprof_category_name(k));
         x->cat[k] = rep_num(dpprof_json_path(root, p));
     }
+    if (!strcmp(x->status, "ok") && !(x->peak == x->peak)) /* "ok" with no memory: said, so that its empty cells are not taken for zeros */
+        snprintf(x->incomplete, sizeof x->incomplete, "status ok but no breakdown.bytes.peak: its memory is not in the result");
     for (k = -1; k < DPPROF_CAT_COUNT; k++) { /* bytes the accountant counted: whole, 0 to 2^63 */
         const double v = k < 0 ? x->peak : x->cat[k];
         if (v == v && (v < 0 || v > 9.2233720368547758e18 || v != floor(v))) {
@@ -2376,7 +2390,7 @@ static char *rep_timeline_json(rep *r, long long c) {
     if (!json) return NULL;
     if (stat(json, &st) != 0) {
         char **argv, **full;
-        int n = 0, k, wst = 0;
+        int n = 0, k, m, wst = 0;
         pid_t pid;
         /* on the backend of the sweep's result of it: a timeline of a measured sweep is measured too */
         r->sp.backend = r->res[c].have && strcmp(r->res[c].backend, "dry") && strcmp(r->res[c].backend, "unknown") ? r->res[c].backend : NULL;
@@ -2393,7 +2407,11 @@ static char *rep_timeline_json(rep *r, long long c) {
             free(json);
             return NULL;
         }
-        for (k = 0; k < n; k++) full[k] = argv[k];
+        for (k = 0, m = 0; k < n; k++) { /* the sweep's trace and dump are its outputs: the rerun writes neither */
+            if ((!strcmp(argv[k], "--trace") || !strcmp(argv[k], "--dump")) && k + 1 < n) k++;
+            else if (strncmp(argv[k], "--trace=", 8) && strncmp(argv[k], "--dump=", 7)) full[m++] = argv[k];
+        }
+        n = m;
         free(argv); /* the strings belong to the spec: full holds them now */
         full[n] = (char *)"--timeline";
         full[n + 1] = (char *)"full"; /* the last --timeline wins */
@@ -2925,6 +2943,16 @@ static int rep_validate(const rep *r) {
             long t = strtol(v, &end, 10);
             if (!*v || *end || t < 1 || t > REP_MAXOPS) return rep_bad(r, l->line, "top=%s: expected a whole number of ops from 1 to 64", v);
         }
+        for (k = 0; k < l->nkv; k++) { /* a key no figure or table reads is a mistake, not a choice ignored */
+            static const char known[] = "batch|cols|config|group|ref|rows|series|title|top|value|where|x|xlabel|ylabel";
+            char w[64], near[32];
+            snprintf(w, sizeof w, "|%s|", l->key[k]);
+            if (!strstr("|batch|cols|config|group|ref|rows|series|title|top|value|where|x|xlabel|ylabel|", w)) {
+                if (dpprof_closest(l->key[k], known, near, sizeof near)) snprintf(msg, sizeof msg, "unknown key '%s' (did you mean %s?)", l->key[k], near);
+                else snprintf(msg, sizeof msg, "unknown key '%s' (known: batch, cols, config, group, ref, rows, series, title, top, value, where, x, xlabel, ylabel)", l->key[k]);
+                return rep_bad(r, l->line, "%s", msg);
+            }
+        }
         for (k = 0; k < l->nkv; k++) {
             int is_axis = 0;
             for (j = 0; j < 6; j++) is_axis |= !strcmp(l->key[k], axis_keys[j]);
@@ -2991,6 +3019,7 @@ static int cmd_report(int argc, char **argv) {
     for (c = 0; c < r.sp.nconf; c++) {
         rep_load(&r, c);
         if (r.res[c].skipped[0]) cli_fail(0, "%s/%s.json skipped: %s", r.dir, r.sp.id[c], r.res[c].skipped);
+        if (r.res[c].incomplete[0]) cli_fail(0, "%s/%s.json: %s", r.dir, r.sp.id[c], r.res[c].incomplete);
         if (!r.res[c].have) n_missing++;
         else if (!strcmp(r.res[c].status, "ok")) n_ok++;
         else if (!strcmp(r.res[c].status, "oom")) n_oom++;
@@ -3042,7 +3071,7 @@ static int cmd_report(int argc, char **argv) {
             snprintf(three, sizeof three, "  dry %9s GiB  driver %9s GiB", dp, vp);
         }
         fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s%s%s%s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : (r.res[c].skipped[0] ? "skipped" : "missing"), pk, ov,
-                three, r.res[c].skipped[0] ? "  " : "", r.res[c].skipped);
+                three, r.res[c].skipped[0] || r.res[c].incomplete[0] ? "  " : "", r.res[c].skipped[0] ? r.res[c].skipped : r.res[c].incomplete);
         rep_summary_detail(&r, c);
     }
     rep_macros(&r);

@@ -72,31 +72,59 @@ static int mpi_agree(int ok) {
     return ok;
 }
 
-/* byte counts are 64-bit: a dry run without a memory limit whose live bytes pass 2^63 stops mid-run (in the
-   accountant). a step of one physical batch on the dry backend with a limit of 2^62 bytes says before the
-   run: one that stops there needs more than 2^62 bytes at once, and one that does not is 2^62 bytes from the
-   overflow (what the probe leaves out, --data's bytes, the other physical batches' inputs, a later step's,
-   is far less). 1 after saying so, else 0 */
+/* before the run, from one physical batch on the dry backend (in process, a fraction of a second): byte counts are
+   64-bit, so a dry run without a memory limit whose live bytes or whose total of every allocation would pass 2^63
+   would stop mid-run (in the accountant): refused here, past 2^62 (what the probe leaves out, --data's bytes,
+   the other physical batches' inputs, is far less than the margin). and a trace past TRACE_MAX_BYTES is refused
+   with its size, where a long run's --trace-steps would write gigabytes. 1 after saying why, else 0 */
 #define RUN_MAX_BYTES ((int64_t)1 << 62)
-static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved) {
+#define TRACE_MAX_BYTES ((double)(1 << 30))
+#define TRACE_EVENT_BYTES 210.0 /* a trace's bytes an allocation event: its live-memory counters (204 measured on the tiny preset) */
+static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved, int limit_bytes, int trace) {
     dpprof_config probe = *cfg;
     dpprof_session *d = NULL;
     long long more, live;
-    char cat[64], mod[64];
+    char cat[64], mod[64], hb[32];
     int rc;
+    size_t e0 = 0;
+    int64_t a0 = 0;
+    const double nphys = (double)resolved->batch / ((double)resolved->physical_batch * resolved->ranks), steps = (double)resolved->warmup + resolved->steps;
     probe.backend = DPPROF_BACKEND_DRY;
     probe.memory_limit = RUN_MAX_BYTES;
     probe.steps = 1;
     probe.warmup = 0;
     probe.physical_batch = resolved->physical_batch; /* the peak of a step is one physical batch's */
     probe.batch = resolved->physical_batch * resolved->ranks;
-    probe.no_timeline = 1;
-    probe.trace_ops = probe.op_times = probe.dram = 0;
+    probe.no_timeline = 0;
+    probe.trace_ops = probe.op_times = 0;
+    probe.dram = DPPROF_DRAM_OFF;
     probe.data_path = NULL;
     rc = dpprof_session_create(&probe, &d);
+    if (rc == DPPROF_OK) e0 = dpprof_session_prof(d)->n_events, a0 = dpprof_session_prof(d)->alloc_bytes_total;
     if (rc == DPPROF_OK) rc = dpprof_session_step(d);
+    if (rc == DPPROF_OK) { /* a step's allocations and events: the physical batch's, times the physical batches */
+        const dpprof_prof *p = dpprof_session_prof(d);
+        const long long batch_bytes = (long long)(p->alloc_bytes_total - a0);
+        const double total = (double)a0 + (double)batch_bytes * nphys * steps;
+        const double per_step = (double)(p->n_events - e0) * nphys, tsteps = resolved->trace_steps > 0 ? resolved->trace_steps : 2;
+        const double tbytes = per_step * (tsteps < steps ? tsteps : steps) * TRACE_EVENT_BYTES;
+        dpprof_session_destroy(d); /* p is gone with it */
+        if (limit_bytes && total > (double)RUN_MAX_BYTES) {
+            cli_fail(0, "this run would allocate more than 2^62 bytes in all (about %.3g: %lld bytes a physical batch in its dry model, %.0f physical batches a step, %.0f steps). "
+                        "dpprof counts bytes in 64 bits: give fewer steps, or a smaller model, batch or sequence",
+                     total, batch_bytes, nphys, steps);
+            return 1;
+        }
+        if (trace && tbytes > TRACE_MAX_BYTES) {
+            const double fit = TRACE_MAX_BYTES / (per_step * TRACE_EVENT_BYTES);
+            cli_fail(0, "--trace would hold about %s (%.0f allocation events a step, %.0f steps): a trace is at most %s; give --trace-steps %.0f or fewer", human_bytes(tbytes, hb, sizeof hb),
+                     per_step, tsteps < steps ? tsteps : steps, "1 GiB", fit >= 1 ? floor(fit) : 1);
+            return 1;
+        }
+        return 0;
+    }
     /* out of the probe's budget, not of host memory for the profiler's tables; any other error is the run's to say */
-    rc = rc == DPPROF_ERR_OOM && !(d && dpprof_session_prof(d)->failed);
+    rc = limit_bytes && rc == DPPROF_ERR_OOM && !(d && dpprof_session_prof(d)->failed);
     if (rc && sscanf(dpprof_last_error(), "out of memory: %lld more bytes (%63[^,], %63[^)]) would bring live memory to %lld", &more, cat, mod, &live) == 4)
         cli_fail(0, "this configuration needs more than 2^62 bytes (%lld) at once: in its dry model %lld more bytes (%s, %s) would bring live memory to %lld bytes. "
                     "dpprof counts bytes in 64 bits: give a smaller model, batch or sequence",
@@ -193,7 +221,10 @@ static int cmd_run(int argc, char **argv) {
                     return EXIT_USAGE;
                 }
     }
-    if (resolved.backend == DPPROF_BACKEND_DRY && !o.cfg.memory_limit && run_too_big(&o.cfg, &resolved)) return EXIT_USAGE;
+    { /* bounds checked before the run: a dry run's bytes in 64 bits, a trace's size */
+        const int bytes = resolved.backend == DPPROF_BACKEND_DRY && !o.cfg.memory_limit, tr = o.trace != NULL;
+        if ((bytes || tr) && run_too_big(&o.cfg, &resolved, bytes, tr)) return EXIT_USAGE;
+    }
     if (o.out && out_open(&out, o.out, "--out")) return EXIT_USAGE;
     if (o.trace && out_open(&trace, o.trace, "--trace")) {
         out_abort(&out);
@@ -399,7 +430,7 @@ static int cmd_epsilon(int argc, char **argv) {
     if (acct != DPPROF_ACCOUNTANT_RDP && target > 0) {
         if (dpprof_pld_sigma_for_epsilon(q, steps, delta, target, 0, &sigma) != 0) {
             cli_fail(0, "no sigma reaches epsilon %g at delta %g under the PLD accountant (q %g, %lld steps)", target, delta, q, steps);
-            return EXIT_ERROR;
+            return EXIT_USAGE; /* a target no noise reaches is bad input, as in run */
         }
         printf("sigma %.10g\n", sigma);
         target = -1;
@@ -415,7 +446,7 @@ static int cmd_epsilon(int argc, char **argv) {
     if (target > 0) {
         if (dpprof_rdp_sigma_for_epsilon(q, steps, delta, target, &sigma) != 0) {
             cli_fail(0, "no sigma reaches epsilon %g at delta %g (q %g, %lld steps)", target, delta, q, steps);
-            return EXIT_ERROR;
+            return EXIT_USAGE;
         }
         printf("sigma %.10g\n", sigma);
     }
@@ -423,8 +454,13 @@ static int cmd_epsilon(int argc, char **argv) {
         cli_fail(0, "the accountant could not evaluate sigma %g, q %g", sigma, q);
         return EXIT_ERROR;
     }
-    if (acct == DPPROF_ACCOUNTANT_BOTH) printf("epsilon_rdp %.10g\nepsilon_pld %.10g\ndelta %g\nbest_order %g\n", eps, eps_pld, delta, order);
-    else printf("epsilon %.10g\ndelta %g\nbest_order %g\n", eps, delta, order);
+    { /* an infinite epsilon (sigma 0) has no best order: none, not nan */
+        char ord[32];
+        if (order == order) snprintf(ord, sizeof ord, "%g", order);
+        else snprintf(ord, sizeof ord, "none");
+        if (acct == DPPROF_ACCOUNTANT_BOTH) printf("epsilon_rdp %.10g\nepsilon_pld %.10g\ndelta %g\nbest_order %s\n", eps, eps_pld, delta, ord);
+        else printf("epsilon %.10g\ndelta %g\nbest_order %s\n", eps, delta, ord);
+    }
     return EXIT_OK;
 }
 
@@ -544,8 +580,10 @@ static int ab_time(ab_row *row, int bwd, int repeats, float **t16, float **t32, 
         if (r > 0) rc = dpprof_cuda_event(&e0);
         if (cudnn && !bwd) dpprof_cudnn_attention_fwd_gpu(t[4], t32[5], t[0], t[1], t[2], sh->B, sh->T, sh->NH, sh->NKV, sh->HS, ws, wsb);
         else if (cudnn) dpprof_cudnn_attention_bwd_gpu(t[6], t[7], t[8], t[3], t[0], t[1], t[2], t[4], t32[5], sh->B, sh->T, sh->NH, sh->NKV, sh->HS, ws, wsb);
+#if DPPROF__CUDA /* the gpu ops are dpprof_kernels.cu's: a build without it finds no device and never comes here */
         else if (!bwd) dpprof_attention_fwd_gpu(t[4], t32[5], t[0], t[1], t[2], sh->B, sh->T, sh->NH, sh->NKV, sh->HS);
         else dpprof_attention_bwd_gpu(t[6], t[7], t[8], t[3], t[0], t[1], t[2], t[4], t32[5], sh->B, sh->T, sh->NH, sh->NKV, sh->HS);
+#endif
         if (r > 0 && rc == DPPROF_OK) rc = dpprof_cuda_event(&e1);
         if (r > 0 && rc == DPPROF_OK) rc = dpprof_cuda_event_ms(e0, e1, &ms[r - 1]);
         if (rc == DPPROF_OK) rc = dpprof_cuda_sync();
@@ -641,10 +679,12 @@ static int cmd_attnbench(int argc, char **argv) {
             if (cudnn_ok) printf("%-24s cuDNN's plans: workspace %.1f MiB, backward %s\n", sh->name, (double)cudnn_wsb / 1048576.0, cudnn_det ? "deterministic" : "not deterministic");
         }
         if (arc == DPPROF_OK) { /* inputs: standard normals (q, k, v, dout), and their bf16 roundings */
+#if DPPROF__CUDA
             for (i = 0; i < 4; i++) {
                 dpprof_init_normal_gpu(t32[i], n[i], 1.0, 1234, (uint64_t)i);
                 dpprof_cast_bf16_gpu((dpprof_bf16 *)t16[i], t32[i], n[i]);
             }
+#endif
             arc = dpprof_cuda_sync();
         }
         for (v = 0; v < AB_NV; v++)

@@ -4,7 +4,7 @@
 # needs ./dpprof (make). run by make test.
 set -u
 cd "$(dirname "$0")/.."
-bin=./dpprof
+bin=${DPPROF_TEST_BIN:-$PWD/dpprof} # tests/test_sanitized.sh: the sanitizer build
 . tests/lib.bash
 
 # bad input: exit code, a message containing the expected text, and no output file left behind
@@ -40,7 +40,7 @@ bad 2 "--checkpoint 'foo': expected none or layers" run --checkpoint foo $o
 bad 2 "unknown option '--bogus'" run --bogus 1 $o
 bad 2 "--steps needs a value" run $o --steps
 # an option that takes a value does not take the next option as it: --out --quiet wrote a file named --quiet
-err=$(here=$PWD; cd "$tmp" && "$here/$bin" run --steps 1 --backend dry --out --quiet 2>&1); rc=$?
+err=$(cd "$tmp" && "$bin" run --steps 1 --backend dry --out --quiet 2>&1); rc=$?
 check "run --out --quiet: exit 2, names the option it would have taken, no file named --quiet (got: $err)" \
     bash -c "[ $rc -eq 2 ] && grep -qF \"run: --out needs a value (FILE.json), got the option '--quiet'\" <<<\"\$1\" && [ ! -e '$tmp/--quiet' ]" _ "$err"
 bad 2 "run: --experiment needs a value (NAME), got the option '--steps'" run --experiment --steps 1 --backend dry --out "$tmp/bad.json"
@@ -123,7 +123,7 @@ printf '\000\001\002\377\t\n\211PNG\r\n' >"$tmp/garbage.bin"
 bad 2 "garbage.bin:1: expected 'label<TAB>text' with an integer label in [0, 2)" run --task cls --data "$tmp/garbage.bin" $o
 # a --data file larger than memory (sparse): a clean out of memory, no session, no file left behind
 if truncate -s 1T "$tmp/huge.txt" 2>/dev/null; then
-    err=$(ulimit -v 4000000; "$bin" run --data "$tmp/huge.txt" $o 2>&1 >/dev/null); rc=$?
+    err=$([ -n "${DPPROF_TEST_SANITIZED:-}" ] || ulimit -v 4000000; "$bin" run --data "$tmp/huge.txt" $o 2>&1 >/dev/null); rc=$? # a sanitizer reserves terabytes
     check "a 1 TiB --data file: exit 2 naming its size and the limit, no file (got exit $rc: $err)" \
         bash -c "[ $rc -eq 2 ] && grep -qF \"huge.txt': 1099511627776 bytes, over the limit of 1073741824 for --data\" <<<\"\$1\" && [ ! -e '$tmp/bad.json' ]" _ "$err"
     rm -f "$tmp/huge.txt" "$tmp/bad.json" "$tmp/bad.json.tmp"
@@ -418,3 +418,17 @@ check "auto names a flash method per layer" grep -q '"method": "flash: tiled' "$
 check "a diverging run exits 1" test $rc -eq 1
 check "its json says status error" grep -q '"status": "error"' "$tmp/div.json"
 check "and names the tensor and step: $(head -c 200 "$tmp/err")" grep -q 'the gradient of model\..* is -\?nan at element [0-9]* in step [0-9]*' "$tmp/err"
+# bounds before the run: a dry run whose total of every allocation would pass 2^63 bytes, a trace of gigabytes
+"$bin" run --backend dry --seq 131072 --batch 1048576 --physical-batch 8192 --vocab 16777216 --quiet --out "$tmp/huge2.json" 2>"$tmp/err"; rc=$?
+check "a dry run allocating past 2^62 bytes in all: exit 2 before the run, nothing written ($(head -c 160 "$tmp/err"))" \
+    bash -c "[ $rc -eq 2 ] && grep -q 'would allocate more than 2^62 bytes in all' '$tmp/err' && [ ! -e '$tmp/huge2.json' ]"
+s0=$SECONDS
+"$bin" run --backend dry --steps 1000000 --trace-steps 1000000 --trace "$tmp/big-trace.json" --quiet 2>"$tmp/err"; rc=$?
+check "--trace-steps 1e6 over 1e6 dry steps: exit 2 at once with the trace's size and the --trace-steps that fit ($(head -c 200 "$tmp/err"))" \
+    bash -c "[ $rc -eq 2 ] && grep -q -- '--trace would hold about [0-9.]* GiB' '$tmp/err' && grep -q -- 'give --trace-steps [0-9]* or fewer' '$tmp/err' && [ ! -e '$tmp/big-trace.json' ] && [ $((SECONDS - s0)) -lt 10 ]"
+# epsilon: no nan for the order of an infinite epsilon; a target no noise reaches is bad input, as in run
+out=$("$bin" epsilon --sigma 0 --sample-rate 0.1 --steps 10); rc=$?
+check "epsilon at sigma 0: infinite, best_order none ($(tr '\n' ' ' <<<"$out"))" bash -c "[ $rc -eq 0 ] && grep -qx 'epsilon inf' <<<'$out' && grep -qx 'best_order none' <<<'$out'"
+"$bin" epsilon --target-epsilon 1e-9 --sample-rate 1 --steps 10 2>/dev/null; rc=$?
+"$bin" run --algo flash --target-epsilon 1e-9 --dataset-size 8 --poisson --backend dry --quiet 2>/dev/null; rc2=$?
+check "an unreachable --target-epsilon: exit 2 in epsilon ($rc) as in run ($rc2)" bash -c "[ $rc -eq 2 ] && [ $rc2 -eq 2 ]"

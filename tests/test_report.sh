@@ -219,3 +219,38 @@ check "--data is read in the data_setup phase (a run on a file: exit 0, the phas
 err=$("$bin" run --preset tiny --backend dry --steps 1 --seq 64 --batch 2 --data "$tmp/corpus.txt" --quiet --out "$tmp/short.json" 2>&1); rc=$?
 check "a --data file too short for the sequence: exit 2, naming the file and seq, nothing written (got: $err)" \
     bash -c "[ $rc -eq 2 ] && grep -qF 'corpus.txt: 18 bytes is too short for --seq 64' <<<\"\$1\" && [ ! -e '$tmp/short.json' ]" _ "$err"
+
+# the report never writes into a sweep's outputs: a timeline's rerun leaves the sweep's trace and dump as the
+# sweep wrote them (it once reran with their --trace and --dump)
+cat >"$tmp/own.conf" <<CONF
+name = own
+base = --preset tiny --backend cpu --steps 1 --seq 8 --batch 2 --timeline none --trace $tmp/owntr/t.json --dump $tmp/owndump/d
+axis seed = 1 | 2
+figure tl = timeline config=1
+CONF
+mkdir -p "$tmp/owntr" "$tmp/owndump"
+"$bin" sweep "$tmp/own.conf" --out-dir "$tmp/own" 2>/dev/null; rc=$?
+before=$(cd "$tmp" && find owntr owndump -type f -exec sha256sum {} + | sort | sha256sum; find "$tmp/owntr" "$tmp/owndump" -newer "$tmp/own/summary.csv" | wc -l)
+sleep 1
+"$bin" report "$tmp/own.conf" --results "$tmp/own" --figures "$tmp/ownf" --tables "$tmp/ownt" 2>"$tmp/own.err"; rc2=$?
+after=$(cd "$tmp" && find owntr owndump -type f -exec sha256sum {} + | sort | sha256sum; find "$tmp/owntr" "$tmp/owndump" -newer "$tmp/own/summary.csv" | wc -l)
+check "report's timeline rerun leaves the sweep's --trace and --dump untouched (sweep $rc, report $rc2: $(head -c 200 "$tmp/own.err"))" \
+    bash -c "[ $rc = 0 ] && [ $rc2 = 0 ] && [ -s '$tmp/ownf/own-tl.png' ] && [ '$before' = '$after' ] && [ -s '$tmp/owntr/t-own-1.json' ]"
+# a key no figure reads is refused, naming it (and the closest); a 17th key is named as such
+printf 'name = k\nbase = --preset tiny --backend dry --steps 1\naxis seq = 8 | 16\nfigure a = bars x=seq value=peak_gib colour=red\n' >"$tmp/k.conf"
+err=$("$bin" report "$tmp/k.conf" --results "$tmp/kr" 2>&1 >/dev/null); rc=$?
+check "an unknown key (colour=red): exit 2 naming it ($err)" bash -c "[ $rc = 2 ] && grep -qF \"k.conf:4: unknown key 'colour'\" <<<\"\$1\"" _ "$err"
+printf 'name = k\nbase = --preset tiny --backend dry --steps 1\naxis seq = 8 | 16\nfigure a = bars x=seq value=peak_gib seriez=seq\n' >"$tmp/k2.conf"
+err=$("$bin" report "$tmp/k2.conf" --results "$tmp/kr" 2>&1 >/dev/null); rc=$?
+check "a misspelt key: did you mean ($err)" bash -c "[ $rc = 2 ] && grep -qF \"unknown key 'seriez' (did you mean series?)\" <<<\"\$1\"" _ "$err"
+keys=$(for i in $(seq 14); do printf ' where=seq:8'; done)
+printf 'name = k\nbase = --preset tiny --backend dry --steps 1\naxis seq = 8 | 16\nfigure a = bars x=seq value=peak_gib%s title=x\n' "$keys" >"$tmp/k3.conf"
+err=$("$bin" report "$tmp/k3.conf" --results "$tmp/kr" 2>&1 >/dev/null); rc=$?
+check "a 17th key is named as the 17th ($err)" bash -c "[ $rc = 2 ] && grep -qF \"more than 16 keys: 'title=x' is the 17th\" <<<\"\$1\"" _ "$err"
+# a result that says ok and holds no memory: said, so that its empty cells are not taken for zeros
+printf 'name = ok\nbase = --preset tiny --backend dry --steps 1 --timeline none\naxis seq = 8 | 16\nfigure p = bars x=seq value=peak_gib\n' >"$tmp/okc.conf"
+"$bin" sweep "$tmp/okc.conf" --out-dir "$tmp/okr" 2>/dev/null
+printf '{"experiment": "ok", "status": "ok"}\n' >"$tmp/okr/ok-16.json"
+"$bin" report "$tmp/okc.conf" --results "$tmp/okr" --figures "$tmp/okf" --tables "$tmp/okt" 2>"$tmp/okc.err"; rc=$?
+check "a result of status ok with no memory: said on stderr and in the summary, not taken for zeros ($(head -c 200 "$tmp/okc.err"))" \
+    bash -c "[ $rc = 0 ] && grep -q 'ok-16.json: status ok but no breakdown.bytes.peak' '$tmp/okc.err' && grep -q 'ok-16 .*status ok but no breakdown.bytes.peak' '$tmp/okr/summary.txt'"

@@ -114,12 +114,16 @@ for _ in $(seq 600); do [ -e "$tmp/ki/logs/slow-1.log" ] && break; sleep 0.05; d
 sleep 0.3
 kill -INT $pid; wait $pid; rc=$?
 check "SIGINT: exits 130, the killed run left nothing" bash -c "[ $rc -eq 130 ] && [ ! -e '$tmp/ki/slow-1.json' ] && grep -q 'interrupted by SIGINT' '$tmp/ki.err'"
-# a killed writer's leftover temporary (.ID.json.XXXXXX) is removed and the configuration rerun; a truncated result is rerun
+# a killed writer's leftover temporary (.dpprof-tmp.ID.json.XXXXXX) is removed and the configuration rerun; a
+# truncated result is rerun; a user's file that only looks like a temporary (.ID.json.backup) stays
 rm -f "$tmp/k/slow-2.json" "$tmp/k/summary.csv"
-echo '{"experiment": "slow", "status": "o' >"$tmp/k/.slow-2.json.a1B2c3"
+echo '{"experiment": "slow", "status": "o' >"$tmp/k/.dpprof-tmp.slow-2.json.a1B2c3"
+echo 'my backup' >"$tmp/k/.slow-2.json.backup"
+echo 'my backup' >"$tmp/k/.slow-2.json.a1B2c3"
 echo '{"experiment": "slow", "status": "o' >"$tmp/k/slow-3.json"
 "$bin" sweep "$tmp/slow.conf" --out-dir "$tmp/k" 2>"$tmp/k4.err"; rc=$?
-check "leftover .ID.json.XXXXXX removed and rerun, truncated ID.json rerun" bash -c "[ $rc -eq 0 ] && [ ! -e '$tmp/k/.slow-2.json.a1B2c3' ] && [ '$(status_of "$tmp/k/slow-2.json")' = ok ] && [ \$(grep -c 'skipped: done before' '$tmp/k4.err') -eq 2 ] && grep -q '^\[[34]/4\] slow-3: ok' '$tmp/k4.err' && [ '$(status_of "$tmp/k/slow-3.json")' = ok ]"
+check "leftover .dpprof-tmp.ID.json.XXXXXX removed and rerun, truncated ID.json rerun" bash -c "[ $rc -eq 0 ] && [ ! -e '$tmp/k/.dpprof-tmp.slow-2.json.a1B2c3' ] && [ '$(status_of "$tmp/k/slow-2.json")' = ok ] && [ \$(grep -c 'skipped: done before' '$tmp/k4.err') -eq 2 ] && grep -q '^\[[34]/4\] slow-3: ok' '$tmp/k4.err' && [ '$(status_of "$tmp/k/slow-3.json")' = ok ]"
+check "a user's .ID.json.backup and .ID.json.a1B2c3 beside a rerun result are kept" bash -c "grep -q 'my backup' '$tmp/k/.slow-2.json.backup' && grep -q 'my backup' '$tmp/k/.slow-2.json.a1B2c3'"
 # a result written by hand counts as done; its status cell is csv-quoted
 printf '{"status": "ok, \\"by hand\\"", "peak_memory_mb": 1.5, "breakdown": {"data_mb": null}}\n' >"$tmp/k/slow-4.json"
 "$bin" sweep "$tmp/slow.conf" --out-dir "$tmp/k" 2>/dev/null
@@ -326,3 +330,34 @@ if mount -t tmpfs -o size=40k tmpfs "$fd" 2>/dev/null; then
 else
     echo "SKIP full disk: cannot mount a small tmpfs here (needs root)"
 fi
+
+# another id's result that is not a regular file: summary.csv says so, never reads it (a FIFO would hang the
+# sweep, /dev/zero would cost a GiB)
+printf 'name = nf\nbase = --preset tiny --backend dry --steps 1 --timeline none\naxis seq = 8 | 16 | 32\n' >"$tmp/nf.conf"
+mkdir -p "$tmp/nf"
+mkfifo "$tmp/nf/nf-16.json"
+ln -s /dev/zero "$tmp/nf/nf-32.json"
+timeout 60 "$bin" sweep "$tmp/nf.conf" --out-dir "$tmp/nf" --only nf-8 2>"$tmp/nf.err"; rc=$?
+check "a FIFO and a /dev/zero link as other ids' results: sweep --only ends at once, summary.csv says unreadable (rc $rc)" \
+    bash -c "[ $rc -eq 0 ] && grep -q '^nf-8,8,ok' '$tmp/nf/summary.csv' && grep -q '^nf-16,16,unreadable' '$tmp/nf/summary.csv' && grep -q '^nf-32,32,unreadable' '$tmp/nf/summary.csv' && [ -p '$tmp/nf/nf-16.json' ]"
+# an interrupted run's trace temporary beside its trace path: the resume removes it (and nothing else there)
+printf 'name = tt\nbase = --preset tiny --backend dry --steps 1 --timeline none --trace %s/traces/t.json\naxis seq = 8 | 16\n' "$tmp" >"$tmp/tt.conf"
+mkdir -p "$tmp/traces"
+echo partial >"$tmp/traces/.dpprof-tmp.t-tt-8.json.Zq9x2A"
+echo mine >"$tmp/traces/.t-tt-8.json.Zq9x2A"
+"$bin" sweep "$tmp/tt.conf" --out-dir "$tmp/tt" 2>/dev/null; rc=$?
+check "a resume removes a killed run's trace temporary (.dpprof-tmp.t-ID.json.XXXXXX), keeps a user's file" \
+    bash -c "[ $rc -eq 0 ] && [ ! -e '$tmp/traces/.dpprof-tmp.t-tt-8.json.Zq9x2A' ] && grep -q mine '$tmp/traces/.t-tt-8.json.Zq9x2A' && [ -s '$tmp/traces/t-tt-8.json' ]"
+# ten thousand configurations naming one --hf-config of a megabyte: read once, not per configuration
+python3 - "$tmp/big-hf.json" <<'PY'
+import json, sys
+cfg = {"model_type": "llama", "vocab_size": 256, "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2,
+       "num_attention_heads": 4, "num_key_value_heads": 2, "padding": "x" * 1000000}
+json.dump(cfg, open(sys.argv[1], "w"))
+PY
+printf 'name = hf\nbase = --hf-config %s --backend dry --steps 1\naxis seed = %s\n' "$tmp/big-hf.json" "$(seq -s ' | ' 1 10000)" >"$tmp/hf.conf"
+start=$(date +%s.%N)
+"$bin" sweep "$tmp/hf.conf" --out-dir "$tmp/hf" --dry-run >/dev/null 2>"$tmp/hf.err"; rc=$?
+secs=$(awk "BEGIN {print $(date +%s.%N) - $start}")
+check "sweep --dry-run of 1e4 configurations with a 1 MB --hf-config: checked in ${secs} s (the file read once; under 20 s)" \
+    bash -c "[ $rc -eq 0 ] && awk 'BEGIN {exit !($secs < 20)}'"
