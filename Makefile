@@ -419,7 +419,7 @@ paper/generated/meta.tex: dpprof Makefile meta-force
 
 DEB_PACKAGES_PAPER := texlive-latex-base texlive-latex-recommended latexmk poppler-utils
 # the tests also compile with clang, fuzz with libFuzzer and run valgrind
-DEB_PACKAGES_TEST := libstb-dev clang clang-format libclang-rt-14-dev valgrind pkgconf man-db libopenmpi-dev openmpi-bin
+DEB_PACKAGES_TEST := libstb-dev clang clang-format libclang-rt-14-dev valgrind pkgconf man-db libopenmpi-dev openmpi-bin time
 deps-test:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES_TEST)"
 

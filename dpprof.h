@@ -58,9 +58,11 @@
      cfg.tie_embeddings = DPPROF_SWITCH_ON makes the lm head the embedding matrix (one tensor; its per-sample norm carries the
      exact cross term of both uses, dpprof_tied_cross_ref); cfg.head_dim a head width other than hidden/heads.
      Every algorithm computes the same sum_i c_i grad loss_i; dpprof_session_clipped_grad() runs it
-     on given samples, noise off, for checking against a per-sample loop. The privacy accountant:
-     dpprof_rdp_epsilon(), dpprof_rdp_sigma_for_epsilon(). The noise: dpprof_normal(seed, stream,
-     index), Philox4x32-10 + Box-Muller, bit-identical on host and device.
+     on given samples, noise off, for checking against a per-sample loop. The privacy accountants:
+     dpprof_rdp_epsilon(), dpprof_pld_epsilon() (tight), their _sigma_for_epsilon(); a run's privacy, said in
+     one struct: dpprof_session_privacy(). The noise: dpprof_normal(seed, stream, index), Philox4x32-10 +
+     Box-Muller, bit-identical on host and device; cfg.secure_noise keys it from the operating system's
+     entropy and hardens each normal against floating-point attacks (DPPROF_NOISE_SECURE).
 
    SHARDED DATA PARALLELISM
      cfg.ranks = 8; cfg.zero = 3 (0 to 3) on the dry backend: the exact memory of rank 0 of 8 ranks, each taking
@@ -112,7 +114,8 @@
                      dpprof_preset_{names,shape,canonical,hf_name}
                      session: dpprof_session_{create,destroy,run,step,grad,clipped_grad,loss,batch,param_method,
                      config,shape,prof,param_count,param,param_elems,param_read,param_write,steps_done,
-                     step_loss,memory_truth,dist,write_json,write_trace,dump}
+                     step_loss,memory_truth,dist,privacy,write_json,write_trace,dump}
+                     privacy: dpprof_privacy_of (any setting's, under the accountant asked)
      6 cuda runtime  dpprof_device_peaks dpprof_flop_peak
                      dpprof_cuda_{device_count,device_info,malloc,free,init,alloc,release,copy,zero,sync,trim,
                      set_workspace,mem_used,pool_usage,event,event_ms,events_reset,counters_begin,counters_push,
@@ -636,16 +639,19 @@ DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
 
 /* the tight accountant: epsilon at delta of `steps` compositions of the poisson-subsampled gaussian
    (rate q, noise multiplier sigma) from its privacy loss distribution, the larger of the add and the remove
-   neighbour. connect-the-dots discretization on a grid of interval h (1e-4 if h <= 0): a pessimistic pair,
-   so the result bounds the mechanism's epsilon from above; tails of at most 1e-16 of mass and the fft's
-   roundoff moved up, or counted into delta where chernoff's bound on a composed tail says so, in all at
-   most 1e-6 of delta. above dp_accounting's PLDAccountant by at most 1e-4 relative at delta >= 1e-8, and
-   by at most 3e-3 at delta 1e-10 (tests/test_privacy.c lists cases; 4e-8 at 14063 steps). a few seconds
-   at h = 1e-4, a minute at 1e9 steps. errors: ENULL, EINVAL (q, sigma, delta out of domain), ERANGE
-   (delta below what the truncation allows) */
+   neighbour. connect-the-dots discretization on a grid of interval h: a pessimistic pair, so the result bounds
+   the mechanism's epsilon from above; tails of at most 1e-16 of mass and the fft's roundoff moved up, or
+   counted into delta where chernoff's bound on a composed tail says so, in all at most 1e-6 of delta.
+   h <= 0: the interval follows epsilon and the steps (about 5e-5 of epsilon's worth of pessimism; at least
+   1e-8), twice as coarse while a grid would pass 2^20 points. over q 1e-4..1, sigma 0.4..5, 1..1e5 steps,
+   delta 1e-5 and 1e-8 never below dp_accounting 0.6.0's PLD at the same interval by more than 1e-5 relative
+   (experiments/peers.py accountant; docs/dp.md). time and memory bounded by the grid's 2^20 points: under
+   5 s to 1e7 steps. errors: ENULL, EINVAL (q, sigma, delta out of domain), ERANGE (a fixed h whose grid
+   passes 2^20 points, or a mass at infinity past delta: dpprof_privacy_of reports rdp's bound then) */
 DPPROF_API int dpprof_pld_epsilon(double q, double sigma, long long steps, double delta, double h, double *eps);
-/* the smallest sigma (to 1e-4 relative) whose dpprof_pld_epsilon is at most target_eps (h as there); the
-   rdp sigma bounds it from above. errors as dpprof_rdp_sigma_for_epsilon */
+/* the smallest sigma (to 5e-4 relative, bisection and interpolation on dpprof_pld_epsilon itself, at h, or at
+   the interval dpprof_pld_epsilon takes for each sigma where h <= 0: what a report of that sigma gives) whose
+   epsilon is at most target_eps. errors as dpprof_rdp_sigma_for_epsilon */
 DPPROF_API int dpprof_pld_sigma_for_epsilon(double q, long long steps, double delta, double target_eps, double h, double *sigma);
 
 #ifdef __cplusplus
@@ -894,12 +900,18 @@ DPPROF__HDI DPPROF__FP_STRICT void dpprof__box_muller(uint32_t xa, uint32_t xb,
 /* four standard normals for counter block `block` of stream `stream` under
    `seed`: ctr = {block lo, block hi, stream lo, stream hi},
    key = {seed lo, seed hi}; words (x0,x1) -> out[0..1], (x2,x3) -> out[2..3].
-   note for privacy claims: this is floating-point gaussian noise (32-bit
-   uniforms, tail cut at 6.76 sigma); it is not hardened against
-   floating-point side channels of the kind studied by mironov (ccs'12) for
-   laplace noise. */
-DPPROF__HDI void dpprof_normal4(uint64_t seed, uint64_t stream, uint64_t block,
-                                double out[4]) {
+   streams are 63 bits: the top bit selects the hardened sampler below.
+   note for privacy claims: a plain stream is floating-point gaussian noise
+   (32-bit uniforms, tail cut at 6.76 sigma), open to the floating-point
+   attacks on samplers (mironov, ccs'12, for laplace; jin et al., s&p'22, for
+   gaussians); a secure stream is hardened as below. */
+/* a stream with this bit set draws each normal as the sum of four of the plain stream's, halved (holohan and
+   braghin, "secure random sampling in differential privacy", esorics 2021, section 5.1 with n = 2, as opacus's
+   secure_mode does): the sum's floating-point values no longer reveal the samples that made them, which is what
+   the attacks read. the same distribution, the same bits on host and device */
+#define DPPROF_NOISE_SECURE (UINT64_C(1) << 63)
+
+DPPROF__HDI void dpprof__normal4_block(uint64_t seed, uint64_t stream, uint64_t block, double out[4]) {
     dpprof_u32x4 ctr, x;
     ctr.v[0] = (uint32_t)block;
     ctr.v[1] = (uint32_t)(block >> 32);
@@ -908,6 +920,20 @@ DPPROF__HDI void dpprof_normal4(uint64_t seed, uint64_t stream, uint64_t block,
     x = dpprof_philox4x32_10(ctr, (uint32_t)seed, (uint32_t)(seed >> 32));
     dpprof__box_muller(x.v[0], x.v[1], &out[0], &out[1]);
     dpprof__box_muller(x.v[2], x.v[3], &out[2], &out[3]);
+}
+
+DPPROF__HDI DPPROF__FP_STRICT void dpprof_normal4(uint64_t seed, uint64_t stream, uint64_t block, double out[4]) {
+    DPPROF__FP_STRICT_BODY
+    if (stream & DPPROF_NOISE_SECURE) { /* four blocks of the stream without the bit: 4 block .. 4 block + 3 */
+        double a[4], b[4];
+        int i, k;
+        dpprof__normal4_block(seed, stream & ~DPPROF_NOISE_SECURE, 4 * block, a);
+        for (k = 1; k < 4; k++) {
+            dpprof__normal4_block(seed, stream & ~DPPROF_NOISE_SECURE, 4 * block + (uint64_t)k, b);
+            for (i = 0; i < 4; i++) a[i] = DPPROF__ADD(a[i], b[i]);
+        }
+        for (i = 0; i < 4; i++) out[i] = 0.5 * a[i]; /* exact */
+    } else dpprof__normal4_block(seed, stream, block, out);
 }
 
 /* the normal for element `index` of (seed, stream): block = index/4,
@@ -1394,6 +1420,10 @@ typedef struct dpprof_config {
        each holding batch / ranks samples of the logical batch; dry backend only for ranks > 1 */
     int ranks;             /* 0 -> 1 */
     int zero;              /* 0: plain data parallel; 1: adam moments sharded; 2: + gradients; 3: + parameters */
+    int secure_noise;      /* 1: the noise and poisson's draws from a seed the operating system's entropy gives
+                              (getrandom), never stored or reported, each normal drawn hardened against floating-point
+                              attacks (dpprof_normal4, DPPROF_NOISE_SECURE): for training a model to release. 0: from
+                              `seed`, reproducible (for measuring, not for release) */
     double target_epsilon; /* > 0: dpprof_config_resolve chooses sigma so that the run (warmup + steps poisson steps
                                     of rate batch / dataset_size) spends this epsilon at delta under the accountant (rdp, or
                                     pld; not both); needs a DP algo, poisson and dataset_size, and sigma 0. resolved: sigma
@@ -1531,6 +1561,28 @@ typedef struct dpprof_dist_info {
 } dpprof_dist_info;
 DPPROF_API void dpprof_session_dist(const dpprof_session *s, dpprof_dist_info *out);
 DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step); /* mean loss of a step */
+/* the privacy a run has, as the result json and a command line state it: the epsilon of the accountant asked, or
+   why there is none */
+typedef struct dpprof_privacy {
+    int dp;                 /* a DP algorithm (else: non-private training) */
+    int poisson;            /* batches drawn by poisson sampling (the accountants describe those alone) */
+    double q, sigma, delta; /* q: batch / dataset size (NAN without a dataset size) */
+    long long steps;
+    double epsilon;                  /* the one reported: INFINITY at sigma 0, NAN where none is */
+    double epsilon_rdp, epsilon_pld; /* each where it was computed, else NAN */
+    double best_order;               /* rdp's order (NAN where rdp did not run or epsilon is infinite) */
+    double pld_interval;             /* the pld grid's interval (NAN where pld did not run) */
+    dpprof_accountant accountant;    /* whose epsilon is reported: rdp where pld was asked and could not bound it */
+    const char *why;                 /* "" where epsilon is a bound; else why there is none, in words */
+    char note[512];                  /* how epsilon was computed, and to what it is accurate */
+} dpprof_privacy;
+/* the privacy of `steps` steps of the poisson-subsampled gaussian mechanism (rate q, noise multiplier sigma) under
+   the accountant asked: rdp, pld (rdp's bound instead, said in the note, where the pld cannot bound it: a grid past
+   its size, or mass at infinity past delta), or both (epsilon is rdp's). dp 0: non-private. DPPROF_OK, or an
+   accountant's error (a value out of its domain) */
+DPPROF_API int dpprof_privacy_of(int dp, double q, double sigma, long long steps, double delta, int poisson, dpprof_accountant accountant, dpprof_privacy *out);
+/* the session's, at the steps it has taken (computed once per step count) */
+DPPROF_API int dpprof_session_privacy(const dpprof_session *s, dpprof_privacy *out);
 
 /* result JSON (docs/results.md, fixed key order, doubles as %.17g). status: "ok", "oom", "error"... */
 DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const char *experiment, const char *status, const char *error);
@@ -1796,6 +1848,9 @@ DPPROF_API void dpprof_rmsnorm_bwd_ps_gpu(float *dinp, float *psg, const float *
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__linux__)
+#include <sys/random.h> /* getrandom: secure_noise's seed */
+#endif
 
 #if defined(DPPROF_MALLOC) && defined(DPPROF_FREE) && defined(DPPROF_REALLOC)
 #elif !defined(DPPROF_MALLOC) && !defined(DPPROF_FREE) && !defined(DPPROF_REALLOC)
@@ -3089,7 +3144,8 @@ typedef struct dpprof__pld {
     double logm[DPPROF__PLD_NT];
 } dpprof__pld;
 
-#define DPPROF__PLD_TAIL 1e-16 /* tail mass a truncation may move: the upper to infinity, the lower up to the window */
+#define DPPROF__PLD_TAIL 1e-16     /* tail mass a truncation may move: the upper to infinity, the lower up to the window */
+#define DPPROF__PLD_MAXN (1 << 20) /* the most points a composed pmf may hold: 4 x 2^21 doubles of fft, 64 MiB, a fifth of a second */
 
 static double dpprof__pld_t(int j) { return pow(2.0, 0.25 * (double)j - 6.0); }
 static double dpprof__pld_lse(double x, double y) { /* log(exp(x) + exp(y)) */
@@ -3148,8 +3204,9 @@ static void dpprof__pld_trim(dpprof__pld *d, double h, int composed) {
         for (j = 0; j < DPPROF__PLD_NT && low > 0.0; j++)
             d->logm[j] = dpprof__pld_lse(d->logm[j], log(low) + dpprof__pld_t(j) * (double)(d->lo + (long long)a) * h);
     }
-    if (!composed) {
-        while (b > a + 1 && high + d->p[b - 1] <= DPPROF__PLD_TAIL) high += d->p[--b];
+    if (!composed) { /* a step's exact tail: no more than the budget (a delta of 1e-22 needs less than 1e-16) */
+        const double cap = d->budget < DPPROF__PLD_TAIL ? d->budget : DPPROF__PLD_TAIL;
+        while (b > a + 1 && high + d->p[b - 1] <= cap) high += d->p[--b];
     } else { /* the smallest b whose tail bound fits: the bound falls as the loss grows */
         size_t lo_ = a + 1, hi_ = b;
         const double lcap = log(d->budget > DPPROF__PLD_TAIL ? d->budget : DPPROF__PLD_TAIL);
@@ -3176,6 +3233,8 @@ static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, doubl
     const size_t n = a->n + b->n - 1;
     size_t m = 1, k;
     double *ar, *ai, *br, *bi, *tw;
+    if (n > DPPROF__PLD_MAXN) /* the memory and the time stay bounded: the caller says so and falls back to rdp */
+        return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_epsilon: the composed loss grid passes %d points at interval %g", DPPROF__PLD_MAXN, h);
     while (m < n) m <<= 1;
     ar = (double *)DPPROF_MALLOC(4 * m * sizeof(double));
     tw = dpprof__fft_table(m);
@@ -3211,7 +3270,7 @@ static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, doubl
     DPPROF_FREE(ar);
     c->lo = a->lo + b->lo;
     c->n = n;
-    c->inf = 1.0 - (1.0 - a->inf) * (1.0 - b->inf);
+    c->inf = a->inf + b->inf - a->inf * b->inf; /* 1 - (1 - a)(1 - b), without losing a tiny a or b */
     c->budget = a->budget + b->budget;
     for (k = 0; k < DPPROF__PLD_NT; k++) c->logm[k] = a->logm[k] + b->logm[k]; /* the mgf of a sum */
     dpprof__pld_trim(c, h, 1);
@@ -3221,17 +3280,21 @@ static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, doubl
 /* one step's hockey-stick divergence delta(e) = P[L > e] - e^e Q[L > e] of the poisson-subsampled gaussian:
    remove (P = (1-q) N(0, s^2) + q N(1, s^2), Q = N(0, s^2), L(x) = log(1 - q + q exp((2x - 1) / (2 s^2))))
    or add (P and Q swapped, the loss negated) */
+/* in the form q [...]: the (1 - q) parts cancel exactly (e^e - (1 - q) = q exp((x - 1/2) / s^2) where the loss is
+   e), so a q of 1e-20 keeps its digits; e^e - (1 - q) as expm1(e) + q for the same reason */
 static double dpprof__pld_hs(double q, double sigma, int add, double e) {
-    const double s2 = sigma * sigma, r2 = 1.4142135623730951 * sigma, ee = exp(e);
-    double x;
+    const double s2 = sigma * sigma, r2 = 1.4142135623730951 * sigma;
+    double x, a;
     if (!add) {
-        if (q < 1.0 && ee <= 1.0 - q) return 1.0 - ee; /* every loss exceeds e */
-        x = q < 1.0 ? s2 * log((ee - (1.0 - q)) / q) + 0.5 : s2 * e + 0.5;
-        return (1.0 - q) * 0.5 * erfc(x / r2) + q * 0.5 * erfc((x - 1.0) / r2) - ee * 0.5 * erfc(x / r2);
+        if (q < 1.0 && e <= log1p(-q)) return -expm1(e); /* every loss exceeds e */
+        a = q < 1.0 ? log((expm1(e) + q) / q) : e;       /* (x - 1/2) / s^2 */
+        x = s2 * a + 0.5;
+        return q * (0.5 * erfc((x - 1.0) / r2) - exp(a) * 0.5 * erfc(x / r2));
     }
-    if (q < 1.0 && exp(-e) <= 1.0 - q) return 0.0; /* no loss exceeds e */
-    x = q < 1.0 ? s2 * log((exp(-e) - (1.0 - q)) / q) + 0.5 : -s2 * e + 0.5;
-    return 0.5 * erfc(-x / r2) - ee * ((1.0 - q) * 0.5 * erfc(-x / r2) + q * 0.5 * erfc(-(x - 1.0) / r2));
+    if (q < 1.0 && -e <= log1p(-q)) return 0.0; /* no loss exceeds e */
+    a = q < 1.0 ? log((expm1(-e) + q) / q) : -e;
+    x = s2 * a + 0.5;
+    return exp(e) * q * (exp(a) * 0.5 * erfc(-x / r2) - 0.5 * erfc(-(x - 1.0) / r2));
 }
 
 /* one step's pmf on the grid by connect the dots (doroshenko et al. 2022): the discrete pair whose delta,
@@ -3239,24 +3302,28 @@ static double dpprof__pld_hs(double q, double sigma, int add, double e) {
    there, so the chords lie above it: pessimistic, and pessimistic under composition. masses from the chords'
    slopes: mu_j = exp(l_j) (s_j - s_{j-1}), mu_top = -s_{m-1} exp(l_m), delta at the top goes to infinity,
    the rest to the bottom point */
-static int dpprof__pld_step(double q, double sigma, double h, int add, dpprof__pld *d) {
+/* a step's loss window: where the mechanism's loss has mass beyond 1e-19 */
+static void dpprof__pld_window(double q, double sigma, int add, double *lmin, double *lmax) {
     const double s2 = sigma * sigma, tail = 9.0 * sigma;
+#define DPPROF__PLD_L(x) (q < 1.0 ? log1p(q * expm1((2.0 * (x)-1.0) / (2.0 * s2))) : (2.0 * (x)-1.0) / (2.0 * s2))
+    if (!add) {
+        *lmin = q < 1.0 ? log1p(-q) : DPPROF__PLD_L(-tail);
+        *lmax = DPPROF__PLD_L(1.0 + tail);
+    } else {
+        *lmin = -DPPROF__PLD_L(tail);
+        *lmax = q < 1.0 ? -log1p(-q) : -DPPROF__PLD_L(-tail); /* q = 1: the add pair's x is N(0, s2), as the remove pair's below */
+    }
+#undef DPPROF__PLD_L
+}
+
+static int dpprof__pld_step(double q, double sigma, double h, int add, double budget, dpprof__pld *d) {
     double lmin, lmax, *dl, *sl;
     long long k0, k1;
     size_t m, j;
-    /* the loss window: where the mechanism's loss has mass beyond 1e-19 */
-#define DPPROF__PLD_L(x) (q < 1.0 ? log1p(q * expm1((2.0 * (x)-1.0) / (2.0 * s2))) : (2.0 * (x)-1.0) / (2.0 * s2))
-    if (!add) {
-        lmin = q < 1.0 ? log1p(-q) : DPPROF__PLD_L(-tail);
-        lmax = DPPROF__PLD_L(1.0 + tail);
-    } else {
-        lmin = -DPPROF__PLD_L(tail);
-        lmax = q < 1.0 ? -log1p(-q) : -DPPROF__PLD_L(-tail); /* q = 1: the add pair's x is N(0, s2), as the remove pair's below */
-    }
-#undef DPPROF__PLD_L
+    dpprof__pld_window(q, sigma, add, &lmin, &lmax);
     k0 = (long long)floor(lmin / h), k1 = (long long)ceil(lmax / h);
     if (k1 - k0 < 2) k1 = k0 + 2;
-    if (k1 - k0 > 50000000LL) return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: a step's loss grid of %lld points passes 5e7", k1 - k0);
+    if (k1 - k0 > DPPROF__PLD_MAXN) return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_epsilon: a step's loss grid of %lld points at interval %g passes %d", k1 - k0, h, DPPROF__PLD_MAXN);
     m = (size_t)(k1 - k0);
     dl = (double *)DPPROF_MALLOC((2 * m + 2) * sizeof(double));
     d->p = (double *)DPPROF_MALLOC((m + 1) * sizeof(double));
@@ -3290,7 +3357,7 @@ static int dpprof__pld_step(double q, double sigma, double h, int add, dpprof__p
     DPPROF_FREE(dl);
     d->lo = k0;
     d->n = m + 1;
-    d->budget = 0.0; /* the caller's: it depends on the steps and delta */
+    d->budget = budget; /* the caller's: it depends on the steps and delta */
     dpprof__pld_mgf(d, h);
     dpprof__pld_trim(d, h, 0);
     return DPPROF__PRIV_OK;
@@ -3319,10 +3386,9 @@ static double dpprof__pld_budget(long long steps, double delta) {
 
 static int dpprof__pld_one(double q, double sigma, long long steps, double delta, double h, int add, double *eps) {
     dpprof__pld base, acc, t;
-    int rc = dpprof__pld_step(q, sigma, h, add, &base), have = 0;
+    int rc = dpprof__pld_step(q, sigma, h, add, dpprof__pld_budget(steps, delta), &base), have = 0;
     double lo = 0.0, hi;
     if (rc) return rc;
-    base.budget = dpprof__pld_budget(steps, delta);
     acc.p = NULL;
     while (steps > 0 && rc == DPPROF__PRIV_OK) { /* exponentiation by squaring */
         if (steps & 1) {
@@ -3370,48 +3436,105 @@ static int dpprof__pld_one(double q, double sigma, long long steps, double delta
     return DPPROF__PRIV_OK;
 }
 
-DPPROF_API int dpprof_pld_epsilon(double q, double sigma, long long steps, double delta, double h, double *eps) {
+/* the grid's interval for an epsilon near eps over `steps` compositions. connect the dots is pessimistic by about
+   an interval where few steps compose, and by about 0.02 steps h^2 where many do (fitted against intervals 1e-4 to
+   6e-2, 100 to 1e7 steps): both held near 5e-5 of epsilon (an interval of 1e-4 at epsilon 2 over 1e5 steps), within
+   [1e-8, 1] */
+static double dpprof__pld_auto_h(double eps, long long steps) {
+    double h = eps / 16384.0;
+    const double hq = sqrt(eps * 5e-4 / (double)(steps > 0 ? steps : 1));
+    if (hq < h) h = hq;
+    return h != h ? 1e-4 : (h < 1e-8 ? 1e-8 : (h > 1.0 ? 1.0 : h));
+}
+
+/* the pld's epsilon at interval h, or, where h <= 0, at the interval dpprof__pld_auto_h gives for rdp's epsilon,
+   twice as coarse while the grid would pass DPPROF__PLD_MAXN (a coarser grid is as pessimistic: a looser upper
+   bound, never a lower one); *used: the interval */
+static int dpprof__pld_eps(double q, double sigma, long long steps, double delta, double h, double *eps, double *used) {
     double er = 0.0, ea = 0.0;
-    int rc;
-    if (!eps) return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_pld_epsilon: NULL epsilon");
+    int rc, tries, fixed = h > 0.0;
     if (q != q || sigma != sigma || delta != delta || q < 0.0 || q > 1.0 || !(sigma > 0.0) || steps < 0 || !(delta > 0.0 && delta < 1.0))
         return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: q = %g (in [0, 1]), sigma = %g (> 0), steps = %lld (>= 0), delta = %g (in (0, 1)): one is out of range", q, sigma, (long long)steps, delta);
-    if (!(h > 0.0)) h = 1e-4;
+    if (!fixed && q > 0.0 && steps > 0) { /* the interval from an upper bound near this epsilon: rdp's, then a grid 8 times coarser's (rdp's can be 4 times the pld's) */
+        double e_up = NAN, e_c = NAN, h_c = NAN;
+        if (dpprof_rdp_epsilon(q, sigma, steps, delta, NULL, 0, &e_up, NULL) != DPPROF__PRIV_OK || !(e_up > 0.0)) e_up = 3.0;
+        if (dpprof__pld_eps(q, sigma, steps, delta, 8.0 * dpprof__pld_auto_h(e_up, steps), &e_c, &h_c) == DPPROF__PRIV_OK && e_c > 0.0 && e_c < e_up) e_up = e_c;
+        h = dpprof__pld_auto_h(e_up, steps);
+        { /* and a step's window in at most a quarter of the grid's most points (a finer one fails a composition after work) */
+            double a0, a1, r0, r1;
+            dpprof__pld_window(q, sigma, 0, &r0, &r1);
+            dpprof__pld_window(q, sigma, 1, &a0, &a1);
+            if ((r1 - r0) / h > DPPROF__PLD_MAXN / 4) h = (r1 - r0) / (DPPROF__PLD_MAXN / 4);
+            if ((a1 - a0) / h > DPPROF__PLD_MAXN / 4) h = (a1 - a0) / (DPPROF__PLD_MAXN / 4);
+        }
+    }
+    if (used) *used = h;
     if (q == 0.0 || steps == 0) {
         *eps = 0.0;
         return DPPROF__PRIV_OK;
     }
-    if ((rc = dpprof__pld_one(q, sigma, steps, delta, h, 0, &er)) != DPPROF__PRIV_OK) return rc;
-    if ((rc = dpprof__pld_one(q, sigma, steps, delta, h, 1, &ea)) != DPPROF__PRIV_OK) return rc;
+    for (tries = 0;; tries++, h *= 2.0) {
+        rc = dpprof__pld_one(q, sigma, steps, delta, h, 0, &er);
+        if (rc == DPPROF__PRIV_OK) rc = dpprof__pld_one(q, sigma, steps, delta, h, 1, &ea);
+        if (rc == DPPROF__PRIV_OK || fixed || tries == 16 || !strstr(dpprof_last_error(), "grid")) break;
+    }
+    if (used) *used = h;
+    if (rc != DPPROF__PRIV_OK) return rc;
     *eps = er > ea ? er : ea;
     return DPPROF__PRIV_OK;
 }
 
+DPPROF_API int dpprof_pld_epsilon(double q, double sigma, long long steps, double delta, double h, double *eps) {
+    if (!eps) return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_pld_epsilon: NULL epsilon");
+    return dpprof__pld_eps(q, sigma, steps, delta, h, eps, NULL);
+}
+
+/* pld's epsilon at sigma for the search below: at the fixed interval h, or at dpprof_pld_epsilon's own (h <= 0), the
+   one a report of this sigma takes. a setting it cannot bound counts as above every target */
+static double dpprof__pld_search_eps(double q, double sigma, long long steps, double delta, double h) {
+    double e;
+    return dpprof_pld_epsilon(q, sigma, steps, delta, h, &e) == DPPROF__PRIV_OK ? e : INFINITY;
+}
+
 DPPROF_API int dpprof_pld_sigma_for_epsilon(double q, long long steps, double delta, double target_eps, double h, double *sigma) {
-    double lo, hi, e;
-    int rc, it, pass;
+    double lo, hi, elo, ehi, hc;
+    int rc, it;
     if (!sigma) return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_pld_sigma_for_epsilon: NULL sigma");
     if (!(target_eps > 0.0)) return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_sigma_for_epsilon: target epsilon %g must be > 0", target_eps);
-    if (!(h > 0.0)) h = 1e-4;
     if ((rc = dpprof_rdp_sigma_for_epsilon(q, steps, delta, target_eps, &hi)) != DPPROF__PRIV_OK && rc != DPPROF__PRIV_ERANGE) return rc;
     if (rc == DPPROF__PRIV_ERANGE) hi = 1e6;
     if (hi == 0.0) {
         *sigma = 0.0;
         return DPPROF__PRIV_OK;
     }
-    /* bisection on log sigma: on a grid 10 times coarser first (a tenth of the work), then on h near it */
-    lo = hi / 64.0;
-    for (pass = 0; pass < 2; pass++) {
-        const double hp = pass ? h : 10.0 * h;
-        if (pass) lo = hi / 1.02;
-        for (it = 0; it < 60 && (hi - lo) > 1e-4 * hi; it++) {
-            const double mid = sqrt(lo * hi);
-            rc = dpprof_pld_epsilon(q, mid, steps, delta, hp, &e);
-            if (rc == DPPROF__PRIV_OK && e <= target_eps) hi = mid;
-            else lo = mid;
-        }
+    /* 1. a coarse bracket to 1%: a grid 8 times coarser than the target's interval (a pessimistic pair: its epsilon is
+       above the fine one's, so its sigma brackets from above) at an eighth of the work, from rdp's sigma down */
+    hc = 8.0 * (h > 0.0 ? h : dpprof__pld_auto_h(target_eps, steps));
+    for (lo = hi / 4.0, it = 0; it < 20 && dpprof__pld_search_eps(q, lo, steps, delta, hc) <= target_eps; it++) hi = lo, lo /= 4.0;
+    for (it = 0; it < 60 && (hi - lo) > 1e-2 * hi; it++) {
+        const double mid = sqrt(lo * hi);
+        if (dpprof__pld_search_eps(q, mid, steps, delta, hc) <= target_eps) hi = mid;
+        else lo = mid;
     }
-    if (dpprof_pld_epsilon(q, hi, steps, delta, h, &e) != DPPROF__PRIV_OK || e > target_eps) return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_sigma_for_epsilon: no sigma reaches epsilon %g (q %g, %lld steps, delta %g)", target_eps, q, (long long)steps, delta);
+    /* 2. the bracket on the fine accountant (h, or the report's own interval): hi must hold, lo must not */
+    for (it = 0; it < 60 && (ehi = dpprof__pld_search_eps(q, hi, steps, delta, h)) > target_eps; it++) lo = hi, hi *= 1.02;
+    for (it = 0; it < 60 && (elo = dpprof__pld_search_eps(q, lo, steps, delta, h)) <= target_eps; it++) hi = lo, ehi = elo, lo /= 1.02;
+    if (ehi > target_eps || elo <= target_eps)
+        return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_sigma_for_epsilon: no sigma reaches epsilon %g (q %g, %lld steps, delta %g)", target_eps, q, (long long)steps, delta);
+    /* 3. to 5e-4 of sigma: log epsilon is smooth in log sigma, so the line through the bracket's ends falls within
+       the tolerance of the crossing; a probe on either side of it closes the bracket, else interpolation again
+       (illinois: an end kept twice has its weight halved), else bisection */
+    for (it = 0; it < 60 && (hi - lo) > 5e-4 * hi; it++) {
+        const double la = log(lo), lb = log(hi), fa = isinf(elo) ? 50.0 : log(elo / target_eps), fb = log(ehi / target_eps);
+        double x = fa > fb && fa - fb < 1e300 ? exp(la + (lb - la) * fa / (fa - fb)) : sqrt(lo * hi), e;
+        if (it >= 6) x = sqrt(lo * hi);
+        if (it < 6 && (it & 1) == 0) x *= 1.0 + 2e-4; /* the side of hi first, then of lo */
+        else if (it < 6) x *= 1.0 - 2e-4;
+        if (!(x > lo && x < hi)) x = sqrt(lo * hi);
+        e = dpprof__pld_search_eps(q, x, steps, delta, h);
+        if (e <= target_eps) hi = x, ehi = e;
+        else lo = x, elo = e;
+    }
     *sigma = hi;
     return DPPROF__PRIV_OK;
 }
@@ -4666,6 +4789,7 @@ static const dpprof_config_field dpprof__fields[] = {
     DPPROF__F(lora_targets, DPPROF_FIELD_TEXT, 0, 0, 0, NULL, 0),
     DPPROF__F(ranks, DPPROF_FIELD_INT, 1, 65536, 0, NULL, 0),
     DPPROF__F(zero, DPPROF_FIELD_INT, 0, 3, 0, NULL, 0),
+    DPPROF__F(secure_noise, DPPROF_FIELD_FLAG, 0, 1, 0, NULL, 0),
     DPPROF__F(target_epsilon, DPPROF_FIELD_REAL, 0, 1e6, 1, NULL, 0),
 };
 #undef DPPROF__F
@@ -5071,6 +5195,8 @@ typedef struct dpprof__dps {
     int batch_n;
     double *last_norms, *last_clip; /* (max batch) per-sample norms and clip factors of the last step */
     double noise_std;               /* sigma * C */
+    uint64_t noise_seed;            /* the noise's and poisson's philox key: cfg.seed, or secure_noise's secret */
+    uint64_t noise_stream_bits;     /* or-ed into the noise's stream: DPPROF_NOISE_SECURE under secure_noise */
     double rate_gram, rate_psg;     /* auto on cuda: measured flop/s of the two flash flavours */
     double rate_ghost;              /* auto on cuda: measured flop/s of ghost's two grams and their dot; 0 -> unmeasured */
     dpprof_tensor xg;               /* ghost's gram of a layer's input (n, T, T), kept for the next layers that read the
@@ -5173,6 +5299,8 @@ struct dpprof_session {
     dpprof__gpu gpu;
     dpprof__obs obs;
     dpprof__dist dist;
+    dpprof_privacy privacy; /* dpprof_session_privacy's answer at privacy_steps - 1 steps (0: none yet) */
+    int privacy_steps;
 };
 
 #define DPPROF__F(t) ((dpprof_real *)(t).data)
@@ -7012,9 +7140,9 @@ static void dpprof__noise_cpu(dpprof_session *s, dpprof_real *g, int64_t n, int 
     int64_t e;
     if (s->dps.noise_std > 0) {
 #ifdef DPPROF_REF_DOUBLE
-        for (e = 0; e < n; e++) g[e] += s->dps.noise_std * dpprof_normal(s->cfg.seed, (uint64_t)step, off + (uint64_t)e);
+        for (e = 0; e < n; e++) g[e] += s->dps.noise_std * dpprof_normal(s->dps.noise_seed, (uint64_t)step | s->dps.noise_stream_bits, off + (uint64_t)e);
 #else
-        dpprof_add_noise_ref(g, (size_t)n, s->dps.noise_std, s->cfg.seed, (uint64_t)step, off);
+        dpprof_add_noise_ref(g, (size_t)n, s->dps.noise_std, s->dps.noise_seed, (uint64_t)step | s->dps.noise_stream_bits, off);
 #endif
     }
     for (e = 0; e < n; e++) g[e] = (dpprof_real)(g[e] * inv_b);
@@ -7069,10 +7197,10 @@ static void dpprof__dist_apply(dpprof_session *s, int noise_step, int update) {
             const double std = s->dps.noise_std, inv_b = 1.0 / s->cfg.batch;
             const uint64_t off = (uint64_t)(s->dist.eoff[i] + lo);
             dpprof_real *w = dpprof__dist_wpart(s, i), *m = adam ? DPPROF__F(s->dist.m) + s->dist.toff[i] : NULL, *v = adam ? DPPROF__F(s->dist.v) + s->dist.toff[i] : NULL;
-            if (!update) dpprof_noise_scale_gpu(g, (size_t)len, std, s->cfg.seed, (uint64_t)noise_step, off, inv_b);
+            if (!update) dpprof_noise_scale_gpu(g, (size_t)len, std, s->dps.noise_seed, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
             else if (noise_step >= 0 && adam)
-                dpprof_noise_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, NULL, std, s->cfg.seed, (uint64_t)noise_step, off, inv_b);
-            else if (noise_step >= 0) dpprof_noise_sgd_gpu(w, g, (size_t)len, s->cfg.lr, NULL, std, s->cfg.seed, (uint64_t)noise_step, off, inv_b);
+                dpprof_noise_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, NULL, std, s->dps.noise_seed, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
+            else if (noise_step >= 0) dpprof_noise_sgd_gpu(w, g, (size_t)len, s->cfg.lr, NULL, std, s->dps.noise_seed, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
             else if (adam) dpprof_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, NULL);
             else dpprof_sgd_gpu(w, g, (size_t)len, s->cfg.lr, NULL);
             continue;
@@ -7138,7 +7266,7 @@ static void dpprof__noise(dpprof_session *s, int step) {
         if (!p->trainable) continue;
         c = dpprof__noise_cost(&p->g);
         DPPROF__OPX(s, "noise", c, dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, step, off),
-                    dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->dps.noise_std, s->cfg.seed, (uint64_t)step, off, 1.0 / s->cfg.batch));
+                    dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->dps.noise_std, s->dps.noise_seed, (uint64_t)step | s->dps.noise_stream_bits, off, 1.0 / s->cfg.batch));
         off += (uint64_t)p->g.n;
     }
 }
@@ -7175,10 +7303,10 @@ static void dpprof__optimizer(dpprof_session *s, int noise_step) {
                             (dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, noise_step, o),
                              dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t)),
                             dpprof_noise_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay,
-                                                  s->run.adam_t, copy, s->dps.noise_std, s->cfg.seed, (uint64_t)noise_step, o, inv_b));
+                                                  s->run.adam_t, copy, s->dps.noise_std, s->dps.noise_seed, (uint64_t)noise_step | s->dps.noise_stream_bits, o, inv_b));
             else
                 DPPROF__OPX(s, "noise_sgd", c, (dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, noise_step, o), dpprof_sgd_ref(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr)),
-                            dpprof_noise_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy, s->dps.noise_std, s->cfg.seed, (uint64_t)noise_step, o, inv_b));
+                            dpprof_noise_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy, s->dps.noise_std, s->dps.noise_seed, (uint64_t)noise_step | s->dps.noise_stream_bits, o, inv_b));
         } else if (adam)
             DPPROF__OPX(s, "adam", c, dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t),
                         dpprof_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, copy));
@@ -7214,7 +7342,7 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
             ctr.v[1] = (uint32_t)((uint64_t)j >> 32);
             ctr.v[2] = (uint32_t)step;
             ctr.v[3] = (uint32_t)(DPPROF__STREAM_POISSON >> 32);
-            r = dpprof_philox4x32_10(ctr, (uint32_t)s->cfg.seed, (uint32_t)(s->cfg.seed >> 32));
+            r = dpprof_philox4x32_10(ctr, (uint32_t)s->dps.noise_seed, (uint32_t)(s->dps.noise_seed >> 32));
             if (((double)r.v[0] + 0.5) * (1.0 / 4294967296.0) < q) {
                 if (s->dps.batch_n >= s->cfg.batch * 4 + 64) /* far above any plausible draw: refuse to grow without bound */
                     return dpprof__fail(DPPROF_ERR_OVERFLOW, "poisson sampling drew more than %d samples at step %d", s->dps.batch_n, step);
@@ -7570,10 +7698,10 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
                 rc = dpprof__tick(k, &e0);
                 if (f) {
                     if (adam) dpprof_noise_adam_gpu(DPPROF__F(w), DPPROF__F(m), DPPROF__F(v), DPPROF__F(g), (size_t)N, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, 1, copy,
-                                                    s->dps.noise_std, s->cfg.seed, st, 0, inv_b);
-                    else dpprof_noise_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy, s->dps.noise_std, s->cfg.seed, st, 0, inv_b);
+                                                    s->dps.noise_std, s->dps.noise_seed, st | s->dps.noise_stream_bits, 0, inv_b);
+                    else dpprof_noise_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy, s->dps.noise_std, s->dps.noise_seed, st | s->dps.noise_stream_bits, 0, inv_b);
                 } else {
-                    dpprof_noise_scale_gpu(DPPROF__F(g), (size_t)N, s->dps.noise_std, s->cfg.seed, st, 0, inv_b);
+                    dpprof_noise_scale_gpu(DPPROF__F(g), (size_t)N, s->dps.noise_std, s->dps.noise_seed, st | s->dps.noise_stream_bits, 0, inv_b);
                     if (adam) dpprof_adam_gpu(DPPROF__F(w), DPPROF__F(m), DPPROF__F(v), DPPROF__F(g), (size_t)N, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, 1, copy);
                     else dpprof_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy);
                 }
@@ -7868,9 +7996,46 @@ static int dpprof__method_of(const dpprof_session *s, int i, int as_head) {
 }
 
 /* the algorithm's shape and each tensor's norm method; host tables for the dp state */
+/* n bytes of the operating system's entropy: getrandom on linux, /dev/urandom elsewhere */
+static int dpprof__os_entropy(void *buf, size_t n) {
+#if defined(__linux__)
+    size_t got = 0;
+    while (got < n) {
+        const ssize_t r = getrandom((char *)buf + got, n - got, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return dpprof__fail(DPPROF_ERR_IO, "getrandom: %s", strerror(errno));
+        got += (size_t)r;
+    }
+    return DPPROF_OK;
+#else
+    FILE *f = fopen("/dev/urandom", "rb");
+    const size_t got = f ? fread(buf, 1, n, f) : 0;
+    if (f) fclose(f);
+    return got == n ? DPPROF_OK : dpprof__fail(DPPROF_ERR_IO, "cannot read /dev/urandom");
+#endif
+}
+
+/* the noise's key: cfg.seed (reproducible), or under secure_noise 64 bits of the operating system's entropy, the
+   same on every rank (rank 0's, broadcast), kept in the session only */
+static int dpprof__noise_key(dpprof_session *s) {
+    s->dps.noise_seed = s->cfg.seed;
+    s->dps.noise_stream_bits = 0;
+    if (!s->cfg.secure_noise) return DPPROF_OK;
+    s->dps.noise_stream_bits = DPPROF_NOISE_SECURE;
+    if (s->dist.rank == 0) {
+        const int rc = dpprof__os_entropy(&s->dps.noise_seed, sizeof s->dps.noise_seed);
+        if (rc != DPPROF_OK) return rc;
+    }
+#ifdef DPPROF_MPI
+    if (s->dist.n > 1 && s->backend != DPPROF_BACKEND_DRY) MPI_Bcast(&s->dps.noise_seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+#endif
+    return DPPROF_OK;
+}
+
 static int dpprof__setup_dp(dpprof_session *s) {
     const int algo = s->cfg.algo;
     int i, max_batch = s->cfg.poisson ? 4 * s->cfg.batch + 64 : s->cfg.batch;
+    if (dpprof__noise_key(s) != DPPROF_OK) return DPPROF_ERR_IO;
     s->dps.dp = algo != DPPROF_ALGO_VANILLA;
     s->dps.two_pass = algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH;
     s->dps.bk = algo == DPPROF_ALGO_GHOST_BK || algo == DPPROF_ALGO_FLASH_BK || algo == DPPROF_ALGO_AUTO;
@@ -8462,34 +8627,96 @@ static void dpprof__write_phases(const dpprof_session *s, FILE *f) {
 
 /* the privacy block: rdp of the subsampled gaussian over every step run (warm-up steps spend
    privacy too), epsilon at delta with the improved conversion, minimised over opacus's orders */
+DPPROF_API int dpprof_privacy_of(int dp, double q, double sigma, long long steps, double delta, int poisson, dpprof_accountant accountant, dpprof_privacy *out) {
+    dpprof_privacy *r = out;
+    int rc = DPPROF_OK;
+    if (!r) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_privacy_of: NULL report");
+    memset(r, 0, sizeof *r);
+    r->dp = dp, r->poisson = poisson, r->q = q, r->sigma = sigma, r->delta = delta, r->steps = steps, r->accountant = accountant;
+    r->epsilon = r->epsilon_rdp = r->epsilon_pld = r->best_order = r->pld_interval = NAN;
+    r->why = "";
+    if (!dp) {
+        r->why = "non-private training";
+        snprintf(r->note, sizeof r->note, "non-private training");
+        return DPPROF_OK;
+    }
+    if (sigma == 0) {
+        r->epsilon = INFINITY;
+        r->why = "no noise (sigma = 0): clipping alone is not private";
+        snprintf(r->note, sizeof r->note, "sigma = 0: clipping without noise gives no privacy guarantee (epsilon is infinite)");
+        return DPPROF_OK;
+    }
+    if (!(q == q)) {
+        r->why = "no dataset size: the sample rate is unknown, and so is epsilon";
+        snprintf(r->note, sizeof r->note, "no dataset size (config.dataset_size; --dataset-size on the command line): the sample rate q = B/N is unknown, so is epsilon");
+        return DPPROF_OK;
+    }
+    if (!poisson) {
+        r->why = "batches in a fixed order: no epsilon (poisson sampling gives one)";
+        snprintf(r->note, sizeof r->note, "batches were drawn in a fixed order, not by poisson sampling: the poisson-subsampled epsilon does not hold for this run, and no "
+                                          "epsilon is reported; poisson sampling (config.poisson; --poisson on the command line) draws the batches that accounting describes");
+        return DPPROF_OK;
+    }
+    if ((rc = dpprof_rdp_epsilon(q, sigma, steps, delta, NULL, 0, &r->epsilon_rdp, &r->best_order)) != DPPROF_OK) return rc;
+    r->epsilon = r->epsilon_rdp;
+    if (accountant != DPPROF_ACCOUNTANT_RDP) {
+        double e = NAN, h = NAN;
+        if (dpprof__pld_eps(q, sigma, steps, delta, 0.0, &e, &h) == DPPROF_OK) {
+            r->epsilon_pld = e, r->pld_interval = h;
+            if (accountant == DPPROF_ACCOUNTANT_PLD) r->epsilon = e;
+            snprintf(r->note, sizeof r->note, "%s privacy loss distribution of the poisson-subsampled gaussian mechanism (the larger of the add and the remove neighbour): "
+                                              "connect-the-dots discretisation at interval %.3g, composed by fft, pessimistic: an upper bound on the exact epsilon; "
+                                              "never below dp_accounting 0.6.0's pld at the same interval by more than 1e-5 of it, above it by at most 0.2%% (docs/dp.md)%s",
+                     accountant == DPPROF_ACCOUNTANT_BOTH ? "epsilon: rdp (mironov et al. 2019, improved conversion of balle et al. 2020); epsilon_pld:" : "the", h,
+                     accountant == DPPROF_ACCOUNTANT_BOTH ? "" : "; rdp's epsilon beside it");
+        } else { /* an upper bound is still owed: rdp's */
+            r->accountant = DPPROF_ACCOUNTANT_RDP;
+            snprintf(r->note, sizeof r->note, "the privacy loss distribution could not bound this setting (%.200s): the rdp epsilon instead (mironov et al. 2019, improved conversion of balle et al. 2020), an upper bound", dpprof_last_error());
+        }
+    } else
+        snprintf(r->note, sizeof r->note, "rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019), improved conversion (balle et al. 2020), minimised over orders up to 63 and past "
+                                          "where the minimum is at the grid's edge: an upper bound");
+    return DPPROF_OK;
+}
+
+DPPROF_API int dpprof_session_privacy(const dpprof_session *s, dpprof_privacy *out) {
+    dpprof_session *m = (dpprof_session *)s; /* a memo: the accountant runs once for a step count */
+    const dpprof_config *c;
+    int rc;
+    if (!s || !out) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_privacy: NULL %s", s ? "report" : "session");
+    c = &s->cfg;
+    if (s->privacy_steps != s->run.steps_done + 1) {
+        rc = dpprof_privacy_of(s->dps.dp, c->dataset_size ? (double)c->batch / (double)c->dataset_size : NAN, c->sigma, s->run.steps_done, c->delta, c->poisson, c->accountant, &m->privacy);
+        if (rc != DPPROF_OK) return rc;
+        m->privacy_steps = s->run.steps_done + 1;
+    }
+    *out = s->privacy;
+    return DPPROF_OK;
+}
+
 static void dpprof__write_privacy(const dpprof_session *s, FILE *f) {
     const dpprof_config *c = &s->cfg;
-    double q = NAN, eps = NAN, order = NAN, eps_pld = NAN;
-    const char *note;
-    if (!s->dps.dp) {
+    dpprof_privacy r;
+    if (dpprof_session_privacy(s, &r) != DPPROF_OK) { /* an accountant's domain error: said, nothing reported */
+        memset(&r, 0, sizeof r);
+        r.dp = 1, r.epsilon = r.epsilon_rdp = r.epsilon_pld = r.best_order = r.pld_interval = NAN, r.accountant = c->accountant, r.q = NAN;
+        snprintf(r.note, sizeof r.note, "the accountant could not evaluate this setting: %.300s", dpprof_last_error());
+    }
+    if (!r.dp) {
         fprintf(f, "{\"mechanism\": \"none\", \"accountant\": null, \"epsilon\": null, \"delta\": null, \"sigma\": 0, \"max_grad_norm\": null, \"sample_rate\": null, \"steps\": %d, \"best_order\": null, \"note\": \"non-private training\"}", s->run.steps_done);
         return;
     }
-    if (c->dataset_size) q = (double)c->batch / (double)c->dataset_size;
-    if (c->sigma == 0) note = "sigma = 0: clipping without noise gives no privacy guarantee (epsilon is infinite)";
-    else if (!c->dataset_size) note = "no dataset size (config.dataset_size; --dataset-size on the command line): the sample rate q = B/N is unknown, so is epsilon";
-    else if (!c->poisson)
-        note = "batches were drawn in a fixed order, not by poisson sampling: the poisson-subsampled epsilon does not hold for this run, and no "
-               "epsilon is reported; poisson sampling (config.poisson; --poisson on the command line) draws the batches that accounting describes";
-    else if (dpprof_rdp_epsilon(q, c->sigma, s->run.steps_done, c->delta, NULL, 0, &eps, &order) != 0 ||
-             (c->accountant != DPPROF_ACCOUNTANT_RDP && dpprof_pld_epsilon(q, c->sigma, s->run.steps_done, c->delta, 0, &eps_pld) != 0)) {
-        note = "the accountant could not evaluate this setting";
-        eps = eps_pld = NAN;
-    } else note = c->accountant == DPPROF_ACCOUNTANT_PLD  ? "privacy loss distribution of the poisson-subsampled gaussian mechanism: connect-the-dots discretization at 1e-4, composed by fft (an upper bound)"
-                : c->accountant == DPPROF_ACCOUNTANT_BOTH ? "epsilon: rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019, improved conversion); epsilon_pld: its privacy loss distribution, the tight accountant (an upper bound)"
-                                                          : "rdp of the poisson-subsampled gaussian mechanism (mironov et al. 2019), improved conversion (balle et al. 2020); orders past 63 where the minimum is at the grid's edge";
     fprintf(f, "{\"mechanism\": \"%s\", \"accountant\": %s, \"epsilon\": ", c->poisson ? "poisson-subsampled gaussian" : "gaussian, batches in a fixed order",
-            !c->poisson ? "null" : (c->accountant == DPPROF_ACCOUNTANT_PLD ? "\"pld\"" : (c->accountant == DPPROF_ACCOUNTANT_BOTH ? "\"rdp+pld\"" : "\"rdp\"")));
-    dpprof__jnum(f, c->accountant == DPPROF_ACCOUNTANT_PLD ? eps_pld : eps);
-    if (c->accountant == DPPROF_ACCOUNTANT_BOTH) {
+            !c->poisson ? "null" : (r.accountant == DPPROF_ACCOUNTANT_PLD ? "\"pld\"" : (r.accountant == DPPROF_ACCOUNTANT_BOTH ? "\"rdp+pld\"" : "\"rdp\"")));
+    dpprof__jnum(f, r.epsilon);
+    if (c->accountant != DPPROF_ACCOUNTANT_RDP) { /* pld asked: its value (null where it could not bound the setting) and its grid */
         fputs(", \"epsilon_pld\": ", f);
-        dpprof__jnum(f, eps_pld);
+        dpprof__jnum(f, r.epsilon_pld);
+        fputs(", \"pld_interval\": ", f);
+        dpprof__jnum(f, r.pld_interval);
     }
+    fputs(", \"epsilon_rdp\": ", f);
+    dpprof__jnum(f, r.epsilon_rdp);
     fputs(", \"delta\": ", f);
     dpprof__jnum(f, c->delta);
     fputs(", \"sigma\": ", f);
@@ -8497,11 +8724,11 @@ static void dpprof__write_privacy(const dpprof_session *s, FILE *f) {
     fputs(", \"max_grad_norm\": ", f);
     dpprof__jnum(f, c->max_grad_norm);
     fputs(", \"sample_rate\": ", f);
-    dpprof__jnum(f, q);
+    dpprof__jnum(f, r.q);
     fprintf(f, ", \"steps\": %d, \"best_order\": ", s->run.steps_done);
-    dpprof__jnum(f, order);
+    dpprof__jnum(f, r.accountant == DPPROF_ACCOUNTANT_PLD ? NAN : r.best_order); /* an rdp order where rdp's epsilon is the one reported */
     fprintf(f, ", \"clipping\": \"%s\", \"poisson\": %s, \"note\": ", c->per_layer_clipping ? "per-layer" : "flat", c->poisson ? "true" : "false");
-    dpprof__jstr(f, note);
+    dpprof__jstr(f, r.note);
     fputs("}", f);
 }
 
@@ -8690,6 +8917,12 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
                 s->gpu.dev.driver_version, s->gpu.dev.runtime_version, s->gpu.dev.cc_major, s->gpu.dev.cc_minor, s->gpu.dev.sm_count, s->gpu.dev.total_bytes, (double)s->gpu.drv_peak / 1048576.0,
                 "cudaMemGetInfo's used bytes at the accountant's peaks, less those used before the session: the stream-ordered pool keeps freed memory, rounds to its granularity and holds the cuBLAS handle's own state");
     else fputs(", \"driver\": null", f);
+    /* the noise's generator; the seed of a secure run is the operating system's and written nowhere */
+    fprintf(f, ", \"noise\": {\"generator\": \"philox4x32-10, box-muller%s\", \"secure\": %s, \"seed\": ", c->secure_noise ? ", each normal the sum of four over 2" : "",
+            c->secure_noise ? "true" : "false");
+    if (c->secure_noise) fputs("null", f);
+    else fprintf(f, "%llu", (unsigned long long)c->seed);
+    fprintf(f, ", \"note\": \"%s\"}", c->secure_noise ? "seeded from the operating system's entropy (getrandom), the seed kept in memory only: the noise and poisson's draws cannot be reproduced" : "seeded from config.seed: anyone who knows it can reproduce and subtract the noise; for measuring, not for releasing a model");
     {
         dpprof_memory_truth m;
         dpprof_session_memory_truth(s, &m);

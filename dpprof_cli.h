@@ -359,6 +359,15 @@ static int cli_take(const cli_command *c, const cli_opt *o, const char *v, void 
     }
 }
 
+/* 1 where argv gives the option name (as --name VALUE or --name=VALUE, before a "--") */
+static int cli_given(int argc, char **argv, const char *name) {
+    const size_t n = strlen(name);
+    int i;
+    for (i = 0; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strncmp(argv[i], name, n) && (!argv[i][n] || argv[i][n] == '=')) return 1;
+    return 0;
+}
+
 /* argv (the command's arguments) against its table: options into opts and cfg, the other arguments into pos
    (*npos of them, at most c->maxpos). "--opt VALUE" or "--opt=VALUE"; "--" ends the options; a value that starts
    with "--" is written --opt=VALUE (else it is the next option: --out --quiet wrote a file named --quiet).
@@ -449,6 +458,7 @@ typedef struct run_opts {
     int hf_max_pos; /* --hf-config's max_position_embeddings, 0 where it gives none */
     int quiet;
     int limit_given;
+    int sigma_given; /* --sigma on the command line: --sigma 0 said, not a default */
 } run_opts;
 
 /* dpprof run's options: the only list of them (the help, the parser and docs/results.md's list come from it) */
@@ -482,7 +492,7 @@ static const cli_opt run_opt[] = {
     {"--optimizer", "adam|sgd", CLI_CONFIG, .key = "optimizer", .help = "(default adam, betas 0.9/0.999, eps 1e-8)"},
     {"--lr", "X", CLI_CONFIG, .key = "lr", .help = "learning rate (default 1e-3 adam, 1e-2 sgd)"},
     {"--weight-decay", "X", CLI_CONFIG, .key = "weight_decay", .help = "decoupled (AdamW) weight decay (default 0)"},
-    {"--seed", "S", CLI_CONFIG, .key = "seed", .help = "seed of init, data and noise (default 0)"},
+    {"--seed", "S", CLI_CONFIG, .key = "seed", .help = "seed of init, data and noise (default 0; the noise's not under --secure-noise)"},
     {"--dtype", "fp32|bf16", CLI_CONFIG, .key = "dtype", .help = "storage type (default fp32); bf16: activations and matmul weight copies in bf16,\nfp32 master weights, gradients, optimizer states (--backend cuda, dry; not cpu)"},
     {"--backend", "auto|cpu|cuda|dry", CLI_CONFIG, .key = "backend", .help = "(default auto: cuda when a GPU is visible, else cpu)"},
     {"--ranks", "N", CLI_CONFIG, .key = "ranks", .help = "sharded data parallelism: N ranks, each taking B/N samples (B a multiple of N,\nb at most B/N; default 1, or the MPI job's size). --backend dry: rank 0's\nmemory; --backend cpu or cuda: an MPI job, mpirun -np N dpprof run ... (a build\nwith MPI; cuda: with NCCL, one GPU a rank)"},
@@ -497,9 +507,10 @@ static const cli_opt run_opt[] = {
     {"--clipping", "flat|per-layer", CLI_CONFIG, .key = "per_layer_clipping", .values = "flat=0|per-layer=1", .help = "(default flat; per-layer: C/sqrt(tensors) per tensor)"},
     {"--dataset-size", "N", CLI_CONFIG, .key = "dataset_size", .help = "examples in the dataset: the sample rate B/N for the accountant"},
     {"--poisson", NULL, CLI_SET, .key = "poisson", .values = "1", .help = "Poisson sampling with rate B/N (variable batch sizes)"},
+    {"--secure-noise", NULL, CLI_SET, .key = "secure_noise", .values = "1", .help = "the noise (and --poisson's draws) from a seed of the operating system's entropy,\nnever written, each normal hardened against floating-point attacks: for training\na model to release (docs/dp.md). default: from --seed, reproducible"},
     {"--delta", "D", CLI_CONFIG, .key = "delta", .help = "delta of the reported epsilon (default 1e-5)"},
     {"--target-epsilon", "E", CLI_CONFIG, .key = "target_epsilon", .help = "choose sigma so that the run spends E at delta (needs --dataset-size, --poisson)"},
-    {"--accountant", "rdp|pld|both", CLI_CONFIG, .key = "accountant", .help = "the result's epsilon (with --poisson): rdp (the default), pld (the privacy loss\ndistribution, tight; a few seconds), both (epsilon_pld beside rdp's); --target-epsilon\nuses rdp or pld"},
+    {"--accountant", "rdp|pld|both", CLI_CONFIG, .key = "accountant", .help = "the result's epsilon (with --poisson): rdp (the default), pld (the privacy loss\ndistribution, tight; under 5 s to 1e7 steps), both (epsilon_pld beside rdp's); --target-epsilon\nuses rdp or pld"},
     {NULL, NULL, CLI_HEAD, .help = "LoRA (base model frozen; adapters and head train):"},
     {"--lora-rank", "r", CLI_CONFIG, .key = "lora_rank", .help = "adapter rank (default: no LoRA)"},
     {"--lora-alpha", "a", CLI_CONFIG, .key = "lora_alpha", .help = "adapter scale alpha/r (default r)"},
@@ -737,6 +748,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
     if (rc == EXIT_OK) {
         if (o->trace) o->cfg.trace_ops = 1; /* a trace times every op */
         o->limit_given = o->cfg.memory_limit != 0;
+        o->sigma_given = cli_given(argc, argv, "--sigma");
         if (o->hf_config) rc = hf_config_load(o->hf_config, o);
     }
     cli_cmd = saved;

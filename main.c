@@ -134,6 +134,9 @@ static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved, 
     return rc;
 }
 
+/* pld was asked and rdp's epsilon is the one reported: the pld could not bound the setting */
+static int c_acc_rdp_fallback(const dpprof_privacy *pv, dpprof_accountant asked) { return asked == DPPROF_ACCOUNTANT_PLD && pv->accountant == DPPROF_ACCOUNTANT_RDP; }
+
 static int cmd_run(int argc, char **argv) {
     run_opts o;
     dpprof_config resolved;
@@ -236,6 +239,14 @@ static int cmd_run(int argc, char **argv) {
         out_abort(&trace);
         return EXIT_USAGE;
     }
+    /* what privacy this run will have, said before it runs, once every input was found good */
+    if (resolved.algo != DPPROF_ALGO_VANILLA && !o.quiet) {
+        if (resolved.sigma == 0 && !o.sigma_given)
+            cli_fail(0, "warning: --algo %s clips without noise (--sigma is 0 by default): this run is not private; give --sigma (or --sigma 0 to say you mean it)", dpprof_algo_name(resolved.algo));
+        else if (resolved.sigma > 0 && !resolved.secure_noise)
+            fprintf(stderr, "dpprof: run: the noise is Philox from --seed %llu: anyone who knows the seed can subtract it; it is for measuring, not for releasing a model (--secure-noise for that)\n",
+                    (unsigned long long)resolved.seed);
+    }
     rc = dpprof_session_create(&o.cfg, &s);
     /* an oom before the model was built (the session itself, --data) comes back without a session */
     if (rc != DPPROF_OK && (rc != DPPROF_ERR_OOM || !s)) {
@@ -324,6 +335,17 @@ static int cmd_run(int argc, char **argv) {
         for (c = 0, first = 1; c < DPPROF_CAT_COUNT; c++)
             if (p->peak_by_cat[c]) fprintf(stderr, "%s %s %s", first ? "" : ",", dpprof_category_name(c), human_bytes((double)p->peak_by_cat[c], hb, sizeof hb)), first = 0;
         fprintf(stderr, "\n");
+        {
+            dpprof_privacy pv;
+            if (dpprof_session_privacy(s, &pv) == DPPROF_OK && pv.dp) {
+                if (pv.why[0] && !(pv.epsilon == pv.epsilon)) fprintf(stderr, "privacy: none: %s\n", pv.why);
+                else if (pv.why[0]) fprintf(stderr, "privacy: not private: %s\n", pv.why);
+                else
+                    fprintf(stderr, "privacy: \u03b5 = %.3g at \u03b4 = %g (Poisson, q = %.3g, \u03c3 = %.3g, %lld steps, %s)\n", pv.epsilon, pv.delta, pv.q, pv.sigma, pv.steps,
+                            pv.accountant == DPPROF_ACCOUNTANT_PLD ? "PLD" : (c_acc_rdp_fallback(&pv, resolved.accountant) ? "RDP: the PLD could not bound it" : "RDP"));
+            } else if (dpprof_session_privacy(s, &pv) == DPPROF_OK)
+                fprintf(stderr, "privacy: none (non-private training)\n");
+        }
         dpprof_memory_truth m;
         dpprof_session_memory_truth(s, &m);
         if (m.driver_peak >= 0) { /* cuda: the three peaks side by side (meta.memory) */
@@ -405,12 +427,15 @@ static const cli_command eps_cmd = {"epsilon", "usage: dpprof epsilon --sigma S 
                                     "        improved conversion (Balle et al. 2020), minimised over the orders 1.1 ... 10.9, 12 ... 63\n"
                                     "        and past 63 where the minimum is at 63 (the default; prints the best order)\n"
                                     "  pld   the privacy loss distribution, the tight accountant: pessimistic connect-the-dots\n"
-                                    "        discretization at interval 1e-4, composed by FFT (an upper bound; above\n"
-                                    "        dp_accounting's PLD accountant by at most 1e-4 relative at delta >= 1e-8, 3e-3 at\n"
-                                    "        1e-10; a few seconds)\n"
+                                    "        discretization, composed by FFT, on a grid whose interval follows epsilon and the\n"
+                                    "        steps (printed). an upper bound: never below dp_accounting's PLD at the same interval\n"
+                                    "        by more than 1e-5 relative (q 1e-4..1, sigma 0.4..5, 1..1e5 steps, delta 1e-5 and\n"
+                                    "        1e-8: docs/dp.md). where its grid (2^20 points) cannot hold the setting, or its\n"
+                                    "        mass at infinity passes delta, the RDP bound instead, said. under 5 s to 1e7 steps\n"
                                     "  both  prints epsilon_rdp and epsilon_pld\n"
-                                    "with --target-epsilon, the smallest sigma that reaches it under the accountant named. delta\n"
-                                    "defaults to 1e-5.\n",
+                                    "with --target-epsilon, the smallest sigma that reaches it under the accountant named (pld:\n"
+                                    "to 5e-4 of sigma, by bisection on the accountant itself; up to about 15 s at 1e5 steps).\n"
+                                    "delta defaults to 1e-5.\n",
                                     eps_opt, CLI_N(eps_opt), 0, NULL, NULL};
 
 static int cmd_epsilon(int argc, char **argv) {
@@ -435,13 +460,22 @@ static int cmd_epsilon(int argc, char **argv) {
         printf("sigma %.10g\n", sigma);
         target = -1;
     }
-    if (acct != DPPROF_ACCOUNTANT_RDP && (sigma == 0 ? (eps_pld = q > 0 && steps > 0 ? INFINITY : 0, 0) : dpprof_pld_epsilon(q, sigma, steps, delta, 0, &eps_pld)) != 0) {
-        cli_fail(0, "the PLD accountant could not evaluate sigma %g, q %g (no epsilon under 1e4 reaches delta %g)", sigma, q, delta);
-        return EXIT_ERROR;
-    }
-    if (acct == DPPROF_ACCOUNTANT_PLD) {
-        printf("epsilon %.10g\ndelta %g\naccountant pld\n", eps_pld, delta);
-        return EXIT_OK;
+    if (acct != DPPROF_ACCOUNTANT_RDP) { /* the pld's epsilon, or rdp's where the pld cannot bound the setting (said) */
+        dpprof_privacy pv;
+        if (sigma == 0) eps_pld = q > 0 && steps > 0 ? INFINITY : 0;
+        else if (dpprof_privacy_of(1, q, sigma, steps, delta, 1, (dpprof_accountant)acct, &pv) != DPPROF_OK) return cli_fail(EXIT_USAGE, "%s", dpprof_last_error());
+        else if (!(pv.epsilon_pld == pv.epsilon_pld)) {
+            cli_fail(0, "%s", pv.note);
+            if (acct == DPPROF_ACCOUNTANT_PLD) {
+                printf("epsilon %.10g\ndelta %g\naccountant rdp\nbest_order %g\n", pv.epsilon_rdp, delta, pv.best_order);
+                return EXIT_OK;
+            }
+        } else eps_pld = pv.epsilon_pld;
+        if (acct == DPPROF_ACCOUNTANT_PLD) {
+            if (sigma == 0) printf("epsilon %.10g\ndelta %g\naccountant pld\n", eps_pld, delta);
+            else printf("epsilon %.10g\ndelta %g\naccountant pld\ninterval %.3g\n", eps_pld, delta, pv.pld_interval);
+            return EXIT_OK;
+        }
     }
     if (target > 0) {
         if (dpprof_rdp_sigma_for_epsilon(q, steps, delta, target, &sigma) != 0) {

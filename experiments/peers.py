@@ -20,8 +20,17 @@ check  loads a dpprof --dump (config.json, model.safetensors, batch.safetensors,
        Exit 1 when anything differs by more than the tolerance (relative).
 table  prints, per shape, each peer and each dpprof result of the same shape found in DIRs (their JSON):
        tokens/s, peak GiB (allocator, driver), ratio to PyTorch without privacy.
+accountant
+       dpprof's tight accountant (`dpprof epsilon --accountant pld`) against dp_accounting's PLD over a grid of
+       sample rates q 1e-4..1, noise multipliers 0.4..5, 1..1e5 steps, delta 1e-5 and 1e-8 (--grid full: 200
+       points; reduced: 12): dp_accounting at dpprof's own interval, pessimistic (connect the dots: an upper
+       bound by the same method) and optimistic (privacy buckets: a lower estimate), and at q = 1 the exact
+       epsilon of the Gaussian mechanism composed. One line a point with both times; exit 1 where dpprof is
+       below the optimistic estimate or the exact value, or, where epsilon is at most 100, below the
+       pessimistic bound by more than --tolerance (relative; past 100 dp_accounting's is above the exact
+       value by about 1).
 
-Needs torch and transformers (and opacus for --framework opacus); stdlib otherwise.
+Needs torch and transformers (and opacus for --framework opacus); dp_accounting for accountant; stdlib otherwise.
 """
 import argparse
 import datetime
@@ -398,6 +407,99 @@ def cmd_table(a):
     return 0
 
 
+GRID_Q = (1e-4, 1e-3, 1e-2, 0.1, 1.0)
+GRID_SIGMA = (0.4, 0.7, 1.0, 2.0, 5.0)
+GRID_STEPS = (1, 100, 10000, 100000)
+GRID_DELTA = (1e-5, 1e-8)
+# the reduced grid: a corner of each kind (tiny epsilon, large epsilon, many steps, q 1, delta 1e-8)
+GRID_REDUCED = ((1e-4, 5.0, 100, 1e-5), (1e-4, 0.7, 10000, 1e-8), (1e-3, 1.0, 100, 1e-5), (1e-3, 0.4, 10000, 1e-5),
+                (1e-2, 2.0, 10000, 1e-8), (1e-2, 0.7, 100, 1e-5), (0.1, 5.0, 100, 1e-5), (0.1, 1.0, 1, 1e-8),
+                (0.1, 0.4, 100, 1e-5), (1.0, 2.0, 100, 1e-8), (1.0, 0.7, 1, 1e-5), (1.0, 5.0, 10000, 1e-5))
+
+
+def gaussian_exact(sigma, steps, delta):
+    """q = 1: steps of the Gaussian mechanism at noise multiplier sigma are one at sigma / sqrt(steps), whose
+    delta(eps) = Phi(1 / (2 s) - eps s) - e^eps Phi(-1 / (2 s) - eps s) (Balle and Wang 2018), in logs"""
+    from scipy.special import log_ndtr
+    s = sigma / math.sqrt(steps)
+
+    def d(e):
+        a, b = log_ndtr(0.5 / s - e * s), e + log_ndtr(-0.5 / s - e * s)
+        return math.exp(a) - math.exp(b) if a > b else 0.0
+    lo, hi = 0.0, 1e7
+    for _ in range(300):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if d(mid) > delta else (lo, mid)
+    return hi
+
+
+def cmd_accountant(a):
+    """dpprof's pld against dp_accounting's at dpprof's interval, point by point"""
+    try:
+        from dp_accounting.pld import privacy_loss_distribution as pld
+    except ImportError:
+        die("accountant needs dp_accounting (pip install dp-accounting)")
+    points = GRID_REDUCED if a.grid == "reduced" else tuple(
+        (q, s, t, d) for q in GRID_Q for s in GRID_SIGMA for t in GRID_STEPS for d in GRID_DELTA)
+    out = open(a.out, "w") if a.out else sys.stdout
+    cols = ("q", "sigma", "steps", "delta", "eps_dpprof", "accountant", "interval", "s_dpprof", "eps_dpacc_pess",
+            "eps_dpacc_opt", "s_dpacc", "eps_exact", "dpprof_over_pess", "dpprof_over_opt", "dpprof_over_exact")
+    try:
+        import importlib.metadata
+        ver = importlib.metadata.version("dp-accounting")
+    except Exception:
+        ver = "?"
+    dv = subprocess.run([a.dpprof, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    print("# dpprof epsilon --accountant pld against dp_accounting %s's PLD at dpprof's interval (pessimistic: connect the dots; optimistic: "
+          "privacy buckets), and at q 1 the exact epsilon; %s; %s, %s, %d cpus; times in seconds of wall clock" % (
+              ver, dv, datetime.date.today().isoformat(), platform.processor() or platform.machine(), os.cpu_count() or 0), file=out)
+    print("\t".join(cols), file=out, flush=True)
+    bad = 0
+    for q, s, t, d in points:
+        t0 = time.time()
+        p = subprocess.run([a.dpprof, "epsilon", "--sigma", repr(s), "--sample-rate", repr(q), "--steps", str(t),
+                            "--delta", repr(d), "--accountant", "pld"], capture_output=True, text=True)
+        t1 = time.time() - t0
+        kv = dict(l.split(None, 1) for l in p.stdout.splitlines() if " " in l)
+        if p.returncode != 0 or "epsilon" not in kv:
+            print("accountant: dpprof epsilon failed at q %g sigma %g steps %d delta %g: %s" % (q, s, t, d, p.stderr.strip()[:200]),
+                  file=sys.stderr)
+            bad += 1
+            continue
+        e, acc, h = float(kv["epsilon"]), kv.get("accountant", "?"), float(kv.get("interval", "nan"))
+        ep = eo = float("nan")
+        t0 = time.time()
+        if acc == "pld" and h == h:
+            try:
+                ep = pld.from_gaussian_mechanism(s, sampling_prob=q, value_discretization_interval=h, pessimistic_estimate=True,
+                                                 use_connect_dots=True).self_compose(t).get_epsilon_for_delta(d)
+                eo = pld.from_gaussian_mechanism(s, sampling_prob=q, value_discretization_interval=h, pessimistic_estimate=False,
+                                                 use_connect_dots=False).self_compose(t).get_epsilon_for_delta(d)
+            except Exception as ex:  # dp_accounting's own limits: said, not counted against dpprof
+                print("accountant: dp_accounting failed at q %g sigma %g steps %d delta %g: %s" % (q, s, t, d, ex), file=sys.stderr)
+        t2 = time.time() - t0
+        ex = gaussian_exact(s, t, d) if q == 1.0 else float("nan")
+        rp = e / ep - 1 if ep == ep and 0 < ep < float("inf") else float("nan")
+        ro = e / eo - 1 if eo == eo and 0 < eo < float("inf") else float("nan")
+        rx = e / ex - 1 if ex == ex and ex > 0 else float("nan")
+        why = []
+        if ro == ro and ro < -1e-9:
+            why.append("dp_accounting's optimistic estimate %.10g" % eo)
+        if rx == rx and rx < -1e-9:
+            why.append("the exact value %.10g" % ex)
+        if rp == rp and rp < -a.tolerance and ep <= 100:
+            why.append("dp_accounting's pessimistic bound %.10g by more than %g" % (ep, a.tolerance))
+        if why:
+            bad += 1
+            print("accountant: q %g sigma %g steps %d delta %g: dpprof %.10g below %s" % (q, s, t, d, e, " and ".join(why)), file=sys.stderr)
+        print("\t".join((repr(q), repr(s), str(t), repr(d), "%.10g" % e, acc, "%.3g" % h, "%.2f" % t1, "%.10g" % ep, "%.10g" % eo,
+                         "%.2f" % t2, "%.10g" % ex, "%.2e" % rp, "%.2e" % ro, "%.2e" % rx)), file=out, flush=True)
+    if a.out:
+        out.close()
+    print("accountant: %d points, %d below a reference" % (len(points), bad), file=sys.stderr)
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(prog="peers.py", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
@@ -416,6 +518,11 @@ def main():
     c.add_argument("--tolerance", type=float, default=1e-5)
     t = sub.add_parser("table", help="the side-by-side of result folders")
     t.add_argument("dirs", nargs="+")
+    g = sub.add_parser("accountant", help="dpprof's PLD accountant against dp_accounting's over a grid")
+    g.add_argument("--grid", default="full", choices=("full", "reduced"))
+    g.add_argument("--out", help="the table (tab-separated; default: standard output)")
+    g.add_argument("--tolerance", type=float, default=1e-5, help="how far below dp_accounting's pessimistic bound dpprof may be (relative)")
+    g.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
     a = ap.parse_args()
     if a.cmd == "run":
         if a.dpprof_args[:1] == ["--"]:
@@ -427,6 +534,12 @@ def main():
         if not (a.tolerance > 0):
             die("--tolerance %s: must be > 0" % a.tolerance)
         return cmd_check(a)
+    if a.cmd == "accountant":
+        if not (a.tolerance >= 0):
+            die("--tolerance %s: must be >= 0" % a.tolerance)
+        if not os.access(a.dpprof, os.X_OK):
+            die("--dpprof %s: not an executable (build it: make dpprof)" % a.dpprof)
+        return cmd_accountant(a)
     return cmd_table(a)
 
 

@@ -105,24 +105,26 @@ static void test_model_rng_ops(void) {
         free(g);
     }
 
-    /* noise + division by the batch, as dpprof__noise: dpprof_add_noise_ref then (float)(g * inv_b) */
+    /* noise + division by the batch, as dpprof__noise: dpprof_add_noise_ref then (float)(g * inv_b); the secure
+       stream (--secure-noise) the same bits as the reference's */
     {
         struct {
             size_t n;
             uint64_t offset;
             double sd;
-        } cs[] = {{5001, 5, 0.7}, {1000, 8, 1.3}, {3, 2, 0.5}, {1, 7, 2.0}, {777, 3, 0.0}};
+            uint64_t stream;
+        } cs[] = {{5001, 5, 0.7, 17}, {1000, 8, 1.3, 17}, {3, 2, 0.5, 17}, {1, 7, 2.0, 17}, {777, 3, 0.0, 17}, {4099, 6, 0.9, 17 | DPPROF_NOISE_SECURE}};
         const double inv_b = 1.0 / 7.0;
         for (k = 0; k < sizeof cs / sizeof cs[0]; k++) {
             size_t m = cs[k].n;
             float *x = model_rand(m, 1.0f), *ref = model_copyh(x, m);
             model_set(d, x, m);
-            dpprof_noise_scale_gpu(d, m, cs[k].sd, seed, 17, cs[k].offset, inv_b);
+            dpprof_noise_scale_gpu(d, m, cs[k].sd, seed, cs[k].stream, cs[k].offset, inv_b);
             g = model_down(d, m);
-            if (cs[k].sd > 0) dpprof_add_noise_ref(ref, m, cs[k].sd, seed, 17, cs[k].offset);
+            if (cs[k].sd > 0) dpprof_add_noise_ref(ref, m, cs[k].sd, seed, cs[k].stream, cs[k].offset);
             for (i = 0; i < m; i++) ref[i] = (float)(ref[i] * inv_b);
-            CHECK(model_ok() && model_same(g, ref, m), "model noise_scale_gpu n=%zu offset=%llu stddev=%g: bitwise (worst %.3g)", m,
-                  (unsigned long long)cs[k].offset, cs[k].sd, model_err(g, ref, m, 1e-30));
+            CHECK(model_ok() && model_same(g, ref, m), "model noise_scale_gpu n=%zu offset=%llu stddev=%g%s: bitwise (worst %.3g)", m, (unsigned long long)cs[k].offset, cs[k].sd,
+                  cs[k].stream & DPPROF_NOISE_SECURE ? ", secure stream" : "", model_err(g, ref, m, 1e-30));
             free(x);
             free(ref);
             free(g);

@@ -4,10 +4,11 @@
 #    agrees with PyTorch's per-sample loop on per-sample losses, norms, clip factors and the clipped sum, and
 #    with Opacus's per-sample norms (an independent check of dpprof's arithmetic);
 #  - a dump with one wrong number fails the check;
+#  - peers.py accountant: dpprof's tight accountant against dp_accounting's PLD over a reduced grid;
 #  - peers.py run (PyTorch, Opacus per-sample, Opacus ghost) writes results that hold to docs/result.schema.json,
 #    and the checker fails a peer result without its memory; peers.py table reads them; bad options are refused.
 # needs ./dpprof, build/schema_check and a python with torch, transformers and safetensors (PEER_PYTHON, default
-# python3; opacus for its parts): one SKIP line each where they are missing. run by make test.
+# python3; opacus and dp_accounting for their parts): one SKIP line each where they are missing. run by make test.
 set -u
 cd "$(dirname "$0")/.."
 bin=./dpprof
@@ -17,6 +18,16 @@ py=${PEER_PYTHON:-python3}
 peers=experiments/peers.py
 . tests/lib.bash
 
+# the tight accountant against dp_accounting's over the reduced grid (dp_accounting alone needed)
+if "$py" -c 'import dp_accounting' 2>/dev/null; then
+    "$py" "$peers" accountant --grid reduced --dpprof "$bin" --out "$tmp/pld-grid.tsv" 2>"$tmp/pld-grid.err"; rc=$?
+    check "peers.py accountant --grid reduced: at 12 points dpprof's PLD never below dp_accounting's optimistic estimate or the exact value (q 1), nor below its pessimistic bound at the same interval by more than 1e-5 where epsilon is at most 100 (rc $rc; $(tail -1 "$tmp/pld-grid.err"))" \
+        bash -c '[ $1 = 0 ] && [ "$(grep -c "	pld	" "$2")" = 12 ]' _ $rc "$tmp/pld-grid.tsv"
+    "$py" "$peers" accountant --tolerance -1 >/dev/null 2>"$tmp/err"
+    check "accountant: a negative tolerance refused (exit 2)" bash -c '[ $1 = 2 ] && grep -q -- "--tolerance -1" "$2"' _ $? "$tmp/err"
+else
+    echo "SKIP the accountant grid: $py cannot import dp_accounting"
+fi
 if ! "$py" -c 'import torch, transformers, safetensors' 2>/dev/null; then
     echo "SKIP the peer harness: $py cannot import torch, transformers and safetensors (set PEER_PYTHON)"
     exit 0

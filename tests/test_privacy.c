@@ -50,6 +50,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double now_s(void) { return (double)clock() / CLOCKS_PER_SEC; } /* cpu time: the bounds are of work */
+static void test_pld_bounds(void);
 
 static int g_checks = 0;
 static int g_fails = 0;
@@ -136,7 +140,7 @@ static void test_philox_kat(void) {
 
 static void test_counter_layout(void) {
     const double two_pi = 6.283185307179586;
-    uint64_t seed = 0x0123456789abcdefULL, stream = 0xfedcba9876543210ULL;
+    uint64_t seed = 0x0123456789abcdefULL, stream = 0x7edcba9876543210ULL; /* 63 bits: the top one selects the secure sampler */
     uint64_t block = 0x00000003000000a5ULL;
     dpprof_u32x4 c, x;
     double z[4], ua, ub, r, maxd = 0.0;
@@ -147,7 +151,7 @@ static void test_counter_layout(void) {
     c.v[0] = 0x000000a5u;
     c.v[1] = 0x00000003u;
     c.v[2] = 0x76543210u;
-    c.v[3] = 0xfedcba98u;
+    c.v[3] = 0x7edcba98u;
     x = dpprof_philox4x32_10(c, 0x89abcdefu, 0x01234567u);
     dpprof_normal4(seed, stream, block, z);
     for (k = 0; k < 4; k += 2) {
@@ -239,6 +243,32 @@ static void test_streams_differ(void) {
           "distinct streams, seeds and blocks give different values");
 }
 
+/* the secure stream's normal: ((a + b) + c + d) / 2 of blocks 4k .. 4k + 3 of the plain stream, in double, bitwise;
+   none of its values is the plain stream's */
+static void test_secure_normal(void) {
+    const uint64_t seed = 0x0123456789abcdefULL, stream = 41;
+    int k, i, same = 1, equal = 0;
+    printf("[secure normals]\n");
+    for (k = 0; k < 4096; k++) {
+        double a[4], b[4], c[4], d[4], z[4], p[4];
+        dpprof_normal4(seed, stream, 4 * (uint64_t)k, a);
+        dpprof_normal4(seed, stream, 4 * (uint64_t)k + 1, b);
+        dpprof_normal4(seed, stream, 4 * (uint64_t)k + 2, c);
+        dpprof_normal4(seed, stream, 4 * (uint64_t)k + 3, d);
+        dpprof_normal4(seed, stream | DPPROF_NOISE_SECURE, (uint64_t)k, z);
+        dpprof_normal4(seed, stream, (uint64_t)k, p);
+        for (i = 0; i < 4; i++) {
+            volatile double sum = a[i] + b[i];
+            sum = sum + c[i];
+            sum = sum + d[i];
+            same &= z[i] == sum / 2;
+            equal += z[i] == p[i];
+        }
+    }
+    check(same, "a secure normal is (a + b + c + d) / 2 of the plain stream's blocks 4k .. 4k + 3, bitwise");
+    check(equal == 0, "no secure normal equals the plain stream's at the same index");
+}
+
 static int cmp_double(const void *pa, const void *pb) {
     double a = *(const double *)pa, b = *(const double *)pb;
     return (a > b) - (a < b);
@@ -263,19 +293,20 @@ static double kolmogorov_p(double x) {
    significance 1e-6. for a seed chosen at random the union bound puts the
    false-failure probability of this block at ~1.01e-6 (the seed is fixed,
    so the outcome is deterministic). */
-static void test_normal_stats(void) {
+static void test_normal_stats(uint64_t stream) {
     const int n = 1000000;
+    const int secure = (stream & DPPROF_NOISE_SECURE) != 0;
     double *z = (double *)malloc((size_t)n * sizeof(double));
     double s1 = 0.0, s2 = 0.0, s4 = 0.0, sp = 0.0, d = 0.0, sqn, ks_x, ks_p;
     double mean, m2, m4, corr, zmax = 0.0;
     int i;
-    printf("[normal statistics, n = 10^6, seed 0x5eed, stream 7]\n");
+    printf("[normal statistics, n = 10^6, seed 0x5eed, stream 7%s]\n", secure ? " | DPPROF_NOISE_SECURE (--secure-noise)" : "");
     if (z == NULL) {
         check(0, "malloc for stats");
         return;
     }
     for (i = 0; i < n; ++i) {
-        z[i] = dpprof_normal(0x5eed, 7, (uint64_t)i);
+        z[i] = dpprof_normal(0x5eed, stream, (uint64_t)i);
         s1 += z[i];
         s2 += z[i] * z[i];
         s4 += z[i] * z[i] * z[i] * z[i];
@@ -299,7 +330,8 @@ static void test_normal_stats(void) {
     check(fabs(m4 - 3.0) < 6.0 * sqrt(96.0 / n), "fourth moment within 6 sqrt(96/n)");
     /* the two outputs of one box-muller pair are independent: var(z_a z_b) = 1 */
     check(fabs(corr) < 6.0 / sqrt(n / 2.0), "box-muller pair uncorrelated");
-    check(zmax < 6.77, "|z| <= sqrt(66 ln 2) = 6.76 (u >= 2^-33)");
+    if (secure) check(zmax < 13.53, "|z| <= 4 sqrt(66 ln 2) / 2 = 13.52 (four normals of |z| <= 6.76)");
+    else check(zmax < 6.77, "|z| <= sqrt(66 ln 2) = 6.76 (u >= 2^-33)");
 
     qsort(z, (size_t)n, sizeof(double), cmp_double);
     for (i = 0; i < n; ++i) {
@@ -482,8 +514,8 @@ static void test_math_accuracy(void) {
    published): every host build and the cuda kernels must
    reproduce them bit for bit. */
 static const uint64_t golden_first8[8] = {
-    0x3feb2ef81a319ea2ULL, 0xbfc985884cae748eULL, 0xbffa585525d6bc90ULL, 0xbfd99b5b3c58ac5dULL,
-    0xbfb03210fda09a77ULL, 0x3fd96191f626f018ULL, 0xbfd64343c9d00721ULL, 0x3ff33f82aaf8fdb1ULL};
+    0x3fe3bff642100596ULL, 0xbff821a305520de1ULL, 0x3fee8cc0b31fe87cULL, 0x4000a83f8ec2e41fULL,
+    0x3fd2c23411788bf0ULL, 0xbfcc5f36ec501563ULL, 0x3ff94f6d1cb4ea09ULL, 0xbfd8924494a3b8b3ULL};
 static const uint64_t golden_hash_normals = 0x0be49a25e97b3135ULL; /* 2^20 normals, seed 42, stream 0 */
 static const uint64_t golden_hash_noise = 0x0ee3e23115d94acaULL;   /* add_noise_ref, 4096 floats */
 
@@ -492,9 +524,9 @@ static void test_golden(void) {
     static float buf[4096];
     int i, ok = 1;
     printf("[golden bits for cpu/gpu and cross-compiler comparison]\n");
-    printf("  first 8 normals (seed 0x0123456789abcdef, stream 0xfedcba9876543210):\n   ");
+    printf("  first 8 normals (seed 0x0123456789abcdef, stream 0x7edcba9876543210):\n   ");
     for (i = 0; i < 8; ++i) {
-        double v = dpprof_normal(0x0123456789abcdefULL, 0xfedcba9876543210ULL, (uint64_t)i);
+        double v = dpprof_normal(0x0123456789abcdefULL, 0x7edcba9876543210ULL, (uint64_t)i);
         printf(" 0x%016llxULL%s", (unsigned long long)bits_of(v), i == 3 ? "\n   " : "");
         ok &= bits_of(v) == golden_first8[i];
     }
@@ -983,10 +1015,77 @@ static void test_pld(void) {
             if (x > 1e-5) lo = mid;
             else hi = mid;
         }
-        k = dpprof_pld_epsilon(1.0, sg[i][0], (long long)sg[i][1], 1e-5, 1e-4, &e);
+        k = dpprof_pld_epsilon(1.0, sg[i][0], (long long)sg[i][1], 1e-5, 0.0, &e); /* the interval the accountant chooses */
         snprintf(what, sizeof what, "pld_epsilon at q = 1 (sigma %g, %g steps): %.6f against the exact Gaussian mechanism's %.6f, above it by at most 1e-3 relative",
                  sg[i][0], sg[i][1], k == 0 ? e : -1.0, hi);
         check(k == 0 && e >= hi * (1.0 - 1e-9) && e <= hi * (1.0 + 1e-3), what);
+    }
+    { /* a fixed interval whose grid would pass its bound is refused at once, naming the grid (h 0 coarsens instead) */
+        const double t0 = now_s();
+        const int k = dpprof_pld_epsilon(1.0, 0.15, 1, 1e-5, 1e-4, &e);
+        check(k == DPPROF__PRIV_ERANGE && strstr(dpprof_last_error(), "grid") && now_s() - t0 < 5.0, "pld_epsilon at a fixed interval too fine for its grid (q 1, sigma 0.15, h 1e-4): refused, naming the grid");
+    }
+    test_pld_bounds();
+}
+
+/* bounds a dp accountant must keep: never below the true epsilon, whatever the setting; time and memory bounded */
+static void test_pld_bounds(void) {
+    dpprof_privacy r;
+    double e, t0, lo, hi;
+    int k, rc;
+    printf("[pld: bounds]\n");
+    /* q 1e-20 at delta 1e-22: the loss of one step is enormous with a mass of 1e-20, most of it past the grid. the
+       true epsilon of 1000 steps is at least one step's (the first step's output is a post-processing of the
+       run's), which is exact: the remove pair's delta(e) = q Q((x - 1) / s) - (e^e - 1 + q) Q(x / s) at
+       x = s^2 ln((e^e - 1 + q) / q) + 1/2, and the add pair's is smaller here */
+    {
+        const double q = 1e-20, sg = 0.1, delta = 1e-22;
+        for (lo = 0.0, hi = 1000.0, k = 0; k < 200; k++) {
+            const double mid = 0.5 * (lo + hi), c = expm1(mid) + q, x = sg * sg * log(c / q) + 0.5;
+            const double d = q * 0.5 * erfc((x - 1.0) / sg / sqrt(2.0)) - c * 0.5 * erfc(x / sg / sqrt(2.0));
+            if (d > delta) lo = mid;
+            else hi = mid;
+        }
+        rc = dpprof_privacy_of(1, q, sg, 1000, delta, 1, DPPROF_ACCOUNTANT_PLD, &r);
+        printf("  q 1e-20, sigma 0.1, 1000 steps, delta 1e-22: reported %.4f (%s), one step's exact epsilon %.4f\n", r.epsilon,
+               r.accountant == DPPROF_ACCOUNTANT_RDP ? "rdp" : "pld", hi);
+        check(rc == 0 && r.epsilon >= hi && r.accountant == DPPROF_ACCOUNTANT_RDP && strstr(r.note, "rdp") != NULL,
+              "tiny q and delta: the reported epsilon is at least the true one (rdp's, said in the note, where pld cannot bound it)");
+        check(dpprof_pld_epsilon(q, sg, 1000, delta, 0.0, &e) == DPPROF__PRIV_ERANGE, "tiny q and delta: pld itself refuses (no zero)");
+    }
+    /* 1e7 steps: within the bound of 5 s of cpu (here under the sanitizers: 20) and a grid of at most 2^20 points */
+    t0 = now_s();
+    rc = dpprof_privacy_of(1, 0.01, 1.0, 10000000, 1e-5, 1, DPPROF_ACCOUNTANT_PLD, &r);
+    t0 = now_s() - t0;
+    printf("  q 0.01, sigma 1, 1e7 steps: epsilon %.4f (%s, interval %.3g) in %.2f s of cpu, rdp %.4f\n", r.epsilon, r.accountant == DPPROF_ACCOUNTANT_PLD ? "pld" : "rdp",
+           r.pld_interval, t0, r.epsilon_rdp);
+    check(rc == 0 && r.accountant == DPPROF_ACCOUNTANT_PLD && r.epsilon > 0 && r.epsilon <= r.epsilon_rdp && t0 < 20.0, "1e7 steps: pld answers, under rdp, in bounded time");
+    /* the smallest sigma for a target, to 0.5%: against the exact gaussian mechanism's (q 1: balle and wang's formula,
+       bisection) and dp_accounting 0.6.0's (its pld: pessimistic, connect the dots, interval 1e-4; bisection to 1e-5),
+       and against dpprof's own epsilon at sigma / 1.005 */
+    {
+        /* clang-format off */
+        static const double ref[][5] = { /* q, steps, delta, target, dp_accounting's sigma */
+            {1.0, 10, 1e-5, 1e-3, 5452.6},
+            {0.01, 1000, 1e-5, 2.0, 0.959112},
+            {1e-3, 10000, 1e-5, 1.0, 0.740679},
+        };
+        /* clang-format on */
+        int i;
+        for (i = 0; i < (int)(sizeof ref / sizeof ref[0]); i++) {
+            double sg, e1, e2;
+            char what[200];
+            t0 = now_s();
+            rc = dpprof_pld_sigma_for_epsilon(ref[i][0], (long long)ref[i][1], ref[i][2], ref[i][3], 0.0, &sg);
+            t0 = now_s() - t0;
+            dpprof_pld_epsilon(ref[i][0], sg, (long long)ref[i][1], ref[i][2], 0.0, &e1);
+            dpprof_pld_epsilon(ref[i][0], sg / 1.005, (long long)ref[i][1], ref[i][2], 0.0, &e2);
+            printf("  target %g (q %g, %g steps, delta %g): sigma %.6g (epsilon %.6g; at sigma / 1.005: %.6g) in %.2f s, dp_accounting's %.6g (%+.2e)\n", ref[i][3], ref[i][0],
+                   ref[i][1], ref[i][2], sg, e1, e2, t0, ref[i][4], sg / ref[i][4] - 1.0);
+            snprintf(what, sizeof what, "pld_sigma_for_epsilon (target %g, q %g, %g steps): reaches it, sigma / 1.005 does not, within 0.5%% of dp_accounting's", ref[i][3], ref[i][0],
+                     ref[i][1]);
+            check(rc == 0 && e1 <= ref[i][3] && e2 > ref[i][3] && fabs(sg / ref[i][4] - 1.0) <= 5e-3, what);
+        }
     }
 }
 
@@ -996,7 +1095,9 @@ int main(int argc, char **argv) {
     test_counter_layout();
     test_determinism_and_noise_ref();
     test_streams_differ();
-    test_normal_stats();
+    test_normal_stats(7);
+    test_normal_stats(7 | DPPROF_NOISE_SECURE);
+    test_secure_normal();
     test_math_accuracy();
     test_golden();
     test_rdp_closed_forms();
