@@ -3460,12 +3460,12 @@ static int dpprof__pld_eps(double q, double sigma, long long steps, double delta
         if (dpprof_rdp_epsilon(q, sigma, steps, delta, NULL, 0, &e_up, NULL) != DPPROF__PRIV_OK || !(e_up > 0.0)) e_up = 3.0;
         if (dpprof__pld_eps(q, sigma, steps, delta, 8.0 * dpprof__pld_auto_h(e_up, steps), &e_c, &h_c) == DPPROF__PRIV_OK && e_c > 0.0 && e_c < e_up) e_up = e_c;
         h = dpprof__pld_auto_h(e_up, steps);
-        { /* and a step's window in at most a quarter of the grid's most points (a finer one fails a composition after work) */
+        { /* and a step's window in at most an eighth of the grid's most points (a finer one fails a composition after work) */
             double a0, a1, r0, r1;
             dpprof__pld_window(q, sigma, 0, &r0, &r1);
             dpprof__pld_window(q, sigma, 1, &a0, &a1);
-            if ((r1 - r0) / h > DPPROF__PLD_MAXN / 4) h = (r1 - r0) / (DPPROF__PLD_MAXN / 4);
-            if ((a1 - a0) / h > DPPROF__PLD_MAXN / 4) h = (a1 - a0) / (DPPROF__PLD_MAXN / 4);
+            if ((r1 - r0) / h > DPPROF__PLD_MAXN / 8) h = (r1 - r0) / (DPPROF__PLD_MAXN / 8);
+            if ((a1 - a0) / h > DPPROF__PLD_MAXN / 8) h = (a1 - a0) / (DPPROF__PLD_MAXN / 8);
         }
     }
     if (used) *used = h;
