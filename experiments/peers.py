@@ -61,8 +61,8 @@ def die(msg, code=2):
     sys.exit(code)
 
 
-def dpprof_config(dpprof, argv, algo):
-    """the resolved configuration of `dpprof run ARGV --algo ALGO`, from a dry run of it"""
+def dpprof_config(dpprof, argv, algo, lora_ok=False, full=False):
+    """the resolved configuration of `dpprof run ARGV --algo ALGO`, from a dry run of it (full: the whole result)"""
     drop = dict(DROP, **(DP_ONLY if algo == "vanilla" else {}))
     keep, i = [], 0
     while i < len(argv):
@@ -78,12 +78,13 @@ def dpprof_config(dpprof, argv, algo):
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         die("the dpprof configuration is refused: %s: %s" % (" ".join(keep), p.stderr.strip()))
-    cfg = json.loads(p.stdout)["config"]
+    result = json.loads(p.stdout)
+    cfg = result["config"]
     if cfg["task"] != "lm":
         die("--task %s: the peers run language modelling only" % cfg["task"])
-    if cfg.get("lora_rank"):
+    if cfg.get("lora_rank") and not lora_ok:
         die("--lora-rank %d: the peers run full fine-tuning only" % cfg["lora_rank"])
-    return cfg
+    return (cfg, result) if full else cfg
 
 
 def hf_config(c, transformers):
@@ -113,6 +114,19 @@ def git_commit():
         return None
 
 
+def write_result(res, out, out_dir):
+    fd, tmp = tempfile.mkstemp(prefix=".peers-", suffix=".tmp", dir=out_dir)  # a unique name, renamed into place
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(res, f, indent=1)
+            f.write("\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, out)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 # ---- run ------------------------------------------------------------------------------------------------
 def cmd_run(a):
     if a.algo not in ALGOS[a.framework]:
@@ -136,16 +150,7 @@ def cmd_run(a):
         else:
             res["status"] = "error"
         res["error"] = ("%s: %s" % (type(e).__name__, e))[:2000]
-    fd, tmp = tempfile.mkstemp(prefix=".peers-", suffix=".tmp", dir=out_dir)  # a unique name, renamed into place
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(res, f, indent=1)
-            f.write("\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, a.out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_result(res, a.out, out_dir)
     tp = res.get("throughput") or {}
     print("%-8s %-10s %-6s %10s tok/s  peak %s GiB%s" % (
         a.framework, a.algo, res["status"], "%.0f" % tp["tokens_per_s"] if tp.get("tokens_per_s") else "--",
@@ -407,6 +412,258 @@ def cmd_table(a):
     return 0
 
 
+# ---- memory ---------------------------------------------------------------------------------------------
+# MemTracker's categories as dpprof's (buffers, the rotary table, with the parameters; Opacus's per-sample
+# gradients, which the tracker counts as temporaries, split out by their size: see fake_step)
+TRACKER_CATS = {"Parameter": "model_parameters", "Buffer": "model_parameters", "Gradient": "gradients",
+                "Activation": "activations", "Temp": "temp_matrices", "Optstate": "optimizer_states", "Other": "other"}
+DPPROF_CATS = ("model_parameters", "optimizer_states", "gradients", "activations", "activation_hooks", "norm_samples",
+               "temp_matrices", "per_sample_gradients", "lora", "workspace", "data", "other")
+
+
+def fake_patches(torch, framework):
+    """what a step on fake tensors needs that the libraries do not do: applied, and named in the result"""
+    import copy
+    names = []
+    if framework != "opacus":
+        return names
+    import opacus.grad_sample.functorch as ofun
+    import opacus.grad_sample.embedding_norm_sample as oemb
+    import opacus.optimizers.optimizer_fast_gradient_clipping as ofgc
+    import torch.distributed._tools.mem_tracker as mtmod
+
+    def make_functional(mod, disable_autograd_tracking=False):
+        # the module's functional copy: deepcopy with meta parameters given (a fake module cannot move to meta)
+        params = dict(mod.named_parameters())
+        keys, values = params.keys(), tuple(params.values())
+        memo = {id(p): torch.nn.Parameter(torch.empty(p.shape, dtype=p.dtype, device="meta"), requires_grad=p.requires_grad)
+                for p in values}
+        stateless = copy.deepcopy(mod, memo)
+
+        def fmodel(new_values, *args, **kwargs):
+            return torch.func.functional_call(stateless, dict(zip(keys, new_values)), args, kwargs)
+        if disable_autograd_tracking:
+            values = tuple(v.detach() for v in values)
+        return fmodel, values
+    ofun.make_functional = make_functional
+    names.append("opacus.grad_sample.functorch.make_functional: deepcopy with a memo of meta parameters")
+    orig = mtmod.get_untyped_storages
+
+    def storages(t):  # functorch's wrappers own no memory: what they wrap is tracked
+        return set() if torch._C._functorch.is_functorch_wrapped_tensor(t) else orig(t)
+    mtmod.get_untyped_storages = storages
+    names.append("MemTracker: functorch's wrapped tensors skipped (they own no storage)")
+
+    def emb_norm(layer, activations, backprops):
+        # torch.unique has no fake shape: every (sample, token) pair is taken as distinct and the tensors of that
+        # case allocated (exact where no token repeats within a sample, else an upper bound)
+        ids = activations[0].reshape(activations[0].shape[0], -1)
+        g = backprops.reshape(-1, backprops.size(-1))
+        n, t = ids.shape
+        rows = torch.repeat_interleave(torch.arange(n), t).unsqueeze(-1)
+        pairs = torch.cat([rows, ids.reshape(-1, 1)], dim=1)
+        summed = torch.zeros(n * t, g.size(-1), dtype=g.dtype).index_add(0, torch.arange(n * t), g)
+        out = torch.zeros(n, dtype=g.dtype)
+        out.scatter_add_(0, pairs[:, 0], torch.sum(summed ** 2, dim=1))
+        return {layer.weight: torch.sqrt(out)}
+    oemb.compute_embedding_norm_sample = emb_norm
+    names.append("opacus embedding norm: every (sample, token) pair distinct (torch.unique has no fake shape)")
+
+    def accumulate(self):  # copy.deepcopy of a fake tensor's .data crashes: clone(), the same bytes
+        for p in self.params:
+            if p.summed_grad is not None:
+                p.summed_grad.add_(p.grad.data)
+            else:
+                p.summed_grad = p.grad.data.clone()
+    ofgc.DPOptimizerFastGradientClipping.accumulate = accumulate
+    names.append("DPOptimizerFastGradientClipping.accumulate: clone() for copy.deepcopy(p.grad.data)")
+    return names
+
+
+def fake_step(a, cfg, res):
+    """the configuration's steps on fake tensors (shapes, no data) under PyTorch's MemTracker and FlopCounterMode"""
+    import warnings
+    import torch
+    import transformers
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.distributed._tools.mem_tracker import MemTracker
+    from torch.utils.flop_counter import FlopCounterMode
+    warnings.filterwarnings("ignore")
+    meta = res["meta"]
+    meta.update(torch=torch.__version__, transformers=transformers.__version__, method="fake-tensor tracker",
+                tracker="torch.distributed._tools.mem_tracker.MemTracker", flops="torch.utils.flop_counter.FlopCounterMode",
+                device="fake cpu (FakeTensorMode: shapes and dtypes, no data)")
+    if a.framework == "opacus":
+        import opacus
+        meta["opacus"] = opacus.__version__
+    meta["patches"] = fake_patches(torch, a.framework)
+    B, P, T, V = cfg["batch"], cfg["physical_batch"], cfg["seq"], cfg["vocab"]
+    bf16 = cfg["dtype"] == "bf16"
+    lora = cfg.get("lora_rank") or 0
+    n_steps = max(cfg["warmup"] + cfg["steps"], 2)  # adam's moments exist from the first step on: the second is the steady one
+    phases, state, tracker, psg_at = {}, {"flops": 0, "peak": -1}, {}, {}
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        model = transformers.LlamaForCausalLM._from_config(hf_config(cfg, transformers), attn_implementation=a.attention,
+                                                           dtype=torch.float32)
+        if lora:
+            import peft
+            meta["peft"] = peft.__version__
+            names = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
+            targets = [names[t] for t in (cfg.get("lora_targets") or "q,v").split(",")]
+            model = peft.get_peft_model(model, peft.LoraConfig(r=lora, lora_alpha=cfg["lora_alpha"], target_modules=targets,
+                                                              lora_dropout=0.0, bias="none"))
+            for n, p in model.named_parameters():  # dpprof's lora trains the head too
+                if "lm_head" in n:
+                    p.requires_grad_(True)
+        model.train()
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        meta["param_count"] = sum(p.numel() for p in model.parameters())
+        meta["trainable_count"] = sum(p.numel() for p in trainable)
+        if cfg["optimizer"] == "adam":
+            opt = torch.optim.AdamW(trainable, lr=cfg["lr"], weight_decay=cfg["weight_decay"], foreach=True)  # as on cuda
+        else:
+            opt = torch.optim.SGD(trainable, lr=cfg["lr"], foreach=True)
+        ce = torch.nn.CrossEntropyLoss(reduction="mean")
+        net, dploss = model, None
+        if a.framework == "opacus":
+            from opacus import GradSampleModule
+            from opacus.grad_sample import GradSampleModuleFastGradientClipping
+            from opacus.optimizers import DPOptimizer, DPOptimizerFastGradientClipping
+            from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
+            if a.algo == "persample":
+                net = GradSampleModule(model, batch_first=True, loss_reduction="mean", strict=False)
+                opt = DPOptimizer(opt, noise_multiplier=cfg["sigma"], max_grad_norm=cfg["max_grad_norm"], expected_batch_size=B,
+                                  loss_reduction="mean")
+            else:
+                net = GradSampleModuleFastGradientClipping(model, batch_first=True, max_grad_norm=cfg["max_grad_norm"],
+                                                           use_ghost_clipping=True, loss_reduction="mean", strict=False)
+                opt = DPOptimizerFastGradientClipping(opt, noise_multiplier=cfg["sigma"], max_grad_norm=cfg["max_grad_norm"],
+                                                      expected_batch_size=B, loss_reduction="mean")
+                dploss = DPLossFastGradientClipping(net, opt, ce, "mean")
+        tok = torch.randint(0, V, (B, T))
+        tgt = torch.randint(0, V, (B, T))
+        mt = MemTracker()
+        mt.track_external(model, opt)
+        fc = FlopCounterMode(display=False)
+
+        def psg_bytes():
+            return sum(p.grad_sample.untyped_storage().nbytes() for p in trainable if getattr(p, "grad_sample", None) is not None)
+
+        def mark(name, step):
+            """the phase that ends: its peak (the tracker's, reset here) and its flops"""
+            dev = next(iter(mt._peak_mem), None)
+            flops = fc.get_total_flops()
+            ph = phases.setdefault(name, {"count": 0, "time_ms_median": None, "bytes_start": None, "bytes_end": 0, "bytes_peak": 0,
+                                          "flops": 0, "steps": []})
+            if dev is None:
+                return
+            cur = mt._curr_mem_snap[dev]["Total"]
+            if step == n_steps - 1:  # the last step's: the steady state
+                ph["count"] += 1
+                ph["flops"] += flops - state["flops"]
+                ph["bytes_start"] = state.get("start", 0) if ph["bytes_start"] is None else ph["bytes_start"]
+                ph["bytes_end"] = cur
+                if mt._peak_mem[dev] >= ph["bytes_peak"]:
+                    ph["bytes_peak"] = mt._peak_mem[dev]
+                    snap = {str(getattr(k, "value", k)): v for k, v in mt._peak_mem_snap[dev].items()}
+                    tracker[name] = {k: v for k, v in snap.items() if k != "Total"}
+                    psg_at[name] = state.get("psg", 0)
+                if mt._peak_mem[dev] > state["peak"]:
+                    state["peak"], state["peak_phase"] = mt._peak_mem[dev], name
+            state["flops"], state["start"] = flops, cur
+            mt._peak_mem[dev] = cur
+            mt._peak_mem_snap[dev] = dict(mt._curr_mem_snap[dev])
+
+        with mt, fc:
+            for step in range(n_steps):
+                for m0 in range(0, B, P):
+                    x, y = tok[m0:m0 + P], tgt[m0:m0 + P]
+                    mt.reset_mod_stats()  # the tracker's module statistics hold one call of a module
+                    with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=bf16):
+                        logits = net(input_ids=x).logits
+                    logits = logits.float().view(-1, V)
+                    if dploss is not None:
+                        loss = dploss(logits, y.reshape(-1), shape=(x.shape[0], T))
+                    else:
+                        loss = ce(logits, y.reshape(-1))
+                        if a.framework == "pytorch":
+                            loss = loss * (x.shape[0] / B)  # the mean over the logical batch
+                    mark("forward", step)
+                    loss.backward()
+                    del logits, loss
+                    state["psg"] = psg_bytes()
+                    mark("backward", step)
+                    if a.framework == "opacus":
+                        opt.signal_skip_step(do_skip=m0 + P < B)
+                        opt.step()
+                        opt.zero_grad(set_to_none=True)
+                        mark("optimizer_step", step)
+                        state["psg"] = 0
+                if a.framework == "pytorch":
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
+                    mark("optimizer_step", step)
+    peak_name = state["peak_phase"]
+    ph = phases[peak_name]
+    cat = dict.fromkeys(DPPROF_CATS, 0)
+    for k, v in tracker[peak_name].items():
+        cat[TRACKER_CATS.get(k, "other")] += v
+    psg = min(psg_at.get(peak_name, 0), cat["temp_matrices"])  # opacus's per-sample gradients: temporaries to the tracker
+    cat["temp_matrices"] -= psg
+    cat["per_sample_gradients"] += psg
+    if lora:  # the adapters' weights apart, as dpprof counts them
+        ad = sum(p.untyped_storage().nbytes() for n, p in model.named_parameters() if "lora_" in n)
+        cat["model_parameters"] -= ad
+        cat["lora"] += ad
+    cat["peak"] = ph["bytes_peak"]
+    mb = lambda b: b / 2**20
+    res.update(status="ok", peak_memory_mb=mb(ph["bytes_peak"]), losses=[])
+    res["breakdown"] = {"model_parameters_mb": mb(cat["model_parameters"]), "optimizer_states_mb": mb(cat["optimizer_states"]),
+                        "gradients_mb": mb(cat["gradients"]), "activations_mb": mb(cat["activations"]),
+                        "temp_matrices_mb": mb(cat["temp_matrices"]), "per_sample_gradients_mb": mb(cat["per_sample_gradients"]),
+                        "total_allocated_mb": mb(ph["bytes_peak"]), "peak_allocated_mb": mb(ph["bytes_peak"]),
+                        "bytes": cat, "peak_phase": peak_name, "peak_step": n_steps - 1}
+    for p_ in phases.values():
+        p_.pop("steps", None)
+        p_["bytes_start"] = p_["bytes_start"] or 0
+    res["phases"] = phases
+    flops = sum(p_["flops"] for p_ in phases.values())
+    res["throughput"] = {"tokens_per_s": None, "step_time_ms_median": None, "flops_per_step": flops,
+                         "note": "no time on fake tensors; flops_per_step: FlopCounterMode over the last step"}
+    res["memory"] = {"method": "fake-tensor tracker", "peak_bytes": ph["bytes_peak"], "tracker_bytes_at_peak": tracker[peak_name],
+                     "tracker_bytes_at_phase_peaks": tracker,
+                     "note": "MemTracker's live bytes by its categories at the step's peak (the last step: adam's moments exist), "
+                             "mapped to dpprof's; opacus's per-sample gradients (temporaries to the tracker) by their size"}
+
+
+def cmd_memory(a):
+    if a.algo not in ALGOS[a.framework]:
+        die("--algo %s: %s runs %s" % (a.algo, a.framework, " | ".join(ALGOS[a.framework])))
+    cfg = dpprof_config(a.dpprof, a.dpprof_args, a.algo, lora_ok=True)
+    if cfg.get("lora_rank") and a.framework == "opacus":
+        die("--lora-rank %d: opacus's peers run full fine-tuning only" % cfg["lora_rank"])
+    out_dir = os.path.dirname(os.path.abspath(a.out))
+    if not os.path.isdir(out_dir):
+        die("--out %s: the directory %s does not exist" % (a.out, out_dir))
+    res = {"schema_version": 2, "experiment": a.experiment, "status": "error",
+           "config": dict(cfg, framework=a.framework, algo=a.algo, backend="fake", attention_implementation=a.attention,
+                          argv=a.dpprof_args),
+           "avg_time_ms": None, "peak_memory_mb": None, "meta": {"date": datetime.datetime.now(
+               datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "git_commit": git_commit() or "unknown",
+               "dpprof_version": dpprof_version(a.dpprof), "python": platform.python_version()}}
+    t0 = time.time()
+    try:
+        fake_step(a, cfg, res)
+    except Exception as e:
+        res["status"] = "error"
+        res["error"] = ("%s: %s" % (type(e).__name__, e))[:2000]
+    res["meta"]["tracker_seconds"] = round(time.time() - t0, 2)
+    write_result(res, a.out, out_dir)
+    print("%-8s %-10s %-6s %-6s peak %s MiB%s" % (a.framework, a.algo, a.attention, res["status"],
+          "%.2f" % res["peak_memory_mb"] if res["peak_memory_mb"] else "--", ("  " + res["error"][:200]) if "error" in res else ""))
+    return 0 if res["status"] == "ok" else 1
+
+
 GRID_Q = (1e-4, 1e-3, 1e-2, 0.1, 1.0)
 GRID_SIGMA = (0.4, 0.7, 1.0, 2.0, 5.0)
 GRID_STEPS = (1, 100, 10000, 100000)
@@ -518,6 +775,14 @@ def main():
     c.add_argument("--tolerance", type=float, default=1e-5)
     t = sub.add_parser("table", help="the side-by-side of result folders")
     t.add_argument("dirs", nargs="+")
+    m = sub.add_parser("memory", help="one peer's memory and flops on fake tensors (no GPU)")
+    m.add_argument("--framework", required=True, choices=sorted(ALGOS))
+    m.add_argument("--algo", required=True)
+    m.add_argument("--attention", default="sdpa", choices=("sdpa", "eager"), help="Hugging Face's attention (default sdpa)")
+    m.add_argument("--out", required=True)
+    m.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
+    m.add_argument("--experiment", default="peers-memory")
+    m.add_argument("dpprof_args", nargs=argparse.REMAINDER, help="-- then the options of dpprof run")
     g = sub.add_parser("accountant", help="dpprof's PLD accountant against dp_accounting's over a grid")
     g.add_argument("--grid", default="full", choices=("full", "reduced"))
     g.add_argument("--out", help="the table (tab-separated; default: standard output)")
@@ -534,6 +799,12 @@ def main():
         if not (a.tolerance > 0):
             die("--tolerance %s: must be > 0" % a.tolerance)
         return cmd_check(a)
+    if a.cmd == "memory":
+        if a.dpprof_args[:1] == ["--"]:
+            a.dpprof_args = a.dpprof_args[1:]
+        if not os.access(a.dpprof, os.X_OK):
+            die("--dpprof %s: not an executable (build it: make dpprof)" % a.dpprof)
+        return cmd_memory(a)
     if a.cmd == "accountant":
         if not (a.tolerance >= 0):
             die("--tolerance %s: must be >= 0" % a.tolerance)

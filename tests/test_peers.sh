@@ -110,6 +110,20 @@ for fa in "${runs[@]}"; do
         grep -q '"status": "ok"' "$r/$1-$2.json"
 done
 "$bin" run $opts --backend cpu --algo ghost --quiet --out "$r/dpprof-ghost.json"
+# the peers' memory on fake tensors (no GPU): PyTorch sdpa and eager, Opacus per-sample and ghost
+fakes=("pytorch vanilla sdpa" "pytorch vanilla eager")
+[ $have_opacus = 1 ] && fakes+=("opacus persample sdpa" "opacus ghost sdpa")
+for fa in "${fakes[@]}"; do
+    set -- $fa
+    out=$("$py" "$peers" memory --framework "$1" --algo "$2" --attention "$3" --out "$r/fake-$1-$2-$3.json" -- $opts 2>&1)
+    check "peers.py memory $1 $2 $3: ok, a peak and its categories summing to it ($(tail -c 200 <<<"$out" | tr '\n' ' '))" "$py" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+b = j["breakdown"]["bytes"]
+assert j["status"] == "ok" and j["meta"]["method"] == "fake-tensor tracker" and b["peak"] > 0
+assert sum(v for k, v in b.items() if k != "peak") == b["peak"], b
+assert j["throughput"]["flops_per_step"] > 0' "$r/fake-$1-$2-$3.json"
+done
 out=$("$sc" "$schema" "$r"/*.json 2>&1)
 check "the peers' and dpprof's results hold to the schema: $(grep -c '^PASS' <<<"$out") of $(ls "$r"/*.json | wc -l) $(grep '^FAIL' <<<"$out" | head -2 | tr '\n' ' ')" \
     test -z "$(grep '^FAIL' <<<"$out")" -a "$(grep -c '^PASS' <<<"$out")" -eq "$(ls "$r"/*.json | wc -l)"
