@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""experiments/peers.py - dpprof's configurations in PyTorch and Opacus, for a side-by-side on one GPU.
+"""experiments/peers.py - dpprof's configurations in PyTorch and Opacus: side by side on one GPU, or their memory on fake tensors.
 
     peers.py run --framework F --algo A --out FILE.json [--device cuda|cpu] [--dpprof BIN] -- DPPROF_RUN_OPTIONS
     peers.py check DUMP_DIR [--tolerance 1e-5]
+    peers.py memory --framework F --algo A [--attention sdpa|eager] [--reconcile] --out FILE.json -- DPPROF_RUN_OPTIONS
     peers.py table DIR [DIR ...]
+    peers.py accountant [--grid full|reduced] [--out FILE.tsv]
 
 run    builds the model of a dpprof configuration (the options of `dpprof run`, read back from a dry run of
        it) as a Hugging Face LlamaForCausalLM (SDPA attention, the same shapes, the same dtype policy:
@@ -18,6 +20,11 @@ check  loads a dpprof --dump (config.json, model.safetensors, batch.safetensors,
        step.json) into PyTorch in float64 and compares per-sample losses, per-sample gradient norms, clip
        factors and the clipped sum with dpprof's; with Opacus importable, Opacus's per-sample norms too.
        Exit 1 when anything differs by more than the tolerance (relative).
+memory runs the same configuration's steps on fake tensors (FakeTensorMode: shapes, no data, no GPU) under
+       PyTorch's MemTracker and FlopCounterMode: the peak per phase by category (mapped to dpprof's) and the
+       flops, one result JSON (meta.method "fake-tensor tracker", the patches fake tensors need named).
+       --reconcile (PyTorch, fp32): dpprof's dry peak of the configuration beside it and the difference split
+       into named policy terms plus what is unexplained (docs/peers.md).
 table  prints, per shape, each peer and each dpprof result of the same shape found in DIRs (their JSON):
        tokens/s, peak GiB (allocator, driver), ratio to PyTorch without privacy.
 accountant
@@ -74,7 +81,7 @@ def dpprof_config(dpprof, argv, algo, lora_ok=False, full=False):
         keep.append(a)
         i += 1
     keep += ["--algo", algo]
-    cmd = [dpprof, "run", *keep, "--backend", "dry", "--timeline", "none", "--quiet", "--out", "-"]
+    cmd = [dpprof, "run", *keep, "--backend", "dry", "--timeline", "full" if full else "none", "--quiet", "--out", "-"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         die("the dpprof configuration is refused: %s: %s" % (" ".join(keep), p.stderr.strip()))
@@ -636,12 +643,85 @@ def fake_step(a, cfg, res):
                              "mapped to dpprof's; opacus's per-sample gradients (temporaries to the tracker) by their size"}
 
 
+def dpprof_live_at_peak(dp):
+    """dpprof's live bytes at its peak by (category, module), from the result's event log"""
+    tl, pe = dp["timeline"], dp["breakdown"]["peak_event"]
+    cats, mods, out = tl["categories"], tl["modules"], {}
+    for i in range(pe + 1):
+        k = (cats[tl["category"][i]], mods[tl["module"][i]])
+        out[k] = out.get(k, 0) + tl["bytes"][i]
+    return out
+
+
+def reconcile(peer, dp):
+    """peer's peak - dpprof's = the sum of named terms + what the formulas leave unexplained. each term is a policy
+    difference: what the peer holds at its peak by formula from the shape (PyTorch's autograd: what each op saves),
+    less what dpprof holds at its peak by its own event log; the categories both measure (parameters, optimizer
+    states, gradients) by measurement on both sides. unexplained: the peer's measured activations and temporaries
+    less the formulas' sum. PyTorch without privacy, fp32, full fine-tuning or LoRA (the adapters' activations
+    not modelled); returns (difference, [(name, bytes)], unexplained)"""
+    c = peer["config"]
+    e = 4
+    P, T, L, V, C, F = c["physical_batch"], c["seq"], c["layers"], c["vocab"], c["hidden"], c["ffn"]
+    NH, NKV, HS = c["heads"], c["kv_heads"], c["head_size"]
+    N, Cq, Ckv = P * T, NH * HS, NKV * HS
+    eager = c.get("attention_implementation") == "eager"
+    live = dpprof_live_at_peak(dp)
+    dcat = lambda cat: sum(v for (k, m), v in live.items() if k == cat)
+    dmod = lambda cat, mod: live.get((cat, mod), 0)
+    pb = peer["breakdown"]["bytes"]
+    peer_act = peer["memory"]["tracker_bytes_at_peak"]
+    peer_act = peer_act.get("Activation", 0) + peer_act.get("Temp", 0)
+    f = {}
+    f["embedding"] = N * C * e
+    f["norm"] = (2 * L + 1) * (2 * N * C * e + N * e)
+    if eager:
+        f["attention"] = L * (2 * N * Cq + 2 * N * Ckv + N * C) * e + L * P * NH * T * T * e + 2 * T * HS * e
+    else:
+        f["attention"] = L * (2 * N * Cq + 2 * N * Ckv + N * C) * e + L * P * NH * T * e + L * P * T * T * e + 2 * T * HS * e
+    f["mlp"] = L * (4 * N * F + N * C) * e
+    f["head"] = 4 * N * V * e + 8
+    f["data"] = 2 * c["batch"] * T * 8  # the logical batch's ids, sliced by physical batch
+    if NKV != NH:  # grouped-query attention: k and v repeated to every head, the copies saved too
+        f["attention"] += 2 * L * N * Cq * e
+    terms = [
+        ("parameters", pb["model_parameters"] + pb["lora"] - dcat("model_parameters") - dcat("lora")),
+        ("optimizer states", pb["optimizer_states"] - dcat("optimizer_states")),
+        ("gradients: dpprof holds every gradient from setup on, zeroed after a step; PyTorch frees them "
+         "(zero_grad(set_to_none=True)) and allocates each in the backward", pb["gradients"] - dcat("gradients")),
+        ("workspace: dpprof's cuBLAS workspace, an allocation of its own", -dcat("workspace")),
+        ("token ids: PyTorch's int64 tokens and targets, dpprof's int32",
+         f["data"] - dcat("data")),
+        ("embedding output", f["embedding"] - dmod("activations", "embedding")),
+        ("RMSNorm: PyTorch saves h*rsqrt and its scaled output and 1/rms for each norm, dpprof the output and 1/rms",
+         f["norm"] - dmod("activations", "norm")),
+        (("attention (eager): PyTorch saves q, k^T, v, the T x T probabilities and the output's copy, and RoPE's cos and sin"
+          if eager else "attention (sdpa): PyTorch saves q, k, v, the output and log-sum-exp, Hugging Face's causal mask as "
+          "floats a layer, and RoPE's cos and sin"), f["attention"] - dmod("activations", "attention")),
+        ("SwiGLU: PyTorch saves silu(gate) beside gate, up and their product", f["mlp"] - dmod("activations", "mlp")),
+        ("loss: PyTorch's logits, log_softmax's output and the loss backward's two (N, V) gradients; dpprof's logits, "
+         "which their gradient overwrites, and the per-sample losses", f["head"] - dmod("activations", "head")),
+    ]
+    other = sum(v for (k, m), v in live.items() if k == "activations" and m not in ("embedding", "norm", "attention", "mlp", "head"))
+    terms.append(("dpprof's other activations", -other))
+    unexplained = peer_act - sum(f.values())
+    if peer["breakdown"]["peak_phase"] == "optimizer_step":  # the peer's activations are gone at its peak: no formula
+        terms = terms[:5] + [("activations: the peer's peak is in its optimizer step (AdamW(foreach) holds temporaries beside "
+                              "the moments), its activations freed; dpprof's in the %s" % dp["breakdown"]["peak_phase"],
+                              peer_act - dcat("activations") - (f["data"] - dcat("data")))]
+        unexplained = 0
+    diff = pb["peak"] - dp["breakdown"]["bytes"]["peak"]
+    return diff, terms, unexplained
+
+
 def cmd_memory(a):
     if a.algo not in ALGOS[a.framework]:
         die("--algo %s: %s runs %s" % (a.algo, a.framework, " | ".join(ALGOS[a.framework])))
     cfg = dpprof_config(a.dpprof, a.dpprof_args, a.algo, lora_ok=True)
     if cfg.get("lora_rank") and a.framework == "opacus":
         die("--lora-rank %d: opacus's peers run full fine-tuning only" % cfg["lora_rank"])
+    if a.reconcile and (a.framework != "pytorch" or cfg["dtype"] != "fp32" or cfg.get("lora_rank")):
+        die("--reconcile: PyTorch without privacy in fp32, full fine-tuning (the formulas of the others are not written yet)")
     out_dir = os.path.dirname(os.path.abspath(a.out))
     if not os.path.isdir(out_dir):
         die("--out %s: the directory %s does not exist" % (a.out, out_dir))
@@ -658,6 +738,19 @@ def cmd_memory(a):
         res["status"] = "error"
         res["error"] = ("%s: %s" % (type(e).__name__, e))[:2000]
     res["meta"]["tracker_seconds"] = round(time.time() - t0, 2)
+    if a.reconcile and res["status"] == "ok":
+        _, dp = dpprof_config(a.dpprof, a.dpprof_args, a.algo, lora_ok=True, full=True)
+        diff, terms, unexplained = reconcile(res, dp)
+        res["reconciliation"] = {"peer_peak_bytes": res["breakdown"]["bytes"]["peak"], "dpprof_peak_bytes": dp["breakdown"]["bytes"]["peak"],
+                                 "difference_bytes": diff, "terms": [{"name": n, "bytes": v} for n, v in terms],
+                                 "unexplained_bytes": unexplained,
+                                 "note": "peer - dpprof = the terms' sum + unexplained (docs/peers.md)"}
+        print("peer %.3f MiB - dpprof %.3f MiB = %+.3f MiB:" % (res["breakdown"]["bytes"]["peak"] / 2**20, dp["breakdown"]["bytes"]["peak"] / 2**20,
+                                                           diff / 2**20))
+        for n, v in terms:
+            if v:
+                print("  %+12.3f MiB  %s" % (v / 2**20, n))
+        print("  %+12.3f MiB  unexplained (%d bytes)" % (unexplained / 2**20, unexplained))
     write_result(res, a.out, out_dir)
     print("%-8s %-10s %-6s %-6s peak %s MiB%s" % (a.framework, a.algo, a.attention, res["status"],
           "%.2f" % res["peak_memory_mb"] if res["peak_memory_mb"] else "--", ("  " + res["error"][:200]) if "error" in res else ""))
@@ -782,6 +875,7 @@ def main():
     m.add_argument("--out", required=True)
     m.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
     m.add_argument("--experiment", default="peers-memory")
+    m.add_argument("--reconcile", action="store_true", help="dpprof's dry peak of the same configuration beside it, the difference in named terms")
     m.add_argument("dpprof_args", nargs=argparse.REMAINDER, help="-- then the options of dpprof run")
     g = sub.add_parser("accountant", help="dpprof's PLD accountant against dp_accounting's over a grid")
     g.add_argument("--grid", default="full", choices=("full", "reduced"))

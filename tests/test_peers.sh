@@ -124,6 +124,23 @@ assert j["status"] == "ok" and j["meta"]["method"] == "fake-tensor tracker" and 
 assert sum(v for k, v in b.items() if k != "peak") == b["peak"], b
 assert j["throughput"]["flops_per_step"] > 0' "$r/fake-$1-$2-$3.json"
 done
+# the reconciliation: peer - dpprof = named terms + unexplained; at the tiny shape within 1 MiB, at a shape with
+# grouped-query attention and two physical batches exact to the byte (the formulas describe the backward's start)
+for att in sdpa eager; do
+    "$py" "$peers" memory --framework pytorch --algo vanilla --attention $att --reconcile --out "$r/rec-tiny-$att.json" -- $opts >"$tmp/rec.out" 2>&1
+    check "reconcile pytorch vanilla $att, tiny: the terms sum to the difference, unexplained within 1 MiB ($(grep unexplained "$tmp/rec.out"))" "$py" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["reconciliation"]
+assert r["difference_bytes"] == r["peer_peak_bytes"] - r["dpprof_peak_bytes"]
+assert r["difference_bytes"] == sum(t["bytes"] for t in r["terms"]) + r["unexplained_bytes"]
+assert abs(r["unexplained_bytes"]) <= 2**20 and any(t["bytes"] for t in r["terms"] if t["name"].startswith("RMSNorm"))' "$r/rec-tiny-$att.json"
+    "$py" "$peers" memory --framework pytorch --algo vanilla --attention $att --reconcile --out "$tmp/rec-gqa-$att.json" -- \
+        --vocab 1000 --hidden 128 --ffn 176 --layers 2 --heads 8 --kv-heads 2 --seq 32 --batch 4 --physical-batch 2 --untied --steps 1 >"$tmp/rec.out" 2>&1
+    check "reconcile pytorch vanilla $att, grouped-query attention, two physical batches: unexplained 0 bytes ($(grep unexplained "$tmp/rec.out"))" \
+        "$py" -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["reconciliation"]["unexplained_bytes"] != 0)' "$tmp/rec-gqa-$att.json"
+done
+"$py" "$peers" memory --framework opacus --algo ghost --reconcile --out "$tmp/x.json" -- --preset tiny >/dev/null 2>"$tmp/err"
+check "--reconcile refuses what its formulas do not cover (exit 2)" bash -c '[ $1 -eq 2 ] && grep -q "reconcile" "$2"' _ $? "$tmp/err"
 out=$("$sc" "$schema" "$r"/*.json 2>&1)
 check "the peers' and dpprof's results hold to the schema: $(grep -c '^PASS' <<<"$out") of $(ls "$r"/*.json | wc -l) $(grep '^FAIL' <<<"$out" | head -2 | tr '\n' ' ')" \
     test -z "$(grep '^FAIL' <<<"$out")" -a "$(grep -c '^PASS' <<<"$out")" -eq "$(ls "$r"/*.json | wc -l)"
