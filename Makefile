@@ -90,8 +90,10 @@ MPI_TEST := $(if $(MPI_LIBS),build/tests/mpi_ranks build/tests/mpi_ranks_cuemu)
 # the paper's experiments: experiments/NAME.conf each (README's table); `make NAME` runs one. bench and
 # clipgrad measure a GPU whatever BACKEND says: make bench, make clipgrad (the same as make bench-clipgrad)
 GPU_EXPERIMENTS := bench clipgrad
+# peers-memory runs PyTorch and Opacus (make peers-memory); its figures come from data/peers-memory/
+PEER_EXPERIMENTS := peers-memory
 EXPERIMENTS_DIR ?= experiments
-EXPERIMENTS := $(filter-out $(GPU_EXPERIMENTS),$(sort $(basename $(notdir $(wildcard $(EXPERIMENTS_DIR)/*.conf)))))
+EXPERIMENTS := $(filter-out $(GPU_EXPERIMENTS) $(PEER_EXPERIMENTS),$(sort $(basename $(notdir $(wildcard $(EXPERIMENTS_DIR)/*.conf)))))
 # the backend the experiments run on: `make NAME BACKEND=cuda` (or cpu, auto) runs every configuration there
 # (dpprof sweep --backend: it overrides the file's --backend dry), with the binary DPPROF_BIN; its results,
 # figures and tables go to MEASURED_DIR/TAG/ (TAG: cpu, or cuda-DEVICE as `dpprof devices` names GPU 0):
@@ -163,7 +165,7 @@ all: deps
 	else echo "make all: no GPU: bench and clipgrad measured nothing; the bench figures are from data/bench/"; fi
 
 .PHONY: $(EXPERIMENTS) check-repro repro-update
-figures: $(EXPERIMENTS) bench-figures paper/generated/privacy-table.tex
+figures: $(EXPERIMENTS) bench-figures peers-memory-figures paper/generated/privacy-table.tex
 
 # the accountants side by side (RDP against the tight PLD one): a table and macros for the paper, ~30 s
 paper/generated/privacy-table.tex: experiments/privacy.sh dpprof
@@ -245,13 +247,13 @@ REPRO_LIST := data/repro.sha256
 check-repro: figures
 	@if [ ! -f $(REPRO_LIST) ]; then echo "no $(REPRO_LIST): make repro-update writes it"; exit 1; fi
 	sha256sum --check --strict $(REPRO_LIST)
-	@n=$$(ls figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex | grep -v '/bench-' | wc -l); m=$$(wc -l < $(REPRO_LIST)); \
+	@n=$$(ls figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex | grep -v '/bench-\|/peers-memory-' | wc -l); m=$$(wc -l < $(REPRO_LIST)); \
 	if [ "$$n" != "$$m" ]; then echo "check-repro: $$n generated files, $$m listed in $(REPRO_LIST)"; exit 1; fi
 	@echo "check-repro: every generated figure, table and macro file matches $(REPRO_LIST)"
 
 repro-update: figures
 	@mkdir -p data
-	sha256sum $$(ls figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex | grep -v '/bench-') > $(REPRO_LIST).tmp
+	sha256sum $$(ls figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex | grep -v '/bench-\|/peers-memory-') > $(REPRO_LIST).tmp
 	mv $(REPRO_LIST).tmp $(REPRO_LIST)
 
 # ---- measured on a GPU: make bench and make gpu-check ------------------------------
@@ -310,6 +312,25 @@ bench-peers: dpprof
 	d=data/bench/$(RUN_TAG); mkdir -p $$d/peers; cp results/bench-peers/*.json results/bench-peers/*.log $$d/peers/ 2>/dev/null; \
 	$(DEVICE_TXT) > $$d/peers/device.txt; $(PEER_PYTHON) experiments/peers.py table $$d | tee $$d/peers/table.md; \
 	echo "make bench-peers: measured results in $$d/peers (commit them)"; exit $$fail
+
+# PyTorch and Opacus beside dpprof without a GPU (experiments/peers-memory.conf; needs torch, transformers, peft and
+# opacus in PEER_PYTHON; ~20 minutes on 2 cores): each peer's step on fake tensors under PyTorch's memory tracker,
+# reconciled with dpprof's dry plan term by term, into data/peers-memory/ (commit it) with reconciliation.md; then
+# its figures and tables. PEERS_ONLY=trainer runs a slice, and a rerun resumes (rm -rf results/peers-memory starts over)
+.PHONY: peers-memory peers-memory-figures
+peers-memory: dpprof
+	@$(PEER_PYTHON) -c 'import torch, transformers, peft, opacus' 2>/dev/null || { \
+	  echo "make peers-memory: $(PEER_PYTHON) cannot import torch, transformers, peft and opacus (set PEER_PYTHON)"; exit 1; }; \
+	rc=0; $(PEER_PYTHON) experiments/peers.py memory-sweep experiments/peers-memory.conf --out-dir results/peers-memory \
+	  --dpprof $(DPPROF_BIN) $(if $(PEERS_ONLY),--only $(PEERS_ONLY)) || rc=$$?; \
+	mkdir -p data/peers-memory; cp results/peers-memory/peers-memory-*.json data/peers-memory/; \
+	$(MAKE) --no-print-directory peers-memory-figures; echo "make peers-memory: results in data/peers-memory (commit them)"; exit $$rc
+# its figures, tables and reconciliation.md from the results committed to data/peers-memory/ (python3, stdlib only)
+peers-memory-figures: dpprof
+	@if [ ! -d data/peers-memory ]; then echo "peers-memory: no results in data/peers-memory/: its figures and tables are left out"; exit 0; fi; \
+	rm -rf results/peers-memory-data; mkdir -p results/peers-memory-data figures paper/generated; cp data/peers-memory/*.json results/peers-memory-data/; \
+	./dpprof report experiments/peers-memory.conf --results results/peers-memory-data --figures figures --tables paper/generated && \
+	python3 experiments/peers.py memory-table data/peers-memory --tables paper/generated
 
 # the bf16 clipped weight gradient on cuBLAS per sample and the noise on its own pass (--cublas-clipgrad
 # --separate-noise) against the fused kernel and the noise in the optimizer's pass (--fused-clipgrad --fused-noise), every

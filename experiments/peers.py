@@ -423,7 +423,7 @@ def cmd_table(a):
 # MemTracker's categories as dpprof's (buffers, the rotary table, with the parameters; Opacus's per-sample
 # gradients, which the tracker counts as temporaries, split out by their size: see fake_step)
 TRACKER_CATS = {"Parameter": "model_parameters", "Buffer": "model_parameters", "Gradient": "gradients",
-                "Activation": "activations", "Temp": "temp_matrices", "Optstate": "optimizer_states", "Other": "other"}
+                "Activation": "activations", "Temp": "activations", "Optstate": "optimizer_states", "Other": "other"}
 DPPROF_CATS = ("model_parameters", "optimizer_states", "gradients", "activations", "activation_hooks", "norm_samples",
                "temp_matrices", "per_sample_gradients", "lora", "workspace", "data", "other")
 
@@ -514,11 +514,21 @@ def fake_step(a, cfg, res):
                                                            dtype=torch.float32)
         if lora:
             import peft
+            from peft.tuners import tuners_utils
             meta["peft"] = peft.__version__
+            # peft moves each new adapter and layer to its base layer's device and dtype: on fake tensors the module's
+            # swap of its weight fails, and everything is on that device (fake cpu) in that dtype (fp32) already
+            tuners_utils.BaseTunerLayer._move_adapter_to_device_of_base_layer = lambda self, adapter_name, device=None: None
+            meta["patches"].append("peft's moves of its new adapters and layers to their base layer's device and dtype "
+                                   "skipped while it wraps the model (the same device and dtype already; on fake tensors "
+                                   "the weight's swap fails)")
+            to = torch.nn.Module.to
+            torch.nn.Module.to = lambda self, *args, **kwargs: self
             names = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
             targets = [names[t] for t in (cfg.get("lora_targets") or "q,v").split(",")]
             model = peft.get_peft_model(model, peft.LoraConfig(r=lora, lora_alpha=cfg["lora_alpha"], target_modules=targets,
                                                               lora_dropout=0.0, bias="none"))
+            torch.nn.Module.to = to
             for n, p in model.named_parameters():  # dpprof's lora trains the head too
                 if "lm_head" in n:
                     p.requires_grad_(True)
@@ -550,11 +560,30 @@ def fake_step(a, cfg, res):
         tok = torch.randint(0, V, (B, T))
         tgt = torch.randint(0, V, (B, T))
         mt = MemTracker()
+        if lora:  # the tracker hooks every parameter's gradient, and a frozen one cannot take a hook: none for them
+            class NoHook:
+                def remove(self):
+                    pass
+            for p_ in model.parameters():
+                if not p_.requires_grad:
+                    mt._param_to_grad_hook_handles[p_] = (NoHook(), NoHook())
+            meta["patches"].append("the tracker's gradient hooks not installed on frozen parameters (they cannot take one)")
         mt.track_external(model, opt)
         fc = FlopCounterMode(display=False)
 
         def psg_bytes():
             return sum(p.grad_sample.untyped_storage().nbytes() for p in trainable if getattr(p, "grad_sample", None) is not None)
+
+        state["psg"] = 0
+        if a.framework == "opacus" and a.algo == "persample":  # the per-sample gradients live at each new peak
+            update_peak = mt._update_peak_stats
+
+            def update_peak_psg(peak_state):
+                before = dict(mt._peak_mem)
+                update_peak(peak_state)
+                if mt._peak_mem != before:
+                    state["psg"] = psg_bytes()
+            mt._update_peak_stats = update_peak_psg
 
         def mark(name, step):
             """the phase that ends: its peak (the tracker's, reset here) and its flops"""
@@ -580,6 +609,7 @@ def fake_step(a, cfg, res):
             state["flops"], state["start"] = flops, cur
             mt._peak_mem[dev] = cur
             mt._peak_mem_snap[dev] = dict(mt._curr_mem_snap[dev])
+            state["psg"] = psg_bytes()
 
         with mt, fc:
             for step in range(n_steps):
@@ -598,14 +628,12 @@ def fake_step(a, cfg, res):
                     mark("forward", step)
                     loss.backward()
                     del logits, loss
-                    state["psg"] = psg_bytes()
                     mark("backward", step)
                     if a.framework == "opacus":
                         opt.signal_skip_step(do_skip=m0 + P < B)
                         opt.step()
                         opt.zero_grad(set_to_none=True)
                         mark("optimizer_step", step)
-                        state["psg"] = 0
                 if a.framework == "pytorch":
                     opt.step()
                     opt.zero_grad(set_to_none=True)
@@ -615,8 +643,10 @@ def fake_step(a, cfg, res):
     cat = dict.fromkeys(DPPROF_CATS, 0)
     for k, v in tracker[peak_name].items():
         cat[TRACKER_CATS.get(k, "other")] += v
-    psg = min(psg_at.get(peak_name, 0), cat["temp_matrices"])  # opacus's per-sample gradients: temporaries to the tracker
-    cat["temp_matrices"] -= psg
+    # opacus's per-sample gradients: temporaries to the tracker; its other temporaries (the backward's gradients of
+    # activations) are activations, as dpprof counts its own
+    psg = min(psg_at.get(peak_name, 0), tracker[peak_name].get("Temp", 0))
+    cat["activations"] -= psg
     cat["per_sample_gradients"] += psg
     if lora:  # the adapters' weights apart, as dpprof counts them
         ad = sum(p.untyped_storage().nbytes() for n, p in model.named_parameters() if "lora_" in n)
@@ -640,7 +670,8 @@ def fake_step(a, cfg, res):
     res["memory"] = {"method": "fake-tensor tracker", "peak_bytes": ph["bytes_peak"], "tracker_bytes_at_peak": tracker[peak_name],
                      "tracker_bytes_at_phase_peaks": tracker,
                      "note": "MemTracker's live bytes by its categories at the step's peak (the last step: adam's moments exist), "
-                             "mapped to dpprof's; opacus's per-sample gradients (temporaries to the tracker) by their size"}
+                             "mapped to dpprof's: its temporaries (the backward's gradients of activations) with the activations, as dpprof "
+                             "counts its own; opacus's per-sample gradients (temporaries to the tracker) by their size"}
 
 
 def dpprof_live_at_peak(dp):
@@ -673,44 +704,116 @@ def reconcile(peer, dp):
     peer_act = peer["memory"]["tracker_bytes_at_peak"]
     peer_act = peer_act.get("Activation", 0) + peer_act.get("Temp", 0)
     f = {}
+    fw, at = c.get("framework"), peer["breakdown"]["peak_phase"]
+    kv = Cq if NKV != NH else Ckv  # grouped-query attention: k and v repeated to every head, the copies saved
+    accumulate = P < c["batch"]  # the last physical batch adds its gradients to those of the earlier ones
     f["embedding"] = N * C * e
     f["norm"] = (2 * L + 1) * (2 * N * C * e + N * e)
-    if eager:
-        f["attention"] = L * (2 * N * Cq + 2 * N * Ckv + N * C) * e + L * P * NH * T * T * e + 2 * T * HS * e
-    else:
-        f["attention"] = L * (2 * N * Cq + 2 * N * Ckv + N * C) * e + L * P * NH * T * e + L * P * T * T * e + 2 * T * HS * e
+    # each block's residual sum (saved by the RMSNorm that reads it next) with the block
+    f["attention"] = L * (2 * N * Cq + 2 * N * kv + N * C) * e + 2 * T * HS * e
+    f["attention"] += L * P * NH * T * T * e if eager else L * P * NH * T * e + L * P * T * T * e
     f["mlp"] = L * (4 * N * F + N * C) * e
-    f["head"] = 4 * N * V * e + 8
+    # the loss at the peak: at the backward's start the logits, log_softmax's output and the loss backward's two (N, V)
+    # gradients; where the head's weight already has a gradient (accumulation; ghost's second backward), the head's
+    # backward holds the logits, their gradient, the weight gradient's temporary (V, C) and the input's gradient (N, C)
+    grads_before = accumulate or (fw == "opacus" and c["algo"] == "ghost")
+    f["head"] = max(4 * N * V * e, 2 * N * V * e + V * C * e + N * C * e if grads_before else 0) + 8
     f["data"] = 2 * c["batch"] * T * 8  # the logical batch's ids, sliced by physical batch
-    if NKV != NH:  # grouped-query attention: k and v repeated to every head, the copies saved too
-        f["attention"] += 2 * L * N * Cq * e
+    f["dres"] = 0
+    moment = "start"
+    if eager:
+        # eager at a long sequence: the peak is the last layer's softmax backward, where the gradient of its T x T
+        # probabilities and the softmax's backward output are both live; the head, the final norm, the last layer's
+        # SwiGLU, second norm, output projection and v are done with and freed (the caller keeps the logits), the
+        # gradients of those done are there. the larger of the two moments, gradients counted, is the peak
+        Pt = peer["meta"]["trainable_count"] * e
+        head_w = V * C * e
+        done = head_w + C * e + 3 * C * F * e + C * e + C * Cq * e
+        g = dict(f)
+        g["attention"] -= (N * Cq + N * kv + N * C) * e
+        g["attention"] += 2 * P * NH * T * T * e + N * Cq * e  # the probabilities' gradient, the softmax's, v's
+        g["mlp"] -= (4 * N * F + N * C) * e
+        g["norm"] -= 2 * (2 * N * C + N) * e
+        g["head"] = N * V * e + 8
+        g["dres"] = N * C * e  # the residual stream's gradient
+        if sum(g.values()) + (Pt if grads_before else done) > sum(f.values()) + (Pt if grads_before else 0):
+            f, moment = g, "softmax"
+    f["gram"] = 0
+    if fw == "opacus" and c["algo"] == "ghost":
+        # ghost's first backward at the head: the loss's four (N, V) tensors, the head's weight gradient, the input's
+        # gradient and the norm's two T x T Grams (ggT, aaT); its second backward's start holds every gradient instead
+        Pt = peer["meta"]["trainable_count"] * e
+        g = dict(f, head=4 * N * V * e + 8, gram=2 * P * T * T * e, dres=N * C * e)
+        if sum(g.values()) + V * C * e > sum(f.values()) + Pt:
+            f, moment = g, "ghost_head"
     terms = [
         ("parameters", pb["model_parameters"] + pb["lora"] - dcat("model_parameters") - dcat("lora")),
-        ("optimizer states", pb["optimizer_states"] - dcat("optimizer_states")),
+        ("optimizer states: measured on both sides (at a peak in PyTorch's AdamW(foreach) step, its temporary of the "
+         "trainable parameters' size counted with them)", pb["optimizer_states"] - dcat("optimizer_states")),
         ("gradients: dpprof holds every gradient from setup on, zeroed after a step; PyTorch frees them "
          "(zero_grad(set_to_none=True)) and allocates each in the backward", pb["gradients"] - dcat("gradients")),
         ("workspace: dpprof's cuBLAS workspace, an allocation of its own", -dcat("workspace")),
         ("token ids: PyTorch's int64 tokens and targets, dpprof's int32",
          f["data"] - dcat("data")),
         ("embedding output", f["embedding"] - dmod("activations", "embedding")),
-        ("RMSNorm: PyTorch saves h*rsqrt and its scaled output and 1/rms for each norm, dpprof the output and 1/rms",
+        ("RMSNorm: PyTorch saves h*rsqrt and its scaled output and 1/rms for each norm, dpprof the output and 1/rms"
+         + (" (the final norm's and the last layer's second freed at PyTorch's peak)" if moment == "softmax" else ""),
          f["norm"] - dmod("activations", "norm")),
-        (("attention (eager): PyTorch saves q, k^T, v, the T x T probabilities and the output's copy, and RoPE's cos and sin"
-          if eager else "attention (sdpa): PyTorch saves q, k, v, the output and log-sum-exp, Hugging Face's causal mask as "
-          "floats a layer, and RoPE's cos and sin"), f["attention"] - dmod("activations", "attention")),
-        ("SwiGLU: PyTorch saves silu(gate) beside gate, up and their product", f["mlp"] - dmod("activations", "mlp")),
-        ("loss: PyTorch's logits, log_softmax's output and the loss backward's two (N, V) gradients; dpprof's logits, "
-         "which their gradient overwrites, and the per-sample losses", f["head"] - dmod("activations", "head")),
+        (("attention (eager): PyTorch saves q, k^T, v, the T x T probabilities, the output's copy and the residual sum, "
+          "and RoPE's cos and sin" if eager else "attention (sdpa): PyTorch saves q, k, v, the output, log-sum-exp and the "
+          "residual sum, Hugging Face's causal mask as floats a layer, and RoPE's cos and sin")
+         + ("; with grouped-query attention k and v repeated to every head" if NKV != NH else "")
+         + ("; at PyTorch's peak, the last layer's softmax backward, the probabilities' gradient and the softmax's "
+            "(2 b NH T^2) beside them, that layer's v, output and residual sum freed" if moment == "softmax" else ""),
+         f["attention"] - dmod("activations", "attention")),
+        ("SwiGLU: PyTorch saves silu(gate) beside gate, up, their product and the residual sum"
+         + (" (the last layer's freed at its peak)" if moment == "softmax" else ""), f["mlp"] - dmod("activations", "mlp")),
+        (("loss: the logits the caller keeps, the loss's other tensors freed at PyTorch's peak" if moment == "softmax" else
+          "loss: PyTorch's logits, log_softmax's output and the loss backward's two (N, V) gradients" if f["head"] == 4 * N * V * e + 8
+          else "loss: the head's backward, where its weight has a gradient already: PyTorch's logits, their gradient, the "
+          "weight gradient's temporary (V, C) and the input's gradient")
+         + "; dpprof's logits, which their gradient overwrites, and the per-sample losses", f["head"] - dmod("activations", "head")),
     ]
+    if f["gram"]:
+        terms.append(("ghost's norms: Opacus's two T x T Grams of the head (its output gradient's and its input's) at its "
+                      "peak in its first backward, beside the head's gradient", f["gram"]))
     other = sum(v for (k, m), v in live.items() if k == "activations" and m not in ("embedding", "norm", "attention", "mlp", "head"))
-    terms.append(("dpprof's other activations", -other))
+    terms.append(("the residual stream's gradient: the peer's at its peak in the %s, dpprof's held through its backward "
+                  "(its other activations)" % ("last layer's softmax backward" if moment == "softmax" else "head's backward")
+                  if moment in ("softmax", "ghost_head") else
+                  "dpprof's other activations (the residual stream's gradient, held through its backward)", f["dres"] - other))
     unexplained = peer_act - sum(f.values())
-    if peer["breakdown"]["peak_phase"] == "optimizer_step":  # the peer's activations are gone at its peak: no formula
-        terms = terms[:5] + [("activations: the peer's peak is in its optimizer step (AdamW(foreach) holds temporaries beside "
-                              "the moments), its activations freed; dpprof's in the %s" % dp["breakdown"]["peak_phase"],
-                              peer_act - dcat("activations") - (f["data"] - dcat("data")))]
-        unexplained = 0
+    if fw == "opacus" and c["algo"] == "persample" and at == "optimizer_step":
+        # Opacus's step: p.grad_sample (b per-sample gradients of every trainable parameter) kept until zero_grad, the
+        # clipped sum p.summed_grad and the noisy p.grad beside it; the activations freed with the backward
+        Pt, b = peer["meta"]["trainable_count"] * e, P
+        dp_other = sum(v for (k, m), v in live.items() if k in ("activations", "activation_hooks", "norm_samples", "temp_matrices", "other"))
+        terms = terms[:2] + [
+            ("gradients: Opacus's clipped sum (p.summed_grad) and its noisy copy (p.grad) at its step, two of every "
+             "trainable parameter; dpprof's one gradient, held from setup on", 2 * Pt - dcat("gradients")),
+            ("per-sample gradients: Opacus keeps every parameter's (p.grad_sample, b of each) through its step; dpprof "
+             "at its peak", b * Pt - dcat("per_sample_gradients"))] + terms[3:5] + [
+            ("activations: Opacus's peak is in its optimizer step, its activations freed; dpprof's activations, norms "
+             "and temporaries at its peak in the %s" % dp["breakdown"]["peak_phase"], -dp_other)]
+        unexplained = peer_act - 2 * Pt - b * Pt - f["data"]
+    elif fw == "opacus" and c["algo"] == "ghost" and at == "backward":
+        if accumulate:  # dpprof adds each physical batch's clipped sum into its gradients
+            Pt = peer["meta"]["trainable_count"] * e
+            terms.append(("ghost: Opacus's clipped sum of the earlier physical batches (p.summed_grad) beside the gradients "
+                          "its second backward makes; dpprof adds each physical batch's into its gradients", Pt))
+            unexplained -= Pt
+    elif at == "optimizer_step":  # the peer's activations are gone at its peak: its tokens are left
+        terms = terms[:5] + [("activations: the peer's peak is in its optimizer step (AdamW(foreach) holds a temporary beside "
+                              "the moments), its activations freed; dpprof's at its peak in the %s" % dp["breakdown"]["peak_phase"],
+                              -dcat("activations"))]
+        unexplained = peer_act - f["data"]
+    elif at != "backward":
+        die("--reconcile: the peer's peak is in its %s, where no formula is written" % at, 1)
+    if not (fw == "opacus" and c["algo"] == "persample" and at == "optimizer_step"):
+        dp_state = sum(dcat(k) for k in ("activation_hooks", "norm_samples", "temp_matrices", "per_sample_gradients", "other"))
+        terms.append(("dpprof's DP state at its peak (per-sample norms, clip factors, temporaries, per-sample gradients)", -dp_state))
     diff = pb["peak"] - dp["breakdown"]["bytes"]["peak"]
+    assert diff == sum(v for _, v in terms) + unexplained, "the terms do not cover every category"
     return diff, terms, unexplained
 
 
@@ -720,8 +823,8 @@ def cmd_memory(a):
     cfg = dpprof_config(a.dpprof, a.dpprof_args, a.algo, lora_ok=True)
     if cfg.get("lora_rank") and a.framework == "opacus":
         die("--lora-rank %d: opacus's peers run full fine-tuning only" % cfg["lora_rank"])
-    if a.reconcile and (a.framework != "pytorch" or cfg["dtype"] != "fp32" or cfg.get("lora_rank")):
-        die("--reconcile: PyTorch without privacy in fp32, full fine-tuning (the formulas of the others are not written yet)")
+    if a.reconcile and (cfg["dtype"] != "fp32" or cfg.get("lora_rank")):
+        die("--reconcile: fp32 and full fine-tuning (the formulas of bf16 autocast and LoRA are not written)")
     out_dir = os.path.dirname(os.path.abspath(a.out))
     if not os.path.isdir(out_dir):
         die("--out %s: the directory %s does not exist" % (a.out, out_dir))
@@ -755,6 +858,191 @@ def cmd_memory(a):
     print("%-8s %-10s %-6s %-6s peak %s MiB%s" % (a.framework, a.algo, a.attention, res["status"],
           "%.2f" % res["peak_memory_mb"] if res["peak_memory_mb"] else "--", ("  " + res["error"][:200]) if "error" in res else ""))
     return 0 if res["status"] == "ok" else 1
+
+
+PEER_RUNS = {"pytorch_sdpa": ("pytorch", "vanilla", "sdpa"), "pytorch_eager": ("pytorch", "vanilla", "eager"),
+             "opacus_persample": ("opacus", "persample", "sdpa"), "opacus_ghost": ("opacus", "ghost", "sdpa")}
+
+
+def short_term(name):
+    """a reconciliation term's name up to its explanation"""
+    return name.split(":")[0].split(" (")[0] if not name.startswith("dpprof's") else name.split(" (")[0]
+
+
+def cmd_memory_sweep(a):
+    """an experiment file's configurations: dpprof's (runs named dpprof_ALGO) by dpprof sweep on its dry backend, the
+    peers' (PEER_RUNS) by `peers.py memory --reconcile` each in its own process; a result of status ok is kept (a
+    rerun resumes). then DIR/reconciliation.md and, with --tables, NAME-reconcile-table.tex"""
+    if not os.path.isfile(a.conf):
+        die("%s: no such experiment file" % a.conf)
+    os.makedirs(a.out_dir, exist_ok=True)
+    p = subprocess.run([a.dpprof, "sweep", a.conf, "--out-dir", a.out_dir, "--dry-run"], capture_output=True, text=True)
+    if p.returncode != 0:
+        die("%s: %s" % (a.conf, p.stderr.strip()))
+    lines = [ln.split() for ln in p.stdout.splitlines() if " run " in ln]
+    todo = []
+    for argv in lines:
+        out = argv[argv.index("--out") + 1]
+        cid = os.path.basename(out)[:-len(".json")]
+        run = cid.rsplit("-", 1)[1]
+        exp = argv[argv.index("--experiment") + 1]
+        if run.startswith("dpprof_"):
+            continue
+        if run not in PEER_RUNS:
+            die("%s: run %s is neither dpprof_ALGO nor one of %s" % (a.conf, run, " ".join(sorted(PEER_RUNS))))
+        todo.append((cid, exp, out, argv[2:]))
+    if a.only:
+        todo = [t for t in todo if a.only in t[0]]
+    p = subprocess.run([a.dpprof, "sweep", a.conf, "--out-dir", a.out_dir, "--only", "dpprof_"],  # each cheap: all of them
+                       capture_output=True, text=True)
+    sys.stderr.write(p.stderr)
+    sys.stderr.flush()
+    fail = p.returncode != 0
+    for i, (cid, exp, out, args) in enumerate(todo):
+        try:
+            if json.load(open(out))["status"] == "ok":
+                print("[%d/%d] %s: done before" % (i + 1, len(todo), cid), flush=True)
+                continue
+        except (OSError, ValueError, KeyError):
+            pass
+        fw, algo, att = PEER_RUNS[cid.rsplit("-", 1)[1]]
+        lora = "--lora-rank" in args
+        if lora and fw == "opacus":  # opacus's layers and peft's adapters do not go together on fake tensors
+            write_result({"schema_version": 2, "experiment": exp, "status": "error", "config": {"framework": fw, "algo": algo},
+                          "avg_time_ms": None, "peak_memory_mb": None, "meta": {"date": datetime.datetime.now(
+                              datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")},
+                          "error": "not run: Opacus with peft's LoRA adapters fails on fake tensors (Couldn't swap Linear.weight)"},
+                         out, a.out_dir)
+            print("[%d/%d] %s: not run (Opacus with LoRA on fake tensors)" % (i + 1, len(todo), cid), flush=True)
+            continue
+        cmd = [sys.executable, os.path.abspath(__file__), "memory", "--dpprof", a.dpprof, "--framework", fw, "--algo", algo,
+               "--attention", att, "--experiment", exp, "--out", out] + ([] if lora else ["--reconcile"]) + ["--"] + args
+        t0 = time.time()
+        q = subprocess.run(cmd, capture_output=True, text=True)
+        with open(os.path.join(a.out_dir, cid + ".log"), "w") as f:
+            f.write(q.stdout + q.stderr)
+        last = (q.stdout.strip().splitlines() or [q.stderr.strip()[-300:]])[-1]
+        print("[%d/%d] %s: %s (%.0f s)" % (i + 1, len(todo), cid, last, time.time() - t0), flush=True)
+        fail |= q.returncode != 0
+    write_tables(a.out_dir, a.tables)
+    return 1 if fail else 0
+
+
+def write_tables(d, tables):
+    """DIR/reconciliation.md and, with tables, NAME-reconcile-table.tex from the peers' results in DIR (their ids
+    EXPERIMENT-SHAPE-RUN, in the experiment file's order of shapes)"""
+    ids, shape_key = [], {}
+    for f in sorted(glob.glob(os.path.join(d, "*.json"))):
+        cid = os.path.basename(f)[:-len(".json")]
+        if cid.count("-") >= 2 and cid.rsplit("-", 1)[1] in PEER_RUNS:
+            ids.append(cid)
+            try:
+                c = json.load(open(f))["config"]
+                k = (c["seq"], c["batch"], c.get("lora_rank") or 0)
+            except (OSError, ValueError, KeyError, TypeError):
+                k = (0, 0, 0)
+            shape_key[cid.rsplit("-", 2)[1]] = max(k, shape_key.get(cid.rsplit("-", 2)[1], k))
+    order = {r: i for i, r in enumerate(PEER_RUNS)}
+    # the shapes by sequence length, batch and LoRA, then name; within a shape the peers in PEER_RUNS's order
+    ids.sort(key=lambda c: (shape_key[c.rsplit("-", 2)[1]], c.rsplit("-", 2)[1], order[c.rsplit("-", 1)[1]]))
+    if not ids:
+        die("%s: no peer results (EXPERIMENT-SHAPE-RUN.json, RUN one of %s)" % (d, " ".join(PEER_RUNS)))
+    rows = reconciliation_rows(d, ids)
+    write_atomic(os.path.join(d, "reconciliation.md"), reconciliation_md(rows))
+    if tables:
+        os.makedirs(tables, exist_ok=True)
+        write_atomic(os.path.join(tables, ids[0].rsplit("-", 2)[0] + "-reconcile-table.tex"), reconciliation_tex(rows))
+    print("peers.py: %s/reconciliation.md%s" % (d, ", %s/%s-reconcile-table.tex" % (tables, ids[0].rsplit("-", 2)[0]) if tables else ""))
+
+
+def write_atomic(path, text):
+    fd, tmp = tempfile.mkstemp(prefix=".peers-tmp.", dir=os.path.dirname(os.path.abspath(path)))
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def reconciliation_rows(d, ids):
+    """per peer result of ids: its shape, run, peak, dpprof's peak, the terms and what is unexplained"""
+    rows = []
+    for cid in ids:
+        try:
+            j = json.load(open(os.path.join(d, cid + ".json")))
+        except (OSError, ValueError):
+            continue
+        shape, run = cid.rsplit("-", 2)[1:]
+        r = j.get("reconciliation")
+        dp = dpf = None
+        try:
+            algo = PEER_RUNS[run][1]
+            dj = json.load(open(os.path.join(d, cid.rsplit("-", 1)[0] + "-dpprof_" + algo + ".json")))
+            dp = dj["breakdown"]["bytes"]["peak"] if dj.get("status") == "ok" else None
+            dpf = dj["throughput"]["flops_per_step"] if dj.get("status") == "ok" else None
+        except (OSError, ValueError, KeyError):
+            dpf = None
+        rows.append({"shape": shape, "run": run, "status": j.get("status"), "error": j.get("error", ""),
+                     "peer": j.get("breakdown", {}).get("bytes", {}).get("peak"), "dpprof": dp, "rec": r,
+                     "phase": j.get("breakdown", {}).get("peak_phase"), "dpprof_flops": dpf,
+                     "flops": (j.get("throughput") or {}).get("flops_per_step"), "versions": {k: j["meta"].get(k) for k in
+                     ("torch", "transformers", "opacus", "peft") if j.get("meta", {}).get(k)}})
+    return rows
+
+
+def reconciliation_md(rows):
+    gib = lambda b: "%.2f" % (b / 2**30) if b is not None else "--"
+    tf = lambda f: "%.1f" % (f / 1e12) if f else "--"
+    out = ["# PyTorch and Opacus beside dpprof: peak memory, fp32, on fake tensors", "",
+           "Each peer's step on fake tensors under PyTorch's MemTracker (`peers.py memory`), dpprof's dry plan of the same",
+           "configuration and algorithm; ratio: dpprof's peak over the peer's. unexplained: the peer's measured activations",
+           "and temporaries less what the formulas of docs/peers.md say it holds at its peak. TFLOP: a step's, PyTorch's",
+           "FlopCounterMode for the peer, dpprof's analytic count. No GPU measured these.", "",
+           "| shape | peer | peer GiB | dpprof GiB | dpprof / peer | peer's peak in | unexplained bytes | peer TFLOP | dpprof TFLOP |",
+           "|---|---|---:|---:|---:|---|---:|---:|---:|"]
+    for r in rows:
+        if r["status"] != "ok":
+            out.append("| %s | %s | -- | %s | -- | %s | -- | -- | %s |" % (r["shape"], r["run"], gib(r["dpprof"]), r["error"][:120], tf(r["dpprof_flops"])))
+            continue
+        ratio = "%.3f" % (r["dpprof"] / r["peer"]) if r["dpprof"] else "--"
+        un = "%d" % r["rec"]["unexplained_bytes"] if r["rec"] else "not reconciled (LoRA)"
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (r["shape"], r["run"], gib(r["peer"]), gib(r["dpprof"]), ratio, r["phase"], un,
+                                                                 tf(r["flops"]), tf(r["dpprof_flops"])))
+    out += ["", "## The terms (peer - dpprof, MiB)", ""]
+    for r in rows:
+        if r["rec"]:
+            out.append("**%s, %s** (%.1f - %.1f = %+.1f MiB):" % (r["shape"], r["run"], r["rec"]["peer_peak_bytes"] / 2**20,
+                       r["rec"]["dpprof_peak_bytes"] / 2**20, r["rec"]["difference_bytes"] / 2**20))
+            out.append("")
+            for t in r["rec"]["terms"]:
+                if t["bytes"]:
+                    out.append("- %+.1f: %s" % (t["bytes"] / 2**20, t["name"]))
+            out.append("- %+.6f: unexplained (%d bytes)" % (r["rec"]["unexplained_bytes"] / 2**20, r["rec"]["unexplained_bytes"]))
+            out.append("")
+    vs = {}
+    for r in rows:
+        vs.update(r["versions"])
+    out.append("Versions: " + ", ".join("%s %s" % kv for kv in sorted(vs.items())) + ".")
+    return "\n".join(out) + "\n"
+
+
+def reconciliation_tex(rows):
+    esc = lambda x: x.replace("_", "\\_")
+    out = ["% peers.py memory-sweep: PyTorch and Opacus beside dpprof (peak GiB, fp32, fake tensors) and the largest terms",
+           "\\begin{tabular}{llrrrrrl}", "\\toprule",
+           " & & \\multicolumn{3}{c}{peak (GiB)} & \\multicolumn{2}{c}{TFLOP a step} & \\\\",
+           "\\cmidrule(lr){3-5}\\cmidrule(lr){6-7}",
+           "shape & peer & peer & dpprof & ratio & peer & dpprof & largest terms, peer $-$ dpprof (GiB) \\\\", "\\midrule"]
+    for r in rows:
+        if r["status"] != "ok":
+            out.append("%s & %s & -- & -- & -- & -- & -- & not run \\\\" % (esc(r["shape"]), esc(r["run"])))
+            continue
+        terms = sorted(r["rec"]["terms"], key=lambda t: -abs(t["bytes"]))[:3] if r["rec"] else []
+        tt = "; ".join("%s %+.1f" % (esc(short_term(t["name"])), t["bytes"] / 2**30) for t in terms if abs(t["bytes"]) >= 2**26)
+        tf = lambda f: "%.1f" % (f / 1e12) if f else "--"
+        out.append("%s & %s & %.1f & %s & %s & %s & %s & %s \\\\" % (esc(r["shape"]), esc(r["run"]), r["peer"] / 2**30,
+                   "%.1f" % (r["dpprof"] / 2**30) if r["dpprof"] else "--", "%.2f" % (r["dpprof"] / r["peer"]) if r["dpprof"] else "--",
+                   tf(r["flops"]), tf(r["dpprof_flops"]), tt or "--"))
+    out += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(out) + "\n"
 
 
 GRID_Q = (1e-4, 1e-3, 1e-2, 0.1, 1.0)
@@ -877,6 +1165,15 @@ def main():
     m.add_argument("--experiment", default="peers-memory")
     m.add_argument("--reconcile", action="store_true", help="dpprof's dry peak of the same configuration beside it, the difference in named terms")
     m.add_argument("dpprof_args", nargs=argparse.REMAINDER, help="-- then the options of dpprof run")
+    w = sub.add_parser("memory-sweep", help="an experiment file's dpprof and peer runs on fake tensors, and the reconciliation table")
+    w.add_argument("conf")
+    w.add_argument("--out-dir", required=True)
+    w.add_argument("--tables", help="the folder for NAME-reconcile-table.tex")
+    w.add_argument("--only", help="only the configurations whose id contains this")
+    w.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
+    mt = sub.add_parser("memory-table", help="the reconciliation table of a folder of memory-sweep results (stdlib only)")
+    mt.add_argument("dir")
+    mt.add_argument("--tables", help="the folder for NAME-reconcile-table.tex")
     g = sub.add_parser("accountant", help="dpprof's PLD accountant against dp_accounting's over a grid")
     g.add_argument("--grid", default="full", choices=("full", "reduced"))
     g.add_argument("--out", help="the table (tab-separated; default: standard output)")
@@ -899,6 +1196,15 @@ def main():
         if not os.access(a.dpprof, os.X_OK):
             die("--dpprof %s: not an executable (build it: make dpprof)" % a.dpprof)
         return cmd_memory(a)
+    if a.cmd == "memory-sweep":
+        if not os.access(a.dpprof, os.X_OK):
+            die("--dpprof %s: not an executable (build it: make dpprof)" % a.dpprof)
+        return cmd_memory_sweep(a)
+    if a.cmd == "memory-table":
+        if not os.path.isdir(a.dir):
+            die("%s: not a folder" % a.dir)
+        write_tables(a.dir, a.tables)
+        return 0
     if a.cmd == "accountant":
         if not (a.tolerance >= 0):
             die("--tolerance %s: must be >= 0" % a.tolerance)
