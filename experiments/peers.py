@@ -574,16 +574,27 @@ def fake_step(a, cfg, res):
         def psg_bytes():
             return sum(p.grad_sample.untyped_storage().nbytes() for p in trainable if getattr(p, "grad_sample", None) is not None)
 
-        state["psg"] = 0
-        if a.framework == "opacus" and a.algo == "persample":  # the per-sample gradients live at each new peak
+        def grad_bytes():  # the gradients by role: p.grad and opacus's clipped sum p.summed_grad, each storage once
+            sts = {}
+            for p in trainable:
+                for t in (p.grad, getattr(p, "summed_grad", None)):
+                    if t is not None:
+                        sts[id(t.untyped_storage())] = t.untyped_storage().nbytes()
+            return sum(sts.values())
+
+        def roles():
+            state["psg"], state["grads"] = psg_bytes(), grad_bytes()
+
+        state["psg"] = state["grads"] = 0
+        if a.framework == "opacus":  # what opacus keeps by role at each new peak: the tracker counts its step's as activations
             update_peak = mt._update_peak_stats
 
-            def update_peak_psg(peak_state):
+            def update_peak_roles(peak_state):
                 before = dict(mt._peak_mem)
                 update_peak(peak_state)
                 if mt._peak_mem != before:
-                    state["psg"] = psg_bytes()
-            mt._update_peak_stats = update_peak_psg
+                    roles()
+            mt._update_peak_stats = update_peak_roles
 
         def mark(name, step):
             """the phase that ends: its peak (the tracker's, reset here) and its flops"""
@@ -603,13 +614,14 @@ def fake_step(a, cfg, res):
                     ph["bytes_peak"] = mt._peak_mem[dev]
                     snap = {str(getattr(k, "value", k)): v for k, v in mt._peak_mem_snap[dev].items()}
                     tracker[name] = {k: v for k, v in snap.items() if k != "Total"}
-                    psg_at[name] = state.get("psg", 0)
+                    psg_at[name] = (state["psg"], state["grads"])
                 if mt._peak_mem[dev] > state["peak"]:
                     state["peak"], state["peak_phase"] = mt._peak_mem[dev], name
             state["flops"], state["start"] = flops, cur
             mt._peak_mem[dev] = cur
             mt._peak_mem_snap[dev] = dict(mt._curr_mem_snap[dev])
-            state["psg"] = psg_bytes()
+            if a.framework == "opacus":
+                roles()
 
         with mt, fc:
             for step in range(n_steps):
@@ -645,8 +657,12 @@ def fake_step(a, cfg, res):
         cat[TRACKER_CATS.get(k, "other")] += v
     # opacus's per-sample gradients: temporaries to the tracker; its other temporaries (the backward's gradients of
     # activations) are activations, as dpprof counts its own
-    psg = min(psg_at.get(peak_name, 0), tracker[peak_name].get("Temp", 0))
+    psg, grads = psg_at.get(peak_name, (0, 0))
+    psg = min(psg, tracker[peak_name].get("Temp", 0))
     cat["activations"] -= psg
+    moved = min(max(grads - cat["gradients"], 0), cat["activations"])  # opacus's step's gradients: activations to the tracker
+    cat["activations"] -= moved
+    cat["gradients"] += moved
     cat["per_sample_gradients"] += psg
     if lora:  # the adapters' weights apart, as dpprof counts them
         ad = sum(p.untyped_storage().nbytes() for n, p in model.named_parameters() if "lora_" in n)
@@ -671,7 +687,8 @@ def fake_step(a, cfg, res):
                      "tracker_bytes_at_phase_peaks": tracker,
                      "note": "MemTracker's live bytes by its categories at the step's peak (the last step: adam's moments exist), "
                              "mapped to dpprof's: its temporaries (the backward's gradients of activations) with the activations, as dpprof "
-                             "counts its own; opacus's per-sample gradients (temporaries to the tracker) by their size"}
+                             "counts its own; opacus's per-sample gradients (temporaries to the tracker) and the gradients and clipped sum "
+                             "of its step (activations to the tracker) by their size"}
 
 
 def dpprof_live_at_peak(dp):
@@ -701,8 +718,8 @@ def reconcile(peer, dp):
     dcat = lambda cat: sum(v for (k, m), v in live.items() if k == cat)
     dmod = lambda cat, mod: live.get((cat, mod), 0)
     pb = peer["breakdown"]["bytes"]
-    peer_act = peer["memory"]["tracker_bytes_at_peak"]
-    peer_act = peer_act.get("Activation", 0) + peer_act.get("Temp", 0)
+    tr = peer["memory"]["tracker_bytes_at_peak"]  # the tracker's own categories: the formulas are written for them
+    peer_act, peer_grad = tr.get("Activation", 0) + tr.get("Temp", 0), tr.get("Gradient", 0)
     f = {}
     fw, at = c.get("framework"), peer["breakdown"]["peak_phase"]
     kv = Cq if NKV != NH else Ckv  # grouped-query attention: k and v repeated to every head, the copies saved
@@ -751,7 +768,7 @@ def reconcile(peer, dp):
         ("optimizer states: measured on both sides (at a peak in PyTorch's AdamW(foreach) step, its temporary of the "
          "trainable parameters' size counted with them)", pb["optimizer_states"] - dcat("optimizer_states")),
         ("gradients: dpprof holds every gradient from setup on, zeroed after a step; PyTorch frees them "
-         "(zero_grad(set_to_none=True)) and allocates each in the backward", pb["gradients"] - dcat("gradients")),
+         "(zero_grad(set_to_none=True)) and allocates each in the backward", peer_grad - dcat("gradients")),
         ("workspace: dpprof's cuBLAS workspace, an allocation of its own", -dcat("workspace")),
         ("token ids: PyTorch's int64 tokens and targets, dpprof's int32",
          f["data"] - dcat("data")),
