@@ -330,7 +330,7 @@ peers-memory-figures: dpprof
 	@if [ ! -d data/peers-memory ]; then echo "peers-memory: no results in data/peers-memory/: its figures and tables are left out"; exit 0; fi; \
 	rm -rf results/peers-memory-data; mkdir -p results/peers-memory-data figures paper/generated; cp data/peers-memory/*.json results/peers-memory-data/; \
 	./dpprof report experiments/peers-memory.conf --results results/peers-memory-data --figures figures --tables paper/generated && \
-	if command -v python3 >/dev/null; then python3 experiments/peers.py memory-table data/peers-memory --tables paper/generated; \
+	if command -v python3 >/dev/null; then python3 experiments/peers.py memory-table data/peers-memory --conf experiments/peers-memory.conf --tables paper/generated; \
 	else echo "peers-memory: no python3: its reconciliation table is left out"; fi
 
 # the bf16 clipped weight gradient on cuBLAS per sample and the noise on its own pass (--cublas-clipgrad

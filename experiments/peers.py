@@ -941,11 +941,22 @@ def cmd_memory_sweep(a):
         last = (q.stdout.strip().splitlines() or [q.stderr.strip()[-300:]])[-1]
         print("[%d/%d] %s: %s (%.0f s)" % (i + 1, len(todo), cid, last, time.time() - t0), flush=True)
         fail |= q.returncode != 0
-    write_tables(a.out_dir, a.tables)
+    write_tables(a.out_dir, a.tables, a.conf)
     return 1 if fail else 0
 
 
-def write_tables(d, tables):
+def conf_shapes(conf):
+    """the names of an experiment file's axis shape, in its order"""
+    try:
+        for line in open(conf):
+            if line.split("=", 1)[0].split() == ["axis", "shape"]:
+                return [v.split(":", 1)[0].strip() for v in line.split("=", 1)[1].split("|")]
+    except OSError:
+        die("%s: cannot read it" % conf)
+    return []
+
+
+def write_tables(d, tables, conf=None):
     """DIR/reconciliation.md and, with tables, NAME-reconcile-table.tex from the peers' results in DIR (their ids
     EXPERIMENT-SHAPE-RUN, in the experiment file's order of shapes)"""
     ids, shape_key = [], {}
@@ -960,8 +971,11 @@ def write_tables(d, tables):
                 k = (0, 0, 0)
             shape_key[cid.rsplit("-", 2)[1]] = max(k, shape_key.get(cid.rsplit("-", 2)[1], k))
     order = {r: i for i, r in enumerate(PEER_RUNS)}
-    # the shapes by sequence length, batch and LoRA, then name; within a shape the peers in PEER_RUNS's order
-    ids.sort(key=lambda c: (shape_key[c.rsplit("-", 2)[1]], c.rsplit("-", 2)[1], order[c.rsplit("-", 1)[1]]))
+    shapes = conf_shapes(conf) if conf else []
+    # the shapes in the experiment file's order, else by sequence length, batch and LoRA, then name; within a shape
+    # the peers in PEER_RUNS's order
+    ids.sort(key=lambda c: (shapes.index(c.rsplit("-", 2)[1]) if c.rsplit("-", 2)[1] in shapes else len(shapes),
+                            shape_key[c.rsplit("-", 2)[1]], c.rsplit("-", 2)[1], order[c.rsplit("-", 1)[1]]))
     if not ids:
         die("%s: no peer results (EXPERIMENT-SHAPE-RUN.json, RUN one of %s)" % (d, " ".join(PEER_RUNS)))
     rows = reconciliation_rows(d, ids)
@@ -1191,6 +1205,7 @@ def main():
     mt = sub.add_parser("memory-table", help="the reconciliation table of a folder of memory-sweep results (stdlib only)")
     mt.add_argument("dir")
     mt.add_argument("--tables", help="the folder for NAME-reconcile-table.tex")
+    mt.add_argument("--conf", help="the experiment file: its shapes' order")
     g = sub.add_parser("accountant", help="dpprof's PLD accountant against dp_accounting's over a grid")
     g.add_argument("--grid", default="full", choices=("full", "reduced"))
     g.add_argument("--out", help="the table (tab-separated; default: standard output)")
@@ -1220,7 +1235,7 @@ def main():
     if a.cmd == "memory-table":
         if not os.path.isdir(a.dir):
             die("%s: not a folder" % a.dir)
-        write_tables(a.dir, a.tables)
+        write_tables(a.dir, a.tables, a.conf)
         return 0
     if a.cmd == "accountant":
         if not (a.tolerance >= 0):
