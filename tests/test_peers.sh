@@ -28,6 +28,17 @@ if "$py" -c 'import dp_accounting' 2>/dev/null; then
 else
     echo "SKIP the accountant grid: $py cannot import dp_accounting"
 fi
+# the committed peers' memory (data/peers-memory/) still reads as this dpprof's results: the report's figures and
+# table, and the reconciliation table (python3, stdlib only), as make figures draws them
+mkdir -p "$tmp/pmd" && cp data/peers-memory/*.json "$tmp/pmd/"
+"$bin" report experiments/peers-memory.conf --results "$tmp/pmd" --figures "$tmp/pmd/fig" --tables "$tmp/pmd/tab" >"$tmp/pmd.out" 2>&1
+check "the committed peers' memory: dpprof report uses every result (figures, table; $(grep -c 'skipped\|not a dpprof' "$tmp/pmd/summary.txt") skipped)" bash -c '
+    [ -s "$1/fig/peers-memory-trainer.png" ] && [ -s "$1/fig/peers-memory-longctx.png" ] && ! grep -q "skipped\|not a dpprof" "$1/summary.txt" &&
+    [ "$(grep -cF "pytorch\\_sdpa" "$1/tab/peers-memory-table.tex")" = 1 ]' _ "$tmp/pmd"
+python3 "$peers" memory-table "$tmp/pmd" --conf experiments/peers-memory.conf --tables "$tmp/pmd/tab" >/dev/null 2>&1
+check "the committed peers' memory: its reconciliation table, every PyTorch reconciliation 0 bytes unexplained" bash -c '
+    [ -s "$1/tab/peers-memory-reconcile-table.tex" ] && grep "| pytorch_" "$1/reconciliation.md" | grep -v "not reconciled" | grep -q . &&
+    ! grep "| pytorch_" "$1/reconciliation.md" | grep -v "not reconciled" | grep -qv "| backward | 0 |"' _ "$tmp/pmd"
 if ! "$py" -c 'import torch, transformers, safetensors' 2>/dev/null; then
     echo "SKIP the peer harness: $py cannot import torch, transformers and safetensors (set PEER_PYTHON)"
     exit 0
