@@ -4,6 +4,8 @@
     peers.py run --framework F --algo A --out FILE.json [--device cuda|cpu] [--dpprof BIN] -- DPPROF_RUN_OPTIONS
     peers.py check DUMP_DIR [--tolerance 1e-5]
     peers.py memory --framework F --algo A [--attention sdpa|eager] [--reconcile] --out FILE.json -- DPPROF_RUN_OPTIONS
+    peers.py memory-sweep EXPERIMENT.conf --out-dir DIR [--tables DIR] [--only TEXT]
+    peers.py memory-table DIR [--conf EXPERIMENT.conf] [--tables DIR]
     peers.py table DIR [DIR ...]
     peers.py accountant [--grid full|reduced] [--out FILE.tsv]
 
@@ -23,8 +25,16 @@ check  loads a dpprof --dump (config.json, model.safetensors, batch.safetensors,
 memory runs the same configuration's steps on fake tensors (FakeTensorMode: shapes, no data, no GPU) under
        PyTorch's MemTracker and FlopCounterMode: the peak per phase by category (mapped to dpprof's) and the
        flops, one result JSON (meta.method "fake-tensor tracker", the patches fake tensors need named).
-       --reconcile (PyTorch, fp32): dpprof's dry peak of the configuration beside it and the difference split
-       into named policy terms plus what is unexplained (docs/peers.md).
+       --reconcile (fp32, full fine-tuning; PyTorch, Opacus per-sample and ghost): dpprof's dry peak of the
+       configuration beside it and the difference split into named policy terms plus what is unexplained
+       (docs/peers.md).
+memory-sweep
+       an experiment file's configurations (experiments/peers-memory.conf): runs named dpprof_ALGO by dpprof
+       sweep (dry), pytorch_sdpa, pytorch_eager, opacus_persample and opacus_ghost by `memory --reconcile`,
+       each in its own process (a result of status ok is kept: a rerun resumes); then memory-table.
+memory-table
+       DIR/reconciliation.md (each peer's peak beside dpprof's, the ratio, FLOPs, every term) and with
+       --tables NAME-reconcile-table.tex, from the results in DIR; the standard library only.
 table  prints, per shape, each peer and each dpprof result of the same shape found in DIRs (their JSON):
        tokens/s, peak GiB (allocator, driver), ratio to PyTorch without privacy.
 accountant
