@@ -848,8 +848,6 @@ def cmd_memory(a):
     if a.algo not in ALGOS[a.framework]:
         die("--algo %s: %s runs %s" % (a.algo, a.framework, " | ".join(ALGOS[a.framework])))
     cfg = dpprof_config(a.dpprof, a.dpprof_args, a.algo, lora_ok=True)
-    if cfg.get("lora_rank") and a.framework == "opacus":
-        die("--lora-rank %d: opacus's peers run full fine-tuning only" % cfg["lora_rank"])
     if a.reconcile and (cfg["dtype"] != "fp32" or cfg.get("lora_rank")):
         die("--reconcile: fp32 and full fine-tuning (the formulas of bf16 autocast and LoRA are not written)")
     out_dir = os.path.dirname(os.path.abspath(a.out))
@@ -934,14 +932,6 @@ def cmd_memory_sweep(a):
             pass
         fw, algo, att = PEER_RUNS[cid.rsplit("-", 1)[1]]
         lora = "--lora-rank" in args
-        if lora and fw == "opacus":  # opacus's layers and peft's adapters do not go together on fake tensors
-            write_result({"schema_version": 2, "experiment": exp, "status": "error", "config": {"framework": fw, "algo": algo},
-                          "avg_time_ms": None, "peak_memory_mb": None, "meta": {"date": datetime.datetime.now(
-                              datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")},
-                          "error": "not run: Opacus with peft's LoRA adapters fails on fake tensors (Couldn't swap Linear.weight)"},
-                         out, a.out_dir)
-            print("[%d/%d] %s: not run (Opacus with LoRA on fake tensors)" % (i + 1, len(todo), cid), flush=True)
-            continue
         cmd = [sys.executable, os.path.abspath(__file__), "memory", "--dpprof", a.dpprof, "--framework", fw, "--algo", algo,
                "--attention", att, "--experiment", exp, "--out", out] + ([] if lora else ["--reconcile"]) + ["--"] + args
         t0 = time.time()
