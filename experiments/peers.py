@@ -56,6 +56,7 @@ import json
 import math
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -131,17 +132,21 @@ def git_commit():
         return None
 
 
-def write_result(res, out, out_dir):
-    fd, tmp = tempfile.mkstemp(prefix=".peers-", suffix=".tmp", dir=out_dir)  # a unique name, renamed into place
+def write_text(path, text):
+    """path's new text: a unique temporary beside it, renamed into place (readable by all, as a plain file is)"""
+    fd, tmp = tempfile.mkstemp(prefix=".peers-", suffix=".tmp", dir=os.path.dirname(os.path.abspath(path)))
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(res, f, indent=1)
-            f.write("\n")
+            f.write(text)
         os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
+        os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def write_result(res, out):
+    write_text(out, json.dumps(res, indent=1) + "\n")
 
 
 # ---- run ------------------------------------------------------------------------------------------------
@@ -167,7 +172,7 @@ def cmd_run(a):
         else:
             res["status"] = "error"
         res["error"] = ("%s: %s" % (type(e).__name__, e))[:2000]
-    write_result(res, a.out, out_dir)
+    write_result(res, a.out)
     tp = res.get("throughput") or {}
     print("%-8s %-10s %-6s %10s tok/s  peak %s GiB%s" % (
         a.framework, a.algo, res["status"], "%.0f" % tp["tokens_per_s"] if tp.get("tokens_per_s") else "--",
@@ -879,7 +884,7 @@ def cmd_memory(a):
             if v:
                 print("  %+12.3f MiB  %s" % (v / 2**20, n))
         print("  %+12.3f MiB  unexplained (%d bytes)" % (unexplained / 2**20, unexplained))
-    write_result(res, a.out, out_dir)
+    write_result(res, a.out)
     print("%-8s %-10s %-6s %-6s peak %s MiB%s" % (a.framework, a.algo, a.attention, res["status"],
           "%.2f" % res["peak_memory_mb"] if res["peak_memory_mb"] else "--", ("  " + res["error"][:200]) if "error" in res else ""))
     return 0 if res["status"] == "ok" else 1
@@ -904,7 +909,7 @@ def cmd_memory_sweep(a):
     p = subprocess.run([a.dpprof, "sweep", a.conf, "--out-dir", a.out_dir, "--dry-run"], capture_output=True, text=True)
     if p.returncode != 0:
         die("%s: %s" % (a.conf, p.stderr.strip()))
-    lines = [ln.split() for ln in p.stdout.splitlines() if " run " in ln]
+    lines = [shlex.split(ln) for ln in p.stdout.splitlines() if " run " in ln]
     todo = []
     for argv in lines:
         out = argv[argv.index("--out") + 1]
@@ -931,9 +936,10 @@ def cmd_memory_sweep(a):
         except (OSError, ValueError, KeyError):
             pass
         fw, algo, att = PEER_RUNS[cid.rsplit("-", 1)[1]]
-        lora = "--lora-rank" in args
+        dtype = [v for o, v in zip(args, args[1:]) if o == "--dtype"]
+        formulas = "--lora-rank" not in args and dtype[-1:] != ["bf16"]  # what --reconcile's formulas cover
         cmd = [sys.executable, os.path.abspath(__file__), "memory", "--dpprof", a.dpprof, "--framework", fw, "--algo", algo,
-               "--attention", att, "--experiment", exp, "--out", out] + ([] if lora else ["--reconcile"]) + ["--"] + args
+               "--attention", att, "--experiment", exp, "--out", out] + (["--reconcile"] if formulas else []) + ["--"] + args
         t0 = time.time()
         q = subprocess.run(cmd, capture_output=True, text=True)
         with open(os.path.join(a.out_dir, cid + ".log"), "w") as f:
@@ -979,18 +985,11 @@ def write_tables(d, tables, conf=None):
     if not ids:
         die("%s: no peer results (EXPERIMENT-SHAPE-RUN.json, RUN one of %s)" % (d, " ".join(PEER_RUNS)))
     rows = reconciliation_rows(d, ids)
-    write_atomic(os.path.join(d, "reconciliation.md"), reconciliation_md(rows))
+    write_text(os.path.join(d, "reconciliation.md"), reconciliation_md(rows))
     if tables:
         os.makedirs(tables, exist_ok=True)
-        write_atomic(os.path.join(tables, ids[0].rsplit("-", 2)[0] + "-reconcile-table.tex"), reconciliation_tex(rows))
+        write_text(os.path.join(tables, ids[0].rsplit("-", 2)[0] + "-reconcile-table.tex"), reconciliation_tex(rows))
     print("peers.py: %s/reconciliation.md%s" % (d, ", %s/%s-reconcile-table.tex" % (tables, ids[0].rsplit("-", 2)[0]) if tables else ""))
-
-
-def write_atomic(path, text):
-    fd, tmp = tempfile.mkstemp(prefix=".peers-tmp.", dir=os.path.dirname(os.path.abspath(path)))
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def reconciliation_rows(d, ids):
@@ -1212,38 +1211,17 @@ def main():
     g.add_argument("--tolerance", type=float, default=1e-5, help="how far below dp_accounting's pessimistic bound dpprof may be (relative)")
     g.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
     a = ap.parse_args()
-    if a.cmd == "run":
-        if a.dpprof_args[:1] == ["--"]:
-            a.dpprof_args = a.dpprof_args[1:]
-        if not os.access(a.dpprof, os.X_OK):
-            die("--dpprof %s: not an executable (build it: make dpprof)" % a.dpprof)
-        return cmd_run(a)
-    if a.cmd == "check":
-        if not (a.tolerance > 0):
-            die("--tolerance %s: must be > 0" % a.tolerance)
-        return cmd_check(a)
-    if a.cmd == "memory":
-        if a.dpprof_args[:1] == ["--"]:
-            a.dpprof_args = a.dpprof_args[1:]
-        if not os.access(a.dpprof, os.X_OK):
-            die("--dpprof %s: not an executable (build it: make dpprof)" % a.dpprof)
-        return cmd_memory(a)
-    if a.cmd == "memory-sweep":
-        if not os.access(a.dpprof, os.X_OK):
-            die("--dpprof %s: not an executable (build it: make dpprof)" % a.dpprof)
-        return cmd_memory_sweep(a)
-    if a.cmd == "memory-table":
-        if not os.path.isdir(a.dir):
-            die("%s: not a folder" % a.dir)
-        write_tables(a.dir, a.tables, a.conf)
-        return 0
-    if a.cmd == "accountant":
-        if not (a.tolerance >= 0):
-            die("--tolerance %s: must be >= 0" % a.tolerance)
-        if not os.access(a.dpprof, os.X_OK):
-            die("--dpprof %s: not an executable (build it: make dpprof)" % a.dpprof)
-        return cmd_accountant(a)
-    return cmd_table(a)
+    if getattr(a, "dpprof_args", None) and a.dpprof_args[0] == "--":
+        a.dpprof_args = a.dpprof_args[1:]
+    if getattr(a, "tolerance", None) is not None and not (a.tolerance > 0 if a.cmd == "check" else a.tolerance >= 0):
+        die("--tolerance %s: must be %s 0" % (a.tolerance, ">" if a.cmd == "check" else ">="))
+    if getattr(a, "dpprof", None) is not None and not os.access(a.dpprof, os.X_OK):
+        die("--dpprof %s: not an executable (build it: make dpprof)" % a.dpprof)
+    if a.cmd == "memory-table" and not os.path.isdir(a.dir):
+        die("%s: not a folder" % a.dir)
+    cmds = {"run": cmd_run, "check": cmd_check, "memory": cmd_memory, "memory-sweep": cmd_memory_sweep,
+            "memory-table": lambda a: write_tables(a.dir, a.tables, a.conf) or 0, "accountant": cmd_accountant}
+    return cmds.get(a.cmd, cmd_table)(a)
 
 
 if __name__ == "__main__":
