@@ -1347,6 +1347,8 @@ typedef struct dpprof_config {
                                     gradient, one pair of moments); OFF -> untied. task cls has no lm head: no effect */
     const char *model_name;              /* the result's config.preset where the shape comes from elsewhere (main.c's
                                     --hf-config: the file); NULL -> the preset's name */
+    const char *unmodelled;              /* what of the model's source dpprof does not model, in words (main.c's --hf-config:
+                                    "rope_scaling llama3: ..."): the result's config.unmodelled; NULL -> nothing */
     int seq;                             /* 0 -> 64 */
     dpprof_task task;                    /* 0 -> lm */
     int classes;                         /* 0 -> 2 (cls only) */
@@ -1561,6 +1563,17 @@ typedef struct dpprof_dist_info {
 } dpprof_dist_info;
 DPPROF_API void dpprof_session_dist(const dpprof_session *s, dpprof_dist_info *out);
 DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step); /* mean loss of a step */
+/* the analytic cost of the ops a session's steps ran, by op name (every backend, the dry one too): an op begun
+   inside another is part of it, as in the result's throughput.ops; summed over every step done (divide by
+   dpprof_session_steps_done for a step's). fills up to max entries in the order the ops first ran; returns how
+   many names there are (at most DPPROF_OP_COST_MAX) */
+#define DPPROF_OP_COST_MAX 96
+typedef struct dpprof_op_cost {
+    const char *name; /* "matmul_fwd": the op of part 4 (static storage) */
+    long long count;  /* times it ran */
+    double flops, bytes;
+} dpprof_op_cost;
+DPPROF_API int dpprof_session_op_costs(const dpprof_session *s, dpprof_op_cost *out, int max);
 /* the privacy a run has, as the result json and a command line state it: the epsilon of the accountant asked, or
    why there is none */
 typedef struct dpprof_privacy {
@@ -4744,6 +4757,7 @@ static const dpprof_config_field dpprof__fields[] = {
     DPPROF__F(head_dim, DPPROF_FIELD_INT, 1, DPPROF_MAX_HEAD_SIZE, 0, NULL, 0),
     DPPROF__F(tie_embeddings, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
     DPPROF__F(model_name, DPPROF_FIELD_TEXT, 0, 0, 0, NULL, 0),
+    DPPROF__F(unmodelled, DPPROF_FIELD_TEXT, 0, 0, 0, NULL, 0),
     DPPROF__F(seq, DPPROF_FIELD_INT, 1, DPPROF__DIM_MAX, 0, NULL, 0),
     DPPROF__F(task, DPPROF_FIELD_ENUM, 0, 0, 0, "lm|cls", 1),
     DPPROF__F(classes, DPPROF_FIELD_INT, 2, DPPROF__DIM_MAX, 0, NULL, 0),
@@ -5253,6 +5267,8 @@ typedef struct dpprof__obs {
     long long work_steps; /* the device work of the steps whose ops were timed (dpprof_cuda_work_count) */
     double ms_steps;      /* their time */
     int n_steps;          /* their count */
+    dpprof_op_cost tally[DPPROF_OP_COST_MAX]; /* every backend: each op's analytic cost in the steps, by name (dpprof_session_op_costs) */
+    int n_tally, tally_depth;                 /* names in tally; ops open now (one begun inside another is part of it) */
 } dpprof__obs;
 
 /* --ranks, --zero (dry): rank 0 of `n` under sharded data parallelism. every tensor is sharded on its own
@@ -5345,6 +5361,16 @@ typedef struct dpprof__op_rec {
 
 static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) {
     dpprof__op_rec *r;
+    if (name && s->obs.tally_depth++ == 0 && s->prof.cur_phase >= DPPROF_PHASE_FORWARD) { /* the tally: an outermost op of a step */
+        int i;
+        for (i = 0; i < s->obs.n_tally && strcmp(s->obs.tally[i].name, name); i++) {}
+        if (i == s->obs.n_tally && i < DPPROF_OP_COST_MAX) s->obs.tally[s->obs.n_tally++].name = name;
+        if (i == DPPROF_OP_COST_MAX) i--; /* past the table's names: the last entry takes the rest (never reached by dpprof's own ops) */
+        s->obs.tally[i].count++;
+        s->obs.tally[i].flops += c.flops;
+        s->obs.tally[i].bytes += c.bytes;
+    } else if (!name && s->obs.tally_depth > 0) s->obs.tally_depth--;
+    if (!s->obs.mark_ops) return;
     /* an op outside every phase (dpprof_session_grad's zeroing of the gradients) is not one of a step's */
     if (s->backend == DPPROF_BACKEND_DRY || !s->prof.n_phases || s->prof.cur_phase == DPPROF_PHASE_NONE) return;
     if (!name) { /* the end of the op begun last (of the outermost: one inside another is part of it) */
@@ -5385,20 +5411,20 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
     do {                                                                \
         dpprof_cost c_ = dpprof_##op##_cost costargs;                   \
         dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);           \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, #op, c_);             \
+        dpprof__op_mark(s, #op, c_);             \
         if ((s)->backend == DPPROF_BACKEND_CPU) dpprof_##op##_ref args; \
         DPPROF__GPU(s, dpprof_##op##_gpu args);                         \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, c_);            \
+        dpprof__op_mark(s, NULL, c_);            \
     } while (0)
 /* the same with a cost computed here (one half of an op, a plain copy): cpu call, gpu call */
 #define DPPROF__OPX(s, name, cost, call, gcall)               \
     do {                                                      \
         dpprof_cost c_ = cost;                                \
         dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes); \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, name, c_);  \
+        dpprof__op_mark(s, name, c_);  \
         if ((s)->backend == DPPROF_BACKEND_CPU) call;         \
         DPPROF__GPU(s, gcall);                                \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, c_);  \
+        dpprof__op_mark(s, NULL, c_);  \
     } while (0)
 
 /* the attention's gpu call: cuDNN's (--attention cudnn, with the session's cuDNN workspace) or dpprof's kernels */
@@ -5414,9 +5440,9 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
     do {                                                     \
         dpprof_cost z_;                                      \
         z_.flops = z_.bytes = 0.0;                           \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, name, z_); \
+        dpprof__op_mark(s, name, z_); \
         stmt;                                                \
-        if ((s)->obs.mark_ops) dpprof__op_mark(s, NULL, z_); \
+        dpprof__op_mark(s, NULL, z_); \
     } while (0)
 
 /* one gemm (M,K) x (K,Nc): 2MKN flops, every operand read or written once; E bytes per input
@@ -6882,9 +6908,9 @@ static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
     c.flops = (double)n * s->model.n_params;
     c.bytes = 8.0 * n * (s->model.n_params + 1.0);
     dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
-    if (s->obs.mark_ops) dpprof__op_mark(s, "clip_factors", c);
+    dpprof__op_mark(s, "clip_factors", c);
     rc = dpprof__norms_phase_run(s, n, first);
-    if (s->obs.mark_ops) dpprof__op_mark(s, NULL, c);
+    dpprof__op_mark(s, NULL, c);
     return rc;
 }
 
@@ -7405,7 +7431,7 @@ static int dpprof__check_grads(dpprof_session *s, int step) {
         if (s->model.params[i].trainable) c.bytes += (double)s->model.params[i].g.n * (double)s->model.params[i].g.elem_size;
     if (s->dist.zero) c.bytes = (double)s->dist.shard_train * DPPROF__R; /* the rank's shard */
     dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
-    if (s->obs.mark_ops) dpprof__op_mark(s, "grad_check", c);
+    dpprof__op_mark(s, "grad_check", c);
     rc = dpprof__check_grads_run(s, step);
 #ifdef DPPROF_MPI
     if (s->dist.real) { /* every rank goes on, or none: a rank's shard that went bad stops them all */
@@ -7414,7 +7440,7 @@ static int dpprof__check_grads(dpprof_session *s, int step) {
         if (bad && rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_NUMERIC, "another rank's gradient shard holds a nan or inf in step %d", step);
     }
 #endif
-    if (s->obs.mark_ops) dpprof__op_mark(s, NULL, c);
+    dpprof__op_mark(s, NULL, c);
     return rc;
 }
 
@@ -8353,6 +8379,11 @@ static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real 
 DPPROF_API int dpprof_session_param_read(dpprof_session *s, int i, char which, dpprof_real *out) { return dpprof__param_copy(s, i, which, out, 1); }
 DPPROF_API int dpprof_session_param_write(dpprof_session *s, int i, char which, const dpprof_real *in) { return dpprof__param_copy(s, i, which, (dpprof_real *)in, 0); }
 DPPROF_API int dpprof_session_steps_done(const dpprof_session *s) { return s->run.steps_done; }
+DPPROF_API int dpprof_session_op_costs(const dpprof_session *s, dpprof_op_cost *out, int max) {
+    int i;
+    for (i = 0; out && i < max && i < s->obs.n_tally; i++) out[i] = s->obs.tally[i];
+    return s->obs.n_tally;
+}
 DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step) { return step >= 0 && step < s->run.steps_done ? s->run.step_loss[step] : NAN; }
 DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int trainable_only) {
     int64_t n = 0;
@@ -8751,6 +8782,9 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jstr(f, c->model_name ? c->model_name : c->preset);
     fprintf(f, ", \"vocab\": %d, \"hidden\": %d, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_size\": %d, \"ffn\": %d, \"tie_embeddings\": %s",
             h->V, h->C, h->L, h->NH, h->NKV, h->HS, h->F, h->tied ? "true" : "false");
+    fputs(", \"unmodelled\": ", f);
+    if (c->unmodelled) dpprof__jstr(f, c->unmodelled);
+    else fputs("null", f);
     fprintf(f, ", \"seq\": %d, \"task\": \"%s\", \"classes\": %d, \"algo\": \"%s\", \"batch\": %d, \"physical_batch\": %d, \"steps\": %d, \"warmup\": %d",
             c->seq, c->task == DPPROF_TASK_LM ? "lm" : "cls", h->K, dpprof_algo_name(c->algo), c->batch, c->physical_batch, c->steps, c->warmup);
     fputs(", \"lr\": ", f);

@@ -618,10 +618,13 @@ static struct hf_memo {
     ino_t ino;
     off_t size;
     time_t mtime;
-    long long V, C, F, L, NH, NKV, HS, pos;
+    long long V, C, F, L, NH, NKV, HS, pos, window;
     double theta, eps;
-    int tied;
+    int tied, llama3;
 } hf_memo;
+
+/* what dpprof does not model of a config it takes: the result's config.unmodelled (dpprof fit prints it) */
+static const char hf_llama3_note[] = "rope_scaling llama3: the rotary frequencies are rope_theta's alone (memory, time and traffic are the same; the values are not transformers')";
 
 static int hf_config_load(const char *path, run_opts *o) {
     dpprof_config *c = &o->cfg;
@@ -629,16 +632,16 @@ static int hf_config_load(const char *path, run_opts *o) {
     const dpprof_json *root, *v;
     char err[512];
     const char *str;
-    long long V, C, F, L, NH, NKV, HS, pos;
+    long long V, C, F, L, NH, NKV, HS, pos, window = 0;
     double theta = 10000.0, eps = 1e-6; /* transformers' LlamaConfig defaults */
-    int tied = 0, rc = EXIT_USAGE;
+    int tied = 0, llama3 = 0, rc = EXIT_USAGE, seq;
     struct stat st;
     if (c->preset) return cli_usage("--hf-config defines the model: --preset/--model '%s' cannot come with it", c->preset);
     if (in_check(NULL, path, IN_HF_LIMIT, err, sizeof err)) return hf_fail(path, "%s%s", err, "");
     if (stat(path, &st) == 0 && !strcmp(hf_memo.path, path) && hf_memo.dev == st.st_dev && hf_memo.ino == st.st_ino && hf_memo.size == st.st_size &&
         hf_memo.mtime == st.st_mtime) { /* the same file, unchanged: its model as read before */
         V = hf_memo.V, C = hf_memo.C, F = hf_memo.F, L = hf_memo.L, NH = hf_memo.NH, NKV = hf_memo.NKV, HS = hf_memo.HS, pos = hf_memo.pos;
-        theta = hf_memo.theta, eps = hf_memo.eps, tied = hf_memo.tied;
+        theta = hf_memo.theta, eps = hf_memo.eps, tied = hf_memo.tied, window = hf_memo.window, llama3 = hf_memo.llama3;
         goto apply;
     }
     if (dpprof_json_parse_file(path, (size_t)IN_HF_LIMIT, &doc) != 0) return cli_fail(EXIT_USAGE, "--hf-config: %s", dpprof_last_error());
@@ -652,8 +655,8 @@ static int hf_config_load(const char *path, run_opts *o) {
         hf_fail(path, "the required key \"%s\" is missing%s", "model_type", "");
         goto done;
     }
-    if (!(str = dpprof_json_string(v)) || strcmp(str, "llama")) {
-        hf_fail(path, "\"%s\" = %s: dpprof models the Llama architecture (model_type \"llama\") only", "model_type", str ? str : "(not a string)");
+    if (!(str = dpprof_json_string(v)) || (strcmp(str, "llama") && strcmp(str, "mistral"))) {
+        hf_fail(path, "\"%s\" = %s: dpprof models the Llama architecture (model_type \"llama\", or \"mistral\" where its sliding window covers --seq) only", "model_type", str ? str : "(not a string)");
         goto done;
     }
     v = dpprof_json_get(root, "hidden_act");
@@ -662,11 +665,9 @@ static int hf_config_load(const char *path, run_opts *o) {
         goto done;
     }
     if (hf_false(path, root, "attention_bias", "dpprof's projections have no biases") || hf_false(path, root, "mlp_bias", "dpprof's projections have no biases")) goto done;
-    v = dpprof_json_get(root, "sliding_window");
-    if (v && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
-        hf_fail(path, "\"%s\" is set: dpprof's attention is full causal attention%s", "sliding_window", "");
-        goto done;
-    }
+    /* a sliding window that covers the sequence is full causal attention (Mistral's below its window): checked
+       against --seq where the model is applied */
+    if ((window = hf_int(path, root, "sliding_window", 0, INT32_MAX)) < 0) goto done;
     v = dpprof_json_get(root, "rope_scaling");
     if (v && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
         const dpprof_json *t = dpprof_json_get(v, "rope_type");
@@ -675,12 +676,8 @@ static int hf_config_load(const char *path, run_opts *o) {
             hf_fail(path, "\"%s\" is not an object with a rope_type%s", "rope_scaling", "");
             goto done;
         }
-        if (!strcmp(str, "llama3")) { /* the frequencies alone: the same shapes, flops and bytes */
-            if (!o->quiet)
-                fprintf(stderr, "dpprof: run: --hf-config %s: rope_scaling llama3 is not applied: the rotary frequencies are rope_theta's alone (memory, time and traffic are "
-                                "the same; the values are not transformers')\n",
-                        path);
-        } else if (strcmp(str, "default")) {
+        if (!strcmp(str, "llama3")) llama3 = 1; /* the frequencies alone: the same shapes, flops and bytes */
+        else if (strcmp(str, "default")) {
             hf_fail(path, "\"rope_scaling\" of type \"%s\"%s: dpprof implements none but llama3's (whose frequencies it leaves unscaled)", str, "");
             goto done;
         }
@@ -716,9 +713,20 @@ static int hf_config_load(const char *path, run_opts *o) {
         snprintf(hf_memo.path, sizeof hf_memo.path, "%s", path);
         hf_memo.dev = st.st_dev, hf_memo.ino = st.st_ino, hf_memo.size = st.st_size, hf_memo.mtime = st.st_mtime;
         hf_memo.V = V, hf_memo.C = C, hf_memo.F = F, hf_memo.L = L, hf_memo.NH = NH, hf_memo.NKV = NKV, hf_memo.HS = HS, hf_memo.pos = pos;
-        hf_memo.theta = theta, hf_memo.eps = eps, hf_memo.tied = tied;
+        hf_memo.theta = theta, hf_memo.eps = eps, hf_memo.tied = tied, hf_memo.window = window, hf_memo.llama3 = llama3;
     }
 apply:
+    seq = c->seq ? c->seq : 64; /* dpprof_config's default */
+    if (window && window < seq) {
+        char what[160];
+        snprintf(what, sizeof what, "%lld, shorter than --seq %d: dpprof's attention is full causal attention, the window's only where it covers the sequence", window, seq);
+        hf_fail(path, "\"%s\" = %s", "sliding_window", what);
+        goto done;
+    }
+    if (llama3) {
+        c->unmodelled = hf_llama3_note;
+        if (!o->quiet) fprintf(stderr, "dpprof: %s: --hf-config %s: not modelled: %s\n", cli_cmd ? cli_cmd : "run", path, hf_llama3_note);
+    }
     /* an option given on the command line wins over the file */
     if (!c->vocab) c->vocab = (int)V;
     if (!c->hidden) c->hidden = (int)C;

@@ -6,6 +6,7 @@
 #define DPPROF_EXPERIMENTS_H
 #include "dpprof_cli.h"
 
+#include <strings.h>
 #include <sys/select.h>
 #include <sys/wait.h>
 #ifdef __linux__
@@ -3440,6 +3441,1252 @@ static int rep_figure(rep *r, const rep_line *l) {
     if (!strcmp(l->kind, "heatmap")) return rep_fig_heatmap(r, l);
     if (!strcmp(l->kind, "lines")) return rep_fig_lines(r, l);
     return rep_bad(r, l->line, "unknown figure kind '%s' (known: bars, capacity, heatmap, stacked, lines, modules, ops, phases, timeline, tradeoff)", l->kind);
+}
+
+/* ---- fit: the fastest private configuration that fits a user's GPUs --------------------------------------
+   for each algorithm x checkpointing x ZeRO stage x LoRA rank, the largest physical batch whose exact dry peak
+   (rank 0's, the steps' whole: a probe runs the first, a middle and the last physical batch of two steps in
+   process, no JSON) plus a margin measured on GPUs fits the device; ranked by the flops of a logical step, or by
+   a step time predicted from the per-op rates of committed GPU runs on that device (data/bench), with that
+   prediction's error on those runs, each shape left out in turn. docs/fit.md */
+
+/* the GPUs whose memory fit knows: nvidia-smi's memory.total (MiB). H100 and H200: the committed runs' own
+   device.txt (data/bench); the others as their nvidia-smi reports it */
+typedef struct fit_device {
+    const char *name, *also; /* --device NAME, or one of also ('|' between), any case */
+    double mib;
+} fit_device;
+static const fit_device fit_devices[] = {
+    {"H100", "H100-80|H100-80GB|H100-SXM|H100-PCIE", 81559},
+    {"H200", "H200-141|H200-141GB", 143771},
+    {"A100-80", "A100|A100-80GB", 81920},
+    {"A100-40", "A100-40GB", 40960},
+    {"L40S", "L40S-48", 46068},
+    {"A10", "A10G|A10-24", 23028},
+    {"L4", "L4-24", 23034},
+    {"RTX4090", "4090|RTX-4090", 24564},
+};
+#define FIT_NDEV ((int)(sizeof fit_devices / sizeof fit_devices[0]))
+/* the table's device whose name (or another name) is `name`, any case; NULL */
+static const fit_device *fit_device_find(const char *name) {
+    int k;
+    for (k = 0; k < FIT_NDEV; k++) {
+        const char *p = fit_devices[k].also;
+        if (!strcasecmp(name, fit_devices[k].name)) return &fit_devices[k];
+        while (*p) {
+            size_t n = strcspn(p, "|");
+            if (strlen(name) == n && !strncasecmp(name, p, n)) return &fit_devices[k];
+            p += n + (p[n] == '|');
+        }
+    }
+    return NULL;
+}
+
+/* is a run's meta.device (and its memory) this table entry: the name's model number as a word of it, the memory
+   within 15% */
+static int fit_device_is(const fit_device *d, const char *meta, double mem_bytes) {
+    char key[32];
+    const char *p;
+    size_t n = strcspn(d->name, "-");
+    snprintf(key, sizeof key, "%.*s", (int)n, !strncmp(d->name, "RTX", 3) ? d->name + 3 : d->name);
+    if (!strncmp(d->name, "RTX", 3)) n = strlen(key);
+    for (p = meta; (p = strstr(p, key)) != NULL; p++)
+        if ((p == meta || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n])) break;
+    return p && !(mem_bytes == mem_bytes && fabs(mem_bytes / (d->mib * 1048576.0) - 1.0) > 0.15);
+}
+
+static const char *fit_dtype(int dtype) { return dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32"; }
+#define FIT_GIB 1073741824.0
+#define FIT_MAXC 512 /* combinations searched */
+#define FIT_MAXL 8   /* values of a list option */
+
+typedef struct fit_opts {
+    run_opts run; /* first: the entries of run's table write into it (the model, --seq, --batch, --dtype, privacy) */
+    const char *algos, *ckpts, *zeros, *loras, *device, *json, *plot, *bench;
+    int gpus;
+    double epochs;
+} fit_opts;
+
+/* an op's cost in a step, by name (a probe's tally) */
+typedef struct fit_cost {
+    int n;
+    dpprof_op_cost op[DPPROF_OP_COST_MAX];
+    double flops; /* the step's: every op's */
+} fit_cost;
+
+/* the committed GPU runs of the device and dtype asked: per-op rates, and the runs to check them on */
+typedef struct fit_run {
+    char shape[96], algo[16], file[320];
+    double step_ms;     /* measured: the median step */
+    double op_ms;       /* its ops' time a step (the timed warm-up steps') */
+    fit_cost tally;     /* a step's ops, replayed on dry from its config */
+    double ms[DPPROF_OP_COST_MAX], fl[DPPROF_OP_COST_MAX], by[DPPROF_OP_COST_MAX], cnt[DPPROF_OP_COST_MAX]; /* measured, by the tally's op */
+} fit_run;
+
+typedef struct fit_bench {
+    char dir[PATH_MAX];
+    int found;                     /* result files read */
+    double gap[DPPROF_ALGO_COUNT]; /* the largest (driver - accountant) / accountant peak measured, per algorithm (-1: none) */
+    char gap_from[DPPROF_ALGO_COUNT][160];
+    double gap_all;                /* over every algorithm */
+    double ctx_mib;                /* nvidia-smi's total less the free memory of an idle process: the largest measured */
+    char ctx_from[96];
+    int ngaps;
+    fit_run *runs; /* the device's runs of the dtype asked (newest of each shape and algorithm) */
+    int nruns, skipped;
+    char skipped_why[256];
+    double loo_mean, loo_max; /* leave-one-shape-out relative error of the predicted step time */
+    int loo_n, nshapes;
+    char loo_worst[160];
+    char device_name[128]; /* the runs' meta.device */
+} fit_bench;
+
+typedef struct fit_row {
+    int algo, ckpt, zero, lora;
+    int b, accum;               /* the largest physical batch that fits (0: none), the physical batches of a rank's step */
+    int64_t peak, peak1;        /* rank 0's peak at b; at a physical batch of 1 */
+    double need, headroom;      /* peak plus margin; the budget less that (bytes) */
+    double flops, pred_ms;      /* a logical step's, every GPU's; the predicted step time (nan: none) */
+    fit_cost cost;              /* rank 0's step at b */
+    int probes;
+} fit_row;
+
+typedef struct fit_ctx {
+    fit_opts o;
+    dpprof_config base;   /* the model and training, as given (the file's model filled in) */
+    dpprof_config given;  /* the command line's alone (what the echoed command repeats) */
+    long long params;     /* the model's parameters */
+    dpprof_shape shape;
+    int brank;            /* a rank's samples a step */
+    double total;         /* the device's memory (bytes) */
+    const char *dev_name; /* the table's name, or NULL (--gpu-memory) */
+    double sigma, eps, q; /* the noise; the epsilon it spends (nan where not known); the sample rate */
+    long long steps;
+    dpprof_accountant acct;
+    char privacy[512]; /* the line that says it */
+    fit_bench bench;
+    int algos[DPPROF_ALGO_COUNT], nalgo, ckpts[2], nckpt, zeros[4], nzero, loras[FIT_MAXL], nlora;
+    fit_row *rows;
+    int nrows;
+    long long probes;
+} fit_ctx;
+
+/* the budget a configuration needs: its peak, the allocator's and the driver's share of it, the context */
+static double fit_frac(const fit_ctx *f, int algo) { return f->bench.gap[algo] >= 0 ? f->bench.gap[algo] : f->bench.gap_all; }
+static double fit_need(const fit_ctx *f, int algo, int64_t peak) { return (double)peak * (1.0 + fit_frac(f, algo)) + f->bench.ctx_mib * 1048576.0; }
+
+/* one dry probe of rank 0: `steps` steps of `batch` samples a rank in physical batches of b. peak and (cost) the
+   ops of a step */
+static int fit_probe(fit_ctx *f, const fit_row *r, int b, int batch, int steps, int64_t *peak, fit_cost *cost) {
+    dpprof_config c = f->base;
+    dpprof_session *s = NULL;
+    int rc, i;
+    c.algo = (dpprof_algo)r->algo;
+    c.checkpoint = (dpprof_checkpoint)r->ckpt;
+    c.zero = r->zero;
+    c.lora_rank = r->lora;
+    if (!r->lora) c.lora_alpha = 0, c.lora_targets = NULL;
+    c.ranks = f->o.gpus;
+    c.batch = batch * f->o.gpus;
+    c.physical_batch = b;
+    c.steps = steps;
+    c.sigma = r->algo == DPPROF_ALGO_VANILLA ? 0 : f->sigma;
+    f->probes++;
+    rc = dpprof_session_create(&c, &s);
+    for (i = 0; rc == DPPROF_OK && i < steps; i++) rc = dpprof_session_step(s);
+    if (rc == DPPROF_OK) {
+        *peak = dpprof_session_prof(s)->peak_bytes;
+        if (cost) {
+            cost->n = dpprof_session_op_costs(s, cost->op, DPPROF_OP_COST_MAX);
+            cost->flops = 0;
+            for (i = 0; i < cost->n; i++) cost->flops += cost->op[i].flops;
+        }
+    }
+    dpprof_session_destroy(s);
+    return rc;
+}
+
+/* a rank's step of B samples in physical batches of b: the first, a middle and the last (r <= b samples) are all
+   that differ, so [b, b, r] over two steps has the peak of the whole */
+static int fit_peak(fit_ctx *f, fit_row *r, int b, int64_t *peak) {
+    const int B = f->brank, n = (B + b - 1) / b, last = B - (n - 1) * b;
+    r->probes++;
+    return fit_probe(f, r, b, n <= 3 ? B : 2 * b + last, 2, peak, NULL);
+}
+
+/* c = a*x + b*y + d*z, op by op (the ops of x first, then any only in y or z) */
+static void fit_cost_mix(fit_cost *c, double a, const fit_cost *x, double b, const fit_cost *y, double d, const fit_cost *z) {
+    const fit_cost *in[3] = {x, y, z};
+    const double w[3] = {a, b, d};
+    int k, i, j;
+    memset(c, 0, sizeof *c);
+    for (k = 0; k < 3; k++) {
+        if (!in[k] || w[k] == 0) continue;
+        for (i = 0; i < in[k]->n; i++) {
+            for (j = 0; j < c->n && strcmp(c->op[j].name, in[k]->op[i].name); j++) {}
+            if (j == c->n) {
+                if (c->n == DPPROF_OP_COST_MAX) continue;
+                c->op[c->n++].name = in[k]->op[i].name;
+            }
+            c->op[j].count += (long long)llround(w[k] * (double)in[k]->op[i].count);
+            c->op[j].flops += w[k] * in[k]->op[i].flops;
+            c->op[j].bytes += w[k] * in[k]->op[i].bytes;
+        }
+        c->flops += w[k] * in[k]->flops;
+    }
+}
+
+/* the ops of rank 0's whole step at b: a step's cost is the physical batches' plus the step's own, each physical
+   batch's a function of its samples alone, so three one-step probes give it: P1 (one batch of b), P2 (two), P3 (one
+   of r, the last batch) -> n_full (P2 - P1) + (P3 - (2 P1 - P2)) + (2 P1 - P2) */
+static int fit_cost_at(fit_ctx *f, fit_row *r, int b, fit_cost *out) {
+    const int B = f->brank, n = (B + b - 1) / b, last = B - (n - 1) * b;
+    int64_t pk;
+    int rc;
+    fit_cost *p = (fit_cost *)calloc(3, sizeof *p);
+    if (!p) return DPPROF_ERR_OOM;
+    if (n <= 3) rc = fit_probe(f, r, b, B, 1, &pk, out);
+    else {
+        rc = fit_probe(f, r, b, b, 1, &pk, &p[0]);
+        if (rc == DPPROF_OK) rc = fit_probe(f, r, b, 2 * b, 1, &pk, &p[1]);
+        if (rc == DPPROF_OK && last < b) rc = fit_probe(f, r, last, last, 1, &pk, &p[2]);
+        if (rc == DPPROF_OK) {
+            const double full = last < b ? n - 1 : n;
+            /* full f + g' + (P3 - g'), f = P2 - P1, g' = 2 P1 - P2 */
+            if (last < b) fit_cost_mix(out, 1.0 - full, &p[0], full - 1.0, &p[1], 1.0, &p[2]);
+            else fit_cost_mix(out, 2.0 - full, &p[0], full - 1.0, &p[1], 0, NULL);
+        }
+    }
+    free(p);
+    return rc;
+}
+
+/* the largest physical batch of a combination that fits (0: not even one sample), by probes: one and two samples
+   give the slope, the guess it makes is checked, then bisection */
+static int fit_search(fit_ctx *f, fit_row *r) {
+    int64_t p1, p2, pk;
+    int lo, hi, rc, guess;
+    const double budget = f->total;
+    r->b = 0;
+    if ((rc = fit_peak(f, r, 1, &p1)) != DPPROF_OK) return rc;
+    r->peak1 = p1;
+    r->need = fit_need(f, r->algo, p1);
+    r->headroom = budget - r->need;
+    if (r->need > budget) return DPPROF_OK;
+    lo = 1, hi = f->brank + 1; /* lo fits; hi does not (brank + 1: past the batch) */
+    r->peak = p1;
+    if (hi > 2) {
+        if ((rc = fit_peak(f, r, 2, &p2)) != DPPROF_OK) return rc;
+        if (fit_need(f, r->algo, p2) <= budget) {
+            lo = 2, r->peak = p2;
+            if (p2 > p1) { /* the guess of a straight line, and the sample after it */
+                const double g = 1.0 + ((budget - f->bench.ctx_mib * 1048576.0) / (1.0 + fit_frac(f, r->algo)) - (double)p1) / (double)(p2 - p1);
+                guess = g >= (double)hi ? hi - 1 : (int)g;
+                if (guess > lo && guess < hi) {
+                    if ((rc = fit_peak(f, r, guess, &pk)) != DPPROF_OK) return rc;
+                    if (fit_need(f, r->algo, pk) <= budget) lo = guess, r->peak = pk;
+                    else hi = guess;
+                }
+                if (lo + 1 < hi && lo == guess) {
+                    if ((rc = fit_peak(f, r, lo + 1, &pk)) != DPPROF_OK) return rc;
+                    if (fit_need(f, r->algo, pk) <= budget) lo = lo + 1, r->peak = pk;
+                    else hi = lo + 1;
+                }
+            }
+        } else hi = 2;
+    }
+    while (hi - lo > 1) {
+        const int mid = lo + (hi - lo) / 2;
+        if ((rc = fit_peak(f, r, mid, &pk)) != DPPROF_OK) return rc;
+        if (fit_need(f, r->algo, pk) <= budget) lo = mid, r->peak = pk;
+        else hi = mid;
+    }
+    r->b = lo;
+    r->accum = (f->brank + lo - 1) / lo;
+    r->need = fit_need(f, r->algo, r->peak);
+    r->headroom = budget - r->need;
+    if ((rc = fit_cost_at(f, r, lo, &r->cost)) != DPPROF_OK) return rc;
+    r->flops = r->cost.flops * f->o.gpus;
+    return DPPROF_OK;
+}
+
+/* ---- fit: what the committed GPU runs measured (data/bench/DATE-DEVICE/): the margin, and the per-op rates ---------- */
+static int fit_strcmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* the names in a directory (no dot files), sorted: the run folders are named by date, oldest first. -1: no directory */
+static int fit_ls(const char *dir, char ***out) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char **v = NULL;
+    int n = 0, cap = 0;
+    *out = NULL;
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        if (n == cap) {
+            char **w = (char **)realloc(v, (size_t)(cap = cap ? 2 * cap : 32) * sizeof *v);
+            if (!w) break;
+            v = w;
+        }
+        if (!(v[n] = strdup(e->d_name))) break;
+        n++;
+    }
+    closedir(d);
+    if (n) qsort(v, (size_t)n, sizeof *v, fit_strcmp);
+    *out = v;
+    return n;
+}
+static void fit_ls_free(char **v, int n) {
+    int i;
+    for (i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+static double fit_num(const dpprof_json *root, const char *path) {
+    double d;
+    return dpprof_json_number(dpprof_json_path(root, path), &d) == DPPROF_OK ? d : NAN;
+}
+
+/* device.txt of a run folder: `dpprof devices` ("139.8 GiB (139.3 GiB free)") and nvidia-smi's memory.total
+   ("143771 MiB"): the memory an idle process cannot have, in MiB (nan: not there) */
+static double fit_ctx_mib(const char *dir) {
+    char path[PATH_MAX + 16], buf[4096], *p, *q;
+    FILE *fp;
+    size_t n;
+    double total = NAN, free_gib = NAN, x;
+    snprintf(path, sizeof path, "%s/device.txt", dir);
+    if (in_check(NULL, path, 1 << 16, NULL, 0) || !(fp = fopen(path, "r"))) return NAN;
+    n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = 0;
+    if ((p = strstr(buf, " GiB (")) != NULL && sscanf(p + 6, "%lf GiB free", &x) == 1) free_gib = x;
+    for (p = buf; (q = strstr(p, " MiB")) != NULL; p = q + 4) { /* the last number before " MiB" on a line */
+        char *s = q;
+        while (s > buf && (isdigit((unsigned char)s[-1]) || s[-1] == '.')) s--;
+        if (s < q && sscanf(s, "%lf", &x) == 1) total = x;
+    }
+    return total - free_gib * 1024.0;
+}
+
+/* a committed run's configuration, replayed on dry: the fields that shape its ops */
+static int fit_replay(const dpprof_json *cfg, dpprof_config *c) {
+    static const char *const keys[] = {"preset", "vocab", "hidden", "layers", "heads", "kv_heads", "ffn", "seq", "task", "classes", "algo", "batch",
+                                       "physical_batch", "optimizer", "dtype", "lora_rank", "lora_alpha", "lora_targets", "checkpoint", "attention", "attention_workspace"};
+    size_t k;
+    double hs;
+    memset(c, 0, sizeof *c);
+    for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        const dpprof_json *v = dpprof_json_get(cfg, keys[k]);
+        const char *str = dpprof_json_string(v);
+        char num[64];
+        double d;
+        if (str && !*str) continue;
+        if (!str && dpprof_json_number(v, &d) == DPPROF_OK) {
+            if (d == 0) continue; /* 0: the default of every numeric field */
+            snprintf(num, sizeof num, "%.17g", d);
+            str = num;
+        }
+        if (str && dpprof_config_set(c, keys[k], str) != DPPROF_OK) return -1;
+    }
+    hs = fit_num(cfg, "head_size");
+    if (hs == hs && c->heads > 0 && c->hidden > 0 && hs * c->heads != c->hidden) c->head_dim = (int)hs;
+    c->backend = DPPROF_BACKEND_DRY;
+    c->steps = 1;
+    c->warmup = 0;
+    c->no_timeline = 1;
+    c->sigma = c->algo == DPPROF_ALGO_VANILLA ? 0 : 1;
+    return 0;
+}
+
+static int fit_op_find(const fit_cost *c, const char *name) {
+    int i;
+    for (i = 0; i < c->n; i++)
+        if (!strcmp(c->op[i].name, name)) return i;
+    return -1;
+}
+
+/* one committed cuda result: its gap into the margin; where it is of the device and dtype asked, a run of the model */
+static void fit_bench_file(fit_ctx *f, const char *path, const fit_device *want, int want_dtype) {
+    dpprof_json_doc *doc = NULL;
+    const dpprof_json *root, *ops, *cfgj;
+    const char *dev, *algo_s, *dtype_s, *status;
+    double peak, drv, step;
+    int algo, i;
+    fit_bench *b = &f->bench;
+    fit_run run, *rr;
+    if (in_check(NULL, path, IN_JSON_LIMIT, NULL, 0) || dpprof_json_parse_file(path, (size_t)IN_JSON_LIMIT, &doc) != 0) goto done;
+    root = dpprof_json_root(doc);
+    status = dpprof_json_string(dpprof_json_get(root, "status"));
+    dev = dpprof_json_string(dpprof_json_path(root, "meta.device"));
+    algo_s = dpprof_json_string(dpprof_json_path(root, "config.algo"));
+    dtype_s = dpprof_json_string(dpprof_json_path(root, "config.dtype"));
+    if (!status || strcmp(status, "ok") || !dev || !algo_s || !dtype_s || (algo = dpprof_algo_parse(algo_s)) <= 0) goto done;
+    b->found++;
+    peak = fit_num(root, "breakdown.bytes.peak");
+    drv = fit_num(root, "meta.memory.driver_peak_bytes");
+    if (!(drv == drv)) drv = fit_num(root, "meta.driver_peak_used_mb") * 1048576.0;
+    if (peak > 0 && drv == drv) { /* the allocator's and the driver's share of this run's peak */
+        const double g = (drv - peak) / peak;
+        if (g > b->gap[algo]) {
+            b->gap[algo] = g;
+            snprintf(b->gap_from[algo], sizeof b->gap_from[algo], "%.150s", path);
+        }
+        if (g > b->gap_all) b->gap_all = g;
+        b->ngaps++;
+    }
+    if (!want || !fit_device_is(want, dev, fit_num(root, "meta.device_memory_bytes"))) goto done;
+    {
+        char code[32];
+        const dpprof_config_field *fd = dpprof_config_field_find("dtype");
+        if (strcmp(dtype_s, dpprof_config_enum_name(fd, want_dtype, code, sizeof code))) goto done;
+    }
+    ops = dpprof_json_path(root, "throughput.ops.by_op");
+    step = fit_num(root, "throughput.step_time_ms_median");
+    cfgj = dpprof_json_get(root, "config");
+    if (!ops || !(step > 0)) goto done;
+    memset(&run, 0, sizeof run);
+    {
+        dpprof_config c;
+        dpprof_session *s = NULL;
+        int rc, im;
+        double timed, jf = 0, tf = 0;
+        const char *why = NULL;
+        if (fit_replay(cfgj, &c) != 0) why = "its configuration does not replay";
+        else {
+            rc = dpprof_session_create(&c, &s);
+            if (rc == DPPROF_OK) rc = dpprof_session_step(s);
+            if (rc == DPPROF_OK) {
+                run.tally.n = dpprof_session_op_costs(s, run.tally.op, DPPROF_OP_COST_MAX);
+                for (i = 0; i < run.tally.n; i++) run.tally.flops += run.tally.op[i].flops;
+            } else why = "its configuration does not replay";
+            dpprof_session_destroy(s);
+        }
+        im = why ? -1 : fit_op_find(&run.tally, "matmul_fwd");
+        timed = im >= 0 && run.tally.op[im].count > 0 ? fit_num(ops, "matmul_fwd.count") / (double)run.tally.op[im].count : NAN;
+        if (!why && !(timed >= 1 && timed == floor(timed))) why = "its timed ops do not match a step's";
+        for (i = 0; !why && i < run.tally.n; i++) {
+            const dpprof_json *o = dpprof_json_get(ops, run.tally.op[i].name);
+            if (!o) continue;
+            run.ms[i] = fit_num(o, "ms") / timed;
+            run.fl[i] = fit_num(o, "flops") / timed;
+            run.by[i] = fit_num(o, "bytes_analytic") / timed;
+            run.cnt[i] = fit_num(o, "count") / timed;
+            if (!(run.ms[i] >= 0 && run.fl[i] >= 0 && run.by[i] >= 0 && run.cnt[i] >= 0)) {
+                why = "an op's record is incomplete";
+                break;
+            }
+            run.op_ms += run.ms[i];
+            jf += run.fl[i];
+            tf += run.tally.op[i].flops;
+        }
+        if (!why && fabs(jf - tf) > 1e-3 * tf) why = "its ops' flops differ from the dry replay's"; /* the same program, or it is not used */
+        if (why) {
+            b->skipped++;
+            snprintf(b->skipped_why, sizeof b->skipped_why, "%.180s: %s", path, why);
+            goto done;
+        }
+    }
+    run.step_ms = step;
+    {
+        const char *pre = dpprof_json_string(dpprof_json_get(cfgj, "preset"));
+        const double lr = fit_num(cfgj, "lora_rank");
+        const int len = snprintf(run.shape, sizeof run.shape, "%.40s T=%.0f B=%.0f b=%.0f", pre ? pre : "?", fit_num(cfgj, "seq"), fit_num(cfgj, "batch"), fit_num(cfgj, "physical_batch"));
+        if (lr > 0 && len > 0 && (size_t)len < sizeof run.shape) snprintf(run.shape + len, sizeof run.shape - (size_t)len, " LoRA r=%.0f", lr);
+    }
+    snprintf(run.algo, sizeof run.algo, "%s", algo_s);
+    snprintf(run.file, sizeof run.file, "%.310s", path);
+    snprintf(b->device_name, sizeof b->device_name, "%s", dev);
+    for (i = 0; i < b->nruns; i++) /* a newer folder's run of the same shape and algorithm replaces it */
+        if (!strcmp(b->runs[i].shape, run.shape) && !strcmp(b->runs[i].algo, run.algo)) break;
+    if (i == b->nruns) {
+        fit_run *w = (fit_run *)realloc(b->runs, (size_t)(b->nruns + 1) * sizeof *w);
+        if (!w) goto done;
+        b->runs = w;
+        b->nruns++;
+    }
+    rr = &b->runs[i];
+    *rr = run;
+done:
+    dpprof_json_free(doc);
+}
+
+/* per-op rates from the runs (all but those of shape `leave`): time a flop, a byte, or a call; and the step's
+   time over its ops' */
+typedef struct fit_model {
+    int n;
+    const char *name[DPPROF_OP_COST_MAX];
+    double ms[DPPROF_OP_COST_MAX], fl[DPPROF_OP_COST_MAX], by[DPPROF_OP_COST_MAX], cnt[DPPROF_OP_COST_MAX];
+    double step, ops;
+} fit_model;
+
+static void fit_model_build(const fit_bench *b, const char *leave, fit_model *m) {
+    int r, i, j;
+    memset(m, 0, sizeof *m);
+    for (r = 0; r < b->nruns; r++) {
+        const fit_run *u = &b->runs[r];
+        if (leave && !strcmp(u->shape, leave)) continue;
+        m->step += u->step_ms;
+        m->ops += u->op_ms;
+        for (i = 0; i < u->tally.n; i++) {
+            if (!(u->cnt[i] > 0)) continue; /* not timed in that run */
+            for (j = 0; j < m->n && strcmp(m->name[j], u->tally.op[i].name); j++) {}
+            if (j == m->n) {
+                if (m->n == DPPROF_OP_COST_MAX) continue;
+                m->name[m->n++] = u->tally.op[i].name;
+            }
+            m->ms[j] += u->ms[i], m->fl[j] += u->fl[i], m->by[j] += u->by[i], m->cnt[j] += u->cnt[i];
+        }
+    }
+}
+
+/* a step's time (ms) from its ops. an op the runs never timed (*missing names the last) takes the rate of all
+   their ops together: per flop where it has flops, per byte where bytes alone; its share of the prediction is
+   added to *unrated */
+static double fit_predict(const fit_model *m, const fit_cost *c, const char **missing, double *unrated) {
+    double t = 0, fl = 0, by = 0, ms = 0, u = 0;
+    int i, j;
+    if (!(m->ops > 0)) return NAN;
+    for (j = 0; j < m->n; j++) fl += m->fl[j], by += m->by[j], ms += m->ms[j];
+    for (i = 0; i < c->n; i++) {
+        const dpprof_op_cost *o = &c->op[i];
+        if (o->count <= 0) continue;
+        for (j = 0; j < m->n && strcmp(m->name[j], o->name); j++) {}
+        if (j == m->n) {
+            const double x = o->flops > 0 && fl > 0 ? o->flops * ms / fl : (o->bytes > 0 && by > 0 ? o->bytes * ms / by : 0);
+            if (missing) *missing = o->name;
+            t += x, u += x;
+            continue;
+        }
+        if (m->fl[j] > 0 && o->flops > 0) t += o->flops * m->ms[j] / m->fl[j];
+        else if (m->by[j] > 0 && o->bytes > 0) t += o->bytes * m->ms[j] / m->by[j];
+        else t += (double)o->count * m->ms[j] / m->cnt[j];
+    }
+    if (unrated && t > 0 && u / t > *unrated) *unrated = u / t;
+    return t * m->step / m->ops;
+}
+
+/* the prediction's error on the committed runs, each shape left out in turn */
+static void fit_loo(fit_bench *b) {
+    int r, s, k;
+    const char *shapes[64];
+    int ns = 0;
+    fit_model *m = (fit_model *)malloc(sizeof *m);
+    b->loo_n = 0, b->loo_mean = b->loo_max = 0;
+    if (!m) return;
+    for (r = 0; r < b->nruns; r++) {
+        for (k = 0; k < ns && strcmp(shapes[k], b->runs[r].shape); k++) {}
+        if (k == ns && ns < 64) shapes[ns++] = b->runs[r].shape;
+    }
+    b->nshapes = ns;
+    for (s = 0; s < ns && ns > 1; s++) {
+        fit_model_build(b, shapes[s], m);
+        for (r = 0; r < b->nruns; r++) {
+            double p, e;
+            if (strcmp(b->runs[r].shape, shapes[s])) continue;
+            p = fit_predict(m, &b->runs[r].tally, NULL, NULL);
+            if (!(p == p)) continue;
+            e = fabs(p / b->runs[r].step_ms - 1.0);
+            b->loo_mean += e;
+            b->loo_n++;
+            if (e >= b->loo_max) {
+                b->loo_max = e;
+                snprintf(b->loo_worst, sizeof b->loo_worst, "%s %s: predicted %.0f ms, measured %.0f ms", b->runs[r].shape, b->runs[r].algo, p, b->runs[r].step_ms);
+            }
+        }
+    }
+    if (b->loo_n) b->loo_mean /= b->loo_n;
+    free(m);
+}
+
+/* every run folder under dir: the margin from all of them; the model from those of the device (want; NULL: none)
+   and dtype */
+static void fit_bench_load(fit_ctx *f, const char *dir, const fit_device *want, int want_dtype) {
+    char **sub = NULL, **files = NULL, path[PATH_MAX * 2];
+    int ns, nf, i, j, a;
+    fit_bench *b = &f->bench;
+    snprintf(b->dir, sizeof b->dir, "%s", dir);
+    for (a = 0; a < DPPROF_ALGO_COUNT; a++) b->gap[a] = -1, b->gap_from[a][0] = 0;
+    b->gap_all = -1;
+    b->ctx_mib = NAN;
+    ns = fit_ls(dir, &sub);
+    for (i = 0; i < ns; i++) {
+        char d[PATH_MAX];
+        double ctx;
+        struct stat st;
+        snprintf(d, sizeof d, "%s/%s", dir, sub[i]);
+        if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+        ctx = fit_ctx_mib(d);
+        if (ctx == ctx && !(ctx <= b->ctx_mib)) {
+            b->ctx_mib = ctx;
+            snprintf(b->ctx_from, sizeof b->ctx_from, "%.90s", sub[i]);
+        }
+        nf = fit_ls(d, &files);
+        for (j = 0; j < nf; j++) {
+            size_t len = strlen(files[j]);
+            if (len < 6 || strcmp(files[j] + len - 5, ".json")) continue;
+            snprintf(path, sizeof path, "%s/%s", d, files[j]);
+            fit_bench_file(f, path, want, want_dtype);
+        }
+        fit_ls_free(files, nf);
+    }
+    fit_ls_free(sub, ns);
+    if (b->nruns) fit_loo(b);
+}
+
+/* ---- fit: the command ------------------------------------------------------------------------------------ */
+/* fit's options: run's own entries where the name alone is given (help NULL), fit's where it differs */
+static const cli_opt fit_spec[] = {
+    {NULL, NULL, CLI_HEAD, .help = "model (as dpprof run takes it):"},
+    {"--preset", NULL, CLI_HEAD, .help = NULL},
+    {"--model", NULL, CLI_HEAD, .help = NULL},
+    {"--hf-config", NULL, CLI_HEAD, .help = NULL},
+    {"--tied", NULL, CLI_HEAD, .help = NULL},
+    {"--untied", NULL, CLI_HEAD, .help = NULL},
+    {"--vocab", NULL, CLI_HEAD, .help = NULL},
+    {"--hidden", NULL, CLI_HEAD, .help = NULL},
+    {"--layers", NULL, CLI_HEAD, .help = NULL},
+    {"--heads", NULL, CLI_HEAD, .help = NULL},
+    {"--kv-heads", NULL, CLI_HEAD, .help = NULL},
+    {"--ffn", NULL, CLI_HEAD, .help = NULL},
+    {NULL, NULL, CLI_HEAD, .help = "training:"},
+    {"--seq", "T", CLI_CONFIG, .key = "seq", .help = "sequence length (required)"},
+    {"--batch", "B", CLI_CONFIG, .key = "batch", .help = "the logical batch: samples a step over every GPU (required)"},
+    {"--task", NULL, CLI_HEAD, .help = NULL},
+    {"--classes", NULL, CLI_HEAD, .help = NULL},
+    {"--dtype", NULL, CLI_HEAD, .help = NULL},
+    {"--optimizer", NULL, CLI_HEAD, .help = NULL},
+    {"--attention", NULL, CLI_HEAD, .help = NULL},
+    {"--attention-workspace", NULL, CLI_HEAD, .help = NULL},
+    {NULL, NULL, CLI_HEAD, .help = "privacy (batches drawn by Poisson sampling at rate B / N):"},
+    {"--target-epsilon", "E", CLI_CONFIG, .key = "target_epsilon", .help = "the noise that spends E over the training (with --dataset-size)"},
+    {"--sigma", "S", CLI_CONFIG, .key = "sigma", .help = "the noise multiplier, instead of a target (epsilon follows with --dataset-size)"},
+    {"--dataset-size", NULL, CLI_HEAD, .help = NULL},
+    {"--epochs", "E", CLI_REAL, .field = offsetof(fit_opts, epochs), .lo = 0, .hi = 1e6, .open = 1, .help = "passes over the dataset (default 1): ceil(E N / B) steps"},
+    {"--delta", NULL, CLI_HEAD, .help = NULL},
+    {"--accountant", "rdp|pld", CLI_CONFIG, .key = "accountant", .help = "the accountant of sigma and epsilon (default rdp; pld: tight)"},
+    {NULL, NULL, CLI_HEAD, .help = "hardware (one of --device and --gpu-memory):"},
+    {"--device", "NAME", CLI_TEXT, .field = offsetof(fit_opts, device), .help = "a GPU of the table below: its memory, and its committed measurements"},
+    {"--gpu-memory", "SIZE", CLI_CONFIG, .key = "memory_limit", .help = "a GPU's memory (as nvidia-smi's total: 80G, 48GiB, 24GB)"},
+    {"--gpus", "N", CLI_INT, .field = offsetof(fit_opts, gpus), .lo = 1, .hi = 65536, .help = "GPUs in data parallel, each taking B/N samples (default 1)"},
+    {NULL, NULL, CLI_HEAD, .help = "search (comma-separated lists; default: every value):"},
+    {"--algo", "LIST", CLI_TEXT, .field = offsetof(fit_opts, algos), .help = "of persample, ghost, ghost_bk, flash, flash_bk, auto (default: all\nsix), vanilla (non-private: for comparing)"},
+    {"--checkpoint", "LIST", CLI_TEXT, .field = offsetof(fit_opts, ckpts), .help = "of none, layers"},
+    {"--zero", "LIST", CLI_TEXT, .field = offsetof(fit_opts, zeros), .help = "ZeRO stages of 0, 1, 2, 3 (with --gpus 2 or more; default: all four)"},
+    {"--lora-rank", "LIST", CLI_TEXT, .field = offsetof(fit_opts, loras), .help = "LoRA ranks; 0 is full fine-tuning (default: 0)"},
+    {"--lora-alpha", NULL, CLI_HEAD, .help = NULL},
+    {"--lora-targets", NULL, CLI_HEAD, .help = NULL},
+    {NULL, NULL, CLI_HEAD, .help = "output (the table goes to standard output):"},
+    {"--json", "FILE.json", CLI_TEXT, .field = offsetof(fit_opts, json), .help = "the table and what it rests on (written atomically; '-': standard output)"},
+    {"--plot", "FILE.png", CLI_TEXT, .field = offsetof(fit_opts, plot), .help = "peak plus margin against the physical batch, an algorithm a line, with\nthe device's memory"},
+    {"--bench", "DIR", CLI_TEXT, .field = offsetof(fit_opts, bench), .help = "the committed GPU runs (default: data/bench, here or beside the program)"},
+    {"--help", NULL, CLI_HELP, .help = "this text"},
+};
+static cli_opt fit_opt[CLI_N(fit_spec)];
+
+static const char fit_about[] =
+    "the fastest private configuration of a model that fits a GPU: every algorithm x activation\n"
+    "checkpointing x ZeRO stage (--gpus 2 or more) x LoRA rank, each at the largest physical batch whose\n"
+    "exact dry peak, plus a margin measured on GPUs, fits; ranked by the flops of a logical step, or where\n"
+    "committed GPU runs of the device exist (data/bench), by a step time predicted from their per-op rates.\n"
+    "the best row is echoed as the dpprof run command that reproduces it. exit 3: nothing fits (fit says\n"
+    "what memory or how many GPUs would).\n";
+static char fit_after[1024];
+
+static cli_command fit_cmd = {"fit", "usage: dpprof fit MODEL --seq T --batch B (--device NAME | --gpu-memory SIZE)\n"
+                                     "                  [--target-epsilon E --dataset-size N [--epochs E] | --sigma S] [options]",
+                              fit_about, fit_opt, 0, 0, "(fit takes options only)", fit_after};
+
+static void fit_table(void) {
+    size_t i, n = 0, len = 0;
+    int k;
+    if (fit_cmd.nopt) return;
+    for (i = 0; i < CLI_N(fit_spec); i++) {
+        const cli_opt *s = &fit_spec[i];
+        fit_opt[n] = *s;
+        if (s->name && !s->help) { /* run's entry, as it is */
+            const cli_opt *r = cli_find(&run_cmd, s->name);
+            if (!r) continue; /* (the options test checks that none is missing) */
+            fit_opt[n] = *r;
+        }
+        n++;
+    }
+    fit_cmd.nopt = n;
+    len += (size_t)snprintf(fit_after + len, sizeof fit_after - len, "devices (--device; memory: nvidia-smi's total):\n");
+    for (k = 0; k < FIT_NDEV && len < sizeof fit_after; k++)
+        len += (size_t)snprintf(fit_after + len, sizeof fit_after - len, "  %-9s %6.0f MiB%s%s%s\n", fit_devices[k].name, fit_devices[k].mib, fit_devices[k].also[0] ? "  (also " : "",
+                                fit_devices[k].also, fit_devices[k].also[0] ? ")" : "");
+}
+
+/* a comma-separated list of one option into out (duplicates once): the count, or -1 after saying which value is bad */
+static int fit_list(const char *opt, const char *text, int (*parse)(const char *), const char *expect, int *out, int max) {
+    int n = 0, v, k;
+    const char *p = text;
+    char item[64];
+    while (1) {
+        size_t m = strcspn(p, ",");
+        if (m == 0 || m >= sizeof item) return cli_usage("%s '%s': an empty or overlong item (expected a comma-separated list of %s)", opt, text, expect), -1;
+        snprintf(item, sizeof item, "%.*s", (int)m, p);
+        if ((v = parse(item)) < 0) return cli_usage("%s '%s': '%s' is not one of %s", opt, text, item, expect), -1;
+        for (k = 0; k < n && out[k] != v; k++) {}
+        if (k == n) {
+            if (n == max) return cli_usage("%s '%s': more than %d values", opt, text, max), -1;
+            out[n++] = v;
+        }
+        if (!p[m]) break;
+        p += m + 1;
+    }
+    return n;
+}
+static int fit_parse_algo(const char *s) { return dpprof_algo_parse(s) > 0 ? dpprof_algo_parse(s) : -1; }
+static int fit_parse_ckpt(const char *s) { return dpprof_checkpoint_parse(s) > 0 ? dpprof_checkpoint_parse(s) : -1; }
+static int fit_parse_int(const char *s, int hi) {
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    return !isdigit((unsigned char)*s) || *end || errno || v > hi ? -1 : (int)v;
+}
+static int fit_parse_zero(const char *s) { return fit_parse_int(s, 3); }
+static int fit_parse_lora(const char *s) { return fit_parse_int(s, 65536); }
+
+/* a word for the shell: as it is where it is safe, else in single quotes */
+static const char *fit_sh(const char *s, char *buf, size_t cap) {
+    size_t i, len = 0;
+    if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == strlen(s)) {
+        snprintf(buf, cap, "%s", s);
+        return buf;
+    }
+    if (cap < 3) return "";
+    buf[len++] = '\'';
+    for (i = 0; s[i] && len + 5 < cap; i++) {
+        if (s[i] == '\'') buf[len++] = '\'', buf[len++] = '\\', buf[len++] = '\'', buf[len++] = '\'';
+        else buf[len++] = s[i];
+    }
+    buf[len++] = '\'';
+    buf[len] = 0;
+    return buf;
+}
+
+/* the dpprof run command of a row (on dry: the memory it prints is the row's) */
+static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_row *r, char *out, size_t cap) {
+    size_t len = 0;
+    char q[PATH_MAX + 64], code[32];
+    const dpprof_config *c = &f->base;
+#define FIT_ADD(...) (len += (len < cap ? (size_t)snprintf(out + len, cap - len, __VA_ARGS__) : 0))
+    FIT_ADD("dpprof run");
+    if (f->o.run.hf_config) FIT_ADD(" --hf-config %s", fit_sh(f->o.run.hf_config, q, sizeof q));
+    else FIT_ADD(" --preset %s", fit_sh(c->preset ? c->preset : "tiny", q, sizeof q));
+    if (given->vocab) FIT_ADD(" --vocab %d", given->vocab);
+    if (given->hidden) FIT_ADD(" --hidden %d", given->hidden);
+    if (given->layers) FIT_ADD(" --layers %d", given->layers);
+    if (given->heads) FIT_ADD(" --heads %d", given->heads);
+    if (given->kv_heads) FIT_ADD(" --kv-heads %d", given->kv_heads);
+    if (given->ffn) FIT_ADD(" --ffn %d", given->ffn);
+    if (given->tie_embeddings) FIT_ADD(" %s", given->tie_embeddings == DPPROF_SWITCH_ON ? "--tied" : "--untied");
+    if (c->task == DPPROF_TASK_CLS) FIT_ADD(" --task cls%s", "");
+    if (c->classes) FIT_ADD(" --classes %d", c->classes);
+    FIT_ADD(" --seq %d --batch %d --physical-batch %d --algo %s --checkpoint %s", c->seq, c->batch, r->b, dpprof_algo_name(r->algo), dpprof_checkpoint_name(r->ckpt));
+    if (f->o.gpus > 1) FIT_ADD(" --ranks %d --zero %d", f->o.gpus, r->zero);
+    if (r->lora) {
+        FIT_ADD(" --lora-rank %d", r->lora);
+        if (c->lora_alpha > 0) FIT_ADD(" --lora-alpha %g", c->lora_alpha);
+        if (c->lora_targets) FIT_ADD(" --lora-targets %s", fit_sh(c->lora_targets, q, sizeof q));
+    }
+    if (c->dtype) FIT_ADD(" --dtype %s", fit_dtype(c->dtype));
+    if (c->optimizer) FIT_ADD(" --optimizer %s", dpprof_config_enum_name(dpprof_config_field_find("optimizer"), c->optimizer, code, sizeof code));
+    if (c->attention) FIT_ADD(" --attention %s", dpprof_attention_name(c->attention));
+    if (c->attention_workspace) FIT_ADD(" --attention-workspace %lld", (long long)c->attention_workspace);
+    if (r->algo != DPPROF_ALGO_VANILLA) {
+        FIT_ADD(" --sigma %.4g", f->sigma);
+        if (c->dataset_size) FIT_ADD(" --dataset-size %lld --poisson", c->dataset_size);
+        if (c->delta > 0 && c->delta != 1e-5) FIT_ADD(" --delta %g", c->delta);
+        if (f->acct == DPPROF_ACCOUNTANT_PLD) FIT_ADD(" --accountant pld%s", "");
+    }
+    FIT_ADD(" --backend dry");
+#undef FIT_ADD
+}
+
+/* rows that fit first, by predicted time (where every one has one) or flops; then fewer physical batches, a
+   lower ZeRO stage, a lower peak */
+static int fit_by_time;
+static int fit_cmp(const void *a, const void *b) {
+    const fit_row *x = (const fit_row *)a, *y = (const fit_row *)b;
+    double kx, ky;
+    if ((x->b > 0) != (y->b > 0)) return x->b > 0 ? -1 : 1;
+    if (x->b == 0) return x->need < y->need ? -1 : (x->need > y->need); /* those that do not fit: the nearest first */
+    kx = fit_by_time ? x->pred_ms : x->flops, ky = fit_by_time ? y->pred_ms : y->flops;
+    if (kx != ky) return kx < ky ? -1 : 1;
+    if (x->accum != y->accum) return x->accum < y->accum ? -1 : 1;
+    if (x->zero != y->zero) return x->zero < y->zero ? -1 : 1;
+    return x->peak < y->peak ? -1 : (x->peak > y->peak);
+}
+
+/* the privacy of the training: sigma (given, or for the target), its epsilon and the line that says it. 0, or
+   the exit code after saying why */
+static int fit_privacy(fit_ctx *f, int dp) {
+    const dpprof_config *c = &f->o.run.cfg;
+    const double delta = c->delta > 0 ? c->delta : 1e-5, target = c->target_epsilon;
+    const long long N = c->dataset_size, B = c->batch;
+    const char *acct_name;
+    dpprof_privacy pv;
+    f->acct = c->accountant == DPPROF_ACCOUNTANT_PLD ? DPPROF_ACCOUNTANT_PLD : DPPROF_ACCOUNTANT_RDP;
+    acct_name = f->acct == DPPROF_ACCOUNTANT_PLD ? "PLD" : "RDP";
+    f->sigma = c->sigma, f->eps = NAN, f->q = NAN, f->steps = 0;
+    if (c->accountant == DPPROF_ACCOUNTANT_BOTH) return cli_usage("--accountant both: fit states one epsilon (rdp or pld)");
+    if (target > 0 && f->o.run.sigma_given) return cli_usage("--target-epsilon %g and --sigma %g: give one (sigma follows from the target)", target, c->sigma);
+    if (!dp) {
+        snprintf(f->privacy, sizeof f->privacy, "privacy: none (--algo vanilla alone: non-private training)");
+        return 0;
+    }
+    if (N > 0 && N < B) return cli_usage("--dataset-size %lld is smaller than the logical batch --batch %lld: a step samples B of N", N, B);
+    if (N > 0) {
+        const double st = ceil(f->o.epochs * (double)N / (double)B);
+        if (!(st <= 1e12)) return cli_usage("--epochs %g: %.3g steps, more than the accountants take", f->o.epochs, st);
+        f->steps = (long long)st;
+        f->q = (double)B / (double)N;
+    }
+    if (target > 0) {
+        int rc;
+        double s, scale;
+        if (N <= 0) return cli_usage("--target-epsilon %g needs --dataset-size N: the sample rate B/N and the steps follow from it", target);
+        rc = f->acct == DPPROF_ACCOUNTANT_PLD ? dpprof_pld_sigma_for_epsilon(f->q, f->steps, delta, target, 0, &s) : dpprof_rdp_sigma_for_epsilon(f->q, f->steps, delta, target, &s);
+        if (rc != 0) return cli_fail(EXIT_USAGE, "no sigma reaches epsilon %g at delta %g under the %s accountant (q %g, %lld steps)", target, delta, acct_name, f->q, f->steps);
+        scale = pow(10.0, 3.0 - floor(log10(s))); /* four digits, rounded up: the sigma printed spends at most the target */
+        f->sigma = ceil(s * scale - 1e-9) / scale;
+    } else if (!f->o.run.sigma_given)
+        return cli_usage("give the privacy: --target-epsilon E with --dataset-size N (and --epochs), or --sigma S (--algo vanilla alone needs none)");
+    if (N > 0 && f->sigma > 0) {
+        if (dpprof_privacy_of(1, f->q, f->sigma, f->steps, delta, 1, f->acct, &pv) != DPPROF_OK) return cli_fail(EXIT_USAGE, "%s", dpprof_last_error());
+        f->eps = pv.epsilon;
+        if (pv.accountant != f->acct) acct_name = "RDP (the PLD could not bound it)";
+        if (target > 0 && !(f->eps <= target * (1 + 1e-9))) return cli_fail(EXIT_ERROR, "sigma %.6g spends epsilon %.6g, over the target %g (a bug)", f->sigma, f->eps, target);
+        snprintf(f->privacy, sizeof f->privacy, "privacy: \u03c3 %.4g spends \u03b5 = %.3g at \u03b4 = %g over %lld steps (%g epochs; Poisson, q = %.3g; %s accountant)", f->sigma, f->eps, delta, f->steps,
+                 f->o.epochs, f->q, acct_name);
+    } else if (f->sigma > 0)
+        snprintf(f->privacy, sizeof f->privacy, "privacy: \u03c3 %.4g; \u03b5 unknown without --dataset-size (the sample rate B/N)", f->sigma);
+    else snprintf(f->privacy, sizeof f->privacy, "privacy: none: \u03c3 0 clips without noise, \u03b5 is infinite");
+    return 0;
+}
+
+/* the figure: peak plus margin against the physical batch, for each algorithm its best row's checkpointing, ZeRO
+   stage and LoRA rank, with the device's memory less the context */
+static int fit_plot(fit_ctx *f, const char *path) {
+    int a, k, np = 0, ns = 0, rc, maxb = 1, i;
+    double x[40], *y;
+    unsigned char rgb[DPPROF_ALGO_COUNT * 3], *oom;
+    const char *names[DPPROF_ALGO_COUNT];
+    char nb[DPPROF_ALGO_COUNT][96], title[256], budget[96];
+    int markers[DPPROF_ALGO_COUNT];
+    dpprof_lines_desc d;
+    dpprof_canvas cv;
+    out_file of;
+    for (k = 0; k < f->nrows; k++)
+        if (f->rows[k].b + 1 > maxb) maxb = f->rows[k].b + 1;
+    if (maxb > f->brank) maxb = f->brank;
+    for (i = 1; i <= maxb && np < 40; i = i < 8 ? i + 1 : (int)ceil(i * 1.25)) x[np++] = i;
+    if (x[np - 1] != maxb && np < 40) x[np++] = maxb;
+    y = (double *)calloc((size_t)DPPROF_ALGO_COUNT * (size_t)np, sizeof *y);
+    oom = (unsigned char *)calloc((size_t)DPPROF_ALGO_COUNT * (size_t)np, 1);
+    if (!y || !oom) {
+        free(y), free(oom);
+        return cli_fail(EXIT_ERROR, "--plot: out of host memory");
+    }
+    for (a = 0; a < f->nalgo; a++) {
+        const fit_row *best = NULL;
+        for (k = 0; k < f->nrows && !best; k++) /* the rows are ranked: the first of the algorithm */
+            if (f->rows[k].algo == f->algos[a]) best = &f->rows[k];
+        if (!best) continue;
+        for (i = 0; i < np; i++) {
+            fit_row r = *best;
+            int64_t pk;
+            if (fit_peak(f, &r, (int)x[i], &pk) != DPPROF_OK) {
+                free(y), free(oom);
+                return cli_fail_lib(&fit_cmd, EXIT_ERROR);
+            }
+            y[ns * np + i] = fit_need(f, r.algo, pk) / FIT_GIB;
+        }
+        snprintf(nb[ns], sizeof nb[ns], "%s", dpprof_algo_name(best->algo));
+        names[ns] = nb[ns];
+        memcpy(rgb + 3 * ns, dpprof_plot_algo_colour(best->algo - 1), 3);
+        markers[ns] = ns % 6;
+        ns++;
+    }
+    memset(&d, 0, sizeof d);
+    memset(&cv, 0, sizeof cv);
+    snprintf(title, sizeof title, "%s, T=%d: each algorithm at its best checkpointing%s", f->base.model_name ? f->base.model_name : f->base.preset, f->base.seq, f->o.gpus > 1 ? " and ZeRO stage" : "");
+    snprintf(budget, sizeof budget, "%s: %.1f GiB", f->dev_name ? f->dev_name : "GPU memory", f->total / FIT_GIB);
+    d.title = title;
+    d.xlabel = "physical batch";
+    d.ylabel = "peak + margin (GiB)";
+    d.width = REP_FIG_W;
+    d.height = REP_FIG_H;
+    d.n_points = np;
+    d.x = x;
+    d.n_series = ns;
+    d.y = y;
+    d.oom = oom;
+    d.series_names = names;
+    d.series_rgb = rgb;
+    d.series_marker = markers;
+    d.log_x = np > 2 && maxb >= 8;
+    d.text_scale = REP_FIG_TEXT;
+    d.budget = f->total / FIT_GIB;
+    d.budget_label = budget;
+    d.budget_label_free = 1;
+    rc = dpprof_plot_lines(&d, &cv);
+    free(y), free(oom);
+    if (rc != 0) {
+        dpprof_canvas_free(&cv);
+        return cli_fail(EXIT_ERROR, "--plot: %s", dpprof_last_error());
+    }
+    rc = EXIT_OK;
+    if (out_open(&of, path, "--plot")) rc = EXIT_USAGE;
+    else if (out_png(&of, &cv) || out_commit(&of)) {
+        out_abort(&of);
+        rc = EXIT_ERROR;
+    }
+    dpprof_canvas_free(&cv);
+    return rc;
+}
+
+static void fit_jnum(FILE *fp, double x) {
+    if (x == x && fabs(x) < 1e300) fprintf(fp, "%.17g", x);
+    else fputs("null", fp);
+}
+
+static void fit_json(const fit_ctx *f, FILE *fp, const char *best_cmd, const char *margin_note, const char *cost_note) {
+    int k, a;
+    fprintf(fp, "{\n  \"fit\": {\"model\": ");
+    sweep_json_str(fp, f->base.model_name ? f->base.model_name : f->base.preset);
+    fprintf(fp, ", \"parameters\": %lld, \"seq\": %d, \"batch\": %d, \"gpus\": %d, \"dtype\": \"%s\", \"device\": ", f->params, f->base.seq,
+            f->base.batch, f->o.gpus, fit_dtype(f->base.dtype));
+    if (f->dev_name) sweep_json_str(fp, f->dev_name);
+    else fputs("null", fp);
+    fprintf(fp, ", \"device_memory_bytes\": %.0f, \"unmodelled\": ", f->total);
+    if (f->base.unmodelled) sweep_json_str(fp, f->base.unmodelled);
+    else fputs("null", fp);
+    fprintf(fp, ",\n    \"margin\": {\"context_bytes\": %.0f, \"fraction_of_peak\": {", f->bench.ctx_mib == f->bench.ctx_mib ? f->bench.ctx_mib * 1048576.0 : 0.0);
+    for (a = 0, k = 0; a < f->nalgo; a++) {
+        fprintf(fp, "%s\"%s\": ", k++ ? ", " : "", dpprof_algo_name(f->algos[a]));
+        fit_jnum(fp, fit_frac(f, f->algos[a]));
+    }
+    fprintf(fp, "}, \"runs\": %d, \"note\": ", f->bench.ngaps);
+    sweep_json_str(fp, margin_note);
+    fprintf(fp, "},\n    \"privacy\": {\"sigma\": ");
+    fit_jnum(fp, f->sigma);
+    fprintf(fp, ", \"epsilon\": ");
+    fit_jnum(fp, f->eps);
+    fprintf(fp, ", \"target_epsilon\": ");
+    fit_jnum(fp, f->o.run.cfg.target_epsilon > 0 ? f->o.run.cfg.target_epsilon : NAN);
+    fprintf(fp, ", \"delta\": %g, \"sample_rate\": ", f->base.delta > 0 ? f->base.delta : 1e-5);
+    fit_jnum(fp, f->q);
+    fprintf(fp, ", \"steps\": %lld, \"epochs\": %g, \"accountant\": \"%s\", \"line\": ", f->steps, f->o.epochs, f->acct == DPPROF_ACCOUNTANT_PLD ? "pld" : "rdp");
+    sweep_json_str(fp, f->privacy);
+    fprintf(fp, "},\n    \"cost_model\": {\"kind\": \"%s\", \"runs\": %d, \"shapes\": %d, \"device\": ", fit_by_time ? "predicted step time" : "flops", f->bench.nruns, f->bench.nshapes);
+    if (f->bench.nruns) sweep_json_str(fp, f->bench.device_name);
+    else fputs("null", fp);
+    fprintf(fp, ", \"leave_one_shape_out\": ");
+    if (f->bench.loo_n) fprintf(fp, "{\"runs\": %d, \"mean_abs_error\": %.6g, \"max_abs_error\": %.6g, \"worst\": ", f->bench.loo_n, f->bench.loo_mean, f->bench.loo_max), sweep_json_str(fp, f->bench.loo_worst), fputc('}', fp);
+    else fputs("null", fp);
+    fprintf(fp, ", \"note\": ");
+    sweep_json_str(fp, cost_note);
+    fprintf(fp, "},\n    \"probes\": %lld,\n    \"rows\": [", f->probes);
+    for (k = 0; k < f->nrows; k++) {
+        const fit_row *r = &f->rows[k];
+        char cmd[4096];
+        fprintf(fp, "%s\n      {\"rank\": %d, \"fits\": %s, \"algo\": \"%s\", \"checkpoint\": \"%s\", \"zero\": %d, \"lora_rank\": %d, ", k ? "," : "", k + 1, r->b > 0 ? "true" : "false",
+                dpprof_algo_name(r->algo), dpprof_checkpoint_name(r->ckpt), r->zero, r->lora);
+        if (r->b > 0) {
+            fit_command(f, &f->given, r, cmd, sizeof cmd);
+            fprintf(fp, "\"physical_batch\": %d, \"accumulation\": %d, \"peak_bytes\": %lld, \"need_bytes\": %.0f, \"headroom_bytes\": %.0f, \"flops_per_step\": %.17g, \"relative_cost\": ", r->b,
+                    r->accum, (long long)r->peak, r->need, r->headroom, r->flops);
+            fit_jnum(fp, fit_by_time ? r->pred_ms / f->rows[0].pred_ms : r->flops / f->rows[0].flops);
+            fprintf(fp, ", \"predicted_step_ms\": ");
+            fit_jnum(fp, r->pred_ms);
+            fprintf(fp, ", \"command\": ");
+            sweep_json_str(fp, cmd);
+        } else fprintf(fp, "\"physical_batch\": 0, \"peak_bytes_at_1\": %lld, \"need_bytes_at_1\": %.0f", (long long)r->peak1, r->need);
+        fputc('}', fp);
+    }
+    fprintf(fp, "\n    ],\n    \"best_command\": ");
+    if (best_cmd) sweep_json_str(fp, best_cmd);
+    else fputs("null", fp);
+    fprintf(fp, "\n  }\n}\n");
+}
+
+/* nothing fits: the least memory that would, and the fewest GPUs (ZeRO 3, from the count given up to the batch) */
+static void fit_too_big(fit_ctx *f) {
+    const fit_row *near = &f->rows[0]; /* ranked: the nearest first */
+    const int B = f->base.batch, g0 = f->o.gpus;
+    char h1[32], h2[32];
+    int g, a, c, l;
+    char zs[32] = "", ls[32] = "";
+    dpprof_config probe = f->base, resolved;
+    dpprof_shape sh;
+    if (f->o.gpus > 1) snprintf(zs, sizeof zs, ", ZeRO %d", near->zero);
+    if (near->lora) snprintf(ls, sizeof ls, ", LoRA rank %d", near->lora);
+    printf("nothing fits %s (%s a GPU): the least memory, %s with checkpointing %s%s%s at a physical batch of 1, needs %s a GPU.\n", f->dev_name ? f->dev_name : "the GPU",
+           human_bytes(f->total, h1, sizeof h1), dpprof_algo_name(near->algo), dpprof_checkpoint_name(near->ckpt), zs, ls, human_bytes(near->need, h2, sizeof h2));
+    probe.ranks = B > 1 ? 2 : 1, probe.zero = 3, probe.physical_batch = 1;
+    if (B > 1 && dpprof_config_resolve(&probe, &resolved, &sh) != DPPROF_OK) { /* no sharding of these options: more GPUs hold as much each */
+        char msg[512];
+        printf("more GPUs would not help: each holds the whole model without ZeRO, and dpprof does not model ZeRO here (%s). a GPU of at least %s is needed (or LoRA, or a smaller --seq)\n",
+               cli_say(&fit_cmd, dpprof_last_error(), msg, sizeof msg), human_bytes(near->need, h1, sizeof h1));
+        return;
+    }
+    for (g = g0 + 1; g <= B && g <= 65536; g++) {
+        if (B % g) continue;
+        f->o.gpus = g, f->brank = B / g;
+        for (a = 0; a < f->nalgo; a++)
+            for (c = 0; c < f->nckpt; c++)
+                for (l = 0; l < f->nlora; l++) {
+                    fit_row r;
+                    int64_t pk;
+                    memset(&r, 0, sizeof r);
+                    r.algo = f->algos[a], r.ckpt = f->ckpts[c], r.zero = 3, r.lora = f->loras[l];
+                    if (fit_peak(f, &r, 1, &pk) != DPPROF_OK || fit_need(f, r.algo, pk) > f->total) continue;
+                    if (r.lora) snprintf(ls, sizeof ls, ", LoRA rank %d", r.lora);
+                    else ls[0] = 0;
+                    printf("with %d GPUs (ZeRO 3, %d samples a GPU) it fits: %s, checkpointing %s%s, needs %s a GPU at a physical batch of 1 (dpprof fit ... --gpus %d)\n", g, f->brank,
+                           dpprof_algo_name(r.algo), dpprof_checkpoint_name(r.ckpt), ls, human_bytes(fit_need(f, r.algo, pk), h1, sizeof h1), g);
+                    f->o.gpus = g0, f->brank = B / g0;
+                    return;
+                }
+    }
+    printf("no number of GPUs up to the batch (%d: one sample a GPU) fits with ZeRO 3: a GPU of at least %s is needed (or LoRA, or a smaller --seq)\n", B, human_bytes(near->need, h1, sizeof h1));
+    f->o.gpus = g0, f->brank = B / g0;
+}
+
+static int cmd_fit(int argc, char **argv) {
+    fit_ctx *f;
+    dpprof_config *cfg;
+    const fit_device *dev = NULL;
+    char bench_dir[PATH_MAX], margin_note[2048], cost_note[1024], best_cmd[4096], h1[32];
+    int rc, k, a, c, z, l, dp = 0, nfit = 0, code = EXIT_OK;
+    double t0 = now_s();
+    size_t len;
+    fit_model *model = NULL;
+    const char *missing = NULL;
+    double unrated = 0;
+    char skipped[1024] = "";
+    int skip_zero = 0; /* the ZeRO stages left out */
+    fit_table();
+    if (!(f = (fit_ctx *)calloc(1, sizeof *f))) return cli_fail(EXIT_ERROR, "out of host memory");
+    f->o.run.experiment = "fit";
+    f->o.gpus = 1;
+    f->o.epochs = 1;
+    rc = cli_parse(&fit_cmd, argc, argv, &f->o, &f->o.run.cfg, NULL, NULL);
+    if (rc != EXIT_OK) {
+        free(f);
+        return rc == CLI_HELP_SHOWN ? EXIT_OK : rc;
+    }
+    f->o.run.sigma_given = cli_given(argc, argv, "--sigma");
+    f->given = f->o.run.cfg;
+    cfg = &f->o.run.cfg;
+#define FIT_FAIL(expr)      \
+    do {                    \
+        code = (expr);      \
+        goto done;          \
+    } while (0)
+    if (f->o.run.hf_config && (rc = hf_config_load(f->o.run.hf_config, &f->o.run)) != EXIT_OK) FIT_FAIL(rc);
+    if (cfg->seq <= 0) FIT_FAIL(cli_usage("--seq T is required: the sequence length to fit"));
+    if (cfg->batch <= 0) FIT_FAIL(cli_usage("--batch B is required: the logical batch, samples a step over every GPU"));
+    if (cfg->batch % f->o.gpus) FIT_FAIL(cli_usage("--batch %d is not a multiple of --gpus %d: each GPU takes B/N samples", cfg->batch, f->o.gpus));
+    f->brank = cfg->batch / f->o.gpus;
+    if (f->o.device && cfg->memory_limit) FIT_FAIL(cli_usage("--device %s and --gpu-memory: give one", f->o.device));
+    if (f->o.device) {
+        if (!(dev = fit_device_find(f->o.device))) {
+            char names[512], near[64];
+            size_t n = 0;
+            for (k = 0; k < FIT_NDEV; k++) n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", k ? "|" : "", fit_devices[k].name);
+            if (dpprof_closest(f->o.device, names, near, sizeof near)) FIT_FAIL(cli_usage("--device '%s': not in the table (did you mean %s?); --gpu-memory SIZE for another GPU", f->o.device, near));
+            FIT_FAIL(cli_usage("--device '%s': not in the table (%s); --gpu-memory SIZE for another GPU", f->o.device, names));
+        }
+        f->total = dev->mib * 1048576.0;
+        f->dev_name = dev->name;
+    } else if (cfg->memory_limit > 0) f->total = (double)cfg->memory_limit;
+    else FIT_FAIL(cli_usage("give the GPU: --device NAME (dpprof fit --help lists them) or --gpu-memory SIZE"));
+    /* the lists */
+    if (f->o.algos) {
+        if ((f->nalgo = fit_list("--algo", f->o.algos, fit_parse_algo, "vanilla, persample, ghost, ghost_bk, flash, flash_bk, auto", f->algos, DPPROF_ALGO_COUNT)) < 0) FIT_FAIL(EXIT_USAGE);
+    } else
+        for (a = DPPROF_ALGO_PERSAMPLE; a < DPPROF_ALGO_COUNT; a++) f->algos[f->nalgo++] = a;
+    if (f->o.ckpts) {
+        if ((f->nckpt = fit_list("--checkpoint", f->o.ckpts, fit_parse_ckpt, "none, layers", f->ckpts, 2)) < 0) FIT_FAIL(EXIT_USAGE);
+    } else f->ckpts[0] = DPPROF_CHECKPOINT_NONE, f->ckpts[1] = DPPROF_CHECKPOINT_LAYERS, f->nckpt = 2;
+    if (f->o.zeros) {
+        if ((f->nzero = fit_list("--zero", f->o.zeros, fit_parse_zero, "0, 1, 2, 3", f->zeros, 4)) < 0) FIT_FAIL(EXIT_USAGE);
+        for (k = 0; k < f->nzero; k++)
+            if (f->zeros[k] > 0 && f->o.gpus == 1) FIT_FAIL(cli_usage("--zero %s: ZeRO shards over GPUs; give --gpus 2 or more", f->o.zeros));
+    } else
+        for (z = 0; z < (f->o.gpus > 1 ? 4 : 1); z++) f->zeros[f->nzero++] = z;
+    if (f->o.loras) {
+        if ((f->nlora = fit_list("--lora-rank", f->o.loras, fit_parse_lora, "integers 0 (full fine-tuning) to 65536", f->loras, FIT_MAXL)) < 0) FIT_FAIL(EXIT_USAGE);
+    } else f->loras[0] = cfg->lora_rank, f->nlora = 1;
+    for (a = 0; a < f->nalgo; a++) dp |= f->algos[a] != DPPROF_ALGO_VANILLA;
+    if ((rc = fit_privacy(f, dp)) != 0) FIT_FAIL(rc);
+    /* the probes' configuration: dry, the rest as given */
+    f->base = *cfg;
+    f->base.backend = DPPROF_BACKEND_DRY;
+    f->base.memory_limit = 0;
+    f->base.target_epsilon = 0;
+    f->base.poisson = 0;
+    f->base.steps = 1;
+    f->base.warmup = 0;
+    f->base.no_timeline = 1;
+    f->base.trace_ops = f->base.op_times = 0;
+    f->base.dram = DPPROF_DRAM_OFF;
+    f->base.data_path = NULL;
+    f->base.accountant = DPPROF_ACCOUNTANT_RDP;
+    f->nrows = f->nalgo * f->nckpt * f->nzero * f->nlora;
+    if (!(f->rows = (fit_row *)calloc((size_t)f->nrows, sizeof *f->rows))) FIT_FAIL(cli_fail(EXIT_ERROR, "out of host memory"));
+    k = 0;
+    for (a = 0; a < f->nalgo; a++)
+        for (c = 0; c < f->nckpt; c++)
+            for (z = 0; z < f->nzero; z++)
+                for (l = 0; l < f->nlora; l++) {
+                    fit_row *r = &f->rows[k++];
+                    dpprof_config probe = f->base, resolved;
+                    r->algo = f->algos[a], r->ckpt = f->ckpts[c], r->zero = f->zeros[z], r->lora = f->loras[l];
+                    /* every combination's configuration checked before any probe: bad input is said first */
+                    probe.algo = (dpprof_algo)r->algo, probe.checkpoint = (dpprof_checkpoint)r->ckpt, probe.zero = r->zero, probe.lora_rank = r->lora, probe.ranks = f->o.gpus;
+                    probe.physical_batch = 1;
+                    probe.sigma = r->algo == DPPROF_ALGO_VANILLA ? 0 : f->sigma;
+                    if (!r->lora) probe.lora_alpha = 0, probe.lora_targets = NULL;
+                    if ((rc = dpprof_config_resolve(&probe, &resolved, &f->shape)) != DPPROF_OK) {
+                        if (rc != DPPROF_ERR_UNSUPPORTED || f->o.zeros || r->zero == 0) FIT_FAIL(cli_fail_lib(&fit_cmd, EXIT_USAGE));
+                        /* a ZeRO stage of the default list that dpprof does not model with these options: left out, said */
+                        if (!skipped[0]) cli_say(&fit_cmd, dpprof_last_error(), skipped, sizeof skipped);
+                        skip_zero |= 1 << r->zero;
+                        k--;
+                        continue;
+                    }
+                    if (k == 1) {
+                        dpprof_session *s = NULL;
+                        if (dpprof_session_create(&probe, &s) != DPPROF_OK) {
+                            dpprof_session_destroy(s);
+                            FIT_FAIL(cli_fail_lib(&fit_cmd, EXIT_USAGE));
+                        }
+                        f->params = (long long)dpprof_session_param_elems(s, 0);
+                        dpprof_session_destroy(s);
+                        if (!f->base.model_name) f->base.model_name = resolved.preset;
+                    }
+                }
+    f->nrows = k;
+    /* the committed GPU runs: the margin, and the device's per-op rates */
+    if (f->o.bench) {
+        struct stat st;
+        if (stat(f->o.bench, &st) != 0 || !S_ISDIR(st.st_mode)) FIT_FAIL(cli_usage("--bench '%s': not a directory", f->o.bench));
+        snprintf(bench_dir, sizeof bench_dir, "%s", f->o.bench);
+    } else {
+        struct stat st;
+        char exe[PATH_MAX];
+        ssize_t n;
+        snprintf(bench_dir, sizeof bench_dir, "data/bench");
+        if ((stat(bench_dir, &st) != 0 || !S_ISDIR(st.st_mode)) && (n = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
+            char *slash;
+            exe[n] = 0;
+            if ((slash = strrchr(exe, '/')) != NULL) *slash = 0;
+            snprintf(bench_dir, sizeof bench_dir, "%.*s/data/bench", (int)(sizeof bench_dir - 16), exe);
+        }
+    }
+    fit_bench_load(f, bench_dir, dev, (int)f->base.dtype);
+    if (!(f->bench.ctx_mib == f->bench.ctx_mib)) f->bench.ctx_mib = 0;
+    if (f->bench.gap_all < 0) f->bench.gap_all = 0;
+    /* the search */
+    for (k = 0; k < f->nrows; k++)
+        if (fit_search(f, &f->rows[k]) != DPPROF_OK) FIT_FAIL(cli_fail_lib(&fit_cmd, EXIT_ERROR));
+    /* the cost model: a step time where the device's runs give every op a rate */
+    fit_by_time = 0;
+    if (f->bench.nruns && (model = (fit_model *)malloc(sizeof *model)) != NULL) {
+        fit_model_build(&f->bench, NULL, model);
+        fit_by_time = 1;
+        for (k = 0; k < f->nrows; k++) {
+            f->rows[k].pred_ms = NAN;
+            if (f->rows[k].b > 0) f->rows[k].pred_ms = fit_predict(model, &f->rows[k].cost, &missing, &unrated);
+            if (f->rows[k].b > 0 && !(f->rows[k].pred_ms == f->rows[k].pred_ms)) fit_by_time = 0;
+        }
+        free(model);
+    } else
+        for (k = 0; k < f->nrows; k++) f->rows[k].pred_ms = NAN;
+    qsort(f->rows, (size_t)f->nrows, sizeof *f->rows, fit_cmp);
+    for (k = 0; k < f->nrows; k++) nfit += f->rows[k].b > 0;
+    /* what the table rests on, in words */
+    len = (size_t)snprintf(margin_note, sizeof margin_note, "fits: the peak, plus %s for the CUDA context and driver", human_bytes(f->bench.ctx_mib * 1048576.0, h1, sizeof h1));
+    if (f->bench.ngaps) {
+        len += (size_t)snprintf(margin_note + len, sizeof margin_note - len, " (nvidia-smi's total less an idle process's free memory, the largest measured: %s)", f->bench.ctx_from);
+        len += (size_t)snprintf(margin_note + len, sizeof margin_note - len, ", plus the allocator's share of the peak, the largest (driver - accountant) / accountant measured in %d GPU runs under %.300s:", f->bench.ngaps, bench_dir);
+        for (a = 0; a < f->nalgo && len < sizeof margin_note; a++)
+            len += (size_t)snprintf(margin_note + len, sizeof margin_note - len, " %s %.1f%%%s", dpprof_algo_name(f->algos[a]), 100 * fit_frac(f, f->algos[a]), f->bench.gap[f->algos[a]] < 0 ? " (of all algorithms: none of its own)" : "");
+    } else snprintf(margin_note + len, sizeof margin_note - len, ": no GPU runs under %s measured the allocator's share, so none is added (give --bench DIR)", bench_dir);
+    if (fit_by_time)
+        snprintf(cost_note, sizeof cost_note, "ranked by the predicted step time: per-op rates of %d runs on %s under %.300s (each op's time per flop, byte or call; the step over its ops' time); "
+                 "its leave-one-shape-out error over %d runs of %d shapes: mean %.0f%%, largest %.0f%% (%s). Communication between GPUs is not modelled",
+                 f->bench.nruns, f->bench.device_name, bench_dir, f->bench.loo_n, f->bench.nshapes, 100 * f->bench.loo_mean, 100 * f->bench.loo_max, f->bench.loo_n ? f->bench.loo_worst : "one shape only");
+    if (fit_by_time && missing && (len = strlen(cost_note)) < sizeof cost_note)
+        snprintf(cost_note + len, sizeof cost_note - len, ". Ops those runs never timed (%s among them) take their ops' mean rate: at most %.1f%% of a row's predicted time", missing, 100 * unrated);
+    else if (f->bench.nruns)
+        snprintf(cost_note, sizeof cost_note, "ranked by the flops of a logical step (dpprof's analytic costs, every GPU): the runs on %s under %.300s measured no rate of the op %s, so no step time is predicted",
+                 f->bench.device_name, bench_dir, missing ? missing : "?");
+    else
+        snprintf(cost_note, sizeof cost_note, "ranked by the flops of a logical step (dpprof's analytic costs, every GPU): no committed %s runs %s%s under %.300s, so no step time is predicted",
+                 fit_dtype(f->base.dtype), dev ? "of " : "of the device (--device names it)", dev ? dev->name : "", bench_dir);
+    best_cmd[0] = 0;
+    if (nfit) fit_command(f, &f->given, &f->rows[0], best_cmd, sizeof best_cmd);
+    /* the terminal */
+    printf("dpprof fit: %s (%s parameters), seq %d, logical batch %d", f->base.model_name, human_count((double)f->params, h1, sizeof h1), f->base.seq, f->base.batch);
+    if (f->o.gpus > 1) printf(" over %d GPUs (%d samples each)", f->o.gpus, f->brank);
+    printf(", %s, on %s%s%s%s%s\n", fit_dtype(f->base.dtype), f->o.gpus > 1 ? "GPUs of " : "", dev ? dev->name : "a GPU of ",
+           dev ? " (" : "", human_bytes(f->total, h1, sizeof h1), dev ? ")" : "");
+    if (f->base.unmodelled) printf("not modelled: %s\n", f->base.unmodelled);
+    if (skipped[0]) printf("not searched: ZeRO%s%s%s (%s)\n", skip_zero & 2 ? " 1" : "", skip_zero & 4 ? " 2" : "", skip_zero & 8 ? " 3" : "", skipped);
+    printf("%s\n%s\n%s\n", f->privacy, margin_note, cost_note);
+    printf("searched %d combinations with %lld dry probes in %.2f s\n\n", f->nrows, f->probes, now_s() - t0);
+    if (nfit) {
+        printf("%4s  %-9s %-6s %4s %5s %6s %6s %9s %9s %9s %11s %6s %9s %7s %8s\n", "rank", "algo", "ckpt", "zero", "lora", "batch", "accum", "peak GiB", "need GiB", "headroom", "TFLOP/step",
+               "cost", fit_by_time ? "step ms" : "", "sigma", "steps");
+        for (k = 0; k < nfit; k++) {
+            const fit_row *r = &f->rows[k];
+            char lr[16], pr[32], st[32];
+            snprintf(lr, sizeof lr, r->lora ? "%d" : "-", r->lora);
+            if (fit_by_time) snprintf(pr, sizeof pr, "%.0f", r->pred_ms);
+            else pr[0] = 0;
+            if (f->steps) snprintf(st, sizeof st, "%lld", f->steps);
+            else snprintf(st, sizeof st, "-");
+            printf("%4d  %-9s %-6s %4d %5s %6d %6d %9.2f %9.2f %9.2f %11.1f %6.2f %9s %7.4g %8s\n", k + 1, dpprof_algo_name(r->algo), dpprof_checkpoint_name(r->ckpt), r->zero, lr, r->b, r->accum,
+                   (double)r->peak / FIT_GIB, r->need / FIT_GIB, r->headroom / FIT_GIB, r->flops / 1e12, fit_by_time ? r->pred_ms / f->rows[0].pred_ms : r->flops / f->rows[0].flops, pr,
+                   r->algo == DPPROF_ALGO_VANILLA ? 0.0 : f->sigma, r->algo == DPPROF_ALGO_VANILLA ? "-" : st);
+        }
+        if (nfit < f->nrows) { /* the nearest three */
+            printf("%d more do not fit one sample a GPU; the nearest:", f->nrows - nfit);
+            for (k = nfit; k < f->nrows && k < nfit + 3; k++) {
+                const fit_row *r = &f->rows[k];
+                char zs[16] = "", ls[24] = "";
+                if (f->o.gpus > 1) snprintf(zs, sizeof zs, " zero %d", r->zero);
+                if (r->lora) snprintf(ls, sizeof ls, " LoRA %d", r->lora);
+                printf("%s %s ckpt %s%s%s needs %s", k > nfit ? "," : "", dpprof_algo_name(r->algo), dpprof_checkpoint_name(r->ckpt), zs, ls, human_bytes(r->need, h1, sizeof h1));
+            }
+            printf(" (--json lists them all)\n");
+        }
+        printf("\nbest: %s\n", best_cmd);
+    } else {
+        fit_too_big(f);
+        code = EXIT_OOM;
+    }
+    (void)fflush(stdout);
+    if (f->o.json) {
+        out_file of;
+        if (out_open(&of, f->o.json, "--json")) FIT_FAIL(EXIT_USAGE);
+        fit_json(f, of.f, nfit ? best_cmd : NULL, margin_note, cost_note);
+        if (out_commit(&of)) FIT_FAIL(EXIT_ERROR);
+    }
+    if (f->o.plot && (rc = fit_plot(f, f->o.plot)) != EXIT_OK) FIT_FAIL(rc);
+done:
+#undef FIT_FAIL
+    free(f->bench.runs);
+    free(f->rows);
+    free(f);
+    return code;
 }
 
 #endif /* DPPROF_EXPERIMENTS_H */

@@ -478,6 +478,9 @@ typedef struct dpprof_lines_desc {
     double budget;                     /* > 0: a dashed horizontal line at this y (e.g. the memory
                                           limit), inside the y range, labelled budget_label */
     const char *budget_label;          /* NULL -> "budget" */
+    int budget_label_free;             /* 0: the label over the line at the left (where capacity
+                                          curves start low); nonzero: at whichever end, over or
+                                          under the line, crosses the fewest curves */
 } dpprof_lines_desc;
 
 /* legend (series, and the cross when any oom is set) outside the data.
@@ -5224,8 +5227,30 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
             const char *bl = d->budget_label ? d->budget_label : "budget";
             int yb = dpprof__pl_floor_i(by);
             dpprof__pl_dashes(canvas, 0, yb, f.x0, f.x1, lw, 6 * s, 3 * s, dpprof__pl_c_mark);
-            /* the label over the line at the left, where the curves start low */
-            dpprof__pl_text_at(canvas, f.x0 + 2 * s, yb - 2 * s, bl, s, 0, 2, dpprof__pl_c_mark);
+            /* the label over the line at the left, where the curves start low; or (budget_label_free) where it
+               crosses the fewest curves: each curve sampled along its segments against the label's box */
+            int place = 0;
+            if (d->budget_label_free) {
+                const int tw = dpprof__pl_tw(dpprof__pl_slen(bl), s), th = DPPROF_PLOT_FONT_H * s;
+                int best = -1, cand;
+                for (cand = 0; cand < 4; cand++) {
+                    const int bx0 = cand & 1 ? f.x1 - 2 * s - tw : f.x0 + 2 * s, by0 = cand & 2 ? yb + 2 * s : yb - 2 * s - th;
+                    int hits = 0, q;
+                    for (k = 0; k < S; k++)
+                        for (i = 1; i < n; i++) {
+                            const double ya = d->y[(size_t)k * n + i - 1], yc = d->y[(size_t)k * n + i];
+                            if (!(ya == ya) || !(yc == yc) || (d->oom && (d->oom[(size_t)k * n + i - 1] || d->oom[(size_t)k * n + i]))) continue;
+                            for (q = 0; q <= 16; q++) {
+                                const double px = dpprof__pl_ax_map(&f.xa, d->x[i - 1]) + (dpprof__pl_ax_map(&f.xa, d->x[i]) - dpprof__pl_ax_map(&f.xa, d->x[i - 1])) * q / 16.0;
+                                const double py = dpprof__pl_ax_map(&f.ya, ya) + (dpprof__pl_ax_map(&f.ya, yc) - dpprof__pl_ax_map(&f.ya, ya)) * q / 16.0;
+                                hits += px >= bx0 - r && px <= bx0 + tw + r && py >= by0 - r && py <= by0 + th + r;
+                            }
+                        }
+                    if (best < 0 || hits < best) best = hits, place = cand;
+                }
+            }
+            if (place & 1) dpprof__pl_text_at(canvas, f.x1 - 2 * s, place & 2 ? yb + 2 * s : yb - 2 * s, bl, s, 2, place & 2 ? 0 : 2, dpprof__pl_c_mark);
+            else dpprof__pl_text_at(canvas, f.x0 + 2 * s, place & 2 ? yb + 2 * s : yb - 2 * s, bl, s, 0, place & 2 ? 0 : 2, dpprof__pl_c_mark);
         }
     }
     if (noom) {

@@ -1,4 +1,4 @@
-/* main.c - the dpprof command line: run, sweep, report, plot, epsilon, presets, devices, attnbench. the one
+/* main.c - the dpprof command line: run, fit, sweep, report, plot, epsilon, presets, devices, attnbench. the one
    translation unit of the program: dpprof.h's, dpprof_tools.h's implementations, and the command line's parts
    (dpprof_cli.h: options, messages, files; dpprof_experiments.h: sweep, report, timelines).
    build: make (see Makefile); usage: dpprof --help */
@@ -20,6 +20,8 @@ static void help_main(void) {
            "usage: dpprof COMMAND [options]\n\n"
            "commands:\n"
            "  run       train a Llama-style model for a few steps and profile it (dpprof run --help)\n"
+           "  fit       what fits a GPU, how fast, at what sigma: every algorithm, checkpointing, ZeRO stage\n"
+           "            and LoRA rank at its largest physical batch (dpprof fit --help)\n"
            "  plot      render a figure from result JSON (dpprof plot --help)\n"
            "  sweep     run every configuration of an experiment file, one process each, resumable\n"
            "            (dpprof sweep --help)\n"
@@ -869,7 +871,7 @@ static int dispatch(int argc, char **argv) {
         return EXIT_OK;
     }
     { /* every message from here on names the command */
-        static const char *const known[] = {"run", "plot", "sweep", "report", "tables", "epsilon", "presets", "devices", "attnbench", "version", "--version"};
+        static const char *const known[] = {"run", "fit", "plot", "sweep", "report", "tables", "epsilon", "presets", "devices", "attnbench", "version", "--version"};
         size_t k;
         for (k = 0; k < sizeof known / sizeof known[0]; k++)
             if (!strcmp(argv[1], known[k])) cli_cmd = !strcmp(known[k], "tables") ? "report" : (known[k][0] == '-' ? "version" : known[k]);
@@ -888,6 +890,7 @@ static int dispatch(int argc, char **argv) {
         return EXIT_OK;
     }
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "fit")) return cmd_fit(argc - 2, argv + 2);
     if (!strcmp(argv[1], "plot")) return cmd_plot(argc - 2, argv + 2);
     if (!strcmp(argv[1], "presets")) return no_args(argc, argv, "lists the model presets and their shapes", &rc) < 0 ? rc : cmd_presets();
     if (!strcmp(argv[1], "devices")) return no_args(argc, argv, "lists the GPUs the cuda backend sees, with their peaks (exit 1 when none)", &rc) < 0 ? rc : cmd_devices();
@@ -898,7 +901,7 @@ static int dispatch(int argc, char **argv) {
     if (!strcmp(argv[1], "report") || !strcmp(argv[1], "tables")) return cmd_report(argc - 2, argv + 2);
     {
         char near[32];
-        if (dpprof_closest(argv[1], "run|plot|sweep|report|tables|epsilon|presets|devices|attnbench|version", near, sizeof near))
+        if (dpprof_closest(argv[1], "run|fit|plot|sweep|report|tables|epsilon|presets|devices|attnbench|version", near, sizeof near))
             return cli_usage("unknown command '%s' (did you mean %s?)", argv[1], near);
         return cli_usage("unknown command '%s'", argv[1]);
     }
