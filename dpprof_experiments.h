@@ -3638,7 +3638,8 @@ static void fit_cost_mix(fit_cost *c, double a, const fit_cost *x, double b, con
 
 /* the ops of rank 0's whole step at b: a step's cost is the physical batches' plus the step's own, each physical
    batch's a function of its samples alone, so three one-step probes give it: P1 (one batch of b), P2 (two), P3 (one
-   of r, the last batch) -> n_full (P2 - P1) + (P3 - (2 P1 - P2)) + (2 P1 - P2) */
+   of r < b, the last batch). with f = P2 - P1 a further batch of b, g = 2 P1 - P2 the step's own and the first
+   batch's extra, P3 = f(r) + g: n_full f + P3 (n_full f + g where r = b) */
 static int fit_cost_at(fit_ctx *f, fit_row *r, int b, fit_cost *out) {
     const int B = f->brank, n = (B + b - 1) / b, last = B - (n - 1) * b;
     int64_t pk;
@@ -3652,8 +3653,7 @@ static int fit_cost_at(fit_ctx *f, fit_row *r, int b, fit_cost *out) {
         if (rc == DPPROF_OK && last < b) rc = fit_probe(f, r, last, last, 1, &pk, &p[2]);
         if (rc == DPPROF_OK) {
             const double full = last < b ? n - 1 : n;
-            /* full f + g' + (P3 - g'), f = P2 - P1, g' = 2 P1 - P2 */
-            if (last < b) fit_cost_mix(out, 1.0 - full, &p[0], full - 1.0, &p[1], 1.0, &p[2]);
+            if (last < b) fit_cost_mix(out, -full, &p[0], full, &p[1], 1.0, &p[2]);
             else fit_cost_mix(out, 2.0 - full, &p[0], full - 1.0, &p[1], 0, NULL);
         }
     }
@@ -4198,7 +4198,7 @@ static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_
     if (c->attention_workspace) FIT_ADD(" --attention-workspace %lld", (long long)c->attention_workspace);
     if (r->algo != DPPROF_ALGO_VANILLA) {
         FIT_ADD(" --sigma %.4g", f->sigma);
-        if (c->dataset_size) FIT_ADD(" --dataset-size %lld --poisson", c->dataset_size);
+        if (c->dataset_size) FIT_ADD(" --dataset-size %lld%s", c->dataset_size, f->o.gpus > 1 ? "" : " --poisson"); /* (a poisson batch over ranks is not modelled) */
         if (c->delta > 0 && c->delta != 1e-5) FIT_ADD(" --delta %g", c->delta);
         if (f->acct == DPPROF_ACCOUNTANT_PLD) FIT_ADD(" --accountant pld%s", "");
     }
@@ -4427,6 +4427,13 @@ static void fit_too_big(fit_ctx *f) {
     if (near->lora) snprintf(ls, sizeof ls, ", LoRA rank %d", near->lora);
     printf("nothing fits %s (%s a GPU): the least memory, %s with checkpointing %s%s%s at a physical batch of 1, needs %s a GPU.\n", f->dev_name ? f->dev_name : "the GPU",
            human_bytes(f->total, h1, sizeof h1), dpprof_algo_name(near->algo), dpprof_checkpoint_name(near->ckpt), zs, ls, human_bytes(near->need, h2, sizeof h2));
+    if (f->bench.ctx_mib * 1048576.0 >= f->total) {
+        printf("the CUDA context and driver alone take %s (measured, see above): a GPU of at least %s is needed\n", human_bytes(f->bench.ctx_mib * 1048576.0, h1, sizeof h1), human_bytes(near->need, h2, sizeof h2));
+        return;
+    }
+    probe.algo = (dpprof_algo)near->algo, probe.checkpoint = (dpprof_checkpoint)near->ckpt, probe.lora_rank = near->lora;
+    probe.sigma = near->algo == DPPROF_ALGO_VANILLA ? 0 : f->sigma;
+    if (!near->lora) probe.lora_alpha = 0, probe.lora_targets = NULL;
     probe.ranks = B > 1 ? 2 : 1, probe.zero = 3, probe.physical_batch = 1;
     if (B > 1 && dpprof_config_resolve(&probe, &resolved, &sh) != DPPROF_OK) { /* no sharding of these options: more GPUs hold as much each */
         char msg[512];
@@ -4447,8 +4454,8 @@ static void fit_too_big(fit_ctx *f) {
                     if (fit_peak(f, &r, 1, &pk) != DPPROF_OK || fit_need(f, r.algo, pk) > f->total) continue;
                     if (r.lora) snprintf(ls, sizeof ls, ", LoRA rank %d", r.lora);
                     else ls[0] = 0;
-                    printf("with %d GPUs (ZeRO 3, %d samples a GPU) it fits: %s, checkpointing %s%s, needs %s a GPU at a physical batch of 1 (dpprof fit ... --gpus %d)\n", g, f->brank,
-                           dpprof_algo_name(r.algo), dpprof_checkpoint_name(r.ckpt), ls, human_bytes(fit_need(f, r.algo, pk), h1, sizeof h1), g);
+                    printf("with %d GPUs (ZeRO 3, %d sample%s a GPU) it fits: %s, checkpointing %s%s, needs %s a GPU at a physical batch of 1 (dpprof fit ... --gpus %d)\n", g, f->brank,
+                           f->brank > 1 ? "s" : "", dpprof_algo_name(r.algo), dpprof_checkpoint_name(r.ckpt), ls, human_bytes(fit_need(f, r.algo, pk), h1, sizeof h1), g);
                     f->o.gpus = g0, f->brank = B / g0;
                     return;
                 }

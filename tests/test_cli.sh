@@ -262,7 +262,18 @@ for m in meta-llama/Llama-3.2-1B:1235814400 meta-llama/Llama-3.2-3B:3212749824 m
     check "--model ${m%%:*}: the preset, ${m##*:} parameters" bash -c "[ $rc -eq 0 ] && grep -q '\"param_count\": ${m##*:},' '$tmp/hf.json'"
 done
 "$bin" run --hf-config tests/hf/llama-3.2-1b.json --backend dry --steps 1 --seq 8 --batch 1 --timeline none --out "$tmp/hf.json" 2>"$tmp/hf.err"; rc=$?
-check "--hf-config with rope_scaling llama3: runs, and says the frequencies are unscaled" bash -c "[ $rc -eq 0 ] && grep -q 'rope_scaling llama3 is not applied' '$tmp/hf.err'"
+check "--hf-config with rope_scaling llama3: runs, says the frequencies are unscaled, and the result's config.unmodelled records it" \
+    bash -c "[ $rc -eq 0 ] && grep -q 'not modelled: rope_scaling llama3: the rotary frequencies are rope_theta' '$tmp/hf.err' && grep -q '\"unmodelled\": \"rope_scaling llama3: ' '$tmp/hf.json'"
+"$bin" run --hf-config tests/hf/llama-3.2-1b.json --backend dry --steps 1 --seq 8 --batch 1 --quiet --timeline none --out "$tmp/hf.json" 2>"$tmp/hf.err"; rc=$?
+check "--hf-config with rope_scaling llama3 and --quiet: nothing said, the result still records it" \
+    bash -c "[ $rc -eq 0 ] && [ ! -s '$tmp/hf.err' ] && grep -q '\"unmodelled\": \"rope_scaling llama3: ' '$tmp/hf.json'"
+"$bin" run --preset tiny --backend dry --steps 1 --seq 8 --batch 1 --quiet --timeline none --out "$tmp/hf.json"; rc=$?
+check "a preset's result: config.unmodelled null" bash -c "[ $rc -eq 0 ] && grep -q '\"unmodelled\": null' '$tmp/hf.json'"
+# Mistral: the Llama architecture where its sliding window covers the sequence (Mistral-7B-v0.1: the published count)
+"$bin" run --hf-config tests/hf/mistral-7b-v0.1.json --backend dry --steps 1 --seq 4096 --batch 1 --quiet --timeline none --out "$tmp/hf.json"; rc=$?
+check "--hf-config mistral-7b-v0.1 at --seq 4096 (its window): 7241732096 parameters, untied" \
+    bash -c "[ $rc -eq 0 ] && grep -q '\"param_count\": 7241732096,' '$tmp/hf.json' && grep -q '\"tie_embeddings\": false,' '$tmp/hf.json'"
+bad 2 '"sliding_window" = 4096, shorter than --seq 4097: dpprof'"'"'s attention is full causal attention' run --hf-config tests/hf/mistral-7b-v0.1.json --seq 4097 $o
 "$bin" run --hf-config tests/hf/smollm2-135m.json --layers 2 --vocab 300 --untied --backend dry --steps 1 --seq 8 --batch 1 --quiet --timeline none --out "$tmp/hf.json"; rc=$?
 check "--hf-config: an option wins over the file (layers 2, vocab 300, untied)" \
     bash -c "[ $rc -eq 0 ] && grep -q '\"vocab\": 300, \"hidden\": 576, \"layers\": 2, \"heads\": 9, \"kv_heads\": 3, \"head_size\": 64, \"ffn\": 1536, \"tie_embeddings\": false' '$tmp/hf.json'"
@@ -272,12 +283,13 @@ hfbad() { # expected-text json-edit (python expression on d)
     python3 -c "import json,sys; d=json.load(open('tests/hf/smollm2-135m.json')); $edit; json.dump(d, open('$tmp/hfbad.json','w'))"
     bad 2 "$text" run --hf-config "$tmp/hfbad.json" $o
 }
-hfbad '"model_type" = mistral: dpprof models the Llama architecture' 'd["model_type"]="mistral"'
+hfbad '"model_type" = qwen2: dpprof models the Llama architecture (model_type "llama", or "mistral" where its sliding window covers --seq) only' 'd["model_type"]="qwen2"'
 hfbad 'the required key "model_type" is missing' 'del d["model_type"]'
 hfbad '"hidden_act" = gelu: dpprof'"'"'s MLP is SwiGLU with silu' 'd["hidden_act"]="gelu"'
 hfbad '"attention_bias" = true: dpprof'"'"'s projections have no biases' 'd["attention_bias"]=True'
 hfbad '"mlp_bias" = true' 'd["mlp_bias"]=True'
-hfbad '"sliding_window" is set' 'd["sliding_window"]=4096'
+hfbad '"sliding_window" = 32, shorter than --seq 64' 'd["sliding_window"]=32'
+hfbad '"sliding_window" is not a number (another type)' 'd["sliding_window"]=True'
 hfbad '"rope_scaling" of type "yarn": dpprof implements none but llama3'"'"'s' 'd["rope_scaling"]={"rope_type":"yarn","factor":4.0}'
 hfbad 'the required key "hidden_size" is missing' 'del d["hidden_size"]'
 hfbad '"hidden_size" = 576.5: expected an integer in [1, 16777216]' 'd["hidden_size"]=576.5'

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# tests/test_fit.sh - dpprof fit: every row's physical batch fits and one more does not (checked by dpprof run
+# on dry, with the margin the row states); the peak and the flops it prints are the run's; sigma reaches the
+# target epsilon; a model too big for every configuration gets an answer; bad input is refused first.
+# needs ./dpprof (make). run by make test.
+set -u
+cd "$(dirname "$0")/.."
+bin=${DPPROF_TEST_BIN:-$PWD/dpprof}
+. tests/lib.bash
+
+# fit, then each row against dpprof run: the printed peak is the run's at b; need(b) fits, need(b + 1) does not
+# (need = peak x (1 + the algorithm's fraction) + the context, the row's own margin, from the json)
+rows_check() { # name json
+    python3 - "$bin" "$2" <<'PY'
+import json, shlex, subprocess, sys
+binary, path = sys.argv[1], sys.argv[2]
+f = json.load(open(path))["fit"]
+total, ctx, frac = f["device_memory_bytes"], f["margin"]["context_bytes"], f["margin"]["fraction_of_peak"]
+brank = f["batch"] // f["gpus"]
+def run(cmd, b):
+    argv = shlex.split(cmd)
+    argv[0] = binary
+    argv[argv.index("--physical-batch") + 1] = str(b)
+    out = subprocess.run(argv + ["--steps", "2", "--quiet", "--timeline", "none", "--out", "-"], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit("run failed: %s: %s" % (" ".join(argv), out.stderr))
+    j = json.loads(out.stdout)
+    return j["breakdown"]["bytes"]["peak"], j
+bad, n, checked = [], 0, 0
+for r in f["rows"]:
+    if not r["fits"]:
+        continue
+    n += 1
+    need = lambda p: p * (1 + frac[r["algo"]]) + ctx
+    b = r["physical_batch"]
+    peak, j = run(r["command"], b)
+    if peak != r["peak_bytes"]:
+        bad.append("%s: printed peak %d, run's %d" % (r["command"], r["peak_bytes"], peak))
+    if abs(need(peak) - r["need_bytes"]) > 1:
+        bad.append("%s: need %d, from the run %d" % (r["command"], r["need_bytes"], need(peak)))
+    if need(peak) > total:
+        bad.append("%s: b = %d does not fit" % (r["command"], b))
+    if b < brank:
+        peak1, _ = run(r["command"], b + 1)
+        if need(peak1) <= total:
+            bad.append("%s: b + 1 = %d fits too" % (r["command"], b + 1))
+        checked += 1
+    elif r["accumulation"] != 1:
+        bad.append("%s: the whole batch in one, yet accumulation %d" % (r["command"], r["accumulation"]))
+    # the flops of a logical step: the same run without poisson sampling (fixed batches) executes them
+    argv = shlex.split(r["command"]); argv[0] = binary; argv.remove("--poisson") if "--poisson" in argv else None
+    out = subprocess.run(argv + ["--steps", "1", "--quiet", "--timeline", "none", "--out", "-"], capture_output=True, text=True)
+    fl = json.loads(out.stdout)["throughput"]["flops_per_step"] * f["gpus"]
+    if abs(fl - r["flops_per_step"]) > 1e-9 * fl:
+        bad.append("%s: flops %.17g, the run's %.17g" % (r["command"], r["flops_per_step"], fl))
+if bad or n == 0:
+    print("\n".join(bad[:5]) if bad else "no row fits")
+    sys.exit(1)
+print("%d rows: the peak is the run's, b fits; b + 1 does not (%d checked; the others take the whole batch)" % (n, checked))
+PY
+}
+
+fit() { # name json args...: fit, exit 0, and every row checked
+    local name=$1 json=$2 said; shift 2
+    "$bin" fit "$@" --json "$json" >"${json%.json}.out" 2>"$tmp/fit.err"; local rc=$?
+    if [ $rc -ne 0 ]; then fail "$name: exit $rc: $(head -3 "$tmp/fit.err")"; return; fi
+    if said=$(rows_check "$name" "$json" 2>&1); then pass "$name: ${said##*$'\n'}"; else fail "$name: $said"; fi
+}
+
+fit "llama-3.2-1b T=1024 B=64 bf16 on an H200, epsilon 8" "$tmp/a.json" --preset llama-3.2-1b --seq 1024 --batch 64 --dtype bf16 --device H200 \
+    --target-epsilon 8 --dataset-size 100000 --epochs 3
+fit "gpt2-small T=512 B=32 on 4 GPUs of 3 GiB, every ZeRO stage" "$tmp/b.json" --preset gpt2-small --seq 512 --batch 32 --gpus 4 --gpu-memory 3G --sigma 1.1 \
+    --dataset-size 50000
+fit "llama-3.2-1b T=2048 LoRA 0, 8, 64 on an L4, the PLD accountant" "$tmp/c.json" --preset llama-3.2-1b --seq 2048 --batch 32 --dtype bf16 --device L4 \
+    --lora-rank 0,8,64 --algo ghost_bk,flash_bk,persample --target-epsilon 3 --dataset-size 20000 --accountant pld
+fit "a shape of flags T=256 B=48: 48 is not a power of two, the last physical batch smaller" "$tmp/d.json" --preset tiny --hidden 256 --layers 4 --heads 8 \
+    --kv-heads 2 --ffn 704 --vocab 5000 --seq 256 --batch 48 --gpu-memory 1400M --sigma 0.8 --checkpoint none,layers
+
+# sigma reaches the target: the epsilon dpprof epsilon gives at the printed sigma is at most the target, and a sigma
+# 0.1% lower spends more (the four digits are rounded up, not padded); the accountant is named
+check "sigma of a target: at most epsilon 8 at the printed sigma (RDP, named), over the target 0.1% lower" python3 - "$bin" "$tmp/a.json" "$tmp/fit.out" <<'PY'
+import json, subprocess, sys
+binary, path = sys.argv[1], sys.argv[2]
+p = json.load(open(path))["fit"]["privacy"]
+assert p["accountant"] == "rdp" and "RDP accountant" in p["line"], p
+assert p["steps"] == 3 * 100000 // 64 + 1 and abs(p["sample_rate"] - 64 / 100000) < 1e-15, p
+def eps(s):
+    out = subprocess.run([binary, "epsilon", "--sample-rate", repr(p["sample_rate"]), "--steps", str(p["steps"]), "--sigma", repr(s)], capture_output=True, text=True).stdout
+    return float(out.split("epsilon ")[1].split()[0])
+assert eps(p["sigma"]) <= 8 and abs(eps(p["sigma"]) - p["epsilon"]) < 1e-6, (eps(p["sigma"]), p)
+assert eps(p["sigma"] * 0.999) > 8, p
+PY
+check "sigma of a target under the PLD: at most epsilon 3, the accountant named" python3 - "$bin" "$tmp/c.json" <<'PY'
+import json, subprocess, sys
+binary, path = sys.argv[1], sys.argv[2]
+p = json.load(open(path))["fit"]["privacy"]
+assert p["accountant"] == "pld" and "PLD accountant" in p["line"], p
+out = subprocess.run([binary, "epsilon", "--sample-rate", repr(p["sample_rate"]), "--steps", str(p["steps"]), "--sigma", repr(p["sigma"]), "--accountant", "pld"], capture_output=True, text=True).stdout
+assert float(out.split("epsilon ")[1].split()[0]) <= 3, out
+PY
+check "the terminal: the privacy line of the target" grep -q '^privacy: σ [0-9.]* spends ε = \(8\|7.99\) at δ = 1e-05 over 4688 steps (3 epochs; Poisson, q = 0.00064; RDP accountant)' "$tmp/a.out"
+"$bin" fit --preset llama-3.2-1b --seq 1024 --batch 64 --dtype bf16 --device H200 --target-epsilon 8 --dataset-size 100000 >"$tmp/h200.out"; rc=$?
+check "on an H200 with committed runs: ranked by a predicted step time, its leave-one-shape-out error printed" bash -c \
+    "[ $rc -eq 0 ] && grep -q 'ranked by the predicted step time: per-op rates of [0-9]* runs on NVIDIA H200' '$tmp/h200.out' && grep -q 'leave-one-shape-out error over [0-9]* runs of [0-9]* shapes: mean [0-9]*%, largest [0-9]*%' '$tmp/h200.out' \
+     && grep -q '^fits: the peak, plus .* for the CUDA context and driver' '$tmp/h200.out' && grep -q '^best: dpprof run --preset llama-3.2-1b --seq 1024 --batch 64 --physical-batch [0-9]* --algo ' '$tmp/h200.out'"
+check "on a GPU without committed runs (L4): ranked by flops, and it says so" grep -q "ranked by the flops of a logical step (dpprof's analytic costs, every GPU): no committed bf16 runs of L4" "$tmp/c.out"
+mkdir -p "$tmp/nobench"
+"$bin" fit --preset tiny --seq 64 --batch 8 --gpu-memory 1G --sigma 1 --bench "$tmp/nobench" --json "$tmp/e.json" >"$tmp/e.out"; rc=$?
+check "no committed runs at all (--bench an empty folder): no margin added, and it says so; flops only" bash -c \
+    "[ $rc -eq 0 ] && grep -q 'no GPU runs under $tmp/nobench measured the allocator' '$tmp/e.out' && grep -q '\"context_bytes\": 0,' '$tmp/e.json' && grep -q '\"kind\": \"flops\"' '$tmp/e.json'"
+check "privacy: sigma without a dataset size: epsilon unknown, said" grep -q "^privacy: σ 1; ε unknown without --dataset-size" "$tmp/e.out"
+
+# a model too big for every configuration: exit 3, the least memory it needs and the GPUs that would hold it
+"$bin" fit --hf-config tests/hf/mistral-7b-v0.1.json --seq 4096 --batch 16 --device L40S --sigma 1 --algo ghost_bk,flash_bk >"$tmp/big.out" 2>&1; rc=$?
+check "mistral-7b full fine-tuning on one L40S: exit 3, the least memory, and the fewest GPUs that fit (ZeRO 3)" bash -c \
+    "[ $rc -eq 3 ] && grep -q '^nothing fits L40S (45.0 GiB a GPU): the least memory, .* needs [0-9.]* GiB a GPU' '$tmp/big.out' && grep -q '^with [0-9]* GPUs (ZeRO 3, [0-9]* samples\? a GPU) it fits' '$tmp/big.out'"
+g=$(sed -n 's/^with \([0-9]*\) GPUs.*/\1/p' "$tmp/big.out")
+"$bin" fit --hf-config tests/hf/mistral-7b-v0.1.json --seq 4096 --batch 16 --device L40S --sigma 1 --algo ghost_bk,flash_bk --gpus "${g:-1}" --zero 3 >"$tmp/big2.out" 2>&1; rc=$?
+check "...and on that many GPUs it does fit (exit 0, a best row)" bash -c "[ $rc -eq 0 ] && grep -q '^best: dpprof run --hf-config tests/hf/mistral-7b-v0.1.json' '$tmp/big2.out'"
+"$bin" fit --preset llama-3.1-8b --seq 8192 --batch 8 --dtype bf16 --device A10 --sigma 1 >"$tmp/big3.out" 2>&1; rc=$?
+"$bin" fit --preset tiny --seq 64 --batch 8 --gpu-memory 1G --sigma 1 >"$tmp/ctx.out" 2>&1; rc=$?
+check "a GPU smaller than the measured context: exit 3, and it says so" bash -c "[ $rc -eq 3 ] && grep -q '^the CUDA context and driver alone take 1.10 GiB' '$tmp/ctx.out'"
+check "llama-3.1-8b bf16 on an A10: exit 3, and more GPUs would not help (no ZeRO of bf16): the memory it needs" bash -c \
+    "[ $rc -eq 3 ] && grep -q '^more GPUs would not help: .* a GPU of at least [0-9.]* GiB is needed' '$tmp/big3.out'"
+
+# what of a model's config.json dpprof does not model is printed by fit
+"$bin" fit --hf-config tests/hf/llama-3.2-1b.json --seq 512 --batch 8 --device H100 --sigma 1 --algo flash_bk --checkpoint none >"$tmp/hf.out" 2>/dev/null; rc=$?
+check "fit of a config with rope_scaling llama3: 'not modelled:' says so" bash -c "[ $rc -eq 0 ] && grep -q '^not modelled: rope_scaling llama3: the rotary frequencies' '$tmp/hf.out'"
+
+# the speed the search is built for: llama-3.1-8b at T=8192 on 8 GPUs, every algorithm, checkpointing none and
+# layers, ZeRO 0 to 3 (fp32: ZeRO of bf16 is not modelled), in one process with no JSON per probe
+start=$EPOCHREALTIME
+"$bin" fit --preset llama-3.1-8b --seq 8192 --batch 64 --gpus 8 --device H100 --target-epsilon 8 --dataset-size 100000 --plot "$tmp/fit.png" --json "$tmp/8b.json" >"$tmp/8b.out"; rc=$?
+secs=$(awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $start}")
+check "llama-3.1-8b T=8192 on 8 H100s, 48 combinations: ranked rows, a figure (PNG), in ${secs} s" bash -c \
+    "[ $rc -eq 0 ] && grep -q 'searched 48 combinations with [0-9]* dry probes' '$tmp/8b.out' && [ \"\$(head -c 8 '$tmp/fit.png' | od -An -c | tr -d ' ')\" = '211PNG\r\n032\n' ]"
+if said=$(rows_check 8b "$tmp/8b.json" 2>&1); then pass "...every row of the 8b search against dpprof run: ${said##*$'\n'}"; else fail "...the 8b search: $said"; fi
+"$bin" fit --preset tiny --seq 64 --batch 8 --gpu-memory 2G --sigma 1 --json - >"$tmp/stdout.json" 2>/dev/null; rc=$?
+check "--json -: the table on standard output, after the terminal's lines" bash -c "[ $rc -eq 0 ] && sed -n '/^{/,\$p' '$tmp/stdout.json' | python3 -c 'import json,sys; json.load(sys.stdin)'"
+
+# bad input: exit 2, the value named, no file written
+badfit() { # expected-text args...
+    local text=$1; shift
+    local err rc
+    err=$("$bin" fit "$@" --json "$tmp/bad.json" 2>&1 >/dev/null); rc=$?; err=${err%%$'\n'*}
+    if [ $rc -eq 2 ] && grep -qF -- "$text" <<<"$err" && [ ! -e "$tmp/bad.json" ]; then pass "fit refuses ($*): $err"; else fail "fit ($*): want exit 2 and '$text', got $rc: $err"; fi
+    rm -f "$tmp/bad.json"
+}
+m="--preset tiny --seq 64 --batch 8"
+badfit "--seq T is required" --preset tiny --batch 8 --device H100 --sigma 1
+badfit "--batch B is required" --preset tiny --seq 64 --device H100 --sigma 1
+badfit "give the GPU: --device NAME" $m --sigma 1
+badfit "--device 'H10': not in the table (did you mean H100?)" $m --device H10 --sigma 1
+badfit "--device H100 and --gpu-memory: give one" $m --device H100 --gpu-memory 80G --sigma 1
+badfit "--batch 8 is not a multiple of --gpus 3" $m --gpus 3 --device H100 --sigma 1
+badfit "--zero 1: ZeRO shards over GPUs; give --gpus 2 or more" $m --zero 1 --device H100 --sigma 1
+badfit "--algo 'ghost,gost': 'gost' is not one of" $m --algo ghost,gost --device H100 --sigma 1
+badfit "--checkpoint 'none,': an empty or overlong item" $m --checkpoint none, --device H100 --sigma 1
+badfit "--zero '0,4': '4' is not one of 0, 1, 2, 3" $m --gpus 2 --zero 0,4 --device H100 --sigma 1
+badfit "--lora-rank '8,x': 'x' is not one of" $m --lora-rank 8,x --device H100 --sigma 1
+badfit "give the privacy: --target-epsilon E with --dataset-size N" $m --device H100
+badfit "--target-epsilon 8 needs --dataset-size N" $m --device H100 --target-epsilon 8
+badfit "--target-epsilon 8 and --sigma 1: give one" $m --device H100 --target-epsilon 8 --sigma 1 --dataset-size 1000
+badfit "--dataset-size 4 is smaller than the logical batch --batch 8" $m --device H100 --target-epsilon 8 --dataset-size 4
+badfit "--accountant both: fit states one epsilon" $m --device H100 --sigma 1 --accountant both
+badfit "--epochs '0': expected a number in (0, 1e+06]" $m --device H100 --sigma 1 --epochs 0
+badfit "--bench '/nonexistent': not a directory" $m --device H100 --sigma 1 --bench /nonexistent
+badfit "heads = 5 does not divide hidden = 64" --preset tiny --heads 5 --seq 64 --batch 8 --device H100 --sigma 1
+badfit "--lora-rank" $m --lora-rank 100000 --device H100 --sigma 1
+badfit "unknown option '--physical-batch'" $m --physical-batch 2 --device H100 --sigma 1
+"$bin" fit --help >"$tmp/help.out"; rc=$?
+check "fit --help: the options and the device table" bash -c "[ $rc -eq 0 ] && grep -q '^  --device NAME' '$tmp/help.out' && grep -q '^  H200      143771 MiB' '$tmp/help.out' && grep -q '^  --target-epsilon E' '$tmp/help.out'"
+check "the device table's H100 and H200 are the committed runs' nvidia-smi totals" bash -c \
+    "grep -qh '^NVIDIA H100 80GB HBM3, .*, 81559 MiB' data/bench/*/device.txt && grep -qh '^NVIDIA H200, .*, 143771 MiB' data/bench/*/device.txt && grep -q '^  H100       81559 MiB' '$tmp/help.out'"
