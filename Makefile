@@ -637,7 +637,7 @@ DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 PKGCONFIGDIR ?= $(PREFIX)/lib/pkgconfig
 VERSION = $(shell sed -n 's/^#define DPPROF_VERSION "\(.*\)"/\1/p' dpprof.h)
-MAN_COMMANDS := run sweep report plot epsilon attnbench
+MAN_COMMANDS := run fit sweep report plot epsilon attnbench
 
 # the man page: each command's --help verbatim, under a section of its own
 build/dpprof.1: dpprof

@@ -163,6 +163,39 @@ static void check_physical_split(void) {
     free(ref);
 }
 
+/* dpprof_session_op_costs: every op of the steps once, by name, on the cpu and on dry alike; the flops add up to
+   the step phases' (an op inside another is part of it: no flop counted twice) */
+static void check_op_costs(void) {
+    int a;
+    for (a = DPPROF_ALGO_VANILLA; a <= DPPROF_ALGO_AUTO; a++) {
+        dpprof_op_cost oc[2][DPPROF_OP_COST_MAX];
+        int n[2] = {0, 0}, b, i, same = 1;
+        double fl[2] = {0, 0}, ph[2] = {0, 0};
+        for (b = 0; b < 2; b++) {
+            dpprof_config c = tiny(b ? DPPROF_BACKEND_DRY : DPPROF_BACKEND_CPU, DPPROF_TASK_LM);
+            dpprof_session *s = NULL;
+            size_t e;
+            c.algo = (dpprof_algo)a;
+            c.sigma = a == DPPROF_ALGO_VANILLA ? 0 : 1;
+            c.batch = 6, c.physical_batch = 4, c.steps = 2;
+            if (dpprof_session_create(&c, &s) != DPPROF_OK || dpprof_session_run(s) != DPPROF_OK) {
+                CHECK(0, "op costs %s: the run (%s)", dpprof_algo_name(a), dpprof_last_error());
+                dpprof_session_destroy(s);
+                return;
+            }
+            n[b] = dpprof_session_op_costs(s, oc[b], DPPROF_OP_COST_MAX);
+            for (i = 0; i < n[b]; i++) fl[b] += oc[b][i].flops;
+            for (e = 0; e < dpprof_session_prof(s)->n_phases; e++)
+                if (dpprof_session_prof(s)->phases[e].phase >= DPPROF_PHASE_FORWARD) ph[b] += dpprof_session_prof(s)->phases[e].flops;
+            dpprof_session_destroy(s);
+        }
+        for (i = 0; i < n[0] && n[0] == n[1]; i++)
+            same &= !strcmp(oc[0][i].name, oc[1][i].name) && oc[0][i].count == oc[1][i].count && oc[0][i].flops == oc[1][i].flops && oc[0][i].bytes == oc[1][i].bytes;
+        CHECK(n[0] > 5 && n[0] == n[1] && same, "op costs %s: the cpu's and dry's ops the same, by name, count, flops and bytes (%d names)", dpprof_algo_name(a), n[0]);
+        CHECK(fl[0] > 0 && fl[0] == ph[0] && fl[1] == ph[1], "op costs %s: the ops' flops are the step phases' (%.17g, %.17g)", dpprof_algo_name(a), fl[0], ph[0]);
+    }
+}
+
 static void check_determinism(void) {
     dpprof_config c = tiny(DPPROF_BACKEND_CPU, DPPROF_TASK_CLS);
     dpprof_session *a, *b;
@@ -719,6 +752,7 @@ int main(void) {
         tie = 0;
     }
     check_physical_split();
+    check_op_costs();
     check_determinism();
     check_dry_large();
     check_activation_scaling();

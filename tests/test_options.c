@@ -104,6 +104,10 @@ int main(void) {
     check_table(&run_cmd);
     check_table(&sweep_cmd);
     check_table(&report_cmd);
+    fit_table();
+    check_table(&fit_cmd);
+    CHECK(fit_cmd.nopt == CLI_N(fit_spec), "fit's table: each of run's options it names is in run's table (%zu of %zu)", fit_cmd.nopt, CLI_N(fit_spec));
+    CHECK(parse_says(&fit_cmd, "--lora-rnk 8", msg, sizeof msg) == EXIT_USAGE && strstr(msg, "did you mean --lora-rank?"), "fit: an unknown option, the closest named (%s)", msg);
 
     /* docs/results.md lists dpprof run's options as the table gives them */
     mem = tmpfile();
