@@ -5263,10 +5263,10 @@ typedef struct dpprof__obs {
     double *ph_drv; /* (cap_ph_drv) cuda: the driver's used bytes, less those before the session, as
                                        each phase record ended (its snapshot's reserved_mb); nan: not read */
     size_t cap_ph_drv;
-    int depth;            /* ops open now: an op begun inside another is part of it */
-    long long work_steps; /* the device work of the steps whose ops were timed (dpprof_cuda_work_count) */
-    double ms_steps;      /* their time */
-    int n_steps;          /* their count */
+    int depth;                                /* ops open now: an op begun inside another is part of it */
+    long long work_steps;                     /* the device work of the steps whose ops were timed (dpprof_cuda_work_count) */
+    double ms_steps;                          /* their time */
+    int n_steps;                              /* their count */
     dpprof_op_cost tally[DPPROF_OP_COST_MAX]; /* every backend: each op's analytic cost in the steps, by name (dpprof_session_op_costs) */
     int n_tally, tally_depth;                 /* names in tally; ops open now (one begun inside another is part of it) */
 } dpprof__obs;
@@ -5411,20 +5411,20 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
     do {                                                                \
         dpprof_cost c_ = dpprof_##op##_cost costargs;                   \
         dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes);           \
-        dpprof__op_mark(s, #op, c_);             \
+        dpprof__op_mark(s, #op, c_);                                    \
         if ((s)->backend == DPPROF_BACKEND_CPU) dpprof_##op##_ref args; \
         DPPROF__GPU(s, dpprof_##op##_gpu args);                         \
-        dpprof__op_mark(s, NULL, c_);            \
+        dpprof__op_mark(s, NULL, c_);                                   \
     } while (0)
 /* the same with a cost computed here (one half of an op, a plain copy): cpu call, gpu call */
 #define DPPROF__OPX(s, name, cost, call, gcall)               \
     do {                                                      \
         dpprof_cost c_ = cost;                                \
         dpprof_prof_add_cost(&(s)->prof, c_.flops, c_.bytes); \
-        dpprof__op_mark(s, name, c_);  \
+        dpprof__op_mark(s, name, c_);                         \
         if ((s)->backend == DPPROF_BACKEND_CPU) call;         \
         DPPROF__GPU(s, gcall);                                \
-        dpprof__op_mark(s, NULL, c_);  \
+        dpprof__op_mark(s, NULL, c_);                         \
     } while (0)
 
 /* the attention's gpu call: cuDNN's (--attention cudnn, with the session's cuDNN workspace) or dpprof's kernels */
@@ -5436,12 +5436,12 @@ static void dpprof__op_mark(dpprof_session *s, const char *name, dpprof_cost c) 
 
 /* device work that is no op of part 4 (an upload, the zeroing of a new tensor): inside an op record of its own
    when ops are timed, so that every kernel and copy of a step is in one; charged nothing (no analytic cost) */
-#define DPPROF__MARKED(s, name, stmt)                        \
-    do {                                                     \
-        dpprof_cost z_;                                      \
-        z_.flops = z_.bytes = 0.0;                           \
+#define DPPROF__MARKED(s, name, stmt) \
+    do {                              \
+        dpprof_cost z_;               \
+        z_.flops = z_.bytes = 0.0;    \
         dpprof__op_mark(s, name, z_); \
-        stmt;                                                \
+        stmt;                         \
         dpprof__op_mark(s, NULL, z_); \
     } while (0)
 

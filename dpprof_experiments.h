@@ -3517,10 +3517,10 @@ typedef struct fit_cost {
 /* the committed GPU runs of the device and dtype asked: per-op rates, and the runs to check them on */
 typedef struct fit_run {
     char shape[96], algo[16], file[320];
-    double step_ms;     /* measured: the median step */
-    double op_ms;       /* its ops' time a step (the timed warm-up steps') */
-    double loo_ms;      /* its step time predicted from the other shapes' runs (nan: none) */
-    fit_cost tally;     /* a step's ops, replayed on dry from its config */
+    double step_ms;                                                                                         /* measured: the median step */
+    double op_ms;                                                                                           /* its ops' time a step (the timed warm-up steps') */
+    double loo_ms;                                                                                          /* its step time predicted from the other shapes' runs (nan: none) */
+    fit_cost tally;                                                                                         /* a step's ops, replayed on dry from its config */
     double ms[DPPROF_OP_COST_MAX], fl[DPPROF_OP_COST_MAX], by[DPPROF_OP_COST_MAX], cnt[DPPROF_OP_COST_MAX]; /* measured, by the tally's op */
 } fit_run;
 
@@ -3529,8 +3529,8 @@ typedef struct fit_bench {
     int found;                     /* result files read */
     double gap[DPPROF_ALGO_COUNT]; /* the largest (driver - accountant) / accountant peak measured, per algorithm (-1: none) */
     char gap_from[DPPROF_ALGO_COUNT][160];
-    double gap_all;                /* over every algorithm */
-    double ctx_mib;                /* nvidia-smi's total less the free memory of an idle process: the largest measured */
+    double gap_all; /* over every algorithm */
+    double ctx_mib; /* nvidia-smi's total less the free memory of an idle process: the largest measured */
     char ctx_from[96];
     int ngaps;
     fit_run *runs; /* the device's runs of the dtype asked (newest of each shape and algorithm) */
@@ -3544,19 +3544,19 @@ typedef struct fit_bench {
 
 typedef struct fit_row {
     int algo, ckpt, zero, lora;
-    int b, accum;               /* the largest physical batch that fits (0: none), the physical batches of a rank's step */
-    int64_t peak, peak1;        /* rank 0's peak at b; at a physical batch of 1 */
-    double need, headroom;      /* peak plus margin; the budget less that (bytes) */
-    double flops, pred_ms;      /* a logical step's, every GPU's; the predicted step time (nan: none) */
-    fit_cost cost;              /* rank 0's step at b */
+    int b, accum;          /* the largest physical batch that fits (0: none), the physical batches of a rank's step */
+    int64_t peak, peak1;   /* rank 0's peak at b; at a physical batch of 1 */
+    double need, headroom; /* peak plus margin; the budget less that (bytes) */
+    double flops, pred_ms; /* a logical step's, every GPU's; the predicted step time (nan: none) */
+    fit_cost cost;         /* rank 0's step at b */
     int probes;
 } fit_row;
 
 typedef struct fit_ctx {
     fit_opts o;
-    dpprof_config base;   /* the model and training, as given (the file's model filled in) */
-    dpprof_config given;  /* the command line's alone (what the echoed command repeats) */
-    long long params;     /* the model's parameters */
+    dpprof_config base;  /* the model and training, as given (the file's model filled in) */
+    dpprof_config given; /* the command line's alone (what the echoed command repeats) */
+    long long params;    /* the model's parameters */
     dpprof_shape shape;
     int brank;            /* a rank's samples a step */
     double total;         /* the device's memory (bytes) */
@@ -4558,10 +4558,10 @@ static int cmd_fit(int argc, char **argv) {
     f->o.run.sigma_given = cli_given(argc, argv, "--sigma");
     f->given = f->o.run.cfg;
     cfg = &f->o.run.cfg;
-#define FIT_FAIL(expr)      \
-    do {                    \
-        code = (expr);      \
-        goto done;          \
+#define FIT_FAIL(expr) \
+    do {               \
+        code = (expr); \
+        goto done;     \
     } while (0)
     if (f->o.run.hf_config && (rc = hf_config_load(f->o.run.hf_config, &f->o.run)) != EXIT_OK) FIT_FAIL(rc);
     if (cfg->seq <= 0) FIT_FAIL(cli_usage("--seq T is required: the sequence length to fit"));
@@ -4696,7 +4696,7 @@ static int cmd_fit(int argc, char **argv) {
     } else snprintf(margin_note + len, sizeof margin_note - len, ": no GPU runs under %s measured the allocator's share, so none is added (give --bench DIR)", bench_dir);
     if (fit_by_time)
         snprintf(cost_note, sizeof cost_note, "ranked by the predicted step time: per-op rates of %d runs on %s under %.300s (each op's time per flop, byte or call; the step over its ops' time); "
-                 "its leave-one-shape-out error over %d runs of %d shapes: mean %.0f%%, largest %.0f%% (%s). Communication between GPUs is not modelled",
+                                              "its leave-one-shape-out error over %d runs of %d shapes: mean %.0f%%, largest %.0f%% (%s). Communication between GPUs is not modelled",
                  f->bench.nruns, f->bench.device_name, bench_dir, f->bench.loo_n, f->bench.nshapes, 100 * f->bench.loo_mean, 100 * f->bench.loo_max, f->bench.loo_n ? f->bench.loo_worst : "one shape only");
     if (f->bench.skipped && (len = strlen(cost_note)) < sizeof cost_note)
         snprintf(cost_note + len, sizeof cost_note - len, ". %d run%s of the device left out of the rates (the last: %s)", f->bench.skipped, f->bench.skipped > 1 ? "s" : "", f->bench.skipped_why);
