@@ -165,7 +165,12 @@ all: deps
 	else echo "make all: no GPU: bench and clipgrad measured nothing; the bench figures are from data/bench/"; fi
 
 .PHONY: $(EXPERIMENTS) check-repro repro-update
-figures: $(EXPERIMENTS) bench-figures peers-memory-figures paper/generated/privacy-table.tex
+figures: $(EXPERIMENTS) bench-figures peers-memory-figures paper/generated/privacy-table.tex paper/generated/fit-table.tex
+
+# what fits an 80 GB GPU: dpprof fit for Llama-3.2-3B and Llama-3.1-8B, ranked by the step time the committed H100
+# runs predict: a table and macros for the paper, ~2 s
+paper/generated/fit-table.tex: experiments/fit.sh dpprof $(wildcard data/bench/*/*.json data/bench/*/device.txt)
+	bash experiments/fit.sh ./dpprof paper/generated
 
 # the accountants side by side (RDP against the tight PLD one): a table and macros for the paper, ~30 s
 paper/generated/privacy-table.tex: experiments/privacy.sh dpprof
