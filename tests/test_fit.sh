@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 bin=${DPPROF_TEST_BIN:-$PWD/dpprof}
 . tests/lib.bash
 
+joined() { sed ':a;N;$!ba;s/\n    / /g' "$1"; } # the terminal's notes unwrapped: a line a note
+
 # fit, then each row against dpprof run: the printed peak is the run's at b; need(b) fits, need(b + 1) does not
 # (need = peak x (1 + the algorithm's fraction) + the context, the row's own margin, from the json)
 rows_check() { # name json
@@ -99,13 +101,15 @@ out = subprocess.run([binary, "epsilon", "--sample-rate", repr(p["sample_rate"])
 assert float(out.split("epsilon ")[1].split()[0]) <= 3, out
 PY
 check "the terminal: the privacy line of the target" grep -q '^privacy: σ [0-9.]* spends ε = \(8\|7.99\) at δ = 1e-05 over 4688 steps (3 epochs; Poisson, q = 0.00064; RDP accountant)' "$tmp/a.out"
-"$bin" fit --preset llama-3.2-1b --seq 1024 --batch 64 --dtype bf16 --device H200 --target-epsilon 8 --dataset-size 100000 >"$tmp/h200.out"; rc=$?
+"$bin" fit --preset llama-3.2-1b --seq 1024 --batch 64 --dtype bf16 --device H200 --target-epsilon 8 --dataset-size 100000 >"$tmp/h200.txt"; rc=$?
+joined "$tmp/h200.txt" >"$tmp/h200.out"
 check "on an H200 with committed runs: ranked by a predicted step time, its leave-one-shape-out error printed" bash -c \
     "[ $rc -eq 0 ] && grep -q 'ranked by the predicted step time: per-op rates of [0-9]* runs on NVIDIA H200' '$tmp/h200.out' && grep -q 'leave-one-shape-out error over [0-9]* runs of [0-9]* shapes: mean [0-9]*%, largest [0-9]*%' '$tmp/h200.out' \
      && grep -q '^fits: the peak, plus .* for the CUDA context and driver' '$tmp/h200.out' && grep -q '^best: dpprof run --preset llama-3.2-1b --seq 1024 --batch 64 --physical-batch [0-9]* --algo ' '$tmp/h200.out'"
-check "on a GPU without committed runs (L4): ranked by flops, and it says so" grep -q "ranked by the flops of a logical step (dpprof's analytic costs, every GPU): no committed bf16 runs of L4" "$tmp/c.out"
+check "on a GPU without committed runs (L4): ranked by flops, and it says so" bash -c "sed ':a;N;\$!ba;s/\n    / /g' '$tmp/c.out' | grep -q \"ranked by the flops of a logical step (dpprof's analytic costs, every GPU): no committed bf16 runs of L4\""
 mkdir -p "$tmp/nobench"
-"$bin" fit --preset tiny --seq 64 --batch 8 --gpu-memory 1G --sigma 1 --bench "$tmp/nobench" --json "$tmp/e.json" >"$tmp/e.out"; rc=$?
+"$bin" fit --preset tiny --seq 64 --batch 8 --gpu-memory 1G --sigma 1 --bench "$tmp/nobench" --json "$tmp/e.json" >"$tmp/e.txt"; rc=$?
+joined "$tmp/e.txt" >"$tmp/e.out"
 check "no committed runs at all (--bench an empty folder): no margin added, and it says so; flops only" bash -c \
     "[ $rc -eq 0 ] && grep -q 'no GPU runs under $tmp/nobench measured the allocator' '$tmp/e.out' && grep -q '\"context_bytes\": 0,' '$tmp/e.json' && grep -q '\"kind\": \"flops\"' '$tmp/e.json'"
 check "privacy: sigma without a dataset size: epsilon unknown, said" grep -q "^privacy: σ 1; ε unknown without --dataset-size" "$tmp/e.out"
