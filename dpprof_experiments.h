@@ -4307,7 +4307,7 @@ static int fit_privacy(fit_ctx *f, int dp) {
 
 /* the figure: peak plus margin against the physical batch, for each algorithm its best row's checkpointing, ZeRO
    stage and LoRA rank, with the device's memory less the context */
-static int fit_plot(fit_ctx *f, const char *path) {
+static int fit_plot(fit_ctx *f, out_file *of) {
     int a, k, np = 0, ns = 0, rc, maxb = 1, i;
     double x[40], *y;
     unsigned char rgb[DPPROF_ALGO_COUNT * 3], *oom;
@@ -4316,7 +4316,6 @@ static int fit_plot(fit_ctx *f, const char *path) {
     int markers[DPPROF_ALGO_COUNT];
     dpprof_lines_desc d;
     dpprof_canvas cv;
-    out_file of;
     for (k = 0; k < f->nrows; k++)
         if (f->rows[k].b + 1 > maxb) maxb = f->rows[k].b + 1;
     if (maxb > f->brank) maxb = f->brank;
@@ -4377,11 +4376,7 @@ static int fit_plot(fit_ctx *f, const char *path) {
         return cli_fail(EXIT_ERROR, "--plot: %s", dpprof_last_error());
     }
     rc = EXIT_OK;
-    if (out_open(&of, path, "--plot")) rc = EXIT_USAGE;
-    else if (out_png(&of, &cv) || out_commit(&of)) {
-        out_abort(&of);
-        rc = EXIT_ERROR;
-    }
+    if (out_png(of, &cv) || out_commit(of)) rc = EXIT_ERROR;
     dpprof_canvas_free(&cv);
     return rc;
 }
@@ -4545,6 +4540,7 @@ static int cmd_fit(int argc, char **argv) {
     double unrated = 0;
     char skipped[1024] = "";
     int skip_zero = 0; /* the ZeRO stages left out */
+    out_file jf, pf;
     fit_table();
     if (!(f = (fit_ctx *)calloc(1, sizeof *f))) return cli_fail(EXIT_ERROR, "out of host memory");
     f->o.run.experiment = "fit";
@@ -4556,8 +4552,11 @@ static int cmd_fit(int argc, char **argv) {
         return rc == CLI_HELP_SHOWN ? EXIT_OK : rc;
     }
     f->o.run.sigma_given = cli_given(argc, argv, "--sigma");
+    f->o.run.quiet = 1; /* what of a config.json is not modelled: fit prints it with the rest */
     f->given = f->o.run.cfg;
     cfg = &f->o.run.cfg;
+    memset(&jf, 0, sizeof jf);
+    memset(&pf, 0, sizeof pf);
 #define FIT_FAIL(expr) \
     do {               \
         code = (expr); \
@@ -4568,6 +4567,13 @@ static int cmd_fit(int argc, char **argv) {
     if (cfg->batch <= 0) FIT_FAIL(cli_usage("--batch B is required: the logical batch, samples a step over every GPU"));
     if (cfg->batch % f->o.gpus) FIT_FAIL(cli_usage("--batch %d is not a multiple of --gpus %d: each GPU takes B/N samples", cfg->batch, f->o.gpus));
     f->brank = cfg->batch / f->o.gpus;
+    { /* the outputs, before any work: neither the other one nor the model's file, both not standard output */
+        const char *outs[2] = {f->o.json, f->o.plot}, *names[2] = {"--json", "--plot"};
+        if (f->o.json && f->o.plot && (out_same(f->o.json, f->o.plot) || (out_is_stdout(f->o.json) && out_is_stdout(f->o.plot))))
+            FIT_FAIL(cli_usage("--json '%s' and --plot '%s' are the same file: one would be lost", f->o.json, f->o.plot));
+        for (k = 0; k < 2; k++)
+            if (outs[k] && f->o.run.hf_config && out_same(outs[k], f->o.run.hf_config)) FIT_FAIL(cli_usage("%s '%s' is the --hf-config file: it would be overwritten", names[k], outs[k]));
+    }
     if (f->o.device && cfg->memory_limit) FIT_FAIL(cli_usage("--device %s and --gpu-memory: give one", f->o.device));
     if (f->o.device) {
         if (!(dev = fit_device_find(f->o.device))) {
@@ -4665,6 +4671,8 @@ static int cmd_fit(int argc, char **argv) {
             snprintf(bench_dir, sizeof bench_dir, "%.*s/data/bench", (int)(sizeof bench_dir - 16), exe);
         }
     }
+    if (f->o.json && out_open(&jf, f->o.json, "--json")) FIT_FAIL(EXIT_USAGE);
+    if (f->o.plot && out_open(&pf, f->o.plot, "--plot")) FIT_FAIL(EXIT_USAGE);
     fit_bench_load(f, bench_dir, dev, (int)f->base.dtype);
     if (!(f->bench.ctx_mib == f->bench.ctx_mib)) f->bench.ctx_mib = 0;
     if (f->bench.gap_all < 0) f->bench.gap_all = 0;
@@ -4709,7 +4717,11 @@ static int cmd_fit(int argc, char **argv) {
         snprintf(cost_note, sizeof cost_note, "ranked by the flops of a logical step (dpprof's analytic costs, every GPU): no committed %s runs %s%s under %.300s, so no step time is predicted",
                  fit_dtype(f->base.dtype), dev ? "of " : "of the device (--device names it)", dev ? dev->name : "", bench_dir);
     best_cmd[0] = 0;
-    if (nfit) fit_command(f, &f->given, &f->rows[0], best_cmd, sizeof best_cmd);
+    for (k = 0; k < nfit; k++) /* the best private row (vanilla's are there to compare with) */
+        if (f->rows[k].algo != DPPROF_ALGO_VANILLA || !dp || k == nfit - 1) {
+            fit_command(f, &f->given, &f->rows[k], best_cmd, sizeof best_cmd);
+            break;
+        }
     /* the terminal */
     printf("dpprof fit: %s (%s parameters), seq %d, logical batch %d", f->base.model_name, human_count((double)f->params, h1, sizeof h1), f->base.seq, f->base.batch);
     if (f->o.gpus > 1) printf(" over %d GPUs (%d samples each)", f->o.gpus, f->brank);
@@ -4754,14 +4766,14 @@ static int cmd_fit(int argc, char **argv) {
     }
     (void)fflush(stdout);
     if (f->o.json) {
-        out_file of;
-        if (out_open(&of, f->o.json, "--json")) FIT_FAIL(EXIT_USAGE);
-        fit_json(f, of.f, nfit ? best_cmd : NULL, margin_note, cost_note);
-        if (out_commit(&of)) FIT_FAIL(EXIT_ERROR);
+        fit_json(f, jf.f, nfit ? best_cmd : NULL, margin_note, cost_note);
+        if (out_commit(&jf)) FIT_FAIL(EXIT_ERROR);
     }
-    if (f->o.plot && (rc = fit_plot(f, f->o.plot)) != EXIT_OK) FIT_FAIL(rc);
+    if (f->o.plot && (rc = fit_plot(f, &pf)) != EXIT_OK) FIT_FAIL(rc);
 done:
 #undef FIT_FAIL
+    out_abort(&jf); /* (nothing where it was committed) */
+    out_abort(&pf);
     free(f->bench.runs);
     free(f->rows);
     free(f);

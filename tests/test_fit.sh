@@ -172,6 +172,19 @@ badfit "--bench '/nonexistent': not a directory" $m --device H100 --sigma 1 --be
 badfit "heads = 5 does not divide hidden = 64" --preset tiny --heads 5 --seq 64 --batch 8 --device H100 --sigma 1
 badfit "--lora-rank" $m --lora-rank 100000 --device H100 --sigma 1
 badfit "unknown option '--physical-batch'" $m --physical-batch 2 --device H100 --sigma 1
+badout() { # expected-text args...: refused before any work, nothing on standard output
+    local text=$1; shift
+    local err rc
+    err=$("$bin" fit $m --device H100 --sigma 1 "$@" 2>&1 >"$tmp/badout.out"); rc=$?; err=${err%%$'\n'*}
+    if [ $rc -eq 2 ] && grep -qF -- "$text" <<<"$err" && [ ! -s "$tmp/badout.out" ]; then pass "fit refuses ($*) before any work: $err"; else fail "fit ($*): want exit 2 and '$text', got $rc: $err"; fi
+}
+badout "--json '/nonexistent/x.json': cannot write" --json /nonexistent/x.json
+badout "--plot '$tmp': is a directory" --plot "$tmp"
+badout "are the same file: one would be lost" --json "$tmp/same" --plot "$tmp/same"
+badout "--json '-' and --plot '-' are the same file" --json - --plot -
+cp tests/hf/smollm2-135m.json "$tmp/model.json"
+err=$("$bin" fit --hf-config "$tmp/model.json" --seq 64 --batch 8 --device H100 --sigma 1 --json "$tmp/model.json" 2>&1 >/dev/null); rc=$?
+check "fit --json the --hf-config file: refused, the file as it was ($err)" bash -c "[ $rc -eq 2 ] && cmp -s tests/hf/smollm2-135m.json '$tmp/model.json'"
 "$bin" fit --help >"$tmp/help.out"; rc=$?
 check "fit --help: the options and the device table" bash -c "[ $rc -eq 0 ] && grep -q '^  --device NAME' '$tmp/help.out' && grep -q '^  H200      143771 MiB' '$tmp/help.out' && grep -q '^  --target-epsilon E' '$tmp/help.out'"
 check "the device table's H100 and H200 are the committed runs' nvidia-smi totals" bash -c \
