@@ -4316,8 +4316,12 @@ static int fit_plot(fit_ctx *f, out_file *of) {
     int markers[DPPROF_ALGO_COUNT];
     dpprof_lines_desc d;
     dpprof_canvas cv;
-    for (k = 0; k < f->nrows; k++)
-        if (f->rows[k].b + 1 > maxb) maxb = f->rows[k].b + 1;
+    for (a = 0; a < f->nalgo; a++) /* to half again past the largest batch of the rows drawn (each algorithm's best) */
+        for (k = 0; k < f->nrows; k++)
+            if (f->rows[k].algo == f->algos[a]) {
+                if ((int)ceil(1.5 * f->rows[k].b) + 1 > maxb) maxb = (int)ceil(1.5 * f->rows[k].b) + 1;
+                break;
+            }
     if (maxb > f->brank) maxb = f->brank;
     for (i = 1; i <= maxb && np < 40; i = i < 8 ? i + 1 : (int)ceil(i * 1.25)) x[np++] = i;
     if (x[np - 1] != maxb && np < 40) x[np++] = maxb;
@@ -4349,7 +4353,8 @@ static int fit_plot(fit_ctx *f, out_file *of) {
     }
     memset(&d, 0, sizeof d);
     memset(&cv, 0, sizeof cv);
-    snprintf(title, sizeof title, "%s, T=%d: each algorithm at its best checkpointing%s", f->base.model_name ? f->base.model_name : f->base.preset, f->base.seq, f->o.gpus > 1 ? " and ZeRO stage" : "");
+    snprintf(title, sizeof title, "%s, T=%d: each algorithm at its best checkpointing%s%s", f->base.model_name ? f->base.model_name : f->base.preset, f->base.seq,
+             f->o.gpus > 1 ? ", ZeRO stage" : "", f->nlora > 1 ? ", LoRA rank" : "");
     snprintf(budget, sizeof budget, "%s: %.1f GiB", f->dev_name ? f->dev_name : "GPU memory", f->total / FIT_GIB);
     d.title = title;
     d.xlabel = "physical batch";
@@ -4364,7 +4369,6 @@ static int fit_plot(fit_ctx *f, out_file *of) {
     d.series_names = names;
     d.series_rgb = rgb;
     d.series_marker = markers;
-    d.log_x = np > 2 && maxb >= 8;
     d.text_scale = REP_FIG_TEXT;
     d.budget = f->total / FIT_GIB;
     d.budget_label = budget;
