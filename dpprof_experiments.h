@@ -4470,7 +4470,8 @@ static void fit_too_big(fit_ctx *f) {
     const int B = f->base.batch, g0 = f->o.gpus;
     char h1[32], h2[32];
     int g, a, c, l;
-    char zs[32] = "", ls[32] = "";
+    char zs[32] = "", ls[32] = "", why[512] = "";
+    int zero;
     dpprof_config probe = f->base, resolved;
     dpprof_shape sh;
     if (f->o.gpus > 1) snprintf(zs, sizeof zs, ", ZeRO %d", near->zero);
@@ -4484,11 +4485,19 @@ static void fit_too_big(fit_ctx *f) {
     probe.algo = (dpprof_algo)near->algo, probe.checkpoint = (dpprof_checkpoint)near->ckpt, probe.lora_rank = near->lora;
     probe.sigma = near->algo == DPPROF_ALGO_VANILLA ? 0 : f->sigma;
     if (!near->lora) probe.lora_alpha = 0, probe.lora_targets = NULL;
-    probe.ranks = B > 1 ? 2 : 1, probe.zero = 3, probe.physical_batch = 1;
-    if (B > 1 && dpprof_config_resolve(&probe, &resolved, &sh) != DPPROF_OK) { /* no sharding of these options: more GPUs hold as much each */
-        char msg[512];
-        printf("more GPUs would not help: each holds the whole model without ZeRO, and dpprof does not model ZeRO here (%s). a GPU of at least %s is needed (or LoRA, or a smaller --seq)\n",
-               cli_say(&fit_cmd, dpprof_last_error(), msg, sizeof msg), human_bytes(near->need, h1, sizeof h1));
+    probe.ranks = B > 1 ? 2 : 1, probe.physical_batch = 1;
+    for (zero = 3; zero > 0; zero--) { /* the deepest ZeRO stage dpprof models for these options */
+        probe.zero = zero;
+        if (dpprof_config_resolve(&probe, &resolved, &sh) == DPPROF_OK) break;
+        if (zero == 3) cli_say(&fit_cmd, dpprof_last_error(), why, sizeof why);
+    }
+    if (B == 1) {
+        printf("a batch of one sample is not split over GPUs: a GPU of at least %s is needed (or LoRA, or a smaller --seq)\n", human_bytes(near->need, h1, sizeof h1));
+        return;
+    }
+    if (zero == 0) { /* no sharding of these options: more GPUs hold as much each */
+        printf("more GPUs would not help: each holds the whole model without ZeRO, and dpprof does not model ZeRO here (%s). a GPU of at least %s is needed (or LoRA, or a smaller --seq)\n", why,
+               human_bytes(near->need, h1, sizeof h1));
         return;
     }
     for (g = g0 + 1; g <= B && g <= 65536; g++) {
@@ -4500,17 +4509,18 @@ static void fit_too_big(fit_ctx *f) {
                     fit_row r;
                     int64_t pk;
                     memset(&r, 0, sizeof r);
-                    r.algo = f->algos[a], r.ckpt = f->ckpts[c], r.zero = 3, r.lora = f->loras[l];
+                    r.algo = f->algos[a], r.ckpt = f->ckpts[c], r.zero = zero, r.lora = f->loras[l];
                     if (fit_peak(f, &r, 1, &pk) != DPPROF_OK || fit_need(f, r.algo, pk) > f->total) continue;
                     if (r.lora) snprintf(ls, sizeof ls, ", LoRA rank %d", r.lora);
                     else ls[0] = 0;
-                    printf("with %d GPUs (ZeRO 3, %d sample%s a GPU) it fits: %s, checkpointing %s%s, needs %s a GPU at a physical batch of 1 (dpprof fit ... --gpus %d)\n", g, f->brank,
-                           f->brank > 1 ? "s" : "", dpprof_algo_name(r.algo), dpprof_checkpoint_name(r.ckpt), ls, human_bytes(fit_need(f, r.algo, pk), h1, sizeof h1), g);
+                    printf("with %d GPUs (ZeRO %d, %d sample%s a GPU) it fits: %s, checkpointing %s%s, needs %s a GPU at a physical batch of 1 (dpprof fit ... --gpus %d)\n", g, zero,
+                           f->brank, f->brank > 1 ? "s" : "", dpprof_algo_name(r.algo), dpprof_checkpoint_name(r.ckpt), ls, human_bytes(fit_need(f, r.algo, pk), h1, sizeof h1), g);
                     f->o.gpus = g0, f->brank = B / g0;
                     return;
                 }
     }
-    printf("no number of GPUs up to the batch (%d: one sample a GPU) fits with ZeRO 3: a GPU of at least %s is needed (or LoRA, or a smaller --seq)\n", B, human_bytes(near->need, h1, sizeof h1));
+    printf("no number of GPUs up to the batch (%d: one sample a GPU) fits with ZeRO %d%s: a GPU of at least %s is needed (or LoRA, or a smaller --seq)\n", B, zero,
+           zero < 3 ? " (the deepest stage dpprof models here)" : "", human_bytes(near->need, h1, sizeof h1));
     f->o.gpus = g0, f->brank = B / g0;
 }
 

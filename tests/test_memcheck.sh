@@ -71,6 +71,10 @@ vg "plot timeline (cpu result)" 0 plot timeline "$tmp/flash_bk.json" --out "$tmp
 vg "plot timeline (dry result)" 0 plot timeline "$tmp/dry8b.json" --out "$tmp/dry8b.png" --title "llama 8b"
 check "plot wrote PNGs" test -s "$tmp/flash_bk.png" -a -s "$tmp/dry8b.png"
 vg "plot timeline on a file that is not a result" 2 plot timeline "$tmp/cls.txt" --out "$tmp/never.png"
+vg "fit: llama-3.2-1b on an H200 (the committed runs read, the time model), --json, --plot" 0 fit --preset llama-3.2-1b --seq 1024 --batch 16 --dtype bf16 --device H200 \
+    --target-epsilon 8 --dataset-size 10000 --algo ghost_bk,flash_bk --json "$tmp/fit.json" --plot "$tmp/fit.png"
+vg "fit: nothing fits, the GPU count that would (ZeRO 3)" 3 fit --preset llama-3.1-8b --seq 512 --batch 8 --gpu-memory 40G --sigma 1 --algo flash_bk --checkpoint layers
+vg "fit: bad input" 2 fit --preset tiny --seq 64 --batch 8 --device H10 --sigma 1
 vg "epsilon" 0 epsilon --sigma 1.1 --sample-rate 0.004 --steps 1000 --delta 1e-5
 vg "epsilon --target-epsilon" 0 epsilon --target-epsilon 2 --sample-rate 0.01 --steps 100
 
