@@ -27,6 +27,15 @@ NVCC := $(shell command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 endif
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# the sources the program is compiled from, hashed: every result's meta names them beside the commit, and whether
+# that commit holds them (clean), does not (differs: edits not committed, or a copy whose .git is older than its
+# files), or there is no git (unknown). what a run measured is then known to be those files, however they travelled
+SOURCE_FILES := Makefile dpprof.h dpprof_tools.h dpprof_cli.h dpprof_experiments.h dpprof_kernels.cu main.c
+SOURCE_HASH := $(shell cat $(SOURCE_FILES) | sha256sum | cut -d' ' -f1)
+SOURCE_STATE := $(shell if [ '$(GIT_COMMIT)' = unknown ]; then echo unknown; \
+  elif [ "$$(for f in $(SOURCE_FILES); do git show HEAD:$$f 2>/dev/null; done | sha256sum | cut -d' ' -f1)" = '$(SOURCE_HASH)' ]; then echo clean; \
+  else echo differs; fi)
+PROVENANCE := -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' -DDPPROF_SOURCE_HASH='"$(SOURCE_HASH)"' -DDPPROF_SOURCE_STATE='"$(SOURCE_STATE)"'
 
 DPPROF_CFLAGS := -std=c11 -Wall -Wextra -pedantic $(WERROR)
 # a machine that cannot install libstb-dev (a GPU box without a package mirror) can be handed the
@@ -128,6 +137,15 @@ build/dpprof.config:
 	@mkdir -p build
 	echo '$(DPPROF_CONFIG)' > $@.tmp
 	mv $@.tmp $@
+# the commit, the sources' hash and their state the program names: main.c is compiled again when they change (a
+# commit of the files compiled turns differs into clean; an edit of the Makefile changes the hash)
+ifneq ($(strip $(shell cat build/dpprof.provenance 2>/dev/null)),$(strip $(GIT_COMMIT) $(SOURCE_HASH) $(SOURCE_STATE)))
+build/dpprof.provenance: config-force
+endif
+build/dpprof.provenance:
+	@mkdir -p build
+	echo '$(GIT_COMMIT) $(SOURCE_HASH) $(SOURCE_STATE)' > $@.tmp
+	mv $@.tmp $@
 
 # main.c to an object of its own, which needs nothing of the CUDA object's, so that the two compile at once. the
 # .cu is a prerequisite (not its object): the program's DPPROF_GIT_COMMIT is that of its newest source, as when
@@ -136,9 +154,9 @@ dpprof: build/main.o $(CUDA_OBJ) build/dpprof.config
 	$(CC) $(ALL_CFLAGS) build/main.o $(CUDA_OBJ) -o $@.tmp $(LDFLAGS) $(DPPROF_LIBS) $(MPI_LIBS) $(LDLIBS)
 	mv $@.tmp $@
 
-build/main.o: $(CLI_SRC) $(if $(CUDA_OBJ),dpprof_kernels.cu) build/dpprof.config
+build/main.o: $(CLI_SRC) $(if $(CUDA_OBJ),dpprof_kernels.cu) build/dpprof.config build/dpprof.provenance
 	@mkdir -p build
-	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' -c main.c -o $@.tmp.o
+	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) $(MPI_DEF) $(PROVENANCE) -c main.c -o $@.tmp.o
 	mv $@.tmp.o $@
 
 build/dpprof_kernels.o: dpprof_kernels.cu dpprof.h
@@ -494,11 +512,13 @@ paper-clean:
 # checks it (tests/test_format.sh)
 FORMAT_FILES = dpprof.h dpprof_tools.h dpprof_cli.h dpprof_experiments.h dpprof_kernels.cu main.c \
                $(wildcard tests/*.c tests/*.cc tests/*.h tests/fuzz/*.c)
-.PHONY: format format-files
+.PHONY: format format-files source-files
 format:
 	clang-format -i $(FORMAT_FILES)
 format-files:
 	@echo $(FORMAT_FILES)
+source-files:
+	@echo $(SOURCE_FILES)
 
 # ---- tests ------------------------------------------------------------------------------------------
 TEST_BIN := build/tests
@@ -509,16 +529,16 @@ test: deps-test
 
 # the same program without the CUDA object: what tests/test_memcheck.sh runs under valgrind (libcudart
 # makes valgrind report on the CUDA runtime, not on dpprof)
-build/dpprof-nocuda: $(CLI_SRC)
+build/dpprof-nocuda: $(CLI_SRC) build/dpprof.provenance
 	@mkdir -p build
-	$(CC) $(ALL_CFLAGS) -g -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c -o $@.tmp -lm
+	$(CC) $(ALL_CFLAGS) -g $(PROVENANCE) main.c -o $@.tmp -lm
 	mv $@.tmp $@
 
 # the command line with AddressSanitizer and UndefinedBehaviorSanitizer (no CUDA): tests/test_sanitized.sh runs
 # the shell tests of bad input and hostile outputs on it
-build/dpprof-san: $(CLI_SRC)
+build/dpprof-san: $(CLI_SRC) build/dpprof.provenance
 	@mkdir -p build
-	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -O1 -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c -o $@.tmp -lm
+	$(CC) $(ALL_CFLAGS) $(SANFLAGS) -O1 $(PROVENANCE) main.c -o $@.tmp -lm
 	mv $@.tmp $@
 
 # test programs: C tests with sanitizers, the gradient check in double, the training test optimised
@@ -626,8 +646,8 @@ $(TEST_BIN)/test_emu: tests/test_emu.cc tests/cuemu.h tests/test.h
 	@mkdir -p $(TEST_BIN)
 	$(CXX) -std=c++17 $(EMU_FLAGS) -Wall -Wextra -Werror -Itests $< -o $@
 
-build/dpprof-cuemu: $(CLI_SRC) build/dpprof_kernels_emu.o
-	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_CUDA $(MPI_DEF) -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' main.c build/dpprof_kernels_emu.o -o $@.tmp -lstdc++ -lm $(MPI_LIBS)
+build/dpprof-cuemu: $(CLI_SRC) build/dpprof_kernels_emu.o build/dpprof.provenance
+	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(EMU_FLAGS) -DDPPROF_CUDA $(MPI_DEF) $(PROVENANCE) main.c build/dpprof_kernels_emu.o -o $@.tmp -lstdc++ -lm $(MPI_LIBS)
 	mv $@.tmp $@
 
 clean:

@@ -8402,6 +8402,19 @@ DPPROF_API int64_t dpprof_session_param_elems(const dpprof_session *s, int train
 #ifndef DPPROF_GIT_COMMIT
 #define DPPROF_GIT_COMMIT "unknown"
 #endif
+/* the build's sources (the Makefile's SOURCE_HASH: sha256 of the files compiled) and whether the commit holds them:
+   "clean", "differs" (edits not committed, or a copy whose .git is older than its files), "unknown" (no git) */
+#ifndef DPPROF_SOURCE_HASH
+#define DPPROF_SOURCE_HASH "unknown"
+#endif
+#ifndef DPPROF_SOURCE_STATE
+#define DPPROF_SOURCE_STATE "unknown"
+#endif
+#define DPPROF__SOURCE_NOTE                                                                                                                              \
+    (!strcmp(DPPROF_SOURCE_STATE, "clean")     ? "the files compiled are the commit's"                                                                   \
+     : !strcmp(DPPROF_SOURCE_STATE, "differs") ? "the files compiled are not the commit's (edits not committed, or a copy whose .git is older than its " \
+                                                 "files): source_sha256 names them"                                                                      \
+                                               : "no git where it was built: source_sha256 alone names the files compiled")
 #define DPPROF__MIB 1048576.0
 
 static int dpprof__cmp_double(const void *a, const void *b) {
@@ -8944,6 +8957,12 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
 
     fprintf(f, ",\n  \"meta\": {\"dpprof_version\": \"%s\", \"git_commit\": ", DPPROF_VERSION);
     dpprof__jstr(f, DPPROF_GIT_COMMIT);
+    fputs(", \"source_sha256\": ", f);
+    dpprof__jstr(f, DPPROF_SOURCE_HASH);
+    fputs(", \"source_state\": ", f);
+    dpprof__jstr(f, DPPROF_SOURCE_STATE);
+    fputs(", \"source_note\": ", f);
+    dpprof__jstr(f, DPPROF__SOURCE_NOTE);
     fprintf(f, ", \"backend\": \"%s\", \"device\": ", dpprof_backend_name(s->backend));
     dpprof__jstr(f, s->backend == DPPROF_BACKEND_DRY ? "none (dry run)" : (s->backend == DPPROF_BACKEND_CUDA ? s->gpu.dev.name : "cpu"));
     if (s->backend == DPPROF_BACKEND_CUDA)

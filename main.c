@@ -259,6 +259,9 @@ static int cmd_run(int argc, char **argv) {
         return rc == DPPROF_ERR_INVALID || rc == DPPROF_ERR_UNSUPPORTED || rc == DPPROF_ERR_IO || rc == DPPROF_ERR_NO_CUDA || rc == DPPROF_ERR_NO_DEVICE || rc == DPPROF_ERR_OVERFLOW ? EXIT_USAGE : (rc == DPPROF_ERR_OOM ? EXIT_OOM : EXIT_ERROR);
     }
     total = resolved.warmup + resolved.steps;
+    if (rc == DPPROF_OK && !o.quiet && !strcmp(DPPROF_SOURCE_STATE, "differs"))
+        fprintf(stderr, "dpprof: run: this build's sources (%.12s) are not commit %s's (edits not committed, or a copy whose .git is older than its files); the result names them\n",
+                DPPROF_SOURCE_HASH, DPPROF_GIT_COMMIT);
     if (rc == DPPROF_OK && !o.quiet)
         fprintf(stderr, "dpprof: %s, %s, %s parameters, seq %d, batch %d (physical %d), %d steps on %s\n",
                 resolved.preset, resolved.task == DPPROF_TASK_LM ? "lm" : "cls", human_count((double)dpprof_session_param_elems(s, 0), hb, sizeof hb),
@@ -808,6 +811,10 @@ static int cmd_attnbench(int argc, char **argv) {
         sweep_json_str(f, DPPROF_VERSION);
         fputs(", \"git_commit\": ", f);
         sweep_json_str(f, DPPROF_GIT_COMMIT);
+        fputs(", \"source_sha256\": ", f);
+        sweep_json_str(f, DPPROF_SOURCE_HASH);
+        fputs(", \"source_state\": ", f);
+        sweep_json_str(f, DPPROF_SOURCE_STATE);
         fputs(", \"device\": ", f);
         sweep_json_str(f, dev.name);
         fprintf(f, ", \"driver\": %d, \"cuda_runtime\": %d, \"compute_capability\": \"%d.%d\", \"sm_count\": %d, \"peak_fp32_flops\": ", dev.driver_version,
@@ -886,7 +893,8 @@ static int dispatch(int argc, char **argv) {
         const int dnn = dpprof_cudnn_available();
         char cudnn[48] = "";
         if (DPPROF__CUDA) snprintf(cudnn, sizeof cudnn, dnn ? ", cuDNN %d.%d.%d" : ", no cuDNN attention", dnn / 10000, dnn / 100 % 100, dnn % 100);
-        printf("dpprof %s (%s; %s%s, %s)\n", DPPROF_VERSION, DPPROF_GIT_COMMIT, !DPPROF__CUDA ? "no CUDA" : (dpprof_nccl_available() ? "CUDA, NCCL" : "CUDA without NCCL"), cudnn, mpi);
+        printf("dpprof %s (%s, sources %.12s %s; %s%s, %s)\n", DPPROF_VERSION, DPPROF_GIT_COMMIT, DPPROF_SOURCE_HASH, DPPROF_SOURCE_STATE,
+               !DPPROF__CUDA ? "no CUDA" : (dpprof_nccl_available() ? "CUDA, NCCL" : "CUDA without NCCL"), cudnn, mpi);
         return EXIT_OK;
     }
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
