@@ -44,6 +44,22 @@ check "macros: overhead of vanilla is 1.00" grep -q '\\dpdef{small}{vanilla-4-fr
 check "macros: oom configurations are marked oom" grep -q '\\dpdef{small}{ghost-4-tight}{status}{oom}' "$tmp/t/small-macros.tex"
 check "summary counts the statuses" grep -q '^configurations 12: 6 ok, 6 oom, 0 error, 0 without a result' "$tmp/r/summary.txt"
 check "summary says time was not measured" grep -q 'not measured (no GPU results)' "$tmp/r/summary.txt"
+# a value of an axis none of whose configurations has run yet (a new shape of a committed sweep): left out of a
+# bars figure (its title names it) and of a pivot table, not drawn as a group of n/a
+cat >"$tmp/part.conf" <<'CONF'
+name = small
+base = --preset tiny --backend dry --steps 1 --seq 64 --sigma 1 --dataset-size 1000 --timeline none
+axis algo = vanilla: --algo vanilla --sigma 0 | ghost: --algo ghost | flash_bk: --algo flash_bk
+axis batch = 2 | 4
+axis lim = free: | tight: --memory-limit 2M
+figure peak = bars x=batch series=algo value=peak_gib where=lim:free
+table = pivot rows=algo cols=batch value=peak_gib where=lim:free
+CONF
+mkdir -p "$tmp/part"
+cp "$tmp"/r/small-*-2-*.json "$tmp/part/"
+"$bin" report "$tmp/part.conf" --results "$tmp/part" --figures "$tmp/pf" --tables "$tmp/pt" >/dev/null 2>&1; rc=$?
+check "a batch never run: the pivot table has no column of it, the summary says the bars figure left it out" bash -c \
+    "[ $rc -eq 0 ] && grep -qF 'algorithm & 2 \\\\' '$tmp/pt/small-table.tex' && grep -q 'peak: batch=4 has no result: left out of the figure' '$tmp/part/summary.txt' && [ -s '$tmp/pf/small-peak.png' ]"
 # regenerated from the same results: byte for byte the same figures, table and macros
 ( cd "$tmp" && sha256sum f/* t/* ) >"$tmp/h1"
 rm -rf "$tmp/f" "$tmp/t" "$tmp/r"/timelines
