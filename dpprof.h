@@ -114,7 +114,7 @@
                      dpprof_preset_{names,shape,canonical,hf_name}
                      session: dpprof_session_{create,destroy,run,step,grad,clipped_grad,loss,batch,param_method,
                      config,shape,prof,param_count,param,param_elems,param_read,param_write,steps_done,
-                     step_loss,memory_truth,dist,privacy,write_json,write_trace,dump}
+                     step_loss,op_costs,memory_truth,dist,privacy,write_json,write_trace,dump}
                      privacy: dpprof_privacy_of (any setting's, under the accountant asked)
      6 cuda runtime  dpprof_device_peaks dpprof_flop_peak
                      dpprof_cuda_{device_count,device_info,malloc,free,init,alloc,release,copy,zero,sync,trim,
