@@ -298,12 +298,15 @@ BENCH_CONF ?= experiments/bench.conf
 # a session with little GPU time can run part of it (BENCH_ONLY=longctx) and come back: the sweep resumes
 # (make clean, or rm -rf results/bench, starts over); one configuration may take BENCH_TIMEOUT seconds
 BENCH_ONLY ?=
+# each configuration run BENCH_REPEATS times, interleaved (dpprof sweep --repeats): the figures and tables give the
+# median step and the range of the runs
+BENCH_REPEATS ?= 3
 bench: dpprof
 	@if ! $(DPPROF_BIN) devices >/dev/null; then echo "make bench: $$($(DPPROF_BIN) devices): nothing measured: its figures from the measurements committed to data/bench/"; \
 	  $(MAKE) --no-print-directory bench-figures; exit 0; fi; \
 	$(DPPROF_BIN) devices; \
 	mkdir -p results/bench figures paper/generated; \
-	$(DPPROF_BIN) sweep $(BENCH_CONF) --out-dir results/bench --jobs 1 --timeout $(BENCH_TIMEOUT) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)); \
+	$(DPPROF_BIN) sweep $(BENCH_CONF) --out-dir results/bench --jobs 1 --timeout $(BENCH_TIMEOUT) --repeats $(BENCH_REPEATS) $(if $(BENCH_ONLY),--only $(BENCH_ONLY)); \
 	$(DPPROF_BIN) report $(BENCH_CONF) --results results/bench --figures figures --tables paper/generated; \
 	d=data/bench/$(RUN_TAG); \
 	mkdir -p $$d; cp results/bench/*.json results/bench/summary.csv results/bench/summary.txt paper/generated/bench-*table.tex $$d/; \
@@ -408,7 +411,7 @@ gpu-check: dpprof build/tests/test_gpu
 # Opacus at those shapes. everything lands in one
 # data/bench/DATE-TIME-DEVICE/: the stamp is kept in GPU_RUN_STAMP_FILE, so a rerun (after a cut, or on a fresh
 # machine with results/ carried) resumes there and skips the steps done (rm the file to start a new run)
-GPU_RUN_STEPS := test attn bench:bf16-trainer bench:bf16-longctx bench:cudnn-trainer bench:cudnn-longctx peers
+GPU_RUN_STEPS := test attn bench:bf16-trainer bench:cudnn-trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram
 GPU_RUN_STAMP_FILE ?= results/gpu-run.stamp
 BUDGET ?= 540
 .PHONY: gpu-run

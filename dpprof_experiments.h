@@ -364,7 +364,7 @@ done:
 
 typedef struct sweep_opts {
     const char *outdir, *only, *backend;
-    int jobs, dry;
+    int jobs, dry, repeats;
     double timeout;
 } sweep_opts;
 
@@ -376,13 +376,14 @@ static const cli_opt sweep_opt[] = {
     {"--only", "TEXT", CLI_TEXT, .field = offsetof(sweep_opts, only), .help = "only the configurations whose id contains TEXT"},
     {"--timeout", "SECONDS", CLI_REAL, .field = offsetof(sweep_opts, timeout), .lo = 0, .hi = 1e9, .help = "kill a configuration that runs longer (default 0: no limit)"},
     {"--backend", "NAME", CLI_TEXT, .field = offsetof(sweep_opts, backend), .help = "run every configuration on dry, cpu, cuda or auto, whatever the file's\noptions say (it comes after them: the last --backend wins)"},
+    {"--repeats", "K", CLI_INT, .field = offsetof(sweep_opts, repeats), .lo = 1, .hi = 32, .help = "run every configuration K times (default 1), interleaved: every configuration\nonce, then again; the k-th run of ID writes DIR/ID.repK.json (the first ID.json).\nthe report takes the median step time of a configuration's runs, and their range"},
     {"--help", NULL, CLI_HELP, .help = "this text"},
 };
 
 /* the limit of configurations, SWEEP_MAX_CONFIGS, is written out in the help */
 static const cli_command sweep_cmd = {"sweep",
                                       "usage: dpprof sweep EXPERIMENT.conf --out-dir DIR [--jobs J] [--dry-run] [--only TEXT] [--timeout SECONDS]\n"
-                                      "                    [--backend NAME]",
+                                      "                    [--backend NAME] [--repeats K]",
                                       "Runs every configuration of an experiment file, each in its own process:\n"
                                       "  dpprof run <base> <axis options> [--backend NAME] --experiment NAME --out DIR/ID.json --quiet\n"
                                       "with the process's stdout and stderr in DIR/logs/ID.log, then writes DIR/summary.csv.\n",
@@ -1014,6 +1015,7 @@ static void sweep_log_tail(const char *path, char *out, size_t outlen) {
 typedef struct sweep_job {
     pid_t pid;
     long long conf;
+    int rep; /* its run of the configuration: 0 the first (ID.json), k the k+1-th (ID.repK+1.json) */
     double t0;
     int timed_out;
     char *json, *log, **args;
@@ -1022,7 +1024,7 @@ typedef struct sweep_job {
 typedef struct sweep_run {
     sweep_spec *sp;
     const char *dir, *exe, *argv0;
-    int jobs, devnull, write_failed;
+    int jobs, devnull, write_failed, repeats;
     pid_t self; /* the sweep: its children die with it */
     double timeout, t_run;
     long long nsel, done, ran, skipped;
@@ -1092,12 +1094,23 @@ static int sweep_write_error(const sweep_run *r, const sweep_job *j, const char 
     return out_commit(&af);
 }
 
-static int sweep_start(sweep_run *r, sweep_job *j, long long c) {
+/* the result (or log) of a configuration's run: DIR/ID.json for the first, DIR/ID.repK.json for the k-th */
+static char *sweep_rep_path(const char *dir, const char *mid, const char *id, int rep, const char *ext) {
+    char suffix[32];
+    if (rep > 0) snprintf(suffix, sizeof suffix, ".rep%d%s", rep + 1, ext);
+    else snprintf(suffix, sizeof suffix, "%s", ext);
+    return sweep_path(dir, mid, id, suffix);
+}
+
+/* pend code: the run rep of configuration c, as c + rep * nconf */
+static int sweep_start(sweep_run *r, sweep_job *j, long long code) {
+    const long long c = code % r->sp->nconf;
     const char *id = r->sp->id[c];
     int logfd;
     memset(j, 0, sizeof *j);
     j->conf = c;
-    if (!(j->json = sweep_path(r->dir, "", id, ".json")) || !(j->log = sweep_path(r->dir, "logs/", id, ".log")) ||
+    j->rep = (int)(code / r->sp->nconf);
+    if (!(j->json = sweep_rep_path(r->dir, "", id, j->rep, ".json")) || !(j->log = sweep_rep_path(r->dir, "logs/", id, j->rep, ".log")) ||
         !(j->args = sweep_argv(r->sp, c, r->exe, j->json))) {
         sweep_job_free(j);
         return sweep_oom();
@@ -1177,7 +1190,12 @@ static void sweep_finish(sweep_run *r, sweep_job *j, int wst) {
     r->done++;
     r->ran++;
     sweep_count(r, st);
-    sweep_progress(r, r->sp->id[j->conf], st, peak, el, j->log);
+    {
+        char label[600];
+        if (j->rep) snprintf(label, sizeof label, "%.560s (run %d)", r->sp->id[j->conf], j->rep + 1);
+        else snprintf(label, sizeof label, "%.560s", r->sp->id[j->conf]);
+        sweep_progress(r, label, st, peak, el, j->log);
+    }
     sweep_job_free(j);
 }
 
@@ -1293,6 +1311,7 @@ static int cmd_sweep(int argc, char **argv) {
     if (rc == CLI_HELP_SHOWN) return EXIT_OK;
     if (rc != EXIT_OK) return rc;
     r.jobs = so.jobs, r.timeout = so.timeout, dry = so.dry, outdir = so.outdir, only = so.only, backend = so.backend;
+    r.repeats = so.repeats > 0 ? so.repeats : 1;
     if (backend) { /* one of the library's backends, said as run would say it */
         dpprof_config probe;
         memset(&probe, 0, sizeof probe);
@@ -1320,7 +1339,7 @@ static int cmd_sweep(int argc, char **argv) {
         r.exe = exe;
     }
     if ((rc = sweep_check_options(&sp, dir)) != EXIT_OK) goto done;
-    if (!(sel = (long long *)malloc((size_t)sp.nconf * sizeof *sel)) || !(pend = (long long *)malloc((size_t)sp.nconf * sizeof *pend))) {
+    if (!(sel = (long long *)malloc((size_t)sp.nconf * sizeof *sel)) || !(pend = (long long *)malloc((size_t)sp.nconf * (size_t)r.repeats * sizeof *pend))) {
         rc = sweep_oom();
         goto done;
     }
@@ -1401,24 +1420,33 @@ static int cmd_sweep(int argc, char **argv) {
     }
     fprintf(stderr, "%s: sweep %s: %lld configuration%s", prog, sp.name, sp.nconf, sp.nconf == 1 ? "" : "s");
     if (only) fprintf(stderr, ", %lld with '%s' in the id", r.nsel, only);
+    if (r.repeats > 1) fprintf(stderr, ", each run %d times (interleaved)", r.repeats);
     fprintf(stderr, ", %d at a time, results in %s%s%s\n", r.jobs, dir, sp.description ? " - " : "", sp.description ? sp.description : "");
-    /* finished before: skipped */
-    for (c = 0; c < r.nsel; c++) {
-        char *json = sweep_path(dir, "", sp.id[sel[c]], ".json");
-        char st[64], why[256];
-        double peak;
-        if (!json) {
-            rc = sweep_oom();
-            goto closefd;
-        }
-        out_remove_leftovers(json); /* a run killed while writing */
-        if (sweep_read_result(json, st, sizeof st, &peak, why, sizeof why)) {
-            r.done++;
-            r.skipped++;
-            sweep_count(&r, st);
-            sweep_progress(&r, sp.id[sel[c]], st, peak, 0, NULL);
-        } else pend[npend++] = sel[c];
-        free(json);
+    /* finished before: skipped. the runs in passes: every configuration once, then every one again */
+    {
+        const long long nsel = r.nsel;
+        int rep;
+        r.nsel = nsel * r.repeats; /* the runs, for the progress lines */
+        for (rep = 0; rep < r.repeats; rep++)
+            for (c = 0; c < nsel; c++) {
+                char *json = sweep_rep_path(dir, "", sp.id[sel[c]], rep, ".json");
+                char st[64], why[256], label[600];
+                double peak;
+                if (!json) {
+                    rc = sweep_oom();
+                    goto closefd;
+                }
+                out_remove_leftovers(json); /* a run killed while writing */
+                if (sweep_read_result(json, st, sizeof st, &peak, why, sizeof why)) {
+                    r.done++;
+                    r.skipped++;
+                    sweep_count(&r, st);
+                    if (rep) snprintf(label, sizeof label, "%.560s (run %d)", sp.id[sel[c]], rep + 1);
+                    else snprintf(label, sizeof label, "%.560s", sp.id[sel[c]]);
+                    sweep_progress(&r, label, st, peak, 0, NULL);
+                } else pend[npend++] = sel[c] + rep * sp.nconf;
+                free(json);
+            }
     }
     if (!(job = (sweep_job *)calloc((size_t)r.jobs, sizeof *job))) {
         rc = sweep_oom();
@@ -1587,10 +1615,17 @@ typedef struct rep_res {
     int ntr; /* --dram-ops: the ops with measured traffic, their analytic and measured dram bytes */
     char trname[REP_MAXOPS][40];
     double tran[REP_MAXOPS], trdram[REP_MAXOPS];
+    int nrep;                /* timed ok runs of it (the sweep's --repeats: ID.json, ID.rep2.json, ...): step_ms and
+                                      tokens_s are their medians, mfu the first run's at the median step */
+    double step_lo, step_hi; /* the fastest and slowest repeat's step time (nan: one run) */
+    double tok_lo, tok_hi;   /* their tokens/s */
+    char rep_note[240];      /* a repeat file that was there and not used: which, and why */
 } rep_res;
 
 /* the numeric metrics of a result, in the order the macros list them (norm_bound is a string macro) */
-static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "model_mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling", "gib_s", "dry_peak_gib", "driver_peak_gib", "dram_ratio"};
+static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "model_mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling", "gib_s", "dry_peak_gib", "driver_peak_gib", "dram_ratio",
+                                          "repeats", "step_ms_min", "step_ms_max", "tokens_per_s_min", "tokens_per_s_max", "speed_min", "speed_max", "mfu_min", "mfu_max"};
+#define REP_MAXREP 32 /* repeats of a configuration read */
 
 typedef struct rep_line { /* a figure or table line of the conf */
     int line;
@@ -1756,6 +1791,64 @@ static void rep_config_matches(const rep *r, long long c, const dpprof_json *cfg
     free(argv);
 }
 
+static int rep_dcmp(const void *a, const void *b) { return *(const double *)a < *(const double *)b ? -1 : *(const double *)a > *(const double *)b; }
+static double rep_median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, rep_dcmp);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* the repeats of a timed configuration (dpprof sweep --repeats: ID.rep2.json, ID.rep3.json, ...): each an ok result
+   of this experiment and configuration with a step time, else named in the summary and left out. the first run
+   (ID.json) keeps every other number; the step time and tokens/s become the medians over the runs, with their
+   range, and mfu follows the median step */
+static void rep_load_repeats(rep *r, long long c) {
+    rep_res *x = &r->res[c];
+    double ms[REP_MAXREP], tok[REP_MAXREP];
+    int k, n = 0;
+    x->nrep = x->have && !strcmp(x->status, "ok") && x->step_ms == x->step_ms;
+    x->step_lo = x->step_hi = x->tok_lo = x->tok_hi = NAN;
+    if (!x->nrep) return;
+    ms[n] = x->step_ms, tok[n++] = x->tokens_s;
+    for (k = 2; k <= REP_MAXREP; k++) {
+        char suffix[32], why[300] = "";
+        char *path;
+        dpprof_json_doc *doc = NULL;
+        const dpprof_json *root;
+        double m, t;
+        snprintf(suffix, sizeof suffix, ".rep%d.json", k);
+        if (!(path = sweep_path(r->dir, "", r->sp.id[c], suffix))) return;
+        if (access(path, F_OK) != 0) {
+            free(path);
+            continue;
+        }
+        if (in_check(NULL, path, IN_JSON_LIMIT, why, sizeof why) || dpprof_json_parse_file(path, (size_t)1 << 30, &doc) != 0) {
+            if (!why[0]) snprintf(why, sizeof why, "%.280s", dpprof_last_error());
+        } else {
+            const char *exp, *st;
+            root = dpprof_json_root(doc);
+            exp = dpprof_json_string(dpprof_json_get(root, "experiment")), st = dpprof_json_string(dpprof_json_get(root, "status"));
+            if (!exp || strcmp(exp, r->sp.name)) snprintf(why, sizeof why, "a result of another experiment");
+            else if (!st || strcmp(st, "ok")) snprintf(why, sizeof why, "status %.20s", st ? st : "(none)");
+            else rep_config_matches(r, c, dpprof_json_get(root, "config"), why, sizeof why);
+            m = rep_num(dpprof_json_get(root, "avg_time_ms")), t = rep_num(dpprof_json_path(root, "throughput.tokens_per_s"));
+            if (!why[0] && !(m == m && t == t)) snprintf(why, sizeof why, "no step time");
+            if (!why[0]) ms[n] = m, tok[n++] = t;
+        }
+        if (why[0]) snprintf(x->rep_note, sizeof x->rep_note, "repeat %d left out: %.200s", k, why);
+        dpprof_json_free(doc);
+        free(path);
+    }
+    x->nrep = n;
+    if (n < 2) return;
+    {
+        const double first = x->step_ms;
+        x->step_ms = rep_median(ms, n), x->step_lo = ms[0], x->step_hi = ms[n - 1];
+        x->tokens_s = rep_median(tok, n), x->tok_lo = tok[0], x->tok_hi = tok[n - 1];
+        if (x->mfu == x->mfu) x->mfu *= first / x->step_ms; /* the same flops over the median step */
+        if (x->model_mfu == x->model_mfu) x->model_mfu *= first / x->step_ms;
+    }
+}
+
 static void rep_load(rep *r, long long c) {
     rep_res *x = &r->res[c];
     char *path = sweep_path(r->dir, "", r->sp.id[c], ".json");
@@ -1913,6 +2006,7 @@ static void rep_load(rep *r, long long c) {
             snprintf(x->norm_bound, sizeof x->norm_bound, "%s", tb >= tf ? "DRAM bandwidth" : (dt && !strcmp(dt, "bf16") ? "bf16 tensor-core peak" : "fp32 peak"));
     }
     dpprof_json_free(doc);
+    rep_load_repeats(r, c);
 }
 
 static int rep_axis(const rep *r, const char *name) {
@@ -2025,6 +2119,18 @@ static double rep_metric(const rep *r, long long c, const char *m) {
     if (!strcmp(m, "dry_peak_gib")) return x->dry_peak / REP_GIB;
     if (!strcmp(m, "driver_peak_gib")) return x->drv_peak / REP_GIB;
     if (!strcmp(m, "dram_ratio")) return x->moved > 0 ? x->dram / x->moved : NAN;
+    if (x->nrep >= 2) { /* the range of the repeats: speed against non-private's median, mfu at each end's step */
+        const double sp = rep_speed(r, c);
+        if (!strcmp(m, "repeats")) return x->nrep;
+        if (!strcmp(m, "step_ms_min")) return x->step_lo;
+        if (!strcmp(m, "step_ms_max")) return x->step_hi;
+        if (!strcmp(m, "tokens_per_s_min")) return x->tok_lo;
+        if (!strcmp(m, "tokens_per_s_max")) return x->tok_hi;
+        if (!strcmp(m, "speed_min")) return sp * x->step_ms / x->step_hi;
+        if (!strcmp(m, "speed_max")) return sp * x->step_ms / x->step_lo;
+        if (!strcmp(m, "mfu_min")) return 100.0 * x->mfu * x->step_ms / x->step_hi;
+        if (!strcmp(m, "mfu_max")) return 100.0 * x->mfu * x->step_ms / x->step_lo;
+    }
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
         char name[64];
         snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
@@ -2211,7 +2317,7 @@ static void rep_fmt(char *out, size_t n, const char *metric, double v) {
     if (v != v) snprintf(out, n, "--");
     else if (fabs(v) >= 1e9 || (v != 0 && fabs(v) < 1e-3)) snprintf(out, n, "%.3e", v);
     else if (!strcmp(metric, "overhead")) snprintf(out, n, "%.2f", v);
-    else if (!strcmp(metric, "step_ms") || !strcmp(metric, "tokens_per_s") || !strcmp(metric, "largest_batch")) snprintf(out, n, "%.0f", v);
+    else if (!strncmp(metric, "step_ms", 7) || !strncmp(metric, "tokens_per_s", 12) || !strcmp(metric, "largest_batch") || !strcmp(metric, "repeats")) snprintf(out, n, "%.0f", v);
     else if (fabs(v) >= 100) snprintf(out, n, "%.1f", v);
     else snprintf(out, n, "%.2f", v);
 }
@@ -2275,6 +2381,7 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     dpprof_bars_desc d;
     int rc;
     char title[256], ylabel[128], unrun[160] = "";
+    double *lo = NULL, *hi = NULL;
     if (ax < 0) return rep_bad(r, l->line, "x=%s is not an axis of this experiment", xs ? xs : "(missing)");
     if (ss && as < 0) return rep_bad(r, l->line, "series=%s is not an axis of this experiment", ss);
     if (capacity && ab < 0) return rep_bad(r, l->line, "batch=%s is not an axis of this experiment", batch ? batch : "(missing)");
@@ -2344,6 +2451,28 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     d.xlabel = rep_axis_title(xs);
     d.ylabel = ylabel;
     rep_user_labels(r, l, where, capacity ? NULL : metric, title, sizeof title, &d.xlabel, &d.ylabel);
+    if (!capacity && (!strcmp(metric, "speed") || !strcmp(metric, "step_ms") || !strcmp(metric, "tokens_per_s") || !strcmp(metric, "mfu"))) {
+        /* repeated runs: the bar is their median, a whisker their range */
+        char mn[40], mx[40];
+        int nrep = 0, most = 0;
+        snprintf(mn, sizeof mn, "%s_min", metric), snprintf(mx, sizeof mx, "%s_max", metric);
+        lo = (double *)malloc((size_t)nx * (size_t)ns * sizeof *lo), hi = (double *)malloc((size_t)nx * (size_t)ns * sizeof *hi);
+        for (j = 0; lo && hi && j < ns; j++)
+            for (i = 0; i < nx; i++) {
+                long long c = rep_find(r, where, ax, xl[i], as, as >= 0 ? sl[j] : NULL);
+                lo[j * nx + i] = rep_metric(r, c, mn), hi[j * nx + i] = rep_metric(r, c, mx);
+                if (lo[j * nx + i] == lo[j * nx + i] && (nrep == 0 || r->res[c].nrep < nrep)) nrep = r->res[c].nrep;
+                if (lo[j * nx + i] == lo[j * nx + i] && r->res[c].nrep > most) most = r->res[c].nrep;
+            }
+        if (nrep >= 2) {
+            char note[96];
+            d.err_lo = lo, d.err_hi = hi;
+            if (most > nrep) snprintf(note, sizeof note, "; median of %d to %d runs, whiskers their range", nrep, most);
+            else snprintf(note, sizeof note, "; median of %d runs, whiskers their range", nrep);
+            if (strlen(title) + strlen(note) < sizeof title) strcat(title, note);
+            fprintf(r->summary, "  %s: bars are the median of the repeated runs (%d to %d each), whiskers their fastest and slowest\n", l->fig, nrep, most);
+        }
+    }
     if (unrun[0] && strlen(title) + strlen(unrun) < sizeof title) strcat(title, unrun);
     d.title = title;
     rep_disp_labels(r, ax, xl, nx, xb, xd);
@@ -2360,6 +2489,8 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
                                                                                                                       : 0;
     rc = rep_bars_png(r, l, &d, val);
     free(miss);
+    free(lo);
+    free(hi);
     return rc;
 }
 
@@ -3065,6 +3196,7 @@ static int cmd_report(int argc, char **argv) {
         rep_load(&r, c);
         if (r.res[c].skipped[0]) cli_fail(0, "%s/%s.json skipped: %s", r.dir, r.sp.id[c], r.res[c].skipped);
         if (r.res[c].incomplete[0]) cli_fail(0, "%s/%s.json: %s", r.dir, r.sp.id[c], r.res[c].incomplete);
+        if (r.res[c].rep_note[0]) cli_fail(0, "%s/%s: %s", r.dir, r.sp.id[c], r.res[c].rep_note);
         if (!r.res[c].have) n_missing++;
         else if (!strcmp(r.res[c].status, "ok")) n_ok++;
         else if (!strcmp(r.res[c].status, "oom")) n_oom++;
@@ -3117,6 +3249,10 @@ static int cmd_report(int argc, char **argv) {
         }
         fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s%s%s%s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : (r.res[c].skipped[0] ? "skipped" : "missing"), pk, ov,
                 three, r.res[c].skipped[0] || r.res[c].incomplete[0] ? "  " : "", r.res[c].skipped[0] ? r.res[c].skipped : r.res[c].incomplete);
+        if (r.res[c].nrep >= 2)
+            fprintf(r.summary, "    repeats: %d runs; step %.3f ms (the median; %.3f to %.3f), %.1f tokens/s (%.1f to %.1f)\n", r.res[c].nrep, r.res[c].step_ms, r.res[c].step_lo, r.res[c].step_hi,
+                    r.res[c].tokens_s, r.res[c].tok_lo, r.res[c].tok_hi);
+        if (r.res[c].rep_note[0]) fprintf(r.summary, "    %s\n", r.res[c].rep_note);
         rep_summary_detail(&r, c);
     }
     rep_macros(&r);

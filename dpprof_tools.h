@@ -306,6 +306,9 @@ typedef struct dpprof_bars_desc {
                                           value, e.g. "oom" (up to 15 characters); NULL entries "n/a" */
     int value_decimals;                  /* > 0: value labels with this many decimals ("0.76"), up to 6;
                                           0: as hide_values says */
+    const double *err_lo, *err_hi;       /* (n_series * n_groups) like values, or NULL: a whisker from
+                                          err_lo to err_hi over each bar (the spread of repeats, say);
+                                          NaN: none. vertical bars only; the value label goes above it */
 } dpprof_bars_desc;
 
 /* renders grouped bars; canvas rules as for dpprof_plot_timeline. returns 0 or
@@ -3965,6 +3968,11 @@ DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas
         if (!dpprof__pl_finite(v) || v < 0.0 || (d->log_y && !(v > 0.0))) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_bars: bad value (!dpprof__pl_finite(v) || v < 0.0 || (d->log_y && !(v > 0.0)))");
         if (v > vmax) vmax = v;
         if (n++ == 0 || v < vmin) vmin = v;
+        if (d->err_lo && d->err_hi && d->err_lo[i] == d->err_lo[i] && d->err_hi[i] == d->err_hi[i]) { /* the whisker's top within the axis */
+            if (!dpprof__pl_finite(d->err_lo[i]) || !dpprof__pl_finite(d->err_hi[i]) || d->err_lo[i] > d->err_hi[i] || d->err_lo[i] < 0.0 || (d->log_y && !(d->err_lo[i] > 0.0)))
+                return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_bars: bad value (a whisker's ends: not finite, reversed or below the axis)");
+            if (d->err_hi[i] > vmax) vmax = d->err_hi[i];
+        }
     }
     if (n == 0 && d->log_y) vmin = vmax = 1.0; /* nothing to draw: any log axis */
     rc = dpprof__pl_fig_size(canvas, d->width, d->height, &W, &H);
@@ -4051,6 +4059,19 @@ DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas
             int gap = (S > 1 && pitch >= 8 * f.ts) ? f.ts : 0;
             if (right - gap <= left) right = left + 1 + gap;
             if (v == v) dpprof__pl_rect(canvas, left, top, right - gap - left, f.y1 - top, dpprof__pl_bar_rgb(d, k, g));
+            if (v == v && d->err_lo && d->err_hi) { /* the whisker: a line from lo to hi over the bar's centre, capped */
+                const size_t e = (size_t)k * (size_t)G + (size_t)g;
+                const double lo = d->err_lo[e], hi = d->err_hi[e];
+                if (lo == lo && hi == hi) {
+                    const int ylo = dpprof__pl_iclamp(dpprof__pl_round(dpprof__pl_ax_map(&f.ya, lo)), f.y0, f.y1);
+                    const int yhi = dpprof__pl_iclamp(dpprof__pl_round(dpprof__pl_ax_map(&f.ya, hi)), f.y0, f.y1);
+                    const int cx = (left + right - gap) / 2, lw = dpprof__pl_imax(1, f.ts / 2), cap = dpprof__pl_imax(2, (right - gap - left) / 6);
+                    dpprof__pl_rect(canvas, cx - lw / 2, yhi, lw, ylo - yhi + lw, dpprof__pl_c_text);
+                    dpprof__pl_rect(canvas, cx - cap, yhi, 2 * cap + 1, lw, dpprof__pl_c_text);
+                    dpprof__pl_rect(canvas, cx - cap, ylo, 2 * cap + 1, lw, dpprof__pl_c_text);
+                    if (yhi < top) top = yhi; /* the label above the whisker */
+                }
+            }
             if (lmode >= 0) {
                 char buf[32];
                 int cx = (left + right - gap) / 2, s = f.ts;

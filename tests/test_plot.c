@@ -635,6 +635,14 @@ static void test_bad_inputs(void) {
         EXPECT(dpprof_plot_bars(&v, &c), DPPROF_PLOT_EVALUE, "bars zero on log axis");
     }
     EXPECT(dpprof_plot_bars(NULL, &c), DPPROF_PLOT_EARG, "bars NULL desc");
+    {
+        double lo[3] = {1, 2, 3}, hi[3] = {0.5, 2, 3}; /* the first reversed */
+        v = b;
+        v.err_lo = lo, v.err_hi = hi;
+        EXPECT(dpprof_plot_bars(&v, &c), DPPROF_PLOT_EVALUE, "bars whisker reversed");
+        hi[0] = INFINITY;
+        EXPECT(dpprof_plot_bars(&v, &c), DPPROF_PLOT_EVALUE, "bars whisker infinite");
+    }
     check(ok, "bad inputs: bars returns the documented codes");
     { /* NaN is a missing value (a configuration not measured, or oom): no bar and the label n/a, never a
        bar of 0; on a log axis too, and horizontal */
@@ -709,6 +717,32 @@ static void test_bars(void) {
     }
     dpprof_canvas_free(&c);
     dpprof_canvas_free(&c2);
+
+    { /* whiskers (the range of repeated runs): dark pixels over each bar's centre up to its top, the axis grown to
+         hold the highest, NaN: none */
+        static const double v3[3] = {0.6, 0.8, 1.0}, lo3[3] = {0.55, NAN, 0.9}, hi3[3] = {0.7, NAN, 1.3};
+        dpprof_bars_desc w;
+        dpprof_canvas cw, cn;
+        int cx, y, dark_over = 0, rcw, rcn;
+        memset(&w, 0, sizeof w);
+        memset(&cw, 0, sizeof cw);
+        memset(&cn, 0, sizeof cn);
+        w.n_groups = 3, w.n_series = 1, w.values = v3, w.width = 1200, w.height = 800, w.hide_values = 1;
+        rcn = dpprof_plot_bars(&w, &cn);
+        w.err_lo = lo3, w.err_hi = hi3;
+        rcw = dpprof_plot_bars(&w, &cw);
+        check(rcw == 0 && rcn == 0 && cw.w == cn.w && memcmp(cw.rgb, cn.rgb, (size_t)cw.w * cw.h * 3) != 0, "bars: whiskers drawn");
+        if (rcw == 0) {
+            for (cx = 0; cx < cw.w; cx++) /* the third group's whisker rises above every bar's top (1.3 > 1.0): dark pixels there */
+                for (y = 0; y < cw.h / 2; y++)
+                    if (cw.rgb[((size_t)y * cw.w + cx) * 3] < 60 && cw.rgb[((size_t)y * cw.w + cx) * 3 + 1] < 60 && cx > cw.w / 2 && cx < cw.w * 9 / 10) dark_over++;
+            printf("# whisker: %d dark pixels in the upper half, right\n", dark_over);
+            check(dark_over > 10, "bars: a whisker above its bar (dark pixels in the upper half, right)");
+            save("build/tests/plot-bars_whiskers.png", &cw);
+        }
+        dpprof_canvas_free(&cw);
+        dpprof_canvas_free(&cn);
+    }
 
     {
         /* stress layout: many groups with long names, log axis, single series */

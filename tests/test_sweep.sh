@@ -361,3 +361,33 @@ start=$(date +%s.%N)
 secs=$(awk "BEGIN {print $(date +%s.%N) - $start}")
 check "sweep --dry-run of 1e4 configurations with a 1 MB --hf-config: checked in ${secs} s (the file read once; under 20 s)" \
     bash -c "[ $rc -eq 0 ] && awk 'BEGIN {exit !($secs < 20)}'"
+# --repeats: every configuration K times, interleaved (each once, then each again), the k-th run into ID.repK.json;
+# a resume runs only the runs missing; the report takes the median step and the range, and names a repeat it
+# cannot use
+printf 'name = rp\nbase = --preset tiny --backend cpu --steps 2 --seq 16 --batch 2 --sigma 1 --timeline none\naxis algo = vanilla: --algo vanilla --sigma 0 | ghost: --algo ghost\nfigure speed = bars x=algo value=speed\n' >"$tmp/rp.conf"
+"$bin" sweep "$tmp/rp.conf" --out-dir "$tmp/rp" --repeats 3 2>"$tmp/rp.err"; rc=$?
+check "--repeats 3: six runs, ID.json, ID.rep2.json, ID.rep3.json of each" bash -c \
+    "[ $rc -eq 0 ] && for id in rp-vanilla rp-ghost; do for s in '' .rep2 .rep3; do [ -s '$tmp/rp/'\$id\$s.json ] || exit 1; done; done"
+check "--repeats: interleaved (every configuration's first run before any second run)" bash -c \
+    "grep -o 'rp-[a-z]*\\( (run [23])\\)\\?: ok' '$tmp/rp.err' | tr '\\n' '|' | grep -qx 'rp-vanilla: ok|rp-ghost: ok|rp-vanilla (run 2): ok|rp-ghost (run 2): ok|rp-vanilla (run 3): ok|rp-ghost (run 3): ok|'"
+rm "$tmp/rp/rp-ghost.rep2.json"
+"$bin" sweep "$tmp/rp.conf" --out-dir "$tmp/rp" --repeats 3 2>"$tmp/rp2.err"; rc=$?
+check "--repeats resumed: only the missing run runs (rp-ghost's second)" bash -c \
+    "[ $rc -eq 0 ] && [ \$(grep -c 'skipped: done before' '$tmp/rp2.err') -eq 5 ] && grep -q 'rp-ghost (run 2): ok' '$tmp/rp2.err' && [ -s '$tmp/rp/rp-ghost.rep2.json' ]"
+"$bin" report "$tmp/rp.conf" --results "$tmp/rp" --figures "$tmp/rpf" --tables "$tmp/rpt" 2>/dev/null; rc=$?
+check "the report of repeats: the median step between the fastest and the slowest, 3 runs each, in the macros and the summary" python3 - "$tmp/rpt/rp-macros.tex" "$tmp/rp" <<'PY'
+import json, re, statistics, sys
+m = dict(((c, k), v) for c, k, v in re.findall(r"\\dpdef\{rp\}\{([a-z]+)\}\{([a-z_]+)\}\{([^}]*)\}", open(sys.argv[1]).read()))
+for c in ("vanilla", "ghost"):
+    ms = sorted(json.load(open("%s/rp-%s%s.json" % (sys.argv[2], c, s)))["avg_time_ms"] for s in ("", ".rep2", ".rep3"))
+    assert m[(c, "repeats")] == "3", m
+    assert abs(float(m[(c, "step_ms")]) - statistics.median(ms)) <= 0.5 and abs(float(m[(c, "step_ms_min")]) - ms[0]) <= 0.5 and abs(float(m[(c, "step_ms_max")]) - ms[2]) <= 0.5, (m, ms)
+PY
+check "...the summary gives each configuration's runs and range; the figure says the bars are medians" bash -c \
+    "[ $rc -eq 0 ] && [ \$(grep -c '^    repeats: 3 runs; step ' '$tmp/rp/summary.txt') -eq 2 ] && grep -q 'speed: bars are the median of the repeated runs (3 to 3 each)' '$tmp/rp/summary.txt'"
+echo '{"truncated' >"$tmp/rp/rp-ghost.rep3.json"
+"$bin" report "$tmp/rp.conf" --results "$tmp/rp" --figures "$tmp/rpf" --tables "$tmp/rpt" 2>"$tmp/rp3.err"; rc=$?
+check "a repeat that is not a result: left out and named (stderr, summary), the others kept (2 runs)" bash -c \
+    "[ $rc -eq 0 ] && grep -q 'rp-ghost: repeat 3 left out' '$tmp/rp3.err' && grep -q '^    repeats: 2 runs' '$tmp/rp/summary.txt' && grep -q 'repeat 3 left out' '$tmp/rp/summary.txt'"
+err=$("$bin" sweep "$tmp/rp.conf" --out-dir "$tmp/rp" --repeats 0 2>&1); rc=$?
+check "--repeats 0: refused ($err)" bash -c "[ $rc -eq 2 ] && grep -q \"repeats '0': expected an integer in \\[1, 32\\]\" <<<\"\$1\"" _ "$err"
