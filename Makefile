@@ -314,7 +314,7 @@ bench: dpprof
 	$(if $(BENCH_ONLY),true,$(MAKE) --no-print-directory bench-attn && $(MAKE) --no-print-directory bench-clipgrad)
 
 # PyTorch and Opacus beside dpprof (experiments/peers.py): a Hugging Face LlamaForCausalLM (SDPA attention) at the
-# bench's trainer and long-context shapes in bf16 (autocast, fp32 masters), the same batch, steps, sigma and C:
+# bench's trainer and long-context shapes (B 1 and 2) in bf16 (autocast, fp32 masters), the same batch, steps, sigma and C:
 # PyTorch without privacy, Opacus ghost clipping, Opacus per-sample gradients, one process each; into
 # data/bench/DATE-TIME-DEVICE/peers/ with table.md, the side-by-side with the dpprof results of that folder.
 # needs torch, transformers and opacus in PEER_PYTHON; PEERS_ONLY=trainer runs a slice, and a rerun resumes
@@ -322,7 +322,7 @@ PEER_PYTHON ?= python3
 PEERS_ONLY ?=
 PEER_ARGS ?=
 PEER_BASE = --steps 4 --warmup 2 --sigma 1.0 --dataset-size 100000 --dtype bf16
-PEER_SHAPES = trainer:--preset:trainer-1b:--seq:1024:--batch:8 longctx:--preset:longctx:--seq:16384:--batch:1
+PEER_SHAPES = trainer:--preset:trainer-1b:--seq:1024:--batch:8 longctx:--preset:longctx:--seq:16384:--batch:1 longctx2:--preset:longctx:--seq:16384:--batch:2
 PEER_RUNS = pytorch-vanilla opacus-ghost opacus-persample
 .PHONY: bench-peers
 bench-peers: dpprof
