@@ -295,7 +295,9 @@ typedef struct dpprof_bars_desc {
     int log_y;                           /* nonzero -> log10 value axis */
     int hide_values;                     /* nonzero -> no value labels at the bar ends; whole
                                           numbers print with all digits ("16384"), others
-                                          with 4 significant digits */
+                                          with 4 significant digits. labels are drawn at the
+                                          text scale only, flat where they fit, else rotated
+                                          with a gap between neighbours, else not at all */
     int horizontal;                      /* nonzero -> bars grow rightwards, group 0 at the top,
                                           value labels right of the bar ends (e.g. capacity:
                                           largest batch that fits, per algorithm) */
@@ -427,7 +429,10 @@ typedef struct dpprof_scatter_desc {
                                           first) and dropped when every spot would overlap
                                           another label or any point, leave the data area, or
                                           lie nearer than 1.25x its own distance to another
-                                          point (it would seem to name that one) */
+                                          point (it would seem to name that one). a point on
+                                          top of one before it (within 1.5 marker radii) is
+                                          drawn a marker's width to its right, up to three
+                                          times, so that ties show */
     const unsigned char *point_rgb;    /* (n_points*3), NULL -> dpprof_plot_palette(0) */
     const int *point_marker;           /* (n_points) DPPROF_PLOT_MARKER_*, NULL -> circles */
     int log_x, log_y;                  /* nonzero -> log10 axis (decades, minor ticks) */
@@ -3799,17 +3804,17 @@ static int dpprof__pl_bar_labels(const dpprof_bars_desc *d, double room, int ts,
         dpprof__pl_bar_text(d, (size_t)i, buf, (int)sizeof buf);
         maxn = dpprof__pl_imax(maxn, dpprof__pl_slen(buf));
     }
-    for (*sc = ts; *sc >= 1; (*sc)--) {
-        if (dpprof__pl_tw(maxn, *sc) <= room - 2 * *sc) {
-            *mode = 0;
-            return (DPPROF_PLOT_FONT_H - 2) * *sc + 2 * ts;
-        }
-        if ((DPPROF_PLOT_FONT_H - 2) * *sc <= room) {
-            *mode = 1;
-            return dpprof__pl_tw(maxn, *sc) + 3 * ts;
-        }
+    /* at the text scale only (a smaller label would be under the figures' least type size): flat, else rotated with
+       its glyphs' 11 rows and a gap of 2 between neighbours, else none (the axis reads the values) */
+    *sc = ts;
+    if (dpprof__pl_tw(maxn, *sc) <= room - 2 * *sc) {
+        *mode = 0;
+        return (DPPROF_PLOT_FONT_H - 2) * *sc + 2 * ts;
     }
-    *sc = 1;
+    if (DPPROF_PLOT_FONT_H * *sc <= room) {
+        *mode = 1;
+        return dpprof__pl_tw(maxn, *sc) + 3 * ts;
+    }
     return 0;
 }
 
@@ -4975,6 +4980,19 @@ DPPROF_API int dpprof_plot_scatter(const dpprof_scatter_desc *d, dpprof_canvas *
             }
             px[2 * i] = dpprof__pl_floor_i(mx);
             px[2 * i + 1] = dpprof__pl_floor_i(my);
+            { /* a point on top of one drawn before (a tie): moved right by a marker's width, up to three times, so
+                 that both show (matplotlib's dodge); it still reads as the same place */
+                int k, moved, tries;
+                for (tries = 0, moved = 1; moved && tries < 3; tries++) {
+                    moved = 0;
+                    for (k = 0; k < i; k++)
+                        if (abs(px[2 * k] - px[2 * i]) < r + r / 2 && abs(px[2 * k + 1] - px[2 * i + 1]) < r + r / 2) {
+                            px[2 * i] += 2 * r + r / 4;
+                            moved = 1;
+                            break;
+                        }
+                }
+            }
             dpprof__pl_marker(canvas, px[2 * i], px[2 * i + 1], d->point_marker ? d->point_marker[i] : DPPROF_PLOT_MARKER_CIRCLE, r,
                               d->point_rgb ? d->point_rgb + 3 * (size_t)i : dpprof_plot_palette(0), clip);
             dpprof__pl_occ_set(&occ, px[2 * i] - r - 1, px[2 * i + 1] - r - r / 4 - 1, 2 * r + 3, 2 * r + r / 2 + 3);
