@@ -3380,7 +3380,7 @@ static int rep_fig_heatmap(rep *r, const rep_line *l) {
    marked oom at their x */
 static int rep_fig_lines(rep *r, const rep_line *l) {
     const char *xs = rep_get(l, "x"), *ss = rep_get(l, "series"), *metric = rep_get(l, "value"), *where = rep_get(l, "where");
-    int ax = rep_axis(r, xs), as = rep_axis(r, ss), nx, ns, i, j, rc, markers[REP_MAXL];
+    int ax = rep_axis(r, xs), as = rep_axis(r, ss), nx, ns, i, j, rc, markers[REP_MAXL], lin_y;
     const char *xl[REP_MAXL], *sl[REP_MAXL], *sd[REP_MAXL];
     char sb[REP_MAXL][REP_DISP], xlabel[160], budget[64];
     double xv[REP_MAXL], *yv, limit = NAN;
@@ -3410,13 +3410,17 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
         }
     }
     memset(&d, 0, sizeof d);
-    { /* both axes are log10: their labels say so */
+    /* a ratio to non-private training or to the FLOP ceiling stays near 1: a linear axis shows its differences;
+       every other metric spans decades: log10, and the label says so */
+    lin_y = !strcmp(metric, "overhead") || !strcmp(metric, "speed") || !strcmp(metric, "flop_ceiling");
+    { /* the x axis is log10: its label says so */
         char mt[96], *paren;
         rep_metric_title(metric, mt, sizeof mt);
         snprintf(title, sizeof title, "%s", mt);
         rep_title_source(r, where, metric, title, sizeof title);
         paren = strrchr(mt, ')');
-        if (paren && paren == mt + strlen(mt) - 1) {
+        if (lin_y) snprintf(ylabel, sizeof ylabel, "%s", mt);
+        else if (paren && paren == mt + strlen(mt) - 1) {
             *paren = 0;
             snprintf(ylabel, sizeof ylabel, "%s, log)", mt);
         } else snprintf(ylabel, sizeof ylabel, "%s (log)", mt);
@@ -3445,7 +3449,17 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     d.series_rgb = rgb;
     d.series_marker = markers;
     d.log_x = 1;
-    d.log_y = 1;
+    d.log_y = !lin_y;
+    if (lin_y) { /* the ratios' own range, to a twentieth, not from 0: their differences are a few percent */
+        double lo = INFINITY, hi = -INFINITY;
+        for (i = 0; i < nx * ns; i++)
+            if (yv[i] == yv[i]) lo = yv[i] < lo ? yv[i] : lo, hi = yv[i] > hi ? yv[i] : hi;
+        if (lo <= hi) {
+            d.y_min = floor(lo * 20.0 - 1.0) / 20.0;
+            d.y_max = ceil(hi * 20.0 + 1.0) / 20.0;
+            if (d.y_min < 0) d.y_min = 0;
+        }
+    }
     d.x_ticks_at_data = 1;
     d.text_scale = REP_FIG_TEXT;
     memset(&cv, 0, sizeof cv);
