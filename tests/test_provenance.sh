@@ -15,9 +15,11 @@ if [ "$(for f in $files; do git show "HEAD:$f" 2>/dev/null; done | sha256sum | c
 check "a result's meta: the commit, the sources' sha256 (of $(echo $files | wc -w) files) and their state ($state), as the tree has them" bash -c \
     "[ $rc -eq 0 ] && grep -q '\"git_commit\": \"$(git rev-parse --short=12 HEAD)\", \"source_sha256\": \"$hash\", \"source_state\": \"$state\", \"source_note\": \"' '$tmp/r.json'"
 check "dpprof version names them" bash -c "'$bin' version | grep -q '(.*$(git rev-parse --short=12 HEAD), sources ${hash:0:12} $state;'"
-# a copy of the tree whose .git is one commit older than its files: built, it says differs, names the files
-git clone -q . "$tmp/copy" && git -C "$tmp/copy" reset -q --soft HEAD~1 2>/dev/null; rc=$?
-if [ $rc -ne 0 ]; then echo "SKIP one commit only: no older .git to copy the files under"; exit 0; fi
+# a copy of the tree whose .git is older than its files (the commit before the last that changed them): built, it
+# says differs, names the files
+last=$(git log -1 --format=%H -- $files)
+git clone -q . "$tmp/copy" && git -C "$tmp/copy" reset -q --soft "$last~1" 2>/dev/null; rc=$?
+if [ $rc -ne 0 ]; then echo "SKIP the sources were never changed after the first commit: no older .git to copy them under"; exit 0; fi
 old=$(git -C "$tmp/copy" rev-parse --short=12 HEAD)
 chash=$(cd "$tmp/copy" && cat $files | sha256sum | cut -d' ' -f1)
 (cd "$tmp/copy" && make -s build/dpprof-nocuda CFLAGS=-O0 >"$tmp/build.log" 2>&1); rc=$?
