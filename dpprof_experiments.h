@@ -3937,10 +3937,8 @@ static void fit_ls_free(char **v, int n) {
     free(v);
 }
 
-static double fit_num(const dpprof_json *root, const char *path) {
-    double d;
-    return dpprof_json_number(dpprof_json_path(root, path), &d) == DPPROF_OK ? d : NAN;
-}
+/* a number at a path of a result (the report's reader): nan where there is none */
+static double fit_num(const dpprof_json *root, const char *path) { return rep_num(dpprof_json_path(root, path)); }
 
 /* device.txt of a run folder: `dpprof devices` ("139.8 GiB (139.3 GiB free)") and nvidia-smi's memory.total
    ("143771 MiB"): the memory an idle process cannot have, in MiB (nan: not there) */

@@ -46,15 +46,8 @@ check "summary counts the statuses" grep -q '^configurations 12: 6 ok, 6 oom, 0 
 check "summary says time was not measured" grep -q 'not measured (no GPU results)' "$tmp/r/summary.txt"
 # a value of an axis none of whose configurations has run yet (a new shape of a committed sweep): left out of a
 # bars figure (its title names it) and of a pivot table, not drawn as a group of n/a
-cat >"$tmp/part.conf" <<'CONF'
-name = small
-base = --preset tiny --backend dry --steps 1 --seq 64 --sigma 1 --dataset-size 1000 --timeline none
-axis algo = vanilla: --algo vanilla --sigma 0 | ghost: --algo ghost | flash_bk: --algo flash_bk
-axis batch = 2 | 4
-axis lim = free: | tight: --memory-limit 2M
-figure peak = bars x=batch series=algo value=peak_gib where=lim:free
-table = pivot rows=algo cols=batch value=peak_gib where=lim:free
-CONF
+{ grep -v '^figure\|^table' "$tmp/small.conf"; echo 'figure peak = bars x=batch series=algo value=peak_gib where=lim:free'
+  echo 'table = pivot rows=algo cols=batch value=peak_gib where=lim:free'; } >"$tmp/part.conf" # the small experiment, one figure and one table
 mkdir -p "$tmp/part"
 cp "$tmp"/r/small-*-2-*.json "$tmp/part/"
 "$bin" report "$tmp/part.conf" --results "$tmp/part" --figures "$tmp/pf" --tables "$tmp/pt" >/dev/null 2>&1; rc=$?
