@@ -897,20 +897,30 @@ static void sweep_csv_str(FILE *f, const char *s) {
 }
 
 /* a command line a shell reads back as the same words */
+/* a word for the shell: as it is where it is safe, else in single quotes */
+static const char *sh_word(const char *s, char *buf, size_t cap) {
+    size_t i, len = 0;
+    if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == strlen(s)) {
+        snprintf(buf, cap, "%s", s);
+        return buf;
+    }
+    if (cap < 3) return "";
+    buf[len++] = '\'';
+    for (i = 0; s[i] && len + 5 < cap; i++) {
+        if (s[i] == '\'') buf[len++] = '\'', buf[len++] = '\\', buf[len++] = '\'', buf[len++] = '\'';
+        else buf[len++] = s[i];
+    }
+    buf[len++] = '\'';
+    buf[len] = 0;
+    return buf;
+}
+
 static void sweep_print_cmd(FILE *f, char *const *args) {
     int i;
     for (i = 0; args[i]; i++) {
-        const char *a = args[i];
+        char buf[8192];
         if (i) fputc(' ', f);
-        if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == strlen(a)) fputs(a, f);
-        else {
-            fputc('\'', f);
-            for (; *a; a++) {
-                if (*a == '\'') fputs("'\\''", f);
-                else fputc(*a, f);
-            }
-            fputc('\'', f);
-        }
+        fputs(sh_word(args[i], buf, sizeof buf), f);
     }
     fputc('\n', f);
 }
@@ -3906,7 +3916,6 @@ static int fit_search(fit_ctx *f, fit_row *r) {
 }
 
 /* ---- fit: what the committed GPU runs measured (data/bench/DATE-DEVICE/): the margin, and the per-op rates ---------- */
-static int fit_strcmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* the names in a directory (no dot files), sorted: the run folders are named by date, oldest first. -1: no directory */
 static int fit_ls(const char *dir, char ***out) {
@@ -3927,7 +3936,7 @@ static int fit_ls(const char *dir, char ***out) {
         n++;
     }
     closedir(d);
-    if (n) qsort(v, (size_t)n, sizeof *v, fit_strcmp);
+    if (n) qsort(v, (size_t)n, sizeof *v, sweep_cmp_id);
     *out = v;
     return n;
 }
@@ -4378,24 +4387,6 @@ static int fit_parse_int(const char *s, int hi) {
 static int fit_parse_zero(const char *s) { return fit_parse_int(s, 3); }
 static int fit_parse_lora(const char *s) { return fit_parse_int(s, 65536); }
 
-/* a word for the shell: as it is where it is safe, else in single quotes */
-static const char *fit_sh(const char *s, char *buf, size_t cap) {
-    size_t i, len = 0;
-    if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == strlen(s)) {
-        snprintf(buf, cap, "%s", s);
-        return buf;
-    }
-    if (cap < 3) return "";
-    buf[len++] = '\'';
-    for (i = 0; s[i] && len + 5 < cap; i++) {
-        if (s[i] == '\'') buf[len++] = '\'', buf[len++] = '\\', buf[len++] = '\'', buf[len++] = '\'';
-        else buf[len++] = s[i];
-    }
-    buf[len++] = '\'';
-    buf[len] = 0;
-    return buf;
-}
-
 /* the dpprof run command of a row (on dry: the memory it prints is the row's) */
 static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_row *r, char *out, size_t cap) {
     size_t len = 0;
@@ -4403,8 +4394,8 @@ static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_
     const dpprof_config *c = &f->base;
 #define FIT_ADD(...) (len += (len < cap ? (size_t)snprintf(out + len, cap - len, __VA_ARGS__) : 0))
     FIT_ADD("dpprof run");
-    if (f->o.run.hf_config) FIT_ADD(" --hf-config %s", fit_sh(f->o.run.hf_config, q, sizeof q));
-    else FIT_ADD(" --preset %s", fit_sh(c->preset ? c->preset : "tiny", q, sizeof q));
+    if (f->o.run.hf_config) FIT_ADD(" --hf-config %s", sh_word(f->o.run.hf_config, q, sizeof q));
+    else FIT_ADD(" --preset %s", sh_word(c->preset ? c->preset : "tiny", q, sizeof q));
     if (given->vocab) FIT_ADD(" --vocab %d", given->vocab);
     if (given->hidden) FIT_ADD(" --hidden %d", given->hidden);
     if (given->layers) FIT_ADD(" --layers %d", given->layers);
@@ -4419,7 +4410,7 @@ static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_
     if (r->lora) {
         FIT_ADD(" --lora-rank %d", r->lora);
         if (c->lora_alpha > 0) FIT_ADD(" --lora-alpha %g", c->lora_alpha);
-        if (c->lora_targets) FIT_ADD(" --lora-targets %s", fit_sh(c->lora_targets, q, sizeof q));
+        if (c->lora_targets) FIT_ADD(" --lora-targets %s", sh_word(c->lora_targets, q, sizeof q));
     }
     if (c->dtype) FIT_ADD(" --dtype %s", fit_dtype(c->dtype));
     if (c->optimizer) FIT_ADD(" --optimizer %s", dpprof_config_enum_name(dpprof_config_field_find("optimizer"), c->optimizer, code, sizeof code));
