@@ -411,7 +411,7 @@ gpu-check: dpprof build/tests/test_gpu
 # Opacus at those shapes. everything lands in one
 # data/bench/DATE-TIME-DEVICE/: the stamp is kept in GPU_RUN_STAMP_FILE, so a rerun (after a cut, or on a fresh
 # machine with results/ carried) resumes there and skips the steps done (rm the file to start a new run)
-GPU_RUN_STEPS := test attn bench:bf16-trainer bench:cudnn-trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram
+GPU_RUN_STEPS := test attn bench:bf16-trainer bench:cudnn-trainer clipgrad:trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram
 GPU_RUN_STAMP_FILE ?= results/gpu-run.stamp
 BUDGET ?= 540
 .PHONY: gpu-run

@@ -1145,6 +1145,9 @@ DPPROF_API void dpprof_linear_sqnorm_psg_ref(double *norm2, const dpprof_real *d
 /* book-keeping clipped weight gradient: dw (OC,IC) += sum_i c[i] dy_i^T x_i, one gemm over the n*T rows with
    dy scaled by c per sample; dy (n,T,OC), x (n,T,IC), c (n). with c = 1 it is dpprof_matmul_bwd_ref's dweight */
 DPPROF_API void dpprof_linear_clipgrad_ref(dpprof_real *dw, const dpprof_real *dy, const dpprof_real *x, const double *c, int n, int T, int IC, int OC);
+/* norm2 (n) += the squared norm of each sample of x (n, P), summed in double: book-keeping's batched bf16 clipped
+   gradient bounds its rounding by the norms of a layer's dy and x (dpprof_clip_factors_bound_ref) */
+DPPROF_API void dpprof_sample_sqnorm_ref(double *norm2, const dpprof_real *x, int n, size_t P);
 
 /* embedding (V,C) looked up by tokens (n,T) in [0,V): the per-sample gradient has rows
    g_i[v] = sum_{t: tokens[i,t] = v} dy[i,t,:]. norm without materialising: norm2 (n) +=
@@ -1176,6 +1179,10 @@ DPPROF_API void dpprof_rmsnorm_bwd_ps_ref(dpprof_real *dinp, dpprof_real *psg, c
    a nan (or negative) norm gives a nan factor, never 1: a broken sample must not pass unclipped. c may alias norm2
    (in place). clip >= 0 */
 DPPROF_API void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip);
+/* flat clipping with a bound on what rounding adds to each sample's clipped gradient: c[i] = min(1, clip /
+   (sqrt(norm2[i]) + eps[i] + 1e-6)), eps (n) >= 0 (NULL: dpprof_clip_factors_ref). where a sample's computed
+   contribution is c_i (g_i + r_i) with ||r_i|| <= eps[i], its norm stays within clip (Minkowski) */
+DPPROF_API void dpprof_clip_factors_bound_ref(double *c, const double *norm2, const double *eps, int n, double clip);
 
 /* which flash flavour is cheaper for one linear layer: 0 gram, 1 psg. compares the flops of
    dpprof_linear_sqnorm_gram_cost and dpprof_linear_sqnorm_psg_cost (roughly T*(T+TILE)*(IC+OC) against
@@ -1214,6 +1221,8 @@ DPPROF_API dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int O
 /* flops n*T*OC + 2*n*T*IC*OC + OC*IC: scaling dy by c, the gemm, the += into dw;
    bytes es*(n*T*OC dy + n*T*IC x + 2*OC*IC dw) + 8*n c */
 DPPROF_API dpprof_cost dpprof_linear_clipgrad_cost(int n, int T, int IC, int OC, int elem_size);
+/* flops 2*n*P (a multiply-add an element); bytes es*n*P + 16*n */
+DPPROF_API dpprof_cost dpprof_sample_sqnorm_cost(int n, size_t P, int elem_size);
 /* upper bound, reached when every position of a sample holds the same token (and exactly what a kernel that
    evaluates the whole masked T x T gram does): per sample T*(T-1)/2 token compares, T*(T+1)/2 dot products
    (2*C each) each multiply-added with its weight 1 or 2 into the sum (2), the += (1):
@@ -1390,6 +1399,12 @@ typedef struct dpprof_config {
                                     kernel (dpprof_cuda_tuning.fused_clipgrad) or on one cuBLAS GEMM per sample: ON ->
                                     fused; OFF -> cuBLAS; AUTO -> algo auto times both at each linear layer's shape at
                                     session start (physical batch >= 2) and takes the faster, the other algorithms cuBLAS */
+    dpprof_switch batched_clipgrad;      /* cuda, bf16, flat clipping: a linear layer's clipped weight gradient as one cuBLAS GEMM over
+                                    the physical batch's n T rows, its output gradient scaled by c_i in place (bf16), each
+                                    sample's factor lowered to C / (||g_i|| + ||eps_i|| + 1e-6) with eps_i over the batched
+                                    layers, eps_il = 2^-8 ||dy_il|| ||x_il||, so that the rounding stays within C
+                                    (docs/dp.md): ON -> every linear layer (over fused_clipgrad); OFF -> never; AUTO ->
+                                    algo auto (with fused_clipgrad AUTO) times it as a third candidate, takes it where faster */
     dpprof_switch fused_noise;           /* dp: the noise, the division by the batch and the optimizer step in one pass over the
                                     gradients (dpprof_noise_adam_gpu on cuda), the same bits; no noise phase then: the
                                     optimizer_step phase holds it. ON -> fused; OFF -> two passes; AUTO -> algo auto on
@@ -1773,6 +1788,9 @@ DPPROF_API void dpprof_init_normal_gpu(float *out, size_t n, double stddev, uint
 DPPROF_API void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale);
 /* book-keeping on cuda: x (n,T,D) in place, x[i,t,:] = (float)(c[i] * (double)x[i,t,:]); c (n) device doubles */
 DPPROF_API void dpprof_scale_rows_gpu(float *x, const double *c, int n, int T, int D);
+/* norm2 (n) += the squared norm of each sample of x (n, P) in the storage type (bf16 or fp32), summed in double:
+   dpprof_sample_sqnorm_ref on the stored values */
+DPPROF_API void dpprof_sample_sqnorm_gpu(double *norm2, const float *x, int n, size_t P);
 /* non-finite checks without a sync per tensor: reset, check any number of tensors (each with a tag >= 0),
    then result: *tag = the smallest tag that held a nan or inf, or -1 (waits for the stream) */
 DPPROF_API void dpprof_nonfinite_reset_gpu(void);
@@ -4383,6 +4401,17 @@ void dpprof_linear_clipgrad_ref(dpprof_real *dw, const dpprof_real *dy, const dp
     dpprof__linear_dyTx(dw, 1, dy, x, c, n, T, IC, OC);
 }
 
+void dpprof_sample_sqnorm_ref(double *norm2, const dpprof_real *x, int n, size_t P) {
+    int i;
+    size_t e;
+    for (i = 0; i < n; i++) {
+        const dpprof_real *xi = x + (size_t)i * P;
+        double total = 0.0;
+        for (e = 0; e < P; e++) total += (double)xi[e] * (double)xi[e];
+        norm2[i] += total;
+    }
+}
+
 /* ---- embedding ---------------------------------------------------------------------------------- */
 
 void dpprof_embedding_sqnorm_ref(double *norm2, const dpprof_real *dy, const int *tokens, int n, int T, int C) {
@@ -4465,13 +4494,16 @@ void dpprof_rmsnorm_bwd_ps_ref(dpprof_real *dinp, dpprof_real *psg, const dpprof
 
 /* ---- clipping ----------------------------------------------------------------------------------- */
 
-void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip) {
+void dpprof_clip_factors_ref(double *c, const double *norm2, int n, double clip) { dpprof_clip_factors_bound_ref(c, norm2, NULL, n, clip); }
+
+void dpprof_clip_factors_bound_ref(double *c, const double *norm2, const double *eps, int n, double clip) {
     int i;
     /* a negative bound would flip gradients instead of shrinking them */
     DPPROF_ASSERT(clip >= 0.0);
     for (i = 0; i < n; i++) {
-        /* the 1e-6 (opacus' choice) keeps a zero gradient at factor 1 instead of dividing by zero */
-        double f = clip / (sqrt(norm2[i]) + 1e-6);
+        /* the 1e-6 (opacus' choice) keeps a zero gradient at factor 1 instead of dividing by zero; a nan eps
+           makes a nan factor, as a nan norm does */
+        double f = clip / (sqrt(norm2[i]) + (eps ? eps[i] : 0.0) + 1e-6);
         /* f == f is false only for nan: min() would turn a nan norm into factor 1, an unclipped sample */
         c[i] = (f == f && f > 1.0) ? 1.0 : f;
     }
@@ -4532,6 +4564,11 @@ dpprof_cost dpprof_linear_sqnorm_psg_cost(int n, int T, int IC, int OC, int elem
 dpprof_cost dpprof_linear_clipgrad_cost(int n, int T, int IC, int OC, int elem_size) {
     double nn = n, t = T, ic = IC, oc = OC, es = elem_size;
     return dpprof__cost(nn * t * oc + 2.0 * nn * t * ic * oc + oc * ic, es * (nn * t * oc + nn * t * ic + 2.0 * oc * ic) + 8.0 * nn);
+}
+
+dpprof_cost dpprof_sample_sqnorm_cost(int n, size_t P, int elem_size) {
+    double nn = n, pp = (double)P;
+    return dpprof__cost(2.0 * nn * pp, elem_size * nn * pp + 16.0 * nn);
 }
 
 dpprof_cost dpprof_embedding_sqnorm_cost(int n, int T, int C, int elem_size) {
@@ -4783,6 +4820,7 @@ static const dpprof_config_field dpprof__fields[] = {
     DPPROF__F(auto_materialise, DPPROF_FIELD_ENUM, 0, 0, 0, "never|measured|both-rules|width-rule", -1),
     DPPROF__F(auto_ghost, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
     DPPROF__F(fused_clipgrad, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
+    DPPROF__F(batched_clipgrad, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
     DPPROF__F(fused_noise, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
     DPPROF__F(dp_warp_tile, DPPROF_FIELD_INT, 32, 64, 0, "32|64", 0),
     DPPROF__F(wgmma, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
@@ -5223,15 +5261,27 @@ typedef struct dpprof__dps {
     int fg_p[3], fg_oc[3];          /* their parameters and widths */
     dpprof_tensor *fg_dy[3];        /* their output gradients */
     const dpprof_tensor *fg_x;      /* the input they read */
-    int *cg_fused;                  /* (n_params) cuda, bf16: a linear layer's clipped gradient on the fused kernel (1) or
-                                       on cuBLAS per sample (0): fused_clipgrad's, or auto's measured choice */
-    double *cg_ms;                  /* (2 n_params) auto: ms of one clipped gradient at the layer's shape and the physical
-                                       batch on cuBLAS per sample, then on the fused kernel; NAN where unmeasured */
+    int *cg_kernel;                 /* (n_params) cuda, bf16: a linear layer's clipped gradient on cuBLAS per sample
+                                       (DPPROF__CG_CUBLAS), the fused kernel (_FUSED) or one cuBLAS GEMM over the batch
+                                       (_BATCHED): fused_clipgrad's and batched_clipgrad's, or auto's measured choice */
+    double *cg_ms;                  /* (3 n_params) auto: ms of one clipped gradient at the layer's shape and the physical
+                                       batch on cuBLAS per sample, the fused kernel, the batched GEMM; NAN unmeasured */
+    int cg_batched;                 /* batched_clipgrad can run: the norms phase bounds its rounding (dpprof__cg_batched_possible) */
+    dpprof_tensor rown;             /* (2 n_params, n) the squared norms of each batched layer's dy and x per sample */
+    double *h_rown;                 /* their host copy (cuda) */
+    double eps_ratio_max;           /* the largest ||eps_i|| / ||g_i|| of the run's samples (batched layers); NAN none */
     int fused_noise;                /* the noise in the optimizer's pass: fused_noise's, or auto's measured choice */
     double noise_ms[2];             /* auto: ms of the noise and the optimizer step on noise_n weights, two passes then
                                        one; NAN unmeasured */
     int64_t noise_n;
 } dpprof__dps;
+
+/* dpprof__dps.cg_kernel: how a bf16 book-keeping layer makes its clipped weight gradient */
+#define DPPROF__CG_CUBLAS 0  /* one cuBLAS GEMM per sample, alpha = c_i */
+#define DPPROF__CG_FUSED 1   /* the fused tensor-core kernel */
+#define DPPROF__CG_BATCHED 2 /* dy scaled by c_i in bf16, one cuBLAS GEMM over the batch (the factors bound the rounding) */
+static const char *dpprof__cg_name(int k) { return k == DPPROF__CG_BATCHED ? "batched" : k == DPPROF__CG_FUSED ? "fused"
+                                                                                                               : "cublas"; }
 
 /* cuda: launch counts, host staging, the driver's figure, the device, counters */
 typedef struct dpprof__gpu {
@@ -5886,7 +5936,8 @@ static void dpprof__init_param(dpprof_session *s, int i) {
 /* the storage mode of the gpu ops is per process (dpprof_cuda_set_storage): each entry point that
    queues ops sets this session's, so that sessions of either dtype can be used in turn */
 #if DPPROF__CUDA
-/* the clipped weight gradient's kernel (auto takes it per layer), the rest of the tuning as it is */
+/* the clipped weight gradient's kernel (auto takes it per layer; cuBLAS per sample unless fused), the rest of the
+   tuning as it is */
 static void dpprof__tune_clipgrad(int fused) {
     dpprof_cuda_tuning t;
     dpprof_cuda_get_tuning(&t);
@@ -6753,6 +6804,7 @@ static void dpprof__acts_release(dpprof_session *s) {
     s->dps.n_kept = s->dps.n_cache = 0;
     dpprof__tfree(s, &s->dps.clip);
     dpprof__tfree(s, &s->dps.norm2);
+    dpprof__tfree(s, &s->dps.rown);
     dpprof__z3_done(s, -1);
     for (l = 0; s->dist.zero >= 2 && l < s->model.n_params; l++) dpprof__tfree(s, &s->model.params[l].g);
 }
@@ -6868,6 +6920,8 @@ static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
         norm2 = s->gpu.h_norm2;
         clip = s->gpu.h_clip;
         memset(clip, 0, sizeof(double) * n_clip);
+        if (s->dps.cg_batched && dpprof_cuda_copy(s->dps.h_rown, s->dps.rown.data, sizeof(double) * 2 * (size_t)n * (size_t)s->model.n_params, DPPROF_COPY_D2H) != DPPROF_OK)
+            return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
     }
 #endif
     if (s->backend == DPPROF_BACKEND_DRY) return DPPROF_OK;
@@ -6883,7 +6937,30 @@ static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
         s->dps.last_norms[first + i] = sqrt(tot);
         if (!per_layer) clip[i] = tot;
     }
-    if (!per_layer) {
+    if (!per_layer && s->dps.cg_batched && s->dps.h_rown) {
+        /* the batched layers' bound on their bf16 rounding, ||eps_i||, eps_il = 2^-8 ||dy_il|| ||x_il|| (dy and x as
+           stored, the norms in double), into the factors: c_i = C / (||g_i|| + ||eps_i|| + 1e-6) */
+        double *rn = s->dps.h_rown, *eps = rn + (size_t)2 * n * s->model.n_params; /* eps: the row after the norms */
+        int any = 0, k;
+        for (i = 0; i < n; i++) {
+            double e2 = 0;
+            for (k = 0; k < s->dps.n_cache; k++) {
+                const int q = s->dps.cache[k].p;
+                if (s->dps.cache[k].embed || s->dps.cg_kernel[q] != DPPROF__CG_BATCHED) continue;
+                e2 += rn[(size_t)2 * q * n + i] * rn[((size_t)2 * q + 1) * n + i];
+                any = 1;
+            }
+            eps[i] = ldexp(sqrt(e2), -8);
+        }
+        if (any) {
+            for (i = 0; i < n; i++) {
+                const double r = eps[i] / (sqrt(clip[i]) + 1e-300);
+                if (!(r <= s->dps.eps_ratio_max)) s->dps.eps_ratio_max = r; /* NAN at first */
+            }
+            dpprof_clip_factors_bound_ref(clip, clip, eps, n, s->cfg.max_grad_norm);
+        } else dpprof_clip_factors_ref(clip, clip, n, s->cfg.max_grad_norm);
+        for (i = 0; i < n; i++) s->dps.last_clip[first + i] = clip[i];
+    } else if (!per_layer) {
         dpprof_clip_factors_ref(clip, clip, n, s->cfg.max_grad_norm);
         for (i = 0; i < n; i++) s->dps.last_clip[first + i] = clip[i];
     } else {
@@ -6904,9 +6981,16 @@ static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
 /* the op clip_factors: the norms down to the host, the factors there, back up (its copies inside the op record) */
 static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
     dpprof_cost c;
-    int rc;
+    int rc, k;
     c.flops = (double)n * s->model.n_params;
     c.bytes = 8.0 * n * (s->model.n_params + 1.0);
+    for (k = 0; s->dps.cg_batched && k < s->dps.n_cache; k++) { /* the batched layers' norms of dy and x */
+        const dpprof__cache_ent *e = &s->dps.cache[k];
+        double *rn = DPPROF__D(s->dps.rown) ? DPPROF__D(s->dps.rown) + (size_t)2 * e->p * n : NULL;
+        if (e->embed || s->dps.cg_kernel[e->p] != DPPROF__CG_BATCHED) continue;
+        DPPROF__OP(s, sample_sqnorm, (n, (size_t)e->T * e->OC, s->elem), (rn, DPPROF__F(*e->dy), n, (size_t)e->T * e->OC));
+        DPPROF__OP(s, sample_sqnorm, (n, (size_t)e->T * e->IC, s->elem), (rn ? rn + n : NULL, DPPROF__F(*e->x), n, (size_t)e->T * e->IC));
+    }
     dpprof_prof_add_cost(&s->prof, c.flops, c.bytes);
     dpprof__op_mark(s, "clip_factors", c);
     rc = dpprof__norms_phase_run(s, n, first);
@@ -6944,6 +7028,23 @@ static int dpprof__clipgrad_fast(dpprof_session *s, int k, const void **scaled, 
     dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__WM(s, e->p), n * e->T, e->IC, e->OC);
     return 1;
 }
+
+/* cuda, bf16, a layer on the batched kernel: dy scaled by the factors in place, c_i dy_i rounded to bf16 (dy is this
+   layer's alone and dies after this phase), then cuBLAS's dweight GEMM over all n T rows. the factors carry the
+   rounding's bound (dpprof__norms_phase_run): sample i's contribution is c_i (dy_i^T x_i + E_i^T x_i) with
+   |E_i| <= 2^-8 |dy_i| elementwise, so ||E_i^T x_i|| <= 2^-8 ||dy_i|| ||x_i|| = eps_il. a dy that is another entry's
+   input or output gradient is left alone: that layer takes cuBLAS per sample (its eps still counted) */
+static int dpprof__clipgrad_batched(dpprof_session *s, int k) {
+    const dpprof__cache_ent *e = &s->dps.cache[k];
+    const int n = s->dps.bw_n;
+    int j;
+    if (s->dps.cg_kernel[e->p] != DPPROF__CG_BATCHED || !s->dps.cg_batched || e->x->data == e->dy->data) return 0;
+    for (j = 0; j < s->dps.n_cache; j++)
+        if (j != k && (s->dps.cache[j].dy->data == e->dy->data || s->dps.cache[j].x->data == e->dy->data)) return 0;
+    dpprof_scale_rows_gpu(DPPROF__F(*e->dy), DPPROF__D(s->dps.clip), n, e->T, e->OC);
+    dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), NULL, n * e->T, e->IC, e->OC);
+    return 1;
+}
 #endif
 
 static int dpprof__clip_phase(dpprof_session *s) {
@@ -6962,9 +7063,11 @@ static int dpprof__clip_phase(dpprof_session *s) {
         if (e->embed) DPPROF__OP(s, embedding_clipgrad, (n, e->T, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__I(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->OC));
         else if (s->backend == DPPROF_BACKEND_CUDA && DPPROF__G(s, e->p)) {
 #if DPPROF__CUDA
-            dpprof__tune_clipgrad(s->dps.cg_fused[e->p]);
+            dpprof__tune_clipgrad(s->dps.cg_kernel[e->p] == DPPROF__CG_FUSED);
 #endif
-            DPPROF__OPX(s, "linear_clipgrad", dpprof_linear_clipgrad_cost(n, e->T, e->IC, e->OC, E), (void)0, if (!dpprof__clipgrad_fast(s, k, scaled, &n_scaled)) dpprof_linear_clipgrad_gpu(DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
+            DPPROF__OPX(s, "linear_clipgrad", dpprof_linear_clipgrad_cost(n, e->T, e->IC, e->OC, E), (void)0,
+                        if (!dpprof__clipgrad_fast(s, k, scaled, &n_scaled) && !dpprof__clipgrad_batched(s, k))
+                            dpprof_linear_clipgrad_gpu(DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
         } else DPPROF__OP(s, linear_clipgrad, (n, e->T, e->IC, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
         dpprof__grad_close(s, e->p);
     }
@@ -7007,6 +7110,7 @@ static int dpprof__physical(dpprof_session *s, int step, int n, int first, doubl
     /* pass 1: per-sample norms of every trainable tensor, from the unscaled per-sample losses */
     s->dps.bw_n = n;
     DPPROF__TRY(dpprof__talloc(s, &s->dps.norm2, (int64_t)n * s->model.n_params, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
+    if (s->dps.cg_batched) DPPROF__TRY(dpprof__talloc(s, &s->dps.rown, (int64_t)2 * n * s->model.n_params, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
     s->dps.bw_mode = DPPROF__MODE_NORM;
     s->dps.bw_retain = s->dps.two_pass;
     DPPROF__TRY(dpprof__backward(s, n, 1.0, 0));
@@ -7033,6 +7137,7 @@ static int dpprof__physical(dpprof_session *s, int step, int n, int first, doubl
     }
     dpprof__tfree(s, &s->dps.clip);
     dpprof__tfree(s, &s->dps.norm2);
+    dpprof__tfree(s, &s->dps.rown);
     return DPPROF_OK;
 }
 
@@ -7617,17 +7722,29 @@ static int dpprof__tock(int e0, double *ms) {
 }
 #endif
 
+/* bf16 book-keeping's batched clipped gradient can run in this session: flat clipping, a physical batch of 2 or
+   more, batched_clipgrad ON, or AUTO where algo auto times it (fused_clipgrad AUTO). the norms phase then
+   allocates the per-sample norms of the layers' dy and x on every backend, whatever the layers take */
+static int dpprof__cg_batched_possible(const dpprof_session *s) {
+    if (!s->dps.bk || s->dps.two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || s->cfg.per_layer_clipping || s->cfg.physical_batch < 2) return 0;
+    return s->cfg.batched_clipgrad == DPPROF_SWITCH_ON ||
+           (s->cfg.batched_clipgrad == DPPROF_SWITCH_AUTO && s->cfg.fused_clipgrad == DPPROF_SWITCH_AUTO && s->cfg.algo == DPPROF_ALGO_AUTO);
+}
+
 /* auto, bf16 book-keeping with physical batches of 2 or more (and fused_clipgrad 0): which kernel makes each
    linear layer's clipped gradient, measured once per distinct shape at session start, one warm-up and three
    timed calls of each: cuBLAS per sample (the GEMMs read and write all of dw once a sample) against the fused
-   kernel (one pass; dpprof_linear_clipgrad_rep_gpu, the physical batch's worth of copies of one sample). the
-   inputs (seq x widest input, seq x widest output, bf16) and the factors are allocated on every backend that
-   runs bf16, so the dry and cuda memory profiles stay equal; dw is the layer's own gradient, zeroed after */
+   kernel (one pass; dpprof_linear_clipgrad_rep_gpu, the physical batch's worth of copies of one sample) and, with
+   batched_clipgrad AUTO, the batched GEMM (dy's n T rows scaled, one GEMM with K = n T; on inputs of the batch's
+   rows, as the GEMM's speed depends on K). the inputs (seq x widest input, seq x widest output, bf16, times the
+   physical batch for the batched GEMM) and the factors are allocated on every backend that runs bf16, so the dry
+   and cuda memory profiles stay equal; dw is the layer's own gradient, zeroed after */
 static int dpprof__calibrate_clipgrad(dpprof_session *s) {
-    const int n = s->cfg.physical_batch, T = s->cfg.seq;
+    const int n = s->cfg.physical_batch, T = s->cfg.seq, nb = s->dps.cg_batched ? n : 1; /* nb: the samples the inputs hold */
     int i, wi = 0, wo = 0, rc;
     dpprof_tensor xs, ys, cs;
-    if (s->cfg.fused_clipgrad != DPPROF_SWITCH_AUTO || !s->dps.bk || s->dps.two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || n < 2) return DPPROF_OK;
+    if (s->cfg.fused_clipgrad != DPPROF_SWITCH_AUTO || s->cfg.batched_clipgrad == DPPROF_SWITCH_ON || !s->dps.bk || s->dps.two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || n < 2)
+        return DPPROF_OK; /* batched_clipgrad ON: every layer batched, nothing to choose */
     for (i = 0; i < s->model.n_params; i++) {
         const dpprof_param *p = &s->model.params[i];
         if (!p->trainable || p->rows <= 1 || i == s->model.p_emb || p->rows % 8 || p->cols % 8) continue;
@@ -7637,8 +7754,8 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
     if (!wi) return DPPROF_OK;
     memset(&ys, 0, sizeof ys);
     memset(&cs, 0, sizeof cs);
-    DPPROF__TRY(dpprof__talloc(s, &xs, (int64_t)T * wi, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0));
-    rc = dpprof__talloc(s, &ys, (int64_t)T * wo, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
+    DPPROF__TRY(dpprof__talloc(s, &xs, (int64_t)nb * T * wi, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0));
+    rc = dpprof__talloc(s, &ys, (int64_t)nb * T * wo, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
     if (rc == DPPROF_OK) rc = dpprof__talloc(s, &cs, n, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 0);
 #if DPPROF__CUDA
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
@@ -7647,10 +7764,10 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
         float v;
         int e0 = -1, j, k, f;
         memcpy(&v, &pair, sizeof v);
-        dpprof_fill_gpu(DPPROF__F(xs), (size_t)T * (size_t)wi / 2, v);
-        dpprof_fill_gpu(DPPROF__F(ys), (size_t)T * (size_t)wo / 2, v);
+        dpprof_fill_gpu(DPPROF__F(xs), (size_t)nb * T * (size_t)wi / 2, v);
+        dpprof_fill_gpu(DPPROF__F(ys), (size_t)nb * T * (size_t)wo / 2, v);
         if (!hc) rc = dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the clip factors for config.algo = auto's timing");
-        for (j = 0; rc == DPPROF_OK && j < n; j++) hc[j] = 1.0 / (j + 2); /* any factors below 1: the timing does not depend on them */
+        for (j = 0; rc == DPPROF_OK && j < n; j++) hc[j] = 1.0; /* the timing does not depend on them; 1 keeps the batched GEMM's scaled inputs */
         if (rc == DPPROF_OK && dpprof_cuda_copy(cs.data, hc, sizeof(double) * (size_t)n, DPPROF_COPY_H2D) != DPPROF_OK) rc = DPPROF_ERR_CUDA;
         DPPROF_FREE(hc);
         for (i = 0; rc == DPPROF_OK && i < s->model.n_params; i++) {
@@ -7658,22 +7775,30 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
             const int Ti = dpprof__param_T(s, i);
             if (!p->trainable || p->rows <= 1 || i == s->model.p_emb || p->rows % 8 || p->cols % 8) continue;
             for (j = 0; j < i; j++) /* a shape measured already */
-                if (!isnan(s->dps.cg_ms[2 * j]) && s->model.params[j].rows == p->rows && s->model.params[j].cols == p->cols && dpprof__param_T(s, j) == Ti) break;
+                if (!isnan(s->dps.cg_ms[3 * j]) && s->model.params[j].rows == p->rows && s->model.params[j].cols == p->cols && dpprof__param_T(s, j) == Ti) break;
             if (j < i) {
-                s->dps.cg_ms[2 * i] = s->dps.cg_ms[2 * j], s->dps.cg_ms[2 * i + 1] = s->dps.cg_ms[2 * j + 1], s->dps.cg_fused[i] = s->dps.cg_fused[j];
+                for (f = 0; f < 3; f++) s->dps.cg_ms[3 * i + f] = s->dps.cg_ms[3 * j + f];
+                s->dps.cg_kernel[i] = s->dps.cg_kernel[j];
                 continue;
             }
-            for (f = 0; f < 2 && rc == DPPROF_OK; f++) {
+            for (f = 0; f < 2 + s->dps.cg_batched && rc == DPPROF_OK; f++) {
                 double ms = 0;
-                dpprof__tune_clipgrad(f);
+                dpprof__tune_clipgrad(f == DPPROF__CG_FUSED);
                 for (k = 0; k < 4 && rc == DPPROF_OK; k++) {
                     rc = dpprof__tick(k, &e0);
-                    dpprof_linear_clipgrad_rep_gpu(DPPROF__F(p->g), DPPROF__F(ys), DPPROF__F(xs), (const double *)cs.data, n, Ti, p->cols, p->rows);
+                    if (f == DPPROF__CG_BATCHED) { /* what dpprof__clipgrad_batched queues */
+                        dpprof_scale_rows_gpu(DPPROF__F(ys), (const double *)cs.data, n, Ti, p->rows);
+                        dpprof_matmul_bwd_gpu(NULL, DPPROF__F(p->g), DPPROF__F(ys), DPPROF__F(xs), NULL, n * Ti, p->cols, p->rows);
+                    } else dpprof_linear_clipgrad_rep_gpu(DPPROF__F(p->g), DPPROF__F(ys), DPPROF__F(xs), (const double *)cs.data, n, Ti, p->cols, p->rows);
                 }
                 if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
-                if (rc == DPPROF_OK) s->dps.cg_ms[2 * i + f] = ms;
+                if (rc == DPPROF_OK) s->dps.cg_ms[3 * i + f] = ms;
             }
-            if (rc == DPPROF_OK) s->dps.cg_fused[i] = s->dps.cg_ms[2 * i + 1] < s->dps.cg_ms[2 * i];
+            if (rc == DPPROF_OK) {
+                s->dps.cg_kernel[i] = DPPROF__CG_CUBLAS;
+                for (f = 1; f < 2 + s->dps.cg_batched; f++)
+                    if (s->dps.cg_ms[3 * i + f] < s->dps.cg_ms[3 * i + s->dps.cg_kernel[i]]) s->dps.cg_kernel[i] = f;
+            }
             (void)dpprof_cuda_zero(p->g.data, (size_t)p->g.n * (size_t)p->g.elem_size);
         }
         dpprof__tune_clipgrad(s->cfg.fused_clipgrad == DPPROF_SWITCH_ON);
@@ -7823,10 +7948,10 @@ static int dpprof__cg_measured(const dpprof_session *s, const int *at) {
     int i, j;
     if (!s->dps.cg_ms) return 0;
     for (i = at ? *at : 0; i < (at ? *at + 1 : s->model.n_params); i++) {
-        if (isnan(s->dps.cg_ms[2 * i])) continue;
+        if (isnan(s->dps.cg_ms[3 * i])) continue;
         if (!at) return 1;
         for (j = 0; j < i; j++)
-            if (!isnan(s->dps.cg_ms[2 * j]) && s->model.params[j].rows == s->model.params[i].rows && s->model.params[j].cols == s->model.params[i].cols &&
+            if (!isnan(s->dps.cg_ms[3 * j]) && s->model.params[j].rows == s->model.params[i].rows && s->model.params[j].cols == s->model.params[i].cols &&
                 dpprof__param_T(s, j) == dpprof__param_T(s, i))
                 return 0;
         return 1;
@@ -7899,7 +8024,8 @@ static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int ghos
     probe.steps = 1;
     probe.warmup = 0;
     probe.data_path = NULL;
-    probe.fused_clipgrad = DPPROF_SWITCH_OFF; /* neither changes the bytes; forced, the probe allocates no timing buffers */
+    probe.fused_clipgrad = DPPROF_SWITCH_OFF;                                                       /* neither changes the bytes; forced, the probe allocates no timing buffers */
+    probe.batched_clipgrad = dpprof__cg_batched_possible(s) ? DPPROF_SWITCH_ON : DPPROF_SWITCH_OFF; /* the norms of dy and x */
     probe.fused_noise = DPPROF_SWITCH_OFF;
     return dpprof__dry_run(&probe, peak);
 }
@@ -8071,10 +8197,16 @@ static int dpprof__setup_dp(dpprof_session *s) {
         if (s->dps.bk) dpprof__auto_ghost(s, base);
     }
     s->dps.method = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->model.n_params);
-    s->dps.cg_fused = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->model.n_params);
-    s->dps.cg_ms = (double *)DPPROF_MALLOC(sizeof(double) * 2 * (size_t)s->model.n_params);
-    if (s->dps.cg_fused && s->dps.cg_ms)
-        for (i = 0; i < s->model.n_params; i++) s->dps.cg_fused[i] = s->cfg.fused_clipgrad == DPPROF_SWITCH_ON, s->dps.cg_ms[2 * i] = s->dps.cg_ms[2 * i + 1] = NAN;
+    s->dps.cg_kernel = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->model.n_params);
+    s->dps.cg_ms = (double *)DPPROF_MALLOC(sizeof(double) * 3 * (size_t)s->model.n_params);
+    s->dps.cg_batched = dpprof__cg_batched_possible(s);
+    s->dps.eps_ratio_max = NAN;
+    if (s->dps.cg_kernel && s->dps.cg_ms)
+        for (i = 0; i < s->model.n_params; i++) {
+            s->dps.cg_kernel[i] = s->cfg.fused_clipgrad == DPPROF_SWITCH_ON ? DPPROF__CG_FUSED : DPPROF__CG_CUBLAS;
+            if (s->dps.cg_batched && s->cfg.batched_clipgrad == DPPROF_SWITCH_ON && i != s->model.p_emb) s->dps.cg_kernel[i] = DPPROF__CG_BATCHED;
+            s->dps.cg_ms[3 * i] = s->dps.cg_ms[3 * i + 1] = s->dps.cg_ms[3 * i + 2] = NAN;
+        }
     s->dps.fused_noise = s->cfg.fused_noise == DPPROF_SWITCH_ON;
     s->dps.noise_ms[0] = s->dps.noise_ms[1] = NAN;
     s->dps.psg = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->model.n_params);
@@ -8088,9 +8220,10 @@ static int dpprof__setup_dp(dpprof_session *s) {
     if (s->backend == DPPROF_BACKEND_CUDA) { /* what the norms phase moves between host and device */
         s->gpu.h_norm2 = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->model.n_params * (size_t)s->cfg.physical_batch);
         s->gpu.h_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->model.n_params * (size_t)s->cfg.physical_batch);
-        if (!s->gpu.h_norm2 || !s->gpu.h_clip) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host copies of the norms");
+        if (s->dps.cg_batched) s->dps.h_rown = (double *)DPPROF_MALLOC(sizeof(double) * (2 * (size_t)s->model.n_params + 1) * (size_t)s->cfg.physical_batch);
+        if (!s->gpu.h_norm2 || !s->gpu.h_clip || (s->dps.cg_batched && !s->dps.h_rown)) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host copies of the norms");
     }
-    if (!s->dps.method || !s->dps.cg_fused || !s->dps.cg_ms || !s->dps.psg || !s->dps.kept || !s->dps.kept_from || !s->dps.cache || !s->dps.batch_ids || !s->dps.last_norms || !s->dps.last_clip)
+    if (!s->dps.method || !s->dps.cg_kernel || !s->dps.cg_ms || !s->dps.psg || !s->dps.kept || !s->dps.kept_from || !s->dps.cache || !s->dps.batch_ids || !s->dps.last_norms || !s->dps.last_clip)
         return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the dp tables");
     /* the privacy engine's setup, a phase of every dp run (auto measures its kernels in it) */
     if (s->dps.dp) DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_PRIVACY_SETUP, -1));
@@ -8320,8 +8453,9 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
     DPPROF_FREE(s->run.step_loss);
     DPPROF_FREE(s->run.step_ms);
     DPPROF_FREE(s->dps.method);
-    DPPROF_FREE(s->dps.cg_fused);
+    DPPROF_FREE(s->dps.cg_kernel);
     DPPROF_FREE(s->dps.cg_ms);
+    DPPROF_FREE(s->dps.h_rown);
     DPPROF_FREE(s->dps.psg);
     DPPROF_FREE(s->dps.kept);
     DPPROF_FREE((void *)s->dps.kept_from);
@@ -8826,9 +8960,10 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, h->norm_eps);
     fputs(", \"init_std\": ", f);
     dpprof__jnum(f, c->init_std);
-    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"fused_noise\": %s, \"dp_warp_tile\": %d, \"wgmma\": %s}",
+    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"batched_clipgrad\": %s, \"fused_noise\": %s, \"dp_warp_tile\": %d, \"wgmma\": %s}",
             (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit,
             c->fused_clipgrad == DPPROF_SWITCH_ON ? "true" : (c->fused_clipgrad == DPPROF_SWITCH_AUTO && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false"),
+            c->batched_clipgrad == DPPROF_SWITCH_ON && s->dps.cg_batched ? "true" : (s->dps.cg_batched && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false"),
             c->fused_noise == DPPROF_SWITCH_ON ? "true" : (c->fused_noise == DPPROF_SWITCH_AUTO && s->dps.noise_n > 0 && !isnan(s->dps.noise_ms[0]) ? "\"measured\"" : "false"), c->dp_warp_tile,
             c->wgmma == DPPROF_SWITCH_ON || (c->wgmma == DPPROF_SWITCH_AUTO && s->backend == DPPROF_BACKEND_CUDA && c->dtype == DPPROF_DTYPE_BF16 && s->gpu.dev.cc_major == 9 && s->gpu.dev.cc_minor == 0) ? "true" : "false");
 
@@ -8910,7 +9045,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         fprintf(f, ", \"shape\": [%d, %d], \"trainable\": %s, \"method\": \"%s\", \"clipped_sum\": \"%s\", \"clipgrad_kernel\": \"%s\"}", s->model.params[i].rows,
                 s->model.params[i].cols, s->model.params[i].trainable ? "true" : "false", dpprof_session_param_method(s, i),
                 !s->dps.dp || !s->model.params[i].trainable ? "none" : (s->dps.two_pass ? "second backward" : (s->dps.method[i] == DPPROF__M_PSG || s->dps.method[i] == DPPROF__M_VECTOR ? "sum of materialised" : "book-keeping")),
-                !bkl || s->backend != DPPROF_BACKEND_CUDA || c->dtype != DPPROF_DTYPE_BF16 || i == s->model.p_emb ? "none" : (s->dps.cg_fused[i] ? "fused" : "cublas"));
+                !bkl || s->backend != DPPROF_BACKEND_CUDA || c->dtype != DPPROF_DTYPE_BF16 || i == s->model.p_emb ? "none" : dpprof__cg_name(s->dps.cg_kernel[i]));
     }
     fputs("\n  ]", f);
 
@@ -8998,6 +9133,13 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
                     : !c->dram                   ? "not requested (config.dram)"
                     : c->dram == DPPROF_DRAM_OPS ? "per op of warm-up step 0 (throughput.ops), each op a range of CUPTI's range profiler, and per phase their sums (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)"
                                                  : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
+    fputs(", \"batched_clip_bound\": ", f);
+    if (!s->dps.cg_batched || isnan(s->dps.eps_ratio_max)) fputs("null", f);
+    else {
+        fputs("{\"eps_over_norm_max\": ", f);
+        dpprof__jnum(f, s->dps.eps_ratio_max);
+        fputs(", \"note\": \"the layers on the batched clipped gradient (layers[].clipgrad_kernel) scale dy by c_i in bf16; each sample's factor is C / (||g_i|| + ||eps_i|| + 1e-6), eps_il = 2^-8 ||dy_il|| ||x_il|| over those layers, so that its contribution stays within C whatever the rounding; eps_over_norm_max: the largest ||eps_i|| / ||g_i|| of the run's samples\"}", f);
+    }
     if (s->backend == DPPROF_BACKEND_CUDA && c->algo == DPPROF_ALGO_AUTO) {
         fputs(", \"auto_flash_flops_per_s\": {\"gram\": ", f);
         dpprof__jnum(f, s->dps.rate_gram);
@@ -9011,13 +9153,15 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         if (!dpprof__cg_measured(s, NULL)) fputs("null", f);
         else {
             int first = 1;
-            fputs("{\"note\": \"bf16 book-keeping: one clipped weight gradient at each distinct linear shape and the physical batch, timed at session start, on cuBLAS per sample and on the fused kernel; each layer takes the faster (layers[].clipgrad_kernel)\", \"shapes\": [", f);
+            fputs("{\"note\": \"bf16 book-keeping: one clipped weight gradient at each distinct linear shape and the physical batch, timed at session start, on cuBLAS per sample, on the fused kernel and (batched_clipgrad auto) as one cuBLAS GEMM over the batch; each layer takes the fastest (layers[].clipgrad_kernel); null: not timed\", \"shapes\": [", f);
             for (i = 0; i < s->model.n_params; i++) {
                 if (!dpprof__cg_measured(s, &i)) continue;
                 fprintf(f, "%s{\"shape\": [%d, %d], \"seq\": %d, \"cublas\": ", first ? "" : ", ", s->model.params[i].rows, s->model.params[i].cols, dpprof__param_T(s, i));
-                dpprof__jnum(f, s->dps.cg_ms[2 * i]);
+                dpprof__jnum(f, s->dps.cg_ms[3 * i]);
                 fputs(", \"fused\": ", f);
-                dpprof__jnum(f, s->dps.cg_ms[2 * i + 1]);
+                dpprof__jnum(f, s->dps.cg_ms[3 * i + 1]);
+                fputs(", \"batched\": ", f);
+                dpprof__jnum(f, s->dps.cg_ms[3 * i + 2]);
                 fputs("}", f);
                 first = 0;
             }

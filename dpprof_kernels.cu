@@ -4428,17 +4428,17 @@ extern "C" void dpprof_gram_gpu(float *out, const float *x, int n, int T, int D)
 // part[z*G + j] = sum over the vectors of W elements at e = W (j*256 + tid + k*G*256) of row i0+z of a.b
 // (a, b (n,P)), in double, the block's threads by the tree. W = 4 (16-byte loads) where the rows are
 // 16-byte aligned, else 1. grid (G, 1, samples of the chunk); reads a and b once
-template <int W>
-__global__ void dpprof__k_dp_rowdot(double *part, const float *a, const float *b, int i0, size_t P, long long G) {
+template <typename A, int W>
+__global__ void dpprof__k_dp_rowdot(double *part, const A *a, const A *b, int i0, size_t P, long long G) {
     __shared__ double red[DPPROF__DP_NT];
     const size_t row = ((size_t)i0 + blockIdx.z) * P;
-    const float *ar = a + row, *br = b + row;
+    const A *ar = a + row, *br = b + row;
     const size_t stride = W * (size_t)G * DPPROF__DP_NT;
     double s = 0.0;
     for (size_t e = W * ((size_t)blockIdx.x * DPPROF__DP_NT + threadIdx.x); e < P; e += stride) {
         float av[W], bv[W];
-        dpprof__ldn<float, W>(av, ar, e, P);
-        dpprof__ldn<float, W>(bv, br, e, P);
+        dpprof__ldn<A, W>(av, ar, e, P);
+        dpprof__ldn<A, W>(bv, br, e, P);
         DPPROF__UNROLL
         for (int l = 0; l < W; l++) s += (double)av[l] * (double)bv[l];
     }
@@ -4446,10 +4446,13 @@ __global__ void dpprof__k_dp_rowdot(double *part, const float *a, const float *b
     if (threadIdx.x == 0) part[(size_t)blockIdx.z * (size_t)G + blockIdx.x] = s;
 }
 
-// norm2[i] += sum_e a[i,e] b[i,e] for i < n, e < P
-static void dpprof__dp_rowdots(const char *what, double *norm2, const float *a, const float *b, int n, size_t P) {
+// norm2[i] += sum_e a[i,e] b[i,e] for i < n, e < P; A the type of a and b (float, or the bf16 storage of
+// activations: W = 8, 16-byte loads of 8 elements, where the rows allow)
+template <typename A>
+static void dpprof__dp_rowdots_t(const char *what, double *norm2, const A *a, const A *b, int n, size_t P) {
     if (n <= 0 || P == 0) return;
-    const int w = dpprof__rows_vw<float>(P, a, b);
+    constexpr int VE = 16 / (int)sizeof(A);
+    const int w = dpprof__rows_vw<A>(P, a, b);
     // ~16 elements per thread, at most 4096 partials per sample
     long long G = dpprof__dp_min(dpprof__dp_min((long long)((P + 16 * DPPROF__DP_NT - 1) / (16 * DPPROF__DP_NT)), 4096), DPPROF__DP_CAP);
     long long chunk = dpprof__dp_chunk(n, DPPROF__DP_CAP, G);
@@ -4458,11 +4461,22 @@ static void dpprof__dp_rowdots(const char *what, double *norm2, const float *a, 
     for (int i0 = 0; i0 < n; i0 += (int)chunk) {
         long long k = dpprof__dp_min(chunk, n - i0);
         const dim3 grid((unsigned)G, 1, (unsigned)k);
-        if (w == 4) dpprof__launch(what, dpprof__k_dp_rowdot<4>, grid, dim3(DPPROF__DP_NT), 0, part, a, b, i0, P, G);
-        else dpprof__launch(what, dpprof__k_dp_rowdot<1>, grid, dim3(DPPROF__DP_NT), 0, part, a, b, i0, P, G);
+        if (w == VE) dpprof__launch(what, dpprof__k_dp_rowdot<A, VE>, grid, dim3(DPPROF__DP_NT), 0, part, a, b, i0, P, G);
+        else dpprof__launch(what, dpprof__k_dp_rowdot<A, 1>, grid, dim3(DPPROF__DP_NT), 0, part, a, b, i0, P, G);
         dpprof__launch(what, dpprof__k_dp_reduce, dim3((unsigned)k), dim3(DPPROF__DP_NT), 0, norm2 + i0, (const double *)part, G);
     }
 }
+
+static void dpprof__dp_rowdots(const char *what, double *norm2, const float *a, const float *b, int n, size_t P) { dpprof__dp_rowdots_t<float>(what, norm2, a, b, n, P); }
+
+template <typename A>
+static void dpprof__sample_sqnorm(double *norm2, const float *x, int n, size_t P) {
+    dpprof__dp_rowdots_t<A>("dpprof_sample_sqnorm_gpu", norm2, dpprof__act<A>(x), dpprof__act<A>(x), n, P);
+}
+
+// norm2[i] += the squared norm of sample i of an activation in the storage type (book-keeping's batched clipped
+// gradient bounds its bf16 rounding with the norms of dy and x)
+extern "C" void dpprof_sample_sqnorm_gpu(double *norm2, const float *x, int n, size_t P) { DPPROF__BY_STORAGE(dpprof__sample_sqnorm, norm2, x, n, P); }
 
 extern "C" void dpprof_psgrad_sqnorm_gpu(double *norm2, const float *psg, int n, size_t P) {
     dpprof__dp_rowdots("dpprof_psgrad_sqnorm_gpu", norm2, psg, psg, n, P);

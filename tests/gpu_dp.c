@@ -171,6 +171,14 @@ static void tdp_n_sqnorm(double *o, const void *v) {
     const tdp_ctx *k = (const tdp_ctx *)v;
     dpprof_psgrad_sqnorm_gpu(o, k->psg, k->n, k->P);
 }
+static void tdp_n_dysq(double *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_sample_sqnorm_gpu(o, k->dy, k->n, (size_t)k->T * (size_t)k->OC);
+}
+static void tdp_n_xsq(double *o, const void *v) {
+    const tdp_ctx *k = (const tdp_ctx *)v;
+    dpprof_sample_sqnorm_gpu(o, k->x, k->n, (size_t)k->T * (size_t)k->IC);
+}
 static void tdp_n_gdot(double *o, const void *v) {
     const tdp_ctx *k = (const tdp_ctx *)v;
     dpprof_gram_dot_gpu(o, k->ga, k->gg, k->n, k->T);
@@ -272,6 +280,14 @@ static void tdp_linear(int n, int T, int IC, int OC, int bf16) {
     memcpy(ref, start, (size_t)n * sizeof(double));
     dpprof_gram_dot_ref(ref, ga, gg, n, T);
     tdp_norm_check("gram_dot", shape, tdp_n_gdot, &k, start, ref, n);
+    /* the per-sample norms of the stored dy and x (the batched clipped gradient's bound): rows of any width, 16-byte
+       loads where they line up */
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_sample_sqnorm_ref(ref, dy, n, (size_t)T * OC);
+    tdp_norm_check("sample_sqnorm (dy)", shape, tdp_n_dysq, &k, start, ref, n);
+    memcpy(ref, start, (size_t)n * sizeof(double));
+    dpprof_sample_sqnorm_ref(ref, x, n, (size_t)T * IC);
+    tdp_norm_check("sample_sqnorm (x)", shape, tdp_n_xsq, &k, start, ref, n);
 
     memcpy(ref, start, (size_t)n * sizeof(double));
     dpprof_linear_sqnorm_gram_ref(ref, dy, x, n, T, IC, OC);
@@ -527,6 +543,84 @@ static void tdp_rmsnorm(int n, int T, int C, int bf16) {
 
 /* book-keeping's row scaling, x[i,t,:] = (float)(c[i] * (double)x[i,t,:]) in place (no _ref: the
    expression is the reference): bitwise in fp32, and in bf16 (then rounded) */
+/* book-keeping's batched bf16 clipped gradient (--batched-clipgrad): one sample's dy scaled by its factor in place in
+   bf16, then the dweight GEMM, as the session queues them. the sample is built to cancel: a small signal row and
+   triples (a, b, -(a + b)) of bf16 rows over one input row v, so that ||g|| = ||dy^T x|| is far below ||dy|| ||x||. at
+   the plain factor C / ||g||, the rounding of c dy carries the contribution past C; at the bounded factor
+   (dpprof_clip_factors_bound_ref with eps = 2^-8 ||dy|| ||x||) it stays within C, and within c eps of c g (the fp64
+   product), for every bound C tried */
+static void tdp_batched_bound(void) {
+    enum {
+        T = 61,
+        IC = 24,
+        OC = 40,
+        TRIALS = 24
+    };
+    dpprof_real *dy = (dpprof_real *)malloc(sizeof(dpprof_real) * T * OC), *x = (dpprof_real *)malloc(sizeof(dpprof_real) * T * IC);
+    dpprof_real *got = (dpprof_real *)malloc(sizeof(dpprof_real) * OC * IC), *zero = (dpprof_real *)calloc((size_t)OC * IC, sizeof(dpprof_real));
+    double *g = (double *)calloc((size_t)OC * IC, sizeof(double)), g2 = 0, dy2 = 0, x2 = 0, eps, worst_plain = 0, worst_bound = 0, worst_dev = 0;
+    float *dw = (float *)tdp_dev(NULL, sizeof(float) * OC * IC);
+    void *dx, *ddy;
+    double *dc = (double *)tdp_dev(NULL, sizeof(double));
+    int t, o, i, u, rc = DPPROF_OK;
+    for (i = 0; i < IC; i++) x[i] = (dpprof_real)(2.0 * tdp_unif() - 1.0);
+    dpprof_bf16_round_ref(x, IC);
+    for (t = 1; t < T; t++) memcpy(x + (size_t)t * IC, x, sizeof(dpprof_real) * IC);
+    for (o = 0; o < OC; o++) dy[o] = (dpprof_real)(0.0625 * (2.0 * tdp_unif() - 1.0));
+    for (t = 1; t + 2 < T + 1; t += 3)
+        for (o = 0; o < OC; o++) {
+            dy[(size_t)t * OC + o] = (dpprof_real)(0.5 + 0.5 * tdp_unif());
+            dy[(size_t)(t + 1) * OC + o] = (dpprof_real)(0.5 + 0.5 * tdp_unif());
+        }
+    dpprof_bf16_round_ref(dy, (size_t)T * OC);
+    for (t = 1; t + 2 < T + 1; t += 3)
+        for (o = 0; o < OC; o++) dy[(size_t)(t + 2) * OC + o] = -(dy[(size_t)t * OC + o] + dy[(size_t)(t + 1) * OC + o]);
+    dpprof_bf16_round_ref(dy, (size_t)T * OC);
+    for (o = 0; o < OC; o++)
+        for (i = 0; i < IC; i++) {
+            double v = 0;
+            for (t = 0; t < T; t++) v += (double)dy[(size_t)t * OC + o] * (double)x[(size_t)t * IC + i];
+            g[(size_t)o * IC + i] = v, g2 += v * v;
+        }
+    dpprof_sample_sqnorm_ref(&dy2, dy, 1, (size_t)T * OC);
+    dpprof_sample_sqnorm_ref(&x2, x, 1, (size_t)T * IC);
+    eps = ldexp(sqrt(dy2 * x2), -8);
+    dx = model_up16(x, (size_t)T * IC);
+    for (u = 0; u < TRIALS && rc == DPPROF_OK; u++) {
+        const double C = sqrt(g2) * (0.1 + 0.8 * u / (TRIALS - 1.0)); /* clipping active in every trial */
+        int bound;
+        for (bound = 0; bound < 2 && rc == DPPROF_OK; bound++) {
+            double c, n2 = 0, d2 = 0;
+            size_t e;
+            dpprof_clip_factors_bound_ref(&c, &g2, bound ? &eps : NULL, 1, C);
+            ddy = model_up16(dy, (size_t)T * OC);
+            dpprof_cuda_copy(dc, &c, sizeof c, DPPROF_COPY_H2D);
+            dpprof_cuda_copy(dw, zero, sizeof(float) * OC * IC, DPPROF_COPY_H2D);
+            dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+            dpprof_scale_rows_gpu((float *)ddy, dc, 1, T, OC);
+            dpprof_matmul_bwd_gpu(NULL, dw, (const float *)ddy, (const float *)dx, NULL, T, IC, OC);
+            dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+            rc = dpprof_cuda_sync();
+            dpprof_cuda_copy(got, dw, sizeof(float) * OC * IC, DPPROF_COPY_D2H);
+            dpprof_cuda_release(ddy);
+            for (e = 0; e < (size_t)OC * IC; e++) {
+                const double d = (double)got[e] - c * g[e];
+                n2 += (double)got[e] * (double)got[e], d2 += d * d;
+            }
+            if (bound) {
+                if (sqrt(n2) / C > worst_bound) worst_bound = sqrt(n2) / C;
+                if (sqrt(d2) / (c * eps) > worst_dev) worst_dev = sqrt(d2) / (c * eps);
+            } else if (sqrt(n2) / C > worst_plain) worst_plain = sqrt(n2) / C;
+        }
+    }
+    CHECK(rc == DPPROF_OK && worst_plain > 1.0, "gpu dp: batched bf16 clipped gradient, a cancelling sample (||g|| = %.3g of ||dy|| ||x||): at the plain factor its rounding carries the contribution past C (up to %.4f C over %d bounds)",
+          sqrt(g2 / (dy2 * x2)), worst_plain, TRIALS);
+    CHECK(rc == DPPROF_OK && worst_bound <= 1.0 && worst_dev <= 1.0, "gpu dp: batched bf16 clipped gradient at the bounded factor: within C (up to %.4f C) and within c eps of the fp64 c g (up to %.3f c eps)",
+          worst_bound, worst_dev);
+    dpprof_cuda_release(dx), dpprof_cuda_release(dw), dpprof_cuda_release(dc);
+    free(dy), free(x), free(got), free(zero), free(g);
+}
+
 static void tdp_scale_rows(int n, int T, int D) {
     size_t m = (size_t)n * T * D, e;
     dpprof_real *x = tdp_rand(m, 2.0), *ref = (dpprof_real *)malloc(m * sizeof *ref), *ref16 = (dpprof_real *)malloc(m * sizeof *ref);
@@ -673,5 +767,6 @@ static void test_dp(void) {
     dpprof_cuda_set_tuning(NULL);
     tdp_scale_rows(3, 5, 7);
     tdp_scale_rows(2, 37, 300);
+    tdp_batched_bound();
     printf("# gpu dp: worst relative error: norms %.2e, gradients %.2e (tolerance %.0e)\n", tdp_worst_norm, tdp_worst_grad, TDP_TOL);
 }

@@ -468,10 +468,57 @@ done:
     dpprof_session_destroy(gpu);
 }
 
+/* --batched-clipgrad: ghost_bk's clipped gradients as one GEMM over the batch, dy scaled by c_i in bf16 (3 + 1 samples:
+   the GEMM over 3 samples' rows, then over 1), against persample in bf16 on the same activations: the norms are
+   persample's (1e-4); each factor is at most persample's and above it less the rounding's bound (eps_i / ||g_i||,
+   about 1% at this shape: 0.97 allowed); the clipped sum agrees to 3e-2 of a tensor's largest value (the lowered
+   factors and bf16's 2^-8 on c dy); noisy steps at fp32's distance; the memory profile is dry's, event for event
+   (the norms of dy and x per layer, allocated on both). auto with it: the timing of three kernels, dry's profile */
+static void steps_bf16_batched(void) {
+    dpprof_config c;
+    dpprof_session *cpu = NULL, *gpu = NULL;
+    const char *name = "bf16 step ghost_bk lm --batched-clipgrad", *wn;
+    double ncpu[4], ngpu[4], ccpu[4], cgpu[4], en = 0, ec = 0, eg, rn = 0, lo = 1, hi = 0, ew;
+    int i;
+    if (!bf16_ref) return;
+    steps_config(&c, DPPROF_ALGO_GHOST_BK, 0, 0, 0);
+    c.batched_clipgrad = DPPROF_SWITCH_ON;
+    if (steps_pair(&c, DPPROF_DTYPE_BF16, name, 0, &cpu, &gpu) != DPPROF_OK) goto done;
+    if (steps_batch(cpu, gpu, name, DPPROF_ALGO_GHOST_BK, ncpu, ngpu, ccpu, cgpu, &en, &ec) != DPPROF_OK) goto done;
+    for (i = 0; i < 4; i++) {
+        rn = fmax(rn, fabs(ngpu[i] - bf16_ref_norms[i]) / bf16_ref_norms[i]);
+        lo = fmin(lo, cgpu[i] / bf16_ref_clip[i]), hi = fmax(hi, cgpu[i] / bf16_ref_clip[i]);
+    }
+    CHECK(rn < 1e-4, "%s: the norms are persample's in bf16 (worst relative %.3g, tolerance 1e-4)", name, rn);
+    CHECK(hi <= 1.0 && lo > 0.97, "%s: each clip factor is at most persample's and above 0.97 of it (%.6f .. %.6f: lowered by the rounding's bound)", name, lo, hi);
+    eg = bf16_tensors_err(gpu, bf16_ref, 'g', &wn);
+    CHECK(eg < 3e-2, "%s: the clipped sum agrees with persample's in bf16 (worst %.3g of a tensor's largest value, in %s; tolerance 3e-2)", name, eg, wn);
+    c.sigma = 0.5;
+    if (steps_run_pair(&c, DPPROF_DTYPE_BF16, name, &cpu, &gpu) != DPPROF_OK) goto done;
+    ew = bf16_weights_apart(gpu, cpu, dpprof_session_config(cpu)->lr);
+    CHECK(ew < BF16_TOL_WEIGHTS, "%s: weights after two noisy steps: mean |w_bf16 - w_fp32| = %.3g lr (tolerance %g lr)", name, ew, BF16_TOL_WEIGHTS);
+    c.dtype = DPPROF_DTYPE_BF16;
+    steps_same_as_dry(&c, gpu, name);
+    dpprof_session_destroy(gpu);
+    gpu = NULL;
+    c.algo = DPPROF_ALGO_AUTO;
+    c.auto_ghost = 1;
+    c.batched_clipgrad = DPPROF_SWITCH_AUTO;
+    c.backend = DPPROF_BACKEND_CUDA;
+    i = dpprof_session_create(&c, &gpu);
+    if (i == DPPROF_OK) i = dpprof_session_run(gpu);
+    CHECK(i == DPPROF_OK, "bf16 auto with the batched clipped gradient as a candidate: two noisy steps (%s)", i ? dpprof_last_error() : "ok");
+    if (i == DPPROF_OK) steps_same_as_dry(&c, gpu, "bf16 auto with the batched clipped gradient as a candidate");
+done:
+    dpprof_session_destroy(cpu);
+    dpprof_session_destroy(gpu);
+}
+
 static void test_steps_bf16(void) {
     static const int algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK};
     size_t a;
     for (a = 0; a < sizeof algos / sizeof algos[0]; a++) steps_bf16_case(algos[a], 0, 0);
+    steps_bf16_batched();
     dpprof_session_destroy(bf16_ref);
     bf16_ref = NULL;
     steps_bf16_case(DPPROF_ALGO_FLASH, 1, 0);

@@ -183,6 +183,7 @@ bad 2 "--steps '-5': expected an integer in [0, 1000000000000]" epsilon --steps 
 bad 2 "--delta '1': expected a number in (0, 1)" epsilon --sigma 1 --sample-rate 0.1 --steps 10 --delta 1
 bad 2 "run: --fused-clipgrad and --cublas-clipgrad contradict each other (--cublas-clipgrad came second)" run --preset tiny --algo auto --fused-clipgrad --cublas-clipgrad
 bad 2 "run: --fused-noise and --separate-noise contradict each other (--fused-noise came second)" run --preset tiny --algo auto --separate-noise --fused-noise
+bad 2 "run: --batched-clipgrad and --no-batched-clipgrad contradict each other (--no-batched-clipgrad came second)" run --preset tiny --algo auto --batched-clipgrad --no-batched-clipgrad
 bad 2 "--dp-warp-tile '48': expected 32 or 64" run --preset tiny --dp-warp-tile 48
 bad 2 "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is cpu, fp32)" run --preset tiny --wgmma --backend cpu --out "$tmp/bad.json"
 bad 2 "--wgmma selects a kernel of the bf16 gram norm on the GPU: it needs --backend cuda (or dry) and --dtype bf16 (this run is dry, fp32)" run --wgmma $o
@@ -215,7 +216,7 @@ missing=""
 for opt in --preset --vocab --hidden --layers --heads --kv-heads --ffn --seq --task --classes --algo --batch \
            --physical-batch --steps --warmup --lr --optimizer --sigma --max-grad-norm --clipping --poisson \
            --dataset-size --delta --lora-rank --lora-alpha --lora-targets --dtype --backend --seed --out \
-           --trace --dump --data --memory-limit --fused-clipgrad --cublas-clipgrad --fused-noise --separate-noise --dp-warp-tile --wgmma --no-wgmma \
+           --trace --dump --data --memory-limit --fused-clipgrad --cublas-clipgrad --batched-clipgrad --no-batched-clipgrad --fused-noise --separate-noise --dp-warp-tile --wgmma --no-wgmma \
            --model --hf-config --tied --untied --ranks --zero; do
     grep -qF -- "$opt" <<<"$help" || missing="$missing $opt"
 done

@@ -160,22 +160,30 @@ check "the default on a device of compute capability 9.0 is wgmma: the json says
 check "losses with and without --wgmma agree to 1e-5 ($(losses "$tmp/wg--wgmma.json"))" \
     awk -v a="$(losses "$tmp/wg--wgmma.json")" -v b="$(losses "$tmp/wg--no-wgmma.json")" 'BEGIN { n = split(a, x, " "); m = split(b, y, " "); if (n != m || n < 3) exit 1; for (i = 1; i <= n; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 1e-5 * y[i]) exit 1 } }'
 # auto, bf16 book-keeping: the clipped gradient's kernel timed at each linear shape at session start (cuBLAS per
-# sample against the fused kernel, auto_clipgrad_ms), each layer on the faster; --fused-clipgrad and
-# --cublas-clipgrad force one, untimed; the timing buffers are in the schedule (dry's peak)
-for f in "" --fused-clipgrad --cublas-clipgrad; do
+# sample, the fused kernel, the batched GEMM: auto_clipgrad_ms), each layer on the fastest; --fused-clipgrad,
+# --cublas-clipgrad and --batched-clipgrad force one, untimed; --no-batched-clipgrad times the other two; the
+# timing buffers and the batched layers' norms are in the schedule (dry's peak)
+for f in "" --fused-clipgrad --cublas-clipgrad --batched-clipgrad --no-batched-clipgrad; do
     "$bin" run $small --backend cuda --dtype bf16 --algo auto --sigma 1 $f --out "$tmp/acg$f.json"
 done
 "$bin" run $small --backend dry --dtype bf16 --algo auto --sigma 1 --out "$tmp/acgdry.json"
 kernels() { grep -o '"clipgrad_kernel": "[a-z]*"' "$1" | grep -Eo '[a-z]+"$' | tr -d '"' | sort | uniq -c | tr -s ' \n' ' '; }
-nshapes=$(grep -o '"auto_clipgrad_ms": {.*' "$tmp/acg.json" | grep -o '"shape": \[[0-9]*, [0-9]*\], "seq": 16, "cublas": [0-9.e+-]*, "fused": [0-9.e+-]*' | wc -l)
-check "auto bf16 times the two clipgrad kernels once per distinct linear shape ($nshapes shapes: q and o, k and v (gqa), gate and up, down, the head)" test "$nshapes" -eq 5
-check "auto bf16's config says the kernel was measured, and every book-keeping linear layer names its kernel ($(kernels "$tmp/acg.json"))" \
-    bash -c "grep -q '\"fused_clipgrad\": \"measured\"' '$tmp/acg.json' && [ \$(grep -Eo '\"clipgrad_kernel\": \"(fused|cublas)\"' '$tmp/acg.json' | wc -l) -eq 15 ]"
+num='[0-9][0-9.e+-]*'
+nshapes=$(grep -o '"auto_clipgrad_ms": {.*' "$tmp/acg.json" | grep -o "\"shape\": \[[0-9]*, [0-9]*\], \"seq\": 16, \"cublas\": $num, \"fused\": $num, \"batched\": $num" | wc -l)
+check "auto bf16 times the three clipgrad kernels once per distinct linear shape ($nshapes shapes: q and o, k and v (gqa), gate and up, down, the head)" test "$nshapes" -eq 5
+check "auto bf16's config says the kernels were measured, and every book-keeping linear layer names its kernel ($(kernels "$tmp/acg.json"))" \
+    bash -c "grep -q '\"fused_clipgrad\": \"measured\"' '$tmp/acg.json' && grep -q '\"batched_clipgrad\": \"measured\"' '$tmp/acg.json' && [ \$(grep -Eo '\"clipgrad_kernel\": \"(fused|cublas|batched)\"' '$tmp/acg.json' | wc -l) -eq 15 ]"
 check "auto bf16's clipgrad timing buffers are in the schedule: its peak equals dry's" test "$(peak "$tmp/acg.json")" = "$(peak "$tmp/acgdry.json")"
-check "--fused-clipgrad and --cublas-clipgrad force the kernel under auto, untimed ($(kernels "$tmp/acg--fused-clipgrad.json"); $(kernels "$tmp/acg--cublas-clipgrad.json"))" \
-    bash -c "grep -q '\"auto_clipgrad_ms\": null' '$tmp/acg--fused-clipgrad.json' && grep -q '\"auto_clipgrad_ms\": null' '$tmp/acg--cublas-clipgrad.json' &&
-             [ \$(grep -o '\"clipgrad_kernel\": \"fused\"' '$tmp/acg--fused-clipgrad.json' | wc -l) -eq 15 ] &&
-             [ \$(grep -o '\"clipgrad_kernel\": \"cublas\"' '$tmp/acg--cublas-clipgrad.json' | wc -l) -eq 15 ] && grep -q '\"fused_clipgrad\": false' '$tmp/acg--cublas-clipgrad.json'"
+check "--fused-clipgrad, --cublas-clipgrad and --batched-clipgrad force the kernel under auto, untimed ($(kernels "$tmp/acg--fused-clipgrad.json"); $(kernels "$tmp/acg--cublas-clipgrad.json"); $(kernels "$tmp/acg--batched-clipgrad.json"))" \
+    bash -c "for k in fused cublas batched; do grep -q '\"auto_clipgrad_ms\": null' \"$tmp/acg--\$k-clipgrad.json\" && [ \$(grep -o \"\\\"clipgrad_kernel\\\": \\\"\$k\\\"\" \"$tmp/acg--\$k-clipgrad.json\" | wc -l) -eq 15 ] || exit 1; done &&
+             grep -q '\"fused_clipgrad\": false' '$tmp/acg--cublas-clipgrad.json' && grep -q '\"batched_clipgrad\": true' '$tmp/acg--batched-clipgrad.json'"
+check "--no-batched-clipgrad: auto times cuBLAS and the fused kernel only (batched null), no layer batched, no bound ($(kernels "$tmp/acg--no-batched-clipgrad.json"))" \
+    bash -c "grep -o '\"auto_clipgrad_ms\": {.*' '$tmp/acg--no-batched-clipgrad.json' | grep -q '\"batched\": null' && ! grep -q '\"clipgrad_kernel\": \"batched\"' '$tmp/acg--no-batched-clipgrad.json' &&
+             grep -q '\"batched_clipgrad\": false' '$tmp/acg--no-batched-clipgrad.json' && grep -q '\"batched_clip_bound\": null' '$tmp/acg--no-batched-clipgrad.json'"
+bound() { grep -Eo '"eps_over_norm_max": [0-9.e+-]+' "$1" | grep -Eo '[0-9.e+-]+$'; }
+"$bin" run $small --backend dry --dtype bf16 --algo auto --sigma 1 --batched-clipgrad --out "$tmp/acgdry-b.json"
+check "--batched-clipgrad states the rounding's bound on the factors (eps_over_norm_max $(bound "$tmp/acg--batched-clipgrad.json"), between 0 and 1 at this shape) and its peak is dry's" \
+    bash -c "awk 'BEGIN { v = \"$(bound "$tmp/acg--batched-clipgrad.json")\" + 0; exit !(v > 0 && v < 1) }' && [ '$(peak "$tmp/acg--batched-clipgrad.json")' = '$(peak "$tmp/acgdry-b.json")' ]"
 # auto with noise: the noise and the optimizer step timed as one pass and as two at session start
 # (auto_noise_ms), the steps on the faster (a noise phase of their own exactly when two passes won);
 # --fused-noise and --separate-noise force one, untimed, with the same bits

@@ -47,7 +47,9 @@ enum {
     C_RMS_PSD,
     C_RMS_PSD_SUM,
     C_RMS_BWD_PS,
+    C_SAMPLE_SQNORM,
     C_CLIP,
+    C_CLIP_BOUND,
     C_COST_PSGRAD,
     C_COST_PSG_SQNORM,
     C_COST_PSG_CLIPSUM,
@@ -63,6 +65,7 @@ enum {
     C_COST_RMS_BWD_PS,
     C_COST_CLIP,
     C_COST_TIED_CROSS,
+    C_COST_SAMPLE_SQNORM,
     C_FLASH_CHOICE,
     C_COUNT
 };
@@ -86,7 +89,9 @@ static const char *check_name[C_COUNT] = {
     "rmsnorm_psdweight_vs_naive",
     "rmsnorm_psdweight_sum_vs_rmsnorm_bwd_dweight",
     "rmsnorm_bwd_ps_vs_bwd_and_naive",
+    "sample_sqnorm_vs_naive",
     "clip_factors_exact",
+    "clip_factors_bound_exact",
     "cost_linear_psgrad",
     "cost_psgrad_sqnorm",
     "cost_psgrad_clipsum",
@@ -102,6 +107,7 @@ static const char *check_name[C_COUNT] = {
     "cost_rmsnorm_bwd_ps",
     "cost_clip_factors",
     "cost_tied_cross",
+    "cost_sample_sqnorm",
     "flash_choice",
 };
 
@@ -231,6 +237,10 @@ static void test_linear(int T, int IC, int OC) {
     }
     dpprof_psgrad_sqnorm_ref(norm2, psg, NS, P);
     for (i = 0; i < NS; i++) note(C_PSG_SQNORM, err_scalar(norm2[i], sq[i]), w);
+    /* a sample's squared norm of any tensor (n, P): the same sums */
+    for (i = 0; i < NS; i++) norm2[i] = base[i];
+    dpprof_sample_sqnorm_ref(norm2, psg, NS, (size_t)P);
+    for (i = 0; i < NS; i++) note(C_SAMPLE_SQNORM, err_scalar(norm2[i], sq[i]), w);
 
     /* clipsum against naive (+= into random dw) */
     for (k = 0; k < P; k++) {
@@ -482,6 +492,21 @@ static void test_clip(void) {
     }
     /* the bound itself must clip (factor < 1) and below it must not (factor == 1) */
     note(C_CLIP, want[2] < 1.0 && want[1] == 1.0 ? 0.0 : HUGE_VAL, "ordering");
+    /* with a rounding bound eps: eps NULL is the plain rule bit for bit; else clip / (norm + eps + 1e-6), at most 1
+       (a sample below the bound stays unclipped only while norm + eps is), a nan eps a nan factor */
+    {
+        double cb[7], eps[7] = {0.0, 0.25, 0.5, 3.0, 1.0, 0.0, 0.0};
+        eps[5] = norm2[6]; /* nan */
+        dpprof_clip_factors_bound_ref(cb, norm2, NULL, 7, clip);
+        note(C_CLIP_BOUND, memcmp(cb, c, sizeof cb) == 0 ? 0.0 : HUGE_VAL, "eps NULL: the plain factors, bit for bit");
+        norm2[5] = 1.0;
+        dpprof_clip_factors_bound_ref(cb, norm2, eps, 7, clip);
+        note(C_CLIP_BOUND, cb[0] == 1.0 ? 0.0 : HUGE_VAL, "zero norm, zero eps: 1");
+        note(C_CLIP_BOUND, cb[1] == 1.0 ? 0.0 : HUGE_VAL, "norm 0.5 + eps 0.25 below 1.5: 1");
+        note(C_CLIP_BOUND, cb[2] == 1.5 / (1.5 + 0.5 + 1e-6) ? 0.0 : HUGE_VAL, "norm at the bound + eps 0.5: 1.5 / 2.000001");
+        note(C_CLIP_BOUND, cb[3] == 1.5 / (3.0 + 3.0 + 1e-6) ? 0.0 : HUGE_VAL, "norm 3 + eps 3");
+        note(C_CLIP_BOUND, cb[5] != cb[5] ? 0.0 : HUGE_VAL, "a nan eps: a nan factor, never 1");
+    }
 }
 
 /* ---- costs: hand-computed shape n=2, T=40, IC=4, OC=5, es=4 (P=20, D=4, V=6, C=3) ---------------- */
@@ -497,6 +522,8 @@ static void test_costs(void) {
     cost_is(C_COST_PSGRAD, dpprof_linear_psgrad_cost(2, 40, 4, 5, 4), 3200, 3040, "n=2 T=40 IC=4 OC=5");
     /* 2*(2*20 + 1) = 82; 4*2*20 + 16*2 = 192 */
     cost_is(C_COST_PSG_SQNORM, dpprof_psgrad_sqnorm_cost(2, 20, 4), 82, 192, "n=2 P=20");
+    /* 2*2*20 = 80; 4*2*20 + 16*2 = 192 */
+    cost_is(C_COST_SAMPLE_SQNORM, dpprof_sample_sqnorm_cost(2, 20, 4), 80, 192, "n=2 P=20");
     /* 2*2*20 + 20 = 100; 4*(40 + 40) + 8*2 = 336 */
     cost_is(C_COST_PSG_CLIPSUM, dpprof_psgrad_clipsum_cost(2, 20, 4), 100, 336, "n=2 P=20");
     /* 2*40*41*4 = 13120; 4*(2*40*4 + 2*40*40) = 4*3520 */

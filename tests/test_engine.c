@@ -565,6 +565,7 @@ static void check_errors(void) {
     ERRCASE(c.memory_limit = -1, DPPROF_ERR_INVALID, "config.memory_limit = -1: expected bytes");
     ERRCASE(c.fused_clipgrad = 2, DPPROF_ERR_INVALID, "config.fused_clipgrad = 2: expected one of off, auto or on");
     ERRCASE(c.fused_clipgrad = -2, DPPROF_ERR_INVALID, "config.fused_clipgrad = -2: expected one of off, auto or on");
+    ERRCASE(c.batched_clipgrad = 2, DPPROF_ERR_INVALID, "config.batched_clipgrad = 2: expected one of off, auto or on");
     ERRCASE(c.fused_noise = -2, DPPROF_ERR_INVALID, "config.fused_noise = -2: expected one of off, auto or on");
     ERRCASE(c.fused_noise = 2, DPPROF_ERR_INVALID, "config.fused_noise = 2: expected one of off, auto or on");
 #undef ERRCASE

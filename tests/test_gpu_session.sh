@@ -96,7 +96,7 @@ check "ncu-attn: ok, one ncu over attnbench at the trainer shape with the attent
 # make gpu-run: the plan in one command, the steps ordered by what they are worth, BUDGET passed on
 out=$(make -n --no-print-directory gpu-run BUDGET=77 GPU_RUN_STAMP_FILE="$tmp/gr/stamp" 2>&1)
 check "make gpu-run: the session's steps in order (test, attn, the bench at each shape on both attentions, peers, the checkpoint and dram studies) under BUDGET=77" \
-    grep -qE 'BUDGET=77 RUN_STAMP=.* bash tests/gpu_session.bash test attn bench:bf16-trainer bench:cudnn-trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram$' <<<"$out"
+    grep -qE 'BUDGET=77 RUN_STAMP=.* bash tests/gpu_session.bash test attn bench:bf16-trainer bench:cudnn-trainer clipgrad:trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram$' <<<"$out"
 out=$(make -n --no-print-directory gpu-run GPU_RUN_STAMP_FILE="$tmp/gr/stamp" 2>&1)
 check "make gpu-run: BUDGET is 540 s by default" grep -qE 'BUDGET=540 RUN_STAMP=' <<<"$out"
 # run (the stand-in GPU): a step done under the run's stamp is not run again; the rest come in the plan's order,
@@ -107,7 +107,7 @@ trap 'rm -rf "$tmp" data/bench/$stamp-Fake_GPU data/gpu-check/$stamp-Fake_GPU re
 out=$(OUT=$tmp/o6 DPPROF_BIN=$fake MIN_STEP=1000 make --no-print-directory gpu-run BUDGET=100 GPU_RUN_STAMP_FILE="$tmp/gr/stamp" 2>&1); rc=$?
 echo "$out" | sed 's/^/  | /'
 order=$(grep -oE '^(test|attn|bench:(bf16|cudnn)-(trainer|lora|longctx)|peers|study:(checkpoint|dram)) ' "$tmp/o6/gpu-session.txt" 2>/dev/null | tr -d ' ' | tr '\n' ' ')
-check "make gpu-run: status 0, the steps reported in the plan's order ($order)" test "$rc" = 0 -a "$order" = "test attn bench:bf16-trainer bench:cudnn-trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram "
+check "make gpu-run: status 0, the steps reported in the plan's order ($order)" test "$rc" = 0 -a "$order" = "test attn bench:bf16-trainer bench:cudnn-trainer clipgrad:trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram "
 check "make gpu-run: the step done before under the run's stamp is not run again" grep -qE "^test +done before \($gstamp\)" "$tmp/o6/gpu-session.txt"
 n=$(grep -cE '^(attn|bench:(bf16|cudnn)-(trainer|lora|longctx)|peers|study:(checkpoint|dram)) +skipped \([0-9]+s left of 100s\)' "$tmp/o6/gpu-session.txt")
 check "make gpu-run: BUDGET=100 reaches the session ($n of 10 steps skipped for time, of 100 s)" test "$n" = 10
