@@ -165,7 +165,7 @@ build/dpprof_kernels.o: dpprof_kernels.cu dpprof.h
 	mv $@.tmp.o $@
 
 # ---- packages: what a fresh Debian machine lacks --------------------------------------------------
-DEB_PACKAGES := libstb-dev
+DEB_PACKAGES := libstb-dev fonts-dejavu-core
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -269,6 +269,8 @@ endif
 REPRO_LIST := data/repro.sha256
 check-repro: figures
 	@if [ ! -f $(REPRO_LIST) ]; then echo "no $(REPRO_LIST): make repro-update writes it"; exit 1; fi
+	@if [ -n "$${DPPROF_FONT+set}" ] || [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then \
+	  echo "check-repro: the listed figures are drawn in DejaVu Sans (Debian's fonts-dejavu-core, DPPROF_FONT unset); this machine draws them otherwise"; exit 1; fi
 	sha256sum --check --strict $(REPRO_LIST)
 	@n=$$(ls figures/*.png paper/generated/*-table.tex paper/generated/*-macros.tex | grep -v '/bench-\|/peers-memory-' | wc -l); m=$$(wc -l < $(REPRO_LIST)); \
 	if [ "$$n" != "$$m" ]; then echo "check-repro: $$n generated files, $$m listed in $(REPRO_LIST)"; exit 1; fi
@@ -467,7 +469,7 @@ paper/generated/meta.tex: dpprof Makefile meta-force
 
 DEB_PACKAGES_PAPER := texlive-latex-base texlive-latex-recommended latexmk poppler-utils
 # the tests also compile with clang, fuzz with libFuzzer and run valgrind
-DEB_PACKAGES_TEST := libstb-dev clang clang-format libclang-rt-14-dev valgrind pkgconf man-db libopenmpi-dev openmpi-bin time
+DEB_PACKAGES_TEST := libstb-dev fonts-dejavu-core clang clang-format libclang-rt-14-dev valgrind pkgconf man-db libopenmpi-dev openmpi-bin time
 deps-test:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_PACKAGES_TEST)"
 

@@ -107,7 +107,8 @@
                      dp ops: dpprof_{linear_psgrad,psgrad_sqnorm,psgrad_clipsum,gram,gram_dot,
                      linear_sqnorm_gram,linear_sqnorm_gram_group,linear_sqnorm_psg,linear_clipgrad,
                      embedding_sqnorm,embedding_psgrad,embedding_clipgrad,tied_cross,rmsnorm_psdweight,
-                     rmsnorm_bwd_ps,clip_factors}_{ref,cost} dpprof_flash_choice
+                     rmsnorm_bwd_ps,clip_factors,sample_sqnorm}_{ref,cost} dpprof_clip_factors_bound_ref
+                     dpprof_flash_choice
      5 engine        names: dpprof_{backend,algo,checkpoint,attention}_name dpprof_{algo,checkpoint,attention}_parse
                      bf16: dpprof_bf16_{from_float,to_float,round_ref,pack_ref,unpack_ref}
                      configuration: dpprof_config_{fields,field_find,set,enum_name,resolve}
@@ -129,7 +130,7 @@
                      crossentropy_fwd,crossentropy_bwd,last_token_fwd,last_token_bwd,scale,linear_psgrad,
                      psgrad_sqnorm,psgrad_clipsum,gram,gram_dot,linear_sqnorm_gram,linear_sqnorm_gram_group,
                      linear_sqnorm_psg,linear_clipgrad,embedding_sqnorm,embedding_psgrad,embedding_clipgrad,
-                     tied_cross,rmsnorm_psdweight,rmsnorm_bwd_ps}_gpu
+                     tied_cross,rmsnorm_psdweight,rmsnorm_bwd_ps,sample_sqnorm}_gpu
                      and dpprof_{adam,sgd,noise_adam,noise_sgd,cast_bf16,fill,init_normal,noise_scale,scale_rows,
                      nonfinite_reset,nonfinite,nonfinite_result,linear_sqnorm_gram_rep,linear_clipgrad_rep}_gpu
 
@@ -8236,6 +8237,12 @@ static int dpprof__setup_dp(dpprof_session *s) {
         s->dps.method[i] = dpprof__method_of(s, i, 0);
     }
     s->dps.head_method = s->sh.tied ? dpprof__method_of(s, s->model.p_emb, 1) : -1;
+    if (s->dps.cg_batched) { /* only a linear layer that keeps its dy and x (book-keeping) can take the batched GEMM */
+        int any = 0;
+        for (i = 0; i < s->model.n_params; i++)
+            any |= i != s->model.p_emb && (s->dps.method[i] == DPPROF__M_GRAM || s->dps.method[i] == DPPROF__M_FLASH_GRAM || s->dps.method[i] == DPPROF__M_FLASH_PSG);
+        s->dps.cg_batched = any;
+    }
     if (s->dps.dp) dpprof__phase_end(s);
     return DPPROF_OK;
 }

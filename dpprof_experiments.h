@@ -2289,7 +2289,7 @@ static const char *rep_cat_title(int k) {
     case DPPROF_CAT_OPTIMIZER_STATES: return "optimizer states";
     case DPPROF_CAT_GRADIENTS: return "gradients";
     case DPPROF_CAT_ACTIVATIONS: return "activations";
-    case DPPROF_CAT_ACTIVATION_HOOKS: return "DP cache (book-keeping)";
+    case DPPROF_CAT_ACTIVATION_HOOKS: return "DP cache";
     case DPPROF_CAT_PER_SAMPLE_GRADIENTS: return "per-sample gradients";
     case DPPROF_CAT_NORM_SAMPLES: return "per-sample norms";
     case DPPROF_CAT_TEMP_MATRICES: return "Gram temporaries";

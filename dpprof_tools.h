@@ -27,6 +27,10 @@
      dpprof_plot_stacked, dpprof_plot_lines
      Each takes a desc struct (all-zero means defaults) and draws deterministically: the same input
      gives byte-identical pixels.
+     dpprof_plot_font, dpprof_plot_font_truetype              text in a TrueType font (DejaVu Sans, say) where
+                                                              the file is compiled with DPPROF_PLOT_TRUETYPE and
+                                                              stb_truetype (Debian's libstb-dev); else the
+                                                              built-in 8x13 bitmap font
 
    ERRORS
      dpprof_result codes; dpprof_last_error() says why (every failure goes through dpprof_fail).
@@ -203,6 +207,16 @@ DPPROF_API int dpprof_canvas_text(dpprof_canvas *c, int x, int y, const char *s,
  * tall. returns the box height */
 DPPROF_API int dpprof_canvas_text_up(dpprof_canvas *c, int x, int y, const char *s, int scale,
                                      const unsigned char *rgb);
+/* the text's font from here on: a TrueType file (ttf_path), or NULL: the built-in bitmap font (the default).
+ * every layout keeps the bitmap font's cells (the widths and heights above): a string is drawn anti-aliased
+ * in its cell box, its caps as tall as the bitmap's (rows 1..9 of a cell), aligned in the box as placed (left,
+ * centred or right; text_width bounds its width: a string that would be wider is narrowed to it), utf-8 decoded.
+ * needs the implementation compiled with DPPROF_PLOT_TRUETYPE (and stb_truetype's, STB_TRUETYPE_IMPLEMENTATION
+ * in one file). 0; DPPROF_PLOT_EARG where the file cannot be read or is no font, or without DPPROF_PLOT_TRUETYPE
+ * (the font stays as it was) */
+DPPROF_API int dpprof_plot_font(const char *ttf_path);
+/* 1 while a TrueType font draws the text */
+DPPROF_API int dpprof_plot_font_truetype(void);
 
 /* fixed palette of DPPROF_PLOT_PALETTE_N colours (okabe-ito first, then
  * paul tol's muted set), so a category keeps its colour in every figure.
@@ -522,6 +536,10 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
 #define DPPROF_MALLOC(sz) malloc(sz)
 #define DPPROF_REALLOC(p, sz) realloc(p, sz)
 #define DPPROF_FREE(p) free(p)
+#endif
+
+#ifdef DPPROF_PLOT_TRUETYPE
+#include <stb/stb_truetype.h>
 #endif
 
 #ifdef __cplusplus
@@ -2029,10 +2047,166 @@ static void dpprof__pl_rec_area(int x0, int y0, int x1, int y1) {
     r->na++;
 }
 
+/* ---- the TrueType font (dpprof_plot_font): stb_truetype's glyphs, blended into the canvas ---- */
+#ifdef DPPROF_PLOT_TRUETYPE
+static struct {
+    int on;
+    unsigned char *data; /* the file, which stb_truetype reads in place */
+    stbtt_fontinfo info;
+    float scale1; /* font units to pixels at text scale 1: caps 9 pixels tall, as the bitmap font's */
+} dpprof__pl_ttf;
+
+/* the next code point of s[*i..n) (utf-8; a malformed byte is '?') */
+static int dpprof__pl_utf8(const char *s, int n, int *i) {
+    const unsigned char *u = (const unsigned char *)s;
+    int c = u[*i], k, len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2
+                                     : (c >> 4) == 14    ? 3
+                                     : (c >> 3) == 30    ? 4
+                                                         : 0;
+    if (len == 1 || len == 0 || *i + len > n) {
+        (*i)++;
+        return len == 1 ? c : '?';
+    }
+    c &= 0x3f >> (len - 1);
+    for (k = 1; k < len; k++) {
+        if ((u[*i + k] & 0xc0) != 0x80) {
+            (*i)++;
+            return '?';
+        }
+        c = (c << 6) | (u[*i + k] & 0x3f);
+    }
+    *i += len;
+    return c;
+}
+
+/* one pixel of coverage a (0..255) of colour rgb over the canvas */
+static void dpprof__pl_blend(dpprof_canvas *c, int x, int y, const unsigned char *rgb, int a) {
+    unsigned char *p;
+    int k;
+    if (x < 0 || y < 0 || x >= c->w || y >= c->h) return;
+    p = c->rgb + ((size_t)y * (size_t)c->w + (size_t)x) * 3;
+    for (k = 0; k < 3; k++) p[k] = (unsigned char)((p[k] * (255 - a) + rgb[k] * a + 127) / 255);
+}
+
+/* the advance of n bytes of s at scale (font units to pixels), kerning included */
+static float dpprof__pl_ttf_advance(const char *s, int n, float scale) {
+    float aw = 0.0f;
+    int i = 0, prev = -1, cp, adv, lsb;
+    while (i < n) {
+        cp = dpprof__pl_utf8(s, n, &i);
+        stbtt_GetCodepointHMetrics(&dpprof__pl_ttf.info, cp, &adv, &lsb);
+        aw += (float)adv * scale + (prev >= 0 ? (float)stbtt_GetCodepointKernAdvance(&dpprof__pl_ttf.info, prev, cp) * scale : 0.0f);
+        prev = cp;
+    }
+    return aw;
+}
+
+/* n bytes of s in the cell box of wt x 13 sc pixels at (x, y) (up: rotated, wt tall), aligned in it (0 left, 1
+   centre, 2 right), the baseline under the caps (row 10 sc), narrowed where wider than the box; ink outside the
+   box is not drawn */
+static void dpprof__pl_ttf_draw(dpprof_canvas *c, int x, int y, const char *s, int n, int sc, const unsigned char *rgb, int up, int align, int wt) {
+    const stbtt_fontinfo *f = &dpprof__pl_ttf.info;
+    const float scale = dpprof__pl_ttf.scale1 * (float)sc, base = 10.0f * (float)sc;
+    const int ht = DPPROF_PLOT_FONT_H * sc;
+    float aw = dpprof__pl_ttf_advance(s, n, scale), sq = 1.0f, pen;
+    int i, prev, cp, adv, lsb;
+    if (aw > (float)wt) sq = (float)wt / aw, aw = (float)wt;
+    /* right-aligned: a column of the scale left free at the end, as the bitmap glyphs' spacing column leaves it */
+    pen = align == 1 ? ((float)wt - aw) / 2.0f : align == 2 ? fmaxf(0.0f, (float)(wt - sc) - aw)
+                                                            : 0.0f;
+    for (i = 0, prev = -1; i < n;) {
+        int x0, y0, x1, y1, gw, gh, r, k, ix;
+        float fx;
+        unsigned char *g;
+        cp = dpprof__pl_utf8(s, n, &i);
+        if (prev >= 0) pen += (float)stbtt_GetCodepointKernAdvance(f, prev, cp) * scale * sq;
+        ix = (int)floorf(pen);
+        fx = pen - (float)ix;
+        stbtt_GetCodepointBitmapBoxSubpixel(f, cp, scale * sq, scale, fx, 0.0f, &x0, &y0, &x1, &y1);
+        gw = x1 - x0, gh = y1 - y0;
+        g = gw > 0 && gh > 0 ? (unsigned char *)DPPROF_MALLOC((size_t)gw * (size_t)gh) : NULL;
+        if (g) {
+            stbtt_MakeCodepointBitmapSubpixel(f, g, gw, gh, gw, scale * sq, scale, fx, 0.0f, cp);
+            for (r = 0; r < gh; r++)
+                for (k = 0; k < gw; k++) {
+                    const int a = g[(size_t)r * (size_t)gw + (size_t)k], u = ix + x0 + k, v = (int)base + y0 + r;
+                    if (!a || u < 0 || u >= wt || v < 0 || v >= ht) continue;
+                    if (!up) dpprof__pl_blend(c, x + u, y + v, rgb, a);
+                    else dpprof__pl_blend(c, x + v, y + wt - 1 - u, rgb, a);
+                }
+            DPPROF_FREE(g);
+        }
+        stbtt_GetCodepointHMetrics(f, cp, &adv, &lsb);
+        pen += (float)adv * scale * sq;
+        prev = cp;
+    }
+}
+#endif
+
+DPPROF_API int dpprof_plot_font(const char *ttf_path) {
+#ifdef DPPROF_PLOT_TRUETYPE
+    FILE *fp;
+    long len;
+    unsigned char *data = NULL;
+    stbtt_fontinfo info;
+    int x0, y0, x1, y1, off;
+    if (!ttf_path) {
+        DPPROF_FREE(dpprof__pl_ttf.data);
+        memset(&dpprof__pl_ttf, 0, sizeof dpprof__pl_ttf);
+        return 0;
+    }
+    fp = fopen(ttf_path, "rb");
+    if (!fp) return DPPROF_PLOT_EARG;
+    if (fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) > 0 && len < (1L << 28) && fseek(fp, 0, SEEK_SET) == 0 &&
+        (data = (unsigned char *)DPPROF_MALLOC((size_t)len)) != NULL && fread(data, 1, (size_t)len, fp) != (size_t)len) {
+        DPPROF_FREE(data);
+        data = NULL;
+    }
+    fclose(fp);
+    if (!data) return DPPROF_PLOT_EARG;
+    off = stbtt_GetFontOffsetForIndex(data, 0);
+    if (off < 0 || !stbtt_InitFont(&info, data, off) || !stbtt_GetCodepointBox(&info, 'H', &x0, &y0, &x1, &y1) || y1 <= 0) {
+        DPPROF_FREE(data);
+        return DPPROF_PLOT_EARG;
+    }
+    DPPROF_FREE(dpprof__pl_ttf.data);
+    dpprof__pl_ttf.data = data;
+    dpprof__pl_ttf.info = info;
+    dpprof__pl_ttf.scale1 = 9.0f / (float)y1;
+    dpprof__pl_ttf.on = 1;
+    return 0;
+#else
+    return ttf_path ? DPPROF_PLOT_EARG : 0;
+#endif
+}
+
+DPPROF_API int dpprof_plot_font_truetype(void) {
+#ifdef DPPROF_PLOT_TRUETYPE
+    return dpprof__pl_ttf.on;
+#else
+    return 0;
+#endif
+}
+
+/* the width n bytes of s take when drawn left-aligned: the font's advances (rounded up), at most the cell box's
+   dpprof__pl_tw; the bitmap font fills its box. for layouts whose text is left-aligned and ends in free space
+   (a legend's names) */
+static int dpprof__pl_ink_w(const char *s, int n, int sc) {
+    const int wt = dpprof__pl_tw(n, sc);
+#ifdef DPPROF_PLOT_TRUETYPE
+    if (dpprof__pl_ttf.on && n > 0) return dpprof__pl_imin(wt, (int)ceilf(dpprof__pl_ttf_advance(s, n, dpprof__pl_ttf.scale1 * (float)sc)) + sc);
+#else
+    (void)s;
+#endif
+    return wt;
+}
+
 /* draws n bytes of s; up != 0 rotates 90 degrees counter-clockwise with
- * (x, y) the top-left of the rotated box */
+ * (x, y) the top-left of the rotated box. align: where a TrueType font's
+ * narrower string sits in the cell box (0 left or bottom, 1 centre, 2 right
+ * or top); the bitmap font fills its box */
 static void dpprof__pl_text_n(dpprof_canvas *c, int x, int y, const char *s, int n, int sc,
-                              const unsigned char *rgb, int up) {
+                              const unsigned char *rgb, int up, int align) {
     int i, r, k, wt = dpprof__pl_tw(n, sc);
     if (dpprof__pl_rec_hook && n > 0) {
         dpprof__pl_rec *rc = dpprof__pl_rec_hook;
@@ -2052,6 +2226,14 @@ static void dpprof__pl_text_n(dpprof_canvas *c, int x, int y, const char *s, int
             rc->dropped++;
         }
     }
+#ifdef DPPROF_PLOT_TRUETYPE
+    if (dpprof__pl_ttf.on) {
+        dpprof__pl_ttf_draw(c, x, y, s, n, sc, rgb, up, align, wt);
+        return;
+    }
+#else
+    (void)align;
+#endif
     for (i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
         const unsigned char *g = dpprof__pl_font[(ch >= 32 && ch <= 126) ? ch - 32 : '?' - 32];
@@ -2082,7 +2264,7 @@ DPPROF_API int dpprof_canvas_text(dpprof_canvas *c, int x, int y, const char *s,
                                   const unsigned char *rgb) {
     int n = dpprof__pl_slen(s), sc = dpprof__pl_tscale(scale);
     if (!dpprof__pl_canvas_ok(c) || !rgb || !s) return 0;
-    dpprof__pl_text_n(c, x, y, s, n, sc, rgb, 0);
+    dpprof__pl_text_n(c, x, y, s, n, sc, rgb, 0, 0);
     return dpprof__pl_tw(n, sc);
 }
 
@@ -2090,7 +2272,7 @@ DPPROF_API int dpprof_canvas_text_up(dpprof_canvas *c, int x, int y, const char 
                                      const unsigned char *rgb) {
     int n = dpprof__pl_slen(s), sc = dpprof__pl_tscale(scale);
     if (!dpprof__pl_canvas_ok(c) || !rgb || !s) return 0;
-    dpprof__pl_text_n(c, x, y, s, n, sc, rgb, 1);
+    dpprof__pl_text_n(c, x, y, s, n, sc, rgb, 1, 0);
     return dpprof__pl_tw(n, sc);
 }
 
@@ -2108,7 +2290,7 @@ static void dpprof__pl_text_at(dpprof_canvas *c, int x, int y, const char *s, in
         y -= (11 * sc) / 2;
     else if (va == 2)
         y -= DPPROF_PLOT_FONT_H * sc;
-    dpprof__pl_text_n(c, x, y, s, n, sc, rgb, 0);
+    dpprof__pl_text_n(c, x, y, s, n, sc, rgb, 0, ha);
 }
 
 /* copies s into buf, cut to at most maxc chars with a ".." tail, so long
@@ -2628,15 +2810,19 @@ static int dpprof__pl_wrap_all(const dpprof__pl_axis *a, int maxc, int maxl, int
 
 static void dpprof__pl_ax_cat_x(dpprof__pl_axis *a, int sc, int fig_h) {
     double slot = fabs(a->p1 - a->p0) / (a->ncat > 0 ? a->ncat : 1);
-    int cw = DPPROF_PLOT_FONT_W * sc, i, maxn = 0, lines;
+    int cw = DPPROF_PLOT_FONT_W * sc, i, maxn = 0, inkw = 0, lines;
     char nb[32];
-    for (i = 0; i < a->ncat; i++)
-        maxn = dpprof__pl_imax(maxn, dpprof__pl_slen(dpprof__pl_name(a->cat, i, "", nb, (int)sizeof nb)));
+    for (i = 0; i < a->ncat; i++) {
+        const char *t = dpprof__pl_name(a->cat, i, "", nb, (int)sizeof nb);
+        maxn = dpprof__pl_imax(maxn, dpprof__pl_slen(t));
+        inkw = dpprof__pl_imax(inkw, dpprof__pl_ink_w(t, dpprof__pl_slen(t), sc));
+    }
     a->csc = sc;
     a->clines = 1;
     a->cstride = 1;
     a->cmaxc = maxn;
-    if (dpprof__pl_tw(maxn, sc) <= slot - cw) {
+    /* flat where each label's ink fits its slot (centred there: a proportional font's narrower strings) */
+    if (inkw <= slot - cw) {
         a->cmode = 0;
         a->cext = DPPROF_PLOT_FONT_H * sc;
         a->lab_w = dpprof__pl_tw(maxn, sc);
@@ -2966,7 +3152,7 @@ static void dpprof__pl_frame_axes(dpprof__pl_frame *f) {
                                          dpprof__pl_wrap(name, f->xa.cmaxc, st, ln, DPPROF__PL_WRAP_MAX, NULL));
                 for (k = 0; k < nl; k++)
                     dpprof__pl_text_n(c, cx - dpprof__pl_tw(ln[k], s) / 2, ly + k * ch, name + st[k], ln[k], s,
-                                      dpprof__pl_c_text, 0);
+                                      dpprof__pl_c_text, 0, 1);
             } else {
                 /* rotated lines side by side (first on the left), caps centred on
          * the slot; each line ends at the axis. a label longer than its
@@ -2986,7 +3172,7 @@ static void dpprof__pl_frame_axes(dpprof__pl_frame *f) {
                     memcpy(part, name + st[k], (size_t)n);
                     part[n] = 0;
                     t = dpprof__pl_fit(part, f->xa.cmaxc, cut, (int)sizeof cut);
-                    dpprof__pl_text_n(c, x0 + k * lh, ly, t, dpprof__pl_slen(t), sc2, dpprof__pl_c_text, 1);
+                    dpprof__pl_text_n(c, x0 + k * lh, ly, t, dpprof__pl_slen(t), sc2, dpprof__pl_c_text, 1, 2);
                 }
             }
         }
@@ -3042,11 +3228,11 @@ static void dpprof__pl_frame_axes(dpprof__pl_frame *f) {
             int bw = dpprof__pl_tw(dpprof__pl_imax(ln[0], ln[1]), s), top = dpprof__pl_ylab_top(f, bw);
             for (k = 0; k < 2; k++)
                 dpprof__pl_text_n(c, f->ox + pad + k * ch, top + (bw - dpprof__pl_tw(ln[k], s)) / 2, f->ylabel + st[k], ln[k], s,
-                                  dpprof__pl_c_text, 1);
+                                  dpprof__pl_c_text, 1, 1);
         } else {
             const char *t = dpprof__pl_fit(f->ylabel, dpprof__pl_imax(4, (room + s) / cw), cut, (int)sizeof cut);
             int tw = dpprof__pl_tw(dpprof__pl_slen(t), s);
-            dpprof__pl_text_n(c, f->ox + pad, dpprof__pl_ylab_top(f, tw), t, dpprof__pl_slen(t), s, dpprof__pl_c_text, 1);
+            dpprof__pl_text_n(c, f->ox + pad, dpprof__pl_ylab_top(f, tw), t, dpprof__pl_slen(t), s, dpprof__pl_c_text, 1, 1);
         }
     }
     if (f->title[0]) {
@@ -3061,7 +3247,7 @@ static void dpprof__pl_frame_axes(dpprof__pl_frame *f) {
             t = dpprof__pl_fit(part, maxc, cut, (int)sizeof cut);
             tw = dpprof__pl_tw(dpprof__pl_slen(t), ts);
             tx = dpprof__pl_iclamp(f->x0 + (w - tw) / 2, f->ox + pad, dpprof__pl_imax(f->ox + pad, f->ox + f->vw - pad - tw));
-            dpprof__pl_text_n(c, tx, f->oy + pad + k * DPPROF_PLOT_FONT_H * ts, t, dpprof__pl_slen(t), ts, dpprof__pl_c_text, 0);
+            dpprof__pl_text_n(c, tx, f->oy + pad + k * DPPROF_PLOT_FONT_H * ts, t, dpprof__pl_slen(t), ts, dpprof__pl_c_text, 0, 1);
         }
     }
 }
@@ -3214,7 +3400,7 @@ static int dpprof__pl_leg_namew(const dpprof__pl_legend *L, int maxc) {
         const char *t;
         if (L->show && !L->show[i]) continue;
         t = dpprof__pl_fit(dpprof__pl_name(L->names, i, "series ", nb, (int)sizeof nb), maxc, cut, (int)sizeof cut);
-        namew = dpprof__pl_imax(namew, dpprof__pl_tw(dpprof__pl_slen(t), L->sc));
+        namew = dpprof__pl_imax(namew, dpprof__pl_ink_w(t, dpprof__pl_slen(t), L->sc));
     }
     return namew;
 }
@@ -3299,7 +3485,7 @@ static void dpprof__pl_legend_draw(dpprof_canvas *c, const dpprof__pl_legend *L,
         ey = y + (k % L->rows) * L->pitch;
         if (L->limit > 0 && k == L->limit) {
             snprintf(nb, sizeof nb, "+%d more", L->count - L->limit);
-            dpprof__pl_text_n(c, ex + sw + 4 * s, ey, nb, dpprof__pl_slen(nb), s, dpprof__pl_c_text, 0);
+            dpprof__pl_text_n(c, ex + sw + 4 * s, ey, nb, dpprof__pl_slen(nb), s, dpprof__pl_c_text, 0, 0);
             break;
         }
         k++;
@@ -3321,7 +3507,7 @@ static void dpprof__pl_legend_draw(dpprof_canvas *c, const dpprof__pl_legend *L,
         }
         t = dpprof__pl_fit(dpprof__pl_name(L->names, i, "series ", nb, (int)sizeof nb), L->maxc, cut,
                            (int)sizeof cut);
-        dpprof__pl_text_n(c, ex + sw + 4 * s, ey, t, dpprof__pl_slen(t), s, dpprof__pl_c_text, 0);
+        dpprof__pl_text_n(c, ex + sw + 4 * s, ey, t, dpprof__pl_slen(t), s, dpprof__pl_c_text, 0, 0);
     }
     dpprof__pl_rec_kind(DPPROF__PL_K_AXIS);
 }
@@ -3721,7 +3907,7 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
                 const char *name = d->mark_names[mi];
                 ytop = cy + s;
                 dpprof__pl_text_n(canvas, lx[mi], cy, name, dpprof__pl_imin(dpprof__pl_slen(name), maxc), s,
-                                  dpprof__pl_c_text, 0);
+                                  dpprof__pl_c_text, 0, 0);
             }
             {
                 /* dash phase anchored at the data top so all lines dash in step */
@@ -3768,7 +3954,7 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
             dpprof__pl_rec_kind(DPPROF__PL_K_DATA);
             /* white box: dashed phase lines must not run through the digits */
             dpprof__pl_rect(canvas, lx0 - 2 * s, ly0, tw + 4 * s, DPPROF_PLOT_FONT_H * s, dpprof__pl_c_bg);
-            dpprof__pl_text_n(canvas, lx0, ly0, lab, dpprof__pl_slen(lab), s, dpprof__pl_c_text, 0);
+            dpprof__pl_text_n(canvas, lx0, ly0, lab, dpprof__pl_slen(lab), s, dpprof__pl_c_text, 0, 0);
         }
         for (j = 0; j < th; j++) /* widens from the tip upwards */
             dpprof__pl_rect(canvas, px - j, tip - j, 2 * j + 1, 1, dpprof__pl_c_text);
@@ -4089,7 +4275,7 @@ DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas
                     int tw = dpprof__pl_tw(dpprof__pl_slen(buf), lsc);
                     int by = dpprof__pl_imax(f.y0 + s, top - 2 * s - tw);
                     dpprof__pl_text_n(canvas, cx - (11 * lsc) / 2, by, buf, dpprof__pl_slen(buf), lsc,
-                                      dpprof__pl_c_text, 1);
+                                      dpprof__pl_c_text, 1, 0);
                 }
             }
         }
@@ -4181,7 +4367,7 @@ static void dpprof__pl_lab_above(dpprof_canvas *c, const dpprof__pl_frame *f, in
     } else if (mode == 1) {
         int tw = dpprof__pl_tw(dpprof__pl_slen(buf), lsc);
         int by = dpprof__pl_imax(f->y0 + s, top - 2 * s - tw);
-        dpprof__pl_text_n(c, cx - (11 * lsc) / 2, by, buf, dpprof__pl_slen(buf), lsc, dpprof__pl_c_text, 1);
+        dpprof__pl_text_n(c, cx - (11 * lsc) / 2, by, buf, dpprof__pl_slen(buf), lsc, dpprof__pl_c_text, 1, 0);
     }
 }
 
@@ -4282,7 +4468,7 @@ static void dpprof__pl_cbar_draw(dpprof_canvas *c, const dpprof__pl_cbar *cb, co
         const char *t = dpprof__pl_fit(caption, dpprof__pl_imax(4, h / (DPPROF_PLOT_FONT_W * s)), cut, (int)sizeof cut);
         int tw = dpprof__pl_tw(dpprof__pl_slen(t), s);
         lx = bx + cb->bw + s + 4 * s + 3 * s + cb->a.lab_w + 4 * s;
-        dpprof__pl_text_n(c, lx, f->y0 + (h - tw) / 2, t, dpprof__pl_slen(t), s, dpprof__pl_c_text, 1);
+        dpprof__pl_text_n(c, lx, f->y0 + (h - tw) / 2, t, dpprof__pl_slen(t), s, dpprof__pl_c_text, 1, 1);
     }
 }
 
@@ -4614,10 +4800,16 @@ DPPROF_API int dpprof_plot_stacked(const dpprof_stacked_desc *d, dpprof_canvas *
     L.rgb = d->cat_rgb;
     L.show = show;
     if (!panel) {
+        int pass;
         dpprof__pl_frame_legend(&ft, &L);
         dpprof__pl_frame_layout(&ft);
-        dpprof__pl_frame_legend(&ft, &L);
-        dpprof__pl_frame_layout(&ft);
+        /* the real data-area height; a legend cut to the height of the first layout's (its category labels
+           rotated in a narrower area) gets the next layout's, once */
+        for (pass = 0; pass < 2; pass++) {
+            dpprof__pl_frame_legend(&ft, &L);
+            dpprof__pl_frame_layout(&ft);
+            if (!dpprof__pl_legend_cut(&L)) break;
+        }
     } else {
         /* the legend is placed once for the whole figure, from a layout without
      * it: right of both panels (from the top of the bars down to the bottom
@@ -4799,7 +4991,7 @@ DPPROF_API int dpprof_plot_stacked(const dpprof_stacked_desc *d, dpprof_canvas *
                 part[m] = 0;
                 t = dpprof__pl_fit(part, maxc, buf, (int)sizeof buf);
                 dpprof__pl_text_n(canvas, fb.x0, fb.y0 - 3 * s - (nl - q) * DPPROF_PLOT_FONT_H * s, t, dpprof__pl_slen(t), s,
-                                  dpprof__pl_c_text, 0);
+                                  dpprof__pl_c_text, 0, 0);
             }
         }
         if (L.count) dpprof__pl_frame_legend_draw(fb.leg_below ? &fb : &ft, &L);
@@ -5043,7 +5235,9 @@ DPPROF_API int dpprof_plot_scatter(const dpprof_scatter_desc *d, dpprof_canvas *
                 if (!dpprof__pl_label_owned(&grid, px, i, bx, by + s, tw, ch - 3 * s)) continue;
                 /* a char of room each side, so neighbouring labels never read as one */
                 dpprof__pl_occ_set(&occ, bx - DPPROF_PLOT_FONT_W * s, by, tw + 2 * DPPROF_PLOT_FONT_W * s, ch);
-                dpprof__pl_text_n(canvas, bx, by, t, dpprof__pl_slen(t), s, dpprof__pl_c_text, 0);
+                /* a proportional font's narrower string sits against the point: right-aligned to its left */
+                dpprof__pl_text_n(canvas, bx, by, t, dpprof__pl_slen(t), s, dpprof__pl_c_text, 0, k == 1 || k == 5 || k == 7 ? 2 : k == 2 || k == 3 ? 1
+                                                                                                                                                    : 0);
                 break;
             }
         }

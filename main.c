@@ -7,6 +7,9 @@
 #define DPPROF_ENGINE
 #include "dpprof.h"
 #define DPPROF_TOOLS_IMPLEMENTATION
+#define DPPROF_PLOT_TRUETYPE /* the figures' text in a TrueType font: stb_truetype (libstb-dev) compiled here */
+#define STB_TRUETYPE_IMPLEMENTATION
+#define STBTT_STATIC
 #include "dpprof_tools.h"
 #include "dpprof_cli.h"
 #include "dpprof_experiments.h"
@@ -867,6 +870,17 @@ static int no_args(int argc, char **argv, const char *what, int *rc) {
     return -1;
 }
 
+/* the figures' font, for the commands that draw: DPPROF_FONT's TrueType file, else DejaVu Sans where Debian's
+   fonts-dejavu-core puts it, else (or with DPPROF_FONT set empty) the built-in bitmap font. a DPPROF_FONT that
+   cannot be read is an error before any work */
+#define CLI_DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+static int cli_font(void) {
+    const char *env = getenv("DPPROF_FONT");
+    if (env && !env[0]) return 0;
+    if (dpprof_plot_font(env ? env : CLI_DEFAULT_FONT) == 0 || !env) return 0;
+    return cli_usage("DPPROF_FONT='%s': no TrueType font could be read from it (unset it for DejaVu Sans, set it empty for the built-in bitmap font)", env);
+}
+
 static int dispatch(int argc, char **argv) {
     int rc = EXIT_OK;
     if (argc < 2) {
@@ -897,6 +911,8 @@ static int dispatch(int argc, char **argv) {
                !DPPROF__CUDA ? "no CUDA" : (dpprof_nccl_available() ? "CUDA, NCCL" : "CUDA without NCCL"), cudnn, mpi);
         return EXIT_OK;
     }
+    if (!strcmp(argv[1], "fit") || !strcmp(argv[1], "plot") || !strcmp(argv[1], "sweep") || !strcmp(argv[1], "report") || !strcmp(argv[1], "tables"))
+        if ((rc = cli_font()) != 0) return rc;
     if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(argv[1], "fit")) return cmd_fit(argc - 2, argv + 2);
     if (!strcmp(argv[1], "plot")) return cmd_plot(argc - 2, argv + 2);

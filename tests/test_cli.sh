@@ -173,6 +173,14 @@ check "a repeated option: the last one wins (seq 16, batch 3)" bash -c "[ $rc -e
 check "--experiment with invalid utf-8: the result json says x\\ufffd\\ufffdy" bash -c "[ $rc -eq 0 ] && grep -qF '\"experiment\": \"x\\ufffd\\ufffdy\"' '$tmp/u8.json'"
 "$bin" plot timeline "$tmp/u8.json" --out "$tmp/u8.png"; rc=$?
 check "... and plot reads that json back" test $rc -eq 0 -a -s "$tmp/u8.png"
+# the figures' font: DejaVu Sans by default, DPPROF_FONT another TrueType file (empty: the bitmap font); one that
+# cannot be read is refused before any work, no PNG written
+DPPROF_FONT= "$bin" plot timeline "$tmp/u8.json" --out "$tmp/u8-bitmap.png"; rc=$?
+check "DPPROF_FONT= (empty): the built-in bitmap font, another PNG than DejaVu Sans' where that is installed" \
+    bash -c "[ $rc -eq 0 ] && [ -s '$tmp/u8-bitmap.png' ] && { [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || ! cmp -s '$tmp/u8.png' '$tmp/u8-bitmap.png'; }"
+err=$(DPPROF_FONT=$tmp/u8.json "$bin" plot timeline "$tmp/u8.json" --out "$tmp/u8-font.png" 2>&1); rc=$?
+check "DPPROF_FONT that is no font: exit 2, names it, writes nothing (got: $err)" \
+    bash -c "[ $rc -eq 2 ] && grep -qF \"DPPROF_FONT='$tmp/u8.json': no TrueType font could be read from it\" <<<\"\$1\" && [ ! -e '$tmp/u8-font.png' ]" _ "$err"
 # plot on what is not a result
 printf '\211PNG\r\n\032\n\000\000\000\rIHDR' >"$tmp/g.png"
 bad 2 "g.png: line 1, column 1: unexpected byte 0x89, expected a value" plot timeline "$tmp/g.png" --out "$tmp/bad.json"

@@ -6,6 +6,9 @@
 #define DPPROF_ENGINE
 #include "dpprof.h"
 #define DPPROF_TOOLS_IMPLEMENTATION
+#define DPPROF_PLOT_TRUETYPE /* the TrueType font path too (dpprof_plot_font); the bitmap font is the default */
+#define STB_TRUETYPE_IMPLEMENTATION
+#define STBTT_STATIC
 #include "dpprof_tools.h"
 
 #include <time.h>
@@ -2093,6 +2096,60 @@ static void test_new_odd(void) {
     check(ok, "new figures: every size 320x200..2400x1350 at text scales 0..8 renders");
 }
 
+/* ---- the TrueType font (dpprof_plot_font, DejaVu Sans from fonts-dejavu-core) ----------------------------
+ * every string's ink stays in its bitmap cell box (horizontal and rotated, left, centred and right placements,
+ * a string of wide glyphs narrowed into it), anti-aliased (grey levels), centred and right-aligned where placed
+ * so; a file that is no font is refused and the font stays; NULL restores the bitmap font bit for bit */
+#define TEST_TTF "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+static void test_truetype(void) {
+    static const unsigned char black[3] = {0, 0, 0};
+    static const char *const strs[] = {"peak memory (GiB)", "gjpqy|()", "WWWWMMMM", "1.0", "x", "sigma \xcf\x83 = 1.2"};
+    dpprof_canvas c, ref;
+    unsigned long h_bitmap;
+    int i, sc, ha, in_box = 1, aligned = 1, grey = 0, up_in = 1;
+    FILE *fp = fopen(TEST_TTF, "rb");
+    if (!fp) {
+        printf("SKIP truetype: no %s (Debian's fonts-dejavu-core): the figures fall back to the bitmap font\n", TEST_TTF);
+        return;
+    }
+    fclose(fp);
+    dpprof_canvas_init(&ref, 400, 120);
+    dpprof_canvas_text(&ref, 10, 10, "bitmap 123", 2, black);
+    h_bitmap = fnv1a(ref.rgb, (size_t)ref.w * ref.h * 3);
+    check(dpprof_plot_font("tests/test_plot.c") == DPPROF_PLOT_EARG && dpprof_plot_font("/nonexistent/font.ttf") == DPPROF_PLOT_EARG && !dpprof_plot_font_truetype(),
+          "truetype: a file that is no font, or none, is refused and the bitmap font stays");
+    check(dpprof_plot_font(TEST_TTF) == 0 && dpprof_plot_font_truetype(), "truetype: DejaVu Sans loads");
+    dpprof_canvas_init(&c, 900, 200);
+    for (i = 0; i < (int)(sizeof strs / sizeof strs[0]); i++)
+        for (sc = 1; sc <= 3; sc++)
+            for (ha = 0; ha < 3; ha++) {
+                const unsigned char white[3] = {255, 255, 255};
+                int x0, y0, x1, y1, w = dpprof_canvas_text_width(strs[i], sc), hh = dpprof_canvas_text_height(sc), ax = 450, bx;
+                size_t e;
+                dpprof_canvas_fill(&c, white);
+                dpprof__pl_text_at(&c, ax, 40, strs[i], sc, ha, 0, black);
+                bx = ha == 1 ? ax - w / 2 : ha == 2 ? ax - w
+                                                    : ax;
+                if (!ink_box(&c, &x0, &y0, &x1, &y1) || x0 < bx || x1 >= bx + w || y0 < 40 || y1 >= 40 + hh) in_box = 0;
+                else if ((ha == 0 && x0 > bx + 2 * sc) || (ha == 2 && x1 < bx + w - 1 - 3 * sc) || (ha == 1 && abs((x0 + x1) / 2 - ax) > 2 * sc)) aligned = 0;
+                for (e = 0; e < (size_t)c.w * c.h * 3; e += 3) grey |= c.rgb[e] > 0 && c.rgb[e] < 255;
+                dpprof_canvas_fill(&c, white);
+                dpprof_canvas_text_up(&c, 100, 10, strs[i], sc, black);
+                if (ink_box(&c, &x0, &y0, &x1, &y1) && (x0 < 100 || x1 >= 100 + hh || y0 < 10 || y1 >= 10 + w)) up_in = 0;
+            }
+    check(in_box, "truetype: every string's ink stays in its cell box, wide glyphs narrowed into it (3 scales, left, centre, right)");
+    check(aligned, "truetype: left, centred and right placements put the ink there (within 2 px a scale)");
+    check(grey, "truetype: anti-aliased (grey levels at the edges)");
+    check(up_in, "truetype: rotated text stays in its rotated box");
+    save("build/tests/plot-truetype.png", &c);
+    check(dpprof_plot_font(NULL) == 0 && !dpprof_plot_font_truetype(), "truetype: NULL restores the bitmap font");
+    dpprof_canvas_fill(&ref, (const unsigned char[3]){255, 255, 255});
+    dpprof_canvas_text(&ref, 10, 10, "bitmap 123", 2, black);
+    check(fnv1a(ref.rgb, (size_t)ref.w * ref.h * 3) == h_bitmap, "truetype: after NULL the bitmap font draws bit for bit as before");
+    dpprof_canvas_free(&c);
+    dpprof_canvas_free(&ref);
+}
+
 int main(void) {
     test_font();
     test_text_metrics();
@@ -2116,5 +2173,6 @@ int main(void) {
     test_capacity();
     test_paper_scale();
     test_new_odd();
+    test_truetype();
     return g_fail ? 1 : 0;
 }
