@@ -1386,6 +1386,8 @@ typedef struct dpprof_config {
     double norm_eps;                     /* 0 -> 1e-5 */
     double init_std;                     /* 0 -> 0.02 */
     int64_t memory_limit;                /* bytes; an allocation past it fails as out of memory (status oom); 0 -> none */
+    const char *memory_rule;             /* what memory_limit stands for, in words (main.c's --device: the budget dpprof fit's
+                                    rule leaves on that GPU): the result's config.memory_rule; NULL -> nothing */
     dpprof_materialise auto_materialise; /* algo auto with book-keeping: MEASURED -> materialise the per-sample
                                     gradients of the linear layers whose input is at most elem T / sizeof(real) wide
                                     (the width rule), or whose per-sample gradients take no more bytes than their
@@ -4818,6 +4820,7 @@ static const dpprof_config_field dpprof__fields[] = {
     DPPROF__F(norm_eps, DPPROF_FIELD_REAL, 0, 1, 3, NULL, 0),
     DPPROF__F(init_std, DPPROF_FIELD_REAL, 0, 1e3, 1, NULL, 0),
     DPPROF__F(memory_limit, DPPROF_FIELD_BYTES, 1, 9.0e18, 0, NULL, 0),
+    DPPROF__F(memory_rule, DPPROF_FIELD_TEXT, 0, 0, 0, NULL, 0),
     DPPROF__F(auto_materialise, DPPROF_FIELD_ENUM, 0, 0, 0, "never|measured|both-rules|width-rule", -1),
     DPPROF__F(auto_ghost, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
     DPPROF__F(fused_clipgrad, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
@@ -8967,8 +8970,11 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, h->norm_eps);
     fputs(", \"init_std\": ", f);
     dpprof__jnum(f, c->init_std);
-    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"fused_clipgrad\": %s, \"batched_clipgrad\": %s, \"fused_noise\": %s, \"dp_warp_tile\": %d, \"wgmma\": %s}",
-            (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit,
+    fprintf(f, ", \"param_count\": %lld, \"trainable_count\": %lld, \"bytes_per_element\": %d, \"memory_limit\": %lld, \"memory_rule\": ",
+            (long long)dpprof_session_param_elems(s, 0), (long long)dpprof_session_param_elems(s, 1), s->elem, (long long)c->memory_limit);
+    if (c->memory_rule) dpprof__jstr(f, c->memory_rule);
+    else fputs("null", f);
+    fprintf(f, ", \"fused_clipgrad\": %s, \"batched_clipgrad\": %s, \"fused_noise\": %s, \"dp_warp_tile\": %d, \"wgmma\": %s}",
             c->fused_clipgrad == DPPROF_SWITCH_ON ? "true" : (c->fused_clipgrad == DPPROF_SWITCH_AUTO && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false"),
             c->batched_clipgrad == DPPROF_SWITCH_ON && s->dps.cg_batched ? "true" : (s->dps.cg_batched && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false"),
             c->fused_noise == DPPROF_SWITCH_ON ? "true" : (c->fused_noise == DPPROF_SWITCH_AUTO && s->dps.noise_n > 0 && !isnan(s->dps.noise_ms[0]) ? "\"measured\"" : "false"), c->dp_warp_tile,

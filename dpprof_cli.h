@@ -454,7 +454,7 @@ static long long mem_available(void) {
 /* ---- run ----------------------------------------------------------------------------------------- */
 typedef struct run_opts {
     dpprof_config cfg;
-    const char *out, *trace, *dump, *experiment, *hf_config;
+    const char *out, *trace, *dump, *experiment, *hf_config, *device;
     int hf_max_pos; /* --hf-config's max_position_embeddings, 0 where it gives none */
     int quiet;
     int limit_given;
@@ -497,6 +497,7 @@ static const cli_opt run_opt[] = {
     {"--backend", "auto|cpu|cuda|dry", CLI_CONFIG, .key = "backend", .help = "(default auto: cuda when a GPU is visible, else cpu)"},
     {"--ranks", "N", CLI_CONFIG, .key = "ranks", .help = "sharded data parallelism: N ranks, each taking B/N samples (B a multiple of N,\nb at most B/N; default 1, or the MPI job's size). --backend dry: rank 0's\nmemory; --backend cpu or cuda: an MPI job, mpirun -np N dpprof run ... (a build\nwith MPI; cuda: with NCCL, one GPU a rank)"},
     {"--zero", "0|1|2|3", CLI_CONFIG, .key = "zero", .help = "with --ranks: 0 plain data parallel (default), 1 adam moments sharded,\n2 + gradients sharded, 3 + parameters sharded (FSDP's full sharding;\ndocs/model.md)"},
+    {"--device", "NAME", CLI_TEXT, .field = offsetof(run_opts, device), .help = "the memory limit dpprof fit's rule leaves on that GPU (H100, H200, A100-80,\nA100-40, L40S, A10, L4, RTX4090): its memory, less the CUDA context, over 1 plus\nthe allocator's share measured for the algorithm (data/bench); config.memory_rule\nsays so"},
     {"--memory-limit", "SIZE", CLI_CONFIG, .key = "memory_limit", .help = "fail as oom past SIZE bytes; K, M, G, T (or KiB, MiB, GiB, TiB) are powers\nof 1024, KB, MB, GB, TB powers of 1000 (80G = 80GiB = 85899345920 bytes,\n80GB = 8e10). default on cpu: MemAvailable"},
     {"--checkpoint", "none|layers", CLI_CONFIG, .key = "checkpoint", .help = "activation checkpointing (default none); layers: the forward keeps each decoder\nlayer's input alone, the backward recomputes the layer just before its backward\n(the recompute phase; docs/model.md: what each --algo keeps and recomputes)"},
     {"--attention", "dpprof|cudnn", CLI_CONFIG, .key = "attention", .help = "the attention's kernels on cuda (default dpprof, its own); cudnn: cuDNN's fused\nflash attention (bf16; a build with cuDNN: dpprof version), measured beside dpprof's\nby dpprof attnbench. on dry: the memory of a cudnn run"},

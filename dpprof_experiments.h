@@ -3393,7 +3393,7 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     int ax = rep_axis(r, xs), as = rep_axis(r, ss), nx, ns, i, j, rc, markers[REP_MAXL], lin_y;
     const char *xl[REP_MAXL], *sl[REP_MAXL], *sd[REP_MAXL];
     char sb[REP_MAXL][REP_DISP], xlabel[160], budget[64];
-    double xv[REP_MAXL], *yv, limit = NAN;
+    double xv[REP_MAXL], *yv, limit = NAN, limit_lo = NAN;
     unsigned char *oom, rgb[REP_MAXL * 3];
     dpprof_lines_desc d;
     dpprof_canvas cv;
@@ -3416,7 +3416,10 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
             long long c = rep_find(r, where, ax, xl[i], as, sl[j]);
             yv[j * nx + i] = rep_metric(r, c, metric);
             oom[j * nx + i] = c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "oom");
-            if (c >= 0 && r->res[c].have && r->res[c].mem_limit > 0 && !(limit == limit)) limit = r->res[c].mem_limit;
+            if (c >= 0 && r->res[c].have && r->res[c].mem_limit > 0) { /* by algorithm under --device: the range */
+                if (!(limit >= r->res[c].mem_limit)) limit = r->res[c].mem_limit;
+                if (!(limit_lo <= r->res[c].mem_limit)) limit_lo = r->res[c].mem_limit;
+            }
         }
     }
     memset(&d, 0, sizeof d);
@@ -3443,7 +3446,8 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     d.title = title;
     rep_disp_legend(r, as, sl, ns, sb, sd, 1);
     if (!strcmp(metric, "peak_gib") && limit > 0) { /* the memory limit the oom configurations exceeded */
-        snprintf(budget, sizeof budget, "memory limit %.1f GiB", limit / REP_GIB);
+        if (limit_lo < limit - 0.05 * REP_GIB) snprintf(budget, sizeof budget, "memory limit %.1f-%.1f GiB by algorithm", limit_lo / REP_GIB, limit / REP_GIB);
+        else snprintf(budget, sizeof budget, "memory limit %.1f GiB", limit / REP_GIB);
         d.budget = limit / REP_GIB;
         d.budget_label = budget;
     }
@@ -4271,6 +4275,49 @@ static void fit_bench_load(fit_ctx *f, const char *dir, const fit_device *want, 
     if (b->nruns) fit_loo(b);
 }
 
+/* the committed GPU runs: data/bench here, else beside the program */
+static void fit_default_bench(char *dir, size_t size) {
+    struct stat st;
+    char exe[PATH_MAX];
+    ssize_t n;
+    snprintf(dir, size, "data/bench");
+    if ((stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) && (n = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
+        char *slash;
+        exe[n] = 0;
+        if ((slash = strrchr(exe, '/')) != NULL) *slash = 0;
+        snprintf(dir, size, "%.*s/data/bench", (int)(size > 16 ? size - 16 : 0), exe);
+    }
+}
+
+/* dpprof run --device NAME: the budget fit's rule leaves the accountant on that GPU for this algorithm, so that a run
+   fits exactly where dpprof fit says it does: (nvidia-smi's total - the context) / (1 + the allocator's share
+   measured for the algorithm), the margins from the committed GPU runs (none there: none added). the rule in words
+   into note. 0, or EXIT_USAGE (said) for a name fit does not know */
+static int fit_run_budget(const char *name, int algo, int64_t *limit, char *note, size_t size) {
+    const fit_device *dev = fit_device_find(name);
+    char dir[PATH_MAX], h1[32], h2[32], h3[32];
+    fit_ctx *f;
+    double ctx, frac, budget;
+    int k;
+    if (!dev) {
+        char names[256] = "";
+        for (k = 0; k < FIT_NDEV; k++) snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "", fit_devices[k].name);
+        return cli_usage("--device '%s': not a GPU dpprof knows (%s); --memory-limit SIZE for another", name, names);
+    }
+    if (!(f = (fit_ctx *)calloc(1, sizeof *f))) return cli_usage("--device: out of memory");
+    fit_default_bench(dir, sizeof dir);
+    fit_bench_load(f, dir, NULL, 0);
+    ctx = f->bench.ctx_mib == f->bench.ctx_mib ? f->bench.ctx_mib * 1048576.0 : 0.0;
+    if (f->bench.gap_all < 0) f->bench.gap_all = 0;
+    frac = fit_frac(f, algo);
+    budget = (dev->mib * 1048576.0 - ctx) / (1.0 + frac);
+    *limit = (int64_t)floor(budget);
+    snprintf(note, size, "fits an %s (%s) by dpprof fit's rule: peak x (1 + %.1f%%, the allocator's share measured for %s) + %s (the CUDA context) <= %s; %d GPU runs under %.200s measured the margins",
+             dev->name, human_bytes(dev->mib * 1048576.0, h1, sizeof h1), 100 * frac, dpprof_algo_name(algo), human_bytes(ctx, h2, sizeof h2), human_bytes(dev->mib * 1048576.0, h3, sizeof h3), f->bench.ngaps, dir);
+    free(f);
+    return 0;
+}
+
 /* ---- fit: the command ------------------------------------------------------------------------------------ */
 /* fit's options: run's own entries where the name alone is given (help NULL), fit's where it differs */
 static const cli_opt fit_spec[] = {
@@ -4856,18 +4903,7 @@ static int cmd_fit(int argc, char **argv) {
         struct stat st;
         if (stat(f->o.bench, &st) != 0 || !S_ISDIR(st.st_mode)) FIT_FAIL(cli_usage("--bench '%s': not a directory", f->o.bench));
         snprintf(bench_dir, sizeof bench_dir, "%s", f->o.bench);
-    } else {
-        struct stat st;
-        char exe[PATH_MAX];
-        ssize_t n;
-        snprintf(bench_dir, sizeof bench_dir, "data/bench");
-        if ((stat(bench_dir, &st) != 0 || !S_ISDIR(st.st_mode)) && (n = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
-            char *slash;
-            exe[n] = 0;
-            if ((slash = strrchr(exe, '/')) != NULL) *slash = 0;
-            snprintf(bench_dir, sizeof bench_dir, "%.*s/data/bench", (int)(sizeof bench_dir - 16), exe);
-        }
-    }
+    } else fit_default_bench(bench_dir, sizeof bench_dir);
     if (f->o.json && out_open(&jf, f->o.json, "--json")) FIT_FAIL(EXIT_USAGE);
     if (f->o.plot && out_open(&pf, f->o.plot, "--plot")) FIT_FAIL(EXIT_USAGE);
     fit_bench_load(f, bench_dir, dev, (int)f->base.dtype);

@@ -184,6 +184,13 @@ static int cmd_run(int argc, char **argv) {
             o.cfg.memory_limit = mem_available() / (nj >= 1 && nj <= 1024 ? nj : 1);
         }
     }
+    if (o.device) { /* the limit dpprof fit's rule leaves on that GPU for this algorithm */
+        static char rule[1024];
+        if (o.limit_given) return cli_usage("--device %s and --memory-limit: give one (--device sets the limit by dpprof fit's rule)", o.device);
+        if ((rc = fit_run_budget(o.device, (int)resolved.algo, &o.cfg.memory_limit, rule, sizeof rule)) != 0) return rc;
+        o.cfg.memory_rule = rule;
+        o.limit_given = 1;
+    }
     if (o.cfg.data_path && in_check("--data", o.cfg.data_path, IN_DATA_LIMIT, NULL, 0)) return EXIT_USAGE;
     if (o.dump && o.cfg.backend == DPPROF_BACKEND_DRY) {
         cli_fail(0, "--dump needs computed values: use --backend cpu or cuda (this run is dry)");

@@ -54,6 +54,16 @@ done
          /shapes: mean/ || /mean [0-9]+%, largest/ { s = $0; if (match(s, /mean [0-9]+%/)) mean = substr(s, RSTART + 5, RLENGTH - 6)
                                                       if (match(s, /largest [0-9]+%/)) big = substr(s, RSTART + 8, RLENGTH - 9) }
          END { printf "\\dpdef{fit}{x}{loo_runs}{%s}\n\\dpdef{fit}{x}{loo_mean}{%s}\n\\dpdef{fit}{x}{loo_max}{%s}\n", runs, mean, big }' "$tmp/llama-3.2-3b.out"
+    # the rule every study applies (dpprof run --device H100): the card's memory, the context, each method's measured
+    # share of its peak, and the memory limit that leaves the accountant
+    "$bin" fit --preset llama-3.2-3b --seq 2048 --batch 256 --dtype bf16 --device H100 --sigma 1 \
+        --algo vanilla,persample,ghost,ghost_bk,flash,flash_bk,auto --json "$tmp/rule.json" >/dev/null
+    mem=$(grep -o '"device_memory_bytes": [0-9.e+]*' "$tmp/rule.json" | grep -o '[0-9.e+]*$')
+    grep -o '"margin": {"context_bytes": [0-9.e+]*, "fraction_of_peak": {[^}]*}' "$tmp/rule.json" | tr -d '{}",' | tr ' ' '\n' |
+        awk -v mem="$mem" 'function def(a, k, v) { printf "\\dpdef{fit}{%s}{%s}{%s}\n", a, k, v }
+            /context_bytes:/ { getline; ctx = $1; def("x", "ctx_gib", sprintf("%.2f", ctx / 2^30)); def("x", "h100_gib", sprintf("%.1f", mem / 2^30)); next }
+            /:$/ && $0 != "margin:" && $0 != "fraction_of_peak:" { a = substr($0, 1, length($0) - 1); getline
+                def(a, "share_pct", sprintf("%.1f", 100 * $1)); def(a, "h100_limit_gib", sprintf("%.1f", (mem - ctx) / (1 + $1) / 2^30)) }'
 } >"$out/fit-macros.tex.tmp"
 mv "$out/fit-table.tex.tmp" "$out/fit-table.tex"
 mv "$out/fit-macros.tex.tmp" "$out/fit-macros.tex"

@@ -28,7 +28,8 @@ def run(cmd, b):
         sys.exit("run failed: %s: %s" % (" ".join(argv), out.stderr))
     j = json.loads(out.stdout)
     return j["breakdown"]["bytes"]["peak"], j
-bad, n, checked = [], 0, 0
+bad, n, checked, devruns, device_checked = [], 0, 0, 0, {}
+dev_named = f["device"] in ("H100", "H200", "A100-80", "A100-40", "L40S", "A10", "L4", "RTX4090")
 for r in f["rows"]:
     if not r["fits"]:
         continue
@@ -49,6 +50,16 @@ for r in f["rows"]:
         checked += 1
     elif r["accumulation"] != 1:
         bad.append("%s: the whole batch in one, yet accumulation %d" % (r["command"], r["accumulation"]))
+    if dev_named and r["algo"] != "auto" and not device_checked.get(r["algo"]):  # dpprof run --device: the same rule as a limit (auto adapts its plan to a limit: not this rule's probe)
+        device_checked[r["algo"]] = 1
+        for bb, want in ((b, "ok"), (b + 1, "oom")) if b < brank else ((b, "ok"),):
+            argv = shlex.split(r["command"]); argv[0] = binary
+            argv[argv.index("--physical-batch") + 1] = str(bb)
+            out = subprocess.run(argv + ["--device", f["device"], "--steps", "2", "--quiet", "--timeline", "none", "--out", "-"], capture_output=True, text=True)
+            st = json.loads(out.stdout)["status"] if out.stdout else "exit %d" % out.returncode
+            if st != want:
+                bad.append("%s --device %s at b = %d: %s, want %s" % (r["command"], f["device"], bb, st, want))
+            devruns += 1
     # the flops of a logical step: the same run without poisson sampling (fixed batches) executes them
     argv = shlex.split(r["command"]); argv[0] = binary; argv.remove("--poisson") if "--poisson" in argv else None
     out = subprocess.run(argv + ["--steps", "1", "--quiet", "--timeline", "none", "--out", "-"], capture_output=True, text=True)
@@ -58,7 +69,7 @@ for r in f["rows"]:
 if bad or n == 0:
     print("\n".join(bad[:5]) if bad else "no row fits")
     sys.exit(1)
-print("%d rows: the peak is the run's, b fits; b + 1 does not (%d checked; the others take the whole batch)" % (n, checked))
+print("%d rows: the peak is the run's, b fits; b + 1 does not (%d checked; the others take the whole batch)%s" % (n, checked, "; dpprof run --device %s agrees in %d runs" % (f["device"], devruns) if devruns else ""))
 PY
 }
 
@@ -113,6 +124,24 @@ joined "$tmp/e.txt" >"$tmp/e.out"
 check "no committed runs at all (--bench an empty folder): no margin added, and it says so; flops only" bash -c \
     "[ $rc -eq 0 ] && grep -q 'no GPU runs under $tmp/nobench measured the allocator' '$tmp/e.out' && grep -q '\"context_bytes\": 0,' '$tmp/e.json' && grep -q '\"kind\": \"flops\"' '$tmp/e.json'"
 check "privacy: sigma without a dataset size: epsilon unknown, said" grep -q "^privacy: σ 1; ε unknown without --dataset-size" "$tmp/e.out"
+
+# dpprof run --device: fit's rule as the run's memory limit, said in config.memory_rule; bad input refused first
+"$bin" run --preset tiny --backend dry --steps 1 --algo persample --sigma 1 --device H100 --quiet --out "$tmp/dev.json"; rc=$?
+check "run --device H100: memory_limit is (79.6 GiB - the context) / (1 + persample's share), the rule in config.memory_rule" python3 - "$tmp/dev.json" "$tmp/a.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+m = json.load(open(sys.argv[2]))["fit"]["margin"]
+want = (81559 * 1048576 - m["context_bytes"]) / (1 + m["fraction_of_peak"]["persample"])
+assert abs(c["memory_limit"] - want) <= 1, (c["memory_limit"], want)
+assert "dpprof fit's rule" in c["memory_rule"] and "persample" in c["memory_rule"], c["memory_rule"]
+PY
+bad_fit() { # code text args...
+    local code=$1 text=$2 err; shift 2
+    err=$("$bin" run --preset tiny --backend dry --steps 1 --quiet "$@" --out "$tmp/devbad.json" 2>&1 >/dev/null); local rc=$?
+    check "run $*: exit $code, '$text' ($err)" bash -c "[ $rc -eq $code ] && grep -qF -- \"\$1\" <<<\"\$2\" && [ ! -e '$tmp/devbad.json' ]" _ "$text" "$err"
+}
+bad_fit 2 "--device 'H300': not a GPU dpprof knows (H100, H200, A100-80" --device H300
+bad_fit 2 "--device H100 and --memory-limit: give one" --device H100 --memory-limit 10G
 
 # a model too big for every configuration: exit 3, the least memory it needs and the GPUs that would hold it
 "$bin" fit --hf-config tests/hf/mistral-7b-v0.1.json --seq 4096 --batch 16 --device L40S --sigma 1 --algo ghost_bk,flash_bk >"$tmp/big.out" 2>&1; rc=$?

@@ -103,9 +103,9 @@ err=$("$bin" plot timeline "$tmp/b/budget-vanilla.json" --out "$tmp/tl.png" 2>&1
 check "plot timeline of a sweep result: exit 2, names the missing event log and the way to get it (got: $err)" \
     bash -c "[ $rc -eq 2 ] && grep -qF 'its \"timeline\" is null: the run kept no event log (--timeline none' <<<\"\$1\" && grep -qF 'timeline config=LABELS' <<<\"\$1\"" _ "$err"
 
-# every study that models one card budgets what an 80 GB H100 leaves free, 78.7 GiB: a --memory-limit in an
-# experiment file is that, and a file that names the card sets it
-lims=$(grep -ho -- '--memory-limit [^ ]*' experiments/*.conf | sort | uniq -c | sed 's/^ *//')
-check "every experiment file's --memory-limit is 78.7G (got: $lims)" bash -c "[ -n '$lims' ] && ! grep -ho -- '--memory-limit [^ ]*' experiments/*.conf | grep -vqx -- '--memory-limit 78.7G'"
-check "every experiment file that names the 80 GB H100 budgets 78.7G" \
-    bash -c "for f in \$(grep -l 'H100 80GB' experiments/*.conf); do grep -q -- '--memory-limit 78.7G' \"\$f\" || { echo \"\$f\"; exit 1; }; done"
+# every study that models one card fits it by dpprof fit's rule (--device H100): no experiment file sets a
+# --memory-limit of its own, and every file that names the 80 GB H100 takes --device H100
+devs=$(grep -l -- '--device H100' experiments/*.conf | wc -l)
+check "no experiment file sets a --memory-limit; $devs take --device H100" bash -c "[ $devs -ge 7 ] && ! grep -q -- '--memory-limit' experiments/*.conf"
+check "every experiment file that names the 80 GB H100 takes --device H100" \
+    bash -c "for f in \$(grep -l '80 GB H100' experiments/*.conf); do grep -q -- '--device H100' \"\$f\" || { echo \"\$f\"; exit 1; }; done"
