@@ -5249,33 +5249,35 @@ typedef struct dpprof__dps {
     int n_cache;
     int *batch_ids; /* (max batch) sample ids of the logical step in flight */
     int batch_n;
-    double *last_norms, *last_clip; /* (max batch) per-sample norms and clip factors of the last step */
-    double noise_std;               /* sigma * C */
-    uint64_t noise_seed;            /* the noise's and poisson's philox key: cfg.seed, or secure_noise's secret */
-    uint64_t noise_stream_bits;     /* or-ed into the noise's stream: DPPROF_NOISE_SECURE under secure_noise */
-    double rate_gram, rate_psg;     /* auto on cuda: measured flop/s of the two flash flavours */
-    double rate_ghost;              /* auto on cuda: measured flop/s of ghost's two grams and their dot; 0 -> unmeasured */
-    dpprof_tensor xg;               /* ghost's gram of a layer's input (n, T, T), kept for the next layers that read the
+    double *last_norms, *last_clip;   /* (max batch) per-sample norms and clip factors of the last step */
+    double noise_std;                 /* sigma * C */
+    uint64_t noise_seed;              /* the noise's and poisson's philox key: cfg.seed, or secure_noise's secret */
+    uint64_t noise_stream_bits;       /* or-ed into the noise's stream: DPPROF_NOISE_SECURE under secure_noise */
+    double rate_gram, rate_psg;       /* auto on cuda: measured flop/s of the two flash flavours on dpprof's kernels */
+    double rate_gram_cb, rate_psg_cb; /* auto on cuda, bf16: the same on cuBLAS blocks (dpprof_cuda_tuning.norms_cublas); 0 unmeasured */
+    int norms_cb[2];                  /* auto: the gram (0) and psg (1) flavour's norms on cuBLAS, where measured faster */
+    double rate_ghost;                /* auto on cuda: measured flop/s of ghost's two grams and their dot; 0 -> unmeasured */
+    dpprof_tensor xg;                 /* ghost's gram of a layer's input (n, T, T), kept for the next layers that read the
                                        same input (q, k, v; gate, up) while xg_keep: one gram for the group */
-    const dpprof_tensor *xg_src;    /* the input xg is the gram of (the tensor, not its data: dry has none) */
-    int xg_keep;                    /* the backward: the next linear layer reads the same input */
-    int fg_ok;                      /* the backward: this linear layer's output gradient lives until the group's last
+    const dpprof_tensor *xg_src;      /* the input xg is the gram of (the tensor, not its data: dry has none) */
+    int xg_keep;                      /* the backward: the next linear layer reads the same input */
+    int fg_ok;                        /* the backward: this linear layer's output gradient lives until the group's last
                                        (a base q, k or gate; an adapter's is freed at once) */
-    int fg_n;                       /* flash's gram norms waiting for the group's last layer (dpprof__flash_group) */
-    int fg_p[3], fg_oc[3];          /* their parameters and widths */
-    dpprof_tensor *fg_dy[3];        /* their output gradients */
-    const dpprof_tensor *fg_x;      /* the input they read */
-    int *cg_kernel;                 /* (n_params) cuda, bf16: a linear layer's clipped gradient on cuBLAS per sample
+    int fg_n;                         /* flash's gram norms waiting for the group's last layer (dpprof__flash_group) */
+    int fg_p[3], fg_oc[3];            /* their parameters and widths */
+    dpprof_tensor *fg_dy[3];          /* their output gradients */
+    const dpprof_tensor *fg_x;        /* the input they read */
+    int *cg_kernel;                   /* (n_params) cuda, bf16: a linear layer's clipped gradient on cuBLAS per sample
                                        (DPPROF__CG_CUBLAS), the fused kernel (_FUSED) or one cuBLAS GEMM over the batch
                                        (_BATCHED): fused_clipgrad's and batched_clipgrad's, or auto's measured choice */
-    double *cg_ms;                  /* (3 n_params) auto: ms of one clipped gradient at the layer's shape and the physical
+    double *cg_ms;                    /* (3 n_params) auto: ms of one clipped gradient at the layer's shape and the physical
                                        batch on cuBLAS per sample, the fused kernel, the batched GEMM; NAN unmeasured */
-    int cg_batched;                 /* batched_clipgrad can run: the norms phase bounds its rounding (dpprof__cg_batched_possible) */
-    dpprof_tensor rown;             /* (2 n_params, n) the squared norms of each batched layer's dy and x per sample */
-    double *h_rown;                 /* their host copy (cuda) */
-    double eps_ratio_max;           /* the largest ||eps_i|| / ||g_i|| of the run's samples (batched layers); NAN none */
-    int fused_noise;                /* the noise in the optimizer's pass: fused_noise's, or auto's measured choice */
-    double noise_ms[2];             /* auto: ms of the noise and the optimizer step on noise_n weights, two passes then
+    int cg_batched;                   /* batched_clipgrad can run: the norms phase bounds its rounding (dpprof__cg_batched_possible) */
+    dpprof_tensor rown;               /* (2 n_params, n) the squared norms of each batched layer's dy and x per sample */
+    double *h_rown;                   /* their host copy (cuda) */
+    double eps_ratio_max;             /* the largest ||eps_i|| / ||g_i|| of the run's samples (batched layers); NAN none */
+    int fused_noise;                  /* the noise in the optimizer's pass: fused_noise's, or auto's measured choice */
+    double noise_ms[2];               /* auto: ms of the noise and the optimizer step on noise_n weights, two passes then
                                        one; NAN unmeasured */
     int64_t noise_n;
 } dpprof__dps;
@@ -5948,6 +5950,14 @@ static void dpprof__tune_clipgrad(int fused) {
     t.fused_clipgrad = fused != 0;
     (void)dpprof_cuda_set_tuning(&t);
 }
+
+/* the bf16 flash norms on cuBLAS blocks (1) or dpprof's kernels (0), the rest of the tuning as it is */
+static void dpprof__tune_norms(int cublas) {
+    dpprof_cuda_tuning t;
+    dpprof_cuda_get_tuning(&t);
+    t.norms_cublas = cublas != 0;
+    (void)dpprof_cuda_set_tuning(&t);
+}
 #endif
 
 static void dpprof__bind(const dpprof_session *s) {
@@ -6460,6 +6470,17 @@ static void dpprof__xg_release(dpprof_session *s) {
     s->dps.xg_src = NULL;
 }
 
+/* auto's measured choice of where a flash flavour's norms run (dpprof__dps.norms_cb): cuBLAS blocks around the op */
+#if DPPROF__CUDA
+#define DPPROF__NORMS_ON(s, fl) \
+    if ((s)->backend == DPPROF_BACKEND_CUDA && (s)->dps.norms_cb[fl]) dpprof__tune_norms(1)
+#define DPPROF__NORMS_OFF(s, fl) \
+    if ((s)->backend == DPPROF_BACKEND_CUDA && (s)->dps.norms_cb[fl]) dpprof__tune_norms(0)
+#else
+#define DPPROF__NORMS_ON(s, fl) (void)0
+#define DPPROF__NORMS_OFF(s, fl) (void)0
+#endif
+
 /* flash's gram norms of the layers waiting in s->fg (they read one input x): one op for the group, whose
    kernel makes the input's gram once (dpprof_linear_sqnorm_gram_group_gpu). the op is linear_sqnorm_gram
    with the group's cost; the cpu reference takes the layers one by one (the same sums) */
@@ -6478,8 +6499,10 @@ static void dpprof__flash_group(dpprof_session *s) {
     {
         const int IC = s->model.params[s->dps.fg_p[0]].cols;
         const dpprof_real *x = DPPROF__F(*s->dps.fg_x);
+        DPPROF__NORMS_ON(s, 0);
         DPPROF__OPX(s, "linear_sqnorm_gram", dpprof_linear_sqnorm_gram_group_cost(n, T, IC, oc, m, E), dpprof_linear_sqnorm_gram_group_ref(norm2, dy, s->dps.fg_oc, m, x, n, T, IC),
                     dpprof_linear_sqnorm_gram_group_gpu(norm2, dy, s->dps.fg_oc, m, x, n, T, IC));
+        DPPROF__NORMS_OFF(s, 0);
     }
     s->dps.fg_x = NULL;
 }
@@ -6537,10 +6560,16 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
             s->dps.fg_dy[s->dps.fg_n++] = dy;
             s->dps.fg_x = x;
             if (!s->dps.fg_ok || s->dps.fg_n == 3) dpprof__flash_group(s);
-        } else DPPROF__OP(s, linear_sqnorm_gram, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
+        } else {
+            DPPROF__NORMS_ON(s, 0);
+            DPPROF__OP(s, linear_sqnorm_gram, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
+            DPPROF__NORMS_OFF(s, 0);
+        }
         break;
     default:
+        DPPROF__NORMS_ON(s, 1);
         DPPROF__OP(s, linear_sqnorm_psg, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
+        DPPROF__NORMS_OFF(s, 1);
         break;
     }
     if (s->dps.bk) { /* book-keeping: the clipped gradient is one gemm over n*T rows once c is known */
@@ -7890,6 +7919,8 @@ static int dpprof__calibrate(dpprof_session *s) {
     dpprof_tensor x, dy, nrm, ga, gg;
     int rc;
     s->dps.rate_gram = s->dps.rate_psg = 1.0;
+    s->dps.rate_gram_cb = s->dps.rate_psg_cb = 0;
+    s->dps.norms_cb[0] = s->dps.norms_cb[1] = 0;
     s->dps.rate_ghost = 0;
     memset(&ga, 0, sizeof ga);
     memset(&gg, 0, sizeof gg);
@@ -7917,9 +7948,13 @@ static int dpprof__calibrate(dpprof_session *s) {
             dpprof_init_normal_gpu(DPPROF__F(x), (size_t)n * T * C, 1.0, s->cfg.seed, UINT64_C(5) << 40);
             dpprof_init_normal_gpu(DPPROF__F(dy), (size_t)n * T * C, 1.0, s->cfg.seed, (UINT64_C(5) << 40) + 1);
         }
-        for (f = 0; f < 2 + ghost && rc == DPPROF_OK; f++) { /* flash gram, flash psg, ghost */
-            dpprof_cost c = f == 2 ? dpprof_gram_cost(n, T, C, s->elem) : (f ? dpprof_linear_sqnorm_psg_cost(n, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(n, T, C, C, s->elem));
-            if (f == 2) c.flops = 2 * c.flops + dpprof_gram_dot_cost(n, T, s->elem).flops;
+        /* flash gram, flash psg, ghost; bf16: the two flash flavours again on cuBLAS blocks (f 3, 4) */
+        for (f = 0; f < 5 && rc == DPPROF_OK; f++) {
+            const int fl = f >= 3 ? f - 3 : f; /* the flavour */
+            dpprof_cost c = fl == 2 ? dpprof_gram_cost(n, T, C, s->elem) : (fl ? dpprof_linear_sqnorm_psg_cost(n, T, C, C, s->elem) : dpprof_linear_sqnorm_gram_cost(n, T, C, C, s->elem));
+            if ((f == 2 && !ghost) || (f >= 3 && s->cfg.dtype != DPPROF_DTYPE_BF16)) continue;
+            if (fl == 2) c.flops = 2 * c.flops + dpprof_gram_dot_cost(n, T, s->elem).flops;
+            dpprof__tune_norms(f >= 3);
             for (k = 0; k < 4 && rc == DPPROF_OK; k++) {
                 rc = dpprof__tick(k, &e0);
                 if (f == 2) {
@@ -7930,8 +7965,14 @@ static int dpprof__calibrate(dpprof_session *s) {
                 else dpprof_linear_sqnorm_gram_gpu((double *)nrm.data, DPPROF__F(dy), DPPROF__F(x), n, T, C, C);
             }
             if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
-            if (rc == DPPROF_OK && ms > 0) *(f == 2 ? &s->dps.rate_ghost : (f ? &s->dps.rate_psg : &s->dps.rate_gram)) = c.flops / (ms * 1e-3);
+            if (rc == DPPROF_OK && ms > 0)
+                *(f == 4 ? &s->dps.rate_psg_cb : f == 3 ? &s->dps.rate_gram_cb
+                                             : f == 2   ? &s->dps.rate_ghost
+                                                        : (f ? &s->dps.rate_psg : &s->dps.rate_gram)) = c.flops / (ms * 1e-3);
         }
+        dpprof__tune_norms(0);
+        s->dps.norms_cb[0] = s->dps.rate_gram_cb > s->dps.rate_gram;
+        s->dps.norms_cb[1] = s->dps.rate_psg_cb > s->dps.rate_psg;
         dpprof_cuda_events_reset();
         if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the flash norms for config.algo = auto: %s", dpprof_last_error());
     }
@@ -7973,12 +8014,17 @@ static double dpprof__gram_flops(int T, int IC, int OC, int share) {
 
 /* the cheaper flash flavour for a layer: measured rates on cuda (auto), flops elsewhere (dpprof_flash_choice's
    counts, with the input's gram shared); 1 = psg */
+/* auto's rate of a flash flavour (0 gram, 1 psg): its kernels', or cuBLAS's where that was measured faster */
+static double dpprof__flash_rate(const dpprof_session *s, int psg) {
+    return psg ? (s->dps.norms_cb[1] ? s->dps.rate_psg_cb : s->dps.rate_psg) : (s->dps.norms_cb[0] ? s->dps.rate_gram_cb : s->dps.rate_gram);
+}
+
 static int dpprof__flash_pick(const dpprof_session *s, int T, int IC, int OC, int share) {
     double g, p;
     if (s->cfg.algo != DPPROF_ALGO_AUTO || s->backend != DPPROF_BACKEND_CUDA)
         return dpprof__gram_flops(T, IC, OC, share) <= dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, 4).flops ? 0 : 1;
-    g = dpprof__gram_flops(T, IC, OC, share) / s->dps.rate_gram;
-    p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / s->dps.rate_psg;
+    g = dpprof__gram_flops(T, IC, OC, share) / dpprof__flash_rate(s, 0);
+    p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / dpprof__flash_rate(s, 1);
     return p < g;
 }
 
@@ -8122,8 +8168,8 @@ static int dpprof__ghost_pick(const dpprof_session *s, int T, int IC, int OC, in
     if (s->cfg.auto_ghost == DPPROF_SWITCH_ON) return 1;
     if (s->backend != DPPROF_BACKEND_CUDA || !(s->dps.rate_ghost > 0)) return 0;
     g = (dpprof_gram_cost(1, T, IC, s->elem).flops / share + dpprof_gram_cost(1, T, OC, s->elem).flops + dpprof_gram_dot_cost(1, T, s->elem).flops) / s->dps.rate_ghost;
-    f = dpprof__gram_flops(T, IC, OC, share) / s->dps.rate_gram;
-    p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / s->dps.rate_psg;
+    f = dpprof__gram_flops(T, IC, OC, share) / dpprof__flash_rate(s, 0);
+    p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / dpprof__flash_rate(s, 1);
     return g < f && g < p;
 }
 
@@ -9161,7 +9207,14 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         fputs(", \"ghost\": ", f);
         if (s->dps.rate_ghost > 0) dpprof__jnum(f, s->dps.rate_ghost);
         else fputs("null", f);
-        fputs(", \"note\": \"measured at session start on the physical batch of a (seq, hidden) layer; auto gives each layer the flavour with the smaller flops / rate; ghost (its two grams and their dot) is timed only where an exact dry step shows its T x T grams do not raise the peak, else null\"}", f);
+        fputs(", \"gram_cublas\": ", f);
+        if (s->dps.rate_gram_cb > 0) dpprof__jnum(f, s->dps.rate_gram_cb);
+        else fputs("null", f);
+        fputs(", \"psg_cublas\": ", f);
+        if (s->dps.rate_psg_cb > 0) dpprof__jnum(f, s->dps.rate_psg_cb);
+        else fputs("null", f);
+        fprintf(f, ", \"gram_on\": \"%s\", \"psg_on\": \"%s\"", s->dps.norms_cb[0] ? "cublas" : "kernels", s->dps.norms_cb[1] ? "cublas" : "kernels");
+        fputs(", \"note\": \"measured at session start on the physical batch of a (seq, hidden) layer; auto gives each layer the flavour with the smaller flops / rate, each flavour on dpprof's kernels or (bf16) on cuBLAS blocks, whichever was faster (gram_on, psg_on; cublas null: not timed); ghost (its two grams and their dot) is timed only where an exact dry step shows its T x T grams do not raise the peak, else null\"}", f);
         fputs(", \"auto_clipgrad_ms\": ", f);
         if (!dpprof__cg_measured(s, NULL)) fputs("null", f);
         else {

@@ -184,6 +184,14 @@ bound() { grep -Eo '"eps_over_norm_max": [0-9.e+-]+' "$1" | grep -Eo '[0-9.e+-]+
 "$bin" run $small --backend dry --dtype bf16 --algo auto --sigma 1 --batched-clipgrad --out "$tmp/acgdry-b.json"
 check "--batched-clipgrad states the rounding's bound on the factors (eps_over_norm_max $(bound "$tmp/acg--batched-clipgrad.json"), between 0 and 1 at this shape) and its peak is dry's" \
     bash -c "awk 'BEGIN { v = \"$(bound "$tmp/acg--batched-clipgrad.json")\" + 0; exit !(v > 0 && v < 1) }' && [ '$(peak "$tmp/acg--batched-clipgrad.json")' = '$(peak "$tmp/acgdry-b.json")' ]"
+# auto, bf16: each flash flavour timed on dpprof's kernels and on cuBLAS blocks, each on the faster (gram_on, psg_on);
+# fp32 has no cuBLAS blocks: null
+fr=$(grep -o '"auto_flash_flops_per_s": {[^}]*' "$tmp/acg.json" | head -c 400)
+check "auto bf16 times both flash flavours on the kernels and on cuBLAS and names where each runs ($(grep -Eo '"(gram|psg)_on": "[a-z]*"' <<<"$fr" | tr '\n' ' '))" \
+    bash -c "grep -Eq '\"gram_cublas\": $num, \"psg_cublas\": $num, \"gram_on\": \"(kernels|cublas)\", \"psg_on\": \"(kernels|cublas)\"' <<<\"\$1\"" _ "$fr"
+"$bin" run $small --backend cuda --algo auto --sigma 1 --out "$tmp/afp32.json"
+check "auto fp32: the flash flavours on dpprof's kernels alone (cuBLAS blocks are bf16's: null)" \
+    grep -q '"gram_cublas": null, "psg_cublas": null, "gram_on": "kernels", "psg_on": "kernels"' "$tmp/afp32.json"
 # auto with noise: the noise and the optimizer step timed as one pass and as two at session start
 # (auto_noise_ms), the steps on the faster (a noise phase of their own exactly when two passes won);
 # --fused-noise and --separate-noise force one, untimed, with the same bits
