@@ -5942,22 +5942,17 @@ static void dpprof__init_param(dpprof_session *s, int i) {
 /* the storage mode of the gpu ops is per process (dpprof_cuda_set_storage): each entry point that
    queues ops sets this session's, so that sessions of either dtype can be used in turn */
 #if DPPROF__CUDA
-/* the clipped weight gradient's kernel (auto takes it per layer; cuBLAS per sample unless fused), the rest of the
-   tuning as it is */
-static void dpprof__tune_clipgrad(int fused) {
+/* one int of the tuning (a field's offset in dpprof_cuda_tuning) set, the rest as it is: the clipped weight
+   gradient's kernel (auto takes it per layer; cuBLAS per sample unless fused), the bf16 flash norms on cuBLAS
+   blocks or dpprof's kernels (auto takes them per flavour) */
+static void dpprof__tune(size_t field, int on) {
     dpprof_cuda_tuning t;
     dpprof_cuda_get_tuning(&t);
-    t.fused_clipgrad = fused != 0;
+    *(int *)(void *)((char *)&t + field) = on != 0;
     (void)dpprof_cuda_set_tuning(&t);
 }
-
-/* the bf16 flash norms on cuBLAS blocks (1) or dpprof's kernels (0), the rest of the tuning as it is */
-static void dpprof__tune_norms(int cublas) {
-    dpprof_cuda_tuning t;
-    dpprof_cuda_get_tuning(&t);
-    t.norms_cublas = cublas != 0;
-    (void)dpprof_cuda_set_tuning(&t);
-}
+#define dpprof__tune_clipgrad(fused) dpprof__tune(offsetof(dpprof_cuda_tuning, fused_clipgrad), (fused))
+#define dpprof__tune_norms(cublas) dpprof__tune(offsetof(dpprof_cuda_tuning, norms_cublas), (cublas))
 #endif
 
 static void dpprof__bind(const dpprof_session *s) {
@@ -6470,16 +6465,15 @@ static void dpprof__xg_release(dpprof_session *s) {
     s->dps.xg_src = NULL;
 }
 
-/* auto's measured choice of where a flash flavour's norms run (dpprof__dps.norms_cb): cuBLAS blocks around the op */
+/* auto's measured choice of where flash flavour fl's norms run (dpprof__dps.norms_cb): cuBLAS blocks on (on 1)
+   before the op, off (0) after it */
+static void dpprof__norms_cublas(const dpprof_session *s, int fl, int on) {
 #if DPPROF__CUDA
-#define DPPROF__NORMS_ON(s, fl) \
-    if ((s)->backend == DPPROF_BACKEND_CUDA && (s)->dps.norms_cb[fl]) dpprof__tune_norms(1)
-#define DPPROF__NORMS_OFF(s, fl) \
-    if ((s)->backend == DPPROF_BACKEND_CUDA && (s)->dps.norms_cb[fl]) dpprof__tune_norms(0)
+    if (s->backend == DPPROF_BACKEND_CUDA && s->dps.norms_cb[fl]) dpprof__tune_norms(on);
 #else
-#define DPPROF__NORMS_ON(s, fl) (void)0
-#define DPPROF__NORMS_OFF(s, fl) (void)0
+    (void)s, (void)fl, (void)on;
 #endif
+}
 
 /* flash's gram norms of the layers waiting in s->fg (they read one input x): one op for the group, whose
    kernel makes the input's gram once (dpprof_linear_sqnorm_gram_group_gpu). the op is linear_sqnorm_gram
@@ -6499,10 +6493,10 @@ static void dpprof__flash_group(dpprof_session *s) {
     {
         const int IC = s->model.params[s->dps.fg_p[0]].cols;
         const dpprof_real *x = DPPROF__F(*s->dps.fg_x);
-        DPPROF__NORMS_ON(s, 0);
+        dpprof__norms_cublas(s, 0, 1);
         DPPROF__OPX(s, "linear_sqnorm_gram", dpprof_linear_sqnorm_gram_group_cost(n, T, IC, oc, m, E), dpprof_linear_sqnorm_gram_group_ref(norm2, dy, s->dps.fg_oc, m, x, n, T, IC),
                     dpprof_linear_sqnorm_gram_group_gpu(norm2, dy, s->dps.fg_oc, m, x, n, T, IC));
-        DPPROF__NORMS_OFF(s, 0);
+        dpprof__norms_cublas(s, 0, 0);
     }
     s->dps.fg_x = NULL;
 }
@@ -6561,15 +6555,15 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
             s->dps.fg_x = x;
             if (!s->dps.fg_ok || s->dps.fg_n == 3) dpprof__flash_group(s);
         } else {
-            DPPROF__NORMS_ON(s, 0);
+            dpprof__norms_cublas(s, 0, 1);
             DPPROF__OP(s, linear_sqnorm_gram, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
-            DPPROF__NORMS_OFF(s, 0);
+            dpprof__norms_cublas(s, 0, 0);
         }
         break;
     default:
-        DPPROF__NORMS_ON(s, 1);
+        dpprof__norms_cublas(s, 1, 1);
         DPPROF__OP(s, linear_sqnorm_psg, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
-        DPPROF__NORMS_OFF(s, 1);
+        dpprof__norms_cublas(s, 1, 0);
         break;
     }
     if (s->dps.bk) { /* book-keeping: the clipped gradient is one gemm over n*T rows once c is known */
@@ -6970,12 +6964,12 @@ static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
         s->dps.last_norms[first + i] = sqrt(tot);
         if (!per_layer) clip[i] = tot;
     }
-    if (!per_layer && s->dps.cg_batched && s->dps.h_rown) {
+    if (!per_layer) {
         /* the batched layers' bound on their bf16 rounding, ||eps_i||, eps_il = 2^-8 ||dy_il|| ||x_il|| (dy and x as
-           stored, the norms in double), into the factors: c_i = C / (||g_i|| + ||eps_i|| + 1e-6) */
-        double *rn = s->dps.h_rown, *eps = rn + (size_t)2 * n * s->model.n_params; /* eps: the row after the norms */
+           stored, the norms in double), into the factors: c_i = C / (||g_i|| + ||eps_i|| + 1e-6); NULL: none */
+        double *rn = s->dps.cg_batched ? s->dps.h_rown : NULL, *eps = rn ? rn + (size_t)2 * n * s->model.n_params : NULL; /* the row after the norms */
         int any = 0, k;
-        for (i = 0; i < n; i++) {
+        for (i = 0; eps && i < n; i++) {
             double e2 = 0;
             for (k = 0; k < s->dps.n_cache; k++) {
                 const int q = s->dps.cache[k].p;
@@ -6985,16 +6979,12 @@ static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
             }
             eps[i] = ldexp(sqrt(e2), -8);
         }
-        if (any) {
-            for (i = 0; i < n; i++) {
-                const double r = eps[i] / (sqrt(clip[i]) + 1e-300);
-                if (!(r <= s->dps.eps_ratio_max)) s->dps.eps_ratio_max = r; /* NAN at first */
-            }
-            dpprof_clip_factors_bound_ref(clip, clip, eps, n, s->cfg.max_grad_norm);
-        } else dpprof_clip_factors_ref(clip, clip, n, s->cfg.max_grad_norm);
-        for (i = 0; i < n; i++) s->dps.last_clip[first + i] = clip[i];
-    } else if (!per_layer) {
-        dpprof_clip_factors_ref(clip, clip, n, s->cfg.max_grad_norm);
+        if (!any) eps = NULL;
+        for (i = 0; eps && i < n; i++) {
+            const double r = eps[i] / (sqrt(clip[i]) + 1e-300);
+            if (!(r <= s->dps.eps_ratio_max)) s->dps.eps_ratio_max = r; /* NAN at first */
+        }
+        dpprof_clip_factors_bound_ref(clip, clip, eps, n, s->cfg.max_grad_norm);
         for (i = 0; i < n; i++) s->dps.last_clip[first + i] = clip[i];
     } else {
         /* per-layer: every clipped tensor gets C / sqrt(number of clipped tensors) */
@@ -8012,12 +8002,13 @@ static double dpprof__gram_flops(int T, int IC, int OC, int share) {
     return all - (1.0 - 1.0 / share) * x;
 }
 
-/* the cheaper flash flavour for a layer: measured rates on cuda (auto), flops elsewhere (dpprof_flash_choice's
-   counts, with the input's gram shared); 1 = psg */
 /* auto's rate of a flash flavour (0 gram, 1 psg): its kernels', or cuBLAS's where that was measured faster */
 static double dpprof__flash_rate(const dpprof_session *s, int psg) {
     return psg ? (s->dps.norms_cb[1] ? s->dps.rate_psg_cb : s->dps.rate_psg) : (s->dps.norms_cb[0] ? s->dps.rate_gram_cb : s->dps.rate_gram);
 }
+
+/* the cheaper flash flavour for a layer: measured rates on cuda (auto), flops elsewhere (dpprof_flash_choice's
+   counts, with the input's gram shared); 1 = psg */
 
 static int dpprof__flash_pick(const dpprof_session *s, int T, int IC, int OC, int share) {
     double g, p;

@@ -4275,6 +4275,13 @@ static void fit_bench_load(fit_ctx *f, const char *dir, const fit_device *want, 
     if (b->nruns) fit_loo(b);
 }
 
+/* fit_bench_load, and none where no run measured them: no context, no share */
+static void fit_margin_load(fit_ctx *f, const char *dir, const fit_device *want, int want_dtype) {
+    fit_bench_load(f, dir, want, want_dtype);
+    if (!(f->bench.ctx_mib == f->bench.ctx_mib)) f->bench.ctx_mib = 0;
+    if (f->bench.gap_all < 0) f->bench.gap_all = 0;
+}
+
 /* the committed GPU runs: data/bench here, else beside the program */
 static void fit_default_bench(char *dir, size_t size) {
     struct stat st;
@@ -4306,9 +4313,8 @@ static int fit_run_budget(const char *name, int algo, int64_t *limit, char *note
     }
     if (!(f = (fit_ctx *)calloc(1, sizeof *f))) return cli_usage("--device: out of memory");
     fit_default_bench(dir, sizeof dir);
-    fit_bench_load(f, dir, NULL, 0);
-    ctx = f->bench.ctx_mib == f->bench.ctx_mib ? f->bench.ctx_mib * 1048576.0 : 0.0;
-    if (f->bench.gap_all < 0) f->bench.gap_all = 0;
+    fit_margin_load(f, dir, NULL, 0);
+    ctx = f->bench.ctx_mib * 1048576.0;
     frac = fit_frac(f, algo);
     budget = (dev->mib * 1048576.0 - ctx) / (1.0 + frac);
     *limit = (int64_t)floor(budget);
@@ -4906,9 +4912,7 @@ static int cmd_fit(int argc, char **argv) {
     } else fit_default_bench(bench_dir, sizeof bench_dir);
     if (f->o.json && out_open(&jf, f->o.json, "--json")) FIT_FAIL(EXIT_USAGE);
     if (f->o.plot && out_open(&pf, f->o.plot, "--plot")) FIT_FAIL(EXIT_USAGE);
-    fit_bench_load(f, bench_dir, dev, (int)f->base.dtype);
-    if (!(f->bench.ctx_mib == f->bench.ctx_mib)) f->bench.ctx_mib = 0;
-    if (f->bench.gap_all < 0) f->bench.gap_all = 0;
+    fit_margin_load(f, bench_dir, dev, (int)f->base.dtype);
     /* the search */
     for (k = 0; k < f->nrows; k++)
         if (fit_search(f, &f->rows[k]) != DPPROF_OK) FIT_FAIL(cli_fail_lib(&fit_cmd, EXIT_ERROR));
