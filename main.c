@@ -190,6 +190,9 @@ static int cmd_run(int argc, char **argv) {
         if ((rc = fit_run_budget(o.device, (int)resolved.algo, &o.cfg.memory_limit, rule, sizeof rule)) != 0) return rc;
         o.cfg.memory_rule = rule;
         o.limit_given = 1;
+        if (!o.quiet)
+            fprintf(stderr, "dpprof: run: --device %s: memory limit %s for %s (dpprof fit's rule; config.memory_rule says how)\n", o.device,
+                    human_bytes((double)o.cfg.memory_limit, hb, sizeof hb), dpprof_algo_name(resolved.algo));
     }
     if (o.cfg.data_path && in_check("--data", o.cfg.data_path, IN_DATA_LIMIT, NULL, 0)) return EXIT_USAGE;
     if (o.dump && o.cfg.backend == DPPROF_BACKEND_DRY) {

@@ -135,6 +135,8 @@ want = (81559 * 1048576 - m["context_bytes"]) / (1 + m["fraction_of_peak"]["pers
 assert abs(c["memory_limit"] - want) <= 1, (c["memory_limit"], want)
 assert "dpprof fit's rule" in c["memory_rule"] and "persample" in c["memory_rule"], c["memory_rule"]
 PY
+err=$("$bin" run --preset tiny --backend dry --steps 1 --algo persample --sigma 1 --device H100 --out "$tmp/dev2.json" 2>&1 >/dev/null)
+check "run --device H100 says its memory limit and the rule on the terminal" grep -q "^dpprof: run: --device H100: memory limit 73.9 GiB for persample (dpprof fit's rule" <<<"$err"
 bad_fit() { # code text args...
     local code=$1 text=$2 err; shift 2
     err=$("$bin" run --preset tiny --backend dry --steps 1 --quiet "$@" --out "$tmp/devbad.json" 2>&1 >/dev/null); local rc=$?
