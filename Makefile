@@ -32,8 +32,10 @@ GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 # files), or there is no git (unknown). what a run measured is then known to be those files, however they travelled
 SOURCE_FILES := Makefile dpprof.h dpprof_tools.h dpprof_cli.h dpprof_experiments.h dpprof_kernels.cu main.c
 SOURCE_HASH := $(shell cat $(SOURCE_FILES) | sha256sum | cut -d' ' -f1)
+# the same hash of a commit's files (those of the list it has, in the list's order)
+source_hash_of = for f in $(SOURCE_FILES); do git show $(1):$$f 2>/dev/null || true; done | sha256sum | cut -d' ' -f1
 SOURCE_STATE := $(shell if [ '$(GIT_COMMIT)' = unknown ]; then echo unknown; \
-  elif [ "$$(for f in $(SOURCE_FILES); do git show HEAD:$$f 2>/dev/null; done | sha256sum | cut -d' ' -f1)" = '$(SOURCE_HASH)' ]; then echo clean; \
+  elif [ "$$($(call source_hash_of,HEAD))" = '$(SOURCE_HASH)' ]; then echo clean; \
   else echo differs; fi)
 PROVENANCE := -DDPPROF_GIT_COMMIT='"$(GIT_COMMIT)"' -DDPPROF_SOURCE_HASH='"$(SOURCE_HASH)"' -DDPPROF_SOURCE_STATE='"$(SOURCE_STATE)"'
 
@@ -147,6 +149,14 @@ build/dpprof.provenance:
 	echo '$(GIT_COMMIT) $(SOURCE_HASH) $(SOURCE_STATE)' > $@.tmp
 	mv $@.tmp $@
 
+# the hash a build of commit REV records (default: the files here), for a result that records none: a data
+# folder's provenance file states it afterwards ("RECORDED COMPILED SHA256"; dpprof report names it)
+.PHONY: source-hash
+source-hash:
+	@if [ -z '$(REV)' ]; then echo '$(SOURCE_HASH)'; \
+	elif ! git rev-parse --verify --quiet '$(REV)^{commit}' >/dev/null; then echo "source-hash: REV=$(REV) is not a commit of this repository" >&2; exit 2; \
+	else $(call source_hash_of,$(REV)); fi
+
 # main.c to an object of its own, which needs nothing of the CUDA object's, so that the two compile at once. the
 # .cu is a prerequisite (not its object): the program's DPPROF_GIT_COMMIT is that of its newest source, as when
 # every link compiled main.c
@@ -207,10 +217,11 @@ BENCH_OTHER := $(filter-out $(BENCH_DEVICE),$(sort $(foreach d,$(wildcard data/b
 .PHONY: bench-figures
 bench-figures: dpprof
 	@if [ -z "$(BENCH_DATA)" ]; then echo "bench: no GPU measurements in data/bench/: its figure and table are left out"; exit 0; fi; \
-	rm -rf results/bench-data; mkdir -p results/bench-data figures paper/generated; for d in $(BENCH_DIRS); do cp $$d/*.json results/bench-data/; done; \
+	rm -rf results/bench-data; mkdir -p results/bench-data figures paper/generated; \
+	for d in $(BENCH_DIRS); do cp $$d/*.json results/bench-data/; [ ! -f $$d/provenance ] || cat $$d/provenance >> results/bench-data/provenance; done; \
 	./dpprof report experiments/bench.conf --results results/bench-data --figures figures --tables paper/generated; \
 	for dev in $(BENCH_OTHER); do o=results/bench-data-$$dev; rm -rf $$o; mkdir -p $$o; \
-	  for d in data/bench/*-$$dev; do [ -f $$d/device.txt ] && cp $$d/*.json $$o/; done; \
+	  for d in data/bench/*-$$dev; do [ -f $$d/device.txt ] || continue; cp $$d/*.json $$o/; [ ! -f $$d/provenance ] || cat $$d/provenance >> $$o/provenance; done; \
 	  ./dpprof report experiments/bench.conf --results $$o --figures figures/bench-$$dev --tables $$o/generated; done
 	$(MAKE) --no-print-directory bench-summaries
 

@@ -1611,6 +1611,10 @@ typedef struct rep_res {
                                                  the counters step); nan: not measured */
     char backend[16], device[80];             /* config.backend, meta.device: what produced the numbers */
     char commit[48], date[16];                /* meta.git_commit, and meta.date's day: the build and the day of the run */
+    char source[72], recorded[16];            /* meta.source_sha256, or the folder's provenance line for the commit the
+                                                 result records ("" when neither); recorded: that commit, where the line
+                                                 named another as the one compiled */
+    int stated;                               /* source and commit are the provenance line's */
     double mem_limit;                         /* config.memory_limit (bytes; nan: none) */
     double params, trainable, epsilon, step_ms, tokens_s;
     double moved, flops;          /* analytic bytes and flops of one training step */
@@ -1645,9 +1649,19 @@ typedef struct rep_line { /* a figure or table line of the conf */
     int nkv;
 } rep_line;
 
+/* a folder's provenance file: what results that record no source hash compiled, stated afterwards. a line is
+   "RECORDED COMPILED SHA256": results whose meta.git_commit is RECORDED were built from the files of commit
+   COMPILED, whose SHA-256 (make source-hash REV=COMPILED, the rule builds record) is SHA256 */
+#define REP_MAXPROV 32
+typedef struct rep_prov {
+    char recorded[16], compiled[16], sha[72];
+} rep_prov;
+
 typedef struct rep {
     sweep_spec sp;
     const char *conf, *dir, *figdir, *tabdir;
+    rep_prov prov[REP_MAXPROV];
+    int nprov;
     rep_res *res; /* (nconf) */
     rep_line lines[REP_MAX_LINES];
     int nlines;
@@ -1859,6 +1873,59 @@ static void rep_load_repeats(rep *r, long long c) {
     }
 }
 
+/* s is n to m hex digits (lower case), nothing else */
+static int rep_hex(const char *s, size_t n, size_t m) {
+    const size_t len = strlen(s);
+    return len >= n && len <= m && strspn(s, "0123456789abcdef") == len;
+}
+
+/* the provenance line of a recorded commit: the same commit in the length both have (7 digits at least) */
+static const rep_prov *rep_prov_find(const rep *r, const char *commit) {
+    int i;
+    for (i = 0; i < r->nprov; i++) {
+        const size_t a = strlen(commit), b = strlen(r->prov[i].recorded), n = a < b ? a : b;
+        if (n >= 7 && !strncmp(commit, r->prov[i].recorded, n)) return &r->prov[i];
+    }
+    return NULL;
+}
+
+/* DIR/provenance, where there is one; a line that is not "RECORDED COMPILED SHA256" is refused with its number */
+static int rep_prov_load(rep *r) {
+    char path[4096], *buf = NULL, err[256];
+    size_t cap = 0;
+    FILE *f;
+    int ln = 0, rc = EXIT_OK;
+    snprintf(path, sizeof path, "%s/provenance", r->dir);
+    if (access(path, F_OK) != 0) return EXIT_OK;
+    if (in_check("provenance", path, 1 << 20, err, sizeof err)) return cli_fail(EXIT_USAGE, "%s", err);
+    if (!(f = fopen(path, "r"))) return cli_fail(EXIT_USAGE, "%s: cannot open: %s", path, strerror(errno));
+    while (rc == EXIT_OK && getline(&buf, &cap, f) != -1) {
+        char *tok[4], *save = NULL, *hash;
+        int n = 0, i;
+        ln++;
+        if ((hash = strchr(buf, '#'))) *hash = 0;
+        for (tok[0] = strtok_r(buf, " \t\r\n", &save); tok[n] && n < 3;) tok[++n] = strtok_r(NULL, " \t\r\n", &save);
+        if (n == 0) continue;
+        if (n != 3 || tok[3] || !rep_hex(tok[0], 7, 40) || !rep_hex(tok[1], 7, 40) || !rep_hex(tok[2], 64, 64))
+            rc = cli_fail(EXIT_USAGE, "%s:%d: not 'RECORDED-COMMIT COMPILED-COMMIT SHA256' (two commits of 7 to 40 hex digits, a hash of 64)", path, ln);
+        else if (r->nprov == REP_MAXPROV) rc = cli_fail(EXIT_USAGE, "%s:%d: more than %d lines", path, ln, REP_MAXPROV);
+        else {
+            for (i = 0; i < r->nprov; i++) /* one answer for a recorded commit */
+                if (!strncmp(r->prov[i].recorded, tok[0], 12) && (strncmp(r->prov[i].compiled, tok[1], 12) || strcmp(r->prov[i].sha, tok[2]))) break;
+            if (i < r->nprov) rc = cli_fail(EXIT_USAGE, "%s:%d: commit %.12s is given another build on an earlier line", path, ln, tok[0]);
+            else {
+                rep_prov *p = &r->prov[r->nprov++];
+                snprintf(p->recorded, sizeof p->recorded, "%.12s", tok[0]);
+                snprintf(p->compiled, sizeof p->compiled, "%.12s", tok[1]);
+                snprintf(p->sha, sizeof p->sha, "%s", tok[2]);
+            }
+        }
+    }
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
 static void rep_load(rep *r, long long c) {
     rep_res *x = &r->res[c];
     char *path = sweep_path(r->dir, "", r->sp.id[c], ".json");
@@ -1901,6 +1968,17 @@ static void rep_load(rep *r, long long c) {
         snprintf(x->commit, sizeof x->commit, "%.12s", dev ? dev : "");
         dev = dpprof_json_string(dpprof_json_path(root, "meta.date"));
         snprintf(x->date, sizeof x->date, "%.10s", dev ? dev : "");
+        dev = dpprof_json_string(dpprof_json_path(root, "meta.source_sha256"));
+        if (dev && rep_hex(dev, 64, 64)) snprintf(x->source, sizeof x->source, "%s", dev);
+        else { /* no hash recorded: the folder's provenance line for the commit it records, if any */
+            const rep_prov *p = rep_prov_find(r, x->commit);
+            if (p) {
+                if (strcmp(p->compiled, x->commit)) snprintf(x->recorded, sizeof x->recorded, "%.12s", x->commit);
+                snprintf(x->commit, sizeof x->commit, "%s", p->compiled);
+                snprintf(x->source, sizeof x->source, "%s", p->sha);
+                x->stated = 1;
+            }
+        }
     }
     x->mem_limit = rep_num(dpprof_json_path(root, "config.memory_limit"));
     x->peak = rep_num(dpprof_json_path(root, "breakdown.bytes.peak"));
@@ -2869,6 +2947,7 @@ static void rep_macros(rep *r) {
         if (r->res[c].norm_bound[0]) fprintf(r->macros, "\\dpdef{%s}{%s}{norm_bound}{%s}\n", r->sp.name, id, r->res[c].norm_bound);
         if (strcmp(r->res[c].backend, "dry") && r->res[c].commit[0] && strspn(r->res[c].commit, "0123456789abcdef") == strlen(r->res[c].commit))
             fprintf(r->macros, "\\dpdef{%s}{%s}{run_commit}{%s}\n", r->sp.name, id, r->res[c].commit);
+        if (strcmp(r->res[c].backend, "dry") && r->res[c].source[0]) fprintf(r->macros, "\\dpdef{%s}{%s}{run_source}{%.12s}\n", r->sp.name, id, r->res[c].source);
         if (strcmp(r->res[c].backend, "dry") && strlen(r->res[c].date) == 10 && strspn(r->res[c].date, "0123456789-") == 10)
             fprintf(r->macros, "\\dpdef{%s}{%s}{run_date}{%s}\n", r->sp.name, id, r->res[c].date);
         if (strcmp(r->res[c].backend, "dry") && strcmp(r->res[c].device, "unknown") && !strpbrk(r->res[c].device, "\\{}%#$&_^~")) /* tex-safe names only */
@@ -3168,6 +3247,32 @@ static int rep_validate(const rep *r) {
     return EXIT_OK;
 }
 
+/* the summary's line of what the measured results were built from: each commit and source hash, with its count;
+   a hash stated afterwards by the folder's provenance (the results record none) says so */
+static void rep_builds(const rep *r) {
+    long long c, d;
+    int n = 0;
+    for (c = 0; c < r->sp.nconf; c++) {
+        const rep_res *x = &r->res[c];
+        long long count = 0;
+        if (!x->have || !strcmp(x->backend, "dry") || (!x->commit[0] && !x->source[0])) continue; /* a timeout's record names no build */
+        for (d = 0; d < c; d++)
+            if (r->res[d].have && strcmp(r->res[d].backend, "dry") && !strcmp(r->res[d].commit, x->commit) && !strcmp(r->res[d].source, x->source) &&
+                !strcmp(r->res[d].recorded, x->recorded) && r->res[d].stated == x->stated)
+                break;
+        if (d < c) continue;
+        for (d = c; d < r->sp.nconf; d++)
+            count += r->res[d].have && strcmp(r->res[d].backend, "dry") && !strcmp(r->res[d].commit, x->commit) && !strcmp(r->res[d].source, x->source) &&
+                     !strcmp(r->res[d].recorded, x->recorded) && r->res[d].stated == x->stated;
+        fprintf(r->summary, "%s commit %s, sources sha256 %s (%lld result%s", n++ ? ";" : "built from:", x->commit[0] ? x->commit : "unknown", x->source[0] ? x->source : "not recorded",
+                count, count == 1 ? "" : "s");
+        if (x->source[0] && !x->stated) fputs(", recorded by the build", r->summary);
+        else if (x->stated) fprintf(r->summary, ", stated afterwards in the folder's provenance file%s%s", x->recorded[0] ? ": the results record commit " : "", x->recorded);
+        fputc(')', r->summary);
+    }
+    if (n) fputc('\n', r->summary);
+}
+
 static int cmd_report(int argc, char **argv) {
     rep r;
     report_opts ro;
@@ -3188,6 +3293,7 @@ static int cmd_report(int argc, char **argv) {
     if (ro.tables) r.tabdir = ro.tables;
     if (!conf || !r.dir) return cli_usage("usage: dpprof report EXPERIMENT.conf --results DIR");
     r.conf = conf;
+    if ((rc = rep_prov_load(&r)) != EXIT_OK) return rc;
     if ((rc = sweep_parse(conf, &r.sp)) != EXIT_OK) return rc;
     if ((rc = rep_read_lines(&r)) != EXIT_OK || (rc = rep_validate(&r)) != EXIT_OK) {
         sweep_spec_free(&r.sp);
@@ -3245,6 +3351,7 @@ static int cmd_report(int argc, char **argv) {
         char src[512];
         rep_sources(&r, NULL, 1, src, sizeof src);
         fprintf(r.summary, "time: measured on %s; memory exact to the byte (the accountant's)\n", src);
+        rep_builds(&r);
     } else fprintf(r.summary, "time and DRAM traffic: not measured (no GPU results): memory only, exact to the byte\n");
     fprintf(r.macros, "%% generated by dpprof report from %s and the results in %s\n", conf, r.dir);
     for (c = 0; c < r.sp.nconf; c++) {

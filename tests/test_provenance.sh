@@ -15,6 +15,17 @@ if [ "$(for f in $files; do git show "HEAD:$f" 2>/dev/null; done | sha256sum | c
 check "a result's meta: the commit, the sources' sha256 (of $(echo $files | wc -w) files) and their state ($state), as the tree has them" bash -c \
     "[ $rc -eq 0 ] && grep -q '\"git_commit\": \"$(git rev-parse --short=12 HEAD)\", \"source_sha256\": \"$hash\", \"source_state\": \"$state\", \"source_note\": \"' '$tmp/r.json'"
 check "dpprof version names them" bash -c "'$bin' version | grep -q '(.*$(git rev-parse --short=12 HEAD), sources ${hash:0:12} $state;'"
+check "make source-hash: the hash a build here records" bash -c "[ \"\$(make -s --no-print-directory source-hash)\" = $hash ]"
+err=$(make -s --no-print-directory source-hash REV=no-such-rev 2>&1); rc=$?
+check "make source-hash REV=no-such-rev: exit non-zero, the value named ($err)" bash -c "[ $rc -ne 0 ] && grep -qF 'REV=no-such-rev is not a commit' <<<\"\$1\"" _ "$err"
+# each data/bench folder's provenance line: the hash is that of the compiled commit's files, by the same rule
+for pv in data/bench/*/provenance; do
+    [ -f "$pv" ] || continue
+    grep -v '^#' "$pv" | while read -r rec comp sha; do
+        if ! git rev-parse --verify --quiet "$comp^{commit}" >/dev/null; then echo "SKIP $pv: commit $comp is not in this clone's history"; continue; fi
+        check "$pv: $rec compiled $comp, whose files hash to ${sha:0:12}" bash -c "[ \"\$(make -s --no-print-directory source-hash REV=$comp)\" = $sha ]"
+    done
+done
 # a copy of the tree whose .git is older than its files (the commit before the last that changed them): built, it
 # says differs, names the files
 last=$(git log -1 --format=%H -- $files)
@@ -26,4 +37,5 @@ chash=$(cd "$tmp/copy" && cat $files | sha256sum | cut -d' ' -f1)
 "$tmp/copy/build/dpprof-nocuda" run --preset tiny --backend dry --steps 1 --timeline none --out "$tmp/c.json" 2>"$tmp/c.err"; rc2=$?
 check "a copy whose .git is older than its files: the result names commit $old, source_state differs, the files' own hash" bash -c \
     "[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && grep -q '\"git_commit\": \"$old\", \"source_sha256\": \"$chash\", \"source_state\": \"differs\"' '$tmp/c.json'"
+check "make source-hash REV=${last:0:12}: the hash a build of that commit's files records (${chash:0:12})" bash -c "[ \"\$(make -s --no-print-directory source-hash REV=$last)\" = $chash ]"
 check "...and the run says so on its terminal" grep -q "this build's sources (${chash:0:12}) are not commit $old's" "$tmp/c.err"

@@ -263,3 +263,40 @@ printf '{"experiment": "ok", "status": "ok"}\n' >"$tmp/okr/ok-16.json"
 "$bin" report "$tmp/okc.conf" --results "$tmp/okr" --figures "$tmp/okf" --tables "$tmp/okt" 2>"$tmp/okc.err"; rc=$?
 check "a result of status ok with no memory: said on stderr and in the summary, not taken for zeros ($(head -c 200 "$tmp/okc.err"))" \
     bash -c "[ $rc = 0 ] && grep -q 'ok-16.json: status ok but no breakdown.bytes.peak' '$tmp/okc.err' && grep -q 'ok-16 .*status ok but no breakdown.bytes.peak' '$tmp/okr/summary.txt'"
+# what a measured run was built from: a result records the commit and the hash of its sources; a folder whose
+# results predate the hash states both afterwards in its provenance file ("RECORDED COMPILED SHA256"), and the
+# report names the compiled commit and the hash in the summary and the macros. the committed bf16 H200 run is one
+src=$(ls -d data/bench/*-1426-NVIDIA_H200 2>/dev/null | head -1)
+if [ -n "$src" ] && [ -f "$src/provenance" ]; then
+    mkdir -p "$tmp/pv"
+    cp "$src"/bench-*.json "$src/provenance" "$tmp/pv/"
+    n=$(ls "$tmp"/pv/bench-*.json | wc -l)
+    read -r rec comp sha < <(grep -v '^#' "$src/provenance")
+    "$bin" report experiments/bench.conf --results "$tmp/pv" --figures "$tmp/pvf" --tables "$tmp/pvt" >/dev/null 2>&1; rc=$?
+    check "provenance: the macros name the compiled commit ${comp:0:12} and sources ${sha:0:12}, not the recorded ${rec:0:12}" bash -c \
+        "[ $rc = 0 ] && grep -qF '\\dpdef{bench}{bf16-trainer-vanilla}{run_commit}{${comp:0:12}}' '$tmp/pvt/bench-macros.tex' && grep -qF '\\dpdef{bench}{bf16-trainer-vanilla}{run_source}{${sha:0:12}}' '$tmp/pvt/bench-macros.tex' && ! grep -q '{run_commit}{${rec:0:12}}' '$tmp/pvt/bench-macros.tex'"
+    check "provenance: the summary says what the $n results were built from, stated afterwards, and what they record" \
+        grep -qF "built from: commit ${comp:0:12}, sources sha256 $sha ($n results, stated afterwards in the folder's provenance file: the results record commit ${rec:0:12})" "$tmp/pv/summary.txt"
+    # a result that records its own hash: that hash, said to be the build's; the others keep the folder's line
+    own=$(printf 'ab%.0s' $(seq 32))
+    sed -i "s/\"git_commit\": \"${rec:0:12}\"/\"git_commit\": \"${rec:0:12}\", \"source_sha256\": \"$own\"/" "$tmp/pv/bench-bf16-lora-ghost.json"
+    "$bin" report experiments/bench.conf --results "$tmp/pv" --figures "$tmp/pvf" --tables "$tmp/pvt" >/dev/null 2>&1; rc=$?
+    check "provenance: a result's own hash wins over the folder's line, and is said to be the build's" bash -c \
+        "[ $rc = 0 ] && grep -qF '\\dpdef{bench}{bf16-lora-ghost}{run_source}{${own:0:12}}' '$tmp/pvt/bench-macros.tex' && grep -qF '\\dpdef{bench}{bf16-lora-ghost}{run_commit}{${rec:0:12}}' '$tmp/pvt/bench-macros.tex' && grep -qF 'commit ${rec:0:12}, sources sha256 $own (1 result, recorded by the build)' '$tmp/pv/summary.txt' && grep -qF '($((n - 1)) results, stated afterwards' '$tmp/pv/summary.txt'"
+    # without the file: the recorded commit, and no hash
+    rm "$tmp/pv/provenance"
+    "$bin" report experiments/bench.conf --results "$tmp/pv" --figures "$tmp/pvf" --tables "$tmp/pvt" >/dev/null 2>&1; rc=$?
+    check "no provenance file: the recorded commit ${rec:0:12}, and the summary says no hash was recorded" bash -c \
+        "[ $rc = 0 ] && grep -qF '\\dpdef{bench}{bf16-trainer-vanilla}{run_commit}{${rec:0:12}}' '$tmp/pvt/bench-macros.tex' && ! grep -q 'bf16-trainer-vanilla}{run_source}' '$tmp/pvt/bench-macros.tex' && grep -qF 'commit ${rec:0:12}, sources sha256 not recorded ($((n - 1)) results)' '$tmp/pv/summary.txt'"
+    # a bad line, or two answers for one commit: refused before anything is written, by file and line
+    echo 'kept' >"$tmp/pv/summary.txt"
+    for bad in "$rec $comp ${sha:1}|not 'RECORDED-COMMIT COMPILED-COMMIT SHA256'" "$rec $comp $sha extra|not 'RECORDED-COMMIT COMPILED-COMMIT SHA256'" \
+        "$rec XYZ $sha|not 'RECORDED-COMMIT COMPILED-COMMIT SHA256'" "$rec $comp $sha
+$rec $rec $sha|commit ${rec:0:12} is given another build on an earlier line"; do
+        printf '# a comment\n%s\n' "${bad%%|*}" >"$tmp/pv/provenance"
+        line=$(printf '%s\n' "${bad%%|*}" | wc -l)
+        err=$("$bin" report experiments/bench.conf --results "$tmp/pv" --figures "$tmp/pvf" --tables "$tmp/pvt" 2>&1 >/dev/null); rc=$?
+        check "a bad provenance file: exit 2, its line $((line + 1)) named, the summary kept ($err)" bash -c \
+            "[ $rc = 2 ] && grep -qF \"\$2\" <<<\"\$1\" && [ \"\$(cat '$tmp/pv/summary.txt')\" = kept ]" _ "$err" "provenance:$((line + 1)): ${bad#*|}"
+    done
+else echo "SKIP no committed bf16 H200 run with a provenance file in data/bench: the report's provenance not checked"; fi
