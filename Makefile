@@ -423,15 +423,32 @@ gpu-check: dpprof build/tests/test_gpu
 # the bf16 bench at the trainer and long-context shapes (every algorithm), the same on cuDNN's attention, PyTorch and
 # Opacus at those shapes. everything lands in one
 # data/bench/DATE-TIME-DEVICE/: the stamp is kept in GPU_RUN_STAMP_FILE, so a rerun (after a cut, or on a fresh
-# machine with results/ carried) resumes there and skips the steps done (rm the file to start a new run)
+# machine with results/ carried) resumes there and skips the steps done (rm the file to start a new run). each step
+# done is recorded in the folder's gpu-run.txt: without the stamp file (a fresh clone) the newest committed record
+# of this plan on this GPU with steps left is resumed (GPU_RUN_NEW=1: a new run)
+# what the GPU machine lacks, made here into the two ignored folders the device copies with the tree (name both in
+# its carry): .carry/include/stb (libstb-dev's headers: that machine has no Debian packages) and .whl/ (opacus for
+# the peers, nvidia-cudnn-frontend for cuDNN's attention: wheels for its Python 3.12 on x86-64, from PyPI)
+GPU_WHEELS ?= opacus==1.6.0 nvidia-cudnn-frontend
+GPU_WHEEL_PLATFORMS := manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64
+.PHONY: gpu-carry
+gpu-carry:
+	@[ -f /usr/include/stb/stb_image_write.h ] || { echo "make gpu-carry: /usr/include/stb/stb_image_write.h is missing (apt-get install libstb-dev)" >&2; exit 2; }
+	mkdir -p .carry/include && rm -rf .carry/include/stb && cp -r /usr/include/stb .carry/include/
+	python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+	  $(addprefix --platform ,$(GPU_WHEEL_PLATFORMS)) -d .whl $(GPU_WHEELS)
+	@echo "make gpu-carry: $$(ls .whl | tr '\n' ' ')and .carry/include/stb ($$(du -sh .carry .whl | cut -f1 | tr '\n' ' ')): carry .carry and .whl"
+
 GPU_RUN_STEPS := test attn bench:bf16-trainer bench:cudnn-trainer clipgrad:trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram
 GPU_RUN_STAMP_FILE ?= results/gpu-run.stamp
 BUDGET ?= 540
 .PHONY: gpu-run
 gpu-run:
-	@mkdir -p $(dir $(GPU_RUN_STAMP_FILE)); [ -s $(GPU_RUN_STAMP_FILE) ] || date -u +%Y-%m-%d-%H%M > $(GPU_RUN_STAMP_FILE); \
-	echo "make gpu-run: run $$(cat $(GPU_RUN_STAMP_FILE)), BUDGET=$(BUDGET) s: $(GPU_RUN_STEPS)"; \
-	GPU_CHECK_IN_BENCH=1 RESUME=1 BUDGET=$(BUDGET) RUN_STAMP=$$(cat $(GPU_RUN_STAMP_FILE)) bash tests/gpu_session.bash $(GPU_RUN_STEPS)
+	@mkdir -p $(dir $(GPU_RUN_STAMP_FILE)); \
+	if [ -s $(GPU_RUN_STAMP_FILE) ]; then echo "make gpu-run: run $$(cat $(GPU_RUN_STAMP_FILE)) (its stamp in $(GPU_RUN_STAMP_FILE))"; \
+	else echo "make gpu-run: the committed run of this plan on this GPU with steps left (data/bench/*/gpu-run.txt), else a new run"; fi; \
+	echo "make gpu-run: BUDGET=$(BUDGET) s: $(GPU_RUN_STEPS)"; \
+	GPU_CHECK_IN_BENCH=1 RESUME=1 BUDGET=$(BUDGET) RUN_STAMP_FILE=$(GPU_RUN_STAMP_FILE) bash tests/gpu_session.bash $(GPU_RUN_STEPS)
 
 # the cuda backend's ranks on a machine with several GPUs (NCCL; a build with MPI and mpirun): ZeRO 0-3 against one
 # rank and the dry model, results/gpu-ranks/summary.txt (tests/gpu_ranks.bash; RANKS=N, default every GPU)

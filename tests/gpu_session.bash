@@ -34,6 +34,10 @@
 # RESUME=1 (make gpu-run sets it): a step that succeeded under the same RUN_STAMP (results/gpu-session/done/RUN_STAMP/STEP)
 # is not run again, so a rerun resumes; the bench and peers steps resume within themselves anyway (what results/
 # holds is not measured again)
+# RUN_STAMP_FILE (make gpu-run sets it): the file that keeps the run's stamp. Each step that succeeds is written to
+# data/bench/RUN_STAMP-DEVICE/gpu-run.txt too ("plan STEP ...", then "done STEP SECONDS DATE (BUILD)"), which is
+# committed with the results: make gpu-run in a fresh clone, on the same kind of GPU, resumes the newest run of the
+# same plan that has steps left (GPU_RUN_NEW=1: a new run all the same)
 # what comes back: $OUT/gpu-session.tar.gz (data/bench/RUN_STAMP-*, data/gpu-check/RUN_STAMP-*, the raw
 # results/bench*/ and results/gpu-check/ folders, each step's log) and $OUT/gpu-session.txt (the table
 # below). unpack it in the repository root: `tar xzf .../gpu-session.tar.gz`; a later call that carries
@@ -46,6 +50,9 @@ budget=${BUDGET:-560}
 case $budget in '' | *[!0-9]*) echo "gpu_session: BUDGET=$budget is not a whole number of seconds" >&2; exit 2 ;; esac
 case ${MIN_STEP-0} in '' | *[!0-9]*) echo "gpu_session: MIN_STEP=$MIN_STEP is not a whole number of seconds" >&2; exit 2 ;; esac
 export DPPROF_BIN=${DPPROF_BIN:-./dpprof}
+# RUN_STAMP_FILE (make gpu-run sets it): the run's stamp, kept for the rerun; where it is empty the run is the
+# newest one of this plan on this GPU committed in data/bench/*/gpu-run.txt with steps left, else a new one
+if [ -n "${RUN_STAMP_FILE:-}" ] && [ -s "$RUN_STAMP_FILE" ]; then RUN_STAMP=$(cat "$RUN_STAMP_FILE"); fi
 export RUN_STAMP=${RUN_STAMP:-$(date -u +%Y-%m-%d-%H%M)}
 case $RUN_STAMP in *[!0-9-]* | '') echo "gpu_session: RUN_STAMP=$RUN_STAMP: expected DATE-TIME as 2026-11-26-1405" >&2; exit 2 ;; esac
 out=${OUT:-results/gpu-session/out}
@@ -134,6 +141,35 @@ gpu=1
 if ! dev=$($DPPROF_BIN devices 2>&1); then gpu=0; fi
 echo "$dev" | head -3
 
+devtag=$(echo "$dev" | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
+build_id=$($DPPROF_BIN version 2>/dev/null | sed -n 's/^dpprof [^ ]* (\([^;)]*\).*/\1/p')
+if [ -n "${RUN_STAMP_FILE:-}" ]; then
+    # the run to go on with: the newest committed record of this plan on this GPU decides (steps left: resumed)
+    if [ ! -s "$RUN_STAMP_FILE" ] && [ $gpu = 1 ] && [ -z "${GPU_RUN_NEW:-}" ]; then
+        for rec in $(ls -r data/bench/*-"$devtag"/gpu-run.txt 2>/dev/null); do
+            grep -qxF "plan $*" "$rec" || continue
+            left_steps=()
+            for s in "$@"; do grep -q "^done $s " "$rec" || left_steps+=("$s"); done
+            [ ${#left_steps[@]} -gt 0 ] || break
+            RUN_STAMP=$(basename "${rec%/gpu-run.txt}" | cut -c1-15)
+            mkdir -p "$logs/done/$RUN_STAMP"
+            awk '$1 == "done" { print $2 }' "$rec" | while read -r s; do touch "$logs/done/$RUN_STAMP/${s/:/-}"; done
+            echo "gpu_session: resuming the run in ${rec%/gpu-run.txt}: ${#left_steps[@]} steps left (${left_steps[*]})"
+            break
+        done
+    fi
+    echo "$RUN_STAMP" >"$RUN_STAMP_FILE"
+fi
+# a step done, in the run's committed record
+record() {
+    [ -n "${RUN_STAMP_FILE:-}" ] || return 0
+    local d=data/bench/$RUN_STAMP-$devtag rec
+    rec=$d/gpu-run.txt
+    mkdir -p "$d"
+    [ -f "$rec" ] || printf '# make gpu-run: the plan, and each step done with its seconds, its date and the build that ran it (commit,\n# sources sha256, state). make gpu-run on this kind of GPU, in a fresh clone, resumes at the steps not done\nplan %s\n' "$plan" >"$rec"
+    grep -q "^done $1 " "$rec" || echo "done $1 $2s $(date -u +%Y-%m-%dT%H:%MZ) (${build_id:-build unknown})" >>"$rec"
+}
+plan="$*"
 done_dir=$logs/done/$RUN_STAMP
 for s in "$@"; do
     t0=$SECONDS
@@ -187,6 +223,7 @@ for s in "$@"; do
     case $s in ncu-attn | ncu-dp) cp "$log" "$d/$s.txt" ;; esac
     if [ $rc = 0 ]; then
         mkdir -p "$done_dir" && touch "$done_dir/${s/:/-}"
+        record "$s" $((SECONDS - t0))
         row "$s" ok $((SECONDS - t0))
     else
         failed=1

@@ -96,9 +96,9 @@ check "ncu-attn: ok, one ncu over attnbench at the trainer shape with the attent
 # make gpu-run: the plan in one command, the steps ordered by what they are worth, BUDGET passed on
 out=$(make -n --no-print-directory gpu-run BUDGET=77 GPU_RUN_STAMP_FILE="$tmp/gr/stamp" 2>&1)
 check "make gpu-run: the session's steps in order (test, attn, the bench at each shape on both attentions, peers, the checkpoint and dram studies) under BUDGET=77" \
-    grep -qE 'BUDGET=77 RUN_STAMP=.* bash tests/gpu_session.bash test attn bench:bf16-trainer bench:cudnn-trainer clipgrad:trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram$' <<<"$out"
+    grep -qE 'BUDGET=77 RUN_STAMP_FILE=.* bash tests/gpu_session.bash test attn bench:bf16-trainer bench:cudnn-trainer clipgrad:trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram$' <<<"$out"
 out=$(make -n --no-print-directory gpu-run GPU_RUN_STAMP_FILE="$tmp/gr/stamp" 2>&1)
-check "make gpu-run: BUDGET is 540 s by default" grep -qE 'BUDGET=540 RUN_STAMP=' <<<"$out"
+check "make gpu-run: BUDGET is 540 s by default" grep -qE 'BUDGET=540 RUN_STAMP_FILE=' <<<"$out"
 # run (the stand-in GPU): a step done under the run's stamp is not run again; the rest come in the plan's order,
 # each skipped for time (MIN_STEP above the budget), the budget the session counts being make's
 gstamp=2000-01-01-0002
@@ -112,3 +112,37 @@ check "make gpu-run: the step done before under the run's stamp is not run again
 n=$(grep -cE '^(attn|bench:(bf16|cudnn)-(trainer|lora|longctx)|clipgrad:trainer|peers|study:(checkpoint|dram)) +skipped \([0-9]+s left of 100s\)' "$tmp/o6/gpu-session.txt")
 check "make gpu-run: BUDGET=100 reaches the session ($n of 11 steps skipped for time, of 100 s)" test "$n" = 11
 check "make gpu-run: the stamp file is kept for the rerun" test "$(cat "$tmp/gr/stamp")" = $gstamp
+
+# a run across windows: each step done is written to the run's committed record, data/bench/STAMP-DEVICE/gpu-run.txt,
+# and make gpu-run in a fresh clone (no stamp file) resumes the newest record of the same plan on the same GPU
+# that has steps left. the records here are the stand-in's (Fake_GPU), removed after
+plan="test attn bench:bf16-trainer bench:cudnn-trainer clipgrad:trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram"
+r3=data/bench/2000-01-01-0003-Fake_GPU r4=data/bench/2000-01-01-0004-Fake_GPU r5=data/bench/2000-01-01-0005-Fake_GPU r6=data/bench/2000-01-01-0006-Other_GPU
+trap 'rm -rf "$tmp" data/bench/$stamp-Fake_GPU data/gpu-check/$stamp-Fake_GPU results/gpu-session/done/$gstamp results/gpu-session/done/2000-01-01-000[13-7] $r3 $r4 $r5 $r6 data/bench/2000-01-01-0007-Fake_GPU; grep -qs "attnbench stand-in" results/bench-attn/attnbench.txt && rm -rf results/bench-attn' EXIT
+# the step that succeeds is recorded, with its seconds, date and build
+echo 2000-01-01-0007 >"$tmp/gr/s7"
+out=$(OUT=$tmp/o7 DPPROF_BIN=$fake MIN_STEP=1 make --no-print-directory gpu-run GPU_RUN_STEPS=attn BUDGET=100 GPU_RUN_STAMP_FILE="$tmp/gr/s7" 2>&1); rc=$?
+check "a step done is recorded in the run's folder: the plan, then 'done attn SECONDS DATE (build)'" bash -c \
+    "[ $rc = 0 ] && grep -qx 'plan attn' data/bench/2000-01-01-0007-Fake_GPU/gpu-run.txt && grep -qE '^done attn [0-9]+s 20[0-9-]+T[0-9:]+Z \(build unknown\)$' data/bench/2000-01-01-0007-Fake_GPU/gpu-run.txt"
+# a committed record with two steps done, one of a plan that is not this one, one of another GPU, and one older
+mkdir -p $r3 $r4 $r5 $r6
+printf '# a record\nplan %s\ndone test 7s 2000-01-01T00:03Z (x)\ndone attn 9s 2000-01-01T00:04Z (x)\n' "$plan" >$r3/gpu-run.txt
+printf 'plan test attn\ndone test 7s 2000-01-01T00:04Z (x)\n' >$r4/gpu-run.txt
+printf 'plan %s\ndone test 7s 2000-01-01T00:06Z (x)\n' "$plan" >$r6/gpu-run.txt
+: >"$tmp/gr/s3"
+out=$(OUT=$tmp/o8 DPPROF_BIN=$fake MIN_STEP=1000 make --no-print-directory gpu-run BUDGET=100 GPU_RUN_STAMP_FILE="$tmp/gr/s3" 2>&1); rc=$?
+echo "$out" | sed 's/^/  | /'
+check "a fresh clone resumes the committed run of this plan on this GPU: its stamp kept, 10 steps left named" bash -c \
+    "[ $rc = 0 ] && [ \"\$(cat '$tmp/gr/s3')\" = 2000-01-01-0003 ] && grep -qF 'resuming the run in $r3: 10 steps left (bench:bf16-trainer ' <<<\"\$1\"" _ "$out"
+n=$(grep -cE '^(test|attn) +done before \(2000-01-01-0003\)' "$tmp/o8/gpu-session.txt" 2>/dev/null)
+check "...its steps done are not run again ($n of 2)" test "$n" = 2
+# the newest record of the plan is complete: a new run, even with an older one that has steps left
+{ printf 'plan %s\n' "$plan"; for s in $plan; do echo "done $s 1s 2000-01-01T00:05Z (x)"; done; } >$r5/gpu-run.txt
+: >"$tmp/gr/s5"
+out=$(OUT=$tmp/o9 DPPROF_BIN=$fake MIN_STEP=1000 make --no-print-directory gpu-run BUDGET=100 GPU_RUN_STAMP_FILE="$tmp/gr/s5" 2>&1); rc=$?
+check "the newest run of the plan is complete: a new run (stamp $(cat "$tmp/gr/s5"))" bash -c \
+    "[ $rc = 0 ] && ! grep -q resuming <<<\"\$1\" && ! grep -q 'done before' '$tmp/o9/gpu-session.txt' && [ \"\$(cat '$tmp/gr/s5')\" != 2000-01-01-0005 ] && [ \"\$(cat '$tmp/gr/s5')\" != 2000-01-01-0003 ]" _ "$out"
+rm -rf $r5
+: >"$tmp/gr/sn"
+out=$(OUT=$tmp/o10 DPPROF_BIN=$fake MIN_STEP=1000 GPU_RUN_NEW=1 make --no-print-directory gpu-run BUDGET=100 GPU_RUN_STAMP_FILE="$tmp/gr/sn" 2>&1); rc=$?
+check "GPU_RUN_NEW=1: a new run, the committed one left" bash -c "[ $rc = 0 ] && ! grep -q resuming <<<\"\$1\" && [ \"\$(cat '$tmp/gr/sn')\" != 2000-01-01-0003 ]" _ "$out"
