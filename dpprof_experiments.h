@@ -174,6 +174,30 @@ fail:
     return code;
 }
 
+/* a memory category as a legend names it */
+static const char *rep_cat_title(int k) {
+    switch (k) {
+    case DPPROF_CAT_MODEL_PARAMETERS: return "weights";
+    case DPPROF_CAT_OPTIMIZER_STATES: return "optimizer states";
+    case DPPROF_CAT_GRADIENTS: return "gradients";
+    case DPPROF_CAT_ACTIVATIONS: return "activations";
+    case DPPROF_CAT_ACTIVATION_HOOKS: return "DP cache";
+    case DPPROF_CAT_PER_SAMPLE_GRADIENTS: return "per-sample gradients";
+    case DPPROF_CAT_NORM_SAMPLES: return "per-sample norms";
+    case DPPROF_CAT_TEMP_MATRICES: return "Gram temporaries";
+    case DPPROF_CAT_LORA: return "LoRA";
+    default: return dpprof_category_name(k);
+    }
+}
+
+/* a timeline's series name (a category's) as a legend names it */
+static const char *tl_series_title(const char *name) {
+    int k;
+    for (k = 0; k < DPPROF_CAT_COUNT; k++)
+        if (!strcmp(dpprof_category_name(k), name)) return rep_cat_title(k);
+    return name;
+}
+
 /* one panel: t drawn into cv (allocated at w x h, or cv's own size), on the shared axes x_max and y_max where nonzero */
 typedef struct tl_axes {
     double x_max, y_max; /* shared axes; 0: the panel's own */
@@ -184,8 +208,10 @@ typedef struct tl_axes {
 
 static int tl_render(const tl_data *t, const char *in, const char *title, int w, int h, int text_scale, const tl_axes *ax, dpprof_canvas *cv) {
     dpprof_timeline_desc d;
+    const char *names[DPPROF_CAT_COUNT];
     int c;
     memset(&d, 0, sizeof d);
+    for (c = 0; c < t->nser; c++) names[c] = tl_series_title(t->names[c]);
     d.title = title;
     d.xlabel = t->measured ? "time (ms)" : "allocation event (dry run: no time measured)";
     d.ylabel = "live memory (MiB)";
@@ -193,7 +219,7 @@ static int tl_render(const tl_data *t, const char *in, const char *title, int w,
     d.x = t->x;
     d.n_series = t->nser;
     d.y = t->y;
-    d.series_names = t->names;
+    d.series_names = names;
     d.series_rgb = t->rgb;
     d.n_marks = (int)t->nmarks;
     d.mark_x = t->mx;
@@ -312,7 +338,7 @@ static int plot_timelines(const char *const *in, const char *const *label, int n
     lx = 8 * ts;
     ly = top;
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
-        int w = sw + 2 * ts + dpprof_canvas_text_width(dpprof_category_name(k), ts);
+        int w = sw + 2 * ts + dpprof_canvas_text_width(rep_cat_title(k), ts);
         if (!used[k]) continue;
         if (lx + w > width - 8 * ts && lx > 8 * ts) lx = 8 * ts, ly += line_h;
         lx += w + gap;
@@ -329,7 +355,7 @@ static int plot_timelines(const char *const *in, const char *const *label, int n
     lx = 8 * ts;
     ly = line_h + 4 * ts;
     for (k = 0; k < DPPROF_CAT_COUNT; k++) {
-        const char *nm = dpprof_category_name(k);
+        const char *nm = rep_cat_title(k);
         int w = sw + 2 * ts + dpprof_canvas_text_width(nm, ts);
         if (!used[k]) continue;
         if (lx + w > width - 8 * ts && lx > 8 * ts) lx = 8 * ts, ly += line_h;
@@ -2358,22 +2384,6 @@ static void rep_disp_legend(const rep *r, int a, const char **in, int n, char (*
 }
 static void rep_disp_labels(const rep *r, int a, const char **in, int n, char (*buf)[REP_DISP], const char **out) {
     rep_disp_legend(r, a, in, n, buf, out, 0);
-}
-
-/* a memory category as a legend names it */
-static const char *rep_cat_title(int k) {
-    switch (k) {
-    case DPPROF_CAT_MODEL_PARAMETERS: return "weights";
-    case DPPROF_CAT_OPTIMIZER_STATES: return "optimizer states";
-    case DPPROF_CAT_GRADIENTS: return "gradients";
-    case DPPROF_CAT_ACTIVATIONS: return "activations";
-    case DPPROF_CAT_ACTIVATION_HOOKS: return "DP cache";
-    case DPPROF_CAT_PER_SAMPLE_GRADIENTS: return "per-sample gradients";
-    case DPPROF_CAT_NORM_SAMPLES: return "per-sample norms";
-    case DPPROF_CAT_TEMP_MATRICES: return "Gram temporaries";
-    case DPPROF_CAT_LORA: return "LoRA";
-    default: return dpprof_category_name(k);
-    }
 }
 
 /* title= xlabel= ylabel= of the figure line, where given, replace the generated ones; a given title of a measured metric

@@ -235,8 +235,12 @@ typedef struct dpprof_timeline_desc {
     const double *y;
     const char *const *series_names; /* (n_series), NULL -> "series <i>" */
     const unsigned char *series_rgb; /* (n_series*3), NULL -> dpprof_plot_palette(i) */
-    int n_marks;                     /* phase markers: dashed vertical lines, labels
-                                      staggered in up to 3 rows above the data */
+    int n_marks;                     /* phase markers: dashed vertical lines, labels above
+                                      the data: a phase whose stretch (to the next mark)
+                                      holds its name is named there, centred, in the row
+                                      nearest the data; the others staggered in rows above,
+                                      beside their lines. the legend goes in a band below,
+                                      so the x axis keeps the width */
     const double *mark_x;            /* (n_marks) any order; outside the x range: ignored */
     const char *const *mark_names;   /* (n_marks) or NULL; NULL/"" entries draw no label;
                                       a label with no room is dropped */
@@ -2915,6 +2919,7 @@ typedef struct dpprof__pl_frame {
     int minor_ticks;         /* short tick marks at the unlabelled ticks of numeric axes */
     int grid_x, grid_y;      /* grid lines at numeric ticks */
     int leg_below;           /* the legend sits in bot_h (else right of the data area) */
+    int leg_band;            /* prefer the band below where it fits (a timeline: the x axis needs the width) */
     int tlines, ylines;      /* lines the title and the y label take (1, or 2 when wrapped) */
     int leg_max_h;           /* a legend right of the data may be this tall (0: the data height) */
     int ylab_y0, ylab_y1;    /* rows the y label may use when longer than the data height
@@ -3527,13 +3532,13 @@ static void dpprof__pl_frame_legend(dpprof__pl_frame *f, dpprof__pl_legend *L) {
     f->bot_h = 0;
     dpprof__pl_legend_fit(L, f->vw * 35 / 100, f->leg_max_h > 0 ? f->leg_max_h : h);
     cut = L->count && dpprof__pl_legend_cut(L);
-    if (L->count && (cut || L->w + 4 * cw > f->vw * 30 / 100)) {
+    if (L->count && (cut || f->leg_band || L->w + 4 * cw > f->vw * 30 / 100)) {
         dpprof__pl_legend B = *L;
         int rows = dpprof__pl_legend_fit_band(&B, f->vw - 12 * s), bh = B.h + DPPROF_PLOT_FONT_H * s;
         /* data area either way (left margin: the last layout's, or a guess) */
         double left = f->x1 > f->x0 ? f->x0 - f->ox : 12.0 * cw;
         double a_right = (f->vw - left - (L->w + 4.0 * cw) - 6.0 * s) * h, a_band = (f->vw - left - 6.0 * s) * (h - bh);
-        if (rows <= 3 && B.h <= f->vh / 4 && B.w <= f->vw - 12 * s && bh * 10 <= h * 4 && (cut || a_band > a_right)) {
+        if (rows <= 3 && B.h <= f->vh / 4 && B.w <= f->vw - 12 * s && bh * 10 <= h * 4 && (cut || f->leg_band || a_band > a_right)) {
             *L = B;
             f->leg_below = 1;
             f->bot_h = bh;
@@ -3647,18 +3652,32 @@ static int dpprof__pl_mark_try(const dpprof__pl_frame *f, const dpprof_timeline_
     return 0;
 }
 
-/* one placement with nrows rows: each distinct name first (at the first of
- * its marks that fits), so every phase is named once before repeats
- * compete for room; then the remaining marks left to right. returns the
- * number of labels placed */
+/* one placement with nrows rows. first every phase whose stretch (from its
+ * line to the next mark's, or to the end of the data) holds its name: the
+ * name centred in it, in the row nearest the data, so each occurrence is
+ * named where it runs and no line crosses it. then each distinct name not
+ * yet shown (at the first of its marks that fits), so every phase is named
+ * once before repeats compete for room; then the remaining marks left to
+ * right. returns the number of labels placed */
 static int dpprof__pl_marks_fill(const dpprof__pl_frame *f, const dpprof_timeline_desc *d, const int *order,
                                  int nv, int *row, int *lx, int *lw, int nrows) {
-    int k, j, placed = 0;
+    int k, j, placed = 0, s = f->ts, maxc = dpprof__pl_imax(4, (f->x1 - f->x0) / (DPPROF_PLOT_FONT_W * s));
+    int end = dpprof__pl_imin(f->x1, dpprof__pl_ax_pix(&f->xa, d->x[d->n_points - 1]));
     for (k = 0; k < nv; k++) row[order[k]] = -1;
+    for (k = 0; k < nv && nrows > 0; k++) {
+        const int i = order[k], px = dpprof__pl_ax_pix(&f->xa, d->mark_x[i]);
+        const int nx = k + 1 < nv ? dpprof__pl_ax_pix(&f->xa, d->mark_x[order[k + 1]]) : end;
+        if (!d->mark_names[i] || !d->mark_names[i][0]) continue;
+        lw[i] = dpprof__pl_tw(dpprof__pl_imin(dpprof__pl_slen(d->mark_names[i]), maxc), s);
+        if (nx - px < lw[i] + 8 * s) continue;
+        row[i] = 0;
+        lx[i] = px + (nx - px - lw[i]) / 2;
+        placed++;
+    }
     for (k = 0; k < nv; k++) {
         const char *name = d->mark_names[order[k]];
         int named = 0;
-        if (!name || !name[0]) continue;
+        if (!name || !name[0] || row[order[k]] >= 0) continue;
         for (j = 0; j < nv && !named; j++) {
             const char *o = d->mark_names[order[j]];
             named = row[order[j]] >= 0 && o && !strcmp(o, name);
@@ -3785,6 +3804,7 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
     dpprof__pl_frame_init(&f, canvas, d->title, d->xlabel ? d->xlabel : "time (ms)",
                           d->ylabel ? d->ylabel : "memory (MiB)");
     dpprof__pl_frame_scale(&f, d->text_scale);
+    f.leg_band = 1;
     f.xa.kind = DPPROF__PL_AX_LIN;
     f.xa.lo = x[0];
     f.xa.hi = d->x_max != 0.0 ? d->x_max : x[n - 1];

@@ -385,8 +385,9 @@ static void test_known_pixels(void) {
     dpprof_canvas_free(&c);
 }
 
-/* the legend sits right of the data: s0 fills the whole data area, s1 is
- * clipped away above y_max, so s1's colour can only come from its swatch */
+/* a timeline's legend sits in a band below the data, which keeps the
+ * width: s0 fills the whole data area, s1 is clipped away above y_max, so
+ * s1's colour can only come from its swatch */
 static void test_legend_outside(void) {
     enum {
         N = 50
@@ -396,7 +397,7 @@ static void test_legend_outside(void) {
     static const char *const names[2] = {"fills_everything", "only_in_legend"};
     dpprof_timeline_desc t;
     dpprof_canvas c;
-    int i, xx, yy, data_right = -1, sw_left = 1 << 30, sw_n = 0;
+    int i, xx, yy, data_right = -1, data_bottom = -1, sw_top = 1 << 30, sw_n = 0;
     for (i = 0; i < N; i++) {
         x[i] = i;
         y[i] = 10.0;
@@ -416,15 +417,17 @@ static void test_legend_outside(void) {
         return;
     }
     for (xx = 0; xx < c.w; xx++)
-        if (px_is(&c, xx, c.h * 7 / 10, rgb)) data_right = xx;
+        if (px_is(&c, xx, c.h / 2, rgb)) data_right = xx;
+    for (yy = 0; yy < c.h; yy++)
+        if (px_is(&c, c.w / 2, yy, rgb)) data_bottom = yy;
     for (yy = 0; yy < c.h; yy++)
         for (xx = 0; xx < c.w; xx++)
             if (px_is(&c, xx, yy, rgb + 3)) {
                 sw_n++;
-                if (xx < sw_left) sw_left = xx;
+                if (yy < sw_top) sw_top = yy;
             }
-    check(data_right > c.w / 2 && sw_n > 50 && sw_left > data_right + 10,
-          "legend: entirely right of the data area, series clipped above y_max not drawn");
+    check(data_right > c.w * 85 / 100 && data_bottom > 0 && sw_n > 50 && sw_top > data_bottom + 10,
+          "legend: in a band entirely below the data area, which keeps the width; series clipped above y_max not drawn");
     dpprof_canvas_free(&c);
 }
 
@@ -435,7 +438,7 @@ static void test_mark_layout(void) {
     dpprof_timeline_desc t;
     dpprof_canvas c;
     dpprof__pl_frame f;
-    int order[16], row[16], lx[16], lw[16], nv, i, j, rows, ok = 1, named[3] = {0, 0, 0}, placed = 0;
+    int order[16], row[16], lx[16], lw[16], nv, i, j, rows, ok = 1, named[3] = {0, 0, 0}, placed = 0, spans = 0;
     memset(&c, 0, sizeof c);
     dpprof_canvas_init(&c, 1600, 900);
     demo_make(&dm, 1);
@@ -461,7 +464,14 @@ static void test_mark_layout(void) {
         if (row[i] < 0) continue;
         placed++;
         named[i % 3] = 1;
-        if (px < lx[i] - 3 * f.ts - 1 || px > lx[i] + lw[i] + 3 * f.ts) ok = 0; /* label hugs its line */
+        {
+            /* the label hugs its line, or (nearest the data) sits in its phase's stretch, up to the next mark */
+            int k2 = i + 1 < nv ? dpprof__pl_ax_pix(&f.xa, dm.mx[i + 1]) : f.x1;
+            int hugs = px >= lx[i] - 3 * f.ts - 1 && px <= lx[i] + lw[i] + 3 * f.ts;
+            int inside = row[i] == 0 && lx[i] > px && lx[i] + lw[i] < k2;
+            if (!hugs && !inside) ok = 0;
+            spans += inside && !hugs;
+        }
         for (j = 0; j < nv; j++) {
             int pj = dpprof__pl_ax_pix(&f.xa, dm.mx[j]);
             if (j == i) continue;
@@ -470,7 +480,7 @@ static void test_mark_layout(void) {
             if (row[j] >= row[i] && pj >= lx[i] && pj < lx[i] + lw[i]) ok = 0;
         }
     }
-    printf("  %d of %d phase labels placed in %d rows\n", placed, nv, rows);
+    printf("  %d of %d phase labels placed in %d rows (%d in their stretch)\n", placed, nv, rows, spans);
     check(ok && named[0] && named[1] && named[2] && rows >= 1 && rows <= 3,
           "marks: labels never overlap each other or cross another mark's line");
     demo_free(&dm);
@@ -1108,6 +1118,65 @@ static const char *const k_algos[7] = {"vanilla", "persample", "ghost", "ghost_b
         dpprof_canvas_free(&d_);                                                                              \
     } while (0)
 
+/* one series of n points in w x h at text scale 2, with nm phase marks: the marks tests' timeline */
+static void marks_desc(dpprof_timeline_desc *t, int w, int h, int n, const double *x, const double *y, const char *const *sname, const unsigned char *rgb, int nm,
+                       const double *mx, const char *const *mn) {
+    memset(t, 0, sizeof *t);
+    t->width = w;
+    t->height = h;
+    t->text_scale = 2;
+    t->n_points = n;
+    t->x = x;
+    t->n_series = 1;
+    t->y = y;
+    t->series_names = sname;
+    t->series_rgb = rgb;
+    t->n_marks = nm;
+    t->mark_x = mx;
+    t->mark_names = mn;
+}
+
+/* two steps of forward and backward, each phase's stretch wide enough for its name: every occurrence is named
+ * where it runs, in the row nearest the data, centred between its line and the next mark's (or the data's end) */
+static void test_span_labels(void) {
+    static const char *const mn[5] = {"model_loaded", "forward", "backward", "forward", "backward"};
+    static const double mx[5] = {0.5, 100.5, 500.5, 1000.5, 1400.5};
+    static const unsigned char red[3] = {200, 30, 30};
+    enum {
+        N = 2000
+    };
+    double *x = (double *)malloc(sizeof(double) * N), *y = (double *)malloc(sizeof(double) * N);
+    const char *const sname[1] = {"activations"};
+    dpprof_timeline_desc t;
+    dpprof_canvas c;
+    int i, k, ok, n_fwd = 0, n_bwd = 0, centred = 1, x0 = 0, x1 = 0, bottom = -1;
+    for (i = 0; i < N; i++) x[i] = i, y[i] = 100.0 + (i % 97);
+    memset(&c, 0, sizeof c);
+    marks_desc(&t, 1600, 800, N, x, y, sname, red, 5, mx, mn);
+    rec_begin();
+    ok = dpprof_plot_timeline(&t, &c) == 0 && g_rec.na > 0;
+    rec_end();
+    if (ok) x0 = g_rec.area[0][0], x1 = g_rec.area[0][2];
+    for (i = 0; ok && i < g_rec.n; i++) {
+        const dpprof__pl_rec_box *b = &g_rec.b[i];
+        for (k = 1; k < 5; k++) {
+            /* the mark whose stretch holds the label's middle */
+            double lo = x0 + (x1 - x0) * mx[k] / (N - 1), hi = k + 1 < 5 ? x0 + (x1 - x0) * mx[k + 1] / (N - 1) : x1, mid = b->x + b->w / 2.0;
+            if (strcmp(b->s, mn[k]) || mid < lo || mid > hi) continue;
+            n_fwd += k % 2 == 1, n_bwd += k % 2 == 0;
+            if (fabs(mid - (lo + hi) / 2) > 4 * 2) centred = 0;
+            if (b->y + b->h > bottom) bottom = b->y + b->h;
+        }
+    }
+    printf("  stretch labels: %d forward, %d backward\n", n_fwd, n_bwd);
+    check(ok && n_fwd == 2 && n_bwd == 2 && centred && bottom <= g_rec.area[0][1],
+          "timeline: each step's forward and backward named where they run, centred in their stretch, above the data");
+    if (c.rgb) save("build/tests/plot-timeline_span_labels.png", &c);
+    dpprof_canvas_free(&c);
+    free(x);
+    free(y);
+}
+
 /* ---- algorithm colours ---------------------------------------------------- */
 /* a dry run's marks: the setup phases within a few pixels of each other at the start, then two steps of
  * dp phases, noise and optimizer_step where the next forward begins. every distinct phase is labelled
@@ -1140,20 +1209,8 @@ static void test_panel_marks(void) {
         mx[m] = 80.5 + (i + 1) * 1450, mn[m++] = step[4];
         mx[m] = 80.5 + (i + 1) * 1450, mn[m++] = step[5];
     }
-    memset(&t, 0, sizeof t);
     memset(&c, 0, sizeof c);
-    t.width = 1200;
-    t.height = 600;
-    t.text_scale = 2;
-    t.n_points = N;
-    t.x = x;
-    t.n_series = 1;
-    t.y = y;
-    t.series_names = sname;
-    t.series_rgb = red;
-    t.n_marks = m;
-    t.mark_x = mx;
-    t.mark_names = mn;
+    marks_desc(&t, 1200, 600, N, x, y, sname, red, m, mx, mn);
     t.label_rows_used = &rows;
     rec_begin();
     ok = dpprof_plot_timeline(&t, &c) == 0;
@@ -2159,6 +2216,7 @@ int main(void) {
     test_legend_outside();
     test_mark_layout();
     test_panel_marks();
+    test_span_labels();
     test_big();
     test_bad_inputs();
     test_odd_inputs();
