@@ -1682,12 +1682,15 @@ typedef struct rep_line { /* a figure or table line of the conf */
 typedef struct rep_prov {
     char recorded[16], compiled[16], sha[72];
 } rep_prov;
+typedef struct rep_provs {
+    rep_prov p[REP_MAXPROV];
+    int n;
+} rep_provs;
 
 typedef struct rep {
     sweep_spec sp;
     const char *conf, *dir, *figdir, *tabdir;
-    rep_prov prov[REP_MAXPROV];
-    int nprov;
+    rep_provs prov;
     rep_res *res; /* (nconf) */
     rep_line lines[REP_MAX_LINES];
     int nlines;
@@ -1906,25 +1909,26 @@ static int rep_hex(const char *s, size_t n, size_t m) {
 }
 
 /* the provenance line of a recorded commit: the same commit in the length both have (7 digits at least) */
-static const rep_prov *rep_prov_find(const rep *r, const char *commit) {
+static const rep_prov *rep_prov_find(const rep_provs *t, const char *commit) {
     int i;
-    for (i = 0; i < r->nprov; i++) {
-        const size_t a = strlen(commit), b = strlen(r->prov[i].recorded), n = a < b ? a : b;
-        if (n >= 7 && !strncmp(commit, r->prov[i].recorded, n)) return &r->prov[i];
+    for (i = 0; i < t->n; i++) {
+        const size_t a = strlen(commit), b = strlen(t->p[i].recorded), n = a < b ? a : b;
+        if (n >= 7 && !strncmp(commit, t->p[i].recorded, n)) return &t->p[i];
     }
     return NULL;
 }
 
-/* DIR/provenance, where there is one; a line that is not "RECORDED COMPILED SHA256" is refused with its number */
-static int rep_prov_load(rep *r) {
-    char path[4096], *buf = NULL, err[256];
+/* DIR/provenance, where there is one; a line that is not "RECORDED COMPILED SHA256" is refused with its number (in err) */
+static int rep_prov_load(const char *dir, rep_provs *t, char *err, size_t ecap) {
+    char path[4096], *buf = NULL;
     size_t cap = 0;
     FILE *f;
     int ln = 0, rc = EXIT_OK;
-    snprintf(path, sizeof path, "%s/provenance", r->dir);
+    t->n = 0;
+    snprintf(path, sizeof path, "%s/provenance", dir);
     if (access(path, F_OK) != 0) return EXIT_OK;
-    if (in_check("provenance", path, 1 << 20, err, sizeof err)) return cli_fail(EXIT_USAGE, "%s", err);
-    if (!(f = fopen(path, "r"))) return cli_fail(EXIT_USAGE, "%s: cannot open: %s", path, strerror(errno));
+    if (in_check("provenance", path, 1 << 20, err, ecap)) return EXIT_USAGE;
+    if (!(f = fopen(path, "r"))) return snprintf(err, ecap, "%s: cannot open: %s", path, strerror(errno)), EXIT_USAGE;
     while (rc == EXIT_OK && getline(&buf, &cap, f) != -1) {
         char *tok[4], *save = NULL, *hash;
         int n = 0, i;
@@ -1933,14 +1937,14 @@ static int rep_prov_load(rep *r) {
         for (tok[0] = strtok_r(buf, " \t\r\n", &save); tok[n] && n < 3;) tok[++n] = strtok_r(NULL, " \t\r\n", &save);
         if (n == 0) continue;
         if (n != 3 || tok[3] || !rep_hex(tok[0], 7, 40) || !rep_hex(tok[1], 7, 40) || !rep_hex(tok[2], 64, 64))
-            rc = cli_fail(EXIT_USAGE, "%s:%d: not 'RECORDED-COMMIT COMPILED-COMMIT SHA256' (two commits of 7 to 40 hex digits, a hash of 64)", path, ln);
-        else if (r->nprov == REP_MAXPROV) rc = cli_fail(EXIT_USAGE, "%s:%d: more than %d lines", path, ln, REP_MAXPROV);
+            rc = EXIT_USAGE, snprintf(err, ecap, "%s:%d: not 'RECORDED-COMMIT COMPILED-COMMIT SHA256' (two commits of 7 to 40 hex digits, a hash of 64)", path, ln);
+        else if (t->n == REP_MAXPROV) rc = EXIT_USAGE, snprintf(err, ecap, "%s:%d: more than %d lines", path, ln, REP_MAXPROV);
         else {
-            for (i = 0; i < r->nprov; i++) /* one answer for a recorded commit */
-                if (!strncmp(r->prov[i].recorded, tok[0], 12) && (strncmp(r->prov[i].compiled, tok[1], 12) || strcmp(r->prov[i].sha, tok[2]))) break;
-            if (i < r->nprov) rc = cli_fail(EXIT_USAGE, "%s:%d: commit %.12s is given another build on an earlier line", path, ln, tok[0]);
+            for (i = 0; i < t->n; i++) /* one answer for a recorded commit */
+                if (!strncmp(t->p[i].recorded, tok[0], 12) && (strncmp(t->p[i].compiled, tok[1], 12) || strcmp(t->p[i].sha, tok[2]))) break;
+            if (i < t->n) rc = EXIT_USAGE, snprintf(err, ecap, "%s:%d: commit %.12s is given another build on an earlier line", path, ln, tok[0]);
             else {
-                rep_prov *p = &r->prov[r->nprov++];
+                rep_prov *p = &t->p[t->n++];
                 snprintf(p->recorded, sizeof p->recorded, "%.12s", tok[0]);
                 snprintf(p->compiled, sizeof p->compiled, "%.12s", tok[1]);
                 snprintf(p->sha, sizeof p->sha, "%s", tok[2]);
@@ -1997,7 +2001,7 @@ static void rep_load(rep *r, long long c) {
         dev = dpprof_json_string(dpprof_json_path(root, "meta.source_sha256"));
         if (dev && rep_hex(dev, 64, 64)) snprintf(x->source, sizeof x->source, "%s", dev);
         else { /* no hash recorded: the folder's provenance line for the commit it records, if any */
-            const rep_prov *p = rep_prov_find(r, x->commit);
+            const rep_prov *p = rep_prov_find(&r->prov, x->commit);
             if (p) {
                 if (strcmp(p->compiled, x->commit)) snprintf(x->recorded, sizeof x->recorded, "%.12s", x->commit);
                 snprintf(x->commit, sizeof x->commit, "%s", p->compiled);
@@ -3303,7 +3307,10 @@ static int cmd_report(int argc, char **argv) {
     if (ro.tables) r.tabdir = ro.tables;
     if (!conf || !r.dir) return cli_usage("usage: dpprof report EXPERIMENT.conf --results DIR");
     r.conf = conf;
-    if ((rc = rep_prov_load(&r)) != EXIT_OK) return rc;
+    {
+        char err[4400];
+        if (rep_prov_load(r.dir, &r.prov, err, sizeof err) != EXIT_OK) return cli_fail(EXIT_USAGE, "%s", err);
+    }
     if ((rc = sweep_parse(conf, &r.sp)) != EXIT_OK) return rc;
     if ((rc = rep_read_lines(&r)) != EXIT_OK || (rc = rep_validate(&r)) != EXIT_OK) {
         sweep_spec_free(&r.sp);
@@ -3842,6 +3849,7 @@ typedef struct fit_cost {
 /* the committed GPU runs of the device and dtype asked: per-op rates, and the runs to check them on */
 typedef struct fit_run {
     char shape[96], algo[16], file[320];
+    char build[96];                                                                                         /* the run's day, commit and sources (the result's meta, else its folder's provenance file) */
     double step_ms;                                                                                         /* measured: the median step */
     double op_ms;                                                                                           /* its ops' time a step (the timed warm-up steps') */
     double loo_ms;                                                                                          /* its step time predicted from the other shapes' runs (nan: none) */
@@ -3865,6 +3873,8 @@ typedef struct fit_bench {
     int loo_n, nshapes;
     char loo_worst[160];
     char device_name[128]; /* the runs' meta.device */
+    char builds[512];      /* what the runs were built from: each day, commit and sources, with its count */
+    char prov_err[512];    /* a folder's provenance file that could not be read ("": none) */
 } fit_bench;
 
 typedef struct fit_row {
@@ -4129,7 +4139,7 @@ static int fit_op_find(const fit_cost *c, const char *name) {
 }
 
 /* one committed cuda result: its gap into the margin; where it is of the device and dtype asked, a run of the model */
-static void fit_bench_file(fit_ctx *f, const char *path, const fit_device *want, int want_dtype) {
+static void fit_bench_file(fit_ctx *f, const char *path, const fit_device *want, int want_dtype, const rep_provs *pt) {
     dpprof_json_doc *doc = NULL;
     const dpprof_json *root, *ops, *cfgj;
     const char *dev, *algo_s, *dtype_s, *status;
@@ -4217,6 +4227,13 @@ static void fit_bench_file(fit_ctx *f, const char *path, const fit_device *want,
     }
     snprintf(run.algo, sizeof run.algo, "%s", algo_s);
     snprintf(run.file, sizeof run.file, "%.310s", path);
+    { /* its build: the day, the commit compiled and its sources (recorded, or stated by the folder afterwards) */
+        const char *day = dpprof_json_string(dpprof_json_path(root, "meta.date")), *cm = dpprof_json_string(dpprof_json_path(root, "meta.git_commit"));
+        const char *sha = dpprof_json_string(dpprof_json_path(root, "meta.source_sha256"));
+        const rep_prov *p = sha || !cm ? NULL : rep_prov_find(pt, cm);
+        if (p) cm = p->compiled, sha = p->sha;
+        snprintf(run.build, sizeof run.build, "%.10s, commit %.12s, sources %.12s", day ? day : "?", cm ? cm : "?", sha ? sha : "not recorded");
+    }
     snprintf(b->device_name, sizeof b->device_name, "%s", dev);
     for (i = 0; i < b->nruns; i++) /* a newer folder's run of the same shape and algorithm replaces it */
         if (!strcmp(b->runs[i].shape, run.shape) && !strcmp(b->runs[i].algo, run.algo)) break;
@@ -4360,8 +4377,9 @@ static void fit_loo(fit_bench *b) {
 /* every run folder under dir: the margin from all of them; the model from those of the device (want; NULL: none)
    and dtype */
 static void fit_bench_load(fit_ctx *f, const char *dir, const fit_device *want, int want_dtype) {
-    char **sub = NULL, **files = NULL, path[PATH_MAX * 2];
+    char **sub = NULL, **files = NULL, path[PATH_MAX * 2], err[4400];
     int ns, nf, i, j, a;
+    rep_provs pt;
     fit_bench *b = &f->bench;
     snprintf(b->dir, sizeof b->dir, "%s", dir);
     for (a = 0; a < DPPROF_ALGO_COUNT; a++) b->gap[a] = -1, b->gap_from[a][0] = 0;
@@ -4379,16 +4397,30 @@ static void fit_bench_load(fit_ctx *f, const char *dir, const fit_device *want, 
             b->ctx_mib = ctx;
             snprintf(b->ctx_from, sizeof b->ctx_from, "%.90s", sub[i]);
         }
+        if (rep_prov_load(d, &pt, err, sizeof err) != EXIT_OK) {
+            if (!b->prov_err[0]) snprintf(b->prov_err, sizeof b->prov_err, "%.500s", err);
+            pt.n = 0;
+        }
         nf = fit_ls(d, &files);
         for (j = 0; j < nf; j++) {
             size_t len = strlen(files[j]);
             if (len < 6 || strcmp(files[j] + len - 5, ".json")) continue;
             snprintf(path, sizeof path, "%s/%s", d, files[j]);
-            fit_bench_file(f, path, want, want_dtype);
+            fit_bench_file(f, path, want, want_dtype, &pt);
         }
         fit_ls_free(files, nf);
     }
     fit_ls_free(sub, ns);
+    for (i = 0; i < b->nruns; i++) { /* each build once, with its count, in the order first met */
+        int n = 0, first = 1;
+        size_t len = strlen(b->builds);
+        for (j = 0; j < b->nruns; j++) {
+            n += !strcmp(b->runs[j].build, b->runs[i].build);
+            if (j < i && !strcmp(b->runs[j].build, b->runs[i].build)) first = 0;
+        }
+        if (first && len < sizeof b->builds)
+            snprintf(b->builds + len, sizeof b->builds - len, "%s%s (%d run%s)", len ? "; " : "", b->runs[i].build, n, n == 1 ? "" : "s");
+    }
     if (b->nruns) fit_loo(b);
 }
 
@@ -4774,6 +4806,9 @@ static void fit_json(const fit_ctx *f, FILE *fp, const char *best_cmd, const cha
     fprintf(fp, "},\n    \"cost_model\": {\"kind\": \"%s\", \"runs\": %d, \"shapes\": %d, \"device\": ", fit_by_time ? "predicted step time" : "flops", f->bench.nruns, f->bench.nshapes);
     if (f->bench.nruns) sweep_json_str(fp, f->bench.device_name);
     else fputs("null", fp);
+    fputs(", \"built_from\": ", fp);
+    if (f->bench.nruns) sweep_json_str(fp, f->bench.builds);
+    else fputs("null", fp);
     fprintf(fp, ", \"leave_one_shape_out\": ");
     if (f->bench.loo_n) {
         fprintf(fp, "{\"runs\": %d, \"mean_abs_error\": %.6g, \"max_abs_error\": %.6g, \"worst\": ", f->bench.loo_n, f->bench.loo_mean, f->bench.loo_max);
@@ -4898,7 +4933,7 @@ static int cmd_fit(int argc, char **argv) {
     fit_ctx *f;
     dpprof_config *cfg;
     const fit_device *dev = NULL;
-    char bench_dir[PATH_MAX], margin_note[2048], cost_note[1024], best_cmd[4096], h1[32];
+    char bench_dir[PATH_MAX], margin_note[2048], cost_note[2048], best_cmd[4096], h1[32];
     int rc, k, a, c, z, l, dp = 0, nfit = 0, code = EXIT_OK;
     double t0 = now_s();
     size_t len;
@@ -5030,6 +5065,7 @@ static int cmd_fit(int argc, char **argv) {
     if (f->o.json && out_open(&jf, f->o.json, "--json")) FIT_FAIL(EXIT_USAGE);
     if (f->o.plot && out_open(&pf, f->o.plot, "--plot")) FIT_FAIL(EXIT_USAGE);
     fit_margin_load(f, bench_dir, dev, (int)f->base.dtype);
+    if (f->bench.prov_err[0]) FIT_FAIL(cli_usage("%s", f->bench.prov_err));
     /* the search */
     for (k = 0; k < f->nrows; k++)
         if (fit_search(f, &f->rows[k]) != DPPROF_OK) FIT_FAIL(cli_fail_lib(&fit_cmd, EXIT_ERROR));
@@ -5057,9 +5093,9 @@ static int cmd_fit(int argc, char **argv) {
             len += (size_t)snprintf(margin_note + len, sizeof margin_note - len, " %s %.1f%%%s", dpprof_algo_name(f->algos[a]), 100 * fit_frac(f, f->algos[a]), f->bench.gap[f->algos[a]] < 0 ? " (of all algorithms: none of its own)" : "");
     } else snprintf(margin_note + len, sizeof margin_note - len, ": no GPU runs under %s measured the allocator's share, so none is added (give --bench DIR)", bench_dir);
     if (fit_by_time)
-        snprintf(cost_note, sizeof cost_note, "ranked by the predicted step time: per-op rates of %d runs on %s under %.300s (each op's time per flop, byte or call; the step over its ops' time); "
+        snprintf(cost_note, sizeof cost_note, "ranked by the predicted step time: per-op rates of %d runs on %s under %.300s (%s; each op's time per flop, byte or call; the step over its ops' time); "
                                               "its leave-one-shape-out error over %d runs of %d shapes: mean %.0f%%, largest %.0f%% (%s). Communication between GPUs is not modelled",
-                 f->bench.nruns, f->bench.device_name, bench_dir, f->bench.loo_n, f->bench.nshapes, 100 * f->bench.loo_mean, 100 * f->bench.loo_max, f->bench.loo_n ? f->bench.loo_worst : "one shape only");
+                 f->bench.nruns, f->bench.device_name, bench_dir, f->bench.builds, f->bench.loo_n, f->bench.nshapes, 100 * f->bench.loo_mean, 100 * f->bench.loo_max, f->bench.loo_n ? f->bench.loo_worst : "one shape only");
     if (f->bench.skipped && (len = strlen(cost_note)) < sizeof cost_note)
         snprintf(cost_note + len, sizeof cost_note - len, ". %d run%s of the device left out of the rates (the last: %s)", f->bench.skipped, f->bench.skipped > 1 ? "s" : "", f->bench.skipped_why);
     if (fit_by_time && missing && (len = strlen(cost_note)) < sizeof cost_note)

@@ -59,6 +59,8 @@ done
     "$bin" fit --preset llama-3.2-3b --seq 2048 --batch 256 --dtype bf16 --device H100 --sigma 1 \
         --algo vanilla,persample,ghost,ghost_bk,flash,flash_bk,auto --json "$tmp/rule.json" >/dev/null
     mem=$(grep -o '"device_memory_bytes": [0-9.e+]*' "$tmp/rule.json" | grep -o '[0-9.e+]*$')
+    # what the predicted step times rest on: each build of the device's runs (day, commit, sources), with its count
+    grep -o '"built_from": "[^"]*"' "$tmp/rule.json" | sed 's/^"built_from": "\(.*\)"$/\\dpdef{fit}{x}{rates_from}{\1}/' || true
     grep -o '"margin": {"context_bytes": [0-9.e+]*, "fraction_of_peak": {[^}]*}' "$tmp/rule.json" | tr -d '{}",' | tr ' ' '\n' |
         awk -v mem="$mem" 'function def(a, k, v) { printf "\\dpdef{fit}{%s}{%s}{%s}\n", a, k, v }
             /context_bytes:/ { getline; ctx = $1; def("x", "ctx_gib", sprintf("%.2f", ctx / 2^30)); def("x", "h100_gib", sprintf("%.1f", mem / 2^30)); next }

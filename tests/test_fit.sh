@@ -220,3 +220,17 @@ check "fit --json the --hf-config file: refused, the file as it was ($err)" bash
 check "fit --help: the options and the device table" bash -c "[ $rc -eq 0 ] && grep -q '^  --device NAME' '$tmp/help.out' && grep -q '^  H200      143771 MiB' '$tmp/help.out' && grep -q '^  --target-epsilon E' '$tmp/help.out'"
 check "the device table's H100 and H200 are the committed runs' nvidia-smi totals" bash -c \
     "grep -qh '^NVIDIA H100 80GB HBM3, .*, 81559 MiB' data/bench/*/device.txt && grep -qh '^NVIDIA H200, .*, 143771 MiB' data/bench/*/device.txt && grep -q '^  H100       81559 MiB' '$tmp/help.out'"
+# the runs the step times rest on: each build named (the day, the commit compiled, its sources: the result's own
+# hash, else its folder's provenance file), on the terminal and in the json
+h100=$(ls -d data/bench/*-NVIDIA_H100_80GB_HBM3 2>/dev/null | tail -1)
+if [ -n "$h100" ] && [ -f "$h100/provenance" ]; then
+    read -r _ comp sha < <(grep -v '^#' "$h100/provenance" | head -1)
+    day=$(basename "$h100" | cut -c1-10)
+    "$bin" fit --preset llama-3.2-3b --seq 2048 --batch 256 --dtype bf16 --device H100 --sigma 1 --json "$tmp/b.json" >"$tmp/b.txt"; rc=$?
+    check "fit names what its rates were built from: $day, commit ${comp:0:12}, sources ${sha:0:12} (the folder's provenance)" bash -c \
+        "[ $rc -eq 0 ] && tr -s ' \n' ' ' <'$tmp/b.txt' | grep -qF '($day, commit ${comp:0:12}, sources ${sha:0:12} (' && grep -qF '\"built_from\": \"$day, commit ${comp:0:12}, sources ${sha:0:12} (' '$tmp/b.json'"
+    # a provenance file it cannot read: refused, by file and line, before the search
+    mkdir -p "$tmp/bb" && cp -r data/bench/. "$tmp/bb/" && printf 'not a line\n' >>"$tmp/bb/$(basename "$h100")/provenance"
+    n=$(grep -c . "$tmp/bb/$(basename "$h100")/provenance")
+    badfit "$(basename "$h100")/provenance:$n: not 'RECORDED-COMMIT COMPILED-COMMIT SHA256'" --preset llama-3.2-3b --seq 2048 --batch 256 --dtype bf16 --device H100 --sigma 1 --bench "$tmp/bb"
+else echo "SKIP no committed H100 runs with a provenance file: the rates' builds not checked"; fi
