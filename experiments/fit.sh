@@ -50,15 +50,14 @@ done
         /^nothing fits/ { nothing = 1 }
         END { def("rows", n + 0); if (!full) def("full_needs_gib", nearest != "" ? nearest : "?") }' "$tmp/$m.out"
     done
-    awk '/leave-one-shape-out error over/ { s = $0; sub(/.*error over /, "", s); split(s, w, " "); runs = w[1] }
-         /shapes: mean/ || /mean [0-9]+%, largest/ { s = $0; if (match(s, /mean [0-9]+%/)) mean = substr(s, RSTART + 5, RLENGTH - 6)
-                                                      if (match(s, /largest [0-9]+%/)) big = substr(s, RSTART + 8, RLENGTH - 9) }
-         END { printf "\\dpdef{fit}{x}{loo_runs}{%s}\n\\dpdef{fit}{x}{loo_mean}{%s}\n\\dpdef{fit}{x}{loo_max}{%s}\n", runs, mean, big }' "$tmp/llama-3.2-3b.out"
     # the rule every study applies (dpprof run --device H100): the card's memory, the context, each method's measured
     # share of its peak, and the memory limit that leaves the accountant
     "$bin" fit --preset llama-3.2-3b --seq 2048 --batch 256 --dtype bf16 --device H100 --sigma 1 \
         --algo vanilla,persample,ghost,ghost_bk,flash,flash_bk,auto --json "$tmp/rule.json" >/dev/null
     mem=$(grep -o '"device_memory_bytes": [0-9.e+]*' "$tmp/rule.json" | grep -o '[0-9.e+]*$')
+    # the time model's leave-one-shape-out error on the committed runs (the device's runs, whatever the model)
+    grep -o '"leave_one_shape_out": {"runs": [0-9]*, "mean_abs_error": [0-9.e+-]*, "max_abs_error": [0-9.e+-]*' "$tmp/rule.json" | tr -d '",{}' |
+        awk '{ printf "\\dpdef{fit}{x}{loo_runs}{%s}\n\\dpdef{fit}{x}{loo_mean}{%.0f}\n\\dpdef{fit}{x}{loo_max}{%.0f}\n", $3, 100 * $5, 100 * $7 }' || true
     # what the predicted step times rest on: each build of the device's runs (day, commit, sources), with its count
     grep -o '"built_from": "[^"]*"' "$tmp/rule.json" | sed 's/^"built_from": "\(.*\)"$/\\dpdef{fit}{x}{rates_from}{\1}/' || true
     grep -o '"margin": {"context_bytes": [0-9.e+]*, "fraction_of_peak": {[^}]*}' "$tmp/rule.json" | tr -d '{}",' | tr ' ' '\n' |

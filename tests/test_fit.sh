@@ -234,3 +234,9 @@ if [ -n "$h100" ] && [ -f "$h100/provenance" ]; then
     n=$(grep -c . "$tmp/bb/$(basename "$h100")/provenance")
     badfit "$(basename "$h100")/provenance:$n: not 'RECORDED-COMMIT COMPILED-COMMIT SHA256'" --preset llama-3.2-3b --seq 2048 --batch 256 --dtype bf16 --device H100 --sigma 1 --bench "$tmp/bb"
 else echo "SKIP no committed H100 runs with a provenance file: the rates' builds not checked"; fi
+# the paper's macros from fit (experiments/fit.sh): every one has a value, however the terminal's lines wrap; the
+# time model's error and the rates' builds are there
+bash experiments/fit.sh "$bin" "$tmp/fitsh" >/dev/null 2>&1; rc=$?
+empty=$(grep -c '}{}$' "$tmp/fitsh/fit-macros.tex" 2>/dev/null)
+check "experiments/fit.sh: status 0, no macro without a value ($empty), loo_mean, loo_max and rates_from given" bash -c \
+    "[ $rc -eq 0 ] && [ '$empty' = 0 ] && grep -qE '^\\\\dpdef\\{fit\\}\\{x\\}\\{loo_max\\}\\{[0-9]+\\}$' '$tmp/fitsh/fit-macros.tex' && grep -qE '^\\\\dpdef\\{fit\\}\\{x\\}\\{loo_mean\\}\\{[0-9]+\\}$' '$tmp/fitsh/fit-macros.tex' && grep -q '{rates_from}{20' '$tmp/fitsh/fit-macros.tex'"
