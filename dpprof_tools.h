@@ -239,7 +239,8 @@ typedef struct dpprof_timeline_desc {
                                       the data: a phase whose stretch (to the next mark)
                                       holds its name is named there, centred, in the row
                                       nearest the data; the others staggered in rows above,
-                                      beside their lines. the legend goes in a band below,
+                                      beside their lines; a line without a label is drawn
+                                      light. the legend goes in a band below,
                                       so the x axis keeps the width */
     const double *mark_x;            /* (n_marks) any order; outside the x range: ignored */
     const char *const *mark_names;   /* (n_marks) or NULL; NULL/"" entries draw no label;
@@ -1780,6 +1781,7 @@ static const unsigned char dpprof__pl_c_axis[3] = {60, 60, 60};
 static const unsigned char dpprof__pl_c_grid[3] = {218, 218, 218};
 static const unsigned char dpprof__pl_c_grid2[3] = {238, 238, 238};
 static const unsigned char dpprof__pl_c_mark[3] = {70, 70, 70};
+static const unsigned char dpprof__pl_c_mark2[3] = {150, 150, 150}; /* a mark without a label: it recedes */
 
 DPPROF_API const unsigned char *dpprof_plot_palette(int i) {
     i %= DPPROF_PLOT_PALETTE_N;
@@ -3934,7 +3936,7 @@ DPPROF_API int dpprof_plot_timeline(const dpprof_timeline_desc *d, dpprof_canvas
                 int period = 7 * s, p = f.y0 - ((f.y0 - ytop + period - 1) / period) * period;
                 for (; p < f.y1; p += period) {
                     int a = dpprof__pl_imax(p, ytop), b = dpprof__pl_imin(p + 4 * s, f.y1);
-                    if (b > a) dpprof__pl_rect(canvas, px - (s - 1) / 2, a, s, b - a, dpprof__pl_c_mark);
+                    if (b > a) dpprof__pl_rect(canvas, px - (s - 1) / 2, a, s, b - a, row[mi] >= 0 && rows > 0 ? dpprof__pl_c_mark : dpprof__pl_c_mark2);
                 }
             }
         }

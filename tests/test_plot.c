@@ -1224,7 +1224,14 @@ static void test_panel_marks(void) {
     }
     printf("  crowded marks: %d rows of labels\n", rows);
     check(ok && rows > 3 && rows <= DPPROF_PLOT_MAX_LABEL_ROWS, "timeline: every phase labelled where the setup phases crowd the start (rows past 3)");
-    if (c.rgb) save("build/tests/plot-timeline_panel_marks.png", &c);
+    if (c.rgb) { /* the labelled marks' lines dark, the others light: a row of the data area holds both */
+        int dark = 0, light = 0, xx, yy, y0 = g_rec.na > 0 ? (g_rec.area[0][1] + g_rec.area[0][3]) / 2 : c.h / 2;
+        for (yy = y0; yy < y0 + 16; yy++) /* a dash period and more */
+            for (xx = 0; xx < c.w; xx++) dark += px_is(&c, xx, yy, dpprof__pl_c_mark), light += px_is(&c, xx, yy, dpprof__pl_c_mark2);
+        printf("  mark pixels: %d dark, %d light\n", dark, light);
+        check(dark > 0 && light > 0, "timeline: labelled phase lines dark, unlabelled ones light");
+        save("build/tests/plot-timeline_panel_marks.png", &c);
+    }
     dpprof_canvas_free(&c);
     /* fixed rows, no legend, an axis to twice the last x */
     t.label_rows = 6;
