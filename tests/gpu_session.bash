@@ -151,6 +151,7 @@ if [ -n "${RUN_STAMP_FILE:-}" ]; then
             left_steps=()
             for s in "$@"; do grep -q "^done $s " "$rec" || left_steps+=("$s"); done
             [ ${#left_steps[@]} -gt 0 ] || break
+            case $(basename "${rec%/gpu-run.txt}") in [0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]-[0-9][0-9][0-9][0-9]-*) ;; *) continue ;; esac
             RUN_STAMP=$(basename "${rec%/gpu-run.txt}" | cut -c1-15)
             mkdir -p "$logs/done/$RUN_STAMP"
             awk '$1 == "done" { print $2 }' "$rec" | while read -r s; do touch "$logs/done/$RUN_STAMP/${s/:/-}"; done
@@ -158,7 +159,7 @@ if [ -n "${RUN_STAMP_FILE:-}" ]; then
             break
         done
     fi
-    echo "$RUN_STAMP" >"$RUN_STAMP_FILE"
+    [ $gpu = 0 ] || echo "$RUN_STAMP" >"$RUN_STAMP_FILE" # a machine without a GPU starts no run
 fi
 # a step done, in the run's committed record
 record() {

@@ -118,7 +118,7 @@ check "make gpu-run: the stamp file is kept for the rerun" test "$(cat "$tmp/gr/
 # that has steps left. the records here are the stand-in's (Fake_GPU), removed after
 plan="test attn bench:bf16-trainer bench:cudnn-trainer clipgrad:trainer bench:bf16-lora bench:cudnn-lora bench:bf16-longctx bench:cudnn-longctx peers study:checkpoint study:dram"
 r3=data/bench/2000-01-01-0003-Fake_GPU r4=data/bench/2000-01-01-0004-Fake_GPU r5=data/bench/2000-01-01-0005-Fake_GPU r6=data/bench/2000-01-01-0006-Other_GPU
-trap 'rm -rf "$tmp" data/bench/$stamp-Fake_GPU data/gpu-check/$stamp-Fake_GPU results/gpu-session/done/$gstamp results/gpu-session/done/2000-01-01-000[13-7] $r3 $r4 $r5 $r6 data/bench/2000-01-01-0007-Fake_GPU; grep -qs "attnbench stand-in" results/bench-attn/attnbench.txt && rm -rf results/bench-attn' EXIT
+trap 'rm -rf "$tmp" data/bench/$stamp-Fake_GPU data/gpu-check/$stamp-Fake_GPU results/gpu-session/done/$gstamp results/gpu-session/done/2000-01-01-000[13-7] $r3 $r4 $r5 $r6 data/bench/2000-01-01-0007-Fake_GPU data/bench/zz-not-a-stamp-Fake_GPU; grep -qs "attnbench stand-in" results/bench-attn/attnbench.txt && rm -rf results/bench-attn' EXIT
 # the step that succeeds is recorded, with its seconds, date and build
 echo 2000-01-01-0007 >"$tmp/gr/s7"
 out=$(OUT=$tmp/o7 DPPROF_BIN=$fake MIN_STEP=1 make --no-print-directory gpu-run GPU_RUN_STEPS=attn BUDGET=100 GPU_RUN_STAMP_FILE="$tmp/gr/s7" 2>&1); rc=$?
@@ -129,6 +129,7 @@ mkdir -p $r3 $r4 $r5 $r6
 printf '# a record\nplan %s\ndone test 7s 2000-01-01T00:03Z (x)\ndone attn 9s 2000-01-01T00:04Z (x)\n' "$plan" >$r3/gpu-run.txt
 printf 'plan test attn\ndone test 7s 2000-01-01T00:04Z (x)\n' >$r4/gpu-run.txt
 printf 'plan %s\ndone test 7s 2000-01-01T00:06Z (x)\n' "$plan" >$r6/gpu-run.txt
+mkdir -p data/bench/zz-not-a-stamp-Fake_GPU && printf 'plan %s\n' "$plan" >data/bench/zz-not-a-stamp-Fake_GPU/gpu-run.txt # sorts first, is no run
 : >"$tmp/gr/s3"
 out=$(OUT=$tmp/o8 DPPROF_BIN=$fake MIN_STEP=1000 make --no-print-directory gpu-run BUDGET=100 GPU_RUN_STAMP_FILE="$tmp/gr/s3" 2>&1); rc=$?
 echo "$out" | sed 's/^/  | /'
@@ -146,3 +147,8 @@ rm -rf $r5
 : >"$tmp/gr/sn"
 out=$(OUT=$tmp/o10 DPPROF_BIN=$fake MIN_STEP=1000 GPU_RUN_NEW=1 make --no-print-directory gpu-run BUDGET=100 GPU_RUN_STAMP_FILE="$tmp/gr/sn" 2>&1); rc=$?
 check "GPU_RUN_NEW=1: a new run, the committed one left" bash -c "[ $rc = 0 ] && ! grep -q resuming <<<\"\$1\" && [ \"\$(cat '$tmp/gr/sn')\" != 2000-01-01-0003 ]" _ "$out"
+# without a GPU nothing is run and no run is started: the stamp file stays empty
+: >"$tmp/gr/s0"
+out=$(OUT=$tmp/o11 make --no-print-directory gpu-run BUDGET=100 GPU_RUN_STAMP_FILE="$tmp/gr/s0" 2>&1); rc=$?
+check "make gpu-run without a GPU: status 0, every step skipped, no run started (the stamp file empty)" bash -c \
+    "[ $rc = 0 ] && [ ! -s '$tmp/gr/s0' ] && [ \$(grep -c 'skipped (no GPU)' '$tmp/o11/gpu-session.txt') = 12 ]"
