@@ -1623,6 +1623,12 @@ done:
 #define REP_TL_TEXT 4
 #define REP_MAXOPS 64 /* ops of one result an ops table reads (dpprof has fewer op names) */
 
+/* what a result was built from (rep_build_of) */
+typedef struct rep_build {
+    char commit[16], source[72], recorded[16];
+    int stated;
+} rep_build;
+
 typedef struct rep_res {
     int have;             /* a result file was read */
     char skipped[300];    /* a file was there and not used: why (said on stderr and in the summary) */
@@ -1636,11 +1642,8 @@ typedef struct rep_res {
     double ph_traffic[DPPROF_PHASE_COUNT][4]; /* measured dram read, dram write, l2 read, l2 write bytes (--dram,
                                                  the counters step); nan: not measured */
     char backend[16], device[80];             /* config.backend, meta.device: what produced the numbers */
-    char commit[48], date[16];                /* meta.git_commit, and meta.date's day: the build and the day of the run */
-    char source[72], recorded[16];            /* meta.source_sha256, or the folder's provenance line for the commit the
-                                                 result records ("" when neither); recorded: that commit, where the line
-                                                 named another as the one compiled */
-    int stated;                               /* source and commit are the provenance line's */
+    char date[16];                            /* meta.date's day: the day of the run */
+    rep_build build;                          /* the commit compiled and its sources */
     double mem_limit;                         /* config.memory_limit (bytes; nan: none) */
     double params, trainable, epsilon, step_ms, tokens_s;
     double moved, flops;          /* analytic bytes and flops of one training step */
@@ -1956,6 +1959,25 @@ static int rep_prov_load(const char *dir, rep_provs *t, char *err, size_t ecap) 
     return rc;
 }
 
+/* what a result was built from: meta.git_commit and meta.source_sha256; where it records no hash, the folder's
+   provenance line for its commit gives the commit compiled and the hash (stated; recorded: the commit the result
+   names, where the line names another) */
+static rep_build rep_build_of(const dpprof_json *root, const rep_provs *t) {
+    rep_build b;
+    const char *cm = dpprof_json_string(dpprof_json_path(root, "meta.git_commit")), *sha = dpprof_json_string(dpprof_json_path(root, "meta.source_sha256"));
+    const rep_prov *p;
+    memset(&b, 0, sizeof b);
+    snprintf(b.commit, sizeof b.commit, "%.12s", cm ? cm : "");
+    if (sha && rep_hex(sha, 64, 64)) snprintf(b.source, sizeof b.source, "%s", sha);
+    else if ((p = rep_prov_find(t, b.commit)) != NULL) {
+        if (strcmp(p->compiled, b.commit)) snprintf(b.recorded, sizeof b.recorded, "%s", b.commit);
+        snprintf(b.commit, sizeof b.commit, "%s", p->compiled);
+        snprintf(b.source, sizeof b.source, "%s", p->sha);
+        b.stated = 1;
+    }
+    return b;
+}
+
 static void rep_load(rep *r, long long c) {
     rep_res *x = &r->res[c];
     char *path = sweep_path(r->dir, "", r->sp.id[c], ".json");
@@ -1994,21 +2016,9 @@ static void rep_load(rep *r, long long c) {
         const char *be = dpprof_json_string(dpprof_json_path(root, "config.backend")), *dev = dpprof_json_string(dpprof_json_path(root, "meta.device"));
         snprintf(x->backend, sizeof x->backend, "%s", be ? be : "unknown");
         snprintf(x->device, sizeof x->device, "%s", dev ? dev : "unknown");
-        dev = dpprof_json_string(dpprof_json_path(root, "meta.git_commit"));
-        snprintf(x->commit, sizeof x->commit, "%.12s", dev ? dev : "");
         dev = dpprof_json_string(dpprof_json_path(root, "meta.date"));
         snprintf(x->date, sizeof x->date, "%.10s", dev ? dev : "");
-        dev = dpprof_json_string(dpprof_json_path(root, "meta.source_sha256"));
-        if (dev && rep_hex(dev, 64, 64)) snprintf(x->source, sizeof x->source, "%s", dev);
-        else { /* no hash recorded: the folder's provenance line for the commit it records, if any */
-            const rep_prov *p = rep_prov_find(&r->prov, x->commit);
-            if (p) {
-                if (strcmp(p->compiled, x->commit)) snprintf(x->recorded, sizeof x->recorded, "%.12s", x->commit);
-                snprintf(x->commit, sizeof x->commit, "%s", p->compiled);
-                snprintf(x->source, sizeof x->source, "%s", p->sha);
-                x->stated = 1;
-            }
-        }
+        x->build = rep_build_of(root, &r->prov);
     }
     x->mem_limit = rep_num(dpprof_json_path(root, "config.memory_limit"));
     x->peak = rep_num(dpprof_json_path(root, "breakdown.bytes.peak"));
@@ -2959,9 +2969,9 @@ static void rep_macros(rep *r) {
             fprintf(r->macros, "\\dpdef{%s}{%s}{%s}{%s}\n", r->sp.name, id, rep_metrics[k], v);
         }
         if (r->res[c].norm_bound[0]) fprintf(r->macros, "\\dpdef{%s}{%s}{norm_bound}{%s}\n", r->sp.name, id, r->res[c].norm_bound);
-        if (strcmp(r->res[c].backend, "dry") && r->res[c].commit[0] && strspn(r->res[c].commit, "0123456789abcdef") == strlen(r->res[c].commit))
-            fprintf(r->macros, "\\dpdef{%s}{%s}{run_commit}{%s}\n", r->sp.name, id, r->res[c].commit);
-        if (strcmp(r->res[c].backend, "dry") && r->res[c].source[0]) fprintf(r->macros, "\\dpdef{%s}{%s}{run_source}{%.12s}\n", r->sp.name, id, r->res[c].source);
+        if (strcmp(r->res[c].backend, "dry") && r->res[c].build.commit[0] && strspn(r->res[c].build.commit, "0123456789abcdef") == strlen(r->res[c].build.commit))
+            fprintf(r->macros, "\\dpdef{%s}{%s}{run_commit}{%s}\n", r->sp.name, id, r->res[c].build.commit);
+        if (strcmp(r->res[c].backend, "dry") && r->res[c].build.source[0]) fprintf(r->macros, "\\dpdef{%s}{%s}{run_source}{%.12s}\n", r->sp.name, id, r->res[c].build.source);
         if (strcmp(r->res[c].backend, "dry") && strlen(r->res[c].date) == 10 && strspn(r->res[c].date, "0123456789-") == 10)
             fprintf(r->macros, "\\dpdef{%s}{%s}{run_date}{%s}\n", r->sp.name, id, r->res[c].date);
         if (strcmp(r->res[c].backend, "dry") && strcmp(r->res[c].device, "unknown") && !strpbrk(r->res[c].device, "\\{}%#$&_^~")) /* tex-safe names only */
@@ -3263,25 +3273,26 @@ static int rep_validate(const rep *r) {
 
 /* the summary's line of what the measured results were built from: each commit and source hash, with its count;
    a hash stated afterwards by the folder's provenance (the results record none) says so */
+static int rep_same_build(const rep_res *a, const rep_res *b) {
+    return a->have && b->have && strcmp(a->backend, "dry") && strcmp(b->backend, "dry") && !strcmp(a->build.commit, b->build.commit) &&
+           !strcmp(a->build.source, b->build.source) && !strcmp(a->build.recorded, b->build.recorded) && a->build.stated == b->build.stated;
+}
+
 static void rep_builds(const rep *r) {
     long long c, d;
     int n = 0;
     for (c = 0; c < r->sp.nconf; c++) {
         const rep_res *x = &r->res[c];
+        const rep_build *b = &x->build;
         long long count = 0;
-        if (!x->have || !strcmp(x->backend, "dry") || (!x->commit[0] && !x->source[0])) continue; /* a timeout's record names no build */
-        for (d = 0; d < c; d++)
-            if (r->res[d].have && strcmp(r->res[d].backend, "dry") && !strcmp(r->res[d].commit, x->commit) && !strcmp(r->res[d].source, x->source) &&
-                !strcmp(r->res[d].recorded, x->recorded) && r->res[d].stated == x->stated)
-                break;
+        if (!x->have || !strcmp(x->backend, "dry") || (!b->commit[0] && !b->source[0])) continue; /* a timeout's record names no build */
+        for (d = 0; d < c && !rep_same_build(&r->res[d], x); d++) {}
         if (d < c) continue;
-        for (d = c; d < r->sp.nconf; d++)
-            count += r->res[d].have && strcmp(r->res[d].backend, "dry") && !strcmp(r->res[d].commit, x->commit) && !strcmp(r->res[d].source, x->source) &&
-                     !strcmp(r->res[d].recorded, x->recorded) && r->res[d].stated == x->stated;
-        fprintf(r->summary, "%s commit %s, sources sha256 %s (%lld result%s", n++ ? ";" : "built from:", x->commit[0] ? x->commit : "unknown", x->source[0] ? x->source : "not recorded",
+        for (d = c; d < r->sp.nconf; d++) count += rep_same_build(&r->res[d], x);
+        fprintf(r->summary, "%s commit %s, sources sha256 %s (%lld result%s", n++ ? ";" : "built from:", b->commit[0] ? b->commit : "unknown", b->source[0] ? b->source : "not recorded",
                 count, count == 1 ? "" : "s");
-        if (x->source[0] && !x->stated) fputs(", recorded by the build", r->summary);
-        else if (x->stated) fprintf(r->summary, ", stated afterwards in the folder's provenance file%s%s", x->recorded[0] ? ": the results record commit " : "", x->recorded);
+        if (b->source[0] && !b->stated) fputs(", recorded by the build", r->summary);
+        else if (b->stated) fprintf(r->summary, ", stated afterwards in the folder's provenance file%s%s", b->recorded[0] ? ": the results record commit " : "", b->recorded);
         fputc(')', r->summary);
     }
     if (n) fputc('\n', r->summary);
@@ -3738,7 +3749,7 @@ static int rep_fig_ops(rep *r, const rep_line *l) {
     g = n < MAXG ? n : MAXG;
     if (!(val = (double *)calloc(2 * (size_t)g, sizeof *val))) return EXIT_ERROR;
     fprintf(r->summary, "figure %s: %s, measured DRAM bytes (read + write) over analytic per op, the counters step (%s on %s, commit %s, %s):", l->fig, r->sp.id[c], x->backend,
-            x->device, x->commit[0] ? x->commit : "?", x->date[0] ? x->date : "?");
+            x->device, x->build.commit[0] ? x->build.commit : "?", x->date[0] ? x->date : "?");
     for (i = 0; i < n; i++) fprintf(r->summary, "%s %s %.3g", i ? "," : "", x->trname[order[i]], x->tran[order[i]] > 0 ? x->trdram[order[i]] / x->tran[order[i]] : NAN);
     fputc('\n', r->summary);
     for (i = 0; i < g; i++) { /* series-major: the analytic bars, then the measured */
@@ -3748,7 +3759,7 @@ static int rep_fig_ops(rep *r, const rep_line *l) {
     }
     memset(&d, 0, sizeof d);
     /* what measured it: the device, the commit and the day of the run */
-    snprintf(title, sizeof title, "%s: DRAM bytes per op, analytic and measured (%s, %s, %s)", r->sp.id[c], x->device, x->commit[0] ? x->commit : "?", x->date[0] ? x->date : "?");
+    snprintf(title, sizeof title, "%s: DRAM bytes per op, analytic and measured (%s, %s, %s)", r->sp.id[c], x->device, x->build.commit[0] ? x->build.commit : "?", x->date[0] ? x->date : "?");
     d.xlabel = "op";
     d.ylabel = "GiB per counters step";
     d.n_groups = g;
@@ -4228,11 +4239,9 @@ static void fit_bench_file(fit_ctx *f, const char *path, const fit_device *want,
     snprintf(run.algo, sizeof run.algo, "%s", algo_s);
     snprintf(run.file, sizeof run.file, "%.310s", path);
     { /* its build: the day, the commit compiled and its sources (recorded, or stated by the folder afterwards) */
-        const char *day = dpprof_json_string(dpprof_json_path(root, "meta.date")), *cm = dpprof_json_string(dpprof_json_path(root, "meta.git_commit"));
-        const char *sha = dpprof_json_string(dpprof_json_path(root, "meta.source_sha256"));
-        const rep_prov *p = sha || !cm ? NULL : rep_prov_find(pt, cm);
-        if (p) cm = p->compiled, sha = p->sha;
-        snprintf(run.build, sizeof run.build, "%.10s, commit %.12s, sources %.12s", day ? day : "?", cm ? cm : "?", sha ? sha : "not recorded");
+        const char *day = dpprof_json_string(dpprof_json_path(root, "meta.date"));
+        const rep_build bu = rep_build_of(root, pt);
+        snprintf(run.build, sizeof run.build, "%.10s, commit %s, sources %.12s", day ? day : "?", bu.commit[0] ? bu.commit : "?", bu.source[0] ? bu.source : "not recorded");
     }
     snprintf(b->device_name, sizeof b->device_name, "%s", dev);
     for (i = 0; i < b->nruns; i++) /* a newer folder's run of the same shape and algorithm replaces it */

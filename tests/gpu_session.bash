@@ -141,13 +141,15 @@ gpu=1
 if ! dev=$($DPPROF_BIN devices 2>&1); then gpu=0; fi
 echo "$dev" | head -3
 
+# the device's name as the data folders spell it (the Makefile's RUN_TAG), and the plan: the steps asked
 devtag=$(echo "$dev" | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
+plan="$*"
 build_id=$($DPPROF_BIN version 2>/dev/null | sed -n 's/^dpprof [^ ]* (\([^;)]*\).*/\1/p')
 if [ -n "${RUN_STAMP_FILE:-}" ]; then
     # the run to go on with: the newest committed record of this plan on this GPU decides (steps left: resumed)
     if [ ! -s "$RUN_STAMP_FILE" ] && [ $gpu = 1 ] && [ -z "${GPU_RUN_NEW:-}" ]; then
         for rec in $(ls -r data/bench/*-"$devtag"/gpu-run.txt 2>/dev/null); do
-            grep -qxF "plan $*" "$rec" || continue
+            grep -qxF "plan $plan" "$rec" || continue
             left_steps=()
             for s in "$@"; do grep -q "^done $s " "$rec" || left_steps+=("$s"); done
             [ ${#left_steps[@]} -gt 0 ] || break
@@ -170,7 +172,6 @@ record() {
     [ -f "$rec" ] || printf '# make gpu-run: the plan, and each step done with its seconds, its date and the build that ran it (commit,\n# sources sha256, state). make gpu-run on this kind of GPU, in a fresh clone, resumes at the steps not done\nplan %s\n' "$plan" >"$rec"
     grep -q "^done $1 " "$rec" || echo "done $1 $2s $(date -u +%Y-%m-%dT%H:%MZ) (${build_id:-build unknown})" >>"$rec"
 }
-plan="$*"
 done_dir=$logs/done/$RUN_STAMP
 for s in "$@"; do
     t0=$SECONDS
@@ -193,7 +194,7 @@ for s in "$@"; do
     study:*) cmd=(make --no-print-directory "${s#study:}" BACKEND=cuda BENCH_TIMEOUT=$per) ;;
     peers:*) cmd=(make --no-print-directory bench-peers PEERS_ONLY="${s#peers:}" BENCH_TIMEOUT=$per) ;;
     ncu-attn)
-        d=data/gpu-check/$RUN_STAMP-$($DPPROF_BIN devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
+        d=data/gpu-check/$RUN_STAMP-$devtag
         mkdir -p "$d"
         # attnbench runs each tensor-core variant (64-, then 128-row blocks, with 16 and then 32 query rows a warp)
         # as a warm-up and a timed call: 24 launches are both calls of fwd, bkv and bq in each
@@ -202,7 +203,7 @@ for s in "$@"; do
             $DPPROF_BIN attnbench --shape 8,1024,32,32,64 --repeats 1 --out "$d/ncu-attn-attnbench.json")
         ;;
     ncu-dp)
-        d=data/gpu-check/$RUN_STAMP-$($DPPROF_BIN devices | head -1 | sed 's/^0: //; s/,.*//; s/[^A-Za-z0-9.-]/_/g')
+        d=data/gpu-check/$RUN_STAMP-$devtag
         mkdir -p "$d"
         # one ncu a kernel family, each over one step (the launches past the count run unprofiled): the backward
         # makes the head's and the last layer's gram norms first (down, gate+up, o, q+k+v: 5 launches), the clip
