@@ -100,7 +100,7 @@
                      dpprof_phase_begin dpprof_phase_end
      3 noise and accountant   dpprof_philox4x32_10 dpprof_normal dpprof_normal4 dpprof_add_noise_ref
                      dpprof_rdp_{sgm,default_orders,epsilon,epsilon_classic,sigma_for_epsilon}
-                     dpprof_pld_{epsilon,sigma_for_epsilon}
+                     dpprof_pld_{epsilon,sigma_for_epsilon} dpprof_noiseless_epsilon dpprof_privacy_progress
      4 ops           dpprof_{matmul_fwd,matmul_bwd,embedding_fwd,embedding_bwd,rmsnorm_fwd,add_rmsnorm_fwd,
                      rmsnorm_bwd,rope_fwd,rope_bwd,attention_fwd,attention_bwd,swiglu_fwd,swiglu_bwd,add,
                      crossentropy_fwd,crossentropy_bwd,last_token_fwd,last_token_bwd,adam,sgd,scale}_{ref,cost}
@@ -631,7 +631,9 @@ DPPROF_API int dpprof_rdp_epsilon_classic(double q, double sigma,
 
 /* smallest noise multiplier (to 1e-6 relative, bisection on log sigma) for
    which dpprof_rdp_epsilon over the default orders gives eps <= target_eps.
-   q == 0 or steps == 0 -> 0 when reachable. errors: ENULL, EINVAL
+   q == 0 or steps == 0 -> 0 when reachable, and 0 where no noise reaches the
+   target already (dpprof_noiseless_epsilon: a record is drawn with a chance
+   under delta). errors: ENULL, EINVAL
    (target_eps <= 0 or nan, others as dpprof_rdp_epsilon), ERANGE (target
    below what any sigma <= 1e6 reaches). */
 DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
@@ -648,12 +650,26 @@ DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
    delta 1e-5 and 1e-8 never below dp_accounting 0.6.0's PLD at the same interval by more than 1e-5 relative
    (experiments/peers.py accountant; docs/dp.md). time and memory bounded by the grid's 2^20 points: under
    5 s to 1e7 steps. errors: ENULL, EINVAL (q, sigma, delta out of domain), ERANGE (a fixed h whose grid
-   passes 2^20 points, or a mass at infinity past delta: dpprof_privacy_of reports rdp's bound then) */
+   passes 2^20 points, a sigma whose loss no double holds, or a mass at infinity past delta: dpprof_privacy_of reports
+   rdp's bound then). the epsilon is never above dpprof_rdp_epsilon's or dpprof_noiseless_epsilon's (both upper
+   bounds too: the smallest of the three is the answer), and never below the exact epsilon: its losses past 700 (sigma
+   under about 0.03) are summed as logs, where exp would pass a double */
 DPPROF_API int dpprof_pld_epsilon(double q, double sigma, long long steps, double delta, double h, double *eps);
+/* the exact epsilon of `steps` poisson-subsampled steps (rate q) with no noise at all (sigma 0): infinite unless the
+   chance that a record is drawn in any step, 1 - (1 - q)^steps, is at most delta; then log(1 - delta) - steps
+   log(1 - q) of the add neighbour, or 0. more noise is post-processing, so it bounds every sigma's epsilon from
+   above: where it meets a target, every sigma does. errors: ENULL, EINVAL (q, delta out of domain, steps < 0) */
+DPPROF_API int dpprof_noiseless_epsilon(double q, long long steps, double delta, double *eps);
 /* the smallest sigma (to 5e-4 relative, bisection and interpolation on dpprof_pld_epsilon itself, at h, or at
    the interval dpprof_pld_epsilon takes for each sigma where h <= 0: what a report of that sigma gives) whose
-   epsilon is at most target_eps. errors as dpprof_rdp_sigma_for_epsilon */
+   epsilon is at most target_eps; 0 where no noise reaches it (dpprof_noiseless_epsilon). errors as
+   dpprof_rdp_sigma_for_epsilon */
 DPPROF_API int dpprof_pld_sigma_for_epsilon(double q, long long steps, double delta, double target_eps, double h, double *sigma);
+/* a line for each evaluation of the accountant in a sigma search (dpprof_pld_sigma_for_epsilon: at most 48, about
+   25 in practice, each as long as a dpprof_pld_epsilon call), to fn with user and the search's cpu seconds so far;
+   fn NULL (the default): none. one
+   function for the process: set it before the search, not from two threads at once */
+DPPROF_API void dpprof_privacy_progress(void (*fn)(void *user, double seconds, const char *line), void *user);
 
 #ifdef __cplusplus
 }
@@ -1605,7 +1621,7 @@ typedef struct dpprof_privacy {
     double pld_interval;             /* the pld grid's interval (NAN where pld did not run) */
     dpprof_accountant accountant;    /* whose epsilon is reported: rdp where pld was asked and could not bound it */
     const char *why;                 /* "" where epsilon is a bound; else why there is none, in words */
-    char note[512];                  /* how epsilon was computed, and to what it is accurate */
+    char note[1024];                 /* how epsilon was computed, and to what it is accurate */
 } dpprof_privacy;
 /* the privacy of `steps` steps of the poisson-subsampled gaussian mechanism (rate q, noise multiplier sigma) under
    the accountant asked: rdp, pld (rdp's bound instead, said in the note, where the pld cannot bound it: a grid past
@@ -3053,7 +3069,7 @@ DPPROF_API int dpprof_rdp_epsilon_classic(double q, double sigma,
 DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
                                             double delta, double target_eps,
                                             double *sigma) {
-    double lo, hi, e;
+    double lo, hi, e, e0;
     int rc, iter;
     if (sigma == NULL) {
         return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_rdp_sigma_for_epsilon: NULL sigma");
@@ -3065,6 +3081,10 @@ DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
     rc = dpprof_rdp_epsilon(q, 1.0, steps, delta, NULL, 0, &e, NULL);
     if (rc != DPPROF__PRIV_OK) {
         return rc;
+    }
+    if (dpprof_noiseless_epsilon(q, steps, delta, &e0) == DPPROF__PRIV_OK && e0 <= target_eps) {
+        *sigma = 0.0; /* every sigma reaches it: a record is drawn at all with a chance under delta */
+        return DPPROF__PRIV_OK;
     }
     if (q == 0.0 || steps == 0) {
         /* epsilon does not depend on sigma here */
@@ -3130,26 +3150,41 @@ DPPROF_API int dpprof_rdp_sigma_for_epsilon(double q, long long steps,
 }
 
 /* ----------------------------------------------- privacy loss distribution -- */
-/* an iterative radix-2 fft of n (a power of 2) complex values, re and im apart; inverse without the 1/n.
-   tw: cos and sin of -2 pi k / n for k < n/2 (cos first, then sin), made by dpprof__fft_table */
-static void dpprof__fft(double *re, double *im, size_t n, int inverse, const double *tw) {
+/* an iterative radix-2 fft of n (a power of 2) complex values, re and im apart; inverse without the 1/n. t: a table of
+   cos and sin of -2 pi k / tn for k < tn / 2 (cos first, then sin), tn a power of 2 at least n (dpprof__fft_need) */
+typedef struct dpprof__fft_tab {
+    double *tw;
+    size_t n;
+} dpprof__fft_tab;
+static int dpprof__fft_need(dpprof__fft_tab *t, size_t n) { /* a table for n points or more, kept for the next transforms */
+    size_t k;
+    if (t->n >= n) return 0;
+    DPPROF_FREE(t->tw);
+    t->n = 0;
+    if (!(t->tw = (double *)DPPROF_MALLOC(n * sizeof(double)))) return -1;
+    for (k = 0; k < n / 2; k++) t->tw[k] = cos(-2.0 * 3.14159265358979323846 * (double)k / (double)n), t->tw[n / 2 + k] = sin(-2.0 * 3.14159265358979323846 * (double)k / (double)n);
+    t->n = n;
+    return 0;
+}
+static void dpprof__fft(double *re, double *im, size_t n, int inverse, const dpprof__fft_tab *t) {
     size_t i, j, len;
+    const double *tc = t->tw, *ts = t->tw + t->n / 2;
     for (i = 1, j = 0; i < n; i++) {
         size_t bit = n >> 1;
         for (; j & bit; bit >>= 1) j ^= bit;
         j ^= bit;
         if (i < j) {
-            double t = re[i];
-            re[i] = re[j], re[j] = t;
-            t = im[i], im[i] = im[j], im[j] = t;
+            double x = re[i];
+            re[i] = re[j], re[j] = x;
+            x = im[i], im[i] = im[j], im[j] = x;
         }
     }
     for (len = 2; len <= n; len <<= 1) {
-        const size_t half = len / 2, stride = n / len;
+        const size_t half = len / 2, stride = t->n / len;
         size_t k;
         for (i = 0; i < n; i += len)
             for (k = 0; k < half; k++) {
-                const double wr = tw[k * stride], wi = inverse ? -tw[n / 2 + k * stride] : tw[n / 2 + k * stride];
+                const double wr = tc[k * stride], wi = inverse ? -ts[k * stride] : ts[k * stride];
                 const size_t a = i + k, b = a + half;
                 const double xr = re[b] * wr - im[b] * wi, xi = re[b] * wi + im[b] * wr;
                 re[b] = re[a] - xr, im[b] = im[a] - xi;
@@ -3157,31 +3192,81 @@ static void dpprof__fft(double *re, double *im, size_t n, int inverse, const dou
             }
     }
 }
-static double *dpprof__fft_table(size_t n) {
-    double *tw = (double *)DPPROF_MALLOC(n * sizeof(double));
+/* the spectrum X[0..M] (M = m / 2) of a real sequence x of length m from the fft of z[j] = x[2j] + i x[2j+1]: with
+   E[k] = (Z[k] + conj Z[M-k]) / 2 and O[k] = (Z[k] - conj Z[M-k]) / 2i, X[k] = E[k] + W^k O[k], W = e^(-2 pi i / m) */
+static void dpprof__fft_unpack(const double *zr, const double *zi, size_t M, const dpprof__fft_tab *t, double *xr, double *xi) {
+    const size_t s = t->n / (2 * M);
     size_t k;
-    if (tw)
-        for (k = 0; k < n / 2; k++) tw[k] = cos(-2.0 * 3.14159265358979323846 * (double)k / (double)n), tw[n / 2 + k] = sin(-2.0 * 3.14159265358979323846 * (double)k / (double)n);
-    return tw;
+    for (k = 0; k <= M; k++) {
+        const size_t a = k % M, b = (M - k) % M;
+        const double er = 0.5 * (zr[a] + zr[b]), ei = 0.5 * (zi[a] - zi[b]), or_ = 0.5 * (zi[a] + zi[b]), oi = -0.5 * (zr[a] - zr[b]);
+        const double wr = k < M ? t->tw[k * s] : -1.0, wi = k < M ? t->tw[t->n / 2 + k * s] : 0.0;
+        xr[k] = er + wr * or_ - wi * oi, xi[k] = ei + wr * oi + wi * or_;
+    }
+}
+/* c[0 .. na + nb - 2] = the linear convolution of the real sequences a and b (a == b: a squared, one transform), by
+   complex ffts of half the padded length: a real sequence's two halves (even and odd points) in one transform */
+static int dpprof__conv(const double *a, size_t na, const double *b, size_t nb, double *c, dpprof__fft_tab *t) {
+    const size_t n = na + nb - 1;
+    size_t m = 2, M, k;
+    double *buf, *zr, *zi, *ar, *ai, *br, *bi;
+    while (m < n) m <<= 1;
+    M = m / 2;
+    if (dpprof__fft_need(t, m)) return -1;
+    if (!(buf = (double *)DPPROF_MALLOC((6 * M + 4) * sizeof(double)))) return -1;
+    zr = buf, zi = zr + M, ar = zi + M, ai = ar + M + 1, br = ai + M + 1, bi = br + M + 1;
+    for (k = 0; k < M; k++) zr[k] = 2 * k < na ? a[2 * k] : 0.0, zi[k] = 2 * k + 1 < na ? a[2 * k + 1] : 0.0;
+    dpprof__fft(zr, zi, M, 0, t);
+    dpprof__fft_unpack(zr, zi, M, t, ar, ai);
+    if (a != b) {
+        for (k = 0; k < M; k++) zr[k] = 2 * k < nb ? b[2 * k] : 0.0, zi[k] = 2 * k + 1 < nb ? b[2 * k + 1] : 0.0;
+        dpprof__fft(zr, zi, M, 0, t);
+        dpprof__fft_unpack(zr, zi, M, t, br, bi);
+    } else memcpy(br, ar, 2 * (M + 1) * sizeof(double));
+    for (k = 0; k <= M; k++) { /* C = A B, over A's arrays */
+        const double r = ar[k] * br[k] - ai[k] * bi[k], i = ar[k] * bi[k] + ai[k] * br[k];
+        ar[k] = r, ai[k] = i;
+    }
+    { /* back: Z[k] = E[k] + i O[k], E[k] = (C[k] + conj C[M-k]) / 2, O[k] = (C[k] - conj C[M-k]) conj(W^k) / 2; z = ifft(Z) / M */
+        const size_t s = t->n / m;
+        for (k = 0; k < M; k++) {
+            const double er = 0.5 * (ar[k] + ar[M - k]), ei = 0.5 * (ai[k] - ai[M - k]), dr = 0.5 * (ar[k] - ar[M - k]), di = 0.5 * (ai[k] + ai[M - k]);
+            const double wr = t->tw[k * s], wi = -t->tw[t->n / 2 + k * s]; /* conj(W^k) */
+            const double or_ = dr * wr - di * wi, oi = dr * wi + di * wr;
+            zr[k] = er - oi, zi[k] = ei + or_;
+        }
+    }
+    dpprof__fft(zr, zi, M, 1, t);
+    for (k = 0; k < M; k++) {
+        if (2 * k < n) c[2 * k] = zr[k] / (double)M;
+        if (2 * k + 1 < n) c[2 * k + 1] = zi[k] / (double)M;
+    }
+    DPPROF_FREE(buf);
+    return 0;
 }
 
 /* a loss pmf on the grid: mass p[k] at loss (lo + k) h, and mass at infinity. budget: the mass a trim of this
    pmf may count into infinity (a step's budget times the steps the pmf composes). logm[j]: an upper bound on
    the log of the finite part's moment generating function E[exp(t_j L)] at t_j = 2^(j/4 - 6), which bounds
    its upper tail (chernoff: P[L >= x] <= exp(log M(t) - t x)) whatever roundoff the fft left there */
-#define DPPROF__PLD_NT 49
+#define DPPROF__PLD_NT 98
 typedef struct dpprof__pld {
     double *p;
     long long lo;
     size_t n;
     double inf, budget;
+    double ts; /* the scale of the mgf's t (dpprof__pld_t) */
     double logm[DPPROF__PLD_NT];
 } dpprof__pld;
 
 #define DPPROF__PLD_TAIL 1e-16     /* tail mass a truncation may move: the upper to infinity, the lower up to the window */
 #define DPPROF__PLD_MAXN (1 << 20) /* the most points a composed pmf may hold: 4 x 2^21 doubles of fft, 64 MiB, a fifth of a second */
 
-static double dpprof__pld_t(int j) { return pow(2.0, 0.25 * (double)j - 6.0); }
+/* the mgf's t_j = 2^(j/4 - 6) in units of the loss, j < 49; and again, j - 49, scaled by ts: on a grid coarser than
+   0.01 (a huge epsilon: a tiny sigma) as many points of the grid as 2^(j/4 - 6) are of a grid of 0.01, so that the
+   bound can also trim a composition whose losses are counted in thousands (where e^(t l) of the first t would hold no
+   tail at all). on a finer grid the two halves are the same t */
+static double dpprof__pld_t(const dpprof__pld *d, int j) { return (j < 49 ? 1.0 : d->ts) * pow(2.0, 0.25 * (double)(j % 49) - 6.0); }
 static double dpprof__pld_lse(double x, double y) { /* log(exp(x) + exp(y)) */
     if (x < y) {
         const double t = x;
@@ -3201,7 +3286,7 @@ static void dpprof__pld_mgf(dpprof__pld *d, double h) {
         if (!(d->p[k] > 0.0)) continue;
         lp = log(d->p[k]), l = (double)(d->lo + (long long)k) * h;
         for (j = 0; j < DPPROF__PLD_NT; j++) {
-            const double v = lp + dpprof__pld_t(j) * l;
+            const double v = lp + dpprof__pld_t(d, j) * l;
             if (v > mx[j]) sm[j] = sm[j] * exp(mx[j] - v) + 1.0, mx[j] = v;
             else sm[j] += exp(v - mx[j]);
         }
@@ -3213,7 +3298,7 @@ static double dpprof__pld_logtail(const dpprof__pld *d, double x) {
     double best = 0.0;
     int j;
     for (j = 0; j < DPPROF__PLD_NT; j++) {
-        const double v = d->logm[j] - dpprof__pld_t(j) * x;
+        const double v = d->logm[j] - dpprof__pld_t(d, j) * x;
         best = v < best ? v : best;
     }
     return best;
@@ -3236,7 +3321,7 @@ static void dpprof__pld_trim(dpprof__pld *d, double h, int composed) {
     if (a) {
         d->p[a] += low;
         for (j = 0; j < DPPROF__PLD_NT && low > 0.0; j++)
-            d->logm[j] = dpprof__pld_lse(d->logm[j], log(low) + dpprof__pld_t(j) * (double)(d->lo + (long long)a) * h);
+            d->logm[j] = dpprof__pld_lse(d->logm[j], log(low) + dpprof__pld_t(d, j) * (double)(d->lo + (long long)a) * h);
     }
     if (!composed) { /* a step's exact tail: no more than the budget (a delta of 1e-22 needs less than 1e-16) */
         const double cap = d->budget < DPPROF__PLD_TAIL ? d->budget : DPPROF__PLD_TAIL;
@@ -3263,51 +3348,32 @@ static void dpprof__pld_trim(dpprof__pld *d, double h, int composed) {
 
 /* c = a composed with b (the convolution of the pmfs), by fft; c's array is new. a == b: one forward
    transform, squared */
-static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, double h, dpprof__pld *c) {
+static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, double h, dpprof__pld *c, dpprof__fft_tab *t) {
     const size_t n = a->n + b->n - 1;
-    size_t m = 1, k;
-    double *ar, *ai, *br, *bi, *tw;
+    size_t k;
     if (n > DPPROF__PLD_MAXN) /* the memory and the time stay bounded: the caller says so and falls back to rdp */
         return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_epsilon: the composed loss grid passes %d points at interval %g", DPPROF__PLD_MAXN, h);
-    while (m < n) m <<= 1;
-    ar = (double *)DPPROF_MALLOC(4 * m * sizeof(double));
-    tw = dpprof__fft_table(m);
-    if (!ar || !tw) {
-        DPPROF_FREE(ar);
-        DPPROF_FREE(tw);
-        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: out of memory for the composition's fft");
-    }
-    ai = ar + m, br = ai + m, bi = br + m;
-    memset(ar, 0, 4 * m * sizeof(double));
-    memcpy(ar, a->p, a->n * sizeof(double));
-    dpprof__fft(ar, ai, m, 0, tw);
-    if (a == b) memcpy(br, ar, 2 * m * sizeof(double));
-    else {
-        memcpy(br, b->p, b->n * sizeof(double));
-        dpprof__fft(br, bi, m, 0, tw);
-    }
-    for (k = 0; k < m; k++) {
-        const double r = ar[k] * br[k] - ai[k] * bi[k], i = ar[k] * bi[k] + ai[k] * br[k];
-        ar[k] = r, ai[k] = i;
-    }
-    dpprof__fft(ar, ai, m, 1, tw);
-    DPPROF_FREE(tw);
+    const int direct = (double)a->n * (double)b->n <= (double)(1 << 21);
     c->p = (double *)DPPROF_MALLOC(n * sizeof(double));
-    if (!c->p) {
-        DPPROF_FREE(ar);
+    if (c->p && direct) { /* small pmfs: the sum itself, which has no fft roundoff in its tails (a sum of products of
+                             non-negative numbers keeps every digit of its thinnest tail), so that the trim may count
+                             the values there, as of a step's */
+        size_t i, j;
+        memset(c->p, 0, n * sizeof(double));
+        for (i = 0; i < a->n; i++)
+            for (j = 0; j < b->n; j++) c->p[i + j] += a->p[i] * b->p[j];
+    } else if (!c->p || dpprof__conv(a->p, a->n, a == b ? a->p : b->p, b->n, c->p, t)) {
+        DPPROF_FREE(c->p);
         return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: out of memory for the composition's fft");
     }
-    for (k = 0; k < n; k++) {
-        const double v = ar[k] / (double)m;
-        c->p[k] = v > 0.0 ? v : 0.0; /* roundoff */
-    }
-    DPPROF_FREE(ar);
+    for (k = 0; k < n; k++) c->p[k] = c->p[k] > 0.0 ? c->p[k] : 0.0; /* roundoff */
     c->lo = a->lo + b->lo;
     c->n = n;
     c->inf = a->inf + b->inf - a->inf * b->inf; /* 1 - (1 - a)(1 - b), without losing a tiny a or b */
     c->budget = a->budget + b->budget;
+    c->ts = a->ts; /* the same interval: the same t */
     for (k = 0; k < DPPROF__PLD_NT; k++) c->logm[k] = a->logm[k] + b->logm[k]; /* the mgf of a sum */
-    dpprof__pld_trim(c, h, 1);
+    dpprof__pld_trim(c, h, !direct);
     return DPPROF__PRIV_OK;
 }
 
@@ -3316,19 +3382,36 @@ static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, doubl
    or add (P and Q swapped, the loss negated) */
 /* in the form q [...]: the (1 - q) parts cancel exactly (e^e - (1 - q) = q exp((x - 1/2) / s^2) where the loss is
    e), so a q of 1e-20 keeps its digits; e^e - (1 - q) as expm1(e) + q for the same reason */
+/* past a loss of 700 (exp overflows a double at 709.78) and where erfc leaves the normal doubles (its argument past
+   25), the same terms as logs: log(e^e - (1 - q)) as e + log1p(-(1 - q) e^-e), each erfc's product as the exp of a sum
+   of logs. the plain form stays wherever it is exact, so that nothing it computed changes */
+static double dpprof__pld_lherfc(double y) { /* log(erfc(y) / 2), for any y: past 25 from erfc's asymptotic series */
+    double s = 1.0, t = 1.0;
+    int k;
+    if (y < 25.0) return log(0.5 * erfc(y));
+    for (k = 1; k < 12; k++) t *= -(2.0 * k - 1.0) / (2.0 * y * y), s += t; /* terms fall by 1/625 a step at least */
+    return -y * y - log(y * 1.7724538509055160) - 0.6931471805599453 + log(s);
+}
+static double dpprof__pld_la(double q, double e) { /* log((e^e - (1 - q)) / q), e > log(1 - q) */
+    if (q >= 1.0) return e;
+    return e < 700.0 ? log((expm1(e) + q) / q) : e + log1p(-(1.0 - q) * exp(-e)) - log(q);
+}
 static double dpprof__pld_hs(double q, double sigma, int add, double e) {
     const double s2 = sigma * sigma, r2 = 1.4142135623730951 * sigma;
     double x, a;
     if (!add) {
         if (q < 1.0 && e <= log1p(-q)) return -expm1(e); /* every loss exceeds e */
-        a = q < 1.0 ? log((expm1(e) + q) / q) : e;       /* (x - 1/2) / s^2 */
+        a = dpprof__pld_la(q, e);                         /* (x - 1/2) / s^2 */
         x = s2 * a + 0.5;
-        return q * (0.5 * erfc((x - 1.0) / r2) - exp(a) * 0.5 * erfc(x / r2));
+        if (a < 700.0 && x / r2 < 25.0) return q * (0.5 * erfc((x - 1.0) / r2) - exp(a) * 0.5 * erfc(x / r2));
+        return q * 0.5 * erfc((x - 1.0) / r2) - exp(log(q) + a + dpprof__pld_lherfc(x / r2));
     }
     if (q < 1.0 && -e <= log1p(-q)) return 0.0; /* no loss exceeds e */
-    a = q < 1.0 ? log((expm1(-e) + q) / q) : -e;
+    a = dpprof__pld_la(q, -e);
     x = s2 * a + 0.5;
-    return exp(e) * q * (exp(a) * 0.5 * erfc(-x / r2) - 0.5 * erfc(-(x - 1.0) / r2));
+    if (fabs(e) < 700.0 && a < 700.0 && -x / r2 < 25.0 && -(x - 1.0) / r2 < 25.0) return exp(e) * q * (exp(a) * 0.5 * erfc(-x / r2) - 0.5 * erfc(-(x - 1.0) / r2));
+    /* e^e q e^a = 1 - (1 - q) e^e */
+    return exp(log1p(-(1.0 - q) * exp(e)) + dpprof__pld_lherfc(-x / r2)) - exp(log(q) + e + dpprof__pld_lherfc(-(x - 1.0) / r2));
 }
 
 /* one step's pmf on the grid by connect the dots (doroshenko et al. 2022): the discrete pair whose delta,
@@ -3339,15 +3422,18 @@ static double dpprof__pld_hs(double q, double sigma, int add, double e) {
 /* a step's loss window: where the mechanism's loss has mass beyond 1e-19 */
 static void dpprof__pld_window(double q, double sigma, int add, double *lmin, double *lmax) {
     const double s2 = sigma * sigma, tail = 9.0 * sigma;
-#define DPPROF__PLD_L(x) (q < 1.0 ? log1p(q * expm1((2.0 * (x)-1.0) / (2.0 * s2))) : (2.0 * (x)-1.0) / (2.0 * s2))
+    /* log(1 - q + q e^z), z = (2x - 1) / (2 s^2); past z = 700 as z + log(q + (1 - q) e^-z) */
+#define DPPROF__PLD_Z(x) ((2.0 * (x)-1.0) / (2.0 * s2))
+#define DPPROF__PLD_L(x) (q < 1.0 ? (DPPROF__PLD_Z(x) < 700.0 ? log1p(q * expm1(DPPROF__PLD_Z(x))) : DPPROF__PLD_Z(x) + log(q + (1.0 - q) * exp(-DPPROF__PLD_Z(x)))) : DPPROF__PLD_Z(x))
     if (!add) {
-        *lmin = q < 1.0 ? log1p(-q) : DPPROF__PLD_L(-tail);
+        *lmin = DPPROF__PLD_L(-tail); /* above log(1 - q), its infimum: the mass below goes to the bottom point */
         *lmax = DPPROF__PLD_L(1.0 + tail);
     } else {
         *lmin = -DPPROF__PLD_L(tail);
         *lmax = q < 1.0 ? -log1p(-q) : -DPPROF__PLD_L(-tail); /* q = 1: the add pair's x is N(0, s2), as the remove pair's below */
     }
 #undef DPPROF__PLD_L
+#undef DPPROF__PLD_Z
 }
 
 static int dpprof__pld_step(double q, double sigma, double h, int add, double budget, dpprof__pld *d) {
@@ -3371,16 +3457,27 @@ static int dpprof__pld_step(double q, double sigma, double h, int add, double bu
         const double v = dpprof__pld_hs(q, sigma, add, (double)(k0 + (long long)j) * h);
         dl[j] = v > 0.0 ? v : 0.0;
     }
-    for (j = 0; j < m; j++) { /* the chord's slope on [exp(l_j), exp(l_j+1)] */
-        const double y0 = exp((double)(k0 + (long long)j) * h), y1 = exp((double)(k0 + (long long)j + 1) * h);
-        sl[j] = (dl[j + 1] - dl[j]) / (y1 - y0);
-    }
-    for (j = 1; j < m; j++) { /* convexity makes these non-negative; roundoff is clamped */
-        const double mu = exp((double)(k0 + (long long)j) * h) * (sl[j] - sl[j - 1]);
-        d->p[j] = mu > 0.0 ? mu : 0.0;
+    if ((double)k0 * h > -700.0 && (double)k1 * h < 700.0) {
+        for (j = 0; j < m; j++) { /* the chord's slope on [exp(l_j), exp(l_j+1)] */
+            const double y0 = exp((double)(k0 + (long long)j) * h), y1 = exp((double)(k0 + (long long)j + 1) * h);
+            sl[j] = (dl[j + 1] - dl[j]) / (y1 - y0);
+        }
+        for (j = 1; j < m; j++) { /* convexity makes these non-negative; roundoff is clamped */
+            const double mu = exp((double)(k0 + (long long)j) * h) * (sl[j] - sl[j - 1]);
+            d->p[j] = mu > 0.0 ? mu : 0.0;
+        }
+        sl[m - 1] *= exp((double)k1 * h); /* the top's slope times exp(l_m) */
+    } else { /* a loss past 700 either way: the same masses without exp(l_j), which overflows or vanishes there.
+                exp(l_j) s_j = (d_j+1 - d_j) / (e^h - 1) and exp(l_j) s_j-1 = (d_j - d_j-1) / (1 - e^-h) */
+        const double c1 = 1.0 / expm1(h), c2 = 1.0 / -expm1(-h);
+        for (j = 1; j < m; j++) {
+            const double mu = c1 * (dl[j + 1] - dl[j]) - c2 * (dl[j] - dl[j - 1]);
+            d->p[j] = mu > 0.0 ? mu : 0.0;
+        }
+        sl[m - 1] = (dl[m] - dl[m - 1]) * c2;
     }
     {
-        const double top = -sl[m - 1] * exp((double)k1 * h);
+        const double top = -sl[m - 1];
         double rest = 1.0;
         d->p[m] = top > 0.0 ? top : 0.0;
         d->inf = dl[m];
@@ -3392,6 +3489,7 @@ static int dpprof__pld_step(double q, double sigma, double h, int add, double bu
     d->lo = k0;
     d->n = m + 1;
     d->budget = budget; /* the caller's: it depends on the steps and delta */
+    d->ts = h > 0.01 ? 0.01 / h : 1.0;
     dpprof__pld_mgf(d, h);
     dpprof__pld_trim(d, h, 0);
     return DPPROF__PRIV_OK;
@@ -3420,6 +3518,7 @@ static double dpprof__pld_budget(long long steps, double delta) {
 
 static int dpprof__pld_one(double q, double sigma, long long steps, double delta, double h, int add, double *eps) {
     dpprof__pld base, acc, t;
+    dpprof__fft_tab tab = {NULL, 0};
     int rc = dpprof__pld_step(q, sigma, h, add, dpprof__pld_budget(steps, delta), &base), have = 0;
     double lo = 0.0, hi;
     if (rc) return rc;
@@ -3430,18 +3529,19 @@ static int dpprof__pld_one(double q, double sigma, long long steps, double delta
                 double *cp = (double *)DPPROF_MALLOC(base.n * sizeof(double));
                 if (!cp) rc = dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: out of memory for the composition");
                 else acc = base, acc.p = (double *)memcpy(cp, base.p, base.n * sizeof(double)), have = 1;
-            } else if ((rc = dpprof__pld_compose(&acc, &base, h, &t)) == DPPROF__PRIV_OK) {
+            } else if ((rc = dpprof__pld_compose(&acc, &base, h, &t, &tab)) == DPPROF__PRIV_OK) {
                 DPPROF_FREE(acc.p);
                 acc = t;
             }
         }
         steps >>= 1;
-        if (steps && rc == DPPROF__PRIV_OK && (rc = dpprof__pld_compose(&base, &base, h, &t)) == DPPROF__PRIV_OK) {
+        if (steps && rc == DPPROF__PRIV_OK && (rc = dpprof__pld_compose(&base, &base, h, &t, &tab)) == DPPROF__PRIV_OK) {
             DPPROF_FREE(base.p);
             base = t;
         }
     }
     DPPROF_FREE(base.p);
+    DPPROF_FREE(tab.tw);
     if (rc) {
         DPPROF_FREE(acc.p);
         return rc;
@@ -3484,24 +3584,69 @@ static double dpprof__pld_auto_h(double eps, long long steps) {
 /* the pld's epsilon at interval h, or, where h <= 0, at the interval dpprof__pld_auto_h gives for rdp's epsilon,
    twice as coarse while the grid would pass DPPROF__PLD_MAXN (a coarser grid is as pessimistic: a looser upper
    bound, never a lower one); *used: the interval */
+/* the points a composition of `steps` steps will hold at interval h, predicted from a step's pmf (the larger of the
+   two neighbours): a sum of many steps is near normal, and the trims keep it to about 8 standard deviations below
+   its mean (1e-14 of the peak) and 10.4 above (chernoff at a budget near 1e-25): 18.5 of them, or the steps times a
+   step's points where that is fewer. 0 where a step's pmf cannot be built */
+static double dpprof__pld_points(double q, double sigma, long long steps, double delta, double h) {
+    double most = 0.0;
+    int add;
+    for (add = 0; add < 2; add++) {
+        dpprof__pld d;
+        double m = 0.0, v = 0.0, w = 0.0, pts;
+        size_t k;
+        if (dpprof__pld_step(q, sigma, h, add, dpprof__pld_budget(steps, delta), &d) != DPPROF__PRIV_OK) return 0.0;
+        for (k = 0; k < d.n; k++) w += d.p[k], m += d.p[k] * (double)k;
+        m = w > 0.0 ? m / w : 0.0;
+        for (k = 0; k < d.n; k++) v += d.p[k] * ((double)k - m) * ((double)k - m);
+        v = w > 0.0 ? v / w : 0.0;
+        pts = 18.5 * sqrt((double)steps * v) + (double)d.n;
+        if ((double)steps * (double)d.n < pts) pts = (double)steps * (double)d.n;
+        most = pts > most ? pts : most;
+        DPPROF_FREE(d.p);
+    }
+    return most;
+}
+
+/* the interval for an epsilon near eps (dpprof__pld_auto_h); coarser where a step's window would pass an eighth of the
+   grid's most points (a finer one fails a composition after work); and twice as coarse, as a failed composition would
+   make it, while the composition is predicted to pass the grid's most points: the work a failure wastes (seconds,
+   past 1e6 steps) is not done */
+static double dpprof__pld_grid_h(double q, double sigma, long long steps, double delta, double eps) {
+    double h = dpprof__pld_auto_h(eps, steps), a0, a1, r0, r1;
+    int k;
+    dpprof__pld_window(q, sigma, 0, &r0, &r1);
+    dpprof__pld_window(q, sigma, 1, &a0, &a1);
+    if ((r1 - r0) / h > DPPROF__PLD_MAXN / 8) h = (r1 - r0) / (DPPROF__PLD_MAXN / 8);
+    if ((a1 - a0) / h > DPPROF__PLD_MAXN / 8) h = (a1 - a0) / (DPPROF__PLD_MAXN / 8);
+    for (k = 0; k < 16 && dpprof__pld_points(q, sigma, steps, delta, h) > DPPROF__PLD_MAXN; k++) h *= 2.0;
+    return h;
+}
+
 static int dpprof__pld_eps(double q, double sigma, long long steps, double delta, double h, double *eps, double *used) {
     double er = 0.0, ea = 0.0;
     int rc, tries, fixed = h > 0.0;
     if (q != q || sigma != sigma || delta != delta || q < 0.0 || q > 1.0 || !(sigma > 0.0) || steps < 0 || !(delta > 0.0 && delta < 1.0))
         return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_epsilon: q = %g (in [0, 1]), sigma = %g (> 0), steps = %lld (>= 0), delta = %g (in (0, 1)): one is out of range", q, sigma, (long long)steps, delta);
+    if (q > 0.0 && steps > 0) { /* a loss no double holds (sigma under about 1e-154): no grid can */
+        double a0, a1, r0, r1;
+        dpprof__pld_window(q, sigma, 0, &r0, &r1);
+        dpprof__pld_window(q, sigma, 1, &a0, &a1);
+        if (!isfinite(r1 - r0) || !isfinite(a1 - a0))
+            return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_epsilon: sigma %g puts a step's privacy loss past the doubles: no loss grid holds it", sigma);
+    }
     if (!fixed && q > 0.0 && steps > 0) { /* the interval from an upper bound near this epsilon: rdp's, then a grid 8 times coarser's (rdp's can be 4 times the pld's) */
         double e_up = NAN, e_c = NAN, h_c = NAN;
         if (dpprof_rdp_epsilon(q, sigma, steps, delta, NULL, 0, &e_up, NULL) != DPPROF__PRIV_OK || !(e_up > 0.0)) e_up = 3.0;
+        /* a grid held to its points whose pessimism (about 0.02 steps h^2) passes rdp's epsilon tenfold cannot beat
+           rdp's bound: refused before the work (seconds, at 1e12 steps), and rdp's is the answer */
+        h = dpprof__pld_grid_h(q, sigma, steps, delta, e_up);
+        if (0.002 * (double)steps * h * h > e_up)
+            return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_epsilon: the grid that holds %lld steps (interval %g) is too coarse to bound epsilon below rdp's %g", (long long)steps, h, e_up);
         if (dpprof__pld_eps(q, sigma, steps, delta, 8.0 * dpprof__pld_auto_h(e_up, steps), &e_c, &h_c) == DPPROF__PRIV_OK && e_c > 0.0 && e_c < e_up) e_up = e_c;
-        h = dpprof__pld_auto_h(e_up, steps);
-        { /* and a step's window in at most an eighth of the grid's most points (a finer one fails a composition after work) */
-            double a0, a1, r0, r1;
-            dpprof__pld_window(q, sigma, 0, &r0, &r1);
-            dpprof__pld_window(q, sigma, 1, &a0, &a1);
-            if ((r1 - r0) / h > DPPROF__PLD_MAXN / 8) h = (r1 - r0) / (DPPROF__PLD_MAXN / 8);
-            if ((a1 - a0) / h > DPPROF__PLD_MAXN / 8) h = (a1 - a0) / (DPPROF__PLD_MAXN / 8);
-        }
-    }
+        h = dpprof__pld_grid_h(q, sigma, steps, delta, e_up);
+    } else if (fixed && q > 0.0 && steps > 0 && dpprof__pld_points(q, sigma, steps, delta, h) > 2.0 * DPPROF__PLD_MAXN) /* surely too fine: refused at once */
+        return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_epsilon: the composed loss grid would pass %d points at interval %g", DPPROF__PLD_MAXN, h);
     if (used) *used = h;
     if (q == 0.0 || steps == 0) {
         *eps = 0.0;
@@ -3518,21 +3663,75 @@ static int dpprof__pld_eps(double q, double sigma, long long steps, double delta
     return DPPROF__PRIV_OK;
 }
 
-DPPROF_API int dpprof_pld_epsilon(double q, double sigma, long long steps, double delta, double h, double *eps) {
-    if (!eps) return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_pld_epsilon: NULL epsilon");
-    return dpprof__pld_eps(q, sigma, steps, delta, h, eps, NULL);
+DPPROF_API int dpprof_noiseless_epsilon(double q, long long steps, double delta, double *eps) {
+    double lq;
+    if (!eps) return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_noiseless_epsilon: NULL epsilon");
+    if (q != q || delta != delta || q < 0.0 || q > 1.0 || steps < 0 || !(delta > 0.0 && delta < 1.0))
+        return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_noiseless_epsilon: q = %g (in [0, 1]), steps = %lld (>= 0), delta = %g (in (0, 1)): one is out of range", q, (long long)steps, delta);
+    if (q == 0.0 || steps == 0) {
+        *eps = 0.0;
+        return DPPROF__PRIV_OK;
+    }
+    lq = log1p(-q); /* -inf at q 1 */
+    if (q >= 1.0 || -expm1((double)steps * lq) > delta) { /* the remove neighbour's mass at infinity passes delta */
+        *eps = INFINITY;
+        return DPPROF__PRIV_OK;
+    }
+    *eps = log1p(-delta) - (double)steps * lq; /* the add neighbour's: its loss is -steps log(1 - q), surely */
+    if (*eps < 0.0) *eps = 0.0;
+    return DPPROF__PRIV_OK;
 }
 
+/* the pld's epsilon, or rdp's or no noise's where smaller (each is an upper bound); *used: the grid's interval */
+static int dpprof__pld_eps_min(double q, double sigma, long long steps, double delta, double h, double *eps, double *used) {
+    double er = NAN, e0 = NAN;
+    const int rc = dpprof__pld_eps(q, sigma, steps, delta, h, eps, used);
+    if (rc != DPPROF__PRIV_OK) return rc;
+    if (dpprof_rdp_epsilon(q, sigma, steps, delta, NULL, 0, &er, NULL) == DPPROF__PRIV_OK && er < *eps) *eps = er;
+    if (dpprof_noiseless_epsilon(q, steps, delta, &e0) == DPPROF__PRIV_OK && e0 < *eps) *eps = e0;
+    return DPPROF__PRIV_OK;
+}
+
+DPPROF_API int dpprof_pld_epsilon(double q, double sigma, long long steps, double delta, double h, double *eps) {
+    if (!eps) return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_pld_epsilon: NULL epsilon");
+    return dpprof__pld_eps_min(q, sigma, steps, delta, h, eps, NULL);
+}
+
+static void (*dpprof__progress_fn)(void *user, double seconds, const char *line);
+static void *dpprof__progress_user;
+DPPROF_API void dpprof_privacy_progress(void (*fn)(void *user, double seconds, const char *line), void *user) {
+    dpprof__progress_fn = fn, dpprof__progress_user = user;
+}
+
+/* a sigma search: its setting, its evaluations so far and when it began (cpu time) */
+typedef struct dpprof__search {
+    double q, delta, target;
+    long long steps;
+    int n;
+    clock_t t0;
+} dpprof__search;
+#define DPPROF__SEARCH_MAX 48 /* evaluations a search may make: about 25 in practice */
+
 /* pld's epsilon at sigma for the search below: at the fixed interval h, or at dpprof_pld_epsilon's own (h <= 0), the
-   one a report of this sigma takes. a setting it cannot bound counts as above every target */
-static double dpprof__pld_search_eps(double q, double sigma, long long steps, double delta, double h) {
+   one a report of this sigma takes; rdp's where the pld cannot bound it (what dpprof_privacy_of reports then). each
+   evaluation said to the progress function */
+static double dpprof__pld_search_eps(dpprof__search *sr, double sigma, double h) {
     double e;
-    return dpprof_pld_epsilon(q, sigma, steps, delta, h, &e) == DPPROF__PRIV_OK ? e : INFINITY;
+    if (dpprof_pld_epsilon(sr->q, sigma, sr->steps, sr->delta, h, &e) != DPPROF__PRIV_OK && dpprof_rdp_epsilon(sr->q, sigma, sr->steps, sr->delta, NULL, 0, &e, NULL) != DPPROF__PRIV_OK) e = INFINITY;
+    sr->n++;
+    if (dpprof__progress_fn) {
+        char line[160];
+        const double t = (double)(clock() - sr->t0) / CLOCKS_PER_SEC;
+        snprintf(line, sizeof line, "sigma for epsilon %g: sigma %.6g spends %.6g (evaluation %d of at most %d, %.1f s)", sr->target, sigma, e, sr->n, DPPROF__SEARCH_MAX, t);
+        dpprof__progress_fn(dpprof__progress_user, t, line);
+    }
+    return e;
 }
 
 DPPROF_API int dpprof_pld_sigma_for_epsilon(double q, long long steps, double delta, double target_eps, double h, double *sigma) {
-    double lo, hi, elo, ehi, hc;
+    double lo, hi, elo = INFINITY, ehi = INFINITY, hc;
     int rc, it;
+    dpprof__search sr;
     if (!sigma) return dpprof__fail(DPPROF__PRIV_ENULL, "dpprof_pld_sigma_for_epsilon: NULL sigma");
     if (!(target_eps > 0.0)) return dpprof__fail(DPPROF__PRIV_EINVAL, "dpprof_pld_sigma_for_epsilon: target epsilon %g must be > 0", target_eps);
     if ((rc = dpprof_rdp_sigma_for_epsilon(q, steps, delta, target_eps, &hi)) != DPPROF__PRIV_OK && rc != DPPROF__PRIV_ERANGE) return rc;
@@ -3541,31 +3740,32 @@ DPPROF_API int dpprof_pld_sigma_for_epsilon(double q, long long steps, double de
         *sigma = 0.0;
         return DPPROF__PRIV_OK;
     }
+    sr.q = q, sr.delta = delta, sr.target = target_eps, sr.steps = steps, sr.n = 0, sr.t0 = clock();
     /* 1. a coarse bracket to 1%: a grid 8 times coarser than the target's interval (a pessimistic pair: its epsilon is
        above the fine one's, so its sigma brackets from above) at an eighth of the work, from rdp's sigma down */
     hc = 8.0 * (h > 0.0 ? h : dpprof__pld_auto_h(target_eps, steps));
-    for (lo = hi / 4.0, it = 0; it < 20 && dpprof__pld_search_eps(q, lo, steps, delta, hc) <= target_eps; it++) hi = lo, lo /= 4.0;
-    for (it = 0; it < 60 && (hi - lo) > 1e-2 * hi; it++) {
+    for (lo = hi / 4.0, it = 0; it < 20 && dpprof__pld_search_eps(&sr, lo, hc) <= target_eps; it++) hi = lo, lo /= 4.0;
+    while ((hi - lo) > 1e-2 * hi && sr.n < DPPROF__SEARCH_MAX / 3) {
         const double mid = sqrt(lo * hi);
-        if (dpprof__pld_search_eps(q, mid, steps, delta, hc) <= target_eps) hi = mid;
+        if (dpprof__pld_search_eps(&sr, mid, hc) <= target_eps) hi = mid;
         else lo = mid;
     }
     /* 2. the bracket on the fine accountant (h, or the report's own interval): hi must hold, lo must not */
-    for (it = 0; it < 60 && (ehi = dpprof__pld_search_eps(q, hi, steps, delta, h)) > target_eps; it++) lo = hi, hi *= 1.02;
-    for (it = 0; it < 60 && (elo = dpprof__pld_search_eps(q, lo, steps, delta, h)) <= target_eps; it++) hi = lo, ehi = elo, lo /= 1.02;
-    if (ehi > target_eps || elo <= target_eps)
-        return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_sigma_for_epsilon: no sigma reaches epsilon %g (q %g, %lld steps, delta %g)", target_eps, q, (long long)steps, delta);
+    while (sr.n < DPPROF__SEARCH_MAX && (ehi = dpprof__pld_search_eps(&sr, hi, h)) > target_eps) lo = hi, hi *= 1.02;
+    while (sr.n < DPPROF__SEARCH_MAX && (elo = dpprof__pld_search_eps(&sr, lo, h)) <= target_eps) hi = lo, ehi = elo, lo /= 1.02;
+    if (ehi > target_eps) return dpprof__fail(DPPROF__PRIV_ERANGE, "dpprof_pld_sigma_for_epsilon: no sigma reaches epsilon %g (q %g, %lld steps, delta %g)", target_eps, q, (long long)steps, delta);
     /* 3. to 5e-4 of sigma: log epsilon is smooth in log sigma, so the line through the bracket's ends falls within
        the tolerance of the crossing; a probe on either side of it closes the bracket, else interpolation again
-       (illinois: an end kept twice has its weight halved), else bisection */
-    for (it = 0; it < 60 && (hi - lo) > 5e-4 * hi; it++) {
+       (illinois: an end kept twice has its weight halved), else bisection. past DPPROF__SEARCH_MAX evaluations
+       (which no setting tried here reaches) hi, which spends at most the target, is the answer */
+    for (it = 0; sr.n < DPPROF__SEARCH_MAX && (hi - lo) > 5e-4 * hi; it++) {
         const double la = log(lo), lb = log(hi), fa = isinf(elo) ? 50.0 : log(elo / target_eps), fb = log(ehi / target_eps);
         double x = fa > fb && fa - fb < 1e300 ? exp(la + (lb - la) * fa / (fa - fb)) : sqrt(lo * hi), e;
         if (it >= 6) x = sqrt(lo * hi);
         if (it < 6 && (it & 1) == 0) x *= 1.0 + 2e-4; /* the side of hi first, then of lo */
         else if (it < 6) x *= 1.0 - 2e-4;
         if (!(x > lo && x < hi)) x = sqrt(lo * hi);
-        e = dpprof__pld_search_eps(q, x, steps, delta, h);
+        e = dpprof__pld_search_eps(&sr, x, h);
         if (e <= target_eps) hi = x, ehi = e;
         else lo = x, elo = e;
     }
@@ -5138,8 +5338,9 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     /* DP-SGD options */
     if (c.algo == DPPROF_ALGO_VANILLA) {
         /* non-private training: a noise or clipping option would be silently meaningless */
-        if (c.sigma > 0 || c.max_grad_norm > 0 || c.per_layer_clipping || c.delta > 0 || c.target_epsilon > 0)
-            return dpprof__fail(DPPROF_ERR_INVALID, "config.sigma, config.max_grad_norm, config.per_layer_clipping, config.delta and config.target_epsilon apply to the DP algorithms, not to config.algo = vanilla");
+        if (c.sigma > 0 || c.max_grad_norm > 0 || c.per_layer_clipping || c.delta > 0 || c.target_epsilon > 0 || c.secure_noise)
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.sigma, config.max_grad_norm, config.per_layer_clipping, config.delta, config.target_epsilon and config.secure_noise apply to the DP "
+                                                    "algorithms, not to config.algo = vanilla");
     } else {
         if (c.max_grad_norm == 0) c.max_grad_norm = 1.0;
         if (c.delta == 0) c.delta = 1e-5;
@@ -8866,6 +9067,13 @@ DPPROF_API int dpprof_privacy_of(int dp, double q, double sigma, long long steps
         return DPPROF_OK;
     }
     if (sigma == 0) {
+        double e0 = INFINITY;
+        if (q == q && poisson && dpprof_noiseless_epsilon(q, steps, delta, &e0) == DPPROF_OK && e0 < INFINITY) {
+            r->epsilon = e0; /* exact: a record is drawn at all with a chance under delta */
+            snprintf(r->note, sizeof r->note, "sigma = 0: no noise, but a record is drawn in any of the %lld steps with probability %.3g, under delta %g: epsilon %.3g exactly "
+                                              "(log(1 - delta) - steps log(1 - q) of the add neighbour)", steps, -expm1((double)steps * log1p(-q)), delta, e0);
+            return DPPROF_OK;
+        }
         r->epsilon = INFINITY;
         r->why = "no noise (sigma = 0): clipping alone is not private";
         snprintf(r->note, sizeof r->note, "sigma = 0: clipping without noise gives no privacy guarantee (epsilon is infinite)");
@@ -8885,15 +9093,22 @@ DPPROF_API int dpprof_privacy_of(int dp, double q, double sigma, long long steps
     if ((rc = dpprof_rdp_epsilon(q, sigma, steps, delta, NULL, 0, &r->epsilon_rdp, &r->best_order)) != DPPROF_OK) return rc;
     r->epsilon = r->epsilon_rdp;
     if (accountant != DPPROF_ACCOUNTANT_RDP) {
-        double e = NAN, h = NAN;
+        double e = NAN, h = NAN, e0 = INFINITY;
         if (dpprof__pld_eps(q, sigma, steps, delta, 0.0, &e, &h) == DPPROF_OK) {
-            r->epsilon_pld = e, r->pld_interval = h;
-            if (accountant == DPPROF_ACCOUNTANT_PLD) r->epsilon = e;
+            const int by_rdp = r->epsilon_rdp < e;
+            dpprof_noiseless_epsilon(q, steps, delta, &e0);
+            r->epsilon_pld = by_rdp ? r->epsilon_rdp : e, r->pld_interval = h;
+            if (e0 < r->epsilon_pld) r->epsilon_pld = e0;
+            if (accountant == DPPROF_ACCOUNTANT_PLD) r->epsilon = r->epsilon_pld;
+            if (accountant == DPPROF_ACCOUNTANT_PLD && (by_rdp || e0 < e)) r->accountant = e0 < r->epsilon_rdp ? DPPROF_ACCOUNTANT_PLD : DPPROF_ACCOUNTANT_RDP;
             snprintf(r->note, sizeof r->note, "%s privacy loss distribution of the poisson-subsampled gaussian mechanism (the larger of the add and the remove neighbour): "
                                               "connect-the-dots discretisation at interval %.3g, composed by fft, pessimistic: an upper bound on the exact epsilon; "
-                                              "never below dp_accounting 0.6.0's pld at the same interval by more than 1e-5 of it, above it by at most 0.2%% (docs/dp.md)%s",
+                                              "never below dp_accounting 0.6.0's pld at the same interval by more than 1e-5 of it, above it by at most 0.2%% (docs/dp.md)%s%s",
                      accountant == DPPROF_ACCOUNTANT_BOTH ? "epsilon: rdp (mironov et al. 2019, improved conversion of balle et al. 2020); epsilon_pld:" : "the", h,
-                     accountant == DPPROF_ACCOUNTANT_BOTH ? "" : "; rdp's epsilon beside it");
+                     accountant == DPPROF_ACCOUNTANT_BOTH ? "" : "; rdp's epsilon beside it",
+                     e0 < e && e0 <= r->epsilon_rdp ? "; here no noise's exact epsilon is smaller (a record is drawn at all with a chance under delta), and is the one reported"
+                     : by_rdp                       ? "; here rdp's bound is smaller than the pld's (whose grid is coarse at this setting), and is the one reported"
+                                                    : "");
         } else { /* an upper bound is still owed: rdp's */
             r->accountant = DPPROF_ACCOUNTANT_RDP;
             snprintf(r->note, sizeof r->note, "the privacy loss distribution could not bound this setting (%.200s): the rdp epsilon instead (mironov et al. 2019, improved conversion of balle et al. 2020), an upper bound", dpprof_last_error());

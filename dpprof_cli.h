@@ -54,6 +54,13 @@ static int cli_fail(int code, const char *fmt, ...) {
     return code;
 }
 
+/* the accountant's progress in a search for sigma (dpprof_privacy_progress), on stderr once it has taken 2 s: a short
+   search says nothing */
+static void cli_progress(void *user, double seconds, const char *line) {
+    (void)user;
+    if (seconds >= 2.0) cli_fail(0, "%s", line);
+}
+
 /* bad input: the message, and where the help is */
 static int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int cli_usage(const char *fmt, ...) {

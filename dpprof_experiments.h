@@ -4680,16 +4680,18 @@ static int fit_privacy(fit_ctx *f, int dp) {
         int rc;
         double s, scale;
         if (N <= 0) return cli_usage("--target-epsilon %g needs --dataset-size N: the sample rate B/N and the steps follow from it", target);
+        dpprof_privacy_progress(cli_progress, NULL);
         rc = f->acct == DPPROF_ACCOUNTANT_PLD ? dpprof_pld_sigma_for_epsilon(f->q, f->steps, delta, target, 0, &s) : dpprof_rdp_sigma_for_epsilon(f->q, f->steps, delta, target, &s);
         if (rc != 0) return cli_fail(EXIT_USAGE, "no sigma reaches epsilon %g at delta %g under the %s accountant (q %g, %lld steps)", target, delta, acct_name, f->q, f->steps);
-        scale = pow(10.0, 3.0 - floor(log10(s))); /* four digits, rounded up: the sigma printed spends at most the target */
-        f->sigma = ceil(s * scale - 1e-9) / scale;
+        scale = s > 0 ? pow(10.0, 3.0 - floor(log10(s))) : 1.0; /* four digits, rounded up: the sigma printed spends at most the target */
+        f->sigma = s > 0 ? ceil(s * scale - 1e-9) / scale : 0.0;
     } else if (!f->o.run.sigma_given)
         return cli_usage("give the privacy: --target-epsilon E with --dataset-size N (and --epochs), or --sigma S (--algo vanilla alone needs none)");
-    if (N > 0 && f->sigma > 0) {
+    if (N > 0 && (f->sigma > 0 || target > 0)) { /* sigma 0 for a target: none is needed (a record is drawn with a chance under delta) */
         if (dpprof_privacy_of(1, f->q, f->sigma, f->steps, delta, 1, f->acct, &pv) != DPPROF_OK) return cli_fail(EXIT_USAGE, "%s", dpprof_last_error());
         f->eps = pv.epsilon;
-        if (pv.accountant != f->acct) acct_name = "RDP (the PLD could not bound it)";
+        if (f->sigma == 0) acct_name = "no noise: a record is drawn at all with a chance under \u03b4, so every \u03c3 reaches the target; exact";
+        else if (pv.accountant != f->acct) acct_name = pv.epsilon_pld == pv.epsilon_pld ? "RDP, below the PLD's bound here" : "RDP (the PLD could not bound it)";
         if (target > 0 && !(f->eps <= target * (1 + 1e-9))) return cli_fail(EXIT_ERROR, "sigma %.6g spends epsilon %.6g, over the target %g (a bug)", f->sigma, f->eps, target);
         snprintf(f->privacy, sizeof f->privacy, "privacy: \u03c3 %.4g spends \u03b5 = %.3g at \u03b4 = %g over %lld steps (%g epochs; Poisson, q = %.3g; %s accountant)", f->sigma, f->eps, delta, f->steps,
                  f->o.epochs, f->q, acct_name);

@@ -165,6 +165,7 @@ static int cmd_run(int argc, char **argv) {
     }
     /* resolve first (the library's check of every option, and the noise of --target-epsilon): bad input is
        reported before any file is touched */
+    if (!o.quiet) dpprof_privacy_progress(cli_progress, NULL);
     if (dpprof_config_resolve(&o.cfg, &resolved, &shape) != DPPROF_OK) return cli_fail_lib(&run_cmd, EXIT_USAGE);
     if (o.cfg.target_epsilon > 0) { /* the noise that spends exactly the target over every step this run takes */
         const long long steps = (long long)resolved.warmup + resolved.steps;
@@ -448,20 +449,25 @@ static const cli_command eps_cmd = {"epsilon", "usage: dpprof epsilon --sigma S 
                                     "        discretization, composed by FFT, on a grid whose interval follows epsilon and the\n"
                                     "        steps (printed). an upper bound: never below dp_accounting's PLD at the same interval\n"
                                     "        by more than 1e-5 relative (q 1e-4..1, sigma 0.4..5, 1..1e5 steps, delta 1e-5 and\n"
-                                    "        1e-8: docs/dp.md). where its grid (2^20 points) cannot hold the setting, or its\n"
-                                    "        mass at infinity passes delta, the RDP bound instead, said. under 5 s to 1e7 steps\n"
-                                    "  both  prints epsilon_rdp and epsilon_pld\n"
+                                    "        1e-8: docs/dp.md), never above RDP's, never below the exact epsilon at any sigma,\n"
+                                    "        sample rate and step count (losses past exp's doubles summed as logs). where its grid\n"
+                                    "        (2^20 points) cannot hold the setting, or cannot beat RDP's bound, or its mass at\n"
+                                    "        infinity passes delta, the RDP bound instead, said. under 5 s to 1e12 steps\n"
+                                    "  both  prints epsilon_rdp and epsilon_pld (none where the PLD cannot bound it)\n"
                                     "with --target-epsilon, the smallest sigma that reaches it under the accountant named (pld:\n"
-                                    "to 5e-4 of sigma, by bisection on the accountant itself; up to about 15 s at 1e5 steps).\n"
-                                    "delta defaults to 1e-5.\n",
+                                    "to 5e-4 of sigma, by at most 48 evaluations of the accountant itself, progress on stderr\n"
+                                    "past 2 s; about 12 s at 1e7 steps); 0 where no noise is needed (a record is drawn at\n"
+                                    "all with a chance under delta). sigma 0 has no finite epsilon unless that chance is under\n"
+                                    "delta (then it is exact). delta defaults to 1e-5.\n",
                                     eps_opt, CLI_N(eps_opt), 0, NULL, NULL};
 
 static int cmd_epsilon(int argc, char **argv) {
-    double sigma, q, delta, target, eps, order, eps_pld = 0;
+    double sigma, q, delta, target;
     long long steps;
     int acct, rc;
     eps_opts eo;
     dpprof_config acc; /* --delta and --accountant as run takes them */
+    dpprof_privacy pv;
     eo.sigma = eo.q = eo.target = -1, eo.steps = -1;
     memset(&acc, 0, sizeof acc);
     rc = cli_parse(&eps_cmd, argc, argv, &eo, &acc, NULL, NULL);
@@ -470,48 +476,40 @@ static int cmd_epsilon(int argc, char **argv) {
     sigma = eo.sigma, q = eo.q, target = eo.target, steps = eo.steps, delta = acc.delta > 0 ? acc.delta : 1e-5, acct = (int)acc.accountant;
     if (q < 0 || steps < 0 || (sigma < 0) == (target < 0)) return cli_usage("give --sample-rate, --steps and one of --sigma or --target-epsilon");
     if (target > 0 && acct == DPPROF_ACCOUNTANT_BOTH) return cli_usage("--target-epsilon takes one accountant: rdp or pld");
-    if (acct != DPPROF_ACCOUNTANT_RDP && target > 0) {
-        if (dpprof_pld_sigma_for_epsilon(q, steps, delta, target, 0, &sigma) != 0) {
-            cli_fail(0, "no sigma reaches epsilon %g at delta %g under the PLD accountant (q %g, %lld steps)", target, delta, q, steps);
-            return EXIT_USAGE; /* a target no noise reaches is bad input, as in run */
-        }
-        printf("sigma %.10g\n", sigma);
-        target = -1;
-    }
-    if (acct != DPPROF_ACCOUNTANT_RDP) { /* the pld's epsilon, or rdp's where the pld cannot bound the setting (said) */
-        dpprof_privacy pv;
-        if (sigma == 0) eps_pld = q > 0 && steps > 0 ? INFINITY : 0;
-        else if (dpprof_privacy_of(1, q, sigma, steps, delta, 1, (dpprof_accountant)acct, &pv) != DPPROF_OK) return cli_fail(EXIT_USAGE, "%s", dpprof_last_error());
-        else if (!(pv.epsilon_pld == pv.epsilon_pld)) {
-            cli_fail(0, "%s", pv.note);
-            if (acct == DPPROF_ACCOUNTANT_PLD) {
-                printf("epsilon %.10g\ndelta %g\naccountant rdp\nbest_order %g\n", pv.epsilon_rdp, delta, pv.best_order);
-                return EXIT_OK;
-            }
-        } else eps_pld = pv.epsilon_pld;
-        if (acct == DPPROF_ACCOUNTANT_PLD) {
-            if (sigma == 0) printf("epsilon %.10g\ndelta %g\naccountant pld\n", eps_pld, delta);
-            else printf("epsilon %.10g\ndelta %g\naccountant pld\ninterval %.3g\n", eps_pld, delta, pv.pld_interval);
-            return EXIT_OK;
-        }
-    }
     if (target > 0) {
-        if (dpprof_rdp_sigma_for_epsilon(q, steps, delta, target, &sigma) != 0) {
-            cli_fail(0, "no sigma reaches epsilon %g at delta %g (q %g, %lld steps)", target, delta, q, steps);
+        dpprof_privacy_progress(cli_progress, NULL);
+        rc = acct == DPPROF_ACCOUNTANT_PLD ? dpprof_pld_sigma_for_epsilon(q, steps, delta, target, 0, &sigma) : dpprof_rdp_sigma_for_epsilon(q, steps, delta, target, &sigma);
+        if (rc != 0) { /* a target no noise reaches is bad input, as in run */
+            cli_fail(0, "no sigma reaches epsilon %g at delta %g under the %s accountant (q %g, %lld steps)", target, delta, acct == DPPROF_ACCOUNTANT_PLD ? "PLD" : "RDP", q, steps);
             return EXIT_USAGE;
         }
         printf("sigma %.10g\n", sigma);
     }
-    if (dpprof_rdp_epsilon(q, sigma, steps, delta, NULL, 0, &eps, &order) != 0) {
-        cli_fail(0, "the accountant could not evaluate sigma %g, q %g", sigma, q);
-        return EXIT_ERROR;
+    if (dpprof_privacy_of(1, q, sigma, steps, delta, 1, (dpprof_accountant)acct, &pv) != DPPROF_OK) return cli_fail(EXIT_USAGE, "%s", dpprof_last_error());
+    if (sigma == 0) { /* no noise: no finite epsilon, or the exact one where a record is drawn at all with a chance under delta */
+        if (pv.epsilon < INFINITY) fprintf(stderr, "dpprof: epsilon: %s\n", pv.note);
+        else fprintf(stderr, "dpprof: epsilon: sigma 0 adds no noise: clipping alone is not private, and no finite epsilon bounds it (a record is drawn in some step with "
+                             "probability %.3g, not under delta %g)\n", q >= 1 ? 1.0 : -expm1((double)steps * log1p(-q)), delta);
+        if (acct == DPPROF_ACCOUNTANT_BOTH) printf("epsilon_rdp %.10g\nepsilon_pld %.10g\ndelta %g\nbest_order none\n", pv.epsilon, pv.epsilon, delta);
+        else printf("epsilon %.10g\ndelta %g\n%s\n", pv.epsilon, delta, acct == DPPROF_ACCOUNTANT_PLD ? "accountant pld" : "best_order none");
+        return EXIT_OK;
     }
-    { /* an infinite epsilon (sigma 0) has no best order: none, not nan */
-        char ord[32];
-        if (order == order) snprintf(ord, sizeof ord, "%g", order);
+    if (acct != DPPROF_ACCOUNTANT_RDP && !(pv.epsilon_pld == pv.epsilon_pld)) cli_fail(0, "%s", pv.note); /* the pld could not bound it: rdp's, said */
+    else if (acct == DPPROF_ACCOUNTANT_PLD && pv.accountant == DPPROF_ACCOUNTANT_RDP) cli_fail(0, "rdp's bound %.6g is below the pld's at its grid here: the one printed", pv.epsilon);
+    {
+        char ord[32]; /* an infinite epsilon has no best order: none, not nan */
+        if (pv.best_order == pv.best_order) snprintf(ord, sizeof ord, "%g", pv.best_order);
         else snprintf(ord, sizeof ord, "none");
-        if (acct == DPPROF_ACCOUNTANT_BOTH) printf("epsilon_rdp %.10g\nepsilon_pld %.10g\ndelta %g\nbest_order %s\n", eps, eps_pld, delta, ord);
-        else printf("epsilon %.10g\ndelta %g\nbest_order %s\n", eps, delta, ord);
+        if (acct == DPPROF_ACCOUNTANT_BOTH) {
+            printf("epsilon_rdp %.10g\n", pv.epsilon_rdp);
+            if (pv.epsilon_pld == pv.epsilon_pld) printf("epsilon_pld %.10g\n", pv.epsilon_pld);
+            else printf("epsilon_pld none\n");
+            printf("delta %g\nbest_order %s\n", delta, ord);
+        } else if (acct == DPPROF_ACCOUNTANT_PLD && pv.epsilon_pld == pv.epsilon_pld)
+            printf("epsilon %.10g\ndelta %g\naccountant %s\ninterval %.3g\n", pv.epsilon, delta, pv.accountant == DPPROF_ACCOUNTANT_RDP ? "rdp" : "pld", pv.pld_interval);
+        else if (acct == DPPROF_ACCOUNTANT_PLD)
+            printf("epsilon %.10g\ndelta %g\naccountant rdp\nbest_order %s\n", pv.epsilon, delta, ord);
+        else printf("epsilon %.10g\ndelta %g\nbest_order %s\n", pv.epsilon, delta, ord);
     }
     return EXIT_OK;
 }

@@ -30,7 +30,8 @@ bad 2 "--seq '12x': expected an integer" run --seq 12x $o
 bad 2 "--layers '99999999999999999999': expected an integer" run --layers 99999999999999999999 $o
 bad 2 "--physical-batch 16 is larger than --batch 8" run --batch 8 --physical-batch 16 $o
 bad 2 "--algo 'fancy': expected vanilla, persample" run --algo fancy $o
-bad 2 "--sigma, --max-grad-norm, --clipping, --delta and --target-epsilon apply to the DP algorithms, not to --algo vanilla" run --sigma 1.0 $o
+bad 2 "--sigma, --max-grad-norm, --clipping, --delta, --target-epsilon and --secure-noise apply to the DP algorithms, not to --algo vanilla" run --sigma 1.0 $o
+bad 2 "--secure-noise apply to the DP algorithms, not to --algo vanilla" run --secure-noise $o
 bad 2 "--poisson samples from a dataset: give --dataset-size" run --algo flash --poisson $o
 bad 2 "--clipping 'layer': expected flat or per-layer" run --algo ghost --clipping layer $o
 bad 2 "--sigma '-1': expected a number in [0," run --sigma -1 $o
@@ -453,6 +454,30 @@ check "epsilon at sigma 0: infinite, best_order none ($(tr '\n' ' ' <<<"$out"))"
 "$bin" epsilon --target-epsilon 1e-9 --sample-rate 1 --steps 10 2>/dev/null; rc=$?
 "$bin" run --algo flash --target-epsilon 1e-9 --dataset-size 8 --poisson --backend dry --quiet 2>/dev/null; rc2=$?
 check "an unreachable --target-epsilon: exit 2 in epsilon ($rc) as in run ($rc2)" bash -c "[ $rc -eq 2 ] && [ $rc2 -eq 2 ]"
+out=$("$bin" epsilon --sigma 0 --sample-rate 0.1 --steps 10 2>&1 >/dev/null)
+check "epsilon at sigma 0 says why it is infinite ($out)" grep -q 'sigma 0 adds no noise: clipping alone is not private' <<<"$out"
+# the pld where a step's loss passes exp's doubles (sigma 0.03 and under): never 0, never below one step's exact epsilon
+# (1453.7 at q 0.5, sigma 0.02; 5425.5 at q 1, sigma 0.01; 1529.65 at delta 1e-8), never above rdp's
+out=$("$bin" epsilon --accountant both --sample-rate 0.5 --sigma 0.02 --steps 1); rc=$?
+check "epsilon --accountant both at sigma 0.02: pld at least the exact 1453.7, at most rdp's ($(tr '\n' ' ' <<<"$out"))" \
+    bash -c "[ $rc = 0 ] && awk '/^epsilon_rdp/ { r = \$2 } /^epsilon_pld/ { p = \$2 } END { exit !(p >= 1453.7 && p < 1460 && p <= r) }' <<<'$out'"
+out=$("$bin" epsilon --accountant pld --sample-rate 1 --sigma 0.01 --steps 1)
+check "epsilon --accountant pld at q 1, sigma 0.01: the exact 5425.5, not 4100 ($(tr '\n' ' ' <<<"$out"))" awk '/^epsilon / { exit !($2 >= 5425.5 && $2 < 5430) }' <<<"$out"
+out=$("$bin" epsilon --accountant pld --sample-rate 1 --sigma 0.02 --steps 1 --delta 1e-8)
+check "epsilon --accountant pld at delta 1e-8, sigma 0.02: the exact 1529.65 ($(tr '\n' ' ' <<<"$out"))" awk '/^epsilon / { exit !($2 >= 1529.65 && $2 < 1532) }' <<<"$out"
+out=$("$bin" epsilon --accountant both --sample-rate 0.5 --sigma 1e-300 --steps 1 2>"$tmp/err")
+check "epsilon --accountant both where the pld cannot bound it: epsilon_pld none, never 0, and why ($(tr '\n' ' ' <<<"$out"))" \
+    bash -c "grep -qx 'epsilon_pld none' <<<'$out' && grep -q 'could not bound this setting' '$tmp/err'"
+out=$("$bin" epsilon --accountant pld --sample-rate 0.0001 --sigma 1 --steps 1000000000000 2>"$tmp/err")
+check "epsilon --accountant pld at 1e12 steps: rdp's 9560.03 where the pld's grid cannot beat it, said ($(tr '\n' ' ' <<<"$out"))" \
+    bash -c "grep -qx 'epsilon 9560.032373' <<<'$out' && grep -qx 'accountant rdp' <<<'$out' && grep -q 'rdp epsilon instead' '$tmp/err'"
+# target mode: every sigma reaches the target where a record is drawn with a chance under delta; a large target is reached
+out=$("$bin" epsilon --accountant pld --target-epsilon 1 --sample-rate 4.66e-10 --steps 1000 2>"$tmp/err"); rc=$?
+check "epsilon --target-epsilon where a record is drawn with a chance under delta: sigma 0, epsilon 0, said ($(tr '\n' ' ' <<<"$out"))" \
+    bash -c "[ $rc = 0 ] && grep -qx 'sigma 0' <<<'$out' && grep -qx 'epsilon 0' <<<'$out' && grep -q 'under delta' '$tmp/err'"
+out=$("$bin" epsilon --accountant pld --target-epsilon 1000 --sample-rate 0.01 --steps 1); rc=$?
+check "epsilon --target-epsilon 1000 at q 0.01 under the pld: a sigma near 0.024 ($(tr '\n' ' ' <<<"$out"))" \
+    bash -c "[ $rc = 0 ] && awk '/^sigma/ { s = \$2 } /^epsilon/ { e = \$2 } END { exit !(s > 0.02 && s < 0.03 && e <= 1000 && e > 990) }' <<<'$out'"
 
 # the privacy of every run, said on the terminal: a DP algorithm without --sigma warned of before it runs, the
 # summary's privacy line, the reproducible noise said once; --sigma 0 given on purpose is not warned of
@@ -501,4 +526,10 @@ if [ -z "${DPPROF_TEST_BIN:-}" ] && [ -x /usr/bin/time ]; then
     /usr/bin/time -f '%U %S %M' -o "$tmp/pld.time" "$bin" epsilon --sigma 1 --sample-rate 0.01 --steps 10000000 --accountant pld >"$tmp/pld.out" 2>&1; rc=$?
     check "epsilon --accountant pld over 1e7 steps: under 5 s of cpu and 500 MB ($(cat "$tmp/pld.time"): user s, system s, KB; $(tr '\n' ' ' <"$tmp/pld.out"))" \
         bash -c "[ $rc = 0 ] && grep -qx 'accountant pld' '$tmp/pld.out' && awk '{ exit !(\$1 + \$2 < 5 && \$3 < 500000) }' '$tmp/pld.time'"
+    for a in "1 0.0001 1000000000000" "0.03 0.01 10000000" "0.7 0.001 10000000"; do
+        set -- $a
+        /usr/bin/time -f '%U %S %M' -o "$tmp/pld.time" "$bin" epsilon --sigma "$1" --sample-rate "$2" --steps "$3" --accountant both >"$tmp/pld.out" 2>&1; rc=$?
+        check "epsilon --accountant both at sigma $1, q $2, $3 steps: under 5 s of cpu, as the help says ($(cat "$tmp/pld.time"): user s, system s, KB)" \
+            bash -c "[ $rc = 0 ] && awk '{ exit !(\$1 + \$2 < 5 && \$3 < 500000) }' '$tmp/pld.time'"
+    done
 fi

@@ -54,6 +54,7 @@
 
 static double now_s(void) { return (double)clock() / CLOCKS_PER_SEC; } /* cpu time: the bounds are of work */
 static void test_pld_bounds(void);
+static void test_pld_corners(void);
 
 static int g_checks = 0;
 static int g_fails = 0;
@@ -1026,6 +1027,7 @@ static void test_pld(void) {
         check(k == DPPROF__PRIV_ERANGE && strstr(dpprof_last_error(), "grid") && now_s() - t0 < 5.0, "pld_epsilon at a fixed interval too fine for its grid (q 1, sigma 0.15, h 1e-4): refused, naming the grid");
     }
     test_pld_bounds();
+    test_pld_corners();
 }
 
 /* bounds a dp accountant must keep: never below the true epsilon, whatever the setting; time and memory bounded */
@@ -1087,6 +1089,91 @@ static void test_pld_bounds(void) {
             check(rc == 0 && e1 <= ref[i][3] && e2 > ref[i][3] && fabs(sg / ref[i][4] - 1.0) <= 5e-3, what);
         }
     }
+}
+
+/* ---- rigorous lower bounds on the epsilon of t poisson-subsampled gaussian steps, for the corners below. a count
+   test: S = {at least k of the t outputs past a threshold}. each output passes it independently, with chance pa on
+   one side of a neighbouring pair and pb on the other, so P[S] and Q[S] are binomial tails, and any S gives
+   epsilon >= log((P[S] - delta) / Q[S]) (the definition of (epsilon, delta)-dp). at t = 1 the best threshold is
+   neyman and pearson's (the likelihood ratio rises with the output): the exact epsilon to the thresholds' spacing.
+   P[S] from below by its first term, Q[S] from above by a geometric sum of its terms; the roundoff of lgamma's
+   large values taken off at the end */
+static double lb_lse(double a, double b) { /* log(e^a + e^b) */
+    const double m = a > b ? a : b;
+    return m == -INFINITY ? m : m + log(exp(a - m) + exp(b - m));
+}
+static double lb_lphic(double z) { /* log of the normal's upper tail at z, past where erfc underflows from mills' bounds' mean */
+    if (z < 30.0) return log(0.5 * erfc(z / sqrt(2.0)));
+    return -0.5 * z * z - log(z * sqrt(2.0 * 3.14159265358979323846)) + log1p(-1.0 / (z * z));
+}
+/* log P[Bin(t, p) >= k] from below (lo = 1) or above (lo = 0); lp = log p, lq = log(1 - p); err: its roundoff */
+static double lb_tail(double t, double k, double lp, double lq, int lo, double *err) {
+    const double lc = lgamma(t + 1.0) - lgamma(k + 1.0) - lgamma(t - k + 1.0), a = k * lp, b = (t - k) * lq, l = lc + a + b;
+    double r;
+    *err = 1e-14 * (lgamma(t + 1.0) + fabs(a) + fabs(b)) + 1e-12;
+    if (lo) return l;
+    r = exp(log((t - k) / (k + 1.0)) + lp - lq); /* the ratio of a term to the one before, falling from k on */
+    return r < 1.0 ? fmin(0.0, l - log1p(-r)) : 0.0;
+}
+static double lb_epsilon(double q, double sg, double t, double delta) {
+    double best = 0.0;
+    int side, i;
+    for (side = 0; side < 2; side++)
+        for (i = 0; i < 160; i++) {
+            /* thresholds over [-8 sigma, 1 + 8 sigma] and close about 1/2 and 1 */
+            const double tau = i < 80 ? -8.0 * sg + (1.0 + 16.0 * sg) * i / 79.0 : (i < 120 ? 0.5 : 1.0) + sg * (((i - 80) % 40) - 20) * 0.6;
+            /* remove: S counts outputs above tau, P = (1 - q) N(0) + q N(1), Q = N(0). add: below tau, P = N(0), Q = the mixture */
+            const double l0 = lb_lphic(side ? -tau / sg : tau / sg), l0c = lb_lphic(side ? tau / sg : -tau / sg);
+            const double l1 = lb_lphic(side ? (1.0 - tau) / sg : (tau - 1.0) / sg), l1c = lb_lphic(side ? (tau - 1.0) / sg : (1.0 - tau) / sg);
+            const double lmix = q < 1.0 ? lb_lse(log1p(-q) + l0, log(q) + l1) : l1, lmixc = q < 1.0 ? lb_lse(log1p(-q) + l0c, log(q) + l1c) : l1c;
+            const double lpa = side ? l0 : lmix, lqa = side ? l0c : lmixc, lpb = side ? lmix : l0, lqb = side ? lmixc : l0c;
+            double k = 1.0;
+            while (k <= t) {
+                double e1, e2;
+                const double la = lb_tail(t, k, lpa, lqa, 1, &e1), lb = lb_tail(t, k, lpb, lqb, 0, &e2);
+                if (la > log(delta)) {
+                    const double e = la + log1p(-exp(log(delta) - la)) - lb - e1 - e2;
+                    best = e > best ? e : best;
+                }
+                k = k < 64.0 ? k + 1.0 : floor(k * 1.03);
+            }
+        }
+    return best;
+}
+
+/* at the corners of the domain (sigma 1e-300 to 0.035, and 1 and 5; q 1e-20 to 1; 1 to 1e12 steps; delta 1e-5, and
+   1e-8 at 1000 steps) the epsilon reported under the pld is never below the count test's lower bound, never 0 where
+   that is above 0, never above rdp's, and comes in bounded time */
+static void test_pld_corners(void) {
+    static const double sgs[] = {1e-300, 1e-10, 1e-3, 0.02, 0.035, 1.0, 5.0}, qs[] = {1e-20, 1e-4, 0.01, 0.5, 1.0}, ts[] = {1, 1000, 1e7, 1e12};
+    int a, b, c, d, bad = 0, slow = 0, n = 0, zero = 0;
+    double worst_t = 0.0, total_t = 0.0;
+    printf("[pld: corners]\n");
+    for (a = 0; a < 7; a++)
+        for (b = 0; b < 5; b++)
+            for (c = 0; c < 4; c++)
+                for (d = 0; d < 2; d++) {
+                    const double sg = sgs[a], q = qs[b], t = ts[c], delta = d ? 1e-8 : 1e-5;
+                    dpprof_privacy r;
+                    double t0 = now_s(), lb;
+                    int rc;
+                    if ((d == 1 && c != 1) || (g_quick && (c == 3 || d == 1))) continue;
+                    rc = dpprof_privacy_of(1, q, sg, (long long)t, delta, 1, DPPROF_ACCOUNTANT_BOTH, &r);
+                    t0 = now_s() - t0;
+                    worst_t = t0 > worst_t ? t0 : worst_t, total_t += t0;
+                    lb = lb_epsilon(q, sg, t, delta);
+                    n++;
+                    if (rc != 0 || !(r.epsilon_pld == r.epsilon_pld ? r.epsilon_pld >= lb && r.epsilon_pld <= r.epsilon_rdp : r.epsilon_rdp >= lb)) {
+                        bad++;
+                        printf("  sigma %g, q %g, %g steps, delta %g: pld %.10g, rdp %.10g, lower bound %.10g\n", sg, q, t, delta, r.epsilon_pld, r.epsilon_rdp, lb);
+                    }
+                    if (r.epsilon_pld == 0.0 && lb > 0.0) zero++;
+                    if (t0 > 10.0) slow++, printf("  sigma %g, q %g, %g steps, delta %g: %.1f s\n", sg, q, t, delta, t0);
+                }
+    printf("  %d corners, the slowest %.2f s of cpu, %.1f s in all\n", n, worst_t, total_t);
+    check(bad == 0, "pld at the corners: at least the count test's rigorous lower bound, at most rdp's (or rdp's own where the pld cannot bound it)");
+    check(zero == 0, "pld at the corners: never 0 where the lower bound is above 0");
+    check(slow == 0, "pld at the corners: every call under 10 s of cpu");
 }
 
 int main(int argc, char **argv) {
