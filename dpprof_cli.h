@@ -375,6 +375,24 @@ static int cli_given(int argc, char **argv, const char *name) {
     return 0;
 }
 
+/* the spellings other tools give dpprof's options (transformers', Opacus', the usual long forms), for a "did you mean"
+   that edit distance cannot find: the option this command has, or NULL */
+static const char *cli_alias(const cli_command *c, const char *name) {
+    static const char *const alias[][2] = {
+        {"--seq-len", "--seq"},           {"--seq-length", "--seq"},         {"--max-seq-len", "--seq"},        {"--max-seq-length", "--seq"},
+        {"--sequence-length", "--seq"},   {"--max-length", "--seq"},         {"--context-length", "--seq"},     {"--batch-size", "--batch"},
+        {"--micro-batch", "--physical-batch"}, {"--micro-batch-size", "--physical-batch"}, {"--max-physical-batch-size", "--physical-batch"},
+        {"--noise-multiplier", "--sigma"}, {"--epsilon", "--target-epsilon"}, {"--target-eps", "--target-epsilon"}, {"--num-layers", "--layers"},
+        {"--num-hidden-layers", "--layers"}, {"--hidden-size", "--hidden"}, {"--num-heads", "--heads"},     {"--num-attention-heads", "--heads"},
+        {"--intermediate-size", "--ffn"}, {"--vocab-size", "--vocab"},       {"--lora-r", "--lora-rank"},       {"--model-name", "--model"},
+        {"--num-gpus", "--gpus"},         {"--gradient-checkpointing", "--checkpoint"}, {"--clip", "--max-grad-norm"}, {"--max-grad", "--max-grad-norm"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (!strcmp(name, alias[i][0]) && cli_find(c, alias[i][1])) return alias[i][1];
+    return NULL;
+}
+
 /* argv (the command's arguments) against its table: options into opts and cfg, the other arguments into pos
    (*npos of them, at most c->maxpos). "--opt VALUE" or "--opt=VALUE"; "--" ends the options; a value that starts
    with "--" is written --opt=VALUE (else it is the next option: --out --quiet wrote a file named --quiet).
@@ -402,6 +420,8 @@ static int cli_parse(const cli_command *c, int argc, char **argv, void *opts, dp
         len = eq ? (size_t)(eq - a) : strlen(a);
         snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), a);
         if (len >= sizeof name || !(o = cli_find(c, name))) {
+            const char *alias = len < sizeof name ? cli_alias(c, name) : NULL;
+            if (alias) return cli_usage("unknown option '%s' (did you mean %s?)", name, alias);
             if (len < sizeof name && dpprof_closest(name, cli_names(c, names, sizeof names), near, sizeof near))
                 return cli_usage("unknown option '%s' (did you mean %s?)", len < sizeof name ? name : a, near);
             return cli_usage("unknown option '%s'", len < sizeof name ? name : a);
@@ -636,6 +656,53 @@ static struct hf_memo {
 /* what dpprof does not model of a config it takes: the result's config.unmodelled (dpprof fit prints it) */
 static const char hf_llama3_note[] = "rope_scaling llama3: the rotary frequencies are rope_theta's alone (memory, time and traffic are the same; the values are not transformers')";
 
+/* every key of a config.json is one dpprof models, or one that changes nothing of the architecture (token ids, the
+   dtype, initialisation, transformers' bookkeeping), or it is refused by name: a key that changes the model is never
+   ignored (a Qwen2 config relabelled llama keeps its architectures and would be short of its biases) */
+static const char hf_keys_modelled[] = "model_type|architectures|hidden_act|attention_bias|mlp_bias|attention_dropout|sliding_window|rope_scaling|rope_parameters|"
+                                       "vocab_size|hidden_size|intermediate_size|num_hidden_layers|num_attention_heads|num_key_value_heads|head_dim|"
+                                       "max_position_embeddings|rope_theta|rms_norm_eps|tie_word_embeddings";
+static const char hf_keys_inert[] = "_name_or_path|bos_token_id|eos_token_id|pad_token_id|initializer_range|pretraining_tp|torch_dtype|dtype|transformers_version|"
+                                    "use_cache|id2label|label2id|num_labels|problem_type|tokenizer_class|output_attentions|output_hidden_states|return_dict";
+static int hf_word_in(const char *w, size_t n, const char *list) {
+    while (*list) {
+        const size_t k = strcspn(list, "|");
+        if (k == n && !strncmp(list, w, n)) return 1;
+        list += k + (list[k] == '|');
+    }
+    return 0;
+}
+static int hf_keys_check(const char *path, const dpprof_json *root) {
+    const dpprof_json *v = dpprof_json_get(root, "architectures");
+    size_t i;
+    char shown[96];
+    for (i = 0; i < dpprof_json_len(root); i++) {
+        const char *k = dpprof_json_key(root, i);
+        const size_t n = dpprof_json_key_len(root, i);
+        if (!hf_word_in(k, n, hf_keys_modelled) && !hf_word_in(k, n, hf_keys_inert)) {
+            char key[208];
+            snprintf(key, sizeof key, "%.*s", (int)(n < 200 ? n : 200), k);
+            return hf_fail(path, "\"%s\": a key dpprof does not model, which may change the architecture: refused rather than ignored%s (dpprof models the Llama "
+                                 "architecture's keys and leaves token ids, dtype and initialisation aside)", key, "");
+        }
+    }
+    if (v && dpprof_json_kind(v) != DPPROF_JSON_NULL) { /* the class transformers would build: Llama's or Mistral's */
+        if (dpprof_json_kind(v) != DPPROF_JSON_ARRAY) return hf_fail(path, "\"%s\" is not an array (%s)", "architectures", hf_show(v, shown, sizeof shown));
+        for (i = 0; i < dpprof_json_len(v); i++) {
+            const char *a = dpprof_json_string(dpprof_json_at(v, i));
+            if (!a || (strncmp(a, "Llama", 5) && strncmp(a, "Mistral", 7)))
+                return hf_fail(path, "\"architectures\" holds %s%s: dpprof models LlamaFor... and MistralFor... only (a model_type of llama on another architecture is refused)",
+                               a ? a : hf_show(dpprof_json_at(v, i), shown, sizeof shown), "");
+        }
+    }
+    if ((v = dpprof_json_get(root, "attention_dropout")) && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
+        double d = -1;
+        if (dpprof_json_number(v, &d) != DPPROF_OK || d != 0)
+            return hf_fail(path, "\"%s\" = %s: dpprof has no dropout (0 only)", "attention_dropout", hf_show(v, shown, sizeof shown));
+    }
+    return 0;
+}
+
 static int hf_config_load(const char *path, run_opts *o) {
     dpprof_config *c = &o->cfg;
     dpprof_json_doc *doc = NULL;
@@ -669,6 +736,7 @@ static int hf_config_load(const char *path, run_opts *o) {
         hf_fail(path, "\"%s\" = %s: dpprof models the Llama architecture (model_type \"llama\", or \"mistral\" where its sliding window covers --seq) only", "model_type", str ? str : "(not a string)");
         goto done;
     }
+    if (hf_keys_check(path, root)) goto done;
     v = dpprof_json_get(root, "hidden_act");
     if (v && (!(str = dpprof_json_string(v)) || strcmp(str, "silu"))) {
         hf_fail(path, "\"%s\" = %s: dpprof's MLP is SwiGLU with silu", "hidden_act", str ? str : "(not a string)");
@@ -679,6 +747,7 @@ static int hf_config_load(const char *path, run_opts *o) {
        against --seq where the model is applied */
     if ((window = hf_int(path, root, "sliding_window", 0, INT32_MAX)) < 0) goto done;
     v = dpprof_json_get(root, "rope_scaling");
+    if (!v || dpprof_json_kind(v) == DPPROF_JSON_NULL) v = dpprof_json_get(root, "rope_parameters"); /* transformers 5 */
     if (v && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
         const dpprof_json *t = dpprof_json_get(v, "rope_type");
         str = dpprof_json_string(t ? t : dpprof_json_get(v, "type"));
@@ -711,6 +780,7 @@ static int hf_config_load(const char *path, run_opts *o) {
         goto done;
     }
     if (hf_real(path, root, "rope_theta", 1e12, 0, &theta) || hf_real(path, root, "rms_norm_eps", 1, 1, &eps)) goto done;
+    if ((v = dpprof_json_get(root, "rope_parameters")) && dpprof_json_kind(v) == DPPROF_JSON_OBJECT && hf_real(path, v, "rope_theta", 1e12, 0, &theta)) goto done;
     if ((v = dpprof_json_get(root, "tie_word_embeddings")) && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
         char shown[96];
         if (dpprof_json_kind(v) != DPPROF_JSON_TRUE && dpprof_json_kind(v) != DPPROF_JSON_FALSE) {

@@ -418,6 +418,8 @@ static const cli_command sweep_cmd = {"sweep",
                                       "blank lines are ignored:\n"
                                       "  name = single_gpu                        required; a-z 0-9 _ - ; starts every id\n"
                                       "  description = any text                   optional\n"
+                                      "  oom = any text                           optional: what an oom result is in this study (the\n"
+                                      "                                           search's expected misses, say), said beside each one\n"
                                       "  base = --preset tiny --backend dry       required (may be empty): options of every run\n"
                                       "  cuda = --dram-ops --op-times --warmup 2  optional: options added when the sweep runs on the\n"
                                       "                                           cuda backend (--backend cuda): counters, op times\n"
@@ -461,8 +463,9 @@ typedef struct sweep_axis {
 typedef struct sweep_spec {
     const char *file;
     char *name, *description;
+    char *oom; /* what an oom result is in this study (oom = TEXT), said beside each one, or NULL */
     char **base, **cuda; /* cuda: the options added on the cuda backend (its counters, op times) */
-    int nbase, name_line, desc_line, base_line, ncuda, cuda_line;
+    int nbase, name_line, desc_line, base_line, ncuda, cuda_line, oom_line;
     sweep_axis *axis;
     int naxis, capaxis;
     long long nconf;
@@ -761,6 +764,10 @@ static int sweep_parse(const char *path, sweep_spec *sp) {
             if (sp->description) rc = sweep_bad(sp, ln, "duplicate key 'description' (first at line %d)", sp->desc_line);
             else if (!(sp->description = sweep_strdup(sp, val))) rc = sweep_oom();
             sp->desc_line = ln;
+        } else if (!strcmp(key, "oom")) {
+            if (sp->oom) rc = sweep_bad(sp, ln, "duplicate key 'oom' (first at line %d)", sp->oom_line);
+            else if (!(sp->oom = sweep_strdup(sp, val))) rc = sweep_oom();
+            sp->oom_line = ln;
         } else if (!strcmp(key, "base")) {
             if (sp->base) rc = sweep_bad(sp, ln, "duplicate key 'base' (first at line %d)", sp->base_line);
             else rc = sweep_split(sp, ln, "base", val, &sp->base, &sp->nbase);
@@ -1087,6 +1094,7 @@ static void sweep_count(sweep_run *r, const char *st) {
 /* [k/N] ID: status (peak X MiB) elapsed Ts, remaining ~Rs */
 static void sweep_progress(const sweep_run *r, const char *id, const char *st, double peak, double elapsed, const char *log) {
     fprintf(stderr, "[%lld/%lld] %s: %s", r->done, r->nsel, id, st);
+    if (!strcmp(st, "oom") && r->sp->oom) fprintf(stderr, " (%s)", r->sp->oom);
     if (peak == peak) fprintf(stderr, " (peak %.1f MiB)", peak);
     if (!log) {
         fprintf(stderr, " skipped: done before\n");
@@ -1590,6 +1598,7 @@ static int cmd_sweep(int argc, char **argv) {
     fprintf(stderr, "%s: sweep %s: %lld of %lld done (%lld skipped): ok %lld, oom %lld, error %lld, crashed %lld, timeout %lld",
             prog, sp.name, r.done, r.nsel, r.skipped, r.n_ok, r.n_oom, r.n_error, r.n_crashed, r.n_timeout);
     if (r.n_other) fprintf(stderr, ", other %lld", r.n_other);
+    if (r.n_oom && sp.oom) fprintf(stderr, " (the oom: %s)", sp.oom);
     fprintf(stderr, "; summary %s/summary.csv\n", dir);
 closefd:
     close(r.devnull);
@@ -3922,13 +3931,21 @@ typedef struct fit_ctx {
 static double fit_frac(const fit_ctx *f, int algo) { return f->bench.gap[algo] >= 0 ? f->bench.gap[algo] : f->bench.gap_all; }
 static double fit_need(const fit_ctx *f, int algo, int64_t peak) { return (double)peak * (1.0 + fit_frac(f, algo)) + f->bench.ctx_mib * 1048576.0; }
 
+/* a probe's configuration for algo: vanilla takes none of the DP options given (they are the DP algorithms'; the
+   run command refuses them with vanilla, and fit compares vanilla beside them) */
+static void fit_probe_algo(dpprof_config *c, int algo, double sigma) {
+    c->algo = (dpprof_algo)algo;
+    c->sigma = algo == DPPROF_ALGO_VANILLA ? 0 : sigma;
+    if (algo == DPPROF_ALGO_VANILLA) c->delta = 0, c->max_grad_norm = 0, c->per_layer_clipping = 0, c->target_epsilon = 0, c->secure_noise = 0;
+}
+
 /* one dry probe of rank 0: `steps` steps of `batch` samples a rank in physical batches of b. peak and (cost) the
    ops of a step */
 static int fit_probe(fit_ctx *f, const fit_row *r, int b, int batch, int steps, int64_t *peak, fit_cost *cost) {
     dpprof_config c = f->base;
     dpprof_session *s = NULL;
     int rc, i;
-    c.algo = (dpprof_algo)r->algo;
+    fit_probe_algo(&c, r->algo, f->sigma);
     c.checkpoint = (dpprof_checkpoint)r->ckpt;
     c.zero = r->zero;
     c.lora_rank = r->lora;
@@ -3937,7 +3954,6 @@ static int fit_probe(fit_ctx *f, const fit_row *r, int b, int batch, int steps, 
     c.batch = batch * f->o.gpus;
     c.physical_batch = b;
     c.steps = steps;
-    c.sigma = r->algo == DPPROF_ALGO_VANILLA ? 0 : f->sigma;
     f->probes++;
     rc = dpprof_session_create(&c, &s);
     for (i = 0; rc == DPPROF_OK && i < steps; i++) rc = dpprof_session_step(s);
@@ -4881,8 +4897,8 @@ static void fit_too_big(fit_ctx *f) {
         printf("the CUDA context and driver alone take %s (measured, see above): a GPU of at least %s is needed\n", human_bytes(f->bench.ctx_mib * 1048576.0, h1, sizeof h1), human_bytes(near->need, h2, sizeof h2));
         return;
     }
-    probe.algo = (dpprof_algo)near->algo, probe.checkpoint = (dpprof_checkpoint)near->ckpt, probe.lora_rank = near->lora;
-    probe.sigma = near->algo == DPPROF_ALGO_VANILLA ? 0 : f->sigma;
+    fit_probe_algo(&probe, near->algo, f->sigma);
+    probe.checkpoint = (dpprof_checkpoint)near->ckpt, probe.lora_rank = near->lora;
     if (!near->lora) probe.lora_alpha = 0, probe.lora_targets = NULL;
     probe.ranks = B > 1 ? 2 : 1, probe.physical_batch = 1;
     for (zero = 3; zero > 0; zero--) { /* the deepest ZeRO stage dpprof models for these options */
@@ -5043,9 +5059,9 @@ static int cmd_fit(int argc, char **argv) {
                     dpprof_config probe = f->base, resolved;
                     r->algo = f->algos[a], r->ckpt = f->ckpts[c], r->zero = f->zeros[z], r->lora = f->loras[l];
                     /* every combination's configuration checked before any probe: bad input is said first */
-                    probe.algo = (dpprof_algo)r->algo, probe.checkpoint = (dpprof_checkpoint)r->ckpt, probe.zero = r->zero, probe.lora_rank = r->lora, probe.ranks = f->o.gpus;
+                    fit_probe_algo(&probe, r->algo, f->sigma);
+                    probe.checkpoint = (dpprof_checkpoint)r->ckpt, probe.zero = r->zero, probe.lora_rank = r->lora, probe.ranks = f->o.gpus;
                     probe.physical_batch = 1;
-                    probe.sigma = r->algo == DPPROF_ALGO_VANILLA ? 0 : f->sigma;
                     if (!r->lora) probe.lora_alpha = 0, probe.lora_targets = NULL;
                     if ((rc = dpprof_config_resolve(&probe, &resolved, &f->shape)) != DPPROF_OK) {
                         if (rc != DPPROF_ERR_UNSUPPORTED || f->o.zeros || r->zero == 0) FIT_FAIL(cli_fail_lib(&fit_cmd, EXIT_USAGE));
@@ -5074,6 +5090,16 @@ static int cmd_fit(int argc, char **argv) {
         snprintf(bench_dir, sizeof bench_dir, "%s", f->o.bench);
     } else fit_default_bench(bench_dir, sizeof bench_dir);
     if (f->o.json && out_open(&jf, f->o.json, "--json")) FIT_FAIL(EXIT_USAGE);
+    if (f->o.json && jf.f == stdout) { /* --json -: the JSON alone on standard output, the table on standard error */
+        const int jfd = (fflush(stdout), dup(1));
+        FILE *js = jfd >= 0 ? fdopen(jfd, "wb") : NULL;
+        if (!js || dup2(2, 1) < 0) {
+            if (js) fclose(js);
+            else if (jfd >= 0) close(jfd);
+            FIT_FAIL(cli_fail(EXIT_ERROR, "--json -: cannot keep the table off standard output: %s", strerror(errno)));
+        }
+        jf.f = js;
+    }
     if (f->o.plot && out_open(&pf, f->o.plot, "--plot")) FIT_FAIL(EXIT_USAGE);
     fit_margin_load(f, bench_dir, dev, (int)f->base.dtype);
     if (f->bench.prov_err[0]) FIT_FAIL(cli_usage("%s", f->bench.prov_err));

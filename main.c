@@ -278,7 +278,7 @@ static int cmd_run(int argc, char **argv) {
                 DPPROF_SOURCE_HASH, DPPROF_GIT_COMMIT);
     if (rc == DPPROF_OK && !o.quiet)
         fprintf(stderr, "dpprof: %s, %s, %s parameters, seq %d, batch %d (physical %d), %d steps on %s\n",
-                resolved.preset, resolved.task == DPPROF_TASK_LM ? "lm" : "cls", human_count((double)dpprof_session_param_elems(s, 0), hb, sizeof hb),
+                resolved.model_name ? resolved.model_name : resolved.preset, resolved.task == DPPROF_TASK_LM ? "lm" : "cls", human_count((double)dpprof_session_param_elems(s, 0), hb, sizeof hb),
                 resolved.seq, resolved.batch, resolved.physical_batch, total, dpprof_backend_name(dpprof_session_config(s)->backend));
     { /* a step's phase records and losses stay for the report: refused now if all of them would not fit */
         const double need = (double)total * (16.0 * (double)sizeof(dpprof_phase_rec) + 64.0), avail = (double)mem_available();

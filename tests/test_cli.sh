@@ -533,3 +533,33 @@ if [ -z "${DPPROF_TEST_BIN:-}" ] && [ -x /usr/bin/time ]; then
             bash -c "[ $rc = 0 ] && awk '{ exit !(\$1 + \$2 < 5 && \$3 < 500000) }' '$tmp/pld.time'"
     done
 fi
+
+# a newcomer's rough edges: the banner names a config file's model, the common spellings of --seq get a "did you
+# mean", a config key that changes the architecture is modelled or refused by name, fit takes the default --delta
+# beside vanilla, fit --json - puts the JSON alone on standard output, and a study's expected oom are said so
+"$bin" run --hf-config tests/hf/smollm2-135m.json --backend dry --steps 1 --seq 8 --batch 1 --timeline none --out "$tmp/hfb.json" 2>"$tmp/err"; rc=$?
+check "--hf-config: the banner names the file's model, not tiny ($(grep -m1 'parameters' "$tmp/err"))" \
+    bash -c "[ $rc = 0 ] && grep -q '^dpprof: tests/hf/smollm2-135m.json, lm, 135 M parameters' '$tmp/err'"
+for s in --seq-len --seq-length --max-seq-len; do
+    bad 2 "unknown option '$s' (did you mean --seq?)" run "$s" 64 $o
+done
+bad 2 "unknown option '--batch-size' (did you mean --batch?)" fit --batch-size 8
+python3 - "$tmp" <<'PY'
+import json, sys
+d = json.load(open('tests/hf/smollm2-135m.json'))
+json.dump(dict(d, architectures=['Qwen2ForCausalLM']), open(sys.argv[1] + '/qwen-arch.json', 'w'))
+json.dump(dict(d, use_sliding_window=False, max_window_layers=21), open(sys.argv[1] + '/qwen-keys.json', 'w'))
+json.dump(dict(d, attention_dropout=0.1), open(sys.argv[1] + '/dropout.json', 'w'))
+PY
+bad 2 '"architectures" holds Qwen2ForCausalLM: dpprof models LlamaFor... and MistralFor... only' run --hf-config "$tmp/qwen-arch.json" $o
+bad 2 '"use_sliding_window": a key dpprof does not model, which may change the architecture: refused rather than ignored' run --hf-config "$tmp/qwen-keys.json" $o
+bad 2 '"attention_dropout" = 0.1' run --hf-config "$tmp/dropout.json" $o
+"$bin" fit --preset tiny --seq 64 --batch 8 --sigma 1 --delta 1e-5 --algo persample,vanilla --device H100 >"$tmp/fit.out" 2>&1; rc=$?
+check "fit --delta 1e-5 (the default) with vanilla among the algorithms: runs ($(head -c 160 "$tmp/fit.out"))" bash -c "[ $rc = 0 ]"
+"$bin" fit --preset tiny --seq 64 --batch 8 --sigma 1 --algo persample --device H100 --json - >"$tmp/fit.json" 2>"$tmp/fit.err"; rc=$?
+check "fit --json -: the JSON alone on standard output, the table on standard error" \
+    bash -c "[ $rc = 0 ] && python3 -c 'import json, sys; json.load(open(sys.argv[1]))' '$tmp/fit.json' && grep -q '^dpprof fit: tiny' '$tmp/fit.err'"
+printf 'name = oomy\noom = expected: a batch past the limit\nbase = --preset tiny --backend dry --steps 1 --memory-limit 1M\n' >"$tmp/oomy.conf"
+"$bin" sweep "$tmp/oomy.conf" --out-dir "$tmp/oomy" 2>"$tmp/err"; rc=$?
+check "a sweep's oom line says what the study's oom is ($(grep -m1 ': oom' "$tmp/err"))" \
+    bash -c "grep -q 'oomy: oom (expected: a batch past the limit)' '$tmp/err' && grep -q '(the oom: expected: a batch past the limit)' '$tmp/err'"

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef DPPROF_CUDA /* a build without the kernels has no gpu ops to call */
 /* one kernel choice changed, the others kept (dpprof_cuda_set_tuning takes them all): DPPROF_OK, or its error */
 #define TUNE(field, value) tune_one(offsetof(dpprof_cuda_tuning, field), (value))
 static int tune_one(size_t off, int value) {
@@ -30,7 +31,6 @@ static int tune_one(size_t off, int value) {
     return dpprof_cuda_set_tuning(&t);
 }
 
-#ifdef DPPROF_CUDA /* a build without the kernels has no gpu ops to call */
 #include "gpu_model.c"
 #include "gpu_attn.c"
 #include "gpu_dp.c"
