@@ -1310,6 +1310,7 @@ static int outdir_write(const char *what, const char *name, int (*fill)(void *ct
     char dir[PATH_MAX], base[PATH_MAX], tmp[PATH_MAX], old[PATH_MAX], marker[PATH_MAX + 32];
     struct stat st;
     FILE *m;
+    int wrote;
     out_split(name, dir, base);
     if (out_tmpname(tmp, sizeof tmp, dir, base) || !mkdtemp(tmp)) {
         cli_fail(0, "%s '%s': cannot create a temporary directory beside it: %s", what, name, strerror(errno));
@@ -1323,8 +1324,11 @@ static int outdir_write(const char *what, const char *name, int (*fill)(void *ct
         return -1;
     }
     snprintf(marker, sizeof marker, "%s/" OUT_DUMP_MARKER, tmp);
-    if (!(m = fopen(marker, "wb")) || fputs("a dump of dpprof run --dump: dpprof replaces this directory when it dumps here again\n", m) < 0 || fclose(m) != 0 || fill(ctx, tmp) != 0) {
-        if (m == NULL) cli_fail(0, "%s '%s': cannot write its marker: %s", what, name, strerror(errno));
+    m = fopen(marker, "wb");
+    wrote = m && fputs("a dump of dpprof run --dump: dpprof replaces this directory when it dumps here again\n", m) >= 0;
+    if (m && fclose(m) != 0) wrote = 0; /* a full disk shows here */
+    if (!wrote) cli_fail(0, "%s '%s': cannot write its marker: %s", what, name, strerror(errno));
+    if (!wrote || fill(ctx, tmp) != 0) { /* fill says its own */
         outdir_remove(tmp);
         out_track_kind(tmp, 0, 1);
         return -1;

@@ -811,6 +811,14 @@ static int sweep_parse(const char *path, sweep_spec *sp) {
             free(sorted);
             return sweep_bad(sp, sp->naxis ? sp->axis[sp->naxis - 1].line : sp->name_line, "the id of configuration %lld is %zu characters long, more than %d (ids name files): shorten the name or the labels", c + 1, k, SWEEP_MAX_ID);
         }
+        {
+            const char *dot = strrchr(sp->id[c], '.');
+            if (dot && !strncmp(dot, ".rep", 4) && dot[4] && strspn(dot + 4, "0123456789") == strlen(dot + 4)) {
+                free(sorted);
+                return sweep_bad(sp, sp->naxis ? sp->axis[sp->naxis - 1].line : sp->name_line,
+                                 "the id '%s' ends as a repeated run's file name does (ID.repK.json: --repeats): change the label", sp->id[c]);
+            }
+        }
         sorted[c] = sp->id[c];
     }
     qsort(sorted, (size_t)sp->nconf, sizeof *sorted, sweep_cmp_id);
@@ -961,15 +969,17 @@ static void sweep_print_cmd(FILE *f, char *const *args) {
 /* exe run <base> <axis options> --experiment NAME --out OUT --quiet; malloc'd, NULL-terminated */
 /* a --trace or --dump path of the experiment file, made the configuration's own: t.json -> t-ID.json,
    dumpdir -> dumpdir-ID (so that the configurations of a sweep never write one file) */
-static char *sweep_own_path(sweep_spec *sp, const char *opt, const char *path, const char *id) {
+static char *sweep_own_path(sweep_spec *sp, const char *opt, const char *path, const char *id, int rep) {
     const char *slash = strrchr(path, '/'), *dot = strrchr(slash ? slash + 1 : path, '.');
-    size_t stem = dot && dot != (slash ? slash + 1 : path) ? (size_t)(dot - path) : strlen(path), n = strlen(opt) + strlen(path) + strlen(id) + 4;
-    char *v = (char *)sweep_keep(sp, malloc(n));
-    if (v) snprintf(v, n, "%s%.*s-%s%s", opt, (int)stem, path, id, path + stem);
+    size_t stem = dot && dot != (slash ? slash + 1 : path) ? (size_t)(dot - path) : strlen(path), n = strlen(opt) + strlen(path) + strlen(id) + 20;
+    char *v = (char *)sweep_keep(sp, malloc(n)), r[16] = "";
+    if (rep > 0) snprintf(r, sizeof r, ".rep%d", rep + 1); /* the k-th run's own, as its result is ID.repK.json */
+    if (v) snprintf(v, n, "%s%.*s-%s%s%s", opt, (int)stem, path, id, r, path + stem);
     return v;
 }
 
-static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, char *out) {
+/* the command of run rep (0: the first) of configuration c */
+static char **sweep_argv(const sweep_spec *sp, long long c, int rep, const char *exe, char *out) {
     int n = 10 + sp->nbase + sp->ncuda, a, k = 0, i, own = 0;
     char **v;
     for (a = 0; a < sp->naxis; a++) n += sp->axis[a].val[sweep_pick(sp, c, a)].nopt;
@@ -984,7 +994,7 @@ static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, cha
     for (i = 2; i < k; i++) { /* --trace F, --dump D (or =): one file or directory a configuration */
         const char *o = v[i];
         if (own) {
-            if (!(v[i] = sweep_own_path((sweep_spec *)sp, "", o, sp->id[c]))) {
+            if (!(v[i] = sweep_own_path((sweep_spec *)sp, "", o, sp->id[c], rep))) {
                 free(v);
                 return NULL;
             }
@@ -994,7 +1004,7 @@ static char **sweep_argv(const sweep_spec *sp, long long c, const char *exe, cha
             const size_t eq = (size_t)(strchr(o, '=') - o) + 1;
             char opt[16];
             snprintf(opt, sizeof opt, "%.*s", (int)eq, o);
-            if (!(v[i] = sweep_own_path((sweep_spec *)sp, opt, o + eq, sp->id[c]))) {
+            if (!(v[i] = sweep_own_path((sweep_spec *)sp, opt, o + eq, sp->id[c], rep))) {
                 free(v);
                 return NULL;
             }
@@ -1146,6 +1156,25 @@ static char *sweep_rep_path(const char *dir, const char *mid, const char *id, in
     return sweep_path(dir, mid, id, suffix);
 }
 
+/* the outputs a run of configuration c asks besides its result all there (--trace's file, and --dump's directory
+   where the run ended ok): a run stopped after its result but before them runs again rather than being skipped */
+static int sweep_outputs_there(const sweep_spec *sp, long long c, int rep, char *json, const char *status) {
+    char **a = sweep_argv(sp, c, rep, "dpprof", json);
+    struct stat st;
+    int k, ok = 1;
+    if (!a) return 0;
+    for (k = 2; a[k] && ok; k++) {
+        const char *path = NULL;
+        int dump = 0;
+        if ((!strcmp(a[k], "--trace") || !strcmp(a[k], "--dump")) && a[k + 1]) dump = a[k][2] == 'd', path = a[++k];
+        else if (!strncmp(a[k], "--trace=", 8)) path = a[k] + 8;
+        else if (!strncmp(a[k], "--dump=", 7)) dump = 1, path = a[k] + 7;
+        if (path && (!dump || !strcmp(status, "ok")) && stat(path, &st) != 0) ok = 0;
+    }
+    free(a);
+    return ok;
+}
+
 /* pend code: the run rep of configuration c, as c + rep * nconf */
 static int sweep_start(sweep_run *r, sweep_job *j, long long code) {
     const long long c = code % r->sp->nconf;
@@ -1155,7 +1184,7 @@ static int sweep_start(sweep_run *r, sweep_job *j, long long code) {
     j->conf = c;
     j->rep = (int)(code / r->sp->nconf);
     if (!(j->json = sweep_rep_path(r->dir, "", id, j->rep, ".json")) || !(j->log = sweep_rep_path(r->dir, "logs/", id, j->rep, ".log")) ||
-        !(j->args = sweep_argv(r->sp, c, r->exe, j->json))) {
+        !(j->args = sweep_argv(r->sp, c, j->rep, r->exe, j->json))) {
         sweep_job_free(j);
         return sweep_oom();
     }
@@ -1315,7 +1344,7 @@ static int sweep_check_options(const sweep_spec *sp, const char *dir) {
     int rc = EXIT_OK;
     for (c = 0; c < sp->nconf && rc == EXIT_OK; c++) {
         char *json = sweep_path(dir, "", sp->id[c], ".json");
-        char **args = json ? sweep_argv(sp, c, prog_name, json) : NULL;
+        char **args = json ? sweep_argv(sp, c, 0, prog_name, json) : NULL;
         run_opts o;
         int n = 0;
         if (!args) {
@@ -1399,18 +1428,19 @@ static int cmd_sweep(int argc, char **argv) {
             rc = EXIT_USAGE;
             goto done;
         }
-        for (c = 0; c < r.nsel; c++) {
-            char *json = sweep_path(dir, "", sp.id[sel[c]], ".json");
-            char **args = json ? sweep_argv(&sp, sel[c], exe, json) : NULL;
-            if (!args) {
+        for (i = 0; i < r.repeats; i++) /* in the order the runs go: every configuration once, then again */
+            for (c = 0; c < r.nsel; c++) {
+                char *json = sweep_rep_path(dir, "", sp.id[sel[c]], i, ".json");
+                char **args = json ? sweep_argv(&sp, sel[c], i, exe, json) : NULL;
+                if (!args) {
+                    free(json);
+                    rc = sweep_oom();
+                    goto done;
+                }
+                sweep_print_cmd(stdout, args);
+                free(args);
                 free(json);
-                rc = sweep_oom();
-                goto done;
             }
-            sweep_print_cmd(stdout, args);
-            free(args);
-            free(json);
-        }
         rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
         goto done;
     }
@@ -1439,7 +1469,23 @@ static int cmd_sweep(int argc, char **argv) {
             rc = sweep_oom();
             goto done;
         }
-        lfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        lfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666); /* never through a link; a FIFO does not block */
+        {
+            struct stat lst;
+            if (lfd >= 0 && (fstat(lfd, &lst) != 0 || !S_ISREG(lst.st_mode))) {
+                cli_fail(0, "'%s' is not a regular file: not a sweep's lock (remove it, or give another --out-dir)", lockp);
+                close(lfd);
+                free(lockp);
+                rc = EXIT_USAGE;
+                goto done;
+            }
+            if (lfd < 0 && errno == ELOOP) {
+                cli_fail(0, "'%s' is a symbolic link: not a sweep's lock, and never followed (remove it, or give another --out-dir)", lockp);
+                free(lockp);
+                rc = EXIT_USAGE;
+                goto done;
+            }
+        }
         memset(&fl, 0, sizeof fl);
         fl.l_type = F_WRLCK, fl.l_whence = SEEK_SET;
         if (lfd < 0 || fcntl(lfd, F_SETLK, &fl) != 0) {
@@ -1481,7 +1527,7 @@ static int cmd_sweep(int argc, char **argv) {
                     goto closefd;
                 }
                 out_remove_leftovers(json); /* a run killed while writing */
-                if (sweep_read_result(json, st, sizeof st, &peak, why, sizeof why)) {
+                if (sweep_read_result(json, st, sizeof st, &peak, why, sizeof why) && sweep_outputs_there(&sp, sel[c], rep, json, st)) {
                     r.done++;
                     r.skipped++;
                     sweep_count(&r, st);
@@ -1822,7 +1868,7 @@ static double rep_num(const dpprof_json *v) {
    whose name is a key of the result's config (--physical-batch: physical_batch) holds the option's value.
    a result of another version of the file is named and skipped, not used as this configuration's */
 static void rep_config_matches(const rep *r, long long c, const dpprof_json *cfg, char *why, size_t cap) {
-    char **argv = sweep_argv(&r->sp, c, "dpprof", (char *)"-");
+    char **argv = sweep_argv(&r->sp, c, 0, "dpprof", (char *)"-");
     int i;
     if (!argv || !cfg) {
         free(argv);
@@ -2672,7 +2718,7 @@ static char *rep_timeline_json(rep *r, long long c) {
         pid_t pid;
         /* on the backend of the sweep's result of it: a timeline of a measured sweep is measured too */
         r->sp.backend = r->res[c].have && strcmp(r->res[c].backend, "dry") && strcmp(r->res[c].backend, "unknown") ? r->res[c].backend : NULL;
-        argv = sweep_argv(&r->sp, c, "/proc/self/exe", json);
+        argv = sweep_argv(&r->sp, c, 0, "/proc/self/exe", json);
         r->sp.backend = NULL;
         if (!argv) {
             free(json);

@@ -58,8 +58,10 @@ static const cli_command plot_cmd = {"plot", "usage: dpprof plot timeline RESULT
                                      "             several results (up to 8): one panel each, named by its file, on shared axes\n",
                                      plot_opt, CLI_N(plot_opt), 64, NULL, NULL};
 
+static char run_dump_error[600]; /* why the dump failed, for the result */
 static int run_dump(void *ctx, const char *dir) {
     if (dpprof_session_dump((dpprof_session *)ctx, dir) == DPPROF_OK) return 0;
+    snprintf(run_dump_error, sizeof run_dump_error, "%.590s", dpprof_last_error());
     cli_fail(0, "--dump: %s", dpprof_last_error());
     return -1;
 }
@@ -328,14 +330,8 @@ static int cmd_run(int argc, char **argv) {
         }
         code = rc == DPPROF_ERR_OOM ? EXIT_OOM : EXIT_ERROR;
     }
-    if (o.out) {
-        int w = dpprof_session_write_json(s, out.f, o.experiment, rc == DPPROF_OK ? "ok" : (rc == DPPROF_ERR_OOM ? "oom" : "error"), rc == DPPROF_OK ? NULL : err);
-        if (w != DPPROF_OK && !ferror(out.f)) { /* the writer's own reason; a stream error is the commit's to say */
-            cli_fail(0, "--out '%s': %s", o.out, dpprof_last_error());
-            out_abort(&out);
-            code = EXIT_ERROR;
-        } else if (out_commit(&out)) code = EXIT_ERROR;
-    }
+    /* the trace and the dump first, the result last: a result is the mark that a run has ended and written all it
+       was asked (a sweep stopped between them runs it again) */
     if (o.trace) {
         int w = dpprof_session_write_trace(s, trace.f);
         if (w != DPPROF_OK && !ferror(trace.f)) {
@@ -344,8 +340,18 @@ static int cmd_run(int argc, char **argv) {
             code = EXIT_ERROR;
         } else if (out_commit(&trace)) code = EXIT_ERROR;
     }
-    if (rc == DPPROF_OK && o.dump) {
-        if (outdir_write("--dump", o.dump, run_dump, s) != 0) code = EXIT_ERROR;
+    if (rc == DPPROF_OK && o.dump && outdir_write("--dump", o.dump, run_dump, s) != 0) { /* the run did not do all it was asked: its result says so */
+        snprintf(err, sizeof err, "--dump '%.300s' was not written: %.600s", o.dump, run_dump_error[0] ? run_dump_error : "see the run's messages");
+        code = EXIT_ERROR;
+    }
+    if (o.out) {
+        const int failed = rc != DPPROF_OK || err[0];
+        int w = dpprof_session_write_json(s, out.f, o.experiment, rc == DPPROF_OK ? (err[0] ? "error" : "ok") : (rc == DPPROF_ERR_OOM ? "oom" : "error"), failed ? err : NULL);
+        if (w != DPPROF_OK && !ferror(out.f)) { /* the writer's own reason; a stream error is the commit's to say */
+            cli_fail(0, "--out '%s': %s", o.out, dpprof_last_error());
+            out_abort(&out);
+            code = EXIT_ERROR;
+        } else if (out_commit(&out)) code = EXIT_ERROR;
     }
     if (rc == DPPROF_OK && !o.quiet) {
         const dpprof_prof *p = dpprof_session_prof(s);

@@ -352,7 +352,7 @@ check "a resume removes a killed run's trace temporary (.dpprof-tmp.t-ID.json.XX
 python3 - "$tmp/big-hf.json" <<'PY'
 import json, sys
 cfg = {"model_type": "llama", "vocab_size": 256, "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2,
-       "num_attention_heads": 4, "num_key_value_heads": 2, "padding": "x" * 1000000}
+       "num_attention_heads": 4, "num_key_value_heads": 2, "_name_or_path": "x" * 1000000}
 json.dump(cfg, open(sys.argv[1], "w"))
 PY
 printf 'name = hf\nbase = --hf-config %s --backend dry --steps 1\naxis seed = %s\n' "$tmp/big-hf.json" "$(seq -s ' | ' 1 10000)" >"$tmp/hf.conf"
@@ -391,3 +391,27 @@ check "a repeat that is not a result: left out and named (stderr, summary), the 
     "[ $rc -eq 0 ] && grep -q 'rp-ghost: repeat 3 left out' '$tmp/rp3.err' && grep -q '^    repeats: 2 runs' '$tmp/rp/summary.txt' && grep -q 'repeat 3 left out' '$tmp/rp/summary.txt'"
 err=$("$bin" sweep "$tmp/rp.conf" --out-dir "$tmp/rp" --repeats 0 2>&1); rc=$?
 check "--repeats 0: refused ($err)" bash -c "[ $rc -eq 2 ] && grep -q \"repeats '0': expected an integer in \\[1, 32\\]\" <<<\"\$1\"" _ "$err"
+
+# ---- nothing lost, nothing replaced: repeats and their traces, ids that collide with a repeat's file, a run
+# stopped between its trace and its result, a lock that is a link, --dry-run with --repeats --------------------
+printf 'name = rc\nbase = --preset tiny --backend dry --steps 1\naxis v = 1: --seq 16 | 1.rep2: --seq 32\n' >"$tmp/rc.conf"
+err=$("$bin" sweep "$tmp/rc.conf" --out-dir "$tmp/rc" --repeats 2 2>&1); rc=$?
+check "a label whose id ends as a repeat's file name (rc-1.rep2): refused, nothing written ($err)" \
+    bash -c "[ $rc -eq 2 ] && grep -q \"the id 'rc-1.rep2' ends as a repeated run's file name does\" <<<\"\$1\" && [ ! -e '$tmp/rc' ]" _ "$err"
+printf 'name = tr\nbase = --preset tiny --backend dry --steps 1 --trace %s/tr/t.json\naxis seq = 16 | 32\n' "$tmp" >"$tmp/tr.conf"
+"$bin" sweep "$tmp/tr.conf" --out-dir "$tmp/tr" --repeats 2 2>"$tmp/tr.err"; rc=$?
+check "--repeats 2 with --trace: each run its own trace (t-ID.json, t-ID.rep2.json), four in all" \
+    bash -c "[ $rc -eq 0 ] && [ -s '$tmp/tr/t-tr-16.json' ] && [ -s '$tmp/tr/t-tr-16.rep2.json' ] && [ -s '$tmp/tr/t-tr-32.json' ] && [ -s '$tmp/tr/t-tr-32.rep2.json' ]"
+rm -f "$tmp/tr/t-tr-32.json"
+"$bin" sweep "$tmp/tr.conf" --out-dir "$tmp/tr" --repeats 2 2>"$tmp/tr2.err"; rc=$?
+check "a result whose trace is missing (a run stopped between them) runs again on resume, the others are skipped" \
+    bash -c "[ $rc -eq 0 ] && [ -s '$tmp/tr/t-tr-32.json' ] && grep -q '^\[[0-9]/4\] tr-32: ok' '$tmp/tr2.err' && [ \$(grep -c 'skipped: done before' '$tmp/tr2.err') -eq 3 ]"
+out=$("$bin" sweep "$tmp/tr.conf" --out-dir "$tmp/tr" --repeats 3 --dry-run); rc=$?
+check "--dry-run --repeats 3: every run's command, 6 for 2 configurations, each repeat with its own files" \
+    bash -c "[ $rc -eq 0 ] && [ \$(wc -l <<<\"\$1\") -eq 6 ] && grep -q 'tr-32.rep3.json' <<<\"\$1\" && grep -q 't-tr-32.rep3.json' <<<\"\$1\"" _ "$out"
+mkdir -p "$tmp/lk"
+echo 'a user file' >"$tmp/precious"
+ln -s "$tmp/precious" "$tmp/lk/.sweep.lock"
+err=$("$bin" sweep "$tmp/small.conf" --out-dir "$tmp/lk" 2>&1); rc=$?
+check "a .sweep.lock that is a symbolic link: refused, its target untouched ($err)" \
+    bash -c "[ $rc -eq 2 ] && grep -q 'is a symbolic link: not a sweep' <<<\"\$1\" && [ \"\$(cat '$tmp/precious')\" = 'a user file' ]" _ "$err"
