@@ -3371,7 +3371,7 @@ static int dpprof__pld_compose(const dpprof__pld *a, const dpprof__pld *b, doubl
     c->n = n;
     c->inf = a->inf + b->inf - a->inf * b->inf; /* 1 - (1 - a)(1 - b), without losing a tiny a or b */
     c->budget = a->budget + b->budget;
-    c->ts = a->ts; /* the same interval: the same t */
+    c->ts = a->ts;                                                             /* the same interval: the same t */
     for (k = 0; k < DPPROF__PLD_NT; k++) c->logm[k] = a->logm[k] + b->logm[k]; /* the mgf of a sum */
     dpprof__pld_trim(c, h, !direct);
     return DPPROF__PRIV_OK;
@@ -3401,7 +3401,7 @@ static double dpprof__pld_hs(double q, double sigma, int add, double e) {
     double x, a;
     if (!add) {
         if (q < 1.0 && e <= log1p(-q)) return -expm1(e); /* every loss exceeds e */
-        a = dpprof__pld_la(q, e);                         /* (x - 1/2) / s^2 */
+        a = dpprof__pld_la(q, e);                        /* (x - 1/2) / s^2 */
         x = s2 * a + 0.5;
         if (a < 700.0 && x / r2 < 25.0) return q * (0.5 * erfc((x - 1.0) / r2) - exp(a) * 0.5 * erfc(x / r2));
         return q * 0.5 * erfc((x - 1.0) / r2) - exp(log(q) + a + dpprof__pld_lherfc(x / r2));
@@ -3467,8 +3467,9 @@ static int dpprof__pld_step(double q, double sigma, double h, int add, double bu
             d->p[j] = mu > 0.0 ? mu : 0.0;
         }
         sl[m - 1] *= exp((double)k1 * h); /* the top's slope times exp(l_m) */
-    } else { /* a loss past 700 either way: the same masses without exp(l_j), which overflows or vanishes there.
-                exp(l_j) s_j = (d_j+1 - d_j) / (e^h - 1) and exp(l_j) s_j-1 = (d_j - d_j-1) / (1 - e^-h) */
+    } else {
+        /* a loss past 700 either way: the same masses without exp(l_j), which overflows or vanishes there.
+           exp(l_j) s_j = (d_j+1 - d_j) / (e^h - 1) and exp(l_j) s_j-1 = (d_j - d_j-1) / (1 - e^-h) */
         const double c1 = 1.0 / expm1(h), c2 = 1.0 / -expm1(-h);
         for (j = 1; j < m; j++) {
             const double mu = c1 * (dl[j + 1] - dl[j]) - c2 * (dl[j] - dl[j - 1]);
@@ -3672,7 +3673,7 @@ DPPROF_API int dpprof_noiseless_epsilon(double q, long long steps, double delta,
         *eps = 0.0;
         return DPPROF__PRIV_OK;
     }
-    lq = log1p(-q); /* -inf at q 1 */
+    lq = log1p(-q);                                       /* -inf at q 1 */
     if (q >= 1.0 || -expm1((double)steps * lq) > delta) { /* the remove neighbour's mass at infinity passes delta */
         *eps = INFINITY;
         return DPPROF__PRIV_OK;
@@ -9071,7 +9072,8 @@ DPPROF_API int dpprof_privacy_of(int dp, double q, double sigma, long long steps
         if (q == q && poisson && dpprof_noiseless_epsilon(q, steps, delta, &e0) == DPPROF_OK && e0 < INFINITY) {
             r->epsilon = e0; /* exact: a record is drawn at all with a chance under delta */
             snprintf(r->note, sizeof r->note, "sigma = 0: no noise, but a record is drawn in any of the %lld steps with probability %.3g, under delta %g: epsilon %.3g exactly "
-                                              "(log(1 - delta) - steps log(1 - q) of the add neighbour)", steps, -expm1((double)steps * log1p(-q)), delta, e0);
+                                              "(log(1 - delta) - steps log(1 - q) of the add neighbour)",
+                     steps, -expm1((double)steps * log1p(-q)), delta, e0);
             return DPPROF_OK;
         }
         r->epsilon = INFINITY;

@@ -379,13 +379,33 @@ static int cli_given(int argc, char **argv, const char *name) {
    that edit distance cannot find: the option this command has, or NULL */
 static const char *cli_alias(const cli_command *c, const char *name) {
     static const char *const alias[][2] = {
-        {"--seq-len", "--seq"},           {"--seq-length", "--seq"},         {"--max-seq-len", "--seq"},        {"--max-seq-length", "--seq"},
-        {"--sequence-length", "--seq"},   {"--max-length", "--seq"},         {"--context-length", "--seq"},     {"--batch-size", "--batch"},
-        {"--micro-batch", "--physical-batch"}, {"--micro-batch-size", "--physical-batch"}, {"--max-physical-batch-size", "--physical-batch"},
-        {"--noise-multiplier", "--sigma"}, {"--epsilon", "--target-epsilon"}, {"--target-eps", "--target-epsilon"}, {"--num-layers", "--layers"},
-        {"--num-hidden-layers", "--layers"}, {"--hidden-size", "--hidden"}, {"--num-heads", "--heads"},     {"--num-attention-heads", "--heads"},
-        {"--intermediate-size", "--ffn"}, {"--vocab-size", "--vocab"},       {"--lora-r", "--lora-rank"},       {"--model-name", "--model"},
-        {"--num-gpus", "--gpus"},         {"--gradient-checkpointing", "--checkpoint"}, {"--clip", "--max-grad-norm"}, {"--max-grad", "--max-grad-norm"},
+        {"--seq-len", "--seq"},
+        {"--seq-length", "--seq"},
+        {"--max-seq-len", "--seq"},
+        {"--max-seq-length", "--seq"},
+        {"--sequence-length", "--seq"},
+        {"--max-length", "--seq"},
+        {"--context-length", "--seq"},
+        {"--batch-size", "--batch"},
+        {"--micro-batch", "--physical-batch"},
+        {"--micro-batch-size", "--physical-batch"},
+        {"--max-physical-batch-size", "--physical-batch"},
+        {"--noise-multiplier", "--sigma"},
+        {"--epsilon", "--target-epsilon"},
+        {"--target-eps", "--target-epsilon"},
+        {"--num-layers", "--layers"},
+        {"--num-hidden-layers", "--layers"},
+        {"--hidden-size", "--hidden"},
+        {"--num-heads", "--heads"},
+        {"--num-attention-heads", "--heads"},
+        {"--intermediate-size", "--ffn"},
+        {"--vocab-size", "--vocab"},
+        {"--lora-r", "--lora-rank"},
+        {"--model-name", "--model"},
+        {"--num-gpus", "--gpus"},
+        {"--gradient-checkpointing", "--checkpoint"},
+        {"--clip", "--max-grad-norm"},
+        {"--max-grad", "--max-grad-norm"},
     };
     size_t i;
     for (i = 0; i < sizeof alias / sizeof alias[0]; i++)
@@ -683,7 +703,8 @@ static int hf_keys_check(const char *path, const dpprof_json *root) {
             char key[208];
             snprintf(key, sizeof key, "%.*s", (int)(n < 200 ? n : 200), k);
             return hf_fail(path, "\"%s\": a key dpprof does not model, which may change the architecture: refused rather than ignored%s (dpprof models the Llama "
-                                 "architecture's keys and leaves token ids, dtype and initialisation aside)", key, "");
+                                 "architecture's keys and leaves token ids, dtype and initialisation aside)",
+                           key, "");
         }
     }
     if (v && dpprof_json_kind(v) != DPPROF_JSON_NULL) { /* the class transformers would build: Llama's or Mistral's */

@@ -463,7 +463,7 @@ typedef struct sweep_axis {
 typedef struct sweep_spec {
     const char *file;
     char *name, *description;
-    char *oom; /* what an oom result is in this study (oom = TEXT), said beside each one, or NULL */
+    char *oom;           /* what an oom result is in this study (oom = TEXT), said beside each one, or NULL */
     char **base, **cuda; /* cuda: the options added on the cuda backend (its counters, op times) */
     int nbase, name_line, desc_line, base_line, ncuda, cuda_line, oom_line;
     sweep_axis *axis;

@@ -495,7 +495,8 @@ static int cmd_epsilon(int argc, char **argv) {
     if (sigma == 0) { /* no noise: no finite epsilon, or the exact one where a record is drawn at all with a chance under delta */
         if (pv.epsilon < INFINITY) fprintf(stderr, "dpprof: epsilon: %s\n", pv.note);
         else fprintf(stderr, "dpprof: epsilon: sigma 0 adds no noise: clipping alone is not private, and no finite epsilon bounds it (a record is drawn in some step with "
-                             "probability %.3g, not under delta %g)\n", q >= 1 ? 1.0 : -expm1((double)steps * log1p(-q)), delta);
+                             "probability %.3g, not under delta %g)\n",
+                     q >= 1 ? 1.0 : -expm1((double)steps * log1p(-q)), delta);
         if (acct == DPPROF_ACCOUNTANT_BOTH) printf("epsilon_rdp %.10g\nepsilon_pld %.10g\ndelta %g\nbest_order none\n", pv.epsilon, pv.epsilon, delta);
         else printf("epsilon %.10g\ndelta %g\n%s\n", pv.epsilon, delta, acct == DPPROF_ACCOUNTANT_PLD ? "accountant pld" : "best_order none");
         return EXIT_OK;
