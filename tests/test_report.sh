@@ -300,3 +300,31 @@ $rec $rec $sha|commit ${rec:0:12} is given another build on an earlier line"; do
             "[ $rc = 2 ] && grep -qF \"\$2\" <<<\"\$1\" && [ \"\$(cat '$tmp/pv/summary.txt')\" = kept ]" _ "$err" "provenance:$((line + 1)): ${bad#*|}"
     done
 else echo "SKIP no committed bf16 H200 run with a provenance file in data/bench: the report's provenance not checked"; fi
+
+# a result's strings are not trusted: a status, a device or a path that would close a macro's argument, start a
+# line or input a file reaches the macros escaped
+mkdir -p "$tmp/inj"
+cp "$tmp/r/"*.json "$tmp/inj/"
+python3 - "$tmp/inj/small-ghost-2-free.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["status"] = "ok}\\input{/x}\n\\input{/y}"
+json.dump(d, open(sys.argv[1], "w"))
+PY
+"$bin" report "$tmp/small.conf" --results "$tmp/inj" --figures "$tmp/injf" --tables "$tmp/injt" 2>/dev/null; rc=$?
+check "a result's status with braces, a backslash and a newline: escaped in the macros, no \\input reaches the paper" \
+    bash -c "[ $rc = 0 ] && ! grep -qF '\\input' '$tmp/injt/small-macros.tex' && grep -qF '{status}{ok\\}\\char92{}input\\{/x\\} ' '$tmp/injt/small-macros.tex'"
+# a results folder the report cannot write (read-only): refused before any directory is made for figures and tables
+mkdir -p "$tmp/ro"
+cp "$tmp/r/"*.json "$tmp/ro/"
+chmod 755 "$tmp" && chmod 555 "$tmp/ro" && chmod 777 "$tmp/injf" 2>/dev/null
+as_user=()
+if [ "$(id -u)" = 0 ]; then as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups); fi # root writes anywhere: as nobody
+if [ "$(id -u)" != 0 ] || command -v setpriv >/dev/null; then
+    mkdir -p "$tmp/rw" && chmod 777 "$tmp/rw"
+    "${as_user[@]}" "$PWD/$bin" report "$tmp/small.conf" --results "$tmp/ro" --figures "$tmp/rw/figs" --tables "$tmp/rw/tabs" 2>"$tmp/ro.err"; rc=$?
+    check "a read-only results folder: refused ($(head -c 160 "$tmp/ro.err")), no empty figures/ or tables/ left" \
+        bash -c "[ $rc != 0 ] && grep -q \"summary '$tmp/ro/summary.txt': cannot write\" '$tmp/ro.err' && [ ! -e '$tmp/rw/figs' ] && [ ! -e '$tmp/rw/tabs' ]"
+else
+    echo "SKIP a read-only results folder: running as root without setpriv"
+fi
+chmod 755 "$tmp/ro"
