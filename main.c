@@ -82,16 +82,51 @@ static int mpi_agree(int ok) {
 /* before the run, from one physical batch on the dry backend (in process, a fraction of a second): byte counts are
    64-bit, so a dry run without a memory limit whose live bytes or whose total of every allocation would pass 2^63
    would stop mid-run (in the accountant): refused here, past 2^62 (what the probe leaves out, --data's bytes,
-   the other physical batches' inputs, is far less than the margin). and a trace past TRACE_MAX_BYTES is refused
-   with its size, where a long run's --trace-steps would write gigabytes. 1 after saying why, else 0 */
+   the other physical batches' inputs, is far less than the margin). and a trace or a result past FILE_MAX_BYTES is
+   refused with its size, where a long run's --trace-steps or --steps would write gigabytes: the sizes are upper
+   bounds (every number at its longest), and the writers check the size again before a file is put in place.
+   1 after saying why, else 0 */
 #define RUN_MAX_BYTES ((int64_t)1 << 62)
-#define TRACE_MAX_BYTES ((double)(1 << 30))
-#define TRACE_EVENT_BYTES 210.0 /* a trace's bytes an allocation event: its live-memory counters (204 measured on the tiny preset) */
+#define FILE_MAX_BYTES file_max_bytes()
+/* 1 GiB; DPPROF_FILE_MAX (bytes, 1 MiB to 1 GiB) lowers it, for the tests of the bound */
+static double file_max_bytes(void) {
+    const char *e = getenv("DPPROF_FILE_MAX");
+    const double v = e ? strtod(e, NULL) : 0.0;
+    return v >= 1048576.0 && v <= (double)(1 << 30) ? v : (double)(1 << 30);
+}
+/* the longest a trace's allocation event can be: its fixed text, a time of 24 characters, and for every category
+   with an allocation its name and a count of 20 digits (dpprof__trace_counters); a phase or an op record at most 320 */
+static double trace_event_bytes(const dpprof_prof *p) {
+    int used[DPPROF_CAT_COUNT] = {0}, c;
+    double b = 89.0;
+    size_t i;
+    for (i = 0; i < p->n_events; i++) used[p->events[i].category] |= p->events[i].bytes > 0;
+    for (c = 0; c < DPPROF_CAT_COUNT; c++)
+        if (used[c]) b += (double)strlen(dpprof_category_name(c)) + 26.0;
+    return b;
+}
+#define TRACE_RECORD_BYTES 320.0
+/* a result's per-step records at their longest: a snapshot a phase record (a step's name, three numbers of 24
+   characters, a count of 20 digits) and a loss */
+#define RESULT_RECORD_BYTES 200.0
+#define RESULT_LOSS_BYTES 26.0
+/* the bound again as a file is put in place: a file past FILE_MAX_BYTES is not committed (the estimate above is an
+   upper bound, so this never happens but where it is wrong). 1 after saying why and removing the temporary */
+static int out_past_bound(out_file *o, const char *what, const char *hint) {
+    char hb[32], hb2[32];
+    long pos;
+    if (o->kind != OUT_FILE || fflush(o->f) != 0 || (pos = ftell(o->f)) < 0 || (double)pos <= FILE_MAX_BYTES) return 0;
+    cli_fail(0, "%s '%s' came to %s, past the %s a file of dpprof may hold: not written; %s", what, o->name, human_bytes((double)pos, hb, sizeof hb),
+             human_bytes(FILE_MAX_BYTES, hb2, sizeof hb2), hint);
+    out_abort(o);
+    return 1;
+}
+
 static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved, int limit_bytes, int trace) {
     dpprof_config probe = *cfg;
     dpprof_session *d = NULL;
     long long more, live;
-    char cat[64], mod[64], hb[32];
+    char cat[64], mod[64], hb[32], hb2[32];
     int rc;
     size_t e0 = 0;
     int64_t a0 = 0;
@@ -107,14 +142,18 @@ static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved, 
     probe.dram = DPPROF_DRAM_OFF;
     probe.data_path = NULL;
     rc = dpprof_session_create(&probe, &d);
-    if (rc == DPPROF_OK) e0 = dpprof_session_prof(d)->n_events, a0 = dpprof_session_prof(d)->alloc_bytes_total;
+    size_t r0 = 0;
+    if (rc == DPPROF_OK) e0 = dpprof_session_prof(d)->n_events, a0 = dpprof_session_prof(d)->alloc_bytes_total, r0 = dpprof_session_prof(d)->n_phases;
     if (rc == DPPROF_OK) rc = dpprof_session_step(d);
     if (rc == DPPROF_OK) { /* a step's allocations and events: the physical batch's, times the physical batches */
         const dpprof_prof *p = dpprof_session_prof(d);
         const long long batch_bytes = (long long)(p->alloc_bytes_total - a0);
         const double total = (double)a0 + (double)batch_bytes * nphys * steps;
         const double per_step = (double)(p->n_events - e0) * nphys, tsteps = resolved->trace_steps > 0 ? resolved->trace_steps : 2;
-        const double tbytes = per_step * (tsteps < steps ? tsteps : steps) * TRACE_EVENT_BYTES;
+        const double recs = (double)(p->n_phases - r0) * nphys; /* a step's phase records (at most: some are the step's, not the batch's) */
+        const double ev_bytes = trace_event_bytes(p);
+        const double tbytes = (per_step * ev_bytes + recs * TRACE_RECORD_BYTES) * (tsteps < steps ? tsteps : steps);
+        const double rbytes = (recs * RESULT_RECORD_BYTES + RESULT_LOSS_BYTES) * steps;
         dpprof_session_destroy(d); /* p is gone with it */
         if (limit_bytes && total > (double)RUN_MAX_BYTES) {
             cli_fail(0, "this run would allocate more than 2^62 bytes in all (about %.3g: %lld bytes a physical batch in its dry model, %.0f physical batches a step, %.0f steps). "
@@ -122,10 +161,15 @@ static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved, 
                      total, batch_bytes, nphys, steps);
             return 1;
         }
-        if (trace && tbytes > TRACE_MAX_BYTES) {
-            const double fit = TRACE_MAX_BYTES / (per_step * TRACE_EVENT_BYTES);
-            cli_fail(0, "--trace would hold about %s (%.0f allocation events a step, %.0f steps): a trace is at most %s; give --trace-steps %.0f or fewer", human_bytes(tbytes, hb, sizeof hb),
-                     per_step, tsteps < steps ? tsteps : steps, "1 GiB", fit >= 1 ? floor(fit) : 1);
+        if (trace && tbytes > FILE_MAX_BYTES) {
+            const double fit = FILE_MAX_BYTES / (per_step * ev_bytes + recs * TRACE_RECORD_BYTES);
+            cli_fail(0, "--trace would hold up to %s (%.0f allocation events a step, %.0f steps): a trace is at most %s; give --trace-steps %.0f or fewer", human_bytes(tbytes, hb, sizeof hb),
+                     per_step, tsteps < steps ? tsteps : steps, human_bytes(FILE_MAX_BYTES, hb2, sizeof hb2), fit >= 1 ? floor(fit) : 1);
+            return 1;
+        }
+        if (rbytes > FILE_MAX_BYTES) {
+            cli_fail(0, "the result would hold up to %s of per-step records (%.0f phase records and a loss a step, %.0f steps): a result is at most %s; give --steps %.0f or fewer",
+                     human_bytes(rbytes, hb, sizeof hb), recs, steps, human_bytes(FILE_MAX_BYTES, hb2, sizeof hb2), floor(FILE_MAX_BYTES / (recs * RESULT_RECORD_BYTES + RESULT_LOSS_BYTES)));
             return 1;
         }
         return 0;
@@ -242,9 +286,9 @@ static int cmd_run(int argc, char **argv) {
                     return EXIT_USAGE;
                 }
     }
-    { /* bounds checked before the run: a dry run's bytes in 64 bits, a trace's size */
+    { /* bounds checked before the run: a dry run's bytes in 64 bits, a trace's size, a result's */
         const int bytes = resolved.backend == DPPROF_BACKEND_DRY && !o.cfg.memory_limit, tr = o.trace != NULL;
-        if ((bytes || tr) && run_too_big(&o.cfg, &resolved, bytes, tr)) return EXIT_USAGE;
+        if ((bytes || tr || o.out) && run_too_big(&o.cfg, &resolved, bytes, tr)) return EXIT_USAGE;
     }
     if (o.out && out_open(&out, o.out, "--out")) return EXIT_USAGE;
     if (o.trace && out_open(&trace, o.trace, "--trace")) {
@@ -338,7 +382,7 @@ static int cmd_run(int argc, char **argv) {
             cli_fail(0, "--trace '%s': %s", o.trace, dpprof_last_error());
             out_abort(&trace);
             code = EXIT_ERROR;
-        } else if (out_commit(&trace)) code = EXIT_ERROR;
+        } else if (out_past_bound(&trace, "--trace", "give fewer --trace-steps") || out_commit(&trace)) code = EXIT_ERROR;
     }
     if (rc == DPPROF_OK && o.dump && outdir_write("--dump", o.dump, run_dump, s) != 0) { /* the run did not do all it was asked: its result says so */
         snprintf(err, sizeof err, "--dump '%.300s' was not written: %.600s", o.dump, run_dump_error[0] ? run_dump_error : "see the run's messages");
@@ -351,7 +395,7 @@ static int cmd_run(int argc, char **argv) {
             cli_fail(0, "--out '%s': %s", o.out, dpprof_last_error());
             out_abort(&out);
             code = EXIT_ERROR;
-        } else if (out_commit(&out)) code = EXIT_ERROR;
+        } else if (out_past_bound(&out, "--out", "give fewer --steps") || out_commit(&out)) code = EXIT_ERROR;
     }
     if (rc == DPPROF_OK && !o.quiet) {
         const dpprof_prof *p = dpprof_session_prof(s);

@@ -447,9 +447,9 @@ check "a dry run allocating past 2^62 bytes in all: exit 2 before the run, nothi
 s0=$SECONDS
 "$bin" run --backend dry --steps 1000000 --trace-steps 1000000 --trace "$tmp/big-trace.json" --quiet 2>"$tmp/err"; rc=$?
 check "--trace-steps 1e6 over 1e6 dry steps: exit 2 at once with the trace's size and the --trace-steps that fit ($(head -c 200 "$tmp/err"))" \
-    bash -c "[ $rc -eq 2 ] && grep -q -- '--trace would hold about [0-9.]* GiB' '$tmp/err' && grep -q -- 'give --trace-steps [0-9]* or fewer' '$tmp/err' && [ ! -e '$tmp/big-trace.json' ] && [ $((SECONDS - s0)) -lt 10 ]"
+    bash -c "[ $rc -eq 2 ] && grep -q -- '--trace would hold up to [0-9.]* GiB' '$tmp/err' && grep -q -- 'give --trace-steps [0-9]* or fewer' '$tmp/err' && [ ! -e '$tmp/big-trace.json' ] && [ $((SECONDS - s0)) -lt 10 ]"
 # epsilon: no nan for the order of an infinite epsilon; a target no noise reaches is bad input, as in run
-out=$("$bin" epsilon --sigma 0 --sample-rate 0.1 --steps 10); rc=$?
+out=$("$bin" epsilon --sigma 0 --sample-rate 0.1 --steps 10 2>/dev/null); rc=$?
 check "epsilon at sigma 0: infinite, best_order none ($(tr '\n' ' ' <<<"$out"))" bash -c "[ $rc -eq 0 ] && grep -qx 'epsilon inf' <<<'$out' && grep -qx 'best_order none' <<<'$out'"
 "$bin" epsilon --target-epsilon 1e-9 --sample-rate 1 --steps 10 2>/dev/null; rc=$?
 "$bin" run --algo flash --target-epsilon 1e-9 --dataset-size 8 --poisson --backend dry --quiet 2>/dev/null; rc2=$?
@@ -563,3 +563,17 @@ printf 'name = oomy\noom = expected: a batch past the limit\nbase = --preset tin
 "$bin" sweep "$tmp/oomy.conf" --out-dir "$tmp/oomy" 2>"$tmp/err"; rc=$?
 check "a sweep's oom line says what the study's oom is ($(grep -m1 ': oom' "$tmp/err"))" \
     bash -c "grep -q 'oomy: oom (expected: a batch past the limit)' '$tmp/err' && grep -q '(the oom: expected: a batch past the limit)' '$tmp/err'"
+# a file a run writes is bounded (1 GiB; DPPROF_FILE_MAX lowers it for this test): the bound before the run is an
+# upper bound on the trace and on the result, and the --trace-steps or --steps it suggests write a file within it
+export DPPROF_FILE_MAX=20000000
+"$bin" run --backend dry --layers 256 --algo ghost --steps 4 --trace-steps 4 --trace "$tmp/tb.json" --quiet 2>"$tmp/err"; rc=$?
+n=$(grep -o 'give --trace-steps [0-9]*' "$tmp/err" | grep -o '[0-9]*$')
+"$bin" run --backend dry --layers 256 --algo ghost --steps 4 --trace-steps "${n:-1}" --trace "$tmp/tb.json" --quiet; rc2=$?
+check "a trace past the bound: refused before the run ($(head -c 150 "$tmp/err")); the --trace-steps it suggests ($n) write within it ($(stat -c %s "$tmp/tb.json" 2>/dev/null) bytes)" \
+    bash -c "[ $rc = 2 ] && [ $rc2 = 0 ] && [ \$(stat -c %s '$tmp/tb.json') -le 20000000 ]"
+"$bin" run --backend dry --steps 100000 --timeline none --out "$tmp/rb.json" --quiet 2>"$tmp/err"; rc=$?
+n=$(grep -o 'give --steps [0-9]*' "$tmp/err" | grep -o '[0-9]*$')
+"$bin" run --backend dry --steps "${n:-1}" --timeline none --out "$tmp/rb.json" --quiet; rc2=$?
+check "a result past the bound: refused before the run ($(head -c 150 "$tmp/err")); the --steps it suggests ($n) write within it ($(stat -c %s "$tmp/rb.json" 2>/dev/null) bytes)" \
+    bash -c "[ $rc = 2 ] && [ ! -e '$tmp/rb.json.tmp' ] && [ $rc2 = 0 ] && [ \$(stat -c %s '$tmp/rb.json') -le 20000000 ]"
+unset DPPROF_FILE_MAX
