@@ -954,7 +954,7 @@ static void out_track_kind(const char *tmp, int on, int isdir) {
     static int installed;
     int i;
     if (!installed) { /* only where nobody else handles them (a sweep stops its children itself) */
-        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
         size_t k;
         installed = 1;
         for (k = 0; k < sizeof sigs / sizeof sigs[0]; k++) {

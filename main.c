@@ -122,7 +122,7 @@ static int out_past_bound(out_file *o, const char *what, const char *hint) {
     return 1;
 }
 
-static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved, int limit_bytes, int trace) {
+static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved, int limit_bytes, int trace, int result) {
     dpprof_config probe = *cfg;
     dpprof_session *d = NULL;
     long long more, live;
@@ -167,7 +167,7 @@ static int run_too_big(const dpprof_config *cfg, const dpprof_config *resolved, 
                      per_step, tsteps < steps ? tsteps : steps, human_bytes(FILE_MAX_BYTES, hb2, sizeof hb2), fit >= 1 ? floor(fit) : 1);
             return 1;
         }
-        if (rbytes > FILE_MAX_BYTES) {
+        if (result && rbytes > FILE_MAX_BYTES) {
             cli_fail(0, "the result would hold up to %s of per-step records (%.0f phase records and a loss a step, %.0f steps): a result is at most %s; give --steps %.0f or fewer",
                      human_bytes(rbytes, hb, sizeof hb), recs, steps, human_bytes(FILE_MAX_BYTES, hb2, sizeof hb2), floor(FILE_MAX_BYTES / (recs * RESULT_RECORD_BYTES + RESULT_LOSS_BYTES)));
             return 1;
@@ -288,7 +288,7 @@ static int cmd_run(int argc, char **argv) {
     }
     { /* bounds checked before the run: a dry run's bytes in 64 bits, a trace's size, a result's */
         const int bytes = resolved.backend == DPPROF_BACKEND_DRY && !o.cfg.memory_limit, tr = o.trace != NULL;
-        if ((bytes || tr || o.out) && run_too_big(&o.cfg, &resolved, bytes, tr)) return EXIT_USAGE;
+        if ((bytes || tr || o.out) && run_too_big(&o.cfg, &resolved, bytes, tr, o.out != NULL)) return EXIT_USAGE;
     }
     if (o.out && out_open(&out, o.out, "--out")) return EXIT_USAGE;
     if (o.trace && out_open(&trace, o.trace, "--trace")) {
@@ -992,7 +992,20 @@ static int dispatch(int argc, char **argv) {
 
 /* launched by mpirun (Open MPI's or a PMI launcher's variables), a build with MPI joins the job; otherwise it
    never touches MPI, so the single-process program needs no launcher */
+/* a write to a pipe whose reader stopped (stderr into head), or past a file-size limit, fails with an error the
+   writer reports, rather than killing the run before it removes its temporaries: SIGPIPE and SIGXFSZ ignored where
+   nobody else handles them */
+static void quiet_signals(void) {
+    static const int sigs[] = {SIGPIPE, SIGXFSZ};
+    size_t k;
+    for (k = 0; k < sizeof sigs / sizeof sigs[0]; k++) {
+        struct sigaction old;
+        if (sigaction(sigs[k], NULL, &old) == 0 && old.sa_handler == SIG_DFL) signal(sigs[k], SIG_IGN);
+    }
+}
+
 int main(int argc, char **argv) {
+    quiet_signals();
 #ifdef DPPROF_MPI
     int code, joined = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
     if (joined) {

@@ -118,7 +118,7 @@ cp t.json full/old.json
 head -c 40000 /dev/zero >full/pad
 "$bin" run --steps 1 --seq 64 --backend dry --quiet --out full/old.json 2>full-err1.txt; echo "run \$?" >full-rc.txt
 "$bin" plot timeline t.json --out full/fig.png 2>full-err2.txt; echo "plot \$?" >>full-rc.txt
-"$bin" run --steps 1 --backend cpu --quiet --dump full/dump 2>full-err3.txt; echo "dump \$?" >>full-rc.txt
+"$bin" run --steps 1 --backend cpu --quiet --dump full/dump --out dump-r.json 2>full-err3.txt; echo "dump \$?" >>full-rc.txt
 cmp -s t.json full/old.json && echo intact >>full-rc.txt
 ls -a full | grep -c '^\.old\|^\.fig\|^\.dump' >>full-rc.txt
 SH
@@ -128,7 +128,8 @@ SH
         check "a full disk: run --out exits 1 saying 'No space left on device', the old file intact, no temporary ($(tr '\n' ' ' <full-rc.txt))" \
             bash -c "grep -qx 'run 1' full-rc.txt && grep -q 'No space left on device' full-err1.txt && grep -qx intact full-rc.txt && [ \"\$(tail -1 full-rc.txt)\" = 0 ]"
         check "a full disk: plot exits 1 with the reason ($(head -c 100 full-err2.txt))" bash -c "grep -qx 'plot 1' full-rc.txt && grep -q 'No space left on device' full-err2.txt"
-        check "a full disk: --dump exits 1 with the reason ($(head -c 100 full-err3.txt))" bash -c "grep -qx 'dump 1' full-rc.txt && grep -q 'No space left on device' full-err3.txt"
+        check "a full disk: --dump exits 1 with the reason ($(head -c 100 full-err3.txt)), and the run's result says error, with why" \
+            bash -c "grep -qx 'dump 1' full-rc.txt && grep -q 'No space left on device' full-err3.txt && grep -q '\"status\": \"error\"' dump-r.json && grep -q 'was not written: .*No space left on device' dump-r.json"
     fi
 else SKIP "no private mount namespace here (unshare -m, root): the full-disk checks did not run"; fi
 
@@ -202,10 +203,10 @@ check "two values with one label among 20001: named ($(head -c 120 err))" bash -
 
 # ---- long runs: host memory bounded, and said so before it runs out -------------------------------------------
 s0=$SECONDS
-"$bin" run --preset llama-3.1-8b --steps 100000000 --backend dry --timeline none --quiet --out long.json 2>err; rc=$?
+"$bin" run --preset llama-3.1-8b --steps 100000000 --backend dry --timeline none --quiet 2>err; rc=$?
 check "--steps 1e8: exit 2 at once naming the host memory its records need, nothing written ($(head -c 150 err))" \
     bash -c "[ $rc = 2 ] && grep -q 'of records in host memory, more than half of what is available' err && [ ! -e long.json ] && [ $((SECONDS - s0)) -lt 20 ]"
-"$bin" run --preset llama-3.1-8b --steps 2000000 --backend dry --quiet --out long.json 2>err; rc=$?
+"$bin" run --preset llama-3.1-8b --steps 2000000 --backend dry --quiet 2>err; rc=$?
 check "a full timeline that would not fit: exit 2 after the first step, naming --timeline none ($(head -c 150 err))" \
     bash -c "[ $rc = 2 ] && grep -q 'the event log of 2000000 steps would take' err && grep -q -- '--timeline none' err && [ ! -e long.json ]"
 if [ -z "${DPPROF_TEST_SANITIZED:-}" ]; then # a sanitizer reserves terabytes of address space
@@ -279,4 +280,19 @@ kill -TERM $pid 2>/dev/null; wait $pid; rc=$?
 if [ "$caught" -gt 0 ]; then
     check "SIGTERM during --dump: killed (exit $rc), its temporary directory removed, no dump" bash -c "[ $rc = 143 ] && [ \$(find . -name '.dpprof-tmp.*' | wc -l) = 0 ] && [ ! -e big ]"
 else SKIP "SIGTERM during --dump: the dump was written before the signal could reach it"; fi
+# (a shell's background job ignores SIGQUIT: started with the default action, as from a terminal)
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGQUIT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+    "$bin" run --backend cpu --steps 1 --seq 4 --batch 1 --vocab 32000 --hidden 256 --layers 4 --heads 4 --ffn 704 --quiet --dump bigq 2>err &
+pid=$!
+for _ in $(seq 2000); do ls -d .dpprof-tmp.bigq.* >/dev/null 2>&1 && break; sleep 0.005; done
+caught=$(ls -d .dpprof-tmp.bigq.* 2>/dev/null | wc -l)
+kill -QUIT $pid 2>/dev/null; wait $pid 2>/dev/null; rc=$?
+if [ "$caught" -gt 0 ]; then
+    check "SIGQUIT during --dump: killed (exit $rc), its temporary directory removed, no dump" bash -c "[ $rc = 131 ] && [ \$(find . -name '.dpprof-tmp.*' | wc -l) = 0 ] && [ ! -e bigq ]"
+else SKIP "SIGQUIT during --dump: the dump was written before the signal could reach it"; fi
+# standard error piped into a reader that stops (head): the run goes on to its end, its files whole, no temporary
+( "$bin" run --backend cpu --steps 30 --seq 16 --out piped.json --dump pdump 2>&1 >/dev/null | head -c 1 >/dev/null )
+sleep 0.5
+check "stderr into head, which stops reading: the run ends, writes its result and dump, leaves no temporary" \
+    bash -c "grep -q '\"status\": \"ok\"' piped.json && [ -s pdump/step.json ] && [ \$(find . -name '.dpprof-tmp.*' | wc -l) = 0 ]"
 cd ..
