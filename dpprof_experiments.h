@@ -4175,8 +4175,9 @@ static void fit_ls_free(char **v, int n) {
 static double fit_num(const dpprof_json *root, const char *path) { return rep_num(dpprof_json_path(root, path)); }
 
 /* device.txt of a run folder: `dpprof devices` ("139.8 GiB (139.3 GiB free)") and nvidia-smi's memory.total
-   ("143771 MiB"): the memory an idle process cannot have, in MiB (nan: not there) */
-static double fit_ctx_mib(const char *dir) {
+   ("143771 MiB"): the memory an idle process cannot have, in MiB (nan: not there). numbers no GPU has (a total past
+   2^24 MiB, 16 TiB; a free memory past the total) are refused: nan, and why in err (else err is left as it was) */
+static double fit_ctx_mib(const char *dir, char *err, size_t cap) {
     char path[PATH_MAX + 16], buf[4096], *p, *q;
     FILE *fp;
     size_t n;
@@ -4191,6 +4192,11 @@ static double fit_ctx_mib(const char *dir) {
         char *s = q;
         while (s > buf && (isdigit((unsigned char)s[-1]) || s[-1] == '.')) s--;
         if (s < q && sscanf(s, "%lf", &x) == 1) total = x;
+    }
+    if (total == total && free_gib == free_gib && !(total > 0 && total <= 16777216.0 && free_gib >= 0 && free_gib * 1024.0 <= total)) {
+        snprintf(err, cap, "%.300s: memory.total %g MiB and %g GiB free are no GPU's (a total of 1 MiB to 16 TiB, the free memory within it): fix or remove the file",
+                 path, total, free_gib);
+        return NAN;
     }
     return total - free_gib * 1024.0;
 }
@@ -4484,7 +4490,7 @@ static void fit_bench_load(fit_ctx *f, const char *dir, const fit_device *want, 
         struct stat st;
         snprintf(d, sizeof d, "%s/%s", dir, sub[i]);
         if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-        ctx = fit_ctx_mib(d);
+        ctx = fit_ctx_mib(d, b->prov_err, b->prov_err[0] ? 0 : sizeof b->prov_err);
         if (ctx == ctx && !(ctx <= b->ctx_mib)) {
             b->ctx_mib = ctx;
             snprintf(b->ctx_from, sizeof b->ctx_from, "%.90s", sub[i]);

@@ -240,3 +240,10 @@ bash experiments/fit.sh "$bin" "$tmp/fitsh" >/dev/null 2>&1; rc=$?
 empty=$(grep -c '}{}$' "$tmp/fitsh/fit-macros.tex" 2>/dev/null)
 check "experiments/fit.sh: status 0, no macro without a value ($empty), loo_mean, loo_max and rates_from given" bash -c \
     "[ $rc -eq 0 ] && [ '$empty' = 0 ] && grep -qE '^\\\\dpdef\\{fit\\}\\{x\\}\\{loo_max\\}\\{[0-9]+\\}$' '$tmp/fitsh/fit-macros.tex' && grep -qE '^\\\\dpdef\\{fit\\}\\{x\\}\\{loo_mean\\}\\{[0-9]+\\}$' '$tmp/fitsh/fit-macros.tex' && grep -q '{rates_from}{20' '$tmp/fitsh/fit-macros.tex'"
+# a device.txt with numbers no GPU has: refused by name, not an "inf PiB" context
+cp -r data/bench "$tmp/absurd"
+d=$(ls "$tmp/absurd" | head -1)
+sed -i 's/[0-9.]* GiB free/1e300 GiB free/' "$tmp/absurd/$d/device.txt"
+"$bin" fit --preset tiny --seq 64 --batch 8 --sigma 1 --device H100 --bench "$tmp/absurd" >"$tmp/out" 2>&1; rc=$?
+check "a device.txt with 1e300 GiB free: exit 2, the file named, no inf in the answer ($(head -c 200 "$tmp/out"))" \
+    bash -c "[ $rc = 2 ] && grep -q 'device.txt: memory.total [0-9]* MiB and 1e+300 GiB free are no GPU' '$tmp/out' && ! grep -q 'inf' '$tmp/out'"
