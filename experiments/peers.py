@@ -165,12 +165,14 @@ def cmd_run(a):
                "python": platform.python_version()}}
     try:
         train(a, cfg, res)
+    except ImportError as e:  # a package the peer needs: an error result that says which, not a traceback
+        res["status"] = "error"
+        res["error"] = ("%s: %s (peers.py run needs torch and transformers, and opacus for --framework opacus: "
+                        "pip install torch transformers opacus)" % (type(e).__name__, e))[:2000]
+        print("peers.py run: %s" % res["error"], file=sys.stderr)
     except Exception as e:  # out of memory is a result; anything else an error, said
-        import torch
-        if isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower():
-            res["status"] = "oom"
-        else:
-            res["status"] = "error"
+        oom = type(e).__name__ == "OutOfMemoryError" or "out of memory" in str(e).lower()
+        res["status"] = "oom" if oom else "error"
         res["error"] = ("%s: %s" % (type(e).__name__, e))[:2000]
     write_result(res, a.out)
     tp = res.get("throughput") or {}

@@ -577,3 +577,7 @@ n=$(grep -o 'give --steps [0-9]*' "$tmp/err" | grep -o '[0-9]*$')
 check "a result past the bound: refused before the run ($(head -c 150 "$tmp/err")); the --steps it suggests ($n) write within it ($(stat -c %s "$tmp/rb.json" 2>/dev/null) bytes)" \
     bash -c "[ $rc = 2 ] && [ ! -e '$tmp/rb.json.tmp' ] && [ $rc2 = 0 ] && [ \$(stat -c %s '$tmp/rb.json') -le 20000000 ]"
 unset DPPROF_FILE_MAX
+# the peer harness without torch (python -S: no site packages): an error result naming what to install, no traceback
+python3 -S experiments/peers.py run --framework pytorch --algo vanilla --out "$tmp/peer.json" --device cpu --dpprof "$bin" -- --preset tiny --steps 1 >/dev/null 2>"$tmp/err"; rc=$?
+check "peers.py run without torch: exit 1, a result with status error naming the packages, no traceback ($(head -c 160 "$tmp/err"))" \
+    bash -c "[ $rc = 1 ] && grep -q '\"status\": \"error\"' '$tmp/peer.json' && grep -q 'pip install torch transformers' '$tmp/peer.json' && ! grep -q Traceback '$tmp/err'"
