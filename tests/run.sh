@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/run.sh BINDIR - runs every test program and shell test, counts PASS/FAIL/SKIP lines, and
+# tests/run.sh BINDIR - runs every test program and shell test (TEST_SCRIPTS: only the scripts it names; TEST_QUICK:
+# the privacy test's shorter sweeps; make check sets both), counts PASS/FAIL/SKIP lines, and
 # ends with "N passed, N failed, N skipped". a program that exits non-zero without a FAIL line (a crash, a
 # sanitizer report) counts as one failure. exit status 1 if anything failed. the test programs and the
 # shell tests run as two lanes side by side (TEST_LANES=1: one after the other), each test's line printed
@@ -37,7 +38,8 @@ programs() {
     local t
     for t in "$bindir"/test_*; do
         [ -x "$t" ] && [ -f "$t" ] || continue
-        run_one "$(basename "$t")" "$t"
+        # TEST_QUICK (make check): the privacy test's shorter sweeps
+        if [ -n "${TEST_QUICK:-}" ] && [ "$(basename "$t")" = test_privacy ]; then run_one test_privacy "$t" quick; else run_one "$(basename "$t")" "$t"; fi
     done
     # the emulated gpu test again with the threads of every block (and the blocks) in other orders: a race
     # that one order hides shows in another (tests/cuemu.h, CUEMU_SCHEDULE; test_emu shows each catching one)
@@ -50,6 +52,8 @@ scripts() {
     local t
     for t in tests/*.sh; do
         [ "$(basename "$t")" = run.sh ] && continue
+        # TEST_SCRIPTS (make check): only the scripts named
+        if [ -n "${TEST_SCRIPTS:-}" ] && ! grep -qw -- "$(basename "$t" .sh)" <<<"$TEST_SCRIPTS"; then continue; fi
         run_one "$(basename "$t" .sh)" bash "$t"
     done
 }

@@ -174,6 +174,9 @@ static int print_reference(const char *cs) {
 }
 #endif
 
+/* the double build beside this program (its folder: build/tests, or make check's build/check) */
+static char g_double_bin[200] = "build/tests/test_dp_double";
+
 /* the double-precision reference: computed here, or read from the double build */
 static int get_reference(int cls, int per_layer, ref *r) {
 #ifdef DPPROF_REF_DOUBLE
@@ -184,7 +187,7 @@ static int get_reference(int cls, int per_layer, ref *r) {
     FILE *f;
     size_t k;
     int i, ok = 1;
-    snprintf(cmd, sizeof cmd, "build/tests/test_dp_double --ref %c%c%c%c%c", cls ? 'c' : 'l', per_layer ? 'p' : 'f', use_lora ? 'r' : '-', use_narrow ? 'n' : '-', use_tied ? 't' : '-');
+    snprintf(cmd, sizeof cmd, "'%s' --ref %c%c%c%c%c", g_double_bin, cls ? 'c' : 'l', per_layer ? 'p' : 'f', use_lora ? 'r' : '-', use_narrow ? 'n' : '-', use_tied ? 't' : '-');
     f = popen(cmd, "r");
     if (!f) return -1;
     ok &= fscanf(f, "%lf %zu", &r->clip, &r->P) == 2;
@@ -202,7 +205,7 @@ static void check_algorithms(int cls, int per_layer) {
     const char *name = use_tied ? (use_narrow ? "lm tied narrow" : (use_lora ? "lm tied+lora" : "lm tied")) : (use_narrow ? (cls ? "cls narrow" : "lm narrow") : (use_lora ? (cls ? "cls+lora" : "lm+lora") : (cls ? "cls" : "lm")));
     const char *clipping = per_layer ? "per-layer" : "flat";
     if (get_reference(cls, per_layer, &r) != 0) {
-        CHECK(0, "%s %s: the double-precision reference (build/tests/test_dp_double --ref) could not be read", name, clipping);
+        CHECK(0, "%s %s: the double-precision reference (%s --ref) could not be read", name, clipping, g_double_bin);
         return;
     }
     batch(tok, tgt, cls);
@@ -677,8 +680,9 @@ int main(int argc, char **argv) {
 #ifdef DPPROF_REF_DOUBLE
     if (argc == 3 && !strcmp(argv[1], "--ref")) return print_reference(argv[2]);
 #endif
+    if (argc > 0 && strrchr(argv[0], '/') && !strchr(argv[0], '\'') && strlen(argv[0]) < sizeof g_double_bin - 20)
+        snprintf(g_double_bin, sizeof g_double_bin, "%.*s/test_dp_double", (int)(strrchr(argv[0], '/') - argv[0]), argv[0]);
     (void)argc;
-    (void)argv;
     check_algorithms(0, 0);
     check_algorithms(1, 0);
     check_algorithms(0, 1);
