@@ -127,10 +127,10 @@ CLI_SRC := main.c dpprof.h dpprof_tools.h dpprof_cli.h dpprof_experiments.h
 default:
 	@$(MAKE) --no-print-directory $(if $(filter -j% --jobserver%,$(MAKEFLAGS)),,-j2) dpprof
 
-# what the program is built with (CUDA, MPI): main.o and the link are made again when it changes (make NVCC=
-# after make, MPI installed since). other flags are not in it, as before: make test's WERROR=-Werror must not
-# make the program the tests run again
-DPPROF_CONFIG := $(CUDA_DEF) $(MPI_DEF) $(CUDA_OBJ) $(DPPROF_LIBS) $(MPI_LIBS)
+# what the program is built with (CUDA, MPI, NCCL, cuDNN): main.o, the CUDA object and the link are made again when it
+# changes (make NVCC= after make, MPI installed since, a build retried without NCCL: its object must not keep NCCL's
+# calls). other flags are not in it, as before: make test's WERROR=-Werror must not make the program the tests run again
+DPPROF_CONFIG := $(CUDA_DEF) $(MPI_DEF) $(CUDA_OBJ) $(DPPROF_LIBS) $(MPI_LIBS) $(NCCL_DEF) $(CUDNN_DEF)
 ifneq ($(strip $(shell cat build/dpprof.config 2>/dev/null)),$(strip $(DPPROF_CONFIG)))
 build/dpprof.config: config-force
 endif
@@ -170,7 +170,7 @@ build/main.o: $(CLI_SRC) $(if $(CUDA_OBJ),dpprof_kernels.cu) build/dpprof.config
 	$(CC) $(ALL_CFLAGS) $(CUDA_DEF) $(MPI_DEF) $(PROVENANCE) -c main.c -o $@.tmp.o
 	mv $@.tmp.o $@
 
-build/dpprof_kernels.o: dpprof_kernels.cu dpprof.h
+build/dpprof_kernels.o: dpprof_kernels.cu dpprof.h build/dpprof.config
 	@mkdir -p build
 	$(NVCC) $(NVCCFLAGS) $(CPPFLAGS) -I. -c $< -o $@.tmp.o
 	mv $@.tmp.o $@

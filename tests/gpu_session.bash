@@ -104,6 +104,14 @@ pack() {
 trap pack EXIT
 
 left() { echo $((budget - (SECONDS - start))); }
+# a command within what is left of the budget, never past it: not started where nothing is left (timeout 0 would
+# set no limit at all), status 124 then as when cut
+bounded() {
+    local l
+    l=$(left)
+    [ "$l" -gt 0 ] || return 124
+    timeout "$l" "$@"
+}
 
 # the build: the device machine has no libstb-dev; the header can travel in .carry/include (Makefile)
 if [ ! -f /usr/include/stb/stb_image_write.h ] && [ ! -f .carry/include/stb/stb_image_write.h ]; then
@@ -123,16 +131,19 @@ fi
 t0=$SECONDS
 if [ "$(left)" -le 0 ]; then row build "skipped (BUDGET=$budget)" 0; exit 1; fi
 built=ok
-if ! timeout "$(left)" make -j"$(nproc)" dpprof build/tests/test_gpu >"$logs/build.log" 2>&1; then
+rc=0
+bounded make -j"$(nproc)" dpprof build/tests/test_gpu >"$logs/build.log" 2>&1 || rc=$?
+if [ $rc != 0 ]; then
     # an NCCL or a cuDNN that does not build or link (the collectives between ranks; cuDNN's attention) must not cost
-    # the rest: once more without the one the log names, then without both
-    if grep -qi cudnn "$logs/build.log" && timeout "$(left)" make -j"$(nproc)" dpprof build/tests/test_gpu CUDNN_FRONTEND= >"$logs/build-without-cudnn.log" 2>&1; then
+    # the rest: once more without the one the log names, then without both, each within what is left (a build cut by
+    # the budget is not tried again)
+    if [ $rc != 124 ] && grep -qi cudnn "$logs/build.log" && bounded make -j"$(nproc)" dpprof build/tests/test_gpu CUDNN_FRONTEND= >"$logs/build-without-cudnn.log" 2>&1; then
         built="ok without cuDNN (its failure: $logs/build.log)"
-    elif grep -qi "nccl\|cudnn" "$logs/build.log" && timeout "$(left)" make -j"$(nproc)" dpprof build/tests/test_gpu NCCL_DEF= NCCL_LIBS= CUDNN_FRONTEND= >"$logs/build-without-nccl.log" 2>&1; then
+    elif [ $rc != 124 ] && grep -qi "nccl\|cudnn" "$logs/build.log" && bounded make -j"$(nproc)" dpprof build/tests/test_gpu NCCL_DEF= NCCL_LIBS= CUDNN_FRONTEND= >"$logs/build-without-nccl.log" 2>&1; then
         built="ok without NCCL and cuDNN (the failure: $logs/build.log)"
     else
         tail -20 "$logs/build.log"
-        row build "failed ($logs/build.log)" $((SECONDS - t0))
+        if [ $rc = 124 ]; then row build "cut at ${budget}s ($logs/build.log)" $((SECONDS - t0)); else row build "failed ($logs/build.log)" $((SECONDS - t0)); fi
         exit 1
     fi
 fi
@@ -221,7 +232,9 @@ for s in "$@"; do
         ;;
     esac
     rc=0
-    timeout "$lim" "${cmd[@]}" >"$log" 2>&1 || rc=$?
+    l=$(left)
+    [ "$lim" -lt "$l" ] || lim=$((l > 1 ? l - 1 : 0)) # never past the budget
+    if [ "$lim" -gt 0 ]; then timeout "$lim" "${cmd[@]}" >"$log" 2>&1 || rc=$?; else rc=124; fi
     case $s in ncu-attn | ncu-dp) cp "$log" "$d/$s.txt" ;; esac
     if [ $rc = 0 ]; then
         mkdir -p "$done_dir" && touch "$done_dir/${s/:/-}"

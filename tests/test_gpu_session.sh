@@ -152,3 +152,24 @@ check "GPU_RUN_NEW=1: a new run, the committed one left" bash -c "[ $rc = 0 ] &&
 out=$(OUT=$tmp/o11 make --no-print-directory gpu-run BUDGET=100 GPU_RUN_STAMP_FILE="$tmp/gr/s0" 2>&1); rc=$?
 check "make gpu-run without a GPU: status 0, every step skipped, no run started (the stamp file empty)" bash -c \
     "[ $rc = 0 ] && [ ! -s '$tmp/gr/s0' ] && [ \$(grep -c 'skipped (no GPU)' '$tmp/o11/gpu-session.txt') = 12 ]"
+
+# the budget bounds the build too: a build that runs past it is cut there and not tried again (timeout 0 would be no
+# limit), so the call returns within it; a stand-in make names NCCL, as a link that fails on it would
+mkdir -p "$tmp/fakebin"
+cat >"$tmp/fakebin/make" <<'SH'
+#!/usr/bin/env bash
+echo "undefined reference to ncclGetErrorString"
+sleep "${FAKE_MAKE_SLEEP:-30}"
+exit 2
+SH
+chmod +x "$tmp/fakebin/make"
+rm -f results/gpu-session/build-without-nccl.log results/gpu-session/build-without-cudnn.log
+t0=$SECONDS
+out=$(PATH="$tmp/fakebin:$PATH" OUT=$tmp/ob BUDGET=4 RUN_STAMP=2000-01-01-0002 bash tests/gpu_session.bash test 2>&1); rc=$?
+check "a build past the budget: cut at it ($((SECONDS - t0)) s of 4), not tried again without NCCL, status 1" \
+    bash -c "[ $rc = 1 ] && [ $((SECONDS - t0)) -lt 9 ] && grep -qE '^build +cut at 4s' <<<\"\$1\" && [ ! -e results/gpu-session/build-without-nccl.log ]" _ "$out"
+t0=$SECONDS
+out=$(PATH="$tmp/fakebin:$PATH" FAKE_MAKE_SLEEP=0 OUT=$tmp/ob2 BUDGET=6 RUN_STAMP=2000-01-01-0002 bash tests/gpu_session.bash test 2>&1); rc=$?
+check "a build that fails naming NCCL with time left: tried again without it, within the budget ($((SECONDS - t0)) s of 6)" \
+    bash -c "[ $rc = 1 ] && [ $((SECONDS - t0)) -lt 9 ] && [ -e results/gpu-session/build-without-nccl.log ]"
+rm -f results/gpu-session/build-without-nccl.log results/gpu-session/build-without-cudnn.log
