@@ -98,7 +98,8 @@
      2 profiler      dpprof_prof_{init,free,now_ms,add_cost,same_memory,write_json,write_trace}
                      dpprof_track_{alloc,free,move,retag} dpprof_malloc dpprof_free dpprof_live
                      dpprof_phase_begin dpprof_phase_end
-     3 noise and accountant   dpprof_philox4x32_10 dpprof_normal dpprof_normal4 dpprof_add_noise_ref
+     3 noise and accountant   dpprof_philox4x32_10 dpprof_chacha20_block dpprof_noise_seed dpprof_normal
+                     dpprof_normal4 dpprof_add_noise_ref
                      dpprof_rdp_{sgm,default_orders,epsilon,epsilon_classic,sigma_for_epsilon}
                      dpprof_pld_{epsilon,sigma_for_epsilon} dpprof_noiseless_epsilon dpprof_privacy_progress
      4 ops           dpprof_{matmul_fwd,matmul_bwd,embedding_fwd,embedding_bwd,rmsnorm_fwd,add_rmsnorm_fwd,
@@ -567,14 +568,21 @@ typedef struct dpprof_u32x4 {
     uint32_t v[4];
 } dpprof_u32x4;
 
+/* the noise's key: 256 bits. a plain stream (reproducible, for measuring) is philox4x32-10 keyed by w[0] and w[1],
+   a 64-bit seed (dpprof_noise_seed); a secure stream (DPPROF_NOISE_SECURE, for releasing a model) is chacha20 keyed
+   by all eight words, drawn from the operating system's entropy */
+typedef struct dpprof_noise_key {
+    uint32_t w[8];
+} dpprof_noise_key;
+
 /* ---- (a) noise: host-only entry point ---- */
 
-/* out[i] += (float)(stddev * dpprof_normal(seed, stream, offset + i)) for
+/* out[i] += (float)(stddev * dpprof_normal(key, stream, offset + i)) for
    i < n: the reference (cpu) way to add sigma*C gaussian noise to a
    gradient. the gpu kernel must produce the same bits by calling
    dpprof_normal4 and dpprof__noise_accum. null out with n == 0 is fine. */
 DPPROF_API void dpprof_add_noise_ref(float *out, size_t n, double stddev,
-                                     uint64_t seed, uint64_t stream,
+                                     dpprof_noise_key key, uint64_t stream,
                                      uint64_t offset);
 
 /* ---- (b) rdp accountant (host only) ---- */
@@ -742,6 +750,49 @@ DPPROF__HDI dpprof_u32x4 dpprof_philox4x32_10(dpprof_u32x4 ctr, uint32_t key0,
     }
     return ctr;
 }
+
+/* the key of a plain stream: the seed in w[0] (low half) and w[1], the rest 0 */
+DPPROF__HDI dpprof_noise_key dpprof_noise_seed(uint64_t seed) {
+    dpprof_noise_key k;
+    int i;
+    for (i = 0; i < 8; i++) k.w[i] = 0;
+    k.w[0] = (uint32_t)seed;
+    k.w[1] = (uint32_t)(seed >> 32);
+    return k;
+}
+
+/* the chacha20 block function (bernstein 2008, the original layout: a 64-bit block counter and a 64-bit nonce; rfc
+   8439 section 2.3 is the same function with state words 12..15 read as a 32-bit counter and a 96-bit nonce, so its
+   test vector is state words 12..15 = counter lo, counter hi, nonce lo, nonce hi): 20 rounds of 32-bit adds, xors
+   and rotations over the constants, the 256-bit key, the counter and the nonce, plus the input. a stream cipher
+   made for keys of this size; integer only, so the same on host and device */
+#define DPPROF__ROTL32(x, r) (((x) << (r)) | ((x) >> (32 - (r))))
+#define DPPROF__CHACHA_QR(a, b, c, d)          \
+    a += b, d ^= a, d = DPPROF__ROTL32(d, 16); \
+    c += d, b ^= c, b = DPPROF__ROTL32(b, 12); \
+    a += b, d ^= a, d = DPPROF__ROTL32(d, 8);  \
+    c += d, b ^= c, b = DPPROF__ROTL32(b, 7)
+DPPROF__HDI void dpprof_chacha20_block(const dpprof_noise_key *key, uint64_t counter, uint64_t nonce, uint32_t out[16]) {
+    uint32_t in[16], x[16];
+    int i;
+    in[0] = 0x61707865u, in[1] = 0x3320646eu, in[2] = 0x79622d32u, in[3] = 0x6b206574u; /* "expand 32-byte k" */
+    for (i = 0; i < 8; i++) in[4 + i] = key->w[i];
+    in[12] = (uint32_t)counter, in[13] = (uint32_t)(counter >> 32), in[14] = (uint32_t)nonce, in[15] = (uint32_t)(nonce >> 32);
+    for (i = 0; i < 16; i++) x[i] = in[i];
+    for (i = 0; i < 10; i++) { /* a column round and a diagonal round */
+        DPPROF__CHACHA_QR(x[0], x[4], x[8], x[12]);
+        DPPROF__CHACHA_QR(x[1], x[5], x[9], x[13]);
+        DPPROF__CHACHA_QR(x[2], x[6], x[10], x[14]);
+        DPPROF__CHACHA_QR(x[3], x[7], x[11], x[15]);
+        DPPROF__CHACHA_QR(x[0], x[5], x[10], x[15]);
+        DPPROF__CHACHA_QR(x[1], x[6], x[11], x[12]);
+        DPPROF__CHACHA_QR(x[2], x[7], x[8], x[13]);
+        DPPROF__CHACHA_QR(x[3], x[4], x[9], x[14]);
+    }
+    for (i = 0; i < 16; i++) out[i] = x[i] + in[i];
+}
+#undef DPPROF__CHACHA_QR
+#undef DPPROF__ROTL32
 
 /* natural log of a positive double from +, -, *, / and bit manipulation only.
    x = 2^k * m with m in [sqrt(2)/2, sqrt(2)] (exponent split by bit ops, so
@@ -915,50 +966,52 @@ DPPROF__HDI DPPROF__FP_STRICT void dpprof__box_muller(uint32_t xa, uint32_t xb,
 }
 
 /* four standard normals for counter block `block` of stream `stream` under
-   `seed`: ctr = {block lo, block hi, stream lo, stream hi},
-   key = {seed lo, seed hi}; words (x0,x1) -> out[0..1], (x2,x3) -> out[2..3].
+   `key`: ctr = {block lo, block hi, stream lo, stream hi},
+   philox's key = {key.w[0], key.w[1]} (a seed); words (x0,x1) -> out[0..1], (x2,x3) -> out[2..3].
    streams are 63 bits: the top bit selects the hardened sampler below.
    note for privacy claims: a plain stream is floating-point gaussian noise
    (32-bit uniforms, tail cut at 6.76 sigma), open to the floating-point
    attacks on samplers (mironov, ccs'12, for laplace; jin et al., s&p'22, for
    gaussians); a secure stream is hardened as below. */
-/* a stream with this bit set draws each normal as the sum of four of the plain stream's, halved (holohan and
-   braghin, "secure random sampling in differential privacy", esorics 2021, section 5.1 with n = 2, as opacus's
-   secure_mode does): the sum's floating-point values no longer reveal the samples that made them, which is what
-   the attacks read. the same distribution, the same bits on host and device */
+/* a stream with this bit set is the secure one: its uniforms come from chacha20 under the whole 256-bit key (one
+   block of 16 words for a block of four normals: block counter = block, nonce = the stream without the bit), and
+   each normal is the sum of four box-muller normals, halved (holohan and braghin, "secure random sampling in
+   differential privacy", esorics 2021, section 5.1 with n = 2, as opacus's secure_mode does): the sum's
+   floating-point values no longer reveal the samples that made them, which is what the attacks read. the same
+   distribution, the same bits on host and device. the sum is a double; the noise a gradient receives is
+   (float)(stddev * z) added in float (dpprof__noise_accum), so the released value is a float32 rounding of
+   gradient plus noise, as in every float32 training */
 #define DPPROF_NOISE_SECURE (UINT64_C(1) << 63)
 
-DPPROF__HDI void dpprof__normal4_block(uint64_t seed, uint64_t stream, uint64_t block, double out[4]) {
+DPPROF__HDI void dpprof__normal4_block(dpprof_noise_key key, uint64_t stream, uint64_t block, double out[4]) {
     dpprof_u32x4 ctr, x;
     ctr.v[0] = (uint32_t)block;
     ctr.v[1] = (uint32_t)(block >> 32);
     ctr.v[2] = (uint32_t)stream;
     ctr.v[3] = (uint32_t)(stream >> 32);
-    x = dpprof_philox4x32_10(ctr, (uint32_t)seed, (uint32_t)(seed >> 32));
+    x = dpprof_philox4x32_10(ctr, key.w[0], key.w[1]);
     dpprof__box_muller(x.v[0], x.v[1], &out[0], &out[1]);
     dpprof__box_muller(x.v[2], x.v[3], &out[2], &out[3]);
 }
 
-DPPROF__HDI DPPROF__FP_STRICT void dpprof_normal4(uint64_t seed, uint64_t stream, uint64_t block, double out[4]) {
+DPPROF__HDI DPPROF__FP_STRICT void dpprof_normal4(dpprof_noise_key key, uint64_t stream, uint64_t block, double out[4]) {
     DPPROF__FP_STRICT_BODY
-    if (stream & DPPROF_NOISE_SECURE) { /* four blocks of the stream without the bit: 4 block .. 4 block + 3 */
-        double a[4], b[4];
-        int i, k;
-        dpprof__normal4_block(seed, stream & ~DPPROF_NOISE_SECURE, 4 * block, a);
-        for (k = 1; k < 4; k++) {
-            dpprof__normal4_block(seed, stream & ~DPPROF_NOISE_SECURE, 4 * block + (uint64_t)k, b);
-            for (i = 0; i < 4; i++) a[i] = DPPROF__ADD(a[i], b[i]);
-        }
-        for (i = 0; i < 4; i++) out[i] = 0.5 * a[i]; /* exact */
-    } else dpprof__normal4_block(seed, stream, block, out);
+    if (stream & DPPROF_NOISE_SECURE) { /* one chacha20 block: 16 words, 16 normals, four summed into each */
+        uint32_t w[16];
+        double z[16];
+        int i;
+        dpprof_chacha20_block(&key, block, stream & ~DPPROF_NOISE_SECURE, w);
+        for (i = 0; i < 16; i += 2) dpprof__box_muller(w[i], w[i + 1], &z[i], &z[i + 1]);
+        for (i = 0; i < 4; i++) out[i] = 0.5 * DPPROF__ADD(DPPROF__ADD(DPPROF__ADD(z[i], z[4 + i]), z[8 + i]), z[12 + i]); /* halving: exact */
+    } else dpprof__normal4_block(key, stream, block, out);
 }
 
-/* the normal for element `index` of (seed, stream): block = index/4,
+/* the normal for element `index` of (key, stream): block = index/4,
    lane = index%4, so any element can be produced independently (one gpu
    thread per element or per block of four give the same values). */
-DPPROF__HDI double dpprof_normal(uint64_t seed, uint64_t stream, uint64_t index) {
+DPPROF__HDI double dpprof_normal(dpprof_noise_key key, uint64_t stream, uint64_t index) {
     double z[4];
-    dpprof_normal4(seed, stream, index >> 2, z);
+    dpprof_normal4(key, stream, index >> 2, z);
     return z[index & 3u];
 }
 
@@ -1804,7 +1857,7 @@ DPPROF_API void dpprof_fill_gpu(float *out, size_t n, float value);
 DPPROF_API void dpprof_init_normal_gpu(float *out, size_t n, double stddev, uint64_t seed, uint64_t stream);
 /* g[e] = (float)((double)dpprof__noise_accum(g[e], stddev, dpprof_normal(seed, stream, offset + e)) * scale), or without
    the noise when stddev == 0: dpprof_add_noise_ref then the division by the batch, bit for bit */
-DPPROF_API void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale);
+DPPROF_API void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, dpprof_noise_key key, uint64_t stream, uint64_t offset, double scale);
 /* book-keeping on cuda: x (n,T,D) in place, x[i,t,:] = (float)(c[i] * (double)x[i,t,:]); c (n) device doubles */
 DPPROF_API void dpprof_scale_rows_gpu(float *x, const double *c, int n, int T, int D);
 /* norm2 (n) += the squared norm of each sample of x (n, P) in the storage type (bf16 or fp32), summed in double:
@@ -1845,8 +1898,8 @@ DPPROF_API void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double
    dpprof_noise_scale_gpu(grad, n, stddev, seed, stream, offset, scale) then dpprof_adam_gpu or dpprof_sgd_gpu
    on the result, bit for bit, except that grad is only read (the privatised gradient is never stored) */
 DPPROF_API void dpprof_noise_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
-                                      dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale);
-DPPROF_API void dpprof_noise_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream,
+                                      dpprof_bf16 *copy, double stddev, dpprof_noise_key key, uint64_t stream, uint64_t offset, double scale);
+DPPROF_API void dpprof_noise_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy, double stddev, dpprof_noise_key key, uint64_t stream,
                                      uint64_t offset, double scale);
 DPPROF_API void dpprof_scale_gpu(float *y, const float *x, size_t n, double alpha);
 DPPROF_API void dpprof_linear_psgrad_gpu(float *psg, const float *dy, const float *x, int n, int T, int IC, int OC);
@@ -2644,7 +2697,7 @@ DPPROF_API int dpprof_prof_write_trace(const dpprof_prof *p, FILE *f) {
 /* ---------------------------------------------------------------- noise -- */
 
 DPPROF_API void dpprof_add_noise_ref(float *out, size_t n, double stddev,
-                                     uint64_t seed, uint64_t stream,
+                                     dpprof_noise_key key, uint64_t stream,
                                      uint64_t offset) {
     size_t i = 0;
     if (out == NULL) {
@@ -2656,7 +2709,7 @@ DPPROF_API void dpprof_add_noise_ref(float *out, size_t n, double stddev,
         uint64_t idx = offset + (uint64_t)i;
         unsigned lane = (unsigned)(idx & 3u);
         double z[4];
-        dpprof_normal4(seed, stream, idx >> 2, z);
+        dpprof_normal4(key, stream, idx >> 2, z);
         for (; lane < 4u && i < n; ++lane, ++i) {
             out[i] = dpprof__noise_accum(out[i], stddev, z[lane]);
         }
@@ -5453,7 +5506,7 @@ typedef struct dpprof__dps {
     int batch_n;
     double *last_norms, *last_clip;   /* (max batch) per-sample norms and clip factors of the last step */
     double noise_std;                 /* sigma * C */
-    uint64_t noise_seed;              /* the noise's and poisson's philox key: cfg.seed, or secure_noise's secret */
+    dpprof_noise_key noise_key;       /* the noise's and poisson's key: cfg.seed (philox), or secure_noise's 256-bit secret (chacha20) */
     uint64_t noise_stream_bits;       /* or-ed into the noise's stream: DPPROF_NOISE_SECURE under secure_noise */
     double rate_gram, rate_psg;       /* auto on cuda: measured flop/s of the two flash flavours on dpprof's kernels */
     double rate_gram_cb, rate_psg_cb; /* auto on cuda, bf16: the same on cuBLAS blocks (dpprof_cuda_tuning.norms_cublas); 0 unmeasured */
@@ -5943,7 +5996,7 @@ static void dpprof__init_range(const dpprof_session *s, int i, dpprof_real *w, i
         return;
     }
     for (e = 0; e < n; e++)
-        w[e] = (dpprof_real)(s->cfg.init_std * dpprof_normal(s->cfg.seed, DPPROF__STREAM_INIT + (uint64_t)i, (uint64_t)(e0 + e)));
+        w[e] = (dpprof_real)(s->cfg.init_std * dpprof_normal(dpprof_noise_seed(s->cfg.seed), DPPROF__STREAM_INIT + (uint64_t)i, (uint64_t)(e0 + e)));
 }
 
 /* (real ranks) where this rank's part of tensor i's weights is: in its shard (zero 3), else in the tensor */
@@ -7496,9 +7549,9 @@ static void dpprof__noise_cpu(dpprof_session *s, dpprof_real *g, int64_t n, int 
     int64_t e;
     if (s->dps.noise_std > 0) {
 #ifdef DPPROF_REF_DOUBLE
-        for (e = 0; e < n; e++) g[e] += s->dps.noise_std * dpprof_normal(s->dps.noise_seed, (uint64_t)step | s->dps.noise_stream_bits, off + (uint64_t)e);
+        for (e = 0; e < n; e++) g[e] += s->dps.noise_std * dpprof_normal(s->dps.noise_key, (uint64_t)step | s->dps.noise_stream_bits, off + (uint64_t)e);
 #else
-        dpprof_add_noise_ref(g, (size_t)n, s->dps.noise_std, s->dps.noise_seed, (uint64_t)step | s->dps.noise_stream_bits, off);
+        dpprof_add_noise_ref(g, (size_t)n, s->dps.noise_std, s->dps.noise_key, (uint64_t)step | s->dps.noise_stream_bits, off);
 #endif
     }
     for (e = 0; e < n; e++) g[e] = (dpprof_real)(g[e] * inv_b);
@@ -7553,10 +7606,10 @@ static void dpprof__dist_apply(dpprof_session *s, int noise_step, int update) {
             const double std = s->dps.noise_std, inv_b = 1.0 / s->cfg.batch;
             const uint64_t off = (uint64_t)(s->dist.eoff[i] + lo);
             dpprof_real *w = dpprof__dist_wpart(s, i), *m = adam ? DPPROF__F(s->dist.m) + s->dist.toff[i] : NULL, *v = adam ? DPPROF__F(s->dist.v) + s->dist.toff[i] : NULL;
-            if (!update) dpprof_noise_scale_gpu(g, (size_t)len, std, s->dps.noise_seed, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
+            if (!update) dpprof_noise_scale_gpu(g, (size_t)len, std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
             else if (noise_step >= 0 && adam)
-                dpprof_noise_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, NULL, std, s->dps.noise_seed, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
-            else if (noise_step >= 0) dpprof_noise_sgd_gpu(w, g, (size_t)len, s->cfg.lr, NULL, std, s->dps.noise_seed, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
+                dpprof_noise_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, NULL, std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
+            else if (noise_step >= 0) dpprof_noise_sgd_gpu(w, g, (size_t)len, s->cfg.lr, NULL, std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
             else if (adam) dpprof_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, NULL);
             else dpprof_sgd_gpu(w, g, (size_t)len, s->cfg.lr, NULL);
             continue;
@@ -7622,7 +7675,7 @@ static void dpprof__noise(dpprof_session *s, int step) {
         if (!p->trainable) continue;
         c = dpprof__noise_cost(&p->g);
         DPPROF__OPX(s, "noise", c, dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, step, off),
-                    dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->dps.noise_std, s->dps.noise_seed, (uint64_t)step | s->dps.noise_stream_bits, off, 1.0 / s->cfg.batch));
+                    dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->dps.noise_std, s->dps.noise_key, (uint64_t)step | s->dps.noise_stream_bits, off, 1.0 / s->cfg.batch));
         off += (uint64_t)p->g.n;
     }
 }
@@ -7659,10 +7712,10 @@ static void dpprof__optimizer(dpprof_session *s, int noise_step) {
                             (dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, noise_step, o),
                              dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t)),
                             dpprof_noise_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay,
-                                                  s->run.adam_t, copy, s->dps.noise_std, s->dps.noise_seed, (uint64_t)noise_step | s->dps.noise_stream_bits, o, inv_b));
+                                                  s->run.adam_t, copy, s->dps.noise_std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, o, inv_b));
             else
                 DPPROF__OPX(s, "noise_sgd", c, (dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, noise_step, o), dpprof_sgd_ref(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr)),
-                            dpprof_noise_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy, s->dps.noise_std, s->dps.noise_seed, (uint64_t)noise_step | s->dps.noise_stream_bits, o, inv_b));
+                            dpprof_noise_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy, s->dps.noise_std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, o, inv_b));
         } else if (adam)
             DPPROF__OPX(s, "adam", c, dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t),
                         dpprof_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, copy));
@@ -7692,14 +7745,22 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
     {
         const double q = (double)s->cfg.batch / (double)s->cfg.dataset_size;
         long long j;
+        uint32_t w[16];
         for (j = 0; j < s->cfg.dataset_size; j++) {
-            dpprof_u32x4 ctr, r;
-            ctr.v[0] = (uint32_t)j;
-            ctr.v[1] = (uint32_t)((uint64_t)j >> 32);
-            ctr.v[2] = (uint32_t)step;
-            ctr.v[3] = (uint32_t)(DPPROF__STREAM_POISSON >> 32);
-            r = dpprof_philox4x32_10(ctr, (uint32_t)s->dps.noise_seed, (uint32_t)(s->dps.noise_seed >> 32));
-            if (((double)r.v[0] + 0.5) * (1.0 / 4294967296.0) < q) {
+            uint32_t u;
+            if (s->dps.noise_stream_bits & DPPROF_NOISE_SECURE) { /* chacha20 under the secret key: a block of 16 samples' draws */
+                if (j % 16 == 0) dpprof_chacha20_block(&s->dps.noise_key, (uint64_t)j / 16, DPPROF__STREAM_POISSON | (uint64_t)(uint32_t)step, w);
+                u = w[j % 16];
+            } else {
+                dpprof_u32x4 ctr, r;
+                ctr.v[0] = (uint32_t)j;
+                ctr.v[1] = (uint32_t)((uint64_t)j >> 32);
+                ctr.v[2] = (uint32_t)step;
+                ctr.v[3] = (uint32_t)(DPPROF__STREAM_POISSON >> 32);
+                r = dpprof_philox4x32_10(ctr, s->dps.noise_key.w[0], s->dps.noise_key.w[1]);
+                u = r.v[0];
+            }
+            if (((double)u + 0.5) * (1.0 / 4294967296.0) < q) {
                 if (s->dps.batch_n >= s->cfg.batch * 4 + 64) /* far above any plausible draw: refuse to grow without bound */
                     return dpprof__fail(DPPROF_ERR_OVERFLOW, "poisson sampling drew more than %d samples at step %d", s->dps.batch_n, step);
                 s->dps.batch_ids[s->dps.batch_n++] = (int)j;
@@ -8074,10 +8135,10 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
                 rc = dpprof__tick(k, &e0);
                 if (f) {
                     if (adam) dpprof_noise_adam_gpu(DPPROF__F(w), DPPROF__F(m), DPPROF__F(v), DPPROF__F(g), (size_t)N, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, 1, copy,
-                                                    s->dps.noise_std, s->dps.noise_seed, st | s->dps.noise_stream_bits, 0, inv_b);
-                    else dpprof_noise_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy, s->dps.noise_std, s->dps.noise_seed, st | s->dps.noise_stream_bits, 0, inv_b);
+                                                    s->dps.noise_std, s->dps.noise_key, st | s->dps.noise_stream_bits, 0, inv_b);
+                    else dpprof_noise_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy, s->dps.noise_std, s->dps.noise_key, st | s->dps.noise_stream_bits, 0, inv_b);
                 } else {
-                    dpprof_noise_scale_gpu(DPPROF__F(g), (size_t)N, s->dps.noise_std, s->dps.noise_seed, st | s->dps.noise_stream_bits, 0, inv_b);
+                    dpprof_noise_scale_gpu(DPPROF__F(g), (size_t)N, s->dps.noise_std, s->dps.noise_key, st | s->dps.noise_stream_bits, 0, inv_b);
                     if (adam) dpprof_adam_gpu(DPPROF__F(w), DPPROF__F(m), DPPROF__F(v), DPPROF__F(g), (size_t)N, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, 1, copy);
                     else dpprof_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy);
                 }
@@ -8410,19 +8471,19 @@ static int dpprof__os_entropy(void *buf, size_t n) {
 #endif
 }
 
-/* the noise's key: cfg.seed (reproducible), or under secure_noise 64 bits of the operating system's entropy, the
-   same on every rank (rank 0's, broadcast), kept in the session only */
+/* the noise's key: cfg.seed (philox, reproducible), or under secure_noise 256 bits of the operating system's entropy
+   (chacha20), the same on every rank (rank 0's, broadcast), kept in the session only */
 static int dpprof__noise_key(dpprof_session *s) {
-    s->dps.noise_seed = s->cfg.seed;
+    s->dps.noise_key = dpprof_noise_seed(s->cfg.seed);
     s->dps.noise_stream_bits = 0;
     if (!s->cfg.secure_noise) return DPPROF_OK;
     s->dps.noise_stream_bits = DPPROF_NOISE_SECURE;
     if (s->dist.rank == 0) {
-        const int rc = dpprof__os_entropy(&s->dps.noise_seed, sizeof s->dps.noise_seed);
+        const int rc = dpprof__os_entropy(s->dps.noise_key.w, sizeof s->dps.noise_key.w);
         if (rc != DPPROF_OK) return rc;
     }
 #ifdef DPPROF_MPI
-    if (s->dist.n > 1 && s->backend != DPPROF_BACKEND_DRY) MPI_Bcast(&s->dps.noise_seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (s->dist.n > 1 && s->backend != DPPROF_BACKEND_DRY) MPI_Bcast(s->dps.noise_key.w, 8, MPI_UINT32_T, 0, MPI_COMM_WORLD);
 #endif
     return DPPROF_OK;
 }
@@ -9373,7 +9434,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
                 "cudaMemGetInfo's used bytes at the accountant's peaks, less those used before the session: the stream-ordered pool keeps freed memory, rounds to its granularity and holds the cuBLAS handle's own state");
     else fputs(", \"driver\": null", f);
     /* the noise's generator; the seed of a secure run is the operating system's and written nowhere */
-    fprintf(f, ", \"noise\": {\"generator\": \"philox4x32-10, box-muller%s\", \"secure\": %s, \"seed\": ", c->secure_noise ? ", each normal the sum of four over 2" : "",
+    fprintf(f, ", \"noise\": {\"generator\": \"%s\", \"secure\": %s, \"seed\": ",
+            c->secure_noise ? "chacha20 (a 256-bit key), box-muller, each normal the sum of four over 2" : "philox4x32-10, box-muller",
             c->secure_noise ? "true" : "false");
     if (c->secure_noise) fputs("null", f);
     else fprintf(f, "%llu", (unsigned long long)c->seed);

@@ -555,7 +555,7 @@ static const cli_opt run_opt[] = {
     {"--clipping", "flat|per-layer", CLI_CONFIG, .key = "per_layer_clipping", .values = "flat=0|per-layer=1", .help = "(default flat; per-layer: C/sqrt(tensors) per tensor)"},
     {"--dataset-size", "N", CLI_CONFIG, .key = "dataset_size", .help = "examples in the dataset: the sample rate B/N for the accountant"},
     {"--poisson", NULL, CLI_SET, .key = "poisson", .values = "1", .help = "Poisson sampling with rate B/N (variable batch sizes)"},
-    {"--secure-noise", NULL, CLI_SET, .key = "secure_noise", .values = "1", .help = "the noise (and --poisson's draws) from a seed of the operating system's entropy,\nnever written, each normal hardened against floating-point attacks: for training\na model to release (docs/dp.md). default: from --seed, reproducible"},
+    {"--secure-noise", NULL, CLI_SET, .key = "secure_noise", .values = "1", .help = "the noise (and --poisson's draws) from ChaCha20 keyed by 256 bits of the operating\nsystem's entropy, never written, each normal hardened against floating-point attacks:\nfor training a model to release (docs/dp.md). default: Philox from --seed, reproducible"},
     {"--delta", "D", CLI_CONFIG, .key = "delta", .help = "delta of the reported epsilon (default 1e-5)"},
     {"--target-epsilon", "E", CLI_CONFIG, .key = "target_epsilon", .help = "choose sigma so that the run spends E at delta (needs --dataset-size, --poisson)"},
     {"--accountant", "rdp|pld|both", CLI_CONFIG, .key = "accountant", .help = "the result's epsilon (with --poisson): rdp (the default), pld (the privacy loss\ndistribution, tight; under 5 s to 1e7 steps), both (epsilon_pld beside rdp's); --target-epsilon\nuses rdp or pld"},

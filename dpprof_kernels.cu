@@ -613,7 +613,7 @@ __global__ void dpprof__k_model_fill(float *out, size_t n, float value) {
 __global__ void dpprof__k_model_init_normal(float *out, size_t n, double stddev, uint64_t seed, uint64_t stream) {
     DPPROF__MODEL_GS(q, (n + 3) / 4) {
         double z[4];
-        dpprof_normal4(seed, stream, (uint64_t)q, z);
+        dpprof_normal4(dpprof_noise_seed(seed), stream, (uint64_t)q, z);
         for (int l = 0; l < 4; l++) {
             size_t e = 4 * q + (size_t)l;
             if (e < n) out[e] = (float)DPPROF__MUL(stddev, z[l]);
@@ -1757,14 +1757,14 @@ __global__ void dpprof__k_model_opt(dpprof__opt_k k, float *param, float *m, flo
 // (the noise and the step in one pass over the gradient). one thread per philox block q covering indices
 // [4q, 4q+4) of the stream, clipped to [offset, offset+n)
 template <bool UPDATE>
-__global__ void dpprof__k_model_noise_scale(float *out, const float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale, dpprof__opt_k k,
+__global__ void dpprof__k_model_noise_scale(float *out, const float *g, size_t n, double stddev, dpprof_noise_key key, uint64_t stream, uint64_t offset, double scale, dpprof__opt_k k,
                                             float *param, float *m, float *v, dpprof__bf16 *copy) {
     uint64_t q0 = offset >> 2, nq = ((offset + (uint64_t)n - 1) >> 2) - q0 + 1;
     int noise = stddev > 0;
     DPPROF__MODEL_GS(j, nq) {
         uint64_t q = q0 + (uint64_t)j;
         double z[4] = {0.0, 0.0, 0.0, 0.0};
-        if (noise) dpprof_normal4(seed, stream, q, z);
+        if (noise) dpprof_normal4(key, stream, q, z);
         for (int l = 0; l < 4; l++) {
             uint64_t idx = 4 * q + (uint64_t)l;
             if (idx < offset || idx - offset >= (uint64_t)n) continue;
@@ -1803,16 +1803,16 @@ static dpprof__opt_k dpprof__sgd_k(double lr) { return dpprof__opt_k{0, lr, 0.0,
 // the philox blocks the stream's elements [offset, offset + n) touch (n >= 1)
 static uint64_t dpprof__noise_blocks(size_t n, uint64_t offset) { return ((offset + (uint64_t)n - 1) >> 2) - (offset >> 2) + 1; }
 
-static void dpprof__noise_opt(const char *what, const float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale,
+static void dpprof__noise_opt(const char *what, const float *g, size_t n, double stddev, dpprof_noise_key key, uint64_t stream, uint64_t offset, double scale,
                               const dpprof__opt_k &k, float *param, float *m, float *v, dpprof_bf16 *copy) {
     if (!n) return;
-    DPPROF__MODEL_FLAT(what, dpprof__k_model_noise_scale<true>, dpprof__noise_blocks(n, offset), (float *)nullptr, g, n, stddev, seed, stream, offset, scale, k, param, m, v,
+    DPPROF__MODEL_FLAT(what, dpprof__k_model_noise_scale<true>, dpprof__noise_blocks(n, offset), (float *)nullptr, g, n, stddev, key, stream, offset, scale, k, param, m, v,
                        reinterpret_cast<dpprof__bf16 *>(copy));
 }
 
-extern "C" void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale) {
+extern "C" void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, dpprof_noise_key key, uint64_t stream, uint64_t offset, double scale) {
     if (!n) return;
-    DPPROF__MODEL_FLAT("dpprof_noise_scale_gpu", dpprof__k_model_noise_scale<false>, dpprof__noise_blocks(n, offset), g, (const float *)g, n, stddev, seed, stream, offset, scale,
+    DPPROF__MODEL_FLAT("dpprof_noise_scale_gpu", dpprof__k_model_noise_scale<false>, dpprof__noise_blocks(n, offset), g, (const float *)g, n, stddev, key, stream, offset, scale,
                        dpprof__sgd_k(0.0), (float *)nullptr, (float *)nullptr, (float *)nullptr, (dpprof__bf16 *)nullptr);
 }
 
@@ -1835,13 +1835,13 @@ extern "C" void dpprof_sgd_gpu(float *param, const float *grad, size_t n, double
 }
 
 extern "C" void dpprof_noise_adam_gpu(float *param, float *m, float *v, const float *grad, size_t n, double lr, double b1, double b2, double eps, double wd, int t,
-                                      dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream, uint64_t offset, double scale) {
-    dpprof__noise_opt("dpprof_noise_adam_gpu", grad, n, stddev, seed, stream, offset, scale, dpprof__adam_k(lr, b1, b2, eps, wd, t), param, m, v, copy);
+                                      dpprof_bf16 *copy, double stddev, dpprof_noise_key key, uint64_t stream, uint64_t offset, double scale) {
+    dpprof__noise_opt("dpprof_noise_adam_gpu", grad, n, stddev, key, stream, offset, scale, dpprof__adam_k(lr, b1, b2, eps, wd, t), param, m, v, copy);
 }
 
-extern "C" void dpprof_noise_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy, double stddev, uint64_t seed, uint64_t stream,
+extern "C" void dpprof_noise_sgd_gpu(float *param, const float *grad, size_t n, double lr, dpprof_bf16 *copy, double stddev, dpprof_noise_key key, uint64_t stream,
                                      uint64_t offset, double scale) {
-    dpprof__noise_opt("dpprof_noise_sgd_gpu", grad, n, stddev, seed, stream, offset, scale, dpprof__sgd_k(lr), param, nullptr, nullptr, copy);
+    dpprof__noise_opt("dpprof_noise_sgd_gpu", grad, n, stddev, key, stream, offset, scale, dpprof__sgd_k(lr), param, nullptr, nullptr, copy);
 }
 
 extern "C" void dpprof_scale_gpu(float *y, const float *x, size_t n, double alpha) {

@@ -95,12 +95,12 @@ static void test_model_rng_ops(void) {
     CHECK(model_ok() && model_same(g, h, n), "model fill_gpu n=%zu: bitwise", n);
     free(g);
 
-    /* init: as dpprof__init_param: (dpprof_real)(init_std * dpprof_normal(seed, stream, e)) */
+    /* init: as dpprof__init_param: (dpprof_real)(init_std * dpprof_normal(seed's key, stream, e)) */
     {
         const double sd = 0.02;
         dpprof_init_normal_gpu(d, n, sd, seed, stream);
         g = model_down(d, n);
-        for (i = 0; i < n; i++) h[i] = (float)(sd * dpprof_normal(seed, stream, (uint64_t)i));
+        for (i = 0; i < n; i++) h[i] = (float)(sd * dpprof_normal(dpprof_noise_seed(seed), stream, (uint64_t)i));
         CHECK(model_ok() && model_same(g, h, n), "model init_normal_gpu n=%zu (2 blocks of 4-element groups, tail of 1): bitwise", n);
         free(g);
     }
@@ -115,13 +115,16 @@ static void test_model_rng_ops(void) {
             uint64_t stream;
         } cs[] = {{5001, 5, 0.7, 17}, {1000, 8, 1.3, 17}, {3, 2, 0.5, 17}, {1, 7, 2.0, 17}, {777, 3, 0.0, 17}, {4099, 6, 0.9, 17 | DPPROF_NOISE_SECURE}};
         const double inv_b = 1.0 / 7.0;
+        dpprof_noise_key full; /* the secure stream's: all 256 bits of the key in use */
+        for (i = 0; i < 8; i++) full.w[i] = 0x85ebca6bu * (uint32_t)(i + 3) ^ 0xc2b2ae35u;
         for (k = 0; k < sizeof cs / sizeof cs[0]; k++) {
             size_t m = cs[k].n;
             float *x = model_rand(m, 1.0f), *ref = model_copyh(x, m);
+            const dpprof_noise_key key = cs[k].stream & DPPROF_NOISE_SECURE ? full : dpprof_noise_seed(seed);
             model_set(d, x, m);
-            dpprof_noise_scale_gpu(d, m, cs[k].sd, seed, cs[k].stream, cs[k].offset, inv_b);
+            dpprof_noise_scale_gpu(d, m, cs[k].sd, key, cs[k].stream, cs[k].offset, inv_b);
             g = model_down(d, m);
-            if (cs[k].sd > 0) dpprof_add_noise_ref(ref, m, cs[k].sd, seed, cs[k].stream, cs[k].offset);
+            if (cs[k].sd > 0) dpprof_add_noise_ref(ref, m, cs[k].sd, key, cs[k].stream, cs[k].offset);
             for (i = 0; i < m; i++) ref[i] = (float)(ref[i] * inv_b);
             CHECK(model_ok() && model_same(g, ref, m), "model noise_scale_gpu n=%zu offset=%llu stddev=%g%s: bitwise (worst %.3g)", m, (unsigned long long)cs[k].offset, cs[k].sd,
                   cs[k].stream & DPPROF_NOISE_SECURE ? ", secure stream" : "", model_err(g, ref, m, 1e-30));
@@ -640,12 +643,12 @@ static void test_model_optim_fused(size_t n) {
                 d_c[u] = (dpprof_bf16 *)model_up(h[3], (n + 1) * sizeof(dpprof_bf16)); /* garbage, and one element past n */
             }
             /* set 0: the unfused ops (no copy; the noise on its own); set 1: the fused pass */
-            if (j) dpprof_noise_scale_gpu(g[0], n, sd, seed, step, off, inv_b);
+            if (j) dpprof_noise_scale_gpu(g[0], n, sd, dpprof_noise_seed(seed), step, off, inv_b);
             if (k == 0) dpprof_adam_gpu(d[0][0], d[0][1], d[0][2], g[0], n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, j ? d_c[0] : NULL);
             else dpprof_sgd_gpu(d[0][0], g[0], n, 0.05, j ? d_c[0] : NULL);
-            if (k == 0 && j) dpprof_noise_adam_gpu(d[1][0], d[1][1], d[1][2], g[1], n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, d_c[1], sd, seed, step, off, inv_b);
+            if (k == 0 && j) dpprof_noise_adam_gpu(d[1][0], d[1][1], d[1][2], g[1], n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, d_c[1], sd, dpprof_noise_seed(seed), step, off, inv_b);
             else if (k == 0) dpprof_adam_gpu(d[1][0], d[1][1], d[1][2], g[1], n, 1e-3, 0.9, 0.999, 1e-8, 0.1, 3, d_c[1]);
-            else if (j) dpprof_noise_sgd_gpu(d[1][0], g[1], n, 0.05, d_c[1], sd, seed, step, off, inv_b);
+            else if (j) dpprof_noise_sgd_gpu(d[1][0], g[1], n, 0.05, d_c[1], sd, dpprof_noise_seed(seed), step, off, inv_b);
             else dpprof_sgd_gpu(d[1][0], g[1], n, 0.05, d_c[1]);
             for (u = 0; u < 2; u++) {
                 c[u] = (dpprof_bf16 *)malloc((n + 1) * sizeof(dpprof_bf16));
@@ -680,7 +683,7 @@ static void test_model_zero_sizes(void) {
     int *dt = (int *)model_up(tok, sizeof tok), ok;
     dpprof_fill_gpu(d, 0, 0.0f);
     dpprof_init_normal_gpu(d, 0, 1.0, 1, 2);
-    dpprof_noise_scale_gpu(d, 0, 1.0, 1, 2, 3, 0.5);
+    dpprof_noise_scale_gpu(d, 0, 1.0, dpprof_noise_seed(1), 2, 3, 0.5);
     dpprof_nonfinite_gpu(d, 0, 0);
     dpprof_matmul_fwd_gpu(d, d2, d2, 0, 2, 2);
     dpprof_matmul_bwd_gpu(d, d, d2, d2, d2, 0, 2, 2);
@@ -702,8 +705,8 @@ static void test_model_zero_sizes(void) {
     dpprof_last_token_bwd_gpu(d, d2, 2, 2, 0);
     dpprof_adam_gpu(d, d, d, d2, 0, 1e-3, 0.9, 0.999, 1e-8, 0.0, 1, (dpprof_bf16 *)d);
     dpprof_sgd_gpu(d, d2, 0, 0.1, (dpprof_bf16 *)d);
-    dpprof_noise_adam_gpu(d, d, d, d2, 0, 1e-3, 0.9, 0.999, 1e-8, 0.0, 1, (dpprof_bf16 *)d, 1.0, 1, 2, 3, 0.5);
-    dpprof_noise_sgd_gpu(d, d2, 0, 0.1, (dpprof_bf16 *)d, 1.0, 1, 2, 3, 0.5);
+    dpprof_noise_adam_gpu(d, d, d, d2, 0, 1e-3, 0.9, 0.999, 1e-8, 0.0, 1, (dpprof_bf16 *)d, 1.0, dpprof_noise_seed(1), 2, 3, 0.5);
+    dpprof_noise_sgd_gpu(d, d2, 0, 0.1, (dpprof_bf16 *)d, 1.0, dpprof_noise_seed(1), 2, 3, 0.5);
     g = model_down(d, 8);
     ok = model_ok() && model_same(g, h, 8);
     free(g);

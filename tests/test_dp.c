@@ -660,7 +660,7 @@ static void check_poisson(void) {
                 int64_t e;
                 for (e = 0; e < p->w.n; e++) {
                     double z = -((double)((dpprof_real *)p->w.data)[e] - w0[i][e]) * c.batch / (c.sigma * c.max_grad_norm);
-                    worst = fmax(worst, fabs(z - dpprof_normal(c.seed, (uint64_t)step, off + (uint64_t)e)));
+                    worst = fmax(worst, fabs(z - dpprof_normal(dpprof_noise_seed(c.seed), (uint64_t)step, off + (uint64_t)e)));
                 }
                 off += (uint64_t)p->w.n;
             }

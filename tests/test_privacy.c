@@ -154,7 +154,7 @@ static void test_counter_layout(void) {
     c.v[2] = 0x76543210u;
     c.v[3] = 0x7edcba98u;
     x = dpprof_philox4x32_10(c, 0x89abcdefu, 0x01234567u);
-    dpprof_normal4(seed, stream, block, z);
+    dpprof_normal4(dpprof_noise_seed(seed), stream, block, z);
     for (k = 0; k < 4; k += 2) {
         double za, zb;
         ua = ((double)x.v[k] + 0.5) / 4294967296.0;
@@ -167,18 +167,18 @@ static void test_counter_layout(void) {
     printf("  normal4 vs libm box-muller on the same words: max |diff| = %.2e\n", maxd);
     check(maxd < 1e-12, "normal4 follows the documented ctr/key layout");
     for (k = 0; k < 4; ++k) {
-        double v = dpprof_normal(seed, stream, block * 4u + (uint64_t)k);
+        double v = dpprof_normal(dpprof_noise_seed(seed), stream, block * 4u + (uint64_t)k);
         same &= bits_of(v) == bits_of(z[k]);
     }
     check(same, "dpprof_normal(index) == lane index%4 of block index/4, bitwise");
     {
         double a[4], b[4];
-        dpprof_normal4(seed, stream, 0x000000a5ULL, a); /* hi word 0 */
-        dpprof_normal4(seed, stream, block, b);
+        dpprof_normal4(dpprof_noise_seed(seed), stream, 0x000000a5ULL, a); /* hi word 0 */
+        dpprof_normal4(dpprof_noise_seed(seed), stream, block, b);
         check(a[0] != b[0], "block hi word feeds ctr[1]");
-        dpprof_normal4(seed, stream & 0xffffffffULL, block, a); /* stream hi 0 */
+        dpprof_normal4(dpprof_noise_seed(seed), stream & 0xffffffffULL, block, a); /* stream hi 0 */
         check(a[0] != b[0], "stream hi word feeds ctr[3]");
-        dpprof_normal4(seed & 0xffffffffULL, stream, block, a); /* seed hi 0 */
+        dpprof_normal4(dpprof_noise_seed(seed & 0xffffffffULL), stream, block, a); /* seed hi 0 */
         check(a[0] != b[0], "seed hi word feeds key[1]");
     }
 }
@@ -193,15 +193,15 @@ static void test_determinism_and_noise_ref(void) {
     int i, ok;
     double a[4], b[4];
     printf("[determinism and dpprof_add_noise_ref]\n");
-    dpprof_normal4(seed, stream, 12345, a);
-    dpprof_normal4(seed, stream, 12345, b);
+    dpprof_normal4(dpprof_noise_seed(seed), stream, 12345, a);
+    dpprof_normal4(dpprof_noise_seed(seed), stream, 12345, b);
     check(memcmp(a, b, sizeof a) == 0, "normal4 is a pure function of its inputs");
 
     memset(out, 0, sizeof out);
-    dpprof_add_noise_ref(out, N, stddev, seed, stream, offset);
+    dpprof_add_noise_ref(out, N, stddev, dpprof_noise_seed(seed), stream, offset);
     ok = 1;
     for (i = 0; i < N; ++i) {
-        float want = (float)(stddev * dpprof_normal(seed, stream, offset + (uint64_t)i));
+        float want = (float)(stddev * dpprof_normal(dpprof_noise_seed(seed), stream, offset + (uint64_t)i));
         ok &= memcmp(&out[i], &want, sizeof want) == 0;
     }
     check(ok, "add_noise_ref on zeros == (float)(stddev*normal(offset+i)), bitwise");
@@ -210,19 +210,19 @@ static void test_determinism_and_noise_ref(void) {
         out[i] = 1.0f + (float)i;
         part[i] = out[i];
     }
-    dpprof_add_noise_ref(out, N, stddev, seed, stream, offset);
+    dpprof_add_noise_ref(out, N, stddev, dpprof_noise_seed(seed), stream, offset);
     /* the same range in two unaligned pieces must give the same bits */
-    dpprof_add_noise_ref(part, 333, stddev, seed, stream, offset);
-    dpprof_add_noise_ref(part + 333, N - 333, stddev, seed, stream, offset + 333);
+    dpprof_add_noise_ref(part, 333, stddev, dpprof_noise_seed(seed), stream, offset);
+    dpprof_add_noise_ref(part + 333, N - 333, stddev, dpprof_noise_seed(seed), stream, offset + 333);
     check(memcmp(out, part, sizeof out) == 0, "add_noise_ref split at an unaligned offset");
     ok = 1;
     for (i = 0; i < N; ++i) {
         float base = 1.0f + (float)i;
-        float want = base + (float)(stddev * dpprof_normal(seed, stream, offset + (uint64_t)i));
+        float want = base + (float)(stddev * dpprof_normal(dpprof_noise_seed(seed), stream, offset + (uint64_t)i));
         ok &= memcmp(&out[i], &want, sizeof want) == 0;
     }
     check(ok, "add_noise_ref accumulates: out + (float)(stddev*z)");
-    dpprof_add_noise_ref(NULL, 0, stddev, seed, stream, 0);
+    dpprof_add_noise_ref(NULL, 0, stddev, dpprof_noise_seed(seed), stream, 0);
     check(1, "add_noise_ref(null, 0) is a no-op");
 }
 
@@ -233,10 +233,10 @@ static void test_streams_differ(void) {
     int i, eq_stream = 0, eq_seed = 0, eq_shift = 0;
     printf("[distinct seeds / streams]\n");
     for (i = 0; i < N; ++i) {
-        double base = dpprof_normal(1, 0, (uint64_t)i);
-        eq_stream += base == dpprof_normal(1, 1, (uint64_t)i);
-        eq_seed += base == dpprof_normal(2, 0, (uint64_t)i);
-        eq_shift += base == dpprof_normal(1, 0, (uint64_t)i + 4);
+        double base = dpprof_normal(dpprof_noise_seed(1), 0, (uint64_t)i);
+        eq_stream += base == dpprof_normal(dpprof_noise_seed(1), 1, (uint64_t)i);
+        eq_seed += base == dpprof_normal(dpprof_noise_seed(2), 0, (uint64_t)i);
+        eq_shift += base == dpprof_normal(dpprof_noise_seed(1), 0, (uint64_t)i + 4);
     }
     printf("  equal values out of %d: other stream %d, other seed %d, shifted block %d\n",
            N, eq_stream, eq_seed, eq_shift);
@@ -244,29 +244,69 @@ static void test_streams_differ(void) {
           "distinct streams, seeds and blocks give different values");
 }
 
-/* the secure stream's normal: ((a + b) + c + d) / 2 of blocks 4k .. 4k + 3 of the plain stream, in double, bitwise;
-   none of its values is the plain stream's */
+/* chacha20's block function against rfc 8439's vectors: section 2.3.2 (key 00 01 .. 1f, block counter 1, nonce 00 00
+   00 09 00 00 00 4a 00 00 00 00: state words 12..15 = 1, 0x09000000, 0x4a000000, 0) and appendix a.1's first (all
+   zero); the 16 output words, little-endian, as the rfc lists them (and pycryptodome's ChaCha20 gives them) */
+static void test_chacha20_kat(void) {
+    static const uint32_t want1[16] = {0xe4e7f110u, 0x15593bd1u, 0x1fdd0f50u, 0xc47120a3u, 0xc7f4d1c7u, 0x0368c033u, 0x9aaa2204u, 0x4e6cd4c3u,
+                                       0x466482d2u, 0x09aa9f07u, 0x05d7c214u, 0xa2028bd9u, 0xd19c12b5u, 0xb94e16deu, 0xe883d0cbu, 0x4e3c50a2u};
+    static const uint32_t want0[16] = {0xade0b876u, 0x903df1a0u, 0xe56a5d40u, 0x28bd8653u, 0xb819d2bdu, 0x1aed8da0u, 0xccef36a8u, 0xc70d778bu,
+                                       0x7c5941dau, 0x8d485751u, 0x3fe02477u, 0x374ad8b8u, 0xf4b8436au, 0x1ca11815u, 0x69b687c3u, 0x8665eeb2u};
+    dpprof_noise_key key;
+    uint32_t out[16];
+    int i, ok1 = 1, ok0 = 1;
+    printf("[chacha20 known answers: rfc 8439]\n");
+    for (i = 0; i < 8; i++) key.w[i] = (uint32_t)(4 * i) | (uint32_t)(4 * i + 1) << 8 | (uint32_t)(4 * i + 2) << 16 | (uint32_t)(4 * i + 3) << 24;
+    dpprof_chacha20_block(&key, 1 | (uint64_t)0x09000000u << 32, 0x4a000000u, out);
+    for (i = 0; i < 16; i++) ok1 &= out[i] == want1[i];
+    check(ok1, "chacha20 block: rfc 8439 section 2.3.2's vector, all 16 words");
+    key = dpprof_noise_seed(0);
+    dpprof_chacha20_block(&key, 0, 0, out);
+    for (i = 0; i < 16; i++) ok0 &= out[i] == want0[i];
+    check(ok0, "chacha20 block: rfc 8439 appendix a.1's first vector (all zero), all 16 words");
+}
+
+/* the secure stream's normal: one chacha20 block under the whole 256-bit key (counter = the block, nonce = the stream
+   without the bit), its 16 words 8 box-muller pairs, each normal ((z_i + z_4+i) + z_8+i) + z_12+i) / 2 in double,
+   bitwise; against libm's box-muller on the same words to 1e-12; every word of the key changes it; none of its values
+   is the plain stream's */
 static void test_secure_normal(void) {
-    const uint64_t seed = 0x0123456789abcdefULL, stream = 41;
-    int k, i, same = 1, equal = 0;
+    const uint64_t stream = 41;
+    dpprof_noise_key key;
+    int k, i, same = 1, equal = 0, words = 0;
+    double maxd = 0.0;
     printf("[secure normals]\n");
+    for (i = 0; i < 8; i++) key.w[i] = 0x9e3779b9u * (uint32_t)(i + 1) ^ 0x7f4a7c15u;
     for (k = 0; k < 4096; k++) {
-        double a[4], b[4], c[4], d[4], z[4], p[4];
-        dpprof_normal4(seed, stream, 4 * (uint64_t)k, a);
-        dpprof_normal4(seed, stream, 4 * (uint64_t)k + 1, b);
-        dpprof_normal4(seed, stream, 4 * (uint64_t)k + 2, c);
-        dpprof_normal4(seed, stream, 4 * (uint64_t)k + 3, d);
-        dpprof_normal4(seed, stream | DPPROF_NOISE_SECURE, (uint64_t)k, z);
-        dpprof_normal4(seed, stream, (uint64_t)k, p);
+        uint32_t w[16];
+        double zb[16], z[4], p[4];
+        dpprof_chacha20_block(&key, (uint64_t)k, stream, w);
+        for (i = 0; i < 16; i += 2) {
+            const double ua = ((double)w[i] + 0.5) / 4294967296.0, ub = ((double)w[i + 1] + 0.5) / 4294967296.0, r = sqrt(-2.0 * log(ua));
+            dpprof__box_muller(w[i], w[i + 1], &zb[i], &zb[i + 1]);
+            maxd = fmax(maxd, fmax(fabs(zb[i] - r * cos(2.0 * 3.14159265358979323846 * ub)), fabs(zb[i + 1] - r * sin(2.0 * 3.14159265358979323846 * ub))));
+        }
+        dpprof_normal4(key, stream | DPPROF_NOISE_SECURE, (uint64_t)k, z);
+        dpprof_normal4(key, stream, (uint64_t)k, p);
         for (i = 0; i < 4; i++) {
-            volatile double sum = a[i] + b[i];
-            sum = sum + c[i];
-            sum = sum + d[i];
+            volatile double sum = zb[i] + zb[4 + i];
+            sum = sum + zb[8 + i];
+            sum = sum + zb[12 + i];
             same &= z[i] == sum / 2;
             equal += z[i] == p[i];
         }
     }
-    check(same, "a secure normal is (a + b + c + d) / 2 of the plain stream's blocks 4k .. 4k + 3, bitwise");
+    for (i = 0; i < 8; i++) { /* each of the 256 bits' words matters */
+        dpprof_noise_key k2 = key;
+        double a[4], b[4];
+        k2.w[i] ^= 1u;
+        dpprof_normal4(key, stream | DPPROF_NOISE_SECURE, 7, a);
+        dpprof_normal4(k2, stream | DPPROF_NOISE_SECURE, 7, b);
+        words += a[0] != b[0] && a[3] != b[3];
+    }
+    printf("  box-muller on chacha20's words against libm's: max |diff| = %.2e\n", maxd);
+    check(same && maxd < 1e-12, "a secure normal is (z_i + z_4+i + z_8+i + z_12+i) / 2 of the box-muller pairs of one chacha20 block, bitwise");
+    check(words == 8, "every word of the secure stream's 256-bit key changes its normals");
     check(equal == 0, "no secure normal equals the plain stream's at the same index");
 }
 
@@ -307,7 +347,7 @@ static void test_normal_stats(uint64_t stream) {
         return;
     }
     for (i = 0; i < n; ++i) {
-        z[i] = dpprof_normal(0x5eed, stream, (uint64_t)i);
+        z[i] = dpprof_normal(dpprof_noise_seed(0x5eed), stream, (uint64_t)i);
         s1 += z[i];
         s2 += z[i] * z[i];
         s4 += z[i] * z[i] * z[i] * z[i];
@@ -527,18 +567,18 @@ static void test_golden(void) {
     printf("[golden bits for cpu/gpu and cross-compiler comparison]\n");
     printf("  first 8 normals (seed 0x0123456789abcdef, stream 0x7edcba9876543210):\n   ");
     for (i = 0; i < 8; ++i) {
-        double v = dpprof_normal(0x0123456789abcdefULL, 0x7edcba9876543210ULL, (uint64_t)i);
+        double v = dpprof_normal(dpprof_noise_seed(0x0123456789abcdefULL), 0x7edcba9876543210ULL, (uint64_t)i);
         printf(" 0x%016llxULL%s", (unsigned long long)bits_of(v), i == 3 ? "\n   " : "");
         ok &= bits_of(v) == golden_first8[i];
     }
     printf("\n");
     for (i = 0; i < (1 << 20); ++i) {
-        h = fnv1a64(h, bits_of(dpprof_normal(42, 0, (uint64_t)i)));
+        h = fnv1a64(h, bits_of(dpprof_normal(dpprof_noise_seed(42), 0, (uint64_t)i)));
     }
     for (i = 0; i < 4096; ++i) {
         buf[i] = 0.25f * (float)(i % 7);
     }
-    dpprof_add_noise_ref(buf, 4096, 2.5, 42, 9, 1);
+    dpprof_add_noise_ref(buf, 4096, 2.5, dpprof_noise_seed(42), 9, 1);
     for (i = 0; i < 4096; ++i) {
         uint32_t w;
         memcpy(&w, &buf[i], sizeof w);
@@ -1184,6 +1224,7 @@ int main(int argc, char **argv) {
     test_streams_differ();
     test_normal_stats(7);
     test_normal_stats(7 | DPPROF_NOISE_SECURE);
+    test_chacha20_kat();
     test_secure_normal();
     test_math_accuracy();
     test_golden();
