@@ -3330,21 +3330,22 @@ static double dpprof__pld_lse(double x, double y) { /* log(exp(x) + exp(y)) */
 /* the finite part's log mgf, summed from the pmf itself (a step's pmf, which has no fft roundoff): for each
    t a running log-sum-exp, mx the largest term so far and sm the sum scaled by it */
 static void dpprof__pld_mgf(dpprof__pld *d, double h) {
-    double mx[DPPROF__PLD_NT], sm[DPPROF__PLD_NT];
+    double mx[DPPROF__PLD_NT], sm[DPPROF__PLD_NT], t[DPPROF__PLD_NT];
+    const int nt = d->ts == 1.0 ? DPPROF__PLD_NT / 2 : DPPROF__PLD_NT; /* on a fine grid the second half is the first */
     int j;
     size_t k;
-    for (j = 0; j < DPPROF__PLD_NT; j++) mx[j] = -HUGE_VAL, sm[j] = 0.0;
+    for (j = 0; j < nt; j++) mx[j] = -HUGE_VAL, sm[j] = 0.0, t[j] = dpprof__pld_t(d, j);
     for (k = 0; k < d->n; k++) {
         double lp, l;
         if (!(d->p[k] > 0.0)) continue;
         lp = log(d->p[k]), l = (double)(d->lo + (long long)k) * h;
-        for (j = 0; j < DPPROF__PLD_NT; j++) {
-            const double v = lp + dpprof__pld_t(d, j) * l;
+        for (j = 0; j < nt; j++) {
+            const double v = lp + t[j] * l;
             if (v > mx[j]) sm[j] = sm[j] * exp(mx[j] - v) + 1.0, mx[j] = v;
             else sm[j] += exp(v - mx[j]);
         }
     }
-    for (j = 0; j < DPPROF__PLD_NT; j++) d->logm[j] = mx[j] + log(sm[j]);
+    for (j = 0; j < DPPROF__PLD_NT; j++) d->logm[j] = j < nt ? mx[j] + log(sm[j]) : d->logm[j - nt];
 }
 /* chernoff's bound on the finite part's mass at losses >= x, as a log */
 static double dpprof__pld_logtail(const dpprof__pld *d, double x) {
@@ -9166,7 +9167,7 @@ DPPROF_API int dpprof_privacy_of(int dp, double q, double sigma, long long steps
             if (accountant == DPPROF_ACCOUNTANT_PLD && (by_rdp || e0 < e)) r->accountant = e0 < r->epsilon_rdp ? DPPROF_ACCOUNTANT_PLD : DPPROF_ACCOUNTANT_RDP;
             snprintf(r->note, sizeof r->note, "%s privacy loss distribution of the poisson-subsampled gaussian mechanism (the larger of the add and the remove neighbour): "
                                               "connect-the-dots discretisation at interval %.3g, composed by fft, pessimistic: an upper bound on the exact epsilon; "
-                                              "never below dp_accounting 0.6.0's pld at the same interval by more than 1e-5 of it, above it by at most 0.2%% (docs/dp.md)%s%s",
+                                              "never below dp_accounting 0.6.0's pld at the same interval by more than 1e-5 of it, above it by at most 0.3%% (docs/dp.md)%s%s",
                      accountant == DPPROF_ACCOUNTANT_BOTH ? "epsilon: rdp (mironov et al. 2019, improved conversion of balle et al. 2020); epsilon_pld:" : "the", h,
                      accountant == DPPROF_ACCOUNTANT_BOTH ? "" : "; rdp's epsilon beside it",
                      e0 < e && e0 <= r->epsilon_rdp ? "; here no noise's exact epsilon is smaller (a record is drawn at all with a chance under delta), and is the one reported"
