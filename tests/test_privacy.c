@@ -245,8 +245,8 @@ static void test_streams_differ(void) {
 }
 
 /* chacha20's block function against rfc 8439's vectors: section 2.3.2 (key 00 01 .. 1f, block counter 1, nonce 00 00
-   00 09 00 00 00 4a 00 00 00 00: state words 12..15 = 1, 0x09000000, 0x4a000000, 0) and appendix a.1's first (all
-   zero); the 16 output words, little-endian, as the rfc lists them (and pycryptodome's ChaCha20 gives them) */
+   00 09 00 00 00 4a 00 00 00 00: state words 12..15 = 1, 0x09000000, 0x4a000000, 0) and appendix a.1's first (key,
+   counter and nonce all zero); the 16 output words as the rfc lists them, read little-endian */
 static void test_chacha20_kat(void) {
     static const uint32_t want1[16] = {0xe4e7f110u, 0x15593bd1u, 0x1fdd0f50u, 0xc47120a3u, 0xc7f4d1c7u, 0x0368c033u, 0x9aaa2204u, 0x4e6cd4c3u,
                                        0x466482d2u, 0x09aa9f07u, 0x05d7c214u, 0xa2028bd9u, 0xd19c12b5u, 0xb94e16deu, 0xe883d0cbu, 0x4e3c50a2u};
