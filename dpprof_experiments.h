@@ -1156,19 +1156,25 @@ static char *sweep_rep_path(const char *dir, const char *mid, const char *id, in
     return sweep_path(dir, mid, id, suffix);
 }
 
+/* the output the option at a[*k] of a run's command names besides its result: --trace's file or --dump's directory
+   (*dump), as "--trace F" (k moves past F) or "--trace=F"; NULL for any other option */
+static const char *sweep_out_arg(char **a, int *k, int *dump) {
+    *dump = !strcmp(a[*k], "--dump") || !strncmp(a[*k], "--dump=", 7);
+    if ((!strcmp(a[*k], "--trace") || !strcmp(a[*k], "--dump")) && a[*k + 1]) return a[++*k];
+    if (!strncmp(a[*k], "--trace=", 8)) return a[*k] + 8;
+    if (!strncmp(a[*k], "--dump=", 7)) return a[*k] + 7;
+    return NULL;
+}
+
 /* the outputs a run of configuration c asks besides its result all there (--trace's file, and --dump's directory
    where the run ended ok): a run stopped after its result but before them runs again rather than being skipped */
 static int sweep_outputs_there(const sweep_spec *sp, long long c, int rep, char *json, const char *status) {
     char **a = sweep_argv(sp, c, rep, "dpprof", json);
     struct stat st;
-    int k, ok = 1;
+    int k, ok = 1, dump;
     if (!a) return 0;
     for (k = 2; a[k] && ok; k++) {
-        const char *path = NULL;
-        int dump = 0;
-        if ((!strcmp(a[k], "--trace") || !strcmp(a[k], "--dump")) && a[k + 1]) dump = a[k][2] == 'd', path = a[++k];
-        else if (!strncmp(a[k], "--trace=", 8)) path = a[k] + 8;
-        else if (!strncmp(a[k], "--dump=", 7)) dump = 1, path = a[k] + 7;
+        const char *path = sweep_out_arg(a, &k, &dump);
         if (path && (!dump || !strcmp(status, "ok")) && stat(path, &st) != 0) ok = 0;
     }
     free(a);
@@ -1193,12 +1199,10 @@ static int sweep_start(sweep_run *r, sweep_job *j, long long code) {
     out_remove_leftovers(j->json);
     remove(j->json);
     {
-        int k;
+        int k, dump;
         for (k = 2; j->args[k]; k++) {
-            const char *a = j->args[k];
-            if ((!strcmp(a, "--trace") || !strcmp(a, "--dump")) && j->args[k + 1]) out_remove_leftovers(j->args[++k]);
-            else if (!strncmp(a, "--trace=", 8)) out_remove_leftovers(a + 8);
-            else if (!strncmp(a, "--dump=", 7)) out_remove_leftovers(a + 7);
+            const char *path = sweep_out_arg(j->args, &k, &dump);
+            if (path) out_remove_leftovers(path);
         }
     }
     if ((logfd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
