@@ -132,7 +132,8 @@
                      psgrad_sqnorm,psgrad_clipsum,gram,gram_dot,linear_sqnorm_gram,linear_sqnorm_gram_group,
                      linear_sqnorm_psg,linear_clipgrad,embedding_sqnorm,embedding_psgrad,embedding_clipgrad,
                      tied_cross,rmsnorm_psdweight,rmsnorm_bwd_ps,sample_sqnorm}_gpu
-                     and dpprof_{adam,sgd,noise_adam,noise_sgd,cast_bf16,fill,init_normal,noise_scale,scale_rows,
+                     and dpprof_{adam,sgd,noise_adam,noise_sgd,cast_bf16,fill,init_normal,init_normal_bf16,
+                     embedding_fwd_bf16,noise_scale,scale_rows,
                      nonfinite_reset,nonfinite,nonfinite_result,linear_sqnorm_gram_rep,linear_clipgrad_rep}_gpu
 
    BUILD OPTIONS
@@ -1505,6 +1506,13 @@ typedef struct dpprof_config {
     int lora_rank;
     double lora_alpha;
     const char *lora_targets;
+    dpprof_switch train_head;     /* AUTO -> as PEFT: under LoRA the lm head is frozen (not in modules_to_save; a tied
+                                    head is the embedding matrix: frozen with it) and a cls head trains (SEQ_CLS: it
+                                    is new); without LoRA everything trains. ON -> the head trains (modules_to_save);
+                                    OFF -> the head is frozen (lm only: a cls head is new, it must train) */
+    dpprof_switch frozen_masters; /* bf16: AUTO, OFF -> a frozen matmul weight or embedding table is stored once, in
+                                    bf16 (PEFT's base loaded with torch_dtype = bfloat16; the norm vectors stay fp32);
+                                    ON -> an fp32 master beside its bf16 copy, as a trainable weight has */
     /* sharded data parallelism (docs/model.md, "Sharded data parallelism"): the memory of rank 0 of `ranks`,
        each holding batch / ranks samples of the logical batch; dry backend only for ranks > 1 */
     int ranks;             /* 0 -> 1 */
@@ -1583,6 +1591,8 @@ typedef struct dpprof_param {
     int rows, cols;    /* (rows, cols); vectors have rows = 1 */
     int module, layer; /* layer -1 outside the decoder stack */
     int trainable;
+    int bf16_only;            /* frozen under --dtype bf16 (cuda, dry): the weights are wl's alone; w has their count
+                                and no storage (config.frozen_masters) */
     dpprof_tensor w, g, m, v; /* weight, gradient, adam moments: fp32 (dpprof_real) whatever the dtype */
     dpprof_tensor wl;         /* --dtype bf16 on cuda and dry: the bf16 working copy of a matmul weight
                                 (projections, lora A and B, the head) that the matmuls read, cast from w
@@ -1855,6 +1865,9 @@ DPPROF_API void dpprof_cast_bf16_gpu(dpprof_bf16 *dst, const float *src, size_t 
 DPPROF_API void dpprof_fill_gpu(float *out, size_t n, float value);
 /* out[e] = (float)(stddev * dpprof_normal(seed, stream, e)): the cpu's initialisation, bit for bit */
 DPPROF_API void dpprof_init_normal_gpu(float *out, size_t n, double stddev, uint64_t seed, uint64_t stream);
+/* out (n) = dpprof_init_normal_gpu's values rounded to bf16 (dpprof_cast_bf16_gpu's bits), no fp32 copy: a frozen
+   weight stored in bf16 alone */
+DPPROF_API void dpprof_init_normal_bf16_gpu(dpprof_bf16 *out, size_t n, double stddev, uint64_t seed, uint64_t stream);
 /* g[e] = (float)((double)dpprof__noise_accum(g[e], stddev, dpprof_normal(seed, stream, offset + e)) * scale), or without
    the noise when stddev == 0: dpprof_add_noise_ref then the division by the batch, bit for bit */
 DPPROF_API void dpprof_noise_scale_gpu(float *g, size_t n, double stddev, dpprof_noise_key key, uint64_t stream, uint64_t offset, double scale);
@@ -1872,6 +1885,8 @@ DPPROF_API int dpprof_nonfinite_result_gpu(int *tag);
 DPPROF_API void dpprof_matmul_fwd_gpu(float *out, const float *inp, const float *weight, int N, int IC, int OC);
 DPPROF_API void dpprof_matmul_bwd_gpu(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, int N, int IC, int OC);
 DPPROF_API void dpprof_embedding_fwd_gpu(float *out, const int *tokens, const float *wte, int N, int C);
+/* dpprof_embedding_fwd_gpu from a table stored in bf16 (a frozen table): dpprof_embedding_fwd_ref of the unpacked table */
+DPPROF_API void dpprof_embedding_fwd_bf16_gpu(float *out, const int *tokens, const dpprof_bf16 *wte, int N, int C);
 DPPROF_API void dpprof_embedding_bwd_gpu(float *dwte, const float *dout, const int *tokens, int N, int C);
 DPPROF_API void dpprof_rmsnorm_fwd_gpu(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps);
 DPPROF_API void dpprof_add_rmsnorm_fwd_gpu(float *out, float *rstd, float *res, const float *other, const float *weight, int N, int C, float eps);
@@ -5098,6 +5113,8 @@ static const dpprof_config_field dpprof__fields[] = {
     DPPROF__F(lora_rank, DPPROF_FIELD_INT, 1, DPPROF__DIM_MAX, 0, NULL, 0),
     DPPROF__F(lora_alpha, DPPROF_FIELD_REAL, 0, 1e12, 1, NULL, 0),
     DPPROF__F(lora_targets, DPPROF_FIELD_TEXT, 0, 0, 0, NULL, 0),
+    DPPROF__F(train_head, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
+    DPPROF__F(frozen_masters, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
     DPPROF__F(ranks, DPPROF_FIELD_INT, 1, 65536, 0, NULL, 0),
     DPPROF__F(zero, DPPROF_FIELD_INT, 0, 3, 0, NULL, 0),
     DPPROF__F(secure_noise, DPPROF_FIELD_FLAG, 0, 1, 0, NULL, 0),
@@ -5417,6 +5434,10 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
             }
         if (c.lora_rank >= min_width) return dpprof__fail(DPPROF_ERR_INVALID, "config.lora_rank = %d must be smaller than the narrowest adapted width (%d)", c.lora_rank, min_width);
     }
+    if (c.train_head == DPPROF_SWITCH_OFF && c.task == DPPROF_TASK_CLS)
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.train_head = off with config.task = cls: the classifier's score head is new, it must train (PEFT trains it too)");
+    if (c.frozen_masters == DPPROF_SWITCH_ON && c.dtype != DPPROF_DTYPE_BF16)
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.frozen_masters = on keeps an fp32 master beside the bf16 copy of a frozen weight: it needs config.dtype = bf16 (fp32 weights are their own masters)");
     if (c.target_epsilon > 0) DPPROF__TRY(dpprof__sigma_for_target(&c));
     *out = c;
     if (sh) *sh = s;
@@ -5431,6 +5452,12 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
    session's backend: its _ref on cpu, its _gpu on cuda, nothing on dry, and records its _cost. */
 
 /* what a cpu session with --dtype bf16 answers (DPPROF_ERR_UNSUPPORTED) */
+/* config.train_head resolved: whether the head trains (AUTO: as PEFT, frozen under LoRA unless it is a cls head) */
+static int dpprof__head_trains(const dpprof_config *c) {
+    if (c->train_head != DPPROF_SWITCH_AUTO) return c->train_head == DPPROF_SWITCH_ON;
+    return !c->lora_rank || c->task == DPPROF_TASK_CLS;
+}
+
 #define DPPROF__BF16_CPU_MSG "config.dtype = bf16 runs on config.backend = cuda (and config.backend = dry reports its memory); the cpu backend computes in fp32 only"
 
 /* counter-based streams: init, data and (later) noise never share philox counters */
@@ -6157,25 +6184,35 @@ static void dpprof__z3_done(dpprof_session *s, int u) {
    copies, and the data: synthetic sequences from the seed, or --data's bytes (lm) or labelled lines (cls).
    dpprof_session_batch gives a step's samples as training uses them. */
 
-static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, int cols, int category, int module, int layer) {
+/* a tensor of the model. bf16: the matmul weights (not the embedding table unless it is the tied lm head, not the
+   norm vectors) get their working copy beside the fp32 master, in the master's category and module; a frozen
+   matmul weight or embedding table is stored once, in bf16 (wl; w keeps its size and no storage), unless
+   config.frozen_masters keeps the master */
+static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, int cols, int category, int module, int layer, int trainable) {
     dpprof_param *p = &s->model.params[s->model.n_params++];
+    const int bf16 = s->cfg.dtype == DPPROF_DTYPE_BF16 && module != DPPROF_MOD_NORM;
+    const int matmul = s->model.n_params - 1 != s->model.p_emb || s->sh.tied;
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
     p->rows = rows;
     p->cols = cols;
     p->module = module;
     p->layer = layer;
-    p->trainable = 1;
-    DPPROF__TRY(dpprof__param_alloc(s, &p->w, (int64_t)rows * cols, category, module));
-    /* bf16: the matmul weights (not the embedding table unless it is the tied lm head, not the norm
-       vectors) get their working copy beside the master, in the master's category and module */
-    if (s->cfg.dtype == DPPROF_DTYPE_BF16 && (s->model.n_params - 1 != s->model.p_emb || s->sh.tied) && module != DPPROF_MOD_NORM)
-        DPPROF__TRY(dpprof__talloc(s, &p->wl, (int64_t)rows * cols, (int)sizeof(dpprof_bf16), category, module, 0));
+    p->trainable = trainable;
+    p->bf16_only = bf16 && !trainable && s->cfg.frozen_masters != DPPROF_SWITCH_ON;
+    if (p->bf16_only) { /* a descriptor that nothing tracks, as zero 3's (dpprof__param_alloc) */
+        p->w.n = (int64_t)rows * cols;
+        p->w.elem_size = DPPROF__R;
+        p->w.category = category;
+        p->w.module = module;
+        p->w.kept = 1;
+    } else DPPROF__TRY(dpprof__param_alloc(s, &p->w, (int64_t)rows * cols, category, module));
+    if (bf16 && (matmul || p->bf16_only)) DPPROF__TRY(dpprof__talloc(s, &p->wl, (int64_t)rows * cols, (int)sizeof(dpprof_bf16), category, module, 0));
     return DPPROF_OK;
 }
 
-static int dpprof__add_param(dpprof_session *s, const char *name, int rows, int cols, int module, int layer) {
-    return dpprof__add_param_cat(s, name, rows, cols, DPPROF_CAT_MODEL_PARAMETERS, module, layer);
+static int dpprof__add_param(dpprof_session *s, const char *name, int rows, int cols, int module, int layer, int trainable) {
+    return dpprof__add_param_cat(s, name, rows, cols, DPPROF_CAT_MODEL_PARAMETERS, module, layer, trainable);
 }
 
 /* the initial weights of tensor i (dpprof__init_range's) */
@@ -6184,6 +6221,10 @@ static void dpprof__init_param(dpprof_session *s, int i) {
     dpprof_real *w = DPPROF__F(p->w);
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) { /* the same values, made on the device (no w: zero 3's shards have them) */
+        if (p->bf16_only) {                  /* a frozen matmul weight in bf16 alone: the rounded values, never in fp32 */
+            dpprof_init_normal_bf16_gpu((dpprof_bf16 *)p->wl.data, (size_t)p->wl.n, s->cfg.init_std, s->cfg.seed, DPPROF__STREAM_INIT + (uint64_t)i);
+            return;
+        }
         if (!w) return;
         if (strstr(p->name, ".lora_B.")) dpprof_fill_gpu(w, (size_t)p->w.n, 0.0f);
         else if (p->rows == 1) dpprof_fill_gpu(w, (size_t)p->w.n, 1.0f);
@@ -6235,7 +6276,7 @@ static void dpprof__cast_weights(dpprof_session *s, int first, int last, int onl
     for (i = first; i < last; i++) {
         dpprof_param *p = &s->model.params[i];
         dpprof_cost c;
-        if (!p->wl.n || (only_trainable && !p->trainable)) continue;
+        if (!p->wl.n || p->bf16_only || (only_trainable && !p->trainable)) continue;
         c.flops = (double)p->wl.n;
         c.bytes = 6.0 * (double)p->wl.n;
         DPPROF__OPX(s, "cast_bf16", c, (void)0, dpprof_cast_bf16_gpu((dpprof_bf16 *)p->wl.data, (const float *)p->w.data, (size_t)p->wl.n));
@@ -6265,7 +6306,7 @@ static int dpprof__load_data(dpprof_session *s);
 
 static int dpprof__build_model(dpprof_session *s) {
     const dpprof_shape *h = &s->sh;
-    int l, i;
+    int l, i, base_trains, head_trains;
     char name[64];
     s->model.params = (dpprof_param *)DPPROF_MALLOC(sizeof(dpprof_param) * (size_t)(3 + 3 * DPPROF__P_PER_LAYER * h->L));
     s->model.lora = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)(DPPROF__P_PER_LAYER * h->L + 1));
@@ -6292,12 +6333,17 @@ static int dpprof__build_model(dpprof_session *s) {
 #endif
     if (s->cfg.attention_workspace > 0)
         DPPROF__TRY(dpprof__talloc(s, &s->model.attn_ws, s->cfg.attention_workspace, 1, DPPROF_CAT_WORKSPACE, DPPROF_MOD_ATTENTION, 0));
+    /* lora: only the adapters (and the head where it trains) train, the base model is frozen: no gradient, no
+       optimizer state, and in bf16 no fp32 master. a tied head is the embedding's matrix: it trains, through both
+       of its uses, or is frozen with it */
+    base_trains = !s->cfg.lora_rank;
+    head_trains = dpprof__head_trains(&s->cfg);
     s->model.p_emb = s->model.n_params;
-    DPPROF__TRY(dpprof__add_param(s, "model.embed_tokens.weight", h->V, h->C, DPPROF_MOD_EMBEDDING, -1));
+    DPPROF__TRY(dpprof__add_param(s, "model.embed_tokens.weight", h->V, h->C, DPPROF_MOD_EMBEDDING, -1, h->tied ? head_trains : base_trains));
     for (l = 0; l < h->L; l++) {
 #define DPPROF__LP(suffix, r, c, mod)                             \
     snprintf(name, sizeof name, "model.layers.%d.%s", l, suffix); \
-    DPPROF__TRY(dpprof__add_param(s, name, r, c, DPPROF_MOD_##mod, l))
+    DPPROF__TRY(dpprof__add_param(s, name, r, c, DPPROF_MOD_##mod, l, base_trains))
         DPPROF__LP("input_layernorm.weight", 1, h->C, NORM);
         DPPROF__LP("self_attn.q_proj.weight", h->NH * h->HS, h->C, ATTENTION);
         DPPROF__LP("self_attn.k_proj.weight", h->NKV * h->HS, h->C, ATTENTION);
@@ -6310,20 +6356,16 @@ static int dpprof__build_model(dpprof_session *s) {
 #undef DPPROF__LP
     }
     s->model.p_normf = s->model.n_params;
-    DPPROF__TRY(dpprof__add_param(s, "model.norm.weight", 1, h->C, DPPROF_MOD_NORM, -1));
+    DPPROF__TRY(dpprof__add_param(s, "model.norm.weight", 1, h->C, DPPROF_MOD_NORM, -1, base_trains));
     /* tied: the lm head is the embedding's matrix, no tensor of its own (the dump omits lm_head.weight, as
        Hugging Face does for tie_word_embeddings) */
     s->model.p_head = h->tied ? s->model.p_emb : s->model.n_params;
     if (h->tied) {
-    } else if (s->cfg.task == DPPROF_TASK_LM) DPPROF__TRY(dpprof__add_param(s, "lm_head.weight", h->V, h->C, DPPROF_MOD_HEAD, -1));
-    else DPPROF__TRY(dpprof__add_param(s, "score.weight", h->K, h->C, DPPROF_MOD_HEAD, -1));
-    if (s->cfg.lora_rank) {
-        /* adapters after the base table: A (r, IC) and B (OC, r) per adapted projection; only they
-           and the head train, the base model is frozen (no gradient, no optimizer state). a tied head
-           is the embedding's matrix: it trains, through both of its uses */
-        int mask = dpprof__lora_mask(s->cfg.lora_targets), j, r = s->cfg.lora_rank, base = s->model.n_params;
+    } else if (s->cfg.task == DPPROF_TASK_LM) DPPROF__TRY(dpprof__add_param(s, "lm_head.weight", h->V, h->C, DPPROF_MOD_HEAD, -1, head_trains));
+    else DPPROF__TRY(dpprof__add_param(s, "score.weight", h->K, h->C, DPPROF_MOD_HEAD, -1, head_trains));
+    if (s->cfg.lora_rank) { /* adapters after the base table: A (r, IC) and B (OC, r) per adapted projection */
+        int mask = dpprof__lora_mask(s->cfg.lora_targets), j, r = s->cfg.lora_rank;
         s->model.lora_scale = s->cfg.lora_alpha / r;
-        for (i = 0; i < base; i++) s->model.params[i].trainable = i == s->model.p_head;
         for (l = 0; l < h->L; l++)
             for (j = 0; j < DPPROF__P_PER_LAYER; j++) {
                 const dpprof_param *bp = &s->model.params[1 + l * DPPROF__P_PER_LAYER + j];
@@ -6331,9 +6373,9 @@ static int dpprof__build_model(dpprof_session *s) {
                 if (!(mask >> j & 1)) continue;
                 s->model.lora[l * DPPROF__P_PER_LAYER + j] = s->model.n_params;
                 snprintf(name, sizeof name, "model.layers.%d.%s.lora_A.weight", l, dpprof__proj_names[j]);
-                DPPROF__TRY(dpprof__add_param_cat(s, name, r, cols, DPPROF_CAT_LORA, DPPROF_MOD_LORA, l));
+                DPPROF__TRY(dpprof__add_param_cat(s, name, r, cols, DPPROF_CAT_LORA, DPPROF_MOD_LORA, l, 1));
                 snprintf(name, sizeof name, "model.layers.%d.%s.lora_B.weight", l, dpprof__proj_names[j]);
-                DPPROF__TRY(dpprof__add_param_cat(s, name, rows, r, DPPROF_CAT_LORA, DPPROF_MOD_LORA, l));
+                DPPROF__TRY(dpprof__add_param_cat(s, name, rows, r, DPPROF_CAT_LORA, DPPROF_MOD_LORA, l, 1));
             }
     }
     for (i = 0; i < s->model.n_params; i++) dpprof__init_param(s, i);
@@ -6573,7 +6615,10 @@ static int dpprof__forward(dpprof_session *s, int n) {
     int l;
     DPPROF__TRY(dpprof__z3_use(s, 0, 1));
     DPPROF__A(a->x0, (int64_t)N * C, ACTIVATIONS, EMBEDDING);
-    DPPROF__OP(s, embedding_fwd, (N, C, E), (DPPROF__F(a->x0), DPPROF__I(a->tokens), DPPROF__W(s, s->model.p_emb), N, C));
+    if (s->model.params[s->model.p_emb].bf16_only) /* a frozen table in bf16 alone (cuda, dry: the cpu computes in fp32) */
+        DPPROF__OPX(s, "embedding_fwd", dpprof_embedding_fwd_cost(N, C, E), (void)0,
+                    dpprof_embedding_fwd_bf16_gpu(DPPROF__F(a->x0), DPPROF__I(a->tokens), (const dpprof_bf16 *)s->model.params[s->model.p_emb].wl.data, N, C));
+    else DPPROF__OP(s, embedding_fwd, (N, C, E), (DPPROF__F(a->x0), DPPROF__I(a->tokens), DPPROF__W(s, s->model.p_emb), N, C));
     dpprof__z3_done(s, 0);
     x = &a->x0;
     for (l = 0; l < h->L; l++) {
@@ -8811,6 +8856,18 @@ static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real 
     if (s->backend == DPPROF_BACKEND_DRY) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "the dry backend holds no values");
     bytes = (size_t)t->n * sizeof(dpprof_real);
 #if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA && which == 'w' && s->model.params[i].bf16_only) { /* stored in bf16 alone: widened, or rounded */
+        const size_t n = (size_t)t->n;
+        dpprof_bf16 *h = (dpprof_bf16 *)DPPROF_MALLOC(n * sizeof(dpprof_bf16));
+        int rc;
+        if (!h) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate a host buffer for %s's bf16 weights", s->model.params[i].name);
+        if (!to_host) dpprof_bf16_pack_ref(h, host, n);
+        rc = to_host ? dpprof_cuda_copy(h, s->model.params[i].wl.data, n * sizeof(dpprof_bf16), DPPROF_COPY_D2H)
+                     : dpprof_cuda_copy(s->model.params[i].wl.data, h, n * sizeof(dpprof_bf16), DPPROF_COPY_H2D);
+        if (rc == DPPROF_OK && to_host) dpprof_bf16_unpack_ref(host, h, n);
+        DPPROF_FREE(h);
+        return rc == DPPROF_OK ? DPPROF_OK : dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
+    }
     if (s->backend == DPPROF_BACKEND_CUDA) {
         int rc = to_host ? dpprof_cuda_copy(host, t->data, bytes, DPPROF_COPY_D2H) : dpprof_cuda_copy(t->data, host, bytes, DPPROF_COPY_H2D);
         if (rc == DPPROF_OK && !to_host && which == 'w') dpprof__cast_weights(s, i, i + 1, 0); /* the matmuls read the new values */
@@ -9274,6 +9331,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, c->lora_alpha);
     fputs(", \"lora_targets\": ", f);
     dpprof__jstr(f, c->lora_targets ? c->lora_targets : "");
+    fprintf(f, ", \"train_head\": %s, \"frozen_masters\": %s", dpprof__head_trains(c) ? "true" : "false", c->frozen_masters == DPPROF_SWITCH_ON ? "true" : "false");
     fprintf(f, ", \"checkpoint\": \"%s\", \"attention\": \"%s\", \"attention_workspace\": %lld", dpprof_checkpoint_name(c->checkpoint), dpprof_attention_name(c->attention),
             (long long)c->attention_workspace);
     if (c->attention == DPPROF_ATTENTION_CUDNN && s->backend == DPPROF_BACKEND_CUDA) /* the same bits every run, or not */

@@ -4617,6 +4617,9 @@ static const cli_opt fit_spec[] = {
     {"--lora-rank", "LIST", CLI_TEXT, .field = offsetof(fit_opts, loras), .help = "LoRA ranks; 0 is full fine-tuning (default: 0)"},
     {"--lora-alpha", NULL, CLI_HEAD, .help = NULL},
     {"--lora-targets", NULL, CLI_HEAD, .help = NULL},
+    {"--train-head", NULL, CLI_HEAD, .help = NULL},
+    {"--frozen-head", NULL, CLI_HEAD, .help = NULL},
+    {"--frozen-masters", NULL, CLI_HEAD, .help = NULL},
     {NULL, NULL, CLI_HEAD, .help = "output (the table goes to standard output):"},
     {"--json", "FILE.json", CLI_TEXT, .field = offsetof(fit_opts, json), .help = "the table and what it rests on (written atomically; '-': standard output)"},
     {"--plot", "FILE.png", CLI_TEXT, .field = offsetof(fit_opts, plot), .help = "peak plus margin against the physical batch, an algorithm a line, with\nthe device's memory"},
@@ -4716,6 +4719,8 @@ static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_
         if (c->lora_alpha > 0) FIT_ADD(" --lora-alpha %g", c->lora_alpha);
         if (c->lora_targets) FIT_ADD(" --lora-targets %s", sh_word(c->lora_targets, q, sizeof q));
     }
+    if (c->train_head) FIT_ADD(" %s", c->train_head == DPPROF_SWITCH_ON ? "--train-head" : "--frozen-head");
+    if (c->frozen_masters == DPPROF_SWITCH_ON) FIT_ADD(" --frozen-masters%s", "");
     if (c->dtype) FIT_ADD(" --dtype %s", fit_dtype(c->dtype));
     if (c->optimizer) FIT_ADD(" --optimizer %s", dpprof_config_enum_name(dpprof_config_field_find("optimizer"), c->optimizer, code, sizeof code));
     if (c->attention) FIT_ADD(" --attention %s", dpprof_attention_name(c->attention));

@@ -610,13 +610,15 @@ __global__ void dpprof__k_model_fill(float *out, size_t n, float value) {
 
 // out[e] = (float)(stddev * dpprof_normal(seed, stream, e)). one thread per philox block of four
 // elements (one philox call gives all four); DPPROF__MUL is __dmul_rn on the device, never fused
-__global__ void dpprof__k_model_init_normal(float *out, size_t n, double stddev, uint64_t seed, uint64_t stream) {
+// O = dpprof__bf16: the same float rounded (dpprof_init_normal_bf16_gpu)
+template <typename O>
+__global__ void dpprof__k_model_init_normal(O *out, size_t n, double stddev, uint64_t seed, uint64_t stream) {
     DPPROF__MODEL_GS(q, (n + 3) / 4) {
         double z[4];
         dpprof_normal4(dpprof_noise_seed(seed), stream, (uint64_t)q, z);
         for (int l = 0; l < 4; l++) {
             size_t e = 4 * q + (size_t)l;
-            if (e < n) out[e] = (float)DPPROF__MUL(stddev, z[l]);
+            if (e < n) dpprof__st(&out[e], (float)DPPROF__MUL(stddev, z[l]));
         }
     }
 }
@@ -628,7 +630,12 @@ extern "C" void dpprof_fill_gpu(float *out, size_t n, float value) {
 
 extern "C" void dpprof_init_normal_gpu(float *out, size_t n, double stddev, uint64_t seed, uint64_t stream) {
     if (!n) return;
-    DPPROF__MODEL_FLAT("dpprof_init_normal_gpu", dpprof__k_model_init_normal, (n + 3) / 4, out, n, stddev, seed, stream);
+    DPPROF__MODEL_FLAT("dpprof_init_normal_gpu", dpprof__k_model_init_normal<float>, (n + 3) / 4, out, n, stddev, seed, stream);
+}
+
+extern "C" void dpprof_init_normal_bf16_gpu(dpprof_bf16 *out, size_t n, double stddev, uint64_t seed, uint64_t stream) {
+    if (!n) return;
+    DPPROF__MODEL_FLAT("dpprof_init_normal_bf16_gpu", dpprof__k_model_init_normal<dpprof__bf16>, (n + 3) / 4, reinterpret_cast<dpprof__bf16 *>(out), n, stddev, seed, stream);
 }
 
 // ---- non-finite flag: an int in the last DPPROF__FLAG_BYTES of the scratch -----------------------
@@ -684,22 +691,33 @@ extern "C" void dpprof_matmul_bwd_gpu(float *dinp, float *dweight, const float *
 
 // ---- embedding ------------------------------------------------------------------------------------
 // out (N,C) = wte rows tokens[n]. grid-stride over N*C, coalesced reads of each row
-template <typename A>
-__global__ void dpprof__k_model_emb_fwd(A *out, const int *tokens, const float *wte, size_t N, size_t C) {
+// W: the table's type (float, or dpprof__bf16 for a frozen table stored in bf16 alone)
+template <typename A, typename W>
+__global__ void dpprof__k_model_emb_fwd(A *out, const int *tokens, const W *wte, size_t N, size_t C) {
     DPPROF__MODEL_GS(i, N * C) {
         size_t n = i / C, c = i - n * C;
-        dpprof__st(&out[i], wte[(size_t)tokens[n] * C + c]);
+        dpprof__st(&out[i], dpprof__ld(wte[(size_t)tokens[n] * C + c]));
     }
 }
 
 template <typename A>
 static void dpprof__model_emb_fwd(float *out, const int *tokens, const float *wte, int N, int C) {
-    DPPROF__MODEL_FLAT("dpprof_embedding_fwd_gpu", dpprof__k_model_emb_fwd<A>, (size_t)N * C, dpprof__act<A>(out), tokens, wte, (size_t)N, (size_t)C);
+    DPPROF__MODEL_FLAT("dpprof_embedding_fwd_gpu", (dpprof__k_model_emb_fwd<A, float>), (size_t)N * C, dpprof__act<A>(out), tokens, wte, (size_t)N, (size_t)C);
+}
+
+template <typename A>
+static void dpprof__model_emb_fwd_bf16(float *out, const int *tokens, const dpprof__bf16 *wte, int N, int C) {
+    DPPROF__MODEL_FLAT("dpprof_embedding_fwd_bf16_gpu", (dpprof__k_model_emb_fwd<A, dpprof__bf16>), (size_t)N * C, dpprof__act<A>(out), tokens, wte, (size_t)N, (size_t)C);
 }
 
 extern "C" void dpprof_embedding_fwd_gpu(float *out, const int *tokens, const float *wte, int N, int C) {
     if (N <= 0 || C <= 0) return;
     DPPROF__BY_STORAGE(dpprof__model_emb_fwd, out, tokens, wte, N, C);
+}
+
+extern "C" void dpprof_embedding_fwd_bf16_gpu(float *out, const int *tokens, const dpprof_bf16 *wte, int N, int C) {
+    if (N <= 0 || C <= 0) return;
+    DPPROF__BY_STORAGE(dpprof__model_emb_fwd_bf16, out, tokens, reinterpret_cast<const dpprof__bf16 *>(wte), N, C);
 }
 
 // the backward sorts the keys (token << 32 | position) of a chunk of positions (bitonic sort, keys are

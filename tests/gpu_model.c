@@ -32,6 +32,9 @@ static float *model_copyh(const float *h, size_t n) {
     return c;
 }
 
+static void *model_up16(const float *h, size_t n);
+static float *model_down16(const void *d, size_t n);
+
 static void *model_up(const void *h, size_t bytes) {
     void *d = NULL;
     if (dpprof_cuda_alloc(&d, bytes) != DPPROF_OK) return NULL;
@@ -103,6 +106,15 @@ static void test_model_rng_ops(void) {
         for (i = 0; i < n; i++) h[i] = (float)(sd * dpprof_normal(dpprof_noise_seed(seed), stream, (uint64_t)i));
         CHECK(model_ok() && model_same(g, h, n), "model init_normal_gpu n=%zu (2 blocks of 4-element groups, tail of 1): bitwise", n);
         free(g);
+        { /* in bf16 alone: those values rounded (dpprof_cast_bf16_gpu's bits) */
+            void *d16 = model_up16(h, n);
+            dpprof_init_normal_bf16_gpu((dpprof_bf16 *)d16, n, sd, seed, stream);
+            g = model_down16(d16, n);
+            dpprof_bf16_round_ref(h, n);
+            CHECK(model_ok() && model_same(g, h, n), "model init_normal_bf16_gpu n=%zu: bitwise init_normal_gpu's values rounded", n);
+            free(g);
+            dpprof_cuda_release(d16);
+        }
     }
 
     /* noise + division by the batch, as dpprof__noise: dpprof_add_noise_ref then (float)(g * inv_b); the secure
@@ -916,6 +928,23 @@ static void test_model_bf16_embedding(int N, int C, int V, int distinct) {
     g = model_down16(d_out, no);
     CHECK(model_ok() && model_same(g, out, no), "model bf16 embedding_fwd N=%d C=%d V=%d: out (bf16) bitwise the rounded reference", N, C, V);
     free(g);
+    { /* a frozen table stored in bf16 alone: the reference on the unpacked table, in either storage */
+        float *wb = model_b16(wte, nw), *ob = (float *)malloc(no * 4);
+        void *d_wb = model_up16(wb, nw), *d_of = model_up(ob, no * 4);
+        dpprof_embedding_fwd_ref(out, tok, wb, N, C);
+        dpprof_embedding_fwd_bf16_gpu((float *)d_out, d_tok, (const dpprof_bf16 *)d_wb, N, C);
+        g = model_down16(d_out, no);
+        CHECK(model_ok() && model_same(g, out, no), "model bf16 embedding_fwd_bf16 N=%d C=%d V=%d (the table in bf16): out (bf16) bitwise the reference", N, C, V);
+        free(g);
+        dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+        dpprof_embedding_fwd_bf16_gpu((float *)d_of, d_tok, (const dpprof_bf16 *)d_wb, N, C);
+        g = model_down(d_of, no);
+        CHECK(model_ok() && model_same(g, out, no), "model fp32 embedding_fwd_bf16 N=%d C=%d V=%d (the table in bf16): out (fp32) bitwise the reference", N, C, V);
+        free(g);
+        dpprof_cuda_set_storage(DPPROF_DTYPE_BF16);
+        dpprof_cuda_release(d_wb), dpprof_cuda_release(d_of);
+        free(wb), free(ob);
+    }
     dpprof_embedding_bwd_ref(dw, dout, tok, N, C);
     dpprof_embedding_bwd_gpu(d_dw, (const float *)d_dout, d_tok, N, C);
     g = model_down(d_dw, nw);

@@ -61,6 +61,7 @@ static double steps_tensors_err(dpprof_session *a, dpprof_session *b, char which
 
 static int steps_tied; /* the cases in flight tie the lm head to the embedding */
 static int steps_ckpt; /* the cases in flight run with --checkpoint layers */
+static int steps_head; /* lora: the cases in flight train the head (--train-head) */
 
 static void steps_config(dpprof_config *c, int algo, int per_layer, int cls, int lora) {
     memset(c, 0, sizeof *c);
@@ -85,6 +86,7 @@ static void steps_config(dpprof_config *c, int algo, int per_layer, int cls, int
     if (lora) {
         c->lora_rank = 4;
         c->lora_targets = "q,v,down";
+        c->train_head = steps_head ? DPPROF_SWITCH_ON : DPPROF_SWITCH_AUTO;
     }
 }
 
@@ -108,6 +110,33 @@ static int steps_perturb_lora(dpprof_session *s) {
     return DPPROF_OK;
 }
 
+/* the tensors of a session stored in bf16 alone (frozen under --dtype bf16) */
+static int steps_frozen_bf16(dpprof_session *s) {
+    int i, k = 0;
+    for (i = 0; i < dpprof_session_param_count(s); i++) k += dpprof_session_param(s, i)->bf16_only;
+    return k;
+}
+
+/* the tensors whose weights in the gpu session are not the cpu's: rounded to bf16 where the gpu's are bf16 alone, else
+   bitwise equal; -1 if one could not be read */
+static int steps_frozen_unrounded(dpprof_session *gpu, dpprof_session *cpu) {
+    int i, bad = 0;
+    for (i = 0; i < dpprof_session_param_count(gpu); i++) {
+        dpprof_param *p = dpprof_session_param(gpu, i);
+        size_t n = (size_t)p->w.n;
+        float *x = (float *)malloc(sizeof(float) * n), *y = (float *)malloc(sizeof(float) * n);
+        if (!x || !y || dpprof_session_param_read(gpu, i, 'w', x) != DPPROF_OK || dpprof_session_param_read(cpu, i, 'w', y) != DPPROF_OK) bad = -1;
+        else {
+            if (p->bf16_only) dpprof_bf16_round_ref(y, n);
+            bad += memcmp(x, y, sizeof(float) * n) != 0;
+        }
+        free(x);
+        free(y);
+        if (bad < 0) return -1;
+    }
+    return bad;
+}
+
 /* a cpu fp32 session and a cuda session (of c's dtype otherwise: dtype) of one configuration, lora_B moved
    off zero in both, with bitwise equal initial fp32 weights; DPPROF_OK or the first error */
 static int steps_pair(dpprof_config *c, dpprof_dtype dtype, const char *name, int lora, dpprof_session **cpu, dpprof_session **gpu) {
@@ -125,7 +154,11 @@ static int steps_pair(dpprof_config *c, dpprof_dtype dtype, const char *name, in
     if (rc != DPPROF_OK) return rc;
     if (lora) CHECK(steps_perturb_lora(*cpu) == DPPROF_OK && steps_perturb_lora(*gpu) == DPPROF_OK, "%s: lora_B moved off zero in both (param_write)", name);
     ew = steps_tensors_err(*gpu, *cpu, 'w', &wn);
-    CHECK(ew == 0, "%s: the initial fp32 master weights are bitwise equal (worst %.3g in %s)", name, ew, wn);
+    if (steps_frozen_bf16(*gpu)) { /* frozen weights in bf16 alone: the cpu's values rounded, bit for bit */
+        int k = steps_frozen_unrounded(*gpu, *cpu);
+        CHECK(k == 0, "%s: the %d frozen weights stored in bf16 alone are the cpu's fp32 values rounded, bit for bit; the other masters bitwise equal (%d tensors differ)", name,
+              steps_frozen_bf16(*gpu), k);
+    } else CHECK(ew == 0, "%s: the initial fp32 master weights are bitwise equal (worst %.3g in %s)", name, ew, wn);
     return DPPROF_OK;
 }
 
@@ -363,8 +396,9 @@ static double bf16_tensors_err(dpprof_session *a, dpprof_session *b, char which,
     return steps_worst(a, b, which, bf16_err_scale, worst_name);
 }
 
-/* the mean |w_a - w_b| over every weight, in units of the learning rate: how far apart two runs'
-   updates took the weights (adam moves each weight by about lr per step) */
+/* the mean |w_a - w_b| over every trained weight, in units of the learning rate: how far apart two runs'
+   updates took the weights (adam moves each weight by about lr per step); a frozen weight's distance is its
+   storage's (steps_pair) */
 static double bf16_weights_apart(dpprof_session *a, dpprof_session *b, double lr) {
     double sum = 0;
     size_t cnt = 0;
@@ -372,7 +406,9 @@ static double bf16_weights_apart(dpprof_session *a, dpprof_session *b, double lr
     for (i = 0; i < dpprof_session_param_count(a); i++) {
         dpprof_param *p = dpprof_session_param(a, i);
         size_t n = (size_t)p->w.n, k;
-        dpprof_real *x = (dpprof_real *)malloc(sizeof(dpprof_real) * n), *y = (dpprof_real *)malloc(sizeof(dpprof_real) * n);
+        dpprof_real *x, *y;
+        if (!p->trainable) continue;
+        x = (dpprof_real *)malloc(sizeof(dpprof_real) * n), y = (dpprof_real *)malloc(sizeof(dpprof_real) * n);
         if (!x || !y || dpprof_session_param_read(a, i, 'w', x) != DPPROF_OK || dpprof_session_param_read(b, i, 'w', y) != DPPROF_OK) {
             free(x);
             free(y);
@@ -425,7 +461,7 @@ static void steps_bf16_case(int algo, int cls, int lora) {
     double ncpu[4], ngpu[4], ccpu[4], cgpu[4], en = 0, ec = 0, eg, ew;
     const char *wn;
     const int ref_case = !cls && !lora && !steps_tied; /* persample's lm results are the others' reference */
-    snprintf(name, sizeof name, "bf16 step %s%s%s%s", dpprof_algo_name(algo), cls ? " cls" : " lm", lora ? " lora" : "", steps_tied ? " tied" : "");
+    snprintf(name, sizeof name, "bf16 step %s%s%s%s", dpprof_algo_name(algo), cls ? " cls" : " lm", lora ? (steps_head ? " lora, head trains" : " lora") : "", steps_tied ? " tied" : "");
     steps_config(&c, algo, 0, cls, lora);
     if (steps_pair(&c, DPPROF_DTYPE_BF16, name, lora, &cpu, &gpu) != DPPROF_OK) goto done;
     CHECK(bf16_copies_stale(gpu) == 0, "%s: every bf16 copy is its master rounded, after init%s", name, lora ? " and param_write" : "");
@@ -460,6 +496,7 @@ static void steps_bf16_case(int algo, int cls, int lora) {
     CHECK(ew < BF16_TOL_WEIGHTS, "%s: weights after two steps: mean |w_bf16 - w_fp32| = %.3g lr (tolerance %g lr)", name, ew, BF16_TOL_WEIGHTS);
     CHECK(fabs(dpprof_session_step_loss(cpu, 1) - dpprof_session_step_loss(gpu, 1)) < 2e-2 * fabs(dpprof_session_step_loss(cpu, 1)),
           "%s: the second step's loss agrees (fp32 %.8g, bf16 %.8g, tolerance 2e-2 relative)", name, dpprof_session_step_loss(cpu, 1), dpprof_session_step_loss(gpu, 1));
+    if (lora) steps_same_as_dry(&c, gpu, name); /* the frozen weights in bf16 alone, the head frozen or trained */
     /* two noisy adam steps: the same noise bits, updates at bf16's distance */
     if (algo != DPPROF_ALGO_VANILLA) c.sigma = 0.5;
     if (steps_run_pair(&c, DPPROF_DTYPE_BF16, name, &cpu, &gpu) != DPPROF_OK) goto done;
@@ -522,7 +559,13 @@ static void test_steps_bf16(void) {
     dpprof_session_destroy(bf16_ref);
     bf16_ref = NULL;
     steps_bf16_case(DPPROF_ALGO_FLASH, 1, 0);
+    /* lora as PEFT runs it: the frozen weights in bf16 alone, the lm head frozen (every algorithm), then trained */
+    for (a = 0; a < sizeof algos / sizeof algos[0]; a++) steps_bf16_case(algos[a], 0, 1);
+    steps_bf16_case(DPPROF_ALGO_AUTO, 0, 1);
+    steps_bf16_case(DPPROF_ALGO_FLASH_BK, 1, 1);
+    steps_head = 1;
     steps_bf16_case(DPPROF_ALGO_GHOST_BK, 0, 1);
+    steps_head = 0;
     steps_determinism(DPPROF_DTYPE_BF16);
 }
 
@@ -662,7 +705,10 @@ static void test_steps(void) {
     steps_case(DPPROF_ALGO_FLASH_BK, 0, 0, 1);
     steps_bf16_case(DPPROF_ALGO_FLASH, 0, 0);
     steps_bf16_case(DPPROF_ALGO_GHOST_BK, 0, 0);
-    steps_bf16_case(DPPROF_ALGO_PERSAMPLE, 0, 1);
+    steps_bf16_case(DPPROF_ALGO_PERSAMPLE, 0, 1); /* the shared matrix frozen in bf16 alone: both uses read it */
+    steps_head = 1;
+    steps_bf16_case(DPPROF_ALGO_FLASH_BK, 0, 1); /* and trained, through both uses */
+    steps_head = 0;
     steps_tied = 0;
     /* --checkpoint layers against the cpu reference (and the device's memory against dry's), then against the
        device without it */

@@ -431,9 +431,9 @@ bad 2 "--shape '1,64,4,4,64x': expected B,T,NH,NKV,HS" attnbench --shape 1,64,4,
 bad 2 "--repeats '0': expected an integer in [1, 1000]" attnbench --repeats 0 $ab
 bad 2 "attnbench: unknown option '--seq'" attnbench --seq 64 $ab
 bad 2 "attnbench: no GPU is visible on this machine" attnbench $ab
-"$bin" run --preset llama-3.2-1b --seq 1024 --batch 8 --physical-batch 2 --algo auto --lora-rank 16 --sigma 1 --dataset-size 50000 --backend dry --steps 1 --quiet --out "$tmp/auto.json"; rc=$?
+"$bin" run --preset llama-3.2-1b --seq 1024 --batch 8 --physical-batch 2 --algo auto --lora-rank 16 --train-head --sigma 1 --dataset-size 50000 --backend dry --steps 1 --quiet --out "$tmp/auto.json"; rc=$?
 check "dry llama-3.2-1b with lora and auto: exits 0" test $rc -eq 0
-check "auto names a flash method per layer" grep -q '"method": "flash: tiled' "$tmp/auto.json"
+check "auto names a flash method per layer (the trained head, 128256 wide)" grep -q '"method": "flash: tiled' "$tmp/auto.json"
 
 # numerical faults stop the run with status error and say where
 "$bin" run --preset tiny --seq 16 --batch 2 --steps 50 --lr 1e5 --optimizer sgd --backend cpu --quiet --out "$tmp/div.json" 2>"$tmp/err"; rc=$?

@@ -30,6 +30,7 @@
 static const int algos[] = {DPPROF_ALGO_PERSAMPLE, DPPROF_ALGO_GHOST, DPPROF_ALGO_GHOST_BK, DPPROF_ALGO_FLASH, DPPROF_ALGO_FLASH_BK, DPPROF_ALGO_AUTO};
 
 static int use_lora;   /* the case in flight adapts q, v and down with rank-3 lora */
+static int use_head;   /* lora: the head trains (--train-head; a cls head always does) */
 static int use_tied;   /* the case in flight ties the lm head to the embedding: one matrix, whose per-sample
                         gradient is the sum of both uses' (the cross term in its norm) */
 static int use_narrow; /* the case in flight is 4 wide (2 heads of 2): auto materialises the per-sample
@@ -75,6 +76,7 @@ static dpprof_config small(int cls, int algo) {
         c.lora_rank = 3;
         c.lora_alpha = 6;
         c.lora_targets = "q,v,down";
+        c.train_head = use_head ? DPPROF_SWITCH_ON : DPPROF_SWITCH_AUTO;
         c.auto_ghost = 1; /* auto takes ghost's grams for every layer it does not materialise */
     }
     return c;
@@ -162,6 +164,7 @@ static int print_reference(const char *cs) {
     use_lora = cs[2] == 'r';
     use_narrow = cs[3] == 'n';
     use_tied = cs[4] == 't';
+    use_head = cs[5] == 'h';
     ref r;
     size_t k;
     int i;
@@ -187,7 +190,7 @@ static int get_reference(int cls, int per_layer, ref *r) {
     FILE *f;
     size_t k;
     int i, ok = 1;
-    snprintf(cmd, sizeof cmd, "'%s' --ref %c%c%c%c%c", g_double_bin, cls ? 'c' : 'l', per_layer ? 'p' : 'f', use_lora ? 'r' : '-', use_narrow ? 'n' : '-', use_tied ? 't' : '-');
+    snprintf(cmd, sizeof cmd, "'%s' --ref %c%c%c%c%c%c", g_double_bin, cls ? 'c' : 'l', per_layer ? 'p' : 'f', use_lora ? 'r' : '-', use_narrow ? 'n' : '-', use_tied ? 't' : '-', use_head ? 'h' : '-');
     f = popen(cmd, "r");
     if (!f) return -1;
     ok &= fscanf(f, "%lf %zu", &r->clip, &r->P) == 2;
@@ -202,7 +205,8 @@ static int get_reference(int cls, int per_layer, ref *r) {
 static void check_algorithms(int cls, int per_layer) {
     ref r;
     int a, tok[B * T], tgt[B * T], i;
-    const char *name = use_tied ? (use_narrow ? "lm tied narrow" : (use_lora ? "lm tied+lora" : "lm tied")) : (use_narrow ? (cls ? "cls narrow" : "lm narrow") : (use_lora ? (cls ? "cls+lora" : "lm+lora") : (cls ? "cls" : "lm")));
+    const char *name = use_tied ? (use_narrow ? "lm tied narrow" : (use_lora ? (use_head ? "lm tied+lora, head trains" : "lm tied+lora, head frozen") : "lm tied"))
+                                : (use_narrow ? (cls ? "cls narrow" : "lm narrow") : (use_lora ? (cls ? "cls+lora" : (use_head ? "lm+lora, head trains" : "lm+lora, head frozen")) : (cls ? "cls" : "lm")));
     const char *clipping = per_layer ? "per-layer" : "flat";
     if (get_reference(cls, per_layer, &r) != 0) {
         CHECK(0, "%s %s: the double-precision reference (%s --ref) could not be read", name, clipping, g_double_bin);
@@ -287,7 +291,7 @@ static void check_checkpoint(int cls, int per_layer, int phys) {
         dpprof_session *s[2] = {NULL, NULL};
         double loss[2][B], norms[2][B], clip[2][B];
         int k, rc = DPPROF_OK, d;
-        snprintf(name, sizeof name, "checkpoint %s%s%s%s, physical %d: %s", cls ? "cls" : "lm", use_lora ? "+lora" : "", use_narrow ? " narrow" : "", per_layer ? " per-layer" : "", phys,
+        snprintf(name, sizeof name, "checkpoint %s%s%s%s, physical %d: %s", cls ? "cls" : "lm", use_lora ? (use_head ? "+lora, head trains" : "+lora") : "", use_narrow ? " narrow" : "", per_layer ? " per-layer" : "", phys,
                  dpprof_algo_name(algo));
         for (k = 0; k < 2 && rc == DPPROF_OK; k++) {
             dpprof_config c = small(cls, algo);
@@ -521,6 +525,70 @@ static const dpprof_prof *dry_preset(dpprof_session **s, const char *preset, int
 }
 static const dpprof_prof *dry(dpprof_session **s, int algo, int b, int seq) { return dry_preset(s, "llama-3.2-1b", algo, b, seq, 0); }
 
+/* lora as PEFT runs it, on dry: what each category holds, by the byte, from the tensors' sizes. a frozen tensor has no
+   gradient and no moments; in bf16 a frozen matmul weight or embedding table is 2 bytes an element (no fp32 master),
+   a trained one 4 + 2, a norm vector 4; --frozen-masters keeps the master */
+static void check_frozen_memory(void) {
+    static const struct {
+        const char *preset;
+        int dtype, head, masters, algo;
+    } cs[] = {
+        {"llama-3.1-8b", DPPROF_DTYPE_BF16, DPPROF_SWITCH_AUTO, DPPROF_SWITCH_AUTO, DPPROF_ALGO_FLASH_BK},
+        {"llama-3.1-8b", DPPROF_DTYPE_BF16, DPPROF_SWITCH_ON, DPPROF_SWITCH_AUTO, DPPROF_ALGO_GHOST_BK},
+        {"llama-3.1-8b", DPPROF_DTYPE_BF16, DPPROF_SWITCH_AUTO, DPPROF_SWITCH_ON, DPPROF_ALGO_VANILLA},
+        {"llama-3.1-8b", DPPROF_DTYPE_FP32, DPPROF_SWITCH_AUTO, DPPROF_SWITCH_AUTO, DPPROF_ALGO_PERSAMPLE},
+        {"llama-3.2-1b", DPPROF_DTYPE_BF16, DPPROF_SWITCH_AUTO, DPPROF_SWITCH_AUTO, DPPROF_ALGO_AUTO},
+        {"llama-3.2-1b", DPPROF_DTYPE_BF16, DPPROF_SWITCH_ON, DPPROF_SWITCH_AUTO, DPPROF_ALGO_FLASH},
+    };
+    size_t k;
+    for (k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        dpprof_config c = dry_config(cs[k].preset, cs[k].algo, 2, 128);
+        dpprof_session *s = NULL;
+        int64_t want_mp = 0, want_lora = 0, want_g = 0, trained = 0;
+        int i, rc;
+        const int bf16 = cs[k].dtype == DPPROF_DTYPE_BF16;
+        char name[160];
+        c.dtype = (dpprof_dtype)cs[k].dtype;
+        c.lora_rank = 16;
+        c.train_head = (dpprof_switch)cs[k].head;
+        c.frozen_masters = (dpprof_switch)cs[k].masters;
+        snprintf(name, sizeof name, "lora on dry, %s %s %s%s%s", cs[k].preset, bf16 ? "bf16" : "fp32", dpprof_algo_name(c.algo), cs[k].head == DPPROF_SWITCH_ON ? ", --train-head" : "",
+                 cs[k].masters == DPPROF_SWITCH_ON ? ", --frozen-masters" : "");
+        rc = dpprof_session_create(&c, &s);
+        if (rc == DPPROF_OK) rc = dpprof_session_run(s);
+        CHECK(rc == DPPROF_OK, "%s: runs (%s)", name, rc ? dpprof_last_error() : "ok");
+        if (rc != DPPROF_OK) {
+            dpprof_session_destroy(s);
+            continue;
+        }
+        for (i = 0; i < dpprof_session_param_count(s); i++) {
+            dpprof_param *p = dpprof_session_param(s, i);
+            const int64_t n = p->w.n, norm = p->rows == 1, head = !strcmp(p->name, "lm_head.weight") || (i == 0 && strstr(cs[k].preset, "3.2-1b"));
+            const int64_t matmul = !norm && (strcmp(p->name, "model.embed_tokens.weight") || strstr(cs[k].preset, "3.2-1b")); /* the tied table is the head */
+            int64_t bytes;
+            if (p->trainable) trained += n;
+            if (p->trainable != (strstr(p->name, "lora_") || (head && cs[k].head == DPPROF_SWITCH_ON)))
+                CHECK(0, "%s: %s %s, as PEFT would have it", name, p->name, p->trainable ? "trains" : "is frozen");
+            if (norm || !bf16) bytes = ES * n;
+            else if (p->trainable || cs[k].masters == DPPROF_SWITCH_ON) bytes = matmul ? (ES + 2) * n : ES * n;
+            else bytes = 2 * n;
+            if (strstr(p->name, "lora_")) want_lora += bytes;
+            else want_mp += bytes;
+        }
+        want_g = ES * trained;
+        {
+            const dpprof_prof *pr = dpprof_session_prof(s);
+            CHECK(pr->max_by_cat[DPPROF_CAT_MODEL_PARAMETERS] == want_mp && pr->max_by_cat[DPPROF_CAT_LORA] == want_lora,
+                  "%s: model_parameters %lld bytes (%.2f GiB; from the sizes %lld), lora %lld (%lld)", name, (long long)pr->max_by_cat[DPPROF_CAT_MODEL_PARAMETERS],
+                  (double)pr->max_by_cat[DPPROF_CAT_MODEL_PARAMETERS] / 1073741824.0, (long long)want_mp, (long long)pr->max_by_cat[DPPROF_CAT_LORA], (long long)want_lora);
+            CHECK(pr->max_by_cat[DPPROF_CAT_GRADIENTS] == want_g && pr->max_by_cat[DPPROF_CAT_OPTIMIZER_STATES] == 2 * want_g && trained == dpprof_session_param_elems(s, 1),
+                  "%s: gradients %lld bytes, optimizer states %lld: 4 and 8 bytes a trained element (%lld), nothing for a frozen one", name,
+                  (long long)pr->max_by_cat[DPPROF_CAT_GRADIENTS], (long long)pr->max_by_cat[DPPROF_CAT_OPTIMIZER_STATES], (long long)trained);
+        }
+        dpprof_session_destroy(s);
+    }
+}
+
 static void check_memory_theory(void) {
     dpprof_session *s1, *s2;
     const dpprof_prof *p1, *p2;
@@ -687,10 +755,15 @@ int main(int argc, char **argv) {
     check_algorithms(1, 0);
     check_algorithms(0, 1);
     check_algorithms(1, 1);
-    use_lora = 1; /* lora: only the adapters and the head train */
+    use_lora = 1; /* lora: only the adapters train (an lm head frozen as PEFT freezes it; a cls head trains) */
     check_algorithms(0, 0);
     check_algorithms(1, 1);
     check_checkpoint(0, 0, 2);
+    use_head = 1; /* --train-head: the adapters and the lm head */
+    check_algorithms(0, 0);
+    check_algorithms(0, 1);
+    check_checkpoint(0, 0, 2);
+    use_head = 0;
     use_lora = 0;
     use_narrow = 1;
     check_algorithms(0, 0);
@@ -707,14 +780,18 @@ int main(int argc, char **argv) {
     use_narrow = 0;
     check_algorithms(0, 0);
     check_algorithms(0, 1);
-    use_lora = 1;
+    use_lora = 1; /* the shared matrix frozen (as PEFT leaves it), then trained through both of its uses */
     check_algorithms(0, 0);
     check_algorithms(0, 1);
-    use_lora = use_tied = 0;
+    use_head = 1;
+    check_algorithms(0, 0);
+    check_algorithms(0, 1);
+    use_lora = use_tied = use_head = 0;
     check_auto_methods();
     check_splits();
     check_noise();
     check_poisson();
     check_memory_theory();
+    check_frozen_memory();
     return test_finish();
 }

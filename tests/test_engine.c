@@ -438,6 +438,7 @@ static void check_bf16_dry(int algo, dpprof_task task, int lora) {
     }
     ok = dpprof_session_create(&c, &a) == DPPROF_OK && dpprof_session_run(a) == DPPROF_OK;
     c.dtype = DPPROF_DTYPE_BF16;
+    if (lora) c.frozen_masters = DPPROF_SWITCH_ON; /* the frozen weights as the trained ones (their bf16 copies alone: tests/test_dp) */
     ok = ok && dpprof_session_create(&c, &b) == DPPROF_OK && dpprof_session_run(b) == DPPROF_OK;
     CHECK(ok, "%s: fp32 and bf16 dry runs (%s)", name, ok ? "ok" : dpprof_last_error());
     if (!ok) goto done;

@@ -47,8 +47,10 @@ static void gradcheck(dpprof_task task, const char *name, int lora, int tied, in
     c.init_std = 0.4; /* large weights: every path through the model carries signal */
     c.backend = DPPROF_BACKEND_CPU;
     c.seed = 3;
-    if (lora) { /* adapters on every projection; only they and the head train */
+    if (lora) { /* adapters on every projection; only they train, with the head where it does (cls; lm with lora 2:
+                   --train-head) */
         c.lora_rank = 2;
+        c.train_head = lora == 2 ? DPPROF_SWITCH_ON : DPPROF_SWITCH_AUTO;
         c.lora_alpha = 3;
         c.lora_targets = "q,k,v,o,gate,up,down";
     }
@@ -97,7 +99,8 @@ static void gradcheck(dpprof_task task, const char *name, int lora, int tied, in
     {
         int nt = 0;
         for (i = 0; i < dpprof_session_param_count(s); i++) nt += dpprof_session_param(s, i)->trainable;
-        CHECK(all_ok && nt == (lora ? 1 + 2 * 7 * 2 : dpprof_session_param_count(s)) && dpprof_session_param_count(s) == (lora ? 2 * 7 * 2 : 0) + 3 + 9 * 2 - tied,
+        CHECK(all_ok && nt == (lora ? (lora == 2 || task == DPPROF_TASK_CLS) + 2 * 7 * 2 : dpprof_session_param_count(s)) &&
+                  dpprof_session_param_count(s) == (lora ? 2 * 7 * 2 : 0) + 3 + 9 * 2 - tied,
               "%s: all %d trainable parameter tensors match finite differences", name, nt);
     }
     dpprof_session_destroy(s);
@@ -107,9 +110,11 @@ int main(void) {
     gradcheck(DPPROF_TASK_LM, "lm", 0, 0, 0);
     gradcheck(DPPROF_TASK_CLS, "cls", 0, 0, 0);
     gradcheck(DPPROF_TASK_LM, "lm+lora", 1, 0, 0);
+    gradcheck(DPPROF_TASK_LM, "lm+lora, head trains", 2, 0, 0);
     gradcheck(DPPROF_TASK_CLS, "cls+lora", 1, 0, 0);
     gradcheck(DPPROF_TASK_LM, "lm tied", 0, 1, 0);
     gradcheck(DPPROF_TASK_LM, "lm tied+lora", 1, 1, 0);
+    gradcheck(DPPROF_TASK_LM, "lm tied+lora, head trains", 2, 1, 0);
     gradcheck(DPPROF_TASK_LM, "lm head_dim 6", 0, 0, 6);
     return test_finish();
 }
