@@ -47,7 +47,11 @@
      Backends: cpu (reference arithmetic), dry (same schedule and allocator bookkeeping, no
      arithmetic, no allocation: exact memory of any size in about a second), cuda (GPU), auto.
      cfg.dtype = DPPROF_DTYPE_BF16 (cuda, dry): activations and the matmul weights' working copies
-     (dpprof_param.wl) in bf16; fp32 master weights, gradients, optimizer states. cpu refuses it.
+     (dpprof_param.wl) in bf16; fp32 master weights, gradients, optimizer states; a frozen weight (LoRA's base)
+     in bf16 alone (cfg.frozen_masters keeps its master). cpu refuses it.
+     cfg.lora_rank: adapters on cfg.lora_targets; as PEFT runs it, the lm head is frozen unless cfg.train_head.
+     dpprof_session_plan(s): what the session decided at its start (per tensor: norm method, clipped-gradient
+     kernel; auto's rates, measured or given in cfg.rates); dpprof_session_write_plan prints it.
      cfg.checkpoint = DPPROF_CHECKPOINT_LAYERS: activation checkpointing on every backend and algorithm: the
      forward keeps each decoder layer's input alone, the backward recomputes the layer just before its
      backward (the recompute phase); the same bits as without (docs/model.md).
@@ -114,9 +118,9 @@
                      bf16: dpprof_bf16_{from_float,to_float,round_ref,pack_ref,unpack_ref}
                      configuration: dpprof_config_{fields,field_find,set,enum_name,resolve}
                      dpprof_preset_{names,shape,canonical,hf_name}
-                     session: dpprof_session_{create,destroy,run,step,grad,clipped_grad,loss,batch,param_method,
+                     session: dpprof_session_{create,destroy,run,step,grad,clipped_grad,loss,batch,param_method,plan,
                      config,shape,prof,param_count,param,param_elems,param_read,param_write,steps_done,
-                     step_loss,op_costs,memory_truth,dist,privacy,write_json,write_trace,dump}
+                     step_loss,op_costs,memory_truth,dist,privacy,write_json,write_trace,write_plan,dump}
                      privacy: dpprof_privacy_of (any setting's, under the accountant asked)
      6 cuda runtime  dpprof_device_peaks dpprof_flop_peak
                      dpprof_cuda_{device_count,device_info,malloc,free,init,alloc,release,copy,zero,sync,trim,
@@ -1418,6 +1422,19 @@ typedef enum dpprof_materialise {
 } dpprof_materialise;
 
 /* a desc struct: all-zero means defaults, resolved once by dpprof_config_resolve(). */
+/* what --algo auto measures at session start on cuda, or is given (dpprof_config.rates), and plans from: each
+   choice of the plan is the candidate these rates make fastest (off the gpu, with no rates given: by flops) */
+typedef struct dpprof_rates {
+    double gram, psg;               /* flop/s of the two flash flavours of the norm on dpprof's kernels; 0: not measured */
+    double gram_cublas, psg_cublas; /* bf16: the same on cuBLAS blocks; 0: not measured */
+    double ghost;                   /* ghost's two gram matrices and their dot; 0: not measured */
+    double clipgrad[3];             /* given rates only: flop/s of bf16 book-keeping's clipped weight gradient on cuBLAS per
+                                       sample, the fused kernel, the batched GEMM (a session measures ms per layer shape) */
+    double noise_ms[2];             /* ms of the noise and the optimizer step on noise_n weights as two passes, as one;
+                                       NAN: not measured */
+    int64_t noise_n;
+} dpprof_rates;
+
 typedef struct dpprof_config {
     const char *preset;                  /* NULL -> "tiny"; see dpprof_preset_names() */
     int vocab, hidden, layers;           /* 0 -> the preset's */
@@ -1515,13 +1532,15 @@ typedef struct dpprof_config {
                                     ON -> an fp32 master beside its bf16 copy, as a trainable weight has */
     /* sharded data parallelism (docs/model.md, "Sharded data parallelism"): the memory of rank 0 of `ranks`,
        each holding batch / ranks samples of the logical batch; dry backend only for ranks > 1 */
-    int ranks;             /* 0 -> 1 */
-    int zero;              /* 0: plain data parallel; 1: adam moments sharded; 2: + gradients; 3: + parameters */
-    int secure_noise;      /* 1: the noise and poisson's draws from a seed the operating system's entropy gives
+    int ranks;                 /* 0 -> 1 */
+    int zero;                  /* 0: plain data parallel; 1: adam moments sharded; 2: + gradients; 3: + parameters */
+    int secure_noise;          /* 1: the noise and poisson's draws from a seed the operating system's entropy gives
                               (getrandom), never stored or reported, each normal drawn hardened against floating-point
                               attacks (dpprof_normal4, DPPROF_NOISE_SECURE): for training a model to release. 0: from
                               `seed`, reproducible (for measuring, not for release) */
-    double target_epsilon; /* > 0: dpprof_config_resolve chooses sigma so that the run (warmup + steps poisson steps
+    const dpprof_rates *rates; /* algo auto: plan from these rates instead of timing the kernels (a dry run then plans as the
+                                  gpu that measured them would); NULL: measured on cuda, flops elsewhere */
+    double target_epsilon;     /* > 0: dpprof_config_resolve chooses sigma so that the run (warmup + steps poisson steps
                                     of rate batch / dataset_size) spends this epsilon at delta under the accountant (rdp, or
                                     pld; not both); needs a DP algo, poisson and dataset_size, and sigma 0. resolved: sigma
                                     set, target_epsilon 0 */
@@ -1601,6 +1620,42 @@ typedef struct dpprof_param {
 
 typedef struct dpprof_session dpprof_session;
 
+/* how a bf16 book-keeping layer makes its clipped weight gradient */
+typedef enum dpprof_clipgrad {
+    DPPROF_CLIPGRAD_CUBLAS, /* one cuBLAS GEMM per sample, alpha = c_i */
+    DPPROF_CLIPGRAD_FUSED,  /* the fused tensor-core kernel */
+    DPPROF_CLIPGRAD_BATCHED /* dy scaled by c_i in bf16, one cuBLAS GEMM over the batch (the factors bound the rounding) */
+} dpprof_clipgrad;
+/* where a flash flavour's norms run (cuda, bf16) */
+typedef enum dpprof_norms_on {
+    DPPROF_NORMS_KERNELS,
+    DPPROF_NORMS_CUBLAS
+} dpprof_norms_on;
+
+typedef struct dpprof_plan_tensor {
+    int method;               /* how its per-sample norm is computed (dpprof_session_param_method names it) */
+    dpprof_clipgrad clipgrad; /* cuda, bf16 book-keeping: its clipped weight gradient's kernel */
+    double clipgrad_ms[3];    /* auto: ms of one clipped gradient at its shape on each kernel; NAN: not measured */
+} dpprof_plan_tensor;
+
+/* the plan of a run: decided once, by dpprof_session_create, from the configuration, exact dry probes and auto's
+   rates, before the first step; the steps only read it. which tensors train and how each is stored are the
+   parameters' (dpprof_param.trainable, .bf16_only, .wl) */
+typedef struct dpprof_plan {
+    int two_pass;                    /* ghost, flash: a second backward makes the clipped sum */
+    int bookkeeping;                 /* the clip phase makes it from what the backward kept */
+    int materialise;                 /* auto: per-sample gradients materialised where they fit at level 1 or 2; 0 nowhere */
+    int ghost;                       /* auto: ghost's gram matrices may replace flash */
+    int head_method;                 /* tied: the norm method of the head's use of the embedding matrix; -1 otherwise */
+    int batched;                     /* the batched clipped gradient can run (the norms phase bounds its rounding) */
+    dpprof_norms_on gram_on, psg_on; /* cuda, bf16: where each flash flavour's norms run */
+    int fused_noise;                 /* the noise, the division by the batch and the optimizer step in one pass */
+    double noise_std;                /* sigma C */
+    dpprof_rates rates;              /* what auto measured, or was given */
+    int rates_given;                 /* 1: dpprof_config.rates, nothing timed */
+    dpprof_plan_tensor *tensor;      /* (dpprof_session_param_count) */
+} dpprof_plan;
+
 DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **out);
 DPPROF_API void dpprof_session_destroy(dpprof_session *s);
 /* warm-up steps then measured steps; stops at the first failure */
@@ -1616,6 +1671,9 @@ DPPROF_API int dpprof_session_grad(dpprof_session *s, const int *tokens, const i
 DPPROF_API int dpprof_session_clipped_grad(dpprof_session *s, const int *tokens, const int *targets, int n, double *norms, double *clip);
 /* the norm method of parameter i, as the result json's layers[].method names it */
 DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int i);
+/* the run's plan (dpprof_plan); its text, one line a tensor, as dpprof run --plan prints it */
+DPPROF_API const dpprof_plan *dpprof_session_plan(const dpprof_session *s);
+DPPROF_API int dpprof_session_write_plan(const dpprof_session *s, FILE *f);
 /* forward only: per-sample losses (n) */
 DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const int *targets, int n, double *losses);
 /* the samples of logical step `step` (index i of the logical batch), as training uses them */
@@ -5434,6 +5492,16 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
             }
         if (c.lora_rank >= min_width) return dpprof__fail(DPPROF_ERR_INVALID, "config.lora_rank = %d must be smaller than the narrowest adapted width (%d)", c.lora_rank, min_width);
     }
+    if (c.rates) { /* given rates: auto plans from them; each a rate (>= 0, finite; 0: not given) */
+        const dpprof_rates *r = c.rates;
+        const double v[] = {r->gram, r->psg, r->gram_cublas, r->psg_cublas, r->ghost, r->clipgrad[0], r->clipgrad[1], r->clipgrad[2]};
+        size_t k;
+        if (c.algo != DPPROF_ALGO_AUTO) return dpprof__fail(DPPROF_ERR_INVALID, "config.rates are what config.algo = auto plans from: config.algo = %s has no use for them", dpprof_algo_name(c.algo));
+        for (k = 0; k < sizeof v / sizeof v[0]; k++)
+            if (!(v[k] >= 0 && v[k] < INFINITY)) return dpprof__fail(DPPROF_ERR_INVALID, "config.rates: %g is not a rate (flop/s >= 0, 0 for none)", v[k]);
+        for (k = 0; k < 2; k++)
+            if (!(r->noise_ms[k] >= 0 && r->noise_ms[k] < INFINITY) && !isnan(r->noise_ms[k])) return dpprof__fail(DPPROF_ERR_INVALID, "config.rates.noise_ms[%d] = %g is not a time (ms >= 0, NAN for none)", (int)k, r->noise_ms[k]);
+    }
     if (c.train_head == DPPROF_SWITCH_OFF && c.task == DPPROF_TASK_CLS)
         return dpprof__fail(DPPROF_ERR_INVALID, "config.train_head = off with config.task = cls: the classifier's score head is new, it must train (PEFT trains it too)");
     if (c.frozen_masters == DPPROF_SWITCH_ON && c.dtype != DPPROF_DTYPE_BF16)
@@ -5514,12 +5582,7 @@ typedef struct dpprof__run {
 
 /* dp-sgd: the algorithm's shape and the state of the physical batch in flight */
 typedef struct dpprof__dps {
-    int dp, two_pass, bk;   /* private; second backward; book-keeping clip phase */
-    int auto_mat;           /* auto: materialise where dpprof__psg_fits at this level (1, 2), 0 nowhere */
-    int auto_ghost;         /* auto: ghost's grams may replace flash (dpprof__auto_ghost) */
-    int *method;            /* (n_params) DPPROF__M_*: how each tensor's norm is computed */
-    int head_method;        /* tied: the norm method of the lm head's part of the embedding's matrix (its
-                                       embedding part is method[p_emb]'s); the cross term is dpprof_tied_cross_ref */
+    int dp;                 /* the pass in flight clips (dpprof_session_grad and the loss alone run without) */
     int bw_mode, bw_retain; /* DPPROF__MODE_*; keep activations for a second pass */
     int bw_n, bw_T;         /* the physical batch in the backward */
     dpprof_tensor norm2;    /* (n_params, n) doubles: per-sample squared norms per tensor */
@@ -5532,45 +5595,27 @@ typedef struct dpprof__dps {
     int n_cache;
     int *batch_ids; /* (max batch) sample ids of the logical step in flight */
     int batch_n;
-    double *last_norms, *last_clip;   /* (max batch) per-sample norms and clip factors of the last step */
-    double noise_std;                 /* sigma * C */
-    dpprof_noise_key noise_key;       /* the noise's and poisson's key: cfg.seed (philox), or secure_noise's 256-bit secret (chacha20) */
-    uint64_t noise_stream_bits;       /* or-ed into the noise's stream: DPPROF_NOISE_SECURE under secure_noise */
-    double rate_gram, rate_psg;       /* auto on cuda: measured flop/s of the two flash flavours on dpprof's kernels */
-    double rate_gram_cb, rate_psg_cb; /* auto on cuda, bf16: the same on cuBLAS blocks (dpprof_cuda_tuning.norms_cublas); 0 unmeasured */
-    int norms_cb[2];                  /* auto: the gram (0) and psg (1) flavour's norms on cuBLAS, where measured faster */
-    double rate_ghost;                /* auto on cuda: measured flop/s of ghost's two grams and their dot; 0 -> unmeasured */
-    dpprof_tensor xg;                 /* ghost's gram of a layer's input (n, T, T), kept for the next layers that read the
+    double *last_norms, *last_clip; /* (max batch) per-sample norms and clip factors of the last step */
+    dpprof_noise_key noise_key;     /* the noise's and poisson's key: cfg.seed (philox), or secure_noise's 256-bit secret (chacha20) */
+    uint64_t noise_stream_bits;     /* or-ed into the noise's stream: DPPROF_NOISE_SECURE under secure_noise */
+    dpprof_tensor xg;               /* ghost's gram of a layer's input (n, T, T), kept for the next layers that read the
                                        same input (q, k, v; gate, up) while xg_keep: one gram for the group */
-    const dpprof_tensor *xg_src;      /* the input xg is the gram of (the tensor, not its data: dry has none) */
-    int xg_keep;                      /* the backward: the next linear layer reads the same input */
-    int fg_ok;                        /* the backward: this linear layer's output gradient lives until the group's last
+    const dpprof_tensor *xg_src;    /* the input xg is the gram of (the tensor, not its data: dry has none) */
+    int xg_keep;                    /* the backward: the next linear layer reads the same input */
+    int fg_ok;                      /* the backward: this linear layer's output gradient lives until the group's last
                                        (a base q, k or gate; an adapter's is freed at once) */
-    int fg_n;                         /* flash's gram norms waiting for the group's last layer (dpprof__flash_group) */
-    int fg_p[3], fg_oc[3];            /* their parameters and widths */
-    dpprof_tensor *fg_dy[3];          /* their output gradients */
-    const dpprof_tensor *fg_x;        /* the input they read */
-    int *cg_kernel;                   /* (n_params) cuda, bf16: a linear layer's clipped gradient on cuBLAS per sample
-                                       (DPPROF__CG_CUBLAS), the fused kernel (_FUSED) or one cuBLAS GEMM over the batch
-                                       (_BATCHED): fused_clipgrad's and batched_clipgrad's, or auto's measured choice */
-    double *cg_ms;                    /* (3 n_params) auto: ms of one clipped gradient at the layer's shape and the physical
-                                       batch on cuBLAS per sample, the fused kernel, the batched GEMM; NAN unmeasured */
-    int cg_batched;                   /* batched_clipgrad can run: the norms phase bounds its rounding (dpprof__cg_batched_possible) */
-    dpprof_tensor rown;               /* (2 n_params, n) the squared norms of each batched layer's dy and x per sample */
-    double *h_rown;                   /* their host copy (cuda) */
-    double eps_ratio_max;             /* the largest ||eps_i|| / ||g_i|| of the run's samples (batched layers); NAN none */
-    int fused_noise;                  /* the noise in the optimizer's pass: fused_noise's, or auto's measured choice */
-    double noise_ms[2];               /* auto: ms of the noise and the optimizer step on noise_n weights, two passes then
-                                       one; NAN unmeasured */
-    int64_t noise_n;
+    int fg_n;                       /* flash's gram norms waiting for the group's last layer (dpprof__flash_group) */
+    int fg_p[3], fg_oc[3];          /* their parameters and widths */
+    dpprof_tensor *fg_dy[3];        /* their output gradients */
+    const dpprof_tensor *fg_x;      /* the input they read */
+    dpprof_tensor rown;             /* (2 n_params, n) the squared norms of each batched layer's dy and x per sample */
+    double *h_rown;                 /* their host copy (cuda) */
+    double eps_ratio_max;           /* the largest ||eps_i|| / ||g_i|| of the run's samples (batched layers); NAN none */
 } dpprof__dps;
 
-/* dpprof__dps.cg_kernel: how a bf16 book-keeping layer makes its clipped weight gradient */
-#define DPPROF__CG_CUBLAS 0  /* one cuBLAS GEMM per sample, alpha = c_i */
-#define DPPROF__CG_FUSED 1   /* the fused tensor-core kernel */
-#define DPPROF__CG_BATCHED 2 /* dy scaled by c_i in bf16, one cuBLAS GEMM over the batch (the factors bound the rounding) */
-static const char *dpprof__cg_name(int k) { return k == DPPROF__CG_BATCHED ? "batched" : k == DPPROF__CG_FUSED ? "fused"
-                                                                                                               : "cublas"; }
+static const char *dpprof__cg_name(dpprof_clipgrad k) { return k == DPPROF_CLIPGRAD_BATCHED ? "batched" : k == DPPROF_CLIPGRAD_FUSED ? "fused"
+                                                                                                                                     : "cublas"; }
+static const char *dpprof__norms_name(dpprof_norms_on w) { return w == DPPROF_NORMS_CUBLAS ? "cublas" : "kernels"; }
 
 /* cuda: launch counts, host staging, the driver's figure, the device, counters */
 typedef struct dpprof__gpu {
@@ -5650,7 +5695,8 @@ struct dpprof_session {
     dpprof__model model;
     dpprof__data data;
     dpprof__run run;
-    dpprof__dps dps;
+    dpprof_plan plan; /* what the run does, decided at session start (5.9); the steps read it */
+    dpprof__dps dps;  /* the batch in flight */
     dpprof__gpu gpu;
     dpprof__obs obs;
     dpprof__dist dist;
@@ -6766,13 +6812,13 @@ static void dpprof__xg_release(dpprof_session *s) {
     s->dps.xg_src = NULL;
 }
 
-/* auto's measured choice of where flash flavour fl's norms run (dpprof__dps.norms_cb): cuBLAS blocks on (on 1)
-   before the op, off (0) after it */
-static void dpprof__norms_cublas(const dpprof_session *s, int fl, int on) {
+/* where a flash flavour's norms run (the plan's gram_on, psg_on): cuBLAS blocks on (on 1) before the op, off (0)
+   after it */
+static void dpprof__norms_cublas(const dpprof_session *s, dpprof_norms_on where, int on) {
 #if DPPROF__CUDA
-    if (s->backend == DPPROF_BACKEND_CUDA && s->dps.norms_cb[fl]) dpprof__tune_norms(on);
+    if (s->backend == DPPROF_BACKEND_CUDA && where == DPPROF_NORMS_CUBLAS) dpprof__tune_norms(on);
 #else
-    (void)s, (void)fl, (void)on;
+    (void)s, (void)where, (void)on;
 #endif
 }
 
@@ -6794,10 +6840,10 @@ static void dpprof__flash_group(dpprof_session *s) {
     {
         const int IC = s->model.params[s->dps.fg_p[0]].cols;
         const dpprof_real *x = DPPROF__F(*s->dps.fg_x);
-        dpprof__norms_cublas(s, 0, 1);
+        dpprof__norms_cublas(s, s->plan.gram_on, 1);
         DPPROF__OPX(s, "linear_sqnorm_gram", dpprof_linear_sqnorm_gram_group_cost(n, T, IC, oc, m, E), dpprof_linear_sqnorm_gram_group_ref(norm2, dy, s->dps.fg_oc, m, x, n, T, IC),
                     dpprof_linear_sqnorm_gram_group_gpu(norm2, dy, s->dps.fg_oc, m, x, n, T, IC));
-        dpprof__norms_cublas(s, 0, 0);
+        dpprof__norms_cublas(s, s->plan.gram_on, 0);
     }
     s->dps.fg_x = NULL;
 }
@@ -6825,7 +6871,7 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
         return DPPROF_OK;
     }
     /* the lm head reaches here as the embedding's tensor only when tied: its own method */
-    switch (p == s->model.p_emb ? s->dps.head_method : s->dps.method[p]) {
+    switch (p == s->model.p_emb ? s->plan.head_method : s->plan.tensor[p].method) {
     case DPPROF__M_PSG: /* opacus: every layer's per-sample gradients live until the clip phase */
         DPPROF__TRY(dpprof__talloc(s, &s->dps.psg[p], (int64_t)n * OC * IC, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
         DPPROF__OP(s, linear_psgrad, (n, T, IC, OC, E), (DPPROF__F(s->dps.psg[p]), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
@@ -6856,18 +6902,18 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
             s->dps.fg_x = x;
             if (!s->dps.fg_ok || s->dps.fg_n == 3) dpprof__flash_group(s);
         } else {
-            dpprof__norms_cublas(s, 0, 1);
+            dpprof__norms_cublas(s, s->plan.gram_on, 1);
             DPPROF__OP(s, linear_sqnorm_gram, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
-            dpprof__norms_cublas(s, 0, 0);
+            dpprof__norms_cublas(s, s->plan.gram_on, 0);
         }
         break;
     default:
-        dpprof__norms_cublas(s, 1, 1);
+        dpprof__norms_cublas(s, s->plan.psg_on, 1);
         DPPROF__OP(s, linear_sqnorm_psg, (n, T, IC, OC, E), (DPPROF__NORM2(s, p), DPPROF__F(*dy), DPPROF__F(*x), n, T, IC, OC));
-        dpprof__norms_cublas(s, 1, 0);
+        dpprof__norms_cublas(s, s->plan.psg_on, 0);
         break;
     }
-    if (s->dps.bk) { /* book-keeping: the clipped gradient is one gemm over n*T rows once c is known */
+    if (s->plan.bookkeeping) { /* book-keeping: the clipped gradient is one gemm over n*T rows once c is known */
         DPPROF__TRY(dpprof__keep(s, x, 0, &kx));
         if (dy_shared) DPPROF__TRY(dpprof__keep_copy(s, dy, P->module, &kdy));
         else DPPROF__TRY(dpprof__keep(s, dy, 1, &kdy));
@@ -6902,7 +6948,7 @@ static int dpprof__rmsnorm_bwd(dpprof_session *s, int p, dpprof_tensor *dinp, dp
     DPPROF__TRY(dpprof__talloc(s, &s->dps.psg[p], (int64_t)n * C, DPPROF__R, DPPROF_CAT_PER_SAMPLE_GRADIENTS, P->module, 0));
     DPPROF__OP(s, rmsnorm_bwd_ps, (n, T, C, E), (DPPROF__F(*dinp), DPPROF__F(s->dps.psg[p]), DPPROF__F(*dout), DPPROF__F(*inp), DPPROF__W(s, p), DPPROF__F(*rstd), n, T, C));
     DPPROF__OP(s, psgrad_sqnorm, (n, (size_t)C, DPPROF__R), (DPPROF__NORM2(s, p), DPPROF__F(s->dps.psg[p]), n, (size_t)C));
-    if (s->dps.two_pass) dpprof__tfree(s, &s->dps.psg[p]); /* the second pass sums the clipped vectors itself */
+    if (s->plan.two_pass) dpprof__tfree(s, &s->dps.psg[p]); /* the second pass sums the clipped vectors itself */
     return DPPROF_OK;
 }
 
@@ -6919,8 +6965,8 @@ static int dpprof__embedding_bwd(dpprof_session *s, dpprof_tensor *dres, int T) 
         dpprof__grad_close(s, p);
         return DPPROF_OK;
     }
-    if (s->dps.method[p] == DPPROF__M_PSG) { /* opacus: a (n, V, C) tensor */
-        if (s->sh.tied) {                    /* the head's per-sample gradients are there: each sample's rows added to its own */
+    if (s->plan.tensor[p].method == DPPROF__M_PSG) { /* opacus: a (n, V, C) tensor */
+        if (s->sh.tied) {                            /* the head's per-sample gradients are there: each sample's rows added to its own */
             for (i = 0; i < n; i++)
                 DPPROF__OP(s, embedding_bwd, (T, C, E), (DPPROF__F(s->dps.psg[p]) + (size_t)i * V * C, DPPROF__AT(*dres, (size_t)i * T * C), DPPROF__I(s->model.a.tokens) + (size_t)i * T, T, C));
         } else {
@@ -6941,7 +6987,7 @@ static int dpprof__embedding_bwd(dpprof_session *s, dpprof_tensor *dres, int T) 
         if (s->backend != DPPROF_BACKEND_DRY && (!hx->data || !hdl->data)) return dpprof__fail(DPPROF_ERR_INVALID, "internal: the tied head's input or output gradient is gone");
         DPPROF__OP(s, tied_cross, (n, T, V, C, E), (DPPROF__NORM2(s, p), DPPROF__F(*hdl), DPPROF__F(*hx), DPPROF__F(*dres), DPPROF__I(s->model.a.tokens), n, T, V, C));
     }
-    if (s->dps.bk) {
+    if (s->plan.bookkeeping) {
         DPPROF__TRY(dpprof__keep(s, &s->model.a.tokens, 0, &kx));
         DPPROF__TRY(dpprof__keep(s, dres, 1, &kdy));
         DPPROF__TRY(dpprof__cache(s, p, 1, kx, kdy, T, V, C));
@@ -7248,7 +7294,7 @@ static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
         norm2 = s->gpu.h_norm2;
         clip = s->gpu.h_clip;
         memset(clip, 0, sizeof(double) * n_clip);
-        if (s->dps.cg_batched && dpprof_cuda_copy(s->dps.h_rown, s->dps.rown.data, sizeof(double) * 2 * (size_t)n * (size_t)s->model.n_params, DPPROF_COPY_D2H) != DPPROF_OK)
+        if (s->plan.batched && dpprof_cuda_copy(s->dps.h_rown, s->dps.rown.data, sizeof(double) * 2 * (size_t)n * (size_t)s->model.n_params, DPPROF_COPY_D2H) != DPPROF_OK)
             return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
     }
 #endif
@@ -7268,13 +7314,13 @@ static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
     if (!per_layer) {
         /* the batched layers' bound on their bf16 rounding, ||eps_i||, eps_il = 2^-8 ||dy_il|| ||x_il|| (dy and x as
            stored, the norms in double), into the factors: c_i = C / (||g_i|| + ||eps_i|| + 1e-6); NULL: none */
-        double *rn = s->dps.cg_batched ? s->dps.h_rown : NULL, *eps = rn ? rn + (size_t)2 * n * s->model.n_params : NULL; /* the row after the norms */
+        double *rn = s->plan.batched ? s->dps.h_rown : NULL, *eps = rn ? rn + (size_t)2 * n * s->model.n_params : NULL; /* the row after the norms */
         int any = 0, k;
         for (i = 0; eps && i < n; i++) {
             double e2 = 0;
             for (k = 0; k < s->dps.n_cache; k++) {
                 const int q = s->dps.cache[k].p;
-                if (s->dps.cache[k].embed || s->dps.cg_kernel[q] != DPPROF__CG_BATCHED) continue;
+                if (s->dps.cache[k].embed || s->plan.tensor[q].clipgrad != DPPROF_CLIPGRAD_BATCHED) continue;
                 e2 += rn[(size_t)2 * q * n + i] * rn[((size_t)2 * q + 1) * n + i];
                 any = 1;
             }
@@ -7308,10 +7354,10 @@ static int dpprof__norms_phase(dpprof_session *s, int n, int first) {
     int rc, k;
     c.flops = (double)n * s->model.n_params;
     c.bytes = 8.0 * n * (s->model.n_params + 1.0);
-    for (k = 0; s->dps.cg_batched && k < s->dps.n_cache; k++) { /* the batched layers' norms of dy and x */
+    for (k = 0; s->plan.batched && k < s->dps.n_cache; k++) { /* the batched layers' norms of dy and x */
         const dpprof__cache_ent *e = &s->dps.cache[k];
         double *rn = DPPROF__D(s->dps.rown) ? DPPROF__D(s->dps.rown) + (size_t)2 * e->p * n : NULL;
-        if (e->embed || s->dps.cg_kernel[e->p] != DPPROF__CG_BATCHED) continue;
+        if (e->embed || s->plan.tensor[e->p].clipgrad != DPPROF_CLIPGRAD_BATCHED) continue;
         DPPROF__OP(s, sample_sqnorm, (n, (size_t)e->T * e->OC, s->elem), (rn, DPPROF__F(*e->dy), n, (size_t)e->T * e->OC));
         DPPROF__OP(s, sample_sqnorm, (n, (size_t)e->T * e->IC, s->elem), (rn ? rn + n : NULL, DPPROF__F(*e->x), n, (size_t)e->T * e->IC));
     }
@@ -7362,7 +7408,7 @@ static int dpprof__clipgrad_batched(dpprof_session *s, int k) {
     const dpprof__cache_ent *e = &s->dps.cache[k];
     const int n = s->dps.bw_n;
     int j;
-    if (s->dps.cg_kernel[e->p] != DPPROF__CG_BATCHED || !s->dps.cg_batched || e->x->data == e->dy->data) return 0;
+    if (s->plan.tensor[e->p].clipgrad != DPPROF_CLIPGRAD_BATCHED || !s->plan.batched || e->x->data == e->dy->data) return 0;
     for (j = 0; j < s->dps.n_cache; j++)
         if (j != k && (s->dps.cache[j].dy->data == e->dy->data || s->dps.cache[j].x->data == e->dy->data)) return 0;
     dpprof_scale_rows_gpu(DPPROF__F(*e->dy), DPPROF__D(s->dps.clip), n, e->T, e->OC);
@@ -7387,7 +7433,7 @@ static int dpprof__clip_phase(dpprof_session *s) {
         if (e->embed) DPPROF__OP(s, embedding_clipgrad, (n, e->T, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__I(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->OC));
         else if (s->backend == DPPROF_BACKEND_CUDA && DPPROF__G(s, e->p)) {
 #if DPPROF__CUDA
-            dpprof__tune_clipgrad(s->dps.cg_kernel[e->p] == DPPROF__CG_FUSED);
+            dpprof__tune_clipgrad(s->plan.tensor[e->p].clipgrad == DPPROF_CLIPGRAD_FUSED);
 #endif
             DPPROF__OPX(s, "linear_clipgrad", dpprof_linear_clipgrad_cost(n, e->T, e->IC, e->OC, E), (void)0,
                         if (!dpprof__clipgrad_fast(s, k, scaled, &n_scaled) && !dpprof__clipgrad_batched(s, k))
@@ -7434,13 +7480,13 @@ static int dpprof__physical(dpprof_session *s, int step, int n, int first, doubl
     /* pass 1: per-sample norms of every trainable tensor, from the unscaled per-sample losses */
     s->dps.bw_n = n;
     DPPROF__TRY(dpprof__talloc(s, &s->dps.norm2, (int64_t)n * s->model.n_params, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
-    if (s->dps.cg_batched) DPPROF__TRY(dpprof__talloc(s, &s->dps.rown, (int64_t)2 * n * s->model.n_params, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
+    if (s->plan.batched) DPPROF__TRY(dpprof__talloc(s, &s->dps.rown, (int64_t)2 * n * s->model.n_params, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 1));
     s->dps.bw_mode = DPPROF__MODE_NORM;
-    s->dps.bw_retain = s->dps.two_pass;
+    s->dps.bw_retain = s->plan.two_pass;
     DPPROF__TRY(dpprof__backward(s, n, 1.0, 0));
     DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_NORMS, step));
     DPPROF__TRY(dpprof__norms_phase(s, n, first));
-    if (s->dps.two_pass) {
+    if (s->plan.two_pass) {
         /* pass 2: backpropagate sum_i c_i loss_i (flat), or clip each tensor's per-sample
            gradients with its own factors (per-layer) */
         DPPROF__TRY(dpprof__phase(s, DPPROF_PHASE_BACKWARD_2, step));
@@ -7593,11 +7639,11 @@ DPPROF_API int dpprof_session_loss(dpprof_session *s, const int *tokens, const i
 static void dpprof__noise_cpu(dpprof_session *s, dpprof_real *g, int64_t n, int step, uint64_t off) {
     const double inv_b = 1.0 / s->cfg.batch;
     int64_t e;
-    if (s->dps.noise_std > 0) {
+    if (s->plan.noise_std > 0) {
 #ifdef DPPROF_REF_DOUBLE
-        for (e = 0; e < n; e++) g[e] += s->dps.noise_std * dpprof_normal(s->dps.noise_key, (uint64_t)step | s->dps.noise_stream_bits, off + (uint64_t)e);
+        for (e = 0; e < n; e++) g[e] += s->plan.noise_std * dpprof_normal(s->dps.noise_key, (uint64_t)step | s->dps.noise_stream_bits, off + (uint64_t)e);
 #else
-        dpprof_add_noise_ref(g, (size_t)n, s->dps.noise_std, s->dps.noise_key, (uint64_t)step | s->dps.noise_stream_bits, off);
+        dpprof_add_noise_ref(g, (size_t)n, s->plan.noise_std, s->dps.noise_key, (uint64_t)step | s->dps.noise_stream_bits, off);
 #endif
     }
     for (e = 0; e < n; e++) g[e] = (dpprof_real)(g[e] * inv_b);
@@ -7649,7 +7695,7 @@ static void dpprof__dist_apply(dpprof_session *s, int noise_step, int update) {
         g = s->dist.zero == 1 ? DPPROF__F(p->g) + lo : DPPROF__F(s->dist.gshard) + s->dist.toff[i];
 #if DPPROF__CUDA
         if (s->backend == DPPROF_BACKEND_CUDA) { /* the same ops on the device, on the rank's part */
-            const double std = s->dps.noise_std, inv_b = 1.0 / s->cfg.batch;
+            const double std = s->plan.noise_std, inv_b = 1.0 / s->cfg.batch;
             const uint64_t off = (uint64_t)(s->dist.eoff[i] + lo);
             dpprof_real *w = dpprof__dist_wpart(s, i), *m = adam ? DPPROF__F(s->dist.m) + s->dist.toff[i] : NULL, *v = adam ? DPPROF__F(s->dist.v) + s->dist.toff[i] : NULL;
             if (!update) dpprof_noise_scale_gpu(g, (size_t)len, std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
@@ -7721,7 +7767,7 @@ static void dpprof__noise(dpprof_session *s, int step) {
         if (!p->trainable) continue;
         c = dpprof__noise_cost(&p->g);
         DPPROF__OPX(s, "noise", c, dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, step, off),
-                    dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->dps.noise_std, s->dps.noise_key, (uint64_t)step | s->dps.noise_stream_bits, off, 1.0 / s->cfg.batch));
+                    dpprof_noise_scale_gpu(DPPROF__F(p->g), (size_t)p->g.n, s->plan.noise_std, s->dps.noise_key, (uint64_t)step | s->dps.noise_stream_bits, off, 1.0 / s->cfg.batch));
         off += (uint64_t)p->g.n;
     }
 }
@@ -7758,10 +7804,10 @@ static void dpprof__optimizer(dpprof_session *s, int noise_step) {
                             (dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, noise_step, o),
                              dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t)),
                             dpprof_noise_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay,
-                                                  s->run.adam_t, copy, s->dps.noise_std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, o, inv_b));
+                                                  s->run.adam_t, copy, s->plan.noise_std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, o, inv_b));
             else
                 DPPROF__OPX(s, "noise_sgd", c, (dpprof__noise_cpu(s, DPPROF__F(p->g), p->g.n, noise_step, o), dpprof_sgd_ref(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr)),
-                            dpprof_noise_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy, s->dps.noise_std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, o, inv_b));
+                            dpprof_noise_sgd_gpu(DPPROF__F(p->w), DPPROF__F(p->g), n, s->cfg.lr, copy, s->plan.noise_std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, o, inv_b));
         } else if (adam)
             DPPROF__OPX(s, "adam", c, dpprof_adam_ref(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t),
                         dpprof_adam_gpu(DPPROF__F(p->w), DPPROF__F(p->m), DPPROF__F(p->v), DPPROF__F(p->g), n, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, copy));
@@ -7981,12 +8027,12 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     }
     if (rc == DPPROF_OK) dpprof__dist_reduce(s);
     if (rc == DPPROF_OK) rc = dpprof__check_grads(s, step);
-    if (rc == DPPROF_OK && s->dps.dp && !s->dps.fused_noise) {
+    if (rc == DPPROF_OK && s->dps.dp && !s->plan.fused_noise) {
         rc = dpprof__phase(s, DPPROF_PHASE_NOISE, step);
         if (rc == DPPROF_OK) dpprof__noise(s, step);
     }
     if (rc == DPPROF_OK) rc = dpprof__phase(s, DPPROF_PHASE_OPTIMIZER_STEP, step);
-    if (rc == DPPROF_OK) dpprof__optimizer(s, s->dps.dp && s->dps.fused_noise ? step : -1);
+    if (rc == DPPROF_OK) dpprof__optimizer(s, s->dps.dp && s->plan.fused_noise ? step : -1);
     if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) rc = dpprof__gpu_times(s, first_phase, ev_start, tp0, &gpu_ms);
     if (s->gpu.counting) {
         int rc2 = dpprof__counters_end(s, first_phase);
@@ -8058,7 +8104,7 @@ static int dpprof__tock(int e0, double *ms) {
    more, batched_clipgrad ON, or AUTO where algo auto times it (fused_clipgrad AUTO). the norms phase then
    allocates the per-sample norms of the layers' dy and x on every backend, whatever the layers take */
 static int dpprof__cg_batched_possible(const dpprof_session *s) {
-    if (!s->dps.bk || s->dps.two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || s->cfg.per_layer_clipping || s->cfg.physical_batch < 2) return 0;
+    if (!s->plan.bookkeeping || s->plan.two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || s->cfg.per_layer_clipping || s->cfg.physical_batch < 2) return 0;
     return s->cfg.batched_clipgrad == DPPROF_SWITCH_ON ||
            (s->cfg.batched_clipgrad == DPPROF_SWITCH_AUTO && s->cfg.fused_clipgrad == DPPROF_SWITCH_AUTO && s->cfg.algo == DPPROF_ALGO_AUTO);
 }
@@ -8072,10 +8118,10 @@ static int dpprof__cg_batched_possible(const dpprof_session *s) {
    physical batch for the batched GEMM) and the factors are allocated on every backend that runs bf16, so the dry
    and cuda memory profiles stay equal; dw is the layer's own gradient, zeroed after */
 static int dpprof__calibrate_clipgrad(dpprof_session *s) {
-    const int n = s->cfg.physical_batch, T = s->cfg.seq, nb = s->dps.cg_batched ? n : 1; /* nb: the samples the inputs hold */
+    const int n = s->cfg.physical_batch, T = s->cfg.seq, nb = s->plan.batched ? n : 1; /* nb: the samples the inputs hold */
     int i, wi = 0, wo = 0, rc;
     dpprof_tensor xs, ys, cs;
-    if (s->cfg.fused_clipgrad != DPPROF_SWITCH_AUTO || s->cfg.batched_clipgrad == DPPROF_SWITCH_ON || !s->dps.bk || s->dps.two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || n < 2)
+    if (s->cfg.fused_clipgrad != DPPROF_SWITCH_AUTO || s->cfg.batched_clipgrad == DPPROF_SWITCH_ON || !s->plan.bookkeeping || s->plan.two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || n < 2)
         return DPPROF_OK; /* batched_clipgrad ON: every layer batched, nothing to choose */
     for (i = 0; i < s->model.n_params; i++) {
         const dpprof_param *p = &s->model.params[i];
@@ -8089,8 +8135,15 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
     DPPROF__TRY(dpprof__talloc(s, &xs, (int64_t)nb * T * wi, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0));
     rc = dpprof__talloc(s, &ys, (int64_t)nb * T * wo, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
     if (rc == DPPROF_OK) rc = dpprof__talloc(s, &cs, n, 8, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OTHER, 0);
+    for (i = 0; rc == DPPROF_OK && s->plan.rates_given && i < s->model.n_params; i++) { /* given rates: each kernel's ms from its flops */
+        const dpprof_param *p = &s->model.params[i];
+        int f;
+        if (!p->trainable || p->rows <= 1 || i == s->model.p_emb || p->rows % 8 || p->cols % 8) continue;
+        for (f = 0; f < 2 + s->plan.batched; f++)
+            if (s->plan.rates.clipgrad[f] > 0) s->plan.tensor[i].clipgrad_ms[f] = 1e3 * dpprof_linear_clipgrad_cost(n, dpprof__param_T(s, i), p->cols, p->rows, s->elem).flops / s->plan.rates.clipgrad[f];
+    }
 #if DPPROF__CUDA
-    if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
+    if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA && !s->plan.rates_given) {
         const uint32_t pair = 0x3f80bf80u; /* bf16 (-1, 1) pairs, as dpprof__calibrate's inputs */
         double *hc = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)n);
         float v;
@@ -8107,29 +8160,23 @@ static int dpprof__calibrate_clipgrad(dpprof_session *s) {
             const int Ti = dpprof__param_T(s, i);
             if (!p->trainable || p->rows <= 1 || i == s->model.p_emb || p->rows % 8 || p->cols % 8) continue;
             for (j = 0; j < i; j++) /* a shape measured already */
-                if (!isnan(s->dps.cg_ms[3 * j]) && s->model.params[j].rows == p->rows && s->model.params[j].cols == p->cols && dpprof__param_T(s, j) == Ti) break;
+                if (!isnan(s->plan.tensor[j].clipgrad_ms[0]) && s->model.params[j].rows == p->rows && s->model.params[j].cols == p->cols && dpprof__param_T(s, j) == Ti) break;
             if (j < i) {
-                for (f = 0; f < 3; f++) s->dps.cg_ms[3 * i + f] = s->dps.cg_ms[3 * j + f];
-                s->dps.cg_kernel[i] = s->dps.cg_kernel[j];
+                for (f = 0; f < 3; f++) s->plan.tensor[i].clipgrad_ms[f] = s->plan.tensor[j].clipgrad_ms[f];
                 continue;
             }
-            for (f = 0; f < 2 + s->dps.cg_batched && rc == DPPROF_OK; f++) {
+            for (f = 0; f < 2 + s->plan.batched && rc == DPPROF_OK; f++) {
                 double ms = 0;
-                dpprof__tune_clipgrad(f == DPPROF__CG_FUSED);
+                dpprof__tune_clipgrad(f == DPPROF_CLIPGRAD_FUSED);
                 for (k = 0; k < 4 && rc == DPPROF_OK; k++) {
                     rc = dpprof__tick(k, &e0);
-                    if (f == DPPROF__CG_BATCHED) { /* what dpprof__clipgrad_batched queues */
+                    if (f == DPPROF_CLIPGRAD_BATCHED) { /* what dpprof__clipgrad_batched queues */
                         dpprof_scale_rows_gpu(DPPROF__F(ys), (const double *)cs.data, n, Ti, p->rows);
                         dpprof_matmul_bwd_gpu(NULL, DPPROF__F(p->g), DPPROF__F(ys), DPPROF__F(xs), NULL, n * Ti, p->cols, p->rows);
                     } else dpprof_linear_clipgrad_rep_gpu(DPPROF__F(p->g), DPPROF__F(ys), DPPROF__F(xs), (const double *)cs.data, n, Ti, p->cols, p->rows);
                 }
                 if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
-                if (rc == DPPROF_OK) s->dps.cg_ms[3 * i + f] = ms;
-            }
-            if (rc == DPPROF_OK) {
-                s->dps.cg_kernel[i] = DPPROF__CG_CUBLAS;
-                for (f = 1; f < 2 + s->dps.cg_batched; f++)
-                    if (s->dps.cg_ms[3 * i + f] < s->dps.cg_ms[3 * i + s->dps.cg_kernel[i]]) s->dps.cg_kernel[i] = f;
+                if (rc == DPPROF_OK) s->plan.tensor[i].clipgrad_ms[f] = ms;
             }
             (void)dpprof_cuda_zero(p->g.data, (size_t)p->g.n * (size_t)p->g.elem_size);
         }
@@ -8168,9 +8215,9 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
     if (rc == DPPROF_OK && adam) rc = dpprof__talloc(s, &m, N, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 1);
     if (rc == DPPROF_OK && adam) rc = dpprof__talloc(s, &v, N, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 1);
     if (rc == DPPROF_OK && bf16) rc = dpprof__talloc(s, &cp, N, 2, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 1);
-    s->dps.noise_n = N;
+    s->plan.rates.noise_n = N;
 #if DPPROF__CUDA
-    if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
+    if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA && !s->plan.rates_given) {
         const double inv_b = 1.0 / s->cfg.batch;
         dpprof_bf16 *copy = bf16 ? (dpprof_bf16 *)cp.data : NULL;
         int e0 = -1, k, f;
@@ -8181,18 +8228,17 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
                 rc = dpprof__tick(k, &e0);
                 if (f) {
                     if (adam) dpprof_noise_adam_gpu(DPPROF__F(w), DPPROF__F(m), DPPROF__F(v), DPPROF__F(g), (size_t)N, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, 1, copy,
-                                                    s->dps.noise_std, s->dps.noise_key, st | s->dps.noise_stream_bits, 0, inv_b);
-                    else dpprof_noise_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy, s->dps.noise_std, s->dps.noise_key, st | s->dps.noise_stream_bits, 0, inv_b);
+                                                    s->plan.noise_std, s->dps.noise_key, st | s->dps.noise_stream_bits, 0, inv_b);
+                    else dpprof_noise_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy, s->plan.noise_std, s->dps.noise_key, st | s->dps.noise_stream_bits, 0, inv_b);
                 } else {
-                    dpprof_noise_scale_gpu(DPPROF__F(g), (size_t)N, s->dps.noise_std, s->dps.noise_key, st | s->dps.noise_stream_bits, 0, inv_b);
+                    dpprof_noise_scale_gpu(DPPROF__F(g), (size_t)N, s->plan.noise_std, s->dps.noise_key, st | s->dps.noise_stream_bits, 0, inv_b);
                     if (adam) dpprof_adam_gpu(DPPROF__F(w), DPPROF__F(m), DPPROF__F(v), DPPROF__F(g), (size_t)N, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, 1, copy);
                     else dpprof_sgd_gpu(DPPROF__F(w), DPPROF__F(g), (size_t)N, s->cfg.lr, copy);
                 }
             }
             if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
-            if (rc == DPPROF_OK) s->dps.noise_ms[f] = ms;
+            if (rc == DPPROF_OK) s->plan.rates.noise_ms[f] = ms;
         }
-        if (rc == DPPROF_OK) s->dps.fused_noise = s->dps.noise_ms[1] < s->dps.noise_ms[0];
         dpprof_cuda_events_reset();
         if (rc == DPPROF_ERR_CUDA) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the noise and the optimizer step for config.algo = auto: %s", dpprof_last_error());
     }
@@ -8214,13 +8260,10 @@ static int dpprof__calibrate_noise(dpprof_session *s) {
 static int dpprof__calibrate(dpprof_session *s) {
     const int T = s->cfg.seq, C = s->sh.C, n = s->cfg.physical_batch;
     /* ghost's grams are timed too where auto may use them and the rates decide (dpprof__auto_ghost) */
-    const int ghost = s->dps.auto_ghost && s->cfg.auto_ghost == DPPROF_SWITCH_AUTO;
+    const int ghost = s->plan.ghost && s->cfg.auto_ghost == DPPROF_SWITCH_AUTO;
     dpprof_tensor x, dy, nrm, ga, gg;
     int rc;
-    s->dps.rate_gram = s->dps.rate_psg = 1.0;
-    s->dps.rate_gram_cb = s->dps.rate_psg_cb = 0;
-    s->dps.norms_cb[0] = s->dps.norms_cb[1] = 0;
-    s->dps.rate_ghost = 0;
+    if (s->plan.rates_given) s->plan.rates = *s->cfg.rates; /* nothing timed; the buffers below are allocated all the same */
     memset(&ga, 0, sizeof ga);
     memset(&gg, 0, sizeof gg);
     DPPROF__TRY(dpprof__talloc(s, &x, (int64_t)n * T * C, s->elem, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0));
@@ -8230,7 +8273,7 @@ static int dpprof__calibrate(dpprof_session *s) {
     if (rc == DPPROF_OK && ghost) rc = dpprof__talloc(s, &ga, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
     if (rc == DPPROF_OK && ghost) rc = dpprof__talloc(s, &gg, (int64_t)n * T * T, DPPROF__R, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OTHER, 0);
 #if DPPROF__CUDA
-    if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA) {
+    if (rc == DPPROF_OK && s->backend == DPPROF_BACKEND_CUDA && !s->plan.rates_given) {
         int f, k, e0 = -1;
         double ms = 0;
         if (s->cfg.dtype == DPPROF_DTYPE_BF16) {
@@ -8265,13 +8308,11 @@ static int dpprof__calibrate(dpprof_session *s) {
             }
             if (rc == DPPROF_OK) rc = dpprof__tock(e0, &ms);
             if (rc == DPPROF_OK && ms > 0)
-                *(f == 4 ? &s->dps.rate_psg_cb : f == 3 ? &s->dps.rate_gram_cb
-                                             : f == 2   ? &s->dps.rate_ghost
-                                                        : (f ? &s->dps.rate_psg : &s->dps.rate_gram)) = c.flops / (ms * 1e-3);
+                *(f == 4 ? &s->plan.rates.psg_cublas : f == 3 ? &s->plan.rates.gram_cublas
+                                                   : f == 2   ? &s->plan.rates.ghost
+                                                              : (f ? &s->plan.rates.psg : &s->plan.rates.gram)) = c.flops / (ms * 1e-3);
         }
         dpprof__tune_norms(0);
-        s->dps.norms_cb[0] = s->dps.rate_gram_cb > s->dps.rate_gram;
-        s->dps.norms_cb[1] = s->dps.rate_psg_cb > s->dps.rate_psg;
         dpprof_cuda_events_reset();
         if (rc != DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "timing the flash norms for config.algo = auto: %s", dpprof_last_error());
     }
@@ -8290,12 +8331,12 @@ static int dpprof__calibrate(dpprof_session *s) {
    of its shape (the json lists each shape once) */
 static int dpprof__cg_measured(const dpprof_session *s, const int *at) {
     int i, j;
-    if (!s->dps.cg_ms) return 0;
+    if (!s->plan.tensor) return 0;
     for (i = at ? *at : 0; i < (at ? *at + 1 : s->model.n_params); i++) {
-        if (isnan(s->dps.cg_ms[3 * i])) continue;
+        if (isnan(s->plan.tensor[i].clipgrad_ms[0])) continue;
         if (!at) return 1;
         for (j = 0; j < i; j++)
-            if (!isnan(s->dps.cg_ms[3 * j]) && s->model.params[j].rows == s->model.params[i].rows && s->model.params[j].cols == s->model.params[i].cols &&
+            if (!isnan(s->plan.tensor[j].clipgrad_ms[0]) && s->model.params[j].rows == s->model.params[i].rows && s->model.params[j].cols == s->model.params[i].cols &&
                 dpprof__param_T(s, j) == dpprof__param_T(s, i))
                 return 0;
         return 1;
@@ -8313,15 +8354,16 @@ static double dpprof__gram_flops(int T, int IC, int OC, int share) {
 
 /* auto's rate of a flash flavour (0 gram, 1 psg): its kernels', or cuBLAS's where that was measured faster */
 static double dpprof__flash_rate(const dpprof_session *s, int psg) {
-    return psg ? (s->dps.norms_cb[1] ? s->dps.rate_psg_cb : s->dps.rate_psg) : (s->dps.norms_cb[0] ? s->dps.rate_gram_cb : s->dps.rate_gram);
+    return psg ? (s->plan.psg_on == DPPROF_NORMS_CUBLAS ? s->plan.rates.psg_cublas : s->plan.rates.psg)
+               : (s->plan.gram_on == DPPROF_NORMS_CUBLAS ? s->plan.rates.gram_cublas : s->plan.rates.gram);
 }
 
-/* the cheaper flash flavour for a layer: measured rates on cuda (auto), flops elsewhere (dpprof_flash_choice's
-   counts, with the input's gram shared); 1 = psg */
+/* the cheaper flash flavour for a layer: auto's rates (measured on cuda, or given), flops elsewhere
+   (dpprof_flash_choice's counts, with the input's gram shared); 1 = psg */
 
 static int dpprof__flash_pick(const dpprof_session *s, int T, int IC, int OC, int share) {
     double g, p;
-    if (s->cfg.algo != DPPROF_ALGO_AUTO || s->backend != DPPROF_BACKEND_CUDA)
+    if (s->cfg.algo != DPPROF_ALGO_AUTO || !(dpprof__flash_rate(s, 0) > 0 && dpprof__flash_rate(s, 1) > 0))
         return dpprof__gram_flops(T, IC, OC, share) <= dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, 4).flops ? 0 : 1;
     g = dpprof__gram_flops(T, IC, OC, share) / dpprof__flash_rate(s, 0);
     p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / dpprof__flash_rate(s, 1);
@@ -8411,8 +8453,8 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
     if (s->cfg.memory_limit > 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) == DPPROF_OK && bk_peak > s->cfg.memory_limit) {
         /* book-keeping holds every layer's output gradient: if that does not fit the budget, the
            two-pass flash algorithm does the same arithmetic twice in less memory */
-        s->dps.bk = 0;
-        s->dps.two_pass = 1;
+        s->plan.bookkeeping = 0;
+        s->plan.two_pass = 1;
         return -1;
     }
     if (s->cfg.auto_materialise == DPPROF_MATERIALISE_NEVER) return bk_peak;
@@ -8424,17 +8466,17 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
     }
     if (!fits2) return bk_peak;
     if (s->cfg.auto_materialise != DPPROF_MATERIALISE_MEASURED) { /* both rules: level 2, the width rule: level 1 (the probes), unmeasured */
-        s->dps.auto_mat = s->cfg.auto_materialise == DPPROF_MATERIALISE_BOTH_RULES ? 2 : (fits1 ? 1 : 0);
+        s->plan.materialise = s->cfg.auto_materialise == DPPROF_MATERIALISE_BOTH_RULES ? 2 : (fits1 ? 1 : 0);
         return -1;
     }
     if (bk_peak < 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) != DPPROF_OK) return -1;
     /* level 2, and where it raises the peak and takes more layers than level 1, level 1 alone */
     if (dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 1, -1, &mat_peak) == DPPROF_OK && mat_peak <= bk_peak) {
-        s->dps.auto_mat = 2;
+        s->plan.materialise = 2;
         return mat_peak;
     }
     if (fits1 && fits1 < fits2 && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, 2, -1, &mat_peak) == DPPROF_OK && mat_peak <= bk_peak) {
-        s->dps.auto_mat = 1;
+        s->plan.materialise = 1;
         return mat_peak;
     }
     return bk_peak;
@@ -8449,13 +8491,13 @@ static int64_t dpprof__auto_setup(dpprof_session *s) {
    dpprof__auto_setup measured it (flash_bk's, or with the materialised layers), else -1 */
 static void dpprof__auto_ghost(dpprof_session *s, int64_t base) {
     int64_t ghost = -1;
-    const int mat = s->dps.auto_mat == 2 ? DPPROF_MATERIALISE_BOTH_RULES : (s->dps.auto_mat == 1 ? DPPROF_MATERIALISE_WIDTH_RULE : DPPROF_MATERIALISE_NEVER); /* the probe's auto_materialise for this level */
+    const int mat = s->plan.materialise == 2 ? DPPROF_MATERIALISE_BOTH_RULES : (s->plan.materialise == 1 ? DPPROF_MATERIALISE_WIDTH_RULE : DPPROF_MATERIALISE_NEVER); /* the probe's auto_materialise for this level */
     if (s->cfg.auto_ghost != DPPROF_SWITCH_AUTO) {
-        s->dps.auto_ghost = s->cfg.auto_ghost == DPPROF_SWITCH_ON;
+        s->plan.ghost = s->cfg.auto_ghost == DPPROF_SWITCH_ON;
         return;
     }
     if ((base >= 0 || dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, -1, &base) == DPPROF_OK) && dpprof__dry_peak(s, DPPROF_ALGO_AUTO, mat, 1, &ghost) == DPPROF_OK)
-        s->dps.auto_ghost = ghost <= base;
+        s->plan.ghost = ghost <= base;
 }
 
 /* a layer on ghost's grams (auto): every candidate when forced (auto_ghost = 1), else on cuda where the
@@ -8466,8 +8508,8 @@ static void dpprof__auto_ghost(dpprof_session *s, int64_t base) {
 static int dpprof__ghost_pick(const dpprof_session *s, int T, int IC, int OC, int share) {
     double g, f, p;
     if (s->cfg.auto_ghost == DPPROF_SWITCH_ON) return 1;
-    if (s->backend != DPPROF_BACKEND_CUDA || !(s->dps.rate_ghost > 0)) return 0;
-    g = (dpprof_gram_cost(1, T, IC, s->elem).flops / share + dpprof_gram_cost(1, T, OC, s->elem).flops + dpprof_gram_dot_cost(1, T, s->elem).flops) / s->dps.rate_ghost;
+    if (!(s->plan.rates.ghost > 0 && dpprof__flash_rate(s, 0) > 0 && dpprof__flash_rate(s, 1) > 0)) return 0; /* measured on cuda, or given */
+    g = (dpprof_gram_cost(1, T, IC, s->elem).flops / share + dpprof_gram_cost(1, T, OC, s->elem).flops + dpprof_gram_dot_cost(1, T, s->elem).flops) / s->plan.rates.ghost;
     f = dpprof__gram_flops(T, IC, OC, share) / dpprof__flash_rate(s, 0);
     p = dpprof_linear_sqnorm_psg_cost(1, T, IC, OC, s->elem).flops / dpprof__flash_rate(s, 1);
     return g < f && g < p;
@@ -8492,8 +8534,8 @@ static int dpprof__method_of(const dpprof_session *s, int i, int as_head) {
     if (algo == DPPROF_ALGO_PERSAMPLE) return DPPROF__M_PSG;
     if (i == s->model.p_emb && !as_head) return DPPROF__M_TOKEN_PAIRS;
     if (algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_GHOST_BK) return DPPROF__M_GRAM;
-    if (!as_head && s->dps.auto_mat && dpprof__psg_fits(s, T, p->cols, p->rows, s->dps.auto_mat)) return DPPROF__M_PSG;
-    if (s->dps.auto_ghost && dpprof__ghost_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i))) return DPPROF__M_GRAM;
+    if (!as_head && s->plan.materialise && dpprof__psg_fits(s, T, p->cols, p->rows, s->plan.materialise)) return DPPROF__M_PSG;
+    if (s->plan.ghost && dpprof__ghost_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i))) return DPPROF__M_GRAM;
     return dpprof__flash_pick(s, T, p->cols, p->rows, dpprof__input_share(s, i)) ? DPPROF__M_FLASH_PSG : DPPROF__M_FLASH_GRAM;
 }
 
@@ -8534,31 +8576,48 @@ static int dpprof__noise_key(dpprof_session *s) {
     return DPPROF_OK;
 }
 
+/* auto's choices from its rates (measured on cuda at session start, or given): where each flash flavour's norms run,
+   each bf16 book-keeping layer's clipped-gradient kernel, the noise's pass; each the candidate the rates make
+   fastest. the norm methods follow (dpprof__method_of: flash flavour and ghost from the same rates) */
+static void dpprof__plan_choose(dpprof_session *s) {
+    const dpprof_rates *r = &s->plan.rates;
+    int i, f;
+    s->plan.gram_on = r->gram_cublas > r->gram ? DPPROF_NORMS_CUBLAS : DPPROF_NORMS_KERNELS;
+    s->plan.psg_on = r->psg_cublas > r->psg ? DPPROF_NORMS_CUBLAS : DPPROF_NORMS_KERNELS;
+    for (i = 0; i < s->model.n_params; i++) {
+        dpprof_plan_tensor *t = &s->plan.tensor[i];
+        if (isnan(t->clipgrad_ms[0]) && isnan(t->clipgrad_ms[1])) continue; /* not measured: the configuration's kernel */
+        t->clipgrad = DPPROF_CLIPGRAD_CUBLAS;
+        for (f = 1; f < 2 + s->plan.batched; f++)
+            if (t->clipgrad_ms[f] < t->clipgrad_ms[t->clipgrad] || isnan(t->clipgrad_ms[t->clipgrad])) t->clipgrad = (dpprof_clipgrad)f;
+    }
+    if (s->cfg.fused_noise == DPPROF_SWITCH_AUTO && r->noise_n > 0 && !isnan(r->noise_ms[0]) && !isnan(r->noise_ms[1])) s->plan.fused_noise = r->noise_ms[1] < r->noise_ms[0];
+}
+
 static int dpprof__setup_dp(dpprof_session *s) {
     const int algo = s->cfg.algo;
     int i, max_batch = s->cfg.poisson ? 4 * s->cfg.batch + 64 : s->cfg.batch;
     if (dpprof__noise_key(s) != DPPROF_OK) return DPPROF_ERR_IO;
     s->dps.dp = algo != DPPROF_ALGO_VANILLA;
-    s->dps.two_pass = algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH;
-    s->dps.bk = algo == DPPROF_ALGO_GHOST_BK || algo == DPPROF_ALGO_FLASH_BK || algo == DPPROF_ALGO_AUTO;
-    s->dps.noise_std = s->cfg.sigma * s->cfg.max_grad_norm;
+    s->plan.two_pass = algo == DPPROF_ALGO_GHOST || algo == DPPROF_ALGO_FLASH;
+    s->plan.bookkeeping = algo == DPPROF_ALGO_GHOST_BK || algo == DPPROF_ALGO_FLASH_BK || algo == DPPROF_ALGO_AUTO;
+    s->plan.noise_std = s->cfg.sigma * s->cfg.max_grad_norm;
+    s->plan.rates_given = algo == DPPROF_ALGO_AUTO && s->cfg.rates != NULL;
+    s->plan.rates.noise_ms[0] = s->plan.rates.noise_ms[1] = NAN;
     if (algo == DPPROF_ALGO_AUTO) {
         const int64_t base = dpprof__auto_setup(s);
-        if (s->dps.bk) dpprof__auto_ghost(s, base);
+        if (s->plan.bookkeeping) dpprof__auto_ghost(s, base);
     }
-    s->dps.method = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->model.n_params);
-    s->dps.cg_kernel = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->model.n_params);
-    s->dps.cg_ms = (double *)DPPROF_MALLOC(sizeof(double) * 3 * (size_t)s->model.n_params);
-    s->dps.cg_batched = dpprof__cg_batched_possible(s);
+    s->plan.tensor = (dpprof_plan_tensor *)DPPROF_MALLOC(sizeof(dpprof_plan_tensor) * (size_t)s->model.n_params);
+    s->plan.batched = dpprof__cg_batched_possible(s);
     s->dps.eps_ratio_max = NAN;
-    if (s->dps.cg_kernel && s->dps.cg_ms)
+    if (s->plan.tensor)
         for (i = 0; i < s->model.n_params; i++) {
-            s->dps.cg_kernel[i] = s->cfg.fused_clipgrad == DPPROF_SWITCH_ON ? DPPROF__CG_FUSED : DPPROF__CG_CUBLAS;
-            if (s->dps.cg_batched && s->cfg.batched_clipgrad == DPPROF_SWITCH_ON && i != s->model.p_emb) s->dps.cg_kernel[i] = DPPROF__CG_BATCHED;
-            s->dps.cg_ms[3 * i] = s->dps.cg_ms[3 * i + 1] = s->dps.cg_ms[3 * i + 2] = NAN;
+            s->plan.tensor[i].clipgrad = s->cfg.fused_clipgrad == DPPROF_SWITCH_ON ? DPPROF_CLIPGRAD_FUSED : DPPROF_CLIPGRAD_CUBLAS;
+            if (s->plan.batched && s->cfg.batched_clipgrad == DPPROF_SWITCH_ON && i != s->model.p_emb) s->plan.tensor[i].clipgrad = DPPROF_CLIPGRAD_BATCHED;
+            s->plan.tensor[i].clipgrad_ms[0] = s->plan.tensor[i].clipgrad_ms[1] = s->plan.tensor[i].clipgrad_ms[2] = NAN;
         }
-    s->dps.fused_noise = s->cfg.fused_noise == DPPROF_SWITCH_ON;
-    s->dps.noise_ms[0] = s->dps.noise_ms[1] = NAN;
+    s->plan.fused_noise = s->cfg.fused_noise == DPPROF_SWITCH_ON;
     s->dps.psg = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->model.n_params);
     s->dps.cap_kept = 3 * s->model.n_params + 16;
     s->dps.kept = (dpprof_tensor *)DPPROF_MALLOC(sizeof(dpprof_tensor) * (size_t)s->dps.cap_kept);
@@ -8570,27 +8629,30 @@ static int dpprof__setup_dp(dpprof_session *s) {
     if (s->backend == DPPROF_BACKEND_CUDA) { /* what the norms phase moves between host and device */
         s->gpu.h_norm2 = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->model.n_params * (size_t)s->cfg.physical_batch);
         s->gpu.h_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->model.n_params * (size_t)s->cfg.physical_batch);
-        if (s->dps.cg_batched) s->dps.h_rown = (double *)DPPROF_MALLOC(sizeof(double) * (2 * (size_t)s->model.n_params + 1) * (size_t)s->cfg.physical_batch);
-        if (!s->gpu.h_norm2 || !s->gpu.h_clip || (s->dps.cg_batched && !s->dps.h_rown)) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host copies of the norms");
+        if (s->plan.batched) s->dps.h_rown = (double *)DPPROF_MALLOC(sizeof(double) * (2 * (size_t)s->model.n_params + 1) * (size_t)s->cfg.physical_batch);
+        if (!s->gpu.h_norm2 || !s->gpu.h_clip || (s->plan.batched && !s->dps.h_rown)) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host copies of the norms");
     }
-    if (!s->dps.method || !s->dps.cg_kernel || !s->dps.cg_ms || !s->dps.psg || !s->dps.kept || !s->dps.kept_from || !s->dps.cache || !s->dps.batch_ids || !s->dps.last_norms || !s->dps.last_clip)
+    if (!s->plan.tensor || !s->dps.psg || !s->dps.kept || !s->dps.kept_from || !s->dps.cache || !s->dps.batch_ids || !s->dps.last_norms || !s->dps.last_clip)
         return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the dp tables");
     /* the privacy engine's setup, a phase of every dp run (auto measures its kernels in it) */
     if (s->dps.dp) DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_PRIVACY_SETUP, -1));
-    if (algo == DPPROF_ALGO_AUTO) DPPROF__TRY(dpprof__calibrate(s));
+    if (algo == DPPROF_ALGO_AUTO) {
+        DPPROF__TRY(dpprof__calibrate(s));
+        dpprof__plan_choose(s);
+    }
     memset(s->dps.psg, 0, sizeof(dpprof_tensor) * (size_t)s->model.n_params);
     memset(s->dps.kept, 0, sizeof(dpprof_tensor) * (size_t)s->dps.cap_kept);
     for (i = 0; i < max_batch; i++) s->dps.last_norms[i] = s->dps.last_clip[i] = NAN;
     for (i = 0; i < s->model.n_params; i++) {
         s->model.n_trainable += s->model.params[i].trainable;
-        s->dps.method[i] = dpprof__method_of(s, i, 0);
+        s->plan.tensor[i].method = dpprof__method_of(s, i, 0);
     }
-    s->dps.head_method = s->sh.tied ? dpprof__method_of(s, s->model.p_emb, 1) : -1;
-    if (s->dps.cg_batched) { /* only a linear layer that keeps its dy and x (book-keeping) can take the batched GEMM */
+    s->plan.head_method = s->sh.tied ? dpprof__method_of(s, s->model.p_emb, 1) : -1;
+    if (s->plan.batched) { /* only a linear layer that keeps its dy and x (book-keeping) can take the batched GEMM */
         int any = 0;
         for (i = 0; i < s->model.n_params; i++)
-            any |= i != s->model.p_emb && (s->dps.method[i] == DPPROF__M_GRAM || s->dps.method[i] == DPPROF__M_FLASH_GRAM || s->dps.method[i] == DPPROF__M_FLASH_PSG);
-        s->dps.cg_batched = any;
+            any |= i != s->model.p_emb && (s->plan.tensor[i].method == DPPROF__M_GRAM || s->plan.tensor[i].method == DPPROF__M_FLASH_GRAM || s->plan.tensor[i].method == DPPROF__M_FLASH_PSG);
+        s->plan.batched = any;
     }
     if (s->dps.dp) dpprof__phase_end(s);
     return DPPROF_OK;
@@ -8602,9 +8664,69 @@ DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int 
     static const char *const tied[] = {"", "", "", "gram T x T materialised (lm head) + token-pair gram (embedding) + their cross term",
                                        "flash: tiled gram (lm head) + token-pair gram (embedding) + their cross term",
                                        "flash: tiled per-sample gradient (lm head) + token-pair gram (embedding) + their cross term", "", ""};
-    if (s && s->sh.tied && i == s->model.p_emb && s->dps.method && s->dps.method[i] == DPPROF__M_TOKEN_PAIRS && s->dps.head_method >= 0 && *tied[s->dps.head_method])
-        return tied[s->dps.head_method];
-    return s && i >= 0 && i < s->model.n_params && s->dps.method ? dpprof__method_names[s->dps.method[i]] : "?";
+    if (s && s->sh.tied && i == s->model.p_emb && s->plan.tensor && s->plan.tensor[i].method == DPPROF__M_TOKEN_PAIRS && s->plan.head_method >= 0 && *tied[s->plan.head_method])
+        return tied[s->plan.head_method];
+    return s && i >= 0 && i < s->model.n_params && s->plan.tensor ? dpprof__method_names[s->plan.tensor[i].method] : "?";
+}
+
+/* how tensor i's clipped sum is made, and (bf16 book-keeping) the kernel of its clipped weight gradient on cuda */
+static const char *dpprof__clipped_sum_name(const dpprof_session *s, int i) {
+    const int m = s->plan.tensor ? s->plan.tensor[i].method : DPPROF__M_FROZEN;
+    if (s->cfg.algo == DPPROF_ALGO_VANILLA || !s->model.params[i].trainable) return "none";
+    if (s->plan.two_pass) return "second backward";
+    return m == DPPROF__M_PSG || m == DPPROF__M_VECTOR ? "sum of materialised" : "book-keeping";
+}
+static const char *dpprof__clipgrad_name(const dpprof_session *s, int i) {
+    const int bkl = !strcmp(dpprof__clipped_sum_name(s, i), "book-keeping");
+    if (!bkl || s->cfg.dtype != DPPROF_DTYPE_BF16 || i == s->model.p_emb) return "none"; /* on every backend: the cuda run's kernel */
+    return dpprof__cg_name(s->plan.tensor[i].clipgrad);
+}
+/* how tensor i's weights are stored: fp32 (the real type), bf16 alone (frozen), or an fp32 master with a bf16 copy */
+static const char *dpprof__stored_name(const dpprof_session *s, int i) {
+    const dpprof_param *p = &s->model.params[i];
+    if (p->bf16_only) return "bf16";
+    if (p->wl.n) return sizeof(dpprof_real) == 8 ? "fp64+bf16" : "fp32+bf16";
+    return sizeof(dpprof_real) == 8 ? "fp64" : "fp32";
+}
+/* what a step keeps of tensor i for its clipped sum */
+static const char *dpprof__keeps_name(const dpprof_session *s, int i) {
+    const char *cs = dpprof__clipped_sum_name(s, i);
+    if (!strcmp(cs, "none")) return "-";
+    if (!strcmp(cs, "second backward")) return "activations (2nd pass)";
+    if (!strcmp(cs, "sum of materialised")) return s->plan.tensor[i].method == DPPROF__M_PSG ? "per-sample grads" : "per-sample vector";
+    return i == s->model.p_emb && !s->sh.tied ? "tokens, dy" : "x, dy";
+}
+
+DPPROF_API const dpprof_plan *dpprof_session_plan(const dpprof_session *s) { return s ? &s->plan : NULL; }
+
+DPPROF_API int dpprof_session_write_plan(const dpprof_session *s, FILE *f) {
+    const dpprof_config *c = &s->cfg;
+    const int auto_rated = c->algo == DPPROF_ALGO_AUTO && (s->backend == DPPROF_BACKEND_CUDA || s->plan.rates_given);
+    int i, w = 6;
+    for (i = 0; i < s->model.n_params; i++)
+        if ((int)strlen(s->model.params[i].name) > w) w = (int)strlen(s->model.params[i].name);
+    fprintf(f, "plan: %s, %s, %s, %s on %s, batch %d in physical batches of %d, checkpoint %s, %d rank%s, zero %d\n", c->model_name ? c->model_name : c->preset,
+            c->task == DPPROF_TASK_LM ? "lm" : "cls", dpprof_algo_name(c->algo), c->dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32", dpprof_backend_name(s->backend), c->batch,
+            c->physical_batch, dpprof_checkpoint_name(c->checkpoint), s->dist.n, s->dist.n == 1 ? "" : "s", s->dist.zero);
+    if (c->algo != DPPROF_ALGO_VANILLA) {
+        fprintf(f, "  clipped sum: %s; clipping %s at C = %g; noise sigma %g (std %g) %s\n",
+                s->plan.two_pass ? "a second backward" : (s->plan.bookkeeping ? "book-keeping" : "the materialised per-sample gradients"), c->per_layer_clipping ? "per layer" : "flat",
+                c->max_grad_norm, c->sigma, s->plan.noise_std, s->plan.fused_noise ? "in the optimizer's pass" : "on a pass of its own");
+        if (c->algo == DPPROF_ALGO_AUTO)
+            fprintf(f, "  auto: %s; per-sample gradients materialised %s; ghost's grams %s; flash norms on %s (gram), %s (psg)\n",
+                    s->plan.rates_given ? "planned from given rates" : (s->backend == DPPROF_BACKEND_CUDA ? "planned from rates measured at session start" : "planned by flops (no rates)"),
+                    s->plan.materialise == 2 ? "where they fit (level 2)" : (s->plan.materialise == 1 ? "where they fit (level 1)" : "nowhere"), s->plan.ghost ? "allowed" : "not used",
+                    auto_rated ? dpprof__norms_name(s->plan.gram_on) : "kernels", auto_rated ? dpprof__norms_name(s->plan.psg_on) : "kernels");
+    }
+    fprintf(f, "  %-*s  %-13s  %-6s  %-9s  %-19s  %-22s  %-8s  %s\n", w, "tensor", "shape", "trains", "stored", "clipped sum", "keeps", "clipgrad", "norm");
+    for (i = 0; i < s->model.n_params; i++) {
+        const dpprof_param *p = &s->model.params[i];
+        char shape[32];
+        snprintf(shape, sizeof shape, "%d x %d", p->rows, p->cols);
+        fprintf(f, "  %-*s  %-13s  %-6s  %-9s  %-19s  %-22s  %-8s  %s\n", w, p->name, shape, p->trainable ? "yes" : "no", dpprof__stored_name(s, i), dpprof__clipped_sum_name(s, i),
+                dpprof__keeps_name(s, i), dpprof__clipgrad_name(s, i), dpprof_session_param_method(s, i));
+    }
+    return ferror(f) ? dpprof__fail(DPPROF_ERR_IO, "writing the plan failed") : DPPROF_OK;
 }
 
 /* ---- 5.10 session lifecycle --------------------------------------------------------------------------------
@@ -8808,9 +8930,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
     DPPROF_FREE(s->data.line_label);
     DPPROF_FREE(s->run.step_loss);
     DPPROF_FREE(s->run.step_ms);
-    DPPROF_FREE(s->dps.method);
-    DPPROF_FREE(s->dps.cg_kernel);
-    DPPROF_FREE(s->dps.cg_ms);
+    DPPROF_FREE(s->plan.tensor);
     DPPROF_FREE(s->dps.h_rown);
     DPPROF_FREE(s->dps.psg);
     DPPROF_FREE(s->dps.kept);
@@ -9350,8 +9470,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     else fputs("null", f);
     fprintf(f, ", \"fused_clipgrad\": %s, \"batched_clipgrad\": %s, \"fused_noise\": %s, \"dp_warp_tile\": %d, \"wgmma\": %s}",
             c->fused_clipgrad == DPPROF_SWITCH_ON ? "true" : (c->fused_clipgrad == DPPROF_SWITCH_AUTO && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false"),
-            c->batched_clipgrad == DPPROF_SWITCH_ON && s->dps.cg_batched ? "true" : (s->dps.cg_batched && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false"),
-            c->fused_noise == DPPROF_SWITCH_ON ? "true" : (c->fused_noise == DPPROF_SWITCH_AUTO && s->dps.noise_n > 0 && !isnan(s->dps.noise_ms[0]) ? "\"measured\"" : "false"), c->dp_warp_tile,
+            c->batched_clipgrad == DPPROF_SWITCH_ON && s->plan.batched ? "true" : (s->plan.batched && dpprof__cg_measured(s, NULL) ? "\"measured\"" : "false"),
+            c->fused_noise == DPPROF_SWITCH_ON ? "true" : (c->fused_noise == DPPROF_SWITCH_AUTO && s->plan.rates.noise_n > 0 && !isnan(s->plan.rates.noise_ms[0]) ? "\"measured\"" : "false"), c->dp_warp_tile,
             c->wgmma == DPPROF_SWITCH_ON || (c->wgmma == DPPROF_SWITCH_AUTO && s->backend == DPPROF_BACKEND_CUDA && c->dtype == DPPROF_DTYPE_BF16 && s->gpu.dev.cc_major == 9 && s->gpu.dev.cc_minor == 0) ? "true" : "false");
 
     fputs(",\n  \"status\": ", f);
@@ -9428,13 +9548,15 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     for (i = 0; i < s->model.n_params; i++) {
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
         dpprof__jstr(f, s->model.params[i].name);
-        const int bkl = s->dps.dp && s->model.params[i].trainable && !s->dps.two_pass && s->dps.method[i] != DPPROF__M_PSG && s->dps.method[i] != DPPROF__M_VECTOR;
-        fprintf(f, ", \"shape\": [%d, %d], \"trainable\": %s, \"method\": \"%s\", \"clipped_sum\": \"%s\", \"clipgrad_kernel\": \"%s\"}", s->model.params[i].rows,
-                s->model.params[i].cols, s->model.params[i].trainable ? "true" : "false", dpprof_session_param_method(s, i),
-                !s->dps.dp || !s->model.params[i].trainable ? "none" : (s->dps.two_pass ? "second backward" : (s->dps.method[i] == DPPROF__M_PSG || s->dps.method[i] == DPPROF__M_VECTOR ? "sum of materialised" : "book-keeping")),
-                !bkl || s->backend != DPPROF_BACKEND_CUDA || c->dtype != DPPROF_DTYPE_BF16 || i == s->model.p_emb ? "none" : dpprof__cg_name(s->dps.cg_kernel[i]));
+        fprintf(f, ", \"shape\": [%d, %d], \"trainable\": %s, \"stored\": \"%s\", \"method\": \"%s\", \"clipped_sum\": \"%s\", \"keeps\": \"%s\", \"clipgrad_kernel\": \"%s\"}",
+                s->model.params[i].rows, s->model.params[i].cols, s->model.params[i].trainable ? "true" : "false", dpprof__stored_name(s, i), dpprof_session_param_method(s, i),
+                dpprof__clipped_sum_name(s, i), dpprof__keeps_name(s, i), dpprof__clipgrad_name(s, i));
     }
     fputs("\n  ]", f);
+    fprintf(f, ",\n  \"plan\": {\"clipped_sum\": \"%s\", \"materialise\": %d, \"ghost\": %s, \"batched_clipgrad\": %s, \"gram_on\": \"%s\", \"psg_on\": \"%s\", \"fused_noise\": %s, \"rates\": \"%s\"}",
+            c->algo == DPPROF_ALGO_VANILLA ? "none" : (s->plan.two_pass ? "second backward" : (s->plan.bookkeeping ? "book-keeping" : "sum of materialised")), s->plan.materialise,
+            s->plan.ghost ? "true" : "false", s->plan.batched ? "true" : "false", dpprof__norms_name(s->plan.gram_on), dpprof__norms_name(s->plan.psg_on), s->plan.fused_noise ? "true" : "false",
+            c->algo != DPPROF_ALGO_AUTO ? "none" : (s->plan.rates_given ? "given" : (s->backend == DPPROF_BACKEND_CUDA ? "measured" : "none (flops)")));
 
     fputs(",\n  \"privacy\": ", f);
     dpprof__write_privacy(s, f);
@@ -9522,7 +9644,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
                     : c->dram == DPPROF_DRAM_OPS ? "per op of warm-up step 0 (throughput.ops), each op a range of CUPTI's range profiler, and per phase their sums (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)"
                                                  : "per phase of warm-up step 0, from CUPTI's range profiler (dram__bytes_read/write.sum; l2: lts__t_sectors_srcunit_tex_op_read/write.sum x 32)");
     fputs(", \"batched_clip_bound\": ", f);
-    if (!s->dps.cg_batched || isnan(s->dps.eps_ratio_max)) fputs("null", f);
+    if (!s->plan.batched || isnan(s->dps.eps_ratio_max)) fputs("null", f);
     else {
         fputs("{\"eps_over_norm_max\": ", f);
         dpprof__jnum(f, s->dps.eps_ratio_max);
@@ -9530,19 +9652,19 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     }
     if (s->backend == DPPROF_BACKEND_CUDA && c->algo == DPPROF_ALGO_AUTO) {
         fputs(", \"auto_flash_flops_per_s\": {\"gram\": ", f);
-        dpprof__jnum(f, s->dps.rate_gram);
+        dpprof__jnum(f, s->plan.rates.gram);
         fputs(", \"psg\": ", f);
-        dpprof__jnum(f, s->dps.rate_psg);
+        dpprof__jnum(f, s->plan.rates.psg);
         fputs(", \"ghost\": ", f);
-        if (s->dps.rate_ghost > 0) dpprof__jnum(f, s->dps.rate_ghost);
+        if (s->plan.rates.ghost > 0) dpprof__jnum(f, s->plan.rates.ghost);
         else fputs("null", f);
         fputs(", \"gram_cublas\": ", f);
-        if (s->dps.rate_gram_cb > 0) dpprof__jnum(f, s->dps.rate_gram_cb);
+        if (s->plan.rates.gram_cublas > 0) dpprof__jnum(f, s->plan.rates.gram_cublas);
         else fputs("null", f);
         fputs(", \"psg_cublas\": ", f);
-        if (s->dps.rate_psg_cb > 0) dpprof__jnum(f, s->dps.rate_psg_cb);
+        if (s->plan.rates.psg_cublas > 0) dpprof__jnum(f, s->plan.rates.psg_cublas);
         else fputs("null", f);
-        fprintf(f, ", \"gram_on\": \"%s\", \"psg_on\": \"%s\"", s->dps.norms_cb[0] ? "cublas" : "kernels", s->dps.norms_cb[1] ? "cublas" : "kernels");
+        fprintf(f, ", \"gram_on\": \"%s\", \"psg_on\": \"%s\"", dpprof__norms_name(s->plan.gram_on), dpprof__norms_name(s->plan.psg_on));
         fputs(", \"note\": \"measured at session start on the physical batch of a (seq, hidden) layer; auto gives each layer the flavour with the smaller flops / rate, each flavour on dpprof's kernels or (bf16) on cuBLAS blocks, whichever was faster (gram_on, psg_on; cublas null: not timed); ghost (its two grams and their dot) is timed only where an exact dry step shows its T x T grams do not raise the peak, else null\"}", f);
         fputs(", \"auto_clipgrad_ms\": ", f);
         if (!dpprof__cg_measured(s, NULL)) fputs("null", f);
@@ -9552,25 +9674,25 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
             for (i = 0; i < s->model.n_params; i++) {
                 if (!dpprof__cg_measured(s, &i)) continue;
                 fprintf(f, "%s{\"shape\": [%d, %d], \"seq\": %d, \"cublas\": ", first ? "" : ", ", s->model.params[i].rows, s->model.params[i].cols, dpprof__param_T(s, i));
-                dpprof__jnum(f, s->dps.cg_ms[3 * i]);
+                dpprof__jnum(f, s->plan.tensor[i].clipgrad_ms[0]);
                 fputs(", \"fused\": ", f);
-                dpprof__jnum(f, s->dps.cg_ms[3 * i + 1]);
+                dpprof__jnum(f, s->plan.tensor[i].clipgrad_ms[1]);
                 fputs(", \"batched\": ", f);
-                dpprof__jnum(f, s->dps.cg_ms[3 * i + 2]);
+                dpprof__jnum(f, s->plan.tensor[i].clipgrad_ms[2]);
                 fputs("}", f);
                 first = 0;
             }
             fputs("]}", f);
         }
         fputs(", \"auto_noise_ms\": ", f);
-        if (!(s->dps.noise_n > 0 && !isnan(s->dps.noise_ms[0]))) fputs("null", f);
+        if (!(s->plan.rates.noise_n > 0 && !isnan(s->plan.rates.noise_ms[0]))) fputs("null", f);
         else {
             fputs("{\"two_passes\": ", f);
-            dpprof__jnum(f, s->dps.noise_ms[0]);
+            dpprof__jnum(f, s->plan.rates.noise_ms[0]);
             fputs(", \"one_pass\": ", f);
-            dpprof__jnum(f, s->dps.noise_ms[1]);
+            dpprof__jnum(f, s->plan.rates.noise_ms[1]);
             fprintf(f, ", \"weights\": %lld, \"fused\": %s, \"note\": \"the noise and the optimizer step on the largest trainable tensor's count of weights (at most 2^22), timed at session start as two passes over the gradient and as one; the steps take the faster (--fused-noise or --separate-noise force one)\"}",
-                    (long long)s->dps.noise_n, s->dps.fused_noise ? "true" : "false");
+                    (long long)s->plan.rates.noise_n, s->plan.fused_noise ? "true" : "false");
         }
     }
     fprintf(f, ", \"seed\": %llu, \"date\": \"%s\", \"real\": \"%s\", \"storage\": \"%s\"}", (unsigned long long)c->seed, date,

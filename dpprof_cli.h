@@ -504,6 +504,7 @@ typedef struct run_opts {
     const char *out, *trace, *dump, *experiment, *hf_config, *device;
     int hf_max_pos; /* --hf-config's max_position_embeddings, 0 where it gives none */
     int quiet;
+    int plan; /* --plan: print the plan and run nothing */
     int limit_given;
     int sigma_given; /* --sigma on the command line: --sigma 0 said, not a default */
 } run_opts;
@@ -586,6 +587,7 @@ static const cli_opt run_opt[] = {
     {"--dump", "DIR", CLI_TEXT, .field = offsetof(run_opts, dump), .help = "config.json, model.safetensors, batch.safetensors, grads.safetensors, step.json\n(per-sample losses, norms, clip factors) for samples 0..B-1: LlamaForCausalLM.\nfrom_pretrained(DIR) loads it (cpu and cuda backends; DIR is created)"},
     {"--experiment", "NAME", CLI_TEXT, .field = offsetof(run_opts, experiment), .help = "the 'experiment' field of the JSON (default 'run')"},
     {"--timeline", "full|none", CLI_CONFIG, .key = "no_timeline", .values = "full=0|none=1", .help = "keep the event log in the JSON (default full; none for big sweeps)"},
+    {"--plan", NULL, CLI_FLAG, .field = offsetof(run_opts, plan), .help = "print the run's plan to standard output and run nothing: per tensor whether it\ntrains, how it is stored, its clipped sum, what a step keeps for it, its clipped\ngradient's kernel and its norm method, as the session decided them at its start\n(auto's measurements included)"},
     {"--quiet", NULL, CLI_FLAG, .field = offsetof(run_opts, quiet), .help = "no progress lines on stderr"},
     {"--help", NULL, CLI_HELP, .help = "this text"},
 };

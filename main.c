@@ -213,6 +213,8 @@ static int cmd_run(int argc, char **argv) {
        reported before any file is touched */
     if (!o.quiet) dpprof_privacy_progress(cli_progress, NULL);
     if (dpprof_config_resolve(&o.cfg, &resolved, &shape) != DPPROF_OK) return cli_fail_lib(&run_cmd, EXIT_USAGE);
+    if (o.plan && (o.out || o.trace || o.dump))
+        return cli_fail(EXIT_USAGE, "--plan prints the plan and runs nothing: %s would have nothing to write", o.out ? "--out" : (o.trace ? "--trace" : "--dump"));
     if (o.cfg.target_epsilon > 0) { /* the noise that spends exactly the target over every step this run takes */
         const long long steps = (long long)resolved.warmup + resolved.steps;
         if (!o.quiet)
@@ -317,6 +319,12 @@ static int cmd_run(int argc, char **argv) {
         out_abort(&trace);
         /* input the engine refuses (unknown data, unsupported option) is bad input: no file at all */
         return rc == DPPROF_ERR_INVALID || rc == DPPROF_ERR_UNSUPPORTED || rc == DPPROF_ERR_IO || rc == DPPROF_ERR_NO_CUDA || rc == DPPROF_ERR_NO_DEVICE || rc == DPPROF_ERR_OVERFLOW ? EXIT_USAGE : (rc == DPPROF_ERR_OOM ? EXIT_OOM : EXIT_ERROR);
+    }
+    if (rc == DPPROF_OK && o.plan) { /* the session's decisions, before any step */
+        rc = mpi_rank ? DPPROF_OK : dpprof_session_write_plan(s, stdout);
+        dpprof_session_destroy(s);
+        if (rc != DPPROF_OK || fflush(stdout) != 0) return cli_fail(EXIT_ERROR, "writing the plan to standard output failed");
+        return EXIT_OK;
     }
     total = resolved.warmup + resolved.steps;
     if (rc == DPPROF_OK && !o.quiet && !strcmp(DPPROF_SOURCE_STATE, "differs"))

@@ -546,8 +546,8 @@ def fake_step(a, cfg, res):
             model = peft.get_peft_model(model, peft.LoraConfig(r=lora, lora_alpha=cfg["lora_alpha"], target_modules=targets,
                                                               lora_dropout=0.0, bias="none"))
             torch.nn.Module.to = to
-            for n, p in model.named_parameters():  # dpprof's lora trains the head too
-                if "lm_head" in n:
+            for n, p in model.named_parameters():  # --train-head: the head trains too (PEFT leaves it frozen)
+                if "lm_head" in n and cfg.get("train_head"):
                     p.requires_grad_(True)
         model.train()
         trainable = [p for p in model.parameters() if p.requires_grad]

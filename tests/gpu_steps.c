@@ -569,6 +569,72 @@ static void test_steps_bf16(void) {
     steps_determinism(DPPROF_DTYPE_BF16);
 }
 
+/* a session's plan as dpprof run --plan prints it, less its first line (which names the backend); NULL on failure */
+static char *steps_plan_text(const dpprof_session *s) {
+    FILE *f = tmpfile();
+    char *buf = NULL, *nl;
+    long n;
+    if (!f) return NULL;
+    if (dpprof_session_write_plan(s, f) == DPPROF_OK && (n = ftell(f)) > 0 && (buf = (char *)calloc((size_t)n + 1, 1)) != NULL) {
+        rewind(f);
+        if (fread(buf, 1, (size_t)n, f) != (size_t)n) buf[0] = 0;
+    }
+    fclose(f);
+    if (buf && (nl = strchr(buf, '\n')) != NULL) memmove(buf, nl + 1, strlen(nl + 1) + 1);
+    return buf;
+}
+
+/* the plan of one configuration on dry, cpu (fp32) and cuda: the same text, tensor for tensor (auto with given rates:
+   nothing timed, each backend plans from them) */
+static void steps_plans(void) {
+    static const struct {
+        int algo, dtype, lora, rates;
+    } cs[] = {
+        {DPPROF_ALGO_FLASH_BK, DPPROF_DTYPE_FP32, 1, 0},
+        {DPPROF_ALGO_GHOST, DPPROF_DTYPE_FP32, 0, 0},
+        {DPPROF_ALGO_GHOST_BK, DPPROF_DTYPE_BF16, 1, 0},
+        {DPPROF_ALGO_AUTO, DPPROF_DTYPE_FP32, 1, 1},
+        {DPPROF_ALGO_AUTO, DPPROF_DTYPE_BF16, 0, 1},
+    };
+    size_t k;
+    dpprof_rates r;
+    memset(&r, 0, sizeof r);
+    r.gram = 1e12, r.psg = 3e12, r.gram_cublas = 2e12, r.psg_cublas = 1e12, r.ghost = 0;
+    r.clipgrad[0] = 1e12, r.clipgrad[1] = 2e12, r.clipgrad[2] = 0;
+    r.noise_ms[0] = 2, r.noise_ms[1] = 1;
+    for (k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        dpprof_config c;
+        dpprof_session *ss[3] = {NULL, NULL, NULL};
+        char *txt[3] = {NULL, NULL, NULL}, name[96];
+        static const int backs[3] = {DPPROF_BACKEND_DRY, DPPROF_BACKEND_CUDA, DPPROF_BACKEND_CPU};
+        int b, ok = 1;
+        steps_config(&c, cs[k].algo, 0, 0, cs[k].lora);
+        c.dtype = (dpprof_dtype)cs[k].dtype;
+        c.sigma = 0.5;
+        c.auto_ghost = DPPROF_SWITCH_AUTO;
+        if (cs[k].rates) c.rates = &r;
+        snprintf(name, sizeof name, "plan %s %s%s%s", dpprof_algo_name(c.algo), cs[k].dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32", cs[k].lora ? " lora" : "", cs[k].rates ? ", given rates" : "");
+        for (b = 0; b < 3; b++) {
+            if (backs[b] == DPPROF_BACKEND_CPU && c.dtype == DPPROF_DTYPE_BF16) continue; /* the cpu computes in fp32 */
+            c.backend = (dpprof_backend)backs[b];
+            ok &= dpprof_session_create(&c, &ss[b]) == DPPROF_OK && (txt[b] = steps_plan_text(ss[b])) != NULL;
+        }
+        CHECK(ok, "%s: sessions and their plans (%s)", name, ok ? "ok" : dpprof_last_error());
+        if (ok) {
+            int lines = 0;
+            const char *q;
+            for (q = txt[0]; *q; q++) lines += *q == '\n';
+            CHECK(!strcmp(txt[0], txt[1]) && (!txt[2] || !strcmp(txt[0], txt[2])) && lines > 10, "%s: dry's, cuda's%s are the same, tensor for tensor (%d lines)", name,
+                  txt[2] ? " and cpu's" : "", lines);
+            if (strcmp(txt[0], txt[1])) printf("# dry:\n%s# cuda:\n%s", txt[0], txt[1]);
+        }
+        for (b = 0; b < 3; b++) {
+            free(txt[b]);
+            dpprof_session_destroy(ss[b]);
+        }
+    }
+}
+
 /* a configuration that cannot fit is status oom with the bytes it asked for, not a crash */
 static void steps_oom(void) {
     dpprof_config c;
@@ -723,6 +789,7 @@ static void test_steps(void) {
     steps_determinism(DPPROF_DTYPE_FP32);
     steps_op_records();
     test_steps_bf16();
+    steps_plans();
     steps_cudnn();
     steps_oom();
 }

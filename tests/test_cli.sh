@@ -243,7 +243,7 @@ check "run --checkpoint layers: config.checkpoint and the recompute phase in the
     --out "$tmp/r.json" --trace "$tmp/t.json" --dump "$tmp/dump" --experiment cli-test 2>"$tmp/err"; rc=$?
 check "cpu run exits 0" test $rc -eq 0
 check "result json written, no .tmp left" test -s "$tmp/r.json" -a ! -e "$tmp/r.json.tmp"
-check "result json has the fixed key order" bash -c "grep -o '^  \"[a-z_]*\"' '$tmp/r.json' | tr -d ' \"' | tr '\n' ' ' | grep -qx 'schema_version experiment config status avg_time_ms peak_memory_mb breakdown modules phases snapshots layers privacy throughput meta losses timeline '"
+check "result json has the fixed key order" bash -c "grep -o '^  \"[a-z_]*\"' '$tmp/r.json' | tr -d ' \"' | tr '\n' ' ' | grep -qx 'schema_version experiment config status avg_time_ms peak_memory_mb breakdown modules phases snapshots layers plan privacy throughput meta losses timeline '"
 check "result json carries the seed's breakdown keys" bash -c "for k in model_parameters_mb optimizer_states_mb gradients_mb activation_hooks_mb norm_samples_mb temp_matrices_mb total_allocated_mb peak_allocated_mb; do grep -q \"\\\"\$k\\\"\" '$tmp/r.json' || exit 1; done"
 check "status ok and experiment name" bash -c "grep -q '\"status\": \"ok\"' '$tmp/r.json' && grep -q '\"experiment\": \"cli-test\"' '$tmp/r.json'"
 check "trace json written" grep -q '"traceEvents"' "$tmp/t.json"
@@ -434,6 +434,18 @@ bad 2 "attnbench: no GPU is visible on this machine" attnbench $ab
 "$bin" run --preset llama-3.2-1b --seq 1024 --batch 8 --physical-batch 2 --algo auto --lora-rank 16 --train-head --sigma 1 --dataset-size 50000 --backend dry --steps 1 --quiet --out "$tmp/auto.json"; rc=$?
 check "dry llama-3.2-1b with lora and auto: exits 0" test $rc -eq 0
 check "auto names a flash method per layer (the trained head, 128256 wide)" grep -q '"method": "flash: tiled' "$tmp/auto.json"
+
+# --plan: the session's decisions, one line a tensor, before any step; the same on dry and cpu; nothing written
+"$bin" run --preset tiny --seq 16 --batch 4 --algo flash_bk --sigma 1 --lora-rank 2 --backend dry --plan >"$tmp/plan-dry.txt" 2>/dev/null; rc=$?
+"$bin" run --preset tiny --seq 16 --batch 4 --algo flash_bk --sigma 1 --lora-rank 2 --backend cpu --plan >"$tmp/plan-cpu.txt" 2>/dev/null
+check "--plan exits 0 and prints a line for each of the 29 tensors (21 and 8 adapters) (exit $rc)" bash -c "[ $rc -eq 0 ] && [ \$(grep -c '^  model\.\|^  lm_head' '$tmp/plan-dry.txt') -eq 29 ]"
+check "--plan: the frozen base and head, the adapters trained in fp32 on book-keeping" bash -c "grep -q '^  lm_head.weight .* no  *fp32  *none' '$tmp/plan-dry.txt' &&
+    grep -q 'lora_A.weight .* yes  *fp32  *book-keeping  *x, dy' '$tmp/plan-dry.txt'"
+check "--plan: dry's plan is cpu's, tensor for tensor" bash -c "diff <(tail -n +2 '$tmp/plan-dry.txt') <(tail -n +2 '$tmp/plan-cpu.txt')"
+bad 2 "--plan prints the plan and runs nothing: --out would have nothing to write" run --preset tiny --plan --out "$tmp/plan.json"
+"$bin" run --preset tiny --seq 16 --batch 4 --algo flash_bk --sigma 1 --lora-rank 2 --backend dry --quiet --out "$tmp/plan-run.json"
+check "the result json carries the plan: each tensor stored and kept, the run's clipped sum and rates" bash -c "grep -q '\"stored\": \"fp32\", \"method\"' '$tmp/plan-run.json' &&
+    grep -q '\"keeps\": \"x, dy\"' '$tmp/plan-run.json' && grep -q '\"plan\": {\"clipped_sum\": \"book-keeping\", .*\"rates\": \"none\"}' '$tmp/plan-run.json'"
 
 # numerical faults stop the run with status error and say where
 "$bin" run --preset tiny --seq 16 --batch 2 --steps 50 --lr 1e5 --optimizer sgd --backend cpu --quiet --out "$tmp/div.json" 2>"$tmp/err"; rc=$?

@@ -589,6 +589,77 @@ static void check_frozen_memory(void) {
     }
 }
 
+/* auto's plan is a function of its rates: on dry, with rates given, each candidate is chosen where its rate is best
+   (the flash flavours, ghost's grams, where the flash norms run, the bf16 clipped gradient's kernel, the noise's pass) */
+static void check_auto_plan_rates(void) {
+    static const struct {
+        const char *what;
+        double gram, psg, gram_cb, psg_cb, ghost, cg[3], noise[2];
+        int ghost_sw;
+    } cs[] = {
+        {"the gram flavour fastest", 1e15, 1e12, 0, 0, 0, {1e12, 0, 0}, {2, 1}, DPPROF_SWITCH_OFF},
+        {"the psg flavour fastest", 1e12, 1e15, 0, 0, 0, {0, 1e12, 0}, {1, 2}, DPPROF_SWITCH_OFF},
+        {"ghost's grams fastest", 1e12, 1e12, 0, 0, 1e18, {1e12, 1e12, 1e15}, {1, 1}, DPPROF_SWITCH_AUTO},
+        {"the gram flavour on cuBLAS blocks, psg on the kernels", 1e13, 1e12, 1e15, 1e11, 0, {1e12, 1e15, 1e13}, {2, 1}, DPPROF_SWITCH_OFF},
+    };
+    size_t k;
+    for (k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        dpprof_config c = dry_config("llama-3.2-1b", DPPROF_ALGO_AUTO, 8, 1024);
+        dpprof_rates r;
+        dpprof_session *s = NULL;
+        const dpprof_plan *pl;
+        int i, rc, lin = 0, want = 0, cg_ok = 0, cg_n = 0, f, best_cg = 0;
+        memset(&r, 0, sizeof r);
+        r.gram = cs[k].gram, r.psg = cs[k].psg, r.gram_cublas = cs[k].gram_cb, r.psg_cublas = cs[k].psg_cb, r.ghost = cs[k].ghost;
+        for (f = 0; f < 3; f++) {
+            r.clipgrad[f] = cs[k].cg[f];
+            if (cs[k].cg[f] > cs[k].cg[best_cg]) best_cg = f;
+        }
+        r.noise_ms[0] = cs[k].noise[0], r.noise_ms[1] = cs[k].noise[1];
+        c.physical_batch = 2;
+        c.dtype = DPPROF_DTYPE_BF16;
+        c.sigma = 1;
+        c.auto_materialise = DPPROF_MATERIALISE_NEVER;
+        c.auto_ghost = (dpprof_switch)cs[k].ghost_sw;
+        c.rates = &r;
+        rc = dpprof_session_create(&c, &s);
+        CHECK(rc == DPPROF_OK, "auto on dry, given rates (%s): a session (%s)", cs[k].what, rc ? dpprof_last_error() : "ok");
+        if (rc != DPPROF_OK) continue;
+        pl = dpprof_session_plan(s);
+        for (i = 0; i < dpprof_session_param_count(s); i++) {
+            const dpprof_param *p = dpprof_session_param(s, i);
+            const char *m = dpprof_session_param_method(s, i);
+            if (p->rows == 1 || i == 0) continue; /* the norm vectors, the embedding (token pairs; its head use: head_method) */
+            lin++;
+            want += k == 0 ? !strcmp(m, "flash: tiled gram") : (k == 1 ? !strcmp(m, "flash: tiled per-sample gradient") : (k == 2 ? !strcmp(m, "gram T x T materialised") : !strncmp(m, "flash", 5)));
+            cg_n++;
+            cg_ok += pl->tensor[i].clipgrad == (dpprof_clipgrad)best_cg;
+        }
+        CHECK(lin > 0 && want == lin, "auto on dry, given rates (%s): %d of %d linear layers take it", cs[k].what, want, lin);
+        if (k == 2) CHECK(pl->ghost, "auto on dry, given rates (%s): the dry probe let ghost's grams in", cs[k].what);
+        if (k == 3)
+            CHECK(pl->gram_on == DPPROF_NORMS_CUBLAS && pl->psg_on == DPPROF_NORMS_KERNELS, "auto on dry, given rates (%s): gram_on cublas, psg_on kernels", cs[k].what);
+        else CHECK(pl->gram_on == DPPROF_NORMS_KERNELS && pl->psg_on == DPPROF_NORMS_KERNELS, "auto on dry, given rates (%s): both flavours on dpprof's kernels", cs[k].what);
+        CHECK(cg_n > 0 && cg_ok == cg_n && pl->batched, "auto on dry, given rates (%s): every linear layer's clipped gradient on the fastest kernel, %s (%d of %d)", cs[k].what,
+              best_cg == 2 ? "the batched GEMM" : (best_cg ? "the fused kernel" : "cuBLAS per sample"), cg_ok, cg_n);
+        CHECK(pl->fused_noise == (cs[k].noise[1] < cs[k].noise[0]), "auto on dry, given rates (%s): the noise %s", cs[k].what,
+              pl->fused_noise ? "in the optimizer's pass (one pass faster)" : "on a pass of its own (two passes no slower)");
+        CHECK(pl->rates_given && pl->rates.gram == r.gram, "auto on dry, given rates (%s): the plan says its rates were given", cs[k].what);
+        dpprof_session_destroy(s);
+    }
+    { /* rates with another algorithm, or not rates, are refused */
+        dpprof_config c = dry_config("tiny", DPPROF_ALGO_FLASH_BK, 2, 16);
+        dpprof_rates r;
+        dpprof_session *s = NULL;
+        memset(&r, 0, sizeof r);
+        c.rates = &r;
+        CHECK(dpprof_session_create(&c, &s) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "config.rates"), "given rates with algo flash_bk: refused (%s)", dpprof_last_error());
+        c.algo = DPPROF_ALGO_AUTO;
+        r.psg = -1;
+        CHECK(dpprof_session_create(&c, &s) == DPPROF_ERR_INVALID && strstr(dpprof_last_error(), "-1 is not a rate"), "a negative rate: refused (%s)", dpprof_last_error());
+    }
+}
+
 static void check_memory_theory(void) {
     dpprof_session *s1, *s2;
     const dpprof_prof *p1, *p2;
@@ -793,5 +864,6 @@ int main(int argc, char **argv) {
     check_poisson();
     check_memory_theory();
     check_frozen_memory();
+    check_auto_plan_rates();
     return test_finish();
 }

@@ -650,13 +650,13 @@ static void check_ghost_share(void) {
         fake.elem = 2;
         full = 2 * dpprof_gram_cost(1, T, D, 2).flops + dpprof_gram_dot_cost(1, T, 2).flops;
         shared = full - dpprof_gram_cost(1, T, D, 2).flops * 2.0 / 3.0;
-        fake.dps.rate_ghost = 1.0;
-        fake.dps.rate_psg = 1e-30;
+        fake.plan.rates.ghost = 1.0;
+        fake.plan.rates.psg = 1e-30;
         /* flash a hair slower than ghost where both make a third of the input gram, and a hair faster: ghost is
            charged its third, and flash its own (dpprof__gram_flops), not the whole gram */
-        fake.dps.rate_gram = dpprof__gram_flops(T, D, D, 3) / (1.001 * shared);
+        fake.plan.rates.gram = dpprof__gram_flops(T, D, D, 3) / (1.001 * shared);
         i = dpprof__ghost_pick(&fake, T, D, D, 3);
-        fake.dps.rate_gram = dpprof__gram_flops(T, D, D, 3) / (0.999 * shared);
+        fake.plan.rates.gram = dpprof__gram_flops(T, D, D, 3) / (0.999 * shared);
         CHECK(i && !dpprof__ghost_pick(&fake, T, D, D, 3) && shared < full, "ghost pick: against flash, each with a third of the input gram");
     }
     { /* flash's gram flavour makes the input gram once for its group too (dpprof__flash_group): by flops
