@@ -8331,7 +8331,7 @@ static int dpprof__calibrate(dpprof_session *s) {
    of its shape (the json lists each shape once) */
 static int dpprof__cg_measured(const dpprof_session *s, const int *at) {
     int i, j;
-    if (!s->plan.tensor) return 0;
+    if (!s->plan.tensor || s->plan.rates_given) return 0; /* given rates: nothing was timed */
     for (i = at ? *at : 0; i < (at ? *at + 1 : s->model.n_params); i++) {
         if (isnan(s->plan.tensor[i].clipgrad_ms[0])) continue;
         if (!at) return 1;

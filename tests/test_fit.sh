@@ -86,6 +86,9 @@ fit "gpt2-small T=512 B=32 on 4 GPUs of 3 GiB, every ZeRO stage" "$tmp/b.json" -
     --dataset-size 50000
 fit "llama-3.2-1b T=2048 LoRA 0, 8, 64 on an L4, the PLD accountant" "$tmp/c.json" --preset llama-3.2-1b --seq 2048 --batch 32 --dtype bf16 --device L4 \
     --lora-rank 0,8,64 --algo ghost_bk,flash_bk,persample --target-epsilon 3 --dataset-size 20000 --accountant pld
+fit "llama-3.2-1b T=512 LoRA 16, the head trained and fp32 masters of the frozen weights kept" "$tmp/lh.json" --preset llama-3.2-1b --seq 512 --batch 16 \
+    --dtype bf16 --device L4 --lora-rank 16 --train-head --frozen-masters --algo flash_bk,ghost_bk --sigma 1
+check "the LoRA rows' commands keep --train-head and --frozen-masters" bash -c "grep -q '^best: dpprof run .* --lora-rank 16 --train-head --frozen-masters ' '$tmp/lh.out'"
 fit "a shape of flags T=256 B=48: 48 is not a power of two, the last physical batch smaller" "$tmp/d.json" --preset tiny --hidden 256 --layers 4 --heads 8 \
     --kv-heads 2 --ffn 704 --vocab 5000 --seq 256 --batch 48 --gpu-memory 1400M --sigma 0.8 --checkpoint none,layers
 
