@@ -501,7 +501,7 @@ static long long mem_available(void) {
 /* ---- run ----------------------------------------------------------------------------------------- */
 typedef struct run_opts {
     dpprof_config cfg;
-    const char *out, *trace, *dump, *experiment, *hf_config, *device;
+    const char *out, *trace, *dump, *experiment, *hf_config, *peft_config, *device;
     int hf_max_pos; /* --hf-config's max_position_embeddings, 0 where it gives none */
     int quiet;
     int plan; /* --plan: print the plan and run nothing */
@@ -561,6 +561,7 @@ static const cli_opt run_opt[] = {
     {"--target-epsilon", "E", CLI_CONFIG, .key = "target_epsilon", .help = "choose sigma so that the run spends E at delta (needs --dataset-size, --poisson)"},
     {"--accountant", "rdp|pld|both", CLI_CONFIG, .key = "accountant", .help = "the result's epsilon (with --poisson): rdp (the default), pld (the privacy loss\ndistribution, tight; under 5 s to 1e7 steps), both (epsilon_pld beside rdp's); --target-epsilon\nuses rdp or pld"},
     {NULL, NULL, CLI_HEAD, .help = "LoRA (base model frozen; adapters and head train):"},
+    {"--peft-config", "FILE", CLI_TEXT, .field = offsetof(run_opts, peft_config), .help = "LoRA as a PEFT adapter_config.json gives it: r, lora_alpha (use_rslora),\ntarget_modules (names or all-linear), modules_to_save (lm_head: --train-head),\ntask_type; an option given beside it wins; what dpprof does not model is refused\n(docs/model.md)"},
     {"--lora-rank", "r", CLI_CONFIG, .key = "lora_rank", .help = "adapter rank (default: no LoRA)"},
     {"--lora-alpha", "a", CLI_CONFIG, .key = "lora_alpha", .help = "adapter scale alpha/r (default r)"},
     {"--lora-targets", "LIST", CLI_CONFIG, .key = "lora_targets", .help = "of q,k,v,o,gate,up,down (default q,v)"},
@@ -852,6 +853,171 @@ done:
     return rc;
 }
 
+/* --peft-config FILE: LoRA as a PEFT adapter_config.json gives it. r, lora_alpha (scaled for use_rslora), target_modules
+   (names of the projections, or "all-linear") and task_type fill the configuration where no option set them (an option
+   wins), modules_to_save names what trains beside the adapters (lm_head: the head, as --train-head; a cls head trains
+   anyway). a key dpprof does not model is accepted only where its value turns nothing on (null, false, {} or []: the
+   variants a newer PEFT lists unused); else it is refused by name. docs/model.md */
+#define IN_PEFT_LIMIT ((long long)1 << 20)
+static int peft_fail(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int peft_fail(const char *path, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return cli_fail(EXIT_USAGE, "--peft-config %s: %s", path, msg);
+}
+static const char peft_keys_inert[] = "base_model_name_or_path|revision|inference_mode|peft_version|auto_mapping|megatron_config|megatron_core|qalora_group_size|runtime_config";
+static const char peft_dropout_note[] = "lora_dropout: dpprof's adapters run without dropout (the dropped input PEFT keeps for each adapter's backward is not counted)";
+static const char *const peft_proj[DPPROF__P_PER_LAYER] = {NULL, "q_proj", "k_proj", "v_proj", "o_proj", NULL, "gate_proj", "up_proj", "down_proj"};
+
+static int peft_config_load(const char *path, run_opts *o, int task_given) {
+    dpprof_config *c = &o->cfg;
+    dpprof_json_doc *doc = NULL;
+    const dpprof_json *root, *v;
+    char err[512], shown[96], targets[64] = "";
+    const char *str;
+    long long r;
+    double alpha = 0, dropout = 0;
+    int rc = EXIT_USAGE, rslora = 0, head = 0, cls = -1, j;
+    size_t i;
+    if (in_check(NULL, path, IN_PEFT_LIMIT, err, sizeof err)) return peft_fail(path, "%s", err);
+    if (dpprof_json_parse_file(path, (size_t)IN_PEFT_LIMIT, &doc) != 0) return cli_fail(EXIT_USAGE, "--peft-config: %s", dpprof_last_error());
+    root = dpprof_json_root(doc);
+    if (dpprof_json_kind(root) != DPPROF_JSON_OBJECT) {
+        peft_fail(path, "not a JSON object");
+        goto done;
+    }
+    if (!(str = dpprof_json_string(dpprof_json_get(root, "peft_type"))) || strcmp(str, "LORA")) {
+        peft_fail(path, "\"peft_type\" = %s: dpprof models LoRA (\"LORA\") only", str ? str : (dpprof_json_get(root, "peft_type") ? "not a string" : "missing"));
+        goto done;
+    }
+    for (i = 0; i < dpprof_json_len(root); i++) { /* every other key: modelled below, inert, or off */
+        static const char known[] = "peft_type|r|lora_alpha|use_rslora|target_modules|modules_to_save|task_type|bias|lora_dropout|init_lora_weights|fan_in_fan_out|use_dora|"
+                                    "layers_to_transform|layers_pattern|rank_pattern|alpha_pattern|exclude_modules|lora_bias";
+        const char *k = dpprof_json_key(root, i);
+        const size_t n = dpprof_json_key_len(root, i);
+        const dpprof_json *x = dpprof_json_member(root, i);
+        const dpprof_json_type t = dpprof_json_kind(x);
+        if (hf_word_in(k, n, known) || hf_word_in(k, n, peft_keys_inert)) continue;
+        if (t == DPPROF_JSON_NULL || t == DPPROF_JSON_FALSE || ((t == DPPROF_JSON_OBJECT || t == DPPROF_JSON_ARRAY) && !dpprof_json_len(x))) continue;
+        peft_fail(path, "\"%.*s\" = %s: a PEFT feature dpprof does not model: refused rather than ignored", (int)(n < 200 ? n : 200), k, hf_show(x, shown, sizeof shown));
+        goto done;
+    }
+    { /* keys that must hold their default: each turns on what dpprof does not model */
+        static const struct {
+            const char *key, *why;
+        } off[] = {{"fan_in_fan_out", "Conv1D weights (GPT-2's), not Llama's linear layers"}, {"use_dora", "DoRA's magnitude vectors and its decomposition"}, {"lora_bias", "a bias on lora_B"}, {"layers_to_transform", "adapters on some layers only (dpprof adapts every layer)"}, {"layers_pattern", "adapters on some layers only (dpprof adapts every layer)"}, {"rank_pattern", "a rank per module (dpprof has one r)"}, {"alpha_pattern", "an alpha per module (dpprof has one alpha)"}, {"exclude_modules", "modules left out of target_modules"}};
+        for (j = 0; j < (int)(sizeof off / sizeof off[0]); j++) {
+            const dpprof_json_type t = (v = dpprof_json_get(root, off[j].key)) ? dpprof_json_kind(v) : DPPROF_JSON_NULL;
+            if (t == DPPROF_JSON_NULL || t == DPPROF_JSON_FALSE || ((t == DPPROF_JSON_OBJECT || t == DPPROF_JSON_ARRAY) && !dpprof_json_len(v))) continue;
+            peft_fail(path, "\"%s\" = %s: %s, which dpprof does not model", off[j].key, hf_show(v, shown, sizeof shown), off[j].why);
+            goto done;
+        }
+    }
+    v = dpprof_json_get(root, "r");
+    if (!v || dpprof_json_int64(v, &r) != DPPROF_OK || r < 1 || r > DPPROF__DIM_MAX) {
+        peft_fail(path, "\"r\" = %s: expected an integer in [1, %d]", v ? hf_show(v, shown, sizeof shown) : "(missing)", DPPROF__DIM_MAX);
+        goto done;
+    }
+    if ((v = dpprof_json_get(root, "lora_alpha")) && dpprof_json_kind(v) != DPPROF_JSON_NULL && (dpprof_json_number(v, &alpha) != DPPROF_OK || !(alpha > 0 && alpha <= 1e12))) {
+        peft_fail(path, "\"lora_alpha\" = %s: expected a number in (0, 1e12]", hf_show(v, shown, sizeof shown));
+        goto done;
+    }
+    if ((v = dpprof_json_get(root, "use_rslora")) && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
+        if (dpprof_json_kind(v) != DPPROF_JSON_TRUE && dpprof_json_kind(v) != DPPROF_JSON_FALSE) {
+            peft_fail(path, "\"use_rslora\" is not a boolean (%s)", hf_show(v, shown, sizeof shown));
+            goto done;
+        }
+        rslora = dpprof_json_kind(v) == DPPROF_JSON_TRUE;
+    }
+    if ((v = dpprof_json_get(root, "lora_dropout")) && dpprof_json_kind(v) != DPPROF_JSON_NULL && (dpprof_json_number(v, &dropout) != DPPROF_OK || !(dropout >= 0 && dropout < 1))) {
+        peft_fail(path, "\"lora_dropout\" = %s: expected a number in [0, 1)", hf_show(v, shown, sizeof shown));
+        goto done;
+    }
+    if ((v = dpprof_json_get(root, "bias")) && dpprof_json_kind(v) != DPPROF_JSON_NULL &&
+        (!(str = dpprof_json_string(v)) || (strcmp(str, "none") && strcmp(str, "all") && strcmp(str, "lora_only")))) {
+        peft_fail(path, "\"bias\" = %s: expected \"none\", \"all\" or \"lora_only\" (Llama's projections have no biases to train)", hf_show(v, shown, sizeof shown));
+        goto done;
+    }
+    if ((v = dpprof_json_get(root, "init_lora_weights")) && dpprof_json_kind(v) != DPPROF_JSON_TRUE && dpprof_json_kind(v) != DPPROF_JSON_FALSE &&
+        (!(str = dpprof_json_string(v)) || strcmp(str, "gaussian"))) {
+        peft_fail(path, "\"init_lora_weights\" = %s: an initialisation that changes the base weights (true, false or \"gaussian\" only)", hf_show(v, shown, sizeof shown));
+        goto done;
+    }
+    v = dpprof_json_get(root, "target_modules");
+    if (!v || dpprof_json_kind(v) == DPPROF_JSON_NULL) snprintf(targets, sizeof targets, "q,v"); /* PEFT's default for Llama */
+    else if ((str = dpprof_json_string(v)) != NULL) {
+        if (strcmp(str, "all-linear")) {
+            peft_fail(path, "\"target_modules\" = \"%.60s\": a regular expression; dpprof takes a list of projections or \"all-linear\"", str);
+            goto done;
+        }
+        snprintf(targets, sizeof targets, "q,k,v,o,gate,up,down"); /* every linear layer but the output layer */
+    } else if (dpprof_json_kind(v) == DPPROF_JSON_ARRAY && dpprof_json_len(v)) {
+        int mask = 0;
+        for (i = 0; i < dpprof_json_len(v); i++) {
+            const char *m = dpprof_json_string(dpprof_json_at(v, i));
+            for (j = 0; m && j < DPPROF__P_PER_LAYER; j++)
+                if (peft_proj[j] && !strcmp(m, peft_proj[j])) break;
+            if (!m || j == DPPROF__P_PER_LAYER) {
+                peft_fail(path, "\"target_modules\" holds %s: dpprof adapts q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj and down_proj", m ? m : hf_show(dpprof_json_at(v, i), shown, sizeof shown));
+                goto done;
+            }
+            mask |= 1 << j;
+        }
+        for (j = 0; j < DPPROF__P_PER_LAYER; j++) /* in dpprof's order, PEFT's names less _proj */
+            if (mask >> j & 1) snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%.*s", *targets ? "," : "", (int)(strlen(peft_proj[j]) - 5), peft_proj[j]);
+    } else {
+        peft_fail(path, "\"target_modules\" = %s: expected a list of module names or \"all-linear\"", hf_show(v, shown, sizeof shown));
+        goto done;
+    }
+    if ((v = dpprof_json_get(root, "task_type")) && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
+        if (!(str = dpprof_json_string(v)) || (strcmp(str, "CAUSAL_LM") && strcmp(str, "SEQ_CLS"))) {
+            peft_fail(path, "\"task_type\" = %s: dpprof trains CAUSAL_LM (--task lm) and SEQ_CLS (--task cls)", hf_show(v, shown, sizeof shown));
+            goto done;
+        }
+        cls = !strcmp(str, "SEQ_CLS");
+        if (task_given && cls != (c->task == DPPROF_TASK_CLS)) {
+            peft_fail(path, "\"task_type\" = \"%s\", but --task %s", str, c->task == DPPROF_TASK_CLS ? "cls" : "lm");
+            goto done;
+        }
+    }
+    if ((v = dpprof_json_get(root, "modules_to_save")) && dpprof_json_kind(v) != DPPROF_JSON_NULL) {
+        if (dpprof_json_kind(v) != DPPROF_JSON_ARRAY) {
+            peft_fail(path, "\"modules_to_save\" = %s: expected a list of module names", hf_show(v, shown, sizeof shown));
+            goto done;
+        }
+        for (i = 0; i < dpprof_json_len(v); i++) {
+            const char *m = dpprof_json_string(dpprof_json_at(v, i));
+            if (m && !strcmp(m, "lm_head") && cls != 1) head = 1;
+            else if (!(m && (!strcmp(m, "score") || !strcmp(m, "classifier")) && (cls == 1 || (cls < 0 && c->task == DPPROF_TASK_CLS)))) {
+                peft_fail(path, "\"modules_to_save\" holds %s: dpprof trains the lm head (lm_head) or a cls head (score, classifier) beside the adapters, nothing else",
+                          m ? m : hf_show(dpprof_json_at(v, i), shown, sizeof shown));
+                goto done;
+            }
+        }
+    }
+    /* an option given on the command line wins over the file */
+    if (cls == 1) c->task = DPPROF_TASK_CLS;
+    if (!c->lora_rank) c->lora_rank = (int)r;
+    if (!(c->lora_alpha > 0)) c->lora_alpha = (alpha > 0 ? alpha : 8.0) * (rslora ? sqrt((double)c->lora_rank) : 1.0); /* PEFT's default alpha 8; rslora: alpha / sqrt(r) */
+    if (!c->lora_targets) {
+        static char memo[64];
+        snprintf(memo, sizeof memo, "%s", targets);
+        c->lora_targets = memo;
+    }
+    if (head && !c->train_head) c->train_head = DPPROF_SWITCH_ON;
+    if (dropout > 0) {
+        c->unmodelled = c->unmodelled ? c->unmodelled : peft_dropout_note;
+        if (!o->quiet) fprintf(stderr, "dpprof: %s: --peft-config %s: not modelled: %s\n", cli_cmd ? cli_cmd : "run", path, peft_dropout_note);
+    }
+    rc = EXIT_OK;
+done:
+    dpprof_json_free(doc);
+    return rc;
+}
+
 static int parse_run(int argc, char **argv, run_opts *o) {
     const char *saved = cli_cmd;
     int rc;
@@ -864,6 +1030,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         o->limit_given = o->cfg.memory_limit != 0;
         o->sigma_given = cli_given(argc, argv, "--sigma");
         if (o->hf_config) rc = hf_config_load(o->hf_config, o);
+        if (rc == EXIT_OK && o->peft_config) rc = peft_config_load(o->peft_config, o, cli_given(argc, argv, "--task"));
     }
     cli_cmd = saved;
     return rc;

@@ -4617,6 +4617,7 @@ static const cli_opt fit_spec[] = {
     {"--lora-rank", "LIST", CLI_TEXT, .field = offsetof(fit_opts, loras), .help = "LoRA ranks; 0 is full fine-tuning (default: 0)"},
     {"--lora-alpha", NULL, CLI_HEAD, .help = NULL},
     {"--lora-targets", NULL, CLI_HEAD, .help = NULL},
+    {"--peft-config", NULL, CLI_HEAD, .help = NULL},
     {"--train-head", NULL, CLI_HEAD, .help = NULL},
     {"--frozen-head", NULL, CLI_HEAD, .help = NULL},
     {"--frozen-masters", NULL, CLI_HEAD, .help = NULL},
@@ -5074,6 +5075,7 @@ static int cmd_fit(int argc, char **argv) {
         goto done;     \
     } while (0)
     if (f->o.run.hf_config && (rc = hf_config_load(f->o.run.hf_config, &f->o.run)) != EXIT_OK) FIT_FAIL(rc);
+    if (f->o.run.peft_config && (rc = peft_config_load(f->o.run.peft_config, &f->o.run, cli_given(argc, argv, "--task"))) != EXIT_OK) FIT_FAIL(rc);
     if (cfg->seq <= 0) FIT_FAIL(cli_usage("--seq T is required: the sequence length to fit"));
     if (cfg->batch <= 0) FIT_FAIL(cli_usage("--batch B is required: the logical batch, samples a step over every GPU"));
     if (cfg->batch % f->o.gpus) FIT_FAIL(cli_usage("--batch %d is not a multiple of --gpus %d: each GPU takes B/N samples", cfg->batch, f->o.gpus));
@@ -5084,6 +5086,9 @@ static int cmd_fit(int argc, char **argv) {
             FIT_FAIL(cli_usage("--json '%s' and --plot '%s' are the same file: one would be lost", f->o.json, f->o.plot));
         for (k = 0; k < 2; k++)
             if (outs[k] && f->o.run.hf_config && out_same(outs[k], f->o.run.hf_config)) FIT_FAIL(cli_usage("%s '%s' is the --hf-config file: it would be overwritten", names[k], outs[k]));
+        for (k = 0; k < 2; k++)
+            if (outs[k] && f->o.run.peft_config && out_same(outs[k], f->o.run.peft_config))
+                FIT_FAIL(cli_usage("%s '%s' is the --peft-config file: it would be overwritten", names[k], outs[k]));
     }
     if (f->o.device && cfg->memory_limit) FIT_FAIL(cli_usage("--device %s and --gpu-memory: give one", f->o.device));
     if (f->o.device) {

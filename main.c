@@ -254,9 +254,9 @@ static int cmd_run(int argc, char **argv) {
     }
     if (o.dump && outdir_check("--dump", o.dump)) return EXIT_USAGE;
     if (o.dump) { /* the dump replaces its directory whole: no output or input of this run may lie in it */
-        const char *paths[4] = {o.out, o.trace, o.cfg.data_path, o.hf_config}, *names[4] = {"--out", "--trace", "--data", "--hf-config"};
+        const char *paths[5] = {o.out, o.trace, o.cfg.data_path, o.hf_config, o.peft_config}, *names[5] = {"--out", "--trace", "--data", "--hf-config", "--peft-config"};
         int k, kind;
-        for (k = 0; k < 4; k++) {
+        for (k = 0; k < 5; k++) {
             char rp[PATH_MAX];
             const char *p = paths[k];
             if (!p) continue;
@@ -279,10 +279,10 @@ static int cmd_run(int argc, char **argv) {
         return EXIT_USAGE;
     }
     { /* an output must not be an input (the same file: its device and inode where both exist) */
-        const char *outs[2] = {o.out, o.trace}, *names[2] = {"--out", "--trace"}, *ins[2] = {o.cfg.data_path, o.hf_config}, *in_names[2] = {"--data", "--hf-config"};
+        const char *outs[2] = {o.out, o.trace}, *names[2] = {"--out", "--trace"}, *ins[3] = {o.cfg.data_path, o.hf_config, o.peft_config}, *in_names[3] = {"--data", "--hf-config", "--peft-config"};
         int k, m;
         for (k = 0; k < 2; k++)
-            for (m = 0; m < 2; m++)
+            for (m = 0; m < 3; m++)
                 if (outs[k] && ins[m] && out_same(outs[k], ins[m])) {
                     cli_fail(0, "%s '%s' is the %s file: it would be overwritten", names[k], outs[k], in_names[m]);
                     return EXIT_USAGE;

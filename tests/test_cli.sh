@@ -288,6 +288,37 @@ bad 2 '"sliding_window" = 4096, shorter than --seq 4097: dpprof'"'"'s attention 
 check "--hf-config: an option wins over the file (layers 2, vocab 300, untied)" \
     bash -c "[ $rc -eq 0 ] && grep -q '\"vocab\": 300, \"hidden\": 576, \"layers\": 2, \"heads\": 9, \"kv_heads\": 3, \"head_size\": 64, \"ffn\": 1536, \"tie_embeddings\": false' '$tmp/hf.json'"
 # what dpprof cannot model is refused before any work, naming the key and its value
+# --peft-config: an adapter_config.json as PEFT 0.21 writes it (tests/peft/), each key mapped or refused by name
+pj() { python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['config']; print(c['task'], c['lora_rank'], c['lora_alpha'], c['lora_targets'], c['train_head'], c['unmodelled'])" "$1"; }
+"$bin" run --preset tiny --seq 16 --batch 2 --steps 1 --backend dry --peft-config tests/peft/causal-lm-qv.json --out "$tmp/peft1.json" 2>"$tmp/peft1.err"
+check "--peft-config (CAUSAL_LM, q_proj and v_proj, r 16, alpha 32, dropout 0.05): lm, r 16, alpha 32, q,v, the head frozen, the dropout said unmodelled ($(pj "$tmp/peft1.json" 2>&1 | cut -c1-60))" \
+    bash -c "pj() { $(declare -f pj | tail -n +2); }; [ \"\$(pj '$tmp/peft1.json' | cut -d' ' -f1-5)\" = 'lm 16 32 q,v False' ] && grep -q 'lora_dropout: dpprof' '$tmp/peft1.err'"
+"$bin" run --preset tiny --seq 16 --batch 2 --steps 1 --backend dry --peft-config tests/peft/seq-cls-all-linear.json --out "$tmp/peft2.json" 2>/dev/null
+check "--peft-config (SEQ_CLS, all-linear, modules_to_save score): cls, every projection, the score head trains" \
+    bash -c "python3 -c \"import json; c=json.load(open('$tmp/peft2.json'))['config']; assert (c['task'], c['lora_rank'], c['lora_alpha'], c['lora_targets'], c['train_head'], c['unmodelled']) == ('cls', 8, 16, 'q,k,v,o,gate,up,down', True, None), c\""
+"$bin" run --preset tiny --seq 16 --batch 2 --steps 1 --backend dry --peft-config tests/peft/causal-lm-head-rslora.json --out "$tmp/peft3.json" 2>/dev/null
+check "--peft-config (use_rslora, modules_to_save lm_head): alpha 32 x sqrt(16) = 128 (the scale alpha / sqrt(r)), the lm head trains" \
+    bash -c "python3 -c \"import json; c=json.load(open('$tmp/peft3.json'))['config']; assert (c['lora_alpha'], c['train_head']) == (128, True), c\""
+"$bin" run --preset tiny --seq 16 --batch 2 --steps 1 --backend dry --peft-config tests/peft/causal-lm-qv.json --lora-rank 4 --lora-targets down --out "$tmp/peft4.json" 2>/dev/null
+check "--peft-config with --lora-rank 4 --lora-targets down: the options win" bash -c "python3 -c \"import json; c=json.load(open('$tmp/peft4.json'))['config']; assert (c['lora_rank'], c['lora_targets']) == (4, 'down'), c\""
+peftbad() { # expected-text json-edit (python on d) [options]
+    local text=$1 edit=$2; shift 2
+    python3 -c "import json; d=json.load(open('tests/peft/causal-lm-qv.json')); $edit; json.dump(d, open('$tmp/peftbad.json','w'))"
+    bad 2 "$text" run --preset tiny --peft-config "$tmp/peftbad.json" $o "$@"
+}
+peftbad '"peft_type" = PREFIX_TUNING: dpprof models LoRA ("LORA") only' 'd["peft_type"]="PREFIX_TUNING"'
+peftbad '"use_dora" = true: DoRA' 'd["use_dora"]=True'
+peftbad '"target_modules" = ".*proj": a regular expression' 'd["target_modules"]=".*proj"'
+peftbad '"target_modules" holds embed_tokens: dpprof adapts q_proj' 'd["target_modules"]=["q_proj","embed_tokens"]'
+peftbad '"modules_to_save" holds embed_tokens' 'd["modules_to_save"]=["embed_tokens"]'
+peftbad '"use_bdlora" = true: a PEFT feature dpprof does not model' 'd["use_bdlora"]=True'
+peftbad '"layers_to_transform" = an array: adapters on some layers only' 'd["layers_to_transform"]=[0]'
+peftbad '"task_type" = "SEQ_2_SEQ_LM": dpprof trains CAUSAL_LM' 'd["task_type"]="SEQ_2_SEQ_LM"'
+peftbad '"task_type" = "SEQ_CLS", but --task lm' 'd["task_type"]="SEQ_CLS"' --task lm
+peftbad '"r" = 0: expected an integer in [1,' 'd["r"]=0'
+peftbad '"init_lora_weights" = "pissa": an initialisation that changes the base weights' 'd["init_lora_weights"]="pissa"'
+bad 2 "--peft-config" run --preset tiny --peft-config /nonexistent/adapter_config.json $o
+
 hfbad() { # expected-text json-edit (python expression on d)
     local text=$1 edit=$2
     python3 -c "import json,sys; d=json.load(open('tests/hf/smollm2-135m.json')); $edit; json.dump(d, open('$tmp/hfbad.json','w'))"

@@ -89,6 +89,10 @@ fit "llama-3.2-1b T=2048 LoRA 0, 8, 64 on an L4, the PLD accountant" "$tmp/c.jso
 fit "llama-3.2-1b T=512 LoRA 16, the head trained and fp32 masters of the frozen weights kept" "$tmp/lh.json" --preset llama-3.2-1b --seq 512 --batch 16 \
     --dtype bf16 --device L4 --lora-rank 16 --train-head --frozen-masters --algo flash_bk,ghost_bk --sigma 1
 check "the LoRA rows' commands keep --train-head and --frozen-masters" bash -c "grep -q '^best: dpprof run .* --lora-rank 16 --train-head --frozen-masters ' '$tmp/lh.out'"
+fit "SmolLM2-135M and a PEFT adapter config (every projection, rslora, lm_head saved)" "$tmp/pf.json" --hf-config tests/hf/smollm2-135m.json \
+    --peft-config tests/peft/causal-lm-head-rslora.json --seq 256 --batch 16 --dtype bf16 --device L4 --sigma 1 --algo flash_bk,persample
+check "the adapter config's rows: r 16, alpha 32 sqrt(16), every projection, the head trained" \
+    bash -c "grep -q '^best: dpprof run --hf-config tests/hf/smollm2-135m.json .* --lora-rank 16 --lora-alpha 128 --lora-targets q,k,v,o,gate,up,down --train-head ' '$tmp/pf.out'"
 fit "a shape of flags T=256 B=48: 48 is not a power of two, the last physical batch smaller" "$tmp/d.json" --preset tiny --hidden 256 --layers 4 --heads 8 \
     --kv-heads 2 --ffn 704 --vocab 5000 --seq 256 --batch 48 --gpu-memory 1400M --sigma 0.8 --checkpoint none,layers
 
