@@ -1493,8 +1493,8 @@ typedef struct dpprof_config {
                                     the physical batch's n T rows, its output gradient scaled by c_i in place (bf16), each
                                     sample's factor lowered to C / (||g_i|| + ||eps_i|| + 1e-6) with eps_i over the batched
                                     layers, eps_il = 2^-8 ||dy_il|| ||x_il||, so that the rounding stays within C
-                                    (docs/dp.md): ON -> every linear layer (over fused_clipgrad); OFF -> never; AUTO ->
-                                    algo auto (with fused_clipgrad AUTO) times it as a third candidate, takes it where faster */
+                                    (docs/dp.md): ON -> every linear layer (over fused_clipgrad); OFF, AUTO -> never (its
+                                    factors are lowered: not the exact clipped sum; auto chooses among exact kernels only) */
     dpprof_switch fused_noise;           /* dp: the noise, the division by the batch and the optimizer step in one pass over the
                                     gradients (dpprof_noise_adam_gpu on cuda), the same bits; no noise phase then: the
                                     optimizer_step phase holds it. ON -> fused; OFF -> two passes; AUTO -> algo auto on
@@ -8100,13 +8100,12 @@ static int dpprof__tock(int e0, double *ms) {
 }
 #endif
 
-/* bf16 book-keeping's batched clipped gradient can run in this session: flat clipping, a physical batch of 2 or
-   more, batched_clipgrad ON, or AUTO where algo auto times it (fused_clipgrad AUTO). the norms phase then
-   allocates the per-sample norms of the layers' dy and x on every backend, whatever the layers take */
+/* bf16 book-keeping's batched clipped gradient runs in this session: flat clipping, a physical batch of 2 or more and
+   batched_clipgrad ON (never by default, auto's either: it lowers the clip factors, so its clipped sum is not the exact
+   one). the norms phase then allocates the per-sample norms of the layers' dy and x on every backend */
 static int dpprof__cg_batched_possible(const dpprof_session *s) {
     if (!s->plan.bookkeeping || s->plan.two_pass || s->cfg.dtype != DPPROF_DTYPE_BF16 || s->cfg.per_layer_clipping || s->cfg.physical_batch < 2) return 0;
-    return s->cfg.batched_clipgrad == DPPROF_SWITCH_ON ||
-           (s->cfg.batched_clipgrad == DPPROF_SWITCH_AUTO && s->cfg.fused_clipgrad == DPPROF_SWITCH_AUTO && s->cfg.algo == DPPROF_ALGO_AUTO);
+    return s->cfg.batched_clipgrad == DPPROF_SWITCH_ON;
 }
 
 /* auto, bf16 book-keeping with physical batches of 2 or more (and fused_clipgrad 0): which kernel makes each
@@ -9670,7 +9669,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         if (!dpprof__cg_measured(s, NULL)) fputs("null", f);
         else {
             int first = 1;
-            fputs("{\"note\": \"bf16 book-keeping: one clipped weight gradient at each distinct linear shape and the physical batch, timed at session start, on cuBLAS per sample, on the fused kernel and (batched_clipgrad auto) as one cuBLAS GEMM over the batch; each layer takes the fastest (layers[].clipgrad_kernel); null: not timed\", \"shapes\": [", f);
+            fputs("{\"note\": \"bf16 book-keeping: one clipped weight gradient at each distinct linear shape and the physical batch, timed at session start, on cuBLAS per sample and on the fused kernel (the batched GEMM, whose factors are lowered, is no candidate: batched null); each layer takes the faster (layers[].clipgrad_kernel); null: not timed\", \"shapes\": [", f);
             for (i = 0; i < s->model.n_params; i++) {
                 if (!dpprof__cg_measured(s, &i)) continue;
                 fprintf(f, "%s{\"shape\": [%d, %d], \"seq\": %d, \"cublas\": ", first ? "" : ", ", s->model.params[i].rows, s->model.params[i].cols, dpprof__param_T(s, i));

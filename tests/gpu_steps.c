@@ -538,14 +538,22 @@ static void steps_bf16_batched(void) {
     steps_same_as_dry(&c, gpu, name);
     dpprof_session_destroy(gpu);
     gpu = NULL;
-    c.algo = DPPROF_ALGO_AUTO;
+    c.algo = DPPROF_ALGO_AUTO; /* auto with it asked for: every book-keeping layer on it, untimed */
     c.auto_ghost = 1;
-    c.batched_clipgrad = DPPROF_SWITCH_AUTO;
     c.backend = DPPROF_BACKEND_CUDA;
     i = dpprof_session_create(&c, &gpu);
     if (i == DPPROF_OK) i = dpprof_session_run(gpu);
-    CHECK(i == DPPROF_OK, "bf16 auto with the batched clipped gradient as a candidate: two noisy steps (%s)", i ? dpprof_last_error() : "ok");
-    if (i == DPPROF_OK) steps_same_as_dry(&c, gpu, "bf16 auto with the batched clipped gradient as a candidate");
+    CHECK(i == DPPROF_OK, "bf16 auto with --batched-clipgrad: two noisy steps (%s)", i ? dpprof_last_error() : "ok");
+    if (i == DPPROF_OK) steps_same_as_dry(&c, gpu, "bf16 auto with --batched-clipgrad");
+    dpprof_session_destroy(gpu);
+    gpu = NULL;
+    c.batched_clipgrad = DPPROF_SWITCH_AUTO; /* by default auto never takes it: its factors are lowered */
+    i = dpprof_session_create(&c, &gpu);
+    if (i == DPPROF_OK) {
+        int k, batched = 0;
+        for (k = 0; k < dpprof_session_param_count(gpu); k++) batched += dpprof_session_plan(gpu)->tensor[k].clipgrad == DPPROF_CLIPGRAD_BATCHED;
+        CHECK(!batched && !dpprof_session_plan(gpu)->batched, "bf16 auto by default: no layer on the batched clipped gradient (%d), its norms not allocated", batched);
+    } else CHECK(0, "bf16 auto by default: a session (%s)", dpprof_last_error());
 done:
     dpprof_session_destroy(cpu);
     dpprof_session_destroy(gpu);

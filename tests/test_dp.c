@@ -613,7 +613,7 @@ static void check_auto_plan_rates(void) {
         r.gram = cs[k].gram, r.psg = cs[k].psg, r.gram_cublas = cs[k].gram_cb, r.psg_cublas = cs[k].psg_cb, r.ghost = cs[k].ghost;
         for (f = 0; f < 3; f++) {
             r.clipgrad[f] = cs[k].cg[f];
-            if (cs[k].cg[f] > cs[k].cg[best_cg]) best_cg = f;
+            if (f < 2 && cs[k].cg[f] > cs[k].cg[best_cg]) best_cg = f; /* the batched GEMM is no candidate of auto's: not exact */
         }
         r.noise_ms[0] = cs[k].noise[0], r.noise_ms[1] = cs[k].noise[1];
         c.physical_batch = 2;
@@ -640,8 +640,8 @@ static void check_auto_plan_rates(void) {
         if (k == 3)
             CHECK(pl->gram_on == DPPROF_NORMS_CUBLAS && pl->psg_on == DPPROF_NORMS_KERNELS, "auto on dry, given rates (%s): gram_on cublas, psg_on kernels", cs[k].what);
         else CHECK(pl->gram_on == DPPROF_NORMS_KERNELS && pl->psg_on == DPPROF_NORMS_KERNELS, "auto on dry, given rates (%s): both flavours on dpprof's kernels", cs[k].what);
-        CHECK(cg_n > 0 && cg_ok == cg_n && pl->batched, "auto on dry, given rates (%s): every linear layer's clipped gradient on the fastest kernel, %s (%d of %d)", cs[k].what,
-              best_cg == 2 ? "the batched GEMM" : (best_cg ? "the fused kernel" : "cuBLAS per sample"), cg_ok, cg_n);
+        CHECK(cg_n > 0 && cg_ok == cg_n && !pl->batched, "auto on dry, given rates (%s): every linear layer's clipped gradient on the fastest exact kernel, %s (%d of %d)%s", cs[k].what,
+              best_cg ? "the fused kernel" : "cuBLAS per sample", cg_ok, cg_n, cs[k].cg[2] > cs[k].cg[best_cg] ? "; not the batched GEMM, though its rate is the best" : "");
         CHECK(pl->fused_noise == (cs[k].noise[1] < cs[k].noise[0]), "auto on dry, given rates (%s): the noise %s", cs[k].what,
               pl->fused_noise ? "in the optimizer's pass (one pass faster)" : "on a pass of its own (two passes no slower)");
         CHECK(pl->rates_given && pl->rates.gram == r.gram, "auto on dry, given rates (%s): the plan says its rates were given", cs[k].what);
