@@ -3976,6 +3976,7 @@ typedef struct fit_row {
     double flops, pred_ms; /* a logical step's, every GPU's; the predicted step time (nan: none) */
     fit_cost cost;         /* rank 0's step at b */
     int probes;
+    int rank; /* the table's rank: rows tied with a better one (predicted times within the model's error) share its */
 } fit_row;
 
 typedef struct fit_ctx {
@@ -4633,7 +4634,8 @@ static const char fit_about[] =
     "the fastest private configuration of a model that fits a GPU: every algorithm x activation\n"
     "checkpointing x ZeRO stage (--gpus 2 or more) x LoRA rank, each at the largest physical batch whose\n"
     "exact dry peak, plus a margin measured on GPUs, fits; ranked by the flops of a logical step, or where\n"
-    "committed GPU runs of the device exist (data/bench), by a step time predicted from their per-op rates.\n"
+    "committed GPU runs of the device exist (data/bench) and predict them within 15%, by a step time predicted\n"
+    "from their per-op rates (rows within that error tied).\n"
     "the best row is echoed as the dpprof run command that reproduces it. exit 3: nothing fits (fit says\n"
     "what memory or how many GPUs would).\n";
 static char fit_after[1024];
@@ -4736,8 +4738,10 @@ static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_
 #undef FIT_ADD
 }
 
-/* rows that fit first, by predicted time (where every one has one) or flops; then fewer physical batches, a
-   lower ZeRO stage, a lower peak */
+/* rows that fit first, by predicted time (where every one has one and the time model's error on the device's runs
+   is at most FIT_TIME_ERR_MAX) or flops; then fewer physical batches, a lower ZeRO stage, a lower peak. by time, rows
+   whose predicted times are within the model's mean error of a better row's are ties (fit_ties) */
+#define FIT_TIME_ERR_MAX 0.15
 static int fit_by_time;
 static int fit_cmp(const void *a, const void *b) {
     const fit_row *x = (const fit_row *)a, *y = (const fit_row *)b;
@@ -4749,6 +4753,23 @@ static int fit_cmp(const void *a, const void *b) {
     if (x->accum != y->accum) return x->accum < y->accum ? -1 : 1;
     if (x->zero != y->zero) return x->zero < y->zero ? -1 : 1;
     return x->peak < y->peak ? -1 : (x->peak > y->peak);
+}
+
+/* by time: the rows that fit, sorted by predicted time, cut into runs of ties (each within err of its run's first
+   row's time), a run sorted by flops (then accumulation, ZeRO stage, peak), every row of a run given its first row's
+   rank. n: the rows that fit */
+static void fit_ties(fit_row *rows, int n, double err) {
+    int k = 0, j;
+    const int by_time = fit_by_time;
+    while (k < n) {
+        const int first = k;
+        for (j = first + 1; j < n && rows[j].pred_ms <= rows[first].pred_ms * (1.0 + err); j++) {
+        }
+        fit_by_time = 0;
+        qsort(rows + first, (size_t)(j - first), sizeof *rows, fit_cmp);
+        fit_by_time = by_time;
+        for (; k < j; k++) rows[k].rank = first + 1;
+    }
 }
 
 /* the privacy of the training: sigma (given, or for the target), its epsilon and the line that says it. 0, or
@@ -4913,7 +4934,8 @@ static void fit_json(const fit_ctx *f, FILE *fp, const char *best_cmd, const cha
     fit_jnum(fp, f->q);
     fprintf(fp, ", \"steps\": %lld, \"epochs\": %g, \"accountant\": \"%s\", \"line\": ", f->steps, f->o.epochs, f->acct == DPPROF_ACCOUNTANT_PLD ? "pld" : "rdp");
     sweep_json_str(fp, f->privacy);
-    fprintf(fp, "},\n    \"cost_model\": {\"kind\": \"%s\", \"runs\": %d, \"shapes\": %d, \"device\": ", fit_by_time ? "predicted step time" : "flops", f->bench.nruns, f->bench.nshapes);
+    fprintf(fp, "},\n    \"cost_model\": {\"kind\": \"%s\", \"time_error_max\": %g, \"runs\": %d, \"shapes\": %d, \"device\": ", fit_by_time ? "predicted step time" : "flops", FIT_TIME_ERR_MAX,
+            f->bench.nruns, f->bench.nshapes);
     if (f->bench.nruns) sweep_json_str(fp, f->bench.device_name);
     else fputs("null", fp);
     fputs(", \"built_from\": ", fp);
@@ -4942,7 +4964,7 @@ static void fit_json(const fit_ctx *f, FILE *fp, const char *best_cmd, const cha
     for (k = 0; k < f->nrows; k++) {
         const fit_row *r = &f->rows[k];
         char cmd[4096];
-        fprintf(fp, "%s\n      {\"rank\": %d, \"fits\": %s, \"algo\": \"%s\", \"checkpoint\": \"%s\", \"zero\": %d, \"lora_rank\": %d, ", k ? "," : "", k + 1, r->b > 0 ? "true" : "false",
+        fprintf(fp, "%s\n      {\"rank\": %d, \"fits\": %s, \"algo\": \"%s\", \"checkpoint\": \"%s\", \"zero\": %d, \"lora_rank\": %d, ", k ? "," : "", r->rank, r->b > 0 ? "true" : "false",
                 dpprof_algo_name(r->algo), dpprof_checkpoint_name(r->ckpt), r->zero, r->lora);
         if (r->b > 0) {
             fit_command(f, &f->given, r, cmd, sizeof cmd);
@@ -5044,7 +5066,7 @@ static int cmd_fit(int argc, char **argv) {
     dpprof_config *cfg;
     const fit_device *dev = NULL;
     char bench_dir[PATH_MAX], margin_note[2048], cost_note[2048], best_cmd[4096], h1[32];
-    int rc, k, a, c, z, l, dp = 0, nfit = 0, code = EXIT_OK;
+    int rc, k, a, c, z, l, dp = 0, nfit = 0, code = EXIT_OK, predicted = 0;
     double t0 = now_s();
     size_t len;
     fit_model *model = NULL;
@@ -5195,19 +5217,24 @@ static int cmd_fit(int argc, char **argv) {
         if (fit_search(f, &f->rows[k]) != DPPROF_OK) FIT_FAIL(cli_fail_lib(&fit_cmd, EXIT_ERROR));
     /* the cost model: a step time where the device's runs give every op a rate */
     fit_by_time = 0;
+    predicted = 0;
     if (f->bench.nruns && (model = (fit_model *)malloc(sizeof *model)) != NULL) {
         fit_model_build(&f->bench, NULL, model);
-        fit_by_time = 1;
+        predicted = 1;
         for (k = 0; k < f->nrows; k++) {
             f->rows[k].pred_ms = NAN;
             if (f->rows[k].b > 0) f->rows[k].pred_ms = fit_predict(model, &f->rows[k].cost, &missing, &unrated);
-            if (f->rows[k].b > 0 && !(f->rows[k].pred_ms == f->rows[k].pred_ms)) fit_by_time = 0;
+            if (f->rows[k].b > 0 && !(f->rows[k].pred_ms == f->rows[k].pred_ms)) predicted = 0;
         }
         free(model);
     } else
         for (k = 0; k < f->nrows; k++) f->rows[k].pred_ms = NAN;
+    /* ranked by time only where the time model's error on this device's runs, left out a shape at a time, is small */
+    fit_by_time = predicted && f->bench.loo_n > 0 && f->bench.loo_mean <= FIT_TIME_ERR_MAX;
     qsort(f->rows, (size_t)f->nrows, sizeof *f->rows, fit_cmp);
     for (k = 0; k < f->nrows; k++) nfit += f->rows[k].b > 0;
+    for (k = 0; k < f->nrows; k++) f->rows[k].rank = k + 1;
+    if (fit_by_time) fit_ties(f->rows, nfit, f->bench.loo_mean);
     /* what the table rests on, in words */
     len = (size_t)snprintf(margin_note, sizeof margin_note, "fits: the peak, plus %s for the CUDA context and driver", human_bytes(f->bench.ctx_mib * 1048576.0, h1, sizeof h1));
     if (f->bench.ngaps) {
@@ -5218,11 +5245,17 @@ static int cmd_fit(int argc, char **argv) {
     } else snprintf(margin_note + len, sizeof margin_note - len, ": no GPU runs under %s measured the allocator's share, so none is added (give --bench DIR)", bench_dir);
     if (fit_by_time)
         snprintf(cost_note, sizeof cost_note, "ranked by the predicted step time: per-op rates of %d runs on %s under %.300s (%s; each op's time per flop, byte or call; the step over its ops' time); "
-                                              "its leave-one-shape-out error over %d runs of %d shapes: mean %.0f%%, largest %.0f%% (%s). Communication between GPUs is not modelled",
+                                              "its leave-one-shape-out error over %d runs of %d shapes: mean %.0f%%, largest %.0f%% (%s). Rows whose predicted times are within that mean error of a "
+                                              "better row's are ties, ranked among themselves by flops (the rank repeats). Communication between GPUs is not modelled",
                  f->bench.nruns, f->bench.device_name, bench_dir, f->bench.builds, f->bench.loo_n, f->bench.nshapes, 100 * f->bench.loo_mean, 100 * f->bench.loo_max, f->bench.loo_n ? f->bench.loo_worst : "one shape only");
+    else if (predicted)
+        snprintf(cost_note, sizeof cost_note, "ranked by the flops of a logical step (dpprof's analytic costs, every GPU): the step time predicted from per-op rates of %d runs on %s under %.300s (%s) is shown "
+                                              "(step ms) but not ranked by: its leave-one-shape-out error over %d runs of %d shapes, mean %.0f%%, largest %.0f%% (%s), is above the %.0f%% a ranking by time needs",
+                 f->bench.nruns, f->bench.device_name, bench_dir, f->bench.builds, f->bench.loo_n, f->bench.nshapes, 100 * f->bench.loo_mean, 100 * f->bench.loo_max,
+                 f->bench.loo_n ? f->bench.loo_worst : "one shape only: no error measured", 100 * FIT_TIME_ERR_MAX);
     if (f->bench.skipped && (len = strlen(cost_note)) < sizeof cost_note)
         snprintf(cost_note + len, sizeof cost_note - len, ". %d run%s of the device left out of the rates (the last: %s)", f->bench.skipped, f->bench.skipped > 1 ? "s" : "", f->bench.skipped_why);
-    if (fit_by_time && missing && (len = strlen(cost_note)) < sizeof cost_note)
+    if (predicted && missing && (len = strlen(cost_note)) < sizeof cost_note)
         snprintf(cost_note + len, sizeof cost_note - len, ". Ops those runs never timed (%s among them) take their ops' mean rate: at most %.1f%% of a row's predicted time", missing, 100 * unrated);
     else if (f->bench.nruns)
         snprintf(cost_note, sizeof cost_note, "ranked by the flops of a logical step (dpprof's analytic costs, every GPU): the runs on %s under %.300s measured no rate of the op %s, so no step time is predicted",
@@ -5249,16 +5282,16 @@ static int cmd_fit(int argc, char **argv) {
     printf("searched %d combinations with %lld dry probes in %.2f s\n\n", f->nrows, f->probes, now_s() - t0);
     if (nfit) {
         printf("%4s  %-9s %-6s %4s %5s %6s %6s %9s %9s %9s %11s %6s %9s %7s %8s\n", "rank", "algo", "ckpt", "zero", "lora", "batch", "accum", "peak GiB", "need GiB", "headroom", "TFLOP/step",
-               "cost", fit_by_time ? "step ms" : "", "sigma", "steps");
+               "cost", predicted ? "step ms" : "", "sigma", "steps");
         for (k = 0; k < nfit; k++) {
             const fit_row *r = &f->rows[k];
             char lr[16], pr[32], st[32];
             snprintf(lr, sizeof lr, r->lora ? "%d" : "-", r->lora);
-            if (fit_by_time) snprintf(pr, sizeof pr, "%.0f", r->pred_ms);
+            if (predicted) snprintf(pr, sizeof pr, "%.0f", r->pred_ms);
             else pr[0] = 0;
             if (f->steps) snprintf(st, sizeof st, "%lld", f->steps);
             else snprintf(st, sizeof st, "-");
-            printf("%4d  %-9s %-6s %4d %5s %6d %6d %9.2f %9.2f %9.2f %11.1f %6.2f %9s %7.4g %8s\n", k + 1, dpprof_algo_name(r->algo), dpprof_checkpoint_name(r->ckpt), r->zero, lr, r->b, r->accum,
+            printf("%4d  %-9s %-6s %4d %5s %6d %6d %9.2f %9.2f %9.2f %11.1f %6.2f %9s %7.4g %8s\n", r->rank, dpprof_algo_name(r->algo), dpprof_checkpoint_name(r->ckpt), r->zero, lr, r->b, r->accum,
                    (double)r->peak / FIT_GIB, r->need / FIT_GIB, r->headroom / FIT_GIB, r->flops / 1e12, fit_by_time ? r->pred_ms / f->rows[0].pred_ms : r->flops / f->rows[0].flops, pr,
                    r->algo == DPPROF_ALGO_VANILLA ? 0.0 : f->sigma, r->algo == DPPROF_ALGO_VANILLA ? "-" : st);
         }
