@@ -8671,7 +8671,7 @@ DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int 
 /* how tensor i's clipped sum is made, and (bf16 book-keeping) the kernel of its clipped weight gradient on cuda */
 static const char *dpprof__clipped_sum_name(const dpprof_session *s, int i) {
     const int m = s->plan.tensor ? s->plan.tensor[i].method : DPPROF__M_FROZEN;
-    if (s->cfg.algo == DPPROF_ALGO_VANILLA || !s->model.params[i].trainable) return "none";
+    if (s->cfg.algo == DPPROF_ALGO_VANILLA || !s->model.params[i].trainable || !s->plan.tensor) return "none"; /* no plan: the session stopped before it */
     if (s->plan.two_pass) return "second backward";
     return m == DPPROF__M_PSG || m == DPPROF__M_VECTOR ? "sum of materialised" : "book-keeping";
 }
@@ -8702,6 +8702,7 @@ DPPROF_API int dpprof_session_write_plan(const dpprof_session *s, FILE *f) {
     const dpprof_config *c = &s->cfg;
     const int auto_rated = c->algo == DPPROF_ALGO_AUTO && (s->backend == DPPROF_BACKEND_CUDA || s->plan.rates_given);
     int i, w = 6;
+    if (!s->plan.tensor) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_write_plan: the session stopped before its plan was made");
     for (i = 0; i < s->model.n_params; i++)
         if ((int)strlen(s->model.params[i].name) > w) w = (int)strlen(s->model.params[i].name);
     fprintf(f, "plan: %s, %s, %s, %s on %s, batch %d in physical batches of %d, checkpoint %s, %d rank%s, zero %d\n", c->model_name ? c->model_name : c->preset,
@@ -9552,10 +9553,12 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
                 dpprof__clipped_sum_name(s, i), dpprof__keeps_name(s, i), dpprof__clipgrad_name(s, i));
     }
     fputs("\n  ]", f);
-    fprintf(f, ",\n  \"plan\": {\"clipped_sum\": \"%s\", \"materialise\": %d, \"ghost\": %s, \"batched_clipgrad\": %s, \"gram_on\": \"%s\", \"psg_on\": \"%s\", \"fused_noise\": %s, \"rates\": \"%s\"}",
-            c->algo == DPPROF_ALGO_VANILLA ? "none" : (s->plan.two_pass ? "second backward" : (s->plan.bookkeeping ? "book-keeping" : "sum of materialised")), s->plan.materialise,
-            s->plan.ghost ? "true" : "false", s->plan.batched ? "true" : "false", dpprof__norms_name(s->plan.gram_on), dpprof__norms_name(s->plan.psg_on), s->plan.fused_noise ? "true" : "false",
-            c->algo != DPPROF_ALGO_AUTO ? "none" : (s->plan.rates_given ? "given" : (s->backend == DPPROF_BACKEND_CUDA ? "measured" : "none (flops)")));
+    if (!s->plan.tensor) fputs(",\n  \"plan\": null", f); /* the session stopped before its plan (out of memory in the model) */
+    else
+        fprintf(f, ",\n  \"plan\": {\"clipped_sum\": \"%s\", \"materialise\": %d, \"ghost\": %s, \"batched_clipgrad\": %s, \"gram_on\": \"%s\", \"psg_on\": \"%s\", \"fused_noise\": %s, \"rates\": \"%s\"}",
+                c->algo == DPPROF_ALGO_VANILLA ? "none" : (s->plan.two_pass ? "second backward" : (s->plan.bookkeeping ? "book-keeping" : "sum of materialised")), s->plan.materialise,
+                s->plan.ghost ? "true" : "false", s->plan.batched ? "true" : "false", dpprof__norms_name(s->plan.gram_on), dpprof__norms_name(s->plan.psg_on), s->plan.fused_noise ? "true" : "false",
+                c->algo != DPPROF_ALGO_AUTO ? "none" : (s->plan.rates_given ? "given" : (s->backend == DPPROF_BACKEND_CUDA ? "measured" : "none (flops)")));
 
     fputs(",\n  \"privacy\": ", f);
     dpprof__write_privacy(s, f);

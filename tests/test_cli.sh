@@ -466,6 +466,12 @@ bad 2 "attnbench: no GPU is visible on this machine" attnbench $ab
 check "dry llama-3.2-1b with lora and auto: exits 0" test $rc -eq 0
 check "auto names a flash method per layer (the trained head, 128256 wide)" grep -q '"method": "flash: tiled' "$tmp/auto.json"
 
+# out of memory while the model is built (bf16, a projection's weights): the result says oom, its plan null (the
+# session stopped before it), exit 3
+"$bin" run --preset llama-3.2-1b --backend dry --dtype bf16 --algo flash_bk --sigma 1 --memory-limit 1600M --quiet --out "$tmp/oomload.json" 2>/dev/null; rc=$?
+check "out of memory in the model's layers, bf16: exit 3, status oom, the plan null, the layers so far (exit $rc)" bash -c "[ $rc -eq 3 ] &&
+    python3 -c \"import json; j=json.load(open('$tmp/oomload.json')); assert j['status'] == 'oom' and j['plan'] is None and 1 < len(j['layers']) < 100, j['status']\""
+
 # --plan: the session's decisions, one line a tensor, before any step; the same on dry and cpu; nothing written
 "$bin" run --preset tiny --seq 16 --batch 4 --algo flash_bk --sigma 1 --lora-rank 2 --backend dry --plan >"$tmp/plan-dry.txt" 2>/dev/null; rc=$?
 "$bin" run --preset tiny --seq 16 --batch 4 --algo flash_bk --sigma 1 --lora-rank 2 --backend cpu --plan >"$tmp/plan-cpu.txt" 2>/dev/null
