@@ -1009,7 +1009,11 @@ static int peft_config_load(const char *path, run_opts *o, int task_given) {
     }
     if (head && !c->train_head) c->train_head = DPPROF_SWITCH_ON;
     if (dropout > 0) {
-        c->unmodelled = c->unmodelled ? c->unmodelled : peft_dropout_note;
+        static char both[sizeof hf_llama3_note + sizeof peft_dropout_note + 2];
+        if (c->unmodelled && c->unmodelled != peft_dropout_note) { /* the config.json's note too: both said */
+            snprintf(both, sizeof both, "%s; %s", c->unmodelled, peft_dropout_note);
+            c->unmodelled = both;
+        } else c->unmodelled = peft_dropout_note;
         if (!o->quiet) fprintf(stderr, "dpprof: %s: --peft-config %s: not modelled: %s\n", cli_cmd ? cli_cmd : "run", path, peft_dropout_note);
     }
     rc = EXIT_OK;

@@ -301,6 +301,9 @@ check "--peft-config (use_rslora, modules_to_save lm_head): alpha 32 x sqrt(16) 
     bash -c "python3 -c \"import json; c=json.load(open('$tmp/peft3.json'))['config']; assert (c['lora_alpha'], c['train_head']) == (128, True), c\""
 "$bin" run --preset tiny --seq 16 --batch 2 --steps 1 --backend dry --peft-config tests/peft/causal-lm-qv.json --lora-rank 4 --lora-targets down --out "$tmp/peft4.json" 2>/dev/null
 check "--peft-config with --lora-rank 4 --lora-targets down: the options win" bash -c "python3 -c \"import json; c=json.load(open('$tmp/peft4.json'))['config']; assert (c['lora_rank'], c['lora_targets']) == (4, 'down'), c\""
+"$bin" run --hf-config tests/hf/llama-3.2-1b.json --peft-config tests/peft/causal-lm-qv.json --seq 16 --batch 2 --steps 1 --backend dry --quiet --out "$tmp/peft5.json" 2>/dev/null
+check "--hf-config with rope_scaling llama3 and --peft-config with dropout: both said unmodelled" \
+    bash -c "python3 -c \"import json; u=json.load(open('$tmp/peft5.json'))['config']['unmodelled']; assert u.startswith('rope_scaling llama3') and '; lora_dropout:' in u, u\""
 peftbad() { # expected-text json-edit (python on d) [options]
     local text=$1 edit=$2; shift 2
     python3 -c "import json; d=json.load(open('tests/peft/causal-lm-qv.json')); $edit; json.dump(d, open('$tmp/peftbad.json','w'))"
