@@ -34,7 +34,7 @@ memory-sweep
        each in its own process (a result of status ok is kept: a rerun resumes); then memory-table.
 memory-table
        DIR/reconciliation.md (each peer's peak beside dpprof's, the ratio, FLOPs, every term) and with
-       --tables NAME-reconcile-table.tex, from the results in DIR; the standard library only.
+       --tables NAME-reconcile-table.tex and NAME-versions-macros.tex, from the results in DIR; the standard library only.
 table  prints, per shape, each peer and each dpprof result of the same shape found in DIRs (their JSON):
        tokens/s, peak GiB (allocator, driver), ratio to PyTorch without privacy.
 accountant
@@ -991,6 +991,12 @@ def write_tables(d, tables, conf=None):
     if tables:
         os.makedirs(tables, exist_ok=True)
         write_text(os.path.join(tables, ids[0].rsplit("-", 2)[0] + "-reconcile-table.tex"), reconciliation_tex(rows))
+        vs = {}  # the libraries the results were measured with, for the paper's caption
+        for r in rows:
+            vs.update({k: v for k, v in r["versions"].items() if v})
+        write_text(os.path.join(tables, ids[0].rsplit("-", 2)[0] + "-versions-macros.tex"),
+                   "%% peers.py memory-table: the versions the peers' results were measured with\n\\dpdef{%s-versions}{x}{versions}{%s}\n"
+                   % (ids[0].rsplit("-", 2)[0], ", ".join("%s %s" % (k, str(v).replace("_", "\\_").replace("+", "+")) for k, v in sorted(vs.items()))))
     print("peers.py: %s/reconciliation.md%s" % (d, ", %s/%s-reconcile-table.tex" % (tables, ids[0].rsplit("-", 2)[0]) if tables else ""))
 
 

@@ -39,6 +39,8 @@ python3 "$peers" memory-table "$tmp/pmd" --conf experiments/peers-memory.conf --
 check "the committed peers' memory: its reconciliation table, every PyTorch reconciliation 0 bytes unexplained" bash -c '
     [ -s "$1/tab/peers-memory-reconcile-table.tex" ] && grep "| pytorch_" "$1/reconciliation.md" | grep -v "not reconciled" | grep -q . &&
     ! grep "| pytorch_" "$1/reconciliation.md" | grep -v "not reconciled" | grep -qv "| backward | 0 |"' _ "$tmp/pmd"
+check "the committed peers' memory: the versions the paper's caption names, one per library" bash -c '
+    grep -Eq "^.dpdef.peers-memory-versions..x..versions..opacus [0-9.]+, peft [0-9.]+, torch [0-9.]+[^,]*, transformers [0-9.]+.$" "$1/tab/peers-memory-versions-macros.tex"' _ "$tmp/pmd"
 if ! "$py" -c 'import torch, transformers, safetensors' 2>/dev/null; then
     echo "SKIP the peer harness: $py cannot import torch, transformers and safetensors (set PEER_PYTHON)"
     exit 0
