@@ -6044,14 +6044,17 @@ static int dpprof__dist_unit(const dpprof_session *s, int i) {
 
 /* a parameter's weights: zero 3 keeps only their shard (dpprof__dist_params), so the tensor is a descriptor that
    nothing tracks (kept: freeing it only forgets it) and the weights exist where a unit is gathered */
-static int dpprof__param_alloc(dpprof_session *s, dpprof_tensor *w, int64_t n, int cat, int mod) {
-    if (s->dist.zero < 3) return dpprof__talloc(s, w, n, DPPROF__R, cat, mod, 0);
+static void dpprof__param_untracked(dpprof_tensor *w, int64_t n, int cat, int mod) {
     memset(w, 0, sizeof *w);
     w->n = n;
     w->elem_size = DPPROF__R;
     w->category = cat;
     w->module = mod;
     w->kept = 1;
+}
+static int dpprof__param_alloc(dpprof_session *s, dpprof_tensor *w, int64_t n, int cat, int mod) {
+    if (s->dist.zero < 3) return dpprof__talloc(s, w, n, DPPROF__R, cat, mod, 0);
+    dpprof__param_untracked(w, n, cat, mod);
     return DPPROF_OK;
 }
 
@@ -6246,13 +6249,8 @@ static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, 
     p->layer = layer;
     p->trainable = trainable;
     p->bf16_only = bf16 && !trainable && s->cfg.frozen_masters != DPPROF_SWITCH_ON;
-    if (p->bf16_only) { /* a descriptor that nothing tracks, as zero 3's (dpprof__param_alloc) */
-        p->w.n = (int64_t)rows * cols;
-        p->w.elem_size = DPPROF__R;
-        p->w.category = category;
-        p->w.module = module;
-        p->w.kept = 1;
-    } else DPPROF__TRY(dpprof__param_alloc(s, &p->w, (int64_t)rows * cols, category, module));
+    if (p->bf16_only) dpprof__param_untracked(&p->w, (int64_t)rows * cols, category, module); /* its weights are wl's */
+    else DPPROF__TRY(dpprof__param_alloc(s, &p->w, (int64_t)rows * cols, category, module));
     if (bf16 && (matmul || p->bf16_only)) DPPROF__TRY(dpprof__talloc(s, &p->wl, (int64_t)rows * cols, (int)sizeof(dpprof_bf16), category, module, 0));
     return DPPROF_OK;
 }

@@ -872,6 +872,12 @@ static const char peft_keys_inert[] = "base_model_name_or_path|revision|inferenc
 static const char peft_dropout_note[] = "lora_dropout: dpprof's adapters run without dropout (the dropped input PEFT keeps for each adapter's backward is not counted)";
 static const char *const peft_proj[DPPROF__P_PER_LAYER] = {NULL, "q_proj", "k_proj", "v_proj", "o_proj", NULL, "gate_proj", "up_proj", "down_proj"};
 
+/* a value that turns nothing on: null, false, {} or [] (absent: NULL) */
+static int peft_off(const dpprof_json *v) {
+    const dpprof_json_type t = v ? dpprof_json_kind(v) : DPPROF_JSON_NULL;
+    return t == DPPROF_JSON_NULL || t == DPPROF_JSON_FALSE || ((t == DPPROF_JSON_OBJECT || t == DPPROF_JSON_ARRAY) && !dpprof_json_len(v));
+}
+
 static int peft_config_load(const char *path, run_opts *o, int task_given) {
     dpprof_config *c = &o->cfg;
     dpprof_json_doc *doc = NULL;
@@ -899,9 +905,7 @@ static int peft_config_load(const char *path, run_opts *o, int task_given) {
         const char *k = dpprof_json_key(root, i);
         const size_t n = dpprof_json_key_len(root, i);
         const dpprof_json *x = dpprof_json_member(root, i);
-        const dpprof_json_type t = dpprof_json_kind(x);
-        if (hf_word_in(k, n, known) || hf_word_in(k, n, peft_keys_inert)) continue;
-        if (t == DPPROF_JSON_NULL || t == DPPROF_JSON_FALSE || ((t == DPPROF_JSON_OBJECT || t == DPPROF_JSON_ARRAY) && !dpprof_json_len(x))) continue;
+        if (hf_word_in(k, n, known) || hf_word_in(k, n, peft_keys_inert) || peft_off(x)) continue;
         peft_fail(path, "\"%.*s\" = %s: a PEFT feature dpprof does not model: refused rather than ignored", (int)(n < 200 ? n : 200), k, hf_show(x, shown, sizeof shown));
         goto done;
     }
@@ -910,8 +914,7 @@ static int peft_config_load(const char *path, run_opts *o, int task_given) {
             const char *key, *why;
         } off[] = {{"fan_in_fan_out", "Conv1D weights (GPT-2's), not Llama's linear layers"}, {"use_dora", "DoRA's magnitude vectors and its decomposition"}, {"lora_bias", "a bias on lora_B"}, {"layers_to_transform", "adapters on some layers only (dpprof adapts every layer)"}, {"layers_pattern", "adapters on some layers only (dpprof adapts every layer)"}, {"rank_pattern", "a rank per module (dpprof has one r)"}, {"alpha_pattern", "an alpha per module (dpprof has one alpha)"}, {"exclude_modules", "modules left out of target_modules"}};
         for (j = 0; j < (int)(sizeof off / sizeof off[0]); j++) {
-            const dpprof_json_type t = (v = dpprof_json_get(root, off[j].key)) ? dpprof_json_kind(v) : DPPROF_JSON_NULL;
-            if (t == DPPROF_JSON_NULL || t == DPPROF_JSON_FALSE || ((t == DPPROF_JSON_OBJECT || t == DPPROF_JSON_ARRAY) && !dpprof_json_len(v))) continue;
+            if (peft_off(v = dpprof_json_get(root, off[j].key))) continue;
             peft_fail(path, "\"%s\" = %s: %s, which dpprof does not model", off[j].key, hf_show(v, shown, sizeof shown), off[j].why);
             goto done;
         }
