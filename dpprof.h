@@ -114,7 +114,7 @@
                      embedding_sqnorm,embedding_psgrad,embedding_clipgrad,tied_cross,rmsnorm_psdweight,
                      rmsnorm_bwd_ps,clip_factors,sample_sqnorm}_{ref,cost} dpprof_clip_factors_bound_ref
                      dpprof_flash_choice
-     5 engine        names: dpprof_{backend,algo,checkpoint,attention}_name dpprof_{algo,checkpoint,attention}_parse
+     5 engine        names: dpprof_{backend,algo,checkpoint,attention,framework}_name dpprof_{algo,checkpoint,attention}_parse
                      bf16: dpprof_bf16_{from_float,to_float,round_ref,pack_ref,unpack_ref}
                      configuration: dpprof_config_{fields,field_find,set,enum_name,resolve}
                      dpprof_preset_{names,shape,canonical,hf_name}
@@ -1365,9 +1365,18 @@ DPPROF_API int dpprof_checkpoint_parse(const char *name);      /* < 0 if unknown
 typedef enum dpprof_attention {
     DPPROF_ATTENTION_DEFAULT = 0,
     DPPROF_ATTENTION_DPPROF,
-    DPPROF_ATTENTION_CUDNN
+    DPPROF_ATTENTION_CUDNN,
+    DPPROF_ATTENTION_SDPA, /* config.framework pytorch: torch's scaled_dot_product_attention (Hugging Face's default) */
+    DPPROF_ATTENTION_EAGER /* config.framework pytorch: Hugging Face's eager attention (the T x T probabilities kept) */
 } dpprof_attention;
-DPPROF_API const char *dpprof_attention_name(int attention); /* "dpprof", "cudnn" */
+/* whose memory a dry run accounts: dpprof's engine, or the loop a PyTorch user writes (dpprof_config.framework) */
+typedef enum dpprof_framework {
+    DPPROF_FRAMEWORK_DEFAULT = 0,
+    DPPROF_FRAMEWORK_DPPROF,
+    DPPROF_FRAMEWORK_PYTORCH
+} dpprof_framework;
+DPPROF_API const char *dpprof_framework_name(int framework); /* "dpprof", "pytorch" */
+DPPROF_API const char *dpprof_attention_name(int attention); /* "dpprof", "cudnn", "sdpa", "eager" */
 DPPROF_API int dpprof_attention_parse(const char *name);     /* < 0 if unknown */
 /* bf16: the top 16 bits of an ieee float. conversions: to float is exact; from float rounds to
    the nearest, ties to even; an inf stays inf, a nan stays a (quiet) nan; a finite value past the
@@ -1463,6 +1472,10 @@ typedef struct dpprof_config {
     dpprof_attention attention;          /* 0 -> dpprof's kernels; cudnn: cuDNN's fused flash attention on cuda (bf16 only; the
                                     session fails where cuDNN has no plan for the shape); on dry its workspace alone
                                     (attention_workspace) */
+    dpprof_framework framework;          /* 0 -> dpprof: its own engine's memory. pytorch (dry only): the memory of the loop a
+                                    PyTorch user writes for Hugging Face's LlamaForCausalLM (model(x, labels=y).loss
+                                    .backward(), AdamW(foreach), zero_grad(set_to_none)), walked as PyTorch allocates
+                                    (docs/frameworks.md); attention sdpa (its default) or eager */
     int64_t attention_workspace;         /* cudnn: the bytes of cuDNN's workspace, allocated with the model (workspace, attention)
                                     on every backend; on cuda at least what cuDNN's plans need (the result's config says
                                     what was taken, for a dry run to model); 0 otherwise */
@@ -2143,11 +2156,12 @@ DPPROF_API int dpprof_algo_parse(const char *name) {
         if (strcmp(name, dpprof__algo_names[i]) == 0) return i;
     return -1;
 }
-static const char *const dpprof__attention_names[] = {"dpprof", "dpprof", "cudnn"};
-DPPROF_API const char *dpprof_attention_name(int a) { return a >= 0 && a <= DPPROF_ATTENTION_CUDNN ? dpprof__attention_names[a] : "?"; }
+static const char *const dpprof__attention_names[] = {"dpprof", "dpprof", "cudnn", "sdpa", "eager"};
+DPPROF_API const char *dpprof_attention_name(int a) { return a >= 0 && a <= DPPROF_ATTENTION_EAGER ? dpprof__attention_names[a] : "?"; }
+DPPROF_API const char *dpprof_framework_name(int f) { return f == DPPROF_FRAMEWORK_PYTORCH ? "pytorch" : (f >= 0 && f <= DPPROF_FRAMEWORK_DPPROF ? "dpprof" : "?"); }
 DPPROF_API int dpprof_attention_parse(const char *name) {
     int i;
-    for (i = 1; name && i <= DPPROF_ATTENTION_CUDNN; i++)
+    for (i = 1; name && i <= DPPROF_ATTENTION_EAGER; i++)
         if (strcmp(name, dpprof__attention_names[i]) == 0) return i;
     return -1;
 }
@@ -5139,7 +5153,8 @@ static const dpprof_config_field dpprof__fields[] = {
     DPPROF__F(weight_decay, DPPROF_FIELD_REAL, 0, 1e6, 0, NULL, 0),
     DPPROF__F(dtype, DPPROF_FIELD_ENUM, 0, 0, 0, "fp32|bf16", 1),
     DPPROF__F(checkpoint, DPPROF_FIELD_ENUM, 0, 0, 0, "none|layers", 1),
-    DPPROF__F(attention, DPPROF_FIELD_ENUM, 0, 0, 0, "dpprof|cudnn", 1),
+    DPPROF__F(attention, DPPROF_FIELD_ENUM, 0, 0, 0, "dpprof|cudnn|sdpa|eager", 1),
+    DPPROF__F(framework, DPPROF_FIELD_ENUM, 0, 0, 0, "dpprof|pytorch", 1),
     DPPROF__F(attention_workspace, DPPROF_FIELD_BYTES, 1, 9.0e18, 0, NULL, 0),
     DPPROF__F(backend, DPPROF_FIELD_ENUM, 0, 0, 0, "auto|cpu|cuda|dry", 0),
     DPPROF__F(seed, DPPROF_FIELD_SEED, 0, 0, 0, NULL, 0),
@@ -5452,7 +5467,26 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (!c.optimizer) c.optimizer = DPPROF_OPT_ADAM;
     if (c.lr == 0) c.lr = c.optimizer == DPPROF_OPT_ADAM ? 1e-3 : 1e-2;
     if (!c.checkpoint) c.checkpoint = DPPROF_CHECKPOINT_NONE;
-    if (!c.attention) c.attention = DPPROF_ATTENTION_DPPROF;
+    if (!c.framework) c.framework = DPPROF_FRAMEWORK_DPPROF;
+    if (!c.attention) c.attention = c.framework == DPPROF_FRAMEWORK_PYTORCH ? DPPROF_ATTENTION_SDPA : DPPROF_ATTENTION_DPPROF;
+    if (c.framework == DPPROF_FRAMEWORK_DPPROF && c.attention >= DPPROF_ATTENTION_SDPA)
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.attention = %s is Hugging Face's attention in PyTorch: it takes config.framework = pytorch (dpprof's engine runs dpprof or cudnn)", dpprof_attention_name(c.attention));
+    if (c.framework == DPPROF_FRAMEWORK_PYTORCH) { /* what of a PyTorch run the walk models (docs/frameworks.md) */
+        const char *no = NULL;
+        if (c.backend == DPPROF_BACKEND_AUTO) c.backend = DPPROF_BACKEND_DRY;
+        if (c.backend != DPPROF_BACKEND_DRY)
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.framework = pytorch accounts PyTorch's memory on the dry backend: it takes config.backend = dry (this run is %s)", dpprof_backend_name(c.backend));
+        if (c.attention < DPPROF_ATTENTION_SDPA)
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.attention = %s is dpprof's engine: config.framework = pytorch takes sdpa or eager", dpprof_attention_name(c.attention));
+        if (c.algo && c.algo != DPPROF_ALGO_VANILLA)
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = pytorch is PyTorch's non-private loop (algo vanilla)", dpprof_algo_name(c.algo));
+        if (c.task == DPPROF_TASK_CLS) no = "config.task = cls (LlamaForSequenceClassification)";
+        else if (c.dtype == DPPROF_DTYPE_BF16) no = "config.dtype = bf16";
+        else if (c.checkpoint == DPPROF_CHECKPOINT_LAYERS) no = "config.checkpoint = layers (Hugging Face's gradient checkpointing)";
+        else if (c.ranks > 1) no = "config.ranks > 1";
+        else if (c.optimizer == DPPROF_OPT_SGD) no = "config.optimizer = sgd";
+        if (no) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.framework = pytorch: %s is not modelled yet (docs/frameworks.md says what is)", no);
+    }
     if (c.attention == DPPROF_ATTENTION_CUDNN && c.dtype != DPPROF_DTYPE_BF16) return dpprof__fail(DPPROF_ERR_INVALID, "config.attention = cudnn takes config.dtype = bf16 (cuDNN's fused attention has no fp32 kernels)");
     if (c.attention_workspace > 0 && c.attention != DPPROF_ATTENTION_CUDNN)
         return dpprof__fail(DPPROF_ERR_INVALID, "config.attention_workspace = %lld: bytes for config.attention = cudnn only", (long long)c.attention_workspace);
@@ -5686,6 +5720,18 @@ typedef struct dpprof__dist {
     int64_t peak_min, peak_max;  /* the ranks' peaks after the last step (equal: ranks_identical) */
 } dpprof__dist;
 
+/* config.framework pytorch: the walk's tensors (5.8b) */
+typedef struct dpprof__fw {
+    struct dpprof__fwt *t; /* (cap) the tensors, each an accountant key while it has bytes */
+    int *free_list, n_free, cap;
+    int rc;                       /* the first failure of the walk (out of memory); every later allocation does nothing */
+    int mod;                      /* the module the next activation is charged to */
+    int cos, sin;                 /* the rotary tables of the physical batch in flight */
+    int tied;                     /* a tied head's weight gradient, waiting in AccumulateGrad's buffer for the embedding's */
+    int *w, *g, *m, *v, *tmp;     /* (n_params) a parameter's weight, .grad and moments; the optimizer's temporaries */
+    struct dpprof__fw_layer *lay; /* (L) what each layer keeps */
+} dpprof__fw;
+
 struct dpprof_session {
     dpprof_config cfg;
     dpprof_shape sh;
@@ -5702,6 +5748,7 @@ struct dpprof_session {
     dpprof__dist dist;
     dpprof_privacy privacy; /* dpprof_session_privacy's answer at privacy_steps - 1 steps (0: none yet) */
     int privacy_steps;
+    dpprof__fw fw; /* config.framework pytorch: the walk (its t is NULL otherwise) */
 };
 
 #define DPPROF__F(t) ((dpprof_real *)(t).data)
@@ -5873,6 +5920,14 @@ static int dpprof__talloc(dpprof_session *s, dpprof_tensor *t, int64_t n, int el
     if (n <= 0 || n > INT64_MAX / elem || (uint64_t)(n * elem) > (uint64_t)SIZE_MAX)
         return dpprof__fail(DPPROF_ERR_OVERFLOW, "a %s tensor of %lld elements overflows the size arithmetic", dpprof_category_name(cat), (long long)n);
     bytes = n * elem;
+    if (s->cfg.framework == DPPROF_FRAMEWORK_PYTORCH) { /* the parameters' shapes alone: the walk allocates (5.8b) */
+        memset(t, 0, sizeof *t);
+        t->n = n;
+        t->elem_size = elem;
+        t->category = cat;
+        t->module = mod;
+        return DPPROF_OK;
+    }
     if (s->cfg.memory_limit > 0 && bytes > s->cfg.memory_limit - s->prof.live_bytes)
         return dpprof__fail(DPPROF_ERR_OOM, "out of memory: %lld more bytes (%s, %s) would bring live memory to %lld bytes, over the limit of %lld bytes",
                             (long long)bytes, dpprof_category_name(cat), dpprof_module_name(mod), (long long)(s->prof.live_bytes + bytes), (long long)s->cfg.memory_limit);
@@ -5917,7 +5972,7 @@ static int dpprof__talloc(dpprof_session *s, dpprof_tensor *t, int64_t n, int el
 
 static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
     if (!t->n) return;
-    if (t->kept) { /* the keep-list owns memory and accounting now */
+    if (t->kept || s->cfg.framework == DPPROF_FRAMEWORK_PYTORCH) { /* the keep-list owns memory and accounting now */
         memset(t, 0, sizeof *t);
         return;
     }
@@ -7963,6 +8018,680 @@ static int dpprof__gpu_times(dpprof_session *s, size_t first_phase, int ev_start
 
 static int dpprof__dry_plan(const dpprof_session *s, int64_t *peak);
 
+/* ---- 5.8b the frameworks' memory ----------------------------------------------------------------------------
+   config.framework = pytorch (dry backend): the step a PyTorch user writes for Hugging Face's LlamaForCausalLM,
+       loss = model(input_ids=x, labels=y).loss; loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)
+   with torch.optim.AdamW(foreach=True), walked allocation by allocation as PyTorch makes them: each tensor an
+   operator returns, held while Python or autograd refers to it (a reference count: the Python name, each saved
+   tensor of a node), freed when the last reference goes; the backward's nodes in autograd's order (the last
+   created first), a node's outputs made before its incoming gradient and its saved tensors are released, a
+   tensor's gradients from several uses summed out of place as they arrive. Each allocation is rounded up to
+   512 bytes, as the CUDA caching allocator rounds its blocks (DPPROF_FW_ROUND). docs/frameworks.md lists what
+   each operator allocates and saves and how the walk was checked against PyTorch's own tracker. */
+#ifndef DPPROF_FW_ROUND
+#define DPPROF_FW_ROUND 512
+#endif
+typedef struct dpprof__fwt {
+    int64_t bytes; /* 0: the slot is free */
+    int refs;
+} dpprof__fwt;
+
+/* a tensor of n elements of e bytes, with one reference (its Python name); -1 where it has no bytes, or after an
+   allocation failed (s->fw.rc says why; every later call does nothing) */
+static int dpprof__fw_new(dpprof_session *s, int64_t n, int e, int cat, int mod) {
+    dpprof__fw *w = &s->fw;
+    int64_t bytes = n * e;
+    int h;
+    if (w->rc != DPPROF_OK || bytes <= 0) return -1;
+    bytes = (bytes + DPPROF_FW_ROUND - 1) / DPPROF_FW_ROUND * DPPROF_FW_ROUND;
+    if (s->cfg.memory_limit > 0 && bytes > s->cfg.memory_limit - s->prof.live_bytes) {
+        w->rc = dpprof__fail(DPPROF_ERR_OOM, "out of memory: %lld more bytes (%s, %s) would bring live memory to %lld bytes, over the limit of %lld bytes",
+                             (long long)bytes, dpprof_category_name(cat), dpprof_module_name(mod), (long long)(s->prof.live_bytes + bytes), (long long)s->cfg.memory_limit);
+        return -1;
+    }
+    if (!w->n_free) {
+        w->rc = dpprof__fail(DPPROF_ERR_OVERFLOW, "the framework walk holds more than %d tensors", w->cap);
+        return -1;
+    }
+    h = w->free_list[--w->n_free];
+    w->t[h].bytes = bytes;
+    w->t[h].refs = 1;
+    if ((w->rc = dpprof_track_alloc(&s->prof, &w->t[h], (size_t)bytes, cat, mod)) != DPPROF_OK) return -1;
+    return h;
+}
+/* one more reference (a node saves it, a second consumer receives it) */
+static int dpprof__fw_ref(dpprof_session *s, int h) {
+    if (h >= 0) s->fw.t[h].refs++;
+    return h;
+}
+/* one reference fewer: the last frees it */
+static void dpprof__fw_drop(dpprof_session *s, int h) {
+    dpprof__fw *w = &s->fw;
+    if (h < 0 || !w->t[h].bytes) return;
+    if (--w->t[h].refs > 0) return;
+    dpprof_track_free(&s->prof, &w->t[h]);
+    w->t[h].bytes = 0;
+    w->free_list[w->n_free++] = h;
+}
+/* the gradient h arrives at a tensor whose sum so far is *buf: the first is kept, each later one summed out of
+   place (the new sum made, then the old sum and h dropped) */
+static void dpprof__fw_acc(dpprof_session *s, int *buf, int h, int64_t n, int e) {
+    int sum;
+    if (*buf < 0) {
+        *buf = h;
+        return;
+    }
+    sum = dpprof__fw_new(s, n, e, DPPROF_CAT_ACTIVATIONS, s->fw.mod);
+    dpprof__fw_drop(s, *buf);
+    dpprof__fw_drop(s, h);
+    *buf = sum;
+}
+/* a parameter's gradient dw (made with one reference) reaches AccumulateGrad: the first becomes .grad, a later one
+   is added into it in place and dropped */
+static void dpprof__fw_grad(dpprof_session *s, int p, int dw) {
+    if (s->fw.g[p] < 0) s->fw.g[p] = dw;
+    else dpprof__fw_drop(s, dw);
+}
+
+#define DPPROF__FN(n, e) dpprof__fw_new(s, (int64_t)(n), (e), DPPROF_CAT_ACTIVATIONS, s->fw.mod)
+/* a parameter's weight gradient, made by its node: the first becomes .grad; a tied head's waits for the
+   embedding's in AccumulateGrad's buffer */
+static void dpprof__fw_dw(dpprof_session *s, int p) {
+    const dpprof_param *pp = &s->model.params[p];
+    const int dw = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, p == s->model.p_emb ? DPPROF_MOD_HEAD : pp->module);
+    if (p == s->model.p_emb) s->fw.tied = dw;
+    else dpprof__fw_grad(s, p, dw);
+}
+/* what one RMSNorm keeps for its backward: rgx and rgw, whether its input and its weight need gradients (what a
+   node saves depends on which of its inputs do) */
+typedef struct dpprof__fw_norm {
+    int x, r, hn, rgx, rgw;
+} dpprof__fw_norm;
+/* LlamaRMSNorm.forward on x (N rows of C): pow, mean, + eps, rsqrt, x * rsqrt, weight * it; returns its output,
+   which needs a gradient where x or the weight does */
+static int dpprof__fw_norm_fwd(dpprof_session *s, dpprof__fw_norm *nm, int x, int rgx, int p, int64_t N, int C) {
+    int pw, mean, ad, r, hn, y;
+    const int E = 4;
+    nm->x = x;
+    nm->rgx = rgx;
+    nm->rgw = s->model.params[p].trainable;
+    pw = DPPROF__FN(N * C, E);
+    if (rgx) dpprof__fw_ref(s, x); /* pow saves its input */
+    mean = DPPROF__FN(N, E);
+    dpprof__fw_drop(s, pw);
+    ad = DPPROF__FN(N, E);
+    r = DPPROF__FN(N, E);
+    if (rgx) dpprof__fw_ref(s, r); /* rsqrt saves its result */
+    dpprof__fw_drop(s, ad);
+    hn = DPPROF__FN(N * C, E);
+    if (rgx) { /* x * rsqrt saves both */
+        dpprof__fw_ref(s, x);
+        dpprof__fw_ref(s, r);
+    }
+    dpprof__fw_drop(s, r);
+    y = DPPROF__FN(N * C, E);
+    if (nm->rgw) dpprof__fw_ref(s, hn); /* weight * hn saves hn where the weight trains */
+    dpprof__fw_drop(s, hn);
+    dpprof__fw_drop(s, mean);
+    nm->r = rgx ? r : -1;
+    nm->hn = nm->rgw ? hn : -1;
+    return y;
+}
+/* its backward from g (the output's gradient, consumed): the weight's gradient to parameter p, the input's two
+   gradients summed into *gx */
+static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, int *gx, int p, int64_t N, int C) {
+    const int E = 4;
+    int t, gh, gr, a, b, c, d, e;
+    /* weight * hn */
+    t = nm->rgw ? DPPROF__FN(N * C, E) : -1;
+    gh = nm->rgx ? DPPROF__FN(N * C, E) : -1;
+    if (nm->rgw) dpprof__fw_grad(s, p, dpprof__fw_new(s, C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_NORM));
+    dpprof__fw_drop(s, t);
+    dpprof__fw_drop(s, g);
+    dpprof__fw_drop(s, nm->hn);
+    if (!nm->rgx) return;
+    /* x * rsqrt */
+    a = DPPROF__FN(N * C, E);
+    t = DPPROF__FN(N * C, E);
+    gr = DPPROF__FN(N, E);
+    dpprof__fw_drop(s, t);
+    dpprof__fw_drop(s, gh);
+    dpprof__fw_drop(s, nm->x);
+    dpprof__fw_drop(s, nm->r);
+    dpprof__fw_acc(s, gx, a, N * C, E);
+    /* rsqrt: g * -0.5 * r^3 */
+    a = DPPROF__FN(N, E);
+    b = DPPROF__FN(N, E);
+    c = DPPROF__FN(N, E);
+    dpprof__fw_drop(s, b);
+    dpprof__fw_drop(s, a);
+    dpprof__fw_drop(s, gr);
+    dpprof__fw_drop(s, nm->r);
+    /* mean: expand / C; pow: g * 2 * x */
+    d = DPPROF__FN(N * C, E);
+    dpprof__fw_drop(s, c);
+    a = DPPROF__FN(N * C, E);
+    b = DPPROF__FN(N * C, E);
+    e = DPPROF__FN(N * C, E);
+    dpprof__fw_drop(s, b);
+    dpprof__fw_drop(s, a);
+    dpprof__fw_drop(s, d);
+    dpprof__fw_drop(s, nm->x);
+    dpprof__fw_acc(s, gx, e, N * C, E);
+}
+
+/* what a linear layer (with its PEFT adapter, where it has one) keeps */
+typedef struct dpprof__fw_lin {
+    int x, a, rgx, rgy; /* its input, lora_A's output (saved by lora_B), whether x and the output need gradients */
+} dpprof__fw_lin;
+/* the adapter of parameter p, or -1 */
+static int dpprof__fw_lora(const dpprof_session *s, int p) {
+    const int j = (p - 1) % DPPROF__P_PER_LAYER, l = (p - 1) / DPPROF__P_PER_LAYER;
+    return s->model.lora && p >= 1 && l < s->sh.L && j != 0 && j != 5 ? s->model.lora[l * DPPROF__P_PER_LAYER + j] : -1;
+}
+/* nn.Linear (x @ W^T; mm saves x where W trains, W where x needs a gradient) on N rows, and PEFT's
+   result + lora_B(lora_A(x)) * scaling where p has an adapter; returns the output */
+static int dpprof__fw_linear_fwd(dpprof_session *s, dpprof__fw_lin *ln, int x, int rgx, int p, int64_t N) {
+    const dpprof_param *pp = &s->model.params[p];
+    const int la = dpprof__fw_lora(s, p);
+    int base, out, b, m;
+    ln->x = x;
+    ln->rgx = rgx;
+    ln->a = -1;
+    base = DPPROF__FN(N * pp->rows, 4);
+    if (pp->trainable) dpprof__fw_ref(s, x);
+    out = base;
+    if (la >= 0) {
+        ln->a = DPPROF__FN(N * s->model.params[la].rows, 4);
+        dpprof__fw_ref(s, x); /* lora_A saves its input, lora_B lora_A's output */
+        b = DPPROF__FN(N * pp->rows, 4);
+        m = DPPROF__FN(N * pp->rows, 4); /* * scaling */
+        dpprof__fw_drop(s, b);
+        out = DPPROF__FN(N * pp->rows, 4);
+        dpprof__fw_drop(s, m);
+        dpprof__fw_drop(s, base);
+    }
+    ln->rgy = rgx || pp->trainable || la >= 0;
+    return out;
+}
+/* its backward from g (consumed): the weights' gradients; the input's, where it needs one, summed into *gx as each
+   node makes it (the adapter's nodes first, the last created, then the base's) */
+static void dpprof__fw_linear_bwd(dpprof_session *s, dpprof__fw_lin *ln, int g, int p, int64_t N, int *gx) {
+    const dpprof_param *pp = &s->model.params[p];
+    const int la = dpprof__fw_lora(s, p), base = ln->rgx || pp->trainable;
+    int ms, da, t;
+    if (la >= 0) {
+        if (base) dpprof__fw_ref(s, g); /* the sum's gradient goes on to both */
+        ms = DPPROF__FN(N * pp->rows, 4);
+        dpprof__fw_drop(s, g);
+        dpprof__fw_dw(s, la + 1); /* lora_B */
+        da = DPPROF__FN(N * s->model.params[la].rows, 4);
+        dpprof__fw_drop(s, ms);
+        dpprof__fw_drop(s, ln->a);
+        dpprof__fw_dw(s, la); /* lora_A */
+        t = ln->rgx ? DPPROF__FN(N * pp->cols, 4) : -1;
+        dpprof__fw_drop(s, da);
+        dpprof__fw_drop(s, ln->x);
+        if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, 4);
+        if (!base) return;
+    }
+    if (pp->trainable) dpprof__fw_dw(s, p);
+    t = ln->rgx ? DPPROF__FN(N * pp->cols, 4) : -1;
+    dpprof__fw_drop(s, g);
+    if (pp->trainable) dpprof__fw_drop(s, ln->x);
+    if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, 4);
+}
+/* apply_rotary_pos_emb on one of q, k (n elements): (x * cos) + (rotate_half(x) * sin), the tables saved where x
+   needs a gradient; returns the result */
+static int dpprof__fw_rope_fwd(dpprof_session *s, int64_t n, int rg) {
+    int m1, ng, ct, m2, out;
+    const int E = 4;
+    m1 = DPPROF__FN(n, E);
+    if (rg) dpprof__fw_ref(s, s->fw.cos);
+    ng = DPPROF__FN(n / 2, E);
+    ct = DPPROF__FN(n, E);
+    dpprof__fw_drop(s, ng);
+    m2 = DPPROF__FN(n, E);
+    if (rg) dpprof__fw_ref(s, s->fw.sin);
+    dpprof__fw_drop(s, ct);
+    out = DPPROF__FN(n, E);
+    dpprof__fw_drop(s, m2);
+    dpprof__fw_drop(s, m1);
+    return out;
+}
+/* its backward from g (consumed); returns the gradient of the input */
+static int dpprof__fw_rope_bwd(dpprof_session *s, int g, int64_t n) {
+    int ms, ng, sb1, sb2, acc = -1, mc;
+    const int E = 4;
+    ms = DPPROF__FN(n, E); /* g * sin */
+    dpprof__fw_drop(s, s->fw.sin);
+    ng = DPPROF__FN(n / 2, E); /* rotate_half: -x2's gradient, the two slices' */
+    sb1 = DPPROF__FN(n, E);
+    dpprof__fw_drop(s, ng);
+    sb2 = DPPROF__FN(n, E);
+    dpprof__fw_drop(s, ms);
+    dpprof__fw_acc(s, &acc, sb1, n, E);
+    dpprof__fw_acc(s, &acc, sb2, n, E);
+    mc = DPPROF__FN(n, E); /* g * cos */
+    dpprof__fw_drop(s, g);
+    dpprof__fw_drop(s, s->fw.cos);
+    dpprof__fw_acc(s, &acc, mc, n, E);
+    return acc;
+}
+/* what one decoder layer keeps; rg*: whether a tensor needs a gradient */
+typedef struct dpprof__fw_layer {
+    dpprof__fw_norm n1, n2;
+    dpprof__fw_lin q, k, v, o, gate, up, down;
+    int qe, kc, vc, out, lse;    /* q after rope, the cache's k and v, the attention's output; sdpa's log-sum-exp */
+    int qc, kr, vr, pr;          /* eager: q's copy, k and v repeated to every head (the cache's where they are not), the
+                                     probabilities */
+    int gate_y, act, up_y;       /* mlp: gate_proj's and up_proj's outputs, silu's */
+    int rgx, rgatt, rgh1, rgmlp; /* the input, the attention's output, the residual after it, the mlp's product */
+} dpprof__fw_layer;
+
+/* LlamaDecoderLayer.forward on x (the residual stream, N = n T rows; rgx: it needs a gradient): returns its
+   output; *rg_out says whether that needs a gradient */
+static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, int x, int rgx, int n, int *rg_out) {
+    const dpprof_shape *h = &s->sh;
+    const int T = s->cfg.seq, C = h->C, E = 4, P = 1 + l * DPPROF__P_PER_LAYER;
+    const int64_t N = (int64_t)n * T, nq = N * h->NH * h->HS, nk = N * h->NKV * h->HS;
+    int y1, q, k, v, ke, o, h1, y2, prod, d, out;
+    ly->rgx = rgx;
+    s->fw.mod = DPPROF_MOD_NORM;
+    y1 = dpprof__fw_norm_fwd(s, &ly->n1, x, rgx, P, N, C);
+    s->fw.mod = DPPROF_MOD_ATTENTION;
+    q = dpprof__fw_linear_fwd(s, &ly->q, y1, rgx || ly->n1.rgw, P + 1, N);
+    k = dpprof__fw_linear_fwd(s, &ly->k, y1, ly->q.rgx, P + 2, N);
+    v = dpprof__fw_linear_fwd(s, &ly->v, y1, ly->q.rgx, P + 3, N);
+    ly->qe = dpprof__fw_rope_fwd(s, nq, ly->q.rgy);
+    ke = dpprof__fw_rope_fwd(s, nk, ly->k.rgy);
+    dpprof__fw_drop(s, q);
+    dpprof__fw_drop(s, k);
+    /* the cache (use_cache defaults on): its copies of k and v replace them */
+    ly->kc = DPPROF__FN(nk, E);
+    ly->vc = DPPROF__FN(nk, E);
+    dpprof__fw_drop(s, ke);
+    dpprof__fw_drop(s, v);
+    ly->rgatt = ly->q.rgy || ly->k.rgy || ly->v.rgy;
+    if (s->cfg.attention == DPPROF_ATTENTION_SDPA) { /* causal, no mask: the output and log-sum-exp; saves q, k, v, both */
+        ly->out = DPPROF__FN(nq, E);
+        ly->lse = DPPROF__FN((int64_t)n * h->NH * T, 4);
+        if (ly->rgatt) {
+            dpprof__fw_ref(s, ly->qe);
+            dpprof__fw_ref(s, ly->kc);
+            dpprof__fw_ref(s, ly->vc);
+            dpprof__fw_ref(s, ly->out);
+            dpprof__fw_ref(s, ly->lse);
+        }
+        dpprof__fw_drop(s, ly->lse);
+    } else { /* eager: repeat_kv, q k^T (q copied), * scaling, + the mask, softmax, @ v, the transpose made contiguous */
+        const int64_t tt = (int64_t)n * h->NH * T * T;
+        int sc, m, a, o2;
+        ly->kr = h->NH != h->NKV ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->kc);
+        ly->vr = h->NH != h->NKV ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->vc);
+        ly->qc = DPPROF__FN(nq, E);
+        sc = DPPROF__FN(tt, E);
+        if (ly->k.rgy) dpprof__fw_ref(s, ly->qc);
+        if (ly->q.rgy) dpprof__fw_ref(s, ly->kr);
+        dpprof__fw_drop(s, ly->qc);
+        m = DPPROF__FN(tt, E);
+        dpprof__fw_drop(s, sc);
+        a = DPPROF__FN(tt, E);
+        dpprof__fw_drop(s, m);
+        ly->pr = DPPROF__FN(tt, E); /* softmax saves its output, @ v the probabilities and v */
+        if (ly->q.rgy || ly->k.rgy) dpprof__fw_ref(s, ly->pr);
+        dpprof__fw_drop(s, a);
+        o2 = DPPROF__FN(nq, E);
+        if (ly->v.rgy) dpprof__fw_ref(s, ly->pr);
+        if (ly->q.rgy || ly->k.rgy) dpprof__fw_ref(s, ly->vr);
+        dpprof__fw_drop(s, ly->pr);
+        ly->out = DPPROF__FN(nq, E);
+        dpprof__fw_drop(s, o2);
+        dpprof__fw_drop(s, ly->kr);
+        dpprof__fw_drop(s, ly->vr);
+    }
+    o = dpprof__fw_linear_fwd(s, &ly->o, ly->out, ly->rgatt, P + 4, N);
+    dpprof__fw_drop(s, ly->out);
+    dpprof__fw_drop(s, ly->qe);
+    dpprof__fw_drop(s, y1);
+    h1 = DPPROF__FN(N * C, E);
+    dpprof__fw_drop(s, o);
+    ly->rgh1 = rgx || ly->o.rgy;
+    s->fw.mod = DPPROF_MOD_NORM;
+    y2 = dpprof__fw_norm_fwd(s, &ly->n2, h1, ly->rgh1, P + 5, N, C);
+    s->fw.mod = DPPROF_MOD_MLP;
+    ly->gate_y = dpprof__fw_linear_fwd(s, &ly->gate, y2, ly->rgh1 || ly->n2.rgw, P + 6, N);
+    ly->act = DPPROF__FN(N * h->F, E);
+    if (ly->gate.rgy) dpprof__fw_ref(s, ly->gate_y); /* silu saves its input */
+    dpprof__fw_drop(s, ly->gate_y);
+    ly->up_y = dpprof__fw_linear_fwd(s, &ly->up, y2, ly->gate.rgx, P + 7, N);
+    prod = DPPROF__FN(N * h->F, E); /* act * up saves each where the other needs a gradient */
+    if (ly->up.rgy) dpprof__fw_ref(s, ly->act);
+    if (ly->gate.rgy) dpprof__fw_ref(s, ly->up_y);
+    dpprof__fw_drop(s, ly->act);
+    dpprof__fw_drop(s, ly->up_y);
+    ly->rgmlp = ly->gate.rgy || ly->up.rgy;
+    d = dpprof__fw_linear_fwd(s, &ly->down, prod, ly->rgmlp, P + 8, N);
+    dpprof__fw_drop(s, prod);
+    dpprof__fw_drop(s, y2);
+    out = DPPROF__FN(N * C, E);
+    dpprof__fw_drop(s, d);
+    dpprof__fw_drop(s, h1); /* the residual's name */
+    *rg_out = ly->rgh1 || ly->down.rgy;
+    return out;
+}
+
+/* its backward from g, the gradient of its output (consumed); the gradient of its input x is summed into *gx */
+static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l, int g, int *gx, int n) {
+    const dpprof_shape *h = &s->sh;
+    const int T = s->cfg.seq, C = h->C, E = 4, P = 1 + l * DPPROF__P_PER_LAYER;
+    const int64_t N = (int64_t)n * T, nq = N * h->NH * h->HS, nk = N * h->NKV * h->HS;
+    int g1 = -1, gy = -1, ga, gu, gs, dq, dk, dv, t;
+    /* h2 = h1 + down: the gradient goes on to both */
+    if (ly->rgh1) dpprof__fw_acc(s, &g1, ly->down.rgy ? dpprof__fw_ref(s, g) : g, N * C, E);
+    if (ly->down.rgy) {
+        s->fw.mod = DPPROF_MOD_MLP;
+        t = -1;
+        dpprof__fw_linear_bwd(s, &ly->down, g, P + 8, N, &t);
+        if (ly->rgmlp) {
+            ga = ly->gate.rgy ? DPPROF__FN(N * h->F, E) : -1; /* act * up */
+            gu = ly->up.rgy ? DPPROF__FN(N * h->F, E) : -1;
+            dpprof__fw_drop(s, t);
+            if (ly->gate.rgy) dpprof__fw_drop(s, ly->up_y);
+            if (ly->up.rgy) dpprof__fw_drop(s, ly->act);
+            if (ly->up.rgy) dpprof__fw_linear_bwd(s, &ly->up, gu, P + 7, N, &gy);
+            if (ly->gate.rgy) {
+                gs = DPPROF__FN(N * h->F, E); /* silu */
+                dpprof__fw_drop(s, ga);
+                dpprof__fw_drop(s, ly->gate_y);
+                dpprof__fw_linear_bwd(s, &ly->gate, gs, P + 6, N, &gy);
+            }
+        }
+        s->fw.mod = DPPROF_MOD_NORM;
+        if (gy >= 0) dpprof__fw_norm_bwd(s, &ly->n2, gy, &g1, P + 5, N, C);
+    }
+    if (!ly->rgh1) return;
+    /* h1 = x + o */
+    if (ly->rgx) dpprof__fw_acc(s, gx, ly->o.rgy ? dpprof__fw_ref(s, g1) : g1, N * C, E);
+    if (!ly->o.rgy) return;
+    s->fw.mod = DPPROF_MOD_ATTENTION;
+    t = -1;
+    dpprof__fw_linear_bwd(s, &ly->o, g1, P + 4, N, &t);
+    if (!ly->rgatt) return;
+    if (s->cfg.attention == DPPROF_ATTENTION_SDPA) { /* the three gradients made, those not needed dropped at once */
+        dq = DPPROF__FN(nq, E);
+        dk = DPPROF__FN(nk, E);
+        dv = DPPROF__FN(nk, E);
+        if (!ly->q.rgy) dpprof__fw_drop(s, dq), dq = -1;
+        if (!ly->k.rgy) dpprof__fw_drop(s, dk), dk = -1;
+        if (!ly->v.rgy) dpprof__fw_drop(s, dv), dv = -1;
+        dpprof__fw_drop(s, t);
+        dpprof__fw_drop(s, ly->kc);
+        dpprof__fw_drop(s, ly->qe);
+        dpprof__fw_drop(s, ly->vc);
+        dpprof__fw_drop(s, ly->lse);
+        dpprof__fw_drop(s, ly->out);
+    } else {
+        const int64_t tt = (int64_t)n * h->NH * T * T;
+        const int rgp = ly->q.rgy || ly->k.rgy;
+        int gt, dvr, dp, ds, dm, dkt;
+        gt = DPPROF__FN(nq, E); /* the transpose's gradient made contiguous */
+        dpprof__fw_drop(s, t);
+        dvr = ly->v.rgy ? DPPROF__FN(nq, E) : -1; /* @ v */
+        dp = rgp ? DPPROF__FN(tt, E) : -1;
+        dpprof__fw_drop(s, gt);
+        if (rgp) dpprof__fw_drop(s, ly->vr);
+        if (ly->v.rgy) dpprof__fw_drop(s, ly->pr);
+        dkt = dq = -1;
+        if (rgp) {
+            ds = DPPROF__FN(tt, E); /* softmax */
+            dpprof__fw_drop(s, dp);
+            dpprof__fw_drop(s, ly->pr);
+            dm = DPPROF__FN(tt, E); /* * scaling */
+            dpprof__fw_drop(s, ds);
+            dkt = ly->k.rgy ? DPPROF__FN(nq, E) : -1; /* q k^T */
+            dq = ly->q.rgy ? DPPROF__FN(nq, E) : -1;
+            dpprof__fw_drop(s, dm);
+            if (ly->k.rgy) dpprof__fw_drop(s, ly->qc);
+            if (ly->q.rgy) dpprof__fw_drop(s, ly->kr);
+        }
+        dk = dkt, dv = dvr;
+        if (h->NH != h->NKV) { /* repeat_kv: the repeats summed */
+            if (dkt >= 0) {
+                dk = DPPROF__FN(nk, E);
+                dpprof__fw_drop(s, dkt);
+            }
+            if (dvr >= 0) {
+                dv = DPPROF__FN(nk, E);
+                dpprof__fw_drop(s, dvr);
+            }
+        }
+    }
+    if (dk >= 0) dk = dpprof__fw_rope_bwd(s, dk, nk);
+    if (dq >= 0) dq = dpprof__fw_rope_bwd(s, dq, nq);
+    gy = -1;
+    if (dv >= 0) {
+        if (s->cfg.attention == DPPROF_ATTENTION_EAGER) { /* v's gradient made contiguous too (sdpa's is already) */
+            t = DPPROF__FN(nk, E);
+            dpprof__fw_drop(s, dv);
+            dv = t;
+        }
+        dpprof__fw_linear_bwd(s, &ly->v, dv, P + 3, N, &gy);
+    }
+    if (dk >= 0) {
+        t = DPPROF__FN(nk, E); /* k's gradient made contiguous for the view's backward */
+        dpprof__fw_drop(s, dk);
+        dpprof__fw_linear_bwd(s, &ly->k, t, P + 2, N, &gy);
+    }
+    if (dq >= 0) {
+        t = DPPROF__FN(nq, E);
+        dpprof__fw_drop(s, dq);
+        dpprof__fw_linear_bwd(s, &ly->q, t, P + 1, N, &gy);
+    }
+    s->fw.mod = DPPROF_MOD_NORM;
+    if (gy >= 0) dpprof__fw_norm_bwd(s, &ly->n1, gy, gx, P, N, C);
+}
+
+/* the physical batch of n samples: forward, the loss and backward (the gradients to .grad) */
+static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
+    const dpprof_shape *h = &s->sh;
+    const int T = s->cfg.seq, C = h->C, V = h->V, L = h->L, E = 4;
+    const int64_t N = (int64_t)n * T;
+    dpprof__fw_layer *ly = s->fw.lay;
+    int ids, labels, emb, pos, mask, a, fr, ct, co, si, x, l, yf, logits, pad, cl, ls, loss, tw, ones, g, gx, rg;
+    dpprof__fw_norm nf;
+    dpprof__fw_lin head;
+    if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_FORWARD, step)) != DPPROF_OK) return;
+    ids = dpprof__fw_new(s, N, 8, DPPROF_CAT_DATA, DPPROF_MOD_OTHER); /* input_ids and labels, int64 */
+    labels = dpprof__fw_new(s, N, 8, DPPROF_CAT_DATA, DPPROF_MOD_OTHER);
+    s->fw.mod = DPPROF_MOD_EMBEDDING;
+    emb = DPPROF__FN(N * C, E);
+    s->fw.mod = DPPROF_MOD_ATTENTION; /* position ids (int64) and the rotary tables */
+    a = DPPROF__FN(T, 8);
+    pos = DPPROF__FN(T, 8);
+    dpprof__fw_drop(s, a);
+    mask = -1;
+    if (s->cfg.attention == DPPROF_ATTENTION_EAGER) { /* the causal mask, (n, 1, T, T) floats, from int64 aranges and a bool */
+        int t[8], le;
+        t[0] = DPPROF__FN(n, 8);
+        t[1] = DPPROF__FN(1, 8);
+        t[2] = DPPROF__FN(T, 8);
+        t[3] = DPPROF__FN(T, 8);
+        dpprof__fw_drop(s, t[2]);
+        t[4] = DPPROF__FN(T, 8);
+        t[5] = DPPROF__FN(T, 8);
+        dpprof__fw_drop(s, t[4]);
+        le = DPPROF__FN((int64_t)T * T, 1);
+        dpprof__fw_drop(s, t[0]);
+        dpprof__fw_drop(s, t[1]);
+        dpprof__fw_drop(s, t[3]);
+        dpprof__fw_drop(s, t[5]);
+        t[6] = DPPROF__FN(1, 4);
+        t[7] = DPPROF__FN(1, 4);
+        mask = DPPROF__FN((int64_t)n * T * T, 4);
+        dpprof__fw_drop(s, t[7]);
+        dpprof__fw_drop(s, t[6]);
+        dpprof__fw_drop(s, le);
+    }
+    a = DPPROF__FN(T, 4);
+    fr = DPPROF__FN((int64_t)T * (h->HS / 2), 4);
+    dpprof__fw_drop(s, a);
+    ct = DPPROF__FN((int64_t)T * h->HS, 4);
+    co = DPPROF__FN((int64_t)T * h->HS, 4);
+    s->fw.cos = DPPROF__FN((int64_t)T * h->HS, 4);
+    dpprof__fw_drop(s, co);
+    si = DPPROF__FN((int64_t)T * h->HS, 4);
+    s->fw.sin = DPPROF__FN((int64_t)T * h->HS, 4);
+    dpprof__fw_drop(s, si);
+    dpprof__fw_drop(s, fr);
+    dpprof__fw_drop(s, ct);
+    x = emb;
+    rg = s->model.params[s->model.p_emb].trainable;
+    for (l = 0; l < L; l++) {
+        int out = dpprof__fw_layer_fwd(s, &ly[l], l, x, rg, n, &rg);
+        if (l) dpprof__fw_drop(s, x); /* the embedding's output keeps its name (inputs_embeds) to the model's end */
+        x = out;
+    }
+    s->fw.mod = DPPROF_MOD_NORM;
+    yf = dpprof__fw_norm_fwd(s, &nf, x, rg, s->model.p_normf, N, C);
+    rg = rg || nf.rgw;
+    /* LlamaModel returns: its names go (the last hidden state's, the position ids, the mask, the embedding's output,
+       the rotary tables) */
+    dpprof__fw_drop(s, x);
+    dpprof__fw_drop(s, pos);
+    dpprof__fw_drop(s, mask);
+    dpprof__fw_drop(s, emb);
+    dpprof__fw_drop(s, s->fw.cos);
+    dpprof__fw_drop(s, s->fw.sin);
+    s->fw.mod = DPPROF_MOD_HEAD;
+    logits = dpprof__fw_linear_fwd(s, &head, yf, rg, s->model.p_head, N);
+    /* ForCausalLMLoss: the labels padded and shifted (int64), log_softmax, nll_loss (the loss and its total weight) */
+    pad = DPPROF__FN((int64_t)n * (T + 1), 8);
+    cl = DPPROF__FN(N, 8);
+    ls = DPPROF__FN(N * V, 4);
+    loss = DPPROF__FN(1, 4);
+    tw = DPPROF__FN(1, 4);
+    dpprof__fw_drop(s, pad);
+    /* LlamaForCausalLM returns the loss alone to the caller: the hidden states, the logits, the cache's k and v go */
+    dpprof__fw_drop(s, yf);
+    dpprof__fw_drop(s, logits);
+    for (l = 0; l < L; l++) {
+        dpprof__fw_drop(s, ly[l].kc);
+        dpprof__fw_drop(s, ly[l].vc);
+    }
+    if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_BACKWARD, step)) != DPPROF_OK) return;
+    ones = DPPROF__FN(1, 4);
+    g = DPPROF__FN(N * V, 4); /* nll_loss */
+    dpprof__fw_drop(s, cl);
+    dpprof__fw_drop(s, tw);
+    a = DPPROF__FN(N * V, 4); /* log_softmax */
+    dpprof__fw_drop(s, g);
+    dpprof__fw_drop(s, ls);
+    g = -1;
+    dpprof__fw_linear_bwd(s, &head, a, s->model.p_head, N, &g);
+    gx = -1;
+    s->fw.mod = DPPROF_MOD_NORM;
+    if (rg) dpprof__fw_norm_bwd(s, &nf, g, &gx, s->model.p_normf, N, C);
+    for (l = L - 1; l >= 0 && gx >= 0; l--) {
+        int gin = -1;
+        dpprof__fw_layer_bwd(s, &ly[l], l, gx, &gin, n);
+        gx = gin;
+    }
+    s->fw.mod = DPPROF_MOD_EMBEDDING;
+    a = s->model.params[s->model.p_emb].trainable ? dpprof__fw_new(s, (int64_t)V * C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_EMBEDDING) : -1;
+    dpprof__fw_drop(s, gx);
+    if (a >= 0 && s->fw.tied >= 0) { /* both uses of the tied matrix: summed in AccumulateGrad's buffer, then .grad */
+        int sum = dpprof__fw_new(s, (int64_t)V * C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_EMBEDDING);
+        dpprof__fw_drop(s, s->fw.tied);
+        dpprof__fw_drop(s, a);
+        a = sum;
+        s->fw.tied = -1;
+    }
+    if (a >= 0) dpprof__fw_grad(s, s->model.p_emb, a);
+    dpprof__fw_drop(s, ones);
+    dpprof__fw_drop(s, loss);
+    dpprof__fw_drop(s, ids);
+    dpprof__fw_drop(s, labels);
+}
+
+/* AdamW(foreach=True).step(): the moments made at the first step; exp_avg_sq's square roots, one temporary per
+   trainable tensor at once; then zero_grad(set_to_none=True) */
+static void dpprof__fw_optimizer(dpprof_session *s, int step) {
+    int i, *tmp = s->fw.tmp, nt = 0;
+    if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_OPTIMIZER_STEP, step)) != DPPROF_OK) return;
+    for (i = 0; i < s->model.n_params; i++) {
+        const dpprof_param *p = &s->model.params[i];
+        if (!p->trainable || s->fw.g[i] < 0) continue;
+        if (s->fw.m[i] < 0 && s->cfg.optimizer == DPPROF_OPT_ADAM) {
+            s->fw.m[i] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER);
+            s->fw.v[i] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER);
+        }
+    }
+    for (i = 0; i < s->model.n_params && s->cfg.optimizer == DPPROF_OPT_ADAM; i++) {
+        const dpprof_param *p = &s->model.params[i];
+        if (p->trainable && s->fw.g[i] >= 0) tmp[nt++] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OPTIMIZER);
+    }
+    while (nt) dpprof__fw_drop(s, tmp[--nt]);
+    for (i = 0; i < s->model.n_params; i++) {
+        dpprof__fw_drop(s, s->fw.g[i]);
+        s->fw.g[i] = -1;
+    }
+}
+
+/* the framework's session: the parameters (a fresh accountant: build_model made the shapes alone) and the walk's
+   tables */
+static int dpprof__fw_setup(dpprof_session *s) {
+    dpprof__fw *w = &s->fw;
+    const int np = s->model.n_params;
+    int i, rc;
+    dpprof_prof_free(&s->prof);
+    DPPROF__TRY(dpprof_prof_init(&s->prof, DPPROF_PROF_NO_CLOCK | (s->cfg.no_timeline ? DPPROF_PROF_NO_EVENTS : 0)));
+    w->cap = 6 * np + 64 * s->sh.L + 256;
+    w->t = (dpprof__fwt *)DPPROF_MALLOC(sizeof(dpprof__fwt) * (size_t)w->cap);
+    w->free_list = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)w->cap);
+    w->w = (int *)DPPROF_MALLOC(sizeof(int) * 5 * (size_t)np);
+    w->lay = (dpprof__fw_layer *)DPPROF_MALLOC(sizeof(dpprof__fw_layer) * (size_t)s->sh.L);
+    if (!w->t || !w->free_list || !w->w || !w->lay) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the framework walk's tables");
+    memset(w->t, 0, sizeof(dpprof__fwt) * (size_t)w->cap);
+    for (i = 0; i < w->cap; i++) w->free_list[i] = w->cap - 1 - i;
+    w->n_free = w->cap;
+    w->g = w->w + np;
+    w->m = w->g + np;
+    w->v = w->m + np;
+    w->tmp = w->v + np;
+    for (i = 0; i < 4 * np; i++) w->w[i] = -1;
+    w->cos = w->sin = w->tied = -1;
+    DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
+    for (i = 0; i < np && w->rc == DPPROF_OK; i++) {
+        const dpprof_param *p = &s->model.params[i];
+        w->w[i] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, p->w.category, p->module);
+    }
+    /* the rotary embedding's buffers: inv_freq and original_inv_freq */
+    (void)dpprof__fw_new(s, s->sh.HS / 2, 4, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_ATTENTION);
+    (void)dpprof__fw_new(s, s->sh.HS / 2, 4, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_ATTENTION);
+    rc = w->rc;
+    dpprof__phase_end(s);
+    return rc;
+}
+
+/* one step of the framework's loop: its physical batches (gradient accumulation), the optimizer */
+static int dpprof__fw_step(dpprof_session *s) {
+    const int step = s->run.steps_done, b = s->cfg.physical_batch;
+    int first;
+    if (dpprof__grow((void **)&s->run.step_loss, &s->run.cap_steps, (size_t)step + 1, sizeof(double)) != 0)
+        return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the loss table");
+    s->run.step_ms = (double *)DPPROF_REALLOC(s->run.step_ms, sizeof(double) * (size_t)s->run.cap_steps);
+    if (!s->run.step_ms) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the time table");
+    for (first = 0; first < s->cfg.batch && s->fw.rc == DPPROF_OK; first += b) dpprof__fw_physical(s, step, s->cfg.batch - first < b ? s->cfg.batch - first : b);
+    if (s->fw.rc == DPPROF_OK) dpprof__fw_optimizer(s, step);
+    dpprof__phase_end(s);
+    if (s->fw.rc != DPPROF_OK) return s->fw.rc;
+    s->run.step_loss[step] = NAN;
+    s->run.step_ms[step] = NAN;
+    s->run.steps_done++;
+    return DPPROF_OK;
+}
+
 DPPROF_API int dpprof_session_step(dpprof_session *s) {
     const int b = s->cfg.physical_batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
     const int step = s->run.steps_done;
@@ -7971,6 +8700,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     size_t first_phase = s->prof.n_phases;
     const long long launches0 = dpprof_cuda_launch_count(), wgmma0 = dpprof_cuda_wgmma_count(), work0 = dpprof_cuda_work_count();
     int marked;
+    if (s->fw.t) return dpprof__fw_step(s);
     dpprof__bind(s);
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) {
@@ -8663,6 +9393,7 @@ DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int 
                                        "flash: tiled per-sample gradient (lm head) + token-pair gram (embedding) + their cross term", "", ""};
     if (s && s->sh.tied && i == s->model.p_emb && s->plan.tensor && s->plan.tensor[i].method == DPPROF__M_TOKEN_PAIRS && s->plan.head_method >= 0 && *tied[s->plan.head_method])
         return tied[s->plan.head_method];
+    if (s && s->fw.t && i >= 0 && i < s->model.n_params) return dpprof__method_names[s->model.params[i].trainable ? 0 : 1]; /* a framework's loop: non-private */
     return s && i >= 0 && i < s->model.n_params && s->plan.tensor ? dpprof__method_names[s->plan.tensor[i].method] : "?";
 }
 
@@ -8700,6 +9431,7 @@ DPPROF_API int dpprof_session_write_plan(const dpprof_session *s, FILE *f) {
     const dpprof_config *c = &s->cfg;
     const int auto_rated = c->algo == DPPROF_ALGO_AUTO && (s->backend == DPPROF_BACKEND_CUDA || s->plan.rates_given);
     int i, w = 6;
+    if (s->fw.t) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_write_plan: config.framework = %s runs PyTorch's loop, not a dpprof plan", dpprof_framework_name(c->framework));
     if (!s->plan.tensor) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_write_plan: the session stopped before its plan was made");
     for (i = 0; i < s->model.n_params; i++)
         if ((int)strlen(s->model.params[i].name) > w) w = (int)strlen(s->model.params[i].name);
@@ -8868,7 +9600,8 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     }
     memset(s->model.a.lay, 0, sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
     rc = dpprof__build_model(s);
-    if (rc == DPPROF_OK) rc = dpprof__setup_dp(s);
+    if (rc == DPPROF_OK && s->cfg.framework == DPPROF_FRAMEWORK_PYTORCH) rc = dpprof__fw_setup(s);
+    else if (rc == DPPROF_OK) rc = dpprof__setup_dp(s);
     if (rc != DPPROF_OK) goto fail;
     *out = s;
     return DPPROF_OK;
@@ -8938,6 +9671,10 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
     DPPROF_FREE(s->dps.last_norms);
     DPPROF_FREE(s->dps.last_clip);
     dpprof_prof_free(&s->prof);
+    DPPROF_FREE(s->fw.t);
+    DPPROF_FREE(s->fw.free_list);
+    DPPROF_FREE(s->fw.w);
+    DPPROF_FREE(s->fw.lay);
     DPPROF_FREE(s);
 }
 
@@ -9452,6 +10189,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     fprintf(f, ", \"train_head\": %s, \"frozen_masters\": %s", dpprof__head_trains(c) ? "true" : "false", c->frozen_masters == DPPROF_SWITCH_ON ? "true" : "false");
     fprintf(f, ", \"checkpoint\": \"%s\", \"attention\": \"%s\", \"attention_workspace\": %lld", dpprof_checkpoint_name(c->checkpoint), dpprof_attention_name(c->attention),
             (long long)c->attention_workspace);
+    fprintf(f, ", \"framework\": \"%s\"", dpprof_framework_name(c->framework));
     if (c->attention == DPPROF_ATTENTION_CUDNN && s->backend == DPPROF_BACKEND_CUDA) /* the same bits every run, or not */
         fprintf(f, ", \"attention_deterministic\": %s", s->gpu.attn_deterministic ? "true" : "false");
     fprintf(f, ", \"dtype\": \"%s\", \"backend\": \"%s\", \"seed\": %llu, \"data\": ", c->dtype == DPPROF_DTYPE_BF16 ? "bf16" : "fp32", dpprof_backend_name(s->backend), (unsigned long long)c->seed);

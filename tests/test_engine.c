@@ -41,20 +41,26 @@ static dpprof_config tiny(dpprof_backend be, dpprof_task task) {
     return c;
 }
 
-static void check_report_adds_up(dpprof_task task, const char *name) {
-    dpprof_config c = tiny(DPPROF_BACKEND_CPU, task);
-    dpprof_session *s;
-    const dpprof_prof *p;
-    int64_t sum = 0, params, trainable;
+/* the split of the peak by category and by module each sums to it */
+static void peak_adds_up(const dpprof_prof *p, const char *name) {
+    int64_t sum = 0;
     int k;
-    c.optimizer = DPPROF_OPT_ADAM;
-    CHECK(dpprof_session_create(&c, &s) == DPPROF_OK && dpprof_session_run(s) == DPPROF_OK, "%s: tiny cpu run", name);
-    p = dpprof_session_prof(s);
     for (k = 0; k < DPPROF_CAT_COUNT; k++) sum += p->peak_by_cat[k];
     CHECK(sum == p->peak_bytes, "%s: categories at the peak sum to the peak (%lld bytes)", name, (long long)p->peak_bytes);
     sum = 0;
     for (k = 0; k < DPPROF_MOD_COUNT; k++) sum += p->peak_by_mod[k];
     CHECK(sum == p->peak_bytes, "%s: modules at the peak sum to the peak", name);
+}
+
+static void check_report_adds_up(dpprof_task task, const char *name) {
+    dpprof_config c = tiny(DPPROF_BACKEND_CPU, task);
+    dpprof_session *s;
+    const dpprof_prof *p;
+    int64_t params, trainable;
+    c.optimizer = DPPROF_OPT_ADAM;
+    CHECK(dpprof_session_create(&c, &s) == DPPROF_OK && dpprof_session_run(s) == DPPROF_OK, "%s: tiny cpu run", name);
+    p = dpprof_session_prof(s);
+    peak_adds_up(p, name);
     params = dpprof_session_param_elems(s, 0);
     trainable = dpprof_session_param_elems(s, 1);
     CHECK(p->peak_by_cat[DPPROF_CAT_MODEL_PARAMETERS] == 4 * params, "%s: parameter bytes = 4 x %lld parameters", name, (long long)params);
@@ -735,8 +741,77 @@ static void check_attention_cudnn(void) {
           "attention names: dpprof, cudnn; others unknown");
 }
 
+/* config.framework pytorch: the walk of PyTorch's loop on dry. its report adds up; after the run only what PyTorch
+   keeps between steps is live (the parameters, the rotary buffers, AdamW's moments: each rounded to the caching
+   allocator's 512 bytes); the eager attention's T x T probabilities cost more than sdpa's; what it does not model is
+   refused by name. Its peaks against PyTorch's own tracker: tests/test_frameworks.sh */
+static int64_t r512(int64_t b) { return (b + 511) / 512 * 512; }
+static void check_framework_pytorch(void) {
+    int variant;
+    int64_t peak[2] = {0, 0};
+    for (variant = 0; variant < 6; variant++) {
+        dpprof_config c = tiny(DPPROF_BACKEND_DRY, DPPROF_TASK_LM);
+        dpprof_session *s = NULL;
+        const dpprof_prof *p;
+        int64_t keep = 2 * r512(4 * 32 / 2); /* the rotary buffers: head_dim / 2 floats each */
+        int i, rc;
+        char name[64];
+        c.framework = DPPROF_FRAMEWORK_PYTORCH;
+        c.seq = 128; /* the peak in the backward, where the attention's saved tensors count */
+        c.attention = variant & 1 ? DPPROF_ATTENTION_EAGER : DPPROF_ATTENTION_SDPA;
+        c.tie_embeddings = variant & 2 ? DPPROF_SWITCH_ON : DPPROF_SWITCH_OFF;
+        if (variant >= 4) c.physical_batch = c.batch; /* one physical batch (else 2 + 2 + 1, accumulated) */
+        snprintf(name, sizeof name, "pytorch %s %s%s", variant & 1 ? "eager" : "sdpa", variant & 2 ? "tied" : "untied", variant >= 4 ? " unsplit" : "");
+        rc = dpprof_session_create(&c, &s);
+        if (rc == DPPROF_OK) rc = dpprof_session_run(s);
+        CHECK(rc == DPPROF_OK, "%s: dry run (%s)", name, rc ? dpprof_last_error() : "ok");
+        if (rc != DPPROF_OK) {
+            dpprof_session_destroy(s);
+            continue;
+        }
+        p = dpprof_session_prof(s);
+        peak_adds_up(p, name);
+        for (i = 0; i < dpprof_session_param_count(s); i++) {
+            const dpprof_param *pp = dpprof_session_param(s, i);
+            keep += r512(4LL * pp->rows * pp->cols) * (pp->trainable ? 3 : 1);
+        }
+        CHECK(p->live_bytes == keep, "%s: after the run the parameters, buffers and moments alone are live (%lld bytes, expected %lld)", name, (long long)p->live_bytes, (long long)keep);
+        CHECK(p->peak_by_cat[DPPROF_CAT_WORKSPACE] == 0 && p->peak_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] == 0, "%s: no workspace, no per-sample gradients", name);
+        CHECK(!strcmp(dpprof_session_param_method(s, 0), "summed (non-private)"), "%s: every tensor's method is the summed gradient", name);
+        if (variant < 2) peak[variant] = p->peak_bytes;
+        dpprof_session_destroy(s);
+    }
+    CHECK(peak[1] > peak[0], "pytorch: eager attention's peak (%lld) is above sdpa's (%lld)", (long long)peak[1], (long long)peak[0]);
+    {
+        static const struct {
+            int backend, attention, framework, algo, dtype;
+            const char *says;
+        } bad[] = {
+            {DPPROF_BACKEND_CPU, 0, DPPROF_FRAMEWORK_PYTORCH, 0, 0, "config.backend = dry"},
+            {0, DPPROF_ATTENTION_SDPA, 0, 0, 0, "takes config.framework = pytorch"},
+            {0, DPPROF_ATTENTION_DPPROF, DPPROF_FRAMEWORK_PYTORCH, 0, 0, "takes sdpa or eager"},
+            {0, 0, DPPROF_FRAMEWORK_PYTORCH, DPPROF_ALGO_FLASH_BK, 0, "non-private loop"},
+            {0, 0, DPPROF_FRAMEWORK_PYTORCH, 0, DPPROF_DTYPE_BF16, "bf16 is not modelled yet"},
+        };
+        size_t j;
+        for (j = 0; j < sizeof bad / sizeof bad[0]; j++) {
+            dpprof_config c = tiny((dpprof_backend)bad[j].backend, DPPROF_TASK_LM);
+            dpprof_session *s = NULL;
+            int rc;
+            c.attention = (dpprof_attention)bad[j].attention;
+            c.framework = (dpprof_framework)bad[j].framework;
+            c.algo = (dpprof_algo)bad[j].algo;
+            c.dtype = (dpprof_dtype)bad[j].dtype;
+            rc = dpprof_session_create(&c, &s);
+            CHECK(rc != DPPROF_OK && strstr(dpprof_last_error(), bad[j].says), "pytorch: refused, saying '%s' (%s)", bad[j].says, rc ? dpprof_last_error() : "accepted");
+            dpprof_session_destroy(s);
+        }
+    }
+}
+
 int main(void) {
     test_result_codes();
+    check_framework_pytorch();
     check_attention_cudnn();
     check_ghost_share();
     check_report_adds_up(DPPROF_TASK_LM, "lm");
