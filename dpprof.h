@@ -5728,6 +5728,7 @@ typedef struct dpprof__fw {
     int mod;                      /* the module the next activation is charged to */
     int cos, sin;                 /* the rotary tables of the physical batch in flight */
     int tied;                     /* a tied head's weight gradient, waiting in AccumulateGrad's buffer for the embedding's */
+    int pending[4], n_pending;    /* weight gradients added into .grad, dropped when the node that made them is done */
     int *w, *g, *m, *v, *tmp;     /* (n_params) a parameter's weight, .grad and moments; the optimizer's temporaries */
     struct dpprof__fw_layer *lay; /* (L) what each layer keeps */
 } dpprof__fw;
@@ -8087,10 +8088,17 @@ static void dpprof__fw_acc(dpprof_session *s, int *buf, int h, int64_t n, int e)
     *buf = sum;
 }
 /* a parameter's gradient dw (made with one reference) reaches AccumulateGrad: the first becomes .grad, a later one
-   is added into it in place and dropped */
+   is added into it in place and dropped when AccumulateGrad runs, right after the node that made it
+   (dpprof__fw_done) */
 static void dpprof__fw_grad(dpprof_session *s, int p, int dw) {
     if (s->fw.g[p] < 0) s->fw.g[p] = dw;
+    else if (s->fw.n_pending < (int)(sizeof s->fw.pending / sizeof s->fw.pending[0])) s->fw.pending[s->fw.n_pending++] = dw;
     else dpprof__fw_drop(s, dw);
+}
+/* a node is done (its incoming gradient dropped, its saved tensors released): the AccumulateGrad nodes it made ready
+   run */
+static void dpprof__fw_done(dpprof_session *s) {
+    while (s->fw.n_pending) dpprof__fw_drop(s, s->fw.pending[--s->fw.n_pending]);
 }
 
 #define DPPROF__FN(n, e) dpprof__fw_new(s, (int64_t)(n), (e), DPPROF_CAT_ACTIVATIONS, s->fw.mod)
@@ -8149,6 +8157,7 @@ static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, i
     dpprof__fw_drop(s, t);
     dpprof__fw_drop(s, g);
     dpprof__fw_drop(s, nm->hn);
+    dpprof__fw_done(s);
     if (!nm->rgx) return;
     /* x * rsqrt */
     a = DPPROF__FN(N * C, E);
@@ -8228,18 +8237,21 @@ static void dpprof__fw_linear_bwd(dpprof_session *s, dpprof__fw_lin *ln, int g, 
         da = DPPROF__FN(N * s->model.params[la].rows, 4);
         dpprof__fw_drop(s, ms);
         dpprof__fw_drop(s, ln->a);
+        dpprof__fw_done(s);
         dpprof__fw_dw(s, la); /* lora_A */
         t = ln->rgx ? DPPROF__FN(N * pp->cols, 4) : -1;
         dpprof__fw_drop(s, da);
         dpprof__fw_drop(s, ln->x);
         if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, 4);
+        dpprof__fw_done(s);
         if (!base) return;
     }
     if (pp->trainable) dpprof__fw_dw(s, p);
     t = ln->rgx ? DPPROF__FN(N * pp->cols, 4) : -1;
     dpprof__fw_drop(s, g);
     if (pp->trainable) dpprof__fw_drop(s, ln->x);
-    if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, 4);
+    if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, 4); /* the outputs routed, then AccumulateGrad runs */
+    dpprof__fw_done(s);
 }
 /* apply_rotary_pos_emb on one of q, k (n elements): (x * cos) + (rotate_half(x) * sin), the tables saved where x
    needs a gradient; returns the result */
@@ -8559,8 +8571,8 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
        the rotary tables) */
     dpprof__fw_drop(s, x);
     dpprof__fw_drop(s, pos);
-    dpprof__fw_drop(s, mask);
     dpprof__fw_drop(s, emb);
+    dpprof__fw_drop(s, mask);
     dpprof__fw_drop(s, s->fw.cos);
     dpprof__fw_drop(s, s->fw.sin);
     s->fw.mod = DPPROF_MOD_HEAD;
@@ -8608,6 +8620,7 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
         s->fw.tied = -1;
     }
     if (a >= 0) dpprof__fw_grad(s, s->model.p_emb, a);
+    dpprof__fw_done(s);
     dpprof__fw_drop(s, ones);
     dpprof__fw_drop(s, loss);
     dpprof__fw_drop(s, ids);
