@@ -5729,6 +5729,7 @@ typedef struct dpprof__fw {
     int cos, sin;                 /* the rotary tables of the physical batch in flight */
     int tied;                     /* a tied head's weight gradient, waiting in AccumulateGrad's buffer for the embedding's */
     int pending[4], n_pending;    /* weight gradients added into .grad, dropped when the node that made them is done */
+    int ids, labels;              /* the last physical batch's input_ids and labels, alive until the next's are made */
     int *w, *g, *m, *v, *tmp;     /* (n_params) a parameter's weight, .grad and moments; the optimizer's temporaries */
     struct dpprof__fw_layer *lay; /* (L) what each layer keeps */
 } dpprof__fw;
@@ -8338,13 +8339,21 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
         dpprof__fw_drop(s, ly->lse);
     } else { /* eager: repeat_kv, q k^T (q copied), * scaling, + the mask, softmax, @ v, the transpose made contiguous */
         const int64_t tt = (int64_t)n * h->NH * T * T;
-        int sc, m, a, o2;
-        ly->kr = h->NH != h->NKV ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->kc);
-        ly->vr = h->NH != h->NKV ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->vc);
-        ly->qc = DPPROF__FN(nq, E);
+        /* the copies reshapes make: repeat_kv's expand of k and v to every head is a view where there is one kv-head
+           (stride 0), else a copy; matmul's reshape to (n NH, ., .) then copies that view of k and v where n > 1, and
+           q (laid out as (n, T, NH, HS)) where n > 1 and NH > 1; the output's transpose is contiguous already where
+           NH = 1. a view in place of a copy keeps what it views alive instead */
+        const int rep_copy = h->NH != h->NKV && h->NKV > 1, mm_copy = h->NH != h->NKV && h->NKV == 1 && n > 1;
+        int sc, m, a, o2, kx, vx;
+        ly->kr = rep_copy ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->kc);
+        ly->vr = rep_copy ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->vc);
+        ly->qc = n > 1 && h->NH > 1 ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->qe);
+        kx = mm_copy ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->kr);
         sc = DPPROF__FN(tt, E);
         if (ly->k.rgy) dpprof__fw_ref(s, ly->qc);
-        if (ly->q.rgy) dpprof__fw_ref(s, ly->kr);
+        if (ly->q.rgy) dpprof__fw_ref(s, kx);
+        dpprof__fw_drop(s, ly->kr);
+        ly->kr = kx; /* what the product saved */
         dpprof__fw_drop(s, ly->qc);
         m = DPPROF__FN(tt, E);
         dpprof__fw_drop(s, sc);
@@ -8353,11 +8362,13 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
         ly->pr = DPPROF__FN(tt, E); /* softmax saves its output, @ v the probabilities and v */
         if (ly->q.rgy || ly->k.rgy) dpprof__fw_ref(s, ly->pr);
         dpprof__fw_drop(s, a);
+        vx = mm_copy ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->vr);
         o2 = DPPROF__FN(nq, E);
         if (ly->v.rgy) dpprof__fw_ref(s, ly->pr);
-        if (ly->q.rgy || ly->k.rgy) dpprof__fw_ref(s, ly->vr);
-        dpprof__fw_drop(s, ly->pr);
-        ly->out = DPPROF__FN(nq, E);
+        if (ly->q.rgy || ly->k.rgy) dpprof__fw_ref(s, vx);
+        dpprof__fw_drop(s, ly->vr);
+        ly->vr = vx;
+        ly->out = h->NH > 1 ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, o2);
         dpprof__fw_drop(s, o2);
         dpprof__fw_drop(s, ly->kr);
         dpprof__fw_drop(s, ly->vr);
@@ -8388,7 +8399,8 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
     dpprof__fw_drop(s, y2);
     out = DPPROF__FN(N * C, E);
     dpprof__fw_drop(s, d);
-    dpprof__fw_drop(s, h1); /* the residual's name */
+    dpprof__fw_drop(s, h1); /* the residual's name, then the attention weights eager returns (the layer's `_`) */
+    if (s->cfg.attention == DPPROF_ATTENTION_EAGER) dpprof__fw_drop(s, ly->pr);
     *rg_out = ly->rgh1 || ly->down.rgy;
     return out;
 }
@@ -8447,8 +8459,11 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
         const int64_t tt = (int64_t)n * h->NH * T * T;
         const int rgp = ly->q.rgy || ly->k.rgy;
         int gt, dvr, dp, ds, dm, dkt;
-        gt = DPPROF__FN(nq, E); /* the transpose's gradient made contiguous */
-        dpprof__fw_drop(s, t);
+        gt = t; /* the transpose's gradient made contiguous (a view where n = 1 or NH = 1) */
+        if (n > 1 && h->NH > 1) {
+            gt = DPPROF__FN(nq, E);
+            dpprof__fw_drop(s, t);
+        }
         dvr = ly->v.rgy ? DPPROF__FN(nq, E) : -1; /* @ v */
         dp = rgp ? DPPROF__FN(tt, E) : -1;
         dpprof__fw_drop(s, gt);
@@ -8464,8 +8479,8 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
             dkt = ly->k.rgy ? DPPROF__FN(nq, E) : -1; /* q k^T */
             dq = ly->q.rgy ? DPPROF__FN(nq, E) : -1;
             dpprof__fw_drop(s, dm);
-            if (ly->k.rgy) dpprof__fw_drop(s, ly->qc);
             if (ly->q.rgy) dpprof__fw_drop(s, ly->kr);
+            if (ly->k.rgy) dpprof__fw_drop(s, ly->qc);
         }
         dk = dkt, dv = dvr;
         if (h->NH != h->NKV) { /* repeat_kv: the repeats summed */
@@ -8482,8 +8497,10 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
     if (dk >= 0) dk = dpprof__fw_rope_bwd(s, dk, nk);
     if (dq >= 0) dq = dpprof__fw_rope_bwd(s, dq, nq);
     gy = -1;
+    /* the projections' gradients, (n, heads, T, HS), made contiguous as (n, T, heads, HS) for the views' backward where
+       there is more than one head (sdpa's v is laid out so already) */
     if (dv >= 0) {
-        if (s->cfg.attention == DPPROF_ATTENTION_EAGER) { /* v's gradient made contiguous too (sdpa's is already) */
+        if (s->cfg.attention == DPPROF_ATTENTION_EAGER && h->NKV > 1) {
             t = DPPROF__FN(nk, E);
             dpprof__fw_drop(s, dv);
             dv = t;
@@ -8491,14 +8508,20 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
         dpprof__fw_linear_bwd(s, &ly->v, dv, P + 3, N, &gy);
     }
     if (dk >= 0) {
-        t = DPPROF__FN(nk, E); /* k's gradient made contiguous for the view's backward */
-        dpprof__fw_drop(s, dk);
-        dpprof__fw_linear_bwd(s, &ly->k, t, P + 2, N, &gy);
+        if (h->NKV > 1) {
+            t = DPPROF__FN(nk, E);
+            dpprof__fw_drop(s, dk);
+            dk = t;
+        }
+        dpprof__fw_linear_bwd(s, &ly->k, dk, P + 2, N, &gy);
     }
     if (dq >= 0) {
-        t = DPPROF__FN(nq, E);
-        dpprof__fw_drop(s, dq);
-        dpprof__fw_linear_bwd(s, &ly->q, t, P + 1, N, &gy);
+        if (h->NH > 1) {
+            t = DPPROF__FN(nq, E);
+            dpprof__fw_drop(s, dq);
+            dq = t;
+        }
+        dpprof__fw_linear_bwd(s, &ly->q, dq, P + 1, N, &gy);
     }
     s->fw.mod = DPPROF_MOD_NORM;
     if (gy >= 0) dpprof__fw_norm_bwd(s, &ly->n1, gy, gx, P, N, C);
@@ -8514,8 +8537,13 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     dpprof__fw_norm nf;
     dpprof__fw_lin head;
     if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_FORWARD, step)) != DPPROF_OK) return;
-    ids = dpprof__fw_new(s, N, 8, DPPROF_CAT_DATA, DPPROF_MOD_OTHER); /* input_ids and labels, int64 */
+    /* input_ids and labels (int64), made in the loop: the last batch's go when their names are bound to the new */
+    ids = dpprof__fw_new(s, N, 8, DPPROF_CAT_DATA, DPPROF_MOD_OTHER);
+    dpprof__fw_drop(s, s->fw.ids);
+    s->fw.ids = ids;
     labels = dpprof__fw_new(s, N, 8, DPPROF_CAT_DATA, DPPROF_MOD_OTHER);
+    dpprof__fw_drop(s, s->fw.labels);
+    s->fw.labels = labels;
     s->fw.mod = DPPROF_MOD_EMBEDDING;
     emb = DPPROF__FN(N * C, E);
     s->fw.mod = DPPROF_MOD_ATTENTION; /* position ids (int64) and the rotary tables */
@@ -8579,7 +8607,7 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     logits = dpprof__fw_linear_fwd(s, &head, yf, rg, s->model.p_head, N);
     /* ForCausalLMLoss: the labels padded and shifted (int64), log_softmax, nll_loss (the loss and its total weight) */
     pad = DPPROF__FN((int64_t)n * (T + 1), 8);
-    cl = DPPROF__FN(N, 8);
+    cl = n > 1 ? DPPROF__FN(N, 8) : dpprof__fw_ref(s, pad); /* the shifted labels: a copy, or at n = 1 a view of pad */
     ls = DPPROF__FN(N * V, 4);
     loss = DPPROF__FN(1, 4);
     tw = DPPROF__FN(1, 4);
@@ -8623,8 +8651,6 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     dpprof__fw_done(s);
     dpprof__fw_drop(s, ones);
     dpprof__fw_drop(s, loss);
-    dpprof__fw_drop(s, ids);
-    dpprof__fw_drop(s, labels);
 }
 
 /* AdamW(foreach=True).step(): the moments made at the first step; exp_avg_sq's square roots, one temporary per
@@ -8673,7 +8699,7 @@ static int dpprof__fw_setup(dpprof_session *s) {
     w->v = w->m + np;
     w->tmp = w->v + np;
     for (i = 0; i < 4 * np; i++) w->w[i] = -1;
-    w->cos = w->sin = w->tied = -1;
+    w->cos = w->sin = w->tied = w->ids = w->labels = -1;
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
     for (i = 0; i < np && w->rc == DPPROF_OK; i++) {
         const dpprof_param *p = &s->model.params[i];

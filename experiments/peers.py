@@ -8,6 +8,8 @@
     peers.py memory-table DIR [--conf EXPERIMENT.conf] [--tables DIR]
     peers.py table DIR [DIR ...]
     peers.py accountant [--grid full|reduced] [--out FILE.tsv]
+    peers.py draws [--n 48] [--seed S] --out FILE.json
+
 
 run    builds the model of a dpprof configuration (the options of `dpprof run`, read back from a dry run of
        it) as a Hugging Face LlamaForCausalLM (SDPA attention, the same shapes, the same dtype policy:
@@ -46,8 +48,15 @@ accountant
        below the optimistic estimate or the exact value, or, where epsilon is at most 100, below the
        pessimistic bound by more than --tolerance (relative; past 100 dp_accounting's is above the exact
        value by about 1).
+draws  configurations drawn at random (layers, widths, heads and kv-heads, vocabulary, tied or not, T, batch and
+       physical batch, sdpa or eager, LoRA's rank and targets, a frozen or trained head), each run for two steps
+       of the loop a PyTorch user writes (loss = model(input_ids=x, labels=y).loss; loss.backward(); after the
+       physical batches opt.step(); opt.zero_grad(set_to_none=True); Hugging Face's defaults) on fake tensors
+       under PyTorch's MemTracker: one JSON of each draw's `dpprof run --framework pytorch` options and the
+       tracker's peak, which tests/test_frameworks.sh holds dpprof's walk against.
 
-Needs torch and transformers (and opacus for --framework opacus); dp_accounting for accountant; stdlib otherwise.
+Needs torch and transformers (and opacus for --framework opacus, peft for LoRA); dp_accounting for accountant;
+stdlib otherwise.
 """
 import argparse
 import datetime
@@ -56,6 +65,7 @@ import json
 import math
 import os
 import platform
+import random
 import shlex
 import subprocess
 import sys
@@ -105,8 +115,9 @@ def dpprof_config(dpprof, argv, algo, lora_ok=False, full=False):
     return (cfg, result) if full else cfg
 
 
-def hf_config(c, transformers):
-    """a transformers LlamaConfig with dpprof's shapes (a dpprof config dict, or a dump's config.json)"""
+def hf_config(c, transformers, use_cache=False):
+    """a transformers LlamaConfig with dpprof's shapes (a dpprof config dict, or a dump's config.json); use_cache
+    None: Hugging Face's default"""
     if "vocab_size" in c:  # a config.json
         return transformers.LlamaConfig(**{k: v for k, v in c.items() if k != "dpprof_version"})
     return transformers.LlamaConfig(
@@ -114,8 +125,8 @@ def hf_config(c, transformers):
         num_attention_heads=c["heads"], num_key_value_heads=c["kv_heads"], head_dim=c["head_size"],
         max_position_embeddings=c["seq"], rope_theta=c["rope_theta"], rms_norm_eps=c["norm_eps"],
         initializer_range=c["init_std"], tie_word_embeddings=bool(c.get("tie_embeddings", False)),
-        attention_bias=False, mlp_bias=False, hidden_act="silu", use_cache=False,
-        pad_token_id=None, bos_token_id=None, eos_token_id=None)
+        attention_bias=False, mlp_bias=False, hidden_act="silu", pad_token_id=None, bos_token_id=None, eos_token_id=None,
+        **({} if use_cache is None else {"use_cache": use_cache}))
 
 
 def dpprof_version(dpprof):
@@ -1176,6 +1187,107 @@ def cmd_accountant(a):
     return 1 if bad else 0
 
 
+PROJ = ("q", "k", "v", "o", "gate", "up", "down")
+
+
+def draw_args(rng):
+    """one configuration drawn at random, as the options of dpprof run --framework pytorch"""
+    hd, kv, rep = rng.choice((16, 32, 64, 128)), rng.choice((1, 2, 4, 8)), rng.choice((1, 2, 4))
+    nh = kv * rep
+    while nh * hd > 2048:
+        hd //= 2
+    C = nh * hd
+    F = max(16, int(C * rng.uniform(2.0, 4.0)) // 16 * 16)
+    B = rng.randint(1, 8)
+    args = ["--vocab", str(rng.randint(500, 32768)), "--hidden", str(C), "--layers", str(rng.randint(1, 4)),
+            "--heads", str(nh), "--kv-heads", str(kv), "--ffn", str(F), "--seq", str(rng.choice((32, 64, 128, 256, 512, 1024))),
+            "--batch", str(B), "--physical-batch", str(rng.randint(1, B)), "--tied" if rng.random() < 0.4 else "--untied"]
+    if rng.random() < 0.4:
+        args += ["--attention", "eager"]
+    if rng.random() < 0.5:
+        targets = [t for t in PROJ if rng.random() < 0.4] or [rng.choice(PROJ)]
+        args += ["--lora-rank", str(rng.choice((1, 2, 4, 8, 16))), "--lora-targets", ",".join(targets)]
+        if rng.random() < 0.25:
+            args.append("--train-head")
+    elif rng.random() < 0.15:
+        args.append("--frozen-head")
+    return args
+
+
+def tracker_peak(cfg, attention):
+    """two steps of the loop a PyTorch user writes, on fake tensors under MemTracker: the peak bytes and versions"""
+    import torch
+    import transformers
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.distributed._tools.mem_tracker import MemTracker
+    warnings.filterwarnings("ignore")
+    meta = {"torch": torch.__version__, "transformers": transformers.__version__}
+    B, P, T, V = cfg["batch"], cfg["physical_batch"], cfg["seq"], cfg["vocab"]
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        model = transformers.LlamaForCausalLM._from_config(hf_config(cfg, transformers, use_cache=None), attn_implementation=attention,
+                                                           dtype=torch.float32)
+        if cfg.get("lora_rank"):
+            import peft
+            from peft.tuners import tuners_utils
+            meta["peft"] = peft.__version__
+            # as fake_step: peft's moves to the base layer's device and dtype skipped (the same already)
+            tuners_utils.BaseTunerLayer._move_adapter_to_device_of_base_layer = lambda self, adapter_name, device=None: None
+            to = torch.nn.Module.to
+            torch.nn.Module.to = lambda self, *args, **kwargs: self
+            model = peft.get_peft_model(model, peft.LoraConfig(r=cfg["lora_rank"], lora_alpha=cfg["lora_alpha"], lora_dropout=0.0,
+                                                              target_modules=[t + "_proj" for t in cfg["lora_targets"].split(",")]))
+            torch.nn.Module.to = to
+        for n, p in model.named_parameters():  # the head: frozen under LoRA unless --train-head; --frozen-head without
+            if "lm_head" in n or (cfg.get("tie_embeddings") and "embed_tokens" in n):
+                p.requires_grad_(bool(cfg.get("train_head")))
+        model.train()
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(trainable, lr=cfg["lr"], weight_decay=cfg["weight_decay"], foreach=True)
+        mt = MemTracker()
+
+        class NoHook:  # the tracker hooks every parameter's gradient; a frozen one cannot take a hook
+            def remove(self):
+                pass
+        for p in model.parameters():
+            if not p.requires_grad:
+                mt._param_to_grad_hook_handles[p] = (NoHook(), NoHook())
+        mt.track_external(model, opt)
+        with mt:
+            for step in range(2):
+                for m0 in range(0, B, P):
+                    n = min(P, B - m0)
+                    x = torch.randint(0, V, (n, T))
+                    y = torch.randint(0, V, (n, T))
+                    mt.reset_mod_stats()  # the tracker's module statistics hold one call of a module (the totals are kept)
+                    loss = model(input_ids=x, labels=y).loss
+                    loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+        peak = mt.get_tracker_snapshot("peak")
+    return max(v["Total"] for v in peak.values()), meta
+
+
+def cmd_draws(a):
+    rng = random.Random(a.seed)
+    out = {"schema_version": 1, "meta": {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                         "git_commit": git_commit() or "unknown", "dpprof_version": dpprof_version(a.dpprof),
+                                         "python": platform.python_version(), "seed": a.seed, "n": a.n,
+                                         "tracker": "torch.distributed._tools.mem_tracker.MemTracker", "device": "fake cpu (FakeTensorMode)",
+                                         "loop": "loss = model(input_ids=x, labels=y).loss; loss.backward() per physical batch (x, y made "
+                                                 "in the loop); opt.step(); opt.zero_grad(set_to_none=True); AdamW(foreach=True); two steps"},
+           "draws": []}
+    for i in range(a.n):
+        args = draw_args(rng)
+        cfg = dpprof_config(a.dpprof, ["--framework", "pytorch", "--backend", "dry"] + args, "vanilla", lora_ok=True)
+        t0 = time.time()
+        peak, meta = tracker_peak(cfg, "eager" if "eager" in args else "sdpa")
+        out["meta"].update(meta)
+        out["draws"].append({"id": i, "args": args, "tracker_peak_bytes": peak, "seconds": round(time.time() - t0, 2)})
+        print("draw %2d  %-10.2f MiB  %s" % (i, peak / 2**20, " ".join(args)), flush=True)
+    write_text(a.out, json.dumps(out, indent=1) + "\n")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(prog="peers.py", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
@@ -1218,6 +1330,11 @@ def main():
     g.add_argument("--out", help="the table (tab-separated; default: standard output)")
     g.add_argument("--tolerance", type=float, default=1e-5, help="how far below dp_accounting's pessimistic bound dpprof may be (relative)")
     g.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
+    d = sub.add_parser("draws", help="random configurations' peaks under PyTorch's tracker (the loop a user writes)")
+    d.add_argument("--n", type=int, default=48)
+    d.add_argument("--seed", type=int, default=20261206)
+    d.add_argument("--out", required=True)
+    d.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
     a = ap.parse_args()
     if getattr(a, "dpprof_args", None) and a.dpprof_args[0] == "--":
         a.dpprof_args = a.dpprof_args[1:]
@@ -1228,7 +1345,8 @@ def main():
     if a.cmd == "memory-table" and not os.path.isdir(a.dir):
         die("%s: not a folder" % a.dir)
     cmds = {"run": cmd_run, "check": cmd_check, "memory": cmd_memory, "memory-sweep": cmd_memory_sweep,
-            "memory-table": lambda a: write_tables(a.dir, a.tables, a.conf) or 0, "accountant": cmd_accountant}
+            "memory-table": lambda a: write_tables(a.dir, a.tables, a.conf) or 0, "accountant": cmd_accountant,
+            "draws": cmd_draws}
     return cmds.get(a.cmd, cmd_table)(a)
 
 

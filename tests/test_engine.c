@@ -742,8 +742,8 @@ static void check_attention_cudnn(void) {
 }
 
 /* config.framework pytorch: the walk of PyTorch's loop on dry. its report adds up; after the run only what PyTorch
-   keeps between steps is live (the parameters, the rotary buffers, AdamW's moments: each rounded to the caching
-   allocator's 512 bytes); the eager attention's T x T probabilities cost more than sdpa's; what it does not model is
+   keeps between steps is live (the parameters, the rotary buffers, AdamW's moments, the loop's last ids and labels:
+   each rounded to the caching allocator's 512 bytes); the eager attention's T x T probabilities cost more than sdpa's; what it does not model is
    refused by name. Its peaks against PyTorch's own tracker: tests/test_frameworks.sh */
 static int64_t r512(int64_t b) { return (b + 511) / 512 * 512; }
 static void check_framework_pytorch(void) {
@@ -775,7 +775,8 @@ static void check_framework_pytorch(void) {
             const dpprof_param *pp = dpprof_session_param(s, i);
             keep += r512(4LL * pp->rows * pp->cols) * (pp->trainable ? 3 : 1);
         }
-        CHECK(p->live_bytes == keep, "%s: after the run the parameters, buffers and moments alone are live (%lld bytes, expected %lld)", name, (long long)p->live_bytes, (long long)keep);
+        keep += 2 * r512(8LL * c.seq * (c.batch % c.physical_batch ? c.batch % c.physical_batch : c.physical_batch)); /* the last batch's ids, labels */
+        CHECK(p->live_bytes == keep, "%s: after the run the parameters, buffers, moments and the last batch's ids and labels alone are live (%lld bytes, expected %lld)", name, (long long)p->live_bytes, (long long)keep);
         CHECK(p->peak_by_cat[DPPROF_CAT_WORKSPACE] == 0 && p->peak_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] == 0, "%s: no workspace, no per-sample gradients", name);
         CHECK(!strcmp(dpprof_session_param_method(s, 0), "summed (non-private)"), "%s: every tensor's method is the summed gradient", name);
         if (variant < 2) peak[variant] = p->peak_bytes;

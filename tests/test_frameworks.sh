@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# tests/test_frameworks.sh - dpprof run --framework pytorch against PyTorch's own tracker, at configurations drawn at
+# random (experiments/peers.py draws: layers, widths, heads and kv-heads, vocabulary, tied or not, T, batch and
+# physical batch, sdpa or eager, LoRA's rank and targets, a frozen or trained head):
+#  - every draw of data/peers-memory/draws.json (the tracker's peaks, committed): dpprof's dry peak within
+#    max(1 MiB, 0.1%) of the tracker's; the worst case printed;
+#  - with a python that has torch, transformers and peft at the committed draws' versions (PEER_PYTHON): fresh
+#    draws at a seed of this run's (printed), the tracker run here; else one SKIP line.
+# needs ./dpprof and python3 (DRAWS: another draws file). run by make test.
+set -u
+cd "$(dirname "$0")/.."
+bin=./dpprof
+py=${PEER_PYTHON:-python3}
+draws=${DRAWS:-data/peers-memory/draws.json}
+. tests/lib.bash
+
+# one line per draw (id, dpprof's peak, the tracker's, the difference, within or not) and the worst, from a draws file
+compare() {
+    python3 - "$bin" "$1" <<'EOF'
+import json, subprocess, sys
+bin_, path = sys.argv[1], sys.argv[2]
+d = json.load(open(path))
+worst, bad = (0, None), 0
+for r in d["draws"]:
+    p = subprocess.run([bin_, "run", "--framework", "pytorch", "--backend", "dry", "--steps", "2", "--timeline", "none", "--quiet", "--out", "-"] + r["args"],
+                       capture_output=True, text=True)
+    if p.returncode:
+        print("FAIL draw %s: dpprof refused it: %s" % (r["id"], p.stderr.strip()[:300]))
+        bad += 1
+        continue
+    got, want = json.loads(p.stdout)["breakdown"]["bytes"]["peak"], r["tracker_peak_bytes"]
+    tol = max(2**20, 1e-3 * want)
+    diff = got - want
+    ok = abs(diff) <= tol
+    bad += not ok
+    if abs(diff) / want >= worst[0]:
+        worst = (abs(diff) / want, r["id"], diff)
+    print("%s draw %s: dpprof %.3f MiB, tracker %.3f MiB, %+d bytes (%.4f%%; within max(1 MiB, 0.1%%)) %s" % (
+        "PASS" if ok else "FAIL", r["id"], got / 2**20, want / 2**20, diff, 100.0 * diff / want, " ".join(r["args"])))
+print("worst: draw %s, %+d bytes (%.4f%%) of %d draws" % (worst[1], worst[2], 100 * worst[0], len(d["draws"])))
+sys.exit(1 if bad or not d["draws"] else 0)
+EOF
+}
+
+out=$(compare "$draws"); rc=$?
+echo "$out" | grep -E '^(PASS|FAIL) '
+n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["draws"]))' "$draws")
+check "the committed draws: $n configurations (at least 40), every one within max(1 MiB, 0.1%) of PyTorch's tracker; $(echo "$out" | tail -1)" \
+    bash -c '[ $1 = 0 ] && [ $2 -ge 40 ]' _ $rc "$n"
+
+# fresh draws, the tracker run here, where the packages are the committed draws' versions (another version of
+# transformers may allocate otherwise: that is a new measurement, not this test's)
+want=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["meta"]; print(m["torch"], m["transformers"], m["peft"])' "$draws")
+have=$("$py" -c 'import torch, transformers, peft; print(torch.__version__, transformers.__version__, peft.__version__)' 2>/dev/null)
+if [ "$have" = "$want" ]; then
+    seed=$(( $(date +%s) % 1000000 ))
+    if "$py" experiments/peers.py draws --n 4 --seed "$seed" --dpprof "$bin" --out "$tmp/fresh.json" >"$tmp/fresh.log" 2>&1; then
+        out=$(compare "$tmp/fresh.json"); rc=$?
+        echo "$out" | grep -E '^(PASS|FAIL) '
+        check "4 fresh draws (seed $seed), the tracker run now: within max(1 MiB, 0.1%); $(echo "$out" | tail -1)" test $rc = 0
+    else
+        fail "peers.py draws --n 4 --seed $seed: $(tail -3 "$tmp/fresh.log")"
+    fi
+else
+    echo "SKIP fresh draws: $py has torch, transformers, peft '${have:-none}', the committed draws were made with '$want'"
+fi
+
+# what the walk does not model is refused by name, before any work
+for bad in "--dtype bf16:--dtype bf16 is not modelled yet" "--checkpoint layers:gradient checkpointing" \
+           "--algo flash_bk:non-private loop" "--backend cpu:it takes --backend dry" "--attention dpprof:takes sdpa or eager"; do
+    opt=${bad%%:*} says=${bad#*:}
+    # shellcheck disable=SC2086
+    $bin run --framework pytorch --preset tiny $opt --quiet --out "$tmp/bad.json" 2>"$tmp/err"; rc=$?
+    check "--framework pytorch $opt: refused (exit $rc), saying '$says', no result written" \
+        bash -c '[ $1 != 0 ] && grep -q -- "$2" "$3" && [ ! -e "$4" ]' _ $rc "$says" "$tmp/err" "$tmp/bad.json"
+done
+sed 's/"lora_dropout": [0-9.]*/"lora_dropout": 0.05/' tests/peft/causal-lm-qv.json >"$tmp/dropout.json"
+$bin run --framework pytorch --preset tiny --peft-config "$tmp/dropout.json" --quiet --out "$tmp/bad.json" 2>"$tmp/err"; rc=$?
+check "--framework pytorch with PEFT's lora_dropout 0.05: refused (exit $rc), naming it" \
+    bash -c '[ $1 = 2 ] && grep -q "lora_dropout" "$2" && [ ! -e "$3" ]' _ $rc "$tmp/err" "$tmp/bad.json"
+$bin run --attention eager --preset tiny --quiet --out "$tmp/bad.json" 2>"$tmp/err"; rc=$?
+check "--attention eager without --framework pytorch: refused (exit $rc)" bash -c '[ $1 != 0 ] && grep -q "takes --framework pytorch" "$2"' _ $rc "$tmp/err"
