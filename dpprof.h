@@ -5481,7 +5481,8 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
         if (c.algo && c.algo != DPPROF_ALGO_VANILLA)
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = pytorch is PyTorch's non-private loop (algo vanilla)", dpprof_algo_name(c.algo));
         if (c.task == DPPROF_TASK_CLS) no = "config.task = cls (LlamaForSequenceClassification)";
-        else if (c.dtype == DPPROF_DTYPE_BF16) no = "config.dtype = bf16";
+        else if (c.dtype == DPPROF_DTYPE_BF16 && c.lora_rank) no = "config.dtype = bf16 with config.lora_rank (PEFT's adapters under autocast)";
+        else if (c.dtype == DPPROF_DTYPE_BF16 && c.attention == DPPROF_ATTENTION_EAGER) no = "config.dtype = bf16 with config.attention = eager";
         else if (c.checkpoint == DPPROF_CHECKPOINT_LAYERS) no = "config.checkpoint = layers (Hugging Face's gradient checkpointing)";
         else if (c.ranks > 1) no = "config.ranks > 1";
         else if (c.optimizer == DPPROF_OPT_SGD) no = "config.optimizer = sgd";
@@ -5730,6 +5731,7 @@ typedef struct dpprof__fw {
     int tied;                     /* a tied head's weight gradient, waiting in AccumulateGrad's buffer for the embedding's */
     int pending[4], n_pending;    /* weight gradients added into .grad, dropped when the node that made them is done */
     int ids, labels;              /* the last physical batch's input_ids and labels, alive until the next's are made */
+    int *wcast;                   /* (n_params) bf16 autocast: a trainable weight's bf16 copy in autocast's cache, -1 */
     int *w, *g, *m, *v, *tmp;     /* (n_params) a parameter's weight, .grad and moments; the optimizer's temporaries */
     struct dpprof__fw_layer *lay; /* (L) what each layer keeps */
 } dpprof__fw;
@@ -8193,6 +8195,7 @@ static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, i
 /* what a linear layer (with its PEFT adapter, where it has one) keeps */
 typedef struct dpprof__fw_lin {
     int x, a, rgx, rgy; /* its input, lora_A's output (saved by lora_B), whether x and the output need gradients */
+    int xb, xc, wc;     /* bf16 autocast: x is bf16 already; the input's and the weight's bf16 copies the product saves */
 } dpprof__fw_lin;
 /* the adapter of parameter p, or -1 */
 static int dpprof__fw_lora(const dpprof_session *s, int p) {
@@ -8200,16 +8203,29 @@ static int dpprof__fw_lora(const dpprof_session *s, int p) {
     return s->model.lora && p >= 1 && l < s->sh.L && j != 0 && j != 5 ? s->model.lora[l * DPPROF__P_PER_LAYER + j] : -1;
 }
 /* nn.Linear (x @ W^T; mm saves x where W trains, W where x needs a gradient) on N rows, and PEFT's
-   result + lora_B(lora_A(x)) * scaling where p has an adapter; returns the output */
-static int dpprof__fw_linear_fwd(dpprof_session *s, dpprof__fw_lin *ln, int x, int rgx, int p, int64_t N) {
+   result + lora_B(lora_A(x)) * scaling where p has an adapter; returns the output. bf16 autocast: the weight's bf16
+   copy (a trainable weight's cached for the forward), x's where x (xb 0) is fp32, a bf16 product that saves the
+   copies */
+static int dpprof__fw_linear_fwd(dpprof_session *s, dpprof__fw_lin *ln, int x, int rgx, int xb, int p, int64_t N) {
     const dpprof_param *pp = &s->model.params[p];
-    const int la = dpprof__fw_lora(s, p);
+    const int la = dpprof__fw_lora(s, p), ac = s->cfg.dtype == DPPROF_DTYPE_BF16, cached = ac && pp->trainable;
     int base, out, b, m;
     ln->x = x;
     ln->rgx = rgx;
     ln->a = -1;
-    base = DPPROF__FN(N * pp->rows, 4);
-    if (pp->trainable) dpprof__fw_ref(s, x);
+    ln->xb = xb;
+    ln->xc = x;
+    ln->wc = -1;
+    if (ac) {
+        ln->wc = s->fw.wcast[p] >= 0 ? s->fw.wcast[p] : dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 2, DPPROF_CAT_MODEL_PARAMETERS, p == s->model.p_emb ? DPPROF_MOD_HEAD : pp->module);
+        if (cached) s->fw.wcast[p] = ln->wc;
+        if (!xb) ln->xc = DPPROF__FN(N * pp->cols, 2);
+    }
+    base = DPPROF__FN(N * pp->rows, ac ? 2 : 4);
+    if (pp->trainable) dpprof__fw_ref(s, ln->xc);
+    if (ac && rgx) dpprof__fw_ref(s, ln->wc);
+    if (ac && !xb) dpprof__fw_drop(s, ln->xc);
+    if (ac && !cached) dpprof__fw_drop(s, ln->wc);
     out = base;
     if (la >= 0) {
         ln->a = DPPROF__FN(N * s->model.params[la].rows, 4);
@@ -8247,6 +8263,25 @@ static void dpprof__fw_linear_bwd(dpprof_session *s, dpprof__fw_lin *ln, int g, 
         dpprof__fw_done(s);
         if (!base) return;
     }
+    if (s->cfg.dtype == DPPROF_DTYPE_BF16) { /* bf16 products; then the casts' backward: x's (the last made) first */
+        const int dwb = pp->trainable ? dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 2, DPPROF_CAT_GRADIENTS, pp->module) : -1;
+        t = ln->rgx ? DPPROF__FN(N * pp->cols, 2) : -1;
+        dpprof__fw_drop(s, g);
+        if (ln->rgx) dpprof__fw_drop(s, ln->wc);
+        if (pp->trainable) dpprof__fw_drop(s, ln->xc);
+        if (t >= 0 && !ln->xb) {
+            const int t32 = DPPROF__FN(N * pp->cols, 4);
+            dpprof__fw_drop(s, t);
+            t = t32;
+        }
+        if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, ln->xb ? 2 : 4);
+        if (dwb >= 0) {
+            dpprof__fw_dw(s, p);
+            dpprof__fw_drop(s, dwb);
+        }
+        dpprof__fw_done(s);
+        return;
+    }
     if (pp->trainable) dpprof__fw_dw(s, p);
     t = ln->rgx ? DPPROF__FN(N * pp->cols, 4) : -1;
     dpprof__fw_drop(s, g);
@@ -8258,11 +8293,11 @@ static void dpprof__fw_linear_bwd(dpprof_session *s, dpprof__fw_lin *ln, int g, 
    needs a gradient; returns the result */
 static int dpprof__fw_rope_fwd(dpprof_session *s, int64_t n, int rg) {
     int m1, ng, ct, m2, out;
-    const int E = 4;
+    const int E = 4, ea = s->cfg.dtype == DPPROF_DTYPE_BF16 ? 2 : 4; /* autocast: x bf16, the products with the tables fp32 */
     m1 = DPPROF__FN(n, E);
     if (rg) dpprof__fw_ref(s, s->fw.cos);
-    ng = DPPROF__FN(n / 2, E);
-    ct = DPPROF__FN(n, E);
+    ng = DPPROF__FN(n / 2, ea);
+    ct = DPPROF__FN(n, ea);
     dpprof__fw_drop(s, ng);
     m2 = DPPROF__FN(n, E);
     if (rg) dpprof__fw_ref(s, s->fw.sin);
@@ -8274,21 +8309,31 @@ static int dpprof__fw_rope_fwd(dpprof_session *s, int64_t n, int rg) {
 }
 /* its backward from g (consumed); returns the gradient of the input */
 static int dpprof__fw_rope_bwd(dpprof_session *s, int g, int64_t n) {
-    int ms, ng, sb1, sb2, acc = -1, mc;
-    const int E = 4;
-    ms = DPPROF__FN(n, E); /* g * sin */
+    int ms, ng, sb1, sb2, acc = -1, mc, t;
+    const int E = 4, ac = s->cfg.dtype == DPPROF_DTYPE_BF16, ea = ac ? 2 : 4;
+    ms = DPPROF__FN(n, E); /* g * sin (autocast: cast to x's bf16) */
+    if (ac) {
+        t = DPPROF__FN(n, 2);
+        dpprof__fw_drop(s, ms);
+        ms = t;
+    }
     dpprof__fw_drop(s, s->fw.sin);
-    ng = DPPROF__FN(n / 2, E); /* rotate_half: -x2's gradient, the two slices' */
-    sb1 = DPPROF__FN(n, E);
+    ng = DPPROF__FN(n / 2, ea); /* rotate_half: -x2's gradient, the two slices' */
+    sb1 = DPPROF__FN(n, ea);
     dpprof__fw_drop(s, ng);
-    sb2 = DPPROF__FN(n, E);
+    sb2 = DPPROF__FN(n, ea);
     dpprof__fw_drop(s, ms);
-    dpprof__fw_acc(s, &acc, sb1, n, E);
-    dpprof__fw_acc(s, &acc, sb2, n, E);
+    dpprof__fw_acc(s, &acc, sb1, n, ea);
+    dpprof__fw_acc(s, &acc, sb2, n, ea);
     mc = DPPROF__FN(n, E); /* g * cos */
+    if (ac) {
+        t = DPPROF__FN(n, 2);
+        dpprof__fw_drop(s, mc);
+        mc = t;
+    }
     dpprof__fw_drop(s, g);
     dpprof__fw_drop(s, s->fw.cos);
-    dpprof__fw_acc(s, &acc, mc, n, E);
+    dpprof__fw_acc(s, &acc, mc, n, ea);
     return acc;
 }
 /* what one decoder layer keeps; rg*: whether a tensor needs a gradient */
@@ -8296,6 +8341,7 @@ typedef struct dpprof__fw_layer {
     dpprof__fw_norm n1, n2;
     dpprof__fw_lin q, k, v, o, gate, up, down;
     int qe, kc, vc, out, lse;    /* q after rope, the cache's k and v, the attention's output; sdpa's log-sum-exp */
+    int qs, ks;                  /* what sdpa saves of q and k: themselves, or under autocast their bf16 copies */
     int qc, kr, vr, pr;          /* eager: q's copy, k and v repeated to every head (the cache's where they are not), the
                                      probabilities */
     int gate_y, act, up_y;       /* mlp: gate_proj's and up_proj's outputs, silu's */
@@ -8306,37 +8352,42 @@ typedef struct dpprof__fw_layer {
    output; *rg_out says whether that needs a gradient */
 static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, int x, int rgx, int n, int *rg_out) {
     const dpprof_shape *h = &s->sh;
-    const int T = s->cfg.seq, C = h->C, E = 4, P = 1 + l * DPPROF__P_PER_LAYER;
+    const int T = s->cfg.seq, C = h->C, E = 4, P = 1 + l * DPPROF__P_PER_LAYER, ac = s->cfg.dtype == DPPROF_DTYPE_BF16, ea = ac ? 2 : 4;
     const int64_t N = (int64_t)n * T, nq = N * h->NH * h->HS, nk = N * h->NKV * h->HS;
     int y1, q, k, v, ke, o, h1, y2, prod, d, out;
     ly->rgx = rgx;
     s->fw.mod = DPPROF_MOD_NORM;
     y1 = dpprof__fw_norm_fwd(s, &ly->n1, x, rgx, P, N, C);
     s->fw.mod = DPPROF_MOD_ATTENTION;
-    q = dpprof__fw_linear_fwd(s, &ly->q, y1, rgx || ly->n1.rgw, P + 1, N);
-    k = dpprof__fw_linear_fwd(s, &ly->k, y1, ly->q.rgx, P + 2, N);
-    v = dpprof__fw_linear_fwd(s, &ly->v, y1, ly->q.rgx, P + 3, N);
+    q = dpprof__fw_linear_fwd(s, &ly->q, y1, rgx || ly->n1.rgw, 0, P + 1, N);
+    k = dpprof__fw_linear_fwd(s, &ly->k, y1, ly->q.rgx, 0, P + 2, N);
+    v = dpprof__fw_linear_fwd(s, &ly->v, y1, ly->q.rgx, 0, P + 3, N);
     ly->qe = dpprof__fw_rope_fwd(s, nq, ly->q.rgy);
     ke = dpprof__fw_rope_fwd(s, nk, ly->k.rgy);
     dpprof__fw_drop(s, q);
     dpprof__fw_drop(s, k);
-    /* the cache (use_cache defaults on): its copies of k and v replace them */
+    /* the cache (use_cache defaults on): its copies of k (fp32 after rope) and v replace them */
     ly->kc = DPPROF__FN(nk, E);
-    ly->vc = DPPROF__FN(nk, E);
+    ly->vc = DPPROF__FN(nk, ea);
     dpprof__fw_drop(s, ke);
     dpprof__fw_drop(s, v);
     ly->rgatt = ly->q.rgy || ly->k.rgy || ly->v.rgy;
-    if (s->cfg.attention == DPPROF_ATTENTION_SDPA) { /* causal, no mask: the output and log-sum-exp; saves q, k, v, both */
-        ly->out = DPPROF__FN(nq, E);
+    if (s->cfg.attention == DPPROF_ATTENTION_SDPA) { /* causal, no mask: the output and log-sum-exp; saves q, k, v, both
+                                                      (autocast: q and k cast to bf16 first, k's then q's) */
+        ly->ks = ac ? DPPROF__FN(nk, 2) : dpprof__fw_ref(s, ly->kc);
+        ly->qs = ac ? DPPROF__FN(nq, 2) : dpprof__fw_ref(s, ly->qe);
+        ly->out = DPPROF__FN(nq, ea);
         ly->lse = DPPROF__FN((int64_t)n * h->NH * T, 4);
         if (ly->rgatt) {
-            dpprof__fw_ref(s, ly->qe);
-            dpprof__fw_ref(s, ly->kc);
+            dpprof__fw_ref(s, ly->qs);
+            dpprof__fw_ref(s, ly->ks);
             dpprof__fw_ref(s, ly->vc);
             dpprof__fw_ref(s, ly->out);
             dpprof__fw_ref(s, ly->lse);
         }
         dpprof__fw_drop(s, ly->lse);
+        dpprof__fw_drop(s, ly->ks);
+        dpprof__fw_drop(s, ly->qs);
     } else { /* eager: repeat_kv, q k^T (q copied), * scaling, + the mask, softmax, @ v, the transpose made contiguous */
         const int64_t tt = (int64_t)n * h->NH * T * T;
         /* the copies reshapes make: repeat_kv's expand of k and v to every head is a view where there is one kv-head
@@ -8373,7 +8424,7 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
         dpprof__fw_drop(s, ly->kr);
         dpprof__fw_drop(s, ly->vr);
     }
-    o = dpprof__fw_linear_fwd(s, &ly->o, ly->out, ly->rgatt, P + 4, N);
+    o = dpprof__fw_linear_fwd(s, &ly->o, ly->out, ly->rgatt, ac, P + 4, N);
     dpprof__fw_drop(s, ly->out);
     dpprof__fw_drop(s, ly->qe);
     dpprof__fw_drop(s, y1);
@@ -8383,18 +8434,18 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
     s->fw.mod = DPPROF_MOD_NORM;
     y2 = dpprof__fw_norm_fwd(s, &ly->n2, h1, ly->rgh1, P + 5, N, C);
     s->fw.mod = DPPROF_MOD_MLP;
-    ly->gate_y = dpprof__fw_linear_fwd(s, &ly->gate, y2, ly->rgh1 || ly->n2.rgw, P + 6, N);
-    ly->act = DPPROF__FN(N * h->F, E);
+    ly->gate_y = dpprof__fw_linear_fwd(s, &ly->gate, y2, ly->rgh1 || ly->n2.rgw, 0, P + 6, N);
+    ly->act = DPPROF__FN(N * h->F, ea);
     if (ly->gate.rgy) dpprof__fw_ref(s, ly->gate_y); /* silu saves its input */
     dpprof__fw_drop(s, ly->gate_y);
-    ly->up_y = dpprof__fw_linear_fwd(s, &ly->up, y2, ly->gate.rgx, P + 7, N);
-    prod = DPPROF__FN(N * h->F, E); /* act * up saves each where the other needs a gradient */
+    ly->up_y = dpprof__fw_linear_fwd(s, &ly->up, y2, ly->gate.rgx, 0, P + 7, N);
+    prod = DPPROF__FN(N * h->F, ea); /* act * up saves each where the other needs a gradient */
     if (ly->up.rgy) dpprof__fw_ref(s, ly->act);
     if (ly->gate.rgy) dpprof__fw_ref(s, ly->up_y);
     dpprof__fw_drop(s, ly->act);
     dpprof__fw_drop(s, ly->up_y);
     ly->rgmlp = ly->gate.rgy || ly->up.rgy;
-    d = dpprof__fw_linear_fwd(s, &ly->down, prod, ly->rgmlp, P + 8, N);
+    d = dpprof__fw_linear_fwd(s, &ly->down, prod, ly->rgmlp, ac, P + 8, N);
     dpprof__fw_drop(s, prod);
     dpprof__fw_drop(s, y2);
     out = DPPROF__FN(N * C, E);
@@ -8408,24 +8459,26 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
 /* its backward from g, the gradient of its output (consumed); the gradient of its input x is summed into *gx */
 static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l, int g, int *gx, int n) {
     const dpprof_shape *h = &s->sh;
-    const int T = s->cfg.seq, C = h->C, E = 4, P = 1 + l * DPPROF__P_PER_LAYER;
+    const int T = s->cfg.seq, C = h->C, E = 4, P = 1 + l * DPPROF__P_PER_LAYER, ac = s->cfg.dtype == DPPROF_DTYPE_BF16, ea = ac ? 2 : 4;
     const int64_t N = (int64_t)n * T, nq = N * h->NH * h->HS, nk = N * h->NKV * h->HS;
-    int g1 = -1, gy = -1, ga, gu, gs, dq, dk, dv, t;
-    /* h2 = h1 + down: the gradient goes on to both */
-    if (ly->rgh1) dpprof__fw_acc(s, &g1, ly->down.rgy ? dpprof__fw_ref(s, g) : g, N * C, E);
+    int g1 = -1, gy = -1, ga, gu, gs, dq, dk, dv, t, gb = -1;
+    /* h2 = h1 + down: the gradient goes on to both (autocast: down's a bf16 copy, the sum's fp32 to h1) */
+    if (ly->down.rgy) gb = ac ? DPPROF__FN(N * C, 2) : dpprof__fw_ref(s, g);
+    if (ly->rgh1) dpprof__fw_acc(s, &g1, g, N * C, E);
+    else dpprof__fw_drop(s, g);
     if (ly->down.rgy) {
         s->fw.mod = DPPROF_MOD_MLP;
         t = -1;
-        dpprof__fw_linear_bwd(s, &ly->down, g, P + 8, N, &t);
+        dpprof__fw_linear_bwd(s, &ly->down, gb, P + 8, N, &t);
         if (ly->rgmlp) {
-            ga = ly->gate.rgy ? DPPROF__FN(N * h->F, E) : -1; /* act * up */
-            gu = ly->up.rgy ? DPPROF__FN(N * h->F, E) : -1;
+            ga = ly->gate.rgy ? DPPROF__FN(N * h->F, ea) : -1; /* act * up */
+            gu = ly->up.rgy ? DPPROF__FN(N * h->F, ea) : -1;
             dpprof__fw_drop(s, t);
             if (ly->gate.rgy) dpprof__fw_drop(s, ly->up_y);
             if (ly->up.rgy) dpprof__fw_drop(s, ly->act);
             if (ly->up.rgy) dpprof__fw_linear_bwd(s, &ly->up, gu, P + 7, N, &gy);
             if (ly->gate.rgy) {
-                gs = DPPROF__FN(N * h->F, E); /* silu */
+                gs = DPPROF__FN(N * h->F, ea); /* silu */
                 dpprof__fw_drop(s, ga);
                 dpprof__fw_drop(s, ly->gate_y);
                 dpprof__fw_linear_bwd(s, &ly->gate, gs, P + 6, N, &gy);
@@ -8436,25 +8489,38 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
     }
     if (!ly->rgh1) return;
     /* h1 = x + o */
-    if (ly->rgx) dpprof__fw_acc(s, gx, ly->o.rgy ? dpprof__fw_ref(s, g1) : g1, N * C, E);
+    gb = -1;
+    if (ly->o.rgy) gb = ac ? DPPROF__FN(N * C, 2) : dpprof__fw_ref(s, g1);
+    if (ly->rgx) dpprof__fw_acc(s, gx, g1, N * C, E);
+    else dpprof__fw_drop(s, g1);
     if (!ly->o.rgy) return;
     s->fw.mod = DPPROF_MOD_ATTENTION;
     t = -1;
-    dpprof__fw_linear_bwd(s, &ly->o, g1, P + 4, N, &t);
+    dpprof__fw_linear_bwd(s, &ly->o, gb, P + 4, N, &t);
     if (!ly->rgatt) return;
     if (s->cfg.attention == DPPROF_ATTENTION_SDPA) { /* the three gradients made, those not needed dropped at once */
-        dq = DPPROF__FN(nq, E);
-        dk = DPPROF__FN(nk, E);
-        dv = DPPROF__FN(nk, E);
+        dq = DPPROF__FN(nq, ea);
+        dk = DPPROF__FN(nk, ea);
+        dv = DPPROF__FN(nk, ea);
         if (!ly->q.rgy) dpprof__fw_drop(s, dq), dq = -1;
         if (!ly->k.rgy) dpprof__fw_drop(s, dk), dk = -1;
         if (!ly->v.rgy) dpprof__fw_drop(s, dv), dv = -1;
         dpprof__fw_drop(s, t);
-        dpprof__fw_drop(s, ly->kc);
-        dpprof__fw_drop(s, ly->qe);
+        dpprof__fw_drop(s, ly->ks);
+        dpprof__fw_drop(s, ly->qs);
         dpprof__fw_drop(s, ly->vc);
         dpprof__fw_drop(s, ly->lse);
         dpprof__fw_drop(s, ly->out);
+        if (ac && dq >= 0) { /* the casts' backward to fp32: q's, then k's */
+            t = DPPROF__FN(nq, 4);
+            dpprof__fw_drop(s, dq);
+            dq = t;
+        }
+        if (ac && dk >= 0) {
+            t = DPPROF__FN(nk, 4);
+            dpprof__fw_drop(s, dk);
+            dk = t;
+        }
     } else {
         const int64_t tt = (int64_t)n * h->NH * T * T;
         const int rgp = ly->q.rgy || ly->k.rgy;
@@ -8501,7 +8567,7 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
        there is more than one head (sdpa's v is laid out so already) */
     if (dv >= 0) {
         if (s->cfg.attention == DPPROF_ATTENTION_EAGER && h->NKV > 1) {
-            t = DPPROF__FN(nk, E);
+            t = DPPROF__FN(nk, ea);
             dpprof__fw_drop(s, dv);
             dv = t;
         }
@@ -8509,7 +8575,7 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
     }
     if (dk >= 0) {
         if (h->NKV > 1) {
-            t = DPPROF__FN(nk, E);
+            t = DPPROF__FN(nk, ea);
             dpprof__fw_drop(s, dk);
             dk = t;
         }
@@ -8517,7 +8583,7 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
     }
     if (dq >= 0) {
         if (h->NH > 1) {
-            t = DPPROF__FN(nq, E);
+            t = DPPROF__FN(nq, ea);
             dpprof__fw_drop(s, dq);
             dq = t;
         }
@@ -8533,7 +8599,8 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     const int T = s->cfg.seq, C = h->C, V = h->V, L = h->L, E = 4;
     const int64_t N = (int64_t)n * T;
     dpprof__fw_layer *ly = s->fw.lay;
-    int ids, labels, emb, pos, mask, a, fr, ct, co, si, x, l, yf, logits, pad, cl, ls, loss, tw, ones, g, gx, rg;
+    int ids, labels, emb, pos, mask, a, fr, ct, co, si, x, l, yf, logits, lf, pad, cl, ls, loss, tw, ones, g, gx, rg;
+    const int ac = s->cfg.dtype == DPPROF_DTYPE_BF16;
     dpprof__fw_norm nf;
     dpprof__fw_lin head;
     if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_FORWARD, step)) != DPPROF_OK) return;
@@ -8604,13 +8671,16 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     dpprof__fw_drop(s, s->fw.cos);
     dpprof__fw_drop(s, s->fw.sin);
     s->fw.mod = DPPROF_MOD_HEAD;
-    logits = dpprof__fw_linear_fwd(s, &head, yf, rg, s->model.p_head, N);
-    /* ForCausalLMLoss: the labels padded and shifted (int64), log_softmax, nll_loss (the loss and its total weight) */
+    logits = dpprof__fw_linear_fwd(s, &head, yf, rg, 0, s->model.p_head, N);
+    /* ForCausalLMLoss: logits.float() (a copy of bf16 logits), the labels padded and shifted (int64), log_softmax,
+       nll_loss (the loss and its total weight) */
+    lf = ac ? DPPROF__FN(N * V, 4) : -1;
     pad = DPPROF__FN((int64_t)n * (T + 1), 8);
     cl = n > 1 ? DPPROF__FN(N, 8) : dpprof__fw_ref(s, pad); /* the shifted labels: a copy, or at n = 1 a view of pad */
     ls = DPPROF__FN(N * V, 4);
     loss = DPPROF__FN(1, 4);
     tw = DPPROF__FN(1, 4);
+    dpprof__fw_drop(s, lf);
     dpprof__fw_drop(s, pad);
     /* LlamaForCausalLM returns the loss alone to the caller: the hidden states, the logits, the cache's k and v go */
     dpprof__fw_drop(s, yf);
@@ -8618,6 +8688,10 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     for (l = 0; l < L; l++) {
         dpprof__fw_drop(s, ly[l].kc);
         dpprof__fw_drop(s, ly[l].vc);
+    }
+    for (l = 0; l < s->model.n_params; l++) { /* autocast exits: its cache of the weights' bf16 copies goes */
+        dpprof__fw_drop(s, s->fw.wcast[l]);
+        s->fw.wcast[l] = -1;
     }
     if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_BACKWARD, step)) != DPPROF_OK) return;
     ones = DPPROF__FN(1, 4);
@@ -8627,6 +8701,11 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     a = DPPROF__FN(N * V, 4); /* log_softmax */
     dpprof__fw_drop(s, g);
     dpprof__fw_drop(s, ls);
+    if (ac) { /* logits.float()'s backward: the gradient cast to bf16 */
+        g = DPPROF__FN(N * V, 2);
+        dpprof__fw_drop(s, a);
+        a = g;
+    }
     g = -1;
     dpprof__fw_linear_bwd(s, &head, a, s->model.p_head, N, &g);
     gx = -1;
@@ -8688,7 +8767,7 @@ static int dpprof__fw_setup(dpprof_session *s) {
     w->cap = 6 * np + 64 * s->sh.L + 256;
     w->t = (dpprof__fwt *)DPPROF_MALLOC(sizeof(dpprof__fwt) * (size_t)w->cap);
     w->free_list = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)w->cap);
-    w->w = (int *)DPPROF_MALLOC(sizeof(int) * 5 * (size_t)np);
+    w->w = (int *)DPPROF_MALLOC(sizeof(int) * 6 * (size_t)np);
     w->lay = (dpprof__fw_layer *)DPPROF_MALLOC(sizeof(dpprof__fw_layer) * (size_t)s->sh.L);
     if (!w->t || !w->free_list || !w->w || !w->lay) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the framework walk's tables");
     memset(w->t, 0, sizeof(dpprof__fwt) * (size_t)w->cap);
@@ -8698,7 +8777,9 @@ static int dpprof__fw_setup(dpprof_session *s) {
     w->m = w->g + np;
     w->v = w->m + np;
     w->tmp = w->v + np;
+    w->wcast = w->tmp + np;
     for (i = 0; i < 4 * np; i++) w->w[i] = -1;
+    for (i = 0; i < np; i++) w->wcast[i] = -1;
     w->cos = w->sin = w->tied = w->ids = w->labels = -1;
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
     for (i = 0; i < np && w->rc == DPPROF_OK; i++) {

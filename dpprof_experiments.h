@@ -3999,8 +3999,13 @@ typedef struct fit_ctx {
     long long probes;
 } fit_ctx;
 
-/* the budget a configuration needs: its peak, the allocator's and the driver's share of it, the context */
-static double fit_frac(const fit_ctx *f, int algo) { return f->bench.gap[algo] >= 0 ? f->bench.gap[algo] : f->bench.gap_all; }
+/* the budget a configuration needs: its peak, the allocator's and the driver's share of it, the context. the
+   allocator's share is dpprof's, measured: PyTorch's caching allocator's (reserved over allocated) is not, and is
+   not borrowed for it */
+static double fit_frac(const fit_ctx *f, int algo) {
+    if (f->base.framework == DPPROF_FRAMEWORK_PYTORCH) return 0;
+    return f->bench.gap[algo] >= 0 ? f->bench.gap[algo] : f->bench.gap_all;
+}
 static double fit_need(const fit_ctx *f, int algo, int64_t peak) { return (double)peak * (1.0 + fit_frac(f, algo)) + f->bench.ctx_mib * 1048576.0; }
 
 /* a probe's configuration for algo: vanilla takes none of the DP options given (they are the DP algorithms'; the
@@ -4029,13 +4034,21 @@ static int fit_probe(fit_ctx *f, const fit_row *r, int b, int batch, int steps, 
     f->probes++;
     rc = dpprof_session_create(&c, &s);
     for (i = 0; rc == DPPROF_OK && i < steps; i++) rc = dpprof_session_step(s);
-    if (rc == DPPROF_OK) {
-        *peak = dpprof_session_prof(s)->peak_bytes;
-        if (cost) {
-            cost->n = dpprof_session_op_costs(s, cost->op, DPPROF_OP_COST_MAX);
-            cost->flops = 0;
-            for (i = 0; i < cost->n; i++) cost->flops += cost->op[i].flops;
-        }
+    if (rc == DPPROF_OK) *peak = dpprof_session_prof(s)->peak_bytes;
+    if (rc == DPPROF_OK && cost && c.framework == DPPROF_FRAMEWORK_PYTORCH) {
+        /* the framework's walk charges no ops: the same step's math in dpprof's analytic costs (the same matmuls,
+           dpprof's attention in the place of sdpa's or eager's) */
+        dpprof_session_destroy(s);
+        s = NULL;
+        c.framework = DPPROF_FRAMEWORK_DPPROF;
+        c.attention = DPPROF_ATTENTION_DPPROF;
+        rc = dpprof_session_create(&c, &s);
+        for (i = 0; rc == DPPROF_OK && i < steps; i++) rc = dpprof_session_step(s);
+    }
+    if (rc == DPPROF_OK && cost) {
+        cost->n = dpprof_session_op_costs(s, cost->op, DPPROF_OP_COST_MAX);
+        cost->flops = 0;
+        for (i = 0; i < cost->n; i++) cost->flops += cost->op[i].flops;
     }
     dpprof_session_destroy(s);
     return rc;
@@ -4552,7 +4565,7 @@ static void fit_default_bench(char *dir, size_t size) {
    fits exactly where dpprof fit says it does: (nvidia-smi's total - the context) / (1 + the allocator's share
    measured for the algorithm), the margins from the committed GPU runs (none there: none added). the rule in words
    into note. 0, or EXIT_USAGE (said) for a name fit does not know */
-static int fit_run_budget(const char *name, int algo, int64_t *limit, char *note, size_t size) {
+static int fit_run_budget(const char *name, int algo, int framework, int64_t *limit, char *note, size_t size) {
     const fit_device *dev = fit_device_find(name);
     char dir[PATH_MAX], h1[32], h2[32], h3[32];
     fit_ctx *f;
@@ -4566,12 +4579,16 @@ static int fit_run_budget(const char *name, int algo, int64_t *limit, char *note
     if (!(f = (fit_ctx *)calloc(1, sizeof *f))) return cli_usage("--device: out of memory");
     fit_default_bench(dir, sizeof dir);
     fit_margin_load(f, dir, NULL, 0);
+    f->base.framework = (dpprof_framework)framework;
     ctx = f->bench.ctx_mib * 1048576.0;
     frac = fit_frac(f, algo);
     budget = (dev->mib * 1048576.0 - ctx) / (1.0 + frac);
     *limit = (int64_t)floor(budget);
-    snprintf(note, size, "fits an %s (%s) by dpprof fit's rule: peak x (1 + %.1f%%, the allocator's share measured for %s) + %s (the CUDA context) <= %s; %d GPU runs under %.200s measured the margins",
-             dev->name, human_bytes(dev->mib * 1048576.0, h1, sizeof h1), 100 * frac, dpprof_algo_name(algo), human_bytes(ctx, h2, sizeof h2), human_bytes(dev->mib * 1048576.0, h3, sizeof h3), f->bench.ngaps, dir);
+    if (framework == DPPROF_FRAMEWORK_PYTORCH)
+        snprintf(note, size, "fits an %s (%s) by dpprof fit's rule for PyTorch: its allocated peak + %s (the CUDA context of a dpprof process) <= %s; PyTorch's reserved over allocated is not measured, so not added",
+                 dev->name, human_bytes(dev->mib * 1048576.0, h1, sizeof h1), human_bytes(ctx, h2, sizeof h2), human_bytes(dev->mib * 1048576.0, h3, sizeof h3));
+    else snprintf(note, size, "fits an %s (%s) by dpprof fit's rule: peak x (1 + %.1f%%, the allocator's share measured for %s) + %s (the CUDA context) <= %s; %d GPU runs under %.200s measured the margins",
+                  dev->name, human_bytes(dev->mib * 1048576.0, h1, sizeof h1), 100 * frac, dpprof_algo_name(algo), human_bytes(ctx, h2, sizeof h2), human_bytes(dev->mib * 1048576.0, h3, sizeof h3), f->bench.ngaps, dir);
     free(f);
     return 0;
 }
@@ -4600,6 +4617,7 @@ static const cli_opt fit_spec[] = {
     {"--optimizer", NULL, CLI_HEAD, .help = NULL},
     {"--attention", NULL, CLI_HEAD, .help = NULL},
     {"--attention-workspace", NULL, CLI_HEAD, .help = NULL},
+    {"--framework", NULL, CLI_HEAD, .help = NULL},
     {NULL, NULL, CLI_HEAD, .help = "privacy (batches drawn by Poisson sampling at rate B / N):"},
     {"--target-epsilon", "E", CLI_CONFIG, .key = "target_epsilon", .help = "the noise that spends E over the training (with --dataset-size)"},
     {"--sigma", "S", CLI_CONFIG, .key = "sigma", .help = "the noise multiplier, instead of a target (epsilon follows with --dataset-size)"},
@@ -4728,6 +4746,7 @@ static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_
     if (c->optimizer) FIT_ADD(" --optimizer %s", dpprof_config_enum_name(dpprof_config_field_find("optimizer"), c->optimizer, code, sizeof code));
     if (c->attention) FIT_ADD(" --attention %s", dpprof_attention_name(c->attention));
     if (c->attention_workspace) FIT_ADD(" --attention-workspace %lld", (long long)c->attention_workspace);
+    if (c->framework == DPPROF_FRAMEWORK_PYTORCH) FIT_ADD(" --framework pytorch%s", "");
     if (r->algo != DPPROF_ALGO_VANILLA) {
         FIT_ADD(" --sigma %.4g", f->sigma);
         if (c->dataset_size) FIT_ADD(" --dataset-size %lld%s", c->dataset_size, f->o.gpus > 1 ? "" : " --poisson"); /* (a poisson batch over ranks is not modelled) */
@@ -4910,8 +4929,8 @@ static void fit_json(const fit_ctx *f, FILE *fp, const char *best_cmd, const cha
     int k, a;
     fprintf(fp, "{\n  \"fit\": {\"model\": ");
     sweep_json_str(fp, f->base.model_name ? f->base.model_name : f->base.preset);
-    fprintf(fp, ", \"parameters\": %lld, \"seq\": %d, \"batch\": %d, \"gpus\": %d, \"dtype\": \"%s\", \"device\": ", f->params, f->base.seq,
-            f->base.batch, f->o.gpus, fit_dtype(f->base.dtype));
+    fprintf(fp, ", \"parameters\": %lld, \"seq\": %d, \"batch\": %d, \"gpus\": %d, \"dtype\": \"%s\", \"framework\": \"%s\", \"device\": ", f->params, f->base.seq,
+            f->base.batch, f->o.gpus, fit_dtype(f->base.dtype), dpprof_framework_name(f->base.framework));
     if (f->dev_name) sweep_json_str(fp, f->dev_name);
     else fputs("null", fp);
     fprintf(fp, ", \"device_memory_bytes\": %.0f, \"unmodelled\": ", f->total);
@@ -5125,6 +5144,13 @@ static int cmd_fit(int argc, char **argv) {
         f->dev_name = dev->name;
     } else if (cfg->memory_limit > 0) f->total = (double)cfg->memory_limit;
     else FIT_FAIL(cli_usage("give the GPU: --device NAME (dpprof fit --help lists them) or --gpu-memory SIZE"));
+    if (cfg->framework == DPPROF_FRAMEWORK_PYTORCH) { /* PyTorch's own loop: non-private, no checkpointing, one GPU */
+        if (f->o.algos && strcmp(f->o.algos, "vanilla"))
+            FIT_FAIL(cli_usage("--algo %s with --framework pytorch: PyTorch's loop is non-private (vanilla); DP-SGD in a framework (Opacus) is not modelled yet", f->o.algos));
+        if (f->o.gpus > 1) FIT_FAIL(cli_usage("--gpus %d with --framework pytorch: one GPU (more than one rank is not modelled yet)", f->o.gpus));
+        if (!f->o.algos) f->o.algos = "vanilla";
+        if (!f->o.ckpts) f->o.ckpts = "none";
+    }
     /* the lists */
     if (f->o.algos) {
         if ((f->nalgo = fit_list("--algo", f->o.algos, fit_parse_algo, "vanilla, persample, ghost, ghost_bk, flash, flash_bk, auto", f->algos, DPPROF_ALGO_COUNT)) < 0) FIT_FAIL(EXIT_USAGE);
@@ -5218,7 +5244,7 @@ static int cmd_fit(int argc, char **argv) {
     /* the cost model: a step time where the device's runs give every op a rate */
     fit_by_time = 0;
     predicted = 0;
-    if (f->bench.nruns && (model = (fit_model *)malloc(sizeof *model)) != NULL) {
+    if (f->bench.nruns && f->base.framework != DPPROF_FRAMEWORK_PYTORCH && (model = (fit_model *)malloc(sizeof *model)) != NULL) {
         fit_model_build(&f->bench, NULL, model);
         predicted = 1;
         for (k = 0; k < f->nrows; k++) {
@@ -5237,7 +5263,12 @@ static int cmd_fit(int argc, char **argv) {
     if (fit_by_time) fit_ties(f->rows, nfit, f->bench.loo_mean);
     /* what the table rests on, in words */
     len = (size_t)snprintf(margin_note, sizeof margin_note, "fits: the peak, plus %s for the CUDA context and driver", human_bytes(f->bench.ctx_mib * 1048576.0, h1, sizeof h1));
-    if (f->bench.ngaps) {
+    if (f->base.framework == DPPROF_FRAMEWORK_PYTORCH)
+        snprintf(margin_note, sizeof margin_note,
+                 "fits: PyTorch's allocated peak (what torch.cuda.max_memory_allocated reports), plus %s for the CUDA context and driver as measured for a dpprof process. "
+                 "Not measured, so not added: PyTorch's reserved over allocated (its caching allocator's segments) and the larger context of a process that loads PyTorch's kernels; leave room for both",
+                 human_bytes(f->bench.ctx_mib * 1048576.0, h1, sizeof h1));
+    else if (f->bench.ngaps) {
         len += (size_t)snprintf(margin_note + len, sizeof margin_note - len, " (nvidia-smi's total less an idle process's free memory, the largest measured: %s)", f->bench.ctx_from);
         len += (size_t)snprintf(margin_note + len, sizeof margin_note - len, ", plus the allocator's share of the peak, the largest (driver - accountant) / accountant measured in %d GPU runs under %.300s:", f->bench.ngaps, bench_dir);
         for (a = 0; a < f->nalgo && len < sizeof margin_note; a++)
@@ -5257,6 +5288,8 @@ static int cmd_fit(int argc, char **argv) {
         snprintf(cost_note + len, sizeof cost_note - len, ". %d run%s of the device left out of the rates (the last: %s)", f->bench.skipped, f->bench.skipped > 1 ? "s" : "", f->bench.skipped_why);
     if (predicted && missing && (len = strlen(cost_note)) < sizeof cost_note)
         snprintf(cost_note + len, sizeof cost_note - len, ". Ops those runs never timed (%s among them) take their ops' mean rate: at most %.1f%% of a row's predicted time", missing, 100 * unrated);
+    else if (f->base.framework == DPPROF_FRAMEWORK_PYTORCH)
+        snprintf(cost_note, sizeof cost_note, "ranked by the flops of a logical step (dpprof's analytic costs of the same math): no step time is predicted, the committed GPU runs time dpprof's kernels, not PyTorch's");
     else if (f->bench.nruns)
         snprintf(cost_note, sizeof cost_note, "ranked by the flops of a logical step (dpprof's analytic costs, every GPU): the runs on %s under %.300s measured no rate of the op %s, so no step time is predicted",
                  f->bench.device_name, bench_dir, missing ? missing : "?");
@@ -5307,6 +5340,13 @@ static int cmd_fit(int argc, char **argv) {
             printf(" (--json lists them all)\n");
         }
         printf("\nbest: %s\n", best_cmd);
+        if (f->base.framework == DPPROF_FRAMEWORK_PYTORCH)
+            for (k = 0; k < nfit; k++)
+                if (f->rows[k].rank == 1) {
+                    printf("in PyTorch: a per-device batch of %d with %d gradient accumulation step%s (the logical batch %d)\n", f->rows[k].b, f->rows[k].accum, f->rows[k].accum > 1 ? "s" : "",
+                           f->base.batch);
+                    break;
+                }
     } else {
         fit_too_big(f);
         code = EXIT_OOM;

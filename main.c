@@ -236,7 +236,7 @@ static int cmd_run(int argc, char **argv) {
     if (o.device) { /* the limit dpprof fit's rule leaves on that GPU for this algorithm */
         static char rule[1024];
         if (o.limit_given) return cli_usage("--device %s and --memory-limit: give one (--device sets the limit by dpprof fit's rule)", o.device);
-        if ((rc = fit_run_budget(o.device, (int)resolved.algo, &o.cfg.memory_limit, rule, sizeof rule)) != 0) return rc;
+        if ((rc = fit_run_budget(o.device, (int)resolved.algo, (int)resolved.framework, &o.cfg.memory_limit, rule, sizeof rule)) != 0) return rc;
         o.cfg.memory_rule = rule;
         o.limit_given = 1;
         if (!o.quiet)

@@ -49,8 +49,9 @@ accountant
        pessimistic bound by more than --tolerance (relative; past 100 dp_accounting's is above the exact
        value by about 1).
 draws  configurations drawn at random (layers, widths, heads and kv-heads, vocabulary, tied or not, T, batch and
-       physical batch, sdpa or eager, LoRA's rank and targets, a frozen or trained head), each run for two steps
-       of the loop a PyTorch user writes (loss = model(input_ids=x, labels=y).loss; loss.backward(); after the
+       physical batch, sdpa or eager, LoRA's rank and targets, a frozen or trained head, fp32 or bf16 autocast),
+       each run for two steps of the loop a PyTorch user writes (loss = model(input_ids=x, labels=y).loss under
+       torch.autocast where bf16; loss.backward(); after the
        physical batches opt.step(); opt.zero_grad(set_to_none=True); Hugging Face's defaults) on fake tensors
        under PyTorch's MemTracker: one JSON of each draw's `dpprof run --framework pytorch` options and the
        tracker's peak, which tests/test_frameworks.sh holds dpprof's walk against.
@@ -1211,10 +1212,12 @@ def draw_args(rng):
             args.append("--train-head")
     elif rng.random() < 0.15:
         args.append("--frozen-head")
+    if "--lora-rank" not in args and "eager" not in args and rng.random() < 0.5:  # bf16 autocast over fp32 weights
+        args += ["--dtype", "bf16"]
     return args
 
 
-def tracker_peak(cfg, attention):
+def tracker_peak(cfg, attention, bf16):
     """two steps of the loop a PyTorch user writes, on fake tensors under MemTracker: the peak bytes and versions"""
     import torch
     import transformers
@@ -1259,7 +1262,8 @@ def tracker_peak(cfg, attention):
                     x = torch.randint(0, V, (n, T))
                     y = torch.randint(0, V, (n, T))
                     mt.reset_mod_stats()  # the tracker's module statistics hold one call of a module (the totals are kept)
-                    loss = model(input_ids=x, labels=y).loss
+                    with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=bf16):
+                        loss = model(input_ids=x, labels=y).loss
                     loss.backward()
                 opt.step()
                 opt.zero_grad(set_to_none=True)
@@ -1280,7 +1284,7 @@ def cmd_draws(a):
         args = draw_args(rng)
         cfg = dpprof_config(a.dpprof, ["--framework", "pytorch", "--backend", "dry"] + args, "vanilla", lora_ok=True)
         t0 = time.time()
-        peak, meta = tracker_peak(cfg, "eager" if "eager" in args else "sdpa")
+        peak, meta = tracker_peak(cfg, "eager" if "eager" in args else "sdpa", cfg["dtype"] == "bf16")
         out["meta"].update(meta)
         out["draws"].append({"id": i, "args": args, "tracker_peak_bytes": peak, "seconds": round(time.time() - t0, 2)})
         print("draw %2d  %-10.2f MiB  %s" % (i, peak / 2**20, " ".join(args)), flush=True)

@@ -62,6 +62,10 @@ for r in f["rows"]:
             devruns += 1
     # the flops of a logical step: the same run without poisson sampling (fixed batches) executes them
     argv = shlex.split(r["command"]); argv[0] = binary; argv.remove("--poisson") if "--poisson" in argv else None
+    if "--framework" in argv:  # a framework's walk charges no ops: fit's flops are dpprof's engine's of the same step
+        i = argv.index("--framework"); del argv[i:i + 2]
+        if "--attention" in argv:
+            i = argv.index("--attention"); del argv[i:i + 2]
     out = subprocess.run(argv + ["--steps", "1", "--quiet", "--timeline", "none", "--out", "-"], capture_output=True, text=True)
     fl = json.loads(out.stdout)["throughput"]["flops_per_step"] * f["gpus"]
     if abs(fl - r["flops_per_step"]) > 1e-9 * fl:
@@ -198,6 +202,20 @@ secs=$(awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $start}")
 check "llama-3.1-8b T=8192 on 8 H100s, 48 combinations: ranked rows, a figure (PNG), in ${secs} s" bash -c \
     "[ $rc -eq 0 ] && grep -q 'searched 48 combinations with [0-9]* dry probes' '$tmp/8b.out' && [ \"\$(head -c 8 '$tmp/fit.png' | od -An -c | tr -d ' ')\" = '211PNG\r\n032\n' ]"
 if said=$(rows_check 8b "$tmp/8b.json" 2>&1); then pass "...every row of the 8b search against dpprof run: ${said##*$'\n'}"; else fail "...the 8b search: $said"; fi
+
+# --framework pytorch: the loop a PyTorch user writes; every row checked as above (its margin adds no allocator share:
+# PyTorch's is not measured); the answer in the user's terms; what it does not model refused before any work
+fit "fit --framework pytorch, 1B on an H100" "$tmp/pt.json" --framework pytorch --preset llama-3.2-1b --seq 1024 --batch 64 --device H100
+joined "$tmp/pt.out" >"$tmp/pt.txt"
+check "...its answer in PyTorch's terms (a per-device batch and gradient accumulation steps), and the margin says what is not measured" \
+    bash -c 'grep -q "^in PyTorch: a per-device batch of [0-9]* with [0-9]* gradient accumulation steps (the logical batch 64)" "$1" && grep -q "Not measured, so not added: PyTorch.s reserved over allocated" "$1"' _ "$tmp/pt.txt"
+fit "fit --framework pytorch, LoRA ranks 8 and 32, eager, on 24 GiB" "$tmp/pt2.json" --framework pytorch --preset llama-3.2-1b --seq 512 --batch 32 --gpu-memory 24G --lora-rank 8,32 --attention eager
+for bad in "--algo flash_bk:non-private (vanilla)" "--gpus 2 --batch 64:one GPU" "--checkpoint layers:gradient checkpointing"; do
+    opt=${bad%%:*} says=${bad#*:}
+    # shellcheck disable=SC2086
+    "$bin" fit --framework pytorch --preset tiny --seq 64 --batch 8 --device H100 $opt >/dev/null 2>"$tmp/err"; rc=$?
+    check "fit --framework pytorch $opt: refused (exit $rc), saying '$says'" bash -c '[ $1 = 2 ] && grep -q -- "$2" "$3"' _ $rc "$says" "$tmp/err"
+done
 "$bin" fit --preset tiny --seq 64 --batch 8 --gpu-memory 2G --sigma 1 --json - >"$tmp/stdout.json" 2>/dev/null; rc=$?
 check "--json -: the table on standard output, after the terminal's lines" bash -c "[ $rc -eq 0 ] && sed -n '/^{/,\$p' '$tmp/stdout.json' | python3 -c 'import json,sys; json.load(sys.stdin)'"
 

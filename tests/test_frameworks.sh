@@ -66,7 +66,7 @@ else
 fi
 
 # what the walk does not model is refused by name, before any work
-for bad in "--dtype bf16:--dtype bf16 is not modelled yet" "--checkpoint layers:gradient checkpointing" \
+for bad in "--checkpoint layers:gradient checkpointing) is not modelled yet" "--dtype bf16 --attention eager:--attention eager is not modelled yet" \
            "--algo flash_bk:non-private loop" "--backend cpu:it takes --backend dry" "--attention dpprof:takes sdpa or eager"; do
     opt=${bad%%:*} says=${bad#*:}
     # shellcheck disable=SC2086
