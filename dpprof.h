@@ -5481,11 +5481,13 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
         if (c.algo && c.algo != DPPROF_ALGO_VANILLA)
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = pytorch is PyTorch's non-private loop (algo vanilla)", dpprof_algo_name(c.algo));
         if (c.task == DPPROF_TASK_CLS) no = "config.task = cls (LlamaForSequenceClassification)";
-        else if (c.dtype == DPPROF_DTYPE_BF16 && c.lora_rank) no = "config.dtype = bf16 with config.lora_rank (PEFT's adapters under autocast)";
+        else if (c.dtype == DPPROF_DTYPE_BF16 && c.lora_rank && c.frozen_masters != DPPROF_SWITCH_ON && c.train_head == DPPROF_SWITCH_ON)
+            no = "config.train_head = on with a base in bf16 (PEFT's modules_to_save trains a bf16 copy of the head)";
         else if (c.dtype == DPPROF_DTYPE_BF16 && c.attention == DPPROF_ATTENTION_EAGER) no = "config.dtype = bf16 with config.attention = eager";
         else if (c.checkpoint == DPPROF_CHECKPOINT_LAYERS) no = "config.checkpoint = layers (Hugging Face's gradient checkpointing)";
         else if (c.ranks > 1) no = "config.ranks > 1";
         else if (c.optimizer == DPPROF_OPT_SGD) no = "config.optimizer = sgd";
+        else if (c.lora_rank && c.train_head == DPPROF_SWITCH_ON && s.tied) no = "config.train_head = on with a tied head under LoRA (PEFT's modules_to_save copies the head, untying it)";
         if (no) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.framework = pytorch: %s is not modelled yet (docs/frameworks.md says what is)", no);
     }
     if (c.attention == DPPROF_ATTENTION_CUDNN && c.dtype != DPPROF_DTYPE_BF16) return dpprof__fail(DPPROF_ERR_INVALID, "config.attention = cudnn takes config.dtype = bf16 (cuDNN's fused attention has no fp32 kernels)");
@@ -5732,6 +5734,7 @@ typedef struct dpprof__fw {
     int pending[4], n_pending;    /* weight gradients added into .grad, dropped when the node that made them is done */
     int ids, labels;              /* the last physical batch's input_ids and labels, alive until the next's are made */
     int *wcast;                   /* (n_params) bf16 autocast: a trainable weight's bf16 copy in autocast's cache, -1 */
+    int base16;                   /* the base loaded in bf16 (LoRA, bf16, no fp32 masters): its frozen weights bf16 */
     int *w, *g, *m, *v, *tmp;     /* (n_params) a parameter's weight, .grad and moments; the optimizer's temporaries */
     struct dpprof__fw_layer *lay; /* (L) what each layer keeps */
 } dpprof__fw;
@@ -8121,9 +8124,10 @@ typedef struct dpprof__fw_norm {
 /* LlamaRMSNorm.forward on x (N rows of C): pow, mean, + eps, rsqrt, x * rsqrt, weight * it; returns its output,
    which needs a gradient where x or the weight does */
 static int dpprof__fw_norm_fwd(dpprof_session *s, dpprof__fw_norm *nm, int x, int rgx, int p, int64_t N, int C) {
-    int pw, mean, ad, r, hn, y;
-    const int E = 4;
-    nm->x = x;
+    int pw, mean, ad, r, hn, hb, y;
+    const int E = 4, xb = s->fw.base16; /* a bf16 base: x bf16, computed in fp32 (x.to(float32)), the weight bf16 */
+    nm->x = xb ? DPPROF__FN(N * C, 4) : x;
+    x = nm->x;
     nm->rgx = rgx;
     nm->rgw = s->model.params[p].trainable;
     pw = DPPROF__FN(N * C, E);
@@ -8140,28 +8144,36 @@ static int dpprof__fw_norm_fwd(dpprof_session *s, dpprof__fw_norm *nm, int x, in
         dpprof__fw_ref(s, r);
     }
     dpprof__fw_drop(s, r);
-    y = DPPROF__FN(N * C, E);
-    if (nm->rgw) dpprof__fw_ref(s, hn); /* weight * hn saves hn where the weight trains */
+    if (xb) dpprof__fw_drop(s, x);       /* the fp32 copy's name goes to hn */
+    hb = xb ? DPPROF__FN(N * C, 2) : hn; /* hn.to(bf16) */
+    y = DPPROF__FN(N * C, xb ? 2 : E);
+    if (nm->rgw) dpprof__fw_ref(s, hb); /* weight * hn saves hn where the weight trains */
+    if (xb) dpprof__fw_drop(s, hb);
     dpprof__fw_drop(s, hn);
     dpprof__fw_drop(s, mean);
     nm->r = rgx ? r : -1;
-    nm->hn = nm->rgw ? hn : -1;
+    nm->hn = nm->rgw ? hb : -1;
     return y;
 }
 /* its backward from g (the output's gradient, consumed): the weight's gradient to parameter p, the input's two
    gradients summed into *gx */
 static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, int *gx, int p, int64_t N, int C) {
-    const int E = 4;
-    int t, gh, gr, a, b, c, d, e;
+    const int E = 4, xb = s->fw.base16;
+    int t, gh, gr, a, b, c, d, e, g32 = -1, *gxf = xb ? &g32 : gx; /* a bf16 x: its fp32 copy's gradients first */
     /* weight * hn */
     t = nm->rgw ? DPPROF__FN(N * C, E) : -1;
-    gh = nm->rgx ? DPPROF__FN(N * C, E) : -1;
+    gh = nm->rgx ? DPPROF__FN(N * C, xb ? 2 : E) : -1;
     if (nm->rgw) dpprof__fw_grad(s, p, dpprof__fw_new(s, C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_NORM));
     dpprof__fw_drop(s, t);
     dpprof__fw_drop(s, g);
     dpprof__fw_drop(s, nm->hn);
     dpprof__fw_done(s);
     if (!nm->rgx) return;
+    if (xb) { /* hn.to(bf16)'s backward */
+        t = DPPROF__FN(N * C, 4);
+        dpprof__fw_drop(s, gh);
+        gh = t;
+    }
     /* x * rsqrt */
     a = DPPROF__FN(N * C, E);
     t = DPPROF__FN(N * C, E);
@@ -8170,7 +8182,7 @@ static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, i
     dpprof__fw_drop(s, gh);
     dpprof__fw_drop(s, nm->x);
     dpprof__fw_drop(s, nm->r);
-    dpprof__fw_acc(s, gx, a, N * C, E);
+    dpprof__fw_acc(s, gxf, a, N * C, E);
     /* rsqrt: g * -0.5 * r^3 */
     a = DPPROF__FN(N, E);
     b = DPPROF__FN(N, E);
@@ -8189,53 +8201,94 @@ static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, i
     dpprof__fw_drop(s, a);
     dpprof__fw_drop(s, d);
     dpprof__fw_drop(s, nm->x);
-    dpprof__fw_acc(s, gx, e, N * C, E);
+    dpprof__fw_acc(s, gxf, e, N * C, E);
+    if (xb) { /* x.to(float32)'s backward: to x's bf16 */
+        t = DPPROF__FN(N * C, 2);
+        dpprof__fw_drop(s, g32);
+        dpprof__fw_acc(s, gx, t, N * C, 2);
+    }
 }
 
 /* what a linear layer (with its PEFT adapter, where it has one) keeps */
 typedef struct dpprof__fw_lin {
-    int x, a, rgx, rgy; /* its input, lora_A's output (saved by lora_B), whether x and the output need gradients */
-    int xb, xc, wc;     /* bf16 autocast: x is bf16 already; the input's and the weight's bf16 copies the product saves */
+    int rgx, rgy, xb; /* whether the input and the output need gradients; the input is bf16 */
+    int xs, ws;       /* what the product saves: of x (x, or its bf16 copy) where the weight trains; the weight's bf16
+                         copy where x needs a gradient (autocast) */
+    int axs, aws, a;  /* what lora_A saved of its input and of its weight, its output */
+    int bxs, bws, xa; /* what lora_B saved of lora_A's output and of its weight; PEFT's fp32 copy of a bf16 input */
 } dpprof__fw_lin;
 /* the adapter of parameter p, or -1 */
 static int dpprof__fw_lora(const dpprof_session *s, int p) {
     const int j = (p - 1) % DPPROF__P_PER_LAYER, l = (p - 1) / DPPROF__P_PER_LAYER;
     return s->model.lora && p >= 1 && l < s->sh.L && j != 0 && j != 5 ? s->model.lora[l * DPPROF__P_PER_LAYER + j] : -1;
 }
-/* nn.Linear (x @ W^T; mm saves x where W trains, W where x needs a gradient) on N rows, and PEFT's
-   result + lora_B(lora_A(x)) * scaling where p has an adapter; returns the output. bf16 autocast: the weight's bf16
-   copy (a trainable weight's cached for the forward), x's where x (xb 0) is fp32, a bf16 product that saves the
-   copies */
+/* parameter p is stored in bf16: a frozen weight of a base loaded in bf16 (torch_dtype) */
+static int dpprof__fw_w16(const dpprof_session *s, int p) { return s->fw.base16 && !s->model.params[p].trainable; }
+/* one F.linear (x @ W^T: mm saves x where W trains, W where x needs a gradient) on N rows of x (xb: bf16); under
+   bf16 autocast the weight's bf16 copy (a trainable weight's cached for the forward; none where it is bf16) and
+   x's where x is fp32, a bf16 output; returns the output, *xs and *ws what the product saved */
+static int dpprof__fw_mm_fwd(dpprof_session *s, int x, int rgx, int xb, int p, int64_t N, int *xs, int *ws) {
+    const dpprof_param *pp = &s->model.params[p];
+    const int ac = s->cfg.dtype == DPPROF_DTYPE_BF16, cached = ac && pp->trainable;
+    int wc = -1, xc = x, out;
+    if (ac && !dpprof__fw_w16(s, p)) {
+        wc = s->fw.wcast[p] >= 0 ? s->fw.wcast[p] : dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 2, DPPROF_CAT_MODEL_PARAMETERS, p == s->model.p_emb ? DPPROF_MOD_HEAD : pp->module);
+        if (cached) s->fw.wcast[p] = wc;
+    }
+    if (ac && !xb) xc = DPPROF__FN(N * pp->cols, 2);
+    out = DPPROF__FN(N * pp->rows, ac ? 2 : 4);
+    *xs = pp->trainable ? dpprof__fw_ref(s, xc) : -1;
+    *ws = wc >= 0 && rgx ? dpprof__fw_ref(s, wc) : -1;
+    if (xc != x) dpprof__fw_drop(s, xc);
+    if (wc >= 0 && !cached) dpprof__fw_drop(s, wc);
+    return out;
+}
+/* its backward from g (consumed): dW to parameter p where it trains; x's gradient (fp32 where x is: the cast's
+   backward) summed into *gx where x needs one; then the weight's cast's backward and AccumulateGrad */
+static void dpprof__fw_mm_bwd(dpprof_session *s, int g, int xs, int ws, int rgx, int xb, int p, int64_t N, int *gx) {
+    const dpprof_param *pp = &s->model.params[p];
+    const int ac = s->cfg.dtype == DPPROF_DTYPE_BF16, wcast = ac && !dpprof__fw_w16(s, p);
+    int dwb = -1, t;
+    if (pp->trainable && !wcast) dpprof__fw_dw(s, p);
+    else if (pp->trainable) dwb = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 2, DPPROF_CAT_GRADIENTS, pp->module);
+    t = rgx ? DPPROF__FN(N * pp->cols, ac ? 2 : 4) : -1;
+    dpprof__fw_drop(s, g);
+    dpprof__fw_drop(s, ws);
+    dpprof__fw_drop(s, xs);
+    if (t >= 0 && ac && !xb) { /* x's cast's backward, the last made: first */
+        const int t32 = DPPROF__FN(N * pp->cols, 4);
+        dpprof__fw_drop(s, t);
+        t = t32;
+    }
+    if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, ac && xb ? 2 : 4); /* the outputs routed */
+    if (dwb >= 0) {
+        dpprof__fw_dw(s, p);
+        dpprof__fw_drop(s, dwb);
+    }
+    dpprof__fw_done(s); /* AccumulateGrad runs */
+}
+/* nn.Linear on x, and PEFT's result + lora_B(lora_A(x)) * scaling where p has an adapter (the adapters fp32: a
+   bf16 x copied to fp32 first); returns the output */
 static int dpprof__fw_linear_fwd(dpprof_session *s, dpprof__fw_lin *ln, int x, int rgx, int xb, int p, int64_t N) {
     const dpprof_param *pp = &s->model.params[p];
-    const int la = dpprof__fw_lora(s, p), ac = s->cfg.dtype == DPPROF_DTYPE_BF16, cached = ac && pp->trainable;
+    const int la = dpprof__fw_lora(s, p), ac = s->cfg.dtype == DPPROF_DTYPE_BF16, ea = ac ? 2 : 4;
     int base, out, b, m;
-    ln->x = x;
     ln->rgx = rgx;
-    ln->a = -1;
     ln->xb = xb;
-    ln->xc = x;
-    ln->wc = -1;
-    if (ac) {
-        ln->wc = s->fw.wcast[p] >= 0 ? s->fw.wcast[p] : dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 2, DPPROF_CAT_MODEL_PARAMETERS, p == s->model.p_emb ? DPPROF_MOD_HEAD : pp->module);
-        if (cached) s->fw.wcast[p] = ln->wc;
-        if (!xb) ln->xc = DPPROF__FN(N * pp->cols, 2);
-    }
-    base = DPPROF__FN(N * pp->rows, ac ? 2 : 4);
-    if (pp->trainable) dpprof__fw_ref(s, ln->xc);
-    if (ac && rgx) dpprof__fw_ref(s, ln->wc);
-    if (ac && !xb) dpprof__fw_drop(s, ln->xc);
-    if (ac && !cached) dpprof__fw_drop(s, ln->wc);
+    ln->a = ln->xa = -1;
+    base = dpprof__fw_mm_fwd(s, x, rgx, xb, p, N, &ln->xs, &ln->ws);
     out = base;
     if (la >= 0) {
-        ln->a = DPPROF__FN(N * s->model.params[la].rows, 4);
-        dpprof__fw_ref(s, x); /* lora_A saves its input, lora_B lora_A's output */
-        b = DPPROF__FN(N * pp->rows, 4);
-        m = DPPROF__FN(N * pp->rows, 4); /* * scaling */
+        ln->xa = ac && xb ? DPPROF__FN(N * pp->cols, 4) : x;
+        ln->a = dpprof__fw_mm_fwd(s, ln->xa, rgx, 0, la, N, &ln->axs, &ln->aws);
+        b = dpprof__fw_mm_fwd(s, ln->a, 1, ac, la + 1, N, &ln->bxs, &ln->bws);
+        dpprof__fw_drop(s, ln->a);        /* lora_B keeps it */
+        m = DPPROF__FN(N * pp->rows, ea); /* * scaling */
         dpprof__fw_drop(s, b);
-        out = DPPROF__FN(N * pp->rows, 4);
+        out = DPPROF__FN(N * pp->rows, ea);
         dpprof__fw_drop(s, m);
         dpprof__fw_drop(s, base);
+        if (ln->xa != x) dpprof__fw_drop(s, ln->xa);
     }
     ln->rgy = rgx || pp->trainable || la >= 0;
     return out;
@@ -8244,56 +8297,29 @@ static int dpprof__fw_linear_fwd(dpprof_session *s, dpprof__fw_lin *ln, int x, i
    node makes it (the adapter's nodes first, the last created, then the base's) */
 static void dpprof__fw_linear_bwd(dpprof_session *s, dpprof__fw_lin *ln, int g, int p, int64_t N, int *gx) {
     const dpprof_param *pp = &s->model.params[p];
-    const int la = dpprof__fw_lora(s, p), base = ln->rgx || pp->trainable;
-    int ms, da, t;
+    const int la = dpprof__fw_lora(s, p), base = ln->rgx || pp->trainable, ac = s->cfg.dtype == DPPROF_DTYPE_BF16;
     if (la >= 0) {
+        int ms, da = -1, gxa = -1;
         if (base) dpprof__fw_ref(s, g); /* the sum's gradient goes on to both */
-        ms = DPPROF__FN(N * pp->rows, 4);
+        ms = DPPROF__FN(N * pp->rows, ac ? 2 : 4);
         dpprof__fw_drop(s, g);
-        dpprof__fw_dw(s, la + 1); /* lora_B */
-        da = DPPROF__FN(N * s->model.params[la].rows, 4);
-        dpprof__fw_drop(s, ms);
-        dpprof__fw_drop(s, ln->a);
-        dpprof__fw_done(s);
-        dpprof__fw_dw(s, la); /* lora_A */
-        t = ln->rgx ? DPPROF__FN(N * pp->cols, 4) : -1;
-        dpprof__fw_drop(s, da);
-        dpprof__fw_drop(s, ln->x);
-        if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, 4);
-        dpprof__fw_done(s);
+        dpprof__fw_mm_bwd(s, ms, ln->bxs, ln->bws, 1, ac, la + 1, N, &da);                       /* lora_B */
+        dpprof__fw_mm_bwd(s, da, ln->axs, ln->aws, ln->rgx, 0, la, N, ac && ln->xb ? &gxa : gx); /* lora_A */
+        if (gxa >= 0) {                                                                          /* PEFT's fp32 copy's backward: to x's bf16 */
+            const int t = DPPROF__FN(N * pp->cols, 2);
+            dpprof__fw_drop(s, gxa);
+            dpprof__fw_acc(s, gx, t, N * pp->cols, 2);
+        }
         if (!base) return;
     }
-    if (s->cfg.dtype == DPPROF_DTYPE_BF16) { /* bf16 products; then the casts' backward: x's (the last made) first */
-        const int dwb = pp->trainable ? dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 2, DPPROF_CAT_GRADIENTS, pp->module) : -1;
-        t = ln->rgx ? DPPROF__FN(N * pp->cols, 2) : -1;
-        dpprof__fw_drop(s, g);
-        if (ln->rgx) dpprof__fw_drop(s, ln->wc);
-        if (pp->trainable) dpprof__fw_drop(s, ln->xc);
-        if (t >= 0 && !ln->xb) {
-            const int t32 = DPPROF__FN(N * pp->cols, 4);
-            dpprof__fw_drop(s, t);
-            t = t32;
-        }
-        if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, ln->xb ? 2 : 4);
-        if (dwb >= 0) {
-            dpprof__fw_dw(s, p);
-            dpprof__fw_drop(s, dwb);
-        }
-        dpprof__fw_done(s);
-        return;
-    }
-    if (pp->trainable) dpprof__fw_dw(s, p);
-    t = ln->rgx ? DPPROF__FN(N * pp->cols, 4) : -1;
-    dpprof__fw_drop(s, g);
-    if (pp->trainable) dpprof__fw_drop(s, ln->x);
-    if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, 4); /* the outputs routed, then AccumulateGrad runs */
-    dpprof__fw_done(s);
+    dpprof__fw_mm_bwd(s, g, ln->xs, ln->ws, ln->rgx, ln->xb, p, N, gx);
 }
 /* apply_rotary_pos_emb on one of q, k (n elements): (x * cos) + (rotate_half(x) * sin), the tables saved where x
    needs a gradient; returns the result */
 static int dpprof__fw_rope_fwd(dpprof_session *s, int64_t n, int rg) {
     int m1, ng, ct, m2, out;
-    const int E = 4, ea = s->cfg.dtype == DPPROF_DTYPE_BF16 ? 2 : 4; /* autocast: x bf16, the products with the tables fp32 */
+    const int ea = s->cfg.dtype == DPPROF_DTYPE_BF16 ? 2 : 4, E = s->fw.base16 ? 2 : 4; /* autocast: x bf16, the products with
+                                                                                      the tables fp32 (bf16 tables of a bf16 base: bf16) */
     m1 = DPPROF__FN(n, E);
     if (rg) dpprof__fw_ref(s, s->fw.cos);
     ng = DPPROF__FN(n / 2, ea);
@@ -8310,7 +8336,7 @@ static int dpprof__fw_rope_fwd(dpprof_session *s, int64_t n, int rg) {
 /* its backward from g (consumed); returns the gradient of the input */
 static int dpprof__fw_rope_bwd(dpprof_session *s, int g, int64_t n) {
     int ms, ng, sb1, sb2, acc = -1, mc, t;
-    const int E = 4, ac = s->cfg.dtype == DPPROF_DTYPE_BF16, ea = ac ? 2 : 4;
+    const int E = s->fw.base16 ? 2 : 4, ac = s->cfg.dtype == DPPROF_DTYPE_BF16 && !s->fw.base16, ea = s->cfg.dtype == DPPROF_DTYPE_BF16 ? 2 : 4;
     ms = DPPROF__FN(n, E); /* g * sin (autocast: cast to x's bf16) */
     if (ac) {
         t = DPPROF__FN(n, 2);
@@ -8352,21 +8378,22 @@ typedef struct dpprof__fw_layer {
    output; *rg_out says whether that needs a gradient */
 static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, int x, int rgx, int n, int *rg_out) {
     const dpprof_shape *h = &s->sh;
-    const int T = s->cfg.seq, C = h->C, E = 4, P = 1 + l * DPPROF__P_PER_LAYER, ac = s->cfg.dtype == DPPROF_DTYPE_BF16, ea = ac ? 2 : 4;
+    const int T = s->cfg.seq, C = h->C, P = 1 + l * DPPROF__P_PER_LAYER, b16 = s->fw.base16, ac = s->cfg.dtype == DPPROF_DTYPE_BF16 && !b16;
+    const int ea = s->cfg.dtype == DPPROF_DTYPE_BF16 ? 2 : 4, E = b16 ? 2 : 4; /* E: the residual stream's, q and k after rope */
     const int64_t N = (int64_t)n * T, nq = N * h->NH * h->HS, nk = N * h->NKV * h->HS;
     int y1, q, k, v, ke, o, h1, y2, prod, d, out;
     ly->rgx = rgx;
     s->fw.mod = DPPROF_MOD_NORM;
     y1 = dpprof__fw_norm_fwd(s, &ly->n1, x, rgx, P, N, C);
     s->fw.mod = DPPROF_MOD_ATTENTION;
-    q = dpprof__fw_linear_fwd(s, &ly->q, y1, rgx || ly->n1.rgw, 0, P + 1, N);
-    k = dpprof__fw_linear_fwd(s, &ly->k, y1, ly->q.rgx, 0, P + 2, N);
-    v = dpprof__fw_linear_fwd(s, &ly->v, y1, ly->q.rgx, 0, P + 3, N);
+    q = dpprof__fw_linear_fwd(s, &ly->q, y1, rgx || ly->n1.rgw, b16, P + 1, N);
+    k = dpprof__fw_linear_fwd(s, &ly->k, y1, ly->q.rgx, b16, P + 2, N);
+    v = dpprof__fw_linear_fwd(s, &ly->v, y1, ly->q.rgx, b16, P + 3, N);
     ly->qe = dpprof__fw_rope_fwd(s, nq, ly->q.rgy);
     ke = dpprof__fw_rope_fwd(s, nk, ly->k.rgy);
     dpprof__fw_drop(s, q);
     dpprof__fw_drop(s, k);
-    /* the cache (use_cache defaults on): its copies of k (fp32 after rope) and v replace them */
+    /* the cache (use_cache defaults on): its copies of k (fp32 after rope with fp32 tables) and v replace them */
     ly->kc = DPPROF__FN(nk, E);
     ly->vc = DPPROF__FN(nk, ea);
     dpprof__fw_drop(s, ke);
@@ -8424,7 +8451,7 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
         dpprof__fw_drop(s, ly->kr);
         dpprof__fw_drop(s, ly->vr);
     }
-    o = dpprof__fw_linear_fwd(s, &ly->o, ly->out, ly->rgatt, ac, P + 4, N);
+    o = dpprof__fw_linear_fwd(s, &ly->o, ly->out, ly->rgatt, ea == 2, P + 4, N);
     dpprof__fw_drop(s, ly->out);
     dpprof__fw_drop(s, ly->qe);
     dpprof__fw_drop(s, y1);
@@ -8434,18 +8461,18 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
     s->fw.mod = DPPROF_MOD_NORM;
     y2 = dpprof__fw_norm_fwd(s, &ly->n2, h1, ly->rgh1, P + 5, N, C);
     s->fw.mod = DPPROF_MOD_MLP;
-    ly->gate_y = dpprof__fw_linear_fwd(s, &ly->gate, y2, ly->rgh1 || ly->n2.rgw, 0, P + 6, N);
+    ly->gate_y = dpprof__fw_linear_fwd(s, &ly->gate, y2, ly->rgh1 || ly->n2.rgw, b16, P + 6, N);
     ly->act = DPPROF__FN(N * h->F, ea);
     if (ly->gate.rgy) dpprof__fw_ref(s, ly->gate_y); /* silu saves its input */
     dpprof__fw_drop(s, ly->gate_y);
-    ly->up_y = dpprof__fw_linear_fwd(s, &ly->up, y2, ly->gate.rgx, 0, P + 7, N);
+    ly->up_y = dpprof__fw_linear_fwd(s, &ly->up, y2, ly->gate.rgx, b16, P + 7, N);
     prod = DPPROF__FN(N * h->F, ea); /* act * up saves each where the other needs a gradient */
     if (ly->up.rgy) dpprof__fw_ref(s, ly->act);
     if (ly->gate.rgy) dpprof__fw_ref(s, ly->up_y);
     dpprof__fw_drop(s, ly->act);
     dpprof__fw_drop(s, ly->up_y);
     ly->rgmlp = ly->gate.rgy || ly->up.rgy;
-    d = dpprof__fw_linear_fwd(s, &ly->down, prod, ly->rgmlp, ac, P + 8, N);
+    d = dpprof__fw_linear_fwd(s, &ly->down, prod, ly->rgmlp, ea == 2, P + 8, N);
     dpprof__fw_drop(s, prod);
     dpprof__fw_drop(s, y2);
     out = DPPROF__FN(N * C, E);
@@ -8459,7 +8486,8 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
 /* its backward from g, the gradient of its output (consumed); the gradient of its input x is summed into *gx */
 static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l, int g, int *gx, int n) {
     const dpprof_shape *h = &s->sh;
-    const int T = s->cfg.seq, C = h->C, E = 4, P = 1 + l * DPPROF__P_PER_LAYER, ac = s->cfg.dtype == DPPROF_DTYPE_BF16, ea = ac ? 2 : 4;
+    const int T = s->cfg.seq, C = h->C, P = 1 + l * DPPROF__P_PER_LAYER, b16 = s->fw.base16, ac = s->cfg.dtype == DPPROF_DTYPE_BF16 && !b16;
+    const int ea = s->cfg.dtype == DPPROF_DTYPE_BF16 ? 2 : 4, E = b16 ? 2 : 4;
     const int64_t N = (int64_t)n * T, nq = N * h->NH * h->HS, nk = N * h->NKV * h->HS;
     int g1 = -1, gy = -1, ga, gu, gs, dq, dk, dv, t, gb = -1;
     /* h2 = h1 + down: the gradient goes on to both (autocast: down's a bf16 copy, the sum's fp32 to h1) */
@@ -8612,7 +8640,7 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     dpprof__fw_drop(s, s->fw.labels);
     s->fw.labels = labels;
     s->fw.mod = DPPROF_MOD_EMBEDDING;
-    emb = DPPROF__FN(N * C, E);
+    emb = DPPROF__FN(N * C, s->fw.base16 ? 2 : E);
     s->fw.mod = DPPROF_MOD_ATTENTION; /* position ids (int64) and the rotary tables */
     a = DPPROF__FN(T, 8);
     pos = DPPROF__FN(T, 8);
@@ -8650,8 +8678,17 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     si = DPPROF__FN((int64_t)T * h->HS, 4);
     s->fw.sin = DPPROF__FN((int64_t)T * h->HS, 4);
     dpprof__fw_drop(s, si);
+    co = si = -1;
+    if (s->fw.base16) { /* .to(x.dtype): bf16 tables */
+        co = s->fw.cos;
+        si = s->fw.sin;
+        s->fw.cos = DPPROF__FN((int64_t)T * h->HS, 2);
+        s->fw.sin = DPPROF__FN((int64_t)T * h->HS, 2);
+    }
     dpprof__fw_drop(s, fr);
     dpprof__fw_drop(s, ct);
+    dpprof__fw_drop(s, co);
+    dpprof__fw_drop(s, si);
     x = emb;
     rg = s->model.params[s->model.p_emb].trainable;
     for (l = 0; l < L; l++) {
@@ -8671,7 +8708,7 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     dpprof__fw_drop(s, s->fw.cos);
     dpprof__fw_drop(s, s->fw.sin);
     s->fw.mod = DPPROF_MOD_HEAD;
-    logits = dpprof__fw_linear_fwd(s, &head, yf, rg, 0, s->model.p_head, N);
+    logits = dpprof__fw_linear_fwd(s, &head, yf, rg, s->fw.base16, s->model.p_head, N);
     /* ForCausalLMLoss: logits.float() (a copy of bf16 logits), the labels padded and shifted (int64), log_softmax,
        nll_loss (the loss and its total weight) */
     lf = ac ? DPPROF__FN(N * V, 4) : -1;
@@ -8781,11 +8818,15 @@ static int dpprof__fw_setup(dpprof_session *s) {
     for (i = 0; i < 4 * np; i++) w->w[i] = -1;
     for (i = 0; i < np; i++) w->wcast[i] = -1;
     w->cos = w->sin = w->tied = w->ids = w->labels = -1;
+    w->base16 = s->cfg.dtype == DPPROF_DTYPE_BF16 && s->cfg.lora_rank && s->cfg.frozen_masters != DPPROF_SWITCH_ON;
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
     for (i = 0; i < np && w->rc == DPPROF_OK; i++) {
         const dpprof_param *p = &s->model.params[i];
-        w->w[i] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, p->w.category, p->module);
+        w->w[i] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, dpprof__fw_w16(s, i) ? 2 : 4, p->w.category, p->module);
     }
+    /* PEFT's modules_to_save: the trained head is a copy beside the frozen original (ModulesToSaveWrapper) */
+    if (s->cfg.lora_rank && s->model.params[s->model.p_head].trainable)
+        (void)dpprof__fw_new(s, (int64_t)s->model.params[s->model.p_head].rows * s->model.params[s->model.p_head].cols, 4, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_HEAD);
     /* the rotary embedding's buffers: inv_freq and original_inv_freq */
     (void)dpprof__fw_new(s, s->sh.HS / 2, 4, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_ATTENTION);
     (void)dpprof__fw_new(s, s->sh.HS / 2, 4, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_ATTENTION);

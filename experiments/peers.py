@@ -9,6 +9,7 @@
     peers.py table DIR [DIR ...]
     peers.py accountant [--grid full|reduced] [--out FILE.tsv]
     peers.py draws [--n 48] [--seed S] --out FILE.json
+    peers.py fit-check [--out FILE.json] -- DPPROF_FIT_OPTIONS
 
 
 run    builds the model of a dpprof configuration (the options of `dpprof run`, read back from a dry run of
@@ -49,12 +50,18 @@ accountant
        pessimistic bound by more than --tolerance (relative; past 100 dp_accounting's is above the exact
        value by about 1).
 draws  configurations drawn at random (layers, widths, heads and kv-heads, vocabulary, tied or not, T, batch and
-       physical batch, sdpa or eager, LoRA's rank and targets, a frozen or trained head, fp32 or bf16 autocast),
+       physical batch, sdpa or eager, LoRA's rank and targets, a frozen or trained head, fp32 or bf16 autocast, under
+       LoRA with the base loaded in bf16 or fp32),
        each run for two steps of the loop a PyTorch user writes (loss = model(input_ids=x, labels=y).loss under
        torch.autocast where bf16; loss.backward(); after the
        physical batches opt.step(); opt.zero_grad(set_to_none=True); Hugging Face's defaults) on fake tensors
        under PyTorch's MemTracker: one JSON of each draw's `dpprof run --framework pytorch` options and the
        tracker's peak, which tests/test_frameworks.sh holds dpprof's walk against.
+fit-check
+       `dpprof fit --framework pytorch DPPROF_FIT_OPTIONS`'s answer held against PyTorch's tracker: the best row's
+       physical batch b and b + 1 each run (two steps, fake tensors, as draws runs them); the tracker's peak plus
+       fit's context must fit the device at b and not at b + 1 (where b + 1 is within the batch). Prints one line,
+       exit 1 where it does not hold; --out appends the record to a JSON list.
 
 Needs torch and transformers (and opacus for --framework opacus, peft for LoRA); dp_accounting for accountant;
 stdlib otherwise.
@@ -1208,12 +1215,15 @@ def draw_args(rng):
     if rng.random() < 0.5:
         targets = [t for t in PROJ if rng.random() < 0.4] or [rng.choice(PROJ)]
         args += ["--lora-rank", str(rng.choice((1, 2, 4, 8, 16))), "--lora-targets", ",".join(targets)]
-        if rng.random() < 0.25:
+        if rng.random() < 0.25:  # PEFT's modules_to_save (a tied head it would untie: drawn untied)
             args.append("--train-head")
+            args[args.index("--tied") if "--tied" in args else args.index("--untied")] = "--untied"
     elif rng.random() < 0.15:
         args.append("--frozen-head")
-    if "--lora-rank" not in args and "eager" not in args and rng.random() < 0.5:  # bf16 autocast over fp32 weights
+    if "eager" not in args and rng.random() < 0.5:  # bf16 autocast; under LoRA a base in bf16, or in fp32 (--frozen-masters)
         args += ["--dtype", "bf16"]
+        if "--lora-rank" in args and ("--train-head" in args or rng.random() < 0.3):
+            args.append("--frozen-masters")
     return args
 
 
@@ -1227,8 +1237,9 @@ def tracker_peak(cfg, attention, bf16):
     meta = {"torch": torch.__version__, "transformers": transformers.__version__}
     B, P, T, V = cfg["batch"], cfg["physical_batch"], cfg["seq"], cfg["vocab"]
     with FakeTensorMode(allow_non_fake_inputs=True):
+        base16 = bf16 and cfg.get("lora_rank") and not cfg.get("frozen_masters")  # PEFT's base loaded in bf16 (torch_dtype)
         model = transformers.LlamaForCausalLM._from_config(hf_config(cfg, transformers, use_cache=None), attn_implementation=attention,
-                                                           dtype=torch.float32)
+                                                           dtype=torch.bfloat16 if base16 else torch.float32)
         if cfg.get("lora_rank"):
             import peft
             from peft.tuners import tuners_utils
@@ -1238,11 +1249,20 @@ def tracker_peak(cfg, attention, bf16):
             to = torch.nn.Module.to
             torch.nn.Module.to = lambda self, *args, **kwargs: self
             model = peft.get_peft_model(model, peft.LoraConfig(r=cfg["lora_rank"], lora_alpha=cfg["lora_alpha"], lora_dropout=0.0,
-                                                              target_modules=[t + "_proj" for t in cfg["lora_targets"].split(",")]))
+                                                              target_modules=[t + "_proj" for t in cfg["lora_targets"].split(",")],
+                                                              modules_to_save=["lm_head"] if cfg.get("train_head") else None))
             torch.nn.Module.to = to
-        for n, p in model.named_parameters():  # the head: frozen under LoRA unless --train-head; --frozen-head without
-            if "lm_head" in n or (cfg.get("tie_embeddings") and "embed_tokens" in n):
-                p.requires_grad_(bool(cfg.get("train_head")))
+            for mod in model.modules():  # modules_to_save's copy (copy.deepcopy) belongs to another fake mode, whose every
+                # use the tracker would count anew: remade in this one, a tensor of the same size (the real copy's memory)
+                if isinstance(mod, peft.utils.ModulesToSaveWrapper):
+                    for copy_ in mod.modules_to_save.values():
+                        copy_.weight = torch.nn.Parameter(torch.empty_like(mod.original_module.weight))
+                        meta["patches"] = ["modules_to_save's copy of the head remade in the tracker's fake mode (copy.deepcopy's "
+                                           "is another fake mode's, each use of it counted as a new tensor)"]
+        else:
+            for n, p in model.named_parameters():  # --frozen-head without LoRA (a tied head: the embedding with it)
+                if "lm_head" in n or (cfg.get("tie_embeddings") and "embed_tokens" in n):
+                    p.requires_grad_(bool(cfg.get("train_head")))
         model.train()
         trainable = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(trainable, lr=cfg["lr"], weight_decay=cfg["weight_decay"], foreach=True)
@@ -1292,6 +1312,37 @@ def cmd_draws(a):
     return 0
 
 
+def cmd_fit_check(a):
+    p = subprocess.run([a.dpprof, "fit", "--framework", "pytorch", *a.fit_args, "--json", "-"], capture_output=True, text=True)
+    if p.returncode not in (0, 3):
+        die("dpprof fit failed (exit %d): %s" % (p.returncode, p.stderr.strip()[-500:]))
+    f = json.loads(p.stdout)["fit"]
+    total, ctx = f["device_memory_bytes"], f["margin"]["context_bytes"]
+    rows = [r for r in f["rows"] if r["fits"]]
+    rec = {"fit_args": a.fit_args, "device_memory_bytes": total, "context_bytes": ctx, "batch": f["batch"], "fit_physical_batch": 0,
+           "tracker": {}, "holds": None}
+    if rows:
+        best = min(rows, key=lambda r: r["rank"])
+        b = best["physical_batch"]
+        rec["fit_physical_batch"] = b
+        argv = shlex.split(best["command"])[2:]
+        for bb in (b, b + 1) if b < f["batch"] else (b,):
+            args = list(argv)
+            args[args.index("--physical-batch") + 1] = str(bb)
+            cfg = dpprof_config(a.dpprof, args, "vanilla", lora_ok=True)
+            peak, meta = tracker_peak(cfg, cfg["attention"], cfg["dtype"] == "bf16")
+            rec["tracker"][str(bb)] = {"peak_bytes": peak, "need_bytes": peak + ctx, "fits": peak + ctx <= total}
+            rec["meta"] = meta
+        rec["holds"] = rec["tracker"][str(b)]["fits"] and (str(b + 1) not in rec["tracker"] or not rec["tracker"][str(b + 1)]["fits"])
+    print("fit-check %s: fit's physical batch %d; tracker: %s; %s" % (" ".join(a.fit_args), rec["fit_physical_batch"],
+          ", ".join("b=%s need %.3f GiB %s" % (k, v["need_bytes"] / 2**30, "fits" if v["fits"] else "does not fit") for k, v in rec["tracker"].items()),
+          "holds" if rec["holds"] else "DOES NOT HOLD"))
+    if a.out:
+        old = json.load(open(a.out)) if os.path.exists(a.out) else []
+        write_text(a.out, json.dumps(old + [rec], indent=1) + "\n")
+    return 0 if rec["holds"] else 1
+
+
 def main():
     ap = argparse.ArgumentParser(prog="peers.py", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
@@ -1339,7 +1390,13 @@ def main():
     d.add_argument("--seed", type=int, default=20261206)
     d.add_argument("--out", required=True)
     d.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
+    fc = sub.add_parser("fit-check", help="dpprof fit --framework pytorch's physical batch against PyTorch's tracker")
+    fc.add_argument("--out", help="append the record to this JSON list")
+    fc.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
+    fc.add_argument("fit_args", nargs=argparse.REMAINDER, help="-- then the options of dpprof fit")
     a = ap.parse_args()
+    if getattr(a, "fit_args", None) and a.fit_args[0] == "--":
+        a.fit_args = a.fit_args[1:]
     if getattr(a, "dpprof_args", None) and a.dpprof_args[0] == "--":
         a.dpprof_args = a.dpprof_args[1:]
     if getattr(a, "tolerance", None) is not None and not (a.tolerance > 0 if a.cmd == "check" else a.tolerance >= 0):
@@ -1350,7 +1407,7 @@ def main():
         die("%s: not a folder" % a.dir)
     cmds = {"run": cmd_run, "check": cmd_check, "memory": cmd_memory, "memory-sweep": cmd_memory_sweep,
             "memory-table": lambda a: write_tables(a.dir, a.tables, a.conf) or 0, "accountant": cmd_accountant,
-            "draws": cmd_draws}
+            "draws": cmd_draws, "fit-check": cmd_fit_check}
     return cmds.get(a.cmd, cmd_table)(a)
 
 

@@ -5,7 +5,8 @@
 #  - every draw of data/peers-memory/draws.json (the tracker's peaks, committed): dpprof's dry peak within
 #    max(1 MiB, 0.1%) of the tracker's; the worst case printed;
 #  - with a python that has torch, transformers and peft at the committed draws' versions (PEER_PYTHON): fresh
-#    draws at a seed of this run's (printed), the tracker run here; else one SKIP line.
+#    draws at a seed of this run's (printed), the tracker run here, and dpprof fit --framework pytorch's physical
+#    batch held against the tracker (it fits, one more does not: peers.py fit-check); else one SKIP line.
 # needs ./dpprof and python3 (DRAWS: another draws file). run by make test.
 set -u
 cd "$(dirname "$0")/.."
@@ -61,13 +62,20 @@ if [ "$have" = "$want" ]; then
     else
         fail "peers.py draws --n 4 --seed $seed: $(tail -3 "$tmp/fresh.log")"
     fi
+    # fit's answer in the user's terms against the tracker: the physical batch it gives fits, one more does not
+    for args in "--seq 512 --batch 32 --gpu-memory 4G" "--seq 256 --batch 64 --gpu-memory 2G --lora-rank 8 --lora-targets q,k,v,o --dtype bf16"; do
+        # shellcheck disable=SC2086
+        said=$("$py" experiments/peers.py fit-check --dpprof "$bin" -- --vocab 8000 --hidden 512 --layers 4 --heads 8 --kv-heads 4 --ffn 1376 $args 2>&1); rc=$?
+        check "fit --framework pytorch $args: PyTorch's tracker fits its physical batch and not one more (${said#fit-check * fit\'s })" test $rc = 0
+    done
 else
     echo "SKIP fresh draws: $py has torch, transformers, peft '${have:-none}', the committed draws were made with '$want'"
 fi
 
 # what the walk does not model is refused by name, before any work
 for bad in "--checkpoint layers:gradient checkpointing) is not modelled yet" "--dtype bf16 --attention eager:--attention eager is not modelled yet" \
-           "--algo flash_bk:non-private loop" "--backend cpu:it takes --backend dry" "--attention dpprof:takes sdpa or eager"; do
+           "--algo flash_bk:non-private loop" "--backend cpu:it takes --backend dry" "--attention dpprof:takes sdpa or eager" \
+           "--lora-rank 4 --train-head --tied:modules_to_save copies the head" "--lora-rank 4 --train-head --dtype bf16:trains a bf16 copy of the head"; do
     opt=${bad%%:*} says=${bad#*:}
     # shellcheck disable=SC2086
     $bin run --framework pytorch --preset tiny $opt --quiet --out "$tmp/bad.json" 2>"$tmp/err"; rc=$?
