@@ -792,7 +792,7 @@ static void check_framework_pytorch(void) {
             {0, DPPROF_ATTENTION_SDPA, 0, 0, 0, "takes config.framework = pytorch"},
             {0, DPPROF_ATTENTION_DPPROF, DPPROF_FRAMEWORK_PYTORCH, 0, 0, "takes sdpa or eager"},
             {0, 0, DPPROF_FRAMEWORK_PYTORCH, DPPROF_ALGO_FLASH_BK, 0, "non-private loop"},
-            {0, 0, DPPROF_FRAMEWORK_PYTORCH, 0, DPPROF_DTYPE_BF16, "bf16 is not modelled yet"},
+            {0, DPPROF_ATTENTION_EAGER, DPPROF_FRAMEWORK_PYTORCH, 0, DPPROF_DTYPE_BF16, "config.attention = eager is not modelled yet"},
         };
         size_t j;
         for (j = 0; j < sizeof bad / sizeof bad[0]; j++) {
