@@ -749,7 +749,7 @@ static int64_t r512(int64_t b) { return (b + 511) / 512 * 512; }
 static void check_framework_pytorch(void) {
     int variant;
     int64_t peak[2] = {0, 0};
-    for (variant = 0; variant < 6; variant++) {
+    for (variant = 0; variant < 9; variant++) {
         dpprof_config c = tiny(DPPROF_BACKEND_DRY, DPPROF_TASK_LM);
         dpprof_session *s = NULL;
         const dpprof_prof *p;
@@ -760,8 +760,15 @@ static void check_framework_pytorch(void) {
         c.seq = 128; /* the peak in the backward, where the attention's saved tensors count */
         c.attention = variant & 1 ? DPPROF_ATTENTION_EAGER : DPPROF_ATTENTION_SDPA;
         c.tie_embeddings = variant & 2 ? DPPROF_SWITCH_ON : DPPROF_SWITCH_OFF;
-        if (variant >= 4) c.physical_batch = c.batch; /* one physical batch (else 2 + 2 + 1, accumulated) */
-        snprintf(name, sizeof name, "pytorch %s %s%s", variant & 1 ? "eager" : "sdpa", variant & 2 ? "tied" : "untied", variant >= 4 ? " unsplit" : "");
+        if (variant == 4 || variant == 5) c.physical_batch = c.batch; /* one physical batch (else 2 + 2 + 1, accumulated) */
+        if (variant >= 6) {                                           /* bf16 autocast: full fine-tuning; LoRA over a base in bf16; LoRA over one in fp32 */
+            c.attention = DPPROF_ATTENTION_SDPA;
+            c.dtype = DPPROF_DTYPE_BF16;
+            c.lora_rank = variant >= 7 ? 4 : 0;
+            c.frozen_masters = variant == 8 ? DPPROF_SWITCH_ON : DPPROF_SWITCH_AUTO;
+        }
+        snprintf(name, sizeof name, "pytorch %s %s%s%s", c.attention == DPPROF_ATTENTION_EAGER ? "eager" : "sdpa", variant & 2 ? "tied" : "untied", variant == 4 || variant == 5 ? " unsplit" : "",
+                 variant == 6 ? " bf16" : (variant == 7 ? " bf16 LoRA, bf16 base" : (variant == 8 ? " bf16 LoRA, fp32 base" : "")));
         rc = dpprof_session_create(&c, &s);
         if (rc == DPPROF_OK) rc = dpprof_session_run(s);
         CHECK(rc == DPPROF_OK, "%s: dry run (%s)", name, rc ? dpprof_last_error() : "ok");
@@ -773,12 +780,13 @@ static void check_framework_pytorch(void) {
         peak_adds_up(p, name);
         for (i = 0; i < dpprof_session_param_count(s); i++) {
             const dpprof_param *pp = dpprof_session_param(s, i);
-            keep += r512(4LL * pp->rows * pp->cols) * (pp->trainable ? 3 : 1);
+            keep += pp->trainable ? 3 * r512(4LL * pp->rows * pp->cols) : r512((dpprof__fw_w16(s, i) ? 2LL : 4LL) * pp->rows * pp->cols);
         }
         keep += 2 * r512(8LL * c.seq * (c.batch % c.physical_batch ? c.batch % c.physical_batch : c.physical_batch)); /* the last batch's ids, labels */
         CHECK(p->live_bytes == keep, "%s: after the run the parameters, buffers, moments and the last batch's ids and labels alone are live (%lld bytes, expected %lld)", name, (long long)p->live_bytes, (long long)keep);
         CHECK(p->peak_by_cat[DPPROF_CAT_WORKSPACE] == 0 && p->peak_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] == 0, "%s: no workspace, no per-sample gradients", name);
-        CHECK(!strcmp(dpprof_session_param_method(s, 0), "summed (non-private)"), "%s: every tensor's method is the summed gradient", name);
+        for (i = 0; i < dpprof_session_param_count(s) && !strcmp(dpprof_session_param_method(s, i), dpprof_session_param(s, i)->trainable ? "summed (non-private)" : "frozen"); i++) {}
+        CHECK(i == dpprof_session_param_count(s), "%s: every tensor's method is the summed gradient, or frozen", name);
         if (variant < 2) peak[variant] = p->peak_bytes;
         dpprof_session_destroy(s);
     }
