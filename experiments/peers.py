@@ -436,7 +436,7 @@ def cmd_table(a):
             c = j.get("config")
             if not isinstance(c, dict) or c.get("lora_rank") or "seq" not in c:
                 continue
-            fw = c.get("framework", "dpprof") if "attention_implementation" in c else "dpprof"  # a peer's own result
+            fw = "dpprof" if "layers" in j else c.get("framework", "dpprof")  # a peer's result has no layers
             tp = j.get("throughput") or {}
             drv = (j.get("meta") or {}).get("driver_peak_used_mb")
             rows.setdefault(shape_of(c), {})[(fw, c["algo"])] = (j["status"], tp.get("tokens_per_s"), j.get("peak_memory_mb"), drv)
