@@ -1312,6 +1312,19 @@ def cmd_draws(a):
     return 0
 
 
+def fit_row_command(fit_args):
+    """dpprof run's options of a fit configuration at one sample (where fit found nothing that fits)"""
+    drop = {"--device": 1, "--gpu-memory": 1, "--json": 1, "--plot": 1, "--bench": 1, "--gpus": 1, "--epochs": 1}
+    keep, i = [], 0
+    while i < len(fit_args):
+        if fit_args[i] in drop:
+            i += 1 + drop[fit_args[i]]
+            continue
+        keep.append(fit_args[i])
+        i += 1
+    return "dpprof run " + " ".join(shlex.quote(x) for x in keep + ["--framework", "pytorch", "--physical-batch", "1", "--backend", "dry"])
+
+
 def cmd_fit_check(a):
     p = subprocess.run([a.dpprof, "fit", "--framework", "pytorch", *a.fit_args, "--json", "-"], capture_output=True, text=True)
     if p.returncode not in (0, 3):
@@ -1321,19 +1334,22 @@ def cmd_fit_check(a):
     rows = [r for r in f["rows"] if r["fits"]]
     rec = {"fit_args": a.fit_args, "device_memory_bytes": total, "context_bytes": ctx, "batch": f["batch"], "fit_physical_batch": 0,
            "tracker": {}, "holds": None}
+    if not rows:  # nothing fits: the tracker at one sample must not fit either (the command of fit's best row at b = 1)
+        rows = [dict(f["rows"][0], physical_batch=0, rank=1, command=fit_row_command(a.fit_args))]
     if rows:
         best = min(rows, key=lambda r: r["rank"])
         b = best["physical_batch"]
         rec["fit_physical_batch"] = b
         argv = shlex.split(best["command"])[2:]
-        for bb in (b, b + 1) if b < f["batch"] else (b,):
+        for bb in (b, b + 1) if 0 < b < f["batch"] else ((b,) if b else (1,)):
             args = list(argv)
             args[args.index("--physical-batch") + 1] = str(bb)
             cfg = dpprof_config(a.dpprof, args, "vanilla", lora_ok=True)
             peak, meta = tracker_peak(cfg, cfg["attention"], cfg["dtype"] == "bf16")
             rec["tracker"][str(bb)] = {"peak_bytes": peak, "need_bytes": peak + ctx, "fits": peak + ctx <= total}
             rec["meta"] = meta
-        rec["holds"] = rec["tracker"][str(b)]["fits"] and (str(b + 1) not in rec["tracker"] or not rec["tracker"][str(b + 1)]["fits"])
+        rec["holds"] = (not rec["tracker"]["1"]["fits"]) if b == 0 else \
+            rec["tracker"][str(b)]["fits"] and (str(b + 1) not in rec["tracker"] or not rec["tracker"][str(b + 1)]["fits"])
     print("fit-check %s: fit's physical batch %d; tracker: %s; %s" % (" ".join(a.fit_args), rec["fit_physical_batch"],
           ", ".join("b=%s need %.3f GiB %s" % (k, v["need_bytes"] / 2**30, "fits" if v["fits"] else "does not fit") for k, v in rec["tracker"].items()),
           "holds" if rec["holds"] else "DOES NOT HOLD"))
