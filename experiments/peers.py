@@ -10,6 +10,7 @@
     peers.py accountant [--grid full|reduced] [--out FILE.tsv]
     peers.py draws [--n 48] [--seed S] --out FILE.json
     peers.py fit-check [--out FILE.json] -- DPPROF_FIT_OPTIONS
+    peers.py events -- DPPROF_RUN_OPTIONS
 
 
 run    builds the model of a dpprof configuration (the options of `dpprof run`, read back from a dry run of
@@ -62,6 +63,9 @@ fit-check
        physical batch b and b + 1 each run (two steps, fake tensors, as draws runs them); the tracker's peak plus
        fit's context must fit the device at b and not at b + 1 (where b + 1 is within the batch). Prints one line,
        exit 1 where it does not hold; --out appends the record to a JSON list.
+events the loop of draws at one configuration (`dpprof run --framework pytorch`'s options), with every storage its
+       second step allocates ("+BYTES op shape dtype") and frees ("-BYTES op") printed in order, the phases marked:
+       what dpprof's walk of the loop (docs/frameworks.md) was written against, event for event.
 
 Needs torch and transformers (and opacus for --framework opacus, peft for LoRA); dp_accounting for accountant;
 stdlib otherwise.
@@ -1227,12 +1231,13 @@ def draw_args(rng):
     return args
 
 
-def tracker_peak(cfg, attention, bf16):
-    """two steps of the loop a PyTorch user writes, on fake tensors under MemTracker: the peak bytes and versions"""
+def user_loop(cfg, attention, bf16, watch):
+    """two steps of the loop a PyTorch user writes, on fake tensors, the model built as the configuration says (PEFT's
+    LoRA, a base in bf16, the head trained or frozen); watch(model, opt) is a context manager around the steps.
+    returns the versions (and any patch) it ran with"""
     import torch
     import transformers
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.distributed._tools.mem_tracker import MemTracker
     warnings.filterwarnings("ignore")
     meta = {"torch": torch.__version__, "transformers": transformers.__version__}
     B, P, T, V = cfg["batch"], cfg["physical_batch"], cfg["seq"], cfg["vocab"]
@@ -1266,6 +1271,31 @@ def tracker_peak(cfg, attention, bf16):
         model.train()
         trainable = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(trainable, lr=cfg["lr"], weight_decay=cfg["weight_decay"], foreach=True)
+        with watch(model, opt) as w:
+            for step in range(2):
+                for m0 in range(0, B, P):
+                    n = min(P, B - m0)
+                    x = torch.randint(0, V, (n, T))
+                    y = torch.randint(0, V, (n, T))
+                    w.physical(step)
+                    with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=bf16):
+                        loss = model(input_ids=x, labels=y).loss
+                    w.mark(step, "backward")
+                    loss.backward()
+                w.mark(step, "optimizer_step")
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+    return meta
+
+
+def tracker_peak(cfg, attention, bf16):
+    """user_loop under PyTorch's MemTracker: the peak bytes and the versions"""
+    import contextlib
+    from torch.distributed._tools.mem_tracker import MemTracker
+    out = {}
+
+    @contextlib.contextmanager
+    def watch(model, opt):
         mt = MemTracker()
 
         class NoHook:  # the tracker hooks every parameter's gradient; a frozen one cannot take a hook
@@ -1275,20 +1305,68 @@ def tracker_peak(cfg, attention, bf16):
             if not p.requires_grad:
                 mt._param_to_grad_hook_handles[p] = (NoHook(), NoHook())
         mt.track_external(model, opt)
+
+        class W:
+            def physical(self, step):
+                mt.reset_mod_stats()  # the tracker's module statistics hold one call of a module (the totals are kept)
+
+            def mark(self, step, phase):
+                pass
         with mt:
-            for step in range(2):
-                for m0 in range(0, B, P):
-                    n = min(P, B - m0)
-                    x = torch.randint(0, V, (n, T))
-                    y = torch.randint(0, V, (n, T))
-                    mt.reset_mod_stats()  # the tracker's module statistics hold one call of a module (the totals are kept)
-                    with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=bf16):
-                        loss = model(input_ids=x, labels=y).loss
-                    loss.backward()
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-        peak = mt.get_tracker_snapshot("peak")
-    return max(v["Total"] for v in peak.values()), meta
+            yield W()
+        out["peak"] = max(v["Total"] for v in mt.get_tracker_snapshot("peak").values())
+    meta = user_loop(cfg, attention, bf16, watch)
+    return out["peak"], meta
+
+
+def cmd_events(a):
+    """every storage the loop's last step allocates and frees, in order: what the framework walk was written against"""
+    import contextlib
+    import weakref
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+    cfg = dpprof_config(a.dpprof, ["--framework", "pytorch", "--backend", "dry"] + a.dpprof_args, "vanilla", lora_ok=True)
+    live, events, cur, state = {}, [], [0], {"step": -1}
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for t in tree_flatten(out)[0]:
+                if not isinstance(t, torch.Tensor):
+                    continue
+                st = t.untyped_storage()
+                key = st._cdata
+                if key in live or not st.nbytes():
+                    continue
+                live[key] = st.nbytes()
+                cur[0] += st.nbytes()
+                events.append((state["step"], "+%d %s %s %s" % (st.nbytes(), str(func).replace("aten.", ""), tuple(t.shape), str(t.dtype).replace("torch.", ""))))
+
+                def gone(key=key, name=str(func).replace("aten.", "")):
+                    if key in live:
+                        n = live.pop(key)
+                        cur[0] -= n
+                        events.append((state["step"], "-%d %s" % (n, name)))
+                weakref.finalize(st, gone)
+            return out
+
+    @contextlib.contextmanager
+    def watch(model, opt):
+        class W:
+            def physical(self, step):
+                state["step"] = step
+                events.append((step, "# forward"))
+
+            def mark(self, step, phase):
+                events.append((step, "# " + phase))
+        with Log():
+            yield W()
+    user_loop(cfg, cfg["attention"], cfg["dtype"] == "bf16", watch)
+    for step, line in events:
+        if step == 1:
+            print(line)
+    return 0
 
 
 def cmd_draws(a):
@@ -1406,6 +1484,9 @@ def main():
     d.add_argument("--seed", type=int, default=20261206)
     d.add_argument("--out", required=True)
     d.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
+    ev = sub.add_parser("events", help="every storage the loop's last step allocates and frees (fake tensors)")
+    ev.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
+    ev.add_argument("dpprof_args", nargs=argparse.REMAINDER, help="-- then the options of dpprof run --framework pytorch")
     fc = sub.add_parser("fit-check", help="dpprof fit --framework pytorch's physical batch against PyTorch's tracker")
     fc.add_argument("--out", help="append the record to this JSON list")
     fc.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
@@ -1423,7 +1504,7 @@ def main():
         die("%s: not a folder" % a.dir)
     cmds = {"run": cmd_run, "check": cmd_check, "memory": cmd_memory, "memory-sweep": cmd_memory_sweep,
             "memory-table": lambda a: write_tables(a.dir, a.tables, a.conf) or 0, "accountant": cmd_accountant,
-            "draws": cmd_draws, "fit-check": cmd_fit_check}
+            "draws": cmd_draws, "fit-check": cmd_fit_check, "events": cmd_events}
     return cmds.get(a.cmd, cmd_table)(a)
 
 
