@@ -371,7 +371,23 @@ peers-memory-figures: dpprof
 	rm -rf results/peers-memory-data; mkdir -p results/peers-memory-data figures paper/generated; cp data/peers-memory/*.json results/peers-memory-data/; \
 	./dpprof report experiments/peers-memory.conf --results results/peers-memory-data --figures figures --tables paper/generated && \
 	if command -v python3 >/dev/null; then python3 experiments/peers.py memory-table data/peers-memory --conf experiments/peers-memory.conf --tables paper/generated; \
-	else echo "peers-memory: no python3: its reconciliation table is left out"; fi
+	else echo "peers-memory: no python3: its reconciliation table is left out"; fi; \
+	if [ -f data/peers-memory/fit-check.json ]; then ./dpprof plot fit-check data/peers-memory/fit-check.json --out figures/peers-memory-fit.png; fi
+
+# dpprof fit --framework pytorch's physical batch against PyTorch's own tracker, and fit's answer for dpprof's engine,
+# at four configurations on an 80 GB and a 24 GiB card (experiments/peers.py fit-check; needs torch, transformers and
+# peft in PEER_PYTHON; about an hour on 2 cores, the tracker on fake tensors): data/peers-memory/fit-check.json (commit
+# it) and figures/peers-memory-fit.png
+.PHONY: peers-fit-check
+peers-fit-check: dpprof
+	@rm -f results/fit-check.json; mkdir -p results; rc=0; \
+	for dev in "--device H100:80 GB" "--gpu-memory 24G:24 GiB"; do d=$${dev%%:*}; n=$${dev#*:}; \
+	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "1B fp32, T 1024, $$n" -- --preset llama-3.2-1b --seq 1024 --batch 32 $$d || rc=1; \
+	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "1B bf16 LoRA q v, T 2048, $$n" -- --preset llama-3.2-1b --seq 2048 --batch 32 --dtype bf16 --lora-rank 16 --lora-targets q,v $$d || rc=1; \
+	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "3B bf16 LoRA all, T 1024, $$n" -- --preset llama-3.2-3b --seq 1024 --batch 16 --dtype bf16 --lora-rank 16 --lora-targets q,k,v,o,gate,up,down $$d || rc=1; \
+	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "8B bf16 LoRA q v, T 1024, $$n" -- --preset llama-3.1-8b --seq 1024 --batch 16 --dtype bf16 --lora-rank 16 --lora-targets q,v $$d || rc=1; \
+	done; mkdir -p data/peers-memory figures; cp results/fit-check.json data/peers-memory/fit-check.json; \
+	./dpprof plot fit-check data/peers-memory/fit-check.json --out figures/peers-memory-fit.png; exit $$rc
 
 # the bf16 clipped weight gradient on cuBLAS per sample and the noise on its own pass (--cublas-clipgrad
 # --separate-noise) against the fused kernel and the noise in the optimizer's pass (--fused-clipgrad --fused-noise), every

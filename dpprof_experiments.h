@@ -268,6 +268,68 @@ static int plot_timeline(const char *in, const char *outpath, const char *title,
     return code;
 }
 
+/* dpprof plot fit-check: peers.py fit-check's records (a JSON list), one group of bars each: the largest physical
+   batch dpprof fit gives for dpprof's engine, for PyTorch's loop (--framework pytorch), and the largest PyTorch's
+   tracker admits (fit's, where the tracker fits it and not one more; else no bar, "differs") */
+#define FC_MAX 32
+static int plot_fit_check(const char *in, const char *outpath, const char *title) {
+    dpprof_json_doc *doc = NULL;
+    const dpprof_json *root;
+    const char *names[FC_MAX], *miss[3 * FC_MAX];
+    static const char *const series[3] = {"fit, dpprof's engine", "fit, PyTorch's loop", "PyTorch's tracker"};
+    char label[FC_MAX][96];
+    double val[3 * FC_MAX];
+    dpprof_bars_desc d;
+    dpprof_canvas cv;
+    size_t n, i;
+    int code;
+    if (dpprof_json_parse_file(in, (size_t)64 << 20, &doc) != DPPROF_OK) return cli_fail(EXIT_USAGE, "%s: %s", in, dpprof_last_error());
+    root = dpprof_json_root(doc);
+    n = dpprof_json_kind(root) == DPPROF_JSON_ARRAY ? dpprof_json_len(root) : 0;
+    if (!n || n > FC_MAX) {
+        dpprof_json_free(doc);
+        return cli_fail(EXIT_USAGE, "%s: not a list of 1 to %d fit-check records (peers.py fit-check --out)", in, FC_MAX);
+    }
+    for (i = 0; i < n; i++) {
+        const dpprof_json *r = dpprof_json_at(root, i);
+        const char *lb = dpprof_json_string(dpprof_json_get(r, "label"));
+        double eng = NAN, fit = NAN, holds = 0;
+        const dpprof_json *h = dpprof_json_get(r, "holds");
+        if (dpprof_json_number(dpprof_json_get(r, "engine_physical_batch"), &eng) != DPPROF_OK || dpprof_json_number(dpprof_json_get(r, "fit_physical_batch"), &fit) != DPPROF_OK || !lb) {
+            dpprof_json_free(doc);
+            return cli_fail(EXIT_USAGE, "%s: record %zu lacks label, engine_physical_batch or fit_physical_batch", in, i + 1);
+        }
+        holds = dpprof_json_kind(h) == DPPROF_JSON_TRUE;
+        snprintf(label[i], sizeof label[i], "%s", lb);
+        names[i] = label[i];
+        val[i] = eng;
+        val[n + i] = fit;
+        val[2 * n + i] = holds ? fit : NAN;
+        miss[i] = miss[n + i] = "none fits";
+        miss[2 * n + i] = holds ? "none fits" : "differs";
+        if (eng == 0) val[i] = NAN;
+        if (fit == 0) val[n + i] = NAN;
+        if (holds && fit == 0) val[2 * n + i] = NAN;
+    }
+    memset(&d, 0, sizeof d);
+    d.title = title ? title : "largest physical batch that fits: dpprof fit and PyTorch's own tracker (no GPU: dry runs, fake tensors)";
+    d.ylabel = "physical batch (samples)";
+    d.width = 2400;
+    d.height = 1400;
+    d.text_scale = 4;
+    d.n_groups = (int)n;
+    d.group_names = names;
+    d.n_series = 3;
+    d.series_names = series;
+    d.values = val;
+    d.missing_labels = miss;
+    memset(&cv, 0, sizeof cv);
+    code = dpprof_plot_bars(&d, &cv) == 0 ? tl_write(outpath, &cv) : cli_fail(EXIT_ERROR, "%s: cannot render the figure", in);
+    dpprof_canvas_free(&cv);
+    dpprof_json_free(doc);
+    return code;
+}
+
 /* the smallest 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 x 10^k at or above v (v > 0): a top the axis labels */
 static double tl_nice(double v) {
     static const double m[] = {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};

@@ -52,10 +52,14 @@ static const cli_opt plot_opt[] = {
     {"--help", NULL, CLI_HELP, .help = "this text"},
 };
 
-static const cli_command plot_cmd = {"plot", "usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png [--title TEXT]",
+static const cli_command plot_cmd = {"plot", "usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png [--title TEXT]\n"
+                                             "       dpprof plot fit-check FIT-CHECK.json --out FILE.png [--title TEXT]",
                                      "  timeline   live memory over the run, stacked by category, phases marked\n"
                                      "             (x: time in ms when the run measured time; allocation events for dry runs).\n"
-                                     "             several results (up to 8): one panel each, named by its file, on shared axes\n",
+                                     "             several results (up to 8): one panel each, named by its file, on shared axes\n"
+                                     "  fit-check  experiments/peers.py fit-check's records: per configuration and GPU, the largest\n"
+                                     "             physical batch dpprof fit gives for dpprof's engine and for PyTorch's loop, and\n"
+                                     "             the largest PyTorch's own tracker admits\n",
                                      plot_opt, CLI_N(plot_opt), 64, NULL, NULL};
 
 static char run_dump_error[600]; /* why the dump failed, for the result */
@@ -458,7 +462,8 @@ static int cmd_plot(int argc, char **argv) {
     kind = npos ? pos[0] : NULL, nin = npos ? npos - 1 : 0, out = po.out, title = po.title;
     if (nin > TL_MAX_PANELS) return cli_usage("'%s': at most 8 results make one figure", in[TL_MAX_PANELS]);
     if (!kind || !nin || !out) return cli_usage("usage: dpprof plot timeline RESULT.json [RESULT.json ...] --out FILE.png");
-    if (strcmp(kind, "timeline") != 0) return cli_usage("unknown figure '%s' (known: timeline)", kind);
+    if (strcmp(kind, "timeline") != 0 && strcmp(kind, "fit-check") != 0) return cli_usage("unknown figure '%s' (known: timeline, fit-check)", kind);
+    if (!strcmp(kind, "fit-check") && nin != 1) return cli_usage("dpprof plot fit-check takes one FILE.json (peers.py fit-check --out)");
     for (k = 0; k < nin; k++)
         if (out_same(in[k], out)) return cli_usage("--out '%s' is the input '%s': it would be overwritten", out, in[k]);
     { /* the output is checked before any work */
@@ -466,6 +471,7 @@ static int cmd_plot(int argc, char **argv) {
         int okind;
         if (out_resolve("--out", out, path, &okind)) return EXIT_USAGE;
     }
+    if (!strcmp(kind, "fit-check")) return plot_fit_check(in[0], out, title);
     if (nin == 1) return plot_timeline(in[0], out, title, 0, 0, 0);
     for (k = 0; k < nin; k++) { /* a panel is named by its file: DIR/ID.json is ID */
         const char *b = strrchr(in[k], '/');

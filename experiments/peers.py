@@ -9,7 +9,7 @@
     peers.py table DIR [DIR ...]
     peers.py accountant [--grid full|reduced] [--out FILE.tsv]
     peers.py draws [--n 48] [--seed S] --out FILE.json
-    peers.py fit-check [--out FILE.json] -- DPPROF_FIT_OPTIONS
+    peers.py fit-check [--out FILE.json] [--label TEXT] -- DPPROF_FIT_OPTIONS
     peers.py events -- DPPROF_RUN_OPTIONS
 
 
@@ -61,8 +61,9 @@ draws  configurations drawn at random (layers, widths, heads and kv-heads, vocab
 fit-check
        `dpprof fit --framework pytorch DPPROF_FIT_OPTIONS`'s answer held against PyTorch's tracker: the best row's
        physical batch b and b + 1 each run (two steps, fake tensors, as draws runs them); the tracker's peak plus
-       fit's context must fit the device at b and not at b + 1 (where b + 1 is within the batch). Prints one line,
-       exit 1 where it does not hold; --out appends the record to a JSON list.
+       fit's context must fit the device at b and not at b + 1 (where b + 1 is within the batch). Beside it, fit's
+       answer for dpprof's own engine (vanilla, no checkpointing). Prints one line, exit 1 where it does not hold;
+       --out appends the record to a JSON list, which `dpprof plot fit-check` draws.
 events the loop of draws at one configuration (`dpprof run --framework pytorch`'s options), with every storage its
        second step allocates ("+BYTES op shape dtype") and frees ("-BYTES op") printed in order, the phases marked:
        what dpprof's walk of the loop (docs/frameworks.md) was written against, event for event.
@@ -1403,6 +1404,15 @@ def fit_row_command(fit_args):
     return "dpprof run " + " ".join(shlex.quote(x) for x in keep + ["--framework", "pytorch", "--physical-batch", "1", "--backend", "dry"])
 
 
+def engine_batch(dpprof, fit_args):
+    """dpprof fit's largest physical batch for dpprof's own engine at the same configuration (vanilla, no checkpointing)"""
+    p = subprocess.run([dpprof, "fit", *fit_args, "--algo", "vanilla", "--checkpoint", "none", "--json", "-"], capture_output=True, text=True)
+    if p.returncode not in (0, 3):
+        die("dpprof fit failed (exit %d): %s" % (p.returncode, p.stderr.strip()[-500:]))
+    rows = [r for r in json.loads(p.stdout)["fit"]["rows"] if r["fits"]]
+    return rows[0]["physical_batch"] if rows else 0
+
+
 def cmd_fit_check(a):
     p = subprocess.run([a.dpprof, "fit", "--framework", "pytorch", *a.fit_args, "--json", "-"], capture_output=True, text=True)
     if p.returncode not in (0, 3):
@@ -1410,8 +1420,8 @@ def cmd_fit_check(a):
     f = json.loads(p.stdout)["fit"]
     total, ctx = f["device_memory_bytes"], f["margin"]["context_bytes"]
     rows = [r for r in f["rows"] if r["fits"]]
-    rec = {"fit_args": a.fit_args, "device_memory_bytes": total, "context_bytes": ctx, "batch": f["batch"], "fit_physical_batch": 0,
-           "tracker": {}, "holds": None}
+    rec = {"label": a.label or " ".join(a.fit_args), "fit_args": a.fit_args, "device_memory_bytes": total, "context_bytes": ctx,
+           "batch": f["batch"], "engine_physical_batch": engine_batch(a.dpprof, a.fit_args), "fit_physical_batch": 0, "tracker": {}, "holds": None}
     if not rows:  # nothing fits: the tracker at one sample must not fit either (the command of fit's best row at b = 1)
         rows = [dict(f["rows"][0], physical_batch=0, rank=1, command=fit_row_command(a.fit_args))]
     if rows:
@@ -1489,6 +1499,7 @@ def main():
     ev.add_argument("dpprof_args", nargs=argparse.REMAINDER, help="-- then the options of dpprof run --framework pytorch")
     fc = sub.add_parser("fit-check", help="dpprof fit --framework pytorch's physical batch against PyTorch's tracker")
     fc.add_argument("--out", help="append the record to this JSON list")
+    fc.add_argument("--label", help="the configuration's name in the figure (default: the options)")
     fc.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
     fc.add_argument("fit_args", nargs=argparse.REMAINDER, help="-- then the options of dpprof fit")
     a = ap.parse_args()

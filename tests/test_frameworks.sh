@@ -88,3 +88,10 @@ check "--framework pytorch with PEFT's lora_dropout 0.05: refused (exit $rc), na
     bash -c '[ $1 = 2 ] && grep -q "lora_dropout" "$2" && [ ! -e "$3" ]' _ $rc "$tmp/err" "$tmp/bad.json"
 $bin run --attention eager --preset tiny --quiet --out "$tmp/bad.json" 2>"$tmp/err"; rc=$?
 check "--attention eager without --framework pytorch: refused (exit $rc)" bash -c '[ $1 != 0 ] && grep -q "takes --framework pytorch" "$2"' _ $rc "$tmp/err"
+
+# dpprof plot fit-check: the committed records drawn; a file that is not a list of records refused, naming it
+$bin plot fit-check data/peers-memory/fit-check.json --out "$tmp/fit.png" 2>"$tmp/err"; rc=$?
+check "dpprof plot fit-check data/peers-memory/fit-check.json: a PNG (exit $rc)" bash -c '[ $1 = 0 ] && [ "$(head -c 8 "$2" | od -An -tx1 | tr -d " ")" = 89504e470d0a1a0a ]' _ $rc "$tmp/fit.png"
+echo '{"fit": 1}' >"$tmp/notlist.json"
+$bin plot fit-check "$tmp/notlist.json" --out "$tmp/bad.png" 2>"$tmp/err"; rc=$?
+check "dpprof plot fit-check of a file that is no list of records: exit $rc, the file named, no PNG" bash -c '[ $1 = 2 ] && grep -q notlist.json "$2" && [ ! -e "$3" ]' _ $rc "$tmp/err" "$tmp/bad.png"
