@@ -8032,9 +8032,11 @@ static int dpprof__dry_plan(const dpprof_session *s, int64_t *peak);
    operator returns, held while Python or autograd refers to it (a reference count: the Python name, each saved
    tensor of a node), freed when the last reference goes; the backward's nodes in autograd's order (the last
    created first), a node's outputs made before its incoming gradient and its saved tensors are released, a
-   tensor's gradients from several uses summed out of place as they arrive. Each allocation is rounded up to
-   512 bytes, as the CUDA caching allocator rounds its blocks (DPPROF_FW_ROUND). docs/frameworks.md lists what
-   each operator allocates and saves and how the walk was checked against PyTorch's own tracker. */
+   tensor's gradients from several uses summed out of place as they arrive. sdpa or eager attention, PEFT's LoRA
+   (modules_to_save, a base loaded in bf16), bf16 autocast. Each allocation is rounded up to 512 bytes, as the
+   CUDA caching allocator rounds its blocks (DPPROF_FW_ROUND; 1 for reading the walk against peers.py events).
+   docs/frameworks.md lists what each operator allocates and saves and how the walk was checked against PyTorch's
+   own tracker. */
 #ifndef DPPROF_FW_ROUND
 #define DPPROF_FW_ROUND 512
 #endif
