@@ -1373,9 +1373,10 @@ typedef enum dpprof_attention {
 typedef enum dpprof_framework {
     DPPROF_FRAMEWORK_DEFAULT = 0,
     DPPROF_FRAMEWORK_DPPROF,
-    DPPROF_FRAMEWORK_PYTORCH
+    DPPROF_FRAMEWORK_PYTORCH,
+    DPPROF_FRAMEWORK_OPACUS /* PyTorch's loop with Opacus's GradSampleModule (hooks) and DPOptimizer: algo persample */
 } dpprof_framework;
-DPPROF_API const char *dpprof_framework_name(int framework); /* "dpprof", "pytorch" */
+DPPROF_API const char *dpprof_framework_name(int framework); /* "dpprof", "pytorch", "opacus" */
 DPPROF_API const char *dpprof_attention_name(int attention); /* "dpprof", "cudnn", "sdpa", "eager" */
 DPPROF_API int dpprof_attention_parse(const char *name);     /* < 0 if unknown */
 /* bf16: the top 16 bits of an ieee float. conversions: to float is exact; from float rounds to
@@ -2158,7 +2159,9 @@ DPPROF_API int dpprof_algo_parse(const char *name) {
 }
 static const char *const dpprof__attention_names[] = {"dpprof", "dpprof", "cudnn", "sdpa", "eager"};
 DPPROF_API const char *dpprof_attention_name(int a) { return a >= 0 && a <= DPPROF_ATTENTION_EAGER ? dpprof__attention_names[a] : "?"; }
-DPPROF_API const char *dpprof_framework_name(int f) { return f == DPPROF_FRAMEWORK_PYTORCH ? "pytorch" : (f >= 0 && f <= DPPROF_FRAMEWORK_DPPROF ? "dpprof" : "?"); }
+DPPROF_API const char *dpprof_framework_name(int f) {
+    return f == DPPROF_FRAMEWORK_OPACUS ? "opacus" : (f == DPPROF_FRAMEWORK_PYTORCH ? "pytorch" : (f >= 0 && f <= DPPROF_FRAMEWORK_DPPROF ? "dpprof" : "?"));
+}
 DPPROF_API int dpprof_attention_parse(const char *name) {
     int i;
     for (i = 1; name && i <= DPPROF_ATTENTION_EAGER; i++)
@@ -5154,7 +5157,7 @@ static const dpprof_config_field dpprof__fields[] = {
     DPPROF__F(dtype, DPPROF_FIELD_ENUM, 0, 0, 0, "fp32|bf16", 1),
     DPPROF__F(checkpoint, DPPROF_FIELD_ENUM, 0, 0, 0, "none|layers", 1),
     DPPROF__F(attention, DPPROF_FIELD_ENUM, 0, 0, 0, "dpprof|cudnn|sdpa|eager", 1),
-    DPPROF__F(framework, DPPROF_FIELD_ENUM, 0, 0, 0, "dpprof|pytorch", 1),
+    DPPROF__F(framework, DPPROF_FIELD_ENUM, 0, 0, 0, "dpprof|pytorch|opacus", 1),
     DPPROF__F(attention_workspace, DPPROF_FIELD_BYTES, 1, 9.0e18, 0, NULL, 0),
     DPPROF__F(backend, DPPROF_FIELD_ENUM, 0, 0, 0, "auto|cpu|cuda|dry", 0),
     DPPROF__F(seed, DPPROF_FIELD_SEED, 0, 0, 0, NULL, 0),
@@ -5468,19 +5471,28 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     if (c.lr == 0) c.lr = c.optimizer == DPPROF_OPT_ADAM ? 1e-3 : 1e-2;
     if (!c.checkpoint) c.checkpoint = DPPROF_CHECKPOINT_NONE;
     if (!c.framework) c.framework = DPPROF_FRAMEWORK_DPPROF;
-    if (!c.attention) c.attention = c.framework == DPPROF_FRAMEWORK_PYTORCH ? DPPROF_ATTENTION_SDPA : DPPROF_ATTENTION_DPPROF;
+    if (!c.attention) c.attention = c.framework >= DPPROF_FRAMEWORK_PYTORCH ? DPPROF_ATTENTION_SDPA : DPPROF_ATTENTION_DPPROF;
     if (c.framework == DPPROF_FRAMEWORK_DPPROF && c.attention >= DPPROF_ATTENTION_SDPA)
         return dpprof__fail(DPPROF_ERR_INVALID, "config.attention = %s is Hugging Face's attention in PyTorch: it takes config.framework = pytorch (dpprof's engine runs dpprof or cudnn)", dpprof_attention_name(c.attention));
-    if (c.framework == DPPROF_FRAMEWORK_PYTORCH) { /* what of a PyTorch run the walk models (docs/frameworks.md) */
-        const char *no = NULL;
+    if (c.framework >= DPPROF_FRAMEWORK_PYTORCH) { /* what of a PyTorch (or Opacus) run the walk models (docs/frameworks.md) */
+        const char *no = NULL, *fw = dpprof_framework_name(c.framework);
+        const int op = c.framework == DPPROF_FRAMEWORK_OPACUS;
         if (c.backend == DPPROF_BACKEND_AUTO) c.backend = DPPROF_BACKEND_DRY;
         if (c.backend != DPPROF_BACKEND_DRY)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.framework = pytorch accounts PyTorch's memory on the dry backend: it takes config.backend = dry (this run is %s)", dpprof_backend_name(c.backend));
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.framework = %s accounts PyTorch's memory on the dry backend: it takes config.backend = dry (this run is %s)", fw, dpprof_backend_name(c.backend));
         if (c.attention < DPPROF_ATTENTION_SDPA)
-            return dpprof__fail(DPPROF_ERR_INVALID, "config.attention = %s is dpprof's engine: config.framework = pytorch takes sdpa or eager", dpprof_attention_name(c.attention));
-        if (c.algo && c.algo != DPPROF_ALGO_VANILLA)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = pytorch is PyTorch's non-private loop (algo vanilla)", dpprof_algo_name(c.algo));
+            return dpprof__fail(DPPROF_ERR_INVALID, "config.attention = %s is dpprof's engine: config.framework = %s takes sdpa or eager", dpprof_attention_name(c.attention), fw);
+        if (!op && c.algo && c.algo != DPPROF_ALGO_VANILLA)
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = pytorch is PyTorch's non-private loop (algo vanilla; Opacus's DP-SGD is config.framework = opacus)", dpprof_algo_name(c.algo));
+        if (op && c.algo != DPPROF_ALGO_PERSAMPLE)
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = opacus is Opacus's per-sample gradients (GradSampleModule's hooks: algo persample)%s", dpprof_algo_name(c.algo),
+                                c.algo == DPPROF_ALGO_GHOST ? "; its ghost clipping is not modelled yet" : "");
         if (c.task == DPPROF_TASK_CLS) no = "config.task = cls (LlamaForSequenceClassification)";
+        else if (op && c.lora_rank) no = "config.lora_rank under Opacus";
+        else if (op && c.dtype == DPPROF_DTYPE_BF16) no = "config.dtype = bf16 under Opacus";
+        else if (op && s.tied) no = "a tied head under Opacus (the two uses' per-sample gradients summed)";
+        else if (op && c.poisson) no = "config.poisson under Opacus (its Poisson batches vary in size: the walk takes fixed physical batches)";
+        else if (op && c.train_head == DPPROF_SWITCH_OFF) no = "config.train_head = off under Opacus";
         else if (c.dtype == DPPROF_DTYPE_BF16 && c.lora_rank && c.frozen_masters != DPPROF_SWITCH_ON && c.train_head == DPPROF_SWITCH_ON)
             no = "config.train_head = on with a base in bf16 (PEFT's modules_to_save trains a bf16 copy of the head)";
         else if (c.dtype == DPPROF_DTYPE_BF16 && c.attention == DPPROF_ATTENTION_EAGER) no = "config.dtype = bf16 with config.attention = eager";
@@ -5488,7 +5500,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
         else if (c.ranks > 1) no = "config.ranks > 1";
         else if (c.optimizer == DPPROF_OPT_SGD) no = "config.optimizer = sgd";
         else if (c.lora_rank && c.train_head == DPPROF_SWITCH_ON && s.tied) no = "config.train_head = on with a tied head under LoRA (PEFT's modules_to_save copies the head, untying it)";
-        if (no) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.framework = pytorch: %s is not modelled yet (docs/frameworks.md says what is)", no);
+        if (no) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.framework = %s: %s is not modelled yet (docs/frameworks.md says what is)", fw, no);
     }
     if (c.attention == DPPROF_ATTENTION_CUDNN && c.dtype != DPPROF_DTYPE_BF16) return dpprof__fail(DPPROF_ERR_INVALID, "config.attention = cudnn takes config.dtype = bf16 (cuDNN's fused attention has no fp32 kernels)");
     if (c.attention_workspace > 0 && c.attention != DPPROF_ATTENTION_CUDNN)
@@ -5735,6 +5747,9 @@ typedef struct dpprof__fw {
     int ids, labels;              /* the last physical batch's input_ids and labels, alive until the next's are made */
     int *wcast;                   /* (n_params) bf16 autocast: a trainable weight's bf16 copy in autocast's cache, -1 */
     int base16;                   /* the base loaded in bf16 (LoRA, bf16, no fp32 masters): its frozen weights bf16 */
+    int opacus, n;                /* config.framework opacus; the physical batch in flight */
+    int *gs, *sg, *order;         /* (n_params) Opacus: a parameter's grad_sample and summed_grad; Hugging Face's
+                                     order of the parameters (the optimizer's) */
     int *w, *g, *m, *v, *tmp;     /* (n_params) a parameter's weight, .grad and moments; the optimizer's temporaries */
     struct dpprof__fw_layer *lay; /* (L) what each layer keeps */
 } dpprof__fw;
@@ -5927,7 +5942,7 @@ static int dpprof__talloc(dpprof_session *s, dpprof_tensor *t, int64_t n, int el
     if (n <= 0 || n > INT64_MAX / elem || (uint64_t)(n * elem) > (uint64_t)SIZE_MAX)
         return dpprof__fail(DPPROF_ERR_OVERFLOW, "a %s tensor of %lld elements overflows the size arithmetic", dpprof_category_name(cat), (long long)n);
     bytes = n * elem;
-    if (s->cfg.framework == DPPROF_FRAMEWORK_PYTORCH) { /* the parameters' shapes alone: the walk allocates (5.8b) */
+    if (s->cfg.framework >= DPPROF_FRAMEWORK_PYTORCH) { /* the parameters' shapes alone: the walk allocates (5.8b) */
         memset(t, 0, sizeof *t);
         t->n = n;
         t->elem_size = elem;
@@ -5979,7 +5994,7 @@ static int dpprof__talloc(dpprof_session *s, dpprof_tensor *t, int64_t n, int el
 
 static void dpprof__tfree(dpprof_session *s, dpprof_tensor *t) {
     if (!t->n) return;
-    if (t->kept || s->cfg.framework == DPPROF_FRAMEWORK_PYTORCH) { /* the keep-list owns memory and accounting now */
+    if (t->kept || s->cfg.framework >= DPPROF_FRAMEWORK_PYTORCH) { /* the keep-list owns memory and accounting now */
         memset(t, 0, sizeof *t);
         return;
     }
@@ -8122,12 +8137,49 @@ static void dpprof__fw_dw(dpprof_session *s, int p) {
    node saves depends on which of its inputs do) */
 typedef struct dpprof__fw_norm {
     int x, r, hn, rgx, rgw;
+    int hx; /* Opacus: the input its forward hook keeps */
 } dpprof__fw_norm;
+/* Opacus's hook of an RMSNorm (functorch's grad sampler): the output's gradient times the batch size, the module's
+   forward again per sample under vmap and its vector-Jacobian product, a zeroed grad_sample (n x C) */
+static void dpprof__fw_opacus_norm_hook(dpprof_session *s, int g, int hx, int p, int64_t N, int C) {
+    const int64_t n = s->fw.n;
+    int bp, pw, mean, ad, r, hn, y, t1, s1, on, m1, m2, ps;
+    bp = DPPROF__FN(N * C, 4);
+    pw = DPPROF__FN(N * C, 4);
+    mean = DPPROF__FN(N, 4);
+    dpprof__fw_drop(s, pw);
+    ad = DPPROF__FN(N, 4);
+    r = DPPROF__FN(N, 4);
+    dpprof__fw_drop(s, ad);
+    hn = DPPROF__FN(N * C, 4);
+    dpprof__fw_drop(s, r);
+    y = DPPROF__FN(N * C, 4);
+    dpprof__fw_drop(s, mean);
+    t1 = DPPROF__FN(N * C, 4);
+    s1 = DPPROF__FN(n, 4);
+    dpprof__fw_drop(s, t1);
+    dpprof__fw_drop(s, y);
+    on = DPPROF__FN(n, 4);
+    m1 = DPPROF__FN(N * C, 4);
+    m2 = DPPROF__FN(N * C, 4);
+    ps = DPPROF__FN(n * C, 4);
+    dpprof__fw_drop(s, m1);
+    dpprof__fw_drop(s, m2);
+    dpprof__fw_drop(s, hn);
+    dpprof__fw_drop(s, on);
+    dpprof__fw_drop(s, s1);
+    s->fw.gs[p] = dpprof__fw_new(s, n * C, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_NORM);
+    dpprof__fw_drop(s, bp);
+    dpprof__fw_drop(s, hx);
+    dpprof__fw_drop(s, ps);
+    dpprof__fw_drop(s, g);
+}
 /* LlamaRMSNorm.forward on x (N rows of C): pow, mean, + eps, rsqrt, x * rsqrt, weight * it; returns its output,
    which needs a gradient where x or the weight does */
 static int dpprof__fw_norm_fwd(dpprof_session *s, dpprof__fw_norm *nm, int x, int rgx, int p, int64_t N, int C) {
     int pw, mean, ad, r, hn, hb, y;
     const int E = 4, xb = s->fw.base16; /* a bf16 base: x bf16, computed in fp32 (x.to(float32)), the weight bf16 */
+    nm->hx = s->fw.opacus && s->model.params[p].trainable ? dpprof__fw_ref(s, x) : -1;
     nm->x = xb ? DPPROF__FN(N * C, 4) : x;
     x = nm->x;
     nm->rgx = rgx;
@@ -8161,7 +8213,9 @@ static int dpprof__fw_norm_fwd(dpprof_session *s, dpprof__fw_norm *nm, int x, in
    gradients summed into *gx */
 static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, int *gx, int p, int64_t N, int C) {
     const int E = 4, xb = s->fw.base16;
-    int t, gh, gr, a, b, c, d, e, g32 = -1, *gxf = xb ? &g32 : gx; /* a bf16 x: its fp32 copy's gradients first */
+    int t, gh, gr, a, b, c, d, e, g32 = -1, gl = -1, *gxf = xb ? &g32 : (nm->hx >= 0 ? &gl : gx); /* a bf16 x: its fp32 copy's
+                                                                     gradients first; Opacus: the hooked input's */
+    if (nm->hx >= 0) dpprof__fw_ref(s, g);                                                        /* Opacus's hook holds the output's gradient */
     /* weight * hn */
     t = nm->rgw ? DPPROF__FN(N * C, E) : -1;
     gh = nm->rgx ? DPPROF__FN(N * C, xb ? 2 : E) : -1;
@@ -8204,6 +8258,10 @@ static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, i
     dpprof__fw_drop(s, d);
     dpprof__fw_drop(s, nm->x);
     dpprof__fw_acc(s, gxf, e, N * C, E);
+    if (nm->hx >= 0) { /* Opacus's hook, once the input's gradient is whole: then on to x */
+        dpprof__fw_opacus_norm_hook(s, g, nm->hx, p, N, C);
+        dpprof__fw_acc(s, gx, gl, N * C, E);
+    }
     if (xb) { /* x.to(float32)'s backward: to x's bf16 */
         t = DPPROF__FN(N * C, 2);
         dpprof__fw_drop(s, g32);
@@ -8218,6 +8276,7 @@ typedef struct dpprof__fw_lin {
                          copy where x needs a gradient (autocast) */
     int axs, aws, a;  /* what lora_A saved of its input and of its weight, its output */
     int bxs, bws, xa; /* what lora_B saved of lora_A's output and of its weight; PEFT's fp32 copy of a bf16 input */
+    int hx, ahx, bhx; /* Opacus: the inputs its forward hooks keep (the base's, the adapters') */
 } dpprof__fw_lin;
 /* the adapter of parameter p, or -1 */
 static int dpprof__fw_lora(const dpprof_session *s, int p) {
@@ -8226,10 +8285,25 @@ static int dpprof__fw_lora(const dpprof_session *s, int p) {
 }
 /* parameter p is stored in bf16: a frozen weight of a base loaded in bf16 (torch_dtype) */
 static int dpprof__fw_w16(const dpprof_session *s, int p) { return s->fw.base16 && !s->model.params[p].trainable; }
+/* Opacus's hook of a linear layer (GradSampleModule): the output's gradient times the batch size (loss_reduction
+   mean), the per-sample gradient (an einsum: n x OC x IC), a zeroed grad_sample it is added into (kept to the
+   optimizer's zero_grad); then the input and the output's gradient it held go */
+static void dpprof__fw_opacus_linear_hook(dpprof_session *s, int g, int hx, int p, int64_t N) {
+    const dpprof_param *pp = &s->model.params[p];
+    const int64_t n = s->fw.n, per = n * pp->rows * pp->cols;
+    int bp, gs;
+    bp = DPPROF__FN(N * pp->rows, 4);
+    gs = DPPROF__FN(per, 4);
+    s->fw.gs[p] = dpprof__fw_new(s, per, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, pp->module);
+    dpprof__fw_drop(s, bp);
+    dpprof__fw_drop(s, hx);
+    dpprof__fw_drop(s, gs);
+    dpprof__fw_drop(s, g);
+}
 /* one F.linear (x @ W^T: mm saves x where W trains, W where x needs a gradient) on N rows of x (xb: bf16); under
    bf16 autocast the weight's bf16 copy (a trainable weight's cached for the forward; none where it is bf16) and
    x's where x is fp32, a bf16 output; returns the output, *xs and *ws what the product saved */
-static int dpprof__fw_mm_fwd(dpprof_session *s, int x, int rgx, int xb, int p, int64_t N, int *xs, int *ws) {
+static int dpprof__fw_mm_fwd(dpprof_session *s, int x, int rgx, int xb, int p, int64_t N, int *xs, int *ws, int *hx) {
     const dpprof_param *pp = &s->model.params[p];
     const int ac = s->cfg.dtype == DPPROF_DTYPE_BF16, cached = ac && pp->trainable;
     int wc = -1, xc = x, out;
@@ -8241,16 +8315,28 @@ static int dpprof__fw_mm_fwd(dpprof_session *s, int x, int rgx, int xb, int p, i
     out = DPPROF__FN(N * pp->rows, ac ? 2 : 4);
     *xs = pp->trainable ? dpprof__fw_ref(s, xc) : -1;
     *ws = wc >= 0 && rgx ? dpprof__fw_ref(s, wc) : -1;
+    *hx = s->fw.opacus && pp->trainable ? dpprof__fw_ref(s, x) : -1; /* Opacus's forward hook keeps the module's input */
     if (xc != x) dpprof__fw_drop(s, xc);
     if (wc >= 0 && !cached) dpprof__fw_drop(s, wc);
     return out;
 }
 /* its backward from g (consumed): dW to parameter p where it trains; x's gradient (fp32 where x is: the cast's
    backward) summed into *gx where x needs one; then the weight's cast's backward and AccumulateGrad */
-static void dpprof__fw_mm_bwd(dpprof_session *s, int g, int xs, int ws, int rgx, int xb, int p, int64_t N, int *gx) {
+static void dpprof__fw_mm_bwd(dpprof_session *s, int g, int xs, int ws, int hx, int rgx, int xb, int p, int64_t N, int *gx) {
     const dpprof_param *pp = &s->model.params[p];
     const int ac = s->cfg.dtype == DPPROF_DTYPE_BF16, wcast = ac && !dpprof__fw_w16(s, p);
     int dwb = -1, t;
+    if (hx >= 0) {            /* Opacus: the module's grad_sample in its full backward hook, after its own gradients */
+        dpprof__fw_ref(s, g); /* the hook holds the output's gradient */
+        if (pp->trainable) dpprof__fw_dw(s, p);
+        t = rgx ? DPPROF__FN(N * pp->cols, 4) : -1;
+        dpprof__fw_drop(s, g);
+        dpprof__fw_drop(s, xs);
+        dpprof__fw_opacus_linear_hook(s, g, hx, p, N);
+        if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, 4);
+        dpprof__fw_done(s);
+        return;
+    }
     if (pp->trainable && !wcast) dpprof__fw_dw(s, p);
     else if (pp->trainable) dwb = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 2, DPPROF_CAT_GRADIENTS, pp->module);
     t = rgx ? DPPROF__FN(N * pp->cols, ac ? 2 : 4) : -1;
@@ -8278,12 +8364,12 @@ static int dpprof__fw_linear_fwd(dpprof_session *s, dpprof__fw_lin *ln, int x, i
     ln->rgx = rgx;
     ln->xb = xb;
     ln->a = ln->xa = -1;
-    base = dpprof__fw_mm_fwd(s, x, rgx, xb, p, N, &ln->xs, &ln->ws);
+    base = dpprof__fw_mm_fwd(s, x, rgx, xb, p, N, &ln->xs, &ln->ws, &ln->hx);
     out = base;
     if (la >= 0) {
         ln->xa = ac && xb ? DPPROF__FN(N * pp->cols, 4) : x;
-        ln->a = dpprof__fw_mm_fwd(s, ln->xa, rgx, 0, la, N, &ln->axs, &ln->aws);
-        b = dpprof__fw_mm_fwd(s, ln->a, 1, ac, la + 1, N, &ln->bxs, &ln->bws);
+        ln->a = dpprof__fw_mm_fwd(s, ln->xa, rgx, 0, la, N, &ln->axs, &ln->aws, &ln->ahx);
+        b = dpprof__fw_mm_fwd(s, ln->a, 1, ac, la + 1, N, &ln->bxs, &ln->bws, &ln->bhx);
         dpprof__fw_drop(s, ln->a);        /* lora_B keeps it */
         m = DPPROF__FN(N * pp->rows, ea); /* * scaling */
         dpprof__fw_drop(s, b);
@@ -8305,16 +8391,16 @@ static void dpprof__fw_linear_bwd(dpprof_session *s, dpprof__fw_lin *ln, int g, 
         if (base) dpprof__fw_ref(s, g); /* the sum's gradient goes on to both */
         ms = DPPROF__FN(N * pp->rows, ac ? 2 : 4);
         dpprof__fw_drop(s, g);
-        dpprof__fw_mm_bwd(s, ms, ln->bxs, ln->bws, 1, ac, la + 1, N, &da);                       /* lora_B */
-        dpprof__fw_mm_bwd(s, da, ln->axs, ln->aws, ln->rgx, 0, la, N, ac && ln->xb ? &gxa : gx); /* lora_A */
-        if (gxa >= 0) {                                                                          /* PEFT's fp32 copy's backward: to x's bf16 */
+        dpprof__fw_mm_bwd(s, ms, ln->bxs, ln->bws, ln->bhx, 1, ac, la + 1, N, &da);                       /* lora_B */
+        dpprof__fw_mm_bwd(s, da, ln->axs, ln->aws, ln->ahx, ln->rgx, 0, la, N, ac && ln->xb ? &gxa : gx); /* lora_A */
+        if (gxa >= 0) {                                                                                   /* PEFT's fp32 copy's backward: to x's bf16 */
             const int t = DPPROF__FN(N * pp->cols, 2);
             dpprof__fw_drop(s, gxa);
             dpprof__fw_acc(s, gx, t, N * pp->cols, 2);
         }
         if (!base) return;
     }
-    dpprof__fw_mm_bwd(s, g, ln->xs, ln->ws, ln->rgx, ln->xb, p, N, gx);
+    dpprof__fw_mm_bwd(s, g, ln->xs, ln->ws, ln->hx, ln->rgx, ln->xb, p, N, gx);
 }
 /* apply_rotary_pos_emb on one of q, k (n elements): (x * cos) + (rotate_half(x) * sin), the tables saved where x
    needs a gradient; returns the result */
@@ -8756,6 +8842,13 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
         gx = gin;
     }
     s->fw.mod = DPPROF_MOD_EMBEDDING;
+    if (s->fw.opacus && s->model.params[s->model.p_emb].trainable && gx >= 0) { /* Opacus's hook, before the embedding's own
+                                                                                 backward: a per-sample gradient and grad_sample (n x V x C) */
+        const int bp = DPPROF__FN(N * C, 4), z = DPPROF__FN((int64_t)n * V * C, 4);
+        s->fw.gs[s->model.p_emb] = dpprof__fw_new(s, (int64_t)n * V * C, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING);
+        dpprof__fw_drop(s, bp);
+        dpprof__fw_drop(s, z);
+    }
     a = s->model.params[s->model.p_emb].trainable ? dpprof__fw_new(s, (int64_t)V * C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_EMBEDDING) : -1;
     dpprof__fw_drop(s, gx);
     if (a >= 0 && s->fw.tied >= 0) { /* both uses of the tied matrix: summed in AccumulateGrad's buffer, then .grad */
@@ -8774,25 +8867,93 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
 /* AdamW(foreach=True).step(): the moments made at the first step; exp_avg_sq's square roots, one temporary per
    trainable tensor at once; then zero_grad(set_to_none=True) */
 static void dpprof__fw_optimizer(dpprof_session *s, int step) {
-    int i, *tmp = s->fw.tmp, nt = 0;
+    int k, i, *tmp = s->fw.tmp, nt = 0;
     if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_OPTIMIZER_STEP, step)) != DPPROF_OK) return;
-    for (i = 0; i < s->model.n_params; i++) {
-        const dpprof_param *p = &s->model.params[i];
+    for (k = 0; k < s->model.n_params; k++) { /* the parameters in Hugging Face's order, as the optimizer has them */
+        const dpprof_param *p = &s->model.params[i = s->fw.order[k]];
         if (!p->trainable || s->fw.g[i] < 0) continue;
         if (s->fw.m[i] < 0 && s->cfg.optimizer == DPPROF_OPT_ADAM) {
             s->fw.m[i] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER);
             s->fw.v[i] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER);
         }
     }
-    for (i = 0; i < s->model.n_params && s->cfg.optimizer == DPPROF_OPT_ADAM; i++) {
-        const dpprof_param *p = &s->model.params[i];
+    for (k = 0; k < s->model.n_params && s->cfg.optimizer == DPPROF_OPT_ADAM; k++) {
+        const dpprof_param *p = &s->model.params[i = s->fw.order[k]];
         if (p->trainable && s->fw.g[i] >= 0) tmp[nt++] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OPTIMIZER);
     }
     while (nt) dpprof__fw_drop(s, tmp[--nt]);
-    for (i = 0; i < s->model.n_params; i++) {
-        dpprof__fw_drop(s, s->fw.g[i]);
-        s->fw.g[i] = -1;
+    for (k = 0; k < s->model.n_params && !s->fw.opacus; k++) {
+        dpprof__fw_drop(s, s->fw.g[s->fw.order[k]]);
+        s->fw.g[s->fw.order[k]] = -1;
     }
+}
+
+/* Opacus's DPOptimizer after a physical batch (BatchMemoryManager: every physical batch but the logical step's last
+   is a skipped step): each parameter's per-sample norms, their stack and norm, the clip factors, the clipped sums
+   (summed_grad, added into from the second physical batch on); on a skipped step zero_grad (grad_sample and .grad
+   go); on the last the noise, a parameter at a time, .grad replaced by sum + noise, AdamW's step, zero_grad */
+static void dpprof__fw_opacus_step(dpprof_session *s, int step, int last) {
+    dpprof__fw *w = &s->fw;
+    const int np = s->model.n_params;
+    const int64_t n = w->n;
+    int k, nk = 0, *nr = w->tmp, st, psn, a1, rc, m, cf, t = -1, accumulate = 0, z, nz, prev = -1, g2;
+    if ((w->rc = dpprof__phase(s, DPPROF_PHASE_CLIP_ACCUMULATE, step)) != DPPROF_OK) return;
+    for (k = 0; k < np; k++)
+        if (w->gs[w->order[k]] >= 0) nr[nk++] = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    st = dpprof__fw_new(s, n * nk, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    psn = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    dpprof__fw_drop(s, st);
+    a1 = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER); /* C / (norm + 1e-6), clamped at 1 */
+    rc = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    m = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    dpprof__fw_drop(s, rc);
+    dpprof__fw_drop(s, a1);
+    cf = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    dpprof__fw_drop(s, m);
+    for (k = 0; k < np; k++) accumulate |= w->sg[w->order[k]] >= 0;
+    for (k = 0; k < np; k++) { /* the clipped sum, an einsum each: kept, or added into the kept one */
+        const int p = w->order[k];
+        const dpprof_param *pp = &s->model.params[p];
+        if (w->gs[p] < 0) continue;
+        if (!accumulate) w->sg[p] = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);
+        else {
+            const int u = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_TEMP_MATRICES, pp->module);
+            dpprof__fw_drop(s, t);
+            t = u;
+        }
+    }
+    for (k = 0; k < nk; k++) dpprof__fw_drop(s, nr[k]);
+    dpprof__fw_drop(s, psn);
+    dpprof__fw_drop(s, cf);
+    dpprof__fw_drop(s, t);
+    if (!last) { /* a skipped step's zero_grad: the summed_grads stay */
+        for (k = 0; k < np; k++) dpprof__fw_drop(s, w->gs[w->order[k]]), w->gs[w->order[k]] = -1;
+        for (k = 0; k < np; k++) dpprof__fw_drop(s, w->g[w->order[k]]), w->g[w->order[k]] = -1;
+        return;
+    }
+    if ((w->rc = dpprof__phase(s, DPPROF_PHASE_NOISE, step)) != DPPROF_OK) return;
+    for (k = 0; k < np; k++) { /* the noise, and .grad = summed_grad + noise */
+        const int p = w->order[k];
+        const dpprof_param *pp = &s->model.params[p];
+        if (w->sg[p] < 0) continue;
+        z = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OPTIMIZER);
+        nz = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OPTIMIZER);
+        dpprof__fw_drop(s, z);
+        dpprof__fw_drop(s, prev);
+        g2 = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);
+        dpprof__fw_drop(s, w->g[p]);
+        w->g[p] = g2;
+        prev = nz;
+    }
+    dpprof__fw_drop(s, prev);
+    dpprof__fw_optimizer(s, step);
+    for (k = 0; k < np; k++) { /* zero_grad */
+        const int p = w->order[k];
+        dpprof__fw_drop(s, w->gs[p]);
+        dpprof__fw_drop(s, w->sg[p]);
+        w->gs[p] = w->sg[p] = -1;
+    }
+    for (k = 0; k < np; k++) dpprof__fw_drop(s, w->g[w->order[k]]), w->g[w->order[k]] = -1;
 }
 
 /* the framework's session: the parameters (a fresh accountant: build_model made the shapes alone) and the walk's
@@ -8803,10 +8964,10 @@ static int dpprof__fw_setup(dpprof_session *s) {
     int i, rc;
     dpprof_prof_free(&s->prof);
     DPPROF__TRY(dpprof_prof_init(&s->prof, DPPROF_PROF_NO_CLOCK | (s->cfg.no_timeline ? DPPROF_PROF_NO_EVENTS : 0)));
-    w->cap = 6 * np + 64 * s->sh.L + 256;
+    w->cap = 9 * np + 64 * s->sh.L + 256;
     w->t = (dpprof__fwt *)DPPROF_MALLOC(sizeof(dpprof__fwt) * (size_t)w->cap);
     w->free_list = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)w->cap);
-    w->w = (int *)DPPROF_MALLOC(sizeof(int) * 6 * (size_t)np);
+    w->w = (int *)DPPROF_MALLOC(sizeof(int) * 9 * (size_t)np);
     w->lay = (dpprof__fw_layer *)DPPROF_MALLOC(sizeof(dpprof__fw_layer) * (size_t)s->sh.L);
     if (!w->t || !w->free_list || !w->w || !w->lay) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the framework walk's tables");
     memset(w->t, 0, sizeof(dpprof__fwt) * (size_t)w->cap);
@@ -8817,8 +8978,20 @@ static int dpprof__fw_setup(dpprof_session *s) {
     w->v = w->m + np;
     w->tmp = w->v + np;
     w->wcast = w->tmp + np;
+    w->gs = w->wcast + np;
+    w->sg = w->gs + np;
+    w->order = w->sg + np;
     for (i = 0; i < 4 * np; i++) w->w[i] = -1;
-    for (i = 0; i < np; i++) w->wcast[i] = -1;
+    for (i = 0; i < np; i++) w->wcast[i] = w->gs[i] = w->sg[i] = -1;
+    { /* Hugging Face's order: the embedding, each layer's q, k, v, o, gate, up, down and its two norms, the final norm, the head */
+        static const int in_layer[DPPROF__P_PER_LAYER] = {1, 2, 3, 4, 6, 7, 8, 0, 5};
+        int l, j, k = 0;
+        w->order[k++] = s->model.p_emb;
+        for (l = 0; l < s->sh.L; l++)
+            for (j = 0; j < DPPROF__P_PER_LAYER; j++) w->order[k++] = 1 + l * DPPROF__P_PER_LAYER + in_layer[j];
+        for (i = s->model.p_normf; i < np; i++) w->order[k++] = i;
+    }
+    w->opacus = s->cfg.framework == DPPROF_FRAMEWORK_OPACUS;
     w->cos = w->sin = w->tied = w->ids = w->labels = -1;
     w->base16 = s->cfg.dtype == DPPROF_DTYPE_BF16 && s->cfg.lora_rank && s->cfg.frozen_masters != DPPROF_SWITCH_ON;
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
@@ -8845,8 +9018,12 @@ static int dpprof__fw_step(dpprof_session *s) {
         return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the loss table");
     s->run.step_ms = (double *)DPPROF_REALLOC(s->run.step_ms, sizeof(double) * (size_t)s->run.cap_steps);
     if (!s->run.step_ms) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the time table");
-    for (first = 0; first < s->cfg.batch && s->fw.rc == DPPROF_OK; first += b) dpprof__fw_physical(s, step, s->cfg.batch - first < b ? s->cfg.batch - first : b);
-    if (s->fw.rc == DPPROF_OK) dpprof__fw_optimizer(s, step);
+    for (first = 0; first < s->cfg.batch && s->fw.rc == DPPROF_OK; first += b) {
+        s->fw.n = s->cfg.batch - first < b ? s->cfg.batch - first : b;
+        dpprof__fw_physical(s, step, s->fw.n);
+        if (s->fw.opacus && s->fw.rc == DPPROF_OK) dpprof__fw_opacus_step(s, step, first + b >= s->cfg.batch);
+    }
+    if (s->fw.rc == DPPROF_OK && !s->fw.opacus) dpprof__fw_optimizer(s, step);
     dpprof__phase_end(s);
     if (s->fw.rc != DPPROF_OK) return s->fw.rc;
     s->run.step_loss[step] = NAN;
@@ -9556,7 +9733,8 @@ DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int 
                                        "flash: tiled per-sample gradient (lm head) + token-pair gram (embedding) + their cross term", "", ""};
     if (s && s->sh.tied && i == s->model.p_emb && s->plan.tensor && s->plan.tensor[i].method == DPPROF__M_TOKEN_PAIRS && s->plan.head_method >= 0 && *tied[s->plan.head_method])
         return tied[s->plan.head_method];
-    if (s && s->fw.t && i >= 0 && i < s->model.n_params) return dpprof__method_names[s->model.params[i].trainable ? 0 : 1]; /* a framework's loop: non-private */
+    if (s && s->fw.t && i >= 0 && i < s->model.n_params) /* a framework's loop: PyTorch's non-private, Opacus's hooks materialise */
+        return dpprof__method_names[!s->model.params[i].trainable ? 1 : (s->fw.opacus ? 2 : 0)];
     return s && i >= 0 && i < s->model.n_params && s->plan.tensor ? dpprof__method_names[s->plan.tensor[i].method] : "?";
 }
 
@@ -9763,7 +9941,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     }
     memset(s->model.a.lay, 0, sizeof(dpprof__layer_acts) * (size_t)s->sh.L);
     rc = dpprof__build_model(s);
-    if (rc == DPPROF_OK && s->cfg.framework == DPPROF_FRAMEWORK_PYTORCH) rc = dpprof__fw_setup(s);
+    if (rc == DPPROF_OK && s->cfg.framework >= DPPROF_FRAMEWORK_PYTORCH) rc = dpprof__fw_setup(s);
     else if (rc == DPPROF_OK) rc = dpprof__setup_dp(s);
     if (rc != DPPROF_OK) goto fail;
     *out = s;

@@ -4065,7 +4065,7 @@ typedef struct fit_ctx {
    allocator's share is dpprof's, measured: PyTorch's caching allocator's (reserved over allocated) is not, and is
    not borrowed for it */
 static double fit_frac(const fit_ctx *f, int algo) {
-    if (f->base.framework == DPPROF_FRAMEWORK_PYTORCH) return 0;
+    if (f->base.framework >= DPPROF_FRAMEWORK_PYTORCH) return 0;
     return f->bench.gap[algo] >= 0 ? f->bench.gap[algo] : f->bench.gap_all;
 }
 static double fit_need(const fit_ctx *f, int algo, int64_t peak) { return (double)peak * (1.0 + fit_frac(f, algo)) + f->bench.ctx_mib * 1048576.0; }
@@ -4097,7 +4097,7 @@ static int fit_probe(fit_ctx *f, const fit_row *r, int b, int batch, int steps, 
     rc = dpprof_session_create(&c, &s);
     for (i = 0; rc == DPPROF_OK && i < steps; i++) rc = dpprof_session_step(s);
     if (rc == DPPROF_OK) *peak = dpprof_session_prof(s)->peak_bytes;
-    if (rc == DPPROF_OK && cost && c.framework == DPPROF_FRAMEWORK_PYTORCH) {
+    if (rc == DPPROF_OK && cost && c.framework >= DPPROF_FRAMEWORK_PYTORCH) {
         /* the framework's walk charges no ops: the same step's math in dpprof's analytic costs (the same matmuls,
            dpprof's attention in the place of sdpa's or eager's) */
         dpprof_session_destroy(s);
@@ -4646,7 +4646,7 @@ static int fit_run_budget(const char *name, int algo, int framework, int64_t *li
     frac = fit_frac(f, algo);
     budget = (dev->mib * 1048576.0 - ctx) / (1.0 + frac);
     *limit = (int64_t)floor(budget);
-    if (framework == DPPROF_FRAMEWORK_PYTORCH)
+    if (framework >= DPPROF_FRAMEWORK_PYTORCH)
         snprintf(note, size, "fits an %s (%s) by dpprof fit's rule for PyTorch: its allocated peak + %s (the CUDA context of a dpprof process) <= %s; PyTorch's reserved over allocated is not measured, so not added",
                  dev->name, human_bytes(dev->mib * 1048576.0, h1, sizeof h1), human_bytes(ctx, h2, sizeof h2), human_bytes(dev->mib * 1048576.0, h3, sizeof h3));
     else snprintf(note, size, "fits an %s (%s) by dpprof fit's rule: peak x (1 + %.1f%%, the allocator's share measured for %s) + %s (the CUDA context) <= %s; %d GPU runs under %.200s measured the margins",
@@ -4808,10 +4808,12 @@ static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_
     if (c->optimizer) FIT_ADD(" --optimizer %s", dpprof_config_enum_name(dpprof_config_field_find("optimizer"), c->optimizer, code, sizeof code));
     if (c->attention) FIT_ADD(" --attention %s", dpprof_attention_name(c->attention));
     if (c->attention_workspace) FIT_ADD(" --attention-workspace %lld", (long long)c->attention_workspace);
-    if (c->framework == DPPROF_FRAMEWORK_PYTORCH) FIT_ADD(" --framework pytorch%s", "");
+    if (c->framework >= DPPROF_FRAMEWORK_PYTORCH) FIT_ADD(" --framework %s", dpprof_framework_name(c->framework));
     if (r->algo != DPPROF_ALGO_VANILLA) {
         FIT_ADD(" --sigma %.4g", f->sigma);
-        if (c->dataset_size) FIT_ADD(" --dataset-size %lld%s", c->dataset_size, f->o.gpus > 1 ? "" : " --poisson"); /* (a poisson batch over ranks is not modelled) */
+        /* (a poisson batch over ranks is not modelled; Opacus's walk takes fixed physical batches, its loader draws the
+           Poisson batches BatchMemoryManager splits) */
+        if (c->dataset_size) FIT_ADD(" --dataset-size %lld%s", c->dataset_size, f->o.gpus > 1 || c->framework == DPPROF_FRAMEWORK_OPACUS ? "" : " --poisson");
         if (c->delta > 0 && c->delta != 1e-5) FIT_ADD(" --delta %g", c->delta);
         if (f->acct == DPPROF_ACCOUNTANT_PLD) FIT_ADD(" --accountant pld%s", "");
     }
@@ -5206,11 +5208,14 @@ static int cmd_fit(int argc, char **argv) {
         f->dev_name = dev->name;
     } else if (cfg->memory_limit > 0) f->total = (double)cfg->memory_limit;
     else FIT_FAIL(cli_usage("give the GPU: --device NAME (dpprof fit --help lists them) or --gpu-memory SIZE"));
-    if (cfg->framework == DPPROF_FRAMEWORK_PYTORCH) { /* PyTorch's own loop: non-private, no checkpointing, one GPU */
-        if (f->o.algos && strcmp(f->o.algos, "vanilla"))
-            FIT_FAIL(cli_usage("--algo %s with --framework pytorch: PyTorch's loop is non-private (vanilla); DP-SGD in a framework (Opacus) is not modelled yet", f->o.algos));
-        if (f->o.gpus > 1) FIT_FAIL(cli_usage("--gpus %d with --framework pytorch: one GPU (more than one rank is not modelled yet)", f->o.gpus));
-        if (!f->o.algos) f->o.algos = "vanilla";
+    if (cfg->framework >= DPPROF_FRAMEWORK_PYTORCH) { /* PyTorch's own loop (Opacus's: its hooks), no checkpointing, one GPU */
+        const int op = cfg->framework == DPPROF_FRAMEWORK_OPACUS;
+        if (f->o.algos && strcmp(f->o.algos, op ? "persample" : "vanilla"))
+            FIT_FAIL(cli_usage(op ? "--algo %s with --framework opacus: Opacus's per-sample gradients from its hooks (persample); its ghost clipping is not modelled yet"
+                                  : "--algo %s with --framework pytorch: PyTorch's loop is non-private (vanilla); Opacus's DP-SGD is --framework opacus",
+                               f->o.algos));
+        if (f->o.gpus > 1) FIT_FAIL(cli_usage("--gpus %d with --framework %s: one GPU (more than one rank is not modelled yet)", f->o.gpus, dpprof_framework_name(cfg->framework)));
+        if (!f->o.algos) f->o.algos = op ? "persample" : "vanilla";
         if (!f->o.ckpts) f->o.ckpts = "none";
     }
     /* the lists */
@@ -5306,7 +5311,7 @@ static int cmd_fit(int argc, char **argv) {
     /* the cost model: a step time where the device's runs give every op a rate */
     fit_by_time = 0;
     predicted = 0;
-    if (f->bench.nruns && f->base.framework != DPPROF_FRAMEWORK_PYTORCH && (model = (fit_model *)malloc(sizeof *model)) != NULL) {
+    if (f->bench.nruns && f->base.framework < DPPROF_FRAMEWORK_PYTORCH && (model = (fit_model *)malloc(sizeof *model)) != NULL) {
         fit_model_build(&f->bench, NULL, model);
         predicted = 1;
         for (k = 0; k < f->nrows; k++) {
@@ -5325,7 +5330,7 @@ static int cmd_fit(int argc, char **argv) {
     if (fit_by_time) fit_ties(f->rows, nfit, f->bench.loo_mean);
     /* what the table rests on, in words */
     len = (size_t)snprintf(margin_note, sizeof margin_note, "fits: the peak, plus %s for the CUDA context and driver", human_bytes(f->bench.ctx_mib * 1048576.0, h1, sizeof h1));
-    if (f->base.framework == DPPROF_FRAMEWORK_PYTORCH)
+    if (f->base.framework >= DPPROF_FRAMEWORK_PYTORCH)
         snprintf(margin_note, sizeof margin_note,
                  "fits: PyTorch's allocated peak (what torch.cuda.max_memory_allocated reports), plus %s for the CUDA context and driver as measured for a dpprof process. "
                  "Not measured, so not added: PyTorch's reserved over allocated (its caching allocator's segments) and the larger context of a process that loads PyTorch's kernels; leave room for both",
@@ -5350,7 +5355,7 @@ static int cmd_fit(int argc, char **argv) {
         snprintf(cost_note + len, sizeof cost_note - len, ". %d run%s of the device left out of the rates (the last: %s)", f->bench.skipped, f->bench.skipped > 1 ? "s" : "", f->bench.skipped_why);
     if (predicted && missing && (len = strlen(cost_note)) < sizeof cost_note)
         snprintf(cost_note + len, sizeof cost_note - len, ". Ops those runs never timed (%s among them) take their ops' mean rate: at most %.1f%% of a row's predicted time", missing, 100 * unrated);
-    else if (f->base.framework == DPPROF_FRAMEWORK_PYTORCH)
+    else if (f->base.framework >= DPPROF_FRAMEWORK_PYTORCH)
         snprintf(cost_note, sizeof cost_note, "ranked by the flops of a logical step (dpprof's analytic costs of the same math): no step time is predicted, the committed GPU runs time dpprof's kernels, not PyTorch's");
     else if (f->bench.nruns)
         snprintf(cost_note, sizeof cost_note, "ranked by the flops of a logical step (dpprof's analytic costs, every GPU): the runs on %s under %.300s measured no rate of the op %s, so no step time is predicted",
@@ -5402,13 +5407,16 @@ static int cmd_fit(int argc, char **argv) {
             printf(" (--json lists them all)\n");
         }
         printf("\nbest: %s\n", best_cmd);
-        if (f->base.framework == DPPROF_FRAMEWORK_PYTORCH)
-            for (k = 0; k < nfit; k++)
-                if (f->rows[k].rank == 1) {
+        for (k = 0; k < nfit && f->base.framework >= DPPROF_FRAMEWORK_PYTORCH; k++)
+            if (f->rows[k].rank == 1) { /* the answer in the framework's own terms */
+                if (f->base.framework == DPPROF_FRAMEWORK_OPACUS)
+                    printf("in Opacus: BatchMemoryManager(data_loader=..., optimizer=..., max_physical_batch_size=%d) for the logical batch %d;\nmax_physical_batch_size=%d\n",
+                           f->rows[k].b, f->base.batch, f->rows[k].b);
+                else
                     printf("in PyTorch: a per-device batch of %d with %d gradient accumulation step%s (the logical batch %d)\n", f->rows[k].b, f->rows[k].accum, f->rows[k].accum > 1 ? "s" : "",
                            f->base.batch);
-                    break;
-                }
+                break;
+            }
     } else {
         fit_too_big(f);
         code = EXIT_OOM;

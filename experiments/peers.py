@@ -59,7 +59,8 @@ draws  configurations drawn at random (layers, widths, heads and kv-heads, vocab
        under PyTorch's MemTracker: one JSON of each draw's `dpprof run --framework pytorch` options and the
        tracker's peak, which tests/test_frameworks.sh holds dpprof's walk against.
 fit-check
-       `dpprof fit --framework pytorch DPPROF_FIT_OPTIONS`'s answer held against PyTorch's tracker: the best row's
+       `dpprof fit --framework pytorch DPPROF_FIT_OPTIONS`'s answer (or --framework opacus's, given) held against
+       PyTorch's tracker running that framework's loop: the best row's
        physical batch b and b + 1 each run (two steps, fake tensors, as draws runs them); the tracker's peak plus
        fit's context must fit the device at b and not at b + 1 (where b + 1 is within the batch). Beside it, fit's
        answer for dpprof's own engine (vanilla, no checkpointing). Prints one line, exit 1 where it does not hold;
@@ -1212,7 +1213,12 @@ def draw_args(rng):
     C = nh * hd
     F = max(16, int(C * rng.uniform(2.0, 4.0)) // 16 * 16)
     B = rng.randint(1, 8)
-    args = ["--vocab", str(rng.randint(500, 32768)), "--hidden", str(C), "--layers", str(rng.randint(1, 4)),
+    if rng.random() < 0.3:  # Opacus (hooks): fp32, full fine-tuning, an untied head
+        return ["--framework", "opacus", "--algo", "persample", "--sigma", "1.0", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C),
+                "--layers", str(rng.randint(1, 4)), "--heads", str(nh), "--kv-heads", str(kv), "--ffn", str(F),
+                "--seq", str(rng.choice((32, 64, 128, 256, 512, 1024))), "--batch", str(B), "--physical-batch", str(rng.randint(1, B)), "--untied"] + \
+            (["--attention", "eager"] if rng.random() < 0.4 else [])
+    args = ["--framework", "pytorch", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C), "--layers", str(rng.randint(1, 4)),
             "--heads", str(nh), "--kv-heads", str(kv), "--ffn", str(F), "--seq", str(rng.choice((32, 64, 128, 256, 512, 1024))),
             "--batch", str(B), "--physical-batch", str(rng.randint(1, B)), "--tied" if rng.random() < 0.4 else "--untied"]
     if rng.random() < 0.4:
@@ -1234,13 +1240,19 @@ def draw_args(rng):
 
 def user_loop(cfg, attention, bf16, watch):
     """two steps of the loop a PyTorch user writes, on fake tensors, the model built as the configuration says (PEFT's
-    LoRA, a base in bf16, the head trained or frozen); watch(model, opt) is a context manager around the steps.
-    returns the versions (and any patch) it ran with"""
+    LoRA, a base in bf16, the head trained or frozen); with config.framework opacus, Opacus's GradSampleModule (hooks)
+    and DPOptimizer, each physical batch stepped as BatchMemoryManager steps it (skipped but the last). watch(model,
+    opt) is a context manager around the steps. returns the versions (and any patch) it ran with"""
     import torch
     import transformers
     from torch._subclasses.fake_tensor import FakeTensorMode
     warnings.filterwarnings("ignore")
     meta = {"torch": torch.__version__, "transformers": transformers.__version__}
+    opacus = cfg.get("framework") == "opacus"
+    if opacus:
+        import opacus as opacus_mod
+        meta["opacus"] = opacus_mod.__version__
+        meta["patches"] = fake_patches(torch, "opacus")
     B, P, T, V = cfg["batch"], cfg["physical_batch"], cfg["seq"], cfg["vocab"]
     with FakeTensorMode(allow_non_fake_inputs=True):
         base16 = bf16 and cfg.get("lora_rank") and not cfg.get("frozen_masters")  # PEFT's base loaded in bf16 (torch_dtype)
@@ -1272,7 +1284,14 @@ def user_loop(cfg, attention, bf16, watch):
         model.train()
         trainable = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(trainable, lr=cfg["lr"], weight_decay=cfg["weight_decay"], foreach=True)
-        with watch(model, opt) as w:
+        net = model
+        if opacus:  # what make_private makes of them (hooks), at the logical batch
+            from opacus import GradSampleModule
+            from opacus.optimizers import DPOptimizer
+            net = GradSampleModule(model, batch_first=True, loss_reduction="mean", strict=False)
+            opt = DPOptimizer(opt, noise_multiplier=cfg["sigma"] or 1.0, max_grad_norm=cfg["max_grad_norm"] or 1.0, expected_batch_size=B,
+                              loss_reduction="mean")
+        with watch(net, opt) as w:
             for step in range(2):
                 for m0 in range(0, B, P):
                     n = min(P, B - m0)
@@ -1280,12 +1299,18 @@ def user_loop(cfg, attention, bf16, watch):
                     y = torch.randint(0, V, (n, T))
                     w.physical(step)
                     with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=bf16):
-                        loss = model(input_ids=x, labels=y).loss
+                        loss = net(input_ids=x, labels=y).loss
                     w.mark(step, "backward")
                     loss.backward()
-                w.mark(step, "optimizer_step")
-                opt.step()
-                opt.zero_grad(set_to_none=True)
+                    if opacus:  # BatchMemoryManager: a physical batch's step, skipped but the logical batch's last
+                        w.mark(step, "optimizer_step")
+                        opt.signal_skip_step(do_skip=m0 + P < B)
+                        opt.step()
+                        opt.zero_grad(set_to_none=True)
+                if not opacus:
+                    w.mark(step, "optimizer_step")
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
     return meta
 
 
@@ -1327,7 +1352,8 @@ def cmd_events(a):
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
-    cfg = dpprof_config(a.dpprof, ["--framework", "pytorch", "--backend", "dry"] + a.dpprof_args, "vanilla", lora_ok=True)
+    args = a.dpprof_args if "--framework" in a.dpprof_args else ["--framework", "pytorch"] + a.dpprof_args
+    cfg = dpprof_config(a.dpprof, ["--backend", "dry"] + args, "persample" if "opacus" in args else "vanilla", lora_ok=True)
     live, events, cur, state = {}, [], [0], {"step": -1}
 
     class Log(TorchDispatchMode):
@@ -1381,7 +1407,7 @@ def cmd_draws(a):
            "draws": []}
     for i in range(a.n):
         args = draw_args(rng)
-        cfg = dpprof_config(a.dpprof, ["--framework", "pytorch", "--backend", "dry"] + args, "vanilla", lora_ok=True)
+        cfg = dpprof_config(a.dpprof, ["--backend", "dry"] + args, "persample" if "opacus" in args else "vanilla", lora_ok=True)
         t0 = time.time()
         peak, meta = tracker_peak(cfg, "eager" if "eager" in args else "sdpa", cfg["dtype"] == "bf16")
         out["meta"].update(meta)
@@ -1401,12 +1427,12 @@ def fit_row_command(fit_args):
             continue
         keep.append(fit_args[i])
         i += 1
-    return "dpprof run " + " ".join(shlex.quote(x) for x in keep + ["--framework", "pytorch", "--physical-batch", "1", "--backend", "dry"])
+    return "dpprof run " + " ".join(shlex.quote(x) for x in keep + ["--physical-batch", "1", "--backend", "dry"])
 
 
-def engine_batch(dpprof, fit_args):
-    """dpprof fit's largest physical batch for dpprof's own engine at the same configuration (vanilla, no checkpointing)"""
-    p = subprocess.run([dpprof, "fit", *fit_args, "--algo", "vanilla", "--checkpoint", "none", "--json", "-"], capture_output=True, text=True)
+def engine_batch(dpprof, fit_args, algo="vanilla"):
+    """dpprof fit's largest physical batch for dpprof's own engine at the same configuration (the algorithm, no checkpointing)"""
+    p = subprocess.run([dpprof, "fit", *fit_args, "--algo", algo, "--checkpoint", "none", "--json", "-"], capture_output=True, text=True)
     if p.returncode not in (0, 3):
         die("dpprof fit failed (exit %d): %s" % (p.returncode, p.stderr.strip()[-500:]))
     rows = [r for r in json.loads(p.stdout)["fit"]["rows"] if r["fits"]]
@@ -1414,16 +1440,18 @@ def engine_batch(dpprof, fit_args):
 
 
 def cmd_fit_check(a):
-    p = subprocess.run([a.dpprof, "fit", "--framework", "pytorch", *a.fit_args, "--json", "-"], capture_output=True, text=True)
+    fit_args = a.fit_args if "--framework" in a.fit_args else ["--framework", "pytorch"] + a.fit_args
+    p = subprocess.run([a.dpprof, "fit", *fit_args, "--json", "-"], capture_output=True, text=True)
     if p.returncode not in (0, 3):
         die("dpprof fit failed (exit %d): %s" % (p.returncode, p.stderr.strip()[-500:]))
     f = json.loads(p.stdout)["fit"]
     total, ctx = f["device_memory_bytes"], f["margin"]["context_bytes"]
     rows = [r for r in f["rows"] if r["fits"]]
     rec = {"label": a.label or " ".join(a.fit_args), "fit_args": a.fit_args, "device_memory_bytes": total, "context_bytes": ctx,
-           "batch": f["batch"], "engine_physical_batch": engine_batch(a.dpprof, a.fit_args), "fit_physical_batch": 0, "tracker": {}, "holds": None}
+           "batch": f["batch"], "engine_physical_batch": engine_batch(a.dpprof, [x for x in fit_args if x not in ("--framework", "pytorch", "opacus")],
+                                                                    "persample" if "opacus" in fit_args else "vanilla"), "fit_physical_batch": 0, "tracker": {}, "holds": None}
     if not rows:  # nothing fits: the tracker at one sample must not fit either (the command of fit's best row at b = 1)
-        rows = [dict(f["rows"][0], physical_batch=0, rank=1, command=fit_row_command(a.fit_args))]
+        rows = [dict(f["rows"][0], physical_batch=0, rank=1, command=fit_row_command(fit_args))]
     if rows:
         best = min(rows, key=lambda r: r["rank"])
         b = best["physical_batch"]
@@ -1432,7 +1460,7 @@ def cmd_fit_check(a):
         for bb in (b, b + 1) if 0 < b < f["batch"] else ((b,) if b else (1,)):
             args = list(argv)
             args[args.index("--physical-batch") + 1] = str(bb)
-            cfg = dpprof_config(a.dpprof, args, "vanilla", lora_ok=True)
+            cfg = dpprof_config(a.dpprof, args, "persample" if "opacus" in args else "vanilla", lora_ok=True)
             peak, meta = tracker_peak(cfg, cfg["attention"], cfg["dtype"] == "bf16")
             rec["tracker"][str(bb)] = {"peak_bytes": peak, "need_bytes": peak + ctx, "fits": peak + ctx <= total}
             rec["meta"] = meta

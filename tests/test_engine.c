@@ -749,7 +749,7 @@ static int64_t r512(int64_t b) { return (b + 511) / 512 * 512; }
 static void check_framework_pytorch(void) {
     int variant;
     int64_t peak[2] = {0, 0};
-    for (variant = 0; variant < 9; variant++) {
+    for (variant = 0; variant < 11; variant++) {
         dpprof_config c = tiny(DPPROF_BACKEND_DRY, DPPROF_TASK_LM);
         dpprof_session *s = NULL;
         const dpprof_prof *p;
@@ -761,14 +761,20 @@ static void check_framework_pytorch(void) {
         c.attention = variant & 1 ? DPPROF_ATTENTION_EAGER : DPPROF_ATTENTION_SDPA;
         c.tie_embeddings = variant & 2 ? DPPROF_SWITCH_ON : DPPROF_SWITCH_OFF;
         if (variant == 4 || variant == 5) c.physical_batch = c.batch; /* one physical batch (else 2 + 2 + 1, accumulated) */
-        if (variant >= 6) {                                           /* bf16 autocast: full fine-tuning; LoRA over a base in bf16; LoRA over one in fp32 */
+        if (variant >= 6 && variant <= 8) {                           /* bf16 autocast: full fine-tuning; LoRA over a base in bf16; LoRA over one in fp32 */
             c.attention = DPPROF_ATTENTION_SDPA;
             c.dtype = DPPROF_DTYPE_BF16;
             c.lora_rank = variant >= 7 ? 4 : 0;
             c.frozen_masters = variant == 8 ? DPPROF_SWITCH_ON : DPPROF_SWITCH_AUTO;
         }
-        snprintf(name, sizeof name, "pytorch %s %s%s%s", c.attention == DPPROF_ATTENTION_EAGER ? "eager" : "sdpa", variant & 2 ? "tied" : "untied", variant == 4 || variant == 5 ? " unsplit" : "",
-                 variant == 6 ? " bf16" : (variant == 7 ? " bf16 LoRA, bf16 base" : (variant == 8 ? " bf16 LoRA, fp32 base" : "")));
+        if (variant >= 9) { /* Opacus (hooks): accumulated over physical batches, and not */
+            c.framework = DPPROF_FRAMEWORK_OPACUS;
+            c.algo = DPPROF_ALGO_PERSAMPLE;
+            c.tie_embeddings = DPPROF_SWITCH_OFF;
+            c.physical_batch = variant == 9 ? 2 : c.batch;
+        }
+        snprintf(name, sizeof name, "%s %s %s%s%s", variant >= 9 ? "opacus" : "pytorch", c.attention == DPPROF_ATTENTION_EAGER ? "eager" : "sdpa", c.tie_embeddings == DPPROF_SWITCH_ON ? "tied" : "untied",
+                 variant == 4 || variant == 5 || variant == 10 ? " unsplit" : "", variant == 6 ? " bf16" : (variant == 7 ? " bf16 LoRA, bf16 base" : (variant == 8 ? " bf16 LoRA, fp32 base" : "")));
         rc = dpprof_session_create(&c, &s);
         if (rc == DPPROF_OK) rc = dpprof_session_run(s);
         CHECK(rc == DPPROF_OK, "%s: dry run (%s)", name, rc ? dpprof_last_error() : "ok");
@@ -784,9 +790,11 @@ static void check_framework_pytorch(void) {
         }
         keep += 2 * r512(8LL * c.seq * (c.batch % c.physical_batch ? c.batch % c.physical_batch : c.physical_batch)); /* the last batch's ids, labels */
         CHECK(p->live_bytes == keep, "%s: after the run the parameters, buffers, moments and the last batch's ids and labels alone are live (%lld bytes, expected %lld)", name, (long long)p->live_bytes, (long long)keep);
-        CHECK(p->peak_by_cat[DPPROF_CAT_WORKSPACE] == 0 && p->peak_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] == 0, "%s: no workspace, no per-sample gradients", name);
-        for (i = 0; i < dpprof_session_param_count(s) && !strcmp(dpprof_session_param_method(s, i), dpprof_session_param(s, i)->trainable ? "summed (non-private)" : "frozen"); i++) {}
-        CHECK(i == dpprof_session_param_count(s), "%s: every tensor's method is the summed gradient, or frozen", name);
+        CHECK(p->peak_by_cat[DPPROF_CAT_WORKSPACE] == 0 && (variant >= 9) == (p->peak_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] > 0), "%s: no workspace; per-sample gradients where Opacus runs", name);
+        for (i = 0; i < dpprof_session_param_count(s) &&
+                    !strcmp(dpprof_session_param_method(s, i), !dpprof_session_param(s, i)->trainable ? "frozen" : (variant >= 9 ? "per-sample gradient materialised" : "summed (non-private)"));
+             i++) {}
+        CHECK(i == dpprof_session_param_count(s), "%s: every tensor's method is the summed gradient (Opacus: the per-sample one), or frozen", name);
         if (variant < 2) peak[variant] = p->peak_bytes;
         dpprof_session_destroy(s);
     }

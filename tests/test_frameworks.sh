@@ -23,7 +23,7 @@ bin_, path = sys.argv[1], sys.argv[2]
 d = json.load(open(path))
 worst, bad = (0, None), 0
 for r in d["draws"]:
-    p = subprocess.run([bin_, "run", "--framework", "pytorch", "--backend", "dry", "--steps", "2", "--timeline", "none", "--quiet", "--out", "-"] + r["args"],
+    p = subprocess.run([bin_, "run", "--backend", "dry", "--steps", "2", "--timeline", "none", "--quiet", "--out", "-"] + r["args"],
                        capture_output=True, text=True)
     if p.returncode:
         print("FAIL draw %s: dpprof refused it: %s" % (r["id"], p.stderr.strip()[:300]))
@@ -63,10 +63,11 @@ if [ "$have" = "$want" ]; then
         fail "peers.py draws --n 4 --seed $seed: $(tail -3 "$tmp/fresh.log")"
     fi
     # fit's answer in the user's terms against the tracker: the physical batch it gives fits, one more does not
-    for args in "--seq 512 --batch 32 --gpu-memory 4G" "--seq 256 --batch 64 --gpu-memory 2G --lora-rank 8 --lora-targets q,k,v,o --dtype bf16"; do
+    for args in "--seq 512 --batch 32 --gpu-memory 4G" "--seq 256 --batch 64 --gpu-memory 2G --lora-rank 8 --lora-targets q,k,v,o --dtype bf16" \
+                "--framework opacus --seq 256 --batch 32 --gpu-memory 4G --untied --sigma 1"; do
         # shellcheck disable=SC2086
         said=$("$py" experiments/peers.py fit-check --dpprof "$bin" -- --vocab 8000 --hidden 512 --layers 4 --heads 8 --kv-heads 4 --ffn 1376 $args 2>&1); rc=$?
-        check "fit --framework pytorch $args: PyTorch's tracker fits its physical batch and not one more (${said#fit-check * fit\'s })" test $rc = 0
+        check "fit $args: the tracker fits its physical batch and not one more (${said#fit-check * fit\'s })" test $rc = 0
     done
 else
     echo "SKIP fresh draws: $py has torch, transformers, peft '${have:-none}', the committed draws were made with '$want'"
@@ -75,7 +76,9 @@ fi
 # what the walk does not model is refused by name, before any work
 for bad in "--checkpoint layers:gradient checkpointing) is not modelled yet" "--dtype bf16 --attention eager:--attention eager is not modelled yet" \
            "--algo flash_bk:non-private loop" "--backend cpu:it takes --backend dry" "--attention dpprof:takes sdpa or eager" \
-           "--lora-rank 4 --train-head --tied:modules_to_save copies the head" "--lora-rank 4 --train-head --dtype bf16:trains a bf16 copy of the head"; do
+           "--lora-rank 4 --train-head --tied:modules_to_save copies the head" "--lora-rank 4 --train-head --dtype bf16:trains a bf16 copy of the head" \
+           "--framework opacus --algo ghost --untied:ghost clipping is not modelled yet" "--framework opacus --algo persample --lora-rank 4 --untied:lora-rank under Opacus" \
+           "--framework opacus --algo persample --tied:a tied head under Opacus" "--framework opacus --algo vanilla --untied:(GradSampleModule's hooks: algo persample)"; do
     opt=${bad%%:*} says=${bad#*:}
     # shellcheck disable=SC2086
     $bin run --framework pytorch --preset tiny $opt --quiet --out "$tmp/bad.json" 2>"$tmp/err"; rc=$?
