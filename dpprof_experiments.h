@@ -269,14 +269,15 @@ static int plot_timeline(const char *in, const char *outpath, const char *title,
 }
 
 /* dpprof plot fit-check: peers.py fit-check's records (a JSON list), one group of bars each: the largest physical
-   batch dpprof fit gives for dpprof's engine, for PyTorch's loop (--framework pytorch), and the largest PyTorch's
-   tracker admits (fit's, where the tracker fits it and not one more; else no bar, "differs") */
+   batch dpprof fit gives for dpprof's engine, for the framework's loop (--framework pytorch or opacus), and the
+   largest PyTorch's tracker admits running that loop (fit's, where the tracker fits it and not one more; else no
+   bar, "differs") */
 #define FC_MAX 32
 static int plot_fit_check(const char *in, const char *outpath, const char *title) {
     dpprof_json_doc *doc = NULL;
     const dpprof_json *root;
     const char *names[FC_MAX], *miss[3 * FC_MAX];
-    static const char *const series[3] = {"fit, dpprof's engine", "fit, PyTorch's loop", "PyTorch's tracker"};
+    static const char *const series[3] = {"fit, dpprof's engine", "fit, the framework's loop", "that loop, PyTorch's tracker"};
     char label[FC_MAX][96];
     double val[3 * FC_MAX];
     dpprof_bars_desc d;
@@ -314,8 +315,9 @@ static int plot_fit_check(const char *in, const char *outpath, const char *title
     memset(&d, 0, sizeof d);
     d.title = title ? title : "largest physical batch that fits: dpprof fit and PyTorch's own tracker (no GPU: dry runs, fake tensors)";
     d.ylabel = "physical batch (samples)";
+    d.horizontal = 1; /* the configurations' names read on the left */
     d.width = 2400;
-    d.height = 1400;
+    d.height = 600 + 160 * (int)n;
     d.text_scale = 4;
     d.n_groups = (int)n;
     d.group_names = names;
