@@ -5488,7 +5488,6 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = opacus is Opacus's per-sample gradients (GradSampleModule's hooks: algo persample)%s", dpprof_algo_name(c.algo),
                                 c.algo == DPPROF_ALGO_GHOST ? "; its ghost clipping is not modelled yet" : "");
         if (c.task == DPPROF_TASK_CLS) no = "config.task = cls (LlamaForSequenceClassification)";
-        else if (op && c.lora_rank) no = "config.lora_rank under Opacus";
         else if (op && c.dtype == DPPROF_DTYPE_BF16) no = "config.dtype = bf16 under Opacus";
         else if (op && s.tied) no = "a tied head under Opacus (the two uses' per-sample gradients summed)";
         else if (op && c.poisson) no = "config.poisson under Opacus (its Poisson batches vary in size: the walk takes fixed physical batches)";
@@ -8326,6 +8325,15 @@ static void dpprof__fw_mm_bwd(dpprof_session *s, int g, int xs, int ws, int hx, 
     const dpprof_param *pp = &s->model.params[p];
     const int ac = s->cfg.dtype == DPPROF_DTYPE_BF16, wcast = ac && !dpprof__fw_w16(s, p);
     int dwb = -1, t;
+    if (hx >= 0 && !rgx) { /* Opacus, a module whose input needs no gradient: its hook runs on the output's gradient, first */
+        dpprof__fw_ref(s, g);
+        dpprof__fw_opacus_linear_hook(s, g, hx, p, N);
+        dpprof__fw_dw(s, p);
+        dpprof__fw_drop(s, g);
+        dpprof__fw_drop(s, xs);
+        dpprof__fw_done(s);
+        return;
+    }
     if (hx >= 0) {            /* Opacus: the module's grad_sample in its full backward hook, after its own gradients */
         dpprof__fw_ref(s, g); /* the hook holds the output's gradient */
         if (pp->trainable) dpprof__fw_dw(s, p);
@@ -8988,8 +8996,13 @@ static int dpprof__fw_setup(dpprof_session *s) {
         int l, j, k = 0;
         w->order[k++] = s->model.p_emb;
         for (l = 0; l < s->sh.L; l++)
-            for (j = 0; j < DPPROF__P_PER_LAYER; j++) w->order[k++] = 1 + l * DPPROF__P_PER_LAYER + in_layer[j];
-        for (i = s->model.p_normf; i < np; i++) w->order[k++] = i;
+            for (j = 0; j < DPPROF__P_PER_LAYER; j++) { /* PEFT's adapters follow their projection's weight */
+                const int p = 1 + l * DPPROF__P_PER_LAYER + in_layer[j], la = dpprof__fw_lora(s, p);
+                w->order[k++] = p;
+                if (la >= 0) w->order[k++] = la, w->order[k++] = la + 1;
+            }
+        w->order[k++] = s->model.p_normf;
+        if (s->model.p_head != s->model.p_emb) w->order[k++] = s->model.p_head;
     }
     w->opacus = s->cfg.framework == DPPROF_FRAMEWORK_OPACUS;
     w->cos = w->sin = w->tied = w->ids = w->labels = -1;

@@ -1213,11 +1213,17 @@ def draw_args(rng):
     C = nh * hd
     F = max(16, int(C * rng.uniform(2.0, 4.0)) // 16 * 16)
     B = rng.randint(1, 8)
-    if rng.random() < 0.3:  # Opacus (hooks): fp32, full fine-tuning, an untied head
-        return ["--framework", "opacus", "--algo", "persample", "--sigma", "1.0", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C),
+    if rng.random() < 0.3:  # Opacus (hooks): fp32, an untied head; full fine-tuning or LoRA
+        args = ["--framework", "opacus", "--algo", "persample", "--sigma", "1.0", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C),
                 "--layers", str(rng.randint(1, 4)), "--heads", str(nh), "--kv-heads", str(kv), "--ffn", str(F),
-                "--seq", str(rng.choice((32, 64, 128, 256, 512, 1024))), "--batch", str(B), "--physical-batch", str(rng.randint(1, B)), "--untied"] + \
-            (["--attention", "eager"] if rng.random() < 0.4 else [])
+                "--seq", str(rng.choice((32, 64, 128, 256, 512, 1024))), "--batch", str(B), "--physical-batch", str(rng.randint(1, B)), "--untied"]
+        if rng.random() < 0.4:
+            args += ["--attention", "eager"]
+        if rng.random() < 0.4:
+            args += ["--lora-rank", str(rng.choice((1, 2, 4, 8, 16))), "--lora-targets", ",".join([t for t in PROJ if rng.random() < 0.4] or [rng.choice(PROJ)])]
+            if rng.random() < 0.25:
+                args.append("--train-head")
+        return args
     args = ["--framework", "pytorch", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C), "--layers", str(rng.randint(1, 4)),
             "--heads", str(nh), "--kv-heads", str(kv), "--ffn", str(F), "--seq", str(rng.choice((32, 64, 128, 256, 512, 1024))),
             "--batch", str(B), "--physical-batch", str(rng.randint(1, B)), "--tied" if rng.random() < 0.4 else "--untied"]

@@ -64,7 +64,7 @@ if [ "$have" = "$want" ]; then
     fi
     # fit's answer in the user's terms against the tracker: the physical batch it gives fits, one more does not
     for args in "--seq 512 --batch 32 --gpu-memory 4G" "--seq 256 --batch 64 --gpu-memory 2G --lora-rank 8 --lora-targets q,k,v,o --dtype bf16" \
-                "--framework opacus --seq 256 --batch 32 --gpu-memory 4G --untied --sigma 1"; do
+                "--framework opacus --seq 256 --batch 32 --gpu-memory 4G --untied --sigma 1" "--framework opacus --seq 256 --batch 64 --gpu-memory 2G --untied --sigma 1 --lora-rank 8 --lora-targets q,v"; do
         # shellcheck disable=SC2086
         said=$("$py" experiments/peers.py fit-check --dpprof "$bin" -- --vocab 8000 --hidden 512 --layers 4 --heads 8 --kv-heads 4 --ffn 1376 $args 2>&1); rc=$?
         check "fit $args: the tracker fits its physical batch and not one more (${said#fit-check * fit\'s })" test $rc = 0
@@ -77,7 +77,7 @@ fi
 for bad in "--checkpoint layers:gradient checkpointing) is not modelled yet" "--dtype bf16 --attention eager:--attention eager is not modelled yet" \
            "--algo flash_bk:non-private loop" "--backend cpu:it takes --backend dry" "--attention dpprof:takes sdpa or eager" \
            "--lora-rank 4 --train-head --tied:modules_to_save copies the head" "--lora-rank 4 --train-head --dtype bf16:trains a bf16 copy of the head" \
-           "--framework opacus --algo ghost --untied:ghost clipping is not modelled yet" "--framework opacus --algo persample --lora-rank 4 --untied:lora-rank under Opacus" \
+           "--framework opacus --algo ghost --untied:ghost clipping is not modelled yet" "--framework opacus --algo persample --dtype bf16 --untied:bf16 under Opacus" \
            "--framework opacus --algo persample --tied:a tied head under Opacus" "--framework opacus --algo vanilla --untied:(GradSampleModule's hooks: algo persample)"; do
     opt=${bad%%:*} says=${bad#*:}
     # shellcheck disable=SC2086
