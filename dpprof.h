@@ -9005,6 +9005,7 @@ static int dpprof__fw_setup(dpprof_session *s) {
         if (s->model.p_head != s->model.p_emb) w->order[k++] = s->model.p_head;
     }
     w->opacus = s->cfg.framework == DPPROF_FRAMEWORK_OPACUS;
+    s->dps.dp = w->opacus; /* Opacus's DP-SGD: the result's privacy is its noise's */
     w->cos = w->sin = w->tied = w->ids = w->labels = -1;
     w->base16 = s->cfg.dtype == DPPROF_DTYPE_BF16 && s->cfg.lora_rank && s->cfg.frozen_masters != DPPROF_SWITCH_ON;
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
