@@ -98,3 +98,10 @@ check "dpprof plot fit-check data/peers-memory/fit-check.json: a PNG (exit $rc)"
 echo '{"fit": 1}' >"$tmp/notlist.json"
 $bin plot fit-check "$tmp/notlist.json" --out "$tmp/bad.png" 2>"$tmp/err"; rc=$?
 check "dpprof plot fit-check of a file that is no list of records: exit $rc, the file named, no PNG" bash -c '[ $1 = 2 ] && grep -q notlist.json "$2" && [ ! -e "$3" ]' _ $rc "$tmp/err" "$tmp/bad.png"
+
+# an Opacus run's result: its per-sample gradients in the breakdown, its privacy the Gaussian mechanism at its sigma
+$bin run --framework opacus --algo persample --sigma 1 --preset tiny --untied --batch 8 --physical-batch 4 --steps 2 --dataset-size 1000 --quiet --out "$tmp/op.json" 2>"$tmp/err"; rc=$?
+check "--framework opacus: per-sample gradients at the peak, the privacy of sigma 1 (exit $rc)" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not (d["breakdown"]["per_sample_gradients_mb"] > 0 and d["privacy"]["sigma"] == 1 and d["privacy"]["mechanism"].startswith("gaussian") and d["config"]["framework"] == "opacus"))' "$tmp/op.json"
