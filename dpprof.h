@@ -8887,7 +8887,7 @@ static void dpprof__fw_optimizer(dpprof_session *s, int step) {
     }
     for (k = 0; k < s->model.n_params && s->cfg.optimizer == DPPROF_OPT_ADAM; k++) {
         const dpprof_param *p = &s->model.params[i = s->fw.order[k]];
-        if (p->trainable && s->fw.g[i] >= 0) tmp[nt++] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OPTIMIZER);
+        if (p->trainable && s->fw.g[i] >= 0) tmp[nt++] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER);
     }
     while (nt) dpprof__fw_drop(s, tmp[--nt]);
     for (k = 0; k < s->model.n_params && !s->fw.opacus; k++) {
@@ -8925,7 +8925,7 @@ static void dpprof__fw_opacus_step(dpprof_session *s, int step, int last) {
         if (w->gs[p] < 0) continue;
         if (!accumulate) w->sg[p] = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);
         else {
-            const int u = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_TEMP_MATRICES, pp->module);
+            const int u = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);
             dpprof__fw_drop(s, t);
             t = u;
         }
@@ -8944,8 +8944,8 @@ static void dpprof__fw_opacus_step(dpprof_session *s, int step, int last) {
         const int p = w->order[k];
         const dpprof_param *pp = &s->model.params[p];
         if (w->sg[p] < 0) continue;
-        z = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OPTIMIZER);
-        nz = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_OPTIMIZER);
+        z = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_OPTIMIZER);
+        nz = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_OPTIMIZER);
         dpprof__fw_drop(s, z);
         dpprof__fw_drop(s, prev);
         g2 = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);

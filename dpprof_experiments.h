@@ -164,7 +164,9 @@ static int tl_load(const char *in, tl_data *t) {
         const char *preset = dpprof_json_string(dpprof_json_path(root, "config.preset"));
         const char *algo = dpprof_json_string(dpprof_json_path(root, "config.algo"));
         const char *backend = dpprof_json_string(dpprof_json_path(root, "config.backend"));
-        int k2 = snprintf(t->desc, sizeof t->desc, "%.60s, %.40s, %.20s backend", preset ? preset : "?", algo ? algo : "?", backend ? backend : "?");
+        const char *fw = dpprof_json_string(dpprof_json_path(root, "config.framework"));
+        const int other = fw && strcmp(fw, "dpprof") != 0; /* a framework's loop: named */
+        int k2 = snprintf(t->desc, sizeof t->desc, "%.60s, %s%s%.40s, %.20s backend", preset ? preset : "?", other ? fw : "", other ? " " : "", algo ? algo : "?", backend ? backend : "?");
         t->desc_run = k2 > 0 ? (size_t)k2 : 0;
         snprintf(t->desc + t->desc_run, sizeof t->desc - t->desc_run, " (%.100s)", exp ? exp : "run");
     }
