@@ -1374,7 +1374,8 @@ typedef enum dpprof_framework {
     DPPROF_FRAMEWORK_DEFAULT = 0,
     DPPROF_FRAMEWORK_DPPROF,
     DPPROF_FRAMEWORK_PYTORCH,
-    DPPROF_FRAMEWORK_OPACUS /* PyTorch's loop with Opacus's GradSampleModule (hooks) and DPOptimizer: algo persample */
+    DPPROF_FRAMEWORK_OPACUS /* Opacus's loop (make_private, DPOptimizer, BatchMemoryManager): algo persample its hooks,
+                               ghost its ghost clipping */
 } dpprof_framework;
 DPPROF_API const char *dpprof_framework_name(int framework); /* "dpprof", "pytorch", "opacus" */
 DPPROF_API const char *dpprof_attention_name(int attention); /* "dpprof", "cudnn", "sdpa", "eager" */
@@ -1476,7 +1477,8 @@ typedef struct dpprof_config {
     dpprof_framework framework;          /* 0 -> dpprof: its own engine's memory. pytorch (dry only): the memory of the loop a
                                     PyTorch user writes for Hugging Face's LlamaForCausalLM (model(x, labels=y).loss
                                     .backward(), AdamW(foreach), zero_grad(set_to_none)), walked as PyTorch allocates
-                                    (docs/frameworks.md); attention sdpa (its default) or eager */
+                                    (docs/frameworks.md); attention sdpa (its default) or eager. opacus (dry only):
+                                    Opacus's loop, algo persample (grad_sample_mode hooks) or ghost */
     int64_t attention_workspace;         /* cudnn: the bytes of cuDNN's workspace, allocated with the model (workspace, attention)
                                     on every backend; on cuda at least what cuDNN's plans need (the result's config says
                                     what was taken, for a dry run to model); 0 otherwise */
@@ -5484,9 +5486,8 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
             return dpprof__fail(DPPROF_ERR_INVALID, "config.attention = %s is dpprof's engine: config.framework = %s takes sdpa or eager", dpprof_attention_name(c.attention), fw);
         if (!op && c.algo && c.algo != DPPROF_ALGO_VANILLA)
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = pytorch is PyTorch's non-private loop (algo vanilla; Opacus's DP-SGD is config.framework = opacus)", dpprof_algo_name(c.algo));
-        if (op && c.algo != DPPROF_ALGO_PERSAMPLE)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = opacus is Opacus's per-sample gradients (GradSampleModule's hooks: algo persample)%s", dpprof_algo_name(c.algo),
-                                c.algo == DPPROF_ALGO_GHOST ? "; its ghost clipping is not modelled yet" : "");
+        if (op && c.algo != DPPROF_ALGO_PERSAMPLE && c.algo != DPPROF_ALGO_GHOST)
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = opacus is Opacus's grad_sample_mode hooks (algo persample) or ghost (algo ghost)", dpprof_algo_name(c.algo));
         if (c.task == DPPROF_TASK_CLS) no = "config.task = cls (LlamaForSequenceClassification)";
         else if (op && c.dtype == DPPROF_DTYPE_BF16) no = "config.dtype = bf16 under Opacus";
         else if (op && s.tied) no = "a tied head under Opacus (the two uses' per-sample gradients summed)";
@@ -5747,8 +5748,12 @@ typedef struct dpprof__fw {
     int *wcast;                   /* (n_params) bf16 autocast: a trainable weight's bf16 copy in autocast's cache, -1 */
     int base16;                   /* the base loaded in bf16 (LoRA, bf16, no fp32 masters): its frozen weights bf16 */
     int opacus, n;                /* config.framework opacus; the physical batch in flight */
-    int *gs, *sg, *order;         /* (n_params) Opacus: a parameter's grad_sample and summed_grad; Hugging Face's
-                                     order of the parameters (the optimizer's) */
+    int ghost, pass, retain;      /* Opacus's ghost clipping (algo ghost); which of its two backward passes is in flight
+                                     (1: hooks on, the graph retained; 2: hooks off); the graph is being retained */
+    int logits, lps, psn;         /* ghost: the logits the caller holds, the last loss per sample, the module's last
+                                     per-sample gradient norms */
+    int *gs, *sg, *order, *ns;    /* (n_params) Opacus: a parameter's grad_sample and summed_grad; Hugging Face's
+                                     order of the parameters (the optimizer's); ghost: its _norm_sample */
     int *w, *g, *m, *v, *tmp;     /* (n_params) a parameter's weight, .grad and moments; the optimizer's temporaries */
     struct dpprof__fw_layer *lay; /* (L) what each layer keeps */
 } dpprof__fw;
@@ -6807,7 +6812,8 @@ enum {
     DPPROF__M_COUNT
 };
 static const char *const dpprof__method_names[] = {"summed (non-private)", "frozen", "per-sample gradient materialised", "gram T x T materialised",
-                                                   "flash: tiled gram", "flash: tiled per-sample gradient", "per-sample vector", "token-pair gram"};
+                                                   "flash: tiled gram", "flash: tiled per-sample gradient", "per-sample vector", "token-pair gram",
+                                                   "per-token gradients summed per sample"};
 
 typedef struct dpprof__cache_ent {
     int p, embed;          /* parameter; 1: embedding (x holds the tokens) */
@@ -8047,7 +8053,9 @@ static int dpprof__dry_plan(const dpprof_session *s, int64_t *peak);
    tensor of a node), freed when the last reference goes; the backward's nodes in autograd's order (the last
    created first), a node's outputs made before its incoming gradient and its saved tensors are released, a
    tensor's gradients from several uses summed out of place as they arrive. sdpa or eager attention, PEFT's LoRA
-   (modules_to_save, a base loaded in bf16), bf16 autocast. Each allocation is rounded up to 512 bytes, as the
+   (modules_to_save, a base loaded in bf16), bf16 autocast. config.framework = opacus: Opacus's loop over the same
+   walk, its hooks (algo persample) or its ghost clipping (algo ghost: two backward passes, the first retaining the
+   graph). Each allocation is rounded up to 512 bytes, as the
    CUDA caching allocator rounds its blocks (DPPROF_FW_ROUND; 1 for reading the walk against peers.py events).
    docs/frameworks.md lists what each operator allocates and saves and how the walk was checked against PyTorch's
    own tracker. */
@@ -8057,6 +8065,7 @@ static int dpprof__dry_plan(const dpprof_session *s, int64_t *peak);
 typedef struct dpprof__fwt {
     int64_t bytes; /* 0: the slot is free */
     int refs;
+    int kept; /* it existed when a backward that retains the graph began: that backward frees it not */
 } dpprof__fwt;
 
 /* a tensor of n elements of e bytes, with one reference (its Python name); -1 where it has no bytes, or after an
@@ -8079,6 +8088,7 @@ static int dpprof__fw_new(dpprof_session *s, int64_t n, int e, int cat, int mod)
     h = w->free_list[--w->n_free];
     w->t[h].bytes = bytes;
     w->t[h].refs = 1;
+    w->t[h].kept = 0;
     if ((w->rc = dpprof_track_alloc(&s->prof, &w->t[h], (size_t)bytes, cat, mod)) != DPPROF_OK) return -1;
     return h;
 }
@@ -8087,14 +8097,26 @@ static int dpprof__fw_ref(dpprof_session *s, int h) {
     if (h >= 0) s->fw.t[h].refs++;
     return h;
 }
-/* one reference fewer: the last frees it */
-static void dpprof__fw_drop(dpprof_session *s, int h) {
+/* one reference fewer, whoever holds it (an Opacus hook its input): the last frees it */
+static void dpprof__fw_unref(dpprof_session *s, int h) {
     dpprof__fw *w = &s->fw;
     if (h < 0 || !w->t[h].bytes) return;
     if (--w->t[h].refs > 0) return;
     dpprof_track_free(&s->prof, &w->t[h]);
     w->t[h].bytes = 0;
     w->free_list[w->n_free++] = h;
+}
+/* one reference fewer: a Python name or a node's saved tensor; in a backward that retains the graph
+   (retain_graph=True) the tensors saved before it are released not */
+static void dpprof__fw_drop(dpprof_session *s, int h) {
+    if (h >= 0 && s->fw.retain && s->fw.t[h].kept) return;
+    dpprof__fw_unref(s, h);
+}
+/* retain_graph=True begins (on) or ends: every tensor alive now is kept */
+static void dpprof__fw_retain(dpprof_session *s, int on) {
+    int h;
+    for (h = 0; h < s->fw.cap; h++) s->fw.t[h].kept = on && s->fw.t[h].bytes > 0;
+    s->fw.retain = on;
 }
 /* the gradient h arrives at a tensor whose sum so far is *buf: the first is kept, each later one summed out of
    place (the new sum made, then the old sum and h dropped) */
@@ -8132,6 +8154,11 @@ static void dpprof__fw_dw(dpprof_session *s, int p) {
     if (p == s->model.p_emb) s->fw.tied = dw;
     else dpprof__fw_grad(s, p, dw);
 }
+/* ghost clipping: parameter p's new _norm_sample (n floats) replaces the last */
+static void dpprof__fw_norm_sample(dpprof_session *s, int p, int h) {
+    dpprof__fw_unref(s, s->fw.ns[p]);
+    s->fw.ns[p] = h;
+}
 /* what one RMSNorm keeps for its backward: rgx and rgw, whether its input and its weight need gradients (what a
    node saves depends on which of its inputs do) */
 typedef struct dpprof__fw_norm {
@@ -8143,6 +8170,10 @@ typedef struct dpprof__fw_norm {
 static void dpprof__fw_opacus_norm_hook(dpprof_session *s, int g, int hx, int p, int64_t N, int C) {
     const int64_t n = s->fw.n;
     int bp, pw, mean, ad, r, hn, y, t1, s1, on, m1, m2, ps;
+    if (s->fw.pass == 2) { /* the hooks off */
+        dpprof__fw_drop(s, g);
+        return;
+    }
     bp = DPPROF__FN(N * C, 4);
     pw = DPPROF__FN(N * C, 4);
     mean = DPPROF__FN(N, 4);
@@ -8168,8 +8199,15 @@ static void dpprof__fw_opacus_norm_hook(dpprof_session *s, int g, int hx, int p,
     dpprof__fw_drop(s, on);
     dpprof__fw_drop(s, s1);
     s->fw.gs[p] = dpprof__fw_new(s, n * C, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_NORM);
+    if (s->fw.ghost) { /* fast gradient clipping: _norm_sample a zeroed n x 1, then the grad_sample's norm; the
+                          grad_sample goes */
+        dpprof__fw_norm_sample(s, p, dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_NORM));
+        dpprof__fw_norm_sample(s, p, dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_NORM));
+        dpprof__fw_drop(s, s->fw.gs[p]);
+        s->fw.gs[p] = -1;
+    }
     dpprof__fw_drop(s, bp);
-    dpprof__fw_drop(s, hx);
+    dpprof__fw_unref(s, hx);
     dpprof__fw_drop(s, ps);
     dpprof__fw_drop(s, g);
 }
@@ -8286,16 +8324,36 @@ static int dpprof__fw_lora(const dpprof_session *s, int p) {
 static int dpprof__fw_w16(const dpprof_session *s, int p) { return s->fw.base16 && !s->model.params[p].trainable; }
 /* Opacus's hook of a linear layer (GradSampleModule): the output's gradient times the batch size (loss_reduction
    mean), the per-sample gradient (an einsum: n x OC x IC), a zeroed grad_sample it is added into (kept to the
-   optimizer's zero_grad); then the input and the output's gradient it held go */
+   optimizer's zero_grad); then the input and the output's gradient it held go. Ghost clipping's instead: the two
+   T x T Grams of each sample (the output gradient's, the input's), their inner product, its square root the norm.
+   With the hooks off (ghost's second backward) it only lets the output's gradient go */
 static void dpprof__fw_opacus_linear_hook(dpprof_session *s, int g, int hx, int p, int64_t N) {
     const dpprof_param *pp = &s->model.params[p];
-    const int64_t n = s->fw.n, per = n * pp->rows * pp->cols;
+    const int64_t n = s->fw.n, per = n * pp->rows * pp->cols, tt = N / n * (N / n);
     int bp, gs;
+    if (s->fw.pass == 2) {
+        dpprof__fw_drop(s, g);
+        return;
+    }
     bp = DPPROF__FN(N * pp->rows, 4);
+    if (s->fw.ghost) {
+        const int gg = dpprof__fw_new(s, n * tt, 4, DPPROF_CAT_TEMP_MATRICES, pp->module), aa = dpprof__fw_new(s, n * tt, 4, DPPROF_CAT_TEMP_MATRICES, pp->module);
+        const int ga = DPPROF__FN(n, 4), cl = DPPROF__FN(n, 4);
+        dpprof__fw_drop(s, ga);
+        gs = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, pp->module);
+        dpprof__fw_drop(s, gg);
+        dpprof__fw_drop(s, aa);
+        dpprof__fw_drop(s, cl);
+        dpprof__fw_norm_sample(s, p, gs);
+        dpprof__fw_drop(s, bp);
+        dpprof__fw_unref(s, hx);
+        dpprof__fw_drop(s, g);
+        return;
+    }
     gs = DPPROF__FN(per, 4);
     s->fw.gs[p] = dpprof__fw_new(s, per, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, pp->module);
     dpprof__fw_drop(s, bp);
-    dpprof__fw_drop(s, hx);
+    dpprof__fw_unref(s, hx);
     dpprof__fw_drop(s, gs);
     dpprof__fw_drop(s, g);
 }
@@ -8334,15 +8392,16 @@ static void dpprof__fw_mm_bwd(dpprof_session *s, int g, int xs, int ws, int hx, 
         dpprof__fw_done(s);
         return;
     }
-    if (hx >= 0) {            /* Opacus: the module's grad_sample in its full backward hook, after its own gradients */
+    if (hx >= 0) {            /* Opacus: the module's grad_sample in its full backward hook, after its own gradients
+                                 (AccumulateGrad first) */
         dpprof__fw_ref(s, g); /* the hook holds the output's gradient */
         if (pp->trainable) dpprof__fw_dw(s, p);
         t = rgx ? DPPROF__FN(N * pp->cols, 4) : -1;
         dpprof__fw_drop(s, g);
         dpprof__fw_drop(s, xs);
+        dpprof__fw_done(s);
         dpprof__fw_opacus_linear_hook(s, g, hx, p, N);
         if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, 4);
-        dpprof__fw_done(s);
         return;
     }
     if (pp->trainable && !wcast) dpprof__fw_dw(s, p);
@@ -8529,6 +8588,7 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
         dpprof__fw_drop(s, ly->kr);
         ly->kr = kx; /* what the product saved */
         dpprof__fw_drop(s, ly->qc);
+        if (mm_copy) dpprof__fw_drop(s, kx); /* the reshape's copy: gone unless saved */
         m = DPPROF__FN(tt, E);
         dpprof__fw_drop(s, sc);
         a = DPPROF__FN(tt, E);
@@ -8542,10 +8602,11 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
         if (ly->q.rgy || ly->k.rgy) dpprof__fw_ref(s, vx);
         dpprof__fw_drop(s, ly->vr);
         ly->vr = vx;
+        if (mm_copy) dpprof__fw_drop(s, vx);
         ly->out = h->NH > 1 ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, o2);
         dpprof__fw_drop(s, o2);
-        dpprof__fw_drop(s, ly->kr);
-        dpprof__fw_drop(s, ly->vr);
+        if (!mm_copy) dpprof__fw_drop(s, ly->kr);
+        if (!mm_copy) dpprof__fw_drop(s, ly->vr);
     }
     o = dpprof__fw_linear_fwd(s, &ly->o, ly->out, ly->rgatt, ea == 2, P + 4, N);
     dpprof__fw_drop(s, ly->out);
@@ -8717,13 +8778,179 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
     if (gy >= 0) dpprof__fw_norm_bwd(s, &ly->n1, gy, gx, P, N, C);
 }
 
+/* the model's backward from lg, the gradient of the logits (consumed): the head, the final norm, the layers, the
+   embedding (and Opacus's hooks) */
+static void dpprof__fw_model_bwd(dpprof_session *s, dpprof__fw_lin *head, dpprof__fw_norm *nf, int lg, int rg, int n) {
+    const dpprof_shape *h = &s->sh;
+    const int T = s->cfg.seq, C = h->C, V = h->V, L = h->L;
+    const int64_t N = (int64_t)n * T;
+    dpprof__fw_layer *ly = s->fw.lay;
+    int g = -1, gx = -1, l, a;
+    dpprof__fw_linear_bwd(s, head, lg, s->model.p_head, N, &g);
+    s->fw.mod = DPPROF_MOD_NORM;
+    if (rg) dpprof__fw_norm_bwd(s, nf, g, &gx, s->model.p_normf, N, C);
+    for (l = L - 1; l >= 0 && gx >= 0; l--) {
+        int gin = -1;
+        dpprof__fw_layer_bwd(s, &ly[l], l, gx, &gin, n);
+        gx = gin;
+    }
+    s->fw.mod = DPPROF_MOD_EMBEDDING;
+    if (s->fw.ghost && s->fw.pass == 1 && s->model.params[s->model.p_emb].trainable && gx >= 0) {
+        /* ghost clipping's hook: each (sample, token) pair's gradients summed (torch.unique over the pairs: taken as all
+           distinct, exact where no token repeats within a sample, else an upper bound), their squares summed per sample */
+        const int bp = DPPROF__FN(N * C, 4), ar = DPPROF__FN(n, 8), rows = DPPROF__FN(N, 8);
+        int pairs, uq, inv, z, ia, pw, sq, res, nr;
+        dpprof__fw_drop(s, ar);
+        pairs = DPPROF__FN(2 * N, 8);
+        uq = DPPROF__FN(2 * N, 8);
+        inv = DPPROF__FN(N, 8);
+        z = dpprof__fw_new(s, N * C, 4, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_EMBEDDING);
+        ia = dpprof__fw_new(s, N * C, 4, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_EMBEDDING);
+        dpprof__fw_drop(s, z);
+        pw = dpprof__fw_new(s, N * C, 4, DPPROF_CAT_TEMP_MATRICES, DPPROF_MOD_EMBEDDING);
+        sq = DPPROF__FN(N, 4);
+        dpprof__fw_drop(s, pw);
+        res = DPPROF__FN(n, 4);
+        nr = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_EMBEDDING);
+        dpprof__fw_drop(s, rows);
+        dpprof__fw_drop(s, pairs);
+        dpprof__fw_drop(s, inv);
+        dpprof__fw_drop(s, ia);
+        dpprof__fw_drop(s, sq);
+        dpprof__fw_drop(s, res);
+        dpprof__fw_drop(s, uq);
+        dpprof__fw_norm_sample(s, s->model.p_emb, nr);
+        dpprof__fw_drop(s, bp);
+    } else if (s->fw.opacus && !s->fw.ghost && s->model.params[s->model.p_emb].trainable && gx >= 0) { /* Opacus's hook, before the
+                                                           embedding's own backward: a per-sample gradient and grad_sample (n x V x C) */
+        const int bp = DPPROF__FN(N * C, 4), z = DPPROF__FN((int64_t)n * V * C, 4);
+        s->fw.gs[s->model.p_emb] = dpprof__fw_new(s, (int64_t)n * V * C, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING);
+        dpprof__fw_drop(s, bp);
+        dpprof__fw_drop(s, z);
+    }
+    a = s->model.params[s->model.p_emb].trainable ? dpprof__fw_new(s, (int64_t)V * C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_EMBEDDING) : -1;
+    dpprof__fw_drop(s, gx);
+    if (a >= 0 && s->fw.tied >= 0) { /* both uses of the tied matrix: summed in AccumulateGrad's buffer, then .grad */
+        int sum = dpprof__fw_new(s, (int64_t)V * C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_EMBEDDING);
+        dpprof__fw_drop(s, s->fw.tied);
+        dpprof__fw_drop(s, a);
+        a = sum;
+        s->fw.tied = -1;
+    }
+    if (a >= 0) dpprof__fw_grad(s, s->model.p_emb, a);
+    dpprof__fw_done(s);
+}
+
+/* Opacus's clip factors from k norms per sample: their stack, its norm per sample (*nrm; replace: the one it held
+   goes, as the module's per_sample_gradient_norms is replaced), C / (norm + 1e-6) clamped at 1; returns them */
+static int dpprof__fw_clip_factors(dpprof_session *s, int k, int64_t n, int *nrm, int replace) {
+    int st, a, rc, m, cf;
+    st = dpprof__fw_new(s, n * k, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    a = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    dpprof__fw_drop(s, st);
+    if (replace) dpprof__fw_unref(s, *nrm);
+    *nrm = a;
+    a = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    rc = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    m = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    dpprof__fw_drop(s, rc);
+    dpprof__fw_drop(s, a);
+    cf = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    dpprof__fw_drop(s, m);
+    return cf;
+}
+
+/* Opacus's ghost clipping from the logits on, the loop its tutorials write:
+       logits = model(input_ids=x).logits
+       loss = criterion(logits.view(-1, V), y.view(-1), shape=(n, T)); loss.backward()
+   (make_private's criterion: cross-entropy per token, averaged per sample), the logits kept by the caller to the next
+   physical batch. loss.backward() is two: the mean loss's with the hooks on and the graph retained (each module's
+   per-sample norms), the clip factors, then the clipped loss's with the hooks off */
+static void dpprof__fw_ghost(dpprof_session *s, int step, int n, dpprof__fw_lin *head, dpprof__fw_norm *nf, int yf, int logits, int rg) {
+    const int64_t N = (int64_t)n * s->cfg.seq, V = s->sh.V;
+    int l, ls, tok, tw, mk, ms, nv, s1, lps, rl, seed, a, b, c, g, cf, sl, s2, k = 0;
+    /* the model's output goes once its logits are taken (the hidden state, the cache's k and v); then the last
+       physical batch's logits, whose name the new ones take */
+    dpprof__fw_drop(s, yf);
+    for (l = 0; l < s->sh.L; l++) {
+        dpprof__fw_drop(s, s->fw.lay[l].kc);
+        dpprof__fw_drop(s, s->fw.lay[l].vc);
+    }
+    dpprof__fw_drop(s, s->fw.logits);
+    s->fw.logits = logits;
+    /* cross-entropy with reduction none (log_softmax, nll_loss: per token, its total weight); the tokens counted per
+       sample (labels != ignore_index), the loss summed per sample and divided (that saves the counts) */
+    ls = DPPROF__FN(N * V, 4);
+    tok = DPPROF__FN(N, 4);
+    tw = DPPROF__FN(1, 4);
+    mk = DPPROF__FN(N, 1);
+    ms = DPPROF__FN(n, 8);
+    nv = DPPROF__FN(n, 8);
+    dpprof__fw_drop(s, ms);
+    s1 = DPPROF__FN(n, 4);
+    lps = DPPROF__FN(n, 4);
+    dpprof__fw_drop(s, s1);
+    dpprof__fw_drop(s, tok);
+    dpprof__fw_drop(s, mk);
+    dpprof__fw_drop(s, s->fw.lps); /* the last loss, whose name the new one takes */
+    s->fw.lps = lps;
+    /* the first backward, of the mean loss: the graph retained, the hooks' norms */
+    if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_BACKWARD, step)) != DPPROF_OK) return;
+    s->fw.pass = 1;
+    dpprof__fw_retain(s, 1);
+    rl = DPPROF__FN(1, 4);
+    seed = DPPROF__FN(1, 4);
+    a = DPPROF__FN(n, 4); /* mean's, the division's, the per-sample sum's (expanded; copied for the view where n > 1) */
+    b = DPPROF__FN(n, 4);
+    dpprof__fw_drop(s, a);
+    c = n > 1 ? DPPROF__FN(N, 4) : b; /* at n = 1 a view of the division's */
+    if (n > 1) dpprof__fw_drop(s, b);
+    g = DPPROF__FN(N * V, 4); /* nll_loss, log_softmax */
+    dpprof__fw_drop(s, c);
+    a = DPPROF__FN(N * V, 4);
+    dpprof__fw_drop(s, g);
+    dpprof__fw_model_bwd(s, head, nf, a, rg, n);
+    dpprof__fw_drop(s, seed);
+    dpprof__fw_retain(s, 0);
+    /* the clip factors: the norms' stack, its norm per sample (kept by the module), C / (norm + 1e-6) clamped at 1;
+       the clipped loss, its sum */
+    if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_NORMS, step)) != DPPROF_OK) return;
+    for (l = 0; l < s->model.n_params; l++) k += s->model.params[l].trainable;
+    cf = dpprof__fw_clip_factors(s, k, n, &s->fw.psn, 1);
+    sl = DPPROF__FN(n, 4);
+    s2 = DPPROF__FN(1, 4);
+    seed = DPPROF__FN(1, 4);
+    /* the second backward, of the clipped loss: the hooks off, the graph released */
+    if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_BACKWARD_2, step)) != DPPROF_OK) return;
+    s->fw.pass = 2;
+    a = DPPROF__FN(n, 4);
+    b = DPPROF__FN(n, 4);
+    dpprof__fw_drop(s, a);
+    dpprof__fw_drop(s, nv);
+    c = n > 1 ? DPPROF__FN(N, 4) : b;
+    if (n > 1) dpprof__fw_drop(s, b);
+    g = DPPROF__FN(N * V, 4);
+    dpprof__fw_drop(s, c);
+    dpprof__fw_drop(s, tw);
+    a = DPPROF__FN(N * V, 4);
+    dpprof__fw_drop(s, g);
+    dpprof__fw_drop(s, ls);
+    dpprof__fw_model_bwd(s, head, nf, a, rg, n);
+    s->fw.pass = 0;
+    dpprof__fw_drop(s, seed); /* backward()'s names go */
+    dpprof__fw_drop(s, rl);
+    dpprof__fw_drop(s, cf);
+    dpprof__fw_drop(s, sl);
+    dpprof__fw_drop(s, s2);
+}
+
 /* the physical batch of n samples: forward, the loss and backward (the gradients to .grad) */
 static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     const dpprof_shape *h = &s->sh;
     const int T = s->cfg.seq, C = h->C, V = h->V, L = h->L, E = 4;
     const int64_t N = (int64_t)n * T;
     dpprof__fw_layer *ly = s->fw.lay;
-    int ids, labels, emb, pos, mask, a, fr, ct, co, si, x, l, yf, logits, lf, pad, cl, ls, loss, tw, ones, g, gx, rg;
+    int ids, labels, emb, pos, mask, a, fr, ct, co, si, x, l, yf, logits, lf, pad, cl, ls, loss, tw, ones, g, rg;
     const int ac = s->cfg.dtype == DPPROF_DTYPE_BF16;
     dpprof__fw_norm nf;
     dpprof__fw_lin head;
@@ -8805,6 +9032,10 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     dpprof__fw_drop(s, s->fw.sin);
     s->fw.mod = DPPROF_MOD_HEAD;
     logits = dpprof__fw_linear_fwd(s, &head, yf, rg, s->fw.base16, s->model.p_head, N);
+    if (s->fw.ghost) {
+        dpprof__fw_ghost(s, step, n, &head, &nf, yf, logits, rg);
+        return;
+    }
     /* ForCausalLMLoss: logits.float() (a copy of bf16 logits), the labels padded and shifted (int64), log_softmax,
        nll_loss (the loss and its total weight) */
     lf = ac ? DPPROF__FN(N * V, 4) : -1;
@@ -8822,6 +9053,8 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
         dpprof__fw_drop(s, ly[l].kc);
         dpprof__fw_drop(s, ly[l].vc);
     }
+    dpprof__fw_drop(s, s->fw.lps); /* the last physical batch's loss, whose name the new one takes */
+    s->fw.lps = loss;
     for (l = 0; l < s->model.n_params; l++) { /* autocast exits: its cache of the weights' bf16 copies goes */
         dpprof__fw_drop(s, s->fw.wcast[l]);
         s->fw.wcast[l] = -1;
@@ -8839,37 +9072,8 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
         dpprof__fw_drop(s, a);
         a = g;
     }
-    g = -1;
-    dpprof__fw_linear_bwd(s, &head, a, s->model.p_head, N, &g);
-    gx = -1;
-    s->fw.mod = DPPROF_MOD_NORM;
-    if (rg) dpprof__fw_norm_bwd(s, &nf, g, &gx, s->model.p_normf, N, C);
-    for (l = L - 1; l >= 0 && gx >= 0; l--) {
-        int gin = -1;
-        dpprof__fw_layer_bwd(s, &ly[l], l, gx, &gin, n);
-        gx = gin;
-    }
-    s->fw.mod = DPPROF_MOD_EMBEDDING;
-    if (s->fw.opacus && s->model.params[s->model.p_emb].trainable && gx >= 0) { /* Opacus's hook, before the embedding's own
-                                                                                 backward: a per-sample gradient and grad_sample (n x V x C) */
-        const int bp = DPPROF__FN(N * C, 4), z = DPPROF__FN((int64_t)n * V * C, 4);
-        s->fw.gs[s->model.p_emb] = dpprof__fw_new(s, (int64_t)n * V * C, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING);
-        dpprof__fw_drop(s, bp);
-        dpprof__fw_drop(s, z);
-    }
-    a = s->model.params[s->model.p_emb].trainable ? dpprof__fw_new(s, (int64_t)V * C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_EMBEDDING) : -1;
-    dpprof__fw_drop(s, gx);
-    if (a >= 0 && s->fw.tied >= 0) { /* both uses of the tied matrix: summed in AccumulateGrad's buffer, then .grad */
-        int sum = dpprof__fw_new(s, (int64_t)V * C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_EMBEDDING);
-        dpprof__fw_drop(s, s->fw.tied);
-        dpprof__fw_drop(s, a);
-        a = sum;
-        s->fw.tied = -1;
-    }
-    if (a >= 0) dpprof__fw_grad(s, s->model.p_emb, a);
-    dpprof__fw_done(s);
+    dpprof__fw_model_bwd(s, &head, &nf, a, rg, n);
     dpprof__fw_drop(s, ones);
-    dpprof__fw_drop(s, loss);
 }
 
 /* AdamW(foreach=True).step(): the moments made at the first step; exp_avg_sq's square roots, one temporary per
@@ -8904,20 +9108,19 @@ static void dpprof__fw_opacus_step(dpprof_session *s, int step, int last) {
     dpprof__fw *w = &s->fw;
     const int np = s->model.n_params;
     const int64_t n = w->n;
-    int k, nk = 0, *nr = w->tmp, st, psn, a1, rc, m, cf, t = -1, accumulate = 0, z, nz, prev = -1, g2;
+    int k, nk = 0, *nr = w->tmp, psn = -1, cf, t = -1, accumulate = 0, z, nz, prev = -1, g2;
     if ((w->rc = dpprof__phase(s, DPPROF_PHASE_CLIP_ACCUMULATE, step)) != DPPROF_OK) return;
+    if (w->ghost) { /* DPOptimizerFastGradientClipping: .grad is the clipped sum already; summed_grad its copy, or added into */
+        for (k = 0; k < np; k++) {
+            const int p = w->order[k];
+            const dpprof_param *pp = &s->model.params[p];
+            if (w->g[p] >= 0 && w->sg[p] < 0) w->sg[p] = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);
+        }
+        goto noise;
+    }
     for (k = 0; k < np; k++)
         if (w->gs[w->order[k]] >= 0) nr[nk++] = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
-    st = dpprof__fw_new(s, n * nk, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
-    psn = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
-    dpprof__fw_drop(s, st);
-    a1 = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER); /* C / (norm + 1e-6), clamped at 1 */
-    rc = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
-    m = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
-    dpprof__fw_drop(s, rc);
-    dpprof__fw_drop(s, a1);
-    cf = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
-    dpprof__fw_drop(s, m);
+    cf = dpprof__fw_clip_factors(s, nk, n, &psn, 0);
     for (k = 0; k < np; k++) accumulate |= w->sg[w->order[k]] >= 0;
     for (k = 0; k < np; k++) { /* the clipped sum, an einsum each: kept, or added into the kept one */
         const int p = w->order[k];
@@ -8934,6 +9137,7 @@ static void dpprof__fw_opacus_step(dpprof_session *s, int step, int last) {
     dpprof__fw_drop(s, psn);
     dpprof__fw_drop(s, cf);
     dpprof__fw_drop(s, t);
+noise:
     if (!last) { /* a skipped step's zero_grad: the summed_grads stay */
         for (k = 0; k < np; k++) dpprof__fw_drop(s, w->gs[w->order[k]]), w->gs[w->order[k]] = -1;
         for (k = 0; k < np; k++) dpprof__fw_drop(s, w->g[w->order[k]]), w->g[w->order[k]] = -1;
@@ -8972,10 +9176,10 @@ static int dpprof__fw_setup(dpprof_session *s) {
     int i, rc;
     dpprof_prof_free(&s->prof);
     DPPROF__TRY(dpprof_prof_init(&s->prof, DPPROF_PROF_NO_CLOCK | (s->cfg.no_timeline ? DPPROF_PROF_NO_EVENTS : 0)));
-    w->cap = 9 * np + 64 * s->sh.L + 256;
+    w->cap = 10 * np + 64 * s->sh.L + 256;
     w->t = (dpprof__fwt *)DPPROF_MALLOC(sizeof(dpprof__fwt) * (size_t)w->cap);
     w->free_list = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)w->cap);
-    w->w = (int *)DPPROF_MALLOC(sizeof(int) * 9 * (size_t)np);
+    w->w = (int *)DPPROF_MALLOC(sizeof(int) * 10 * (size_t)np);
     w->lay = (dpprof__fw_layer *)DPPROF_MALLOC(sizeof(dpprof__fw_layer) * (size_t)s->sh.L);
     if (!w->t || !w->free_list || !w->w || !w->lay) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the framework walk's tables");
     memset(w->t, 0, sizeof(dpprof__fwt) * (size_t)w->cap);
@@ -8989,8 +9193,9 @@ static int dpprof__fw_setup(dpprof_session *s) {
     w->gs = w->wcast + np;
     w->sg = w->gs + np;
     w->order = w->sg + np;
+    w->ns = w->order + np;
     for (i = 0; i < 4 * np; i++) w->w[i] = -1;
-    for (i = 0; i < np; i++) w->wcast[i] = w->gs[i] = w->sg[i] = -1;
+    for (i = 0; i < np; i++) w->wcast[i] = w->gs[i] = w->sg[i] = w->ns[i] = -1;
     { /* Hugging Face's order: the embedding, each layer's q, k, v, o, gate, up, down and its two norms, the final norm, the head */
         static const int in_layer[DPPROF__P_PER_LAYER] = {1, 2, 3, 4, 6, 7, 8, 0, 5};
         int l, j, k = 0;
@@ -9005,8 +9210,9 @@ static int dpprof__fw_setup(dpprof_session *s) {
         if (s->model.p_head != s->model.p_emb) w->order[k++] = s->model.p_head;
     }
     w->opacus = s->cfg.framework == DPPROF_FRAMEWORK_OPACUS;
+    w->ghost = w->opacus && s->cfg.algo == DPPROF_ALGO_GHOST;
     s->dps.dp = w->opacus; /* Opacus's DP-SGD: the result's privacy is its noise's */
-    w->cos = w->sin = w->tied = w->ids = w->labels = -1;
+    w->cos = w->sin = w->tied = w->ids = w->labels = w->logits = w->lps = w->psn = -1;
     w->base16 = s->cfg.dtype == DPPROF_DTYPE_BF16 && s->cfg.lora_rank && s->cfg.frozen_masters != DPPROF_SWITCH_ON;
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
     for (i = 0; i < np && w->rc == DPPROF_OK; i++) {
@@ -9747,8 +9953,12 @@ DPPROF_API const char *dpprof_session_param_method(const dpprof_session *s, int 
                                        "flash: tiled per-sample gradient (lm head) + token-pair gram (embedding) + their cross term", "", ""};
     if (s && s->sh.tied && i == s->model.p_emb && s->plan.tensor && s->plan.tensor[i].method == DPPROF__M_TOKEN_PAIRS && s->plan.head_method >= 0 && *tied[s->plan.head_method])
         return tied[s->plan.head_method];
-    if (s && s->fw.t && i >= 0 && i < s->model.n_params) /* a framework's loop: PyTorch's non-private, Opacus's hooks materialise */
-        return dpprof__method_names[!s->model.params[i].trainable ? 1 : (s->fw.opacus ? 2 : 0)];
+    if (s && s->fw.t && i >= 0 && i < s->model.n_params) { /* a framework's loop: PyTorch's non-private; Opacus's hooks
+                                                             materialise; its ghost clipping: the linear layers' T x T Grams,
+                                                             the embedding's (sample, token) pairs, the norms' per-sample gradients */
+        const int ghost = !s->fw.ghost ? 2 : (i == s->model.p_emb ? 8 : (s->model.params[i].module == DPPROF_MOD_NORM ? 2 : 3));
+        return dpprof__method_names[!s->model.params[i].trainable ? 1 : (s->fw.opacus ? ghost : 0)];
+    }
     return s && i >= 0 && i < s->model.n_params && s->plan.tensor ? dpprof__method_names[s->plan.tensor[i].method] : "?";
 }
 

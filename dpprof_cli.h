@@ -549,7 +549,8 @@ static const cli_opt run_opt[] = {
     {"--memory-limit", "SIZE", CLI_CONFIG, .key = "memory_limit", .help = "fail as oom past SIZE bytes; K, M, G, T (or KiB, MiB, GiB, TiB) are powers\nof 1024, KB, MB, GB, TB powers of 1000 (80G = 80GiB = 85899345920 bytes,\n80GB = 8e10). default on cpu: MemAvailable"},
     {"--checkpoint", "none|layers", CLI_CONFIG, .key = "checkpoint", .help = "activation checkpointing (default none); layers: the forward keeps each decoder\nlayer's input alone, the backward recomputes the layer just before its backward\n(the recompute phase; docs/model.md: what each --algo keeps and recomputes)"},
     {"--attention", "dpprof|cudnn|sdpa|eager", CLI_CONFIG, .key = "attention", .help = "the attention's kernels on cuda (default dpprof, its own); cudnn: cuDNN's fused\nflash attention (bf16; a build with cuDNN: dpprof version), measured beside dpprof's\nby dpprof attnbench. on dry: the memory of a cudnn run. sdpa, eager: Hugging Face's\nattention under --framework pytorch (default sdpa)"},
-    {"--framework", "dpprof|pytorch|opacus", CLI_CONFIG, .key = "framework", .help = "whose memory a dry run accounts: dpprof's engine (default), or pytorch: the loop a\nPyTorch user writes for Hugging Face's LlamaForCausalLM (loss = model(x, labels=y).loss;\nloss.backward(); AdamW(foreach).step(); zero_grad(set_to_none=True)), allocation by\nallocation as PyTorch makes them; opacus: that loop under Opacus's GradSampleModule\n(hooks) and DPOptimizer, physical batches as BatchMemoryManager steps them (--algo\npersample) (docs/frameworks.md); --backend dry"},
+    {"--framework", "dpprof|pytorch|opacus", CLI_CONFIG, .key = "framework", .help = "whose memory a dry run accounts: dpprof's engine (default), or pytorch: the loop a\nPyTorch user writes for Hugging Face's LlamaForCausalLM (loss = model(x, labels=y).loss;\nloss.backward(); AdamW(foreach).step(); zero_grad(set_to_none=True)), allocation by\nallocation as PyTorch makes them; opacus: Opacus's loop (make_private, DPOptimizer),\nphysical batches as BatchMemoryManager steps them: --algo persample its hooks, ghost\nits ghost clipping (docs/frameworks.md); --backend dry"},
+    {"--grad-sample-mode", "hooks|ghost", CLI_CONFIG, .key = "algo", .values = "hooks=persample|ghost=ghost", .help = "Opacus's name for --algo under --framework opacus: hooks (persample), ghost"},
     {"--attention-workspace", "SIZE", CLI_CONFIG, .key = "attention_workspace", .help = "with --attention cudnn: cuDNN's workspace, allocated with the model on every\nbackend (on cuda at least what cuDNN's plans need; a cuda result's config.\nattention_workspace is the figure for a dry run to model it). default 0"},
     {NULL, NULL, CLI_HEAD, .help = "DP-SGD (with a DP --algo):"},
     {"--sigma", "S", CLI_CONFIG, .key = "sigma", .help = "noise multiplier (default 0: clipping without noise)"},
@@ -1012,8 +1013,8 @@ static int peft_config_load(const char *path, run_opts *o, int task_given) {
         c->lora_targets = memo;
     }
     if (head && !c->train_head) c->train_head = DPPROF_SWITCH_ON;
-    if (dropout > 0 && c->framework == DPPROF_FRAMEWORK_PYTORCH) { /* the framework's memory would be wrong, not noted */
-        peft_fail(path, "\"lora_dropout\" = %g: --framework pytorch does not model PEFT's dropout (the dropped input each adapter keeps for its backward); give 0 to account the rest", dropout);
+    if (dropout > 0 && c->framework >= DPPROF_FRAMEWORK_PYTORCH) { /* the framework's memory would be wrong, not noted */
+        peft_fail(path, "\"lora_dropout\" = %g: --framework %s does not model PEFT's dropout (the dropped input each adapter keeps for its backward); give 0 to account the rest", dropout, dpprof_framework_name(c->framework));
         goto done;
     }
     if (dropout > 0) {

@@ -5212,14 +5212,16 @@ static int cmd_fit(int argc, char **argv) {
         f->dev_name = dev->name;
     } else if (cfg->memory_limit > 0) f->total = (double)cfg->memory_limit;
     else FIT_FAIL(cli_usage("give the GPU: --device NAME (dpprof fit --help lists them) or --gpu-memory SIZE"));
-    if (cfg->framework >= DPPROF_FRAMEWORK_PYTORCH) { /* PyTorch's own loop (Opacus's: its hooks), no checkpointing, one GPU */
+    if (cfg->framework >= DPPROF_FRAMEWORK_PYTORCH) { /* PyTorch's own loop (Opacus's: its hooks or its ghost clipping), no
+                                                         checkpointing, one GPU */
         const int op = cfg->framework == DPPROF_FRAMEWORK_OPACUS;
-        if (f->o.algos && strcmp(f->o.algos, op ? "persample" : "vanilla"))
-            FIT_FAIL(cli_usage(op ? "--algo %s with --framework opacus: Opacus's per-sample gradients from its hooks (persample); its ghost clipping is not modelled yet"
+        if (f->o.algos && (op ? strcmp(f->o.algos, "persample") && strcmp(f->o.algos, "ghost") && strcmp(f->o.algos, "persample,ghost") && strcmp(f->o.algos, "ghost,persample")
+                              : strcmp(f->o.algos, "vanilla")))
+            FIT_FAIL(cli_usage(op ? "--algo %s with --framework opacus: Opacus's grad_sample_mode hooks (persample) or ghost (ghost), or both (persample,ghost: the default)"
                                   : "--algo %s with --framework pytorch: PyTorch's loop is non-private (vanilla); Opacus's DP-SGD is --framework opacus",
                                f->o.algos));
         if (f->o.gpus > 1) FIT_FAIL(cli_usage("--gpus %d with --framework %s: one GPU (more than one rank is not modelled yet)", f->o.gpus, dpprof_framework_name(cfg->framework)));
-        if (!f->o.algos) f->o.algos = op ? "persample" : "vanilla";
+        if (!f->o.algos) f->o.algos = op ? "persample,ghost" : "vanilla";
         if (!f->o.ckpts) f->o.ckpts = "none";
     }
     /* the lists */
@@ -5414,8 +5416,9 @@ static int cmd_fit(int argc, char **argv) {
         for (k = 0; k < nfit && f->base.framework >= DPPROF_FRAMEWORK_PYTORCH; k++)
             if (f->rows[k].rank == 1) { /* the answer in the framework's own terms */
                 if (f->base.framework == DPPROF_FRAMEWORK_OPACUS)
-                    printf("in Opacus: BatchMemoryManager(data_loader=..., optimizer=..., max_physical_batch_size=%d) for the logical batch %d;\nmax_physical_batch_size=%d\n",
-                           f->rows[k].b, f->base.batch, f->rows[k].b);
+                    printf("in Opacus: make_private(..., grad_sample_mode=\"%s\"), then BatchMemoryManager(data_loader=..., optimizer=..., max_physical_batch_size=%d) for the logical batch %d;\n"
+                           "max_physical_batch_size=%d\n",
+                           f->rows[k].algo == DPPROF_ALGO_GHOST ? "ghost" : "hooks", f->rows[k].b, f->base.batch, f->rows[k].b);
                 else
                     printf("in PyTorch: a per-device batch of %d with %d gradient accumulation step%s (the logical batch %d)\n", f->rows[k].b, f->rows[k].accum, f->rows[k].accum > 1 ? "s" : "",
                            f->base.batch);

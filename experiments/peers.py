@@ -103,6 +103,16 @@ def die(msg, code=2):
     sys.exit(code)
 
 
+def algo_of(args):
+    """the algorithm dpprof options name (--algo), or their framework's default"""
+    for i, x in enumerate(args):
+        if x == "--algo" and i + 1 < len(args):
+            return args[i + 1]
+        if x.startswith("--algo="):
+            return x.split("=", 1)[1]
+    return "persample" if "opacus" in args else "vanilla"
+
+
 def dpprof_config(dpprof, argv, algo, lora_ok=False, full=False):
     """the resolved configuration of `dpprof run ARGV --algo ALGO`, from a dry run of it (full: the whole result)"""
     drop = dict(DROP, **(DP_ONLY if algo == "vanilla" else {}))
@@ -503,20 +513,16 @@ def fake_patches(torch, framework):
     mtmod.get_untyped_storages = storages
     names.append("MemTracker: functorch's wrapped tensors skipped (they own no storage)")
 
-    def emb_norm(layer, activations, backprops):
-        # torch.unique has no fake shape: every (sample, token) pair is taken as distinct and the tensors of that
-        # case allocated (exact where no token repeats within a sample, else an upper bound)
-        ids = activations[0].reshape(activations[0].shape[0], -1)
-        g = backprops.reshape(-1, backprops.size(-1))
-        n, t = ids.shape
-        rows = torch.repeat_interleave(torch.arange(n), t).unsqueeze(-1)
-        pairs = torch.cat([rows, ids.reshape(-1, 1)], dim=1)
-        summed = torch.zeros(n * t, g.size(-1), dtype=g.dtype).index_add(0, torch.arange(n * t), g)
-        out = torch.zeros(n, dtype=g.dtype)
-        out.scatter_add_(0, pairs[:, 0], torch.sum(summed ** 2, dim=1))
-        return {layer.weight: torch.sqrt(out)}
-    oemb.compute_embedding_norm_sample = emb_norm
-    names.append("opacus embedding norm: every (sample, token) pair distinct (torch.unique has no fake shape)")
+    class Unique:  # the embedding's norm sampler as Opacus writes it, but torch.unique (no fake shape) taking every
+        # (sample, token) pair as distinct: exact where no token repeats within a sample, else an upper bound
+        def __getattr__(self, name):
+            return getattr(torch, name)
+
+        @staticmethod
+        def unique(x, dim=None, return_inverse=False, sorted=True):
+            return x.clone(), torch.arange(x.shape[0], device=x.device)
+    oemb.torch = Unique()
+    names.append("opacus embedding norm: torch.unique takes every (sample, token) pair as distinct (it has no fake shape)")
 
     def accumulate(self):  # copy.deepcopy of a fake tensor's .data crashes: clone(), the same bytes
         for p in self.params:
@@ -1204,8 +1210,10 @@ def cmd_accountant(a):
 PROJ = ("q", "k", "v", "o", "gate", "up", "down")
 
 
-def draw_args(rng):
-    """one configuration drawn at random, as the options of dpprof run --framework pytorch"""
+def draw_args(rng, only=None):
+    """one configuration drawn at random, as the options of dpprof run --framework pytorch; only: that framework
+    (pytorch, opacus) or Opacus's ghost clipping alone (ghost). The draws of a seed without `only` are those the
+    first committed draws were made with"""
     hd, kv, rep = rng.choice((16, 32, 64, 128)), rng.choice((1, 2, 4, 8)), rng.choice((1, 2, 4))
     nh = kv * rep
     while nh * hd > 2048:
@@ -1213,8 +1221,9 @@ def draw_args(rng):
     C = nh * hd
     F = max(16, int(C * rng.uniform(2.0, 4.0)) // 16 * 16)
     B = rng.randint(1, 8)
-    if rng.random() < 0.3:  # Opacus (hooks): fp32, an untied head; full fine-tuning or LoRA
-        args = ["--framework", "opacus", "--algo", "persample", "--sigma", "1.0", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C),
+    if (rng.random() < 0.3 or only in ("opacus", "ghost")) and only != "pytorch":  # Opacus: fp32, an untied head; full fine-tuning or LoRA
+        algo = "ghost" if only == "ghost" or (only == "opacus" and rng.random() < 0.5) else "persample"
+        args = ["--framework", "opacus", "--algo", algo, "--sigma", "1.0", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C),
                 "--layers", str(rng.randint(1, 4)), "--heads", str(nh), "--kv-heads", str(kv), "--ffn", str(F),
                 "--seq", str(rng.choice((32, 64, 128, 256, 512, 1024))), "--batch", str(B), "--physical-batch", str(rng.randint(1, B)), "--untied"]
         if rng.random() < 0.4:
@@ -1264,6 +1273,8 @@ def user_loop(cfg, attention, bf16, watch):
         base16 = bf16 and cfg.get("lora_rank") and not cfg.get("frozen_masters")  # PEFT's base loaded in bf16 (torch_dtype)
         model = transformers.LlamaForCausalLM._from_config(hf_config(cfg, transformers, use_cache=None), attn_implementation=attention,
                                                            dtype=torch.bfloat16 if base16 else torch.float32)
+        if cfg.get("checkpoint") == "layers":  # Hugging Face's gradient checkpointing, its defaults (non-reentrant)
+            (model.activation_checkpointing_enable if hasattr(model, "activation_checkpointing_enable") else model.gradient_checkpointing_enable)()
         if cfg.get("lora_rank"):
             import peft
             from peft.tuners import tuners_utils
@@ -1290,13 +1301,23 @@ def user_loop(cfg, attention, bf16, watch):
         model.train()
         trainable = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(trainable, lr=cfg["lr"], weight_decay=cfg["weight_decay"], foreach=True)
-        net = model
-        if opacus:  # what make_private makes of them (hooks), at the logical batch
+        net, criterion = model, None
+        ghost = opacus and cfg.get("algo") == "ghost"
+        if opacus and not ghost:  # what make_private makes of them (grad_sample_mode="hooks"), at the logical batch
             from opacus import GradSampleModule
             from opacus.optimizers import DPOptimizer
             net = GradSampleModule(model, batch_first=True, loss_reduction="mean", strict=False)
             opt = DPOptimizer(opt, noise_multiplier=cfg["sigma"] or 1.0, max_grad_norm=cfg["max_grad_norm"] or 1.0, expected_batch_size=B,
                               loss_reduction="mean")
+        elif ghost:  # grad_sample_mode="ghost": make_private wraps the criterion too
+            from opacus.grad_sample import GradSampleModuleFastGradientClipping
+            from opacus.optimizers import DPOptimizerFastGradientClipping
+            from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
+            net = GradSampleModuleFastGradientClipping(model, batch_first=True, max_grad_norm=cfg["max_grad_norm"] or 1.0,
+                                                       use_ghost_clipping=True, loss_reduction="mean", strict=False)
+            opt = DPOptimizerFastGradientClipping(opt, noise_multiplier=cfg["sigma"] or 1.0, max_grad_norm=cfg["max_grad_norm"] or 1.0,
+                                                  expected_batch_size=B, loss_reduction="mean")
+            criterion = DPLossFastGradientClipping(net, opt, torch.nn.CrossEntropyLoss(), "mean")
         with watch(net, opt) as w:
             for step in range(2):
                 for m0 in range(0, B, P):
@@ -1305,7 +1326,11 @@ def user_loop(cfg, attention, bf16, watch):
                     y = torch.randint(0, V, (n, T))
                     w.physical(step)
                     with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=bf16):
-                        loss = net(input_ids=x, labels=y).loss
+                        if ghost:  # the loss is the wrapped criterion's, on the logits the caller holds
+                            logits = net(input_ids=x).logits
+                            loss = criterion(logits.view(-1, V), y.view(-1), shape=(n, T))
+                        else:
+                            loss = net(input_ids=x, labels=y).loss
                     w.mark(step, "backward")
                     loss.backward()
                     if opacus:  # BatchMemoryManager: a physical batch's step, skipped but the logical batch's last
@@ -1359,7 +1384,7 @@ def cmd_events(a):
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
     args = a.dpprof_args if "--framework" in a.dpprof_args else ["--framework", "pytorch"] + a.dpprof_args
-    cfg = dpprof_config(a.dpprof, ["--backend", "dry"] + args, "persample" if "opacus" in args else "vanilla", lora_ok=True)
+    cfg = dpprof_config(a.dpprof, ["--backend", "dry"] + args, algo_of(args), lora_ok=True)
     live, events, cur, state = {}, [], [0], {"step": -1}
 
     class Log(TorchDispatchMode):
@@ -1404,16 +1429,27 @@ def cmd_events(a):
 
 def cmd_draws(a):
     rng = random.Random(a.seed)
-    out = {"schema_version": 1, "meta": {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                                         "git_commit": git_commit() or "unknown", "dpprof_version": dpprof_version(a.dpprof),
+    batch = {"seed": a.seed, "n": a.n, "only": a.only, "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+             "git_commit": git_commit() or "unknown", "dpprof_version": dpprof_version(a.dpprof)}
+    out = {"schema_version": 1, "meta": {"date": batch["date"], "git_commit": batch["git_commit"], "dpprof_version": batch["dpprof_version"],
                                          "python": platform.python_version(), "seed": a.seed, "n": a.n,
                                          "tracker": "torch.distributed._tools.mem_tracker.MemTracker", "device": "fake cpu (FakeTensorMode)",
                                          "loop": "loss = model(input_ids=x, labels=y).loss; loss.backward() per physical batch (x, y made "
-                                                 "in the loop); opt.step(); opt.zero_grad(set_to_none=True); AdamW(foreach=True); two steps"},
+                                                 "in the loop); opt.step(); opt.zero_grad(set_to_none=True); AdamW(foreach=True); two steps",
+                                         "loop_ghost": "logits = model(input_ids=x).logits; loss = criterion(logits.view(-1, V), y.view(-1), "
+                                                       "shape=(n, T)); loss.backward() (make_private's criterion, grad_sample_mode ghost)"},
            "draws": []}
-    for i in range(a.n):
-        args = draw_args(rng)
-        cfg = dpprof_config(a.dpprof, ["--backend", "dry"] + args, "persample" if "opacus" in args else "vanilla", lora_ok=True)
+    if a.append:  # more draws after a file's: its draws kept, each batch of draws named in meta.batches
+        out = json.load(open(a.out))
+        out["meta"].setdefault("batches", [{"seed": out["meta"]["seed"], "n": out["meta"]["n"], "only": None,
+                                            "date": out["meta"]["date"], "git_commit": out["meta"]["git_commit"]}])
+        out["meta"]["loop_ghost"] = ("logits = model(input_ids=x).logits; loss = criterion(logits.view(-1, V), y.view(-1), "
+                                     "shape=(n, T)); loss.backward() (make_private's criterion, grad_sample_mode ghost)")
+        out["meta"]["batches"].append(batch)
+    first = len(out["draws"])
+    for i in range(first, first + a.n):
+        args = draw_args(rng, a.only)
+        cfg = dpprof_config(a.dpprof, ["--backend", "dry"] + args, algo_of(args), lora_ok=True)
         t0 = time.time()
         peak, meta = tracker_peak(cfg, "eager" if "eager" in args else "sdpa", cfg["dtype"] == "bf16")
         out["meta"].update(meta)
@@ -1454,19 +1490,28 @@ def cmd_fit_check(a):
     total, ctx = f["device_memory_bytes"], f["margin"]["context_bytes"]
     rows = [r for r in f["rows"] if r["fits"]]
     rec = {"label": a.label or " ".join(a.fit_args), "fit_args": a.fit_args, "device_memory_bytes": total, "context_bytes": ctx,
-           "batch": f["batch"], "engine_physical_batch": engine_batch(a.dpprof, [x for x in fit_args if x not in ("--framework", "pytorch", "opacus")],
-                                                                    "persample" if "opacus" in fit_args else "vanilla"), "fit_physical_batch": 0, "tracker": {}, "holds": None}
+           "batch": f["batch"], "engine_physical_batch": 0, "fit_physical_batch": 0, "tracker": {}, "holds": None}
     if not rows:  # nothing fits: the tracker at one sample must not fit either (the command of fit's best row at b = 1)
         rows = [dict(f["rows"][0], physical_batch=0, rank=1, command=fit_row_command(fit_args))]
     if rows:
         best = min(rows, key=lambda r: r["rank"])
+        # dpprof's engine at the same configuration and algorithm (without the options of a framework)
+        engine_args, i = [], 0
+        while i < len(fit_args):
+            if fit_args[i] in ("--framework", "--algo", "--grad-sample-mode"):
+                i += 2
+                continue
+            engine_args.append(fit_args[i])
+            i += 1
+        rec["engine_physical_batch"] = engine_batch(a.dpprof, engine_args, best["algo"])
+        rec["algo"] = best["algo"]
         b = best["physical_batch"]
         rec["fit_physical_batch"] = b
         argv = shlex.split(best["command"])[2:]
         for bb in (b, b + 1) if 0 < b < f["batch"] else ((b,) if b else (1,)):
             args = list(argv)
             args[args.index("--physical-batch") + 1] = str(bb)
-            cfg = dpprof_config(a.dpprof, args, "persample" if "opacus" in args else "vanilla", lora_ok=True)
+            cfg = dpprof_config(a.dpprof, args, algo_of(args), lora_ok=True)
             peak, meta = tracker_peak(cfg, cfg["attention"], cfg["dtype"] == "bf16")
             rec["tracker"][str(bb)] = {"peak_bytes": peak, "need_bytes": peak + ctx, "fits": peak + ctx <= total}
             rec["meta"] = meta
@@ -1525,6 +1570,8 @@ def main():
     g.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
     d = sub.add_parser("draws", help="random configurations' peaks under PyTorch's tracker (the loop a user writes)")
     d.add_argument("--n", type=int, default=48)
+    d.add_argument("--only", choices=("pytorch", "opacus", "ghost"), help="draw this framework only (ghost: Opacus's ghost clipping)")
+    d.add_argument("--append", action="store_true", help="add the draws to --out's, which are kept")
     d.add_argument("--seed", type=int, default=20261206)
     d.add_argument("--out", required=True)
     d.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))

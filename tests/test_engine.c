@@ -749,7 +749,7 @@ static int64_t r512(int64_t b) { return (b + 511) / 512 * 512; }
 static void check_framework_pytorch(void) {
     int variant;
     int64_t peak[2] = {0, 0};
-    for (variant = 0; variant < 11; variant++) {
+    for (variant = 0; variant < 13; variant++) {
         dpprof_config c = tiny(DPPROF_BACKEND_DRY, DPPROF_TASK_LM);
         dpprof_session *s = NULL;
         const dpprof_prof *p;
@@ -767,14 +767,15 @@ static void check_framework_pytorch(void) {
             c.lora_rank = variant >= 7 ? 4 : 0;
             c.frozen_masters = variant == 8 ? DPPROF_SWITCH_ON : DPPROF_SWITCH_AUTO;
         }
-        if (variant >= 9) { /* Opacus (hooks): accumulated over physical batches, and not */
+        if (variant >= 9) { /* Opacus, hooks (9, 10) and ghost clipping (11, 12): accumulated over physical batches, and not */
             c.framework = DPPROF_FRAMEWORK_OPACUS;
-            c.algo = DPPROF_ALGO_PERSAMPLE;
+            c.algo = variant >= 11 ? DPPROF_ALGO_GHOST : DPPROF_ALGO_PERSAMPLE;
             c.tie_embeddings = DPPROF_SWITCH_OFF;
-            c.physical_batch = variant == 9 ? 2 : c.batch;
+            c.physical_batch = variant == 9 || variant == 11 ? 2 : c.batch;
         }
-        snprintf(name, sizeof name, "%s %s %s%s%s", variant >= 9 ? "opacus" : "pytorch", c.attention == DPPROF_ATTENTION_EAGER ? "eager" : "sdpa", c.tie_embeddings == DPPROF_SWITCH_ON ? "tied" : "untied",
-                 variant == 4 || variant == 5 || variant == 10 ? " unsplit" : "", variant == 6 ? " bf16" : (variant == 7 ? " bf16 LoRA, bf16 base" : (variant == 8 ? " bf16 LoRA, fp32 base" : "")));
+        snprintf(name, sizeof name, "%s %s %s%s%s", variant >= 11 ? "opacus ghost" : (variant >= 9 ? "opacus" : "pytorch"), c.attention == DPPROF_ATTENTION_EAGER ? "eager" : "sdpa",
+                 c.tie_embeddings == DPPROF_SWITCH_ON ? "tied" : "untied", variant == 4 || variant == 5 || variant == 10 || variant == 12 ? " unsplit" : "",
+                 variant == 6 ? " bf16" : (variant == 7 ? " bf16 LoRA, bf16 base" : (variant == 8 ? " bf16 LoRA, fp32 base" : "")));
         rc = dpprof_session_create(&c, &s);
         if (rc == DPPROF_OK) rc = dpprof_session_run(s);
         CHECK(rc == DPPROF_OK, "%s: dry run (%s)", name, rc ? dpprof_last_error() : "ok");
@@ -788,13 +789,38 @@ static void check_framework_pytorch(void) {
             const dpprof_param *pp = dpprof_session_param(s, i);
             keep += pp->trainable ? 3 * r512(4LL * pp->rows * pp->cols) : r512((dpprof__fw_w16(s, i) ? 2LL : 4LL) * pp->rows * pp->cols);
         }
-        keep += 2 * r512(8LL * c.seq * (c.batch % c.physical_batch ? c.batch % c.physical_batch : c.physical_batch)); /* the last batch's ids, labels */
-        CHECK(p->live_bytes == keep, "%s: after the run the parameters, buffers, moments and the last batch's ids and labels alone are live (%lld bytes, expected %lld)", name, (long long)p->live_bytes, (long long)keep);
-        CHECK(p->peak_by_cat[DPPROF_CAT_WORKSPACE] == 0 && (variant >= 9) == (p->peak_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] > 0), "%s: no workspace; per-sample gradients where Opacus runs", name);
-        for (i = 0; i < dpprof_session_param_count(s) &&
-                    !strcmp(dpprof_session_param_method(s, i), !dpprof_session_param(s, i)->trainable ? "frozen" : (variant >= 9 ? "per-sample gradient materialised" : "summed (non-private)"));
-             i++) {}
-        CHECK(i == dpprof_session_param_count(s), "%s: every tensor's method is the summed gradient (Opacus: the per-sample one), or frozen", name);
+        {
+            const int64_t n = c.batch % c.physical_batch ? c.batch % c.physical_batch : c.physical_batch;
+            int trainable = 0, vocab = 0;
+            for (i = 0; i < dpprof_session_param_count(s); i++) {
+                trainable += dpprof_session_param(s, i)->trainable;
+                if (dpprof_session_param(s, i)->module == DPPROF_MOD_EMBEDDING) vocab = dpprof_session_param(s, i)->rows;
+            }
+            keep += 2 * r512(8LL * c.seq * n) + (variant >= 11 ? r512(4 * n) : r512(4)); /* the last batch's ids, labels and loss
+                                                                                            (ghost: per sample) */
+            if (variant >= 11)                                                           /* ghost: the logits the caller holds, the module's norms per sample, each tensor's */
+                keep += r512(4LL * n * c.seq * vocab) + (1 + trainable) * r512(4 * n);
+        }
+        CHECK(p->live_bytes == keep, "%s: after the run the parameters, buffers, moments and the last batch's ids, labels and loss alone are live%s (%lld bytes, expected %lld)", name,
+              variant >= 11 ? ", and the logits the caller holds and the norms per sample" : "", (long long)p->live_bytes, (long long)keep);
+        CHECK(p->peak_by_cat[DPPROF_CAT_WORKSPACE] == 0 && (variant == 9 || variant == 10) == (p->peak_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] > 0), "%s: no workspace; per-sample gradients at the peak where Opacus's hooks run", name);
+        if (variant >= 11) { /* ghost: the T x T Grams and the norms made, in a second backward */
+            size_t e;
+            int gram = 0, norms = 0, second = 0;
+            for (e = 0; e < p->n_events; e++) {
+                gram |= p->events[e].category == DPPROF_CAT_TEMP_MATRICES && p->events[e].bytes >= 4LL * c.seq * c.seq;
+                norms |= p->events[e].category == DPPROF_CAT_NORM_SAMPLES && p->events[e].bytes > 0;
+            }
+            for (e = 0; e < p->n_phases; e++) second |= p->phases[e].phase == DPPROF_PHASE_BACKWARD_2;
+            CHECK(gram && norms && second, "%s: the T x T Grams (%d), the norms per sample (%d) and a second backward (%d)", name, gram, norms, second);
+        }
+        for (i = 0; i < dpprof_session_param_count(s); i++) {
+            const dpprof_param *pp = dpprof_session_param(s, i);
+            const char *want = !pp->trainable ? "frozen" : (variant < 9 ? "summed (non-private)" : (variant < 11 || pp->module == DPPROF_MOD_NORM ? "per-sample gradient materialised" : (pp->module == DPPROF_MOD_EMBEDDING ? "per-token gradients summed per sample" : "gram T x T materialised")));
+            if (strcmp(dpprof_session_param_method(s, i), want)) break;
+        }
+        CHECK(i == dpprof_session_param_count(s), "%s: every tensor's method is %s, or frozen", name,
+              variant < 9 ? "the summed gradient" : (variant < 11 ? "the per-sample gradient" : "the T x T Gram (the norms: per-sample gradients; the embedding: per-token gradients summed)"));
         if (variant < 2) peak[variant] = p->peak_bytes;
         dpprof_session_destroy(s);
     }

@@ -210,6 +210,20 @@ joined "$tmp/pt.out" >"$tmp/pt.txt"
 check "...its answer in PyTorch's terms (a per-device batch and gradient accumulation steps), and the margin says what is not measured" \
     bash -c 'grep -q "^in PyTorch: a per-device batch of [0-9]* with [0-9]* gradient accumulation steps (the logical batch 64)" "$1" && grep -q "Not measured, so not added: PyTorch.s reserved over allocated" "$1"' _ "$tmp/pt.txt"
 fit "fit --framework pytorch, LoRA ranks 8 and 32, eager, on 24 GiB" "$tmp/pt2.json" --framework pytorch --preset llama-3.2-1b --seq 512 --batch 32 --gpu-memory 24G --lora-rank 8,32 --attention eager
+fit "fit --framework opacus, 1B untied on an H100: its hooks and its ghost clipping" "$tmp/op.json" --framework opacus --preset llama-3.2-1b --untied --seq 1024 --batch 256 --device H100 --sigma 1
+joined "$tmp/op.out" >"$tmp/op.txt"
+check "...both grad_sample_modes searched; the answer in Opacus's terms: make_private's grad_sample_mode, then max_physical_batch_size=N on the last line" \
+    python3 -c '
+import json, re, sys
+f = json.load(open(sys.argv[1]))["fit"]
+text = open(sys.argv[2]).read().rstrip("\n").split("\n")
+best = [r for r in f["rows"] if r["rank"] == 1][0]
+mode = "ghost" if best["algo"] == "ghost" else "hooks"
+ok = {r["algo"] for r in f["rows"]} == {"persample", "ghost"} and text[-1] == "max_physical_batch_size=%d" % best["physical_batch"]
+ok = ok and any(("grad_sample_mode=\"%s\"" % mode) in l and "max_physical_batch_size=%d" % best["physical_batch"] in l for l in text)
+sys.exit(not ok)' "$tmp/op.json" "$tmp/op.txt"
+"$bin" fit --framework opacus --preset tiny --untied --seq 64 --batch 8 --device H100 --sigma 1 --algo flash_bk >/dev/null 2>"$tmp/err"; rc=$?
+check "fit --framework opacus --algo flash_bk: refused (exit $rc), naming Opacus's two modes" bash -c '[ $1 = 2 ] && grep -q "grad_sample_mode hooks (persample) or ghost (ghost)" "$2"' _ $rc "$tmp/err"
 for bad in "--algo flash_bk:non-private (vanilla)" "--gpus 2 --batch 64:one GPU" "--checkpoint layers:gradient checkpointing"; do
     opt=${bad%%:*} says=${bad#*:}
     # shellcheck disable=SC2086

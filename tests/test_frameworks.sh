@@ -55,16 +55,18 @@ want=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["meta"]; prin
 have=$("$py" -c 'import torch, transformers, peft; print(torch.__version__, transformers.__version__, peft.__version__)' 2>/dev/null)
 if [ "$have" = "$want" ]; then
     seed=$(( $(date +%s) % 1000000 ))
-    if "$py" experiments/peers.py draws --n 4 --seed "$seed" --dpprof "$bin" --out "$tmp/fresh.json" >"$tmp/fresh.log" 2>&1; then
+    if "$py" experiments/peers.py draws --n 4 --seed "$seed" --dpprof "$bin" --out "$tmp/fresh.json" >"$tmp/fresh.log" 2>&1 &&
+        "$py" experiments/peers.py draws --only ghost --append --n 2 --seed "$seed" --dpprof "$bin" --out "$tmp/fresh.json" >>"$tmp/fresh.log" 2>&1; then
         out=$(compare "$tmp/fresh.json"); rc=$?
         echo "$out" | grep -E '^(PASS|FAIL) '
-        check "4 fresh draws (seed $seed), the tracker run now: within max(1 MiB, 0.1%); $(echo "$out" | tail -1)" test $rc = 0
+        check "6 fresh draws (seed $seed; two of them Opacus's ghost clipping), the tracker run now: within max(1 MiB, 0.1%); $(echo "$out" | tail -1)" test $rc = 0
     else
-        fail "peers.py draws --n 4 --seed $seed: $(tail -3 "$tmp/fresh.log")"
+        fail "peers.py draws --n 4 (and --only ghost --n 2) --seed $seed: $(tail -3 "$tmp/fresh.log")"
     fi
     # fit's answer in the user's terms against the tracker: the physical batch it gives fits, one more does not
     for args in "--seq 512 --batch 32 --gpu-memory 4G" "--seq 256 --batch 64 --gpu-memory 2G --lora-rank 8 --lora-targets q,k,v,o --dtype bf16" \
-                "--framework opacus --seq 256 --batch 32 --gpu-memory 4G --untied --sigma 1" "--framework opacus --seq 256 --batch 64 --gpu-memory 2G --untied --sigma 1 --lora-rank 8 --lora-targets q,v"; do
+                "--framework opacus --seq 256 --batch 32 --gpu-memory 4G --untied --sigma 1" "--framework opacus --seq 256 --batch 64 --gpu-memory 2G --untied --sigma 1 --lora-rank 8 --lora-targets q,v" \
+                "--framework opacus --algo ghost --seq 256 --batch 32 --gpu-memory 2G --untied --sigma 1"; do
         # shellcheck disable=SC2086
         said=$("$py" experiments/peers.py fit-check --dpprof "$bin" -- --vocab 8000 --hidden 512 --layers 4 --heads 8 --kv-heads 4 --ffn 1376 $args 2>&1); rc=$?
         check "fit $args: the tracker fits its physical batch and not one more (${said#fit-check * fit\'s })" test $rc = 0
@@ -77,8 +79,8 @@ fi
 for bad in "--checkpoint layers:gradient checkpointing) is not modelled yet" "--dtype bf16 --attention eager:--attention eager is not modelled yet" \
            "--algo flash_bk:non-private loop" "--backend cpu:it takes --backend dry" "--attention dpprof:takes sdpa or eager" \
            "--lora-rank 4 --train-head --tied:modules_to_save copies the head" "--lora-rank 4 --train-head --dtype bf16:trains a bf16 copy of the head" \
-           "--framework opacus --algo ghost --untied:ghost clipping is not modelled yet" "--framework opacus --algo persample --dtype bf16 --untied:bf16 under Opacus" \
-           "--framework opacus --algo persample --tied:a tied head under Opacus" "--framework opacus --algo vanilla --untied:(GradSampleModule's hooks: algo persample)"; do
+           "--framework opacus --algo ghost --dtype bf16 --untied:bf16 under Opacus" "--framework opacus --algo persample --dtype bf16 --untied:bf16 under Opacus" \
+           "--framework opacus --algo ghost --tied:a tied head under Opacus" "--framework opacus --algo vanilla --untied:grad_sample_mode hooks (algo persample) or ghost (algo ghost)"; do
     opt=${bad%%:*} says=${bad#*:}
     # shellcheck disable=SC2086
     $bin run --framework pytorch --preset tiny $opt --quiet --out "$tmp/bad.json" 2>"$tmp/err"; rc=$?
