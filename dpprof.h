@@ -5496,7 +5496,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
         else if (c.dtype == DPPROF_DTYPE_BF16 && c.lora_rank && c.frozen_masters != DPPROF_SWITCH_ON && c.train_head == DPPROF_SWITCH_ON)
             no = "config.train_head = on with a base in bf16 (PEFT's modules_to_save trains a bf16 copy of the head)";
         else if (c.dtype == DPPROF_DTYPE_BF16 && c.attention == DPPROF_ATTENTION_EAGER) no = "config.dtype = bf16 with config.attention = eager";
-        else if (c.checkpoint == DPPROF_CHECKPOINT_LAYERS) no = "config.checkpoint = layers (Hugging Face's gradient checkpointing)";
+        else if (op && c.checkpoint == DPPROF_CHECKPOINT_LAYERS) no = "config.checkpoint = layers under Opacus";
         else if (c.ranks > 1) no = "config.ranks > 1";
         else if (c.optimizer == DPPROF_OPT_SGD) no = "config.optimizer = sgd";
         else if (c.lora_rank && c.train_head == DPPROF_SWITCH_ON && s.tied) no = "config.train_head = on with a tied head under LoRA (PEFT's modules_to_save copies the head, untying it)";
@@ -5739,23 +5739,31 @@ typedef struct dpprof__dist {
 typedef struct dpprof__fw {
     struct dpprof__fwt *t; /* (cap) the tensors, each an accountant key while it has bytes */
     int *free_list, n_free, cap;
-    int rc;                       /* the first failure of the walk (out of memory); every later allocation does nothing */
-    int mod;                      /* the module the next activation is charged to */
-    int cos, sin;                 /* the rotary tables of the physical batch in flight */
-    int tied;                     /* a tied head's weight gradient, waiting in AccumulateGrad's buffer for the embedding's */
-    int pending[4], n_pending;    /* weight gradients added into .grad, dropped when the node that made them is done */
-    int ids, labels;              /* the last physical batch's input_ids and labels, alive until the next's are made */
-    int *wcast;                   /* (n_params) bf16 autocast: a trainable weight's bf16 copy in autocast's cache, -1 */
-    int base16;                   /* the base loaded in bf16 (LoRA, bf16, no fp32 masters): its frozen weights bf16 */
-    int opacus, n;                /* config.framework opacus; the physical batch in flight */
-    int ghost, pass, retain;      /* Opacus's ghost clipping (algo ghost); which of its two backward passes is in flight
+    int rc;                          /* the first failure of the walk (out of memory); every later allocation does nothing */
+    int mod;                         /* the module the next activation is charged to */
+    int cos, sin;                    /* the rotary tables of the physical batch in flight */
+    int tied;                        /* a tied head's weight gradient, waiting in AccumulateGrad's buffer for the embedding's */
+    int pending[4], n_pending;       /* weight gradients added into .grad, dropped when the node that made them is done */
+    int ids, labels;                 /* the last physical batch's input_ids and labels, alive until the next's are made */
+    int *wcast;                      /* (n_params) bf16 autocast: a trainable weight's bf16 copy in autocast's cache, -1 */
+    int base16;                      /* the base loaded in bf16 (LoRA, bf16, no fp32 masters): its frozen weights bf16 */
+    int opacus, n;                   /* config.framework opacus; the physical batch in flight */
+    int gc, nosave, recomp, stopped; /* Hugging Face's gradient checkpointing (checkpoint layers); a layer's checkpointed
+                                     forward (nothing saved) in flight; its recompute in flight; that stopped early */
+    int npack, stop_at, mask, pos;   /* tensors packed so far in a layer's forward; where its recompute stops; the mask,
+                                     the position ids */
+    int relayer, frame;              /* the layer whose recompute is due (-1: none); whose backward is in flight */
+    int leaf, leafgrad, nleaf;       /* gradient checkpointing, a frozen embedding: its output made a leaf that requires a
+                                     gradient, held by the graph with its .grad until the loss's name is taken (the
+                                     physical batch in flight's: nleaf) */
+    int ghost, pass, retain;         /* Opacus's ghost clipping (algo ghost); which of its two backward passes is in flight
                                      (1: hooks on, the graph retained; 2: hooks off); the graph is being retained */
-    int logits, lps, psn;         /* ghost: the logits the caller holds, the last loss per sample, the module's last
+    int logits, lps, psn;            /* ghost: the logits the caller holds, the last loss per sample, the module's last
                                      per-sample gradient norms */
-    int *gs, *sg, *order, *ns;    /* (n_params) Opacus: a parameter's grad_sample and summed_grad; Hugging Face's
+    int *gs, *sg, *order, *ns;       /* (n_params) Opacus: a parameter's grad_sample and summed_grad; Hugging Face's
                                      order of the parameters (the optimizer's); ghost: its _norm_sample */
-    int *w, *g, *m, *v, *tmp;     /* (n_params) a parameter's weight, .grad and moments; the optimizer's temporaries */
-    struct dpprof__fw_layer *lay; /* (L) what each layer keeps */
+    int *w, *g, *m, *v, *tmp;        /* (n_params) a parameter's weight, .grad and moments; the optimizer's temporaries */
+    struct dpprof__fw_layer *lay;    /* (L) what each layer keeps */
 } dpprof__fw;
 
 struct dpprof_session {
@@ -8053,7 +8061,9 @@ static int dpprof__dry_plan(const dpprof_session *s, int64_t *peak);
    tensor of a node), freed when the last reference goes; the backward's nodes in autograd's order (the last
    created first), a node's outputs made before its incoming gradient and its saved tensors are released, a
    tensor's gradients from several uses summed out of place as they arrive. sdpa or eager attention, PEFT's LoRA
-   (modules_to_save, a base loaded in bf16), bf16 autocast. config.framework = opacus: Opacus's loop over the same
+   (modules_to_save, a base loaded in bf16), bf16 autocast, Hugging Face's gradient checkpointing (checkpoint layers:
+   each layer's forward keeps nothing its nodes save, its backward runs it again to the last saved tensor).
+   config.framework = opacus: Opacus's loop over the same
    walk, its hooks (algo persample) or its ghost clipping (algo ghost: two backward passes, the first retaining the
    graph). Each allocation is rounded up to 512 bytes, as the
    CUDA caching allocator rounds its blocks (DPPROF_FW_ROUND; 1 for reading the walk against peers.py events).
@@ -8074,7 +8084,7 @@ static int dpprof__fw_new(dpprof_session *s, int64_t n, int e, int cat, int mod)
     dpprof__fw *w = &s->fw;
     int64_t bytes = n * e;
     int h;
-    if (w->rc != DPPROF_OK || bytes <= 0) return -1;
+    if (w->rc != DPPROF_OK || bytes <= 0 || w->stopped) return -1;
     bytes = (bytes + DPPROF_FW_ROUND - 1) / DPPROF_FW_ROUND * DPPROF_FW_ROUND;
     if (s->cfg.memory_limit > 0 && bytes > s->cfg.memory_limit - s->prof.live_bytes) {
         w->rc = dpprof__fail(DPPROF_ERR_OOM, "out of memory: %lld more bytes (%s, %s) would bring live memory to %lld bytes, over the limit of %lld bytes",
@@ -8092,10 +8102,20 @@ static int dpprof__fw_new(dpprof_session *s, int64_t n, int e, int cat, int mod)
     if ((w->rc = dpprof_track_alloc(&s->prof, &w->t[h], (size_t)bytes, cat, mod)) != DPPROF_OK) return -1;
     return h;
 }
-/* one more reference (a node saves it, a second consumer receives it) */
+/* one more reference (a second consumer receives it, a hook holds it) */
 static int dpprof__fw_ref(dpprof_session *s, int h) {
     if (h >= 0) s->fw.t[h].refs++;
     return h;
+}
+/* a saved tensor packed (a product's input or weight): counted in a checkpointed forward; a recompute stops at the
+   last the forward counted (torch.utils.checkpoint's early stop: the rest of the layer is not run again) */
+static void dpprof__fw_pack(dpprof_session *s) {
+    if (++s->fw.npack == s->fw.stop_at && s->fw.recomp) s->fw.stopped = 1;
+}
+/* an autograd node saves h for its backward: one more reference; none in a checkpointed forward (its saved tensors
+   are holders, made again by the recompute; -1), nor past a recompute's early stop */
+static int dpprof__fw_save(dpprof_session *s, int h) {
+    return s->fw.nosave || s->fw.stopped ? -1 : dpprof__fw_ref(s, h);
 }
 /* one reference fewer, whoever holds it (an Opacus hook its input): the last frees it */
 static void dpprof__fw_unref(dpprof_session *s, int h) {
@@ -8145,7 +8165,26 @@ static void dpprof__fw_done(dpprof_session *s) {
     while (s->fw.n_pending) dpprof__fw_drop(s, s->fw.pending[--s->fw.n_pending]);
 }
 
+/* a node is through: its incoming gradient g dropped and what it saved (a, b) released, after g; but under gradient
+   checkpointing (a checkpointed layer's backward: what it saved unpacked from the frame, freed as its apply returns)
+   before g */
+static void dpprof__fw_node_end(dpprof_session *s, int g, int a, int b) {
+    if (s->fw.frame < 0) dpprof__fw_drop(s, g);
+    dpprof__fw_drop(s, a);
+    dpprof__fw_drop(s, b);
+    if (s->fw.frame >= 0) dpprof__fw_drop(s, g);
+}
+
 #define DPPROF__FN(n, e) dpprof__fw_new(s, (int64_t)(n), (e), DPPROF_CAT_ACTIVATIONS, s->fw.mod)
+/* a gradient *h (where there is one) passes a node that makes it anew (a cast's backward, a broadcast's sum): n
+   elements of e bytes made, then the old dropped */
+static void dpprof__fw_remake(dpprof_session *s, int *h, int64_t n, int e) {
+    int t;
+    if (*h < 0) return;
+    t = DPPROF__FN(n, e);
+    dpprof__fw_drop(s, *h);
+    *h = t;
+}
 /* a parameter's weight gradient, made by its node: the first becomes .grad; a tied head's waits for the
    embedding's in AccumulateGrad's buffer */
 static void dpprof__fw_dw(dpprof_session *s, int p) {
@@ -8159,6 +8198,9 @@ static void dpprof__fw_norm_sample(dpprof_session *s, int p, int h) {
     dpprof__fw_unref(s, s->fw.ns[p]);
     s->fw.ns[p] = h;
 }
+static void dpprof__fw_recompute(dpprof_session *s);
+struct dpprof__fw_norm;
+static void dpprof__fw_frame_end(dpprof_session *s, const struct dpprof__fw_norm *nm);
 /* what one RMSNorm keeps for its backward: rgx and rgw, whether its input and its weight need gradients (what a
    node saves depends on which of its inputs do) */
 typedef struct dpprof__fw_norm {
@@ -8222,23 +8264,23 @@ static int dpprof__fw_norm_fwd(dpprof_session *s, dpprof__fw_norm *nm, int x, in
     nm->rgx = rgx;
     nm->rgw = s->model.params[p].trainable;
     pw = DPPROF__FN(N * C, E);
-    if (rgx) dpprof__fw_ref(s, x); /* pow saves its input */
+    if (rgx) dpprof__fw_save(s, x); /* pow saves its input */
     mean = DPPROF__FN(N, E);
     dpprof__fw_drop(s, pw);
     ad = DPPROF__FN(N, E);
     r = DPPROF__FN(N, E);
-    if (rgx) dpprof__fw_ref(s, r); /* rsqrt saves its result */
+    if (rgx) dpprof__fw_save(s, r); /* rsqrt saves its result */
     dpprof__fw_drop(s, ad);
     hn = DPPROF__FN(N * C, E);
     if (rgx) { /* x * rsqrt saves both */
-        dpprof__fw_ref(s, x);
-        dpprof__fw_ref(s, r);
+        dpprof__fw_save(s, x);
+        dpprof__fw_save(s, r);
     }
     dpprof__fw_drop(s, r);
     if (xb) dpprof__fw_drop(s, x);       /* the fp32 copy's name goes to hn */
     hb = xb ? DPPROF__FN(N * C, 2) : hn; /* hn.to(bf16) */
     y = DPPROF__FN(N * C, xb ? 2 : E);
-    if (nm->rgw) dpprof__fw_ref(s, hb); /* weight * hn saves hn where the weight trains */
+    if (nm->rgw) dpprof__fw_save(s, hb); /* weight * hn saves hn where the weight trains */
     if (xb) dpprof__fw_drop(s, hb);
     dpprof__fw_drop(s, hn);
     dpprof__fw_drop(s, mean);
@@ -8249,17 +8291,20 @@ static int dpprof__fw_norm_fwd(dpprof_session *s, dpprof__fw_norm *nm, int x, in
 /* its backward from g (the output's gradient, consumed): the weight's gradient to parameter p, the input's two
    gradients summed into *gx */
 static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, int *gx, int p, int64_t N, int C) {
-    const int E = 4, xb = s->fw.base16;
+    const int E = 4, xb = s->fw.base16, ck = s->fw.frame >= 0;
     int t, gh, gr, a, b, c, d, e, g32 = -1, gl = -1, *gxf = xb ? &g32 : (nm->hx >= 0 ? &gl : gx); /* a bf16 x: its fp32 copy's
                                                                      gradients first; Opacus: the hooked input's */
     if (nm->hx >= 0) dpprof__fw_ref(s, g);                                                        /* Opacus's hook holds the output's gradient */
     /* weight * hn */
     t = nm->rgw ? DPPROF__FN(N * C, E) : -1;
     gh = nm->rgx ? DPPROF__FN(N * C, xb ? 2 : E) : -1;
+    if (ck) dpprof__fw_drop(s, nm->hn); /* gradient checkpointing: a saved tensor, unpacked from the frame, goes as the
+                                           node's apply returns (before the engine's sum to the weight's shape and the
+                                           incoming gradient); else after both */
     if (nm->rgw) dpprof__fw_grad(s, p, dpprof__fw_new(s, C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_NORM));
     dpprof__fw_drop(s, t);
     dpprof__fw_drop(s, g);
-    dpprof__fw_drop(s, nm->hn);
+    if (!ck) dpprof__fw_drop(s, nm->hn);
     dpprof__fw_done(s);
     if (!nm->rgx) return;
     if (xb) { /* hn.to(bf16)'s backward */
@@ -8270,11 +8315,17 @@ static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, i
     /* x * rsqrt */
     a = DPPROF__FN(N * C, E);
     t = DPPROF__FN(N * C, E);
+    if (ck) {
+        dpprof__fw_drop(s, nm->x);
+        dpprof__fw_drop(s, nm->r);
+    }
     gr = DPPROF__FN(N, E);
     dpprof__fw_drop(s, t);
     dpprof__fw_drop(s, gh);
-    dpprof__fw_drop(s, nm->x);
-    dpprof__fw_drop(s, nm->r);
+    if (!ck) {
+        dpprof__fw_drop(s, nm->x);
+        dpprof__fw_drop(s, nm->r);
+    }
     dpprof__fw_acc(s, gxf, a, N * C, E);
     /* rsqrt: g * -0.5 * r^3 */
     a = DPPROF__FN(N, E);
@@ -8282,8 +8333,7 @@ static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, i
     c = DPPROF__FN(N, E);
     dpprof__fw_drop(s, b);
     dpprof__fw_drop(s, a);
-    dpprof__fw_drop(s, gr);
-    dpprof__fw_drop(s, nm->r);
+    dpprof__fw_node_end(s, gr, nm->r, -1);
     /* mean: expand / C; pow: g * 2 * x */
     d = DPPROF__FN(N * C, E);
     dpprof__fw_drop(s, c);
@@ -8292,8 +8342,8 @@ static void dpprof__fw_norm_bwd(dpprof_session *s, dpprof__fw_norm *nm, int g, i
     e = DPPROF__FN(N * C, E);
     dpprof__fw_drop(s, b);
     dpprof__fw_drop(s, a);
-    dpprof__fw_drop(s, d);
-    dpprof__fw_drop(s, nm->x);
+    dpprof__fw_node_end(s, d, nm->x, -1);
+    dpprof__fw_frame_end(s, nm);
     dpprof__fw_acc(s, gxf, e, N * C, E);
     if (nm->hx >= 0) { /* Opacus's hook, once the input's gradient is whole: then on to x */
         dpprof__fw_opacus_norm_hook(s, g, nm->hx, p, N, C);
@@ -8369,9 +8419,17 @@ static int dpprof__fw_mm_fwd(dpprof_session *s, int x, int rgx, int xb, int p, i
         if (cached) s->fw.wcast[p] = wc;
     }
     if (ac && !xb) xc = DPPROF__FN(N * pp->cols, 2);
+    *xs = *ws = -1; /* the node saves its inputs before the product is made: x where the weight trains, the weight (or its
+                       bf16 copy) where x needs a gradient */
+    if (pp->trainable) {
+        *xs = dpprof__fw_save(s, xc);
+        dpprof__fw_pack(s);
+    }
+    if (rgx) {
+        *ws = wc >= 0 ? dpprof__fw_save(s, wc) : -1;
+        dpprof__fw_pack(s);
+    }
     out = DPPROF__FN(N * pp->rows, ac ? 2 : 4);
-    *xs = pp->trainable ? dpprof__fw_ref(s, xc) : -1;
-    *ws = wc >= 0 && rgx ? dpprof__fw_ref(s, wc) : -1;
     *hx = s->fw.opacus && pp->trainable ? dpprof__fw_ref(s, x) : -1; /* Opacus's forward hook keeps the module's input */
     if (xc != x) dpprof__fw_drop(s, xc);
     if (wc >= 0 && !cached) dpprof__fw_drop(s, wc);
@@ -8407,9 +8465,7 @@ static void dpprof__fw_mm_bwd(dpprof_session *s, int g, int xs, int ws, int hx, 
     if (pp->trainable && !wcast) dpprof__fw_dw(s, p);
     else if (pp->trainable) dwb = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 2, DPPROF_CAT_GRADIENTS, pp->module);
     t = rgx ? DPPROF__FN(N * pp->cols, ac ? 2 : 4) : -1;
-    dpprof__fw_drop(s, g);
-    dpprof__fw_drop(s, ws);
-    dpprof__fw_drop(s, xs);
+    dpprof__fw_node_end(s, g, ws, xs);
     if (t >= 0 && ac && !xb) { /* x's cast's backward, the last made: first */
         const int t32 = DPPROF__FN(N * pp->cols, 4);
         dpprof__fw_drop(s, t);
@@ -8458,6 +8514,7 @@ static void dpprof__fw_linear_bwd(dpprof_session *s, dpprof__fw_lin *ln, int g, 
         if (base) dpprof__fw_ref(s, g); /* the sum's gradient goes on to both */
         ms = DPPROF__FN(N * pp->rows, ac ? 2 : 4);
         dpprof__fw_drop(s, g);
+        dpprof__fw_recompute(s);
         dpprof__fw_mm_bwd(s, ms, ln->bxs, ln->bws, ln->bhx, 1, ac, la + 1, N, &da);                       /* lora_B */
         dpprof__fw_mm_bwd(s, da, ln->axs, ln->aws, ln->ahx, ln->rgx, 0, la, N, ac && ln->xb ? &gxa : gx); /* lora_A */
         if (gxa >= 0) {                                                                                   /* PEFT's fp32 copy's backward: to x's bf16 */
@@ -8467,6 +8524,7 @@ static void dpprof__fw_linear_bwd(dpprof_session *s, dpprof__fw_lin *ln, int g, 
         }
         if (!base) return;
     }
+    dpprof__fw_recompute(s);
     dpprof__fw_mm_bwd(s, g, ln->xs, ln->ws, ln->hx, ln->rgx, ln->xb, p, N, gx);
 }
 /* apply_rotary_pos_emb on one of q, k (n elements): (x * cos) + (rotate_half(x) * sin), the tables saved where x
@@ -8476,12 +8534,12 @@ static int dpprof__fw_rope_fwd(dpprof_session *s, int64_t n, int rg) {
     const int ea = s->cfg.dtype == DPPROF_DTYPE_BF16 ? 2 : 4, E = s->fw.base16 ? 2 : 4; /* autocast: x bf16, the products with
                                                                                       the tables fp32 (bf16 tables of a bf16 base: bf16) */
     m1 = DPPROF__FN(n, E);
-    if (rg) dpprof__fw_ref(s, s->fw.cos);
+    if (rg) dpprof__fw_save(s, s->fw.cos);
     ng = DPPROF__FN(n / 2, ea);
     ct = DPPROF__FN(n, ea);
     dpprof__fw_drop(s, ng);
     m2 = DPPROF__FN(n, E);
-    if (rg) dpprof__fw_ref(s, s->fw.sin);
+    if (rg) dpprof__fw_save(s, s->fw.sin);
     dpprof__fw_drop(s, ct);
     out = DPPROF__FN(n, E);
     dpprof__fw_drop(s, m2);
@@ -8491,14 +8549,16 @@ static int dpprof__fw_rope_fwd(dpprof_session *s, int64_t n, int rg) {
 /* its backward from g (consumed); returns the gradient of the input */
 static int dpprof__fw_rope_bwd(dpprof_session *s, int g, int64_t n) {
     int ms, ng, sb1, sb2, acc = -1, mc, t;
+    const int ck = s->fw.frame >= 0;
     const int E = s->fw.base16 ? 2 : 4, ac = s->cfg.dtype == DPPROF_DTYPE_BF16 && !s->fw.base16, ea = s->cfg.dtype == DPPROF_DTYPE_BF16 ? 2 : 4;
     ms = DPPROF__FN(n, E); /* g * sin (autocast: cast to x's bf16) */
+    if (ck) dpprof__fw_drop(s, s->fw.sin);
     if (ac) {
         t = DPPROF__FN(n, 2);
         dpprof__fw_drop(s, ms);
         ms = t;
     }
-    dpprof__fw_drop(s, s->fw.sin);
+    if (!ck) dpprof__fw_drop(s, s->fw.sin);
     ng = DPPROF__FN(n / 2, ea); /* rotate_half: -x2's gradient, the two slices' */
     sb1 = DPPROF__FN(n, ea);
     dpprof__fw_drop(s, ng);
@@ -8507,13 +8567,14 @@ static int dpprof__fw_rope_bwd(dpprof_session *s, int g, int64_t n) {
     dpprof__fw_acc(s, &acc, sb1, n, ea);
     dpprof__fw_acc(s, &acc, sb2, n, ea);
     mc = DPPROF__FN(n, E); /* g * cos */
+    if (ck) dpprof__fw_drop(s, s->fw.cos);
     if (ac) {
         t = DPPROF__FN(n, 2);
         dpprof__fw_drop(s, mc);
         mc = t;
     }
     dpprof__fw_drop(s, g);
-    dpprof__fw_drop(s, s->fw.cos);
+    if (!ck) dpprof__fw_drop(s, s->fw.cos);
     dpprof__fw_acc(s, &acc, mc, n, ea);
     return acc;
 }
@@ -8527,6 +8588,9 @@ typedef struct dpprof__fw_layer {
                                      probabilities */
     int gate_y, act, up_y;       /* mlp: gate_proj's and up_proj's outputs, silu's */
     int rgx, rgatt, rgh1, rgmlp; /* the input, the attention's output, the residual after it, the mlp's product */
+    int fx, packs, rgin, rgout;  /* gradient checkpointing: the input its frame keeps, the tensors its forward packed;
+                                    whether its input and output need gradients */
+    int wm;                      /* gradient checkpointing, sdpa: the mask made floats (q's dtype) */
 } dpprof__fw_layer;
 
 /* LlamaDecoderLayer.forward on x (the residual stream, N = n T rows; rgx: it needs a gradient): returns its
@@ -8548,28 +8612,57 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
     ke = dpprof__fw_rope_fwd(s, nk, ly->k.rgy);
     dpprof__fw_drop(s, q);
     dpprof__fw_drop(s, k);
-    /* the cache (use_cache defaults on): its copies of k (fp32 after rope with fp32 tables) and v replace them */
-    ly->kc = DPPROF__FN(nk, E);
-    ly->vc = DPPROF__FN(nk, ea);
-    dpprof__fw_drop(s, ke);
-    dpprof__fw_drop(s, v);
+    if (s->fw.gc) { /* no cache (gradient checkpointing turns it off): k and v go on as they are */
+        ly->kc = ke;
+        ly->vc = v;
+    } else { /* the cache (use_cache defaults on): its copies of k (fp32 after rope with fp32 tables) and v replace them */
+        ly->kc = DPPROF__FN(nk, E);
+        ly->vc = DPPROF__FN(nk, ea);
+        dpprof__fw_drop(s, ke);
+        dpprof__fw_drop(s, v);
+    }
     ly->rgatt = ly->q.rgy || ly->k.rgy || ly->v.rgy;
-    if (s->cfg.attention == DPPROF_ATTENTION_SDPA) { /* causal, no mask: the output and log-sum-exp; saves q, k, v, both
-                                                      (autocast: q and k cast to bf16 first, k's then q's) */
-        ly->ks = ac ? DPPROF__FN(nk, 2) : dpprof__fw_ref(s, ly->kc);
-        ly->qs = ac ? DPPROF__FN(nq, 2) : dpprof__fw_ref(s, ly->qe);
+    if (s->cfg.attention == DPPROF_ATTENTION_SDPA) { /* causal without a mask: the output and log-sum-exp; saves q, k, v, both
+                                                      (autocast: q and k cast to bf16 first, k's then q's). with a mask
+                                                      (gradient checkpointing: no cache): repeat_kv copies k and v to
+                                                      every head (where there are several kv-heads, fewer than heads; with
+                                                      one, a view), autocast casts q then k, the bool mask is made q's
+                                                      dtype and saved too */
+        const int mask = s->fw.gc, rep = mask && h->NH != h->NKV && h->NKV > 1;
+        int t1, t2, v;
+        ly->kr = ly->vr = ly->wm = -1;
+        if (mask) {
+            ly->kr = rep ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->kc);
+            ly->vr = rep ? DPPROF__FN(nq, ea) : dpprof__fw_ref(s, ly->vc);
+            ly->qs = ac ? DPPROF__FN(nq, 2) : dpprof__fw_ref(s, ly->qe);
+            ly->ks = ac ? DPPROF__FN(nq, 2) : dpprof__fw_ref(s, ly->kr);
+            t1 = DPPROF__FN(1, ea);
+            t2 = DPPROF__FN(1, ea);
+            ly->wm = DPPROF__FN((int64_t)n * T * T, ea);
+            dpprof__fw_drop(s, t1);
+            dpprof__fw_drop(s, t2);
+        } else {
+            ly->ks = ac ? DPPROF__FN(nk, 2) : dpprof__fw_ref(s, ly->kc);
+            ly->qs = ac ? DPPROF__FN(nq, 2) : dpprof__fw_ref(s, ly->qe);
+        }
+        v = mask ? ly->vr : ly->vc;
         ly->out = DPPROF__FN(nq, ea);
         ly->lse = DPPROF__FN((int64_t)n * h->NH * T, 4);
         if (ly->rgatt) {
-            dpprof__fw_ref(s, ly->qs);
-            dpprof__fw_ref(s, ly->ks);
-            dpprof__fw_ref(s, ly->vc);
-            dpprof__fw_ref(s, ly->out);
-            dpprof__fw_ref(s, ly->lse);
+            dpprof__fw_save(s, ly->qs);
+            dpprof__fw_save(s, ly->ks);
+            dpprof__fw_save(s, v);
+            dpprof__fw_save(s, ly->wm);
+            dpprof__fw_save(s, ly->out);
+            dpprof__fw_save(s, ly->lse);
         }
         dpprof__fw_drop(s, ly->lse);
-        dpprof__fw_drop(s, ly->ks);
+        dpprof__fw_drop(s, ly->wm);
+        if (!mask) dpprof__fw_drop(s, ly->ks);
         dpprof__fw_drop(s, ly->qs);
+        if (mask) dpprof__fw_drop(s, ly->ks);
+        dpprof__fw_drop(s, ly->kr);
+        dpprof__fw_drop(s, ly->vr);
     } else { /* eager: repeat_kv, q k^T (q copied), * scaling, + the mask, softmax, @ v, the transpose made contiguous */
         const int64_t tt = (int64_t)n * h->NH * T * T;
         /* the copies reshapes make: repeat_kv's expand of k and v to every head is a view where there is one kv-head
@@ -8583,8 +8676,8 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
         ly->qc = n > 1 && h->NH > 1 ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->qe);
         kx = mm_copy ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->kr);
         sc = DPPROF__FN(tt, E);
-        if (ly->k.rgy) dpprof__fw_ref(s, ly->qc);
-        if (ly->q.rgy) dpprof__fw_ref(s, kx);
+        if (ly->k.rgy) dpprof__fw_save(s, ly->qc);
+        if (ly->q.rgy) dpprof__fw_save(s, kx);
         dpprof__fw_drop(s, ly->kr);
         ly->kr = kx; /* what the product saved */
         dpprof__fw_drop(s, ly->qc);
@@ -8594,12 +8687,12 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
         a = DPPROF__FN(tt, E);
         dpprof__fw_drop(s, m);
         ly->pr = DPPROF__FN(tt, E); /* softmax saves its output, @ v the probabilities and v */
-        if (ly->q.rgy || ly->k.rgy) dpprof__fw_ref(s, ly->pr);
+        if (ly->q.rgy || ly->k.rgy) dpprof__fw_save(s, ly->pr);
         dpprof__fw_drop(s, a);
         vx = mm_copy ? DPPROF__FN(nq, E) : dpprof__fw_ref(s, ly->vr);
         o2 = DPPROF__FN(nq, E);
-        if (ly->v.rgy) dpprof__fw_ref(s, ly->pr);
-        if (ly->q.rgy || ly->k.rgy) dpprof__fw_ref(s, vx);
+        if (ly->v.rgy) dpprof__fw_save(s, ly->pr);
+        if (ly->q.rgy || ly->k.rgy) dpprof__fw_save(s, vx);
         dpprof__fw_drop(s, ly->vr);
         ly->vr = vx;
         if (mm_copy) dpprof__fw_drop(s, vx);
@@ -8611,6 +8704,11 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
     o = dpprof__fw_linear_fwd(s, &ly->o, ly->out, ly->rgatt, ea == 2, P + 4, N);
     dpprof__fw_drop(s, ly->out);
     dpprof__fw_drop(s, ly->qe);
+    if (s->fw.gc) { /* k and v: the attention's names, no cache's */
+        dpprof__fw_drop(s, ly->kc);
+        dpprof__fw_drop(s, ly->vc);
+        ly->kc = ly->vc = -1;
+    }
     dpprof__fw_drop(s, y1);
     h1 = DPPROF__FN(N * C, E);
     dpprof__fw_drop(s, o);
@@ -8620,12 +8718,12 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
     s->fw.mod = DPPROF_MOD_MLP;
     ly->gate_y = dpprof__fw_linear_fwd(s, &ly->gate, y2, ly->rgh1 || ly->n2.rgw, b16, P + 6, N);
     ly->act = DPPROF__FN(N * h->F, ea);
-    if (ly->gate.rgy) dpprof__fw_ref(s, ly->gate_y); /* silu saves its input */
+    if (ly->gate.rgy) dpprof__fw_save(s, ly->gate_y); /* silu saves its input */
     dpprof__fw_drop(s, ly->gate_y);
     ly->up_y = dpprof__fw_linear_fwd(s, &ly->up, y2, ly->gate.rgx, b16, P + 7, N);
     prod = DPPROF__FN(N * h->F, ea); /* act * up saves each where the other needs a gradient */
-    if (ly->up.rgy) dpprof__fw_ref(s, ly->act);
-    if (ly->gate.rgy) dpprof__fw_ref(s, ly->up_y);
+    if (ly->up.rgy) dpprof__fw_save(s, ly->act);
+    if (ly->gate.rgy) dpprof__fw_save(s, ly->up_y);
     dpprof__fw_drop(s, ly->act);
     dpprof__fw_drop(s, ly->up_y);
     ly->rgmlp = ly->gate.rgy || ly->up.rgy;
@@ -8638,6 +8736,42 @@ static int dpprof__fw_layer_fwd(dpprof_session *s, dpprof__fw_layer *ly, int l, 
     if (s->cfg.attention == DPPROF_ATTENTION_EAGER) dpprof__fw_drop(s, ly->pr);
     *rg_out = ly->rgh1 || ly->down.rgy;
     return out;
+}
+
+/* gradient checkpointing: the first node of a layer's backward that unpacks a saved tensor runs the layer's forward
+   again from the input its frame kept, under autocast again (its cache of the weights' casts new, gone when the
+   recompute ends), every tensor saved now kept, until the last the checkpointed forward packed (the early stop: the
+   rest of the layer not run, its names gone) */
+static void dpprof__fw_recompute(dpprof_session *s) {
+    const int l = s->fw.relayer;
+    dpprof__fw_layer *ly;
+    int rg, k;
+    if (l < 0) return;
+    ly = &s->fw.lay[l];
+    s->fw.relayer = -1;
+    if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_RECOMPUTE, s->run.steps_done)) != DPPROF_OK) return;
+    s->fw.recomp = 1;
+    s->fw.npack = 0;
+    s->fw.stop_at = ly->packs;
+    s->fw.stopped = 0;
+    (void)dpprof__fw_layer_fwd(s, ly, l, ly->fx, ly->rgin, s->fw.n, &rg);
+    s->fw.recomp = s->fw.stopped = 0;
+    for (k = 0; k < s->model.n_params; k++) {
+        dpprof__fw_drop(s, s->fw.wcast[k]);
+        s->fw.wcast[k] = -1;
+    }
+    if (s->fw.rc == DPPROF_OK) s->fw.rc = dpprof__phase(s, DPPROF_PHASE_BACKWARD, s->run.steps_done);
+}
+/* gradient checkpointing: the last saved tensor of the layer in its backward released (its input norm's pow's), its
+   frame goes (the input and the kwargs it kept) */
+static void dpprof__fw_frame_end(dpprof_session *s, const struct dpprof__fw_norm *nm) {
+    if (s->fw.frame < 0 || nm != &s->fw.lay[s->fw.frame].n1) return;
+    dpprof__fw_drop(s, s->fw.mask); /* the kwargs (the mask, the rotary tables, the position ids), then the input */
+    dpprof__fw_drop(s, s->fw.cos);
+    dpprof__fw_drop(s, s->fw.sin);
+    dpprof__fw_drop(s, s->fw.pos);
+    dpprof__fw_drop(s, s->fw.lay[s->fw.frame].fx);
+    s->fw.frame = -1;
 }
 
 /* its backward from g, the gradient of its output (consumed); the gradient of its input x is summed into *gx */
@@ -8658,14 +8792,11 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
         if (ly->rgmlp) {
             ga = ly->gate.rgy ? DPPROF__FN(N * h->F, ea) : -1; /* act * up */
             gu = ly->up.rgy ? DPPROF__FN(N * h->F, ea) : -1;
-            dpprof__fw_drop(s, t);
-            if (ly->gate.rgy) dpprof__fw_drop(s, ly->up_y);
-            if (ly->up.rgy) dpprof__fw_drop(s, ly->act);
+            dpprof__fw_node_end(s, t, ly->gate.rgy ? ly->up_y : -1, ly->up.rgy ? ly->act : -1);
             if (ly->up.rgy) dpprof__fw_linear_bwd(s, &ly->up, gu, P + 7, N, &gy);
             if (ly->gate.rgy) {
                 gs = DPPROF__FN(N * h->F, ea); /* silu */
-                dpprof__fw_drop(s, ga);
-                dpprof__fw_drop(s, ly->gate_y);
+                dpprof__fw_node_end(s, ga, ly->gate_y, -1);
                 dpprof__fw_linear_bwd(s, &ly->gate, gs, P + 6, N, &gy);
             }
         }
@@ -8683,7 +8814,31 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
     t = -1;
     dpprof__fw_linear_bwd(s, &ly->o, gb, P + 4, N, &t);
     if (!ly->rgatt) return;
-    if (s->cfg.attention == DPPROF_ATTENTION_SDPA) { /* the three gradients made, those not needed dropped at once */
+    if (s->cfg.attention == DPPROF_ATTENTION_SDPA && s->fw.gc) { /* with the mask: the gradients of q and of the repeated k
+                                                                   and v, what it saved released, the repeats summed */
+        const int rep = h->NH != h->NKV;
+        dq = DPPROF__FN(nq, ea);
+        dk = DPPROF__FN(nq, ea);
+        dv = DPPROF__FN(nq, ea);
+        if (!ly->q.rgy) dpprof__fw_drop(s, dq), dq = -1;
+        if (!ly->k.rgy) dpprof__fw_drop(s, dk), dk = -1;
+        if (!ly->v.rgy) dpprof__fw_drop(s, dv), dv = -1;
+        dpprof__fw_drop(s, ly->out);
+        dpprof__fw_drop(s, ly->lse);
+        dpprof__fw_drop(s, ly->ks);
+        dpprof__fw_drop(s, ly->qs);
+        dpprof__fw_drop(s, ly->vr);
+        dpprof__fw_drop(s, ly->wm);
+        dpprof__fw_drop(s, t);
+        if (ac) { /* the casts' backward to fp32: q's, then k's */
+            dpprof__fw_remake(s, &dq, nq, 4);
+            dpprof__fw_remake(s, &dk, nq, 4);
+        }
+        if (rep) { /* repeat_kv: the repeats summed, v's (the later made) first */
+            dpprof__fw_remake(s, &dv, nk, ea);
+            dpprof__fw_remake(s, &dk, nk, ac ? 4 : ea);
+        }
+    } else if (s->cfg.attention == DPPROF_ATTENTION_SDPA) { /* the three gradients made, those not needed dropped at once */
         dq = DPPROF__FN(nq, ea);
         dk = DPPROF__FN(nk, ea);
         dv = DPPROF__FN(nk, ea);
@@ -8696,15 +8851,9 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
         dpprof__fw_drop(s, ly->vc);
         dpprof__fw_drop(s, ly->lse);
         dpprof__fw_drop(s, ly->out);
-        if (ac && dq >= 0) { /* the casts' backward to fp32: q's, then k's */
-            t = DPPROF__FN(nq, 4);
-            dpprof__fw_drop(s, dq);
-            dq = t;
-        }
-        if (ac && dk >= 0) {
-            t = DPPROF__FN(nk, 4);
-            dpprof__fw_drop(s, dk);
-            dk = t;
+        if (ac) { /* the casts' backward to fp32: q's, then k's */
+            dpprof__fw_remake(s, &dq, nq, 4);
+            dpprof__fw_remake(s, &dk, nk, 4);
         }
     } else {
         const int64_t tt = (int64_t)n * h->NH * T * T;
@@ -8717,21 +8866,16 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
         }
         dvr = ly->v.rgy ? DPPROF__FN(nq, E) : -1; /* @ v */
         dp = rgp ? DPPROF__FN(tt, E) : -1;
-        dpprof__fw_drop(s, gt);
-        if (rgp) dpprof__fw_drop(s, ly->vr);
-        if (ly->v.rgy) dpprof__fw_drop(s, ly->pr);
+        dpprof__fw_node_end(s, gt, rgp ? ly->vr : -1, ly->v.rgy ? ly->pr : -1);
         dkt = dq = -1;
         if (rgp) {
             ds = DPPROF__FN(tt, E); /* softmax */
-            dpprof__fw_drop(s, dp);
-            dpprof__fw_drop(s, ly->pr);
+            dpprof__fw_node_end(s, dp, ly->pr, -1);
             dm = DPPROF__FN(tt, E); /* * scaling */
             dpprof__fw_drop(s, ds);
             dkt = ly->k.rgy ? DPPROF__FN(nq, E) : -1; /* q k^T */
             dq = ly->q.rgy ? DPPROF__FN(nq, E) : -1;
-            dpprof__fw_drop(s, dm);
-            if (ly->q.rgy) dpprof__fw_drop(s, ly->kr);
-            if (ly->k.rgy) dpprof__fw_drop(s, ly->qc);
+            dpprof__fw_node_end(s, dm, ly->q.rgy ? ly->kr : -1, ly->k.rgy ? ly->qc : -1);
         }
         dk = dkt, dv = dvr;
         if (h->NH != h->NKV) { /* repeat_kv: the repeats summed */
@@ -8751,7 +8895,7 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
     /* the projections' gradients, (n, heads, T, HS), made contiguous as (n, T, heads, HS) for the views' backward where
        there is more than one head (sdpa's v is laid out so already) */
     if (dv >= 0) {
-        if (s->cfg.attention == DPPROF_ATTENTION_EAGER && h->NKV > 1) {
+        if ((s->cfg.attention == DPPROF_ATTENTION_EAGER || (s->fw.gc && h->NH != h->NKV)) && h->NKV > 1) {
             t = DPPROF__FN(nk, ea);
             dpprof__fw_drop(s, dv);
             dv = t;
@@ -8791,6 +8935,7 @@ static void dpprof__fw_model_bwd(dpprof_session *s, dpprof__fw_lin *head, dpprof
     if (rg) dpprof__fw_norm_bwd(s, nf, g, &gx, s->model.p_normf, N, C);
     for (l = L - 1; l >= 0 && gx >= 0; l--) {
         int gin = -1;
+        if (s->fw.gc) s->fw.relayer = s->fw.frame = l; /* its recompute and its frame's end are due */
         dpprof__fw_layer_bwd(s, &ly[l], l, gx, &gin, n);
         gx = gin;
     }
@@ -8829,7 +8974,8 @@ static void dpprof__fw_model_bwd(dpprof_session *s, dpprof__fw_lin *head, dpprof
         dpprof__fw_drop(s, z);
     }
     a = s->model.params[s->model.p_emb].trainable ? dpprof__fw_new(s, (int64_t)V * C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_EMBEDDING) : -1;
-    dpprof__fw_drop(s, gx);
+    if (s->fw.leaf >= 0 && a < 0) s->fw.leafgrad = gx; /* the leaf's .grad */
+    else dpprof__fw_drop(s, gx);
     if (a >= 0 && s->fw.tied >= 0) { /* both uses of the tied matrix: summed in AccumulateGrad's buffer, then .grad */
         int sum = dpprof__fw_new(s, (int64_t)V * C, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_EMBEDDING);
         dpprof__fw_drop(s, s->fw.tied);
@@ -8944,6 +9090,26 @@ static void dpprof__fw_ghost(dpprof_session *s, int step, int n, dpprof__fw_lin 
     dpprof__fw_drop(s, s2);
 }
 
+/* create_causal_mask's index tensors (int64): the batch's and the head's aranges, the queries' and the keys'
+   positions (an arange plus the cache's offset), in t[0], t[1], t[3], t[5]; n = -1: they go */
+static void dpprof__fw_mask_index(dpprof_session *s, int n, int T, int *t) {
+    if (n < 0) {
+        dpprof__fw_drop(s, t[0]);
+        dpprof__fw_drop(s, t[1]);
+        dpprof__fw_drop(s, t[3]);
+        dpprof__fw_drop(s, t[5]);
+        return;
+    }
+    t[0] = DPPROF__FN(n, 8);
+    t[1] = DPPROF__FN(1, 8);
+    t[2] = DPPROF__FN(T, 8);
+    t[3] = DPPROF__FN(T, 8);
+    dpprof__fw_drop(s, t[2]);
+    t[4] = DPPROF__FN(T, 8);
+    t[5] = DPPROF__FN(T, 8);
+    dpprof__fw_drop(s, t[4]);
+}
+
 /* the physical batch of n samples: forward, the loss and backward (the gradients to .grad) */
 static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     const dpprof_shape *h = &s->sh;
@@ -8969,21 +9135,53 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     pos = DPPROF__FN(T, 8);
     dpprof__fw_drop(s, a);
     mask = -1;
-    if (s->cfg.attention == DPPROF_ATTENTION_EAGER) { /* the causal mask, (n, 1, T, T) floats, from int64 aranges and a bool */
-        int t[8], le;
+    if (s->fw.gc) { /* without a cache (gradient checkpointing turns it off): packed sequences looked for in the position
+                       ids (a cumulative sum, kept while the mask is made), and a bool causal mask (n, 1, T, T) from
+                       index tensors, and-ed with the packing's; eager makes it floats */
+        int t[12], cs;
         t[0] = DPPROF__FN(n, 8);
-        t[1] = DPPROF__FN(1, 8);
-        t[2] = DPPROF__FN(T, 8);
-        t[3] = DPPROF__FN(T, 8);
-        dpprof__fw_drop(s, t[2]);
-        t[4] = DPPROF__FN(T, 8);
-        t[5] = DPPROF__FN(T, 8);
-        dpprof__fw_drop(s, t[4]);
-        le = DPPROF__FN((int64_t)T * T, 1);
-        dpprof__fw_drop(s, t[0]);
+        t[1] = DPPROF__FN((int64_t)n * (T + 1), 8);
+        t[2] = DPPROF__FN(N, 8);
         dpprof__fw_drop(s, t[1]);
+        t[3] = DPPROF__FN(N, 1);
+        cs = DPPROF__FN(N, 8);
         dpprof__fw_drop(s, t[3]);
-        dpprof__fw_drop(s, t[5]);
+        dpprof__fw_drop(s, t[0]);
+        dpprof__fw_drop(s, t[2]);
+        dpprof__fw_mask_index(s, n, T, t);
+        t[6] = DPPROF__FN(1, 1);
+        t[7] = DPPROF__FN(N, 8);
+        t[8] = DPPROF__FN(N, 8);
+        t[9] = DPPROF__FN(N * T, 1);
+        dpprof__fw_drop(s, t[7]);
+        dpprof__fw_drop(s, t[8]);
+        t[10] = DPPROF__FN(N * T, 1);
+        dpprof__fw_drop(s, t[9]);
+        dpprof__fw_drop(s, t[6]);
+        t[7] = DPPROF__FN(N, 8);
+        t[8] = DPPROF__FN(N, 8);
+        t[9] = DPPROF__FN(N * T, 1);
+        dpprof__fw_drop(s, t[7]);
+        dpprof__fw_drop(s, t[8]);
+        mask = DPPROF__FN(N * T, 1);
+        dpprof__fw_drop(s, t[9]);
+        dpprof__fw_drop(s, t[10]);
+        dpprof__fw_mask_index(s, -1, T, t);
+        if (s->cfg.attention == DPPROF_ATTENTION_EAGER) {
+            t[0] = DPPROF__FN(1, 4);
+            t[1] = DPPROF__FN(1, 4);
+            t[2] = DPPROF__FN(N * T, 4);
+            dpprof__fw_drop(s, t[1]);
+            dpprof__fw_drop(s, t[0]);
+            dpprof__fw_drop(s, mask);
+            mask = t[2];
+        }
+        dpprof__fw_drop(s, cs);
+    } else if (s->cfg.attention == DPPROF_ATTENTION_EAGER) { /* the causal mask, (n, 1, T, T) floats, from int64 aranges and a bool */
+        int t[8], le;
+        dpprof__fw_mask_index(s, n, T, t);
+        le = DPPROF__FN((int64_t)T * T, 1);
+        dpprof__fw_mask_index(s, -1, T, t);
         t[6] = DPPROF__FN(1, 4);
         t[7] = DPPROF__FN(1, 4);
         mask = DPPROF__FN((int64_t)n * T * T, 4);
@@ -9013,9 +9211,29 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     dpprof__fw_drop(s, co);
     dpprof__fw_drop(s, si);
     x = emb;
-    rg = s->model.params[s->model.p_emb].trainable;
+    /* gradient checkpointing makes the embedding's output require a gradient (enable_input_require_grads) */
+    rg = s->model.params[s->model.p_emb].trainable || s->fw.gc;
+    if (s->fw.gc && !s->model.params[s->model.p_emb].trainable) s->fw.nleaf = dpprof__fw_ref(s, emb); /* a leaf: the graph's
+                                                                   AccumulateGrad holds it */
+    s->fw.mask = mask;
+    s->fw.pos = pos;
     for (l = 0; l < L; l++) {
-        int out = dpprof__fw_layer_fwd(s, &ly[l], l, x, rg, n, &rg);
+        int out;
+        if (s->fw.gc) { /* checkpoint(layer, x, **kwargs): its frame keeps x and the kwargs (the mask, the rotary tables);
+                           nothing the layer's nodes save is kept, the tensors packed counted */
+            ly[l].fx = dpprof__fw_ref(s, x);
+            dpprof__fw_ref(s, mask);
+            dpprof__fw_ref(s, pos);
+            dpprof__fw_ref(s, s->fw.cos);
+            dpprof__fw_ref(s, s->fw.sin);
+            s->fw.nosave = 1;
+            s->fw.npack = 0;
+        }
+        out = dpprof__fw_layer_fwd(s, &ly[l], l, x, rg, n, &rg);
+        s->fw.nosave = 0;
+        ly[l].packs = s->fw.npack;
+        ly[l].rgin = l ? ly[l - 1].rgout : (s->model.params[s->model.p_emb].trainable || s->fw.gc);
+        ly[l].rgout = rg;
         if (l) dpprof__fw_drop(s, x); /* the embedding's output keeps its name (inputs_embeds) to the model's end */
         x = out;
     }
@@ -9053,7 +9271,12 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
         dpprof__fw_drop(s, ly[l].kc);
         dpprof__fw_drop(s, ly[l].vc);
     }
-    dpprof__fw_drop(s, s->fw.lps); /* the last physical batch's loss, whose name the new one takes */
+    dpprof__fw_drop(s, s->fw.leafgrad); /* the last physical batch's loss, whose name the new one takes (and its graph:
+                                           a leaf it held, the leaf's .grad) */
+    dpprof__fw_drop(s, s->fw.leaf);
+    s->fw.leaf = s->fw.nleaf;
+    s->fw.leafgrad = s->fw.nleaf = -1;
+    dpprof__fw_drop(s, s->fw.lps);
     s->fw.lps = loss;
     for (l = 0; l < s->model.n_params; l++) { /* autocast exits: its cache of the weights' bf16 copies goes */
         dpprof__fw_drop(s, s->fw.wcast[l]);
@@ -9211,6 +9434,8 @@ static int dpprof__fw_setup(dpprof_session *s) {
     }
     w->opacus = s->cfg.framework == DPPROF_FRAMEWORK_OPACUS;
     w->ghost = w->opacus && s->cfg.algo == DPPROF_ALGO_GHOST;
+    w->gc = s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS;
+    w->relayer = w->frame = w->mask = w->leaf = w->leafgrad = w->nleaf = -1;
     s->dps.dp = w->opacus; /* Opacus's DP-SGD: the result's privacy is its noise's */
     w->cos = w->sin = w->tied = w->ids = w->labels = w->logits = w->lps = w->psn = -1;
     w->base16 = s->cfg.dtype == DPPROF_DTYPE_BF16 && s->cfg.lora_rank && s->cfg.frozen_masters != DPPROF_SWITCH_ON;

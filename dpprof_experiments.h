@@ -5212,8 +5212,8 @@ static int cmd_fit(int argc, char **argv) {
         f->dev_name = dev->name;
     } else if (cfg->memory_limit > 0) f->total = (double)cfg->memory_limit;
     else FIT_FAIL(cli_usage("give the GPU: --device NAME (dpprof fit --help lists them) or --gpu-memory SIZE"));
-    if (cfg->framework >= DPPROF_FRAMEWORK_PYTORCH) { /* PyTorch's own loop (Opacus's: its hooks or its ghost clipping), no
-                                                         checkpointing, one GPU */
+    if (cfg->framework >= DPPROF_FRAMEWORK_PYTORCH) { /* PyTorch's own loop (Opacus's: its hooks or its ghost clipping, no
+                                                         checkpointing), one GPU */
         const int op = cfg->framework == DPPROF_FRAMEWORK_OPACUS;
         if (f->o.algos && (op ? strcmp(f->o.algos, "persample") && strcmp(f->o.algos, "ghost") && strcmp(f->o.algos, "persample,ghost") && strcmp(f->o.algos, "ghost,persample")
                               : strcmp(f->o.algos, "vanilla")))
@@ -5222,7 +5222,9 @@ static int cmd_fit(int argc, char **argv) {
                                f->o.algos));
         if (f->o.gpus > 1) FIT_FAIL(cli_usage("--gpus %d with --framework %s: one GPU (more than one rank is not modelled yet)", f->o.gpus, dpprof_framework_name(cfg->framework)));
         if (!f->o.algos) f->o.algos = op ? "persample,ghost" : "vanilla";
-        if (!f->o.ckpts) f->o.ckpts = "none";
+        if (op && f->o.ckpts && strcmp(f->o.ckpts, "none"))
+            FIT_FAIL(cli_usage("--checkpoint %s with --framework opacus: Opacus's loop without checkpointing (none)", f->o.ckpts));
+        if (!f->o.ckpts) f->o.ckpts = op ? "none" : "none,layers"; /* PyTorch: with and without Hugging Face's gradient checkpointing */
     }
     /* the lists */
     if (f->o.algos) {
@@ -5420,8 +5422,8 @@ static int cmd_fit(int argc, char **argv) {
                            "max_physical_batch_size=%d\n",
                            f->rows[k].algo == DPPROF_ALGO_GHOST ? "ghost" : "hooks", f->rows[k].b, f->base.batch, f->rows[k].b);
                 else
-                    printf("in PyTorch: a per-device batch of %d with %d gradient accumulation step%s (the logical batch %d)\n", f->rows[k].b, f->rows[k].accum, f->rows[k].accum > 1 ? "s" : "",
-                           f->base.batch);
+                    printf("in PyTorch: a per-device batch of %d with %d gradient accumulation step%s (the logical batch %d)%s\n", f->rows[k].b, f->rows[k].accum, f->rows[k].accum > 1 ? "s" : "",
+                           f->base.batch, f->rows[k].ckpt == DPPROF_CHECKPOINT_LAYERS ? ", after model.gradient_checkpointing_enable()" : "");
                 break;
             }
     } else {

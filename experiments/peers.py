@@ -1212,8 +1212,8 @@ PROJ = ("q", "k", "v", "o", "gate", "up", "down")
 
 def draw_args(rng, only=None):
     """one configuration drawn at random, as the options of dpprof run --framework pytorch; only: that framework
-    (pytorch, opacus) or Opacus's ghost clipping alone (ghost). The draws of a seed without `only` are those the
-    first committed draws were made with"""
+    (pytorch, opacus), Opacus's ghost clipping alone (ghost), or PyTorch's loop with Hugging Face's gradient
+    checkpointing (checkpoint). The draws of a seed without `only` are those the first committed draws were made with"""
     hd, kv, rep = rng.choice((16, 32, 64, 128)), rng.choice((1, 2, 4, 8)), rng.choice((1, 2, 4))
     nh = kv * rep
     while nh * hd > 2048:
@@ -1221,7 +1221,7 @@ def draw_args(rng, only=None):
     C = nh * hd
     F = max(16, int(C * rng.uniform(2.0, 4.0)) // 16 * 16)
     B = rng.randint(1, 8)
-    if (rng.random() < 0.3 or only in ("opacus", "ghost")) and only != "pytorch":  # Opacus: fp32, an untied head; full fine-tuning or LoRA
+    if (rng.random() < 0.3 or only in ("opacus", "ghost")) and only not in ("pytorch", "checkpoint"):  # Opacus: fp32, an untied head; full fine-tuning or LoRA
         algo = "ghost" if only == "ghost" or (only == "opacus" and rng.random() < 0.5) else "persample"
         args = ["--framework", "opacus", "--algo", algo, "--sigma", "1.0", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C),
                 "--layers", str(rng.randint(1, 4)), "--heads", str(nh), "--kv-heads", str(kv), "--ffn", str(F),
@@ -1250,6 +1250,8 @@ def draw_args(rng, only=None):
         args += ["--dtype", "bf16"]
         if "--lora-rank" in args and ("--train-head" in args or rng.random() < 0.3):
             args.append("--frozen-masters")
+    if only == "checkpoint":
+        args += ["--checkpoint", "layers"]
     return args
 
 
@@ -1345,8 +1347,58 @@ def user_loop(cfg, attention, bf16, watch):
     return meta
 
 
-def tracker_peak(cfg, attention, bf16):
-    """user_loop under PyTorch's MemTracker: the peak bytes and the versions"""
+def storage_log(events=None, state=None):
+    """a TorchDispatchMode that sees every storage an operator returns, keyed by the storage itself (two tensors of one
+    storage are one allocation), freed when its last user goes: the program's own memory, with nothing held for the
+    log (no hooks). .peak and .cur are bytes above what was live when it began (add() counts what was, the model's
+    parameters); with events, each allocation and free appended as (state["step"], "+BYTES op shape dtype")"""
+    import weakref
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.live, self.cur, self.peak = {}, 0, 0
+
+        def add(self, tensors):  # storages alive before the log began (the parameters, the buffers)
+            for t in tensors:
+                st = t.untyped_storage()
+                if st._cdata not in self.live:
+                    self.live[st._cdata] = st.nbytes()
+                    self.cur += st.nbytes()
+            self.peak = max(self.peak, self.cur)
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for t in tree_flatten(out)[0]:
+                if not isinstance(t, torch.Tensor):
+                    continue
+                st = t.untyped_storage()
+                key = st._cdata
+                if key in self.live or not st.nbytes():
+                    continue
+                self.live[key] = st.nbytes()
+                self.cur += st.nbytes()
+                self.peak = max(self.peak, self.cur)
+                if events is not None:
+                    events.append((state["step"], "+%d %s %s %s" % (st.nbytes(), str(func).replace("aten.", ""), tuple(t.shape), str(t.dtype).replace("torch.", ""))))
+
+                def gone(key=key, name=str(func).replace("aten.", ""), log=self):
+                    if key in log.live:
+                        n = log.live.pop(key)
+                        log.cur -= n
+                        if events is not None:
+                            events.append((state["step"], "-%d %s" % (n, name)))
+                weakref.finalize(st, gone)
+            return out
+    return Log()
+
+
+def tracker_peak(cfg, attention, bf16, log=False):
+    """user_loop under PyTorch's MemTracker: the peak bytes and the versions; with log, also the peak the storage log
+    sees inside the tracker (what the program holds with the tracker's hooks installed)"""
     import contextlib
     from torch.distributed._tools.mem_tracker import MemTracker
     out = {}
@@ -1362,6 +1414,8 @@ def tracker_peak(cfg, attention, bf16):
             if not p.requires_grad:
                 mt._param_to_grad_hook_handles[p] = (NoHook(), NoHook())
         mt.track_external(model, opt)
+        sl = storage_log()
+        sl.add(list(model.parameters()) + list(model.buffers()))
 
         class W:
             def physical(self, step):
@@ -1369,48 +1423,49 @@ def tracker_peak(cfg, attention, bf16):
 
             def mark(self, step, phase):
                 pass
-        with mt:
+        with mt, (sl if log else contextlib.nullcontext()):
             yield W()
         out["peak"] = max(v["Total"] for v in mt.get_tracker_snapshot("peak").values())
+        out["log"] = sl.peak
     meta = user_loop(cfg, attention, bf16, watch)
-    return out["peak"], meta
+    return (out["peak"], meta, out["log"]) if log else (out["peak"], meta)
+
+
+def log_peak(cfg, attention, bf16):
+    """user_loop's peak bytes as the storage log sees them, no tracker installed: the program's own"""
+    import contextlib
+    out = {}
+
+    @contextlib.contextmanager
+    def watch(model, opt):
+        sl = storage_log()
+        sl.add(list(model.parameters()) + list(model.buffers()))
+
+        class W:
+            def physical(self, step):
+                pass
+
+            def mark(self, step, phase):
+                pass
+        with sl:
+            yield W()
+        out["peak"] = sl.peak
+    user_loop(cfg, attention, bf16, watch)
+    return out["peak"]
 
 
 def cmd_events(a):
     """every storage the loop's last step allocates and frees, in order: what the framework walk was written against"""
     import contextlib
-    import weakref
-    import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils._pytree import tree_flatten
     args = a.dpprof_args if "--framework" in a.dpprof_args else ["--framework", "pytorch"] + a.dpprof_args
     cfg = dpprof_config(a.dpprof, ["--backend", "dry"] + args, algo_of(args), lora_ok=True)
-    live, events, cur, state = {}, [], [0], {"step": -1}
-
-    class Log(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            for t in tree_flatten(out)[0]:
-                if not isinstance(t, torch.Tensor):
-                    continue
-                st = t.untyped_storage()
-                key = st._cdata
-                if key in live or not st.nbytes():
-                    continue
-                live[key] = st.nbytes()
-                cur[0] += st.nbytes()
-                events.append((state["step"], "+%d %s %s %s" % (st.nbytes(), str(func).replace("aten.", ""), tuple(t.shape), str(t.dtype).replace("torch.", ""))))
-
-                def gone(key=key, name=str(func).replace("aten.", "")):
-                    if key in live:
-                        n = live.pop(key)
-                        cur[0] -= n
-                        events.append((state["step"], "-%d %s" % (n, name)))
-                weakref.finalize(st, gone)
-            return out
+    events, state = [], {"step": -1}
 
     @contextlib.contextmanager
     def watch(model, opt):
+        sl = storage_log(events, state)
+        sl.add(list(model.parameters()) + list(model.buffers()))
+
         class W:
             def physical(self, step):
                 state["step"] = step
@@ -1418,7 +1473,7 @@ def cmd_events(a):
 
             def mark(self, step, phase):
                 events.append((step, "# " + phase))
-        with Log():
+        with sl:
             yield W()
     user_loop(cfg, cfg["attention"], cfg["dtype"] == "bf16", watch)
     for step, line in events:
@@ -1445,15 +1500,19 @@ def cmd_draws(a):
                                             "date": out["meta"]["date"], "git_commit": out["meta"]["git_commit"]}])
         out["meta"]["loop_ghost"] = ("logits = model(input_ids=x).logits; loss = criterion(logits.view(-1, V), y.view(-1), "
                                      "shape=(n, T)); loss.backward() (make_private's criterion, grad_sample_mode ghost)")
+        out["meta"]["loop_checkpoint"] = "model.gradient_checkpointing_enable() (Hugging Face's defaults: non-reentrant) before PEFT, then the loop"
         out["meta"]["batches"].append(batch)
     first = len(out["draws"])
     for i in range(first, first + a.n):
         args = draw_args(rng, a.only)
         cfg = dpprof_config(a.dpprof, ["--backend", "dry"] + args, algo_of(args), lora_ok=True)
         t0 = time.time()
-        peak, meta = tracker_peak(cfg, "eager" if "eager" in args else "sdpa", cfg["dtype"] == "bf16")
+        attn = "eager" if "eager" in args else "sdpa"
+        peak, meta, under = tracker_peak(cfg, attn, cfg["dtype"] == "bf16", log=True)
+        alone = log_peak(cfg, attn, cfg["dtype"] == "bf16")
         out["meta"].update(meta)
-        out["draws"].append({"id": i, "args": args, "tracker_peak_bytes": peak, "seconds": round(time.time() - t0, 2)})
+        out["draws"].append({"id": i, "args": args, "tracker_peak_bytes": peak, "log_peak_bytes": alone, "log_under_tracker_peak_bytes": under,
+                             "seconds": round(time.time() - t0, 2)})
         print("draw %2d  %-10.2f MiB  %s" % (i, peak / 2**20, " ".join(args)), flush=True)
     write_text(a.out, json.dumps(out, indent=1) + "\n")
     return 0
@@ -1513,12 +1572,14 @@ def cmd_fit_check(a):
             args[args.index("--physical-batch") + 1] = str(bb)
             cfg = dpprof_config(a.dpprof, args, algo_of(args), lora_ok=True)
             peak, meta = tracker_peak(cfg, cfg["attention"], cfg["dtype"] == "bf16")
-            rec["tracker"][str(bb)] = {"peak_bytes": peak, "need_bytes": peak + ctx, "fits": peak + ctx <= total}
+            own = log_peak(cfg, cfg["attention"], cfg["dtype"] == "bf16")  # the program's own (no tracker's hooks): what fits
+            rec["tracker"][str(bb)] = {"peak_bytes": peak, "log_peak_bytes": own, "need_bytes": own + ctx, "fits": own + ctx <= total}
             rec["meta"] = meta
         rec["holds"] = (not rec["tracker"]["1"]["fits"]) if b == 0 else \
             rec["tracker"][str(b)]["fits"] and (str(b + 1) not in rec["tracker"] or not rec["tracker"][str(b + 1)]["fits"])
-    print("fit-check %s: fit's physical batch %d; tracker: %s; %s" % (" ".join(a.fit_args), rec["fit_physical_batch"],
-          ", ".join("b=%s need %.3f GiB %s" % (k, v["need_bytes"] / 2**30, "fits" if v["fits"] else "does not fit") for k, v in rec["tracker"].items()),
+    print("fit-check %s: fit's physical batch %d; the program: %s; %s" % (" ".join(a.fit_args), rec["fit_physical_batch"],
+          ", ".join("b=%s need %.3f GiB (MemTracker's peak %.3f GiB) %s" % (k, v["need_bytes"] / 2**30, v["peak_bytes"] / 2**30, "fits" if v["fits"] else "does not fit")
+                    for k, v in rec["tracker"].items()),
           "holds" if rec["holds"] else "DOES NOT HOLD"))
     if a.out:
         old = json.load(open(a.out)) if os.path.exists(a.out) else []
@@ -1570,7 +1631,8 @@ def main():
     g.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
     d = sub.add_parser("draws", help="random configurations' peaks under PyTorch's tracker (the loop a user writes)")
     d.add_argument("--n", type=int, default=48)
-    d.add_argument("--only", choices=("pytorch", "opacus", "ghost"), help="draw this framework only (ghost: Opacus's ghost clipping)")
+    d.add_argument("--only", choices=("pytorch", "opacus", "ghost", "checkpoint"),
+                   help="draw this framework only (ghost: Opacus's ghost clipping; checkpoint: PyTorch's loop with gradient checkpointing)")
     d.add_argument("--append", action="store_true", help="add the draws to --out's, which are kept")
     d.add_argument("--seed", type=int, default=20261206)
     d.add_argument("--out", required=True)

@@ -224,7 +224,14 @@ ok = ok and any(("grad_sample_mode=\"%s\"" % mode) in l and "max_physical_batch_
 sys.exit(not ok)' "$tmp/op.json" "$tmp/op.txt"
 "$bin" fit --framework opacus --preset tiny --untied --seq 64 --batch 8 --device H100 --sigma 1 --algo flash_bk >/dev/null 2>"$tmp/err"; rc=$?
 check "fit --framework opacus --algo flash_bk: refused (exit $rc), naming Opacus's two modes" bash -c '[ $1 = 2 ] && grep -q "grad_sample_mode hooks (persample) or ghost (ghost)" "$2"' _ $rc "$tmp/err"
-for bad in "--algo flash_bk:non-private (vanilla)" "--gpus 2 --batch 64:one GPU" "--checkpoint layers:gradient checkpointing"; do
+fit "fit --framework pytorch, LoRA bf16 T=4096 on 24 GiB, with and without gradient checkpointing" "$tmp/pt3.json" --framework pytorch --preset llama-3.2-1b --seq 4096 --batch 32 --gpu-memory 24G --lora-rank 16 --dtype bf16
+check "...both searched by default: checkpointing none and layers" python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["fit"]; sys.exit({r["checkpoint"] for r in f["rows"]} != {"none", "layers"})' "$tmp/pt3.json"
+"$bin" fit --framework pytorch --preset llama-3.2-1b --seq 4096 --batch 32 --gpu-memory 24G --lora-rank 16 --dtype bf16 --checkpoint layers >"$tmp/pt4.out" 2>&1; rc=$?
+check "fit --framework pytorch --checkpoint layers: the answer says to turn Hugging Face's gradient checkpointing on (exit $rc)" \
+    bash -c '[ $1 = 0 ] && tail -1 "$2" | grep -q "^in PyTorch: a per-device batch of [0-9]* with .*, after model.gradient_checkpointing_enable()$"' _ $rc "$tmp/pt4.out"
+"$bin" fit --framework opacus --preset tiny --untied --seq 64 --batch 8 --device H100 --sigma 1 --checkpoint layers >/dev/null 2>"$tmp/err"; rc=$?
+check "fit --framework opacus --checkpoint layers: refused (exit $rc), Opacus's loop runs without" bash -c '[ $1 = 2 ] && grep -q "Opacus.s loop without checkpointing" "$2"' _ $rc "$tmp/err"
+for bad in "--algo flash_bk:non-private (vanilla)" "--gpus 2 --batch 64:one GPU"; do
     opt=${bad%%:*} says=${bad#*:}
     # shellcheck disable=SC2086
     "$bin" fit --framework pytorch --preset tiny --seq 64 --batch 8 --device H100 $opt >/dev/null 2>"$tmp/err"; rc=$?
