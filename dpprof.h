@@ -5490,7 +5490,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = opacus is Opacus's grad_sample_mode hooks (algo persample) or ghost (algo ghost)", dpprof_algo_name(c.algo));
         if (c.task == DPPROF_TASK_CLS) no = "config.task = cls (LlamaForSequenceClassification)";
         else if (op && c.dtype == DPPROF_DTYPE_BF16) no = "config.dtype = bf16 under Opacus";
-        else if (op && s.tied) no = "a tied head under Opacus (the two uses' per-sample gradients summed)";
+        else if (op && s.tied && c.algo == DPPROF_ALGO_GHOST) no = "a tied head under Opacus's ghost clipping (Opacus refuses it: \"Parameter tying is not supported\")";
         else if (op && c.poisson) no = "config.poisson under Opacus (its Poisson batches vary in size: the walk takes fixed physical batches)";
         else if (op && c.train_head == DPPROF_SWITCH_OFF) no = "config.train_head = off under Opacus";
         else if (c.dtype == DPPROF_DTYPE_BF16 && c.lora_rank && c.frozen_masters != DPPROF_SWITCH_ON && c.train_head == DPPROF_SWITCH_ON)
@@ -8969,7 +8969,8 @@ static void dpprof__fw_model_bwd(dpprof_session *s, dpprof__fw_lin *head, dpprof
     } else if (s->fw.opacus && !s->fw.ghost && s->model.params[s->model.p_emb].trainable && gx >= 0) { /* Opacus's hook, before the
                                                            embedding's own backward: a per-sample gradient and grad_sample (n x V x C) */
         const int bp = DPPROF__FN(N * C, 4), z = DPPROF__FN((int64_t)n * V * C, 4);
-        s->fw.gs[s->model.p_emb] = dpprof__fw_new(s, (int64_t)n * V * C, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING);
+        if (s->fw.gs[s->model.p_emb] < 0) /* a tied head's hook made it: added into in place */
+            s->fw.gs[s->model.p_emb] = dpprof__fw_new(s, (int64_t)n * V * C, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, DPPROF_MOD_EMBEDDING);
         dpprof__fw_drop(s, bp);
         dpprof__fw_drop(s, z);
     }

@@ -1221,16 +1221,18 @@ def draw_args(rng, only=None):
     C = nh * hd
     F = max(16, int(C * rng.uniform(2.0, 4.0)) // 16 * 16)
     B = rng.randint(1, 8)
-    if (rng.random() < 0.3 or only in ("opacus", "ghost")) and only not in ("pytorch", "checkpoint"):  # Opacus: fp32, an untied head; full fine-tuning or LoRA
+    if (rng.random() < 0.3 or only in ("opacus", "ghost", "tied")) and only not in ("pytorch", "checkpoint"):  # Opacus: fp32, an untied head (tied: its
+        # hooks with a tied head); full fine-tuning or LoRA
         algo = "ghost" if only == "ghost" or (only == "opacus" and rng.random() < 0.5) else "persample"
         args = ["--framework", "opacus", "--algo", algo, "--sigma", "1.0", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C),
                 "--layers", str(rng.randint(1, 4)), "--heads", str(nh), "--kv-heads", str(kv), "--ffn", str(F),
-                "--seq", str(rng.choice((32, 64, 128, 256, 512, 1024))), "--batch", str(B), "--physical-batch", str(rng.randint(1, B)), "--untied"]
+                "--seq", str(rng.choice((32, 64, 128, 256, 512, 1024))), "--batch", str(B), "--physical-batch", str(rng.randint(1, B)),
+                "--tied" if only == "tied" else "--untied"]
         if rng.random() < 0.4:
             args += ["--attention", "eager"]
         if rng.random() < 0.4:
             args += ["--lora-rank", str(rng.choice((1, 2, 4, 8, 16))), "--lora-targets", ",".join([t for t in PROJ if rng.random() < 0.4] or [rng.choice(PROJ)])]
-            if rng.random() < 0.25:
+            if rng.random() < 0.25 and only != "tied":
                 args.append("--train-head")
         return args
     args = ["--framework", "pytorch", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C), "--layers", str(rng.randint(1, 4)),
@@ -1631,8 +1633,9 @@ def main():
     g.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
     d = sub.add_parser("draws", help="random configurations' peaks under PyTorch's tracker (the loop a user writes)")
     d.add_argument("--n", type=int, default=48)
-    d.add_argument("--only", choices=("pytorch", "opacus", "ghost", "checkpoint"),
-                   help="draw this framework only (ghost: Opacus's ghost clipping; checkpoint: PyTorch's loop with gradient checkpointing)")
+    d.add_argument("--only", choices=("pytorch", "opacus", "ghost", "tied", "checkpoint"),
+                   help="draw this framework only (ghost: Opacus's ghost clipping; tied: Opacus's hooks with a tied head; checkpoint: PyTorch's "
+                        "loop with gradient checkpointing)")
     d.add_argument("--append", action="store_true", help="add the draws to --out's, which are kept")
     d.add_argument("--seed", type=int, default=20261206)
     d.add_argument("--out", required=True)

@@ -749,7 +749,7 @@ static int64_t r512(int64_t b) { return (b + 511) / 512 * 512; }
 static void check_framework_pytorch(void) {
     int variant;
     int64_t peak[2] = {0, 0};
-    for (variant = 0; variant < 15; variant++) {
+    for (variant = 0; variant < 16; variant++) {
         dpprof_config c = tiny(DPPROF_BACKEND_DRY, DPPROF_TASK_LM);
         dpprof_session *s = NULL;
         const dpprof_prof *p;
@@ -767,20 +767,25 @@ static void check_framework_pytorch(void) {
             c.lora_rank = variant >= 7 ? 4 : 0;
             c.frozen_masters = variant == 8 ? DPPROF_SWITCH_ON : DPPROF_SWITCH_AUTO;
         }
-        if (variant >= 9) { /* Opacus, hooks (9, 10) and ghost clipping (11, 12): accumulated over physical batches, and not */
+        if (variant >= 9 && variant <= 12) { /* Opacus, hooks (9, 10) and ghost clipping (11, 12): accumulated over physical batches, and not */
             c.framework = DPPROF_FRAMEWORK_OPACUS;
             c.algo = variant >= 11 ? DPPROF_ALGO_GHOST : DPPROF_ALGO_PERSAMPLE;
             c.tie_embeddings = DPPROF_SWITCH_OFF;
             c.physical_batch = variant == 9 || variant == 11 ? 2 : c.batch;
         }
-        if (variant >= 13) { /* Hugging Face's gradient checkpointing: full fine-tuning (sdpa), LoRA (eager) */
+        if (variant == 15) { /* Opacus's hooks with a tied head: the two uses share one grad_sample */
+            c.framework = DPPROF_FRAMEWORK_OPACUS;
+            c.algo = DPPROF_ALGO_PERSAMPLE;
+            c.tie_embeddings = DPPROF_SWITCH_ON;
+        }
+        if (variant == 13 || variant == 14) { /* Hugging Face's gradient checkpointing: full fine-tuning (sdpa), LoRA (eager) */
             c.framework = DPPROF_FRAMEWORK_PYTORCH;
             c.algo = DPPROF_ALGO_VANILLA;
             c.checkpoint = DPPROF_CHECKPOINT_LAYERS;
             c.attention = variant == 13 ? DPPROF_ATTENTION_SDPA : DPPROF_ATTENTION_EAGER;
             c.lora_rank = variant == 14 ? 4 : 0;
         }
-        snprintf(name, sizeof name, "%s %s %s%s%s", variant >= 13 ? (variant == 14 ? "pytorch LoRA, checkpointed," : "pytorch checkpointed") : (variant >= 11 ? "opacus ghost" : (variant >= 9 ? "opacus" : "pytorch")),
+        snprintf(name, sizeof name, "%s %s %s%s%s", variant == 15 ? "opacus" : (variant >= 13 ? (variant == 14 ? "pytorch LoRA, checkpointed," : "pytorch checkpointed") : (variant >= 11 ? "opacus ghost" : (variant >= 9 ? "opacus" : "pytorch"))),
                  c.attention == DPPROF_ATTENTION_EAGER ? "eager" : "sdpa",
                  c.tie_embeddings == DPPROF_SWITCH_ON ? "tied" : "untied", variant == 4 || variant == 5 || variant == 10 || variant == 12 ? " unsplit" : "",
                  variant == 6 ? " bf16" : (variant == 7 ? " bf16 LoRA, bf16 base" : (variant == 8 ? " bf16 LoRA, fp32 base" : "")));
@@ -814,7 +819,7 @@ static void check_framework_pytorch(void) {
         CHECK(p->live_bytes == keep, "%s: after the run the parameters, buffers, moments and the last batch's ids, labels and loss alone are live%s (%lld bytes, expected %lld)", name,
               variant == 11 || variant == 12 ? ", and the logits the caller holds and the norms per sample" : (variant == 14 ? ", and the embedding's output and its gradient" : ""), (long long)p->live_bytes,
               (long long)keep);
-        CHECK(p->peak_by_cat[DPPROF_CAT_WORKSPACE] == 0 && (variant == 9 || variant == 10) == (p->peak_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] > 0), "%s: no workspace; per-sample gradients at the peak where Opacus's hooks run", name);
+        CHECK(p->peak_by_cat[DPPROF_CAT_WORKSPACE] == 0 && (variant == 9 || variant == 10 || variant == 15) == (p->peak_by_cat[DPPROF_CAT_PER_SAMPLE_GRADIENTS] > 0), "%s: no workspace; per-sample gradients at the peak where Opacus's hooks run", name);
         if (variant == 11 || variant == 12) { /* ghost: the T x T Grams and the norms made, in a second backward */
             size_t e;
             int gram = 0, norms = 0, second = 0;
@@ -827,11 +832,11 @@ static void check_framework_pytorch(void) {
         }
         for (i = 0; i < dpprof_session_param_count(s); i++) {
             const dpprof_param *pp = dpprof_session_param(s, i);
-            const char *want = !pp->trainable ? "frozen" : (variant < 9 || variant >= 13 ? "summed (non-private)" : (variant < 11 || pp->module == DPPROF_MOD_NORM ? "per-sample gradient materialised" : (pp->module == DPPROF_MOD_EMBEDDING ? "per-token gradients summed per sample" : "gram T x T materialised")));
+            const char *want = !pp->trainable ? "frozen" : (variant < 9 || variant == 13 || variant == 14 ? "summed (non-private)" : variant == 15 ? "per-sample gradient materialised" : (variant < 11 || pp->module == DPPROF_MOD_NORM ? "per-sample gradient materialised" : (pp->module == DPPROF_MOD_EMBEDDING ? "per-token gradients summed per sample" : "gram T x T materialised")));
             if (strcmp(dpprof_session_param_method(s, i), want)) break;
         }
         CHECK(i == dpprof_session_param_count(s), "%s: every tensor's method is %s, or frozen", name,
-              variant < 9 || variant >= 13 ? "the summed gradient" : (variant < 11 ? "the per-sample gradient" : "the T x T Gram (the norms: per-sample gradients; the embedding: per-token gradients summed)"));
+              variant < 9 || variant == 13 || variant == 14 ? "the summed gradient" : variant == 15 ? "the per-sample gradient" : (variant < 11 ? "the per-sample gradient" : "the T x T Gram (the norms: per-sample gradients; the embedding: per-token gradients summed)"));
         if (variant < 2) peak[variant] = p->peak_bytes;
         dpprof_session_destroy(s);
     }

@@ -94,7 +94,7 @@ for bad in "--framework opacus --algo persample --untied --checkpoint layers:--c
            "--algo flash_bk:non-private loop" "--backend cpu:it takes --backend dry" "--attention dpprof:takes sdpa or eager" \
            "--lora-rank 4 --train-head --tied:modules_to_save copies the head" "--lora-rank 4 --train-head --dtype bf16:trains a bf16 copy of the head" \
            "--framework opacus --algo ghost --dtype bf16 --untied:bf16 under Opacus" "--framework opacus --algo persample --dtype bf16 --untied:bf16 under Opacus" \
-           "--framework opacus --algo ghost --tied:a tied head under Opacus" "--framework opacus --algo vanilla --untied:grad_sample_mode hooks (algo persample) or ghost (algo ghost)"; do
+           "--framework opacus --algo ghost --tied:a tied head under Opacus's ghost clipping" "--framework opacus --algo vanilla --untied:grad_sample_mode hooks (algo persample) or ghost (algo ghost)"; do
     opt=${bad%%:*} says=${bad#*:}
     # shellcheck disable=SC2086
     $bin run --framework pytorch --preset tiny $opt --quiet --out "$tmp/bad.json" 2>"$tmp/err"; rc=$?
