@@ -354,8 +354,9 @@ bench-peers: dpprof
 	echo "make bench-peers: measured results in $$d/peers (commit them)"; exit $$fail
 
 # PyTorch and Opacus beside dpprof without a GPU (experiments/peers-memory.conf; needs torch, transformers, peft and
-# opacus in PEER_PYTHON; ~20 minutes on 2 cores): each peer's step on fake tensors under PyTorch's memory tracker,
-# reconciled with dpprof's dry plan term by term, into data/peers-memory/ (commit it) with reconciliation.md; then
+# opacus in PEER_PYTHON; about an hour on 2 cores): each peer's step on fake tensors under PyTorch's memory tracker,
+# reconciled with dpprof's dry plan term by term, and the loops users write at the same shapes (study-shapes.json:
+# their own peaks, for dpprof --framework), into data/peers-memory/ (commit it) with reconciliation.md; then
 # its figures and tables. PEERS_ONLY=trainer runs a slice, and a rerun resumes (rm -rf results/peers-memory starts over)
 .PHONY: peers-memory peers-memory-figures
 peers-memory: dpprof
@@ -363,7 +364,8 @@ peers-memory: dpprof
 	  echo "make peers-memory: $(PEER_PYTHON) cannot import torch, transformers, peft and opacus (set PEER_PYTHON)"; exit 1; }; \
 	rc=0; $(PEER_PYTHON) experiments/peers.py memory-sweep experiments/peers-memory.conf --out-dir results/peers-memory \
 	  --dpprof $(DPPROF_BIN) $(if $(PEERS_ONLY),--only $(PEERS_ONLY)) || rc=$$?; \
-	mkdir -p data/peers-memory; cp results/peers-memory/peers-memory-*.json data/peers-memory/; \
+	$(PEER_PYTHON) experiments/peers.py draws --conf experiments/peers-memory.conf --dpprof $(DPPROF_BIN) --out results/peers-memory/study-shapes.json || rc=$$?; \
+	mkdir -p data/peers-memory; cp results/peers-memory/peers-memory-*.json results/peers-memory/study-shapes.json data/peers-memory/; \
 	$(MAKE) --no-print-directory peers-memory-figures; echo "make peers-memory: results in data/peers-memory (commit them)"; exit $$rc
 # its figures, tables and reconciliation.md from the results committed to data/peers-memory/ (python3, stdlib only)
 peers-memory-figures: dpprof
@@ -387,6 +389,8 @@ peers-fit-check: dpprof
 	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "PyTorch 3B bf16 LoRA, T=1024, $$n" -- --preset llama-3.2-3b --seq 1024 --batch 16 --dtype bf16 --lora-rank 16 --lora-targets q,k,v,o,gate,up,down $$d || rc=1; \
 	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "PyTorch 8B bf16 LoRA, T=1024, $$n" -- --preset llama-3.1-8b --seq 1024 --batch 16 --dtype bf16 --lora-rank 16 --lora-targets q,v $$d || rc=1; \
 	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "Opacus 1B fp32, T=512, $$n" -- --framework opacus --preset llama-3.2-1b --untied --seq 512 --batch 16 --sigma 1 $$d || rc=1; \
+	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "Opacus ghost 1B fp32, T=512, $$n" -- --framework opacus --algo ghost --preset llama-3.2-1b --untied --seq 512 --batch 16 --sigma 1 $$d || rc=1; \
+	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "PyTorch 1B bf16 LoRA, checkpointed, T=4096, $$n" -- --preset llama-3.2-1b --seq 4096 --batch 32 --dtype bf16 --lora-rank 16 --lora-targets q,v --checkpoint layers $$d || rc=1; \
 	done; mkdir -p data/peers-memory figures; cp results/fit-check.json data/peers-memory/fit-check.json; \
 	./dpprof plot fit-check data/peers-memory/fit-check.json --out figures/peers-memory-fit.png; exit $$rc
 

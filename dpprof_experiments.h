@@ -279,7 +279,7 @@ static int plot_fit_check(const char *in, const char *outpath, const char *title
     dpprof_json_doc *doc = NULL;
     const dpprof_json *root;
     const char *names[FC_MAX], *miss[3 * FC_MAX];
-    static const char *const series[3] = {"fit, dpprof's engine", "fit, the framework's loop", "that loop, PyTorch's tracker"};
+    static const char *const series[3] = {"fit, dpprof's engine", "fit, the framework's loop", "that loop, on fake tensors"};
     char label[FC_MAX][96];
     double val[3 * FC_MAX];
     dpprof_bars_desc d;
@@ -315,7 +315,7 @@ static int plot_fit_check(const char *in, const char *outpath, const char *title
         if (holds && fit == 0) val[2 * n + i] = NAN;
     }
     memset(&d, 0, sizeof d);
-    d.title = title ? title : "largest physical batch that fits: dpprof fit and PyTorch's own tracker (no GPU: dry runs, fake tensors)";
+    d.title = title ? title : "largest physical batch that fits: dpprof fit and the loop on fake tensors";
     d.ylabel = "physical batch (samples)";
     d.horizontal = 1; /* the configurations' names read on the left */
     d.width = 2400;

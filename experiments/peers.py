@@ -8,7 +8,8 @@
     peers.py memory-table DIR [--conf EXPERIMENT.conf] [--tables DIR]
     peers.py table DIR [DIR ...]
     peers.py accountant [--grid full|reduced] [--out FILE.tsv]
-    peers.py draws [--n 48] [--seed S] --out FILE.json
+    peers.py draws [--n 48] [--seed S] [--only ghost|tied|checkpoint|...] [--append] --out FILE.json
+    peers.py draws --conf EXPERIMENT.conf [--part K --parts N] --out FILE.json
     peers.py fit-check [--out FILE.json] [--label TEXT] -- DPPROF_FIT_OPTIONS
     peers.py events -- DPPROF_RUN_OPTIONS
 
@@ -52,18 +53,22 @@ accountant
        value by about 1).
 draws  configurations drawn at random (layers, widths, heads and kv-heads, vocabulary, tied or not, T, batch and
        physical batch, sdpa or eager, LoRA's rank and targets, a frozen or trained head, fp32 or bf16 autocast, under
-       LoRA with the base loaded in bf16 or fp32),
-       each run for two steps of the loop a PyTorch user writes (loss = model(input_ids=x, labels=y).loss under
-       torch.autocast where bf16; loss.backward(); after the
-       physical batches opt.step(); opt.zero_grad(set_to_none=True); Hugging Face's defaults) on fake tensors
-       under PyTorch's MemTracker: one JSON of each draw's `dpprof run --framework pytorch` options and the
-       tracker's peak, which tests/test_frameworks.sh holds dpprof's walk against.
+       LoRA with the base loaded in bf16 or fp32; --only: Opacus's ghost clipping, its hooks with a tied head, Hugging
+       Face's gradient checkpointing), each run for two steps of the loop a PyTorch user writes (loss =
+       model(input_ids=x, labels=y).loss under torch.autocast where bf16; loss.backward(); after the physical batches
+       opt.step(); opt.zero_grad(set_to_none=True); Hugging Face's defaults; Opacus's as its tutorials write it) on
+       fake tensors, twice: under a log of every storage (the program's own peak: no hook installed) and under
+       PyTorch's MemTracker (with the log inside it: what the program holds with the tracker's hooks). One JSON of
+       each draw's `dpprof run --framework` options and the three peaks, which tests/test_frameworks.sh holds dpprof's
+       walk against; --append adds a batch of draws (its seed in meta.batches). --conf: no draws, each shape of an
+       experiment file with each peer's loop (PyTorch sdpa and eager, Opacus's hooks and ghost clipping), resumed
+       where --out has some; --part K --parts N runs every N-th from the K-th.
 fit-check
        `dpprof fit --framework pytorch DPPROF_FIT_OPTIONS`'s answer (or --framework opacus's, given) held against
-       PyTorch's tracker running that framework's loop: the best row's
-       physical batch b and b + 1 each run (two steps, fake tensors, as draws runs them); the tracker's peak plus
-       fit's context must fit the device at b and not at b + 1 (where b + 1 is within the batch). Beside it, fit's
-       answer for dpprof's own engine (vanilla, no checkpointing). Prints one line, exit 1 where it does not hold;
+       that framework's loop: the best row's physical batch b and b + 1 each run (two steps, fake tensors, as draws
+       runs them); the program's own peak plus fit's context must fit the device at b and not at b + 1 (where b + 1
+       is within the batch); MemTracker's peak recorded beside. Beside it, fit's answer for dpprof's own engine (the
+       same algorithm, no checkpointing). Prints one line, exit 1 where it does not hold;
        --out appends the record to a JSON list, which `dpprof plot fit-check` draws.
 events the loop of draws at one configuration (`dpprof run --framework pytorch`'s options), with every storage its
        second step allocates ("+BYTES op shape dtype") and frees ("-BYTES op") printed in order, the phases marked:
@@ -984,6 +989,23 @@ def cmd_memory_sweep(a):
     return 1 if fail else 0
 
 
+PEER_LOOPS = (("pytorch_sdpa", ["--framework", "pytorch"]), ("pytorch_eager", ["--framework", "pytorch", "--attention", "eager"]),
+              ("opacus_persample", ["--framework", "opacus", "--algo", "persample", "--sigma", "1.0"]),
+              ("opacus_ghost", ["--framework", "opacus", "--algo", "ghost", "--sigma", "1.0", "--untied"]))
+
+
+def conf_runs(conf):
+    """(label, dpprof run options) of each shape of an experiment file's axis shape with each peer's loop (Opacus's
+    ghost clipping on an untied head: it refuses a tied one)"""
+    shapes = []
+    for line in open(conf):
+        if line.split("=", 1)[0].split() == ["axis", "shape"]:
+            shapes = [v.split(":", 1) for v in line.split("=", 1)[1].split("|")]
+    if not shapes:
+        die("%s: no axis shape" % conf)
+    return [("%s %s" % (name.strip(), peer), shlex.split(args) + extra) for name, args in shapes for peer, extra in PEER_LOOPS]
+
+
 def conf_shapes(conf):
     """the names of an experiment file's axis shape, in its order"""
     try:
@@ -1018,7 +1040,7 @@ def write_tables(d, tables, conf=None):
     if not ids:
         die("%s: no peer results (EXPERIMENT-SHAPE-RUN.json, RUN one of %s)" % (d, " ".join(PEER_RUNS)))
     rows = reconciliation_rows(d, ids)
-    write_text(os.path.join(d, "reconciliation.md"), reconciliation_md(rows))
+    write_text(os.path.join(d, "reconciliation.md"), reconciliation_md(rows) + users_loops_md(d))
     if tables:
         os.makedirs(tables, exist_ok=True)
         write_text(os.path.join(tables, ids[0].rsplit("-", 2)[0] + "-reconcile-table.tex"), reconciliation_tex(rows))
@@ -1090,6 +1112,48 @@ def reconciliation_md(rows):
     for r in rows:
         vs.update(r["versions"])
     out.append("Versions: " + ", ".join("%s %s" % kv for kv in sorted(vs.items())) + ".")
+    return "\n".join(out) + "\n"
+
+
+def users_loops_md(d, dpprof=None):
+    """the section of reconciliation.md on the loops users write, at the same shapes: DIR/study-shapes.json (peers.py
+    draws --conf: the program's own peak and MemTracker's) beside `dpprof run --framework`'s dry peak of the loop
+    (the binary DPPROF_BIN, ./dpprof); empty where the file or the binary is missing"""
+    path, dpprof = os.path.join(d, "study-shapes.json"), dpprof or os.environ.get("DPPROF_BIN", "./dpprof")
+    if not os.path.exists(path) or not os.path.exists(dpprof):
+        return ""
+    gib = lambda b: "%.2f" % (b / 2**30)
+    out = ["", "## The loops users write, at the same shapes", "",
+           "The harness above keeps the logits in the caller and turns the cache off; the loops users write do neither",
+           "(`loss = model(input_ids=x, labels=y).loss`, Hugging Face's defaults; Opacus's ghost clipping: its criterion on the",
+           "logits the caller holds, an untied head). Each loop's own peak on fake tensors (every storage logged, no hook),",
+           "MemTracker's, and dpprof's walk of the same loop (`dpprof run --framework pytorch|opacus`, dry; docs/frameworks.md):",
+           "every row, LoRA's included, within the 512-byte rounding the CPU leaves out.", "",
+           "| shape | loop | the loop GiB | MemTracker GiB | dpprof --framework GiB | dpprof - the loop, bytes | dpprof's engine GiB |",
+           "|---|---|---:|---:|---:|---:|---:|"]
+    engine = {}
+    for r in json.load(open(path))["draws"]:
+        args = r["args"]
+        p = subprocess.run([dpprof, "run", "--backend", "dry", "--steps", "2", "--timeline", "none", "--quiet", "--out", "-"] + args,
+                           capture_output=True, text=True)
+        walk = json.loads(p.stdout)["breakdown"]["bytes"]["peak"] if p.returncode == 0 else None
+        # dpprof's engine at the same shape and algorithm (the framework's options left out)
+        eng_args, i = [], 0
+        while i < len(args):
+            if args[i] in ("--framework", "--attention"):
+                i += 2
+                continue
+            eng_args.append(args[i])
+            i += 1
+        key = " ".join(eng_args)
+        if key not in engine:
+            p = subprocess.run([dpprof, "run", "--backend", "dry", "--steps", "2", "--timeline", "none", "--quiet", "--out", "-"] + eng_args,
+                               capture_output=True, text=True)
+            engine[key] = json.loads(p.stdout)["breakdown"]["bytes"]["peak"] if p.returncode == 0 else None
+        own = r.get("log_peak_bytes", r["tracker_peak_bytes"])
+        shape, loop = (r.get("label") or "? ?").split(" ", 1)
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (shape, loop, gib(own), gib(r["tracker_peak_bytes"]), gib(walk) if walk else "--",
+                                                          "%+d" % (walk - own) if walk else "--", gib(engine[key]) if engine[key] else "--"))
     return "\n".join(out) + "\n"
 
 
@@ -1393,7 +1457,7 @@ def storage_log(events=None, state=None):
                         log.cur -= n
                         if events is not None:
                             events.append((state["step"], "-%d %s" % (n, name)))
-                weakref.finalize(st, gone)
+                weakref.finalize(st, gone).atexit = False  # nothing to count once the interpreter exits
             return out
     return Log()
 
@@ -1504,9 +1568,20 @@ def cmd_draws(a):
                                      "shape=(n, T)); loss.backward() (make_private's criterion, grad_sample_mode ghost)")
         out["meta"]["loop_checkpoint"] = "model.gradient_checkpointing_enable() (Hugging Face's defaults: non-reentrant) before PEFT, then the loop"
         out["meta"]["batches"].append(batch)
+    if a.conf:  # the study's shapes, not drawn: each with each peer's loop (resumed: those --out has are kept)
+        done = {}
+        if os.path.exists(a.out):
+            done = {r.get("label"): r for r in json.load(open(a.out))["draws"]}
+        out["meta"].update(conf=a.conf, seed=None, n=None)
+        runs = conf_runs(a.conf)
+        out["draws"] = [dict(done[label], id=k) for k, (label, args) in enumerate(runs) if label in done]
+        todo = [(label, args) for k, (label, args) in enumerate(runs) if label not in done and k % a.parts == a.part]
+    else:
+        todo = [(None, draw_args(rng, a.only)) for _ in range(a.n)]
     first = len(out["draws"])
-    for i in range(first, first + a.n):
-        args = draw_args(rng, a.only)
+    for i, (label, args) in enumerate(todo, first):
+        if label:
+            i = [l for l, _ in conf_runs(a.conf)].index(label)
         cfg = dpprof_config(a.dpprof, ["--backend", "dry"] + args, algo_of(args), lora_ok=True)
         t0 = time.time()
         attn = "eager" if "eager" in args else "sdpa"
@@ -1515,6 +1590,9 @@ def cmd_draws(a):
         out["meta"].update(meta)
         out["draws"].append({"id": i, "args": args, "tracker_peak_bytes": peak, "log_peak_bytes": alone, "log_under_tracker_peak_bytes": under,
                              "seconds": round(time.time() - t0, 2)})
+        if label:
+            out["draws"][-1]["label"] = label
+            write_text(a.out, json.dumps(out, indent=1) + "\n")  # a long run's results are kept as they come
         print("draw %2d  %-10.2f MiB  %s" % (i, peak / 2**20, " ".join(args)), flush=True)
     write_text(a.out, json.dumps(out, indent=1) + "\n")
     return 0
@@ -1637,6 +1715,9 @@ def main():
                    help="draw this framework only (ghost: Opacus's ghost clipping; tied: Opacus's hooks with a tied head; checkpoint: PyTorch's "
                         "loop with gradient checkpointing)")
     d.add_argument("--append", action="store_true", help="add the draws to --out's, which are kept")
+    d.add_argument("--conf", help="no draws: each shape of this experiment file's axis shape, with each peer's loop")
+    d.add_argument("--part", type=int, default=0, help="with --conf: run the loops K, K + N, ... (K of --parts N; each part to its own --out)")
+    d.add_argument("--parts", type=int, default=1)
     d.add_argument("--seed", type=int, default=20261206)
     d.add_argument("--out", required=True)
     d.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))

@@ -832,11 +832,13 @@ static void check_framework_pytorch(void) {
         }
         for (i = 0; i < dpprof_session_param_count(s); i++) {
             const dpprof_param *pp = dpprof_session_param(s, i);
-            const char *want = !pp->trainable ? "frozen" : (variant < 9 || variant == 13 || variant == 14 ? "summed (non-private)" : variant == 15 ? "per-sample gradient materialised" : (variant < 11 || pp->module == DPPROF_MOD_NORM ? "per-sample gradient materialised" : (pp->module == DPPROF_MOD_EMBEDDING ? "per-token gradients summed per sample" : "gram T x T materialised")));
+            const char *want = !pp->trainable ? "frozen" : (variant < 9 || variant == 13 || variant == 14 ? "summed (non-private)" : variant == 15 ? "per-sample gradient materialised"
+                                                                                                                                                   : (variant < 11 || pp->module == DPPROF_MOD_NORM ? "per-sample gradient materialised" : (pp->module == DPPROF_MOD_EMBEDDING ? "per-token gradients summed per sample" : "gram T x T materialised")));
             if (strcmp(dpprof_session_param_method(s, i), want)) break;
         }
         CHECK(i == dpprof_session_param_count(s), "%s: every tensor's method is %s, or frozen", name,
-              variant < 9 || variant == 13 || variant == 14 ? "the summed gradient" : variant == 15 ? "the per-sample gradient" : (variant < 11 ? "the per-sample gradient" : "the T x T Gram (the norms: per-sample gradients; the embedding: per-token gradients summed)"));
+              variant < 9 || variant == 13 || variant == 14 ? "the summed gradient" : variant == 15 ? "the per-sample gradient"
+                                                                                                    : (variant < 11 ? "the per-sample gradient" : "the T x T Gram (the norms: per-sample gradients; the embedding: per-token gradients summed)"));
         if (variant < 2) peak[variant] = p->peak_bytes;
         dpprof_session_destroy(s);
     }
