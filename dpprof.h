@@ -8814,46 +8814,40 @@ static void dpprof__fw_layer_bwd(dpprof_session *s, dpprof__fw_layer *ly, int l,
     t = -1;
     dpprof__fw_linear_bwd(s, &ly->o, gb, P + 4, N, &t);
     if (!ly->rgatt) return;
-    if (s->cfg.attention == DPPROF_ATTENTION_SDPA && s->fw.gc) { /* with the mask: the gradients of q and of the repeated k
-                                                                   and v, what it saved released, the repeats summed */
-        const int rep = h->NH != h->NKV;
+    if (s->cfg.attention == DPPROF_ATTENTION_SDPA) { /* the three gradients made, those not needed dropped at once; with
+                                                      the mask (gradient checkpointing) those of the repeated k and v, and
+                                                      the repeats summed */
+        const int mask = s->fw.gc, rep = mask && h->NH != h->NKV;
+        const int64_t nkv = mask ? nq : nk;
         dq = DPPROF__FN(nq, ea);
-        dk = DPPROF__FN(nq, ea);
-        dv = DPPROF__FN(nq, ea);
+        dk = DPPROF__FN(nkv, ea);
+        dv = DPPROF__FN(nkv, ea);
         if (!ly->q.rgy) dpprof__fw_drop(s, dq), dq = -1;
         if (!ly->k.rgy) dpprof__fw_drop(s, dk), dk = -1;
         if (!ly->v.rgy) dpprof__fw_drop(s, dv), dv = -1;
-        dpprof__fw_drop(s, ly->out);
-        dpprof__fw_drop(s, ly->lse);
-        dpprof__fw_drop(s, ly->ks);
-        dpprof__fw_drop(s, ly->qs);
-        dpprof__fw_drop(s, ly->vr);
-        dpprof__fw_drop(s, ly->wm);
-        dpprof__fw_drop(s, t);
+        if (mask) { /* what it saved released, then the incoming gradient */
+            dpprof__fw_drop(s, ly->out);
+            dpprof__fw_drop(s, ly->lse);
+            dpprof__fw_drop(s, ly->ks);
+            dpprof__fw_drop(s, ly->qs);
+            dpprof__fw_drop(s, ly->vr);
+            dpprof__fw_drop(s, ly->wm);
+            dpprof__fw_drop(s, t);
+        } else {
+            dpprof__fw_drop(s, t);
+            dpprof__fw_drop(s, ly->ks);
+            dpprof__fw_drop(s, ly->qs);
+            dpprof__fw_drop(s, ly->vc);
+            dpprof__fw_drop(s, ly->lse);
+            dpprof__fw_drop(s, ly->out);
+        }
         if (ac) { /* the casts' backward to fp32: q's, then k's */
             dpprof__fw_remake(s, &dq, nq, 4);
-            dpprof__fw_remake(s, &dk, nq, 4);
+            dpprof__fw_remake(s, &dk, nkv, 4);
         }
         if (rep) { /* repeat_kv: the repeats summed, v's (the later made) first */
             dpprof__fw_remake(s, &dv, nk, ea);
             dpprof__fw_remake(s, &dk, nk, ac ? 4 : ea);
-        }
-    } else if (s->cfg.attention == DPPROF_ATTENTION_SDPA) { /* the three gradients made, those not needed dropped at once */
-        dq = DPPROF__FN(nq, ea);
-        dk = DPPROF__FN(nk, ea);
-        dv = DPPROF__FN(nk, ea);
-        if (!ly->q.rgy) dpprof__fw_drop(s, dq), dq = -1;
-        if (!ly->k.rgy) dpprof__fw_drop(s, dk), dk = -1;
-        if (!ly->v.rgy) dpprof__fw_drop(s, dv), dv = -1;
-        dpprof__fw_drop(s, t);
-        dpprof__fw_drop(s, ly->ks);
-        dpprof__fw_drop(s, ly->qs);
-        dpprof__fw_drop(s, ly->vc);
-        dpprof__fw_drop(s, ly->lse);
-        dpprof__fw_drop(s, ly->out);
-        if (ac) { /* the casts' backward to fp32: q's, then k's */
-            dpprof__fw_remake(s, &dq, nq, 4);
-            dpprof__fw_remake(s, &dk, nk, 4);
         }
     } else {
         const int64_t tt = (int64_t)n * h->NH * T * T;
