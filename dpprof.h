@@ -5489,9 +5489,7 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
         if (op && c.algo != DPPROF_ALGO_PERSAMPLE && c.algo != DPPROF_ALGO_GHOST)
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = opacus is Opacus's grad_sample_mode hooks (algo persample) or ghost (algo ghost)", dpprof_algo_name(c.algo));
         if (c.task == DPPROF_TASK_CLS) no = "config.task = cls (LlamaForSequenceClassification)";
-        else if (op && c.dtype == DPPROF_DTYPE_BF16) no = "config.dtype = bf16 under Opacus";
         else if (op && s.tied && c.algo == DPPROF_ALGO_GHOST) no = "a tied head under Opacus's ghost clipping (Opacus refuses it: \"Parameter tying is not supported\")";
-        else if (op && c.poisson) no = "config.poisson under Opacus (its Poisson batches vary in size: the walk takes fixed physical batches)";
         else if (op && c.train_head == DPPROF_SWITCH_OFF) no = "config.train_head = off under Opacus";
         else if (c.dtype == DPPROF_DTYPE_BF16 && c.lora_rank && c.frozen_masters != DPPROF_SWITCH_ON && c.train_head == DPPROF_SWITCH_ON)
             no = "config.train_head = on with a base in bf16 (PEFT's modules_to_save trains a bf16 copy of the head)";
@@ -5626,6 +5624,7 @@ typedef struct dpprof__data {
 typedef struct dpprof__run {
     int steps_done, adam_t;
     double *step_loss, *step_ms; /* (cap_steps) */
+    int *step_n;                 /* (cap_steps) each step's logical batch (a Poisson draw's size) */
     size_t cap_steps;
 } dpprof__run;
 
@@ -7909,6 +7908,7 @@ static void dpprof__optimizer(dpprof_session *s, int noise_step) {
 /* the sample ids of logical step `step`: a fixed batch, or poisson sampling (each of the dataset's
    N examples with probability q = B/N, from the counter-based generator) */
 #define DPPROF__STREAM_POISSON (UINT64_C(3) << 40)
+static int dpprof__poisson_draw(dpprof_session *s, int step, int *ids, int *n);
 static int dpprof__sample_batch(dpprof_session *s, int step) {
     int i;
     s->dps.batch_n = 0;
@@ -7922,6 +7922,13 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
         if (s->dist.rank) memmove(s->dps.batch_ids, s->dps.batch_ids + (size_t)s->dist.rank * (size_t)s->dps.batch_n, sizeof(int) * (size_t)s->dps.batch_n);
         return DPPROF_OK;
     }
+    return dpprof__poisson_draw(s, step, s->dps.batch_ids, &s->dps.batch_n);
+}
+
+/* step's Poisson draw: each of the dataset's samples in with probability batch / dataset_size, from the noise's key;
+   their ids into ids (NULL: counted only), their count into *n */
+static int dpprof__poisson_draw(dpprof_session *s, int step, int *ids, int *n) {
+    *n = 0;
     {
         const double q = (double)s->cfg.batch / (double)s->cfg.dataset_size;
         long long j;
@@ -7941,9 +7948,10 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
                 u = r.v[0];
             }
             if (((double)u + 0.5) * (1.0 / 4294967296.0) < q) {
-                if (s->dps.batch_n >= s->cfg.batch * 4 + 64) /* far above any plausible draw: refuse to grow without bound */
-                    return dpprof__fail(DPPROF_ERR_OVERFLOW, "poisson sampling drew more than %d samples at step %d", s->dps.batch_n, step);
-                s->dps.batch_ids[s->dps.batch_n++] = (int)j;
+                if (*n >= s->cfg.batch * 4 + 64) /* far above any plausible draw: refuse to grow without bound */
+                    return dpprof__fail(DPPROF_ERR_OVERFLOW, "poisson sampling drew more than %d samples at step %d", *n, step);
+                if (ids) ids[*n] = (int)j;
+                ++*n;
             }
         }
     }
@@ -8372,25 +8380,35 @@ static int dpprof__fw_lora(const dpprof_session *s, int p) {
 }
 /* parameter p is stored in bf16: a frozen weight of a base loaded in bf16 (torch_dtype) */
 static int dpprof__fw_w16(const dpprof_session *s, int p) { return s->fw.base16 && !s->model.params[p].trainable; }
+/* Opacus's grad_sample of parameter p is bf16: a linear layer's (the head's too) under bf16 autocast; a norm's and
+   the embedding's are fp32 */
+static int dpprof__fw_gs16(const dpprof_session *s, int p) {
+    return s->cfg.dtype == DPPROF_DTYPE_BF16 && (p == s->model.p_head || (p != s->model.p_emb && s->model.params[p].rows > 1));
+}
 /* Opacus's hook of a linear layer (GradSampleModule): the output's gradient times the batch size (loss_reduction
    mean), the per-sample gradient (an einsum: n x OC x IC), a zeroed grad_sample it is added into (kept to the
    optimizer's zero_grad); then the input and the output's gradient it held go. Ghost clipping's instead: the two
    T x T Grams of each sample (the output gradient's, the input's), their inner product, its square root the norm.
-   With the hooks off (ghost's second backward) it only lets the output's gradient go */
-static void dpprof__fw_opacus_linear_hook(dpprof_session *s, int g, int hx, int p, int64_t N) {
+   With the hooks off (ghost's second backward) it only lets the output's gradient go. Under bf16 autocast the
+   output's gradient is bf16: the input is cast to it (where it is fp32, xb = 0) and the per-sample gradient and
+   grad_sample are bf16 */
+static void dpprof__fw_opacus_linear_hook(dpprof_session *s, int g, int hx, int xb, int p, int64_t N) {
     const dpprof_param *pp = &s->model.params[p];
     const int64_t n = s->fw.n, per = n * pp->rows * pp->cols, tt = N / n * (N / n);
-    int bp, gs;
+    const int e = s->cfg.dtype == DPPROF_DTYPE_BF16 ? 2 : 4;
+    int bp, gs, xc = -1;
     if (s->fw.pass == 2) {
         dpprof__fw_drop(s, g);
         return;
     }
-    bp = DPPROF__FN(N * pp->rows, 4);
+    bp = DPPROF__FN(N * pp->rows, e);
+    if (e == 2 && !xb) xc = DPPROF__FN(N * pp->cols, 2);
     if (s->fw.ghost) {
-        const int gg = dpprof__fw_new(s, n * tt, 4, DPPROF_CAT_TEMP_MATRICES, pp->module), aa = dpprof__fw_new(s, n * tt, 4, DPPROF_CAT_TEMP_MATRICES, pp->module);
-        const int ga = DPPROF__FN(n, 4), cl = DPPROF__FN(n, 4);
+        const int gg = dpprof__fw_new(s, n * tt, e, DPPROF_CAT_TEMP_MATRICES, pp->module), aa = dpprof__fw_new(s, n * tt, e, DPPROF_CAT_TEMP_MATRICES, pp->module);
+        const int ga = DPPROF__FN(n, e), cl = DPPROF__FN(n, e);
         dpprof__fw_drop(s, ga);
-        gs = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, pp->module);
+        gs = dpprof__fw_new(s, n, e, DPPROF_CAT_NORM_SAMPLES, pp->module);
+        dpprof__fw_drop(s, xc);
         dpprof__fw_drop(s, gg);
         dpprof__fw_drop(s, aa);
         dpprof__fw_drop(s, cl);
@@ -8400,8 +8418,9 @@ static void dpprof__fw_opacus_linear_hook(dpprof_session *s, int g, int hx, int 
         dpprof__fw_drop(s, g);
         return;
     }
-    gs = DPPROF__FN(per, 4);
-    s->fw.gs[p] = dpprof__fw_new(s, per, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, pp->module);
+    gs = DPPROF__FN(per, e);
+    dpprof__fw_drop(s, xc);
+    s->fw.gs[p] = dpprof__fw_new(s, per, e, DPPROF_CAT_PER_SAMPLE_GRADIENTS, pp->module);
     dpprof__fw_drop(s, bp);
     dpprof__fw_unref(s, hx);
     dpprof__fw_drop(s, gs);
@@ -8443,14 +8462,19 @@ static void dpprof__fw_mm_bwd(dpprof_session *s, int g, int xs, int ws, int hx, 
     int dwb = -1, t;
     if (hx >= 0 && !rgx) { /* Opacus, a module whose input needs no gradient: its hook runs on the output's gradient, first */
         dpprof__fw_ref(s, g);
-        dpprof__fw_opacus_linear_hook(s, g, hx, p, N);
-        dpprof__fw_dw(s, p);
+        dpprof__fw_opacus_linear_hook(s, g, hx, xb, p, N);
+        if (wcast) dwb = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 2, DPPROF_CAT_GRADIENTS, pp->module);
+        else dpprof__fw_dw(s, p);
         dpprof__fw_drop(s, g);
         dpprof__fw_drop(s, xs);
+        if (dwb >= 0) { /* the weight's cast's backward: AccumulateGrad's fp32 */
+            dpprof__fw_dw(s, p);
+            dpprof__fw_drop(s, dwb);
+        }
         dpprof__fw_done(s);
         return;
     }
-    if (hx >= 0) {            /* Opacus: the module's grad_sample in its full backward hook, after its own gradients
+    if (hx >= 0 && !ac) {     /* Opacus: the module's grad_sample in its full backward hook, after its own gradients
                                  (AccumulateGrad first) */
         dpprof__fw_ref(s, g); /* the hook holds the output's gradient */
         if (pp->trainable) dpprof__fw_dw(s, p);
@@ -8458,10 +8482,12 @@ static void dpprof__fw_mm_bwd(dpprof_session *s, int g, int xs, int ws, int hx, 
         dpprof__fw_drop(s, g);
         dpprof__fw_drop(s, xs);
         dpprof__fw_done(s);
-        dpprof__fw_opacus_linear_hook(s, g, hx, p, N);
+        dpprof__fw_opacus_linear_hook(s, g, hx, xb, p, N);
         if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, 4);
         return;
     }
+    if (hx >= 0) dpprof__fw_ref(s, g); /* Opacus under autocast: the hook holds the output's gradient; the node and
+                                          the casts' backwards run first, the hook at the input's */
     if (pp->trainable && !wcast) dpprof__fw_dw(s, p);
     else if (pp->trainable) dwb = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 2, DPPROF_CAT_GRADIENTS, pp->module);
     t = rgx ? DPPROF__FN(N * pp->cols, ac ? 2 : 4) : -1;
@@ -8471,12 +8497,15 @@ static void dpprof__fw_mm_bwd(dpprof_session *s, int g, int xs, int ws, int hx, 
         dpprof__fw_drop(s, t);
         t = t32;
     }
-    if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, ac && xb ? 2 : 4); /* the outputs routed */
+    if (t >= 0 && hx < 0) dpprof__fw_acc(s, gx, t, N * pp->cols, ac && xb ? 2 : 4); /* the outputs routed */
     if (dwb >= 0) {
         dpprof__fw_dw(s, p);
         dpprof__fw_drop(s, dwb);
     }
     dpprof__fw_done(s); /* AccumulateGrad runs */
+    if (hx < 0) return;
+    dpprof__fw_opacus_linear_hook(s, g, hx, xb, p, N);
+    if (t >= 0) dpprof__fw_acc(s, gx, t, N * pp->cols, xb ? 2 : 4);
 }
 /* nn.Linear on x, and PEFT's result + lora_B(lora_A(x)) * scaling where p has an adapter (the adapters fp32: a
    bf16 x copied to fp32 first); returns the output */
@@ -8983,20 +9012,21 @@ static void dpprof__fw_model_bwd(dpprof_session *s, dpprof__fw_lin *head, dpprof
 }
 
 /* Opacus's clip factors from k norms per sample: their stack, its norm per sample (*nrm; replace: the one it held
-   goes, as the module's per_sample_gradient_norms is replaced), C / (norm + 1e-6) clamped at 1; returns them */
-static int dpprof__fw_clip_factors(dpprof_session *s, int k, int64_t n, int *nrm, int replace) {
+   goes, as the module's per_sample_gradient_norms is replaced), C / (norm + 1e-6) clamped at 1, in e-byte floats
+   (bf16 where every norm is: the stack's type); returns them */
+static int dpprof__fw_clip_factors(dpprof_session *s, int k, int64_t n, int *nrm, int replace, int e) {
     int st, a, rc, m, cf;
-    st = dpprof__fw_new(s, n * k, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
-    a = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    st = dpprof__fw_new(s, n * k, e, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    a = dpprof__fw_new(s, n, e, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
     dpprof__fw_drop(s, st);
     if (replace) dpprof__fw_unref(s, *nrm);
     *nrm = a;
-    a = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
-    rc = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
-    m = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    a = dpprof__fw_new(s, n, e, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    rc = dpprof__fw_new(s, n, e, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    m = dpprof__fw_new(s, n, e, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
     dpprof__fw_drop(s, rc);
     dpprof__fw_drop(s, a);
-    cf = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+    cf = dpprof__fw_new(s, n, e, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
     dpprof__fw_drop(s, m);
     return cf;
 }
@@ -9007,9 +9037,27 @@ static int dpprof__fw_clip_factors(dpprof_session *s, int k, int64_t n, int *nrm
    (make_private's criterion: cross-entropy per token, averaged per sample), the logits kept by the caller to the next
    physical batch. loss.backward() is two: the mean loss's with the hooks on and the graph retained (each module's
    per-sample norms), the clip factors, then the clipped loss's with the hooks off */
+/* autocast exits: its cache of the weights' bf16 copies goes (what a node saved stays with the node) */
+static void dpprof__fw_autocast_exit(dpprof_session *s) {
+    int l;
+    for (l = 0; l < s->model.n_params; l++) {
+        dpprof__fw_drop(s, s->fw.wcast[l]);
+        s->fw.wcast[l] = -1;
+    }
+}
+/* the gradient of the logits from log_softmax's (a, n elements): under autocast its fp32 copy's backward casts it to
+   the bf16 logits' */
+static int dpprof__fw_logits_grad(dpprof_session *s, int a, int64_t n) {
+    int g;
+    if (s->cfg.dtype != DPPROF_DTYPE_BF16) return a;
+    g = DPPROF__FN(n, 2);
+    dpprof__fw_drop(s, a);
+    return g;
+}
 static void dpprof__fw_ghost(dpprof_session *s, int step, int n, dpprof__fw_lin *head, dpprof__fw_norm *nf, int yf, int logits, int rg) {
     const int64_t N = (int64_t)n * s->cfg.seq, V = s->sh.V;
-    int l, ls, tok, tw, mk, ms, nv, s1, lps, rl, seed, a, b, c, g, cf, sl, s2, k = 0;
+    const int ac = s->cfg.dtype == DPPROF_DTYPE_BF16;
+    int l, lf, ls, tok, tw, mk, ms, nv, s1, lps, rl, seed, a, b, c, g, cf, sl, s2, k = 0, e = 2;
     /* the model's output goes once its logits are taken (the hidden state, the cache's k and v); then the last
        physical batch's logits, whose name the new ones take */
     dpprof__fw_drop(s, yf);
@@ -9021,9 +9069,11 @@ static void dpprof__fw_ghost(dpprof_session *s, int step, int n, dpprof__fw_lin 
     s->fw.logits = logits;
     /* cross-entropy with reduction none (log_softmax, nll_loss: per token, its total weight); the tokens counted per
        sample (labels != ignore_index), the loss summed per sample and divided (that saves the counts) */
+    lf = ac ? DPPROF__FN(N * V, 4) : -1; /* autocast's fp32 copy of the bf16 logits */
     ls = DPPROF__FN(N * V, 4);
     tok = DPPROF__FN(N, 4);
     tw = DPPROF__FN(1, 4);
+    dpprof__fw_drop(s, lf);
     mk = DPPROF__FN(N, 1);
     ms = DPPROF__FN(n, 8);
     nv = DPPROF__FN(n, 8);
@@ -9035,6 +9085,7 @@ static void dpprof__fw_ghost(dpprof_session *s, int step, int n, dpprof__fw_lin 
     dpprof__fw_drop(s, mk);
     dpprof__fw_drop(s, s->fw.lps); /* the last loss, whose name the new one takes */
     s->fw.lps = lps;
+    dpprof__fw_autocast_exit(s);
     /* the first backward, of the mean loss: the graph retained, the hooks' norms */
     if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_BACKWARD, step)) != DPPROF_OK) return;
     s->fw.pass = 1;
@@ -9050,14 +9101,15 @@ static void dpprof__fw_ghost(dpprof_session *s, int step, int n, dpprof__fw_lin 
     dpprof__fw_drop(s, c);
     a = DPPROF__FN(N * V, 4);
     dpprof__fw_drop(s, g);
-    dpprof__fw_model_bwd(s, head, nf, a, rg, n);
+    dpprof__fw_model_bwd(s, head, nf, dpprof__fw_logits_grad(s, a, N * V), rg, n);
     dpprof__fw_drop(s, seed);
     dpprof__fw_retain(s, 0);
     /* the clip factors: the norms' stack, its norm per sample (kept by the module), C / (norm + 1e-6) clamped at 1;
        the clipped loss, its sum */
     if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_NORMS, step)) != DPPROF_OK) return;
-    for (l = 0; l < s->model.n_params; l++) k += s->model.params[l].trainable;
-    cf = dpprof__fw_clip_factors(s, k, n, &s->fw.psn, 1);
+    for (l = 0; l < s->model.n_params; l++)
+        if (s->model.params[l].trainable) k++, e = dpprof__fw_gs16(s, l) ? e : 4; /* bf16 where every norm is */
+    cf = dpprof__fw_clip_factors(s, k, n, &s->fw.psn, 1, e);
     sl = DPPROF__FN(n, 4);
     s2 = DPPROF__FN(1, 4);
     seed = DPPROF__FN(1, 4);
@@ -9076,7 +9128,7 @@ static void dpprof__fw_ghost(dpprof_session *s, int step, int n, dpprof__fw_lin 
     a = DPPROF__FN(N * V, 4);
     dpprof__fw_drop(s, g);
     dpprof__fw_drop(s, ls);
-    dpprof__fw_model_bwd(s, head, nf, a, rg, n);
+    dpprof__fw_model_bwd(s, head, nf, dpprof__fw_logits_grad(s, a, N * V), rg, n);
     s->fw.pass = 0;
     dpprof__fw_drop(s, seed); /* backward()'s names go */
     dpprof__fw_drop(s, rl);
@@ -9273,10 +9325,7 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     s->fw.leafgrad = s->fw.nleaf = -1;
     dpprof__fw_drop(s, s->fw.lps);
     s->fw.lps = loss;
-    for (l = 0; l < s->model.n_params; l++) { /* autocast exits: its cache of the weights' bf16 copies goes */
-        dpprof__fw_drop(s, s->fw.wcast[l]);
-        s->fw.wcast[l] = -1;
-    }
+    dpprof__fw_autocast_exit(s);
     if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_BACKWARD, step)) != DPPROF_OK) return;
     ones = DPPROF__FN(1, 4);
     g = DPPROF__FN(N * V, 4); /* nll_loss */
@@ -9285,12 +9334,7 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
     a = DPPROF__FN(N * V, 4); /* log_softmax */
     dpprof__fw_drop(s, g);
     dpprof__fw_drop(s, ls);
-    if (ac) { /* logits.float()'s backward: the gradient cast to bf16 */
-        g = DPPROF__FN(N * V, 2);
-        dpprof__fw_drop(s, a);
-        a = g;
-    }
-    dpprof__fw_model_bwd(s, &head, &nf, a, rg, n);
+    dpprof__fw_model_bwd(s, &head, &nf, dpprof__fw_logits_grad(s, a, N * V), rg, n); /* logits.float()'s backward */
     dpprof__fw_drop(s, ones);
 }
 
@@ -9326,7 +9370,7 @@ static void dpprof__fw_opacus_step(dpprof_session *s, int step, int last) {
     dpprof__fw *w = &s->fw;
     const int np = s->model.n_params;
     const int64_t n = w->n;
-    int k, nk = 0, *nr = w->tmp, psn = -1, cf, t = -1, accumulate = 0, z, nz, prev = -1, g2;
+    int k, nk = 0, *nr = w->tmp, psn = -1, cf, t = -1, accumulate = 0, z, nz, prev = -1, g2, c32 = -1, cf32 = -1, ecf = 2;
     if ((w->rc = dpprof__phase(s, DPPROF_PHASE_CLIP_ACCUMULATE, step)) != DPPROF_OK) return;
     if (w->ghost) { /* DPOptimizerFastGradientClipping: .grad is the clipped sum already; summed_grad its copy, or added into */
         for (k = 0; k < np; k++) {
@@ -9337,13 +9381,24 @@ static void dpprof__fw_opacus_step(dpprof_session *s, int step, int last) {
         goto noise;
     }
     for (k = 0; k < np; k++)
-        if (w->gs[w->order[k]] >= 0) nr[nk++] = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
-    cf = dpprof__fw_clip_factors(s, nk, n, &psn, 0);
+        if (w->gs[w->order[k]] >= 0) {
+            nr[nk++] = dpprof__fw_new(s, n, dpprof__fw_gs16(s, w->order[k]) ? 2 : 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+            ecf = dpprof__fw_gs16(s, w->order[k]) ? ecf : 4;
+        }
+    cf = dpprof__fw_clip_factors(s, nk, n, &psn, 0, ecf);
     for (k = 0; k < np; k++) accumulate |= w->sg[w->order[k]] >= 0;
-    for (k = 0; k < np; k++) { /* the clipped sum, an einsum each: kept, or added into the kept one */
+    for (k = 0; k < np; k++) { /* the clipped sum, an einsum each: kept, or added into the kept one; a bf16 grad_sample
+                                  cast to the parameter's fp32 first (the cast held to the next parameter's) */
         const int p = w->order[k];
         const dpprof_param *pp = &s->model.params[p];
         if (w->gs[p] < 0) continue;
+        dpprof__fw_drop(s, c32);
+        c32 = dpprof__fw_gs16(s, p) ? dpprof__fw_new(s, n * pp->rows * pp->cols, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, pp->module) : -1;
+        if (ecf == 2) { /* bf16 clip factors: clip_factor_on_device, their fp32 copy, each parameter's */
+            const int u = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+            dpprof__fw_drop(s, cf32);
+            cf32 = u;
+        }
         if (!accumulate) w->sg[p] = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);
         else {
             const int u = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);
@@ -9351,9 +9406,11 @@ static void dpprof__fw_opacus_step(dpprof_session *s, int step, int last) {
             t = u;
         }
     }
+    if (ecf == 2) dpprof__fw_drop(s, cf); /* the frame's locals go in order: the clip factors first where no copy aliases them */
     for (k = 0; k < nk; k++) dpprof__fw_drop(s, nr[k]);
     dpprof__fw_drop(s, psn);
-    dpprof__fw_drop(s, cf);
+    dpprof__fw_drop(s, c32);
+    dpprof__fw_drop(s, ecf == 2 ? cf32 : cf);
     dpprof__fw_drop(s, t);
 noise:
     if (!last) { /* a skipped step's zero_grad: the summed_grads stay */
@@ -9388,6 +9445,7 @@ noise:
 
 /* the framework's session: the parameters (a fresh accountant: build_model made the shapes alone) and the walk's
    tables */
+static int dpprof__noise_key(dpprof_session *s);
 static int dpprof__fw_setup(dpprof_session *s) {
     dpprof__fw *w = &s->fw;
     const int np = s->model.n_params;
@@ -9431,7 +9489,8 @@ static int dpprof__fw_setup(dpprof_session *s) {
     w->ghost = w->opacus && s->cfg.algo == DPPROF_ALGO_GHOST;
     w->gc = s->cfg.checkpoint == DPPROF_CHECKPOINT_LAYERS;
     w->relayer = w->frame = w->mask = w->leaf = w->leafgrad = w->nleaf = -1;
-    s->dps.dp = w->opacus; /* Opacus's DP-SGD: the result's privacy is its noise's */
+    s->dps.dp = w->opacus;                                              /* Opacus's DP-SGD: the result's privacy is its noise's */
+    if (w->opacus && s->cfg.poisson) DPPROF__TRY(dpprof__noise_key(s)); /* the Poisson draws' key */
     w->cos = w->sin = w->tied = w->ids = w->labels = w->logits = w->lps = w->psn = -1;
     w->base16 = s->cfg.dtype == DPPROF_DTYPE_BF16 && s->cfg.lora_rank && s->cfg.frozen_masters != DPPROF_SWITCH_ON;
     DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_MODEL_LOADED, -1));
@@ -9450,19 +9509,46 @@ static int dpprof__fw_setup(dpprof_session *s) {
     return rc;
 }
 
+/* the per-step tables (loss, time, logical batch) to hold step */
+static int dpprof__grow_steps(dpprof_session *s, int step) {
+    size_t cap;
+    if (dpprof__grow((void **)&s->run.step_loss, &s->run.cap_steps, (size_t)step + 1, sizeof(double)) != 0)
+        return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the loss table");
+    cap = s->run.cap_steps;
+    s->run.step_ms = (double *)DPPROF_REALLOC(s->run.step_ms, sizeof(double) * cap);
+    s->run.step_n = (int *)DPPROF_REALLOC(s->run.step_n, sizeof(int) * cap);
+    if (!s->run.step_ms || !s->run.step_n) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the step tables");
+    return DPPROF_OK;
+}
+
 /* one step of the framework's loop: its physical batches (gradient accumulation), the optimizer */
 static int dpprof__fw_step(dpprof_session *s) {
     const int step = s->run.steps_done, b = s->cfg.physical_batch;
     int first;
-    if (dpprof__grow((void **)&s->run.step_loss, &s->run.cap_steps, (size_t)step + 1, sizeof(double)) != 0)
-        return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the loss table");
-    s->run.step_ms = (double *)DPPROF_REALLOC(s->run.step_ms, sizeof(double) * (size_t)s->run.cap_steps);
-    if (!s->run.step_ms) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the time table");
-    for (first = 0; first < s->cfg.batch && s->fw.rc == DPPROF_OK; first += b) {
-        s->fw.n = s->cfg.batch - first < b ? s->cfg.batch - first : b;
-        dpprof__fw_physical(s, step, s->fw.n);
-        if (s->fw.opacus && s->fw.rc == DPPROF_OK) dpprof__fw_opacus_step(s, step, first + b >= s->cfg.batch);
-    }
+    DPPROF__TRY(dpprof__grow_steps(s, step));
+    s->run.step_n[step] = s->cfg.batch;
+    if (s->fw.opacus) { /* BatchMemoryManager's physical batches: the logical batch (a Poisson draw under config.poisson)
+                           split as np.array_split splits it, into k = ceil(L / b) parts, the first L mod k of them one
+                           sample larger */
+        int L = s->cfg.batch, k, j;
+        if (s->cfg.poisson && (s->fw.rc = dpprof__poisson_draw(s, step, NULL, &L)) != DPPROF_OK) return s->fw.rc;
+        if (!L)
+            return s->fw.rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED,
+                                           "config.poisson drew an empty batch at step %d (a sample rate of %g): Opacus runs it as a batch of 0 samples, which Hugging Face's LlamaForCausalLM "
+                                           "cannot run (its attention's view of 0 elements fails), so the loop stops there; a larger config.batch (or another config.seed) draws none",
+                                           step, (double)s->cfg.batch / (double)s->cfg.dataset_size);
+        s->run.step_n[step] = L;
+        k = (L + b - 1) / b;
+        for (j = 0; j < k && s->fw.rc == DPPROF_OK; j++) {
+            s->fw.n = L / k + (j < L % k);
+            dpprof__fw_physical(s, step, s->fw.n);
+            if (s->fw.rc == DPPROF_OK) dpprof__fw_opacus_step(s, step, j == k - 1);
+        }
+    } else /* the loop's gradient accumulation: physical batches of b, the last the rest */
+        for (first = 0; first < s->cfg.batch && s->fw.rc == DPPROF_OK; first += b) {
+            s->fw.n = s->cfg.batch - first < b ? s->cfg.batch - first : b;
+            dpprof__fw_physical(s, step, s->fw.n);
+        }
     if (s->fw.rc == DPPROF_OK && !s->fw.opacus) dpprof__fw_optimizer(s, step);
     dpprof__phase_end(s);
     if (s->fw.rc != DPPROF_OK) return s->fw.rc;
@@ -9497,14 +9583,11 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         tp0 = dpprof_prof_now_ms(&s->prof);
     }
 #endif
-    if (dpprof__grow((void **)&s->run.step_loss, &s->run.cap_steps, (size_t)step + 1, sizeof(double)) != 0)
-        return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the loss table");
-    s->run.step_ms = (double *)DPPROF_REALLOC(s->run.step_ms, sizeof(double) * (size_t)s->run.cap_steps);
-    if (!s->run.step_ms) return dpprof__fail(DPPROF_ERR_OOM, "cannot grow the time table");
+    DPPROF__TRY(dpprof__grow_steps(s, step));
     /* op times in the warm-up steps, but not in the counters step when there is another warm-up step */
     s->obs.mark_ops = s->cfg.trace_ops || (s->cfg.op_times && step < s->cfg.warmup && !(s->cfg.dram && step == 0 && s->cfg.warmup >= 2)) || s->gpu.counting == 2;
     DPPROF__TRY(dpprof__sample_batch(s, step));
-    nsamp = s->dps.batch_n;
+    nsamp = s->run.step_n[step] = s->dps.batch_n;
     memset(s->dist.bytes, 0, sizeof s->dist.bytes);
     for (first = 0; first < s->dps.batch_n && rc == DPPROF_OK; first += b) {
         int n = s->dps.batch_n - first < b ? s->dps.batch_n - first : b;
@@ -10446,6 +10529,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
     DPPROF_FREE(s->data.line_label);
     DPPROF_FREE(s->run.step_loss);
     DPPROF_FREE(s->run.step_ms);
+    DPPROF_FREE(s->run.step_n);
     DPPROF_FREE(s->plan.tensor);
     DPPROF_FREE(s->dps.h_rown);
     DPPROF_FREE(s->dps.psg);
@@ -10928,7 +11012,14 @@ static void dpprof__write_privacy(const dpprof_session *s, FILE *f) {
     dpprof__jnum(f, r.q);
     fprintf(f, ", \"steps\": %d, \"best_order\": ", s->run.steps_done);
     dpprof__jnum(f, r.accountant == DPPROF_ACCOUNTANT_PLD ? NAN : r.best_order); /* an rdp order where rdp's epsilon is the one reported */
-    fprintf(f, ", \"clipping\": \"%s\", \"poisson\": %s, \"note\": ", c->per_layer_clipping ? "per-layer" : "flat", c->poisson ? "true" : "false");
+    fprintf(f, ", \"clipping\": \"%s\", \"poisson\": %s", c->per_layer_clipping ? "per-layer" : "flat", c->poisson ? "true" : "false");
+    if (c->poisson) { /* each step's draw (this rank's, over ranks) */
+        int i;
+        fputs(", \"batch_sizes\": [", f);
+        for (i = 0; i < s->run.steps_done; i++) fprintf(f, "%s%d", i ? ", " : "", s->run.step_n[i]);
+        fputs("]", f);
+    }
+    fputs(", \"note\": ", f);
     dpprof__jstr(f, r.note);
     fputs("}", f);
 }

@@ -4121,10 +4121,14 @@ static int fit_probe(fit_ctx *f, const fit_row *r, int b, int batch, int steps, 
 }
 
 /* a rank's step of B samples in physical batches of b: the first, a middle and the last (r <= b samples) are all
-   that differ, so [b, b, r] over two steps has the peak of the whole */
+   that differ, so [b, b, r] over two steps has the peak of the whole. Opacus's BatchMemoryManager cuts a logical
+   batch into near-equal parts of at most b, and under Poisson sampling (make_private's default) a part of any size
+   up to b comes: two parts of b (the second's clipped sums added into the first's), one where B <= b, hold the peak
+   of every draw */
 static int fit_peak(fit_ctx *f, fit_row *r, int b, int64_t *peak) {
     const int B = f->brank, n = (B + b - 1) / b, last = B - (n - 1) * b;
     r->probes++;
+    if (f->base.framework == DPPROF_FRAMEWORK_OPACUS) return fit_probe(f, r, b, B > b ? 2 * b : B, 2, peak, NULL);
     return fit_probe(f, r, b, n <= 3 ? B : 2 * b + last, 2, peak, NULL);
 }
 

@@ -8,7 +8,7 @@
     peers.py memory-table DIR [--conf EXPERIMENT.conf] [--tables DIR]
     peers.py table DIR [DIR ...]
     peers.py accountant [--grid full|reduced] [--out FILE.tsv]
-    peers.py draws [--n 48] [--seed S] [--only ghost|tied|checkpoint|...] [--append] --out FILE.json
+    peers.py draws [--n 48] [--seed S] [--only ghost|tied|checkpoint|bf16|...] [--append] --out FILE.json
     peers.py draws --conf EXPERIMENT.conf [--part K --parts N] --out FILE.json
     peers.py fit-check [--out FILE.json] [--label TEXT] -- DPPROF_FIT_OPTIONS
     peers.py events -- DPPROF_RUN_OPTIONS
@@ -53,7 +53,7 @@ accountant
        value by about 1).
 draws  configurations drawn at random (layers, widths, heads and kv-heads, vocabulary, tied or not, T, batch and
        physical batch, sdpa or eager, LoRA's rank and targets, a frozen or trained head, fp32 or bf16 autocast, under
-       LoRA with the base loaded in bf16 or fp32; --only: Opacus's ghost clipping, its hooks with a tied head, Hugging
+       LoRA with the base loaded in bf16 or fp32; --only: Opacus's ghost clipping, its hooks with a tied head, Opacus in bf16, Hugging
        Face's gradient checkpointing), each run for two steps of the loop a PyTorch user writes (loss =
        model(input_ids=x, labels=y).loss under torch.autocast where bf16; loss.backward(); after the physical batches
        opt.step(); opt.zero_grad(set_to_none=True); Hugging Face's defaults; Opacus's as its tutorials write it) on
@@ -141,6 +141,8 @@ def dpprof_config(dpprof, argv, algo, lora_ok=False, full=False):
         die("--task %s: the peers run language modelling only" % cfg["task"])
     if cfg.get("lora_rank") and not lora_ok:
         die("--lora-rank %d: the peers run full fine-tuning only" % cfg["lora_rank"])
+    if cfg.get("poisson") and (result.get("privacy") or {}).get("batch_sizes") is not None:
+        cfg["batch_sizes"] = result["privacy"]["batch_sizes"]  # each step's Poisson draw, for the loop to take the same
     return (cfg, result) if full else cfg
 
 
@@ -1285,19 +1287,24 @@ def draw_args(rng, only=None):
     C = nh * hd
     F = max(16, int(C * rng.uniform(2.0, 4.0)) // 16 * 16)
     B = rng.randint(1, 8)
-    if (rng.random() < 0.3 or only in ("opacus", "ghost", "tied")) and only not in ("pytorch", "checkpoint"):  # Opacus: fp32, an untied head (tied: its
-        # hooks with a tied head); full fine-tuning or LoRA
-        algo = "ghost" if only == "ghost" or (only == "opacus" and rng.random() < 0.5) else "persample"
+    if (rng.random() < 0.3 or only in ("opacus", "ghost", "tied", "bf16")) and only not in ("pytorch", "checkpoint"):  # Opacus: fp32, an untied head
+        # (tied: its hooks with a tied head; bf16: autocast, sdpa, its hooks or ghost clipping, a tied head under the hooks); full fine-tuning or LoRA
+        algo = "ghost" if only == "ghost" or (only in ("opacus", "bf16") and rng.random() < 0.5) else "persample"
+        tied = only == "tied" or (only == "bf16" and algo == "persample" and rng.random() < 0.3)
         args = ["--framework", "opacus", "--algo", algo, "--sigma", "1.0", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C),
                 "--layers", str(rng.randint(1, 4)), "--heads", str(nh), "--kv-heads", str(kv), "--ffn", str(F),
                 "--seq", str(rng.choice((32, 64, 128, 256, 512, 1024))), "--batch", str(B), "--physical-batch", str(rng.randint(1, B)),
-                "--tied" if only == "tied" else "--untied"]
-        if rng.random() < 0.4:
+                "--tied" if tied else "--untied"]
+        if only != "bf16" and rng.random() < 0.4:
             args += ["--attention", "eager"]
         if rng.random() < 0.4:
             args += ["--lora-rank", str(rng.choice((1, 2, 4, 8, 16))), "--lora-targets", ",".join([t for t in PROJ if rng.random() < 0.4] or [rng.choice(PROJ)])]
-            if rng.random() < 0.25 and only != "tied":
+            if rng.random() < 0.25 and not tied:
                 args.append("--train-head")
+        if only == "bf16":  # under LoRA a base in bf16, or in fp32 (--frozen-masters: a trained head needs it)
+            args += ["--dtype", "bf16"]
+            if "--lora-rank" in args and ("--train-head" in args or rng.random() < 0.3):
+                args.append("--frozen-masters")
         return args
     args = ["--framework", "pytorch", "--vocab", str(rng.randint(500, 32768)), "--hidden", str(C), "--layers", str(rng.randint(1, 4)),
             "--heads", str(nh), "--kv-heads", str(kv), "--ffn", str(F), "--seq", str(rng.choice((32, 64, 128, 256, 512, 1024))),
@@ -1386,10 +1393,19 @@ def user_loop(cfg, attention, bf16, watch):
             opt = DPOptimizerFastGradientClipping(opt, noise_multiplier=cfg["sigma"] or 1.0, max_grad_norm=cfg["max_grad_norm"] or 1.0,
                                                   expected_batch_size=B, loss_reduction="mean")
             criterion = DPLossFastGradientClipping(net, opt, torch.nn.CrossEntropyLoss(), "mean")
+        if opacus:  # BatchMemoryManager's physical batches, cut by its own splitter (np.array_split: ceil(L / P)
+            # near-equal parts; an empty draw one empty batch) from each step's logical batch L: B, or under Poisson
+            # sampling dpprof's draws; every part but a step's last a skipped step
+            from opacus.utils.batch_memory_manager import BatchSplittingSampler
+            sizes = [[len(i) for i in BatchSplittingSampler(sampler=[list(range(L))], max_batch_size=P, optimizer=opt)]
+                     for L in (cfg.get("batch_sizes") or [B, B])[:2]]
+            opt._step_skip_queue.clear()  # the splitter's signals: the loop gives them again, as it runs each part
+            steps = [[(n, j + 1 < len(parts)) for j, n in enumerate(parts)] for parts in sizes]
+        else:  # the loop's gradient accumulation: physical batches of P, the last the rest
+            steps = [[(min(P, B - m0), m0 + P < B) for m0 in range(0, B, P)] for _ in range(2)]
         with watch(net, opt) as w:
             for step in range(2):
-                for m0 in range(0, B, P):
-                    n = min(P, B - m0)
+                for n, skip in steps[step]:
                     x = torch.randint(0, V, (n, T))
                     y = torch.randint(0, V, (n, T))
                     w.physical(step)
@@ -1403,7 +1419,7 @@ def user_loop(cfg, attention, bf16, watch):
                     loss.backward()
                     if opacus:  # BatchMemoryManager: a physical batch's step, skipped but the logical batch's last
                         w.mark(step, "optimizer_step")
-                        opt.signal_skip_step(do_skip=m0 + P < B)
+                        opt.signal_skip_step(do_skip=skip)
                         opt.step()
                         opt.zero_grad(set_to_none=True)
                 if not opacus:
@@ -1651,6 +1667,9 @@ def cmd_fit_check(a):
             args = list(argv)
             args[args.index("--physical-batch") + 1] = str(bb)
             cfg = dpprof_config(a.dpprof, args, algo_of(args), lora_ok=True)
+            if cfg.get("framework") == "opacus":  # Poisson's worst for BatchMemoryManager: a part of exactly bb, two where
+                # the logical batch is larger (any draw's parts are at most bb)
+                cfg["batch_sizes"] = [min(cfg["batch"], 2 * bb)] * 2
             peak, meta = tracker_peak(cfg, cfg["attention"], cfg["dtype"] == "bf16")
             own = log_peak(cfg, cfg["attention"], cfg["dtype"] == "bf16")  # the program's own (no tracker's hooks): what fits
             rec["tracker"][str(bb)] = {"peak_bytes": peak, "log_peak_bytes": own, "need_bytes": own + ctx, "fits": own + ctx <= total}
@@ -1711,9 +1730,9 @@ def main():
     g.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
     d = sub.add_parser("draws", help="random configurations' peaks under PyTorch's tracker (the loop a user writes)")
     d.add_argument("--n", type=int, default=48)
-    d.add_argument("--only", choices=("pytorch", "opacus", "ghost", "tied", "checkpoint"),
+    d.add_argument("--only", choices=("pytorch", "opacus", "ghost", "tied", "checkpoint", "bf16"),
                    help="draw this framework only (ghost: Opacus's ghost clipping; tied: Opacus's hooks with a tied head; checkpoint: PyTorch's "
-                        "loop with gradient checkpointing)")
+                        "loop with gradient checkpointing; bf16: Opacus under bf16 autocast)")
     d.add_argument("--append", action="store_true", help="add the draws to --out's, which are kept")
     d.add_argument("--conf", help="no draws: each shape of this experiment file's axis shape, with each peer's loop")
     d.add_argument("--part", type=int, default=0, help="with --conf: run the loops K, K + N, ... (K of --parts N; each part to its own --out)")

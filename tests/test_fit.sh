@@ -19,10 +19,15 @@ binary, path = sys.argv[1], sys.argv[2]
 f = json.load(open(path))["fit"]
 total, ctx, frac = f["device_memory_bytes"], f["margin"]["context_bytes"], f["margin"]["fraction_of_peak"]
 brank = f["batch"] // f["gpus"]
+def worst(argv, b):  # Opacus's rows hold a part of exactly b, two where the logical batch is larger (Poisson's worst)
+    argv[argv.index("--physical-batch") + 1] = str(b)
+    if "opacus" in argv:
+        argv[argv.index("--batch") + 1] = str(min(brank, 2 * b))
+    return argv
 def run(cmd, b):
     argv = shlex.split(cmd)
     argv[0] = binary
-    argv[argv.index("--physical-batch") + 1] = str(b)
+    worst(argv, b)
     out = subprocess.run(argv + ["--steps", "2", "--quiet", "--timeline", "none", "--out", "-"], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit("run failed: %s: %s" % (" ".join(argv), out.stderr))
@@ -54,7 +59,7 @@ for r in f["rows"]:
         device_checked[r["algo"]] = 1
         for bb, want in ((b, "ok"), (b + 1, "oom")) if b < brank else ((b, "ok"),):
             argv = shlex.split(r["command"]); argv[0] = binary
-            argv[argv.index("--physical-batch") + 1] = str(bb)
+            worst(argv, bb)
             out = subprocess.run(argv + ["--device", f["device"], "--steps", "2", "--quiet", "--timeline", "none", "--out", "-"], capture_output=True, text=True)
             st = json.loads(out.stdout)["status"] if out.stdout else "exit %d" % out.returncode
             if st != want:
