@@ -1734,7 +1734,7 @@ typedef struct dpprof_dist_info {
     int64_t param_shard_elements;                                     /* the same sum over every tensor (zero 3's parameter shards) */
     int64_t gathered_max_bytes;                                       /* zero 3: the most all-gathered weight bytes live at once */
     int64_t all_reduce_bytes, reduce_scatter_bytes, all_gather_bytes; /* per rank: (n - 1) or 2 (n - 1) ring chunks a tensor */
-    int64_t all_reduce_calls, reduce_scatter_calls, all_gather_calls; /* the collectives issued (one a tensor each time) */
+    int64_t all_reduce_calls, reduce_scatter_calls, all_gather_calls; /* the collectives called (one a tensor each time) */
 } dpprof_dist_info;
 DPPROF_API void dpprof_session_dist(const dpprof_session *s, dpprof_dist_info *out);
 /* the collectives' time: a model from the links' specifications, not a measurement. NCCL's performance relations
@@ -5777,7 +5777,7 @@ typedef struct dpprof__dist {
     dpprof_tensor *gath;          /* zero 3: (n_params) the gathered weights of the units in use */
     int64_t gath_live, gath_max;  /* zero 3: gathered bytes live now, and the most at once */
     int64_t bytes[3];             /* the last step's collective bytes per rank: all-reduce, reduce-scatter, all-gather */
-    int64_t calls[3];             /* and the collectives issued, of each kind */
+    int64_t calls[3];             /* and the collectives called, of each kind */
     /* DPPROF_MPI, ranks > 1, cpu or cuda backend: the collectives run (MPI_COMM_WORLD or NCCL, one process a rank) */
     int real, rank;              /* real: the collectives move values; rank: this process's (0 otherwise) */
     int local, nccl;             /* the rank among its machine's (its GPU: local % GPUs); the cuda backend's
