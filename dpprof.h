@@ -74,7 +74,9 @@
      gives the shards and the bytes each collective moved (docs/model.md). with DPPROF_MPI the cpu backend runs
      the ranks as the processes of an MPI job (mpirun -np 8), with the single rank's results, and so does the
      cuda backend, a GPU a process, through NCCL (dpprof_kernels.cu built with DPPROF_NCCL; dpprof_nccl_*). one
-     rank with any stage is plain training, bit for bit.
+     rank with any stage is plain training, bit for bit. the collectives' time, modelled from the links'
+     specifications (NCCL's bus bandwidth relations, a lower bound): dpprof_coll_seconds() of one,
+     dpprof_session_comm_time() of a step, over a dpprof_fabric of dpprof_link_find("nvlink4") and the like.
 
    ALSO IN HERE
      the cpu reference of every op (dpprof_<op>_ref, with dpprof_<op>_cost). the command line's strict JSON
@@ -120,7 +122,8 @@
                      dpprof_preset_{names,shape,canonical,hf_name}
                      session: dpprof_session_{create,destroy,run,step,grad,clipped_grad,loss,batch,param_method,plan,
                      config,shape,prof,param_count,param,param_elems,param_read,param_write,steps_done,
-                     step_loss,op_costs,memory_truth,dist,privacy,write_json,write_trace,write_plan,dump}
+                     step_loss,op_costs,memory_truth,dist,comm_time,privacy,write_json,write_trace,write_plan,dump}
+                     collectives' time: dpprof_links dpprof_link_find dpprof_coll_seconds dpprof_comm_time
                      privacy: dpprof_privacy_of (any setting's, under the accountant asked)
      6 cuda runtime  dpprof_device_peaks dpprof_flop_peak
                      dpprof_cuda_{device_count,device_info,malloc,free,init,alloc,release,copy,zero,sync,trim,
@@ -1725,14 +1728,64 @@ DPPROF_API void dpprof_session_memory_truth(const dpprof_session *s, dpprof_memo
 /* --ranks, --zero: rank 0's shards (elements of dpprof_real) and the bytes each collective moved per rank in the
    last step (ring algorithm); the result json's "distributed" */
 typedef struct dpprof_dist_info {
-    int ranks, zero, zero_in_effect; /* zero_in_effect: 0 where ranks = 1 (every stage is then plain training) */
-    int64_t shard_elements;          /* sum of ceil(n_t / ranks) over the trainable tensors: a gradient or moment shard */
-    int64_t padding_elements;        /* ranks x shard_elements - trainable elements */
-    int64_t param_shard_elements;    /* the same sum over every tensor (zero 3's parameter shards) */
-    int64_t gathered_max_bytes;      /* zero 3: the most all-gathered weight bytes live at once */
-    int64_t all_reduce_bytes, reduce_scatter_bytes, all_gather_bytes;
+    int ranks, zero, zero_in_effect;                                  /* zero_in_effect: 0 where ranks = 1 (every stage is then plain training) */
+    int64_t shard_elements;                                           /* sum of ceil(n_t / ranks) over the trainable tensors: a gradient or moment shard */
+    int64_t padding_elements;                                         /* ranks x shard_elements - trainable elements */
+    int64_t param_shard_elements;                                     /* the same sum over every tensor (zero 3's parameter shards) */
+    int64_t gathered_max_bytes;                                       /* zero 3: the most all-gathered weight bytes live at once */
+    int64_t all_reduce_bytes, reduce_scatter_bytes, all_gather_bytes; /* per rank: (n - 1) or 2 (n - 1) ring chunks a tensor */
+    int64_t all_reduce_calls, reduce_scatter_calls, all_gather_calls; /* the collectives called (one a tensor each time) */
 } dpprof_dist_info;
 DPPROF_API void dpprof_session_dist(const dpprof_session *s, dpprof_dist_info *out);
+/* the collectives' time: a model from the links' specifications, not a measurement. NCCL's performance relations
+   (nccl-tests, doc/PERFORMANCE.md): a collective of S bytes on n ranks takes t = S / algbw, and its bus bandwidth
+   busbw = algbw x 2 (n - 1) / n (all-reduce) or x (n - 1) / n (reduce-scatter, all-gather) is what the
+   hardware's bottleneck link carries, whatever n. so the ring's time is
+       t = S x factor / busbw + latency,   factor = 2 (n - 1) / n or (n - 1) / n,
+   with busbw the peak each way of the slowest link the ring crosses (within a node the GPUs' link; over nodes each
+   GPU's network card, one a GPU), and the latency the ring's steps, 2 (n - 1) or (n - 1), each a link's latency a
+   step (the 2 (K - 1) or K - 1 steps between K nodes the network's, as NCCL's tuning model counts them). the
+   bandwidths are peaks: the times are lower bounds (docs/fit.md, the table and its sources) */
+typedef enum dpprof_coll {
+    DPPROF_COLL_ALL_REDUCE,
+    DPPROF_COLL_REDUCE_SCATTER,
+    DPPROF_COLL_ALL_GATHER,
+    DPPROF_COLL_COUNT
+} dpprof_coll;
+typedef struct dpprof_link {
+    const char *name;      /* "nvlink4": what dpprof fit --link (or --network) takes, any case */
+    int network;           /* 0: within a node (the GPUs' link); 1: between nodes (each GPU's network card) */
+    double bytes_per_s;    /* the peak each way a GPU (1 GB/s = 1e9 bytes/s): the vendor's specification */
+    double step_latency_s; /* a ring step's latency over it */
+    const char *what;      /* "NVLink 4 (H100, H200 SXM)" */
+    const char *source;    /* where the bandwidth and the latency come from */
+} dpprof_link;
+/* the links the model knows (*count of them), and one by name (any case; NULL: none) */
+DPPROF_API const dpprof_link *dpprof_links(int *count);
+DPPROF_API const dpprof_link *dpprof_link_find(const char *name);
+/* ranks GPUs spread evenly over nodes machines: intra joins the GPUs of a node (unused with one GPU a node), net the
+   nodes (unused with one node) */
+typedef struct dpprof_fabric {
+    int ranks, nodes;
+    const dpprof_link *intra, *net;
+} dpprof_fabric;
+/* one ring collective on a tensor of `bytes` bytes (NCCL's S: the whole tensor, every rank's part together) on the
+   fabric: *seconds (0 on one rank). DPPROF_ERR_INVALID where the fabric is not one (nodes not dividing ranks, a
+   link missing or of the wrong kind) */
+DPPROF_API int dpprof_coll_seconds(dpprof_coll kind, double bytes, const dpprof_fabric *f, double *seconds);
+/* a step's collectives on the fabric, from the bytes a rank moved (dpprof_dist_info's, which carry the ring's
+   factor already: a tensor's per-rank bytes are factor x S of the tensor padded to n equal parts, so the factor is
+   not applied again) and the calls made. d->ranks must be f->ranks */
+typedef struct dpprof_comm {
+    double seconds;                            /* bandwidth_s + latency_s */
+    double bandwidth_s;                        /* the bytes over busbw */
+    double latency_s;                          /* every call's ring steps */
+    double seconds_by_kind[DPPROF_COLL_COUNT]; /* all-reduce, reduce-scatter, all-gather */
+    double busbw;                              /* bytes/s: the slowest link the ring crosses */
+} dpprof_comm;
+DPPROF_API int dpprof_comm_time(const dpprof_dist_info *d, const dpprof_fabric *f, dpprof_comm *out);
+/* the same of a session's last step (a dry session: the collectives it counted; ranks = its cfg.ranks) */
+DPPROF_API int dpprof_session_comm_time(const dpprof_session *s, const dpprof_fabric *f, dpprof_comm *out);
 DPPROF_API double dpprof_session_step_loss(const dpprof_session *s, int step); /* mean loss of a step */
 /* the analytic cost of the ops a session's steps ran, by op name (every backend, the dry one too): an op begun
    inside another is part of it, as in the result's throughput.ops; summed over every step done (divide by
@@ -5723,6 +5776,7 @@ typedef struct dpprof__dist {
     dpprof_tensor *gath;          /* zero 3: (n_params) the gathered weights of the units in use */
     int64_t gath_live, gath_max;  /* zero 3: gathered bytes live now, and the most at once */
     int64_t bytes[3];             /* the last step's collective bytes per rank: all-reduce, reduce-scatter, all-gather */
+    int64_t calls[3];             /* and the collectives called, of each kind */
     /* DPPROF_MPI, ranks > 1, cpu or cuda backend: the collectives run (MPI_COMM_WORLD or NCCL, one process a rank) */
     int real, rank;              /* real: the collectives move values; rank: this process's (0 otherwise) */
     int local, nccl;             /* the rank among its machine's (its GPU: local % GPUs); the cuda backend's
@@ -6121,6 +6175,88 @@ static void dpprof__coll_allgather(dpprof_session *s, dpprof_real *x, int64_t n,
 /* the ring algorithm's bytes per rank of one collective on a tensor of n elements of e bytes */
 static void dpprof__dist_coll(dpprof_session *s, int kind, int64_t n, int e) {
     s->dist.bytes[kind] += (kind == DPPROF__AR_BYTES ? 2 : 1) * (int64_t)(s->dist.n - 1) * dpprof__dist_chunk(s, n) * e;
+    s->dist.calls[kind]++;
+}
+
+/* the collectives' time (the declarations' comment says the model). the links: each GPU's peak each way, from the
+   vendors' specifications (a total over both directions halved), and a ring step's latency from NCCL's own tuning
+   model (src/graph/tuning.cc: the hardware latency of its ring algorithm, Simple protocol, over NVLink, PCI and the
+   network), assumed to hold for these parts. docs/fit.md has the same table */
+static const dpprof_link dpprof__links[] = {
+    {"nvlink4", 0, 450e9, 3.4e-6, "NVLink 4 (H100, H200 SXM)", "NVIDIA's H100 and H200 datasheets: NVLink 900 GB/s a GPU, both directions together"},
+    {"nvlink3", 0, 300e9, 3.4e-6, "NVLink 3 (A100 SXM)", "NVIDIA's A100 datasheet: NVLink 600 GB/s a GPU, both directions together"},
+    {"pcie5", 0, 64e9, 5.7e-6, "PCIe Gen5 x16", "PCI Express 5.0 x16: 128 GB/s both directions together (NVIDIA's H100 PCIe datasheet)"},
+    {"pcie4", 0, 32e9, 5.7e-6, "PCIe Gen4 x16 (A100 PCIe, L40S, L4, A10, RTX 4090)", "PCI Express 4.0 x16: 64 GB/s both directions together (NVIDIA's A100 PCIe, L40S, L4 and A10 datasheets)"},
+    {"ndr", 1, 50e9, 9.6e-6, "InfiniBand NDR, 400 Gb/s a GPU", "InfiniBand NDR: 400 Gb/s a port (NVIDIA ConnectX-7), one port a GPU as in a DGX H100"},
+    {"hdr", 1, 25e9, 9.6e-6, "InfiniBand HDR, 200 Gb/s a GPU", "InfiniBand HDR: 200 Gb/s a port (NVIDIA ConnectX-6), one port a GPU as in a DGX A100"},
+};
+DPPROF_API const dpprof_link *dpprof_links(int *count) {
+    if (count) *count = (int)(sizeof dpprof__links / sizeof dpprof__links[0]);
+    return dpprof__links;
+}
+DPPROF_API const dpprof_link *dpprof_link_find(const char *name) {
+    size_t i, k;
+    for (i = 0; name && i < sizeof dpprof__links / sizeof dpprof__links[0]; i++) {
+        const char *a = dpprof__links[i].name;
+        for (k = 0; a[k] && tolower((unsigned char)name[k]) == a[k]; k++) {}
+        if (!a[k] && !name[k]) return &dpprof__links[i];
+    }
+    return NULL;
+}
+
+/* the fabric checked; its ring's bus bandwidth (the slowest link it crosses) and a ring step's latency within a
+   node and between nodes */
+static int dpprof__fabric(const dpprof_fabric *f, double *busbw, double *lat_in, double *lat_net) {
+    int per;
+    if (!f || f->ranks < 1 || f->nodes < 1 || f->ranks % f->nodes)
+        return dpprof_fail(DPPROF_ERR_INVALID, "a fabric of %d GPUs over %d nodes: the nodes must divide the GPUs", f ? f->ranks : 0, f ? f->nodes : 0);
+    per = f->ranks / f->nodes;
+    if (per > 1 && (!f->intra || f->intra->network)) return dpprof_fail(DPPROF_ERR_INVALID, "%d GPUs a node and no link within a node (intra)", per);
+    if (f->nodes > 1 && (!f->net || !f->net->network)) return dpprof_fail(DPPROF_ERR_INVALID, "%d nodes and no network link between them (net)", f->nodes);
+    *busbw = per > 1 ? f->intra->bytes_per_s : INFINITY;
+    if (f->nodes > 1 && f->net->bytes_per_s < *busbw) *busbw = f->net->bytes_per_s;
+    *lat_in = per > 1 ? f->intra->step_latency_s : 0;
+    *lat_net = f->nodes > 1 ? f->net->step_latency_s : 0;
+    return DPPROF_OK;
+}
+
+/* a ring collective's time from the bytes a rank sends (factor x S) and the calls: the bytes over the bus bandwidth,
+   every call's steps at their links' latency. 0 on one rank */
+static double dpprof__ring(const dpprof_fabric *f, int kind, double rank_bytes, double calls, double busbw, double lat_in, double lat_net, double *lat) {
+    const double twice = kind == DPPROF_COLL_ALL_REDUCE ? 2.0 : 1.0;
+    const double steps = twice * (f->ranks - 1), net_steps = twice * (f->nodes - 1);
+    if (f->ranks <= 1) return *lat = 0.0;
+    *lat = calls * ((steps - net_steps) * lat_in + net_steps * lat_net);
+    return rank_bytes / busbw + *lat;
+}
+
+DPPROF_API int dpprof_coll_seconds(dpprof_coll kind, double bytes, const dpprof_fabric *f, double *seconds) {
+    double busbw, lat_in, lat_net, lat;
+    int rc;
+    *seconds = NAN;
+    if ((int)kind < 0 || kind >= DPPROF_COLL_COUNT || !(bytes >= 0)) return dpprof_fail(DPPROF_ERR_INVALID, "a collective of kind %d on %g bytes", (int)kind, bytes);
+    if ((rc = dpprof__fabric(f, &busbw, &lat_in, &lat_net)) != DPPROF_OK) return rc;
+    *seconds = dpprof__ring(f, (int)kind, bytes * (kind == DPPROF_COLL_ALL_REDUCE ? 2.0 : 1.0) * (f->ranks - 1) / f->ranks, 1.0, busbw, lat_in, lat_net, &lat);
+    return DPPROF_OK;
+}
+
+DPPROF_API int dpprof_comm_time(const dpprof_dist_info *d, const dpprof_fabric *f, dpprof_comm *out) {
+    double busbw, lat_in, lat_net;
+    int rc, k;
+    memset(out, 0, sizeof *out);
+    if ((rc = dpprof__fabric(f, &busbw, &lat_in, &lat_net)) != DPPROF_OK) return rc;
+    if (d->ranks != f->ranks) return dpprof_fail(DPPROF_ERR_INVALID, "the collectives of %d ranks on a fabric of %d GPUs", d->ranks, f->ranks);
+    out->busbw = f->ranks > 1 ? busbw : NAN;
+    for (k = 0; k < DPPROF_COLL_COUNT; k++) {
+        const int64_t b = k == DPPROF_COLL_ALL_REDUCE ? d->all_reduce_bytes : (k == DPPROF_COLL_REDUCE_SCATTER ? d->reduce_scatter_bytes : d->all_gather_bytes);
+        const int64_t c = k == DPPROF_COLL_ALL_REDUCE ? d->all_reduce_calls : (k == DPPROF_COLL_REDUCE_SCATTER ? d->reduce_scatter_calls : d->all_gather_calls);
+        double lat;
+        out->seconds_by_kind[k] = dpprof__ring(f, k, (double)b, (double)c, busbw, lat_in, lat_net, &lat);
+        out->latency_s += lat;
+        out->seconds += out->seconds_by_kind[k];
+    }
+    out->bandwidth_s = out->seconds - out->latency_s;
+    return DPPROF_OK;
 }
 
 /* zero 3's unit of parameter i: 0 the embedding, 1 + l decoder layer l (with its adapters), L + 1 the final
@@ -9589,6 +9725,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     DPPROF__TRY(dpprof__sample_batch(s, step));
     nsamp = s->run.step_n[step] = s->dps.batch_n;
     memset(s->dist.bytes, 0, sizeof s->dist.bytes);
+    memset(s->dist.calls, 0, sizeof s->dist.calls);
     for (first = 0; first < s->dps.batch_n && rc == DPPROF_OK; first += b) {
         int n = s->dps.batch_n - first < b ? s->dps.batch_n - first : b;
         rc = dpprof__phase(s, DPPROF_PHASE_FORWARD, step);
@@ -10797,6 +10934,17 @@ DPPROF_API void dpprof_session_dist(const dpprof_session *s, dpprof_dist_info *o
     out->all_reduce_bytes = s->dist.bytes[DPPROF__AR_BYTES];
     out->reduce_scatter_bytes = s->dist.bytes[DPPROF__RS_BYTES];
     out->all_gather_bytes = s->dist.bytes[DPPROF__AG_BYTES];
+    out->all_reduce_calls = s->dist.calls[DPPROF__AR_BYTES];
+    out->reduce_scatter_calls = s->dist.calls[DPPROF__RS_BYTES];
+    out->all_gather_calls = s->dist.calls[DPPROF__AG_BYTES];
+}
+
+DPPROF_API int dpprof_session_comm_time(const dpprof_session *s, const dpprof_fabric *f, dpprof_comm *out) {
+    dpprof_dist_info d;
+    if (!s) return memset(out, 0, sizeof *out), dpprof_fail(DPPROF_ERR_INVALID, "no session");
+    dpprof_session_dist(s, &d);
+    if (d.ranks < 1) d.ranks = 1;
+    return dpprof_comm_time(&d, f, out);
 }
 
 /* --ranks, --zero: "distributed" (docs/results.md): rank 0's shards and its collective bytes in the last step */

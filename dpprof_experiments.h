@@ -3992,7 +3992,8 @@ static const char *fit_dtype(int dtype) { return dtype == DPPROF_DTYPE_BF16 ? "b
 typedef struct fit_opts {
     run_opts run; /* first: the entries of run's table write into it (the model, --seq, --batch, --dtype, privacy) */
     const char *algos, *ckpts, *zeros, *loras, *device, *json, *plot, *bench;
-    int gpus;
+    const char *link, *network; /* the links within a node and between nodes (dpprof_link_find) */
+    int gpus, nodes;
     double epochs;
 } fit_opts;
 
@@ -4000,7 +4001,9 @@ typedef struct fit_opts {
 typedef struct fit_cost {
     int n;
     dpprof_op_cost op[DPPROF_OP_COST_MAX];
-    double flops; /* the step's: every op's */
+    double flops;                          /* the step's: every op's */
+    int64_t coll_bytes[DPPROF_COLL_COUNT]; /* the step's collectives, rank 0's bytes (the ring's) and calls, by kind */
+    int64_t coll_calls[DPPROF_COLL_COUNT];
 } fit_cost;
 
 /* the committed GPU runs of the device and dtype asked: per-op rates, and the runs to check them on */
@@ -4040,6 +4043,8 @@ typedef struct fit_row {
     int64_t peak, peak1;   /* rank 0's peak at b; at a physical batch of 1 */
     double need, headroom; /* peak plus margin; the budget less that (bytes) */
     double flops, pred_ms; /* a logical step's, every GPU's; the predicted step time (nan: none) */
+    dpprof_comm comm;      /* the step's collectives' time on the fabric, modelled (zero on one GPU) */
+    double comm_ms;        /* comm.seconds in ms */
     fit_cost cost;         /* rank 0's step at b */
     int probes;
     int rank; /* the table's rank: rows tied with a better one (predicted times within the model's error) share its */
@@ -4063,6 +4068,8 @@ typedef struct fit_ctx {
     fit_row *rows;
     int nrows;
     long long probes;
+    dpprof_fabric fabric; /* --gpus over --nodes, --link, --network: the collectives' links */
+    char links[512];      /* the fabric in words, and where each default came from */
 } fit_ctx;
 
 /* the budget a configuration needs: its peak, the allocator's and the driver's share of it, the context. the
@@ -4112,9 +4119,14 @@ static int fit_probe(fit_ctx *f, const fit_row *r, int b, int batch, int steps, 
         for (i = 0; rc == DPPROF_OK && i < steps; i++) rc = dpprof_session_step(s);
     }
     if (rc == DPPROF_OK && cost) {
+        dpprof_dist_info d;
         cost->n = dpprof_session_op_costs(s, cost->op, DPPROF_OP_COST_MAX);
         cost->flops = 0;
         for (i = 0; i < cost->n; i++) cost->flops += cost->op[i].flops;
+        dpprof_session_dist(s, &d);
+        cost->coll_bytes[DPPROF_COLL_ALL_REDUCE] = d.all_reduce_bytes, cost->coll_calls[DPPROF_COLL_ALL_REDUCE] = d.all_reduce_calls;
+        cost->coll_bytes[DPPROF_COLL_REDUCE_SCATTER] = d.reduce_scatter_bytes, cost->coll_calls[DPPROF_COLL_REDUCE_SCATTER] = d.reduce_scatter_calls;
+        cost->coll_bytes[DPPROF_COLL_ALL_GATHER] = d.all_gather_bytes, cost->coll_calls[DPPROF_COLL_ALL_GATHER] = d.all_gather_calls;
     }
     dpprof_session_destroy(s);
     return rc;
@@ -4151,6 +4163,10 @@ static void fit_cost_mix(fit_cost *c, double a, const fit_cost *x, double b, con
             c->op[j].bytes += w[k] * in[k]->op[i].bytes;
         }
         c->flops += w[k] * in[k]->flops;
+        for (j = 0; j < DPPROF_COLL_COUNT; j++) { /* (whole weights: the mix's counts stay exact) */
+            c->coll_bytes[j] += (int64_t)llround(w[k] * (double)in[k]->coll_bytes[j]);
+            c->coll_calls[j] += (int64_t)llround(w[k] * (double)in[k]->coll_calls[j]);
+        }
     }
 }
 
@@ -4699,6 +4715,9 @@ static const cli_opt fit_spec[] = {
     {"--device", "NAME", CLI_TEXT, .field = offsetof(fit_opts, device), .help = "a GPU of the table below: its memory, and its committed measurements"},
     {"--gpu-memory", "SIZE", CLI_CONFIG, .key = "memory_limit", .help = "a GPU's memory (as nvidia-smi's total: 80G, 48GiB, 24GB)"},
     {"--gpus", "N", CLI_INT, .field = offsetof(fit_opts, gpus), .lo = 1, .hi = 65536, .help = "GPUs in data parallel, each taking B/N samples (default 1)"},
+    {"--nodes", "K", CLI_INT, .field = offsetof(fit_opts, nodes), .lo = 1, .hi = 65536, .help = "machines the GPUs are spread evenly over (default 1; K divides N)"},
+    {"--link", "NAME", CLI_TEXT, .field = offsetof(fit_opts, link), .help = "the link between a node's GPUs (below; default: --device's, NVLink of an SXM\npart, else PCIe)"},
+    {"--network", "NAME", CLI_TEXT, .field = offsetof(fit_opts, network), .help = "between nodes, each GPU's network card (below; with --nodes 2 or more)"},
     {NULL, NULL, CLI_HEAD, .help = "search (comma-separated lists; default: every value):"},
     {"--algo", "LIST", CLI_TEXT, .field = offsetof(fit_opts, algos), .help = "of persample, ghost, ghost_bk, flash, flash_bk, auto (default: all\nsix), vanilla (non-private: for comparing)"},
     {"--checkpoint", "LIST", CLI_TEXT, .field = offsetof(fit_opts, ckpts), .help = "of none, layers"},
@@ -4723,10 +4742,12 @@ static const char fit_about[] =
     "checkpointing x ZeRO stage (--gpus 2 or more) x LoRA rank, each at the largest physical batch whose\n"
     "exact dry peak, plus a margin measured on GPUs, fits; ranked by the flops of a logical step, or where\n"
     "committed GPU runs of the device exist (data/bench) and predict them within 15%, by a step time predicted\n"
-    "from their per-op rates (rows within that error tied).\n"
+    "from their per-op rates (rows within that error tied). on several GPUs each row's collectives are timed\n"
+    "by a model of the links (NCCL's ring relations at the specifications' peaks: a lower bound), shown, and\n"
+    "added to the step time where fit ranks by time.\n"
     "the best row is echoed as the dpprof run command that reproduces it. exit 3: nothing fits (fit says\n"
     "what memory or how many GPUs would).\n";
-static char fit_after[1024];
+static char fit_after[2048];
 
 static cli_command fit_cmd = {"fit", "usage: dpprof fit MODEL --seq T --batch B (--device NAME | --gpu-memory SIZE)\n"
                                      "                  [--target-epsilon E --dataset-size N [--epochs E] | --sigma S] [options]",
@@ -4751,6 +4772,14 @@ static void fit_table(void) {
     for (k = 0; k < FIT_NDEV && len < sizeof fit_after; k++)
         len += (size_t)snprintf(fit_after + len, sizeof fit_after - len, "  %-9s %6.0f MiB%s%s%s\n", fit_devices[k].name, fit_devices[k].mib, fit_devices[k].also[0] ? "  (also " : "",
                                 fit_devices[k].also, fit_devices[k].also[0] ? ")" : "");
+    { /* the links of the collectives' time: peak figures, so the times are lower bounds */
+        int nl;
+        const dpprof_link *l = dpprof_links(&nl);
+        if (len < sizeof fit_after)
+            len += (size_t)snprintf(fit_after + len, sizeof fit_after - len, "links (--link within a node, --network between nodes; peak each way a GPU, the specification's):\n");
+        for (k = 0; k < nl && len < sizeof fit_after; k++)
+            len += (size_t)snprintf(fit_after + len, sizeof fit_after - len, "  %-9s %4.0f GB/s  %s\n", l[k].name, l[k].bytes_per_s / 1e9, l[k].what);
+    }
 }
 
 /* a comma-separated list of one option into out (duplicates once): the count, or -1 after saying which value is bad */
@@ -4831,15 +4860,17 @@ static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_
 
 /* rows that fit first, by predicted time (where every one has one and the time model's error on the device's runs
    is at most FIT_TIME_ERR_MAX) or flops; then fewer physical batches, a lower ZeRO stage, a lower peak. by time, rows
-   whose predicted times are within the model's mean error of a better row's are ties (fit_ties) */
+   whose predicted times are within the model's mean error of a better row's are ties (fit_ties). the time is the
+   step's compute plus its collectives' (modelled, none on one GPU): no overlap of the two is assumed */
 #define FIT_TIME_ERR_MAX 0.15
 static int fit_by_time;
+static double fit_ms(const fit_row *r) { return r->pred_ms + r->comm_ms; }
 static int fit_cmp(const void *a, const void *b) {
     const fit_row *x = (const fit_row *)a, *y = (const fit_row *)b;
     double kx, ky;
     if ((x->b > 0) != (y->b > 0)) return x->b > 0 ? -1 : 1;
     if (x->b == 0) return x->need < y->need ? -1 : (x->need > y->need); /* those that do not fit: the nearest first */
-    kx = fit_by_time ? x->pred_ms : x->flops, ky = fit_by_time ? y->pred_ms : y->flops;
+    kx = fit_by_time ? fit_ms(x) : x->flops, ky = fit_by_time ? fit_ms(y) : y->flops;
     if (kx != ky) return kx < ky ? -1 : 1;
     if (x->accum != y->accum) return x->accum < y->accum ? -1 : 1;
     if (x->zero != y->zero) return x->zero < y->zero ? -1 : 1;
@@ -4854,7 +4885,7 @@ static void fit_ties(fit_row *rows, int n, double err) {
     const int by_time = fit_by_time;
     while (k < n) {
         const int first = k;
-        for (j = first + 1; j < n && rows[j].pred_ms <= rows[first].pred_ms * (1.0 + err); j++) {
+        for (j = first + 1; j < n && fit_ms(&rows[j]) <= fit_ms(&rows[first]) * (1.0 + err); j++) {
         }
         fit_by_time = 0;
         qsort(rows + first, (size_t)(j - first), sizeof *rows, fit_cmp);
@@ -4997,7 +5028,20 @@ static void fit_jnum(FILE *fp, double x) {
     else fputs("null", fp);
 }
 
-static void fit_json(const fit_ctx *f, FILE *fp, const char *best_cmd, const char *margin_note, const char *cost_note) {
+/* a link of the fabric in the JSON (null: none) */
+static void fit_json_link(FILE *fp, const dpprof_link *l) {
+    if (!l) {
+        fputs("null", fp);
+        return;
+    }
+    fprintf(fp, "{\"name\": \"%s\", \"what\": ", l->name);
+    sweep_json_str(fp, l->what);
+    fprintf(fp, ", \"bytes_per_s\": %.17g, \"step_latency_s\": %.17g, \"source\": ", l->bytes_per_s, l->step_latency_s);
+    sweep_json_str(fp, l->source);
+    fputc('}', fp);
+}
+
+static void fit_json(const fit_ctx *f, FILE *fp, const char *best_cmd, const char *margin_note, const char *cost_note, const char *comm_note) {
     int k, a;
     fprintf(fp, "{\n  \"fit\": {\"model\": ");
     sweep_json_str(fp, f->base.model_name ? f->base.model_name : f->base.preset);
@@ -5051,7 +5095,23 @@ static void fit_json(const fit_ctx *f, FILE *fp, const char *best_cmd, const cha
     } else fputs("null", fp);
     fprintf(fp, ", \"note\": ");
     sweep_json_str(fp, cost_note);
-    fprintf(fp, "},\n    \"probes\": %lld,\n    \"rows\": [", f->probes);
+    fputs("},\n    \"communication\": ", fp);
+    if (f->o.gpus > 1) {
+        const dpprof_fabric *fb = &f->fabric;
+        fprintf(fp, "{\"model\": \"ring, NCCL's bus bandwidth relations, the links' peak figures (a lower bound, not measured)\", \"gpus\": %d, \"nodes\": %d, \"gpus_per_node\": %d, \"link\": ",
+                fb->ranks, fb->nodes, fb->ranks / fb->nodes);
+        fit_json_link(fp, fb->ranks > fb->nodes ? fb->intra : NULL);
+        fputs(", \"network\": ", fp);
+        fit_json_link(fp, fb->nodes > 1 ? fb->net : NULL);
+        fputs(", \"busbw_bytes_per_s\": ", fp);
+        fit_jnum(fp, f->nrows && f->rows[0].b > 0 ? f->rows[0].comm.busbw : NAN);
+        fprintf(fp, ", \"ranked\": %s, \"links\": ", fit_by_time ? "true" : "false");
+        sweep_json_str(fp, f->links);
+        fputs(", \"note\": ", fp);
+        sweep_json_str(fp, comm_note);
+        fputc('}', fp);
+    } else fputs("null", fp);
+    fprintf(fp, ",\n    \"probes\": %lld,\n    \"rows\": [", f->probes);
     for (k = 0; k < f->nrows; k++) {
         const fit_row *r = &f->rows[k];
         char cmd[4096];
@@ -5061,9 +5121,16 @@ static void fit_json(const fit_ctx *f, FILE *fp, const char *best_cmd, const cha
             fit_command(f, &f->given, r, cmd, sizeof cmd);
             fprintf(fp, "\"physical_batch\": %d, \"accumulation\": %d, \"peak_bytes\": %lld, \"need_bytes\": %.0f, \"headroom_bytes\": %.0f, \"flops_per_step\": %.17g, \"relative_cost\": ", r->b,
                     r->accum, (long long)r->peak, r->need, r->headroom, r->flops);
-            fit_jnum(fp, fit_by_time ? r->pred_ms / f->rows[0].pred_ms : r->flops / f->rows[0].flops);
+            fit_jnum(fp, fit_by_time ? fit_ms(r) / fit_ms(&f->rows[0]) : r->flops / f->rows[0].flops);
             fprintf(fp, ", \"predicted_step_ms\": ");
             fit_jnum(fp, r->pred_ms);
+            fprintf(fp, ", \"communication_ms\": %.17g, \"communication_bandwidth_ms\": %.17g, \"communication_latency_ms\": %.17g, \"predicted_total_ms\": ", r->comm_ms,
+                    1e3 * r->comm.bandwidth_s, 1e3 * r->comm.latency_s);
+            fit_jnum(fp, fit_ms(r));
+            fprintf(fp, ", \"collectives\": {\"all_reduce\": {\"bytes_per_rank\": %lld, \"calls\": %lld, \"ms\": %.17g}, \"reduce_scatter\": {\"bytes_per_rank\": %lld, \"calls\": %lld, \"ms\": %.17g}, "
+                        "\"all_gather\": {\"bytes_per_rank\": %lld, \"calls\": %lld, \"ms\": %.17g}}",
+                    (long long)r->cost.coll_bytes[0], (long long)r->cost.coll_calls[0], 1e3 * r->comm.seconds_by_kind[0], (long long)r->cost.coll_bytes[1], (long long)r->cost.coll_calls[1],
+                    1e3 * r->comm.seconds_by_kind[1], (long long)r->cost.coll_bytes[2], (long long)r->cost.coll_calls[2], 1e3 * r->comm.seconds_by_kind[2]);
             fprintf(fp, ", \"command\": ");
             sweep_json_str(fp, cmd);
         } else fprintf(fp, "\"physical_batch\": 0, \"peak_bytes_at_1\": %lld, \"need_bytes_at_1\": %.0f", (long long)r->peak1, r->need);
@@ -5152,12 +5219,47 @@ static void fit_wrap(const char *t) {
     }
 }
 
+/* --link or --network NAME (network: between nodes): the table's link of that kind, or the exit code after saying why */
+static int fit_link_opt(const char *opt, const char *name, int network, const dpprof_link **out) {
+    const dpprof_link *l = dpprof_link_find(name), *all;
+    char names[256] = "", list[256] = "", near[64];
+    int n, k;
+    size_t m = 0, ml = 0;
+    if (l && l->network == network) {
+        *out = l;
+        return EXIT_OK;
+    }
+    all = dpprof_links(&n);
+    for (k = 0; k < n; k++)
+        if (all[k].network == network) {
+            m += (size_t)snprintf(names + m, m < sizeof names ? sizeof names - m : 0, "%s%s", m ? "|" : "", all[k].name);
+            ml += (size_t)snprintf(list + ml, ml < sizeof list ? sizeof list - ml : 0, "%s%s", ml ? ", " : "", all[k].name);
+        }
+    if (l) return cli_usage(network ? "%s %s: a link within a node (--link), not a network between nodes (%s)" : "%s %s: a network between nodes (--network, with --nodes 2 or more), not a link within a node (%s)", opt, name, list);
+    if (dpprof_closest(name, names, near, sizeof near)) return cli_usage("%s '%s': not a link dpprof knows (did you mean %s?; %s)", opt, name, near, list);
+    return cli_usage("%s '%s': not a link dpprof knows (%s)", opt, name, list);
+}
+
+/* the link a node's GPUs have where --link does not say: the device's (an SXM part's NVLink; PCIe for a PCIe card, or
+   where no --device names the GPU: the table's slowest), and between nodes the network card its systems carry; why, in
+   words */
+static void fit_default_links(const char *given, const fit_device *dev, const char **link, const char **net, char *why, size_t cap) {
+    size_t k, pcie = 0;
+    for (k = 0; given && given[k]; k++) pcie |= !strncasecmp(given + k, "pcie", 4);
+    *net = dev && !strncmp(dev->name, "A100", 4) ? "hdr" : "ndr";
+    if (!dev) *link = "pcie4", snprintf(why, cap, "no --device names the GPU: the slowest link of the table assumed");
+    else if (pcie && !strcmp(dev->name, "H100")) *link = "pcie5", snprintf(why, cap, "--device %s: a PCIe card", given);
+    else if (!strcmp(dev->name, "H100") || !strcmp(dev->name, "H200")) *link = "nvlink4", snprintf(why, cap, "--device %s, taken as the SXM part", given);
+    else if (!strncmp(dev->name, "A100", 4)) *link = "nvlink3", snprintf(why, cap, "--device %s, taken as the SXM part", given);
+    else *link = "pcie4", snprintf(why, cap, "--device %s: a PCIe card without NVLink", given);
+}
+
 static int cmd_fit(int argc, char **argv) {
     fit_ctx *f;
     dpprof_config *cfg;
     const fit_device *dev = NULL;
-    char bench_dir[PATH_MAX], margin_note[2048], cost_note[2048], best_cmd[4096], h1[32];
-    int rc, k, a, c, z, l, dp = 0, nfit = 0, code = EXIT_OK, predicted = 0;
+    char bench_dir[PATH_MAX], margin_note[2048], cost_note[2048], comm_note[2048] = "", best_cmd[4096], h1[32];
+    int rc, k, a, c, z, l, dp = 0, nfit = 0, code = EXIT_OK, predicted = 0, best = -1;
     double t0 = now_s();
     size_t len;
     fit_model *model = NULL;
@@ -5170,6 +5272,7 @@ static int cmd_fit(int argc, char **argv) {
     if (!(f = (fit_ctx *)calloc(1, sizeof *f))) return cli_fail(EXIT_ERROR, "out of host memory");
     f->o.run.experiment = "fit";
     f->o.gpus = 1;
+    f->o.nodes = 1;
     f->o.epochs = 1;
     rc = cli_parse(&fit_cmd, argc, argv, &f->o, &f->o.run.cfg, NULL, NULL);
     if (rc != EXIT_OK) {
@@ -5216,6 +5319,31 @@ static int cmd_fit(int argc, char **argv) {
         f->dev_name = dev->name;
     } else if (cfg->memory_limit > 0) f->total = (double)cfg->memory_limit;
     else FIT_FAIL(cli_usage("give the GPU: --device NAME (dpprof fit --help lists them) or --gpu-memory SIZE"));
+    { /* the links between the GPUs: checked before any work, as the rest */
+        const char *dl, *dn;
+        char why[160];
+        const int nodes_given = cli_given(argc, argv, "--nodes");
+        dpprof_fabric *fb = &f->fabric;
+        if (nodes_given && f->o.gpus == 1) FIT_FAIL(cli_usage("--nodes %d: the nodes hold the GPUs of --gpus N; give --gpus 2 or more", f->o.nodes));
+        if (f->o.link && f->o.gpus == 1) FIT_FAIL(cli_usage("--link %s: the link between GPUs; give --gpus 2 or more", f->o.link));
+        if (f->o.gpus % f->o.nodes) FIT_FAIL(cli_usage("--nodes %d does not divide --gpus %d: the GPUs are spread evenly over the nodes", f->o.nodes, f->o.gpus));
+        if (f->o.network && f->o.nodes == 1) FIT_FAIL(cli_usage("--network %s: the network between nodes; give --nodes 2 or more", f->o.network));
+        fit_default_links(f->o.device, dev, &dl, &dn, why, sizeof why);
+        fb->ranks = f->o.gpus, fb->nodes = f->o.nodes;
+        if ((rc = fit_link_opt("--link", f->o.link ? f->o.link : dl, 0, &fb->intra)) != EXIT_OK) FIT_FAIL(rc);
+        if ((rc = fit_link_opt("--network", f->o.network ? f->o.network : dn, 1, &fb->net)) != EXIT_OK) FIT_FAIL(rc);
+        if (f->o.gpus > 1) {
+            const int per = f->o.gpus / f->o.nodes;
+            size_t n = (size_t)snprintf(f->links, sizeof f->links, "%d GPUs", f->o.gpus);
+            if (f->o.nodes > 1) n += (size_t)snprintf(f->links + n, sizeof f->links - n, " over %d nodes of %d", f->o.nodes, per);
+            if (per > 1)
+                n += (size_t)snprintf(f->links + n, sizeof f->links - n, "%s %s, %.0f GB/s each way a GPU (%s)", f->o.nodes > 1 ? "; within a node" : " on", fb->intra->what,
+                                      fb->intra->bytes_per_s / 1e9, f->o.link ? "--link" : why);
+            if (f->o.nodes > 1 && n < sizeof f->links)
+                n += (size_t)snprintf(f->links + n, sizeof f->links - n, "; between nodes %s, %.0f GB/s each way (%s)", fb->net->what, fb->net->bytes_per_s / 1e9,
+                                      f->o.network ? "--network" : "the default; --network NAME for another");
+        }
+    }
     if (cfg->framework >= DPPROF_FRAMEWORK_PYTORCH) { /* PyTorch's own loop (Opacus's: its hooks or its ghost clipping, no
                                                          checkpointing), one GPU */
         const int op = cfg->framework == DPPROF_FRAMEWORK_OPACUS;
@@ -5320,6 +5448,18 @@ static int cmd_fit(int argc, char **argv) {
     /* the search */
     for (k = 0; k < f->nrows; k++)
         if (fit_search(f, &f->rows[k]) != DPPROF_OK) FIT_FAIL(cli_fail_lib(&fit_cmd, EXIT_ERROR));
+    for (k = 0; k < f->nrows && f->o.gpus > 1; k++) { /* the collectives' time of each row's step: its bytes and calls on the links */
+        fit_row *r = &f->rows[k];
+        dpprof_dist_info d;
+        if (r->b <= 0) continue;
+        memset(&d, 0, sizeof d);
+        d.ranks = f->o.gpus;
+        d.all_reduce_bytes = r->cost.coll_bytes[DPPROF_COLL_ALL_REDUCE], d.all_reduce_calls = r->cost.coll_calls[DPPROF_COLL_ALL_REDUCE];
+        d.reduce_scatter_bytes = r->cost.coll_bytes[DPPROF_COLL_REDUCE_SCATTER], d.reduce_scatter_calls = r->cost.coll_calls[DPPROF_COLL_REDUCE_SCATTER];
+        d.all_gather_bytes = r->cost.coll_bytes[DPPROF_COLL_ALL_GATHER], d.all_gather_calls = r->cost.coll_calls[DPPROF_COLL_ALL_GATHER];
+        if (dpprof_comm_time(&d, &f->fabric, &r->comm) != DPPROF_OK) FIT_FAIL(cli_fail_lib(&fit_cmd, EXIT_ERROR));
+        r->comm_ms = 1e3 * r->comm.seconds;
+    }
     /* the cost model: a step time where the device's runs give every op a rate */
     fit_by_time = 0;
     predicted = 0;
@@ -5356,8 +5496,9 @@ static int cmd_fit(int argc, char **argv) {
     if (fit_by_time)
         snprintf(cost_note, sizeof cost_note, "ranked by the predicted step time: per-op rates of %d runs on %s under %.300s (%s; each op's time per flop, byte or call; the step over its ops' time); "
                                               "its leave-one-shape-out error over %d runs of %d shapes: mean %.0f%%, largest %.0f%% (%s). Rows whose predicted times are within that mean error of a "
-                                              "better row's are ties, ranked among themselves by flops (the rank repeats). Communication between GPUs is not modelled",
-                 f->bench.nruns, f->bench.device_name, bench_dir, f->bench.builds, f->bench.loo_n, f->bench.nshapes, 100 * f->bench.loo_mean, 100 * f->bench.loo_max, f->bench.loo_n ? f->bench.loo_worst : "one shape only");
+                                              "better row's are ties, ranked among themselves by flops (the rank repeats)%s",
+                 f->bench.nruns, f->bench.device_name, bench_dir, f->bench.builds, f->bench.loo_n, f->bench.nshapes, 100 * f->bench.loo_mean, 100 * f->bench.loo_max, f->bench.loo_n ? f->bench.loo_worst : "one shape only",
+                 f->o.gpus > 1 ? ". On several GPUs the time ranked is the predicted compute plus the collectives' (below), the ties by the compute model's error" : "");
     else if (predicted)
         snprintf(cost_note, sizeof cost_note, "ranked by the flops of a logical step (dpprof's analytic costs, every GPU): the step time predicted from per-op rates of %d runs on %s under %.300s (%s) is shown "
                                               "(step ms) but not ranked by: its leave-one-shape-out error over %d runs of %d shapes, mean %.0f%%, largest %.0f%% (%s), is above the %.0f%% a ranking by time needs",
@@ -5379,8 +5520,25 @@ static int cmd_fit(int argc, char **argv) {
     for (k = 0; k < nfit; k++) /* the best private row (vanilla's are there to compare with) */
         if (f->rows[k].algo != DPPROF_ALGO_VANILLA || !dp || k == nfit - 1) {
             fit_command(f, &f->given, &f->rows[k], best_cmd, sizeof best_cmd);
+            best = k;
             break;
         }
+    if (f->o.gpus > 1) { /* the collectives' time: what it rests on, whether it is ranked, and its weight in the best row */
+        len = (size_t)snprintf(comm_note, sizeof comm_note,
+                               "communication: %s. Each row's collectives a step (rank 0's, as the dry run counts them) are timed by NCCL's ring relations: a rank's bytes over the ring's "
+                               "bus bandwidth, the slowest link it crosses, plus each ring step's latency. The bandwidths are the specifications' peaks, so the times are a model's lower "
+                               "bound, not a measurement; no overlap with compute is assumed. ",
+                               f->links);
+        if (fit_by_time) len += (size_t)snprintf(comm_note + len, sizeof comm_note - len, "Ranked by the predicted compute plus communication (comm ms)");
+        else len += (size_t)snprintf(comm_note + len, sizeof comm_note - len, "Shown (comm ms) but not ranked by: the ranking is by flops, which have no time to add it to");
+        if (best >= 0 && len < sizeof comm_note) {
+            const fit_row *r = &f->rows[best];
+            if (r->pred_ms == r->pred_ms)
+                snprintf(comm_note + len, sizeof comm_note - len, ". The best row: compute %.0f ms, communication %.1f ms a step: %s dominates (communication %.1f%% of the two)", r->pred_ms,
+                         r->comm_ms, r->comm_ms > r->pred_ms ? "communication" : "compute", 100 * r->comm_ms / fit_ms(r));
+            else snprintf(comm_note + len, sizeof comm_note - len, ". The best row: communication %.1f ms a step; no compute time is predicted here to weigh it against", r->comm_ms);
+        }
+    }
     /* the terminal */
     printf("dpprof fit: %s (%s parameters), seq %d, logical batch %d", f->base.model_name, human_count((double)f->params, h1, sizeof h1), f->base.seq, f->base.batch);
     if (f->o.gpus > 1) printf(" over %d GPUs (%d samples each)", f->o.gpus, f->brank);
@@ -5391,21 +5549,23 @@ static int cmd_fit(int argc, char **argv) {
     printf("%s\n", f->privacy);
     fit_wrap(margin_note);
     fit_wrap(cost_note);
+    if (comm_note[0]) fit_wrap(comm_note);
     printf("searched %d combinations with %lld dry probes in %.2f s\n\n", f->nrows, f->probes, now_s() - t0);
     if (nfit) {
-        printf("%4s  %-9s %-6s %4s %5s %6s %6s %9s %9s %9s %11s %6s %9s %7s %8s\n", "rank", "algo", "ckpt", "zero", "lora", "batch", "accum", "peak GiB", "need GiB", "headroom", "TFLOP/step",
-               "cost", predicted ? "step ms" : "", "sigma", "steps");
+        printf("%4s  %-9s %-6s %4s %5s %6s %6s %9s %9s %9s %11s %6s %9s%s %7s %8s\n", "rank", "algo", "ckpt", "zero", "lora", "batch", "accum", "peak GiB", "need GiB", "headroom",
+               "TFLOP/step", "cost", predicted ? "step ms" : "", f->o.gpus > 1 ? "   comm ms" : "", "sigma", "steps");
         for (k = 0; k < nfit; k++) {
             const fit_row *r = &f->rows[k];
-            char lr[16], pr[32], st[32];
+            char lr[16], pr[32], st[32], cm[32] = "";
             snprintf(lr, sizeof lr, r->lora ? "%d" : "-", r->lora);
             if (predicted) snprintf(pr, sizeof pr, "%.0f", r->pred_ms);
             else pr[0] = 0;
             if (f->steps) snprintf(st, sizeof st, "%lld", f->steps);
             else snprintf(st, sizeof st, "-");
-            printf("%4d  %-9s %-6s %4d %5s %6d %6d %9.2f %9.2f %9.2f %11.1f %6.2f %9s %7.4g %8s\n", r->rank, dpprof_algo_name(r->algo), dpprof_checkpoint_name(r->ckpt), r->zero, lr, r->b, r->accum,
-                   (double)r->peak / FIT_GIB, r->need / FIT_GIB, r->headroom / FIT_GIB, r->flops / 1e12, fit_by_time ? r->pred_ms / f->rows[0].pred_ms : r->flops / f->rows[0].flops, pr,
-                   r->algo == DPPROF_ALGO_VANILLA ? 0.0 : f->sigma, r->algo == DPPROF_ALGO_VANILLA ? "-" : st);
+            if (f->o.gpus > 1) snprintf(cm, sizeof cm, " %9.2f", r->comm_ms);
+            printf("%4d  %-9s %-6s %4d %5s %6d %6d %9.2f %9.2f %9.2f %11.1f %6.2f %9s%s %7.4g %8s\n", r->rank, dpprof_algo_name(r->algo), dpprof_checkpoint_name(r->ckpt), r->zero, lr, r->b,
+                   r->accum, (double)r->peak / FIT_GIB, r->need / FIT_GIB, r->headroom / FIT_GIB, r->flops / 1e12, fit_by_time ? fit_ms(r) / fit_ms(&f->rows[0]) : r->flops / f->rows[0].flops, pr,
+                   cm, r->algo == DPPROF_ALGO_VANILLA ? 0.0 : f->sigma, r->algo == DPPROF_ALGO_VANILLA ? "-" : st);
         }
         if (nfit < f->nrows) { /* the nearest three */
             printf("%d more do not fit one sample a GPU; the nearest:", f->nrows - nfit);
@@ -5436,7 +5596,7 @@ static int cmd_fit(int argc, char **argv) {
     }
     (void)fflush(stdout);
     if (f->o.json) {
-        fit_json(f, jf.f, nfit ? best_cmd : NULL, margin_note, cost_note);
+        fit_json(f, jf.f, nfit ? best_cmd : NULL, margin_note, cost_note, comm_note);
         if (out_commit(&jf)) FIT_FAIL(EXIT_ERROR);
     }
     if (f->o.plot && (rc = fit_plot(f, &pf)) != EXIT_OK) FIT_FAIL(rc);

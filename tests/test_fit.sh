@@ -245,6 +245,86 @@ done
 "$bin" fit --preset tiny --seq 64 --batch 8 --gpu-memory 2G --sigma 1 --json - >"$tmp/stdout.json" 2>/dev/null; rc=$?
 check "--json -: the table on standard output, after the terminal's lines" bash -c "[ $rc -eq 0 ] && sed -n '/^{/,\$p' '$tmp/stdout.json' | python3 -c 'import json,sys; json.load(sys.stdin)'"
 
+# the collectives' time on several GPUs (a model from the links' specifications): a comm ms column; each row's time is
+# NCCL's ring relations of its step's bytes and calls, worked out here from the json; those bytes are dpprof run's
+# for the row's command; the rows ranked by compute plus communication where fit ranks by time
+comm_check() { # json: every fitting row's communication against the formula, its bytes against dpprof run's
+    python3 - "$bin" "$1" <<'PY'
+import json, shlex, subprocess, sys
+binary, path = sys.argv[1], sys.argv[2]
+f = json.load(open(path))["fit"]
+c, n = f["communication"], f["gpus"]
+K, link, net = c["nodes"], c["link"], c["network"]
+assert c["gpus"] == n and c["gpus_per_node"] * K == n, c
+bws = ([link["bytes_per_s"]] if n > K else []) + ([net["bytes_per_s"]] if K > 1 else [])
+busbw = min(bws)
+assert c["busbw_bytes_per_s"] == busbw and "lower bound" in c["note"] and "not a measurement" in c["note"], c
+lat_in = link["step_latency_s"] if n > K else 0.0
+lat_net = net["step_latency_s"] if K > 1 else 0.0
+rows, bad, runs = [r for r in f["rows"] if r["fits"]], [], 0
+for r in rows:
+    want, lat = 0.0, 0.0
+    for kind, twice in (("all_reduce", 2), ("reduce_scatter", 1), ("all_gather", 1)):
+        k = r["collectives"][kind]
+        steps, inter = twice * (n - 1), twice * (K - 1)  # a ring's steps; those between nodes take the network's latency
+        t = k["bytes_per_rank"] / busbw + k["calls"] * ((steps - inter) * lat_in + inter * lat_net)
+        lat += k["calls"] * ((steps - inter) * lat_in + inter * lat_net)
+        if abs(1e3 * t - k["ms"]) > 1e-5 * 1e3 * t + 1e-9:
+            bad.append("%s %s: %s ms, the formula %.6g" % (r["command"], kind, k["ms"], 1e3 * t))
+        want += t
+    if abs(r["communication_ms"] - 1e3 * want) > 1e-5 * 1e3 * want or want <= 0 or abs(r["communication_latency_ms"] - 1e3 * lat) > 1e-5 * 1e3 * lat + 1e-9:
+        bad.append("%s: %s ms, the formula %.6g" % (r["command"], r["communication_ms"], 1e3 * want))
+    if r["predicted_step_ms"] is not None and abs(r["predicted_total_ms"] - r["predicted_step_ms"] - r["communication_ms"]) > 1e-6 * r["predicted_total_ms"]:
+        bad.append("%s: total %s is not compute + communication" % (r["command"], r["predicted_total_ms"]))
+    argv = shlex.split(r["command"]); argv[0] = binary
+    out = subprocess.run(argv + ["--steps", "1", "--quiet", "--timeline", "none", "--out", "-"], capture_output=True, text=True)
+    cb = json.loads(out.stdout)["distributed"]["collective_bytes"]
+    runs += 1
+    if any(cb[k] != r["collectives"][k]["bytes_per_rank"] for k in ("all_reduce", "reduce_scatter", "all_gather")):
+        bad.append("%s: bytes %s, dpprof run's %s" % (r["command"], r["collectives"], cb))
+if f["cost_model"]["kind"] == "predicted step time":  # runs of ties: within the error of the run's least total
+    err, i, prev = f["cost_model"]["leave_one_shape_out"]["mean_abs_error"], 0, None
+    while i < len(rows):
+        j = i
+        while j < len(rows) and rows[j]["rank"] == rows[i]["rank"]:
+            j += 1
+        lo = min(x["predicted_total_ms"] for x in rows[i:j])
+        if rows[i]["rank"] != i + 1 or any(x["predicted_total_ms"] > lo * (1 + err) + 1e-9 for x in rows[i:j]) or (prev is not None and lo <= prev * (1 + err)):
+            bad.append("rank %d: not a run of ties by compute + communication" % rows[i]["rank"])
+        prev, i = lo, j
+    assert c["ranked"], c
+if bad or not rows:
+    print("\n".join(bad[:5]) if bad else "no row fits")
+    sys.exit(1)
+print("%d rows: NCCL's ring relations on %s%s (busbw %.0f GB/s); the bytes dpprof run's in %d runs; %s" % (len(rows), link["name"] if n > K else "-", " + " + net["name"] if K > 1 else "",
+      busbw / 1e9, runs, "ranked by compute + communication" if c["ranked"] else "not ranked (flops)"))
+PY
+}
+"$bin" fit --preset tiny --seq 64 --batch 8 --gpus 2 --device H100 --sigma 1 --json "$tmp/g2.json" >"$tmp/g2.txt"; rc=$?
+joined "$tmp/g2.txt" >"$tmp/g2.out"
+check "--gpus 2 on H100s: a comm ms column, the links named (NVLink 4, the SXM part's), a lower bound, the best row's compute or communication dominating" bash -c \
+    "[ $rc -eq 0 ] && grep -q '^rank .* step ms   comm ms ' '$tmp/g2.out' && grep -q '^communication: 2 GPUs on NVLink 4 (H100, H200 SXM), 450 GB/s each way a GPU (--device H100, taken as the SXM part)' '$tmp/g2.out' \
+     && grep -q 'lower bound, not a measurement' '$tmp/g2.out' && grep -q 'The best row: compute [0-9]* ms, communication [0-9.]* ms a step: \(compute\|communication\) dominates' '$tmp/g2.out'"
+if said=$(comm_check "$tmp/g2.json" 2>&1); then pass "...its rows' communication: ${said##*$'\n'}"; else fail "...its rows' communication: $said"; fi
+"$bin" fit --preset tiny --seq 64 --batch 8 --gpus 4 --nodes 2 --device A100-80 --sigma 1 --algo flash_bk,persample --json "$tmp/g4.json" >"$tmp/g4.txt"; rc=$?
+joined "$tmp/g4.txt" >"$tmp/g4.out"
+check "--gpus 4 --nodes 2 on A100s: NVLink 3 within a node, InfiniBand HDR between (the defaults, said), the network bounding the ring" bash -c \
+    "[ $rc -eq 0 ] && grep -q '^communication: 4 GPUs over 2 nodes of 2; within a node NVLink 3 (A100 SXM), 300 GB/s each way a GPU (--device A100-80, taken as the SXM part); between nodes InfiniBand HDR, 200 Gb/s a GPU, 25 GB/s each way (the default; --network NAME for another)' '$tmp/g4.out' \
+     && grep -q '\"busbw_bytes_per_s\": 25000000000,' '$tmp/g4.json'"
+if said=$(comm_check "$tmp/g4.json" 2>&1); then pass "...its rows' communication: ${said##*$'\n'}"; else fail "...its rows' communication: $said"; fi
+"$bin" fit --preset tiny --seq 64 --batch 8 --gpus 4 --nodes 4 --gpu-memory 2G --network ndr --sigma 1 --algo flash_bk --json "$tmp/g5.json" >"$tmp/g5.txt"; rc=$?
+joined "$tmp/g5.txt" >"$tmp/g5.out"
+check "--gpus 4 --nodes 4 --network ndr, no --device: a GPU a node, the network alone; ranked by flops, communication shown and not ranked, said" bash -c \
+    "[ $rc -eq 0 ] && grep -q '^communication: 4 GPUs over 4 nodes of 1; between nodes InfiniBand NDR, 400 Gb/s a GPU, 50 GB/s each way (--network)' '$tmp/g5.out' \
+     && grep -q 'Shown (comm ms) but not ranked by: the ranking is by flops' '$tmp/g5.out' && grep -q 'no compute time is predicted here to weigh it against' '$tmp/g5.out' \
+     && grep -q '\"link\": null, \"network\": {\"name\": \"ndr\"' '$tmp/g5.json'"
+if said=$(comm_check "$tmp/g5.json" 2>&1); then pass "...its rows' communication: ${said##*$'\n'}"; else fail "...its rows' communication: $said"; fi
+check "gpt2-small on 4 GPUs of 3 GiB (no --device): PCIe Gen4 assumed and said, the communication shown beside the flops" bash -c \
+    "sed ':a;N;\$!ba;s/\n    / /g' '$tmp/b.out' | grep -q '^communication: 4 GPUs on PCIe Gen4 x16 (.*), 32 GB/s each way a GPU (no --device names the GPU: the slowest link of the table assumed)'"
+if said=$(comm_check "$tmp/8b.json" 2>&1); then pass "llama-3.1-8b on 8 H100s, its rows' communication: ${said##*$'\n'}"; else fail "llama-3.1-8b on 8 H100s, its rows' communication: $said"; fi
+check "one GPU: no comm ms column, \"communication\": null, and no word of communication in the notes" bash -c \
+    "! grep -q 'comm ms' '$tmp/h200f.out' && grep -q '\"communication\": null,' '$tmp/h200f.json' && ! grep -qi 'communication' '$tmp/h200f.out'"
+
 # bad input: exit 2, the value named, no file written
 badfit() { # expected-text args...
     local text=$1; shift
@@ -261,6 +341,14 @@ badfit "--device 'H10': not in the table (did you mean H100?)" $m --device H10 -
 badfit "--device H100 and --gpu-memory: give one" $m --device H100 --gpu-memory 80G --sigma 1
 badfit "--batch 8 is not a multiple of --gpus 3" $m --gpus 3 --device H100 --sigma 1
 badfit "--zero 1: ZeRO shards over GPUs; give --gpus 2 or more" $m --zero 1 --device H100 --sigma 1
+badfit "--nodes 3 does not divide --gpus 8: the GPUs are spread evenly over the nodes" $m --gpus 8 --nodes 3 --device H100 --sigma 1
+badfit "--nodes 2: the nodes hold the GPUs of --gpus N; give --gpus 2 or more" $m --nodes 2 --device H100 --sigma 1
+badfit "--link nvlink4: the link between GPUs; give --gpus 2 or more" $m --link nvlink4 --device H100 --sigma 1
+badfit "--link 'nvlnk4': not a link dpprof knows (did you mean nvlink4?; nvlink4, nvlink3, pcie5, pcie4)" $m --gpus 2 --link nvlnk4 --device H100 --sigma 1
+badfit "--link ndr: a network between nodes (--network, with --nodes 2 or more), not a link within a node" $m --gpus 2 --link ndr --device H100 --sigma 1
+badfit "--network 'infiniband': not a link dpprof knows (ndr, hdr)" $m --gpus 4 --nodes 2 --network infiniband --device H100 --sigma 1
+badfit "--network nvlink4: a link within a node (--link), not a network between nodes (ndr, hdr)" $m --gpus 4 --nodes 2 --network nvlink4 --device H100 --sigma 1
+badfit "--network ndr: the network between nodes; give --nodes 2 or more" $m --gpus 2 --network ndr --device H100 --sigma 1
 badfit "--algo 'ghost,gost': 'gost' is not one of" $m --algo ghost,gost --device H100 --sigma 1
 badfit "--checkpoint 'none,': an empty or overlong item" $m --checkpoint none, --device H100 --sigma 1
 badfit "--zero '0,4': '4' is not one of 0, 1, 2, 3" $m --gpus 2 --zero 0,4 --device H100 --sigma 1
@@ -290,6 +378,8 @@ err=$("$bin" fit --hf-config "$tmp/model.json" --seq 64 --batch 8 --device H100 
 check "fit --json the --hf-config file: refused, the file as it was ($err)" bash -c "[ $rc -eq 2 ] && cmp -s tests/hf/smollm2-135m.json '$tmp/model.json'"
 "$bin" fit --help >"$tmp/help.out"; rc=$?
 check "fit --help: the options and the device table" bash -c "[ $rc -eq 0 ] && grep -q '^  --device NAME' '$tmp/help.out' && grep -q '^  H200      143771 MiB' '$tmp/help.out' && grep -q '^  --target-epsilon E' '$tmp/help.out'"
+check "fit --help: --nodes, --link, --network and the links' table (peak each way a GPU)" bash -c \
+    "grep -q '^  --nodes K' '$tmp/help.out' && grep -q '^  --link NAME' '$tmp/help.out' && grep -q '^  --network NAME' '$tmp/help.out' && grep -q '^  nvlink4    450 GB/s  NVLink 4 (H100, H200 SXM)' '$tmp/help.out' && grep -q '^  ndr         50 GB/s  InfiniBand NDR' '$tmp/help.out'"
 check "the device table's H100 and H200 are the committed runs' nvidia-smi totals" bash -c \
     "grep -qh '^NVIDIA H100 80GB HBM3, .*, 81559 MiB' data/bench/*/device.txt && grep -qh '^NVIDIA H200, .*, 143771 MiB' data/bench/*/device.txt && grep -q '^  H100       81559 MiB' '$tmp/help.out'"
 # the runs the step times rest on: each build named (the day, the commit compiled, its sources: the result's own

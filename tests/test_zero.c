@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <math.h>
 #include "dpprof.h"
 #include "test.h"
 
@@ -71,6 +72,116 @@ static int64_t persistent(int zero, int64_t Pall, int64_t P, int64_t S, int64_t 
     }
 }
 
+/* the collectives' time model against NCCL's relations (nccl-tests, doc/PERFORMANCE.md), worked out here: a ring
+   collective of S bytes on n ranks whose slowest link carries B bytes/s each way takes S x factor / B (factor 2 (n - 1)
+   / n for all-reduce, (n - 1) / n for reduce-scatter and all-gather), so that NCCL's busbw = (S / t) x factor is B;
+   plus the ring's steps (2 (n - 1) or n - 1) at the links' latency, the 2 (K - 1) or K - 1 steps between K nodes at
+   the network's */
+static double factor_of(dpprof_coll k, int n) { return (k == DPPROF_COLL_ALL_REDUCE ? 2.0 : 1.0) * (n - 1) / n; }
+static double steps_of(dpprof_coll k, int n) { return (k == DPPROF_COLL_ALL_REDUCE ? 2.0 : 1.0) * (n - 1); }
+static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b) + 1e-18; }
+
+static void check_comm_model(void) {
+    static const int ns[] = {2, 3, 4, 8, 16, 64};
+    static const double sizes[] = {1, 4096, 1e6, 7.25e8, 3.2e10};
+    const dpprof_link bare = {"test-bare", 0, 100e9, 0.0, "a link of 100 GB/s, no latency", "the test"};
+    const dpprof_link lat = {"test-lat", 0, 40e9, 5e-6, "a link of 40 GB/s, 5 us a step", "the test"};
+    const dpprof_link net = {"test-net", 1, 12.5e9, 20e-6, "a network of 12.5 GB/s, 20 us a step", "the test"};
+    const dpprof_link *nv4 = dpprof_link_find("NVLink4"), *ndr = dpprof_link_find("ndr");
+    int k, i, j, ok_bus = 1, ok_lat = 1, ok_one = 1, ok_nodes = 1, ok_flat = 1, count = 0, cases = 0;
+    double t;
+    for (k = 0; k < DPPROF_COLL_COUNT; k++)
+        for (i = 0; i < (int)(sizeof ns / sizeof ns[0]); i++)
+            for (j = 0; j < (int)(sizeof sizes / sizeof sizes[0]); j++) {
+                const dpprof_coll c = (dpprof_coll)k;
+                const int n = ns[i];
+                const double S = sizes[j];
+                dpprof_fabric f = {n, 1, &bare, NULL};
+                cases++;
+                /* no latency: NCCL's busbw of the time is the link's bandwidth, whatever n and S */
+                if (dpprof_coll_seconds(c, S, &f, &t) != DPPROF_OK || !near(S / t * factor_of(c, n), bare.bytes_per_s)) ok_bus = 0;
+                /* with a latency a step */
+                f.intra = &lat;
+                if (dpprof_coll_seconds(c, S, &f, &t) != DPPROF_OK || !near(t, S * factor_of(c, n) / lat.bytes_per_s + steps_of(c, n) * lat.step_latency_s)) ok_lat = 0;
+                /* n GPUs over two nodes (n even) and one a node: the network bounds the ring; its steps take its latency */
+                if (n % 2 == 0) {
+                    const dpprof_fabric f2 = {n, 2, &lat, &net}, fn = {n, n, NULL, &net};
+                    const double s2 = steps_of(c, 2), sn = steps_of(c, n);
+                    if (dpprof_coll_seconds(c, S, &f2, &t) != DPPROF_OK ||
+                        !near(t, S * factor_of(c, n) / net.bytes_per_s + (steps_of(c, n) - s2) * lat.step_latency_s + s2 * net.step_latency_s))
+                        ok_nodes = 0;
+                    if (dpprof_coll_seconds(c, S, &fn, &t) != DPPROF_OK || !near(t, S * factor_of(c, n) / net.bytes_per_s + sn * net.step_latency_s)) ok_nodes = 0;
+                }
+                /* a network faster than the link: the link bounds the ring */
+                {
+                    const dpprof_link fast = {"test-fast", 1, 1e12, 1e-6, "a network of 1 TB/s", "the test"};
+                    const dpprof_fabric f3 = {n * 2, 2, &lat, &fast};
+                    if (dpprof_coll_seconds(c, S, &f3, &t) != DPPROF_OK || !near(t, S * factor_of(c, 2 * n) / lat.bytes_per_s + (steps_of(c, 2 * n) - steps_of(c, 2)) * lat.step_latency_s +
+                                                                                        steps_of(c, 2) * fast.step_latency_s))
+                        ok_flat = 0;
+                }
+                /* one rank: nothing moves */
+                {
+                    const dpprof_fabric f1 = {1, 1, &lat, NULL};
+                    if (dpprof_coll_seconds(c, S, &f1, &t) != DPPROF_OK || t != 0.0) ok_one = 0;
+                }
+            }
+    CHECK(ok_bus, "NCCL's bus bandwidth: (S / t) x 2(n-1)/n (all-reduce), x (n-1)/n (reduce-scatter, all-gather) is the link's 100 GB/s at %d cases (n 2 to 64, S 1 B to 32 GB)", cases);
+    CHECK(ok_lat, "with 5 us a ring step: t = S x factor / 40 GB/s + 2(n-1) or (n-1) steps x 5 us, at the same %d cases", cases);
+    CHECK(ok_nodes, "over 2 nodes and over a node a GPU: the network (12.5 GB/s) bounds the ring, 2(K-1) or K-1 of its steps at its 20 us");
+    CHECK(ok_flat, "a network faster than the link within a node: the link bounds the ring");
+    CHECK(ok_one, "one rank: every collective of every size takes 0 s");
+    {
+        dpprof_fabric f = {8, 1, nv4, NULL};
+        const double S = 2e9; /* a 1B-parameter model's fp16 gradients: 8 H100s on NVLink 4 */
+        CHECK(nv4 && dpprof_coll_seconds(DPPROF_COLL_ALL_REDUCE, S, &f, &t) == DPPROF_OK && near(t, S * 2 * 7 / 8 / 450e9 + 14 * 3.4e-6),
+              "all-reduce of 2 GB on 8 GPUs over NVLink 4: %.3f ms = 2 GB x 14/8 / 450 GB/s + 14 x 3.4 us", 1e3 * t);
+        f.ranks = 16, f.nodes = 2, f.net = ndr;
+        CHECK(ndr && dpprof_coll_seconds(DPPROF_COLL_ALL_REDUCE, S, &f, &t) == DPPROF_OK && near(t, S * 2 * 15 / 16 / 50e9 + 28 * 3.4e-6 + 2 * 9.6e-6),
+              "...on 16 GPUs over 2 nodes with InfiniBand NDR: %.2f ms, bounded by the network's 50 GB/s (28 steps x 3.4 us, 2 x 9.6 us)", 1e3 * t);
+    }
+    { /* the table: the specifications' peaks each way, every name found in any case, the kinds */
+        const dpprof_link *l = dpprof_links(&count);
+        int ok = count == 6;
+        for (i = 0; i < count; i++) ok = ok && dpprof_link_find(l[i].name) == &l[i] && l[i].bytes_per_s > 0 && l[i].step_latency_s > 0 && l[i].source[0];
+        ok = ok && nv4 && nv4->bytes_per_s == 450e9 && !nv4->network && dpprof_link_find("nvlink3")->bytes_per_s == 300e9 && dpprof_link_find("PCIE5")->bytes_per_s == 64e9 &&
+             dpprof_link_find("pcie4")->bytes_per_s == 32e9 && ndr && ndr->bytes_per_s == 50e9 && ndr->network && dpprof_link_find("hdr")->bytes_per_s == 25e9;
+        CHECK(ok && !dpprof_link_find("nvlink5") && !dpprof_link_find("") && !dpprof_link_find(NULL),
+              "the links: %d, NVLink 4 450 GB/s and 3 300 GB/s, PCIe 5 64 GB/s and 4 32 GB/s each way, NDR 50 GB/s, HDR 25 GB/s; names in any case", count);
+    }
+    { /* what is not a fabric */
+        const dpprof_fabric bad[] = {{6, 4, nv4, ndr}, {4, 2, nv4, NULL}, {4, 1, NULL, NULL}, {4, 2, ndr, ndr}, {4, 2, nv4, nv4}, {0, 1, nv4, NULL}};
+        int ok = 1;
+        for (i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) ok = ok && dpprof_coll_seconds(DPPROF_COLL_ALL_GATHER, 1e6, &bad[i], &t) == DPPROF_ERR_INVALID && t != t;
+        CHECK(ok, "refused (invalid): 6 GPUs over 4 nodes, 2 nodes without a network, GPUs a node without a link, a network within a node, a link between nodes, no GPU (%s)",
+              dpprof_last_error());
+    }
+}
+
+/* a dry step's communication time: its per-rank bytes (which carry the ring's factor) over the bus bandwidth, and
+   each call's ring steps at the link's latency; the calls a step makes: a trainable tensor's collective once a step
+   (zero 0, 1; zero 1's all-gather, zero 2's), a reduce-scatter a physical batch (zero 2, 3), zero 3's gathers of
+   every tensor once a pass */
+static void check_step_comm(dpprof_session *s, const dpprof_dist_info *d, const char *preset, int N, int z, int64_t k, int64_t passes) {
+    const dpprof_link *l = dpprof_link_find("nvlink4");
+    const dpprof_fabric f = {N, 1, l, NULL};
+    dpprof_comm c;
+    int64_t T = 0, A = dpprof_session_param_count(s), ar, rs, ag;
+    int i;
+    double bytes, calls_steps;
+    for (i = 0; i < A; i++) T += dpprof_session_param(s, i)->trainable != 0;
+    ar = z == 0 ? T : 0;
+    rs = z == 1 ? T : (z >= 2 ? k * T : 0);
+    ag = z == 0 ? 0 : (z <= 2 ? T : k * (1 + passes) * A);
+    CHECK(d->all_reduce_calls == ar && d->reduce_scatter_calls == rs && d->all_gather_calls == ag, "%s N=%d zero %d: %lld all-reduces (%lld), %lld reduce-scatters (%lld), %lld all-gathers (%lld) a step",
+          preset, N, z, (long long)d->all_reduce_calls, (long long)ar, (long long)d->reduce_scatter_calls, (long long)rs, (long long)d->all_gather_calls, (long long)ag);
+    bytes = (double)(d->all_reduce_bytes + d->reduce_scatter_bytes + d->all_gather_bytes);
+    calls_steps = (double)(2 * d->all_reduce_calls + d->reduce_scatter_calls + d->all_gather_calls) * (N - 1);
+    CHECK(dpprof_session_comm_time(s, &f, &c) == DPPROF_OK && near(c.bandwidth_s, bytes / 450e9) && near(c.latency_s, calls_steps * 3.4e-6) &&
+              near(c.seconds, c.bandwidth_s + c.latency_s) && near(c.seconds, c.seconds_by_kind[0] + c.seconds_by_kind[1] + c.seconds_by_kind[2]),
+          "%s N=%d zero %d on NVLink 4: %.3f ms a step = %.0f bytes a rank / 450 GB/s + %.0f ring steps x 3.4 us", preset, N, z, 1e3 * c.seconds, bytes, calls_steps);
+}
+
 /* the shards, the bytes between steps and the collective bytes of every stage, against the table */
 /* strict: each stage lowers the peak (not so in general: at zero 2 the head's full-size gradient still lives
    during its backward, so where the head is most of what trains (lora) the gradient shard beside it can raise
@@ -111,6 +222,7 @@ static void check_stages(const char *preset, int seq, int batch, int phys, int N
             CHECK(d.all_reduce_bytes == ar && d.reduce_scatter_bytes == rs && d.all_gather_bytes == ag,
                   "%s N=%d zero %d %s: all-reduce %lld (%lld), reduce-scatter %lld (%lld), all-gather %lld (%lld) bytes a step", preset, N, z, dpprof_algo_name(algo),
                   (long long)d.all_reduce_bytes, (long long)ar, (long long)d.reduce_scatter_bytes, (long long)rs, (long long)d.all_gather_bytes, (long long)ag);
+            check_step_comm(s, &d, preset, N, z, k, passes);
         }
         if (z == 3) {
             int64_t big = 0;
@@ -286,6 +398,7 @@ static void check_cpu_one_rank(void) {
 
 int main(void) {
     int a;
+    check_comm_model();
     check_refusals();
     check_oom();
     check_llama();
