@@ -377,7 +377,7 @@ peers-memory-figures: dpprof
 	if [ -f data/peers-memory/fit-check.json ]; then ./dpprof plot fit-check data/peers-memory/fit-check.json --out figures/peers-memory-fit.png; fi
 
 # dpprof fit --framework pytorch's (and opacus's) physical batch against PyTorch's own tracker, and fit's answer for
-# dpprof's engine, at five configurations on an 80 GB and a 24 GiB card (experiments/peers.py fit-check; needs torch, transformers and
+# dpprof's engine, at eight configurations on an 80 GB and a 24 GiB card (experiments/peers.py fit-check; needs torch, transformers and
 # peft in PEER_PYTHON; about an hour on 2 cores, the tracker on fake tensors): data/peers-memory/fit-check.json (commit
 # it) and figures/peers-memory-fit.png
 .PHONY: peers-fit-check
@@ -390,6 +390,7 @@ peers-fit-check: dpprof
 	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "PyTorch 8B bf16 LoRA, T=1024, $$n" -- --preset llama-3.1-8b --seq 1024 --batch 16 --dtype bf16 --lora-rank 16 --lora-targets q,v $$d || rc=1; \
 	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "Opacus 1B fp32, T=512, $$n" -- --framework opacus --preset llama-3.2-1b --untied --seq 512 --batch 16 --sigma 1 $$d || rc=1; \
 	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "Opacus ghost 1B fp32, T=512, $$n" -- --framework opacus --algo ghost --preset llama-3.2-1b --untied --seq 512 --batch 16 --sigma 1 $$d || rc=1; \
+	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "Opacus 1B bf16 LoRA, T=1024, $$n" -- --framework opacus --preset llama-3.2-1b --untied --seq 1024 --batch 64 --dtype bf16 --lora-rank 16 --lora-targets q,v --sigma 1 $$d || rc=1; \
 	  $(PEER_PYTHON) experiments/peers.py fit-check --out results/fit-check.json --dpprof $(DPPROF_BIN) --label "PyTorch 1B bf16 LoRA, checkpointed, T=4096, $$n" -- --preset llama-3.2-1b --seq 4096 --batch 32 --dtype bf16 --lora-rank 16 --lora-targets q,v --checkpoint layers $$d || rc=1; \
 	done; mkdir -p data/peers-memory figures; cp results/fit-check.json data/peers-memory/fit-check.json; \
 	./dpprof plot fit-check data/peers-memory/fit-check.json --out figures/peers-memory-fit.png; exit $$rc

@@ -1608,7 +1608,11 @@ def cmd_draws(a):
                              "seconds": round(time.time() - t0, 2)})
         if label:
             out["draws"][-1]["label"] = label
-            write_text(a.out, json.dumps(out, indent=1) + "\n")  # a long run's results are kept as they come
+        else:
+            batch["n"] = i - first + 1  # a batch cut short (PyTorch on fake tensors can crash) says how many it holds
+            if not a.append:
+                out["meta"]["n"] = batch["n"]
+        write_text(a.out, json.dumps(out, indent=1) + "\n")  # a long run's results are kept as they come
         print("draw %2d  %-10.2f MiB  %s" % (i, peak / 2**20, " ".join(args)), flush=True)
     write_text(a.out, json.dumps(out, indent=1) + "\n")
     return 0
