@@ -1542,6 +1542,9 @@ typedef struct dpprof_config {
     int lora_rank;
     double lora_alpha;
     const char *lora_targets;
+    double lora_dropout;          /* PEFT's lora_dropout p in [0, 1): config.framework pytorch and opacus walk each adapter's dropout
+                            (its output and mask, as CUDA's native_dropout makes them); dpprof's engine runs without
+                            (config.unmodelled says so) */
     dpprof_switch train_head;     /* AUTO -> as PEFT: under LoRA the lm head is frozen (not in modules_to_save; a tied
                                     head is the embedding matrix: frozen with it) and a cls head trains (SEQ_CLS: it
                                     is new); without LoRA everything trains. ON -> the head trains (modules_to_save);
@@ -5244,6 +5247,7 @@ static const dpprof_config_field dpprof__fields[] = {
     DPPROF__F(lora_rank, DPPROF_FIELD_INT, 1, DPPROF__DIM_MAX, 0, NULL, 0),
     DPPROF__F(lora_alpha, DPPROF_FIELD_REAL, 0, 1e12, 1, NULL, 0),
     DPPROF__F(lora_targets, DPPROF_FIELD_TEXT, 0, 0, 0, NULL, 0),
+    DPPROF__F(lora_dropout, DPPROF_FIELD_REAL, 0, 1, 2, NULL, 0),
     DPPROF__F(train_head, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
     DPPROF__F(frozen_masters, DPPROF_FIELD_ENUM, 0, 0, 0, DPPROF__SWITCHES, -1),
     DPPROF__F(ranks, DPPROF_FIELD_INT, 1, 65536, 0, NULL, 0),
@@ -5541,8 +5545,10 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = pytorch is PyTorch's non-private loop (algo vanilla; Opacus's DP-SGD is config.framework = opacus)", dpprof_algo_name(c.algo));
         if (op && c.algo != DPPROF_ALGO_PERSAMPLE && c.algo != DPPROF_ALGO_GHOST)
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.algo = %s: config.framework = opacus is Opacus's grad_sample_mode hooks (algo persample) or ghost (algo ghost)", dpprof_algo_name(c.algo));
+        if (op && s.tied && c.algo == DPPROF_ALGO_GHOST && !c.lora_rank)
+            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.framework = opacus, config.algo = ghost with a tied head that trains: Opacus refuses it (\"Parameter tying is not supported with Ghost Clipping\"); "
+                                                        "under LoRA the tied matrix is frozen, and it runs");
         if (c.task == DPPROF_TASK_CLS) no = "config.task = cls (LlamaForSequenceClassification)";
-        else if (op && s.tied && c.algo == DPPROF_ALGO_GHOST) no = "a tied head under Opacus's ghost clipping (Opacus refuses it: \"Parameter tying is not supported\")";
         else if (op && c.train_head == DPPROF_SWITCH_OFF) no = "config.train_head = off under Opacus";
         else if (c.dtype == DPPROF_DTYPE_BF16 && c.lora_rank && c.frozen_masters != DPPROF_SWITCH_ON && c.train_head == DPPROF_SWITCH_ON)
             no = "config.train_head = on with a base in bf16 (PEFT's modules_to_save trains a bf16 copy of the head)";
@@ -5577,7 +5583,10 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
     }
     if (c.poisson && !c.dataset_size) return dpprof__fail(DPPROF_ERR_INVALID, "config.poisson samples from a dataset: give config.dataset_size");
     if (c.dataset_size && c.dataset_size < c.batch) return dpprof__fail(DPPROF_ERR_INVALID, "config.dataset_size = %lld is smaller than config.batch = %d", c.dataset_size, c.batch);
-    if (!c.lora_rank && (c.lora_alpha > 0 || c.lora_targets)) return dpprof__fail(DPPROF_ERR_INVALID, "config.lora_alpha and config.lora_targets need config.lora_rank");
+    if (!c.lora_rank && (c.lora_alpha > 0 || c.lora_targets || c.lora_dropout > 0))
+        return dpprof__fail(DPPROF_ERR_INVALID, "config.lora_alpha, config.lora_targets and config.lora_dropout need config.lora_rank");
+    if (c.lora_dropout > 0 && c.framework < DPPROF_FRAMEWORK_PYTORCH && !c.unmodelled)
+        c.unmodelled = "lora_dropout: dpprof's adapters run without dropout (the dropped input PEFT keeps for each adapter's backward is not counted)";
     if (c.lora_rank) {
         /* (IC, OC) of each projection: an adapter of rank >= its narrower side is a full matrix in disguise */
         const int io[DPPROF__P_PER_LAYER][2] = {{0, 0}, {s.C, s.NH * s.HS}, {s.C, s.NKV * s.HS}, {s.C, s.NKV * s.HS}, {s.NH * s.HS, s.C}, {0, 0}, {s.C, s.F}, {s.C, s.F}, {s.F, s.C}};
@@ -8508,6 +8517,7 @@ typedef struct dpprof__fw_lin {
     int axs, aws, a;  /* what lora_A saved of its input and of its weight, its output */
     int bxs, bws, xa; /* what lora_B saved of lora_A's output and of its weight; PEFT's fp32 copy of a bf16 input */
     int hx, ahx, bhx; /* Opacus: the inputs its forward hooks keep (the base's, the adapters') */
+    int dm;           /* PEFT's lora_dropout: the mask its backward keeps */
 } dpprof__fw_lin;
 /* the adapter of parameter p, or -1 */
 static int dpprof__fw_lora(const dpprof_session *s, int p) {
@@ -8654,9 +8664,22 @@ static int dpprof__fw_linear_fwd(dpprof_session *s, dpprof__fw_lin *ln, int x, i
     ln->a = ln->xa = -1;
     base = dpprof__fw_mm_fwd(s, x, rgx, xb, p, N, &ln->xs, &ln->ws, &ln->hx);
     out = base;
+    ln->dm = -1;
     if (la >= 0) {
+        int d;
         ln->xa = ac && xb ? DPPROF__FN(N * pp->cols, 4) : x;
-        ln->a = dpprof__fw_mm_fwd(s, ln->xa, rgx, 0, la, N, &ln->axs, &ln->aws, &ln->ahx);
+        d = ln->xa;
+        if (s->cfg.lora_dropout > 0) { /* lora_dropout(x): CUDA's native_dropout, its output and a bool mask (kept by
+                                          its backward where x needs a gradient) */
+            const int m = (d = DPPROF__FN(N * pp->cols, 4), DPPROF__FN(N * pp->cols, 1));
+            if (rgx) {
+                ln->dm = dpprof__fw_save(s, m);
+                dpprof__fw_pack(s);
+            }
+            dpprof__fw_drop(s, m);
+        }
+        ln->a = dpprof__fw_mm_fwd(s, d, rgx, 0, la, N, &ln->axs, &ln->aws, &ln->ahx);
+        if (d != ln->xa) dpprof__fw_drop(s, d); /* lora_A keeps it */
         b = dpprof__fw_mm_fwd(s, ln->a, 1, ac, la + 1, N, &ln->bxs, &ln->bws, &ln->bhx);
         dpprof__fw_drop(s, ln->a);        /* lora_B keeps it */
         m = DPPROF__FN(N * pp->rows, ea); /* * scaling */
@@ -8680,9 +8703,18 @@ static void dpprof__fw_linear_bwd(dpprof_session *s, dpprof__fw_lin *ln, int g, 
         ms = DPPROF__FN(N * pp->rows, ac ? 2 : 4);
         dpprof__fw_drop(s, g);
         dpprof__fw_recompute(s);
-        dpprof__fw_mm_bwd(s, ms, ln->bxs, ln->bws, ln->bhx, 1, ac, la + 1, N, &da);                       /* lora_B */
-        dpprof__fw_mm_bwd(s, da, ln->axs, ln->aws, ln->ahx, ln->rgx, 0, la, N, ac && ln->xb ? &gxa : gx); /* lora_A */
-        if (gxa >= 0) {                                                                                   /* PEFT's fp32 copy's backward: to x's bf16 */
+        dpprof__fw_mm_bwd(s, ms, ln->bxs, ln->bws, ln->bhx, 1, ac, la + 1, N, &da); /* lora_B */
+        if (ln->dm >= 0) {                                                          /* lora_A, then the dropout's backward: the gradient times the mask, the mask let go */
+            int gd = -1;
+            dpprof__fw_mm_bwd(s, da, ln->axs, ln->aws, ln->ahx, ln->rgx, 0, la, N, &gd);
+            if (gd >= 0) {
+                const int t = DPPROF__FN(N * pp->cols, 4);
+                dpprof__fw_node_end(s, gd, ln->dm, -1);
+                dpprof__fw_acc(s, ac && ln->xb ? &gxa : gx, t, N * pp->cols, 4);
+            }
+        } else
+            dpprof__fw_mm_bwd(s, da, ln->axs, ln->aws, ln->ahx, ln->rgx, 0, la, N, ac && ln->xb ? &gxa : gx); /* lora_A */
+        if (gxa >= 0) {                                                                                       /* PEFT's fp32 copy's backward: to x's bf16 */
             const int t = DPPROF__FN(N * pp->cols, 2);
             dpprof__fw_drop(s, gxa);
             dpprof__fw_acc(s, gx, t, N * pp->cols, 2);
@@ -11210,6 +11242,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     dpprof__jnum(f, c->lora_alpha);
     fputs(", \"lora_targets\": ", f);
     dpprof__jstr(f, c->lora_targets ? c->lora_targets : "");
+    fputs(", \"lora_dropout\": ", f);
+    dpprof__jnum(f, c->lora_dropout);
     fprintf(f, ", \"train_head\": %s, \"frozen_masters\": %s", dpprof__head_trains(c) ? "true" : "false", c->frozen_masters == DPPROF_SWITCH_ON ? "true" : "false");
     fprintf(f, ", \"checkpoint\": \"%s\", \"attention\": \"%s\", \"attention_workspace\": %lld", dpprof_checkpoint_name(c->checkpoint), dpprof_attention_name(c->attention),
             (long long)c->attention_workspace);

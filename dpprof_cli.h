@@ -566,6 +566,7 @@ static const cli_opt run_opt[] = {
     {"--peft-config", "FILE", CLI_TEXT, .field = offsetof(run_opts, peft_config), .help = "LoRA as a PEFT adapter_config.json gives it: r, lora_alpha (use_rslora),\ntarget_modules (names or all-linear), modules_to_save (lm_head: --train-head),\ntask_type; an option given beside it wins; what dpprof does not model is refused\n(docs/model.md)"},
     {"--lora-rank", "r", CLI_CONFIG, .key = "lora_rank", .help = "adapter rank (default: no LoRA)"},
     {"--lora-alpha", "a", CLI_CONFIG, .key = "lora_alpha", .help = "adapter scale alpha/r (default r)"},
+    {"--lora-dropout", "P", CLI_CONFIG, .key = "lora_dropout", .help = "PEFT's lora_dropout (default 0): --framework pytorch and opacus keep each adapter's\ndropped input and mask; dpprof's engine runs without (said as not modelled)"},
     {"--lora-targets", "LIST", CLI_CONFIG, .key = "lora_targets", .help = "of q,k,v,o,gate,up,down (default q,v)"},
     {"--train-head", NULL, CLI_SET, .key = "train_head", .values = "on", .pair = "--frozen-head", .help = "the head trains (PEFT's modules_to_save; a tied head is the embedding matrix).\ndefault: under LoRA an lm head is frozen, as PEFT leaves it; a cls head trains"},
     {"--frozen-head", NULL, CLI_SET, .key = "train_head", .values = "off", .pair = "--train-head", .help = "the lm head is frozen (the default under LoRA; without LoRA the rest trains)"},
@@ -880,7 +881,7 @@ static int peft_off(const dpprof_json *v) {
     return t == DPPROF_JSON_NULL || t == DPPROF_JSON_FALSE || ((t == DPPROF_JSON_OBJECT || t == DPPROF_JSON_ARRAY) && !dpprof_json_len(v));
 }
 
-static int peft_config_load(const char *path, run_opts *o, int task_given) {
+static int peft_config_load(const char *path, run_opts *o, int task_given, int dropout_given) {
     dpprof_config *c = &o->cfg;
     dpprof_json_doc *doc = NULL;
     const dpprof_json *root, *v;
@@ -1013,11 +1014,9 @@ static int peft_config_load(const char *path, run_opts *o, int task_given) {
         c->lora_targets = memo;
     }
     if (head && !c->train_head) c->train_head = DPPROF_SWITCH_ON;
-    if (dropout > 0 && c->framework >= DPPROF_FRAMEWORK_PYTORCH) { /* the framework's memory would be wrong, not noted */
-        peft_fail(path, "\"lora_dropout\" = %g: --framework %s does not model PEFT's dropout (the dropped input each adapter keeps for its backward); give 0 to account the rest", dropout, dpprof_framework_name(c->framework));
-        goto done;
-    }
-    if (dropout > 0) {
+    if (dropout_given) dropout = c->lora_dropout;
+    c->lora_dropout = dropout; /* the frameworks' walk keeps what it drops; dpprof's engine has none */
+    if (dropout > 0 && c->framework < DPPROF_FRAMEWORK_PYTORCH) {
         static char both[sizeof hf_llama3_note + sizeof peft_dropout_note + 2];
         if (c->unmodelled && c->unmodelled != peft_dropout_note) { /* the config.json's note too: both said */
             snprintf(both, sizeof both, "%s; %s", c->unmodelled, peft_dropout_note);
@@ -1043,7 +1042,7 @@ static int parse_run(int argc, char **argv, run_opts *o) {
         o->limit_given = o->cfg.memory_limit != 0;
         o->sigma_given = cli_given(argc, argv, "--sigma");
         if (o->hf_config) rc = hf_config_load(o->hf_config, o);
-        if (rc == EXIT_OK && o->peft_config) rc = peft_config_load(o->peft_config, o, cli_given(argc, argv, "--task"));
+        if (rc == EXIT_OK && o->peft_config) rc = peft_config_load(o->peft_config, o, cli_given(argc, argv, "--task"), cli_given(argc, argv, "--lora-dropout"));
     }
     cli_cmd = saved;
     return rc;

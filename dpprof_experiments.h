@@ -4099,7 +4099,7 @@ static int fit_probe(fit_ctx *f, const fit_row *r, int b, int batch, int steps, 
     c.checkpoint = (dpprof_checkpoint)r->ckpt;
     c.zero = r->zero;
     c.lora_rank = r->lora;
-    if (!r->lora) c.lora_alpha = 0, c.lora_targets = NULL;
+    if (!r->lora) c.lora_alpha = 0, c.lora_targets = NULL, c.lora_dropout = 0;
     c.ranks = f->o.gpus;
     c.batch = batch * f->o.gpus;
     c.physical_batch = b;
@@ -4838,6 +4838,7 @@ static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_
         FIT_ADD(" --lora-rank %d", r->lora);
         if (c->lora_alpha > 0) FIT_ADD(" --lora-alpha %g", c->lora_alpha);
         if (c->lora_targets) FIT_ADD(" --lora-targets %s", sh_word(c->lora_targets, q, sizeof q));
+        if (c->lora_dropout > 0) FIT_ADD(" --lora-dropout %g", c->lora_dropout);
     }
     if (c->train_head) FIT_ADD(" %s", c->train_head == DPPROF_SWITCH_ON ? "--train-head" : "--frozen-head");
     if (c->frozen_masters == DPPROF_SWITCH_ON) FIT_ADD(" --frozen-masters%s", "");
@@ -5162,7 +5163,7 @@ static void fit_too_big(fit_ctx *f) {
     }
     fit_probe_algo(&probe, near->algo, f->sigma);
     probe.checkpoint = (dpprof_checkpoint)near->ckpt, probe.lora_rank = near->lora;
-    if (!near->lora) probe.lora_alpha = 0, probe.lora_targets = NULL;
+    if (!near->lora) probe.lora_alpha = 0, probe.lora_targets = NULL, probe.lora_dropout = 0;
     probe.ranks = B > 1 ? 2 : 1, probe.physical_batch = 1;
     for (zero = 3; zero > 0; zero--) { /* the deepest ZeRO stage dpprof models for these options */
         probe.zero = zero;
@@ -5265,8 +5266,9 @@ static int cmd_fit(int argc, char **argv) {
     fit_model *model = NULL;
     const char *missing = NULL;
     double unrated = 0;
-    char skipped[1024] = "";
-    int skip_zero = 0; /* the ZeRO stages left out */
+    char skipped[1024] = "", skipped_ghost[1024] = "";
+    int skip_zero = 0;  /* the ZeRO stages left out */
+    int both_modes = 0; /* Opacus's two modes searched by default: one it refuses here is left out, said */
     out_file jf, pf;
     fit_table();
     if (!(f = (fit_ctx *)calloc(1, sizeof *f))) return cli_fail(EXIT_ERROR, "out of host memory");
@@ -5291,7 +5293,7 @@ static int cmd_fit(int argc, char **argv) {
         goto done;     \
     } while (0)
     if (f->o.run.hf_config && (rc = hf_config_load(f->o.run.hf_config, &f->o.run)) != EXIT_OK) FIT_FAIL(rc);
-    if (f->o.run.peft_config && (rc = peft_config_load(f->o.run.peft_config, &f->o.run, cli_given(argc, argv, "--task"))) != EXIT_OK) FIT_FAIL(rc);
+    if (f->o.run.peft_config && (rc = peft_config_load(f->o.run.peft_config, &f->o.run, cli_given(argc, argv, "--task"), cli_given(argc, argv, "--lora-dropout"))) != EXIT_OK) FIT_FAIL(rc);
     if (cfg->seq <= 0) FIT_FAIL(cli_usage("--seq T is required: the sequence length to fit"));
     if (cfg->batch <= 0) FIT_FAIL(cli_usage("--batch B is required: the logical batch, samples a step over every GPU"));
     if (cfg->batch % f->o.gpus) FIT_FAIL(cli_usage("--batch %d is not a multiple of --gpus %d: each GPU takes B/N samples", cfg->batch, f->o.gpus));
@@ -5353,7 +5355,7 @@ static int cmd_fit(int argc, char **argv) {
                                   : "--algo %s with --framework pytorch: PyTorch's loop is non-private (vanilla); Opacus's DP-SGD is --framework opacus",
                                f->o.algos));
         if (f->o.gpus > 1) FIT_FAIL(cli_usage("--gpus %d with --framework %s: one GPU (more than one rank is not modelled yet)", f->o.gpus, dpprof_framework_name(cfg->framework)));
-        if (!f->o.algos) f->o.algos = op ? "persample,ghost" : "vanilla";
+        if (!f->o.algos) f->o.algos = op ? "persample,ghost" : "vanilla", both_modes = op;
         if (op && f->o.ckpts && strcmp(f->o.ckpts, "none"))
             FIT_FAIL(cli_usage("--checkpoint %s with --framework opacus: Opacus's loop without checkpointing (none)", f->o.ckpts));
         if (!f->o.ckpts) f->o.ckpts = op ? "none" : "none,layers"; /* PyTorch: with and without Hugging Face's gradient checkpointing */
@@ -5404,8 +5406,13 @@ static int cmd_fit(int argc, char **argv) {
                     fit_probe_algo(&probe, r->algo, f->sigma);
                     probe.checkpoint = (dpprof_checkpoint)r->ckpt, probe.zero = r->zero, probe.lora_rank = r->lora, probe.ranks = f->o.gpus;
                     probe.physical_batch = 1;
-                    if (!r->lora) probe.lora_alpha = 0, probe.lora_targets = NULL;
+                    if (!r->lora) probe.lora_alpha = 0, probe.lora_targets = NULL, probe.lora_dropout = 0;
                     if ((rc = dpprof_config_resolve(&probe, &resolved, &f->shape)) != DPPROF_OK) {
+                        if (rc == DPPROF_ERR_UNSUPPORTED && both_modes && r->algo == DPPROF_ALGO_GHOST) { /* a tied head trained */
+                            if (!skipped_ghost[0]) cli_say(&fit_cmd, dpprof_last_error(), skipped_ghost, sizeof skipped_ghost);
+                            k--;
+                            continue;
+                        }
                         if (rc != DPPROF_ERR_UNSUPPORTED || f->o.zeros || r->zero == 0) FIT_FAIL(cli_fail_lib(&fit_cmd, EXIT_USAGE));
                         /* a ZeRO stage of the default list that dpprof does not model with these options: left out, said */
                         if (!skipped[0]) cli_say(&fit_cmd, dpprof_last_error(), skipped, sizeof skipped);
@@ -5546,6 +5553,7 @@ static int cmd_fit(int argc, char **argv) {
            dev ? " (" : "", human_bytes(f->total, h1, sizeof h1), dev ? ")" : "");
     if (f->base.unmodelled) printf("not modelled: %s\n", f->base.unmodelled);
     if (skipped[0]) printf("not searched: ZeRO%s%s%s (%s)\n", skip_zero & 2 ? " 1" : "", skip_zero & 4 ? " 2" : "", skip_zero & 8 ? " 3" : "", skipped);
+    if (skipped_ghost[0]) printf("not searched: ghost (%s)\n", skipped_ghost);
     printf("%s\n", f->privacy);
     fit_wrap(margin_note);
     fit_wrap(cost_note);

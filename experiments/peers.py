@@ -1328,6 +1328,15 @@ def draw_args(rng, only=None):
     return args
 
 
+def NativeDropout(torch, p):
+    """nn.Dropout as it runs on CUDA (a fused native_dropout: the output and a bool mask its backward keeps), on any
+    device"""
+    class Drop(torch.nn.Module):
+        def forward(self, x):
+            return torch.native_dropout(x, p, True)[0] if self.training else x
+    return Drop()
+
+
 def user_loop(cfg, attention, bf16, watch):
     """two steps of the loop a PyTorch user writes, on fake tensors, the model built as the configuration says (PEFT's
     LoRA, a base in bf16, the head trained or frozen); with config.framework opacus, Opacus's GradSampleModule (hooks)
@@ -1358,17 +1367,25 @@ def user_loop(cfg, attention, bf16, watch):
             tuners_utils.BaseTunerLayer._move_adapter_to_device_of_base_layer = lambda self, adapter_name, device=None: None
             to = torch.nn.Module.to
             torch.nn.Module.to = lambda self, *args, **kwargs: self
-            model = peft.get_peft_model(model, peft.LoraConfig(r=cfg["lora_rank"], lora_alpha=cfg["lora_alpha"], lora_dropout=0.0,
+            p_drop = cfg.get("lora_dropout") or 0.0
+            model = peft.get_peft_model(model, peft.LoraConfig(r=cfg["lora_rank"], lora_alpha=cfg["lora_alpha"], lora_dropout=p_drop,
                                                               target_modules=[t + "_proj" for t in cfg["lora_targets"].split(",")],
                                                               modules_to_save=["lm_head"] if cfg.get("train_head") else None))
             torch.nn.Module.to = to
+            patches = meta.setdefault("patches", [])
             for mod in model.modules():  # modules_to_save's copy (copy.deepcopy) belongs to another fake mode, whose every
                 # use the tracker would count anew: remade in this one, a tensor of the same size (the real copy's memory)
                 if isinstance(mod, peft.utils.ModulesToSaveWrapper):
                     for copy_ in mod.modules_to_save.values():
                         copy_.weight = torch.nn.Parameter(torch.empty_like(mod.original_module.weight))
-                        meta["patches"] = ["modules_to_save's copy of the head remade in the tracker's fake mode (copy.deepcopy's "
-                                           "is another fake mode's, each use of it counted as a new tensor)"]
+                        note = ("modules_to_save's copy of the head remade in the tracker's fake mode (copy.deepcopy's "
+                                "is another fake mode's, each use of it counted as a new tensor)")
+                        patches += [note] if note not in patches else []
+                if p_drop and isinstance(mod, torch.nn.ModuleDict) and all(isinstance(d, torch.nn.Dropout) for d in mod.values()):
+                    for k in list(mod.keys()):  # PEFT's lora_dropout as CUDA runs it: native_dropout's output and bool mask
+                        mod[k] = NativeDropout(torch, p_drop)  # (the CPU's dropout multiplies by a float noise instead)
+                    note = "PEFT's lora_dropout as CUDA runs it: torch.native_dropout (an output and a bool mask; the CPU's dropout makes a float noise)"
+                    patches += [note] if note not in patches else []
         else:
             for n, p in model.named_parameters():  # --frozen-head without LoRA (a tied head: the embedding with it)
                 if "lm_head" in n or (cfg.get("tie_embeddings") and "embed_tokens" in n):

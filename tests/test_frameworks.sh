@@ -89,12 +89,13 @@ if [ "$have" = "$want" ]; then
     seed=$(( $(date +%s) % 1000000 ))
     if peers draws --n 2 --seed "$seed" --dpprof "$bin" --out "$tmp/fresh.json" >"$tmp/fresh.log" 2>&1 &&
         peers draws --only ghost --append --n 2 --seed "$seed" --dpprof "$bin" --out "$tmp/fresh.json" >>"$tmp/fresh.log" 2>&1 &&
-        peers draws --only checkpoint --append --n 2 --seed "$seed" --dpprof "$bin" --out "$tmp/fresh.json" >>"$tmp/fresh.log" 2>&1; then
+        peers draws --only checkpoint --append --n 2 --seed "$seed" --dpprof "$bin" --out "$tmp/fresh.json" >>"$tmp/fresh.log" 2>&1 &&
+        peers draws --only bf16 --append --n 2 --seed "$seed" --dpprof "$bin" --out "$tmp/fresh.json" >>"$tmp/fresh.log" 2>&1; then
         out=$(compare "$tmp/fresh.json"); rc=$?
         echo "$out" | grep -E '^(PASS|FAIL) '
-        check "6 fresh draws (seed $seed; two of them Opacus's ghost clipping, two gradient checkpointing), the tracker run now: within max(1 MiB, 0.1%); $(echo "$out" | tail -1)" test $rc = 0
+        check "8 fresh draws (seed $seed; two of them Opacus's ghost clipping, two gradient checkpointing, two Opacus in bf16), the tracker run now: within max(1 MiB, 0.1%); $(echo "$out" | tail -1)" test $rc = 0
     else
-        fail "peers.py draws --n 2 (and --only ghost, --only checkpoint --n 2) --seed $seed: $(tail -3 "$tmp/fresh.log")"
+        fail "peers.py draws --n 2 (and --only ghost, --only checkpoint, --only bf16 --n 2) --seed $seed: $(tail -3 "$tmp/fresh.log")"
     fi
     # event for event: the walk's second step (a build without the 512-byte rounding) against every storage the loop
     # allocates and frees (peers.py events), frees with nothing between them as a set (autocast frees its cache of
@@ -106,7 +107,8 @@ if [ "$have" = "$want" ]; then
                     "--framework opacus --algo persample --sigma 1 --dtype bf16 --tied --kv-heads 2 --layers 2 --batch 3 --physical-batch 2" \
                     "--framework opacus --algo ghost --sigma 1 --dtype bf16 --untied --kv-heads 2 --layers 2 --batch 4 --physical-batch 2 --lora-rank 4 --lora-targets q,v,gate --frozen-masters" \
                     "--framework opacus --algo persample --sigma 1 --untied --kv-heads 2 --layers 1 --batch 7 --physical-batch 3" \
-                    "--framework opacus --algo ghost --sigma 1 --untied --kv-heads 2 --layers 1 --batch 6 --physical-batch 4 --poisson --dataset-size 60"; do
+                    "--framework opacus --algo ghost --sigma 1 --untied --kv-heads 2 --layers 1 --batch 6 --physical-batch 4 --poisson --dataset-size 60" \
+                    "--framework opacus --algo persample --sigma 1 --untied --kv-heads 2 --layers 2 --batch 3 --physical-batch 2 --lora-rank 4 --lora-targets q,v,gate --lora-dropout 0.05"; do
             # shellcheck disable=SC2086
             peers events --dpprof "$bin" -- --vocab 300 --hidden 64 --ffn 96 --heads 4 --seq 16 $args >"$tmp/ev.txt" 2>"$tmp/ev.err"; rc=$?
             # shellcheck disable=SC2086
@@ -147,7 +149,8 @@ PY
     for args in "--seq 512 --batch 32 --gpu-memory 4G" "--seq 256 --batch 64 --gpu-memory 2G --lora-rank 8 --lora-targets q,k,v,o --dtype bf16" \
                 "--framework opacus --seq 256 --batch 64 --gpu-memory 2G --untied --sigma 1 --lora-rank 8 --lora-targets q,v" \
                 "--framework opacus --algo ghost --seq 256 --batch 32 --gpu-memory 2G --untied --sigma 1" \
-                "--checkpoint layers --seq 512 --batch 64 --gpu-memory 2G --lora-rank 8 --lora-targets q,v"; do
+                "--checkpoint layers --seq 512 --batch 64 --gpu-memory 2G --lora-rank 8 --lora-targets q,v" \
+                "--framework opacus --seq 256 --batch 32 --gpu-memory 2G --untied --sigma 1 --dtype bf16 --lora-rank 8 --lora-targets q,v --lora-dropout 0.05"; do
         # shellcheck disable=SC2086
         said=$(peers fit-check --dpprof "$bin" -- --vocab 8000 --hidden 512 --layers 4 --heads 8 --kv-heads 4 --ffn 1376 $args 2>&1); rc=$?
         check "fit $args: its physical batch fits (the program's own peak, PyTorch's tracker beside) and one more does not (${said#fit-check * fit\'s })" test $rc = 0
@@ -160,17 +163,24 @@ fi
 for bad in "--framework opacus --algo persample --untied --checkpoint layers:--checkpoint layers under Opacus is not modelled yet" "--dtype bf16 --attention eager:--attention eager is not modelled yet" \
            "--algo flash_bk:non-private loop" "--backend cpu:it takes --backend dry" "--attention dpprof:takes sdpa or eager" \
            "--lora-rank 4 --train-head --tied:modules_to_save copies the head" "--lora-rank 4 --train-head --dtype bf16:trains a bf16 copy of the head" \
-           "--framework opacus --algo ghost --tied:a tied head under Opacus's ghost clipping" "--framework opacus --algo vanilla --untied:grad_sample_mode hooks (algo persample) or ghost (algo ghost)"; do
+           "--framework opacus --algo ghost --tied:Parameter tying is not supported with Ghost Clipping" "--framework opacus --algo vanilla --untied:grad_sample_mode hooks (algo persample) or ghost (algo ghost)"; do
     opt=${bad%%:*} says=${bad#*:}
     # shellcheck disable=SC2086
     $bin run --framework pytorch --preset tiny $opt --quiet --out "$tmp/bad.json" 2>"$tmp/err"; rc=$?
     check "--framework pytorch $opt: refused (exit $rc), saying '$says', no result written" \
         bash -c '[ $1 != 0 ] && grep -q -- "$2" "$3" && [ ! -e "$4" ]' _ $rc "$says" "$tmp/err" "$tmp/bad.json"
 done
-sed 's/"lora_dropout": [0-9.]*/"lora_dropout": 0.05/' tests/peft/causal-lm-qv.json >"$tmp/dropout.json"
-$bin run --framework pytorch --preset tiny --peft-config "$tmp/dropout.json" --quiet --out "$tmp/bad.json" 2>"$tmp/err"; rc=$?
-check "--framework pytorch with PEFT's lora_dropout 0.05: refused (exit $rc), naming it" \
-    bash -c '[ $1 = 2 ] && grep -q "lora_dropout" "$2" && [ ! -e "$3" ]' _ $rc "$tmp/err" "$tmp/bad.json"
+# an adapter config as PEFT saves it (lora_dropout 0.05): the frameworks walk its dropout (more memory than without)
+for fw in "pytorch" "opacus --algo persample --sigma 1 --untied"; do
+    # shellcheck disable=SC2086
+    $bin run --framework $fw --preset tiny --peft-config tests/peft/causal-lm-qv.json --quiet --out "$tmp/drop.json" 2>"$tmp/err"; rc=$?
+    # shellcheck disable=SC2086
+    $bin run --framework $fw --preset tiny --peft-config tests/peft/causal-lm-qv.json --lora-dropout 0 --quiet --out "$tmp/nodrop.json" 2>>"$tmp/err"
+    check "--framework ${fw%% *} --peft-config tests/peft/causal-lm-qv.json (lora_dropout 0.05): runs (exit $rc), config.lora_dropout 0.05, its dropout's memory beside the run without" python3 -c '
+import json, sys
+d, z = (json.load(open(f)) for f in sys.argv[1:3])
+sys.exit(not (d["config"]["lora_dropout"] == 0.05 and not d["config"]["unmodelled"] and d["peak_memory_mb"] > z["peak_memory_mb"]))' "$tmp/drop.json" "$tmp/nodrop.json"
+done
 $bin run --attention eager --preset tiny --quiet --out "$tmp/bad.json" 2>"$tmp/err"; rc=$?
 check "--attention eager without --framework pytorch: refused (exit $rc)" bash -c '[ $1 != 0 ] && grep -q "takes --framework pytorch" "$2"' _ $rc "$tmp/err"
 
