@@ -4725,6 +4725,7 @@ static const cli_opt fit_spec[] = {
     {"--lora-rank", "LIST", CLI_TEXT, .field = offsetof(fit_opts, loras), .help = "LoRA ranks; 0 is full fine-tuning (default: 0)"},
     {"--lora-alpha", NULL, CLI_HEAD, .help = NULL},
     {"--lora-targets", NULL, CLI_HEAD, .help = NULL},
+    {"--lora-dropout", NULL, CLI_HEAD, .help = NULL},
     {"--peft-config", NULL, CLI_HEAD, .help = NULL},
     {"--train-head", NULL, CLI_HEAD, .help = NULL},
     {"--frozen-head", NULL, CLI_HEAD, .help = NULL},

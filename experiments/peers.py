@@ -1688,9 +1688,9 @@ def cmd_fit_check(a):
             args = list(argv)
             args[args.index("--physical-batch") + 1] = str(bb)
             cfg = dpprof_config(a.dpprof, args, algo_of(args), lora_ok=True)
-            if cfg.get("framework") == "opacus":  # Poisson's worst for BatchMemoryManager: a part of exactly bb, two where
-                # the logical batch is larger (any draw's parts are at most bb)
-                cfg["batch_sizes"] = [min(cfg["batch"], 2 * bb)] * 2
+            if cfg.get("framework") == "opacus":  # Poisson's worst for BatchMemoryManager, as fit holds it: two parts of
+                # exactly bb where the logical batch is larger (a draw of 2 bb), else the batch in one
+                cfg["batch_sizes"] = [2 * bb if cfg["batch"] > bb else cfg["batch"]] * 2
             peak, meta = tracker_peak(cfg, cfg["attention"], cfg["dtype"] == "bf16")
             own = log_peak(cfg, cfg["attention"], cfg["dtype"] == "bf16")  # the program's own (no tracker's hooks): what fits
             rec["tracker"][str(bb)] = {"peak_bytes": peak, "log_peak_bytes": own, "need_bytes": own + ctx, "fits": own + ctx <= total}

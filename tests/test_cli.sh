@@ -453,7 +453,9 @@ bad 2 "--sample-rate '1.5': expected a number in [0, 1]" epsilon --sigma 1 --sam
 bad 2 "--target-epsilon needs a DP --algo and --dataset-size" run --algo flash --target-epsilon 3 $o
 bad 2 "lora-targets 'q,x': 'x' is not one of q, k, v, o, gate, up, down" run --lora-rank 4 --lora-targets q,x $o
 bad 2 "--lora-rank 32 must be smaller than the narrowest adapted width (32)" run --lora-rank 32 --lora-targets k $o
-bad 2 "--lora-alpha and --lora-targets need --lora-rank" run --lora-alpha 8 $o
+bad 2 "--lora-alpha, --lora-targets and --lora-dropout need --lora-rank" run --lora-alpha 8 $o
+bad 2 "--lora-alpha, --lora-targets and --lora-dropout need --lora-rank" run --lora-dropout 0.1 $o
+bad 2 "--lora-dropout" run --lora-rank 4 --lora-dropout 1 $o
 # attnbench checks its options before it looks for a GPU (none here): each bad value named, nothing written
 ab="--out $tmp/bad.json"
 bad 2 "--shape '1,2,3': expected B,T,NH,NKV,HS, five integers in [1, 1000000]" attnbench --shape 1,2,3 $ab

@@ -19,10 +19,10 @@ binary, path = sys.argv[1], sys.argv[2]
 f = json.load(open(path))["fit"]
 total, ctx, frac = f["device_memory_bytes"], f["margin"]["context_bytes"], f["margin"]["fraction_of_peak"]
 brank = f["batch"] // f["gpus"]
-def worst(argv, b):  # Opacus's rows hold a part of exactly b, two where the logical batch is larger (Poisson's worst)
+def worst(argv, b):  # Opacus's rows hold two parts of exactly b where the logical batch is larger (Poisson's worst)
     argv[argv.index("--physical-batch") + 1] = str(b)
-    if "opacus" in argv:
-        argv[argv.index("--batch") + 1] = str(min(brank, 2 * b))
+    if "opacus" in argv and brank > b:
+        argv[argv.index("--batch") + 1] = str(2 * b)
     return argv
 def run(cmd, b):
     argv = shlex.split(cmd)
