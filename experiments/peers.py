@@ -1019,7 +1019,7 @@ def conf_shapes(conf):
     return []
 
 
-def write_tables(d, tables, conf=None):
+def write_tables(d, tables, conf=None, dpprof=None):
     """DIR/reconciliation.md and, with tables, NAME-reconcile-table.tex from the peers' results in DIR (their ids
     EXPERIMENT-SHAPE-RUN, in the experiment file's order of shapes)"""
     ids, shape_key = [], {}
@@ -1052,7 +1052,46 @@ def write_tables(d, tables, conf=None):
         write_text(os.path.join(tables, ids[0].rsplit("-", 2)[0] + "-versions-macros.tex"),
                    "%% peers.py memory-table: the versions the peers' results were measured with\n\\dpdef{%s-versions}{x}{versions}{%s}\n"
                    % (ids[0].rsplit("-", 2)[0], ", ".join("%s %s" % (k, str(v).replace("_", "\\_").replace("+", "+")) for k, v in sorted(vs.items()))))
+        frameworks_macros(d, tables, dpprof)
     print("peers.py: %s/reconciliation.md%s" % (d, ", %s/%s-reconcile-table.tex" % (tables, ids[0].rsplit("-", 2)[0]) if tables else ""))
+
+
+def frameworks_macros(d, tables, dpprof):
+    """peers-memory-frameworks-macros.tex: the paper's numbers of dpprof --framework against the loops users write,
+    from DIR's draws.json (dpprof run again on each), study-shapes.json and fit-check.json, where they are"""
+    out = ["%% peers.py memory-table: dpprof --framework against the loops users write (draws.json, study-shapes.json, fit-check.json)"]
+    mac = lambda key, field, value: out.append("\\dpdef{frameworks}{%s}{%s}{%s}" % (key, field, value))
+    path = os.path.join(d, "draws.json")
+    if os.path.exists(path) and dpprof and os.path.exists(dpprof):
+        draws = json.load(open(path))["draws"]
+        worst, n = 0.0, {"opacus": 0, "bf16": 0, "ghost": 0, "checkpoint": 0}
+        for r in draws:
+            a = r["args"]
+            p = subprocess.run([dpprof, "run", "--backend", "dry", "--steps", "2", "--timeline", "none", "--quiet", "--out", "-"] + a,
+                               capture_output=True, text=True)
+            if p.returncode:
+                die("dpprof refused draw %s: %s" % (r["id"], p.stderr.strip()[:300]))
+            got, want = json.loads(p.stdout)["breakdown"]["bytes"]["peak"], r.get("log_peak_bytes", r["tracker_peak_bytes"])
+            worst = max(worst, abs(got - want))
+            n["opacus"] += "opacus" in a
+            n["bf16"] += "bf16" in a
+            n["ghost"] += "ghost" in a
+            n["checkpoint"] += "--checkpoint" in a
+        mac("draws", "n", len(draws))
+        for k, v in n.items():
+            mac("draws", k, v)
+        mac("draws", "worst_kib", "%.0f" % (worst / 1024))
+    path = os.path.join(d, "study-shapes.json")
+    if os.path.exists(path):
+        for r in json.load(open(path))["draws"]:
+            shape, run = r["label"].split()
+            mac("%s-%s" % (shape, run), "loop_gib", "%.2f" % (r.get("log_peak_bytes", r["tracker_peak_bytes"]) / 2**30))
+    path = os.path.join(d, "fit-check.json")
+    if os.path.exists(path):
+        recs = json.load(open(path))
+        mac("fitcheck", "n", len(recs))
+        mac("fitcheck", "holds", sum(1 for r in recs if r.get("holds")))
+    write_text(os.path.join(tables, "peers-memory-frameworks-macros.tex"), "\n".join(out) + "\n")
 
 
 def reconciliation_rows(d, ids):
@@ -1744,6 +1783,7 @@ def main():
     mt.add_argument("dir")
     mt.add_argument("--tables", help="the folder for NAME-reconcile-table.tex")
     mt.add_argument("--conf", help="the experiment file: its shapes' order")
+    mt.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"), help="dpprof, run on each committed draw for the paper's numbers")
     g = sub.add_parser("accountant", help="dpprof's PLD accountant against dp_accounting's over a grid")
     g.add_argument("--grid", default="full", choices=("full", "reduced"))
     g.add_argument("--out", help="the table (tab-separated; default: standard output)")
@@ -1781,7 +1821,7 @@ def main():
     if a.cmd == "memory-table" and not os.path.isdir(a.dir):
         die("%s: not a folder" % a.dir)
     cmds = {"run": cmd_run, "check": cmd_check, "memory": cmd_memory, "memory-sweep": cmd_memory_sweep,
-            "memory-table": lambda a: write_tables(a.dir, a.tables, a.conf) or 0, "accountant": cmd_accountant,
+            "memory-table": lambda a: write_tables(a.dir, a.tables, a.conf, a.dpprof) or 0, "accountant": cmd_accountant,
             "draws": cmd_draws, "fit-check": cmd_fit_check, "events": cmd_events}
     return cmds.get(a.cmd, cmd_table)(a)
 
