@@ -1083,9 +1083,22 @@ def frameworks_macros(d, tables, dpprof):
         mac("draws", "worst_kib", "%.0f" % (worst / 1024))
     path = os.path.join(d, "study-shapes.json")
     if os.path.exists(path):
+        loops = {}
         for r in json.load(open(path))["draws"]:
             shape, run = r["label"].split()
-            mac("%s-%s" % (shape, run), "loop_gib", "%.2f" % (r.get("log_peak_bytes", r["tracker_peak_bytes"]) / 2**30))
+            loops[shape, run] = r.get("log_peak_bytes", r["tracker_peak_bytes"])
+            mac("%s-%s" % (shape, run), "loop_gib", "%.2f" % (loops[shape, run] / 2**30))
+        for (shape, run), peak in loops.items():  # each loop over its framework's own non-private loop (PyTorch, SDPA)
+            if (shape, "pytorch_sdpa") in loops:
+                mac("%s-%s" % (shape, run), "loop_overhead", "%.2f" % (peak / loops[shape, "pytorch_sdpa"]))
+        for shape in sorted({k[0] for k in loops}):  # dpprof's engine over its own non-private run, beside
+            try:
+                base = json.load(open(os.path.join(d, "peers-memory-%s-dpprof_vanilla.json" % shape)))["breakdown"]["bytes"]["peak"]
+                for run in ("persample", "ghost"):
+                    pk = json.load(open(os.path.join(d, "peers-memory-%s-dpprof_%s.json" % (shape, run))))["breakdown"]["bytes"]["peak"]
+                    mac("%s-dpprof_%s" % (shape, run), "overhead", "%.2f" % (pk / base))
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
     path = os.path.join(d, "fit-check.json")
     if os.path.exists(path):
         recs = json.load(open(path))
