@@ -5550,8 +5550,6 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
                                                         "under LoRA the tied matrix is frozen, and it runs");
         if (c.task == DPPROF_TASK_CLS) no = "config.task = cls (LlamaForSequenceClassification)";
         else if (op && c.train_head == DPPROF_SWITCH_OFF) no = "config.train_head = off under Opacus";
-        else if (c.dtype == DPPROF_DTYPE_BF16 && c.lora_rank && c.frozen_masters != DPPROF_SWITCH_ON && c.train_head == DPPROF_SWITCH_ON)
-            no = "config.train_head = on with a base in bf16 (PEFT's modules_to_save trains a bf16 copy of the head)";
         else if (c.dtype == DPPROF_DTYPE_BF16 && c.attention == DPPROF_ATTENTION_EAGER) no = "config.dtype = bf16 with config.attention = eager";
         else if (op && c.checkpoint == DPPROF_CHECKPOINT_LAYERS) no = "config.checkpoint = layers under Opacus";
         else if (c.ranks > 1) no = "config.ranks > 1";
@@ -8338,11 +8336,17 @@ static void dpprof__fw_remake(dpprof_session *s, int *h, int64_t n, int e) {
     dpprof__fw_drop(s, *h);
     *h = t;
 }
+/* parameter p is stored in bf16: a frozen weight of a base loaded in bf16 (torch_dtype) */
+static int dpprof__fw_w16(const dpprof_session *s, int p) {
+    return s->fw.base16 && (!s->model.params[p].trainable || p == s->model.p_head); /* modules_to_save's copy: bf16 too */
+}
+/* the bytes of an element of parameter p (its .grad and AdamW's moments are its dtype) */
+static int dpprof__fw_pe(const dpprof_session *s, int p) { return dpprof__fw_w16(s, p) ? 2 : 4; }
 /* a parameter's weight gradient, made by its node: the first becomes .grad; a tied head's waits for the
    embedding's in AccumulateGrad's buffer */
 static void dpprof__fw_dw(dpprof_session *s, int p) {
     const dpprof_param *pp = &s->model.params[p];
-    const int dw = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, p == s->model.p_emb ? DPPROF_MOD_HEAD : pp->module);
+    const int dw = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, dpprof__fw_pe(s, p), DPPROF_CAT_GRADIENTS, p == s->model.p_emb ? DPPROF_MOD_HEAD : pp->module);
     if (p == s->model.p_emb) s->fw.tied = dw;
     else dpprof__fw_grad(s, p, dw);
 }
@@ -8524,8 +8528,6 @@ static int dpprof__fw_lora(const dpprof_session *s, int p) {
     const int j = (p - 1) % DPPROF__P_PER_LAYER, l = (p - 1) / DPPROF__P_PER_LAYER;
     return s->model.lora && p >= 1 && l < s->sh.L && j != 0 && j != 5 ? s->model.lora[l * DPPROF__P_PER_LAYER + j] : -1;
 }
-/* parameter p is stored in bf16: a frozen weight of a base loaded in bf16 (torch_dtype) */
-static int dpprof__fw_w16(const dpprof_session *s, int p) { return s->fw.base16 && !s->model.params[p].trainable; }
 /* Opacus's grad_sample of parameter p is bf16: a linear layer's (the head's too) under bf16 autocast; a norm's and
    the embedding's are fp32 */
 static int dpprof__fw_gs16(const dpprof_session *s, int p) {
@@ -9509,20 +9511,22 @@ static void dpprof__fw_physical(dpprof_session *s, int step, int n) {
 /* AdamW(foreach=True).step(): the moments made at the first step; exp_avg_sq's square roots, one temporary per
    trainable tensor at once; then zero_grad(set_to_none=True) */
 static void dpprof__fw_optimizer(dpprof_session *s, int step) {
-    int k, i, *tmp = s->fw.tmp, nt = 0;
+    int k, i, e, *tmp = s->fw.tmp, nt = 0;
     if ((s->fw.rc = dpprof__phase(s, DPPROF_PHASE_OPTIMIZER_STEP, step)) != DPPROF_OK) return;
     for (k = 0; k < s->model.n_params; k++) { /* the parameters in Hugging Face's order, as the optimizer has them */
         const dpprof_param *p = &s->model.params[i = s->fw.order[k]];
         if (!p->trainable || s->fw.g[i] < 0) continue;
         if (s->fw.m[i] < 0 && s->cfg.optimizer == DPPROF_OPT_ADAM) {
-            s->fw.m[i] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER);
-            s->fw.v[i] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER);
+            s->fw.m[i] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, dpprof__fw_pe(s, i), DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER);
+            s->fw.v[i] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, dpprof__fw_pe(s, i), DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER);
         }
     }
-    for (k = 0; k < s->model.n_params && s->cfg.optimizer == DPPROF_OPT_ADAM; k++) {
-        const dpprof_param *p = &s->model.params[i = s->fw.order[k]];
-        if (p->trainable && s->fw.g[i] >= 0) tmp[nt++] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, 4, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER);
-    }
+    for (e = 2; e <= 4; e += 2) /* foreach's groups by dtype: a bf16 group (modules_to_save's head over a bf16 base) first */
+        for (k = 0; k < s->model.n_params && s->cfg.optimizer == DPPROF_OPT_ADAM; k++) {
+            const dpprof_param *p = &s->model.params[i = s->fw.order[k]];
+            if (p->trainable && s->fw.g[i] >= 0 && dpprof__fw_pe(s, i) == e)
+                tmp[nt++] = dpprof__fw_new(s, (int64_t)p->rows * p->cols, e, DPPROF_CAT_OPTIMIZER_STATES, DPPROF_MOD_OPTIMIZER);
+        }
     while (nt) dpprof__fw_drop(s, tmp[--nt]);
     for (k = 0; k < s->model.n_params && !s->fw.opacus; k++) {
         dpprof__fw_drop(s, s->fw.g[s->fw.order[k]]);
@@ -9544,7 +9548,7 @@ static void dpprof__fw_opacus_step(dpprof_session *s, int step, int last) {
         for (k = 0; k < np; k++) {
             const int p = w->order[k];
             const dpprof_param *pp = &s->model.params[p];
-            if (w->g[p] >= 0 && w->sg[p] < 0) w->sg[p] = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);
+            if (w->g[p] >= 0 && w->sg[p] < 0) w->sg[p] = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, dpprof__fw_pe(s, p), DPPROF_CAT_GRADIENTS, pp->module);
         }
         goto noise;
     }
@@ -9557,28 +9561,28 @@ static void dpprof__fw_opacus_step(dpprof_session *s, int step, int last) {
     for (k = 0; k < np; k++) accumulate |= w->sg[w->order[k]] >= 0;
     for (k = 0; k < np; k++) { /* the clipped sum, an einsum each: kept, or added into the kept one; a bf16 grad_sample
                                   cast to the parameter's fp32 first (the cast held to the next parameter's) */
-        const int p = w->order[k];
+        const int p = w->order[k], e = dpprof__fw_pe(s, p);
         const dpprof_param *pp = &s->model.params[p];
         if (w->gs[p] < 0) continue;
         dpprof__fw_drop(s, c32);
-        c32 = dpprof__fw_gs16(s, p) ? dpprof__fw_new(s, n * pp->rows * pp->cols, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, pp->module) : -1;
-        if (ecf == 2) { /* bf16 clip factors: clip_factor_on_device, their fp32 copy, each parameter's */
-            const int u = dpprof__fw_new(s, n, 4, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER);
+        c32 = dpprof__fw_gs16(s, p) && e == 4 ? dpprof__fw_new(s, n * pp->rows * pp->cols, 4, DPPROF_CAT_PER_SAMPLE_GRADIENTS, pp->module) : -1;
+        { /* clip_factor_on_device: the clip factors in the parameter's dtype (a copy where they differ, else they) */
+            const int u = ecf != e ? dpprof__fw_new(s, n, e, DPPROF_CAT_NORM_SAMPLES, DPPROF_MOD_OPTIMIZER) : -1;
             dpprof__fw_drop(s, cf32);
             cf32 = u;
         }
-        if (!accumulate) w->sg[p] = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);
+        if (!accumulate) w->sg[p] = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, e, DPPROF_CAT_GRADIENTS, pp->module);
         else {
-            const int u = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);
+            const int u = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, e, DPPROF_CAT_GRADIENTS, pp->module);
             dpprof__fw_drop(s, t);
             t = u;
         }
     }
-    if (ecf == 2) dpprof__fw_drop(s, cf); /* the frame's locals go in order: the clip factors first where no copy aliases them */
+    if (cf32 >= 0) dpprof__fw_drop(s, cf); /* the frame's locals go in order: the clip factors first where no copy aliases them */
     for (k = 0; k < nk; k++) dpprof__fw_drop(s, nr[k]);
     dpprof__fw_drop(s, psn);
     dpprof__fw_drop(s, c32);
-    dpprof__fw_drop(s, ecf == 2 ? cf32 : cf);
+    dpprof__fw_drop(s, cf32 >= 0 ? cf32 : cf);
     dpprof__fw_drop(s, t);
 noise:
     if (!last) { /* a skipped step's zero_grad: the summed_grads stay */
@@ -9591,11 +9595,11 @@ noise:
         const int p = w->order[k];
         const dpprof_param *pp = &s->model.params[p];
         if (w->sg[p] < 0) continue;
-        z = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_OPTIMIZER);
-        nz = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, DPPROF_MOD_OPTIMIZER);
+        z = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, dpprof__fw_pe(s, p), DPPROF_CAT_GRADIENTS, DPPROF_MOD_OPTIMIZER); /* the summed grad's dtype */
+        nz = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, dpprof__fw_pe(s, p), DPPROF_CAT_GRADIENTS, DPPROF_MOD_OPTIMIZER);
         dpprof__fw_drop(s, z);
         dpprof__fw_drop(s, prev);
-        g2 = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, 4, DPPROF_CAT_GRADIENTS, pp->module);
+        g2 = dpprof__fw_new(s, (int64_t)pp->rows * pp->cols, dpprof__fw_pe(s, p), DPPROF_CAT_GRADIENTS, pp->module);
         dpprof__fw_drop(s, w->g[p]);
         w->g[p] = g2;
         prev = nz;
@@ -9668,7 +9672,7 @@ static int dpprof__fw_setup(dpprof_session *s) {
     }
     /* PEFT's modules_to_save: the trained head is a copy beside the frozen original (ModulesToSaveWrapper) */
     if (s->cfg.lora_rank && s->model.params[s->model.p_head].trainable)
-        (void)dpprof__fw_new(s, (int64_t)s->model.params[s->model.p_head].rows * s->model.params[s->model.p_head].cols, 4, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_HEAD);
+        (void)dpprof__fw_new(s, (int64_t)s->model.params[s->model.p_head].rows * s->model.params[s->model.p_head].cols, w->base16 ? 2 : 4, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_HEAD);
     /* the rotary embedding's buffers: inv_freq and original_inv_freq */
     (void)dpprof__fw_new(s, s->sh.HS / 2, 4, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_ATTENTION);
     (void)dpprof__fw_new(s, s->sh.HS / 2, 4, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_ATTENTION);
