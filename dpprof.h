@@ -9778,16 +9778,23 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
         if (!s->dps.idle) first += n;
     }
     s->dps.idle = 0;
-    if (rc == DPPROF_OK && s->dist.real) { /* the step's loss is the logical batch's, over every rank's samples */
 #ifdef DPPROF_MPI
-        double v[2];
+    if (s->dist.real) { /* the step's loss is the logical batch's, over every rank's samples; and every rank goes on, or
+                           none (with poisson the ranks' shares, and so their peaks, differ: a memory limit may stop one) */
+        double v[3];
         v[0] = loss;
         v[1] = (double)nsamp;
-        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        v[2] = rc != DPPROF_OK;
+        MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         loss = v[0];
         nsamp = (int)v[1];
-#endif
+        if (v[2] > 0) { /* which failure: the lowest code of the ranks' */
+            int code = rc;
+            MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            if (rc == DPPROF_OK) rc = dpprof__fail(code, "another rank failed in step %d (%s)", step, dpprof_result_str(code));
+        }
     }
+#endif
     if (rc == DPPROF_OK) dpprof__dist_reduce(s);
     if (rc == DPPROF_OK) rc = dpprof__check_grads(s, step);
     if (rc == DPPROF_OK && s->dps.dp && !s->plan.fused_noise) {

@@ -15,7 +15,8 @@
      are the ranks' ids i mod N of the single rank's draw and add up to it, with a seed whose draws leave a rank's
      share empty at a step (from zero 2 on that rank runs idle physical batches); N ranks give the single rank's
      losses and weights and noise as above, and each rank's memory history, peak and collective bytes are the dry
-     backend's figure for that rank (its share of the draw). */
+     backend's figure for that rank (its share of the draw); and at zero 0 and 1 a memory limit that stops only the
+     ranks whose share reaches the largest peak stops every rank at that step, none waiting. */
 #include <math.h>
 #include <mpi.h>
 #ifndef DPPROF_MPI
@@ -274,6 +275,41 @@ static void poisson_setup(const variant *v) {
               world, (unsigned long long)poisson_seed, config(DPPROF_ALGO_GHOST_BK, 0, world, v, backend).batch, v->poisson, world);
 }
 
+/* poisson: the ranks' peaks differ with their shares. a memory limit a byte under the largest stops the ranks that
+   reach it and, at zero 0 and 1 (no collective inside a physical batch), every other rank with them at the step's
+   reduction: an out-of-memory error there, "another rank failed" elsewhere, none waiting */
+static void poisson_limit(const variant *v) {
+    const uint64_t seed0 = poisson_seed;
+    int z;
+    for (z = 0; z <= 1; z++) {
+        dpprof_config cd;
+        dpprof_session *d = NULL;
+        long long pk[2] = {0, 0}, mine = 0;
+        int rc = DPPROF_OK, ok = 1;
+        for (poisson_seed = seed0; ok && -pk[0] >= pk[1] && poisson_seed < seed0 + 100; poisson_seed++) { /* a seed whose shares give the ranks different peaks */
+            dpprof_config cy = config(DPPROF_ALGO_GHOST_BK, z, world, v, DPPROF_BACKEND_DRY);
+            dpprof_session *y = session(&cy);
+            if (y) y->dist.rank = rank;
+            ok = y && dpprof_session_run(y) == DPPROF_OK;
+            if (ok) mine = (long long)dpprof_session_prof(y)->peak_bytes, pk[0] = -mine, pk[1] = mine;
+            MPI_Allreduce(MPI_IN_PLACE, pk, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+            MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            dpprof_session_destroy(y);
+        }
+        cd = config(DPPROF_ALGO_GHOST_BK, z, world, v, backend); /* of the seed found */
+        cd.seed = poisson_seed - 1;
+        poisson_seed = seed0;
+        CHECK_ALL(ok && -pk[0] < pk[1], "poisson zero %d, seed %llu: the ranks' dry peaks differ with their shares (%lld to %lld bytes)", z, (unsigned long long)cd.seed, -pk[0], pk[1]);
+        if (!ok || -pk[0] >= pk[1]) continue;
+        cd.memory_limit = (int64_t)pk[1] - 1;
+        if (dpprof_session_create(&cd, &d) == DPPROF_OK) rc = dpprof_session_run(d);
+        ok = mine == pk[1] ? rc == DPPROF_ERR_OOM : (rc != DPPROF_OK && strstr(dpprof_last_error(), "another rank failed") != NULL);
+        CHECK_ALL(ok, "poisson zero %d within %lld bytes: the ranks at that peak run out of memory, the others stop with them (rank %d: %s)", z, pk[1] - 1, rank,
+                  rc == DPPROF_OK ? "ran" : dpprof_last_error());
+        dpprof_session_destroy(d);
+    }
+}
+
 /* (algo, v) at zero 0 to zmax against one single-rank run */
 static void stages(dpprof_algo algo, const variant *v, int zmax) {
     int64_t n = 0;
@@ -298,6 +334,7 @@ int main(int argc, char **argv) {
     }
     printf("# %d ranks, %s backend\n", world, dpprof_backend_name(backend));
     poisson_setup(&poisson);
+    poisson_limit(&poisson);
     if (backend == DPPROF_BACKEND_CUDA) { /* emulated kernels: the collectives' every path, on fewer algorithms */
         stages(DPPROF_ALGO_GHOST_BK, &poisson, 3);
         stages(DPPROF_ALGO_GHOST_BK, &full, 3);
