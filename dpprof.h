@@ -5511,7 +5511,6 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
                                 c.ranks, dpprof_backend_name(c.backend), c.ranks);
 #endif
         if (c.batch % c.ranks) return dpprof__fail(DPPROF_ERR_INVALID, "config.ranks = %d does not divide config.batch = %d: each rank takes batch / ranks samples", c.ranks, c.batch);
-        if (c.poisson) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d with config.poisson: a poisson batch's split over ranks is not modelled yet", c.ranks);
         if (c.zero >= 2 && s.tied)
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d, config.zero = %d with a tied lm head: the shared matrix's gradient from its two uses and its gathers for both are not modelled yet (zero 0 and 1 are; config.tie_embeddings = off unties it)", c.ranks, c.zero);
         if (c.zero >= 1 && c.dtype == DPPROF_DTYPE_BF16)
@@ -5701,9 +5700,16 @@ typedef struct dpprof__dps {
     int n_kept, cap_kept;
     struct dpprof__cache_ent *cache; /* (cap_kept) layers waiting for their clipped gradient */
     int n_cache;
-    int *batch_ids; /* (max batch) sample ids of the logical step in flight */
-    int batch_n;
-    double *last_norms, *last_clip; /* (max batch) per-sample norms and clip factors of the last step */
+    int *batch_ids;                 /* (max batch) sample ids of the logical step in flight: this rank's */
+    int batch_n;                    /* their count */
+    int draw_n;                     /* the logical step's samples over every rank: B, or the size of the Poisson draw */
+    int *rank_n;                    /* (ranks) poisson over ranks: each rank's share of the step's draw */
+    int passes;                     /* the step's physical batches on this rank (zero >= 2 with poisson: the most any rank runs) */
+    int idle;                       /* the physical batch in flight is an idle one: one sample that weighs zero (clip factors 0,
+                       vanilla's dloss 0), run where the rank's share is done but another rank's is not, so that
+                       it joins the pass's collectives (zero >= 2) */
+    double *last_norms, *last_clip; /* (max batch + 1) per-sample norms and clip factors of the last step (an idle
+                                       pass writes past this rank's samples) */
     dpprof_noise_key noise_key;     /* the noise's and poisson's key: cfg.seed (philox), or secure_noise's 256-bit secret (chacha20) */
     uint64_t noise_stream_bits;     /* or-ed into the noise's stream: DPPROF_NOISE_SECURE under secure_noise */
     dpprof_tensor xg;               /* ghost's gram of a layer's input (n, T, T), kept for the next layers that read the
@@ -7571,6 +7577,7 @@ static int dpprof__norms_phase_run(dpprof_session *s, int n, int first) {
         for (i = 0; i < n; i++) s->dps.last_clip[first + i] = NAN; /* one factor per tensor: see the dump */
     }
 #undef DPPROF__HN
+    if (s->dps.idle) memset(clip, 0, sizeof(double) * n_clip); /* an idle pass's sample weighs zero in the clipped sum */
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA && dpprof_cuda_copy(s->dps.clip.data, clip, sizeof(double) * n_clip, DPPROF_COPY_H2D) != DPPROF_OK)
         return dpprof__fail(DPPROF_ERR_CUDA, "%s", dpprof_last_error());
@@ -8048,12 +8055,17 @@ static void dpprof__optimizer(dpprof_session *s, int noise_step) {
     dpprof__zero_grads(s);
 }
 
-/* the sample ids of logical step `step`: a fixed batch, or poisson sampling (each of the dataset's
-   N examples with probability q = B/N, from the counter-based generator) */
+/* the sample ids of logical step `step`: a fixed batch (rank r of N the r-th B/N of it), or poisson sampling (each
+   of the dataset's D examples with probability q = B/D, from the counter-based generator). over ranks each rank
+   draws the whole step's batch (a draw is a function of the sample id, the step and the key alone, so every rank
+   draws the same) and takes its shard's samples, the ids i with i mod N = r (Opacus's distributed sampler's
+   shards): the ranks' union is the one-rank batch exactly. the step's physical batches follow: ceil(n / b) of the
+   rank's n samples, and from zero 2 on, where every physical batch holds collectives, the most any rank needs (a
+   rank with fewer runs idle ones, dpprof__dps.idle) */
 #define DPPROF__STREAM_POISSON (UINT64_C(3) << 40)
-static int dpprof__poisson_draw(dpprof_session *s, int step, int *ids, int *n);
+static int dpprof__poisson_draw(dpprof_session *s, int step, int *ids, int *mine, int *n);
 static int dpprof__sample_batch(dpprof_session *s, int step) {
-    int i;
+    int i, most;
     s->dps.batch_n = 0;
     if (!s->cfg.poisson) {
         for (i = 0; i < s->cfg.batch; i++) {
@@ -8061,17 +8073,28 @@ static int dpprof__sample_batch(dpprof_session *s, int step) {
             if (s->cfg.dataset_size) g %= (uint64_t)s->cfg.dataset_size;
             s->dps.batch_ids[s->dps.batch_n++] = (int)g;
         }
-        s->dps.batch_n /= s->cfg.ranks; /* rank r takes the r-th batch / ranks samples (ranks > 1: not poisson) */
+        s->dps.draw_n = s->dps.batch_n;
+        s->dps.batch_n /= s->cfg.ranks; /* rank r takes the r-th batch / ranks samples */
         if (s->dist.rank) memmove(s->dps.batch_ids, s->dps.batch_ids + (size_t)s->dist.rank * (size_t)s->dps.batch_n, sizeof(int) * (size_t)s->dps.batch_n);
-        return DPPROF_OK;
+        most = s->dps.batch_n;
+    } else {
+        DPPROF__TRY(dpprof__poisson_draw(s, step, s->dps.batch_ids, &s->dps.batch_n, &s->dps.draw_n));
+        most = s->dps.batch_n;
+        for (i = 0; s->dist.zero >= 2 && i < s->dist.n; i++)
+            if (s->dps.rank_n[i] > most) most = s->dps.rank_n[i];
     }
-    return dpprof__poisson_draw(s, step, s->dps.batch_ids, &s->dps.batch_n);
+    s->dps.passes = (most + s->cfg.physical_batch - 1) / s->cfg.physical_batch;
+    return DPPROF_OK;
 }
 
 /* step's Poisson draw: each of the dataset's samples in with probability batch / dataset_size, from the noise's key;
-   their ids into ids (NULL: counted only), their count into *n */
-static int dpprof__poisson_draw(dpprof_session *s, int step, int *ids, int *n) {
+   the draw's size into *n; this rank's shard of it (the ids i with i mod ranks = rank; every id at one rank) into
+   ids (NULL: none) and its count into *mine (NULL: none), each rank's count into dps.rank_n where it is */
+static int dpprof__poisson_draw(dpprof_session *s, int step, int *ids, int *mine, int *n) {
+    const int ranks = s->dist.n > 1 ? s->dist.n : 1;
     *n = 0;
+    if (mine) *mine = 0;
+    if (s->dps.rank_n) memset(s->dps.rank_n, 0, sizeof(int) * (size_t)ranks);
     {
         const double q = (double)s->cfg.batch / (double)s->cfg.dataset_size;
         long long j;
@@ -8091,10 +8114,14 @@ static int dpprof__poisson_draw(dpprof_session *s, int step, int *ids, int *n) {
                 u = r.v[0];
             }
             if (((double)u + 0.5) * (1.0 / 4294967296.0) < q) {
+                const int r = (int)(j % ranks);
                 if (*n >= s->cfg.batch * 4 + 64) /* far above any plausible draw: refuse to grow without bound */
                     return dpprof__fail(DPPROF_ERR_OVERFLOW, "poisson sampling drew more than %d samples at step %d", *n, step);
-                if (ids) ids[*n] = (int)j;
                 ++*n;
+                if (s->dps.rank_n) s->dps.rank_n[r]++;
+                if (r != s->dist.rank) continue;
+                if (ids && mine) ids[*mine] = (int)j;
+                if (mine) ++*mine;
             }
         }
     }
@@ -9703,7 +9730,7 @@ static int dpprof__fw_step(dpprof_session *s) {
                            split as np.array_split splits it, into k = ceil(L / b) parts, the first L mod k of them one
                            sample larger */
         int L = s->cfg.batch, k, j;
-        if (s->cfg.poisson && (s->fw.rc = dpprof__poisson_draw(s, step, NULL, &L)) != DPPROF_OK) return s->fw.rc;
+        if (s->cfg.poisson && (s->fw.rc = dpprof__poisson_draw(s, step, NULL, NULL, &L)) != DPPROF_OK) return s->fw.rc;
         if (!L)
             return s->fw.rc = dpprof__fail(DPPROF_ERR_UNSUPPORTED,
                                            "config.poisson drew an empty batch at step %d (a sample rate of %g): Opacus runs it as a batch of 0 samples, which Hugging Face's LlamaForCausalLM "
@@ -9734,7 +9761,7 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     const int b = s->cfg.physical_batch, T = s->cfg.seq, tw = s->cfg.task == DPPROF_TASK_LM ? T : 1;
     const int step = s->run.steps_done;
     double t0 = dpprof__clock_ms(), tp0 = 0, loss = 0, gpu_ms = NAN;
-    int first, rc = DPPROF_OK, ev_start = -1, nsamp;
+    int first, pass, rc = DPPROF_OK, ev_start = -1, nsamp;
     size_t first_phase = s->prof.n_phases;
     const long long launches0 = dpprof_cuda_launch_count(), wgmma0 = dpprof_cuda_wgmma_count(), work0 = dpprof_cuda_work_count();
     int marked;
@@ -9759,36 +9786,51 @@ DPPROF_API int dpprof_session_step(dpprof_session *s) {
     /* op times in the warm-up steps, but not in the counters step when there is another warm-up step */
     s->obs.mark_ops = s->cfg.trace_ops || (s->cfg.op_times && step < s->cfg.warmup && !(s->cfg.dram && step == 0 && s->cfg.warmup >= 2)) || s->gpu.counting == 2;
     DPPROF__TRY(dpprof__sample_batch(s, step));
-    nsamp = s->run.step_n[step] = s->dps.batch_n;
+    nsamp = s->dps.batch_n;
+    s->run.step_n[step] = s->dps.draw_n;
     memset(s->dist.bytes, 0, sizeof s->dist.bytes);
     memset(s->dist.calls, 0, sizeof s->dist.calls);
-    for (first = 0; first < s->dps.batch_n && rc == DPPROF_OK; first += b) {
+    for (pass = first = 0; pass < s->dps.passes && rc == DPPROF_OK; pass++) {
         int n = s->dps.batch_n - first < b ? s->dps.batch_n - first : b;
+        double idle_loss = 0;
+        s->dps.idle = n <= 0; /* this rank's share is done, another rank's is not: one sample that weighs zero */
+        if (s->dps.idle) n = 1;
         rc = dpprof__phase(s, DPPROF_PHASE_FORWARD, step);
         if (rc == DPPROF_OK) rc = dpprof__data_alloc(s, n);
         if (rc == DPPROF_OK && s->backend != DPPROF_BACKEND_DRY) {
             int i, *tok = s->backend == DPPROF_BACKEND_CUDA ? s->gpu.h_tok : DPPROF__I(s->model.a.tokens);
             int *tgt = s->backend == DPPROF_BACKEND_CUDA ? s->gpu.h_tgt : DPPROF__I(s->model.a.targets);
-            for (i = 0; i < n; i++) dpprof__sample(s, (uint64_t)s->dps.batch_ids[first + i], tok + (size_t)i * T, tgt + (size_t)i * tw);
+            for (i = 0; i < n; i++)
+                dpprof__sample(s, s->dps.idle ? (uint64_t)s->dist.rank : (uint64_t)s->dps.batch_ids[first + i], tok + (size_t)i * T, tgt + (size_t)i * tw);
             rc = dpprof__upload_batch(s, n);
         }
-        /* vanilla: the gradient of the mean loss of the logical batch; dp: the clipped sum */
-        if (rc == DPPROF_OK) rc = dpprof__physical(s, step, n, first, 1.0 / s->cfg.batch, &loss, NULL);
+        /* vanilla: the gradient of the mean loss of the logical batch (of its expected size B under poisson, as DP-SGD
+           divides the noisy sum by B); dp: the clipped sum. an idle pass's loss and gradient are counted nowhere */
+        if (rc == DPPROF_OK) rc = dpprof__physical(s, step, n, first, s->dps.idle ? 0.0 : 1.0 / s->cfg.batch, s->dps.idle ? &idle_loss : &loss, NULL);
         if (rc == DPPROF_OK) {
             dpprof__tfree(s, &s->model.a.tokens);
             dpprof__tfree(s, &s->model.a.targets);
         }
+        if (!s->dps.idle) first += n;
     }
-    if (rc == DPPROF_OK && s->dist.real) { /* the step's loss is the logical batch's, over every rank's samples */
+    s->dps.idle = 0;
 #ifdef DPPROF_MPI
-        double v[2];
+    if (s->dist.real) { /* the step's loss is the logical batch's, over every rank's samples; and every rank goes on, or
+                           none (with poisson the ranks' shares, and so their peaks, differ: a memory limit may stop one) */
+        double v[3];
         v[0] = loss;
         v[1] = (double)nsamp;
-        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        v[2] = rc != DPPROF_OK;
+        MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         loss = v[0];
         nsamp = (int)v[1];
-#endif
+        if (v[2] > 0) { /* which failure: the lowest code of the ranks' */
+            int code = rc;
+            MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            if (rc == DPPROF_OK) rc = dpprof__fail(code, "another rank failed in step %d (%s)", step, dpprof_result_str(code));
+        }
     }
+#endif
     if (rc == DPPROF_OK) dpprof__dist_reduce(s);
     if (rc == DPPROF_OK) rc = dpprof__check_grads(s, step);
     if (rc == DPPROF_OK && s->dps.dp && !s->plan.fused_noise) {
@@ -10182,6 +10224,9 @@ static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int ghos
     probe.fused_clipgrad = DPPROF_SWITCH_OFF;                                                       /* neither changes the bytes; forced, the probe allocates no timing buffers */
     probe.batched_clipgrad = dpprof__cg_batched_possible(s) ? DPPROF_SWITCH_ON : DPPROF_SWITCH_OFF; /* the norms of dy and x */
     probe.fused_noise = DPPROF_SWITCH_OFF;
+    /* poisson over ranks: the probe takes the fixed batch (physical batches of b, the most a poisson one holds), so
+       that every rank decides from the same figures whatever its share (a secure key is a new one in each probe) */
+    if (probe.ranks > 1) probe.poisson = 0;
     return dpprof__dry_run(&probe, peak);
 }
 
@@ -10387,15 +10432,17 @@ static int dpprof__setup_dp(dpprof_session *s) {
     s->dps.kept_from = (const dpprof_tensor **)DPPROF_MALLOC(sizeof(dpprof_tensor *) * (size_t)s->dps.cap_kept);
     s->dps.cache = (dpprof__cache_ent *)DPPROF_MALLOC(sizeof(dpprof__cache_ent) * (size_t)s->dps.cap_kept);
     s->dps.batch_ids = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)max_batch);
-    s->dps.last_norms = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)max_batch);
-    s->dps.last_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)max_batch);
+    s->dps.last_norms = (double *)DPPROF_MALLOC(sizeof(double) * ((size_t)max_batch + 1));
+    s->dps.last_clip = (double *)DPPROF_MALLOC(sizeof(double) * ((size_t)max_batch + 1));
+    if (s->cfg.poisson) s->dps.rank_n = (int *)DPPROF_MALLOC(sizeof(int) * (size_t)s->dist.n);
     if (s->backend == DPPROF_BACKEND_CUDA) { /* what the norms phase moves between host and device */
         s->gpu.h_norm2 = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->model.n_params * (size_t)s->cfg.physical_batch);
         s->gpu.h_clip = (double *)DPPROF_MALLOC(sizeof(double) * (size_t)s->model.n_params * (size_t)s->cfg.physical_batch);
         if (s->plan.batched) s->dps.h_rown = (double *)DPPROF_MALLOC(sizeof(double) * (2 * (size_t)s->model.n_params + 1) * (size_t)s->cfg.physical_batch);
         if (!s->gpu.h_norm2 || !s->gpu.h_clip || (s->plan.batched && !s->dps.h_rown)) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the host copies of the norms");
     }
-    if (!s->plan.tensor || !s->dps.psg || !s->dps.kept || !s->dps.kept_from || !s->dps.cache || !s->dps.batch_ids || !s->dps.last_norms || !s->dps.last_clip)
+    if (!s->plan.tensor || !s->dps.psg || !s->dps.kept || !s->dps.kept_from || !s->dps.cache || !s->dps.batch_ids || !s->dps.last_norms || !s->dps.last_clip ||
+        (s->cfg.poisson && !s->dps.rank_n))
         return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the dp tables");
     /* the privacy engine's setup, a phase of every dp run (auto measures its kernels in it) */
     if (s->dps.dp) DPPROF__TRY(dpprof_phase_begin(&s->prof, DPPROF_PHASE_PRIVACY_SETUP, -1));
@@ -10405,7 +10452,7 @@ static int dpprof__setup_dp(dpprof_session *s) {
     }
     memset(s->dps.psg, 0, sizeof(dpprof_tensor) * (size_t)s->model.n_params);
     memset(s->dps.kept, 0, sizeof(dpprof_tensor) * (size_t)s->dps.cap_kept);
-    for (i = 0; i < max_batch; i++) s->dps.last_norms[i] = s->dps.last_clip[i] = NAN;
+    for (i = 0; i <= max_batch; i++) s->dps.last_norms[i] = s->dps.last_clip[i] = NAN;
     for (i = 0; i < s->model.n_params; i++) {
         s->model.n_trainable += s->model.params[i].trainable;
         s->plan.tensor[i].method = dpprof__method_of(s, i, 0);
@@ -10712,6 +10759,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
     DPPROF_FREE(s->dps.batch_ids);
     DPPROF_FREE(s->dps.last_norms);
     DPPROF_FREE(s->dps.last_clip);
+    DPPROF_FREE(s->dps.rank_n);
     dpprof_prof_free(&s->prof);
     DPPROF_FREE(s->fw.t);
     DPPROF_FREE(s->fw.free_list);
@@ -10990,7 +11038,7 @@ static void dpprof__write_dist(const dpprof_session *s, FILE *f) {
     const int64_t pad = (int64_t)d->n * d->shard_train - P, ps = d->zero >= 3 ? d->shard_params : (d->zero >= 1 ? Pall + pad : Pall);
     if (s->cfg.ranks <= 1 && !s->cfg.zero) return;
     fprintf(f, ",\n  \"distributed\": {\"ranks\": %d, \"zero\": %d, \"zero_in_effect\": %d, \"rank\": 0, \"ranks_identical\": %s, \"processes\": %d, \"rank_batch\": %d, ",
-            s->cfg.ranks, s->cfg.zero, d->zero, !s->dist.real || s->dist.peak_min == s->dist.peak_max ? "true" : "false", s->dist.real ? s->dist.n : 1, s->cfg.batch / s->cfg.ranks);
+            s->cfg.ranks, s->cfg.zero, d->zero, (!s->dist.real && !s->cfg.poisson) || (s->dist.real && s->dist.peak_min == s->dist.peak_max) ? "true" : "false", s->dist.real ? s->dist.n : 1, s->cfg.batch / s->cfg.ranks);
     fprintf(f, "\"trainable_elements\": %lld, \"parameter_elements\": %lld, \"shard_elements\": %lld, \"shard_padding_elements\": %lld, ",
             (long long)P, (long long)Pall, (long long)d->shard_train, (long long)pad);
     fprintf(f, "\"parameter_elements_per_rank\": %lld, \"gradient_elements_per_rank\": %lld, \"optimizer_elements_per_rank\": %lld, \"gathered_max_bytes\": %lld, ",

@@ -4850,9 +4850,9 @@ static void fit_command(const fit_ctx *f, const dpprof_config *given, const fit_
     if (c->framework >= DPPROF_FRAMEWORK_PYTORCH) FIT_ADD(" --framework %s", dpprof_framework_name(c->framework));
     if (r->algo != DPPROF_ALGO_VANILLA) {
         FIT_ADD(" --sigma %.4g", f->sigma);
-        /* (a poisson batch over ranks is not modelled; Opacus's walk takes fixed physical batches, its loader draws the
-           Poisson batches BatchMemoryManager splits) */
-        if (c->dataset_size) FIT_ADD(" --dataset-size %lld%s", c->dataset_size, f->o.gpus > 1 || c->framework == DPPROF_FRAMEWORK_OPACUS ? "" : " --poisson");
+        /* Poisson batches, over GPUs too (each rank its shard of the step's draw); Opacus's walk takes fixed physical
+           batches, its loader draws the Poisson batches BatchMemoryManager splits */
+        if (c->dataset_size) FIT_ADD(" --dataset-size %lld%s", c->dataset_size, c->framework == DPPROF_FRAMEWORK_OPACUS ? "" : " --poisson");
         if (c->delta > 0 && c->delta != 1e-5) FIT_ADD(" --delta %g", c->delta);
         if (f->acct == DPPROF_ACCOUNTANT_PLD) FIT_ADD(" --accountant pld%s", "");
     }

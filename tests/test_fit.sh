@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/test_fit.sh - dpprof fit: every row's physical batch fits and one more does not (checked by dpprof run
-# on dry, with the margin the row states); the peak and the flops it prints are the run's; sigma reaches the
+# on dry, with the margin the row states); the peak and the flops it prints are the run's (with fixed batches, as fit
+# probes), and a row's private command (--poisson, one GPU or several) runs as echoed within it; sigma reaches the
 # target epsilon; a model too big for every configuration gets an answer; bad input is refused first.
 # needs ./dpprof (make). run by make test.
 set -u
@@ -24,16 +25,18 @@ def worst(argv, b):  # Opacus's rows hold two parts of exactly b where the logic
     if "opacus" in argv and brank > b:
         argv[argv.index("--batch") + 1] = str(2 * b)
     return argv
-def run(cmd, b):
+def run(cmd, b, poisson=False):  # the fixed batch's figures (the probe's: a Poisson run's vary with its draw), or the command as echoed
     argv = shlex.split(cmd)
     argv[0] = binary
     worst(argv, b)
+    if not poisson and "--poisson" in argv:
+        argv.remove("--poisson")
     out = subprocess.run(argv + ["--steps", "2", "--quiet", "--timeline", "none", "--out", "-"], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit("run failed: %s: %s" % (" ".join(argv), out.stderr))
     j = json.loads(out.stdout)
     return j["breakdown"]["bytes"]["peak"], j
-bad, n, checked, devruns, device_checked = [], 0, 0, 0, {}
+bad, n, checked, devruns, device_checked, poisson = [], 0, 0, 0, {}, 0
 dev_named = f["device"] in ("H100", "H200", "A100-80", "A100-40", "L40S", "A10", "L4", "RTX4090")
 for r in f["rows"]:
     if not r["fits"]:
@@ -48,6 +51,11 @@ for r in f["rows"]:
         bad.append("%s: need %d, from the run %d" % (r["command"], r["need_bytes"], need(peak)))
     if need(peak) > total:
         bad.append("%s: b = %d does not fit" % (r["command"], b))
+    if "--poisson" in r["command"]:  # the private command runs as echoed; its physical batch bounds its peak
+        ppeak, _ = run(r["command"], b, True)
+        poisson += 1
+        if ppeak > r["peak_bytes"]:
+            bad.append("%s: the Poisson run's peak %d is over the row's %d" % (r["command"], ppeak, r["peak_bytes"]))
     if b < brank:
         peak1, _ = run(r["command"], b + 1)
         if need(peak1) <= total:
@@ -60,6 +68,8 @@ for r in f["rows"]:
         for bb, want in ((b, "ok"), (b + 1, "oom")) if b < brank else ((b, "ok"),):
             argv = shlex.split(r["command"]); argv[0] = binary
             worst(argv, bb)
+            if "--poisson" in argv:  # the rule's oom at b + 1 is the fixed batch's (a Poisson draw may not fill b + 1)
+                argv.remove("--poisson")
             out = subprocess.run(argv + ["--device", f["device"], "--steps", "2", "--quiet", "--timeline", "none", "--out", "-"], capture_output=True, text=True)
             st = json.loads(out.stdout)["status"] if out.stdout else "exit %d" % out.returncode
             if st != want:
@@ -78,7 +88,8 @@ for r in f["rows"]:
 if bad or n == 0:
     print("\n".join(bad[:5]) if bad else "no row fits")
     sys.exit(1)
-print("%d rows: the peak is the run's, b fits; b + 1 does not (%d checked; the others take the whole batch)%s" % (n, checked, "; dpprof run --device %s agrees in %d runs" % (f["device"], devruns) if devruns else ""))
+print("%d rows: the peak is the run's, b fits; b + 1 does not (%d checked; the others take the whole batch)%s%s" % (n, checked, "; dpprof run --device %s agrees in %d runs" % (f["device"], devruns) if devruns else "",
+      "; %d Poisson commands run, each within its row's peak" % poisson if poisson else ""))
 PY
 }
 
@@ -93,6 +104,10 @@ fit "llama-3.2-1b T=1024 B=64 bf16 on an H200, epsilon 8" "$tmp/a.json" --preset
     --target-epsilon 8 --dataset-size 100000 --epochs 3
 fit "gpt2-small T=512 B=32 on 4 GPUs of 3 GiB, every ZeRO stage" "$tmp/b.json" --preset gpt2-small --seq 512 --batch 32 --gpus 4 --gpu-memory 3G --sigma 1.1 \
     --dataset-size 50000
+check "...every fitting row on 4 GPUs echoes a private command: --dataset-size 50000 --poisson (each rank its shard of the draw)" python3 -c '
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["fit"]["rows"] if r["fits"]]
+sys.exit(not (rows and all("--ranks 4 " in r["command"] and "--dataset-size 50000 --poisson " in r["command"] for r in rows)))' "$tmp/b.json"
 fit "llama-3.2-1b T=2048 LoRA 0, 8, 64 on an L4, the PLD accountant" "$tmp/c.json" --preset llama-3.2-1b --seq 2048 --batch 32 --dtype bf16 --device L4 \
     --lora-rank 0,8,64 --algo ghost_bk,flash_bk,persample --target-epsilon 3 --dataset-size 20000 --accountant pld
 fit "llama-3.2-1b T=512 LoRA 16, the head trained and fp32 masters of the frozen weights kept" "$tmp/lh.json" --preset llama-3.2-1b --seq 512 --batch 16 \
@@ -277,6 +292,8 @@ for r in rows:
     if r["predicted_step_ms"] is not None and abs(r["predicted_total_ms"] - r["predicted_step_ms"] - r["communication_ms"]) > 1e-6 * r["predicted_total_ms"]:
         bad.append("%s: total %s is not compute + communication" % (r["command"], r["predicted_total_ms"]))
     argv = shlex.split(r["command"]); argv[0] = binary
+    if "--poisson" in argv:  # fit's collectives are the fixed batch's (a Poisson step's, from zero 2 on, vary with its largest share)
+        argv.remove("--poisson")
     out = subprocess.run(argv + ["--steps", "1", "--quiet", "--timeline", "none", "--out", "-"], capture_output=True, text=True)
     cb = json.loads(out.stdout)["distributed"]["collective_bytes"]
     runs += 1

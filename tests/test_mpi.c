@@ -10,7 +10,13 @@
      activation checkpointing;
    - the noise a rank adds to its shard is, bit for bit, the single rank's noise at those elements;
    - each rank's memory history event by event, its peak and its split by category, and the bytes each
-     collective moved equal the dry backend's figure for rank 0 of N (the model the fsdp experiment draws), and the ranks' peaks are equal. */
+     collective moved equal the dry backend's figure for rank 0 of N (the model the fsdp experiment draws), and the ranks' peaks are equal;
+   - poisson sampling (every algorithm, every stage, and accumulation in physical batches of 1): each step's shares
+     are the ranks' ids i mod N of the single rank's draw and add up to it, with a seed whose draws leave a rank's
+     share empty at a step (from zero 2 on that rank runs idle physical batches); N ranks give the single rank's
+     losses and weights and noise as above, and each rank's memory history, peak and collective bytes are the dry
+     backend's figure for that rank (its share of the draw); and at zero 0 and 1 a memory limit that stops only the
+     ranks whose share reaches the largest peak stops every rank at that step, none waiting. */
 #include <math.h>
 #include <mpi.h>
 #ifndef DPPROF_MPI
@@ -60,7 +66,10 @@ static const dpprof_algo algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, 
 typedef struct variant {
     const char *name;
     int lora, sgd, tied, ckpt, phys; /* phys: the physical batch (0: a rank's whole batch) */
+    int poisson;                     /* poisson sampling from a dataset of this many samples (0: fixed batches) */
 } variant;
+
+static uint64_t poisson_seed = 11; /* a seed whose draws leave some rank's share empty (chosen in main) */
 
 static dpprof_config config(dpprof_algo algo, int zero, int ranks, const variant *v, dpprof_backend backend) {
     dpprof_config c;
@@ -84,6 +93,11 @@ static dpprof_config config(dpprof_algo algo, int zero, int ranks, const variant
     if (v->lora) c.lora_rank = 4;
     if (v->sgd) c.optimizer = DPPROF_OPT_SGD;
     if (v->ckpt) c.checkpoint = DPPROF_CHECKPOINT_LAYERS;
+    if (v->poisson) {
+        c.poisson = 1;
+        c.dataset_size = v->poisson;
+        c.seed = poisson_seed;
+    }
     return c;
 }
 
@@ -175,6 +189,7 @@ static void one(dpprof_algo algo, int zero, const variant *v, const double *ref)
     r = session(&cr);                    /* not run: the single rank's noise, for the bitwise check */
     d = session(&cd);
     y = session(&cy);
+    if (y) y->dist.rank = rank; /* the dry model of this rank (its share of a poisson draw) */
     ok = ref && r && d && y && dpprof_session_run(d) == DPPROF_OK && dpprof_session_run(y) == DPPROF_OK;
     CHECK_ALL(ok, "%s zero %d %s: the single rank, %d ranks and the dry model run", an, zero, v->name, world);
     if (!ok) goto done;
@@ -201,9 +216,9 @@ static void one(dpprof_algo algo, int zero, const variant *v, const double *ref)
     dpprof_session_dist(y, &yi);
     for (k = 0; k < DPPROF_CAT_COUNT; k++)
         if (dpprof_session_prof(d)->peak_by_cat[k] != dpprof_session_prof(y)->peak_by_cat[k]) cats = 0;
-    CHECK_ALL(dpprof_session_prof(d)->peak_bytes == dpprof_session_prof(y)->peak_bytes && cats && d->dist.peak_min == d->dist.peak_max,
-              "%s zero %d %s: each rank's peak %lld bytes (by category too) = the dry model's %lld, every rank's the same", an, zero, v->name,
-              (long long)dpprof_session_prof(d)->peak_bytes, (long long)dpprof_session_prof(y)->peak_bytes);
+    CHECK_ALL(dpprof_session_prof(d)->peak_bytes == dpprof_session_prof(y)->peak_bytes && cats && (v->poisson || d->dist.peak_min == d->dist.peak_max),
+              "%s zero %d %s: each rank's peak %lld bytes (by category too) = the dry model's %lld%s", an, zero, v->name, (long long)dpprof_session_prof(d)->peak_bytes,
+              (long long)dpprof_session_prof(y)->peak_bytes, v->poisson ? " of that rank (its share of the draw)" : ", every rank's the same");
     k = dpprof_prof_same_memory(dpprof_session_prof(d), dpprof_session_prof(y), &why);
     CHECK_ALL(k, "%s zero %d %s: each rank's memory history, event by event (bytes, category, module, phase), is the dry model's%s%s", an, zero, v->name, k ? "" : ": ",
               k ? "" : why);
@@ -216,6 +231,85 @@ done:
     dpprof_session_destroy(y);
 }
 
+/* poisson: every step's draw over the ranks (dry sessions of seed `seed`: one rank, and this rank of world, at zero 2)
+   against the single rank's. *ok: at every step each rank's ids are its shard's (i mod N = rank) and in the single
+   rank's draw, the shares add up to it (so their union is it), every rank counts the same shares, and the draw is
+   not empty; *empty: some rank's share is empty at some step; *idle: some rank runs an idle physical batch */
+static void shares(const variant *v, int *ok, int *empty, int *idle) {
+    dpprof_config c1 = config(DPPROF_ALGO_GHOST_BK, 0, 1, v, DPPROF_BACKEND_DRY), cn = config(DPPROF_ALGO_GHOST_BK, 2, world, v, DPPROF_BACKEND_DRY);
+    dpprof_session *one = session(&c1), *mine = session(&cn);
+    int step, i, j, r;
+    *ok = one && mine;
+    *empty = *idle = 0;
+    if (mine) mine->dist.rank = rank;
+    for (step = 0; *ok && step < cn.steps; step++) {
+        int sum, found = 1;
+        *ok = dpprof__sample_batch(one, step) == DPPROF_OK && dpprof__sample_batch(mine, step) == DPPROF_OK && one->dps.draw_n == one->dps.batch_n &&
+              mine->dps.draw_n == one->dps.draw_n && mine->dps.rank_n[rank] == mine->dps.batch_n && one->dps.draw_n > 0;
+        for (i = 0; *ok && i < mine->dps.batch_n; i++) {
+            for (j = 0; j < one->dps.batch_n && one->dps.batch_ids[j] != mine->dps.batch_ids[i]; j++) {}
+            found &= mine->dps.batch_ids[i] % world == rank && j < one->dps.batch_n;
+        }
+        sum = mine->dps.batch_n;
+        MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        *ok = *ok && found && sum == one->dps.draw_n;
+        for (r = 0; *ok && r < world; r++) *empty |= mine->dps.rank_n[r] == 0;
+        *idle |= *ok && mine->dps.passes > (mine->dps.batch_n + mine->cfg.physical_batch - 1) / mine->cfg.physical_batch;
+    }
+    dpprof_session_destroy(one);
+    dpprof_session_destroy(mine);
+    MPI_Allreduce(MPI_IN_PLACE, ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, empty, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, idle, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+}
+
+/* poisson: the first seed from 11 whose draws leave some rank's share empty (the draw itself never), said */
+static void poisson_setup(const variant *v) {
+    int ok = 0, empty = 0, idle = 0;
+    for (poisson_seed = 11; poisson_seed < 1000; poisson_seed++) {
+        shares(v, &ok, &empty, &idle);
+        if (!ok || (empty && idle)) break;
+    }
+    CHECK_ALL(ok && empty && idle, "poisson over %d ranks (seed %llu, B = %d of %d): each step's shares are the ranks' ids i mod %d of the single rank's draw and add up to it; a "
+                                   "rank's share is empty at a step, and from zero 2 on a rank runs an idle physical batch",
+              world, (unsigned long long)poisson_seed, config(DPPROF_ALGO_GHOST_BK, 0, world, v, backend).batch, v->poisson, world);
+}
+
+/* poisson: the ranks' peaks differ with their shares. a memory limit a byte under the largest stops the ranks that
+   reach it and, at zero 0 and 1 (no collective inside a physical batch), every other rank with them at the step's
+   reduction: an out-of-memory error there, "another rank failed" elsewhere, none waiting */
+static void poisson_limit(const variant *v) {
+    const uint64_t seed0 = poisson_seed;
+    int z;
+    for (z = 0; z <= 1; z++) {
+        dpprof_config cd;
+        dpprof_session *d = NULL;
+        long long pk[2] = {0, 0}, mine = 0;
+        int rc = DPPROF_OK, ok = 1;
+        for (poisson_seed = seed0; ok && -pk[0] >= pk[1] && poisson_seed < seed0 + 100; poisson_seed++) { /* a seed whose shares give the ranks different peaks */
+            dpprof_config cy = config(DPPROF_ALGO_GHOST_BK, z, world, v, DPPROF_BACKEND_DRY);
+            dpprof_session *y = session(&cy);
+            if (y) y->dist.rank = rank;
+            ok = y && dpprof_session_run(y) == DPPROF_OK;
+            if (ok) mine = (long long)dpprof_session_prof(y)->peak_bytes, pk[0] = -mine, pk[1] = mine;
+            MPI_Allreduce(MPI_IN_PLACE, pk, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+            MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            dpprof_session_destroy(y);
+        }
+        cd = config(DPPROF_ALGO_GHOST_BK, z, world, v, backend); /* of the seed found */
+        cd.seed = poisson_seed - 1;
+        poisson_seed = seed0;
+        CHECK_ALL(ok && -pk[0] < pk[1], "poisson zero %d, seed %llu: the ranks' dry peaks differ with their shares (%lld to %lld bytes)", z, (unsigned long long)cd.seed, -pk[0], pk[1]);
+        if (!ok || -pk[0] >= pk[1]) continue;
+        cd.memory_limit = (int64_t)pk[1] - 1;
+        if (dpprof_session_create(&cd, &d) == DPPROF_OK) rc = dpprof_session_run(d);
+        ok = mine == pk[1] ? rc == DPPROF_ERR_OOM : (rc != DPPROF_OK && strstr(dpprof_last_error(), "another rank failed") != NULL);
+        CHECK_ALL(ok, "poisson zero %d within %lld bytes: the ranks at that peak run out of memory, the others stop with them (rank %d: %s)", z, pk[1] - 1, rank,
+                  rc == DPPROF_OK ? "ran" : dpprof_last_error());
+        dpprof_session_destroy(d);
+    }
+}
+
 /* (algo, v) at zero 0 to zmax against one single-rank run */
 static void stages(dpprof_algo algo, const variant *v, int zmax) {
     int64_t n = 0;
@@ -226,8 +320,11 @@ static void stages(dpprof_algo algo, const variant *v, int zmax) {
 }
 
 int main(int argc, char **argv) {
-    static const variant full = {"full", 0, 0, 0, 0, 0}, lora = {"lora", 1, 0, 0, 0, 0}, accum = {"accumulating b=1", 0, 0, 0, 0, 1},
-                         sgd = {"sgd", 0, 1, 0, 0, 0}, tied = {"tied", 0, 0, 1, 0, 0}, ckpt = {"checkpoint", 0, 0, 0, 1, 0};
+    static const variant full = {"full", 0, 0, 0, 0, 0, 0}, lora = {"lora", 1, 0, 0, 0, 0, 0}, accum = {"accumulating b=1", 0, 0, 0, 0, 1, 0},
+                         sgd = {"sgd", 0, 1, 0, 0, 0, 0}, tied = {"tied", 0, 0, 1, 0, 0, 0}, ckpt = {"checkpoint", 0, 0, 0, 1, 0, 0};
+    /* poisson: non-private training under sgd (adam's division by sqrt(v) magnifies the order of summation's rounding
+       where a gradient element is near zero, as vanilla's can be: 1e-6 seen at 4 ranks; dp's noise keeps them off zero) */
+    static const variant poisson = {"poisson", 0, 0, 0, 0, 0, 32}, poisson_sgd = {"poisson sgd", 0, 1, 0, 0, 0, 32}, poisson_accum = {"poisson b=1", 0, 0, 0, 0, 1, 32};
     int a, code;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -236,7 +333,10 @@ int main(int argc, char **argv) {
         if (!freopen("/dev/null", "w", stdout)) return 1;
     }
     printf("# %d ranks, %s backend\n", world, dpprof_backend_name(backend));
+    poisson_setup(&poisson);
+    poisson_limit(&poisson);
     if (backend == DPPROF_BACKEND_CUDA) { /* emulated kernels: the collectives' every path, on fewer algorithms */
+        stages(DPPROF_ALGO_GHOST_BK, &poisson, 3);
         stages(DPPROF_ALGO_GHOST_BK, &full, 3);
         stages(DPPROF_ALGO_FLASH_BK, &lora, 3);
         stages(DPPROF_ALGO_PERSAMPLE, &sgd, 3);
@@ -245,7 +345,9 @@ int main(int argc, char **argv) {
         for (a = 0; a < N_ALGOS; a++) {
             stages(algos[a], &full, 3);
             stages(algos[a], &lora, 3);
+            stages(algos[a], algos[a] == DPPROF_ALGO_VANILLA ? &poisson_sgd : &poisson, 3);
         }
+        stages(DPPROF_ALGO_FLASH, &poisson_accum, 3);
         stages(DPPROF_ALGO_GHOST_BK, &accum, 3);
         stages(DPPROF_ALGO_PERSAMPLE, &accum, 3);
         stages(DPPROF_ALGO_FLASH_BK, &sgd, 3);

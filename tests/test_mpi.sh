@@ -2,7 +2,7 @@
 # tests/test_mpi.sh - ranks as an MPI job on the cpu backend: build/tests/mpi_ranks (tests/test_mpi.c) under
 # mpirun with 2 and 4 processes (oversubscribed: more ranks than cores), then the command line: `mpirun -np 2
 # dpprof run --backend cpu --ranks 2` gives the single rank's losses, the dry model's peak, one result file
-# written by rank 0; and the refusals (a --ranks other than the job's size, ranks without mpirun, a command
+# written by rank 0; with --poisson the single rank's losses, draws and epsilon; and the refusals (a --ranks other than the job's size, ranks without mpirun, a command
 # other than run). then the cuda backend's ranks on the cpu emulator with its NCCL over MPI: the same test
 # (build/tests/mpi_ranks_cuemu) with 2 and 3 processes, and build/dpprof-cuemu's command line. a build without
 # MPI: the refusal that says so, the rest SKIP. needs ./dpprof. run by make test.
@@ -60,6 +60,23 @@ EOF
 check "rank 0 alone writes: one result file, no stray ones" bash -c "[ \$(ls | grep -c json) = 3 ] && ! ls -a | grep -q '^\.two'"
 mpi 2 "$bin" run $q --backend cpu --ranks 2 2>err; rc=$?
 check "mpirun -np 2 without --out: exit 0, rank 0 speaks (one 'peak' line)" bash -c "[ $rc = 0 ] && [ \$(grep -c '^peak' err) -le 1 ]"
+
+# poisson sampling over the ranks: every rank draws the step's batch and takes its shard; the union is the single
+# rank's draw, so the losses, the draws and the epsilon are the single rank's; the peak is the dry model's of rank 0
+p="$q --poisson --dataset-size 40"
+"$bin" run $p --backend cpu --physical-batch 4 --out pone.json 2>err1; rc1=$?
+mpi 2 "$bin" run $p --backend cpu --ranks 2 --zero 2 --out ptwo.json 2>err2; rc2=$?
+"$bin" run $p --backend dry --ranks 2 --zero 2 --out pdry.json 2>err3; rc3=$?
+check "--poisson: one rank, mpirun -np 2 --ranks 2 --zero 2 and the dry model all exit 0 ($rc1 $rc2 $rc3: $(head -c 200 err2))" test "$rc1$rc2$rc3" = 000
+check "mpirun -np 2 --poisson: the single rank's losses to 1e-6, its draws (privacy.batch_sizes) and its epsilon; the peak is the dry model's (rank 0's share)" python3 - pone.json ptwo.json pdry.json <<'EOF'
+import json, sys
+a, t, d = (json.load(open(f)) for f in sys.argv[1:4])
+pa, pt, pd = a["privacy"], t["privacy"], d["privacy"]
+sys.exit(not (len(a["losses"]) == len(t["losses"]) == 3 and all(abs(x - y) <= 1e-6 * abs(x) for x, y in zip(a["losses"], t["losses"]))
+              and pa["batch_sizes"] == pt["batch_sizes"] == pd["batch_sizes"] and pa["epsilon"] == pt["epsilon"] == pd["epsilon"] and pt["epsilon"] > 0
+              and pt["mechanism"] == "poisson-subsampled gaussian" and pt["sample_rate"] == 8 / 40 and t["peak_memory_mb"] == d["peak_memory_mb"]
+              and t["distributed"]["processes"] == 2 and d["distributed"]["ranks_identical"] is False))
+EOF
 
 # refusals, before any work, naming the bad value
 mpi 2 "$bin" run $q --backend cpu --ranks 3 --batch 9 --out bad.json 2>err; rc=$?

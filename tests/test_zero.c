@@ -2,8 +2,9 @@
    sizes worked out here from the parameter table: every rank's shard is sum ceil(n_t / N) elements (plus
    padding where a tensor does not split evenly), zero 0 at N ranks is the single-rank run at batch B/N
    byte for byte, every stage's activations are that run's, the collectives move the ring algorithm's
-   bytes, the report adds up, Llama-3.1-8B answers in under a second; refusals; and on the cpu one rank
-   with any stage gives the bits of plain training for every algorithm. run by make test. */
+   bytes, the report adds up, Llama-3.1-8B answers in under a second; refusals; poisson sampling over ranks (the
+   single rank's draws and epsilon, the largest share's physical batches from zero 2 on, a step that draws nothing);
+   and on the cpu one rank with any stage gives the bits of plain training for every algorithm. run by make test. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -396,6 +397,131 @@ static void check_cpu_one_rank(void) {
     }
 }
 
+/* step `step`'s poisson draw of seed `seed` (rate batch / D), counted here from the generator: the draw's size, and
+   rank r of N's share (the ids i mod N = r) into share[r] */
+static int poisson_draw(uint64_t seed, int step, int batch, long long D, int N, int *share) {
+    const dpprof_noise_key key = dpprof_noise_seed(seed);
+    long long j;
+    int n = 0, r;
+    for (r = 0; r < N; r++) share[r] = 0;
+    for (j = 0; j < D; j++) {
+        dpprof_u32x4 ctr, u;
+        ctr.v[0] = (uint32_t)j;
+        ctr.v[1] = (uint32_t)((uint64_t)j >> 32);
+        ctr.v[2] = (uint32_t)step;
+        ctr.v[3] = 3u << 8; /* the poisson stream */
+        u = dpprof_philox4x32_10(ctr, key.w[0], key.w[1]);
+        if (((double)u.v[0] + 0.5) / 4294967296.0 < (double)batch / (double)D) n++, share[j % N]++;
+    }
+    return n;
+}
+
+/* the result's privacy.batch_sizes is `sizes` */
+static int has_sizes(const dpprof_session *s, const char *sizes) {
+    const size_t cap = (size_t)1 << 22;
+    char *buf = (char *)malloc(cap), want[96];
+    FILE *f = tmpfile();
+    size_t n = 0;
+    int found;
+    if (f && buf && dpprof_session_write_json(s, f, "poisson", "ok", NULL) == DPPROF_OK) {
+        rewind(f);
+        n = fread(buf, 1, cap - 1, f);
+    }
+    if (f) fclose(f);
+    if (!buf) return 0;
+    buf[n] = 0;
+    snprintf(want, sizeof want, "\"batch_sizes\": %s", sizes);
+    found = strstr(buf, want) != NULL;
+    free(buf);
+    return found;
+}
+
+/* poisson sampling over ranks on the dry backend: every algorithm and stage runs; the draws (privacy.batch_sizes,
+   counted here from the generator) and the epsilon are the single rank's, at q = B / D whatever N; from zero 2 on
+   every rank runs the physical batches of the largest share (the reduce-scatters and gathers of the last step); a
+   step that draws nothing runs, with no physical batch and no collective in it */
+static void check_poisson(void) {
+    enum {
+        N = 4,
+        B = 8,
+        D = 40,
+        STEPS = 3
+    };
+    int a, z, step, share[N], last = 0, most = 0, r;
+    char sizes[64] = "";
+    dpprof_privacy p1, pn;
+    dpprof_config c1 = dry("tiny", 16, B, 2, 1, 0, DPPROF_ALGO_GHOST_BK), out;
+    dpprof_session *one;
+    c1.poisson = 1;
+    c1.dataset_size = D;
+    c1.steps = STEPS;
+    c1.seed = 5;
+    one = run(&c1);
+    {
+        dpprof_config c = c1;
+        c.ranks = N;
+        c.physical_batch = 0;
+        CHECK(dpprof_config_resolve(&c, &out, NULL) == DPPROF_OK && out.physical_batch == B / N, "dry --ranks %d --poisson --dataset-size %d: accepted, the physical batch B/N = %d", N, D, B / N);
+    }
+    for (step = 0; step < STEPS; step++) {
+        last = poisson_draw(c1.seed, step, B, D, N, share);
+        snprintf(sizes + strlen(sizes), sizeof sizes - strlen(sizes), "%s%d%s", step ? ", " : "[", last, step == STEPS - 1 ? "]" : "");
+    }
+    for (r = 0; r < N; r++)
+        if (share[r] > most) most = share[r];
+    for (a = 0; a < N_ALGOS; a++)
+        for (z = 0; z <= 3; z++) {
+            dpprof_config c = c1;
+            dpprof_session *s;
+            dpprof_dist_info d;
+            c.algo = algos[a];
+            c.sigma = algos[a] == DPPROF_ALGO_VANILLA ? 0 : 1.0;
+            c.ranks = N;
+            c.zero = z;
+            c.physical_batch = 1;
+            c1.algo = c.algo;
+            c1.sigma = c.sigma;
+            s = run(&c);
+            CHECK(s != NULL, "poisson %s N=%d zero %d: runs", dpprof_algo_name(algos[a]), N, z);
+            if (!s) continue;
+            {
+                dpprof_session *o = run(&c1);
+                const int ok = o && dpprof_session_privacy(s, &pn) == DPPROF_OK && dpprof_session_privacy(o, &p1) == DPPROF_OK && pn.poisson && pn.q == (double)B / D &&
+                               (algos[a] == DPPROF_ALGO_VANILLA ? !pn.dp : (pn.dp && pn.epsilon > 0 && pn.epsilon == p1.epsilon));
+                CHECK(ok, "poisson %s N=%d zero %d: the privacy is the single rank's, q = B/D = %g (epsilon %g)", dpprof_algo_name(algos[a]), N, z, pn.q, pn.epsilon);
+                dpprof_session_destroy(o);
+            }
+            dpprof_session_dist(s, &d);
+            if (z >= 2) /* the last step: the largest share's physical batches of 1, each tensor reduce-scattered in each */
+                check_step_comm(s, &d, "tiny poisson", N, z, most, algos[a] == DPPROF_ALGO_GHOST || algos[a] == DPPROF_ALGO_FLASH ? 2 : 1);
+            if (algos[a] == DPPROF_ALGO_GHOST_BK && z == 3) CHECK(has_sizes(s, sizes) && has_sizes(one, sizes), "poisson N=%d: privacy.batch_sizes %s, the single rank's draws", N, sizes);
+            dpprof_session_destroy(s);
+        }
+    dpprof_session_destroy(one);
+    { /* a step that draws nothing: no physical batch on any rank, no collective in it, a loss of nan, no wait */
+        uint64_t seed;
+        int n0 = 0;
+        for (seed = 1; seed < 2000 && !((n0 = poisson_draw(seed, 0, 4, 400, N, share)) > 0 && poisson_draw(seed, 1, 4, 400, N, share) == 0); seed++) {}
+        snprintf(sizes, sizeof sizes, "[%d, 0]", n0);
+        for (z = 2; z <= 3; z++) {
+            dpprof_config c = dry("tiny", 16, 4, 0, N, z, DPPROF_ALGO_FLASH_BK);
+            dpprof_session *s;
+            dpprof_dist_info d;
+            c.poisson = 1;
+            c.dataset_size = 400;
+            c.steps = 2;
+            c.seed = seed;
+            s = run(&c);
+            CHECK(s && has_sizes(s, sizes), "poisson seed %llu zero %d: the draws are %s (step 1's empty); it runs", (unsigned long long)seed, z, sizes);
+            if (s) {
+                dpprof_session_dist(s, &d);
+                check_step_comm(s, &d, "tiny poisson, an empty draw", N, z, 0, 1);
+            }
+            dpprof_session_destroy(s);
+        }
+    }
+}
+
 int main(void) {
     int a;
     check_comm_model();
@@ -414,6 +540,7 @@ int main(void) {
     check_stages("llama-3.1-8b", 256, 16, 1, 8, 16, DPPROF_ALGO_VANILLA, 0);
     for (a = 0; a < N_ALGOS; a++) check_rank_batch("tiny", 16, 4, algos[a]);
     check_rank_batch("llama-3.1-8b", 256, 8, DPPROF_ALGO_FLASH_BK);
+    check_poisson();
     check_cpu_one_rank();
     return test_finish();
 }
