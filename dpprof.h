@@ -5508,8 +5508,6 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
 #endif
         if (c.batch % c.ranks) return dpprof__fail(DPPROF_ERR_INVALID, "config.ranks = %d does not divide config.batch = %d: each rank takes batch / ranks samples", c.ranks, c.batch);
         if (c.poisson) return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d with config.poisson: a poisson batch's split over ranks is not modelled yet", c.ranks);
-        if (c.zero >= 2 && s.tied)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d, config.zero = %d with a tied lm head: the shared matrix's gradient from its two uses and its gathers for both are not modelled yet (zero 0 and 1 are; config.tie_embeddings = off unties it)", c.ranks, c.zero);
         if (c.zero >= 1 && c.dtype == DPPROF_DTYPE_BF16)
             return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d, config.zero = %d with config.dtype = bf16: sharding the bf16 working copies is not modelled yet (zero 0 is)", c.ranks, c.zero);
         if (!c.physical_batch) c.physical_batch = c.batch / c.ranks;
@@ -6265,6 +6263,10 @@ static int dpprof__dist_unit(const dpprof_session *s, int i) {
     if (s->model.params[i].layer >= 0) return 1 + s->model.params[i].layer;
     return i == s->model.p_emb ? 0 : (i == s->model.p_normf ? s->sh.L + 1 : s->sh.L + 2);
 }
+/* parameter i is used by unit u: its own, and a tied head's matrix (the embedding's) by the head's unit too */
+static int dpprof__dist_uses(const dpprof_session *s, int i, int u) {
+    return dpprof__dist_unit(s, i) == u || (s->sh.tied && i == s->model.p_emb && u == s->sh.L + 2);
+}
 
 /* a parameter's weights: zero 3 keeps only their shard (dpprof__dist_params), so the tensor is a descriptor that
    nothing tracks (kept: freeing it only forgets it) and the weights exist where a unit is gathered */
@@ -6384,10 +6386,12 @@ static int dpprof__dist_states(dpprof_session *s) {
 /* zero >= 2: tensor p's full-size gradient lives from just before the op that writes a physical batch's
    contribution to it (the backward's weight gradient, the clipped sum of book-keeping or of materialised
    per-sample gradients, the second backward's) until just after: then it is reduce-scattered, padded to
-   ranks equal parts, into the rank's gradient shard and freed */
+   ranks equal parts, into the rank's gradient shard and freed. a tied head's matrix has two contributions, the
+   head's and then the embedding's: opened at the head's, it stays open (dpprof__grad_close_use) until the
+   embedding's is in, and is reduce-scattered once */
 static int dpprof__grad_open(dpprof_session *s, int p) {
     dpprof_param *P = &s->model.params[p];
-    if (s->dist.zero < 2 || !P->trainable) return DPPROF_OK;
+    if (s->dist.zero < 2 || !P->trainable || P->g.n) return DPPROF_OK; /* open: the tied head's, waiting for the embedding's */
     return dpprof__talloc(s, &P->g, (int64_t)s->dist.n * dpprof__dist_chunk(s, P->w.n), DPPROF__R, DPPROF_CAT_GRADIENTS, P->module, 1);
 }
 
@@ -6410,6 +6414,10 @@ static void dpprof__grad_close(dpprof_session *s, int p) {
     }
     dpprof__tfree(s, &P->g);
 }
+/* the end of one use's contribution to p: head, the tied head's use of the embedding's matrix, leaves it open */
+static void dpprof__grad_close_use(dpprof_session *s, int p, int head) {
+    if (!head) dpprof__grad_close(s, p);
+}
 
 /* zero 3: unit u's weights all-gathered into full-size buffers (padded to ranks equal parts), in the category
    and module of each tensor */
@@ -6419,7 +6427,7 @@ static int dpprof__z3_gather(dpprof_session *s, int u) {
     for (i = 0; i < s->model.n_params; i++) {
         dpprof_param *p = &s->model.params[i];
         dpprof_tensor *g = &s->dist.gath[i];
-        if (g->n || dpprof__dist_unit(s, i) != u) continue;
+        if (g->n || !dpprof__dist_uses(s, i, u)) continue;
         DPPROF__TRY(dpprof__talloc(s, g, (int64_t)s->dist.n * dpprof__dist_chunk(s, p->w.n), DPPROF__R, p->w.category, p->module, 0));
         dpprof__dist_coll(s, DPPROF__AG_BYTES, p->w.n, DPPROF__R);
         if (s->dist.real) { /* the weights the ops read, while the unit is gathered */
@@ -6445,7 +6453,7 @@ static void dpprof__z3_done(dpprof_session *s, int u) {
     int i;
     if (s->dist.zero < 3 || !s->dist.gath) return; /* a model that did not fit has no table */
     for (i = 0; i < s->model.n_params; i++) {
-        if (!s->dist.gath[i].n || (u >= 0 && dpprof__dist_unit(s, i) != u)) continue;
+        if (!s->dist.gath[i].n || (u >= 0 && !dpprof__dist_uses(s, i, u))) continue;
         s->dist.gath_live -= s->dist.gath[i].n * DPPROF__R;
         s->model.params[i].w.data = NULL;
         dpprof__tfree(s, &s->dist.gath[i]);
@@ -7084,13 +7092,13 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
         DPPROF__TRY(dpprof__grad_open(s, p));
         DPPROF__OPX(s, "matmul_bwd_dweight", dpprof__gemm_cost(OC, N, IC, E, DPPROF__R), dpprof_matmul_bwd_ref(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC),
                     dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC));
-        dpprof__grad_close(s, p);
+        dpprof__grad_close_use(s, p, p == s->model.p_emb); /* the tied head: the embedding's backward adds its part */
         return DPPROF_OK;
     }
     if (s->dps.bw_mode == DPPROF__MODE_CLIPSUM) {
         DPPROF__TRY(dpprof__grad_open(s, p));
         DPPROF__OP(s, linear_clipgrad, (n, T, IC, OC, E), (DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__CLIP(s, p), n, T, IC, OC));
-        dpprof__grad_close(s, p);
+        dpprof__grad_close_use(s, p, p == s->model.p_emb);
         return DPPROF_OK;
     }
     /* the lm head reaches here as the embedding's tensor only when tied: its own method */
@@ -7662,7 +7670,7 @@ static int dpprof__clip_phase(dpprof_session *s) {
                         if (!dpprof__clipgrad_fast(s, k, scaled, &n_scaled) && !dpprof__clipgrad_batched(s, k))
                             dpprof_linear_clipgrad_gpu(DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
         } else DPPROF__OP(s, linear_clipgrad, (n, e->T, e->IC, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
-        dpprof__grad_close(s, e->p);
+        dpprof__grad_close_use(s, e->p, e->p == s->model.p_emb && !e->embed); /* the tied head's: the embedding's entry follows */
     }
     DPPROF_FREE(scaled);
     for (p = 0; p < s->model.n_params; p++) {

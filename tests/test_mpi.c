@@ -6,8 +6,8 @@
    rank 0 runs the single-rank session and sends its losses and weights to all, every rank runs the N-rank
    one, and the checks hold on every rank:
    - the steps' losses and every weight after two noisy steps agree to reduction-order rounding, for every
-     algorithm and ZeRO stage, full fine-tuning and LoRA, adam and sgd, gradient accumulation, a tied head,
-     activation checkpointing;
+     algorithm and ZeRO stage, full fine-tuning and LoRA, adam and sgd, gradient accumulation, a tied head (every
+     algorithm and stage, and accumulating), activation checkpointing;
    - the noise a rank adds to its shard is, bit for bit, the single rank's noise at those elements;
    - each rank's memory history event by event, its peak and its split by category, and the bytes each
      collective moved equal the dry backend's figure for rank 0 of N (the model the fsdp experiment draws), and the ranks' peaks are equal. */
@@ -227,7 +227,8 @@ static void stages(dpprof_algo algo, const variant *v, int zmax) {
 
 int main(int argc, char **argv) {
     static const variant full = {"full", 0, 0, 0, 0, 0}, lora = {"lora", 1, 0, 0, 0, 0}, accum = {"accumulating b=1", 0, 0, 0, 0, 1},
-                         sgd = {"sgd", 0, 1, 0, 0, 0}, tied = {"tied", 0, 0, 1, 0, 0}, ckpt = {"checkpoint", 0, 0, 0, 1, 0};
+                         sgd = {"sgd", 0, 1, 0, 0, 0}, tied = {"tied", 0, 0, 1, 0, 0}, ckpt = {"checkpoint", 0, 0, 0, 1, 0},
+                         tacc = {"tied accumulating b=1", 0, 0, 1, 0, 1}, tsgd = {"tied sgd", 0, 1, 1, 0, 0};
     int a, code;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -240,17 +241,22 @@ int main(int argc, char **argv) {
         stages(DPPROF_ALGO_GHOST_BK, &full, 3);
         stages(DPPROF_ALGO_FLASH_BK, &lora, 3);
         stages(DPPROF_ALGO_PERSAMPLE, &sgd, 3);
-        stages(DPPROF_ALGO_VANILLA, &tied, 1);
+        stages(DPPROF_ALGO_VANILLA, &tied, 3);
     } else {
         for (a = 0; a < N_ALGOS; a++) {
             stages(algos[a], &full, 3);
             stages(algos[a], &lora, 3);
+            /* the shared matrix: both uses' gradient reduce-scattered once, gathered for each use. vanilla with sgd: without
+               noise, adam's first steps move an element whose summed gradient is near 0 by about lr whatever its size, so its
+               reduction-order rounding (1e-9 with sgd) reaches 1e-6 of the weights at 4 ranks */
+            stages(algos[a], algos[a] == DPPROF_ALGO_VANILLA ? &tsgd : &tied, 3);
         }
         stages(DPPROF_ALGO_GHOST_BK, &accum, 3);
         stages(DPPROF_ALGO_PERSAMPLE, &accum, 3);
         stages(DPPROF_ALGO_FLASH_BK, &sgd, 3);
         stages(DPPROF_ALGO_GHOST, &ckpt, 3);
-        stages(DPPROF_ALGO_FLASH_BK, &tied, 1);
+        stages(DPPROF_ALGO_FLASH, &tacc, 3);
+        stages(DPPROF_ALGO_GHOST_BK, &tacc, 3);
     }
     { /* refusals, before any work */
         dpprof_config c = config(DPPROF_ALGO_GHOST, 0, world + 1, &full, backend);
