@@ -60,6 +60,7 @@ static const dpprof_algo algos[] = {DPPROF_ALGO_VANILLA, DPPROF_ALGO_PERSAMPLE, 
 typedef struct variant {
     const char *name;
     int lora, sgd, tied, ckpt, phys; /* phys: the physical batch (0: a rank's whole batch) */
+    int bf16;                        /* --dtype bf16 (the cuda backend's: the cpu refuses it) */
 } variant;
 
 static dpprof_config config(dpprof_algo algo, int zero, int ranks, const variant *v, dpprof_backend backend) {
@@ -84,6 +85,7 @@ static dpprof_config config(dpprof_algo algo, int zero, int ranks, const variant
     if (v->lora) c.lora_rank = 4;
     if (v->sgd) c.optimizer = DPPROF_OPT_SGD;
     if (v->ckpt) c.checkpoint = DPPROF_CHECKPOINT_LAYERS;
+    if (v->bf16) c.dtype = DPPROF_DTYPE_BF16;
     return c;
 }
 
@@ -226,9 +228,11 @@ static void stages(dpprof_algo algo, const variant *v, int zmax) {
 }
 
 int main(int argc, char **argv) {
-    static const variant full = {"full", 0, 0, 0, 0, 0}, lora = {"lora", 1, 0, 0, 0, 0}, accum = {"accumulating b=1", 0, 0, 0, 0, 1},
-                         sgd = {"sgd", 0, 1, 0, 0, 0}, tied = {"tied", 0, 0, 1, 0, 0}, ckpt = {"checkpoint", 0, 0, 0, 1, 0},
-                         tacc = {"tied accumulating b=1", 0, 0, 1, 0, 1}, tsgd = {"tied sgd", 0, 1, 1, 0, 0};
+    static const variant full = {"full", 0, 0, 0, 0, 0, 0}, lora = {"lora", 1, 0, 0, 0, 0, 0}, accum = {"accumulating b=1", 0, 0, 0, 0, 1, 0},
+                         sgd = {"sgd", 0, 1, 0, 0, 0, 0}, tied = {"tied", 0, 0, 1, 0, 0, 0}, ckpt = {"checkpoint", 0, 0, 0, 1, 0, 0},
+                         tacc = {"tied accumulating b=1", 0, 0, 1, 0, 1, 0}, tsgd = {"tied sgd", 0, 1, 1, 0, 0, 0};
+    static const variant bf = {"bf16", 0, 0, 0, 0, 0, 1}, sbf = {"bf16 sgd", 0, 1, 0, 0, 0, 1}, lbf = {"lora bf16", 1, 0, 0, 0, 0, 1}, tbf = {"tied bf16", 0, 0, 1, 0, 0, 1},
+                         abf = {"bf16 accumulating b=1", 0, 0, 0, 0, 1, 1};
     int a, code;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -242,6 +246,15 @@ int main(int argc, char **argv) {
         stages(DPPROF_ALGO_FLASH_BK, &lora, 3);
         stages(DPPROF_ALGO_PERSAMPLE, &sgd, 3);
         stages(DPPROF_ALGO_VANILLA, &tied, 3);
+        /* bf16: the masters, gradients and moments sharded as in fp32; the working copies cast from the gathered
+           masters (zero 1, 2) or sharded and gathered in bf16 (zero 3). every algorithm but auto, whose plan on the
+           cuda backend follows the rates it times on the device (the dry model times nothing); vanilla with sgd
+           (adam's first steps magnify the rounding of a near-zero summed gradient, a bf16 copy's rounding with it) */
+        for (a = 0; a < N_ALGOS; a++) /* at 2 ranks; at more (padded parts) one algorithm, the variants below */
+            if (algos[a] != DPPROF_ALGO_AUTO && (world <= 2 || algos[a] == DPPROF_ALGO_FLASH)) stages(algos[a], algos[a] == DPPROF_ALGO_VANILLA ? &sbf : &bf, 3);
+        stages(DPPROF_ALGO_FLASH_BK, &lbf, 3);
+        stages(DPPROF_ALGO_GHOST, &tbf, 3);
+        stages(DPPROF_ALGO_GHOST_BK, &abf, 3);
     } else {
         for (a = 0; a < N_ALGOS; a++) {
             stages(algos[a], &full, 3);
