@@ -130,7 +130,7 @@
                      set_workspace,mem_used,pool_usage,event,event_ms,events_reset,counters_begin,counters_push,
                      counters_pop,counters_end,set_storage,storage,set_tuning,get_tuning,wgmma_count,
                      launch_count,work_count}
-                     dpprof_nccl_{available,id,init,finish,allreduce,reduce_scatter,allgather}
+                     dpprof_nccl_{available,id,init,finish,allreduce,reduce_scatter,allgather,allgather_bf16}
                      dpprof_cudnn_{available,attention_plan,attention_fwd_gpu,attention_bwd_gpu}
                      gpu ops: the _gpu of every op of part 4 but adam, sgd and clip_factors:
                      dpprof_{matmul_fwd,matmul_bwd,embedding_fwd,embedding_bwd,rmsnorm_fwd,add_rmsnorm_fwd,
@@ -1908,12 +1908,13 @@ DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
    (cap = n, or 0) one reduce or broadcast per part. a failure is the stream's (dpprof_cuda_sync says it) */
 #define DPPROF_NCCL_ID_BYTES 128
 DPPROF_API int dpprof_nccl_available(void);
-DPPROF_API int dpprof_nccl_id(void *id, size_t bytes);                      /* rank 0: a new communicator's id (DPPROF_NCCL_ID_BYTES) */
-DPPROF_API int dpprof_nccl_init(const void *id, int ranks, int rank);       /* every rank, with rank 0's id; one communicator a process */
-DPPROF_API void dpprof_nccl_finish(void);                                   /* waits for the stream, then closes the communicator */
-DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n);                  /* x = the sum of every rank's x */
-DPPROF_API void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap); /* this rank's part of the sum, at its place in x */
-DPPROF_API void dpprof_nccl_allgather(float *x, size_t n, size_t cap);      /* every rank's part (at its place in x) to every rank */
+DPPROF_API int dpprof_nccl_id(void *id, size_t bytes);                            /* rank 0: a new communicator's id (DPPROF_NCCL_ID_BYTES) */
+DPPROF_API int dpprof_nccl_init(const void *id, int ranks, int rank);             /* every rank, with rank 0's id; one communicator a process */
+DPPROF_API void dpprof_nccl_finish(void);                                         /* waits for the stream, then closes the communicator */
+DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n);                        /* x = the sum of every rank's x */
+DPPROF_API void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap);       /* this rank's part of the sum, at its place in x */
+DPPROF_API void dpprof_nccl_allgather(float *x, size_t n, size_t cap);            /* every rank's part (at its place in x) to every rank */
+DPPROF_API void dpprof_nccl_allgather_bf16(dpprof_bf16 *x, size_t n, size_t cap); /* the same in bf16 (cap >= ranks x the part: padded) */
 /* cuDNN's fused flash attention: the causal GQA attention of dpprof_attention_fwd_gpu / _bwd_gpu (same arguments, same
    layouts, the same overwrite rules) on cuDNN 9 through its C++ frontend's graph API, bf16 storage only
    (dpprof_kernels.cu built with -DDPPROF_CUDNN: cudnn.h and the frontend's headers, nvidia-cudnn-frontend on PyPI).
@@ -5511,10 +5512,6 @@ DPPROF_API int dpprof_config_resolve(const dpprof_config *in, dpprof_config *out
                                 c.ranks, dpprof_backend_name(c.backend), c.ranks);
 #endif
         if (c.batch % c.ranks) return dpprof__fail(DPPROF_ERR_INVALID, "config.ranks = %d does not divide config.batch = %d: each rank takes batch / ranks samples", c.ranks, c.batch);
-        if (c.zero >= 2 && s.tied)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d, config.zero = %d with a tied lm head: the shared matrix's gradient from its two uses and its gathers for both are not modelled yet (zero 0 and 1 are; config.tie_embeddings = off unties it)", c.ranks, c.zero);
-        if (c.zero >= 1 && c.dtype == DPPROF_DTYPE_BF16)
-            return dpprof__fail(DPPROF_ERR_UNSUPPORTED, "config.ranks = %d, config.zero = %d with config.dtype = bf16: sharding the bf16 working copies is not modelled yet (zero 0 is)", c.ranks, c.zero);
         if (!c.physical_batch) c.physical_batch = c.batch / c.ranks;
         if (c.physical_batch > c.batch / c.ranks)
             return dpprof__fail(DPPROF_ERR_INVALID, "config.physical_batch = %d is larger than a rank's batch / ranks = %d / %d = %d", c.physical_batch, c.batch, c.ranks, c.batch / c.ranks);
@@ -5779,17 +5776,20 @@ enum {
     DPPROF__AG_BYTES
 };
 typedef struct dpprof__dist {
-    int n, zero;                  /* ranks; the stage in effect: cfg.zero where n > 1, else 0 (a no-op) */
-    int64_t shard_train;          /* sum of ceil(n_t / n) over the trainable tensors: a gradient or moment shard */
-    int64_t shard_params;         /* zero 3: the same over every tensor (the parameter shards) */
-    dpprof_tensor gpad, wpad;     /* zero 1, 2: the padding that makes the flat gradients and the trainable
+    int n, zero;                    /* ranks; the stage in effect: cfg.zero where n > 1, else 0 (a no-op) */
+    int64_t shard_train;            /* sum of ceil(n_t / n) over the trainable tensors: a gradient or moment shard */
+    int64_t shard_params;           /* zero 3: the same over every tensor (the parameter shards) */
+    dpprof_tensor gpad, wpad;       /* zero 1, 2: the padding that makes the flat gradients and the trainable
                                        parameters n equal shards (reduce-scatter and all-gather in place) */
-    dpprof_tensor gshard, m, v;   /* zero >= 2: the gradient shard; zero >= 1: the adam moment shards */
-    dpprof_tensor wshard, lshard; /* zero 3: the shards of the model_parameters and of the lora tensors */
-    dpprof_tensor *gath;          /* zero 3: (n_params) the gathered weights of the units in use */
-    int64_t gath_live, gath_max;  /* zero 3: gathered bytes live now, and the most at once */
-    int64_t bytes[3];             /* the last step's collective bytes per rank: all-reduce, reduce-scatter, all-gather */
-    int64_t calls[3];             /* and the collectives called, of each kind */
+    dpprof_tensor gshard, m, v;     /* zero >= 2: the gradient shard; zero >= 1: the adam moment shards */
+    dpprof_tensor wshard, lshard;   /* zero 3: the shards of the model_parameters and of the lora tensors (fp32: the
+                                       weights, or bf16's masters; none for a tensor stored in bf16 alone) */
+    dpprof_tensor wlshard, llshard; /* zero 3, bf16: the shards of the working copies (dpprof_param.wl), the same two
+                                       categories: what the gathers move */
+    dpprof_tensor *gath;            /* zero 3: (n_params) the gathered weights of the units in use */
+    int64_t gath_live, gath_max;    /* zero 3: gathered bytes live now, and the most at once */
+    int64_t bytes[3];               /* the last step's collective bytes per rank: all-reduce, reduce-scatter, all-gather */
+    int64_t calls[3];               /* and the collectives called, of each kind */
     /* DPPROF_MPI, ranks > 1, cpu or cuda backend: the collectives run (MPI_COMM_WORLD or NCCL, one process a rank) */
     int real, rank;              /* real: the collectives move values; rank: this process's (0 otherwise) */
     int local, nccl;             /* the rank among its machine's (its GPU: local % GPUs); the cuda backend's
@@ -5797,6 +5797,7 @@ typedef struct dpprof__dist {
     int64_t *toff, *poff, *eoff; /* (n_params) offsets: in the trainable shard (gradient and moment shards), in
                                        the parameter shard of the tensor's category (zero 3), in the whole trainable
                                        table (the noise's element index) */
+    int64_t *loff;               /* (n_params) zero 3, bf16: the offset in the working copies' shard of its category */
     int *counts, *displs;        /* (n) a collective's part of each rank, in elements, and where it starts */
     int64_t peak_min, peak_max;  /* the ranks' peaks after the last step (equal: ranks_identical) */
 } dpprof__dist;
@@ -6185,6 +6186,21 @@ static void dpprof__coll_allgather(dpprof_session *s, dpprof_real *x, int64_t n,
     (void)s, (void)x, (void)n, (void)cap, (void)mine;
 }
 
+/* the all-gather of a bf16 working copy (zero 3 under --dtype bf16) into its padded buffer x, from this rank's part
+   mine: ncclAllGather in bf16 on the cuda backend, the only one that runs bf16 (the cpu refuses it) */
+static void dpprof__coll_allgather_bf16(dpprof_session *s, dpprof_bf16 *x, int64_t n, int64_t cap, const dpprof_bf16 *mine) {
+#if DPPROF__CUDA
+    if (s->backend == DPPROF_BACKEND_CUDA) {
+        int64_t lo, len;
+        dpprof__dist_part(s, n, &lo, &len);
+        if (len) (void)dpprof_cuda_copy(x + lo, mine, (size_t)len * sizeof(dpprof_bf16), DPPROF_COPY_D2D); /* queued */
+        dpprof_nccl_allgather_bf16(x, (size_t)n, (size_t)cap);
+        return;
+    }
+#endif
+    (void)s, (void)x, (void)n, (void)cap, (void)mine;
+}
+
 /* the ring algorithm's bytes per rank of one collective on a tensor of n elements of e bytes */
 static void dpprof__dist_coll(dpprof_session *s, int kind, int64_t n, int e) {
     s->dist.bytes[kind] += (kind == DPPROF__AR_BYTES ? 2 : 1) * (int64_t)(s->dist.n - 1) * dpprof__dist_chunk(s, n) * e;
@@ -6278,20 +6294,24 @@ static int dpprof__dist_unit(const dpprof_session *s, int i) {
     if (s->model.params[i].layer >= 0) return 1 + s->model.params[i].layer;
     return i == s->model.p_emb ? 0 : (i == s->model.p_normf ? s->sh.L + 1 : s->sh.L + 2);
 }
+/* parameter i is used by unit u: its own, and a tied head's matrix (the embedding's) by the head's unit too */
+static int dpprof__dist_uses(const dpprof_session *s, int i, int u) {
+    return dpprof__dist_unit(s, i) == u || (s->sh.tied && i == s->model.p_emb && u == s->sh.L + 2);
+}
 
 /* a parameter's weights: zero 3 keeps only their shard (dpprof__dist_params), so the tensor is a descriptor that
    nothing tracks (kept: freeing it only forgets it) and the weights exist where a unit is gathered */
-static void dpprof__param_untracked(dpprof_tensor *w, int64_t n, int cat, int mod) {
+static void dpprof__param_untracked(dpprof_tensor *w, int64_t n, int elem, int cat, int mod) {
     memset(w, 0, sizeof *w);
     w->n = n;
-    w->elem_size = DPPROF__R;
+    w->elem_size = elem;
     w->category = cat;
     w->module = mod;
     w->kept = 1;
 }
 static int dpprof__param_alloc(dpprof_session *s, dpprof_tensor *w, int64_t n, int cat, int mod) {
     if (s->dist.zero < 3) return dpprof__talloc(s, w, n, DPPROF__R, cat, mod, 0);
-    dpprof__param_untracked(w, n, cat, mod);
+    dpprof__param_untracked(w, n, DPPROF__R, cat, mod);
     return DPPROF_OK;
 }
 
@@ -6321,36 +6341,84 @@ static dpprof_real *dpprof__dist_wpart(const dpprof_session *s, int i) {
     dpprof__dist_part(s, p->w.n, &lo, &len);
     return DPPROF__W(s, i) + lo;
 }
+/* (real ranks, zero 3, bf16) where this rank's part of tensor i's working copy is: in the copies' shard */
+static dpprof_bf16 *dpprof__dist_wlpart(const dpprof_session *s, int i) {
+    return (dpprof_bf16 *)(s->model.params[i].w.category == DPPROF_CAT_LORA ? s->dist.llshard : s->dist.wlshard).data + s->dist.loff[i];
+}
+
+/* zero 3, bf16: each tensor's working-copy part cast from its master's part (only_trainable: after an update,
+   where frozen masters have not changed), an op charged on the rank's padded part (read 4, write 2 bytes an
+   element) as the other shard ops are; a tensor stored in bf16 alone has no master and is not cast */
+static void dpprof__z3_cast(dpprof_session *s, int only_trainable) {
+    int i;
+    for (i = 0; s->dist.zero == 3 && i < s->model.n_params; i++) {
+        const dpprof_param *p = &s->model.params[i];
+        int64_t lo, len;
+        dpprof_cost c;
+        if (!p->wl.n || p->bf16_only || (only_trainable && !p->trainable)) continue;
+        dpprof__dist_part(s, p->w.n, &lo, &len);
+        c.flops = (double)dpprof__dist_chunk(s, p->w.n);
+        c.bytes = 6.0 * c.flops;
+        DPPROF__OPX(s, "cast_bf16", c, (void)0, (len && s->dist.real ? dpprof_cast_bf16_gpu(dpprof__dist_wlpart(s, i), dpprof__dist_wpart(s, i), (size_t)len) : (void)0));
+    }
+}
+
+/* zero 3: this rank's part of tensor i's initial values, made on the host (dpprof__init_range's values) and put in
+   its shard: the master's (fp32), or, for a tensor stored in bf16 alone, the working copy's, rounded */
+static int dpprof__z3_init(dpprof_session *s, int i, int64_t lo, int64_t len) {
+#if DPPROF__CUDA
+    const dpprof_param *p = &s->model.params[i];
+    if (s->backend == DPPROF_BACKEND_CUDA) { /* made on the host (the same values), uploaded */
+        dpprof_real *h = (dpprof_real *)DPPROF_MALLOC((size_t)len * (sizeof(dpprof_real) + sizeof(dpprof_bf16)));
+        int rc;
+        if (!h) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate a host buffer for %s's initial values", p->name);
+        dpprof__init_range(s, i, h, lo, len);
+        if (p->bf16_only) { /* rounded as dpprof_init_normal_bf16_gpu rounds the same floats */
+            dpprof_bf16 *b = (dpprof_bf16 *)(void *)(h + len);
+            dpprof_bf16_pack_ref(b, h, (size_t)len);
+            rc = dpprof_cuda_copy(dpprof__dist_wlpart(s, i), b, (size_t)len * sizeof(dpprof_bf16), DPPROF_COPY_H2D);
+        } else rc = dpprof_cuda_copy(dpprof__dist_wpart(s, i), h, (size_t)len * sizeof(dpprof_real), DPPROF_COPY_H2D);
+        DPPROF_FREE(h);
+        if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "the initial values of %s: %s", p->name, dpprof_last_error());
+        return DPPROF_OK;
+    }
+#endif
+    dpprof__init_range(s, i, dpprof__dist_wpart(s, i), lo, len); /* the cpu: fp32 (it refuses bf16) */
+    return DPPROF_OK;
+}
 
 /* the shard sizes; zero 1, 2: the trainable parameters' padding (the all-gather after the update writes in
-   place); zero 3: the parameter shards, one per category (model_parameters, lora) */
+   place); zero 3: the parameter shards, one per category (model_parameters, lora), fp32 for the tensors with an
+   fp32 copy (every one but those bf16 stores alone), and in bf16 the working copies' shards, two more */
 static int dpprof__dist_params(dpprof_session *s) {
-    int64_t base = 0, lora = 0, pad, whole = 0;
+    int64_t base = 0, lora = 0, base16 = 0, lora16 = 0, pad, whole = 0;
     int i;
     s->dist.shard_train = s->dist.shard_params = 0;
     if (s->dist.n > 1) { /* host tables: the offsets of each tensor's part in the shards, and the collectives' parts */
         const size_t np = (size_t)s->model.n_params, nr = (size_t)s->dist.n;
-        s->dist.toff = (int64_t *)DPPROF_MALLOC(sizeof(int64_t) * 3 * np);
+        s->dist.toff = (int64_t *)DPPROF_MALLOC(sizeof(int64_t) * 4 * np);
         s->dist.counts = (int *)DPPROF_MALLOC(sizeof(int) * 2 * nr);
         if (!s->dist.toff || !s->dist.counts) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate the shard tables");
         s->dist.poff = s->dist.toff + np;
         s->dist.eoff = s->dist.poff + np;
+        s->dist.loff = s->dist.eoff + np;
         s->dist.displs = s->dist.counts + nr;
     }
     for (i = 0; i < s->model.n_params; i++) {
         const dpprof_param *p = &s->model.params[i];
-        const int64_t c = dpprof__dist_chunk(s, p->w.n);
+        const int64_t c = dpprof__dist_chunk(s, p->w.n), lo = p->w.category == DPPROF_CAT_LORA;
         if (s->dist.real && p->w.n > INT32_MAX) /* MPI counts elements in an int */
             return dpprof__fail(DPPROF_ERR_OVERFLOW, "%s has %lld elements: the MPI collectives take at most %d", p->name, (long long)p->w.n, (int)INT32_MAX);
         if (s->dist.toff) {
             s->dist.toff[i] = s->dist.shard_train;
-            s->dist.poff[i] = p->w.category == DPPROF_CAT_LORA ? lora : base;
+            s->dist.poff[i] = lo ? lora : base;
             s->dist.eoff[i] = whole;
+            s->dist.loff[i] = lo ? lora16 : base16;
         }
         if (p->trainable) s->dist.shard_train += c, whole += p->w.n;
         s->dist.shard_params += c;
-        if (p->w.category == DPPROF_CAT_LORA) lora += c;
-        else base += c;
+        if (!p->bf16_only) *(lo ? &lora : &base) += c;
+        if (p->wl.n) *(lo ? &lora16 : &base16) += c;
     }
     pad = (int64_t)s->dist.n * s->dist.shard_train - dpprof_session_param_elems(s, 1);
     if ((s->dist.zero == 1 || s->dist.zero == 2) && pad > 0)
@@ -6361,24 +6429,14 @@ static int dpprof__dist_params(dpprof_session *s) {
     memset(s->dist.gath, 0, sizeof(dpprof_tensor) * (size_t)s->model.n_params);
     if (base) DPPROF__TRY(dpprof__talloc(s, &s->dist.wshard, base, DPPROF__R, DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_OTHER, 0));
     if (lora) DPPROF__TRY(dpprof__talloc(s, &s->dist.lshard, lora, DPPROF__R, DPPROF_CAT_LORA, DPPROF_MOD_LORA, 0));
+    if (base16) DPPROF__TRY(dpprof__talloc(s, &s->dist.wlshard, base16, (int)sizeof(dpprof_bf16), DPPROF_CAT_MODEL_PARAMETERS, DPPROF_MOD_OTHER, 0));
+    if (lora16) DPPROF__TRY(dpprof__talloc(s, &s->dist.llshard, lora16, (int)sizeof(dpprof_bf16), DPPROF_CAT_LORA, DPPROF_MOD_LORA, 0));
     for (i = 0; s->dist.real && i < s->model.n_params; i++) { /* the rank's part of every tensor's initial values */
         int64_t lo, len;
         dpprof__dist_part(s, s->model.params[i].w.n, &lo, &len);
-        if (!len) continue;
-#if DPPROF__CUDA
-        if (s->backend == DPPROF_BACKEND_CUDA) { /* made on the host (the same values), uploaded */
-            dpprof_real *h = (dpprof_real *)DPPROF_MALLOC((size_t)len * sizeof(dpprof_real));
-            int rc;
-            if (!h) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate a host buffer for %s's initial values", s->model.params[i].name);
-            dpprof__init_range(s, i, h, lo, len);
-            rc = dpprof_cuda_copy(dpprof__dist_wpart(s, i), h, (size_t)len * sizeof(dpprof_real), DPPROF_COPY_H2D);
-            DPPROF_FREE(h);
-            if (rc != DPPROF_OK) return dpprof__fail(DPPROF_ERR_CUDA, "the initial values of %s: %s", s->model.params[i].name, dpprof_last_error());
-            continue;
-        }
-#endif
-        dpprof__init_range(s, i, dpprof__dist_wpart(s, i), lo, len);
+        if (len) DPPROF__TRY(dpprof__z3_init(s, i, lo, len));
     }
+    dpprof__z3_cast(s, 0); /* bf16: the working copies' shards from the masters' */
     return DPPROF_OK;
 }
 
@@ -6397,10 +6455,12 @@ static int dpprof__dist_states(dpprof_session *s) {
 /* zero >= 2: tensor p's full-size gradient lives from just before the op that writes a physical batch's
    contribution to it (the backward's weight gradient, the clipped sum of book-keeping or of materialised
    per-sample gradients, the second backward's) until just after: then it is reduce-scattered, padded to
-   ranks equal parts, into the rank's gradient shard and freed */
+   ranks equal parts, into the rank's gradient shard and freed. a tied head's matrix has two contributions, the
+   head's and then the embedding's: opened at the head's, it stays open (dpprof__grad_close_use) until the
+   embedding's is in, and is reduce-scattered once */
 static int dpprof__grad_open(dpprof_session *s, int p) {
     dpprof_param *P = &s->model.params[p];
-    if (s->dist.zero < 2 || !P->trainable) return DPPROF_OK;
+    if (s->dist.zero < 2 || !P->trainable || P->g.n) return DPPROF_OK; /* open: the tied head's, waiting for the embedding's */
     return dpprof__talloc(s, &P->g, (int64_t)s->dist.n * dpprof__dist_chunk(s, P->w.n), DPPROF__R, DPPROF_CAT_GRADIENTS, P->module, 1);
 }
 
@@ -6414,7 +6474,11 @@ static void dpprof__grad_close(dpprof_session *s, int p) {
         dpprof__dist_part(s, P->w.n, &lo, &len);
 #if DPPROF__CUDA
         if (s->backend == DPPROF_BACKEND_CUDA) {
-            if (len) dpprof_add_gpu(g + lo, g + lo, sh, (size_t)len); /* fp32: zero >= 1 runs without bf16 storage */
+            if (len) { /* fp32 gradients: the add in fp32 storage whatever the activations' (bf16's) */
+                (void)dpprof_cuda_set_storage(DPPROF_DTYPE_FP32);
+                dpprof_add_gpu(g + lo, g + lo, sh, (size_t)len);
+                (void)dpprof_cuda_set_storage(s->cfg.dtype == DPPROF_DTYPE_BF16 ? DPPROF_DTYPE_BF16 : DPPROF_DTYPE_FP32);
+            }
         } else
 #endif
             for (e = 0; e < len; e++) g[lo + e] += sh[e];
@@ -6423,23 +6487,32 @@ static void dpprof__grad_close(dpprof_session *s, int p) {
     }
     dpprof__tfree(s, &P->g);
 }
+/* the end of one use's contribution to p: head, the tied head's use of the embedding's matrix, leaves it open */
+static void dpprof__grad_close_use(dpprof_session *s, int p, int head) {
+    if (!head) dpprof__grad_close(s, p);
+}
 
 /* zero 3: unit u's weights all-gathered into full-size buffers (padded to ranks equal parts), in the category
-   and module of each tensor */
+   and module of each tensor; under bf16 a tensor with a working copy gathers that copy alone, in bf16 (mixed
+   precision as FSDP's: the masters stay sharded, the ops read the gathered bf16 copy) */
 static int dpprof__z3_gather(dpprof_session *s, int u) {
     int i;
     if (u < 0 || u > s->sh.L + 2) return DPPROF_OK;
     for (i = 0; i < s->model.n_params; i++) {
         dpprof_param *p = &s->model.params[i];
         dpprof_tensor *g = &s->dist.gath[i];
-        if (g->n || dpprof__dist_unit(s, i) != u) continue;
-        DPPROF__TRY(dpprof__talloc(s, g, (int64_t)s->dist.n * dpprof__dist_chunk(s, p->w.n), DPPROF__R, p->w.category, p->module, 0));
-        dpprof__dist_coll(s, DPPROF__AG_BYTES, p->w.n, DPPROF__R);
-        if (s->dist.real) { /* the weights the ops read, while the unit is gathered */
+        const int e = p->wl.n ? (int)sizeof(dpprof_bf16) : DPPROF__R; /* bf16: the working copy is what is gathered */
+        if (g->n || !dpprof__dist_uses(s, i, u)) continue;
+        DPPROF__TRY(dpprof__talloc(s, g, (int64_t)s->dist.n * dpprof__dist_chunk(s, p->w.n), e, p->w.category, p->module, 0));
+        dpprof__dist_coll(s, DPPROF__AG_BYTES, p->w.n, e);
+        if (s->dist.real && p->wl.n) { /* the copy the matmuls (and a tied head's embedding) read */
+            dpprof__coll_allgather_bf16(s, (dpprof_bf16 *)g->data, p->w.n, g->n, dpprof__dist_wlpart(s, i));
+            p->wl.data = g->data;
+        } else if (s->dist.real) { /* the weights the ops read, while the unit is gathered */
             dpprof__coll_allgather(s, DPPROF__F(*g), p->w.n, g->n, dpprof__dist_wpart(s, i));
             p->w.data = g->data;
         }
-        s->dist.gath_live += g->n * DPPROF__R;
+        s->dist.gath_live += g->n * e;
         if (s->dist.gath_live > s->dist.gath_max) s->dist.gath_max = s->dist.gath_live;
     }
     return DPPROF_OK;
@@ -6458,9 +6531,9 @@ static void dpprof__z3_done(dpprof_session *s, int u) {
     int i;
     if (s->dist.zero < 3 || !s->dist.gath) return; /* a model that did not fit has no table */
     for (i = 0; i < s->model.n_params; i++) {
-        if (!s->dist.gath[i].n || (u >= 0 && dpprof__dist_unit(s, i) != u)) continue;
-        s->dist.gath_live -= s->dist.gath[i].n * DPPROF__R;
-        s->model.params[i].w.data = NULL;
+        if (!s->dist.gath[i].n || (u >= 0 && !dpprof__dist_uses(s, i, u))) continue;
+        s->dist.gath_live -= s->dist.gath[i].n * s->dist.gath[i].elem_size;
+        s->model.params[i].w.data = s->model.params[i].wl.data = NULL;
         dpprof__tfree(s, &s->dist.gath[i]);
     }
 }
@@ -6486,9 +6559,12 @@ static int dpprof__add_param_cat(dpprof_session *s, const char *name, int rows, 
     p->layer = layer;
     p->trainable = trainable;
     p->bf16_only = bf16 && !trainable && s->cfg.frozen_masters != DPPROF_SWITCH_ON;
-    if (p->bf16_only) dpprof__param_untracked(&p->w, (int64_t)rows * cols, category, module); /* its weights are wl's */
+    if (p->bf16_only) dpprof__param_untracked(&p->w, (int64_t)rows * cols, DPPROF__R, category, module); /* its weights are wl's */
     else DPPROF__TRY(dpprof__param_alloc(s, &p->w, (int64_t)rows * cols, category, module));
-    if (bf16 && (matmul || p->bf16_only)) DPPROF__TRY(dpprof__talloc(s, &p->wl, (int64_t)rows * cols, (int)sizeof(dpprof_bf16), category, module, 0));
+    if (!bf16 || !(matmul || p->bf16_only)) return DPPROF_OK;
+    if (s->dist.zero == 3) /* a shard of it (dpprof__dist_params), the whole copy only where its unit is gathered */
+        dpprof__param_untracked(&p->wl, (int64_t)rows * cols, (int)sizeof(dpprof_bf16), category, module);
+    else DPPROF__TRY(dpprof__talloc(s, &p->wl, (int64_t)rows * cols, (int)sizeof(dpprof_bf16), category, module, 0));
     return DPPROF_OK;
 }
 
@@ -6503,8 +6579,8 @@ static void dpprof__init_param(dpprof_session *s, int i) {
 #if DPPROF__CUDA
     if (s->backend == DPPROF_BACKEND_CUDA) { /* the same values, made on the device (no w: zero 3's shards have them) */
         if (p->bf16_only) {                  /* a frozen matmul weight in bf16 alone: the rounded values, never in fp32 */
-            dpprof_init_normal_bf16_gpu((dpprof_bf16 *)p->wl.data, (size_t)p->wl.n, s->cfg.init_std, s->cfg.seed, DPPROF__STREAM_INIT + (uint64_t)i);
-            return;
+            if (p->wl.data) dpprof_init_normal_bf16_gpu((dpprof_bf16 *)p->wl.data, (size_t)p->wl.n, s->cfg.init_std, s->cfg.seed, DPPROF__STREAM_INIT + (uint64_t)i);
+            return; /* no wl: zero 3 keeps a shard of it (dpprof__dist_params) */
         }
         if (!w) return;
         if (strstr(p->name, ".lora_B.")) dpprof_fill_gpu(w, (size_t)p->w.n, 0.0f);
@@ -6554,6 +6630,7 @@ static void dpprof__bind(const dpprof_session *s) {
    write 2 bytes per element) so that the profile shows what mixed precision costs */
 static void dpprof__cast_weights(dpprof_session *s, int first, int last, int only_trainable) {
     int i;
+    if (s->dist.zero == 3) return; /* the copies are shards, cast from the masters' shards (dpprof__z3_cast) */
     for (i = first; i < last; i++) {
         dpprof_param *p = &s->model.params[i];
         dpprof_cost c;
@@ -6896,7 +6973,9 @@ static int dpprof__forward(dpprof_session *s, int n) {
     int l;
     DPPROF__TRY(dpprof__z3_use(s, 0, 1));
     DPPROF__A(a->x0, (int64_t)N * C, ACTIVATIONS, EMBEDDING);
-    if (s->model.params[s->model.p_emb].bf16_only) /* a frozen table in bf16 alone (cuda, dry: the cpu computes in fp32) */
+    if (s->model.params[s->model.p_emb].bf16_only || (s->dist.zero == 3 && s->model.params[s->model.p_emb].wl.n))
+        /* a frozen table in bf16 alone, or a tied head's matrix gathered as its bf16 copy (zero 3): the same values as
+           the master's rounded into the bf16 output (cuda, dry: the cpu computes in fp32) */
         DPPROF__OPX(s, "embedding_fwd", dpprof_embedding_fwd_cost(N, C, E), (void)0,
                     dpprof_embedding_fwd_bf16_gpu(DPPROF__F(a->x0), DPPROF__I(a->tokens), (const dpprof_bf16 *)s->model.params[s->model.p_emb].wl.data, N, C));
     else DPPROF__OP(s, embedding_fwd, (N, C, E), (DPPROF__F(a->x0), DPPROF__I(a->tokens), DPPROF__W(s, s->model.p_emb), N, C));
@@ -7097,13 +7176,13 @@ static int dpprof__linear_bwd(dpprof_session *s, int p, dpprof_tensor *dx, dppro
         DPPROF__TRY(dpprof__grad_open(s, p));
         DPPROF__OPX(s, "matmul_bwd_dweight", dpprof__gemm_cost(OC, N, IC, E, DPPROF__R), dpprof_matmul_bwd_ref(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC),
                     dpprof_matmul_bwd_gpu(NULL, DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__WM(s, p), N, IC, OC));
-        dpprof__grad_close(s, p);
+        dpprof__grad_close_use(s, p, p == s->model.p_emb); /* the tied head: the embedding's backward adds its part */
         return DPPROF_OK;
     }
     if (s->dps.bw_mode == DPPROF__MODE_CLIPSUM) {
         DPPROF__TRY(dpprof__grad_open(s, p));
         DPPROF__OP(s, linear_clipgrad, (n, T, IC, OC, E), (DPPROF__G(s, p), DPPROF__F(*dy), DPPROF__F(*x), DPPROF__CLIP(s, p), n, T, IC, OC));
-        dpprof__grad_close(s, p);
+        dpprof__grad_close_use(s, p, p == s->model.p_emb);
         return DPPROF_OK;
     }
     /* the lm head reaches here as the embedding's tensor only when tied: its own method */
@@ -7676,7 +7755,7 @@ static int dpprof__clip_phase(dpprof_session *s) {
                         if (!dpprof__clipgrad_fast(s, k, scaled, &n_scaled) && !dpprof__clipgrad_batched(s, k))
                             dpprof_linear_clipgrad_gpu(DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
         } else DPPROF__OP(s, linear_clipgrad, (n, e->T, e->IC, e->OC, E), (DPPROF__G(s, e->p), DPPROF__F(*e->dy), DPPROF__F(*e->x), DPPROF__CLIP(s, e->p), n, e->T, e->IC, e->OC));
-        dpprof__grad_close(s, e->p);
+        dpprof__grad_close_use(s, e->p, e->p == s->model.p_emb && !e->embed); /* the tied head's: the embedding's entry follows */
     }
     DPPROF_FREE(scaled);
     for (p = 0; p < s->model.n_params; p++) {
@@ -7935,12 +8014,13 @@ static void dpprof__dist_apply(dpprof_session *s, int noise_step, int update) {
             const double std = s->plan.noise_std, inv_b = 1.0 / s->cfg.batch;
             const uint64_t off = (uint64_t)(s->dist.eoff[i] + lo);
             dpprof_real *w = dpprof__dist_wpart(s, i), *m = adam ? DPPROF__F(s->dist.m) + s->dist.toff[i] : NULL, *v = adam ? DPPROF__F(s->dist.v) + s->dist.toff[i] : NULL;
+            dpprof_bf16 *copy = s->dist.zero == 3 && p->wl.n ? dpprof__dist_wlpart(s, i) : NULL; /* zero 3, bf16: the copy's part in the same pass */
             if (!update) dpprof_noise_scale_gpu(g, (size_t)len, std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
             else if (noise_step >= 0 && adam)
-                dpprof_noise_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, NULL, std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
-            else if (noise_step >= 0) dpprof_noise_sgd_gpu(w, g, (size_t)len, s->cfg.lr, NULL, std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
-            else if (adam) dpprof_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, NULL);
-            else dpprof_sgd_gpu(w, g, (size_t)len, s->cfg.lr, NULL);
+                dpprof_noise_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, copy, std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
+            else if (noise_step >= 0) dpprof_noise_sgd_gpu(w, g, (size_t)len, s->cfg.lr, copy, std, s->dps.noise_key, (uint64_t)noise_step | s->dps.noise_stream_bits, off, inv_b);
+            else if (adam) dpprof_adam_gpu(w, m, v, g, (size_t)len, s->cfg.lr, 0.9, 0.999, 1e-8, s->cfg.weight_decay, s->run.adam_t, copy);
+            else dpprof_sgd_gpu(w, g, (size_t)len, s->cfg.lr, copy);
             continue;
         }
 #endif
@@ -7956,7 +8036,10 @@ static void dpprof__dist_apply(dpprof_session *s, int noise_step, int update) {
 /* zero >= 1: noise and update on the rank's shard of the trainable tensors. the noise of a shard's element is
    drawn at the element's index in the whole trainable table (dpprof__noise's offsets), so that the ranks
    together add the single-rank noise bit for bit; zero 1, 2: the updated parameters are all-gathered back in
-   place; the gradients (zero 1) or their shard (zero >= 2) are zeroed */
+   place; the gradients (zero 1) or their shard (zero >= 2) are zeroed. bf16: zero 1 and 2 gather the updated fp32
+   masters (every rank keeps them whole, as it keeps fp32 parameters) and each rank casts its whole working
+   copies from them (cast_bf16 ops); zero 3's update writes the copy's shard in its own pass (charged as the
+   single rank's fused update: 1 flop and 2 bytes an element more) */
 static void dpprof__dist_update(dpprof_session *s, int noise_step, int noise_only) {
     const int adam = s->cfg.optimizer == DPPROF_OPT_ADAM;
     const size_t n = (size_t)s->dist.shard_train;
@@ -7974,6 +8057,11 @@ static void dpprof__dist_update(dpprof_session *s, int noise_step, int noise_onl
     s->run.adam_t++;
     c = adam ? dpprof_adam_cost(n, DPPROF__R) : dpprof_sgd_cost(n, DPPROF__R);
     if (noise_step >= 0) c.flops += dpprof__noise_cost(&shard).flops;
+    for (i = 0; s->dist.zero == 3 && i < s->model.n_params; i++) /* the copies' parts, written in the same pass */
+        if (s->model.params[i].trainable && s->model.params[i].wl.n) {
+            const double k = (double)dpprof__dist_chunk(s, s->model.params[i].w.n);
+            c.flops += k, c.bytes += 2.0 * k;
+        }
     DPPROF__OPX(s, noise_step >= 0 ? (adam ? "noise_adam" : "noise_sgd") : (adam ? "adam" : "sgd"), c, s->dist.real ? dpprof__dist_apply(s, noise_step, 1) : (void)0,
                 s->dist.real ? dpprof__dist_apply(s, noise_step, 1) : (void)0);
     for (i = 0; s->dist.zero <= 2 && i < s->model.n_params; i++) {
@@ -7981,6 +8069,7 @@ static void dpprof__dist_update(dpprof_session *s, int noise_step, int noise_onl
         dpprof__dist_coll(s, DPPROF__AG_BYTES, s->model.params[i].w.n, DPPROF__R);
         if (s->dist.real) dpprof__coll_allgather(s, DPPROF__W(s, i), s->model.params[i].w.n, s->model.params[i].w.n, NULL); /* the updated parts, in place */
     }
+    if (s->dist.zero <= 2) dpprof__cast_weights(s, 0, s->model.n_params, 1); /* bf16: every rank's whole copies, from the gathered masters */
     if (s->dist.zero == 1) {
         dpprof__zero_grads(s);
         return;
@@ -10718,7 +10807,7 @@ DPPROF_API void dpprof_session_destroy(dpprof_session *s) {
     dpprof__tfree(s, &s->model.ws);
     dpprof__tfree(s, &s->model.attn_ws);
     {
-        dpprof_tensor *d[] = {&s->dist.gpad, &s->dist.wpad, &s->dist.gshard, &s->dist.m, &s->dist.v, &s->dist.wshard, &s->dist.lshard};
+        dpprof_tensor *d[] = {&s->dist.gpad, &s->dist.wpad, &s->dist.gshard, &s->dist.m, &s->dist.v, &s->dist.wshard, &s->dist.lshard, &s->dist.wlshard, &s->dist.llshard};
         for (i = 0; i < (int)(sizeof d / sizeof d[0]); i++) dpprof__tfree(s, d[i]);
         DPPROF_FREE(s->dist.gath);
         DPPROF_FREE(s->dist.toff);
@@ -10788,7 +10877,15 @@ static int dpprof__param_copy(dpprof_session *s, int i, char which, dpprof_real 
             int64_t lo, len;
             dpprof__dist_part(s, n, &lo, &len);
             if (s->backend == DPPROF_BACKEND_CUDA) { /* the rank's part to the host, then the parts over MPI */
-                int rc = len ? dpprof_cuda_copy(host + lo, dpprof__dist_wpart(s, i), (size_t)len * sizeof(dpprof_real), DPPROF_COPY_D2H) : DPPROF_OK, bad = rc != DPPROF_OK;
+                int rc = DPPROF_OK, bad;
+                if (len && s->model.params[i].bf16_only) { /* stored in bf16 alone: its copy's part, widened */
+                    dpprof_bf16 *h = (dpprof_bf16 *)DPPROF_MALLOC((size_t)len * sizeof(dpprof_bf16));
+                    if (h) memset(h, 0, (size_t)len * sizeof(dpprof_bf16));
+                    rc = h ? dpprof_cuda_copy(h, dpprof__dist_wlpart(s, i), (size_t)len * sizeof(dpprof_bf16), DPPROF_COPY_D2H) : dpprof__fail(DPPROF_ERR_OOM, "no host buffer");
+                    if (rc == DPPROF_OK) dpprof_bf16_unpack_ref(host + lo, h, (size_t)len);
+                    DPPROF_FREE(h);
+                } else if (len) rc = dpprof_cuda_copy(host + lo, dpprof__dist_wpart(s, i), (size_t)len * sizeof(dpprof_real), DPPROF_COPY_D2H);
+                bad = rc != DPPROF_OK;
                 MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
                 if (bad) return dpprof__fail(DPPROF_ERR_CUDA, "dpprof_session_param_read: %s", rc != DPPROF_OK ? dpprof_last_error() : "another rank's copy failed");
                 dpprof__mpi_allgather(s, host, n, NULL);
@@ -11919,6 +12016,7 @@ DPPROF_API void dpprof_nccl_finish(void) {}
 DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n) { (void)x; (void)n; }
 DPPROF_API void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap) { (void)x; (void)n; (void)cap; }
 DPPROF_API void dpprof_nccl_allgather(float *x, size_t n, size_t cap) { (void)x; (void)n; (void)cap; }
+DPPROF_API void dpprof_nccl_allgather_bf16(dpprof_bf16 *x, size_t n, size_t cap) { (void)x; (void)n; (void)cap; }
 DPPROF_API int dpprof_cudnn_available(void) { return 0; }
 DPPROF_API int dpprof_cudnn_attention_plan(int B, int T, int NH, int NKV, int HS, size_t *ws, int *deterministic) {
     (void)B; (void)T; (void)NH; (void)NKV; (void)HS;

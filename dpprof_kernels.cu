@@ -5451,6 +5451,15 @@ extern "C" void dpprof_nccl_allgather(float *x, size_t n, size_t cap) {
     else if ((r = ncclAllGather(x + (size_t)dpprof__nccl.rank * c, x, c, ncclFloat, dpprof__nccl.comm, dpprof__cu.stream)) != ncclSuccess)
         dpprof__nccl_fail("ncclAllGather", r);
 }
+// a bf16 working copy (zero 3 under --dtype bf16), always into a padded buffer: ncclAllGather in place
+extern "C" void dpprof_nccl_allgather_bf16(dpprof_bf16 *x, size_t n, size_t cap) {
+    const size_t N = (size_t)dpprof__nccl.ranks, c = N ? (n + N - 1) / N : 0;
+    ncclResult_t r;
+    if (!n || !dpprof__nccl_ready("dpprof_nccl_allgather_bf16")) return;
+    if (cap < N * c) dpprof__cu_fail(DPPROF_ERR_INVALID, "%s: %s", "dpprof_nccl_allgather_bf16", "the buffer is not padded to ranks equal parts");
+    else if ((r = ncclAllGather(x + (size_t)dpprof__nccl.rank * c, x, c, ncclBfloat16, dpprof__nccl.comm, dpprof__cu.stream)) != ncclSuccess)
+        dpprof__nccl_fail("ncclAllGather", r);
+}
 #else // built without NCCL: the entry points say so
 static int dpprof__nccl_none(void) {
     dpprof_fail(0, "this build has no NCCL (nccl.h was not found when dpprof_kernels.cu was compiled)");
@@ -5482,6 +5491,11 @@ extern "C" void dpprof_nccl_allgather(float *x, size_t n, size_t cap) {
     (void)x;
     (void)cap;
     if (n) dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", "dpprof_nccl_allgather", "this build has no NCCL");
+}
+extern "C" void dpprof_nccl_allgather_bf16(dpprof_bf16 *x, size_t n, size_t cap) {
+    (void)x;
+    (void)cap;
+    if (n) dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", "dpprof_nccl_allgather_bf16", "this build has no NCCL");
 }
 #endif
 

@@ -3056,7 +3056,8 @@ typedef enum {
     ncclFloat32 = 7,
     ncclFloat = 7,
     ncclFloat64 = 8,
-    ncclDouble = 8
+    ncclDouble = 8,
+    ncclBfloat16 = 9
 } ncclDataType_t;
 typedef enum {
     ncclSum = 0,
@@ -3089,10 +3090,11 @@ inline size_t nccl_size(const char *fn, ncclDataType_t t, ncclRedOp_t op, bool r
     }
     if (t == ncclFloat32) return 4;
     if (t == ncclFloat64) return 8;
-    warn("%s: data type %d is not emulated (ncclFloat32 and ncclFloat64 are)", fn, (int)t);
+    if (t == ncclBfloat16 && !reduces) return 2; // moved, not summed: its bits as 16-bit integers
+    warn("%s: data type %d is not emulated (ncclFloat32 and ncclFloat64 are; ncclBfloat16 where nothing is summed)", fn, (int)t);
     return 0;
 }
-inline MPI_Datatype nccl_mpi(ncclDataType_t t) { return t == ncclFloat64 ? MPI_DOUBLE : MPI_FLOAT; }
+inline MPI_Datatype nccl_mpi(ncclDataType_t t) { return t == ncclFloat64 ? MPI_DOUBLE : (t == ncclBfloat16 ? MPI_UINT16_T : MPI_FLOAT); }
 // [p, p + bytes) lies in one live device allocation (count 0: any pointer); opened for the call
 inline bool nccl_buf(const char *fn, const char *which, const void *p, size_t bytes) {
     if (!bytes) return true;

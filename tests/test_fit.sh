@@ -207,15 +207,23 @@ check "...and on that many GPUs it does fit (exit 0, a best row)" bash -c "[ $rc
 "$bin" fit --preset llama-3.1-8b --seq 8192 --batch 8 --dtype bf16 --device A10 --sigma 1 >"$tmp/big3.out" 2>&1; rc=$?
 "$bin" fit --preset tiny --seq 64 --batch 8 --gpu-memory 1G --sigma 1 >"$tmp/ctx.out" 2>&1; rc=$?
 check "a GPU smaller than the measured context: exit 3, and it says so" bash -c "[ $rc -eq 3 ] && grep -q '^the CUDA context and driver alone take 1.10 GiB' '$tmp/ctx.out'"
-check "llama-3.1-8b bf16 on an A10: exit 3, and more GPUs would not help (no ZeRO of bf16): the memory it needs" bash -c \
-    "[ $rc -eq 3 ] && grep -q '^more GPUs would not help: .* a GPU of at least [0-9.]* GiB is needed' '$tmp/big3.out'"
+check "llama-3.1-8b bf16 T=8192 on an A10: exit 3, and no number of GPUs holds it with ZeRO 3: the memory it needs" bash -c \
+    "[ $rc -eq 3 ] && grep -q '^no number of GPUs up to the batch (8: one sample a GPU) fits with ZeRO 3: a GPU of at least [0-9.]* GiB is needed' '$tmp/big3.out'"
+"$bin" fit --preset llama-3.1-8b --seq 4096 --batch 16 --dtype bf16 --device L40S --sigma 1 --algo ghost_bk,flash_bk >"$tmp/big4.out" 2>&1; rc=$?
+g=$(sed -n 's/^with \([0-9]*\) GPUs.*/\1/p' "$tmp/big4.out")
+check "llama-3.1-8b bf16 T=4096 on one L40S: exit 3, and the fewest GPUs that fit with ZeRO 3 of bf16 ($g)" bash -c \
+    "[ $rc -eq 3 ] && grep -q '^with [0-9]* GPUs (ZeRO 3, [0-9]* samples\? a GPU) it fits' '$tmp/big4.out'"
+"$bin" fit --preset llama-3.1-8b --seq 4096 --batch 16 --dtype bf16 --device L40S --sigma 1 --algo ghost_bk,flash_bk --gpus "${g:-1}" --json "$tmp/big4.json" >"$tmp/big5.out" 2>&1; rc=$?
+check "...and on that many GPUs bf16 searches ZeRO 0 to 3 (none left out) and a row fits" bash -c \
+    "[ $rc -eq 0 ] && ! grep -q '^not searched' '$tmp/big5.out' && grep -q '^best: dpprof run --preset llama-3.1-8b' '$tmp/big5.out'"
+if said=$(rows_check big4 "$tmp/big4.json" 2>&1); then pass "...every row of the bf16 ZeRO search against dpprof run: ${said##*$'\n'}"; else fail "...the bf16 ZeRO search: $said"; fi
 
 # what of a model's config.json dpprof does not model is printed by fit
 "$bin" fit --hf-config tests/hf/llama-3.2-1b.json --seq 512 --batch 8 --device H100 --sigma 1 --algo flash_bk --checkpoint none >"$tmp/hf.out" 2>/dev/null; rc=$?
 check "fit of a config with rope_scaling llama3: 'not modelled:' says so" bash -c "[ $rc -eq 0 ] && grep -q '^not modelled: rope_scaling llama3: the rotary frequencies' '$tmp/hf.out'"
 
 # the speed the search is built for: llama-3.1-8b at T=8192 on 8 GPUs, every algorithm, checkpointing none and
-# layers, ZeRO 0 to 3 (fp32: ZeRO of bf16 is not modelled), in one process with no JSON per probe
+# layers, ZeRO 0 to 3, in one process with no JSON per probe
 start=$EPOCHREALTIME
 "$bin" fit --preset llama-3.1-8b --seq 8192 --batch 64 --gpus 8 --device H100 --target-epsilon 8 --dataset-size 100000 --plot "$tmp/fit.png" --json "$tmp/8b.json" >"$tmp/8b.out"; rc=$?
 secs=$(awk "BEGIN{printf \"%.2f\", $EPOCHREALTIME - $start}")

@@ -6,8 +6,8 @@
    rank 0 runs the single-rank session and sends its losses and weights to all, every rank runs the N-rank
    one, and the checks hold on every rank:
    - the steps' losses and every weight after two noisy steps agree to reduction-order rounding, for every
-     algorithm and ZeRO stage, full fine-tuning and LoRA, adam and sgd, gradient accumulation, a tied head,
-     activation checkpointing;
+     algorithm and ZeRO stage, full fine-tuning and LoRA, adam and sgd, gradient accumulation, a tied head (every
+     algorithm and stage, and accumulating), activation checkpointing;
    - the noise a rank adds to its shard is, bit for bit, the single rank's noise at those elements;
    - each rank's memory history event by event, its peak and its split by category, and the bytes each
      collective moved equal the dry backend's figure for rank 0 of N (the model the fsdp experiment draws), and the ranks' peaks are equal;
@@ -67,6 +67,7 @@ typedef struct variant {
     const char *name;
     int lora, sgd, tied, ckpt, phys; /* phys: the physical batch (0: a rank's whole batch) */
     int poisson;                     /* poisson sampling from a dataset of this many samples (0: fixed batches) */
+    int bf16;                        /* --dtype bf16 (the cuda backend's: the cpu refuses it) */
 } variant;
 
 static uint64_t poisson_seed = 11; /* a seed whose draws leave some rank's share empty (chosen in main) */
@@ -98,6 +99,7 @@ static dpprof_config config(dpprof_algo algo, int zero, int ranks, const variant
         c.dataset_size = v->poisson;
         c.seed = poisson_seed;
     }
+    if (v->bf16) c.dtype = DPPROF_DTYPE_BF16;
     return c;
 }
 
@@ -321,7 +323,10 @@ static void stages(dpprof_algo algo, const variant *v, int zmax) {
 
 int main(int argc, char **argv) {
     static const variant full = {"full", 0, 0, 0, 0, 0, 0}, lora = {"lora", 1, 0, 0, 0, 0, 0}, accum = {"accumulating b=1", 0, 0, 0, 0, 1, 0},
-                         sgd = {"sgd", 0, 1, 0, 0, 0, 0}, tied = {"tied", 0, 0, 1, 0, 0, 0}, ckpt = {"checkpoint", 0, 0, 0, 1, 0, 0};
+                         sgd = {"sgd", 0, 1, 0, 0, 0, 0}, tied = {"tied", 0, 0, 1, 0, 0, 0}, ckpt = {"checkpoint", 0, 0, 0, 1, 0, 0},
+                         tacc = {"tied accumulating b=1", 0, 0, 1, 0, 1, 0}, tsgd = {"tied sgd", 0, 1, 1, 0, 0, 0};
+    static const variant bf = {"bf16", 0, 0, 0, 0, 0, 0, 1}, sbf = {"bf16 sgd", 0, 1, 0, 0, 0, 0, 1}, lbf = {"lora bf16", 1, 0, 0, 0, 0, 0, 1}, tbf = {"tied bf16", 0, 0, 1, 0, 0, 0, 1},
+                         abf = {"bf16 accumulating b=1", 0, 0, 0, 0, 1, 0, 1};
     /* poisson: non-private training under sgd (adam's division by sqrt(v) magnifies the order of summation's rounding
        where a gradient element is near zero, as vanilla's can be: 1e-6 seen at 4 ranks; dp's noise keeps them off zero) */
     static const variant poisson = {"poisson", 0, 0, 0, 0, 0, 32}, poisson_sgd = {"poisson sgd", 0, 1, 0, 0, 0, 32}, poisson_accum = {"poisson b=1", 0, 0, 0, 0, 1, 32};
@@ -340,19 +345,33 @@ int main(int argc, char **argv) {
         stages(DPPROF_ALGO_GHOST_BK, &full, 3);
         stages(DPPROF_ALGO_FLASH_BK, &lora, 3);
         stages(DPPROF_ALGO_PERSAMPLE, &sgd, 3);
-        stages(DPPROF_ALGO_VANILLA, &tied, 1);
+        stages(DPPROF_ALGO_VANILLA, &tied, 3);
+        /* bf16: the masters, gradients and moments sharded as in fp32; the working copies cast from the gathered
+           masters (zero 1, 2) or sharded and gathered in bf16 (zero 3). every algorithm but auto, whose plan on the
+           cuda backend follows the rates it times on the device (the dry model times nothing); vanilla with sgd
+           (adam's first steps magnify the rounding of a near-zero summed gradient, a bf16 copy's rounding with it) */
+        for (a = 0; a < N_ALGOS; a++) /* at 2 ranks; at more (padded parts) one algorithm, the variants below */
+            if (algos[a] != DPPROF_ALGO_AUTO && (world <= 2 || algos[a] == DPPROF_ALGO_FLASH)) stages(algos[a], algos[a] == DPPROF_ALGO_VANILLA ? &sbf : &bf, 3);
+        stages(DPPROF_ALGO_FLASH_BK, &lbf, 3);
+        stages(DPPROF_ALGO_GHOST, &tbf, 3);
+        stages(DPPROF_ALGO_GHOST_BK, &abf, 3);
     } else {
         for (a = 0; a < N_ALGOS; a++) {
             stages(algos[a], &full, 3);
             stages(algos[a], &lora, 3);
             stages(algos[a], algos[a] == DPPROF_ALGO_VANILLA ? &poisson_sgd : &poisson, 3);
+            /* the shared matrix: both uses' gradient reduce-scattered once, gathered for each use. vanilla with sgd: without
+               noise, adam's first steps move an element whose summed gradient is near 0 by about lr whatever its size, so its
+               reduction-order rounding (1e-9 with sgd) reaches 1e-6 of the weights at 4 ranks */
+            stages(algos[a], algos[a] == DPPROF_ALGO_VANILLA ? &tsgd : &tied, 3);
         }
         stages(DPPROF_ALGO_FLASH, &poisson_accum, 3);
         stages(DPPROF_ALGO_GHOST_BK, &accum, 3);
         stages(DPPROF_ALGO_PERSAMPLE, &accum, 3);
         stages(DPPROF_ALGO_FLASH_BK, &sgd, 3);
         stages(DPPROF_ALGO_GHOST, &ckpt, 3);
-        stages(DPPROF_ALGO_FLASH_BK, &tied, 1);
+        stages(DPPROF_ALGO_FLASH, &tacc, 3);
+        stages(DPPROF_ALGO_GHOST_BK, &tacc, 3);
     }
     { /* refusals, before any work */
         dpprof_config c = config(DPPROF_ALGO_GHOST, 0, world + 1, &full, backend);

@@ -163,7 +163,7 @@ static void check_comm_model(void) {
    each call's ring steps at the link's latency; the calls a step makes: a trainable tensor's collective once a step
    (zero 0, 1; zero 1's all-gather, zero 2's), a reduce-scatter a physical batch (zero 2, 3), zero 3's gathers of
    every tensor once a pass */
-static void check_step_comm(dpprof_session *s, const dpprof_dist_info *d, const char *preset, int N, int z, int64_t k, int64_t passes) {
+static void check_step_comm(dpprof_session *s, const dpprof_dist_info *d, const char *preset, int N, int z, int64_t k, int64_t passes, int tied) {
     const dpprof_link *l = dpprof_link_find("nvlink4");
     const dpprof_fabric f = {N, 1, l, NULL};
     dpprof_comm c;
@@ -173,7 +173,7 @@ static void check_step_comm(dpprof_session *s, const dpprof_dist_info *d, const 
     for (i = 0; i < A; i++) T += dpprof_session_param(s, i)->trainable != 0;
     ar = z == 0 ? T : 0;
     rs = z == 1 ? T : (z >= 2 ? k * T : 0);
-    ag = z == 0 ? 0 : (z <= 2 ? T : k * (1 + passes) * A);
+    ag = z == 0 ? 0 : (z <= 2 ? T : k * (1 + passes) * (A + tied)); /* tied: the shared matrix for the head's use too */
     CHECK(d->all_reduce_calls == ar && d->reduce_scatter_calls == rs && d->all_gather_calls == ag, "%s N=%d zero %d: %lld all-reduces (%lld), %lld reduce-scatters (%lld), %lld all-gathers (%lld) a step",
           preset, N, z, (long long)d->all_reduce_calls, (long long)ar, (long long)d->reduce_scatter_calls, (long long)rs, (long long)d->all_gather_calls, (long long)ag);
     bytes = (double)(d->all_reduce_bytes + d->reduce_scatter_bytes + d->all_gather_bytes);
@@ -188,6 +188,32 @@ static void check_step_comm(dpprof_session *s, const dpprof_dist_info *d, const 
    during its backward, so where the head is most of what trains (lora) the gradient shard beside it can raise
    the peak over zero 1's; at zero 3 two gathered units can outweigh a small model's shards) */
 static int zero_head; /* lora: the cases in flight train the head (--train-head) */
+static int zero_tied; /* the cases in flight tie the head to the embedding: zero 3 gathers the matrix for each use */
+static int zero_bf16; /* the cases in flight are --dtype bf16: fp32 masters, bf16 working copies */
+
+/* bf16, from the table: the bytes the masters do not hold (a tensor stored in bf16 alone has none) and the working
+   copies' bytes, whole (zero 0 to 2) or a rank's shard (zero 3); zero 3's gathered bytes of every tensor once, a
+   working copy in bf16 */
+static int64_t bf16_extra(dpprof_session *s, int z, int N) {
+    int64_t b = 0;
+    int i;
+    for (i = 0; i < dpprof_session_param_count(s); i++) {
+        const dpprof_param *p = dpprof_session_param(s, i);
+        const int64_t n = z == 3 ? (p->w.n + N - 1) / N : p->w.n;
+        if (p->bf16_only) b -= n * (int64_t)sizeof(dpprof_real);
+        if (p->wl.n) b += n * (int64_t)sizeof(dpprof_bf16);
+    }
+    return b;
+}
+static int64_t gathered_bytes(dpprof_session *s, int N) {
+    int64_t b = 0;
+    int i;
+    for (i = 0; i < dpprof_session_param_count(s); i++) {
+        const dpprof_param *p = dpprof_session_param(s, i);
+        b += (p->w.n + N - 1) / N * (p->wl.n ? (int64_t)sizeof(dpprof_bf16) : (int64_t)sizeof(dpprof_real));
+    }
+    return b;
+}
 
 static void check_stages(const char *preset, int seq, int batch, int phys, int N, int lora, dpprof_algo algo, int strict) {
     int64_t peak[4] = {0, 0, 0, 0};
@@ -200,6 +226,8 @@ static void check_stages(const char *preset, int seq, int batch, int phys, int N
         const dpprof_prof *p;
         c.lora_rank = lora;
         if (lora && zero_head) c.train_head = DPPROF_SWITCH_ON;
+        if (zero_tied) c.tie_embeddings = DPPROF_SWITCH_ON;
+        if (zero_bf16) c.dtype = DPPROF_DTYPE_BF16;
         s = run(&c);
         CHECK(s != NULL, "%s N=%d zero %d %s lora %d: runs", preset, N, z, dpprof_algo_name(algo), lora);
         if (!s) continue;
@@ -213,23 +241,29 @@ static void check_stages(const char *preset, int seq, int batch, int phys, int N
         peak[z] = p->peak_bytes;
         CHECK(d.shard_elements == S && d.padding_elements == N * S - P && d.param_shard_elements == Sall && S >= (P + N - 1) / N,
               "%s N=%d zero %d: shard %lld = sum ceil(n_t/N) (ceil(P/N) = %lld), padding %lld", preset, N, z, (long long)d.shard_elements, (long long)((P + N - 1) / N), (long long)d.padding_elements);
-        CHECK(p->live_bytes == persistent(z, Pall, P, S, Sall, N), "%s N=%d zero %d %s: %lld bytes held between steps, %lld expected", preset, N, z, dpprof_algo_name(algo),
-              (long long)p->live_bytes, (long long)persistent(z, Pall, P, S, Sall, N));
+        {
+            const int64_t want = persistent(z, Pall, P, S, Sall, N) + (zero_bf16 ? bf16_extra(s, z, N) : 0);
+            CHECK(p->live_bytes == want, "%s N=%d zero %d %s%s: %lld bytes held between steps, %lld expected", preset, N, z, dpprof_algo_name(algo), zero_bf16 ? " bf16" : "",
+                  (long long)p->live_bytes, (long long)want);
+        }
         CHECK(adds_up(p), "%s N=%d zero %d %s: the peak's split by category and by module adds up to %lld", preset, N, z, dpprof_algo_name(algo), (long long)p->peak_bytes);
         {
             const int64_t ar = z == 0 ? 2 * (N - 1) * S * R : 0;
             const int64_t rs = z == 1 ? (N - 1) * S * R : (z >= 2 ? k * (N - 1) * S * R : 0);
-            const int64_t ag = z == 0 ? 0 : (z <= 2 ? (N - 1) * S * R : k * (1 + passes) * (N - 1) * Sall * R);
+            /* tied: the shared matrix gathered for the head's use too */
+            const int64_t tied = zero_tied ? (int64_t)(dpprof_session_param(s, 0)->w.n + N - 1) / N * (zero_bf16 ? 2 : R) : 0;
+            /* zero 1, 2: the fp32 masters (bf16 too); zero 3: every tensor once a pass, a working copy in bf16 */
+            const int64_t ag = z == 0 ? 0 : (z <= 2 ? (N - 1) * S * R : k * (1 + passes) * (N - 1) * (gathered_bytes(s, N) + tied));
             CHECK(d.all_reduce_bytes == ar && d.reduce_scatter_bytes == rs && d.all_gather_bytes == ag,
                   "%s N=%d zero %d %s: all-reduce %lld (%lld), reduce-scatter %lld (%lld), all-gather %lld (%lld) bytes a step", preset, N, z, dpprof_algo_name(algo),
                   (long long)d.all_reduce_bytes, (long long)ar, (long long)d.reduce_scatter_bytes, (long long)rs, (long long)d.all_gather_bytes, (long long)ag);
-            check_step_comm(s, &d, preset, N, z, k, passes);
+            check_step_comm(s, &d, preset, N, z, k, passes, zero_tied);
         }
         if (z == 3) {
             int64_t big = 0;
             int i;
             for (i = 0; i < dpprof_session_param_count(s); i++) {
-                const int64_t b = (dpprof_session_param(s, i)->w.n + N - 1) / N * N * R;
+                const int64_t b = (dpprof_session_param(s, i)->w.n + N - 1) / N * N * (dpprof_session_param(s, i)->wl.n ? 2 : R);
                 if (b > big) big = b;
             }
             CHECK(d.gathered_max_bytes >= big && d.gathered_max_bytes < p->peak_bytes, "%s N=%d zero 3: at most %lld gathered bytes at once (the largest tensor gathered: %lld)", preset, N,
@@ -535,6 +569,17 @@ int main(void) {
     check_stages("tiny", 16, 12, 2, 3, 4, DPPROF_ALGO_GHOST_BK, 0);
     zero_head = 0; /* the head frozen (lora's default): the adapters' few states are all a stage shards; no order of the peaks */
     check_stages("tiny", 16, 12, 2, 3, 4, DPPROF_ALGO_GHOST_BK, -1);
+    zero_tied = 1; /* the tied head: its matrix's gradient from both uses, and its gathers for both */
+    for (a = 0; a < N_ALGOS; a++) check_stages("tiny", 16, 12, 2, 3, 0, algos[a], 0);
+    check_stages("llama-3.2-1b", 128, 16, 1, 8, 0, DPPROF_ALGO_FLASH_BK, 1);
+    zero_tied = 0;
+    zero_bf16 = 1; /* bf16: the masters, gradients and moments sharded as in fp32, the working copies with them */
+    for (a = 0; a < N_ALGOS; a++) check_stages("tiny", 16, 12, 2, 3, 0, algos[a], 0);
+    check_stages("tiny", 16, 12, 2, 3, 4, DPPROF_ALGO_FLASH_BK, -1); /* lora: the frozen base in bf16 alone */
+    zero_tied = 1;
+    check_stages("tiny", 16, 12, 2, 3, 0, DPPROF_ALGO_GHOST, 0);
+    check_stages("llama-3.2-1b", 128, 16, 1, 8, 0, DPPROF_ALGO_FLASH_BK, 1);
+    zero_tied = zero_bf16 = 0;
     check_stages("llama-3.1-8b", 256, 16, 1, 8, 0, DPPROF_ALGO_FLASH_BK, 1);
     check_stages("llama-3.1-8b", 256, 16, 1, 8, 0, DPPROF_ALGO_VANILLA, 1);
     check_stages("llama-3.1-8b", 256, 16, 1, 8, 16, DPPROF_ALGO_VANILLA, 0);
