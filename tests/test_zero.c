@@ -527,7 +527,7 @@ static void check_poisson(void) {
             }
             dpprof_session_dist(s, &d);
             if (z >= 2) /* the last step: the largest share's physical batches of 1, each tensor reduce-scattered in each */
-                check_step_comm(s, &d, "tiny poisson", N, z, most, algos[a] == DPPROF_ALGO_GHOST || algos[a] == DPPROF_ALGO_FLASH ? 2 : 1);
+                check_step_comm(s, &d, "tiny poisson", N, z, most, algos[a] == DPPROF_ALGO_GHOST || algos[a] == DPPROF_ALGO_FLASH ? 2 : 1, 0);
             if (algos[a] == DPPROF_ALGO_GHOST_BK && z == 3) CHECK(has_sizes(s, sizes) && has_sizes(one, sizes), "poisson N=%d: privacy.batch_sizes %s, the single rank's draws", N, sizes);
             dpprof_session_destroy(s);
         }
@@ -549,7 +549,7 @@ static void check_poisson(void) {
             CHECK(s && has_sizes(s, sizes), "poisson seed %llu zero %d: the draws are %s (step 1's empty); it runs", (unsigned long long)seed, z, sizes);
             if (s) {
                 dpprof_session_dist(s, &d);
-                check_step_comm(s, &d, "tiny poisson, an empty draw", N, z, 0, 1);
+                check_step_comm(s, &d, "tiny poisson, an empty draw", N, z, 0, 1, 0);
             }
             dpprof_session_destroy(s);
         }
