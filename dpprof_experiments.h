@@ -3284,6 +3284,8 @@ static const cli_command report_cmd = {"report", "usage: dpprof report EXPERIMEN
                                        "phases group=AXIS value=bytes|flops|dram|peak|time: per phase, analytic bytes or flops per occurrence,\n"
                                        "measured dram bytes (--dram, the counters step), live bytes at the phase's peak (the stages: model_loaded,\n"
                                        "data_setup, optimizer_setup, privacy_setup, then the step's phases), ms per step.\n"
+                                       "lines x=AXIS series=AXIS value=...: a line per series; an oom configuration is a hollow marker at its\n"
+                                       "peak without the memory limit (the result's peak_without_limit), a curve on another dashed over it.\n"
                                        "tradeoff series=AXIS where=...: peak memory against the measured step time, a point per configuration;\n"
                                        "those without a timed result are named in one sentence (none timed: the figure is that sentence).\n"
                                        "ops where=...: the configuration's ops (--dram-ops on a GPU), the 12 with the most bytes, each op's\n"
