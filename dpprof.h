@@ -1728,6 +1728,11 @@ typedef struct dpprof_memory_truth {
     int64_t pool_rounding, pool_unused, remainder;  /* the driver's peak less the accountant's, split */
 } dpprof_memory_truth;
 DPPROF_API void dpprof_session_memory_truth(const dpprof_session *s, dpprof_memory_truth *m);
+/* the dry backend's peak of the session's configuration, every step, with config.memory_limit lifted and auto's plan
+   kept as the limit made it (its two passes where flash_bk's peak is over the limit): what a run that stopped at the
+   limit (oom) would have needed. an exact dry run (milliseconds to seconds); the result json of an oom run holds it
+   (peak_without_limit). DPPROF_OK or the dry run's error */
+DPPROF_API int dpprof_session_peak_without_limit(const dpprof_session *s, int64_t *peak);
 /* --ranks, --zero: rank 0's shards (elements of dpprof_real) and the bytes each collective moved per rank in the
    last step (ring algorithm); the result json's "distributed" */
 typedef struct dpprof_dist_info {
@@ -5849,7 +5854,10 @@ struct dpprof_session {
     dpprof__dist dist;
     dpprof_privacy privacy; /* dpprof_session_privacy's answer at privacy_steps - 1 steps (0: none yet) */
     int privacy_steps;
-    dpprof__fw fw; /* config.framework pytorch: the walk (its t is NULL otherwise) */
+    dpprof__fw fw;      /* config.framework pytorch: the walk (its t is NULL otherwise) */
+    int64_t plan_limit; /* plan_limit_set: the memory limit auto plans for in place of config.memory_limit (a probe
+                           of a configuration's peak without its limit, dpprof_session_peak_without_limit) */
+    int plan_limit_set;
 };
 
 #define DPPROF__F(t) ((dpprof_real *)(t).data)
@@ -10283,7 +10291,8 @@ static int dpprof__psg_fits(const dpprof_session *s, int T, int IC, int OC, int 
 /* the peak of configuration c (every step of it) on the dry backend: what only measures (and needs a gpu or warm-up
    steps) is off, as a dry session refuses it and it changes no byte. with --op-times or --dram left on, the dry
    session refused them and auto quietly lost its choice (seen in the first H100 bench: auto at longctx ran as flash_bk) */
-static int dpprof__dry_run(dpprof_config *c, int64_t *peak) {
+static int dpprof__session_create(const dpprof_config *cfg, dpprof_session **out, const int64_t *plan_limit);
+static int dpprof__dry_run(dpprof_config *c, int64_t *peak, const int64_t *plan_limit) {
     dpprof_session *d = NULL;
     int rc;
     c->backend = DPPROF_BACKEND_DRY;
@@ -10291,7 +10300,7 @@ static int dpprof__dry_run(dpprof_config *c, int64_t *peak) {
     c->dram = DPPROF_DRAM_OFF;
     c->trace_ops = 0;
     c->no_timeline = 1;
-    rc = dpprof_session_create(c, &d);
+    rc = dpprof__session_create(c, &d, plan_limit);
     if (rc == DPPROF_OK) rc = dpprof_session_run(d);
     if (rc == DPPROF_OK) *peak = d->prof.peak_bytes;
     dpprof_session_destroy(d);
@@ -10316,13 +10325,23 @@ static int dpprof__dry_peak(const dpprof_session *s, int algo, int mat, int ghos
     /* poisson over ranks: the probe takes the fixed batch (physical batches of b, the most a poisson one holds), so
        that every rank decides from the same figures whatever its share (a secure key is a new one in each probe) */
     if (probe.ranks > 1) probe.poisson = 0;
-    return dpprof__dry_run(&probe, peak);
+    return dpprof__dry_run(&probe, peak, NULL);
 }
 
 /* the peak --backend dry reports for this configuration: every step of it */
 static int dpprof__dry_plan(const dpprof_session *s, int64_t *peak) {
     dpprof_config plan = s->cfg;
-    return dpprof__dry_run(&plan, peak);
+    return dpprof__dry_run(&plan, peak, NULL);
+}
+
+DPPROF_API int dpprof_session_peak_without_limit(const dpprof_session *s, int64_t *peak) {
+    dpprof_config plan;
+    int64_t lim;
+    if (!s || !peak) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_peak_without_limit: NULL %s", s ? "peak" : "session");
+    plan = s->cfg;
+    lim = s->plan_limit_set ? s->plan_limit : s->cfg.memory_limit;
+    plan.memory_limit = 0;
+    return dpprof__dry_run(&plan, peak, &lim);
 }
 
 DPPROF_API void dpprof_session_memory_truth(const dpprof_session *s, dpprof_memory_truth *m) {
@@ -10347,7 +10366,8 @@ DPPROF_API void dpprof_session_memory_truth(const dpprof_session *s, dpprof_memo
 static int64_t dpprof__auto_setup(dpprof_session *s) {
     int64_t bk_peak = -1, mat_peak = -1;
     int i, fits1 = 0, fits2 = 0;
-    if (s->cfg.memory_limit > 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) == DPPROF_OK && bk_peak > s->cfg.memory_limit) {
+    const int64_t lim = s->plan_limit_set ? s->plan_limit : s->cfg.memory_limit;
+    if (lim > 0 && dpprof__dry_peak(s, DPPROF_ALGO_FLASH_BK, -1, -1, &bk_peak) == DPPROF_OK && bk_peak > lim) {
         /* book-keeping holds every layer's output gradient: if that does not fit the budget, the
            two-pass flash algorithm does the same arithmetic twice in less memory */
         s->plan.bookkeeping = 0;
@@ -10666,7 +10686,11 @@ static int dpprof__nccl_open(dpprof_session *s) {
 }
 #endif
 
-DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **out) {
+DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **out) { return dpprof__session_create(cfg, out, NULL); }
+
+/* plan_limit non-NULL: auto plans for that memory limit (its two passes where flash_bk's peak is over it) whatever
+   config.memory_limit enforces */
+static int dpprof__session_create(const dpprof_config *cfg, dpprof_session **out, const int64_t *plan_limit) {
     dpprof_session *s;
     int rc, count = 0, dev = 0;
     if (!out) return dpprof__fail(DPPROF_ERR_INVALID, "dpprof_session_create: NULL out");
@@ -10675,6 +10699,7 @@ DPPROF_API int dpprof_session_create(const dpprof_config *cfg, dpprof_session **
     if (!s) return dpprof__fail(DPPROF_ERR_OOM, "cannot allocate a session");
     memset(s, 0, sizeof *s);
     s->gpu.dry_peak = -1;
+    if (plan_limit) s->plan_limit = *plan_limit, s->plan_limit_set = 1;
     rc = dpprof_config_resolve(cfg, &s->cfg, &s->sh);
     if (rc != DPPROF_OK) goto fail;
     s->backend = s->cfg.backend;
@@ -11422,6 +11447,21 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
     if (error) {
         fputs(",\n  \"error\": ", f);
         dpprof__jstr(f, error);
+    }
+    if (status && !strcmp(status, "oom")) { /* the peak it stopped at is not the configuration's: the dry model's, without the limit */
+        int64_t full = -1;
+        char why[sizeof dpprof__errbuf];
+        memcpy(why, dpprof__errbuf, sizeof why); /* the run's own message stays the last error */
+        fputs(",\n  \"peak_without_limit\": {\"bytes\": ", f);
+        if (dpprof_session_peak_without_limit(s, &full) == DPPROF_OK) fprintf(f, "%lld", (long long)full);
+        else {
+            fputs("null, \"error\": ", f);
+            dpprof__jstr(f, dpprof_last_error());
+        }
+        fputs(", \"note\": \"the dry backend's peak of this configuration run again without config.memory_limit (every step; auto keeps the plan the limit made): "
+              "what it would need where the run stopped at the limit; peak_memory_mb and breakdown are the run's at the stop\"}",
+              f);
+        memcpy(dpprof__errbuf, why, sizeof why);
     }
     st = (double *)DPPROF_MALLOC(sizeof(double) * ((size_t)s->run.steps_done + 1));
     for (i = c->warmup; i < s->run.steps_done; i++) {

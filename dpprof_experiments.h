@@ -1761,6 +1761,7 @@ typedef struct rep_res {
     char status[16];
     double peak, cat[DPPROF_CAT_COUNT], mod[DPPROF_MOD_COUNT];
     double dry_peak, drv_peak; /* cuda: the dry plan's peak and the driver's (bytes; nan where the result has none) */
+    double peak_full;          /* oom: the dry peak without the memory limit (peak_without_limit.bytes; nan where none) */
     double ph_bytes[DPPROF_PHASE_COUNT], ph_flops[DPPROF_PHASE_COUNT];
     double ph_peak[DPPROF_PHASE_COUNT];       /* live bytes at the phase's peak (largest over its occurrences); nan: not run */
     double ph_ms[DPPROF_PHASE_COUNT];         /* measured ms per training step (setup phases: once); nan: not timed */
@@ -2111,7 +2112,7 @@ static void rep_load(rep *r, long long c) {
     char err[256];
     int k;
     memset(x, 0, sizeof *x);
-    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = x->mfu = x->model_mfu = x->dram = x->norm_dram = x->norm_flops = x->norm_roof = x->dry_peak = x->drv_peak = NAN;
+    x->peak = x->params = x->trainable = x->epsilon = x->step_ms = x->tokens_s = x->mfu = x->model_mfu = x->dram = x->norm_dram = x->norm_flops = x->norm_roof = x->dry_peak = x->drv_peak = x->peak_full = NAN;
     if (!path) return;
     if (access(path, F_OK) != 0) { /* not run (yet): missing, and the summary counts it */
         free(path);
@@ -2147,6 +2148,7 @@ static void rep_load(rep *r, long long c) {
     }
     x->mem_limit = rep_num(dpprof_json_path(root, "config.memory_limit"));
     x->peak = rep_num(dpprof_json_path(root, "breakdown.bytes.peak"));
+    if (!strcmp(x->status, "oom")) x->peak_full = rep_num(dpprof_json_path(root, "peak_without_limit.bytes"));
     /* the three peaks of a cuda run (meta.memory; a result from before it has the driver's figure in MiB alone) */
     x->dry_peak = rep_num(dpprof_json_path(root, "meta.memory.dry_peak_bytes"));
     x->drv_peak = rep_num(dpprof_json_path(root, "meta.memory.driver_peak_bytes"));
@@ -2330,19 +2332,23 @@ static double rep_flop_ceiling(const rep *r, long long c) {
     return r->res[d].flops / r->res[c].flops;
 }
 
-/* peak of configuration c relative to its sibling whose "algo" label is ref (same other labels) */
-static double rep_overhead(const rep *r, long long c, const char *ref) {
-    int a = rep_axis(r, "algo"), b;
-    long long d;
-    if (a < 0 || !r->res[c].have || strcmp(r->res[c].status, "ok")) return NAN;
-    for (d = 0; d < r->sp.nconf; d++) {
-        if (strcmp(rep_label(r, d, a), ref)) continue;
-        for (b = 0; b < r->sp.naxis; b++)
-            if (b != a && strcmp(rep_label(r, d, b), rep_label(r, c, b))) break;
-        if (b == r->sp.naxis) return r->res[d].have && !strcmp(r->res[d].status, "ok") ? r->res[c].peak / r->res[d].peak : NAN;
-    }
-    return NAN;
+/* configuration c's peak: its result's where it fit (ok), its peak without the limit where it did not (oom and the
+   result holds it, exact on the dry backend); else nan */
+static double rep_full_peak(const rep *r, long long c) {
+    const rep_res *x = c >= 0 ? &r->res[c] : NULL;
+    if (!x || !x->have) return NAN;
+    return !strcmp(x->status, "ok") ? x->peak : (!strcmp(x->status, "oom") ? x->peak_full : NAN);
 }
+
+/* peak of configuration c (ok; or oom, where full: its peak without the limit) relative to its sibling whose "algo"
+   label is ref (same other labels), whose peak without the limit stands where it did not fit */
+static double rep_overhead_of(const rep *r, long long c, const char *ref, int full) {
+    long long d;
+    if (c < 0 || !r->res[c].have || (strcmp(r->res[c].status, "ok") && !full)) return NAN;
+    d = rep_sibling(r, c, ref);
+    return d < 0 ? NAN : rep_full_peak(r, c) / rep_full_peak(r, d);
+}
+static double rep_overhead(const rep *r, long long c, const char *ref) { return rep_overhead_of(r, c, ref, 0); }
 
 #define REP_GIB 1073741824.0
 static double rep_metric(const rep *r, long long c, const char *m) {
@@ -2389,6 +2395,15 @@ static double rep_metric(const rep *r, long long c, const char *m) {
         snprintf(name, sizeof name, "%s_gib", dpprof_category_name(k));
         if (!strcmp(m, name)) return x->cat[k] / REP_GIB;
     }
+    return NAN;
+}
+
+/* an oom configuration's metric from its peak without the limit (peak_gib, overhead; nan for the rest, and for
+   a configuration that fit or whose result does not hold that peak) */
+static double rep_metric_full(const rep *r, long long c, const char *m) {
+    if (c < 0 || !r->res[c].have || strcmp(r->res[c].status, "oom") || !(r->res[c].peak_full == r->res[c].peak_full)) return NAN;
+    if (!strcmp(m, "peak_gib")) return r->res[c].peak_full / REP_GIB;
+    if (!strcmp(m, "overhead")) return rep_overhead_of(r, c, "vanilla", 1);
     return NAN;
 }
 
@@ -2617,7 +2632,7 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
     unsigned char rgb[REP_MAXL * 3];
     dpprof_bars_desc d;
     int rc;
-    char title[256], ylabel[128], unrun[160] = "";
+    char title[256], ylabel[128];
     double *lo = NULL, *hi = NULL;
     if (ax < 0) return rep_bad(r, l->line, "x=%s is not an axis of this experiment", xs ? xs : "(missing)");
     if (ss && as < 0) return rep_bad(r, l->line, "series=%s is not an axis of this experiment", ss);
@@ -2656,7 +2671,7 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
                         miss[j * nx + i] ? miss[j * nx + i] : "missing or not measured", miss[j * nx + i] ? miss[j * nx + i] : "n/a");
         }
     }
-    if (!capacity) { /* a group none of whose configurations has a result (not run yet) is left out, and named */
+    if (!capacity) { /* a group none of whose configurations has a result (not run yet) is left out, and named in the summary */
         int keep = 0, k = 0, m;
         for (i = 0; i < nx; i++) {
             for (j = 0; j < ns && val[j * nx + i] != val[j * nx + i] && !miss[j * nx + i]; j++) {}
@@ -2664,10 +2679,8 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
         }
         for (i = 0; keep && i < nx; i++) {
             for (j = 0; j < ns && val[j * nx + i] != val[j * nx + i] && !miss[j * nx + i]; j++) {}
-            if (j == ns) {
-                if (!unrun[0]) snprintf(unrun, sizeof unrun, " (not run: %.60s", xl[i]);
-                else if (strlen(unrun) + strlen(xl[i]) + 4 < sizeof unrun) strcat(unrun, ", "), strcat(unrun, xl[i]);
-                fprintf(r->summary, "  %s: %s=%s has no result: left out of the figure\n", l->fig, xs, xl[i]);
+            if (j == ns) { /* the summary's, not the figure's: the figure holds what was run, its title names no shape it lacks */
+                fprintf(r->summary, "  %s: %s=%s has no result (not run): left out of the figure\n", l->fig, xs, xl[i]);
                 continue;
             }
             for (m = 0; m < ns; m++) val[m * nx + k] = val[m * nx + i], miss[m * nx + k] = miss[m * nx + i]; /* k <= i: in place, group by group */
@@ -2677,7 +2690,6 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
             for (j = 1; j < ns; j++) /* the series' rows from a stride of nx to one of k */
                 for (m = 0; m < k; m++) val[j * k + m] = val[j * nx + m], miss[j * k + m] = miss[j * nx + m];
             nx = k;
-            strcat(unrun, ")");
         }
     }
     memset(&d, 0, sizeof d);
@@ -2710,7 +2722,6 @@ static int rep_fig_bars(rep *r, const rep_line *l, int capacity) {
             fprintf(r->summary, "  %s: bars are the median of the repeated runs (%d to %d each), whiskers their fastest and slowest\n", l->fig, nrep, most);
         }
     }
-    if (unrun[0] && strlen(title) + strlen(unrun) < sizeof title) strcat(title, unrun);
     d.title = title;
     rep_disp_labels(r, ax, xl, nx, xb, xd);
     rep_disp_legend(r, as, sl, ns, sb, sd, 1);
@@ -3273,6 +3284,8 @@ static const cli_command report_cmd = {"report", "usage: dpprof report EXPERIMEN
                                        "phases group=AXIS value=bytes|flops|dram|peak|time: per phase, analytic bytes or flops per occurrence,\n"
                                        "measured dram bytes (--dram, the counters step), live bytes at the phase's peak (the stages: model_loaded,\n"
                                        "data_setup, optimizer_setup, privacy_setup, then the step's phases), ms per step.\n"
+                                       "lines x=AXIS series=AXIS value=...: a line per series; an oom configuration is a hollow marker at its\n"
+                                       "peak without the memory limit (the result's peak_without_limit), a curve on another dashed over it.\n"
                                        "tradeoff series=AXIS where=...: peak memory against the measured step time, a point per configuration;\n"
                                        "those without a timed result are named in one sentence (none timed: the figure is that sentence).\n"
                                        "ops where=...: the configuration's ops (--dram-ops on a GPU), the 12 with the most bytes, each op's\n"
@@ -3540,6 +3553,12 @@ static int cmd_report(int argc, char **argv) {
         }
         fprintf(r.summary, "%-48s %-8s peak %9s GiB  x vanilla %6s%s%s%s\n", r.sp.id[c], r.res[c].have ? r.res[c].status : (r.res[c].skipped[0] ? "skipped" : "missing"), pk, ov,
                 three, r.res[c].skipped[0] || r.res[c].incomplete[0] ? "  " : "", r.res[c].skipped[0] ? r.res[c].skipped : r.res[c].incomplete);
+        if (rep_metric_full(&r, c, "peak_gib") == rep_metric_full(&r, c, "peak_gib")) { /* oom: what it would need */
+            rep_fmt(pk, sizeof pk, "peak_gib", rep_metric_full(&r, c, "peak_gib"));
+            rep_fmt(ov, sizeof ov, "overhead", rep_metric_full(&r, c, "overhead"));
+            fprintf(r.summary, "    does not fit: %s GiB without the memory limit (x vanilla %s; the dry backend's peak of it, peak_without_limit), drawn hollow there in the line figures\n",
+                    pk, ov);
+        }
         if (r.res[c].nrep >= 2)
             fprintf(r.summary, "    repeats: %d runs; step %.3f ms (the median; %.3f to %.3f), %.1f tokens/s (%.1f to %.1f)\n", r.res[c].nrep, r.res[c].step_ms, r.res[c].step_lo, r.res[c].step_hi,
                     r.res[c].tokens_s, r.res[c].tok_lo, r.res[c].tok_hi);
@@ -3675,7 +3694,8 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     const char *xl[REP_MAXL], *sl[REP_MAXL], *sd[REP_MAXL];
     char sb[REP_MAXL][REP_DISP], xlabel[160], budget[64];
     double xv[REP_MAXL], *yv, limit = NAN, limit_lo = NAN;
-    unsigned char *oom, rgb[REP_MAXL * 3];
+    unsigned char *oom, *hollow, rgb[REP_MAXL * 3];
+    int nhollow = 0, hollow_dry = 1;
     dpprof_lines_desc d;
     dpprof_canvas cv;
     char title[256], ylabel[112];
@@ -3685,9 +3705,11 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     for (i = 0; i < nx; i++) xv[i] = rep_label_num(xl[i]); /* positive: rep_validate */
     yv = (double *)calloc((size_t)nx * (size_t)ns, sizeof(double));
     oom = (unsigned char *)calloc((size_t)nx * (size_t)ns, 1);
-    if (!yv || !oom) {
+    hollow = (unsigned char *)calloc((size_t)nx * (size_t)ns, 1);
+    if (!yv || !oom || !hollow) {
         free(yv);
         free(oom);
+        free(hollow);
         return EXIT_ERROR;
     }
     for (j = 0; j < ns; j++) {
@@ -3696,7 +3718,15 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
         for (i = 0; i < nx; i++) {
             long long c = rep_find(r, where, ax, xl[i], as, sl[j]);
             yv[j * nx + i] = rep_metric(r, c, metric);
-            oom[j * nx + i] = c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "oom");
+            if (c >= 0 && r->res[c].have && !strcmp(r->res[c].status, "oom")) {
+                /* did not fit: hollow at its peak without the limit where the result holds it, else a cross in the band */
+                const double v = rep_metric_full(r, c, metric);
+                yv[j * nx + i] = v;
+                hollow[j * nx + i] = v == v;
+                oom[j * nx + i] = !(v == v);
+                nhollow += v == v;
+                if (v == v && strcmp(r->res[c].backend, "dry")) hollow_dry = 0;
+            }
             if (c >= 0 && r->res[c].have && r->res[c].mem_limit > 0) { /* by algorithm under --device: the range */
                 if (!(limit >= r->res[c].mem_limit)) limit = r->res[c].mem_limit;
                 if (!(limit_lo <= r->res[c].mem_limit)) limit_lo = r->res[c].mem_limit;
@@ -3731,8 +3761,13 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
         else snprintf(budget, sizeof budget, "memory limit %.1f GiB", limit / REP_GIB);
         d.budget = limit / REP_GIB;
         d.budget_label = budget;
+        d.budget_label_free = 1; /* the curves run on past the line to the hollow points: the label where it crosses the fewest */
     }
     d.oom_label = "out of memory";
+    /* the hollow points' values: the dry backend's, exact, where it ran the study; a measured study's are its dry model's */
+    if (nhollow)
+        d.hollow_label = hollow_dry ? "does not fit (exact peak)" : "does not fit (dry model)";
+    d.hollow = hollow;
     d.width = REP_FIG_W;
     d.height = REP_FIG_H;
     d.n_points = nx;
@@ -3761,6 +3796,7 @@ static int rep_fig_lines(rep *r, const rep_line *l) {
     rc = dpprof_plot_lines(&d, &cv);
     free(yv);
     free(oom);
+    free(hollow);
     return rep_render(r, l, rc, &cv);
 }
 

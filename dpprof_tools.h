@@ -325,7 +325,8 @@ typedef struct dpprof_bars_desc {
     int text_scale;                      /* as in dpprof_timeline_desc */
     const char *const *missing_labels;   /* (n_series * n_groups) like values, or NULL: the label of a NaN
                                           value, e.g. "oom" (up to 15 characters); NULL entries "n/a" */
-    int value_decimals;                  /* > 0: value labels with this many decimals ("0.76"), up to 6;
+    int value_decimals;                  /* > 0: value labels with this many decimals ("0.76"), up to 6,
+                                          the legend under the plot where that makes room for them;
                                           0: as hide_values says */
     const double *err_lo, *err_hi;       /* (n_series * n_groups) like values, or NULL: a whisker from
                                           err_lo to err_hi over each bar (the spread of repeats, say);
@@ -487,6 +488,12 @@ typedef struct dpprof_lines_desc {
                                           a cross in the series colour at that x in a band at
                                           the top of the data area, which the y range grows
                                           to leave free (y is ignored; the line breaks) */
+    const unsigned char *hollow;       /* (n_series * n_points) or NULL; nonzero = did not fit and
+                                          y is its exact value all the same (e.g. the peak it
+                                          would need): a hollow marker of the series' shape and
+                                          colour at y, inside the y range, reached by a thinner
+                                          line; a point marked oom too is a cross */
+    const char *hollow_label;          /* legend entry of the hollow marker, NULL -> "does not fit" */
     const char *const *series_names;   /* (n_series), NULL -> "series <i>" */
     const unsigned char *series_rgb;   /* (n_series*3), NULL -> dpprof_plot_palette(s) */
     const int *series_marker;          /* (n_series) DPPROF_PLOT_MARKER_*, NULL -> s % 6; a
@@ -510,7 +517,11 @@ typedef struct dpprof_lines_desc {
                                           under the line, crosses the fewest curves */
 } dpprof_lines_desc;
 
-/* legend (series, and the cross when any oom is set) outside the data.
+/* legend (series; the hollow marker, the dashes and the cross where any is drawn) outside the data.
+ * series that coincide stay apart: where a curve's segment lies on an earlier series' (both ends
+ * within a line width), it is dashed over it, the dashes of each such curve at their own offset
+ * so that every colour shows (legend: a dashed line, "on another curve"); markers that would cover
+ * one another at the same x are spread sideways, a fraction of a marker apart, around that x.
  * returns 0 or DPPROF_PLOT_EARG (NULL d/canvas/x/y, n_points or n_series <
  * 1, n_points * n_series > 1e7, marker outside 0..5, bad text_scale),
  * _EVALUE (nan/inf x, inf y, value <= 0 on a log axis, bad explicit range),
@@ -3309,9 +3320,11 @@ static void dpprof__pl_line_in(dpprof_canvas *c, double fx0, double fy0, double 
     }
 }
 
-#define DPPROF__PL_MK_NONE (-1)  /* legend: line only */
-#define DPPROF__PL_MK_OOM (-2)   /* the "did not fit" cross */
-#define DPPROF__PL_MK_HATCH (-3) /* legend: hatched square (missing cells) */
+#define DPPROF__PL_MK_NONE (-1)   /* legend: line only */
+#define DPPROF__PL_MK_OOM (-2)    /* the "did not fit" cross */
+#define DPPROF__PL_MK_HATCH (-3)  /* legend: hatched square (missing cells) */
+#define DPPROF__PL_MK_HOLLOW (-4) /* legend: a hollow circle (did not fit, drawn at its value) */
+#define DPPROF__PL_MK_DASH (-5)   /* legend: a dashed line (a curve on another) */
 
 /* is (dx, dy) inside marker m of half-size r? integer tests only */
 static int dpprof__pl_mk_in(int m, int dx, int dy, int r) {
@@ -3359,6 +3372,48 @@ static void dpprof__pl_marker(dpprof_canvas *c, int x, int y, int m, int r, cons
         }
 }
 
+/* hollow marker m: a ring of the shape in rgb, w px wide (inward), white inside so that the lines under it
+ * do not show through; a plus is drawn as the outline of a thicker plus, so that it stays open */
+static int dpprof__pl_hollow_in(int m, int dx, int dy, int r, int w) {
+    if (m == DPPROF_PLOT_MARKER_PLUS) {
+        int ax = dx < 0 ? -dx : dx, ay = dy < 0 ? -dy : dy, t = w + 2, e = r + r / 8;
+        return (ax <= t && ay <= e) || (ay <= t && ax <= e);
+    }
+    return dpprof__pl_mk_in(m, dx, dy, r);
+}
+
+static void dpprof__pl_marker_hollow(dpprof_canvas *c, int x, int y, int m, int r, const unsigned char *rgb, const int *clip) {
+    int dx, dy, w = dpprof__pl_imax(2, (r + 2) / 4), ext = r + r / 4 + 1;
+    for (dy = -ext; dy <= ext; dy++)
+        for (dx = -ext; dx <= ext; dx++) {
+            int inner;
+            if (!dpprof__pl_hollow_in(m, dx, dy, r, w)) continue;
+            /* inside: every point w away (8 directions) is in the shape too */
+            inner = dpprof__pl_hollow_in(m, dx - w, dy, r, w) && dpprof__pl_hollow_in(m, dx + w, dy, r, w) && dpprof__pl_hollow_in(m, dx, dy - w, r, w) &&
+                    dpprof__pl_hollow_in(m, dx, dy + w, r, w) && dpprof__pl_hollow_in(m, dx - w, dy - w, r, w) && dpprof__pl_hollow_in(m, dx + w, dy - w, r, w) &&
+                    dpprof__pl_hollow_in(m, dx - w, dy + w, r, w) && dpprof__pl_hollow_in(m, dx + w, dy + w, r, w);
+            dpprof__pl_rect_in(c, x + dx, y + dy, 1, 1, inner ? dpprof__pl_c_bg : rgb, clip);
+        }
+}
+
+/* a dashed line from (x0, y0) to (x1, y1): dashes of len px from offset px into each period of per px along it
+ * (offset + len <= per; the pattern starts at (x0, y0)), clipped as dpprof__pl_line_in */
+static void dpprof__pl_line_dash(dpprof_canvas *c, double x0, double y0, double x1, double y1, int width, double per, double offset, double len,
+                                 const unsigned char *rgb, const int *clip) {
+    double L = sqrt(dpprof__pl_mul(x1 - x0, x1 - x0) + dpprof__pl_mul(y1 - y0, y1 - y0)), t;
+    if (!(L > 0.0) || !(per > 0.0) || L > 1e6) {
+        if (L > 1e6) dpprof__pl_line_in(c, x0, y0, x1, y1, width, rgb, clip); /* far outside the canvas: solid, clipped */
+        return;
+    }
+    for (t = 0.0; t < L; t += per) {
+        double a = t + offset, b = a + len;
+        if (a >= L) break;
+        if (b > L) b = L;
+        dpprof__pl_line_in(c, x0 + dpprof__pl_mul(x1 - x0, a / L), y0 + dpprof__pl_mul(y1 - y0, a / L), x0 + dpprof__pl_mul(x1 - x0, b / L), y0 + dpprof__pl_mul(y1 - y0, b / L), width, rgb,
+                           clip);
+    }
+}
+
 /* diagonal hatching in absolute canvas coordinates (so neighbouring cells
  * line up): base colour with darker stripes */
 static const unsigned char dpprof__pl_c_miss[3] = {224, 224, 224};
@@ -3378,8 +3433,9 @@ static void dpprof__pl_hatch(dpprof_canvas *c, int x, int y, int w, int h, int s
 }
 
 /* ---- legend (always outside the data area) ---------------------------- */
-#define DPPROF__PL_LEG_MAXC 28 /* longest name shown; longer ones are cut with ".." */
-#define DPPROF__PL_LEG_MINC 10 /* names are cut down to this before entries are dropped */
+#define DPPROF__PL_LEG_MAXC 28    /* longest name shown; longer ones are cut with ".." */
+#define DPPROF__PL_LEG_MINC 10    /* names are cut down to this before entries are dropped */
+#define DPPROF__PL_LEG_MAXCOLS 32 /* columns of a band of varw */
 
 typedef struct dpprof__pl_legend {
     int n;
@@ -3391,6 +3447,9 @@ typedef struct dpprof__pl_legend {
     int sc;
     int count, rows, cols, colw, pitch, w, h, maxc;
     int limit; /* entries drawn before a "+N more" line (0: all) */
+    int varw;  /* a band's columns each as wide as its own names (colx), not all as the widest (line plots: a
+                  long note beside short series names) */
+    int colx[DPPROF__PL_LEG_MAXCOLS + 1];
 } dpprof__pl_legend;
 
 static const unsigned char *dpprof__pl_series_rgb(const unsigned char *rgb, int i) {
@@ -3464,6 +3523,25 @@ static int dpprof__pl_legend_fit_band(dpprof__pl_legend *L, int max_w) {
     L->rows = (L->count + L->cols - 1) / L->cols;
     L->cols = (L->count + L->rows - 1) / L->rows;
     L->w = L->cols * L->colw - 6 * s;
+    if (L->varw) { /* the most columns (the fewest rows) whose own widths fit max_w */
+        int cols;
+        for (cols = dpprof__pl_imin(L->count, DPPROF__PL_LEG_MAXCOLS); cols >= 1; cols--) {
+            int rows = (L->count + cols - 1) / cols, i, k = 0, c, namew[DPPROF__PL_LEG_MAXCOLS] = {0};
+            char nb[32], cut[64];
+            for (i = 0; i < L->n; i++) {
+                const char *t;
+                if (L->show && !L->show[i]) continue;
+                t = dpprof__pl_fit(dpprof__pl_name(L->names, i, "series ", nb, (int)sizeof nb), L->maxc, cut, (int)sizeof cut);
+                namew[k / rows] = dpprof__pl_imax(namew[k / rows], dpprof__pl_ink_w(t, dpprof__pl_slen(t), s));
+                k++;
+            }
+            L->cols = (L->count + rows - 1) / rows;
+            for (c = 0, L->colx[0] = 0; c < L->cols; c++) L->colx[c + 1] = L->colx[c] + dpprof__pl_leg_sw(L) + 4 * s + namew[c] + 10 * s;
+            L->rows = rows;
+            L->w = L->colx[L->cols] - 10 * s;
+            if (L->w <= max_w) break;
+        }
+    }
     L->h = L->rows * L->pitch - 4 * s;
     return L->rows;
 }
@@ -3488,7 +3566,7 @@ static void dpprof__pl_legend_draw(dpprof_canvas *c, const dpprof__pl_legend *L,
         int ex, ey;
         const char *t;
         if (L->show && !L->show[i]) continue;
-        ex = x + (k / L->rows) * L->colw;
+        ex = x + (L->varw ? L->colx[k / L->rows] : (k / L->rows) * L->colw);
         ey = y + (k % L->rows) * L->pitch;
         if (L->limit > 0 && k == L->limit) {
             snprintf(nb, sizeof nb, "+%d more", L->count - L->limit);
@@ -3502,11 +3580,17 @@ static void dpprof__pl_legend_draw(dpprof_canvas *c, const dpprof__pl_legend *L,
         } else if (L->line || L->markers) {
             /* line through the marker over the cap height (centre row 5 of 13) */
             int cy = ey + 5 * s, m = L->markers ? L->markers[i] : DPPROF__PL_MK_NONE;
-            if (L->line && m != DPPROF__PL_MK_OOM)
-                dpprof__pl_rect(c, ex, cy - (dpprof__pl_imax(2, s) - 1) / 2, sw, dpprof__pl_imax(2, s),
-                                dpprof__pl_series_rgb(L->rgb, i));
-            if (m != DPPROF__PL_MK_NONE)
-                dpprof__pl_marker(c, ex + sw / 2, cy, m, 3 * s + 1, dpprof__pl_series_rgb(L->rgb, i), NULL);
+            if (m == DPPROF__PL_MK_DASH) /* the dashes of a curve on another, over the width of the other swatches */
+                dpprof__pl_dashes(c, 0, cy, ex, ex + sw - 1, dpprof__pl_imax(2, s), 5 * s, 3 * s, dpprof__pl_series_rgb(L->rgb, i));
+            else if (m == DPPROF__PL_MK_HOLLOW)
+                dpprof__pl_marker_hollow(c, ex + sw / 2, cy, DPPROF_PLOT_MARKER_CIRCLE, 3 * s + 1, dpprof__pl_series_rgb(L->rgb, i), NULL);
+            else {
+                if (L->line && m != DPPROF__PL_MK_OOM)
+                    dpprof__pl_rect(c, ex, cy - (dpprof__pl_imax(2, s) - 1) / 2, sw, dpprof__pl_imax(2, s),
+                                    dpprof__pl_series_rgb(L->rgb, i));
+                if (m != DPPROF__PL_MK_NONE)
+                    dpprof__pl_marker(c, ex + sw / 2, cy, m, 3 * s + 1, dpprof__pl_series_rgb(L->rgb, i), NULL);
+            }
         } else {
             /* swatch over the cap height, outlined so pale colours still show */
             dpprof__pl_rect(c, ex, ey + s, 9 * s, 9 * s, dpprof__pl_c_axis);
@@ -4233,6 +4317,26 @@ DPPROF_API int dpprof_plot_bars(const dpprof_bars_desc *d, dpprof_canvas *canvas
     gw = slot * (S == 1 ? 0.6 : 0.8);
     pitch = gw / S;
     need = dpprof__pl_bar_labels(d, S == 1 ? slot - f.ts : pitch, f.ts, &lmode, &lsc);
+    if (lmode < 0 && d->value_decimals > 0 && S > 1 && L.count && !f.leg_below) {
+        /* value labels asked for (value_decimals) that do not fit bars as narrow as a legend at the right leaves
+           them: the legend goes under the plot where the wider bars then hold them */
+        dpprof__pl_frame f2 = f;
+        dpprof__pl_legend L2 = L;
+        int m2, s2, need2;
+        f2.leg_band = 1;
+        L2.varw = 1; /* each column as wide as its names, a wider gap between them */
+        dpprof__pl_frame_legend(&f2, &L2);
+        dpprof__pl_frame_layout(&f2);
+        dpprof__pl_frame_legend(&f2, &L2);
+        dpprof__pl_frame_layout(&f2);
+        need2 = dpprof__pl_bar_labels(d, (double)(f2.x1 - f2.x0) / G * 0.8 / S, f2.ts, &m2, &s2);
+        if (f2.leg_below && m2 >= 0) {
+            f = f2, L = L2, need = need2, lmode = m2, lsc = s2;
+            slot = (double)(f.x1 - f.x0) / G;
+            gw = slot * 0.8;
+            pitch = gw / S;
+        }
+    }
     if (d->y_max <= 0.0) {
         double hp = f.y1 - f.y0, frac = (need + 2.0 * f.ts) / (hp > 1 ? hp : 1);
         if (frac > 0.6) frac = 0.6;
@@ -5300,13 +5404,33 @@ static int dpprof__pl_oom_rows(const dpprof__pl_frame *f, const dpprof_lines_des
     return used;
 }
 
+/* what point j of a line plot is: 0 nothing (a gap, or a cross in the oom band), 1 a point, 2 a hollow point */
+static int dpprof__pl_lines_kind(const dpprof_lines_desc *d, size_t j) {
+    if ((d->oom && d->oom[j]) || d->y[j] != d->y[j]) return 0;
+    return d->hollow && d->hollow[j] ? 2 : 1;
+}
+
+/* how many other series lie on series k at x index i (point: |dy| < tol) or on its segment from i - 1 to i (seg: both
+   ends within tol), and how many of them come before k */
+static void dpprof__pl_lines_near(const dpprof_lines_desc *d, const double *py, int k, int i, int seg, double tol, int *before, int *all) {
+    int j, n = d->n_points;
+    *before = *all = 0;
+    for (j = 0; j < d->n_series; j++) {
+        size_t a = (size_t)j * (size_t)n + (size_t)i, b = (size_t)k * (size_t)n + (size_t)i;
+        if (j == k || !dpprof__pl_lines_kind(d, a) || fabs(py[a] - py[b]) >= tol) continue;
+        if (seg && (!dpprof__pl_lines_kind(d, a - 1) || fabs(py[a - 1] - py[b - 1]) >= tol)) continue;
+        *all += 1;
+        *before += j < k;
+    }
+}
+
 DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canvas) {
-    int n, S, i, k, W = 0, H = 0, rc, rx, ry, nvalid = 0, noom = 0, rows = 0, s, r, lw;
-    double xmn = 0.0, xmx = 0.0, ymn = 0.0, ymx = 0.0;
+    int n, S, i, k, W = 0, H = 0, rc, rx, ry, nvalid = 0, noom = 0, nhollow = 0, ndash = 0, rows = 0, s, r, lw, nleg, e_hollow, e_dash, e_oom, attempt;
+    double xmn = 0.0, xmx = 0.0, ymn = 0.0, ymx = 0.0, ylo0, yhi0, *px, *py;
     dpprof__pl_frame f;
     dpprof__pl_legend L;
     const char **names;
-    unsigned char *rgb;
+    unsigned char *rgb, *show;
     int *mk, *orow, *ocx;
     void *mem;
     char *nbuf;
@@ -5333,6 +5457,7 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
             }
             if (y != y) continue;
             if (!dpprof__pl_finite(y) || (d->log_y && !(y > 0.0))) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_lines: bad value (!dpprof__pl_finite(y) || (d->log_y && !(y > 0.0)))");
+            nhollow += d->hollow && d->hollow[j];
             if (!nvalid || y < ymn) ymn = y;
             if (!nvalid || y > ymx) ymx = y;
             nvalid++;
@@ -5348,17 +5473,21 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
     if (rx < 0 || ry < 0) return dpprof_fail(DPPROF_PLOT_EVALUE, "dpprof_plot_lines: bad value (rx < 0 || ry < 0)");
     rc = dpprof__pl_fig_size(canvas, d->width, d->height, &W, &H);
     if (rc) return rc;
-    /* scratch: legend names/colours/markers (series + the cross), per-cross
-   * row and x, generated names */
-    mem = DPPROF_MALLOC((sizeof(const char *) + 3u + sizeof(int)) * ((size_t)S + 1u) +
+    /* scratch: every point's pixel position; legend names/colours/markers/shown flags (series, the hollow marker,
+   * the dashes, the cross), per-cross row and x, generated names */
+    nleg = S + 3;
+    mem = DPPROF_MALLOC(2u * sizeof(double) * (size_t)S * (size_t)n + (sizeof(const char *) + 4u + sizeof(int)) * (size_t)nleg +
                         2u * sizeof(int) * ((size_t)noom + 1u) + 32u * ((size_t)S + 1u));
     if (!mem) return dpprof_fail(DPPROF_PLOT_ENOMEM, "dpprof_plot_lines: out of memory (!mem)");
-    names = (const char **)mem;
-    mk = (int *)(names + S + 1);
-    orow = mk + S + 1;
+    px = (double *)mem;
+    py = px + (size_t)S * (size_t)n;
+    names = (const char **)(py + (size_t)S * (size_t)n);
+    mk = (int *)(names + nleg);
+    orow = mk + nleg;
     ocx = orow + noom + 1;
     rgb = (unsigned char *)(ocx + noom + 1);
-    nbuf = (char *)(rgb + 3 * ((size_t)S + 1u));
+    show = rgb + 3 * (size_t)nleg;
+    nbuf = (char *)(show + nleg);
     if (!canvas->rgb) {
         rc = dpprof_canvas_init(canvas, W, H);
         if (rc) {
@@ -5370,10 +5499,19 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
         names[k] = dpprof__pl_name(d->series_names, k, "series ", nbuf + 32 * k, 32);
         memcpy(rgb + 3 * k, dpprof__pl_series_rgb(d->series_rgb, k), 3);
         mk[k] = d->series_marker ? d->series_marker[k] : k % DPPROF_PLOT_MARKER_N;
+        show[k] = 1;
     }
-    names[S] = d->oom_label ? d->oom_label : "oom";
-    memcpy(rgb + 3 * S, dpprof__pl_c_text, 3);
-    mk[S] = DPPROF__PL_MK_OOM;
+    e_hollow = S, e_dash = S + 1, e_oom = S + 2;
+    names[e_hollow] = d->hollow_label ? d->hollow_label : "does not fit";
+    names[e_dash] = "on another curve";
+    names[e_oom] = d->oom_label ? d->oom_label : "oom";
+    mk[e_hollow] = DPPROF__PL_MK_HOLLOW;
+    mk[e_dash] = DPPROF__PL_MK_DASH;
+    mk[e_oom] = DPPROF__PL_MK_OOM;
+    for (k = S; k < nleg; k++) memcpy(rgb + 3 * k, dpprof__pl_c_text, 3);
+    show[e_hollow] = nhollow > 0;
+    show[e_dash] = 0; /* known once the pixels are: below */
+    show[e_oom] = noom > 0;
 
     dpprof__pl_frame_init(&f, canvas, d->title, d->xlabel, d->ylabel ? d->ylabel : "peak memory (MiB)");
     dpprof__pl_frame_scale(&f, d->text_scale);
@@ -5412,70 +5550,103 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
         f.ya.lo = ymn >= 0.0 ? 0.0 : ymn - dpprof__pl_mul(0.08, ymx - ymn > 0.0 ? ymx - ymn : 1.0);
         f.ya.hi = ymx > f.ya.lo ? ymx : f.ya.lo + 1.0;
     }
-    memset(&L, 0, sizeof L);
-    L.n = noom ? S + 1 : S;
-    L.names = names;
-    L.rgb = rgb;
-    L.markers = mk;
-    L.line = 1;
-    dpprof__pl_frame_legend(&f, &L);
-    dpprof__pl_frame_layout(&f);
-    dpprof__pl_frame_legend(&f, &L);
-    dpprof__pl_frame_layout(&f);
-    if (ry == 0 && nvalid && !d->log_y) {
-        /* linear y from 0: a labelled grid line at the top, 5% headroom */
-        f.ya.hi = ymn >= 0.0 ? dpprof__pl_nice_top(&f, ymx * 1.05) : ymx + dpprof__pl_mul(0.08, ymx - ymn > 0.0 ? ymx - ymn : 1.0);
+    /* the layout, then whether any curve lies on another (which needs the pixels); where one does, the legend
+       gains the dashes' entry and the layout is made again */
+    ylo0 = f.ya.lo, yhi0 = f.ya.hi;
+    for (attempt = 0; attempt < 2; attempt++) {
+        f.ya.lo = ylo0, f.ya.hi = yhi0;
+        memset(&L, 0, sizeof L);
+        L.n = nleg;
+        L.names = names;
+        L.rgb = rgb;
+        L.markers = mk;
+        L.show = show;
+        L.line = 1;
+        L.varw = 1;
+        dpprof__pl_frame_legend(&f, &L);
         dpprof__pl_frame_layout(&f);
-    }
-    if (noom) {
-        /* band of crosses at the top of the data area: rows as the x positions need; the y range grows so
-     * that the data stays under the band */
-        int band, hd;
-        rows = dpprof__pl_oom_rows(&f, d, r, DPPROF__PL_OOM_ROWS, orow, ocx);
-        band = rows * (2 * r + 3 * s) + 3 * s;
-        hd = f.y1 - f.y0;
-        if (ry == 0 && hd > 2 * band) {
-            double g = (double)hd / (double)(hd - band), top = f.ya.hi;
-            if (d->log_y) /* in steps of 1.25x (exact in binary, so the same on every platform) */
-                while (dpprof__pl_mul(log10(f.ya.hi / f.ya.lo), (double)(hd - band)) < dpprof__pl_mul(log10(top / f.ya.lo), (double)hd))
-                    f.ya.hi *= 1.25;
-            else
-                f.ya.hi = f.ya.lo + dpprof__pl_mul(f.ya.hi - f.ya.lo, g);
+        dpprof__pl_frame_legend(&f, &L);
+        dpprof__pl_frame_layout(&f);
+        if (ry == 0 && nvalid && !d->log_y) {
+            /* linear y from 0: a labelled grid line at the top, 5% headroom */
+            f.ya.hi = ymn >= 0.0 ? dpprof__pl_nice_top(&f, ymx * 1.05) : ymx + dpprof__pl_mul(0.08, ymx - ymn > 0.0 ? ymx - ymn : 1.0);
             dpprof__pl_frame_layout(&f);
         }
-        dpprof__pl_oom_rows(&f, d, r, rows, orow, ocx);
+        if (noom) {
+            /* band of crosses at the top of the data area: rows as the x positions need; the y range grows so
+     * that the data stays under the band */
+            int band, hd;
+            rows = dpprof__pl_oom_rows(&f, d, r, DPPROF__PL_OOM_ROWS, orow, ocx);
+            band = rows * (2 * r + 3 * s) + 3 * s;
+            hd = f.y1 - f.y0;
+            if (ry == 0 && hd > 2 * band) {
+                double g = (double)hd / (double)(hd - band), top = f.ya.hi;
+                if (d->log_y) /* in steps of 1.25x (exact in binary, so the same on every platform) */
+                    while (dpprof__pl_mul(log10(f.ya.hi / f.ya.lo), (double)(hd - band)) < dpprof__pl_mul(log10(top / f.ya.lo), (double)hd))
+                        f.ya.hi *= 1.25;
+                else
+                    f.ya.hi = f.ya.lo + dpprof__pl_mul(f.ya.hi - f.ya.lo, g);
+                dpprof__pl_frame_layout(&f);
+            }
+            dpprof__pl_oom_rows(&f, d, r, rows, orow, ocx);
+        }
+        for (k = 0; k < S; k++) /* the points' pixels */
+            for (i = 0; i < n; i++) {
+                size_t j = (size_t)k * (size_t)n + (size_t)i;
+                px[j] = dpprof__pl_ax_map(&f.xa, d->x[i]);
+                py[j] = dpprof__pl_lines_kind(d, j) ? dpprof__pl_ax_map(&f.ya, d->y[j]) : 0.0;
+            }
+        if (attempt || show[e_dash]) break;
+        for (k = 1; k < S && !show[e_dash]; k++)
+            for (i = 1; i < n && !show[e_dash]; i++) {
+                int before, all;
+                size_t j = (size_t)k * (size_t)n + (size_t)i;
+                if (!dpprof__pl_lines_kind(d, j) || !dpprof__pl_lines_kind(d, j - 1)) continue;
+                dpprof__pl_lines_near(d, py, k, i, 1, (double)lw, &before, &all);
+                show[e_dash] = before > 0;
+            }
+        if (!show[e_dash]) break;
     }
 
     dpprof__pl_frame_back(&f);
     {
         const int clip[4] = {f.x0, f.y0, f.x1, f.y1};
+        const int thin = dpprof__pl_imax(2, lw / 2), step = r + r / 2;
+        const double unit = 4.0 * s + 2.0; /* a dash: every curve of a coincident group shows in its own unit of the period */
         int pass, passes = 2;
         /* lines first, then the markers over them; a curve with more points than
-     * markers fit side by side (dense data) gets none */
+     * markers fit side by side (dense data) gets none, hollow ones excepted */
         if ((double)n * (2 * r + 1) > 2.0 * (f.x1 - f.x0)) passes = 1;
-        for (pass = 0; pass < passes; pass++)
+        for (pass = 0; pass < 2; pass++)
             for (k = 0; k < S; k++) {
                 const unsigned char *col = rgb + 3 * k;
-                double pxp = 0.0, pyp = 0.0;
-                int have = 0;
                 for (i = 0; i < n; i++) {
                     size_t j = (size_t)k * (size_t)n + (size_t)i;
-                    double y = d->y[j], mx, my;
-                    if ((d->oom && d->oom[j]) || y != y) {
-                        have = 0; /* a gap breaks the line */
-                        continue;
+                    int kind = dpprof__pl_lines_kind(d, j), before, all;
+                    double mx = px[j], my = py[j];
+                    if (!kind) continue;
+                    if (pass == 0 && i > 0 && dpprof__pl_lines_kind(d, j - 1)) {
+                        /* to or from a point that does not fit: thinner. on a segment of an earlier series: dashed */
+                        const int w = kind == 2 || dpprof__pl_lines_kind(d, j - 1) == 2 ? thin : lw;
+                        dpprof__pl_lines_near(d, py, k, i, 1, (double)lw, &before, &all);
+                        if (before > 0) {
+                            const double per = unit * (all + 1);
+                            dpprof__pl_line_dash(canvas, px[j - 1], py[j - 1], mx, my, w, per, unit * before, unit * (all + 1 - before), col, clip);
+                            ndash++;
+                        } else dpprof__pl_line_in(canvas, px[j - 1], py[j - 1], mx, my, w, col, clip);
                     }
-                    mx = dpprof__pl_ax_map(&f.xa, d->x[i]);
-                    my = dpprof__pl_ax_map(&f.ya, y);
-                    if (pass == 0 && have) dpprof__pl_line_in(canvas, pxp, pyp, mx, my, lw, col, clip);
-                    if (pass == 1 && mx > -1e6 && mx < 1e6 && my > -1e6 && my < 1e6)
-                        dpprof__pl_marker(canvas, dpprof__pl_floor_i(mx), dpprof__pl_floor_i(my), mk[k], r, col, clip);
-                    pxp = mx;
-                    pyp = my;
-                    have = 1;
+                    if (pass == 1 && (passes == 2 || kind == 2) && mx > -1e6 && mx < 1e6 && my > -1e6 && my < 1e6) {
+                        /* a marker on another's at this x: spread around the x, in series order, a fraction of a marker apart */
+                        int cx;
+                        dpprof__pl_lines_near(d, py, k, i, 0, (double)r, &before, &all);
+                        cx = dpprof__pl_floor_i(mx) + (2 * before - all) * step / 2;
+                        if (kind == 2) dpprof__pl_marker_hollow(canvas, cx, dpprof__pl_floor_i(my), mk[k], r, col, clip);
+                        else dpprof__pl_marker(canvas, cx, dpprof__pl_floor_i(my), mk[k], r, col, clip);
+                    }
                 }
             }
     }
+    show[e_dash] = ndash > 0; /* as drawn */
     if (d->budget > 0.0) {
         double by = dpprof__pl_ax_map(&f.ya, d->budget);
         if (by >= f.y0 && by <= f.y1) {

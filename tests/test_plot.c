@@ -2000,6 +2000,144 @@ static void test_lines(void) {
     }
 }
 
+/* ---- lines: configurations that do not fit, drawn hollow at their exact value; curves that coincide ---- */
+/* renders u into a fresh canvas c with the text recorded (g_rec); 1 if it rendered */
+static int lines_rec(const dpprof_lines_desc *u, dpprof_canvas *c) {
+    int ok;
+    memset(c, 0, sizeof *c);
+    rec_begin();
+    ok = dpprof_plot_lines(u, c) == 0;
+    rec_end();
+    return ok;
+}
+
+static void test_lines_hollow(void) {
+    static const double kx[4] = {10, 20, 30, 40};
+    static const unsigned char kr[6] = {200, 30, 30, 30, 30, 200}, white[3] = {255, 255, 255};
+    static const char *const kn[2] = {"first", "second"};
+    double ky[8] = {10, 20, 30, 90, 60, 65, 70, 75};
+    unsigned char kh[8] = {0, 0, 0, 1, 0, 0, 0, 0};
+    dpprof_lines_desc u;
+    dpprof_canvas c;
+    int ok;
+    memset(&u, 0, sizeof u);
+    u.n_points = 4;
+    u.x = kx;
+    u.n_series = 2;
+    u.y = ky;
+    u.hollow = kh;
+    u.hollow_label = "does not fit (exact peak)";
+    u.series_rgb = kr;
+    u.series_names = kn;
+    u.x_min = 0, u.x_max = 50, u.y_min = 0, u.y_max = 100;
+    u.budget = 75;
+    u.budget_label = "memory limit";
+    ok = lines_rec(&u, &c);
+    if (ok && g_rec.na == 1) {
+        /* the point at x = 40, y = 90 did not fit: a ring of its series' colour there, white inside, over the budget
+           line; nothing of that colour in the band at the top where a cross would have gone */
+        int x0 = g_rec.area[0][0], y0 = g_rec.area[0][1], x1 = g_rec.area[0][2], y1 = g_rec.area[0][3];
+        int px40 = x0 + (x1 - x0) * 4 / 5, py90 = y1 - (y1 - y0) * 9 / 10, py75 = y1 - (y1 - y0) * 3 / 4;
+        int ring = count_colour(&c, px40 - 12, py90 - 12, px40 + 13, py90 + 13, kr);
+        check(ring > 20 && px_is(&c, px40, py90, white) && py90 < py75, "lines hollow: a ring of the series colour at its exact y (over the budget line), white inside");
+        check(count_colour(&c, px40 - 20, y0, px40 + 20, py90 - 14, kr) == 0, "lines hollow: not in a band of crosses at the top");
+        check(rec_has(&g_rec, "does not fit (exact peak)") && !rec_has(&g_rec, "oom"), "lines hollow: the legend says what hollow means (and names no cross)");
+        check(layout_ok(&g_rec, &c, "lines hollow", 0), "lines hollow: no text overlaps, leaves the figure or is cut");
+        save("build/tests/plot-lines_hollow.png", &c);
+    } else {
+        check(0, "lines hollow: known pixels (render failed)");
+    }
+    dpprof_canvas_free(&c);
+
+    /* an automatic range takes the hollow points in: a point at 300 over others under 100 (linear: a tick at 300;
+       log: one at 1000 for a point at 3000) */
+    ky[3] = 300;
+    u.y_min = u.y_max = 0;
+    u.budget = 0;
+    ok = lines_rec(&u, &c);
+    check(ok && rec_has(&g_rec, "300"), "lines hollow: the linear y range reaches the hollow point (a tick at 300)");
+    dpprof_canvas_free(&c);
+    ky[3] = 3000;
+    u.log_y = 1;
+    ok = lines_rec(&u, &c);
+    check(ok && rec_has(&g_rec, "1000"), "lines hollow: the log y range reaches the hollow point (a decade at 1000)");
+    dpprof_canvas_free(&c);
+    ky[3] = NAN_V; /* a hollow point without a value: nothing drawn, no legend entry */
+    ok = lines_rec(&u, &c);
+    check(ok && !rec_has(&g_rec, "does not fit (exact peak)"), "lines hollow: a hollow point without a value: no marker, no legend entry");
+    dpprof_canvas_free(&c);
+
+    { /* two series with the same values: the second dashed over the first, so both colours show along the line; their
+         markers spread around the x; the legend says what the dashes mean. apart: no dashes, no entry */
+        double cy[8] = {20, 40, 60, 80, 20, 40, 60, 80};
+        int px15, py30, a, b, x0, y0, x1, y1, px20, py40;
+        memset(&u, 0, sizeof u);
+        u.n_points = 4;
+        u.x = kx;
+        u.n_series = 2;
+        u.y = cy;
+        u.series_rgb = kr;
+        u.series_names = kn;
+        u.x_min = 0, u.x_max = 50, u.y_min = 0, u.y_max = 100;
+        ok = lines_rec(&u, &c);
+        if (ok && g_rec.na == 1) {
+            x0 = g_rec.area[0][0], y0 = g_rec.area[0][1], x1 = g_rec.area[0][2], y1 = g_rec.area[0][3];
+            px15 = x0 + (x1 - x0) * 3 / 10, py30 = y1 - (y1 - y0) * 3 / 10;
+            px20 = x0 + (x1 - x0) * 2 / 5, py40 = y1 - (y1 - y0) * 2 / 5;
+            a = count_colour(&c, px15 - 40, py30 - 40, px15 + 40, py30 + 40, kr);
+            b = count_colour(&c, px15 - 40, py30 - 40, px15 + 40, py30 + 40, kr + 3);
+            printf("# coincident curves: %d px of the first's colour, %d of the second's along the segment\n", a, b);
+            check(a > 20 && b > 20, "lines coincide: both colours show along the shared segment (the later dashed)");
+            /* the markers at x = 20: the first's left of the x, the second's right of it */
+            check(count_colour(&c, px20 - 30, py40 - 10, px20, py40 + 10, kr) > count_colour(&c, px20, py40 - 10, px20 + 30, py40 + 10, kr) &&
+                      count_colour(&c, px20, py40 - 10, px20 + 30, py40 + 10, kr + 3) > count_colour(&c, px20 - 30, py40 - 10, px20, py40 + 10, kr + 3),
+                  "lines coincide: the markers spread around the x, in series order");
+            check(rec_has(&g_rec, "on another curve") && layout_ok(&g_rec, &c, "lines coincide", 0), "lines coincide: the legend says what the dashes mean");
+            save("build/tests/plot-lines_coincide.png", &c);
+        } else {
+            check(0, "lines coincide: known pixels (render failed)");
+        }
+        dpprof_canvas_free(&c);
+        cy[4] = 70, cy[5] = 80, cy[6] = 90, cy[7] = 95;
+        ok = lines_rec(&u, &c);
+        check(ok && !rec_has(&g_rec, "on another curve"), "lines apart: no dashes' entry in the legend");
+        dpprof_canvas_free(&c);
+    }
+}
+
+/* ---- bars: value labels asked for (value_decimals) on many narrow bars ------------------------------------ */
+static void test_bars_value_labels(void) {
+    /* the benchmark's shape: 7 algorithms over 3 shapes at paper size, throughput relative to non-private */
+    static const double v[21] = {1.00, 1.00, 1.00, 0.76, 0.96, 0.92, 0.53, 0.36, 0.60, 0.67, 0.46, 0.84, 0.44, 0.51, 0.57, 0.52, 0.74, 0.79, 0.67, 0.97, NAN};
+    static const char *const shapes[3] = {"trainer", "longctx", "lora"};
+    unsigned char argb[21];
+    dpprof_bars_desc b;
+    int i, all = 1;
+    for (i = 0; i < 7; i++) memcpy(argb + 3 * i, dpprof_plot_algo_colour(i), 3);
+    memset(&b, 0, sizeof b);
+    b.title = "Throughput relative to non-private, bf16";
+    b.xlabel = "model and shape";
+    b.ylabel = "relative throughput";
+    b.n_groups = 3;
+    b.group_names = shapes;
+    b.n_series = 7;
+    b.series_names = k_algos;
+    b.series_rgb = argb;
+    b.values = v;
+    b.value_decimals = 2;
+    b.width = 2400, b.height = 1600, b.text_scale = 5;
+    RENDER_CHECKS(dpprof_plot_bars, b, "bars value labels 2400x1600 ts5", "build/tests/plot-bars_values.png");
+    for (i = 0; i < 20; i++) { /* g_rec: the first render's text */
+        char want[16];
+        snprintf(want, sizeof want, "%.2f", v[i]);
+        if (!rec_has(&g_rec, want)) {
+            printf("  bars value labels: '%s' not drawn\n", want);
+            all = 0;
+        }
+    }
+    check(all && rec_has(&g_rec, "n/a"), "bars value labels: every bar carries its value with two decimals (a missing one n/a)");
+}
+
 /* ---- capacity: horizontal bars, whole numbers, algorithm colours -------------- */
 static void test_capacity(void) {
     static const double cap[7] = {64, 8, 48, 56, 16384, 112, 120};
@@ -2235,6 +2373,8 @@ int main(void) {
     test_stacked();
     test_scatter();
     test_lines();
+    test_lines_hollow();
+    test_bars_value_labels();
     test_capacity();
     test_paper_scale();
     test_new_odd();

@@ -19,6 +19,7 @@ figure tl = timeline config=ghost-2-free
 figure tls = timeline config=vanilla-2-free,ghost-2-free,flash_bk-4-free
 figure ph = phases group=algo where=batch:4,lim:free
 figure lt = bars x=batch series=algo value=peak_gib where=lim:free title="Peak memory, tiny model" xlabel="batch B"
+figure ln = lines x=batch series=algo value=overhead where=lim:tight
 table = pivot rows=algo cols=batch value=peak_gib where=lim:tight
 table bd = breakdown group=algo where=batch:4,lim:free
 CONF
@@ -26,7 +27,7 @@ CONF
 check "sweep of the small experiment exits 0" test $rc -eq 0
 "$bin" report "$tmp/small.conf" --results "$tmp/r" --figures "$tmp/f" --tables "$tmp/t"; rc=$?
 check "report exits 0" test $rc -eq 0
-for f in small-peak small-mem small-tl small-tls small-ph; do
+for f in small-peak small-mem small-tl small-tls small-ph small-ln; do
     check "figure $f.png is a PNG" bash -c "head -c 8 '$tmp/f/$f.png' | od -An -t x1 | tr -d ' \n' | grep -qx 89504e470d0a1a0a"
 done
 check "a quoted title and axis label are read whole: the figure is drawn" bash -c "head -c 8 '$tmp/f/small-lt.png' | od -An -t x1 | tr -d ' \n' | grep -qx 89504e470d0a1a0a"
@@ -44,15 +45,31 @@ check "macros: overhead of vanilla is 1.00" grep -q '\\dpdef{small}{vanilla-4-fr
 check "macros: oom configurations are marked oom" grep -q '\\dpdef{small}{ghost-4-tight}{status}{oom}' "$tmp/t/small-macros.tex"
 check "summary counts the statuses" grep -q '^configurations 12: 6 ok, 6 oom, 0 error, 0 without a result' "$tmp/r/summary.txt"
 check "summary says time was not measured" grep -q 'not measured (no GPU results)' "$tmp/r/summary.txt"
+# an oom result holds the peak the configuration would need (the dry backend without the limit): the same
+# configuration's peak where it ran without one; the summary says it, and the lines figure draws it hollow there
+full_peak() { grep -o '"peak_without_limit": {"bytes": [0-9]*' "$1" | grep -o '[0-9]*$'; }
+run_peak() { grep -o '"peak": [0-9]*' "$1" | head -1 | grep -o '[0-9]*$'; }
+check "an oom result's peak_without_limit is the peak the same configuration has without the limit" bash -c \
+    "[ -n \"\$1\" ] && [ \"\$1\" = \"\$2\" ] && [ \"\$3\" -lt \"\$1\" ]" _ "$(full_peak "$tmp/r/small-ghost-4-tight.json")" "$(run_peak "$tmp/r/small-ghost-4-free.json")" \
+    "$(run_peak "$tmp/r/small-ghost-4-tight.json")"
+check "a result that fit holds no peak_without_limit" bash -c "! grep -q peak_without_limit '$tmp/r/small-ghost-4-free.json'"
+check "summary: an oom configuration's peak without the limit, drawn hollow" \
+    bash -c "grep -A1 '^small-ghost-4-tight ' '$tmp/r/summary.txt' | grep -q 'does not fit: .* GiB without the memory limit (x vanilla [0-9.]*; .*drawn hollow'"
+# auto plans for the limit (its two passes where flash_bk's peak is over it): its peak without the limit is that
+# plan's (flash's), not the one auto would choose with no limit at all
+for a in flash auto; do "$bin" run --preset tiny --backend dry --steps 1 --seq 64 --batch 4 --sigma 1 --dataset-size 1000 --timeline none --quiet --algo $a --out "$tmp/free-$a.json"; done
+"$bin" run --preset tiny --backend dry --steps 1 --seq 64 --batch 4 --sigma 1 --dataset-size 1000 --timeline none --quiet --algo auto --memory-limit 46000000 --out "$tmp/lim-auto.json" 2>/dev/null; rc=$?
+check "auto over its limit: its peak without the limit is the plan the limit made (flash's two passes), not auto's unlimited plan" bash -c \
+    "[ $rc -eq 3 ] && [ \"\$1\" = \"\$2\" ] && [ \"\$1\" != \"\$3\" ]" _ "$(full_peak "$tmp/lim-auto.json")" "$(run_peak "$tmp/free-flash.json")" "$(run_peak "$tmp/free-auto.json")"
 # a value of an axis none of whose configurations has run yet (a new shape of a committed sweep): left out of a
-# bars figure (its title names it) and of a pivot table, not drawn as a group of n/a
+# bars figure (the summary names it, the figure does not) and of a pivot table, not drawn as a group of n/a
 { grep -v '^figure\|^table' "$tmp/small.conf"; echo 'figure peak = bars x=batch series=algo value=peak_gib where=lim:free'
   echo 'table = pivot rows=algo cols=batch value=peak_gib where=lim:free'; } >"$tmp/part.conf" # the small experiment, one figure and one table
 mkdir -p "$tmp/part"
 cp "$tmp"/r/small-*-2-*.json "$tmp/part/"
 "$bin" report "$tmp/part.conf" --results "$tmp/part" --figures "$tmp/pf" --tables "$tmp/pt" >/dev/null 2>&1; rc=$?
 check "a batch never run: the pivot table has no column of it, the summary says the bars figure left it out" bash -c \
-    "[ $rc -eq 0 ] && grep -qF 'algorithm & 2 \\\\' '$tmp/pt/small-table.tex' && grep -q 'peak: batch=4 has no result: left out of the figure' '$tmp/part/summary.txt' && [ -s '$tmp/pf/small-peak.png' ]"
+    "[ $rc -eq 0 ] && grep -qF 'algorithm & 2 \\\\' '$tmp/pt/small-table.tex' && grep -q 'peak: batch=4 has no result (not run): left out of the figure' '$tmp/part/summary.txt' && [ -s '$tmp/pf/small-peak.png' ]"
 # regenerated from the same results: byte for byte the same figures, table and macros
 ( cd "$tmp" && sha256sum f/* t/* ) >"$tmp/h1"
 rm -rf "$tmp/f" "$tmp/t" "$tmp/r"/timelines
