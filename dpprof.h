@@ -6268,7 +6268,7 @@ static double dpprof__ring(const dpprof_fabric *f, int kind, double rank_bytes, 
 }
 
 DPPROF_API int dpprof_coll_seconds(dpprof_coll kind, double bytes, const dpprof_fabric *f, double *seconds) {
-    double busbw, lat_in, lat_net, lat;
+    double busbw = 0, lat_in = 0, lat_net = 0, lat = 0;
     int rc;
     *seconds = NAN;
     if ((int)kind < 0 || kind >= DPPROF_COLL_COUNT || !(bytes >= 0)) return dpprof_fail(DPPROF_ERR_INVALID, "a collective of kind %d on %g bytes", (int)kind, bytes);
@@ -6278,7 +6278,7 @@ DPPROF_API int dpprof_coll_seconds(dpprof_coll kind, double bytes, const dpprof_
 }
 
 DPPROF_API int dpprof_comm_time(const dpprof_dist_info *d, const dpprof_fabric *f, dpprof_comm *out) {
-    double busbw, lat_in, lat_net;
+    double busbw = 0, lat_in = 0, lat_net = 0;
     int rc, k;
     memset(out, 0, sizeof *out);
     if ((rc = dpprof__fabric(f, &busbw, &lat_in, &lat_net)) != DPPROF_OK) return rc;

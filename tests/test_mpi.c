@@ -322,14 +322,14 @@ static void stages(dpprof_algo algo, const variant *v, int zmax) {
 }
 
 int main(int argc, char **argv) {
-    static const variant full = {"full", 0, 0, 0, 0, 0, 0}, lora = {"lora", 1, 0, 0, 0, 0, 0}, accum = {"accumulating b=1", 0, 0, 0, 0, 1, 0},
-                         sgd = {"sgd", 0, 1, 0, 0, 0, 0}, tied = {"tied", 0, 0, 1, 0, 0, 0}, ckpt = {"checkpoint", 0, 0, 0, 1, 0, 0},
-                         tacc = {"tied accumulating b=1", 0, 0, 1, 0, 1, 0}, tsgd = {"tied sgd", 0, 1, 1, 0, 0, 0};
+    static const variant full = {"full", 0, 0, 0, 0, 0, 0, 0}, lora = {"lora", 1, 0, 0, 0, 0, 0, 0}, accum = {"accumulating b=1", 0, 0, 0, 0, 1, 0, 0},
+                         sgd = {"sgd", 0, 1, 0, 0, 0, 0, 0}, tied = {"tied", 0, 0, 1, 0, 0, 0, 0}, ckpt = {"checkpoint", 0, 0, 0, 1, 0, 0, 0},
+                         tacc = {"tied accumulating b=1", 0, 0, 1, 0, 1, 0, 0}, tsgd = {"tied sgd", 0, 1, 1, 0, 0, 0, 0};
     static const variant bf = {"bf16", 0, 0, 0, 0, 0, 0, 1}, sbf = {"bf16 sgd", 0, 1, 0, 0, 0, 0, 1}, lbf = {"lora bf16", 1, 0, 0, 0, 0, 0, 1}, tbf = {"tied bf16", 0, 0, 1, 0, 0, 0, 1},
                          abf = {"bf16 accumulating b=1", 0, 0, 0, 0, 1, 0, 1};
     /* poisson: non-private training under sgd (adam's division by sqrt(v) magnifies the order of summation's rounding
        where a gradient element is near zero, as vanilla's can be: 1e-6 seen at 4 ranks; dp's noise keeps them off zero) */
-    static const variant poisson = {"poisson", 0, 0, 0, 0, 0, 32}, poisson_sgd = {"poisson sgd", 0, 1, 0, 0, 0, 32}, poisson_accum = {"poisson b=1", 0, 0, 0, 0, 1, 32};
+    static const variant poisson = {"poisson", 0, 0, 0, 0, 0, 32, 0}, poisson_sgd = {"poisson sgd", 0, 1, 0, 0, 0, 32, 0}, poisson_accum = {"poisson b=1", 0, 0, 0, 0, 1, 32, 0};
     int a, code;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
