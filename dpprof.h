@@ -10740,6 +10740,22 @@ static int dpprof__session_create(const dpprof_config *cfg, dpprof_session **out
         lim = s->cfg.memory_limit > 0 ? (long long)s->cfg.memory_limit : (long long)INT64_MAX;
         MPI_Allreduce(MPI_IN_PLACE, &lim, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
         s->cfg.memory_limit = lim == (long long)INT64_MAX ? 0 : (int64_t)lim;
+        /* poisson from zero 2 on: a rank the limit stopped inside a physical batch would leave the others waiting in
+           that batch's collective, so the limit is held before any step against the fixed batch's dry peak (physical
+           batches of b, the most a pass of any rank's share holds): the same figures on every rank, which fail together */
+        if (s->cfg.poisson && s->dist.zero >= 2 && s->cfg.memory_limit > 0) {
+            dpprof_config fixed = s->cfg;
+            int64_t pk = 0;
+            fixed.poisson = 0;
+            fixed.memory_limit = 0;
+            fixed.steps = 1;
+            fixed.warmup = 0;
+            rc = dpprof__dry_run(&fixed, &pk, NULL);
+            if (rc == DPPROF_OK && pk > s->cfg.memory_limit)
+                rc = dpprof__fail(DPPROF_ERR_OOM, "out of memory: with config.poisson at config.zero = %d a rank's physical batch of %d needs %lld bytes, over the limit of %lld bytes (every rank stops before the first step)",
+                                  s->dist.zero, s->cfg.physical_batch, (long long)pk, (long long)s->cfg.memory_limit);
+            if (rc != DPPROF_OK) goto fail;
+        }
 #endif
     }
     if (s->backend == DPPROF_BACKEND_CUDA) {

@@ -77,6 +77,9 @@ sys.exit(not (len(a["losses"]) == len(t["losses"]) == 3 and all(abs(x - y) <= 1e
               and pt["mechanism"] == "poisson-subsampled gaussian" and pt["sample_rate"] == 8 / 40 and t["peak_memory_mb"] == d["peak_memory_mb"]
               and t["distributed"]["processes"] == 2 and d["distributed"]["ranks_identical"] is False))
 EOF
+timeout 120 mpirun --oversubscribe -np 2 "$bin" run $p --backend cpu --ranks 2 --zero 2 --memory-limit 2M --out plim.json 2>err; rc=$?
+check "mpirun -np 2 --poisson --zero 2 under a limit a physical batch exceeds: every rank stops before the first step, no wait (exit $rc)" \
+    bash -c "[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'every rank stops before the first step' err"
 
 # refusals, before any work, naming the bad value
 mpi 2 "$bin" run $q --backend cpu --ranks 3 --batch 9 --out bad.json 2>err; rc=$?
