@@ -122,7 +122,8 @@
                      dpprof_preset_{names,shape,canonical,hf_name}
                      session: dpprof_session_{create,destroy,run,step,grad,clipped_grad,loss,batch,param_method,plan,
                      config,shape,prof,param_count,param,param_elems,param_read,param_write,steps_done,
-                     step_loss,op_costs,memory_truth,dist,comm_time,privacy,write_json,write_trace,write_plan,dump}
+                     step_loss,op_costs,memory_truth,peak_without_limit,dist,comm_time,privacy,write_json,
+                     write_trace,write_plan,dump}
                      collectives' time: dpprof_links dpprof_link_find dpprof_coll_seconds dpprof_comm_time
                      privacy: dpprof_privacy_of (any setting's, under the accountant asked)
      6 cuda runtime  dpprof_device_peaks dpprof_flop_peak
