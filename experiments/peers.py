@@ -1328,6 +1328,15 @@ def cmd_accountant(a):
 PROJ = ("q", "k", "v", "o", "gate", "up", "down")
 
 
+def lora_rank_below(r, targets, C, kv_width):
+    """r, or the largest power of two below the narrowest adapted width (k and v: the kv-heads' width; the others: the
+    model's) where r is not below it (no draw is taken for it: a seed's earlier draws stay as they were)"""
+    limit = min([C] + [kv_width for t in targets if t in ("k", "v")])
+    while r >= limit:
+        r //= 2
+    return r
+
+
 def draw_args(rng, only=None):
     """one configuration drawn at random, as the options of dpprof run --framework pytorch; only: that framework
     (pytorch, opacus), Opacus's ghost clipping alone (ghost), or PyTorch's loop with Hugging Face's gradient
@@ -1350,7 +1359,9 @@ def draw_args(rng, only=None):
         if only != "bf16" and rng.random() < 0.4:
             args += ["--attention", "eager"]
         if rng.random() < 0.4:
-            args += ["--lora-rank", str(rng.choice((1, 2, 4, 8, 16))), "--lora-targets", ",".join([t for t in PROJ if rng.random() < 0.4] or [rng.choice(PROJ)])]
+            r = rng.choice((1, 2, 4, 8, 16))
+            targets = [t for t in PROJ if rng.random() < 0.4] or [rng.choice(PROJ)]
+            args += ["--lora-rank", str(lora_rank_below(r, targets, C, kv * hd)), "--lora-targets", ",".join(targets)]
             if rng.random() < 0.25 and not tied:
                 args.append("--train-head")
         if only == "bf16":  # under LoRA a base in bf16, or in fp32 (--frozen-masters: a trained head needs it)
@@ -1365,7 +1376,7 @@ def draw_args(rng, only=None):
         args += ["--attention", "eager"]
     if rng.random() < 0.5:
         targets = [t for t in PROJ if rng.random() < 0.4] or [rng.choice(PROJ)]
-        args += ["--lora-rank", str(rng.choice((1, 2, 4, 8, 16))), "--lora-targets", ",".join(targets)]
+        args += ["--lora-rank", str(lora_rank_below(rng.choice((1, 2, 4, 8, 16)), targets, C, kv * hd)), "--lora-targets", ",".join(targets)]
         if rng.random() < 0.25:  # PEFT's modules_to_save (a tied head it would untie: drawn untied)
             args.append("--train-head")
             args[args.index("--tied") if "--tied" in args else args.index("--untied")] = "--untied"
