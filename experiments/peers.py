@@ -1644,6 +1644,33 @@ def cmd_events(a):
     return 0
 
 
+def measure_apart(dpprof, args, tries=3):
+    """the loop of a configuration under PyTorch's tracker and under the storage log, in a Python process of its own:
+    PyTorch on fake tensors now and then corrupts its heap, and what one configuration leaves behind can crash the next.
+    A process killed by a signal measured nothing and runs again (up to tries times); returns (tracker's peak, the
+    versions, the log's peak under the tracker, the program's own peak)"""
+    for _ in range(tries):
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "measure", "--dpprof", dpprof, "--"] + args, capture_output=True, text=True)
+        if p.returncode == 0:
+            r = json.loads(p.stdout.strip().splitlines()[-1])
+            return r["tracker_peak_bytes"], r["meta"], r["log_under_tracker_peak_bytes"], r["log_peak_bytes"]
+        if p.returncode > 0:
+            die("measuring %s failed (exit %d): %s" % (" ".join(args), p.returncode, p.stderr.strip()[-500:]), p.returncode)
+        print("peers.py: measuring %s: killed by signal %d, run again" % (" ".join(args), -p.returncode), file=sys.stderr, flush=True)
+    die("measuring %s: killed by a signal %d times" % (" ".join(args), tries), 3)
+
+
+def cmd_measure(a):
+    """one configuration's loop under the tracker and under the storage log, as one JSON line (measure_apart's child)"""
+    args = a.dpprof_args
+    cfg = dpprof_config(a.dpprof, ["--backend", "dry"] + args, algo_of(args), lora_ok=True)
+    attn = "eager" if "eager" in args else "sdpa"
+    peak, meta, under = tracker_peak(cfg, attn, cfg["dtype"] == "bf16", log=True)
+    alone = log_peak(cfg, attn, cfg["dtype"] == "bf16")
+    print(json.dumps({"tracker_peak_bytes": peak, "meta": meta, "log_under_tracker_peak_bytes": under, "log_peak_bytes": alone}), flush=True)
+    return 0
+
+
 def cmd_draws(a):
     rng = random.Random(a.seed)
     batch = {"seed": a.seed, "n": a.n, "only": a.only, "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -1678,11 +1705,8 @@ def cmd_draws(a):
     for i, (label, args) in enumerate(todo, first):
         if label:
             i = [l for l, _ in conf_runs(a.conf)].index(label)
-        cfg = dpprof_config(a.dpprof, ["--backend", "dry"] + args, algo_of(args), lora_ok=True)
         t0 = time.time()
-        attn = "eager" if "eager" in args else "sdpa"
-        peak, meta, under = tracker_peak(cfg, attn, cfg["dtype"] == "bf16", log=True)
-        alone = log_peak(cfg, attn, cfg["dtype"] == "bf16")
+        peak, meta, under, alone = measure_apart(a.dpprof, args)
         out["meta"].update(meta)
         out["draws"].append({"id": i, "args": args, "tracker_peak_bytes": peak, "log_peak_bytes": alone, "log_under_tracker_peak_bytes": under,
                              "seconds": round(time.time() - t0, 2)})
@@ -1828,6 +1852,9 @@ def main():
     ev = sub.add_parser("events", help="every storage the loop's last step allocates and frees (fake tensors)")
     ev.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
     ev.add_argument("dpprof_args", nargs=argparse.REMAINDER, help="-- then the options of dpprof run --framework pytorch")
+    me = sub.add_parser("measure", help="one configuration's loop under the tracker and the storage log, a JSON line (draws runs it apart)")
+    me.add_argument("--dpprof", default=os.environ.get("DPPROF_BIN", "./dpprof"))
+    me.add_argument("dpprof_args", nargs=argparse.REMAINDER, help="-- then the options of dpprof run --framework pytorch|opacus")
     fc = sub.add_parser("fit-check", help="dpprof fit --framework pytorch's physical batch against PyTorch's tracker")
     fc.add_argument("--out", help="append the record to this JSON list")
     fc.add_argument("--label", help="the configuration's name in the figure (default: the options)")
@@ -1846,7 +1873,7 @@ def main():
         die("%s: not a folder" % a.dir)
     cmds = {"run": cmd_run, "check": cmd_check, "memory": cmd_memory, "memory-sweep": cmd_memory_sweep,
             "memory-table": lambda a: write_tables(a.dir, a.tables, a.conf, a.dpprof) or 0, "accountant": cmd_accountant,
-            "draws": cmd_draws, "fit-check": cmd_fit_check, "events": cmd_events}
+            "draws": cmd_draws, "fit-check": cmd_fit_check, "events": cmd_events, "measure": cmd_measure}
     return cmds.get(a.cmd, cmd_table)(a)
 
 
