@@ -1787,13 +1787,14 @@ typedef struct rep_res {
     int nrep;                /* timed ok runs of it (the sweep's --repeats: ID.json, ID.rep2.json, ...): step_ms and
                                       tokens_s are their medians, mfu the first run's at the median step */
     double step_lo, step_hi; /* the fastest and slowest repeat's step time (nan: one run) */
+    double step_range;       /* the first run's timed steps: their range over their median, % (nan: under two) */
     double tok_lo, tok_hi;   /* their tokens/s */
     char rep_note[240];      /* a repeat file that was there and not used: which, and why */
 } rep_res;
 
 /* the numeric metrics of a result, in the order the macros list them (norm_bound is a string macro) */
 static const char *const rep_metrics[] = {"peak_gib", "overhead", "params_b", "trainable_m", "epsilon", "step_ms", "tokens_per_s", "moved_gib", "tflop", "mfu", "model_mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "flop_ceiling", "gib_s", "dry_peak_gib", "driver_peak_gib", "dram_ratio",
-                                          "repeats", "step_ms_min", "step_ms_max", "tokens_per_s_min", "tokens_per_s_max", "speed_min", "speed_max", "mfu_min", "mfu_max"};
+                                          "repeats", "step_ms_min", "step_ms_max", "tokens_per_s_min", "tokens_per_s_max", "speed_min", "speed_max", "mfu_min", "mfu_max", "step_range_pct"};
 #define REP_MAXREP 32 /* repeats of a configuration read */
 
 typedef struct rep_line { /* a figure or table line of the conf */
@@ -1977,6 +1978,43 @@ static int rep_dcmp(const void *a, const void *b) { return *(const double *)a < 
 static double rep_median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, rep_dcmp);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* the spread of one run's timed steps, from its snapshots: a step ends synchronised with the device, and its last
+   phase's end is on the host clock, so from one step's end to the next is that step's time plus the host's gap before
+   its first launch. the range of those times over their median, in %; nan under two timed steps after a step (warm-up
+   0 leaves the first timed step without one before it) or on the dry backend, whose snapshots have no time */
+static double rep_step_range(const dpprof_json *root) {
+    const dpprof_json *sn = dpprof_json_get(root, "snapshots");
+    double w = rep_num(dpprof_json_path(root, "config.warmup")), st = rep_num(dpprof_json_path(root, "config.steps"));
+    double *end, *iv, lo, hi, med = NAN;
+    int nw, ns, k, n = 0;
+    size_t i;
+    if (!(w >= 0 && st >= 2 && w + st <= 1e6)) return NAN;
+    nw = (int)w, ns = (int)st;
+    if (!(end = (double *)malloc(sizeof *end * (size_t)(nw + ns) * 2))) return NAN;
+    iv = end + nw + ns;
+    for (k = 0; k < nw + ns; k++) end[k] = NAN;
+    for (i = 0; i < dpprof_json_len(sn); i++) {
+        const dpprof_json *e = dpprof_json_at(sn, i);
+        const char *nm = dpprof_json_string(dpprof_json_get(e, "name"));
+        double t = rep_num(dpprof_json_get(e, "timestamp"));
+        char *dot;
+        long st_k;
+        if (!nm || strncmp(nm, "step", 4) || t != t) continue;
+        st_k = strtol(nm + 4, &dot, 10);
+        if (dot == nm + 4 || *dot != '.' || st_k < 0 || st_k >= nw + ns) continue;
+        if (!(end[st_k] >= t)) end[st_k] = t; /* the step's last phase: its latest end */
+    }
+    for (k = nw > 1 ? nw : 1; k < nw + ns; k++)
+        if (end[k] == end[k] && end[k - 1] == end[k - 1]) iv[n++] = end[k] - end[k - 1];
+    if (n >= 2) {
+        med = rep_median(iv, n); /* sorts iv */
+        lo = iv[0], hi = iv[n - 1];
+        med = med > 0 ? 100.0 * (hi - lo) / med : NAN;
+    }
+    free(end);
+    return med;
 }
 
 /* the repeats of a timed configuration (dpprof sweep --repeats: ID.rep2.json, ID.rep3.json, ...): each an ok result
@@ -2207,6 +2245,7 @@ static void rep_load(rep *r, long long c) {
     x->trainable = rep_num(dpprof_json_path(root, "config.trainable_count"));
     x->epsilon = rep_num(dpprof_json_path(root, "privacy.epsilon"));
     x->step_ms = rep_num(dpprof_json_get(root, "avg_time_ms"));
+    x->step_range = rep_step_range(root);
     x->tokens_s = rep_num(dpprof_json_path(root, "throughput.tokens_per_s"));
     /* mfu: the executed flops (every op's cost) over the step time and the flop peak: analytic_flops_share_of_peak
        in every schema version (schema 1's "mfu" was the model flops'); model_mfu: the 3 x forward convention */
@@ -2378,6 +2417,7 @@ static double rep_metric(const rep *r, long long c, const char *m) {
     if (!strcmp(m, "dry_peak_gib")) return x->dry_peak / REP_GIB;
     if (!strcmp(m, "driver_peak_gib")) return x->drv_peak / REP_GIB;
     if (!strcmp(m, "dram_ratio")) return x->moved > 0 ? x->dram / x->moved : NAN;
+    if (!strcmp(m, "step_range_pct")) return x->step_range;
     if (x->nrep >= 2) { /* the range of the repeats: speed against non-private's median, mfu at each end's step */
         const double sp = rep_speed(r, c);
         if (!strcmp(m, "repeats")) return x->nrep;
@@ -2421,7 +2461,7 @@ static int rep_known_metric(const char *m) {
 
 /* a metric that only a timed run (cuda, or cpu for time) has */
 static int rep_measured_metric(const char *m) {
-    static const char *const t[] = {"step_ms", "tokens_per_s", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "gib_s", "driver_peak_gib", "dram_ratio"};
+    static const char *const t[] = {"step_ms", "tokens_per_s", "mfu", "speed", "dram_gib", "norm_dram_pct", "norm_flops_pct", "norm_bound_pct", "gib_s", "driver_peak_gib", "dram_ratio", "step_range_pct"};
     size_t k;
     for (k = 0; m && k < sizeof t / sizeof t[0]; k++)
         if (!strcmp(m, t[k])) return 1;
@@ -2483,6 +2523,7 @@ static const char *rep_metric_unit(const char *m) {
     if (!strcmp(m, "gib_s")) return "GiB s, the peak held for one step";
     if (!strcmp(m, "dram_ratio")) return "x analytic bytes";
     if (!strcmp(m, "tokens_per_s")) return "tokens/s";
+    if (!strcmp(m, "step_range_pct")) return "% of the median step, range of the timed steps";
     return "";
 }
 
@@ -2507,7 +2548,7 @@ static void rep_metric_title(const char *m, char *out, size_t cap) {
                                        {"mfu", "MFU (% of the tensor-core peak)"}, {"tokens_per_s", "throughput (tokens/s)"},
                                        {"step_ms", "step time (ms)"}, {"overhead", "peak (x non-private)"},
                                        {"tflop", "TFLOP per step (analytic)"}, {"moved_gib", "GiB moved per step (analytic)"},
-                                       {"dram_gib", "DRAM GiB per step (measured)"}};
+                                       {"dram_gib", "DRAM GiB per step (measured)"}, {"step_range_pct", "range of the timed steps (% of their median)"}};
     /* clang-format on */
     size_t k;
     for (k = 0; m && k < sizeof t / sizeof t[0]; k++)
@@ -3299,7 +3340,8 @@ static const cli_command report_cmd = {"report", "usage: dpprof report EXPERIMEN
                                        "run's dtype: fp32 cores, bf16 tensor cores; --op-times) norm_bound_pct (their roofline time, each op at\n"
                                        "whichever peak bounds it, over their measured time; the macros also name that bound: norm_bound)\n"
                                        "flop_ceiling (vanilla's analytic flops over the configuration's: its speed at vanilla's flop rate)\n"
-                                       "gib_s (peak GiB x measured step seconds: the memory held for a step) <category>_gib\n",
+                                       "gib_s (peak GiB x measured step seconds: the memory held for a step) step_range_pct (the range of\n"
+                                       "one run's timed steps over their median, %: from the end of one step to the next's) <category>_gib\n",
                                        report_opt, CLI_N(report_opt), 1, "(one experiment file)", NULL};
 
 static int rep_figure(rep *r, const rep_line *l);
@@ -3400,7 +3442,7 @@ static int rep_validate(const rep *r) {
         }
         if ((v = rep_get(l, "value")) && (kd->value == 'm' ? !rep_known_metric(v) : (kd->value == 'p' ? !rep_phase_word(v) : !rep_known_metric(v) && !rep_phase_word(v)))) {
             if (kd->value == 'p') return rep_bad(r, l->line, "value=%s: phases takes bytes, flops, dram, peak or time", v);
-            return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu model_mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s <category>_gib)", v);
+            return rep_bad(r, l->line, "value=%s is not a metric (peak_gib overhead params_b trainable_m epsilon step_ms tokens_per_s moved_gib tflop mfu model_mfu speed dram_gib norm_dram_pct norm_flops_pct norm_bound_pct flop_ceiling gib_s step_range_pct <category>_gib)", v);
         }
         if (!table && !strcmp(l->kind, "lines")) { /* log-scale x: every label a positive number */
             const int ax = rep_axis(r, rep_get(l, "x"));

@@ -385,6 +385,26 @@ for c in ("vanilla", "ghost"):
 PY
 check "...the summary gives each configuration's runs and range; the figure says the bars are medians" bash -c \
     "[ $rc -eq 0 ] && [ \$(grep -c '^    repeats: 3 runs; step ' '$tmp/rp/summary.txt') -eq 2 ] && grep -q 'speed: bars are the median of the repeated runs (3 to 3 each)' '$tmp/rp/summary.txt'"
+# one run's own spread: the range of its timed steps (from one step's end to the next's, the snapshots' host
+# clock) over their median, the warm-up steps left out; a dry run has no time, so no such number
+printf 'name = sr\nbase = --preset tiny --seq 16 --batch 2 --sigma 1 --timeline none --warmup 2 --steps 4\naxis b = cpu: --backend cpu | dry: --backend dry\naxis a = ghost: --algo ghost\ntable = pivot rows=b cols=a value=step_range_pct\n' >"$tmp/sr.conf"
+"$bin" sweep "$tmp/sr.conf" --out-dir "$tmp/sr" 2>/dev/null && "$bin" report "$tmp/sr.conf" --results "$tmp/sr" --figures "$tmp/srf" --tables "$tmp/srt" 2>/dev/null; rc=$?
+check "step_range_pct: the timed steps' range over their median, from the snapshots (cpu); none for a dry run" python3 - "$rc" "$tmp/srt/sr-macros.tex" "$tmp/sr/sr-cpu-ghost.json" <<'PY'
+import json, re, statistics, sys
+assert sys.argv[1] == "0", sys.argv[1]
+m = dict(((c, k), v) for c, k, v in re.findall(r"\\dpdef\{sr\}\{([a-z]+)-ghost\}\{([a-z_]+)\}\{([^}]*)\}", open(sys.argv[2]).read()))
+d = json.load(open(sys.argv[3]))
+end = {}
+for s in d["snapshots"]:
+    if s["name"].startswith("step"):
+        k = int(s["name"][4:].split(".")[0])
+        end[k] = max(end.get(k, s["timestamp"]), s["timestamp"])
+iv = [end[k] - end[k - 1] for k in range(2, 6)]
+want = 100 * (max(iv) - min(iv)) / statistics.median(iv)
+got = float(m[("cpu", "step_range_pct")])
+assert abs(got - want) <= max(0.01, 0.005 * want), (got, want, iv)
+assert ("dry", "step_range_pct") not in m or m[("dry", "step_range_pct")] in ("", "--", "nan"), m.get(("dry", "step_range_pct"))
+PY
 echo '{"truncated' >"$tmp/rp/rp-ghost.rep3.json"
 "$bin" report "$tmp/rp.conf" --results "$tmp/rp" --figures "$tmp/rpf" --tables "$tmp/rpt" 2>"$tmp/rp3.err"; rc=$?
 check "a repeat that is not a result: left out and named (stderr, summary), the others kept (2 runs)" bash -c \
