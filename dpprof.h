@@ -131,7 +131,7 @@
                      set_workspace,mem_used,pool_usage,event,event_ms,events_reset,counters_begin,counters_push,
                      counters_pop,counters_end,set_storage,storage,set_tuning,get_tuning,wgmma_count,
                      launch_count,work_count}
-                     dpprof_nccl_{available,id,init,finish,allreduce,reduce_scatter,allgather,allgather_bf16}
+                     dpprof_nccl_{available,id,init,device_bytes,finish,allreduce,reduce_scatter,allgather,allgather_bf16}
                      dpprof_cudnn_{available,attention_plan,attention_fwd_gpu,attention_bwd_gpu}
                      gpu ops: the _gpu of every op of part 4 but adam, sgd and clip_factors:
                      dpprof_{matmul_fwd,matmul_bwd,embedding_fwd,embedding_bwd,rmsnorm_fwd,add_rmsnorm_fwd,
@@ -1727,6 +1727,8 @@ typedef struct dpprof_memory_truth {
     int64_t cublas_workspace;                       /* the workspace dpprof hands cuBLAS: inside the accountant (workspace category) */
     int64_t accountant_at_driver_peak;              /* the accountant's live bytes when the driver read its peak */
     int64_t pool_rounding, pool_unused, remainder;  /* the driver's peak less the accountant's, split */
+    int64_t nccl_device;                            /* NCCL's communicator (cuda, --ranks N): the device bytes it took as it was
+                                                       made (dpprof_nccl_device_bytes), inside driver_before_session; -1: none */
 } dpprof_memory_truth;
 DPPROF_API void dpprof_session_memory_truth(const dpprof_session *s, dpprof_memory_truth *m);
 /* the dry backend's peak of the session's configuration, every step, with config.memory_limit lifted and auto's plan
@@ -1914,9 +1916,13 @@ DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
    (cap = n, or 0) one reduce or broadcast per part. a failure is the stream's (dpprof_cuda_sync says it) */
 #define DPPROF_NCCL_ID_BYTES 128
 DPPROF_API int dpprof_nccl_available(void);
-DPPROF_API int dpprof_nccl_id(void *id, size_t bytes);                            /* rank 0: a new communicator's id (DPPROF_NCCL_ID_BYTES) */
-DPPROF_API int dpprof_nccl_init(const void *id, int ranks, int rank);             /* every rank, with rank 0's id; one communicator a process */
-DPPROF_API void dpprof_nccl_finish(void);                                         /* waits for the stream, then closes the communicator */
+DPPROF_API int dpprof_nccl_id(void *id, size_t bytes);                /* rank 0: a new communicator's id (DPPROF_NCCL_ID_BYTES) */
+DPPROF_API int dpprof_nccl_init(const void *id, int ranks, int rank); /* every rank, with rank 0's id; one communicator a process */
+DPPROF_API void dpprof_nccl_finish(void);                             /* waits for the stream, then closes the communicator */
+/* the device memory NCCL's communicator took as it was made: its connections' buffers, every one made then
+   (NCCL_RUNTIME_CONNECT=0 unless the user set it), measured as the free memory before and after (the driver's
+   granularity; the GPU this rank's alone). outside the accountant, like the CUDA context; DPPROF_OK, or *bytes = -1 */
+DPPROF_API int dpprof_nccl_device_bytes(int64_t *bytes);
 DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n);                        /* x = the sum of every rank's x */
 DPPROF_API void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap);       /* this rank's part of the sum, at its place in x */
 DPPROF_API void dpprof_nccl_allgather(float *x, size_t n, size_t cap);            /* every rank's part (at its place in x) to every rank */
@@ -5800,6 +5806,7 @@ typedef struct dpprof__dist {
     int real, rank;              /* real: the collectives move values; rank: this process's (0 otherwise) */
     int local, nccl;             /* the rank among its machine's (its GPU: local % GPUs); the cuda backend's
                                        NCCL communicator is open */
+    int64_t nccl_bytes;          /* the device memory its creation took (dpprof_nccl_device_bytes; -1: none) */
     int64_t *toff, *poff, *eoff; /* (n_params) offsets: in the trainable shard (gradient and moment shards), in
                                        the parameter shard of the tensor's category (zero 3), in the whole trainable
                                        table (the noise's element index) */
@@ -10349,8 +10356,9 @@ DPPROF_API void dpprof_session_memory_truth(const dpprof_session *s, dpprof_memo
     memset(m, 0, sizeof *m);
     m->accountant_peak = s->prof.peak_bytes;
     m->dry_peak = s->backend == DPPROF_BACKEND_DRY ? s->prof.peak_bytes : s->gpu.dry_peak;
-    m->driver_peak = m->driver_before_session = -1;
+    m->driver_peak = m->driver_before_session = m->nccl_device = -1;
     if (s->backend != DPPROF_BACKEND_CUDA) return;
+    if (s->dist.nccl) m->nccl_device = s->dist.nccl_bytes;
     m->driver_peak = s->gpu.drv_peak;
     m->driver_before_session = s->gpu.drv_base;
     m->cublas_workspace = (int64_t)DPPROF_CUBLAS_WORKSPACE_BYTES;
@@ -10682,6 +10690,7 @@ static int dpprof__nccl_open(dpprof_session *s) {
     bad = rc != DPPROF_OK;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rc == DPPROF_OK) s->dist.nccl = 1;
+    if (rc == DPPROF_OK && dpprof_nccl_device_bytes(&s->dist.nccl_bytes) != DPPROF_OK) s->dist.nccl_bytes = -1;
     if (bad && rc == DPPROF_OK) rc = dpprof__fail(DPPROF_ERR_CUDA, "config.backend = cuda, %d ranks: another rank could not join the NCCL communicator", s->dist.n);
     return rc;
 }
@@ -11635,10 +11644,16 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
                        "driver_before_session (the context, cuBLAS's handle, modules loaded, other processes: read after the pool was trimmed, before the first allocation); "
                        "the gap at the reading of the driver's peak: accountant_at_driver_peak + pool_rounding (the stream-ordered pool's used bytes less the requests: its "
                        "rounding, frees the stream has not run) + pool_unused (what the pool holds from the driver, less its use and what it held before) + unexplained "
-                       "(cuBLAS's own allocations, lazily loaded kernel code, CUPTI: not visible here) = driver_peak; the cuBLAS workspace is dpprof's, inside the accountant\"}",
+                       "(cuBLAS's own allocations, lazily loaded kernel code, CUPTI: not visible here) = driver_peak; the cuBLAS workspace is dpprof's, inside the accountant; "
+                       "nccl_device (ranks on NCCL): the device memory NCCL's communicator took as it was made, every connection's buffers (NCCL_RUNTIME_CONNECT=0 unless set), "
+                       "the free memory before and after; outside the accountant and inside driver_before_session, like the CUDA context\"",
                     (long long)m.driver_peak, (long long)m.driver_before_session, (long long)m.cublas_workspace, (long long)m.accountant_at_driver_peak, (long long)m.pool_rounding,
                     (long long)m.pool_unused, (long long)m.remainder);
-        else fputs(", \"driver_peak_bytes\": null, \"note\": \"accountant and dry plan alone off the gpu\"}", f);
+        if (s->backend == DPPROF_BACKEND_CUDA) {
+            fputs(", \"nccl_device_bytes\": ", f);
+            if (m.nccl_device >= 0) fprintf(f, "%lld}", (long long)m.nccl_device);
+            else fputs("null}", f);
+        } else fputs(", \"driver_peak_bytes\": null, \"note\": \"accountant and dry plan alone off the gpu\"}", f);
     }
     fputs(", \"dram_note\": ", f);
     dpprof__jstr(f, s->gpu.dram_note[0]          ? s->gpu.dram_note
@@ -12069,6 +12084,10 @@ DPPROF_API int dpprof_cuda_counters_end(dpprof_counter_range *out, int max, int 
 DPPROF_API int dpprof_nccl_available(void) { return 0; }
 DPPROF_API int dpprof_nccl_id(void *id, size_t bytes) { (void)id; (void)bytes; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
 DPPROF_API int dpprof_nccl_init(const void *id, int ranks, int rank) { (void)id; (void)ranks; (void)rank; return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG); }
+DPPROF_API int dpprof_nccl_device_bytes(int64_t *bytes) {
+    if (bytes) *bytes = -1;
+    return dpprof__fail(DPPROF_ERR_NO_CUDA, DPPROF__NO_CUDA_MSG);
+}
 DPPROF_API void dpprof_nccl_finish(void) {}
 DPPROF_API void dpprof_nccl_allreduce(float *x, size_t n) { (void)x; (void)n; }
 DPPROF_API void dpprof_nccl_reduce_scatter(float *x, size_t n, size_t cap) { (void)x; (void)n; (void)cap; }

@@ -4071,6 +4071,7 @@ typedef struct fit_opts {
     run_opts run; /* first: the entries of run's table write into it (the model, --seq, --batch, --dtype, privacy) */
     const char *algos, *ckpts, *zeros, *loras, *device, *json, *plot, *bench;
     const char *link, *network; /* the links within a node and between nodes (dpprof_link_find) */
+    const char *nccl_mem;       /* each GPU's NCCL buffers (a size), added to every row's need */
     int gpus, nodes;
     double epochs;
 } fit_opts;
@@ -4148,6 +4149,7 @@ typedef struct fit_ctx {
     long long probes;
     dpprof_fabric fabric; /* --gpus over --nodes, --link, --network: the collectives' links */
     char links[512];      /* the fabric in words, and where each default came from */
+    double nccl;          /* --nccl-mem: each GPU's NCCL buffers (bytes), outside the accountant; 0: not counted */
 } fit_ctx;
 
 /* the budget a configuration needs: its peak, the allocator's and the driver's share of it, the context. the
@@ -4157,7 +4159,7 @@ static double fit_frac(const fit_ctx *f, int algo) {
     if (f->base.framework >= DPPROF_FRAMEWORK_PYTORCH) return 0;
     return f->bench.gap[algo] >= 0 ? f->bench.gap[algo] : f->bench.gap_all;
 }
-static double fit_need(const fit_ctx *f, int algo, int64_t peak) { return (double)peak * (1.0 + fit_frac(f, algo)) + f->bench.ctx_mib * 1048576.0; }
+static double fit_need(const fit_ctx *f, int algo, int64_t peak) { return (double)peak * (1.0 + fit_frac(f, algo)) + f->bench.ctx_mib * 1048576.0 + f->nccl; }
 
 /* a probe's configuration for algo: vanilla takes none of the DP options given (they are the DP algorithms'; the
    run command refuses them with vanilla, and fit compares vanilla beside them) */
@@ -4292,7 +4294,7 @@ static int fit_search(fit_ctx *f, fit_row *r) {
         if (fit_need(f, r->algo, p2) <= budget) {
             lo = 2, r->peak = p2;
             if (p2 > p1) { /* the guess of a straight line, and the sample after it */
-                const double g = 1.0 + ((budget - f->bench.ctx_mib * 1048576.0) / (1.0 + fit_frac(f, r->algo)) - (double)p1) / (double)(p2 - p1);
+                const double g = 1.0 + ((budget - f->bench.ctx_mib * 1048576.0 - f->nccl) / (1.0 + fit_frac(f, r->algo)) - (double)p1) / (double)(p2 - p1);
                 guess = g >= (double)hi ? hi - 1 : (int)g;
                 if (guess > lo && guess < hi) {
                     if ((rc = fit_peak(f, r, guess, &pk)) != DPPROF_OK) return rc;
@@ -4796,6 +4798,7 @@ static const cli_opt fit_spec[] = {
     {"--nodes", "K", CLI_INT, .field = offsetof(fit_opts, nodes), .lo = 1, .hi = 65536, .help = "machines the GPUs are spread evenly over (default 1; K divides N)"},
     {"--link", "NAME", CLI_TEXT, .field = offsetof(fit_opts, link), .help = "the link between a node's GPUs (below; default: --device's, NVLink of an SXM\npart, else PCIe)"},
     {"--network", "NAME", CLI_TEXT, .field = offsetof(fit_opts, network), .help = "between nodes, each GPU's network card (below; with --nodes 2 or more)"},
+    {"--nccl-mem", "SIZE", CLI_TEXT, .field = offsetof(fit_opts, nccl_mem), .help = "each GPU's NCCL buffers, added to every row's need (with --gpus 2 or more;\ndpprof run --backend cuda --ranks N measures them on those GPUs: its result's\nmeta.memory.nccl_device_bytes). default: not counted, and fit says so"},
     {NULL, NULL, CLI_HEAD, .help = "search (comma-separated lists; default: every value):"},
     {"--algo", "LIST", CLI_TEXT, .field = offsetof(fit_opts, algos), .help = "of persample, ghost, ghost_bk, flash, flash_bk, auto (default: all\nsix), vanilla (non-private: for comparing)"},
     {"--checkpoint", "LIST", CLI_TEXT, .field = offsetof(fit_opts, ckpts), .help = "of none, layers"},
@@ -5132,7 +5135,10 @@ static void fit_json(const fit_ctx *f, FILE *fp, const char *best_cmd, const cha
     fprintf(fp, ", \"device_memory_bytes\": %.0f, \"unmodelled\": ", f->total);
     if (f->base.unmodelled) sweep_json_str(fp, f->base.unmodelled);
     else fputs("null", fp);
-    fprintf(fp, ",\n    \"margin\": {\"context_bytes\": %.0f, \"fraction_of_peak\": {", f->bench.ctx_mib == f->bench.ctx_mib ? f->bench.ctx_mib * 1048576.0 : 0.0);
+    fprintf(fp, ",\n    \"margin\": {\"context_bytes\": %.0f, \"nccl_bytes\": ", f->bench.ctx_mib == f->bench.ctx_mib ? f->bench.ctx_mib * 1048576.0 : 0.0);
+    if (f->o.gpus > 1 && f->nccl > 0) fprintf(fp, "%.0f", f->nccl);
+    else fputs("null", fp);
+    fputs(", \"fraction_of_peak\": {", fp);
     for (a = 0, k = 0; a < f->nalgo; a++) {
         fprintf(fp, "%s\"%s\": ", k++ ? ", " : "", dpprof_algo_name(f->algos[a]));
         fit_jnum(fp, fit_frac(f, f->algos[a]));
@@ -5409,6 +5415,13 @@ static int cmd_fit(int argc, char **argv) {
         if (f->o.link && f->o.gpus == 1) FIT_FAIL(cli_usage("--link %s: the link between GPUs; give --gpus 2 or more", f->o.link));
         if (f->o.gpus % f->o.nodes) FIT_FAIL(cli_usage("--nodes %d does not divide --gpus %d: the GPUs are spread evenly over the nodes", f->o.nodes, f->o.gpus));
         if (f->o.network && f->o.nodes == 1) FIT_FAIL(cli_usage("--network %s: the network between nodes; give --nodes 2 or more", f->o.network));
+        if (f->o.nccl_mem) {
+            int64_t nb = 0;
+            if (f->o.gpus == 1) FIT_FAIL(cli_usage("--nccl-mem %s: NCCL's buffers are those of several GPUs; give --gpus 2 or more", f->o.nccl_mem));
+            if (dpprof__parse_bytes(f->o.nccl_mem, &nb) || nb < 0 || (double)nb >= f->total)
+                FIT_FAIL(cli_usage("--nccl-mem '%s': expected a size under the GPU's memory (512M, 1.5GiB)", f->o.nccl_mem));
+            f->nccl = (double)nb;
+        }
         fit_default_links(f->o.device, dev, &dl, &dn, why, sizeof why);
         fb->ranks = f->o.gpus, fb->nodes = f->o.nodes;
         if ((rc = fit_link_opt("--link", f->o.link ? f->o.link : dl, 0, &fb->intra)) != EXIT_OK) FIT_FAIL(rc);
@@ -5579,6 +5592,15 @@ static int cmd_fit(int argc, char **argv) {
         for (a = 0; a < f->nalgo && len < sizeof margin_note; a++)
             len += (size_t)snprintf(margin_note + len, sizeof margin_note - len, " %s %.1f%%%s", dpprof_algo_name(f->algos[a]), 100 * fit_frac(f, f->algos[a]), f->bench.gap[f->algos[a]] < 0 ? " (of all algorithms: none of its own)" : "");
     } else snprintf(margin_note + len, sizeof margin_note - len, ": no GPU runs under %s measured the allocator's share, so none is added (give --bench DIR)", bench_dir);
+    if (f->o.gpus > 1 && (len = strlen(margin_note)) < sizeof margin_note) {
+        if (f->nccl > 0)
+            snprintf(margin_note + len, sizeof margin_note - len, ". Plus %s on every GPU for NCCL's own buffers (--nccl-mem)", human_bytes(f->nccl, h1, sizeof h1));
+        else
+            snprintf(margin_note + len, sizeof margin_note - len,
+                     ". NCCL's own buffers are not counted: nothing has measured them on these GPUs (their size follows NCCL's channels, which its topology search "
+                     "picks); dpprof run --backend cuda --ranks %d measures them (meta.memory.nccl_device_bytes), and --nccl-mem SIZE adds them to every row",
+                     f->o.gpus);
+    }
     if (fit_by_time)
         snprintf(cost_note, sizeof cost_note, "ranked by the predicted step time: per-op rates of %d runs on %s under %.300s (%s; each op's time per flop, byte or call; the step over its ops' time); "
                                               "its leave-one-shape-out error over %d runs of %d shapes: mean %.0f%%, largest %.0f%% (%s). Rows whose predicted times are within that mean error of a "

@@ -5361,6 +5361,7 @@ static_assert(sizeof(ncclUniqueId) == DPPROF_NCCL_ID_BYTES, "DPPROF_NCCL_ID_BYTE
 static struct {
     ncclComm_t comm;
     int ranks, rank;
+    long long dev_bytes; // the device memory the communicator's creation took (-1: not measured)
 } dpprof__nccl;
 
 static int dpprof__nccl_fail(const char *what, ncclResult_t r) {
@@ -5391,14 +5392,28 @@ extern "C" int dpprof_nccl_init(const void *id, int ranks, int rank) {
         return DPPROF_ERR_INVALID;
     }
     std::memcpy(&u, id, sizeof u);
+    // NCCL's own buffers (each channel's connections to its peers, per protocol) are device memory outside the
+    // accountant. NCCL makes a connection where a collective first needs it unless NCCL_RUNTIME_CONNECT=0, which
+    // makes every one at creation: set here unless the user set it, so the free memory before and after creation
+    // measures them all (to the driver's granularity; the GPU is this rank's alone)
+    // (a user's NCCL_RUNTIME_CONNECT other than 0 is kept, and then nothing is measured)
+    if (!std::getenv("NCCL_RUNTIME_CONNECT")) setenv("NCCL_RUNTIME_CONNECT", "0", 0);
+    const char *connect = std::getenv("NCCL_RUNTIME_CONNECT");
+    size_t fr0 = 0, fr1 = 0, tot = 0;
+    const int measured = connect && !std::strcmp(connect, "0") && cudaDeviceSynchronize() == cudaSuccess && cudaMemGetInfo(&fr0, &tot) == cudaSuccess;
     if ((r = ncclCommInitRank(&dpprof__nccl.comm, ranks, u, rank)) != ncclSuccess) {
         dpprof__nccl.comm = nullptr;
         dpprof_fail(0, "ncclCommInitRank(%d ranks, rank %d): %s", ranks, rank, ncclGetErrorString(r));
         return DPPROF_ERR_CUDA;
     }
+    dpprof__nccl.dev_bytes = measured && cudaDeviceSynchronize() == cudaSuccess && cudaMemGetInfo(&fr1, &tot) == cudaSuccess ? (fr0 > fr1 ? (long long)(fr0 - fr1) : 0) : -1;
     dpprof__nccl.ranks = ranks;
     dpprof__nccl.rank = rank;
     return DPPROF_OK;
+}
+extern "C" int dpprof_nccl_device_bytes(int64_t *bytes) {
+    if (bytes) *bytes = dpprof__nccl.comm ? (int64_t)dpprof__nccl.dev_bytes : -1;
+    return dpprof__nccl.comm && dpprof__nccl.dev_bytes >= 0 ? DPPROF_OK : DPPROF_ERR_INVALID;
 }
 extern "C" void dpprof_nccl_finish(void) {
     if (!dpprof__nccl.comm) return;
@@ -5478,6 +5493,10 @@ extern "C" int dpprof_nccl_init(const void *id, int ranks, int rank) {
     return dpprof__nccl_none();
 }
 extern "C" void dpprof_nccl_finish(void) {}
+extern "C" int dpprof_nccl_device_bytes(int64_t *bytes) {
+    if (bytes) *bytes = -1;
+    return dpprof__nccl_none();
+}
 extern "C" void dpprof_nccl_allreduce(float *x, size_t n) {
     (void)x;
     if (n) dpprof__cu_fail(DPPROF_ERR_UNSUPPORTED, "%s: %s", "dpprof_nccl_allreduce", "this build has no NCCL");

@@ -63,10 +63,10 @@ done
     grep -o '"cost_model": {"kind": "[^"]*"' "$tmp/rule.json" | sed 's/.*"kind": "\(.*\)"$/\\dpdef{fit}{x}{rank_by}{\1}/' || true
     # what the predicted step times rest on: each build of the device's runs (day, commit, sources), with its count
     grep -o '"built_from": "[^"]*"' "$tmp/rule.json" | sed 's/^"built_from": "\(.*\)"$/\\dpdef{fit}{x}{rates_from}{\1}/' || true
-    grep -o '"margin": {"context_bytes": [0-9.e+]*, "fraction_of_peak": {[^}]*}' "$tmp/rule.json" | tr -d '{}",' | tr ' ' '\n' |
+    grep -o '"margin": {"context_bytes": [0-9.e+]*, "nccl_bytes": [0-9a-z.e+]*, "fraction_of_peak": {[^}]*}' "$tmp/rule.json" | tr -d '{}",' | tr ' ' '\n' |
         awk -v mem="$mem" 'function def(a, k, v) { printf "\\dpdef{fit}{%s}{%s}{%s}\n", a, k, v }
             /context_bytes:/ { getline; ctx = $1; def("x", "ctx_gib", sprintf("%.2f", ctx / 2^30)); def("x", "h100_gib", sprintf("%.1f", mem / 2^30)); next }
-            /:$/ && $0 != "margin:" && $0 != "fraction_of_peak:" { a = substr($0, 1, length($0) - 1); getline
+            /:$/ && $0 != "margin:" && $0 != "fraction_of_peak:" && $0 != "nccl_bytes:" { a = substr($0, 1, length($0) - 1); getline
                 def(a, "share_pct", sprintf("%.1f", 100 * $1)); def(a, "h100_limit_gib", sprintf("%.1f", (mem - ctx) / (1 + $1) / 2^30)) }'
 } >"$out/fit-macros.tex.tmp"
 mv "$out/fit-table.tex.tmp" "$out/fit-table.tex"

@@ -3070,6 +3070,7 @@ struct ncclComm {
     uint32_t magic;
     int nranks, rank;
     MPI_Comm comm; // nranks > 1: a duplicate of MPI_COMM_WORLD
+    void *buffers; // the stand-in for its connections' buffers (device memory), once connected
 };
 typedef struct ncclComm *ncclComm_t;
 
@@ -3077,10 +3078,24 @@ namespace cuemu {
 constexpr uint32_t kCommMagic = 0x4e43434cu;
 inline const char kIdTag[] = "cuemu nccl id";
 inline int nccl_group_depth;
+// NCCL's connections hold device buffers of their own (per channel and peer, per protocol), outside any
+// allocator the caller sees. the emulation holds a stand-in of this size (not NCCL's: its size depends on the
+// channels and topology NCCL finds), as NCCL does: made with the communicator where NCCL_RUNTIME_CONNECT=0,
+// else at its first collective; freed with it. cudaMemGetInfo counts it as it counts cudaMalloc
+constexpr size_t kNcclBuffers = 9u << 20;
 inline bool comm_ok(const char *fn, ncclComm_t c) {
     if (c && c->magic == kCommMagic) return true;
     warn("%s: not a live communicator", fn);
     return false;
+}
+inline bool nccl_connect(const char *fn, ncclComm_t c) {
+    if (c->buffers || c->nranks < 2) return true;
+    if (alloc_impl(fn, &c->buffers, kNcclBuffers, false) != cudaSuccess) {
+        c->buffers = nullptr;
+        warn("%s: the communicator's buffers (%zu bytes) do not fit the device", fn, kNcclBuffers);
+        return false;
+    }
+    return true;
 }
 // the element size of an emulated type, 0 (with a note) for the rest
 inline size_t nccl_size(const char *fn, ncclDataType_t t, ncclRedOp_t op, bool reduces) {
@@ -3111,7 +3126,7 @@ inline bool nccl_overlap(const void *a, size_t an, const void *b, size_t bn) {
 }
 inline bool nccl_common(const char *fn, ncclComm_t c, cudaStream_t s, size_t count) {
     init();
-    if (!comm_ok(fn, c)) return false;
+    if (!comm_ok(fn, c) || !nccl_connect(fn, c)) return false;
     if (!stream_ok(s)) {
         warn("%s: not a live stream", fn);
         return false;
@@ -3162,11 +3177,19 @@ inline ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId 
         }
         MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     }
-    *comm = new ncclComm{::cuemu::kCommMagic, nranks, rank, dup};
+    *comm = new ncclComm{::cuemu::kCommMagic, nranks, rank, dup, nullptr};
+    const char *rc = std::getenv("NCCL_RUNTIME_CONNECT");
+    if (rc && !std::strcmp(rc, "0") && !::cuemu::nccl_connect("ncclCommInitRank", *comm)) {
+        if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
+        delete *comm;
+        *comm = nullptr;
+        return ncclUnhandledCudaError;
+    }
     return ncclSuccess;
 }
 inline ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     if (!::cuemu::comm_ok("ncclCommDestroy", comm)) return ncclInvalidArgument;
+    if (comm->buffers) ::cuemu::free_impl("ncclCommDestroy", comm->buffers);
     if (comm->comm != MPI_COMM_NULL) MPI_Comm_free(&comm->comm);
     comm->magic = ::cuemu::kDead;
     delete comm;

@@ -12,13 +12,14 @@ bin=${DPPROF_TEST_BIN:-$PWD/dpprof}
 joined() { sed ':a;N;$!ba;s/\n    / /g' "$1"; } # the terminal's notes unwrapped: a line a note
 
 # fit, then each row against dpprof run: the printed peak is the run's at b; need(b) fits, need(b + 1) does not
-# (need = peak x (1 + the algorithm's fraction) + the context, the row's own margin, from the json)
+# (need = peak x (1 + the algorithm's fraction) + the context + NCCL's buffers where --nccl-mem gives them, the
+# row's own margin, from the json)
 rows_check() { # name json
     python3 - "$bin" "$2" <<'PY'
 import json, shlex, subprocess, sys
 binary, path = sys.argv[1], sys.argv[2]
 f = json.load(open(path))["fit"]
-total, ctx, frac = f["device_memory_bytes"], f["margin"]["context_bytes"], f["margin"]["fraction_of_peak"]
+total, ctx, frac = f["device_memory_bytes"], f["margin"]["context_bytes"] + (f["margin"]["nccl_bytes"] or 0), f["margin"]["fraction_of_peak"]
 brank = f["batch"] // f["gpus"]
 def worst(argv, b):  # Opacus's rows hold two parts of exactly b where the logical batch is larger (Poisson's worst)
     argv[argv.index("--physical-batch") + 1] = str(b)
@@ -108,6 +109,17 @@ check "...every fitting row on 4 GPUs echoes a private command: --dataset-size 5
 import json, sys
 rows = [r for r in json.load(open(sys.argv[1]))["fit"]["rows"] if r["fits"]]
 sys.exit(not (rows and all("--ranks 4 " in r["command"] and "--dataset-size 50000 --poisson " in r["command"] for r in rows)))' "$tmp/b.json"
+joined "$tmp/b.out" >"$tmp/bj.out"
+check "...NCCL's own buffers not counted there, and said so (with what measures them)" bash -c \
+    "grep -q 'NCCL.s own buffers are not counted' '$tmp/bj.out' && grep -q 'dpprof run --backend cuda --ranks 4 measures them' '$tmp/bj.out' && grep -q '\"nccl_bytes\": null' '$tmp/b.json'"
+fit "the same with --nccl-mem 300M: every row's need holds NCCL's buffers" "$tmp/bn.json" --preset gpt2-small --seq 512 --batch 32 --gpus 4 --gpu-memory 3G \
+    --sigma 1.1 --dataset-size 50000 --nccl-mem 300M
+check "...each row's physical batch at most the one without them, one row smaller, the 300 MiB named" python3 -c '
+import json, sys
+a, b = ({(r["algo"], r["checkpoint"], r["zero"], r["lora_rank"]): r for r in json.load(open(p))["fit"]["rows"]} for p in sys.argv[1:3])
+n = json.load(open(sys.argv[2]))["fit"]["margin"]["nccl_bytes"]
+sys.exit(not (n == 300 << 20 and a.keys() == b.keys() and all(b[k]["physical_batch"] <= a[k]["physical_batch"] for k in a)
+              and any(b[k]["physical_batch"] < a[k]["physical_batch"] for k in a)))' "$tmp/b.json" "$tmp/bn.json"
 fit "llama-3.2-1b T=2048 LoRA 0, 8, 64 on an L4, the PLD accountant" "$tmp/c.json" --preset llama-3.2-1b --seq 2048 --batch 32 --dtype bf16 --device L4 \
     --lora-rank 0,8,64 --algo ghost_bk,flash_bk,persample --target-epsilon 3 --dataset-size 20000 --accountant pld
 fit "llama-3.2-1b T=512 LoRA 16, the head trained and fp32 masters of the frozen weights kept" "$tmp/lh.json" --preset llama-3.2-1b --seq 512 --batch 16 \
@@ -374,6 +386,9 @@ badfit "--link ndr: a network between nodes (--network, with --nodes 2 or more),
 badfit "--network 'infiniband': not a link dpprof knows (ndr, hdr)" $m --gpus 4 --nodes 2 --network infiniband --device H100 --sigma 1
 badfit "--network nvlink4: a link within a node (--link), not a network between nodes (ndr, hdr)" $m --gpus 4 --nodes 2 --network nvlink4 --device H100 --sigma 1
 badfit "--network ndr: the network between nodes; give --nodes 2 or more" $m --gpus 2 --network ndr --device H100 --sigma 1
+badfit "--nccl-mem 1G: NCCL's buffers are those of several GPUs; give --gpus 2 or more" $m --nccl-mem 1G --device H100 --sigma 1
+badfit "--nccl-mem 'lots': expected a size under the GPU's memory (512M, 1.5GiB)" $m --gpus 2 --nccl-mem lots --device H100 --sigma 1
+badfit "--nccl-mem '90G': expected a size under the GPU's memory" $m --gpus 2 --nccl-mem 90G --device H100 --sigma 1
 badfit "--algo 'ghost,gost': 'gost' is not one of" $m --algo ghost,gost --device H100 --sigma 1
 badfit "--checkpoint 'none,': an empty or overlong item" $m --checkpoint none, --device H100 --sigma 1
 badfit "--zero '0,4': '4' is not one of 0, 1, 2, 3" $m --gpus 2 --zero 0,4 --device H100 --sigma 1

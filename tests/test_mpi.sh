@@ -117,6 +117,21 @@ td, dd = t["distributed"], d["distributed"]
 sys.exit(not (ok and td["processes"] == 2 and td["ranks_identical"] and t["peak_memory_mb"] == d["peak_memory_mb"] and t["breakdown"] == d["breakdown"]
               and td["collective_bytes"] == dd["collective_bytes"] and t["config"]["backend"] == "cuda"))
 EOF
+    # NCCL's own buffers: the emulator's stand-in (9 MiB, the driver's 2 MiB granules: 10 MiB) made with the
+    # communicator, since dpprof asks NCCL to connect at creation, and so measured then on every rank; where the
+    # user's NCCL_RUNTIME_CONNECT=1 keeps connections lazy, nothing is measured and the bytes are the driver's gap
+    check "cuda (emulated) mpirun -np 2: NCCL's buffers measured as the communicator is made (meta.memory.nccl_device_bytes, inside driver_before_session); one rank: none" python3 - cone.json ctwo.json <<'EOF'
+import json, sys
+a, t = (json.load(open(f))["meta"]["memory"] for f in sys.argv[1:3])
+sys.exit(not (a["nccl_device_bytes"] is None and t["nccl_device_bytes"] == 10 << 20 and t["driver_before_session_bytes"] >= t["nccl_device_bytes"]
+              and t["gap"]["unexplained_bytes"] == 0))
+EOF
+    NCCL_RUNTIME_CONNECT=1 mpi 2 -x NCCL_RUNTIME_CONNECT "$emubin" run $q --backend cuda --ranks 2 --zero 3 --out clazy.json 2>err3; rc=$?
+    check "cuda (emulated) with the user's NCCL_RUNTIME_CONNECT=1: kept, nothing measured (null), the buffers in the driver's unexplained gap ($rc)" python3 - clazy.json ctwo.json <<'EOF'
+import json, sys
+z, t = (json.load(open(f))["meta"]["memory"] for f in sys.argv[1:3])
+sys.exit(not (z["nccl_device_bytes"] is None and z["gap"]["unexplained_bytes"] == t["nccl_device_bytes"] and z["driver_peak_bytes"] == t["driver_peak_bytes"] + t["nccl_device_bytes"]))
+EOF
     # the several-GPU check (make gpu-ranks) on the emulator's one device, shared by the ranks
     (cd "$root" && RANKS=2 DPPROF_BIN="$emubin" OUT="$tmp/gr" RANKS_ARGS="--preset tiny --seq 16 --algo ghost_bk --sigma 1 --steps 2 --warmup 1" \
         bash tests/gpu_ranks.bash) >gr.log 2>&1; rc=$?
