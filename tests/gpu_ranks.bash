@@ -36,7 +36,7 @@ fail=0
     echo "# the cuda backend's ranks: $n ranks against one, $("$bin" version)"
     "$bin" devices 2>/dev/null | head -"$n"
     echo "# options: $args --batch $b --physical-batch 2"
-    printf '%-6s %-6s %12s %14s %14s %16s %10s %10s\n' zero status loss_rel peak_mib dry_peak_mib collective_mib step_ms one_ms
+    printf '%-6s %-6s %12s %14s %14s %16s %10s %10s %10s\n' zero status loss_rel peak_mib dry_peak_mib collective_mib step_ms one_ms nccl_mib
 } >"$out/summary.txt"
 "$bin" run $args --backend cuda --batch "$b" --physical-batch 2 --out "$out/one.json" >"$out/logs/one.log" 2>&1 || { say "the single rank failed ($out/logs/one.log)"; fail=1; }
 for z in 0 1 2 3; do
@@ -60,7 +60,9 @@ rel = max(abs(x - y) / abs(x) for x, y in zip(a, t)) if len(a) == len(t) and a e
 d, dd = ranks["distributed"], dry["distributed"]
 coll = d["collective_bytes"]["total"] / 2**20
 ok = rel <= 1e-5 and d["processes"] > 1 and d["ranks_identical"] and ranks["peak_memory_mb"] == dry["peak_memory_mb"] and d["collective_bytes"] == dd["collective_bytes"]
-print(f"{z:<6} {'ok' if ok else 'FAIL':<6} {rel:12.2e} {ranks['peak_memory_mb']:14.1f} {dry['peak_memory_mb']:14.1f} {coll:16.1f} {ms(ranks):10.1f} {ms(one):10.1f}")
+nccl = ranks["meta"]["memory"].get("nccl_device_bytes")  # NCCL's own buffers, measured as the communicator was made
+nccl = nccl / 2**20 if isinstance(nccl, (int, float)) else float("nan")
+print(f"{z:<6} {'ok' if ok else 'FAIL':<6} {rel:12.2e} {ranks['peak_memory_mb']:14.1f} {dry['peak_memory_mb']:14.1f} {coll:16.1f} {ms(ranks):10.1f} {ms(one):10.1f} {nccl:10.1f}")
 sys.exit(0 if ok else 1)
 EOF
 done

@@ -135,8 +135,8 @@ EOF
     # the several-GPU check (make gpu-ranks) on the emulator's one device, shared by the ranks
     (cd "$root" && RANKS=2 DPPROF_BIN="$emubin" OUT="$tmp/gr" RANKS_ARGS="--preset tiny --seq 16 --algo ghost_bk --sigma 1 --steps 2 --warmup 1" \
         bash tests/gpu_ranks.bash) >gr.log 2>&1; rc=$?
-    check "tests/gpu_ranks.bash with RANKS=2 (emulated): every ZeRO stage agrees with one rank and the dry model (exit $rc)" \
-        bash -c "[ $rc = 0 ] && [ \$(grep -cE '^[0-3] +ok ' '$tmp/gr/summary.txt') = 4 ]"
+    check "tests/gpu_ranks.bash with RANKS=2 (emulated): every ZeRO stage agrees with one rank and the dry model, NCCL's buffers (the stand-in's 10 MiB) in its last column (exit $rc)" \
+        bash -c "[ $rc = 0 ] && [ \$(grep -cE '^[0-3] +ok .* 10\.0$' '$tmp/gr/summary.txt') = 4 ]"
     (cd "$root" && DPPROF_BIN="$emubin" OUT="$tmp/gr1" bash tests/gpu_ranks.bash) >gr1.log 2>&1; rc=$?
     check "tests/gpu_ranks.bash on a machine of one GPU: exit 2, saying it needs 2 ($(head -c 120 gr1.log))" bash -c "[ $rc = 2 ] && grep -q '2 or more GPUs' gr1.log"
 else fail "build/dpprof-cuemu is not built with the emulator's NCCL and MPI ($("$emubin" version 2>&1 | head -c 100))"; fi
