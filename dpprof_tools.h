@@ -2772,8 +2772,9 @@ static void dpprof__pl_ax_ticks_fixed(dpprof__pl_axis *a, int sc, int horizontal
 
 /* greedy line breaking for category labels, preferring to break after
  * ' ', '_', '-', '/', '.', so "optimizer_states" becomes "optimizer_" +
- * "states". fills up to maxl (start, length) pairs, returns the line count;
- * *hard (may be NULL) counts breaks that had to cut a word */
+ * "states", and not between a number and its unit ("24 GiB") where the line
+ * has another break. fills up to maxl (start, length) pairs, returns the line
+ * count; *hard (may be NULL) counts breaks that had to cut a word */
 static int dpprof__pl_wrap(const char *s, int maxc, int *st, int *ln, int maxl, int *hard) {
     int n = dpprof__pl_slen(s), pos = 0, lines = 0;
     if (hard) *hard = 0;
@@ -2782,14 +2783,16 @@ static int dpprof__pl_wrap(const char *s, int maxc, int *st, int *ln, int maxl, 
     while (pos < n) {
         int take = n - pos, k, len;
         if (take > maxc) {
-            int found = s[pos + maxc] == ' '; /* a space right after a full line is a free break */
+            int found = s[pos + maxc] == ' ' && !(s[pos + maxc - 1] >= '0' && s[pos + maxc - 1] <= '9'), pass; /* a space right after a full line is a free break */
             take = maxc;
-            for (k = pos + maxc - 1; k > pos && !found; k--) {
-                if (strchr(" _-/.,:", s[k])) {
-                    take = k - pos + 1;
-                    found = 1;
+            for (pass = 0; pass < 2 && !found; pass++) /* pass 0: no break after a digit */
+                for (k = pos + maxc - 1; k > pos && !found; k--) {
+                    if (strchr(" _-/.,:", s[k]) && (pass || !(s[k] == ' ' && s[k - 1] >= '0' && s[k - 1] <= '9'))) {
+                        take = k - pos + 1;
+                        found = 1;
+                    }
                 }
-            }
+            if (!found && s[pos + maxc] == ' ') found = 1; /* the free break after a digit: no other */
             if (!found && hard) (*hard)++;
         }
         len = take;
