@@ -11638,7 +11638,7 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
         fprintf(f, ", \"memory\": {\"accountant_peak_bytes\": %lld, \"dry_peak_bytes\": ", (long long)m.accountant_peak);
         if (m.dry_peak >= 0) fprintf(f, "%lld", (long long)m.dry_peak);
         else fputs("null", f);
-        if (s->backend == DPPROF_BACKEND_CUDA)
+        if (s->backend == DPPROF_BACKEND_CUDA) {
             fprintf(f, ", \"driver_peak_bytes\": %lld, \"driver_before_session_bytes\": %lld, \"cublas_workspace_bytes\": %lld, \"gap\": {\"accountant_at_driver_peak_bytes\": %lld, "
                        "\"pool_rounding_bytes\": %lld, \"pool_unused_bytes\": %lld, \"unexplained_bytes\": %lld}, \"note\": \"driver_peak: cudaMemGetInfo's used bytes at the accountant's peaks less "
                        "driver_before_session (the context, cuBLAS's handle, modules loaded, other processes: read after the pool was trimmed, before the first allocation); "
@@ -11649,10 +11649,8 @@ DPPROF_API int dpprof_session_write_json(const dpprof_session *s, FILE *f, const
                        "the free memory before and after; outside the accountant and inside driver_before_session, like the CUDA context\"",
                     (long long)m.driver_peak, (long long)m.driver_before_session, (long long)m.cublas_workspace, (long long)m.accountant_at_driver_peak, (long long)m.pool_rounding,
                     (long long)m.pool_unused, (long long)m.remainder);
-        if (s->backend == DPPROF_BACKEND_CUDA) {
-            fputs(", \"nccl_device_bytes\": ", f);
-            if (m.nccl_device >= 0) fprintf(f, "%lld}", (long long)m.nccl_device);
-            else fputs("null}", f);
+            if (m.nccl_device >= 0) fprintf(f, ", \"nccl_device_bytes\": %lld}", (long long)m.nccl_device);
+            else fputs(", \"nccl_device_bytes\": null}", f);
         } else fputs(", \"driver_peak_bytes\": null, \"note\": \"accountant and dry plan alone off the gpu\"}", f);
     }
     fputs(", \"dram_note\": ", f);

@@ -5395,8 +5395,8 @@ extern "C" int dpprof_nccl_init(const void *id, int ranks, int rank) {
     // NCCL's own buffers (each channel's connections to its peers, per protocol) are device memory outside the
     // accountant. NCCL makes a connection where a collective first needs it unless NCCL_RUNTIME_CONNECT=0, which
     // makes every one at creation: set here unless the user set it, so the free memory before and after creation
-    // measures them all (to the driver's granularity; the GPU is this rank's alone)
-    // (a user's NCCL_RUNTIME_CONNECT other than 0 is kept, and then nothing is measured)
+    // measures them all (to the driver's granularity; the GPU is this rank's alone). a user's setting other than 0
+    // is kept, and then nothing is measured
     if (!std::getenv("NCCL_RUNTIME_CONNECT")) setenv("NCCL_RUNTIME_CONNECT", "0", 0);
     const char *connect = std::getenv("NCCL_RUNTIME_CONNECT");
     size_t fr0 = 0, fr1 = 0, tot = 0;

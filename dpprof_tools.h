@@ -540,6 +540,7 @@ DPPROF_API int dpprof_plot_lines(const dpprof_lines_desc *d, dpprof_canvas *canv
 #ifndef DPPROF_TOOLS_IMPLEMENTATION_DONE
 #define DPPROF_TOOLS_IMPLEMENTATION_DONE
 
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
@@ -2783,16 +2784,18 @@ static int dpprof__pl_wrap(const char *s, int maxc, int *st, int *ln, int maxl, 
     while (pos < n) {
         int take = n - pos, k, len;
         if (take > maxc) {
-            int found = s[pos + maxc] == ' ' && !(s[pos + maxc - 1] >= '0' && s[pos + maxc - 1] <= '9'), pass; /* a space right after a full line is a free break */
+            /* pass 0: a space right after a full line is a free break, else the last separator of the line; a
+               space after a digit (a number and its unit) only where pass 0 finds no other break, in pass 1 */
+            int found = 0, pass;
             take = maxc;
-            for (pass = 0; pass < 2 && !found; pass++) /* pass 0: no break after a digit */
-                for (k = pos + maxc - 1; k > pos && !found; k--) {
-                    if (strchr(" _-/.,:", s[k]) && (pass || !(s[k] == ' ' && s[k - 1] >= '0' && s[k - 1] <= '9'))) {
+            for (pass = 0; pass < 2 && !found; pass++) {
+                found = s[pos + maxc] == ' ' && (pass || !isdigit((unsigned char)s[pos + maxc - 1]));
+                for (k = pos + maxc - 1; k > pos && !found; k--)
+                    if (strchr(" _-/.,:", s[k]) && (pass || s[k] != ' ' || !isdigit((unsigned char)s[k - 1]))) {
                         take = k - pos + 1;
                         found = 1;
                     }
-                }
-            if (!found && s[pos + maxc] == ' ') found = 1; /* the free break after a digit: no other */
+            }
             if (!found && hard) (*hard)++;
         }
         len = take;
